@@ -1,0 +1,182 @@
+// coinfer lut show | check | import | synth: LUT files (traces/README.md).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/input_error.hpp"
+#include "core/lut_synth.hpp"
+#include "core/text_util.hpp"
+#include "io/device_profile_loader.hpp"
+#include "io/lut_csv.hpp"
+#include "io/lut_h5.hpp"
+#include "io/model_spec_loader.hpp"
+
+namespace fs = std::filesystem;
+
+namespace coinfer::cli {
+
+namespace {
+
+struct LutOptions {
+  std::string file, out, out_dir, source, device, model, dataset, profiles;
+  int max_batch = 16;
+  int min_batch_coverage = 8;
+};
+
+int lut_show(const LutOptions& o) {
+  for (const auto& t : read_lut_file(o.file)) {
+    const auto& k = t.key();
+    std::printf("%s  model %s  dataset %s  stages %d  batch 1..%d\n", k.device_type.c_str(), k.model.c_str(),
+                k.dataset.c_str(), t.num_stages(), t.max_batch());
+    std::printf("  provenance: %s\n", t.provenance().kind.c_str());
+    for (const auto& kv : t.provenance().attributes) std::printf("    %s: %s\n", kv.first.c_str(), kv.second.c_str());
+    std::printf("  whole model [0,%d):", t.num_stages());
+    for (int b : {1, 2, 4, 8, 16})
+      if (b <= t.max_batch() && t.has_latency(0, t.num_stages(), b))
+        std::printf("  b=%d %.3f ms", b, t.mean_seconds(0, t.num_stages(), b) * 1e3);
+    std::printf("\n  per stage at batch 1 (ms):");
+    for (int s = 0; s < t.num_stages(); ++s)
+      std::printf(" %s", t.has_latency(s, s + 1, 1) ? format_double(std::round(t.mean_seconds(s, s + 1, 1) * 1e6) / 1e3).c_str() : "-");
+    std::printf("\n  bytes per split (KB):");
+    for (double b : t.bytes_per_split()) std::printf(" %.1f", b / 1024);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+int lut_check(const LutOptions& o) {
+  bool gaps = false;
+  for (const auto& t : read_lut_file(o.file)) {
+    const auto& k = t.key();
+    auto missing = t.latency_gaps();
+    int mem_missing = 0;
+    for (int i = 0; i < t.num_stages(); ++i)
+      for (int j = i + 1; j <= t.num_stages(); ++j) mem_missing += t.peak_memory(i, j) ? 0 : 1;
+    const int ranges = t.num_stages() * (t.num_stages() + 1) / 2;
+    std::printf("%s: %d ranges x %d batch sizes, %zu latency gaps, %d ranges without peak memory, provenance %s\n",
+                k.to_string().c_str(), ranges, t.max_batch(), missing.size(), mem_missing, t.provenance().kind.c_str());
+    size_t shown = 0;
+    for (const auto& [i, j, b] : missing) {
+      if (shown++ == 20) {
+        std::printf("  ... %zu more\n", missing.size() - 20);
+        break;
+      }
+      std::printf("  missing latency [%d,%d) batch %d\n", i, j, b);
+    }
+    if (t.max_batch() < o.min_batch_coverage)
+      std::printf("  batch sizes cover 1..%d only (at least 1..%d expected)\n", t.max_batch(), o.min_batch_coverage);
+    bool zero_bytes = false;
+    for (double b : t.bytes_per_split()) zero_bytes = zero_bytes || !(b > 0);
+    if (zero_bytes) std::printf("  some bytes_per_split entries are 0 or missing\n");
+    if (t.provenance().kind.empty()) std::printf("  no provenance: say where the numbers came from\n");
+    gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes ||
+           t.provenance().kind.empty();
+  }
+  std::printf(gaps ? "gaps found\n" : "complete\n");
+  return gaps ? 1 : 0;
+}
+
+int lut_import(const LutOptions& o) {
+  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  auto tables = import_lut_csv(o.file, cat, o.source);
+  write_lut_file(o.out, tables);
+  std::printf("wrote %s (%zu tables, provenance: imported)\n", o.out.c_str(), tables.size());
+  return 0;
+}
+
+double efficiency_of(const DeviceProfile& p, const std::map<std::string, DeviceProfile>& all, const ModelCatalog& cat,
+                     std::string& how, int depth = 0) {
+  if (depth > 4) throw InputError("efficiency_from chain too long at " + p.type);
+  if (p.efficiency) {
+    how = "assumed: " + format_double(*p.efficiency) + " of peak" + (p.efficiency_note.empty() ? "" : " (" + p.efficiency_note + ")");
+    return *p.efficiency;
+  }
+  if (p.calibration) {
+    const auto& c = *p.calibration;
+    double eta = calibrate_efficiency(cat.instantiate(c.model, c.dataset), p, c.whole_model_ms);
+    how = "calibrated so that " + c.model + "/" + c.dataset + " runs whole on " + p.type + " in " +
+          format_double(c.whole_model_ms) + " ms at batch 1 (" + c.source + ")";
+    return eta;
+  }
+  std::string inner;
+  double eta = efficiency_of(all.at(p.efficiency_from), all, cat, inner, depth + 1);
+  how = "copied from " + p.efficiency_from + ", whose efficiency was " + inner;
+  return eta;
+}
+
+int lut_synth(const LutOptions& o) {
+  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  const std::string profiles_file = o.profiles.empty() ? data_root() + "/traces/devices.yaml" : o.profiles;
+  auto profiles = load_device_profiles(profiles_file);
+  std::vector<std::string> types;
+  if (o.device == "all") {
+    for (const auto& kv : profiles) types.push_back(kv.first);
+  } else {
+    if (!profiles.count(o.device)) {
+      std::vector<std::string> known;
+      for (const auto& kv : profiles) known.push_back(kv.first);
+      throw InputError(SourceLocation{profiles_file, 0, 0}, "--device", "unknown device type '" + o.device + "' (profiles: " + join(known) + ")");
+    }
+    types.push_back(o.device);
+  }
+  if (types.size() > 1 && o.out_dir.empty()) throw InputError(SourceLocation{"--out-dir", 0, 0}, "--out-dir", "needed with --device all");
+  if (types.size() == 1 && o.out.empty() && o.out_dir.empty()) throw InputError(SourceLocation{"--out", 0, 0}, "--out", "give --out FILE or --out-dir DIR");
+  if (!o.out_dir.empty()) fs::create_directories(o.out_dir);
+  SynthOptions so;
+  so.max_batch = o.max_batch;
+  for (const auto& type : types) {
+    const DeviceProfile& p = profiles.at(type);
+    std::string how;
+    const double eta = efficiency_of(p, profiles, cat, how);
+    std::vector<LutTable> tables;
+    for (const auto& model : cat.model_names()) {
+      if (!o.model.empty() && model != o.model) continue;
+      for (const auto& ds : cat.datasets_for(model)) {
+        if (!o.dataset.empty() && ds != o.dataset) continue;
+        tables.push_back(synthesise_lut(cat.instantiate(model, ds), p, eta, how, so));
+        tables.back().provenance().attributes["profiles_file"] = profiles_file;
+      }
+    }
+    if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");
+    const std::string path = o.out_dir.empty() ? o.out : (fs::path(o.out_dir) / (type + ".h5")).string();
+    write_lut_file(path, tables);
+    std::printf("wrote %s: %zu tables, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(), eta, how.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_lut(CLI::App& app, int& exit_code) {
+  CLI::App* cmd = app.add_subcommand("lut", "LUT files: show, check, import measurements, synthesise");
+  cmd->require_subcommand(1);
+  auto o = std::make_shared<LutOptions>();
+  CLI::App* sh = cmd->add_subcommand("show", "print a LUT file's tables and provenance");
+  sh->add_option("file", o->file, "LUT file (.h5)")->required();
+  sh->callback([o, &exit_code] { exit_code = guarded([&] { return lut_show(*o); }); });
+
+  CLI::App* ck = cmd->add_subcommand("check", "report gaps: missing ranges/batch sizes, memory, provenance (exit 1 if any)");
+  ck->add_option("file", o->file, "LUT file (.h5)")->required();
+  ck->add_option("--min-batch", o->min_batch_coverage, "batch sizes 1..N expected (default 8)");
+  ck->callback([o, &exit_code] { exit_code = guarded([&] { return lut_check(*o); }); });
+
+  CLI::App* im = cmd->add_subcommand("import", "build a LUT from your measurements (CSV, columns in traces/README.md)");
+  im->add_option("csv", o->file, "CSV file")->required();
+  im->add_option("--out", o->out, "LUT file to write")->required();
+  im->add_option("--source", o->source, "where the numbers come from (board, threads, date, tool)")->required();
+  im->callback([o, &exit_code] { exit_code = guarded([&] { return lut_import(*o); }); });
+
+  CLI::App* sy = cmd->add_subcommand("synth", "synthesise a LUT from model specs and a device profile (roofline formula; NOT a measurement)");
+  sy->add_option("--device", o->device, "device type from the profiles file, or 'all'")->required();
+  sy->add_option("--model", o->model, "only this model (default: all)");
+  sy->add_option("--dataset", o->dataset, "only this dataset (default: all of the model's)");
+  sy->add_option("--out", o->out, "output file (one device type)");
+  sy->add_option("--out-dir", o->out_dir, "output folder: writes TYPE.h5 per device type");
+  sy->add_option("--profiles", o->profiles, "device profiles (default: traces/devices.yaml)");
+  sy->add_option("--max-batch", o->max_batch, "batch sizes 1..N (default 16)")->check(CLI::Range(1, 256));
+  sy->callback([o, &exit_code] { exit_code = guarded([&] { return lut_synth(*o); }); });
+}
+
+}  // namespace coinfer::cli

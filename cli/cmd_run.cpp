@@ -1,0 +1,93 @@
+// coinfer run SCENARIO: simulate a scenario, write results.h5 and summary.json, print a table.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/input_error.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/results_h5.hpp"
+#include "io/scenario_loader.hpp"
+#include "io/summary_json.hpp"
+#include "sim/simulation.hpp"
+
+namespace fs = std::filesystem;
+
+namespace coinfer::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  bool quiet = false;
+};
+
+// Refuses an output folder that cannot be created or written, before any simulated work.
+void check_writable(const std::string& dir) {
+  fs::path p = fs::absolute(dir);
+  while (!p.empty() && !fs::exists(p)) p = p.parent_path();
+  if (p.empty() || !fs::is_directory(p) || ::access(p.c_str(), W_OK) != 0)
+    throw InputError(SourceLocation{dir, 0, 0}, "--out", "output folder cannot be created or written (" + p.string() + ")");
+}
+
+void print_table(const RunResults& r, std::ostream& os) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-12s %-14s %9s %7s %9s %9s %9s %9s %10s\n", "device", "strategy", "completed", "failed",
+                "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)", "J/infer");
+  os << line;
+  for (size_t i = 0; i < r.summary.size(); ++i) {
+    const auto& m = r.summary[i];
+    const bool total = m.id == "total";
+    std::snprintf(line, sizeof line, "%-12s %-14s %9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f\n", m.id.c_str(),
+                  total ? "" : r.devices[i].strategy.c_str(), m.completed, m.failed, m.throughput_rps,
+                  m.latency.mean_ms, m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference);
+    if (total) os << std::string(96, '-') << "\n";
+    os << line;
+  }
+}
+
+int run_command(const RunOptions& o) {
+  Scenario s = load_scenario(o.scenario, o.sets);
+  const std::string out = o.out.empty() ? "results/" + s.name : o.out;
+  check_writable(out);
+  ModelCatalog models = ModelCatalog::load(data_root() + "/models");
+  LutSet luts = load_luts(s.luts);
+  SimulationOptions so;
+  const bool tty = ::isatty(2) && !o.quiet;
+  if (tty)
+    so.progress = [&](double t, long long n) {
+      std::fprintf(stderr, "\r[coinfer] simulated %.1f / %.1f s, %lld requests", t, s.duration_s, n);
+      std::fflush(stderr);
+    };
+  RunResults r = run_simulation(s, models, luts, so);
+  if (tty) std::fprintf(stderr, "\n");
+  fs::create_directories(out);
+  write_results_h5(out + "/results.h5", r);
+  write_summary_json(out + "/summary.json", r);
+  if (!o.quiet) {
+    std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
+              << " s simulated\n";
+    print_table(r, std::cout);
+    std::cout << "wrote " << out << "/results.h5 and " << out << "/summary.json\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, int& exit_code) {
+  auto opts = std::make_shared<RunOptions>();
+  CLI::App* cmd = app.add_subcommand("run", "simulate a scenario; writes DIR/results.h5 and DIR/summary.json");
+  cmd->add_option("scenario", opts->scenario, "scenario YAML file (see scenarios/README.md)")->required();
+  cmd->add_option("--out", opts->out, "output folder (default: results/<scenario name>)");
+  cmd->add_option("--set", opts->sets, "override a scenario key, e.g. --set devices.0.link.bandwidth_mbps=5 (repeatable)");
+  cmd->add_flag("--quiet,-q", opts->quiet, "print nothing on success");
+  cmd->callback([opts, &exit_code] { exit_code = guarded([&] { return run_command(*opts); }); });
+}
+
+}  // namespace coinfer::cli

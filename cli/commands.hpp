@@ -1,0 +1,19 @@
+#pragma once
+// Subcommand registration for the `coinfer` program. Each register_* adds a subcommand to the app and
+// stores its options in `state`; the callback runs the command and sets exit_code.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+namespace coinfer::cli {
+
+// Runs `body`, mapping InputError (and other bad-input errors) to exit code 2 with "error: ..." on
+// stderr, and any other exception to exit code 1.
+int guarded(const std::function<int()>& body);
+
+void register_run(CLI::App& app, int& exit_code);
+void register_model(CLI::App& app, int& exit_code);
+void register_lut(CLI::App& app, int& exit_code);
+
+}  // namespace coinfer::cli

@@ -1,0 +1,95 @@
+#pragma once
+// Lookup tables of measured (or synthesised) per-stage-range latencies. One LutTable per
+// (device type, model, dataset); a LutSet holds the tables a run may consult.
+// Units: seconds, bytes. Ranges are [begin,end) over the model's stages; batch sizes count samples.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace coinfer {
+
+struct LatencyStats {
+  double mean_s = 0, p50_s = 0, p95_s = 0, std_s = 0;
+  long long count = 0;  // timed runs behind the figures; 0 for synthesised entries
+};
+
+struct LutKey {
+  std::string device_type, model, dataset;
+  std::string to_string() const { return device_type + "/" + model + "/" + dataset; }
+  bool operator<(const LutKey& o) const {
+    return std::tie(device_type, model, dataset) < std::tie(o.device_type, o.model, o.dataset);
+  }
+  bool operator==(const LutKey& o) const {
+    return device_type == o.device_type && model == o.model && dataset == o.dataset;
+  }
+};
+
+// Where the numbers came from. kind is "measured", "synthesised" or "imported" (a CSV a user brought).
+struct Provenance {
+  std::string kind;
+  std::map<std::string, std::string> attributes;  // e.g. cpu, threads, formula, calibration, date, command
+};
+
+class LutTable {
+ public:
+  LutTable() = default;
+  LutTable(LutKey key, int num_stages, int max_batch);
+
+  const LutKey& key() const { return key_; }
+  int num_stages() const { return num_stages_; }
+  int max_batch() const { return max_batch_; }
+
+  void set_latency(int begin, int end, int batch, const LatencyStats& s);
+  bool has_latency(int begin, int end, int batch) const;
+  // Latency of running stages [begin,end) on a batch. An empty range costs 0. Throws LutMissingError
+  // naming the key, range and batch when absent.
+  const LatencyStats& latency(int begin, int end, int batch) const;
+  double mean_seconds(int begin, int end, int batch) const;
+
+  std::vector<double>& bytes_per_split() { return bytes_per_split_; }  // size n+1, per sample
+  const std::vector<double>& bytes_per_split() const { return bytes_per_split_; }
+  void set_peak_memory(int begin, int end, double bytes);
+  std::optional<double> peak_memory(int begin, int end) const;
+
+  Provenance& provenance() { return provenance_; }
+  const Provenance& provenance() const { return provenance_; }
+
+  // Every (begin,end,batch) with begin<end and batch in 1..max_batch that has no latency entry.
+  std::vector<std::tuple<int, int, int>> latency_gaps() const;
+
+ private:
+  size_t index(int begin, int end, int batch) const;
+  void check_range(int begin, int end, int batch) const;
+  LutKey key_;
+  int num_stages_ = 0;
+  int max_batch_ = 0;
+  std::vector<std::optional<LatencyStats>> latency_;
+  std::vector<double> bytes_per_split_;
+  std::vector<std::optional<double>> peak_memory_;
+  Provenance provenance_;
+};
+
+class LutMissingError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class LutSet {
+ public:
+  // Adds a table; a second table with the same key replaces nothing and throws (ambiguous source).
+  void add(LutTable table, const std::string& origin);
+  bool contains(const LutKey& key) const { return tables_.count(key) != 0; }
+  // Throws LutMissingError naming the key and the keys that do exist.
+  const LutTable& table(const LutKey& key) const;
+  const std::string& origin(const LutKey& key) const;
+  std::vector<LutKey> keys() const;
+
+ private:
+  std::map<LutKey, LutTable> tables_;
+  std::map<LutKey, std::string> origins_;
+};
+
+}  // namespace coinfer

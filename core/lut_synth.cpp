@@ -1,0 +1,78 @@
+#include "core/lut_synth.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/text_util.hpp"
+
+namespace coinfer {
+namespace {
+double roofline_seconds_at_full_efficiency(const StageSpec& s, const DeviceProfile& p) {
+  return std::max(s.flops / (p.peak_gflops * 1e9), s.traffic_bytes / (p.mem_gbps * 1e9));
+}
+}  // namespace
+
+double synth_stage_seconds(const StageSpec& stage, const DeviceProfile& p, double efficiency, int batch) {
+  const double h = p.batch_half;
+  const double scale = (batch + h) / (1.0 + h);
+  return p.stage_overhead_ms * 1e-3 + roofline_seconds_at_full_efficiency(stage, p) / efficiency * scale;
+}
+
+double calibrate_efficiency(const ModelSpec& spec, const DeviceProfile& p, double whole_model_ms) {
+  double work = 0;
+  for (const auto& s : spec.stages) work += roofline_seconds_at_full_efficiency(s, p);
+  const double budget = whole_model_ms * 1e-3 - spec.num_stages() * p.stage_overhead_ms * 1e-3;
+  if (budget <= 0 || work <= 0)
+    throw std::invalid_argument("cannot calibrate " + p.type + " to " + format_double(whole_model_ms) + " ms for " +
+                                spec.name + ": stage overheads alone take " +
+                                format_double(spec.num_stages() * p.stage_overhead_ms) + " ms");
+  return work / budget;
+}
+
+LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& p, double efficiency,
+                        const std::string& efficiency_how, const SynthOptions& options) {
+  if (!(efficiency > 0)) throw std::invalid_argument("efficiency must be > 0 for " + p.type);
+  const int n = spec.num_stages();
+  LutTable t({p.type, spec.name, spec.dataset.name}, n, options.max_batch);
+  std::vector<std::vector<double>> stage_s(n, std::vector<double>(options.max_batch + 1));
+  for (int s = 0; s < n; ++s)
+    for (int b = 1; b <= options.max_batch; ++b) stage_s[s][b] = synth_stage_seconds(spec.stages[s], p, efficiency, b);
+  const double z95 = 1.6448536269514722;  // one-sided 95 % quantile of a normal law
+  for (int i = 0; i < n; ++i) {
+    for (int j = i + 1; j <= n; ++j) {
+      for (int b = 1; b <= options.max_batch; ++b) {
+        double mean = 0;
+        for (int s = i; s < j; ++s) mean += stage_s[s][b];
+        LatencyStats st;
+        st.mean_s = mean;
+        st.p50_s = mean;
+        st.std_s = p.latency_cv * mean;
+        st.p95_s = mean * (1 + z95 * p.latency_cv);
+        st.count = 0;
+        t.set_latency(i, j, b, st);
+      }
+      t.set_peak_memory(i, j, spec.peak_memory_bytes(i, j));
+    }
+  }
+  for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = spec.bytes_at_split(k);
+  Provenance& pv = t.provenance();
+  pv.kind = "synthesised";
+  pv.attributes["note"] =
+      "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";
+  pv.attributes["formula"] =
+      "t_stage(b) = overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); range = sum of its stages; "
+      "p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md)";
+  pv.attributes["model_spec"] = spec.file;
+  pv.attributes["role"] = p.role;
+  pv.attributes["device_description"] = p.description;
+  pv.attributes["peak_gflops"] = format_double(p.peak_gflops);
+  pv.attributes["mem_gbps"] = format_double(p.mem_gbps);
+  pv.attributes["stage_overhead_ms"] = format_double(p.stage_overhead_ms);
+  pv.attributes["batch_half"] = format_double(p.batch_half);
+  pv.attributes["latency_cv"] = format_double(p.latency_cv);
+  pv.attributes["efficiency"] = format_double(efficiency);
+  pv.attributes["efficiency_source"] = efficiency_how;
+  return t;
+}
+
+}  // namespace coinfer

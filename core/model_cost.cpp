@@ -1,0 +1,126 @@
+// Op cost formulas. Every formula is documented in models/README.md; keep the two in step.
+// N = nodes per sample, E = directed edges per sample, k = neighbours, in/out = widths, 4 bytes per float.
+#include <stdexcept>
+
+#include "core/model_spec.hpp"
+
+namespace coinfer {
+namespace {
+
+constexpr double kFloat = 4;  // float32
+constexpr double kIndex = 8;  // int64 indices (PyG edge_index, KNN indices)
+
+[[noreturn]] void bad(const StageSpec& s, const std::string& why) {
+  throw std::invalid_argument("stage '" + s.name + "' (op " + s.op + "): " + why);
+}
+
+double input_width(const ModelSpec& m, const StageSpec& s) {
+  // The feature width a stage reads: the sum over its feature inputs (the knn graph carries none).
+  double w = 0;
+  for (int p : s.inputs) w += p < 0 ? m.dataset.features : m.stages[p].out_width;
+  return w;
+}
+
+}  // namespace
+
+void derive_costs(ModelSpec& m) {
+  const double N = static_cast<double>(m.dataset.nodes);
+  const double E = static_cast<double>(m.dataset.edges);
+  m.input_bytes = N * m.dataset.features * kFloat;
+  m.graph_bytes = E * 2 * kIndex;
+  for (size_t i = 0; i < m.stages.size(); ++i) {
+    StageSpec& s = m.stages[i];
+    if (s.inputs.empty()) s.inputs = {static_cast<int>(i) - 1};
+    for (int p : s.inputs)
+      if (p >= static_cast<int>(i) || p < -1) bad(s, "an input must be an earlier stage or the raw input");
+    bool graph_input = false;  // a graph-level input (after pooling)
+    for (int p : s.inputs) graph_input = graph_input || (p >= 0 && m.stages[p].out_level == TensorLevel::graph);
+    const double in_w = input_width(m, s);
+    if (s.in_width == 0) s.in_width = static_cast<int>(in_w);
+    if (s.op != "knn" && s.op != "aggregate" && s.in_width != static_cast<int>(in_w))
+      bad(s, "in width " + std::to_string(s.in_width) + " differs from the width of its inputs (" +
+                 std::to_string(static_cast<int>(in_w)) + ")");
+    const double in = s.in_width;
+    double out = s.out_width;
+    s.needs_graph = false;
+    s.out_level = graph_input ? TensorLevel::graph : TensorLevel::node;
+    const double rows = graph_input ? 1 : N;
+    double weights = 0, workspace = 0;
+    if (s.op == "edgeconv") {
+      // Dynamic KNN on the input features (N^2 distances of 3*in FLOPs), an MLP on edge features
+      // [x_i, x_j - x_i] (2*in -> out) for N*k edges, max over the k neighbours.
+      if (s.k <= 0) bad(s, "needs k > 0");
+      s.flops = N * N * 3 * in + N * s.k * 2 * (2 * in) * out + N * s.k * out;
+      weights = (2 * in * out + out) * kFloat;
+      workspace = N * N * kFloat + N * s.k * (2 * in + out) * kFloat;
+    } else if (s.op == "knn") {
+      // Builds the KNN graph from the input features: N^2 distances; output = N*k int64 indices.
+      if (s.k <= 0) bad(s, "needs k > 0");
+      out = 0;
+      s.flops = N * N * 3 * in;
+      workspace = N * N * kFloat;
+    } else if (s.op == "aggregate") {
+      // Max over k neighbours of the feature input (the knn stage supplies the graph): N*k*in compares.
+      if (s.k <= 0) bad(s, "needs k > 0");
+      double feat = 0;
+      bool has_knn = false;
+      for (int p : s.inputs) {
+        if (p >= 0 && m.stages[p].op == "knn") has_knn = true;
+        else feat += p < 0 ? m.dataset.features : m.stages[p].out_width;
+      }
+      if (!has_knn) bad(s, "needs a knn stage among its inputs");
+      s.in_width = static_cast<int>(feat);
+      out = s.out_width = s.in_width;
+      s.flops = N * s.k * feat;
+      workspace = N * s.k * feat * kFloat;
+    } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
+      // Dense layer applied to every row: rows * in * out multiply-adds.
+      if (out <= 0) bad(s, "needs out > 0");
+      s.flops = rows * in * out * 2;
+      weights = (in * out + out) * kFloat;
+    } else if (s.op == "pool") {
+      // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in).
+      if (s.pool_mode.empty()) s.pool_mode = "max+mean";
+      int factor = s.pool_mode == "max+mean" ? 2 : 1;
+      if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean")
+        bad(s, "pool mode must be max, mean or max+mean");
+      out = s.out_width = factor * s.in_width;
+      s.flops = N * in * factor;
+      s.out_level = TensorLevel::graph;
+    } else if (s.op == "gcn") {
+      // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached.
+      s.needs_graph = true;
+      s.flops = N * in * out * 2 + E * out * 2;
+      weights = (in * out + out) * kFloat;
+      workspace = E * kFloat;  // cached edge weights (PreG/CacheG)
+    } else if (s.op == "gat") {
+      // Per head: transform N*in*(out/heads) MACs; attention logits 2*(out/heads) per edge; softmax
+      // (~5 FLOPs per edge); weighted sum E*(out/heads) MACs.
+      s.needs_graph = true;
+      if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
+      double per_head = out / s.heads;
+      s.flops = N * in * out * 2 + s.heads * (E * (2 * per_head + 5) + E * per_head * 2);
+      weights = (in * out + 2 * out + out) * kFloat;
+      workspace = E * s.heads * 2 * kFloat;
+    } else if (s.op == "sage") {
+      // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
+      s.needs_graph = true;
+      s.flops = E * in + 2 * N * in * out * 2;
+      weights = (2 * in * out + out) * kFloat;
+      workspace = N * in * kFloat;
+    } else {
+      bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
+    }
+    if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" &&
+        s.op != "combine")
+      bad(s, "cannot follow global pooling");
+    s.out_bytes = s.op == "knn" ? N * s.k * kIndex : (s.out_level == TensorLevel::graph ? 1 : N) * out * kFloat;
+    s.weight_bytes = weights;
+    s.workspace_bytes = workspace;
+    double in_bytes = 0;
+    for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
+    s.traffic_bytes = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);
+  }
+}
+
+}  // namespace coinfer

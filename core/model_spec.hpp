@@ -1,0 +1,77 @@
+#pragma once
+// Model spec: the ordered stages of a GNN instantiated on a dataset, with per-sample FLOPs and the bytes
+// that cross each possible split. The same spec feeds the simulator (communication volumes, LUT synthesis)
+// and the LibTorch model builder. Units: bytes, FLOPs (multiply-add = 2 FLOPs), all per input sample.
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace coinfer {
+
+// Statistics of a dataset that the cost formulas need (see models/README.md).
+struct DatasetSpec {
+  std::string name;
+  std::string kind;  // "point_cloud" or "graph"
+  std::string task;  // "graph_classification" or "node_classification"
+  long long nodes = 0;  // nodes (points) per sample
+  long long edges = 0;  // directed edges per sample (graphs; point clouds build theirs with KNN)
+  int features = 0;     // input feature width
+  int classes = 0;
+  std::string source;   // where these statistics come from
+};
+
+// Level of a stage's output tensor: one row per node, or one row per sample (after pooling).
+enum class TensorLevel { node, graph };
+
+struct StageSpec {
+  std::string name;
+  std::string op;          // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage
+  int in_width = 0;        // feature width read from the main input
+  int out_width = 0;       // feature width produced (0 for knn, whose output is a graph)
+  int k = 0;               // neighbours (edgeconv, knn, aggregate)
+  int heads = 1;           // attention heads (gat); out_width is the concatenated width
+  std::string pool_mode;   // pool: "max", "mean" or "max+mean"
+  std::vector<int> inputs; // producing stage indices; -1 = the raw input sample
+  bool needs_graph = false;  // consumes the dataset's static graph (gcn, gat, sage)
+  TensorLevel out_level = TensorLevel::node;
+  // Derived by model_cost.cpp (or overridden in the spec file):
+  double flops = 0;             // per sample
+  double out_bytes = 0;         // bytes of this stage's output tensor, per sample
+  double weight_bytes = 0;      // parameters
+  double traffic_bytes = 0;     // memory traffic estimate for the roofline (reads + writes + weights)
+  double workspace_bytes = 0;   // transient memory beyond inputs/outputs (e.g. gathered edge features)
+};
+
+class ModelSpec {
+ public:
+  std::string name;      // e.g. "dgcnn"
+  std::string file;      // spec file it came from
+  DatasetSpec dataset;
+  std::vector<StageSpec> stages;
+  double input_bytes = 0;  // raw input features per sample (without the graph structure)
+  double graph_bytes = 0;  // static graph structure per sample: edges x 2 x int64 (PyG edge_index)
+
+  int num_stages() const { return static_cast<int>(stages.size()); }
+  // Bytes per sample crossing split k (0..n): device runs [0,k), server [k,n).
+  // k = 0: raw input (+ graph if needed); k = n: the result; otherwise every live tensor produced before k
+  // and consumed at or after k (+ the graph if a stage >= k needs it).
+  double bytes_at_split(int k) const;
+  double flops_in_range(int begin, int end) const;
+  // Peak memory estimate of running [begin,end): weights of the range + the largest working set of one
+  // stage (its live inputs, output and workspace). Bytes, per sample.
+  double peak_memory_bytes(int begin, int end) const;
+  // PP_comm: the interior split (1..n-1) with the fewest bytes crossing; ties -> smaller k. n<2 -> -1.
+  int pp_comm() const;
+  // PP_comp: the interior split minimising device_seconds(0,k) + server_seconds(k,n); ties -> smaller k.
+  int pp_comp(const std::function<double(int, int)>& device_seconds,
+              const std::function<double(int, int)>& server_seconds) const;
+  // Throws std::out_of_range with a clear message unless 0 <= k <= n.
+  void check_split(int k) const;
+};
+
+// Fills the derived fields of every stage and the spec's input/graph bytes from the op formulas
+// documented in models/README.md. Throws std::invalid_argument naming the stage for an unknown op or
+// inconsistent widths.
+void derive_costs(ModelSpec& spec);
+
+}  // namespace coinfer

@@ -1,0 +1,33 @@
+#pragma once
+// The life of one inference request. The simulator and the real runtime produce the same records
+// (results.h5 schema in sim/README.md). Times are seconds since the start of the run; NaN = the step
+// did not happen for this request (e.g. no uplink for a local request).
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+namespace coinfer {
+
+struct RequestRecord {
+  enum class Status : std::int8_t { ok = 0, failed = 1 };
+  std::int64_t id = 0;
+  std::int32_t device = 0;  // index into the scenario's devices
+  std::int32_t server = -1; // index of the server used, -1 if none
+  std::string strategy;     // strategy the request started with ("pp(2)")
+  std::int32_t split = 0;   // device ran [0,split); for data_parallel, 0 (server) or n (device)
+  double bytes_up = 0, bytes_down = 0;
+  double t_created = NAN;
+  double t_device_start = NAN, t_device_end = NAN;
+  double t_uplink_end = NAN;  // request fully received by the server
+  double t_queued = NAN;      // entered the server's request queue (= t_uplink_end in the simulator)
+  double t_batch_start = NAN, t_batch_end = NAN;
+  std::int32_t batch_size = 0;
+  double t_result = NAN;      // result available on the device
+  Status status = Status::ok;
+  std::string failure;        // why, when failed
+
+  bool done() const { return !std::isnan(t_result); }
+  double latency_s() const { return t_result - t_created; }
+};
+
+}  // namespace coinfer

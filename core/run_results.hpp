@@ -1,0 +1,44 @@
+#pragma once
+// Everything a run produces; written to results.h5 and summary.json by io/. Produced by the simulator
+// and (later) by the real runtime with the same meaning. Times in seconds since the start, energy in J.
+#include <string>
+#include <vector>
+
+#include "core/metrics.hpp"
+#include "core/request_record.hpp"
+
+namespace coinfer {
+
+struct DeviceResult {
+  std::string id, type, model, dataset, server, strategy;
+  double energy_compute_j = 0;  // over the measurement window (warm-up .. duration)
+  double energy_radio_j = 0;    // over the measurement window
+  double bytes_sent = 0, bytes_received = 0;  // whole run
+};
+
+struct EventRecord {
+  double t_s = 0;
+  std::string kind;    // "bandwidth", "join", "leave", "arrivals_end"
+  std::string device;  // "" when not about one device
+  double value = 0;    // bandwidth_mbps for "bandwidth"
+};
+
+struct BandwidthSample {
+  double t_s = 0;
+  int device = 0;
+  double mbps = 0;  // the device link's bandwidth from t_s on
+};
+
+struct RunResults {
+  std::string scenario, scenario_file;
+  unsigned long long seed = 0;
+  double duration_s = 0, warmup_s = 0, end_s = 0;  // end_s: simulated time when the run stopped
+  std::vector<DeviceResult> devices;
+  std::vector<std::string> servers;
+  std::vector<RequestRecord> requests;  // ordered by id
+  std::vector<EventRecord> events;
+  std::vector<BandwidthSample> bandwidth;
+  std::vector<MetricsSummary> summary;  // per device, then "total"
+};
+
+}  // namespace coinfer

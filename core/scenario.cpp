@@ -1,0 +1,21 @@
+#include "core/scenario.hpp"
+
+namespace coinfer {
+
+int Scenario::server_index(const std::string& id) const {
+  for (size_t i = 0; i < servers.size(); ++i)
+    if (servers[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+int Scenario::device_index(const std::string& id) const {
+  for (size_t i = 0; i < devices.size(); ++i)
+    if (devices[i].id == id) return static_cast<int>(i);
+  return -1;
+}
+
+int default_in_flight(const Strategy& s) {
+  return (s.kind == Strategy::Kind::pp || s.kind == Strategy::Kind::data_parallel) ? 2 : 1;
+}
+
+}  // namespace coinfer

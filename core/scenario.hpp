@@ -1,0 +1,111 @@
+#pragma once
+// A scenario: what to simulate (or replay). Filled by io/scenario_loader from YAML (scenarios/README.md
+// documents every key, default and unit). Units are in the names; times are seconds from the start.
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/input_error.hpp"
+#include "core/strategy.hpp"
+
+namespace coinfer {
+
+// Piecewise-constant bandwidth: from t_s on, the link runs at mbps (until the next point).
+struct BandwidthPoint {
+  double t_s = 0;
+  double mbps = 0;
+};
+
+struct LinkSpec {
+  double bandwidth_mbps = 0;  // 1 Mbps = 1e6 bit/s
+  double latency_ms = 0;      // one way
+  std::string trace_file;     // optional CSV (traces/README.md); empty = constant bandwidth
+  std::vector<BandwidthPoint> trace;  // loaded trace (absolute times), empty if none
+};
+
+struct WorkloadSpec {
+  enum class Arrival { closed_loop, poisson, trace };
+  Arrival arrival = Arrival::closed_loop;
+  double rate_per_s = 0;               // poisson
+  std::string file;                    // trace: one arrival time (s) per line
+  std::vector<double> arrival_times_s; // trace, loaded
+  int in_flight = 0;                   // closed loop: max unfinished requests; 0 = strategy default
+};
+
+struct PowerSpec {
+  double idle_w = 0;
+  double busy_w = 0;
+  double radio_j_per_mb = 0;  // joules per 1e6 bytes sent or received
+};
+
+struct DeviceSpec {
+  std::string id;
+  std::string type, model, dataset, server;
+  LinkSpec link;
+  WorkloadSpec workload;
+  Strategy strategy;
+  PowerSpec power;
+  double join_at_s = 0;
+  double leave_at_s = std::numeric_limits<double>::infinity();
+  SourceLocation where;  // the YAML entry it came from, for later errors
+};
+
+struct BatchSpec {
+  double window_ms = 0;  // 0 = dispatch at once
+  int max_size = 1;
+};
+
+struct ServerSpec {
+  std::string id, type;
+  int workers = 1;  // concurrent batches
+  int cores = 0;    // host cores; 0 = workers
+  BatchSpec batch;
+  LinkSpec link{1000, 0.1, {}, {}};  // wired link between the access point and the server
+  double idle_w = 0, busy_w = 0;
+  SourceLocation where;
+};
+
+struct AccessPointSpec {
+  double bandwidth_mbps = 1000;  // shared medium every device link crosses
+  double latency_ms = 0;
+};
+
+struct EventSpec {
+  enum class Kind { bandwidth, leave, join };
+  double at_s = 0;
+  std::string device;
+  Kind kind = Kind::bandwidth;
+  double bandwidth_mbps = 0;
+  SourceLocation where;
+};
+
+struct SchedulerSpec {
+  std::string name = "static";
+  std::map<std::string, std::string> params;
+};
+
+struct Scenario {
+  std::string name;
+  std::string file;  // where it was loaded from
+  unsigned long long seed = 1;
+  double duration_s = 60;   // arrivals stop here
+  double warmup_s = 0;      // requests created before this are not counted
+  double drain_s = 30;      // after duration, in-flight requests may finish; the rest are failed
+  std::string network_model = "cm02";  // cm02 | lv08
+  std::vector<std::string> luts;       // files or folders
+  std::vector<ServerSpec> servers;
+  AccessPointSpec access_point;
+  std::vector<DeviceSpec> devices;     // expanded (count: N gives N entries)
+  SchedulerSpec scheduler;
+  std::vector<EventSpec> events;
+
+  int server_index(const std::string& id) const;  // -1 if absent
+  int device_index(const std::string& id) const;  // -1 if absent
+};
+
+// Closed-loop default for in_flight: 1 for local and offload, 2 for pp and data_parallel (the device
+// works on input i+1 while input i is on the server).
+int default_in_flight(const Strategy& s);
+
+}  // namespace coinfer

@@ -1,0 +1,29 @@
+#pragma once
+// Per-device co-inference strategy (DESIGN.md vocabulary).
+#include <string>
+
+namespace coinfer {
+
+struct Strategy {
+  enum class Kind { local, offload, pp, data_parallel };
+  Kind kind = Kind::local;
+  int split = 0;  // pp(k) only: device runs [0,k), server [k,n)
+
+  static Strategy local() { return {Kind::local, 0}; }
+  static Strategy offload() { return {Kind::offload, 0}; }
+  static Strategy pp(int k) { return {Kind::pp, k}; }
+  static Strategy data_parallel() { return {Kind::data_parallel, 0}; }
+
+  // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
+  // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.
+  int device_split(int num_stages) const;
+  std::string to_string() const;  // "local", "offload", "pp(3)", "data_parallel"
+  bool operator==(const Strategy& o) const { return kind == o.kind && (kind != Kind::pp || split == o.split); }
+  bool operator!=(const Strategy& o) const { return !(*this == o); }
+};
+
+// Parses "local", "offload", "pp(K)" or "data_parallel". Throws std::invalid_argument listing the
+// allowed forms. The split range is checked against a model elsewhere (ModelSpec::check_split).
+Strategy parse_strategy(const std::string& text);
+
+}  // namespace coinfer

@@ -1,0 +1,17 @@
+#pragma once
+// Small string helpers shared by parsers and printers.
+#include <string>
+#include <vector>
+
+namespace coinfer {
+
+// Levenshtein distance (insert/delete/substitute cost 1).
+int edit_distance(const std::string& a, const std::string& b);
+// The candidate closest to `word`, or "" if none is within a distance of max(2, |word|/3).
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+// Shortest decimal text that reads back to the same double ("0.1", "52.1", "1e-05").
+std::string format_double(double v);
+
+}  // namespace coinfer

@@ -1,0 +1,279 @@
+#include "io/h5_file.hpp"
+
+#include <filesystem>
+#include <functional>
+
+#include "core/input_error.hpp"
+
+namespace coinfer::h5 {
+namespace {
+struct SilenceHdf5 {
+  SilenceHdf5() { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); }
+};
+const SilenceHdf5 kSilence;
+
+Handle no_times_gcpl() {
+  Handle p(H5Pcreate(H5P_GROUP_CREATE), H5Pclose);
+  H5Pset_obj_track_times(p.get(), false);
+  return p;
+}
+Handle no_times_dcpl() {
+  Handle p(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  H5Pset_obj_track_times(p.get(), false);
+  return p;
+}
+std::string parent_of(const std::string& name) {
+  auto slash = name.rfind('/');
+  return slash == std::string::npos || slash == 0 ? "/" : name.substr(0, slash);
+}
+}  // namespace
+
+Handle& Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    if (id_ >= 0 && closer_) closer_(id_);
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (id_ >= 0 && closer_) closer_(id_);
+}
+
+void File::fail(const std::string& object, const std::string& what) const {
+  throw InputError(SourceLocation{path_, 0, 0}, object, what);
+}
+
+File File::create(const std::string& path) {
+  File f;
+  f.path_ = path;
+  Handle fcpl(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  H5Pset_obj_track_times(fcpl.get(), false);
+  hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT);
+  if (id < 0) f.fail("", "cannot create HDF5 file (is the folder writable?)");
+  f.file_ = Handle(id, H5Fclose);
+  return f;
+}
+
+File File::open_read(const std::string& path) {
+  File f;
+  f.path_ = path;
+  if (!std::filesystem::exists(path)) f.fail("", "file not found");
+  if (H5Fis_hdf5(path.c_str()) <= 0) f.fail("", "not an HDF5 file (corrupt or wrong format)");
+  hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (id < 0) f.fail("", "cannot open HDF5 file (corrupt?)");
+  f.file_ = Handle(id, H5Fclose);
+  return f;
+}
+
+bool File::exists(const std::string& name) const {
+  // H5Lexists must be walked component by component.
+  std::string cur;
+  size_t start = 1;
+  while (start <= name.size()) {
+    size_t slash = name.find('/', start);
+    cur = name.substr(0, slash);
+    if (H5Lexists(file_.get(), cur.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+void File::make_group(const std::string& name) {
+  if (name == "/" || exists(name)) return;
+  make_group(parent_of(name));
+  Handle gcpl = no_times_gcpl();
+  hid_t g = H5Gcreate2(file_.get(), name.c_str(), H5P_DEFAULT, gcpl.get(), H5P_DEFAULT);
+  if (g < 0) fail(name, "cannot create group");
+  H5Gclose(g);
+}
+
+std::vector<std::string> File::children(const std::string& group) const {
+  std::vector<std::string> out;
+  hid_t g = H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT);
+  if (g < 0) fail(group, "missing group");
+  H5G_info_t info;
+  H5Gget_info(g, &info);
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<size_t>(len), '\0');
+    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), len + 1, H5P_DEFAULT);
+    out.push_back(name);
+  }
+  H5Gclose(g);
+  return out;
+}
+
+hid_t File::object(const std::string& name) const {
+  if (!exists(name)) fail(name, "missing object");
+  hid_t o = H5Oopen(file_.get(), name.c_str(), H5P_DEFAULT);
+  if (o < 0) fail(name, "cannot open object");
+  return o;
+}
+
+void File::write_attr(const std::string& obj, const std::string& name, const std::string& value) {
+  Handle o(object(obj), H5Oclose);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(o.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (a.get() < 0 || H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()) < 0) fail(obj + "@" + name, "cannot write attribute");
+}
+
+void File::write_attr(const std::string& obj, const std::string& name, double value) {
+  Handle o(object(obj), H5Oclose);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(o.get(), name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (a.get() < 0 || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value) < 0) fail(obj + "@" + name, "cannot write attribute");
+}
+
+void File::write_attr(const std::string& obj, const std::string& name, std::int64_t value) {
+  Handle o(object(obj), H5Oclose);
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle a(H5Acreate2(o.get(), name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (a.get() < 0 || H5Awrite(a.get(), H5T_NATIVE_INT64, &value) < 0) fail(obj + "@" + name, "cannot write attribute");
+}
+
+bool File::has_attr(const std::string& obj, const std::string& name) const {
+  if (!exists(obj) && obj != "/") return false;
+  Handle o(object(obj), H5Oclose);
+  return H5Aexists(o.get(), name.c_str()) > 0;
+}
+
+std::vector<std::string> File::attr_names(const std::string& obj) const {
+  Handle o(object(obj), H5Oclose);
+  H5O_info_t info;
+  H5Oget_info2(o.get(), &info, H5O_INFO_NUM_ATTRS);
+  std::vector<std::string> out;
+  for (hsize_t i = 0; i < info.num_attrs; ++i) {
+    ssize_t len = H5Aget_name_by_idx(o.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string n(static_cast<size_t>(len), '\0');
+    H5Aget_name_by_idx(o.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, n.data(), len + 1, H5P_DEFAULT);
+    out.push_back(n);
+  }
+  return out;
+}
+
+std::string File::read_attr_string(const std::string& obj, const std::string& name) const {
+  Handle o(object(obj), H5Oclose);
+  if (H5Aexists(o.get(), name.c_str()) <= 0) fail(obj + "@" + name, "missing attribute");
+  Handle a(H5Aopen(o.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING) fail(obj + "@" + name, "attribute is not text");
+  if (H5Tis_variable_str(type.get()) > 0) {
+    char* s = nullptr;
+    Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+    H5Tset_size(mem.get(), H5T_VARIABLE);
+    if (H5Aread(a.get(), mem.get(), &s) < 0) fail(obj + "@" + name, "cannot read attribute");
+    std::string out = s ? s : "";
+    H5free_memory(s);
+    return out;
+  }
+  size_t size = H5Tget_size(type.get());
+  std::string buf(size, '\0');
+  if (H5Aread(a.get(), type.get(), buf.data()) < 0) fail(obj + "@" + name, "cannot read attribute");
+  buf.resize(buf.find('\0') == std::string::npos ? buf.size() : buf.find('\0'));
+  return buf;
+}
+
+double File::read_attr_double(const std::string& obj, const std::string& name) const {
+  Handle o(object(obj), H5Oclose);
+  if (H5Aexists(o.get(), name.c_str()) <= 0) fail(obj + "@" + name, "missing attribute");
+  Handle a(H5Aopen(o.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  double v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &v) < 0) fail(obj + "@" + name, "attribute is not a number");
+  return v;
+}
+
+std::int64_t File::read_attr_int(const std::string& obj, const std::string& name) const {
+  Handle o(object(obj), H5Oclose);
+  if (H5Aexists(o.get(), name.c_str()) <= 0) fail(obj + "@" + name, "missing attribute");
+  Handle a(H5Aopen(o.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  std::int64_t v = 0;
+  if (H5Aread(a.get(), H5T_NATIVE_INT64, &v) < 0) fail(obj + "@" + name, "attribute is not an integer");
+  return v;
+}
+
+void File::write_raw(const std::string& dataset, hid_t type, const void* data, const std::vector<hsize_t>& dims,
+                     const std::string& unit) {
+  make_group(parent_of(dataset));
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle dcpl = no_times_dcpl();
+  hid_t file_type = type == H5T_NATIVE_DOUBLE ? H5T_IEEE_F64LE
+                    : type == H5T_NATIVE_INT64 ? H5T_STD_I64LE
+                    : type == H5T_NATIVE_INT32 ? H5T_STD_I32LE
+                                               : H5T_STD_I8LE;
+  Handle d(H5Dcreate2(file_.get(), dataset.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(dataset, "cannot create dataset");
+  hsize_t total = 1;
+  for (auto x : dims) total *= x;
+  if (total > 0 && H5Dwrite(d.get(), type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) fail(dataset, "cannot write dataset");
+  if (!unit.empty()) write_attr(dataset, "unit", unit);
+}
+
+void File::write(const std::string& ds, const std::vector<double>& v, const std::vector<hsize_t>& dims, const std::string& unit) {
+  write_raw(ds, H5T_NATIVE_DOUBLE, v.data(), dims, unit);
+}
+void File::write(const std::string& ds, const std::vector<std::int64_t>& v, const std::vector<hsize_t>& dims, const std::string& unit) {
+  write_raw(ds, H5T_NATIVE_INT64, v.data(), dims, unit);
+}
+void File::write(const std::string& ds, const std::vector<std::int32_t>& v, const std::vector<hsize_t>& dims, const std::string& unit) {
+  write_raw(ds, H5T_NATIVE_INT32, v.data(), dims, unit);
+}
+void File::write(const std::string& ds, const std::vector<std::int8_t>& v, const std::vector<hsize_t>& dims, const std::string& unit) {
+  write_raw(ds, H5T_NATIVE_INT8, v.data(), dims, unit);
+}
+
+void File::write(const std::string& ds, const std::vector<std::string>& v) {
+  make_group(parent_of(ds));
+  hsize_t n = v.size();
+  Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle dcpl = no_times_dcpl();
+  Handle d(H5Dcreate2(file_.get(), ds.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "cannot create dataset");
+  std::vector<const char*> ptrs;
+  for (const auto& s : v) ptrs.push_back(s.c_str());
+  if (n > 0 && H5Dwrite(d.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0) fail(ds, "cannot write dataset");
+}
+
+namespace {
+template <typename T>
+std::vector<T> read_any(const File& f, hid_t h5file, const std::string& ds, hid_t mem_type, std::vector<hsize_t>* dims,
+                        const std::function<void(const std::string&, const std::string&)>& fail) {
+  if (!f.exists(ds)) fail(ds, "missing dataset");
+  Handle d(H5Dopen2(h5file, ds.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "cannot open dataset");
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(ds, "dataset is not numeric");
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  int rank = H5Sget_simple_extent_ndims(space.get());
+  std::vector<hsize_t> dd(static_cast<size_t>(rank > 0 ? rank : 0));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dd.data(), nullptr);
+  hsize_t total = 1;
+  for (auto x : dd) total *= x;
+  std::vector<T> out(total);
+  if (total > 0 && H5Dread(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) fail(ds, "cannot read dataset (corrupt?)");
+  if (dims) *dims = dd;
+  return out;
+}
+}  // namespace
+
+std::vector<double> File::read_double(const std::string& ds, std::vector<hsize_t>* dims) const {
+  return read_any<double>(*this, file_.get(), ds, H5T_NATIVE_DOUBLE, dims,
+                          [this](const std::string& o, const std::string& w) { fail(o, w); });
+}
+
+std::vector<std::int64_t> File::read_int64(const std::string& ds, std::vector<hsize_t>* dims) const {
+  return read_any<std::int64_t>(*this, file_.get(), ds, H5T_NATIVE_INT64, dims,
+                                [this](const std::string& o, const std::string& w) { fail(o, w); });
+}
+
+}  // namespace coinfer::h5

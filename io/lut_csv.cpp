@@ -1,0 +1,115 @@
+#include "io/lut_csv.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/input_error.hpp"
+#include "core/text_util.hpp"
+
+namespace coinfer {
+
+namespace {
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::stringstream ss(line);
+  while (std::getline(ss, cell, ',')) {
+    size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
+    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.push_back("");
+  return out;
+}
+}  // namespace
+
+std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog& models, const std::string& source) {
+  if (source.empty()) throw InputError(SourceLocation{file, 0, 0}, "--source", "say where the measurements come from (e.g. 'measured on my Pi 4B, 4 threads, 2026-11-20')");
+  std::ifstream in(file);
+  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open CSV file");
+  const std::vector<std::string> required = {"device_type", "model", "dataset", "start", "end", "batch",
+                                             "mean_ms", "p50_ms", "p95_ms", "std_ms", "count"};
+  std::string line;
+  int no = 0;
+  std::vector<std::string> header;
+  while (header.empty() && std::getline(in, line)) {
+    ++no;
+    if (line.empty() || line[0] == '#') continue;
+    header = split_csv(line);
+  }
+  std::map<std::string, size_t> col;
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const auto& r : required)
+    if (!col.count(r)) throw InputError(SourceLocation{file, no, 1}, r, "missing column (required: " + join(required) + ")");
+  for (const auto& h : header)
+    if (std::find(required.begin(), required.end(), h) == required.end() && h != "peak_memory_bytes") {
+      std::vector<std::string> all = required;
+      all.push_back("peak_memory_bytes");
+      std::string near = nearest_word(h, all);
+      throw InputError(SourceLocation{file, no, 1}, h, "unknown column" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    }
+  struct Row { int i, j, b; LatencyStats s; double mem; };
+  std::map<LutKey, std::vector<Row>> rows;
+  std::string device_type;
+  while (std::getline(in, line)) {
+    ++no;
+    if (line.empty() || line[0] == '#') continue;
+    auto cells = split_csv(line);
+    if (cells.size() != header.size())
+      throw InputError(SourceLocation{file, no, 1}, "", "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(cells.size()));
+    auto num = [&](const std::string& c) {
+      const std::string& t = cells[col[c]];
+      try {
+        size_t used = 0;
+        double d = std::stod(t, &used);
+        if (used == t.size() && std::isfinite(d) && d >= 0) return d;
+      } catch (const std::exception&) {
+      }
+      throw InputError(SourceLocation{file, no, static_cast<int>(col[c]) + 1}, c, "'" + t + "' is not a number >= 0");
+    };
+    LutKey key{cells[col["device_type"]], cells[col["model"]], cells[col["dataset"]]};
+    if (device_type.empty()) device_type = key.device_type;
+    if (key.device_type != device_type)
+      throw InputError(SourceLocation{file, no, 1}, "device_type", "one CSV imports one device type ('" + device_type + "' and '" + key.device_type + "' found)");
+    Row r;
+    r.i = static_cast<int>(num("start"));
+    r.j = static_cast<int>(num("end"));
+    r.b = static_cast<int>(num("batch"));
+    r.s = LatencyStats{num("mean_ms") * 1e-3, num("p50_ms") * 1e-3, num("p95_ms") * 1e-3, num("std_ms") * 1e-3,
+                       static_cast<long long>(num("count"))};
+    r.mem = col.count("peak_memory_bytes") && !cells[col["peak_memory_bytes"]].empty() ? num("peak_memory_bytes") : NAN;
+    if (r.b < 1) throw InputError(SourceLocation{file, no, 1}, "batch", "must be >= 1");
+    if (r.i >= r.j) throw InputError(SourceLocation{file, no, 1}, "end", "must be greater than start");
+    rows[key].push_back(r);
+  }
+  if (rows.empty()) throw InputError(SourceLocation{file, no, 0}, "", "CSV has no data rows");
+  std::vector<LutTable> out;
+  for (const auto& kv : rows) {
+    ModelSpec spec;
+    try {
+      spec = models.instantiate(kv.first.model, kv.first.dataset);
+    } catch (const InputError& e) {
+      throw InputError(SourceLocation{file, 0, 0}, "model", e.what());
+    }
+    int max_b = 1;
+    for (const auto& r : kv.second) max_b = std::max(max_b, r.b);
+    LutTable t(kv.first, spec.num_stages(), max_b);
+    for (const auto& r : kv.second) {
+      if (r.j > spec.num_stages())
+        throw InputError(SourceLocation{file, 0, 0}, "end", "range [" + std::to_string(r.i) + "," + std::to_string(r.j) +
+                                                                ") exceeds the " + std::to_string(spec.num_stages()) + " stages of " + spec.name);
+      t.set_latency(r.i, r.j, r.b, r.s);
+      if (!std::isnan(r.mem)) t.set_peak_memory(r.i, r.j, std::max(r.mem, t.peak_memory(r.i, r.j).value_or(0)));
+    }
+    for (int k = 0; k <= spec.num_stages(); ++k) t.bytes_per_split()[k] = spec.bytes_at_split(k);
+    t.provenance().kind = "imported";
+    t.provenance().attributes["source"] = source;
+    t.provenance().attributes["csv"] = file;
+    t.provenance().attributes["bytes_per_split"] = "from model spec " + spec.file;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace coinfer

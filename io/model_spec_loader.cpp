@@ -1,0 +1,162 @@
+#include "io/model_spec_loader.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "core/text_util.hpp"
+#include "io/yaml_util.hpp"
+
+#ifndef COINFER_SOURCE_DIR
+#define COINFER_SOURCE_DIR "."
+#endif
+
+namespace fs = std::filesystem;
+
+namespace coinfer {
+
+std::string data_root() {
+  const char* env = std::getenv("COINFER_ROOT");
+  return env && *env ? env : COINFER_SOURCE_DIR;
+}
+
+ModelCatalog ModelCatalog::load(const std::string& models_dir) {
+  ModelCatalog cat;
+  const std::string ds_file = (fs::path(models_dir) / "datasets.yaml").string();
+  YamlReader dr(ds_file);
+  YAML::Node root = dr.load_file();
+  dr.check_keys(root, {"datasets"}, "");
+  YAML::Node list = root["datasets"];
+  if (!list || !list.IsMap()) dr.fail(root, "datasets", "expected a mapping of dataset names");
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    const std::string name = it->first.as<std::string>();
+    const YAML::Node& d = it->second;
+    const std::string path = "datasets." + name;
+    dr.check_keys(d, {"kind", "task", "nodes", "edges", "features", "classes", "source"}, path);
+    DatasetSpec s;
+    s.name = name;
+    s.kind = dr.get_string(d, "kind", path);
+    if (s.kind != "point_cloud" && s.kind != "graph") dr.fail(d["kind"], path + ".kind", "allowed: point_cloud, graph");
+    s.task = dr.get_string(d, "task", path);
+    if (s.task != "graph_classification" && s.task != "node_classification")
+      dr.fail(d["task"], path + ".task", "allowed: graph_classification, node_classification");
+    s.nodes = dr.get_int(d, "nodes", path, 0, 1);
+    s.edges = dr.get_int(d, "edges", path, 0, 0);
+    s.features = static_cast<int>(dr.get_int(d, "features", path, 0, 1));
+    s.classes = static_cast<int>(dr.get_int(d, "classes", path, 0, 1));
+    s.source = dr.get_string(d, "source", path);
+    if (s.nodes == 0 || s.features == 0 || s.classes == 0) dr.fail(d, path, "nodes, features and classes are required");
+    cat.datasets_[name] = s;
+  }
+  const fs::path spec_dir = fs::path(models_dir) / "specs";
+  std::vector<fs::path> files;
+  if (fs::is_directory(spec_dir))
+    for (const auto& e : fs::directory_iterator(spec_dir))
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) {
+    YamlReader r(f.string());
+    YAML::Node n = r.load_file();
+    r.check_keys(n, {"name", "description", "source", "datasets", "stages"}, "");
+    std::string name = r.get_string(n, "name", "");
+    if (cat.models_.count(name)) r.fail(n["name"], "name", "model '" + name + "' is also defined in " + cat.models_[name].file);
+    ModelEntry e{f.string(), n, r.get_string_list(n, "datasets", "")};
+    for (const auto& d : e.datasets)
+      if (!cat.datasets_.count(d))
+        r.fail(n["datasets"], "datasets", "unknown dataset '" + d + "' (datasets.yaml has: " + join(cat.dataset_names()) + ")");
+    if (!n["stages"] || !n["stages"].IsSequence()) r.fail(n, "stages", "expected a list of stages");
+    cat.models_[name] = e;
+  }
+  // Instantiate each pair once so that a broken spec fails at load, not mid-run.
+  for (const auto& kv : cat.models_)
+    for (const auto& d : kv.second.datasets) cat.instantiate(kv.first, d);
+  return cat;
+}
+
+std::vector<std::string> ModelCatalog::model_names() const {
+  std::vector<std::string> v;
+  for (const auto& kv : models_) v.push_back(kv.first);
+  return v;
+}
+
+std::vector<std::string> ModelCatalog::dataset_names() const {
+  std::vector<std::string> v;
+  for (const auto& kv : datasets_) v.push_back(kv.first);
+  return v;
+}
+
+const std::vector<std::string>& ModelCatalog::datasets_for(const std::string& model) const {
+  auto it = models_.find(model);
+  if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
+  return it->second.datasets;
+}
+
+ModelSpec ModelCatalog::instantiate(const std::string& model, const std::string& dataset) const {
+  auto it = models_.find(model);
+  if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
+  const ModelEntry& e = it->second;
+  if (std::find(e.datasets.begin(), e.datasets.end(), dataset) == e.datasets.end())
+    throw InputError("model '" + model + "' is not defined for dataset '" + dataset + "' (its datasets: " +
+                     join(e.datasets) + ")");
+  YamlReader r(e.file);
+  ModelSpec m;
+  m.name = model;
+  m.file = e.file;
+  m.dataset = datasets_.at(dataset);
+  std::map<std::string, int> index_of;
+  auto width = [&](const YAML::Node& v, const std::string& key) -> int {
+    std::string t = v.as<std::string>();
+    if (t == "features") return m.dataset.features;
+    if (t == "classes") return m.dataset.classes;
+    try {
+      size_t used = 0;
+      int w = std::stoi(t, &used);
+      if (used == t.size() && w > 0) return w;
+    } catch (const std::exception&) {
+    }
+    r.fail(v, key, "expected a positive width, 'features' or 'classes'");
+  };
+  int i = 0;
+  for (const auto& st : e.node["stages"]) {
+    const std::string path = "stages[" + std::to_string(i++) + "]";
+    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "inputs", "task", "flops", "bytes_out"}, path);
+    if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
+    StageSpec s;
+    s.name = r.get_string(st, "name", path);
+    if (index_of.count(s.name)) r.fail(st["name"], path + ".name", "duplicate stage name '" + s.name + "'");
+    s.op = r.get_string(st, "op", path);
+    if (st["in"]) s.in_width = width(st["in"], path + ".in");
+    if (st["out"]) s.out_width = width(st["out"], path + ".out");
+    s.k = static_cast<int>(r.get_int(st, "k", path, 0, 0));
+    s.heads = static_cast<int>(r.get_int(st, "heads", path, 1, 1));
+    s.pool_mode = r.get_string(st, "mode", path, "");
+    for (const auto& in : r.get_string_list(st, "inputs", path)) {
+      if (in == "input") {
+        s.inputs.push_back(-1);
+      } else if (index_of.count(in)) {
+        s.inputs.push_back(index_of[in]);
+      } else {
+        r.fail(st["inputs"], path + ".inputs", "'" + in + "' is not an earlier stage (or 'input')");
+      }
+    }
+    index_of[s.name] = static_cast<int>(m.stages.size());
+    m.stages.push_back(s);
+  }
+  try {
+    derive_costs(m);
+  } catch (const std::invalid_argument& ex) {
+    throw InputError(SourceLocation{e.file, 0, 0}, "stages", std::string(ex.what()) + " (dataset " + dataset + ")");
+  }
+  // Optional overrides for measured values.
+  int kept = 0;
+  for (const auto& st : e.node["stages"]) {
+    if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
+    const std::string path = "stages[" + std::to_string(kept) + "]";
+    StageSpec& s = m.stages[kept++];
+    if (st["flops"]) s.flops = r.require_double(st, "flops", path, 0, false);
+    if (st["bytes_out"]) s.out_bytes = r.require_double(st, "bytes_out", path, 0, false);
+  }
+  return m;
+}
+
+}  // namespace coinfer

@@ -1,0 +1,43 @@
+#pragma once
+// Reads model specs (models/specs/*.yaml) and dataset statistics (models/datasets.yaml) and instantiates
+// a ModelSpec for a (model, dataset) pair. File formats: models/README.md.
+#include <yaml-cpp/yaml.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/model_spec.hpp"
+
+namespace coinfer {
+
+class ModelCatalog {
+ public:
+  // Loads every spec under `models_dir`/specs and `models_dir`/datasets.yaml. Throws InputError.
+  static ModelCatalog load(const std::string& models_dir);
+
+  std::vector<std::string> model_names() const;
+  std::vector<std::string> dataset_names() const;
+  bool has_model(const std::string& model) const { return models_.count(model) != 0; }
+  bool has_dataset(const std::string& dataset) const { return datasets_.count(dataset) != 0; }
+  // Datasets the model's spec declares it runs on.
+  const std::vector<std::string>& datasets_for(const std::string& model) const;
+  // Builds the spec with all costs derived. Throws InputError for an unknown model/dataset or a pair
+  // the spec does not declare, naming the allowed values.
+  ModelSpec instantiate(const std::string& model, const std::string& dataset) const;
+
+ private:
+  struct ModelEntry {
+    std::string file;
+    YAML::Node node;
+    std::vector<std::string> datasets;
+  };
+  std::map<std::string, ModelEntry> models_;
+  std::map<std::string, DatasetSpec> datasets_;
+};
+
+// The folder holding models/, traces/, scenarios/: $COINFER_ROOT if set, else the source tree the
+// program was built from.
+std::string data_root();
+
+}  // namespace coinfer

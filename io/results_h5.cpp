@@ -1,0 +1,166 @@
+#include "io/results_h5.hpp"
+
+#include "io/atomic_dir.hpp"
+#include "io/h5_file.hpp"
+
+namespace coinfer {
+
+void write_results_h5(const std::string& path, const RunResults& r) {
+  AtomicFile out(path);
+  {
+    h5::File f = h5::File::create(out.temp_path());
+    f.write_attr("/", "format", std::string("coinfer-results"));
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(kResultsSchemaVersion));
+    f.write_attr("/", "scenario", r.scenario);
+    f.write_attr("/", "scenario_file", r.scenario_file);
+    f.write_attr("/", "seed", static_cast<std::int64_t>(r.seed));
+    f.write_attr("/", "duration_s", r.duration_s);
+    f.write_attr("/", "warmup_s", r.warmup_s);
+    f.write_attr("/", "end_s", r.end_s);
+
+    const hsize_t n = r.requests.size();
+    std::vector<std::int64_t> id(n);
+    std::vector<std::int32_t> device(n), server(n), split(n), batch(n);
+    std::vector<std::int8_t> status(n);
+    std::vector<std::string> strategy(n), failure(n);
+    std::vector<double> up(n), down(n), created(n), dstart(n), dend(n), upend(n), queued(n), bstart(n), bend(n), result(n);
+    for (hsize_t i = 0; i < n; ++i) {
+      const auto& q = r.requests[i];
+      id[i] = q.id;
+      device[i] = q.device;
+      server[i] = q.server;
+      split[i] = q.split;
+      batch[i] = q.batch_size;
+      status[i] = static_cast<std::int8_t>(q.status);
+      strategy[i] = q.strategy;
+      failure[i] = q.failure;
+      up[i] = q.bytes_up;
+      down[i] = q.bytes_down;
+      created[i] = q.t_created;
+      dstart[i] = q.t_device_start;
+      dend[i] = q.t_device_end;
+      upend[i] = q.t_uplink_end;
+      queued[i] = q.t_queued;
+      bstart[i] = q.t_batch_start;
+      bend[i] = q.t_batch_end;
+      result[i] = q.t_result;
+    }
+    const std::string g = "/requests/";
+    f.write(g + "id", id, {n});
+    f.write(g + "device", device, {n}, "index into /devices");
+    f.write(g + "server", server, {n}, "index into /servers, -1 = none");
+    f.write(g + "strategy", strategy);
+    f.write(g + "split", split, {n}, "device ran stages [0,split)");
+    f.write(g + "bytes_up", up, {n}, "bytes");
+    f.write(g + "bytes_down", down, {n}, "bytes");
+    f.write(g + "t_created", created, {n}, "s");
+    f.write(g + "t_device_start", dstart, {n}, "s");
+    f.write(g + "t_device_end", dend, {n}, "s");
+    f.write(g + "t_uplink_end", upend, {n}, "s");
+    f.write(g + "t_queued", queued, {n}, "s");
+    f.write(g + "t_batch_start", bstart, {n}, "s");
+    f.write(g + "t_batch_end", bend, {n}, "s");
+    f.write(g + "batch_size", batch, {n}, "requests");
+    f.write(g + "t_result", result, {n}, "s");
+    f.write(g + "status", status, {n}, "0 ok, 1 failed");
+    f.write(g + "failure", failure);
+
+    const hsize_t nd = r.devices.size();
+    std::vector<std::string> did(nd), dtype(nd), dmodel(nd), ddata(nd), dserver(nd), dstrat(nd);
+    std::vector<double> ec(nd), er(nd), bs(nd), br(nd);
+    for (hsize_t i = 0; i < nd; ++i) {
+      const auto& d = r.devices[i];
+      did[i] = d.id;
+      dtype[i] = d.type;
+      dmodel[i] = d.model;
+      ddata[i] = d.dataset;
+      dserver[i] = d.server;
+      dstrat[i] = d.strategy;
+      ec[i] = d.energy_compute_j;
+      er[i] = d.energy_radio_j;
+      bs[i] = d.bytes_sent;
+      br[i] = d.bytes_received;
+    }
+    f.write("/devices/id", did);
+    f.write("/devices/type", dtype);
+    f.write("/devices/model", dmodel);
+    f.write("/devices/dataset", ddata);
+    f.write("/devices/server", dserver);
+    f.write("/devices/strategy", dstrat);
+    f.write("/devices/energy_compute_j", ec, {nd}, "J over the measurement window");
+    f.write("/devices/energy_radio_j", er, {nd}, "J over the measurement window");
+    f.write("/devices/bytes_sent", bs, {nd}, "bytes");
+    f.write("/devices/bytes_received", br, {nd}, "bytes");
+    f.write("/servers/id", r.servers);
+
+    const hsize_t ne = r.events.size();
+    std::vector<double> et(ne), ev(ne);
+    std::vector<std::string> ek(ne), edev(ne);
+    for (hsize_t i = 0; i < ne; ++i) {
+      et[i] = r.events[i].t_s;
+      ev[i] = r.events[i].value;
+      ek[i] = r.events[i].kind;
+      edev[i] = r.events[i].device;
+    }
+    f.write("/events/t", et, {ne}, "s");
+    f.write("/events/kind", ek);
+    f.write("/events/device", edev);
+    f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth");
+
+    const hsize_t nb = r.bandwidth.size();
+    std::vector<double> bt(nb), bm(nb);
+    std::vector<std::int32_t> bd(nb);
+    for (hsize_t i = 0; i < nb; ++i) {
+      bt[i] = r.bandwidth[i].t_s;
+      bd[i] = r.bandwidth[i].device;
+      bm[i] = r.bandwidth[i].mbps;
+    }
+    f.write("/bandwidth/t", bt, {nb}, "s");
+    f.write("/bandwidth/device", bd, {nb}, "index into /devices");
+    f.write("/bandwidth/mbps", bm, {nb}, "Mbit/s from t on");
+  }
+  out.commit();
+}
+
+std::vector<RequestRecord> read_request_records(const std::string& path) {
+  h5::File f = h5::File::open_read(path);
+  auto id = f.read_int64("/requests/id");
+  auto device = f.read_int64("/requests/device");
+  auto server = f.read_int64("/requests/server");
+  auto split = f.read_int64("/requests/split");
+  auto batch = f.read_int64("/requests/batch_size");
+  auto status = f.read_int64("/requests/status");
+  auto up = f.read_double("/requests/bytes_up");
+  auto down = f.read_double("/requests/bytes_down");
+  auto created = f.read_double("/requests/t_created");
+  auto dstart = f.read_double("/requests/t_device_start");
+  auto dend = f.read_double("/requests/t_device_end");
+  auto upend = f.read_double("/requests/t_uplink_end");
+  auto queued = f.read_double("/requests/t_queued");
+  auto bstart = f.read_double("/requests/t_batch_start");
+  auto bend = f.read_double("/requests/t_batch_end");
+  auto result = f.read_double("/requests/t_result");
+  std::vector<RequestRecord> out(id.size());
+  for (size_t i = 0; i < id.size(); ++i) {
+    auto& q = out[i];
+    q.id = id[i];
+    q.device = static_cast<std::int32_t>(device[i]);
+    q.server = static_cast<std::int32_t>(server[i]);
+    q.split = static_cast<std::int32_t>(split[i]);
+    q.batch_size = static_cast<std::int32_t>(batch[i]);
+    q.status = static_cast<RequestRecord::Status>(status[i]);
+    q.bytes_up = up[i];
+    q.bytes_down = down[i];
+    q.t_created = created[i];
+    q.t_device_start = dstart[i];
+    q.t_device_end = dend[i];
+    q.t_uplink_end = upend[i];
+    q.t_queued = queued[i];
+    q.t_batch_start = bstart[i];
+    q.t_batch_end = bend[i];
+    q.t_result = result[i];
+  }
+  return out;
+}
+
+}  // namespace coinfer

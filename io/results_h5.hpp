@@ -1,0 +1,16 @@
+#pragma once
+// results.h5 writer/reader (schema "coinfer-results" version 1, documented in sim/README.md).
+#include <string>
+
+#include "core/run_results.hpp"
+
+namespace coinfer {
+
+constexpr int kResultsSchemaVersion = 1;
+
+// Writes atomically. Same results -> byte-identical file.
+void write_results_h5(const std::string& path, const RunResults& r);
+// Reads back the request table (used by tests and tools); devices/events are read by plots/ in Python.
+std::vector<RequestRecord> read_request_records(const std::string& path);
+
+}  // namespace coinfer

@@ -1,0 +1,359 @@
+#include "io/scenario_loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/text_util.hpp"
+#include "io/yaml_util.hpp"
+
+namespace fs = std::filesystem;
+
+namespace coinfer {
+
+std::string resolve_scenario_path(const std::string& scenario_file, const std::string& path) {
+  if (fs::exists(path)) return path;
+  if (fs::path(path).is_absolute()) return "";
+  fs::path dir = fs::absolute(scenario_file).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up) {
+    if (fs::exists(dir / path)) return (dir / path).lexically_normal().string();
+    if (dir == dir.parent_path()) break;
+    dir = dir.parent_path();
+  }
+  return "";
+}
+
+namespace {
+
+std::string strip(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\r");
+  if (a == std::string::npos) return "";
+  size_t b = s.find_last_not_of(" \t\r");
+  return s.substr(a, b - a + 1);
+}
+
+bool parse_number(const std::string& t, double& out) {
+  try {
+    size_t used = 0;
+    out = std::stod(t, &used);
+    return used == t.size() && std::isfinite(out);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open bandwidth trace");
+  std::vector<BandwidthPoint> out;
+  std::string line;
+  int no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    line = strip(line);
+    if (line.empty() || line[0] == '#') continue;
+    if (line == "time_s,bandwidth_mbps") continue;
+    auto comma = line.find(',');
+    BandwidthPoint p;
+    if (comma == std::string::npos || !parse_number(strip(line.substr(0, comma)), p.t_s) ||
+        !parse_number(strip(line.substr(comma + 1)), p.mbps))
+      throw InputError(SourceLocation{file, no, 1}, "", "expected 'time_s,bandwidth_mbps', got '" + line + "'");
+    if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "time_s", "must be >= 0");
+    if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
+    if (!out.empty() && p.t_s < out.back().t_s)
+      throw InputError(SourceLocation{file, no, 1}, "time_s", "times must not decrease");
+    out.push_back(p);
+  }
+  if (out.empty()) throw InputError(SourceLocation{file, 0, 0}, "", "bandwidth trace has no data rows");
+  return out;
+}
+
+std::vector<double> load_arrival_trace(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open arrival trace");
+  std::vector<double> out;
+  std::string line;
+  int no = 0;
+  while (std::getline(in, line)) {
+    ++no;
+    line = strip(line);
+    if (line.empty() || line[0] == '#' || line == "time_s") continue;
+    double t = 0;
+    if (!parse_number(line, t) || t < 0)
+      throw InputError(SourceLocation{file, no, 1}, "", "expected an arrival time in seconds >= 0, got '" + line + "'");
+    if (!out.empty() && t < out.back()) throw InputError(SourceLocation{file, no, 1}, "", "times must not decrease");
+    out.push_back(t);
+  }
+  return out;
+}
+
+namespace {
+
+LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file,
+                   bool allow_trace, LinkSpec fallback) {
+  if (!n) return fallback;
+  std::vector<std::string> keys = {"bandwidth_mbps", "latency_ms"};
+  if (allow_trace) keys.push_back("trace");
+  r.check_keys(n, keys, path);
+  LinkSpec l = fallback;
+  l.bandwidth_mbps = n["bandwidth_mbps"] || fallback.bandwidth_mbps <= 0
+                         ? r.require_double(n, "bandwidth_mbps", path, 0, true)
+                         : fallback.bandwidth_mbps;
+  l.latency_ms = r.get_double(n, "latency_ms", path, fallback.latency_ms, 0, false);
+  if (allow_trace && n["trace"]) {
+    l.trace_file = r.get_string(n, "trace", path);
+    std::string resolved = resolve_scenario_path(scenario_file, l.trace_file);
+    if (resolved.empty()) r.fail(n["trace"], path + ".trace", "file '" + l.trace_file + "' not found");
+    l.trace_file = resolved;
+    l.trace = load_bandwidth_trace(resolved);
+  }
+  return l;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  YamlReader r(file);
+  YAML::Node root = r.load_file();
+  if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
+  for (const auto& o : overrides) apply_override(root, o);
+  r.check_keys(root,
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "luts", "servers",
+                "access_point", "devices", "scheduler", "events"},
+               "");
+  Scenario s;
+  s.file = file;
+  s.name = r.get_string(root, "name", "", fs::path(file).stem().string());
+  s.seed = static_cast<unsigned long long>(r.get_int(root, "seed", "", 1, 0));
+  s.duration_s = r.get_double(root, "duration_s", "", 60, 0, true);
+  s.warmup_s = r.get_double(root, "warmup_s", "", 0, 0, false);
+  if (s.warmup_s >= s.duration_s) r.fail(root["warmup_s"], "warmup_s", "must be smaller than duration_s");
+  s.drain_s = r.get_double(root, "drain_s", "", 30, 0, false);
+  s.network_model = r.get_string(root, "network_model", "", "cm02");
+  if (s.network_model != "cm02" && s.network_model != "lv08")
+    r.fail(root["network_model"], "network_model", "'" + s.network_model + "' is not allowed; allowed: cm02, lv08");
+  for (const auto& l : r.get_string_list(root, "luts", "")) {
+    std::string resolved = resolve_scenario_path(file, l);
+    if (resolved.empty()) r.fail(root["luts"], "luts", "'" + l + "' not found (relative paths are tried from the working directory, then from the scenario's folder upwards)");
+    s.luts.push_back(resolved);
+  }
+  if (s.luts.empty()) r.fail(root, "luts", "missing required key (a list of LUT files or folders)");
+
+  // Servers.
+  YAML::Node servers = root["servers"];
+  if (!servers || !servers.IsSequence() || servers.size() == 0) r.fail(servers ? servers : root, "servers", "expected a non-empty list of servers");
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const YAML::Node& n = servers[i];
+    const std::string path = "servers[" + std::to_string(i) + "]";
+    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power"}, path);
+    ServerSpec sv;
+    sv.where = r.where(n);
+    sv.id = r.get_string(n, "id", path);
+    if (s.server_index(sv.id) >= 0) r.fail(n["id"], path + ".id", "duplicate server id '" + sv.id + "'");
+    sv.type = r.get_string(n, "type", path);
+    sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1));
+    sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0));
+    if (n["batch"]) {
+      const YAML::Node& b = n["batch"];
+      r.check_keys(b, {"window_ms", "max_size"}, path + ".batch");
+      sv.batch.window_ms = r.get_double(b, "window_ms", path + ".batch", 0, 0, false);
+      sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1));
+    }
+    sv.link = read_link(r, n["link"], path + ".link", file, false, sv.link);
+    if (n["power"]) {
+      const YAML::Node& p = n["power"];
+      r.check_keys(p, {"idle_w", "busy_w"}, path + ".power");
+      sv.idle_w = r.get_double(p, "idle_w", path + ".power", 0, 0, false);
+      sv.busy_w = r.get_double(p, "busy_w", path + ".power", sv.idle_w, sv.idle_w, false);
+    }
+    s.servers.push_back(sv);
+  }
+
+  if (root["access_point"]) {
+    const YAML::Node& ap = root["access_point"];
+    r.check_keys(ap, {"bandwidth_mbps", "latency_ms"}, "access_point");
+    s.access_point.bandwidth_mbps = r.get_double(ap, "bandwidth_mbps", "access_point", 1000, 0, true);
+    s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
+  }
+
+  // Devices.
+  YAML::Node devices = root["devices"];
+  if (!devices || !devices.IsSequence() || devices.size() == 0) r.fail(devices ? devices : root, "devices", "expected a non-empty list of devices");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const YAML::Node& n = devices[i];
+    const std::string path = "devices[" + std::to_string(i) + "]";
+    r.check_keys(n, {"id", "count", "type", "model", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"}, path);
+    DeviceSpec d;
+    d.where = r.where(n);
+    const std::string id = r.get_string(n, "id", path);
+    const long long count = r.get_int(n, "count", path, 0, 1);
+    d.type = r.get_string(n, "type", path);
+    d.model = r.get_string(n, "model", path);
+    d.dataset = r.get_string(n, "dataset", path);
+    if (n["server"]) {
+      d.server = r.get_string(n, "server", path);
+      if (s.server_index(d.server) < 0) {
+        std::vector<std::string> ids;
+        for (const auto& sv : s.servers) ids.push_back(sv.id);
+        r.fail(n["server"], path + ".server", "unknown server '" + d.server + "' (servers: " + join(ids) + ")");
+      }
+    } else if (s.servers.size() == 1) {
+      d.server = s.servers[0].id;
+    } else {
+      r.fail(n, path + ".server", "missing required key (the scenario has several servers)");
+    }
+    if (!n["link"]) r.fail(n, path + ".link", "missing required key");
+    d.link = read_link(r, n["link"], path + ".link", file, true, LinkSpec{0, 0, {}, {}});
+    const std::string st = r.get_string(n, "strategy", path, "local");
+    try {
+      d.strategy = parse_strategy(st);
+    } catch (const std::invalid_argument& e) {
+      r.fail(n["strategy"], path + ".strategy", e.what());
+    }
+    if (n["workload"]) {
+      const YAML::Node& w = n["workload"];
+      const std::string wp = path + ".workload";
+      r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight"}, wp);
+      const std::string arrival = r.get_string(w, "arrival", wp, "closed_loop");
+      if (arrival == "closed_loop") {
+        d.workload.arrival = WorkloadSpec::Arrival::closed_loop;
+        d.workload.in_flight = static_cast<int>(r.get_int(w, "in_flight", wp, 0, 1));
+      } else if (arrival == "poisson") {
+        d.workload.arrival = WorkloadSpec::Arrival::poisson;
+        d.workload.rate_per_s = r.require_double(w, "rate_per_s", wp, 0, true);
+      } else if (arrival == "trace") {
+        d.workload.arrival = WorkloadSpec::Arrival::trace;
+        d.workload.file = r.get_string(w, "file", wp);
+        std::string resolved = resolve_scenario_path(file, d.workload.file);
+        if (resolved.empty()) r.fail(w["file"], wp + ".file", "file '" + d.workload.file + "' not found");
+        d.workload.file = resolved;
+        d.workload.arrival_times_s = load_arrival_trace(resolved);
+      } else {
+        std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace"});
+        r.fail(w["arrival"], wp + ".arrival",
+               "'" + arrival + "' is not allowed" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                   " (allowed: closed_loop, poisson, trace)");
+      }
+      if (arrival != "closed_loop" && w["in_flight"]) r.fail(w["in_flight"], wp + ".in_flight", "only for arrival: closed_loop");
+      if (arrival != "poisson" && w["rate_per_s"]) r.fail(w["rate_per_s"], wp + ".rate_per_s", "only for arrival: poisson");
+    }
+    if (n["power"]) {
+      const YAML::Node& p = n["power"];
+      const std::string pp = path + ".power";
+      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb"}, pp);
+      d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
+      d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
+      d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
+    }
+    d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
+    const int copies = count > 0 ? static_cast<int>(count) : 1;
+    for (int c = 0; c < copies; ++c) {
+      DeviceSpec copy = d;
+      copy.id = count > 0 ? id + std::to_string(c) : id;
+      if (s.device_index(copy.id) >= 0) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
+      s.devices.push_back(copy);
+    }
+  }
+
+  if (root["scheduler"]) {
+    const YAML::Node& sc = root["scheduler"];
+    r.require_map(sc, "scheduler");
+    s.scheduler.name = r.get_string(sc, "name", "scheduler");
+    for (auto it = sc.begin(); it != sc.end(); ++it) {
+      std::string k = it->first.as<std::string>();
+      if (k == "name") continue;
+      if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + k, "expected a single value");
+      s.scheduler.params[k] = it->second.as<std::string>();
+    }
+  }
+
+  if (root["events"]) {
+    const YAML::Node& ev = root["events"];
+    if (!ev.IsSequence()) r.fail(ev, "events", "expected a list of events");
+    for (size_t i = 0; i < ev.size(); ++i) {
+      const YAML::Node& n = ev[i];
+      const std::string path = "events[" + std::to_string(i) + "]";
+      r.check_keys(n, {"at_s", "device", "bandwidth_mbps", "leave", "join"}, path);
+      EventSpec e;
+      e.where = r.where(n);
+      e.at_s = r.require_double(n, "at_s", path, 0, false);
+      e.device = r.get_string(n, "device", path);
+      int di = s.device_index(e.device);
+      if (di < 0) {
+        std::vector<std::string> ids;
+        for (const auto& d : s.devices) ids.push_back(d.id);
+        std::string near = nearest_word(e.device, ids);
+        r.fail(n["device"], path + ".device",
+               "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      }
+      int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0);
+      if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true");
+      if (n["bandwidth_mbps"]) {
+        e.kind = EventSpec::Kind::bandwidth;
+        e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
+      } else if (n["leave"]) {
+        if (!r.get_bool(n, "leave", path, false)) r.fail(n["leave"], path + ".leave", "only 'leave: true' is meaningful");
+        e.kind = EventSpec::Kind::leave;
+        s.devices[di].leave_at_s = std::min(s.devices[di].leave_at_s, e.at_s);
+      } else {
+        if (!r.get_bool(n, "join", path, false)) r.fail(n["join"], path + ".join", "only 'join: true' is meaningful");
+        e.kind = EventSpec::Kind::join;
+        s.devices[di].join_at_s = e.at_s;
+      }
+      s.events.push_back(e);
+    }
+    std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
+  }
+  for (const auto& d : s.devices)
+    if (d.leave_at_s <= d.join_at_s)
+      throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +
+                                              " s, not after it joins at " + format_double(d.join_at_s) + " s");
+  return s;
+}
+
+void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+  auto fail = [](const SourceLocation& w, const std::string& key, const std::string& what) {
+    throw InputError(w, key, what);
+  };
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceSpec& d = s.devices[i];
+    const std::string path = "devices (id " + d.id + ")";
+    if (!models.has_model(d.model))
+      fail(d.where, path + ".model", "unknown model '" + d.model + "' (models: " + join(models.model_names()) + ")");
+    const auto& ds = models.datasets_for(d.model);
+    if (std::find(ds.begin(), ds.end(), d.dataset) == ds.end())
+      fail(d.where, path + ".dataset",
+           "unknown dataset '" + d.dataset + "' for model " + d.model + " (allowed: " + join(ds) + ")");
+    ModelSpec m = models.instantiate(d.model, d.dataset);
+    const int n = m.num_stages();
+    if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
+      fail(d.where, path + ".strategy",
+           "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
+    const ServerSpec& sv = s.servers[s.server_index(d.server)];
+    try {
+      const LutTable& dev = luts.table({d.type, d.model, d.dataset});
+      const LutTable& srv = luts.table({sv.type, d.model, d.dataset});
+      if (dev.num_stages() != n || srv.num_stages() != n)
+        fail(d.where, path + ".model",
+             "LUT stage count differs from the model spec (" + std::to_string(n) + " stages in " + m.file + ")");
+      std::vector<int> device_ends, server_begins;
+      switch (d.strategy.kind) {
+        case Strategy::Kind::local: device_ends = {n}; break;
+        case Strategy::Kind::offload: server_begins = {0}; break;
+        case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
+        case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
+      }
+      for (int k : device_ends) dev.latency(0, k, 1);
+      for (int k : server_begins)
+        for (int b = 1; b <= sv.batch.max_size; ++b) srv.latency(k, n, b);
+    } catch (const LutMissingError& e) {
+      fail(d.where, path + ".type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
+    }
+  }
+}
+
+}  // namespace coinfer

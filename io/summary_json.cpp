@@ -1,0 +1,49 @@
+#include "io/summary_json.hpp"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "io/atomic_dir.hpp"
+
+namespace coinfer {
+
+namespace {
+nlohmann::ordered_json number(double v) {
+  if (std::isnan(v)) return nullptr;
+  return v;
+}
+nlohmann::ordered_json metrics(const MetricsSummary& m) {
+  nlohmann::ordered_json j;
+  j["throughput_rps"] = number(m.throughput_rps);
+  j["latency_ms"] = {{"mean", number(m.latency.mean_ms)},
+                     {"p50", number(m.latency.p50_ms)},
+                     {"p95", number(m.latency.p95_ms)},
+                     {"p99", number(m.latency.p99_ms)}};
+  j["energy_j"] = number(m.energy_j);
+  j["energy_j_per_inference"] = number(m.energy_j_per_inference);
+  j["completed"] = m.completed;
+  j["failed"] = m.failed;
+  return j;
+}
+}  // namespace
+
+std::string summary_json_text(const RunResults& r) {
+  nlohmann::ordered_json j;
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["duration_s"] = r.duration_s;
+  j["warmup_s"] = r.warmup_s;
+  j["window_s"] = r.duration_s - r.warmup_s;
+  j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (const auto& m : r.summary) {
+    if (m.id == "total") j["total"] = metrics(m);
+    else devices[m.id] = metrics(m);
+  }
+  j["devices"] = devices;
+  return j.dump(2) + "\n";
+}
+
+void write_summary_json(const std::string& path, const RunResults& r) { write_text_atomic(path, summary_json_text(r)); }
+
+}  // namespace coinfer

@@ -1,0 +1,192 @@
+#include "io/yaml_util.hpp"
+
+#include <cmath>
+
+#include "core/text_util.hpp"
+
+namespace coinfer {
+
+std::string key_path(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+YAML::Node YamlReader::load_file() const {
+  try {
+    return YAML::LoadFile(file_);
+  } catch (const YAML::BadFile&) {
+    throw InputError(SourceLocation{file_, 0, 0}, "", "cannot open file");
+  } catch (const YAML::ParserException& e) {
+    throw InputError(SourceLocation{file_, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
+  }
+}
+
+SourceLocation YamlReader::where(const YAML::Node& node) const {
+  YAML::Mark m = node.Mark();
+  if (m.is_null()) return SourceLocation{file_ + " (--set)", 0, 0};
+  return SourceLocation{file_, m.line + 1, m.column + 1};
+}
+
+void YamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
+  throw InputError(where(node), key, what);
+}
+
+void YamlReader::require_map(const YAML::Node& node, const std::string& path) const {
+  if (!node.IsMap()) fail(node, path, "expected a mapping of keys to values");
+}
+
+void YamlReader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                            const std::string& path) const {
+  require_map(map, path);
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    std::string k = it->first.as<std::string>();
+    bool ok = false;
+    for (const auto& a : allowed) ok = ok || a == k;
+    if (ok) continue;
+    std::string near = nearest_word(k, allowed);
+    fail(it->first, key_path(path, k),
+         "unknown key" + (near.empty() ? std::string() : "; did you mean '" + near + "'?") + " (allowed: " +
+             join(allowed) + ")");
+  }
+}
+
+std::string YamlReader::get_string(const YAML::Node& map, const std::string& key, const std::string& path) const {
+  YAML::Node v = map[key];
+  if (!v) fail(map, key_path(path, key), "missing required key");
+  if (!v.IsScalar()) fail(v, key_path(path, key), "expected a text value");
+  return v.as<std::string>();
+}
+
+std::string YamlReader::get_string(const YAML::Node& map, const std::string& key, const std::string& path,
+                                   const std::string& fallback) const {
+  if (!map[key]) return fallback;
+  return get_string(map, key, path);
+}
+
+double YamlReader::to_double(const YAML::Node& v, const std::string& key) const {
+  if (!v.IsScalar()) fail(v, key, "expected a number");
+  std::string text = v.as<std::string>();
+  try {
+    size_t used = 0;
+    double d = std::stod(text, &used);
+    if (used != text.size() || !std::isfinite(d)) throw std::invalid_argument(text);
+    return d;
+  } catch (const std::exception&) {
+    fail(v, key, "'" + text + "' is not a number");
+  }
+}
+
+double YamlReader::get_double(const YAML::Node& map, const std::string& key, const std::string& path,
+                              double fallback, double min_value, bool strictly_greater) const {
+  if (!map[key]) return fallback;
+  return require_double(map, key, path, min_value, strictly_greater);
+}
+
+double YamlReader::require_double(const YAML::Node& map, const std::string& key, const std::string& path,
+                                  double min_value, bool strictly_greater) const {
+  YAML::Node v = map[key];
+  const std::string kp = key_path(path, key);
+  if (!v) fail(map, kp, "missing required key");
+  double d = to_double(v, kp);
+  if (strictly_greater ? !(d > min_value) : !(d >= min_value))
+    fail(v, kp, "value " + format_double(d) + " must be " + (strictly_greater ? "> " : ">= ") + format_double(min_value));
+  return d;
+}
+
+long long YamlReader::get_int(const YAML::Node& map, const std::string& key, const std::string& path,
+                              long long fallback, long long min_value) const {
+  YAML::Node v = map[key];
+  const std::string kp = key_path(path, key);
+  if (!v) return fallback;
+  if (!v.IsScalar()) fail(v, kp, "expected an integer");
+  std::string text = v.as<std::string>();
+  long long x = 0;
+  try {
+    size_t used = 0;
+    x = std::stoll(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {
+    fail(v, kp, "'" + text + "' is not an integer");
+  }
+  if (x < min_value) fail(v, kp, "value " + std::to_string(x) + " must be >= " + std::to_string(min_value));
+  return x;
+}
+
+bool YamlReader::get_bool(const YAML::Node& map, const std::string& key, const std::string& path,
+                          bool fallback) const {
+  YAML::Node v = map[key];
+  if (!v) return fallback;
+  std::string t = v.IsScalar() ? v.as<std::string>() : "";
+  if (t == "true" || t == "yes") return true;
+  if (t == "false" || t == "no") return false;
+  fail(v, key_path(path, key), "expected true or false");
+}
+
+std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, const std::string& key,
+                                                     const std::string& path) const {
+  std::vector<std::string> out;
+  YAML::Node v = map[key];
+  if (!v) return out;
+  if (v.IsScalar()) return {v.as<std::string>()};
+  if (!v.IsSequence()) fail(v, key_path(path, key), "expected a list");
+  for (const auto& e : v) {
+    if (!e.IsScalar()) fail(e, key_path(path, key), "expected a list of text values");
+    out.push_back(e.as<std::string>());
+  }
+  return out;
+}
+
+void apply_override(YAML::Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError(SourceLocation{"--set", 0, 0}, assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
+  std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw InputError(SourceLocation{"--set", 0, 0}, path, "value does not parse: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t dot = path.find('.', start);
+    parts.push_back(path.substr(start, dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  YAML::Node cur;
+  cur.reset(root);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p.empty()) throw InputError(SourceLocation{"--set", 0, 0}, path, "empty key component");
+    bool last = i + 1 == parts.size();
+    if (cur.IsSequence()) {
+      size_t idx = 0;
+      try {
+        idx = std::stoul(p);
+      } catch (const std::exception&) {
+        throw InputError(SourceLocation{"--set", 0, 0}, path, "'" + p + "' must be a list index");
+      }
+      if (idx >= cur.size())
+        throw InputError(SourceLocation{"--set", 0, 0}, path,
+                         "index " + p + " is out of range (the list has " + std::to_string(cur.size()) + " entries)");
+      if (last) {
+        cur[idx] = value;
+      } else {
+        YAML::Node next = cur[idx];
+        cur.reset(next);
+      }
+    } else {
+      if (!cur.IsMap() && !cur.IsNull())
+        throw InputError(SourceLocation{"--set", 0, 0}, path, "'" + p + "' is inside a value that is not a mapping");
+      if (last) {
+        cur[p] = value;
+      } else {
+        YAML::Node next = cur[p];
+        cur.reset(next);
+      }
+    }
+  }
+}
+
+}  // namespace coinfer

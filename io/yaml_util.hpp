@@ -1,0 +1,53 @@
+#pragma once
+// Strict, located reading of YAML files: every error names the file, line, column and key path, and an
+// unknown key comes with the nearest valid one.
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "core/input_error.hpp"
+
+namespace coinfer {
+
+class YamlReader {
+ public:
+  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+  // Parses a file; a syntax error becomes an InputError with its position.
+  YAML::Node load_file() const;
+  const std::string& file() const { return file_; }
+
+  SourceLocation where(const YAML::Node& node) const;
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const;
+
+  // Rejects keys not in `allowed`, suggesting the nearest. `path` prefixes key names in messages.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& path) const;
+  void require_map(const YAML::Node& node, const std::string& path) const;
+
+  bool has(const YAML::Node& map, const std::string& key) const { return map.IsMap() && map[key]; }
+  std::string get_string(const YAML::Node& map, const std::string& key, const std::string& path) const;
+  std::string get_string(const YAML::Node& map, const std::string& key, const std::string& path,
+                         const std::string& fallback) const;
+  // Numbers: `min_exclusive`/`min_inclusive` bounds are checked and reported with the value.
+  double get_double(const YAML::Node& map, const std::string& key, const std::string& path, double fallback,
+                    double min_value, bool strictly_greater) const;
+  double require_double(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
+                        bool strictly_greater) const;
+  long long get_int(const YAML::Node& map, const std::string& key, const std::string& path, long long fallback,
+                    long long min_value) const;
+  bool get_bool(const YAML::Node& map, const std::string& key, const std::string& path, bool fallback) const;
+  std::vector<std::string> get_string_list(const YAML::Node& map, const std::string& key,
+                                           const std::string& path) const;
+
+ private:
+  double to_double(const YAML::Node& value, const std::string& key) const;
+  std::string file_;
+};
+
+std::string key_path(const std::string& path, const std::string& key);
+
+// Applies a "--set a.b.0.c=value" override to a YAML tree (value parsed as YAML). Missing maps are
+// created; a sequence index out of range is an InputError naming the override.
+void apply_override(YAML::Node& root, const std::string& assignment);
+
+}  // namespace coinfer

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs every Debian package coinfer needs. Idempotent: already-installed packages are skipped
+# by apt; safe to run again. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache git
+  libsimgrid-dev            # SimGrid 3.32: the simulation engine (sim/)
+  libhdf5-dev               # LUT and results files (io/)
+  libyaml-cpp-dev           # scenario files (io/)
+  libcli11-dev              # command line (cli/)
+  libboost-dev              # core utilities
+  nlohmann-json3-dev        # summary.json
+  libgtest-dev libgmock-dev # tests
+  libbenchmark-dev          # bench/
+  libopenblas0-pthread      # fast BLAS for LibTorch (DESIGN.md: 2.6 -> 76 GFLOP/s sgemm)
+  python3 python3-matplotlib python3-h5py python3-numpy   # plots/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

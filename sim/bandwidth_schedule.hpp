@@ -1,0 +1,27 @@
+#pragma once
+// A device link's bandwidth over time: piecewise constant. Built from the link's base bandwidth, its
+// trace (if any) and the scenario's bandwidth events, merged in time order: each point sets the
+// bandwidth until the next one (an event at the same time as a trace point wins).
+#include <vector>
+
+#include "core/scenario.hpp"
+
+namespace coinfer {
+
+class BandwidthSchedule {
+ public:
+  BandwidthSchedule() = default;
+  BandwidthSchedule(const DeviceSpec& device, const std::vector<EventSpec>& events);
+  explicit BandwidthSchedule(std::vector<BandwidthPoint> points);  // sorted; first at t=0
+
+  double mbps_at(double t_s) const;
+  double bytes_per_s_at(double t_s) const { return mbps_at(t_s) * 1e6 / 8; }
+  double peak_mbps() const;
+  bool constant() const { return points_.size() == 1; }
+  const std::vector<BandwidthPoint>& points() const { return points_; }
+
+ private:
+  std::vector<BandwidthPoint> points_;  // strictly increasing times, first at 0, no repeated values
+};
+
+}  // namespace coinfer

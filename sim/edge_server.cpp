@@ -1,0 +1,88 @@
+#include "sim/edge_server.hpp"
+
+#include "sim/device_runtime.hpp"
+#include "sim/sim_run.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace coinfer {
+
+EdgeServer::EdgeServer(SimRun& run, int index)
+    : run_(run),
+      index_(index),
+      spec_(run.scenario->servers[index]),
+      host_(run.platform.server_hosts[index]),
+      timers_sem_(sg4::Semaphore::create(0)),
+      ready_sem_(sg4::Semaphore::create(0)) {}
+
+void EdgeServer::start() {
+  if (spec_.batch.window_ms > 0 && spec_.batch.max_size > 1)
+    sg4::Actor::create(spec_.id + ":batch-timer", host_, [this] { timer_loop(); })->daemonize();
+  for (int w = 0; w < spec_.workers; ++w)
+    sg4::Actor::create(spec_.id + ":worker" + std::to_string(w), host_, [this] { worker_loop(); })->daemonize();
+}
+
+void EdgeServer::enqueue(SimRequest* r) {
+  const double now = sg4::Engine::get_clock();
+  r->rec.t_queued = now;
+  r->rec.server = index_;
+  auto it = open_.find(r->batch_group);
+  if (it == open_.end()) {
+    Group g{next_group_id_++, now + spec_.batch.window_ms * 1e-3, {}};
+    it = open_.emplace(r->batch_group, std::move(g)).first;
+    if (spec_.batch.window_ms > 0 && spec_.batch.max_size > 1) {
+      timers_.emplace_back(r->batch_group, it->second.id);
+      timers_sem_->release();
+    }
+  }
+  it->second.members.push_back(r);
+  if (static_cast<int>(it->second.members.size()) >= spec_.batch.max_size || spec_.batch.window_ms <= 0)
+    seal(r->batch_group);
+}
+
+void EdgeServer::seal(int batch_group) {
+  auto it = open_.find(batch_group);
+  ready_.push_back(std::move(it->second.members));
+  open_.erase(it);
+  ready_sem_->release();
+}
+
+void EdgeServer::timer_loop() {
+  // Deadlines arrive in FIFO order (one window per server), so sleeping on the front is exact.
+  while (true) {
+    timers_sem_->acquire();
+    auto [batch_group, id] = timers_.front();
+    timers_.pop_front();
+    auto it = open_.find(batch_group);
+    if (it == open_.end() || it->second.id != id) continue;  // sealed early (full)
+    sg4::this_actor::sleep_until(it->second.deadline_s);
+    it = open_.find(batch_group);
+    if (it != open_.end() && it->second.id == id) seal(batch_group);
+  }
+}
+
+void EdgeServer::worker_loop() {
+  while (true) {
+    ready_sem_->acquire();
+    std::vector<SimRequest*> batch = std::move(ready_.front());
+    ready_.pop_front();
+    const SimRequest& first = *batch.front();
+    const int b = static_cast<int>(batch.size());
+    const LutTable* lut = run_.device_server_luts[first.rec.device];
+    const int n = lut->num_stages();
+    const double seconds = lut->mean_seconds(first.device_split, n, b);
+    const double start = sg4::Engine::get_clock();
+    for (SimRequest* r : batch) {
+      r->rec.t_batch_start = start;
+      r->rec.batch_size = b;
+    }
+    if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
+    const double end = sg4::Engine::get_clock();
+    for (SimRequest* r : batch) {
+      r->rec.t_batch_end = end;
+      run_.devices[r->rec.device]->deliver_result(r);
+    }
+  }
+}
+
+}  // namespace coinfer

@@ -1,0 +1,149 @@
+#include "sim/simulation.hpp"
+
+#include <simgrid/plugins/energy.h>
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/text_util.hpp"
+#include "io/scenario_loader.hpp"
+#include "sim/device_runtime.hpp"
+#include "sim/edge_server.hpp"
+#include "sim/sim_run.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace coinfer {
+
+SimRequest& SimRun::new_request(int device) {
+  requests.emplace_back();
+  SimRequest& r = requests.back();
+  r.rec.id = static_cast<std::int64_t>(requests.size() - 1);
+  r.rec.device = device;
+  r.rec.t_created = sg4::Engine::get_clock();
+  ++unfinished;
+  return r;
+}
+
+void SimRun::finish(SimRequest& r) {
+  r.finished = true;
+  r.rec.status = RequestRecord::Status::ok;
+  --unfinished;
+  if (unfinished == 0 && sg4::Engine::get_clock() >= arrivals_end_s) all_done->release();
+}
+
+int SimRun::batch_group_id(const std::string& model, const std::string& dataset, int split) {
+  const std::string key = model + "/" + dataset + "/" + std::to_string(split);
+  for (size_t i = 0; i < group_names_.size(); ++i)
+    if (group_names_[i] == key) return static_cast<int>(i);
+  group_names_.push_back(key);
+  return static_cast<int>(group_names_.size() - 1);
+}
+
+RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
+                          const SimulationOptions& options) {
+  check_scenario_against(s, models, luts);
+
+  int argc = 1;
+  char name[] = "coinfer";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thresh:warning");
+  if (s.network_model == "cm02") {
+    // Textbook L + S/B transfers (notes §0.1): no latency/bandwidth factors, no TCP window bound.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:1e12");
+  }
+  sg_host_energy_plugin_init();
+
+  SimRun run;
+  run.scenario = &s;
+  run.arrivals_end_s = s.duration_s;
+  run.all_done = sg4::Semaphore::create(0);
+  build_platform(s, run.platform);
+  for (const auto& d : s.devices) {
+    run.device_models.push_back(models.instantiate(d.model, d.dataset));
+    run.device_luts.push_back(&luts.table({d.type, d.model, d.dataset}));
+    run.device_server_luts.push_back(&luts.table({s.servers[s.server_index(d.server)].type, d.model, d.dataset}));
+  }
+  for (size_t i = 0; i < s.servers.size(); ++i) run.servers.push_back(std::make_unique<EdgeServer>(run, static_cast<int>(i)));
+  for (size_t i = 0; i < s.devices.size(); ++i) run.devices.push_back(std::make_unique<DeviceRuntime>(run, static_cast<int>(i)));
+  for (auto& sv : run.servers) sv->start();
+  for (auto& d : run.devices) d->start();
+
+  const size_t nd = s.devices.size();
+  std::vector<double> energy_at_warmup(nd, 0), energy_at_end(nd, 0);
+  double end_s = 0;
+  sg4::Actor::create("controller", run.platform.server_hosts[0], [&] {
+    sg4::this_actor::sleep_until(s.warmup_s);
+    for (size_t i = 0; i < nd; ++i) energy_at_warmup[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
+    sg4::this_actor::sleep_until(s.duration_s);
+    for (size_t i = 0; i < nd; ++i) energy_at_end[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
+    if (run.unfinished > 0) run.all_done->acquire_timeout(s.drain_s);
+    end_s = sg4::Engine::get_clock();
+  });
+  if (options.progress) {
+    sg4::Actor::create("progress", run.platform.server_hosts[0], [&] {
+      const double step = s.duration_s / 20;
+      for (int k = 1; k <= 20; ++k) {
+        sg4::this_actor::sleep_until(k * step);
+        options.progress(sg4::Engine::get_clock(), static_cast<long long>(run.requests.size()));
+      }
+    })->daemonize();
+  }
+  engine.run();
+
+  RunResults out;
+  out.scenario = s.name;
+  out.scenario_file = s.file;
+  out.seed = s.seed;
+  out.duration_s = s.duration_s;
+  out.warmup_s = s.warmup_s;
+  out.end_s = end_s;
+  for (const auto& sv : s.servers) out.servers.push_back(sv.id);
+  const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
+  out.requests.reserve(run.requests.size());
+  for (auto& r : run.requests) {
+    if (!r.finished) {
+      r.rec.status = RequestRecord::Status::failed;
+      r.rec.failure = why;
+    }
+    out.requests.push_back(r.rec);
+  }
+  std::vector<std::string> ids;
+  std::vector<double> window_energy;
+  for (size_t i = 0; i < nd; ++i) {
+    const DeviceSpec& d = s.devices[i];
+    DeviceResult dr;
+    dr.id = d.id;
+    dr.type = d.type;
+    dr.model = d.model;
+    dr.dataset = d.dataset;
+    dr.server = d.server;
+    dr.strategy = d.strategy.to_string();
+    dr.energy_compute_j = energy_at_end[i] - energy_at_warmup[i];
+    dr.energy_radio_j = run.devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
+    dr.bytes_sent = run.devices[i]->bytes_sent();
+    dr.bytes_received = run.devices[i]->bytes_received();
+    out.devices.push_back(dr);
+    ids.push_back(d.id);
+    window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
+  }
+  for (const auto& e : s.events) {
+    EventRecord r{e.at_s, e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::leave ? "leave" : "join",
+                  e.device, e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : 0};
+    out.events.push_back(r);
+  }
+  out.events.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
+  std::stable_sort(out.events.begin(), out.events.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
+  for (size_t i = 0; i < nd; ++i)
+    for (const auto& p : run.platform.device_bandwidth[i].points())
+      if (p.t_s <= end_s) out.bandwidth.push_back(BandwidthSample{p.t_s, static_cast<int>(i), p.mbps});
+  out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
+  return out;
+}
+
+}  // namespace coinfer

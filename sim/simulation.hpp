@@ -1,0 +1,23 @@
+#pragma once
+// Runs one scenario in SimGrid and returns every request's record, energies and events.
+// One simulation per process (SimGrid allows one engine per process). Blocks until the simulated run
+// ends: arrivals stop at duration_s; requests still unfinished drain_s later are recorded as failed.
+#include <functional>
+
+#include "core/lut.hpp"
+#include "core/run_results.hpp"
+#include "core/scenario.hpp"
+#include "io/model_spec_loader.hpp"
+
+namespace coinfer {
+
+struct SimulationOptions {
+  // Called about every 5 % of the simulated duration with (simulated seconds, requests created).
+  std::function<void(double, long long)> progress;
+};
+
+// Throws InputError for scenario/LUT inconsistencies (before anything runs).
+RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
+                          const SimulationOptions& options = {});
+
+}  // namespace coinfer
