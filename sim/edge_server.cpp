@@ -23,24 +23,25 @@ void EdgeServer::start() {
 }
 
 void EdgeServer::enqueue(SimRequest* r) {
+  // Every simcall (semaphore release) may let other actors run, so the queue is brought to a
+  // consistent state first and the wake-ups come last.
   const double now = sg4::Engine::get_clock();
   r->rec.t_queued = now;
   r->rec.server = index_;
+  const bool windowed = spec_.batch.window_ms > 0 && spec_.batch.max_size > 1;
   auto it = open_.find(r->batch_group);
-  if (it == open_.end()) {
-    Group g{next_group_id_++, now + spec_.batch.window_ms * 1e-3, {}};
-    it = open_.emplace(r->batch_group, std::move(g)).first;
-    if (spec_.batch.window_ms > 0 && spec_.batch.max_size > 1) {
-      timers_.emplace_back(r->batch_group, it->second.id);
-      timers_sem_->release();
-    }
-  }
+  const bool opened = it == open_.end();
+  if (opened) it = open_.emplace(r->batch_group, Group{next_group_id_++, now + spec_.batch.window_ms * 1e-3, {}}).first;
   it->second.members.push_back(r);
-  if (static_cast<int>(it->second.members.size()) >= spec_.batch.max_size || spec_.batch.window_ms <= 0)
-    seal(r->batch_group);
+  const bool full = static_cast<int>(it->second.members.size()) >= spec_.batch.max_size || !windowed;
+  const bool arm_timer = opened && windowed && !full;
+  if (arm_timer) timers_.emplace_back(r->batch_group, it->second.id);
+  if (full) seal(r->batch_group);
+  if (arm_timer) timers_sem_->release();
 }
 
 void EdgeServer::seal(int batch_group) {
+  // State first, then the wake-up (see enqueue).
   auto it = open_.find(batch_group);
   ready_.push_back(std::move(it->second.members));
   open_.erase(it);

@@ -1,0 +1,93 @@
+#!/usr/bin/python3
+"""Per-request latency over time, with each device's link bandwidth underneath (ACE-GNN Fig. 10 style).
+
+usage: python3 plots/latency_timeline.py RESULTS.h5 [--out FILE.png] [--pdf]
+
+Reads the results.h5 schema documented in sim/README.md. Deterministic output (fixed style, no dates).
+"""
+import argparse
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.hashsalt"] = "coinfer"
+import h5py  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+
+def text(values):
+    return [v.decode() if isinstance(v, bytes) else str(v) for v in values]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", help="results.h5 written by `coinfer run`")
+    ap.add_argument("--out", help="output PNG (default: latency_timeline.png beside the results)")
+    ap.add_argument("--pdf", action="store_true", help="also write a PDF next to the PNG")
+    args = ap.parse_args()
+    try:
+        f = h5py.File(args.results, "r")
+    except OSError as e:
+        print(f"error: {args.results}: cannot read HDF5 file ({e})", file=sys.stderr)
+        return 2
+    with f:
+        if f.attrs.get("format") not in (b"coinfer-results", "coinfer-results"):
+            print(f"error: {args.results}: not a coinfer results file", file=sys.stderr)
+            return 2
+        ids = text(f["devices/id"][:])
+        req = f["requests"]
+        dev = req["device"][:]
+        created = req["t_created"][:]
+        result = req["t_result"][:]
+        status = req["status"][:]
+        bw_t, bw_dev, bw_mbps = f["bandwidth/t"][:], f["bandwidth/device"][:], f["bandwidth/mbps"][:]
+        end_s = float(f.attrs["end_s"])
+        duration_s = float(f.attrs["duration_s"])
+        ev_t, ev_kind, ev_dev = f["events/t"][:], text(f["events/kind"][:]), text(f["events/device"][:])
+        scenario = f.attrs["scenario"]
+        scenario = scenario.decode() if isinstance(scenario, bytes) else str(scenario)
+
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
+    colours = plt.get_cmap("tab10")
+    for d, name in enumerate(ids):
+        ok = (dev == d) & (status == 0) & np.isfinite(result)
+        ax1.plot(created[ok], (result[ok] - created[ok]) * 1e3, ".", ms=2.5, color=colours(d % 10), label=name)
+        bad = (dev == d) & (status != 0)
+        if bad.any():
+            ax1.plot(created[bad], np.zeros(bad.sum()), "x", color=colours(d % 10), ms=4)
+        m = bw_dev == d
+        if m.any():
+            t = np.append(bw_t[m], max(end_s, duration_s))
+            v = np.append(bw_mbps[m], bw_mbps[m][-1])
+            ax2.step(t, v, where="post", color=colours(d % 10), label=name)
+    for t, k, d in zip(ev_t, ev_kind, ev_dev):
+        if k in ("leave", "join"):
+            ax1.axvline(t, color="grey", ls=":", lw=0.8)
+            ax1.annotate(f"{d} {k}s", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
+    ax1.set_ylabel("latency (ms)")
+    ax1.set_yscale("log")
+    ax1.set_title(f"{scenario}: per-request latency (created time on x)")
+    ax1.legend(loc="upper left", fontsize=8, markerscale=3)
+    ax1.grid(alpha=0.3)
+    ax2.set_ylabel("link (Mbit/s)")
+    ax2.set_xlabel("simulated time (s)")
+    ax2.set_yscale("log")
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.results)), "latency_timeline.png")
+    tmp = out + ".tmp.png"
+    fig.savefig(tmp, dpi=120, metadata={"Software": None})
+    os.replace(tmp, out)
+    if args.pdf:
+        pdf = os.path.splitext(out)[0] + ".pdf"
+        fig.savefig(pdf + ".tmp.pdf", metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
+        os.replace(pdf + ".tmp.pdf", pdf)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

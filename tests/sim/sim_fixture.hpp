@@ -1,0 +1,85 @@
+#pragma once
+// Helpers for simulation tests: hand-made LUTs for dgcnn/modelnet40 (9 stages) with round numbers, a
+// scenario written to a temporary folder, and one run (one SimGrid engine per test process).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "core/lut.hpp"
+#include "io/lut_h5.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
+#include "sim/simulation.hpp"
+
+namespace coinfer::test {
+
+constexpr double kTol = 1e-6;  // seconds; SimGrid's timing precision is 1e-9 s
+
+// dgcnn/modelnet40 bytes per sample (tests/unit/test_model_spec.cpp derives them):
+constexpr double kRawBytes = 12288;   // split 0: 1024 points x 3 floats
+constexpr double kPooledBytes = 8192; // split 6: 2048 floats after pooling
+constexpr double kResultBytes = 160;  // split 9: 40 floats
+
+class SimSetup {
+ public:
+  SimSetup() {
+    char tmpl[] = "/tmp/coinfer-sim-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~SimSetup() { std::filesystem::remove_all(dir_); }
+  const std::string& dir() const { return dir_; }
+
+  // LUT for `type`: every stage takes stage_s at batch 1; a batch of b takes
+  // (sum of stages) * (1 + batch_slope * (b-1)).
+  void write_lut(const std::string& type, double stage_s, double batch_slope = 0.5, int max_batch = 8) {
+    const int n = 9;
+    LutTable t({type, "dgcnn", "modelnet40"}, n, max_batch);
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j <= n; ++j)
+        for (int b = 1; b <= max_batch; ++b) {
+          double m = (j - i) * stage_s * (1 + batch_slope * (b - 1));
+          t.set_latency(i, j, b, {m, m, m, 0, 1});
+        }
+    t.provenance().kind = "synthesised";
+    t.provenance().attributes["note"] = "test LUT";
+    write_lut_file(dir_ + "/" + type + ".h5", {t});
+  }
+
+  void write_file(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
+
+  // Runs a scenario whose text may use LUTDIR for this folder.
+  RunResults run(std::string yaml, const std::vector<std::string>& sets = {}) {
+    for (size_t p; (p = yaml.find("LUTDIR")) != std::string::npos;) yaml.replace(p, 6, dir_);
+    write_file("scenario.yaml", yaml);
+    Scenario s = load_scenario(dir_ + "/scenario.yaml", sets);
+    ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
+    LutSet luts = load_luts(s.luts);
+    return run_simulation(s, models, luts);
+  }
+
+ private:
+  std::string dir_;
+};
+
+// A one-server scenario: server "srv" of type testsrv with a 1000 Mbit/s, 0.1 ms link; access point
+// 1000 Mbit/s; `devices` is the YAML list body.
+inline std::string scenario(const std::string& devices, const std::string& batch = "{window_ms: 0, max_size: 1}",
+                            double duration_s = 1, double warmup_s = 0, int workers = 1, const std::string& extra = "") {
+  return "name: t\nseed: 1\nduration_s: " + std::to_string(duration_s) + "\nwarmup_s: " + std::to_string(warmup_s) +
+         "\nluts: [LUTDIR]\nservers:\n  - {id: srv, type: testsrv, workers: " + std::to_string(workers) +
+         ", batch: " + batch + ", link: {bandwidth_mbps: 1000, latency_ms: 0.1}}\naccess_point: {bandwidth_mbps: 1000}\ndevices:\n" +
+         devices + extra;
+}
+
+// A device entry: testdev running dgcnn on an 8 Mbit/s (1e6 B/s), 5 ms link.
+inline std::string device(const std::string& id, const std::string& strategy, const std::string& workload = "{arrival: closed_loop, in_flight: 1}",
+                          const std::string& link = "{bandwidth_mbps: 8, latency_ms: 5}") {
+  return "  - {id: " + id + ", type: testdev, model: dgcnn, dataset: modelnet40, link: " + link + ", strategy: " + strategy +
+         ", workload: " + workload + "}\n";
+}
+
+}  // namespace coinfer::test

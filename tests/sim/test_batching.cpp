@@ -1,0 +1,79 @@
+// Edge-server batching (ACE-GNN Fig. 8): a batch closes when its window since the first request
+// expires or when it reaches max_size; only requests with the same model and split batch together.
+// Timing as in test_strategies.cpp: an offloaded input arrives 17.388 ms after it is created
+// (5.1 ms latency + 12288 B at 1e6 B/s), the server runs [0,9) in 9 ms x (1 + 0.5 (b-1)) for a batch
+// of b, and a result takes 5.26 ms to come back.
+#include <gtest/gtest.h>
+
+#include "tests/sim/sim_fixture.hpp"
+
+using namespace coinfer;
+using namespace coinfer::test;
+
+namespace {
+const double kArrive = 0.0051 + kRawBytes / 1e6;  // 17.388 ms
+const double kDown = 0.0051 + kResultBytes / 1e6; // 5.26 ms
+std::string three_offloaders() {
+  return device("a", "offload") + device("b", "offload") + device("c", "offload");
+}
+SimSetup setup() {
+  SimSetup s;
+  s.write_lut("testdev", 0.010);
+  s.write_lut("testsrv", 0.001);
+  return s;
+}
+}  // namespace
+
+TEST(Batching, SimultaneousArrivalsWaitForTheWindowAndRunAsOneBatch) {
+  SimSetup s = setup();
+  RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 5}", 0.01));
+  ASSERT_EQ(r.requests.size(), 3u);  // closed loop, in_flight 1, only t=0 arrivals before 10 ms
+  for (const auto& q : r.requests) {
+    EXPECT_NEAR(q.t_queued, kArrive, kTol);
+    EXPECT_NEAR(q.t_batch_start, kArrive + 0.010, kTol);   // window closes 10 ms after the first arrival
+    EXPECT_EQ(q.batch_size, 3);
+    EXPECT_NEAR(q.t_batch_end, kArrive + 0.010 + 0.018, kTol);  // 9 ms x (1 + 0.5 x 2)
+    EXPECT_NEAR(q.t_result, kArrive + 0.010 + 0.018 + kDown, kTol);
+  }
+}
+
+TEST(Batching, FullBatchLeavesAtOnceAndTheRestWaitsForWindowAndWorker) {
+  SimSetup s = setup();
+  RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 2}", 0.01));
+  ASSERT_EQ(r.requests.size(), 3u);
+  int pairs = 0, singles = 0;
+  for (const auto& q : r.requests) {
+    if (q.batch_size == 2) {
+      ++pairs;
+      EXPECT_NEAR(q.t_batch_start, kArrive, kTol);           // full: no waiting
+      EXPECT_NEAR(q.t_batch_end, kArrive + 0.0135, kTol);    // 9 ms x 1.5
+    } else {
+      ++singles;
+      EXPECT_EQ(q.batch_size, 1);
+      // Its window closes at arrival + 10 ms, but the only worker is busy until arrival + 13.5 ms.
+      EXPECT_NEAR(q.t_batch_start, kArrive + 0.0135, kTol);
+      EXPECT_NEAR(q.t_batch_end, kArrive + 0.0135 + 0.009, kTol);
+    }
+  }
+  EXPECT_EQ(pairs, 2);
+  EXPECT_EQ(singles, 1);
+}
+
+TEST(Batching, SecondWorkerTakesTheWindowedBatch) {
+  SimSetup s = setup();
+  RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 2}", 0.01, 0, 2));
+  for (const auto& q : r.requests)
+    if (q.batch_size == 1) EXPECT_NEAR(q.t_batch_start, kArrive + 0.010, kTol);
+}
+
+TEST(Batching, DifferentSplitsNeverShareABatch) {
+  SimSetup s = setup();
+  // a offloads (arrives 17.388 ms); b runs pp(6): 60 ms on the device + 5.1 ms + 8192 B -> 73.292 ms,
+  // inside a's 100 ms window but with another split: two batches of one.
+  RunResults r = s.run(scenario(device("a", "offload") + device("b", "pp(6)"), "{window_ms: 100, max_size: 5}", 0.01));
+  ASSERT_EQ(r.requests.size(), 2u);
+  for (const auto& q : r.requests) EXPECT_EQ(q.batch_size, 1);
+  EXPECT_NEAR(r.requests[0].t_batch_start, kArrive + 0.100, kTol);
+  EXPECT_NEAR(r.requests[1].t_queued, 0.060 + 0.0051 + kPooledBytes / 1e6, kTol);
+  EXPECT_NEAR(r.requests[1].t_batch_start, r.requests[1].t_queued + 0.100, kTol);
+}

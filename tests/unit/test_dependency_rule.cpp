@@ -1,0 +1,56 @@
+// DESIGN.md's dependency rule, checked on the include lines of every source file.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace fs = std::filesystem;
+
+TEST(DependencyRule, ModulesIncludeOnlyWhatTheyMay) {
+  // module -> modules of ours it may include (besides itself)
+  const std::map<std::string, std::set<std::string>> allowed = {
+      {"core", {}},
+      {"io", {"core"}},
+      {"sched", {"core"}},
+      {"models", {"core", "io"}},
+      {"sim", {"core", "io", "sched"}},
+      {"hw", {"core", "io", "sched", "models"}},
+      {"cli", {"core", "io", "sched", "models", "sim", "hw"}},
+  };
+  // third-party headers forbidden per module
+  const std::map<std::string, std::vector<std::string>> forbidden = {
+      {"core", {"simgrid/", "torch/", "hdf5", "H5Cpp", "yaml-cpp/"}},
+      {"io", {"simgrid/", "torch/"}},
+      {"sched", {"simgrid/", "hdf5", "H5Cpp"}},
+      {"sim", {"torch/"}},
+  };
+  const std::regex include_re(R"re(^\s*#\s*include\s*[<"]([^>"]+)[>"])re");
+  int files = 0;
+  for (const auto& [module, deps] : allowed) {
+    fs::path dir = fs::path(COINFER_SOURCE_DIR) / module;
+    if (!fs::exists(dir)) continue;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      const auto ext = e.path().extension();
+      if (ext != ".hpp" && ext != ".cpp" && ext != ".h") continue;
+      ++files;
+      std::ifstream in(e.path());
+      std::string line;
+      while (std::getline(in, line)) {
+        std::smatch m;
+        if (!std::regex_search(line, m, include_re)) continue;
+        const std::string inc = m[1];
+        const auto slash = inc.find('/');
+        const std::string top = slash == std::string::npos ? "" : inc.substr(0, slash);
+        if (allowed.count(top) && top != module)
+          EXPECT_TRUE(deps.count(top)) << e.path() << " includes " << inc << ": " << module << " may not depend on " << top;
+        if (forbidden.count(module))
+          for (const auto& f : forbidden.at(module))
+            EXPECT_EQ(inc.rfind(f, 0), std::string::npos) << e.path() << " includes " << inc;
+      }
+    }
+  }
+  EXPECT_GT(files, 20);  // the scan really looked at the tree
+}

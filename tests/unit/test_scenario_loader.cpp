@@ -1,0 +1,177 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/input_error.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
+
+using namespace coinfer;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBase = R"(name: t
+seed: 3
+duration_s: 10
+luts: [LUTDIR]
+servers:
+  - {id: edge0, type: gtx1060, workers: 2, batch: {window_ms: 10, max_size: 5}}
+devices:
+  - id: pi
+    count: 2
+    type: rpi4b
+    model: dgcnn
+    dataset: modelnet40
+    link: {bandwidth_mbps: 40, latency_ms: 2}
+    strategy: pp(2)
+)";
+
+std::string write(const std::string& text) {
+  char tmpl[] = "/tmp/coinfer-scn-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::string t = text;
+  auto pos = t.find("LUTDIR");
+  if (pos != std::string::npos) t.replace(pos, 6, std::string(COINFER_SOURCE_DIR) + "/traces/lut");
+  std::ofstream(dir + "/s.yaml") << t;
+  return dir + "/s.yaml";
+}
+
+std::string replaced(const std::string& from, const std::string& to) {
+  std::string t = kBase;
+  auto pos = t.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  t.replace(pos, from.size(), to);
+  return t;
+}
+
+// Loads and checks the scenario; returns the InputError (fails the test if none).
+InputError error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  std::string file = write(text);
+  try {
+    Scenario s = load_scenario(file, sets);
+    static ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
+    LutSet luts = load_luts(s.luts);
+    check_scenario_against(s, models, luts);
+  } catch (const InputError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for:\n" << text;
+  return InputError("none");
+}
+
+}  // namespace
+
+TEST(ScenarioLoader, ValidScenarioExpandsCountsAndAppliesDefaults) {
+  Scenario s = load_scenario(write(kBase));
+  ASSERT_EQ(s.devices.size(), 2u);
+  EXPECT_EQ(s.devices[0].id, "pi0");
+  EXPECT_EQ(s.devices[1].id, "pi1");
+  EXPECT_EQ(s.devices[1].server, "edge0");  // the only server
+  EXPECT_EQ(s.devices[0].strategy, Strategy::pp(2));
+  EXPECT_EQ(s.network_model, "cm02");
+  EXPECT_DOUBLE_EQ(s.warmup_s, 0);
+  EXPECT_DOUBLE_EQ(s.servers[0].batch.window_ms, 10);
+  EXPECT_EQ(s.seed, 3u);
+}
+
+TEST(ScenarioLoader, SetOverridesAnyKey) {
+  Scenario s = load_scenario(write(kBase), {"duration_s=20", "devices.0.link.bandwidth_mbps=5", "servers.0.batch.max_size=3"});
+  EXPECT_DOUBLE_EQ(s.duration_s, 20);
+  EXPECT_DOUBLE_EQ(s.devices[0].link.bandwidth_mbps, 5);
+  EXPECT_EQ(s.servers[0].batch.max_size, 3);
+  EXPECT_THROW(load_scenario(write(kBase), {"devices.7.type=x"}), InputError);
+  EXPECT_THROW(load_scenario(write(kBase), {"novalue"}), InputError);
+  InputError e = error_of(kBase, {"duraton_s=4"});
+  EXPECT_NE(std::string(e.what()).find("did you mean 'duration_s'"), std::string::npos) << e.what();
+}
+
+TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
+  InputError e = error_of(replaced("seed: 3", "seed: [3"));
+  EXPECT_GT(e.where().line, 0) << e.what();
+  EXPECT_NE(std::string(e.what()).find("YAML syntax error"), std::string::npos);
+}
+
+TEST(ScenarioLoader, UnknownKeySuggestsTheNearestOne) {
+  InputError e = error_of(replaced("duration_s: 10", "duration: 10"));
+  EXPECT_EQ(e.where().line, 3);
+  EXPECT_EQ(e.key(), "duration");
+  EXPECT_NE(std::string(e.what()).find("did you mean 'duration_s'"), std::string::npos) << e.what();
+  InputError e2 = error_of(replaced("latency_ms: 2", "latncy_ms: 2"));
+  EXPECT_EQ(e2.key(), "devices[0].link.latncy_ms");
+  EXPECT_EQ(e2.where().line, 13);
+}
+
+TEST(ScenarioLoader, NonPositiveBandwidthIsRejected) {
+  for (const char* v : {"-5", "0"}) {
+    InputError e = error_of(replaced("bandwidth_mbps: 40", std::string("bandwidth_mbps: ") + v));
+    EXPECT_EQ(e.key(), "devices[0].link.bandwidth_mbps") << e.what();
+    EXPECT_EQ(e.where().line, 13);
+    EXPECT_NE(std::string(e.what()).find("must be > 0"), std::string::npos);
+  }
+  InputError e = error_of(replaced("bandwidth_mbps: 40", "bandwidth_mbps: fast"));
+  EXPECT_NE(std::string(e.what()).find("not a number"), std::string::npos);
+}
+
+TEST(ScenarioLoader, SplitOutsideTheModelIsRejected) {
+  InputError e = error_of(replaced("strategy: pp(2)", "strategy: pp(12)"));
+  EXPECT_NE(std::string(e.what()).find("outside 0..9"), std::string::npos) << e.what();
+  EXPECT_EQ(e.where().line, 8);  // the device entry
+  InputError e2 = error_of(replaced("strategy: pp(2)", "strategy: dp"));
+  EXPECT_NE(std::string(e2.what()).find("data_parallel"), std::string::npos) << e2.what();
+}
+
+TEST(ScenarioLoader, UnknownServerTypeModelOrDatasetIsRejected) {
+  InputError e = error_of(replaced("    strategy: pp(2)", "    strategy: pp(2)\n    server: edge9"));
+  EXPECT_EQ(e.key(), "devices[0].server");
+  EXPECT_NE(std::string(e.what()).find("edge0"), std::string::npos);
+  InputError t = error_of(replaced("type: rpi4b", "type: rpi5"));
+  EXPECT_NE(std::string(t.what()).find("no LUT for device type 'rpi5'"), std::string::npos) << t.what();
+  InputError m = error_of(replaced("model: dgcnn", "model: pointnet"));
+  EXPECT_NE(std::string(m.what()).find("unknown model 'pointnet'"), std::string::npos) << m.what();
+  InputError d = error_of(replaced("dataset: modelnet40", "dataset: cora"));
+  EXPECT_NE(std::string(d.what()).find("unknown dataset 'cora'"), std::string::npos) << d.what();
+}
+
+TEST(ScenarioLoader, LutWithoutNeededEntriesIsRejected) {
+  // The shipped LUTs cover batch sizes 1..16: a max batch of 32 needs entries that do not exist.
+  InputError e = error_of(replaced("max_size: 5", "max_size: 32"));
+  EXPECT_NE(std::string(e.what()).find("batch size 17"), std::string::npos) << e.what();
+}
+
+TEST(ScenarioLoader, EventsAndWorkloadsAreChecked) {
+  InputError e = error_of(kBase + "events:\n  - {at_s: 3, device: pi7, leave: true}\n");
+  EXPECT_EQ(e.key(), "events[0].device");
+  InputError both = error_of(kBase + "events:\n  - {at_s: 3, device: pi1, leave: true, bandwidth_mbps: 3}\n");
+  EXPECT_NE(std::string(both.what()).find("exactly one"), std::string::npos);
+  InputError w = error_of(replaced("    strategy: pp(2)", "    strategy: pp(2)\n    workload: {arrival: posson, rate_per_s: 3}"));
+  EXPECT_NE(std::string(w.what()).find("did you mean 'poisson'"), std::string::npos) << w.what();
+  InputError r = error_of(replaced("    strategy: pp(2)", "    strategy: pp(2)\n    workload: {arrival: poisson}"));
+  EXPECT_EQ(r.key(), "devices[0].workload.rate_per_s");
+  Scenario ok = load_scenario(write(kBase + "events:\n  - {at_s: 3, device: pi1, leave: true}\n  - {at_s: 1, device: pi0, bandwidth_mbps: 2}\n"));
+  EXPECT_DOUBLE_EQ(ok.devices[1].leave_at_s, 3);
+  EXPECT_DOUBLE_EQ(ok.events[0].at_s, 1);  // sorted by time
+}
+
+TEST(ScenarioLoader, BandwidthTraceErrorsNameFileAndLine) {
+  char tmpl[] = "/tmp/coinfer-trace-XXXXXX";
+  std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/t.csv") << "# source: test\ntime_s,bandwidth_mbps\n0,40\n5,-1\n";
+  try {
+    load_bandwidth_trace(dir + "/t.csv");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where().line, 4);
+    EXPECT_EQ(e.key(), "bandwidth_mbps");
+  }
+  std::ofstream(dir + "/u.csv") << "0,40\n5,20\n2,10\n";
+  EXPECT_THROW(load_bandwidth_trace(dir + "/u.csv"), InputError);
+  std::ofstream(dir + "/v.csv") << "0,40\n5,20\n";
+  auto pts = load_bandwidth_trace(dir + "/v.csv");
+  ASSERT_EQ(pts.size(), 2u);
+  EXPECT_DOUBLE_EQ(pts[1].mbps, 20);
+  fs::remove_all(dir);
+}

@@ -1,0 +1,37 @@
+#include <gtest/gtest.h>
+
+#include "core/strategy.hpp"
+#include "core/text_util.hpp"
+
+using namespace coinfer;
+
+TEST(TextUtil, EditDistanceCountsSingleEdits) {
+  EXPECT_EQ(edit_distance("kitten", "sitting"), 3);  // k->s, e->i, +g
+  EXPECT_EQ(edit_distance("", "abc"), 3);
+  EXPECT_EQ(edit_distance("same", "same"), 0);
+}
+
+TEST(TextUtil, NearestWordSuggestsCloseKeysOnly) {
+  EXPECT_EQ(nearest_word("duration", {"duration_s", "warmup_s", "seed"}), "duration_s");
+  EXPECT_EQ(nearest_word("bandwith_mbps", {"bandwidth_mbps", "latency_ms"}), "bandwidth_mbps");
+  EXPECT_EQ(nearest_word("zzzzzz", {"seed", "name"}), "");
+}
+
+TEST(TextUtil, FormatDoubleRoundTrips) {
+  EXPECT_EQ(format_double(0.1), "0.1");
+  EXPECT_EQ(format_double(52.1), "52.1");
+  EXPECT_EQ(format_double(1e-5), "1e-05");
+}
+
+TEST(Strategy, ParsesEveryFormAndRejectsOthers) {
+  EXPECT_EQ(parse_strategy("local"), Strategy::local());
+  EXPECT_EQ(parse_strategy("offload"), Strategy::offload());
+  EXPECT_EQ(parse_strategy("pp(3)"), Strategy::pp(3));
+  EXPECT_EQ(parse_strategy("data_parallel"), Strategy::data_parallel());
+  EXPECT_EQ(parse_strategy("pp(12)").to_string(), "pp(12)");
+  for (const char* bad : {"pp()", "pp(x)", "pp(-1)", "dp", "PP(2)", "pp(2", "local "})
+    EXPECT_THROW(parse_strategy(bad), std::invalid_argument) << bad;
+  EXPECT_EQ(Strategy::pp(4).device_split(9), 4);
+  EXPECT_EQ(Strategy::local().device_split(9), 9);
+  EXPECT_EQ(Strategy::offload().device_split(9), 0);
+}
