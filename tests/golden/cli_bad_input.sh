@@ -4,6 +4,7 @@ set -u
 coinfer="$1"; root="$2"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 fails=0; passes=0
+cd "$root"
 base="$root/scenarios/quickstart.yaml"
 
 expect_bad() {  # name, expected stderr fragment, coinfer args...
@@ -45,7 +46,7 @@ expect_bad lut_missing_server "no LUT for device type 'gtx1060'" run "$base" --s
 mkdir -p "$work/corrupt" && head -c 3000 "$root/traces/lut/gtx1060.h5" > "$work/corrupt/gtx1060.h5" && cp "$root/traces/lut/rpi4b.h5" "$work/corrupt/"
 expect_bad corrupt_lut "gtx1060.h5" run "$base" --set "luts=[$work/corrupt]"
 expect_bad missing_file "cannot open file" run "$work/nope.yaml"
-"$coinfer" run "$base" --set duration_s=1 --out /proc/nope > /dev/null 2> "$work/unwritable.stderr"
+"$coinfer" run "$base" --set duration_s=6 --out /proc/nope > /dev/null 2> "$work/unwritable.stderr"
 if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stderr"; then passes=$((passes+1)); else echo "FAIL unwritable_out"; cat "$work/unwritable.stderr"; fails=$((fails+1)); fi
 
 echo "$passes passed, $fails failed"
