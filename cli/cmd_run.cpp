@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -27,12 +28,15 @@ struct RunOptions {
   bool quiet = false;
 };
 
-// Refuses an output folder that cannot be created or written, before any simulated work.
+// Refuses an output folder that cannot be created or written, before any simulated work, without
+// leaving anything behind: a probe folder is made in the nearest existing ancestor and removed.
 void check_writable(const std::string& dir) {
   fs::path p = fs::absolute(dir);
   while (!p.empty() && !fs::exists(p)) p = p.parent_path();
-  if (p.empty() || !fs::is_directory(p) || ::access(p.c_str(), W_OK) != 0)
+  std::string probe = (p / ".coinfer-probe-XXXXXX").string();
+  if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
     throw InputError(SourceLocation{dir, 0, 0}, "--out", "output folder cannot be created or written (" + p.string() + ")");
+  fs::remove(probe);
 }
 
 void print_table(const RunResults& r, std::ostream& os) {
@@ -66,7 +70,9 @@ int run_command(const RunOptions& o) {
     };
   RunResults r = run_simulation(s, models, luts, so);
   if (tty) std::fprintf(stderr, "\n");
-  fs::create_directories(out);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw InputError(SourceLocation{out, 0, 0}, "--out", "cannot create output folder: " + ec.message());
   write_results_h5(out + "/results.h5", r);
   write_summary_json(out + "/summary.json", r);
   if (!o.quiet) {
