@@ -1,0 +1,64 @@
+#!/usr/bin/python3
+"""Simulated ACE-GNN Table III: mean latency (ms) of DGCNN/ModelNet40 for each static strategy, device/
+server pair and bandwidth, beside the paper's figures. Runs `coinfer run` on scenarios/paper/table3_*.
+usage: /usr/bin/python3 bench/table3.py [--coinfer build/coinfer]   (from the repository root)
+Prints a Markdown table (pasted into bench/RESULTS.md)."""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+
+PAIRS = [("tx2", "gpu", "jetson-tx2", "gtx1060"), ("tx2", "cpu", "jetson-tx2", "i7-7700"),
+         ("pi", "gpu", "rpi4b", "gtx1060"), ("pi", "cpu", "rpi4b", "i7-7700")]
+PAPER = {  # ACE-GNN Table III (ms): HGNAS (device-only), GCoDE, ACE-GNN per bandwidth; columns as PAIRS
+    100: {"HGNAS": [52.1, 52.1, 241.5, 241.5], "GCoDE": [30.4, 26.1, 20.4, 38.6], "ACE-GNN": [13.7, 12.7, 8.3, 28.4]},
+    40: {"HGNAS": [52.1, 52.1, 241.5, 241.5], "GCoDE": [31.9, 21.0, 25.0, 64.4], "ACE-GNN": [13.9, 14.0, 8.3, 29.2]},
+    20: {"HGNAS": [52.1, 52.1, 241.5, 241.5], "GCoDE": [34.9, 31.2, 30.5, 43.1], "ACE-GNN": [14.1, 14.0, 8.2, 29.0]},
+    1: {"HGNAS": [52.1, 52.1, 241.5, 241.5], "GCoDE": [145.8, 343.1, 278.0, 141.6], "ACE-GNN": [33.5, 26.9, 63.1, 57.1]},
+}
+
+
+def model_splits(coinfer):
+    out = subprocess.run([coinfer, "model", "show", "dgcnn"], check=True, capture_output=True, text=True).stdout
+    pp_comm = int(re.search(r"PP_comm = pp\((\d+)\)", out).group(1))
+    pp_comp = {}
+    for m in re.finditer(r"^\s+(\S+)\s+->\s+(\S+)\s+pp\((\d+)\)", out, re.M):
+        pp_comp[(m.group(1), m.group(2))] = int(m.group(3))
+    return pp_comm, pp_comp
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coinfer", default="build/coinfer")
+    args = ap.parse_args()
+    pp_comm, pp_comp = model_splits(args.coinfer)
+    print("| Mbps | method | TX2-GPU | TX2-CPU | Pi-GPU | Pi-CPU |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for bw in (100, 40, 20, 1):
+            rows = {}
+            for label in ("local", "offload", "PP_comp", "PP_comm", "data_parallel"):
+                cells = []
+                for dk, sk, dtype, stype in PAIRS:
+                    strategy = {"PP_comp": f"pp({pp_comp[(dtype, stype)]})", "PP_comm": f"pp({pp_comm})"}.get(label, label)
+                    out = f"{tmp}/{dk}{sk}{bw}{label}"
+                    subprocess.run([args.coinfer, "run", f"scenarios/paper/table3_{dk}_{sk}_{bw}mbps.yaml", "-q",
+                                    "--out", out, "--set", f"devices.0.strategy={strategy}"], check=True)
+                    with open(f"{out}/summary.json") as f:
+                        cells.append(json.load(f)["total"]["latency_ms"]["mean"])
+                name = {"PP_comp": f"PP_comp", "PP_comm": f"PP_comm pp({pp_comm})"}.get(label, label)
+                rows[name] = cells
+            best = [min(rows[r][i] for r in rows) for i in range(4)]
+            for name, cells in rows.items():
+                print(f"| {bw} | sim {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+            print(f"| {bw} | **sim best static** | " + " | ".join(f"**{c:.1f}**" for c in best) + " |")
+            for name, cells in PAPER[bw].items():
+                print(f"| {bw} | paper {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+    print(f"\nPP_comp per pair: " + ", ".join(f"{d}->{s} pp({pp_comp[(d, s)]})" for _, _, d, s in PAIRS))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
