@@ -26,6 +26,7 @@ struct RunOptions {
   std::string out;
   std::vector<std::string> sets;
   bool quiet = false;
+  bool timing = false;
 };
 
 // Refuses an output folder that cannot be created or written, before any simulated work, without
@@ -75,6 +76,8 @@ int run_command(const RunOptions& o) {
   if (ec) throw InputError(SourceLocation{out, 0, 0}, "--out", "cannot create output folder: " + ec.message());
   write_results_h5(out + "/results.h5", r);
   write_summary_json(out + "/summary.json", r);
+  if (o.timing)
+    std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);
   if (!o.quiet) {
     std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
               << " s simulated\n";
@@ -93,6 +96,7 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", opts->out, "output folder (default: results/<scenario name>)");
   cmd->add_option("--set", opts->sets, "override a scenario key, e.g. --set devices.0.link.bandwidth_mbps=5 (repeatable)");
   cmd->add_flag("--quiet,-q", opts->quiet, "print nothing on success");
+  cmd->add_flag("--timing", opts->timing, "print the engine's wall-clock time and request count on stderr");
   cmd->callback([opts, &exit_code] { exit_code = guarded([&] { return run_command(*opts); }); });
 }
 

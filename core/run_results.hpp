@@ -39,6 +39,7 @@ struct RunResults {
   std::vector<EventRecord> events;
   std::vector<BandwidthSample> bandwidth;
   std::vector<MetricsSummary> summary;  // per device, then "total"
+  double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 
 }  // namespace coinfer

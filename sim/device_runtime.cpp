@@ -20,6 +20,14 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
       up_sem_(sg4::Semaphore::create(0)),
       down_sem_(sg4::Semaphore::create(0)) {
   in_flight_limit_ = spec_.workload.in_flight > 0 ? spec_.workload.in_flight : default_in_flight(spec_.strategy);
+  server_ = run.servers[run.scenario->server_index(spec_.server)].get();
+  const ModelSpec& m = run.device_models[index];
+  for (int k = 0; k <= num_stages_; ++k) {
+    bytes_at_split_.push_back(m.bytes_at_split(k));
+    batch_group_.push_back(run.batch_group_id(spec_.model, spec_.dataset, k));
+  }
+  result_bytes_ = bytes_at_split_.back();
+  strategy_text_ = spec_.strategy.to_string();
 }
 
 void DeviceRuntime::start() {
@@ -38,7 +46,7 @@ bool DeviceRuntime::accepting() const {
 void DeviceRuntime::create_request() {
   SimRequest& r = run_.new_request(index_);
   const Strategy& st = spec_.strategy;
-  r.rec.strategy = st.to_string();
+  r.rec.strategy = strategy_text_;
   ++unfinished_;
   if (st.kind == Strategy::Kind::data_parallel) {
     r.data_parallel = true;
@@ -51,12 +59,11 @@ void DeviceRuntime::create_request() {
 }
 
 void DeviceRuntime::route(SimRequest* r) {
-  const ModelSpec& m = run_.device_models[index_];
   r->rec.split = r->device_split;
   if (r->device_split < num_stages_) {
-    r->rec.bytes_up = m.bytes_at_split(r->device_split);
-    r->rec.bytes_down = m.bytes_at_split(num_stages_);
-    r->batch_group = run_.batch_group_id(spec_.model, spec_.dataset, r->device_split);
+    r->rec.bytes_up = bytes_at_split_[r->device_split];
+    r->rec.bytes_down = result_bytes_;
+    r->batch_group = batch_group_[r->device_split];
   }
   if (r->device_split > 0) {
     exec_queue_.push_back(r);
@@ -75,11 +82,10 @@ void DeviceRuntime::route_data_parallel() {
     bool to_server = server_free;
     if (device_free && server_free) {
       // Both free: pick the lower estimated latency at the bandwidth the device sees now.
-      const ModelSpec& m = run_.device_models[index_];
       const double bw = run_.platform.device_bandwidth[index_].bytes_per_s_at(sg4::Engine::get_clock());
       const double latency = 2 * (spec_.link.latency_ms + run_.scenario->access_point.latency_ms) * 1e-3;
       const double local = run_.device_luts[index_]->mean_seconds(0, num_stages_, 1);
-      const double remote = latency + (m.bytes_at_split(0) + m.bytes_at_split(num_stages_)) / bw +
+      const double remote = latency + (bytes_at_split_[0] + result_bytes_) / bw +
                             run_.device_server_luts[index_]->mean_seconds(0, num_stages_, 1);
       to_server = remote < local;
     }
@@ -152,7 +158,7 @@ void DeviceRuntime::uplink_loop() {
     bytes_sent_ += r->rec.bytes_up;
     count_radio(r->rec.bytes_up);
     up_busy_ = false;
-    run_.servers[run_.scenario->server_index(spec_.server)]->enqueue(r);
+    server_->enqueue(r);
     try_create_closed_loop();
   }
 }

@@ -11,6 +11,8 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <string>
+#include <vector>
 
 #include "core/scenario.hpp"
 
@@ -18,6 +20,7 @@ namespace coinfer {
 
 struct SimRequest;
 struct SimRun;
+class EdgeServer;
 
 class DeviceRuntime {
  public:
@@ -52,6 +55,12 @@ class DeviceRuntime {
   simgrid::s4u::Host* server_host_;
   int num_stages_;
   int in_flight_limit_;
+  EdgeServer* server_;
+  // Per split k (0..n), computed once: bytes crossing k, the result bytes, the batch group id.
+  std::vector<double> bytes_at_split_;
+  double result_bytes_ = 0;
+  std::vector<int> batch_group_;
+  std::string strategy_text_;
   int unfinished_ = 0;
 
   std::deque<SimRequest*> exec_queue_, up_queue_, down_queue_, dp_pending_;

@@ -5,6 +5,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 
 #include "core/text_util.hpp"
@@ -94,7 +95,9 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
       }
     })->daemonize();
   }
+  const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
+  const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
   RunResults out;
   out.scenario = s.name;
@@ -103,6 +106,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.duration_s = s.duration_s;
   out.warmup_s = s.warmup_s;
   out.end_s = end_s;
+  out.engine_wall_s = engine_wall_s;
   for (const auto& sv : s.servers) out.servers.push_back(sv.id);
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(run.requests.size());

@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Simulator speed: simulated requests per wall-clock second, closed loop, coinfer vs a bare SimGrid
+program doing the same transfers and executions (bench/bare_simgrid.cpp), in the same run.
+Configurations: 9 devices on 1 server; 1000 devices across 10 servers. Each measurement is a fresh
+process; REPS alternating repetitions, medians reported. Also peak RSS per simulated device.
+usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build]   (from the repository root)"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import h5py
+
+CONFIGS = [("9 devices / 1 server", 9, 1, 60.0), ("1000 devices / 10 servers", 1000, 10, 20.0)]
+SPLIT = 6  # dgcnn pp(6): 8 KB cross (after pooling)
+
+
+def run(cmd):
+    """Runs cmd, returns (stdout+stderr, peak RSS in bytes of that process)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    _, status, usage = os.wait4(p.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{out}")
+    return out, usage.ru_maxrss * 1024
+
+
+def scenario(devices, servers, duration):
+    per = devices // servers
+    s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: 1\nluts: [traces/lut/]\nservers:\n"]
+    for k in range(servers):
+        s.append(f"  - {{id: edge{k}, type: gtx1060, workers: 2, batch: {{window_ms: 10, max_size: 5}}}}\n")
+    s.append("access_point: {bandwidth_mbps: 300}\ndevices:\n")
+    for k in range(servers):
+        s.append(f"  - {{id: d{k}_, count: {per}, type: rpi4b, model: dgcnn, dataset: modelnet40, server: edge{k}, "
+                 f"link: {{bandwidth_mbps: 40, latency_ms: 2}}, strategy: pp({SPLIT}), "
+                 f"workload: {{arrival: closed_loop, in_flight: 1}}, power: {{idle_w: 2.7, busy_w: 6.4}}}}\n")
+    return "".join(s)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    with h5py.File("traces/lut/rpi4b.h5") as f:
+        dev_s = float(f["dgcnn/modelnet40/latency_mean_s"][0, SPLIT, 0])
+        up = float(f["dgcnn/modelnet40/bytes_per_split"][SPLIT])
+        down = float(f["dgcnn/modelnet40/bytes_per_split"][9])
+    with h5py.File("traces/lut/gtx1060.h5") as f:
+        srv_s = float(f["dgcnn/modelnet40/latency_mean_s"][SPLIT, 9, 0])
+    print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
+          f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, closed loop in_flight 1")
+    print("| configuration | coinfer req/wall-s (engine) | coinfer req/wall-s (whole process) | bare SimGrid req/wall-s | ratio coinfer/bare | peak RSS coinfer | per device |")
+    print("|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, devices, servers, duration in CONFIGS:
+            path = f"{tmp}/s{devices}.yaml"
+            with open(path, "w") as f:
+                f.write(scenario(devices, servers, duration))
+            eng, whole, bare, rss = [], [], [], []
+            for _ in range(args.reps):
+                import time
+                t0 = time.monotonic()
+                out, mem = run([f"{args.build}/coinfer", "run", path, "-q", "--timing", "--out", f"{tmp}/o{devices}"])
+                t1 = time.monotonic()
+                m = re.search(r"requests=(\d+) engine_wall_s=([\d.]+)", out)
+                n, w = int(m.group(1)), float(m.group(2))
+                eng.append(n / w)
+                whole.append(n / (t1 - t0))
+                rss.append(mem)
+                out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
+                              repr(srv_s), repr(up), repr(down), "40"])
+                m = re.search(r"requests=(\d+) wall_s=([\d.]+)", out)
+                bare.append(int(m.group(1)) / float(m.group(2)))
+            e, b = statistics.median(eng), statistics.median(bare)
+            r = statistics.median(rss)
+            print(f"| {label} | {e:,.0f} | {statistics.median(whole):,.0f} | {b:,.0f} | {e / b:.2f} | "
+                  f"{r / 2**20:.0f} MiB | {r / devices / 1024:.0f} KiB |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
