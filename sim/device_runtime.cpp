@@ -1,6 +1,7 @@
 #include "sim/device_runtime.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "sim/edge_server.hpp"
 #include "sim/sim_run.hpp"
@@ -9,18 +10,20 @@ namespace sg4 = simgrid::s4u;
 
 namespace coinfer {
 
+namespace {
+constexpr double kNever = std::numeric_limits<double>::infinity();
+}
+
 DeviceRuntime::DeviceRuntime(SimRun& run, int index)
     : run_(run),
       index_(index),
       spec_(run.scenario->devices[index]),
       host_(run.platform.device_hosts[index]),
       server_host_(run.platform.server_hosts[run.scenario->server_index(run.scenario->devices[index].server)]),
-      num_stages_(run.device_models[index].num_stages()),
-      exec_sem_(sg4::Semaphore::create(0)),
-      up_sem_(sg4::Semaphore::create(0)),
-      down_sem_(sg4::Semaphore::create(0)) {
+      server_(run.servers[run.scenario->server_index(run.scenario->devices[index].server)].get()),
+      results_(sg4::Mailbox::by_name("results:" + run.scenario->devices[index].id)),
+      num_stages_(run.device_models[index].num_stages()) {
   in_flight_limit_ = spec_.workload.in_flight > 0 ? spec_.workload.in_flight : default_in_flight(spec_.strategy);
-  server_ = run.servers[run.scenario->server_index(spec_.server)].get();
   const ModelSpec& m = run.device_models[index];
   for (int k = 0; k <= num_stages_; ++k) {
     bytes_at_split_.push_back(m.bytes_at_split(k));
@@ -28,14 +31,13 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
   }
   result_bytes_ = bytes_at_split_.back();
   strategy_text_ = spec_.strategy.to_string();
+  // Poisson inter-arrival times come from this device's own splitmix64 stream seeded by (scenario
+  // seed, device index): reproducible, and portable across standard libraries.
+  rng_state_ = run.scenario->seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
 }
 
 void DeviceRuntime::start() {
-  sg4::Actor::create(spec_.id + ":executor", host_, [this] { executor_loop(); })->daemonize();
-  sg4::Actor::create(spec_.id + ":uplink", host_, [this] { uplink_loop(); })->daemonize();
-  sg4::Actor::create(spec_.id + ":downlink", host_, [this] { downlink_loop(); })->daemonize();
-  if (spec_.workload.arrival != WorkloadSpec::Arrival::closed_loop)
-    sg4::Actor::create(spec_.id + ":generator", host_, [this] { generator_loop(); })->daemonize();
+  sg4::Actor::create(spec_.id, host_, [this] { event_loop(); })->daemonize();
 }
 
 bool DeviceRuntime::accepting() const {
@@ -43,18 +45,36 @@ bool DeviceRuntime::accepting() const {
   return now >= spec_.join_at_s && now < spec_.leave_at_s && now < run_.arrivals_end_s;
 }
 
+double DeviceRuntime::next_open_loop_arrival() {
+  const double end = std::min(spec_.leave_at_s, run_.arrivals_end_s);
+  double t = kNever;
+  if (spec_.workload.arrival == WorkloadSpec::Arrival::trace) {
+    const auto& times = spec_.workload.arrival_times_s;
+    while (trace_pos_ < times.size() && times[trace_pos_] < spec_.join_at_s) ++trace_pos_;
+    if (trace_pos_ < times.size()) t = times[trace_pos_++];
+  } else if (spec_.workload.arrival == WorkloadSpec::Arrival::poisson) {
+    std::uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    const double u = (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;  // in (0,1)
+    const double from = std::max(next_arrival_s_, spec_.join_at_s);
+    t = from - std::log(u) / spec_.workload.rate_per_s;
+  }
+  return t < end ? t : kNever;
+}
+
 void DeviceRuntime::create_request() {
   SimRequest& r = run_.new_request(index_);
-  const Strategy& st = spec_.strategy;
   r.rec.strategy = strategy_text_;
   ++unfinished_;
-  if (st.kind == Strategy::Kind::data_parallel) {
+  if (spec_.strategy.kind == Strategy::Kind::data_parallel) {
     r.data_parallel = true;
     dp_pending_.push_back(&r);
     route_data_parallel();
     return;
   }
-  r.device_split = st.device_split(num_stages_);
+  r.device_split = spec_.strategy.device_split(num_stages_);
   route(&r);
 }
 
@@ -65,13 +85,7 @@ void DeviceRuntime::route(SimRequest* r) {
     r->rec.bytes_down = result_bytes_;
     r->batch_group = batch_group_[r->device_split];
   }
-  if (r->device_split > 0) {
-    exec_queue_.push_back(r);
-    exec_sem_->release();
-  } else {
-    up_queue_.push_back(r);
-    up_sem_->release();
-  }
+  (r->device_split > 0 ? exec_queue_ : up_queue_).push_back(r);
 }
 
 void DeviceRuntime::route_data_parallel() {
@@ -107,38 +121,65 @@ void DeviceRuntime::try_create_closed_loop() {
       ready = dp_pending_.empty() && (!dp_device_busy_ || !dp_server_busy_);
     } else {
       const bool first_is_executor = st.device_split(num_stages_) > 0;
-      ready = unfinished_ < in_flight_limit_ &&
-              (first_is_executor ? (!exec_busy_ && exec_queue_.empty()) : (!up_busy_ && up_queue_.empty()));
+      ready = unfinished_ < in_flight_limit_ && (first_is_executor ? (computing_ == nullptr && exec_queue_.empty())
+                                                                   : (uploading_ == nullptr && up_queue_.empty()));
     }
     if (!ready) return;
     create_request();
   }
 }
 
-void DeviceRuntime::executor_loop() {
-  sg4::this_actor::sleep_until(spec_.join_at_s);
-  try_create_closed_loop();
-  while (true) {
-    exec_sem_->acquire();
-    SimRequest* r = exec_queue_.front();
+void DeviceRuntime::start_idle_stages() {
+  if (computing_ == nullptr && !exec_queue_.empty()) {
+    computing_ = exec_queue_.front();
     exec_queue_.pop_front();
-    exec_busy_ = true;
-    r->rec.t_device_start = sg4::Engine::get_clock();
-    const double seconds = run_.device_luts[index_]->mean_seconds(0, r->device_split, 1);
-    if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
-    r->rec.t_device_end = sg4::Engine::get_clock();
-    exec_busy_ = false;
-    if (r->device_split >= num_stages_) {
-      r->rec.t_result = r->rec.t_device_end;
-      if (r->data_parallel) dp_device_busy_ = false;
-      on_finished(r);
-    } else {
-      up_queue_.push_back(r);
-      up_sem_->release();
-    }
-    route_data_parallel();
-    try_create_closed_loop();
+    computing_->rec.t_device_start = sg4::Engine::get_clock();
+    const double seconds = run_.device_luts[index_]->mean_seconds(0, computing_->device_split, 1);
+    exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
   }
+  if (uploading_ == nullptr && !up_queue_.empty()) {
+    uploading_ = up_queue_.front();
+    up_queue_.pop_front();
+    upload_ = sg4::Comm::sendto_async(host_, server_host_, static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
+  }
+}
+
+void DeviceRuntime::on_computed() {
+  SimRequest* r = computing_;
+  computing_ = nullptr;
+  exec_ = nullptr;
+  r->rec.t_device_end = sg4::Engine::get_clock();
+  if (r->device_split >= num_stages_) {
+    r->rec.t_result = r->rec.t_device_end;
+    if (r->data_parallel) dp_device_busy_ = false;
+    on_finished(r);
+  } else {
+    up_queue_.push_back(r);
+  }
+}
+
+void DeviceRuntime::on_uploaded() {
+  SimRequest* r = uploading_;
+  uploading_ = nullptr;
+  upload_ = nullptr;
+  r->rec.t_uplink_end = sg4::Engine::get_clock();
+  bytes_sent_ += r->rec.bytes_up;
+  count_radio(r->rec.bytes_up);
+  server_->enqueue(r);
+}
+
+void DeviceRuntime::send_result(SimRequest* r) {
+  results_->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+}
+
+void DeviceRuntime::on_result() {
+  SimRequest* r = arriving_;
+  r->rec.t_result = sg4::Engine::get_clock();
+  bytes_received_ += r->rec.bytes_down;
+  count_radio(r->rec.bytes_down);
+  if (r->dp_to_server) dp_server_busy_ = false;
+  on_finished(r);
+  result_get_ = results_->get_async<SimRequest>(&arriving_);
 }
 
 void DeviceRuntime::count_radio(double bytes) {
@@ -146,79 +187,38 @@ void DeviceRuntime::count_radio(double bytes) {
   if (now >= run_.scenario->warmup_s && now <= run_.scenario->duration_s) radio_bytes_window_ += bytes;
 }
 
-void DeviceRuntime::uplink_loop() {
-  while (true) {
-    up_sem_->acquire();
-    SimRequest* r = up_queue_.front();
-    up_queue_.pop_front();
-    up_busy_ = true;
-    const auto bytes = static_cast<std::uint64_t>(std::llround(r->rec.bytes_up));
-    if (bytes > 0) sg4::Comm::sendto(host_, server_host_, bytes);
-    r->rec.t_uplink_end = sg4::Engine::get_clock();
-    bytes_sent_ += r->rec.bytes_up;
-    count_radio(r->rec.bytes_up);
-    up_busy_ = false;
-    server_->enqueue(r);
-    try_create_closed_loop();
-  }
-}
-
-void DeviceRuntime::deliver_result(SimRequest* r) {
-  down_queue_.push_back(r);
-  down_sem_->release();
-}
-
-void DeviceRuntime::downlink_loop() {
-  while (true) {
-    down_sem_->acquire();
-    SimRequest* r = down_queue_.front();
-    down_queue_.pop_front();
-    const auto bytes = static_cast<std::uint64_t>(std::llround(r->rec.bytes_down));
-    if (bytes > 0) sg4::Comm::sendto(server_host_, host_, bytes);
-    r->rec.t_result = sg4::Engine::get_clock();
-    bytes_received_ += r->rec.bytes_down;
-    count_radio(r->rec.bytes_down);
-    if (r->dp_to_server) dp_server_busy_ = false;
-    on_finished(r);
-    route_data_parallel();
-    try_create_closed_loop();
-  }
-}
-
 void DeviceRuntime::on_finished(SimRequest* r) {
   --unfinished_;
   run_.finish(*r);
 }
 
-void DeviceRuntime::generator_loop() {
-  // Open loop: arrivals independent of completions. Poisson inter-arrival times come from this
-  // device's own generator seeded by (scenario seed, device index), so runs are reproducible.
+void DeviceRuntime::event_loop() {
+  result_get_ = results_->get_async<SimRequest>(&arriving_);
   sg4::this_actor::sleep_until(spec_.join_at_s);
-  const double end = std::min(spec_.leave_at_s, run_.arrivals_end_s);
-  if (spec_.workload.arrival == WorkloadSpec::Arrival::trace) {
-    for (double t : spec_.workload.arrival_times_s) {
-      if (t < spec_.join_at_s) continue;
-      if (t >= end) break;
-      sg4::this_actor::sleep_until(t);
-      create_request();
-    }
-    return;
-  }
-  // splitmix64 -> uniform in (0,1): portable across standard libraries, unlike std::*_distribution.
-  std::uint64_t state = run_.scenario->seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index_) + 1;
-  auto uniform = [&state] {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;
-  };
-  double t = sg4::Engine::get_clock();
+  next_arrival_s_ = next_open_loop_arrival();
+  std::vector<sg4::ActivityPtr> waiting;
   while (true) {
-    t += -std::log(uniform()) / spec_.workload.rate_per_s;
-    if (t >= end) return;
-    sg4::this_actor::sleep_until(t);
-    create_request();
+    while (next_arrival_s_ <= sg4::Engine::get_clock()) {
+      create_request();
+      next_arrival_s_ = next_open_loop_arrival();
+    }
+    route_data_parallel();
+    try_create_closed_loop();
+    start_idle_stages();
+    waiting.clear();
+    waiting.push_back(result_get_);
+    if (exec_) waiting.push_back(exec_);
+    if (upload_) waiting.push_back(upload_);
+    ssize_t k;
+    if (next_arrival_s_ < kNever) {
+      k = sg4::Activity::wait_any_for(waiting, next_arrival_s_ - sg4::Engine::get_clock());
+      if (k < 0) continue;  // the next arrival is due
+    } else {
+      k = sg4::Activity::wait_any(waiting);
+    }
+    if (waiting[k] == result_get_) on_result();
+    else if (waiting[k] == exec_) on_computed();
+    else on_uploaded();
   }
 }
 

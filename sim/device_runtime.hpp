@@ -1,9 +1,12 @@
 #pragma once
-// One edge device in the simulation: its executor (device stages, one request at a time on its
-// single-core host), its uplink (one transfer at a time: its radio), its downlink (results in order),
-// and, for open-loop workloads, a generator. Strategies (DESIGN.md):
+// One edge device in the simulation. A single actor runs an event loop over the device's own
+// activities: its computation (one request at a time on its single-core host), its upload (one
+// transfer at a time: its radio), the next result coming back (results arrive one at a time, in the
+// order the server sent them) and, for open-loop workloads, the next arrival time. Waking only on
+// activity completions keeps the simulator close to bare SimGrid speed (bench/RESULTS.md).
+// Strategies (DESIGN.md):
 //   local: all stages here; offload: raw input to the server; pp(k): [0,k) here, [k,n) on the server,
-//   pipelined (the executor starts input i+1 while input i is on the link or the server);
+//   pipelined (the device computes input i+1 while input i is on the link or the server);
 //   data_parallel: each input goes whole to the device or whole to the server, whichever is free first
 //   (when both are free, the one with the lower estimated latency at the current bandwidth).
 // Closed loop: a new input is created as soon as the first stage it needs is idle and the device has
@@ -25,26 +28,29 @@ class EdgeServer;
 class DeviceRuntime {
  public:
   DeviceRuntime(SimRun& run, int index);
-  void start();  // spawns this device's actors (daemons)
-  // Called by the server when a batch containing r ended: queues r's result on the downlink.
-  void deliver_result(SimRequest* r);
+  void start();  // spawns this device's actor (a daemon)
+  // Called by a server worker (in its own actor) when r's batch ended: sends r's result to this
+  // device. Does not block the worker; the transfer starts when the device is ready to receive it.
+  void send_result(SimRequest* r);
 
-  // Accounting read by the controller (energy, bytes).
+  // Accounting read after the run (energy, bytes).
   double radio_bytes_in_window() const { return radio_bytes_window_; }
   double bytes_sent() const { return bytes_sent_; }
   double bytes_received() const { return bytes_received_; }
 
  private:
-  void executor_loop();
-  void uplink_loop();
-  void downlink_loop();
-  void generator_loop();
+  void event_loop();
+  void start_idle_stages();
+  void on_computed();
+  void on_uploaded();
+  void on_result();
   // Creates one request now (strategy as of now) and routes it.
   void create_request();
   void route(SimRequest* r);
   void route_data_parallel();
   void try_create_closed_loop();
   bool accepting() const;  // joined, not left, before the end of arrivals
+  double next_open_loop_arrival();  // +inf when there is none
   void count_radio(double bytes);
   void on_finished(SimRequest* r);
 
@@ -53,21 +59,29 @@ class DeviceRuntime {
   const DeviceSpec& spec_;
   simgrid::s4u::Host* host_;
   simgrid::s4u::Host* server_host_;
+  EdgeServer* server_;
+  simgrid::s4u::Mailbox* results_;
   int num_stages_;
   int in_flight_limit_;
-  EdgeServer* server_;
+  int unfinished_ = 0;
   // Per split k (0..n), computed once: bytes crossing k, the result bytes, the batch group id.
   std::vector<double> bytes_at_split_;
   double result_bytes_ = 0;
   std::vector<int> batch_group_;
   std::string strategy_text_;
-  int unfinished_ = 0;
 
-  std::deque<SimRequest*> exec_queue_, up_queue_, down_queue_, dp_pending_;
-  simgrid::s4u::SemaphorePtr exec_sem_, up_sem_, down_sem_;
-  bool exec_busy_ = false, up_busy_ = false;
+  std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;
+  SimRequest* computing_ = nullptr;  // request whose device stages run now
+  SimRequest* uploading_ = nullptr;  // request on the uplink now
+  SimRequest* arriving_ = nullptr;   // filled by the posted result receive
+  simgrid::s4u::ExecPtr exec_;
+  simgrid::s4u::CommPtr upload_, result_get_;
   bool dp_server_busy_ = false;  // a data_parallel input is on the server path
   bool dp_device_busy_ = false;  // a data_parallel input is on the device path
+  // Open loop: arrival state.
+  std::uint64_t rng_state_ = 0;
+  size_t trace_pos_ = 0;
+  double next_arrival_s_ = 0;
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
 };
 

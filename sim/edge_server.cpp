@@ -81,7 +81,7 @@ void EdgeServer::worker_loop() {
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
       r->rec.t_batch_end = end;
-      run_.devices[r->rec.device]->deliver_result(r);
+      run_.devices[r->rec.device]->send_result(r);
     }
   }
 }
