@@ -65,6 +65,12 @@ class SimSetup {
   std::string dir_;
 };
 
+// The LUTs most tests use: device stages 10 ms each, server stages 1 ms each (9 stages of dgcnn).
+inline void write_standard_luts(SimSetup& s) {
+  s.write_lut("testdev", 0.010);
+  s.write_lut("testsrv", 0.001);
+}
+
 // A one-server scenario: server "srv" of type testsrv with a 1000 Mbit/s, 0.1 ms link; access point
 // 1000 Mbit/s; `devices` is the YAML list body.
 inline std::string scenario(const std::string& devices, const std::string& batch = "{window_ms: 0, max_size: 1}",

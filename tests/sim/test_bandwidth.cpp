@@ -7,17 +7,10 @@
 using namespace coinfer;
 using namespace coinfer::test;
 
-namespace {
-SimSetup setup() {
-  SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
-  return s;
-}
-}  // namespace
 
 TEST(Bandwidth, FallingStepSlowsTheTransferInFlight) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   // 8 Mbit/s = 1e6 B/s until 6.2 ms: 6100 B sent; the other 6188 B at 0.5e6 B/s take 12.376 ms.
   RunResults r = s.run(scenario(device("d", "offload", "{arrival: closed_loop, in_flight: 1}", "{bandwidth_mbps: 8, latency_ms: 0}"),
                                 "{window_ms: 0, max_size: 1}", 0.001, 0, 1,
@@ -27,7 +20,8 @@ TEST(Bandwidth, FallingStepSlowsTheTransferInFlight) {
 }
 
 TEST(Bandwidth, RisingStepFromATraceSpeedsUpTheTransferInFlight) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   s.write_file("bw.csv", "# source: test\ntime_s,bandwidth_mbps\n0,4\n0.0062,8\n");
   // 0.5e6 B/s until 6.2 ms: 3050 B; the other 9238 B at 1e6 B/s take 9.238 ms -> 15.438 ms
   // (SimGrid alone would keep the starting rate and finish at 24.676 ms).
@@ -41,7 +35,8 @@ TEST(Bandwidth, RisingStepFromATraceSpeedsUpTheTransferInFlight) {
 }
 
 TEST(Bandwidth, AccessPointIsSharedByAllDevices) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   // Two devices on 80 Mbit/s links share a 16 Mbit/s (2e6 B/s) access point: 1e6 B/s each, so
   // each 12288 B input takes 12.288 ms + 5.1 ms latency instead of 1.2288 ms + 5.1 ms.
   std::string link = "{bandwidth_mbps: 80, latency_ms: 5}";

@@ -16,16 +16,11 @@ const double kDown = 0.0051 + kResultBytes / 1e6; // 5.26 ms
 std::string three_offloaders() {
   return device("a", "offload") + device("b", "offload") + device("c", "offload");
 }
-SimSetup setup() {
-  SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
-  return s;
-}
 }  // namespace
 
 TEST(Batching, SimultaneousArrivalsWaitForTheWindowAndRunAsOneBatch) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 5}", 0.01));
   ASSERT_EQ(r.requests.size(), 3u);  // closed loop, in_flight 1, only t=0 arrivals before 10 ms
   for (const auto& q : r.requests) {
@@ -38,7 +33,8 @@ TEST(Batching, SimultaneousArrivalsWaitForTheWindowAndRunAsOneBatch) {
 }
 
 TEST(Batching, FullBatchLeavesAtOnceAndTheRestWaitsForWindowAndWorker) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 2}", 0.01));
   ASSERT_EQ(r.requests.size(), 3u);
   int pairs = 0, singles = 0;
@@ -60,14 +56,16 @@ TEST(Batching, FullBatchLeavesAtOnceAndTheRestWaitsForWindowAndWorker) {
 }
 
 TEST(Batching, SecondWorkerTakesTheWindowedBatch) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 10, max_size: 2}", 0.01, 0, 2));
   for (const auto& q : r.requests)
     if (q.batch_size == 1) EXPECT_NEAR(q.t_batch_start, kArrive + 0.010, kTol);
 }
 
 TEST(Batching, DifferentSplitsNeverShareABatch) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   // a offloads (arrives 17.388 ms); b runs pp(6): 60 ms on the device + 5.1 ms + 8192 B -> 73.292 ms,
   // inside a's 100 ms window but with another split: two batches of one.
   RunResults r = s.run(scenario(device("a", "offload") + device("b", "pp(6)"), "{window_ms: 100, max_size: 5}", 0.01));

@@ -17,8 +17,7 @@ std::string powered(const std::string& strategy) {
 
 TEST(Energy, ComputeEnergyIsIdlePlusBusyTime) {
   SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
+  write_standard_luts(s);
   s.write_file("arrivals.txt", "# one input at t = 1 s\n1.0\n");
   RunResults r = s.run(scenario(powered("local"), "{window_ms: 0, max_size: 1}", 3, 0.5));
   ASSERT_EQ(r.requests.size(), 1u);
@@ -30,8 +29,7 @@ TEST(Energy, ComputeEnergyIsIdlePlusBusyTime) {
 
 TEST(Energy, RadioEnergyCountsBytesBothWays) {
   SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
+  write_standard_luts(s);
   s.write_file("arrivals.txt", "1.0\n");
   RunResults r = s.run(scenario(powered("offload"), "{window_ms: 0, max_size: 1}", 3, 0));
   // 12288 B up + 160 B down = 12448 B = 0.012448 MB x 0.5 J/MB = 0.006224 J; the device never

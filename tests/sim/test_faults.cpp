@@ -22,8 +22,7 @@ TEST(Faults, UnfinishedRequestsAreRecordedAsFailed) {
 
 TEST(Faults, EveryRequestCompletesWhenTheSystemKeepsUp) {
   SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("a", "pp(6)", "{arrival: poisson, rate_per_s: 5}") + device("b", "data_parallel", "{arrival: closed_loop}"),
                                 "{window_ms: 10, max_size: 4}", 20));
   ASSERT_GT(r.requests.size(), 100u);

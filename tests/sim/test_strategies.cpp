@@ -15,16 +15,11 @@ double up(double bytes) { return 0.0051 + bytes / 1e6; }
 // Downlink: 0.1 ms + 5 ms latency, 160 B / 1e6 B/s.
 const double kDown = 0.0051 + kResultBytes / 1e6;
 
-SimSetup setup() {
-  SimSetup s;
-  s.write_lut("testdev", 0.010);
-  s.write_lut("testsrv", 0.001);
-  return s;
-}
 }  // namespace
 
 TEST(Strategies, LocalLatencyIsTheDeviceLut) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("d", "local")));
   // 9 stages x 10 ms = 90 ms each, back to back: requests created at 0, 0.09, ... < 1 s -> 12 requests.
   ASSERT_EQ(r.requests.size(), 12u);
@@ -39,7 +34,8 @@ TEST(Strategies, LocalLatencyIsTheDeviceLut) {
 }
 
 TEST(Strategies, OffloadLatencyIsUplinkPlusServerPlusDownlink) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("d", "offload")));
   // up(12288 B) = 5.1 + 12.288 ms; server [0,9) = 9 ms; down = 5.1 + 0.16 ms -> 31.648 ms.
   const double expected = up(kRawBytes) + 0.009 + kDown;
@@ -57,7 +53,8 @@ TEST(Strategies, OffloadLatencyIsUplinkPlusServerPlusDownlink) {
 }
 
 TEST(Strategies, PipelineSplitLatencyAddsBothSides) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("d", "pp(6)")));  // in_flight 1: pure latency
   // device [0,6) = 60 ms; up(8192 B) = 13.292 ms; server [6,9) = 3 ms; down = 5.26 ms -> 81.552 ms.
   const double expected = 0.060 + up(kPooledBytes) + 0.003 + kDown;
@@ -100,7 +97,8 @@ TEST(Strategies, DeviceBottleneckPipelineRunsAtDeviceRate) {
 }
 
 TEST(Strategies, DataParallelSendsEachInputToWhicheverSideIsFree) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("d", "data_parallel", "{arrival: closed_loop}")));
   ASSERT_GT(r.requests.size(), 4u);
   // t=0, both free: the server path is estimated at 5.1*2 ms + (12288+160) B / 1e6 B/s + 9 ms = 31.6 ms
@@ -121,7 +119,8 @@ TEST(Strategies, DataParallelSendsEachInputToWhicheverSideIsFree) {
 }
 
 TEST(Strategies, LeaveStopsArrivalsAndJoinStartsThem) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   std::string devs = device("a", "local") + device("b", "local");
   RunResults r = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 1, 0, 1,
                                 "events:\n  - {at_s: 0.5, device: a, leave: true}\n  - {at_s: 0.3, device: b, join: true}\n"));
@@ -136,7 +135,8 @@ TEST(Strategies, LeaveStopsArrivalsAndJoinStartsThem) {
 }
 
 TEST(Strategies, PoissonArrivalsAreReproducibleAndRoughlyAtRate) {
-  SimSetup s = setup();
+  SimSetup s;
+  write_standard_luts(s);
   RunResults r = s.run(scenario(device("d", "offload", "{arrival: poisson, rate_per_s: 10}"), "{window_ms: 0, max_size: 1}", 30));
   // 300 expected arrivals; a Poisson count stays within +-4 sigma (about 70) of it.
   EXPECT_NEAR(static_cast<double>(r.requests.size()), 300, 70);
