@@ -12,6 +12,7 @@
 #include "io/model_spec_loader.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
+#include "io/atomic_dir.hpp"
 #include "io/summary_json.hpp"
 #include "sim/simulation.hpp"
 
@@ -76,12 +77,19 @@ int run_command(const RunOptions& o) {
   if (ec) throw InputError(SourceLocation{out, 0, 0}, "--out", "cannot create output folder: " + ec.message());
   write_results_h5(out + "/results.h5", r);
   write_summary_json(out + "/summary.json", r);
+  write_text_atomic(out + "/timing.json", timing_json_text(r));
   if (o.timing)
     std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);
   if (!o.quiet) {
     std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
               << " s simulated\n";
     print_table(r, std::cout);
+    if (!r.decisions.empty()) {
+      int switches = 0;
+      for (const auto& d : r.decisions) switches += d.switched;
+      std::cout << "scheduler " << r.scheduler << ": " << r.decisions.size() << " decisions, " << switches
+                << " strategy switches; last: " << r.decisions.back().scheme << "\n";
+    }
     std::cout << "wrote " << out << "/results.h5 and " << out << "/summary.json\n";
   }
   return 0;

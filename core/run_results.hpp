@@ -29,6 +29,17 @@ struct BandwidthSample {
   double mbps = 0;  // the device link's bandwidth from t_s on
 };
 
+// One scheduling decision (the scheme it chose and why).
+struct DecisionRecord {
+  double t_s = 0;
+  std::string trigger;          // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", joined by '+'
+  std::string scheme;           // Scheme::to_string()
+  double predicted_throughput_rps = 0;  // the analytic estimator's prediction for the chosen scheme
+  double predicted_latency_ms = 0;
+  int switched = 0;             // devices sent a new strategy
+  double wall_s = 0;            // wall-clock time of decide(); not deterministic, kept out of results.h5
+};
+
 struct RunResults {
   std::string scenario, scenario_file;
   unsigned long long seed = 0;
@@ -39,6 +50,8 @@ struct RunResults {
   std::vector<EventRecord> events;
   std::vector<BandwidthSample> bandwidth;
   std::vector<MetricsSummary> summary;  // per device, then "total"
+  std::string scheduler;
+  std::vector<DecisionRecord> decisions;
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

@@ -82,7 +82,13 @@ struct EventSpec {
 
 struct SchedulerSpec {
   std::string name = "static";
-  std::map<std::string, std::string> params;
+  std::map<std::string, std::string> params;  // scheduler-specific (sched/README.md)
+  // Triggers of rescheduling (besides the first decision at t = 0, joins and leaves):
+  double period_s = 0;                  // also every period_s seconds; 0 = never
+  double bandwidth_threshold_pct = 20;  // a device's bandwidth changed by more than this since the last decision
+  bool charge_decision_time = false;    // the decision's wall-clock time delays the scheme on the server
+  double control_bytes = 256;           // size of one scheduling message to a device
+  SourceLocation where;
 };
 
 struct Scenario {

@@ -1,6 +1,6 @@
 #pragma once
 // Read-only snapshot of the system that schedulers see. Built by the simulator's monitor (or the real
-// runtime); plain data, copyable, serialisable. Units: seconds, Mbps.
+// runtime); plain data, copyable, serialisable (io/state_json.hpp). Units: seconds, Mbit/s, ms.
 #include <string>
 #include <vector>
 
@@ -10,25 +10,32 @@ namespace coinfer {
 
 struct DeviceState {
   std::string id, type, model, dataset, server;
-  Strategy strategy;
+  Strategy strategy;                // current
   bool connected = true;
-  bool busy = false;              // computing or holding unfinished requests
-  int queue_length = 0;           // requests waiting on the device
-  double link_bandwidth_mbps = 0; // latest measured/known estimate
-  double link_latency_ms = 0;
+  bool busy = false;                // computing or holding unfinished requests
+  int queue_length = 0;             // requests waiting on the device
+  int unfinished = 0;               // requests created and not finished
+  double link_bandwidth_mbps = 0;   // latest measured/known estimate
+  double link_latency_ms = 0;       // one way
+  int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
+  double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
 };
 
 struct ServerState {
   std::string id, type;
   int queue_length = 0;  // requests waiting to be batched or for a worker
   int busy_workers = 0;
-  int workers = 0;
+  int workers = 1;
   double batch_window_ms = 0;
   int batch_max_size = 1;
+  double link_bandwidth_mbps = 1000;
+  double link_latency_ms = 0;
 };
 
 struct SystemState {
   double time_s = 0;
+  double access_point_mbps = 1000;
+  double access_point_latency_ms = 0;
   std::vector<DeviceState> devices;
   std::vector<ServerState> servers;
 

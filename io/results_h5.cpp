@@ -107,6 +107,27 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/events/device", edev);
     f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth");
 
+    f.write_attr("/", "scheduler", r.scheduler);
+    const hsize_t nk = r.decisions.size();
+    std::vector<double> kt(nk), kthr(nk), klat(nk);
+    std::vector<std::int32_t> ksw(nk);
+    std::vector<std::string> ktrig(nk), kscheme(nk);
+    for (hsize_t i = 0; i < nk; ++i) {
+      const auto& d = r.decisions[i];
+      kt[i] = d.t_s;
+      kthr[i] = d.predicted_throughput_rps;
+      klat[i] = d.predicted_latency_ms;
+      ksw[i] = d.switched;
+      ktrig[i] = d.trigger;
+      kscheme[i] = d.scheme;
+    }
+    f.write("/decisions/t", kt, {nk}, "s");
+    f.write("/decisions/trigger", ktrig);
+    f.write("/decisions/scheme", kscheme);
+    f.write("/decisions/predicted_throughput_rps", kthr, {nk}, "requests/s");
+    f.write("/decisions/predicted_latency_ms", klat, {nk}, "ms");
+    f.write("/decisions/switched", ksw, {nk}, "devices sent a new strategy");
+
     const hsize_t nb = r.bandwidth.size();
     std::vector<double> bt(nb), bm(nb);
     std::vector<std::int32_t> bd(nb);

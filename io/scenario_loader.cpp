@@ -262,10 +262,15 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (root["scheduler"]) {
     const YAML::Node& sc = root["scheduler"];
     r.require_map(sc, "scheduler");
+    s.scheduler.where = r.where(sc);
     s.scheduler.name = r.get_string(sc, "name", "scheduler");
+    s.scheduler.period_s = r.get_double(sc, "period_s", "scheduler", 0, 0, false);
+    s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
+    s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
+    s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       std::string k = it->first.as<std::string>();
-      if (k == "name") continue;
+      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes") continue;
       if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + k, "expected a single value");
       s.scheduler.params[k] = it->second.as<std::string>();
     }
@@ -341,7 +346,11 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
         fail(d.where, path + ".model",
              "LUT stage count differs from the model spec (" + std::to_string(n) + " stages in " + m.file + ")");
       std::vector<int> device_ends, server_begins;
-      switch (d.strategy.kind) {
+      if (s.scheduler.name != "static") {
+        // An adaptive scheduler may choose any split: every range must be there.
+        for (int k = 0; k <= n; ++k) device_ends.push_back(k);
+        for (int k = 0; k < n; ++k) server_begins.push_back(k);
+      } else switch (d.strategy.kind) {
         case Strategy::Kind::local: device_ends = {n}; break;
         case Strategy::Kind::offload: server_begins = {0}; break;
         case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;

@@ -34,6 +34,13 @@ std::string summary_json_text(const RunResults& r) {
   j["duration_s"] = r.duration_s;
   j["warmup_s"] = r.warmup_s;
   j["window_s"] = r.duration_s - r.warmup_s;
+  j["scheduler"] = r.scheduler;
+  nlohmann::ordered_json triggers = nlohmann::ordered_json::object();
+  for (const auto& d : r.decisions) {
+    const std::string first = d.trigger.substr(0, d.trigger.find_first_of(":+"));
+    triggers[first] = triggers.value(first, 0) + 1;
+  }
+  j["decisions"] = {{"count", r.decisions.size()}, {"by_trigger", triggers}};
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (const auto& m : r.summary) {
@@ -45,5 +52,14 @@ std::string summary_json_text(const RunResults& r) {
 }
 
 void write_summary_json(const std::string& path, const RunResults& r) { write_text_atomic(path, summary_json_text(r)); }
+
+std::string timing_json_text(const RunResults& r) {
+  nlohmann::ordered_json j;
+  j["note"] = "wall-clock measurements of this run; they differ between runs (not part of the deterministic results)";
+  j["engine_wall_s"] = r.engine_wall_s;
+  j["decisions"] = nlohmann::ordered_json::array();
+  for (const auto& d : r.decisions) j["decisions"].push_back({{"t_s", d.t_s}, {"trigger", d.trigger}, {"wall_s", d.wall_s}});
+  return j.dump(2) + "\n";
+}
 
 }  // namespace coinfer

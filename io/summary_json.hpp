@@ -9,5 +9,7 @@ namespace coinfer {
 
 std::string summary_json_text(const RunResults& r);
 void write_summary_json(const std::string& path, const RunResults& r);
+// timing.json: the run's wall-clock figures (engine time, each decision's time); not deterministic.
+std::string timing_json_text(const RunResults& r);
 
 }  // namespace coinfer

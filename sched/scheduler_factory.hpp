@@ -7,10 +7,12 @@
 
 #include "core/scenario.hpp"
 #include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
 
 namespace coinfer {
 
 std::vector<std::string> scheduler_names();
-std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario);
+// `estimator` must outlive the scheduler.
+std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const AnalyticEstimator& estimator);
 
 }  // namespace coinfer

@@ -22,15 +22,17 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
       server_host_(run.platform.server_hosts[run.scenario->server_index(run.scenario->devices[index].server)]),
       server_(run.servers[run.scenario->server_index(run.scenario->devices[index].server)].get()),
       results_(sg4::Mailbox::by_name("results:" + run.scenario->devices[index].id)),
+      control_(sg4::Mailbox::by_name("control:" + run.scenario->devices[index].id)),
+      strategy_(run.scenario->devices[index].strategy),
       num_stages_(run.device_models[index].num_stages()) {
-  in_flight_limit_ = spec_.workload.in_flight > 0 ? spec_.workload.in_flight : default_in_flight(spec_.strategy);
+  in_flight_limit_ = spec_.workload.in_flight > 0 ? spec_.workload.in_flight : default_in_flight(strategy_);
   const ModelSpec& m = run.device_models[index];
   for (int k = 0; k <= num_stages_; ++k) {
     bytes_at_split_.push_back(m.bytes_at_split(k));
     batch_group_.push_back(run.batch_group_id(spec_.model, spec_.dataset, k));
   }
   result_bytes_ = bytes_at_split_.back();
-  strategy_text_ = spec_.strategy.to_string();
+  strategy_text_ = strategy_.to_string();
   // Poisson inter-arrival times come from this device's own splitmix64 stream seeded by (scenario
   // seed, device index): reproducible, and portable across standard libraries.
   rng_state_ = run.scenario->seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
@@ -68,13 +70,13 @@ void DeviceRuntime::create_request() {
   SimRequest& r = run_.new_request(index_);
   r.rec.strategy = strategy_text_;
   ++unfinished_;
-  if (spec_.strategy.kind == Strategy::Kind::data_parallel) {
+  if (strategy_.kind == Strategy::Kind::data_parallel) {
     r.data_parallel = true;
     dp_pending_.push_back(&r);
     route_data_parallel();
     return;
   }
-  r.device_split = spec_.strategy.device_split(num_stages_);
+  r.device_split = strategy_.device_split(num_stages_);
   route(&r);
 }
 
@@ -115,7 +117,7 @@ void DeviceRuntime::route_data_parallel() {
 void DeviceRuntime::try_create_closed_loop() {
   if (spec_.workload.arrival != WorkloadSpec::Arrival::closed_loop) return;
   while (accepting()) {
-    const Strategy& st = spec_.strategy;
+    const Strategy& st = strategy_;
     bool ready;
     if (st.kind == Strategy::Kind::data_parallel) {
       ready = dp_pending_.empty() && (!dp_device_busy_ || !dp_server_busy_);
@@ -182,6 +184,21 @@ void DeviceRuntime::on_result() {
   result_get_ = results_->get_async<SimRequest>(&arriving_);
 }
 
+void DeviceRuntime::send_strategy(const Strategy* s, double bytes) {
+  control_->put_init(const_cast<Strategy*>(s), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
+}
+
+void DeviceRuntime::apply_strategy(const Strategy& s) {
+  strategy_ = s;
+  strategy_text_ = s.to_string();
+  if (spec_.workload.in_flight <= 0) in_flight_limit_ = default_in_flight(s);
+}
+
+void DeviceRuntime::on_control() {
+  apply_strategy(*incoming_strategy_);
+  control_get_ = control_->get_async<Strategy>(&incoming_strategy_);
+}
+
 void DeviceRuntime::count_radio(double bytes) {
   const double now = sg4::Engine::get_clock();
   if (now >= run_.scenario->warmup_s && now <= run_.scenario->duration_s) radio_bytes_window_ += bytes;
@@ -194,6 +211,7 @@ void DeviceRuntime::on_finished(SimRequest* r) {
 
 void DeviceRuntime::event_loop() {
   result_get_ = results_->get_async<SimRequest>(&arriving_);
+  control_get_ = control_->get_async<Strategy>(&incoming_strategy_);
   sg4::this_actor::sleep_until(spec_.join_at_s);
   next_arrival_s_ = next_open_loop_arrival();
   std::vector<sg4::ActivityPtr> waiting;
@@ -207,6 +225,7 @@ void DeviceRuntime::event_loop() {
     start_idle_stages();
     waiting.clear();
     waiting.push_back(result_get_);
+    waiting.push_back(control_get_);
     if (exec_) waiting.push_back(exec_);
     if (upload_) waiting.push_back(upload_);
     ssize_t k;
@@ -217,6 +236,7 @@ void DeviceRuntime::event_loop() {
       k = sg4::Activity::wait_any(waiting);
     }
     if (waiting[k] == result_get_) on_result();
+    else if (waiting[k] == control_get_) on_control();
     else if (waiting[k] == exec_) on_computed();
     else on_uploaded();
   }

@@ -33,6 +33,15 @@ class DeviceRuntime {
   // device. Does not block the worker; the transfer starts when the device is ready to receive it.
   void send_result(SimRequest* r);
 
+  // Called by the scheduler monitor (in its own actor, on the server host): sends a scheduling message
+  // of `bytes` carrying the device's new strategy; the device applies it when the message arrives.
+  // Requests already created keep the strategy they started with.
+  void send_strategy(const Strategy* s, double bytes);
+  const Strategy& strategy() const { return strategy_; }
+  int unfinished() const { return unfinished_; }
+  int queued() const { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
+  bool busy() const { return unfinished_ > 0; }
+
   // Accounting read after the run (energy, bytes).
   double radio_bytes_in_window() const { return radio_bytes_window_; }
   double bytes_sent() const { return bytes_sent_; }
@@ -44,6 +53,8 @@ class DeviceRuntime {
   void on_computed();
   void on_uploaded();
   void on_result();
+  void on_control();
+  void apply_strategy(const Strategy& s);
   // Creates one request now (strategy as of now) and routes it.
   void create_request();
   void route(SimRequest* r);
@@ -61,6 +72,8 @@ class DeviceRuntime {
   simgrid::s4u::Host* server_host_;
   EdgeServer* server_;
   simgrid::s4u::Mailbox* results_;
+  simgrid::s4u::Mailbox* control_;
+  Strategy strategy_;
   int num_stages_;
   int in_flight_limit_;
   int unfinished_ = 0;
@@ -75,7 +88,8 @@ class DeviceRuntime {
   SimRequest* uploading_ = nullptr;  // request on the uplink now
   SimRequest* arriving_ = nullptr;   // filled by the posted result receive
   simgrid::s4u::ExecPtr exec_;
-  simgrid::s4u::CommPtr upload_, result_get_;
+  simgrid::s4u::CommPtr upload_, result_get_, control_get_;
+  Strategy* incoming_strategy_ = nullptr;  // filled by the posted control receive
   bool dp_server_busy_ = false;  // a data_parallel input is on the server path
   bool dp_device_busy_ = false;  // a data_parallel input is on the device path
   // Open loop: arrival state.

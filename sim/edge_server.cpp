@@ -48,6 +48,13 @@ void EdgeServer::seal(int batch_group) {
   ready_sem_->release();
 }
 
+int EdgeServer::queued() const {
+  size_t n = 0;
+  for (const auto& kv : open_) n += kv.second.members.size();
+  for (const auto& b : ready_) n += b.size();
+  return static_cast<int>(n);
+}
+
 void EdgeServer::timer_loop() {
   // Deadlines arrive in FIFO order (one window per server), so sleeping on the front is exact.
   while (true) {
@@ -77,7 +84,9 @@ void EdgeServer::worker_loop() {
       r->rec.t_batch_start = start;
       r->rec.batch_size = b;
     }
+    ++busy_workers_;
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
+    --busy_workers_;
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
       r->rec.t_batch_end = end;

@@ -25,6 +25,8 @@ class EdgeServer {
   // A request fully received (called from the device's uplink actor at arrival time). Does not block.
   void enqueue(SimRequest* r);
   int index() const { return index_; }
+  int queued() const;        // requests waiting in open or sealed batches
+  int busy_workers() const { return busy_workers_; }
 
  private:
   struct Group {
@@ -46,6 +48,7 @@ class EdgeServer {
   simgrid::s4u::SemaphorePtr timers_sem_;
   std::deque<std::vector<SimRequest*>> ready_;   // sealed batches waiting for a worker
   simgrid::s4u::SemaphorePtr ready_sem_;
+  int busy_workers_ = 0;
 };
 
 }  // namespace coinfer

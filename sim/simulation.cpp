@@ -8,10 +8,13 @@
 #include <chrono>
 #include <map>
 
+#include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/scenario_loader.hpp"
 #include "sim/device_runtime.hpp"
 #include "sim/edge_server.hpp"
+#include "sched/scheduler_factory.hpp"
+#include "sim/scheduler_monitor.hpp"
 #include "sim/sim_run.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -72,8 +75,32 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   }
   for (size_t i = 0; i < s.servers.size(); ++i) run.servers.push_back(std::make_unique<EdgeServer>(run, static_cast<int>(i)));
   for (size_t i = 0; i < s.devices.size(); ++i) run.devices.push_back(std::make_unique<DeviceRuntime>(run, static_cast<int>(i)));
+  ModelSpecs specs;
+  for (const auto& m : run.device_models) specs.emplace(m.name + "/" + m.dataset.name, m);
+  Objective objective = Objective::throughput;
+  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end()) {
+    try {
+      objective = parse_objective(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.objective", e.what());
+    }
+  }
+  AnalyticEstimator estimator(luts, specs, objective);
+  std::unique_ptr<Scheduler> scheduler = make_scheduler(s, estimator);
+  SchedulerMonitor monitor(run, *scheduler, estimator);
+  if (s.scheduler.name == "oracle") {
+    // Refuse an oracle that cannot cope with the whole system before simulating anything.
+    SystemState all = monitor.snapshot(0);
+    for (auto& d : all.devices) d.connected = true;
+    try {
+      scheduler->decide(all);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.max_schemes", e.what());
+    }
+  }
   for (auto& sv : run.servers) sv->start();
   for (auto& d : run.devices) d->start();
+  monitor.start();
 
   const size_t nd = s.devices.size();
   std::vector<double> energy_at_warmup(nd, 0), energy_at_end(nd, 0);
@@ -107,6 +134,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.warmup_s = s.warmup_s;
   out.end_s = end_s;
   out.engine_wall_s = engine_wall_s;
+  out.scheduler = s.scheduler.name;
+  out.decisions = monitor.decisions();
   for (const auto& sv : s.servers) out.servers.push_back(sv.id);
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(run.requests.size());
@@ -127,7 +156,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     dr.model = d.model;
     dr.dataset = d.dataset;
     dr.server = d.server;
-    dr.strategy = d.strategy.to_string();
+    dr.strategy = run.devices[i]->strategy().to_string();  // at the end of the run
     dr.energy_compute_j = energy_at_end[i] - energy_at_warmup[i];
     dr.energy_radio_j = run.devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
     dr.bytes_sent = run.devices[i]->bytes_sent();

@@ -1,0 +1,97 @@
+#include "io/state_json.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+
+namespace coinfer {
+
+using nlohmann::json;
+
+std::string state_to_json(const SystemState& s) {
+  json j;
+  j["time_s"] = s.time_s;
+  j["access_point_mbps"] = s.access_point_mbps;
+  j["access_point_latency_ms"] = s.access_point_latency_ms;
+  j["devices"] = json::array();
+  for (const auto& d : s.devices)
+    j["devices"].push_back({{"id", d.id}, {"type", d.type}, {"model", d.model}, {"dataset", d.dataset},
+                            {"server", d.server}, {"strategy", d.strategy.to_string()}, {"connected", d.connected},
+                            {"busy", d.busy}, {"queue_length", d.queue_length}, {"unfinished", d.unfinished},
+                            {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
+                            {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s}});
+  j["servers"] = json::array();
+  for (const auto& v : s.servers)
+    j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
+                            {"busy_workers", v.busy_workers}, {"workers", v.workers},
+                            {"batch_window_ms", v.batch_window_ms}, {"batch_max_size", v.batch_max_size},
+                            {"link_bandwidth_mbps", v.link_bandwidth_mbps}, {"link_latency_ms", v.link_latency_ms}});
+  return j.dump();
+}
+
+SystemState state_from_json(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    SystemState s;
+    s.time_s = j.at("time_s").get<double>();
+    s.access_point_mbps = j.at("access_point_mbps").get<double>();
+    s.access_point_latency_ms = j.at("access_point_latency_ms").get<double>();
+    for (const auto& d : j.at("devices")) {
+      DeviceState x;
+      x.id = d.at("id").get<std::string>();
+      x.type = d.at("type").get<std::string>();
+      x.model = d.at("model").get<std::string>();
+      x.dataset = d.at("dataset").get<std::string>();
+      x.server = d.at("server").get<std::string>();
+      x.strategy = parse_strategy(d.at("strategy").get<std::string>());
+      x.connected = d.at("connected").get<bool>();
+      x.busy = d.at("busy").get<bool>();
+      x.queue_length = d.at("queue_length").get<int>();
+      x.unfinished = d.at("unfinished").get<int>();
+      x.link_bandwidth_mbps = d.at("link_bandwidth_mbps").get<double>();
+      x.link_latency_ms = d.at("link_latency_ms").get<double>();
+      x.in_flight = d.at("in_flight").get<int>();
+      x.arrival_rate_per_s = d.at("arrival_rate_per_s").get<double>();
+      s.devices.push_back(x);
+    }
+    for (const auto& v : j.at("servers")) {
+      ServerState x;
+      x.id = v.at("id").get<std::string>();
+      x.type = v.at("type").get<std::string>();
+      x.queue_length = v.at("queue_length").get<int>();
+      x.busy_workers = v.at("busy_workers").get<int>();
+      x.workers = v.at("workers").get<int>();
+      x.batch_window_ms = v.at("batch_window_ms").get<double>();
+      x.batch_max_size = v.at("batch_max_size").get<int>();
+      x.link_bandwidth_mbps = v.at("link_bandwidth_mbps").get<double>();
+      x.link_latency_ms = v.at("link_latency_ms").get<double>();
+      s.servers.push_back(x);
+    }
+    return s;
+  } catch (const std::exception& e) {
+    throw InputError(std::string("malformed system state JSON: ") + e.what());
+  }
+}
+
+std::string scheme_to_json(const Scheme& s) {
+  json j;
+  j["strategies"] = json::object();
+  for (const auto& kv : s.strategies) j["strategies"][kv.first] = kv.second.to_string();
+  j["helpers"] = s.helpers;
+  return j.dump();
+}
+
+Scheme scheme_from_json(const std::string& text) {
+  try {
+    json j = json::parse(text);
+    Scheme s;
+    for (auto it = j.at("strategies").begin(); it != j.at("strategies").end(); ++it)
+      s.strategies[it.key()] = parse_strategy(it.value().get<std::string>());
+    s.helpers = j.at("helpers").get<std::vector<std::string>>();
+    return s;
+  } catch (const std::exception& e) {
+    throw InputError(std::string("malformed scheme JSON: ") + e.what());
+  }
+}
+
+}  // namespace coinfer

@@ -1,0 +1,33 @@
+#include "sched/scheme_search.hpp"
+
+namespace coinfer {
+
+std::vector<Strategy> all_options(int n) {
+  std::vector<Strategy> v = {Strategy::local(), Strategy::offload()};
+  for (int k = 1; k < n; ++k) v.push_back(Strategy::pp(k));
+  v.push_back(Strategy::data_parallel());
+  return v;
+}
+
+int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).pp_comm(); }
+
+int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d) {
+  const ModelSpec& m = est.model(d.model, d.dataset);
+  const LutTable& dev = est.luts().table({d.type, d.model, d.dataset});
+  const LutTable& srv = est.luts().table({state.server(d.server)->type, d.model, d.dataset});
+  return m.pp_comp([&](int a, int b) { return dev.mean_seconds(a, b, 1); },
+                   [&](int a, int b) { return srv.mean_seconds(a, b, 1); });
+}
+
+Scheme current_scheme(const SystemState& state) {
+  Scheme s;
+  for (const auto& d : state.devices)
+    if (d.connected) s.strategies[d.id] = d.strategy;
+  return s;
+}
+
+bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b) {
+  return est.compare(state, a, b) > 1e-12;
+}
+
+}  // namespace coinfer

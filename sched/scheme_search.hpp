@@ -1,0 +1,22 @@
+#pragma once
+// Helpers shared by the searching schedulers: the candidate strategies of a device and the ranking
+// of schemes with an estimator.
+#include <vector>
+
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+
+namespace coinfer {
+
+// local, offload, pp(1..n-1), data_parallel.
+std::vector<Strategy> all_options(int num_stages);
+// PP_comm (fewest bytes, from the spec) and PP_comp (least device [0,k) + server [k,n) time at batch 1,
+// from the LUTs) for a device of the state.
+int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d);
+int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d);
+// A scheme giving every connected device its current strategy.
+Scheme current_scheme(const SystemState& state);
+// true when `a` is predicted strictly better than `b`.
+bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b);
+
+}  // namespace coinfer

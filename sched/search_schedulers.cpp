@@ -1,0 +1,222 @@
+#include "sched/search_schedulers.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "core/text_util.hpp"
+#include "sched/scheme_search.hpp"
+
+namespace coinfer {
+
+namespace {
+std::vector<const DeviceState*> connected(const SystemState& s) {
+  std::vector<const DeviceState*> v;
+  for (const auto& d : s.devices)
+    if (d.connected) v.push_back(&d);
+  return v;
+}
+int stages_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).num_stages(); }
+}  // namespace
+
+Scheme GreedyScheduler::decide(const SystemState& state) {
+  Scheme chosen;
+  SystemState partial = state;
+  for (auto& d : partial.devices) d.connected = false;
+  for (size_t i = 0; i < state.devices.size(); ++i) {
+    const DeviceState& d = state.devices[i];
+    if (!d.connected) continue;
+    partial.devices[i].connected = true;
+    Scheme best;
+    bool have = false;
+    for (const Strategy& o : all_options(stages_of(est_, d))) {
+      Scheme s = chosen;
+      s.strategies[d.id] = o;
+      if (!have || better(est_, partial, s, best)) {
+        best = s;
+        have = true;
+      }
+    }
+    chosen = best;
+  }
+  return chosen;
+}
+
+Scheme DpScheduler::decide(const SystemState& state) {
+  Scheme out;
+  last_objective_ = 0;
+  std::map<std::string, std::vector<const DeviceState*>> by_server;
+  for (const DeviceState* d : connected(state)) by_server[d->server].push_back(d);
+  for (const auto& [server_id, devices] : by_server) {
+    const ServerState* sv = state.server(server_id);
+    const int Q = resolution_;
+    struct Item { Strategy s; double value; int weight; };
+    std::vector<std::vector<Item>> items;
+    for (const DeviceState* d : devices) {
+      SystemState alone = state;
+      for (auto& x : alone.devices) x.connected = x.id == d->id;
+      std::vector<Item> opts;
+      for (const Strategy& o : all_options(stages_of(est_, *d))) {
+        Scheme s;
+        s.strategies[d->id] = o;
+        const Prediction p = est_.predict(alone, s);
+        const double used = p.server_utilisation.at(server_id);  // fraction of the workers
+        opts.push_back({o, p.throughput_rps, static_cast<int>(std::ceil(used * Q - 1e-9))});
+      }
+      items.push_back(opts);
+    }
+    // best[i][q]: max value of devices [0,i) using q capacity units; choice table for the path back.
+    const double kNone = -1;
+    std::vector<std::vector<double>> best(items.size() + 1, std::vector<double>(Q + 1, kNone));
+    std::vector<std::vector<int>> pick(items.size() + 1, std::vector<int>(Q + 1, -1));
+    best[0][0] = 0;
+    for (size_t i = 0; i < items.size(); ++i)
+      for (int q = 0; q <= Q; ++q) {
+        if (best[i][q] == kNone) continue;
+        for (size_t o = 0; o < items[i].size(); ++o) {
+          const int nq = q + items[i][o].weight;
+          if (nq > Q) continue;
+          const double v = best[i][q] + items[i][o].value;
+          if (v > best[i + 1][nq] + 1e-12) {
+            best[i + 1][nq] = v;
+            pick[i + 1][nq] = static_cast<int>(o) * (Q + 1) + q;
+          }
+        }
+      }
+    int q_best = 0;
+    for (int q = 0; q <= Q; ++q)
+      if (best[items.size()][q] > best[items.size()][q_best]) q_best = q;
+    last_objective_ += best[items.size()][q_best];
+    for (size_t i = items.size(); i > 0; --i) {
+      const int code = pick[i][q_best];
+      const int o = code / (Q + 1);
+      out.strategies[devices[i - 1]->id] = items[i - 1][o].s;
+      q_best = code % (Q + 1);
+    }
+    (void)sv;
+  }
+  return out;
+}
+
+Scheme OracleScheduler::decide(const SystemState& state) {
+  auto devs = connected(state);
+  std::vector<std::vector<Strategy>> opts;
+  long double combos = 1;
+  for (const DeviceState* d : devs) {
+    opts.push_back(all_options(stages_of(est_, *d)));
+    combos *= opts.back().size();
+  }
+  if (combos > max_schemes_)
+    throw std::invalid_argument("oracle: " + std::to_string(devs.size()) + " devices give " +
+                                format_double(static_cast<double>(combos)) + " schemes, more than max_schemes = " +
+                                std::to_string(max_schemes_) + " (raise scheduler.max_schemes or use hierarchical)");
+  std::vector<size_t> idx(devs.size(), 0);
+  Scheme best;
+  bool have = false;
+  while (true) {
+    Scheme s;
+    for (size_t i = 0; i < devs.size(); ++i) s.strategies[devs[i]->id] = opts[i][idx[i]];
+    if (!have || better(est_, state, s, best)) {
+      best = s;
+      have = true;
+    }
+    size_t i = 0;
+    while (i < devs.size() && ++idx[i] == opts[i].size()) idx[i++] = 0;
+    if (i == devs.size()) break;
+  }
+  return best;
+}
+
+Scheme HierarchicalScheduler::decide(const SystemState& state) {
+  auto devs = connected(state);
+  // Groups of devices sharing one choice.
+  std::vector<std::vector<const DeviceState*>> groups;
+  std::map<std::string, size_t> group_of;
+  for (const DeviceState* d : devs) {
+    std::string key = d->id;
+    if (share_groups_) {
+      char bw[32];
+      std::snprintf(bw, sizeof bw, "%.3g", d->link_bandwidth_mbps);
+      key = d->type + "|" + d->model + "/" + d->dataset + "|" + d->server + "|" + bw;
+    }
+    auto it = group_of.find(key);
+    if (it == group_of.end()) {
+      group_of[key] = groups.size();
+      groups.push_back({d});
+    } else {
+      groups[it->second].push_back(d);
+    }
+  }
+  // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated).
+  std::vector<std::vector<Strategy>> options;
+  long double combos = 1;
+  for (const auto& g : groups) {
+    std::vector<Strategy> o = {Strategy::data_parallel(), Strategy::pp(pp_comp_of(est_, state, *g[0]))};
+    Strategy comm = Strategy::pp(pp_comm_of(est_, *g[0]));
+    if (comm != o[1]) o.push_back(comm);
+    options.push_back(o);
+    combos *= o.size();
+  }
+  auto scheme_of = [&](const std::vector<Strategy>& choice) {
+    Scheme s;
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      for (const DeviceState* d : groups[gi]) s.strategies[d->id] = choice[gi];
+    return s;
+  };
+  std::vector<Strategy> choice(groups.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) choice[gi] = options[gi][0];
+  Scheme best = scheme_of(choice);
+  // Stage 1: coarse-grained tuning.
+  if (combos <= max_schemes_) {
+    std::vector<size_t> idx(groups.size(), 0);
+    while (true) {
+      std::vector<Strategy> c(groups.size());
+      for (size_t gi = 0; gi < groups.size(); ++gi) c[gi] = options[gi][idx[gi]];
+      Scheme s = scheme_of(c);
+      if (better(est_, state, s, best)) {
+        best = s;
+        choice = c;
+      }
+      size_t i = 0;
+      while (i < groups.size() && ++idx[i] == options[i].size()) idx[i++] = 0;
+      if (i == groups.size()) break;
+    }
+  } else {
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      for (const Strategy& o : options[gi]) {
+        std::vector<Strategy> c = choice;
+        c[gi] = o;
+        Scheme s = scheme_of(c);
+        if (better(est_, state, s, best)) {
+          best = s;
+          choice = c;
+        }
+      }
+  }
+  // Stage 2: fine-grained tuning of PP splits.
+  for (int t = 0; t <= iterations_; ++t) {
+    bool improved = false;
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      const Strategy& cur = choice[gi];
+      if (cur.kind == Strategy::Kind::data_parallel) continue;
+      const int n = stages_of(est_, *groups[gi][0]);
+      const int k = cur.device_split(n);
+      for (int nk : {k - 1, k + 1}) {
+        if (nk < 0 || nk > n) continue;
+        std::vector<Strategy> c = choice;
+        c[gi] = nk == 0 ? Strategy::offload() : nk == n ? Strategy::local() : Strategy::pp(nk);
+        Scheme s = scheme_of(c);
+        if (better(est_, state, s, best)) {
+          best = s;
+          choice = c;
+          improved = true;
+        }
+      }
+    }
+    if (!improved) break;
+  }
+  return best;
+}
+
+}  // namespace coinfer

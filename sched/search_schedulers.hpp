@@ -1,0 +1,73 @@
+#pragma once
+// Schedulers that search the scheme space with the estimator (formulations in sched/README.md).
+#include <string>
+
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+
+namespace coinfer {
+
+// Devices one by one (state order); each takes the option that is best for the system made of the
+// devices decided so far (undecided devices are left out).
+class GreedyScheduler : public Scheduler {
+ public:
+  explicit GreedyScheduler(const AnalyticEstimator& est) : est_(est) {}
+  std::string name() const override { return "greedy"; }
+  Scheme decide(const SystemState& state) override;
+
+ private:
+  const AnalyticEstimator& est_;
+};
+
+// Dynamic programming (multiple-choice knapsack) per server: each option of each device has a value,
+// its isolated throughput (the device alone), and a weight, the server capacity it uses (isolated
+// rate x server seconds per request, in units of 1/resolution of the workers); maximise the sum of
+// values with the total weight within capacity. Exact for that model; the result is then what the
+// estimator evaluates. Devices with options that use no server (local) always fit.
+class DpScheduler : public Scheduler {
+ public:
+  DpScheduler(const AnalyticEstimator& est, int resolution = 200) : est_(est), resolution_(resolution) {}
+  std::string name() const override { return "dp"; }
+  Scheme decide(const SystemState& state) override;
+  // The knapsack objective of the last decision (sum of isolated throughputs), for tests.
+  double last_objective() const { return last_objective_; }
+
+ private:
+  const AnalyticEstimator& est_;
+  int resolution_;
+  double last_objective_ = 0;
+};
+
+// Exhaustive: every combination of every device's options; refuses (std::invalid_argument naming the
+// limit) systems with more than max_schemes combinations.
+class OracleScheduler : public Scheduler {
+ public:
+  OracleScheduler(const AnalyticEstimator& est, long long max_schemes = 20000) : est_(est), max_schemes_(max_schemes) {}
+  std::string name() const override { return "oracle"; }
+  Scheme decide(const SystemState& state) override;
+
+ private:
+  const AnalyticEstimator& est_;
+  long long max_schemes_;
+};
+
+// ACE-GNN Alg. 1. Options {data_parallel, PP_comp, PP_comm}; coarse-grained: rank all combinations
+// (devices of the same type, model, dataset, server and link bandwidth share one choice when
+// share_groups); fine-grained: shift each PP split left and right (within 0..n, so pp(0) = offload
+// and pp(n) = local are reachable) while the estimator predicts a gain, at most T rounds. When the
+// coarse space exceeds max_schemes combinations, the coarse stage ranks one group at a time instead.
+class HierarchicalScheduler : public Scheduler {
+ public:
+  HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true, long long max_schemes = 20000)
+      : est_(est), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes) {}
+  std::string name() const override { return "hierarchical"; }
+  Scheme decide(const SystemState& state) override;
+
+ private:
+  const AnalyticEstimator& est_;
+  int iterations_;
+  bool share_groups_;
+  long long max_schemes_;
+};
+
+}  // namespace coinfer
