@@ -40,7 +40,7 @@ void show(const ModelSpec& m, const LutSet* luts) {
         .push_back(key.device_type);
   }
   if (devices.empty() || servers.empty()) return;
-  std::printf("PP_comp (least device [0,k) + server [k,n) time at batch 1, from the LUTs):\n");
+  std::printf("PP_comp (least device [0,k) + server [k,n) time at batch 1, from the LUTs; pp(0) = offload):\n");
   for (const auto& d : devices)
     for (const auto& sv : servers) {
       const auto& dl = luts->table({d, m.name, m.dataset.name});

@@ -70,7 +70,7 @@ int ModelSpec::pp_comp(const std::function<double(int, int)>& device_seconds,
                        const std::function<double(int, int)>& server_seconds) const {
   int best = -1;
   double best_t = std::numeric_limits<double>::infinity();
-  for (int k = 1; k < num_stages(); ++k) {
+  for (int k = 0; k <= num_stages(); ++k) {
     double t = device_seconds(0, k) + server_seconds(k, num_stages());
     if (t < best_t) {
       best_t = t;

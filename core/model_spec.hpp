@@ -62,7 +62,8 @@ class ModelSpec {
   double peak_memory_bytes(int begin, int end) const;
   // PP_comm: the interior split (1..n-1) with the fewest bytes crossing; ties -> smaller k. n<2 -> -1.
   int pp_comm() const;
-  // PP_comp: the interior split minimising device_seconds(0,k) + server_seconds(k,n); ties -> smaller k.
+  // PP_comp: the split (0..n: every splitting point, offload and local included) minimising
+  // device_seconds(0,k) + server_seconds(k,n), the least total compute; ties -> smaller k.
   int pp_comp(const std::function<double(int, int)>& device_seconds,
               const std::function<double(int, int)>& server_seconds) const;
   // Throws std::out_of_range with a clear message unless 0 <= k <= n.

@@ -152,8 +152,10 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   std::vector<std::vector<Strategy>> options;
   long double combos = 1;
   for (const auto& g : groups) {
-    std::vector<Strategy> o = {Strategy::data_parallel(), Strategy::pp(pp_comp_of(est_, state, *g[0]))};
-    Strategy comm = Strategy::pp(pp_comm_of(est_, *g[0]));
+    const int n = stages_of(est_, *g[0]);
+    auto as_strategy = [n](int k) { return k == 0 ? Strategy::offload() : k == n ? Strategy::local() : Strategy::pp(k); };
+    std::vector<Strategy> o = {Strategy::data_parallel(), as_strategy(pp_comp_of(est_, state, *g[0]))};
+    Strategy comm = as_strategy(pp_comm_of(est_, *g[0]));
     if (comm != o[1]) o.push_back(comm);
     options.push_back(o);
     combos *= o.size();
@@ -194,21 +196,47 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
         }
       }
   }
-  // Stage 2: fine-grained tuning of PP splits.
+  // Stage 2: fine-grained tuning of PP splits: shift each PP group's split left and right while the
+  // estimator predicts a gain. A group left on DP by stage 1 also tries PP again from its PP_comp and
+  // PP_comm starting points, so a better split next to them (local = pp(n) included) is not missed
+  // (the paper allows widening this stage "within the tolerable overhead").
+  auto split_strategy = [](int k, int n) {
+    return k == 0 ? Strategy::offload() : k == n ? Strategy::local() : Strategy::pp(k);
+  };
   for (int t = 0; t <= iterations_; ++t) {
     bool improved = false;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
-      const Strategy& cur = choice[gi];
-      if (cur.kind == Strategy::Kind::data_parallel) continue;
       const int n = stages_of(est_, *groups[gi][0]);
-      const int k = cur.device_split(n);
-      for (int nk : {k - 1, k + 1}) {
-        if (nk < 0 || nk > n) continue;
+      std::vector<int> starts;
+      if (choice[gi].kind == Strategy::Kind::data_parallel) {
+        for (const Strategy& o : options[gi])
+          if (o.kind != Strategy::Kind::data_parallel) starts.push_back(o.device_split(n));
+      } else {
+        starts.push_back(choice[gi].device_split(n));
+      }
+      for (int start : starts) {
+        // Hill-climb from `start` with the other groups fixed.
         std::vector<Strategy> c = choice;
-        c[gi] = nk == 0 ? Strategy::offload() : nk == n ? Strategy::local() : Strategy::pp(nk);
-        Scheme s = scheme_of(c);
-        if (better(est_, state, s, best)) {
-          best = s;
+        c[gi] = split_strategy(start, n);
+        Scheme cur = scheme_of(c);
+        for (bool moved = true; moved;) {
+          moved = false;
+          const int k = c[gi].device_split(n);
+          for (int nk : {k - 1, k + 1}) {
+            if (nk < 0 || nk > n) continue;
+            std::vector<Strategy> c2 = c;
+            c2[gi] = split_strategy(nk, n);
+            Scheme s2 = scheme_of(c2);
+            if (better(est_, state, s2, cur)) {
+              c = c2;
+              cur = s2;
+              moved = true;
+              break;
+            }
+          }
+        }
+        if (better(est_, state, cur, best)) {
+          best = cur;
           choice = c;
           improved = true;
         }
