@@ -1,0 +1,77 @@
+// Runtime adaptation: the scheduler monitor re-decides on triggers and the devices switch strategy
+// through scheduling messages without losing a request.
+#include <gtest/gtest.h>
+
+#include "tests/sim/sim_fixture.hpp"
+
+using namespace coinfer;
+using namespace coinfer::test;
+
+TEST(Adaptation, BandwidthDropMovesTheAffectedDeviceAndLosesNothing) {
+  SimSetup s;
+  write_standard_luts(s);  // device 90 ms whole model, server 9 ms
+  const std::string devs = device("a", "offload", "{arrival: closed_loop, in_flight: 1}", "{bandwidth_mbps: 100, latency_ms: 1}") +
+                           device("b", "offload", "{arrival: closed_loop, in_flight: 1}", "{bandwidth_mbps: 100, latency_ms: 1}");
+  // At 1 s a's link falls to 0.05 Mbit/s: 12288 B would take 2 s up, so local (90 ms) is better.
+  RunResults r = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 6, 0, 1,
+                                "scheduler: {name: hierarchical, objective: latency}\n"
+                                "events:\n  - {at_s: 1, device: a, bandwidth_mbps: 0.05}\n"));
+  ASSERT_GE(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].trigger, "start");
+  EXPECT_NEAR(r.decisions[1].t_s, 1.0, kTol);
+  EXPECT_EQ(r.decisions[1].trigger, "bandwidth:a");
+  EXPECT_GE(r.decisions[1].switched, 1);
+  EXPECT_NE(r.decisions[1].scheme.find("a=local"), std::string::npos) << r.decisions[1].scheme;
+  EXPECT_EQ(r.decisions[1].scheme.find("b=local"), std::string::npos) << r.decisions[1].scheme;
+  // The request a had in flight at 1 s finishes under the old scheme (its upload now takes up to 2 s);
+  // a's later requests run locally; b keeps using the server; every request completes.
+  int a_local_after = 0, a_remote_after = 0, b_remote = 0;
+  for (const auto& q : r.requests) {
+    EXPECT_TRUE(q.done() && q.status == RequestRecord::Status::ok) << q.id;
+    if (q.device == 0 && q.t_created > 3.5) (q.split == 9 ? a_local_after : a_remote_after)++;
+    if (q.device == 1 && q.split < 9) ++b_remote;
+  }
+  EXPECT_GT(a_local_after, 10);
+  EXPECT_EQ(a_remote_after, 0);
+  EXPECT_GT(b_remote, 50);
+  EXPECT_EQ(r.devices[0].strategy, "local");
+}
+
+TEST(Adaptation, JoinTriggersADecisionThatIncludesTheNewDevice) {
+  SimSetup s;
+  write_standard_luts(s);
+  const std::string devs = device("a", "offload") + device("b", "offload");
+  RunResults r = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 2, 0, 1,
+                                "scheduler: {name: greedy}\nevents:\n  - {at_s: 0.5, device: b, join: true}\n"));
+  ASSERT_EQ(r.decisions.size(), 2u);
+  EXPECT_EQ(r.decisions[0].scheme.find("b="), std::string::npos) << r.decisions[0].scheme;  // not yet joined
+  EXPECT_EQ(r.decisions[1].trigger, "join:b");
+  EXPECT_NE(r.decisions[1].scheme.find("b="), std::string::npos);
+}
+
+TEST(Adaptation, SmallBandwidthChangesBelowTheThresholdDoNotTrigger) {
+  SimSetup s;
+  write_standard_luts(s);
+  RunResults r = s.run(scenario(device("a", "offload", "{arrival: closed_loop, in_flight: 1}", "{bandwidth_mbps: 100, latency_ms: 1}"),
+                                "{window_ms: 0, max_size: 1}", 2, 0, 1,
+                                "scheduler: {name: hierarchical, bandwidth_threshold_pct: 20}\n"
+                                "events:\n  - {at_s: 0.5, device: a, bandwidth_mbps: 90}\n  - {at_s: 1.0, device: a, bandwidth_mbps: 50}\n"));
+  ASSERT_EQ(r.decisions.size(), 2u);  // start, then 1.0 s (-50 %); 0.5 s (-10 %) does not trigger
+  EXPECT_NEAR(r.decisions[1].t_s, 1.0, kTol);
+}
+
+TEST(Adaptation, ChargedDecisionTimeDelaysTheSchemeOnTheServer) {
+  SimSetup s;
+  write_standard_luts(s);
+  RunResults r = s.run(scenario(device("a", "local"), "{window_ms: 0, max_size: 1}", 1, 0, 1,
+                                "scheduler: {name: oracle, charge_decision_time: true, objective: latency}\n"));
+  ASSERT_EQ(r.decisions.size(), 1u);
+  EXPECT_GT(r.decisions[0].wall_s, 0);
+  // The oracle offloads (31.6 ms < 90 ms); the first offloaded request cannot be created before the
+  // decision's wall time has passed in simulated time plus the message's transfer.
+  for (const auto& q : r.requests)
+    if (q.split == 0) {
+      EXPECT_GT(q.t_created, r.decisions[0].wall_s);
+      break;
+    }
+}
