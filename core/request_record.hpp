@@ -22,6 +22,7 @@ struct RequestRecord {
   double t_queued = NAN;      // entered the server's request queue (= t_uplink_end in the simulator)
   double t_batch_start = NAN, t_batch_end = NAN;
   std::int32_t batch_size = 0;
+  std::int32_t helper = -1;  // device index of the idle helper that ran the server part, -1 if none
   double t_result = NAN;      // result available on the device
   Status status = Status::ok;
   std::string failure;        // why, when failed

@@ -25,7 +25,7 @@ struct LinkSpec {
 };
 
 struct WorkloadSpec {
-  enum class Arrival { closed_loop, poisson, trace };
+  enum class Arrival { closed_loop, poisson, trace, none };  // none: an idle device (a possible helper)
   Arrival arrival = Arrival::closed_loop;
   double rate_per_s = 0;               // poisson
   std::string file;                    // trace: one arrival time (s) per line

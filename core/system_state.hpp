@@ -19,6 +19,7 @@ struct DeviceState {
   double link_latency_ms = 0;       // one way
   int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
   double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
+  bool generates = true;            // false: an idle device with no inputs of its own (a possible helper)
 };
 
 struct ServerState {

@@ -20,7 +20,7 @@ void write_results_h5(const std::string& path, const RunResults& r) {
 
     const hsize_t n = r.requests.size();
     std::vector<std::int64_t> id(n);
-    std::vector<std::int32_t> device(n), server(n), split(n), batch(n);
+    std::vector<std::int32_t> device(n), server(n), split(n), batch(n), helper(n);
     std::vector<std::int8_t> status(n);
     std::vector<std::string> strategy(n), failure(n);
     std::vector<double> up(n), down(n), created(n), dstart(n), dend(n), upend(n), queued(n), bstart(n), bend(n), result(n);
@@ -31,6 +31,7 @@ void write_results_h5(const std::string& path, const RunResults& r) {
       server[i] = q.server;
       split[i] = q.split;
       batch[i] = q.batch_size;
+      helper[i] = q.helper;
       status[i] = static_cast<std::int8_t>(q.status);
       strategy[i] = q.strategy;
       failure[i] = q.failure;
@@ -61,6 +62,7 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write(g + "t_batch_start", bstart, {n}, "s");
     f.write(g + "t_batch_end", bend, {n}, "s");
     f.write(g + "batch_size", batch, {n}, "requests");
+    f.write(g + "helper", helper, {n}, "index into /devices of the idle helper that ran the server part, -1 none");
     f.write(g + "t_result", result, {n}, "s");
     f.write(g + "status", status, {n}, "0 ok, 1 failed");
     f.write(g + "failure", failure);

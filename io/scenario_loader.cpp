@@ -225,6 +225,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       } else if (arrival == "poisson") {
         d.workload.arrival = WorkloadSpec::Arrival::poisson;
         d.workload.rate_per_s = r.require_double(w, "rate_per_s", wp, 0, true);
+      } else if (arrival == "none") {
+        d.workload.arrival = WorkloadSpec::Arrival::none;
       } else if (arrival == "trace") {
         d.workload.arrival = WorkloadSpec::Arrival::trace;
         d.workload.file = r.get_string(w, "file", wp);
@@ -233,10 +235,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
         d.workload.file = resolved;
         d.workload.arrival_times_s = load_arrival_trace(resolved);
       } else {
-        std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace"});
+        std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace", "none"});
         r.fail(w["arrival"], wp + ".arrival",
                "'" + arrival + "' is not allowed" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                   " (allowed: closed_loop, poisson, trace)");
+                   " (allowed: closed_loop, poisson, trace, none)");
       }
       if (arrival != "closed_loop" && w["in_flight"]) r.fail(w["in_flight"], wp + ".in_flight", "only for arrival: closed_loop");
       if (arrival != "poisson" && w["rate_per_s"]) r.fail(w["rate_per_s"], wp + ".rate_per_s", "only for arrival: poisson");
@@ -361,6 +363,21 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
         for (int b = 1; b <= sv.batch.max_size; ++b) srv.latency(k, n, b);
     } catch (const LutMissingError& e) {
       fail(d.where, path + ".type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
+    }
+  }
+  // An idle device (arrival: none) may run the server part of any other device of its server.
+  for (const DeviceSpec& h : s.devices) {
+    if (h.workload.arrival != WorkloadSpec::Arrival::none) continue;
+    const ServerSpec& sv = s.servers[s.server_index(h.server)];
+    for (const DeviceSpec& d : s.devices) {
+      if (d.server != h.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
+      try {
+        const LutTable& t = luts.table({h.type, d.model, d.dataset});
+        for (int k = 0; k < t.num_stages(); ++k)
+          for (int b = 1; b <= std::min(sv.batch.max_size, t.max_batch()); ++b) t.latency(k, t.num_stages(), b);
+      } catch (const LutMissingError& e) {
+        fail(h.where, "devices (id " + h.id + ").type", "as a helper for " + d.id + ": " + e.what());
+      }
     }
   }
 }

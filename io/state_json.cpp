@@ -19,7 +19,8 @@ std::string state_to_json(const SystemState& s) {
                             {"server", d.server}, {"strategy", d.strategy.to_string()}, {"connected", d.connected},
                             {"busy", d.busy}, {"queue_length", d.queue_length}, {"unfinished", d.unfinished},
                             {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
-                            {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s}});
+                            {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
+                            {"generates", d.generates}});
   j["servers"] = json::array();
   for (const auto& v : s.servers)
     j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
@@ -52,6 +53,7 @@ SystemState state_from_json(const std::string& text) {
       x.link_latency_ms = d.at("link_latency_ms").get<double>();
       x.in_flight = d.at("in_flight").get<int>();
       x.arrival_rate_per_s = d.at("arrival_rate_per_s").get<double>();
+      x.generates = d.at("generates").get<bool>();
       s.devices.push_back(x);
     }
     for (const auto& v : j.at("servers")) {

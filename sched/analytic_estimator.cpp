@@ -48,7 +48,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   std::vector<Path> paths;
   std::vector<const DeviceState*> devs;
   for (const auto& d : state.devices) {
-    if (!d.connected) continue;
+    if (!d.connected || !d.generates) continue;
     const int di = static_cast<int>(devs.size());
     devs.push_back(&d);
     auto sit = scheme.strategies.find(d.id);

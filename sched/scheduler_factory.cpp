@@ -86,10 +86,11 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
   }
   if (name == "hierarchical") {
-    Params p(s, {"iterations", "share_groups", "max_schemes", "objective"});
+    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers"});
     return std::make_unique<HierarchicalScheduler>(est, static_cast<int>(p.number("iterations", 10, 0)),
                                                    p.flag("share_groups", true),
-                                                   static_cast<long long>(p.number("max_schemes", 20000, 1)));
+                                                   static_cast<long long>(p.number("max_schemes", 20000, 1)),
+                                                   p.flag("helpers", true));
   }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",

@@ -26,6 +26,13 @@ Scheme current_scheme(const SystemState& state) {
   return s;
 }
 
+std::vector<std::string> idle_helpers(const SystemState& state) {
+  std::vector<std::string> v;
+  for (const auto& d : state.devices)
+    if (d.connected && !d.generates) v.push_back(d.id);
+  return v;
+}
+
 bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b) {
   return est.compare(state, a, b) > 1e-12;
 }

@@ -16,6 +16,8 @@ int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d);
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d);
 // A scheme giving every connected device its current strategy.
 Scheme current_scheme(const SystemState& state);
+// Connected devices with no inputs of their own, in state order.
+std::vector<std::string> idle_helpers(const SystemState& state);
 // true when `a` is predicted strictly better than `b`.
 bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b);
 

@@ -11,10 +11,11 @@
 namespace coinfer {
 
 namespace {
+// Devices that take part in the search: connected and with inputs of their own.
 std::vector<const DeviceState*> connected(const SystemState& s) {
   std::vector<const DeviceState*> v;
   for (const auto& d : s.devices)
-    if (d.connected) v.push_back(&d);
+    if (d.connected && d.generates) v.push_back(&d);
   return v;
 }
 int stages_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).num_stages(); }
@@ -26,7 +27,7 @@ Scheme GreedyScheduler::decide(const SystemState& state) {
   for (auto& d : partial.devices) d.connected = false;
   for (size_t i = 0; i < state.devices.size(); ++i) {
     const DeviceState& d = state.devices[i];
-    if (!d.connected) continue;
+    if (!d.connected || !d.generates) continue;
     partial.devices[i].connected = true;
     Scheme best;
     bool have = false;
@@ -244,6 +245,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
     }
     if (!improved) break;
   }
+  if (use_helpers_) best.helpers = idle_helpers(state);
   return best;
 }
 

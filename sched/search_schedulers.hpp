@@ -56,10 +56,13 @@ class OracleScheduler : public Scheduler {
 // share_groups); fine-grained: shift each PP split left and right (within 0..n, so pp(0) = offload
 // and pp(n) = local are reachable) while the estimator predicts a gain, at most T rounds. When the
 // coarse space exceeds max_schemes combinations, the coarse stage ranks one group at a time instead.
+// With use_helpers, every connected idle device (no inputs of its own) is named a helper (ACE-GNN
+// Sec. III-D): the server forwards pending work to it.
 class HierarchicalScheduler : public Scheduler {
  public:
-  HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true, long long max_schemes = 20000)
-      : est_(est), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes) {}
+  HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true,
+                        long long max_schemes = 20000, bool use_helpers = true)
+      : est_(est), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes), use_helpers_(use_helpers) {}
   std::string name() const override { return "hierarchical"; }
   Scheme decide(const SystemState& state) override;
 
@@ -68,6 +71,7 @@ class HierarchicalScheduler : public Scheduler {
   int iterations_;
   bool share_groups_;
   long long max_schemes_;
+  bool use_helpers_;
 };
 
 }  // namespace coinfer

@@ -36,6 +36,45 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
   // Poisson inter-arrival times come from this device's own splitmix64 stream seeded by (scenario
   // seed, device index): reproducible, and portable across standard libraries.
   rng_state_ = run.scenario->seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
+  helper_ = spec_.workload.arrival == WorkloadSpec::Arrival::none;
+  if (helper_) help_ = sg4::Mailbox::by_name("help:" + spec_.id);
+}
+
+void DeviceRuntime::send_help(std::vector<SimRequest*> batch, int server) {
+  double bytes = 0;
+  for (SimRequest* r : batch) bytes += r->rec.bytes_up;
+  help_tasks_.push_back(HelpTask{std::move(batch), server});
+  help_->put_init(&help_tasks_.back(), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
+}
+
+void DeviceRuntime::on_help_arrived() {
+  // Runs the server part of the batch on this device, with this device's LUT for the origin model.
+  helping_ = incoming_help_;
+  SimRequest* first = helping_->batch.front();
+  const int b = static_cast<int>(helping_->batch.size());
+  const LutTable& lut = *run_.helper_luts.at({index_, first->rec.device});
+  const double seconds = lut.mean_seconds(first->device_split, lut.num_stages(), std::min(b, lut.max_batch())) *
+                         (b > lut.max_batch() ? static_cast<double>(b) / lut.max_batch() : 1.0);
+  const double now = sg4::Engine::get_clock();
+  for (SimRequest* r : helping_->batch) {
+    r->rec.t_batch_start = now;
+    r->rec.batch_size = b;
+    r->rec.helper = index_;
+  }
+  help_exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
+  help_get_ = help_->get_async<HelpTask>(&incoming_help_);
+}
+
+void DeviceRuntime::on_help_done() {
+  const double now = sg4::Engine::get_clock();
+  help_exec_ = nullptr;
+  for (SimRequest* r : helping_->batch) {
+    r->rec.t_batch_end = now;
+    run_.devices[r->rec.device]->send_result(r);  // straight from the helper to the origin device
+  }
+  const int server = helping_->server;
+  helping_ = nullptr;
+  run_.servers[server]->helper_done(index_);
 }
 
 void DeviceRuntime::start() {
@@ -212,6 +251,7 @@ void DeviceRuntime::on_finished(SimRequest* r) {
 void DeviceRuntime::event_loop() {
   result_get_ = results_->get_async<SimRequest>(&arriving_);
   control_get_ = control_->get_async<Strategy>(&incoming_strategy_);
+  if (helper_) help_get_ = help_->get_async<HelpTask>(&incoming_help_);
   sg4::this_actor::sleep_until(spec_.join_at_s);
   next_arrival_s_ = next_open_loop_arrival();
   std::vector<sg4::ActivityPtr> waiting;
@@ -226,6 +266,8 @@ void DeviceRuntime::event_loop() {
     waiting.clear();
     waiting.push_back(result_get_);
     waiting.push_back(control_get_);
+    if (helper_ && help_exec_) waiting.push_back(help_exec_);
+    else if (helper_) waiting.push_back(help_get_);  // one forwarded batch at a time
     if (exec_) waiting.push_back(exec_);
     if (upload_) waiting.push_back(upload_);
     ssize_t k;
@@ -237,6 +279,8 @@ void DeviceRuntime::event_loop() {
     }
     if (waiting[k] == result_get_) on_result();
     else if (waiting[k] == control_get_) on_control();
+    else if (helper_ && waiting[k] == help_get_) on_help_arrived();
+    else if (helper_ && waiting[k] == help_exec_) on_help_done();
     else if (waiting[k] == exec_) on_computed();
     else on_uploaded();
   }

@@ -37,6 +37,9 @@ class DeviceRuntime {
   // of `bytes` carrying the device's new strategy; the device applies it when the message arrives.
   // Requests already created keep the strategy they started with.
   void send_strategy(const Strategy* s, double bytes);
+  // Called by the server's forwarder (on the server host): sends a batch for this idle device to run
+  // (its server part) as a helper; the transfer carries the batch's input bytes.
+  void send_help(std::vector<SimRequest*> batch, int server);
   const Strategy& strategy() const { return strategy_; }
   int unfinished() const { return unfinished_; }
   int queued() const { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
@@ -54,6 +57,8 @@ class DeviceRuntime {
   void on_uploaded();
   void on_result();
   void on_control();
+  void on_help_arrived();
+  void on_help_done();
   void apply_strategy(const Strategy& s);
   // Creates one request now (strategy as of now) and routes it.
   void create_request();
@@ -90,6 +95,18 @@ class DeviceRuntime {
   simgrid::s4u::ExecPtr exec_;
   simgrid::s4u::CommPtr upload_, result_get_, control_get_;
   Strategy* incoming_strategy_ = nullptr;  // filled by the posted control receive
+  // Helper role (devices with arrival: none): one forwarded batch at a time.
+  struct HelpTask {
+    std::vector<SimRequest*> batch;
+    int server = 0;
+  };
+  bool helper_ = false;
+  simgrid::s4u::Mailbox* help_ = nullptr;
+  std::deque<HelpTask> help_tasks_;       // payloads in flight (stable addresses)
+  HelpTask* incoming_help_ = nullptr;     // filled by the posted help receive
+  HelpTask* helping_ = nullptr;           // the batch computing now
+  simgrid::s4u::CommPtr help_get_;
+  simgrid::s4u::ExecPtr help_exec_;
   bool dp_server_busy_ = false;  // a data_parallel input is on the server path
   bool dp_device_busy_ = false;  // a data_parallel input is on the device path
   // Open loop: arrival state.

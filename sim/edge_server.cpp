@@ -1,5 +1,7 @@
 #include "sim/edge_server.hpp"
 
+#include <algorithm>
+
 #include "sim/device_runtime.hpp"
 #include "sim/sim_run.hpp"
 
@@ -13,11 +15,16 @@ EdgeServer::EdgeServer(SimRun& run, int index)
       spec_(run.scenario->servers[index]),
       host_(run.platform.server_hosts[index]),
       timers_sem_(sg4::Semaphore::create(0)),
-      ready_sem_(sg4::Semaphore::create(0)) {}
+      ready_sem_(sg4::Semaphore::create(0)),
+      forward_sem_(sg4::Semaphore::create(0)) {}
 
 void EdgeServer::start() {
   if (spec_.batch.window_ms > 0 && spec_.batch.max_size > 1)
     sg4::Actor::create(spec_.id + ":batch-timer", host_, [this] { timer_loop(); })->daemonize();
+  bool may_have_helpers = false;
+  for (const auto& d : run_.scenario->devices)
+    may_have_helpers = may_have_helpers || (d.server == spec_.id && d.workload.arrival == WorkloadSpec::Arrival::none);
+  if (may_have_helpers) sg4::Actor::create(spec_.id + ":forwarder", host_, [this] { forwarder_loop(); })->daemonize();
   for (int w = 0; w < spec_.workers; ++w)
     sg4::Actor::create(spec_.id + ":worker" + std::to_string(w), host_, [this] { worker_loop(); })->daemonize();
 }
@@ -45,7 +52,44 @@ void EdgeServer::seal(int batch_group) {
   auto it = open_.find(batch_group);
   ready_.push_back(std::move(it->second.members));
   open_.erase(it);
+  maybe_forward();
   ready_sem_->release();
+}
+
+void EdgeServer::set_helpers(const std::vector<int>& devices) {
+  std::map<int, bool> next;
+  for (int d : devices) next[d] = helper_busy_.count(d) ? helper_busy_[d] : false;
+  helper_busy_ = next;
+  maybe_forward();
+}
+
+void EdgeServer::helper_done(int device) {
+  if (helper_busy_.count(device)) helper_busy_[device] = false;
+  maybe_forward();
+}
+
+void EdgeServer::maybe_forward() {
+  // Idle workers are all blocked waiting for a batch and take one each; batches beyond that would
+  // wait, so they go (newest first) to free helpers. State first, wake-ups last (see enqueue).
+  int released = 0;
+  while (static_cast<int>(ready_.size()) > spec_.workers - busy_workers_) {
+    auto free_helper = std::find_if(helper_busy_.begin(), helper_busy_.end(), [](const auto& kv) { return !kv.second; });
+    if (free_helper == helper_busy_.end()) break;
+    free_helper->second = true;
+    to_forward_.emplace_back(free_helper->first, std::move(ready_.back()));
+    ready_.pop_back();
+    ++released;
+  }
+  for (int i = 0; i < released; ++i) forward_sem_->release();
+}
+
+void EdgeServer::forwarder_loop() {
+  while (true) {
+    forward_sem_->acquire();
+    auto [helper, batch] = std::move(to_forward_.front());
+    to_forward_.pop_front();
+    run_.devices[helper]->send_help(std::move(batch), index_);
+  }
 }
 
 int EdgeServer::queued() const {
@@ -72,6 +116,7 @@ void EdgeServer::timer_loop() {
 void EdgeServer::worker_loop() {
   while (true) {
     ready_sem_->acquire();
+    if (ready_.empty()) continue;  // the batch went to a helper
     std::vector<SimRequest*> batch = std::move(ready_.front());
     ready_.pop_front();
     const SimRequest& first = *batch.front();

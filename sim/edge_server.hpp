@@ -27,6 +27,10 @@ class EdgeServer {
   int index() const { return index_; }
   int queued() const;        // requests waiting in open or sealed batches
   int busy_workers() const { return busy_workers_; }
+  // Idle devices (indices) the scheme names as helpers; replaces the previous set.
+  void set_helpers(const std::vector<int>& devices);
+  // A helper finished the batch it was given (called from the helper's actor).
+  void helper_done(int device);
 
  private:
   struct Group {
@@ -37,6 +41,9 @@ class EdgeServer {
   void seal(int batch_group);
   void timer_loop();
   void worker_loop();
+  void forwarder_loop();
+  // Batches that no worker will take now go to free helpers (ACE-GNN Sec. III-D).
+  void maybe_forward();
 
   SimRun& run_;
   int index_;
@@ -49,6 +56,9 @@ class EdgeServer {
   std::deque<std::vector<SimRequest*>> ready_;   // sealed batches waiting for a worker
   simgrid::s4u::SemaphorePtr ready_sem_;
   int busy_workers_ = 0;
+  std::map<int, bool> helper_busy_;  // helper device index -> helping now
+  std::deque<std::pair<int, std::vector<SimRequest*>>> to_forward_;
+  simgrid::s4u::SemaphorePtr forward_sem_;
 };
 
 }  // namespace coinfer

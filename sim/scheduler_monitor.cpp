@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 
 #include "sim/device_runtime.hpp"
 #include "sim/edge_server.hpp"
@@ -75,6 +76,7 @@ SystemState SchedulerMonitor::snapshot(double now) const {
     x.link_bandwidth_mbps = run_.platform.device_bandwidth[i].mbps_at(now);
     x.link_latency_ms = d.link.latency_ms;
     x.in_flight = d.workload.in_flight;
+    x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
     if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
     if (d.workload.arrival == WorkloadSpec::Arrival::trace)
       x.arrival_rate_per_s = std::max(1e-9, d.workload.arrival_times_s.size() / std::max(1e-9, s.duration_s));
@@ -106,6 +108,13 @@ void SchedulerMonitor::decide(const std::string& why) {
     ++rec.switched;
     run_.devices[i]->send_strategy(&messages_.back(), run_.scenario->scheduler.control_bytes);
   }
+  // Helpers: each serves its own server.
+  std::map<std::string, std::vector<int>> helpers_by_server;
+  for (const auto& id : scheme.helpers) {
+    const int i = run_.scenario->device_index(id);
+    if (i >= 0) helpers_by_server[run_.scenario->devices[i].server].push_back(i);
+  }
+  for (size_t j = 0; j < run_.servers.size(); ++j) run_.servers[j]->set_helpers(helpers_by_server[run_.scenario->servers[j].id]);
   decisions_.push_back(rec);
 }
 

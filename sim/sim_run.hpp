@@ -4,6 +4,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,7 @@ struct SimRun {
   std::vector<ModelSpec> device_models;         // per device
   std::vector<const LutTable*> device_luts;     // per device: LUT of its type
   std::vector<const LutTable*> device_server_luts;  // per device: LUT of its server's type for its model
+  std::map<std::pair<int, int>, const LutTable*> helper_luts;  // (idle helper, origin device) -> helper's LUT for the origin's model
   std::vector<std::unique_ptr<DeviceRuntime>> devices;
   std::vector<std::unique_ptr<EdgeServer>> servers;
   std::deque<SimRequest> requests;

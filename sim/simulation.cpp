@@ -73,6 +73,12 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     run.device_luts.push_back(&luts.table({d.type, d.model, d.dataset}));
     run.device_server_luts.push_back(&luts.table({s.servers[s.server_index(d.server)].type, d.model, d.dataset}));
   }
+  for (size_t h = 0; h < s.devices.size(); ++h) {
+    if (s.devices[h].workload.arrival != WorkloadSpec::Arrival::none) continue;
+    for (size_t d = 0; d < s.devices.size(); ++d)
+      if (s.devices[d].server == s.devices[h].server && s.devices[d].workload.arrival != WorkloadSpec::Arrival::none)
+        run.helper_luts[{static_cast<int>(h), static_cast<int>(d)}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
+  }
   for (size_t i = 0; i < s.servers.size(); ++i) run.servers.push_back(std::make_unique<EdgeServer>(run, static_cast<int>(i)));
   for (size_t i = 0; i < s.devices.size(); ++i) run.devices.push_back(std::make_unique<DeviceRuntime>(run, static_cast<int>(i)));
   ModelSpecs specs;

@@ -75,3 +75,29 @@ TEST(Adaptation, ChargedDecisionTimeDelaysTheSchemeOnTheServer) {
       break;
     }
 }
+
+TEST(Adaptation, IdleHelperTakesBatchesTheWorkersCannot) {
+  SimSetup s;
+  s.write_lut("testdev", 0.100);  // 0.9 s locally: the devices offload
+  s.write_lut("testsrv", 0.010);  // 90 ms per input on the server's single worker: a queue builds
+  s.write_lut("helper", 0.001);   // the idle device runs the whole model in 9 ms
+  const std::string wl = "{arrival: closed_loop, in_flight: 1}";
+  const std::string link = "{bandwidth_mbps: 100, latency_ms: 1}";
+  std::string devs = device("a", "offload", wl, link) + device("b", "offload", wl, link) + device("c", "offload", wl, link) +
+                     "  - {id: h, type: helper, model: dgcnn, dataset: modelnet40, link: " + link + ", workload: {arrival: none}}\n";
+  RunResults with = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 3, 0, 1, "scheduler: {name: hierarchical, objective: latency}\n"));
+  ASSERT_FALSE(with.decisions.empty());
+  EXPECT_NE(with.decisions[0].scheme.find("helpers=[h]"), std::string::npos) << with.decisions[0].scheme;
+  int helped = 0;
+  for (const auto& q : with.requests) {
+    EXPECT_TRUE(q.done() && q.status == RequestRecord::Status::ok) << q.id;
+    EXPECT_NE(q.device, 3);  // the helper creates no requests
+    if (q.helper == 3) {
+      ++helped;
+      EXPECT_NEAR(q.t_batch_end - q.t_batch_start, 0.009, kTol);  // the helper's LUT, batch of one
+    } else if (q.split == 0) {
+      EXPECT_NEAR(q.t_batch_end - q.t_batch_start, 0.090, kTol);
+    }
+  }
+  EXPECT_GT(helped, 10);
+}
