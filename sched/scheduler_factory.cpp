@@ -60,10 +60,10 @@ class Params {
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
   if (name == "static") {
-    Params p(s, {});
+    Params p(s, {"helpers"});
     std::map<std::string, Strategy> strategies;
     for (const auto& d : s.devices) strategies[d.id] = d.strategy;
-    return std::make_unique<StaticScheduler>(strategies);
+    return std::make_unique<StaticScheduler>(strategies, p.flag("helpers", false));
   }
   if (name == "local" || name == "offload") {
     Params p(s, {});

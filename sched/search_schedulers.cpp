@@ -220,20 +220,25 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
         std::vector<Strategy> c = choice;
         c[gi] = split_strategy(start, n);
         Scheme cur = scheme_of(c);
-        for (bool moved = true; moved;) {
+        for (bool moved = true; moved;) {  // steepest ascent: the better of the two neighbours
           moved = false;
           const int k = c[gi].device_split(n);
+          std::vector<Strategy> step = c;
+          Scheme step_scheme = cur;
           for (int nk : {k - 1, k + 1}) {
             if (nk < 0 || nk > n) continue;
             std::vector<Strategy> c2 = c;
             c2[gi] = split_strategy(nk, n);
             Scheme s2 = scheme_of(c2);
-            if (better(est_, state, s2, cur)) {
-              c = c2;
-              cur = s2;
+            if (better(est_, state, s2, step_scheme)) {
+              step = c2;
+              step_scheme = s2;
               moved = true;
-              break;
             }
+          }
+          if (moved) {
+            c = step;
+            cur = step_scheme;
           }
         }
         if (better(est_, state, cur, best)) {

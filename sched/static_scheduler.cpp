@@ -8,6 +8,7 @@ Scheme StaticScheduler::decide(const SystemState& state) {
     if (!d.connected) continue;
     auto it = strategies_.find(d.id);
     s.strategies[d.id] = it == strategies_.end() ? d.strategy : it->second;
+    if (use_helpers_ && !d.generates) s.helpers.push_back(d.id);
   }
   return s;
 }

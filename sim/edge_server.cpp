@@ -68,13 +68,40 @@ void EdgeServer::helper_done(int device) {
   maybe_forward();
 }
 
+double EdgeServer::server_seconds(const std::vector<SimRequest*>& batch) const {
+  const SimRequest& first = *batch.front();
+  const LutTable* lut = run_.device_server_luts[first.rec.device];
+  return lut->mean_seconds(first.device_split, lut->num_stages(), static_cast<int>(batch.size()));
+}
+
+double EdgeServer::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
+  const SimRequest& first = *batch.front();
+  const LutTable& lut = *run_.helper_luts.at({helper, first.rec.device});
+  const int b = static_cast<int>(batch.size());
+  double bytes = 0;
+  for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
+  const double compute = lut.mean_seconds(first.device_split, lut.num_stages(), std::min(b, lut.max_batch())) *
+                         (b > lut.max_batch() ? static_cast<double>(b) / lut.max_batch() : 1.0);
+  return bytes / run_.platform.device_bandwidth[helper].bytes_per_s_at(sg4::Engine::get_clock()) + compute;
+}
+
 void EdgeServer::maybe_forward() {
   // Idle workers are all blocked waiting for a batch and take one each; batches beyond that would
-  // wait, so they go (newest first) to free helpers. State first, wake-ups last (see enqueue).
+  // wait. The newest waiting batch goes to a free helper if the helper is expected to finish it
+  // sooner. State first, wake-ups last (see enqueue).
+  if (helper_busy_.empty()) return;
+  const double now = sg4::Engine::get_clock();
   int released = 0;
   while (static_cast<int>(ready_.size()) > spec_.workers - busy_workers_) {
     auto free_helper = std::find_if(helper_busy_.begin(), helper_busy_.end(), [](const auto& kv) { return !kv.second; });
     if (free_helper == helper_busy_.end()) break;
+    double ahead = 0;  // server work queued before the newest batch
+    for (size_t i = 0; i + 1 < ready_.size(); ++i) ahead += server_seconds(ready_[i]);
+    double first_free = now;
+    if (busy_workers_ >= spec_.workers && !running_until_s_.empty())
+      first_free = *std::min_element(running_until_s_.begin(), running_until_s_.end());
+    const double via_server = (first_free - now) + ahead / spec_.workers + server_seconds(ready_.back());
+    if (helper_seconds(free_helper->first, ready_.back()) >= via_server) break;
     free_helper->second = true;
     to_forward_.emplace_back(free_helper->first, std::move(ready_.back()));
     ready_.pop_back();
@@ -130,7 +157,9 @@ void EdgeServer::worker_loop() {
       r->rec.batch_size = b;
     }
     ++busy_workers_;
+    running_until_s_.push_back(start + seconds);
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
+    running_until_s_.erase(std::find(running_until_s_.begin(), running_until_s_.end(), start + seconds));
     --busy_workers_;
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {

@@ -42,8 +42,12 @@ class EdgeServer {
   void timer_loop();
   void worker_loop();
   void forwarder_loop();
-  // Batches that no worker will take now go to free helpers (ACE-GNN Sec. III-D).
+  // Batches that no worker will take now go to free helpers (ACE-GNN Sec. III-D), when the helper is
+  // expected to return the result sooner than the server would (its input transfer plus its own LUT
+  // time, against the time until a worker frees plus the batches ahead plus the server's LUT time).
   void maybe_forward();
+  double server_seconds(const std::vector<SimRequest*>& batch) const;
+  double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const;
 
   SimRun& run_;
   int index_;
@@ -56,6 +60,7 @@ class EdgeServer {
   std::deque<std::vector<SimRequest*>> ready_;   // sealed batches waiting for a worker
   simgrid::s4u::SemaphorePtr ready_sem_;
   int busy_workers_ = 0;
+  std::vector<double> running_until_s_;  // end times of the batches running now (one per busy worker)
   std::map<int, bool> helper_busy_;  // helper device index -> helping now
   std::deque<std::pair<int, std::vector<SimRequest*>>> to_forward_;
   simgrid::s4u::SemaphorePtr forward_sem_;
