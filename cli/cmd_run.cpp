@@ -1,6 +1,7 @@
 // coinfer run SCENARIO: simulate a scenario, write results.h5 and summary.json, print a table.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -86,11 +87,18 @@ int run_command(const RunOptions& o) {
     print_table(r, std::cout);
     if (!r.decisions.empty()) {
       int switches = 0;
-      for (const auto& d : r.decisions) switches += d.switched;
-      std::cout << "scheduler " << r.scheduler << ": " << r.decisions.size() << " decisions, " << switches
-                << " strategy switches; last: " << r.decisions.back().scheme << "\n";
+      double total_wall = 0, max_wall = 0;
+      for (const auto& d : r.decisions) {
+        switches += d.switched;
+        total_wall += d.wall_s;
+        max_wall = std::max(max_wall, d.wall_s);
+      }
+      std::printf("scheduler %s: %zu decisions (mean %.3f ms, max %.3f ms of wall time), %d strategy switches; last: %s\n",
+                  r.scheduler.c_str(), r.decisions.size(), total_wall / r.decisions.size() * 1e3, max_wall * 1e3, switches,
+                  r.decisions.back().scheme.c_str());
+      std::fflush(stdout);
     }
-    std::cout << "wrote " << out << "/results.h5 and " << out << "/summary.json\n";
+    std::cout << "wrote " << out << "/results.h5, summary.json and timing.json\n";
   }
   return 0;
 }

@@ -46,6 +46,10 @@ expect_bad lut_missing_server "no LUT for device type 'gtx1060'" run "$base" --s
 mkdir -p "$work/corrupt" && head -c 3000 "$root/traces/lut/gtx1060.h5" > "$work/corrupt/gtx1060.h5" && cp "$root/traces/lut/rpi4b.h5" "$work/corrupt/"
 expect_bad corrupt_lut "gtx1060.h5" run "$base" --set "luts=[$work/corrupt]"
 expect_bad missing_file "cannot open file" run "$work/nope.yaml"
+expect_bad bad_scheduler "did you mean 'greedy'" run "$base" --set scheduler.name=greedi
+expect_bad bad_sched_param "unknown parameter for scheduler 'hierarchical'" run "$base" --set scheduler.name=hierarchical --set scheduler.iteratons=3
+expect_bad bad_objective "allowed: throughput, latency" run "$base" --set scheduler.name=greedy --set scheduler.objective=fast
+expect_bad oracle_too_big "max_schemes" run "$base" --set scheduler.name=oracle --set scheduler.max_schemes=10
 "$coinfer" run "$base" --set duration_s=6 --out /proc/nope > /dev/null 2> "$work/unwritable.stderr"
 if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stderr"; then passes=$((passes+1)); else echo "FAIL unwritable_out"; cat "$work/unwritable.stderr"; fails=$((fails+1)); fi
 

@@ -11,6 +11,7 @@
 #include "sched/basic_schedulers.hpp"
 #include "sched/scheme_search.hpp"
 #include "sched/search_schedulers.hpp"
+#include "sched/static_scheduler.hpp"
 
 using namespace coinfer;
 
@@ -264,4 +265,18 @@ TEST(StateJson, StateAndSchemeRoundTrip) {
   EXPECT_EQ(scheme_from_json(scheme_to_json(sc)), sc);
   EXPECT_THROW(state_from_json("{\"time_s\": 1}"), InputError);
   EXPECT_THROW(scheme_from_json("not json"), InputError);
+}
+
+TEST(Schedulers, UniformAndStaticSchedulersDoWhatTheySay) {
+  Fixture f;
+  SystemState s = state({device("a", "slow", 8), device("b", "fast", 8)});
+  s.devices[1].connected = false;
+  EXPECT_EQ(UniformScheduler("offload", Strategy::offload()).decide(s).to_string(), "a=offload helpers=[]");
+  EXPECT_EQ(UniformScheduler("local", Strategy::local()).decide(s).to_string(), "a=local helpers=[]");
+  // static: the configured strategies; with helpers, the connected idle devices.
+  s.devices[1].connected = true;
+  s.devices[1].generates = false;
+  StaticScheduler st({{"a", Strategy::pp(3)}}, true);
+  EXPECT_EQ(st.decide(s).to_string(), "a=pp(3) b=local helpers=[b]");
+  EXPECT_EQ(StaticScheduler({{"a", Strategy::pp(3)}}).decide(s).helpers.size(), 0u);
 }
