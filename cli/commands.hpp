@@ -15,5 +15,6 @@ int guarded(const std::function<int()>& body);
 void register_run(CLI::App& app, int& exit_code);
 void register_model(CLI::App& app, int& exit_code);
 void register_lut(CLI::App& app, int& exit_code);
+void register_sweep(CLI::App& app, int& exit_code);
 
 }  // namespace coinfer::cli

@@ -135,17 +135,9 @@ std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, cons
   return out;
 }
 
-void apply_override(YAML::Node& root, const std::string& assignment) {
-  auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError(SourceLocation{"--set", 0, 0}, assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
-  std::string path = assignment.substr(0, eq);
-  YAML::Node value;
-  try {
-    value = YAML::Load(assignment.substr(eq + 1));
-  } catch (const YAML::Exception& e) {
-    throw InputError(SourceLocation{"--set", 0, 0}, path, "value does not parse: " + e.msg);
-  }
+namespace {
+
+std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
   size_t start = 0;
   while (true) {
@@ -154,39 +146,85 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     if (dot == std::string::npos) break;
     start = dot + 1;
   }
-  YAML::Node cur;
-  cur.reset(root);
-  for (size_t i = 0; i < parts.size(); ++i) {
-    const std::string& p = parts[i];
-    if (p.empty()) throw InputError(SourceLocation{"--set", 0, 0}, path, "empty key component");
-    bool last = i + 1 == parts.size();
-    if (cur.IsSequence()) {
-      size_t idx = 0;
-      try {
-        idx = std::stoul(p);
-      } catch (const std::exception&) {
-        throw InputError(SourceLocation{"--set", 0, 0}, path, "'" + p + "' must be a list index");
+  return parts;
+}
+
+[[noreturn]] void bad_set(const std::string& path, const std::string& what) {
+  throw InputError(SourceLocation{"--set", 0, 0}, path, what);
+}
+
+// Sets `value` at parts[i..] below `cur`; "*" stands for every entry of a list.
+void set_at(YAML::Node cur, const std::vector<std::string>& parts, size_t i, const YAML::Node& value, const std::string& path) {
+  const std::string& p = parts[i];
+  if (p.empty()) bad_set(path, "empty key component");
+  const bool last = i + 1 == parts.size();
+  if (cur.IsSequence()) {
+    if (p == "*") {
+      if (cur.size() == 0) bad_set(path, "'*' matches no list entry");
+      for (size_t k = 0; k < cur.size(); ++k) {
+        if (last) cur[k] = YAML::Clone(value);
+        else set_at(cur[k], parts, i + 1, value, path);
       }
-      if (idx >= cur.size())
-        throw InputError(SourceLocation{"--set", 0, 0}, path,
-                         "index " + p + " is out of range (the list has " + std::to_string(cur.size()) + " entries)");
-      if (last) {
-        cur[idx] = value;
-      } else {
-        YAML::Node next = cur[idx];
-        cur.reset(next);
-      }
-    } else {
-      if (!cur.IsMap() && !cur.IsNull())
-        throw InputError(SourceLocation{"--set", 0, 0}, path, "'" + p + "' is inside a value that is not a mapping");
-      if (last) {
-        cur[p] = value;
-      } else {
-        YAML::Node next = cur[p];
-        cur.reset(next);
-      }
+      return;
+    }
+    size_t idx = 0;
+    try {
+      size_t used = 0;
+      idx = std::stoul(p, &used);
+      if (used != p.size()) throw std::invalid_argument(p);
+    } catch (const std::exception&) {
+      bad_set(path, "'" + p + "' must be a list index or *");
+    }
+    if (idx >= cur.size())
+      bad_set(path, "index " + p + " is out of range (the list has " + std::to_string(cur.size()) + " entries)");
+    if (last) cur[idx] = value;
+    else set_at(cur[idx], parts, i + 1, value, path);
+    return;
+  }
+  if (!cur.IsMap() && !cur.IsNull()) bad_set(path, "'" + p + "' is inside a value that is not a mapping");
+  if (p == "*") bad_set(path, "'*' used on a mapping");
+  if (last) cur[p] = value;
+  else set_at(cur[p], parts, i + 1, value, path);
+}
+
+bool exists_at(const YAML::Node& cur, const std::vector<std::string>& parts, size_t i) {
+  if (i == parts.size()) return true;
+  const std::string& p = parts[i];
+  if (cur.IsSequence()) {
+    if (p == "*") {
+      if (cur.size() == 0) return false;
+      for (size_t k = 0; k < cur.size(); ++k)
+        if (!exists_at(cur[k], parts, i + 1)) return false;
+      return true;
+    }
+    try {
+      size_t used = 0;
+      size_t idx = std::stoul(p, &used);
+      return used == p.size() && idx < cur.size() && exists_at(cur[idx], parts, i + 1);
+    } catch (const std::exception&) {
+      return false;
     }
   }
+  if (!cur.IsMap() || !cur[p]) return false;
+  return exists_at(cur[p], parts, i + 1);
 }
+
+}  // namespace
+
+void apply_override(YAML::Node& root, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    bad_set(assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
+  const std::string path = assignment.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(assignment.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    bad_set(path, "value does not parse: " + e.msg);
+  }
+  set_at(root, split_path(path), 0, value, path);
+}
+
+bool yaml_path_exists(const YAML::Node& root, const std::string& path) { return exists_at(root, split_path(path), 0); }
 
 }  // namespace coinfer

@@ -46,8 +46,11 @@ class YamlReader {
 
 std::string key_path(const std::string& path, const std::string& key);
 
-// Applies a "--set a.b.0.c=value" override to a YAML tree (value parsed as YAML). Missing maps are
-// created; a sequence index out of range is an InputError naming the override.
+// Applies a "--set a.b.0.c=value" override to a YAML tree (value parsed as YAML). "*" stands for every
+// entry of a list (devices.*.link.bandwidth_mbps=5). Missing maps are created; a list index out of
+// range is an InputError naming the override.
 void apply_override(YAML::Node& root, const std::string& assignment);
+// Whether a key path (with "*" for every list entry) exists in the tree.
+bool yaml_path_exists(const YAML::Node& root, const std::string& path);
 
 }  // namespace coinfer

@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev          # bench/
   libopenblas0-pthread      # fast BLAS for LibTorch (DESIGN.md: 2.6 -> 76 GFLOP/s sgemm)
   python3 python3-matplotlib python3-h5py python3-numpy   # plots/
+  slurm-wlm munge           # the Slurm sweep backend and its test cluster
 )
 
 missing=()

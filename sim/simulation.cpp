@@ -46,6 +46,69 @@ int SimRun::batch_group_id(const std::string& model, const std::string& dataset,
   return static_cast<int>(group_names_.size() - 1);
 }
 
+namespace {
+
+std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+  ModelSpecs specs;
+  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
+  Objective objective = Objective::throughput;
+  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end()) {
+    try {
+      objective = parse_objective(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.objective", e.what());
+    }
+  }
+  return std::make_unique<AnalyticEstimator>(luts, specs, objective);
+}
+
+// Refuses an oracle that cannot cope with the whole system before simulating anything.
+void check_oracle_size(const Scenario& s, Scheduler& scheduler, SystemState all) {
+  if (s.scheduler.name != "oracle") return;
+  for (auto& d : all.devices) d.connected = true;
+  try {
+    scheduler.decide(all);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(s.scheduler.where, "scheduler.max_schemes", e.what());
+  }
+}
+
+// A state with every device connected, for checks made before a run.
+SystemState static_state(const Scenario& s) {
+  SystemState st;
+  for (const auto& sv : s.servers) {
+    ServerState x;
+    x.id = sv.id;
+    x.type = sv.type;
+    x.workers = sv.workers;
+    x.batch_window_ms = sv.batch.window_ms;
+    x.batch_max_size = sv.batch.max_size;
+    st.servers.push_back(x);
+  }
+  for (const auto& d : s.devices) {
+    DeviceState x;
+    x.id = d.id;
+    x.type = d.type;
+    x.model = d.model;
+    x.dataset = d.dataset;
+    x.server = d.server;
+    x.strategy = d.strategy;
+    x.link_bandwidth_mbps = d.link.bandwidth_mbps;
+    x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
+    st.devices.push_back(x);
+  }
+  return st;
+}
+
+}  // namespace
+
+void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+  check_scenario_against(s, models, luts);
+  std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
+  std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
+  check_oracle_size(s, *scheduler, static_state(s));
+}
+
 RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options) {
   check_scenario_against(s, models, luts);
@@ -81,29 +144,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   }
   for (size_t i = 0; i < s.servers.size(); ++i) run.servers.push_back(std::make_unique<EdgeServer>(run, static_cast<int>(i)));
   for (size_t i = 0; i < s.devices.size(); ++i) run.devices.push_back(std::make_unique<DeviceRuntime>(run, static_cast<int>(i)));
-  ModelSpecs specs;
-  for (const auto& m : run.device_models) specs.emplace(m.name + "/" + m.dataset.name, m);
-  Objective objective = Objective::throughput;
-  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end()) {
-    try {
-      objective = parse_objective(it->second);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(s.scheduler.where, "scheduler.objective", e.what());
-    }
-  }
-  AnalyticEstimator estimator(luts, specs, objective);
-  std::unique_ptr<Scheduler> scheduler = make_scheduler(s, estimator);
-  SchedulerMonitor monitor(run, *scheduler, estimator);
-  if (s.scheduler.name == "oracle") {
-    // Refuse an oracle that cannot cope with the whole system before simulating anything.
-    SystemState all = monitor.snapshot(0);
-    for (auto& d : all.devices) d.connected = true;
-    try {
-      scheduler->decide(all);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(s.scheduler.where, "scheduler.max_schemes", e.what());
-    }
-  }
+  std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
+  std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
+  SchedulerMonitor monitor(run, *scheduler, *estimator);
+  check_oracle_size(s, *scheduler, monitor.snapshot(0));
   for (auto& sv : run.servers) sv->start();
   for (auto& d : run.devices) d->start();
   monitor.start();

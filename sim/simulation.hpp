@@ -16,6 +16,10 @@ struct SimulationOptions {
   std::function<void(double, long long)> progress;
 };
 
+// Everything run_simulation checks before it starts, without running: models, LUT entries, the
+// scheduler's name and parameters (and the oracle's size limit). Throws InputError.
+void validate_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts);
+
 // Throws InputError for scenario/LUT inconsistencies (before anything runs).
 RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options = {});

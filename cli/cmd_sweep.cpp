@@ -1,0 +1,388 @@
+// coinfer sweep SCENARIO --grid key=values ... : runs every grid point x seed, each as its own
+// `coinfer run` process (one SimGrid engine per process), locally with a process pool or as a Slurm job
+// array; resumable; merges into sweep.h5 and sweep.csv. coinfer sweep collect DIR merges again.
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <fcntl.h>
+
+#include "cli/commands.hpp"
+#include "core/input_error.hpp"
+#include "core/text_util.hpp"
+#include "io/atomic_dir.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
+#include "io/sweep_table.hpp"
+#include "io/yaml_util.hpp"
+#include "sim/simulation.hpp"
+
+extern char** environ;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace coinfer::cli {
+
+namespace {
+
+struct SweepOptions {
+  std::string scenario, out, backend = "local", dir, partition, time_limit;
+  std::vector<std::string> grids;
+  int seeds = 1, jobs = 0, chunk = 10, task = -1;
+  bool wait = false, quiet = false;
+};
+
+// Friendly grid names for common keys; anything else is a key path ("*" = every list entry).
+const std::map<std::string, std::string> kAliases = {
+    {"devices", "devices.0.count"},
+    {"bandwidth_mbps", "devices.*.link.bandwidth_mbps"},
+    {"scheduler", "scheduler.name"},
+    {"max_batch", "servers.*.batch.max_size"},
+    {"window_ms", "servers.*.batch.window_ms"},
+    {"workers", "servers.*.workers"},
+};
+
+struct Axis {
+  std::string name, path;
+  std::vector<std::string> values;
+};
+
+Axis parse_grid(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw InputError(SourceLocation{"--grid", 0, 0}, text, "expected KEY=v1,v2,... or KEY=a..b");
+  Axis a;
+  a.name = text.substr(0, eq);
+  auto it = kAliases.find(a.name);
+  a.path = it == kAliases.end() ? a.name : it->second;
+  const std::string vals = text.substr(eq + 1);
+  auto dots = vals.find("..");
+  if (dots != std::string::npos && vals.find(',') == std::string::npos) {
+    long long lo = 0, hi = 0;
+    try {
+      size_t u1 = 0, u2 = 0;
+      lo = std::stoll(vals.substr(0, dots), &u1);
+      hi = std::stoll(vals.substr(dots + 2), &u2);
+      if (u1 != dots || u2 != vals.size() - dots - 2) throw std::invalid_argument(vals);
+    } catch (const std::exception&) {
+      throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "range '" + vals + "' must be two integers a..b");
+    }
+    if (lo > hi) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "range " + vals + " is empty");
+    if (hi - lo > 100000) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "range " + vals + " is too large");
+    for (long long v = lo; v <= hi; ++v) a.values.push_back(std::to_string(v));
+  } else {
+    std::stringstream ss(vals);
+    std::string v;
+    while (std::getline(ss, v, ','))
+      if (!v.empty()) a.values.push_back(v);
+  }
+  if (a.values.empty()) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "no values");
+  return a;
+}
+
+fs::path point_dir(const std::string& dir, int id) {
+  char name[32];
+  std::snprintf(name, sizeof name, "p%05d", id);
+  return fs::path(dir) / "points" / name;
+}
+
+bool point_done(const std::string& dir, int id) { return fs::exists(point_dir(dir, id) / "summary.json"); }
+
+// Spawns `coinfer run` for one point; its output goes to the point's log. Returns the child's pid.
+pid_t spawn_point(const json& manifest, const std::string& dir, int id) {
+  const json& p = manifest["points"][id];
+  std::vector<std::string> args = {"/proc/self/exe", "run", manifest["scenario"].get<std::string>(), "-q", "--out",
+                                   point_dir(dir, id).string()};
+  for (const auto& s : p["sets"]) {
+    args.push_back("--set");
+    args.push_back(s.get<std::string>());
+  }
+  const std::string log = point_dir(dir, id).string() + ".log";
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot start coinfer run for point " + std::to_string(id));
+  return pid;
+}
+
+std::string duration_text(double s) {
+  char b[32];
+  if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
+  else if (s >= 60) std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
+  else std::snprintf(b, sizeof b, "%.0fs", s);
+  return b;
+}
+
+// Runs the given points with at most `jobs` children at a time; reports progress and failures.
+// Returns the number of failed points.
+int run_points(const json& manifest, const std::string& dir, const std::vector<int>& todo, int jobs, bool quiet) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<pid_t, int> running;
+  size_t next = 0, finished = 0;
+  int failed = 0;
+  const bool tty = ::isatty(2);
+  size_t last_report = 0;
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
+      fs::create_directories(point_dir(dir, todo[next]).parent_path());
+      running[spawn_point(manifest, dir, todo[next])] = todo[next];
+      ++next;
+    }
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) break;
+    auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const int id = it->second;
+    running.erase(it);
+    ++finished;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !point_done(dir, id)) {
+      ++failed;
+      std::fprintf(stderr, "%s[sweep] point %d failed; log: %s.log\n", tty ? "\n" : "", id, point_dir(dir, id).c_str());
+    }
+    if (quiet) continue;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double eta = el / finished * (todo.size() - finished);
+    if (tty) {
+      std::fprintf(stderr, "\r[sweep] %zu/%zu points done, %d failed, %s elapsed, about %s left   ", finished, todo.size(),
+                   failed, duration_text(el).c_str(), duration_text(eta).c_str());
+    } else if (finished == todo.size() || (finished - last_report) * 20 >= todo.size()) {
+      std::fprintf(stderr, "[sweep] %zu/%zu points done, %d failed, %s elapsed, about %s left\n", finished, todo.size(),
+                   failed, duration_text(el).c_str(), duration_text(eta).c_str());
+      last_report = finished;
+    }
+  }
+  if (tty && !quiet) std::fprintf(stderr, "\n");
+  return failed;
+}
+
+json read_manifest(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "sweep.json");
+  if (!in) throw InputError(SourceLocation{dir, 0, 0}, "", "not a sweep folder (no sweep.json)");
+  try {
+    return json::parse(in);
+  } catch (const std::exception& e) {
+    throw InputError(SourceLocation{(fs::path(dir) / "sweep.json").string(), 0, 0}, "", std::string("corrupt manifest: ") + e.what());
+  }
+}
+
+int collect(const std::string& dir, bool quiet) {
+  json m = read_manifest(dir);
+  SweepTable t;
+  t.scenario = m["scenario"].get<std::string>();
+  for (const auto& a : m["axes"]) t.axes.push_back(a.get<std::string>());
+  int missing = 0;
+  for (size_t i = 0; i < m["points"].size(); ++i) {
+    const json& p = m["points"][i];
+    SweepRow r;
+    r.point = static_cast<int>(i);
+    r.seed = p["seed"].get<long long>();
+    for (const auto& v : p["values"]) r.values.push_back(v.get<std::string>());
+    read_point_summary((point_dir(dir, static_cast<int>(i)) / "summary.json").string(), r);
+    if (!r.ok) ++missing;
+    t.rows.push_back(r);
+  }
+  write_sweep_h5((fs::path(dir) / "sweep.h5").string(), t);
+  write_sweep_csv((fs::path(dir) / "sweep.csv").string(), t);
+  if (!quiet)
+    std::printf("merged %zu points (%d without results) into %s/sweep.h5 and sweep.csv\n", t.rows.size(), missing, dir.c_str());
+  return missing == 0 ? 0 : 1;
+}
+
+bool on_path(const std::string& program) {
+  const char* path = std::getenv("PATH");
+  std::stringstream ss(path ? path : "");
+  std::string d;
+  while (std::getline(ss, d, ':'))
+    if (!d.empty() && ::access((fs::path(d) / program).c_str(), X_OK) == 0) return true;
+  return false;
+}
+
+int sweep(const SweepOptions& o) {
+  // Everything is checked before anything runs.
+  if (o.backend != "local" && o.backend != "slurm")
+    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "'" + o.backend + "' is not allowed (local, slurm)");
+  if (o.backend == "slurm" && !on_path("sbatch"))
+    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "sbatch not found on PATH (is Slurm installed?)");
+  if (o.seeds < 1) throw InputError(SourceLocation{"--seeds", 0, 0}, "--seeds", "must be >= 1");
+  YamlReader reader(o.scenario);
+  YAML::Node raw = reader.load_file();
+  std::vector<Axis> axes;
+  std::set<std::string> names;
+  for (const auto& g : o.grids) {
+    Axis a = parse_grid(g);
+    if (!names.insert(a.name).second) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "given twice");
+    if (a.path == "seed") throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "use --seeds for seeds");
+    if (!yaml_path_exists(raw, a.path))
+      throw InputError(SourceLocation{o.scenario, 0, 0}, a.name,
+                       "grid key does not exist in the scenario" + (a.path != a.name ? " (it means " + a.path + ")" : std::string()) +
+                           "; grid keys are key paths such as devices.0.link.latency_ms, or one of: devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
+    axes.push_back(a);
+  }
+  Scenario base = load_scenario(o.scenario);
+  const std::string dir = o.out.empty() ? "results/sweep-" + base.name : o.out;
+  {
+    fs::path p = fs::absolute(dir);
+    while (!p.empty() && !fs::exists(p)) p = p.parent_path();
+    std::string probe = (p / ".coinfer-probe-XXXXXX").string();
+    if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
+      throw InputError(SourceLocation{dir, 0, 0}, "--out", "output folder cannot be created or written (" + p.string() + ")");
+    fs::remove(probe);
+  }
+  // Points: the grid's cartesian product (first axis slowest), seeds 1..N innermost.
+  json manifest;
+  manifest["scenario"] = fs::absolute(o.scenario).string();
+  manifest["axes"] = json::array();
+  for (const auto& a : axes) manifest["axes"].push_back(a.name);
+  manifest["grid"] = json::array();
+  for (const auto& a : axes) manifest["grid"].push_back({{"name", a.name}, {"path", a.path}, {"values", a.values}});
+  manifest["seeds"] = o.seeds;
+  manifest["points"] = json::array();
+  ModelCatalog models = ModelCatalog::load(data_root() + "/models");
+  std::map<std::string, std::unique_ptr<LutSet>> lut_cache;
+  size_t combos = 1;
+  for (const auto& a : axes) combos *= a.values.size();
+  for (size_t c = 0; c < combos; ++c) {
+    // Mixed radix, last axis fastest.
+    std::vector<size_t> idx(axes.size(), 0);
+    size_t rest = c;
+    for (size_t a = axes.size(); a-- > 0;) {
+      idx[a] = rest % axes[a].values.size();
+      rest /= axes[a].values.size();
+    }
+    for (int seed = 1; seed <= o.seeds; ++seed) {
+      json p;
+      p["values"] = json::array();
+      p["sets"] = json::array();
+      for (size_t a = 0; a < axes.size(); ++a) {
+        p["values"].push_back(axes[a].values[idx[a]]);
+        p["sets"].push_back(axes[a].path + "=" + axes[a].values[idx[a]]);
+      }
+      p["sets"].push_back("seed=" + std::to_string(seed));
+      p["seed"] = seed;
+      std::vector<std::string> sets;
+      for (const auto& x : p["sets"]) sets.push_back(x.get<std::string>());
+      try {
+        Scenario sc = load_scenario(o.scenario, sets);
+        const std::string key = join(sc.luts, "|");
+        if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_luts(sc.luts));
+        validate_simulation(sc, models, *lut_cache[key]);
+      } catch (const InputError& e) {
+        throw InputError(std::string("grid point ") + join(sets, " ") + ": " + e.what());
+      }
+      manifest["points"].push_back(p);
+    }
+  }
+  fs::create_directories(dir);
+  const fs::path mpath = fs::path(dir) / "sweep.json";
+  if (fs::exists(mpath)) {
+    json old = read_manifest(dir);
+    if (old["scenario"] != manifest["scenario"] || old["grid"] != manifest["grid"] || old["seeds"] != manifest["seeds"])
+      throw InputError(SourceLocation{dir, 0, 0}, "--out", "this folder holds a different sweep; choose another --out");
+  } else {
+    write_text_atomic(mpath.string(), manifest.dump(1) + "\n");
+  }
+  const int total = static_cast<int>(manifest["points"].size());
+  std::vector<int> todo;
+  for (int i = 0; i < total; ++i)
+    if (!point_done(dir, i)) todo.push_back(i);
+  if (!o.quiet)
+    std::fprintf(stderr, "[sweep] %d points (%zu grid axes x %d seeds), %d already done, %zu to run\n", total, axes.size(),
+                 o.seeds, total - static_cast<int>(todo.size()), todo.size());
+  if (o.backend == "slurm") {
+    const int tasks = (total + o.chunk - 1) / o.chunk;
+    const fs::path script = fs::path(dir) / "sweep.sbatch";
+    std::ostringstream sb;
+    sb << "#!/bin/bash\n#SBATCH --job-name=coinfer-sweep\n#SBATCH --array=0-" << tasks - 1 << "\n#SBATCH --output="
+       << fs::absolute(dir).string() << "/slurm-%A_%a.out\n";
+    if (!o.partition.empty()) sb << "#SBATCH --partition=" << o.partition << "\n";
+    if (!o.time_limit.empty()) sb << "#SBATCH --time=" << o.time_limit << "\n";
+    sb << "# Generated by coinfer sweep: each array task runs " << o.chunk << " points (skipping finished ones).\n"
+       << "exec " << fs::canonical("/proc/self/exe").string() << " sweep run-task " << fs::absolute(dir).string()
+       << " --chunk " << o.chunk << " --task \"$SLURM_ARRAY_TASK_ID\"\n";
+    write_text_atomic(script.string(), sb.str());
+    std::string cmd = "sbatch --parsable " + std::string(o.wait ? "--wait " : "") + "'" + script.string() + "'";
+    FILE* p = ::popen(cmd.c_str(), "r");
+    char buf[256] = {0};
+    std::string out;
+    while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+    const int rc = p ? ::pclose(p) : -1;
+    if (rc != 0) throw std::runtime_error("sbatch failed (" + std::to_string(rc) + "): " + out);
+    std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n",
+                out.substr(0, out.find_first_of(";\n")).c_str(), tasks, o.chunk, dir.c_str());
+    if (o.wait) return collect(dir, o.quiet);
+    return 0;
+  }
+  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int failed = run_points(manifest, dir, todo, jobs, o.quiet);
+  const int rc = collect(dir, o.quiet);
+  if (failed > 0) std::fprintf(stderr, "[sweep] %d points failed (their logs are named above); rerun to retry them\n", failed);
+  return failed > 0 || rc != 0 ? 1 : 0;
+}
+
+int run_task(const SweepOptions& o) {
+  json m = read_manifest(o.dir);
+  const int total = static_cast<int>(m["points"].size());
+  std::vector<int> todo;
+  for (int i = o.task * o.chunk; i < std::min(total, (o.task + 1) * o.chunk); ++i)
+    if (!point_done(o.dir, i)) todo.push_back(i);
+  return run_points(m, o.dir, todo, 1, true) > 0 ? 1 : 0;
+}
+
+}  // namespace
+
+void register_sweep(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* cmd = app.add_subcommand("sweep", "run a scenario over a grid of keys and seeds; merge into sweep.h5/sweep.csv");
+  cmd->add_option("scenario", o->scenario, "scenario YAML file");
+  cmd->add_option("--grid", o->grids,
+                  "KEY=v1,v2,... or KEY=a..b (repeatable). KEY is a scenario key path (devices.0.link.latency_ms, * for "
+                  "every list entry) or devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
+  cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");
+  cmd->add_option("--out", o->out, "sweep folder (default results/sweep-<scenario name>); rerunning resumes");
+  cmd->add_option("--jobs,-j", o->jobs, "local worker processes (default: number of cores)");
+  cmd->add_option("--backend", o->backend, "local (default) or slurm");
+  cmd->add_option("--chunk", o->chunk, "slurm: points per array task (default 10)")->check(CLI::PositiveNumber);
+  cmd->add_option("--partition", o->partition, "slurm: partition");
+  cmd->add_option("--time", o->time_limit, "slurm: time limit per array task (HH:MM:SS)");
+  cmd->add_flag("--wait", o->wait, "slurm: wait for the job and merge");
+  cmd->add_flag("--quiet,-q", o->quiet, "no progress output");
+  cmd->callback([o, cmd, &exit_code] {
+    if (cmd->get_subcommands().empty()) {
+      if (o->scenario.empty()) {
+        std::cerr << "error: give a scenario (or: sweep collect DIR)\n";
+        exit_code = 2;
+        return;
+      }
+      exit_code = guarded([&] { return sweep(*o); });
+    }
+  });
+  CLI::App* col = cmd->add_subcommand("collect", "merge a sweep folder's finished points into sweep.h5 and sweep.csv");
+  col->add_option("dir", o->dir, "sweep folder")->required();
+  col->callback([o, &exit_code] { exit_code = guarded([&] { return collect(o->dir, false); }); });
+  CLI::App* task = cmd->add_subcommand("run-task", "(used by the Slurm script) run one array task's points");
+  task->add_option("dir", o->dir, "sweep folder")->required();
+  task->add_option("--task", o->task, "array task index")->required();
+  task->add_option("--chunk", o->chunk, "points per task")->required();
+  task->callback([o, &exit_code] { exit_code = guarded([&] { return run_task(*o); }); });
+}
+
+}  // namespace coinfer::cli

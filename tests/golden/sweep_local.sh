@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# coinfer sweep with the local backend: bad input refused before anything runs, a failing point
+# reported without stopping the others, resumption, merged outputs.
+set -u
+coinfer="$1"; root="$2"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$root"
+scn=scenarios/paper/fig14_15_gpu.yaml
+fails=0; passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL $1"; fails=$((fails+1)); }
+
+expect2() {  # name fragment args...
+  local name="$1" frag="$2"; shift 2
+  "$coinfer" sweep "$@" --out "$work/$name" > "$work/$name.out" 2>&1
+  local rc=$?
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc"; cat "$work/$name.out"; return; fi
+  grep -q -- "$frag" "$work/$name.out" || { bad "$name: no '$frag'"; cat "$work/$name.out"; return; }
+  [ -e "$work/$name" ] && { bad "$name: output folder created"; return; }
+  ok
+}
+expect2 bad_key "does not exist in the scenario" $scn --grid devices.0.colour=red,blue
+expect2 empty_range "is empty" $scn --grid devices=5..1
+expect2 bad_value "grid point" $scn --grid scheduler=static,greedi
+expect2 bad_backend "local, slurm" $scn --grid devices=1..2 --backend mpi
+env PATH=/nonexistent "$coinfer" sweep $scn --grid devices=1..2 --backend slurm --out "$work/nosb" > "$work/nosb.out" 2>&1
+[ $? -eq 2 ] && grep -q "sbatch not found" "$work/nosb.out" && [ ! -e "$work/nosb" ] && ok || { bad "no sbatch"; cat "$work/nosb.out"; }
+"$coinfer" sweep $scn --grid devices=1..2 --out /proc/nope > "$work/unw.out" 2>&1
+[ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unw.out" && ok || bad "unwritable folder"
+
+# A point that fails at run time: its output folder's name is taken by a file.
+mkdir -p "$work/s/points" && touch "$work/s/points/p00006"
+"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --out "$work/s" > "$work/s.out" 2>&1
+rc=$?
+[ $rc -eq 1 ] && ok || bad "sweep with a failing point should exit 1, got $rc"
+grep -q "point 6 failed; log: .*p00006.log" "$work/s.out" && ok || { bad "failed point not reported with its log"; cat "$work/s.out"; }
+[ "$(grep -c '' "$work/s/sweep.csv")" -eq 9 ] && ok || bad "sweep.csv should have 8 rows + header"
+[ "$(awk -F, 'NR>1 && $5==1' "$work/s/sweep.csv" | wc -l)" -eq 7 ] && ok || bad "the 7 other points should be ok"
+grep -q "cannot be created or written" "$work/s/points/p00006.log" && ok || bad "failed point's log should say why"
+# Resume: the file is gone and one finished point is deleted; a rerun runs exactly those two.
+rm -rf "$work/s/points/p00001" "$work/s/points/p00006"
+"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --out "$work/s" > "$work/s2.out" 2>&1
+grep -q "6 already done, 2 to run" "$work/s2.out" && ok || { bad "resume"; cat "$work/s2.out"; }
+[ -f "$work/s/points/p00001/summary.json" ] && ok || bad "resumed point not rerun"
+# A different grid in the same folder is refused.
+"$coinfer" sweep $scn --grid devices=1..3 --out "$work/s" > "$work/s3.out" 2>&1
+[ $? -eq 2 ] && grep -q "different sweep" "$work/s3.out" && ok || bad "different sweep in the same folder"
+# collect rebuilds the merged files.
+rm "$work/s/sweep.csv"
+"$coinfer" sweep collect "$work/s" > /dev/null; [ -f "$work/s/sweep.csv" ] && ok || bad "collect"
+/usr/bin/python3 - "$work/s/sweep.h5" <<'PY' && ok || bad "sweep.h5 content"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1])
+assert f.attrs["format"] in (b"coinfer-sweep", "coinfer-sweep")
+assert list(f["grid/devices"][:]) == [1, 1, 5, 5, 1, 1, 5, 5], f["grid/devices"][:]
+assert [s.decode() for s in f["grid/scheduler"][:4]] == ["greedy"] * 4
+assert f["ok"][:].tolist() == [1] * 8
+assert np.all(f["metrics/throughput_rps"][:] > 0)
+assert list(f["seed"][:]) == [1, 2] * 4
+PY
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
