@@ -38,7 +38,7 @@ namespace {
 
 struct SweepOptions {
   std::string scenario, out, backend = "local", dir, partition, time_limit;
-  std::vector<std::string> grids;
+  std::vector<std::string> grids, sets;
   int seeds = 1, jobs = 0, chunk = 10, task = -1;
   bool wait = false, quiet = false;
 };
@@ -255,6 +255,7 @@ int sweep(const SweepOptions& o) {
   manifest["grid"] = json::array();
   for (const auto& a : axes) manifest["grid"].push_back({{"name", a.name}, {"path", a.path}, {"values", a.values}});
   manifest["seeds"] = o.seeds;
+  manifest["sets"] = o.sets;
   manifest["points"] = json::array();
   ModelCatalog models = ModelCatalog::load(data_root() + "/models");
   std::map<std::string, std::unique_ptr<LutSet>> lut_cache;
@@ -272,6 +273,7 @@ int sweep(const SweepOptions& o) {
       json p;
       p["values"] = json::array();
       p["sets"] = json::array();
+      for (const auto& fixed : o.sets) p["sets"].push_back(fixed);
       for (size_t a = 0; a < axes.size(); ++a) {
         p["values"].push_back(axes[a].values[idx[a]]);
         p["sets"].push_back(axes[a].path + "=" + axes[a].values[idx[a]]);
@@ -295,7 +297,8 @@ int sweep(const SweepOptions& o) {
   const fs::path mpath = fs::path(dir) / "sweep.json";
   if (fs::exists(mpath)) {
     json old = read_manifest(dir);
-    if (old["scenario"] != manifest["scenario"] || old["grid"] != manifest["grid"] || old["seeds"] != manifest["seeds"])
+    if (old["scenario"] != manifest["scenario"] || old["grid"] != manifest["grid"] || old["seeds"] != manifest["seeds"] ||
+        old.value("sets", json::array()) != manifest["sets"])
       throw InputError(SourceLocation{dir, 0, 0}, "--out", "this folder holds a different sweep; choose another --out");
   } else {
     write_text_atomic(mpath.string(), manifest.dump(1) + "\n");
@@ -356,6 +359,7 @@ void register_sweep(CLI::App& app, int& exit_code) {
   cmd->add_option("--grid", o->grids,
                   "KEY=v1,v2,... or KEY=a..b (repeatable). KEY is a scenario key path (devices.0.link.latency_ms, * for "
                   "every list entry) or devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
+  cmd->add_option("--set", o->sets, "a fixed override for every point, e.g. --set duration_s=20 (repeatable)");
   cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");
   cmd->add_option("--out", o->out, "sweep folder (default results/sweep-<scenario name>); rerunning resumes");
   cmd->add_option("--jobs,-j", o->jobs, "local worker processes (default: number of cores)");

@@ -16,5 +16,6 @@ void register_run(CLI::App& app, int& exit_code);
 void register_model(CLI::App& app, int& exit_code);
 void register_lut(CLI::App& app, int& exit_code);
 void register_sweep(CLI::App& app, int& exit_code);
+void register_plot(CLI::App& app, int& exit_code);
 
 }  // namespace coinfer::cli

@@ -1,0 +1,46 @@
+// coinfer plot FILE --kind KIND: runs plots/coinfer_plots.py (matplotlib) on a sweep.h5 or results.h5.
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "io/model_spec_loader.hpp"
+
+namespace coinfer::cli {
+
+namespace {
+struct PlotOptions {
+  std::string file, kind, out, x, series;
+};
+
+int plot(const PlotOptions& o) {
+  const std::string script = data_root() + "/plots/coinfer_plots.py";
+  std::vector<std::string> args = {"/usr/bin/python3", script, o.file, "--kind", o.kind};
+  if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
+  if (!o.x.empty()) args.insert(args.end(), {"--x", o.x});
+  if (!o.series.empty()) args.insert(args.end(), {"--series", o.series});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  ::execv(argv[0], argv.data());
+  std::perror("cannot run /usr/bin/python3 (scripts/setup.sh installs it)");
+  return 1;
+}
+}  // namespace
+
+void register_plot(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<PlotOptions>();
+  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG + PDF) from a sweep.h5 or, for --kind timeline, a results.h5");
+  cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline)")->required();
+  cmd->add_option("--kind", o->kind, "figure")
+      ->required()
+      ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline"}));
+  cmd->add_option("--out", o->out, "PNG file (a PDF is written beside it); default: <kind>.png beside FILE");
+  cmd->add_option("--x", o->x, "grid axis on the x axis (default: the kind's)");
+  cmd->add_option("--series", o->series, "grid axis giving one line per value (default: scheduler if swept)");
+  cmd->callback([o, &exit_code] { exit_code = guarded([&] { return plot(*o); }); });
+}
+
+}  // namespace coinfer::cli
