@@ -5,6 +5,7 @@
   fig10_network_deterioration.yaml  Fig. 10: TX2 + CPU server while the link falls 100 -> 1 Mbit/s, hierarchical
                                     (and _gpu: the same with the GPU server)
   fig14_15_<srv>.yaml               Figs. 14/15: N Pi 4B (--set devices.0.count=N, 1..5) on a GPU or CPU server
+  fig15.yaml                        the same GPU set-up, for sweeps over devices, bandwidth and scheduler
   fig16_idle_devices.yaml           Fig. 16: six working Pi 4B and three idle Jetson Nano that may help
   fig20_nine_devices.yaml           Fig. 20: nine devices (TX2, Nano, Pi 4B) on one GPU server
   fig21a_batch.yaml                 Fig. 21a: five Pi 4B, max batch size via --set servers.0.batch.max_size=K
@@ -58,6 +59,11 @@ for sk, stype in {"gpu": "gtx1060", "cpu": "i7-7700"}.items():
     write(f"fig14_15_{sk}",
           f"ACE-GNN Figs. 14/15: N Raspberry Pi 4B (set devices.0.count=N, 1..5) sharing the {stype} server at 40 Mbit/s.",
           common(server=stype) + "devices:\n" + device("pi", "rpi4b", 40, count=5))
+
+write("fig15",
+      "ACE-GNN Fig. 15 for sweeps: N Raspberry Pi 4B (coinfer sweep ... --grid devices=1..9) on the GTX 1060 server at "
+      "40 Mbit/s (--grid bandwidth_mbps=...), hierarchical scheduler (--grid scheduler=...).",
+      common(server="gtx1060") + "devices:\n" + device("pi", "rpi4b", 40, count=5))
 
 write("fig16_idle_devices",
       "ACE-GNN Fig. 16: six Raspberry Pi 4B offloading and three idle Jetson Nano the server may forward batches to "
