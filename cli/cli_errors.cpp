@@ -1,3 +1,6 @@
+#include <stdlib.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -19,6 +22,16 @@ int guarded(const std::function<int()>& body) {
     std::cerr << "internal error: " << e.what() << "\n";
     return 1;
   }
+}
+
+void check_output_folder(const std::string& dir, const std::string& option) {
+  namespace fs = std::filesystem;
+  fs::path p = fs::absolute(dir);
+  while (!p.empty() && !fs::exists(p)) p = p.parent_path();
+  std::string probe = (p / ".coinfer-probe-XXXXXX").string();
+  if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
+    throw InputError(SourceLocation{dir, 0, 0}, option, "output folder cannot be created or written (" + p.string() + ")");
+  fs::remove(probe);
 }
 
 }  // namespace coinfer::cli

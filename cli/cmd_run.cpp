@@ -31,17 +31,6 @@ struct RunOptions {
   bool timing = false;
 };
 
-// Refuses an output folder that cannot be created or written, before any simulated work, without
-// leaving anything behind: a probe folder is made in the nearest existing ancestor and removed.
-void check_writable(const std::string& dir) {
-  fs::path p = fs::absolute(dir);
-  while (!p.empty() && !fs::exists(p)) p = p.parent_path();
-  std::string probe = (p / ".coinfer-probe-XXXXXX").string();
-  if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
-    throw InputError(SourceLocation{dir, 0, 0}, "--out", "output folder cannot be created or written (" + p.string() + ")");
-  fs::remove(probe);
-}
-
 void print_table(const RunResults& r, std::ostream& os) {
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %-14s %9s %7s %9s %9s %9s %9s %10s\n", "device", "strategy", "completed", "failed",
@@ -61,7 +50,7 @@ void print_table(const RunResults& r, std::ostream& os) {
 int run_command(const RunOptions& o) {
   Scenario s = load_scenario(o.scenario, o.sets);
   const std::string out = o.out.empty() ? "results/" + s.name : o.out;
-  check_writable(out);
+  check_output_folder(out, "--out");
   ModelCatalog models = ModelCatalog::load(data_root() + "/models");
   LutSet luts = load_luts(s.luts);
   SimulationOptions so;

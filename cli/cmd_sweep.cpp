@@ -239,14 +239,7 @@ int sweep(const SweepOptions& o) {
   }
   Scenario base = load_scenario(o.scenario);
   const std::string dir = o.out.empty() ? "results/sweep-" + base.name : o.out;
-  {
-    fs::path p = fs::absolute(dir);
-    while (!p.empty() && !fs::exists(p)) p = p.parent_path();
-    std::string probe = (p / ".coinfer-probe-XXXXXX").string();
-    if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
-      throw InputError(SourceLocation{dir, 0, 0}, "--out", "output folder cannot be created or written (" + p.string() + ")");
-    fs::remove(probe);
-  }
+  check_output_folder(dir, "--out");
   // Points: the grid's cartesian product (first axis slowest), seeds 1..N innermost.
   json manifest;
   manifest["scenario"] = fs::absolute(o.scenario).string();

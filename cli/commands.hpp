@@ -12,6 +12,10 @@ namespace coinfer::cli {
 // stderr, and any other exception to exit code 1.
 int guarded(const std::function<int()>& body);
 
+// Refuses (InputError naming `option`) an output folder that cannot be created or written, without
+// leaving anything behind: a probe folder is made in the nearest existing ancestor and removed.
+void check_output_folder(const std::string& dir, const std::string& option);
+
 void register_run(CLI::App& app, int& exit_code);
 void register_model(CLI::App& app, int& exit_code);
 void register_lut(CLI::App& app, int& exit_code);

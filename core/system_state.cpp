@@ -1,5 +1,9 @@
 #include "core/system_state.hpp"
 
+#include <algorithm>
+
+#include "core/scenario.hpp"
+
 namespace coinfer {
 
 const DeviceState* SystemState::device(const std::string& id) const {
@@ -12,6 +16,43 @@ const ServerState* SystemState::server(const std::string& id) const {
   for (const auto& s : servers)
     if (s.id == id) return &s;
   return nullptr;
+}
+
+SystemState scenario_state(const Scenario& s, double now) {
+  SystemState st;
+  st.time_s = now;
+  st.access_point_mbps = s.access_point.bandwidth_mbps;
+  st.access_point_latency_ms = s.access_point.latency_ms;
+  for (const auto& sv : s.servers) {
+    ServerState x;
+    x.id = sv.id;
+    x.type = sv.type;
+    x.workers = sv.workers;
+    x.batch_window_ms = sv.batch.window_ms;
+    x.batch_max_size = sv.batch.max_size;
+    x.link_bandwidth_mbps = sv.link.bandwidth_mbps;
+    x.link_latency_ms = sv.link.latency_ms;
+    st.servers.push_back(x);
+  }
+  for (const auto& d : s.devices) {
+    DeviceState x;
+    x.id = d.id;
+    x.type = d.type;
+    x.model = d.model;
+    x.dataset = d.dataset;
+    x.server = d.server;
+    x.connected = now >= d.join_at_s && now < d.leave_at_s;
+    x.strategy = d.strategy;
+    x.link_bandwidth_mbps = d.link.bandwidth_mbps;
+    x.link_latency_ms = d.link.latency_ms;
+    x.in_flight = d.workload.in_flight;
+    x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
+    if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
+    if (d.workload.arrival == WorkloadSpec::Arrival::trace)
+      x.arrival_rate_per_s = std::max(1e-9, d.workload.arrival_times_s.size() / std::max(1e-9, s.duration_s));
+    st.devices.push_back(x);
+  }
+  return st;
 }
 
 }  // namespace coinfer

@@ -33,6 +33,8 @@ struct ServerState {
   double link_latency_ms = 0;
 };
 
+struct Scenario;
+
 struct SystemState {
   double time_s = 0;
   double access_point_mbps = 1000;
@@ -43,5 +45,9 @@ struct SystemState {
   const DeviceState* device(const std::string& id) const;
   const ServerState* server(const std::string& id) const;
 };
+
+// The state a scenario describes at time `now` before anything has run: devices connected between
+// their join and leave times, configured strategies, nominal link bandwidths, empty queues.
+SystemState scenario_state(const Scenario& s, double now);
 
 }  // namespace coinfer

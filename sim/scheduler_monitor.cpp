@@ -36,51 +36,21 @@ void SchedulerMonitor::start() {
 }
 
 SystemState SchedulerMonitor::snapshot(double now) const {
-  const Scenario& s = *run_.scenario;
-  SystemState st;
-  st.time_s = now;
-  st.access_point_mbps = s.access_point.bandwidth_mbps;
-  st.access_point_latency_ms = s.access_point.latency_ms;
-  for (size_t i = 0; i < s.servers.size(); ++i) {
-    const ServerSpec& sv = s.servers[i];
-    ServerState x;
-    x.id = sv.id;
-    x.type = sv.type;
-    x.workers = sv.workers;
-    x.batch_window_ms = sv.batch.window_ms;
-    x.batch_max_size = sv.batch.max_size;
-    x.link_bandwidth_mbps = sv.link.bandwidth_mbps;
-    x.link_latency_ms = sv.link.latency_ms;
-    if (i < run_.servers.size()) {
-      x.queue_length = run_.servers[i]->queued();
-      x.busy_workers = run_.servers[i]->busy_workers();
-    }
-    st.servers.push_back(x);
+  SystemState st = scenario_state(*run_.scenario, now);
+  for (size_t i = 0; i < st.servers.size() && i < run_.servers.size(); ++i) {
+    st.servers[i].queue_length = run_.servers[i]->queued();
+    st.servers[i].busy_workers = run_.servers[i]->busy_workers();
   }
-  for (size_t i = 0; i < s.devices.size(); ++i) {
-    const DeviceSpec& d = s.devices[i];
-    DeviceState x;
-    x.id = d.id;
-    x.type = d.type;
-    x.model = d.model;
-    x.dataset = d.dataset;
-    x.server = d.server;
-    x.connected = now >= d.join_at_s && now < d.leave_at_s;
-    x.strategy = i < run_.devices.size() ? run_.devices[i]->strategy() : d.strategy;
+  for (size_t i = 0; i < st.devices.size(); ++i) {
+    DeviceState& x = st.devices[i];
     if (i < run_.devices.size()) {
+      x.strategy = run_.devices[i]->strategy();
       x.unfinished = run_.devices[i]->unfinished();
       x.queue_length = run_.devices[i]->queued();
       x.busy = run_.devices[i]->busy();
     }
     // The monitor knows each link's bandwidth as the device measured it; here, the link's true value.
     x.link_bandwidth_mbps = run_.platform.device_bandwidth[i].mbps_at(now);
-    x.link_latency_ms = d.link.latency_ms;
-    x.in_flight = d.workload.in_flight;
-    x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
-    if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
-    if (d.workload.arrival == WorkloadSpec::Arrival::trace)
-      x.arrival_rate_per_s = std::max(1e-9, d.workload.arrival_times_s.size() / std::max(1e-9, s.duration_s));
-    st.devices.push_back(x);
   }
   return st;
 }

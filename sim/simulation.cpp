@@ -73,40 +73,13 @@ void check_oracle_size(const Scenario& s, Scheduler& scheduler, SystemState all)
   }
 }
 
-// A state with every device connected, for checks made before a run.
-SystemState static_state(const Scenario& s) {
-  SystemState st;
-  for (const auto& sv : s.servers) {
-    ServerState x;
-    x.id = sv.id;
-    x.type = sv.type;
-    x.workers = sv.workers;
-    x.batch_window_ms = sv.batch.window_ms;
-    x.batch_max_size = sv.batch.max_size;
-    st.servers.push_back(x);
-  }
-  for (const auto& d : s.devices) {
-    DeviceState x;
-    x.id = d.id;
-    x.type = d.type;
-    x.model = d.model;
-    x.dataset = d.dataset;
-    x.server = d.server;
-    x.strategy = d.strategy;
-    x.link_bandwidth_mbps = d.link.bandwidth_mbps;
-    x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
-    st.devices.push_back(x);
-  }
-  return st;
-}
-
 }  // namespace
 
 void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   check_scenario_against(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
-  check_oracle_size(s, *scheduler, static_state(s));
+  check_oracle_size(s, *scheduler, scenario_state(s, 0));
 }
 
 RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
