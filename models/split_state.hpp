@@ -1,0 +1,26 @@
+#pragma once
+// The state of one inference between two stages: what a device hands to a server at a split.
+// Holds every live tensor (the raw input or a stage output still needed downstream) and the static
+// graph while a stage still needs it. serialize()/deserialize() give the bytes that cross the split.
+// Torch lives only in models/ (and hw/ later): include this header from models code only.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace coinfer::models {
+
+struct SplitState {
+  int next_stage = 0;                    // stages [0, next_stage) are done
+  std::map<int, torch::Tensor> tensors;  // producer stage index (-1: raw input) -> its output
+  torch::Tensor edge_index;              // [2, E] int64 static graph; undefined once no stage needs it
+};
+
+// Compact little-endian framing: magic "CIST", version 1, next_stage, tensor count, then per tensor its
+// producer id, dtype (float32 | int64), rank, dims and raw contiguous data. Throws std::invalid_argument
+// on malformed input (bad magic or version, truncated data, absurd sizes).
+std::string serialize(const SplitState& s);
+SplitState deserialize(const std::string& bytes);
+
+}  // namespace coinfer::models
