@@ -228,6 +228,15 @@ void File::write(const std::string& ds, const std::vector<std::int8_t>& v, const
   write_raw(ds, H5T_NATIVE_INT8, v.data(), dims, unit);
 }
 
+void File::write_float(const std::string& ds, const std::vector<float>& v, const std::vector<hsize_t>& dims) {
+  make_group(parent_of(ds));
+  Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  Handle dcpl = no_times_dcpl();
+  Handle d(H5Dcreate2(file_.get(), ds.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "cannot create dataset");
+  if (!v.empty() && H5Dwrite(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) fail(ds, "cannot write dataset");
+}
+
 void File::write(const std::string& ds, const std::vector<std::string>& v) {
   make_group(parent_of(ds));
   hsize_t n = v.size();
@@ -269,6 +278,26 @@ std::vector<T> read_any(const File& f, hid_t h5file, const std::string& ds, hid_
 std::vector<double> File::read_double(const std::string& ds, std::vector<hsize_t>* dims) const {
   return read_any<double>(*this, file_.get(), ds, H5T_NATIVE_DOUBLE, dims,
                           [this](const std::string& o, const std::string& w) { fail(o, w); });
+}
+
+File::DatasetInfo File::info(const std::string& ds) const {
+  if (!exists(ds)) fail(ds, "missing dataset");
+  Handle d(H5Dopen2(file_.get(), ds.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "not a dataset");
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  DatasetInfo i;
+  i.type_class = H5Tget_class(type.get());
+  i.element_bytes = H5Tget_size(type.get());
+  const int rank = H5Sget_simple_extent_ndims(space.get());
+  i.dims.resize(static_cast<size_t>(rank > 0 ? rank : 0));
+  if (rank > 0) H5Sget_simple_extent_dims(space.get(), i.dims.data(), nullptr);
+  return i;
+}
+
+std::vector<float> File::read_float(const std::string& ds) const {
+  return read_any<float>(*this, file_.get(), ds, H5T_NATIVE_FLOAT, nullptr,
+                         [this](const std::string& o, const std::string& w) { fail(o, w); });
 }
 
 std::vector<std::int64_t> File::read_int64(const std::string& ds, std::vector<hsize_t>* dims) const {

@@ -51,7 +51,16 @@ class File {
   void write(const std::string& dataset, const std::vector<std::int32_t>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
   void write(const std::string& dataset, const std::vector<std::int8_t>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
   void write(const std::string& dataset, const std::vector<std::string>& data);
+  void write_float(const std::string& dataset, const std::vector<float>& data, const std::vector<hsize_t>& dims);
   std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const;
+  // Shape and element type of a dataset (throws InputError naming it if missing).
+  struct DatasetInfo {
+    H5T_class_t type_class = H5T_NO_CLASS;
+    size_t element_bytes = 0;
+    std::vector<hsize_t> dims;
+  };
+  DatasetInfo info(const std::string& dataset) const;
+  std::vector<float> read_float(const std::string& dataset) const;
   std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const;
 
  private:

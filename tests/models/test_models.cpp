@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "io/model_spec_loader.hpp"
+#include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
 
 using namespace coinfer;
@@ -142,4 +143,45 @@ TEST(Models, BadInputsAreRejectedWithTheReason) {
   SplitState st = model.start(sample(m, 10));
   EXPECT_THROW(model.run(st, 9), std::out_of_range);
   EXPECT_THROW(model.set_feature_chunks(0), std::invalid_argument);
+}
+
+TEST(Datasets, GeneratorsHaveTheDocumentedStatistics) {
+  for (const auto& name : catalog().dataset_names()) {
+    const DatasetSpec& d = catalog().instantiate(name == "modelnet40" ? "dgcnn" : "gcn", name).dataset;
+    LabelledSample s = generate_sample(d, 1, 3), again = generate_sample(d, 1, 3), other = generate_sample(d, 2, 3);
+    EXPECT_TRUE(torch::equal(s.sample.x, again.sample.x)) << name;  // deterministic in (seed, index)
+    EXPECT_FALSE(torch::equal(s.sample.x, other.sample.x)) << name;
+    EXPECT_LT(s.label, d.classes);
+    if (d.kind == "point_cloud") {
+      EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.nodes, d.features}));
+      EXPECT_LE(s.sample.x.norm(2, 2).max().item<double>(), 1.0 + 1e-5);  // inside the unit ball
+      EXPECT_EQ(generate_sample(d, 1, 45).label, 5);                    // class = index mod 40
+    } else {
+      EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{d.nodes, d.features}));
+      const auto& ei = s.sample.edge_index;
+      ASSERT_EQ(ei.size(1), d.edges) << name;
+      EXPECT_GE(ei.min().item<int64_t>(), 0);
+      EXPECT_LT(ei.max().item<int64_t>(), d.nodes);
+      EXPECT_EQ((ei[0] == ei[1]).sum().item<int64_t>(), 0);  // no self loops
+      if (d.nodes > 64) {
+        // Preferential attachment: a heavy tail, the largest degree far above the mean.
+        auto deg = torch::zeros({d.nodes}).index_add_(0, ei[1], torch::ones({d.edges}));
+        EXPECT_GT(deg.max().item<double>(), 5 * deg.mean().item<double>()) << name;
+      }
+    }
+  }
+}
+
+TEST(Datasets, FilesBecomeModelInputs) {
+  PointCloudFile p;
+  p.clouds = 2;
+  p.points = 1100;
+  p.data.assign(2 * 1100 * 3, 0.25f);
+  p.labels = {1, 2};
+  GraphSample g = sample_from_file(p, 1, 1024);
+  EXPECT_EQ(g.x.sizes(), (std::vector<int64_t>{1, 1024, 3}));
+  ModelSpec m = catalog().instantiate("dgcnn", "modelnet40");
+  EXPECT_EQ(GnnModel(m).forward(g).sizes(), (std::vector<int64_t>{1, 40}));
+  EXPECT_THROW(sample_from_file(p, 2), std::invalid_argument);
+  EXPECT_THROW(sample_from_file(p, 0, 2048), std::invalid_argument);
 }
