@@ -21,5 +21,6 @@ void register_model(CLI::App& app, int& exit_code);
 void register_lut(CLI::App& app, int& exit_code);
 void register_sweep(CLI::App& app, int& exit_code);
 void register_plot(CLI::App& app, int& exit_code);
+void register_profile(CLI::App& app, int& exit_code);
 
 }  // namespace coinfer::cli

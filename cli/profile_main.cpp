@@ -1,0 +1,72 @@
+// coinfer-profile: the LibTorch half of `coinfer profile` (kept in its own program so that the
+// simulator's `coinfer` does not load Torch). Measures a LUT on this machine.
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/input_error.hpp"
+#include "core/text_util.hpp"
+#include "hw/lut_profiler.hpp"
+#include "io/lut_h5.hpp"
+#include "io/model_spec_loader.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"coinfer profile: measure a LUT of a model on this machine (real LibTorch runs)"};
+  std::string model, dataset, out, batches = "1..8";
+  coinfer::hw::ProfileOptions o;
+  app.add_option("--model", model, "model name (coinfer model list)")->required();
+  app.add_option("--dataset", dataset, "dataset (default: the model's first)");
+  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5)")->required();
+  app.add_option("--device-type", o.device_type, "device type name stored in the LUT (default this-machine)");
+  app.add_option("--batch", batches, "batch sizes 1..B (default 1..8)");
+  app.add_option("--warmup", o.warmup, "untimed runs per range and batch (default 2)");
+  app.add_option("--repeats", o.repeats, "timed runs per range and batch (default 10)");
+  app.add_option("--threads", o.threads, "LibTorch intra-op threads (default 1)");
+  app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition chunks (default 1)");
+  app.add_flag("--quiet,-q", "no progress");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+  return coinfer::cli::guarded([&] {
+    using namespace coinfer;
+    auto dots = batches.find("..");
+    int hi = 0;
+    try {
+      if (batches.substr(0, dots) != "1" || dots == std::string::npos) throw std::invalid_argument(batches);
+      hi = std::stoi(batches.substr(dots + 2));
+    } catch (const std::exception&) {
+      throw InputError(SourceLocation{"--batch", 0, 0}, "--batch", "expected 1..B, e.g. 1..8");
+    }
+    if (hi < 1 || hi > 64) throw InputError(SourceLocation{"--batch", 0, 0}, "--batch", "B must be in 1..64");
+    o.batch_sizes.clear();
+    for (int b = 1; b <= hi; ++b) o.batch_sizes.push_back(b);
+    if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
+      throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
+    ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+    if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
+    ModelSpec spec = cat.instantiate(model, dataset);
+    cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
+    const bool tty = ::isatty(2) && app.count("--quiet") == 0;
+    if (tty)
+      o.progress = [](int done, int all, const std::string& what) {
+        std::fprintf(stderr, "\r[profile] batch-1 ranges %d/%d %s        ", done, all, what.c_str());
+        std::fflush(stderr);
+      };
+    LutTable t = hw::profile_model(spec, o);
+    if (tty) std::fprintf(stderr, "\n");
+    std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
+    write_lut_file(out, {t});
+    std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),
+                model.c_str(), dataset.c_str(), t.provenance().attributes.at("cpu").c_str(), t.num_stages(), hi,
+                t.mean_seconds(0, t.num_stages(), 1) * 1e3);
+    return 0;
+  });
+}

@@ -1,0 +1,150 @@
+#include "hw/lut_profiler.hpp"
+
+#include <torch/torch.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/metrics.hpp"
+#include "core/text_util.hpp"
+#include "hw/tracking_allocator.hpp"
+#include "models/datasets.hpp"
+#include "models/gnn_model.hpp"
+
+namespace coinfer::hw {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+// A batch of b samples: point clouds stacked [b, N, F]; graphs as one disjoint union (graph-level
+// pooling then pools the union: the same work as b separate poolings).
+models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed) {
+  std::vector<torch::Tensor> xs, eis;
+  std::int64_t offset = 0;
+  for (int i = 0; i < b; ++i) {
+    models::LabelledSample s = models::generate_sample(spec.dataset, seed, i);
+    xs.push_back(s.sample.x);
+    if (s.sample.edge_index.defined()) {
+      eis.push_back(s.sample.edge_index + offset);
+      offset += s.sample.x.size(0);
+    }
+  }
+  models::GraphSample g;
+  g.x = torch::cat(xs, 0);
+  if (!eis.empty()) g.edge_index = torch::cat(eis, 1);
+  return g;
+}
+
+}  // namespace
+
+LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
+  if (o.batch_sizes.empty()) throw std::invalid_argument("no batch sizes");
+  for (size_t i = 0; i < o.batch_sizes.size(); ++i)
+    if (o.batch_sizes[i] != static_cast<int>(i) + 1) throw std::invalid_argument("batch sizes must be 1..B without holes");
+  if (o.repeats < 1 || o.warmup < 0 || o.threads < 1) throw std::invalid_argument("need repeats >= 1, warmup >= 0, threads >= 1");
+  torch::NoGradGuard no_grad;
+  torch::set_num_threads(o.threads);
+  TrackingAllocator::install();
+  models::GnnModel model(spec, o.seed);
+  model.set_feature_chunks(o.feature_chunks);
+  const int n = spec.num_stages();
+  const int B = static_cast<int>(o.batch_sizes.size());
+  LutTable t({o.device_type, spec.name, spec.dataset.name}, n, B);
+  const int ranges = n * (n + 1) / 2;
+  int done = 0;
+  std::vector<double> bytes(n + 1, 0);
+  std::vector<std::vector<double>> peak(n + 1, std::vector<double>(n + 1, 0));
+  for (int b : o.batch_sizes) {
+    const models::GraphSample input = batch_of(spec, b, o.seed);
+    // States at every split, computed once (untimed).
+    std::vector<models::SplitState> at(n + 1);
+    at[0] = model.start(input);
+    for (int k = 1; k <= n; ++k) {
+      at[k] = at[k - 1];
+      model.run(at[k], k);
+    }
+    if (b == 1)
+      for (int k = 0; k <= n; ++k) bytes[k] = static_cast<double>(models::GnnModel::payload_bytes(at[k]));
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j <= n; ++j) {
+        std::vector<double> samples;
+        for (int r = 0; r < o.warmup + o.repeats; ++r) {
+          models::SplitState st = at[i];
+          auto& alloc = TrackingAllocator::instance();
+          const size_t base = alloc.current();
+          alloc.reset_peak();
+          const auto t0 = std::chrono::steady_clock::now();
+          model.run(st, j);
+          const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (b == 1) peak[i][j] = std::max(peak[i][j], static_cast<double>(alloc.peak() - base));
+          if (r >= o.warmup) samples.push_back(s);
+        }
+        double sum = 0, sq = 0;
+        for (double s : samples) sum += s;
+        const double mean = sum / samples.size();
+        for (double s : samples) sq += (s - mean) * (s - mean);
+        std::vector<double> sorted = samples;
+        LatencyStats st{mean, percentile(sorted, 50), percentile(sorted, 95),
+                        samples.size() > 1 ? std::sqrt(sq / (samples.size() - 1)) : 0.0,
+                        static_cast<long long>(samples.size())};
+        t.set_latency(i, j, b, st);
+        if (b == 1) {
+          ++done;
+          if (o.progress) o.progress(done, ranges, "[" + std::to_string(i) + "," + std::to_string(j) + ")");
+        }
+      }
+    if (o.progress) o.progress(ranges, ranges, "batch size " + std::to_string(b) + " done");
+  }
+  for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j <= n; ++j) t.set_peak_memory(i, j, peak[i][j]);
+  Provenance& pv = t.provenance();
+  pv.kind = "measured";
+  char host[256] = {0};
+  ::gethostname(host, sizeof host - 1);
+  pv.attributes["note"] = "MEASURED by coinfer profile on this machine with the LibTorch model";
+  pv.attributes["cpu"] = cpu_model();
+  pv.attributes["cores"] = std::to_string(::sysconf(_SC_NPROCESSORS_ONLN));
+  pv.attributes["threads"] = std::to_string(o.threads);
+  pv.attributes["host"] = host;
+  pv.attributes["libtorch"] = TORCH_VERSION;
+  const std::string config = at::show_config();
+  const auto blas = config.find("BLAS_INFO=");
+  std::string blas_lib;
+  std::error_code ec;
+  auto target = std::filesystem::read_symlink("/etc/alternatives/libblas.so.3-x86_64-linux-gnu", ec);
+  if (!ec) blas_lib = " (libblas.so.3 -> " + target.string() + ")";
+  pv.attributes["blas"] = (blas == std::string::npos ? "unknown" : config.substr(blas + 10, config.find_first_of(",\n", blas) - blas - 10)) + blas_lib;
+  pv.attributes["date"] = utc_now();
+  pv.attributes["command"] = o.command_line;
+  pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " +
+                            std::to_string(o.repeats) + " timed runs per (range, batch)";
+  pv.attributes["inputs"] = "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed);
+  pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
+  pv.attributes["peak_memory"] = "peak bytes from LibTorch's CPU allocator above the input state, batch 1";
+  pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);
+  pv.attributes["role"] = "device";
+  return t;
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,30 @@
+#pragma once
+// Measures a LUT on this machine (ACE-GNN Sec. III-B data pre-collection): the real LibTorch model,
+// every stage range [i,j) and batch size, warm-up then timed runs (mean, p50, p95, std), the real
+// serialised bytes at every split, the peak tensor memory of every range, and the provenance.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/lut.hpp"
+#include "core/model_spec.hpp"
+
+namespace coinfer::hw {
+
+struct ProfileOptions {
+  std::string device_type = "this-machine";
+  std::vector<int> batch_sizes = {1, 2, 3, 4, 5, 6, 7, 8};  // must be 1..B without holes
+  int warmup = 2;
+  int repeats = 10;
+  int threads = 1;          // intra-op threads (torch::set_num_threads)
+  int feature_chunks = 1;   // feature decomposition while profiling
+  std::uint64_t seed = 1;   // inputs and weights
+  std::string command_line; // recorded in the provenance
+  // Progress: (ranges done, ranges in all, text).
+  std::function<void(int, int, const std::string&)> progress;
+};
+
+// Throws std::invalid_argument for bad options (batch sizes not 1..B, repeats < 1, ...).
+LutTable profile_model(const ModelSpec& spec, const ProfileOptions& options);
+
+}  // namespace coinfer::hw

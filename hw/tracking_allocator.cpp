@@ -1,0 +1,36 @@
+#include "hw/tracking_allocator.hpp"
+
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+
+namespace coinfer::hw {
+
+namespace {
+// Each block is prefixed by its size so that free() can account for it.
+constexpr size_t kHeader = 64;  // keeps the data 64-byte aligned
+}
+
+TrackingAllocator& TrackingAllocator::instance() {
+  static TrackingAllocator a;
+  return a;
+}
+
+void TrackingAllocator::install() { c10::SetCPUAllocator(&instance(), /*priority=*/100); }
+
+c10::DataPtr TrackingAllocator::allocate(size_t nbytes) const {
+  char* base = static_cast<char*>(c10::alloc_cpu(nbytes + kHeader));
+  *reinterpret_cast<size_t*>(base) = nbytes;
+  const size_t now = current_.fetch_add(nbytes) + nbytes;
+  size_t p = peak_.load();
+  while (now > p && !peak_.compare_exchange_weak(p, now)) {
+  }
+  return {base + kHeader, base, &TrackingAllocator::free, c10::Device(c10::DeviceType::CPU)};
+}
+
+void TrackingAllocator::free(void* ctx) {
+  char* base = static_cast<char*>(ctx);
+  instance().current_.fetch_sub(*reinterpret_cast<size_t*>(base));
+  c10::free_cpu(base);
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# coinfer profile on a tiny model writes a valid, complete LUT labelled as measured; bad options exit 2.
+set -u
+coinfer="$1"; root="$2"
+[ -x "$(dirname "$coinfer")/coinfer-profile" ] || { echo "SKIP: built without LibTorch"; exit 77; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$root"
+fails=0; passes=0
+"$coinfer" profile --model gcn --dataset mr --batch 1..3 --repeats 2 --warmup 1 --out "$work/new/m.h5" -q > "$work/out" 2>&1 \
+  && grep -q "MEASURED" "$work/out" && passes=$((passes+1)) || { echo "FAIL profile"; cat "$work/out"; fails=$((fails+1)); }
+"$coinfer" lut check "$work/new/m.h5" --min-batch 3 | grep -q "^complete" && passes=$((passes+1)) || { echo "FAIL lut check"; "$coinfer" lut check "$work/new/m.h5"; fails=$((fails+1)); }
+"$coinfer" lut show "$work/new/m.h5" > "$work/show"
+grep -q "provenance: measured" "$work/show" && grep -q "cpu: " "$work/show" && grep -q "libtorch: " "$work/show" && grep -q "command: " "$work/show" \
+  && passes=$((passes+1)) || { echo "FAIL provenance"; cat "$work/show"; fails=$((fails+1)); }
+# The measured bytes per split equal the spec's (model show prints them in KB).
+/usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL bytes"; fails=$((fails+1)); }
+import sys, h5py
+f = h5py.File(sys.argv[1])
+b = f["gcn/mr/bytes_per_split"][:]
+# mr: 17 nodes x 300 features x 4 B + 68 edges x 16 B; then 17 x 64 x 4 + graph; 17 x 64 x 4 + graph; pooled 64 x 4; 2 classes x 4
+assert list(b) == [17 * 300 * 4 + 68 * 16, 17 * 64 * 4 + 68 * 16, 17 * 64 * 4, 64 * 4, 2 * 4], list(b)
+PY
+for bad in "--model nope --out $work/x.h5" "--model gcn --batch 2..4 --out $work/x.h5" "--model gcn --repeats 0 --out $work/x.h5" "--model gcn --dataset cora --out $work/x.h5"; do
+  "$coinfer" profile $bad > /dev/null 2>&1; rc=$?
+  [ $rc -eq 2 ] && [ ! -e "$work/x.h5" ] && passes=$((passes+1)) || { echo "FAIL bad option ($bad): exit $rc"; fails=$((fails+1)); }
+done
+"$coinfer" profile --help | grep -q -- "--feature-chunks" && passes=$((passes+1)) || { echo "FAIL help"; fails=$((fails+1)); }
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
