@@ -236,10 +236,17 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     auto ex = (e - mx.index_select(0, dst)).exp();
     auto denom = torch::zeros({n, H}).index_add_(0, dst, ex);
     auto alpha = ex / denom.index_select(0, dst);  // [E, H]
-    std::vector<torch::Tensor> heads;
-    for (int64_t k = 0; k < H; ++k)
-      heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
-    auto out = torch::cat(heads, 1) + params_[s][2];
+    torch::Tensor agg;
+    if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
+      auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
+      agg = torch::zeros({n, H, D}).index_add_(0, dst, msg).reshape({n, H * D});
+    } else {  // feature decomposition: head by head, each in chunks
+      std::vector<torch::Tensor> heads;
+      for (int64_t k = 0; k < H; ++k)
+        heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
+      agg = torch::cat(heads, 1);
+    }
+    auto out = agg + params_[s][2];
     return last ? out : torch::elu(out);
   }
   bad(sp, "no LibTorch implementation for this op");
