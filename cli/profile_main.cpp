@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
+#include "hw/cpu_cap.hpp"
 #include "hw/lut_profiler.hpp"
 #include "io/lut_h5.hpp"
 #include "io/model_spec_loader.hpp"
@@ -27,6 +28,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", o.repeats, "timed runs per range and batch (default 10)");
   app.add_option("--threads", o.threads, "LibTorch intra-op threads (default 1)");
   app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition chunks (default 1)");
+  double cpu_quota = 0;
+  app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   app.add_flag("--quiet,-q", "no progress");
   try {
     app.parse(argc, argv);
@@ -60,7 +63,17 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "\r[profile] batch-1 ranges %d/%d %s        ", done, all, what.c_str());
         std::fflush(stderr);
       };
+    std::unique_ptr<hw::CpuCap> cap;
+    if (cpu_quota > 0) {
+      try {
+        cap = hw::CpuCap::apply(cpu_quota);
+      } catch (const std::runtime_error& e) {
+        throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
+      }
+      o.cpu_cap = cap->description();
+    }
     LutTable t = hw::profile_model(spec, o);
+    cap.reset();
     if (tty) std::fprintf(stderr, "\n");
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
     write_lut_file(out, {t});

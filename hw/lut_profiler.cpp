@@ -144,6 +144,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["peak_memory"] = "peak bytes from LibTorch's CPU allocator above the input state, batch 1";
   pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);
   pv.attributes["role"] = "device";
+  pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;
   return t;
 }
 

@@ -20,6 +20,7 @@ struct ProfileOptions {
   int feature_chunks = 1;   // feature decomposition while profiling
   std::uint64_t seed = 1;   // inputs and weights
   std::string command_line; // recorded in the provenance
+  std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty
   // Progress: (ranges done, ranges in all, text).
   std::function<void(int, int, const std::string&)> progress;
 };

@@ -25,5 +25,12 @@ for bad in "--model nope --out $work/x.h5" "--model gcn --batch 2..4 --out $work
   [ $rc -eq 2 ] && [ ! -e "$work/x.h5" ] && passes=$((passes+1)) || { echo "FAIL bad option ($bad): exit $rc"; fails=$((fails+1)); }
 done
 "$coinfer" profile --help | grep -q -- "--feature-chunks" && passes=$((passes+1)) || { echo "FAIL help"; fails=$((fails+1)); }
+# CPU capping (a cgroup) when this machine allows it; its cgroup is gone afterwards.
+if "$coinfer" profile --model gcn --dataset mr --batch 1..1 --repeats 2 --cpu-quota 0.5 --out "$work/cap.h5" -q > "$work/cap.out" 2>&1; then
+  "$coinfer" lut show "$work/cap.h5" | grep -q "cpu_cap: emulated slower device: cgroup" && ! ls -d /sys/fs/cgroup/*/coinfer-profile-* /sys/fs/cgroup/coinfer-profile-* > /dev/null 2>&1 \
+    && passes=$((passes+1)) || { echo "FAIL cpu cap provenance or cleanup"; fails=$((fails+1)); }
+else
+  grep -q "cannot cap the CPU" "$work/cap.out" && echo "note: CPU capping unavailable here: $(cat "$work/cap.out")" && passes=$((passes+1)) || { echo "FAIL cpu cap error"; cat "$work/cap.out"; fails=$((fails+1)); }
+fi
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

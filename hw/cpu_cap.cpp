@@ -1,0 +1,79 @@
+#include "hw/cpu_cap.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace fs = std::filesystem;
+
+namespace coinfer::hw {
+
+namespace {
+bool write_file(const fs::path& p, const std::string& text) {
+  std::ofstream out(p);
+  if (!out) return false;
+  out << text;
+  out.flush();
+  return static_cast<bool>(out);
+}
+bool has_cpu_controller_v2(const fs::path& root) {
+  std::ifstream in(root / "cgroup.subtree_control");
+  std::string w;
+  while (in >> w)
+    if (w == "cpu") return true;
+  return false;
+}
+}  // namespace
+
+std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
+  if (!(cores > 0)) throw std::runtime_error("the CPU cap must be > 0 cores");
+  const long period = 100000;
+  const long quota = std::max(1000L, std::lround(cores * period));
+  const std::string name = "coinfer-profile-" + std::to_string(::getpid());
+  auto cap = std::unique_ptr<CpuCap>(new CpuCap());
+  std::error_code ec;
+  // cgroup v2 (unified at /sys/fs/cgroup or /sys/fs/cgroup/unified) with the cpu controller enabled.
+  for (const fs::path root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
+    if (!fs::exists(root / "cgroup.procs") || !has_cpu_controller_v2(root)) continue;
+    const fs::path dir = root / name;
+    if (!fs::create_directory(dir, ec)) continue;
+    if (write_file(dir / "cpu.max", std::to_string(quota) + " " + std::to_string(period)) &&
+        write_file(dir / "cgroup.procs", std::to_string(::getpid()))) {
+      cap->dir_ = dir.string();
+      cap->parent_procs_ = (root / "cgroup.procs").string();
+      cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" +
+                          std::to_string(cores) + " cores)";
+      return cap;
+    }
+    fs::remove(dir, ec);
+  }
+  // cgroup v1 cpu controller.
+  const fs::path v1 = "/sys/fs/cgroup/cpu";
+  if (fs::exists(v1 / "cgroup.procs")) {
+    const fs::path dir = v1 / name;
+    if (fs::create_directory(dir, ec) && write_file(dir / "cpu.cfs_period_us", std::to_string(period)) &&
+        write_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_file(dir / "cgroup.procs", std::to_string(::getpid()))) {
+      cap->dir_ = dir.string();
+      cap->parent_procs_ = (v1 / "cgroup.procs").string();
+      cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) +
+                          " us (" + std::to_string(cores) + " cores)";
+      return cap;
+    }
+    fs::remove(dir, ec);
+  }
+  throw std::runtime_error("cannot cap the CPU: no writable cgroup with a cpu controller (cgroup v2 cpu.max or v1 "
+                           "cpu.cfs_quota_us; needs root). Alternative: profile on the real board, or limit "
+                           "threads with --threads and cores with taskset");
+}
+
+CpuCap::~CpuCap() {
+  if (dir_.empty()) return;
+  write_file(parent_procs_, std::to_string(::getpid()));
+  std::error_code ec;
+  fs::remove(dir_, ec);
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,21 @@
+#pragma once
+// Emulates a slower device while profiling: moves this process into a new cgroup whose CPU bandwidth
+// is capped at `cores` (cgroup v2 cpu.max, or cgroup v1 cpu.cfs_quota_us over a 100 ms period). The
+// process moves back and the cgroup is removed when the CpuCap is destroyed. Needs write access to the
+// cgroup file system (root); otherwise apply() throws std::runtime_error saying why.
+#include <memory>
+#include <string>
+
+namespace coinfer::hw {
+
+class CpuCap {
+ public:
+  static std::unique_ptr<CpuCap> apply(double cores);
+  ~CpuCap();
+  const std::string& description() const { return description_; }
+
+ private:
+  std::string dir_, parent_procs_, description_;
+};
+
+}  // namespace coinfer::hw
