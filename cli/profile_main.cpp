@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", model, "model name (coinfer model list)")->required();
   app.add_option("--dataset", dataset, "dataset (default: the model's first)");
   app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5)")->required();
+  app.add_option("--input", o.input_file, "real inputs: a PointNet HDF5 (point clouds) or graph HDF5 file (models/README.md)");
   app.add_option("--device-type", o.device_type, "device type name stored in the LUT (default this-machine)");
   app.add_option("--batch", batches, "batch sizes 1..B (default 1..8)");
   app.add_option("--warmup", o.warmup, "untimed runs per range and batch (default 2)");
@@ -72,7 +73,12 @@ int main(int argc, char** argv) {
       }
       o.cpu_cap = cap->description();
     }
-    LutTable t = hw::profile_model(spec, o);
+    LutTable t;
+    try {
+      t = hw::profile_model(spec, o);
+    } catch (const std::invalid_argument& e) {  // inputs or a spec the builder cannot realise
+      throw InputError(SourceLocation{o.input_file.empty() ? spec.file : o.input_file, 0, 0}, "", e.what());
+    }
     cap.reset();
     if (tty) std::fprintf(stderr, "\n");
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());

@@ -25,6 +25,24 @@ for bad in "--model nope --out $work/x.h5" "--model gcn --batch 2..4 --out $work
   [ $rc -eq 2 ] && [ ! -e "$work/x.h5" ] && passes=$((passes+1)) || { echo "FAIL bad option ($bad): exit $rc"; fails=$((fails+1)); }
 done
 "$coinfer" profile --help | grep -q -- "--feature-chunks" && passes=$((passes+1)) || { echo "FAIL help"; fails=$((fails+1)); }
+# Real dataset files as inputs (made here); a wrong dtype or feature width is exit 2 naming file and field.
+/usr/bin/python3 - "$work" <<'PY'
+import sys, h5py, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(1)
+with h5py.File(f"{d}/graph.h5", "w") as f:
+    f["x"] = rng.random((17, 300), dtype=np.float32); f["edge_index"] = rng.integers(0, 17, (2, 68))
+with h5py.File(f"{d}/narrow.h5", "w") as f:
+    f["x"] = rng.random((17, 30), dtype=np.float32); f["edge_index"] = rng.integers(0, 17, (2, 68))
+with h5py.File(f"{d}/f64.h5", "w") as f:
+    f["x"] = rng.random((17, 300)); f["edge_index"] = rng.integers(0, 17, (2, 68))
+PY
+"$coinfer" profile --model gcn --dataset mr --batch 1..2 --repeats 1 --input "$work/graph.h5" --out "$work/real.h5" -q > /dev/null \
+  && "$coinfer" lut show "$work/real.h5" | grep -q "inputs: samples from the file" && passes=$((passes+1)) || { echo "FAIL real input file"; fails=$((fails+1)); }
+for f in narrow f64; do
+  "$coinfer" profile --model gcn --dataset mr --batch 1..1 --repeats 1 --input "$work/$f.h5" --out "$work/x.h5" -q > "$work/$f.err" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "$f.h5" "$work/$f.err" && [ ! -e "$work/x.h5" ] && passes=$((passes+1)) || { echo "FAIL bad input file $f: $rc"; cat "$work/$f.err"; fails=$((fails+1)); }
+done
 # CPU capping (a cgroup) when this machine allows it; its cgroup is gone afterwards.
 if "$coinfer" profile --model gcn --dataset mr --batch 1..1 --repeats 2 --cpu-quota 0.5 --out "$work/cap.h5" -q > "$work/cap.out" 2>&1; then
   "$coinfer" lut show "$work/cap.h5" | grep -q "cpu_cap: emulated slower device: cgroup" && ! ls -d /sys/fs/cgroup/*/coinfer-profile-* /sys/fs/cgroup/coinfer-profile-* > /dev/null 2>&1 \
