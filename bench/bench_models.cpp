@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "hw/compute_threads.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "io/dataset_h5.hpp"
 #include "io/model_spec_loader.hpp"
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string out = argv[1];
-  torch::set_num_threads(std::atoi(argv[2]));
+  hw::set_compute_threads(std::atoi(argv[2]));
   const int repeats = std::atoi(argv[3]);
   torch::NoGradGuard no_grad;
   hw::TrackingAllocator::install();

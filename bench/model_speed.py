@@ -5,14 +5,19 @@ the Yelp-like GCN/GAT with and without feature decomposition.
 usage: /usr/bin/python3 bench/model_speed.py [--threads 1] [--repeats 15] [--rounds 2]   (from the repository root)"""
 import argparse
 import collections
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 
+THREADS = [1]
+
 
 def run(cmd):
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.splitlines()
+    # Both sides use Debian's pthread OpenBLAS, whose pool ignores torch.set_num_threads: pin it too.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(THREADS[0]), OMP_NUM_THREADS=str(THREADS[0]))
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout.splitlines()
 
 
 def main():
@@ -21,6 +26,7 @@ def main():
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--rounds", type=int, default=2)
     args = ap.parse_args()
+    THREADS[0] = args.threads
     cpp, py = collections.defaultdict(list), collections.defaultdict(list)
     memory = {}
     with tempfile.TemporaryDirectory() as d:

@@ -36,7 +36,7 @@ std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
   auto cap = std::unique_ptr<CpuCap>(new CpuCap());
   std::error_code ec;
   // cgroup v2 (unified at /sys/fs/cgroup or /sys/fs/cgroup/unified) with the cpu controller enabled.
-  for (const fs::path root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
+  for (const fs::path& root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
     if (!fs::exists(root / "cgroup.procs") || !has_cpu_controller_v2(root)) continue;
     const fs::path dir = root / name;
     if (!fs::create_directory(dir, ec)) continue;

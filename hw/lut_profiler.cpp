@@ -1,5 +1,7 @@
 #include "hw/lut_profiler.hpp"
 
+#include "hw/compute_threads.hpp"
+
 #include <torch/torch.h>
 #include <unistd.h>
 
@@ -76,7 +78,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
     if (o.batch_sizes[i] != static_cast<int>(i) + 1) throw std::invalid_argument("batch sizes must be 1..B without holes");
   if (o.repeats < 1 || o.warmup < 0 || o.threads < 1) throw std::invalid_argument("need repeats >= 1, warmup >= 0, threads >= 1");
   torch::NoGradGuard no_grad;
-  torch::set_num_threads(o.threads);
+  const std::string threads_text = set_compute_threads(o.threads);
   TrackingAllocator::install();
   models::GnnModel model(spec, o.seed);
   model.set_feature_chunks(o.feature_chunks);
@@ -138,7 +140,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["note"] = "MEASURED by coinfer profile on this machine with the LibTorch model";
   pv.attributes["cpu"] = cpu_model();
   pv.attributes["cores"] = std::to_string(::sysconf(_SC_NPROCESSORS_ONLN));
-  pv.attributes["threads"] = std::to_string(o.threads);
+  pv.attributes["threads"] = std::to_string(o.threads) + " (" + threads_text + ")";
   pv.attributes["host"] = host;
   pv.attributes["libtorch"] = TORCH_VERSION;
   const std::string config = at::show_config();

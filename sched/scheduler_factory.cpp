@@ -57,6 +57,18 @@ class Params {
 
 }  // namespace
 
+std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const LutSet& luts, ModelSpecs specs) {
+  Objective objective = Objective::throughput;
+  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end()) {
+    try {
+      objective = parse_objective(it->second);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.objective", e.what());
+    }
+  }
+  return std::make_unique<AnalyticEstimator>(luts, std::move(specs), objective);
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
   if (name == "static") {

@@ -12,6 +12,10 @@
 namespace coinfer {
 
 std::vector<std::string> scheduler_names();
+// The analytic estimator for a scenario: `specs` holds "model/dataset" -> spec for every device's pair;
+// the objective comes from scheduler.objective (InputError naming that key if unknown). `luts` must
+// outlive the estimator.
+std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& scenario, const LutSet& luts, ModelSpecs specs);
 // `estimator` must outlive the scheduler.
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const AnalyticEstimator& estimator);
 

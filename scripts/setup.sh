@@ -18,6 +18,11 @@ packages=(
   slurm-wlm munge           # the Slurm sweep backend and its test cluster
   libtorch-dev              # models/: real GNNs in LibTorch (CPU)
   python3-torch             # the reference the C++ models' speed is compared with (bench/)
+  libasio-dev               # hw/: the communication middleware's sockets
+  libzstd-dev               # hw/: payload compression
+  libssl-dev                # hw/: HMAC-SHA256 registration challenge
+  iproute2                  # hw/: the testbed's network namespaces, veth pairs and tc shaping
+  clang libclang-rt-14-dev  # the libFuzzer target of the frame parser (tests/fuzz)
 )
 
 missing=()

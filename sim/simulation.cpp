@@ -51,15 +51,7 @@ namespace {
 std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   ModelSpecs specs;
   for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
-  Objective objective = Objective::throughput;
-  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end()) {
-    try {
-      objective = parse_objective(it->second);
-    } catch (const std::invalid_argument& e) {
-      throw InputError(s.scheduler.where, "scheduler.objective", e.what());
-    }
-  }
-  return std::make_unique<AnalyticEstimator>(luts, specs, objective);
+  return coinfer::make_estimator(s, luts, std::move(specs));
 }
 
 // Refuses an oracle that cannot cope with the whole system before simulating anything.

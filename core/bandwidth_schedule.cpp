@@ -1,4 +1,4 @@
-#include "sim/bandwidth_schedule.hpp"
+#include "core/bandwidth_schedule.hpp"
 
 #include <algorithm>
 

@@ -1,0 +1,156 @@
+// coinfer-rt: the real runtime (`coinfer serve`, `coinfer device`, `coinfer testbed` run it), kept in
+// its own program so that the simulator's `coinfer` does not load Torch.
+#include <CLI/CLI.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "core/input_error.hpp"
+#include "hw/auth.hpp"
+#include "hw/cpu_cap.hpp"
+#include "hw/device_runtime.hpp"
+#include "hw/edge_server.hpp"
+#include "hw/testbed.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+void install_signal_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+}
+
+std::string secret_or_input_error(const std::string& file) {
+  try {
+    return coinfer::hw::load_secret(file);
+  } catch (const std::runtime_error& e) {
+    throw coinfer::InputError(coinfer::SourceLocation{file.empty() ? "COINFER_SECRET" : file, 0, 0}, "--secret-file", e.what());
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace coinfer;
+  CLI::App app{"coinfer-rt: the real co-inference runtime (edge server, device, emulated testbed)"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  install_signal_handlers();
+
+  // serve
+  auto sv = std::make_shared<hw::ServeOptions>();
+  auto sv_scenario = std::make_shared<std::string>();
+  auto sv_sets = std::make_shared<std::vector<std::string>>();
+  auto sv_secret = std::make_shared<std::string>();
+  CLI::App* serve = app.add_subcommand("serve", "run an edge server for a scenario (until Ctrl-C or SIGTERM)");
+  serve->add_option("scenario", *sv_scenario, "scenario YAML file")->required();
+  serve->add_option("--set", *sv_sets, "override a scenario key (repeatable)");
+  serve->add_option("--server", sv->server_id, "which of the scenario's servers this is (default: the first)");
+  serve->add_option("--bind", sv->bind, "address to listen on (default 0.0.0.0)");
+  serve->add_option("--port", sv->port, "TCP port (default 7070; 0 = any free port)");
+  serve->add_option("--port-file", sv->port_file, "write the port here once listening");
+  serve->add_option("--secret-file", *sv_secret, "file holding the shared secret (default: $COINFER_SECRET)");
+  serve->add_option("--epoch", sv->epoch_unix_s, "the run's time zero in Unix seconds (default: now)");
+  serve->add_option("--decisions-out", sv->decisions_out, "write every scheduling decision here (JSON lines)");
+  serve->add_option("--threads", sv->threads_per_worker, "LibTorch threads per worker (default 1)");
+  serve->add_option("--heartbeat", sv->heartbeat_s, "heartbeat interval in seconds (default 1)");
+  serve->add_flag("--shape", sv->shape, "pace each device's downlink as its scenario link (loopback testbeds)");
+  serve->add_flag("--shape-latency", sv->shape_latency, "add each device's link latency to its downlink (testbeds without tc netem)");
+  serve->callback([&] {
+    exit_code = cli::guarded([&] {
+      sv->secret = secret_or_input_error(*sv_secret);
+      Scenario s = load_scenario(*sv_scenario, *sv_sets);
+      hw::EdgeServer server(s, ModelCatalog::load(data_root() + "/models"), load_luts(s.luts), *sv);
+      server.run(g_stop);
+      return 0;
+    });
+  });
+
+  // device
+  auto dv = std::make_shared<hw::DeviceOptions>();
+  auto dv_scenario = std::make_shared<std::string>();
+  auto dv_sets = std::make_shared<std::vector<std::string>>();
+  auto dv_secret = std::make_shared<std::string>();
+  auto dv_cap = std::make_shared<double>(0);
+  CLI::App* device = app.add_subcommand("device", "run one device of a scenario against its edge server");
+  device->add_option("scenario", *dv_scenario, "scenario YAML file")->required();
+  device->add_option("--set", *dv_sets, "override a scenario key (repeatable)");
+  device->add_option("--id", dv->device_id, "the scenario's device this process is")->required();
+  device->add_option("--host", dv->host, "edge server address (default 127.0.0.1)");
+  device->add_option("--port", dv->port, "edge server port (default 7070)");
+  device->add_option("--secret-file", *dv_secret, "file holding the shared secret (default: $COINFER_SECRET)");
+  device->add_option("--epoch", dv->epoch_unix_s, "the run's time zero in Unix seconds (default: now)");
+  device->add_option("--records", dv->records_out, "journal of this device's requests (JSON lines)")->required();
+  device->add_option("--threads", dv->threads, "LibTorch threads (default 1)");
+  device->add_option("--input", dv->input_file, "dataset file to take inputs from (models/README.md layouts)");
+  device->add_option("--cpu-cap", *dv_cap, "cap this process at this many cores (cgroup), emulating a slower device");
+  device->add_option("--heartbeat", dv->heartbeat_s, "heartbeat interval in seconds (default 1)");
+  device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
+  device->add_flag("--shape-latency", dv->shape_latency, "add the link latency to the uplink (testbeds without tc netem)");
+  device->callback([&] {
+    exit_code = cli::guarded([&] {
+      dv->secret = secret_or_input_error(*dv_secret);
+      Scenario s = load_scenario(*dv_scenario, *dv_sets);
+      std::unique_ptr<hw::CpuCap> cap;
+      if (*dv_cap > 0) cap = hw::CpuCap::apply(*dv_cap);
+      hw::DeviceRuntime rt(s, ModelCatalog::load(data_root() + "/models"), load_luts(s.luts), *dv);
+      try {
+        const long long failed = rt.run(g_stop);
+        std::cerr << "[device " << dv->device_id << "] done, " << failed << " failed requests\n";
+      } catch (const hw::RegistrationRefused& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 2;
+      }
+      return 0;
+    });
+  });
+
+  // testbed
+  auto tb = std::make_shared<hw::TestbedOptions>();
+  auto tb_cleanup = std::make_shared<bool>(false);
+  CLI::App* testbed = app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc)");
+  testbed->add_option("scenario", tb->scenario, "scenario YAML file");
+  testbed->add_option("--set", tb->sets, "override a scenario key (repeatable)");
+  testbed->add_option("--out", tb->out, "output folder (default: results/<scenario name>-testbed)");
+  testbed->add_flag("--loopback", tb->loopback, "skip network namespaces: loopback with shaping inside the middleware");
+  testbed->add_option("--device-cpu", tb->device_cpu_cores, "cap each device process at this many cores (cgroup)");
+  testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
+  testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
+  testbed->add_flag("--quiet,-q", tb->quiet, "print nothing on success");
+  testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
+  testbed->callback([&] {
+    exit_code = cli::guarded([&] {
+      if (*tb_cleanup) {
+        const int n = hw::cleanup_stray_namespaces();
+        std::cout << "removed " << n << " stray namespaces\n";
+        return 0;
+      }
+      if (tb->scenario.empty()) throw InputError(SourceLocation{"testbed", 0, 0}, "scenario", "a scenario file is required");
+      if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
+      cli::check_output_folder(tb->out, "--out");
+      tb->rt_exe = std::filesystem::canonical("/proc/self/exe").string();
+      return hw::run_testbed(*tb, g_stop);
+    });
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

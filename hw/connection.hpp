@@ -1,0 +1,88 @@
+#pragma once
+// One TCP connection of the middleware (asio sockets, non-blocking, with poll() timeouts). Frames are
+// hw/frame.hpp's. Thread safety: send() may be called from any thread (serialised by a mutex); one
+// thread at a time calls receive(). close() may be called from any thread and wakes a blocked
+// receive() within its poll slice (100 ms).
+//
+// Optional shaping (the testbed's fallback when it may not create network namespaces): sends are paced
+// at `rate_bytes_per_s` and each frame waits `latency_s` before its first byte leaves.
+#include <asio/ip/tcp.hpp>
+#include <asio/io_context.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "hw/frame.hpp"
+
+namespace coinfer::hw {
+
+// The peer closed the connection, or it broke, or a send timed out.
+struct ConnectionClosed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Shaping {
+  double rate_bytes_per_s = 0;  // 0 = unshaped
+  double latency_s = 0;
+};
+
+class Connection {
+ public:
+  using Seconds = std::chrono::duration<double>;
+  // Connects within `timeout`; throws ConnectionClosed saying why.
+  static std::unique_ptr<Connection> connect(const std::string& host, int port, Seconds timeout,
+                                             std::uint32_t max_payload = kDefaultMaxPayload);
+  // Takes the socket and the io_context it belongs to (each connection owns its own).
+  Connection(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket, std::uint32_t max_payload);
+  ~Connection();
+
+  void send(const Frame& f, Seconds timeout = Seconds(30));
+  // The next frame, or nothing if none arrived within `timeout`. Throws ConnectionClosed when the peer
+  // closed or the connection broke, ProtocolError on bad bytes (the caller closes the connection).
+  std::optional<Frame> receive(Seconds timeout);
+  void close();
+  bool closed() const { return closed_; }
+  void set_shaping(Shaping s);
+  std::string peer() const { return peer_; }
+  std::uint64_t bytes_sent() const { return sent_; }
+  std::uint64_t bytes_received() const { return received_; }
+  // When the last byte of the most recent frame returned by receive() arrived (steady clock).
+  std::chrono::steady_clock::time_point last_frame_time() const { return last_frame_time_; }
+
+ private:
+  void write_all(const char* p, std::size_t n, std::chrono::steady_clock::time_point deadline);
+  std::unique_ptr<asio::io_context> io_;
+  asio::ip::tcp::socket socket_;
+  std::string peer_;
+  FrameDecoder decoder_;
+  std::uint32_t max_payload_;
+  std::mutex send_mutex_;
+  std::atomic<bool> closed_{false};
+  std::atomic<std::uint64_t> sent_{0}, received_{0};
+  Shaping shaping_;
+  std::chrono::steady_clock::time_point pace_until_{};
+  std::chrono::steady_clock::time_point last_frame_time_{};
+};
+
+// A listening socket. accept() returns nothing on timeout (so the caller can check for shutdown).
+class Listener {
+ public:
+  // port 0 = an ephemeral port (see port()). bind_address "0.0.0.0" for all interfaces.
+  Listener(const std::string& bind_address, int port, std::uint32_t max_payload = kDefaultMaxPayload);
+  int port() const { return port_; }
+  std::unique_ptr<Connection> accept(Connection::Seconds timeout);
+  void close();
+
+ private:
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_;
+  int port_ = 0;
+  std::uint32_t max_payload_;
+};
+
+}  // namespace coinfer::hw

@@ -1,0 +1,523 @@
+#include "hw/device_runtime.hpp"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "core/bandwidth_schedule.hpp"
+#include "core/input_error.hpp"
+#include "hw/auth.hpp"
+#include "hw/compute_threads.hpp"
+#include "hw/connection.hpp"
+#include "hw/protocol.hpp"
+#include "hw/record_journal.hpp"
+#include "io/dataset_h5.hpp"
+#include "models/datasets.hpp"
+#include "models/gnn_model.hpp"
+
+namespace coinfer::hw {
+
+namespace {
+using Seconds = std::chrono::duration<double>;
+
+using Refused = RegistrationRefused;
+
+struct Job {
+  bool helper_task = false;
+  std::int64_t id = 0;        // request id, or the server's task id for helper work
+  int split = 0;              // request: device runs [0, split); helper task: state is at split
+  std::string state_bytes;    // helper task only
+};
+}  // namespace
+
+struct DeviceRuntime::Impl {
+  Scenario sc;
+  ModelCatalog catalog;
+  LutSet luts;
+  DeviceOptions opt;
+  int index = 0;
+  ModelSpec spec;
+  int n = 0;
+  std::unique_ptr<models::GnnModel> model;
+  std::vector<models::GraphSample> inputs;
+  BandwidthSchedule schedule;
+  std::unique_ptr<JournalWriter> journal;
+  double local_estimate_s = 0, remote_compute_estimate_s = 0;  // data_parallel routing (LUT means)
+
+  std::mutex m;
+  std::condition_variable cv;  // any state change
+  Strategy strategy;
+  bool helper = false;
+  std::shared_ptr<Connection> conn;
+  std::map<std::int64_t, RequestRecord> reqs;  // unfinished requests
+  std::set<std::int64_t> at_server;            // sent, awaiting a result
+  std::deque<Job> compute_q;
+  std::deque<std::pair<std::int64_t, std::string>> upload_q;  // (request, serialised state at its split)
+  std::deque<std::int64_t> dp_pending;                         // data_parallel requests waiting for a side
+  bool dp_device_busy = false, dp_server_busy = false;
+  std::set<std::int64_t> dp_on_device;
+  std::int64_t next_id = 0;
+  bool arrivals_over = false;
+  bool ever_connected = false;
+  bool finished = false;
+  long long failed = 0;
+  const std::atomic<bool>* stop = nullptr;
+
+  double now() const { return unix_now() - opt.epoch_unix_s; }
+  void log(const std::string& s) const {
+    if (opt.log) opt.log(s);
+    else std::cerr << "[device " << opt.device_id << "] " << s << std::endl;
+  }
+  bool stopping() const { return *stop || finished; }
+
+  // --- requests ----------------------------------------------------------------------------------
+  void complete(std::int64_t id, bool ok, const std::string& why) {  // m held
+    auto it = reqs.find(id);
+    if (it == reqs.end()) return;
+    RequestRecord& r = it->second;
+    if (ok) {
+      r.t_result = now();
+    } else {
+      r.status = RequestRecord::Status::failed;
+      r.failure = why;
+      ++failed;
+    }
+    journal->done(r);
+    at_server.erase(id);
+    if (dp_on_device.erase(id)) dp_device_busy = false;
+    else if (r.strategy == "data_parallel") dp_server_busy = false;
+    reqs.erase(it);
+    route_data_parallel();
+    cv.notify_all();
+  }
+
+  void create_request() {  // m held
+    RequestRecord r;
+    r.id = next_id++;
+    r.device = index;
+    r.server = sc.server_index(sc.devices[index].server);
+    r.strategy = strategy.to_string();
+    r.t_created = now();
+    journal->created(r);
+    reqs[r.id] = r;
+    if (strategy.kind == Strategy::Kind::data_parallel) {
+      dp_pending.push_back(r.id);
+      route_data_parallel();
+    } else {
+      route(r.id, strategy.device_split(n));
+    }
+    cv.notify_all();
+  }
+
+  void route(std::int64_t id, int split) {  // m held
+    reqs[id].split = split;
+    if (split > 0) compute_q.push_back({false, id, split, {}});
+    else upload_q.emplace_back(id, std::string());  // the raw input is serialised by the uploader
+  }
+
+  // As the simulator: a free side takes the next input; both free: the lower estimated latency.
+  void route_data_parallel() {  // m held
+    while (!dp_pending.empty() && (!dp_device_busy || !dp_server_busy)) {
+      bool to_server = !dp_server_busy;
+      if (!dp_device_busy && !dp_server_busy) {
+        const double bw = schedule.bytes_per_s_at(now());
+        const double remote = 2 * sc.devices[index].link.latency_ms * 1e-3 +
+                              (spec.bytes_at_split(0) + spec.bytes_at_split(n)) / bw + remote_compute_estimate_s;
+        to_server = remote < local_estimate_s;
+      }
+      const std::int64_t id = dp_pending.front();
+      dp_pending.pop_front();
+      (to_server ? dp_server_busy : dp_device_busy) = true;
+      if (!to_server) dp_on_device.insert(id);
+      route(id, to_server ? 0 : n);
+    }
+  }
+
+  int in_flight_limit() const {  // m held
+    const int w = sc.devices[index].workload.in_flight;
+    return w > 0 ? w : default_in_flight(strategy);
+  }
+
+  // --- threads -----------------------------------------------------------------------------------
+  void arrivals_loop() {
+    const WorkloadSpec& w = sc.devices[index].workload;
+    const double end = std::min(sc.duration_s, sc.devices[index].leave_at_s);
+    std::mt19937_64 rng(sc.seed * 1000003ULL + static_cast<unsigned long long>(index));
+    std::exponential_distribution<double> gap(w.rate_per_s > 0 ? w.rate_per_s : 1.0);
+    double next = std::max(0.0, sc.devices[index].join_at_s);
+    size_t trace_i = 0;
+    std::unique_lock<std::mutex> lock(m);
+    while (!stopping() && w.arrival != WorkloadSpec::Arrival::none) {
+      const double t = now();
+      if (t >= end) break;
+      // Inputs are created while registered (a local strategy also runs while reconnecting).
+      if (!conn && (!ever_connected || strategy.kind != Strategy::Kind::local)) {
+        cv.wait_for(lock, Seconds(0.02));
+        if (w.arrival == WorkloadSpec::Arrival::closed_loop) next = std::max(next, now());
+        continue;
+      }
+      if (w.arrival == WorkloadSpec::Arrival::closed_loop) {
+        if (t >= next && static_cast<int>(reqs.size()) < in_flight_limit()) {
+          create_request();
+          continue;
+        }
+        cv.wait_for(lock, Seconds(std::min(0.05, std::max(0.0, std::min(end, std::max(next, t)) - t + 1e-4))));
+        continue;
+      }
+      if (w.arrival == WorkloadSpec::Arrival::poisson && next <= sc.devices[index].join_at_s) next += gap(rng);
+      if (w.arrival == WorkloadSpec::Arrival::trace) {
+        while (trace_i < w.arrival_times_s.size() && w.arrival_times_s[trace_i] < sc.devices[index].join_at_s) ++trace_i;
+        if (trace_i >= w.arrival_times_s.size()) break;
+        next = w.arrival_times_s[trace_i];
+      }
+      if (t >= next) {
+        if (next < end) create_request();
+        if (w.arrival == WorkloadSpec::Arrival::poisson) next += gap(rng);
+        else ++trace_i;
+        continue;
+      }
+      cv.wait_for(lock, Seconds(std::min(0.05, next - t)));
+    }
+    arrivals_over = true;
+    cv.notify_all();
+  }
+
+  void compute_loop() {
+    set_compute_threads(opt.threads);
+    torch::NoGradGuard no_grad;
+    std::unique_lock<std::mutex> lock(m);
+    while (!stopping()) {
+      if (compute_q.empty()) {
+        cv.wait_for(lock, Seconds(0.05));
+        continue;
+      }
+      Job job = std::move(compute_q.front());
+      compute_q.pop_front();
+      if (job.helper_task) {
+        lock.unlock();
+        run_helper_task(job);
+        lock.lock();
+        continue;
+      }
+      if (!reqs.count(job.id)) continue;
+      reqs[job.id].t_device_start = now();
+      const models::GraphSample& input = inputs[job.id % inputs.size()];
+      lock.unlock();
+      std::string bytes, error;
+      try {
+        models::SplitState st = model->start(input);
+        model->run(st, job.split);
+        if (job.split < n) bytes = models::serialize(st);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      lock.lock();
+      if (!reqs.count(job.id)) continue;
+      reqs[job.id].t_device_end = now();
+      if (!error.empty()) complete(job.id, false, "device stages failed: " + error);
+      else if (job.split == n) complete(job.id, true, "");
+      else upload_q.emplace_back(job.id, std::move(bytes));
+      cv.notify_all();
+    }
+  }
+
+  void run_helper_task(const Job& job) {
+    ResultHeader r;
+    r.batch_size = 1;
+    r.t_batch_start = unix_now();
+    std::string out;
+    try {
+      models::SplitState st = models::deserialize(job.state_bytes);
+      model->run(st, n);
+      models::SplitState o;
+      o.next_stage = n;
+      o.tensors[n - 1] = model->output(st).contiguous();
+      out = models::serialize(o);
+    } catch (const std::exception& e) {
+      r.ok = false;
+      r.error = std::string("helper failed: ") + e.what();
+    }
+    r.t_batch_end = unix_now();
+    std::shared_ptr<Connection> c;
+    {
+      std::lock_guard<std::mutex> lock(m);
+      c = conn;
+    }
+    if (!c) return;  // the server reports it failed to the origin when we disconnected
+    try {
+      c->send({MsgType::result, static_cast<std::uint64_t>(job.id), pack_result(r, out)});
+    } catch (const std::exception& e) {
+      log(std::string("helper result not delivered: ") + e.what());
+    }
+  }
+
+  void upload_loop() {
+    std::unique_lock<std::mutex> lock(m);
+    while (!stopping()) {
+      if (upload_q.empty()) {
+        cv.wait_for(lock, Seconds(0.05));
+        continue;
+      }
+      auto [id, bytes] = std::move(upload_q.front());
+      upload_q.pop_front();
+      if (!reqs.count(id)) continue;
+      std::shared_ptr<Connection> c = conn;
+      if (!c) {
+        complete(id, false, "not connected to the server");
+        continue;
+      }
+      const int split = reqs[id].split;
+      at_server.insert(id);
+      lock.unlock();
+      std::string error;
+      std::size_t sent = 0;
+      try {
+        if (split == 0) {
+          torch::NoGradGuard no_grad;
+          bytes = models::serialize(model->start(inputs[id % inputs.size()]));
+        }
+        const std::string payload = pack_task(TaskHeader{split, opt.device_id, unix_now()}, bytes);
+        const std::uint64_t before = c->bytes_sent();
+        c->send({MsgType::task, static_cast<std::uint64_t>(id), payload}, Seconds(60));
+        sent = c->bytes_sent() - before;
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      lock.lock();
+      if (!reqs.count(id)) continue;
+      reqs[id].bytes_up = static_cast<double>(sent);
+      if (!error.empty()) complete(id, false, "upload failed: " + error);
+    }
+  }
+
+  void on_result(const Frame& f, std::size_t frame_bytes) {
+    std::string out;
+    ResultHeader h = unpack_result(f.payload, out);
+    std::lock_guard<std::mutex> lock(m);
+    auto it = reqs.find(static_cast<std::int64_t>(f.task_id));
+    if (it == reqs.end()) return;  // already failed (e.g. after a reconnection)
+    RequestRecord& r = it->second;
+    r.bytes_down = static_cast<double>(frame_bytes);
+    r.t_uplink_end = h.t_received - opt.epoch_unix_s;
+    r.t_queued = h.t_queued - opt.epoch_unix_s;
+    r.t_batch_start = h.t_batch_start - opt.epoch_unix_s;
+    r.t_batch_end = h.t_batch_end - opt.epoch_unix_s;
+    r.batch_size = h.batch_size;
+    r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
+    complete(r.id, h.ok, h.ok ? "" : "server: " + h.error);
+  }
+
+  void apply(const Assignment& a) {
+    Strategy s;
+    try {
+      s = parse_strategy(a.strategy);
+      if (s.kind == Strategy::Kind::pp) spec.check_split(s.split);
+    } catch (const std::exception& e) {
+      throw ProtocolError(std::string("scheduling message: ") + e.what());
+    }
+    std::lock_guard<std::mutex> lock(m);
+    if (s != strategy) log("strategy " + strategy.to_string() + " -> " + s.to_string());
+    strategy = s;
+    helper = a.helper;
+    cv.notify_all();
+  }
+
+  // Connects and registers; returns the connection, throws Refused or ConnectionClosed.
+  std::shared_ptr<Connection> connect_and_register() {
+    std::shared_ptr<Connection> c = Connection::connect(opt.host, opt.port, Seconds(3));
+    auto hello = c->receive(Seconds(5));
+    if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello from the server");
+    const Hello h = decode_hello(hello->payload);
+    Registration r;
+    r.device_id = opt.device_id;
+    r.type = sc.devices[index].type;
+    r.model = sc.devices[index].model;
+    r.dataset = sc.devices[index].dataset;
+    r.generates = sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none;
+    r.hmac = hmac_sha256_hex(opt.secret, h.nonce + opt.device_id);
+    c->send({MsgType::register_, 0, encode(r)}, Seconds(5));
+    auto reply = c->receive(Seconds(10));
+    if (!reply) throw ConnectionClosed("no answer to the registration");
+    if (reply->type == MsgType::error) throw Refused("the server refused the registration: " + decode_error(reply->payload));
+    if (reply->type != MsgType::registered) throw ConnectionClosed("unexpected answer to the registration");
+    apply(decode_assignment(reply->payload));
+    return c;
+  }
+
+  void read_loop(std::shared_ptr<Connection> c) {
+    try {
+      while (!stopping()) {
+        auto f = c->receive(Seconds(0.2));
+        if (!f) continue;
+        switch (f->type) {
+          case MsgType::result: on_result(*f, kHeaderBytes + f->payload.size()); break;
+          case MsgType::scheduling: apply(decode_assignment(f->payload)); break;
+          case MsgType::task: {
+            std::string bytes;
+            TaskHeader th = unpack_task(f->payload, bytes);
+            std::lock_guard<std::mutex> lock(m);
+            compute_q.push_front({true, static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes)});
+            cv.notify_all();
+            break;
+          }
+          case MsgType::heartbeat: break;
+          case MsgType::error: log("server said: " + decode_error(f->payload)); break;
+          default: throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " from the server");
+        }
+      }
+    } catch (const std::exception& e) {
+      if (!stopping() && !c->closed()) log(std::string("connection lost: ") + e.what());
+    }
+    c->close();
+  }
+
+  void lose_connection() {
+    std::lock_guard<std::mutex> lock(m);
+    conn.reset();
+    std::vector<std::int64_t> lost(at_server.begin(), at_server.end());
+    for (auto id : lost) complete(id, false, "connection to the server lost");
+  }
+
+  long long run(const std::atomic<bool>& stop_flag) {
+    stop = &stop_flag;
+    const double join = sc.devices[index].join_at_s;
+    while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
+    std::thread arrivals([this] { arrivals_loop(); });
+    std::thread compute([this] { compute_loop(); });
+    std::thread upload([this] { upload_loop(); });
+    const double hard_end = std::min(sc.duration_s, sc.devices[index].leave_at_s) + sc.drain_s;
+    double backoff = 0.2;
+    std::string fatal;
+    while (!stopping()) {
+      std::shared_ptr<Connection> c;
+      try {
+        c = connect_and_register();
+        backoff = 0.2;
+      } catch (const Refused& e) {
+        fatal = e.what();
+        break;
+      } catch (const std::exception& e) {
+        log(std::string("cannot reach the server (") + e.what() + "), retrying in " + std::to_string(backoff).substr(0, 4) + " s");
+        if (check_done(hard_end)) break;
+        std::this_thread::sleep_for(Seconds(backoff));
+        backoff = std::min(2.0, backoff * 2);
+        continue;
+      }
+      {
+        std::lock_guard<std::mutex> lock(m);
+        conn = c;
+        ever_connected = true;
+        cv.notify_all();
+      }
+      log("registered with " + c->peer() + " as " + opt.device_id + " (" + strategy.to_string() + ")");
+      std::thread reader([this, c] { read_loop(c); });
+      double next_beat = 0;
+      while (!c->closed() && !check_done(hard_end)) {
+        const double latency = (sc.devices[index].link.latency_ms + sc.access_point.latency_ms) * 1e-3;
+        if (opt.shape) c->set_shaping({schedule.bytes_per_s_at(now()), latency});
+        else if (opt.shape_latency) c->set_shaping({0, latency});
+        if (now() >= next_beat) {
+          DeviceStatus s;
+          {
+            std::lock_guard<std::mutex> lock(m);
+            s.bandwidth_mbps = schedule.mbps_at(now());
+            s.queue_length = static_cast<int>(compute_q.size() + upload_q.size());
+            s.unfinished = static_cast<int>(reqs.size());
+            s.busy = !reqs.empty();
+          }
+          try {
+            c->send({MsgType::heartbeat, 0, encode(s)}, Seconds(2));
+          } catch (const std::exception&) {
+          }
+          next_beat = now() + opt.heartbeat_s;
+        }
+        std::this_thread::sleep_for(Seconds(0.05));
+      }
+      c->close();
+      reader.join();
+      lose_connection();
+      if (check_done(hard_end)) break;
+    }
+    {
+      std::lock_guard<std::mutex> lock(m);
+      finished = true;
+      std::vector<std::int64_t> left;
+      for (auto& [id, r] : reqs) left.push_back(id);
+      for (auto id : left) complete(id, false, fatal.empty() ? "unfinished at the end of the drain" : fatal);
+      cv.notify_all();
+    }
+    arrivals.join();
+    compute.join();
+    upload.join();
+    if (!fatal.empty()) throw Refused(fatal);
+    return failed;
+  }
+
+  // True when the device's run is over: arrivals ended and nothing is unfinished, or the drain ran out.
+  bool check_done(double hard_end) {
+    std::lock_guard<std::mutex> lock(m);
+    if (*stop) return true;
+    if (arrivals_over && reqs.empty()) return true;
+    return now() >= hard_end;
+  }
+};
+
+DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& I = *impl_;
+  I.sc = std::move(scenario);
+  I.catalog = std::move(catalog);
+  I.luts = std::move(luts);
+  I.opt = std::move(options);
+  I.index = I.sc.device_index(I.opt.device_id);
+  if (I.index < 0) {
+    std::string known;
+    for (const auto& d : I.sc.devices) known += (known.empty() ? "" : ", ") + d.id;
+    throw InputError(SourceLocation{I.sc.file, 0, 0}, "--id", "unknown device '" + I.opt.device_id + "' (scenario devices: " + known + ")");
+  }
+  const DeviceSpec& d = I.sc.devices[I.index];
+  I.spec = I.catalog.instantiate(d.model, d.dataset);
+  I.n = I.spec.num_stages();
+  I.model = std::make_unique<models::GnnModel>(I.spec, 1);
+  I.strategy = d.strategy;
+  I.schedule = BandwidthSchedule(d, I.sc.events);
+  const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
+  const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
+  if (I.luts.contains(dev_key)) I.local_estimate_s = I.luts.table(dev_key).mean_seconds(0, I.n, 1);
+  if (I.luts.contains(srv_key)) I.remote_compute_estimate_s = I.luts.table(srv_key).mean_seconds(0, I.n, 1);
+  torch::NoGradGuard no_grad;
+  if (!I.opt.input_file.empty()) {
+    try {
+      if (I.spec.dataset.kind == "point_cloud") {
+        PointCloudFile f = load_pointnet_h5(I.opt.input_file);
+        for (std::int64_t i = 0; i < std::min<std::int64_t>(8, f.clouds); ++i)
+          I.inputs.push_back(models::sample_from_file(f, i, I.spec.dataset.nodes));
+      } else {
+        I.inputs.push_back(models::sample_from_file(load_graph_h5(I.opt.input_file)));
+      }
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw InputError(SourceLocation{I.opt.input_file, 0, 0}, "--input", e.what());
+    }
+  } else {
+    for (int i = 0; i < 4; ++i) I.inputs.push_back(models::generate_sample(I.spec.dataset, I.sc.seed, i).sample);
+  }
+  if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
+  I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
+  I.journal->note("device", I.opt.device_id);
+}
+
+DeviceRuntime::~DeviceRuntime() = default;
+
+long long DeviceRuntime::run(const std::atomic<bool>& stop) { return impl_->run(stop); }
+
+}  // namespace coinfer::hw

@@ -1,0 +1,61 @@
+#pragma once
+// The real device runtime (`coinfer device`): connects to its edge server and registers (answering the
+// challenge with the shared secret), applies the strategy the server's scheduler sends (local,
+// offload, pp(k) with pipelining, data_parallel), creates inputs as the scenario's workload says
+// (closed loop, Poisson, trace; from the dataset generators or a dataset file), runs its stages in
+// LibTorch, uploads the intermediate state, and records every request with the simulator's
+// timestamps. It reconnects when the connection drops (requests then on the server are recorded
+// failed), serves forwarded work when the scheduler makes it a helper, and sends heartbeats carrying
+// its status and link bandwidth.
+//
+// Records: a journal of JSON lines (`records_out`), one "created" line when a request is created and
+// one "done" line with the whole RequestRecord when it completes or fails, flushed as they happen, so
+// a device killed mid-run leaves behind which of its requests never finished (hw/README.md).
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "core/lut.hpp"
+#include "core/scenario.hpp"
+#include "io/model_spec_loader.hpp"
+
+namespace coinfer::hw {
+
+// The server refused the registration (wrong secret, unknown device, model not served): retrying
+// cannot help; the device stops.
+struct RegistrationRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct DeviceOptions {
+  std::string device_id;           // the scenario's device this process is
+  std::string host = "127.0.0.1";  // the edge server
+  int port = 7070;
+  std::string secret;
+  double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the device starts
+  std::string records_out;         // journal file (JSON lines); required
+  int threads = 1;                 // LibTorch threads
+  bool shape = false;              // loopback fallback: pace the uplink as the scenario's link
+  bool shape_latency = false;      // add the one-way link latency to the uplink (no tc netem)
+  std::string input_file;          // optional dataset file (io/dataset_h5.hpp layouts)
+  double heartbeat_s = 1.0;
+  std::function<void(const std::string&)> log;
+};
+
+class DeviceRuntime {
+ public:
+  // Throws InputError for an unknown device id or an unusable input file.
+  DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options);
+  ~DeviceRuntime();
+  // Runs from the device's join time to its leave time (or the end of arrivals plus the drain), or
+  // until `stop`. Returns the number of failed requests.
+  long long run(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace coinfer::hw

@@ -1,0 +1,51 @@
+#pragma once
+// The real edge server (`coinfer serve`, ACE-GNN Sec. III-E and Fig. 9): accepts device connections,
+// checks each registration (shared-secret challenge, device known to the scenario, model served),
+// keeps one handler per device, decides schemes with the very Scheduler classes the simulator uses
+// (same triggers: start, join, leave, bandwidth change beyond the threshold, period) on its own
+// thread, batches tasks of the same (model, dataset, split) within the batch window up to the max
+// size, runs them on a pool of worker threads with real LibTorch models, and returns the results.
+// Pending work is forwarded to an idle helper device when the scheme names helpers and every worker
+// is busy. A malformed, oversized or unauthenticated message closes that connection only (logged).
+// Torch stays behind the pimpl.
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/lut.hpp"
+#include "core/scenario.hpp"
+#include "io/model_spec_loader.hpp"
+
+namespace coinfer::hw {
+
+struct ServeOptions {
+  std::string server_id;           // the scenario's server this process is ("" = the first)
+  std::string bind = "0.0.0.0";
+  int port = 7070;                 // 0 = ephemeral
+  std::string port_file;           // written (atomically) with the port once listening
+  std::string secret;              // shared secret for the registration challenge
+  double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the server starts
+  std::string decisions_out;       // JSON lines, one per decision ("" = not written)
+  double heartbeat_s = 1.0;        // a device silent for 5 heartbeats is considered gone
+  bool shape = false;              // loopback fallback: pace each device's downlink as its scenario link
+  bool shape_latency = false;      // add each device's one-way link latency to its downlink (no tc netem)
+  int threads_per_worker = 1;      // LibTorch threads of each worker
+  std::function<void(const std::string&)> log;  // one line per event (stderr by default)
+};
+
+class EdgeServer {
+ public:
+  // Throws InputError when the scenario has no such server or a device's model cannot be served.
+  EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, ServeOptions options);
+  ~EdgeServer();
+  int port() const;
+  // Serves until `stop` becomes true, then closes every connection and joins every thread.
+  void run(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace coinfer::hw

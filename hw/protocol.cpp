@@ -1,0 +1,135 @@
+#include "hw/protocol.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+namespace coinfer::hw {
+
+using nlohmann::json;
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+json parse(const std::string& payload, const char* what) {
+  try {
+    json j = json::parse(payload);
+    if (!j.is_object()) throw ProtocolError(std::string(what) + " message: not a JSON object");
+    return j;
+  } catch (const json::exception& e) {
+    throw ProtocolError(std::string(what) + " message: invalid JSON (" + e.what() + ")");
+  }
+}
+
+template <class T>
+T field(const json& j, const char* key, const char* what) {
+  auto it = j.find(key);
+  if (it == j.end()) throw ProtocolError(std::string(what) + " message: missing field '" + key + "'");
+  try {
+    return it->get<T>();
+  } catch (const json::exception&) {
+    throw ProtocolError(std::string(what) + " message: field '" + key + "' has the wrong type");
+  }
+}
+
+std::string pack(const json& header, const std::string& bytes) {
+  const std::string h = header.dump();
+  std::string out;
+  const auto n = static_cast<std::uint32_t>(h.size());
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+  out += h;
+  out += bytes;
+  return out;
+}
+
+json unpack(const std::string& payload, std::string& bytes, const char* what) {
+  if (payload.size() < 4) throw ProtocolError(std::string(what) + " message: shorter than its header length");
+  std::uint32_t n = 0;
+  for (int i = 3; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(payload[i]);
+  if (n > payload.size() - 4) throw ProtocolError(std::string(what) + " message: header length beyond the payload");
+  json j = parse(payload.substr(4, n), what);
+  bytes = payload.substr(4 + n);
+  return j;
+}
+
+}  // namespace
+
+std::string encode(const Hello& h) { return json{{"protocol", h.protocol}, {"nonce", h.nonce}}.dump(); }
+std::string encode(const Registration& r) {
+  return json{{"device", r.device_id}, {"type", r.type},         {"model", r.model},
+              {"dataset", r.dataset},  {"generates", r.generates}, {"hmac", r.hmac}}
+      .dump();
+}
+std::string encode(const Assignment& a) { return json{{"strategy", a.strategy}, {"helper", a.helper}}.dump(); }
+std::string encode(const DeviceStatus& s) {
+  return json{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy}}
+      .dump();
+}
+std::string encode_error(const std::string& message) { return json{{"error", message}}.dump(); }
+
+Hello decode_hello(const std::string& p) {
+  json j = parse(p, "hello");
+  return {field<int>(j, "protocol", "hello"), field<std::string>(j, "nonce", "hello")};
+}
+Registration decode_registration(const std::string& p) {
+  json j = parse(p, "register");
+  Registration r;
+  r.device_id = field<std::string>(j, "device", "register");
+  r.type = field<std::string>(j, "type", "register");
+  r.model = field<std::string>(j, "model", "register");
+  r.dataset = field<std::string>(j, "dataset", "register");
+  r.generates = field<bool>(j, "generates", "register");
+  r.hmac = field<std::string>(j, "hmac", "register");
+  return r;
+}
+Assignment decode_assignment(const std::string& p) {
+  json j = parse(p, "scheduling");
+  return {field<std::string>(j, "strategy", "scheduling"), field<bool>(j, "helper", "scheduling")};
+}
+DeviceStatus decode_status(const std::string& p) {
+  json j = parse(p, "heartbeat");
+  DeviceStatus s;
+  s.bandwidth_mbps = field<double>(j, "bandwidth_mbps", "heartbeat");
+  s.queue_length = field<int>(j, "queue", "heartbeat");
+  s.unfinished = field<int>(j, "unfinished", "heartbeat");
+  s.busy = field<bool>(j, "busy", "heartbeat");
+  return s;
+}
+std::string decode_error(const std::string& p) { return field<std::string>(parse(p, "error"), "error", "error"); }
+
+std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
+  return pack(json{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}}, state_bytes);
+}
+TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
+  json j = unpack(payload, state_bytes, "task");
+  return {field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
+}
+std::string pack_result(const ResultHeader& h, const std::string& output_bytes) {
+  return pack(json{{"ok", h.ok},
+                   {"error", h.error},
+                   {"batch_size", h.batch_size},
+                   {"helper", h.helper},
+                   {"t_received", h.t_received},
+                   {"t_queued", h.t_queued},
+                   {"t_batch_start", h.t_batch_start},
+                   {"t_batch_end", h.t_batch_end}},
+              output_bytes);
+}
+ResultHeader unpack_result(const std::string& payload, std::string& output_bytes) {
+  json j = unpack(payload, output_bytes, "result");
+  ResultHeader h;
+  h.ok = field<bool>(j, "ok", "result");
+  h.error = field<std::string>(j, "error", "result");
+  h.batch_size = field<int>(j, "batch_size", "result");
+  h.helper = field<std::string>(j, "helper", "result");
+  h.t_received = field<double>(j, "t_received", "result");
+  h.t_queued = field<double>(j, "t_queued", "result");
+  h.t_batch_start = field<double>(j, "t_batch_start", "result");
+  h.t_batch_end = field<double>(j, "t_batch_end", "result");
+  return h;
+}
+
+}  // namespace coinfer::hw

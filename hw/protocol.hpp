@@ -1,0 +1,70 @@
+#pragma once
+// Payloads of the middleware's messages (hw/README.md, "Wire protocol"). Control messages carry JSON;
+// task and result messages carry a JSON header and then raw bytes (a serialised SplitState for tasks,
+// the serialised output for results), packed as: u32 little-endian header length, header, bytes.
+// Times crossing the wire are Unix seconds (CLOCK_REALTIME): the testbed's processes share one clock;
+// real boards need NTP-synchronised clocks for the per-step timestamps (latency is measured on the
+// device alone and needs no synchronisation).
+#include <cstdint>
+#include <string>
+
+#include "hw/frame.hpp"
+
+namespace coinfer::hw {
+
+double unix_now();  // seconds since 1970, CLOCK_REALTIME
+
+struct Hello {
+  int protocol = kProtocolVersion;
+  std::string nonce;
+};
+
+struct Registration {
+  std::string device_id, type, model, dataset;
+  bool generates = true;  // false: an idle device that only serves as a helper
+  std::string hmac;       // HMAC-SHA256(secret, nonce + device_id), hex
+};
+
+struct Assignment {        // registered and scheduling messages
+  std::string strategy;    // Strategy::to_string()
+  bool helper = false;     // may be sent pending server work
+};
+
+struct DeviceStatus {      // heartbeat from a device
+  double bandwidth_mbps = 0;  // the device's current estimate of its link
+  int queue_length = 0, unfinished = 0;
+  bool busy = false;
+};
+
+struct TaskHeader {
+  int split = 0;           // stages [0, split) are done; the receiver runs [split, n)
+  std::string origin;      // device that created the request (tasks sent to helpers)
+  double t_sent = 0;       // Unix s, when the sender started sending
+};
+
+struct ResultHeader {
+  bool ok = true;
+  std::string error;
+  int batch_size = 0;
+  std::string helper;      // device id of the helper that ran it, "" if the server did
+  double t_received = 0, t_queued = 0, t_batch_start = 0, t_batch_end = 0;  // Unix s
+};
+
+std::string encode(const Hello&);
+std::string encode(const Registration&);
+std::string encode(const Assignment&);
+std::string encode(const DeviceStatus&);
+std::string encode_error(const std::string& message);
+// Throw ProtocolError naming the message and the field when the payload is not what it should be.
+Hello decode_hello(const std::string&);
+Registration decode_registration(const std::string&);
+Assignment decode_assignment(const std::string&);
+DeviceStatus decode_status(const std::string&);
+std::string decode_error(const std::string&);
+
+std::string pack_task(const TaskHeader& h, const std::string& state_bytes);
+TaskHeader unpack_task(const std::string& payload, std::string& state_bytes);
+std::string pack_result(const ResultHeader& h, const std::string& output_bytes);
+ResultHeader unpack_result(const std::string& payload, std::string& output_bytes);
+
+}  // namespace coinfer::hw

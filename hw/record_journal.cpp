@@ -1,0 +1,136 @@
+#include "hw/record_journal.hpp"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace coinfer::hw {
+
+using nlohmann::json;
+
+namespace {
+json num(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
+double num(const json& j, const char* k) {
+  auto it = j.find(k);
+  return it == j.end() || it->is_null() ? NAN : it->get<double>();
+}
+
+json to_json(const RequestRecord& r) {
+  return json{{"id", r.id},
+              {"device", r.device},
+              {"server", r.server},
+              {"strategy", r.strategy},
+              {"split", r.split},
+              {"bytes_up", r.bytes_up},
+              {"bytes_down", r.bytes_down},
+              {"t_created", num(r.t_created)},
+              {"t_device_start", num(r.t_device_start)},
+              {"t_device_end", num(r.t_device_end)},
+              {"t_uplink_end", num(r.t_uplink_end)},
+              {"t_queued", num(r.t_queued)},
+              {"t_batch_start", num(r.t_batch_start)},
+              {"t_batch_end", num(r.t_batch_end)},
+              {"batch_size", r.batch_size},
+              {"helper", r.helper},
+              {"t_result", num(r.t_result)},
+              {"status", r.status == RequestRecord::Status::ok ? "ok" : "failed"},
+              {"failure", r.failure}};
+}
+
+RequestRecord from_json(const json& j) {
+  RequestRecord r;
+  r.id = j.at("id").get<std::int64_t>();
+  r.device = j.at("device").get<std::int32_t>();
+  r.server = j.value("server", -1);
+  r.strategy = j.value("strategy", std::string());
+  r.split = j.value("split", 0);
+  r.bytes_up = j.value("bytes_up", 0.0);
+  r.bytes_down = j.value("bytes_down", 0.0);
+  r.t_created = num(j, "t_created");
+  r.t_device_start = num(j, "t_device_start");
+  r.t_device_end = num(j, "t_device_end");
+  r.t_uplink_end = num(j, "t_uplink_end");
+  r.t_queued = num(j, "t_queued");
+  r.t_batch_start = num(j, "t_batch_start");
+  r.t_batch_end = num(j, "t_batch_end");
+  r.batch_size = j.value("batch_size", 0);
+  r.helper = j.value("helper", -1);
+  r.t_result = num(j, "t_result");
+  r.status = j.value("status", std::string("ok")) == "ok" ? RequestRecord::Status::ok : RequestRecord::Status::failed;
+  r.failure = j.value("failure", std::string());
+  return r;
+}
+}  // namespace
+
+JournalWriter::JournalWriter(const std::string& path) {
+  f_ = std::fopen(path.c_str(), "w");
+  if (!f_) throw std::runtime_error(path + ": cannot write the records journal");
+}
+
+JournalWriter::~JournalWriter() {
+  if (f_) std::fclose(f_);
+}
+
+void JournalWriter::line(const std::string& text) {
+  std::lock_guard<std::mutex> lock(m_);
+  std::fputs(text.c_str(), f_);
+  std::fputc('\n', f_);
+  std::fflush(f_);
+}
+
+void JournalWriter::created(const RequestRecord& r) {
+  json j = to_json(r);
+  j["ev"] = "created";
+  line(j.dump());
+}
+
+void JournalWriter::done(const RequestRecord& r) {
+  json j = to_json(r);
+  j["ev"] = "done";
+  line(j.dump());
+}
+
+void JournalWriter::note(const std::string& key, const std::string& value) { line(json{{"ev", "note"}, {key, value}}.dump()); }
+
+std::vector<RequestRecord> read_journal(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(path + ": cannot read the records journal");
+  std::map<std::int64_t, RequestRecord> recs;
+  std::string text;
+  int line = 0;
+  std::vector<std::string> lines;
+  while (std::getline(in, text)) lines.push_back(text);
+  for (const auto& l : lines) {
+    ++line;
+    if (l.empty()) continue;
+    json j;
+    try {
+      j = json::parse(l);
+    } catch (const json::exception&) {
+      if (line == static_cast<int>(lines.size())) break;  // torn last line of a killed process
+      throw std::runtime_error(path + ":" + std::to_string(line) + ": not a JSON line");
+    }
+    try {
+      const std::string ev = j.at("ev").get<std::string>();
+      if (ev == "note") continue;
+      RequestRecord r = from_json(j);
+      if (ev == "created") {
+        r.status = RequestRecord::Status::failed;
+        r.failure = "the device process ended before the request finished";
+        recs.emplace(r.id, r);
+      } else if (ev == "done") {
+        recs[r.id] = r;
+      } else {
+        throw std::runtime_error("unknown ev '" + ev + "'");
+      }
+    } catch (const std::exception& e) {
+      throw std::runtime_error(path + ":" + std::to_string(line) + ": " + e.what());
+    }
+  }
+  std::vector<RequestRecord> out;
+  for (auto& [id, r] : recs) out.push_back(r);
+  return out;
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,32 @@
+#pragma once
+// The device runtime's journal of requests (JSON lines, hw/README.md "Journal"): a "created" line when
+// a request is created, a "done" line with the whole record when it completes or fails. Reading a
+// journal gives every request: one created but never done (the device died) comes back failed.
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/request_record.hpp"
+
+namespace coinfer::hw {
+
+class JournalWriter {
+ public:
+  explicit JournalWriter(const std::string& path);  // truncates; throws std::runtime_error if it cannot
+  ~JournalWriter();
+  void created(const RequestRecord& r);
+  void done(const RequestRecord& r);
+  void note(const std::string& key, const std::string& value);  // {"ev":"note", key: value}
+
+ private:
+  void line(const std::string& text);
+  std::mutex m_;
+  std::FILE* f_ = nullptr;
+};
+
+// Records of a journal, ordered by id. Throws std::runtime_error naming the file and line when a line
+// is not a journal entry (a torn last line, written when the process was killed, is ignored).
+std::vector<RequestRecord> read_journal(const std::string& path);
+
+}  // namespace coinfer::hw

@@ -1,0 +1,461 @@
+#include "hw/testbed.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/bandwidth_schedule.hpp"
+#include "core/input_error.hpp"
+#include "core/metrics.hpp"
+#include "hw/auth.hpp"
+#include "hw/protocol.hpp"
+#include "hw/record_journal.hpp"
+#include "io/atomic_dir.hpp"
+#include "io/results_h5.hpp"
+#include "io/scenario_loader.hpp"
+#include "io/summary_json.hpp"
+
+namespace fs = std::filesystem;
+
+namespace coinfer::hw {
+
+namespace {
+using Seconds = std::chrono::duration<double>;
+
+// Runs a short command (ip, tc) and waits; returns its exit status, with its stderr in `err`.
+int run_command(const std::vector<std::string>& argv, std::string* err = nullptr) {
+  char tmpl[] = "/tmp/coinfer-cmd-XXXXXX";
+  const int errfd = ::mkstemp(tmpl);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(errfd, 2);
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (err) {
+    std::ifstream in(tmpl);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    *err = ss.str();
+    while (!err->empty() && err->back() == '\n') err->pop_back();
+  }
+  ::close(errfd);
+  ::unlink(tmpl);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string joined(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
+  return s;
+}
+
+void must(const std::vector<std::string>& argv) {
+  std::string err;
+  if (run_command(argv, &err) != 0) throw std::runtime_error("'" + joined(argv) + "' failed: " + err);
+}
+
+std::string rate_text(double mbps) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0fkbit", std::max(8.0, mbps * 1000));
+  return b;
+}
+
+std::string delay_text(double ms) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3fms", std::max(0.0, ms));
+  return b;
+}
+
+struct Child {
+  std::string name;
+  pid_t pid = -1;
+  int status = -1;  // exit status once reaped
+  bool running() const { return pid > 0 && status < 0; }
+};
+
+Child spawn(const std::string& name, const std::vector<std::string>& argv, const std::string& log_path) {
+  Child c;
+  c.name = name;
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed for " + name);
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    ::dup2(devnull, 0);
+    if (fd >= 0) {
+      ::dup2(fd, 1);
+      ::dup2(fd, 2);
+    }
+    std::vector<char*> args;
+    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::perror("exec");
+    _exit(127);
+  }
+  ::setpgid(pid, pid);
+  c.pid = pid;
+  return c;
+}
+
+void reap(Child& c) {
+  if (!c.running()) return;
+  int status = 0;
+  if (::waitpid(c.pid, &status, WNOHANG) == c.pid) c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void stop_child(Child& c, double grace_s) {
+  if (!c.running()) return;
+  ::kill(-c.pid, SIGTERM);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(grace_s));
+  while (c.running() && std::chrono::steady_clock::now() < end) {
+    reap(c);
+    std::this_thread::sleep_for(Seconds(0.02));
+  }
+  if (c.running()) {
+    ::kill(-c.pid, SIGKILL);
+    int status = 0;
+    ::waitpid(c.pid, &status, 0);
+    c.status = 137;
+  }
+}
+
+// Everything the testbed creates, removed by the destructor whatever happened.
+struct Setup {
+  std::vector<std::string> namespaces;
+  std::vector<Child> children;
+  ~Setup() {
+    for (auto& c : children) stop_child(c, 2);
+    for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) run_command({"ip", "netns", "del", *it});
+  }
+};
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+int cleanup_stray_namespaces() {
+  std::string err;
+  const char* list = "/tmp/coinfer-netns-list";
+  std::vector<std::string> argv = {"sh", "-c", std::string("ip netns list > ") + list};
+  run_command(argv, &err);
+  std::ifstream in(list);
+  std::string line;
+  int removed = 0;
+  while (std::getline(in, line)) {
+    const std::string name = line.substr(0, line.find(' '));
+    bool ours = name.size() > 3 && name.rfind("cf", 0) == 0 && std::isdigit(static_cast<unsigned char>(name[2]));
+    if (ours && run_command({"ip", "netns", "del", name}) == 0) {
+      std::cout << "removed namespace " << name << "\n";
+      ++removed;
+    }
+  }
+  std::remove(list);
+  return removed;
+}
+
+int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
+  const Scenario sc = load_scenario(o.scenario, o.sets);
+  const SourceLocation where{o.scenario, 0, 0};
+  const int nd = static_cast<int>(sc.devices.size());
+  if (nd > kMaxTestbedDevices)
+    throw InputError(where, "devices", "the scenario names " + std::to_string(nd) + " devices; the testbed creates at most " +
+                                           std::to_string(kMaxTestbedDevices));
+  if (sc.servers.size() != 1)
+    throw InputError(where, "servers", "the testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));
+  auto say = [&](const std::string& s) {
+    if (!o.quiet) std::cerr << "[testbed] " << s << std::endl;
+  };
+
+  const std::string work = o.out + ".work";
+  fs::remove_all(work);
+  fs::create_directories(work + "/logs");
+  const std::string secret_file = work + "/secret";
+  {
+    std::ofstream s(secret_file);
+    s << random_nonce_hex(32) << "\n";
+  }
+  ::chmod(secret_file.c_str(), 0600);
+
+  Setup setup;
+  const std::string tag = "cf" + std::to_string(::getpid() % 10000);
+  bool netns = !o.loopback;
+  std::string why_not;
+  if (netns) {
+    if (::geteuid() != 0) {
+      netns = false;
+      why_not = "not root";
+    } else if (run_command({"ip", "netns", "add", tag + "s"}, &why_not) != 0) {
+      netns = false;
+    } else {
+      setup.namespaces.push_back(tag + "s");
+    }
+    if (!netns)
+      say("cannot create network namespaces (" + why_not + "): falling back to loopback with shaping inside the middleware");
+  }
+  const std::string server_ns = tag + "s";
+  std::vector<BandwidthSchedule> schedules;
+  for (const auto& d : sc.devices) schedules.emplace_back(d, sc.events);
+  auto dev_ns = [&](int i) { return tag + "d" + std::to_string(i); };
+  auto veth_server = [&](int i) { return tag + "a" + std::to_string(i); };
+  auto veth_device = [&](int i) { return tag + "b" + std::to_string(i); };
+  // tc netem shapes rate and delay; kernels without sch_netem get tbf for the rate and the one-way
+  // latency added by the middleware's sender instead (recorded in testbed.json).
+  bool use_netem = true;
+  auto shape = [&](int i, double mbps, bool add) {
+    const double lat = sc.devices[i].link.latency_ms + sc.access_point.latency_ms;
+    for (int side = 0; side < 2; ++side) {
+      const std::string ns = side == 0 ? dev_ns(i) : server_ns;
+      const std::string dev = side == 0 ? veth_device(i) : veth_server(i);
+      std::vector<std::string> netem = {"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root",
+                                        "netem", "rate", rate_text(mbps), "delay", delay_text(lat), "limit", "100000"};
+      std::string err;
+      if (use_netem && run_command(netem, &err) == 0) continue;
+      if (use_netem && add && side == 0 && i == 0 && err.find("unknown") != std::string::npos) {
+        use_netem = false;
+        say("this kernel has no tc netem: shaping the rate with tbf, adding the link latency in the middleware");
+      } else if (use_netem) {
+        throw std::runtime_error("'" + joined(netem) + "' failed: " + err);
+      }
+      // tbf: bucket of 4 ms at the rate (at least two full-size frames), queue of up to 1 s.
+      const double bytes_per_s = mbps * 1e6 / 8;
+      const long burst = std::max(3028L, static_cast<long>(bytes_per_s * 0.004));
+      must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps),
+            "burst", std::to_string(burst), "latency", "1000ms"});
+    }
+  };
+  if (netns) {
+    must({"ip", "-n", server_ns, "link", "set", "lo", "up"});
+    for (int i = 0; i < nd; ++i) {
+      if (interrupted) return 130;
+      run_command({"ip", "netns", "add", dev_ns(i)});
+      setup.namespaces.push_back(dev_ns(i));
+      must({"ip", "link", "add", veth_server(i), "type", "veth", "peer", "name", veth_device(i)});
+      must({"ip", "link", "set", veth_server(i), "netns", server_ns});
+      must({"ip", "link", "set", veth_device(i), "netns", dev_ns(i)});
+      const std::string net = "10.201." + std::to_string(i) + ".";
+      must({"ip", "-n", server_ns, "addr", "add", net + "1/24", "dev", veth_server(i)});
+      must({"ip", "-n", dev_ns(i), "addr", "add", net + "2/24", "dev", veth_device(i)});
+      must({"ip", "-n", server_ns, "link", "set", veth_server(i), "up"});
+      must({"ip", "-n", dev_ns(i), "link", "set", veth_device(i), "up"});
+      must({"ip", "-n", dev_ns(i), "link", "set", "lo", "up"});
+      shape(i, schedules[i].mbps_at(0), true);
+    }
+    say("created " + std::to_string(nd + 1) + " network namespaces (" + server_ns + ", " + dev_ns(0) + "..), veth pairs shaped by tc " + (use_netem ? "netem" : "tbf"));
+  }
+
+  // The server, then (once it listens) the devices.
+  std::vector<std::string> common;
+  for (const auto& s : o.sets) common.insert(common.end(), {"--set", s});
+  common.insert(common.end(), {"--secret-file", secret_file, "--threads", std::to_string(o.threads)});
+  if (!netns) common.push_back("--shape");
+  else if (!use_netem) common.push_back("--shape-latency");
+  const std::string port_file = work + "/port";
+  std::vector<std::string> server_argv;
+  if (netns) server_argv = {"ip", "netns", "exec", server_ns};
+  server_argv.insert(server_argv.end(), {o.rt_exe, "serve", o.scenario, "--bind", netns ? "0.0.0.0" : "127.0.0.1", "--port",
+                                         netns ? "7070" : "0", "--port-file", port_file, "--decisions-out",
+                                         work + "/decisions.jsonl"});
+  server_argv.insert(server_argv.end(), common.begin(), common.end());
+  // The epoch is fixed by the testbed and given to every process: time zero of the run.
+  setup.children.push_back(spawn("server", server_argv, work + "/logs/server.log"));
+  Child* server = &setup.children.back();
+  const auto wait_start = std::chrono::steady_clock::now();
+  while (!fs::exists(port_file)) {
+    reap(*server);
+    if (!server->running())
+      throw std::runtime_error("the edge server exited (status " + std::to_string(server->status) + ") before listening; see " +
+                               work + "/logs/server.log:\n" + read_file(work + "/logs/server.log"));
+    if (interrupted) return 130;
+    if (std::chrono::steady_clock::now() - wait_start > Seconds(60)) throw std::runtime_error("the edge server did not start within 60 s");
+    std::this_thread::sleep_for(Seconds(0.05));
+  }
+  const std::string port = read_file(port_file).substr(0, read_file(port_file).find('\n'));
+  const double epoch = unix_now() + o.startup_s;
+  char epoch_text[64];
+  std::snprintf(epoch_text, sizeof epoch_text, "%.6f", epoch);
+  for (int i = 0; i < nd; ++i) {
+    std::vector<std::string> argv;
+    if (netns) argv = {"ip", "netns", "exec", dev_ns(i)};
+    argv.insert(argv.end(), {o.rt_exe, "device", o.scenario, "--id", sc.devices[i].id, "--host",
+                             netns ? "10.201." + std::to_string(i) + ".1" : "127.0.0.1", "--port", port, "--epoch", epoch_text,
+                             "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
+    argv.insert(argv.end(), common.begin(), common.end());
+    if (o.device_cpu_cores > 0) argv.insert(argv.end(), {"--cpu-cap", std::to_string(o.device_cpu_cores)});
+    setup.children.push_back(spawn(sc.devices[i].id, argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
+  }
+  server = &setup.children.front();
+  say("started the edge server and " + std::to_string(nd) + " device processes; the run starts in " +
+      std::to_string(static_cast<int>(o.startup_s)) + " s and lasts " + std::to_string(static_cast<int>(sc.duration_s)) + " s");
+
+  // The timeline: bandwidth changes (tc in namespaces; the processes pace themselves on loopback).
+  std::vector<std::pair<double, int>> changes;  // (time, device)
+  for (int i = 0; i < nd; ++i)
+    for (const auto& p : schedules[i].points())
+      if (p.t_s > 0) changes.emplace_back(p.t_s, i);
+  std::sort(changes.begin(), changes.end());
+  size_t next_change = 0;
+  const double deadline = sc.duration_s + sc.drain_s + 30;
+  double last_progress = -1e9;
+  int exit_code = 0;
+  for (;;) {
+    const double t = unix_now() - epoch;
+    while (netns && next_change < changes.size() && changes[next_change].first <= t) {
+      const int i = changes[next_change].second;
+      shape(i, schedules[i].mbps_at(changes[next_change].first), false);
+      ++next_change;
+    }
+    bool devices_running = false;
+    for (size_t k = 1; k < setup.children.size(); ++k) {
+      reap(setup.children[k]);
+      devices_running = devices_running || setup.children[k].running();
+    }
+    reap(*server);
+    if (!devices_running) break;
+    if (interrupted) {
+      say("interrupted: stopping processes and removing namespaces");
+      return 130;
+    }
+    if (!server->running() && t < sc.duration_s) say("warning: the edge server exited (status " + std::to_string(server->status) + ")");
+    if (t > deadline) {
+      say("devices still running " + std::to_string(deadline) + " s after time zero: stopping them");
+      for (size_t k = 1; k < setup.children.size(); ++k) stop_child(setup.children[k], 5);
+      exit_code = 1;
+      break;
+    }
+    if (!o.quiet && t >= 0 && t - last_progress >= 5) {
+      last_progress = t;
+      if (t <= sc.duration_s) std::fprintf(stderr, "[testbed] t = %.0f / %.0f s\n", t, sc.duration_s);
+      else std::fprintf(stderr, "[testbed] t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)\n", t, sc.drain_s);
+    }
+    std::this_thread::sleep_for(Seconds(0.01));
+  }
+  stop_child(*server, 10);
+
+  // Merge every device's journal into the simulator's schema.
+  RunResults r;
+  r.scenario = sc.name;
+  r.scenario_file = sc.file;
+  r.seed = sc.seed;
+  r.duration_s = sc.duration_s;
+  r.warmup_s = sc.warmup_s;
+  r.end_s = unix_now() - epoch;
+  r.scheduler = sc.scheduler.name;
+  for (const auto& s : sc.servers) r.servers.push_back(s.id);
+  std::vector<std::string> ids;
+  for (int i = 0; i < nd; ++i) {
+    const auto& d = sc.devices[i];
+    DeviceResult dr;
+    dr.id = d.id;
+    dr.type = d.type;
+    dr.model = d.model;
+    dr.dataset = d.dataset;
+    dr.server = d.server;
+    dr.strategy = d.strategy.to_string();
+    dr.energy_compute_j = NAN;  // not measured on the testbed
+    dr.energy_radio_j = NAN;
+    const std::string journal = work + "/device-" + std::to_string(i) + ".jsonl";
+    std::vector<RequestRecord> recs;
+    if (fs::exists(journal)) recs = read_journal(journal);
+    const int status = setup.children[i + 1].status;
+    if (status != 0) say("device " + d.id + " exited with status " + std::to_string(status) + " (see logs/device-" + d.id + ".log)");
+    for (auto& rec : recs) {
+      dr.bytes_sent += rec.bytes_up;
+      dr.bytes_received += rec.bytes_down;
+      if (!rec.strategy.empty()) dr.strategy = rec.strategy;  // the last strategy it ran
+      r.requests.push_back(rec);
+    }
+    r.devices.push_back(dr);
+    ids.push_back(d.id);
+    for (const auto& p : schedules[i].points()) r.bandwidth.push_back({p.t_s, i, p.mbps});
+  }
+  std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestRecord& a, const RequestRecord& b) {
+    return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);
+  });
+  for (size_t k = 0; k < r.requests.size(); ++k) r.requests[k].id = static_cast<std::int64_t>(k);
+  for (const auto& e : sc.events) {
+    EventRecord er;
+    er.t_s = e.at_s;
+    er.device = e.device;
+    er.kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::join ? "join" : "leave";
+    er.value = e.bandwidth_mbps;
+    r.events.push_back(er);
+  }
+  if (fs::exists(work + "/decisions.jsonl")) {
+    std::ifstream in(work + "/decisions.jsonl");
+    std::string line;
+    while (std::getline(in, line)) {
+      try {
+        auto j = nlohmann::json::parse(line);
+        DecisionRecord d;
+        d.t_s = j.at("t_s");
+        d.trigger = j.at("trigger");
+        d.scheme = j.at("scheme");
+        d.predicted_throughput_rps = j.at("predicted_throughput_rps");
+        d.predicted_latency_ms = j.at("predicted_latency_ms");
+        d.switched = j.at("switched");
+        d.wall_s = j.at("wall_s");
+        r.decisions.push_back(d);
+      } catch (const std::exception&) {  // a torn last line of a killed server
+      }
+    }
+  }
+  std::vector<double> energy(nd, NAN);
+  r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s);
+  fs::create_directories(o.out);
+  write_results_h5(o.out + "/results.h5", r);
+  write_summary_json(o.out + "/summary.json", r);
+  nlohmann::json info{{"mode", netns ? "netns" : "loopback"},
+                      {"epoch_unix_s", epoch},
+                      {"devices", nd},
+                      {"device_cpu_cores", o.device_cpu_cores},
+                      {"threads", o.threads},
+                      {"fallback_reason", why_not},
+                      {"shaping", !netns ? "middleware (rate and latency)" : use_netem ? "tc netem (rate and latency)"
+                                                                                  : "tc tbf (rate), middleware (latency)"}};
+  write_text_atomic(o.out + "/testbed.json", info.dump(2) + "\n");
+  fs::remove_all(o.out + "/logs");
+  fs::rename(work + "/logs", o.out + "/logs");
+  for (int i = 0; i < nd; ++i)
+    if (fs::exists(work + "/device-" + std::to_string(i) + ".jsonl"))
+      fs::rename(work + "/device-" + std::to_string(i) + ".jsonl", o.out + "/logs/journal-" + sc.devices[i].id + ".jsonl");
+  fs::remove_all(work);
+  if (!o.quiet) {
+    const MetricsSummary& total = r.summary.back();
+    std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
+                netns ? "network namespaces + tc" : "loopback + middleware shaping", total.completed, total.failed,
+                total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms, o.out.c_str());
+  }
+  return exit_code;
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,40 @@
+#pragma once
+// `coinfer testbed SCENARIO`: an emulated testbed on one Linux machine (hw/README.md, "Testbed").
+// One network namespace for the edge server and one per device, a veth pair from each device to the
+// server, `tc netem` shaping each direction to the scenario's bandwidth and one-way latency and
+// changing it over time as the device's trace and the scenario's bandwidth events say. The server
+// (`coinfer-rt serve`) and the devices (`coinfer-rt device`) run as real processes in their
+// namespaces; their records are merged into the simulator's results.h5 schema and summary.json.
+// Namespaces and processes are removed on exit, on errors and on Ctrl-C. Without permission to create
+// namespaces it says so and falls back to loopback with shaping inside the middleware.
+// Torch-free: it only starts processes.
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace coinfer::hw {
+
+struct TestbedOptions {
+  std::string scenario;            // file
+  std::vector<std::string> sets;   // --set overrides, passed on to every process
+  std::string out;                 // output folder (results.h5, summary.json, testbed.json, logs/)
+  std::string rt_exe;              // the coinfer-rt program
+  bool loopback = false;           // force the loopback fallback
+  double device_cpu_cores = 0;     // > 0: cap every device process at this many cores (cgroup)
+  int threads = 1;                 // LibTorch threads per device and per server worker
+  bool quiet = false;
+  double startup_s = 4;            // time given to processes to load models before time zero
+};
+
+// Largest number of devices the testbed creates (address plan 10.201.<i>.0/24, i < 250).
+constexpr int kMaxTestbedDevices = 200;
+
+// Runs the scenario; returns 0 on success. Throws InputError (exit 2) before creating anything when
+// the scenario cannot run on the testbed. `interrupted` (set by SIGINT/SIGTERM handlers) stops the run
+// early and cleans up (returns 130).
+int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted);
+
+// Removes namespaces left by a testbed that was killed (names cf<digits>s / cf<digits>d<digits>).
+int cleanup_stray_namespaces();
+
+}  // namespace coinfer::hw
