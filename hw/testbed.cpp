@@ -246,9 +246,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       } else if (use_netem) {
         throw std::runtime_error("'" + joined(netem) + "' failed: " + err);
       }
-      // tbf: bucket of 4 ms at the rate (at least two full-size frames), queue of up to 1 s.
+      // tbf: bucket of 1 ms at the rate (at least two full-size frames), queue of up to 1 s.
       const double bytes_per_s = mbps * 1e6 / 8;
-      const long burst = std::max(3028L, static_cast<long>(bytes_per_s * 0.004));
+      const long burst = std::max(3028L, static_cast<long>(bytes_per_s * 0.001));
       must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps),
             "burst", std::to_string(burst), "latency", "1000ms"});
     }

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "sim/bandwidth_schedule.hpp"
+#include "core/bandwidth_schedule.hpp"
 
 using namespace coinfer;
 

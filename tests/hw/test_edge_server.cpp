@@ -1,0 +1,209 @@
+// The real edge server in-process on loopback (ephemeral port) against raw clients speaking the wire
+// protocol: registration challenge, refusals, malformed/oversized/unauthenticated messages (the server
+// keeps serving), and a real task whose LibTorch result equals the whole model run locally.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <fstream>
+#include <asio/connect.hpp>
+#include <asio/write.hpp>
+#include <thread>
+
+#include "core/input_error.hpp"
+#include "hw/auth.hpp"
+#include "hw/connection.hpp"
+#include "hw/edge_server.hpp"
+#include "hw/protocol.hpp"
+#include "io/lut_repository.hpp"
+#include "io/scenario_loader.hpp"
+#include "models/datasets.hpp"
+#include "models/gnn_model.hpp"
+
+using namespace coinfer;
+using namespace coinfer::hw;
+using Seconds = std::chrono::duration<double>;
+
+namespace {
+
+const char* kScenario = R"(name: hwtest
+seed: 1
+duration_s: 5
+luts: [%ROOT%/traces/lut]
+servers:
+  - {id: edge, type: gtx1060, workers: 1, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 20}, strategy: offload}
+  - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 20}, strategy: offload}
+)";
+
+struct ServerFixture : testing::Test {
+  std::atomic<bool> stop{false};
+  std::unique_ptr<EdgeServer> server;
+  std::thread thread;
+  std::vector<std::string> log;
+  std::mutex log_m;
+  Scenario sc;
+  void SetUp() override {
+    const std::string path = testing::TempDir() + "/hwtest.yaml";
+    std::string text = kScenario;
+    text.replace(text.find("%ROOT%"), 6, COINFER_SOURCE_DIR);
+    std::ofstream(path) << text;
+    sc = load_scenario(path);
+    ServeOptions o;
+    o.bind = "127.0.0.1";
+    o.port = 0;
+    o.secret = "right";
+    o.log = [this](const std::string& s) {
+      std::lock_guard<std::mutex> lock(log_m);
+      log.push_back(s);
+    };
+    server = std::make_unique<EdgeServer>(sc, ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"),
+                                          load_luts(sc.luts), o);
+    thread = std::thread([this] { server->run(stop); });
+  }
+  void TearDown() override {
+    stop = true;
+    thread.join();
+  }
+  // Connects and answers the challenge with `secret`; returns the connection and the server's answer.
+  std::pair<std::unique_ptr<Connection>, Frame> join(const std::string& id, const std::string& secret,
+                                                     const std::string& model = "gcn") {
+    auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+    auto hello = c->receive(Seconds(5));
+    EXPECT_TRUE(hello && hello->type == MsgType::hello);
+    Registration r{id, "rpi4b", model, "mr", true, hmac_sha256_hex(secret, decode_hello(hello->payload).nonce + id)};
+    c->send({MsgType::register_, 0, encode(r)});
+    auto answer = c->receive(Seconds(5));
+    EXPECT_TRUE(answer);
+    return {std::move(c), answer ? *answer : Frame{}};
+  }
+  bool logged(const std::string& text) {
+    std::lock_guard<std::mutex> lock(log_m);
+    for (const auto& l : log)
+      if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+  void expect_closed(Connection& c) {
+    for (int i = 0; i < 50; ++i) {
+      try {
+        auto f = c.receive(Seconds(0.1));
+        if (f && f->type == MsgType::error) continue;  // the reason, then the close
+      } catch (const ConnectionClosed&) {
+        return;
+      }
+    }
+    ADD_FAILURE() << "connection was not closed";
+  }
+};
+
+}  // namespace
+
+TEST_F(ServerFixture, RegistrationWithTheRightSecretIsAccepted) {
+  auto [c, answer] = join("pi0", "right");
+  ASSERT_EQ(answer.type, MsgType::registered);
+  EXPECT_EQ(decode_assignment(answer.payload).strategy, "offload");
+}
+
+TEST_F(ServerFixture, WrongSecretIsRejectedAndTheServerKeepsServing) {
+  auto [bad, answer] = join("pi0", "wrong");
+  ASSERT_EQ(answer.type, MsgType::error);
+  EXPECT_NE(decode_error(answer.payload).find("authentication failed"), std::string::npos);
+  expect_closed(*bad);
+  EXPECT_TRUE(logged("authentication failed"));
+  auto [good, ok] = join("pi0", "right");
+  EXPECT_EQ(ok.type, MsgType::registered);
+}
+
+TEST_F(ServerFixture, UnknownDeviceAndUnservedModelAreRejected) {
+  auto [a, unknown] = join("ghost", "right");
+  ASSERT_EQ(unknown.type, MsgType::error);
+  EXPECT_NE(decode_error(unknown.payload).find("unknown device 'ghost'"), std::string::npos);
+  auto [b, model] = join("pi1", "right", "gat");
+  ASSERT_EQ(model.type, MsgType::error);
+  EXPECT_NE(decode_error(model.payload).find("does not have model gat/mr"), std::string::npos);
+}
+
+TEST_F(ServerFixture, MalformedOversizedAndUnauthenticatedMessagesCloseOnlyThatConnection) {
+  auto [good, ok] = join("pi0", "right");
+  ASSERT_EQ(ok.type, MsgType::registered);
+  {  // garbage bytes instead of a registration
+    asio::io_context io;
+    asio::ip::tcp::socket s(io);
+    s.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server->port())});
+    const std::string junk = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+    asio::write(s, asio::buffer(junk));
+    char buf[4096];
+    asio::error_code ec;
+    for (int i = 0; i < 10 && !ec; ++i) s.read_some(asio::buffer(buf), ec);  // hello, error, then EOF
+    EXPECT_EQ(ec, asio::error::eof);
+  }
+  {  // a well-formed frame that is not a registration
+    auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+    c->receive(Seconds(5));
+    c->send({MsgType::heartbeat, 0, ""});
+    expect_closed(*c);
+  }
+  {  // a task before registering
+    auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+    c->receive(Seconds(5));
+    c->send({MsgType::task, 1, pack_task({0, "pi0", 0}, "x")});
+    expect_closed(*c);
+  }
+  EXPECT_TRUE(logged("expected register"));
+  // The registered device still works: its heartbeat is accepted and the connection stays open.
+  good->send({MsgType::heartbeat, 0, encode(DeviceStatus{20, 0, 0, false})});
+  EXPECT_FALSE(good->receive(Seconds(0.3)) && good->closed());
+  auto [again, ok2] = join("pi1", "right");
+  EXPECT_EQ(ok2.type, MsgType::registered);
+}
+
+TEST_F(ServerFixture, OversizedFrameClosesTheConnection) {
+  // Write a header announcing 2 GiB straight to the socket: the server refuses it from the header.
+  std::string header = encode_frame({MsgType::task, 0, ""});
+  header[19] = header[23] = 0x7f;  // on-wire and decoded sizes 0x7f000000 (about 2 GiB)
+  // Connection::send would refuse to write it: use a plain socket.
+  asio::io_context io;
+  asio::ip::tcp::socket s(io);
+  s.connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server->port())});
+  char buf[4096];
+  asio::error_code ec;
+  s.read_some(asio::buffer(buf), ec);  // hello
+  asio::write(s, asio::buffer(header));
+  for (int i = 0; i < 10 && !ec; ++i) s.read_some(asio::buffer(buf), ec);
+  EXPECT_EQ(ec, asio::error::eof);
+  EXPECT_TRUE(logged("exceeds the maximum"));
+}
+
+TEST_F(ServerFixture, TaskResultEqualsTheWholeModelRunLocally) {
+  auto [c, ok] = join("pi0", "right");
+  ASSERT_EQ(ok.type, MsgType::registered);
+  torch::NoGradGuard no_grad;
+  ModelSpec spec = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models").instantiate("gcn", "mr");
+  models::GnnModel model(spec, 1);  // the server builds its models with seed 1 too
+  auto sample = models::generate_sample(spec.dataset, 5, 0).sample;
+  models::SplitState st = model.start(sample);
+  model.run(st, 1);  // pp(1): the device ran stage 0
+  c->send({MsgType::task, 99, pack_task({1, "pi0", unix_now()}, models::serialize(st))});
+  std::optional<Frame> f;
+  for (int i = 0; i < 50 && !f; ++i) {
+    f = c->receive(Seconds(0.2));
+    if (f && f->type != MsgType::result) f.reset();
+  }
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->task_id, 99u);
+  std::string out;
+  ResultHeader h = unpack_result(f->payload, out);
+  ASSERT_TRUE(h.ok) << h.error;
+  EXPECT_EQ(h.batch_size, 1);
+  EXPECT_LE(h.t_received, h.t_queued);
+  EXPECT_LE(h.t_queued, h.t_batch_start);
+  EXPECT_LE(h.t_batch_start, h.t_batch_end);
+  models::SplitState o = models::deserialize(out);
+  torch::Tensor expected = model.forward(sample);
+  torch::Tensor got = o.tensors.at(spec.num_stages() - 1);
+  ASSERT_EQ(got.sizes(), expected.sizes());
+  EXPECT_LT((got - expected).abs().max().item<float>(), 1e-5);
+  // A task with a split out of range is a protocol error: the connection closes.
+  c->send({MsgType::task, 100, pack_task({7, "pi0", 0}, models::serialize(st))});
+  expect_closed(*c);
+}

@@ -1,0 +1,189 @@
+// Wire protocol: framing, compression, limits, payload schemas, HMAC, journals (hw/README.md).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "hw/auth.hpp"
+#include "hw/frame.hpp"
+#include "hw/protocol.hpp"
+#include "hw/record_journal.hpp"
+
+using namespace coinfer;
+using namespace coinfer::hw;
+
+TEST(Frame, HeaderLayoutByHand) {
+  // A 3-byte heartbeat payload for task 0x0102: magic, version 1, type 7, no flags, reserved 0, task id
+  // little-endian at 8, on-wire size 3 at 16, decoded size 3 at 20, then the payload.
+  const std::string b = encode_frame({MsgType::heartbeat, 0x0102, "abc"});
+  ASSERT_EQ(b.size(), 24u + 3u);
+  EXPECT_EQ(b.substr(0, 4), "CIFR");
+  EXPECT_EQ(b[4], 1);
+  EXPECT_EQ(b[5], 7);
+  EXPECT_EQ(b[6], 0);
+  EXPECT_EQ(b[7], 0);
+  EXPECT_EQ(static_cast<unsigned char>(b[8]), 0x02);
+  EXPECT_EQ(static_cast<unsigned char>(b[9]), 0x01);
+  for (int i = 10; i < 16; ++i) EXPECT_EQ(b[i], 0);
+  EXPECT_EQ(b[16], 3);
+  EXPECT_EQ(b[20], 3);
+  EXPECT_EQ(b.substr(24), "abc");
+}
+
+TEST(Frame, RoundTripSmallAndCompressed) {
+  std::string big(200000, 'x');  // compressible: sent with the zstd flag, much smaller on the wire
+  for (size_t i = 0; i < big.size(); i += 7) big[i] = static_cast<char>('a' + i % 13);
+  FrameDecoder d;
+  const std::string a = encode_frame({MsgType::task, 42, big});
+  EXPECT_EQ(a[6], 1) << "compressed flag";
+  EXPECT_LT(a.size(), big.size() / 4);
+  const std::string b = encode_frame({MsgType::result, 43, "small"});
+  // Fed one byte at a time: nothing until a frame is whole.
+  const std::string all = a + b;
+  std::vector<Frame> got;
+  for (char c : all) {
+    d.feed(&c, 1);
+    while (auto f = d.next()) got.push_back(*f);
+  }
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].type, MsgType::task);
+  EXPECT_EQ(got[0].task_id, 42u);
+  EXPECT_EQ(got[0].payload, big);
+  EXPECT_EQ(got[1].payload, "small");
+  EXPECT_EQ(got[1].task_id, 43u);
+}
+
+TEST(Frame, IncompressiblePayloadSentRaw) {
+  std::string noise(4096, '\0');
+  unsigned x = 12345;
+  for (auto& c : noise) c = static_cast<char>((x = x * 1103515245 + 12345) >> 24);
+  const std::string b = encode_frame({MsgType::task, 1, noise});
+  EXPECT_EQ(b[6], 0);
+  EXPECT_EQ(b.size(), 24 + noise.size());
+}
+
+std::string with_byte(std::string s, size_t i, char v) {
+  s[i] = v;
+  return s;
+}
+
+TEST(Frame, RejectsBadHeaders) {
+  const std::string ok = encode_frame({MsgType::heartbeat, 0, "{}"});
+  auto parse = [](const std::string& s, std::uint32_t max = kDefaultMaxPayload) {
+    FrameDecoder d(max);
+    d.feed(s.data(), s.size());
+    return d.next();
+  };
+  EXPECT_NO_THROW(parse(ok));
+  EXPECT_THROW(parse(with_byte(ok, 0, 'X')), ProtocolError);       // magic
+  EXPECT_THROW(parse(with_byte(ok, 4, 2)), ProtocolError);         // version
+  EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);         // type 0
+  EXPECT_THROW(parse(with_byte(ok, 5, 9)), ProtocolError);         // type 9
+  EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);         // unknown flag
+  EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);        // raw sizes disagree
+  // Oversized: refused from the header alone, before any payload byte arrives.
+  std::string huge = ok.substr(0, 24);
+  huge[16] = huge[20] = 0;
+  huge[19] = huge[23] = 0x10;  // 0x10000000 = 256 MiB
+  FrameDecoder d;
+  d.feed(huge.data(), huge.size());
+  EXPECT_THROW(d.next(), ProtocolError);
+  // A 1000-byte payload against a 999-byte limit.
+  EXPECT_THROW(parse(encode_frame({MsgType::task, 0, std::string(1000, 'a')}), 999), ProtocolError);
+  EXPECT_THROW(encode_frame({MsgType::task, 0, std::string(1000, 'a')}, 999), ProtocolError);
+}
+
+TEST(Frame, RejectsLyingCompressedPayload) {
+  // A compressed frame whose declared decoded size is not what zstd says: refused, nothing inflated.
+  std::string b = encode_frame({MsgType::task, 0, std::string(10000, 'z')});
+  ASSERT_EQ(b[6], 1);
+  b[20] = static_cast<char>(b[20] + 1);
+  FrameDecoder d;
+  d.feed(b.data(), b.size());
+  EXPECT_THROW(d.next(), ProtocolError);
+  std::string garbage = encode_frame({MsgType::task, 0, std::string(10000, 'z')});
+  for (size_t i = 24; i < garbage.size(); ++i) garbage[i] = static_cast<char>(i);
+  FrameDecoder d2;
+  d2.feed(garbage.data(), garbage.size());
+  EXPECT_THROW(d2.next(), ProtocolError);
+}
+
+TEST(Protocol, PayloadRoundTripsAndErrors) {
+  Registration r{"pi0", "rpi4b", "dgcnn", "modelnet40", true, "ab12"};
+  Registration back = decode_registration(encode(r));
+  EXPECT_EQ(back.device_id, "pi0");
+  EXPECT_EQ(back.model, "dgcnn");
+  EXPECT_EQ(back.hmac, "ab12");
+  EXPECT_EQ(decode_assignment(encode(Assignment{"pp(3)", true})).strategy, "pp(3)");
+  std::string bytes;
+  TaskHeader t = unpack_task(pack_task({4, "pi1", 12.5}, std::string("\0\1\2", 3)), bytes);
+  EXPECT_EQ(t.split, 4);
+  EXPECT_EQ(t.origin, "pi1");
+  EXPECT_EQ(bytes, std::string("\0\1\2", 3));
+  ResultHeader h;
+  h.ok = false;
+  h.error = "boom";
+  h.batch_size = 3;
+  ResultHeader hb = unpack_result(pack_result(h, "out"), bytes);
+  EXPECT_FALSE(hb.ok);
+  EXPECT_EQ(hb.error, "boom");
+  EXPECT_EQ(hb.batch_size, 3);
+  EXPECT_EQ(bytes, "out");
+  try {
+    decode_registration(R"({"device":"pi0"})");
+    FAIL();
+  } catch (const ProtocolError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing field 'type'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(decode_assignment("not json"), ProtocolError);
+  EXPECT_THROW(decode_assignment(R"({"strategy": 3, "helper": false})"), ProtocolError);
+  EXPECT_THROW(unpack_task("\xff\xff\xff\x7f{}", bytes), ProtocolError);  // header length beyond the payload
+  EXPECT_THROW(unpack_task("ab", bytes), ProtocolError);
+}
+
+TEST(Auth, HmacSha256KnownAnswer) {
+  // RFC 4231 test case 2.
+  EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_TRUE(constant_time_equal("abc", "abc"));
+  EXPECT_FALSE(constant_time_equal("abc", "abd"));
+  EXPECT_FALSE(constant_time_equal("abc", "ab"));
+  EXPECT_EQ(random_nonce_hex(16).size(), 32u);
+  EXPECT_NE(random_nonce_hex(), random_nonce_hex());
+}
+
+TEST(Auth, SecretFile) {
+  const std::string p = testing::TempDir() + "/secret";
+  std::ofstream(p) << "s3cret\n";
+  EXPECT_EQ(load_secret(p), "s3cret");
+  std::ofstream(p) << "\n";
+  EXPECT_THROW(load_secret(p), std::runtime_error);
+  EXPECT_THROW(load_secret(p + ".missing"), std::runtime_error);
+}
+
+TEST(Journal, UnfinishedRequestsComeBackFailedAndTornLinesAreIgnored) {
+  const std::string p = testing::TempDir() + "/journal.jsonl";
+  {
+    JournalWriter w(p);
+    w.note("device", "pi0");
+    RequestRecord a;
+    a.id = 0;
+    a.t_created = 1.0;
+    w.created(a);
+    a.t_result = 1.5;
+    w.done(a);
+    RequestRecord b;
+    b.id = 1;
+    b.t_created = 2.0;
+    w.created(b);  // never done: the device was killed
+  }
+  { std::ofstream(p, std::ios::app) << R"({"ev":"done","id":)"; }  // torn by the kill
+  auto recs = read_journal(p);
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0].status, RequestRecord::Status::ok);
+  EXPECT_DOUBLE_EQ(recs[0].latency_s(), 0.5);
+  EXPECT_EQ(recs[1].status, RequestRecord::Status::failed);
+  EXPECT_NE(recs[1].failure.find("ended before"), std::string::npos);
+  { std::ofstream(p, std::ios::app) << "\n{\"ev\":\"weird\",\"id\":3,\"device\":0}\n"; }
+  EXPECT_THROW(read_journal(p), std::runtime_error);
+}
