@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# coinfer-rt testbed: a short run in network namespaces (tc-shaped veth pairs, a bandwidth event),
+# results in the simulator's schema, nothing left behind; the loopback fallback; Ctrl-C cleans up;
+# too many devices is exit 2 with nothing created. Exit 77 (skip) without root or namespaces.
+set -u
+rt="$1"; root="$2"
+[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$root"
+fails=0; passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL $1"; fails=$((fails+1)); }
+ours() { ip netns list 2>/dev/null | grep -c '^cf[0-9]' ; }
+strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
+cat > "$work/s.yaml" <<YAML
+name: tb
+seed: 2
+duration_s: 5
+warmup_s: 1
+drain_s: 3
+luts: [traces/lut]
+servers:
+  - {id: edge, type: gtx1060, workers: 1, batch: {window_ms: 5, max_size: 4}}
+devices:
+  - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 40, latency_ms: 2}, strategy: offload}
+  - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10, latency_ms: 2}, strategy: pp(1),
+     workload: {arrival: poisson, rate_per_s: 30}}
+events:
+  - {at_s: 2.5, device: pi0, bandwidth_mbps: 5}
+YAML
+before=$(ours)
+
+# Loopback fallback (works without root).
+"$rt" testbed "$work/s.yaml" --loopback --out "$work/lo" --startup 2 > "$work/lo.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ -s "$work/lo/results.h5" ] && grep -q '"mode": "loopback"' "$work/lo/testbed.json" && ok || bad "loopback run: exit $rc: $(tail -5 $work/lo.txt)"
+
+if [ "$(id -u)" -ne 0 ] || ! ip netns add cfprobe$$ 2>/dev/null; then
+  echo "SKIP the namespace part: needs root and ip netns (loopback part: $passes passed, $fails failed)"
+  [ $fails -eq 0 ] && exit 77 || exit 1
+fi
+ip netns del cfprobe$$
+
+"$rt" testbed "$work/s.yaml" --out "$work/ns" --startup 2 > "$work/ns.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && ok || bad "namespace run: exit $rc: $(tail -5 $work/ns.txt)"
+grep -q '"mode": "netns"' "$work/ns/testbed.json" && ok || bad "not run in namespaces: $(cat $work/ns/testbed.json)"
+/usr/bin/python3 - "$work/ns" <<'PY' && ok || bad "namespace results"
+import sys, json, h5py, numpy as np
+d = sys.argv[1]
+s = json.load(open(f"{d}/summary.json"))
+assert s["devices"]["pi0"]["completed"] > 20 and s["devices"]["pi1"]["completed"] > 20, s
+f = h5py.File(f"{d}/results.h5")
+r = f["requests"]
+created, result = r["t_created"][:], r["t_result"][:]
+dev = r["device"][:]
+assert np.all(np.isfinite(result[r["status"][:] == 0]))
+# pi0's uploads take longer after the 40 -> 5 Mbit/s event at 2.5 s (tc changed the shaping).
+up = r["t_uplink_end"][:] - created
+before = np.median(up[(dev == 0) & (created < 2.3) & (created > 0.5)])
+after = np.median(up[(dev == 0) & (created > 2.8)])
+assert after > 3 * before, (before, after)
+# pp(1): pi1 ran stage 0 itself.
+assert np.all(np.isfinite(r["t_device_end"][:][dev == 1]))
+print(f"pi0 uplink median {before*1e3:.2f} ms at 40 Mbit/s, {after*1e3:.2f} ms at 5 Mbit/s")
+PY
+[ "$(ours)" -eq "$before" ] && ok || bad "namespaces left behind: $(ip netns list)"
+[ "$(strays)" -eq 0 ] && ok || bad "processes left behind"
+
+# Ctrl-C during the run: exit 130, nothing left behind.
+"$rt" testbed "$work/s.yaml" --out "$work/int" --startup 2 > "$work/int.txt" 2>&1 &
+tb=$!
+sleep 4; kill -INT $tb; wait $tb; rc=$?
+[ $rc -eq 130 ] && ok || bad "Ctrl-C: exit $rc"
+[ "$(ours)" -eq "$before" ] && [ "$(strays)" -eq 0 ] && ok || bad "Ctrl-C left namespaces or processes: $(ip netns list)"
+
+# More devices than the testbed creates: exit 2, nothing created.
+/usr/bin/python3 - "$work/s.yaml" "$work/big.yaml" <<'PY'
+import sys
+t = open(sys.argv[1]).read().split("devices:")[0]
+t += "devices:\n  - {id: d, count: 201, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 40}, strategy: offload}\n"
+open(sys.argv[2], "w").write(t)
+PY
+"$rt" testbed "$work/big.yaml" --out "$work/big" > "$work/big.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "at most 200" "$work/big.txt" && [ ! -e "$work/big" ] && [ "$(ours)" -eq "$before" ] && ok || bad "too many devices: exit $rc: $(cat $work/big.txt)"
+echo "testbed: $passes passed, $fails failed"
+[ $fails -eq 0 ]
