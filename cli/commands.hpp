@@ -22,5 +22,10 @@ void register_lut(CLI::App& app, int& exit_code);
 void register_sweep(CLI::App& app, int& exit_code);
 void register_plot(CLI::App& app, int& exit_code);
 void register_profile(CLI::App& app, int& exit_code);
+void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbed
+void register_validate(CLI::App& app, int& exit_code);
+
+// A program built beside this one (coinfer-profile, coinfer-rt).
+std::string companion_path(const std::string& program);
 
 }  // namespace coinfer::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   coinfer::cli::register_sweep(app, exit_code);
   coinfer::cli::register_plot(app, exit_code);
   coinfer::cli::register_profile(app, exit_code);
+  coinfer::cli::register_runtime(app, exit_code);
+  coinfer::cli::register_validate(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
         throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
       }
       o.cpu_cap = cap->description();
+      o.cpu_cap_cores = cpu_quota;
     }
     LutTable t;
     try {

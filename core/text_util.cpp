@@ -70,4 +70,20 @@ std::string format_double(double v) {
   return buf;
 }
 
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  std::string cur;
+  for (char c : text) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
 }  // namespace coinfer

@@ -11,6 +11,8 @@ int edit_distance(const std::string& a, const std::string& b);
 std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+// "a,b,,c" -> {"a", "b", "", "c"}; "" -> {}.
+std::vector<std::string> split(const std::string& text, char sep);
 // Shortest decimal text that reads back to the same double ("0.1", "52.1", "1e-05").
 std::string format_double(double v);
 

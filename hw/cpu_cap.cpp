@@ -1,5 +1,7 @@
 #include "hw/cpu_cap.hpp"
 
+#include <signal.h>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -28,12 +30,15 @@ bool has_cpu_controller_v2(const fs::path& root) {
 }
 }  // namespace
 
-std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
+std::unique_ptr<CpuCap> CpuCap::apply(double cores) { return apply_to(::getpid(), cores); }
+
+std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
   if (!(cores > 0)) throw std::runtime_error("the CPU cap must be > 0 cores");
-  const long period = 100000;
+  const long period = 10000;  // 10 ms: fine-grained enough to slow down stages of a few ms
   const long quota = std::max(1000L, std::lround(cores * period));
-  const std::string name = "coinfer-profile-" + std::to_string(::getpid());
+  const std::string name = "coinfer-cap-" + std::to_string(pid);
   auto cap = std::unique_ptr<CpuCap>(new CpuCap());
+  cap->pid_ = pid;
   std::error_code ec;
   // cgroup v2 (unified at /sys/fs/cgroup or /sys/fs/cgroup/unified) with the cpu controller enabled.
   for (const fs::path& root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
@@ -41,7 +46,7 @@ std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
     const fs::path dir = root / name;
     if (!fs::create_directory(dir, ec)) continue;
     if (write_file(dir / "cpu.max", std::to_string(quota) + " " + std::to_string(period)) &&
-        write_file(dir / "cgroup.procs", std::to_string(::getpid()))) {
+        write_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (root / "cgroup.procs").string();
       cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" +
@@ -55,7 +60,7 @@ std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
   if (fs::exists(v1 / "cgroup.procs")) {
     const fs::path dir = v1 / name;
     if (fs::create_directory(dir, ec) && write_file(dir / "cpu.cfs_period_us", std::to_string(period)) &&
-        write_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_file(dir / "cgroup.procs", std::to_string(::getpid()))) {
+        write_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (v1 / "cgroup.procs").string();
       cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) +
@@ -71,7 +76,7 @@ std::unique_ptr<CpuCap> CpuCap::apply(double cores) {
 
 CpuCap::~CpuCap() {
   if (dir_.empty()) return;
-  write_file(parent_procs_, std::to_string(::getpid()));
+  if (::kill(pid_, 0) == 0) write_file(parent_procs_, std::to_string(pid_));  // still running: move it back
   std::error_code ec;
   fs::remove(dir_, ec);
 }

@@ -162,6 +162,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);
   pv.attributes["role"] = "device";
   pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;
+  // The number alone, so that a testbed can cap its device processes the same way (coinfer validate).
+  pv.attributes["cpu_cap_cores"] = o.cpu_cap_cores > 0 ? std::to_string(o.cpu_cap_cores) : "0";
   return t;
 }
 

@@ -21,6 +21,7 @@ struct ProfileOptions {
   std::uint64_t seed = 1;   // inputs and weights
   std::string command_line; // recorded in the provenance
   std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty
+  double cpu_cap_cores = 0;  // the cap in cores (0 = none)
   std::string input_file;   // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
   // Progress: (ranges done, ranges in all, text).
   std::function<void(int, int, const std::string&)> progress;

@@ -22,6 +22,7 @@
 #include "core/input_error.hpp"
 #include "core/metrics.hpp"
 #include "hw/auth.hpp"
+#include "hw/cpu_cap.hpp"
 #include "hw/protocol.hpp"
 #include "hw/record_journal.hpp"
 #include "io/atomic_dir.hpp"
@@ -148,8 +149,10 @@ void stop_child(Child& c, double grace_s) {
 struct Setup {
   std::vector<std::string> namespaces;
   std::vector<Child> children;
+  std::vector<std::unique_ptr<CpuCap>> caps;
   ~Setup() {
     for (auto& c : children) stop_child(c, 2);
+    caps.clear();  // cgroups removed once their processes are gone
     for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) run_command({"ip", "netns", "del", *it});
   }
 };
@@ -310,8 +313,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                              netns ? "10.201." + std::to_string(i) + ".1" : "127.0.0.1", "--port", port, "--epoch", epoch_text,
                              "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
     argv.insert(argv.end(), common.begin(), common.end());
-    if (o.device_cpu_cores > 0) argv.insert(argv.end(), {"--cpu-cap", std::to_string(o.device_cpu_cores)});
     setup.children.push_back(spawn(sc.devices[i].id, argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
+    // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
+    if (o.device_cpu_cores > 0) setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid, o.device_cpu_cores));
   }
   server = &setup.children.front();
   say("started the edge server and " + std::to_string(nd) + " device processes; the run starts in " +
@@ -387,7 +391,10 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     std::vector<RequestRecord> recs;
     if (fs::exists(journal)) recs = read_journal(journal);
     const int status = setup.children[i + 1].status;
-    if (status != 0) say("device " + d.id + " exited with status " + std::to_string(status) + " (see logs/device-" + d.id + ".log)");
+    if (status != 0) {
+      say("device " + d.id + " exited with status " + std::to_string(status) + " (see " + o.out + "/logs/device-" + d.id + ".log)");
+      exit_code = 1;
+    }
     for (auto& rec : recs) {
       dr.bytes_sent += rec.bytes_up;
       dr.bytes_received += rec.bytes_down;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
-#include "sim/bandwidth_schedule.hpp"
+#include "core/bandwidth_schedule.hpp"
 
 namespace coinfer {
 

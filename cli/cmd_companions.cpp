@@ -1,0 +1,61 @@
+// Subcommands carried out by the LibTorch companion programs built beside coinfer (so that the
+// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; serve, device, testbed ->
+// coinfer-rt. The command line is passed through unchanged (--help included).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/commands.hpp"
+
+namespace coinfer::cli {
+
+std::string companion_path(const std::string& program) {
+  return (std::filesystem::canonical("/proc/self/exe").parent_path() / program).string();
+}
+
+namespace {
+
+void pass_through(CLI::App& app, int& exit_code, const std::string& name, const std::string& description,
+                  const std::string& program, const std::string& program_subcommand) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->allow_extras();
+  cmd->set_help_flag();  // --help goes through to the companion
+  cmd->callback([cmd, &exit_code, program, program_subcommand] {
+    const std::string exe = companion_path(program);
+    if (!std::filesystem::exists(exe)) {
+      std::cerr << "error: this coinfer was built without LibTorch (" << exe
+                << " is missing); scripts/setup.sh installs libtorch-dev, then rebuild\n";
+      exit_code = 2;
+      return;
+    }
+    std::vector<std::string> args = {exe};
+    if (!program_subcommand.empty()) args.push_back(program_subcommand);
+    for (const auto& a : cmd->remaining()) args.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    ::execv(argv[0], argv.data());
+    std::perror(("cannot run " + program).c_str());
+    exit_code = 1;
+  });
+}
+
+}  // namespace
+
+void register_profile(CLI::App& app, int& exit_code) {
+  pass_through(app, exit_code, "profile", "measure a LUT of a model on this machine (see coinfer profile --help)",
+               "coinfer-profile", "");
+}
+
+void register_runtime(CLI::App& app, int& exit_code) {
+  pass_through(app, exit_code, "serve", "run a real edge server for a scenario (see coinfer serve --help)", "coinfer-rt", "serve");
+  pass_through(app, exit_code, "device", "run one real device of a scenario (see coinfer device --help)", "coinfer-rt", "device");
+  pass_through(app, exit_code, "testbed",
+               "run a scenario on an emulated testbed: network namespaces, tc, real processes (see coinfer testbed --help)",
+               "coinfer-rt", "testbed");
+}
+
+}  // namespace coinfer::cli
