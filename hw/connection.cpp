@@ -1,6 +1,10 @@
 #include "hw/connection.hpp"
 
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstring>
 
 #include <asio/connect.hpp>
 #include <asio/ip/tcp.hpp>
@@ -68,10 +72,11 @@ std::unique_ptr<Connection> Connection::connect(const std::string& host, int por
 }
 
 Connection::Connection(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket, std::uint32_t max_payload)
-    : io_(std::move(io)), socket_(std::move(socket)), decoder_(max_payload), max_payload_(max_payload) {
+    : io_(std::move(io)), socket_(std::move(socket)), max_payload_(max_payload) {
   asio::error_code ec;
-  socket_.non_blocking(true, ec);
+  socket_.non_blocking(false, ec);
   socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+  fd_ = socket_.native_handle();
   auto ep = socket_.remote_endpoint(ec);
   peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
@@ -85,66 +90,124 @@ void Connection::set_shaping(Shaping s) {
 
 void Connection::close() {
   if (closed_.exchange(true)) return;
-  asio::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  // The descriptor itself is closed by the destructor of socket_, once no thread can be using it.
+  // Wakes any thread blocked in recv/send on this socket; the descriptor itself is closed by the
+  // destructor of socket_, once no thread can be using it.
+  ::shutdown(fd_, SHUT_RDWR);
 }
 
-void Connection::write_all(const char* p, std::size_t n, Clock::time_point deadline) {
-  while (n > 0) {
+void Connection::set_timeout(int option, Clock::time_point deadline, long& cached_us) {
+  long us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now()).count();
+  us = std::max(1000L, us);
+  if (cached_us >= 0 && std::labs(cached_us - us) < 2000) return;  // close enough: save a syscall
+  timeval tv{us / 1000000, us % 1000000};
+  ::setsockopt(fd_, SOL_SOCKET, option, &tv, sizeof tv);
+  cached_us = us;
+}
+
+void Connection::write_parts(const std::string& header, const std::string& body, Clock::time_point deadline) {
+  std::size_t done = 0;
+  const std::size_t total = header.size() + body.size();
+  while (done < total) {
     if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
-    std::size_t chunk = n;
+    if (Clock::now() >= deadline) throw ConnectionClosed("send to " + peer_ + " timed out");
+    std::size_t limit = total - done;
     if (shaping_.rate_bytes_per_s > 0) {
-      chunk = std::min<std::size_t>(n, 16384);
+      limit = std::min<std::size_t>(limit, 16384);
       std::this_thread::sleep_until(pace_until_);
     }
-    asio::error_code ec;
-    const std::size_t k = socket_.write_some(asio::buffer(p, chunk), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      if (!wait_fd(socket_.native_handle(), POLLOUT, deadline, closed_))
-        throw ConnectionClosed("send to " + peer_ + (closed_ ? " interrupted: closed" : " timed out"));
-      continue;
+    iovec iov[2];
+    int n = 0;
+    std::size_t left = limit;
+    if (done < header.size()) {
+      const std::size_t k = std::min(left, header.size() - done);
+      iov[n++] = {const_cast<char*>(header.data() + done), k};
+      left -= k;
     }
-    if (ec) throw ConnectionClosed("send to " + peer_ + " failed: " + ec.message());
+    const std::size_t body_off = done > header.size() ? done - header.size() : 0;
+    if (left > 0 && body_off < body.size()) iov[n++] = {const_cast<char*>(body.data() + body_off), std::min(left, body.size() - body_off)};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = n;
+    set_timeout(SO_SNDTIMEO, deadline, snd_timeout_us_);
+    const ssize_t k = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
+    if (k < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;  // the deadline check decides
+      throw ConnectionClosed("send to " + peer_ + " failed: " + std::strerror(errno));
+    }
     if (shaping_.rate_bytes_per_s > 0)
       pace_until_ = std::max(pace_until_, Clock::now()) +
                     std::chrono::duration_cast<Clock::duration>(Seconds(k / shaping_.rate_bytes_per_s));
-    p += k;
-    n -= k;
-    sent_ += k;
+    done += static_cast<std::size_t>(k);
+    sent_ += static_cast<std::uint64_t>(k);
   }
 }
 
 void Connection::send(const Frame& f, Seconds timeout) {
-  const std::string bytes = encode_frame(f, max_payload_);
+  if (f.payload.size() > max_payload_)
+    throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " +
+                        std::to_string(max_payload_));
+  const std::optional<std::string> z = compress_payload(f.payload);
+  const std::string& body = z ? *z : f.payload;
+  const std::string header = encode_header(f.type, f.task_id, z.has_value(), body.size(), f.payload.size());
   std::lock_guard<std::mutex> lock(send_mutex_);
   if (shaping_.latency_s > 0) std::this_thread::sleep_for(Seconds(shaping_.latency_s));
-  write_all(bytes.data(), bytes.size(), deadline_after(timeout));
+  write_parts(header, body, deadline_after(timeout));
+}
+
+std::size_t Connection::read_some(char* p, std::size_t n, Clock::time_point deadline) {
+  for (;;) {
+    if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
+    if (Clock::now() >= deadline) return 0;
+    set_timeout(SO_RCVTIMEO, deadline, rcv_timeout_us_);
+    const ssize_t k = ::recv(fd_, p, n, 0);
+    if (k > 0) {
+      received_ += static_cast<std::uint64_t>(k);
+      return static_cast<std::size_t>(k);
+    }
+    if (k == 0) {
+      if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
+      throw ConnectionClosed("peer " + peer_ + " closed the connection");
+    }
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+    throw ConnectionClosed("receive from " + peer_ + " failed: " + std::strerror(errno));
+  }
 }
 
 std::optional<Frame> Connection::receive(Seconds timeout) {
-  const auto deadline = deadline_after(timeout);
-  char buf[65536];
-  for (;;) {
-    if (auto f = decoder_.next()) {
-      last_frame_time_ = Clock::now();
-      return f;
-    }
-    if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
-    asio::error_code ec;
-    const std::size_t k = socket_.read_some(asio::buffer(buf), ec);
-    if (ec == asio::error::would_block || ec == asio::error::try_again) {
-      if (!wait_fd(socket_.native_handle(), POLLIN, deadline, closed_)) {
-        if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
-        return std::nullopt;
-      }
+  auto deadline = deadline_after(timeout);
+  char scratch[65536];
+  // The header: what is pending, then one recv at a time (a small frame usually arrives whole).
+  while (pending_.size() < kHeaderBytes) {
+    const std::size_t k = read_some(scratch, sizeof scratch, deadline);
+    if (k == 0) {
+      if (pending_.empty()) return std::nullopt;
+      // A frame has begun: wait for the rest, calling the connection stalled after 30 s without a byte.
+      deadline = Clock::now() + std::chrono::seconds(30);
+      const std::size_t more = read_some(scratch, sizeof scratch, deadline);
+      if (more == 0) throw ConnectionClosed("peer " + peer_ + " stalled in the middle of a frame");
+      pending_.append(scratch, more);
       continue;
     }
-    if (ec == asio::error::eof) throw ConnectionClosed("peer " + peer_ + " closed the connection");
-    if (ec) throw ConnectionClosed("receive from " + peer_ + " failed: " + ec.message());
-    received_ += k;
-    decoder_.feed(buf, k);
+    pending_.append(scratch, k);
   }
+  const FrameHeader h = parse_header(reinterpret_cast<const unsigned char*>(pending_.data()), max_payload_);
+  std::string wire;
+  wire.resize(h.wire_size);
+  std::size_t have = std::min<std::size_t>(pending_.size() - kHeaderBytes, h.wire_size);
+  std::memcpy(wire.data(), pending_.data() + kHeaderBytes, have);
+  pending_.erase(0, kHeaderBytes + have);
+  // The rest of the payload straight into its buffer; progress extends the deadline.
+  while (have < h.wire_size) {
+    const std::size_t k = read_some(wire.data() + have, h.wire_size - have, Clock::now() + std::chrono::seconds(30));
+    if (k == 0) throw ConnectionClosed("peer " + peer_ + " stalled in the middle of a frame");
+    have += k;
+  }
+  Frame f;
+  f.type = h.type;
+  f.task_id = h.task_id;
+  f.payload = decode_payload(h, std::move(wire));
+  last_frame_time_ = Clock::now();
+  return f;
 }
 
 Listener::Listener(const std::string& bind_address, int port, std::uint32_t max_payload)

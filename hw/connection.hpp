@@ -1,8 +1,10 @@
 #pragma once
-// One TCP connection of the middleware (asio sockets, non-blocking, with poll() timeouts). Frames are
-// hw/frame.hpp's. Thread safety: send() may be called from any thread (serialised by a mutex); one
-// thread at a time calls receive(). close() may be called from any thread and wakes a blocked
-// receive() within its poll slice (100 ms).
+// One TCP connection of the middleware. asio connects and accepts; frames (hw/frame.hpp) then move
+// with blocking system calls under kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO): one recv for a small
+// frame, header and payload written together with one sendmsg, large payloads read straight into
+// their buffer. Thread safety: send() may be called from any thread (serialised by a mutex); one
+// thread at a time calls receive(). close() may be called from any thread: it shuts the socket down,
+// which wakes a blocked receive() or send() at once.
 //
 // Optional shaping (the testbed's fallback when it may not create network namespaces): sends are paced
 // at `rate_bytes_per_s` and each frame waits `latency_s` before its first byte leaves.
@@ -55,12 +57,17 @@ class Connection {
   std::chrono::steady_clock::time_point last_frame_time() const { return last_frame_time_; }
 
  private:
-  void write_all(const char* p, std::size_t n, std::chrono::steady_clock::time_point deadline);
+  void write_parts(const std::string& header, const std::string& body, std::chrono::steady_clock::time_point deadline);
+  // Reads at most n bytes into p, waiting until `deadline`; 0 when the deadline passed with nothing.
+  std::size_t read_some(char* p, std::size_t n, std::chrono::steady_clock::time_point deadline);
+  void set_timeout(int option, std::chrono::steady_clock::time_point deadline, long& cached_us);
   std::unique_ptr<asio::io_context> io_;
   asio::ip::tcp::socket socket_;
   std::string peer_;
-  FrameDecoder decoder_;
+  std::string pending_;  // bytes received beyond the last frame returned
   std::uint32_t max_payload_;
+  int fd_ = -1;
+  long rcv_timeout_us_ = -1, snd_timeout_us_ = -1;
   std::mutex send_mutex_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> sent_{0}, received_{0};

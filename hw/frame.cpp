@@ -38,31 +38,42 @@ const char* to_string(MsgType t) {
   return "unknown";
 }
 
+std::optional<std::string> compress_payload(const std::string& payload) {
+  if (payload.size() < kCompressThreshold) return std::nullopt;
+  std::string out;
+  if (payload.size() > 2 * kCompressProbe) {
+    out.resize(ZSTD_compressBound(kCompressProbe));
+    const size_t n = ZSTD_compress(out.data(), out.size(), payload.data(), kCompressProbe, 1);
+    if (ZSTD_isError(n) || n > kCompressProbe * 9 / 10) return std::nullopt;
+  }
+  out.resize(ZSTD_compressBound(payload.size()));
+  const size_t n = ZSTD_compress(out.data(), out.size(), payload.data(), payload.size(), 1);
+  if (ZSTD_isError(n) || n >= payload.size()) return std::nullopt;
+  out.resize(n);
+  return out;
+}
+
+std::string encode_header(MsgType type, std::uint64_t task_id, bool compressed, std::size_t wire_size, std::size_t payload_size) {
+  std::string out;
+  out.reserve(kHeaderBytes);
+  out.append(reinterpret_cast<const char*>(kMagic), 4);
+  out.push_back(static_cast<char>(kProtocolVersion));
+  out.push_back(static_cast<char>(type));
+  out.push_back(static_cast<char>(compressed ? kFlagCompressed : 0));
+  out.push_back(0);
+  put_le(out, task_id, 8);
+  put_le(out, wire_size, 4);
+  put_le(out, payload_size, 4);
+  return out;
+}
+
 std::string encode_frame(const Frame& f, std::uint32_t max_payload) {
   if (f.payload.size() > max_payload)
     throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " +
                         std::to_string(max_payload));
-  std::string body;
-  bool compressed = false;
-  if (f.payload.size() >= kCompressThreshold) {
-    body.resize(ZSTD_compressBound(f.payload.size()));
-    const size_t n = ZSTD_compress(body.data(), body.size(), f.payload.data(), f.payload.size(), 1);
-    if (!ZSTD_isError(n) && n < f.payload.size()) {
-      body.resize(n);
-      compressed = true;
-    }
-  }
-  const std::string& wire = compressed ? body : f.payload;
-  std::string out;
-  out.reserve(kHeaderBytes + wire.size());
-  out.append(reinterpret_cast<const char*>(kMagic), 4);
-  out.push_back(static_cast<char>(kProtocolVersion));
-  out.push_back(static_cast<char>(f.type));
-  out.push_back(static_cast<char>(compressed ? kFlagCompressed : 0));
-  out.push_back(0);
-  put_le(out, f.task_id, 8);
-  put_le(out, wire.size(), 4);
-  put_le(out, f.payload.size(), 4);
+  const std::optional<std::string> z = compress_payload(f.payload);
+  const std::string& wire = z ? *z : f.payload;
+  std::string out = encode_header(f.type, f.task_id, z.has_value(), wire.size(), f.payload.size());
   out += wire;
   return out;
 }
@@ -89,8 +100,16 @@ FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
 }
 
 std::string decode_payload(const FrameHeader& h, const std::string& wire) {
+  if (!h.compressed) {
+    if (wire.size() != h.wire_size) throw ProtocolError("truncated payload");
+    return wire;
+  }
+  return decode_payload(h, std::string(wire));
+}
+
+std::string decode_payload(const FrameHeader& h, std::string&& wire) {
   if (wire.size() != h.wire_size) throw ProtocolError("truncated payload");
-  if (!h.compressed) return wire;
+  if (!h.compressed) return std::move(wire);
   const unsigned long long declared = ZSTD_getFrameContentSize(wire.data(), wire.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN || declared != h.payload_size)
     throw ProtocolError("compressed payload does not match its declared size");

@@ -54,15 +54,23 @@ struct FrameHeader {
   std::uint32_t wire_size = 0, payload_size = 0;
 };
 
-// Payloads of at least this many bytes are compressed when zstd makes them smaller.
-constexpr std::size_t kCompressThreshold = 512;
+// Payloads of at least this many bytes are compressed (zstd level 1) when a probe of their first
+// kCompressProbe bytes shrinks by at least 10 % and the whole then comes out smaller. Random-looking
+// payloads (dense float tensors) are sent raw without paying for a full compression.
+constexpr std::size_t kCompressThreshold = 4096;
+constexpr std::size_t kCompressProbe = 8192;
 
 // Header + payload. Throws ProtocolError if the payload exceeds max_payload.
 std::string encode_frame(const Frame& f, std::uint32_t max_payload = kDefaultMaxPayload);
+// The two parts of encode_frame, for writers that send header and payload without joining them:
+// the compressed payload (empty optional when sent raw), and the 24 header bytes.
+std::optional<std::string> compress_payload(const std::string& payload);
+std::string encode_header(MsgType type, std::uint64_t task_id, bool compressed, std::size_t wire_size, std::size_t payload_size);
 // Parses and checks 24 header bytes. Throws ProtocolError.
 FrameHeader parse_header(const unsigned char* bytes, std::uint32_t max_payload = kDefaultMaxPayload);
 // The payload of a frame whose header was parsed; `wire` holds exactly h.wire_size bytes.
 std::string decode_payload(const FrameHeader& h, const std::string& wire);
+std::string decode_payload(const FrameHeader& h, std::string&& wire);  // no copy when not compressed
 
 // Incremental parser over a byte stream (one per connection). feed() appends bytes; next() returns the
 // next complete frame, nothing if more bytes are needed, and throws ProtocolError on bad input (the
