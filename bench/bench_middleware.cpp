@@ -117,7 +117,7 @@ int rtt(int rounds) {
   for (std::size_t size : {std::size_t(1024), std::size_t(1 << 20)}) {
     const std::string payload = random_bytes(size);
     std::string buf(size, '\0');
-    const int n = size > 4096 ? std::max(20, rounds / 10) : rounds;
+    const int n = size > 4096 ? std::max(20, rounds / 2) : rounds;
     std::vector<double> mw, bare;
     std::atomic<bool> done{false};
     std::thread echo([&] {

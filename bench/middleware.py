@@ -63,7 +63,7 @@ def main():
     args = ap.parse_args()
     rtt = {}
     for _ in range(args.reps):
-        for line in sh(B, "rtt", "500").stdout.splitlines():
+        for line in sh(B, "rtt", "1000").stdout.splitlines():
             j = json.loads(line)
             rtt.setdefault(j["payload_bytes"], []).append(j)
     print("| payload | middleware round trip (us) | bare TCP (us) | ratio (median of runs) |")

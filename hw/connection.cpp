@@ -146,10 +146,15 @@ void Connection::send(const Frame& f, Seconds timeout) {
   if (f.payload.size() > max_payload_)
     throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " +
                         std::to_string(max_payload_));
-  const std::optional<std::string> z = compress_payload(f.payload);
+  std::unique_lock<std::mutex> lock(send_mutex_);
+  // After 8 payloads in a row that would not compress, try only every 16th (dense tensors stay dense).
+  std::optional<std::string> z;
+  if (f.payload.size() >= kCompressThreshold && (incompressible_streak_ < 8 || ++skipped_probes_ % 16 == 0)) {
+    z = compress_payload(f.payload);
+    incompressible_streak_ = z ? 0 : incompressible_streak_ + 1;
+  }
   const std::string& body = z ? *z : f.payload;
   const std::string header = encode_header(f.type, f.task_id, z.has_value(), body.size(), f.payload.size());
-  std::lock_guard<std::mutex> lock(send_mutex_);
   if (shaping_.latency_s > 0) std::this_thread::sleep_for(Seconds(shaping_.latency_s));
   write_parts(header, body, deadline_after(timeout));
 }

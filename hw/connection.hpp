@@ -68,6 +68,8 @@ class Connection {
   std::uint32_t max_payload_;
   int fd_ = -1;
   long rcv_timeout_us_ = -1, snd_timeout_us_ = -1;
+  int incompressible_streak_ = 0;  // guarded by send_mutex_
+  unsigned skipped_probes_ = 0;
   std::mutex send_mutex_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> sent_{0}, received_{0};

@@ -67,6 +67,7 @@ struct DeviceRuntime::Impl {
   std::int64_t next_id = 0;
   bool arrivals_over = false;
   bool ever_connected = false;
+  bool helper_running = false;
   bool finished = false;
   long long failed = 0;
   const std::atomic<bool>* stop = nullptr;
@@ -202,9 +203,11 @@ struct DeviceRuntime::Impl {
       Job job = std::move(compute_q.front());
       compute_q.pop_front();
       if (job.helper_task) {
+        helper_running = true;
         lock.unlock();
         run_helper_task(job);
         lock.lock();
+        helper_running = false;
         continue;
       }
       if (!reqs.count(job.id)) continue;
@@ -465,7 +468,11 @@ struct DeviceRuntime::Impl {
   bool check_done(double hard_end) {
     std::lock_guard<std::mutex> lock(m);
     if (*stop) return true;
-    if (arrivals_over && reqs.empty()) return true;
+    if (arrivals_over && reqs.empty()) {
+      // An idle helper serves forwarded work until the others stop creating inputs.
+      if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none) return true;
+      if (now() >= std::min(sc.duration_s, sc.devices[index].leave_at_s) && compute_q.empty() && !helper_running) return true;
+    }
     return now() >= hard_end;
   }
 };

@@ -34,6 +34,33 @@ before=$(ours)
 "$rt" testbed "$work/s.yaml" --loopback --out "$work/lo" --startup 2 > "$work/lo.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$work/lo/results.h5" ] && grep -q '"mode": "loopback"' "$work/lo/testbed.json" && ok || bad "loopback run: exit $rc: $(tail -5 $work/lo.txt)"
 
+# Idle helpers: with one busy worker, the server forwards waiting tasks to the idle device and relays
+# its results to the origin (loopback run).
+cat > "$work/h.yaml" <<YAML
+name: helpers
+seed: 1
+duration_s: 5
+drain_s: 5
+luts: [traces/lut_measured]
+servers:
+  - {id: edge, type: x86-epyc-2vcpu, workers: 1, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: d, count: 2, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload}
+  - {id: idle, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload,
+     workload: {arrival: none}}
+scheduler: {name: static, helpers: true}
+YAML
+"$rt" testbed "$work/h.yaml" --loopback --out "$work/h" --startup 2 > "$work/h.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && ok || bad "helper run: exit $rc: $(tail -5 $work/h.txt)"
+/usr/bin/python3 - "$work/h/results.h5" <<'PY' && ok || bad "no request ran on the helper"
+import sys, h5py, numpy as np
+r = h5py.File(sys.argv[1])["requests"]
+helper, status = r["helper"][:], r["status"][:]
+assert np.sum((helper == 2) & (status == 0)) >= 3, (np.unique(helper, return_counts=True), np.sum(status))
+assert np.sum(status != 0) == 0, "failed requests"
+print(f"{np.sum(helper == 2)} of {len(helper)} requests ran on the idle helper")
+PY
+
 if [ "$(id -u)" -ne 0 ] || ! ip netns add cfprobe$$ 2>/dev/null; then
   echo "SKIP the namespace part: needs root and ip netns (loopback part: $passes passed, $fails failed)"
   [ $fails -eq 0 ] && exit 77 || exit 1
