@@ -10,12 +10,14 @@
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
+#include "hw/compute_threads.hpp"
 #include "hw/cpu_cap.hpp"
 #include "hw/lut_profiler.hpp"
 #include "io/lut_h5.hpp"
 #include "io/model_spec_loader.hpp"
 
 int main(int argc, char** argv) {
+  coinfer::hw::keep_tensor_memory();  // as the runtime does, so the LUT matches it
   CLI::App app{"coinfer profile: measure a LUT of a model on this machine (real LibTorch runs)"};
   std::string model, dataset, out, batches = "1..8";
   coinfer::hw::ProfileOptions o;

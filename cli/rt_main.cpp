@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "hw/auth.hpp"
+#include "hw/compute_threads.hpp"
 #include "hw/cpu_cap.hpp"
 #include "hw/device_runtime.hpp"
 #include "hw/edge_server.hpp"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   install_signal_handlers();
+  coinfer::hw::keep_tensor_memory();  // large LibTorch temporaries reuse memory instead of page-faulting
 
   // serve
   auto sv = std::make_shared<hw::ServeOptions>();

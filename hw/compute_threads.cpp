@@ -1,6 +1,7 @@
 #include "hw/compute_threads.hpp"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <torch/torch.h>
 
 namespace coinfer::hw {
@@ -16,6 +17,12 @@ std::string set_compute_threads(int threads) {
   if (set) set(threads);
   text += " openblas=" + (get ? std::to_string(get()) : std::string("n/a"));
   return text;
+}
+
+bool keep_tensor_memory() {
+  const int a = ::mallopt(M_MMAP_THRESHOLD, 1 << 30);
+  const int b = ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  return a == 1 && b == 1;
 }
 
 }  // namespace coinfer::hw

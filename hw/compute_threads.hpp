@@ -9,4 +9,11 @@ namespace coinfer::hw {
 
 std::string set_compute_threads(int threads);
 
+// glibc malloc serves every block above 128 KiB-32 MiB (its dynamic mmap threshold) with a fresh
+// mmap and returns freed heap tops to the OS, so each large LibTorch temporary costs page faults on
+// every forward pass (half the time of a GAT forward on the SIoT-like graph). This raises the mmap and
+// trim thresholds to 1 GiB: freed tensor memory is kept for reuse (RSS stays at its peak). Returns
+// false if glibc refused. Called by coinfer-profile, coinfer-rt and the model benchmark.
+bool keep_tensor_memory();
+
 }  // namespace coinfer::hw

@@ -249,6 +249,7 @@ struct EdgeServer::Impl {
     p.group = group_of(h->index, p.split);
     queue.push_back(std::move(p));
     work_cv.notify_one();
+    forward_waiting();
   }
 
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
@@ -345,6 +346,7 @@ struct EdgeServer::Impl {
           continue;
         }
         ++busy_workers;
+        forward_waiting();
       }
       run_batch(batch, models_by_pair);
       std::lock_guard<std::mutex> lock(m);

@@ -141,6 +141,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["cpu"] = cpu_model();
   pv.attributes["cores"] = std::to_string(::sysconf(_SC_NPROCESSORS_ONLN));
   pv.attributes["threads"] = std::to_string(o.threads) + " (" + threads_text + ")";
+  pv.attributes["malloc"] = "glibc, mmap and trim thresholds 1 GiB (hw/compute_threads.hpp keep_tensor_memory)";
   pv.attributes["host"] = host;
   pv.attributes["libtorch"] = TORCH_VERSION;
   const std::string config = at::show_config();
