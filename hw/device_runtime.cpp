@@ -159,10 +159,16 @@ struct DeviceRuntime::Impl {
     while (!stopping() && w.arrival != WorkloadSpec::Arrival::none) {
       const double t = now();
       if (t >= end) break;
-      // Inputs are created while registered (a local strategy also runs while reconnecting).
-      if (!conn && (!ever_connected || strategy.kind != Strategy::Kind::local)) {
+      // Inputs start with the first registration (arrivals due before it are skipped). Later, while
+      // reconnecting, a closed loop pauses (unless local) and open-loop arrivals still come: they are
+      // recorded failed ("not connected to the server"), not lost.
+      if (!conn && (!ever_connected || (w.arrival == WorkloadSpec::Arrival::closed_loop && strategy.kind != Strategy::Kind::local))) {
         cv.wait_for(lock, Seconds(0.02));
         if (w.arrival == WorkloadSpec::Arrival::closed_loop) next = std::max(next, now());
+        else if (!ever_connected && w.arrival == WorkloadSpec::Arrival::poisson)
+          while (next < now()) next += gap(rng);
+        else if (!ever_connected)
+          while (trace_i < w.arrival_times_s.size() && w.arrival_times_s[trace_i] < now()) ++trace_i;
         continue;
       }
       if (w.arrival == WorkloadSpec::Arrival::closed_loop) {
@@ -170,7 +176,8 @@ struct DeviceRuntime::Impl {
           create_request();
           continue;
         }
-        cv.wait_for(lock, Seconds(std::min(0.05, std::max(0.0, std::min(end, std::max(next, t)) - t + 1e-4))));
+        // Until the next input is due, or a request finishes (complete() notifies), or 50 ms.
+        cv.wait_for(lock, Seconds(t < next ? std::min(0.05, next - t) : 0.05));
         continue;
       }
       if (w.arrival == WorkloadSpec::Arrival::poisson && next <= sc.devices[index].join_at_s) next += gap(rng);
@@ -197,7 +204,7 @@ struct DeviceRuntime::Impl {
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
       if (compute_q.empty()) {
-        cv.wait_for(lock, Seconds(0.05));
+        cv.wait_for(lock, Seconds(0.5));
         continue;
       }
       Job job = std::move(compute_q.front());
@@ -266,7 +273,7 @@ struct DeviceRuntime::Impl {
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
       if (upload_q.empty()) {
-        cv.wait_for(lock, Seconds(0.05));
+        cv.wait_for(lock, Seconds(0.5));
         continue;
       }
       auto [id, bytes] = std::move(upload_q.front());
@@ -442,7 +449,7 @@ struct DeviceRuntime::Impl {
           }
           next_beat = now() + opt.heartbeat_s;
         }
-        std::this_thread::sleep_for(Seconds(0.05));
+        std::this_thread::sleep_for(Seconds(0.1));
       }
       c->close();
       reader.join();
