@@ -6,6 +6,7 @@
 
 #include "core/metrics.hpp"
 #include "core/request_record.hpp"
+#include "core/scenario.hpp"
 
 namespace coinfer {
 
@@ -15,6 +16,19 @@ struct DeviceResult {
   double energy_radio_j = 0;    // over the measurement window
   double bytes_sent = 0, bytes_received = 0;  // whole run
 };
+
+// The identity fields of a device's result (id, type, model, dataset, server, configured strategy);
+// energies and byte counts are left for the engine that ran it.
+inline DeviceResult device_result_of(const DeviceSpec& d) {
+  DeviceResult r;
+  r.id = d.id;
+  r.type = d.type;
+  r.model = d.model;
+  r.dataset = d.dataset;
+  r.server = d.server;
+  r.strategy = d.strategy.to_string();
+  return r;
+}
 
 struct EventRecord {
   double t_s = 0;

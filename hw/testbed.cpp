@@ -378,13 +378,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   std::vector<std::string> ids;
   for (int i = 0; i < nd; ++i) {
     const auto& d = sc.devices[i];
-    DeviceResult dr;
-    dr.id = d.id;
-    dr.type = d.type;
-    dr.model = d.model;
-    dr.dataset = d.dataset;
-    dr.server = d.server;
-    dr.strategy = d.strategy.to_string();
+    DeviceResult dr = device_result_of(d);
     dr.energy_compute_j = NAN;  // not measured on the testbed
     dr.energy_radio_j = NAN;
     const std::string journal = work + "/device-" + std::to_string(i) + ".jsonl";

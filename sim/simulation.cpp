@@ -165,12 +165,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   std::vector<double> window_energy;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
-    DeviceResult dr;
-    dr.id = d.id;
-    dr.type = d.type;
-    dr.model = d.model;
-    dr.dataset = d.dataset;
-    dr.server = d.server;
+    DeviceResult dr = device_result_of(d);
     dr.strategy = run.devices[i]->strategy().to_string();  // at the end of the run
     dr.energy_compute_j = energy_at_end[i] - energy_at_warmup[i];
     dr.energy_radio_j = run.devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
