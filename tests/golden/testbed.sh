@@ -25,6 +25,7 @@ devices:
   - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 40, latency_ms: 2}, strategy: offload}
   - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10, latency_ms: 2}, strategy: pp(1),
      workload: {arrival: poisson, rate_per_s: 30}}
+  - {id: pi2, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 40, latency_ms: 2}, strategy: data_parallel}
 events:
   - {at_s: 2.5, device: pi0, bandwidth_mbps: 5}
 YAML
@@ -87,6 +88,9 @@ after = np.median(up[(dev == 0) & (created > 2.8)])
 assert after > 3 * before, (before, after)
 # pp(1): pi1 ran stage 0 itself.
 assert np.all(np.isfinite(r["t_device_end"][:][dev == 1]))
+# data_parallel: pi2's inputs ran whole on both sides (split 0 on the server, split n on the device).
+splits = set(r["split"][:][dev == 2].tolist())
+assert 0 in splits and max(splits) > 0 and len(splits) == 2, splits
 print(f"pi0 uplink median {before*1e3:.2f} ms at 40 Mbit/s, {after*1e3:.2f} ms at 5 Mbit/s")
 PY
 [ "$(ours)" -eq "$before" ] && ok || bad "namespaces left behind: $(ip netns list)"
