@@ -69,4 +69,18 @@ struct RunResults {
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 
+// A RunResults with the scenario's description filled in (name, file, seed, duration, warm-up,
+// scheduler, server ids); the engine adds what it ran.
+inline RunResults run_results_of(const Scenario& s) {
+  RunResults r;
+  r.scenario = s.name;
+  r.scenario_file = s.file;
+  r.seed = s.seed;
+  r.duration_s = s.duration_s;
+  r.warmup_s = s.warmup_s;
+  r.scheduler = s.scheduler.name;
+  for (const auto& sv : s.servers) r.servers.push_back(sv.id);
+  return r;
+}
+
 }  // namespace coinfer

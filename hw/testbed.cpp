@@ -366,15 +366,8 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   stop_child(*server, 10);
 
   // Merge every device's journal into the simulator's schema.
-  RunResults r;
-  r.scenario = sc.name;
-  r.scenario_file = sc.file;
-  r.seed = sc.seed;
-  r.duration_s = sc.duration_s;
-  r.warmup_s = sc.warmup_s;
+  RunResults r = run_results_of(sc);
   r.end_s = unix_now() - epoch;
-  r.scheduler = sc.scheduler.name;
-  for (const auto& s : sc.servers) r.servers.push_back(s.id);
   std::vector<std::string> ids;
   for (int i = 0; i < nd; ++i) {
     const auto& d = sc.devices[i];

@@ -141,17 +141,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   engine.run();
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
-  RunResults out;
-  out.scenario = s.name;
-  out.scenario_file = s.file;
-  out.seed = s.seed;
-  out.duration_s = s.duration_s;
-  out.warmup_s = s.warmup_s;
+  RunResults out = run_results_of(s);
   out.end_s = end_s;
   out.engine_wall_s = engine_wall_s;
-  out.scheduler = s.scheduler.name;
   out.decisions = monitor.decisions();
-  for (const auto& sv : s.servers) out.servers.push_back(sv.id);
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(run.requests.size());
   for (auto& r : run.requests) {
