@@ -24,6 +24,7 @@ void register_plot(CLI::App& app, int& exit_code);
 void register_profile(CLI::App& app, int& exit_code);
 void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbed
 void register_validate(CLI::App& app, int& exit_code);
+void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
 
 // A program built beside this one (coinfer-profile, coinfer-rt).
 std::string companion_path(const std::string& program);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_profile(app, exit_code);
   coinfer::cli::register_runtime(app, exit_code);
   coinfer::cli::register_validate(app, exit_code);
+  coinfer::cli::register_scheduler(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -8,12 +8,13 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <random>
+#include <limits>
 #include <set>
 #include <thread>
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
+#include "core/open_loop_arrivals.hpp"
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
@@ -151,10 +152,11 @@ struct DeviceRuntime::Impl {
   void arrivals_loop() {
     const WorkloadSpec& w = sc.devices[index].workload;
     const double end = std::min(sc.duration_s, sc.devices[index].leave_at_s);
-    std::mt19937_64 rng(sc.seed * 1000003ULL + static_cast<unsigned long long>(index));
-    std::exponential_distribution<double> gap(w.rate_per_s > 0 ? w.rate_per_s : 1.0);
-    double next = std::max(0.0, sc.devices[index].join_at_s);
-    size_t trace_i = 0;
+    // Open-loop times come from the simulator's own generator for (seed, device): a testbed run
+    // replays the simulated arrivals exactly.
+    OpenLoopArrivals arrivals(sc.devices[index], sc.seed, index, sc.duration_s);
+    const bool closed = w.arrival == WorkloadSpec::Arrival::closed_loop;
+    double next = closed ? std::max(0.0, sc.devices[index].join_at_s) : arrivals.next();
     std::unique_lock<std::mutex> lock(m);
     while (!stopping() && w.arrival != WorkloadSpec::Arrival::none) {
       const double t = now();
@@ -162,16 +164,14 @@ struct DeviceRuntime::Impl {
       // Inputs start with the first registration (arrivals due before it are skipped). Later, while
       // reconnecting, a closed loop pauses (unless local) and open-loop arrivals still come: they are
       // recorded failed ("not connected to the server"), not lost.
-      if (!conn && (!ever_connected || (w.arrival == WorkloadSpec::Arrival::closed_loop && strategy.kind != Strategy::Kind::local))) {
+      if (!conn && (!ever_connected || (closed && strategy.kind != Strategy::Kind::local))) {
         cv.wait_for(lock, Seconds(0.02));
-        if (w.arrival == WorkloadSpec::Arrival::closed_loop) next = std::max(next, now());
-        else if (!ever_connected && w.arrival == WorkloadSpec::Arrival::poisson)
-          while (next < now()) next += gap(rng);
+        if (closed) next = std::max(next, now());
         else if (!ever_connected)
-          while (trace_i < w.arrival_times_s.size() && w.arrival_times_s[trace_i] < now()) ++trace_i;
+          while (next < now()) next = arrivals.next();
         continue;
       }
-      if (w.arrival == WorkloadSpec::Arrival::closed_loop) {
+      if (closed) {
         if (t >= next && static_cast<int>(reqs.size()) < in_flight_limit()) {
           create_request();
           continue;
@@ -180,16 +180,10 @@ struct DeviceRuntime::Impl {
         cv.wait_for(lock, Seconds(t < next ? std::min(0.05, next - t) : 0.05));
         continue;
       }
-      if (w.arrival == WorkloadSpec::Arrival::poisson && next <= sc.devices[index].join_at_s) next += gap(rng);
-      if (w.arrival == WorkloadSpec::Arrival::trace) {
-        while (trace_i < w.arrival_times_s.size() && w.arrival_times_s[trace_i] < sc.devices[index].join_at_s) ++trace_i;
-        if (trace_i >= w.arrival_times_s.size()) break;
-        next = w.arrival_times_s[trace_i];
-      }
+      if (next == std::numeric_limits<double>::infinity()) break;
       if (t >= next) {
-        if (next < end) create_request();
-        if (w.arrival == WorkloadSpec::Arrival::poisson) next += gap(rng);
-        else ++trace_i;
+        create_request();
+        next = arrivals.next();
         continue;
       }
       cv.wait_for(lock, Seconds(std::min(0.05, next - t)));

@@ -24,7 +24,8 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
       results_(sg4::Mailbox::by_name("results:" + run.scenario->devices[index].id)),
       control_(sg4::Mailbox::by_name("control:" + run.scenario->devices[index].id)),
       strategy_(run.scenario->devices[index].strategy),
-      num_stages_(run.device_models[index].num_stages()) {
+      num_stages_(run.device_models[index].num_stages()),
+      arrivals_(run.scenario->devices[index], run.scenario->seed, index, run.arrivals_end_s) {
   in_flight_limit_ = spec_.workload.in_flight > 0 ? spec_.workload.in_flight : default_in_flight(strategy_);
   const ModelSpec& m = run.device_models[index];
   for (int k = 0; k <= num_stages_; ++k) {
@@ -33,9 +34,6 @@ DeviceRuntime::DeviceRuntime(SimRun& run, int index)
   }
   result_bytes_ = bytes_at_split_.back();
   strategy_text_ = strategy_.to_string();
-  // Poisson inter-arrival times come from this device's own splitmix64 stream seeded by (scenario
-  // seed, device index): reproducible, and portable across standard libraries.
-  rng_state_ = run.scenario->seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(index) + 1;
   helper_ = spec_.workload.arrival == WorkloadSpec::Arrival::none;
   if (helper_) help_ = sg4::Mailbox::by_name("help:" + spec_.id);
 }
@@ -78,31 +76,22 @@ void DeviceRuntime::on_help_done() {
 }
 
 void DeviceRuntime::start() {
-  sg4::Actor::create(spec_.id, host_, [this] { event_loop(); })->daemonize();
+  actor_ = sg4::Actor::create(spec_.id, host_, [this] { event_loop(); });
+  actor_->daemonize();
+}
+
+void DeviceRuntime::cancel_activities() {
+  // Cancelled by their owner, before the engine ends: SimGrid aborts when it kills an actor that waits
+  // on a pending execution, and a transfer freed unfinished keeps the engine running to its end.
+  for (const auto& a : std::vector<sg4::ActivityPtr>{exec_, upload_, help_exec_, result_get_, control_get_, help_get_})
+    if (a) a->cancel();
+  exec_ = help_exec_ = nullptr;
+  upload_ = result_get_ = control_get_ = help_get_ = nullptr;
 }
 
 bool DeviceRuntime::accepting() const {
   const double now = sg4::Engine::get_clock();
   return now >= spec_.join_at_s && now < spec_.leave_at_s && now < run_.arrivals_end_s;
-}
-
-double DeviceRuntime::next_open_loop_arrival() {
-  const double end = std::min(spec_.leave_at_s, run_.arrivals_end_s);
-  double t = kNever;
-  if (spec_.workload.arrival == WorkloadSpec::Arrival::trace) {
-    const auto& times = spec_.workload.arrival_times_s;
-    while (trace_pos_ < times.size() && times[trace_pos_] < spec_.join_at_s) ++trace_pos_;
-    if (trace_pos_ < times.size()) t = times[trace_pos_++];
-  } else if (spec_.workload.arrival == WorkloadSpec::Arrival::poisson) {
-    std::uint64_t z = (rng_state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    const double u = (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;  // in (0,1)
-    const double from = std::max(next_arrival_s_, spec_.join_at_s);
-    t = from - std::log(u) / spec_.workload.rate_per_s;
-  }
-  return t < end ? t : kNever;
 }
 
 void DeviceRuntime::create_request() {
@@ -252,13 +241,19 @@ void DeviceRuntime::event_loop() {
   result_get_ = results_->get_async<SimRequest>(&arriving_);
   control_get_ = control_->get_async<Strategy>(&incoming_strategy_);
   if (helper_) help_get_ = help_->get_async<HelpTask>(&incoming_help_);
-  sg4::this_actor::sleep_until(spec_.join_at_s);
-  next_arrival_s_ = next_open_loop_arrival();
+  // The drain's end (run_.hard_end_s) stops the loop: whatever is still running or waiting is
+  // cancelled here and its requests are recorded failed by the controller.
+  sg4::this_actor::sleep_until(std::min(spec_.join_at_s, run_.hard_end_s));
+  next_arrival_s_ = arrivals_.next();
   std::vector<sg4::ActivityPtr> waiting;
   while (true) {
+    if (sg4::Engine::get_clock() >= run_.hard_end_s) {
+      cancel_activities();
+      return;
+    }
     while (next_arrival_s_ <= sg4::Engine::get_clock()) {
       create_request();
-      next_arrival_s_ = next_open_loop_arrival();
+      next_arrival_s_ = arrivals_.next();
     }
     route_data_parallel();
     try_create_closed_loop();
@@ -270,13 +265,9 @@ void DeviceRuntime::event_loop() {
     else if (helper_) waiting.push_back(help_get_);  // one forwarded batch at a time
     if (exec_) waiting.push_back(exec_);
     if (upload_) waiting.push_back(upload_);
-    ssize_t k;
-    if (next_arrival_s_ < kNever) {
-      k = sg4::Activity::wait_any_for(waiting, next_arrival_s_ - sg4::Engine::get_clock());
-      if (k < 0) continue;  // the next arrival is due
-    } else {
-      k = sg4::Activity::wait_any(waiting);
-    }
+    const double wake_s = std::min(next_arrival_s_, run_.hard_end_s);
+    const ssize_t k = sg4::Activity::wait_any_for(waiting, wake_s - sg4::Engine::get_clock());
+    if (k < 0) continue;  // the next arrival is due, or the drain ended
     if (waiting[k] == result_get_) on_result();
     else if (waiting[k] == control_get_) on_control();
     else if (helper_ && waiting[k] == help_get_) on_help_arrived();

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/open_loop_arrivals.hpp"
 #include "core/scenario.hpp"
 
 namespace coinfer {
@@ -29,6 +30,8 @@ class DeviceRuntime {
  public:
   DeviceRuntime(SimRun& run, int index);
   void start();  // spawns this device's actor (a daemon)
+  // The device's actor; it returns by itself at the drain's end (SimRun::hard_end_s).
+  simgrid::s4u::ActorPtr actor() const { return actor_; }
   // Called by a server worker (in its own actor) when r's batch ended: sends r's result to this
   // device. Does not block the worker; the transfer starts when the device is ready to receive it.
   void send_result(SimRequest* r);
@@ -52,6 +55,7 @@ class DeviceRuntime {
 
  private:
   void event_loop();
+  void cancel_activities();
   void start_idle_stages();
   void on_computed();
   void on_uploaded();
@@ -66,7 +70,6 @@ class DeviceRuntime {
   void route_data_parallel();
   void try_create_closed_loop();
   bool accepting() const;  // joined, not left, before the end of arrivals
-  double next_open_loop_arrival();  // +inf when there is none
   void count_radio(double bytes);
   void on_finished(SimRequest* r);
 
@@ -74,6 +77,7 @@ class DeviceRuntime {
   int index_;
   const DeviceSpec& spec_;
   simgrid::s4u::Host* host_;
+  simgrid::s4u::ActorPtr actor_;
   simgrid::s4u::Host* server_host_;
   EdgeServer* server_;
   simgrid::s4u::Mailbox* results_;
@@ -109,9 +113,8 @@ class DeviceRuntime {
   simgrid::s4u::ExecPtr help_exec_;
   bool dp_server_busy_ = false;  // a data_parallel input is on the server path
   bool dp_device_busy_ = false;  // a data_parallel input is on the device path
-  // Open loop: arrival state.
-  std::uint64_t rng_state_ = 0;
-  size_t trace_pos_ = 0;
+  // Open loop: the arrival times (shared with the real runtime: core/open_loop_arrivals.hpp).
+  OpenLoopArrivals arrivals_;
   double next_arrival_s_ = 0;
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
 };

@@ -40,6 +40,7 @@ struct SimRun {
   std::vector<std::unique_ptr<EdgeServer>> servers;
   std::deque<SimRequest> requests;
   double arrivals_end_s = 0;  // min(duration) — no request is created at or after this time
+  double hard_end_s = 0;      // arrivals_end_s + drain_s: whatever is unfinished then fails
   long long unfinished = 0;   // requests created and not finished
   simgrid::s4u::SemaphorePtr all_done;  // released when arrivals ended and unfinished hit 0
 

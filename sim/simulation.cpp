@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 
 #include "core/input_error.hpp"
@@ -65,6 +66,19 @@ void check_oracle_size(const Scenario& s, Scheduler& scheduler, SystemState all)
   }
 }
 
+// Where an unfinished request stood when the drain ended, read from the steps it completed.
+std::string unfinished_stage(const SimRequest& r) {
+  const RequestRecord& x = r.rec;
+  const char* where = "waiting to start on the device";
+  if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
+  else if (!std::isnan(x.t_batch_start)) where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
+  else if (!std::isnan(x.t_queued)) where = "queued at the server";
+  else if (!std::isnan(x.t_device_end) || (r.device_split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
+    where = "on the uplink or waiting for it";
+  else if (!std::isnan(x.t_device_start)) where = "computing on the device";
+  return where;
+}
+
 }  // namespace
 
 void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
@@ -94,6 +108,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   SimRun run;
   run.scenario = &s;
   run.arrivals_end_s = s.duration_s;
+  run.hard_end_s = s.duration_s + s.drain_s;
   run.all_done = sg4::Semaphore::create(0);
   build_platform(s, run.platform);
   for (const auto& d : s.devices) {
@@ -125,7 +140,11 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     for (size_t i = 0; i < nd; ++i) energy_at_warmup[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
     sg4::this_actor::sleep_until(s.duration_s);
     for (size_t i = 0; i < nd; ++i) energy_at_end[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
-    if (run.unfinished > 0) run.all_done->acquire_timeout(s.drain_s);
+    if (run.unfinished > 0 && run.all_done->acquire_timeout(s.drain_s)) {
+      // The drain ended with requests unfinished: each device cancels its own activities and
+      // returns at hard_end_s; wait for all of them before the engine kills the remaining daemons.
+      for (auto& d : run.devices) d->actor()->join();
+    }
     end_s = sg4::Engine::get_clock();
   });
   if (options.progress) {
@@ -150,7 +169,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   for (auto& r : run.requests) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
-      r.rec.failure = why;
+      r.rec.failure = why + ": " + unfinished_stage(r);
     }
     out.requests.push_back(r.rec);
   }
