@@ -254,6 +254,7 @@ int sweep(const SweepOptions& o) {
   std::map<std::string, std::unique_ptr<LutSet>> lut_cache;
   size_t combos = 1;
   for (const auto& a : axes) combos *= a.values.size();
+  size_t seedless = 0;  // grid points where seeds change nothing (run once, with seed 1)
   for (size_t c = 0; c < combos; ++c) {
     // Mixed radix, last axis fastest.
     std::vector<size_t> idx(axes.size(), 0);
@@ -275,8 +276,10 @@ int sweep(const SweepOptions& o) {
       p["seed"] = seed;
       std::vector<std::string> sets;
       for (const auto& x : p["sets"]) sets.push_back(x.get<std::string>());
+      bool random = true;
       try {
         Scenario sc = load_scenario(o.scenario, sets);
+        random = scenario_uses_seed(sc);
         const std::string key = join(sc.luts, "|");
         if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_luts(sc.luts));
         validate_simulation(sc, models, *lut_cache[key]);
@@ -284,8 +287,17 @@ int sweep(const SweepOptions& o) {
         throw InputError(std::string("grid point ") + join(sets, " ") + ": " + e.what());
       }
       manifest["points"].push_back(p);
+      if (!random) {
+        if (o.seeds > 1) ++seedless;
+        break;  // identical results for every seed: one point stands for all
+      }
     }
   }
+  if (seedless > 0 && !o.quiet)
+    std::fprintf(stderr,
+                 "[sweep] note: %zu of %zu grid points have no random element (no Poisson arrivals): seeds 2..%d would "
+                 "repeat seed 1 exactly, so those points run once, with seed 1\n",
+                 seedless, combos, o.seeds);
   fs::create_directories(dir);
   const fs::path mpath = fs::path(dir) / "sweep.json";
   if (fs::exists(mpath)) {

@@ -18,4 +18,10 @@ int default_in_flight(const Strategy& s) {
   return (s.kind == Strategy::Kind::pp || s.kind == Strategy::Kind::data_parallel) ? 2 : 1;
 }
 
+bool scenario_uses_seed(const Scenario& s) {
+  for (const auto& d : s.devices)
+    if (d.workload.arrival == WorkloadSpec::Arrival::poisson) return true;
+  return false;
+}
+
 }  // namespace coinfer

@@ -110,6 +110,10 @@ struct Scenario {
   int device_index(const std::string& id) const;  // -1 if absent
 };
 
+// Whether the seed can change a run of this scenario: true when some device draws Poisson arrivals
+// (the only random element today). Closed-loop, trace and idle workloads are deterministic.
+bool scenario_uses_seed(const Scenario& s);
+
 // Closed-loop default for in_flight: 1 for local and offload, 2 for pp and data_parallel (the device
 // works on input i+1 while input i is on the server).
 int default_in_flight(const Strategy& s);

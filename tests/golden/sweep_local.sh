@@ -28,9 +28,15 @@ env PATH=/nonexistent "$coinfer" sweep $scn --grid devices=1..2 --backend slurm 
 "$coinfer" sweep $scn --grid devices=1..2 --out /proc/nope > "$work/unw.out" 2>&1
 [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unw.out" && ok || bad "unwritable folder"
 
+# Seeds that cannot change anything (closed loop everywhere) are run once, and the sweep says so.
+"$coinfer" sweep $scn --grid devices=1,2 --seeds 3 --jobs 2 --set duration_s=3 --set warmup_s=1 --out "$work/det" > "$work/det.out" 2>&1
+grep -q "2 of 2 grid points have no random element" "$work/det.out" && grep -q "2 points" "$work/det.out" && ok || { bad "seedless sweep"; cat "$work/det.out"; }
+# Seeds matter with Poisson arrivals: the seeded sweeps below use them.
+poisson='devices.0.workload={arrival: poisson, rate_per_s: 20}'
+
 # A point that fails at run time: its output folder's name is taken by a file.
 mkdir -p "$work/s/points" && touch "$work/s/points/p00006"
-"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --out "$work/s" > "$work/s.out" 2>&1
+"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --set "$poisson" --out "$work/s" > "$work/s.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && ok || bad "sweep with a failing point should exit 1, got $rc"
 grep -q "point 6 failed; log: .*p00006.log" "$work/s.out" && ok || { bad "failed point not reported with its log"; cat "$work/s.out"; }
@@ -39,7 +45,7 @@ grep -q "point 6 failed; log: .*p00006.log" "$work/s.out" && ok || { bad "failed
 grep -q "cannot be created or written" "$work/s/points/p00006.log" && ok || bad "failed point's log should say why"
 # Resume: the file is gone and one finished point is deleted; a rerun runs exactly those two.
 rm -rf "$work/s/points/p00001" "$work/s/points/p00006"
-"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --out "$work/s" > "$work/s2.out" 2>&1
+"$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --set "$poisson" --out "$work/s" > "$work/s2.out" 2>&1
 grep -q "6 already done, 2 to run" "$work/s2.out" && ok || { bad "resume"; cat "$work/s2.out"; }
 [ -f "$work/s/points/p00001/summary.json" ] && ok || bad "resumed point not rerun"
 # A different grid in the same folder is refused.

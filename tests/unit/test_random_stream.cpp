@@ -74,10 +74,8 @@ TEST(RandomStream, KnownFirstWordsArePinned) {
   // Pinned so that a change of the derivation (which would change every simulated arrival and break
   // replay against recorded runs) is a deliberate, visible edit of this test.
   RandomStream r(1, StreamPurpose::arrivals, 0);
-  const std::uint64_t a = r.next_u64(), b = r.next_u64();
-  RandomStream again(1, StreamPurpose::arrivals, 0);
-  EXPECT_EQ(again.next_u64(), a);
-  EXPECT_NE(a, b);
+  EXPECT_EQ(r.next_u64(), 0x52A9793507A25752ULL);
+  EXPECT_EQ(r.next_u64(), 0x8173F996AC84D0A3ULL);
   EXPECT_EQ(mix64(0), 0u);  // splitmix64's finaliser fixes 0; the key derivation adds constants first
   EXPECT_EQ(mix64(1), 0x5692161D100B05E5ULL);
 }
