@@ -27,7 +27,8 @@ int guarded(const std::function<int()>& body) {
 void check_output_folder(const std::string& dir, const std::string& option) {
   namespace fs = std::filesystem;
   fs::path p = fs::absolute(dir);
-  while (!p.empty() && !fs::exists(p)) p = p.parent_path();
+  std::error_code ec;
+  while (!p.empty() && !fs::exists(p, ec)) p = p.parent_path();
   std::string probe = (p / ".coinfer-probe-XXXXXX").string();
   if (p.empty() || !fs::is_directory(p) || ::mkdtemp(probe.data()) == nullptr)
     throw InputError(SourceLocation{dir, 0, 0}, option, "output folder cannot be created or written (" + p.string() + ")");

@@ -52,7 +52,7 @@ int run_command(const RunOptions& o) {
   const std::string out = o.out.empty() ? "results/" + s.name : o.out;
   check_output_folder(out, "--out");
   ModelCatalog models = ModelCatalog::load(data_root() + "/models");
-  LutSet luts = load_luts(s.luts);
+  LutSet luts = load_scenario_luts(s);
   SimulationOptions so;
   const bool tty = ::isatty(2) && !o.quiet;
   if (tty)
@@ -62,12 +62,12 @@ int run_command(const RunOptions& o) {
     };
   RunResults r = run_simulation(s, models, luts, so);
   if (tty) std::fprintf(stderr, "\n");
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw InputError(SourceLocation{out, 0, 0}, "--out", "cannot create output folder: " + ec.message());
-  write_results_h5(out + "/results.h5", r);
-  write_summary_json(out + "/summary.json", r);
-  write_text_atomic(out + "/timing.json", timing_json_text(r));
+  // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
+  StagedOutput staged(out, "--out");
+  write_results_h5(staged.path("results.h5"), r);
+  write_summary_json(staged.path("summary.json"), r);
+  write_text_atomic(staged.path("timing.json"), timing_json_text(r));
+  staged.commit();
   if (o.timing)
     std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);
   if (!o.quiet) {

@@ -111,7 +111,7 @@ int validate_command(const ValidateOptions& o) {
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError(SourceLocation{"--schedulers", 0, 0}, "--schedulers", "unknown scheduler '" + name + "' (known: " + join(known, ", ") + ")");
   // The simulator must use LUTs measured on this machine: refuse synthesised ones.
-  LutSet luts = load_luts(s.luts);
+  LutSet luts = load_scenario_luts(s);
   std::vector<double> caps;
   auto check_lut = [&](const std::string& type, const std::string& model, const std::string& dataset, bool device) {
     const LutTable& t = luts.table({type, model, dataset});
@@ -212,7 +212,7 @@ int validate_command(const ValidateOptions& o) {
   }
   report["metrics_outside_tolerance"] = off;
   report["failed_runs"] = failures;
-  write_text_atomic(out + "/validate.json", report.dump(2) + "\n");
+  write_text_atomic(out + "/validate.json", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_text_atomic(out + "/validate.csv", csv.str());
   std::printf("\n%d checked metrics outside +-%.0f %%; wrote %s/validate.json and validate.csv\n", off, o.tolerance_pct, out.c_str());
   if (failures) return 1;

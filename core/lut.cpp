@@ -1,7 +1,9 @@
 #include "core/lut.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
+#include "core/limits.hpp"
 #include "core/text_util.hpp"
 
 namespace coinfer {
@@ -14,6 +16,35 @@ LutTable::LutTable(LutKey key, int num_stages, int max_batch)
       bytes_per_split_(num_stages + 1, 0.0),
       peak_memory_(static_cast<size_t>(num_stages + 1) * (num_stages + 1)) {
   if (num_stages < 1 || max_batch < 1) throw std::invalid_argument("LUT needs >= 1 stage and batch size >= 1");
+}
+
+void LutTable::check_values() const {
+  auto bad = [&](const std::string& what, double v, const std::string& allowed) {
+    throw std::invalid_argument(what + " is " + format_double(v) + " (allowed: " + allowed + ")");
+  };
+  auto in = [](double v, double lo, double hi) { return std::isfinite(v) && v >= lo && v <= hi; };
+  const std::string lat_range = "[" + format_double(limits::kMinLutLatencyS) + ", " + format_double(limits::kMaxLutLatencyS) + "] s";
+  for (int i = 0; i < num_stages_; ++i)
+    for (int j = i + 1; j <= num_stages_; ++j) {
+      const std::string range = "[" + std::to_string(i) + "," + std::to_string(j) + ")";
+      for (int b = 1; b <= max_batch_; ++b) {
+        const auto& e = latency_[index(i, j, b)];
+        if (!e) continue;
+        const std::string at = " at " + range + " batch " + std::to_string(b);
+        if (!in(e->mean_s, limits::kMinLutLatencyS, limits::kMaxLutLatencyS)) bad("latency_mean_s" + at, e->mean_s, lat_range);
+        if (!in(e->p50_s, 0, limits::kMaxLutLatencyS)) bad("latency_p50_s" + at, e->p50_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
+        if (!in(e->p95_s, 0, limits::kMaxLutLatencyS)) bad("latency_p95_s" + at, e->p95_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
+        if (!in(e->std_s, 0, limits::kMaxLutLatencyS)) bad("latency_std_s" + at, e->std_s, "a finite number >= 0");
+        if (e->count < 0) bad("latency_count" + at, static_cast<double>(e->count), ">= 0");
+      }
+      const auto& m = peak_memory_[static_cast<size_t>(i) * (num_stages_ + 1) + j];
+      if (m && !in(*m, 0, limits::kMaxPeakMemoryBytes)) bad("peak_memory_bytes at " + range, *m, "a finite number of bytes in [0, 1e15]");
+    }
+  if (bytes_per_split_.size() != static_cast<size_t>(num_stages_ + 1))
+    throw std::invalid_argument("bytes_per_split has " + std::to_string(bytes_per_split_.size()) + " values, not num_stages + 1 = " + std::to_string(num_stages_ + 1));
+  for (size_t k = 0; k < bytes_per_split_.size(); ++k)
+    if (!in(bytes_per_split_[k], 0, limits::kMaxSplitBytes))
+      bad("bytes_per_split at split " + std::to_string(k), bytes_per_split_[k], "a finite number of bytes in [0, 1e12]");
 }
 
 void LutTable::check_range(int begin, int end, int batch) const {

@@ -57,6 +57,11 @@ class LutTable {
   Provenance& provenance() { return provenance_; }
   const Provenance& provenance() const { return provenance_; }
 
+  // Throws std::invalid_argument naming the first implausible value: a latency mean outside
+  // [limits::kMinLutLatencyS, kMaxLutLatencyS], a NaN/infinite/negative p50, p95 or std, a negative
+  // count, bytes per split or peak memory that are NaN, negative, infinite or beyond their bound.
+  void check_values() const;
+
   // Every (begin,end,batch) with begin<end and batch in 1..max_batch that has no latency entry.
   std::vector<std::tuple<int, int, int>> latency_gaps() const;
 

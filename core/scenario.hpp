@@ -100,6 +100,7 @@ struct Scenario {
   double drain_s = 30;      // after duration, in-flight requests may finish; the rest are failed
   std::string network_model = "cm02";  // cm02 | lv08
   std::vector<std::string> luts;       // files or folders
+  SourceLocation luts_where;           // the `luts` key, for errors found while reading them
   std::vector<ServerSpec> servers;
   AccessPointSpec access_point;
   std::vector<DeviceSpec> devices;     // expanded (count: N gives N entries)

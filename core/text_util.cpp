@@ -1,7 +1,9 @@
 #include "core/text_util.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 
 #include "core/input_error.hpp"
@@ -16,9 +18,10 @@ std::string SourceLocation::to_string() const {
 
 InputError::InputError(SourceLocation where, std::string key, const std::string& what)
     : std::runtime_error([&] {
-        std::string s = where.to_string();
+        // File names and keys come from users (or fuzzers): escape what would cut or garble a message.
+        std::string s = printable(where.to_string(), 1000);
         if (!s.empty()) s += ": ";
-        if (!key.empty()) s += "key '" + key + "': ";
+        if (!key.empty()) s += "key '" + printable(key, 200) + "': ";
         return s + what;
       }()),
       where_(std::move(where)),
@@ -63,9 +66,19 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
 
 std::string format_double(double v) {
   char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
+  int prec = 1;
+  for (; prec <= 17; ++prec) {
     std::snprintf(buf, sizeof buf, "%.*g", prec, v);
     if (std::strtod(buf, nullptr) == v) break;
+  }
+  // %g switches to an exponent as soon as the digits are fewer than the integer part (60 -> "6e+01"):
+  // plain decimals read better from 1e-4 up to 1e15.
+  const double a = std::fabs(v);
+  if (std::strchr(buf, 'e') && a >= 1e-4 && a < 1e15) {
+    const int decimals = std::max(0, prec - 1 - static_cast<int>(std::floor(std::log10(a))));
+    char fixed[64];
+    std::snprintf(fixed, sizeof fixed, "%.*f", decimals, v);
+    if (std::strtod(fixed, nullptr) == v) return fixed;
   }
   return buf;
 }
@@ -83,6 +96,62 @@ std::vector<std::string> split(const std::string& text, char sep) {
     }
   }
   out.push_back(cur);
+  return out;
+}
+
+namespace {
+// Length of the well-formed UTF-8 sequence starting at s[i], or 0 if there is none.
+size_t utf8_sequence_length(const std::string& s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c == 0xED) n = 3, hi = 0x9F;  // no UTF-16 surrogates
+  else if (c >= 0xE1 && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) n = 4, hi = 0x8F;  // nothing above U+10FFFF
+  else return 0;
+  if (i + n > s.size()) return 0;
+  if (byte(i + 1) < lo || byte(i + 1) > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return 0;
+  return n;
+}
+}  // namespace
+
+bool valid_utf8(const std::string& s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+std::string printable(const std::string& s, size_t max_bytes) {
+  std::string out;
+  static const char* hex = "0123456789ABCDEF";
+  for (size_t i = 0; i < s.size();) {
+    if (out.size() >= max_bytes) {
+      out += "...";
+      break;
+    }
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0 || c < 0x20 || c == 0x7F) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
   return out;
 }
 

@@ -13,6 +13,11 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 // "a,b,,c" -> {"a", "b", "", "c"}; "" -> {}.
 std::vector<std::string> split(const std::string& text, char sep);
+// Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
+bool valid_utf8(const std::string& s);
+// `s` for an error message: control characters, NUL and bytes of invalid UTF-8 become \xNN, and
+// text beyond `max_bytes` is cut with "...". Safe to print whatever a user or a fuzzer typed.
+std::string printable(const std::string& s, size_t max_bytes = 200);
 // Shortest decimal text that reads back to the same double ("0.1", "52.1", "1e-05").
 std::string format_double(double v);
 

@@ -36,4 +36,59 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+namespace fs = std::filesystem;
+
+StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(std::move(dir)) {
+  auto fail = [&](const std::string& why) { throw InputError(SourceLocation{dir_, 0, 0}, option, why); };
+  fs::path target = fs::absolute(dir_).lexically_normal();
+  if (target.filename().empty()) target = target.parent_path();
+  std::error_code ec;
+  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) fail("output folder exists and is not a folder");
+  // Parents that do not exist yet are created now and removed again if nothing is committed.
+  std::vector<fs::path> missing;
+  for (fs::path p = target.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (!fs::create_directory(*it, ec) || ec) {
+      for (auto made = created_parents_.rbegin(); made != created_parents_.rend(); ++made) fs::remove(*made, ec);
+      fail("output folder cannot be created (" + it->string() + ": " + (ec ? ec.message() : "exists") + ")");
+    }
+    created_parents_.push_back(it->string());
+  }
+  staging_ = (target.parent_path() / ("." + target.filename().string() + ".staging-" + std::to_string(::getpid()))).string();
+  fs::remove_all(staging_, ec);
+  if (!fs::create_directory(staging_, ec) || ec) {
+    for (auto made = created_parents_.rbegin(); made != created_parents_.rend(); ++made) fs::remove(*made, ec);
+    fail("output folder cannot be created or written (" + target.parent_path().string() + ")");
+  }
+  dir_ = target.string();
+}
+
+StagedOutput::~StagedOutput() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+  for (auto made = created_parents_.rbegin(); made != created_parents_.rend(); ++made) fs::remove(*made, ec);
+}
+
+std::string StagedOutput::path(const std::string& file) const { return (fs::path(staging_) / file).string(); }
+
+void StagedOutput::commit() {
+  std::error_code ec;
+  if (!fs::exists(dir_, ec)) {
+    if (std::rename(staging_.c_str(), dir_.c_str()) != 0)
+      throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the outputs into place");
+  } else {
+    for (const auto& e : fs::directory_iterator(staging_)) {
+      const fs::path to = fs::path(dir_) / e.path().filename();
+      if (std::rename(e.path().c_str(), to.c_str()) != 0)
+        throw InputError(SourceLocation{to.string(), 0, 0}, "", "cannot replace the previous output file");
+    }
+    fs::remove_all(staging_, ec);
+  }
+  committed_ = true;
+}
+
 }  // namespace coinfer

@@ -2,6 +2,7 @@
 // Atomic output: write to a temporary name beside the target, then rename. If commit() is never
 // called (an error was thrown), the temporary is removed and the target is untouched.
 #include <string>
+#include <vector>
 
 namespace coinfer {
 
@@ -21,5 +22,27 @@ class AtomicFile {
 
 // Writes text atomically.
 void write_text_atomic(const std::string& path, const std::string& text);
+
+// A folder of outputs that appear together or not at all. Files are written under a staging folder
+// beside the target (".<name>.staging-<pid>"); commit() renames the staging folder to the target when
+// the target does not exist yet, or else renames each file over its previous version. Without a
+// commit (an error was thrown), the destructor removes the staging folder and any parent folders the
+// constructor had to create, so a failed command leaves nothing behind.
+class StagedOutput {
+ public:
+  // Throws InputError naming `option` when the folder cannot be created or written.
+  StagedOutput(std::string dir, const std::string& option);
+  StagedOutput(const StagedOutput&) = delete;
+  StagedOutput& operator=(const StagedOutput&) = delete;
+  ~StagedOutput();
+  // Where to write `file` (a plain file name) before commit().
+  std::string path(const std::string& file) const;
+  void commit();
+
+ private:
+  std::string dir_, staging_;
+  std::vector<std::string> created_parents_;  // deepest last
+  bool committed_ = false;
+};
 
 }  // namespace coinfer

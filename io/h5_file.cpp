@@ -60,7 +60,8 @@ File File::create(const std::string& path) {
 File File::open_read(const std::string& path) {
   File f;
   f.path_ = path;
-  if (!std::filesystem::exists(path)) f.fail("", "file not found");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) f.fail("", ec ? "cannot read (" + ec.message() + ")" : std::string("file not found"));
   if (H5Fis_hdf5(path.c_str()) <= 0) f.fail("", "not an HDF5 file (corrupt or wrong format)");
   hid_t id = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   if (id < 0) f.fail("", "cannot open HDF5 file (corrupt?)");
@@ -96,9 +97,16 @@ std::vector<std::string> File::children(const std::string& group) const {
   hid_t g = H5Gopen2(file_.get(), group.c_str(), H5P_DEFAULT);
   if (g < 0) fail(group, "missing group");
   H5G_info_t info;
-  H5Gget_info(g, &info);
+  if (H5Gget_info(g, &info) < 0) {
+    H5Gclose(g);
+    fail(group, "cannot read the group (corrupt?)");
+  }
   for (hsize_t i = 0; i < info.nlinks; ++i) {
     ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len < 0 || len > 65535) {
+      H5Gclose(g);
+      fail(group, "cannot read the names of its members (corrupt?)");
+    }
     std::string name(static_cast<size_t>(len), '\0');
     H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), len + 1, H5P_DEFAULT);
     out.push_back(name);
@@ -147,10 +155,11 @@ bool File::has_attr(const std::string& obj, const std::string& name) const {
 std::vector<std::string> File::attr_names(const std::string& obj) const {
   Handle o(object(obj), H5Oclose);
   H5O_info_t info;
-  H5Oget_info2(o.get(), &info, H5O_INFO_NUM_ATTRS);
+  if (H5Oget_info2(o.get(), &info, H5O_INFO_NUM_ATTRS) < 0) fail(obj, "cannot read its attributes (corrupt?)");
   std::vector<std::string> out;
   for (hsize_t i = 0; i < info.num_attrs; ++i) {
     ssize_t len = H5Aget_name_by_idx(o.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    if (len < 0 || len > 65535) fail(obj, "cannot read its attribute names (corrupt?)");
     std::string n(static_cast<size_t>(len), '\0');
     H5Aget_name_by_idx(o.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, n.data(), len + 1, H5P_DEFAULT);
     out.push_back(n);
@@ -174,6 +183,7 @@ std::string File::read_attr_string(const std::string& obj, const std::string& na
     return out;
   }
   size_t size = H5Tget_size(type.get());
+  if (size == 0 || size > (1u << 20)) fail(obj + "@" + name, "attribute text size is implausible (corrupt?)");
   std::string buf(size, '\0');
   if (H5Aread(a.get(), type.get(), buf.data()) < 0) fail(obj + "@" + name, "cannot read attribute");
   buf.resize(buf.find('\0') == std::string::npos ? buf.size() : buf.find('\0'));
@@ -264,10 +274,16 @@ std::vector<T> read_any(const File& f, hid_t h5file, const std::string& ds, hid_
   if (cls != H5T_FLOAT && cls != H5T_INTEGER) fail(ds, "dataset is not numeric");
   Handle space(H5Dget_space(d.get()), H5Sclose);
   int rank = H5Sget_simple_extent_ndims(space.get());
-  std::vector<hsize_t> dd(static_cast<size_t>(rank > 0 ? rank : 0));
-  if (rank > 0) H5Sget_simple_extent_dims(space.get(), dd.data(), nullptr);
+  if (rank < 0 || rank > 32) fail(ds, "dataset has an implausible rank (corrupt?)");
+  std::vector<hsize_t> dd(static_cast<size_t>(rank));
+  if (rank > 0 && H5Sget_simple_extent_dims(space.get(), dd.data(), nullptr) < 0) fail(ds, "cannot read the dataset's shape (corrupt?)");
+  // Refuse datasets beyond 2^28 elements (2 GiB of doubles) before allocating for them.
+  constexpr hsize_t kMaxElements = hsize_t{1} << 28;
   hsize_t total = 1;
-  for (auto x : dd) total *= x;
+  for (auto x : dd) {
+    if (x != 0 && total > kMaxElements / x) fail(ds, "dataset is too large to read (more than 2^28 elements)");
+    total *= x;
+  }
   std::vector<T> out(total);
   if (total > 0 && H5Dread(d.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0) fail(ds, "cannot read dataset (corrupt?)");
   if (dims) *dims = dd;

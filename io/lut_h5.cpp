@@ -3,9 +3,23 @@
 #include <cmath>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/h5_file.hpp"
+#include "io/input_file.hpp"
+#include "io/lut_codec.hpp"
 
 namespace coinfer {
 
@@ -62,7 +76,7 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
   out.commit();
 }
 
-std::vector<LutTable> read_lut_file(const std::string& path) {
+std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
   h5::File f = h5::File::open_read(path);
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(SourceLocation{path, 0, 0}, key, what); };
   if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != "coinfer-lut")
@@ -78,7 +92,9 @@ std::vector<LutTable> read_lut_file(const std::string& path) {
       const std::string g = "/" + model + "/" + dataset;
       const int n = static_cast<int>(f.read_attr_int(g, "num_stages"));
       const int B = static_cast<int>(f.read_attr_int(g, "max_batch"));
-      if (n < 1 || n > 1000 || B < 1 || B > 4096) fail(g, "num_stages/max_batch out of range");
+      if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch) fail(g, "num_stages/max_batch out of range");
+      if (static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)
+        fail(g, "(num_stages + 1)^2 x max_batch is more than " + std::to_string(limits::kMaxLutCells) + " cells");
       const hsize_t N1 = static_cast<hsize_t>(n + 1);
       std::vector<hsize_t> dims;
       auto mean = f.read_double(g + "/latency_mean_s", &dims);
@@ -100,7 +116,6 @@ std::vector<LutTable> read_lut_file(const std::string& path) {
           for (int b = 1; b <= B; ++b) {
             size_t idx = (i * N1 + j) * B + (b - 1);
             if (std::isnan(mean[idx])) continue;
-            if (mean[idx] < 0) fail(g + "/latency_mean_s", "negative latency at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b));
             t.set_latency(i, j, b, LatencyStats{mean[idx], p50[idx], p95[idx], sd[idx], count[idx]});
           }
         }
@@ -108,11 +123,117 @@ std::vector<LutTable> read_lut_file(const std::string& path) {
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))
         if (a.rfind("provenance:", 0) == 0) t.provenance().attributes[a.substr(11)] = f.read_attr_string(g, a);
+      try {
+        t.check_values();
+      } catch (const std::invalid_argument& e) {
+        fail(g, e.what());
+      }
       out.push_back(std::move(t));
     }
   }
   if (out.empty()) fail("", "LUT file holds no tables");
   return out;
+}
+
+namespace {
+
+constexpr long long kMaxLutFileBytes = 1LL << 30;
+
+void write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<size_t>(n);
+  }
+}
+
+// The child: parse, then send 'T' + encoded tables, or 'E' + key + '\0' + message. Never returns.
+[[noreturn]] void lut_reader_child(const std::string& path, int fd) {
+  struct rlimit cap{static_cast<rlim_t>(limits::kLutReaderMemoryBytes), static_cast<rlim_t>(limits::kLutReaderMemoryBytes)};
+  ::setrlimit(RLIMIT_AS, &cap);
+  std::string reply;
+  try {
+    reply = "T" + encode_lut_tables(read_lut_file_in_process(path));
+  } catch (const InputError& e) {
+    reply = "E" + e.key() + std::string(1, '\0') + e.what();
+  } catch (const std::bad_alloc&) {
+    reply = std::string("E") + std::string(1, '\0') + "needs more than the reader's memory bound (corrupt sizes?)";
+  } catch (const std::exception& e) {
+    reply = std::string("E") + std::string(1, '\0') + "cannot be read (corrupt?): " + e.what();
+  }
+  write_all(fd, reply);
+  ::close(fd);
+  ::_exit(0);  // no atexit handlers: they belong to the parent
+}
+
+}  // namespace
+
+std::vector<LutTable> read_lut_file(const std::string& path) {
+  check_input_file(path, "LUT file", kMaxLutFileBytes);
+  auto fail = [&](const std::string& key, const std::string& what) -> std::vector<LutTable> {
+    throw InputError(SourceLocation{path, 0, 0}, key, what);
+  };
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) fail("", std::string("cannot start the LUT reader: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    fail("", std::string("cannot start the LUT reader: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    lut_reader_child(path, fds[1]);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(limits::kLutReaderTimeoutS);
+  bool timed_out = false;
+  char buf[65536];
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd p{fds[0], POLLIN, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(left));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      timed_out = r == 0;
+      break;
+    }
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) fail("", "reading took longer than " + std::to_string(limits::kLutReaderTimeoutS) + " s (corrupt file?)");
+  if (WIFSIGNALED(status))
+    fail("", std::string("corrupt LUT file: the HDF5 library crashed reading it (") + strsignal(WTERMSIG(status)) + ")");
+  if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("", "corrupt LUT file: the reader ended without an answer");
+  if (reply[0] == 'E') {
+    const size_t nul = reply.find('\0');
+    if (nul == std::string::npos) fail("", "corrupt LUT file");
+    const std::string key = reply.substr(1, nul - 1);
+    std::string what = reply.substr(nul + 1);
+    // The child's message already starts with "file: key: " (InputError formats it); keep only the reason.
+    const std::string prefix = InputError(SourceLocation{path, 0, 0}, key, "").what();
+    if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+    fail(key, what);
+  }
+  try {
+    return decode_lut_tables(reply.substr(1));
+  } catch (const std::invalid_argument& e) {
+    return fail("", std::string("corrupt LUT file: ") + e.what());
+  }
 }
 
 }  // namespace coinfer

@@ -12,7 +12,13 @@ constexpr int kLutSchemaVersion = 1;
 
 // Writes atomically (temporary name, then rename). All tables must share one device type.
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables);
-// Throws InputError naming the file and object for a missing file, corrupt data or another schema.
+// Throws InputError naming the file and object for a missing file, corrupt data, another schema or an
+// implausible value (LutTable::check_values). Never crashes on any file: libhdf5 1.10 can crash on
+// corrupted metadata, so the file is parsed in a forked child process (with an address-space cap of
+// limits::kLutReaderMemoryBytes and a limit of kLutReaderTimeoutS seconds) that hands the tables back
+// through a pipe (io/lut_codec.hpp); a child that dies or overruns is reported as a corrupt file.
 std::vector<LutTable> read_lut_file(const std::string& path);
+// The parse itself, in this process: only for trusted files (tests) and for the isolated child.
+std::vector<LutTable> read_lut_file_in_process(const std::string& path);
 
 }  // namespace coinfer

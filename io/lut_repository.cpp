@@ -14,13 +14,15 @@ LutSet load_luts(const std::vector<std::string>& paths) {
   LutSet set;
   for (const auto& p : paths) {
     std::vector<std::string> files;
-    if (fs::is_directory(p)) {
-      for (const auto& e : fs::directory_iterator(p))
-        if (e.path().extension() == ".h5") files.push_back(e.path().string());
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec))
+        if (it->path().extension() == ".h5") files.push_back(it->path().string());
+      if (ec) throw InputError(SourceLocation{p, 0, 0}, "", "cannot list the LUT folder: " + ec.message());
       std::sort(files.begin(), files.end());
-      if (files.empty()) throw InputError(SourceLocation{p, 0, 0}, "luts", "folder holds no .h5 LUT files");
+      if (files.empty()) throw InputError(SourceLocation{p, 0, 0}, "", "folder holds no .h5 LUT files");
     } else {
-      files.push_back(p);
+      files.push_back(p);  // read_lut_file names what is wrong with it (missing, a loop, not a file)
     }
     for (const auto& f : files) {
       for (auto& t : read_lut_file(f)) {
@@ -33,6 +35,14 @@ LutSet load_luts(const std::vector<std::string>& paths) {
     }
   }
   return set;
+}
+
+LutSet load_scenario_luts(const Scenario& s) {
+  try {
+    return load_luts(s.luts);
+  } catch (const InputError& e) {
+    throw InputError(s.luts_where, "luts", e.what());
+  }
 }
 
 }  // namespace coinfer

@@ -1,12 +1,15 @@
 #include "io/scenario_loader.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "core/limits.hpp"
 #include "core/text_util.hpp"
+#include "io/input_file.hpp"
 #include "io/yaml_util.hpp"
 
 namespace fs = std::filesystem;
@@ -14,11 +17,14 @@ namespace fs = std::filesystem;
 namespace coinfer {
 
 std::string resolve_scenario_path(const std::string& scenario_file, const std::string& path) {
-  if (fs::exists(path)) return path;
+  // symlink_status: a dangling link or a link loop still "exists" here; reading it then names the problem.
+  std::error_code ec;
+  auto exists = [&ec](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
+  if (exists(path)) return path;
   if (fs::path(path).is_absolute()) return "";
-  fs::path dir = fs::absolute(scenario_file).parent_path();
+  fs::path dir = fs::absolute(scenario_file, ec).parent_path();
   for (int up = 0; up < 4 && !dir.empty(); ++up) {
-    if (fs::exists(dir / path)) return (dir / path).lexically_normal().string();
+    if (exists(dir / path)) return (dir / path).lexically_normal().string();
     if (dir == dir.parent_path()) break;
     dir = dir.parent_path();
   }
@@ -47,8 +53,7 @@ bool parse_number(const std::string& t, double& out) {
 }  // namespace
 
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open bandwidth trace");
+  std::istringstream in(read_input_file(file, "bandwidth trace"));
   std::vector<BandwidthPoint> out;
   std::string line;
   int no = 0;
@@ -66,6 +71,8 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
     if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
     if (!out.empty() && p.t_s < out.back().t_s)
       throw InputError(SourceLocation{file, no, 1}, "time_s", "times must not decrease");
+    if (out.size() >= limits::kMaxTraceRows)
+      throw InputError(SourceLocation{file, no, 1}, "", "more than " + std::to_string(limits::kMaxTraceRows) + " rows (the bound of a trace file)");
     out.push_back(p);
   }
   if (out.empty()) throw InputError(SourceLocation{file, 0, 0}, "", "bandwidth trace has no data rows");
@@ -73,8 +80,7 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
 }
 
 std::vector<double> load_arrival_trace(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open arrival trace");
+  std::istringstream in(read_input_file(file, "arrival trace"));
   std::vector<double> out;
   std::string line;
   int no = 0;
@@ -86,12 +92,24 @@ std::vector<double> load_arrival_trace(const std::string& file) {
     if (!parse_number(line, t) || t < 0)
       throw InputError(SourceLocation{file, no, 1}, "", "expected an arrival time in seconds >= 0, got '" + line + "'");
     if (!out.empty() && t < out.back()) throw InputError(SourceLocation{file, no, 1}, "", "times must not decrease");
+    if (out.size() >= limits::kMaxTraceRows)
+      throw InputError(SourceLocation{file, no, 1}, "", "more than " + std::to_string(limits::kMaxTraceRows) + " rows (the bound of a trace file)");
     out.push_back(t);
   }
   return out;
 }
 
 namespace {
+
+// The scenario's name becomes the default output folder results/<name>: a plain file name only.
+void check_scenario_name(const YamlReader& r, const YAML::Node& root, const std::string& name) {
+  const YAML::Node& where = root["name"] ? root["name"] : root;
+  bool plain = !name.empty() && name.size() <= limits::kMaxNameBytes && name[0] != '.';
+  for (char c : name) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+  if (!plain)
+    r.fail(where, "name", "'" + printable(name, 80) + "' is not allowed: a scenario name is 1-" + std::to_string(limits::kMaxNameBytes) +
+                              " letters, digits, '_', '-' or '.', not starting with '.' (it names the output folder results/<name>)");
+}
 
 LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file,
                    bool allow_trace, LinkSpec fallback) {
@@ -128,14 +146,18 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   Scenario s;
   s.file = file;
   s.name = r.get_string(root, "name", "", fs::path(file).stem().string());
+  check_scenario_name(r, root, s.name);
   s.seed = static_cast<unsigned long long>(r.get_int(root, "seed", "", 1, 0));
   s.duration_s = r.get_double(root, "duration_s", "", 60, 0, true);
+  if (s.duration_s > limits::kMaxDurationS)
+    r.fail(root["duration_s"], "duration_s", "value " + format_double(s.duration_s) + " must be <= " + format_double(limits::kMaxDurationS));
   s.warmup_s = r.get_double(root, "warmup_s", "", 0, 0, false);
   if (s.warmup_s >= s.duration_s) r.fail(root["warmup_s"], "warmup_s", "must be smaller than duration_s");
   s.drain_s = r.get_double(root, "drain_s", "", 30, 0, false);
   s.network_model = r.get_string(root, "network_model", "", "cm02");
   if (s.network_model != "cm02" && s.network_model != "lv08")
     r.fail(root["network_model"], "network_model", "'" + s.network_model + "' is not allowed; allowed: cm02, lv08");
+  s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
     std::string resolved = resolve_scenario_path(file, l);
     if (resolved.empty()) r.fail(root["luts"], "luts", "'" + l + "' not found (relative paths are tried from the working directory, then from the scenario's folder upwards)");
@@ -152,16 +174,16 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power"}, path);
     ServerSpec sv;
     sv.where = r.where(n);
-    sv.id = r.get_string(n, "id", path);
+    sv.id = r.get_name(n, "id", path);
     if (s.server_index(sv.id) >= 0) r.fail(n["id"], path + ".id", "duplicate server id '" + sv.id + "'");
-    sv.type = r.get_string(n, "type", path);
-    sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1));
-    sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0));
+    sv.type = r.get_name(n, "type", path);
+    sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1, limits::kMaxWorkers, "each worker is a simulated actor; no edge server runs more concurrent batches"));
+    sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, limits::kMaxCores));
     if (n["batch"]) {
       const YAML::Node& b = n["batch"];
       r.check_keys(b, {"window_ms", "max_size"}, path + ".batch");
       sv.batch.window_ms = r.get_double(b, "window_ms", path + ".batch", 0, 0, false);
-      sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1));
+      sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1, limits::kMaxBatch, "the largest batch a LUT file can hold"));
     }
     sv.link = read_link(r, n["link"], path + ".link", file, false, sv.link);
     if (n["power"]) {
@@ -189,11 +211,11 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     r.check_keys(n, {"id", "count", "type", "model", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"}, path);
     DeviceSpec d;
     d.where = r.where(n);
-    const std::string id = r.get_string(n, "id", path);
-    const long long count = r.get_int(n, "count", path, 0, 1);
-    d.type = r.get_string(n, "type", path);
-    d.model = r.get_string(n, "model", path);
-    d.dataset = r.get_string(n, "dataset", path);
+    const std::string id = r.get_name(n, "id", path);
+    const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each is a simulated actor");
+    d.type = r.get_name(n, "type", path);
+    d.model = r.get_name(n, "model", path);
+    d.dataset = r.get_name(n, "dataset", path);
     if (n["server"]) {
       d.server = r.get_string(n, "server", path);
       if (s.server_index(d.server) < 0) {
@@ -221,10 +243,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       const std::string arrival = r.get_string(w, "arrival", wp, "closed_loop");
       if (arrival == "closed_loop") {
         d.workload.arrival = WorkloadSpec::Arrival::closed_loop;
-        d.workload.in_flight = static_cast<int>(r.get_int(w, "in_flight", wp, 0, 1));
+        d.workload.in_flight = static_cast<int>(r.get_int(w, "in_flight", wp, 0, 1, limits::kMaxInFlight));
       } else if (arrival == "poisson") {
         d.workload.arrival = WorkloadSpec::Arrival::poisson;
         d.workload.rate_per_s = r.require_double(w, "rate_per_s", wp, 0, true);
+        if (d.workload.rate_per_s > limits::kMaxRatePerS)
+          r.fail(w["rate_per_s"], wp + ".rate_per_s", "value " + format_double(d.workload.rate_per_s) + " must be <= " + format_double(limits::kMaxRatePerS));
       } else if (arrival == "none") {
         d.workload.arrival = WorkloadSpec::Arrival::none;
       } else if (arrival == "trace") {
@@ -253,6 +277,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     }
     d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
     const int copies = count > 0 ? static_cast<int>(count) : 1;
+    if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
+      r.fail(n, path + (count > 0 ? ".count" : ""), "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " +
+                                                        std::to_string(limits::kMaxDevices) + " (each device is a simulated actor with its own stack)");
     for (int c = 0; c < copies; ++c) {
       DeviceSpec copy = d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
@@ -267,20 +294,28 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.scheduler.where = r.where(sc);
     s.scheduler.name = r.get_string(sc, "name", "scheduler");
     s.scheduler.period_s = r.get_double(sc, "period_s", "scheduler", 0, 0, false);
+    if (s.scheduler.period_s > 0 && s.duration_s / s.scheduler.period_s > limits::kMaxPeriodicDecisions)
+      r.fail(sc["period_s"], "scheduler.period_s",
+             "value " + format_double(s.scheduler.period_s) + " gives " + format_double(s.duration_s / s.scheduler.period_s) +
+                 " periodic decisions over duration_s = " + format_double(s.duration_s) + " s; at most " +
+                 format_double(limits::kMaxPeriodicDecisions) + " (period_s >= " + format_double(s.duration_s / limits::kMaxPeriodicDecisions) + ")");
     s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
     s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
     s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
     for (auto it = sc.begin(); it != sc.end(); ++it) {
+      if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
       if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes") continue;
-      if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + k, "expected a single value");
-      s.scheduler.params[k] = it->second.as<std::string>();
+      if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
+      s.scheduler.params[k] = r.get_string(sc, k, "scheduler");
     }
   }
 
   if (root["events"]) {
     const YAML::Node& ev = root["events"];
     if (!ev.IsSequence()) r.fail(ev, "events", "expected a list of events");
+    if (ev.size() > limits::kMaxEvents)
+      r.fail(ev, "events", std::to_string(ev.size()) + " events; at most " + std::to_string(limits::kMaxEvents));
     for (size_t i = 0; i < ev.size(); ++i) {
       const YAML::Node& n = ev[i];
       const std::string path = "events[" + std::to_string(i) + "]";

@@ -48,7 +48,7 @@ std::string summary_json_text(const RunResults& r) {
     else devices[m.id] = metrics(m);
   }
   j["devices"] = devices;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 void write_summary_json(const std::string& path, const RunResults& r) { write_text_atomic(path, summary_json_text(r)); }
@@ -59,7 +59,7 @@ std::string timing_json_text(const RunResults& r) {
   j["engine_wall_s"] = r.engine_wall_s;
   j["decisions"] = nlohmann::ordered_json::array();
   for (const auto& d : r.decisions) j["decisions"].push_back({{"t_s", d.t_s}, {"trigger", d.trigger}, {"wall_s", d.wall_s}});
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace coinfer

@@ -2,7 +2,9 @@
 
 #include <cmath>
 
+#include "core/limits.hpp"
 #include "core/text_util.hpp"
+#include "io/input_file.hpp"
 
 namespace coinfer {
 
@@ -11,10 +13,9 @@ std::string key_path(const std::string& path, const std::string& key) {
 }
 
 YAML::Node YamlReader::load_file() const {
+  const std::string text = read_input_file(file_, "YAML file");
   try {
-    return YAML::LoadFile(file_);
-  } catch (const YAML::BadFile&) {
-    throw InputError(SourceLocation{file_, 0, 0}, "", "cannot open file");
+    return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw InputError(SourceLocation{file_, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
   }
@@ -38,12 +39,13 @@ void YamlReader::check_keys(const YAML::Node& map, const std::vector<std::string
                             const std::string& path) const {
   require_map(map, path);
   for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) fail(it->first, path, "a key must be a plain text value");
     std::string k = it->first.as<std::string>();
     bool ok = false;
     for (const auto& a : allowed) ok = ok || a == k;
     if (ok) continue;
     std::string near = nearest_word(k, allowed);
-    fail(it->first, key_path(path, k),
+    fail(it->first, key_path(path, printable(k, 80)),
          "unknown key" + (near.empty() ? std::string() : "; did you mean '" + near + "'?") + " (allowed: " +
              join(allowed) + ")");
   }
@@ -53,7 +55,25 @@ std::string YamlReader::get_string(const YAML::Node& map, const std::string& key
   YAML::Node v = map[key];
   if (!v) fail(map, key_path(path, key), "missing required key");
   if (!v.IsScalar()) fail(v, key_path(path, key), "expected a text value");
-  return v.as<std::string>();
+  std::string text = v.as<std::string>();
+  check_text(v, key_path(path, key), text);
+  return text;
+}
+
+std::string YamlReader::get_name(const YAML::Node& map, const std::string& key, const std::string& path) const {
+  std::string name = get_string(map, key, path);
+  if (name.empty()) fail(map[key], key_path(path, key), "must not be empty");
+  if (name.size() > limits::kMaxNameBytes)
+    fail(map[key], key_path(path, key), "a name of " + std::to_string(name.size()) + " bytes is too long (at most " + std::to_string(limits::kMaxNameBytes) + ")");
+  return name;
+}
+
+void YamlReader::check_text(const YAML::Node& v, const std::string& key, const std::string& text) const {
+  if (!valid_utf8(text)) fail(v, key, "'" + printable(text) + "' is not valid UTF-8");
+  for (unsigned char c : text)
+    if (c < 0x20 || c == 0x7F) fail(v, key, "'" + printable(text) + "' contains a control character");
+  if (text.size() > limits::kMaxTextValueBytes)
+    fail(v, key, "text of " + std::to_string(text.size()) + " bytes is too long (at most " + std::to_string(limits::kMaxTextValueBytes) + ")");
 }
 
 std::string YamlReader::get_string(const YAML::Node& map, const std::string& key, const std::string& path,
@@ -93,7 +113,7 @@ double YamlReader::require_double(const YAML::Node& map, const std::string& key,
 }
 
 long long YamlReader::get_int(const YAML::Node& map, const std::string& key, const std::string& path,
-                              long long fallback, long long min_value) const {
+                              long long fallback, long long min_value, long long max_value, const std::string& why_max) const {
   YAML::Node v = map[key];
   const std::string kp = key_path(path, key);
   if (!v) return fallback;
@@ -108,6 +128,8 @@ long long YamlReader::get_int(const YAML::Node& map, const std::string& key, con
     fail(v, kp, "'" + text + "' is not an integer");
   }
   if (x < min_value) fail(v, kp, "value " + std::to_string(x) + " must be >= " + std::to_string(min_value));
+  if (x > max_value)
+    fail(v, kp, "value " + std::to_string(x) + " must be <= " + std::to_string(max_value) + (why_max.empty() ? "" : " (" + why_max + ")"));
   return x;
 }
 
@@ -126,11 +148,15 @@ std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, cons
   std::vector<std::string> out;
   YAML::Node v = map[key];
   if (!v) return out;
-  if (v.IsScalar()) return {v.as<std::string>()};
+  if (v.IsScalar()) {
+    check_text(v, key_path(path, key), v.as<std::string>());
+    return {v.as<std::string>()};
+  }
   if (!v.IsSequence()) fail(v, key_path(path, key), "expected a list");
   for (const auto& e : v) {
     if (!e.IsScalar()) fail(e, key_path(path, key), "expected a list of text values");
     out.push_back(e.as<std::string>());
+    check_text(e, key_path(path, key), out.back());
   }
   return out;
 }

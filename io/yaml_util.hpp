@@ -3,6 +3,7 @@
 // unknown key comes with the nearest valid one.
 #include <yaml-cpp/yaml.h>
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -33,14 +34,19 @@ class YamlReader {
                     double min_value, bool strictly_greater) const;
   double require_double(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
                         bool strictly_greater) const;
+  // A name or id (get_string, at most limits::kMaxNameBytes bytes, not empty).
+  std::string get_name(const YAML::Node& map, const std::string& key, const std::string& path) const;
+  // Integers in [min_value, max_value]; `why_max` explains the upper bound in the error.
   long long get_int(const YAML::Node& map, const std::string& key, const std::string& path, long long fallback,
-                    long long min_value) const;
+                    long long min_value, long long max_value = LLONG_MAX, const std::string& why_max = "") const;
   bool get_bool(const YAML::Node& map, const std::string& key, const std::string& path, bool fallback) const;
   std::vector<std::string> get_string_list(const YAML::Node& map, const std::string& key,
                                            const std::string& path) const;
 
  private:
   double to_double(const YAML::Node& value, const std::string& key) const;
+  // Text values must be valid UTF-8 without control characters, at most 4 KiB.
+  void check_text(const YAML::Node& value, const std::string& key, const std::string& text) const;
   std::string file_;
 };
 

@@ -91,7 +91,7 @@ void DeviceRuntime::cancel_activities() {
 
 bool DeviceRuntime::accepting() const {
   const double now = sg4::Engine::get_clock();
-  return now >= spec_.join_at_s && now < spec_.leave_at_s && now < run_.arrivals_end_s;
+  return now >= spec_.join_at_s && now < spec_.leave_at_s && now < run_.arrivals_end_s && run_.may_create_request();
 }
 
 void DeviceRuntime::create_request() {
@@ -252,6 +252,10 @@ void DeviceRuntime::event_loop() {
       return;
     }
     while (next_arrival_s_ <= sg4::Engine::get_clock()) {
+      if (!run_.may_create_request()) {
+        next_arrival_s_ = kNever;
+        break;
+      }
       create_request();
       next_arrival_s_ = arrivals_.next();
     }

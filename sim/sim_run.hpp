@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/limits.hpp"
 #include "core/lut.hpp"
 #include "core/model_spec.hpp"
 #include "core/request_record.hpp"
@@ -45,6 +46,9 @@ struct SimRun {
   simgrid::s4u::SemaphorePtr all_done;  // released when arrivals ended and unfinished hit 0
 
   SimRequest& new_request(int device);
+  // False once the run holds limits::kMaxRequests requests: devices stop creating, and the run is
+  // refused afterwards (run_simulation throws InputError).
+  bool may_create_request() const { return static_cast<long long>(requests.size()) < limits::kMaxRequests; }
   // Marks a request finished (ok) at the current time and wakes the controller if it was the last.
   void finish(SimRequest& r);
   int batch_group_id(const std::string& model, const std::string& dataset, int split);

@@ -159,6 +159,12 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!run.may_create_request())
+    throw InputError(SourceLocation{s.file, 0, 0}, "duration_s",
+                     "the run reached " + std::to_string(limits::kMaxRequests) + " requests, the bound of one simulation, by " +
+                         format_double(run.requests.back().rec.t_created) +
+                         " s of simulated time (a near-zero LUT latency or a very high arrival rate?); shorten duration_s or "
+                         "split the run");
 
   RunResults out = run_results_of(s);
   out.end_s = end_s;

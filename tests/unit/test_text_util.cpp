@@ -21,6 +21,12 @@ TEST(TextUtil, FormatDoubleRoundTrips) {
   EXPECT_EQ(format_double(0.1), "0.1");
   EXPECT_EQ(format_double(52.1), "52.1");
   EXPECT_EQ(format_double(1e-5), "1e-05");
+  // No exponent where plain decimals are short: %g alone gives "6e+01", "1e+05", "6e-04".
+  EXPECT_EQ(format_double(60), "60");
+  EXPECT_EQ(format_double(100000), "100000");
+  EXPECT_EQ(format_double(0.0006), "0.0006");
+  EXPECT_EQ(format_double(1e20), "1e+20");
+  EXPECT_EQ(format_double(-250), "-250");
 }
 
 TEST(Strategy, ParsesEveryFormAndRejectsOthers) {

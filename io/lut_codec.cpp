@@ -1,0 +1,171 @@
+#include "io/lut_codec.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/limits.hpp"
+
+namespace coinfer {
+
+namespace {
+
+constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
+constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kMaxTables = 100000;
+constexpr std::uint32_t kMaxStringBytes = 1 << 20;
+
+class Writer {
+ public:
+  template <typename T>
+  void put(T v) {
+    char b[sizeof(T)];
+    std::memcpy(b, &v, sizeof(T));
+    out_.append(b, sizeof(T));
+  }
+  void str(const std::string& s) {
+    put<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
+    out_ += s;
+  }
+  void raw(const char* p, size_t n) { out_.append(p, n); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <typename T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+    return v;
+  }
+  std::string str() {
+    const auto n = get<std::uint32_t>();
+    if (n > kMaxStringBytes) throw std::invalid_argument("LUT bytes: string of " + std::to_string(n) + " bytes");
+    need(n);
+    std::string s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void expect(const char* p, size_t n) {
+    need(n);
+    if (std::memcmp(in_.data() + pos_, p, n) != 0) throw std::invalid_argument("LUT bytes: bad magic");
+    pos_ += n;
+  }
+  bool at_end() const { return pos_ == in_.size(); }
+  size_t remaining() const { return in_.size() - pos_; }
+
+ private:
+  void need(size_t n) const {
+    if (n > in_.size() - pos_) throw std::invalid_argument("LUT bytes: truncated");
+  }
+  const std::string& in_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string encode_lut_tables(const std::vector<LutTable>& tables) {
+  Writer w;
+  w.raw(kMagic, 4);
+  w.put<std::uint32_t>(kVersion);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(tables.size()));
+  for (const auto& t : tables) {
+    w.str(t.key().device_type);
+    w.str(t.key().model);
+    w.str(t.key().dataset);
+    const int n = t.num_stages(), B = t.max_batch();
+    w.put<std::int32_t>(n);
+    w.put<std::int32_t>(B);
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const bool has = i < j && t.has_latency(i, j, b);
+          w.put<std::uint8_t>(has ? 1 : 0);
+          if (!has) continue;
+          const LatencyStats& s = t.latency(i, j, b);
+          w.put<double>(s.mean_s);
+          w.put<double>(s.p50_s);
+          w.put<double>(s.p95_s);
+          w.put<double>(s.std_s);
+          w.put<std::int64_t>(s.count);
+        }
+    for (double v : t.bytes_per_split()) w.put<double>(v);
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j) {
+        const auto m = i < j ? t.peak_memory(i, j) : std::nullopt;
+        w.put<std::uint8_t>(m ? 1 : 0);
+        if (m) w.put<double>(*m);
+      }
+    w.str(t.provenance().kind);
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(t.provenance().attributes.size()));
+    for (const auto& kv : t.provenance().attributes) {
+      w.str(kv.first);
+      w.str(kv.second);
+    }
+  }
+  return w.take();
+}
+
+std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
+  Reader r(bytes);
+  r.expect(kMagic, 4);
+  if (r.get<std::uint32_t>() != kVersion) throw std::invalid_argument("LUT bytes: unknown version");
+  const auto count = r.get<std::uint32_t>();
+  if (count > kMaxTables) throw std::invalid_argument("LUT bytes: too many tables");
+  std::vector<LutTable> out;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    LutKey key;
+    key.device_type = r.str();
+    key.model = r.str();
+    key.dataset = r.str();
+    const int n = r.get<std::int32_t>(), B = r.get<std::int32_t>();
+    if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch ||
+        static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)
+      throw std::invalid_argument("LUT bytes: num_stages/max_batch out of range");
+    // Every cell takes at least its presence byte: refuse before allocating for bytes that are not there.
+    const size_t cells = static_cast<size_t>(n + 1) * (n + 1);
+    if (r.remaining() < cells * B + cells + 8 * static_cast<size_t>(n + 1)) throw std::invalid_argument("LUT bytes: truncated");
+    LutTable t(key, n, B);
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const auto has = r.get<std::uint8_t>();
+          if (has > 1 || (has && i >= j)) throw std::invalid_argument("LUT bytes: bad latency presence flag");
+          if (!has) continue;
+          LatencyStats s;
+          s.mean_s = r.get<double>();
+          s.p50_s = r.get<double>();
+          s.p95_s = r.get<double>();
+          s.std_s = r.get<double>();
+          s.count = r.get<std::int64_t>();
+          t.set_latency(i, j, b, s);
+        }
+    for (auto& v : t.bytes_per_split()) v = r.get<double>();
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j) {
+        const auto has = r.get<std::uint8_t>();
+        if (has > 1 || (has && i >= j)) throw std::invalid_argument("LUT bytes: bad memory presence flag");
+        if (has) t.set_peak_memory(i, j, r.get<double>());
+      }
+    t.provenance().kind = r.str();
+    const auto attrs = r.get<std::uint32_t>();
+    if (attrs > 10000) throw std::invalid_argument("LUT bytes: too many provenance attributes");
+    for (std::uint32_t a = 0; a < attrs; ++a) {
+      std::string name = r.str();
+      t.provenance().attributes[name] = r.str();
+    }
+    t.check_values();
+    out.push_back(std::move(t));
+  }
+  if (!r.at_end()) throw std::invalid_argument("LUT bytes: trailing data");
+  return out;
+}
+
+}  // namespace coinfer

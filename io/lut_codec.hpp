@@ -1,0 +1,22 @@
+#pragma once
+// A compact byte form of LUT tables, used to hand tables from the isolated LUT reader (a child
+// process that parses the untrusted HDF5 file, io/lut_h5.cpp) to the parent. decode_lut_tables()
+// accepts any bytes: malformed input throws std::invalid_argument, never crashes, and allocates no
+// more than the bounds of core/limits.hpp allow (tests/fuzz/fuzz_lut_codec.cpp searches for failures).
+//
+// Layout (little-endian): "CLUT" u32 version=1, u32 table count; per table: strings (u32 length +
+// bytes) device_type, model, dataset; i32 num_stages, i32 max_batch; per latency cell in index order
+// a presence byte and, if present, f64 mean, p50, p95, std and i64 count; f64 bytes per split
+// (num_stages + 1); per (begin, end) a presence byte and f64 peak memory; provenance kind; u32
+// attribute count and (key, value) strings.
+#include <string>
+#include <vector>
+
+#include "core/lut.hpp"
+
+namespace coinfer {
+
+std::string encode_lut_tables(const std::vector<LutTable>& tables);
+std::vector<LutTable> decode_lut_tables(const std::string& bytes);
+
+}  // namespace coinfer
