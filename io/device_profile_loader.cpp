@@ -15,7 +15,7 @@ std::map<std::string, DeviceProfile> load_device_profiles(const std::string& fil
   for (auto it = list.begin(); it != list.end(); ++it) {
     DeviceProfile p;
     p.type = it->first.as<std::string>();
-    const YAML::Node& n = it->second;
+    const YAML::Node n = it->second;  // a copy: it-> yields a temporary
     const std::string path = "profiles." + p.type;
     r.check_keys(n, {"role", "description", "peak_gflops", "mem_gbps", "stage_overhead_ms", "batch_half",
                      "latency_cv", "efficiency", "efficiency_note", "calibrate", "efficiency_from"},

@@ -159,7 +159,10 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     if (attrs > 10000) throw std::invalid_argument("LUT bytes: too many provenance attributes");
     for (std::uint32_t a = 0; a < attrs; ++a) {
       std::string name = r.str();
-      t.provenance().attributes[name] = r.str();
+      // Canonical form: names strictly increasing (as the encoder writes a std::map).
+      if (!t.provenance().attributes.empty() && !(t.provenance().attributes.rbegin()->first < name))
+        throw std::invalid_argument("LUT bytes: provenance attributes out of order or given twice");
+      t.provenance().attributes.emplace(name, r.str());
     }
     t.check_values();
     out.push_back(std::move(t));

@@ -8,7 +8,7 @@
 // bytes) device_type, model, dataset; i32 num_stages, i32 max_batch; per latency cell in index order
 // a presence byte and, if present, f64 mean, p50, p95, std and i64 count; f64 bytes per split
 // (num_stages + 1); per (begin, end) a presence byte and f64 peak memory; provenance kind; u32
-// attribute count and (key, value) strings.
+// attribute count and (key, value) strings, keys strictly increasing.
 #include <string>
 #include <vector>
 

@@ -135,6 +135,17 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
   return out;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define COINFER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define COINFER_ASAN 1
+#endif
+#endif
+#ifndef COINFER_ASAN
+#define COINFER_ASAN 0
+#endif
+
 namespace {
 
 constexpr long long kMaxLutFileBytes = 1LL << 30;
@@ -151,8 +162,10 @@ void write_all(int fd, const std::string& bytes) {
 
 // The child: parse, then send 'T' + encoded tables, or 'E' + key + '\0' + message. Never returns.
 [[noreturn]] void lut_reader_child(const std::string& path, int fd) {
+#if !COINFER_ASAN  // AddressSanitizer reserves terabytes of shadow address space: no cap under it
   struct rlimit cap{static_cast<rlim_t>(limits::kLutReaderMemoryBytes), static_cast<rlim_t>(limits::kLutReaderMemoryBytes)};
   ::setrlimit(RLIMIT_AS, &cap);
+#endif
   std::string reply;
   try {
     reply = "T" + encode_lut_tables(read_lut_file_in_process(path));

@@ -30,7 +30,7 @@ ModelCatalog ModelCatalog::load(const std::string& models_dir) {
   if (!list || !list.IsMap()) dr.fail(root, "datasets", "expected a mapping of dataset names");
   for (auto it = list.begin(); it != list.end(); ++it) {
     const std::string name = it->first.as<std::string>();
-    const YAML::Node& d = it->second;
+    const YAML::Node d = it->second;  // a copy: it-> yields a temporary
     const std::string path = "datasets." + name;
     dr.check_keys(d, {"kind", "task", "nodes", "edges", "features", "classes", "source"}, path);
     DatasetSpec s;

@@ -1,19 +1,64 @@
 #!/usr/bin/env bash
-# Builds the frame-parser fuzz target with clang's libFuzzer + AddressSanitizer + UBSan and runs it for
-# a bounded time (default 20 s; FUZZ_SECONDS overrides) from a small seed corpus of valid frames.
-# usage: run_fuzz.sh SOURCE_DIR BUILD_DIR
+# Builds libFuzzer targets with clang (AddressSanitizer + UBSan, leaks detected) and runs each for a
+# bounded time from a seed corpus made of the shipped files:
+#   frame        the middleware's frame parser and payload decoders (seeds: one valid frame per type)
+#   scenario     the scenario loader, YAML text + --set overrides, checked against models and LUTs
+#                (seeds: every shipped scenario, some with overrides)
+#   lut_codec    the bytes the isolated LUT reader hands back (seeds: every shipped LUT, encoded)
+#   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
+# usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
+#        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
-src=$1
-out=$2/fuzz
+src=$(cd "$1" && pwd)
+mkdir -p "$2/fuzz"
+out=$(cd "$2/fuzz" && pwd)
+shift 2
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
-mkdir -p "$out/corpus"
-if [ ! -x "$out/fuzz_frame" ] || [ -n "$(find "$src/hw/frame.cpp" "$src/hw/protocol.cpp" "$src/hw/frame.hpp" "$src/hw/protocol.hpp" "$src/tests/fuzz/fuzz_frame.cpp" -newer "$out/fuzz_frame")" ]; then
-  clang++ -std=c++17 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I"$src" \
-    "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" -lzstd -o "$out/fuzz_frame"
-fi
-# Seeds: one valid frame of each type (chunk byte first), written by python from the documented layout.
-/usr/bin/python3 - "$out/corpus" <<'PY'
+mkdir -p "$out"
+cxx=(clang++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I"$src" -I/usr/include/hdf5/serial
+     -DCOINFER_SOURCE_DIR="\"$src\"")
+h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+core=("$src"/core/*.cpp)
+io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp
+        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
+io_lut=("$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+
+build() {  # name sources... -- libs...
+  local name=$1; shift
+  local srcs=() libs=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do srcs+=("$1"); shift; done
+  [ $# -gt 0 ] && shift && libs=("$@")
+  local bin="$out/fuzz_$name"
+  if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$src"/core "$src"/io "$src"/hw -newer "$bin" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
+    echo "[fuzz] building fuzz_$name"
+    "${cxx[@]}" -fsanitize=fuzzer "${srcs[@]}" "${libs[@]}" -o "$bin"
+  fi
+}
+
+run() {  # name extra-args...   (corpus: $out/NAME.corpus; seeds: $out/NAME.seed)
+  local name=$1; shift
+  local corpus="$out/$name.corpus"
+  local limit=(-max_total_time="$secs")
+  [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
+  echo "[fuzz] $name: ${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$secs s}"
+  # Seeds stay in NAME.seed (read-only input); new finds go to NAME.corpus.
+  mkdir -p "$corpus"
+  (cd "$src" && "$out/fuzz_$name" "${limit[@]}" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$name-" "$@" "$corpus" "$out/$name.seed") > "$out/$name.log" 2>&1
+  local rc=$?
+  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|Done [0-9]+ runs" "$out/$name.log" | tr '\n' ' '; echo
+  if [ $rc -ne 0 ]; then tail -40 "$out/$name.log"; echo "[fuzz] $name FAILED (log: $out/$name.log)"; return 1; fi
+}
+
+status=0
+for t in "${targets[@]}"; do
+  case $t in
+    frame)
+      build frame "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" -- -lzstd
+      mkdir -p "$out/frame.seed"
+      /usr/bin/python3 - "$out/frame.seed" <<'PY'
 import struct, sys, os
 d = sys.argv[1]
 payloads = {1: b'{"protocol":1,"nonce":"00"}', 2: b'{"device":"a","type":"t","model":"m","dataset":"d","generates":true,"hmac":"x"}',
@@ -24,4 +69,35 @@ for t, p in payloads.items():
     frame = b'CIFR' + bytes([1, t, 0, 0]) + struct.pack('<QII', t, len(p), len(p)) + p
     open(os.path.join(d, f'seed{t}'), 'wb').write(bytes([t]) + frame)
 PY
-"$out/fuzz_frame" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 "$out/corpus" 2>&1 | tail -8
+      run frame -max_len=4096 || status=1
+      ;;
+    scenario)
+      build scenario "$src/tests/fuzz/fuzz_scenario.cpp" "${core[@]}" "${io_scn[@]}" -- -lyaml-cpp "${h5libs[@]}"
+      mkdir -p "$out/scenario.seed"
+      i=0
+      for f in $(find "$src/scenarios" -name '*.yaml' | sort); do
+        i=$((i+1)); cp "$f" "$out/scenario.seed/s$i"
+        { cat "$f"; printf '\n%%%%SET%%%%\nduration_s=3\ndevices.0.link.bandwidth_mbps=5\nscheduler.name=hierarchical\n'; } > "$out/scenario.seed/s${i}set"
+      done
+      run scenario -max_len=16384 || status=1
+      ;;
+    lut_codec)
+      build lut_codec "$src/tests/fuzz/fuzz_lut_codec.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}"
+      seeder="$out/lut_codec_seeder"
+      if [ ! -x "$seeder" ] || [ "$src/io/lut_codec.cpp" -nt "$seeder" ]; then
+        printf '#include "io/lut_codec.hpp"\n#include "io/lut_h5.hpp"\n#include <fstream>\nint main(int c, char** v) { for (int i = 2; i < c; ++i) std::ofstream(std::string(v[1]) + "/lut" + std::to_string(i), std::ios::binary) << coinfer::encode_lut_tables(coinfer::read_lut_file_in_process(v[i])); }\n' > "$out/seeder.cpp"
+        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" "${h5libs[@]}" -o "$seeder"
+      fi
+      mkdir -p "$out/lut_codec.seed" && "$seeder" "$out/lut_codec.seed" $(find "$src/traces" -name '*.h5' | sort)
+      run lut_codec -max_len=1048576 || status=1
+      ;;
+    lut_file)
+      build lut_file "$src/tests/fuzz/fuzz_lut_file.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}"
+      mkdir -p "$out/lut_file.seed"
+      for f in $(find "$src/traces" -name '*.h5' | sort); do cp "$f" "$out/lut_file.seed/$(basename "$(dirname "$f")")_$(basename "$f")"; done
+      run lut_file -max_len=1048576 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file)"; exit 2 ;;
+  esac
+done
+exit $status

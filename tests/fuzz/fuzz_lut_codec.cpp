@@ -1,0 +1,24 @@
+// libFuzzer target: decode_lut_tables (the bytes the isolated LUT reader hands to the parent process)
+// on arbitrary bytes. Malformed input must throw std::invalid_argument; anything else is a bug.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+
+#include "io/lut_codec.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string bytes(reinterpret_cast<const char*>(data), size);
+  try {
+    auto tables = coinfer::decode_lut_tables(bytes);
+    // What decodes must encode back to the same bytes.
+    if (coinfer::encode_lut_tables(tables) != bytes) {
+      std::cerr << "decode/encode round trip differs\n";
+      std::abort();
+    }
+  } catch (const std::invalid_argument&) {
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+// libFuzzer target: the scenario loader on arbitrary YAML text plus --set overrides, then the check
+// against the shipped models and LUTs. Input layout: the YAML text, then optionally a line "%%SET%%"
+// followed by one KEY=VALUE override per line. Bad input must be an InputError (exit 2 in the CLI);
+// any other exception, a crash, a sanitizer report, a leak or a hang is a bug.
+// Built and run (bounded) by tests/fuzz/run_fuzz.sh.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/input_error.hpp"
+#include "core/lut.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
+
+using namespace coinfer;
+
+namespace {
+struct World {
+  std::string root = COINFER_SOURCE_DIR;
+  std::string file;
+  std::unique_ptr<ModelCatalog> models;
+  std::unique_ptr<LutSet> luts;
+  World() {
+    models = std::make_unique<ModelCatalog>(ModelCatalog::load(root + "/models"));
+    luts = std::make_unique<LutSet>(load_luts({root + "/traces/lut"}));
+    // run_fuzz.sh starts the target in the source folder, so relative LUT and trace paths resolve as
+    // they do for the shipped scenarios; one scenario file per fuzzing process.
+    file = "/tmp/coinfer-fuzz-scenario-" + std::to_string(::getpid()) + ".yaml";
+  }
+  ~World() { std::remove(file.c_str()); }
+};
+World& world() {
+  static World w;
+  return w;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 65536) return 0;
+  World& w = world();
+  std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<std::string> sets;
+  const std::string marker = "\n%%SET%%\n";
+  if (auto at = text.find(marker); at != std::string::npos) {
+    std::string rest = text.substr(at + marker.size());
+    text.resize(at);
+    for (size_t start = 0; start <= rest.size();) {
+      size_t nl = rest.find('\n', start);
+      if (nl == std::string::npos) nl = rest.size();
+      if (nl > start) sets.push_back(rest.substr(start, nl - start));
+      start = nl + 1;
+    }
+  }
+  std::ofstream(w.file, std::ios::binary | std::ios::trunc) << text;
+  try {
+    Scenario s = load_scenario(w.file, sets);
+    check_scenario_against(s, *w.models, *w.luts);
+  } catch (const InputError&) {
+  } catch (const std::exception& e) {
+    std::cerr << "not an InputError: " << e.what() << "\n";
+    std::abort();
+  }
+  return 0;
+}
