@@ -150,10 +150,42 @@ struct EdgeServer::Impl {
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       h->reader = std::thread([this, h] { read_loop(h); });
+    } catch (const ProtocolError& e) {
+      // hw/README.md: a protocol error is answered with an error frame naming it, then the close.
+      if (conn) reject(*conn, peer, std::string("registration protocol error: ") + e.what());
     } catch (const std::exception& e) {
       log("connection from " + peer + " closed during registration: " + e.what());
       if (conn) conn->close();
     }
+  }
+
+  // Handshakes run on their own threads, detached; at most kMaxHandshakes at once (a connection
+  // beyond that is refused with an error frame), each thread's resources are reclaimed when it ends,
+  // and shutdown waits for the running ones (each is bounded by its 10 s registration timeout).
+  static constexpr int kMaxHandshakes = 32;
+  std::mutex hs_m;
+  std::condition_variable hs_cv;
+  int handshakes_running = 0;
+  void start_handshake(std::unique_ptr<Connection> conn) {
+    {
+      std::lock_guard<std::mutex> lock(hs_m);
+      if (handshakes_running >= kMaxHandshakes) {
+        const std::string peer = conn->peer();
+        reject(*conn, peer, "too many registrations in progress (" + std::to_string(kMaxHandshakes) + "); try again");
+        return;
+      }
+      ++handshakes_running;
+    }
+    std::thread([this, c = std::move(conn)]() mutable {
+      handshake(std::move(c));
+      std::lock_guard<std::mutex> lock(hs_m);
+      --handshakes_running;
+      hs_cv.notify_all();
+    }).detach();
+  }
+  void wait_for_handshakes() {
+    std::unique_lock<std::mutex> lock(hs_m);
+    hs_cv.wait(lock, [this] { return handshakes_running == 0; });
   }
 
   void apply_shaping(Handler& h) const {
@@ -575,13 +607,12 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   std::vector<std::thread> threads;
   for (int w = 0; w < I.sc.servers[I.server_index].workers; ++w) threads.emplace_back([&I, w] { I.worker_loop(w); });
   threads.emplace_back([&I] { I.scheduler_loop(); });
-  std::vector<std::thread> handshakes;
   while (!stop) {
     auto c = I.listener->accept(Seconds(0.2));
-    if (c) handshakes.emplace_back([&I, conn = c.release()]() mutable { I.handshake(std::unique_ptr<Connection>(conn)); });
+    if (c) I.start_handshake(std::move(c));
   }
   I.listener->close();
-  for (auto& t : handshakes) t.join();
+  I.wait_for_handshakes();
   {
     std::lock_guard<std::mutex> lock(I.m);
     for (auto& [i, h] : I.handlers) h->conn->close();
