@@ -28,9 +28,9 @@ constexpr std::size_t kMaxTraceRows = 1000000;
 // Size of any one input file we parse line by line (scenarios, traces, CSV imports): refuses /dev/zero
 // and multi-gigabyte files before reading them.
 constexpr long long kMaxTextFileBytes = 64LL << 20;
-// Requests one simulation may create: each costs ~0.5 KB while running and in the results; a run
-// that would create more (a closed loop on a near-zero LUT latency, a huge Poisson rate) stops
-// creating requests and is refused afterwards with exit 2.
+// Requests one simulation may create: each costs ~420 bytes while running and in the results
+// (bench/bounds.py); a run that would create more (a closed loop on a near-zero LUT latency, a huge
+// Poisson rate) stops creating requests and is refused afterwards with exit 2.
 constexpr long long kMaxRequests = 2000000;
 // LUT latencies (seconds): a measured stage never takes less than 100 ns or more than a day.
 constexpr double kMinLutLatencyS = 1e-7;
