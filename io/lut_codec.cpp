@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/byte_buffer.hpp"
 #include "core/limits.hpp"
 
 namespace coinfer {
@@ -19,9 +20,7 @@ class Writer {
  public:
   template <typename T>
   void put(T v) {
-    char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));
-    out_.append(b, sizeof(T));
+    put_bytes(out_, v);
   }
   void str(const std::string& s) {
     put<std::uint32_t>(static_cast<std::uint32_t>(s.size()));
@@ -34,39 +33,17 @@ class Writer {
   std::string out_;
 };
 
-class Reader {
+class Reader : public ByteReader {
  public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, in_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return v;
-  }
+  explicit Reader(const std::string& in) : ByteReader(in, "LUT bytes") {}
   std::string str() {
     const auto n = get<std::uint32_t>();
     if (n > kMaxStringBytes) throw std::invalid_argument("LUT bytes: string of " + std::to_string(n) + " bytes");
-    need(n);
-    std::string s = in_.substr(pos_, n);
-    pos_ += n;
-    return s;
+    return std::string(take(n), n);
   }
   void expect(const char* p, size_t n) {
-    need(n);
-    if (std::memcmp(in_.data() + pos_, p, n) != 0) throw std::invalid_argument("LUT bytes: bad magic");
-    pos_ += n;
+    if (std::memcmp(take(n), p, n) != 0) throw std::invalid_argument("LUT bytes: bad magic");
   }
-  bool at_end() const { return pos_ == in_.size(); }
-  size_t remaining() const { return in_.size() - pos_; }
-
- private:
-  void need(size_t n) const {
-    if (n > in_.size() - pos_) throw std::invalid_argument("LUT bytes: truncated");
-  }
-  const std::string& in_;
-  size_t pos_ = 0;
 };
 
 }  // namespace
@@ -167,7 +144,7 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     t.check_values();
     out.push_back(std::move(t));
   }
-  if (!r.at_end()) throw std::invalid_argument("LUT bytes: trailing data");
+  if (!r.done()) throw std::invalid_argument("LUT bytes: trailing data");
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/byte_buffer.hpp"
+
 namespace coinfer::models {
 
 namespace {
@@ -15,7 +17,7 @@ constexpr std::uint64_t kMaxTensorBytes = 1ULL << 34;  // 16 GiB: anything large
 
 template <typename T>
 void put(std::string& out, T v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  put_bytes(out, v);
 }
 
 void put_tensor(std::string& out, std::int32_t id, const torch::Tensor& t0) {
@@ -31,33 +33,6 @@ void put_tensor(std::string& out, std::int32_t id, const torch::Tensor& t0) {
   out.append(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size());
 }
 
-class Reader {
- public:
-  explicit Reader(const std::string& s) : s_(s) {}
-  template <typename T>
-  T get() {
-    need(sizeof(T));
-    T v;
-    std::memcpy(&v, s_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  const char* take(std::uint64_t n) {
-    need(n);
-    const char* p = s_.data() + pos_;
-    pos_ += n;
-    return p;
-  }
-  bool done() const { return pos_ == s_.size(); }
-
- private:
-  void need(std::uint64_t n) const {
-    if (n > s_.size() - pos_) throw std::invalid_argument("split state is truncated");
-  }
-  const std::string& s_;
-  size_t pos_ = 0;
-};
-
 }  // namespace
 
 std::string serialize(const SplitState& s) {
@@ -71,7 +46,7 @@ std::string serialize(const SplitState& s) {
 }
 
 SplitState deserialize(const std::string& bytes) {
-  Reader r(bytes);
+  ByteReader r(bytes, "split state");
   const char* magic = r.take(4);
   if (std::memcmp(magic, kMagic, 4) != 0) throw std::invalid_argument("not a split state (bad magic)");
   if (r.get<std::uint8_t>() != kVersion) throw std::invalid_argument("unsupported split state version");

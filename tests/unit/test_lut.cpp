@@ -4,10 +4,12 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "core/input_error.hpp"
 #include "core/lut_synth.hpp"
 #include "io/device_profile_loader.hpp"
+#include "io/lut_codec.hpp"
 #include "io/lut_csv.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
@@ -168,4 +170,63 @@ TEST(LutCsv, ImportConvertsMillisecondsAndTakesBytesFromTheSpec) {
   }
   EXPECT_THROW(import_lut_csv(dir + "/m.csv", catalog(), ""), InputError);
   fs::remove_all(dir);
+}
+
+TEST(LutCodec, EveryShippedLutSurvivesTheIsolatedReadersByteForm) {
+  // read_lut_file hands tables from its child process to the parent as these bytes.
+  for (const auto& e : fs::directory_iterator(std::string(COINFER_SOURCE_DIR) + "/traces/lut")) {
+    if (e.path().extension() != ".h5") continue;
+    const auto tables = read_lut_file_in_process(e.path().string());
+    const std::string bytes = encode_lut_tables(tables);
+    const auto back = decode_lut_tables(bytes);
+    ASSERT_EQ(back.size(), tables.size());
+    EXPECT_EQ(encode_lut_tables(back), bytes) << e.path();
+    EXPECT_EQ(back[0].provenance().attributes, tables[0].provenance().attributes);
+  }
+}
+
+TEST(LutCodec, EveryTruncationAndAFlippedFlagAreRefused) {
+  LutTable t({"board", "gcn", "mr"}, 3, 2);
+  t.set_latency(0, 3, 1, {0.1, 0.1, 0.1, 0, 1});
+  t.set_latency(1, 2, 2, {0.2, 0.2, 0.3, 0.01, 4});
+  t.provenance().kind = "measured";
+  t.provenance().attributes = {{"a", "1"}, {"b", "2"}};
+  const std::string bytes = encode_lut_tables({t});
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_tables(bytes.substr(0, n)), std::invalid_argument) << n;
+  EXPECT_THROW(decode_lut_tables(bytes + "x"), std::invalid_argument);  // trailing data
+  std::string flag = bytes;
+  flag[4 + 4 + 4 + (4 + 5) + (4 + 3) + (4 + 2) + 8] = 2;  // the first latency presence byte: neither 0 nor 1
+  EXPECT_THROW(decode_lut_tables(flag), std::invalid_argument);
+  EXPECT_NO_THROW(decode_lut_tables(bytes));
+}
+
+TEST(LutValues, ImplausibleValuesAreRefusedNamingTheEntry) {
+  auto table = [] {
+    LutTable t({"board", "gcn", "mr"}, 3, 1);
+    t.set_latency(0, 3, 1, {0.1, 0.1, 0.1, 0, 1});
+    return t;
+  };
+  EXPECT_NO_THROW(table().check_values());
+  auto refused = [&](const std::function<void(LutTable&)>& spoil, const std::string& names) {
+    LutTable t = table();
+    spoil(t);
+    try {
+      t.check_values();
+      ADD_FAILURE() << names << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  };
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {0, 0, 0, 0, 1}); }, "latency_mean_s at [0,1) batch 1");      // spins at time 0
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {1e-320, 0, 0, 0, 1}); }, "latency_mean_s");
+  refused([&](LutTable& t) { t.set_latency(0, 1, 1, {inf, 0, 0, 0, 1}); }, "latency_mean_s");
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {1e300, 0, 0, 0, 1}); }, "latency_mean_s");
+  refused([&](LutTable& t) { t.set_latency(0, 1, 1, {0.1, 0.1, nan, 0, 1}); }, "latency_p95_s");
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {0.1, 0.1, 0.1, -1, 1}); }, "latency_std_s");
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {0.1, 0.1, 0.1, 0, -3}); }, "latency_count");
+  refused([&](LutTable& t) { t.bytes_per_split()[2] = nan; }, "bytes_per_split at split 2");
+  refused([](LutTable& t) { t.bytes_per_split()[1] = -5; }, "bytes_per_split at split 1");
+  refused([](LutTable& t) { t.bytes_per_split()[1] = 1e300; }, "bytes_per_split");
+  refused([&](LutTable& t) { t.set_peak_memory(0, 2, inf); }, "peak_memory_bytes at [0,2)");
 }
