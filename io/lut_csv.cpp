@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 #include "core/text_util.hpp"
+#include "io/input_file.hpp"
 
 namespace coinfer {
 
@@ -26,8 +28,7 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog& models, const std::string& source) {
   if (source.empty()) throw InputError(SourceLocation{file, 0, 0}, "--source", "say where the measurements come from (e.g. 'measured on my Pi 4B, 4 threads, 2026-11-20')");
-  std::ifstream in(file);
-  if (!in) throw InputError(SourceLocation{file, 0, 0}, "", "cannot open CSV file");
+  std::istringstream in(read_input_file(file, "LUT CSV"));
   const std::vector<std::string> required = {"device_type", "model", "dataset", "start", "end", "batch",
                                              "mean_ms", "p50_ms", "p95_ms", "std_ms", "count"};
   std::string line;
@@ -79,7 +80,8 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
     r.s = LatencyStats{num("mean_ms") * 1e-3, num("p50_ms") * 1e-3, num("p95_ms") * 1e-3, num("std_ms") * 1e-3,
                        static_cast<long long>(num("count"))};
     r.mem = col.count("peak_memory_bytes") && !cells[col["peak_memory_bytes"]].empty() ? num("peak_memory_bytes") : NAN;
-    if (r.b < 1) throw InputError(SourceLocation{file, no, 1}, "batch", "must be >= 1");
+    if (r.b < 1 || r.b > limits::kMaxBatch)
+      throw InputError(SourceLocation{file, no, 1}, "batch", "must be in 1.." + std::to_string(limits::kMaxBatch));
     if (r.i >= r.j) throw InputError(SourceLocation{file, no, 1}, "end", "must be greater than start");
     rows[key].push_back(r);
   }
@@ -107,6 +109,11 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
     t.provenance().attributes["source"] = source;
     t.provenance().attributes["csv"] = file;
     t.provenance().attributes["bytes_per_split"] = "from model spec " + spec.file;
+    try {
+      t.check_values();
+    } catch (const std::invalid_argument& e) {
+      throw InputError(SourceLocation{file, 0, 0}, kv.first.to_string(), e.what());
+    }
     out.push_back(std::move(t));
   }
   return out;
