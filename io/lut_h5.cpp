@@ -162,6 +162,13 @@ void write_all(int fd, const std::string& bytes) {
 
 // The child: parse, then send 'T' + encoded tables, or 'E' + key + '\0' + message. Never returns.
 [[noreturn]] void lut_reader_child(const std::string& path, int fd) {
+  // A crash here must end this child by its signal, for the parent to report: handlers inherited
+  // from the parent (a sanitizer's, a fuzzer's, the CLI's) belong to the parent and must not run.
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    ::sigaction(sig, &dfl, nullptr);
+  }
 #if !COINFER_ASAN  // AddressSanitizer reserves terabytes of shadow address space: no cap under it
   struct rlimit cap{static_cast<rlim_t>(limits::kLutReaderMemoryBytes), static_cast<rlim_t>(limits::kLutReaderMemoryBytes)};
   ::setrlimit(RLIMIT_AS, &cap);
