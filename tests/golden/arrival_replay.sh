@@ -4,12 +4,7 @@
 # wall clock's scheduling delay (a few ms), and a different device index draws different times.
 set -u
 rt="$1"; coinfer="$2"; root="$3"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$root"
+source "$(dirname "$0")/rt_processes.sh"
 echo "replay-secret" > "$work/secret"
 cat > "$work/s.yaml" <<YAML
 name: replay

@@ -7,12 +7,7 @@
 #  3. a wrong secret: the device exits 2 naming the reason, the server keeps serving.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-cd "$root"
+source "$(dirname "$0")/rt_processes.sh"
 fails=0; passes=0
 ok() { passes=$((passes+1)); }
 bad() { echo "FAIL $1"; fails=$((fails+1)); }
