@@ -53,14 +53,14 @@ int run_command(const RunOptions& o) {
   check_output_folder(out, "--out");
   ModelCatalog models = ModelCatalog::load(data_root() + "/models");
   LutSet luts = load_scenario_luts(s);
-  SimulationOptions so;
+  sim::SimulationOptions so;
   const bool tty = ::isatty(2) && !o.quiet;
   if (tty)
     so.progress = [&](double t, long long n) {
       std::fprintf(stderr, "\r[coinfer] simulated %.1f / %.1f s, %lld requests", t, s.duration_s, n);
       std::fflush(stderr);
     };
-  RunResults r = run_simulation(s, models, luts, so);
+  RunResults r = sim::run_simulation(s, models, luts, so);
   if (tty) std::fprintf(stderr, "\n");
   // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
   StagedOutput staged(out, "--out");

@@ -282,7 +282,7 @@ int sweep(const SweepOptions& o) {
         random = scenario_uses_seed(sc);
         const std::string key = join(sc.luts, "|");
         if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
-        validate_simulation(sc, models, *lut_cache[key]);
+        sim::validate_simulation(sc, models, *lut_cache[key]);
       } catch (const InputError& e) {
         throw InputError(std::string("grid point ") + join(sets, " ") + ": " + e.what());
       }

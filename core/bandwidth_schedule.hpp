@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "core/units.hpp"
 
 namespace coinfer {
 
@@ -15,7 +16,7 @@ class BandwidthSchedule {
   explicit BandwidthSchedule(std::vector<BandwidthPoint> points);  // sorted; first at t=0
 
   double mbps_at(double t_s) const;
-  double bytes_per_s_at(double t_s) const { return mbps_at(t_s) * 1e6 / 8; }
+  double bytes_per_s_at(double t_s) const { return mbps_to_bytes_per_s(mbps_at(t_s)); }
   double peak_mbps() const;
   bool constant() const { return points_.size() == 1; }
   const std::vector<BandwidthPoint>& points() const { return points_; }

@@ -1,6 +1,6 @@
 #pragma once
 // Everything a run produces; written to results.h5 and summary.json by io/. Produced by the simulator
-// and (later) by the real runtime with the same meaning. Times in seconds since the start, energy in J.
+// and by the real runtime (collected from its journals) with the same meaning. Times in seconds since the start, energy in J.
 #include <string>
 #include <vector>
 

@@ -54,6 +54,9 @@ struct DeviceSpec {
 struct BatchSpec {
   double window_ms = 0;  // 0 = dispatch at once
   int max_size = 1;
+  // A batch may wait for more requests: a window and room for more than one. Otherwise every
+  // request is its own batch the moment it arrives.
+  bool windowed() const { return window_ms > 0 && max_size > 1; }
 };
 
 struct ServerSpec {

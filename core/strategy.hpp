@@ -13,6 +13,11 @@ struct Strategy {
   static Strategy offload() { return {Kind::offload, 0}; }
   static Strategy pp(int k) { return {Kind::pp, k}; }
   static Strategy data_parallel() { return {Kind::data_parallel, 0}; }
+  // The strategy whose device part is [0, k) of an n-stage model: k = 0 is offload, k = n local,
+  // anything between pp(k).
+  static Strategy at_split(int k, int num_stages) {
+    return k <= 0 ? offload() : k >= num_stages ? local() : pp(k);
+  }
 
   // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
   // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.

@@ -14,7 +14,8 @@
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
-#include "core/open_loop_arrivals.hpp"
+#include "core/arrival_process.hpp"
+#include "core/data_parallel_router.hpp"
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
@@ -51,7 +52,7 @@ struct DeviceRuntime::Impl {
   std::vector<models::GraphSample> inputs;
   BandwidthSchedule schedule;
   std::unique_ptr<JournalWriter> journal;
-  double local_estimate_s = 0, remote_compute_estimate_s = 0;  // data_parallel routing (LUT means)
+  DataParallelRouter dp_router;  // the shared data_parallel rule (core/data_parallel_router.hpp)
 
   std::mutex m;
   std::condition_variable cv;  // any state change
@@ -63,8 +64,8 @@ struct DeviceRuntime::Impl {
   std::deque<Job> compute_q;
   std::deque<std::pair<std::int64_t, std::string>> upload_q;  // (request, serialised state at its split)
   std::deque<std::int64_t> dp_pending;                         // data_parallel requests waiting for a side
-  bool dp_device_busy = false, dp_server_busy = false;
-  std::set<std::int64_t> dp_on_device;
+  std::set<std::int64_t> dp_on_device, dp_on_server;
+  bool computing = false, uploading = false;  // a request's stages / its upload in progress now
   std::int64_t next_id = 0;
   bool arrivals_over = false;
   bool ever_connected = false;
@@ -94,8 +95,13 @@ struct DeviceRuntime::Impl {
     }
     journal->done(r);
     at_server.erase(id);
-    if (dp_on_device.erase(id)) dp_device_busy = false;
-    else if (r.strategy == "data_parallel") dp_server_busy = false;
+    if (dp_on_device.erase(id)) dp_router.release(DataParallelRouter::Side::device);
+    else if (dp_on_server.erase(id)) dp_router.release(DataParallelRouter::Side::server);
+    for (auto p = dp_pending.begin(); p != dp_pending.end(); ++p)
+      if (*p == id) {
+        dp_pending.erase(p);
+        break;
+      }
     reqs.erase(it);
     route_data_parallel();
     cv.notify_all();
@@ -125,22 +131,30 @@ struct DeviceRuntime::Impl {
     else upload_q.emplace_back(id, std::string());  // the raw input is serialised by the uploader
   }
 
-  // As the simulator: a free side takes the next input; both free: the lower estimated latency.
+  // The simulator's rule (core/data_parallel_router.hpp) at the bandwidth the device sees now.
   void route_data_parallel() {  // m held
-    while (!dp_pending.empty() && (!dp_device_busy || !dp_server_busy)) {
-      bool to_server = !dp_server_busy;
-      if (!dp_device_busy && !dp_server_busy) {
-        const double bw = schedule.bytes_per_s_at(now());
-        const double remote = 2 * sc.devices[index].link.latency_ms * 1e-3 +
-                              (spec.bytes_at_split(0) + spec.bytes_at_split(n)) / bw + remote_compute_estimate_s;
-        to_server = remote < local_estimate_s;
-      }
+    while (!dp_pending.empty() && dp_router.any_free()) {
+      const bool to_server = *dp_router.route_next(schedule.bytes_per_s_at(now())) == DataParallelRouter::Side::server;
       const std::int64_t id = dp_pending.front();
       dp_pending.pop_front();
-      (to_server ? dp_server_busy : dp_device_busy) = true;
-      if (!to_server) dp_on_device.insert(id);
+      (to_server ? dp_on_server : dp_on_device).insert(id);
       route(id, to_server ? 0 : n);
     }
+  }
+
+  // The simulator's closed-loop admission rule (core/arrival_process.hpp) on this device's state.
+  bool closed_loop_admits() const {  // m held
+    ClosedLoopView v;
+    v.num_stages = n;
+    v.unfinished = static_cast<int>(reqs.size());
+    v.in_flight_limit = in_flight_limit();
+    bool requests_to_compute = false;
+    for (const Job& j : compute_q) requests_to_compute = requests_to_compute || !j.helper_task;
+    v.compute_idle = !computing && !requests_to_compute;
+    v.upload_idle = !uploading && upload_q.empty();
+    v.dp_input_waiting = !dp_pending.empty();
+    v.dp_side_free = dp_router.any_free();
+    return ArrivalProcess::admits(strategy, v);
   }
 
   int in_flight_limit() const {  // m held
@@ -154,7 +168,7 @@ struct DeviceRuntime::Impl {
     const double end = std::min(sc.duration_s, sc.devices[index].leave_at_s);
     // Open-loop times come from the simulator's own generator for (seed, device): a testbed run
     // replays the simulated arrivals exactly.
-    OpenLoopArrivals arrivals(sc.devices[index], sc.seed, index, sc.duration_s);
+    ArrivalProcess arrivals(sc.devices[index], sc.seed, index, sc.duration_s);
     const bool closed = w.arrival == WorkloadSpec::Arrival::closed_loop;
     double next = closed ? std::max(0.0, sc.devices[index].join_at_s) : arrivals.next();
     std::unique_lock<std::mutex> lock(m);
@@ -172,7 +186,7 @@ struct DeviceRuntime::Impl {
         continue;
       }
       if (closed) {
-        if (t >= next && static_cast<int>(reqs.size()) < in_flight_limit()) {
+        if (t >= next && closed_loop_admits()) {
           create_request();
           continue;
         }
@@ -213,6 +227,7 @@ struct DeviceRuntime::Impl {
       }
       if (!reqs.count(job.id)) continue;
       reqs[job.id].t_device_start = now();
+      computing = true;
       const models::GraphSample& input = inputs[job.id % inputs.size()];
       lock.unlock();
       std::string bytes, error;
@@ -224,6 +239,8 @@ struct DeviceRuntime::Impl {
         error = e.what();
       }
       lock.lock();
+      computing = false;
+      cv.notify_all();
       if (!reqs.count(job.id)) continue;
       reqs[job.id].t_device_end = now();
       if (!error.empty()) complete(job.id, false, "device stages failed: " + error);
@@ -280,6 +297,7 @@ struct DeviceRuntime::Impl {
       }
       const int split = reqs[id].split;
       at_server.insert(id);
+      uploading = true;
       lock.unlock();
       std::string error;
       std::size_t sent = 0;
@@ -296,6 +314,8 @@ struct DeviceRuntime::Impl {
         error = e.what();
       }
       lock.lock();
+      uploading = false;
+      cv.notify_all();
       if (!reqs.count(id)) continue;
       reqs[id].bytes_up = static_cast<double>(sent);
       if (!error.empty()) complete(id, false, "upload failed: " + error);
@@ -499,8 +519,8 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
   const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
-  if (I.luts.contains(dev_key)) I.local_estimate_s = I.luts.table(dev_key).mean_seconds(0, I.n, 1);
-  if (I.luts.contains(srv_key)) I.remote_compute_estimate_s = I.luts.table(srv_key).mean_seconds(0, I.n, 1);
+  I.dp_router = DataParallelRouter(data_parallel_costs(d, I.sc.access_point, I.spec, I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
+                                                       I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr));
   torch::NoGradGuard no_grad;
   if (!I.opt.input_file.empty()) {
     try {

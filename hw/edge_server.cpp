@@ -8,6 +8,7 @@
 #include <deque>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -15,14 +16,22 @@
 #include <thread>
 
 #include "core/bandwidth_schedule.hpp"
+#include "core/batch_queue.hpp"
+#include "core/execution_time.hpp"
+#include "core/helper_forwarding.hpp"
 #include "core/input_error.hpp"
+#include "core/model_key.hpp"
 #include "core/system_state.hpp"
 #include "hw/auth.hpp"
+#include "hw/batch_runner.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/scenario_loader.hpp"
+#include "io/state_json.hpp"
 #include "models/gnn_model.hpp"
+#include "sched/rescheduler.hpp"
 #include "sched/scheduler_factory.hpp"
 
 namespace coinfer::hw {
@@ -39,7 +48,6 @@ struct Handler {
   std::atomic<bool> alive{true};
   bool generates = true;
   DeviceStatus status;
-  bool helper_busy = false;  // a helper running forwarded work
 };
 
 struct Pending {
@@ -47,16 +55,18 @@ struct Pending {
   std::uint64_t task = 0;
   int split = 0;
   std::string state_bytes;
-  double t_received = 0, t_queued = 0;
-  int group = 0;  // (model, dataset, split) id: only equal groups batch together
+  double t_received = 0, t_queued = 0;  // Unix s
 };
 
-// Requests forwarded to a helper, awaiting its result (keyed by the helper's task id).
+// Requests forwarded to a helper, awaiting its result (keyed by the helper's task id). A batch
+// forwarded whole is one task per request; the helper is free again when the last one returns.
 struct Forwarded {
   std::shared_ptr<Handler> origin;
   std::uint64_t origin_task = 0;
   double t_received = 0, t_queued = 0;
   std::string helper;
+  int helper_index = -1;
+  std::uint64_t batch = 0;
 };
 }  // namespace
 
@@ -68,23 +78,28 @@ struct EdgeServer::Impl {
   int server_index = 0;
   std::vector<ModelSpec> specs;              // per scenario device
   std::vector<BandwidthSchedule> schedules;  // per scenario device
+  std::vector<const LutTable*> server_luts;  // per scenario device: this server type's LUT (null: not ours)
+  std::map<std::pair<int, int>, const LutTable*> helper_luts;  // (helper, origin) -> helper type's LUT for the origin's model
+  const ExecutionTimeModel* time = &lut_mean_time();
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Rescheduler> rescheduler;  // under m
   std::unique_ptr<Listener> listener;
 
+  // The shared policies (core/batch_queue.hpp, core/helper_forwarding.hpp), driven on run time
+  // (seconds since the epoch); all under m.
   std::mutex m;
-  std::condition_variable work_cv, sched_cv;
+  std::condition_variable work_cv, sched_cv, timer_cv;
   std::map<int, std::shared_ptr<Handler>> handlers;  // by device index (live registrations)
   std::vector<std::shared_ptr<Handler>> retired;     // closed handlers whose reader may still run
-  std::deque<Pending> queue;
+  BatchGroupIds group_ids;
+  std::unique_ptr<BatchQueue<Pending>> queue;
+  HelperForwardPolicy helper_policy;
   std::map<std::uint64_t, Forwarded> forwarded;
-  std::uint64_t next_forward_id = 1;
+  std::map<std::uint64_t, int> forwarded_batch_left;  // batch id -> requests not yet returned
+  std::uint64_t next_forward_id = 1, next_forward_batch = 1;
   int busy_workers = 0;
-  std::map<std::string, int> groups;
-  std::vector<Strategy> strategy;        // per scenario device: current
-  std::vector<double> bw_at_decision;    // per scenario device
-  std::vector<std::string> helpers;      // current scheme's helpers
-  std::string pending_triggers;
+  std::vector<double> running_until_s;  // expected end of each batch running now (run time)
   std::ofstream decisions;
   const std::atomic<bool>* stop = nullptr;
 
@@ -93,17 +108,8 @@ struct EdgeServer::Impl {
     if (opt.log) opt.log(line);
     else std::cerr << "[serve] " << line << std::endl;
   }
-  int group_of(int device, int split) {
-    const std::string key = sc.devices[device].model + "/" + sc.devices[device].dataset + "/" + std::to_string(split);
-    auto it = groups.find(key);
-    if (it != groups.end()) return it->second;
-    const int id = static_cast<int>(groups.size());
-    groups[key] = id;
-    return id;
-  }
-  void trigger(const std::string& why) {  // m held
-    pending_triggers += (pending_triggers.empty() ? "" : "+") + why;
-    sched_cv.notify_all();
+  void trigger(const Trigger& t) {  // m held
+    if (rescheduler->offer(t)) sched_cv.notify_all();
   }
 
   // --- connections -------------------------------------------------------------------------------
@@ -143,10 +149,10 @@ struct EdgeServer::Impl {
           retired.push_back(old->second);
         }
         handlers[index] = h;
-        a.strategy = strategy[index].to_string();
-        for (const auto& x : helpers) a.helper = a.helper || x == h->id;
+        a.strategy = rescheduler->strategy(index).to_string();
+        a.helper = rescheduler->is_helper(index);
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
-        trigger("join:" + h->id);
+        trigger(Trigger{Trigger::Kind::join, index, 0});
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       h->reader = std::thread([this, h] { read_loop(h); });
@@ -243,26 +249,21 @@ struct EdgeServer::Impl {
         r.ok = false;
         r.error = "helper " + h->id + " disconnected";
         reply(f->second.origin, f->second.origin_task, r, "");
+        forwarded_batch_left.erase(f->second.batch);
         f = forwarded.erase(f);
       } else {
         ++f;
       }
+    helper_policy.helper_done(h->index);
     auto it = handlers.find(h->index);
     if (it != handlers.end() && it->second == h) {
       handlers.erase(it);
       if (!*stop) {
         log("device " + h->id + " disconnected: " + why);
-        trigger("leave:" + h->id);
+        trigger(Trigger{Trigger::Kind::leave, h->index, 0});
       }
       // Its queued tasks cannot be answered any more: the device records them failed itself.
-      size_t dropped = 0;
-      for (auto q = queue.begin(); q != queue.end();)
-        if (q->origin == h) {
-          q = queue.erase(q);
-          ++dropped;
-        } else {
-          ++q;
-        }
+      const size_t dropped = queue->remove_if([&h](const Pending& p) { return p.origin == h; });
       if (dropped) log("dropped " + std::to_string(dropped) + " queued tasks of " + h->id);
     }
   }
@@ -278,21 +279,22 @@ struct EdgeServer::Impl {
     p.split = th.split;
     p.t_queued = unix_now();
     std::lock_guard<std::mutex> lock(m);
-    p.group = group_of(h->index, p.split);
-    queue.push_back(std::move(p));
-    work_cv.notify_one();
+    const DeviceSpec& d = sc.devices[h->index];
+    const int group = group_ids.id({{d.model, d.dataset}, p.split});
+    const auto added = queue->add(std::move(p), group, now());
+    if (added.sealed) sealed();
+    else if (added.opened) timer_cv.notify_all();
+  }
+
+  void sealed() {  // m held: a batch is ready for a worker (or a helper)
     forward_waiting();
+    work_cv.notify_all();
   }
 
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
     std::lock_guard<std::mutex> lock(m);
     h->status = s;
-    const double before = bw_at_decision[h->index];
-    if (s.bandwidth_mbps > 0 && before > 0 &&
-        std::fabs(s.bandwidth_mbps - before) / before > sc.scheduler.bandwidth_threshold_pct / 100) {
-      bw_at_decision[h->index] = s.bandwidth_mbps;  // one trigger per change
-      trigger("bandwidth:" + h->id);
-    }
+    if (s.bandwidth_mbps > 0) trigger(Trigger{Trigger::Kind::bandwidth, h->index, s.bandwidth_mbps});
   }
 
   void on_helper_result(const std::shared_ptr<Handler>& helper, const Frame& f) {
@@ -303,8 +305,12 @@ struct EdgeServer::Impl {
       if (it == forwarded.end()) throw ProtocolError("result for a task that was not forwarded to this device");
       fw = it->second;
       forwarded.erase(it);
-      helper->helper_busy = false;
-      work_cv.notify_all();
+      auto left = forwarded_batch_left.find(fw.batch);
+      if (left != forwarded_batch_left.end() && --left->second == 0) {
+        forwarded_batch_left.erase(left);
+        helper_policy.helper_done(helper->index);  // its whole batch is back
+        forward_waiting();
+      }
     }
     std::string out;
     ResultHeader r = unpack_result(f.payload, out);
@@ -323,143 +329,123 @@ struct EdgeServer::Impl {
     }
   }
 
-  // --- batching and workers ----------------------------------------------------------------------
-  // Picks the next batch (m held): the group of the oldest queued task, once it is full or its window
-  // has passed. Returns false and sets `wake` to the earliest window end otherwise.
-  bool take_batch(std::vector<Pending>& batch, double& wake) {
-    const ServerSpec& sv = sc.servers[server_index];
-    wake = 1e300;
-    std::map<int, int> count;
-    for (const auto& p : queue) ++count[p.group];
-    std::map<int, bool> seen;
-    for (const auto& p : queue) {
-      if (seen[p.group]) continue;
-      seen[p.group] = true;
-      const double due = p.t_queued + sv.batch.window_ms * 1e-3;
-      if (count[p.group] >= sv.batch.max_size || unix_now() >= due) {
-        const int g = p.group;
-        for (auto q = queue.begin(); q != queue.end() && static_cast<int>(batch.size()) < sv.batch.max_size;) {
-          if (q->group == g) {
-            batch.push_back(std::move(*q));
-            q = queue.erase(q);
-          } else {
-            ++q;
-          }
-        }
-        return true;
-      }
-      wake = std::min(wake, due);
+  // --- batching, workers and forwarding ----------------------------------------------------------
+  // Seals batches when their window ends (core/batch_queue.hpp), whether or not a worker is free.
+  void batch_timer_loop() {
+    std::unique_lock<std::mutex> lock(m);
+    while (!*stop) {
+      const double due = queue->next_deadline_s();
+      const double wait = std::min(0.1, std::max(0.0, due - now()));
+      if (wait > 0) timer_cv.wait_for(lock, Seconds(wait));
+      if (queue->seal_due(now()) > 0) sealed();
     }
-    return false;
   }
 
-  // A helper idle now, if the scheme names one (m held).
-  std::shared_ptr<Handler> idle_helper() {
-    for (const auto& id : helpers) {
-      const int i = sc.device_index(id);
-      auto it = handlers.find(i);
-      if (it != handlers.end() && it->second->alive && !it->second->helper_busy && !it->second->status.busy) return it->second;
-    }
-    return nullptr;
+  double server_seconds(const std::vector<Pending>& batch) const {
+    const int device = batch.front().origin->index;
+    const LutTable* lut = server_luts[device];
+    if (!lut) return 0;
+    return time->seconds(*lut, batch.front().split, lut->num_stages(), static_cast<int>(batch.size()));
+  }
+
+  // The helper's expected time for a batch: its input at the helper's reported bandwidth plus its
+  // own LUT time; +infinity when no LUT describes the helper for that model.
+  double helper_seconds(int helper, const std::vector<Pending>& batch) const {
+    auto lut = helper_luts.find({helper, batch.front().origin->index});
+    if (lut == helper_luts.end()) return std::numeric_limits<double>::infinity();
+    double bytes = 0;
+    for (const auto& p : batch) bytes += static_cast<double>(p.state_bytes.size());
+    double mbps = schedules[helper].mbps_at(now());
+    if (auto h = handlers.find(helper); h != handlers.end() && h->second->status.bandwidth_mbps > 0) mbps = h->second->status.bandwidth_mbps;
+    const LutTable& t = *lut->second;
+    return bytes / mbps_to_bytes_per_s(mbps) +
+           time->seconds(t, batch.front().split, t.num_stages(), static_cast<int>(batch.size()));
   }
 
   void worker_loop(int worker) {
     set_compute_threads(opt.threads_per_worker);
-    torch::NoGradGuard no_grad;
-    std::map<std::string, std::unique_ptr<models::GnnModel>> models_by_pair;  // a worker's own copies
+    BatchRunner runner;  // a worker's own model copies
     while (!*stop) {
       std::vector<Pending> batch;
+      double expected_end = 0;
       {
         std::unique_lock<std::mutex> lock(m);
-        double wake = 0;
-        if (!take_batch(batch, wake)) {
-          const double wait = std::min(0.1, std::max(0.0, wake - unix_now()));
-          work_cv.wait_for(lock, Seconds(wait));
+        if (!queue->has_ready()) {
+          work_cv.wait_for(lock, Seconds(0.1));
           continue;
         }
+        batch = queue->take_oldest();
         ++busy_workers;
+        expected_end = now() + server_seconds(batch);
+        running_until_s.push_back(expected_end);
         forward_waiting();
       }
-      run_batch(batch, models_by_pair);
+      run_batch(batch, runner);
       std::lock_guard<std::mutex> lock(m);
       --busy_workers;
+      running_until_s.erase(std::find(running_until_s.begin(), running_until_s.end(), expected_end));
       forward_waiting();
     }
   }
 
-  // When every worker is busy, pending single tasks go to idle helpers (m held).
+  // Sealed batches that no idle worker will take go whole to idle helpers when the shared policy
+  // (core/helper_forwarding.hpp) expects the helper to finish sooner (m held).
   void forward_waiting() {
-    while (!queue.empty() && busy_workers >= sc.servers[server_index].workers) {
-      auto helper = idle_helper();
-      if (!helper) return;
-      Pending p = std::move(queue.front());
-      queue.pop_front();
-      const std::uint64_t id = next_forward_id++;
-      forwarded[id] = {p.origin, p.task, p.t_received, p.t_queued, helper->id};
-      helper->helper_busy = true;
-      TaskHeader th{p.split, p.origin->id, unix_now()};
-      try {
-        helper->conn->send({MsgType::task, id, pack_task(th, p.state_bytes)});
-      } catch (const std::exception& e) {
-        forwarded.erase(id);
-        ResultHeader r;
-        r.ok = false;
-        r.error = "forwarding to helper " + helper->id + " failed: " + e.what();
-        reply(p.origin, p.task, r, "");
+    if (!helper_policy.has_helpers() || !queue->has_ready()) return;
+    ServerLoad load;
+    load.now_s = now();
+    load.workers = sc.servers[server_index].workers;
+    load.busy_workers = busy_workers;
+    load.running_until_s = running_until_s;
+    std::vector<double> ready_s;
+    for (const auto& b : queue->ready()) ready_s.push_back(server_seconds(b));
+    const auto& ready = queue->ready();
+    const std::vector<int> chosen = helper_policy.plan(
+        load, ready_s, [&](int helper, size_t i) { return helper_seconds(helper, ready[i]); },
+        [&](int helper) {
+          auto it = handlers.find(helper);
+          return it != handlers.end() && it->second->alive && !it->second->status.busy;
+        });
+    for (int helper_index : chosen) {
+      std::vector<Pending> batch = queue->take_newest();
+      const std::shared_ptr<Handler> helper = handlers.at(helper_index);
+      const std::uint64_t batch_id = next_forward_batch++;
+      forwarded_batch_left[batch_id] = static_cast<int>(batch.size());
+      for (Pending& p : batch) {
+        const std::uint64_t id = next_forward_id++;
+        forwarded[id] = {p.origin, p.task, p.t_received, p.t_queued, helper->id, helper_index, batch_id};
+        TaskHeader th{p.split, p.origin->id, unix_now()};
+        try {
+          helper->conn->send({MsgType::task, id, pack_task(th, p.state_bytes)});
+        } catch (const std::exception& e) {
+          forwarded.erase(id);
+          ResultHeader r;
+          r.ok = false;
+          r.error = "forwarding to helper " + helper->id + " failed: " + e.what();
+          reply(p.origin, p.task, r, "");
+          if (--forwarded_batch_left[batch_id] == 0) {
+            forwarded_batch_left.erase(batch_id);
+            helper_policy.helper_done(helper_index);
+          }
+        }
       }
     }
   }
 
-  void run_batch(std::vector<Pending>& batch, std::map<std::string, std::unique_ptr<models::GnnModel>>& cache) {
-    const int device = batch.front().origin->index;
-    const ModelSpec& spec = specs[device];
-    const std::string key = spec.name + "/" + spec.dataset.name;
-    auto& model = cache[key];
-    if (!model) model = std::make_unique<models::GnnModel>(spec, 1);
+  void run_batch(std::vector<Pending>& batch, BatchRunner& runner) {
+    const ModelSpec& spec = specs[batch.front().origin->index];
     ResultHeader r;
     r.batch_size = static_cast<int>(batch.size());
     r.t_batch_start = unix_now();
     std::vector<std::string> outputs(batch.size());
     std::string error;
     try {
-      std::vector<models::SplitState> states;
-      for (auto& p : batch) states.push_back(models::deserialize(p.state_bytes));
-      // Point-cloud states (every tensor [1, ...], no graph) run as one batch along dimension 0;
-      // graph states run one after another in this worker (a disjoint union would pool across graphs).
-      bool stackable = batch.size() > 1;
-      for (auto& s : states) {
-        if (s.edge_index.defined()) stackable = false;
-        for (auto& [id, t] : s.tensors)
-          if (t.dim() == 0 || t.size(0) != 1) stackable = false;
-      }
-      if (stackable) {
-        models::SplitState all;
-        all.next_stage = states[0].next_stage;
-        for (auto& [id, t] : states[0].tensors) {
-          std::vector<torch::Tensor> parts;
-          for (auto& s : states) parts.push_back(s.tensors.at(id));
-          all.tensors[id] = torch::cat(parts, 0);
-        }
-        model->run(all, spec.num_stages());
-        torch::Tensor out = model->output(all);
-        for (size_t i = 0; i < batch.size(); ++i) {
-          models::SplitState o;
-          o.next_stage = spec.num_stages();
-          o.tensors[spec.num_stages() - 1] = out.narrow(0, static_cast<int64_t>(i), 1).contiguous();
-          outputs[i] = models::serialize(o);
-        }
-      } else {
-        for (size_t i = 0; i < batch.size(); ++i) {
-          model->run(states[i], spec.num_stages());
-          models::SplitState o;
-          o.next_stage = spec.num_stages();
-          o.tensors[spec.num_stages() - 1] = model->output(states[i]).contiguous();
-          outputs[i] = models::serialize(o);
-        }
-      }
+      std::vector<const std::string*> states;
+      for (auto& p : batch) states.push_back(&p.state_bytes);
+      outputs = runner.run(spec, states);
     } catch (const std::exception& e) {
       error = e.what();
-      log("batch of " + std::to_string(batch.size()) + " for " + key + " failed: " + error);
+      log("batch of " + std::to_string(batch.size()) + " for " + spec.name + "/" + spec.dataset.name + " failed: " + error);
     }
     r.t_batch_end = unix_now();
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -479,7 +465,7 @@ struct EdgeServer::Impl {
       auto it = handlers.find(static_cast<int>(i));
       DeviceState& d = st.devices[i];
       d.connected = it != handlers.end() && it->second->alive;
-      d.strategy = strategy[i];
+      d.strategy = rescheduler->strategy(static_cast<int>(i));
       if (!d.connected) continue;
       const DeviceStatus& s = it->second->status;
       if (s.bandwidth_mbps > 0) d.link_bandwidth_mbps = s.bandwidth_mbps;
@@ -490,61 +476,46 @@ struct EdgeServer::Impl {
     }
     for (auto& s : st.servers)
       if (s.id == sc.servers[server_index].id) {
-        s.queue_length = static_cast<int>(queue.size());
+        s.queue_length = queue->queued();
         s.busy_workers = busy_workers;
       }
     return st;
   }
 
-  void decide(const std::string& why) {  // m held
-    SystemState state = snapshot();
-    const auto t0 = std::chrono::steady_clock::now();
-    Scheme scheme = scheduler->decide(state);
-    const double wall = Seconds(std::chrono::steady_clock::now() - t0).count();
-    const Prediction p = estimator->predict(state, scheme);
-    int switched = 0;
-    helpers = scheme.helpers;
-    for (auto& [index, h] : handlers) {
-      auto it = scheme.strategies.find(h->id);
-      bool is_helper = false;
-      for (const auto& x : helpers) is_helper = is_helper || x == h->id;
-      if (it == scheme.strategies.end()) continue;
-      if (it->second == strategy[index] && !is_helper) continue;
-      const bool changed = it->second != strategy[index];
-      strategy[index] = it->second;
-      switched += changed;
+  // Carries out a decision of the shared Rescheduler (sched/rescheduler.hpp): only devices whose
+  // strategy or helper role changed get a scheduling message (m held).
+  void decide() {
+    Decision d = rescheduler->decide(snapshot());
+    std::vector<int> mine;
+    for (int i : d.helpers)
+      if (sc.devices[i].server == sc.servers[server_index].id) mine.push_back(i);
+    helper_policy.set_helpers(mine);
+    for (const DeviceChange& c : d.changes) {
+      auto it = handlers.find(c.device);
+      if (it == handlers.end()) continue;  // told at registration
       try {
-        h->conn->send({MsgType::scheduling, 0, encode(Assignment{it->second.to_string(), is_helper})}, Seconds(2));
+        it->second->conn->send({MsgType::scheduling, 0, encode(Assignment{c.strategy.to_string(), c.helper})}, Seconds(2));
       } catch (const std::exception& e) {
-        log("scheduling message to " + h->id + " failed: " + e.what());
+        log("scheduling message to " + it->second->id + " failed: " + e.what());
       }
     }
-    for (size_t i = 0; i < state.devices.size(); ++i) bw_at_decision[i] = state.devices[i].link_bandwidth_mbps;
-    log("decision (" + why + "): " + scheme.to_string() + ", " + std::to_string(switched) + " switched");
+    forward_waiting();
+    log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
     if (decisions.is_open()) {
-      decisions << nlohmann::json{{"t_s", state.time_s},
-                                  {"trigger", why},
-                                  {"scheme", scheme.to_string()},
-                                  {"predicted_throughput_rps", p.throughput_rps},
-                                  {"predicted_latency_ms", p.mean_latency_s * 1e3},
-                                  {"switched", switched},
-                                  {"wall_s", wall}}
-                       .dump()
-                << "\n";
+      decisions << decision_to_json(d.record) << "\n";
       decisions.flush();
     }
   }
 
   void scheduler_loop() {
-    const double period = sc.scheduler.period_s;
-    double next_period = period > 0 ? now() + period : 1e300;
     std::unique_lock<std::mutex> lock(m);
+    double next_period = rescheduler->next_period_after(now());
     while (!*stop) {
-      if (pending_triggers.empty()) {
+      if (!rescheduler->has_pending()) {
         sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_period - now()))));
         if (now() >= next_period) {
-          pending_triggers += (pending_triggers.empty() ? "" : "+") + std::string("period");
-          next_period += period;
+          rescheduler->offer(Trigger{Trigger::Kind::period, -1, 0});
+          next_period = rescheduler->next_period_after(now());
         }
         continue;
       }
@@ -552,9 +523,12 @@ struct EdgeServer::Impl {
       lock.unlock();
       std::this_thread::sleep_for(Seconds(0.02));
       lock.lock();
-      std::string why;
-      std::swap(why, pending_triggers);
-      decide(why);
+      try {
+        decide();
+      } catch (const std::exception& e) {
+        // A scheduler that fails keeps the current scheme; the server goes on serving.
+        log(std::string("scheduler failed, keeping the current scheme: ") + e.what());
+      }
     }
   }
 };
@@ -570,17 +544,33 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   I.server_index = I.sc.server_index(I.opt.server_id);
   if (I.server_index < 0)
     throw InputError(SourceLocation{I.sc.file, 0, 0}, "servers", "no server '" + I.opt.server_id + "' in the scenario");
+  // Every LUT entry the scenario's scheduler and strategies may need, checked before serving: a gap
+  // found later would stop the scheduler mid-run.
+  check_scenario_against(I.sc, I.catalog, I.luts);
   ModelSpecs specs;
+  const ServerSpec& me = I.sc.servers[I.server_index];
   for (const auto& d : I.sc.devices) {
     I.specs.push_back(I.catalog.instantiate(d.model, d.dataset));
-    specs.emplace(d.model + "/" + d.dataset, I.specs.back());
+    specs.emplace(ModelKey{d.model, d.dataset}.to_string(), I.specs.back());
     I.schedules.emplace_back(d, I.sc.events);
-    I.strategy.push_back(d.strategy);
-    I.bw_at_decision.push_back(d.link.bandwidth_mbps);
-    models::GnnModel check(I.specs.back(), 1);  // the server must be able to realise every model it serves
+    const LutKey key{me.type, d.model, d.dataset};
+    I.server_luts.push_back(d.server == me.id && I.luts.contains(key) ? &I.luts.table(key) : nullptr);
+    if (d.server == me.id) models::GnnModel check(I.specs.back(), 1);  // the server must be able to realise every model it serves
   }
+  for (size_t h = 0; h < I.sc.devices.size(); ++h) {
+    const DeviceSpec& hd = I.sc.devices[h];
+    if (hd.server != me.id || hd.workload.arrival != WorkloadSpec::Arrival::none) continue;
+    for (size_t o = 0; o < I.sc.devices.size(); ++o) {
+      const DeviceSpec& od = I.sc.devices[o];
+      const LutKey key{hd.type, od.model, od.dataset};
+      if (od.server == me.id && od.workload.arrival != WorkloadSpec::Arrival::none && I.luts.contains(key))
+        I.helper_luts[{static_cast<int>(h), static_cast<int>(o)}] = &I.luts.table(key);
+    }
+  }
+  I.queue = std::make_unique<BatchQueue<Pending>>(me.batch);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
   I.scheduler = make_scheduler(I.sc, *I.estimator);
+  I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
   if (!I.opt.decisions_out.empty()) {
     I.decisions.open(I.opt.decisions_out, std::ios::trunc);
@@ -602,11 +592,12 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
         I.scheduler->name() + ")");
   {
     std::lock_guard<std::mutex> lock(I.m);
-    I.trigger("start");
+    I.trigger(Trigger{Trigger::Kind::start, -1, 0});
   }
   std::vector<std::thread> threads;
   for (int w = 0; w < I.sc.servers[I.server_index].workers; ++w) threads.emplace_back([&I, w] { I.worker_loop(w); });
   threads.emplace_back([&I] { I.scheduler_loop(); });
+  threads.emplace_back([&I] { I.batch_timer_loop(); });
   while (!stop) {
     auto c = I.listener->accept(Seconds(0.2));
     if (c) I.start_handshake(std::move(c));
@@ -618,6 +609,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     for (auto& [i, h] : I.handlers) h->conn->close();
     I.work_cv.notify_all();
     I.sched_cv.notify_all();
+    I.timer_cv.notify_all();
   }
   for (auto& t : threads) t.join();
   std::set<std::shared_ptr<Handler>> all;

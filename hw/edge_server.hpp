@@ -1,12 +1,13 @@
 #pragma once
 // The real edge server (`coinfer serve`, ACE-GNN Sec. III-E and Fig. 9): accepts device connections,
 // checks each registration (shared-secret challenge, device known to the scenario, model served),
-// keeps one handler per device, decides schemes with the very Scheduler classes the simulator uses
-// (same triggers: start, join, leave, bandwidth change beyond the threshold, period) on its own
-// thread, batches tasks of the same (model, dataset, split) within the batch window up to the max
-// size, runs them on a pool of worker threads with real LibTorch models, and returns the results.
-// Pending work is forwarded to an idle helper device when the scheme names helpers and every worker
-// is busy. A malformed, oversized or unauthenticated message closes that connection only (logged).
+// keeps one handler per device, and runs the same engine-free policies as the simulator's server:
+// rescheduling (sched/rescheduler.hpp: start, join, leave, bandwidth beyond the threshold, period;
+// only changed devices are told), batching (core/batch_queue.hpp: a batch seals at its window's end
+// or when full, then waits for a worker), and forwarding of whole sealed batches to idle helpers
+// (core/helper_forwarding.hpp). Batches run on a pool of worker threads with real LibTorch models
+// (hw/batch_runner.hpp). At start it checks the scenario against the LUTs (every entry its scheduler
+// may need). A malformed, oversized or unauthenticated message closes that connection only (logged).
 // Torch stays behind the pimpl.
 #include <atomic>
 #include <functional>

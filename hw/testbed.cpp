@@ -24,11 +24,14 @@
 #include "hw/auth.hpp"
 #include "hw/cpu_cap.hpp"
 #include "hw/protocol.hpp"
+#include "hw/journal_merge.hpp"
+#include "io/state_json.hpp"
 #include "hw/record_journal.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/summary_json.hpp"
+#include "core/units.hpp"
 
 namespace fs = std::filesystem;
 
@@ -250,7 +253,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
         throw std::runtime_error("'" + joined(netem) + "' failed: " + err);
       }
       // tbf: bucket of 1 ms at the rate (at least two full-size frames), queue of up to 1 s.
-      const double bytes_per_s = mbps * 1e6 / 8;
+      const double bytes_per_s = mbps_to_bytes_per_s(mbps);
       const long burst = std::max(3028L, static_cast<long>(bytes_per_s * 0.001));
       must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps),
             "burst", std::to_string(burst), "latency", "1000ms"});
@@ -365,66 +368,21 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   }
   stop_child(*server, 10);
 
-  // Merge every device's journal into the simulator's schema.
-  RunResults r = run_results_of(sc);
-  r.end_s = unix_now() - epoch;
-  std::vector<std::string> ids;
+  // Merge every device's journal into the simulator's schema (hw/journal_merge.hpp).
+  std::vector<std::vector<RequestRecord>> journals(nd);
   for (int i = 0; i < nd; ++i) {
-    const auto& d = sc.devices[i];
-    DeviceResult dr = device_result_of(d);
-    dr.energy_compute_j = NAN;  // not measured on the testbed
-    dr.energy_radio_j = NAN;
     const std::string journal = work + "/device-" + std::to_string(i) + ".jsonl";
-    std::vector<RequestRecord> recs;
-    if (fs::exists(journal)) recs = read_journal(journal);
+    if (fs::exists(journal)) journals[i] = read_journal(journal);
     const int status = setup.children[i + 1].status;
     if (status != 0) {
-      say("device " + d.id + " exited with status " + std::to_string(status) + " (see " + o.out + "/logs/device-" + d.id + ".log)");
+      say("device " + sc.devices[i].id + " exited with status " + std::to_string(status) + " (see " + o.out + "/logs/device-" +
+          sc.devices[i].id + ".log)");
       exit_code = 1;
     }
-    for (auto& rec : recs) {
-      dr.bytes_sent += rec.bytes_up;
-      dr.bytes_received += rec.bytes_down;
-      if (!rec.strategy.empty()) dr.strategy = rec.strategy;  // the last strategy it ran
-      r.requests.push_back(rec);
-    }
-    r.devices.push_back(dr);
-    ids.push_back(d.id);
-    for (const auto& p : schedules[i].points()) r.bandwidth.push_back({p.t_s, i, p.mbps});
   }
-  std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestRecord& a, const RequestRecord& b) {
-    return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);
-  });
-  for (size_t k = 0; k < r.requests.size(); ++k) r.requests[k].id = static_cast<std::int64_t>(k);
-  for (const auto& e : sc.events) {
-    EventRecord er;
-    er.t_s = e.at_s;
-    er.device = e.device;
-    er.kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::join ? "join" : "leave";
-    er.value = e.bandwidth_mbps;
-    r.events.push_back(er);
-  }
-  if (fs::exists(work + "/decisions.jsonl")) {
-    std::ifstream in(work + "/decisions.jsonl");
-    std::string line;
-    while (std::getline(in, line)) {
-      try {
-        auto j = nlohmann::json::parse(line);
-        DecisionRecord d;
-        d.t_s = j.at("t_s");
-        d.trigger = j.at("trigger");
-        d.scheme = j.at("scheme");
-        d.predicted_throughput_rps = j.at("predicted_throughput_rps");
-        d.predicted_latency_ms = j.at("predicted_latency_ms");
-        d.switched = j.at("switched");
-        d.wall_s = j.at("wall_s");
-        r.decisions.push_back(d);
-      } catch (const std::exception&) {  // a torn last line of a killed server
-      }
-    }
-  }
-  std::vector<double> energy(nd, NAN);
-  r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s);
+  std::vector<DecisionRecord> decisions;
+  if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
+  RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch);
   fs::create_directories(o.out);
   write_results_h5(o.out + "/results.h5", r);
   write_summary_json(o.out + "/summary.json", r);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include "core/units.hpp"
+#include "core/execution_time.hpp"
+#include "core/model_key.hpp"
 
 namespace coinfer {
 
@@ -14,8 +17,8 @@ double batch_seconds(const LutTable& t, int begin, int end, double b) {
   const int lo = static_cast<int>(std::floor(b));
   const int hi = std::min(lo + 1, t.max_batch());
   const double f = b - lo;
-  const double a = t.mean_seconds(begin, end, lo);
-  return f > 0 ? a + f * (t.mean_seconds(begin, end, hi) - a) : a;
+  const double a = lut_mean_time().seconds(t, begin, end, lo);
+  return f > 0 ? a + f * (lut_mean_time().seconds(t, begin, end, hi) - a) : a;
 }
 
 struct Path {  // one device's traffic through its server (or its local path)
@@ -39,7 +42,7 @@ struct Path {  // one device's traffic through its server (or its local path)
 }  // namespace
 
 const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::string& d) const {
-  auto it = models_.find(m + "/" + d);
+  auto it = models_.find(ModelKey{m, d}.to_string());
   if (it == models_.end()) throw std::invalid_argument("estimator has no model spec for " + m + "/" + d);
   return it->second;
 }
@@ -59,7 +62,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
     const ServerState* sv = state.server(d.server);
     if (!sv) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
     const LutTable& srv_lut = luts_.table({sv->type, d.model, d.dataset});
-    const double bw = std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}) * 1e6 / 8;
+    const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}));
     const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv->link_latency_ms) * 1e-3;
     const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
     auto make = [&](int split, bool to_server, int in_flight) {
@@ -68,7 +71,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
       p.split = split;
       p.to_server = to_server;
       p.n = n;
-      p.device_s = dev_lut.mean_seconds(0, split, 1);
+      p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
       p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
       p.rate = d.arrival_rate_per_s;
       if (to_server) {
@@ -85,7 +88,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
       // Two independent paths, one input each: whole on the device, whole on the server.
       Path local = make(n, false, 1), remote = make(0, true, 1);
       if (d.arrival_rate_per_s > 0) {  // open loop: split the arrivals in proportion to the path speeds
-        double tl = local.device_s, tr = remote.up_s + remote.down_s + srv_lut.mean_seconds(0, n, 1);
+        double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
         local.rate = d.arrival_rate_per_s * tr / (tl + tr);
         remote.rate = d.arrival_rate_per_s * tl / (tl + tr);
       }

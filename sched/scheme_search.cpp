@@ -1,4 +1,5 @@
 #include "sched/scheme_search.hpp"
+#include "core/execution_time.hpp"
 
 namespace coinfer {
 
@@ -15,8 +16,8 @@ int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const Dev
   const ModelSpec& m = est.model(d.model, d.dataset);
   const LutTable& dev = est.luts().table({d.type, d.model, d.dataset});
   const LutTable& srv = est.luts().table({state.server(d.server)->type, d.model, d.dataset});
-  return m.pp_comp([&](int a, int b) { return dev.mean_seconds(a, b, 1); },
-                   [&](int a, int b) { return srv.mean_seconds(a, b, 1); });
+  return m.pp_comp([&](int a, int b) { return lut_mean_time().seconds(dev, a, b, 1); },
+                   [&](int a, int b) { return lut_mean_time().seconds(srv, a, b, 1); });
 }
 
 Scheme current_scheme(const SystemState& state) {

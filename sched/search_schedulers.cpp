@@ -154,7 +154,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   long double combos = 1;
   for (const auto& g : groups) {
     const int n = stages_of(est_, *g[0]);
-    auto as_strategy = [n](int k) { return k == 0 ? Strategy::offload() : k == n ? Strategy::local() : Strategy::pp(k); };
+    auto as_strategy = [n](int k) { return Strategy::at_split(k, n); };
     std::vector<Strategy> o = {Strategy::data_parallel(), as_strategy(pp_comp_of(est_, state, *g[0]))};
     Strategy comm = as_strategy(pp_comm_of(est_, *g[0]));
     if (comm != o[1]) o.push_back(comm);
@@ -201,9 +201,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   // estimator predicts a gain. A group left on DP by stage 1 also tries PP again from its PP_comp and
   // PP_comm starting points, so a better split next to them (local = pp(n) included) is not missed
   // (the paper allows widening this stage "within the tolerable overhead").
-  auto split_strategy = [](int k, int n) {
-    return k == 0 ? Strategy::offload() : k == n ? Strategy::local() : Strategy::pp(k);
-  };
+  auto split_strategy = [](int k, int n) { return Strategy::at_split(k, n); };
   for (int t = 0; t <= iterations_; ++t) {
     bool improved = false;
     for (size_t gi = 0; gi < groups.size(); ++gi) {

@@ -5,15 +5,16 @@
 #include <sstream>
 
 #include "core/text_util.hpp"
+#include "core/units.hpp"
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::profile::ProfileBuilder;
 
-namespace coinfer {
+namespace coinfer::sim {
 
 namespace {
 
-double bytes_per_s(double mbps) { return mbps * 1e6 / 8; }
+double bytes_per_s(double mbps) { return mbps_to_bytes_per_s(mbps); }
 
 // A link whose bandwidth follows a schedule. SimGrid caps an in-flight transfer at the bandwidth it
 // saw when it started (notes: pitfall 2), so a rising bandwidth would not speed it up. Instead the link
@@ -72,4 +73,4 @@ void build_platform(const Scenario& s, Platform& p) {
   zone->seal();
 }
 
-}  // namespace coinfer
+}  // namespace coinfer::sim

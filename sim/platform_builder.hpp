@@ -12,7 +12,7 @@
 #include "core/scenario.hpp"
 #include "core/bandwidth_schedule.hpp"
 
-namespace coinfer {
+namespace coinfer::sim {
 
 constexpr double kFlopsPerSecond = 1e9;
 
@@ -25,4 +25,4 @@ struct Platform {
 // `platform` must outlive the simulation: NONLINEAR link callbacks point into it.
 void build_platform(const Scenario& s, Platform& platform);
 
-}  // namespace coinfer
+}  // namespace coinfer::sim

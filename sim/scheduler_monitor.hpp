@@ -1,47 +1,50 @@
 #pragma once
-// The server-side system monitor (ACE-GNN Sec. III-D/E): decides a scheme at t = 0 and again on each
-// trigger (a device joins or leaves; a device's bandwidth moved by more than the threshold since the
-// last decision; optionally every period), with the very Scheduler objects the real runtime uses.
-// Devices whose strategy changes get a scheduling message over the network; requests already created
-// keep their strategy. The decision's wall-clock time is recorded and, if the scenario asks, charged
-// to simulated time on the first server (an execution on one of its cores) before the messages leave.
+// The server-side system monitor (ACE-GNN Sec. III-D/E) as a SimGrid actor: it offers the scenario's
+// own events (start, joins, leaves, bandwidth changes, periods) to the engine-free Rescheduler
+// (sched/rescheduler.hpp, the same object the real server's scheduler thread feeds) at their
+// simulated times, and carries out each decision: a scheduling message of scheduler.control_bytes
+// to every device whose strategy changed (requests already created keep theirs), and the helpers to
+// each server. The decision's wall-clock time is recorded and, if the scenario asks, charged to
+// simulated time on the first server (an execution on one of its cores) before the messages leave.
 #include <simgrid/s4u.hpp>
 
 #include <deque>
 #include <vector>
 
+#include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
-#include "core/scheduler.hpp"
-#include "sched/analytic_estimator.hpp"
+#include "sched/rescheduler.hpp"
+#include "sim/observation.hpp"
 
-namespace coinfer {
+namespace coinfer::sim {
 
-struct SimRun;
+struct MonitorSlice {
+  const Scenario* scenario = nullptr;
+  simgrid::s4u::Host* host = nullptr;               // the first server's
+  std::vector<const ObservedDevice*> devices;       // per scenario device
+  std::vector<ObservedServer*> servers;             // per scenario server
+  std::vector<simgrid::s4u::Mailbox*> control;      // per scenario device
+  const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device (the links' true rates)
+  double arrivals_end_s = 0;
+};
 
 class SchedulerMonitor {
  public:
-  SchedulerMonitor(SimRun& run, Scheduler& scheduler, const AnalyticEstimator& estimator);
-  void start();  // spawns the monitor actor (a daemon) on the first server's host
-  // The state the scheduler sees now (also used before the run to validate the scheduler).
+  SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const AnalyticEstimator& estimator);
+  void start();  // spawns the monitor actor (a daemon)
+  // The state the scheduler sees at `now` (also used before the run to validate the scheduler).
   SystemState snapshot(double now) const;
   const std::vector<DecisionRecord>& decisions() const { return decisions_; }
 
  private:
-  struct Trigger {
-    double t_s;
-    std::string what;  // "start", "join:ID", "leave:ID", "bandwidth:ID" (candidate), "period"
-    int device;        // for bandwidth candidates
-  };
   void loop();
-  void decide(const std::string& why);
+  void decide();
 
-  SimRun& run_;
-  Scheduler& scheduler_;
-  const AnalyticEstimator& estimator_;
-  std::vector<Trigger> triggers_;
-  std::vector<double> bandwidth_at_decision_;  // per device
-  std::deque<Strategy> messages_;              // payloads of scheduling messages (stable addresses)
+  MonitorSlice s_;
+  Rescheduler rescheduler_;
+  std::vector<std::pair<double, Trigger>> events_;
+  std::deque<Strategy> messages_;  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
 };
 
-}  // namespace coinfer
+}  // namespace coinfer::sim

@@ -12,46 +12,23 @@
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/scenario_loader.hpp"
-#include "sim/device_runtime.hpp"
-#include "sim/edge_server.hpp"
+#include "core/model_key.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "sim/device_actor.hpp"
+#include "sim/platform_builder.hpp"
+#include "sim/request_ledger.hpp"
 #include "sim/scheduler_monitor.hpp"
-#include "sim/sim_run.hpp"
+#include "sim/server_actors.hpp"
 
 namespace sg4 = simgrid::s4u;
 
-namespace coinfer {
-
-SimRequest& SimRun::new_request(int device) {
-  requests.emplace_back();
-  SimRequest& r = requests.back();
-  r.rec.id = static_cast<std::int64_t>(requests.size() - 1);
-  r.rec.device = device;
-  r.rec.t_created = sg4::Engine::get_clock();
-  ++unfinished;
-  return r;
-}
-
-void SimRun::finish(SimRequest& r) {
-  r.finished = true;
-  r.rec.status = RequestRecord::Status::ok;
-  --unfinished;
-  if (unfinished == 0 && sg4::Engine::get_clock() >= arrivals_end_s) all_done->release();
-}
-
-int SimRun::batch_group_id(const std::string& model, const std::string& dataset, int split) {
-  const std::string key = model + "/" + dataset + "/" + std::to_string(split);
-  for (size_t i = 0; i < group_names_.size(); ++i)
-    if (group_names_[i] == key) return static_cast<int>(i);
-  group_names_.push_back(key);
-  return static_cast<int>(group_names_.size() - 1);
-}
+namespace coinfer::sim {
 
 namespace {
 
 std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   ModelSpecs specs;
-  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
+  for (const auto& d : s.devices) specs.emplace(ModelKey{d.model, d.dataset}.to_string(), models.instantiate(d.model, d.dataset));
   return coinfer::make_estimator(s, luts, std::move(specs));
 }
 
@@ -105,64 +82,120 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   }
   sg_host_energy_plugin_init();
 
-  SimRun run;
-  run.scenario = &s;
-  run.arrivals_end_s = s.duration_s;
-  run.hard_end_s = s.duration_s + s.drain_s;
-  run.all_done = sg4::Semaphore::create(0);
-  build_platform(s, run.platform);
-  for (const auto& d : s.devices) {
-    run.device_models.push_back(models.instantiate(d.model, d.dataset));
-    run.device_luts.push_back(&luts.table({d.type, d.model, d.dataset}));
-    run.device_server_luts.push_back(&luts.table({s.servers[s.server_index(d.server)].type, d.model, d.dataset}));
+  // Each actor gets its own slice of the run: its spec, LUTs, peers' mailboxes.
+  Platform platform;
+  build_platform(s, platform);
+  RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
+  const size_t nd = s.devices.size(), ns = s.servers.size();
+  std::vector<ModelSpec> device_models;
+  BatchGroupIds groups;
+  std::vector<sg4::Mailbox*> results, control, help(nd, nullptr);
+  for (size_t i = 0; i < nd; ++i) {
+    const DeviceSpec& d = s.devices[i];
+    device_models.push_back(models.instantiate(d.model, d.dataset));
+    results.push_back(sg4::Mailbox::by_name("results:" + d.id));
+    control.push_back(sg4::Mailbox::by_name("control:" + d.id));
+    if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
   }
-  for (size_t h = 0; h < s.devices.size(); ++h) {
-    if (s.devices[h].workload.arrival != WorkloadSpec::Arrival::none) continue;
-    for (size_t d = 0; d < s.devices.size(); ++d)
-      if (s.devices[d].server == s.devices[h].server && s.devices[d].workload.arrival != WorkloadSpec::Arrival::none)
-        run.helper_luts[{static_cast<int>(h), static_cast<int>(d)}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
+  std::vector<std::unique_ptr<ServerActors>> servers;
+  for (size_t j = 0; j < ns; ++j) {
+    const ServerSpec& sv = s.servers[j];
+    ServerSlice x;
+    x.index = static_cast<int>(j);
+    x.spec = &sv;
+    x.host = platform.server_hosts[j];
+    x.uploads = sg4::Mailbox::by_name("uploads:" + sv.id);
+    x.results = results;
+    x.help = help;
+    x.bandwidth = &platform.device_bandwidth;
+    for (size_t d = 0; d < nd; ++d) {
+      const bool mine = s.devices[d].server == sv.id;
+      x.server_luts.push_back(mine ? &luts.table({sv.type, s.devices[d].model, s.devices[d].dataset}) : nullptr);
+      if (mine && help[d]) x.may_have_helpers = true;
+    }
+    // An idle helper may run the server part of any device of its server that creates inputs.
+    for (size_t h = 0; h < nd; ++h) {
+      if (!help[h] || s.devices[h].server != sv.id) continue;
+      for (size_t d = 0; d < nd; ++d)
+        if (s.devices[d].server == sv.id && !help[d])
+          x.helper_luts[{static_cast<int>(h), static_cast<int>(d)}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
+    }
+    servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
-  for (size_t i = 0; i < s.servers.size(); ++i) run.servers.push_back(std::make_unique<EdgeServer>(run, static_cast<int>(i)));
-  for (size_t i = 0; i < s.devices.size(); ++i) run.devices.push_back(std::make_unique<DeviceRuntime>(run, static_cast<int>(i)));
+  std::vector<std::unique_ptr<DeviceActor>> devices;
+  for (size_t i = 0; i < nd; ++i) {
+    const DeviceSpec& d = s.devices[i];
+    const int j = s.server_index(d.server);
+    DeviceSlice x;
+    x.index = static_cast<int>(i);
+    x.spec = &d;
+    x.seed = s.seed;
+    x.access_point = s.access_point;
+    x.warmup_s = s.warmup_s;
+    x.duration_s = s.duration_s;
+    x.host = platform.device_hosts[i];
+    x.model = &device_models[i];
+    x.lut = &luts.table({d.type, d.model, d.dataset});
+    x.server_lut = &luts.table({s.servers[j].type, d.model, d.dataset});
+    if (help[i])
+      for (size_t o = 0; o < nd; ++o)
+        if (s.devices[o].server == d.server && !help[o]) x.helper_luts[static_cast<int>(o)] = &luts.table({d.type, s.devices[o].model, s.devices[o].dataset});
+    x.bandwidth = &platform.device_bandwidth[i];
+    for (int k = 0; k <= device_models[i].num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
+    x.ledger = &ledger;
+    x.uploads = sg4::Mailbox::by_name("uploads:" + d.server);
+    x.results = results[i];
+    x.control = control[i];
+    x.help = help[i];
+    x.peer_results = results;
+    devices.push_back(std::make_unique<DeviceActor>(std::move(x)));
+  }
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
-  SchedulerMonitor monitor(run, *scheduler, *estimator);
+  MonitorSlice ms;
+  ms.scenario = &s;
+  ms.host = platform.server_hosts[0];
+  for (auto& d : devices) ms.devices.push_back(d.get());
+  for (auto& sv : servers) ms.servers.push_back(sv.get());
+  ms.control = control;
+  ms.bandwidth = &platform.device_bandwidth;
+  ms.arrivals_end_s = ledger.arrivals_end_s();
+  SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
   check_oracle_size(s, *scheduler, monitor.snapshot(0));
-  for (auto& sv : run.servers) sv->start();
-  for (auto& d : run.devices) d->start();
+  for (auto& sv : servers) sv->start();
+  for (auto& d : devices) d->start();
   monitor.start();
 
-  const size_t nd = s.devices.size();
   std::vector<double> energy_at_warmup(nd, 0), energy_at_end(nd, 0);
   double end_s = 0;
-  sg4::Actor::create("controller", run.platform.server_hosts[0], [&] {
+  sg4::Actor::create("controller", platform.server_hosts[0], [&] {
     sg4::this_actor::sleep_until(s.warmup_s);
-    for (size_t i = 0; i < nd; ++i) energy_at_warmup[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
+    for (size_t i = 0; i < nd; ++i) energy_at_warmup[i] = sg_host_get_consumed_energy(platform.device_hosts[i]);
     sg4::this_actor::sleep_until(s.duration_s);
-    for (size_t i = 0; i < nd; ++i) energy_at_end[i] = sg_host_get_consumed_energy(run.platform.device_hosts[i]);
-    if (run.unfinished > 0 && run.all_done->acquire_timeout(s.drain_s)) {
+    for (size_t i = 0; i < nd; ++i) energy_at_end[i] = sg_host_get_consumed_energy(platform.device_hosts[i]);
+    if (ledger.unfinished() > 0 && ledger.all_done()->acquire_timeout(s.drain_s)) {
       // The drain ended with requests unfinished: each device cancels its own activities and
       // returns at hard_end_s; wait for all of them before the engine kills the remaining daemons.
-      for (auto& d : run.devices) d->actor()->join();
+      for (auto& d : devices) d->actor()->join();
     }
     end_s = sg4::Engine::get_clock();
   });
   if (options.progress) {
-    sg4::Actor::create("progress", run.platform.server_hosts[0], [&] {
+    sg4::Actor::create("progress", platform.server_hosts[0], [&] {
       const double step = s.duration_s / 20;
       for (int k = 1; k <= 20; ++k) {
         sg4::this_actor::sleep_until(k * step);
-        options.progress(sg4::Engine::get_clock(), static_cast<long long>(run.requests.size()));
+        options.progress(sg4::Engine::get_clock(), static_cast<long long>(ledger.requests().size()));
       }
     })->daemonize();
   }
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (!run.may_create_request())
+  if (!ledger.may_create())
     throw InputError(SourceLocation{s.file, 0, 0}, "duration_s",
                      "the run reached " + std::to_string(limits::kMaxRequests) + " requests, the bound of one simulation, by " +
-                         format_double(run.requests.back().rec.t_created) +
+                         format_double(ledger.requests().back().rec.t_created) +
                          " s of simulated time (a near-zero LUT latency or a very high arrival rate?); shorten duration_s or "
                          "split the run");
 
@@ -171,8 +204,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.engine_wall_s = engine_wall_s;
   out.decisions = monitor.decisions();
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
-  out.requests.reserve(run.requests.size());
-  for (auto& r : run.requests) {
+  out.requests.reserve(ledger.requests().size());
+  for (auto& r : ledger.requests()) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
       r.rec.failure = why + ": " + unfinished_stage(r);
@@ -184,11 +217,11 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     DeviceResult dr = device_result_of(d);
-    dr.strategy = run.devices[i]->strategy().to_string();  // at the end of the run
+    dr.strategy = devices[i]->strategy().to_string();  // at the end of the run
     dr.energy_compute_j = energy_at_end[i] - energy_at_warmup[i];
-    dr.energy_radio_j = run.devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
-    dr.bytes_sent = run.devices[i]->bytes_sent();
-    dr.bytes_received = run.devices[i]->bytes_received();
+    dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
+    dr.bytes_sent = devices[i]->bytes_sent();
+    dr.bytes_received = devices[i]->bytes_received();
     out.devices.push_back(dr);
     ids.push_back(d.id);
     window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
@@ -201,10 +234,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.events.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
   std::stable_sort(out.events.begin(), out.events.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
   for (size_t i = 0; i < nd; ++i)
-    for (const auto& p : run.platform.device_bandwidth[i].points())
+    for (const auto& p : platform.device_bandwidth[i].points())
       if (p.t_s <= end_s) out.bandwidth.push_back(BandwidthSample{p.t_s, static_cast<int>(i), p.mbps});
   out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
   return out;
 }
 
-}  // namespace coinfer
+}  // namespace coinfer::sim

@@ -9,7 +9,7 @@
 #include "core/scenario.hpp"
 #include "io/model_spec_loader.hpp"
 
-namespace coinfer {
+namespace coinfer::sim {
 
 struct SimulationOptions {
   // Called about every 5 % of the simulated duration with (simulated seconds, requests created).
@@ -24,4 +24,4 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
 RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options = {});
 
-}  // namespace coinfer
+}  // namespace coinfer::sim

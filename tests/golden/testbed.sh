@@ -35,8 +35,11 @@ before=$(ours)
 "$rt" testbed "$work/s.yaml" --loopback --out "$work/lo" --startup 2 > "$work/lo.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$work/lo/results.h5" ] && grep -q '"mode": "loopback"' "$work/lo/testbed.json" && ok || bad "loopback run: exit $rc: $(tail -5 $work/lo.txt)"
 
-# Idle helpers: with one busy worker, the server forwards waiting tasks to the idle device and relays
-# its results to the origin (loopback run).
+# Idle helpers: with one busy worker, the server forwards waiting batches to the idle device when the
+# shared policy (core/helper_forwarding.hpp) expects the helper to finish sooner, and relays its
+# results to the origin (loopback run). The helper is of the server's type (its LUT says it runs the
+# model as fast as a worker), so a batch waiting behind a busy worker goes to it: three offloading
+# devices keep up to two batches waiting.
 cat > "$work/h.yaml" <<YAML
 name: helpers
 seed: 1
@@ -46,8 +49,8 @@ luts: [traces/lut_measured]
 servers:
   - {id: edge, type: x86-epyc-2vcpu, workers: 1, batch: {window_ms: 0, max_size: 1}}
 devices:
-  - {id: d, count: 2, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload}
-  - {id: idle, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload,
+  - {id: d, count: 3, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload}
+  - {id: idle, type: x86-epyc-2vcpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: offload,
      workload: {arrival: none}}
 scheduler: {name: static, helpers: true}
 YAML
@@ -57,9 +60,9 @@ YAML
 import sys, h5py, numpy as np
 r = h5py.File(sys.argv[1])["requests"]
 helper, status = r["helper"][:], r["status"][:]
-assert np.sum((helper == 2) & (status == 0)) >= 3, (np.unique(helper, return_counts=True), np.sum(status))
+assert np.sum((helper == 3) & (status == 0)) >= 3, (np.unique(helper, return_counts=True), np.sum(status))
 assert np.sum(status != 0) == 0, "failed requests"
-print(f"{np.sum(helper == 2)} of {len(helper)} requests ran on the idle helper")
+print(f"{np.sum(helper == 3)} of {len(helper)} requests ran on the idle helper")
 PY
 
 if [ "$(id -u)" -ne 0 ] || ! ip netns add cfprobe$$ 2>/dev/null; then

@@ -58,7 +58,7 @@ class SimSetup {
     Scenario s = load_scenario(dir_ + "/scenario.yaml", sets);
     ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
     LutSet luts = load_luts(s.luts);
-    return run_simulation(s, models, luts);
+    return sim::run_simulation(s, models, luts);
   }
 
  private:

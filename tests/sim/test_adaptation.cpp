@@ -2,6 +2,8 @@
 // through scheduling messages without losing a request.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "tests/sim/sim_fixture.hpp"
 
 using namespace coinfer;
@@ -63,17 +65,38 @@ TEST(Adaptation, SmallBandwidthChangesBelowTheThresholdDoNotTrigger) {
 TEST(Adaptation, ChargedDecisionTimeDelaysTheSchemeOnTheServer) {
   SimSetup s;
   write_standard_luts(s);
-  RunResults r = s.run(scenario(device("a", "local"), "{window_ms: 0, max_size: 1}", 1, 0, 1,
-                                "scheduler: {name: oracle, charge_decision_time: true, objective: latency}\n"));
+  // Inputs every 2 us (a trace) on a device whose scheduling message takes a known, tiny time: CM02
+  // (no latency factors), 1-byte messages, zero device and access-point latency, so the message
+  // from the server takes T = 0.1 ms (the server link's latency) + 1 B / 1000 Mbit/s. The decision
+  // at t = 0 leaves the server only after its charged wall time, so the device switches at
+  // wall_s + T exactly: every request created before then has the old strategy, the first one
+  // created at or after it the new one. Without the charge the switch would come at T, wall_s
+  // (tens of microseconds and more: several inputs) earlier.
+  {
+    std::ofstream trace(s.dir() + "/arrivals.txt");
+    for (int k = 0; k < 2500; ++k) trace << k * 2e-6 << "\n";
+  }
+  const std::string dev = "  - {id: a, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 1000, latency_ms: 0}, "
+                          "strategy: local, workload: {arrival: trace, file: " + s.dir() + "/arrivals.txt}}\n";
+  RunResults r = s.run(scenario(dev, "{window_ms: 0, max_size: 1}", 0.005, 0, 1,
+                                "network_model: cm02\n"
+                                "scheduler: {name: oracle, charge_decision_time: true, objective: latency, control_bytes: 1}\n"));
   ASSERT_EQ(r.decisions.size(), 1u);
-  EXPECT_GT(r.decisions[0].wall_s, 0);
-  // The oracle offloads (31.6 ms < 90 ms); the first offloaded request cannot be created before the
-  // decision's wall time has passed in simulated time plus the message's transfer.
-  for (const auto& q : r.requests)
-    if (q.split == 0) {
-      EXPECT_GT(q.t_created, r.decisions[0].wall_s);
-      break;
+  const double wall = r.decisions[0].wall_s;
+  ASSERT_GT(wall, 0);
+  ASSERT_EQ(r.decisions[0].scheme.find("a=local"), std::string::npos) << "the oracle should move a off local: " << r.decisions[0].scheme;
+  const double switch_s = wall + 0.1e-3 + 8.0 / 1e9;
+  int before_switch = 0;
+  for (const auto& q : r.requests) {
+    if (q.t_created < switch_s - 1e-9) {
+      EXPECT_EQ(q.strategy, "local") << "request created at " << q.t_created << " s, switch expected at " << switch_s << " s";
+      ++before_switch;
+    } else if (q.t_created > switch_s + 1e-9) {
+      EXPECT_NE(q.strategy, "local") << "request created at " << q.t_created << " s, switch expected at " << switch_s << " s";
     }
+  }
+  // At least the inputs in [0, T) and [T, wall + T) came before the switch.
+  EXPECT_GE(before_switch, static_cast<int>((switch_s - 1e-9) / 2e-6));
 }
 
 TEST(Adaptation, IdleHelperTakesBatchesTheWorkersCannot) {

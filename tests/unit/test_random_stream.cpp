@@ -7,7 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/open_loop_arrivals.hpp"
+#include "core/arrival_process.hpp"
 #include "core/random_stream.hpp"
 
 using namespace coinfer;
@@ -125,13 +125,13 @@ TEST(RandomStream, GapsFollowTheExponentialLaw) {
   EXPECT_GT(ks_exponential(gaps(1, 0, n, 2.5), 5.0), 1.95 / std::sqrt(static_cast<double>(n)));
 }
 
-TEST(OpenLoopArrivals, PoissonTimesLieInTheDeviceWindowAndDiffer) {
+TEST(ArrivalProcess, PoissonTimesLieInTheDeviceWindowAndDiffer) {
   DeviceSpec d;
   d.workload.arrival = WorkloadSpec::Arrival::poisson;
   d.workload.rate_per_s = 50;
   d.join_at_s = 2;
   d.leave_at_s = 12;
-  OpenLoopArrivals a(d, 1, 0, 20), b(d, 2, 0, 20), c(d, 1, 1, 20);
+  ArrivalProcess a(d, 1, 0, 20), b(d, 2, 0, 20), c(d, 1, 1, 20);
   std::vector<double> ta, tb, tc;
   for (double t; (t = a.next()) < std::numeric_limits<double>::infinity();) ta.push_back(t);
   for (double t; (t = b.next()) < std::numeric_limits<double>::infinity();) tb.push_back(t);
@@ -146,27 +146,27 @@ TEST(OpenLoopArrivals, PoissonTimesLieInTheDeviceWindowAndDiffer) {
   EXPECT_NE(ta, tc);
   EXPECT_EQ(a.next(), std::numeric_limits<double>::infinity());  // stays exhausted
   // The same (seed, device) replays exactly.
-  OpenLoopArrivals again(d, 1, 0, 20);
+  ArrivalProcess again(d, 1, 0, 20);
   for (double t : ta) EXPECT_EQ(again.next(), t);
 }
 
-TEST(OpenLoopArrivals, TraceSkipsTimesBeforeJoiningAndStopsAtTheEnd) {
+TEST(ArrivalProcess, TraceSkipsTimesBeforeJoiningAndStopsAtTheEnd) {
   DeviceSpec d;
   d.workload.arrival = WorkloadSpec::Arrival::trace;
   d.workload.arrival_times_s = {0.5, 1.0, 1.5, 3.0, 9.0};
   d.join_at_s = 1.0;
-  OpenLoopArrivals a(d, 1, 0, 5.0);
+  ArrivalProcess a(d, 1, 0, 5.0);
   EXPECT_EQ(a.next(), 1.0);
   EXPECT_EQ(a.next(), 1.5);
   EXPECT_EQ(a.next(), 3.0);
   EXPECT_EQ(a.next(), std::numeric_limits<double>::infinity());  // 9.0 is after the end (5 s)
 }
 
-TEST(OpenLoopArrivals, ClosedLoopAndIdleDevicesHaveNoOpenLoopArrivals) {
+TEST(ArrivalProcess, ClosedLoopAndIdleDevicesHaveNoArrivalProcess) {
   DeviceSpec d;
-  OpenLoopArrivals a(d, 1, 0, 5.0);
+  ArrivalProcess a(d, 1, 0, 5.0);
   EXPECT_EQ(a.next(), std::numeric_limits<double>::infinity());
   d.workload.arrival = WorkloadSpec::Arrival::none;
-  OpenLoopArrivals b(d, 1, 0, 5.0);
+  ArrivalProcess b(d, 1, 0, 5.0);
   EXPECT_EQ(b.next(), std::numeric_limits<double>::infinity());
 }

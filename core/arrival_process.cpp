@@ -1,17 +1,17 @@
-#include "core/open_loop_arrivals.hpp"
+#include "core/arrival_process.hpp"
 
 #include <algorithm>
 #include <limits>
 
 namespace coinfer {
 
-OpenLoopArrivals::OpenLoopArrivals(const DeviceSpec& device, std::uint64_t seed, int device_index, double arrivals_end_s)
+ArrivalProcess::ArrivalProcess(const DeviceSpec& device, std::uint64_t seed, int device_index, double arrivals_end_s)
     : device_(device),
       gaps_(seed, StreamPurpose::arrivals, static_cast<std::uint64_t>(device_index)),
       end_s_(std::min(device.leave_at_s, arrivals_end_s)),
       last_s_(device.join_at_s) {}
 
-double OpenLoopArrivals::next() {
+double ArrivalProcess::next() {
   constexpr double kNever = std::numeric_limits<double>::infinity();
   if (done_) return kNever;
   double t = kNever;
@@ -29,6 +29,12 @@ double OpenLoopArrivals::next() {
   }
   last_s_ = t;
   return t;
+}
+
+bool ArrivalProcess::admits(const Strategy& current, const ClosedLoopView& v) {
+  if (current.kind == Strategy::Kind::data_parallel) return !v.dp_input_waiting && v.dp_side_free;
+  if (v.unfinished >= v.in_flight_limit) return false;
+  return current.device_split(v.num_stages) > 0 ? v.compute_idle : v.upload_idle;
 }
 
 }  // namespace coinfer

@@ -1,0 +1,105 @@
+#include "sched/rescheduler.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+namespace coinfer {
+
+std::string Trigger::describe(const Scenario& s) const {
+  const std::string id = device >= 0 && device < static_cast<int>(s.devices.size()) ? s.devices[device].id : "?";
+  switch (kind) {
+    case Kind::start: return "start";
+    case Kind::join: return "join:" + id;
+    case Kind::leave: return "leave:" + id;
+    case Kind::bandwidth: return "bandwidth:" + id;
+    case Kind::period: return "period";
+  }
+  return "?";
+}
+
+Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const AnalyticEstimator& estimator)
+    : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
+  for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
+  helper_.assign(scenario.devices.size(), false);
+  bandwidth_at_decision_.assign(scenario.devices.size(), 0);
+}
+
+bool Rescheduler::offer(const Trigger& t) {
+  if (t.kind == Trigger::Kind::bandwidth) {
+    if (t.device < 0 || t.device >= static_cast<int>(bandwidth_at_decision_.size())) return false;
+    double& before = bandwidth_at_decision_[static_cast<size_t>(t.device)];
+    const double threshold = scenario_.scheduler.bandwidth_threshold_pct / 100;
+    if (before > 0 && std::fabs(t.bandwidth_mbps - before) / before <= threshold) return false;
+    if (before > 0) before = t.bandwidth_mbps;  // one trigger per change
+  }
+  pending_.push_back(t);
+  return true;
+}
+
+double Rescheduler::next_period_after(double t_s) const {
+  const double p = scenario_.scheduler.period_s;
+  if (!(p > 0)) return std::numeric_limits<double>::infinity();
+  return (std::floor(t_s / p) + 1) * p;
+}
+
+Decision Rescheduler::decide(const SystemState& state) {
+  Decision d;
+  for (const Trigger& t : pending_) d.record.trigger += (d.record.trigger.empty() ? "" : "+") + t.describe(scenario_);
+  pending_.clear();
+  const auto t0 = std::chrono::steady_clock::now();
+  d.scheme = scheduler_.decide(state);
+  d.record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  d.record.t_s = state.time_s;
+  d.record.scheme = d.scheme.to_string();
+  const Prediction p = estimator_.predict(state, d.scheme);
+  d.record.predicted_throughput_rps = p.throughput_rps;
+  d.record.predicted_latency_ms = p.mean_latency_s * 1e3;
+  std::vector<bool> helper(scenario_.devices.size(), false);
+  for (const auto& id : d.scheme.helpers) {
+    const int i = scenario_.device_index(id);
+    if (i < 0) continue;
+    helper[static_cast<size_t>(i)] = true;
+    d.helpers.push_back(i);
+  }
+  for (size_t i = 0; i < scenario_.devices.size(); ++i) {
+    DeviceChange c;
+    c.device = static_cast<int>(i);
+    c.strategy = strategy_[i];
+    auto it = d.scheme.strategies.find(scenario_.devices[i].id);
+    if (it != d.scheme.strategies.end()) {
+      c.strategy_changed = it->second != strategy_[i];
+      c.strategy = strategy_[i] = it->second;
+    }
+    c.helper = helper[i];
+    c.helper_changed = helper[i] != helper_[i];
+    helper_[i] = helper[i];
+    d.record.switched += c.strategy_changed;
+    if (c.strategy_changed || c.helper_changed) d.changes.push_back(c);
+  }
+  for (size_t i = 0; i < state.devices.size() && i < bandwidth_at_decision_.size(); ++i)
+    bandwidth_at_decision_[i] = state.devices[i].link_bandwidth_mbps;
+  return d;
+}
+
+std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth,
+                                                                     double end_s) {
+  std::vector<std::pair<double, Trigger>> ev;
+  ev.push_back({0, Trigger{Trigger::Kind::start, -1, 0}});
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceSpec& d = s.devices[i];
+    const int di = static_cast<int>(i);
+    if (d.join_at_s > 0 && d.join_at_s < end_s) ev.push_back({d.join_at_s, Trigger{Trigger::Kind::join, di, 0}});
+    if (d.leave_at_s < end_s) ev.push_back({d.leave_at_s, Trigger{Trigger::Kind::leave, di, 0}});
+    if (i < bandwidth.size())
+      for (const auto& p : bandwidth[i].points())
+        if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, Trigger{Trigger::Kind::bandwidth, di, p.mbps}});
+  }
+  if (s.scheduler.period_s > 0)
+    for (double t = s.scheduler.period_s; t < end_s; t += s.scheduler.period_s) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
+  std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return ev;
+}
+
+}  // namespace coinfer

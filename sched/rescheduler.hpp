@@ -1,0 +1,87 @@
+#pragma once
+// The rescheduling loop of ACE-GNN's system monitor (Sec. III-D/E), engine-free: typed events in,
+// an optional decision out. The simulator's monitor actor and the real server's scheduler thread
+// both feed it and carry out what it returns; triggers, the bandwidth threshold, periods and "send
+// only what changed" live here once.
+//
+// Events (Trigger): start (the run begins), join / leave (a device connects or goes), bandwidth (a
+// device's measured link rate; it becomes a trigger only when it moved by more than
+// scheduler.bandwidth_threshold_pct since the rate the last decision used for that device, or since
+// the last bandwidth trigger of that device), period (every scheduler.period_s when > 0).
+// decide() runs the Scheduler on a state snapshot, predicts the chosen scheme with the estimator,
+// and returns the per-device changes to send (a device whose strategy and helper role did not
+// change gets no message), the helpers by device index, and the decision record.
+#include <string>
+#include <vector>
+
+#include "core/bandwidth_schedule.hpp"
+#include "core/run_results.hpp"
+#include "core/scenario.hpp"
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+
+namespace coinfer {
+
+struct Trigger {
+  enum class Kind { start, join, leave, bandwidth, period };
+  Kind kind = Kind::start;
+  int device = -1;             // join, leave, bandwidth: the scenario's device index
+  double bandwidth_mbps = 0;   // bandwidth: the rate now
+  // "start", "join:ID", "leave:ID", "bandwidth:ID", "period" (the decision record's trigger field).
+  std::string describe(const Scenario& s) const;
+};
+
+// What one device is told after a decision.
+struct DeviceChange {
+  int device = -1;
+  Strategy strategy;
+  bool helper = false;           // the scheme names it a helper
+  bool strategy_changed = false;
+  bool helper_changed = false;
+};
+
+struct Decision {
+  Scheme scheme;
+  std::vector<DeviceChange> changes;  // only devices whose strategy or helper role changed
+  std::vector<int> helpers;           // the scheme's helpers as device indices
+  DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
+};
+
+class Rescheduler {
+ public:
+  // `scenario`, `scheduler` and `estimator` must outlive this object.
+  Rescheduler(const Scenario& scenario, Scheduler& scheduler, const AnalyticEstimator& estimator);
+
+  // Offers an event at time t_s; returns true when it became a pending trigger.
+  bool offer(const Trigger& t);
+  bool has_pending() const { return !pending_.empty(); }
+  // The next periodic trigger strictly after t_s (+infinity when scheduler.period_s is 0).
+  double next_period_after(double t_s) const;
+
+  // Decides on the pending triggers with `state` (taken now by the caller; its time_s is the
+  // decision's time) and clears them. Remembers the scheme's strategies and helpers and the
+  // bandwidth each device had, against which later bandwidth events are compared.
+  Decision decide(const SystemState& state);
+
+  // The strategy last decided (the scenario's until the first decision) and the helper role.
+  const Strategy& strategy(int device) const { return strategy_[static_cast<size_t>(device)]; }
+  bool is_helper(int device) const { return helper_[static_cast<size_t>(device)]; }
+
+  // Every event the scenario itself schedules before end_s, in time order (stable): start at 0,
+  // joins after 0, leaves, each point of each device's bandwidth schedule after 0, and periods. The
+  // simulator knows the scenario's future and offers these at their times; the real server offers
+  // what it observes instead (registrations, disconnections, heartbeats, its own timer).
+  static std::vector<std::pair<double, Trigger>> scenario_events(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth,
+                                                                 double end_s);
+
+ private:
+  const Scenario& scenario_;
+  Scheduler& scheduler_;
+  const AnalyticEstimator& estimator_;
+  std::vector<Trigger> pending_;
+  std::vector<Strategy> strategy_;
+  std::vector<bool> helper_;
+  std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s; 0 = none yet
+};
+
+}  // namespace coinfer

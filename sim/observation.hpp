@@ -1,0 +1,29 @@
+#pragma once
+// What the scheduler monitor reads from the device and server actors to build the SystemState, and
+// the one command it gives a server (its helpers). Interfaces, so that the monitor, the device
+// actors and the server actors do not include each other.
+#include <vector>
+
+#include "core/strategy.hpp"
+
+namespace coinfer::sim {
+
+class ObservedDevice {
+ public:
+  virtual ~ObservedDevice() = default;
+  virtual const Strategy& strategy() const = 0;  // as applied on the device now
+  virtual int unfinished() const = 0;
+  virtual int queued() const = 0;
+  virtual bool busy() const = 0;
+};
+
+class ObservedServer {
+ public:
+  virtual ~ObservedServer() = default;
+  virtual int queued() const = 0;
+  virtual int busy_workers() const = 0;
+  // Idle devices (scenario indices) the scheme names as this server's helpers; replaces the set.
+  virtual void set_helpers(const std::vector<int>& devices) = 0;
+};
+
+}  // namespace coinfer::sim

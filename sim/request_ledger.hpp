@@ -1,0 +1,49 @@
+#pragma once
+// The requests of one simulation run (sim-internal): created by device actors, handed between
+// actors by pointer inside mailbox messages, read by the controller after the run. Owned by the
+// run; actors hold a pointer to it, valid for the whole Engine::run().
+#include <simgrid/s4u.hpp>
+
+#include <deque>
+
+#include "core/limits.hpp"
+#include "core/request_record.hpp"
+
+namespace coinfer::sim {
+
+// One request in flight. Lives in RequestLedger::requests (a deque: stable addresses).
+struct SimRequest {
+  RequestRecord rec;
+  int device_split = 0;       // device runs [0, device_split); server runs the rest
+  int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
+  bool data_parallel = false; // created under data_parallel
+  bool dp_to_server = false;  // data_parallel input sent whole to the server
+  bool finished = false;
+};
+
+class RequestLedger {
+ public:
+  RequestLedger(double arrivals_end_s, double hard_end_s)
+      : arrivals_end_s_(arrivals_end_s), hard_end_s_(hard_end_s), all_done_(simgrid::s4u::Semaphore::create(0)) {}
+  // A new request of `device`, created now.
+  SimRequest& create(int device);
+  // False once the run holds limits::kMaxRequests requests: devices stop creating, and the run is
+  // refused afterwards (run_simulation throws InputError).
+  bool may_create() const { return static_cast<long long>(requests_.size()) < limits::kMaxRequests; }
+  // Marks a request finished (ok) now and wakes the controller if it was the last.
+  void finish(SimRequest& r);
+  double arrivals_end_s() const { return arrivals_end_s_; }  // no request is created at or after this time
+  double hard_end_s() const { return hard_end_s_; }          // arrivals end + drain: whatever is unfinished then fails
+  long long unfinished() const { return unfinished_; }
+  // Released when arrivals ended and the last unfinished request finished.
+  const simgrid::s4u::SemaphorePtr& all_done() const { return all_done_; }
+  std::deque<SimRequest>& requests() { return requests_; }
+
+ private:
+  double arrivals_end_s_, hard_end_s_;
+  long long unfinished_ = 0;
+  simgrid::s4u::SemaphorePtr all_done_;
+  std::deque<SimRequest> requests_;
+};
+
+}  // namespace coinfer::sim

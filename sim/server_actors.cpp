@@ -1,0 +1,159 @@
+#include "sim/server_actors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "sim/platform_builder.hpp"
+
+namespace sg4 = simgrid::s4u;
+
+namespace coinfer::sim {
+
+ServerActors::ServerActors(ServerSlice slice)
+    : s_(std::move(slice)),
+      queue_(s_.spec->batch),
+      timers_sem_(sg4::Semaphore::create(0)),
+      ready_sem_(sg4::Semaphore::create(0)),
+      forward_sem_(sg4::Semaphore::create(0)) {}
+
+void ServerActors::start() {
+  const std::string& id = s_.spec->id;
+  sg4::ActorPtr dispatcher = sg4::Actor::create(id + ":uploads", s_.host, [this] { dispatcher_loop(); });
+  dispatcher->daemonize();
+  s_.uploads->set_receiver(dispatcher);  // eager: uploads flow as soon as devices post them
+  if (s_.spec->batch.windowed()) sg4::Actor::create(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
+  if (s_.may_have_helpers) sg4::Actor::create(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
+  for (int w = 0; w < s_.spec->workers; ++w)
+    sg4::Actor::create(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
+}
+
+void ServerActors::dispatcher_loop() {
+  while (true) {
+    SimRequest* r = nullptr;
+    try {
+      r = s_.uploads->get<SimRequest>();
+    } catch (const simgrid::Exception&) {
+      continue;  // an upload its device cancelled at the drain's end: the request is failed there
+    }
+    enqueue(r);
+  }
+}
+
+void ServerActors::enqueue(SimRequest* r) {
+  // Every simcall (semaphore release) may let other actors run, so the queue is brought to a
+  // consistent state first and the wake-ups come last.
+  const double now = sg4::Engine::get_clock();
+  r->rec.t_queued = now;
+  r->rec.server = s_.index;
+  const auto added = queue_.add(r, r->batch_group, now);
+  if (added.sealed) sealed(1);
+  else if (added.opened) timers_sem_->release();
+}
+
+void ServerActors::sealed(int count) {
+  maybe_forward();
+  for (int i = 0; i < count; ++i) ready_sem_->release();
+}
+
+void ServerActors::timer_loop() {
+  // Windows all have the same length, so the earliest deadline only moves later; sleeping until it
+  // and sealing what is due there is exact. One permit per opened batch wakes the timer when idle.
+  while (true) {
+    const double deadline = queue_.next_deadline_s();
+    if (deadline == std::numeric_limits<double>::infinity()) {
+      timers_sem_->acquire();
+      continue;
+    }
+    sg4::this_actor::sleep_until(deadline);
+    const int n = queue_.seal_due(sg4::Engine::get_clock());
+    if (n > 0) sealed(n);
+  }
+}
+
+void ServerActors::set_helpers(const std::vector<int>& devices) {
+  helpers_.set_helpers(devices);
+  maybe_forward();
+}
+
+void ServerActors::helper_done(int device) {
+  helpers_.helper_done(device);
+  maybe_forward();
+}
+
+double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const {
+  const SimRequest& first = *batch.front();
+  const LutTable& lut = *s_.server_luts[first.rec.device];
+  return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
+}
+
+double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
+  const SimRequest& first = *batch.front();
+  const LutTable& lut = *s_.helper_luts.at({helper, first.rec.device});
+  double bytes = 0;
+  for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
+  const double compute = s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
+  return bytes / (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()) + compute;
+}
+
+void ServerActors::maybe_forward() {
+  // core/helper_forwarding.hpp decides; here its choices are carried out. State first, wake-ups
+  // last (see enqueue).
+  if (!helpers_.has_helpers() || !queue_.has_ready()) return;
+  ServerLoad load;
+  load.now_s = sg4::Engine::get_clock();
+  load.workers = s_.spec->workers;
+  load.busy_workers = busy_workers_;
+  load.running_until_s = running_until_s_;
+  std::vector<double> ready_s;
+  for (const auto& b : queue_.ready()) ready_s.push_back(server_seconds(b));
+  const auto& ready = queue_.ready();
+  const std::vector<int> chosen =
+      helpers_.plan(load, ready_s, [&](int helper, size_t i) { return helper_seconds(helper, ready[i]); });
+  for (int helper : chosen) {
+    HelpTask task;
+    task.batch = queue_.take_newest();
+    task.done = [this, helper] { helper_done(helper); };
+    to_forward_.emplace_back(helper, std::move(task));
+  }
+  for (size_t i = 0; i < chosen.size(); ++i) forward_sem_->release();
+}
+
+void ServerActors::forwarder_loop() {
+  while (true) {
+    forward_sem_->acquire();
+    auto [helper, task] = std::move(to_forward_.front());
+    to_forward_.pop_front();
+    double bytes = 0;
+    for (const SimRequest* r : task.batch) bytes += r->rec.bytes_up;
+    in_help_.push_back(std::move(task));
+    s_.help[helper]->put_init(&in_help_.back(), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
+  }
+}
+
+void ServerActors::worker_loop() {
+  while (true) {
+    ready_sem_->acquire();
+    if (!queue_.has_ready()) continue;  // the batch went to a helper
+    std::vector<SimRequest*> batch = queue_.take_oldest();
+    const int b = static_cast<int>(batch.size());
+    const double seconds = server_seconds(batch);
+    const double start = sg4::Engine::get_clock();
+    for (SimRequest* r : batch) {
+      r->rec.t_batch_start = start;
+      r->rec.batch_size = b;
+    }
+    ++busy_workers_;
+    running_until_s_.push_back(start + seconds);
+    if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
+    running_until_s_.erase(std::find(running_until_s_.begin(), running_until_s_.end(), start + seconds));
+    --busy_workers_;
+    const double end = sg4::Engine::get_clock();
+    for (SimRequest* r : batch) {
+      r->rec.t_batch_end = end;
+      s_.results[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+    }
+  }
+}
+
+}  // namespace coinfer::sim

@@ -1,0 +1,76 @@
+// The testbed's journal merge is a pure function: per-device journals + decisions -> RunResults in
+// the simulator's schema. Hand-built records; no processes, no root.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "hw/journal_merge.hpp"
+
+using namespace coinfer;
+
+namespace {
+RequestRecord rec(int device, double created, double result, const std::string& strategy, double up, double down) {
+  RequestRecord r;
+  r.id = 99;  // journals number per device; the merge renumbers
+  r.device = device;
+  r.strategy = strategy;
+  r.t_created = created;
+  r.t_result = result;
+  r.bytes_up = up;
+  r.bytes_down = down;
+  return r;
+}
+}  // namespace
+
+TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummary) {
+  Scenario sc;
+  sc.duration_s = 10;
+  sc.warmup_s = 0;
+  for (const char* id : {"a", "b"}) {
+    DeviceSpec d;
+    d.id = id;
+    d.link.bandwidth_mbps = 5;
+    d.strategy = Strategy::local();
+    sc.devices.push_back(d);
+  }
+  EventSpec e;
+  e.at_s = 2.0;
+  e.device = "b";
+  e.kind = EventSpec::Kind::bandwidth;
+  e.bandwidth_mbps = 1.0;
+  sc.events.push_back(e);
+  // a: two requests (the second under offload); b: one created between them, and one failed.
+  std::vector<std::vector<RequestRecord>> journals(2);
+  journals[0] = {rec(0, 1.0, 1.5, "local", 0, 0), rec(0, 3.0, 3.2, "offload", 100, 10)};
+  journals[1] = {rec(1, 2.0, 2.1, "pp(3)", 50, 10)};
+  RequestRecord failed = rec(1, 4.0, NAN, "pp(3)", 0, 0);
+  failed.status = RequestRecord::Status::failed;
+  failed.failure = "connection to the server lost";
+  journals[1].push_back(failed);
+  DecisionRecord d;
+  d.trigger = "start";
+  RunResults r = hw::merge_journals(sc, journals, {d}, 12.5);
+  ASSERT_EQ(r.requests.size(), 4u);
+  EXPECT_DOUBLE_EQ(r.requests[0].t_created, 1.0);
+  EXPECT_EQ(r.requests[1].device, 1);  // b's request at 2.0 s comes between a's two
+  EXPECT_DOUBLE_EQ(r.requests[2].t_created, 3.0);
+  for (size_t k = 0; k < r.requests.size(); ++k) EXPECT_EQ(r.requests[k].id, static_cast<std::int64_t>(k));
+  ASSERT_EQ(r.devices.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.devices[0].bytes_sent, 100);
+  EXPECT_DOUBLE_EQ(r.devices[1].bytes_received, 10);
+  EXPECT_EQ(r.devices[0].strategy, "offload");  // the last strategy it ran
+  EXPECT_TRUE(std::isnan(r.devices[0].energy_compute_j));
+  EXPECT_DOUBLE_EQ(r.end_s, 12.5);
+  ASSERT_EQ(r.decisions.size(), 1u);
+  ASSERT_EQ(r.events.size(), 1u);
+  EXPECT_EQ(r.events[0].kind, "bandwidth");
+  // b's bandwidth schedule: 5 Mbit/s from 0, 1 Mbit/s from 2 s.
+  int b_points = 0;
+  for (const auto& p : r.bandwidth) b_points += p.device == 1;
+  EXPECT_EQ(b_points, 2);
+  // Summary over the 10 s window: 3 completed, 1 failed.
+  const MetricsSummary& total = r.summary.back();
+  EXPECT_EQ(total.completed, 3);
+  EXPECT_EQ(total.failed, 1);
+  EXPECT_DOUBLE_EQ(total.throughput_rps, 0.3);
+}

@@ -1,0 +1,380 @@
+// The engine-free runtime policies that the simulator and the real runtime both drive: batching,
+// helper forwarding, data_parallel routing, closed-loop admission, execution times, rescheduling and
+// the decision codec. Expected values are worked out by hand in each test.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unistd.h>
+
+#include "core/arrival_process.hpp"
+#include "core/batch_queue.hpp"
+#include "core/data_parallel_router.hpp"
+#include "core/execution_time.hpp"
+#include "core/helper_forwarding.hpp"
+#include "core/input_error.hpp"
+#include "core/model_key.hpp"
+#include "core/units.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/state_json.hpp"
+#include "sched/rescheduler.hpp"
+
+using namespace coinfer;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
+// ---- BatchQueue -------------------------------------------------------------------------------
+
+TEST(BatchQueue, ABatchSealsWhenItsWindowEndsNotWhenAWorkerFrees) {
+  // Window 10 ms, max 4. Requests of group 0 at t = 0, 0.004, 0.009: one batch open until 0.010.
+  BatchQueue<int> q(BatchSpec{10, 4});
+  EXPECT_TRUE(q.add(1, 0, 0.000).opened);
+  EXPECT_FALSE(q.add(2, 0, 0.004).opened);
+  q.add(3, 0, 0.009);
+  EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.010);
+  EXPECT_EQ(q.seal_due(0.0099), 0);  // still open just before the deadline
+  EXPECT_FALSE(q.has_ready());
+  EXPECT_EQ(q.seal_due(0.010), 1);   // sealed at the deadline, workers or not
+  // A request after the seal opens the next batch instead of joining the sealed one.
+  EXPECT_TRUE(q.add(4, 0, 0.011).opened);
+  EXPECT_EQ(q.take_oldest(), (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(q.queued(), 1);
+  EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.021);
+}
+
+TEST(BatchQueue, AFullBatchSealsAtOnceAndGroupsNeverMix) {
+  BatchQueue<int> q(BatchSpec{50, 2});
+  q.add(1, 0, 0);
+  q.add(2, 1, 0);                       // another group: its own batch
+  EXPECT_TRUE(q.add(3, 0, 0.001).sealed);  // group 0 reaches max_size 2
+  ASSERT_EQ(q.ready().size(), 1u);
+  EXPECT_EQ(q.ready().front(), (std::vector<int>{1, 3}));
+  EXPECT_EQ(q.queued(), 3);
+  EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.050);  // group 1's window
+}
+
+TEST(BatchQueue, WithoutAWindowEveryRequestIsItsOwnBatch) {
+  for (BatchSpec spec : {BatchSpec{0, 8}, BatchSpec{10, 1}}) {
+    BatchQueue<int> q(spec);
+    const auto a = q.add(1, 0, 0);
+    EXPECT_TRUE(a.sealed);
+    q.add(2, 0, 0);
+    EXPECT_EQ(q.ready().size(), 2u);
+    EXPECT_EQ(q.next_deadline_s(), kInf);
+  }
+}
+
+TEST(BatchQueue, SealsDueBatchesInTheOrderTheyOpenedAndTakesOldestOrNewest) {
+  BatchQueue<int> q(BatchSpec{10, 8});
+  q.add(20, 2, 0.000);  // group 2 opened first
+  q.add(10, 1, 0.001);
+  q.add(30, 3, 0.002);
+  EXPECT_EQ(q.seal_due(0.0115), 2);  // groups 2 and 1 (deadlines 0.010, 0.011), not 3 (0.012)
+  EXPECT_EQ(q.ready()[0], std::vector<int>{20});
+  EXPECT_EQ(q.ready()[1], std::vector<int>{10});
+  EXPECT_EQ(q.take_newest(), std::vector<int>{10});
+  EXPECT_EQ(q.take_oldest(), std::vector<int>{20});
+}
+
+TEST(BatchQueue, RemovingADevicesItemsDropsEmptiedBatches) {
+  BatchQueue<int> q(BatchSpec{10, 2});
+  q.add(1, 0, 0);
+  q.add(2, 0, 0);  // sealed {1, 2}
+  q.add(3, 1, 0);  // open {3}
+  q.add(5, 0, 0);  // open {5}
+  EXPECT_EQ(q.remove_if([](int x) { return x % 2 == 1; }), 3u);  // 1, 3, 5
+  EXPECT_EQ(q.queued(), 1);
+  ASSERT_EQ(q.ready().size(), 1u);
+  EXPECT_EQ(q.ready().front(), std::vector<int>{2});
+  EXPECT_EQ(q.next_deadline_s(), kInf);  // both open batches emptied
+}
+
+TEST(BatchGroupIds, EqualKeysShareAnIdAndTheKeyNamesModelDatasetSplit) {
+  BatchGroupIds ids;
+  const BatchGroupKey a{{"dgcnn", "modelnet40"}, 3}, b{{"dgcnn", "modelnet40"}, 4}, c{{"gcn", "cora"}, 3};
+  EXPECT_EQ(ids.id(a), 0);
+  EXPECT_EQ(ids.id(b), 1);
+  EXPECT_EQ(ids.id(c), 2);
+  EXPECT_EQ(ids.id(BatchGroupKey{{"dgcnn", "modelnet40"}, 3}), 0);
+  EXPECT_EQ(ids.key(1).to_string(), "dgcnn/modelnet40/4");
+}
+
+// ---- HelperForwardPolicy ----------------------------------------------------------------------
+
+TEST(HelperForwarding, TheNewestWaitingBatchGoesToAHelperThatFinishesSooner) {
+  // 1 worker, busy until t = 1.3 (now 1.0). Two batches wait, 0.2 s each on the server.
+  // Newest via server: (1.3 - 1.0) + 0.2 / 1 + 0.2 = 0.7 s. Helper 5 takes 0.5 s: forwarded.
+  // Then one batch waits and no worker is idle: via server 0.3 + 0 + 0.2 = 0.5 s; the helper is
+  // busy now, helper 7 would take 0.5 s: not sooner (>=), so it stays.
+  HelperForwardPolicy p;
+  p.set_helpers({7, 5});
+  ServerLoad load{1.0, 1, 1, {1.3}};
+  auto chosen = p.plan(load, {0.2, 0.2}, [](int h, size_t) { return h == 5 ? 0.5 : 0.5; });
+  ASSERT_EQ(chosen, std::vector<int>{5});  // lowest index first
+  EXPECT_TRUE(p.busy(5));
+  EXPECT_FALSE(p.busy(7));
+  // Helper 7 at 0.49 s would win the remaining batch.
+  chosen = p.plan(load, {0.2}, [](int, size_t) { return 0.49; });
+  EXPECT_EQ(chosen, std::vector<int>{7});
+}
+
+TEST(HelperForwarding, NothingMovesWhileIdleWorkersWillTakeTheBatches) {
+  HelperForwardPolicy p;
+  p.set_helpers({1});
+  // 2 workers, 1 busy: one waiting batch is taken by the idle worker; a helper at 0 s is not used.
+  EXPECT_TRUE(p.plan(ServerLoad{0, 2, 1, {0.5}}, {0.2}, [](int, size_t) { return 0.0; }).empty());
+  // Two waiting batches: the newest goes (via server = 0 + 0.2 / 2 + 0.3 = 0.4 > 0.1).
+  EXPECT_EQ(p.plan(ServerLoad{0, 2, 1, {0.5}}, {0.2, 0.3}, [](int, size_t i) { return i == 1 ? 0.1 : 9.0; }), std::vector<int>{1});
+}
+
+TEST(HelperForwarding, UnavailableOrBusyHelpersAreSkippedAndKeepTheirFlagAcrossSchemes) {
+  HelperForwardPolicy p;
+  p.set_helpers({1, 2});
+  ServerLoad full{0, 1, 1, {10}};
+  auto chosen = p.plan(full, {1, 1}, [](int, size_t) { return 0.1; }, [](int h) { return h != 1; });
+  EXPECT_EQ(chosen, (std::vector<int>{2}));
+  p.set_helpers({2, 3});  // 2 stays busy, 1 leaves, 3 arrives free
+  EXPECT_TRUE(p.busy(2));
+  EXPECT_FALSE(p.is_helper(1));
+  p.helper_done(2);
+  EXPECT_FALSE(p.busy(2));
+  // No helpers: nothing.
+  HelperForwardPolicy none;
+  EXPECT_TRUE(none.plan(full, {1, 1}, [](int, size_t) { return 0.0; }).empty());
+}
+
+// ---- DataParallelRouter and closed-loop admission --------------------------------------------
+
+TEST(DataParallelRouter, BothFreeTakesTheLowerEstimateCountingTheAccessPoint) {
+  // local 0.9 s; server: round trip 2 * (10 + 5) ms = 0.03 s, (12288 + 160) B at 125,000 B/s
+  // (1 Mbit/s) = 0.099584 s, compute 0.009 s: 0.138584 s < 0.9 -> server.
+  DataParallelCosts c{0.9, 0.009, 12288, 160, 0.030};
+  DataParallelRouter r(c);
+  EXPECT_EQ(*r.route_next(mbps_to_bytes_per_s(1)), DataParallelRouter::Side::server);
+  // The server side is busy now: the next input takes the device whatever the estimate.
+  EXPECT_EQ(*r.route_next(mbps_to_bytes_per_s(1)), DataParallelRouter::Side::device);
+  EXPECT_FALSE(r.route_next(1e9).has_value());
+  r.release(DataParallelRouter::Side::server);
+  r.release(DataParallelRouter::Side::device);
+  // At 0.1 Mbit/s the transfer alone is 0.99584 s: 0.03 + 0.99584 + 0.009 > 0.9 -> device.
+  EXPECT_EQ(*r.route_next(mbps_to_bytes_per_s(0.1)), DataParallelRouter::Side::device);
+}
+
+TEST(DataParallelRouter, CostsComeFromTheSpecsTheAccessPointAndTheLuts) {
+  ModelCatalog cat = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
+  ModelSpec m = cat.instantiate("dgcnn", "modelnet40");
+  LutTable dev({"d", "dgcnn", "modelnet40"}, 9, 1), srv({"s", "dgcnn", "modelnet40"}, 9, 1);
+  dev.set_latency(0, 9, 1, {0.9, 0.9, 0.9, 0, 1});
+  srv.set_latency(0, 9, 1, {0.009, 0.009, 0.009, 0, 1});
+  DeviceSpec d;
+  d.link.latency_ms = 10;
+  AccessPointSpec ap;
+  ap.latency_ms = 5;
+  const DataParallelCosts c = data_parallel_costs(d, ap, m, &dev, &srv);
+  EXPECT_DOUBLE_EQ(c.local_s, 0.9);
+  EXPECT_DOUBLE_EQ(c.remote_compute_s, 0.009);
+  EXPECT_DOUBLE_EQ(c.round_trip_latency_s, 0.030);  // 2 * (10 + 5) ms: the access point counts
+  EXPECT_DOUBLE_EQ(c.input_bytes, 12288);
+  EXPECT_DOUBLE_EQ(c.result_bytes, 160);
+}
+
+TEST(ClosedLoop, AdmitsWhenTheFirstStageIsIdleAndFewerThanInFlightAreUnfinished) {
+  ClosedLoopView v;
+  v.num_stages = 9;
+  v.in_flight_limit = 2;
+  v.unfinished = 1;
+  v.compute_idle = true;
+  v.upload_idle = false;
+  EXPECT_TRUE(ArrivalProcess::admits(Strategy::pp(3), v));   // pp starts by computing
+  EXPECT_TRUE(ArrivalProcess::admits(Strategy::local(), v));
+  EXPECT_FALSE(ArrivalProcess::admits(Strategy::offload(), v));  // offload starts by uploading
+  v.unfinished = 2;
+  EXPECT_FALSE(ArrivalProcess::admits(Strategy::pp(3), v));  // in_flight reached
+  v.compute_idle = false;
+  v.unfinished = 0;
+  EXPECT_FALSE(ArrivalProcess::admits(Strategy::local(), v));
+  // data_parallel: no input waiting for a side and a side free, whatever in_flight says.
+  v.unfinished = 5;
+  EXPECT_TRUE(ArrivalProcess::admits(Strategy::data_parallel(), v));
+  v.dp_side_free = false;
+  EXPECT_FALSE(ArrivalProcess::admits(Strategy::data_parallel(), v));
+  v.dp_side_free = true;
+  v.dp_input_waiting = true;
+  EXPECT_FALSE(ArrivalProcess::admits(Strategy::data_parallel(), v));
+}
+
+// ---- Execution time, strategies, units ---------------------------------------------------------
+
+TEST(ExecutionTime, LutMeanScalesLinearlyBeyondTheLargestMeasuredBatch) {
+  LutTable t({"x", "m", "d"}, 2, 4);
+  t.set_latency(0, 2, 1, {0.010, 0, 0, 0, 1});
+  t.set_latency(0, 2, 4, {0.020, 0, 0, 0, 1});
+  const ExecutionTimeModel& time = lut_mean_time();
+  EXPECT_DOUBLE_EQ(time.seconds(t, 0, 2, 1), 0.010);
+  EXPECT_DOUBLE_EQ(time.seconds(t, 0, 2, 4), 0.020);
+  EXPECT_DOUBLE_EQ(time.seconds(t, 0, 2, 10), 0.050);  // 0.020 * 10 / 4
+  EXPECT_DOUBLE_EQ(time.seconds(t, 1, 1, 3), 0.0);     // empty range
+  EXPECT_THROW(time.seconds(t, 0, 2, 2), LutMissingError);
+}
+
+TEST(Strategy, AtSplitNamesTheEndsLocalAndOffload) {
+  EXPECT_EQ(Strategy::at_split(0, 9), Strategy::offload());
+  EXPECT_EQ(Strategy::at_split(9, 9), Strategy::local());
+  EXPECT_EQ(Strategy::at_split(4, 9), Strategy::pp(4));
+  EXPECT_DOUBLE_EQ(mbps_to_bytes_per_s(8), 1e6);
+  EXPECT_DOUBLE_EQ(bytes_per_s_to_mbps(1e6), 8);
+}
+
+// ---- Rescheduler --------------------------------------------------------------------------------
+
+namespace {
+// A scheduler returning the schemes a test queues (the Rescheduler is what is under test).
+class ScriptedScheduler : public Scheduler {
+ public:
+  std::deque<Scheme> next;
+  std::vector<SystemState> seen;
+  std::string name() const override { return "scripted"; }
+  Scheme decide(const SystemState& s) override {
+    seen.push_back(s);
+    Scheme x = next.front();
+    next.pop_front();
+    return x;
+  }
+};
+
+struct RescheduleFixture {
+  Scenario sc;
+  LutSet luts;
+  std::unique_ptr<AnalyticEstimator> est;
+  ScriptedScheduler sched;
+  RescheduleFixture() {
+    ModelCatalog cat = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
+    for (const char* type : {"dev", "srv"}) {
+      LutTable t({type, "dgcnn", "modelnet40"}, 9, 1);
+      for (int i = 0; i < 9; ++i)
+        for (int j = i + 1; j <= 9; ++j) t.set_latency(i, j, 1, {0.01 * (j - i), 0, 0, 0, 1});
+      luts.add(t, "mem");
+    }
+    ModelSpecs specs;
+    specs.emplace("dgcnn/modelnet40", cat.instantiate("dgcnn", "modelnet40"));
+    est = std::make_unique<AnalyticEstimator>(luts, specs);
+    ServerSpec s;
+    s.id = "s0";
+    s.type = "srv";
+    sc.servers.push_back(s);
+    for (const char* id : {"a", "b", "idle"}) {
+      DeviceSpec d;
+      d.id = id;
+      d.type = "dev";
+      d.model = "dgcnn";
+      d.dataset = "modelnet40";
+      d.server = "s0";
+      d.link.bandwidth_mbps = 10;
+      d.strategy = Strategy::local();
+      sc.devices.push_back(d);
+    }
+    sc.scheduler.bandwidth_threshold_pct = 20;
+    sc.scheduler.period_s = 2;
+  }
+  Scheme scheme(Strategy a, Strategy b, std::vector<std::string> helpers = {}) {
+    Scheme s;
+    s.strategies = {{"a", a}, {"b", b}, {"idle", Strategy::local()}};
+    s.helpers = std::move(helpers);
+    return s;
+  }
+};
+}  // namespace
+
+TEST(Rescheduler, OnlyDevicesWhoseStrategyOrHelperRoleChangedAreTold) {
+  RescheduleFixture f;
+  Rescheduler r(f.sc, f.sched, *f.est);
+  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::start}));
+  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::join, 1}));
+  f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local(), {"idle"}));
+  Decision d = r.decide(scenario_state(f.sc, 0));
+  EXPECT_EQ(d.record.trigger, "start+join:b");
+  ASSERT_EQ(d.changes.size(), 2u);  // a: local -> offload; idle: becomes a helper; b unchanged
+  EXPECT_EQ(d.changes[0].device, 0);
+  EXPECT_TRUE(d.changes[0].strategy_changed);
+  EXPECT_EQ(d.changes[1].device, 2);
+  EXPECT_TRUE(d.changes[1].helper && d.changes[1].helper_changed && !d.changes[1].strategy_changed);
+  EXPECT_EQ(d.record.switched, 1);
+  EXPECT_EQ(d.helpers, std::vector<int>{2});
+  EXPECT_FALSE(r.has_pending());
+  // The same scheme again: nobody is told anything.
+  r.offer(Trigger{Trigger::Kind::period});
+  f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local(), {"idle"}));
+  d = r.decide(scenario_state(f.sc, 2));
+  EXPECT_TRUE(d.changes.empty());
+  EXPECT_EQ(d.record.switched, 0);
+  EXPECT_EQ(r.strategy(0), Strategy::offload());
+  EXPECT_TRUE(r.is_helper(2));
+}
+
+TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
+  RescheduleFixture f;
+  Rescheduler r(f.sc, f.sched, *f.est);
+  r.offer(Trigger{Trigger::Kind::start});
+  f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
+  r.decide(scenario_state(f.sc, 0));  // every device decided at 10 Mbit/s
+  // 20 % threshold: 12 Mbit/s is exactly 20 % (not beyond), 12.5 is 25 %.
+  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12}));
+  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 8}));
+  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12.5}));
+  // Heartbeats repeating the new rate do not trigger again; a further 25 % move does.
+  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12.5}));
+  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 9.0}));
+  f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
+  EXPECT_EQ(r.decide(scenario_state(f.sc, 1)).record.trigger, "bandwidth:a+bandwidth:a");
+  EXPECT_DOUBLE_EQ(r.next_period_after(0), 2);
+  EXPECT_DOUBLE_EQ(r.next_period_after(2), 4);
+  EXPECT_DOUBLE_EQ(r.next_period_after(3.9), 4);
+}
+
+TEST(Rescheduler, TheScenarioEventsComeInTimeOrder) {
+  RescheduleFixture f;
+  f.sc.devices[1].join_at_s = 1.5;
+  f.sc.devices[0].leave_at_s = 3;
+  std::vector<BandwidthSchedule> bw;
+  for (const auto& d : f.sc.devices) bw.emplace_back(d, f.sc.events);
+  bw[2] = BandwidthSchedule({{0, 10}, {2.5, 1}});
+  const auto ev = Rescheduler::scenario_events(f.sc, bw, 5);
+  std::vector<std::string> got;
+  for (const auto& [t, tr] : ev) got.push_back(std::to_string(t).substr(0, 3) + " " + tr.describe(f.sc));
+  EXPECT_EQ(got, (std::vector<std::string>{"0.0 start", "1.5 join:b", "2.0 period", "2.5 bandwidth:idle", "3.0 leave:a", "4.0 period"}));
+}
+
+// ---- Decision codec -------------------------------------------------------------------------------
+
+TEST(DecisionCodec, RoundTripsAndReadsAJournalWithATornLastLine) {
+  DecisionRecord d{1.25, "start+join:a", "a=local helpers=[]", 12.5, 80.25, 1, 0.003};
+  const DecisionRecord back = decision_from_json(decision_to_json(d));
+  EXPECT_EQ(back.trigger, d.trigger);
+  EXPECT_EQ(back.scheme, d.scheme);
+  EXPECT_DOUBLE_EQ(back.t_s, 1.25);
+  EXPECT_DOUBLE_EQ(back.predicted_latency_ms, 80.25);
+  EXPECT_EQ(back.switched, 1);
+  char tmpl[] = "/tmp/coinfer-dec-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  {
+    std::ofstream o(dir + "/d.jsonl");
+    o << decision_to_json(d) << "\n" << decision_to_json(d) << "\n{\"t_s\": 3, \"trig";
+  }
+  EXPECT_EQ(read_decisions_jsonl(dir + "/d.jsonl").size(), 2u);
+  {
+    std::ofstream o(dir + "/bad.jsonl");
+    o << "{}\n" << decision_to_json(d) << "\n";
+  }
+  try {
+    read_decisions_jsonl(dir + "/bad.jsonl");
+    ADD_FAILURE() << "a malformed line before the last must be refused";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.jsonl:1"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
+}
