@@ -4,6 +4,11 @@
 
 namespace coinfer {
 
+double helper_batch_seconds(double input_bytes, double bytes_per_s, const LutTable& helper_lut, int split, int batch,
+                            const ExecutionTimeModel& time) {
+  return input_bytes / bytes_per_s + time.seconds(helper_lut, split, helper_lut.num_stages(), batch);
+}
+
 void HelperForwardPolicy::set_helpers(const std::vector<int>& devices) {
   std::map<int, bool> next;
   for (int d : devices) {

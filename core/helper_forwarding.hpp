@@ -15,6 +15,8 @@
 #include <map>
 #include <vector>
 
+#include "core/execution_time.hpp"
+
 namespace coinfer {
 
 // The server's state as the rule needs it.
@@ -24,6 +26,13 @@ struct ServerLoad {
   int busy_workers = 0;
   std::vector<double> running_until_s;  // expected end of each batch running now
 };
+
+// The helper side of the rule: a helper's expected seconds for a batch of `batch` inputs whose server
+// part starts at `split`: the batch's input bytes at the helper's bandwidth (bytes/s), plus the
+// helper's own time for [split, n) at that batch size (`helper_lut`: the helper's type, the origin's
+// model).
+double helper_batch_seconds(double input_bytes, double bytes_per_s, const LutTable& helper_lut, int split, int batch,
+                            const ExecutionTimeModel& time = lut_mean_time());
 
 class HelperForwardPolicy {
  public:

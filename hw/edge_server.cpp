@@ -357,9 +357,8 @@ struct EdgeServer::Impl {
     for (const auto& p : batch) bytes += static_cast<double>(p.state_bytes.size());
     double mbps = schedules[helper].mbps_at(now());
     if (auto h = handlers.find(helper); h != handlers.end() && h->second->status.bandwidth_mbps > 0) mbps = h->second->status.bandwidth_mbps;
-    const LutTable& t = *lut->second;
-    return bytes / mbps_to_bytes_per_s(mbps) +
-           time->seconds(t, batch.front().split, t.num_stages(), static_cast<int>(batch.size()));
+    return helper_batch_seconds(bytes, mbps_to_bytes_per_s(mbps), *lut->second, batch.front().split, static_cast<int>(batch.size()),
+                                *time);
   }
 
   void worker_loop(int worker) {

@@ -23,7 +23,8 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const A
     : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
-  bandwidth_at_decision_.assign(scenario.devices.size(), 0);
+  // Until the first decision, bandwidth events compare with the scenario's configured rate.
+  for (const auto& d : scenario.devices) bandwidth_at_decision_.push_back(d.link.bandwidth_mbps);
 }
 
 bool Rescheduler::offer(const Trigger& t) {

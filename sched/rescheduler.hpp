@@ -81,7 +81,7 @@ class Rescheduler {
   std::vector<Trigger> pending_;
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;
-  std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s; 0 = none yet
+  std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
 };
 
 }  // namespace coinfer

@@ -53,7 +53,7 @@ void DeviceActor::on_help_done() {
   help_exec_ = nullptr;
   for (SimRequest* r : helping_->batch) {  // straight from the helper to the origin device
     r->rec.t_batch_end = now;
-    s_.peer_results[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+    (*s_.peer_results)[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
   }
   HelpTask* done = helping_;
   helping_ = nullptr;

@@ -48,7 +48,9 @@ struct DeviceSlice {
   simgrid::s4u::Mailbox* results = nullptr;          // its own
   simgrid::s4u::Mailbox* control = nullptr;          // its own
   simgrid::s4u::Mailbox* help = nullptr;             // its own when it may help (arrival: none), else null
-  std::vector<simgrid::s4u::Mailbox*> peer_results;  // per scenario device: helpers answer there
+  // Per scenario device: helpers answer there. Shared by all devices (owned by the simulation): a
+  // copy per device would cost devices^2 pointers.
+  const std::vector<simgrid::s4u::Mailbox*>* peer_results = nullptr;
   const ExecutionTimeModel* time = &lut_mean_time();
 };
 

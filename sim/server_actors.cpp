@@ -83,7 +83,7 @@ void ServerActors::helper_done(int device) {
 
 double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *s_.server_luts[first.rec.device];
+  const LutTable& lut = *(*s_.server_luts)[first.rec.device];
   return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
 }
 
@@ -92,8 +92,8 @@ double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& 
   const LutTable& lut = *s_.helper_luts.at({helper, first.rec.device});
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
-  const double compute = s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
-  return bytes / (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()) + compute;
+  return helper_batch_seconds(bytes, (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()), lut, first.device_split,
+                              static_cast<int>(batch.size()), *s_.time);
 }
 
 void ServerActors::maybe_forward() {
@@ -127,7 +127,7 @@ void ServerActors::forwarder_loop() {
     double bytes = 0;
     for (const SimRequest* r : task.batch) bytes += r->rec.bytes_up;
     in_help_.push_back(std::move(task));
-    s_.help[helper]->put_init(&in_help_.back(), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
+    (*s_.help)[helper]->put_init(&in_help_.back(), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
   }
 }
 
@@ -151,7 +151,7 @@ void ServerActors::worker_loop() {
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
       r->rec.t_batch_end = end;
-      s_.results[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+      (*s_.results)[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
     }
   }
 }

@@ -27,9 +27,12 @@ struct ServerSlice {
   const ServerSpec* spec = nullptr;
   simgrid::s4u::Host* host = nullptr;
   simgrid::s4u::Mailbox* uploads = nullptr;                 // eager: its receiver is this server's dispatcher
-  std::vector<simgrid::s4u::Mailbox*> results;              // per scenario device
-  std::vector<simgrid::s4u::Mailbox*> help;                 // per scenario device: its help mailbox, or null
-  std::vector<const LutTable*> server_luts;                 // per scenario device: this server type's LUT for its model
+  // Per scenario device, shared by all servers (owned by the simulation): its results mailbox; its
+  // help mailbox or null.
+  const std::vector<simgrid::s4u::Mailbox*>* results = nullptr;
+  const std::vector<simgrid::s4u::Mailbox*>* help = nullptr;
+  // Per scenario device (shared by all servers): its own server's type's LUT for its model.
+  const std::vector<const LutTable*>* server_luts = nullptr;
   std::map<std::pair<int, int>, const LutTable*> helper_luts;  // (helper, origin device) -> helper's LUT for the origin's model
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
   bool may_have_helpers = false;                            // some device of this server has arrival: none

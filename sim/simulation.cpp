@@ -90,8 +90,13 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   std::vector<ModelSpec> device_models;
   BatchGroupIds groups;
   std::vector<sg4::Mailbox*> results, control, help(nd, nullptr);
+  std::vector<const LutTable*> server_luts;       // per device: its server's type, its model
+  std::vector<std::vector<int>> devices_of(ns);  // per server: its devices
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
+    const int j = s.server_index(d.server);
+    devices_of[j].push_back(static_cast<int>(i));
+    server_luts.push_back(&luts.table({s.servers[j].type, d.model, d.dataset}));
     device_models.push_back(models.instantiate(d.model, d.dataset));
     results.push_back(sg4::Mailbox::by_name("results:" + d.id));
     control.push_back(sg4::Mailbox::by_name("control:" + d.id));
@@ -105,20 +110,16 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.spec = &sv;
     x.host = platform.server_hosts[j];
     x.uploads = sg4::Mailbox::by_name("uploads:" + sv.id);
-    x.results = results;
-    x.help = help;
+    x.results = &results;
+    x.help = &help;
     x.bandwidth = &platform.device_bandwidth;
-    for (size_t d = 0; d < nd; ++d) {
-      const bool mine = s.devices[d].server == sv.id;
-      x.server_luts.push_back(mine ? &luts.table({sv.type, s.devices[d].model, s.devices[d].dataset}) : nullptr);
-      if (mine && help[d]) x.may_have_helpers = true;
-    }
+    x.server_luts = &server_luts;
     // An idle helper may run the server part of any device of its server that creates inputs.
-    for (size_t h = 0; h < nd; ++h) {
-      if (!help[h] || s.devices[h].server != sv.id) continue;
-      for (size_t d = 0; d < nd; ++d)
-        if (s.devices[d].server == sv.id && !help[d])
-          x.helper_luts[{static_cast<int>(h), static_cast<int>(d)}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
+    for (int h : devices_of[j]) {
+      if (!help[h]) continue;
+      x.may_have_helpers = true;
+      for (int d : devices_of[j])
+        if (!help[d]) x.helper_luts[{h, d}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
     }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
@@ -136,10 +137,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.host = platform.device_hosts[i];
     x.model = &device_models[i];
     x.lut = &luts.table({d.type, d.model, d.dataset});
-    x.server_lut = &luts.table({s.servers[j].type, d.model, d.dataset});
+    x.server_lut = server_luts[i];
     if (help[i])
-      for (size_t o = 0; o < nd; ++o)
-        if (s.devices[o].server == d.server && !help[o]) x.helper_luts[static_cast<int>(o)] = &luts.table({d.type, s.devices[o].model, s.devices[o].dataset});
+      for (int o : devices_of[j])
+        if (!help[o]) x.helper_luts[o] = &luts.table({d.type, s.devices[o].model, s.devices[o].dataset});
     x.bandwidth = &platform.device_bandwidth[i];
     for (int k = 0; k <= device_models[i].num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
     x.ledger = &ledger;
@@ -147,7 +148,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.results = results[i];
     x.control = control[i];
     x.help = help[i];
-    x.peer_results = results;
+    x.peer_results = &results;
     devices.push_back(std::make_unique<DeviceActor>(std::move(x)));
   }
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);

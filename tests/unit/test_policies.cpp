@@ -123,6 +123,16 @@ TEST(HelperForwarding, TheNewestWaitingBatchGoesToAHelperThatFinishesSooner) {
   EXPECT_EQ(chosen, std::vector<int>{7});
 }
 
+TEST(HelperForwarding, AHelpersEstimateIsItsInputTransferPlusItsOwnLutTime) {
+  // 2 inputs of 12288 B at 1 Mbit/s (125,000 B/s): 0.196608 s; [6, 9) at batch 2 on the helper's
+  // LUT: 0.030 s. Batch 16 is beyond the LUT's largest (4): 0.040 * 16 / 4 = 0.160 s.
+  LutTable t({"h", "m", "d"}, 9, 4);
+  t.set_latency(6, 9, 2, {0.030, 0, 0, 0, 1});
+  t.set_latency(6, 9, 4, {0.040, 0, 0, 0, 1});
+  EXPECT_DOUBLE_EQ(helper_batch_seconds(2 * 12288, mbps_to_bytes_per_s(1), t, 6, 2), 0.196608 + 0.030);
+  EXPECT_DOUBLE_EQ(helper_batch_seconds(0, 1, t, 6, 16), 0.160);
+}
+
 TEST(HelperForwarding, NothingMovesWhileIdleWorkersWillTakeTheBatches) {
   HelperForwardPolicy p;
   p.set_helpers({1});
@@ -319,6 +329,9 @@ TEST(Rescheduler, OnlyDevicesWhoseStrategyOrHelperRoleChangedAreTold) {
 TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
   RescheduleFixture f;
   Rescheduler r(f.sc, f.sched, *f.est);
+  // Before the first decision a heartbeat compares with the scenario's rate (10 Mbit/s): the same
+  // rate is no trigger.
+  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 1, 10}));
   r.offer(Trigger{Trigger::Kind::start});
   f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
   r.decide(scenario_state(f.sc, 0));  // every device decided at 10 Mbit/s
