@@ -3,7 +3,10 @@
 program doing the same transfers and executions (bench/bare_simgrid.cpp), in the same run.
 Configurations: 9 devices on 1 server; 1000 devices across 10 servers. Each measurement is a fresh
 process; REPS alternating repetitions, medians reported. Also peak RSS per simulated device.
-usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build]   (from the repository root)"""
+With --compare DIR (a build folder of another commit: only its `coinfer` is used), that build's coinfer
+runs in the same loop, alternating, and a second row gives its figures: an A/B test of a change on
+the same machine at the same time.
+usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD]   (from the repository root)"""
 import argparse
 import os
 import re
@@ -45,6 +48,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build", default="build")
+    ap.add_argument("--compare", default=None, help="another build folder whose coinfer runs alternately as a reference")
     args = ap.parse_args()
     with h5py.File("traces/lut/rpi4b.h5") as f:
         dev_s = float(f["dgcnn/modelnet40/latency_mean_s"][0, SPLIT, 0])
@@ -61,25 +65,30 @@ def main():
             path = f"{tmp}/s{devices}.yaml"
             with open(path, "w") as f:
                 f.write(scenario(devices, servers, duration))
-            eng, whole, bare, rss = [], [], [], []
+            builds = [args.build] + ([args.compare] if args.compare else [])
+            eng, whole, rss = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
+            bare = []
             for _ in range(args.reps):
                 import time
-                t0 = time.monotonic()
-                out, mem = run([f"{args.build}/coinfer", "run", path, "-q", "--timing", "--out", f"{tmp}/o{devices}"])
-                t1 = time.monotonic()
-                m = re.search(r"requests=(\d+) engine_wall_s=([\d.]+)", out)
-                n, w = int(m.group(1)), float(m.group(2))
-                eng.append(n / w)
-                whole.append(n / (t1 - t0))
-                rss.append(mem)
+                for build in builds:
+                    t0 = time.monotonic()
+                    out, mem = run([f"{build}/coinfer", "run", path, "-q", "--timing", "--out", f"{tmp}/o{devices}"])
+                    t1 = time.monotonic()
+                    m = re.search(r"requests=(\d+) engine_wall_s=([\d.]+)", out)
+                    n, w = int(m.group(1)), float(m.group(2))
+                    eng[build].append(n / w)
+                    whole[build].append(n / (t1 - t0))
+                    rss[build].append(mem)
                 out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
                               repr(srv_s), repr(up), repr(down), "40"])
                 m = re.search(r"requests=(\d+) wall_s=([\d.]+)", out)
                 bare.append(int(m.group(1)) / float(m.group(2)))
-            e, b = statistics.median(eng), statistics.median(bare)
-            r = statistics.median(rss)
-            print(f"| {label} | {e:,.0f} | {statistics.median(whole):,.0f} | {b:,.0f} | {e / b:.2f} | "
-                  f"{r / 2**20:.0f} MiB | {r / devices / 1024:.0f} KiB |")
+            b = statistics.median(bare)
+            for build in builds:
+                e, r = statistics.median(eng[build]), statistics.median(rss[build])
+                name = label if build == args.build else f"{label} ({build})"
+                print(f"| {name} | {e:,.0f} | {statistics.median(whole[build]):,.0f} | {b:,.0f} | {e / b:.2f} | "
+                      f"{r / 2**20:.0f} MiB | {r / devices / 1024:.0f} KiB |")
     return 0
 
 
