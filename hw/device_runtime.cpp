@@ -20,6 +20,7 @@
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
+#include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
 #include "io/dataset_h5.hpp"
 #include "models/datasets.hpp"
@@ -32,12 +33,7 @@ using Seconds = std::chrono::duration<double>;
 
 using Refused = RegistrationRefused;
 
-struct Job {
-  bool helper_task = false;
-  std::int64_t id = 0;        // request id, or the server's task id for helper work
-  int split = 0;              // request: device runs [0, split); helper task: state is at split
-  std::string state_bytes;    // helper task only
-};
+using Job = ComputeJob;
 }  // namespace
 
 struct DeviceRuntime::Impl {
@@ -52,26 +48,17 @@ struct DeviceRuntime::Impl {
   std::vector<models::GraphSample> inputs;
   BandwidthSchedule schedule;
   std::unique_ptr<JournalWriter> journal;
-  DataParallelRouter dp_router;  // the shared data_parallel rule (core/data_parallel_router.hpp)
+  std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under m
 
   std::mutex m;
   std::condition_variable cv;  // any state change
   Strategy strategy;
   bool helper = false;
   std::shared_ptr<Connection> conn;
-  std::map<std::int64_t, RequestRecord> reqs;  // unfinished requests
-  std::set<std::int64_t> at_server;            // sent, awaiting a result
-  std::deque<Job> compute_q;
-  std::deque<std::pair<std::int64_t, std::string>> upload_q;  // (request, serialised state at its split)
-  std::deque<std::int64_t> dp_pending;                         // data_parallel requests waiting for a side
-  std::set<std::int64_t> dp_on_device, dp_on_server;
-  bool computing = false, uploading = false;  // a request's stages / its upload in progress now
-  std::int64_t next_id = 0;
   bool arrivals_over = false;
   bool ever_connected = false;
   bool helper_running = false;
   bool finished = false;
-  long long failed = 0;
   const std::atomic<bool>* stop = nullptr;
 
   double now() const { return unix_now() - opt.epoch_unix_s; }
@@ -81,81 +68,18 @@ struct DeviceRuntime::Impl {
   }
   bool stopping() const { return *stop || finished; }
 
-  // --- requests ----------------------------------------------------------------------------------
+  // --- requests (hw/device_requests.hpp) ---------------------------------------------------------
   void complete(std::int64_t id, bool ok, const std::string& why) {  // m held
-    auto it = reqs.find(id);
-    if (it == reqs.end()) return;
-    RequestRecord& r = it->second;
-    if (ok) {
-      r.t_result = now();
-    } else {
-      r.status = RequestRecord::Status::failed;
-      r.failure = why;
-      ++failed;
-    }
-    journal->done(r);
-    at_server.erase(id);
-    if (dp_on_device.erase(id)) dp_router.release(DataParallelRouter::Side::device);
-    else if (dp_on_server.erase(id)) dp_router.release(DataParallelRouter::Side::server);
-    for (auto p = dp_pending.begin(); p != dp_pending.end(); ++p)
-      if (*p == id) {
-        dp_pending.erase(p);
-        break;
-      }
-    reqs.erase(it);
-    route_data_parallel();
+    rq->complete(id, ok, why, now(), schedule.bytes_per_s_at(now()));
     cv.notify_all();
   }
 
   void create_request() {  // m held
-    RequestRecord r;
-    r.id = next_id++;
-    r.device = index;
-    r.server = sc.server_index(sc.devices[index].server);
-    r.strategy = strategy.to_string();
-    r.t_created = now();
-    journal->created(r);
-    reqs[r.id] = r;
-    if (strategy.kind == Strategy::Kind::data_parallel) {
-      dp_pending.push_back(r.id);
-      route_data_parallel();
-    } else {
-      route(r.id, strategy.device_split(n));
-    }
+    rq->create(strategy, now(), schedule.bytes_per_s_at(now()));
     cv.notify_all();
   }
 
-  void route(std::int64_t id, int split) {  // m held
-    reqs[id].split = split;
-    if (split > 0) compute_q.push_back({false, id, split, {}});
-    else upload_q.emplace_back(id, std::string());  // the raw input is serialised by the uploader
-  }
-
-  // The simulator's rule (core/data_parallel_router.hpp) at the bandwidth the device sees now.
-  void route_data_parallel() {  // m held
-    while (!dp_pending.empty() && dp_router.any_free()) {
-      const bool to_server = *dp_router.route_next(schedule.bytes_per_s_at(now())) == DataParallelRouter::Side::server;
-      const std::int64_t id = dp_pending.front();
-      dp_pending.pop_front();
-      (to_server ? dp_on_server : dp_on_device).insert(id);
-      route(id, to_server ? 0 : n);
-    }
-  }
-
-  // The simulator's closed-loop admission rule (core/arrival_process.hpp) on this device's state.
-  bool closed_loop_admits() const {  // m held
-    ClosedLoopView v;
-    v.num_stages = n;
-    v.unfinished = static_cast<int>(reqs.size());
-    v.in_flight_limit = in_flight_limit();
-    bool requests_to_compute = false;
-    for (const Job& j : compute_q) requests_to_compute = requests_to_compute || !j.helper_task;
-    v.compute_idle = !computing && !requests_to_compute;
-    v.upload_idle = !uploading && upload_q.empty();
-    v.dp_input_waiting = !dp_pending.empty();
-    v.dp_side_free = dp_router.any_free();
-    return ArrivalProcess::admits(strategy, v);
-  }
+  bool closed_loop_admits() const { return rq->closed_loop_admits(strategy, in_flight_limit()); }  // m held
 
   int in_flight_limit() const {  // m held
     const int w = sc.devices[index].workload.in_flight;
@@ -211,12 +135,12 @@ struct DeviceRuntime::Impl {
     torch::NoGradGuard no_grad;
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
-      if (compute_q.empty()) {
+      if (rq->compute_q.empty()) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      Job job = std::move(compute_q.front());
-      compute_q.pop_front();
+      Job job = std::move(rq->compute_q.front());
+      rq->compute_q.pop_front();
       if (job.helper_task) {
         helper_running = true;
         lock.unlock();
@@ -225,9 +149,9 @@ struct DeviceRuntime::Impl {
         helper_running = false;
         continue;
       }
-      if (!reqs.count(job.id)) continue;
-      reqs[job.id].t_device_start = now();
-      computing = true;
+      if (!rq->find(job.id)) continue;
+      rq->find(job.id)->t_device_start = now();
+      rq->computing = true;
       const models::GraphSample& input = inputs[job.id % inputs.size()];
       lock.unlock();
       std::string bytes, error;
@@ -239,13 +163,13 @@ struct DeviceRuntime::Impl {
         error = e.what();
       }
       lock.lock();
-      computing = false;
+      rq->computing = false;
       cv.notify_all();
-      if (!reqs.count(job.id)) continue;
-      reqs[job.id].t_device_end = now();
+      if (!rq->find(job.id)) continue;
+      rq->find(job.id)->t_device_end = now();
       if (!error.empty()) complete(job.id, false, "device stages failed: " + error);
       else if (job.split == n) complete(job.id, true, "");
-      else upload_q.emplace_back(job.id, std::move(bytes));
+      else rq->upload_q.emplace_back(job.id, std::move(bytes));
       cv.notify_all();
     }
   }
@@ -283,21 +207,21 @@ struct DeviceRuntime::Impl {
   void upload_loop() {
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
-      if (upload_q.empty()) {
+      if (rq->upload_q.empty()) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      auto [id, bytes] = std::move(upload_q.front());
-      upload_q.pop_front();
-      if (!reqs.count(id)) continue;
+      auto [id, bytes] = std::move(rq->upload_q.front());
+      rq->upload_q.pop_front();
+      if (!rq->find(id)) continue;
       std::shared_ptr<Connection> c = conn;
       if (!c) {
         complete(id, false, "not connected to the server");
         continue;
       }
-      const int split = reqs[id].split;
-      at_server.insert(id);
-      uploading = true;
+      const int split = rq->find(id)->split;
+      rq->mark_at_server(id);
+      rq->uploading = true;
       lock.unlock();
       std::string error;
       std::size_t sent = 0;
@@ -314,10 +238,10 @@ struct DeviceRuntime::Impl {
         error = e.what();
       }
       lock.lock();
-      uploading = false;
+      rq->uploading = false;
       cv.notify_all();
-      if (!reqs.count(id)) continue;
-      reqs[id].bytes_up = static_cast<double>(sent);
+      if (!rq->find(id)) continue;
+      rq->find(id)->bytes_up = static_cast<double>(sent);
       if (!error.empty()) complete(id, false, "upload failed: " + error);
     }
   }
@@ -326,9 +250,9 @@ struct DeviceRuntime::Impl {
     std::string out;
     ResultHeader h = unpack_result(f.payload, out);
     std::lock_guard<std::mutex> lock(m);
-    auto it = reqs.find(static_cast<std::int64_t>(f.task_id));
-    if (it == reqs.end()) return;  // already failed (e.g. after a reconnection)
-    RequestRecord& r = it->second;
+    RequestRecord* found = rq->find(static_cast<std::int64_t>(f.task_id));
+    if (!found) return;  // already failed (e.g. after a reconnection)
+    RequestRecord& r = *found;
     r.bytes_down = static_cast<double>(frame_bytes);
     r.t_uplink_end = h.t_received - opt.epoch_unix_s;
     r.t_queued = h.t_queued - opt.epoch_unix_s;
@@ -388,7 +312,7 @@ struct DeviceRuntime::Impl {
             std::string bytes;
             TaskHeader th = unpack_task(f->payload, bytes);
             std::lock_guard<std::mutex> lock(m);
-            compute_q.push_front({true, static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes)});
+            rq->compute_q.push_front({true, static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes)});
             cv.notify_all();
             break;
           }
@@ -406,7 +330,7 @@ struct DeviceRuntime::Impl {
   void lose_connection() {
     std::lock_guard<std::mutex> lock(m);
     conn.reset();
-    std::vector<std::int64_t> lost(at_server.begin(), at_server.end());
+    const std::vector<std::int64_t> lost = rq->at_server_ids();
     for (auto id : lost) complete(id, false, "connection to the server lost");
   }
 
@@ -453,9 +377,9 @@ struct DeviceRuntime::Impl {
           {
             std::lock_guard<std::mutex> lock(m);
             s.bandwidth_mbps = schedule.mbps_at(now());
-            s.queue_length = static_cast<int>(compute_q.size() + upload_q.size());
-            s.unfinished = static_cast<int>(reqs.size());
-            s.busy = !reqs.empty();
+            s.queue_length = rq->queue_length();
+            s.unfinished = static_cast<int>(rq->unfinished());
+            s.busy = rq->unfinished() > 0;
           }
           try {
             c->send({MsgType::heartbeat, 0, encode(s)}, Seconds(2));
@@ -473,8 +397,7 @@ struct DeviceRuntime::Impl {
     {
       std::lock_guard<std::mutex> lock(m);
       finished = true;
-      std::vector<std::int64_t> left;
-      for (auto& [id, r] : reqs) left.push_back(id);
+      const std::vector<std::int64_t> left = rq->unfinished_ids();
       for (auto id : left) complete(id, false, fatal.empty() ? "unfinished at the end of the drain" : fatal);
       cv.notify_all();
     }
@@ -482,17 +405,17 @@ struct DeviceRuntime::Impl {
     compute.join();
     upload.join();
     if (!fatal.empty()) throw Refused(fatal);
-    return failed;
+    return rq->failed();
   }
 
   // True when the device's run is over: arrivals ended and nothing is unfinished, or the drain ran out.
   bool check_done(double hard_end) {
     std::lock_guard<std::mutex> lock(m);
     if (*stop) return true;
-    if (arrivals_over && reqs.empty()) {
+    if (arrivals_over && rq->unfinished() == 0) {
       // An idle helper serves forwarded work until the others stop creating inputs.
       if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none) return true;
-      if (now() >= std::min(sc.duration_s, sc.devices[index].leave_at_s) && compute_q.empty() && !helper_running) return true;
+      if (now() >= std::min(sc.duration_s, sc.devices[index].leave_at_s) && rq->compute_q.empty() && !helper_running) return true;
     }
     return now() >= hard_end;
   }
@@ -519,8 +442,9 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
   const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
-  I.dp_router = DataParallelRouter(data_parallel_costs(d, I.sc.access_point, I.spec, I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
-                                                       I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr));
+  const DataParallelRouter dp_router(data_parallel_costs(d, I.sc.access_point, I.spec,
+                                                        I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
+                                                        I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr));
   torch::NoGradGuard no_grad;
   if (!I.opt.input_file.empty()) {
     try {
@@ -542,6 +466,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
   I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
   I.journal->note("device", I.opt.device_id);
+  I.rq = std::make_unique<DeviceRequests>(I.index, I.sc.server_index(d.server), I.n, dp_router, *I.journal);
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

@@ -27,6 +27,7 @@
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
+#include "hw/registration.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/state_json.hpp"
@@ -122,18 +123,9 @@ struct EdgeServer::Impl {
       if (!f) throw ProtocolError("no registration within 10 s");
       if (f->type != MsgType::register_) throw ProtocolError(std::string("expected register, got ") + to_string(f->type));
       Registration r = decode_registration(f->payload);
-      if (!constant_time_equal(r.hmac, hmac_sha256_hex(opt.secret, nonce + r.device_id)))
-        return reject(*conn, peer, "authentication failed for device '" + r.device_id + "' (wrong secret)");
-      const int index = sc.device_index(r.device_id);
-      if (index < 0) return reject(*conn, peer, "unknown device '" + r.device_id + "' (not in scenario " + sc.name + ")");
-      const DeviceSpec& d = sc.devices[index];
-      if (d.server != sc.servers[server_index].id)
-        return reject(*conn, peer, "device '" + r.device_id + "' belongs to server '" + d.server + "'");
-      if (r.type != d.type)
-        return reject(*conn, peer, "device '" + r.device_id + "' registered as type '" + r.type + "', the scenario says '" + d.type + "'");
-      if (r.model != d.model || r.dataset != d.dataset)
-        return reject(*conn, peer, "this server does not have model " + r.model + "/" + r.dataset + " for device '" + r.device_id +
-                                       "' (it serves " + d.model + "/" + d.dataset + ")");
+      const RegistrationCheck check = check_registration(r, nonce, opt.secret, sc, server_index);
+      if (!check.accepted()) return reject(*conn, peer, check.refusal);
+      const int index = check.device_index;
       auto h = std::make_shared<Handler>();
       h->index = index;
       h->id = r.device_id;
@@ -165,33 +157,20 @@ struct EdgeServer::Impl {
     }
   }
 
-  // Handshakes run on their own threads, detached; at most kMaxHandshakes at once (a connection
-  // beyond that is refused with an error frame), each thread's resources are reclaimed when it ends,
-  // and shutdown waits for the running ones (each is bounded by its 10 s registration timeout).
-  static constexpr int kMaxHandshakes = 32;
-  std::mutex hs_m;
-  std::condition_variable hs_cv;
-  int handshakes_running = 0;
+  // Handshakes run on their own threads, detached; at most 32 at once (a connection beyond that is
+  // refused with an error frame), each thread's resources are reclaimed when it ends, and shutdown
+  // waits for the running ones (each is bounded by its 10 s registration timeout).
+  HandshakeGate handshakes{32};
   void start_handshake(std::unique_ptr<Connection> conn) {
-    {
-      std::lock_guard<std::mutex> lock(hs_m);
-      if (handshakes_running >= kMaxHandshakes) {
-        const std::string peer = conn->peer();
-        reject(*conn, peer, "too many registrations in progress (" + std::to_string(kMaxHandshakes) + "); try again");
-        return;
-      }
-      ++handshakes_running;
+    if (!handshakes.try_enter()) {
+      const std::string peer = conn->peer();
+      reject(*conn, peer, "too many registrations in progress (" + std::to_string(handshakes.limit()) + "); try again");
+      return;
     }
     std::thread([this, c = std::move(conn)]() mutable {
       handshake(std::move(c));
-      std::lock_guard<std::mutex> lock(hs_m);
-      --handshakes_running;
-      hs_cv.notify_all();
+      handshakes.leave();
     }).detach();
-  }
-  void wait_for_handshakes() {
-    std::unique_lock<std::mutex> lock(hs_m);
-    hs_cv.wait(lock, [this] { return handshakes_running == 0; });
   }
 
   void apply_shaping(Handler& h) const {
@@ -602,7 +581,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     if (c) I.start_handshake(std::move(c));
   }
   I.listener->close();
-  I.wait_for_handshakes();
+  I.handshakes.wait_idle();
   {
     std::lock_guard<std::mutex> lock(I.m);
     for (auto& [i, h] : I.handlers) h->conn->close();

@@ -1,0 +1,50 @@
+#include "hw/registration.hpp"
+
+#include "hw/auth.hpp"
+
+namespace coinfer::hw {
+
+RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
+                                     int server_index) {
+  RegistrationCheck c;
+  if (!constant_time_equal(r.hmac, hmac_sha256_hex(secret, nonce + r.device_id))) {
+    c.refusal = "authentication failed for device '" + r.device_id + "' (wrong secret)";
+    return c;
+  }
+  const int index = sc.device_index(r.device_id);
+  if (index < 0) {
+    c.refusal = "unknown device '" + r.device_id + "' (not in scenario " + sc.name + ")";
+    return c;
+  }
+  const DeviceSpec& d = sc.devices[index];
+  if (d.server != sc.servers[server_index].id)
+    c.refusal = "device '" + r.device_id + "' belongs to server '" + d.server + "'";
+  else if (r.type != d.type)
+    c.refusal = "device '" + r.device_id + "' registered as type '" + r.type + "', the scenario says '" + d.type + "'";
+  else if (r.model != d.model || r.dataset != d.dataset)
+    c.refusal = "this server does not have model " + r.model + "/" + r.dataset + " for device '" + r.device_id + "' (it serves " +
+                d.model + "/" + d.dataset + ")";
+  else
+    c.device_index = index;
+  return c;
+}
+
+bool HandshakeGate::try_enter() {
+  std::lock_guard<std::mutex> lock(m_);
+  if (running_ >= limit_) return false;
+  ++running_;
+  return true;
+}
+
+void HandshakeGate::leave() {
+  std::lock_guard<std::mutex> lock(m_);
+  --running_;
+  cv_.notify_all();
+}
+
+void HandshakeGate::wait_idle() {
+  std::unique_lock<std::mutex> lock(m_);
+  cv_.wait(lock, [this] { return running_ == 0; });
+}
+
+}  // namespace coinfer::hw
