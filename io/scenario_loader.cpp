@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -134,6 +135,44 @@ LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& 
 
 }  // namespace
 
+namespace {
+
+// A --set of a device link's base bandwidth does nothing when the device's bandwidth trace or a
+// bandwidth event already sets the bandwidth from t = 0: that is refused, naming what overrides it
+// (a silent no-op would make a sweep over it a sweep over nothing).
+void check_overrides_take_effect(const Scenario& s, const std::vector<std::string>& overrides, const std::vector<int>& entry_of_device) {
+  for (const std::string& o : overrides) {
+    const std::string path = o.substr(0, o.find('='));
+    const std::string prefix = "devices.", suffix = ".link.bandwidth_mbps";
+    if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string entry = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    std::vector<std::string> ineffective;  // "device 'ID': why"
+    size_t matched = 0;
+    for (size_t i = 0; i < s.devices.size(); ++i) {
+      if (entry != "*" && entry != std::to_string(entry_of_device[i])) continue;
+      ++matched;
+      const DeviceSpec& d = s.devices[i];
+      std::string by;
+      if (!d.link.trace.empty() && d.link.trace.front().t_s <= 0)
+        by = "its link trace " + d.link.trace_file + " sets the bandwidth from t = 0 s (edit the trace, or --set devices." +
+             std::to_string(entry_of_device[i]) + ".link.trace=OTHER.csv)";
+      for (const auto& e : s.events)
+        if (by.empty() && e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0)
+          by = "a bandwidth event at 0 s sets it (events, line " + std::to_string(e.where.line) + ")";
+      if (!by.empty()) ineffective.push_back("device '" + d.id + "': " + by);
+    }
+    if (ineffective.empty()) continue;
+    // Ineffective for every device it names: an error. For some of a wildcard's devices: a warning
+    // naming them (the others do change).
+    if (ineffective.size() == matched) throw InputError(SourceLocation{"--set", 0, 0}, path, "has no effect on " + join(ineffective, "; "));
+    for (const auto& x : ineffective) std::fprintf(stderr, "warning: --set %s has no effect on %s\n", path.c_str(), x.c_str());
+  }
+}
+
+}  // namespace
+
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
   YamlReader r(file);
   YAML::Node root = r.load_file();
@@ -203,6 +242,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
 
   // Devices.
+  std::vector<int> entry_of_device;  // per scenario device: its entry in the YAML list (count expands one entry)
   YAML::Node devices = root["devices"];
   if (!devices || !devices.IsSequence() || devices.size() == 0) r.fail(devices ? devices : root, "devices", "expected a non-empty list of devices");
   for (size_t i = 0; i < devices.size(); ++i) {
@@ -285,6 +325,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       copy.id = count > 0 ? id + std::to_string(c) : id;
       if (s.device_index(copy.id) >= 0) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
       s.devices.push_back(copy);
+      entry_of_device.push_back(static_cast<int>(i));
     }
   }
 
@@ -354,6 +395,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (d.leave_at_s <= d.join_at_s)
       throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +
                                               " s, not after it joins at " + format_double(d.join_at_s) + " s");
+  check_overrides_take_effect(s, overrides, entry_of_device);
   return s;
 }
 

@@ -40,6 +40,14 @@ sed '0,/    type: rpi4b/s//    type: rpi4b\n    server: edge7/' "$base" > "$work
 expect_bad bad_server "unknown server 'edge7'" run "$work/bad_server.yaml"
 expect_bad batch_beyond_lut "batch size 17" run "$base" --set servers.0.batch.max_size=40
 expect_bad bad_set "did you mean 'duration_s'" run "$base" --set durations=3
+# A --set that the device's trace or a bandwidth event at 0 s overrides does nothing: refused, naming why.
+expect_bad ineffective_set "has no effect on device 'pi0': its link trace" run "$base" --set devices.0.link.bandwidth_mbps=5
+# ... on some of a wildcard's devices only: a warning naming them, and the run goes on.
+"$coinfer" run "$base" -q --set duration_s=2 --set warmup_s=0 --set 'devices.*.link.bandwidth_mbps=5' --out "$work/wild" 2>"$work/wild.err"
+if [ $? -eq 0 ] && grep -q "warning: --set devices.\*.link.bandwidth_mbps has no effect on device 'pi0'" "$work/wild.err" &&
+   ! grep -q "pi1" "$work/wild.err"; then passes=$((passes+1)); else echo "FAIL wildcard set warning:"; cat "$work/wild.err"; fails=$((fails+1)); fi
+sed 's/  - {at_s: 30, device: pi1, bandwidth_mbps: 1}/  - {at_s: 0, device: pi1, bandwidth_mbps: 1}/' "$base" > "$work/event0.yaml"
+expect_bad ineffective_set_event "has no effect on device 'pi1': a bandwidth event at 0 s" run "$work/event0.yaml" --set devices.1.link.bandwidth_mbps=5
 # A LUT without the entries the scenario needs, and a corrupt LUT.
 mkdir -p "$work/luts" && cp "$root/traces/lut/rpi4b.h5" "$work/luts/"
 expect_bad lut_missing_server "no LUT for device type 'gtx1060'" run "$base" --set "luts=[$work/luts]"
