@@ -4,9 +4,46 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/text_util.hpp"
+
+namespace {
+
+// CLI11 alone answers an unknown subcommand with "A subcommand is required". Walks the words of the
+// command line down the subcommand tree; the first word that names no subcommand where one is
+// expected is reported with the nearest name and the list. Returns 2 then, else 0.
+int check_subcommands(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  std::string path = "coinfer";
+  for (int k = 1; k < argc; ++k) {
+    const std::string word = argv[k];
+    if (word.empty() || word[0] == '-') return 0;  // options are CLI11's to check
+    const std::vector<CLI::App*> subs = cur->get_subcommands([](CLI::App*) { return true; });
+    if (subs.empty()) return 0;  // a leaf: the rest are its arguments
+    // A command with positional arguments of its own (sweep GRID) takes the word as one of them.
+    if (!cur->get_options([](const CLI::Option* o) { return o->get_positional(); }).empty()) return 0;
+    CLI::App* next = nullptr;
+    std::vector<std::string> names;
+    for (CLI::App* s : subs) {
+      names.push_back(s->get_name());
+      if (s->get_name() == word) next = s;
+    }
+    if (!next) {
+      const std::string near = coinfer::nearest_word(word, names);
+      std::cerr << "error: '" << path << "' has no subcommand '" << coinfer::printable(word, 80) << "'"
+                << (near.empty() ? "" : "; did you mean '" + near + "'?") << " (subcommands: " << coinfer::join(names) << ")\n";
+      return 2;
+    }
+    cur = next;
+    path += " " + word;
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"coinfer: device-edge GNN co-inference simulator (SimGrid) and testbed harness"};
+  app.name("coinfer");  // usage lines read "coinfer run ...", however the binary was invoked
   app.require_subcommand(1);
   app.set_version_flag("--version", "coinfer 0.1.0");
   int exit_code = 0;
@@ -19,6 +56,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_runtime(app, exit_code);
   coinfer::cli::register_validate(app, exit_code);
   coinfer::cli::register_scheduler(app, exit_code);
+  if (const int rc = check_subcommands(app, argc, argv)) return rc;
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

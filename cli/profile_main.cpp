@@ -19,6 +19,7 @@
 int main(int argc, char** argv) {
   coinfer::hw::keep_tensor_memory();  // as the runtime does, so the LUT matches it
   CLI::App app{"coinfer profile: measure a LUT of a model on this machine (real LibTorch runs)"};
+  app.name("coinfer profile");  // usage lines read the way users call it
   std::string model, dataset, out, batches = "1..8";
   coinfer::hw::ProfileOptions o;
   app.add_option("--model", model, "model name (coinfer model list)")->required();

@@ -47,6 +47,7 @@ std::string secret_or_input_error(const std::string& file) {
 int main(int argc, char** argv) {
   using namespace coinfer;
   CLI::App app{"coinfer-rt: the real co-inference runtime (edge server, device, emulated testbed)"};
+  app.name("coinfer");  // usage lines read "coinfer serve ...", the way users call it
   app.require_subcommand(1);
   int exit_code = 0;
   install_signal_handlers();

@@ -12,6 +12,15 @@ namespace coinfer {
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   std::filesystem::path p(target_);
+  // Name the user's path and the real cause (not the hidden temporary file's creation failing).
+  const std::filesystem::path folder = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!std::filesystem::exists(folder, ec))
+    throw InputError(SourceLocation{target_, 0, 0}, "", "the folder " + folder.string() + " does not exist (create it first)");
+  if (!std::filesystem::is_directory(folder, ec))
+    throw InputError(SourceLocation{target_, 0, 0}, "", folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK) != 0)
+    throw InputError(SourceLocation{target_, 0, 0}, "", "the folder " + folder.string() + " is not writable");
   temp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
 }
 

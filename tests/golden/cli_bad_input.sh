@@ -42,6 +42,17 @@ expect_bad batch_beyond_lut "batch size 17" run "$base" --set servers.0.batch.ma
 expect_bad bad_set "did you mean 'duration_s'" run "$base" --set durations=3
 # A --set that the device's trace or a bandwidth event at 0 s overrides does nothing: refused, naming why.
 expect_bad ineffective_set "has no effect on device 'pi0': its link trace" run "$base" --set devices.0.link.bandwidth_mbps=5
+# An output file in a folder that does not exist: the user's path and the real cause.
+"$coinfer" lut synth --device rpi4b --out "$work/no/such/dir/x.h5" >/dev/null 2>"$work/synth.err"
+if [ $? -eq 2 ] && grep -q "x.h5: the folder .*no/such/dir does not exist" "$work/synth.err"; then passes=$((passes+1))
+else echo "FAIL lut synth into a missing folder:"; cat "$work/synth.err"; fails=$((fails+1)); fi
+# An unknown subcommand is named, with the nearest one.
+"$coinfer" rnu >/dev/null 2>"$work/sub.err"
+if [ $? -eq 2 ] && grep -q "has no subcommand 'rnu'; did you mean 'run'" "$work/sub.err"; then passes=$((passes+1))
+else echo "FAIL unknown subcommand:"; cat "$work/sub.err"; fails=$((fails+1)); fi
+"$coinfer" lut shwo x >/dev/null 2>"$work/sub2.err"
+if [ $? -eq 2 ] && grep -q "'coinfer lut' has no subcommand 'shwo'; did you mean 'show'" "$work/sub2.err"; then passes=$((passes+1))
+else echo "FAIL unknown nested subcommand:"; cat "$work/sub2.err"; fails=$((fails+1)); fi
 # ... on some of a wildcard's devices only: a warning naming them, and the run goes on.
 "$coinfer" run "$base" -q --set duration_s=2 --set warmup_s=0 --set 'devices.*.link.bandwidth_mbps=5' --out "$work/wild" 2>"$work/wild.err"
 if [ $? -eq 0 ] && grep -q "warning: --set devices.\*.link.bandwidth_mbps has no effect on device 'pi0'" "$work/wild.err" &&
