@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
@@ -23,22 +25,59 @@ struct LutOptions {
   std::string file, out, out_dir, source, device, model, dataset, profiles;
   int max_batch = 16;
   int min_batch_coverage = 8;
+  bool json = false;
 };
 
+nlohmann::json provenance_json(const Provenance& p) { return {{"kind", p.kind}, {"attributes", p.attributes}}; }
+
 int lut_show(const LutOptions& o) {
-  for (const auto& t : read_lut_file(o.file)) {
+  const std::vector<LutTable> tables = read_lut_file(o.file);
+  if (o.json) {
+    nlohmann::json j{{"file", o.file}, {"tables", nlohmann::json::array()}};
+    for (const auto& t : tables) {
+      const auto& k = t.key();
+      nlohmann::json whole = nlohmann::json::object(), stages = nlohmann::json::array();
+      for (int b = 1; b <= t.max_batch(); ++b)
+        if (t.has_latency(0, t.num_stages(), b)) whole[std::to_string(b)] = t.mean_seconds(0, t.num_stages(), b) * 1e3;
+      for (int st = 0; st < t.num_stages(); ++st)
+        stages.push_back(t.has_latency(st, st + 1, 1) ? nlohmann::json(t.mean_seconds(st, st + 1, 1) * 1e3) : nlohmann::json(nullptr));
+      j["tables"].push_back({{"device_type", k.device_type}, {"model", k.model}, {"dataset", k.dataset}, {"stages", t.num_stages()},
+                             {"max_batch", t.max_batch()}, {"provenance", provenance_json(t.provenance())},
+                             {"whole_model_mean_ms_by_batch", whole}, {"stage_mean_ms_batch1", stages},
+                             {"bytes_per_split", t.bytes_per_split()}});
+    }
+    std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+  // Provenance: what every table shares is printed once; each table then lists only what differs.
+  std::map<std::string, std::string> common;
+  bool same_kind = !tables.empty();
+  if (!tables.empty()) common = tables.front().provenance().attributes;
+  for (const auto& t : tables) {
+    same_kind = same_kind && t.provenance().kind == tables.front().provenance().kind;
+    for (auto it = common.begin(); it != common.end();) {
+      auto f = t.provenance().attributes.find(it->first);
+      it = (f == t.provenance().attributes.end() || f->second != it->second) ? common.erase(it) : std::next(it);
+    }
+  }
+  if (!tables.empty()) {
+    std::printf("%zu tables; common provenance: %s\n", tables.size(), same_kind ? tables.front().provenance().kind.c_str() : "(differs per table)");
+    for (const auto& kv : common) std::printf("  %s: %s\n", kv.first.c_str(), kv.second.c_str());
+  }
+  for (const auto& t : tables) {
     const auto& k = t.key();
     std::printf("%s  model %s  dataset %s  stages %d  batch 1..%d\n", k.device_type.c_str(), k.model.c_str(),
                 k.dataset.c_str(), t.num_stages(), t.max_batch());
-    std::printf("  provenance: %s\n", t.provenance().kind.c_str());
-    for (const auto& kv : t.provenance().attributes) std::printf("    %s: %s\n", kv.first.c_str(), kv.second.c_str());
+    if (!same_kind) std::printf("  provenance: %s\n", t.provenance().kind.c_str());
+    for (const auto& kv : t.provenance().attributes)
+      if (!common.count(kv.first)) std::printf("  %s: %s\n", kv.first.c_str(), kv.second.c_str());
     std::printf("  whole model [0,%d):", t.num_stages());
     for (int b : {1, 2, 4, 8, 16})
       if (b <= t.max_batch() && t.has_latency(0, t.num_stages(), b))
         std::printf("  b=%d %.3f ms", b, t.mean_seconds(0, t.num_stages(), b) * 1e3);
     std::printf("\n  per stage at batch 1 (ms):");
-    for (int s = 0; s < t.num_stages(); ++s)
-      std::printf(" %s", t.has_latency(s, s + 1, 1) ? format_double(std::round(t.mean_seconds(s, s + 1, 1) * 1e6) / 1e3).c_str() : "-");
+    for (int st = 0; st < t.num_stages(); ++st)
+      std::printf(" %s", t.has_latency(st, st + 1, 1) ? format_double(std::round(t.mean_seconds(st, st + 1, 1) * 1e6) / 1e3).c_str() : "-");
     std::printf("\n  bytes per split (KB):");
     for (double b : t.bytes_per_split()) std::printf(" %.1f", b / 1024);
     std::printf("\n");
@@ -48,6 +87,7 @@ int lut_show(const LutOptions& o) {
 
 int lut_check(const LutOptions& o) {
   bool gaps = false;
+  nlohmann::json report{{"file", o.file}, {"tables", nlohmann::json::array()}};
   for (const auto& t : read_lut_file(o.file)) {
     const auto& k = t.key();
     auto missing = t.latency_gaps();
@@ -55,6 +95,20 @@ int lut_check(const LutOptions& o) {
     for (int i = 0; i < t.num_stages(); ++i)
       for (int j = i + 1; j <= t.num_stages(); ++j) mem_missing += t.peak_memory(i, j) ? 0 : 1;
     const int ranges = t.num_stages() * (t.num_stages() + 1) / 2;
+    bool zero_bytes = false;
+    for (double b : t.bytes_per_split()) zero_bytes = zero_bytes || !(b > 0);
+    if (o.json) {
+      nlohmann::json gaps_list = nlohmann::json::array();
+      for (const auto& [i, j, b] : missing) gaps_list.push_back({{"begin", i}, {"end", j}, {"batch", b}});
+      report["tables"].push_back({{"device_type", k.device_type}, {"model", k.model}, {"dataset", k.dataset}, {"ranges", ranges},
+                                  {"max_batch", t.max_batch()}, {"latency_gaps", gaps_list},
+                                  {"ranges_without_peak_memory", mem_missing},
+                                  {"batch_coverage_short", t.max_batch() < o.min_batch_coverage},
+                                  {"zero_bytes_per_split", zero_bytes}, {"provenance", provenance_json(t.provenance())}});
+      gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes ||
+             t.provenance().kind.empty();
+      continue;
+    }
     std::printf("%s: %d ranges x %d batch sizes, %zu latency gaps, %d ranges without peak memory, provenance %s\n",
                 k.to_string().c_str(), ranges, t.max_batch(), missing.size(), mem_missing, t.provenance().kind.c_str());
     size_t shown = 0;
@@ -67,12 +121,15 @@ int lut_check(const LutOptions& o) {
     }
     if (t.max_batch() < o.min_batch_coverage)
       std::printf("  batch sizes cover 1..%d only (at least 1..%d expected)\n", t.max_batch(), o.min_batch_coverage);
-    bool zero_bytes = false;
-    for (double b : t.bytes_per_split()) zero_bytes = zero_bytes || !(b > 0);
     if (zero_bytes) std::printf("  some bytes_per_split entries are 0 or missing\n");
     if (t.provenance().kind.empty()) std::printf("  no provenance: say where the numbers came from\n");
     gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes ||
            t.provenance().kind.empty();
+  }
+  if (o.json) {
+    report["complete"] = !gaps;
+    std::printf("%s\n", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return gaps ? 1 : 0;
   }
   std::printf(gaps ? "gaps found\n" : "complete\n");
   return gaps ? 1 : 0;
@@ -155,11 +212,13 @@ void register_lut(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<LutOptions>();
   CLI::App* sh = cmd->add_subcommand("show", "print a LUT file's tables and provenance");
   sh->add_option("file", o->file, "LUT file (.h5)")->required();
+  sh->add_flag("--json", o->json, "print one JSON document instead of text");
   sh->callback([o, &exit_code] { exit_code = guarded([&] { return lut_show(*o); }); });
 
   CLI::App* ck = cmd->add_subcommand("check", "report gaps: missing ranges/batch sizes, memory, provenance (exit 1 if any)");
   ck->add_option("file", o->file, "LUT file (.h5)")->required();
   ck->add_option("--min-batch", o->min_batch_coverage, "batch sizes 1..N expected (default 8)");
+  ck->add_flag("--json", o->json, "print one JSON document instead of text (exit code as without)");
   ck->callback([o, &exit_code] { exit_code = guarded([&] { return lut_check(*o); }); });
 
   CLI::App* im = cmd->add_subcommand("import", "build a LUT from your measurements (CSV, columns in traces/README.md)");

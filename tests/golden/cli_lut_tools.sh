@@ -5,7 +5,16 @@ coinfer="$1"; root="$2"
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 "$coinfer" lut synth --device rpi4b --model dgcnn --out "$work/rpi4b.h5" | grep -q "SYNTHESISED"
 "$coinfer" lut show "$work/rpi4b.h5" > "$work/show.txt"
-grep -q "provenance: synthesised" "$work/show.txt"
+grep -q "common provenance: synthesised" "$work/show.txt"
+# Machine-readable forms: one JSON document each, the same figures.
+"$coinfer" lut show --json "$work/rpi4b.h5" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+t = d["tables"][0]
+assert (t["device_type"], t["model"], t["stages"]) == ("rpi4b", "dgcnn", 9), t
+assert abs(t["whole_model_mean_ms_by_batch"]["1"] - 241.5) < 1e-9, t["whole_model_mean_ms_by_batch"]
+assert t["provenance"]["kind"] == "synthesised" and len(t["bytes_per_split"]) == 10'
+"$coinfer" lut check --json "$work/rpi4b.h5" | /usr/bin/python3 -c 'import json, sys; d = json.load(sys.stdin); assert d["complete"] is True, d' 
 grep -q "b=1 241.500 ms" "$work/show.txt"
 "$coinfer" lut check "$work/rpi4b.h5" | grep -q "complete"
 # The shipped LUTs are exactly what `lut synth` produces from the shipped profiles and specs.
@@ -26,9 +35,18 @@ set -e
 [ $rc -eq 1 ] || { echo "FAIL: check on a sparse LUT should exit 1, got $rc"; exit 1; }
 grep -q "missing latency \[0,1) batch 1" "$work/check.txt"
 set +e
+"$coinfer" lut check --json "$work/my.h5" > "$work/check.json"; rc=$?
+set -e
+[ $rc -eq 1 ] || { echo "FAIL: check --json on a sparse LUT should exit 1, got $rc"; exit 1; }
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["complete"] is False
+assert {"begin": 0, "end": 1, "batch": 1} in d["tables"][0]["latency_gaps"]' "$work/check.json"
+set +e
 "$coinfer" lut show "$work/absent.h5" 2>/dev/null; rc=$?
 set -e
 [ $rc -eq 2 ] || { echo "FAIL: missing LUT file should exit 2"; exit 1; }
 "$coinfer" model show dgcnn | grep -q "PP_comm = pp(8)"
 "$coinfer" run --help | grep -q -- "--set"
-echo "9 passed, 0 failed"
+echo "12 passed, 0 failed"
