@@ -6,12 +6,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/cpu_cap.hpp"
+#include "cli/progress_line.hpp"
 #include "hw/lut_profiler.hpp"
 #include "io/lut_h5.hpp"
 #include "io/model_spec_loader.hpp"
@@ -61,12 +63,9 @@ int main(int argc, char** argv) {
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
     ModelSpec spec = cat.instantiate(model, dataset);
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
-    const bool tty = ::isatty(2) && app.count("--quiet") == 0;
-    if (tty)
-      o.progress = [](int done, int all, const std::string& what) {
-        std::fprintf(stderr, "\r[profile] batch-1 ranges %d/%d %s        ", done, all, what.c_str());
-        std::fflush(stderr);
-      };
+    // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
+    auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, app.count("--quiet") > 0);
+    o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
     std::unique_ptr<hw::CpuCap> cap;
     if (cpu_quota > 0) {
       try {
@@ -84,7 +83,7 @@ int main(int argc, char** argv) {
       throw InputError(SourceLocation{o.input_file.empty() ? spec.file : o.input_file, 0, 0}, "", e.what());
     }
     cap.reset();
-    if (tty) std::fprintf(stderr, "\n");
+    progress->finish();
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
     write_lut_file(out, {t});
     std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),

@@ -86,7 +86,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   const int B = static_cast<int>(o.batch_sizes.size());
   LutTable t({o.device_type, spec.name, spec.dataset.name}, n, B);
   const int ranges = n * (n + 1) / 2;
-  int done = 0;
+  double total_work = 0, done_work = 0;
+  for (int b : o.batch_sizes) total_work += static_cast<double>(ranges) * b;
   std::vector<double> bytes(n + 1, 0);
   std::vector<std::vector<double>> peak(n + 1, std::vector<double>(n + 1, 0));
   for (int b : o.batch_sizes) {
@@ -123,12 +124,9 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
                         samples.size() > 1 ? std::sqrt(sq / (samples.size() - 1)) : 0.0,
                         static_cast<long long>(samples.size())};
         t.set_latency(i, j, b, st);
-        if (b == 1) {
-          ++done;
-          if (o.progress) o.progress(done, ranges, "[" + std::to_string(i) + "," + std::to_string(j) + ")");
-        }
+        done_work += b;
+        if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ")");
       }
-    if (o.progress) o.progress(ranges, ranges, "batch size " + std::to_string(b) + " done");
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
   for (int i = 0; i < n; ++i)

@@ -24,7 +24,9 @@ struct ProfileOptions {
   double cpu_cap_cores = 0;  // the cap in cores (0 = none)
   std::string input_file;   // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
   // Progress: (ranges done, ranges in all, text).
-  std::function<void(int, int, const std::string&)> progress;
+  // Called after each measured (range, batch size) with (work done, total work, what): a unit of
+  // work is one sample, so a range at batch b counts b (the cost grows with the batch).
+  std::function<void(double, double, const std::string&)> progress;
 };
 
 // Throws std::invalid_argument for bad options (batch sizes not 1..B, repeats < 1, ...).

@@ -8,6 +8,10 @@ cd "$root"
 fails=0; passes=0
 "$coinfer" profile --model gcn --dataset mr --batch 1..3 --repeats 2 --warmup 1 --out "$work/new/m.h5" -q > "$work/out" 2>&1 \
   && grep -q "MEASURED" "$work/out" && passes=$((passes+1)) || { echo "FAIL profile"; cat "$work/out"; fails=$((fails+1)); }
+# Progress reaches a log that is not a terminal (Slurm, nohup): lines with an ETA, and the end.
+"$coinfer" profile --model gcn --dataset mr --batch 1..2 --repeats 1 --warmup 0 --out "$work/p2/m.h5" > /dev/null 2> "$work/progress.log"
+grep -q "^\[profile gcn/mr\] 100.0 %  .* elapsed, ETA 0 s" "$work/progress.log" && ! grep -q $'\r' "$work/progress.log" && passes=$((passes+1)) \
+  || { echo "FAIL profile progress without a terminal"; cat "$work/progress.log"; fails=$((fails+1)); }
 "$coinfer" lut check "$work/new/m.h5" --min-batch 3 | grep -q "^complete" && passes=$((passes+1)) || { echo "FAIL lut check"; "$coinfer" lut check "$work/new/m.h5"; fails=$((fails+1)); }
 "$coinfer" lut show "$work/new/m.h5" > "$work/show"
 grep -q "provenance: measured" "$work/show" && grep -q "cpu: " "$work/show" && grep -q "libtorch: " "$work/show" && grep -q "command: " "$work/show" \
