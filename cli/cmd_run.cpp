@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
@@ -54,14 +55,14 @@ int run_command(const RunOptions& o) {
   ModelCatalog models = ModelCatalog::load(data_root() + "/models");
   LutSet luts = load_scenario_luts(s);
   sim::SimulationOptions so;
-  const bool tty = ::isatty(2) && !o.quiet;
-  if (tty)
-    so.progress = [&](double t, long long n) {
-      std::fprintf(stderr, "\r[coinfer] simulated %.1f / %.1f s, %lld requests", t, s.duration_s, n);
-      std::fflush(stderr);
-    };
+  ProgressLine progress("run " + s.name, o.quiet);
+  so.progress = [&](double t, long long n) {
+    char what[96];
+    std::snprintf(what, sizeof what, "simulated %.1f / %.1f s, %lld requests", t, s.duration_s, n);
+    progress.update(t, s.duration_s, what);
+  };
   RunResults r = sim::run_simulation(s, models, luts, so);
-  if (tty) std::fprintf(stderr, "\n");
+  progress.finish();
   // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
   StagedOutput staged(out, "--out");
   write_results_h5(staged.path("results.h5"), r);

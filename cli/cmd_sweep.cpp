@@ -18,6 +18,7 @@
 #include <fcntl.h>
 
 #include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
@@ -123,23 +124,13 @@ pid_t spawn_point(const json& manifest, const std::string& dir, int id) {
   return pid;
 }
 
-std::string duration_text(double s) {
-  char b[32];
-  if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60);
-  else if (s >= 60) std::snprintf(b, sizeof b, "%dm%02ds", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-  else std::snprintf(b, sizeof b, "%.0fs", s);
-  return b;
-}
-
 // Runs the given points with at most `jobs` children at a time; reports progress and failures.
 // Returns the number of failed points.
 int run_points(const json& manifest, const std::string& dir, const std::vector<int>& todo, int jobs, bool quiet) {
-  const auto t0 = std::chrono::steady_clock::now();
   std::map<pid_t, int> running;
   size_t next = 0, finished = 0;
   int failed = 0;
-  const bool tty = ::isatty(2);
-  size_t last_report = 0;
+  ProgressLine progress("sweep", quiet);
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       fs::create_directories(point_dir(dir, todo[next]).parent_path());
@@ -156,21 +147,13 @@ int run_points(const json& manifest, const std::string& dir, const std::vector<i
     ++finished;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !point_done(dir, id)) {
       ++failed;
-      std::fprintf(stderr, "%s[sweep] point %d failed; log: %s.log\n", tty ? "\n" : "", id, point_dir(dir, id).c_str());
+      progress.finish();
+      std::fprintf(stderr, "[sweep] point %d failed; log: %s.log\n", id, point_dir(dir, id).c_str());
     }
-    if (quiet) continue;
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double eta = el / finished * (todo.size() - finished);
-    if (tty) {
-      std::fprintf(stderr, "\r[sweep] %zu/%zu points done, %d failed, %s elapsed, about %s left   ", finished, todo.size(),
-                   failed, duration_text(el).c_str(), duration_text(eta).c_str());
-    } else if (finished == todo.size() || (finished - last_report) * 20 >= todo.size()) {
-      std::fprintf(stderr, "[sweep] %zu/%zu points done, %d failed, %s elapsed, about %s left\n", finished, todo.size(),
-                   failed, duration_text(el).c_str(), duration_text(eta).c_str());
-      last_report = finished;
-    }
+    progress.update(static_cast<double>(finished), static_cast<double>(todo.size()),
+                    std::to_string(finished) + "/" + std::to_string(todo.size()) + " points, " + std::to_string(failed) + " failed");
   }
-  if (tty && !quiet) std::fprintf(stderr, "\n");
+  progress.finish();
   return failed;
 }
 
