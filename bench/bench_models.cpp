@@ -13,6 +13,7 @@
 #include "hw/compute_threads.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "io/dataset_h5.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
   if (!std::getenv("COINFER_MALLOC_DEFAULTS") && !hw::keep_tensor_memory()) std::fprintf(stderr, "mallopt refused\n");
   const int repeats = std::atoi(argv[3]);
   torch::NoGradGuard no_grad;
-  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
   std::vector<std::pair<std::string, std::string>> pairs;
   for (int i = 4; i < argc; ++i) {
     std::string a = argv[i];

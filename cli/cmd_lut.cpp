@@ -13,6 +13,7 @@
 #include "io/device_profile_loader.hpp"
 #include "io/lut_csv.hpp"
 #include "io/lut_h5.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace fs = std::filesystem;
@@ -136,7 +137,7 @@ int lut_check(const LutOptions& o) {
 }
 
 int lut_import(const LutOptions& o) {
-  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
   auto tables = import_lut_csv(o.file, cat, o.source);
   write_lut_file(o.out, tables);
   std::printf("wrote %s (%zu tables, provenance: imported)\n", o.out.c_str(), tables.size());
@@ -164,8 +165,8 @@ double efficiency_of(const DeviceProfile& p, const std::map<std::string, DeviceP
 }
 
 int lut_synth(const LutOptions& o) {
-  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
-  const std::string profiles_file = o.profiles.empty() ? data_root() + "/traces/devices.yaml" : o.profiles;
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
+  const std::string profiles_file = o.profiles.empty() ? data_path("traces/devices.yaml") : o.profiles;
   auto profiles = load_device_profiles(profiles_file);
   std::vector<std::string> types;
   if (o.device == "all") {

@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "core/text_util.hpp"
 #include "io/lut_repository.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::cli {
@@ -53,10 +54,10 @@ void show(const ModelSpec& m, const LutSet* luts) {
 }
 
 int model_show(const ModelOptions& o) {
-  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
   std::vector<std::string> datasets = o.dataset.empty() ? cat.datasets_for(o.name) : std::vector<std::string>{o.dataset};
   std::unique_ptr<LutSet> luts;
-  const std::string lut_dir = o.luts.empty() ? data_root() + "/traces/lut" : o.luts;
+  const std::string lut_dir = o.luts.empty() ? data_path("traces/lut") : o.luts;
   if (std::filesystem::exists(lut_dir)) luts = std::make_unique<LutSet>(load_luts({lut_dir}));
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (i) std::printf("\n");
@@ -66,7 +67,7 @@ int model_show(const ModelOptions& o) {
 }
 
 int model_list() {
-  ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
   for (const auto& m : cat.model_names()) std::printf("%-8s datasets: %s\n", m.c_str(), join(cat.datasets_for(m)).c_str());
   return 0;
 }

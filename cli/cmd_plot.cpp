@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::cli {
@@ -15,7 +16,7 @@ struct PlotOptions {
 };
 
 int plot(const PlotOptions& o) {
-  const std::string script = data_root() + "/plots/coinfer_plots.py";
+  const std::string script = data_path("plots/coinfer_plots.py");
   std::vector<std::string> args = {"/usr/bin/python3", script, o.file, "--kind", o.kind};
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
   if (!o.x.empty()) args.insert(args.end(), {"--x", o.x});

@@ -11,6 +11,7 @@
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
 #include "io/lut_repository.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
@@ -52,7 +53,7 @@ int run_command(const RunOptions& o) {
   Scenario s = load_scenario(o.scenario, o.sets);
   const std::string out = o.out.empty() ? "results/" + s.name : o.out;
   check_output_folder(out, "--out");
-  ModelCatalog models = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog models = ModelCatalog::load(data_path("models"));
   LutSet luts = load_scenario_luts(s);
   sim::SimulationOptions so;
   ProgressLine progress("run " + s.name, o.quiet);

@@ -23,6 +23,7 @@
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/lut_repository.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/sweep_table.hpp"
@@ -233,7 +234,7 @@ int sweep(const SweepOptions& o) {
   manifest["seeds"] = o.seeds;
   manifest["sets"] = o.sets;
   manifest["points"] = json::array();
-  ModelCatalog models = ModelCatalog::load(data_root() + "/models");
+  ModelCatalog models = ModelCatalog::load(data_path("models"));
   std::map<std::string, std::unique_ptr<LutSet>> lut_cache;
   size_t combos = 1;
   for (const auto& a : axes) combos *= a.values.size();

@@ -1,6 +1,7 @@
 // coinfer: simulate and replay device-edge co-inference of GNNs. See README.md.
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -46,6 +47,13 @@ int main(int argc, char** argv) {
   app.name("coinfer");  // usage lines read "coinfer run ...", however the binary was invoked
   app.require_subcommand(1);
   app.set_version_flag("--version", "coinfer 0.1.0");
+  // Data folders (io/data_root.hpp): --root wins, and reaches the companion programs through the
+  // environment.
+  app.add_option_function<std::string>(
+         "--root", [](const std::string& dir) { ::setenv("COINFER_ROOT", dir.c_str(), 1); },
+         "project folder holding models/, traces/, plots/ (default: $COINFER_ROOT, else the scenario's or the working "
+         "directory's project, else the installed or source data)")
+      ->trigger_on_parse();
   int exit_code = 0;
   coinfer::cli::register_run(app, exit_code);
   coinfer::cli::register_model(app, exit_code);

@@ -16,6 +16,7 @@
 #include "cli/progress_line.hpp"
 #include "hw/lut_profiler.hpp"
 #include "io/lut_h5.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 
 int main(int argc, char** argv) {
@@ -59,7 +60,7 @@ int main(int argc, char** argv) {
     for (int b = 1; b <= hi; ++b) o.batch_sizes.push_back(b);
     if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
-    ModelCatalog cat = ModelCatalog::load(data_root() + "/models");
+    ModelCatalog cat = ModelCatalog::load(data_path("models"));
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
     ModelSpec spec = cat.instantiate(model, dataset);
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");

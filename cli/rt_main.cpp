@@ -17,6 +17,7 @@
 #include "hw/edge_server.hpp"
 #include "hw/testbed.hpp"
 #include "io/lut_repository.hpp"
+#include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
     exit_code = cli::guarded([&] {
       sv->secret = secret_or_input_error(*sv_secret);
       Scenario s = load_scenario(*sv_scenario, *sv_sets);
-      hw::EdgeServer server(s, ModelCatalog::load(data_root() + "/models"), load_scenario_luts(s), *sv);
+      hw::EdgeServer server(s, ModelCatalog::load(data_path("models")), load_scenario_luts(s), *sv);
       server.run(g_stop);
       return 0;
     });
@@ -109,7 +110,7 @@ int main(int argc, char** argv) {
       Scenario s = load_scenario(*dv_scenario, *dv_sets);
       std::unique_ptr<hw::CpuCap> cap;
       if (*dv_cap > 0) cap = hw::CpuCap::apply(*dv_cap);
-      hw::DeviceRuntime rt(s, ModelCatalog::load(data_root() + "/models"), load_scenario_luts(s), *dv);
+      hw::DeviceRuntime rt(s, ModelCatalog::load(data_path("models")), load_scenario_luts(s), *dv);
       try {
         const long long failed = rt.run(g_stop);
         std::cerr << "[device " << dv->device_id << "] done, " << failed << " failed requests\n";

@@ -5,20 +5,14 @@
 #include <filesystem>
 
 #include "core/text_util.hpp"
+#include "io/data_root.hpp"
 #include "io/yaml_util.hpp"
-
-#ifndef COINFER_SOURCE_DIR
-#define COINFER_SOURCE_DIR "."
-#endif
 
 namespace fs = std::filesystem;
 
 namespace coinfer {
 
-std::string data_root() {
-  const char* env = std::getenv("COINFER_ROOT");
-  return env && *env ? env : COINFER_SOURCE_DIR;
-}
+std::string data_root() { return fs::path(data_path("models")).parent_path().string(); }
 
 ModelCatalog ModelCatalog::load(const std::string& models_dir) {
   ModelCatalog cat;

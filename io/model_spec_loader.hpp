@@ -36,8 +36,8 @@ class ModelCatalog {
   std::map<std::string, DatasetSpec> datasets_;
 };
 
-// The folder holding models/, traces/, scenarios/: $COINFER_ROOT if set, else the source tree the
-// program was built from.
+// The project whose models/ is used (io/data_root.hpp: --root, $COINFER_ROOT, the scenario's or the
+// working directory's project, the installed data, the source tree). Prefer data_path() for a file.
 std::string data_root();
 
 }  // namespace coinfer

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/limits.hpp"
+#include "io/data_root.hpp"
 #include "core/text_util.hpp"
 #include "io/input_file.hpp"
 #include "io/yaml_util.hpp"
@@ -174,6 +175,7 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
 }  // namespace
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  set_scenario_hint(file);  // its project's models/ and traces/ come first (io/data_root.hpp)
   YamlReader r(file);
   YAML::Node root = r.load_file();
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The program reads the user's project, not the tree it was built from (io/data_root.hpp): a model
+# added to a copy of models/ is seen from inside that project, through --root and $COINFER_ROOT, and
+# by a scenario of that project run from elsewhere; files the copy lacks (traces/, plots/) still come
+# from the next candidate.
+set -u
+coinfer="$1"; root="$2"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+fails=0; passes=0
+check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL $1"; fails=$((fails+1)); fi; }
+proj="$work/myproject"
+mkdir -p "$proj/models/specs" "$proj/luts" "$proj/scenarios"
+cp "$root/models/datasets.yaml" "$proj/models/"
+cp "$root"/models/specs/*.yaml "$proj/models/specs/"
+sed 's/^name: gcn/name: mygcn/; s/hidden 64/hidden 32/; s/out: 64/out: 32/g' "$root/models/specs/gcn.yaml" > "$proj/models/specs/mygcn.yaml"
+
+check "model list inside the project" '(cd "$proj/scenarios" && "$coinfer" model list) | grep -q "^mygcn"'
+check "model list elsewhere does not see it" '! (cd "$work" && "$coinfer" model list) | grep -q "^mygcn"'
+check "--root" '(cd "$work" && "$coinfer" --root "$proj" model list) | grep -q "^mygcn"'
+check "COINFER_ROOT" '(cd "$work" && COINFER_ROOT="$proj" "$coinfer" model list) | grep -q "^mygcn"'
+# lut synth inside the project: its model, the device profiles from the next candidate (no traces/ here).
+(cd "$proj" && "$coinfer" lut synth --device rpi4b --model mygcn --out luts/rpi4b.h5 > /dev/null \
+  && "$coinfer" lut synth --device gtx1060 --model mygcn --out luts/gtx1060.h5 > /dev/null)
+check "lut synth of the project's model" '[ -s "$proj/luts/rpi4b.h5" ] && [ -s "$proj/luts/gtx1060.h5" ]'
+cat > "$proj/scenarios/mine.yaml" <<YAML
+name: mine
+duration_s: 2
+luts: [../luts]
+servers:
+  - {id: edge, type: gtx1060}
+devices:
+  - {id: d, type: rpi4b, model: mygcn, dataset: mr, link: {bandwidth_mbps: 10}, strategy: offload}
+YAML
+check "a scenario of the project run from elsewhere" '(cd / && "$coinfer" run "$proj/scenarios/mine.yaml" -q --out "$work/out") && [ -s "$work/out/results.h5" ]'
+echo "$passes passed, $fails failed"
+[ $fails -eq 0 ]
