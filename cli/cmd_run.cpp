@@ -31,6 +31,7 @@ struct RunOptions {
   std::vector<std::string> sets;
   bool quiet = false;
   bool timing = false;
+  std::vector<std::string> cfg, log;
 };
 
 void print_table(const RunResults& r, std::ostream& os) {
@@ -56,6 +57,8 @@ int run_command(const RunOptions& o) {
   ModelCatalog models = ModelCatalog::load(data_path("models"));
   LutSet luts = load_scenario_luts(s);
   sim::SimulationOptions so;
+  so.engine_config = o.cfg;
+  so.engine_log = o.log;
   ProgressLine progress("run " + s.name, o.quiet);
   so.progress = [&](double t, long long n) {
     char what[96];
@@ -104,6 +107,8 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", opts->sets, "override a scenario key, e.g. --set devices.0.link.bandwidth_mbps=5 (repeatable)");
   cmd->add_flag("--quiet,-q", opts->quiet, "print nothing on success");
   cmd->add_flag("--timing", opts->timing, "print the engine's wall-clock time and request count on stderr");
+  cmd->add_option("--cfg", opts->cfg, "a SimGrid setting KEY:VALUE, applied after coinfer's (repeatable), e.g. --cfg=network/model:LV08");
+  cmd->add_option("--log", opts->log, "a SimGrid log threshold CATEGORY.thresh:LEVEL (repeatable), e.g. --log=root.thresh:info");
   cmd->callback([opts, &exit_code] { exit_code = guarded([&] { return run_command(*opts); }); });
 }
 

@@ -5,6 +5,8 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <map>
@@ -43,6 +45,55 @@ void check_oracle_size(const Scenario& s, Scheduler& scheduler, SystemState all)
   }
 }
 
+// SimGrid checks some settings only when it builds its models, and then aborts the process: only keys
+// whose values are checked here are passed on. Returns why a setting is refused, or "".
+std::string engine_setting_problem(const std::string& setting) {
+  const auto colon = setting.find(':');
+  if (colon == std::string::npos) return "expected KEY:VALUE, e.g. network/model:LV08";
+  const std::string key = setting.substr(0, colon), value = setting.substr(colon + 1);
+  // The Constant network model refuses links; a zero precision never converges; a zero bandwidth
+  // factor aborts at the first transfer (all found by tests/golden/cli_bad_input.sh's search).
+  const std::map<std::string, std::vector<std::string>> choices = {
+      {"network/model", {"LV08", "CM02"}}, {"cpu/model", {"Cas01"}}, {"host/model", {"default", "compound"}},
+      {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}}};
+  struct Range {
+    double lo, hi;
+    bool lo_open;
+  };
+  const std::map<std::string, Range> numbers = {{"network/TCP-gamma", {0, 1e15, true}},      {"network/latency-factor", {0, 1e3, false}},
+                                                {"network/bandwidth-factor", {0, 1e3, true}}, {"network/weight-S", {0, 1e9, false}},
+                                                {"maxmin/precision", {1e-12, 1e-3, false}},   {"surf/precision", {1e-12, 1e-3, false}}};
+  if (auto it = choices.find(key); it != choices.end()) {
+    for (const auto& v : it->second)
+      if (v == value) return "";
+    return "value '" + value + "' is not one of: " + join(it->second);
+  }
+  if (auto it = numbers.find(key); it != numbers.end()) {
+    const Range& r = it->second;
+    char* end = nullptr;
+    const double x = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !std::isfinite(x) || x > r.hi || x < r.lo || (r.lo_open && x == r.lo))
+      return "expected a number in " + std::string(r.lo_open ? "(" : "[") + format_double(r.lo) + ", " + format_double(r.hi) + "]";
+    return "";
+  }
+  std::vector<std::string> keys;
+  for (const auto& kv : choices) keys.push_back(kv.first);
+  for (const auto& kv : numbers) keys.push_back(kv.first);
+  return "not passed to SimGrid (keys it is safe to set: " + join(keys) + ")";
+}
+
+// SimGrid aborts the process on a malformed log setting, so only the threshold form is passed on.
+bool valid_log_setting(const std::string& s) {
+  const auto dot = s.rfind(".thresh:");
+  if (dot == std::string::npos || dot == 0) return false;
+  for (size_t i = 0; i < dot; ++i)
+    if (!(std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '_' || s[i] == '.')) return false;
+  const std::string level = s.substr(dot + 8);
+  for (const char* l : {"trace", "debug", "verbose", "info", "warning", "error", "critical"})
+    if (level == l) return true;
+  return false;
+}
+
 // Where an unfinished request stood when the drain ended, read from the steps it completed.
 std::string unfinished_stage(const SimRequest& r) {
   const RequestRecord& x = r.rec;
@@ -79,6 +130,22 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");
     sg4::Engine::set_config("network/TCP-gamma:1e12");
+  }
+  for (const std::string& c : options.engine_config) {
+    const std::string why = engine_setting_problem(c);
+    if (!why.empty()) throw InputError(SourceLocation{"--cfg", 0, 0}, c, why);
+    try {
+      sg4::Engine::set_config(c);
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      throw InputError(SourceLocation{"--cfg", 0, 0}, c, "SimGrid refused this setting: " + what.substr(0, what.find('\n')));
+    }
+  }
+  for (const std::string& l : options.engine_log) {
+    if (!valid_log_setting(l))
+      throw InputError(SourceLocation{"--log", 0, 0}, l,
+                       "expected CATEGORY.thresh:LEVEL (LEVEL: trace, debug, verbose, info, warning, error, critical), e.g. root.thresh:info");
+    xbt_log_control_set(l.c_str());
   }
   sg_host_energy_plugin_init();
 

@@ -3,6 +3,8 @@
 // One simulation per process (SimGrid allows one engine per process). Blocks until the simulated run
 // ends: arrivals stop at duration_s; requests still unfinished drain_s later are recorded as failed.
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "core/lut.hpp"
 #include "core/run_results.hpp"
@@ -14,6 +16,10 @@ namespace coinfer::sim {
 struct SimulationOptions {
   // Called about every 5 % of the simulated duration with (simulated seconds, requests created).
   std::function<void(double, long long)> progress;
+  // SimGrid's own settings, applied after coinfer's (so they win): "--cfg" values "key:value"
+  // (e.g. "network/model:LV08") and "--log" values (e.g. "root.thresh:info"). An unknown key or a
+  // malformed setting is an InputError before anything runs.
+  std::vector<std::string> engine_config, engine_log;
 };
 
 // Everything run_simulation checks before it starts, without running: models, LUT entries, the

@@ -42,6 +42,26 @@ expect_bad batch_beyond_lut "batch size 17" run "$base" --set servers.0.batch.ma
 expect_bad bad_set "did you mean 'duration_s'" run "$base" --set durations=3
 # A --set that the device's trace or a bandwidth event at 0 s overrides does nothing: refused, naming why.
 expect_bad ineffective_set "has no effect on device 'pi0': its link trace" run "$base" --set devices.0.link.bandwidth_mbps=5
+# SimGrid settings passed through (--cfg, --log): searched over every allowed key with boundary
+# values; every one ends in exit 0 or a clean exit 2, never an abort or a hang.
+for kv in network/model:LV08 network/model:CM02 network/model:Constant network/model:NOPE cpu/model:Cas01 cpu/model:x \
+          host/model:compound host/model:default host/model:ptask_L07 network/crosstraffic:yes network/crosstraffic:2 bogus/key:1 nokey; do
+  timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--cfg=$kv" >/dev/null 2>"$work/cfg.err"; rc=$?
+  rm -rf "$work/cfg"
+  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --cfg=$kv: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+done
+for key in network/TCP-gamma network/latency-factor network/bandwidth-factor network/weight-S maxmin/precision surf/precision; do
+  for v in 0 -1 1e-300 1e-12 1e-5 0.5 1 1e9 1e300 inf nan x; do
+    timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--cfg=$key:$v" >/dev/null 2>"$work/cfg.err"; rc=$?
+    rm -rf "$work/cfg"
+    if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --cfg=$key:$v: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+  done
+done
+for l in root.thresh:info root.thresh:critical surf.thresh:debug garbage root.thresh:loud .thresh:info "root.fmt:%m" "a b.thresh:info"; do
+  timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--log=$l" >/dev/null 2>"$work/cfg.err"; rc=$?
+  rm -rf "$work/cfg"
+  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --log" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --log=$l: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+done
 # An output file in a folder that does not exist: the user's path and the real cause.
 "$coinfer" lut synth --device rpi4b --out "$work/no/such/dir/x.h5" >/dev/null 2>"$work/synth.err"
 if [ $? -eq 2 ] && grep -q "x.h5: the folder .*no/such/dir does not exist" "$work/synth.err"; then passes=$((passes+1))
