@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/execution_time.hpp"
 #include "core/text_util.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
@@ -15,7 +17,53 @@ namespace {
 
 struct ModelOptions {
   std::string name, dataset, luts;
+  bool json = false;
 };
+
+struct PpCompRow {
+  std::string device, server;
+  int split;
+  double device_ms, server_ms;
+};
+
+// PP_comp for every (device LUT, server LUT) pair of this model in `luts` (server = role "server").
+std::vector<PpCompRow> pp_comp_rows(const ModelSpec& m, const LutSet* luts) {
+  std::vector<PpCompRow> rows;
+  if (!luts) return rows;
+  std::vector<std::string> devices, servers;
+  for (const auto& key : luts->keys()) {
+    if (key.model != m.name || key.dataset != m.dataset.name) continue;
+    const auto& t = luts->table(key);
+    (t.provenance().attributes.count("role") && t.provenance().attributes.at("role") == "server" ? servers : devices)
+        .push_back(key.device_type);
+  }
+  const ExecutionTimeModel& time = lut_mean_time();
+  for (const auto& d : devices)
+    for (const auto& sv : servers) {
+      const auto& dl = luts->table({d, m.name, m.dataset.name});
+      const auto& sl = luts->table({sv, m.name, m.dataset.name});
+      const int k = m.pp_comp([&](int a, int b) { return time.seconds(dl, a, b, 1); }, [&](int a, int b) { return time.seconds(sl, a, b, 1); });
+      rows.push_back({d, sv, k, time.seconds(dl, 0, k, 1) * 1e3, time.seconds(sl, k, m.num_stages(), 1) * 1e3});
+    }
+  return rows;
+}
+
+nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
+  nlohmann::json stages = nlohmann::json::array(), bytes = nlohmann::json::array(), pp = nlohmann::json::array();
+  for (const auto& st : m.stages)
+    stages.push_back({{"name", st.name}, {"op", st.op}, {"in", st.in_width}, {"out", st.out_width}, {"flops", st.flops}, {"out_bytes", st.out_bytes}});
+  for (int k = 0; k <= m.num_stages(); ++k) bytes.push_back(m.bytes_at_split(k));
+  for (const auto& r : pp_comp_rows(m, luts))
+    pp.push_back({{"device_type", r.device}, {"server_type", r.server}, {"split", r.split}, {"device_ms", r.device_ms}, {"server_ms", r.server_ms}});
+  return {{"model", m.name},
+          {"spec", m.file},
+          {"dataset", {{"name", m.dataset.name}, {"task", m.dataset.task}, {"nodes", m.dataset.nodes}, {"edges", m.dataset.edges},
+                       {"features", m.dataset.features}, {"classes", m.dataset.classes}}},
+          {"stages", stages},
+          {"bytes_at_split", bytes},
+          {"pp_comm", m.pp_comm()},
+          {"pp_comp", pp}};
+}
 
 void show(const ModelSpec& m, const LutSet* luts) {
   std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(),
@@ -32,25 +80,11 @@ void show(const ModelSpec& m, const LutSet* luts) {
     std::printf("  k=%-2d %12.1f KB%s\n", k, m.bytes_at_split(k) / 1024,
                 k == 0 ? "  (offload: raw input)" : k == m.num_stages() ? "  (local: result)" : "");
   std::printf("PP_comm = pp(%d) (fewest bytes crossing among interior splits)\n", m.pp_comm());
-  if (!luts) return;
-  std::vector<std::string> devices, servers;
-  for (const auto& key : luts->keys()) {
-    if (key.model != m.name || key.dataset != m.dataset.name) continue;
-    const auto& t = luts->table(key);
-    (t.provenance().attributes.count("role") && t.provenance().attributes.at("role") == "server" ? servers : devices)
-        .push_back(key.device_type);
-  }
-  if (devices.empty() || servers.empty()) return;
+  const std::vector<PpCompRow> rows = pp_comp_rows(m, luts);
+  if (rows.empty()) return;
   std::printf("PP_comp (least device [0,k) + server [k,n) time at batch 1, from the LUTs; pp(0) = offload):\n");
-  for (const auto& d : devices)
-    for (const auto& sv : servers) {
-      const auto& dl = luts->table({d, m.name, m.dataset.name});
-      const auto& sl = luts->table({sv, m.name, m.dataset.name});
-      int k = m.pp_comp([&](int a, int b) { return dl.mean_seconds(a, b, 1); },
-                        [&](int a, int b) { return sl.mean_seconds(a, b, 1); });
-      std::printf("  %-12s -> %-10s pp(%d): %.2f + %.2f ms\n", d.c_str(), sv.c_str(), k, dl.mean_seconds(0, k, 1) * 1e3,
-                  sl.mean_seconds(k, m.num_stages(), 1) * 1e3);
-    }
+  for (const auto& r : rows)
+    std::printf("  %-12s -> %-10s pp(%d): %.2f + %.2f ms\n", r.device.c_str(), r.server.c_str(), r.split, r.device_ms, r.server_ms);
 }
 
 int model_show(const ModelOptions& o) {
@@ -59,6 +93,12 @@ int model_show(const ModelOptions& o) {
   std::unique_ptr<LutSet> luts;
   const std::string lut_dir = o.luts.empty() ? data_path("traces/lut") : o.luts;
   if (std::filesystem::exists(lut_dir)) luts = std::make_unique<LutSet>(load_luts({lut_dir}));
+  if (o.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& d : datasets) all.push_back(model_json(cat.instantiate(o.name, d), luts.get()));
+    std::printf("%s\n", all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (i) std::printf("\n");
     show(cat.instantiate(o.name, datasets[i]), luts.get());
@@ -84,6 +124,7 @@ void register_model(CLI::App& app, int& exit_code) {
   sh->add_option("name", opts->name, "model name (see `coinfer model list`)")->required();
   sh->add_option("--dataset", opts->dataset, "dataset (default: every dataset of the model)");
   sh->add_option("--luts", opts->luts, "LUT folder for PP_comp (default: traces/lut)");
+  sh->add_flag("--json", opts->json, "print a JSON list (one entry per dataset) instead of text");
   sh->callback([opts, &exit_code] { exit_code = guarded([&] { return model_show(*opts); }); });
 }
 

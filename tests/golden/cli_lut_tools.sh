@@ -48,5 +48,10 @@ set +e
 set -e
 [ $rc -eq 2 ] || { echo "FAIL: missing LUT file should exit 2"; exit 1; }
 "$coinfer" model show dgcnn | grep -q "PP_comm = pp(8)"
+"$coinfer" model show dgcnn --json | /usr/bin/python3 -c '
+import json, sys
+m = json.load(sys.stdin)[0]
+assert m["model"] == "dgcnn" and m["pp_comm"] == 8 and len(m["stages"]) == 9 and len(m["bytes_at_split"]) == 10, m["pp_comm"]
+assert m["bytes_at_split"][0] == 12288 and m["pp_comp"], m["bytes_at_split"][0]' 
 "$coinfer" run --help | grep -q -- "--set"
-echo "12 passed, 0 failed"
+echo "13 passed, 0 failed"
