@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/execution_time.hpp"
 #include "core/input_error.hpp"
 #include "core/lut_synth.hpp"
 #include "core/text_util.hpp"
@@ -31,6 +32,23 @@ struct LutOptions {
 
 nlohmann::json provenance_json(const Provenance& p) { return {{"kind", p.kind}, {"attributes", p.attributes}}; }
 
+long long entries_with_distributions(const LutTable& t) {
+  long long n = 0;
+  for (int i = 0; i < t.num_stages(); ++i)
+    for (int j = i + 1; j <= t.num_stages(); ++j)
+      for (int b = 1; b <= t.max_batch(); ++b) n += t.quantiles(i, j, b) != nullptr;
+  return n;
+}
+
+// The whole model's distribution at batch 1 at a few levels (ms), for show; empty without one.
+std::vector<std::pair<double, double>> whole_model_quantiles_ms(const LutTable& t) {
+  std::vector<std::pair<double, double>> out;
+  const double* q = t.quantiles(0, t.num_stages(), 1);
+  if (!q) return out;
+  for (double u : {0.0, 0.05, 0.5, 0.95, 0.99, 1.0}) out.emplace_back(u, quantile_at(t.quantile_levels(), q, u) * 1e3);
+  return out;
+}
+
 int lut_show(const LutOptions& o) {
   const std::vector<LutTable> tables = read_lut_file(o.file);
   if (o.json) {
@@ -45,7 +63,12 @@ int lut_show(const LutOptions& o) {
       j["tables"].push_back({{"device_type", k.device_type}, {"model", k.model}, {"dataset", k.dataset}, {"stages", t.num_stages()},
                              {"max_batch", t.max_batch()}, {"provenance", provenance_json(t.provenance())},
                              {"whole_model_mean_ms_by_batch", whole}, {"stage_mean_ms_batch1", stages},
-                             {"bytes_per_split", t.bytes_per_split()}});
+                             {"bytes_per_split", t.bytes_per_split()},
+                             {"distributions", {{"levels", t.has_distributions() ? t.quantile_levels() : std::vector<double>{}},
+                                                {"entries", entries_with_distributions(t)}}}});
+      nlohmann::json wq = nlohmann::json::object();
+      for (const auto& [u, ms] : whole_model_quantiles_ms(t)) wq[format_double(u)] = ms;
+      j["tables"].back()["distributions"]["whole_model_batch1_ms"] = wq;
     }
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -81,8 +104,30 @@ int lut_show(const LutOptions& o) {
       std::printf(" %s", t.has_latency(st, st + 1, 1) ? format_double(std::round(t.mean_seconds(st, st + 1, 1) * 1e6) / 1e3).c_str() : "-");
     std::printf("\n  bytes per split (KB):");
     for (double b : t.bytes_per_split()) std::printf(" %.1f", b / 1024);
+    if (t.has_distributions()) {
+      std::printf("\n  distributions: %lld entries, %zu levels; whole model at batch 1 (ms):", entries_with_distributions(t),
+                  t.quantile_levels().size());
+      for (const auto& [u, ms] : whole_model_quantiles_ms(t)) std::printf(" q%s %.3f", format_double(u).c_str(), ms);
+    } else {
+      std::printf("\n  distributions: none (the simulator times every execution with the entry's mean)");
+    }
     std::printf("\n");
   }
+  return 0;
+}
+
+int lut_upgrade(const LutOptions& o) {
+  const int version = lut_file_schema_version(o.file);
+  const std::vector<LutTable> tables = read_lut_file(o.file);
+  const std::string out = o.out.empty() ? o.file : o.out;
+  if (version == kLutSchemaVersion && out == o.file) {
+    std::printf("%s: already schema %d; nothing to do\n", o.file.c_str(), kLutSchemaVersion);
+    return 0;
+  }
+  write_lut_file(out, tables);  // atomic: the old file stays whole until the new one is complete
+  std::printf("%s: schema %d -> %d, %zu tables, same numbers; written to %s%s\n", o.file.c_str(), version, kLutSchemaVersion,
+              tables.size(), out.c_str(),
+              version < 2 ? " (schema 1 had no distributions: re-profile to get them)" : "");
   return 0;
 }
 
@@ -208,7 +253,7 @@ int lut_synth(const LutOptions& o) {
 }  // namespace
 
 void register_lut(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("lut", "LUT files: show, check, import measurements, synthesise");
+  CLI::App* cmd = app.add_subcommand("lut", "LUT files: show, check, upgrade, import measurements, synthesise");
   cmd->require_subcommand(1);
   auto o = std::make_shared<LutOptions>();
   CLI::App* sh = cmd->add_subcommand("show", "print a LUT file's tables and provenance");
@@ -221,6 +266,11 @@ void register_lut(CLI::App& app, int& exit_code) {
   ck->add_option("--min-batch", o->min_batch_coverage, "batch sizes 1..N expected (default 8)");
   ck->add_flag("--json", o->json, "print one JSON document instead of text (exit code as without)");
   ck->callback([o, &exit_code] { exit_code = guarded([&] { return lut_check(*o); }); });
+
+  CLI::App* up = cmd->add_subcommand("upgrade", "rewrite an older LUT file in the current schema (traces/README.md, migration)");
+  up->add_option("file", o->file, "LUT file (.h5)")->required();
+  up->add_option("--out", o->out, "write here instead of replacing the file");
+  up->callback([o, &exit_code] { exit_code = guarded([&] { return lut_upgrade(*o); }); });
 
   CLI::App* im = cmd->add_subcommand("import", "build a LUT from your measurements (CSV, columns in traces/README.md)");
   im->add_option("csv", o->file, "CSV file")->required();

@@ -40,6 +40,10 @@ constexpr double kMaxSplitBytes = 1e12;
 constexpr double kMaxPeakMemoryBytes = 1e15;
 // LUT tables: (num_stages + 1)^2 x max_batch latency cells of one table.
 constexpr long long kMaxLutCells = 1LL << 22;
+// Quantile levels of one LUT table's latency distributions, and quantile values of one table in all
+// (128 MiB of doubles).
+constexpr long long kMaxLutQuantileLevels = 1001;
+constexpr long long kMaxLutQuantileValues = 1LL << 24;
 // LUT files read in an isolated process: its address-space cap and time limit.
 constexpr long long kLutReaderMemoryBytes = 4LL << 30;
 constexpr int kLutReaderTimeoutS = 60;

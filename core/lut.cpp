@@ -1,5 +1,6 @@
 #include "core/lut.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -36,6 +37,12 @@ void LutTable::check_values() const {
         if (!in(e->p95_s, 0, limits::kMaxLutLatencyS)) bad("latency_p95_s" + at, e->p95_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
         if (!in(e->std_s, 0, limits::kMaxLutLatencyS)) bad("latency_std_s" + at, e->std_s, "a finite number >= 0");
         if (e->count < 0) bad("latency_count" + at, static_cast<double>(e->count), ">= 0");
+        if (const double* q = quantiles(i, j, b))
+          for (size_t k = 0; k < quantile_levels_.size(); ++k) {
+            const std::string qat = "latency_quantiles_s at " + range + " batch " + std::to_string(b) + " level " + format_double(quantile_levels_[k]);
+            if (!in(q[k], 0, limits::kMaxLutLatencyS)) bad(qat, q[k], "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
+            if (k > 0 && q[k] < q[k - 1]) bad(qat, q[k], "not below the previous level's " + format_double(q[k - 1]) + " s (quantiles never decrease)");
+          }
       }
       const auto& m = peak_memory_[static_cast<size_t>(i) * (num_stages_ + 1) + j];
       if (m && !in(*m, 0, limits::kMaxPeakMemoryBytes)) bad("peak_memory_bytes at " + range, *m, "a finite number of bytes in [0, 1e15]");
@@ -45,6 +52,56 @@ void LutTable::check_values() const {
   for (size_t k = 0; k < bytes_per_split_.size(); ++k)
     if (!in(bytes_per_split_[k], 0, limits::kMaxSplitBytes))
       bad("bytes_per_split at split " + std::to_string(k), bytes_per_split_[k], "a finite number of bytes in [0, 1e12]");
+}
+
+const std::vector<double>& standard_quantile_levels() {
+  static const std::vector<double> levels = [] {
+    std::vector<double> l{0, 0.01};
+    for (int k = 1; k <= 19; ++k) l.push_back(k / 20.0);
+    l.push_back(0.99);
+    l.push_back(1);
+    return l;
+  }();
+  return levels;
+}
+
+void LutTable::set_quantile_levels(std::vector<double> levels) {
+  const size_t k = levels.size();
+  if (k < 2 || static_cast<long long>(k) > limits::kMaxLutQuantileLevels)
+    throw std::invalid_argument("quantile levels: " + std::to_string(k) + " given (allowed: 2.." + std::to_string(limits::kMaxLutQuantileLevels) + ")");
+  if (static_cast<double>(latency_.size()) * static_cast<double>(k) > static_cast<double>(limits::kMaxLutQuantileValues))
+    throw std::invalid_argument("quantile levels: " + std::to_string(k) + " levels x " + std::to_string(latency_.size()) +
+                                " latency cells is more than " + std::to_string(limits::kMaxLutQuantileValues) + " values");
+  if (levels.front() != 0.0 || levels.back() != 1.0)
+    throw std::invalid_argument("quantile levels must start at 0 and end at 1 (given " + format_double(levels.front()) + " .. " + format_double(levels.back()) + ")");
+  for (size_t i = 1; i < k; ++i)
+    if (!(levels[i] >= levels[i - 1]) || !std::isfinite(levels[i]))
+      throw std::invalid_argument("quantile level " + std::to_string(i) + " is " + format_double(levels[i]) + " (levels never decrease)");
+  quantile_levels_ = std::move(levels);
+  quantiles_.clear();
+  distributions_ = 0;
+}
+
+void LutTable::set_quantiles(int begin, int end, int batch, const std::vector<double>& values_s) {
+  check_range(begin, end, batch);
+  if (quantile_levels_.empty()) throw std::invalid_argument("LUT " + key_.to_string() + ": set the quantile levels before quantiles");
+  if (values_s.size() != quantile_levels_.size())
+    throw std::invalid_argument("LUT " + key_.to_string() + ": " + std::to_string(values_s.size()) + " quantiles for " +
+                                std::to_string(quantile_levels_.size()) + " levels");
+  if (begin >= end || !latency_[index(begin, end, batch)])
+    throw std::invalid_argument("LUT " + key_.to_string() + ": quantiles for an entry without a latency");
+  const size_t K = quantile_levels_.size();
+  if (quantiles_.empty()) quantiles_.assign(latency_.size() * K, NAN);
+  double* q = &quantiles_[index(begin, end, batch) * K];
+  if (std::isnan(q[0])) ++distributions_;
+  std::copy(values_s.begin(), values_s.end(), q);
+  if (std::isnan(q[0])) --distributions_;  // NaN given: the entry has no distribution
+}
+
+const double* LutTable::quantiles(int begin, int end, int batch) const {
+  if (quantiles_.empty() || begin < 0 || end > num_stages_ || begin >= end || batch < 1 || batch > max_batch_) return nullptr;
+  const double* q = &quantiles_[index(begin, end, batch) * quantile_levels_.size()];
+  return std::isnan(q[0]) ? nullptr : q;
 }
 
 void LutTable::check_range(int begin, int end, int batch) const {

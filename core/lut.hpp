@@ -65,6 +65,24 @@ class LutTable {
   // Every (begin,end,batch) with begin<end and batch in 1..max_batch that has no latency entry.
   std::vector<std::tuple<int, int, int>> latency_gaps() const;
 
+  // Latency distributions. A table may carry, for each latency entry, its quantile function: the
+  // latency (s) at each of the table's cumulative probabilities ("levels"). Levels are shared by all
+  // entries, run from 0 to 1, never decrease, and may repeat a value to express a jump (an atom: a
+  // two-point distribution is levels {0, p, p, 1} with values {a, a, b, b}). Between levels the
+  // quantile function is linear, so an entry's distribution is that of the sorted timed runs as
+  // core/metrics.hpp's percentile() interpolates them. Entries without quantiles have no distribution
+  // (synthesised tables, files of schema 1): the simulator uses their mean.
+  // set_quantile_levels() drops every entry's quantiles. Throws std::invalid_argument for levels out
+  // of shape (2..limits::kMaxLutQuantileLevels values, from 0 to 1, nondecreasing) or beyond
+  // limits::kMaxLutQuantileValues values in all.
+  void set_quantile_levels(std::vector<double> levels);
+  const std::vector<double>& quantile_levels() const { return quantile_levels_; }
+  // values: one latency (s) per level. The entry must exist (set_latency first).
+  void set_quantiles(int begin, int end, int batch, const std::vector<double>& values_s);
+  // The entry's quantiles (quantile_levels().size() values), or nullptr when it has none.
+  const double* quantiles(int begin, int end, int batch) const;
+  bool has_distributions() const { return distributions_ > 0; }
+
  private:
   size_t index(int begin, int end, int batch) const;
   void check_range(int begin, int end, int batch) const;
@@ -74,8 +92,15 @@ class LutTable {
   std::vector<std::optional<LatencyStats>> latency_;
   std::vector<double> bytes_per_split_;
   std::vector<std::optional<double>> peak_memory_;
+  std::vector<double> quantile_levels_;
+  std::vector<double> quantiles_;  // per latency cell, quantile_levels_.size() values; NaN first value = none
+  long long distributions_ = 0;    // entries with quantiles
   Provenance provenance_;
 };
+
+// The levels coinfer profile records: 0, 0.01, 0.05, 0.10, ..., 0.90, 0.95, 0.99, 1 (23 values; the
+// median and p95 among them, so the distribution reproduces the p50 and p95 columns exactly).
+const std::vector<double>& standard_quantile_levels();
 
 class LutMissingError : public std::runtime_error {
  public:

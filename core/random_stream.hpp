@@ -18,10 +18,13 @@ namespace coinfer {
 // What a stream is for. Values are part of the stream's identity: never renumber, only append.
 enum class StreamPurpose : std::uint64_t {
   arrivals = 1,      // open-loop inter-arrival gaps of one device (index = device index)
-  service_time = 2,  // reserved: sampled service times
+  service_time = 2,  // sampled service times: index = device index, or kServerStreamBase + server index
   scheduler = 3,     // a scheduler's own randomness (index = 0)
   test = 99,         // tests only
 };
+
+// Service-time streams of servers start here (device indices stay below limits::kMaxDevices).
+constexpr std::uint64_t kServerStreamBase = 1ULL << 32;
 
 // splitmix64's output function: a bijection on 64-bit words with full avalanche.
 std::uint64_t mix64(std::uint64_t z);

@@ -66,6 +66,10 @@ struct RunResults {
   std::vector<MetricsSummary> summary;  // per device, then "total"
   std::string scheduler;
   std::vector<DecisionRecord> decisions;
+  // How executions were timed: "sampled" or "mean" (the scenario's service_time; "measured" on the
+  // testbed), and the LUTs (device/model/dataset) whose distributions the draws came from.
+  std::string service_time;
+  std::vector<std::string> sampled_luts;
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

@@ -18,7 +18,8 @@ int default_in_flight(const Strategy& s) {
   return (s.kind == Strategy::Kind::pp || s.kind == Strategy::Kind::data_parallel) ? 2 : 1;
 }
 
-bool scenario_uses_seed(const Scenario& s) {
+bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions) {
+  if (s.service_time == Scenario::ServiceTime::sampled && luts_have_distributions) return true;
   for (const auto& d : s.devices)
     if (d.workload.arrival == WorkloadSpec::Arrival::poisson) return true;
   return false;

@@ -102,6 +102,9 @@ struct Scenario {
   double warmup_s = 0;      // requests created before this are not counted
   double drain_s = 30;      // after duration, in-flight requests may finish; the rest are failed
   std::string network_model = "cm02";  // cm02 | lv08
+  // How the simulator times each execution: `sampled` draws it from the LUT entry's measured
+  // distribution where the LUT has one (else its mean); `mean` uses every entry's mean.
+  enum class ServiceTime { mean, sampled } service_time = ServiceTime::sampled;
   std::vector<std::string> luts;       // files or folders
   SourceLocation luts_where;           // the `luts` key, for errors found while reading them
   std::vector<ServerSpec> servers;
@@ -114,9 +117,11 @@ struct Scenario {
   int device_index(const std::string& id) const;  // -1 if absent
 };
 
-// Whether the seed can change a run of this scenario: true when some device draws Poisson arrivals
-// (the only random element today). Closed-loop, trace and idle workloads are deterministic.
-bool scenario_uses_seed(const Scenario& s);
+// Whether the seed can change a run of this scenario: true when some device draws Poisson arrivals,
+// or when service times are sampled and some LUT the run uses has distributions
+// (`luts_have_distributions`, which the caller knows once the LUTs are loaded). Closed-loop, trace
+// and idle workloads on mean service times are deterministic.
+bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions);
 
 // Closed-loop default for in_flight: 1 for local and offload, 2 for pp and data_parallel (the device
 // works on input i+1 while input i is on the server).

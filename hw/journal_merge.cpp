@@ -11,6 +11,7 @@ namespace coinfer::hw {
 RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals,
                           std::vector<DecisionRecord> decisions, double end_s) {
   RunResults r = run_results_of(sc);
+  r.service_time = "measured";  // real executions: nothing sampled
   r.end_s = end_s;
   std::vector<std::string> ids;
   const size_t nd = sc.devices.size();

@@ -1,5 +1,6 @@
 #include "io/lut_codec.hpp"
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -12,7 +13,7 @@ namespace coinfer {
 namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 constexpr std::uint32_t kMaxTables = 100000;
 constexpr std::uint32_t kMaxStringBytes = 1 << 20;
 
@@ -73,6 +74,21 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
           w.put<double>(s.std_s);
           w.put<std::int64_t>(s.count);
         }
+    // Distributions: u32 level count (0 = none), the levels, then per present latency cell in index
+    // order a presence byte and, if present, one f64 per level.
+    const auto& levels = t.has_distributions() ? t.quantile_levels() : std::vector<double>{};
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(levels.size()));
+    for (double l : levels) w.put<double>(l);
+    if (!levels.empty())
+      for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j <= n; ++j)
+          for (int b = 1; b <= B; ++b) {
+            if (!t.has_latency(i, j, b)) continue;
+            const double* q = t.quantiles(i, j, b);
+            w.put<std::uint8_t>(q ? 1 : 0);
+            if (q)
+              for (size_t k = 0; k < levels.size(); ++k) w.put<double>(q[k]);
+          }
     for (double v : t.bytes_per_split()) w.put<double>(v);
     for (int i = 0; i <= n; ++i)
       for (int j = 0; j <= n; ++j) {
@@ -124,6 +140,27 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
           s.count = r.get<std::int64_t>();
           t.set_latency(i, j, b, s);
         }
+    const auto levels_count = r.get<std::uint32_t>();
+    if (levels_count > static_cast<std::uint32_t>(limits::kMaxLutQuantileLevels) || r.remaining() < 8ULL * levels_count)
+      throw std::invalid_argument("LUT bytes: bad quantile level count");
+    if (levels_count > 0) {
+      std::vector<double> levels(levels_count);
+      for (auto& l : levels) l = r.get<double>();
+      t.set_quantile_levels(levels);
+      std::vector<double> q(levels_count);
+      for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j <= n; ++j)
+          for (int b = 1; b <= B; ++b) {
+            if (!t.has_latency(i, j, b)) continue;
+            const auto has = r.get<std::uint8_t>();
+            if (has > 1) throw std::invalid_argument("LUT bytes: bad quantile presence flag");
+            if (!has) continue;
+            if (r.remaining() < 8ULL * levels_count) throw std::invalid_argument("LUT bytes: truncated");
+            for (auto& v : q) v = r.get<double>();
+            if (std::isnan(q[0])) throw std::invalid_argument("LUT bytes: NaN quantile");
+            t.set_quantiles(i, j, b, q);
+          }
+    }
     for (auto& v : t.bytes_per_split()) v = r.get<double>();
     for (int i = 0; i <= n; ++i)
       for (int j = 0; j <= n; ++j) {

@@ -1,5 +1,6 @@
 #include "io/lut_h5.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -63,6 +64,17 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
       f.write(g + "/latency_p95_s", p95, d3, "s");
       f.write(g + "/latency_std_s", sd, d3, "s");
       f.write(g + "/latency_count", count, d3, "runs");
+      if (t.has_distributions()) {
+        const auto& levels = t.quantile_levels();
+        const hsize_t K = levels.size();
+        std::vector<double> q(N1 * N1 * B * K, NAN);
+        for (int i = 0; i < n; ++i)
+          for (int j = i + 1; j <= n; ++j)
+            for (int b = 1; b <= B; ++b)
+              if (const double* v = t.quantiles(i, j, b)) std::copy(v, v + K, q.begin() + ((i * N1 + j) * B + (b - 1)) * K);
+        f.write(g + "/latency_quantile_levels", levels, {K}, "cumulative probability");
+        f.write(g + "/latency_quantiles_s", q, {N1, N1, static_cast<hsize_t>(B), K}, "s");
+      }
       f.write(g + "/bytes_per_split", t.bytes_per_split(), {N1}, "bytes per sample");
       f.write(g + "/peak_memory_bytes", mem, {N1, N1}, "bytes");
       f.write_attr(g, "model", t.key().model);
@@ -82,9 +94,9 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
   if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != "coinfer-lut")
     fail("format", "not a coinfer LUT file (root attribute format must be 'coinfer-lut')");
   const std::int64_t version = f.read_attr_int("/", "schema_version");
-  if (version != kLutSchemaVersion)
+  if (version < kLutOldestReadableSchema || version > kLutSchemaVersion)
     fail("schema_version", "schema version " + std::to_string(version) + " is not supported (this build reads " +
-                               std::to_string(kLutSchemaVersion) + ")");
+                               std::to_string(kLutOldestReadableSchema) + ".." + std::to_string(kLutSchemaVersion) + ")");
   const std::string device_type = f.read_attr_string("/", "device_type");
   std::vector<LutTable> out;
   for (const auto& model : f.children("/")) {
@@ -120,6 +132,39 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
           }
         }
       t.bytes_per_split() = bytes;
+      const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
+      if (version < 2 && (has_levels || has_q)) fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
+      if (has_levels != has_q) fail(g + (has_q ? "/latency_quantile_levels" : "/latency_quantiles_s"), "missing: latency_quantile_levels and latency_quantiles_s come together");
+      if (has_levels) {
+        auto levels = f.read_double(g + "/latency_quantile_levels", &dims);
+        if (dims.size() != 1) fail(g + "/latency_quantile_levels", "must be one-dimensional");
+        const hsize_t K = levels.size();
+        try {
+          t.set_quantile_levels(levels);
+        } catch (const std::invalid_argument& e) {
+          fail(g + "/latency_quantile_levels", e.what());
+        }
+        auto q = f.read_double(g + "/latency_quantiles_s", &dims);
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B), K})
+          fail(g + "/latency_quantiles_s", "shape differs from (num_stages+1, num_stages+1, max_batch, levels)");
+        std::vector<double> v(K);
+        for (int i = 0; i <= n; ++i)
+          for (int j = i + 1; j <= n; ++j)
+            for (int b = 1; b <= B; ++b) {
+              const size_t at = ((i * N1 + j) * B + (b - 1)) * K;
+              bool any = false, all = true;
+              for (hsize_t k = 0; k < K; ++k) {
+                v[k] = q[at + k];
+                any = any || !std::isnan(v[k]);
+                all = all && !std::isnan(v[k]);
+              }
+              if (!any) continue;
+              const std::string where = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
+              if (!all) fail(g + "/latency_quantiles_s", "some but not all quantiles given" + where);
+              if (!t.has_latency(i, j, b)) fail(g + "/latency_quantiles_s", "quantiles for an entry without a mean" + where);
+              t.set_quantiles(i, j, b, v);
+            }
+      }
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))
         if (a.rfind("provenance:", 0) == 0) t.provenance().attributes[a.substr(11)] = f.read_attr_string(g, a);
@@ -133,6 +178,13 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
   }
   if (out.empty()) fail("", "LUT file holds no tables");
   return out;
+}
+
+int lut_file_schema_version(const std::string& path) {
+  // The tables are read (and checked) in the isolated child; the version is one attribute.
+  read_lut_file(path);
+  h5::File f = h5::File::open_read(path);
+  return static_cast<int>(f.read_attr_int("/", "schema_version"));
 }
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -1,6 +1,8 @@
 #pragma once
-// LUT files (HDF5, schema "coinfer-lut" version 1, documented in traces/README.md). One file holds the
-// tables of one device type, one group per model/dataset.
+// LUT files (HDF5, schema "coinfer-lut" version 2, documented in traces/README.md). One file holds the
+// tables of one device type, one group per model/dataset. Version 2 adds the latency distributions
+// (latency_quantile_levels, latency_quantiles_s) where a table has them; version 1 files are still
+// read as they are (no distributions) and `coinfer lut upgrade` rewrites them as version 2.
 #include <string>
 #include <vector>
 
@@ -8,7 +10,8 @@
 
 namespace coinfer {
 
-constexpr int kLutSchemaVersion = 1;
+constexpr int kLutSchemaVersion = 2;
+constexpr int kLutOldestReadableSchema = 1;
 
 // Writes atomically (temporary name, then rename). All tables must share one device type.
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables);
@@ -20,5 +23,7 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
 std::vector<LutTable> read_lut_file(const std::string& path);
 // The parse itself, in this process: only for trusted files (tests) and for the isolated child.
 std::vector<LutTable> read_lut_file_in_process(const std::string& path);
+// The schema version a LUT file declares (read in the isolated child too); InputError as above.
+int lut_file_schema_version(const std::string& path);
 
 }  // namespace coinfer

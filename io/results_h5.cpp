@@ -110,6 +110,12 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth");
 
     f.write_attr("/", "scheduler", r.scheduler);
+    if (!r.service_time.empty()) f.write_attr("/", "service_time", r.service_time);
+    if (!r.sampled_luts.empty()) {
+      std::string joined;
+      for (const auto& k : r.sampled_luts) joined += (joined.empty() ? "" : ", ") + k;
+      f.write_attr("/", "service_time_distributions", joined);
+    }
     const hsize_t nk = r.decisions.size();
     std::vector<double> kt(nk), kthr(nk), klat(nk);
     std::vector<std::int32_t> ksw(nk);

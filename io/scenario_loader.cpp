@@ -181,7 +181,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
   for (const auto& o : overrides) apply_override(root, o);
   r.check_keys(root,
-               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "luts", "servers",
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "servers",
                 "access_point", "devices", "scheduler", "events"},
                "");
   Scenario s;
@@ -198,6 +198,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   s.network_model = r.get_string(root, "network_model", "", "cm02");
   if (s.network_model != "cm02" && s.network_model != "lv08")
     r.fail(root["network_model"], "network_model", "'" + s.network_model + "' is not allowed; allowed: cm02, lv08");
+  {
+    const std::string st = r.get_string(root, "service_time", "", "sampled");
+    if (st == "mean") s.service_time = Scenario::ServiceTime::mean;
+    else if (st == "sampled") s.service_time = Scenario::ServiceTime::sampled;
+    else r.fail(root["service_time"], "service_time", "'" + st + "' is not allowed; allowed: sampled, mean");
+  }
   s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
     std::string resolved = resolve_scenario_path(file, l);

@@ -41,6 +41,8 @@ std::string summary_json_text(const RunResults& r) {
     triggers[first] = triggers.value(first, 0) + 1;
   }
   j["decisions"] = {{"count", r.decisions.size()}, {"by_trigger", triggers}};
+  if (!r.service_time.empty())
+    j["service_time"] = {{"mode", r.service_time}, {"distributions_from", r.sampled_luts}};
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (const auto& m : r.summary) {

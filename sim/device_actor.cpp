@@ -18,7 +18,8 @@ DeviceActor::DeviceActor(DeviceSlice slice)
       strategy_(s_.spec->strategy),
       num_stages_(s_.model->num_stages()),
       dp_router_(data_parallel_costs(*s_.spec, s_.access_point, *s_.model, s_.lut, s_.server_lut, *s_.time)),
-      arrivals_(*s_.spec, s_.seed, s_.index, s_.ledger->arrivals_end_s()) {
+      arrivals_(*s_.spec, s_.seed, s_.index, s_.ledger->arrivals_end_s()),
+      service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)) {
   in_flight_limit_ = s_.spec->workload.in_flight > 0 ? s_.spec->workload.in_flight : default_in_flight(strategy_);
   for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.push_back(s_.model->bytes_at_split(k));
   result_bytes_ = bytes_at_split_.back();
@@ -37,7 +38,7 @@ void DeviceActor::on_help_arrived() {
   SimRequest* first = helping_->batch.front();
   const int b = static_cast<int>(helping_->batch.size());
   const LutTable& lut = *s_.helper_luts.at(first->rec.device);
-  const double seconds = s_.time->seconds(lut, first->device_split, lut.num_stages(), b);
+  const double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, service_rng_.next_unit());
   const double now = sg4::Engine::get_clock();
   for (SimRequest* r : helping_->batch) {
     r->rec.t_batch_start = now;
@@ -131,7 +132,7 @@ void DeviceActor::start_idle_stages() {
     computing_ = exec_queue_.front();
     exec_queue_.pop_front();
     computing_->rec.t_device_start = sg4::Engine::get_clock();
-    const double seconds = s_.time->seconds(*s_.lut, 0, computing_->device_split, 1);
+    const double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, service_rng_.next_unit());
     exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {

@@ -23,6 +23,7 @@
 #include "core/data_parallel_router.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_spec.hpp"
+#include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "sim/messages.hpp"
 #include "sim/observation.hpp"
@@ -33,7 +34,7 @@ namespace coinfer::sim {
 struct DeviceSlice {
   int index = 0;
   const DeviceSpec* spec = nullptr;
-  std::uint64_t seed = 0;
+  std::uint64_t seed = 0;                            // the scenario's: arrivals and service-time draws
   AccessPointSpec access_point;
   double warmup_s = 0, duration_s = 0;              // the measurement window (radio energy)
   simgrid::s4u::Host* host = nullptr;
@@ -114,6 +115,7 @@ class DeviceActor final : public ObservedDevice {
   simgrid::s4u::ExecPtr help_exec_;
   DataParallelRouter dp_router_;
   ArrivalProcess arrivals_;
+  RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
   double next_arrival_s_ = 0;
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
 };

@@ -15,7 +15,8 @@ ServerActors::ServerActors(ServerSlice slice)
       queue_(s_.spec->batch),
       timers_sem_(sg4::Semaphore::create(0)),
       ready_sem_(sg4::Semaphore::create(0)),
-      forward_sem_(sg4::Semaphore::create(0)) {}
+      forward_sem_(sg4::Semaphore::create(0)),
+      service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {}
 
 void ServerActors::start() {
   const std::string& id = s_.spec->id;
@@ -87,6 +88,12 @@ double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const
   return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
 }
 
+double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
+  const SimRequest& first = *batch.front();
+  const LutTable& lut = *(*s_.server_luts)[first.rec.device];
+  return s_.time->sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), service_rng_.next_unit());
+}
+
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
   const LutTable& lut = *s_.helper_luts.at({helper, first.rec.device});
@@ -137,16 +144,18 @@ void ServerActors::worker_loop() {
     if (!queue_.has_ready()) continue;  // the batch went to a helper
     std::vector<SimRequest*> batch = queue_.take_oldest();
     const int b = static_cast<int>(batch.size());
-    const double seconds = server_seconds(batch);
+    const double seconds = sample_server_seconds(batch);
     const double start = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
       r->rec.t_batch_start = start;
       r->rec.batch_size = b;
     }
     ++busy_workers_;
-    running_until_s_.push_back(start + seconds);
+    // What the forwarding policy knows of a running batch is its expected end, as on the real server.
+    const double expected_end = start + server_seconds(batch);
+    running_until_s_.push_back(expected_end);
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
-    running_until_s_.erase(std::find(running_until_s_.begin(), running_until_s_.end(), start + seconds));
+    running_until_s_.erase(std::find(running_until_s_.begin(), running_until_s_.end(), expected_end));
     --busy_workers_;
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {

@@ -15,6 +15,7 @@
 #include "core/batch_queue.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
+#include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "sim/messages.hpp"
 #include "sim/observation.hpp"
@@ -37,6 +38,7 @@ struct ServerSlice {
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
   bool may_have_helpers = false;                            // some device of this server has arrival: none
   const ExecutionTimeModel* time = &lut_mean_time();
+  std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
 };
 
 class ServerActors final : public ObservedServer {
@@ -56,7 +58,10 @@ class ServerActors final : public ObservedServer {
   void helper_done(int device);
   void sealed(int count);
   void maybe_forward();
+  // Expected seconds of a batch on this server (forwarding decisions), and one execution's seconds
+  // (drawn from this server's service-time stream).
   double server_seconds(const std::vector<SimRequest*>& batch) const;
+  double sample_server_seconds(const std::vector<SimRequest*>& batch);
   double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const;
 
   ServerSlice s_;
@@ -66,7 +71,8 @@ class ServerActors final : public ObservedServer {
   simgrid::s4u::SemaphorePtr ready_sem_;    // one permit per batch sealed
   simgrid::s4u::SemaphorePtr forward_sem_;  // one permit per batch to forward
   int busy_workers_ = 0;
-  std::vector<double> running_until_s_;     // end times of the batches running now (one per busy worker)
+  std::vector<double> running_until_s_;     // expected end times of the batches running now (one per busy worker)
+  RandomStream service_rng_;                // purpose service_time, index kServerStreamBase + server index
   std::deque<std::pair<int, HelpTask>> to_forward_;  // (helper, task) waiting for the forwarder
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
 };

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <chrono>
+#include <set>
 #include <cmath>
 #include <map>
 
@@ -109,6 +110,23 @@ std::string unfinished_stage(const SimRequest& r) {
 
 }  // namespace
 
+std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) {
+  std::set<LutKey> used;
+  if (s.service_time != Scenario::ServiceTime::sampled) return {};
+  for (const auto& d : s.devices) {
+    used.insert({d.type, d.model, d.dataset});
+    const int j = s.server_index(d.server);
+    if (j >= 0) used.insert({s.servers[j].type, d.model, d.dataset});
+    if (d.workload.arrival != WorkloadSpec::Arrival::none) continue;
+    for (const auto& o : s.devices)  // a helper may run any model of its server's devices
+      if (o.server == d.server) used.insert({d.type, o.model, o.dataset});
+  }
+  std::vector<LutKey> out;
+  for (const LutKey& k : used)
+    if (luts.contains(k) && luts.table(k).has_distributions()) out.push_back(k);
+  return out;
+}
+
 void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   check_scenario_against(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
@@ -169,6 +187,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     control.push_back(sg4::Mailbox::by_name("control:" + d.id));
     if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
   }
+  const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
   std::vector<std::unique_ptr<ServerActors>> servers;
   for (size_t j = 0; j < ns; ++j) {
     const ServerSpec& sv = s.servers[j];
@@ -181,6 +200,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.help = &help;
     x.bandwidth = &platform.device_bandwidth;
     x.server_luts = &server_luts;
+    x.time = &time;
+    x.seed = s.seed;
     // An idle helper may run the server part of any device of its server that creates inputs.
     for (int h : devices_of[j]) {
       if (!help[h]) continue;
@@ -216,6 +237,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.control = control[i];
     x.help = help[i];
     x.peer_results = &results;
+    x.time = &time;
     devices.push_back(std::make_unique<DeviceActor>(std::move(x)));
   }
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
@@ -271,6 +293,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.end_s = end_s;
   out.engine_wall_s = engine_wall_s;
   out.decisions = monitor.decisions();
+  out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
+  for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(ledger.requests().size());
   for (auto& r : ledger.requests()) {

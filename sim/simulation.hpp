@@ -26,6 +26,11 @@ struct SimulationOptions {
 // scheduler's name and parameters (and the oracle's size limit). Throws InputError.
 void validate_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts);
 
+// The LUTs whose distributions this run draws service times from: with `service_time: sampled`, the
+// tables it executes on (devices', their servers', helpers') that have distributions. Empty under
+// `mean` or when no such table has one (every execution then takes its entry's mean).
+std::vector<LutKey> sampled_service_luts(const Scenario& scenario, const LutSet& luts);
+
 // Throws InputError for scenario/LUT inconsistencies (before anything runs).
 RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options = {});

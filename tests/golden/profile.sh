@@ -16,6 +16,27 @@ grep -q "^\[profile gcn/mr\] 100.0 %  .* elapsed, ETA 0 s" "$work/progress.log" 
 "$coinfer" lut show "$work/new/m.h5" > "$work/show"
 grep -q "provenance: measured" "$work/show" && grep -q "cpu: " "$work/show" && grep -q "libtorch: " "$work/show" && grep -q "command: " "$work/show" \
   && passes=$((passes+1)) || { echo "FAIL provenance"; cat "$work/show"; fails=$((fails+1)); }
+# Each entry keeps its distribution (schema 2): 23 levels, quantiles that never decrease, the median and
+# p95 equal to the p50 and p95 columns, min <= mean <= max.
+/usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL distributions"; fails=$((fails+1)); }
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1])
+assert f.attrs["schema_version"] == 2
+g = f["gcn/mr"]
+lv = g["latency_quantile_levels"][:]
+q = g["latency_quantiles_s"][:]
+assert len(lv) == 23 and lv[0] == 0 and lv[-1] == 1, lv
+mean = g["latency_mean_s"][:]
+have = ~np.isnan(mean)
+assert have.sum() == 4 * 5 // 2 * 3, have.sum()
+qs = q[have]
+assert not np.isnan(qs).any()
+assert (np.diff(qs, axis=1) >= 0).all()
+i50, i95 = list(lv).index(0.5), list(lv).index(0.95)
+assert np.allclose(qs[:, i50], g["latency_p50_s"][:][have]) and np.allclose(qs[:, i95], g["latency_p95_s"][:][have])
+assert (qs[:, 0] <= mean[have] + 1e-12).all() and (mean[have] <= qs[:, -1] + 1e-12).all()
+PY
+"$coinfer" lut show "$work/new/m.h5" | grep -q "distributions: 30 entries, 23 levels" && passes=$((passes+1)) || { echo "FAIL lut show distributions"; "$coinfer" lut show "$work/new/m.h5"; fails=$((fails+1)); }
 # The measured bytes per split equal the spec's (model show prints them in KB).
 /usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL bytes"; fails=$((fails+1)); }
 import sys, h5py

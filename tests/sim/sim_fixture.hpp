@@ -49,6 +49,29 @@ class SimSetup {
     write_lut_file(dir_ + "/" + type + ".h5", {t});
   }
 
+  // LUT for `type` whose entries carry a distribution: stages [0,9) at batch b take the quantile
+  // function (levels, values_s) scaled by (1 + batch_slope (b-1)); a range of k stages takes k/9 of it.
+  // The mean column is the distribution's exact mean (core/execution_time.hpp distribution_mean).
+  void write_distributed_lut(const std::string& type, const std::vector<double>& levels, const std::vector<double>& values_s,
+                             double batch_slope = 0.5, int max_batch = 8) {
+    const int n = 9;
+    LutTable t({type, "dgcnn", "modelnet40"}, n, max_batch);
+    t.set_quantile_levels(levels);
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j <= n; ++j)
+        for (int b = 1; b <= max_batch; ++b) {
+          std::vector<double> q = values_s;
+          for (double& v : q) v *= (j - i) / 9.0 * (1 + batch_slope * (b - 1));
+          double mean = 0;
+          for (size_t k = 0; k + 1 < levels.size(); ++k) mean += (levels[k + 1] - levels[k]) * (q[k] + q[k + 1]) / 2;
+          t.set_latency(i, j, b, {mean, mean, mean, 0, 100});
+          t.set_quantiles(i, j, b, q);
+        }
+    t.provenance().kind = "synthesised";
+    t.provenance().attributes["note"] = "test LUT with a distribution";
+    write_lut_file(dir_ + "/" + type + ".h5", {t});
+  }
+
   void write_file(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
 
   // Runs a scenario whose text may use LUTDIR for this folder.

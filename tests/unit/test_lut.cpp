@@ -1,16 +1,19 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 
+#include "core/execution_time.hpp"
 #include "core/input_error.hpp"
 #include "core/lut_synth.hpp"
 #include "io/device_profile_loader.hpp"
 #include "io/lut_codec.hpp"
 #include "io/lut_csv.hpp"
+#include "io/h5_file.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
@@ -229,4 +232,132 @@ TEST(LutValues, ImplausibleValuesAreRefusedNamingTheEntry) {
   refused([](LutTable& t) { t.bytes_per_split()[1] = -5; }, "bytes_per_split at split 1");
   refused([](LutTable& t) { t.bytes_per_split()[1] = 1e300; }, "bytes_per_split");
   refused([&](LutTable& t) { t.set_peak_memory(0, 2, inf); }, "peak_memory_bytes at [0,2)");
+}
+
+// Latency distributions (schema 2): quantile levels shared by a table, quantiles per entry.
+namespace {
+LutTable distributed_table() {
+  LutTable t({"board", "gcn", "mr"}, 3, 2);
+  t.set_latency(0, 3, 1, {0.02, 0.02, 0.035, 0.01, 100});
+  t.set_latency(1, 2, 2, {0.2, 0.2, 0.3, 0.01, 4});
+  t.set_quantile_levels({0, 0.5, 0.5, 1});
+  t.set_quantiles(0, 3, 1, {0.005, 0.005, 0.035, 0.035});  // two points, 1/2 each
+  t.provenance().kind = "measured";
+  return t;
+}
+}  // namespace
+
+TEST(LutDistribution, QuantileFunctionIsLinearBetweenLevelsAndJumpsAtRepeatedLevels) {
+  const std::vector<double> levels{0, 0.5, 0.5, 1}, two_point{5, 5, 35, 35};
+  EXPECT_EQ(quantile_at(levels, two_point.data(), 0.25), 5);
+  EXPECT_EQ(quantile_at(levels, two_point.data(), 0.4999), 5);
+  EXPECT_EQ(quantile_at(levels, two_point.data(), 0.5), 35);  // at the jump: the upper value
+  EXPECT_EQ(quantile_at(levels, two_point.data(), 0.75), 35);
+  // Moments in closed form: E[S] = (5 + 35) / 2 = 20, E[S^2] = (25 + 1225) / 2 = 625.
+  EXPECT_DOUBLE_EQ(distribution_mean(levels, two_point.data()), 20);
+  EXPECT_DOUBLE_EQ(distribution_second_moment(levels, two_point.data()), 625);
+  // Uniform on [10, 20]: Q(u) = 10 + 10u; E[S] = 15, E[S^2] = integral (10 + 10u)^2 = 700/3.
+  const std::vector<double> lin{0, 1}, uni{10, 20};
+  EXPECT_DOUBLE_EQ(quantile_at(lin, uni.data(), 0.3), 13);
+  EXPECT_DOUBLE_EQ(distribution_mean(lin, uni.data()), 15);
+  EXPECT_NEAR(distribution_second_moment(lin, uni.data()), 700.0 / 3, 1e-12);
+  // The standard levels hold the median and p95 exactly, as the profiler's p50/p95 columns.
+  const auto& std_levels = standard_quantile_levels();
+  EXPECT_EQ(std_levels.size(), 23u);
+  EXPECT_EQ(std_levels.front(), 0);
+  EXPECT_EQ(std_levels.back(), 1);
+  EXPECT_NE(std::find(std_levels.begin(), std_levels.end(), 0.5), std_levels.end());
+  EXPECT_NE(std::find(std_levels.begin(), std_levels.end(), 0.95), std_levels.end());
+}
+
+TEST(LutDistribution, SampledTimeDrawsFromTheEntryAndScalesBeyondTheLargestBatch) {
+  const LutTable t = distributed_table();
+  const ExecutionTimeModel& sampled = lut_sampled_time();
+  EXPECT_DOUBLE_EQ(sampled.sample_seconds(t, 0, 3, 1, 0.2), 0.005);
+  EXPECT_DOUBLE_EQ(sampled.sample_seconds(t, 0, 3, 1, 0.7), 0.035);
+  EXPECT_DOUBLE_EQ(sampled.seconds(t, 0, 3, 1), 0.02);  // expected time: the mean column
+  // Batch 4 beyond max_batch 2 has no distribution at batch 2 for [0,3) (no entry): an entry without
+  // quantiles answers its mean, here [1,2) at batch 2, scaled x 4/2 at batch 4.
+  EXPECT_DOUBLE_EQ(sampled.sample_seconds(t, 1, 2, 4, 0.9), 0.4);
+  EXPECT_DOUBLE_EQ(sampled.sample_seconds(t, 1, 1, 1, 0.9), 0);  // empty range
+  // The mean model ignores distributions.
+  EXPECT_DOUBLE_EQ(lut_mean_time().sample_seconds(t, 0, 3, 1, 0.7), 0.02);
+}
+
+TEST(LutDistribution, FileAndByteFormRoundTripTheQuantiles) {
+  const std::string dir = temp_dir();
+  const LutTable t = distributed_table();
+  write_lut_file(dir + "/board.h5", {t});
+  for (const auto& back : {read_lut_file(dir + "/board.h5"), decode_lut_tables(encode_lut_tables({t}))}) {
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(back[0].has_distributions());
+    EXPECT_EQ(back[0].quantile_levels(), (std::vector<double>{0, 0.5, 0.5, 1}));
+    const double* q = back[0].quantiles(0, 3, 1);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(std::vector<double>(q, q + 4), (std::vector<double>{0.005, 0.005, 0.035, 0.035}));
+    EXPECT_EQ(back[0].quantiles(1, 2, 2), nullptr);  // an entry without a distribution stays without
+  }
+  // Every truncation of the byte form with distributions is refused.
+  const std::string bytes = encode_lut_tables({t});
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_tables(bytes.substr(0, n)), std::invalid_argument) << n;
+  fs::remove_all(dir);
+}
+
+TEST(LutDistribution, SchemaOneFilesAreStillReadWithoutDistributions) {
+  // A file as coinfer wrote it before distributions (schema_version 1, no quantile datasets).
+  const std::string dir = temp_dir();
+  {
+    h5::File f = h5::File::create(dir + "/old.h5");
+    f.write_attr("/", "format", std::string("coinfer-lut"));
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(1));
+    f.write_attr("/", "device_type", std::string("board"));
+    const std::string g = "/gcn/mr";
+    const hsize_t N1 = 2, B = 1;
+    std::vector<double> mean{NAN, 0.1, NAN, NAN}, mem{NAN, NAN, NAN, NAN};
+    std::vector<std::int64_t> count{-1, 5, -1, -1};
+    f.write(g + "/latency_mean_s", mean, {N1, N1, B}, "s");
+    f.write(g + "/latency_p50_s", mean, {N1, N1, B}, "s");
+    f.write(g + "/latency_p95_s", mean, {N1, N1, B}, "s");
+    f.write(g + "/latency_std_s", std::vector<double>{NAN, 0, NAN, NAN}, {N1, N1, B}, "s");
+    f.write(g + "/latency_count", count, {N1, N1, B}, "runs");
+    f.write(g + "/bytes_per_split", std::vector<double>{100, 10}, {N1}, "bytes per sample");
+    f.write(g + "/peak_memory_bytes", mem, {N1, N1}, "bytes");
+    f.write_attr(g, "model", std::string("gcn"));
+    f.write_attr(g, "dataset", std::string("mr"));
+    f.write_attr(g, "num_stages", static_cast<std::int64_t>(1));
+    f.write_attr(g, "max_batch", static_cast<std::int64_t>(1));
+    f.write_attr(g, "provenance", std::string("measured"));
+  }
+  const auto tables = read_lut_file(dir + "/old.h5");
+  ASSERT_EQ(tables.size(), 1u);
+  EXPECT_DOUBLE_EQ(tables[0].mean_seconds(0, 1, 1), 0.1);
+  EXPECT_FALSE(tables[0].has_distributions());
+  EXPECT_EQ(lut_file_schema_version(dir + "/old.h5"), 1);
+  // Written again, it is a schema 2 file with the same numbers.
+  write_lut_file(dir + "/new.h5", tables);
+  EXPECT_EQ(lut_file_schema_version(dir + "/new.h5"), kLutSchemaVersion);
+  EXPECT_EQ(encode_lut_tables(read_lut_file(dir + "/new.h5")), encode_lut_tables(tables));
+  fs::remove_all(dir);
+}
+
+TEST(LutDistribution, MalformedLevelsAndQuantilesAreRefused) {
+  LutTable t = distributed_table();
+  EXPECT_THROW(t.set_quantile_levels({0}), std::invalid_argument);             // one level
+  EXPECT_THROW(t.set_quantile_levels({0.1, 1}), std::invalid_argument);        // not from 0
+  EXPECT_THROW(t.set_quantile_levels({0, 0.9}), std::invalid_argument);        // not to 1
+  EXPECT_THROW(t.set_quantile_levels({0, 0.6, 0.4, 1}), std::invalid_argument);  // decreasing
+  EXPECT_THROW(t.set_quantile_levels({0, NAN, 1}), std::invalid_argument);
+  EXPECT_THROW(t.set_quantiles(0, 3, 1, {0.1, 0.2}), std::invalid_argument);   // wrong count
+  EXPECT_THROW(t.set_quantiles(0, 1, 1, {0.1, 0.1, 0.2, 0.2}), std::invalid_argument);  // no mean for [0,1)
+  LutTable dec = distributed_table();
+  dec.set_quantiles(0, 3, 1, {0.035, 0.005, 0.005, 0.035});
+  try {
+    dec.check_values();
+    ADD_FAILURE() << "decreasing quantiles accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("latency_quantiles_s at [0,3) batch 1"), std::string::npos) << e.what();
+  }
+  LutTable inf = distributed_table();
+  inf.set_quantiles(0, 3, 1, {0.005, 0.005, 0.035, HUGE_VAL});
+  EXPECT_THROW(inf.check_values(), std::invalid_argument);
 }
