@@ -76,7 +76,7 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
         }
     // Distributions: u32 level count (0 = none), the levels, then per present latency cell in index
     // order a presence byte and, if present, one f64 per level.
-    const auto& levels = t.has_distributions() ? t.quantile_levels() : std::vector<double>{};
+    const auto& levels = t.quantile_levels();
     w.put<std::uint32_t>(static_cast<std::uint32_t>(levels.size()));
     for (double l : levels) w.put<double>(l);
     if (!levels.empty())
