@@ -16,6 +16,7 @@
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/state_json.hpp"
 #include "io/summary_json.hpp"
 #include "sim/simulation.hpp"
 
@@ -72,6 +73,7 @@ int run_command(const RunOptions& o) {
   write_results_h5(staged.path("results.h5"), r);
   write_summary_json(staged.path("summary.json"), r);
   write_text_atomic(staged.path("timing.json"), timing_json_text(r));
+  write_text_atomic(staged.path("decisions.jsonl"), decisions_jsonl_text(r.decisions));
   staged.commit();
   if (o.timing)
     std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);
@@ -92,7 +94,7 @@ int run_command(const RunOptions& o) {
                   r.decisions.back().scheme.c_str());
       std::fflush(stdout);
     }
-    std::cout << "wrote " << out << "/results.h5, summary.json and timing.json\n";
+    std::cout << "wrote " << out << "/results.h5, summary.json, decisions.jsonl and timing.json\n";
   }
   return 0;
 }

@@ -35,6 +35,9 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", o.repeats, "timed runs per range and batch (default 10)");
   app.add_option("--threads", o.threads, "LibTorch intra-op threads (default 1)");
   app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition chunks (default 1)");
+  std::string ranges = "all";
+  app.add_option("--ranges", ranges, "which stage ranges: all (default) or whole (only [0,n): a quick calibration)")
+      ->check(CLI::IsMember({"all", "whole"}));
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   app.add_flag("--quiet,-q", "no progress");
@@ -58,6 +61,7 @@ int main(int argc, char** argv) {
     if (hi < 1 || hi > 64) throw InputError(SourceLocation{"--batch", 0, 0}, "--batch", "B must be in 1..64");
     o.batch_sizes.clear();
     for (int b = 1; b <= hi; ++b) o.batch_sizes.push_back(b);
+    o.whole_model_only = ranges == "whole";
     if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
     ModelCatalog cat = ModelCatalog::load(data_path("models"));

@@ -87,7 +87,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   LutTable t({o.device_type, spec.name, spec.dataset.name}, n, B);
   const std::vector<double>& levels = standard_quantile_levels();
   t.set_quantile_levels(levels);
-  const int ranges = n * (n + 1) / 2;
+  const int ranges = o.whole_model_only ? 1 : n * (n + 1) / 2;
   double total_work = 0, done_work = 0;
   for (int b : o.batch_sizes) total_work += static_cast<double>(ranges) * b;
   std::vector<double> bytes(n + 1, 0);
@@ -105,6 +105,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
       for (int k = 0; k <= n; ++k) bytes[k] = static_cast<double>(models::GnnModel::payload_bytes(at[k]));
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j <= n; ++j) {
+        if (o.whole_model_only && (i != 0 || j != n)) continue;
         std::vector<double> samples;
         for (int r = 0; r < o.warmup + o.repeats; ++r) {
           models::SplitState st = at[i];
@@ -135,7 +136,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
   for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j <= n; ++j) t.set_peak_memory(i, j, peak[i][j]);
+    for (int j = i + 1; j <= n; ++j)
+      if (!o.whole_model_only || (i == 0 && j == n)) t.set_peak_memory(i, j, peak[i][j]);
   Provenance& pv = t.provenance();
   pv.kind = "measured";
   char host[256] = {0};
@@ -158,6 +160,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["command"] = o.command_line;
   pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " +
                             std::to_string(o.repeats) + " timed runs per (range, batch)";
+  pv.attributes["ranges"] = o.whole_model_only ? "whole model [0,n) only (a calibration, not a complete LUT)" : "every range [i,j)";
   pv.attributes["inputs"] = o.input_file.empty()
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;

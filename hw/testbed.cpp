@@ -386,6 +386,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   fs::create_directories(o.out);
   write_results_h5(o.out + "/results.h5", r);
   write_summary_json(o.out + "/summary.json", r);
+  write_text_atomic(o.out + "/decisions.jsonl", decisions_jsonl_text(r.decisions));
   nlohmann::json info{{"mode", netns ? "netns" : "loopback"},
                       {"epoch_unix_s", epoch},
                       {"devices", nd},

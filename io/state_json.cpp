@@ -108,6 +108,15 @@ std::string decision_to_json(const DecisionRecord& d) {
       .dump();
 }
 
+std::string decisions_jsonl_text(const std::vector<DecisionRecord>& decisions) {
+  std::string out;
+  for (DecisionRecord d : decisions) {
+    d.wall_s = 0;
+    out += decision_to_json(d) + "\n";
+  }
+  return out;
+}
+
 DecisionRecord decision_from_json(const std::string& text) {
   try {
     json j = json::parse(text);

@@ -23,5 +23,9 @@ DecisionRecord decision_from_json(const std::string& text);  // throws InputErro
 // A decisions journal: every line decoded; a malformed *last* line (a server killed mid-write) is
 // skipped, a malformed line before it throws InputError naming the file and line.
 std::vector<DecisionRecord> read_decisions_jsonl(const std::string& path);
+// The decisions of a run as a journal (one decision_to_json line each) without the wall-clock time
+// of each decision (wall_s is 0: it differs between runs and lives in timing.json), so that the same
+// scenario and seed give the same file. `coinfer run` and the testbed write it as decisions.jsonl.
+std::string decisions_jsonl_text(const std::vector<DecisionRecord>& decisions);
 
 }  // namespace coinfer

@@ -30,22 +30,57 @@ if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null && mkdir /sys/fs/c
 if [ $capok -eq 0 ] && [ ${#extra[@]} -eq 0 ]; then
   echo "note: no writable cgroup cpu controller, validating with uncapped devices"; extra=(--device-cpu 0)
 fi
+# A busy machine is refused before anything runs (two busy loops on this 2-core machine: 100 % busy).
+yes > /dev/null & y1=$!; yes > /dev/null & y2=$!
+"$coinfer" validate scenarios/validate/bw40_dev1.yaml --schedulers offload --out "$work/busy" "${extra[@]}" > "$work/busy.txt" 2>&1; rc=$?
+kill $y1 $y2; wait $y1 $y2 2>/dev/null
+[ $rc -eq 2 ] && grep -q "too loaded to measure" "$work/busy.txt" && grep -q "allow-loaded" "$work/busy.txt" && [ ! -e "$work/busy/validate.json" ] \
+  && ok || bad "loaded machine: exit $rc: $(cat $work/busy.txt)"
+# LUTs that do not describe this machine (every latency x3) are refused by the calibration, naming
+# the entry and both times. (Other tests may run beside this one: --allow-loaded from here on.)
+mkdir -p "$work/slow"
+/usr/bin/python3 - "$work/slow" traces/lut_measured/*.h5 <<'PY'
+import sys, shutil, os, h5py
+out = sys.argv[1]
+for f in sys.argv[2:]:
+    dst = os.path.join(out, os.path.basename(f)); shutil.copy(f, dst)
+    with h5py.File(dst, "r+") as h:
+        for model in h:
+            for ds in h[model]:
+                g = h[model][ds]
+                for name in ("latency_mean_s", "latency_p50_s", "latency_p95_s", "latency_std_s"):
+                    g[name][...] = g[name][...] * 3
+PY
+"$coinfer" validate scenarios/validate/bw40_dev1.yaml --schedulers offload --set "luts=[$work/slow]" --allow-loaded --out "$work/cal" "${extra[@]}" \
+  > "$work/cal.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "do not describe this machine" "$work/cal.txt" && grep -q "dgcnn/modelnet40 \[0,9) batch 1" "$work/cal.txt" \
+  && grep -q -- "--reprofile" "$work/cal.txt" && [ ! -e "$work/cal/validate.json" ] && ok || bad "calibration refusal: exit $rc: $(cat $work/cal.txt)"
+# The real comparison, against LUTs profiled now as the testbed runs them (--reprofile, 2 runs each).
 "$coinfer" validate scenarios/validate/bw40_dev1.yaml --schedulers offload,local --set duration_s=6 --set warmup_s=1 --set drain_s=5 \
-  --out "$work/v" "${extra[@]}" > "$work/v.txt" 2>&1; rc=$?
+  --reprofile --reprofile-repeats 2 --allow-loaded --out "$work/v" "${extra[@]}" > "$work/v.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && ok || bad "validate run: exit $rc: $(tail -20 $work/v.txt; cat $work/v/validate.log 2>/dev/null | tail -20)"
 /usr/bin/python3 - "$work/v" <<'PY' && ok || bad "validate.json"
 import json, sys
 r = json.load(open(sys.argv[1] + "/validate.json"))
 for sched in ("offload", "local"):
     rows = {(m["scope"], m["metric"]): m for m in r["schedulers"][sched]}
-    for key in [("total", "throughput_rps"), ("total", "latency_mean_ms"), ("dev0", "latency_p95_ms"), ("total", "decisions")]:
+    for key in [("total", "throughput_rps"), ("total", "latency_mean_ms"), ("total", "latency_p50_ms"), ("dev0", "latency_p95_ms"),
+                ("dev0", "completed"), ("total", "decisions")]:
         assert key in rows, key
+    assert rows[("total", "latency_p95_ms")]["checked"]
+    d = r["decisions"][sched]
+    assert d["sim"] >= 1 and d["testbed"] >= 1 and "identical" in d, d
     t = rows[("total", "throughput_rps")]
     assert t["sim"] > 0 and t["testbed"] > 0, t
     assert rows[("total", "energy_j_per_inference")]["testbed"] is None  # not measured on the testbed
 assert "held" in r["ranking"]
+assert r["luts"]["reprofiled"] and len(r["luts"]["files"]) == 2, r["luts"]
+assert len(r["calibration"]["entries"]) == 2 and all(e["measured_ms"] > 0 for e in r["calibration"]["entries"])
+assert r["machine"]["allow_loaded"] and "offload" in r["machine"]["steal_pct_during"]
 print("offload throughput sim %.2f testbed %.2f" % (r["schedulers"]["offload"][0]["sim"], r["schedulers"]["offload"][0]["testbed"]))
 PY
-grep -q "ranking by total throughput" "$work/v.txt" && [ -s "$work/v/validate.csv" ] && [ -s "$work/v/offload/testbed/results.h5" ] && ok || bad "report files"
+grep -q "ranking by total throughput" "$work/v.txt" && [ -s "$work/v/validate.csv" ] && [ -s "$work/v/offload/testbed/results.h5" ] \
+  && [ -s "$work/v/offload/sim/decisions.jsonl" ] && [ -s "$work/v/offload/testbed/decisions.jsonl" ] && ls "$work/v/luts/"*.h5 > /dev/null \
+  && ok || bad "report files"
 echo "validate: $passes passed, $fails failed"
 [ $fails -eq 0 ]
