@@ -69,6 +69,15 @@ int lut_show(const LutOptions& o) {
       nlohmann::json wq = nlohmann::json::object();
       for (const auto& [u, ms] : whole_model_quantiles_ms(t)) wq[format_double(u)] = ms;
       j["tables"].back()["distributions"]["whole_model_batch1_ms"] = wq;
+      nlohmann::json wire = nlohmann::json::array();
+      for (int k = 0; k <= t.num_stages(); ++k) {
+        const double* q = t.wire_bytes_quantiles(k);
+        wire.push_back(q ? nlohmann::json{{"median", quantile_at(t.quantile_levels(), q, 0.5)}, {"min", q[0]},
+                                          {"max", q[t.quantile_levels().size() - 1]}, {"compress_s", t.wire_compress_seconds(k)},
+                                          {"decompress_s", t.wire_decompress_seconds(k)}}
+                         : nlohmann::json(nullptr));
+      }
+      j["tables"].back()["wire_bytes_per_split"] = wire;
     }
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -110,6 +119,15 @@ int lut_show(const LutOptions& o) {
       for (const auto& [u, ms] : whole_model_quantiles_ms(t)) std::printf(" q%s %.3f", format_double(u).c_str(), ms);
     } else {
       std::printf("\n  distributions: none (the simulator times every execution with the entry's mean)");
+    }
+    if (t.has_wire_bytes()) {
+      std::printf("\n  wire bytes per request, median (KB):");
+      for (int k = 0; k <= t.num_stages(); ++k) {
+        const double* q = t.wire_bytes_quantiles(k);
+        std::printf(" %s", q ? format_double(std::round(quantile_at(t.quantile_levels(), q, 0.5) / 102.4) / 10).c_str() : "-");
+      }
+    } else {
+      std::printf("\n  wire bytes: none (the simulator sends the model spec's tensor bytes)");
     }
     std::printf("\n");
   }

@@ -52,6 +52,17 @@ void LutTable::check_values() const {
   for (size_t k = 0; k < bytes_per_split_.size(); ++k)
     if (!in(bytes_per_split_[k], 0, limits::kMaxSplitBytes))
       bad("bytes_per_split at split " + std::to_string(k), bytes_per_split_[k], "a finite number of bytes in [0, 1e12]");
+  for (int k = 0; k <= num_stages_; ++k) {
+    const double* q = wire_bytes_quantiles(k);
+    if (!q) continue;
+    const std::string at = " at split " + std::to_string(k);
+    for (size_t i = 0; i < quantile_levels_.size(); ++i) {
+      if (!in(q[i], 0, limits::kMaxSplitBytes)) bad("wire_bytes_quantiles" + at, q[i], "a finite number of bytes in [0, 1e12]");
+      if (i > 0 && q[i] < q[i - 1]) bad("wire_bytes_quantiles" + at, q[i], "not below the previous level's " + format_double(q[i - 1]) + " (quantiles never decrease)");
+    }
+    if (!in(wire_compress_s_[k], 0, limits::kMaxLutLatencyS)) bad("wire_compress_s" + at, wire_compress_s_[k], "a finite number in [0, 86400] s");
+    if (!in(wire_decompress_s_[k], 0, limits::kMaxLutLatencyS)) bad("wire_decompress_s" + at, wire_decompress_s_[k], "a finite number in [0, 86400] s");
+  }
 }
 
 const std::vector<double>& standard_quantile_levels() {
@@ -80,7 +91,42 @@ void LutTable::set_quantile_levels(std::vector<double> levels) {
   quantile_levels_ = std::move(levels);
   quantiles_.clear();
   distributions_ = 0;
+  wire_quantiles_.clear();
+  wire_compress_s_.clear();
+  wire_decompress_s_.clear();
+  wire_splits_ = 0;
 }
+
+void LutTable::set_wire(int split, const std::vector<double>& bytes_quantiles, double compress_s, double decompress_s) {
+  if (split < 0 || split > num_stages_)
+    throw std::invalid_argument("LUT " + key_.to_string() + ": wire bytes for split " + std::to_string(split) + " outside 0.." + std::to_string(num_stages_));
+  if (quantile_levels_.empty()) throw std::invalid_argument("LUT " + key_.to_string() + ": set the quantile levels before wire bytes");
+  const size_t K = quantile_levels_.size();
+  if (bytes_quantiles.size() != K)
+    throw std::invalid_argument("LUT " + key_.to_string() + ": " + std::to_string(bytes_quantiles.size()) + " wire byte quantiles for " +
+                                std::to_string(K) + " levels");
+  const size_t N1 = static_cast<size_t>(num_stages_ + 1);
+  if (wire_quantiles_.empty()) {
+    wire_quantiles_.assign(N1 * K, NAN);
+    wire_compress_s_.assign(N1, NAN);
+    wire_decompress_s_.assign(N1, NAN);
+  }
+  double* q = &wire_quantiles_[static_cast<size_t>(split) * K];
+  if (std::isnan(q[0])) ++wire_splits_;
+  std::copy(bytes_quantiles.begin(), bytes_quantiles.end(), q);
+  wire_compress_s_[split] = compress_s;
+  wire_decompress_s_[split] = decompress_s;
+  if (std::isnan(q[0])) --wire_splits_;
+}
+
+const double* LutTable::wire_bytes_quantiles(int split) const {
+  if (wire_quantiles_.empty() || split < 0 || split > num_stages_) return nullptr;
+  const double* q = &wire_quantiles_[static_cast<size_t>(split) * quantile_levels_.size()];
+  return std::isnan(q[0]) ? nullptr : q;
+}
+
+double LutTable::wire_compress_seconds(int split) const { return wire_bytes_quantiles(split) ? wire_compress_s_[split] : 0; }
+double LutTable::wire_decompress_seconds(int split) const { return wire_bytes_quantiles(split) ? wire_decompress_s_[split] : 0; }
 
 void LutTable::set_quantiles(int begin, int end, int batch, const std::vector<double>& values_s) {
   check_range(begin, end, batch);

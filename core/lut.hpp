@@ -83,6 +83,19 @@ class LutTable {
   const double* quantiles(int begin, int end, int batch) const;
   bool has_distributions() const { return distributions_ > 0; }
 
+  // Bytes on the wire. For one request crossing split k (batch 1): the bytes the middleware sends
+  // (frame header, task header or, at k = n, result header, the serialised state or output,
+  // zstd-compressed when that makes it smaller) as a distribution over inputs (quantiles at
+  // quantile_levels(): compressibility depends on the input), and the mean seconds this hardware
+  // takes to compress it before sending and to decompress it after receiving (0 when sent raw).
+  // Absent for synthesised, imported and older tables: the simulator then sends the model spec's
+  // tensor bytes. Requires the quantile levels; set_wire throws std::invalid_argument otherwise.
+  void set_wire(int split, const std::vector<double>& bytes_quantiles, double compress_s, double decompress_s);
+  const double* wire_bytes_quantiles(int split) const;  // nullptr when split k has none
+  double wire_compress_seconds(int split) const;        // 0 when none
+  double wire_decompress_seconds(int split) const;      // 0 when none
+  bool has_wire_bytes() const { return wire_splits_ > 0; }
+
  private:
   size_t index(int begin, int end, int batch) const;
   void check_range(int begin, int end, int batch) const;
@@ -95,6 +108,9 @@ class LutTable {
   std::vector<double> quantile_levels_;
   std::vector<double> quantiles_;  // per latency cell, quantile_levels_.size() values; NaN first value = none
   long long distributions_ = 0;    // entries with quantiles
+  std::vector<double> wire_quantiles_;       // per split, quantile_levels_.size() values; NaN first value = none
+  std::vector<double> wire_compress_s_, wire_decompress_s_;  // per split
+  int wire_splits_ = 0;
   Provenance provenance_;
 };
 

@@ -20,6 +20,7 @@ enum class StreamPurpose : std::uint64_t {
   arrivals = 1,      // open-loop inter-arrival gaps of one device (index = device index)
   service_time = 2,  // sampled service times: index = device index, or kServerStreamBase + server index
   scheduler = 3,     // a scheduler's own randomness (index = 0)
+  wire_bytes = 4,    // bytes a request puts on the wire, drawn per request (index = device index)
   test = 99,         // tests only
 };
 

@@ -70,6 +70,9 @@ struct RunResults {
   // testbed), and the LUTs (device/model/dataset) whose distributions the draws came from.
   std::string service_time;
   std::vector<std::string> sampled_luts;
+  // Where transfer sizes came from: LUTs with measured wire bytes, and those without (whose requests
+  // sent the model spec's tensor bytes instead).
+  std::vector<std::string> wire_bytes_luts, tensor_bytes_luts;
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

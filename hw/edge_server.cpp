@@ -85,6 +85,9 @@ struct EdgeServer::Impl {
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Rescheduler> rescheduler;  // under m
+  // The start decision waits for the scenario's initial devices (hw/registration.hpp); under m.
+  static constexpr double kStartDeadlineS = 30;
+  std::unique_ptr<StartGate> start_gate;
   std::unique_ptr<Listener> listener;
 
   // The shared policies (core/batch_queue.hpp, core/helper_forwarding.hpp), driven on run time
@@ -144,7 +147,9 @@ struct EdgeServer::Impl {
         a.strategy = rescheduler->strategy(index).to_string();
         a.helper = rescheduler->is_helper(index);
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
-        trigger(Trigger{Trigger::Kind::join, index, 0});
+        // The devices the scenario has from the start make up the start decision together.
+        if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
+        else if (start_gate->registered(index)) trigger(Trigger{Trigger::Kind::start, -1, 0});
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       h->reader = std::thread([this, h] { read_loop(h); });
@@ -239,7 +244,8 @@ struct EdgeServer::Impl {
       handlers.erase(it);
       if (!*stop) {
         log("device " + h->id + " disconnected: " + why);
-        trigger(Trigger{Trigger::Kind::leave, h->index, 0});
+        // After the arrivals end devices finish and go: that is the run ending, not a scenario leave.
+        if (now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, h->index, 0});
       }
       // Its queued tasks cannot be answered any more: the device records them failed itself.
       const size_t dropped = queue->remove_if([&h](const Pending& p) { return p.origin == h; });
@@ -491,6 +497,12 @@ struct EdgeServer::Impl {
     while (!*stop) {
       if (!rescheduler->has_pending()) {
         sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_period - now()))));
+        if (start_gate->deadline_passed(now())) {
+          std::string missing;
+          for (int i : start_gate->missing()) missing += " " + sc.devices[i].id;
+          log("starting without devices that have not registered:" + missing);
+          rescheduler->offer(Trigger{Trigger::Kind::start, -1, 0});
+        }
         if (now() >= next_period) {
           rescheduler->offer(Trigger{Trigger::Kind::period, -1, 0});
           next_period = rescheduler->next_period_after(now());
@@ -549,6 +561,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
   I.scheduler = make_scheduler(I.sc, *I.estimator);
   I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);
+  I.start_gate = std::make_unique<StartGate>(I.sc, I.server_index, Impl::kStartDeadlineS);
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
   if (!I.opt.decisions_out.empty()) {
     I.decisions.open(I.opt.decisions_out, std::ios::trunc);
@@ -570,7 +583,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
         I.scheduler->name() + ")");
   {
     std::lock_guard<std::mutex> lock(I.m);
-    I.trigger(Trigger{Trigger::Kind::start, -1, 0});
+    if (I.start_gate->registered(-1)) I.trigger(Trigger{Trigger::Kind::start, -1, 0});  // no device to wait for
   }
   std::vector<std::thread> threads;
   for (int w = 0; w < I.sc.servers[I.server_index].workers; ++w) threads.emplace_back([&I, w] { I.worker_loop(w); });

@@ -11,10 +11,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 
 #include "core/metrics.hpp"
 #include "core/text_util.hpp"
+#include "hw/frame.hpp"
+#include "hw/protocol.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
@@ -40,10 +43,10 @@ std::string utc_now() {
 
 // A batch of b samples: point clouds stacked [b, N, F]; graphs as one disjoint union (graph-level
 // pooling then pools the union: the same work as b separate poolings).
-models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, const std::string& file) {
+models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, const std::string& file, int first = 0) {
   std::vector<torch::Tensor> xs, eis;
   std::int64_t offset = 0;
-  for (int i = 0; i < b; ++i) {
+  for (int i = first; i < first + b; ++i) {
     models::LabelledSample s;
     if (file.empty()) {
       s = models::generate_sample(spec.dataset, seed, i);
@@ -68,6 +71,48 @@ models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, c
   g.x = torch::cat(xs, 0);
   if (!eis.empty()) g.edge_index = torch::cat(eis, 1);
   return g;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The bytes the middleware sends for one request crossing each split (batch 1), as the device
+// runtime and the server build them (hw/protocol.hpp task and result payloads, hw/frame.hpp framing
+// and zstd), over several inputs; and the time this machine takes to compress and decompress them.
+// Returns the number of inputs.
+int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const ProfileOptions& o, LutTable& t) {
+  const int n = spec.num_stages();
+  const int inputs = std::max(o.repeats, 10);
+  std::vector<std::vector<double>> wire(n + 1);
+  std::vector<double> compress_s(n + 1, 0), decompress_s(n + 1, 0);
+  for (int w = 0; w < inputs; ++w) {
+    models::SplitState st = model.start(batch_of(spec, 1, o.seed, o.input_file, w));
+    for (int k = 0; k <= n; ++k) {
+      if (k > 0) model.run(st, k);
+      const double now = unix_now();
+      const std::string payload = k < n ? pack_task(TaskHeader{k, o.device_type, now}, models::serialize(st))
+                                        : pack_result(ResultHeader{true, "", 1, "", now, now, now, now}, models::serialize(st));
+      auto t0 = std::chrono::steady_clock::now();
+      const std::optional<std::string> z = payload.size() >= kCompressThreshold ? compress_payload(payload) : std::nullopt;
+      compress_s[k] += seconds_since(t0);
+      const std::string header = encode_header(k < n ? MsgType::task : MsgType::result, 1, z.has_value(), z ? z->size() : payload.size(), payload.size());
+      if (z) {
+        t0 = std::chrono::steady_clock::now();
+        const std::string back = decode_payload(parse_header(reinterpret_cast<const unsigned char*>(header.data())), *z);
+        decompress_s[k] += seconds_since(t0);
+        if (back != payload) throw std::runtime_error("wire bytes: zstd round trip differs");
+      }
+      wire[k].push_back(static_cast<double>(header.size() + (z ? z->size() : payload.size())));
+    }
+  }
+  const auto& levels = t.quantile_levels();
+  for (int k = 0; k <= n; ++k) {
+    std::vector<double> q(levels.size());
+    for (size_t i = 0; i < levels.size(); ++i) q[i] = percentile(wire[k], 100 * levels[i]);
+    t.set_wire(k, q, compress_s[k] / inputs, decompress_s[k] / inputs);
+  }
+  return inputs;
 }
 
 }  // namespace
@@ -135,6 +180,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
       }
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
+  const int wire_inputs = measure_wire_bytes(model, spec, o, t);
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j <= n; ++j)
       if (!o.whole_model_only || (i == 0 && j == n)) t.set_peak_memory(i, j, peak[i][j]);
@@ -165,6 +211,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;
   pv.attributes["distribution"] = "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
+  pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
+                                std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
   pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
   pv.attributes["peak_memory"] = "peak bytes from LibTorch's CPU allocator above the input state, batch 1";
   pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);

@@ -1,5 +1,7 @@
 #include "hw/registration.hpp"
 
+#include <algorithm>
+
 #include "hw/auth.hpp"
 
 namespace coinfer::hw {
@@ -45,6 +47,30 @@ void HandshakeGate::leave() {
 void HandshakeGate::wait_idle() {
   std::unique_lock<std::mutex> lock(m_);
   cv_.wait(lock, [this] { return running_ == 0; });
+}
+
+StartGate::StartGate(const Scenario& sc, int server_index, double deadline_s) : deadline_s_(deadline_s) {
+  for (size_t i = 0; i < sc.devices.size(); ++i)
+    if (sc.devices[i].server == sc.servers[server_index].id && sc.devices[i].join_at_s <= 0) initial_.push_back(static_cast<int>(i));
+  waiting_ = initial_;
+}
+
+bool StartGate::registered(int device) {
+  if (started_) return false;
+  waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), device), waiting_.end());
+  if (!waiting_.empty()) return false;
+  started_ = true;
+  return true;
+}
+
+bool StartGate::deadline_passed(double now_s) {
+  if (started_ || now_s < deadline_s_) return false;
+  started_ = true;
+  return true;
+}
+
+bool StartGate::is_join(int device) const {
+  return started_ || std::find(initial_.begin(), initial_.end(), device) == initial_.end();
 }
 
 }  // namespace coinfer::hw

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/scenario.hpp"
 #include "hw/protocol.hpp"
@@ -38,6 +39,33 @@ class HandshakeGate {
   int running_ = 0;
   std::mutex m_;
   std::condition_variable cv_;
+};
+
+// The start decision of the real runtime. The simulator decides at time 0 with every device the
+// scenario has from the start; the real server learns of them one registration at a time. So the
+// start trigger waits until every device of this server with join_at_s == 0 has registered (their
+// registrations are folded into it: no join trigger each), or until the deadline passes with some
+// still missing (then it starts without them and they join later). Not thread-safe (the server
+// calls it under its lock).
+class StartGate {
+ public:
+  StartGate(const Scenario& sc, int server_index, double deadline_s);
+  // A device registered at time now_s: true when it completes the start set (offer start now).
+  // Whether it counts as a join: joins_after_start() below.
+  bool registered(int device);
+  // Time passes without registrations: true once, when the deadline passes before everyone came.
+  bool deadline_passed(double now_s);
+  bool started() const { return started_; }
+  // Whether a registration of `device` should be offered as a join trigger (after the start, or a
+  // device the scenario lets join later).
+  bool is_join(int device) const;
+  const std::vector<int>& missing() const { return waiting_; }
+
+ private:
+  std::vector<int> waiting_;  // initial devices not registered yet
+  std::vector<int> initial_;
+  double deadline_s_;
+  bool started_ = false;
 };
 
 }  // namespace coinfer::hw

@@ -89,6 +89,17 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
             if (q)
               for (size_t k = 0; k < levels.size(); ++k) w.put<double>(q[k]);
           }
+    // Wire bytes (needs the levels): a presence byte per split and, if present, K quantiles, the
+    // compress and the decompress seconds.
+    if (!levels.empty())
+      for (int k = 0; k <= n; ++k) {
+        const double* q = t.wire_bytes_quantiles(k);
+        w.put<std::uint8_t>(q ? 1 : 0);
+        if (!q) continue;
+        for (size_t i = 0; i < levels.size(); ++i) w.put<double>(q[i]);
+        w.put<double>(t.wire_compress_seconds(k));
+        w.put<double>(t.wire_decompress_seconds(k));
+      }
     for (double v : t.bytes_per_split()) w.put<double>(v);
     for (int i = 0; i <= n; ++i)
       for (int j = 0; j <= n; ++j) {
@@ -160,6 +171,16 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
             if (std::isnan(q[0])) throw std::invalid_argument("LUT bytes: NaN quantile");
             t.set_quantiles(i, j, b, q);
           }
+      for (int k = 0; k <= n; ++k) {
+        const auto has = r.get<std::uint8_t>();
+        if (has > 1) throw std::invalid_argument("LUT bytes: bad wire presence flag");
+        if (!has) continue;
+        if (r.remaining() < 8ULL * (levels_count + 2)) throw std::invalid_argument("LUT bytes: truncated");
+        for (auto& v : q) v = r.get<double>();
+        if (std::isnan(q[0])) throw std::invalid_argument("LUT bytes: NaN wire bytes");
+        const double c = r.get<double>(), d = r.get<double>();
+        t.set_wire(k, q, c, d);
+      }
     }
     for (auto& v : t.bytes_per_split()) v = r.get<double>();
     for (int i = 0; i <= n; ++i)

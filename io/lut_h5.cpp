@@ -75,6 +75,20 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
         f.write(g + "/latency_quantile_levels", levels, {K}, "cumulative probability");
         f.write(g + "/latency_quantiles_s", q, {N1, N1, static_cast<hsize_t>(B), K}, "s");
       }
+      if (t.has_wire_bytes()) {
+        const hsize_t K = t.quantile_levels().size();
+        std::vector<double> wq(N1 * K, NAN), wc(N1, NAN), wd(N1, NAN);
+        for (int k = 0; k <= n; ++k)
+          if (const double* v = t.wire_bytes_quantiles(k)) {
+            std::copy(v, v + K, wq.begin() + k * K);
+            wc[k] = t.wire_compress_seconds(k);
+            wd[k] = t.wire_decompress_seconds(k);
+          }
+        if (!t.has_distributions()) f.write(g + "/latency_quantile_levels", t.quantile_levels(), {K}, "cumulative probability");
+        f.write(g + "/wire_bytes_quantiles", wq, {N1, K}, "bytes per request (batch 1) on the wire");
+        f.write(g + "/wire_compress_s", wc, {N1}, "s");
+        f.write(g + "/wire_decompress_s", wd, {N1}, "s");
+      }
       f.write(g + "/bytes_per_split", t.bytes_per_split(), {N1}, "bytes per sample");
       f.write(g + "/peak_memory_bytes", mem, {N1, N1}, "bytes");
       f.write_attr(g, "model", t.key().model);
@@ -133,17 +147,22 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
         }
       t.bytes_per_split() = bytes;
       const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
-      if (version < 2 && (has_levels || has_q)) fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
-      if (has_levels != has_q) fail(g + (has_q ? "/latency_quantile_levels" : "/latency_quantiles_s"), "missing: latency_quantile_levels and latency_quantiles_s come together");
+      const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
+      if (version < 2 && (has_levels || has_q || has_wire)) fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
+      if (has_q && !has_levels) fail(g + "/latency_quantile_levels", "missing: latency_quantiles_s needs latency_quantile_levels");
+      if (has_wire && !has_levels) fail(g + "/latency_quantile_levels", "missing: wire_bytes_quantiles needs latency_quantile_levels");
+      if (has_levels && !has_q && !has_wire) fail(g + "/latency_quantiles_s", "missing: latency_quantile_levels without latency_quantiles_s or wire_bytes_quantiles");
       if (has_levels) {
         auto levels = f.read_double(g + "/latency_quantile_levels", &dims);
         if (dims.size() != 1) fail(g + "/latency_quantile_levels", "must be one-dimensional");
-        const hsize_t K = levels.size();
         try {
           t.set_quantile_levels(levels);
         } catch (const std::invalid_argument& e) {
           fail(g + "/latency_quantile_levels", e.what());
         }
+      }
+      if (has_q) {
+        const hsize_t K = t.quantile_levels().size();
         auto q = f.read_double(g + "/latency_quantiles_s", &dims);
         if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B), K})
           fail(g + "/latency_quantiles_s", "shape differs from (num_stages+1, num_stages+1, max_batch, levels)");
@@ -164,6 +183,23 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
               if (!t.has_latency(i, j, b)) fail(g + "/latency_quantiles_s", "quantiles for an entry without a mean" + where);
               t.set_quantiles(i, j, b, v);
             }
+      }
+      if (has_wire) {
+        const hsize_t K = t.quantile_levels().size();
+        auto wq = f.read_double(g + "/wire_bytes_quantiles", &dims);
+        if (dims != std::vector<hsize_t>{N1, K}) fail(g + "/wire_bytes_quantiles", "shape differs from (num_stages+1, levels)");
+        auto wc = f.read_double(g + "/wire_compress_s", &dims);
+        if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_compress_s", "shape must be (num_stages+1)");
+        auto wd = f.read_double(g + "/wire_decompress_s", &dims);
+        if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_decompress_s", "shape must be (num_stages+1)");
+        for (int k = 0; k <= n; ++k) {
+          std::vector<double> v(wq.begin() + k * K, wq.begin() + (k + 1) * K);
+          bool any = false, all = true;
+          for (double x : v) any = any || !std::isnan(x), all = all && !std::isnan(x);
+          if (!any) continue;
+          if (!all) fail(g + "/wire_bytes_quantiles", "some but not all quantiles given at split " + std::to_string(k));
+          t.set_wire(k, v, wc[k], wd[k]);
+        }
       }
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))

@@ -111,6 +111,13 @@ void write_results_h5(const std::string& path, const RunResults& r) {
 
     f.write_attr("/", "scheduler", r.scheduler);
     if (!r.service_time.empty()) f.write_attr("/", "service_time", r.service_time);
+    auto joined = [](const std::vector<std::string>& v) {
+      std::string j;
+      for (const auto& k : v) j += (j.empty() ? "" : ", ") + k;
+      return j;
+    };
+    if (!r.wire_bytes_luts.empty()) f.write_attr("/", "transfer_bytes_measured_from", joined(r.wire_bytes_luts));
+    if (!r.tensor_bytes_luts.empty()) f.write_attr("/", "transfer_bytes_spec_tensor_for", joined(r.tensor_bytes_luts));
     if (!r.sampled_luts.empty()) {
       std::string joined;
       for (const auto& k : r.sampled_luts) joined += (joined.empty() ? "" : ", ") + k;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/wire_bytes.hpp"
 #include "sim/platform_builder.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -19,10 +20,9 @@ DeviceActor::DeviceActor(DeviceSlice slice)
       num_stages_(s_.model->num_stages()),
       dp_router_(data_parallel_costs(*s_.spec, s_.access_point, *s_.model, s_.lut, s_.server_lut, *s_.time)),
       arrivals_(*s_.spec, s_.seed, s_.index, s_.ledger->arrivals_end_s()),
-      service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)) {
+      service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)),
+      wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)) {
   in_flight_limit_ = s_.spec->workload.in_flight > 0 ? s_.spec->workload.in_flight : default_in_flight(strategy_);
-  for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.push_back(s_.model->bytes_at_split(k));
-  result_bytes_ = bytes_at_split_.back();
   strategy_text_ = strategy_.to_string();
   helper_ = s_.help != nullptr;
 }
@@ -92,8 +92,9 @@ void DeviceActor::create_request() {
 void DeviceActor::route(SimRequest* r) {
   r->rec.split = r->device_split;
   if (r->device_split < num_stages_) {
-    r->rec.bytes_up = bytes_at_split_[r->device_split];
-    r->rec.bytes_down = result_bytes_;
+    // Wire bytes: the device's LUT knows what its middleware sends up; the server's, what it sends back.
+    r->rec.bytes_up = request_wire_bytes(s_.lut, *s_.model, r->device_split, wire_rng_.next_unit());
+    r->rec.bytes_down = request_wire_bytes(s_.server_lut, *s_.model, num_stages_, wire_rng_.next_unit());
     r->batch_group = s_.batch_group[r->device_split];
   }
   (r->device_split > 0 ? exec_queue_ : up_queue_).push_back(r);
@@ -132,7 +133,9 @@ void DeviceActor::start_idle_stages() {
     computing_ = exec_queue_.front();
     exec_queue_.pop_front();
     computing_->rec.t_device_start = sg4::Engine::get_clock();
-    const double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, service_rng_.next_unit());
+    // The device's stages, then (when the request goes on to the server) compressing what it sends.
+    double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, service_rng_.next_unit());
+    if (computing_->device_split < num_stages_) seconds += s_.lut->wire_compress_seconds(computing_->device_split);
     exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {

@@ -97,8 +97,6 @@ class DeviceActor final : public ObservedDevice {
   int num_stages_;
   int in_flight_limit_;
   int unfinished_ = 0;
-  std::vector<double> bytes_at_split_;  // per split k (0..n)
-  double result_bytes_ = 0;
   std::string strategy_text_;
 
   std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;
@@ -116,6 +114,7 @@ class DeviceActor final : public ObservedDevice {
   DataParallelRouter dp_router_;
   ArrivalProcess arrivals_;
   RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
+  RandomStream wire_rng_;     // purpose wire_bytes, index = device index: its requests' upload and result bytes
   double next_arrival_s_ = 0;
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
 };

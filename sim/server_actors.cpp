@@ -37,6 +37,11 @@ void ServerActors::dispatcher_loop() {
     } catch (const simgrid::Exception&) {
       continue;  // an upload its device cancelled at the drain's end: the request is failed there
     }
+    // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
+    // one upload after another as the server's receiving thread does.
+    const LutTable& lut = *(*s_.server_luts)[r->rec.device];
+    const double decompress_s = lut.wire_decompress_seconds(r->device_split);
+    if (decompress_s > 0) sg4::this_actor::sleep_for(decompress_s);
     enqueue(r);
   }
 }

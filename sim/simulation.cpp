@@ -295,6 +295,14 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.decisions = monitor.decisions();
   out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
   for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
+  {
+    std::set<LutKey> senders;  // devices send uploads, servers send results
+    for (const auto& d : s.devices) {
+      senders.insert({d.type, d.model, d.dataset});
+      senders.insert({s.servers[s.server_index(d.server)].type, d.model, d.dataset});
+    }
+    for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
+  }
   const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(ledger.requests().size());
   for (auto& r : ledger.requests()) {

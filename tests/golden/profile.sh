@@ -36,7 +36,19 @@ i50, i95 = list(lv).index(0.5), list(lv).index(0.95)
 assert np.allclose(qs[:, i50], g["latency_p50_s"][:][have]) and np.allclose(qs[:, i95], g["latency_p95_s"][:][have])
 assert (qs[:, 0] <= mean[have] + 1e-12).all() and (mean[have] <= qs[:, -1] + 1e-12).all()
 PY
-"$coinfer" lut show "$work/new/m.h5" | grep -q "distributions: 30 entries, 23 levels" && passes=$((passes+1)) || { echo "FAIL lut show distributions"; "$coinfer" lut show "$work/new/m.h5"; fails=$((fails+1)); }
+# Wire bytes per split: what the middleware sends is at least the frame and header beyond nothing, and
+# for the uncompressed raw input (17 x 300 random floats do not compress) the tensor bytes plus framing.
+/usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL wire bytes"; fails=$((fails+1)); }
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1])["gcn/mr"]
+w = g["wire_bytes_quantiles"][:]
+tensor = g["bytes_per_split"][:]
+assert w.shape == (5, 23) and not np.isnan(w).any(), w.shape
+assert (np.diff(w, axis=1) >= 0).all()
+assert w[0, 0] > tensor[0] and w[0, -1] < tensor[0] + 1024, (w[0], tensor[0])
+assert (g["wire_compress_s"][:] >= 0).all() and (g["wire_decompress_s"][:] >= 0).all()
+PY
+"$coinfer" lut show "$work/new/m.h5" | grep -q "distributions: 30 entries, 23 levels" && "$coinfer" lut show "$work/new/m.h5" | grep -q "wire bytes per request" && passes=$((passes+1)) || { echo "FAIL lut show distributions"; "$coinfer" lut show "$work/new/m.h5"; fails=$((fails+1)); }
 # The measured bytes per split equal the spec's (model show prints them in KB).
 /usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL bytes"; fails=$((fails+1)); }
 import sys, h5py

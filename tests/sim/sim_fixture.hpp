@@ -72,6 +72,25 @@ class SimSetup {
     write_lut_file(dir_ + "/" + type + ".h5", {t});
   }
 
+  // As write_lut, plus measured wire bytes: every split k sends the quantile function
+  // (levels, bytes) per request, compressing takes compress_s and decompressing decompress_s.
+  void write_lut_with_wire(const std::string& type, double stage_s, const std::vector<double>& levels, const std::vector<double>& bytes,
+                           double compress_s, double decompress_s) {
+    const int n = 9, max_batch = 8;
+    LutTable t({type, "dgcnn", "modelnet40"}, n, max_batch);
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j <= n; ++j)
+        for (int b = 1; b <= max_batch; ++b) {
+          double m = (j - i) * stage_s * (1 + 0.5 * (b - 1));
+          t.set_latency(i, j, b, {m, m, m, 0, 1});
+        }
+    t.set_quantile_levels(levels);
+    for (int k = 0; k <= n; ++k) t.set_wire(k, bytes, compress_s, decompress_s);
+    t.provenance().kind = "synthesised";
+    t.provenance().attributes["note"] = "test LUT with wire bytes";
+    write_lut_file(dir_ + "/" + type + ".h5", {t});
+  }
+
   void write_file(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
 
   // Runs a scenario whose text may use LUTDIR for this folder.

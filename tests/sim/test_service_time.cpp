@@ -178,3 +178,41 @@ TEST(ServiceTime, UnknownModeIsRefusedNamingTheKey) {
     EXPECT_NE(std::string(e.what()).find("sampled, mean"), std::string::npos) << e.what();
   }
 }
+
+// Bytes on the wire (core/wire_bytes.hpp): requests send what the LUT measured the middleware sends.
+TEST(WireBytes, UploadsSendTheMeasuredWireBytesAndPayTheCodecTime) {
+  // Device LUT: every split sends 6,000 or 18,000 bytes (half each), compressing takes 2 ms on the
+  // device; the server LUT: results are 300 bytes, decompressing an upload takes 3 ms on the server.
+  // A pp(6) request: device stages 60 ms + 2 ms compress, then 5.1 ms + bytes / 1e6 B/s on the link,
+  // then 3 ms decompress before it is queued: t_queued - t_device_start = 70.1 ms + bytes / 1e6 s.
+  SimSetup s;
+  s.write_lut_with_wire("testdev", 0.010, {0, 0.5, 0.5, 1}, {6000, 6000, 18000, 18000}, 0.002, 0);
+  s.write_lut_with_wire("testsrv", 0.001, {0, 1}, {300, 300}, 0, 0.003);
+  RunResults r = s.run(scenario(device("d", "pp(6)"), "{window_ms: 0, max_size: 1}", 20, 0));
+  int small = 0, large = 0;
+  for (const auto& q : r.requests) {
+    if (q.status != RequestRecord::Status::ok) continue;
+    EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.062, kTol);
+    EXPECT_TRUE(q.bytes_up == 6000 || q.bytes_up == 18000) << q.bytes_up;
+    (q.bytes_up == 6000 ? small : large) += 1;
+    EXPECT_NEAR(q.t_queued - q.t_device_start, 0.0701 + q.bytes_up / 1e6, kTol);
+    EXPECT_DOUBLE_EQ(q.bytes_down, 300);
+  }
+  EXPECT_GT(small, 20);
+  EXPECT_GT(large, 20);
+  ASSERT_EQ(r.wire_bytes_luts.size(), 2u);
+  EXPECT_TRUE(r.tensor_bytes_luts.empty());
+}
+
+TEST(WireBytes, WithoutMeasuredWireBytesTheSpecTensorBytesAreSent) {
+  SimSetup s;
+  write_standard_luts(s);
+  RunResults r = s.run(scenario(device("d", "offload"), "{window_ms: 0, max_size: 1}", 1, 0));
+  ASSERT_FALSE(r.requests.empty());
+  for (const auto& q : r.requests) {
+    EXPECT_DOUBLE_EQ(q.bytes_up, kRawBytes);
+    EXPECT_DOUBLE_EQ(q.bytes_down, kResultBytes);
+  }
+  EXPECT_TRUE(r.wire_bytes_luts.empty());
+  EXPECT_EQ(r.tensor_bytes_luts.size(), 2u);
+}

@@ -10,6 +10,7 @@
 #include "core/execution_time.hpp"
 #include "core/input_error.hpp"
 #include "core/lut_synth.hpp"
+#include "core/wire_bytes.hpp"
 #include "io/device_profile_loader.hpp"
 #include "io/lut_codec.hpp"
 #include "io/lut_csv.hpp"
@@ -360,4 +361,43 @@ TEST(LutDistribution, MalformedLevelsAndQuantilesAreRefused) {
   LutTable inf = distributed_table();
   inf.set_quantiles(0, 3, 1, {0.005, 0.005, 0.035, HUGE_VAL});
   EXPECT_THROW(inf.check_values(), std::invalid_argument);
+}
+
+TEST(LutWireBytes, RoundTripAndChecks) {
+  const std::string dir = temp_dir();
+  LutTable t = distributed_table();
+  t.set_wire(0, {100, 100, 300, 300}, 0.001, 0.0005);
+  t.set_wire(3, {40, 40, 40, 40}, 0, 0);
+  EXPECT_TRUE(t.has_wire_bytes());
+  EXPECT_EQ(t.wire_bytes_quantiles(1), nullptr);
+  EXPECT_EQ(t.wire_compress_seconds(1), 0);
+  write_lut_file(dir + "/w.h5", {t});
+  for (const auto& back : {read_lut_file(dir + "/w.h5"), decode_lut_tables(encode_lut_tables({t}))}) {
+    ASSERT_EQ(back.size(), 1u);
+    const double* q = back[0].wire_bytes_quantiles(0);
+    ASSERT_NE(q, nullptr);
+    EXPECT_EQ(std::vector<double>(q, q + 4), (std::vector<double>{100, 100, 300, 300}));
+    EXPECT_DOUBLE_EQ(back[0].wire_compress_seconds(0), 0.001);
+    EXPECT_DOUBLE_EQ(back[0].wire_decompress_seconds(0), 0.0005);
+    EXPECT_EQ(back[0].wire_bytes_quantiles(2), nullptr);
+    EXPECT_NE(back[0].wire_bytes_quantiles(3), nullptr);
+  }
+  const std::string bytes = encode_lut_tables({t});
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_tables(bytes.substr(0, n)), std::invalid_argument) << n;
+  // Spec fallback and draws (core/wire_bytes.hpp).
+  ModelSpec spec = catalog().instantiate("gcn", "mr");
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 0, 0.2), 100);
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 0, 0.7), 300);
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 1, 0.7), spec.bytes_at_split(1));
+  EXPECT_DOUBLE_EQ(request_wire_bytes(nullptr, spec, 0, 0.7), spec.bytes_at_split(0));
+  // Refused: decreasing or non-finite bytes, negative codec time, no levels.
+  LutTable dec = distributed_table();
+  dec.set_wire(1, {300, 100, 100, 100}, 0, 0);
+  EXPECT_THROW(dec.check_values(), std::invalid_argument);
+  LutTable neg = distributed_table();
+  neg.set_wire(1, {1, 1, 1, 1}, -1, 0);
+  EXPECT_THROW(neg.check_values(), std::invalid_argument);
+  LutTable nolevels({"b", "gcn", "mr"}, 3, 1);
+  EXPECT_THROW(nolevels.set_wire(0, {1, 2}, 0, 0), std::invalid_argument);
+  fs::remove_all(dir);
 }
