@@ -101,6 +101,12 @@ int main(int argc, char** argv) {
   device->add_option("--threads", dv->threads, "LibTorch threads (default 1)");
   device->add_option("--input", dv->input_file, "dataset file to take inputs from (models/README.md layouts)");
   device->add_option("--cpu-cap", *dv_cap, "cap this process at this many cores (cgroup), emulating a slower device");
+  auto dv_cap_scope = std::make_shared<std::string>("process");
+  device->add_option("--cpu-cap-scope", *dv_cap_scope,
+                     "what --cpu-cap caps: process (all threads, default) or work (compute and upload threads only; cgroup v1)")
+      ->check(CLI::IsMember({"process", "work"}));
+  device->add_option("--work-threads-file", dv->work_threads_file,
+                     "write the compute and upload threads' kernel ids here (a testbed caps them from outside)");
   device->add_option("--heartbeat", dv->heartbeat_s, "heartbeat interval in seconds (default 1)");
   device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
   device->add_flag("--shape-latency", dv->shape_latency, "add the link latency to the uplink (testbeds without tc netem)");
@@ -109,7 +115,8 @@ int main(int argc, char** argv) {
       dv->secret = secret_or_input_error(*dv_secret);
       Scenario s = load_scenario(*dv_scenario, *dv_sets);
       std::unique_ptr<hw::CpuCap> cap;
-      if (*dv_cap > 0) cap = hw::CpuCap::apply(*dv_cap);
+      if (*dv_cap > 0 && *dv_cap_scope == "process") cap = hw::CpuCap::apply(*dv_cap);
+      if (*dv_cap > 0 && *dv_cap_scope == "work") dv->work_cpu_cores = *dv_cap;
       hw::DeviceRuntime rt(s, ModelCatalog::load(data_path("models")), load_scenario_luts(s), *dv);
       try {
         const long long failed = rt.run(g_stop);
@@ -130,7 +137,11 @@ int main(int argc, char** argv) {
   testbed->add_option("--set", tb->sets, "override a scenario key (repeatable)");
   testbed->add_option("--out", tb->out, "output folder (default: results/<scenario name>-testbed)");
   testbed->add_flag("--loopback", tb->loopback, "skip network namespaces: loopback with shaping inside the middleware");
-  testbed->add_option("--device-cpu", tb->device_cpu_cores, "cap each device process at this many cores (cgroup)");
+  testbed->add_option("--device-cpu", tb->device_cpu_cores, "cap each device at this many cores (cgroup)");
+  testbed->add_option("--device-cpu-scope", tb->device_cpu_scope,
+                      "what --device-cpu caps: work (the compute and upload threads, as the LUT was profiled; default where cgroup v1 "
+                      "allows) or process (every thread of the device process)")
+      ->check(CLI::IsMember({"work", "process"}));
   testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
   testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
   testbed->add_flag("--quiet,-q", tb->quiet, "print nothing on success");

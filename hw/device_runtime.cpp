@@ -5,6 +5,10 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <fstream>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -19,6 +23,7 @@
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
+#include "hw/cpu_cap.hpp"
 #include "hw/protocol.hpp"
 #include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
@@ -130,7 +135,24 @@ struct DeviceRuntime::Impl {
     cv.notify_all();
   }
 
+  // The device's work threads join the work cap (DeviceOptions::work_cpu_cores).
+  std::unique_ptr<CpuCap> work_cap;
+  std::mutex work_threads_m;
+  void join_work_cap(const char* what) {
+    if (!opt.work_threads_file.empty()) {
+      std::lock_guard<std::mutex> lock(work_threads_m);
+      std::ofstream(opt.work_threads_file, std::ios::app) << static_cast<long>(::syscall(SYS_gettid)) << "\n" << std::flush;
+    }
+    if (!work_cap) return;
+    try {
+      work_cap->add_calling_thread();
+    } catch (const std::exception& e) {
+      if (opt.log) opt.log(std::string("the ") + what + " thread runs uncapped: " + e.what());
+    }
+  }
+
   void compute_loop() {
+    join_work_cap("compute");
     set_compute_threads(opt.threads);
     torch::NoGradGuard no_grad;
     std::unique_lock<std::mutex> lock(m);
@@ -205,6 +227,7 @@ struct DeviceRuntime::Impl {
   }
 
   void upload_loop() {
+    join_work_cap("upload");
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
       if (rq->upload_q.empty()) {
@@ -337,10 +360,15 @@ struct DeviceRuntime::Impl {
   long long run(const std::atomic<bool>& stop_flag) {
     stop = &stop_flag;
     const double join = sc.devices[index].join_at_s;
-    while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
-    std::thread arrivals([this] { arrivals_loop(); });
+    if (opt.work_cpu_cores > 0) {
+      work_cap = CpuCap::for_threads(opt.work_cpu_cores, opt.device_id);  // throws, saying why, before any work starts
+      if (opt.log) opt.log("compute and upload threads capped: " + work_cap->description());
+    }
+    // The work threads start (idle) before time zero, so that a testbed can cap them before the run.
     std::thread compute([this] { compute_loop(); });
     std::thread upload([this] { upload_loop(); });
+    while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
+    std::thread arrivals([this] { arrivals_loop(); });
     const double hard_end = std::min(sc.duration_s, sc.devices[index].leave_at_s) + sc.drain_s;
     double backoff = 0.2;
     std::string fatal;

@@ -41,6 +41,12 @@ struct DeviceOptions {
   bool shape_latency = false;      // add the one-way link latency to the uplink (no tc netem)
   std::string input_file;          // optional dataset file (io/dataset_h5.hpp layouts)
   double heartbeat_s = 1.0;
+  // Emulating a slower device on the threads that do its work (compute, serialisation, compression)
+  // only: 0 = no such cap (the caller may cap the whole process instead). hw/cpu_cap.hpp for_threads.
+  double work_cpu_cores = 0;
+  // Where to write the kernel thread ids of the work threads (one per line, when each starts), for a
+  // testbed that caps them from outside the device's network namespace (no cgroup file system there).
+  std::string work_threads_file;
   std::function<void(const std::string&)> log;
 };
 

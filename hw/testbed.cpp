@@ -309,6 +309,10 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   const double epoch = unix_now() + o.startup_s;
   char epoch_text[64];
   std::snprintf(epoch_text, sizeof epoch_text, "%.6f", epoch);
+  // The device cap: on the work threads only where cgroup v1 takes thread ids (hw/cpu_cap.hpp).
+  std::string cap_scope = o.device_cpu_scope;
+  if (cap_scope == "auto") cap_scope = fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";
+  auto tids_file = [&](int i) { return work + "/device-" + std::to_string(i) + ".tids"; };
   for (int i = 0; i < nd; ++i) {
     std::vector<std::string> argv;
     if (netns) argv = {"ip", "netns", "exec", dev_ns(i)};
@@ -316,9 +320,33 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                              netns ? "10.201." + std::to_string(i) + ".1" : "127.0.0.1", "--port", port, "--epoch", epoch_text,
                              "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
     argv.insert(argv.end(), common.begin(), common.end());
+    if (o.device_cpu_cores > 0 && cap_scope == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
     setup.children.push_back(spawn(sc.devices[i].id, argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
     // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
-    if (o.device_cpu_cores > 0) setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid, o.device_cpu_cores));
+    if (o.device_cpu_cores > 0 && cap_scope == "process") setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid, o.device_cpu_cores));
+  }
+  if (o.device_cpu_cores > 0 && cap_scope == "work") {
+    // Each device writes its compute and upload threads' ids when they start (before time zero).
+    for (int i = 0; i < nd; ++i) {
+      const auto deadline = std::chrono::steady_clock::now() + Seconds(60);
+      std::vector<long> tids;
+      while (true) {
+        tids.clear();
+        std::ifstream in(tids_file(i));
+        for (long t; in >> t;) tids.push_back(t);
+        if (tids.size() >= 2 || interrupted) break;
+        reap(setup.children[i + 1]);
+        if (!setup.children[i + 1].running())
+          throw std::runtime_error("device " + sc.devices[i].id + " exited before starting; see " + work + "/logs/device-" + sc.devices[i].id + ".log");
+        if (std::chrono::steady_clock::now() > deadline)
+          throw std::runtime_error("device " + sc.devices[i].id + " did not start its work threads within 60 s");
+        std::this_thread::sleep_for(Seconds(0.02));
+      }
+      if (interrupted) return 130;
+      setup.caps.push_back(CpuCap::for_threads(o.device_cpu_cores, sc.devices[i].id));
+      for (long t : tids) setup.caps.back()->add_thread(t);
+    }
+    if (unix_now() > epoch) say("warning: capping the devices' work threads ended after time zero");
   }
   server = &setup.children.front();
   say("started the edge server and " + std::to_string(nd) + " device processes; the run starts in " +
@@ -391,6 +419,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                       {"epoch_unix_s", epoch},
                       {"devices", nd},
                       {"device_cpu_cores", o.device_cpu_cores},
+                      {"device_cpu_scope", o.device_cpu_cores > 0 ? cap_scope : std::string("none")},
                       {"threads", o.threads},
                       {"fallback_reason", why_not},
                       {"shaping", !netns ? "middleware (rate and latency)" : use_netem ? "tc netem (rate and latency)"

@@ -20,7 +20,10 @@ struct TestbedOptions {
   std::string out;                 // output folder (results.h5, summary.json, testbed.json, logs/)
   std::string rt_exe;              // the coinfer-rt program
   bool loopback = false;           // force the loopback fallback
-  double device_cpu_cores = 0;     // > 0: cap every device process at this many cores (cgroup)
+  double device_cpu_cores = 0;     // > 0: cap every device at this many cores (cgroup)
+  // What the cap covers: "work" (the compute and upload threads, as coinfer profile --cpu-quota
+  // measured the LUT; needs cgroup v1), "process" (every thread), "auto" (work where possible).
+  std::string device_cpu_scope = "auto";
   int threads = 1;                 // LibTorch threads per device and per server worker
   bool quiet = false;
   double startup_s = 4;            // time given to processes to load models before time zero
