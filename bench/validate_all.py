@@ -49,6 +49,7 @@ def main():
     if not args.shipped_luts:
         sets.append("luts=[" + profile_luts(args.out, args.repeats) + "]")
     rows = []
+    reprofiled = {}
     files = sorted(glob.glob("scenarios/validate/bw*_dev*.yaml"), key=lambda f: (int(f.split("bw")[1].split("_")[0]), f))
     if args.only:
         files = [f for f in files if os.path.basename(f)[:-5] in args.only.split(",")]
@@ -59,8 +60,20 @@ def main():
                "--calibration-tolerance", args.calibration_tolerance]
         for s in sets:
             cmd += ["--set", s]
-        print("running", " ".join(cmd), file=sys.stderr, flush=True)
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        # The machine's speed drifts (measured: the same whole-model median 128.5 ms, then 140.3 ms ten
+        # minutes later, no CPU steal reported): when validate's calibration says the LUTs no longer
+        # describe this machine, profile again and retry, at most twice.
+        for attempt in range(3):
+            print("running", " ".join(cmd), file=sys.stderr, flush=True)
+            p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            sys.stderr.write(p.stderr)
+            if p.returncode == 0:
+                break
+            if p.returncode == 2 and "do not describe this machine" in p.stderr and not args.shipped_luts and attempt < 2:
+                reprofiled[name] = reprofiled.get(name, 0) + 1
+                profile_luts(args.out, args.repeats)
+                continue
+            raise SystemExit(f"validate failed (exit {p.returncode}) on {f}")
         rep = json.load(open(os.path.join(out, "validate.json")))
         for sched, metrics in rep["schedulers"].items():
             m = {(r["scope"], r["metric"]): r for r in metrics}
@@ -80,6 +93,9 @@ def main():
               f"{'yes' if same else 'no'} | {'yes' if held else 'no'} |")
     print(f"\n{within} of {len(rows)} (scenario, scheduler) pairs have both mean latency and throughput within 5 %; "
           f"{within95} have p95 within 10 %; {same_n} have identical decision sequences.")
+    if reprofiled:
+        print("LUTs re-profiled because the calibration found the machine drifted, before: " +
+              ", ".join(f"{k} (x{v})" for k, v in reprofiled.items()))
 
 
 if __name__ == "__main__":

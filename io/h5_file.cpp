@@ -124,12 +124,15 @@ hid_t File::object(const std::string& name) const {
 
 void File::write_attr(const std::string& obj, const std::string& name, const std::string& value) {
   Handle o(object(obj), H5Oclose);
+  // Variable-length UTF-8, as the string datasets: h5py and pandas read it as `str` without decoding
+  // (files before results schema 2 / sweep schema 2 hold fixed-length bytes; readers take both).
   Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
-  H5Tset_strpad(type.get(), H5T_STR_NULLPAD);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
   Handle space(H5Screate(H5S_SCALAR), H5Sclose);
   Handle a(H5Acreate2(o.get(), name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (a.get() < 0 || H5Awrite(a.get(), type.get(), value.empty() ? "" : value.data()) < 0) fail(obj + "@" + name, "cannot write attribute");
+  const char* text = value.c_str();
+  if (a.get() < 0 || H5Awrite(a.get(), type.get(), &text) < 0) fail(obj + "@" + name, "cannot write attribute");
 }
 
 void File::write_attr(const std::string& obj, const std::string& name, double value) {
@@ -177,6 +180,7 @@ std::string File::read_attr_string(const std::string& obj, const std::string& na
     char* s = nullptr;
     Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
     H5Tset_size(mem.get(), H5T_VARIABLE);
+    H5Tset_cset(mem.get(), H5Tget_cset(type.get()));  // HDF5 does not convert between ASCII and UTF-8
     if (H5Aread(a.get(), mem.get(), &s) < 0) fail(obj + "@" + name, "cannot read attribute");
     std::string out = s ? s : "";
     H5free_memory(s);

@@ -6,7 +6,7 @@
 
 namespace coinfer {
 
-constexpr int kResultsSchemaVersion = 1;
+constexpr int kResultsSchemaVersion = 2;  // 2: text attributes variable-length UTF-8; service_time and transfer_bytes attributes
 
 // Writes atomically. Same results -> byte-identical file.
 void write_results_h5(const std::string& path, const RunResults& r);

@@ -54,7 +54,7 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-sweep"));
-    f.write_attr("/", "schema_version", static_cast<std::int64_t>(1));
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(2));  // 2: text attributes are variable-length UTF-8
     f.write_attr("/", "scenario", t.scenario);
     f.write_attr("/", "axes", join(t.axes, ","));
     const hsize_t n = t.rows.size();

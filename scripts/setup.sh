@@ -15,6 +15,7 @@ packages=(
   libbenchmark-dev          # bench/
   libopenblas0-pthread      # fast BLAS for LibTorch (DESIGN.md: 2.6 -> 76 GFLOP/s sgemm)
   python3 python3-matplotlib python3-h5py python3-numpy   # plots/
+  python3-pandas            # python/coinfer: results as DataFrames
   python3-yaml              # tests/golden/matrix.py reads the shipped scenarios
   slurm-wlm munge           # the Slurm sweep backend and its test cluster
   libtorch-dev              # models/: real GNNs in LibTorch (CPU)

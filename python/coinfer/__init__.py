@@ -1,0 +1,236 @@
+"""Read coinfer's outputs into pandas DataFrames, one line each.
+
+    import sys; sys.path.insert(0, "python")   # or PYTHONPATH=/path/to/coinfer/python
+    import coinfer
+    req = coinfer.load_requests("results/quickstart/results.h5")   # one row per request
+    req[~req.warmup].groupby("device").latency_ms.mean()
+
+Pure Python on Debian's python3-h5py, python3-numpy and python3-pandas. Every loader takes a file or
+the folder that holds it (a run's folder, a sweep's folder, a validation's folder), raises
+`CoinferFileError` naming the file and what is wrong, and decodes every string (devices are names, not
+indices into another dataset). File formats: sim/README.md (results.h5, summary.json,
+decisions.jsonl), cli/README (sweep.h5) and hw/README.md (validate.json). Old and new files read alike:
+strings stored as fixed-length bytes or as variable-length UTF-8 both come back as `str`.
+"""
+import json
+import os
+
+import numpy as np
+
+__all__ = ["CoinferFileError", "load_requests", "load_devices", "load_summary", "load_sweep", "load_decisions",
+           "load_validation", "run_attributes"]
+
+
+class CoinferFileError(Exception):
+    """A file that is missing or is not the coinfer output it should be."""
+
+
+def _pd():
+    try:
+        import pandas
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise CoinferFileError("pandas is missing: apt-get install python3-pandas (scripts/setup.sh installs it)") from e
+    return pandas
+
+
+def _h5():
+    try:
+        import h5py
+    except ImportError as e:  # pragma: no cover
+        raise CoinferFileError("h5py is missing: apt-get install python3-h5py") from e
+    return h5py
+
+
+def _text(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray) and v.shape == ():
+        return _text(v.item())
+    return str(v)
+
+
+def _strings(ds):
+    return [_text(v) for v in ds[()]]
+
+
+def _file(path, name):
+    """`path` itself, or `name` inside the folder `path`."""
+    if os.path.isdir(path):
+        path = os.path.join(path, name)
+    if not os.path.exists(path):
+        raise CoinferFileError(f"{path}: no such file")
+    return path
+
+
+def _open(path, name, fmt):
+    path = _file(path, name)
+    h5py = _h5()
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        raise CoinferFileError(f"{path}: not an HDF5 file ({e})") from e
+    got = _text(f.attrs.get("format", b""))
+    if got != fmt:
+        f.close()
+        raise CoinferFileError(f"{path}: format attribute is '{got}', not '{fmt}'")
+    return path, f
+
+
+def run_attributes(path):
+    """The root attributes of a results.h5 (scenario, seed, scheduler, duration_s, warmup_s, end_s,
+    service_time, ...) as a dict of Python values."""
+    _, f = _open(path, "results.h5", "coinfer-results")
+    with f:
+        return {k: (_text(v) if isinstance(v, (bytes, np.bytes_, str)) else v.item() if hasattr(v, "item") else v)
+                for k, v in f.attrs.items()}
+
+
+def load_devices(path):
+    """One row per device of a run: id, type, model, dataset, server, strategy (at the end of the run),
+    energies and bytes."""
+    pd = _pd()
+    _, f = _open(path, "results.h5", "coinfer-results")
+    with f:
+        g = f["devices"]
+        cols = {}
+        for k in g:
+            ds = g[k]
+            cols[k] = _strings(ds) if ds.dtype.kind in ("O", "S", "U") else ds[()]
+    return pd.DataFrame(cols)
+
+
+def load_requests(path):
+    """One row per request of a run (results.h5): id; device, server and helper by name (helper None
+    when the server ran it); split, batch_size, strategy; status 'ok' or 'failed' and the failure
+    reason; bytes_up/bytes_down; every timestamp t_* in simulated (or testbed) seconds; latency_ms
+    (t_result - t_created, NaN for failed requests); warmup (created before warmup_s: not counted in
+    summaries). The run's attributes are in `df.attrs`."""
+    pd = _pd()
+    path, f = _open(path, "results.h5", "coinfer-results")
+    with f:
+        if "requests" not in f:
+            raise CoinferFileError(f"{path}: no /requests group")
+        g = f["requests"]
+        devices = _strings(f["devices/id"])
+        servers = _strings(f["servers/id"]) if "servers/id" in f else []
+        cols = {}
+        for k in g:
+            ds = g[k]
+            cols[k] = _strings(ds) if ds.dtype.kind in ("O", "S", "U") else ds[()]
+        attrs = {k: (_text(v) if isinstance(v, (bytes, np.bytes_, str)) else v.item() if hasattr(v, "item") else v)
+                 for k, v in f.attrs.items()}
+    df = pd.DataFrame(cols)
+    if "device" in df:
+        df["device_index"] = df["device"]
+        df["device"] = [devices[i] if 0 <= i < len(devices) else None for i in df["device_index"]]
+    if "server" in df:
+        df["server"] = [servers[i] if 0 <= i < len(servers) else None for i in df["server"]]
+    if "helper" in df:
+        df["helper"] = [devices[i] if 0 <= i < len(devices) else None for i in df["helper"]]
+    if "status" in df:
+        df["status"] = np.where(df["status"] == 0, "ok", "failed")
+    if "t_result" in df and "t_created" in df:
+        ok = df["status"] == "ok" if "status" in df else True
+        df["latency_ms"] = np.where(ok, (df["t_result"] - df["t_created"]) * 1e3, np.nan)
+        df["warmup"] = df["t_created"] < float(attrs.get("warmup_s", 0))
+    df.attrs.update(attrs)
+    return df
+
+
+def load_decisions(path):
+    """One row per scheduling decision: t_s, trigger, scheme, predicted_throughput_rps,
+    predicted_latency_ms, switched. From decisions.jsonl (a run's or a testbed's folder, or the file)
+    or from results.h5."""
+    pd = _pd()
+    if os.path.isdir(path) and os.path.exists(os.path.join(path, "decisions.jsonl")):
+        path = os.path.join(path, "decisions.jsonl")
+    if path.endswith(".jsonl"):
+        rows = []
+        with open(_file(path, "decisions.jsonl")) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise CoinferFileError(f"{path}:{n}: not a JSON decision ({e})") from e
+        df = pd.DataFrame(rows, columns=["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"])
+        return df
+    _, f = _open(path, "results.h5", "coinfer-results")
+    with f:
+        if "decisions" not in f:
+            return pd.DataFrame(columns=["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"])
+        g = f["decisions"]
+        return pd.DataFrame({"t_s": g["t"][()], "trigger": _strings(g["trigger"]), "scheme": _strings(g["scheme"]),
+                             "predicted_throughput_rps": g["predicted_throughput_rps"][()],
+                             "predicted_latency_ms": g["predicted_latency_ms"][()], "switched": g["switched"][()]})
+
+
+def load_summary(path):
+    """A run's summary.json: one row for the total and one per device, with throughput_rps,
+    latency_mean_ms/p50/p95/p99, energy, completed, failed; the run's description in `df.attrs`."""
+    pd = _pd()
+    path = _file(path, "summary.json")
+    try:
+        with open(path) as f:
+            j = json.load(f)
+    except json.JSONDecodeError as e:
+        raise CoinferFileError(f"{path}: not JSON ({e})") from e
+    if "total" not in j:
+        raise CoinferFileError(f"{path}: no 'total' key (not a coinfer summary.json)")
+
+    def row(scope, m):
+        lat = m.get("latency_ms", {}) or {}
+        return {"scope": scope, "throughput_rps": m.get("throughput_rps"), "latency_mean_ms": lat.get("mean"),
+                "latency_p50_ms": lat.get("p50"), "latency_p95_ms": lat.get("p95"), "latency_p99_ms": lat.get("p99"),
+                "energy_j": m.get("energy_j"), "energy_j_per_inference": m.get("energy_j_per_inference"),
+                "completed": m.get("completed"), "failed": m.get("failed")}
+
+    rows = [row("total", j["total"])] + [row(k, v) for k, v in j.get("devices", {}).items()]
+    df = pd.DataFrame(rows).astype({c: float for c in ("throughput_rps", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
+                                                         "latency_p99_ms", "energy_j", "energy_j_per_inference")})
+    df.attrs.update({k: v for k, v in j.items() if k not in ("total", "devices")})
+    return df
+
+
+def load_sweep(path):
+    """One row per (grid point, seed) of a sweep (sweep.h5): point, seed, one column per grid axis
+    (numbers where every value is one), ok, and every metric. Rows that did not run have ok False and
+    NaN metrics. The scenario and the axes are in `df.attrs`."""
+    pd = _pd()
+    path, f = _open(path, "sweep.h5", "coinfer-sweep")
+    with f:
+        axes = [a for a in _text(f.attrs["axes"]).split(",") if a]
+        cols = {"point": f["point"][()], "seed": f["seed"][()]}
+        for a in axes:
+            ds = f["grid/" + a]
+            cols[a] = _strings(ds) if ds.dtype.kind in ("O", "S", "U") else ds[()]
+        cols["ok"] = f["ok"][()].astype(bool)
+        for m in f["metrics"]:
+            cols[m] = f["metrics/" + m][()]
+        attrs = {"scenario": _text(f.attrs["scenario"]), "axes": axes}
+    df = pd.DataFrame(cols)
+    df.attrs.update(attrs)
+    return df
+
+
+def load_validation(path):
+    """A validation (validate.json): one row per (scheduler, scope, metric) with sim, testbed,
+    error_pct, checked and within_tolerance; ranking, decisions, calibration and machine figures in
+    `df.attrs`."""
+    pd = _pd()
+    path = _file(path, "validate.json")
+    try:
+        with open(path) as f:
+            j = json.load(f)
+    except json.JSONDecodeError as e:
+        raise CoinferFileError(f"{path}: not JSON ({e})") from e
+    if "schedulers" not in j and "failed_runs" not in j:
+        raise CoinferFileError(f"{path}: no 'schedulers' key (not a coinfer validate.json)")
+    rows = []
+    for sched, metrics in j.get("schedulers", {}).items():
+        for m in metrics:
+            rows.append({"scheduler": sched, **m})
+    df = pd.DataFrame(rows, columns=["scheduler", "scope", "metric", "sim", "testbed", "error_pct", "checked", "within_tolerance"])
+    df.attrs.update({k: v for k, v in j.items() if k != "schedulers"})
+    return df
