@@ -50,7 +50,10 @@ def main():
         sets.append("luts=[" + profile_luts(args.out, args.repeats) + "]")
     rows = []
     reprofiled = {}
-    files = sorted(glob.glob("scenarios/validate/bw*_dev*.yaml"), key=lambda f: (int(f.split("bw")[1].split("_")[0]), f))
+    def order(f):  # bw1 .. bw40 by bandwidth, then the switching ones
+        b = os.path.basename(f)
+        return (0, int(b[2:].split("_")[0]), b) if b.startswith("bw") else (1, 0, b)
+    files = sorted(glob.glob("scenarios/validate/bw*_dev*.yaml") + glob.glob("scenarios/validate/switch_dev*.yaml"), key=order)
     if args.only:
         files = [f for f in files if os.path.basename(f)[:-5] in args.only.split(",")]
     for f in files:

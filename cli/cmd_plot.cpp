@@ -12,7 +12,8 @@ namespace coinfer::cli {
 
 namespace {
 struct PlotOptions {
-  std::string file, kind, out, x, series;
+  std::string file, kind, out, x, series, style = "screen";
+  std::vector<std::string> where;
 };
 
 int plot(const PlotOptions& o) {
@@ -21,6 +22,8 @@ int plot(const PlotOptions& o) {
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
   if (!o.x.empty()) args.insert(args.end(), {"--x", o.x});
   if (!o.series.empty()) args.insert(args.end(), {"--series", o.series});
+  for (const auto& w : o.where) args.insert(args.end(), {"--where", w});
+  args.insert(args.end(), {"--style", o.style});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -33,14 +36,16 @@ int plot(const PlotOptions& o) {
 
 void register_plot(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlotOptions>();
-  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG + PDF) from a sweep.h5 or, for --kind timeline, a results.h5");
+  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG, PDF, SVG) from a sweep.h5 or, for --kind timeline, a results.h5");
   cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline)")->required();
   cmd->add_option("--kind", o->kind, "figure")
       ->required()
       ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline"}));
-  cmd->add_option("--out", o->out, "PNG file (a PDF is written beside it); default: <kind>.png beside FILE");
+  cmd->add_option("--out", o->out, "PNG file (PDF and SVG are written beside it); default: <kind>.png beside FILE");
   cmd->add_option("--x", o->x, "grid axis on the x axis (default: the kind's)");
   cmd->add_option("--series", o->series, "grid axis giving one line per value (default: scheduler if swept)");
+  cmd->add_option("--where", o->where, "AXIS=V[,V...]: keep only these values of a grid axis; repeatable (the rest are pooled, and the figure says so)");
+  cmd->add_option("--style", o->style, "screen (default) or paper (one column of a two-column paper)")->check(CLI::IsMember({"screen", "paper"}));
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return plot(*o); }); });
 }
 

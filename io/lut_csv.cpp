@@ -8,37 +8,18 @@
 #include "core/input_error.hpp"
 #include "core/limits.hpp"
 #include "core/text_util.hpp"
+#include "io/csv.hpp"
 #include "io/input_file.hpp"
 
 namespace coinfer {
 
-namespace {
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> out;
-  std::string cell;
-  std::stringstream ss(line);
-  while (std::getline(ss, cell, ',')) {
-    size_t a = cell.find_first_not_of(" \t\r"), b = cell.find_last_not_of(" \t\r");
-    out.push_back(a == std::string::npos ? "" : cell.substr(a, b - a + 1));
-  }
-  if (!line.empty() && line.back() == ',') out.push_back("");
-  return out;
-}
-}  // namespace
-
 std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog& models, const std::string& source) {
   if (source.empty()) throw InputError(SourceLocation{file, 0, 0}, "--source", "say where the measurements come from (e.g. 'measured on my Pi 4B, 4 threads, 2026-11-20')");
-  std::istringstream in(read_input_file(file, "LUT CSV"));
+  const std::vector<CsvRecord> records = parse_csv(read_input_file(file, "LUT CSV"), file);
   const std::vector<std::string> required = {"device_type", "model", "dataset", "start", "end", "batch",
                                              "mean_ms", "p50_ms", "p95_ms", "std_ms", "count"};
-  std::string line;
-  int no = 0;
-  std::vector<std::string> header;
-  while (header.empty() && std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#') continue;
-    header = split_csv(line);
-  }
+  int no = records.empty() ? 0 : records.front().line;
+  const std::vector<std::string> header = records.empty() ? std::vector<std::string>{} : records.front().fields;
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const auto& r : required)
@@ -53,10 +34,9 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
   struct Row { int i, j, b; LatencyStats s; double mem; };
   std::map<LutKey, std::vector<Row>> rows;
   std::string device_type;
-  while (std::getline(in, line)) {
-    ++no;
-    if (line.empty() || line[0] == '#') continue;
-    auto cells = split_csv(line);
+  for (size_t rec = 1; rec < records.size(); ++rec) {
+    no = records[rec].line;
+    const std::vector<std::string>& cells = records[rec].fields;
     if (cells.size() != header.size())
       throw InputError(SourceLocation{file, no, 1}, "", "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(cells.size()));
     auto num = [&](const std::string& c) {

@@ -11,6 +11,7 @@
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
 #include "core/text_util.hpp"
+#include "io/csv.hpp"
 #include "io/input_file.hpp"
 #include "io/yaml_util.hpp"
 
@@ -55,20 +56,15 @@ bool parse_number(const std::string& t, double& out) {
 }  // namespace
 
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
-  std::istringstream in(read_input_file(file, "bandwidth trace"));
   std::vector<BandwidthPoint> out;
-  std::string line;
   int no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    line = strip(line);
-    if (line.empty() || line[0] == '#') continue;
-    if (line == "time_s,bandwidth_mbps") continue;
-    auto comma = line.find(',');
+  for (const CsvRecord& rec : parse_csv(read_input_file(file, "bandwidth trace"), file)) {
+    no = rec.line;
+    const auto& f = rec.fields;
+    if (f.size() == 2 && f[0] == "time_s" && f[1] == "bandwidth_mbps") continue;
     BandwidthPoint p;
-    if (comma == std::string::npos || !parse_number(strip(line.substr(0, comma)), p.t_s) ||
-        !parse_number(strip(line.substr(comma + 1)), p.mbps))
-      throw InputError(SourceLocation{file, no, 1}, "", "expected 'time_s,bandwidth_mbps', got '" + line + "'");
+    if (f.size() != 2 || !parse_number(f[0], p.t_s) || !parse_number(f[1], p.mbps))
+      throw InputError(SourceLocation{file, no, 1}, "", "expected 'time_s,bandwidth_mbps', got '" + printable(join(f, ","), 80) + "'");
     if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "time_s", "must be >= 0");
     if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
     if (!out.empty() && p.t_s < out.back().t_s)
@@ -82,17 +78,14 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
 }
 
 std::vector<double> load_arrival_trace(const std::string& file) {
-  std::istringstream in(read_input_file(file, "arrival trace"));
   std::vector<double> out;
-  std::string line;
-  int no = 0;
-  while (std::getline(in, line)) {
-    ++no;
-    line = strip(line);
-    if (line.empty() || line[0] == '#' || line == "time_s") continue;
+  for (const CsvRecord& rec : parse_csv(read_input_file(file, "arrival trace"), file)) {
+    const int no = rec.line;
+    const auto& f = rec.fields;
+    if (f.size() == 1 && f[0] == "time_s") continue;
     double t = 0;
-    if (!parse_number(line, t) || t < 0)
-      throw InputError(SourceLocation{file, no, 1}, "", "expected an arrival time in seconds >= 0, got '" + line + "'");
+    if (f.size() != 1 || !parse_number(f[0], t) || t < 0)
+      throw InputError(SourceLocation{file, no, 1}, "", "expected an arrival time in seconds >= 0, got '" + printable(join(f, ","), 80) + "'");
     if (!out.empty() && t < out.back()) throw InputError(SourceLocation{file, no, 1}, "", "times must not decrease");
     if (out.size() >= limits::kMaxTraceRows)
       throw InputError(SourceLocation{file, no, 1}, "", "more than " + std::to_string(limits::kMaxTraceRows) + " rows (the bound of a trace file)");

@@ -7,6 +7,7 @@
 
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/csv.hpp"
 #include "io/h5_file.hpp"
 
 namespace coinfer {
@@ -106,13 +107,13 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
 void write_sweep_csv(const std::string& path, const SweepTable& t) {
   std::ostringstream os;
   os << "point,seed";
-  for (const auto& a : t.axes) os << "," << a;
+  for (const auto& a : t.axes) os << "," << csv_field(a);  // RFC 4180: a value with a comma is quoted
   os << ",ok,throughput_rps,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,energy_j_per_inference,"
         "completed,failed,decisions\n";
   auto f = [](double v) { return std::isnan(v) ? std::string() : format_double(v); };
   for (const auto& r : t.rows) {
     os << r.point << "," << r.seed;
-    for (const auto& v : r.values) os << "," << v;
+    for (const auto& v : r.values) os << "," << csv_field(v);  // e.g. scheduler={name: dp, ...}
     os << "," << (r.ok ? 1 : 0) << "," << f(r.throughput_rps) << "," << f(r.latency_mean_ms) << "," << f(r.latency_p50_ms)
        << "," << f(r.latency_p95_ms) << "," << f(r.latency_p99_ms) << "," << f(r.energy_j_per_inference) << ","
        << r.completed << "," << r.failed << "," << r.decisions << "\n";

@@ -9,11 +9,17 @@ kinds (FILE is a sweep's sweep.h5 unless said otherwise):
   throughput-vs-batch    system throughput vs maximum batch size, per scheduler (Fig. 21a)
   energy                 energy per inference per scheduler, bars (Fig. 12)
   timeline               FILE is one run's results.h5: bandwidth, scheme switches and per-request latency (Fig. 10)
-Error bars: one standard deviation over the rows averaged into a point (seeds, and any grid axis that
-is neither the x axis nor the series). Exit code 2 on a missing file or axis, with the reason.
+Each point is the mean over the rows it pools: its seeds and every grid axis that is neither the x
+axis, the series, nor fixed by --where AXIS=V; the figure says so in its bottom line; error bars are one
+standard deviation. Series get distinct markers, line styles and a small sideways offset, so
+coinciding lines stay visible; swept values are the x ticks (integers without ".0"); legends in numeric
+order. --style paper sizes for one column of a two-column paper. Writes PNG (with a JSON description of
+titles, labels, legend and aggregation in its metadata), PDF and SVG. Exit code 2 on a missing file,
+axis or value, with the reason.
 """
 import argparse
 import os
+import textwrap
 import sys
 
 import matplotlib
@@ -21,6 +27,7 @@ import matplotlib
 matplotlib.use("Agg")
 import h5py  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 KINDS = {
@@ -28,6 +35,17 @@ KINDS = {
     "throughput-vs-devices": ("devices", "throughput_rps", "system throughput (req/s)", "devices"),
     "throughput-vs-batch": ("max_batch", "throughput_rps", "system throughput (req/s)", "maximum batch size"),
     "energy": (None, "energy_j_per_inference", "energy per inference (J)", None),
+}
+# Axes whose values are counts: integer ticks.
+COUNT_AXES = {"devices", "max_batch", "workers", "seed"}
+MARKERS = ["o", "s", "D", "^", "v", "<", ">", "P", "X", "*"]
+LINESTYLES = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1))]
+# --style paper: one column of a two-column paper (3.4 in wide), 8 pt text.
+STYLES = {
+    "screen": {"figsize": (6.4, 4.2), "timeline_figsize": (9, 7), "rc": {"font.size": 10}},
+    "paper": {"figsize": (3.4, 2.4), "timeline_figsize": (7.0, 5.2),
+              "rc": {"font.size": 8, "axes.titlesize": 8, "axes.labelsize": 8, "legend.fontsize": 7, "xtick.labelsize": 7,
+                     "ytick.labelsize": 7, "lines.linewidth": 1.0, "lines.markersize": 4, "font.family": "serif"}},
 }
 
 
@@ -39,19 +57,69 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def save(fig, out, pdf=True):
+def fmt_value(v):
+    """A swept value as people write it: 5 not 5.0, 0.5 as is."""
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return str(v)
+    return str(int(f)) if f == int(f) else f"{f:g}"
+
+
+def is_number(v):
+    try:
+        float(v)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def sort_values(values):
+    """Numeric order when every value is a number (1, 5, 20, 100), else text order."""
+    vals = list(set(values))
+    return sorted(vals, key=float) if all(is_number(v) for v in vals) else sorted(vals, key=str)
+
+
+def save(fig, out, describe):
+    """PNG (with the figure's description as metadata: title, axis labels, legend, ticks, aggregation),
+    PDF and SVG beside it; deterministic bytes."""
     fig.tight_layout()
+    import json
+    meta = {"Software": None, "Description": json.dumps(describe, sort_keys=True), "Title": describe.get("title", "")}
     tmp = out + ".tmp.png"
-    fig.savefig(tmp, dpi=120, metadata={"Software": None})
+    fig.savefig(tmp, dpi=150, metadata=meta)
     os.replace(tmp, out)
-    if pdf:
-        p = os.path.splitext(out)[0] + ".pdf"
-        fig.savefig(p + ".tmp.pdf", metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None})
-        os.replace(p + ".tmp.pdf", p)
+    base = os.path.splitext(out)[0]
+    fig.savefig(base + ".tmp.pdf", metadata={"CreationDate": None, "ModDate": None, "Producer": None, "Creator": None,
+                                              "Title": describe.get("title", "")}, format="pdf")
+    os.replace(base + ".tmp.pdf", base + ".pdf")
+    fig.savefig(base + ".tmp.svg", metadata={"Date": None, "Creator": None, "Title": describe.get("title", "")}, format="svg")
+    os.replace(base + ".tmp.svg", base + ".svg")
     plt.close(fig)
 
 
-def sweep_plot(path, kind, out, x_axis, series_axis):
+def parse_where(where, axes, grid, path):
+    """--where AXIS=V[,V...] filters: returns {axis: set of values as in the grid}."""
+    fixed = {}
+    for w in where or []:
+        if "=" not in w:
+            raise PlotError(f"--where {w}: expected AXIS=VALUE[,VALUE...]")
+        a, v = w.split("=", 1)
+        if a not in axes:
+            raise PlotError(f"{path}: --where {w}: the sweep has no grid axis '{a}' (axes: {', '.join(axes) or 'none'})")
+        want = v.split(",")
+        have = set(grid[a])
+        chosen = set()
+        for x in want:
+            match = [h for h in have if h == x or (is_number(h) and is_number(x) and float(h) == float(x))]
+            if not match:
+                raise PlotError(f"{path}: --where {w}: '{x}' is not a value of {a} (values: {', '.join(fmt_value(h) for h in sort_values(have))})")
+            chosen.update(match)
+        fixed[a] = chosen
+    return fixed
+
+
+def sweep_plot(path, kind, out, x_axis, series_axis, where, style):
     default_x, metric, ylabel, xlabel = KINDS[kind]
     x_axis = x_axis or default_x
     with h5py.File(path, "r") as f:
@@ -60,51 +128,101 @@ def sweep_plot(path, kind, out, x_axis, series_axis):
         axes = [a for a in text(f.attrs["axes"]).split(",") if a]
         ok = f["ok"][:].astype(bool)
         y = f[f"metrics/{metric}"][:]
-        grid = {a: [text(v) for v in f[f"grid/{a}"][:]] for a in axes}
+        grid = {a: [fmt_value(text(v)) if is_number(text(v)) else text(v) for v in f[f"grid/{a}"][:]] for a in axes}
+        seeds = f["seed"][:]
         scenario = text(f.attrs["scenario"])
     if series_axis is None:
         series_axis = "scheduler" if "scheduler" in axes and x_axis != "scheduler" else None
     for a in (x_axis, series_axis):
         if a is not None and a not in axes:
-            raise PlotError(f"{path}: the sweep has no grid axis '{a}' (axes: {', '.join(axes) or 'none'}); "
-                            f"give --x/--series")
-    series = sorted(set(grid[series_axis]), key=str) if series_axis else [""]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+            raise PlotError(f"{path}: the sweep has no grid axis '{a}' (axes: {', '.join(axes) or 'none'}); give --x/--series")
+    fixed = parse_where(where, axes, grid, path)
+    keep = ok.copy()
+    for a, vals in fixed.items():
+        keep &= np.array([g in vals for g in grid[a]])
+    if not keep.any():
+        raise PlotError(f"{path}: no completed point left after --where {' '.join(where or [])}")
+    # What each point averages over: the seeds and every axis that is neither plotted nor fixed.
+    pooled = [a for a in axes if a not in (x_axis, series_axis) and not (a in fixed and len(fixed[a]) == 1)]
+    pooled_text = [f"{a} in {{{', '.join(fmt_value(v) for v in sort_values([grid[a][i] for i in np.flatnonzero(keep)]))}}}"
+                   for a in pooled]
+    n_seeds = len(set(seeds[keep]))
+    agg = f"points: mean over {n_seeds} seed{'s' if n_seeds != 1 else ''}"
+    if pooled_text:
+        agg += " and " + "; ".join(pooled_text)
+    agg += "; bars: 1 standard deviation"
+    fixed_text = ", ".join(f"{a}={'/'.join(fmt_value(v) for v in sort_values(vs))}" for a, vs in fixed.items())
+    st = STYLES[style]
+    series = sort_values(np.array(grid[series_axis])[keep]) if series_axis else [""]
+    fig, ax = plt.subplots(figsize=st["figsize"])
+    legend, ticks = [], []
     if kind == "energy" or x_axis is None:
         cats = series if series_axis else ["all"]
         means, stds = [], []
         for s in cats:
-            m = ok & (np.array(grid[series_axis]) == s) if series_axis else ok
+            m = keep & (np.array(grid[series_axis]) == s) if series_axis else keep
             means.append(np.nanmean(y[m]) if m.any() else np.nan)
             stds.append(np.nanstd(y[m]) if m.any() else 0)
-        ax.bar(range(len(cats)), means, yerr=stds, capsize=4, color=[plt.get_cmap("tab10")(i % 10) for i in range(len(cats))])
+        ax.bar(range(len(cats)), means, yerr=stds, capsize=3, color=[plt.get_cmap("tab10")(i % 10) for i in range(len(cats))],
+               hatch=None)
         ax.set_xticks(range(len(cats)))
-        ax.set_xticklabels(cats, rotation=20)
+        ax.set_xticklabels([fmt_value(c) for c in cats], rotation=20)
+        ticks = [fmt_value(c) for c in cats]
+        ax.set_xlabel(series_axis or "")
     else:
-        xs_all = sorted(set(float(v) for v in grid[x_axis]))
-        for i, s in enumerate(series):
+        xgrid = np.array([float(v) if is_number(v) else np.nan for v in grid[x_axis]])
+        if np.isnan(xgrid).any():
+            raise PlotError(f"{path}: axis '{x_axis}' has non-numeric values; use it as --series, not --x")
+        xs_all = sorted(set(xgrid[keep]))
+        log_x = kind == "latency-vs-bandwidth" and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 20
+        # Series that coincide stay visible: each gets its own marker and line style, and a small
+        # sideways offset (a fraction of the gap between x values, in log space for log axes).
+        nser = len(series)
+        for i, sname in enumerate(series):
             xs, means, stds = [], [], []
             for xv in xs_all:
-                m = ok & (np.array([float(v) for v in grid[x_axis]]) == xv)
+                m = keep & (xgrid == xv)
                 if series_axis:
-                    m &= np.array(grid[series_axis]) == s
+                    m &= np.array(grid[series_axis]) == sname
                 if m.any():
                     xs.append(xv)
                     means.append(np.nanmean(y[m]))
                     stds.append(np.nanstd(y[m]))
-            ax.errorbar(xs, means, yerr=stds, marker="o", capsize=3, label=s or None, color=plt.get_cmap("tab10")(i % 10))
+            if not xs:
+                continue
+            off = (i - (nser - 1) / 2) * 0.06 / max(1, nser)
+            if log_x:
+                xd = [x * (10 ** (off * np.log10(max(xs_all) / min(xs_all) if len(xs_all) > 1 else 10))) for x in xs]
+            else:
+                span = (max(xs_all) - min(xs_all)) if len(xs_all) > 1 else 1.0
+                xd = [x + off * span for x in xs]
+            label = fmt_value(sname) if series_axis else None
+            ax.errorbar(xd, means, yerr=stds, marker=MARKERS[i % len(MARKERS)], linestyle=LINESTYLES[i % len(LINESTYLES)],
+                        capsize=2, label=label, color=plt.get_cmap("tab10")(i % 10), markerfacecolor="none" if i % 2 else None)
+            if label:
+                legend.append(label)
         ax.set_xlabel(xlabel if x_axis == default_x else x_axis)
-        if kind == "latency-vs-bandwidth":
+        if log_x:
             ax.set_xscale("log")
-        if series_axis:
-            ax.legend(fontsize=8, title=series_axis)
+            ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        # The swept values are the ticks (integers for counts, no ".0").
+        ax.set_xticks(xs_all)
+        ticks = [fmt_value(v) for v in xs_all]
+        ax.set_xticklabels(ticks)
+        if series_axis and legend:
+            ax.legend(title=series_axis, fontsize="small")
     ax.set_ylabel(ylabel)
-    ax.set_title(f"{os.path.basename(scenario)}: {kind}", fontsize=10)
+    title = f"{os.path.basename(scenario)}: {kind}" + (f" ({fixed_text})" if fixed_text else "")
+    ax.set_title("\n".join(textwrap.wrap(title, 50 if style == "paper" else 90)), fontsize="medium")
     ax.grid(alpha=0.3)
-    save(fig, out)
+    fig.text(0.01, 0.005, agg, fontsize=6 if style == "paper" else 7, color="0.35", ha="left", va="bottom")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    save(fig, out, {"kind": kind, "title": title, "xlabel": ax.get_xlabel(), "ylabel": ylabel, "legend": legend,
+                    "legend_title": series_axis or "", "xticks": ticks, "aggregation": agg, "where": fixed_text,
+                    "xscale": ax.get_xscale(), "style": style})
 
 
-def timeline_plot(path, out):
+def timeline_plot(path, out, style):
     with h5py.File(path, "r") as f:
         if text(f.attrs.get("format", b"")) != "coinfer-results":
             raise PlotError(f"{path}: not a results file (format attribute is not coinfer-results)")
@@ -112,36 +230,58 @@ def timeline_plot(path, out):
         dev, t0, t1, st = (f["requests/device"][:], f["requests/t_created"][:], f["requests/t_result"][:],
                            f["requests/status"][:])
         split = f["requests/split"][:]
+        strategy = [text(v) for v in f["requests/strategy"][:]]
         bw_t, bw_d, bw_v = f["bandwidth/t"][:], f["bandwidth/device"][:], f["bandwidth/mbps"][:]
         end = max(float(f.attrs["end_s"]), float(f.attrs["duration_s"]))
+        duration = float(f.attrs["duration_s"])
+        warmup = float(f.attrs.get("warmup_s", 0))
         dec_t = f["decisions/t"][:] if "decisions" in f else np.array([])
         dec_sw = f["decisions/switched"][:] if "decisions" in f else np.array([])
         dec_scheme = [text(v) for v in f["decisions/scheme"][:]] if "decisions" in f else []
         scenario = text(f.attrs["scenario"])
-    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(9, 7), sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.2]})
+        testbed = text(f.attrs.get("service_time", "")) == "measured"
+    stl = STYLES[style]
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
     cm = plt.get_cmap("tab10")
+    legend = []
     for d, name in enumerate(ids):
         m = (dev == d) & (st == 0) & np.isfinite(t1)
         if m.any():
-            a1.plot(t0[m], (t1[m] - t0[m]) * 1e3, ".", ms=2.5, color=cm(d % 10), label=name)
-            a3.plot(t0[m], split[m], "-", lw=1, drawstyle="steps-post", color=cm(d % 10))
+            a1.plot(t0[m], (t1[m] - t0[m]) * 1e3, MARKERS[d % len(MARKERS)], ms=2, color=cm(d % 10), label=name, linestyle="none")
+            legend.append(name)
+            # Where each request ran: the fraction of the model on the device (split / n per request
+            # would comb between 0 and 1 for data_parallel); drawn as dots, one row of them per device.
+            a3.plot(t0[m], split[m], MARKERS[d % len(MARKERS)], ms=1.5, color=cm(d % 10), linestyle="none")
         b = bw_d == d
         if b.any():
             a2.step(np.append(bw_t[b], end), np.append(bw_v[b], bw_v[b][-1]), where="post", color=cm(d % 10))
+    shown = 0
     for t, sw in zip(dec_t, dec_sw):
+        if t > end:  # a decision after the run's end is not part of the run
+            continue
+        shown += 1
         for a in (a1, a2, a3):
             a.axvline(t, color="red" if sw else "grey", ls="--" if sw else ":", lw=0.8)
-    a1.set_yscale("log")
-    a1.set_ylabel("latency (ms)")
-    a1.legend(loc="upper left", fontsize=7, markerscale=3)
-    a1.set_title(f"{scenario}: latency, bandwidth and scheme switches (red: a decision that switched devices)", fontsize=9)
-    a2.set_yscale("log")
-    a2.set_ylabel("Mbit/s")
-    a3.set_ylabel("split k")
-    a3.set_xlabel("simulated time (s)")
     for a in (a1, a2, a3):
+        if warmup > 0:
+            a.axvspan(0, warmup, color="0.9", zorder=0)
+        a.axvline(duration, color="0.4", lw=0.8)
         a.grid(alpha=0.3)
-    save(fig, out)
+    a1.set_yscale("log")
+    a1.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
+    a1.set_ylabel("latency (ms)")
+    a1.legend(loc="upper left", fontsize="x-small", markerscale=3, ncol=max(1, min(4, len(legend) // 6 + 1)))
+    title = (f"{scenario}: latency, bandwidth and scheme switches (red: a decision that switched devices; "
+             f"grey band: warm-up, not counted)")
+    a1.set_title(title, fontsize="small")
+    a2.set_yscale("log")
+    a2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
+    a2.set_ylabel("Mbit/s")
+    a3.set_ylabel("split k\n(stages on device)")
+    xlabel = "time since the testbed's time zero (s)" if testbed else "simulated time (s)"
+    a3.set_xlabel(xlabel)
+    save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
+                    "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style})
     return dec_scheme
 
 
@@ -152,20 +292,25 @@ def main():
     ap.add_argument("--out", help="PNG path (a PDF is written beside it); default: <kind>.png beside FILE")
     ap.add_argument("--x", help="grid axis on the x axis (default depends on the kind)")
     ap.add_argument("--series", help="grid axis for one line per value (default: scheduler, if swept)")
+    ap.add_argument("--where", action="append", default=[], help="AXIS=V[,V...]: keep only these values of a grid axis (repeatable)")
+    ap.add_argument("--style", choices=sorted(STYLES), default="screen", help="paper: one column of a two-column paper")
     args = ap.parse_args()
+    plt.rcParams.update(STYLES[args.style]["rc"])
+    plt.rcParams["svg.hashsalt"] = "coinfer"
     if not os.path.exists(args.file):
         print(f"error: {args.file}: file not found", file=sys.stderr)
         return 2
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.file)), args.kind + ".png")
     try:
         if args.kind == "timeline":
-            timeline_plot(args.file, out)
+            timeline_plot(args.file, out, args.style)
         else:
-            sweep_plot(args.file, args.kind, out, args.x, args.series)
+            sweep_plot(args.file, args.kind, out, args.x, args.series, args.where, args.style)
     except (PlotError, KeyError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"wrote {out} and {os.path.splitext(out)[0]}.pdf")
+    base = os.path.splitext(out)[0]
+    print(f"wrote {out}, {base}.pdf and {base}.svg")
     return 0
 
 

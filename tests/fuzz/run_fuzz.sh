@@ -22,7 +22,7 @@ cxx=(clang++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recove
      -DCOINFER_SOURCE_DIR="\"$src\"")
 h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 core=("$src"/core/*.cpp)
-io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
+io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
         "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
 io_lut=("$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
 

@@ -22,10 +22,42 @@ PY
 for kind in latency-vs-bandwidth throughput-vs-devices throughput-vs-batch energy timeline; do
   src="$work/s/sweep.h5"; [ $kind = timeline ] && src="$work/r/results.h5"
   "$coinfer" plot "$src" --kind $kind --out "$work/$kind.png" > /dev/null && check_image "$work/$kind.png" && test -s "$work/$kind.pdf" \
+    && test -s "$work/$kind.svg" \
     && "$coinfer" plot "$src" --kind $kind --out "$work/again.png" > /dev/null && cmp -s "$work/$kind.png" "$work/again.png" \
+    && cmp -s "$work/$kind.svg" "$work/again.svg" \
     && passes=$((passes+1)) || { echo "FAIL $kind"; fails=$((fails+1)); }
 done
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --x colour > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "no grid axis 'colour'" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad axis"; cat "$work/err"; fails=$((fails+1)); }
+# What the figures say, read back from the saved PNG's metadata (not from the script): the aggregation
+# names every pooled axis, --where fixes one and says so, ticks are the swept values without ".0",
+# legends in numeric order, --style paper is one column wide.
+"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --out "$work/tvd.png" > /dev/null
+"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --style paper \
+  --out "$work/tvd40.png" > /dev/null
+"$coinfer" plot "$work/s/sweep.h5" --kind latency-vs-bandwidth --series max_batch --where scheduler=hierarchical --out "$work/lvb.png" > /dev/null
+/usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
+import json, sys
+from PIL import Image
+w = sys.argv[1]
+def meta(name):
+    im = Image.open(f"{w}/{name}")
+    return json.loads(im.info["Description"]), im.size
+d, size = meta("tvd.png")
+assert d["xticks"] == ["1", "2"], d["xticks"]                     # counts: integers, the swept values
+assert d["legend"] == ["hierarchical", "local"] and d["legend_title"] == "scheduler", d
+assert "1 seed " in d["aggregation"] and "bandwidth_mbps in {5, 40}" in d["aggregation"] and "max_batch in {1, 5}" in d["aggregation"], d["aggregation"]
+d, size_paper = meta("tvd40.png")
+assert "bandwidth_mbps" not in d["aggregation"] and "max_batch" not in d["aggregation"], d["aggregation"]
+assert d["where"] == "bandwidth_mbps=40, max_batch=5" and "(bandwidth_mbps=40, max_batch=5)" in d["title"], d
+assert d["style"] == "paper" and size_paper[0] < size[0] * 0.6, (size_paper, size)   # 3.4 in at 150 dpi
+d, _ = meta("lvb.png")
+assert d["legend"] == ["1", "5"] and d["xticks"] == ["5", "40"], d                 # numeric order, no ".0"
+assert "devices in {1, 2}" in d["aggregation"], d["aggregation"]
+d, _ = meta("timeline.png")
+assert d["xlabel"] == "simulated time (s)" and d["warmup_s"] >= 0 and len(d["legend"]) >= 1, d
+PY
+"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
+[ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
