@@ -4,9 +4,9 @@
 
 namespace coinfer {
 
-double request_wire_bytes(const LutTable* lut, const ModelSpec& model, int split, double u) {
+double request_wire_bytes(const LutTable* lut, int split, double tensor_bytes, double u) {
   if (const double* q = lut ? lut->wire_bytes_quantiles(split) : nullptr) return quantile_at(lut->quantile_levels(), q, u);
-  return model.bytes_at_split(split);
+  return tensor_bytes;
 }
 
 bool knows_wire_bytes(const LutTable* lut, int split) { return lut && lut->wire_bytes_quantiles(split) != nullptr; }

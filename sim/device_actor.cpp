@@ -23,6 +23,7 @@ DeviceActor::DeviceActor(DeviceSlice slice)
       service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)),
       wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)) {
   in_flight_limit_ = s_.spec->workload.in_flight > 0 ? s_.spec->workload.in_flight : default_in_flight(strategy_);
+  for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.push_back(s_.model->bytes_at_split(k));
   strategy_text_ = strategy_.to_string();
   helper_ = s_.help != nullptr;
 }
@@ -38,7 +39,7 @@ void DeviceActor::on_help_arrived() {
   SimRequest* first = helping_->batch.front();
   const int b = static_cast<int>(helping_->batch.size());
   const LutTable& lut = *s_.helper_luts.at(first->rec.device);
-  const double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, service_rng_.next_unit());
+  const double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
   const double now = sg4::Engine::get_clock();
   for (SimRequest* r : helping_->batch) {
     r->rec.t_batch_start = now;
@@ -93,8 +94,11 @@ void DeviceActor::route(SimRequest* r) {
   r->rec.split = r->device_split;
   if (r->device_split < num_stages_) {
     // Wire bytes: the device's LUT knows what its middleware sends up; the server's, what it sends back.
-    r->rec.bytes_up = request_wire_bytes(s_.lut, *s_.model, r->device_split, wire_rng_.next_unit());
-    r->rec.bytes_down = request_wire_bytes(s_.server_lut, *s_.model, num_stages_, wire_rng_.next_unit());
+    // (A draw only where a LUT has wire bytes: runs without them cost no random numbers.)
+    const double u_up = s_.lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
+    const double u_down = s_.server_lut && s_.server_lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
+    r->rec.bytes_up = request_wire_bytes(s_.lut, r->device_split, bytes_at_split_[r->device_split], u_up);
+    r->rec.bytes_down = request_wire_bytes(s_.server_lut, num_stages_, bytes_at_split_[num_stages_], u_down);
     r->batch_group = s_.batch_group[r->device_split];
   }
   (r->device_split > 0 ? exec_queue_ : up_queue_).push_back(r);
@@ -134,7 +138,7 @@ void DeviceActor::start_idle_stages() {
     exec_queue_.pop_front();
     computing_->rec.t_device_start = sg4::Engine::get_clock();
     // The device's stages, then (when the request goes on to the server) compressing what it sends.
-    double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, service_rng_.next_unit());
+    double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, s_.lut->has_distributions() ? service_rng_.next_unit() : 0.5);
     if (computing_->device_split < num_stages_) seconds += s_.lut->wire_compress_seconds(computing_->device_split);
     exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
   }

@@ -97,6 +97,7 @@ class DeviceActor final : public ObservedDevice {
   int num_stages_;
   int in_flight_limit_;
   int unfinished_ = 0;
+  std::vector<double> bytes_at_split_;  // the spec's tensor bytes per split k (0..n): computed once
   std::string strategy_text_;
 
   std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;

@@ -96,7 +96,8 @@ double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const
 double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
   const SimRequest& first = *batch.front();
   const LutTable& lut = *(*s_.server_luts)[first.rec.device];
-  return s_.time->sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), service_rng_.next_unit());
+  const double u = lut.has_distributions() ? service_rng_.next_unit() : 0.5;  // no draw for tables without distributions
+  return s_.time->sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), u);
 }
 
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {

@@ -386,10 +386,10 @@ TEST(LutWireBytes, RoundTripAndChecks) {
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_tables(bytes.substr(0, n)), std::invalid_argument) << n;
   // Spec fallback and draws (core/wire_bytes.hpp).
   ModelSpec spec = catalog().instantiate("gcn", "mr");
-  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 0, 0.2), 100);
-  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 0, 0.7), 300);
-  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, spec, 1, 0.7), spec.bytes_at_split(1));
-  EXPECT_DOUBLE_EQ(request_wire_bytes(nullptr, spec, 0, 0.7), spec.bytes_at_split(0));
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, 0, spec.bytes_at_split(0), 0.2), 100);
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, 0, spec.bytes_at_split(0), 0.7), 300);
+  EXPECT_DOUBLE_EQ(request_wire_bytes(&t, 1, spec.bytes_at_split(1), 0.7), spec.bytes_at_split(1));
+  EXPECT_DOUBLE_EQ(request_wire_bytes(nullptr, 0, spec.bytes_at_split(0), 0.7), spec.bytes_at_split(0));
   // Refused: decreasing or non-finite bytes, negative codec time, no levels.
   LutTable dec = distributed_table();
   dec.set_wire(1, {300, 100, 100, 100}, 0, 0);
