@@ -292,7 +292,14 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                                          netns ? "7070" : "0", "--port-file", port_file, "--decisions-out",
                                          work + "/decisions.jsonl"});
   server_argv.insert(server_argv.end(), common.begin(), common.end());
-  // The epoch is fixed by the testbed and given to every process: time zero of the run.
+  // The epoch is fixed by the testbed and given to every process, the server included (its decision
+  // times, periods and the end of arrivals count from it): time zero of the run, after the server's
+  // start-up (kServerStartS) and the devices' (--startup).
+  constexpr double kServerStartS = 3;
+  const double epoch = unix_now() + kServerStartS + o.startup_s;
+  char epoch_text[64];
+  std::snprintf(epoch_text, sizeof epoch_text, "%.6f", epoch);
+  server_argv.insert(server_argv.end(), {"--epoch", epoch_text});
   setup.children.push_back(spawn("server", server_argv, work + "/logs/server.log"));
   Child* server = &setup.children.back();
   const auto wait_start = std::chrono::steady_clock::now();
@@ -306,9 +313,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     std::this_thread::sleep_for(Seconds(0.05));
   }
   const std::string port = read_file(port_file).substr(0, read_file(port_file).find('\n'));
-  const double epoch = unix_now() + o.startup_s;
-  char epoch_text[64];
-  std::snprintf(epoch_text, sizeof epoch_text, "%.6f", epoch);
+  if (epoch - unix_now() < 1)
+    say("warning: the edge server took " + std::to_string(static_cast<int>(unix_now() - (epoch - kServerStartS - o.startup_s))) +
+        " s to start; the devices have less than 1 s before time zero (raise --startup)");
   // The device cap: on the work threads only where cgroup v1 takes thread ids (hw/cpu_cap.hpp).
   std::string cap_scope = o.device_cpu_scope;
   if (cap_scope == "auto") cap_scope = fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";

@@ -44,6 +44,13 @@ std::vector<DataRoot> data_root_candidates() {
   std::error_code ec;
   const std::string cwd = project_above(fs::current_path(ec));
   if (!cwd.empty()) c.push_back({cwd, "the working directory's project"});
+  // Installed data: beside the running program (<prefix>/bin/coinfer -> <prefix>/share/coinfer, so an
+  // installation can move), then the configured prefix.
+  const fs::path exe = fs::canonical("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path beside = exe.parent_path().parent_path() / "share" / "coinfer";
+    if (fs::is_directory(beside / "models", ec)) c.push_back({beside.string(), "installed"});
+  }
   if (*COINFER_INSTALL_DATA_DIR && fs::is_directory(COINFER_INSTALL_DATA_DIR, ec)) c.push_back({COINFER_INSTALL_DATA_DIR, "installed"});
   c.push_back({COINFER_SOURCE_DIR, "source tree"});
   return c;

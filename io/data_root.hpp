@@ -6,7 +6,8 @@
 //   2. $COINFER_ROOT
 //   3. the project containing the scenario being run (its folder, then upwards)
 //   4. the project containing the working directory (upwards)
-//   5. the installed data (CMAKE_INSTALL_PREFIX/share/coinfer), when it exists
+//   5. the installed data: <the program's folder>/../share/coinfer (relocatable), then
+//      CMAKE_INSTALL_PREFIX/share/coinfer, when they exist (`cmake --install build` puts them there)
 //   6. the source tree the program was built from
 // So a user who copies the project, or adds models/specs/mygcn.yaml to it, sees their files used.
 #include <string>

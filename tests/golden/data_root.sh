@@ -32,5 +32,16 @@ devices:
   - {id: d, type: rpi4b, model: mygcn, dataset: mr, link: {bandwidth_mbps: 10}, strategy: offload}
 YAML
 check "a scenario of the project run from elsewhere" '(cd / && "$coinfer" run "$proj/scenarios/mine.yaml" -q --out "$work/out") && [ -s "$work/out/results.h5" ]'
+# `cmake --install` makes a working installation: programs in PREFIX/bin read PREFIX/share/coinfer wherever
+# PREFIX is (a model only the installation has is listed; the quickstart runs from outside any project).
+build="$(dirname "$coinfer")"
+if cmake --install "$build" --prefix "$work/inst" > "$work/install.log" 2>&1; then
+  sed 's/^name: gcn/name: installedgcn/' "$root/models/specs/gcn.yaml" > "$work/inst/share/coinfer/models/specs/installedgcn.yaml"
+  check "installed program reads the installed data" '(cd "$work" && "$work/inst/bin/coinfer" model list) | grep -q "^installedgcn"'
+  check "installed plots, python package and scenarios" '[ -f "$work/inst/share/coinfer/plots/coinfer_plots.py" ] && [ -f "$work/inst/share/coinfer/python/coinfer/__init__.py" ] && [ -f "$work/inst/share/coinfer/scenarios/quickstart.yaml" ] && [ ! -e "$work/inst/share/coinfer/models/gnn_model.cpp" ]'
+  check "installed quickstart runs" '(cd "$work" && "$work/inst/bin/coinfer" run "$work/inst/share/coinfer/scenarios/quickstart.yaml" --set duration_s=2 --set warmup_s=0 --out "$work/instrun" -q) && [ -s "$work/instrun/summary.json" ]'
+else
+  echo "FAIL cmake --install"; cat "$work/install.log"; fails=$((fails+1))
+fi
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
