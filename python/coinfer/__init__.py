@@ -76,6 +76,16 @@ def _open(path, name, fmt):
     return path, f
 
 
+def _json(path, name):
+    """The JSON document `name` (in the folder `path`, or `path` itself) and its path."""
+    path = _file(path, name)
+    try:
+        with open(path) as f:
+            return path, json.load(f)
+    except json.JSONDecodeError as e:
+        raise CoinferFileError(f"{path}: not JSON ({e})") from e
+
+
 def run_attributes(path):
     """The root attributes of a results.h5 (scenario, seed, scheduler, duration_s, warmup_s, end_s,
     service_time, ...) as a dict of Python values."""
@@ -170,12 +180,7 @@ def load_summary(path):
     """A run's summary.json: one row for the total and one per device, with throughput_rps,
     latency_mean_ms/p50/p95/p99, energy, completed, failed; the run's description in `df.attrs`."""
     pd = _pd()
-    path = _file(path, "summary.json")
-    try:
-        with open(path) as f:
-            j = json.load(f)
-    except json.JSONDecodeError as e:
-        raise CoinferFileError(f"{path}: not JSON ({e})") from e
+    path, j = _json(path, "summary.json")
     if "total" not in j:
         raise CoinferFileError(f"{path}: no 'total' key (not a coinfer summary.json)")
 
@@ -219,12 +224,7 @@ def load_validation(path):
     error_pct, checked and within_tolerance; ranking, decisions, calibration and machine figures in
     `df.attrs`."""
     pd = _pd()
-    path = _file(path, "validate.json")
-    try:
-        with open(path) as f:
-            j = json.load(f)
-    except json.JSONDecodeError as e:
-        raise CoinferFileError(f"{path}: not JSON ({e})") from e
+    path, j = _json(path, "validate.json")
     if "schedulers" not in j and "failed_runs" not in j:
         raise CoinferFileError(f"{path}: no 'schedulers' key (not a coinfer validate.json)")
     rows = []

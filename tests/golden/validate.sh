@@ -82,5 +82,15 @@ PY
 grep -q "ranking by total throughput" "$work/v.txt" && [ -s "$work/v/validate.csv" ] && [ -s "$work/v/offload/testbed/results.h5" ] \
   && [ -s "$work/v/offload/sim/decisions.jsonl" ] && [ -s "$work/v/offload/testbed/decisions.jsonl" ] && ls "$work/v/luts/"*.h5 > /dev/null \
   && ok || bad "report files"
+# The same report as a DataFrame (python/coinfer).
+PYTHONPATH="$root/python" /usr/bin/python3 - "$work/v" <<'PY' && ok || bad "load_validation"
+import sys, json, coinfer
+v = coinfer.load_validation(sys.argv[1])
+r = json.load(open(sys.argv[1] + "/validate.json"))
+assert set(v.scheduler) == {"offload", "local"}, set(v.scheduler)
+assert len(v) == sum(len(rows) for rows in r["schedulers"].values())
+t = v[(v.scheduler == "offload") & (v.scope == "total") & (v.metric == "throughput_rps")].iloc[0]
+assert t.sim == r["schedulers"]["offload"][0]["sim"] and "ranking" in v.attrs
+PY
 echo "validate: $passes passed, $fails failed"
 [ $fails -eq 0 ]
