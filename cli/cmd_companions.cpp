@@ -1,5 +1,5 @@
 // Subcommands carried out by the LibTorch companion programs built beside coinfer (so that the
-// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; serve, device, testbed ->
+// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; lut fill -> coinfer-lutfill; serve, device, testbed ->
 // coinfer-rt. The command line is passed through unchanged (--help included).
 #include <unistd.h>
 
@@ -48,6 +48,12 @@ void pass_through(CLI::App& app, int& exit_code, const std::string& name, const 
 void register_profile(CLI::App& app, int& exit_code) {
   pass_through(app, exit_code, "profile", "measure a LUT of a model on this machine (see coinfer profile --help)",
                "coinfer-profile", "");
+}
+
+void register_lut_fill(CLI::App& lut, int& exit_code) {
+  pass_through(lut, exit_code, "fill",
+               "estimate the entries a scenario needs and its LUTs lack with per-module regressors (see coinfer lut fill --help)",
+               "coinfer-lutfill", "");
 }
 
 void register_runtime(CLI::App& app, int& exit_code) {

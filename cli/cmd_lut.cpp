@@ -271,9 +271,10 @@ int lut_synth(const LutOptions& o) {
 }  // namespace
 
 void register_lut(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("lut", "LUT files: show, check, upgrade, import measurements, synthesise");
+  CLI::App* cmd = app.add_subcommand("lut", "LUT files: show, check, upgrade, import measurements, synthesise, fill gaps");
   cmd->require_subcommand(1);
   auto o = std::make_shared<LutOptions>();
+  register_lut_fill(*cmd, exit_code);
   CLI::App* sh = cmd->add_subcommand("show", "print a LUT file's tables and provenance");
   sh->add_option("file", o->file, "LUT file (.h5)")->required();
   sh->add_flag("--json", o->json, "print one JSON document instead of text");

@@ -68,6 +68,11 @@ int run_command(const RunOptions& o) {
   };
   RunResults r = sim::run_simulation(s, models, luts, so);
   progress.finish();
+  if (!r.estimated_lut_entries.empty()) {
+    std::fprintf(stderr, "note: %zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
+                         "listed in summary.json (estimated_lut_entries); first: %s\n",
+                 r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str());
+  }
   // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
   StagedOutput staged(out, "--out");
   write_results_h5(staged.path("results.h5"), r);

@@ -23,6 +23,7 @@ void register_sweep(CLI::App& app, int& exit_code);
 void register_plot(CLI::App& app, int& exit_code);
 void register_profile(CLI::App& app, int& exit_code);
 void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbed
+void register_lut_fill(CLI::App& lut, int& exit_code);   // lut fill (a subcommand of lut)
 void register_validate(CLI::App& app, int& exit_code);
 void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
 

@@ -18,6 +18,71 @@
 #include "io/lut_h5.hpp"
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
+#include "io/module_samples.hpp"
+#include "core/model_variants.hpp"
+
+namespace {
+
+// coinfer profile --modules N: module latency samples for the regressors of coinfer lut fill.
+int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_model, long long count,
+                    coinfer::hw::ProfileOptions o, const std::string& out, bool quiet, double cpu_quota) {
+  using namespace coinfer;
+  std::vector<ModelSpec> bases;
+  for (const auto& m : cat.model_names()) {
+    if (!only_model.empty() && m != only_model) continue;
+    for (const auto& d : cat.datasets_for(m)) bases.push_back(cat.instantiate(m, d));
+  }
+  if (bases.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "unknown model '" + only_model + "' (models: " + join(cat.model_names()) + ")");
+  cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
+  o.single_stages_only = true;
+  o.whole_model_only = false;
+  std::unique_ptr<hw::CpuCap> cap;
+  if (cpu_quota > 0) {
+    try {
+      cap = hw::CpuCap::apply(cpu_quota);
+    } catch (const std::runtime_error& e) {
+      throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
+    }
+    o.cpu_cap = cap->description();
+    o.cpu_cap_cores = cpu_quota;
+  }
+  auto progress = std::make_shared<cli::ProgressLine>("profile --modules", quiet);
+  ModuleSampleSet set;
+  long long skipped = 0;
+  for (long long i = 0; i < count; ++i) {
+    const ModelSpec& base = bases[static_cast<size_t>(i) % bases.size()];
+    ModelSpec v;
+    LutTable t;
+    try {
+      v = random_model_variant(base, o.seed, static_cast<std::uint64_t>(i));
+      t = hw::profile_model(v, o);
+    } catch (const std::invalid_argument& e) {  // a variant the builder cannot realise
+      std::fprintf(stderr, "note: variant %lld of %s/%s skipped: %s\n", i, base.name.c_str(), base.dataset.name.c_str(), e.what());
+      ++skipped;
+      continue;
+    }
+    for (auto& s : module_samples_from_lut(t, v)) set.samples.push_back(std::move(s));
+    if (set.provenance.kind.empty()) set.provenance = t.provenance();
+    progress->update(static_cast<double>(i + 1), static_cast<double>(count), v.name + "/" + v.dataset.name);
+  }
+  cap.reset();
+  progress->finish();
+  if (set.samples.empty()) throw InputError(SourceLocation{"--modules", 0, 0}, "--modules", "no variant could be measured");
+  auto& a = set.provenance.attributes;
+  a.erase("wire_bytes");
+  a.erase("bytes_per_split");
+  a.erase("peak_memory");
+  a.erase("inputs");
+  a["note"] = "MEASURED by coinfer profile --modules on this machine with the LibTorch models";
+  a["samples"] = std::to_string(count - skipped) + " random variants (core/model_variants.hpp, seed " + std::to_string(o.seed) +
+                 ") of " + (only_model.empty() ? std::string("every model") : only_model) +
+                 "; every single stage [i,i+1) at every batch size; synthetic inputs of each variant's dataset";
+  write_module_samples(out, set);
+  std::printf("wrote %s: %zu module samples from %lld model variants [MEASURED]\n", out.c_str(), set.samples.size(), count - skipped);
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   coinfer::hw::keep_tensor_memory();  // as the runtime does, so the LUT matches it
@@ -25,9 +90,14 @@ int main(int argc, char** argv) {
   app.name("coinfer profile");  // usage lines read the way users call it
   std::string model, dataset, out, batches = "1..8";
   coinfer::hw::ProfileOptions o;
-  app.add_option("--model", model, "model name (coinfer model list)")->required();
+  app.add_option("--model", model, "model name (coinfer model list); with --modules: only this model's variants (default: every model)");
   app.add_option("--dataset", dataset, "dataset (default: the model's first)");
-  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5)")->required();
+  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5); with --modules: the sample set (.csv)")->required();
+  long long modules = 0;
+  app.add_option("--modules", modules,
+                 "measure module latency samples instead of a LUT: N random variants of the models (widths, k, nodes, "
+                 "features drawn at random, core/model_variants.hpp), every single stage at every batch size, written as "
+                 "a sample set for coinfer lut fill --samples (traces/README.md)");
   app.add_option("--input", o.input_file, "real inputs: a PointNet HDF5 (point clouds) or graph HDF5 file (models/README.md)");
   app.add_option("--device-type", o.device_type, "device type name stored in the LUT (default this-machine)");
   app.add_option("--batch", batches, "batch sizes 1..B (default 1..8)");
@@ -36,8 +106,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "LibTorch intra-op threads (default 1)");
   app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition chunks (default 1)");
   std::string ranges = "all";
-  app.add_option("--ranges", ranges, "which stage ranges: all (default) or whole (only [0,n): a quick calibration)")
-      ->check(CLI::IsMember({"all", "whole"}));
+  app.add_option("--ranges", ranges, "which stage ranges: all (default), whole (only [0,n): a quick calibration) or stages (only [i,i+1))")
+      ->check(CLI::IsMember({"all", "whole", "stages"}));
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   app.add_flag("--quiet,-q", "no progress");
@@ -62,9 +132,13 @@ int main(int argc, char** argv) {
     o.batch_sizes.clear();
     for (int b = 1; b <= hi; ++b) o.batch_sizes.push_back(b);
     o.whole_model_only = ranges == "whole";
+    o.single_stages_only = ranges == "stages";
     if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
     ModelCatalog cat = ModelCatalog::load(data_path("models"));
+    if (modules < 0 || modules > 100000) throw InputError(SourceLocation{"--modules", 0, 0}, "--modules", "N must be in 1..100000");
+    if (modules > 0) return profile_modules(cat, model, modules, o, out, app.count("--quiet") > 0, cpu_quota);
+    if (model.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "required (coinfer model list)");
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
     ModelSpec spec = cat.instantiate(model, dataset);
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");

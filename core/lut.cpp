@@ -196,6 +196,59 @@ std::optional<double> LutTable::peak_memory(int begin, int end) const {
   return peak_memory_[static_cast<size_t>(begin) * (num_stages_ + 1) + end];
 }
 
+void LutTable::set_estimate(int begin, int end, int batch, Estimate e) {
+  check_range(begin, end, batch);
+  if (begin >= end || !latency_[index(begin, end, batch)])
+    throw std::invalid_argument("LUT " + key_.to_string() + ": an estimate mark for an entry without a latency");
+  if (e.method.empty()) throw std::invalid_argument("LUT " + key_.to_string() + ": an estimate needs its method");
+  if (!std::isfinite(e.relative_error) || e.relative_error < 0)
+    throw std::invalid_argument("LUT " + key_.to_string() + ": estimate relative error " + format_double(e.relative_error) +
+                                " (allowed: a finite number >= 0)");
+  estimates_[index(begin, end, batch)] = std::move(e);
+}
+
+void LutTable::clear_estimate(int begin, int end, int batch) {
+  if (has_latency(begin, end, batch) && begin < end) estimates_.erase(index(begin, end, batch));
+}
+
+const LutTable::Estimate* LutTable::estimate(int begin, int end, int batch) const {
+  if (estimates_.empty() || begin < 0 || end > num_stages_ || begin >= end || batch < 1 || batch > max_batch_) return nullptr;
+  auto it = estimates_.find(index(begin, end, batch));
+  return it == estimates_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::tuple<int, int, int>> LutTable::estimated_cells() const {
+  std::vector<std::tuple<int, int, int>> out;
+  const size_t N1 = static_cast<size_t>(num_stages_ + 1), B = static_cast<size_t>(max_batch_);
+  for (const auto& kv : estimates_) {
+    const size_t i = kv.first / (N1 * B), j = (kv.first / B) % N1, b = kv.first % B + 1;
+    out.emplace_back(static_cast<int>(i), static_cast<int>(j), static_cast<int>(b));
+  }
+  return out;
+}
+
+LutTable LutTable::with_max_batch(int max_batch) const {
+  if (max_batch < max_batch_) throw std::invalid_argument("with_max_batch: cannot drop batch sizes");
+  LutTable t(key_, num_stages_, max_batch);
+  if (!quantile_levels_.empty()) t.set_quantile_levels(quantile_levels_);
+  for (int i = 0; i < num_stages_; ++i)
+    for (int j = i + 1; j <= num_stages_; ++j) {
+      if (auto m = peak_memory(i, j)) t.set_peak_memory(i, j, *m);
+      for (int b = 1; b <= max_batch_; ++b) {
+        if (!has_latency(i, j, b)) continue;
+        t.set_latency(i, j, b, latency(i, j, b));
+        if (const double* q = quantiles(i, j, b)) t.set_quantiles(i, j, b, std::vector<double>(q, q + quantile_levels_.size()));
+        if (const Estimate* e = estimate(i, j, b)) t.set_estimate(i, j, b, *e);
+      }
+    }
+  t.bytes_per_split() = bytes_per_split_;
+  for (int k = 0; k <= num_stages_; ++k)
+    if (const double* q = wire_bytes_quantiles(k))
+      t.set_wire(k, std::vector<double>(q, q + quantile_levels_.size()), wire_compress_s_[k], wire_decompress_s_[k]);
+  t.provenance() = provenance_;
+  return t;
+}
+
 std::vector<std::tuple<int, int, int>> LutTable::latency_gaps() const {
   std::vector<std::tuple<int, int, int>> gaps;
   for (int i = 0; i < num_stages_; ++i)

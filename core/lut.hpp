@@ -96,6 +96,27 @@ class LutTable {
   double wire_decompress_seconds(int split) const;      // 0 when none
   bool has_wire_bytes() const { return wire_splits_ > 0; }
 
+  // Estimated entries. An entry filled by a fitted regressor (coinfer lut fill, the MEDN paper's
+  // per-module models) instead of a measurement carries how it was estimated (e.g. "sum of stages:
+  // edgeconv=medn, linear=lr") and the estimate's relative error measured on held-out measured
+  // samples (0.08 = 8 %). A run uses such entries only where its scenario says `luts_fill: allow`.
+  // set_estimate throws std::invalid_argument for an entry without a latency, an empty method or an
+  // error that is not a finite number >= 0; set_latency on the entry keeps the mark (clear_estimate).
+  struct Estimate {
+    std::string method;
+    double relative_error = 0;
+  };
+  void set_estimate(int begin, int end, int batch, Estimate e);
+  void clear_estimate(int begin, int end, int batch);
+  const Estimate* estimate(int begin, int end, int batch) const;  // nullptr for a measured entry
+  long long estimated_entries() const { return static_cast<long long>(estimates_.size()); }
+  // Every estimated entry as (begin, end, batch), in index order.
+  std::vector<std::tuple<int, int, int>> estimated_cells() const;
+
+  // A copy covering batch sizes 1..max_batch (>= this table's): every entry, distribution, estimate,
+  // wire figure, memory and provenance kept; the new batch sizes start empty.
+  LutTable with_max_batch(int max_batch) const;
+
  private:
   size_t index(int begin, int end, int batch) const;
   void check_range(int begin, int end, int batch) const;
@@ -111,6 +132,7 @@ class LutTable {
   std::vector<double> wire_quantiles_;       // per split, quantile_levels_.size() values; NaN first value = none
   std::vector<double> wire_compress_s_, wire_decompress_s_;  // per split
   int wire_splits_ = 0;
+  std::map<size_t, Estimate> estimates_;  // by latency cell index
   Provenance provenance_;
 };
 

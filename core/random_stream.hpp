@@ -21,6 +21,8 @@ enum class StreamPurpose : std::uint64_t {
   service_time = 2,  // sampled service times: index = device index, or kServerStreamBase + server index
   scheduler = 3,     // a scheduler's own randomness (index = 0)
   wire_bytes = 4,    // bytes a request puts on the wire, drawn per request (index = device index)
+  module_sampling = 5,  // random model variants for module latency samples (index = variant)
+  regressor = 6,     // a latency regressor's initial weights, data split and batches (index = module)
   test = 99,         // tests only
 };
 

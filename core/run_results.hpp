@@ -73,6 +73,9 @@ struct RunResults {
   // Where transfer sizes came from: LUTs with measured wire bytes, and those without (whose requests
   // sent the model spec's tensor bytes instead).
   std::vector<std::string> wire_bytes_luts, tensor_bytes_luts;
+  // LUT entries the run may have consulted that were estimated (coinfer lut fill), not measured: one
+  // line each, "device/model/dataset [i,j) batch b: method, error x %". Empty for a fully measured run.
+  std::vector<std::string> estimated_lut_entries;
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

@@ -105,6 +105,9 @@ struct Scenario {
   // How the simulator times each execution: `sampled` draws it from the LUT entry's measured
   // distribution where the LUT has one (else its mean); `mean` uses every entry's mean.
   enum class ServiceTime { mean, sampled } service_time = ServiceTime::sampled;
+  // Whether LUT entries estimated by `coinfer lut fill` (fitted regressors, not measurements) may be
+  // used: refuse (default) makes a run that would consult one stop with an error naming it.
+  enum class LutsFill { refuse, allow } luts_fill = LutsFill::refuse;
   std::vector<std::string> luts;       // files or folders
   SourceLocation luts_where;           // the `luts` key, for errors found while reading them
   std::vector<ServerSpec> servers;

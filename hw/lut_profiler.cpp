@@ -132,7 +132,12 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   LutTable t({o.device_type, spec.name, spec.dataset.name}, n, B);
   const std::vector<double>& levels = standard_quantile_levels();
   t.set_quantile_levels(levels);
-  const int ranges = o.whole_model_only ? 1 : n * (n + 1) / 2;
+  auto wanted = [&](int i, int j) {
+    if (o.whole_model_only) return i == 0 && j == n;
+    if (o.single_stages_only) return j == i + 1;
+    return true;
+  };
+  const int ranges = o.whole_model_only ? 1 : o.single_stages_only ? n : n * (n + 1) / 2;
   double total_work = 0, done_work = 0;
   for (int b : o.batch_sizes) total_work += static_cast<double>(ranges) * b;
   std::vector<double> bytes(n + 1, 0);
@@ -150,7 +155,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
       for (int k = 0; k <= n; ++k) bytes[k] = static_cast<double>(models::GnnModel::payload_bytes(at[k]));
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j <= n; ++j) {
-        if (o.whole_model_only && (i != 0 || j != n)) continue;
+        if (!wanted(i, j)) continue;
         std::vector<double> samples;
         for (int r = 0; r < o.warmup + o.repeats; ++r) {
           models::SplitState st = at[i];
@@ -180,10 +185,10 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
       }
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
-  const int wire_inputs = measure_wire_bytes(model, spec, o, t);
+  const int wire_inputs = o.single_stages_only ? 0 : measure_wire_bytes(model, spec, o, t);
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j <= n; ++j)
-      if (!o.whole_model_only || (i == 0 && j == n)) t.set_peak_memory(i, j, peak[i][j]);
+      if (wanted(i, j)) t.set_peak_memory(i, j, peak[i][j]);
   Provenance& pv = t.provenance();
   pv.kind = "measured";
   char host[256] = {0};
@@ -206,12 +211,14 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["command"] = o.command_line;
   pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " +
                             std::to_string(o.repeats) + " timed runs per (range, batch)";
-  pv.attributes["ranges"] = o.whole_model_only ? "whole model [0,n) only (a calibration, not a complete LUT)" : "every range [i,j)";
+  pv.attributes["ranges"] = o.whole_model_only     ? "whole model [0,n) only (a calibration, not a complete LUT)"
+                            : o.single_stages_only ? "single stages [i,i+1) only (module samples, not a complete LUT)"
+                                                   : "every range [i,j)";
   pv.attributes["inputs"] = o.input_file.empty()
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;
   pv.attributes["distribution"] = "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
-  pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
+  if (wire_inputs > 0) pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
                                 std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
   pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
   pv.attributes["peak_memory"] = "peak bytes from LibTorch's CPU allocator above the input state, batch 1";

@@ -23,6 +23,7 @@ struct ProfileOptions {
   std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty
   double cpu_cap_cores = 0;  // the cap in cores (0 = none)
   bool whole_model_only = false;  // measure only [0, n) (a calibration: validate compares it with a LUT)
+  bool single_stages_only = false;  // measure only [i, i+1) (module latency samples for the regressors)
   std::string input_file;   // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
   // Progress: (ranges done, ranges in all, text).
   // Called after each measured (range, batch size) with (work done, total work, what): a unit of

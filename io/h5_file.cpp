@@ -300,6 +300,29 @@ std::vector<double> File::read_double(const std::string& ds, std::vector<hsize_t
                           [this](const std::string& o, const std::string& w) { fail(o, w); });
 }
 
+std::vector<std::string> File::read_strings(const std::string& ds) const {
+  if (!exists(ds)) fail(ds, "missing dataset");
+  Handle d(H5Dopen2(file_.get(), ds.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "cannot open dataset");
+  Handle type(H5Dget_type(d.get()), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING || H5Tis_variable_str(type.get()) <= 0) fail(ds, "dataset is not variable-length text");
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  hsize_t n = 0;
+  if (H5Sget_simple_extent_ndims(space.get()) != 1 || H5Sget_simple_extent_dims(space.get(), &n, nullptr) < 0) fail(ds, "must be one-dimensional");
+  if (n > (hsize_t{1} << 20)) fail(ds, "more than 2^20 strings (corrupt?)");
+  Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(mem.get(), H5T_VARIABLE);
+  H5Tset_cset(mem.get(), H5Tget_cset(type.get()));
+  std::vector<char*> ptrs(n, nullptr);
+  if (n > 0 && H5Dread(d.get(), mem.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()) < 0) fail(ds, "cannot read dataset (corrupt?)");
+  std::vector<std::string> out;
+  for (char* p : ptrs) {
+    out.emplace_back(p ? p : "");
+    H5free_memory(p);
+  }
+  return out;
+}
+
 File::DatasetInfo File::info(const std::string& ds) const {
   if (!exists(ds)) fail(ds, "missing dataset");
   Handle d(H5Dopen2(file_.get(), ds.c_str(), H5P_DEFAULT), H5Dclose);

@@ -61,6 +61,8 @@ class File {
   };
   DatasetInfo info(const std::string& dataset) const;
   std::vector<float> read_float(const std::string& dataset) const;
+  // A one-dimensional dataset of variable-length strings (as write() makes them); at most 2^20 strings.
+  std::vector<std::string> read_strings(const std::string& dataset) const;
   std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const;
 
  private:

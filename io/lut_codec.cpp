@@ -13,7 +13,7 @@ namespace coinfer {
 namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
-constexpr std::uint32_t kVersion = 2;
+constexpr std::uint32_t kVersion = 3;
 constexpr std::uint32_t kMaxTables = 100000;
 constexpr std::uint32_t kMaxStringBytes = 1 << 20;
 
@@ -113,6 +113,17 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
       w.str(kv.first);
       w.str(kv.second);
     }
+    // Estimated entries: u32 count, then per entry in index order i32 begin, end, batch, f64 error, method.
+    const auto cells = t.estimated_cells();
+    w.put<std::uint32_t>(static_cast<std::uint32_t>(cells.size()));
+    for (const auto& [i, j, b] : cells) {
+      const LutTable::Estimate* e = t.estimate(i, j, b);
+      w.put<std::int32_t>(i);
+      w.put<std::int32_t>(j);
+      w.put<std::int32_t>(b);
+      w.put<double>(e->relative_error);
+      w.str(e->method);
+    }
   }
   return w.take();
 }
@@ -198,6 +209,16 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
       if (!t.provenance().attributes.empty() && !(t.provenance().attributes.rbegin()->first < name))
         throw std::invalid_argument("LUT bytes: provenance attributes out of order or given twice");
       t.provenance().attributes.emplace(name, r.str());
+    }
+    const auto estimates = r.get<std::uint32_t>();
+    if (estimates > static_cast<std::uint64_t>(n + 1) * (n + 1) * B) throw std::invalid_argument("LUT bytes: more estimates than entries");
+    for (std::uint32_t e = 0; e < estimates; ++e) {
+      const int i = r.get<std::int32_t>(), j = r.get<std::int32_t>(), b = r.get<std::int32_t>();
+      const double err = r.get<double>();
+      std::string method = r.str();
+      if (!t.has_latency(i, j, b) || i >= j || t.estimate(i, j, b))
+        throw std::invalid_argument("LUT bytes: an estimate for a missing entry or given twice");
+      t.set_estimate(i, j, b, {std::move(method), err});
     }
     t.check_values();
     out.push_back(std::move(t));

@@ -35,7 +35,11 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-lut"));
-    f.write_attr("/", "schema_version", static_cast<std::int64_t>(kLutSchemaVersion));
+    // Version 3 only where a table has estimated entries: an older reader then refuses the file
+    // instead of taking estimates for measurements.
+    bool estimates = false;
+    for (const auto& t : tables) estimates = estimates || t.estimated_entries() > 0;
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(estimates ? kLutSchemaVersion : 2));
     f.write_attr("/", "device_type", device_type);
     for (const auto& t : tables) {
       const std::string g = "/" + t.key().model + "/" + t.key().dataset;
@@ -88,6 +92,22 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
         f.write(g + "/wire_bytes_quantiles", wq, {N1, K}, "bytes per request (batch 1) on the wire");
         f.write(g + "/wire_compress_s", wc, {N1}, "s");
         f.write(g + "/wire_decompress_s", wd, {N1}, "s");
+      }
+      if (t.estimated_entries() > 0) {
+        std::vector<double> err(N1 * N1 * B, NAN);
+        std::vector<std::int32_t> method(N1 * N1 * B, -1);
+        std::vector<std::string> methods;
+        for (const auto& [i, j, b] : t.estimated_cells()) {
+          const LutTable::Estimate* e = t.estimate(i, j, b);
+          const size_t idx = (i * N1 + j) * B + (b - 1);
+          err[idx] = e->relative_error;
+          auto it = std::find(methods.begin(), methods.end(), e->method);
+          method[idx] = static_cast<std::int32_t>(it - methods.begin());
+          if (it == methods.end()) methods.push_back(e->method);
+        }
+        f.write(g + "/latency_estimate_error", err, d3, "relative error of the estimate on held-out measured samples (NaN: measured)");
+        f.write(g + "/latency_estimate_method", method, d3, "index into latency_estimate_methods (-1: measured)");
+        f.write(g + "/latency_estimate_methods", methods);
       }
       f.write(g + "/bytes_per_split", t.bytes_per_split(), {N1}, "bytes per sample");
       f.write(g + "/peak_memory_bytes", mem, {N1, N1}, "bytes");
@@ -200,6 +220,31 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
           if (!all) fail(g + "/wire_bytes_quantiles", "some but not all quantiles given at split " + std::to_string(k));
           t.set_wire(k, v, wc[k], wd[k]);
         }
+      }
+      const bool has_estimates = f.exists(g + "/latency_estimate_error");
+      if (has_estimates && version < 3) fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
+      if (has_estimates) {
+        auto err = f.read_double(g + "/latency_estimate_error", &dims);
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)}) fail(g + "/latency_estimate_error", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+        auto method = f.read_int64(g + "/latency_estimate_method", &dims);
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)}) fail(g + "/latency_estimate_method", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+        const std::vector<std::string> methods = f.read_strings(g + "/latency_estimate_methods");
+        for (int i = 0; i <= n; ++i)
+          for (int j = 0; j <= n; ++j)
+            for (int b = 1; b <= B; ++b) {
+              const size_t idx = (i * N1 + j) * B + (b - 1);
+              const std::string at = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
+              if (method[idx] == -1 && std::isnan(err[idx])) continue;
+              if (method[idx] < 0 || method[idx] >= static_cast<std::int64_t>(methods.size()))
+                fail(g + "/latency_estimate_method", "index " + std::to_string(method[idx]) + at + " is not in latency_estimate_methods (" +
+                                                         std::to_string(methods.size()) + " given)");
+              if (i >= j || !t.has_latency(i, j, b)) fail(g + "/latency_estimate_error", "an estimate for an entry without a latency" + at);
+              try {
+                t.set_estimate(i, j, b, {methods[method[idx]], err[idx]});
+              } catch (const std::invalid_argument& e) {
+                fail(g + "/latency_estimate_error", e.what() + at);
+              }
+            }
       }
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))

@@ -10,7 +10,9 @@
 
 namespace coinfer {
 
-constexpr int kLutSchemaVersion = 2;
+// Version 3 adds estimated entries (latency_estimate_error/_method/_methods, written by coinfer lut
+// fill); files without estimates are still written as version 2.
+constexpr int kLutSchemaVersion = 3;
 constexpr int kLutOldestReadableSchema = 1;
 
 // Writes atomically (temporary name, then rename). All tables must share one device type.

@@ -118,6 +118,10 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     };
     if (!r.wire_bytes_luts.empty()) f.write_attr("/", "transfer_bytes_measured_from", joined(r.wire_bytes_luts));
     if (!r.tensor_bytes_luts.empty()) f.write_attr("/", "transfer_bytes_spec_tensor_for", joined(r.tensor_bytes_luts));
+    if (!r.estimated_lut_entries.empty()) {
+      f.write("/provenance/estimated_lut_entries", r.estimated_lut_entries);
+      f.write_attr("/", "estimated_lut_entries", static_cast<std::int64_t>(r.estimated_lut_entries.size()));
+    }
     if (!r.sampled_luts.empty()) {
       std::string joined;
       for (const auto& k : r.sampled_luts) joined += (joined.empty() ? "" : ", ") + k;

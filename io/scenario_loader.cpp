@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
@@ -35,13 +37,6 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
 }
 
 namespace {
-
-std::string strip(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r");
-  if (a == std::string::npos) return "";
-  size_t b = s.find_last_not_of(" \t\r");
-  return s.substr(a, b - a + 1);
-}
 
 bool parse_number(const std::string& t, double& out) {
   try {
@@ -174,7 +169,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
   for (const auto& o : overrides) apply_override(root, o);
   r.check_keys(root,
-               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "servers",
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "servers",
                 "access_point", "devices", "scheduler", "events"},
                "");
   Scenario s;
@@ -196,6 +191,11 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (st == "mean") s.service_time = Scenario::ServiceTime::mean;
     else if (st == "sampled") s.service_time = Scenario::ServiceTime::sampled;
     else r.fail(root["service_time"], "service_time", "'" + st + "' is not allowed; allowed: sampled, mean");
+  }
+  {
+    const std::string lf = r.get_string(root, "luts_fill", "", "refuse");
+    if (lf == "allow") s.luts_fill = Scenario::LutsFill::allow;
+    else if (lf != "refuse") r.fail(root["luts_fill"], "luts_fill", "'" + lf + "' is not allowed; allowed: refuse, allow");
   }
   s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
@@ -400,6 +400,45 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   return s;
 }
 
+std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models) {
+  std::vector<LutNeed> out;
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceSpec& d = s.devices[i];
+    const ModelSpec m = models.instantiate(d.model, d.dataset);
+    const int n = m.num_stages();
+    const ServerSpec& sv = s.servers[s.server_index(d.server)];
+    std::vector<int> device_ends, server_begins;
+    if (s.scheduler.name != "static") {
+      // An adaptive scheduler may choose any split: every range must be there.
+      for (int k = 1; k <= n; ++k) device_ends.push_back(k);
+      for (int k = 0; k < n; ++k) server_begins.push_back(k);
+    } else switch (d.strategy.kind) {
+      case Strategy::Kind::local: device_ends = {n}; break;
+      case Strategy::Kind::offload: server_begins = {0}; break;
+      case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
+      case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
+    }
+    for (int k : device_ends)
+      if (k > 0) out.push_back({{d.type, d.model, d.dataset}, n, 0, k, 1, i, ""});
+    for (int k : server_begins)
+      for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, ""});
+  }
+  // An idle device (arrival: none) may run the server part of any other device of its server, at the
+  // batch sizes its table covers.
+  for (size_t h = 0; h < s.devices.size(); ++h) {
+    const DeviceSpec& hd = s.devices[h];
+    if (hd.workload.arrival != WorkloadSpec::Arrival::none) continue;
+    const ServerSpec& sv = s.servers[s.server_index(hd.server)];
+    for (const DeviceSpec& d : s.devices) {
+      if (d.server != hd.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
+      const int n = models.instantiate(d.model, d.dataset).num_stages();
+      for (int k = 0; k < n; ++k)
+        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{hd.type, d.model, d.dataset}, n, k, n, b, h, d.id});
+    }
+  }
+  return out;
+}
+
 void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   auto fail = [](const SourceLocation& w, const std::string& key, const std::string& what) {
     throw InputError(w, key, what);
@@ -418,46 +457,42 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
       fail(d.where, path + ".strategy",
            "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
-    const ServerSpec& sv = s.servers[s.server_index(d.server)];
+  }
+  for (const LutNeed& need : lut_entries_needed(s, models)) {
+    const DeviceSpec& d = s.devices[need.device];
+    const std::string path = "devices (id " + d.id + ")";
+    const std::string as = need.helper_for.empty() ? "" : "as a helper for " + need.helper_for + ": ";
     try {
-      const LutTable& dev = luts.table({d.type, d.model, d.dataset});
-      const LutTable& srv = luts.table({sv.type, d.model, d.dataset});
-      if (dev.num_stages() != n || srv.num_stages() != n)
+      const LutTable& t = luts.table(need.key);
+      if (t.num_stages() != need.num_stages)
         fail(d.where, path + ".model",
-             "LUT stage count differs from the model spec (" + std::to_string(n) + " stages in " + m.file + ")");
-      std::vector<int> device_ends, server_begins;
-      if (s.scheduler.name != "static") {
-        // An adaptive scheduler may choose any split: every range must be there.
-        for (int k = 0; k <= n; ++k) device_ends.push_back(k);
-        for (int k = 0; k < n; ++k) server_begins.push_back(k);
-      } else switch (d.strategy.kind) {
-        case Strategy::Kind::local: device_ends = {n}; break;
-        case Strategy::Kind::offload: server_begins = {0}; break;
-        case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
-        case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
-      }
-      for (int k : device_ends) dev.latency(0, k, 1);
-      for (int k : server_begins)
-        for (int b = 1; b <= sv.batch.max_size; ++b) srv.latency(k, n, b);
+             as + "LUT " + need.key.to_string() + " has " + std::to_string(t.num_stages()) + " stages, the model spec " +
+                 std::to_string(need.num_stages) + " (" + luts.origin(need.key) + ")");
+      if (!need.helper_for.empty() && need.batch > t.max_batch()) continue;  // helpers run what their table covers
+      t.latency(need.begin, need.end, need.batch);
+      if (s.luts_fill != Scenario::LutsFill::allow)
+        if (const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch))
+          fail(s.luts_where, "luts_fill",
+               as + "LUT " + need.key.to_string() + " (" + luts.origin(need.key) + ") entry [" + std::to_string(need.begin) + "," +
+                   std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
+                   ", error " + format_double(e->relative_error * 100) + " %), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
-      fail(d.where, path + ".type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
+      fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
     }
   }
-  // An idle device (arrival: none) may run the server part of any other device of its server.
-  for (const DeviceSpec& h : s.devices) {
-    if (h.workload.arrival != WorkloadSpec::Arrival::none) continue;
-    const ServerSpec& sv = s.servers[s.server_index(h.server)];
-    for (const DeviceSpec& d : s.devices) {
-      if (d.server != h.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
-      try {
-        const LutTable& t = luts.table({h.type, d.model, d.dataset});
-        for (int k = 0; k < t.num_stages(); ++k)
-          for (int b = 1; b <= std::min(sv.batch.max_size, t.max_batch()); ++b) t.latency(k, t.num_stages(), b);
-      } catch (const LutMissingError& e) {
-        fail(h.where, "devices (id " + h.id + ").type", "as a helper for " + d.id + ": " + e.what());
-      }
-    }
+}
+
+std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+  std::set<std::tuple<LutKey, int, int, int>> seen;
+  std::vector<EstimatedUse> out;
+  for (const LutNeed& need : lut_entries_needed(s, models)) {
+    if (!luts.contains(need.key)) continue;
+    const LutTable& t = luts.table(need.key);
+    const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch);
+    if (!e || !seen.insert({need.key, need.begin, need.end, need.batch}).second) continue;
+    out.push_back({need.key, need.begin, need.end, need.batch, e->method, e->relative_error});
   }
+  return out;
 }
 
 }  // namespace coinfer

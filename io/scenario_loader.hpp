@@ -27,6 +27,28 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
 // Checks what needs the model catalog and the LUTs: every device's model, dataset and type exists, its
 // split is in range, and every LUT entry the run will consult is present (device ranges at batch 1,
 // server ranges at batch 1..max_size). Throws InputError naming the device entry and key.
+// Where the scenario's luts_fill is not `allow`, an estimated entry among them is refused too (key luts_fill).
 void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
+
+// One LUT entry a run may consult: stages [begin,end) of `key` at `batch`, for device `device` (its
+// index), or, when helper_for names a device, for device `device` running that one's server part as an
+// idle helper (only batch sizes its table covers). The device's model and dataset must exist.
+struct LutNeed {
+  LutKey key;
+  int num_stages = 0;
+  int begin = 0, end = 0, batch = 1;
+  size_t device = 0;
+  std::string helper_for;
+};
+std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models);
+
+// The estimated entries (coinfer lut fill) among those a run may consult, each once.
+struct EstimatedUse {
+  LutKey key;
+  int begin = 0, end = 0, batch = 1;
+  std::string method;
+  double relative_error = 0;
+};
+std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
 
 }  // namespace coinfer

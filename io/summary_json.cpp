@@ -45,6 +45,10 @@ std::string summary_json_text(const RunResults& r) {
     j["service_time"] = {{"mode", r.service_time}, {"distributions_from", r.sampled_luts}};
   if (!r.wire_bytes_luts.empty() || !r.tensor_bytes_luts.empty())
     j["transfer_bytes"] = {{"measured_wire_bytes_from", r.wire_bytes_luts}, {"spec_tensor_bytes_for", r.tensor_bytes_luts}};
+  if (!r.estimated_lut_entries.empty())
+    j["estimated_lut_entries"] = {{"count", r.estimated_lut_entries.size()},
+                                  {"note", "LUT entries estimated by fitted regressors (coinfer lut fill), allowed by luts_fill: allow"},
+                                  {"entries", r.estimated_lut_entries}};
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (const auto& m : r.summary) {

@@ -1,0 +1,279 @@
+// coinfer-lutfill: the LibTorch half of `coinfer lut fill` (kept out of the simulator's `coinfer`).
+// Fills the LUT entries a scenario needs and its LUTs lack with estimates from per-module latency
+// regressors (the MEDN paper: LR, MLP, MEDN per op, Algorithm 1's choice) fitted on the measured
+// single-stage entries of the scenario's LUTs and on sample sets from `coinfer profile --modules`.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
+#include "core/input_error.hpp"
+#include "core/lut_fill.hpp"
+#include "core/text_util.hpp"
+#include "io/atomic_dir.hpp"
+#include "io/data_root.hpp"
+#include "io/lut_h5.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/module_samples.hpp"
+#include "io/scenario_loader.hpp"
+#include "models/latency_regressor.hpp"
+
+namespace {
+
+using namespace coinfer;
+using models::RegressorKind;
+
+struct FillOptions {
+  std::string scenario, out;
+  std::vector<std::string> sets, samples, check_against;
+  models::RegressorFitOptions fit;
+  bool quiet = false;
+  std::string command_line;
+};
+
+nlohmann::ordered_json score_json(const models::RegressorScore& s) {
+  return {{"p10", s.p10}, {"p20", s.p20}, {"mape", s.mape}, {"r2", s.r2}, {"samples", s.samples}};
+}
+
+std::string pct(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", v * 100);
+  return b;
+}
+
+bool is_measured(const LutTable& t) { return t.provenance().kind == "measured" || t.provenance().kind == "imported"; }
+
+int fill(const FillOptions& o) {
+  Scenario s = load_scenario(o.scenario, o.sets);
+  cli::check_output_folder(o.out, "--out");
+  ModelCatalog cat = ModelCatalog::load(data_path("models"));
+  LutSet luts = load_scenario_luts(s);
+  const std::vector<LutNeed> needs = lut_entries_needed(s, cat);
+
+  // The gaps: entries the run may consult that are absent (tables, ranges or batch sizes).
+  std::map<LutKey, std::vector<const LutNeed*>> gaps;
+  for (const LutNeed& n : needs) {
+    if (luts.contains(n.key)) {
+      const LutTable& t = luts.table(n.key);
+      if (t.num_stages() != n.num_stages)
+        throw InputError(SourceLocation{luts.origin(n.key), 0, 0}, n.key.to_string(),
+                         "has " + std::to_string(t.num_stages()) + " stages, the model spec " + std::to_string(n.num_stages));
+      if (!n.helper_for.empty() && n.batch > t.max_batch()) continue;
+      if (t.has_latency(n.begin, n.end, n.batch)) continue;
+    }
+    gaps[n.key].push_back(&n);
+  }
+  if (gaps.empty()) {
+    std::printf("every LUT entry scenario %s needs is in its LUTs (%s): nothing to fill, nothing written\n", s.name.c_str(),
+                join(s.luts).c_str());
+    return 0;
+  }
+
+  // Training samples: measured single stages of every measured table, and the sample sets given.
+  std::vector<ModuleSample> samples;
+  std::vector<const LutTable*> measured_tables;
+  long long from_luts = 0;
+  for (const LutKey& k : luts.keys()) {
+    const LutTable& t = luts.table(k);
+    if (!is_measured(t)) continue;
+    measured_tables.push_back(&t);
+    if (!cat.has_model(k.model)) continue;
+    const auto& ds = cat.datasets_for(k.model);
+    if (std::find(ds.begin(), ds.end(), k.dataset) == ds.end()) continue;
+    try {
+      for (auto& x : module_samples_from_lut(t, cat.instantiate(k.model, k.dataset))) samples.push_back(std::move(x)), ++from_luts;
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "note: LUT %s (%s) gives no samples: %s\n", k.to_string().c_str(), luts.origin(k).c_str(), e.what());
+    }
+  }
+  std::vector<std::pair<std::string, ModuleSampleSet>> sets;
+  for (const auto& f : o.samples) {
+    sets.emplace_back(f, read_module_samples(f));
+    for (const auto& x : sets.back().second.samples) samples.push_back(x);
+  }
+  if (samples.empty())
+    throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
+                     "no measured module samples to fit regressors on: the scenario's LUTs hold no measured table of a known "
+                     "model and no --samples were given (coinfer profile --modules N --out samples.csv measures some)");
+
+  cli::ProgressLine progress("lut fill", o.quiet);
+  const models::ModuleLatencyModel model = models::ModuleLatencyModel::fit(
+      samples, o.fit, [&](int done, int all, const std::string& op) { progress.update(done, all, op.empty() ? "fitted" : "fitting " + op); });
+  progress.finish();
+  const double sum_rule = sum_rule_error(measured_tables);
+
+  std::map<std::string, std::set<std::string>> outside;  // op -> features outside the training range
+  ModulePredictor predict = [&](const ModelSpec& spec, int stage, int batch, const MeasurableParams& hw) -> std::optional<ModulePrediction> {
+    const std::string& op = spec.stages[static_cast<size_t>(stage)].op;
+    if (!model.has_op(op)) return std::nullopt;
+    const std::vector<double> f = module_features(spec, stage, batch, hw);
+    for (const auto& name : model.outside_training_range(op, f)) outside[op].insert(name);
+    const models::ModuleFit& fit = model.fit_of(op);
+    const models::RegressorScore& held_out = fit.test_scores.at(fit.chosen).samples > 0 ? fit.test_scores.at(fit.chosen)
+                                                                                          : fit.validation_scores.at(fit.chosen);
+    return ModulePrediction{model.predict_seconds(op, f), held_out.mape, models::regressor_name(fit.chosen)};
+  };
+  auto hardware_of = [&](const LutKey& key) -> MeasurableParams {
+    if (luts.contains(key) && is_measured(luts.table(key))) return measurable_params_of(luts.table(key).provenance());
+    for (const LutTable* t : measured_tables)
+      if (t->key().device_type == key.device_type) return measurable_params_of(t->provenance());
+    throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
+                     "cannot fill " + key.to_string() + ": no measured LUT of device type " + key.device_type +
+                         " says what its hardware offers (cpu cores, threads); profile one model on it first (coinfer profile)");
+  };
+
+  std::map<LutKey, LutTable> tables;
+  for (const LutKey& k : luts.keys()) tables.emplace(k, luts.table(k));
+  FillOutcome outcome;
+  nlohmann::ordered_json filled_json = nlohmann::ordered_json::array();
+  std::map<LutKey, long long> filled_per_key;
+  for (const auto& [key, list] : gaps) {
+    const ModelSpec spec = cat.instantiate(key.model, key.dataset);
+    int max_batch = 1;
+    for (const LutNeed* n : list) max_batch = std::max(max_batch, n->batch);
+    const MeasurableParams hw = hardware_of(key);
+    auto it = tables.find(key);
+    if (it == tables.end()) {
+      LutTable t(key, spec.num_stages(), max_batch);
+      for (int k = 0; k <= spec.num_stages(); ++k) t.bytes_per_split()[k] = spec.bytes_at_split(k);
+      t.provenance().kind = "estimated";
+      t.provenance().attributes["note"] = "ESTIMATED by coinfer lut fill: no entry of this table was measured";
+      t.provenance().attributes["bytes_per_split"] = "the model spec's tensor bytes (models/README.md formulas)";
+      t.provenance().attributes["cpu_cap_cores"] = format_double(hw.cpu_cores);
+      t.provenance().attributes["threads"] = format_double(hw.threads);
+      it = tables.emplace(key, std::move(t)).first;
+    } else if (max_batch > it->second.max_batch()) {
+      it->second = it->second.with_max_batch(max_batch);
+    }
+    LutTable& t = it->second;
+    const long long before = outcome.filled;
+    for (const LutNeed* n : list) fill_entry(t, spec, n->begin, n->end, n->batch, hw, predict, sum_rule, outcome);
+    filled_per_key[key] = outcome.filled - before;
+    for (const auto& [i, j, b] : t.estimated_cells()) {
+      const LutTable::Estimate* e = t.estimate(i, j, b);
+      filled_json.push_back({{"lut", key.to_string()}, {"begin", i}, {"end", j}, {"batch", b}, {"mean_s", t.mean_seconds(i, j, b)},
+                             {"method", e->method}, {"relative_error", e->relative_error}});
+    }
+    auto& a = t.provenance().attributes;
+    a["estimated_entries"] = std::to_string(t.estimated_entries()) + " entries ESTIMATED by coinfer lut fill (per-module regressors; "
+                             "each entry's method and held-out error in latency_estimate_*)";
+    a["fill_command"] = o.command_line;
+    a["fill_samples"] = std::to_string(from_luts) + " measured single-stage entries of the scenario's LUTs" +
+                        (o.samples.empty() ? std::string() : " + the sample sets " + join(o.samples));
+  }
+  if (!outcome.unfillable.empty()) {
+    std::string why = outcome.unfillable.front();
+    if (outcome.unfillable.size() > 1) why += " (and " + std::to_string(outcome.unfillable.size() - 1) + " more)";
+    std::string ops;
+    for (const auto& [op, n] : model.skipped()) ops += (ops.empty() ? "" : ", ") + op + " (" + std::to_string(n) + " samples)";
+    throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
+                     "cannot fill " + why + "; ops with too few samples (need " + std::to_string(o.fit.min_samples) + "): " +
+                         (ops.empty() ? "none" : ops) + ". Measure samples of that op: coinfer profile --modules N --out samples.csv");
+  }
+
+  // Held-out check: filled entries against measured LUTs the user kept aside.
+  nlohmann::ordered_json check = nullptr;
+  std::vector<double> pred, meas;
+  if (!o.check_against.empty()) {
+    LutSet ref = load_luts(o.check_against);
+    for (const auto& [key, t] : tables) {
+      if (!ref.contains(key)) continue;
+      const LutTable& r = ref.table(key);
+      for (const auto& [i, j, b] : t.estimated_cells())
+        if (r.has_latency(i, j, b) && !r.estimate(i, j, b)) pred.push_back(t.mean_seconds(i, j, b)), meas.push_back(r.mean_seconds(i, j, b));
+    }
+    check = score_json(models::score_predictions(pred, meas));
+    check["against"] = o.check_against;
+  }
+
+  // Report.
+  nlohmann::ordered_json report{{"scenario", o.scenario}, {"seed", o.fit.seed}, {"command", o.command_line}};
+  report["samples"] = {{"from_lut_single_stages", from_luts}, {"from_files", o.samples}, {"total", samples.size()}};
+  report["sum_rule_error"] = sum_rule;
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto& f : model.fits()) {
+    nlohmann::ordered_json j{{"op", f.op}, {"train", f.train}, {"validation", f.validation}, {"test", f.test},
+                             {"chosen", models::regressor_name(f.chosen)}};
+    for (const auto& [k, sc] : f.test_scores) j["test_scores"][models::regressor_name(k)] = score_json(sc);
+    for (const auto& [k, sc] : f.validation_scores) j["validation_scores"][models::regressor_name(k)] = score_json(sc);
+    for (const auto& [k, p] : f.parameters) j["parameters"][models::regressor_name(k)] = p;
+    ops.push_back(j);
+  }
+  report["ops"] = ops;
+  report["skipped_ops"] = model.skipped();
+  nlohmann::ordered_json ext = nlohmann::ordered_json::object();
+  for (const auto& [op, names] : outside) ext[op] = std::vector<std::string>(names.begin(), names.end());
+  report["outside_training_range"] = ext;
+  report["filled"] = filled_json;
+  report["check_against"] = check;
+
+  StagedOutput staged(o.out, "--out");
+  std::map<std::string, std::vector<LutTable>> by_device;
+  for (auto& [k, t] : tables) by_device[k.device_type].push_back(t);
+  for (const auto& [device, list] : by_device) write_lut_file(staged.path(device + ".h5"), list);
+  write_text_atomic(staged.path("fill_report.json"), report.dump(2) + "\n");
+  staged.commit();
+
+  if (!o.quiet) {
+    std::printf("per-module latency regressors (held-out test split; P10/P20 = share within 10 %%/20 %%; chosen by Algorithm 1 on validation):\n");
+    std::printf("%-10s %6s %6s  %-22s %-22s %-22s %s\n", "op", "train", "test", "lr P10/P20/MAPE", "mlp P10/P20/MAPE", "medn P10/P20/MAPE", "chosen");
+    for (const auto& f : model.fits()) {
+      std::string cols[3];
+      int c = 0;
+      for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn}) {
+        const auto& sc = f.test_scores.at(k);
+        cols[c++] = pct(sc.p10) + "/" + pct(sc.p20) + "/" + pct(sc.mape);
+      }
+      std::printf("%-10s %6lld %6lld  %-22s %-22s %-22s %s\n", f.op.c_str(), f.train, f.test, cols[0].c_str(), cols[1].c_str(),
+                  cols[2].c_str(), models::regressor_name(f.chosen));
+    }
+    for (const auto& [op, n] : model.skipped()) std::printf("%-10s %6lld samples: too few for a regressor (need %d)\n", op.c_str(), n, o.fit.min_samples);
+    std::printf("sum rule (a range = the sum of its stages) error on measured tables: %s\n", pct(sum_rule).c_str());
+    for (const auto& [k, n] : filled_per_key) std::printf("filled %lld entries of %s\n", n, k.to_string().c_str());
+    for (const auto& [op, names] : outside)
+      if (!names.empty())
+        std::fprintf(stderr, "warning: op %s predicted outside its training range in %s: an extrapolation, trust its error less\n", op.c_str(),
+                     join(std::vector<std::string>(names.begin(), names.end())).c_str());
+    if (!check.is_null())
+      std::printf("check against %s: %zu filled entries measured there: P10 %s, P20 %s, MAPE %s\n", join(o.check_against).c_str(),
+                  meas.size(), pct(check["p10"].get<double>()).c_str(), pct(check["p20"].get<double>()).c_str(),
+                  pct(check["mape"].get<double>()).c_str());
+    std::printf("wrote %s (LUTs with %lld estimated entries, fill_report.json)\nrun with: coinfer run %s --set luts=[%s] --set luts_fill=allow\n",
+                o.out.c_str(), outcome.filled, o.scenario.c_str(), o.out.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"coinfer lut fill: estimate the LUT entries a scenario needs and its LUTs lack (per-module regressors, MEDN paper)"};
+  app.name("coinfer lut fill");
+  FillOptions o;
+  app.add_option("scenario", o.scenario, "scenario YAML file")->required();
+  app.add_option("--out", o.out, "folder for the filled LUTs (one file per device type) and fill_report.json")->required();
+  app.add_option("--samples", o.samples, "module sample sets from coinfer profile --modules (repeatable)");
+  app.add_option("--set", o.sets, "override a scenario key (repeatable), as in coinfer run");
+  app.add_option("--check-against", o.check_against, "measured LUT files or folders: compare every filled entry they hold (a held-out check)");
+  app.add_option("--seed", o.fit.seed, "seed of the data split and the networks' initial weights (default 1)");
+  app.add_option("--epochs", o.fit.epochs, "training epochs of the MLP and MEDN (default 500, as the paper)")->check(CLI::Range(1, 100000));
+  app.add_option("--min-samples", o.fit.min_samples, "fewest samples an op needs for a regressor (default 10)")->check(CLI::Range(3, 1000000));
+  app.add_flag("--quiet,-q", o.quiet, "print nothing on success");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+  return coinfer::cli::guarded([&] { return fill(o); });
+}

@@ -1,0 +1,72 @@
+#include "core/lut_fill.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/text_util.hpp"
+
+namespace coinfer {
+
+double sum_rule_error(const std::vector<const LutTable*>& tables) {
+  double total = 0;
+  long long n = 0;
+  for (const LutTable* t : tables) {
+    if (t->provenance().kind != "measured" && t->provenance().kind != "imported") continue;
+    for (int i = 0; i < t->num_stages(); ++i)
+      for (int j = i + 2; j <= t->num_stages(); ++j)
+        for (int b = 1; b <= t->max_batch(); ++b) {
+          if (!t->has_latency(i, j, b) || t->estimate(i, j, b)) continue;
+          double sum = 0;
+          bool all = true;
+          for (int s = i; s < j && all; ++s) {
+            all = t->has_latency(s, s + 1, b) && !t->estimate(s, s + 1, b);
+            if (all) sum += t->mean_seconds(s, s + 1, b);
+          }
+          if (!all) continue;
+          const double m = t->mean_seconds(i, j, b);
+          total += std::abs(sum - m) / m;
+          ++n;
+        }
+  }
+  return n ? total / static_cast<double>(n) : 0;
+}
+
+bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw,
+                const ModulePredictor& predict, double sum_rule_relative_error, FillOutcome& outcome) {
+  if (begin >= end || table.has_latency(begin, end, batch)) return true;
+  double sum = 0, weighted_error = 0;
+  int measured = 0;
+  std::map<std::string, std::string> methods;  // op -> method
+  for (int s = begin; s < end; ++s) {
+    if (table.has_latency(s, s + 1, batch) && !table.estimate(s, s + 1, batch)) {
+      sum += table.mean_seconds(s, s + 1, batch);
+      ++measured;
+      continue;
+    }
+    const StageSpec& st = spec.stages[static_cast<size_t>(s)];
+    const std::optional<ModulePrediction> p = predict(spec, s, batch, hw);
+    if (!p) {
+      outcome.unfillable.push_back(table.key().to_string() + " [" + std::to_string(begin) + "," + std::to_string(end) + ") batch " +
+                                   std::to_string(batch) + ": stage " + std::to_string(s) + " (" + st.name + ", op " + st.op +
+                                   ") has no measurement and no regressor");
+      return false;
+    }
+    sum += p->seconds;
+    weighted_error += p->seconds * p->relative_error;
+    methods[st.op] = p->method;
+  }
+  const double regressor_error = sum > 0 ? weighted_error / sum : 0;
+  const bool single = end - begin == 1;
+  std::string method = single ? "" : "sum of stages: ";
+  if (!single && measured) method += std::to_string(measured) + " measured";
+  for (const auto& [op, m] : methods) method += std::string(method.empty() || method.back() == ' ' ? "" : ", ") + op + "=" + m;
+  const double error = regressor_error + (single ? 0 : sum_rule_relative_error);
+  sum = std::max(sum, 1e-7);  // limits::kMinLutLatencyS
+  table.set_latency(begin, end, batch, LatencyStats{sum, sum, sum, 0, 0});
+  table.set_estimate(begin, end, batch, {method, error});
+  ++outcome.filled;
+  return true;
+}
+
+}  // namespace coinfer

@@ -1,0 +1,284 @@
+#include "models/latency_regressor.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include "core/random_stream.hpp"
+
+namespace coinfer::models {
+
+const char* regressor_name(RegressorKind k) {
+  switch (k) {
+    case RegressorKind::lr: return "lr";
+    case RegressorKind::mlp: return "mlp";
+    case RegressorKind::medn: return "medn";
+  }
+  return "?";
+}
+
+RegressorScore score_predictions(const std::vector<double>& predicted_s, const std::vector<double>& measured_s) {
+  if (predicted_s.size() != measured_s.size()) throw std::invalid_argument("score_predictions: lengths differ");
+  RegressorScore s;
+  s.samples = static_cast<long long>(measured_s.size());
+  if (measured_s.empty()) return s;
+  double mean_log = 0;
+  for (double y : measured_s) mean_log += std::log(y);
+  mean_log /= static_cast<double>(measured_s.size());
+  double ss_res = 0, ss_tot = 0;
+  for (size_t i = 0; i < measured_s.size(); ++i) {
+    const double y = measured_s[i], p = predicted_s[i];
+    const double rel = std::abs(p - y) / y;
+    s.p10 += rel <= 0.10;
+    s.p20 += rel <= 0.20;
+    s.mape += rel;
+    const double lp = std::log(std::max(p, 1e-12)), ly = std::log(y);
+    ss_res += (lp - ly) * (lp - ly);
+    ss_tot += (ly - mean_log) * (ly - mean_log);
+  }
+  const double n = static_cast<double>(measured_s.size());
+  s.p10 /= n, s.p20 /= n, s.mape /= n;
+  s.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : (ss_res == 0 ? 1 : 0);
+  return s;
+}
+
+RegressorKind select_regressor(const std::map<RegressorKind, RegressorScore>& validation,
+                               const std::map<RegressorKind, long long>& parameters, double eps_a, double eps_r) {
+  if (validation.empty()) throw std::invalid_argument("select_regressor: no candidates");
+  double best_acc = -1;
+  for (const auto& [k, s] : validation) best_acc = std::max(best_acc, s.p20);
+  std::vector<RegressorKind> y1;
+  for (const auto& [k, s] : validation)
+    if (best_acc - s.p20 <= eps_a + 1e-12) y1.push_back(k);
+  double best_r2 = -1e300;
+  for (RegressorKind k : y1) best_r2 = std::max(best_r2, validation.at(k).r2);
+  std::vector<RegressorKind> y2;
+  for (RegressorKind k : y1)
+    if (best_r2 - validation.at(k).r2 <= eps_r + 1e-12) y2.push_back(k);
+  RegressorKind chosen = y2.front();  // std::map order: lr, mlp, medn
+  for (RegressorKind k : y2)
+    if (parameters.at(k) < parameters.at(chosen)) chosen = k;
+  return chosen;
+}
+
+namespace {
+
+// Scaling of raw features into [0, 1]: log1p, then min-max over the training samples.
+struct Scaler {
+  std::vector<double> lo, hi;
+  torch::Tensor apply(const std::vector<std::vector<double>>& x) const {
+    const int64_t n = static_cast<int64_t>(x.size()), f = static_cast<int64_t>(lo.size());
+    auto t = torch::empty({n, f}, torch::kFloat32);
+    auto a = t.accessor<float, 2>();
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < f; ++j) {
+        const double v = std::log1p(std::max(0.0, x[i][j]));
+        a[i][j] = hi[j] > lo[j] ? static_cast<float>((v - lo[j]) / (hi[j] - lo[j])) : 0.0f;
+      }
+    return t;
+  }
+};
+
+torch::nn::Sequential mlp(const std::vector<int64_t>& widths, bool relu_last) {
+  torch::nn::Sequential s;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    s->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size() || relu_last) s->push_back(torch::nn::ReLU());
+  }
+  return s;
+}
+
+long long count_parameters(const torch::nn::Module& m) {
+  long long n = 0;
+  for (const auto& p : m.parameters()) n += p.numel();
+  return n;
+}
+
+// One fitted regressor on scaled inputs -> log latency.
+struct Fitted {
+  RegressorKind kind;
+  torch::Tensor lr_weights;  // [f + 1] (LR)
+  mutable torch::nn::Sequential net{nullptr};  // MLP, or MEDN's encoder
+  mutable torch::nn::Sequential predictor{nullptr};  // MEDN's prediction decoder
+  long long parameters = 0;
+
+  torch::Tensor predict_log(const torch::Tensor& x) const {
+    torch::NoGradGuard no_grad;
+    if (kind == RegressorKind::lr) return torch::cat({x, torch::ones({x.size(0), 1})}, 1).to(torch::kFloat64).matmul(lr_weights).to(torch::kFloat32);
+    if (kind == RegressorKind::mlp) return net->forward(x).squeeze(1);
+    return predictor->forward(net->forward(x)).squeeze(1);
+  }
+};
+
+Fitted fit_one(RegressorKind kind, const torch::Tensor& x, const torch::Tensor& y, const RegressorFitOptions& o, std::uint64_t stream) {
+  Fitted f;
+  f.kind = kind;
+  const int64_t n = x.size(0), d = x.size(1);
+  if (kind == RegressorKind::lr) {
+    // Ridge-stabilised least squares (lambda 1e-6) in double precision.
+    auto a = torch::cat({x, torch::ones({n, 1})}, 1).to(torch::kFloat64);
+    auto ata = a.t().matmul(a) + 1e-6 * torch::eye(d + 1, torch::kFloat64);
+    f.lr_weights = torch::linalg::solve(ata, a.t().matmul(y.to(torch::kFloat64)), true);
+    f.parameters = d + 1;
+    return f;
+  }
+  torch::manual_seed(mix64(o.seed ^ mix64(stream * 3 + static_cast<std::uint64_t>(kind))));
+  torch::nn::Sequential recon{nullptr};
+  std::vector<torch::Tensor> params;
+  if (kind == RegressorKind::mlp) {
+    f.net = mlp({d, 64, 32, 1}, false);
+    for (auto& p : f.net->parameters()) params.push_back(p);
+    f.parameters = count_parameters(*f.net);
+  } else {
+    f.net = mlp({d, 64, 32, 16}, true);          // encoder
+    recon = mlp({16, 32, 64, d}, false);         // symmetric reconstruction decoder
+    f.predictor = mlp({16, 8, 4, 2, 1}, false);  // prediction decoder: hidden widths halve
+    for (auto* m : {&f.net, &recon, &f.predictor})
+      for (auto& p : (*m)->parameters()) params.push_back(p);
+    f.parameters = count_parameters(*f.net) + count_parameters(*f.predictor);  // what prediction needs
+  }
+  torch::optim::Adam opt(params, torch::optim::AdamOptions(o.learning_rate));
+  RandomStream rng(o.seed, StreamPurpose::regressor, stream * 8 + 4 + static_cast<std::uint64_t>(kind));
+  const int64_t batch = n > 2048 ? 256 : n;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  for (int e = 0; e < o.epochs; ++e) {
+    if (batch < n)
+      for (int64_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.next_u64() % static_cast<std::uint64_t>(i + 1)]);
+    for (int64_t s = 0; s < n; s += batch) {
+      auto idx = torch::from_blob(order.data() + s, {std::min(batch, n - s)}, torch::kInt64);
+      auto xb = x.index_select(0, idx), yb = y.index_select(0, idx);
+      opt.zero_grad();
+      torch::Tensor loss;
+      if (kind == RegressorKind::mlp) {
+        loss = torch::smooth_l1_loss(f.net->forward(xb).squeeze(1), yb);
+      } else {
+        auto z = f.net->forward(xb);
+        loss = torch::smooth_l1_loss(f.predictor->forward(z).squeeze(1), yb) + 1.0 * torch::smooth_l1_loss(recon->forward(z), xb);
+      }
+      loss.backward();
+      opt.step();
+    }
+  }
+  return f;
+}
+
+std::vector<double> to_seconds(const torch::Tensor& log_s) {
+  std::vector<double> out(static_cast<size_t>(log_s.size(0)));
+  auto a = log_s.to(torch::kFloat64).contiguous();
+  for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(a[static_cast<int64_t>(i)].item<double>());
+  return out;
+}
+
+}  // namespace
+
+struct ModuleLatencyModel::Impl {
+  struct OpModels {
+    Scaler scaler;
+    std::map<RegressorKind, Fitted> models;
+  };
+  std::map<std::string, OpModels> ops;
+};
+
+ModuleLatencyModel::ModuleLatencyModel() : impl_(std::make_unique<Impl>()) {}
+ModuleLatencyModel::~ModuleLatencyModel() = default;
+ModuleLatencyModel::ModuleLatencyModel(ModuleLatencyModel&&) noexcept = default;
+ModuleLatencyModel& ModuleLatencyModel::operator=(ModuleLatencyModel&&) noexcept = default;
+
+ModuleLatencyModel ModuleLatencyModel::fit(const std::vector<ModuleSample>& samples, const RegressorFitOptions& o,
+                                           const std::function<void(int, int, const std::string&)>& progress) {
+  const int threads_before = torch::get_num_threads();
+  torch::set_num_threads(1);  // deterministic reductions
+  ModuleLatencyModel out;
+  std::map<std::string, std::vector<const ModuleSample*>> by_op;
+  for (const auto& s : samples) by_op[s.op].push_back(&s);
+  int done = 0;
+  std::uint64_t op_index = 0;
+  for (const auto& [op, list] : by_op) {
+    ++op_index;
+    if (progress) progress(done, static_cast<int>(by_op.size()), op);
+    ++done;
+    if (static_cast<int>(list.size()) < o.min_samples) {
+      out.skipped_[op] = static_cast<long long>(list.size());
+      continue;
+    }
+    // 7:1:2 split, shuffled by the op's own stream (the op's name, not its rank, names the stream).
+    std::uint64_t name_hash = 1469598103934665603ULL;
+    for (char c : op) name_hash = (name_hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    RandomStream rng(o.seed, StreamPurpose::regressor, mix64(name_hash) & 0xFFFFFFFFULL);
+    std::vector<size_t> order(list.size());
+    std::iota(order.begin(), order.end(), 0);
+    for (size_t i = order.size() - 1; i > 0; --i) std::swap(order[i], order[rng.next_u64() % (i + 1)]);
+    const size_t n = list.size(), n_train = std::max<size_t>(1, n * 7 / 10), n_val = std::max<size_t>(1, n / 10);
+    auto part = [&](size_t a, size_t b, std::vector<std::vector<double>>& x, std::vector<double>& y) {
+      for (size_t i = a; i < b && i < n; ++i) x.push_back(list[order[i]]->features), y.push_back(list[order[i]]->mean_s);
+    };
+    std::vector<std::vector<double>> xtr, xva, xte;
+    std::vector<double> ytr, yva, yte;
+    part(0, n_train, xtr, ytr);
+    part(n_train, n_train + n_val, xva, yva);
+    part(n_train + n_val, n, xte, yte);
+    Impl::OpModels m;
+    const size_t F = xtr.front().size();
+    ModuleFit fit;
+    fit.op = op;
+    fit.train = static_cast<long long>(xtr.size()), fit.validation = static_cast<long long>(xva.size()), fit.test = static_cast<long long>(xte.size());
+    m.scaler.lo.assign(F, 1e300), m.scaler.hi.assign(F, -1e300);
+    fit.feature_min.assign(F, 1e300), fit.feature_max.assign(F, -1e300);
+    for (const auto& r : xtr)
+      for (size_t j = 0; j < F; ++j) {
+        const double v = std::log1p(std::max(0.0, r[j]));
+        m.scaler.lo[j] = std::min(m.scaler.lo[j], v), m.scaler.hi[j] = std::max(m.scaler.hi[j], v);
+        fit.feature_min[j] = std::min(fit.feature_min[j], r[j]), fit.feature_max[j] = std::max(fit.feature_max[j], r[j]);
+      }
+    auto xt = m.scaler.apply(xtr);
+    std::vector<float> ly;
+    for (double v : ytr) ly.push_back(static_cast<float>(std::log(v)));
+    auto yt = torch::tensor(ly);
+    for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn}) {
+      Fitted f = fit_one(k, xt, yt, o, op_index);
+      fit.parameters[k] = f.parameters;
+      fit.validation_scores[k] = score_predictions(to_seconds(f.predict_log(m.scaler.apply(xva))), yva);
+      fit.test_scores[k] = xte.empty() ? RegressorScore{} : score_predictions(to_seconds(f.predict_log(m.scaler.apply(xte))), yte);
+      m.models.emplace(k, std::move(f));
+    }
+    fit.chosen = select_regressor(fit.validation_scores, fit.parameters, o.epsilon_accuracy, o.epsilon_r2);
+    out.impl_->ops.emplace(op, std::move(m));
+    out.fits_.push_back(std::move(fit));
+  }
+  if (progress) progress(done, static_cast<int>(by_op.size()), "");
+  torch::set_num_threads(threads_before);
+  return out;
+}
+
+bool ModuleLatencyModel::has_op(const std::string& op) const { return impl_->ops.count(op) != 0; }
+
+const ModuleFit& ModuleLatencyModel::fit_of(const std::string& op) const {
+  for (const auto& f : fits_)
+    if (f.op == op) return f;
+  throw std::out_of_range("no latency regressor for op '" + op + "'");
+}
+
+double ModuleLatencyModel::predict_seconds(const std::string& op, const std::vector<double>& features) const {
+  return predict_seconds(op, fit_of(op).chosen, features);
+}
+
+double ModuleLatencyModel::predict_seconds(const std::string& op, RegressorKind kind, const std::vector<double>& features) const {
+  auto it = impl_->ops.find(op);
+  if (it == impl_->ops.end()) throw std::out_of_range("no latency regressor for op '" + op + "'");
+  if (features.size() != it->second.scaler.lo.size()) throw std::invalid_argument("feature count differs from the regressor's");
+  return to_seconds(it->second.models.at(kind).predict_log(it->second.scaler.apply({features})))[0];
+}
+
+std::vector<std::string> ModuleLatencyModel::outside_training_range(const std::string& op, const std::vector<double>& features) const {
+  const ModuleFit& f = fit_of(op);
+  std::vector<std::string> out;
+  for (size_t j = 0; j < features.size() && j < f.feature_min.size(); ++j)
+    if (features[j] < f.feature_min[j] * (1 - 1e-9) || features[j] > f.feature_max[j] * (1 + 1e-9)) out.push_back(module_feature_names()[j]);
+  return out;
+}
+
+}  // namespace coinfer::models
