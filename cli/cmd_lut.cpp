@@ -78,6 +78,13 @@ int lut_show(const LutOptions& o) {
                          : nlohmann::json(nullptr));
       }
       j["tables"].back()["wire_bytes_per_split"] = wire;
+      nlohmann::json est = nlohmann::json::array();
+      for (const auto& [i, jj, b] : t.estimated_cells()) {
+        const LutTable::Estimate* e = t.estimate(i, jj, b);
+        est.push_back({{"begin", i}, {"end", jj}, {"batch", b}, {"mean_ms", t.mean_seconds(i, jj, b) * 1e3}, {"method", e->method},
+                       {"relative_error", e->relative_error}});
+      }
+      j["tables"].back()["estimated_entries"] = est;
     }
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -128,6 +135,13 @@ int lut_show(const LutOptions& o) {
       }
     } else {
       std::printf("\n  wire bytes: none (the simulator sends the model spec's tensor bytes)");
+    }
+    if (t.estimated_entries() > 0) {
+      const auto cells = t.estimated_cells();
+      const auto& [i, j, b] = cells.front();
+      const LutTable::Estimate* e = t.estimate(i, j, b);
+      std::printf("\n  ESTIMATED entries: %lld (coinfer lut fill; used only where a scenario says luts_fill: allow); first [%d,%d) batch %d: %s, error %s",
+                  t.estimated_entries(), i, j, b, e->method.c_str(), format_percent(e->relative_error).c_str());
     }
     std::printf("\n");
   }

@@ -44,12 +44,6 @@ nlohmann::ordered_json score_json(const models::RegressorScore& s) {
   return {{"p10", s.p10}, {"p20", s.p20}, {"mape", s.mape}, {"r2", s.r2}, {"samples", s.samples}};
 }
 
-std::string pct(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", v * 100);
-  return b;
-}
-
 bool is_measured(const LutTable& t) { return t.provenance().kind == "measured" || t.provenance().kind == "imported"; }
 
 int fill(const FillOptions& o) {
@@ -225,19 +219,19 @@ int fill(const FillOptions& o) {
 
   if (!o.quiet) {
     std::printf("per-module latency regressors (held-out test split; P10/P20 = share within 10 %%/20 %%; chosen by Algorithm 1 on validation):\n");
-    std::printf("%-10s %6s %6s  %-22s %-22s %-22s %s\n", "op", "train", "test", "lr P10/P20/MAPE", "mlp P10/P20/MAPE", "medn P10/P20/MAPE", "chosen");
+    std::printf("%-10s %6s %6s  %-25s %-25s %-25s %s\n", "op", "train", "test", "lr P10/P20/MAPE", "mlp P10/P20/MAPE", "medn P10/P20/MAPE", "chosen");
     for (const auto& f : model.fits()) {
       std::string cols[3];
       int c = 0;
       for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn}) {
         const auto& sc = f.test_scores.at(k);
-        cols[c++] = pct(sc.p10) + "/" + pct(sc.p20) + "/" + pct(sc.mape);
+        cols[c++] = format_percent(sc.p10) + "/" + format_percent(sc.p20) + "/" + format_percent(sc.mape);
       }
-      std::printf("%-10s %6lld %6lld  %-22s %-22s %-22s %s\n", f.op.c_str(), f.train, f.test, cols[0].c_str(), cols[1].c_str(),
+      std::printf("%-10s %6lld %6lld  %-25s %-25s %-25s %s\n", f.op.c_str(), f.train, f.test, cols[0].c_str(), cols[1].c_str(),
                   cols[2].c_str(), models::regressor_name(f.chosen));
     }
     for (const auto& [op, n] : model.skipped()) std::printf("%-10s %6lld samples: too few for a regressor (need %d)\n", op.c_str(), n, o.fit.min_samples);
-    std::printf("sum rule (a range = the sum of its stages) error on measured tables: %s\n", pct(sum_rule).c_str());
+    std::printf("sum rule (a range = the sum of its stages) error on measured tables: %s\n", format_percent(sum_rule).c_str());
     for (const auto& [k, n] : filled_per_key) std::printf("filled %lld entries of %s\n", n, k.to_string().c_str());
     for (const auto& [op, names] : outside)
       if (!names.empty())
@@ -245,8 +239,8 @@ int fill(const FillOptions& o) {
                      join(std::vector<std::string>(names.begin(), names.end())).c_str());
     if (!check.is_null())
       std::printf("check against %s: %zu filled entries measured there: P10 %s, P20 %s, MAPE %s\n", join(o.check_against).c_str(),
-                  meas.size(), pct(check["p10"].get<double>()).c_str(), pct(check["p20"].get<double>()).c_str(),
-                  pct(check["mape"].get<double>()).c_str());
+                  meas.size(), format_percent(check["p10"].get<double>()).c_str(), format_percent(check["p20"].get<double>()).c_str(),
+                  format_percent(check["mape"].get<double>()).c_str());
     std::printf("wrote %s (LUTs with %lld estimated entries, fill_report.json)\nrun with: coinfer run %s --set luts=[%s] --set luts_fill=allow\n",
                 o.out.c_str(), outcome.filled, o.scenario.c_str(), o.out.c_str());
   }

@@ -77,6 +77,7 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   a["samples"] = std::to_string(count - skipped) + " random variants (core/model_variants.hpp, seed " + std::to_string(o.seed) +
                  ") of " + (only_model.empty() ? std::string("every model") : only_model) +
                  "; every single stage [i,i+1) at every batch size; synthetic inputs of each variant's dataset";
+  std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
   write_module_samples(out, set);
   std::printf("wrote %s: %zu module samples from %lld model variants [MEASURED]\n", out.c_str(), set.samples.size(), count - skipped);
   return 0;

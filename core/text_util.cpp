@@ -155,4 +155,10 @@ std::string printable(const std::string& s, size_t max_bytes) {
   return out;
 }
 
+std::string format_percent(double fraction) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1f %%", fraction * 100);
+  return b;
+}
+
 }  // namespace coinfer

@@ -20,5 +20,7 @@ bool valid_utf8(const std::string& s);
 std::string printable(const std::string& s, size_t max_bytes = 200);
 // Shortest decimal text that reads back to the same double ("0.1", "52.1", "1e-05").
 std::string format_double(double v);
+// A fraction as a percentage with one decimal: 0.11259 -> "11.3 %".
+std::string format_percent(double fraction);
 
 }  // namespace coinfer

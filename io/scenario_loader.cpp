@@ -475,7 +475,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
           fail(s.luts_where, "luts_fill",
                as + "LUT " + need.key.to_string() + " (" + luts.origin(need.key) + ") entry [" + std::to_string(need.begin) + "," +
                    std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
-                   ", error " + format_double(e->relative_error * 100) + " %), not measured; set luts_fill: allow to use estimates");
+                   ", error " + format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
       fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
     }

@@ -86,7 +86,7 @@ torch::nn::Sequential mlp(const std::vector<int64_t>& widths, bool relu_last) {
   torch::nn::Sequential s;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
     s->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
-    if (i + 2 < widths.size() || relu_last) s->push_back(torch::nn::ReLU());
+    if (i + 2 < widths.size() || relu_last) s->push_back(torch::nn::LeakyReLU(torch::nn::LeakyReLUOptions().negative_slope(0.01)));
   }
   return s;
 }
@@ -133,7 +133,7 @@ Fitted fit_one(RegressorKind kind, const torch::Tensor& x, const torch::Tensor& 
     for (auto& p : f.net->parameters()) params.push_back(p);
     f.parameters = count_parameters(*f.net);
   } else {
-    f.net = mlp({d, 64, 32, 16}, true);          // encoder
+    f.net = mlp({d, 64, 32, 16}, false);         // encoder (a linear latent layer)
     recon = mlp({16, 32, 64, d}, false);         // symmetric reconstruction decoder
     f.predictor = mlp({16, 8, 4, 2, 1}, false);  // prediction decoder: hidden widths halve
     for (auto* m : {&f.net, &recon, &f.predictor})
@@ -166,10 +166,11 @@ Fitted fit_one(RegressorKind kind, const torch::Tensor& x, const torch::Tensor& 
   return f;
 }
 
-std::vector<double> to_seconds(const torch::Tensor& log_s) {
-  std::vector<double> out(static_cast<size_t>(log_s.size(0)));
-  auto a = log_s.to(torch::kFloat64).contiguous();
-  for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(a[static_cast<int64_t>(i)].item<double>());
+// Predictions (standardised log latency) back to seconds.
+std::vector<double> to_seconds(const torch::Tensor& z, double y_mean, double y_std) {
+  std::vector<double> out(static_cast<size_t>(z.size(0)));
+  auto a = z.to(torch::kFloat64).contiguous();
+  for (size_t i = 0; i < out.size(); ++i) out[i] = std::exp(y_mean + y_std * a[static_cast<int64_t>(i)].item<double>());
   return out;
 }
 
@@ -178,6 +179,7 @@ std::vector<double> to_seconds(const torch::Tensor& log_s) {
 struct ModuleLatencyModel::Impl {
   struct OpModels {
     Scaler scaler;
+    double y_mean = 0, y_std = 1;  // of log latency over the training samples: networks fit (log y - mean) / std
     std::map<RegressorKind, Fitted> models;
   };
   std::map<std::string, OpModels> ops;
@@ -235,14 +237,23 @@ ModuleLatencyModel ModuleLatencyModel::fit(const std::vector<ModuleSample>& samp
         fit.feature_min[j] = std::min(fit.feature_min[j], r[j]), fit.feature_max[j] = std::max(fit.feature_max[j], r[j]);
       }
     auto xt = m.scaler.apply(xtr);
+    // The networks fit standardised log latency: log latencies near -10 would take Adam at 0.005 (steps
+    // of about the learning rate) thousands of epochs to reach from a zero-mean start.
+    double mean = 0, var = 0;
+    for (double v : ytr) mean += std::log(v);
+    mean /= static_cast<double>(ytr.size());
+    for (double v : ytr) var += (std::log(v) - mean) * (std::log(v) - mean);
+    m.y_mean = mean;
+    m.y_std = ytr.size() > 1 && var > 0 ? std::sqrt(var / static_cast<double>(ytr.size() - 1)) : 1;
     std::vector<float> ly;
-    for (double v : ytr) ly.push_back(static_cast<float>(std::log(v)));
+    for (double v : ytr) ly.push_back(static_cast<float>((std::log(v) - m.y_mean) / m.y_std));
     auto yt = torch::tensor(ly);
     for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn}) {
       Fitted f = fit_one(k, xt, yt, o, op_index);
       fit.parameters[k] = f.parameters;
-      fit.validation_scores[k] = score_predictions(to_seconds(f.predict_log(m.scaler.apply(xva))), yva);
-      fit.test_scores[k] = xte.empty() ? RegressorScore{} : score_predictions(to_seconds(f.predict_log(m.scaler.apply(xte))), yte);
+      fit.validation_scores[k] = score_predictions(to_seconds(f.predict_log(m.scaler.apply(xva)), m.y_mean, m.y_std), yva);
+      fit.test_scores[k] =
+          xte.empty() ? RegressorScore{} : score_predictions(to_seconds(f.predict_log(m.scaler.apply(xte)), m.y_mean, m.y_std), yte);
       m.models.emplace(k, std::move(f));
     }
     fit.chosen = select_regressor(fit.validation_scores, fit.parameters, o.epsilon_accuracy, o.epsilon_r2);
@@ -270,7 +281,7 @@ double ModuleLatencyModel::predict_seconds(const std::string& op, RegressorKind 
   auto it = impl_->ops.find(op);
   if (it == impl_->ops.end()) throw std::out_of_range("no latency regressor for op '" + op + "'");
   if (features.size() != it->second.scaler.lo.size()) throw std::invalid_argument("feature count differs from the regressor's");
-  return to_seconds(it->second.models.at(kind).predict_log(it->second.scaler.apply({features})))[0];
+  return to_seconds(it->second.models.at(kind).predict_log(it->second.scaler.apply({features})), it->second.y_mean, it->second.y_std)[0];
 }
 
 std::vector<std::string> ModuleLatencyModel::outside_training_range(const std::string& op, const std::vector<double>& features) const {

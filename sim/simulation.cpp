@@ -297,7 +297,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
   for (const EstimatedUse& e : estimated_entries_used(s, models, luts))
     out.estimated_lut_entries.push_back(e.key.to_string() + " [" + std::to_string(e.begin) + "," + std::to_string(e.end) + ") batch " +
-                                        std::to_string(e.batch) + ": " + e.method + ", error " + format_double(e.relative_error * 100) + " %");
+                                        std::to_string(e.batch) + ": " + e.method + ", error " + format_percent(e.relative_error));
   {
     std::set<LutKey> senders;  // devices send uploads, servers send results
     for (const auto& d : s.devices) {

@@ -1,0 +1,118 @@
+// Per-module latency regressors (models/latency_regressor.hpp): metrics and Algorithm 1 by hand,
+// fitting on synthetic samples whose law is known, determinism.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/random_stream.hpp"
+#include "models/latency_regressor.hpp"
+
+using namespace coinfer;
+using namespace coinfer::models;
+
+TEST(Regressor, ScoreByHand) {
+  // Relative errors 0.05, 0.15 and 1.0: P10 = 1/3, P20 = 2/3, MAPE = (0.05 + 0.15 + 1) / 3 = 0.4.
+  const RegressorScore s = score_predictions({1.05, 2.3, 8.0}, {1.0, 2.0, 4.0});
+  EXPECT_NEAR(s.p10, 1.0 / 3, 1e-12);
+  EXPECT_NEAR(s.p20, 2.0 / 3, 1e-12);
+  EXPECT_NEAR(s.mape, 0.4, 1e-12);
+  // R^2 on log latency: log y = {0, ln2, ln4}, mean ln2, SS_tot = 2 ln2^2; residuals ln1.05, ln1.15, ln2.
+  const double l2 = std::log(2.0);
+  const double ss_res = std::pow(std::log(1.05), 2) + std::pow(std::log(1.15), 2) + l2 * l2;
+  EXPECT_NEAR(s.r2, 1 - ss_res / (2 * l2 * l2), 1e-12);
+  EXPECT_EQ(s.samples, 3);
+  EXPECT_THROW(score_predictions({1}, {1, 2}), std::invalid_argument);
+}
+
+TEST(Regressor, AlgorithmOneFiltersAccuracyThenR2ThenSize) {
+  std::map<RegressorKind, RegressorScore> v;
+  v[RegressorKind::lr] = {0, 0.90, 0, 0.80, 10};
+  v[RegressorKind::mlp] = {0, 0.94, 0, 0.95, 10};
+  v[RegressorKind::medn] = {0, 0.95, 0, 0.96, 10};
+  std::map<RegressorKind, long long> size{{RegressorKind::lr, 16}, {RegressorKind::mlp, 3000}, {RegressorKind::medn, 2000}};
+  // Accuracy: best 0.95, all three within 0.05 (lr exactly 0.05 below). R^2: best 0.96 (medn); lr's
+  // 0.80 is beyond 0.05, mlp's 0.95 within. Smallest of {mlp, medn}: medn (2000 parameters).
+  EXPECT_EQ(select_regressor(v, size, 0.05, 0.05), RegressorKind::medn);
+  size[RegressorKind::mlp] = 1000;  // now mlp is the smaller of the two
+  EXPECT_EQ(select_regressor(v, size, 0.05, 0.05), RegressorKind::mlp);
+  v[RegressorKind::lr].r2 = 0.95;  // lr passes both filters and is the smallest
+  EXPECT_EQ(select_regressor(v, size, 0.05, 0.05), RegressorKind::lr);
+  v[RegressorKind::lr].p20 = 0.89;  // 0.06 below the best: filtered out by accuracy
+  EXPECT_EQ(select_regressor(v, size, 0.05, 0.05), RegressorKind::mlp);
+}
+
+namespace {
+
+// Samples of one op whose latency follows a known law: 3e-10 s x flops^0.9 / cpu_cores, flops =
+// 2 x batch x nodes x in x out; the other features are consistent functions of the same parameters.
+std::vector<ModuleSample> power_law_samples(int n, std::uint64_t seed, const std::string& op = "linear") {
+  RandomStream r(seed, StreamPurpose::test, 7);
+  std::vector<ModuleSample> out;
+  for (int i = 0; i < n; ++i) {
+    const double b = 1 + std::floor(r.next_unit() * 8), nodes = 100 + std::floor(r.next_unit() * 4900);
+    const double in = 16 + std::floor(r.next_unit() * 240), o = 16 + std::floor(r.next_unit() * 240);
+    const double cores = r.next_unit() < 0.5 ? 0.3 : 2;
+    const double flops = 2 * b * nodes * in * o;
+    ModuleSample s;
+    s.op = op;
+    s.device_type = "synthetic";
+    s.features = {b, nodes, 0, in, o, 0, 1, cores, 1, flops, in * o * 4, b * nodes * in * 4, b * nodes * o * 4,
+                  b * nodes * (in + o) * 4 + in * o * 4, 0};
+    s.mean_s = s.p50_s = 3e-10 * std::pow(flops, 0.9) / cores;
+    s.count = 3;
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(Regressor, LearnsAPowerLawAndMeetsItsHeldOutSamples) {
+  RegressorFitOptions o;
+  o.seed = 3;
+  const ModuleLatencyModel m = ModuleLatencyModel::fit(power_law_samples(300, 1), o);
+  ASSERT_TRUE(m.has_op("linear"));
+  const ModuleFit& f = m.fit_of("linear");
+  EXPECT_EQ(f.train, 210);  // 7:1:2
+  EXPECT_EQ(f.validation, 30);
+  EXPECT_EQ(f.test, 60);
+  // LR on log features is a power law: this law is inside its family, so it is exact up to log1p.
+  EXPECT_GE(f.test_scores.at(RegressorKind::lr).p10, 0.98);
+  // The networks must learn it too (a broken MLP or MEDN predicts far off).
+  EXPECT_GE(f.test_scores.at(RegressorKind::mlp).p20, 0.9);
+  EXPECT_GE(f.test_scores.at(RegressorKind::medn).p20, 0.9);
+  // Fresh samples from the same law, predicted by the chosen regressor.
+  std::vector<double> pred, meas;
+  for (const auto& s : power_law_samples(100, 99)) pred.push_back(m.predict_seconds("linear", s.features)), meas.push_back(s.mean_s);
+  EXPECT_GE(score_predictions(pred, meas).p20, 0.9);
+  EXPECT_THROW(m.predict_seconds("gat", pred), std::out_of_range);
+}
+
+TEST(Regressor, DeterministicForASeedAndSeedsDiffer) {
+  RegressorFitOptions o;
+  o.epochs = 50;
+  const auto samples = power_law_samples(80, 2);
+  const ModuleLatencyModel a = ModuleLatencyModel::fit(samples, o), b = ModuleLatencyModel::fit(samples, o);
+  o.seed = 2;
+  const ModuleLatencyModel c = ModuleLatencyModel::fit(samples, o);
+  const auto& x = samples.front().features;
+  for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn})
+    EXPECT_EQ(a.predict_seconds("linear", k, x), b.predict_seconds("linear", k, x)) << regressor_name(k);
+  EXPECT_NE(a.predict_seconds("linear", RegressorKind::mlp, x), c.predict_seconds("linear", RegressorKind::mlp, x));
+}
+
+TEST(Regressor, OpsWithTooFewSamplesGetNone) {
+  auto samples = power_law_samples(40, 4);
+  const auto few = power_law_samples(5, 5, "gat");
+  samples.insert(samples.end(), few.begin(), few.end());
+  RegressorFitOptions o;
+  o.epochs = 20;
+  const ModuleLatencyModel m = ModuleLatencyModel::fit(samples, o);
+  EXPECT_TRUE(m.has_op("linear"));
+  EXPECT_FALSE(m.has_op("gat"));
+  EXPECT_EQ(m.skipped().at("gat"), 5);
+  // Outside the training range: a batch of 64 was never seen.
+  auto x = samples.front().features;
+  x[0] = 64;
+  EXPECT_EQ(m.outside_training_range("linear", x), std::vector<std::string>{"batch"});
+}
