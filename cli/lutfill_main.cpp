@@ -106,15 +106,25 @@ int fill(const FillOptions& o) {
   const double sum_rule = sum_rule_error(measured_tables);
 
   std::map<std::string, std::set<std::string>> outside;  // op -> features outside the training range
-  ModulePredictor predict = [&](const ModelSpec& spec, int stage, int batch, const MeasurableParams& hw) -> std::optional<ModulePrediction> {
+  // The chosen regressor inside its op's training range; outside it, LR: a power law in log space
+  // extrapolates along the law, the networks do not (measured: the MLP predicted fc latencies falling
+  // with the batch beyond the batch sizes it was trained on).
+  ModulePredictor predict = [&](const ModelSpec& spec, int stage, int batch, const MeasurableParams& hw,
+                                const std::string& method) -> std::optional<ModulePrediction> {
     const std::string& op = spec.stages[static_cast<size_t>(stage)].op;
     if (!model.has_op(op)) return std::nullopt;
     const std::vector<double> f = module_features(spec, stage, batch, hw);
-    for (const auto& name : model.outside_training_range(op, f)) outside[op].insert(name);
+    const std::vector<std::string> out_of_range = model.outside_training_range(op, f);
+    for (const auto& name : out_of_range) outside[op].insert(name);
     const models::ModuleFit& fit = model.fit_of(op);
-    const models::RegressorScore& held_out = fit.test_scores.at(fit.chosen).samples > 0 ? fit.test_scores.at(fit.chosen)
-                                                                                          : fit.validation_scores.at(fit.chosen);
-    return ModulePrediction{model.predict_seconds(op, f), held_out.mape, models::regressor_name(fit.chosen)};
+    RegressorKind kind = out_of_range.empty() ? fit.chosen : RegressorKind::lr;
+    if (!method.empty())
+      for (RegressorKind k : {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn})
+        if (method.rfind(models::regressor_name(k), 0) == 0) kind = k;
+    const models::RegressorScore& held_out = fit.test_scores.at(kind).samples > 0 ? fit.test_scores.at(kind) : fit.validation_scores.at(kind);
+    std::string name = models::regressor_name(kind);
+    if (kind != fit.chosen) name += " (extrapolating)";
+    return ModulePrediction{model.predict_seconds(op, kind, f), held_out.mape, name};
   };
   auto hardware_of = [&](const LutKey& key) -> MeasurableParams {
     if (luts.contains(key) && is_measured(luts.table(key))) return measurable_params_of(luts.table(key).provenance());

@@ -45,16 +45,31 @@ bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int 
       continue;
     }
     const StageSpec& st = spec.stages[static_cast<size_t>(s)];
-    const std::optional<ModulePrediction> p = predict(spec, s, batch, hw);
+    const std::optional<ModulePrediction> p = predict(spec, s, batch, hw, "");
     if (!p) {
       outcome.unfillable.push_back(table.key().to_string() + " [" + std::to_string(begin) + "," + std::to_string(end) + ") batch " +
                                    std::to_string(batch) + ": stage " + std::to_string(s) + " (" + st.name + ", op " + st.op +
                                    ") has no measurement and no regressor");
       return false;
     }
-    sum += p->seconds;
-    weighted_error += p->seconds * p->relative_error;
-    methods[st.op] = p->method;
+    // Anchored to the table's own hardware: where the stage was measured at another batch size b0
+    // (the nearest), the regressor only scales it: measured(b0) x predicted(b) / predicted(b0).
+    int anchor = 0;
+    for (int d = 1; d < table.max_batch() && !anchor; ++d)
+      for (int b0 : {batch - d, batch + d})
+        if (!anchor && b0 >= 1 && b0 <= table.max_batch() && table.has_latency(s, s + 1, b0) && !table.estimate(s, s + 1, b0)) anchor = b0;
+    double seconds = p->seconds;
+    std::string how = p->method;
+    if (anchor) {
+      const std::optional<ModulePrediction> p0 = predict(spec, s, anchor, hw, p->method);
+      if (p0 && p0->seconds > 0) {
+        seconds = table.mean_seconds(s, s + 1, anchor) * p->seconds / p0->seconds;
+        how += " scaling batch " + std::to_string(anchor);
+      }
+    }
+    sum += seconds;
+    weighted_error += seconds * p->relative_error;
+    methods[st.op] = how;
   }
   const double regressor_error = sum > 0 ? weighted_error / sum : 0;
   const bool single = end - begin == 1;

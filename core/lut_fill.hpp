@@ -1,7 +1,10 @@
 #pragma once
 // Filling LUT gaps with estimates (coinfer lut fill; the MEDN paper's per-module regressors). An entry
 // [begin, end) at batch b is estimated as the sum of its stages [s, s+1) at batch b: each stage's
-// measured single-stage entry where the table has one, else the per-module regressor's prediction.
+// measured single-stage entry where the table has one, else the per-module regressor's prediction,
+// anchored where it can be: when the table measured that stage at another batch size b0 (the nearest),
+// the estimate is measured(b0) x predicted(b) / predicted(b0), so the regressor supplies only the
+// scaling and the table's own hardware supplies the level (method "op=kind scaling batch b0").
 // Its relative error is the regressors' held-out error weighted by their share of the sum, plus the
 // error of the sum rule itself (how far measured multi-stage entries are from the sum of their measured
 // stages, over the training tables): a filled entry never claims more accuracy than was measured.
@@ -24,8 +27,10 @@ struct ModulePrediction {
   double relative_error = 0;  // held-out mean absolute percentage error of the regressor (0.08 = 8 %)
   std::string method;         // e.g. "medn"
 };
-// nullopt: no regressor for this stage's op.
-using ModulePredictor = std::function<std::optional<ModulePrediction>(const ModelSpec&, int stage, int batch, const MeasurableParams&)>;
+// nullopt: no regressor for this stage's op. `method` empty: the predictor chooses; otherwise it must
+// use that method (an anchored estimate takes both of its predictions from one regressor).
+using ModulePredictor = std::function<std::optional<ModulePrediction>(const ModelSpec&, int stage, int batch, const MeasurableParams&,
+                                                                      const std::string& method)>;
 
 // The mean relative difference between measured multi-stage entries and the sum of their measured
 // single-stage entries, over the measured or imported tables given (0 when none can be compared).

@@ -174,7 +174,7 @@ TEST(LutFill, EntryIsTheSumOfMeasuredAndPredictedStagesWithWeightedError) {
   t.set_latency(0, 1, 1, {0.010, 0.010, 0.010, 0, 3});  // stage 0 measured: 10 ms
   t.provenance().kind = "measured";
   // Every other stage predicted at 2 ms with a 10 % error, edgeconvs by "medn", the rest by "lr".
-  ModulePredictor predict = [](const ModelSpec& m, int s, int, const MeasurableParams&) -> std::optional<ModulePrediction> {
+  ModulePredictor predict = [](const ModelSpec& m, int s, int, const MeasurableParams&, const std::string&) -> std::optional<ModulePrediction> {
     return ModulePrediction{0.002, 0.10, m.stages[s].op == "edgeconv" ? "medn" : "lr"};
   };
   FillOutcome out;
@@ -191,7 +191,7 @@ TEST(LutFill, EntryIsTheSumOfMeasuredAndPredictedStagesWithWeightedError) {
   // Present entries are left alone; a stage without a regressor makes the entry unfillable.
   ASSERT_TRUE(fill_entry(t, spec, 0, 1, 1, {}, predict, 0.05, out));
   EXPECT_EQ(t.estimate(0, 1, 1), nullptr);
-  ModulePredictor none = [](const ModelSpec&, int, int, const MeasurableParams&) { return std::optional<ModulePrediction>{}; };
+  ModulePredictor none = [](const ModelSpec&, int, int, const MeasurableParams&, const std::string&) { return std::optional<ModulePrediction>{}; };
   EXPECT_FALSE(fill_entry(t, spec, 6, 9, 1, {}, none, 0.05, out));
   EXPECT_FALSE(t.has_latency(6, 9, 1));
   ASSERT_EQ(out.unfillable.size(), 1u);
