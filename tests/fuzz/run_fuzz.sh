@@ -6,6 +6,7 @@
 #                (seeds: every shipped scenario, some with overrides)
 #   lut_codec    the bytes the isolated LUT reader hands back (seeds: every shipped LUT, encoded)
 #   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
+#   module_samples  the module sample set reader, CSV (seed: a small hand-written set with quoted fields)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -14,7 +15,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -99,7 +100,17 @@ PY
       # (60 s, core/limits.hpp) and reports exit 2; libFuzzer must wait longer than that.
       run lut_file -max_len=1048576 -timeout=90 || status=1
       ;;
-    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file)"; exit 2 ;;
+    module_samples)
+      io_samples=("$src"/io/module_samples.cpp "$src"/io/csv.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+      build module_samples "$src/tests/fuzz/fuzz_module_samples.cpp" "${core[@]}" "${io_samples[@]}"
+      mkdir -p "$out/module_samples.seed"
+      # Seeds: the measured single stages of the shipped measured LUTs as a sample set, and a tiny one.
+      printf '%s\n' '# coinfer-module-samples schema 1' '# provenance kind=measured' '# provenance cpu=x, "y"' \
+        'op,device_type,model,stage,mean_s,p50_s,count,batch,nodes,edges,in_width,out_width,k,heads,cpu_cores,threads,flops,weight_bytes,in_bytes,out_bytes,traffic_bytes,workspace_bytes' \
+        'gcn,"a,b",gcn/mr,conv1,0.001,0.001,3,1,17,68,300,16,0,1,2,1,1e5,19264,20400,1088,40000,0' > "$out/module_samples.seed/tiny"
+      run module_samples -max_len=65536 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples)"; exit 2 ;;
   esac
 done
 exit $status
