@@ -25,4 +25,11 @@ bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions) {
   return false;
 }
 
+double one_way_latency_s(const Scenario& s, size_t device) {
+  const DeviceSpec& d = s.devices.at(device);
+  const int j = s.server_index(d.server);
+  const double server_ms = j >= 0 ? s.servers[static_cast<size_t>(j)].link.latency_ms : 0;
+  return (d.link.latency_ms + s.access_point.latency_ms + server_ms) * 1e-3;
+}
+
 }  // namespace coinfer

@@ -130,4 +130,9 @@ bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions);
 // works on input i+1 while input i is on the server).
 int default_in_flight(const Strategy& s);
 
+// One-way latency (s) between device `device` and its server as the simulator's routes have it: the
+// device's link, the access point and the server's link (sim/platform_builder.cpp). The testbed
+// emulates it with tc netem, or in the middleware's sender where the kernel has no netem.
+double one_way_latency_s(const Scenario& s, size_t device);
+
 }  // namespace coinfer

@@ -397,7 +397,7 @@ struct DeviceRuntime::Impl {
       std::thread reader([this, c] { read_loop(c); });
       double next_beat = 0;
       while (!c->closed() && !check_done(hard_end)) {
-        const double latency = (sc.devices[index].link.latency_ms + sc.access_point.latency_ms) * 1e-3;
+        const double latency = one_way_latency_s(sc, index);
         if (opt.shape) c->set_shaping({schedule.bytes_per_s_at(now()), latency});
         else if (opt.shape_latency) c->set_shaping({0, latency});
         if (now() >= next_beat) {

@@ -179,7 +179,7 @@ struct EdgeServer::Impl {
   }
 
   void apply_shaping(Handler& h) const {
-    const double latency = (sc.devices[h.index].link.latency_ms + sc.access_point.latency_ms) * 1e-3;
+    const double latency = one_way_latency_s(sc, h.index);
     if (opt.shape) h.conn->set_shaping({schedules[h.index].bytes_per_s_at(now()), latency});
     else if (opt.shape_latency) h.conn->set_shaping({0, latency});
   }

@@ -21,6 +21,7 @@
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
 #include "core/metrics.hpp"
+#include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/cpu_cap.hpp"
 #include "hw/protocol.hpp"
@@ -229,19 +230,35 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       say("cannot create network namespaces (" + why_not + "): falling back to loopback with shaping inside the middleware");
   }
   const std::string server_ns = tag + "s";
+  // The network, as the simulator's platform (sim/platform_builder.cpp) has it:
+  //   device i ──(its link, shaped both ways)── access point ──(server link, shaped both ways)── server
+  // each device in its own namespace, the access point a namespace that routes between them, where
+  // every device's traffic in both directions goes through one intermediate functional block (ifb)
+  // shaped at the access point's rate: the shared medium, both directions sharing it as the
+  // simulator's single access_point link does. The server has one address, 10.200.0.1.
+  const std::string ap_ns = tag + "p";
+  const std::string ap_medium = tag + "m";                                 // the ifb in ap_ns
+  const std::string veth_server_side = tag + "sv", veth_ap_uplink = tag + "up";  // server link: server ns / ap ns
   std::vector<BandwidthSchedule> schedules;
   for (const auto& d : sc.devices) schedules.emplace_back(d, sc.events);
   auto dev_ns = [&](int i) { return tag + "d" + std::to_string(i); };
-  auto veth_server = [&](int i) { return tag + "a" + std::to_string(i); };
+  auto veth_ap = [&](int i) { return tag + "a" + std::to_string(i); };
   auto veth_device = [&](int i) { return tag + "b" + std::to_string(i); };
   // tc netem shapes rate and delay; kernels without sch_netem get tbf for the rate and the one-way
-  // latency added by the middleware's sender instead (recorded in testbed.json).
+  // latency added by the middleware's sender instead (recorded in testbed.json). The whole path's
+  // latency (device link + access point + server link, core/scenario.hpp) sits on the device link.
   bool use_netem = true;
+  auto tbf = [&](const std::string& ns, const std::string& dev, double mbps, bool add) {
+    // Bucket of 1 ms at the rate (at least two full-size frames), queue of up to 1 s.
+    const long burst = std::max(3028L, static_cast<long>(mbps_to_bytes_per_s(mbps) * 0.001));
+    must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps),
+          "burst", std::to_string(burst), "latency", "1000ms"});
+  };
   auto shape = [&](int i, double mbps, bool add) {
-    const double lat = sc.devices[i].link.latency_ms + sc.access_point.latency_ms;
+    const double lat = one_way_latency_s(sc, static_cast<size_t>(i)) * 1e3;
     for (int side = 0; side < 2; ++side) {
-      const std::string ns = side == 0 ? dev_ns(i) : server_ns;
-      const std::string dev = side == 0 ? veth_device(i) : veth_server(i);
+      const std::string ns = side == 0 ? dev_ns(i) : ap_ns;
+      const std::string dev = side == 0 ? veth_device(i) : veth_ap(i);
       std::vector<std::string> netem = {"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root",
                                         "netem", "rate", rate_text(mbps), "delay", delay_text(lat), "limit", "100000"};
       std::string err;
@@ -252,31 +269,57 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       } else if (use_netem) {
         throw std::runtime_error("'" + joined(netem) + "' failed: " + err);
       }
-      // tbf: bucket of 1 ms at the rate (at least two full-size frames), queue of up to 1 s.
-      const double bytes_per_s = mbps_to_bytes_per_s(mbps);
-      const long burst = std::max(3028L, static_cast<long>(bytes_per_s * 0.001));
-      must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps),
-            "burst", std::to_string(burst), "latency", "1000ms"});
+      tbf(ns, dev, mbps, add);
     }
   };
   if (netns) {
+    const ServerSpec& sv = sc.servers.front();
     must({"ip", "-n", server_ns, "link", "set", "lo", "up"});
+    run_command({"ip", "netns", "add", ap_ns});
+    setup.namespaces.push_back(ap_ns);
+    must({"ip", "-n", ap_ns, "link", "set", "lo", "up"});
+    must({"ip", "netns", "exec", ap_ns, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    // The server link.
+    must({"ip", "link", "add", veth_server_side, "type", "veth", "peer", "name", veth_ap_uplink});
+    must({"ip", "link", "set", veth_server_side, "netns", server_ns});
+    must({"ip", "link", "set", veth_ap_uplink, "netns", ap_ns});
+    must({"ip", "-n", server_ns, "addr", "add", "10.200.0.1/24", "dev", veth_server_side});
+    must({"ip", "-n", ap_ns, "addr", "add", "10.200.0.2/24", "dev", veth_ap_uplink});
+    must({"ip", "-n", server_ns, "link", "set", veth_server_side, "up"});
+    must({"ip", "-n", ap_ns, "link", "set", veth_ap_uplink, "up"});
+    must({"ip", "-n", server_ns, "route", "add", "10.201.0.0/16", "via", "10.200.0.2"});
+    tbf(server_ns, veth_server_side, sv.link.bandwidth_mbps, true);  // server -> devices
+    tbf(ap_ns, veth_ap_uplink, sv.link.bandwidth_mbps, true);        // devices -> server
+    // The access point's shared medium.
+    must({"ip", "-n", ap_ns, "link", "add", ap_medium, "type", "ifb"});
+    must({"ip", "-n", ap_ns, "link", "set", ap_medium, "up"});
+    tbf(ap_ns, ap_medium, sc.access_point.bandwidth_mbps, true);
     for (int i = 0; i < nd; ++i) {
       if (interrupted) return 130;
       run_command({"ip", "netns", "add", dev_ns(i)});
       setup.namespaces.push_back(dev_ns(i));
-      must({"ip", "link", "add", veth_server(i), "type", "veth", "peer", "name", veth_device(i)});
-      must({"ip", "link", "set", veth_server(i), "netns", server_ns});
+      must({"ip", "link", "add", veth_ap(i), "type", "veth", "peer", "name", veth_device(i)});
+      must({"ip", "link", "set", veth_ap(i), "netns", ap_ns});
       must({"ip", "link", "set", veth_device(i), "netns", dev_ns(i)});
       const std::string net = "10.201." + std::to_string(i) + ".";
-      must({"ip", "-n", server_ns, "addr", "add", net + "1/24", "dev", veth_server(i)});
+      must({"ip", "-n", ap_ns, "addr", "add", net + "1/24", "dev", veth_ap(i)});
       must({"ip", "-n", dev_ns(i), "addr", "add", net + "2/24", "dev", veth_device(i)});
-      must({"ip", "-n", server_ns, "link", "set", veth_server(i), "up"});
+      must({"ip", "-n", ap_ns, "link", "set", veth_ap(i), "up"});
       must({"ip", "-n", dev_ns(i), "link", "set", veth_device(i), "up"});
       must({"ip", "-n", dev_ns(i), "link", "set", "lo", "up"});
+      must({"ip", "-n", dev_ns(i), "route", "add", "default", "via", net + "1"});
       shape(i, schedules[i].mbps_at(0), true);
+      // Both directions of this device through the shared medium: what the device sends (ingress here)
+      // and what it receives (egress here, before its own link's qdisc).
+      must({"ip", "netns", "exec", ap_ns, "tc", "qdisc", "add", "dev", veth_ap(i), "clsact"});
+      for (const char* hook : {"ingress", "egress"})
+        must({"ip", "netns", "exec", ap_ns, "tc", "filter", "add", "dev", veth_ap(i), hook, "protocol", "all", "u32", "match", "u32", "0",
+              "0", "action", "mirred", "egress", "redirect", "dev", ap_medium});
     }
-    say("created " + std::to_string(nd + 1) + " network namespaces (" + server_ns + ", " + dev_ns(0) + "..), veth pairs shaped by tc " + (use_netem ? "netem" : "tbf"));
+    say("created " + std::to_string(nd + 2) + " network namespaces (server " + server_ns + ", access point " + ap_ns + ", devices " +
+        dev_ns(0) + "..): device links shaped by tc " + (use_netem ? "netem" : "tbf") + ", the access point's shared medium (" +
+        format_double(sc.access_point.bandwidth_mbps) + " Mbit/s, both directions) and the server link (" +
+        format_double(sv.link.bandwidth_mbps) + " Mbit/s each way) by tbf");
   }
 
   // The server, then (once it listens) the devices.
@@ -324,7 +367,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     std::vector<std::string> argv;
     if (netns) argv = {"ip", "netns", "exec", dev_ns(i)};
     argv.insert(argv.end(), {o.rt_exe, "device", o.scenario, "--id", sc.devices[i].id, "--host",
-                             netns ? "10.201." + std::to_string(i) + ".1" : "127.0.0.1", "--port", port, "--epoch", epoch_text,
+                             netns ? "10.200.0.1" : "127.0.0.1", "--port", port, "--epoch", epoch_text,
                              "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
     argv.insert(argv.end(), common.begin(), common.end());
     if (o.device_cpu_cores > 0 && cap_scope == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
@@ -429,8 +472,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                       {"device_cpu_scope", o.device_cpu_cores > 0 ? cap_scope : std::string("none")},
                       {"threads", o.threads},
                       {"fallback_reason", why_not},
-                      {"shaping", !netns ? "middleware (rate and latency)" : use_netem ? "tc netem (rate and latency)"
-                                                                                  : "tc tbf (rate), middleware (latency)"}};
+                      {"shaping", !netns ? "middleware (rate and latency per device; no shared access point)"
+                                  : use_netem ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
+                                              : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
   write_text_atomic(o.out + "/testbed.json", info.dump(2) + "\n");
   fs::remove_all(o.out + "/logs");
   fs::rename(work + "/logs", o.out + "/logs");

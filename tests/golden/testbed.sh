@@ -99,6 +99,39 @@ PY
 [ "$(ours)" -eq "$before" ] && ok || bad "namespaces left behind: $(ip netns list)"
 [ "$(strays)" -eq 0 ] && ok || bad "processes left behind"
 
+# The access point is one medium shared by every device in both directions: two devices on fast links
+# (100 Mbit/s) behind a 4 Mbit/s access point upload at the access point's pace, shared, as simulated.
+# One 21.5 KB GCN/MR input alone takes 43 ms at 4 Mbit/s (1.7 ms at 100 Mbit/s).
+cat > "$work/ap.yaml" <<YAML
+name: ap
+seed: 1
+duration_s: 4
+warmup_s: 1
+drain_s: 3
+luts: [traces/lut]
+access_point: {bandwidth_mbps: 4}
+servers:
+  - {id: edge, type: gtx1060, workers: 2, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: p, count: 2, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 100, latency_ms: 1}, strategy: offload}
+YAML
+"$rt" testbed "$work/ap.yaml" --out "$work/apt" --startup 2 > "$work/apt.txt" 2>&1; rc=$?
+"$(dirname "$rt")/coinfer" run "$work/ap.yaml" --out "$work/aps" -q > /dev/null 2>&1
+[ $rc -eq 0 ] && /usr/bin/python3 - "$work/apt" "$work/aps" <<'PY' && ok || bad "shared access point: exit $rc: $(tail -3 $work/apt.txt)"
+import sys, h5py, numpy as np
+def uplink(d):
+    r = h5py.File(f"{d}/results.h5")["requests"]
+    c = r["t_created"][:]
+    keep = (c > 1) & (r["status"][:] == 0)
+    return np.median((r["t_uplink_end"][:] - c)[keep]), int(keep.sum())
+tb, n = uplink(sys.argv[1])
+sim, m = uplink(sys.argv[2])
+print(f"shared 4 Mbit/s access point: median upload {tb*1e3:.1f} ms on the testbed ({n} requests), {sim*1e3:.1f} ms simulated ({m})")
+assert tb > 0.030, tb                      # the access point's pace, not the 100 Mbit/s links'
+assert abs(tb - sim) / sim < 0.25, (tb, sim)
+PY
+[ "$(ours)" -eq "$before" ] && [ "$(strays)" -eq 0 ] && ok || bad "access point run left namespaces or processes"
+
 # Ctrl-C during the run: exit 130, nothing left behind.
 "$rt" testbed "$work/s.yaml" --out "$work/int" --startup 2 > "$work/int.txt" 2>&1 &
 tb=$!
