@@ -152,12 +152,13 @@ int lut_upgrade(const LutOptions& o) {
   const int version = lut_file_schema_version(o.file);
   const std::vector<LutTable> tables = read_lut_file(o.file);
   const std::string out = o.out.empty() ? o.file : o.out;
-  if (version == kLutSchemaVersion && out == o.file) {
-    std::printf("%s: already schema %d; nothing to do\n", o.file.c_str(), kLutSchemaVersion);
+  const int target = lut_schema_version_for(tables);
+  if (version == target && out == o.file) {
+    std::printf("%s: already schema %d; nothing to do\n", o.file.c_str(), target);
     return 0;
   }
   write_lut_file(out, tables);  // atomic: the old file stays whole until the new one is complete
-  std::printf("%s: schema %d -> %d, %zu tables, same numbers; written to %s%s\n", o.file.c_str(), version, kLutSchemaVersion,
+  std::printf("%s: schema %d -> %d, %zu tables, same numbers; written to %s%s\n", o.file.c_str(), version, target,
               tables.size(), out.c_str(),
               version < 2 ? " (schema 1 had no distributions: re-profile to get them)" : "");
   return 0;

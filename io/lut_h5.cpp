@@ -24,6 +24,14 @@
 
 namespace coinfer {
 
+int lut_schema_version_for(const std::vector<LutTable>& tables) {
+  // Version 3 only where a table has estimated entries: an older reader then refuses the file instead
+  // of taking estimates for measurements.
+  for (const auto& t : tables)
+    if (t.estimated_entries() > 0) return 3;
+  return 2;
+}
+
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables) {
   if (tables.empty()) throw InputError(SourceLocation{path, 0, 0}, "", "no LUT tables to write");
   const std::string device_type = tables.front().key().device_type;
@@ -35,11 +43,7 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-lut"));
-    // Version 3 only where a table has estimated entries: an older reader then refuses the file
-    // instead of taking estimates for measurements.
-    bool estimates = false;
-    for (const auto& t : tables) estimates = estimates || t.estimated_entries() > 0;
-    f.write_attr("/", "schema_version", static_cast<std::int64_t>(estimates ? kLutSchemaVersion : 2));
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(lut_schema_version_for(tables)));
     f.write_attr("/", "device_type", device_type);
     for (const auto& t : tables) {
       const std::string g = "/" + t.key().model + "/" + t.key().dataset;

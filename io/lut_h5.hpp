@@ -15,6 +15,8 @@ namespace coinfer {
 constexpr int kLutSchemaVersion = 3;
 constexpr int kLutOldestReadableSchema = 1;
 
+// The schema version write_lut_file gives these tables: 3 where one has estimated entries, else 2.
+int lut_schema_version_for(const std::vector<LutTable>& tables);
 // Writes atomically (temporary name, then rename). All tables must share one device type.
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables);
 // Throws InputError naming the file and object for a missing file, corrupt data, another schema or an

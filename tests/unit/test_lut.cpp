@@ -336,7 +336,7 @@ TEST(LutDistribution, SchemaOneFilesAreStillReadWithoutDistributions) {
   EXPECT_EQ(lut_file_schema_version(dir + "/old.h5"), 1);
   // Written again, it is a schema 2 file with the same numbers.
   write_lut_file(dir + "/new.h5", tables);
-  EXPECT_EQ(lut_file_schema_version(dir + "/new.h5"), kLutSchemaVersion);
+  EXPECT_EQ(lut_file_schema_version(dir + "/new.h5"), 2);  // 3 only with estimated entries (lut fill)
   EXPECT_EQ(encode_lut_tables(read_lut_file(dir + "/new.h5")), encode_lut_tables(tables));
   fs::remove_all(dir);
 }
