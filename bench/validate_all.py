@@ -3,12 +3,12 @@
 Markdown table of the simulated vs testbed figures (mean and p95 latency, throughput, their errors),
 whether the decision sequences were identical and whether the simulated ranking of schedulers held.
 
-It first profiles the two LUTs the scenarios use on the machine it runs on (the device type under the
-0.3-core cap, the server type with one thread), so that the simulator describes this machine and not
+It first profiles the LUTs the scenarios use on the machine it runs on (DGCNN on the device type under the
+0.3-core cap, GCoDE under the 0.1-core cap, both on the server type with one thread), so that the simulator describes this machine and not
 the one the shipped traces/lut_measured/ came from; every validation then uses these LUTs and its own
 calibration checks them again (`coinfer validate`, hw/README.md). --shipped-luts skips the profiling.
 Needs root for the namespace testbed and the CPU cap.
-usage: /usr/bin/python3 bench/validate_all.py [--out results/validate-all] [--schedulers offload,local,hierarchical]
+usage: /usr/bin/python3 bench/validate_all.py [--out results/validate-all] [--schedulers offload,local,hierarchical,greedy]
        [--repeats 10] [--shipped-luts] [--only bw5_dev3,...]
 (from the repository root; about 2 minutes per scenario plus about 3 minutes of profiling)"""
 import argparse
@@ -22,11 +22,15 @@ import sys
 def profile_luts(out, repeats):
     luts = os.path.abspath(os.path.join(out, "luts"))
     os.makedirs(luts, exist_ok=True)
-    jobs = [("x86-epyc-0.3cpu", ["--cpu-quota", "0.3"]), ("x86-epyc-2vcpu", [])]
-    for dtype, extra in jobs:
-        cmd = ["build/coinfer", "profile", "--model", "dgcnn", "--dataset", "modelnet40", "--device-type", dtype,
-               "--batch", "1..1", "--repeats", str(repeats), "--warmup", "2", "--threads", "1",
-               "--out", os.path.join(luts, dtype + ".h5")] + extra
+    # (file, device type, model, batch sizes, extra): the devices under their caps, the server with one thread.
+    jobs = [("x86-epyc-0.3cpu", "x86-epyc-0.3cpu", "dgcnn", "1..1", ["--cpu-quota", "0.3"]),
+            ("x86-epyc-2vcpu", "x86-epyc-2vcpu", "dgcnn", "1..1", []),
+            ("x86-epyc-0.1cpu", "x86-epyc-0.1cpu", "gcode", "1..1", ["--cpu-quota", "0.1"]),
+            ("x86-epyc-2vcpu-gcode", "x86-epyc-2vcpu", "gcode", "1..4", [])]
+    for name, dtype, model, batches, extra in jobs:
+        cmd = ["build/coinfer", "profile", "--model", model, "--dataset", "modelnet40", "--device-type", dtype,
+               "--batch", batches, "--repeats", str(repeats), "--warmup", "2", "--threads", "1",
+               "--out", os.path.join(luts, name + ".h5")] + extra
         print("profiling:", " ".join(cmd), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True, stdout=sys.stderr)
     return luts
@@ -35,7 +39,7 @@ def profile_luts(out, repeats):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="results/validate-all")
-    ap.add_argument("--schedulers", default="offload,local,hierarchical")
+    ap.add_argument("--schedulers", default="offload,local,hierarchical,greedy")
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--repeats", type=int, default=10, help="timed runs per range when profiling (default 10)")
     ap.add_argument("--shipped-luts", action="store_true", help="use traces/lut_measured/ as they are (no profiling)")
