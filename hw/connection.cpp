@@ -4,6 +4,8 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include <asio/connect.hpp>
@@ -86,6 +88,7 @@ Connection::~Connection() { close(); }
 void Connection::set_shaping(Shaping s) {
   std::lock_guard<std::mutex> lock(send_mutex_);
   shaping_ = s;
+  rx_latency_s_ = s.latency_s;
 }
 
 void Connection::close() {
@@ -155,7 +158,6 @@ void Connection::send(const Frame& f, Seconds timeout) {
   }
   const std::string& body = z ? *z : f.payload;
   const std::string header = encode_header(f.type, f.task_id, z.has_value(), body.size(), f.payload.size());
-  if (shaping_.latency_s > 0) std::this_thread::sleep_for(Seconds(shaping_.latency_s));
   write_parts(header, body, deadline_after(timeout));
 }
 
@@ -167,6 +169,7 @@ std::size_t Connection::read_some(char* p, std::size_t n, Clock::time_point dead
     const ssize_t k = ::recv(fd_, p, n, 0);
     if (k > 0) {
       received_ += static_cast<std::uint64_t>(k);
+      if (rx_latency_s_ > 0) rx_reads_.emplace_back(received_.load(), Clock::now());
       return static_cast<std::size_t>(k);
     }
     if (k == 0) {
@@ -212,6 +215,35 @@ std::optional<Frame> Connection::receive(Seconds timeout) {
   f.task_id = h.task_id;
   f.payload = decode_payload(h, std::move(wire));
   last_frame_time_ = Clock::now();
+  const double latency = rx_latency_s_;
+  if (latency > 0) {
+    // The frame's last byte arrived with the first read that reached its end in the byte stream.
+    const std::uint64_t end = received_ - pending_.size();
+    while (!rx_reads_.empty() && rx_reads_.front().first < end) rx_reads_.pop_front();
+    const Clock::time_point arrived = rx_reads_.empty() ? last_frame_time_ : rx_reads_.front().second;
+    const Clock::time_point deliver = arrived + std::chrono::duration_cast<Clock::duration>(Seconds(latency));
+    // Until then, keep reading (and stamping) what arrives, so that the next frames' latency overlaps.
+    char scratch[65536];
+    for (Clock::time_point now = Clock::now(); now < deliver; now = Clock::now()) {
+      const auto left_us = std::chrono::duration_cast<std::chrono::microseconds>(deliver - now).count();
+      pollfd pf{fd_, POLLIN, 0};
+      const int r = ::poll(&pf, 1, static_cast<int>((left_us + 999) / 1000));
+      if (r <= 0 || closed_) {
+        if (r < 0 && errno == EINTR) continue;
+        std::this_thread::sleep_until(deliver);  // nothing to read (or an error the next receive reports)
+        break;
+      }
+      const ssize_t k = ::recv(fd_, scratch, sizeof scratch, MSG_DONTWAIT);
+      if (k <= 0) {
+        std::this_thread::sleep_until(deliver);
+        break;
+      }
+      pending_.append(scratch, static_cast<std::size_t>(k));
+      received_ += static_cast<std::uint64_t>(k);
+      rx_reads_.emplace_back(received_.load(), Clock::now());
+    }
+    last_frame_time_ = std::max(deliver, arrived);
+  }
   return f;
 }
 

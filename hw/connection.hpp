@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <deque>
 #include <string>
 
 #include "hw/frame.hpp"
@@ -28,9 +29,14 @@ struct ConnectionClosed : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Emulated link on a connection (testbeds without tc netem, and loopback). The sender paces its bytes
+// at the rate; the receiver delivers each frame `latency_s` after its last byte arrived, so consecutive
+// frames overlap their latency as on a real link (while it waits to deliver one frame, the receiver
+// keeps reading and time-stamping what arrives). Set the same latency on both ends: each end delays
+// what it receives.
 struct Shaping {
-  double rate_bytes_per_s = 0;  // 0 = unshaped
-  double latency_s = 0;
+  double rate_bytes_per_s = 0;  // 0 = unshaped (sender)
+  double latency_s = 0;         // one-way propagation delay (receiver)
 };
 
 class Connection {
@@ -73,7 +79,10 @@ class Connection {
   std::mutex send_mutex_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> sent_{0}, received_{0};
-  Shaping shaping_;
+  Shaping shaping_;                      // guarded by send_mutex_
+  std::atomic<double> rx_latency_s_{0};  // shaping_.latency_s, for the receiving thread
+  // With a latency: (bytes received in all after a read, when that read returned), receiving thread only.
+  std::deque<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> rx_reads_;
   std::chrono::steady_clock::time_point pace_until_{};
   std::chrono::steady_clock::time_point last_frame_time_{};
 };

@@ -87,3 +87,32 @@ TEST(Connection, CloseWakesABlockedReceive) {
   EXPECT_THROW(p.client->receive(Seconds(10)), ConnectionClosed);
   closer.join();
 }
+
+TEST(Connection, LatencyIsAddedOnceAndConsecutiveFramesOverlapIt) {
+  // 40 ms one-way latency on both ends, five frames sent back to back: each arrives no earlier than
+  // 40 ms after it was sent, and all five within about one latency (a link pipelines frames; delaying
+  // each send by the latency would take 200 ms).
+  Pair p;
+  const double latency = 0.040;
+  p.client->set_shaping({0, latency});
+  p.server->set_shaping({0, latency});
+  const auto t0 = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < 5; ++i) p.client->send({MsgType::task, i, std::string(1000, 'x')});
+  const double sent_s = Seconds(std::chrono::steady_clock::now() - t0).count();
+  std::vector<double> at;
+  for (int i = 0; i < 5; ++i) {
+    auto f = p.server->receive(Seconds(5));
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->task_id, static_cast<std::uint64_t>(i));
+    at.push_back(Seconds(std::chrono::steady_clock::now() - t0).count());
+  }
+  EXPECT_LT(sent_s, 0.02);           // sending does not wait for the latency
+  EXPECT_GE(at.front(), latency);    // the latency is there
+  EXPECT_LT(at.back(), 2.5 * latency);  // once, not once per frame (5 x 40 ms = 200 ms)
+  // The reply direction: delayed by the client's receive.
+  const auto t1 = std::chrono::steady_clock::now();
+  p.server->send({MsgType::result, 9, "r"});
+  ASSERT_TRUE(p.client->receive(Seconds(5)));
+  EXPECT_GE(Seconds(std::chrono::steady_clock::now() - t1).count(), latency);
+}
+
