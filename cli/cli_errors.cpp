@@ -24,6 +24,17 @@ int guarded(const std::function<int()>& body) {
   }
 }
 
+int parse_command_line(CLI::App& app, int argc, char** argv, std::string& command_line) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  return -1;
+}
+
 void check_output_folder(const std::string& dir, const std::string& option) {
   namespace fs = std::filesystem;
   fs::path p = fs::absolute(dir);

@@ -16,6 +16,11 @@ int guarded(const std::function<int()>& body);
 // leaving anything behind: a probe folder is made in the nearest existing ancestor and removed.
 void check_output_folder(const std::string& dir, const std::string& option);
 
+// Parses a companion program's command line (coinfer-profile, coinfer-lutfill): -1 when the program
+// goes on, else its exit code (0 after --help, 2 for a usage error, printed by CLI11). command_line
+// gets argv joined by spaces (for provenance).
+int parse_command_line(CLI::App& app, int argc, char** argv, std::string& command_line);
+
 void register_run(CLI::App& app, int& exit_code);
 void register_model(CLI::App& app, int& exit_code);
 void register_lut(CLI::App& app, int& exit_code);

@@ -272,12 +272,6 @@ int main(int argc, char** argv) {
   app.add_option("--epochs", o.fit.epochs, "training epochs of the MLP and MEDN (default 500, as the paper)")->check(CLI::Range(1, 100000));
   app.add_option("--min-samples", o.fit.min_samples, "fewest samples an op needs for a regressor (default 10)")->check(CLI::Range(3, 1000000));
   app.add_flag("--quiet,-q", o.quiet, "print nothing on success");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+  if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   return coinfer::cli::guarded([&] { return fill(o); });
 }

@@ -23,6 +23,21 @@
 
 namespace {
 
+// --cpu-quota: caps this process (a cgroup) and records the cap in the options' provenance fields.
+std::unique_ptr<coinfer::hw::CpuCap> apply_cpu_quota(double cores, coinfer::hw::ProfileOptions& o) {
+  using namespace coinfer;
+  if (cores <= 0) return nullptr;
+  std::unique_ptr<hw::CpuCap> cap;
+  try {
+    cap = hw::CpuCap::apply(cores);
+  } catch (const std::runtime_error& e) {
+    throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
+  }
+  o.cpu_cap = cap->description();
+  o.cpu_cap_cores = cores;
+  return cap;
+}
+
 // coinfer profile --modules N: module latency samples for the regressors of coinfer lut fill.
 int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_model, long long count,
                     coinfer::hw::ProfileOptions o, const std::string& out, bool quiet, double cpu_quota) {
@@ -36,16 +51,7 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
   o.single_stages_only = true;
   o.whole_model_only = false;
-  std::unique_ptr<hw::CpuCap> cap;
-  if (cpu_quota > 0) {
-    try {
-      cap = hw::CpuCap::apply(cpu_quota);
-    } catch (const std::runtime_error& e) {
-      throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
-    }
-    o.cpu_cap = cap->description();
-    o.cpu_cap_cores = cpu_quota;
-  }
+  std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o);
   auto progress = std::make_shared<cli::ProgressLine>("profile --modules", quiet);
   ModuleSampleSet set;
   long long skipped = 0;
@@ -112,13 +118,7 @@ int main(int argc, char** argv) {
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   app.add_flag("--quiet,-q", "no progress");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
-  for (int i = 0; i < argc; ++i) o.command_line += (i ? " " : "") + std::string(argv[i]);
+  if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   return coinfer::cli::guarded([&] {
     using namespace coinfer;
     auto dots = batches.find("..");
@@ -146,16 +146,7 @@ int main(int argc, char** argv) {
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, app.count("--quiet") > 0);
     o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
-    std::unique_ptr<hw::CpuCap> cap;
-    if (cpu_quota > 0) {
-      try {
-        cap = hw::CpuCap::apply(cpu_quota);
-      } catch (const std::runtime_error& e) {
-        throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
-      }
-      o.cpu_cap = cap->description();
-      o.cpu_cap_cores = cpu_quota;
-    }
+    std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o);
     LutTable t;
     try {
       t = hw::profile_model(spec, o);

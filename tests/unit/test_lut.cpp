@@ -18,19 +18,14 @@
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 namespace fs = std::filesystem;
 
 namespace {
-const ModelCatalog& catalog() {
-  static ModelCatalog c = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
-  return c;
-}
-std::string temp_dir() {
-  char tmpl[] = "/tmp/coinfer-unit-XXXXXX";
-  return mkdtemp(tmpl);
-}
+using test::catalog;
+std::string temp_dir() { return test::temp_dir("unit"); }
 }  // namespace
 
 TEST(LutSynth, StageTimeFollowsRooflineFormula) {

@@ -17,6 +17,7 @@
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
+#include "tests/unit/test_support.hpp"
 #include "io/module_samples.hpp"
 #include "io/scenario_loader.hpp"
 
@@ -25,14 +26,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const ModelCatalog& catalog() {
-  static ModelCatalog c = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
-  return c;
-}
-std::string temp_dir() {
-  char tmpl[] = "/tmp/coinfer-fill-XXXXXX";
-  return mkdtemp(tmpl);
-}
+using test::catalog;
+std::string temp_dir() { return test::temp_dir("fill"); }
 
 // A measured-looking table: stage s at batch b takes (s + 1) ms x b; ranges are the sum + 1 ms.
 LutTable measured_table(const std::string& device, int n = 3, int B = 2) {
