@@ -1,0 +1,139 @@
+#include "sched/system_graph.hpp"
+
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "core/units.hpp"
+#include "core/wire_bytes.hpp"
+
+namespace coinfer {
+
+const char* system_node_type_name(SystemNodeType t) {
+  switch (t) {
+    case SystemNodeType::device: return "device";
+    case SystemNodeType::middleware: return "middleware";
+    case SystemNodeType::handler: return "handler";
+    case SystemNodeType::server: return "server";
+    case SystemNodeType::global: return "global";
+  }
+  return "?";
+}
+
+const char* normalisation_name(FeatureNormalisation::Kind k) {
+  switch (k) {
+    case FeatureNormalisation::Kind::log_minmax: return "log_minmax";
+    case FeatureNormalisation::Kind::minmax: return "minmax";
+    case FeatureNormalisation::Kind::zscore: return "zscore";
+  }
+  return "?";
+}
+
+FeatureNormalisation FeatureNormalisation::fit(Kind kind, const std::vector<double>& xs) {
+  FeatureNormalisation n;
+  n.kind = kind;
+  if (xs.empty()) return n;
+  if (kind == Kind::zscore) {
+    double mean = 0, var = 0;
+    for (double x : xs) mean += x;
+    mean /= static_cast<double>(xs.size());
+    for (double x : xs) var += (x - mean) * (x - mean);
+    n.a = mean;
+    n.b = xs.size() > 1 ? std::sqrt(var / static_cast<double>(xs.size() - 1)) : 0;
+    if (!(n.b > 0)) n.b = 1;
+    return n;
+  }
+  n.a = 1e300, n.b = -1e300;
+  for (double x : xs) {
+    const double v = kind == Kind::log_minmax ? std::log(x + 1) : x;
+    n.a = std::min(n.a, v), n.b = std::max(n.b, v);
+  }
+  if (!(n.b > n.a)) n.b = n.a + 1;  // one value: it maps to 0
+  return n;
+}
+
+double FeatureNormalisation::apply(double x) const {
+  switch (kind) {
+    case Kind::log_minmax: return (std::log(x + 1) - a) / (b - a);
+    case Kind::minmax: return (x - a) / (b - a);
+    case Kind::zscore: return (x - a) / b;
+  }
+  return x;
+}
+
+SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, const LutSet& luts, const ModelSpecs& models) {
+  SystemGraph sg;
+  auto& g = sg.g_;
+  std::map<std::string, int> server_node;
+  for (const ServerState& s : state.servers) server_node[s.id] = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::server, s.id, 0}, g));
+  std::vector<std::pair<int, int>> flow;
+  for (const DeviceState& d : state.devices) {
+    if (!d.connected) continue;
+    auto it = scheme.strategies.find(d.id);
+    const Strategy st = it != scheme.strategies.end() ? it->second : d.strategy;
+    double device_ms = 0, comm_ms = 0, handler_ms = 0;
+    const ServerState* sv = state.server(d.server);
+    if (d.generates) {
+      auto m = models.find(d.model + "/" + d.dataset);
+      if (m == models.end()) throw std::out_of_range("system graph: no model spec for " + d.model + "/" + d.dataset);
+      const ModelSpec& spec = m->second;
+      const int n = spec.num_stages();
+      int device_end = 0, server_begin = n;  // device runs [0, device_end), server [server_begin, n)
+      switch (st.kind) {
+        case Strategy::Kind::local: device_end = n; break;
+        case Strategy::Kind::offload: server_begin = 0; break;
+        case Strategy::Kind::pp: device_end = server_begin = st.split; break;
+        case Strategy::Kind::data_parallel: device_end = n, server_begin = 0; break;
+      }
+      const LutTable& dev = luts.table({d.type, d.model, d.dataset});
+      device_ms = dev.mean_seconds(0, device_end, 1) * 1e3;
+      if (server_begin < n) {
+        if (!sv) throw std::out_of_range("system graph: device " + d.id + " names no known server");
+        handler_ms = luts.table({sv->type, d.model, d.dataset}).mean_seconds(server_begin, n, 1) * 1e3;
+        const double bytes = request_wire_bytes(&dev, server_begin, spec.bytes_at_split(server_begin), 0.5);
+        comm_ms = (d.link_bandwidth_mbps > 0 ? bytes / mbps_to_bytes_per_s(d.link_bandwidth_mbps) * 1e3 : 0) + d.link_latency_ms;
+      }
+    }
+    const int dn = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::device, d.id, device_ms}, g));
+    const int mn = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::middleware, d.id + "/middleware", comm_ms}, g));
+    const std::string server_id = sv ? sv->id : d.server;
+    const int hn = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::handler, server_id + "/handler:" + d.id, handler_ms}, g));
+    flow.emplace_back(dn, mn);
+    flow.emplace_back(mn, hn);
+    auto s = server_node.find(server_id);
+    if (s != server_node.end()) flow.emplace_back(hn, s->second);
+  }
+  const int global = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::global, "global", 0}, g));
+  for (const auto& [a, b] : flow) boost::add_edge(static_cast<size_t>(a), static_cast<size_t>(b), g);
+  for (int v = 0; v < global; ++v) {
+    boost::add_edge(static_cast<size_t>(global), static_cast<size_t>(v), g);
+    boost::add_edge(static_cast<size_t>(v), static_cast<size_t>(global), g);
+  }
+  for (int v = 0; v <= global; ++v) boost::add_edge(static_cast<size_t>(v), static_cast<size_t>(v), g);
+  return sg;
+}
+
+std::vector<std::pair<int, int>> SystemGraph::edges() const {
+  std::vector<std::pair<int, int>> out;
+  for (auto [e, end] = boost::edges(g_); e != end; ++e)
+    out.emplace_back(static_cast<int>(boost::source(*e, g_)), static_cast<int>(boost::target(*e, g_)));
+  return out;
+}
+
+std::vector<double> SystemGraph::latencies_ms() const {
+  std::vector<double> out;
+  for (int i = 0; i < num_nodes(); ++i) out.push_back(node(i).latency_ms);
+  return out;
+}
+
+std::vector<float> SystemGraph::features(const FeatureNormalisation& norm) const {
+  constexpr int kWidth = kSystemNodeTypes + 1;
+  std::vector<float> out(static_cast<size_t>(num_nodes()) * kWidth, 0.0f);
+  for (int i = 0; i < num_nodes(); ++i) {
+    out[static_cast<size_t>(i) * kWidth + static_cast<int>(node(i).type)] = 1.0f;
+    out[static_cast<size_t>(i) * kWidth + kSystemNodeTypes] = static_cast<float>(norm.apply(node(i).latency_ms));
+  }
+  return out;
+}
+
+}  // namespace coinfer
