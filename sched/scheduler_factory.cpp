@@ -81,6 +81,13 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     Params p(s, {});
     return std::make_unique<UniformScheduler>(name, name == "local" ? Strategy::local() : Strategy::offload());
   }
+  // dp (a knapsack of throughput over server capacity) and gcode (bandwidth presets chosen by
+  // throughput) optimise system throughput only: objective latency is refused, not ignored.
+  if (name == "dp" || name == "gcode")
+    if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end() && it->second != "throughput")
+      throw InputError(s.scheduler.where, "scheduler.objective",
+                       "scheduler " + name + " optimises system throughput only; objective '" + it->second +
+                           "' is not supported (allowed: throughput; objective latency: greedy, oracle, hierarchical)");
   if (name == "gcode") {
     Params p(s, {"min_mbps", "objective"});
     return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));

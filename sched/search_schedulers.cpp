@@ -213,6 +213,11 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       } else {
         starts.push_back(choice[gi].device_split(n));
       }
+      // The ends too (local = pp(n), offload = pp(0)): a climb from PP_comp or PP_comm stops at a local
+      // optimum, and with objective latency local was out of reach behind one (a Nano on gcode at
+      // 1 Mbit/s got data_parallel, 8.2 ms, with local rated 4.3 ms: issue 17).
+      for (int end : {n, 0})
+        if (std::find(starts.begin(), starts.end(), end) == starts.end()) starts.push_back(end);
       for (int start : starts) {
         // Hill-climb from `start` with the other groups fixed.
         std::vector<Strategy> c = choice;

@@ -12,6 +12,8 @@
 #include "sched/scheme_search.hpp"
 #include "sched/search_schedulers.hpp"
 #include "sched/static_scheduler.hpp"
+#include "sched/scheduler_factory.hpp"
+#include "io/lut_repository.hpp"
 
 using namespace coinfer;
 
@@ -279,4 +281,63 @@ TEST(Schedulers, UniformAndStaticSchedulersDoWhatTheySay) {
   StaticScheduler st({{"a", Strategy::pp(3)}}, true);
   EXPECT_EQ(st.decide(s).to_string(), "a=pp(3) b=local helpers=[b]");
   EXPECT_EQ(StaticScheduler({{"a", Strategy::pp(3)}}).decide(s).helpers.size(), 0u);
+}
+
+// A search over every shipped device type, model and dataset, on either server type, at 1, 5 and 40
+// Mbit/s, one device alone: hierarchical is never predicted worse than `local` or `offload` by its own
+// estimator, for either objective (issue 17: with objective latency it could not reach `local`, e.g. a
+// Jetson Nano on gcode at 1 Mbit/s given data_parallel at 8.2 ms although local was rated 4.3 ms).
+TEST(Schedulers, HierarchicalNeverLosesToTheEndsForEitherObjective) {
+  LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut"});
+  ModelSpecs specs;
+  for (const auto& m : catalog().model_names())
+    for (const auto& d : catalog().datasets_for(m)) specs.emplace(m + "/" + d, catalog().instantiate(m, d));
+  int cases = 0;
+  for (Objective obj : {Objective::throughput, Objective::latency}) {
+    AnalyticEstimator est(luts, specs, obj);
+    HierarchicalScheduler h(est);
+    for (const char* server_type : {"gtx1060", "i7-7700"})
+      for (const char* type : {"rpi4b", "rpi3b", "jetson-tx2", "jetson-nano"})
+        for (const auto& [key, spec] : specs)
+          for (double mbps : {1.0, 5.0, 40.0}) {
+            SystemState st;
+            ServerState sv;
+            sv.id = "s0";
+            sv.type = server_type;
+            st.servers.push_back(sv);
+            DeviceState d = device("d", type, mbps);
+            d.model = spec.name;
+            d.dataset = spec.dataset.name;
+            if (spec.dataset.nodes > 5000) continue;  // the large graphs: minutes of LUT time, same code path
+            st.devices.push_back(d);
+            const Scheme chosen = h.decide(st);
+            for (const Strategy& end : {Strategy::local(), Strategy::offload()}) {
+              Scheme alt;
+              alt.strategies["d"] = end;
+              EXPECT_LE(est.compare(st, alt, chosen), 1e-12)
+                  << (obj == Objective::latency ? "latency" : "throughput") << " " << type << " " << key << " at " << mbps
+                  << " Mbit/s on " << server_type << ": " << end.to_string() << " beats " << chosen.to_string();
+            }
+            ++cases;
+          }
+  }
+  EXPECT_GT(cases, 100);
+}
+
+// dp and gcode optimise system throughput; objective: latency is refused, not ignored.
+TEST(Schedulers, DpAndGcodeRefuseTheLatencyObjective) {
+  for (const char* name : {"dp", "gcode"}) {
+    Scenario s;
+    s.scheduler.name = name;
+    s.scheduler.params["objective"] = "latency";
+    Fixture f;
+    try {
+      make_scheduler(s, *f.est);
+      ADD_FAILURE() << name << " accepted objective: latency";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("throughput"), std::string::npos) << e.what();
+    }
+    s.scheduler.params["objective"] = "throughput";
+    EXPECT_NO_THROW(make_scheduler(s, *f.est)) << name;
+  }
 }
