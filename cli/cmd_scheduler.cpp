@@ -1,14 +1,66 @@
 // coinfer scheduler list: the scheduler names a scenario may give (scheduler.name), one per line, so
 // that scripts (tests/golden/matrix.py) pick up a new scheduler by themselves.
+// coinfer scheduler estimate SCENARIO: what the analytic estimator (sched/README.md) predicts for the
+// scenario's own strategies at time 0 — the prediction schedulers rank schemes by, without simulating.
+#include <cstdio>
 #include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "core/system_state.hpp"
+#include "io/data_root.hpp"
+#include "io/lut_repository.hpp"
+#include "io/model_spec_loader.hpp"
+#include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 
 namespace coinfer::cli {
 
+namespace {
+
+struct EstimateOptions {
+  std::string scenario;
+  std::vector<std::string> sets;
+  bool json = false;
+};
+
+int estimate(const EstimateOptions& o) {
+  const Scenario s = load_scenario(o.scenario, o.sets);
+  const ModelCatalog models = ModelCatalog::load(data_path("models"));
+  const LutSet luts = load_scenario_luts(s);
+  check_scenario_against(s, models, luts);
+  ModelSpecs specs;
+  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
+  const auto est = make_estimator(s, luts, specs);
+  const SystemState state = scenario_state(s, 0);
+  Scheme scheme;
+  for (const auto& d : state.devices)
+    if (d.connected) scheme.strategies[d.id] = d.strategy;
+  const Prediction p = est->predict(state, scheme);
+  if (o.json) {
+    nlohmann::ordered_json j{{"scenario", o.scenario}, {"scheme", scheme.to_string()}, {"estimator", "analytic"},
+                             {"throughput_rps", p.throughput_rps}, {"mean_latency_ms", p.mean_latency_s * 1e3},
+                             {"mean_device_latency_ms", p.mean_device_latency_s * 1e3}, {"server_utilisation", p.server_utilisation}};
+    nlohmann::ordered_json devs = nlohmann::ordered_json::array();
+    for (const auto& d : p.devices)
+      devs.push_back({{"id", d.id}, {"throughput_rps", d.throughput_rps}, {"latency_ms", d.latency_s * 1e3}, {"server_rps", d.server_rps}});
+    j["devices"] = devs;
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("analytic estimate of %s at time 0 (not a simulation): %s\n", s.name.c_str(), scheme.to_string().c_str());
+  std::printf("%-12s %10s %10s %12s\n", "device", "thr(rps)", "mean(ms)", "server(rps)");
+  for (const auto& d : p.devices) std::printf("%-12s %10.2f %10.2f %12.2f\n", d.id.c_str(), d.throughput_rps, d.latency_s * 1e3, d.server_rps);
+  std::printf("%-12s %10.2f %10.2f\n", "total", p.throughput_rps, p.mean_latency_s * 1e3);
+  for (const auto& [id, u] : p.server_utilisation) std::printf("server %s utilisation %.1f %%\n", id.c_str(), u * 100);
+  return 0;
+}
+
+}  // namespace
+
 void register_scheduler(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("scheduler", "schedulers a scenario can name (sched/README.md)");
+  CLI::App* cmd = app.add_subcommand("scheduler", "schedulers a scenario can name, and what their estimator predicts (sched/README.md)");
   cmd->require_subcommand(1);
   CLI::App* list = cmd->add_subcommand("list", "print every scheduler name, one per line");
   list->callback([&exit_code] {
@@ -17,6 +69,12 @@ void register_scheduler(CLI::App& app, int& exit_code) {
       return 0;
     });
   });
+  auto o = std::make_shared<EstimateOptions>();
+  CLI::App* est = cmd->add_subcommand("estimate", "the analytic estimator's prediction for the scenario's own strategies at time 0");
+  est->add_option("scenario", o->scenario, "scenario YAML file")->required();
+  est->add_option("--set", o->sets, "override a scenario key (repeatable), as in coinfer run");
+  est->add_flag("--json", o->json, "print one JSON document");
+  est->callback([o, &exit_code] { exit_code = guarded([&] { return estimate(*o); }); });
 }
 
 }  // namespace coinfer::cli

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""How well the analytic estimator predicts the simulator (issue 17's baseline): random systems, random
+static schemes for each, every scheme simulated (`coinfer run`) and estimated (`coinfer scheduler
+estimate`); system-throughput error (share within 10 % / 20 %, MAPE, share over-predicted) and pairwise
+ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %).
+
+Systems (seeded; system i draws from random.Random("SEED/system/i")): 1-4 devices, each a Raspberry Pi
+4B/3B, Jetson TX2 or Nano running DGCNN or GCoDE on ModelNet40, its link log-uniform in 1-100 Mbit/s,
+closed loop; one server, GTX 1060 or i7-7700, 1 or 2 workers, no batching; shipped synthesised LUTs.
+Schemes: up to --schemes distinct random combinations of local, offload, data_parallel and pp(k).
+--old BUILD_DIR also estimates with another build's `coinfer` (the same simulations), e.g. a build of the
+commit before an estimator change.
+usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR]
+(from the repository root; about 5 minutes for 40 x 30 here)"""
+import argparse
+import concurrent.futures as cf
+import itertools
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+
+TYPES = ["rpi4b", "rpi3b", "jetson-tx2", "jetson-nano"]
+STAGES = {"dgcnn": 9, "gcode": 9}
+
+
+def system(seed, i):
+    r = random.Random(f"{seed}/system/{i}")
+    devs = []
+    for k in range(r.randint(1, 4)):
+        devs.append({"id": f"d{k}", "type": r.choice(TYPES), "model": r.choice(["dgcnn", "gcode"]),
+                     "mbps": round(math.exp(r.uniform(math.log(1), math.log(100))), 2)})
+    return {"server": r.choice(["gtx1060", "i7-7700"]), "workers": r.randint(1, 2), "devices": devs}
+
+
+def schemes(seed, i, sysd, count):
+    r = random.Random(f"{seed}/schemes/{i}")
+    opts = [["local", "offload", "data_parallel"] + [f"pp({k})" for k in range(1, STAGES[d["model"]])] for d in sysd["devices"]]
+    total = math.prod(len(o) for o in opts)
+    if total <= count:
+        return [list(c) for c in itertools.product(*opts)]
+    seen, out = set(), []
+    while len(out) < count:
+        c = tuple(r.choice(o) for o in opts)
+        if c not in seen:
+            seen.add(c)
+            out.append(list(c))
+    return out
+
+
+def yaml_of(sysd, scheme, name):
+    lines = [f"name: {name}", "seed: 1", "duration_s: 30", "warmup_s: 5", "drain_s: 10", "service_time: mean",
+             f"luts: [{os.path.abspath('traces/lut')}]", "servers:",
+             f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: 0, max_size: 1}}}}", "devices:"]
+    for d, st in zip(sysd["devices"], scheme):
+        lines.append(f"  - {{id: {d['id']}, type: {d['type']}, model: {d['model']}, dataset: modelnet40, "
+                     f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {{arrival: closed_loop}}, strategy: {st}}}")
+    return "\n".join(lines) + "\n"
+
+
+def one(job):
+    path, out, binaries = job
+    sim = subprocess.run(["build/coinfer", "run", path, "--out", out, "-q"], capture_output=True, text=True)
+    if sim.returncode != 0:
+        return None
+    s = json.load(open(os.path.join(out, "summary.json")))["total"]["throughput_rps"]
+    est = []
+    for b in binaries:
+        e = subprocess.run([os.path.join(b, "coinfer"), "scheduler", "estimate", path, "--json"], capture_output=True, text=True)
+        est.append(json.loads(e.stdout)["throughput_rps"] if e.returncode == 0 else None)
+    return s, est
+
+
+def metrics(rows, k):
+    pairs = [(s, e[k]) for _, s, e in rows if e[k] is not None and s > 0]
+    rel = [abs(e - s) / s for s, e in pairs]
+    over = sum(e > s for s, e in pairs)
+    agree = total = 0
+    by_sys = {}
+    for sysi, s, e in rows:
+        by_sys.setdefault(sysi, []).append((s, e[k]))
+    for lst in by_sys.values():
+        for (s1, e1), (s2, e2) in itertools.combinations(lst, 2):
+            if abs(s1 - s2) / max(s1, s2) <= 0.01:
+                continue
+            total += 1
+            agree += (s1 > s2) == (e1 > e2)
+    return {"schemes": len(pairs), "within_10": sum(x <= 0.1 for x in rel) / len(rel), "within_20": sum(x <= 0.2 for x in rel) / len(rel),
+            "mape": sum(rel) / len(rel), "over_predicted": over / len(pairs), "pairwise": agree / total if total else float("nan"), "pairs": total}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--systems", type=int, default=40)
+    ap.add_argument("--schemes", type=int, default=30)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default="/tmp/est-acc")
+    ap.add_argument("--old", default="", help="another build folder whose coinfer also estimates")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    binaries = ["build"] + ([a.old] if a.old else [])
+    jobs, owner = [], []
+    for i in range(a.systems):
+        sysd = system(a.seed, i)
+        for j, sch in enumerate(schemes(a.seed, i, sysd, a.schemes)):
+            path = os.path.join(a.out, f"s{i}_{j}.yaml")
+            open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}"))
+            jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
+            owner.append(i)
+    rows = []
+    with cf.ThreadPoolExecutor(a.jobs) as pool:
+        for n, (i, res) in enumerate(zip(owner, pool.map(one, jobs))):
+            if res is not None:
+                rows.append((i, res[0], res[1]))
+            if (n + 1) % 100 == 0:
+                print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
+    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed}
+    names = ["current"] + (["old"] if a.old else [])
+    for k, name in enumerate(names):
+        out[name] = metrics(rows, k)
+    json.dump(out, open(os.path.join(a.out, "accuracy.json"), "w"), indent=2)
+    pc = lambda v: f"{100 * v:.1f} %"
+    print(f"{len(rows)} schemes of {a.systems} random systems (seed {a.seed}), system throughput, estimator vs simulator:\n")
+    print("| estimator | within 10 % | within 20 % | MAPE | over-predicted | pairwise ranking |")
+    print("|---|---|---|---|---|---|")
+    for name in names:
+        m = out[name]
+        label = "this build" if name == "current" else f"old ({a.old})"
+        print(f"| {label} | {pc(m['within_10'])} | {pc(m['within_20'])} | {pc(m['mape'])} | {pc(m['over_predicted'])} | {pc(m['pairwise'])} ({m['pairs']} pairs) |")
+
+
+if __name__ == "__main__":
+    main()
