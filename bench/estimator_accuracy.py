@@ -83,7 +83,7 @@ def metrics(rows, k):
         by_sys.setdefault(sysi, []).append((s, e[k]))
     for lst in by_sys.values():
         for (s1, e1), (s2, e2) in itertools.combinations(lst, 2):
-            if abs(s1 - s2) / max(s1, s2) <= 0.01:
+            if max(s1, s2) <= 0 or abs(s1 - s2) / max(s1, s2) <= 0.01:
                 continue
             total += 1
             agree += (s1 > s2) == (e1 > e2)
@@ -117,6 +117,7 @@ def main():
                 rows.append((i, res[0], res[1]))
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
+    json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
     out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed}
     names = ["current"] + (["old"] if a.old else [])
     for k, name in enumerate(names):

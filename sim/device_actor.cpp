@@ -145,7 +145,7 @@ void DeviceActor::start_idle_stages() {
   if (uploading_ == nullptr && !up_queue_.empty()) {
     uploading_ = up_queue_.front();
     up_queue_.pop_front();
-    upload_ = s_.uploads->put_async(uploading_, static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
+    upload_ = sg4::Comm::sendto_async(s_.host, s_.server_host, std::llround(uploading_->rec.bytes_up));
   }
 }
 
@@ -164,13 +164,15 @@ void DeviceActor::on_computed() {
 }
 
 void DeviceActor::on_uploaded() {
-  // The server's dispatcher received it at this same time (an eager mailbox).
+  // Arrived: the server's dispatcher takes it now (uploads in the order their transfers complete).
   SimRequest* r = uploading_;
   uploading_ = nullptr;
   upload_ = nullptr;
   r->rec.t_uplink_end = sg4::Engine::get_clock();
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
+  s_.uploads->queue.push_back(r);
+  s_.uploads->arrived->release();
 }
 
 void DeviceActor::on_result() {

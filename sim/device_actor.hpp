@@ -45,7 +45,8 @@ struct DeviceSlice {
   const BandwidthSchedule* bandwidth = nullptr;      // its link
   std::vector<int> batch_group;                      // per split k = 0..n: the batch group id at the server
   RequestLedger* ledger = nullptr;
-  simgrid::s4u::Mailbox* uploads = nullptr;          // its server's (eager)
+  simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
+  ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
   simgrid::s4u::Mailbox* results = nullptr;          // its own
   simgrid::s4u::Mailbox* control = nullptr;          // its own
   simgrid::s4u::Mailbox* help = nullptr;             // its own when it may help (arrival: none), else null

@@ -20,9 +20,7 @@ ServerActors::ServerActors(ServerSlice slice)
 
 void ServerActors::start() {
   const std::string& id = s_.spec->id;
-  sg4::ActorPtr dispatcher = sg4::Actor::create(id + ":uploads", s_.host, [this] { dispatcher_loop(); });
-  dispatcher->daemonize();
-  s_.uploads->set_receiver(dispatcher);  // eager: uploads flow as soon as devices post them
+  sg4::Actor::create(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
   if (s_.spec->batch.windowed()) sg4::Actor::create(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
   if (s_.may_have_helpers) sg4::Actor::create(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
   for (int w = 0; w < s_.spec->workers; ++w)
@@ -31,12 +29,9 @@ void ServerActors::start() {
 
 void ServerActors::dispatcher_loop() {
   while (true) {
-    SimRequest* r = nullptr;
-    try {
-      r = s_.uploads->get<SimRequest>();
-    } catch (const simgrid::Exception&) {
-      continue;  // an upload its device cancelled at the drain's end: the request is failed there
-    }
+    s_.uploads->arrived->acquire();
+    SimRequest* r = s_.uploads->queue.front();
+    s_.uploads->queue.pop_front();
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
     const LutTable& lut = *(*s_.server_luts)[r->rec.device];

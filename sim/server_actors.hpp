@@ -27,7 +27,7 @@ struct ServerSlice {
   int index = 0;
   const ServerSpec* spec = nullptr;
   simgrid::s4u::Host* host = nullptr;
-  simgrid::s4u::Mailbox* uploads = nullptr;                 // eager: its receiver is this server's dispatcher
+  ArrivedUploads* uploads = nullptr;                        // what devices' finished transfers brought (owned by the simulation)
   // Per scenario device, shared by all servers (owned by the simulation): its results mailbox; its
   // help mailbox or null.
   const std::vector<simgrid::s4u::Mailbox*>* results = nullptr;

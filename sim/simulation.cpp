@@ -188,6 +188,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
   }
   const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
+  std::vector<ArrivedUploads> arrived(ns);
+  for (auto& a : arrived) a.arrived = sg4::Semaphore::create(0);
   std::vector<std::unique_ptr<ServerActors>> servers;
   for (size_t j = 0; j < ns; ++j) {
     const ServerSpec& sv = s.servers[j];
@@ -195,7 +197,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.index = static_cast<int>(j);
     x.spec = &sv;
     x.host = platform.server_hosts[j];
-    x.uploads = sg4::Mailbox::by_name("uploads:" + sv.id);
+    x.uploads = &arrived[j];
     x.results = &results;
     x.help = &help;
     x.bandwidth = &platform.device_bandwidth;
@@ -232,7 +234,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.bandwidth = &platform.device_bandwidth[i];
     for (int k = 0; k <= device_models[i].num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
     x.ledger = &ledger;
-    x.uploads = sg4::Mailbox::by_name("uploads:" + d.server);
+    x.uploads = &arrived[static_cast<size_t>(j)];
+    x.server_host = platform.server_hosts[static_cast<size_t>(j)];
     x.results = results[i];
     x.control = control[i];
     x.help = help[i];
