@@ -1,5 +1,5 @@
 // Subcommands carried out by the LibTorch companion programs built beside coinfer (so that the
-// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; lut fill -> coinfer-lutfill; serve, device, testbed ->
+// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; lut fill -> coinfer-lutfill; predictor train|eval -> coinfer-predictor; serve, device, testbed ->
 // coinfer-rt. The command line is passed through unchanged (--help included).
 #include <unistd.h>
 
@@ -54,6 +54,14 @@ void register_lut_fill(CLI::App& lut, int& exit_code) {
   pass_through(lut, exit_code, "fill",
                "estimate the entries a scenario needs and its LUTs lack with per-module regressors (see coinfer lut fill --help)",
                "coinfer-lutfill", "");
+}
+
+void register_predictor_companion(CLI::App& predictor, int& exit_code) {
+  pass_through(predictor, exit_code, "train", "train the GIN system and relative predictors on a sample set (see coinfer predictor train --help)",
+               "coinfer-predictor", "train");
+  pass_through(predictor, exit_code, "eval",
+               "accuracy of learned predictors and the analytic estimator on a sample set (see coinfer predictor eval --help)",
+               "coinfer-predictor", "eval");
 }
 
 void register_runtime(CLI::App& app, int& exit_code) {

@@ -1,9 +1,6 @@
 // coinfer sweep SCENARIO --grid key=values ... : runs every grid point x seed, each as its own
 // `coinfer run` process (one SimGrid engine per process), locally with a process pool or as a Slurm job
 // array; resumable; merges into sweep.h5 and sweep.csv. coinfer sweep collect DIR merges again.
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -15,10 +12,9 @@
 #include <set>
 #include <sstream>
 #include <thread>
-#include <fcntl.h>
 
 #include "cli/commands.hpp"
-#include "cli/progress_line.hpp"
+#include "cli/point_runner.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
@@ -30,7 +26,6 @@
 #include "io/yaml_util.hpp"
 #include "sim/simulation.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -93,81 +88,6 @@ Axis parse_grid(const std::string& text) {
   return a;
 }
 
-fs::path point_dir(const std::string& dir, int id) {
-  char name[32];
-  std::snprintf(name, sizeof name, "p%05d", id);
-  return fs::path(dir) / "points" / name;
-}
-
-bool point_done(const std::string& dir, int id) { return fs::exists(point_dir(dir, id) / "summary.json"); }
-
-// Spawns `coinfer run` for one point; its output goes to the point's log. Returns the child's pid.
-pid_t spawn_point(const json& manifest, const std::string& dir, int id) {
-  const json& p = manifest["points"][id];
-  std::vector<std::string> args = {"/proc/self/exe", "run", manifest["scenario"].get<std::string>(), "-q", "--out",
-                                   point_dir(dir, id).string()};
-  for (const auto& s : p["sets"]) {
-    args.push_back("--set");
-    args.push_back(s.get<std::string>());
-  }
-  const std::string log = point_dir(dir, id).string() + ".log";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start coinfer run for point " + std::to_string(id));
-  return pid;
-}
-
-// Runs the given points with at most `jobs` children at a time; reports progress and failures.
-// Returns the number of failed points.
-int run_points(const json& manifest, const std::string& dir, const std::vector<int>& todo, int jobs, bool quiet) {
-  std::map<pid_t, int> running;
-  size_t next = 0, finished = 0;
-  int failed = 0;
-  ProgressLine progress("sweep", quiet);
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
-      fs::create_directories(point_dir(dir, todo[next]).parent_path());
-      running[spawn_point(manifest, dir, todo[next])] = todo[next];
-      ++next;
-    }
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const int id = it->second;
-    running.erase(it);
-    ++finished;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !point_done(dir, id)) {
-      ++failed;
-      progress.finish();
-      std::fprintf(stderr, "[sweep] point %d failed; log: %s.log\n", id, point_dir(dir, id).c_str());
-    }
-    progress.update(static_cast<double>(finished), static_cast<double>(todo.size()),
-                    std::to_string(finished) + "/" + std::to_string(todo.size()) + " points, " + std::to_string(failed) + " failed");
-  }
-  progress.finish();
-  return failed;
-}
-
-json read_manifest(const std::string& dir) {
-  std::ifstream in(fs::path(dir) / "sweep.json");
-  if (!in) throw InputError(SourceLocation{dir, 0, 0}, "", "not a sweep folder (no sweep.json)");
-  try {
-    return json::parse(in);
-  } catch (const std::exception& e) {
-    throw InputError(SourceLocation{(fs::path(dir) / "sweep.json").string(), 0, 0}, "", std::string("corrupt manifest: ") + e.what());
-  }
-}
-
 int collect(const std::string& dir, bool quiet) {
   json m = read_manifest(dir);
   SweepTable t;
@@ -189,15 +109,6 @@ int collect(const std::string& dir, bool quiet) {
   if (!quiet)
     std::printf("merged %zu points (%d without results) into %s/sweep.h5 and sweep.csv\n", t.rows.size(), missing, dir.c_str());
   return missing == 0 ? 0 : 1;
-}
-
-bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::stringstream ss(path ? path : "");
-  std::string d;
-  while (std::getline(ss, d, ':'))
-    if (!d.empty() && ::access((fs::path(d) / program).c_str(), X_OK) == 0) return true;
-  return false;
 }
 
 int sweep(const SweepOptions& o) {
@@ -300,26 +211,11 @@ int sweep(const SweepOptions& o) {
     std::fprintf(stderr, "[sweep] %d points (%zu grid axes x %d seeds), %d already done, %zu to run\n", total, axes.size(),
                  o.seeds, total - static_cast<int>(todo.size()), todo.size());
   if (o.backend == "slurm") {
-    const int tasks = (total + o.chunk - 1) / o.chunk;
-    const fs::path script = fs::path(dir) / "sweep.sbatch";
-    std::ostringstream sb;
-    sb << "#!/bin/bash\n#SBATCH --job-name=coinfer-sweep\n#SBATCH --array=0-" << tasks - 1 << "\n#SBATCH --output="
-       << fs::absolute(dir).string() << "/slurm-%A_%a.out\n";
-    if (!o.partition.empty()) sb << "#SBATCH --partition=" << o.partition << "\n";
-    if (!o.time_limit.empty()) sb << "#SBATCH --time=" << o.time_limit << "\n";
-    sb << "# Generated by coinfer sweep: each array task runs " << o.chunk << " points (skipping finished ones).\n"
-       << "exec " << fs::canonical("/proc/self/exe").string() << " sweep run-task " << fs::absolute(dir).string()
-       << " --chunk " << o.chunk << " --task \"$SLURM_ARRAY_TASK_ID\"\n";
-    write_text_atomic(script.string(), sb.str());
-    std::string cmd = "sbatch --parsable " + std::string(o.wait ? "--wait " : "") + "'" + script.string() + "'";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    char buf[256] = {0};
-    std::string out;
-    while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-    const int rc = p ? ::pclose(p) : -1;
-    if (rc != 0) throw std::runtime_error("sbatch failed (" + std::to_string(rc) + "): " + out);
+    SlurmOptions so;
+    so.chunk = o.chunk, so.partition = o.partition, so.time_limit = o.time_limit, so.wait = o.wait;
+    const std::string job = submit_slurm(dir, total, so);
     std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n",
-                out.substr(0, out.find_first_of(";\n")).c_str(), tasks, o.chunk, dir.c_str());
+                job.c_str(), (total + o.chunk - 1) / o.chunk, o.chunk, dir.c_str());
     if (o.wait) return collect(dir, o.quiet);
     return 0;
   }

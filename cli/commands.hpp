@@ -31,6 +31,8 @@ void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbe
 void register_lut_fill(CLI::App& lut, int& exit_code);   // lut fill (a subcommand of lut)
 void register_validate(CLI::App& app, int& exit_code);
 void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
+void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
+void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
 
 // A program built beside this one (coinfer-profile, coinfer-rt).
 std::string companion_path(const std::string& program);

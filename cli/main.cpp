@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   CLI::App app{"coinfer: device-edge GNN co-inference simulator (SimGrid) and testbed harness"};
   app.name("coinfer");  // usage lines read "coinfer run ...", however the binary was invoked
   app.require_subcommand(1);
-  app.set_version_flag("--version", "coinfer 0.1.0");
+  app.set_version_flag("--version", "coinfer " COINFER_VERSION_STRING);
   // Data folders (io/data_root.hpp): --root wins, and reaches the companion programs through the
   // environment.
   app.add_option_function<std::string>(
@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_runtime(app, exit_code);
   coinfer::cli::register_validate(app, exit_code);
   coinfer::cli::register_scheduler(app, exit_code);
+  coinfer::cli::register_predictor(app, exit_code);
   if (const int rc = check_subcommands(app, argc, argv)) return rc;
   try {
     app.parse(argc, argv);

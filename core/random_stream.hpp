@@ -23,6 +23,9 @@ enum class StreamPurpose : std::uint64_t {
   wire_bytes = 4,    // bytes a request puts on the wire, drawn per request (index = device index)
   module_sampling = 5,  // random model variants for module latency samples (index = variant)
   regressor = 6,     // a latency regressor's initial weights, data split and batches (index = module)
+  predictor_systems = 7,  // random systems of a predictor sample set (index = system)
+  predictor_schemes = 8,  // random schemes for one system of a sample set (index = system)
+  predictor_training = 9, // a GIN predictor's weights, split and batches (index = 0 system, 1 relative)
   test = 99,         // tests only
 };
 

@@ -48,6 +48,8 @@ class AnalyticEstimator : public Estimator {
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }
+  const ModelSpecs& models() const { return models_; }
+  Objective objective() const { return objective_; }
 
  private:
   const LutSet& luts_;

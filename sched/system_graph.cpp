@@ -1,6 +1,7 @@
 #include "sched/system_graph.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -65,7 +66,9 @@ SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, c
   SystemGraph sg;
   auto& g = sg.g_;
   std::map<std::string, int> server_node;
-  for (const ServerState& s : state.servers) server_node[s.id] = static_cast<int>(boost::add_vertex(SystemNode{SystemNodeType::server, s.id, 0}, g));
+  for (const ServerState& s : state.servers)
+    server_node[s.id] = static_cast<int>(boost::add_vertex(
+        SystemNode{SystemNodeType::server, s.id, 0, static_cast<double>(s.workers), static_cast<double>(s.batch_max_size), s.batch_window_ms}, g));
   std::vector<std::pair<int, int>> flow;
   for (const DeviceState& d : state.devices) {
     if (!d.connected) continue;
@@ -113,6 +116,12 @@ SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, c
   return sg;
 }
 
+SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, const AnalyticEstimator& analytic) {
+  SystemGraph g = build(state, scheme, analytic.luts(), analytic.models());
+  g.analytic_rps_ = analytic.predict(state, scheme).throughput_rps;
+  return g;
+}
+
 std::vector<std::pair<int, int>> SystemGraph::edges() const {
   std::vector<std::pair<int, int>> out;
   for (auto [e, end] = boost::edges(g_); e != end; ++e)
@@ -126,12 +135,29 @@ std::vector<double> SystemGraph::latencies_ms() const {
   return out;
 }
 
-std::vector<float> SystemGraph::features(const FeatureNormalisation& norm) const {
-  constexpr int kWidth = kSystemNodeTypes + 1;
-  std::vector<float> out(static_cast<size_t>(num_nodes()) * kWidth, 0.0f);
+std::vector<float> SystemGraph::features(const FeatureNormalisation& norm, bool with_hint) const {
+  std::vector<int> types;
+  std::vector<double> settings;
   for (int i = 0; i < num_nodes(); ++i) {
-    out[static_cast<size_t>(i) * kWidth + static_cast<int>(node(i).type)] = 1.0f;
-    out[static_cast<size_t>(i) * kWidth + kSystemNodeTypes] = static_cast<float>(norm.apply(node(i).latency_ms));
+    types.push_back(static_cast<int>(node(i).type));
+    settings.insert(settings.end(), {node(i).workers, node(i).batch_max_size, node(i).batch_window_ms});
+  }
+  return system_features(types, latencies_ms(), settings, hint_ms(), norm, with_hint);
+}
+
+std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms,
+                                   const std::vector<double>& settings, double hint_ms, const FeatureNormalisation& norm,
+                                   bool with_hint) {
+  constexpr int W = kSystemFeatureWidth;
+  const size_t n = types.size();
+  std::vector<float> out(n * W, 0.0f);
+  for (size_t i = 0; i < n; ++i) {
+    float* row = &out[i * W];
+    if (types[i] >= 0 && types[i] < kSystemNodeTypes) row[types[i]] = 1.0f;
+    row[kSystemNodeTypes] = static_cast<float>(norm.apply(latency_ms[i]));
+    for (int k = 0; k < 3; ++k) row[kSystemNodeTypes + 1 + k] = static_cast<float>(std::log1p(std::max(0.0, settings[i * 3 + k])));
+    if (with_hint && types[i] == static_cast<int>(SystemNodeType::global) && hint_ms > 0)
+      row[kSystemNodeTypes + 4] = static_cast<float>(norm.apply(hint_ms));
   }
   return out;
 }

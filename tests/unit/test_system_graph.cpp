@@ -105,11 +105,30 @@ TEST(SystemGraph, FeatureRowsAndNormalisationsByHand) {
   Fixture f;
   const SystemGraph g = SystemGraph::build(f.state, f.current(), f.luts, f.specs);
   const auto x = g.features(lm);
-  ASSERT_EQ(x.size(), 11u * 6);
-  // Row 5 (pi1's middleware): one-hot at type 1, then the normalised latency.
-  for (int k = 0; k < 5; ++k) EXPECT_EQ(x[5 * 6 + k], k == 1 ? 1.0f : 0.0f);
-  EXPECT_FLOAT_EQ(x[5 * 6 + 5], static_cast<float>(lm.apply(g.node(5).latency_ms)));
-  EXPECT_EQ(x[10 * 6 + 4], 1.0f);  // the global node
+  constexpr int W = kSystemFeatureWidth;  // 5 one-hot + latency + 3 server settings + hint = 10
+  ASSERT_EQ(W, 10);
+  ASSERT_EQ(x.size(), 11u * W);
+  // Row 5 (pi1's middleware): one-hot at type 1, then the normalised latency, no settings.
+  for (int k = 0; k < 5; ++k) EXPECT_EQ(x[5 * W + k], k == 1 ? 1.0f : 0.0f);
+  EXPECT_FLOAT_EQ(x[5 * W + 5], static_cast<float>(lm.apply(g.node(5).latency_ms)));
+  for (int k = 6; k < W; ++k) EXPECT_EQ(x[5 * W + k], 0.0f);
+  EXPECT_EQ(x[10 * W + 4], 1.0f);  // the global node
+  // Row 0 (the server): its settings as log(1 + x).
+  const ServerState& sv = f.state.servers[0];
+  EXPECT_FLOAT_EQ(x[0 * W + 6], static_cast<float>(std::log1p(sv.workers)));
+  EXPECT_FLOAT_EQ(x[0 * W + 7], static_cast<float>(std::log1p(sv.batch_max_size)));
+  EXPECT_FLOAT_EQ(x[0 * W + 8], static_cast<float>(std::log1p(sv.batch_window_ms)));
+  EXPECT_EQ(x[10 * W + 9], 0.0f);  // built without the analytic estimator: no hint
+
+  // With the hint: the global node's column 9 is 1000 / (the analytic system throughput), normalised.
+  AnalyticEstimator est(f.luts, f.specs);
+  const SystemGraph h = SystemGraph::build(f.state, f.current(), est);
+  const double rps = est.predict(f.state, f.current()).throughput_rps;
+  EXPECT_DOUBLE_EQ(h.analytic_throughput_rps(), rps);
+  const auto xh = h.features(lm, true);
+  EXPECT_FLOAT_EQ(xh[10 * W + 9], static_cast<float>(lm.apply(1e3 / rps)));
+  EXPECT_EQ(h.features(lm, false)[10 * W + 9], 0.0f);  // the paper's layout ignores it
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(xh[i * W + 9], 0.0f);  // on the global node only
 }
 
 TEST(SystemGraph, MissingLutOrSpecIsAnError) {

@@ -1,0 +1,160 @@
+#include "io/predictor_samples.hpp"
+
+#include <cmath>
+
+#include "core/input_error.hpp"
+#include "io/atomic_dir.hpp"
+#include "io/h5_file.hpp"
+
+namespace coinfer {
+
+namespace {
+constexpr std::int64_t kMaxSamples = 1000000, kMaxNodes = 512, kMaxEdges = 8192;
+constexpr const char* kFormat = "coinfer-predictor-samples";
+}  // namespace
+
+void write_predictor_samples(const std::string& path, const PredictorSampleSet& set) {
+  if (set.samples.empty()) throw InputError(SourceLocation{path, 0, 0}, "", "no samples to write");
+  AtomicFile out(path);
+  {
+    h5::File f = h5::File::create(out.temp_path());
+    f.write_attr("/", "format", std::string(kFormat));
+    f.write_attr("/", "schema_version", kPredictorSamplesSchema);
+    f.write_attr("/", "provenance", set.provenance);
+    const hsize_t S = set.samples.size();
+    std::vector<std::int64_t> system, node_offset{0}, edge_offset{0};
+    std::vector<std::string> key, types, models, scheme, source;
+    std::vector<double> thr, mean, p95, athr, amean;
+    std::vector<std::int8_t> measured, node_type;
+    std::vector<double> lat, settings;
+    std::vector<std::int32_t> src, dst;
+    for (const auto& s : set.samples) {
+      system.push_back(s.system);
+      key.push_back(s.system_key), types.push_back(s.device_types), models.push_back(s.models);
+      scheme.push_back(s.scheme), source.push_back(s.source);
+      thr.push_back(s.throughput_rps), mean.push_back(s.mean_latency_ms), p95.push_back(s.p95_latency_ms);
+      athr.push_back(s.analytic_throughput_rps), amean.push_back(s.analytic_mean_latency_ms);
+      measured.push_back(s.measured ? 1 : 0);
+      for (int t : s.node_type) node_type.push_back(static_cast<std::int8_t>(t));
+      lat.insert(lat.end(), s.node_latency_ms.begin(), s.node_latency_ms.end());
+      settings.insert(settings.end(), s.node_settings.begin(), s.node_settings.end());
+      for (const auto& [a, b] : s.edges) src.push_back(a), dst.push_back(b);
+      node_offset.push_back(node_offset.back() + static_cast<std::int64_t>(s.node_type.size()));
+      edge_offset.push_back(edge_offset.back() + static_cast<std::int64_t>(s.edges.size()));
+    }
+    f.make_group("/samples");
+    f.write("/samples/system", system, {S});
+    f.write("/samples/system_key", key);
+    f.write("/samples/device_types", types);
+    f.write("/samples/models", models);
+    f.write("/samples/scheme", scheme);
+    f.write("/samples/source", source);
+    f.write("/samples/throughput_rps", thr, {S}, "1/s");
+    f.write("/samples/mean_latency_ms", mean, {S}, "ms");
+    f.write("/samples/p95_latency_ms", p95, {S}, "ms");
+    f.write("/samples/analytic_throughput_rps", athr, {S}, "1/s");
+    f.write("/samples/analytic_mean_latency_ms", amean, {S}, "ms");
+    f.write("/samples/measured", measured, {S});
+    f.write("/samples/node_offset", node_offset, {S + 1});
+    f.write("/samples/edge_offset", edge_offset, {S + 1});
+    f.make_group("/nodes");
+    const hsize_t N = node_type.size();
+    f.write("/nodes/type", node_type, {N});
+    f.write("/nodes/latency_ms", lat, {N}, "ms");
+    f.write("/nodes/settings", settings, {N, 3});
+    f.make_group("/edges");
+    f.write("/edges/source", src, {static_cast<hsize_t>(src.size())});
+    f.write("/edges/target", dst, {static_cast<hsize_t>(dst.size())});
+  }
+  out.commit();
+}
+
+PredictorSampleSet read_predictor_samples(const std::string& path) {
+  h5::File f = h5::File::open_read(path);
+  auto bad = [&](const std::string& object, const std::string& what) -> InputError {
+    return InputError(SourceLocation{path, 0, 0}, object, what);
+  };
+  if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != kFormat)
+    throw bad("format", std::string("not a predictor sample set (attribute format is not '") + kFormat + "')");
+  const std::int64_t version = f.read_attr_int("/", "schema_version");
+  if (version != kPredictorSamplesSchema)
+    throw bad("schema_version", "schema " + std::to_string(version) + " is not supported (this coinfer reads schema " +
+                                    std::to_string(kPredictorSamplesSchema) + ")");
+  PredictorSampleSet set;
+  set.provenance = f.has_attr("/", "provenance") ? f.read_attr_string("/", "provenance") : "";
+  // Every per-sample column must be one-dimensional with S rows (offsets S + 1) before anything is read.
+  const auto sys_info = f.info("/samples/system");
+  if (sys_info.dims.size() != 1) throw bad("/samples/system", "must be one-dimensional");
+  const std::int64_t S = static_cast<std::int64_t>(sys_info.dims[0]);
+  if (S < 1 || S > kMaxSamples) throw bad("/samples/system", "holds " + std::to_string(S) + " samples (1 .. 10^6 allowed)");
+  auto check_rows = [&](const std::string& name, std::int64_t rows) {
+    const auto info = f.info(name);
+    if (info.dims.size() != 1 || static_cast<std::int64_t>(info.dims[0]) != rows)
+      throw bad(name, "must have " + std::to_string(rows) + " rows (one per sample" + (rows > S ? ", plus one" : "") + ")");
+  };
+  for (const char* c : {"system_key", "device_types", "models", "scheme", "source", "throughput_rps", "mean_latency_ms",
+                        "p95_latency_ms", "analytic_throughput_rps", "analytic_mean_latency_ms", "measured"})
+    check_rows(std::string("/samples/") + c, S);
+  check_rows("/samples/node_offset", S + 1);
+  check_rows("/samples/edge_offset", S + 1);
+  const auto system = f.read_int64("/samples/system");
+  const auto key = f.read_strings("/samples/system_key"), types = f.read_strings("/samples/device_types"),
+             models = f.read_strings("/samples/models"), scheme = f.read_strings("/samples/scheme"),
+             source = f.read_strings("/samples/source");
+  const auto thr = f.read_double("/samples/throughput_rps"), mean = f.read_double("/samples/mean_latency_ms"),
+             p95 = f.read_double("/samples/p95_latency_ms"), athr = f.read_double("/samples/analytic_throughput_rps"),
+             amean = f.read_double("/samples/analytic_mean_latency_ms"), measured = f.read_double("/samples/measured");
+  const auto node_offset = f.read_int64("/samples/node_offset"), edge_offset = f.read_int64("/samples/edge_offset");
+  const auto ntype_info = f.info("/nodes/type");
+  if (ntype_info.dims.size() != 1) throw bad("/nodes/type", "must be one-dimensional");
+  const std::int64_t N = static_cast<std::int64_t>(ntype_info.dims[0]);
+  check_rows("/nodes/latency_ms", N);
+  const auto set_info = f.info("/nodes/settings");
+  if (set_info.dims.size() != 2 || static_cast<std::int64_t>(set_info.dims[0]) != N || set_info.dims[1] != 3)
+    throw bad("/nodes/settings", "must be [" + std::to_string(N) + " x 3]");
+  const auto src_info = f.info("/edges/source");
+  if (src_info.dims.size() != 1) throw bad("/edges/source", "must be one-dimensional");
+  const std::int64_t E = static_cast<std::int64_t>(src_info.dims[0]);
+  check_rows("/edges/target", E);
+  const auto ntype = f.read_double("/nodes/type"), lat = f.read_double("/nodes/latency_ms"), settings = f.read_double("/nodes/settings");
+  const auto src = f.read_double("/edges/source"), dst = f.read_double("/edges/target");
+  if (node_offset[0] != 0 || node_offset[S] != N) throw bad("/samples/node_offset", "must run from 0 to the number of nodes");
+  if (edge_offset[0] != 0 || edge_offset[S] != E) throw bad("/samples/edge_offset", "must run from 0 to the number of edges");
+  auto finite_nonneg = [](double x) { return std::isfinite(x) && x >= 0; };
+  for (std::int64_t i = 0; i < S; ++i) {
+    const std::string row = " (sample " + std::to_string(i) + ")";
+    const std::int64_t n0 = node_offset[i], n1 = node_offset[i + 1], e0 = edge_offset[i], e1 = edge_offset[i + 1];
+    if (n1 - n0 < 1 || n1 - n0 > kMaxNodes || n1 > N) throw bad("/samples/node_offset", "1 .. 512 nodes per sample, increasing" + row);
+    if (e1 - e0 < 0 || e1 - e0 > kMaxEdges || e1 > E) throw bad("/samples/edge_offset", "0 .. 8192 edges per sample, increasing" + row);
+    for (double x : {thr[i], mean[i], p95[i], athr[i], amean[i]})
+      if (!finite_nonneg(x)) throw bad("/samples", "a label or prediction is negative or not finite" + row);
+    if (measured[i] != 0 && measured[i] != 1) throw bad("/samples/measured", "must be 0 or 1" + row);
+    PredictorSample s;
+    s.system = system[i];
+    s.system_key = key[i], s.device_types = types[i], s.models = models[i], s.scheme = scheme[i], s.source = source[i];
+    s.throughput_rps = thr[i], s.mean_latency_ms = mean[i], s.p95_latency_ms = p95[i];
+    s.analytic_throughput_rps = athr[i], s.analytic_mean_latency_ms = amean[i];
+    s.measured = measured[i] == 1;
+    for (std::int64_t v = n0; v < n1; ++v) {
+      if (!(ntype[v] >= 0 && ntype[v] <= 4 && ntype[v] == std::floor(ntype[v]))) throw bad("/nodes/type", "must be 0 .. 4" + row);
+      if (!finite_nonneg(lat[v])) throw bad("/nodes/latency_ms", "must be finite and >= 0" + row);
+      s.node_type.push_back(static_cast<int>(ntype[v]));
+      s.node_latency_ms.push_back(lat[v]);
+      for (int k = 0; k < 3; ++k) {
+        const double x = settings[static_cast<size_t>(v) * 3 + k];
+        if (!finite_nonneg(x) || x > 1e6) throw bad("/nodes/settings", "must be finite, 0 .. 10^6" + row);
+        s.node_settings.push_back(x);
+      }
+    }
+    const std::int64_t nodes = n1 - n0;
+    for (std::int64_t e = e0; e < e1; ++e) {
+      if (!(src[e] >= 0 && src[e] < nodes && dst[e] >= 0 && dst[e] < nodes))
+        throw bad("/edges", "an edge names a node outside its sample" + row);
+      s.edges.emplace_back(static_cast<int>(src[e]), static_cast<int>(dst[e]));
+    }
+    set.samples.push_back(std::move(s));
+  }
+  return set;
+}
+
+}  // namespace coinfer
