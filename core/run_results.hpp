@@ -65,6 +65,7 @@ struct RunResults {
   std::vector<BandwidthSample> bandwidth;
   std::vector<MetricsSummary> summary;  // per device, then "total"
   std::string scheduler;
+  std::string estimator;  // what its decisions ranked schemes with (Scheduler::estimator()), "" for none
   std::vector<DecisionRecord> decisions;
   // How executions were timed: "sampled" or "mean" (the scenario's service_time; "measured" on the
   // testbed), and the LUTs (device/model/dataset) whose distributions the draws came from.

@@ -3,6 +3,7 @@
 // call the very same objects. decide() must not read clocks or do I/O and must be deterministic for a
 // given seed and state.
 #include <string>
+#include <vector>
 
 #include "core/scheme.hpp"
 #include "core/system_state.hpp"
@@ -18,6 +19,24 @@ class Estimator {
   virtual double compare(const SystemState& state, const Scheme& a, const Scheme& b) const {
     return score(state, a) - score(state, b);
   }
+  // One round of a search: the index of the candidate to move to from `incumbent`, or -1 to stay. The
+  // default walks the candidates in order, moving whenever compare() says the next one beats the best
+  // so far (exact estimators: the best candidate). A learned estimator overrides it to compare every
+  // candidate with the incumbent in one batched pass and take the most probable winner.
+  virtual int best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
+    int best = -1;
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (compare(state, candidates[i], best < 0 ? incumbent : candidates[static_cast<size_t>(best)]) > 1e-12) best = static_cast<int>(i);
+    return best;
+  }
+  // score() of several schemes (batched where the estimator can).
+  virtual std::vector<double> score_many(const SystemState& state, const std::vector<Scheme>& schemes) const {
+    std::vector<double> out;
+    for (const auto& s : schemes) out.push_back(score(state, s));
+    return out;
+  }
+  // What decided, for the run's records: "analytic", "gin (FILE)".
+  virtual std::string describe() const { return "estimator"; }
 };
 
 class Scheduler {
@@ -25,6 +44,9 @@ class Scheduler {
   virtual ~Scheduler() = default;
   virtual std::string name() const = 0;
   virtual Scheme decide(const SystemState& state) = 0;
+  // The estimator its decisions rank schemes with (Estimator::describe()), "" for none; recorded with
+  // a run's results.
+  virtual std::string estimator() const { return ""; }
 };
 
 }  // namespace coinfer

@@ -110,6 +110,7 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth");
 
     f.write_attr("/", "scheduler", r.scheduler);
+    if (!r.estimator.empty()) f.write_attr("/", "estimator", r.estimator);
     if (!r.service_time.empty()) f.write_attr("/", "service_time", r.service_time);
     auto joined = [](const std::vector<std::string>& v) {
       std::string j;

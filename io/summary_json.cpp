@@ -35,6 +35,7 @@ std::string summary_json_text(const RunResults& r) {
   j["warmup_s"] = r.warmup_s;
   j["window_s"] = r.duration_s - r.warmup_s;
   j["scheduler"] = r.scheduler;
+  if (!r.estimator.empty()) j["estimator"] = r.estimator;
   nlohmann::ordered_json triggers = nlohmann::ordered_json::object();
   for (const auto& d : r.decisions) {
     const std::string first = d.trigger.substr(0, d.trigger.find_first_of(":+"));

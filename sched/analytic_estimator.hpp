@@ -46,6 +46,7 @@ class AnalyticEstimator : public Estimator {
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
+  std::string describe() const override { return "analytic"; }
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }
   const ModelSpecs& models() const { return models_; }

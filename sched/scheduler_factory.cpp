@@ -1,11 +1,15 @@
 #include "sched/scheduler_factory.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "sched/basic_schedulers.hpp"
+#include "sched/learned_plugin.hpp"
 #include "sched/search_schedulers.hpp"
 #include "sched/static_scheduler.hpp"
 
@@ -42,6 +46,10 @@ class Params {
     }
     throw InputError(s_.scheduler.where, "scheduler." + key, "'" + it->second + "' must be a number >= " + format_double(min_value));
   }
+  std::string text(const std::string& key, const std::string& fallback) const {
+    auto it = s_.scheduler.params.find(key);
+    return it == s_.scheduler.params.end() ? fallback : it->second;
+  }
   bool flag(const std::string& key, bool fallback) const {
     auto it = s_.scheduler.params.find(key);
     if (it == s_.scheduler.params.end()) return fallback;
@@ -54,6 +62,57 @@ class Params {
   const Scenario& s_;
   std::vector<std::string> allowed_;
 };
+
+// A scheduler together with the learned estimator it ranks with (destroyed after the scheduler).
+class WithOwnedEstimator : public Scheduler {
+ public:
+  WithOwnedEstimator(std::unique_ptr<Estimator> est, std::unique_ptr<Scheduler> inner)
+      : est_(std::move(est)), inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  Scheme decide(const SystemState& state) override { return inner_->decide(state); }
+  std::string estimator() const override { return inner_->estimator(); }
+
+ private:
+  std::unique_ptr<Estimator> est_;
+  std::unique_ptr<Scheduler> inner_;
+};
+
+// The estimator that ranks schemes for greedy, dp and hierarchical: scheduler.estimator analytic (the
+// default: nullptr, the analytic estimator ranks) or gin with scheduler.predictor, a model file from
+// `coinfer predictor train` (relative to the scenario's folder), loaded through the plugin.
+std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p, const AnalyticEstimator& est) {
+  const std::string kind = p.text("estimator", "analytic");
+  if (kind == "analytic") {
+    if (s.scheduler.params.count("predictor"))
+      throw InputError(s.scheduler.where, "scheduler.predictor", "a predictor file is read only with estimator: gin");
+    return nullptr;
+  }
+  if (kind != "gin")
+    throw InputError(s.scheduler.where, "scheduler.estimator", "'" + kind + "' is not allowed (analytic, gin)");
+  if (est.objective() != Objective::throughput)
+    throw InputError(s.scheduler.where, "scheduler.objective",
+                     "estimator gin predicts system throughput; objective latency needs estimator: analytic");
+  std::string file = p.text("predictor", "");
+  if (file.empty())
+    throw InputError(s.scheduler.where, "scheduler.predictor",
+                     "estimator gin needs the predictor file (scheduler.predictor: a model from coinfer predictor train)");
+  namespace fs = std::filesystem;
+  if (fs::path(file).is_relative() && !s.file.empty()) {
+    const fs::path beside = fs::path(s.file).parent_path() / file;
+    if (fs::exists(beside) || !fs::exists(file)) file = beside.lexically_normal().string();
+  }
+  std::set<std::string> types, models;
+  for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
+  std::vector<std::string> warnings;
+  auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()}, warnings);
+  for (const auto& w : warnings) std::fprintf(stderr, "warning: %s (its predictions there are extrapolations)\n", w.c_str());
+  return e;
+}
+
+std::unique_ptr<Scheduler> owning(std::unique_ptr<Estimator> rank, std::unique_ptr<Scheduler> inner) {
+  if (!rank) return inner;
+  return std::make_unique<WithOwnedEstimator>(std::move(rank), std::move(inner));
+}
 
 }  // namespace
 
@@ -93,23 +152,31 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
   }
   if (name == "greedy") {
-    Params p(s, {"objective"});
-    return std::make_unique<GreedyScheduler>(est);
+    Params p(s, {"objective", "estimator", "predictor"});
+    auto rank = ranking_estimator(s, p, est);
+    auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
+    return owning(std::move(rank), std::move(inner));
   }
   if (name == "dp") {
-    Params p(s, {"resolution", "objective"});
-    return std::make_unique<DpScheduler>(est, static_cast<int>(p.number("resolution", 200, 1)));
+    Params p(s, {"resolution", "objective", "estimator", "predictor"});
+    auto rank = ranking_estimator(s, p, est);
+    auto inner = std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
+                                               static_cast<int>(p.number("resolution", 200, 1)));
+    return owning(std::move(rank), std::move(inner));
   }
   if (name == "oracle") {
     Params p(s, {"max_schemes", "objective"});
     return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
   }
   if (name == "hierarchical") {
-    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers"});
-    return std::make_unique<HierarchicalScheduler>(est, static_cast<int>(p.number("iterations", 10, 0)),
-                                                   p.flag("share_groups", true),
-                                                   static_cast<long long>(p.number("max_schemes", 20000, 1)),
-                                                   p.flag("helpers", true));
+    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor"});
+    auto rank = ranking_estimator(s, p, est);
+    auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
+                                                         static_cast<int>(p.number("iterations", 10, 0)),
+                                                         p.flag("share_groups", true),
+                                                         static_cast<long long>(p.number("max_schemes", 20000, 1)),
+                                                         p.flag("helpers", true));
+    return owning(std::move(rank), std::move(inner));
   }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",

@@ -29,17 +29,16 @@ Scheme GreedyScheduler::decide(const SystemState& state) {
     const DeviceState& d = state.devices[i];
     if (!d.connected || !d.generates) continue;
     partial.devices[i].connected = true;
-    Scheme best;
-    bool have = false;
+    std::vector<Scheme> candidates;
     for (const Strategy& o : all_options(stages_of(est_, d))) {
-      Scheme s = chosen;
-      s.strategies[d.id] = o;
-      if (!have || better(est_, partial, s, best)) {
-        best = s;
-        have = true;
-      }
+      candidates.push_back(chosen);
+      candidates.back().strategies[d.id] = o;
     }
-    chosen = best;
+    // The first option stands until a later one is predicted better.
+    const Scheme first = candidates.front();
+    candidates.erase(candidates.begin());
+    const int k = rank_.best_of(partial, first, candidates);
+    chosen = k < 0 ? first : candidates[static_cast<size_t>(k)];
   }
   return chosen;
 }
@@ -58,12 +57,20 @@ Scheme DpScheduler::decide(const SystemState& state) {
       SystemState alone = state;
       for (auto& x : alone.devices) x.connected = x.id == d->id;
       std::vector<Item> opts;
+      std::vector<Scheme> schemes;
       for (const Strategy& o : all_options(stages_of(est_, *d))) {
         Scheme s;
         s.strategies[d->id] = o;
-        const Prediction p = est_.predict(alone, s);
+        schemes.push_back(s);
+      }
+      // Values: the analytic throughput, or the learned estimator's scores in one batched pass.
+      const bool analytic_values = &rank_ == static_cast<const Estimator*>(&est_);
+      const std::vector<double> learned = analytic_values ? std::vector<double>() : rank_.score_many(alone, schemes);
+      for (size_t k = 0; k < schemes.size(); ++k) {
+        const Prediction p = est_.predict(alone, schemes[k]);
         const double used = p.server_utilisation.at(server_id);  // fraction of the workers
-        opts.push_back({o, p.throughput_rps, static_cast<int>(std::ceil(used * Q - 1e-9))});
+        opts.push_back({schemes[k].strategies.at(d->id), analytic_values ? p.throughput_rps : learned[k],
+                        static_cast<int>(std::ceil(used * Q - 1e-9))});
       }
       items.push_back(opts);
     }
@@ -172,30 +179,38 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   Scheme best = scheme_of(choice);
   // Stage 1: coarse-grained tuning.
   if (combos <= max_schemes_) {
+    // Every combination, ranked in one round.
+    std::vector<std::vector<Strategy>> combos_list;
+    std::vector<Scheme> candidates;
     std::vector<size_t> idx(groups.size(), 0);
     while (true) {
       std::vector<Strategy> c(groups.size());
       for (size_t gi = 0; gi < groups.size(); ++gi) c[gi] = options[gi][idx[gi]];
-      Scheme s = scheme_of(c);
-      if (better(est_, state, s, best)) {
-        best = s;
-        choice = c;
-      }
+      candidates.push_back(scheme_of(c));
+      combos_list.push_back(c);
       size_t i = 0;
       while (i < groups.size() && ++idx[i] == options[i].size()) idx[i++] = 0;
       if (i == groups.size()) break;
     }
+    const int k = rank_.best_of(state, best, candidates);
+    if (k >= 0) {
+      best = candidates[static_cast<size_t>(k)];
+      choice = combos_list[static_cast<size_t>(k)];
+    }
   } else {
-    for (size_t gi = 0; gi < groups.size(); ++gi)
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      std::vector<Scheme> candidates;
       for (const Strategy& o : options[gi]) {
         std::vector<Strategy> c = choice;
         c[gi] = o;
-        Scheme s = scheme_of(c);
-        if (better(est_, state, s, best)) {
-          best = s;
-          choice = c;
-        }
+        candidates.push_back(scheme_of(c));
       }
+      const int k = rank_.best_of(state, best, candidates);
+      if (k >= 0) {
+        best = candidates[static_cast<size_t>(k)];
+        choice[gi] = options[gi][static_cast<size_t>(k)];
+      }
+    }
   }
   // Stage 2: fine-grained tuning of PP splits: shift each PP group's split left and right while the
   // estimator predicts a gain. A group left on DP by stage 1 also tries PP again from its PP_comp and
@@ -223,28 +238,23 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
         std::vector<Strategy> c = choice;
         c[gi] = split_strategy(start, n);
         Scheme cur = scheme_of(c);
-        for (bool moved = true; moved;) {  // steepest ascent: the better of the two neighbours
-          moved = false;
+        while (true) {  // steepest ascent: the better of the two neighbours, one round each
           const int k = c[gi].device_split(n);
-          std::vector<Strategy> step = c;
-          Scheme step_scheme = cur;
+          std::vector<std::vector<Strategy>> steps;
+          std::vector<Scheme> candidates;
           for (int nk : {k - 1, k + 1}) {
             if (nk < 0 || nk > n) continue;
             std::vector<Strategy> c2 = c;
             c2[gi] = split_strategy(nk, n);
-            Scheme s2 = scheme_of(c2);
-            if (better(est_, state, s2, step_scheme)) {
-              step = c2;
-              step_scheme = s2;
-              moved = true;
-            }
+            candidates.push_back(scheme_of(c2));
+            steps.push_back(c2);
           }
-          if (moved) {
-            c = step;
-            cur = step_scheme;
-          }
+          const int pick = rank_.best_of(state, cur, candidates);
+          if (pick < 0) break;
+          c = steps[static_cast<size_t>(pick)];
+          cur = candidates[static_cast<size_t>(pick)];
         }
-        if (better(est_, state, cur, best)) {
+        if (rank_.best_of(state, best, {cur}) == 0) {
           best = cur;
           choice = c;
           improved = true;

@@ -1,5 +1,10 @@
 #pragma once
 // Schedulers that search the scheme space with the estimator (formulations in sched/README.md).
+// greedy, dp and hierarchical take two estimators: `est`, the analytic one, for what the structure of
+// the search needs (model specs, LUT-derived PP_comp/PP_comm splits, dp's server capacity), and
+// `rank` for ranking schemes (the analytic estimator itself, or the learned one: estimator: gin).
+// Each search round goes through Estimator::best_of, so a learned estimator compares a round's
+// candidates in one batched forward pass.
 #include <string>
 
 #include "core/scheduler.hpp"
@@ -11,29 +16,38 @@ namespace coinfer {
 // devices decided so far (undecided devices are left out).
 class GreedyScheduler : public Scheduler {
  public:
-  explicit GreedyScheduler(const AnalyticEstimator& est) : est_(est) {}
+  explicit GreedyScheduler(const AnalyticEstimator& est) : GreedyScheduler(est, est) {}
+  GreedyScheduler(const AnalyticEstimator& est, const Estimator& rank) : est_(est), rank_(rank) {}
   std::string name() const override { return "greedy"; }
+  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:
   const AnalyticEstimator& est_;
+  const Estimator& rank_;
 };
 
 // Dynamic programming (multiple-choice knapsack) per server: each option of each device has a value,
 // its isolated throughput (the device alone), and a weight, the server capacity it uses (isolated
 // rate x server seconds per request, in units of 1/resolution of the workers); maximise the sum of
 // values with the total weight within capacity. Exact for that model; the result is then what the
-// estimator evaluates. Devices with options that use no server (local) always fit.
+// estimator evaluates. Devices with options that use no server (local) always fit. With a learned
+// `rank`, the values are its scores of each device alone (one batched pass per device); the weights
+// stay analytic (a predictor of system throughput says nothing about server utilisation).
 class DpScheduler : public Scheduler {
  public:
-  DpScheduler(const AnalyticEstimator& est, int resolution = 200) : est_(est), resolution_(resolution) {}
+  DpScheduler(const AnalyticEstimator& est, int resolution = 200) : DpScheduler(est, est, resolution) {}
+  DpScheduler(const AnalyticEstimator& est, const Estimator& rank, int resolution = 200)
+      : est_(est), rank_(rank), resolution_(resolution) {}
   std::string name() const override { return "dp"; }
+  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
   // The knapsack objective of the last decision (sum of isolated throughputs), for tests.
   double last_objective() const { return last_objective_; }
 
  private:
   const AnalyticEstimator& est_;
+  const Estimator& rank_;
   int resolution_;
   double last_objective_ = 0;
 };
@@ -44,6 +58,7 @@ class OracleScheduler : public Scheduler {
  public:
   OracleScheduler(const AnalyticEstimator& est, long long max_schemes = 20000) : est_(est), max_schemes_(max_schemes) {}
   std::string name() const override { return "oracle"; }
+  std::string estimator() const override { return est_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:
@@ -62,12 +77,18 @@ class HierarchicalScheduler : public Scheduler {
  public:
   HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true,
                         long long max_schemes = 20000, bool use_helpers = true)
-      : est_(est), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes), use_helpers_(use_helpers) {}
+      : HierarchicalScheduler(est, est, iterations, share_groups, max_schemes, use_helpers) {}
+  HierarchicalScheduler(const AnalyticEstimator& est, const Estimator& rank, int iterations = 10, bool share_groups = true,
+                        long long max_schemes = 20000, bool use_helpers = true)
+      : est_(est), rank_(rank), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes),
+        use_helpers_(use_helpers) {}
   std::string name() const override { return "hierarchical"; }
+  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:
   const AnalyticEstimator& est_;
+  const Estimator& rank_;
   int iterations_;
   bool share_groups_;
   long long max_schemes_;

@@ -1,0 +1,30 @@
+#pragma once
+// Loads the learned estimator (sched/gin_estimator.hpp) from the plugin libcoinfer_learned.so at run
+// time, so that `coinfer` itself never links LibTorch and starts without it: the plugin is looked for
+// beside the program, then in <program>/../lib/coinfer (an installed tree). Torch-free.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+
+namespace coinfer {
+
+// The GIN estimator of `model_file` over `analytic` (which must outlive it). `device_types` and
+// `models` ("model/dataset") are the scenario's, checked against the training range: what lies
+// outside it is appended to `warnings`. Throws InputError (bad or foreign model file, plugin missing
+// because this build has no LibTorch) naming the file.
+std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, const AnalyticEstimator& analytic,
+                                              const std::vector<std::string>& device_types,
+                                              const std::vector<std::string>& models, std::vector<std::string>& warnings);
+
+// The plugin's entry point (extern "C", versioned): returns nullptr and fills `error` (and
+// `input_error` = true for bad input) on failure.
+using MakeGinEstimatorFn = Estimator* (*)(const char* model_file, const AnalyticEstimator* analytic,
+                                          const std::vector<std::string>* device_types,
+                                          const std::vector<std::string>* models, std::vector<std::string>* warnings,
+                                          std::string* error, bool* input_error);
+constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v1";
+
+}  // namespace coinfer
