@@ -126,8 +126,10 @@ PredictorSampleSet read_predictor_samples(const std::string& path) {
     const std::int64_t n0 = node_offset[i], n1 = node_offset[i + 1], e0 = edge_offset[i], e1 = edge_offset[i + 1];
     if (n1 - n0 < 1 || n1 - n0 > kMaxNodes || n1 > N) throw bad("/samples/node_offset", "1 .. 512 nodes per sample, increasing" + row);
     if (e1 - e0 < 0 || e1 - e0 > kMaxEdges || e1 > E) throw bad("/samples/edge_offset", "0 .. 8192 edges per sample, increasing" + row);
-    for (double x : {thr[i], mean[i], p95[i], athr[i], amean[i]})
-      if (!finite_nonneg(x)) throw bad("/samples", "a label or prediction is negative or not finite" + row);
+    for (double x : {thr[i], athr[i], amean[i]})
+      if (!finite_nonneg(x)) throw bad("/samples", "a throughput or prediction is negative or not finite" + row);
+    for (double x : {mean[i], p95[i]})  // NaN: no request completed in the window (throughput 0)
+      if (!(std::isnan(x) ? thr[i] == 0 : finite_nonneg(x))) throw bad("/samples", "a latency is negative, infinite, or NaN with requests completed" + row);
     if (measured[i] != 0 && measured[i] != 1) throw bad("/samples/measured", "must be 0 or 1" + row);
     PredictorSample s;
     s.system = system[i];

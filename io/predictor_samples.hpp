@@ -13,7 +13,7 @@
 //     device_types, models string  comma-separated, sorted, distinct (for held-out-system splits)
 //     scheme               string  the scheme (Scheme::to_string)
 //     throughput_rps       double  label: completed requests per second of the whole system
-//     mean_latency_ms, p95_latency_ms   double  labels
+//     mean_latency_ms, p95_latency_ms   double  labels (NaN when no request completed: throughput 0)
 //     analytic_throughput_rps, analytic_mean_latency_ms   double  the analytic estimator's prediction
 //     measured             int8    1 measured on a testbed, 0 simulated
 //     source               string  the scenario file (simulated) or the run folder (measured)

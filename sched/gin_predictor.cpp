@@ -254,6 +254,15 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
   std::vector<TrainingSample> train, val;
   for (size_t i : train_idx) train.push_back(samples[i]);
   for (size_t i : val_idx) val.push_back(samples[i]);
+  // The regression fits log-throughput: schemes that completed nothing in their window (throughput 0)
+  // have no log; they still rank (relative pairs).
+  auto positive = [](const std::vector<TrainingSample>& v) {
+    std::vector<size_t> idx;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].throughput_rps > 0) idx.push_back(i);
+    return idx;
+  };
+  const std::vector<size_t> train_pos = positive(train), val_pos = positive(val);
   im.meta.train_samples = static_cast<long long>(train.size());
   im.meta.validation_samples = static_cast<long long>(val.size());
   // Normalisation and training range from the training split.
@@ -278,36 +287,37 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
   };
   auto targets_of = [](const std::vector<TrainingSample>& v, const std::vector<size_t>& idx) {
     std::vector<float> y;
-    for (size_t i : idx) y.push_back(static_cast<float>(std::max(v[i].throughput_rps, 1e-6)));
+    for (size_t i : idx) y.push_back(static_cast<float>(v[i].throughput_rps));
     return torch::from_blob(y.data(), {static_cast<std::int64_t>(y.size())}, torch::kFloat32).clone();
   };
   std::vector<size_t> all_val(val.size());
   for (size_t i = 0; i < val.size(); ++i) all_val[i] = i;
 
   if (o.system) {
+    if (train_pos.empty() || val_pos.empty()) throw std::invalid_argument("no samples with a positive throughput to fit in the training or validation split");
     im.meta.has_system = true;
     im.system = SystemNet(config);
     {  // start the head at the training set's mean log-throughput
       torch::NoGradGuard ng;
       double mean_log = 0;
-      for (const auto& s : train) mean_log += std::log(std::max(s.throughput_rps, 1e-6));
-      im.system->h2->bias.fill_(mean_log / static_cast<double>(train.size()));
+      for (size_t i : train_pos) mean_log += std::log(train[i].throughput_rps);
+      im.system->h2->bias.fill_(mean_log / static_cast<double>(train_pos.size()));
     }
     torch::optim::Adam opt(im.system->parameters(), torch::optim::AdamOptions(o.learning_rate));
-    const Batch val_batch = make_batch(graphs_of(val, all_val), im.meta.norm, hint);
-    const Tensor val_y = targets_of(val, all_val);
+    const Batch val_batch = make_batch(graphs_of(val, val_pos), im.meta.norm, hint);
+    const Tensor val_y = targets_of(val, val_pos);
     double best = 1e300;
     int since_best = 0;
     std::vector<Tensor> best_params = snapshot(*im.system);
     for (int epoch = 1; epoch <= o.epochs; ++epoch) {
       im.system->train();
-      const Tensor order = torch::randperm(static_cast<std::int64_t>(train.size()), torch::kInt64);
+      const Tensor order = torch::randperm(static_cast<std::int64_t>(train_pos.size()), torch::kInt64);
       double loss_sum = 0;
       std::int64_t seen = 0;
       for (std::int64_t start = 0; start < order.size(0); start += o.batch_size) {
         std::vector<size_t> idx;
         for (std::int64_t k = start; k < std::min<std::int64_t>(order.size(0), start + o.batch_size); ++k)
-          idx.push_back(static_cast<size_t>(order[k].item<std::int64_t>()));
+          idx.push_back(train_pos[static_cast<size_t>(order[k].item<std::int64_t>())]);
         const Batch b = make_batch(graphs_of(train, idx), im.meta.norm, hint);
         const Tensor y = targets_of(train, idx);
         const Tensor loss = (im.system->forward(b) - y.log()).abs().mean();  // L1 on log-throughput
