@@ -31,6 +31,7 @@ void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbe
 void register_lut_fill(CLI::App& lut, int& exit_code);   // lut fill (a subcommand of lut)
 void register_validate(CLI::App& app, int& exit_code);
 void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
+void register_plan(CLI::App& app, int& exit_code);       // plan (ACE-GNN's planning phase)
 void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
 void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
 

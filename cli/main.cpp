@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_validate(app, exit_code);
   coinfer::cli::register_scheduler(app, exit_code);
   coinfer::cli::register_predictor(app, exit_code);
+  coinfer::cli::register_plan(app, exit_code);
   if (const int rc = check_subcommands(app, argc, argv)) return rc;
   try {
     app.parse(argc, argv);
