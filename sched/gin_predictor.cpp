@@ -19,6 +19,9 @@ namespace {
 
 using torch::Tensor;
 
+// 1: the first relative head (two embeddings); 2: embeddings and their difference.
+constexpr int kGinFileVersion = 2;
+
 struct Batch {
   Tensor x, src, dst, graph, node_count, indegree;
   std::int64_t graphs = 0;
@@ -102,10 +105,13 @@ struct RelativeNetImpl : torch::nn::Module {
   RelativeNetImpl(const GinConfig& c)
       : ea(register_module("encoder_a", GinEncoder(c))),
         eb(register_module("encoder_b", GinEncoder(c))),
-        h1(register_module("head1", torch::nn::Linear(2 * c.hidden, c.hidden))),
+        h1(register_module("head1", torch::nn::Linear(3 * c.hidden, c.hidden))),
         h2(register_module("head2", torch::nn::Linear(c.hidden, 2))) {}
-  // Logits of {a better, b better}.
-  Tensor forward(const Batch& a, const Batch& b) { return h2(torch::relu(h1(torch::cat({ea(a), eb(b)}, 1)))); }
+  // Logits of {a better, b better}, from both embeddings and their difference.
+  Tensor forward(const Batch& a, const Batch& b) {
+    const Tensor xa = ea(a), xb = eb(b);
+    return h2(torch::relu(h1(torch::cat({xa, xb, xa - xb}, 1))));
+  }
   GinEncoder ea, eb;
   torch::nn::Linear h1, h2;
 };
@@ -116,7 +122,7 @@ const char* aggregation_check(const std::string& a) {
 }
 
 nlohmann::json meta_json(const GinMeta& m) {
-  nlohmann::json v = {{"format", "coinfer-gin-predictor"}, {"version", 1},
+  nlohmann::json v = {{"format", "coinfer-gin-predictor"}, {"version", kGinFileVersion},
                       {"layout", m.config.layout}, {"hidden", m.config.hidden}, {"layers", m.config.layers},
                       {"aggregation", m.config.aggregation}, {"normalisation", normalisation_name(m.config.normalisation)},
                       {"norm_a", m.norm.a}, {"norm_b", m.norm.b}, {"system", m.has_system}, {"relative", m.has_relative},
@@ -156,6 +162,14 @@ void restore(torch::nn::Module& m, const std::vector<Tensor>& saved) {
   torch::NoGradGuard ng;
   auto ps = m.parameters();
   for (size_t i = 0; i < ps.size(); ++i) ps[i].copy_(saved[i]);
+}
+
+// Module::load replaces each parameter with the archive's tensor whatever its shape, so a file whose
+// weights disagree with its meta would load and fail at the first forward pass: compare the shapes.
+std::map<std::string, std::vector<std::int64_t>> parameter_shapes(torch::nn::Module& m) {
+  std::map<std::string, std::vector<std::int64_t>> out;
+  for (const auto& p : m.named_parameters()) out[p.key()] = p.value().sizes().vec();
+  return out;
 }
 
 class ThreadsGuard {
@@ -506,7 +520,9 @@ GinPredictor GinPredictor::load(const std::string& path) {
   try {
     const auto j = nlohmann::json::parse(v.toStringRef());
     if (j.at("format") != "coinfer-gin-predictor") throw bad("format", "not a coinfer GIN predictor");
-    if (j.at("version").get<int>() != 1) throw bad("version", "predictor version " + j.at("version").dump() + " is not supported (1)");
+    if (j.at("version").get<int>() != kGinFileVersion)
+      throw bad("version", "predictor file version " + j.at("version").dump() + " is not the one this coinfer reads (" +
+                               std::to_string(kGinFileVersion) + "); train it again with this coinfer");
     m.config.layout = j.at("layout").get<std::string>();
     if (m.config.layout != kFeatureLayoutPaper && m.config.layout != kFeatureLayoutHint)
       throw bad("layout", "feature layout '" + m.config.layout + "' is not one this coinfer builds (" + kFeatureLayoutPaper + ", " +
@@ -543,16 +559,20 @@ GinPredictor GinPredictor::load(const std::string& path) {
   try {
     if (m.has_system) {
       p.impl_->system = SystemNet(m.config);
+      const auto shapes = parameter_shapes(*p.impl_->system);
       torch::serialize::InputArchive sub;
       if (!archive.try_read("system", sub)) throw bad("system", "the system predictor's weights are missing");
       p.impl_->system->load(sub);
+      if (parameter_shapes(*p.impl_->system) != shapes) throw bad("system", "the system predictor's weights do not match the network its meta record describes");
       p.impl_->system->eval();
     }
     if (m.has_relative) {
       p.impl_->relative = RelativeNet(m.config);
+      const auto shapes = parameter_shapes(*p.impl_->relative);
       torch::serialize::InputArchive sub;
       if (!archive.try_read("relative", sub)) throw bad("relative", "the relative predictor's weights are missing");
       p.impl_->relative->load(sub);
+      if (parameter_shapes(*p.impl_->relative) != shapes) throw bad("relative", "the relative predictor's weights do not match the network its meta record describes");
       p.impl_->relative->eval();
     }
   } catch (const InputError&) {

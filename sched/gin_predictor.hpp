@@ -7,7 +7,9 @@
 //                       paper's MAPE loss, tried first through exp() of the head, collapsed to
 //                       predicting ~0 (MAPE's minimum for a weak fit: 99 % validation MAPE here).
 //   relative predictor  two GIN feature extractors (one per scheme of the pair, same system), their
-//                       pooled embeddings concatenated, an MLP and a softmax over {a better, b better};
+//                       pooled embeddings concatenated with their difference (ours: the paper does not
+//                       say how the two are joined; the difference made ranking easier to learn), an
+//                       MLP and a softmax over {a better, b better};
 //                       binary cross-entropy on pairs of samples of one system whose throughputs differ
 //                       by more than 1 %, both orders. At inference P(a better) is symmetrised:
 //                       (p(a, b) + 1 - p(b, a)) / 2.

@@ -206,9 +206,9 @@ TEST(GinPredictor, BadModelFilesAreInputErrorsNamingTheFile) {
   };
   const std::string no_meta = archive_with_meta("no_meta.pt", "");
   const std::string foreign = archive_with_meta(
-      "foreign.pt", R"({"format":"coinfer-gin-predictor","version":1,"layout":"graph-v9","hidden":8,"layers":2})");
+      "foreign.pt", R"({"format":"coinfer-gin-predictor","version":2,"layout":"graph-v9","hidden":8,"layers":2})");
   const std::string corrupt = archive_with_meta("corrupt.pt", "{not json");
-  const std::string newer = archive_with_meta("newer.pt", R"({"format":"coinfer-gin-predictor","version":2})");
+  const std::string newer = archive_with_meta("newer.pt", R"({"format":"coinfer-gin-predictor","version":99})");
   for (const auto& path : {no_meta, foreign, corrupt, newer}) {
     try {
       GinPredictor::load(path);
@@ -235,6 +235,56 @@ TEST(GinPredictor, BadModelFilesAreInputErrorsNamingTheFile) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("weights"), std::string::npos) << e.what();
   }
+  // A meta record claiming another width than its weights have (a 32-wide system predictor under a
+  // meta of 48): refused at load, not at the first forward pass (Module::load takes any shape). The
+  // weights are written by a module tree with the system predictor's parameter names.
+  std::string wide = meta.toStringRef();
+  const auto at = wide.find("\"hidden\":32");
+  ASSERT_NE(at, std::string::npos);
+  wide.replace(at, 11, "\"hidden\":48");
+  const auto rel = wide.find("\"relative\":true");
+  ASSERT_NE(rel, std::string::npos);
+  wide.replace(rel, 15, "\"relative\":false");
+  struct Layer : torch::nn::Module {
+    Layer(int in, int h) {
+      register_module("l1", torch::nn::Linear(in, h));
+      register_module("l2", torch::nn::Linear(h, h));
+      register_parameter("eps", torch::zeros({1}));
+    }
+  };
+  struct Encoder : torch::nn::Module {
+    explicit Encoder(int h) {
+      register_module("gin0", std::make_shared<Layer>(kSystemFeatureWidth, h));
+      register_module("gin1", std::make_shared<Layer>(h, h));
+    }
+  };
+  struct System : torch::nn::Module {
+    explicit System(int h) {
+      register_module("encoder", std::make_shared<Encoder>(h));
+      register_module("head1", torch::nn::Linear(h, h / 2));
+      register_module("head2", torch::nn::Linear(h / 2, 1));
+    }
+  };
+  torch::serialize::OutputArchive weights, mismatched;
+  System(32).save(weights);
+  mismatched.write("meta", c10::IValue(wide));
+  mismatched.write("system", weights);
+  const std::string mismatch_path = temp_path("mismatch.pt");
+  mismatched.save_to(mismatch_path);
+  try {
+    GinPredictor::load(mismatch_path);
+    ADD_FAILURE() << "mismatched weights loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not match"), std::string::npos) << e.what();
+  }
+  // The same tree at the announced width loads (the names are right: the check is on shapes).
+  torch::serialize::OutputArchive right_weights, right;
+  System(48).save(right_weights);
+  right.write("meta", c10::IValue(wide));
+  right.write("system", right_weights);
+  right.save_to(mismatch_path);
+  EXPECT_NO_THROW(GinPredictor::load(mismatch_path));
+  fs::remove(mismatch_path);
   fs::remove(good);
   fs::remove(weightless);
 }
