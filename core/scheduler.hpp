@@ -44,9 +44,6 @@ class Scheduler {
   virtual ~Scheduler() = default;
   virtual std::string name() const = 0;
   virtual Scheme decide(const SystemState& state) = 0;
-  // The estimator its decisions rank schemes with (Estimator::describe()), "" for none; recorded with
-  // a run's results.
-  virtual std::string estimator() const { return ""; }
 };
 
 }  // namespace coinfer

@@ -32,6 +32,7 @@
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/summary_json.hpp"
+#include "sched/scheduler_factory.hpp"
 #include "core/units.hpp"
 
 namespace fs = std::filesystem;
@@ -461,6 +462,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   std::vector<DecisionRecord> decisions;
   if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
   RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch);
+  r.estimator = estimator_of(sc);
   fs::create_directories(o.out);
   write_results_h5(o.out + "/results.h5", r);
   write_summary_json(o.out + "/summary.json", r);

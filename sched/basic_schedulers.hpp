@@ -28,7 +28,6 @@ class GcodeScheduler : public Scheduler {
  public:
   GcodeScheduler(const AnalyticEstimator& est, double min_mbps = 0.5) : est_(est), min_mbps_(min_mbps) {}
   std::string name() const override { return "gcode"; }
-  std::string estimator() const override { return est_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:

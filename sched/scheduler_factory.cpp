@@ -63,6 +63,19 @@ class Params {
   std::vector<std::string> allowed_;
 };
 
+// scheduler.predictor resolved: relative to the scenario's folder (else as given); "" when absent.
+std::string predictor_file(const Scenario& s) {
+  auto it = s.scheduler.params.find("predictor");
+  if (it == s.scheduler.params.end() || it->second.empty()) return "";
+  namespace fs = std::filesystem;
+  std::string file = it->second;
+  if (fs::path(file).is_relative() && !s.file.empty()) {
+    const fs::path beside = fs::path(s.file).parent_path() / file;
+    if (fs::exists(beside) || !fs::exists(file)) file = beside.lexically_normal().string();
+  }
+  return file;
+}
+
 // A scheduler together with the learned estimator it ranks with (destroyed after the scheduler).
 class WithOwnedEstimator : public Scheduler {
  public:
@@ -70,7 +83,6 @@ class WithOwnedEstimator : public Scheduler {
       : est_(std::move(est)), inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   Scheme decide(const SystemState& state) override { return inner_->decide(state); }
-  std::string estimator() const override { return inner_->estimator(); }
 
  private:
   std::unique_ptr<Estimator> est_;
@@ -92,15 +104,10 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   if (est.objective() != Objective::throughput)
     throw InputError(s.scheduler.where, "scheduler.objective",
                      "estimator gin predicts system throughput; objective latency needs estimator: analytic");
-  std::string file = p.text("predictor", "");
+  const std::string file = predictor_file(s);
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",
                      "estimator gin needs the predictor file (scheduler.predictor: a model from coinfer predictor train)");
-  namespace fs = std::filesystem;
-  if (fs::path(file).is_relative() && !s.file.empty()) {
-    const fs::path beside = fs::path(s.file).parent_path() / file;
-    if (fs::exists(beside) || !fs::exists(file)) file = beside.lexically_normal().string();
-  }
   std::set<std::string> types, models;
   for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
   std::vector<std::string> warnings;
@@ -115,6 +122,14 @@ std::unique_ptr<Scheduler> owning(std::unique_ptr<Estimator> rank, std::unique_p
 }
 
 }  // namespace
+
+std::string estimator_of(const Scenario& s) {
+  const std::string& n = s.scheduler.name;
+  if (n == "static" || n == "local" || n == "offload") return "";
+  auto it = s.scheduler.params.find("estimator");
+  if (it != s.scheduler.params.end() && it->second == "gin") return "gin (" + predictor_file(s) + ")";
+  return "analytic";
+}
 
 std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const LutSet& luts, ModelSpecs specs) {
   Objective objective = Objective::throughput;

@@ -16,6 +16,9 @@ std::vector<std::string> scheduler_names();
 // the objective comes from scheduler.objective (InputError naming that key if unknown). `luts` must
 // outlive the estimator.
 std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& scenario, const LutSet& luts, ModelSpecs specs);
+// What the scenario's scheduler ranks schemes with, for a run's records: "" (static, local, offload),
+// "analytic", or "gin (FILE)" (scheduler.estimator: gin; FILE resolved as the scheduler loads it).
+std::string estimator_of(const Scenario& scenario);
 // `estimator` must outlive the scheduler.
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const AnalyticEstimator& estimator);
 

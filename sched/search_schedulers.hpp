@@ -19,7 +19,6 @@ class GreedyScheduler : public Scheduler {
   explicit GreedyScheduler(const AnalyticEstimator& est) : GreedyScheduler(est, est) {}
   GreedyScheduler(const AnalyticEstimator& est, const Estimator& rank) : est_(est), rank_(rank) {}
   std::string name() const override { return "greedy"; }
-  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:
@@ -40,7 +39,6 @@ class DpScheduler : public Scheduler {
   DpScheduler(const AnalyticEstimator& est, const Estimator& rank, int resolution = 200)
       : est_(est), rank_(rank), resolution_(resolution) {}
   std::string name() const override { return "dp"; }
-  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
   // The knapsack objective of the last decision (sum of isolated throughputs), for tests.
   double last_objective() const { return last_objective_; }
@@ -58,7 +56,6 @@ class OracleScheduler : public Scheduler {
  public:
   OracleScheduler(const AnalyticEstimator& est, long long max_schemes = 20000) : est_(est), max_schemes_(max_schemes) {}
   std::string name() const override { return "oracle"; }
-  std::string estimator() const override { return est_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:
@@ -83,7 +80,6 @@ class HierarchicalScheduler : public Scheduler {
       : est_(est), rank_(rank), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes),
         use_helpers_(use_helpers) {}
   std::string name() const override { return "hierarchical"; }
-  std::string estimator() const override { return rank_.describe(); }
   Scheme decide(const SystemState& state) override;
 
  private:

@@ -296,7 +296,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   out.end_s = end_s;
   out.engine_wall_s = engine_wall_s;
   out.decisions = monitor.decisions();
-  out.estimator = scheduler->estimator();
+  out.estimator = estimator_of(s);
   out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
   for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
   for (const EstimatedUse& e : estimated_entries_used(s, models, luts))
