@@ -5,6 +5,8 @@
 #include "core/input_error.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/h5_file.hpp"
+#include "io/input_file.hpp"
+#include "io/isolated_reader.hpp"
 
 namespace coinfer {
 
@@ -69,7 +71,9 @@ void write_predictor_samples(const std::string& path, const PredictorSampleSet& 
   out.commit();
 }
 
-PredictorSampleSet read_predictor_samples(const std::string& path) {
+namespace {
+
+PredictorSampleSet read_in_process(const std::string& path) {
   h5::File f = h5::File::open_read(path);
   auto bad = [&](const std::string& object, const std::string& what) -> InputError {
     return InputError(SourceLocation{path, 0, 0}, object, what);
@@ -157,6 +161,18 @@ PredictorSampleSet read_predictor_samples(const std::string& path) {
     set.samples.push_back(std::move(s));
   }
   return set;
+}
+
+}  // namespace
+
+PredictorSampleSet read_predictor_samples(const std::string& path) {
+  check_input_file(path, "sample set", 1LL << 32);
+  // A child parses first (libhdf5 may crash on corrupt metadata); then the same bytes are safe here.
+  read_isolated(path, "sample set", [&] {
+    read_in_process(path);
+    return std::string();
+  });
+  return read_in_process(path);
 }
 
 }  // namespace coinfer

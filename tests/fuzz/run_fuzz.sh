@@ -7,6 +7,7 @@
 #   lut_codec    the bytes the isolated LUT reader hands back (seeds: every shipped LUT, encoded)
 #   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
 #   module_samples  the module sample set reader, CSV (seed: a small hand-written set with quoted fields)
+#   predictor_samples  the predictor sample set reader on HDF5 bytes (seed: a small simulated sample set)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -15,7 +16,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -24,8 +25,8 @@ cxx=(clang++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recove
 h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 core=("$src"/core/*.cpp)
 io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
-        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
-io_lut=("$src"/io/lut_h5.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
+io_lut=("$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
 
 build() {  # name sources... -- libs...
   local name=$1; shift
@@ -110,7 +111,20 @@ PY
         'gcn,"a,b",gcn/mr,conv1,0.001,0.001,3,1,17,68,300,16,0,1,2,1,1e5,19264,20400,1088,40000,0' > "$out/module_samples.seed/tiny"
       run module_samples -max_len=65536 || status=1
       ;;
-    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples)"; exit 2 ;;
+    predictor_samples)
+      io_ps=("$src"/io/predictor_samples.cpp "$src"/io/isolated_reader.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+      build predictor_samples "$src/tests/fuzz/fuzz_predictor_samples.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}"
+      mkdir -p "$out/predictor_samples.seed"
+      # Seed: a small sample set written by the writer (three systems x two schemes of a tiny sample run).
+      seeder="$out/predictor_samples_seeder"
+      if [ ! -x "$seeder" ] || [ -n "$(find "$src"/core "$src"/io -newer "$seeder" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
+        printf '#include "io/predictor_samples.hpp"\nusing namespace coinfer;\nint main(int, char** v) { PredictorSampleSet s; s.provenance = "seed"; for (int i = 0; i < 6; ++i) { PredictorSample x; x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9; x.analytic_throughput_rps = 2; x.analytic_mean_latency_ms = 4; x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0); x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}}; s.samples.push_back(x); } write_predictor_samples(v[1], s); }\n' > "$out/ps_seeder.cpp"
+        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" "${h5libs[@]}" -o "$seeder"
+      fi
+      "$seeder" "$out/predictor_samples.seed/small.h5"
+      run predictor_samples -max_len=262144 -timeout=90 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples)"; exit 2 ;;
   esac
 done
 exit $status
