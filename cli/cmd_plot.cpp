@@ -36,11 +36,11 @@ int plot(const PlotOptions& o) {
 
 void register_plot(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlotOptions>();
-  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG, PDF, SVG) from a sweep.h5 or, for --kind timeline, a results.h5");
+  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG, PDF, SVG) from a sweep.h5, a results.h5 (--kind timeline) or predictor eval JSON (--kind predictor-accuracy)");
   cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline)")->required();
   cmd->add_option("--kind", o->kind, "figure")
       ->required()
-      ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline"}));
+      ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline", "predictor-accuracy"}));
   cmd->add_option("--out", o->out, "PNG file (PDF and SVG are written beside it); default: <kind>.png beside FILE");
   cmd->add_option("--x", o->x, "grid axis on the x axis (default: the kind's)");
   cmd->add_option("--series", o->series, "grid axis giving one line per value (default: scheduler if swept)");

@@ -9,6 +9,8 @@ kinds (FILE is a sweep's sweep.h5 unless said otherwise):
   throughput-vs-batch    system throughput vs maximum batch size, per scheduler (Fig. 21a)
   energy                 energy per inference per scheduler, bars (Fig. 12)
   timeline               FILE is one run's results.h5: bandwidth, scheme switches and per-request latency (Fig. 10)
+  predictor-accuracy     FILE is `coinfer predictor eval --json` output: per estimator, the share of samples
+                         within 10 % and 20 % and the pairwise ranking accuracy, bars (ACE-GNN Fig. 18)
 Each point is the mean over the rows it pools: its seeds and every grid axis that is neither the x
 axis, the series, nor fixed by --where AXIS=V; the figure says so in its bottom line; error bars are one
 standard deviation. Series get distinct markers, line styles and a small sideways offset, so
@@ -285,10 +287,41 @@ def timeline_plot(path, out, style):
     return dec_scheme
 
 
+def predictor_plot(path, out, style):
+    """ACE-GNN Fig. 18: accuracy of each estimator (grouped bars) from `coinfer predictor eval --json`."""
+    import json
+    try:
+        d = json.load(open(path))
+        rows = d["rows"]
+    except (ValueError, KeyError, TypeError) as e:
+        raise PlotError(f"{path}: not the JSON of coinfer predictor eval ({e})")
+    if not rows:
+        raise PlotError(f"{path}: no estimator rows")
+    metrics = [("within_10", "within 10 %"), ("within_20", "within 20 %"), ("pairwise", "pairwise ranking")]
+    fig, ax = plt.subplots(figsize=STYLES[style]["figsize"])
+    width = 0.8 / len(rows)
+    hatches = ["", "//", "..", "xx", "\\\\", "--"]
+    legend = []
+    for i, r in enumerate(rows):
+        vals = [100 * r[m] if r[m] is not None and r[m] == r[m] else 0 for m, _ in metrics]
+        xs = [k + (i - (len(rows) - 1) / 2) * width for k in range(len(metrics))]
+        ax.bar(xs, vals, width, label=r["estimator"], hatch=hatches[i % len(hatches)], edgecolor="black", linewidth=0.5)
+        legend.append(r["estimator"])
+    ax.set_xticks(range(len(metrics)))
+    ax.set_xticklabels([label for _, label in metrics])
+    ax.set_ylabel("share of samples / pairs (%)")
+    ax.set_ylim(0, 105)
+    title = f"predictor accuracy: {d.get('samples', '?')} samples, {d.get('pairs', '?')} pairs"
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="lower right")
+    save(fig, out, {"kind": "predictor-accuracy", "title": title, "ylabel": "share of samples / pairs (%)", "legend": legend,
+                    "style": style})
+
+
 def main():
     ap = argparse.ArgumentParser(description="coinfer figures")
     ap.add_argument("file")
-    ap.add_argument("--kind", required=True, choices=sorted(list(KINDS) + ["timeline"]))
+    ap.add_argument("--kind", required=True, choices=sorted(list(KINDS) + ["timeline", "predictor-accuracy"]))
     ap.add_argument("--out", help="PNG path (a PDF is written beside it); default: <kind>.png beside FILE")
     ap.add_argument("--x", help="grid axis on the x axis (default depends on the kind)")
     ap.add_argument("--series", help="grid axis for one line per value (default: scheduler, if swept)")
@@ -304,6 +337,8 @@ def main():
     try:
         if args.kind == "timeline":
             timeline_plot(args.file, out, args.style)
+        elif args.kind == "predictor-accuracy":
+            predictor_plot(args.file, out, args.style)
         else:
             sweep_plot(args.file, args.kind, out, args.x, args.series, args.where, args.style)
     except (PlotError, KeyError, OSError) as e:

@@ -51,6 +51,8 @@ PY
 [ $? -eq 0 ] && [ -f "$work/p.pt" ] && grep -q "validation (held-out 30 %)" "$work/t.out" && grep -q "epoch" "$work/t.err" && ok || { bad "train"; cat "$work/t.out" "$work/t.err"; }
 "$coinfer" predictor eval "$work/s/samples.h5" --model "$work/p.pt" --json "$work/e.json" > "$work/e.out" 2>&1
 [ $? -eq 0 ] && grep -q "^| analytic |" "$work/e.out" && grep -q "^| p.pt |" "$work/e.out" && [ -f "$work/e.json" ] && ok || { bad "eval"; cat "$work/e.out"; }
+"$coinfer" plot "$work/e.json" --kind predictor-accuracy --out "$work/fig18.png" > "$work/plot.out" 2>&1 \
+  && [ -s "$work/fig18.png" ] && [ -s "$work/fig18.pdf" ] && ok || { bad "plot predictor-accuracy"; cat "$work/plot.out"; }
 # The same seed trains the same predictor (its evaluation is identical).
 "$coinfer" predictor train "$work/s/samples.h5" --out "$work/p2.pt" --hidden 16 --epochs 4 --pairs-per-epoch 64 -q \
   && "$coinfer" predictor eval "$work/s/samples.h5" --model "$work/p2.pt" > "$work/e2.out" 2>&1 \
