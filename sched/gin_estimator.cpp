@@ -2,9 +2,13 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 namespace coinfer {
 
 namespace {
+constexpr size_t kChunk = 512;  // graphs per forward pass
+
 class OneThread {
  public:
   OneThread() : before_(torch::get_num_threads()) { torch::set_num_threads(1); }
@@ -29,11 +33,18 @@ double GinEstimator::score(const SystemState& state, const Scheme& scheme) const
 
 std::vector<double> GinEstimator::score_many(const SystemState& state, const std::vector<Scheme>& schemes) const {
   OneThread one;
-  std::vector<GraphInput> gs;
-  for (const auto& s : schemes) gs.push_back(graph(state, s));
-  std::vector<const GraphInput*> ptrs;
-  for (const auto& g : gs) ptrs.push_back(&g);
-  if (predictor_.meta().has_system) return predictor_.throughput(ptrs);
+  if (predictor_.meta().has_system) {
+    std::vector<double> out;
+    for (size_t start = 0; start < schemes.size(); start += kChunk) {
+      std::vector<GraphInput> gs;
+      for (size_t i = start; i < std::min(schemes.size(), start + kChunk); ++i) gs.push_back(graph(state, schemes[i]));
+      std::vector<const GraphInput*> ptrs;
+      for (const auto& g : gs) ptrs.push_back(&g);
+      const auto part = predictor_.throughput(ptrs);
+      out.insert(out.end(), part.begin(), part.end());
+    }
+    return out;
+  }
   // A relative-only file has no absolute scale: the analytic throughput stands in.
   std::vector<double> out;
   for (const auto& s : schemes) out.push_back(analytic_.score(state, s));
@@ -50,15 +61,19 @@ int GinEstimator::best_of(const SystemState& state, const Scheme& incumbent, con
   if (candidates.empty()) return -1;
   OneThread one;
   const GraphInput inc = graph(state, incumbent);
-  std::vector<GraphInput> gs;
-  for (const auto& c : candidates) gs.push_back(graph(state, c));
-  std::vector<std::pair<const GraphInput*, const GraphInput*>> pairs;
-  for (const auto& g : gs) pairs.emplace_back(&g, &inc);
-  const auto p = predictor_.better_probability(pairs);
   int best = -1;
   double top = 0.5 + 1e-9;
-  for (size_t i = 0; i < p.size(); ++i)
-    if (p[i] > top) top = p[i], best = static_cast<int>(i);
+  // One forward pass per chunk of candidates (a round of a few hundred is one pass; chunks bound the
+  // activations of stage 1's thousands of combinations).
+  for (size_t start = 0; start < candidates.size(); start += kChunk) {
+    std::vector<GraphInput> gs;
+    for (size_t i = start; i < std::min(candidates.size(), start + kChunk); ++i) gs.push_back(graph(state, candidates[i]));
+    std::vector<std::pair<const GraphInput*, const GraphInput*>> pairs;
+    for (const auto& g : gs) pairs.emplace_back(&g, &inc);
+    const auto p = predictor_.better_probability(pairs);
+    for (size_t i = 0; i < p.size(); ++i)
+      if (p[i] > top) top = p[i], best = static_cast<int>(start + i);
+  }
   return best;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Slurm backend on a real single-node Slurm cluster (started here, on loopback, as root; skipped
-# with the reason otherwise): its merged results equal the local backend's on the same grid.
+# with the reason otherwise): its merged results equal the local backend's on the same grid, for a
+# sweep and for a predictor sample set.
 set -u
 coinfer="$1"; root="$2"
 source "$root/tests/golden/slurm_cluster.sh"
@@ -14,4 +15,10 @@ ls "$work"/slurm/slurm-*_*.out > /dev/null 2>&1 || { echo "FAIL: no array task r
 "$coinfer" sweep scenarios/paper/fig14_15_gpu.yaml "${grid[@]}" --out "$work/local" -q || { echo "FAIL: local sweep"; exit 1; }
 cmp "$work/slurm/sweep.csv" "$work/local/sweep.csv" || { echo "FAIL: csv differs"; diff "$work/slurm/sweep.csv" "$work/local/sweep.csv"; exit 1; }
 cmp "$work/slurm/sweep.h5" "$work/local/sweep.h5" || { echo "FAIL: sweep.h5 differs"; exit 1; }
-echo "1 passed, 0 failed"
+samples=(predictor samples --systems 3 --schemes 3 --devices 1..2 --duration 3 --models gcn/mr gat/siot)
+timeout 240 "$coinfer" "${samples[@]}" --backend slurm --chunk 4 --wait --out "$work/ps-slurm" > "$work/ps.out" 2>&1 \
+  && grep -q "wrote [0-9]* samples" "$work/ps.out" || { echo "FAIL: slurm samples"; cat "$work/ps.out"; exit 1; }
+"$coinfer" "${samples[@]}" --out "$work/ps-local" -q || { echo "FAIL: local samples"; exit 1; }
+# The same samples (the provenance and sources name the same options and relative scenario files).
+cmp "$work/ps-slurm/samples.h5" "$work/ps-local/samples.h5" || { echo "FAIL: samples.h5 differs"; exit 1; }
+echo "2 passed, 0 failed"
