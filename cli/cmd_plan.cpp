@@ -119,8 +119,7 @@ int plan(const PlanOptions& o) {
   const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
   const LutSet luts = load_scenario_luts(s);
   check_scenario_against(s, catalog, luts);
-  ModelSpecs specs;
-  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, catalog.instantiate(d.model, d.dataset));
+  ModelSpecs specs = scenario_model_specs(s, catalog);
   const AnalyticEstimator analytic(luts, specs);
   std::unique_ptr<Estimator> learned;
   if (o.estimator == "gin") {

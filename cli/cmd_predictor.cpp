@@ -150,8 +150,7 @@ PredictorSample sample_of(const std::string& scenario_path, const std::string& s
   if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
   const LutSet& luts = *lut_cache[key];
   check_scenario_against(sc, catalog, luts);
-  ModelSpecs specs;
-  for (const auto& d : sc.devices) specs.emplace(d.model + "/" + d.dataset, catalog.instantiate(d.model, d.dataset));
+  ModelSpecs specs = scenario_model_specs(sc, catalog);
   const auto est = make_estimator(sc, luts, specs);
   const SystemState state = scenario_state(sc, 0);
   Scheme scheme;

@@ -30,8 +30,7 @@ int estimate(const EstimateOptions& o) {
   const ModelCatalog models = ModelCatalog::load(data_path("models"));
   const LutSet luts = load_scenario_luts(s);
   check_scenario_against(s, models, luts);
-  ModelSpecs specs;
-  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
+  ModelSpecs specs = scenario_model_specs(s, models);
   const auto est = make_estimator(s, luts, specs);
   const SystemState state = scenario_state(s, 0);
   Scheme scheme;

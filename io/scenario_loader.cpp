@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/model_key.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
 #include "core/text_util.hpp"
@@ -493,6 +494,12 @@ std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelC
     out.push_back({need.key, need.begin, need.end, need.batch, e->method, e->relative_error});
   }
   return out;
+}
+
+std::map<std::string, ModelSpec> scenario_model_specs(const Scenario& s, const ModelCatalog& models) {
+  std::map<std::string, ModelSpec> specs;
+  for (const auto& d : s.devices) specs.emplace(ModelKey{d.model, d.dataset}.to_string(), models.instantiate(d.model, d.dataset));
+  return specs;
 }
 
 }  // namespace coinfer

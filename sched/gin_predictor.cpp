@@ -557,23 +557,22 @@ GinPredictor GinPredictor::load(const std::string& path) {
   }
   if (!m.has_system && !m.has_relative) throw bad("meta", "the file holds neither predictor");
   try {
+    // Each network's weights, checked against the shapes the meta record implies.
+    auto load_net = [&](torch::nn::Module& net, const std::string& key, const std::string& name) {
+      const auto shapes = parameter_shapes(net);
+      torch::serialize::InputArchive sub;
+      if (!archive.try_read(key, sub)) throw bad(key, "the " + name + " predictor's weights are missing");
+      net.load(sub);
+      if (parameter_shapes(net) != shapes) throw bad(key, "the " + name + " predictor's weights do not match the network its meta record describes");
+      net.eval();
+    };
     if (m.has_system) {
       p.impl_->system = SystemNet(m.config);
-      const auto shapes = parameter_shapes(*p.impl_->system);
-      torch::serialize::InputArchive sub;
-      if (!archive.try_read("system", sub)) throw bad("system", "the system predictor's weights are missing");
-      p.impl_->system->load(sub);
-      if (parameter_shapes(*p.impl_->system) != shapes) throw bad("system", "the system predictor's weights do not match the network its meta record describes");
-      p.impl_->system->eval();
+      load_net(*p.impl_->system, "system", "system");
     }
     if (m.has_relative) {
       p.impl_->relative = RelativeNet(m.config);
-      const auto shapes = parameter_shapes(*p.impl_->relative);
-      torch::serialize::InputArchive sub;
-      if (!archive.try_read("relative", sub)) throw bad("relative", "the relative predictor's weights are missing");
-      p.impl_->relative->load(sub);
-      if (parameter_shapes(*p.impl_->relative) != shapes) throw bad("relative", "the relative predictor's weights do not match the network its meta record describes");
-      p.impl_->relative->eval();
+      load_net(*p.impl_->relative, "relative", "relative");
     }
   } catch (const InputError&) {
     throw;

@@ -30,9 +30,7 @@ namespace coinfer::sim {
 namespace {
 
 std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
-  ModelSpecs specs;
-  for (const auto& d : s.devices) specs.emplace(ModelKey{d.model, d.dataset}.to_string(), models.instantiate(d.model, d.dataset));
-  return coinfer::make_estimator(s, luts, std::move(specs));
+  return coinfer::make_estimator(s, luts, scenario_model_specs(s, models));
 }
 
 // Refuses an oracle that cannot cope with the whole system before simulating anything.

@@ -28,8 +28,7 @@ TEST(EstimatorFidelity, LightSplitBesideHeavyOffloadersOnOneWorker) {
   const Scenario s = load_scenario(dir + "/s.yaml");
   const ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
   const LutSet luts = load_scenario_luts(s);
-  ModelSpecs specs;
-  for (const auto& d : s.devices) specs.emplace(d.model + "/" + d.dataset, models.instantiate(d.model, d.dataset));
+  ModelSpecs specs = scenario_model_specs(s, models);
   const auto est = make_estimator(s, luts, specs);
   const SystemState state = scenario_state(s, 0);
   Scheme scheme;
