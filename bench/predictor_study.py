@@ -85,7 +85,10 @@ def main():
     ap.add_argument("--outcome-systems", type=int, default=20)
     ap.add_argument("--out", default="/tmp/predictor-study")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--coinfer", default="build/coinfer", help="the coinfer program (its companions beside it)")
     a = ap.parse_args()
+    global COINFER
+    COINFER = a.coinfer
     os.makedirs(a.out, exist_ok=True)
     test = a.test if a.test.endswith(".h5") else os.path.join(a.test, "samples.h5")
     test_dir = os.path.dirname(test)

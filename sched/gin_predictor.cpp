@@ -172,6 +172,16 @@ std::map<std::string, std::vector<std::int64_t>> parameter_shapes(torch::nn::Mod
   return out;
 }
 
+// On a plateau (half the patience without a better validation loss) the step size halves, again at
+// every further half-patience until early stopping: without it the relative predictor's validation
+// loss jumped between 0.08 and 0.27 from epoch to epoch.
+void halve_learning_rate(torch::optim::Adam& opt) {
+  for (auto& g : opt.param_groups()) {
+    auto& options = static_cast<torch::optim::AdamOptions&>(g.options());
+    options.lr(options.lr() / 2);
+  }
+}
+
 class ThreadsGuard {
  public:
   explicit ThreadsGuard(int threads) : before_(torch::get_num_threads()) { torch::set_num_threads(std::max(1, threads)); }
@@ -352,6 +362,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
         best = val_loss, since_best = 0, best_params = snapshot(*im.system);
       } else if (++since_best >= o.patience) {
         break;
+      } else if (since_best % std::max(1, o.patience / 2) == 0) {
+        halve_learning_rate(opt);
       }
     }
     restore(*im.system, best_params);
@@ -418,6 +430,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
           best = val_loss, since_best = 0, best_params = snapshot(*im.relative);
         } else if (++since_best >= o.patience) {
           break;
+        } else if (since_best % std::max(1, o.patience / 2) == 0) {
+          halve_learning_rate(opt);
         }
       }
       restore(*im.relative, best_params);
