@@ -126,7 +126,8 @@ int plan(const PlanOptions& o) {
     std::set<std::string> types, models;
     for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
     std::vector<std::string> warnings;
-    learned = load_gin_estimator(o.predictor, analytic, {types.begin(), types.end()}, {models.begin(), models.end()}, warnings);
+    learned = load_gin_estimator(o.predictor, analytic, {types.begin(), types.end()}, {models.begin(), models.end()},
+                                 largest_node_latency_ms(scenario_state(s, 0), analytic), warnings);
     for (const auto& w : warnings) std::fprintf(stderr, "warning: %s (its predictions there are extrapolations)\n", w.c_str());
   }
   const Estimator& rank = learned ? *learned : static_cast<const Estimator&>(analytic);

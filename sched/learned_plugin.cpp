@@ -39,11 +39,12 @@ MakeGinEstimatorFn plugin_entry(const std::string& model_file) {
 
 std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, const AnalyticEstimator& analytic,
                                               const std::vector<std::string>& device_types,
-                                              const std::vector<std::string>& models, std::vector<std::string>& warnings) {
+                                              const std::vector<std::string>& models, double max_latency_ms,
+                                              std::vector<std::string>& warnings) {
   MakeGinEstimatorFn make = plugin_entry(model_file);
   std::string error;
   bool input_error = false;
-  Estimator* e = make(model_file.c_str(), &analytic, &device_types, &models, &warnings, &error, &input_error);
+  Estimator* e = make(model_file.c_str(), &analytic, &device_types, &models, max_latency_ms, &warnings, &error, &input_error);
   if (!e) {
     if (input_error) throw InputError(error);
     throw std::runtime_error(error);

@@ -11,20 +11,22 @@
 
 namespace coinfer {
 
-// The GIN estimator of `model_file` over `analytic` (which must outlive it). `device_types` and
-// `models` ("model/dataset") are the scenario's, checked against the training range: what lies
-// outside it is appended to `warnings`. Throws InputError (bad or foreign model file, plugin missing
+// The GIN estimator of `model_file` over `analytic` (which must outlive it). `device_types`, `models`
+// ("model/dataset") and `max_latency_ms` (the largest node latency the scenario's graphs can have) are
+// the scenario's, checked against the training range: what lies outside it is appended to `warnings`. Throws InputError (bad or foreign model file, plugin missing
 // because this build has no LibTorch) naming the file.
 std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, const AnalyticEstimator& analytic,
                                               const std::vector<std::string>& device_types,
-                                              const std::vector<std::string>& models, std::vector<std::string>& warnings);
+                                              const std::vector<std::string>& models, double max_latency_ms,
+                                              std::vector<std::string>& warnings);
 
 // The plugin's entry point (extern "C", versioned): returns nullptr and fills `error` (and
 // `input_error` = true for bad input) on failure.
 using MakeGinEstimatorFn = Estimator* (*)(const char* model_file, const AnalyticEstimator* analytic,
                                           const std::vector<std::string>* device_types,
-                                          const std::vector<std::string>* models, std::vector<std::string>* warnings,
+                                          const std::vector<std::string>* models, double max_latency_ms,
+                                          std::vector<std::string>* warnings,
                                           std::string* error, bool* input_error);
-constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v1";
+constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v2";
 
 }  // namespace coinfer

@@ -12,6 +12,7 @@
 #include "sched/learned_plugin.hpp"
 #include "sched/search_schedulers.hpp"
 #include "sched/static_scheduler.hpp"
+#include "sched/system_graph.hpp"
 
 namespace coinfer {
 
@@ -111,7 +112,8 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   std::set<std::string> types, models;
   for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
   std::vector<std::string> warnings;
-  auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()}, warnings);
+  auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()},
+                              largest_node_latency_ms(scenario_state(s, 0), est), warnings);
   for (const auto& w : warnings) std::fprintf(stderr, "warning: %s (its predictions there are extrapolations)\n", w.c_str());
   return e;
 }
@@ -122,6 +124,20 @@ std::unique_ptr<Scheduler> owning(std::unique_ptr<Estimator> rank, std::unique_p
 }
 
 }  // namespace
+
+// The largest latency feature the scenario's system graphs can hold at time 0: every device all local
+// (whole model on the device) and all offloaded (whole model on the server, the input on the link).
+double largest_node_latency_ms(const SystemState& state, const AnalyticEstimator& est) {
+  double top = 0;
+  for (const Strategy& st : {Strategy::local(), Strategy::offload()}) {
+    Scheme sc;
+    for (const auto& d : state.devices)
+      if (d.connected) sc.strategies[d.id] = st;
+    const SystemGraph g = SystemGraph::build(state, sc, est.luts(), est.models());
+    for (double x : g.latencies_ms()) top = std::max(top, x);
+  }
+  return top;
+}
 
 std::string estimator_of(const Scenario& s) {
   const std::string& n = s.scheduler.name;

@@ -7,6 +7,7 @@
 
 #include "core/scenario.hpp"
 #include "core/scheduler.hpp"
+#include "core/system_state.hpp"
 #include "sched/analytic_estimator.hpp"
 
 namespace coinfer {
@@ -19,6 +20,9 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& scenario, cons
 // What the scenario's scheduler ranks schemes with, for a run's records: "" (static, local, offload),
 // "analytic", or "gin (FILE)" (scheduler.estimator: gin; FILE resolved as the scheduler loads it).
 std::string estimator_of(const Scenario& scenario);
+// The largest latency feature (ms) of the state's system graphs under all-local and all-offload
+// schemes: what a learned predictor's training range is checked against.
+double largest_node_latency_ms(const SystemState& state, const AnalyticEstimator& est);
 // `estimator` must outlive the scheduler.
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const AnalyticEstimator& estimator);
 

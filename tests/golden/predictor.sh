@@ -71,6 +71,9 @@ gin=(--set scheduler.name=hierarchical --set scheduler.estimator=gin --set "sche
 "$coinfer" run scenarios/quickstart.yaml "${gin[@]}" --out "$work/g" -q > "$work/g.out" 2> "$work/g.err"
 [ $? -eq 0 ] && grep -q '"estimator": "gin (' "$work/g/summary.json" && grep -q "warning: .*dgcnn/modelnet40 was not in the training samples" "$work/g.err" \
   && ok || { bad "run with estimator gin"; cat "$work/g.out" "$work/g.err"; }
+# A link far slower than any in training: the warning says by how much.
+"$coinfer" run scenarios/quickstart.yaml "${gin[@]}" --set devices.1.link.bandwidth_mbps=0.001 --out "$work/g-slow" -q > /dev/null 2> "$work/gs.err"
+grep -q "warning: .*a node latency of [0-9.]* ms is [0-9.]*x the largest in training" "$work/gs.err" && ok || { bad "latency range warning"; cat "$work/gs.err"; }
 "$coinfer" run scenarios/quickstart.yaml --set scheduler.name=hierarchical --set duration_s=8 --out "$work/an" -q \
   && grep -q '"estimator": "analytic"' "$work/an/summary.json" && ok || bad "analytic run records its estimator"
 
