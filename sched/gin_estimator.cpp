@@ -60,19 +60,39 @@ double GinEstimator::compare(const SystemState& state, const Scheme& a, const Sc
 int GinEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
   if (candidates.empty()) return -1;
   OneThread one;
-  const GraphInput inc = graph(state, incumbent);
+  std::vector<GraphInput> gs;
+  for (const auto& c : candidates) gs.push_back(graph(state, c));
+  GraphInput inc = graph(state, incumbent);
+  // Knock-out rounds: every remaining candidate against the incumbent in one batched pass (chunks of
+  // kChunk); the most probable winner becomes the incumbent, and only the other winners (they beat the
+  // old incumbent) meet it in the next round. Taking the single most probable winner of one round
+  // is not enough: many candidates beat a poor incumbent with probability ~1, and the first of them
+  // won (hierarchical + gin reached 0.89 of oracle's throughput on held-out systems that way).
+  std::vector<size_t> alive(candidates.size());
+  for (size_t i = 0; i < alive.size(); ++i) alive[i] = i;
+  const GraphInput* current = &inc;
   int best = -1;
-  double top = 0.5 + 1e-9;
-  // One forward pass per chunk of candidates (a round of a few hundred is one pass; chunks bound the
-  // activations of stage 1's thousands of combinations).
-  for (size_t start = 0; start < candidates.size(); start += kChunk) {
-    std::vector<GraphInput> gs;
-    for (size_t i = start; i < std::min(candidates.size(), start + kChunk); ++i) gs.push_back(graph(state, candidates[i]));
-    std::vector<std::pair<const GraphInput*, const GraphInput*>> pairs;
-    for (const auto& g : gs) pairs.emplace_back(&g, &inc);
-    const auto p = predictor_.better_probability(pairs);
-    for (size_t i = 0; i < p.size(); ++i)
-      if (p[i] > top) top = p[i], best = static_cast<int>(start + i);
+  while (!alive.empty()) {
+    std::vector<double> p;
+    for (size_t start = 0; start < alive.size(); start += kChunk) {
+      std::vector<std::pair<const GraphInput*, const GraphInput*>> pairs;
+      for (size_t i = start; i < std::min(alive.size(), start + kChunk); ++i) pairs.emplace_back(&gs[alive[i]], current);
+      const auto part = predictor_.better_probability(pairs);
+      p.insert(p.end(), part.begin(), part.end());
+    }
+    std::vector<size_t> winners;
+    size_t top = 0;
+    double top_p = 0.5 + 1e-9;
+    for (size_t k = 0; k < alive.size(); ++k)
+      if (p[k] > 0.5 + 1e-9) {
+        winners.push_back(alive[k]);
+        if (p[k] > top_p) top_p = p[k], top = alive[k];
+      }
+    if (winners.empty()) break;
+    best = static_cast<int>(top);
+    current = &gs[top];
+    winners.erase(std::find(winners.begin(), winners.end(), top));
+    alive = std::move(winners);
   }
   return best;
 }

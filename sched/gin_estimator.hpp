@@ -1,9 +1,10 @@
 #pragma once
 // The learned estimator (`scheduler.estimator: gin`, issue 17): ACE-GNN's predictors behind the
 // Estimator interface. score() is the system predictor's throughput of the scheme's system graph;
-// compare() and best_of() use the relative predictor (best_of: every candidate against the incumbent in
-// one forward pass per 512 candidates, the most probable winner taken when its probability exceeds 0.5); a file without a
-// relative predictor compares by the system predictor. Graphs are built with the analytic estimator's
+// compare() and best_of() use the relative predictor. best_of runs knock-out rounds: every remaining
+// candidate against the incumbent in one batched forward pass (per 512 candidates), the most probable
+// winner (P > 0.5) becomes the incumbent and only the other winners go on; it stops when none wins.
+// A file without a relative predictor compares by the system predictor. Graphs are built with the analytic estimator's
 // LUTs and specs (and its prediction as the hint for kFeatureLayoutHint models). Part of the learned
 // Torch target; the simulator reaches it through sched/learned_plugin.hpp. Inference runs on one
 // intra-op thread (deterministic, and what ACE-GNN's per-inference time is measured on).

@@ -289,10 +289,11 @@ TEST(GinPredictor, BadModelFilesAreInputErrorsNamingTheFile) {
   fs::remove(weightless);
 }
 
-TEST(GinEstimator, BatchedRoundIsTheArgmaxOfPairwiseComparisons) {
+TEST(GinEstimator, BatchedRoundIsAKnockOutOfPairwiseComparisons) {
   // A real system (rpi4b + gtx1060, DGCNN) and its schemes: train a small predictor on analytic labels,
-  // then check that the estimator's one-pass best_of picks the candidate whose compare() with the
-  // incumbent is highest, stays (-1) when none exceeds 0.5, and agrees with score() for score_many.
+  // then check the estimator's batched best_of against knock-out rounds written with compare() one pair
+  // at a time (the most probable winner over the incumbent becomes the incumbent, only the other winners
+  // go on), that it stays (-1) when nothing wins, and that score_many agrees with score().
   LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut/rpi4b.h5", std::string(COINFER_SOURCE_DIR) + "/traces/lut/gtx1060.h5"});
   ModelSpecs specs{{"dgcnn/modelnet40", test::catalog().instantiate("dgcnn", "modelnet40")}};
   AnalyticEstimator analytic(luts, specs);
@@ -320,18 +321,37 @@ TEST(GinEstimator, BatchedRoundIsTheArgmaxOfPairwiseComparisons) {
   o.epochs = 20;
   GinEstimator gin(analytic, GinPredictor::train(data, small(), o, "estimator"), "test.pt");
   EXPECT_EQ(gin.describe(), "gin (test.pt)");
-  const Scheme& incumbent = schemes[0];
-  const std::vector<Scheme> candidates(schemes.begin() + 1, schemes.end());
-  int expect = -1;
-  double top = 0;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const double c = gin.compare(state, candidates[i], incumbent);
-    if (c > top + 1e-9) top = c, expect = static_cast<int>(i);
+  for (size_t first = 0; first < schemes.size(); ++first) {
+    const Scheme& incumbent = schemes[first];
+    std::vector<Scheme> candidates;
+    for (size_t i = 0; i < schemes.size(); ++i)
+      if (i != first) candidates.push_back(schemes[i]);
+    std::vector<size_t> alive(candidates.size());
+    for (size_t i = 0; i < alive.size(); ++i) alive[i] = i;
+    const Scheme* current = &incumbent;
+    int expect = -1;
+    while (true) {
+      std::vector<size_t> winners;
+      int top = -1;
+      double top_c = 0;
+      for (size_t i : alive) {
+        const double c = gin.compare(state, candidates[i], *current);
+        if (c > 1e-9) {
+          winners.push_back(i);
+          if (c > top_c) top_c = c, top = static_cast<int>(i);
+        }
+      }
+      if (top < 0) break;
+      expect = top;
+      current = &candidates[static_cast<size_t>(top)];
+      winners.erase(std::find(winners.begin(), winners.end(), static_cast<size_t>(top)));
+      alive = winners;
+    }
+    EXPECT_EQ(gin.best_of(state, incumbent, candidates), expect) << "incumbent " << incumbent.to_string();
+    // The winner is beaten by nothing that beat the incumbent; against itself nothing moves.
+    const Scheme& winner = expect < 0 ? incumbent : candidates[static_cast<size_t>(expect)];
+    EXPECT_EQ(gin.best_of(state, winner, {winner}), -1);
   }
-  EXPECT_EQ(gin.best_of(state, incumbent, candidates), expect);
-  // Staying: against the candidate it picked (or the incumbent), nothing is better than itself.
-  const Scheme& winner = expect < 0 ? incumbent : candidates[static_cast<size_t>(expect)];
-  EXPECT_EQ(gin.best_of(state, winner, {winner}), -1);
   const auto many = gin.score_many(state, schemes);
   for (size_t i = 0; i < schemes.size(); ++i) EXPECT_NEAR(many[i], gin.score(state, schemes[i]), 1e-6 * many[i]);
 }
