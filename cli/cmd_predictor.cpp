@@ -28,6 +28,7 @@
 #include "io/scenario_loader.hpp"
 #include "io/sweep_table.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "sched/scheme_search.hpp"
 #include "sched/system_graph.hpp"
 
 namespace fs = std::filesystem;
@@ -153,9 +154,7 @@ PredictorSample sample_of(const std::string& scenario_path, const std::string& s
   ModelSpecs specs = scenario_model_specs(sc, catalog);
   const auto est = make_estimator(sc, luts, specs);
   const SystemState state = scenario_state(sc, 0);
-  Scheme scheme;
-  for (const auto& d : state.devices)
-    if (d.connected) scheme.strategies[d.id] = d.strategy;
+  const Scheme scheme = current_scheme(state);
   const SystemGraph g = SystemGraph::build(state, scheme, *est);
   const Prediction p = est->predict(state, scheme);
   SweepRow row;

@@ -14,6 +14,7 @@
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "sched/scheme_search.hpp"
 
 namespace coinfer::cli {
 
@@ -33,9 +34,7 @@ int estimate(const EstimateOptions& o) {
   ModelSpecs specs = scenario_model_specs(s, models);
   const auto est = make_estimator(s, luts, specs);
   const SystemState state = scenario_state(s, 0);
-  Scheme scheme;
-  for (const auto& d : state.devices)
-    if (d.connected) scheme.strategies[d.id] = d.strategy;
+  const Scheme scheme = current_scheme(state);
   const Prediction p = est->predict(state, scheme);
   if (o.json) {
     nlohmann::ordered_json j{{"scenario", o.scenario}, {"scheme", scheme.to_string()}, {"estimator", "analytic"},

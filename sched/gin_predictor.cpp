@@ -182,6 +182,29 @@ void halve_learning_rate(torch::optim::Adam& opt) {
   }
 }
 
+// Early stopping on the validation loss, with the learning rate halved at every half-patience of
+// epochs without a better loss.
+class Plateau {
+ public:
+  explicit Plateau(int patience) : patience_(std::max(1, patience)) {}
+  // True when `val_loss` is a new best (the caller snapshots its weights).
+  bool improved(double val_loss, torch::optim::Adam& opt) {
+    if (val_loss < best_ - 1e-9) {
+      best_ = val_loss, since_best_ = 0;
+      return true;
+    }
+    ++since_best_;
+    if (since_best_ < patience_ && since_best_ % std::max(1, patience_ / 2) == 0) halve_learning_rate(opt);
+    return false;
+  }
+  bool exhausted() const { return since_best_ >= patience_; }
+
+ private:
+  int patience_;
+  double best_ = 1e300;
+  int since_best_ = 0;
+};
+
 class ThreadsGuard {
  public:
   explicit ThreadsGuard(int threads) : before_(torch::get_num_threads()) { torch::set_num_threads(std::max(1, threads)); }
@@ -330,8 +353,7 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
     torch::optim::Adam opt(im.system->parameters(), torch::optim::AdamOptions(o.learning_rate));
     const Batch val_batch = make_batch(graphs_of(val, val_pos), im.meta.norm, hint);
     const Tensor val_y = targets_of(val, val_pos);
-    double best = 1e300;
-    int since_best = 0;
+    Plateau plateau(o.patience);
     std::vector<Tensor> best_params = snapshot(*im.system);
     for (int epoch = 1; epoch <= o.epochs; ++epoch) {
       im.system->train();
@@ -358,13 +380,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
         val_loss = (im.system->forward(val_batch) - val_y.log()).abs().mean().item<double>();
       }
       if (o.progress) o.progress("system", epoch, loss_sum / std::max<std::int64_t>(1, seen), val_loss);
-      if (val_loss < best - 1e-9) {
-        best = val_loss, since_best = 0, best_params = snapshot(*im.system);
-      } else if (++since_best >= o.patience) {
-        break;
-      } else if (since_best % std::max(1, o.patience / 2) == 0) {
-        halve_learning_rate(opt);
-      }
+      if (plateau.improved(val_loss, opt)) best_params = snapshot(*im.system);
+      if (plateau.exhausted()) break;
     }
     restore(*im.system, best_params);
     im.system->eval();
@@ -395,8 +412,7 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
       };
       std::vector<std::pair<size_t, size_t>> vp_both;
       for (const auto& [i, j] : vp) vp_both.emplace_back(i, j), vp_both.emplace_back(j, i);
-      double best = 1e300;
-      int since_best = 0;
+      Plateau plateau(o.patience);
       std::vector<Tensor> best_params = snapshot(*im.relative);
       const std::int64_t per_epoch = std::min<std::int64_t>(o.pairs_per_epoch, static_cast<std::int64_t>(2 * train_pairs.size()));
       for (int epoch = 1; epoch <= o.epochs; ++epoch) {
@@ -426,13 +442,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
         }
         if (o.progress) o.progress("relative", epoch, loss_sum / static_cast<double>(per_epoch), val_loss);
         if (vp_both.empty()) continue;
-        if (val_loss < best - 1e-9) {
-          best = val_loss, since_best = 0, best_params = snapshot(*im.relative);
-        } else if (++since_best >= o.patience) {
-          break;
-        } else if (since_best % std::max(1, o.patience / 2) == 0) {
-          halve_learning_rate(opt);
-        }
+        if (plateau.improved(val_loss, opt)) best_params = snapshot(*im.relative);
+        if (plateau.exhausted()) break;
       }
       restore(*im.relative, best_params);
       im.relative->eval();
