@@ -39,15 +39,16 @@ namespace coinfer::cli {
 namespace {
 
 struct SamplesOptions {
-  std::string out = "results/predictor-samples", backend = "local", partition, time_limit, devices = "1..9";
+  std::string out = "results/predictor-samples", devices = "1..9";
+  RunnerOptions runner;
   std::vector<std::string> device_types = {"rpi4b", "rpi3b", "jetson-tx2", "jetson-nano"};
   std::vector<std::string> server_types = {"gtx1060", "i7-7700"};
   std::vector<std::string> models;  // "model/dataset"; default: every pair the LUTs hold for all types
   std::vector<std::string> luts = {"traces/lut"};
-  int systems = 100, schemes = 20, jobs = 0, chunk = 20;
+  int systems = 100, schemes = 20;
   std::uint64_t seed = 1;
   double duration_s = 10, min_mbps = 1, max_mbps = 100;
-  bool wait = false, quiet = false;
+  bool quiet = false;
 };
 
 // One drawn device of a system.
@@ -176,13 +177,11 @@ PredictorSample sample_of(const std::string& scenario_path, const std::string& s
   s.analytic_throughput_rps = p.throughput_rps, s.analytic_mean_latency_ms = p.mean_latency_s * 1e3;
   s.measured = measured;
   s.source = source;
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    const SystemNode& n = g.node(i);
-    s.node_type.push_back(static_cast<int>(n.type));
-    s.node_latency_ms.push_back(n.latency_ms);
-    s.node_settings.insert(s.node_settings.end(), {n.workers, n.batch_max_size, n.batch_window_ms});
-  }
-  s.edges = g.edges();
+  GraphInput in = GraphInput::of(g);
+  s.node_type = std::move(in.types);
+  s.node_latency_ms = std::move(in.latency_ms);
+  s.node_settings = std::move(in.settings);
+  s.edges = std::move(in.edges);
   return s;
 }
 
@@ -228,10 +227,7 @@ int collect_samples(const std::string& dir, const json& m, bool quiet) {
 }
 
 int samples(const SamplesOptions& o) {
-  if (o.backend != "local" && o.backend != "slurm")
-    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "'" + o.backend + "' is not allowed (local, slurm)");
-  if (o.backend == "slurm" && !on_path("sbatch"))
-    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "sbatch not found on PATH (is Slurm installed?)");
+  o.runner.check();
   if (o.systems < 1 || o.systems > 100000) throw InputError(SourceLocation{"--systems", 0, 0}, "--systems", "must be 1 .. 100000");
   if (o.schemes < 1 || o.schemes > 10000) throw InputError(SourceLocation{"--schemes", 0, 0}, "--schemes", "must be 1 .. 10000");
   if (!(o.duration_s >= 1 && o.duration_s <= 3600)) throw InputError(SourceLocation{"--duration", 0, 0}, "--duration", "must be 1 .. 3600 s");
@@ -307,17 +303,15 @@ int samples(const SamplesOptions& o) {
   if (!o.quiet)
     std::fprintf(stderr, "[samples] %d systems, %d samples (%zu model/dataset pairs), %d already simulated, %zu to run\n",
                  o.systems, total, pairs.size(), total - static_cast<int>(todo.size()), todo.size());
-  if (o.backend == "slurm" && !todo.empty()) {
-    SlurmOptions so;
-    so.chunk = o.chunk, so.partition = o.partition, so.time_limit = o.time_limit, so.wait = o.wait;
+  if (o.runner.backend == "slurm" && !todo.empty()) {
+    SlurmOptions so = o.runner.slurm;
     so.job_name = "coinfer-samples";
     const std::string job = submit_slurm(dir.string(), total, so);
     std::printf("submitted Slurm job %s; when it is done, run this command again to write %s/samples.h5\n", job.c_str(),
                 dir.c_str());
-    if (!o.wait) return 0;
+    if (!so.wait) return 0;
   } else {
-    const int jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    const int failed = run_points(manifest, dir.string(), todo, jobs, o.quiet, "samples");
+    const int failed = run_points(manifest, dir.string(), todo, o.runner.local_jobs(), o.quiet, "samples");
     if (failed > 0) std::fprintf(stderr, "[samples] %d samples failed (their logs are named above); rerun to retry them\n", failed);
   }
   return collect_samples(dir.string(), manifest, o.quiet);
@@ -372,12 +366,7 @@ void register_predictor(CLI::App& app, int& exit_code) {
   s->add_option("--duration", o->duration_s, "simulated seconds per sample (default 10; a fifth is warm-up)");
   s->add_option("--min-mbps", o->min_mbps, "lowest link bandwidth (default 1)");
   s->add_option("--max-mbps", o->max_mbps, "highest link bandwidth (default 100)");
-  s->add_option("--jobs,-j", o->jobs, "local worker processes (default: number of cores)");
-  s->add_option("--backend", o->backend, "local (default) or slurm");
-  s->add_option("--chunk", o->chunk, "slurm: samples per array task (default 20)")->check(CLI::PositiveNumber);
-  s->add_option("--partition", o->partition, "slurm: partition");
-  s->add_option("--time", o->time_limit, "slurm: time limit per array task (HH:MM:SS)");
-  s->add_flag("--wait", o->wait, "slurm: wait for the job, then write samples.h5");
+  o->runner.add_to(*s, "samples", 20, "wait for the job, then write samples.h5");
   s->add_flag("--quiet,-q", o->quiet, "no progress output");
   s->callback([o, &exit_code] { exit_code = guarded([&] { return samples(*o); }); });
 

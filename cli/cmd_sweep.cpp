@@ -34,10 +34,11 @@ namespace coinfer::cli {
 namespace {
 
 struct SweepOptions {
-  std::string scenario, out, backend = "local", dir, partition, time_limit;
+  std::string scenario, out, dir;
+  RunnerOptions runner;
   std::vector<std::string> grids, sets;
-  int seeds = 1, jobs = 0, chunk = 10, task = -1;
-  bool wait = false, quiet = false;
+  int seeds = 1, task = -1;
+  bool quiet = false;
 };
 
 // Friendly grid names for common keys; anything else is a key path ("*" = every list entry).
@@ -113,10 +114,7 @@ int collect(const std::string& dir, bool quiet) {
 
 int sweep(const SweepOptions& o) {
   // Everything is checked before anything runs.
-  if (o.backend != "local" && o.backend != "slurm")
-    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "'" + o.backend + "' is not allowed (local, slurm)");
-  if (o.backend == "slurm" && !on_path("sbatch"))
-    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "sbatch not found on PATH (is Slurm installed?)");
+  o.runner.check();
   if (o.seeds < 1) throw InputError(SourceLocation{"--seeds", 0, 0}, "--seeds", "must be >= 1");
   YamlReader reader(o.scenario);
   YAML::Node raw = reader.load_file();
@@ -210,17 +208,15 @@ int sweep(const SweepOptions& o) {
   if (!o.quiet)
     std::fprintf(stderr, "[sweep] %d points (%zu grid axes x %d seeds), %d already done, %zu to run\n", total, axes.size(),
                  o.seeds, total - static_cast<int>(todo.size()), todo.size());
-  if (o.backend == "slurm") {
-    SlurmOptions so;
-    so.chunk = o.chunk, so.partition = o.partition, so.time_limit = o.time_limit, so.wait = o.wait;
-    const std::string job = submit_slurm(dir, total, so);
+  if (o.runner.backend == "slurm") {
+    const int chunk = o.runner.slurm.chunk;
+    const std::string job = submit_slurm(dir, total, o.runner.slurm);
     std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n",
-                job.c_str(), (total + o.chunk - 1) / o.chunk, o.chunk, dir.c_str());
-    if (o.wait) return collect(dir, o.quiet);
+                job.c_str(), (total + chunk - 1) / chunk, chunk, dir.c_str());
+    if (o.runner.slurm.wait) return collect(dir, o.quiet);
     return 0;
   }
-  const int jobs = o.jobs > 0 ? o.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-  const int failed = run_points(manifest, dir, todo, jobs, o.quiet);
+  const int failed = run_points(manifest, dir, todo, o.runner.local_jobs(), o.quiet);
   const int rc = collect(dir, o.quiet);
   if (failed > 0) std::fprintf(stderr, "[sweep] %d points failed (their logs are named above); rerun to retry them\n", failed);
   return failed > 0 || rc != 0 ? 1 : 0;
@@ -230,7 +226,8 @@ int run_task(const SweepOptions& o) {
   json m = read_manifest(o.dir);
   const int total = static_cast<int>(m["points"].size());
   std::vector<int> todo;
-  for (int i = o.task * o.chunk; i < std::min(total, (o.task + 1) * o.chunk); ++i)
+  const int chunk = o.runner.slurm.chunk;
+  for (int i = o.task * chunk; i < std::min(total, (o.task + 1) * chunk); ++i)
     if (!point_done(o.dir, i)) todo.push_back(i);
   return run_points(m, o.dir, todo, 1, true) > 0 ? 1 : 0;
 }
@@ -247,12 +244,7 @@ void register_sweep(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", o->sets, "a fixed override for every point, e.g. --set duration_s=20 (repeatable)");
   cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");
   cmd->add_option("--out", o->out, "sweep folder (default results/sweep-<scenario name>); rerunning resumes");
-  cmd->add_option("--jobs,-j", o->jobs, "local worker processes (default: number of cores)");
-  cmd->add_option("--backend", o->backend, "local (default) or slurm");
-  cmd->add_option("--chunk", o->chunk, "slurm: points per array task (default 10)")->check(CLI::PositiveNumber);
-  cmd->add_option("--partition", o->partition, "slurm: partition");
-  cmd->add_option("--time", o->time_limit, "slurm: time limit per array task (HH:MM:SS)");
-  cmd->add_flag("--wait", o->wait, "slurm: wait for the job and merge");
+  o->runner.add_to(*cmd, "points", 10, "wait for the job and merge");
   cmd->add_flag("--quiet,-q", o->quiet, "no progress output");
   cmd->callback([o, cmd, &exit_code] {
     if (cmd->get_subcommands().empty()) {
@@ -270,7 +262,7 @@ void register_sweep(CLI::App& app, int& exit_code) {
   CLI::App* task = cmd->add_subcommand("run-task", "(used by the Slurm script) run one array task's points");
   task->add_option("dir", o->dir, "sweep folder")->required();
   task->add_option("--task", o->task, "array task index")->required();
-  task->add_option("--chunk", o->chunk, "points per task")->required();
+  task->add_option("--chunk", o->runner.slurm.chunk, "points per task")->required();
   task->callback([o, &exit_code] { exit_code = guarded([&] { return run_task(*o); }); });
 }
 

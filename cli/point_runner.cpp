@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
@@ -106,6 +108,26 @@ bool on_path(const std::string& program) {
     if (!d.empty() && ::access((fs::path(d) / program).c_str(), X_OK) == 0) return true;
   return false;
 }
+
+void RunnerOptions::add_to(CLI::App& cmd, const std::string& unit, int default_chunk, const std::string& wait_does) {
+  slurm.chunk = default_chunk;
+  cmd.add_option("--jobs,-j", jobs, "local worker processes (default: number of cores)");
+  cmd.add_option("--backend", backend, "local (default) or slurm");
+  cmd.add_option("--chunk", slurm.chunk, "slurm: " + unit + " per array task (default " + std::to_string(default_chunk) + ")")
+      ->check(CLI::PositiveNumber);
+  cmd.add_option("--partition", slurm.partition, "slurm: partition");
+  cmd.add_option("--time", slurm.time_limit, "slurm: time limit per array task (HH:MM:SS)");
+  cmd.add_flag("--wait", slurm.wait, "slurm: " + wait_does);
+}
+
+void RunnerOptions::check() const {
+  if (backend != "local" && backend != "slurm")
+    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "'" + backend + "' is not allowed (local, slurm)");
+  if (backend == "slurm" && !on_path("sbatch"))
+    throw InputError(SourceLocation{"--backend", 0, 0}, "--backend", "sbatch not found on PATH (is Slurm installed?)");
+}
+
+int RunnerOptions::local_jobs() const { return jobs > 0 ? jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
 
 std::string submit_slurm(const std::string& dir, int points, const SlurmOptions& o) {
   const int tasks = (points + o.chunk - 1) / o.chunk;

@@ -6,6 +6,7 @@
 // Manifest: {"scenario": PATH, "points": [{"sets": ["key=value", ...], "scenario": PATH (optional,
 // overrides the manifest's)}, ...], ...}. Point i writes DIR/points/pNNNNN/ (summary.json marks it
 // done, so a rerun resumes) and its log DIR/points/pNNNNN.log.
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -29,6 +30,18 @@ struct SlurmOptions {
   bool wait = false;  // sbatch --wait
 };
 bool on_path(const std::string& program);
+
+// Where a command's points run: --jobs (local pool), --backend, and the Slurm options.
+struct RunnerOptions {
+  std::string backend = "local";
+  int jobs = 0;  // local worker processes; 0: the number of cores
+  SlurmOptions slurm;
+  // Registers --jobs/-j, --backend, --chunk (default `default_chunk` `unit`s per array task),
+  // --partition, --time and --wait (help: `wait_does`).
+  void add_to(CLI::App& cmd, const std::string& unit, int default_chunk, const std::string& wait_does);
+  void check() const;      // InputError naming --backend: unknown, or slurm without sbatch on PATH
+  int local_jobs() const;  // jobs, or the number of cores
+};
 // Writes DIR/sweep.sbatch (array tasks of `chunk` points, each `coinfer sweep run-task`) and submits it.
 // Returns the job id; throws when sbatch fails.
 std::string submit_slurm(const std::string& dir, int points, const SlurmOptions& o);

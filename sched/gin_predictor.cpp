@@ -216,19 +216,6 @@ class ThreadsGuard {
 
 }  // namespace
 
-GraphInput GraphInput::of(const SystemGraph& g) {
-  GraphInput in;
-  for (int i = 0; i < g.num_nodes(); ++i) {
-    const SystemNode& n = g.node(i);
-    in.types.push_back(static_cast<int>(n.type));
-    in.latency_ms.push_back(n.latency_ms);
-    in.settings.insert(in.settings.end(), {n.workers, n.batch_max_size, n.batch_window_ms});
-  }
-  in.hint_ms = g.hint_ms();
-  in.edges = g.edges();
-  return in;
-}
-
 std::vector<std::pair<size_t, size_t>> ranking_pairs(const std::vector<TrainingSample>& samples) {
   std::map<std::int64_t, std::vector<size_t>> by_system;
   for (size_t i = 0; i < samples.size(); ++i) by_system[samples[i].system].push_back(i);

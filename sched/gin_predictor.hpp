@@ -32,16 +32,6 @@
 
 namespace coinfer {
 
-// One system graph as raw arrays (a SystemGraph, or a sample file's rows).
-struct GraphInput {
-  std::vector<int> types;
-  std::vector<double> latency_ms;
-  std::vector<double> settings;  // 3 per node
-  double hint_ms = 0;            // 1000 / analytic throughput (0: none)
-  std::vector<std::pair<int, int>> edges;
-  static GraphInput of(const SystemGraph& g);
-};
-
 // A labelled graph for training and evaluation.
 struct TrainingSample {
   GraphInput graph;

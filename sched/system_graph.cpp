@@ -145,6 +145,19 @@ std::vector<float> SystemGraph::features(const FeatureNormalisation& norm, bool 
   return system_features(types, latencies_ms(), settings, hint_ms(), norm, with_hint);
 }
 
+GraphInput GraphInput::of(const SystemGraph& g) {
+  GraphInput in;
+  for (int i = 0; i < g.num_nodes(); ++i) {
+    const SystemNode& n = g.node(i);
+    in.types.push_back(static_cast<int>(n.type));
+    in.latency_ms.push_back(n.latency_ms);
+    in.settings.insert(in.settings.end(), {n.workers, n.batch_max_size, n.batch_window_ms});
+  }
+  in.hint_ms = g.hint_ms();
+  in.edges = g.edges();
+  return in;
+}
+
 std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms,
                                    const std::vector<double>& settings, double hint_ms, const FeatureNormalisation& norm,
                                    bool with_hint) {

@@ -94,6 +94,16 @@ class SystemGraph {
   double analytic_rps_ = 0;
 };
 
+// One system graph as raw arrays (a SystemGraph, or a sample file's rows).
+struct GraphInput {
+  std::vector<int> types;
+  std::vector<double> latency_ms;
+  std::vector<double> settings;  // 3 per node
+  double hint_ms = 0;            // 1000 / analytic throughput (0: none)
+  std::vector<std::pair<int, int>> edges;
+  static GraphInput of(const SystemGraph& g);
+};
+
 // Row-major features of a graph given as raw arrays (a sample file's nodes): node types, latencies,
 // server settings [n x 3], the hint (ms). Same columns as SystemGraph::features.
 std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms,
