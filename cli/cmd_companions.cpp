@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 
 namespace coinfer::cli {
@@ -25,8 +26,7 @@ void pass_through(CLI::App& app, int& exit_code, const std::string& name, const 
   cmd->callback([cmd, &exit_code, program, program_subcommand] {
     const std::string exe = companion_path(program);
     if (!std::filesystem::exists(exe)) {
-      std::cerr << "error: this coinfer was built without LibTorch (" << exe
-                << " is missing); scripts/setup.sh installs libtorch-dev, then rebuild\n";
+      log::error("run", "this coinfer was built without LibTorch (" + exe + " is missing); scripts/setup.sh installs libtorch-dev, then rebuild");
       exit_code = 2;
       return;
     }

@@ -20,6 +20,7 @@
 #include <set>
 #include <yaml-cpp/yaml.h>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/system_state.hpp"
@@ -128,7 +129,7 @@ int plan(const PlanOptions& o) {
     std::vector<std::string> warnings;
     learned = load_gin_estimator(o.predictor, analytic, {types.begin(), types.end()}, {models.begin(), models.end()},
                                  largest_node_latency_ms(scenario_state(s, 0), analytic), warnings);
-    for (const auto& w : warnings) std::fprintf(stderr, "warning: %s (its predictions there are extrapolations)\n", w.c_str());
+    for (const auto& w : warnings) log::warn("plan", w + " (its predictions there are extrapolations)");
   }
   const Estimator& rank = learned ? *learned : static_cast<const Estimator&>(analytic);
   const std::string dir = o.out.empty() ? "results/plan-" + s.name : o.out;
@@ -270,8 +271,10 @@ void register_plan(CLI::App& app, int& exit_code) {
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), as in coinfer run");
   cmd->add_option("--out", o->out, "output folder (default results/plan-<scenario name>): plan.yaml, plan.json, verify/");
   cmd->add_flag("!--no-verify", o->verify, "do not simulate the chosen scheme");
-  cmd->add_flag("--quiet,-q", o->quiet, "print nothing on success");
-  cmd->callback([o, &exit_code] { exit_code = guarded([&] { return plan(*o); }); });
+  cmd->callback([o, &exit_code] {
+    o->quiet = quiet("plan");
+    exit_code = guarded([&] { return plan(*o); });
+  });
 }
 
 }  // namespace coinfer::cli

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/point_runner.hpp"
 #include "core/input_error.hpp"
@@ -301,8 +302,8 @@ int samples(const SamplesOptions& o) {
   for (int i = 0; i < total; ++i)
     if (!point_done(dir.string(), i)) todo.push_back(i);
   if (!o.quiet)
-    std::fprintf(stderr, "[samples] %d systems, %d samples (%zu model/dataset pairs), %d already simulated, %zu to run\n",
-                 o.systems, total, pairs.size(), total - static_cast<int>(todo.size()), todo.size());
+    log::info("predictor", strprintf("%d systems, %d samples (%zu model/dataset pairs), %d already simulated, %zu to run", o.systems, total,
+                                     pairs.size(), total - static_cast<int>(todo.size()), todo.size()));
   if (o.runner.backend == "slurm" && !todo.empty()) {
     SlurmOptions so = o.runner.slurm;
     so.job_name = "coinfer-samples";
@@ -312,7 +313,7 @@ int samples(const SamplesOptions& o) {
     if (!so.wait) return 0;
   } else {
     const int failed = run_points(manifest, dir.string(), todo, o.runner.local_jobs(), o.quiet, "samples");
-    if (failed > 0) std::fprintf(stderr, "[samples] %d samples failed (their logs are named above); rerun to retry them\n", failed);
+    if (failed > 0) log::warn("predictor", strprintf("%d samples failed (their logs are named above); rerun to retry them", failed));
   }
   return collect_samples(dir.string(), manifest, o.quiet);
 }
@@ -367,8 +368,10 @@ void register_predictor(CLI::App& app, int& exit_code) {
   s->add_option("--min-mbps", o->min_mbps, "lowest link bandwidth (default 1)");
   s->add_option("--max-mbps", o->max_mbps, "highest link bandwidth (default 100)");
   o->runner.add_to(*s, "samples", 20, "wait for the job, then write samples.h5");
-  s->add_flag("--quiet,-q", o->quiet, "no progress output");
-  s->callback([o, &exit_code] { exit_code = guarded([&] { return samples(*o); }); });
+  s->callback([o, &exit_code] {
+    o->quiet = quiet("predictor");
+    exit_code = guarded([&] { return samples(*o); });
+  });
 
   auto a = std::make_shared<AddOptions>();
   CLI::App* add = cmd->add_subcommand("add", "append a testbed-measured run (coinfer testbed --out RUN) to a sample set, marked measured");

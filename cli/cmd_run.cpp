@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "core/text_util.hpp"
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
@@ -67,11 +69,12 @@ int run_command(const RunOptions& o) {
     progress.update(t, s.duration_s, what);
   };
   RunResults r = sim::run_simulation(s, models, luts, so);
+  r.data_files = run_data_files(s, luts);
   progress.finish();
   if (!r.estimated_lut_entries.empty()) {
-    std::fprintf(stderr, "note: %zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
-                         "listed in summary.json (estimated_lut_entries); first: %s\n",
-                 r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str());
+    log::info("run", strprintf("note: %zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
+                               "listed in summary.json (estimated_lut_entries); first: %s",
+                               r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str()));
   }
   // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
   StagedOutput staged(out, "--out");
@@ -81,7 +84,7 @@ int run_command(const RunOptions& o) {
   write_text_atomic(staged.path("decisions.jsonl"), decisions_jsonl_text(r.decisions));
   staged.commit();
   if (o.timing)
-    std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);
+    std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);  // asked for: not a log message
   if (!o.quiet) {
     std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
               << " s simulated\n";
@@ -112,11 +115,13 @@ void register_run(CLI::App& app, int& exit_code) {
   cmd->add_option("scenario", opts->scenario, "scenario YAML file (see scenarios/README.md)")->required();
   cmd->add_option("--out", opts->out, "output folder (default: results/<scenario name>)");
   cmd->add_option("--set", opts->sets, "override a scenario key, e.g. --set devices.0.link.bandwidth_mbps=5 (repeatable)");
-  cmd->add_flag("--quiet,-q", opts->quiet, "print nothing on success");
   cmd->add_flag("--timing", opts->timing, "print the engine's wall-clock time and request count on stderr");
   cmd->add_option("--cfg", opts->cfg, "a SimGrid setting KEY:VALUE, applied after coinfer's (repeatable), e.g. --cfg=network/model:LV08");
   cmd->add_option("--log", opts->log, "a SimGrid log threshold CATEGORY.thresh:LEVEL (repeatable), e.g. --log=root.thresh:info");
-  cmd->callback([opts, &exit_code] { exit_code = guarded([&] { return run_command(*opts); }); });
+  cmd->callback([opts, &exit_code] {
+    opts->quiet = quiet("run");
+    exit_code = guarded([&] { return run_command(*opts); });
+  });
 }
 
 }  // namespace coinfer::cli

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/point_runner.hpp"
 #include "core/input_error.hpp"
@@ -187,10 +188,9 @@ int sweep(const SweepOptions& o) {
     }
   }
   if (seedless > 0 && !o.quiet)
-    std::fprintf(stderr,
-                 "[sweep] note: %zu of %zu grid points have no random element (no Poisson arrivals): seeds 2..%d would "
-                 "repeat seed 1 exactly, so those points run once, with seed 1\n",
-                 seedless, combos, o.seeds);
+    log::info("sweep", strprintf("note: %zu of %zu grid points have no random element (no Poisson arrivals): seeds 2..%d would "
+                                 "repeat seed 1 exactly, so those points run once, with seed 1",
+                                 seedless, combos, o.seeds));
   fs::create_directories(dir);
   const fs::path mpath = fs::path(dir) / "sweep.json";
   if (fs::exists(mpath)) {
@@ -206,8 +206,8 @@ int sweep(const SweepOptions& o) {
   for (int i = 0; i < total; ++i)
     if (!point_done(dir, i)) todo.push_back(i);
   if (!o.quiet)
-    std::fprintf(stderr, "[sweep] %d points (%zu grid axes x %d seeds), %d already done, %zu to run\n", total, axes.size(),
-                 o.seeds, total - static_cast<int>(todo.size()), todo.size());
+    log::info("sweep", strprintf("%d points (%zu grid axes x %d seeds), %d already done, %zu to run", total, axes.size(), o.seeds,
+                                 total - static_cast<int>(todo.size()), todo.size()));
   if (o.runner.backend == "slurm") {
     const int chunk = o.runner.slurm.chunk;
     const std::string job = submit_slurm(dir, total, o.runner.slurm);
@@ -218,7 +218,7 @@ int sweep(const SweepOptions& o) {
   }
   const int failed = run_points(manifest, dir, todo, o.runner.local_jobs(), o.quiet);
   const int rc = collect(dir, o.quiet);
-  if (failed > 0) std::fprintf(stderr, "[sweep] %d points failed (their logs are named above); rerun to retry them\n", failed);
+  if (failed > 0) log::warn("sweep", strprintf("%d points failed (their logs are named above); rerun to retry them", failed));
   return failed > 0 || rc != 0 ? 1 : 0;
 }
 
@@ -245,7 +245,6 @@ void register_sweep(CLI::App& app, int& exit_code) {
   cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");
   cmd->add_option("--out", o->out, "sweep folder (default results/sweep-<scenario name>); rerunning resumes");
   o->runner.add_to(*cmd, "points", 10, "wait for the job and merge");
-  cmd->add_flag("--quiet,-q", o->quiet, "no progress output");
   cmd->callback([o, cmd, &exit_code] {
     if (cmd->get_subcommands().empty()) {
       if (o->scenario.empty()) {
@@ -253,12 +252,13 @@ void register_sweep(CLI::App& app, int& exit_code) {
         exit_code = 2;
         return;
       }
+      o->quiet = quiet("sweep");
       exit_code = guarded([&] { return sweep(*o); });
     }
   });
   CLI::App* col = cmd->add_subcommand("collect", "merge a sweep folder's finished points into sweep.h5 and sweep.csv");
   col->add_option("dir", o->dir, "sweep folder")->required();
-  col->callback([o, &exit_code] { exit_code = guarded([&] { return collect(o->dir, false); }); });
+  col->callback([o, &exit_code] { exit_code = guarded([&] { return collect(o->dir, quiet("sweep")); }); });
   CLI::App* task = cmd->add_subcommand("run-task", "(used by the Slurm script) run one array task's points");
   task->add_option("dir", o->dir, "sweep folder")->required();
   task->add_option("--task", o->task, "array task index")->required();

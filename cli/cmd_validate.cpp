@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
@@ -231,7 +232,7 @@ int validate_command(const ValidateOptions& o) {
   {
     const auto [busy, steal] = sample_idle_machine();
     report["machine"] = {{"busy_pct_before", busy}, {"steal_pct_before", steal}, {"allow_loaded", o.allow_loaded}};
-    std::cerr << "[validate] machine before the runs: " << fmt(busy, 1) << " % busy, " << fmt(steal, 1) << " % stolen" << std::endl;
+    log::info("validate", "machine before the runs: " + fmt(busy, 1) + " % busy, " + fmt(steal, 1) + " % stolen");
     if (!o.allow_loaded && (busy > o.max_busy_pct || steal > o.max_steal_pct))
       throw InputError(SourceLocation{"validate", 0, 0}, "machine",
                        "too loaded to measure: " + fmt(busy, 1) + " % of all cores busy with other programs (limit " + fmt(o.max_busy_pct, 0) +
@@ -280,8 +281,8 @@ int validate_command(const ValidateOptions& o) {
     fs::create_directories(dir);
     json fresh = json::array();
     for (const auto& u : uses) {
-      std::cerr << "[validate] re-profiling " << u.key.to_string() << " (" << (u.device ? "device" : "server") << ", batch 1.."
-                << u.max_batch << ") ..." << std::endl;
+      log::info("validate", "re-profiling " + u.key.to_string() + " (" + (u.device ? "device" : "server") + ", batch 1.." +
+                                 std::to_string(u.max_batch) + ") ...");
       profile_as_testbed(u, false, u.max_batch, o.reprofile_repeats, device_cpu, o.threads, dir + "/" + lut_file_name(u.key), log);
       fresh.push_back(dir + "/" + lut_file_name(u.key));
     }
@@ -350,16 +351,16 @@ int validate_command(const ValidateOptions& o) {
     std::vector<std::string> sets_args;
     for (const auto& x : sets) sets_args.insert(sets_args.end(), {"--set", x});
     sets_args.insert(sets_args.end(), {"--set", "scheduler.name=" + name});
-    std::cerr << "[validate] " << name << ": simulating ..." << std::endl;
+    log::info("validate", name + ": simulating ...");
     std::vector<std::string> sim_args = {"/proc/self/exe", "run", o.scenario, "-q", "--out", dir + "/sim"};
     sim_args.insert(sim_args.end(), sets_args.begin(), sets_args.end());
     int rc = run_logged(sim_args, log);
     if (rc != 0) {
-      std::cerr << "[validate] " << name << ": the simulation failed (exit " << rc << "), see " << log << std::endl;
+      log::warn("validate", name + ": the simulation failed (exit " + std::to_string(rc) + "), see " + log);
       ++failures;
       continue;
     }
-    std::cerr << "[validate] " << name << ": running the testbed (" << s.duration_s << " s + start-up and drain) ..." << std::endl;
+    log::info("validate", name + ": running the testbed (" + format_double(s.duration_s) + " s + start-up and drain) ...");
     std::vector<std::string> tb_args = {rt, "testbed", o.scenario, "-q", "--out", dir + "/testbed", "--threads", std::to_string(o.threads)};
     if (device_cpu > 0) tb_args.insert(tb_args.end(), {"--device-cpu", std::to_string(device_cpu)});
     if (o.loopback) tb_args.push_back("--loopback");
@@ -369,14 +370,13 @@ int validate_command(const ValidateOptions& o) {
     const double steal = load_between(before, read_cpu_ticks()).second;
     report["machine"]["steal_pct_during"][name] = steal;
     if (rc != 0) {
-      std::cerr << "[validate] " << name << ": the testbed failed (exit " << rc << "), see " << log << std::endl;
+      log::warn("validate", name + ": the testbed failed (exit " + std::to_string(rc) + "), see " + log);
       ++failures;
       continue;
     }
     if (steal > o.max_steal_pct && !o.allow_loaded) {
-      std::cerr << "[validate] " << name << ": NOT REPORTED: the hypervisor took " << fmt(steal, 1)
-                << " % of the CPU during the testbed run (limit " << fmt(o.max_steal_pct, 0)
-                << " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)" << std::endl;
+      log::warn("validate", name + ": NOT REPORTED: the hypervisor took " + fmt(steal, 1) + " % of the CPU during the testbed run (limit " +
+                                 fmt(o.max_steal_pct, 0) + " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)");
       report["not_reported"][name] = "CPU steal " + fmt(steal, 1) + " % during the testbed run";
       ++failures;
       continue;

@@ -16,8 +16,18 @@ int guarded(const std::function<int()>& body);
 // leaving anything behind: a probe folder is made in the nearest existing ancestor and removed.
 void check_output_folder(const std::string& dir, const std::string& option);
 
+// Adds -v/--verbose and -q/--quiet to `app` and to every subcommand below it (core/log.hpp: they set
+// the log levels as they are parsed, and reach the programs this one starts through $COINFER_LOG).
+void add_log_flags(CLI::App& app);
+// Applies $COINFER_LOG: -1 when the program goes on, else 2 after printing the error.
+int start_logging();
+// Whether a command should print nothing but warnings and errors (-q, or $COINFER_LOG above info for
+// `category`): no progress, no summary on success.
+bool quiet(const std::string& category);
+
 // Parses a companion program's command line (coinfer-profile, coinfer-lutfill): -1 when the program
-// goes on, else its exit code (0 after --help, 2 for a usage error, printed by CLI11). command_line
+// goes on, else its exit code (0 after --help, 2 for a usage error, printed by CLI11). Applies
+// $COINFER_LOG and adds the log flags (add_log_flags) first. command_line
 // gets argv joined by spaces (for provenance).
 int parse_command_line(CLI::App& app, int argc, char** argv, std::string& command_line);
 

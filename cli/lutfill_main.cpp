@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
@@ -86,7 +87,7 @@ int fill(const FillOptions& o) {
     try {
       for (auto& x : module_samples_from_lut(t, cat.instantiate(k.model, k.dataset))) samples.push_back(std::move(x)), ++from_luts;
     } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "note: LUT %s (%s) gives no samples: %s\n", k.to_string().c_str(), luts.origin(k).c_str(), e.what());
+      log::info("lut", "note: LUT " + k.to_string() + " (" + luts.origin(k) + ") gives no samples: " + e.what());
     }
   }
   std::vector<std::pair<std::string, ModuleSampleSet>> sets;
@@ -245,8 +246,8 @@ int fill(const FillOptions& o) {
     for (const auto& [k, n] : filled_per_key) std::printf("filled %lld entries of %s\n", n, k.to_string().c_str());
     for (const auto& [op, names] : outside)
       if (!names.empty())
-        std::fprintf(stderr, "warning: op %s predicted outside its training range in %s: an extrapolation, trust its error less\n", op.c_str(),
-                     join(std::vector<std::string>(names.begin(), names.end())).c_str());
+        log::warn("lut", "op " + op + " predicted outside its training range in " + join(std::vector<std::string>(names.begin(), names.end())) +
+                                ": an extrapolation, trust its error less");
     if (!check.is_null())
       std::printf("check against %s: %zu filled entries measured there: P10 %s, P20 %s, MAPE %s\n", join(o.check_against).c_str(),
                   meas.size(), format_percent(check["p10"].get<double>()).c_str(), format_percent(check["p20"].get<double>()).c_str(),
@@ -271,7 +272,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.fit.seed, "seed of the data split and the networks' initial weights (default 1)");
   app.add_option("--epochs", o.fit.epochs, "training epochs of the MLP and MEDN (default 500, as the paper)")->check(CLI::Range(1, 100000));
   app.add_option("--min-samples", o.fit.min_samples, "fewest samples an op needs for a regressor (default 10)")->check(CLI::Range(3, 1000000));
-  app.add_flag("--quiet,-q", o.quiet, "print nothing on success");
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
+  o.quiet = coinfer::cli::quiet("lut");
   return coinfer::cli::guarded([&] { return fill(o); });
 }

@@ -1,3 +1,5 @@
+#include "core/text_util.hpp"
+#include "core/log.hpp"
 #include "cli/point_runner.hpp"
 
 #include <fcntl.h>
@@ -81,7 +83,7 @@ int run_points(const json& manifest, const std::string& dir, const std::vector<i
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !point_done(dir, id)) {
       ++failed;
       progress.finish();
-      std::fprintf(stderr, "[%s] point %d failed; log: %s.log\n", label.c_str(), id, point_dir(dir, id).c_str());
+      log::warn("sweep", strprintf("%s: point %d failed; log: %s.log", label.c_str(), id, point_dir(dir, id).c_str()));
     }
     progress.update(static_cast<double>(finished), static_cast<double>(todo.size()),
                     std::to_string(finished) + "/" + std::to_string(todo.size()) + " points, " + std::to_string(failed) + " failed");

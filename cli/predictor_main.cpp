@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
@@ -170,8 +171,8 @@ int train(TrainOptions& o) {
   std::ostringstream prov;
   prov << "trained by `" << o.command_line << "` on " << data.samples.size() << " samples (" << join(data.provenance, "; ") << ")";
   if (!o.quiet)
-    std::fprintf(stderr, "[train] %zu samples, %s layout, hidden %d, %d GIN layers, %s aggregation, %s normalisation\n", data.samples.size(),
-                 o.config.layout.c_str(), o.config.hidden, o.config.layers, o.config.aggregation.c_str(), o.normalisation.c_str());
+    log::info("train", strprintf("%zu samples, %s layout, hidden %d, %d GIN layers, %s aggregation, %s normalisation", data.samples.size(),
+                                  o.config.layout.c_str(), o.config.hidden, o.config.layers, o.config.aggregation.c_str(), o.normalisation.c_str()));
   GinPredictor p = GinPredictor::train(data.samples, o.config, o.train, prov.str());
   progress.finish();
   p.save(o.out);
@@ -273,7 +274,6 @@ int main(int argc, char** argv) {
   tr->add_option("--seed", t.train.seed, "seed of the split, the weights and the batches (default 1)");
   tr->add_option("--threads", t.train.threads, "intra-op threads (default 1; results are reproducible for a seed and thread count)")->check(CLI::Range(1, 256));
   add_filter_options(*tr, t.filter);
-  tr->add_flag("--quiet,-q", t.quiet, "print nothing on success");
   EvalOptions e;
   CLI::App* ev = app.add_subcommand("eval", "accuracy of predictors and of the analytic estimator on sample sets (ACE-GNN Fig. 18)");
   ev->add_option("samples", e.samples, "sample sets (samples.h5)")->required();
@@ -281,6 +281,7 @@ int main(int argc, char** argv) {
   ev->add_option("--json", e.json_out, "also write the table as JSON to this file");
   add_filter_options(*ev, e.filter);
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, t.command_line); rc >= 0) return rc;
+  t.quiet = coinfer::cli::quiet("train");
   if (tr->parsed()) return coinfer::cli::guarded([&] { return train(t); });
   return coinfer::cli::guarded([&] { return eval(e); });
 }

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "core/log.hpp"
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
@@ -63,7 +64,7 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
       v = random_model_variant(base, o.seed, static_cast<std::uint64_t>(i));
       t = hw::profile_model(v, o);
     } catch (const std::invalid_argument& e) {  // a variant the builder cannot realise
-      std::fprintf(stderr, "note: variant %lld of %s/%s skipped: %s\n", i, base.name.c_str(), base.dataset.name.c_str(), e.what());
+      log::info("profile", strprintf("note: variant %lld of %s/%s skipped: %s", i, base.name.c_str(), base.dataset.name.c_str(), e.what()));
       ++skipped;
       continue;
     }
@@ -117,7 +118,6 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"all", "whole", "stages"}));
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
-  app.add_flag("--quiet,-q", "no progress");
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   return coinfer::cli::guarded([&] {
     using namespace coinfer;
@@ -138,13 +138,13 @@ int main(int argc, char** argv) {
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
     ModelCatalog cat = ModelCatalog::load(data_path("models"));
     if (modules < 0 || modules > 100000) throw InputError(SourceLocation{"--modules", 0, 0}, "--modules", "N must be in 1..100000");
-    if (modules > 0) return profile_modules(cat, model, modules, o, out, app.count("--quiet") > 0, cpu_quota);
+    if (modules > 0) return profile_modules(cat, model, modules, o, out, cli::quiet("profile"), cpu_quota);
     if (model.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "required (coinfer model list)");
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
     ModelSpec spec = cat.instantiate(model, dataset);
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
-    auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, app.count("--quiet") > 0);
+    auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));
     o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
     std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o);
     LutTable t;

@@ -10,6 +10,7 @@
 
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
+#include "core/log.hpp"
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/cpu_cap.hpp"
@@ -120,7 +121,7 @@ int main(int argc, char** argv) {
       hw::DeviceRuntime rt(s, ModelCatalog::load(data_path("models")), load_scenario_luts(s), *dv);
       try {
         const long long failed = rt.run(g_stop);
-        std::cerr << "[device " << dv->device_id << "] done, " << failed << " failed requests\n";
+        log::info("device", dv->device_id + ": done, " + std::to_string(failed) + " failed requests");
       } catch (const hw::RegistrationRefused& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 2;
@@ -144,7 +145,6 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"work", "process"}));
   testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
   testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
-  testbed->add_flag("--quiet,-q", tb->quiet, "print nothing on success");
   testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
     exit_code = cli::guarded([&] {
@@ -153,6 +153,7 @@ int main(int argc, char** argv) {
         std::cout << "removed " << n << " stray namespaces\n";
         return 0;
       }
+      tb->quiet = cli::quiet("testbed");
       if (tb->scenario.empty()) throw InputError(SourceLocation{"testbed", 0, 0}, "scenario", "a scenario file is required");
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");
@@ -161,11 +162,7 @@ int main(int argc, char** argv) {
     });
   });
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  std::string command_line;
+  if (const int rc = cli::parse_command_line(app, argc, argv, command_line); rc >= 0) return rc;
   return exit_code;
 }

@@ -54,6 +54,14 @@ struct DecisionRecord {
   double wall_s = 0;            // wall-clock time of decide(); not deterministic, kept out of results.h5
 };
 
+// A file a run read its numbers from, and why that file (io/data_root.hpp: which project it was
+// found in, or that the scenario named it).
+struct DataFileOrigin {
+  std::string role;    // "scenario", "models", "device profiles", "lut", "bandwidth trace", "arrival trace"
+  std::string path;    // as opened
+  std::string origin;  // "the working directory's project (/x)", "named by the scenario (luts)", ...
+};
+
 struct RunResults {
   std::string scenario, scenario_file;
   unsigned long long seed = 0;
@@ -77,6 +85,7 @@ struct RunResults {
   // LUT entries the run may have consulted that were estimated (coinfer lut fill), not measured: one
   // line each, "device/model/dataset [i,j) batch b: method, error x %". Empty for a fully measured run.
   std::vector<std::string> estimated_lut_entries;
+  std::vector<DataFileOrigin> data_files;  // every file the run's numbers came from
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

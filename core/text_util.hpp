@@ -13,6 +13,10 @@ std::string nearest_word(const std::string& word, const std::vector<std::string>
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 // "a,b,,c" -> {"a", "b", "", "c"}; "" -> {}.
 std::vector<std::string> split(const std::string& text, char sep);
+// Without leading and trailing spaces and tabs.
+std::string trim(const std::string& s);
+// ASCII letters lower-cased; other bytes unchanged.
+std::string to_lower(std::string s);
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).
 bool valid_utf8(const std::string& s);
 // `s` for an error message: control characters, NUL and bytes of invalid UTF-8 become \xNN, and
@@ -20,6 +24,8 @@ bool valid_utf8(const std::string& s);
 std::string printable(const std::string& s, size_t max_bytes = 200);
 // Shortest decimal text that reads back to the same double ("0.1", "52.1", "1e-05").
 std::string format_double(double v);
+// printf into a std::string: strprintf("%d points", n).
+std::string strprintf(const char* format, ...) __attribute__((format(printf, 1, 2)));
 // A fraction as a percentage with one decimal: 0.11259 -> "11.3 %".
 std::string format_percent(double fraction);
 

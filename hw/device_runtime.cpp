@@ -20,6 +20,7 @@
 #include "core/input_error.hpp"
 #include "core/arrival_process.hpp"
 #include "core/data_parallel_router.hpp"
+#include "core/log.hpp"
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
@@ -69,7 +70,7 @@ struct DeviceRuntime::Impl {
   double now() const { return unix_now() - opt.epoch_unix_s; }
   void log(const std::string& s) const {
     if (opt.log) opt.log(s);
-    else std::cerr << "[device " << opt.device_id << "] " << s << std::endl;
+    else log::info("device", opt.device_id + ": " + s);
   }
   bool stopping() const { return *stop || finished; }
 

@@ -20,6 +20,7 @@
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/input_error.hpp"
+#include "core/log.hpp"
 #include "core/model_key.hpp"
 #include "core/system_state.hpp"
 #include "hw/auth.hpp"
@@ -110,7 +111,7 @@ struct EdgeServer::Impl {
   double now() const { return unix_now() - opt.epoch_unix_s; }
   void log(const std::string& line) const {
     if (opt.log) opt.log(line);
-    else std::cerr << "[serve] " << line << std::endl;
+    else log::info("serve", line);
   }
   void trigger(const Trigger& t) {  // m held
     if (rescheduler->offer(t)) sched_cv.notify_all();

@@ -20,6 +20,7 @@
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
+#include "core/log.hpp"
 #include "core/metrics.hpp"
 #include "core/text_util.hpp"
 #include "hw/auth.hpp"
@@ -29,6 +30,8 @@
 #include "io/state_json.hpp"
 #include "hw/record_journal.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/data_root.hpp"
+#include "io/lut_repository.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/summary_json.hpp"
@@ -201,7 +204,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   if (sc.servers.size() != 1)
     throw InputError(where, "servers", "the testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));
   auto say = [&](const std::string& s) {
-    if (!o.quiet) std::cerr << "[testbed] " << s << std::endl;
+    if (!o.quiet) log::info("testbed", s);
   };
 
   const std::string work = o.out + ".work";
@@ -440,8 +443,8 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     }
     if (!o.quiet && t >= 0 && t - last_progress >= 5) {
       last_progress = t;
-      if (t <= sc.duration_s) std::fprintf(stderr, "[testbed] t = %.0f / %.0f s\n", t, sc.duration_s);
-      else std::fprintf(stderr, "[testbed] t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)\n", t, sc.drain_s);
+      if (t <= sc.duration_s) log::info("testbed", strprintf("t = %.0f / %.0f s", t, sc.duration_s));
+      else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, sc.drain_s));
     }
     std::this_thread::sleep_for(Seconds(0.01));
   }
@@ -463,6 +466,8 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
   RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch);
   r.estimator = estimator_of(sc);
+  data_path("models");  // resolved the same way by the server and device processes
+  r.data_files = run_data_files(sc, load_scenario_luts(sc));
   fs::create_directories(o.out);
   write_results_h5(o.out + "/results.h5", r);
   write_summary_json(o.out + "/summary.json", r);

@@ -1,15 +1,9 @@
 #include "io/csv.hpp"
 
 #include "core/input_error.hpp"
+#include "core/text_util.hpp"
 
 namespace coinfer {
-
-namespace {
-std::string trim(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
-}  // namespace
 
 std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& file) {
   std::vector<CsvRecord> out;

@@ -2,6 +2,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "core/log.hpp"
 
 #ifndef COINFER_SOURCE_DIR
 #define COINFER_SOURCE_DIR "."
@@ -56,18 +61,76 @@ std::vector<DataRoot> data_root_candidates() {
   return c;
 }
 
+namespace {
+std::mutex& resolved_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<DataFileOrigin>& resolved() {
+  static std::vector<DataFileOrigin> r;
+  return r;
+}
+void remember(const std::string& relative, const std::string& path, const std::string& origin) {
+  std::lock_guard<std::mutex> lock(resolved_mutex());
+  for (const auto& f : resolved())
+    if (f.role == relative && f.path == path) return;
+  resolved().push_back({relative, path, origin});
+  log::debug("data", relative + ": " + path + " from " + origin);
+}
+}  // namespace
+
 std::string data_path(const std::string& relative, std::string* origin) {
   const std::vector<DataRoot> c = data_root_candidates();
   std::error_code ec;
   for (const DataRoot& r : c) {
     const fs::path p = fs::path(r.path) / relative;
     if (fs::exists(p, ec)) {
-      if (origin) *origin = r.origin + " (" + r.path + ")";
+      const std::string why = r.origin + " (" + r.path + ")";
+      if (origin) *origin = why;
+      remember(relative, p.string(), why);
       return p.string();
     }
   }
-  if (origin) *origin = c.back().origin + " (" + c.back().path + ")";
+  const std::string why = c.back().origin + " (" + c.back().path + "), where it is missing";
+  if (origin) *origin = why;
+  remember(relative, (fs::path(c.back().path) / relative).string(), why);
   return (fs::path(c.back().path) / relative).string();
+}
+
+std::vector<DataFileOrigin> resolved_data_files() {
+  std::lock_guard<std::mutex> lock(resolved_mutex());
+  return resolved();
+}
+
+std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts) {
+  std::vector<DataFileOrigin> out;
+  out.push_back({"scenario", s.file, "given on the command line"});
+  for (const auto& f : resolved_data_files()) out.push_back(f);
+  // LUT files: one entry per file, naming its tables and what kind of numbers they hold.
+  std::map<std::string, std::vector<std::string>> tables;
+  std::map<std::string, std::set<std::string>> kinds;
+  std::vector<std::string> order;
+  for (const LutKey& k : luts.keys()) {
+    const std::string& f = luts.origin(k);
+    if (!tables.count(f)) order.push_back(f);
+    tables[f].push_back(k.to_string());
+    const std::string kind = luts.table(k).provenance().kind;
+    kinds[f].insert(kind.empty() ? "unlabelled" : kind);
+  }
+  for (const auto& f : order) {
+    std::string t, kd;
+    for (const auto& x : tables[f]) t += (t.empty() ? "" : ", ") + x;
+    for (const auto& x : kinds[f]) kd += (kd.empty() ? "" : "/") + x;
+    out.push_back({"lut", f, "named by the scenario (luts); " + kd + "; tables " + t});
+  }
+  std::set<std::string> seen;
+  for (const auto& d : s.devices) {
+    if (!d.link.trace_file.empty() && seen.insert("b" + d.link.trace_file).second)
+      out.push_back({"bandwidth trace", d.link.trace_file, "named by the scenario (device " + d.id + " link.trace)"});
+    if (!d.workload.file.empty() && seen.insert("a" + d.workload.file).second)
+      out.push_back({"arrival trace", d.workload.file, "named by the scenario (device " + d.id + " workload.file)"});
+  }
+  return out;
 }
 
 }  // namespace coinfer

@@ -13,6 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "core/lut.hpp"
+#include "core/run_results.hpp"
+#include "core/scenario.hpp"
+
 namespace coinfer {
 
 // The scenario whose project is candidate 3 (set by the commands that load one).
@@ -26,6 +30,17 @@ std::vector<DataRoot> data_root_candidates();
 
 // The first candidate holding `relative` (e.g. "models", "traces/devices.yaml"); the last candidate's
 // path when none does (the caller's error then names it). `origin`, if given, receives where it came from.
+// Each resolution is logged once at debug level (category "data", `coinfer -v`) and remembered for
+// resolved_data_files().
 std::string data_path(const std::string& relative, std::string* origin = nullptr);
+
+// Every data_path() resolution of this process so far, in order, once each.
+std::vector<DataFileOrigin> resolved_data_files();
+
+// The files a run of `s` read: the scenario file, the data folders resolved so far (models, device
+// profiles), each LUT file with the tables it gave and their kind (measured, synthetic, ...), and the
+// bandwidth and arrival traces the scenario names. For the run's provenance (summary.json
+// "data_files", results.h5 /provenance/data_files).
+std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts);
 
 }  // namespace coinfer

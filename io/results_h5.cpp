@@ -123,6 +123,17 @@ void write_results_h5(const std::string& path, const RunResults& r) {
       f.write("/provenance/estimated_lut_entries", r.estimated_lut_entries);
       f.write_attr("/", "estimated_lut_entries", static_cast<std::int64_t>(r.estimated_lut_entries.size()));
     }
+    if (!r.data_files.empty()) {
+      std::vector<std::string> role, path, origin;
+      for (const auto& d : r.data_files) {
+        role.push_back(d.role);
+        path.push_back(d.path);
+        origin.push_back(d.origin);
+      }
+      f.write("/provenance/data_files/role", role);
+      f.write("/provenance/data_files/path", path);
+      f.write("/provenance/data_files/origin", origin);
+    }
     if (!r.sampled_luts.empty()) {
       std::string joined;
       for (const auto& k : r.sampled_luts) joined += (joined.empty() ? "" : ", ") + k;

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/log.hpp"
 #include "core/model_key.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
@@ -157,7 +158,7 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
     // Ineffective for every device it names: an error. For some of a wildcard's devices: a warning
     // naming them (the others do change).
     if (ineffective.size() == matched) throw InputError(SourceLocation{"--set", 0, 0}, path, "has no effect on " + join(ineffective, "; "));
-    for (const auto& x : ineffective) std::fprintf(stderr, "warning: --set %s has no effect on %s\n", path.c_str(), x.c_str());
+    for (const auto& x : ineffective) log::warn("scenario", "--set " + path + " has no effect on " + x);
   }
 }
 

@@ -50,6 +50,11 @@ std::string summary_json_text(const RunResults& r) {
     j["estimated_lut_entries"] = {{"count", r.estimated_lut_entries.size()},
                                   {"note", "LUT entries estimated by fitted regressors (coinfer lut fill), allowed by luts_fill: allow"},
                                   {"entries", r.estimated_lut_entries}};
+  if (!r.data_files.empty()) {
+    nlohmann::ordered_json files = nlohmann::ordered_json::array();
+    for (const auto& f : r.data_files) files.push_back({{"role", f.role}, {"path", f.path}, {"origin", f.origin}});
+    j["data_files"] = files;
+  }
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   for (const auto& m : r.summary) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/input_error.hpp"
+#include "core/log.hpp"
 #include "core/text_util.hpp"
 #include "sched/basic_schedulers.hpp"
 #include "sched/learned_plugin.hpp"
@@ -114,7 +115,7 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   std::vector<std::string> warnings;
   auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()},
                               largest_node_latency_ms(scenario_state(s, 0), est), warnings);
-  for (const auto& w : warnings) std::fprintf(stderr, "warning: %s (its predictions there are extrapolations)\n", w.c_str());
+  for (const auto& w : warnings) log::warn("sched", w + " (its predictions there are extrapolations)");
   return e;
 }
 

@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev           # scenario files (io/)
   libcli11-dev              # command line (cli/)
   libboost-dev              # core utilities
+  libspdlog-dev             # core/log: the logging facility
   nlohmann-json3-dev        # summary.json
   libgtest-dev libgmock-dev # tests
   libbenchmark-dev          # bench/

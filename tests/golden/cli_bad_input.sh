@@ -79,6 +79,20 @@ if [ $? -eq 0 ] && grep -q "warning: --set devices.\*.link.bandwidth_mbps has no
    ! grep -q "pi1" "$work/wild.err"; then passes=$((passes+1)); else echo "FAIL wildcard set warning:"; cat "$work/wild.err"; fails=$((fails+1)); fi
 sed 's/  - {at_s: 30, device: pi1, bandwidth_mbps: 1}/  - {at_s: 0, device: pi1, bandwidth_mbps: 1}/' "$base" > "$work/event0.yaml"
 expect_bad ineffective_set_event "has no effect on device 'pi1': a bandwidth event at 0 s" run "$work/event0.yaml" --set devices.1.link.bandwidth_mbps=5
+# Log levels (core/log.hpp): a bad $COINFER_LOG or both -v and -q are refused before anything runs,
+# in coinfer and in its companions.
+COINFER_LOG=sweeep=debug expect_bad log_category "no log category 'sweeep'; did you mean 'sweep'?" run "$base"
+COINFER_LOG=loud expect_bad log_level "'loud' is not a log level" run "$base"
+expect_bad log_both "give one of them" run "$base" -v -q
+for companion in coinfer-rt coinfer-profile; do
+  if [ -x "$(dirname "$coinfer")/$companion" ]; then
+    COINFER_LOG=loud "$(dirname "$coinfer")/$companion" --help > "$work/$companion.log" 2>&1
+    if [ $? -eq 2 ] && grep -q "'loud' is not a log level" "$work/$companion.log"; then passes=$((passes+1)); else echo "FAIL $companion ignores a bad COINFER_LOG"; cat "$work/$companion.log"; fails=$((fails+1)); fi
+  fi
+done
+# -q prints nothing on success, whatever $COINFER_LOG says; warnings still print.
+COINFER_LOG=debug "$coinfer" run "$base" -q --out "$work/quiet" > "$work/quiet.out" 2>&1
+if [ $? -eq 0 ] && [ ! -s "$work/quiet.out" ]; then passes=$((passes+1)); else echo "FAIL -q printed:"; cat "$work/quiet.out"; fails=$((fails+1)); fi
 # A LUT without the entries the scenario needs, and a corrupt LUT.
 mkdir -p "$work/luts" && cp "$root/traces/lut/rpi4b.h5" "$work/luts/"
 expect_bad lut_missing_server "no LUT for device type 'gtx1060'" run "$base" --set "luts=[$work/luts]"

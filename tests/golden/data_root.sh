@@ -32,6 +32,23 @@ devices:
   - {id: d, type: rpi4b, model: mygcn, dataset: mr, link: {bandwidth_mbps: 10}, strategy: offload}
 YAML
 check "a scenario of the project run from elsewhere" '(cd / && "$coinfer" run "$proj/scenarios/mine.yaml" -q --out "$work/out") && [ -s "$work/out/results.h5" ]'
+# The run says where its data came from: in its provenance (summary.json data_files, results.h5
+# /provenance/data_files) and, with -v, on stderr as the files are resolved.
+check "provenance names the project's models and LUTs" '/usr/bin/python3 - "$work/out" "$proj" <<PY
+import json, sys, h5py
+out, proj = sys.argv[1], sys.argv[2]
+files = json.load(open(out + "/summary.json"))["data_files"]
+roles = {f["role"]: f for f in files}
+assert roles["scenario"]["path"] == proj + "/scenarios/mine.yaml", roles["scenario"]
+assert roles["models"]["path"] == proj + "/models" and "the scenario" in roles["models"]["origin"], roles["models"]
+luts = [f for f in files if f["role"] == "lut"]
+assert sorted(f["path"] for f in luts) == [proj + "/scenarios/../luts/gtx1060.h5", proj + "/scenarios/../luts/rpi4b.h5"] or \
+       sorted(f["path"] for f in luts) == [proj + "/luts/gtx1060.h5", proj + "/luts/rpi4b.h5"], luts
+assert all("synthesised" in f["origin"] and "mygcn/mr" in f["origin"] for f in luts), luts
+with h5py.File(out + "/results.h5") as h:
+    assert [x.decode() if isinstance(x, bytes) else x for x in h["provenance/data_files/path"][()]] == [f["path"] for f in files]
+PY'
+check "-v prints where the models came from" '(cd / && "$coinfer" -v run "$proj/scenarios/mine.yaml" --out "$work/outv" 2>&1 >/dev/null) | grep -q "^\[data\] models: $proj/models from the scenario"'
 # `cmake --install` makes a working installation: programs in PREFIX/bin read PREFIX/share/coinfer wherever
 # PREFIX is (a model only the installation has is listed; the quickstart runs from outside any project).
 build="$(dirname "$coinfer")"

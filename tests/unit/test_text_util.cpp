@@ -41,3 +41,17 @@ TEST(Strategy, ParsesEveryFormAndRejectsOthers) {
   EXPECT_EQ(Strategy::local().device_split(9), 9);
   EXPECT_EQ(Strategy::offload().device_split(9), 0);
 }
+
+namespace coinfer {
+namespace {
+TEST(TextUtil, TrimLowerPrintf) {
+  EXPECT_EQ(trim(" \t a b \t"), "a b");
+  EXPECT_EQ(trim(" \t "), "");
+  EXPECT_EQ(to_lower("DeBuG-1"), "debug-1");
+  EXPECT_EQ(strprintf("%d points, %.1f s, %s", 12, 2.25, "ok"), "12 points, 2.2 s, ok");
+  EXPECT_EQ(strprintf("%s", ""), "");
+  const std::string long_text(5000, 'x');
+  EXPECT_EQ(strprintf("[%s]", long_text.c_str()), "[" + long_text + "]");  // longer than any fixed buffer
+}
+}  // namespace
+}  // namespace coinfer
