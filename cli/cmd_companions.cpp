@@ -9,6 +9,7 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
+#include "io/child_process.hpp"
 
 namespace coinfer::cli {
 
@@ -33,13 +34,7 @@ void pass_through(CLI::App& app, int& exit_code, const std::string& name, const 
     std::vector<std::string> args = {exe};
     if (!program_subcommand.empty()) args.push_back(program_subcommand);
     for (const auto& a : cmd->remaining()) args.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::fflush(nullptr);
-    ::execv(argv[0], argv.data());
-    std::perror(("cannot run " + program).c_str());
-    exit_code = 1;
+    exit_code = guarded([&]() -> int { exec_replace(args); });
   });
 }
 

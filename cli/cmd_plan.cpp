@@ -5,8 +5,6 @@
 // ranks) and scored with the system predictor (gin) or the analytic estimator, in batches, until one
 // meets the requirement or --max-iterations is reached. The chosen scheme is written as a ready-to-run
 // scenario (static scheduler) and verified by simulating it.
-#include <spawn.h>
-#include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -22,6 +20,7 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
+#include "io/child_process.hpp"
 #include "core/input_error.hpp"
 #include "core/system_state.hpp"
 #include "core/text_util.hpp"
@@ -36,7 +35,6 @@
 #include "sched/scheduler_factory.hpp"
 #include "sched/scheme_search.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 
 namespace coinfer::cli {
@@ -95,16 +93,10 @@ std::string plan_yaml(const Scenario& s, const std::vector<std::string>& sets, c
 
 // Simulates `scenario` with this program (`coinfer run`), output in `out`; the summary row.
 SweepRow simulate(const std::string& scenario, const std::string& out) {
-  std::vector<std::string> args = {"/proc/self/exe", "run", scenario, "--out", out, "-q"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, "/proc/self/exe", nullptr, nullptr, argv.data(), environ) != 0) throw std::runtime_error("cannot start coinfer run");
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  ChildSpec run;
+  run.argv = {"/proc/self/exe", "run", scenario, "--out", out, "-q"};
   SweepRow row;
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) read_point_summary((fs::path(out) / "summary.json").string(), row);
+  if (run_child(run).status == 0) read_point_summary((fs::path(out) / "summary.json").string(), row);
   return row;
 }
 

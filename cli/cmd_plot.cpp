@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "io/child_process.hpp"
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 
@@ -24,13 +25,11 @@ int plot(const PlotOptions& o) {
   if (!o.series.empty()) args.insert(args.end(), {"--series", o.series});
   for (const auto& w : o.where) args.insert(args.end(), {"--where", w});
   args.insert(args.end(), {"--style", o.style});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::fflush(nullptr);
-  ::execv(argv[0], argv.data());
-  std::perror("cannot run /usr/bin/python3 (scripts/setup.sh installs it)");
-  return 1;
+  try {
+    exec_replace(args);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (scripts/setup.sh installs python3)");
+  }
 }
 }  // namespace
 

@@ -72,7 +72,7 @@ int run_command(const RunOptions& o) {
   r.data_files = run_data_files(s, luts);
   progress.finish();
   if (!r.estimated_lut_entries.empty()) {
-    log::info("run", strprintf("note: %zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
+    log::warn("run", strprintf("%zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
                                "listed in summary.json (estimated_lut_entries); first: %s",
                                r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str()));
   }

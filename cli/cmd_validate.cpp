@@ -4,7 +4,6 @@
 // the simulation was from the testbed and whether the simulated ranking of schedulers held.
 // Writes DIR/validate.json and DIR/validate.csv beside each run's own results (DIR/<scheduler>/sim,
 // DIR/<scheduler>/testbed). Metric definitions: hw/README.md, "Validation".
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +17,7 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
+#include "io/child_process.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
@@ -89,23 +89,12 @@ std::pair<double, double> sample_idle_machine() {
 
 // Runs a program with its output appended to `log`; returns its exit status.
 int run_logged(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    std::FILE* f = std::fopen(log.c_str(), "a");
-    if (f) {
-      ::dup2(fileno(f), 1);
-      ::dup2(fileno(f), 2);
-    }
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  ChildSpec spec;
+  spec.argv = args;
+  spec.stdout_file = log;
+  spec.stderr_file = "&1";
+  spec.append = true;
+  return run_child(spec).status;
 }
 
 json read_json(const std::string& path) {

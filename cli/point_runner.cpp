@@ -2,23 +2,21 @@
 #include "core/log.hpp"
 #include "cli/point_runner.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <thread>
 
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/child_process.hpp"
 
-extern char** environ;
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -34,56 +32,49 @@ bool point_done(const std::string& dir, int id) { return fs::exists(point_dir(di
 
 namespace {
 
-// Spawns `coinfer run` for one point; its output goes to the point's log. Returns the child's pid.
-pid_t spawn_point(const json& manifest, const std::string& dir, int id) {
+// Starts `coinfer run` for one point; its output goes to the point's log.
+Child start_point(const json& manifest, const std::string& dir, int id) {
   const json& p = manifest["points"][id];
   const std::string scenario = p.contains("scenario") ? p["scenario"].get<std::string>() : manifest["scenario"].get<std::string>();
-  std::vector<std::string> args = {"/proc/self/exe", "run", scenario, "-q", "--out", point_dir(dir, id).string()};
+  ChildSpec spec;
+  spec.argv = {"/proc/self/exe", "run", scenario, "-q", "--out", point_dir(dir, id).string()};
   for (const auto& s : p["sets"]) {
-    args.push_back("--set");
-    args.push_back(s.get<std::string>());
+    spec.argv.push_back("--set");
+    spec.argv.push_back(s.get<std::string>());
   }
-  const std::string log = point_dir(dir, id).string() + ".log";
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("cannot start coinfer run for point " + std::to_string(id));
-  return pid;
+  spec.stdout_file = point_dir(dir, id).string() + ".log";
+  spec.stderr_file = "&1";
+  log::debug("sweep", "point " + std::to_string(id) + ": " + join(spec.argv, " "));
+  return Child::start(spec);
 }
 
 }  // namespace
 
 int run_points(const json& manifest, const std::string& dir, const std::vector<int>& todo, int jobs, bool quiet,
                const std::string& label) {
-  std::map<pid_t, int> running;
+  std::vector<std::pair<std::unique_ptr<Child>, int>> running;  // (process, point)
   size_t next = 0, finished = 0;
   int failed = 0;
   ProgressLine progress(label, quiet);
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       fs::create_directories(point_dir(dir, todo[next]).parent_path());
-      running[spawn_point(manifest, dir, todo[next])] = todo[next];
+      running.emplace_back(std::make_unique<Child>(start_point(manifest, dir, todo[next])), todo[next]);
       ++next;
     }
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) break;
-    auto it = running.find(pid);
-    if (it == running.end()) continue;
-    const int id = it->second;
-    running.erase(it);
+    std::vector<Child*> children;
+    for (auto& r : running) children.push_back(r.first.get());
+    const int k = wait_any(children);
+    if (k < 0) break;
+    const int id = running[k].second;
+    const int status = running[k].first->status();
+    running.erase(running.begin() + k);
     ++finished;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !point_done(dir, id)) {
+    if (status != 0 || !point_done(dir, id)) {
       ++failed;
       progress.finish();
-      log::warn("sweep", strprintf("%s: point %d failed; log: %s.log", label.c_str(), id, point_dir(dir, id).c_str()));
+      log::warn("sweep", strprintf("%s: point %d failed; log: %s.log (%s)", label.c_str(), id, point_dir(dir, id).c_str(),
+                                   describe_exit_status(status).c_str()));
     }
     progress.update(static_cast<double>(finished), static_cast<double>(todo.size()),
                     std::to_string(finished) + "/" + std::to_string(todo.size()) + " points, " + std::to_string(failed) + " failed");
@@ -143,13 +134,14 @@ std::string submit_slurm(const std::string& dir, int points, const SlurmOptions&
      << "exec " << fs::canonical("/proc/self/exe").string() << " sweep run-task " << fs::absolute(dir).string()
      << " --chunk " << o.chunk << " --task \"$SLURM_ARRAY_TASK_ID\"\n";
   write_text_atomic(script.string(), sb.str());
-  std::string cmd = "sbatch --parsable " + std::string(o.wait ? "--wait " : "") + "'" + script.string() + "'";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  char buf[256] = {0};
-  std::string out;
-  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
-  const int rc = p ? ::pclose(p) : -1;
-  if (rc != 0) throw std::runtime_error("sbatch failed (" + std::to_string(rc) + "): " + out);
+  ChildSpec sbatch;
+  sbatch.argv = {"sbatch", "--parsable"};
+  if (o.wait) sbatch.argv.push_back("--wait");
+  sbatch.argv.push_back(script.string());
+  sbatch.capture_stdout = sbatch.capture_stderr = true;
+  const ChildResult r = run_child(sbatch);
+  const std::string out = r.out;
+  if (r.status != 0) throw std::runtime_error("sbatch failed (" + describe_exit_status(r.status) + "): " + r.err + r.out);
   return out.substr(0, out.find_first_of(";\n"));
 }
 

@@ -30,6 +30,7 @@
 #include "io/state_json.hpp"
 #include "hw/record_journal.hpp"
 #include "io/atomic_dir.hpp"
+#include "io/child_process.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
 #include "io/results_h5.hpp"
@@ -47,32 +48,16 @@ using Seconds = std::chrono::duration<double>;
 
 // Runs a short command (ip, tc) and waits; returns its exit status, with its stderr in `err`.
 int run_command(const std::vector<std::string>& argv, std::string* err = nullptr) {
-  char tmpl[] = "/tmp/coinfer-cmd-XXXXXX";
-  const int errfd = ::mkstemp(tmpl);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(errfd, 2);
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    _exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.stdout_file = "/dev/null";
+  spec.capture_stderr = true;
+  const ChildResult r = run_child(spec, 60);
   if (err) {
-    std::ifstream in(tmpl);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    *err = ss.str();
+    *err = r.timed_out ? "did not finish within 60 s" : r.err;
     while (!err->empty() && err->back() == '\n') err->pop_back();
   }
-  ::close(errfd);
-  ::unlink(tmpl);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return r.timed_out ? 124 : r.status;
 }
 
 std::string joined(const std::vector<std::string>& argv) {
@@ -98,59 +83,15 @@ std::string delay_text(double ms) {
   return b;
 }
 
-struct Child {
-  std::string name;
-  pid_t pid = -1;
-  int status = -1;  // exit status once reaped
-  bool running() const { return pid > 0 && status < 0; }
-};
-
-Child spawn(const std::string& name, const std::vector<std::string>& argv, const std::string& log_path) {
-  Child c;
-  c.name = name;
-  const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error("fork failed for " + name);
-  if (pid == 0) {
-    ::setpgid(0, 0);
-    const int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    ::dup2(devnull, 0);
-    if (fd >= 0) {
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
-    }
-    std::vector<char*> args;
-    for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::perror("exec");
-    _exit(127);
-  }
-  ::setpgid(pid, pid);
-  c.pid = pid;
-  return c;
-}
-
-void reap(Child& c) {
-  if (!c.running()) return;
-  int status = 0;
-  if (::waitpid(c.pid, &status, WNOHANG) == c.pid) c.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-void stop_child(Child& c, double grace_s) {
-  if (!c.running()) return;
-  ::kill(-c.pid, SIGTERM);
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(Seconds(grace_s));
-  while (c.running() && std::chrono::steady_clock::now() < end) {
-    reap(c);
-    std::this_thread::sleep_for(Seconds(0.02));
-  }
-  if (c.running()) {
-    ::kill(-c.pid, SIGKILL);
-    int status = 0;
-    ::waitpid(c.pid, &status, 0);
-    c.status = 137;
-  }
+// A server or device process: its own process group (stopping it stops what it started), output in
+// its log.
+Child start_logged(const std::vector<std::string>& argv, const std::string& log_path) {
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.stdout_file = log_path;
+  spec.stderr_file = "&1";
+  spec.own_process_group = true;
+  return Child::start(spec);
 }
 
 // Everything the testbed creates, removed by the destructor whatever happened.
@@ -159,7 +100,7 @@ struct Setup {
   std::vector<Child> children;
   std::vector<std::unique_ptr<CpuCap>> caps;
   ~Setup() {
-    for (auto& c : children) stop_child(c, 2);
+    for (auto& c : children) c.stop(2);
     caps.clear();  // cgroups removed once their processes are gone
     for (auto it = namespaces.rbegin(); it != namespaces.rend(); ++it) run_command({"ip", "netns", "del", *it});
   }
@@ -175,11 +116,10 @@ std::string read_file(const std::string& p) {
 }  // namespace
 
 int cleanup_stray_namespaces() {
-  std::string err;
-  const char* list = "/tmp/coinfer-netns-list";
-  std::vector<std::string> argv = {"sh", "-c", std::string("ip netns list > ") + list};
-  run_command(argv, &err);
-  std::ifstream in(list);
+  ChildSpec list;
+  list.argv = {"ip", "netns", "list"};
+  list.capture_stdout = true;
+  std::istringstream in(run_child(list, 60).out);
   std::string line;
   int removed = 0;
   while (std::getline(in, line)) {
@@ -190,7 +130,6 @@ int cleanup_stray_namespaces() {
       ++removed;
     }
   }
-  std::remove(list);
   return removed;
 }
 
@@ -347,13 +286,12 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   char epoch_text[64];
   std::snprintf(epoch_text, sizeof epoch_text, "%.6f", epoch);
   server_argv.insert(server_argv.end(), {"--epoch", epoch_text});
-  setup.children.push_back(spawn("server", server_argv, work + "/logs/server.log"));
+  setup.children.push_back(start_logged(server_argv, work + "/logs/server.log"));
   Child* server = &setup.children.back();
   const auto wait_start = std::chrono::steady_clock::now();
   while (!fs::exists(port_file)) {
-    reap(*server);
     if (!server->running())
-      throw std::runtime_error("the edge server exited (status " + std::to_string(server->status) + ") before listening; see " +
+      throw std::runtime_error("the edge server exited (status " + std::to_string(server->status()) + ") before listening; see " +
                                work + "/logs/server.log:\n" + read_file(work + "/logs/server.log"));
     if (interrupted) return 130;
     if (std::chrono::steady_clock::now() - wait_start > Seconds(60)) throw std::runtime_error("the edge server did not start within 60 s");
@@ -361,7 +299,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   }
   const std::string port = read_file(port_file).substr(0, read_file(port_file).find('\n'));
   if (epoch - unix_now() < 1)
-    say("warning: the edge server took " + std::to_string(static_cast<int>(unix_now() - (epoch - kServerStartS - o.startup_s))) +
+    log::warn("testbed", "the edge server took " + std::to_string(static_cast<int>(unix_now() - (epoch - kServerStartS - o.startup_s))) +
         " s to start; the devices have less than 1 s before time zero (raise --startup)");
   // The device cap: on the work threads only where cgroup v1 takes thread ids (hw/cpu_cap.hpp).
   std::string cap_scope = o.device_cpu_scope;
@@ -375,9 +313,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                              "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
     argv.insert(argv.end(), common.begin(), common.end());
     if (o.device_cpu_cores > 0 && cap_scope == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
-    setup.children.push_back(spawn(sc.devices[i].id, argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
+    setup.children.push_back(start_logged(argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
     // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
-    if (o.device_cpu_cores > 0 && cap_scope == "process") setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid, o.device_cpu_cores));
+    if (o.device_cpu_cores > 0 && cap_scope == "process") setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid(), o.device_cpu_cores));
   }
   if (o.device_cpu_cores > 0 && cap_scope == "work") {
     // Each device writes its compute and upload threads' ids when they start (before time zero).
@@ -389,7 +327,6 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
         std::ifstream in(tids_file(i));
         for (long t; in >> t;) tids.push_back(t);
         if (tids.size() >= 2 || interrupted) break;
-        reap(setup.children[i + 1]);
         if (!setup.children[i + 1].running())
           throw std::runtime_error("device " + sc.devices[i].id + " exited before starting; see " + work + "/logs/device-" + sc.devices[i].id + ".log");
         if (std::chrono::steady_clock::now() > deadline)
@@ -400,7 +337,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       setup.caps.push_back(CpuCap::for_threads(o.device_cpu_cores, sc.devices[i].id));
       for (long t : tids) setup.caps.back()->add_thread(t);
     }
-    if (unix_now() > epoch) say("warning: capping the devices' work threads ended after time zero");
+    if (unix_now() > epoch) log::warn("testbed", "capping the devices' work threads ended after time zero");
   }
   server = &setup.children.front();
   say("started the edge server and " + std::to_string(nd) + " device processes; the run starts in " +
@@ -416,6 +353,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   const double deadline = sc.duration_s + sc.drain_s + 30;
   double last_progress = -1e9;
   int exit_code = 0;
+  bool server_exit_reported = false;
   for (;;) {
     const double t = unix_now() - epoch;
     while (netns && next_change < changes.size() && changes[next_change].first <= t) {
@@ -425,19 +363,20 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     }
     bool devices_running = false;
     for (size_t k = 1; k < setup.children.size(); ++k) {
-      reap(setup.children[k]);
       devices_running = devices_running || setup.children[k].running();
     }
-    reap(*server);
     if (!devices_running) break;
     if (interrupted) {
       say("interrupted: stopping processes and removing namespaces");
       return 130;
     }
-    if (!server->running() && t < sc.duration_s) say("warning: the edge server exited (status " + std::to_string(server->status) + ")");
+    if (!server_exit_reported && !server->running() && t < sc.duration_s) {
+      log::warn("testbed", "the edge server exited (" + describe_exit_status(server->status()) + ") before the run's end; see " + o.out + "/logs/server.log");
+      server_exit_reported = true;
+    }
     if (t > deadline) {
       say("devices still running " + std::to_string(deadline) + " s after time zero: stopping them");
-      for (size_t k = 1; k < setup.children.size(); ++k) stop_child(setup.children[k], 5);
+      for (size_t k = 1; k < setup.children.size(); ++k) setup.children[k].stop(5);
       exit_code = 1;
       break;
     }
@@ -448,17 +387,17 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     }
     std::this_thread::sleep_for(Seconds(0.01));
   }
-  stop_child(*server, 10);
+  server->stop(10);
 
   // Merge every device's journal into the simulator's schema (hw/journal_merge.hpp).
   std::vector<std::vector<RequestRecord>> journals(nd);
   for (int i = 0; i < nd; ++i) {
     const std::string journal = work + "/device-" + std::to_string(i) + ".jsonl";
     if (fs::exists(journal)) journals[i] = read_journal(journal);
-    const int status = setup.children[i + 1].status;
+    const int status = setup.children[i + 1].status();
     if (status != 0) {
-      say("device " + sc.devices[i].id + " exited with status " + std::to_string(status) + " (see " + o.out + "/logs/device-" +
-          sc.devices[i].id + ".log)");
+      log::warn("testbed", "device " + sc.devices[i].id + " ended with " + describe_exit_status(status) + " (see " + o.out + "/logs/device-" +
+                               sc.devices[i].id + ".log)");
       exit_code = 1;
     }
   }

@@ -1,0 +1,314 @@
+#include "io/child_process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+extern char** environ;
+
+namespace coinfer {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// Owns the posix_spawn structures for one start.
+struct SpawnSetup {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  SpawnSetup() {
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+  }
+  ~SpawnSetup() {
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+  }
+};
+
+// The environment of the child: ours with `env` set on top.
+std::vector<std::string> child_environment(const std::vector<std::pair<std::string, std::string>>& env) {
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& [k, v] : env) replaced = replaced || k == key;
+    if (!replaced) out.push_back(kv);
+  }
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+// Starts the child. `out_pipe`/`err_pipe` (write ends, -1 for none) replace the files of the spec.
+pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe) {
+  if (spec.argv.empty() || spec.argv[0].empty()) throw std::runtime_error("cannot start a program: no program named");
+  const std::string& program = spec.argv[0];
+  auto check_writable = [&](const std::string& file) {
+    // posix_spawn reports a failed open in the child only as a failed spawn; open it here first so
+    // the error names the file.
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | (spec.append ? O_APPEND : 0), 0644);
+    if (fd < 0) throw std::runtime_error("cannot start " + program + ": cannot write " + file + ": " + errno_text(errno));
+    ::close(fd);
+  };
+  SpawnSetup s;
+  const int flags = O_WRONLY | O_CREAT | (spec.append ? O_APPEND : O_TRUNC);
+  if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+  if (out_pipe >= 0) {
+    posix_spawn_file_actions_adddup2(&s.actions, out_pipe, 1);
+  } else if (!spec.stdout_file.empty()) {
+    check_writable(spec.stdout_file);
+    posix_spawn_file_actions_addopen(&s.actions, 1, spec.stdout_file.c_str(), flags, 0644);
+  }
+  if (err_pipe >= 0) {
+    posix_spawn_file_actions_adddup2(&s.actions, err_pipe, 2);
+  } else if (spec.stderr_file == "&1") {
+    posix_spawn_file_actions_adddup2(&s.actions, 1, 2);
+  } else if (!spec.stderr_file.empty()) {
+    check_writable(spec.stderr_file);
+    posix_spawn_file_actions_addopen(&s.actions, 2, spec.stderr_file.c_str(), flags, 0644);
+  }
+  short attr_flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&s.attr, &none);
+  posix_spawnattr_setsigdefault(&s.attr, &defaults);
+  if (spec.own_process_group) {
+    attr_flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setpgroup(&s.attr, 0);
+  }
+  posix_spawnattr_setflags(&s.attr, attr_flags);
+
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env = child_environment(spec.env);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::fflush(nullptr);  // nothing buffered here is written twice or out of order
+  pid_t pid = -1;
+  const int rc = program.find('/') == std::string::npos
+                     ? posix_spawnp(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data())
+                     : posix_spawn(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  if (rc != 0) throw std::runtime_error("cannot start " + program + ": " + errno_text(rc));
+  return pid;
+}
+
+}  // namespace
+
+int exit_status_of(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 128;
+}
+
+std::string describe_exit_status(int status) {
+  if (status < 0) return "still running";
+  if (status <= 128) return "exit " + std::to_string(status);
+  return "killed by signal " + std::to_string(status - 128) + " (" + strsignal(status - 128) + ")";
+}
+
+Child Child::start(const ChildSpec& spec) {
+  Child c;
+  c.pid_ = spawn(spec, -1, -1);
+  c.group_ = spec.own_process_group;
+  c.name_ = spec.argv[0];
+  return c;
+}
+
+Child::Child(Child&& o) noexcept { *this = std::move(o); }
+
+Child& Child::operator=(Child&& o) noexcept {
+  if (this != &o) {
+    if (pid_ > 0 && status_ < 0) {
+      signal(SIGKILL);
+      wait();
+    }
+    pid_ = o.pid_;
+    status_ = o.status_;
+    group_ = o.group_;
+    name_ = std::move(o.name_);
+    o.pid_ = -1;
+    o.status_ = -1;
+  }
+  return *this;
+}
+
+Child::~Child() {
+  if (pid_ > 0 && status_ < 0) {
+    signal(SIGKILL);
+    wait();
+  }
+}
+
+bool Child::running() {
+  if (pid_ <= 0 || status_ >= 0) return false;
+  int st = 0;
+  const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = exit_status_of(st);
+    return false;
+  }
+  if (r < 0 && errno == ECHILD) {  // reaped elsewhere: its status is lost
+    status_ = 128;
+    return false;
+  }
+  return true;
+}
+
+int Child::wait() {
+  if (pid_ <= 0) return status_;
+  while (status_ < 0) {
+    int st = 0;
+    const pid_t r = ::waitpid(pid_, &st, 0);
+    if (r == pid_) status_ = exit_status_of(st);
+    else if (r < 0 && errno != EINTR) status_ = 128;
+  }
+  return status_;
+}
+
+bool Child::wait_for(double seconds, int* status) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  auto pause = std::chrono::milliseconds(1);
+  while (running()) {
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
+  if (status) *status = status_;
+  return true;
+}
+
+void Child::signal(int sig) {
+  if (pid_ <= 0 || status_ >= 0) return;
+  if (group_) ::kill(-pid_, sig);
+  ::kill(pid_, sig);
+}
+
+int Child::stop(double grace_s) {
+  if (!running()) return status_;
+  signal(SIGTERM);
+  if (!wait_for(grace_s)) signal(SIGKILL);
+  return wait();
+}
+
+int wait_any(std::vector<Child*>& children) {
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    bool any = false;
+    for (size_t i = 0; i < children.size(); ++i) {
+      Child* c = children[i];
+      if (!c || c->pid() <= 0 || c->status() >= 0) continue;
+      any = true;
+      if (!c->running()) return static_cast<int>(i);
+    }
+    if (!any) return -1;
+    // Sleep until some child of ours changes state (without reaping it: it may not be one of these),
+    // bounded so that a child ending between the scan and the wait is seen soon.
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0) {
+      bool ours = false;
+      for (Child* c : children) ours = ours || (c && c->pid() == info.si_pid);
+      if (ours) continue;  // the scan reaps it
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(20));
+  }
+}
+
+ChildResult run_child(const ChildSpec& spec, double timeout_s) {
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  auto close_fd = [](int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  };
+  if (spec.capture_stdout && ::pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("cannot start " + spec.argv.at(0) + ": pipe");
+  if (spec.capture_stderr && ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    close_fd(out_pipe[0]);
+    close_fd(out_pipe[1]);
+    throw std::runtime_error("cannot start " + spec.argv.at(0) + ": pipe");
+  }
+  Child c;
+  try {
+    c.pid_ = spawn(spec, out_pipe[1], err_pipe[1]);
+    c.group_ = spec.own_process_group;
+    c.name_ = spec.argv[0];
+  } catch (...) {
+    for (int* fd : {&out_pipe[0], &out_pipe[1], &err_pipe[0], &err_pipe[1]}) close_fd(*fd);
+    throw;
+  }
+  close_fd(out_pipe[1]);
+  close_fd(err_pipe[1]);
+  ChildResult r;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  std::vector<std::pair<int*, std::string*>> streams;
+  if (out_pipe[0] >= 0) streams.push_back({&out_pipe[0], &r.out});
+  if (err_pipe[0] >= 0) streams.push_back({&err_pipe[0], &r.err});
+  char buf[65536];
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& [fd, text] : streams)
+      if (*fd >= 0) fds.push_back({*fd, POLLIN, 0});
+    if (fds.empty()) break;
+    int wait_ms = -1;
+    if (timeout_s > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        r.timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<long long>(left, 1000));
+    }
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+    for (auto& [fd, text] : streams) {
+      if (*fd < 0) continue;
+      pollfd probe{*fd, POLLIN, 0};
+      if (::poll(&probe, 1, 0) <= 0) continue;
+      const ssize_t n = ::read(*fd, buf, sizeof buf);
+      if (n > 0) text->append(buf, static_cast<size_t>(n));
+      else if (n == 0 || errno != EINTR) close_fd(*fd);
+    }
+  }
+  if (!r.timed_out && timeout_s > 0) {
+    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
+    if (!c.wait_for(std::max(0.0, left))) r.timed_out = true;
+  }
+  if (r.timed_out) {
+    c.stop(2);
+    r.status = -1;
+  } else {
+    r.status = c.wait();
+  }
+  close_fd(out_pipe[0]);
+  close_fd(err_pipe[0]);
+  return r;
+}
+
+void exec_replace(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw std::runtime_error("cannot run a program: no program named");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  std::fflush(nullptr);
+  if (argv[0].find('/') == std::string::npos) ::execvp(args[0], args.data());
+  else ::execv(args[0], args.data());
+  throw std::runtime_error("cannot run " + argv[0] + ": " + errno_text(errno));
+}
+
+}  // namespace coinfer
