@@ -1,4 +1,4 @@
-// coinfer plot FILE --kind KIND: runs plots/coinfer_plots.py (matplotlib) on a sweep.h5 or results.h5.
+// coinfer plot FILE --kind KIND and coinfer report DIR: run plots/coinfer_plots.py and plots/coinfer_report.py (matplotlib).
 #include <unistd.h>
 
 #include <cstdio>
@@ -31,7 +31,30 @@ int plot(const PlotOptions& o) {
     throw std::runtime_error(std::string(e.what()) + " (scripts/setup.sh installs python3)");
   }
 }
+struct ReportOptions {
+  std::string dir, out;
+};
+
+int report(const ReportOptions& o) {
+  std::vector<std::string> args = {"/usr/bin/python3", data_path("plots/coinfer_report.py"), o.dir, "--python-dir", data_path("python")};
+  if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
+  try {
+    exec_replace(args);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (scripts/setup.sh installs python3)");
+  }
+}
 }  // namespace
+
+void register_report(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report", "one self-contained HTML page for a run, a sweep or a validation: tables, figures, provenance, the scenario (viewable offline)");
+  cmd->add_option("dir", o->dir, "a run folder (results.h5 + summary.json), a sweep folder (sweep.h5) or a validation folder (validate.json)")
+      ->required();
+  cmd->add_option("--out", o->out, "HTML file (default: DIR/report.html)");
+  cmd->callback([o, &exit_code] { exit_code = guarded([&] { return report(*o); }); });
+}
 
 void register_plot(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlotOptions>();

@@ -18,6 +18,7 @@ packages=(
   python3 python3-matplotlib python3-h5py python3-numpy   # plots/
   python3-pandas            # python/coinfer: results as DataFrames
   python3-yaml              # tests/golden/matrix.py reads the shipped scenarios
+  chromium                  # tests/golden/report.sh opens coinfer report's pages in a headless browser
   slurm-wlm munge           # the Slurm sweep backend and its test cluster
   libtorch-dev              # models/: real GNNs in LibTorch (CPU)
   python3-torch             # the reference the C++ models' speed is compared with (bench/)

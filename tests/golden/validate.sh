@@ -92,5 +92,22 @@ assert len(v) == sum(len(rows) for rows in r["schedulers"].values())
 t = v[(v.scheduler == "offload") & (v.scope == "total") & (v.metric == "throughput_rps")].iloc[0]
 assert t.sim == r["schedulers"]["offload"][0]["sim"] and "ranking" in v.attrs
 PY
+# The validation as one HTML page (coinfer report), opened in headless Chromium: the comparison figure
+# and the four timelines (two schedulers x simulated/testbed) decode, the metrics table is there.
+if browser=$(command -v chromium || command -v chromium-browser); then
+  "$coinfer" report "$work/v" > "$work/rep.out" 2>&1 || bad "report of a validation: $(cat "$work/rep.out")"
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --user-data-dir="$work/chrome" --dump-dom "file://$work/v/report.html" 2>/dev/null > "$work/v.dom"
+  /usr/bin/python3 - "$work/v.dom" <<'PY' && ok || bad "validation page in the browser"
+import re, sys
+dom = open(sys.argv[1]).read()
+attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', re.search(r"<body([^>]*)>", dom).group(1)))
+assert attrs.get("figures") == "5" and attrs.get("figures-decoded") == "5", attrs
+for ident in ("validation-metrics", "figure-validation", "figure-offload-sim", "figure-offload-testbed", "figure-local-sim",
+              "figure-local-testbed", "validation-provenance", "scenario"):
+    assert f'id="{ident}"' in dom, ident
+PY
+else
+  bad "chromium is not installed (scripts/setup.sh installs it)"
+fi
 echo "validate: $passes passed, $fails failed"
 [ $fails -eq 0 ]
