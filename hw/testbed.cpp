@@ -48,6 +48,7 @@ using Seconds = std::chrono::duration<double>;
 
 // Runs a short command (ip, tc) and waits; returns its exit status, with its stderr in `err`.
 int run_command(const std::vector<std::string>& argv, std::string* err = nullptr) {
+  log::debug("testbed", join(argv, " "));
   ChildSpec spec;
   spec.argv = argv;
   spec.stdout_file = "/dev/null";
@@ -60,15 +61,9 @@ int run_command(const std::vector<std::string>& argv, std::string* err = nullptr
   return r.timed_out ? 124 : r.status;
 }
 
-std::string joined(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) s += (s.empty() ? "" : " ") + a;
-  return s;
-}
-
 void must(const std::vector<std::string>& argv) {
   std::string err;
-  if (run_command(argv, &err) != 0) throw std::runtime_error("'" + joined(argv) + "' failed: " + err);
+  if (run_command(argv, &err) != 0) throw std::runtime_error("'" + join(argv, " ") + "' failed: " + err);
 }
 
 std::string rate_text(double mbps) {
@@ -91,6 +86,7 @@ Child start_logged(const std::vector<std::string>& argv, const std::string& log_
   spec.stdout_file = log_path;
   spec.stderr_file = "&1";
   spec.own_process_group = true;
+  log::debug("testbed", join(argv, " ") + " > " + log_path);
   return Child::start(spec);
 }
 
@@ -210,7 +206,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
         use_netem = false;
         say("this kernel has no tc netem: shaping the rate with tbf, adding the link latency in the middleware");
       } else if (use_netem) {
-        throw std::runtime_error("'" + joined(netem) + "' failed: " + err);
+        throw std::runtime_error("'" + join(netem, " ") + "' failed: " + err);
       }
       tbf(ns, dev, mbps, add);
     }
