@@ -1,10 +1,16 @@
 #pragma once
 // Scheduler and Estimator interfaces. Schedulers are engine-free: the simulator and the real runtime
 // call the very same objects. decide() must not read clocks or do I/O and must be deterministic for a
-// given seed and state.
+// given seed and state -- except a scheduler in another process (io/external_scheduler.hpp), which
+// talks to it and is as deterministic as that program.
+#include <functional>
+#include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/scenario.hpp"
 #include "core/scheme.hpp"
 #include "core/system_state.hpp"
 
@@ -45,5 +51,26 @@ class Scheduler {
   virtual std::string name() const = 0;
   virtual Scheme decide(const SystemState& state) = 0;
 };
+
+// A scheduler that could not decide: one in another process died, did not answer in time, or
+// answered something that is not a valid scheme. The simulator stops the run with this reason (exit
+// 2, nothing written); the real server logs it and keeps the scheme in force.
+class SchedulerFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Schedulers built outside sched/ (a scheduler in another process: io/external_scheduler.hpp) reach
+// sched's factory through this registry. `stages` gives each "model/dataset" of the scenario its
+// number of stages (what a pp(k) may split). The factory checks every scheme such a scheduler returns
+// (devices known, splits in range) before the engines see it.
+struct SchedulerPlugin {
+  std::function<std::unique_ptr<Scheduler>(const Scenario& scenario, const std::map<std::string, int>& stages)> make;
+  std::vector<std::string> params;  // the scheduler.* keys it reads (others are refused)
+  std::string description;          // for `coinfer scheduler list`
+};
+void register_scheduler_plugin(const std::string& name, SchedulerPlugin plugin);  // replaces one of that name
+const SchedulerPlugin* scheduler_plugin(const std::string& name);                // nullptr if none
+std::vector<std::string> scheduler_plugin_names();
 
 }  // namespace coinfer

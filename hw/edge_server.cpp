@@ -29,6 +29,7 @@
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
 #include "hw/registration.hpp"
+#include "io/external_scheduler.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/state_json.hpp"
@@ -560,6 +561,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   }
   I.queue = std::make_unique<BatchQueue<Pending>>(me.batch);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
+  register_external_scheduler();
   I.scheduler = make_scheduler(I.sc, *I.estimator);
   I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);
   I.start_gate = std::make_unique<StartGate>(I.sc, I.server_index, Impl::kStartDeadlineS);

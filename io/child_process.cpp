@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -53,8 +54,9 @@ std::vector<std::string> child_environment(const std::vector<std::pair<std::stri
   return out;
 }
 
-// Starts the child. `out_pipe`/`err_pipe` (write ends, -1 for none) replace the files of the spec.
-pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe) {
+// Starts the child. `out_pipe`/`err_pipe` (write ends, -1 for none) replace the files of the spec;
+// `stdio` (-1 for none) becomes its stdin and stdout.
+pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
   if (spec.argv.empty() || spec.argv[0].empty()) throw std::runtime_error("cannot start a program: no program named");
   const std::string& program = spec.argv[0];
   auto check_writable = [&](const std::string& file) {
@@ -66,8 +68,11 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe) {
   };
   SpawnSetup s;
   const int flags = O_WRONLY | O_CREAT | (spec.append ? O_APPEND : O_TRUNC);
-  if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
-  if (out_pipe >= 0) {
+  if (stdio >= 0) posix_spawn_file_actions_adddup2(&s.actions, stdio, 0);
+  else if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdio >= 0) {
+    posix_spawn_file_actions_adddup2(&s.actions, stdio, 1);
+  } else if (out_pipe >= 0) {
     posix_spawn_file_actions_adddup2(&s.actions, out_pipe, 1);
   } else if (!spec.stdout_file.empty()) {
     check_writable(spec.stdout_file);
@@ -80,6 +85,10 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe) {
   } else if (!spec.stderr_file.empty()) {
     check_writable(spec.stderr_file);
     posix_spawn_file_actions_addopen(&s.actions, 2, spec.stderr_file.c_str(), flags, 0644);
+  }
+  if (!spec.cwd.empty()) {
+    if (::access(spec.cwd.c_str(), X_OK) != 0) throw std::runtime_error("cannot start " + program + " in " + spec.cwd + ": " + errno_text(errno));
+    posix_spawn_file_actions_addchdir_np(&s.actions, spec.cwd.c_str());
   }
   short attr_flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   sigset_t none, defaults;
@@ -126,10 +135,25 @@ std::string describe_exit_status(int status) {
 
 Child Child::start(const ChildSpec& spec) {
   Child c;
-  c.pid_ = spawn(spec, -1, -1);
+  int pair[2] = {-1, -1};
+  if (spec.connect_stdio && ::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0)
+    throw std::runtime_error("cannot start " + spec.argv.at(0) + ": socketpair: " + errno_text(errno));
+  try {
+    c.pid_ = spawn(spec, -1, -1, pair[1]);
+  } catch (...) {
+    if (pair[0] >= 0) ::close(pair[0]), ::close(pair[1]);
+    throw;
+  }
+  if (pair[1] >= 0) ::close(pair[1]);
+  c.channel_ = pair[0];
   c.group_ = spec.own_process_group;
   c.name_ = spec.argv[0];
   return c;
+}
+
+void Child::close_channel() {
+  if (channel_ >= 0) ::close(channel_);
+  channel_ = -1;
 }
 
 Child::Child(Child&& o) noexcept { *this = std::move(o); }
@@ -140,8 +164,11 @@ Child& Child::operator=(Child&& o) noexcept {
       signal(SIGKILL);
       wait();
     }
+    close_channel();
     pid_ = o.pid_;
     status_ = o.status_;
+    channel_ = o.channel_;
+    o.channel_ = -1;
     group_ = o.group_;
     name_ = std::move(o.name_);
     o.pid_ = -1;
@@ -151,6 +178,7 @@ Child& Child::operator=(Child&& o) noexcept {
 }
 
 Child::~Child() {
+  close_channel();
   if (pid_ > 0 && status_ < 0) {
     signal(SIGKILL);
     wait();

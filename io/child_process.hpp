@@ -28,6 +28,11 @@ struct ChildSpec {
   bool capture_stdout = false, capture_stderr = false;
   // The child leads a new process group (signal_group() then reaches everything it starts).
   bool own_process_group = false;
+  // Connect the child's stdin and stdout to this process (Child::channel(): one socket, so that
+  // writing to a child that has exited is an error, not a SIGPIPE). Child::start only.
+  bool connect_stdio = false;
+  // The child's working directory ("" = ours).
+  std::string cwd;
   // Variables set (or replaced) in the child's environment, on top of this process's.
   std::vector<std::pair<std::string, std::string>> env;
 };
@@ -66,10 +71,15 @@ class Child {
   int stop(double grace_s);
   // The status once ended (-1 before).
   int status() const { return status_; }
+  // With connect_stdio: our end of the child's stdin and stdout (a stream socket; -1 otherwise).
+  // Owned by the Child; close_channel() ends the child's input.
+  int channel() const { return channel_; }
+  void close_channel();
 
  private:
   pid_t pid_ = -1;
   int status_ = -1;
+  int channel_ = -1;
   bool group_ = false;
   std::string name_;
   friend struct ChildResult run_child(const ChildSpec& spec, double timeout_s);

@@ -18,7 +18,9 @@
 namespace coinfer {
 
 std::vector<std::string> scheduler_names() {
-  return {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical"};
+  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical"};
+  for (const auto& n : scheduler_plugin_names()) names.push_back(n);
+  return names;
 }
 
 namespace {
@@ -160,8 +162,48 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const LutSe
   return std::make_unique<AnalyticEstimator>(luts, std::move(specs), objective);
 }
 
+namespace {
+// A scheduler from outside sched/ (core/scheduler.hpp's registry), its every scheme checked before an
+// engine acts on it: each device named exists, each split is within its model's stages, each helper
+// is a device of the state. A violation is a SchedulerFailure naming it.
+class CheckedScheduler : public Scheduler {
+ public:
+  CheckedScheduler(std::unique_ptr<Scheduler> inner, const AnalyticEstimator& est) : inner_(std::move(inner)), est_(est) {}
+  std::string name() const override { return inner_->name(); }
+  Scheme decide(const SystemState& state) override {
+    Scheme scheme = inner_->decide(state);
+    for (const auto& [id, strategy] : scheme.strategies) {
+      const DeviceState* d = nullptr;
+      for (const auto& x : state.devices)
+        if (x.id == id) d = &x;
+      if (!d) throw SchedulerFailure("scheduler " + name() + " chose a strategy for '" + printable(id, 80) + "', which is no device of the system");
+      const int n = est_.model(d->model, d->dataset).num_stages();
+      if (strategy.kind == Strategy::Kind::pp && (strategy.split < 0 || strategy.split > n))
+        throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model " + d->model +
+                               "/" + d->dataset + " has " + std::to_string(n) + " stages (pp(0).. pp(" + std::to_string(n) + "))");
+    }
+    for (const auto& h : scheme.helpers) {
+      bool known = false;
+      for (const auto& x : state.devices) known = known || x.id == h;
+      if (!known) throw SchedulerFailure("scheduler " + name() + " named helper '" + printable(h, 80) + "', which is no device of the system");
+    }
+    return scheme;
+  }
+
+ private:
+  std::unique_ptr<Scheduler> inner_;
+  const AnalyticEstimator& est_;
+};
+}  // namespace
+
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
+  if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
+    Params p(s, plugin->params);
+    std::map<std::string, int> stages;
+    for (const auto& d : s.devices) stages[d.model + "/" + d.dataset] = est.model(d.model, d.dataset).num_stages();
+    return std::make_unique<CheckedScheduler>(plugin->make(s, stages), est);
+  }
   if (name == "static") {
     Params p(s, {"helpers"});
     std::map<std::string, Strategy> strategies;

@@ -1,5 +1,7 @@
 #include "sim/scheduler_monitor.hpp"
 
+#include "core/text_util.hpp"
+
 #include <cmath>
 #include <map>
 
@@ -38,7 +40,14 @@ SystemState SchedulerMonitor::snapshot(double now) const {
 
 void SchedulerMonitor::decide() {
   const Scenario& sc = *s_.scenario;
-  Decision d = rescheduler_.decide(snapshot(sg4::Engine::get_clock()));
+  Decision d;
+  try {
+    d = rescheduler_.decide(snapshot(sg4::Engine::get_clock()));
+  } catch (const SchedulerFailure& e) {
+    failure_ = "at t = " + format_double(sg4::Engine::get_clock()) + " s: " + e.what();
+    sg4::Actor::kill_all();  // devices, servers and the controller: the run ends here
+    return;
+  }
   if (sc.scheduler.charge_decision_time && d.record.wall_s > 0) sg4::this_actor::execute(d.record.wall_s * kFlopsPerSecond);
   for (const DeviceChange& c : d.changes) {
     if (!c.strategy_changed) continue;  // the helper role lives at the server (below)
@@ -59,6 +68,7 @@ void SchedulerMonitor::loop() {
     sg4::this_actor::sleep_until(t);
     for (; i < events_.size() && events_[i].first == t; ++i) rescheduler_.offer(events_[i].second);
     if (rescheduler_.has_pending()) decide();
+    if (!failure_.empty()) return;
   }
 }
 

@@ -35,6 +35,10 @@ class SchedulerMonitor {
   // The state the scheduler sees at `now` (also used before the run to validate the scheduler).
   SystemState snapshot(double now) const;
   const std::vector<DecisionRecord>& decisions() const { return decisions_; }
+  // Why the scheduler could not decide (a SchedulerFailure: another process died, hung or answered
+  // garbage), "" when it always could. The monitor then ends the simulation (every other actor is
+  // killed) and run_simulation reports this instead of results.
+  const std::string& failure() const { return failure_; }
 
  private:
   void loop();
@@ -45,6 +49,7 @@ class SchedulerMonitor {
   std::vector<std::pair<double, Trigger>> events_;
   std::deque<Strategy> messages_;  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
+  std::string failure_;
 };
 
 }  // namespace coinfer::sim

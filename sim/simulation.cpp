@@ -14,6 +14,7 @@
 
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
+#include "io/external_scheduler.hpp"
 #include "io/scenario_loader.hpp"
 #include "core/model_key.hpp"
 #include "sched/scheduler_factory.hpp"
@@ -128,6 +129,7 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
 void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
   check_scenario_against(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
+  register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
   check_oracle_size(s, *scheduler, scenario_state(s, 0));
 }
@@ -242,6 +244,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     devices.push_back(std::make_unique<DeviceActor>(std::move(x)));
   }
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
+  register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
   MonitorSlice ms;
   ms.scenario = &s;
@@ -283,6 +286,8 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  if (!monitor.failure().empty())
+    throw InputError(s.scheduler.where, "scheduler", "the run stopped " + monitor.failure());
   if (!ledger.may_create())
     throw InputError(SourceLocation{s.file, 0, 0}, "duration_s",
                      "the run reached " + std::to_string(limits::kMaxRequests) + " requests, the bound of one simulation, by " +

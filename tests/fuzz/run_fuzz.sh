@@ -21,8 +21,9 @@ secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
 cxx=(clang++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined -I"$src" -I/usr/include/hdf5/serial
-     -DCOINFER_SOURCE_DIR="\"$src\"")
+     -DCOINFER_SOURCE_DIR="\"$src\"" -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL)
 h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+loglibs=(-lspdlog -lfmt)  # core/log.cpp
 core=("$src"/core/*.cpp)
 io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
         "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
@@ -74,7 +75,7 @@ PY
       run frame -max_len=4096 || status=1
       ;;
     scenario)
-      build scenario "$src/tests/fuzz/fuzz_scenario.cpp" "${core[@]}" "${io_scn[@]}" -- -lyaml-cpp "${h5libs[@]}"
+      build scenario "$src/tests/fuzz/fuzz_scenario.cpp" "${core[@]}" "${io_scn[@]}" -- -lyaml-cpp "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/scenario.seed"
       i=0
       for f in $(find "$src/scenarios" -name '*.yaml' | sort); do
@@ -84,17 +85,17 @@ PY
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
-      build lut_codec "$src/tests/fuzz/fuzz_lut_codec.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}"
+      build lut_codec "$src/tests/fuzz/fuzz_lut_codec.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       seeder="$out/lut_codec_seeder"
       if [ ! -x "$seeder" ] || [ -n "$(find "$src"/core "$src"/io -newer "$seeder" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
         printf '#include "io/lut_codec.hpp"\n#include "io/lut_h5.hpp"\n#include <fstream>\nint main(int c, char** v) { for (int i = 2; i < c; ++i) std::ofstream(std::string(v[1]) + "/lut" + std::to_string(i), std::ios::binary) << coinfer::encode_lut_tables(coinfer::read_lut_file_in_process(v[i])); }\n' > "$out/seeder.cpp"
-        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" "${h5libs[@]}" -o "$seeder"
+        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" "${h5libs[@]}" "${loglibs[@]}" -o "$seeder"
       fi
       mkdir -p "$out/lut_codec.seed" && "$seeder" "$out/lut_codec.seed" $(find "$src/traces" -name '*.h5' | sort)
       run lut_codec -max_len=1048576 || status=1
       ;;
     lut_file)
-      build lut_file "$src/tests/fuzz/fuzz_lut_file.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}"
+      build lut_file "$src/tests/fuzz/fuzz_lut_file.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/lut_file.seed"
       for f in $(find "$src/traces" -name '*.h5' | sort); do cp "$f" "$out/lut_file.seed/$(basename "$(dirname "$f")")_$(basename "$f")"; done
       # A corrupt file can make libhdf5 loop: read_lut_file kills its reader after kLutReaderTimeoutS
@@ -103,7 +104,7 @@ PY
       ;;
     module_samples)
       io_samples=("$src"/io/module_samples.cpp "$src"/io/csv.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
-      build module_samples "$src/tests/fuzz/fuzz_module_samples.cpp" "${core[@]}" "${io_samples[@]}"
+      build module_samples "$src/tests/fuzz/fuzz_module_samples.cpp" "${core[@]}" "${io_samples[@]}" -- "${loglibs[@]}"
       mkdir -p "$out/module_samples.seed"
       # Seeds: the measured single stages of the shipped measured LUTs as a sample set, and a tiny one.
       printf '%s\n' '# coinfer-module-samples schema 1' '# provenance kind=measured' '# provenance cpu=x, "y"' \
@@ -113,13 +114,13 @@ PY
       ;;
     predictor_samples)
       io_ps=("$src"/io/predictor_samples.cpp "$src"/io/isolated_reader.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
-      build predictor_samples "$src/tests/fuzz/fuzz_predictor_samples.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}"
+      build predictor_samples "$src/tests/fuzz/fuzz_predictor_samples.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/predictor_samples.seed"
       # Seed: a small sample set written by the writer (three systems x two schemes of a tiny sample run).
       seeder="$out/predictor_samples_seeder"
       if [ ! -x "$seeder" ] || [ -n "$(find "$src"/core "$src"/io -newer "$seeder" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
         printf '#include "io/predictor_samples.hpp"\nusing namespace coinfer;\nint main(int, char** v) { PredictorSampleSet s; s.provenance = "seed"; for (int i = 0; i < 6; ++i) { PredictorSample x; x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9; x.analytic_throughput_rps = 2; x.analytic_mean_latency_ms = 4; x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0); x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}}; s.samples.push_back(x); } write_predictor_samples(v[1], s); }\n' > "$out/ps_seeder.cpp"
-        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" "${h5libs[@]}" -o "$seeder"
+        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" "${h5libs[@]}" "${loglibs[@]}" -o "$seeder"
       fi
       "$seeder" "$out/predictor_samples.seed/small.h5"
       run predictor_samples -max_len=262144 -timeout=90 || status=1

@@ -60,12 +60,18 @@ def overrides_for(scenario_path):
     }
 
 
+# Schedulers that cannot run without parameters of their own: the external one runs the shipped
+# example (a Python process per run), so every scenario's states and schemes cross the protocol.
+SCHEDULER_PARAMS = {"external": 'command: "python3 {root}/sched/examples/threshold_scheduler.py"'}
+
+
 def run_one(coinfer, root, scenario, scheduler, name, sets, duration, timeout_s):
     work = tempfile.mkdtemp(prefix="coinfer-matrix-")
     out = os.path.join(work, "out")
     # The whole scheduler entry is replaced: a scenario's parameters for its own scheduler (objective,
     # helpers) are not parameters of every other scheduler.
-    base = [f"duration_s={duration}", "warmup_s=0", "drain_s=0.001", f"scheduler={{name: {scheduler}}}"]
+    extra = SCHEDULER_PARAMS.get(scheduler, "").format(root=root)
+    base = [f"duration_s={duration}", "warmup_s=0", "drain_s=0.001", f"scheduler={{name: {scheduler}{', ' + extra if extra else ''}}}"]
     cmd = [coinfer, "run", scenario, "--out", out, "-q"]
     for s in base + sets:
         cmd += ["--set", s]

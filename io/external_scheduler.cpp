@@ -1,0 +1,224 @@
+#include "io/external_scheduler.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "core/input_error.hpp"
+#include "core/log.hpp"
+#include "core/text_util.hpp"
+#include "io/child_process.hpp"
+#include "io/state_json.hpp"
+
+namespace coinfer {
+
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kProtocol = 1;
+constexpr size_t kMaxLineBytes = 64u << 20;  // one answer; a longer one is garbage
+
+class ExternalScheduler : public Scheduler {
+ public:
+  ExternalScheduler(const Scenario& s, const std::map<std::string, int>& stages) {
+    const auto& params = s.scheduler.params;
+    auto it = params.find("command");
+    if (it == params.end())
+      throw InputError(s.scheduler.where, "scheduler.command", "scheduler external needs a command (e.g. command: \"python3 my_scheduler.py\")");
+    command_ = it->second;
+    const std::vector<std::string> argv = split_command_line(command_, s.scheduler.where, "scheduler.command");
+    if (auto t = params.find("timeout_s"); t != params.end()) {
+      char* end = nullptr;
+      timeout_s_ = std::strtod(t->second.c_str(), &end);
+      if (end != t->second.c_str() + t->second.size() || !(timeout_s_ > 0) || timeout_s_ > 3600)
+        throw InputError(s.scheduler.where, "scheduler.timeout_s", "'" + printable(t->second, 40) + "' must be a number of seconds in (0, 3600]");
+    }
+    const std::string objective = params.count("objective") ? params.at("objective") : "throughput";
+
+    ChildSpec spec;
+    spec.argv = argv;
+    spec.connect_stdio = true;
+    if (!s.file.empty()) spec.cwd = std::filesystem::absolute(s.file).parent_path().string();
+    try {
+      child_ = Child::start(spec);
+    } catch (const std::exception& e) {
+      throw InputError(s.scheduler.where, "scheduler.command", e.what());
+    }
+    log::debug("sched", "external scheduler started: " + join(argv, " ") + " (pid " + std::to_string(child_.pid()) + ")");
+
+    json hello = {{"type", "hello"}, {"protocol", kProtocol}, {"scenario", s.name}, {"objective", objective}};
+    hello["devices"] = json::array();
+    for (const auto& d : s.devices)
+      hello["devices"].push_back({{"id", d.id},
+                                  {"type", d.type},
+                                  {"model", d.model},
+                                  {"dataset", d.dataset},
+                                  {"stages", stages.count(d.model + "/" + d.dataset) ? stages.at(d.model + "/" + d.dataset) : 0},
+                                  {"server", d.server}});
+    hello["servers"] = json::array();
+    for (const auto& sv : s.servers) hello["servers"].push_back(sv.id);
+    try {
+      send(hello.dump());
+      const json answer = parse(receive(), "{\"type\":\"ready\"}");
+      if (answer.value("type", "") != "ready") fail("answered the hello with " + printable(answer.dump(), 200) + ", expected {\"type\":\"ready\"}");
+      if (answer.contains("name") && answer["name"].is_string()) name_ = answer["name"].get<std::string>();
+    } catch (const SchedulerFailure& e) {
+      throw InputError(s.scheduler.where, "scheduler.command", e.what());
+    }
+  }
+
+  ~ExternalScheduler() override {
+    if (!child_.running()) return;
+    child_.close_channel();  // end of input: the scheduler should exit
+    if (!child_.wait_for(2)) child_.stop(1);
+  }
+
+  std::string name() const override { return "external"; }
+
+  Scheme decide(const SystemState& state) override {
+    if (!failed_.empty()) throw SchedulerFailure(failed_);
+    const long long id = next_id_++;
+    json request = {{"type", "decide"}, {"id", id}};
+    request["state"] = json::parse(state_to_json(state));
+    send(request.dump());
+    const json answer = parse(receive(), "{\"type\":\"scheme\",\"id\":" + std::to_string(id) + ",\"scheme\":{...}}");
+    const std::string type = answer.is_object() ? answer.value("type", "") : "";
+    if (type == "error" && answer.contains("message")) fail("reported an error: " + printable(answer["message"].dump(), 400));
+    if (type != "scheme" || !answer.contains("id") || answer["id"] != id || !answer.contains("scheme"))
+      fail("answered " + printable(answer.dump(), 200) + " to decision " + std::to_string(id) + ", expected {\"type\":\"scheme\",\"id\":" +
+           std::to_string(id) + ",\"scheme\":{...}}");
+    try {
+      return scheme_from_json(answer["scheme"].dump());
+    } catch (const InputError& e) {
+      fail(std::string("answered an invalid scheme: ") + e.what());
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) {
+    child_.close_channel();
+    if (child_.running()) child_.stop(1);
+    failed_ = "external scheduler '" + printable(command_, 200) + "' " + why;
+    throw SchedulerFailure(failed_);
+  }
+
+  std::string exit_text() {
+    int status = -1;
+    if (child_.wait_for(1, &status)) return "exited (" + describe_exit_status(status) + ")";
+    return "closed its output";
+  }
+
+  void send(const std::string& line) {
+    const std::string data = line + "\n";
+    size_t done = 0;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+    while (done < data.size()) {
+      pollfd p{child_.channel(), POLLOUT, 0};
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) fail("did not read its input within " + format_double(timeout_s_) + " s (scheduler.timeout_s)");
+      if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
+      const ssize_t n = ::send(child_.channel(), data.data() + done, data.size() - done, MSG_NOSIGNAL);
+      if (n > 0) done += static_cast<size_t>(n);
+      else if (n < 0 && errno != EINTR && errno != EAGAIN) fail(exit_text() + " before reading its input");
+    }
+  }
+
+  std::string receive() {
+    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+    char buf[65536];
+    for (;;) {
+      const size_t nl = buffer_.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = buffer_.substr(0, nl);
+        buffer_.erase(0, nl + 1);
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (trim(line).empty()) continue;  // blank lines are allowed
+        return line;
+      }
+      if (buffer_.size() > kMaxLineBytes) fail("answered a line longer than 64 MiB");
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) fail("did not answer within " + format_double(timeout_s_) + " s (scheduler.timeout_s)");
+      pollfd p{child_.channel(), POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
+      const ssize_t n = ::read(child_.channel(), buf, sizeof buf);
+      if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
+      else if (n == 0 || (errno != EINTR && errno != EAGAIN)) fail(exit_text() + " instead of answering" +
+                                                                   (buffer_.empty() ? "" : " (its last output, unterminated: " + printable(buffer_, 200) + ")"));
+    }
+  }
+
+  json parse(const std::string& line, const std::string& expected) {
+    try {
+      return json::parse(line);
+    } catch (const std::exception&) {
+      fail("answered something that is not JSON: '" + printable(line, 200) + "' (expected " + expected +
+           " on one line; print nothing else on standard output)");
+    }
+  }
+
+  std::string command_, name_, failed_, buffer_;
+  double timeout_s_ = 10;
+  Child child_;
+  long long next_id_ = 1;
+};
+
+}  // namespace
+
+std::vector<std::string> split_command_line(const std::string& command, const SourceLocation& where, const std::string& key) {
+  std::vector<std::string> words;
+  std::string cur;
+  bool in_word = false;
+  for (size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(cur), cur.clear(), in_word = false;
+    } else if (c == '\'' || c == '"') {
+      const size_t end = command.find(c, i + 1);
+      in_word = true;
+      if (c == '\'') {
+        if (end == std::string::npos) throw InputError(where, key, "unterminated ' in '" + printable(command, 200) + "'");
+        cur += command.substr(i + 1, end - i - 1);
+        i = end;
+      } else {
+        size_t j = i + 1;
+        for (; j < command.size() && command[j] != '"'; ++j) {
+          if (command[j] == '\\' && j + 1 < command.size() && (command[j + 1] == '"' || command[j + 1] == '\\')) ++j;
+          cur += command[j];
+        }
+        if (j >= command.size()) throw InputError(where, key, "unterminated \" in '" + printable(command, 200) + "'");
+        i = j;
+      }
+    } else if (c == '\\' && i + 1 < command.size()) {
+      cur += command[++i];
+      in_word = true;
+    } else {
+      cur += c;
+      in_word = true;
+    }
+  }
+  if (in_word) words.push_back(cur);
+  if (words.empty()) throw InputError(where, key, "the command is empty");
+  return words;
+}
+
+void register_external_scheduler() {
+  if (scheduler_plugin("external")) return;
+  SchedulerPlugin p;
+  p.make = [](const Scenario& s, const std::map<std::string, int>& stages) -> std::unique_ptr<Scheduler> {
+    return std::make_unique<ExternalScheduler>(s, stages);
+  };
+  p.params = {"command", "timeout_s", "objective"};
+  p.description = "a scheduler in another process, any language: JSON lines over its stdin/stdout (sched/README.md)";
+  register_scheduler_plugin("external", std::move(p));
+}
+
+}  // namespace coinfer

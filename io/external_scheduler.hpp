@@ -1,0 +1,40 @@
+#pragma once
+// A scheduler in another process, in any language:
+//
+//   scheduler: {name: external, command: "python3 my_scheduler.py --threshold 10", timeout_s: 10}
+//
+// coinfer starts the command (split into words like a shell would, but no shell runs: no expansion,
+// no pipes; quotes group words) in the scenario file's folder, and talks to it in JSON lines over its
+// standard input and output (its stderr stays coinfer's). The protocol, version 1 (sched/README.md):
+//
+//   coinfer -> scheduler  {"type":"hello","protocol":1,"scenario":NAME,"objective":"throughput",
+//                          "devices":[{"id":..,"type":..,"model":..,"dataset":..,"stages":N},...],
+//                          "servers":[..ids..]}
+//   scheduler -> coinfer  {"type":"ready","name":"my scheduler"}            (name optional)
+//   coinfer -> scheduler  {"type":"decide","id":K,"state":<SystemState, io/state_json.hpp>}
+//   scheduler -> coinfer  {"type":"scheme","id":K,"scheme":{"strategies":{"dev":"pp(3)",..},"helpers":[..]}}
+//   ... one decide per decision; then coinfer closes the scheduler's stdin, and it should exit.
+//
+// A device the scheme leaves out keeps its strategy. Every answer must come within timeout_s seconds
+// (default 10; also the bound on the hello). A command that cannot start or does not answer the hello
+// is an InputError naming scheduler.command (exit 2 before anything runs). Later, a scheduler that
+// exits, does not answer in time, or answers anything but the expected line is a SchedulerFailure
+// naming what it did (its stderr tail is not captured: it went to coinfer's stderr); it is then
+// stopped, and every later decide fails the same way.
+#include <string>
+#include <vector>
+
+#include "core/scheduler.hpp"
+
+namespace coinfer {
+
+// Registers `external` with sched's factory (core/scheduler.hpp). Idempotent; the engines call it
+// before they build a scenario's scheduler.
+void register_external_scheduler();
+
+// A command line as words: spaces separate, '...' and "..." group (no escapes inside '...'; inside
+// "..." a backslash escapes " and itself), a backslash outside quotes takes the next character.
+// InputError (naming `key`) on an unterminated quote or an empty command.
+std::vector<std::string> split_command_line(const std::string& command, const SourceLocation& where, const std::string& key);
+
+}  // namespace coinfer
