@@ -5,8 +5,12 @@ Configurations: 9 devices on 1 server; 1000 devices across 10 servers. Each meas
 process; REPS alternating repetitions, medians reported. Also peak RSS per simulated device.
 With --compare DIR (a build folder of another commit: only its `coinfer` is used), that build's coinfer
 runs in the same loop, alternating, and a second row gives its figures: an A/B test of a change on
-the same machine at the same time.
-usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD]   (from the repository root)"""
+the same machine at the same time. Set-up (loading, checks, building the platform, writing results:
+the process's wall time minus the engine's) is reported separately, with its share of the run.
+--sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (issue
+15's workload), simulated for max(1, min(60, 20000/N)) s.
+usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000]
+       (from the repository root)"""
 import argparse
 import os
 import re
@@ -33,7 +37,7 @@ def run(cmd):
 
 def scenario(devices, servers, duration):
     per = devices // servers
-    s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: 1\nluts: [traces/lut/]\nservers:\n"]
+    s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: {min(1.0, duration / 4):g}\nluts: [traces/lut/]\nservers:\n"]
     for k in range(servers):
         s.append(f"  - {{id: edge{k}, type: gtx1060, workers: 2, batch: {{window_ms: 10, max_size: 5}}}}\n")
     s.append("access_point: {bandwidth_mbps: 300}\ndevices:\n")
@@ -49,7 +53,14 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--build", default="build")
     ap.add_argument("--compare", default=None, help="another build folder whose coinfer runs alternately as a reference")
+    ap.add_argument("--sizes", default=None, help="device counts, e.g. 9,1000,10000 (one server per 100 devices)")
     args = ap.parse_args()
+    configs = CONFIGS
+    if args.sizes:
+        configs = []
+        for n in (int(x) for x in args.sizes.split(",")):
+            servers = max(1, n // 100)
+            configs.append((f"{n} devices / {servers} servers", n - n % servers, servers, max(1.0, min(60.0, 20000.0 / n))))
     with h5py.File("traces/lut/rpi4b.h5") as f:
         dev_s = float(f["dgcnn/modelnet40/latency_mean_s"][0, SPLIT, 0])
         up = float(f["dgcnn/modelnet40/bytes_per_split"][SPLIT])
@@ -58,15 +69,15 @@ def main():
         srv_s = float(f["dgcnn/modelnet40/latency_mean_s"][SPLIT, 9, 0])
     print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
           f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, closed loop in_flight 1")
-    print("| configuration | coinfer req/wall-s (engine) | coinfer req/wall-s (whole process) | bare SimGrid req/wall-s | ratio coinfer/bare | peak RSS coinfer | per device |")
-    print("|---|---|---|---|---|---|---|")
+    print("| configuration | coinfer req/wall-s (engine) | coinfer req/wall-s (whole process) | set-up s (share) | bare SimGrid req/wall-s | ratio coinfer/bare | peak RSS coinfer | per device |")
+    print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
-        for label, devices, servers, duration in CONFIGS:
+        for label, devices, servers, duration in configs:
             path = f"{tmp}/s{devices}.yaml"
             with open(path, "w") as f:
                 f.write(scenario(devices, servers, duration))
             builds = [args.build] + ([args.compare] if args.compare else [])
-            eng, whole, rss = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
+            eng, whole, rss, setup = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
             bare = []
             for _ in range(args.reps):
                 import time
@@ -78,6 +89,7 @@ def main():
                     n, w = int(m.group(1)), float(m.group(2))
                     eng[build].append(n / w)
                     whole[build].append(n / (t1 - t0))
+                    setup[build].append((t1 - t0 - w, (t1 - t0 - w) / (t1 - t0)))
                     rss[build].append(mem)
                 out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
                               repr(srv_s), repr(up), repr(down), "40"])
@@ -87,7 +99,9 @@ def main():
             for build in builds:
                 e, r = statistics.median(eng[build]), statistics.median(rss[build])
                 name = label if build == args.build else f"{label} ({build})"
-                print(f"| {name} | {e:,.0f} | {statistics.median(whole[build]):,.0f} | {b:,.0f} | {e / b:.2f} | "
+                su = statistics.median(x[0] for x in setup[build])
+                share = statistics.median(x[1] for x in setup[build])
+                print(f"| {name} | {e:,.0f} | {statistics.median(whole[build]):,.0f} | {su:.2f} ({100 * share:.0f} %) | {b:,.0f} | {e / b:.2f} | "
                       f"{r / 2**20:.0f} MiB | {r / devices / 1024:.0f} KiB |")
     return 0
 

@@ -61,9 +61,10 @@ ModelCatalog ModelCatalog::load(const std::string& models_dir) {
     if (!n["stages"] || !n["stages"].IsSequence()) r.fail(n, "stages", "expected a list of stages");
     cat.models_[name] = e;
   }
-  // Instantiate each pair once so that a broken spec fails at load, not mid-run.
+  // Build each pair once: a broken spec fails at load, not mid-run, and a run of many devices does
+  // not parse a spec per device.
   for (const auto& kv : cat.models_)
-    for (const auto& d : kv.second.datasets) cat.instantiate(kv.first, d);
+    for (const auto& d : kv.second.datasets) cat.specs_.emplace(std::make_pair(kv.first, d), cat.build(kv.first, d));
   return cat;
 }
 
@@ -85,7 +86,14 @@ const std::vector<std::string>& ModelCatalog::datasets_for(const std::string& mo
   return it->second.datasets;
 }
 
-ModelSpec ModelCatalog::instantiate(const std::string& model, const std::string& dataset) const {
+const ModelSpec& ModelCatalog::spec(const std::string& model, const std::string& dataset) const {
+  auto found = specs_.find({model, dataset});
+  if (found != specs_.end()) return found->second;
+  build(model, dataset);  // throws the error that names what is wrong
+  throw InputError("model '" + model + "' on '" + dataset + "' was not built when the catalog loaded");
+}
+
+ModelSpec ModelCatalog::build(const std::string& model, const std::string& dataset) const {
   auto it = models_.find(model);
   if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
   const ModelEntry& e = it->second;

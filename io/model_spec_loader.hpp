@@ -22,11 +22,16 @@ class ModelCatalog {
   bool has_dataset(const std::string& dataset) const { return datasets_.count(dataset) != 0; }
   // Datasets the model's spec declares it runs on.
   const std::vector<std::string>& datasets_for(const std::string& model) const;
-  // Builds the spec with all costs derived. Throws InputError for an unknown model/dataset or a pair
-  // the spec does not declare, naming the allowed values.
-  ModelSpec instantiate(const std::string& model, const std::string& dataset) const;
+  // The spec with all costs derived, built once per pair when the catalog loads (every declared pair
+  // is built then, so a broken spec fails at load). Throws InputError for an unknown model/dataset or
+  // a pair the spec does not declare, naming the allowed values. The reference lives as long as the
+  // catalog.
+  const ModelSpec& spec(const std::string& model, const std::string& dataset) const;
+  // A copy of spec().
+  ModelSpec instantiate(const std::string& model, const std::string& dataset) const { return spec(model, dataset); }
 
  private:
+  ModelSpec build(const std::string& model, const std::string& dataset) const;  // parses the YAML
   struct ModelEntry {
     std::string file;
     YAML::Node node;
@@ -34,6 +39,7 @@ class ModelCatalog {
   };
   std::map<std::string, ModelEntry> models_;
   std::map<std::string, DatasetSpec> datasets_;
+  std::map<std::pair<std::string, std::string>, ModelSpec> specs_;  // (model, dataset) -> built spec
 };
 
 // The project whose models/ is used (io/data_root.hpp: --root, $COINFER_ROOT, the scenario's or the

@@ -406,8 +406,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
   std::vector<LutNeed> out;
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
-    const ModelSpec m = models.instantiate(d.model, d.dataset);
-    const int n = m.num_stages();
+    const int n = models.spec(d.model, d.dataset).num_stages();
     const ServerSpec& sv = s.servers[s.server_index(d.server)];
     std::vector<int> device_ends, server_begins;
     if (s.scheduler.name != "static") {
@@ -433,7 +432,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
     const ServerSpec& sv = s.servers[s.server_index(hd.server)];
     for (const DeviceSpec& d : s.devices) {
       if (d.server != hd.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
-      const int n = models.instantiate(d.model, d.dataset).num_stages();
+      const int n = models.spec(d.model, d.dataset).num_stages();
       for (int k = 0; k < n; ++k)
         for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{hd.type, d.model, d.dataset}, n, k, n, b, h, d.id});
     }
@@ -454,8 +453,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     if (std::find(ds.begin(), ds.end(), d.dataset) == ds.end())
       fail(d.where, path + ".dataset",
            "unknown dataset '" + d.dataset + "' for model " + d.model + " (allowed: " + join(ds) + ")");
-    ModelSpec m = models.instantiate(d.model, d.dataset);
-    const int n = m.num_stages();
+    const int n = models.spec(d.model, d.dataset).num_stages();
     if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
       fail(d.where, path + ".strategy",
            "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
@@ -499,7 +497,10 @@ std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelC
 
 std::map<std::string, ModelSpec> scenario_model_specs(const Scenario& s, const ModelCatalog& models) {
   std::map<std::string, ModelSpec> specs;
-  for (const auto& d : s.devices) specs.emplace(ModelKey{d.model, d.dataset}.to_string(), models.instantiate(d.model, d.dataset));
+  for (const auto& d : s.devices) {
+    const std::string key = ModelKey{d.model, d.dataset}.to_string();
+    if (!specs.count(key)) specs.emplace(key, models.spec(d.model, d.dataset));
+  }
   return specs;
 }
 

@@ -14,6 +14,8 @@
 
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
+#include "core/log.hpp"
+#include "core/text_util.hpp"
 #include "io/external_scheduler.hpp"
 #include "io/scenario_loader.hpp"
 #include "core/model_key.hpp"
@@ -136,7 +138,16 @@ void validate_simulation(const Scenario& s, const ModelCatalog& models, const Lu
 
 RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options) {
+  // Where set-up time goes (coinfer -v): checks, platform, actors, then the engine's run.
+  auto phase_start = std::chrono::steady_clock::now();
+  auto phase = [&phase_start](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    if (log::enabled(log::Level::debug, "run"))
+      log::debug("run", strprintf("%s: %.3f s", what, std::chrono::duration<double>(now - phase_start).count()));
+    phase_start = now;
+  };
   check_scenario_against(s, models, luts);
+  phase("checked the scenario against the models and LUTs");
 
   int argc = 1;
   char name[] = "coinfer";
@@ -170,9 +181,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   // Each actor gets its own slice of the run: its spec, LUTs, peers' mailboxes.
   Platform platform;
   build_platform(s, platform);
+  phase("built the platform");
   RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
   const size_t nd = s.devices.size(), ns = s.servers.size();
-  std::vector<ModelSpec> device_models;
+  std::vector<const ModelSpec*> device_models;  // the catalog's, one per (model, dataset)
   BatchGroupIds groups;
   std::vector<sg4::Mailbox*> results, control, help(nd, nullptr);
   std::vector<const LutTable*> server_luts;       // per device: its server's type, its model
@@ -182,7 +194,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     const int j = s.server_index(d.server);
     devices_of[j].push_back(static_cast<int>(i));
     server_luts.push_back(&luts.table({s.servers[j].type, d.model, d.dataset}));
-    device_models.push_back(models.instantiate(d.model, d.dataset));
+    device_models.push_back(&models.spec(d.model, d.dataset));
     results.push_back(sg4::Mailbox::by_name("results:" + d.id));
     control.push_back(sg4::Mailbox::by_name("control:" + d.id));
     if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
@@ -225,14 +237,14 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
     x.host = platform.device_hosts[i];
-    x.model = &device_models[i];
+    x.model = device_models[i];
     x.lut = &luts.table({d.type, d.model, d.dataset});
     x.server_lut = server_luts[i];
     if (help[i])
       for (int o : devices_of[j])
         if (!help[o]) x.helper_luts[o] = &luts.table({d.type, s.devices[o].model, s.devices[o].dataset});
     x.bandwidth = &platform.device_bandwidth[i];
-    for (int k = 0; k <= device_models[i].num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
+    for (int k = 0; k <= device_models[i]->num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
     x.server_host = platform.server_hosts[static_cast<size_t>(j)];
@@ -283,8 +295,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
       }
     })->daemonize();
   }
+  phase("created the actors");
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
+  phase("simulated");
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!monitor.failure().empty())
     throw InputError(s.scheduler.where, "scheduler", "the run stopped " + monitor.failure());
