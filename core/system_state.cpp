@@ -55,4 +55,22 @@ SystemState scenario_state(const Scenario& s, double now) {
   return st;
 }
 
+bool operator==(const DeviceState& a, const DeviceState& b) {
+  return a.id == b.id && a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
+         a.strategy == b.strategy && a.connected == b.connected && a.busy == b.busy && a.queue_length == b.queue_length &&
+         a.unfinished == b.unfinished && a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms &&
+         a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates;
+}
+
+bool operator==(const ServerState& a, const ServerState& b) {
+  return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers &&
+         a.workers == b.workers && a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size &&
+         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms;
+}
+
+bool operator==(const SystemState& a, const SystemState& b) {
+  return a.time_s == b.time_s && a.access_point_mbps == b.access_point_mbps && a.access_point_latency_ms == b.access_point_latency_ms &&
+         a.devices == b.devices && a.servers == b.servers;
+}
+
 }  // namespace coinfer

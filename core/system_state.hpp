@@ -46,6 +46,12 @@ struct SystemState {
   const ServerState* server(const std::string& id) const;
 };
 
+// Field by field (estimators cache predictions by state).
+bool operator==(const DeviceState& a, const DeviceState& b);
+bool operator==(const ServerState& a, const ServerState& b);
+bool operator==(const SystemState& a, const SystemState& b);
+inline bool operator!=(const SystemState& a, const SystemState& b) { return !(a == b); }
+
 // The state a scenario describes at time `now` before anything has run: devices connected between
 // their join and leave times, configured strategies, nominal link bandwidths, empty queues.
 SystemState scenario_state(const Scenario& s, double now);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 #include "core/units.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_key.hpp"
@@ -29,7 +30,7 @@ struct Path {  // one device's traffic through its server (or its local path)
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
   int server = -1;
-  std::string group;          // batch group key
+  int group = -1;             // batch group: same server, model/dataset and split (index into group_rate)
   int in_flight = 1;          // closed loop; 0 = open loop
   double rate = 0;            // open loop
   const LutTable* server_lut = nullptr;
@@ -47,9 +48,26 @@ const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::strin
   return it->second;
 }
 
+Prediction AnalyticEstimator::predict_cached(const SystemState& state, const Scheme& scheme) const {
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    for (size_t i = 0; i < cache_.size(); ++i)
+      if (cache_[i].scheme == scheme && cache_[i].state == state) {
+        std::rotate(cache_.begin() + static_cast<long>(i), cache_.begin() + static_cast<long>(i) + 1, cache_.end());  // most recent last
+        return cache_.back().prediction;
+      }
+  }
+  Prediction p = predict(state, scheme);
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (cache_.size() >= kCacheSize) cache_.erase(cache_.begin());
+  cache_.push_back({state, scheme, p});
+  return p;
+}
+
 Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
   std::vector<Path> paths;
   std::vector<const DeviceState*> devs;
+  std::map<std::tuple<int, std::string, std::string, int>, int> group_ids;  // (server, model, dataset, split) -> id
   for (const auto& d : state.devices) {
     if (!d.connected || !d.generates) continue;
     const int di = static_cast<int>(devs.size());
@@ -80,7 +98,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
         p.down_s = lat + m.bytes_at_split(n) / bw;
         p.server = static_cast<int>(sv - state.servers.data());
         p.server_lut = &srv_lut;
-        p.group = d.server + "|" + d.model + "/" + d.dataset + "|" + std::to_string(split);
+        p.group = group_ids.emplace(std::make_tuple(p.server, d.model, d.dataset, split), static_cast<int>(group_ids.size())).first->second;
       }
       return p;
     };
@@ -102,15 +120,16 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
 
   // Fixed point: rates -> batch sizes and server utilisation -> latencies -> rates.
   const double kDamping = 0.5;
-  std::map<std::string, double> group_rate;
+  std::vector<double> group_rate(group_ids.size(), 0);  // requests/s per batch group
   std::vector<double> server_load(state.servers.size(), 0);        // busy worker-seconds per second
   std::vector<double> server_batch_rate(state.servers.size(), 0);  // batches per second
   // What closed loops can have queued at a server at most (their in-flight requests' batch times), and
   // whether an open loop (no such bound) sends there.
   std::vector<double> server_closed_work(state.servers.size(), 0);
   std::vector<int> server_open_paths(state.servers.size(), 0);
+  std::vector<double> saturation_load(state.servers.size(), 0);
   auto evaluate = [&](bool update_rates) {
-    group_rate.clear();
+    std::fill(group_rate.begin(), group_rate.end(), 0.0);
     for (const auto& p : paths)
       if (p.to_server) group_rate[p.group] += p.lambda;
     std::fill(server_load.begin(), server_load.end(), 0.0);
@@ -173,15 +192,16 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
       double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
       p.lambda = p.lambda == 0 ? target : (1 - kDamping) * p.lambda + kDamping * target;
     }
-    // A saturated server cannot serve more than its workers: scale its paths down.
-    for (size_t j = 0; j < state.servers.size(); ++j) {
-      double load = 0;
-      for (const auto& p : paths)
-        if (p.to_server && p.server == static_cast<int>(j)) load += p.lambda * p.per_request_s;
-      const double cap = 0.999 * std::max(1, state.servers[j].workers);
-      if (load > cap)
-        for (auto& p : paths)
-          if (p.to_server && p.server == static_cast<int>(j)) p.lambda *= cap / load;
+    // A saturated server cannot serve more than its workers: scale its paths down. (Each server's
+    // load summed over its paths in path order, as a loop per server would.)
+    std::fill(saturation_load.begin(), saturation_load.end(), 0.0);
+    for (const auto& p : paths)
+      if (p.to_server) saturation_load[p.server] += p.lambda * p.per_request_s;
+    for (auto& p : paths) {
+      if (!p.to_server) continue;
+      const double load = saturation_load[p.server];
+      const double cap = 0.999 * std::max(1, state.servers[p.server].workers);
+      if (load > cap) p.lambda *= cap / load;
     }
   };
   for (int it = 0; it < 60; ++it) evaluate(true);
@@ -206,12 +226,11 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   }
   out.mean_latency_s = out.throughput_rps > 0 ? total_weighted / out.throughput_rps : 0;
   for (const auto& d : out.devices) out.mean_device_latency_s += d.latency_s / out.devices.size();
-  for (size_t j = 0; j < state.servers.size(); ++j) {
-    double load = 0;
-    for (const auto& p : paths)
-      if (p.to_server && p.server == static_cast<int>(j)) load += p.lambda * p.per_request_s;
-    out.server_utilisation[state.servers[j].id] = load / std::max(1, state.servers[j].workers);
-  }
+  std::fill(saturation_load.begin(), saturation_load.end(), 0.0);
+  for (const auto& p : paths)
+    if (p.to_server) saturation_load[p.server] += p.lambda * p.per_request_s;
+  for (size_t j = 0; j < state.servers.size(); ++j)
+    out.server_utilisation[state.servers[j].id] = saturation_load[j] / std::max(1, state.servers[j].workers);
   return out;
 }
 
@@ -226,7 +245,7 @@ Objective parse_objective(const std::string& text) {
 }
 
 double AnalyticEstimator::compare(const SystemState& state, const Scheme& a, const Scheme& b) const {
-  const Prediction pa = predict(state, a), pb = predict(state, b);
+  const Prediction pa = predict_cached(state, a), pb = predict_cached(state, b);
   const double scale = std::max({pa.throughput_rps, pb.throughput_rps, 1e-12});
   const double by_throughput = (pa.throughput_rps - pb.throughput_rps) / scale;
   const double by_latency =

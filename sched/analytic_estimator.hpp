@@ -3,6 +3,7 @@
 // bandwidths and an explicit queueing model of each edge server (batch window and size, workers).
 // Formulas in sched/README.md. Engine-free and deterministic.
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,9 @@ class AnalyticEstimator : public Estimator {
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
   double score(const SystemState& state, const Scheme& scheme) const override;
-  // > 0 when a is better. Objective throughput: higher system throughput (relative difference beyond
+  // > 0 when a is better. Keeps the last two predictions: a search compares many candidates with one
+  // incumbent, whose prediction is then computed once (thread-safe; equal inputs, the very same
+  // result). Objective throughput: higher system throughput (relative difference beyond
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
@@ -53,6 +56,16 @@ class AnalyticEstimator : public Estimator {
   Objective objective() const { return objective_; }
 
  private:
+  Prediction predict_cached(const SystemState& state, const Scheme& scheme) const;
+  struct Cached {
+    SystemState state;
+    Scheme scheme;
+    Prediction prediction;
+  };
+  mutable std::mutex cache_mutex_;
+  mutable std::vector<Cached> cache_;  // least recently used first; at most kCacheSize
+  static constexpr size_t kCacheSize = 2;
+
   const LutSet& luts_;
   ModelSpecs models_;
   Objective objective_;
