@@ -27,18 +27,7 @@ namespace fs = std::filesystem;
 
 namespace coinfer::cli {
 
-namespace {
-
-struct RunOptions {
-  std::string scenario;
-  std::string out;
-  std::vector<std::string> sets;
-  bool quiet = false;
-  bool timing = false;
-  std::vector<std::string> cfg, log;
-};
-
-void print_table(const RunResults& r, std::ostream& os) {
+void print_run_table(const RunResults& r, std::ostream& os) {
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %-14s %9s %7s %9s %9s %9s %9s %10s\n", "device", "strategy", "completed", "failed",
                 "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)", "J/infer");
@@ -53,6 +42,18 @@ void print_table(const RunResults& r, std::ostream& os) {
     os << line;
   }
 }
+
+namespace {
+
+struct RunOptions {
+  std::string scenario;
+  std::string out;
+  std::vector<std::string> sets;
+  bool quiet = false;
+  bool timing = false;
+  std::vector<std::string> cfg, log;
+};
+
 
 int run_command(const RunOptions& o) {
   auto phase_start = std::chrono::steady_clock::now();
@@ -101,7 +102,7 @@ int run_command(const RunOptions& o) {
   if (!o.quiet) {
     std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
               << " s simulated\n";
-    print_table(r, std::cout);
+    print_run_table(r, std::cout);
     if (!r.decisions.empty()) {
       int switches = 0;
       double total_wall = 0, max_wall = 0;

@@ -4,7 +4,12 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <ostream>
 #include <string>
+
+namespace coinfer {
+struct RunResults;
+}
 
 namespace coinfer::cli {
 
@@ -45,6 +50,10 @@ void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
 void register_plan(CLI::App& app, int& exit_code);       // plan (ACE-GNN's planning phase)
 void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
 void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
+
+// The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
+void print_run_table(const RunResults& r, std::ostream& os);
+void register_collect(CLI::App& app, int& exit_code);  // collect (journals of a real run -> results)
 
 // A program built beside this one (coinfer-profile, coinfer-rt).
 std::string companion_path(const std::string& program);

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_sweep(app, exit_code);
   coinfer::cli::register_plot(app, exit_code);
   coinfer::cli::register_report(app, exit_code);
+  coinfer::cli::register_collect(app, exit_code);
   coinfer::cli::register_profile(app, exit_code);
   coinfer::cli::register_runtime(app, exit_code);
   coinfer::cli::register_validate(app, exit_code);

@@ -133,4 +133,18 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
   return out;
 }
 
+std::string journal_device(const std::string& path) {
+  std::ifstream in(path);
+  std::string text;
+  for (int line = 0; line < 16 && std::getline(in, text); ++line) {  // the note comes first
+    try {
+      const json j = json::parse(text);
+      if (j.is_object() && j.value("ev", "") == "note" && j.contains("device") && j["device"].is_string()) return j["device"].get<std::string>();
+    } catch (const json::exception&) {
+      return "";
+    }
+  }
+  return "";
+}
+
 }  // namespace coinfer::hw

@@ -29,4 +29,8 @@ class JournalWriter {
 // is not a journal entry (a torn last line, written when the process was killed, is ignored).
 std::vector<RequestRecord> read_journal(const std::string& path);
 
+// The scenario device a journal belongs to: the value of its first {"ev":"note","device":ID} line
+// (the device runtime writes it first). "" when there is none (not a device journal).
+std::string journal_device(const std::string& path);
+
 }  // namespace coinfer::hw

@@ -35,6 +35,41 @@ before=$(ours)
 "$rt" testbed "$work/s.yaml" --loopback --out "$work/lo" --startup 2 > "$work/lo.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && [ -s "$work/lo/results.h5" ] && grep -q '"mode": "loopback"' "$work/lo/testbed.json" && ok || bad "loopback run: exit $rc: $(tail -5 $work/lo.txt)"
 
+# coinfer collect: the journals the testbed kept, merged by hand, give the testbed's own results (the
+# same requests, summary and decisions; only the run's end differs: the testbed measures it, collect
+# takes the last time a record mentions).
+coinfer="$(dirname "$rt")/coinfer"
+"$coinfer" collect "$work"/lo/logs/journal-*.jsonl "$work/lo/decisions.jsonl" --scenario "$work/s.yaml" --out "$work/col" > "$work/col.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && /usr/bin/python3 - "$work/lo" "$work/col" <<'PY' && ok || { bad "collect: exit $rc"; cat "$work/col.txt"; }
+import json, sys, h5py, numpy as np
+a, b = sys.argv[1], sys.argv[2]
+with h5py.File(a + "/results.h5") as fa, h5py.File(b + "/results.h5") as fb:
+    names = []
+    fa.visit(lambda n: names.append(n) if isinstance(fa[n], h5py.Dataset) and n.startswith(("requests/", "devices/", "decisions/", "events/")) else None)
+    assert any(n.startswith("requests/") for n in names), names
+    for n in names:
+        x, y = fa[n][()], fb[n][()]
+        assert x.shape == y.shape and (np.array_equal(x, y) or (x.dtype.kind == "f" and np.allclose(x, y, equal_nan=True, rtol=0, atol=0))), n
+sa, sb = json.load(open(a + "/summary.json")), json.load(open(b + "/summary.json"))
+assert sa["total"] == sb["total"] and sa["devices"] == sb["devices"], (sa["total"], sb["total"])
+assert open(a + "/decisions.jsonl").read() == open(b + "/decisions.jsonl").read()
+roles = [f["role"] for f in sb["data_files"]]
+assert roles.count("device journal") == 3 and roles.count("decisions journal") == 1, roles
+PY
+# Bad journals: exit 2 naming the file, nothing written.
+echo '{"ev":"note","device":"pi9"}' > "$work/pi9.jsonl"
+printf 'hello\n' > "$work/garbage.jsonl"
+for case in "pi9.jsonl:is not in the scenario" "garbage.jsonl:not a journal" "dup:a second journal of device 'pi0'" "decs:a second decisions journal"; do
+  what=${case%%:*}; frag=${case#*:}
+  case $what in
+    dup) args=("$work/lo/logs/journal-pi0.jsonl" "$work/lo/logs/journal-pi0.jsonl") ;;
+    decs) args=("$work/lo/decisions.jsonl" "$work/lo/decisions.jsonl") ;;
+    *) args=("$work/$what") ;;
+  esac
+  "$coinfer" collect "${args[@]}" --scenario "$work/s.yaml" --out "$work/colbad" > "$work/colbad.txt" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q -- "$frag" "$work/colbad.txt" && [ ! -e "$work/colbad" ] && ok || { bad "collect $what: exit $rc"; cat "$work/colbad.txt"; }
+done
+
 # Idle helpers: with one busy worker, the server forwards waiting batches to the idle device when the
 # shared policy (core/helper_forwarding.hpp) expects the helper to finish sooner, and relays its
 # results to the origin (loopback run). The helper is of the server's type (its LUT says it runs the
