@@ -36,6 +36,7 @@ struct CollectOptions {
   std::string scenario, out;
   std::vector<std::string> sets;
   double end_s = NAN;
+  double clock_tolerance_s = 0.005;
   bool quiet = false;
 };
 
@@ -99,17 +100,18 @@ int collect(CollectOptions o) {
                            ")");
     if (!from[static_cast<size_t>(i)].empty())
       throw InputError(SourceLocation{path, 0, 0}, "device", "a second journal of device '" + id + "' (the first: " + from[static_cast<size_t>(i)] + ")");
-    try {
-      journals[static_cast<size_t>(i)] = hw::read_journal(path);
-    } catch (const std::runtime_error& e) {
-      throw InputError(e.what());
-    }
-    for (auto& r : journals[static_cast<size_t>(i)]) r.device = i;  // the collecting scenario's numbering
     from[static_cast<size_t>(i)] = path;
     files.push_back({"device journal", path, "given on the command line (device " + id + ")"});
   }
   for (size_t i = 0; i < sc.devices.size(); ++i)
     if (from[i].empty()) log::warn("run", "no journal for device " + sc.devices[i].id + ": the results hold no request of it");
+  // Each journal onto the server's clock and time zero (hw/clock_sync.hpp), in the scenario's numbering.
+  std::vector<ClockRecord> clocks;
+  try {
+    journals = hw::read_journals_server_clock(sc, from, clocks, o.clock_tolerance_s, "run");
+  } catch (const std::runtime_error& e) {
+    throw InputError(e.what());
+  }
   if (decisions_from.empty()) log::warn("run", "no decisions journal (coinfer serve --decisions-out): the results hold no decision");
   // The run's end: given, else the last moment any record mentions (at least the end of arrivals).
   double end_s = o.end_s;
@@ -121,6 +123,7 @@ int collect(CollectOptions o) {
           if (std::isfinite(t)) end_s = std::max(end_s, t);
   }
   RunResults r = hw::merge_journals(sc, journals, std::move(decisions), end_s);
+  r.clocks = clocks;
   r.estimator = estimator_of(sc);
   r.data_files = run_data_files(sc, LutSet{});
   r.data_files.insert(r.data_files.end(), files.begin(), files.end());
@@ -148,6 +151,8 @@ void register_collect(CLI::App& app, int& exit_code) {
   cmd->add_option("--scenario", o->scenario, "the scenario the run played")->required();
   cmd->add_option("--set", o->sets, "override a scenario key (repeatable), as the run did");
   cmd->add_option("--out", o->out, "output folder")->required();
+  cmd->add_option("--clock-tolerance", o->clock_tolerance_s, "warn when a board's clock offset is known less well than this (s, default 0.005)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--end", o->end_s, "the run's end in seconds since its time zero (default: the last time a record mentions)");
   cmd->callback([o, &exit_code] {
     o->quiet = quiet("run");

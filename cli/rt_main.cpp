@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -109,6 +111,8 @@ int main(int argc, char** argv) {
   device->add_option("--work-threads-file", dv->work_threads_file,
                      "write the compute and upload threads' kernel ids here (a testbed caps them from outside)");
   device->add_option("--heartbeat", dv->heartbeat_s, "heartbeat interval in seconds (default 1)");
+  device->add_option("--clock-skew", dv->clock_skew_s, "testing: set this device's clock off by S seconds (the clock probes measure it)")
+      ->group("");  // hidden
   device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
   device->add_flag("--shape-latency", dv->shape_latency, "add the link latency to the uplink (testbeds without tc netem)");
   device->callback([&] {
@@ -145,6 +149,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"work", "process"}));
   testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
   testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
+  testbed->add_option("--clock-tolerance", tb->clock_tolerance_s,
+                      "warn when a board's clock offset is known less well than this many seconds (default 0.005)")
+      ->check(CLI::PositiveNumber);
+  auto tb_skews = std::make_shared<std::vector<std::string>>();
+  testbed->add_option("--device-clock-skew", *tb_skews, "testing: ID=S sets device ID's clock off by S seconds (repeatable)")->group("");
   testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
     exit_code = cli::guarded([&] {
@@ -154,6 +163,14 @@ int main(int argc, char** argv) {
         return 0;
       }
       tb->quiet = cli::quiet("testbed");
+      for (const auto& kv : *tb_skews) {
+        const auto eq = kv.find('=');
+        char* end = nullptr;
+        const double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
+        if (eq == std::string::npos || end == kv.c_str() + eq + 1 || *end != '\0' || !std::isfinite(v))
+          throw InputError(SourceLocation{"--device-clock-skew", 0, 0}, "--device-clock-skew", "expected ID=SECONDS, got '" + kv + "'");
+        tb->device_clock_skew_s[kv.substr(0, eq)] = v;
+      }
       if (tb->scenario.empty()) throw InputError(SourceLocation{"testbed", 0, 0}, "scenario", "a scenario file is required");
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");

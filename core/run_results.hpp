@@ -62,6 +62,14 @@ struct DataFileOrigin {
   std::string origin;  // "the working directory's project (/x)", "named by the scenario (luts)", ...
 };
 
+// How far a real run's board clock was from the server's (hw/clock_sync.hpp), as its journal says.
+struct ClockRecord {
+  std::string device;
+  double offset_s = 0;       // server clock minus the board's; its journal was moved by it
+  double uncertainty_s = 0;  // the estimate's error bound (half the best probe's round trip)
+  int samples = 0;           // probes answered
+};
+
 struct RunResults {
   std::string scenario, scenario_file;
   unsigned long long seed = 0;
@@ -86,6 +94,7 @@ struct RunResults {
   // line each, "device/model/dataset [i,j) batch b: method, error x %". Empty for a fully measured run.
   std::vector<std::string> estimated_lut_entries;
   std::vector<DataFileOrigin> data_files;  // every file the run's numbers came from
+  std::vector<ClockRecord> clocks;         // real runs: each board's clock against the server's
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 

@@ -66,8 +66,12 @@ struct DeviceRuntime::Impl {
   bool helper_running = false;
   bool finished = false;
   const std::atomic<bool>* stop = nullptr;
+  ClockEstimate clock;        // offset to the server's clock (reader thread only)
+  bool epochs_noted = false;  // the journal has both time zeros
+  int beats = 0;
 
-  double now() const { return unix_now() - opt.epoch_unix_s; }
+  double device_unix() const { return unix_now() + opt.clock_skew_s; }  // this device's clock
+  double now() const { return device_unix() - opt.epoch_unix_s; }
   void log(const std::string& s) const {
     if (opt.log) opt.log(s);
     else log::info("device", opt.device_id + ": " + s);
@@ -200,7 +204,7 @@ struct DeviceRuntime::Impl {
   void run_helper_task(const Job& job) {
     ResultHeader r;
     r.batch_size = 1;
-    r.t_batch_start = unix_now();
+    r.t_batch_start = device_unix();
     std::string out;
     try {
       models::SplitState st = models::deserialize(job.state_bytes);
@@ -213,7 +217,7 @@ struct DeviceRuntime::Impl {
       r.ok = false;
       r.error = std::string("helper failed: ") + e.what();
     }
-    r.t_batch_end = unix_now();
+    r.t_batch_end = device_unix();
     std::shared_ptr<Connection> c;
     {
       std::lock_guard<std::mutex> lock(m);
@@ -254,7 +258,7 @@ struct DeviceRuntime::Impl {
           torch::NoGradGuard no_grad;
           bytes = models::serialize(model->start(inputs[id % inputs.size()]));
         }
-        const std::string payload = pack_task(TaskHeader{split, opt.device_id, unix_now()}, bytes);
+        const std::string payload = pack_task(TaskHeader{split, opt.device_id, device_unix()}, bytes);
         const std::uint64_t before = c->bytes_sent();
         c->send({MsgType::task, static_cast<std::uint64_t>(id), payload}, Seconds(60));
         sent = c->bytes_sent() - before;
@@ -320,7 +324,12 @@ struct DeviceRuntime::Impl {
     if (!reply) throw ConnectionClosed("no answer to the registration");
     if (reply->type == MsgType::error) throw Refused("the server refused the registration: " + decode_error(reply->payload));
     if (reply->type != MsgType::registered) throw ConnectionClosed("unexpected answer to the registration");
-    apply(decode_assignment(reply->payload));
+    const Assignment a = decode_assignment(reply->payload);
+    if (a.epoch_unix_s > 0 && !epochs_noted) {
+      journal->epochs(opt.epoch_unix_s, a.epoch_unix_s);
+      epochs_noted = true;
+    }
+    apply(a);
     return c;
   }
 
@@ -340,7 +349,12 @@ struct DeviceRuntime::Impl {
             cv.notify_all();
             break;
           }
-          case MsgType::heartbeat: break;
+          case MsgType::heartbeat: {
+            const double t4 = device_unix();
+            const ClockEcho e = decode_clock_echo(f->payload);
+            if (e.t1 > 0 && clock.add(clock_sample(e.t1, e.t2, e.t3, t4))) journal->clock(clock.offset_s(), clock.uncertainty_s(), clock.samples());
+            break;
+          }
           case MsgType::error: log("server said: " + decode_error(f->payload)); break;
           default: throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " from the server");
         }
@@ -410,11 +424,13 @@ struct DeviceRuntime::Impl {
             s.unfinished = static_cast<int>(rq->unfinished());
             s.busy = rq->unfinished() > 0;
           }
+          s.probe_t1 = device_unix();
           try {
             c->send({MsgType::heartbeat, 0, encode(s)}, Seconds(2));
           } catch (const std::exception&) {
           }
-          next_beat = now() + opt.heartbeat_s;
+          // The first probes come quickly, for a clock estimate before much is recorded.
+          next_beat = now() + (++beats < 5 ? std::min(0.1, opt.heartbeat_s) : opt.heartbeat_s);
         }
         std::this_thread::sleep_for(Seconds(0.1));
       }
@@ -492,7 +508,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   } else {
     for (int i = 0; i < 4; ++i) I.inputs.push_back(models::generate_sample(I.spec.dataset, I.sc.seed, i).sample);
   }
-  if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
+  if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
   I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
   I.journal->note("device", I.opt.device_id);
   I.rq = std::make_unique<DeviceRequests>(I.index, I.sc.server_index(d.server), I.n, dp_router, *I.journal);

@@ -41,6 +41,9 @@ struct DeviceOptions {
   bool shape_latency = false;      // add the one-way link latency to the uplink (no tc netem)
   std::string input_file;          // optional dataset file (io/dataset_h5.hpp layouts)
   double heartbeat_s = 1.0;
+  // Testing: seconds added to every reading of this device's clock (a board whose clock is off). The
+  // clock probes (hw/clock_sync.hpp) measure it, and the journal merge takes it out.
+  double clock_skew_s = 0;
   // Emulating a slower device on the threads that do its work (compute, serialisation, compression)
   // only: 0 = no such cap (the caller may cap the whole process instead). hw/cpu_cap.hpp for_threads.
   double work_cpu_cores = 0;

@@ -148,6 +148,7 @@ struct EdgeServer::Impl {
         handlers[index] = h;
         a.strategy = rescheduler->strategy(index).to_string();
         a.helper = rescheduler->is_helper(index);
+        a.epoch_unix_s = opt.epoch_unix_s;  // the device's journal is put on this time zero (hw/clock_sync.hpp)
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
         // The devices the scenario has from the start make up the start decision together.
         if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
@@ -206,11 +207,21 @@ struct EdgeServer::Impl {
           if (now() - last_heard > 5 * opt.heartbeat_s) throw ConnectionClosed("silent for " + std::to_string(5 * opt.heartbeat_s) + " s");
           continue;
         }
+        const double t_arrived = unix_now();  // t2 of a clock probe
         last_heard = now();
         switch (f->type) {
           case MsgType::task: on_task(h, *f); break;
           case MsgType::result: on_helper_result(h, *f); break;
-          case MsgType::heartbeat: on_status(h, decode_status(f->payload)); break;
+          case MsgType::heartbeat: {
+            const DeviceStatus st = decode_status(f->payload);
+            if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
+              ClockEcho e{st.probe_t1, t_arrived, 0};
+              e.t3 = unix_now();
+              h->conn->send({MsgType::heartbeat, 0, encode(e)}, Seconds(2));
+            }
+            on_status(h, st);
+            break;
+          }
           case MsgType::error: throw ConnectionClosed("device said: " + decode_error(f->payload));
           default: throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from a device");
         }

@@ -4,9 +4,32 @@
 #include <cmath>
 
 #include "core/bandwidth_schedule.hpp"
+#include "core/log.hpp"
 #include "core/metrics.hpp"
+#include "core/text_util.hpp"
+#include "hw/record_journal.hpp"
 
 namespace coinfer::hw {
+
+std::vector<std::vector<RequestRecord>> read_journals_server_clock(const Scenario& sc, const std::vector<std::string>& paths,
+                                                                   std::vector<ClockRecord>& clocks, double tolerance_s,
+                                                                   const std::string& warn_as) {
+  std::vector<std::vector<RequestRecord>> journals(sc.devices.size());
+  for (size_t i = 0; i < paths.size() && i < sc.devices.size(); ++i) {
+    if (paths[i].empty()) continue;
+    JournalClock c;
+    journals[i] = read_journal_server_clock(paths[i], &c);
+    for (auto& r : journals[i]) r.device = static_cast<std::int32_t>(i);
+    clocks.push_back({sc.devices[i].id, c.offset_s, c.uncertainty_s, c.samples});
+    if (std::isnan(c.offset_s))
+      log::warn(warn_as, "device " + sc.devices[i].id + ": no clock estimate in its journal; its times are on its own clock");
+    else if (c.uncertainty_s > tolerance_s)
+      log::warn(warn_as, "device " + sc.devices[i].id + ": clock offset " + strprintf("%.4f", c.offset_s) + " s known only to +-" +
+                             strprintf("%.4f", c.uncertainty_s) + " s (more than " + strprintf("%.4f", tolerance_s) +
+                             " s): its times relative to the server's are that uncertain");
+  }
+  return journals;
+}
 
 RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals,
                           std::vector<DecisionRecord> decisions, double end_s) {

@@ -63,11 +63,17 @@ std::string encode(const Registration& r) {
               {"dataset", r.dataset},  {"generates", r.generates}, {"hmac", r.hmac}}
       .dump();
 }
-std::string encode(const Assignment& a) { return json{{"strategy", a.strategy}, {"helper", a.helper}}.dump(); }
-std::string encode(const DeviceStatus& s) {
-  return json{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy}}
-      .dump();
+std::string encode(const Assignment& a) {
+  json j{{"strategy", a.strategy}, {"helper", a.helper}};
+  if (a.epoch_unix_s > 0) j["epoch_unix_s"] = a.epoch_unix_s;
+  return j.dump();
 }
+std::string encode(const DeviceStatus& s) {
+  json j{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy}};
+  if (s.probe_t1 > 0) j["probe_t1"] = s.probe_t1;
+  return j.dump();
+}
+std::string encode(const ClockEcho& e) { return json{{"t1", e.t1}, {"t2", e.t2}, {"t3", e.t3}}.dump(); }
 std::string encode_error(const std::string& message) { return json{{"error", message}}.dump(); }
 
 Hello decode_hello(const std::string& p) {
@@ -87,7 +93,19 @@ Registration decode_registration(const std::string& p) {
 }
 Assignment decode_assignment(const std::string& p) {
   json j = parse(p, "scheduling");
-  return {field<std::string>(j, "strategy", "scheduling"), field<bool>(j, "helper", "scheduling")};
+  Assignment a{field<std::string>(j, "strategy", "scheduling"), field<bool>(j, "helper", "scheduling")};
+  if (j.contains("epoch_unix_s")) a.epoch_unix_s = field<double>(j, "epoch_unix_s", "scheduling");
+  return a;
+}
+ClockEcho decode_clock_echo(const std::string& p) {
+  ClockEcho e;
+  if (p.empty()) return e;
+  json j = parse(p, "heartbeat");
+  if (!j.contains("t1")) return e;
+  e.t1 = field<double>(j, "t1", "heartbeat");
+  e.t2 = field<double>(j, "t2", "heartbeat");
+  e.t3 = field<double>(j, "t3", "heartbeat");
+  return e;
 }
 DeviceStatus decode_status(const std::string& p) {
   json j = parse(p, "heartbeat");
@@ -96,6 +114,7 @@ DeviceStatus decode_status(const std::string& p) {
   s.queue_length = field<int>(j, "queue", "heartbeat");
   s.unfinished = field<int>(j, "unfinished", "heartbeat");
   s.busy = field<bool>(j, "busy", "heartbeat");
+  if (j.contains("probe_t1")) s.probe_t1 = field<double>(j, "probe_t1", "heartbeat");
   return s;
 }
 std::string decode_error(const std::string& p) { return field<std::string>(parse(p, "error"), "error", "error"); }

@@ -28,12 +28,19 @@ struct Registration {
 struct Assignment {        // registered and scheduling messages
   std::string strategy;    // Strategy::to_string()
   bool helper = false;     // may be sent pending server work
+  double epoch_unix_s = 0; // registered only: the server's time zero (Unix s, its clock); 0 = not sent
 };
 
 struct DeviceStatus {      // heartbeat from a device
   double bandwidth_mbps = 0;  // the device's current estimate of its link
   int queue_length = 0, unfinished = 0;
   bool busy = false;
+  double probe_t1 = 0;     // the device's clock when it sent this (Unix s); 0 = no clock probe
+};
+
+struct ClockEcho {         // heartbeat from the server answering a clock probe (hw/clock_sync.hpp)
+  double t1 = 0;           // the probe's t1, echoed
+  double t2 = 0, t3 = 0;   // the server's clock when the probe arrived and when this leaves
 };
 
 struct TaskHeader {
@@ -61,6 +68,9 @@ Registration decode_registration(const std::string&);
 Assignment decode_assignment(const std::string&);
 DeviceStatus decode_status(const std::string&);
 std::string decode_error(const std::string&);
+std::string encode(const ClockEcho& e);
+// A server heartbeat: its clock echo, or nothing (t1 = 0) for a plain heartbeat.
+ClockEcho decode_clock_echo(const std::string& p);
 
 std::string pack_task(const TaskHeader& h, const std::string& state_bytes);
 TaskHeader unpack_task(const std::string& payload, std::string& state_bytes);

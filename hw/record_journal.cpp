@@ -92,6 +92,12 @@ void JournalWriter::done(const RequestRecord& r) {
 }
 
 void JournalWriter::note(const std::string& key, const std::string& value) { line(json{{"ev", "note"}, {key, value}}.dump()); }
+void JournalWriter::epochs(double device_unix_s, double server_unix_s) {
+  line(json{{"ev", "epochs"}, {"device_unix_s", device_unix_s}, {"server_unix_s", server_unix_s}}.dump());
+}
+void JournalWriter::clock(double offset_s, double uncertainty_s, int samples) {
+  line(json{{"ev", "clock"}, {"offset_s", offset_s}, {"uncertainty_s", uncertainty_s}, {"samples", samples}}.dump());
+}
 
 std::vector<RequestRecord> read_journal(const std::string& path) {
   std::ifstream in(path);
@@ -113,7 +119,7 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
     }
     try {
       const std::string ev = j.at("ev").get<std::string>();
-      if (ev == "note") continue;
+      if (ev == "note" || ev == "epochs" || ev == "clock") continue;
       RequestRecord r = from_json(j);
       if (ev == "created") {
         r.status = RequestRecord::Status::failed;
@@ -145,6 +151,38 @@ std::string journal_device(const std::string& path) {
     }
   }
   return "";
+}
+
+JournalClock read_journal_clock(const std::string& path) {
+  JournalClock c;
+  std::ifstream in(path);
+  std::string text;
+  while (std::getline(in, text)) {
+    if (text.find("\"epochs\"") == std::string::npos && text.find("\"clock\"") == std::string::npos) continue;
+    try {
+      const json j = json::parse(text);
+      const std::string ev = j.value("ev", "");
+      if (ev == "epochs") {
+        c.device_epoch_unix_s = j.at("device_unix_s").get<double>();
+        c.server_epoch_unix_s = j.at("server_unix_s").get<double>();
+      } else if (ev == "clock") {
+        c.offset_s = j.at("offset_s").get<double>();
+        c.uncertainty_s = j.at("uncertainty_s").get<double>();
+        c.samples = j.at("samples").get<int>();
+      }
+    } catch (const json::exception&) {
+      // a torn line: read_journal reports malformed lines where they matter
+    }
+  }
+  return c;
+}
+
+std::vector<RequestRecord> read_journal_server_clock(const std::string& path, JournalClock* clock) {
+  std::vector<RequestRecord> records = read_journal(path);
+  const JournalClock c = read_journal_clock(path);
+  correct_to_server_clock(records, c);
+  if (clock) *clock = c;
+  return records;
 }
 
 }  // namespace coinfer::hw

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/request_record.hpp"
+#include "hw/clock_sync.hpp"
 
 namespace coinfer::hw {
 
@@ -18,6 +19,10 @@ class JournalWriter {
   void created(const RequestRecord& r);
   void done(const RequestRecord& r);
   void note(const std::string& key, const std::string& value);  // {"ev":"note", key: value}
+  // {"ev":"epochs","device_unix_s":..,"server_unix_s":..}: both time zeros, each on its own clock.
+  void epochs(double device_unix_s, double server_unix_s);
+  // {"ev":"clock","offset_s":..,"uncertainty_s":..,"samples":..}: a better clock offset estimate.
+  void clock(double offset_s, double uncertainty_s, int samples);
 
  private:
   void line(const std::string& text);
@@ -28,6 +33,13 @@ class JournalWriter {
 // Records of a journal, ordered by id. Throws std::runtime_error naming the file and line when a line
 // is not a journal entry (a torn last line, written when the process was killed, is ignored).
 std::vector<RequestRecord> read_journal(const std::string& path);
+
+// What the journal says about clocks: its last "epochs" and "clock" lines (NaN where absent).
+JournalClock read_journal_clock(const std::string& path);
+
+// read_journal, moved onto the server's clock and time zero by what the journal says
+// (correct_to_server_clock); `clock`, if given, receives it.
+std::vector<RequestRecord> read_journal_server_clock(const std::string& path, JournalClock* clock = nullptr);
 
 // The scenario device a journal belongs to: the value of its first {"ev":"note","device":ID} line
 // (the device runtime writes it first). "" when there is none (not a device journal).

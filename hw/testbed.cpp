@@ -309,6 +309,8 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                              "--records", work + "/device-" + std::to_string(i) + ".jsonl"});
     argv.insert(argv.end(), common.begin(), common.end());
     if (o.device_cpu_cores > 0 && cap_scope == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
+    if (auto skew = o.device_clock_skew_s.find(sc.devices[i].id); skew != o.device_clock_skew_s.end())
+      argv.insert(argv.end(), {"--clock-skew", format_double(skew->second)});
     setup.children.push_back(start_logged(argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
     // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
     if (o.device_cpu_cores > 0 && cap_scope == "process") setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid(), o.device_cpu_cores));
@@ -386,10 +388,13 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   server->stop(10);
 
   // Merge every device's journal into the simulator's schema (hw/journal_merge.hpp).
-  std::vector<std::vector<RequestRecord>> journals(nd);
+  // Each journal is moved onto the server's clock first (hw/clock_sync.hpp).
+  std::vector<std::string> journal_paths(nd);
+  for (int i = 0; i < nd; ++i)
+    if (fs::exists(work + "/device-" + std::to_string(i) + ".jsonl")) journal_paths[i] = work + "/device-" + std::to_string(i) + ".jsonl";
+  std::vector<ClockRecord> clocks;
+  const std::vector<std::vector<RequestRecord>> journals = read_journals_server_clock(sc, journal_paths, clocks, o.clock_tolerance_s, "testbed");
   for (int i = 0; i < nd; ++i) {
-    const std::string journal = work + "/device-" + std::to_string(i) + ".jsonl";
-    if (fs::exists(journal)) journals[i] = read_journal(journal);
     const int status = setup.children[i + 1].status();
     if (status != 0) {
       log::warn("testbed", "device " + sc.devices[i].id + " ended with " + describe_exit_status(status) + " (see " + o.out + "/logs/device-" +
@@ -400,6 +405,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   std::vector<DecisionRecord> decisions;
   if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
   RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch);
+  r.clocks = clocks;
   r.estimator = estimator_of(sc);
   data_path("models");  // resolved the same way by the server and device processes
   r.data_files = run_data_files(sc, load_scenario_luts(sc));

@@ -9,6 +9,7 @@
 // namespaces it says so and falls back to loopback with shaping inside the middleware.
 // Torch-free: it only starts processes.
 #include <atomic>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct TestbedOptions {
   int threads = 1;                 // LibTorch threads per device and per server worker
   bool quiet = false;
   double startup_s = 4;            // time given to processes to load models before time zero
+  // Testing: device id -> seconds its clock is set off by (coinfer device --clock-skew).
+  std::map<std::string, double> device_clock_skew_s;
+  double clock_tolerance_s = 0.005;  // warn when a board's clock offset is known less well than this
 };
 
 // Largest number of devices the testbed creates (address plan 10.201.<i>.0/24, i < 250).

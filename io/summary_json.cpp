@@ -50,6 +50,13 @@ std::string summary_json_text(const RunResults& r) {
     j["estimated_lut_entries"] = {{"count", r.estimated_lut_entries.size()},
                                   {"note", "LUT entries estimated by fitted regressors (coinfer lut fill), allowed by luts_fill: allow"},
                                   {"entries", r.estimated_lut_entries}};
+  if (!r.clocks.empty()) {
+    nlohmann::ordered_json clocks = nlohmann::ordered_json::object();
+    for (const auto& c : r.clocks)
+      clocks[c.device] = {{"offset_s", number(c.offset_s)}, {"uncertainty_s", number(c.uncertainty_s)}, {"samples", c.samples}};
+    j["clock"] = {{"note", "each board's journal moved onto the server's clock by this offset (NTP-style probes over heartbeats)"},
+                  {"devices", clocks}};
+  }
   if (!r.data_files.empty()) {
     nlohmann::ordered_json files = nlohmann::ordered_json::array();
     for (const auto& f : r.data_files) files.push_back({{"role", f.role}, {"path", f.path}, {"origin", f.origin}});

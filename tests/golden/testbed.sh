@@ -56,6 +56,29 @@ assert open(a + "/decisions.jsonl").read() == open(b + "/decisions.jsonl").read(
 roles = [f["role"] for f in sb["data_files"]]
 assert roles.count("device journal") == 3 and roles.count("decisions journal") == 1, roles
 PY
+# Clocks (hw/clock_sync.hpp): pi1's clock set 3 s ahead. Its clock probes measure the offset, and the
+# merged records of pi1 are on the server's clock: creation before the server received the upload,
+# the result after the server's batch ended (the raw journal is 3 s off).
+"$rt" testbed "$work/s.yaml" --loopback --out "$work/skew" --startup 2 --device-clock-skew pi1=3 > "$work/skew.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && /usr/bin/python3 - "$work/skew" <<'PY' && ok || { bad "clock skew: exit $rc"; tail -5 "$work/skew.txt"; }
+import json, sys, h5py, numpy as np
+d = sys.argv[1]
+clock = json.load(open(d + "/summary.json"))["clock"]["devices"]
+assert abs(clock["pi1"]["offset_s"] + 3) < 0.01 and clock["pi1"]["uncertainty_s"] < 0.01, clock
+assert abs(clock["pi0"]["offset_s"]) < 0.01, clock
+with h5py.File(d + "/results.h5") as f:
+    g = f["requests"]
+    dev = g["device"][()]
+    created, up, b_end, result = (g[k][()] for k in ("t_created", "t_uplink_end", "t_batch_end", "t_result"))
+m = (dev == 1) & np.isfinite(up) & np.isfinite(result)
+assert m.sum() > 5, m.sum()
+tol = clock["pi1"]["uncertainty_s"] + 1e-3
+assert np.all(created[m] <= up[m] + tol) and np.all(b_end[m] <= result[m] + tol), "pi1's times are not on the server's clock"
+raw = [json.loads(l) for l in open(d + "/logs/journal-pi1.jsonl") if '"done"' in l]
+r = next(x for x in raw if x.get("t_uplink_end") is not None)
+assert r["t_created"] - r["t_uplink_end"] > 2.5, r  # uncorrected: 3 s off
+PY
+
 # Bad journals: exit 2 naming the file, nothing written.
 echo '{"ev":"note","device":"pi9"}' > "$work/pi9.jsonl"
 printf 'hello\n' > "$work/garbage.jsonl"
