@@ -56,21 +56,15 @@ struct RunOptions {
 
 
 int run_command(const RunOptions& o) {
-  auto phase_start = std::chrono::steady_clock::now();
-  auto phase = [&phase_start](const char* what) {
-    const auto now = std::chrono::steady_clock::now();
-    if (log::enabled(log::Level::debug, "run"))
-      log::debug("run", strprintf("%s: %.3f s", what, std::chrono::duration<double>(now - phase_start).count()));
-    phase_start = now;
-  };
+  log::PhaseTimer phase("run");  // coinfer -v: where the time goes
   Scenario s = load_scenario(o.scenario, o.sets);
-  phase("loaded the scenario");
+  phase.mark("loaded the scenario");
   const std::string out = o.out.empty() ? "results/" + s.name : o.out;
   check_output_folder(out, "--out");
   ModelCatalog models = ModelCatalog::load(data_path("models"));
-  phase("loaded the model specs");
+  phase.mark("loaded the model specs");
   LutSet luts = load_scenario_luts(s);
-  phase("loaded the LUTs");
+  phase.mark("loaded the LUTs");
   sim::SimulationOptions so;
   so.engine_config = o.cfg;
   so.engine_log = o.log;
@@ -83,7 +77,7 @@ int run_command(const RunOptions& o) {
   RunResults r = sim::run_simulation(s, models, luts, so);
   r.data_files = run_data_files(s, luts);
   progress.finish();
-  phase("simulated (sim/: checks, platform, actors, engine)");
+  phase.mark("simulated (sim/: checks, platform, actors, engine)");
   if (!r.estimated_lut_entries.empty()) {
     log::warn("run", strprintf("%zu LUT entries this run may consult are ESTIMATED by fitted regressors, not measured (luts_fill: allow); "
                                "listed in summary.json (estimated_lut_entries); first: %s",
@@ -96,7 +90,7 @@ int run_command(const RunOptions& o) {
   write_text_atomic(staged.path("timing.json"), timing_json_text(r));
   write_text_atomic(staged.path("decisions.jsonl"), decisions_jsonl_text(r.decisions));
   staged.commit();
-  phase("wrote the results");
+  phase.mark("wrote the results");
   if (o.timing)
     std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);  // asked for: not a log message
   if (!o.quiet) {

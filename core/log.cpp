@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
 
@@ -109,6 +110,18 @@ void set_from_flags(int verbose, bool quiet) {
   if (spec.empty()) return;
   set_levels(spec, verbose > 0 ? "--verbose" : "--quiet");
   ::setenv("COINFER_LOG", spec.c_str(), 1);
+}
+
+namespace {
+double steady_seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+}  // namespace
+
+PhaseTimer::PhaseTimer(std::string category) : category_(std::move(category)), last_s_(steady_seconds()) {}
+
+void PhaseTimer::mark(const std::string& what) {
+  const double now = steady_seconds();
+  if (enabled(Level::debug, category_)) debug(category_, what + ": " + strprintf("%.3f", now - last_s_) + " s");
+  last_s_ = now;
 }
 
 }  // namespace coinfer::log

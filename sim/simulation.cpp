@@ -139,15 +139,9 @@ void validate_simulation(const Scenario& s, const ModelCatalog& models, const Lu
 RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options) {
   // Where set-up time goes (coinfer -v): checks, platform, actors, then the engine's run.
-  auto phase_start = std::chrono::steady_clock::now();
-  auto phase = [&phase_start](const char* what) {
-    const auto now = std::chrono::steady_clock::now();
-    if (log::enabled(log::Level::debug, "run"))
-      log::debug("run", strprintf("%s: %.3f s", what, std::chrono::duration<double>(now - phase_start).count()));
-    phase_start = now;
-  };
+  log::PhaseTimer phase("run");  // coinfer -v: where the time goes
   check_scenario_against(s, models, luts);
-  phase("checked the scenario against the models and LUTs");
+  phase.mark("checked the scenario against the models and LUTs");
 
   int argc = 1;
   char name[] = "coinfer";
@@ -181,7 +175,7 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   // Each actor gets its own slice of the run: its spec, LUTs, peers' mailboxes.
   Platform platform;
   build_platform(s, platform);
-  phase("built the platform");
+  phase.mark("built the platform");
   RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
   const size_t nd = s.devices.size(), ns = s.servers.size();
   std::vector<const ModelSpec*> device_models;  // the catalog's, one per (model, dataset)
@@ -295,10 +289,10 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
       }
     })->daemonize();
   }
-  phase("created the actors");
+  phase.mark("created the actors");
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
-  phase("simulated");
+  phase.mark("simulated");
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (!monitor.failure().empty())
     throw InputError(s.scheduler.where, "scheduler", "the run stopped " + monitor.failure());
