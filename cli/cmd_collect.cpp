@@ -107,8 +107,9 @@ int collect(CollectOptions o) {
     if (from[i].empty()) log::warn("run", "no journal for device " + sc.devices[i].id + ": the results hold no request of it");
   // Each journal onto the server's clock and time zero (hw/clock_sync.hpp), in the scenario's numbering.
   std::vector<ClockRecord> clocks;
+  std::vector<hw::PowerReadings> power;
   try {
-    journals = hw::read_journals_server_clock(sc, from, clocks, o.clock_tolerance_s, "run");
+    journals = hw::read_journals_server_clock(sc, from, clocks, o.clock_tolerance_s, "run", &power);
   } catch (const std::runtime_error& e) {
     throw InputError(e.what());
   }
@@ -122,7 +123,7 @@ int collect(CollectOptions o) {
         for (double t : {r.t_created, r.t_device_end, r.t_batch_end, r.t_result})
           if (std::isfinite(t)) end_s = std::max(end_s, t);
   }
-  RunResults r = hw::merge_journals(sc, journals, std::move(decisions), end_s);
+  RunResults r = hw::merge_journals(sc, journals, std::move(decisions), end_s, &power);
   r.clocks = clocks;
   r.estimator = estimator_of(sc);
   r.data_files = run_data_files(sc, LutSet{});

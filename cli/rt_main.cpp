@@ -111,6 +111,8 @@ int main(int argc, char** argv) {
   device->add_option("--work-threads-file", dv->work_threads_file,
                      "write the compute and upload threads' kernel ids here (a testbed caps them from outside)");
   device->add_option("--heartbeat", dv->heartbeat_s, "heartbeat interval in seconds (default 1)");
+  device->add_option("--power-command", dv->power_command,
+                     "a command printing this board's power draw in watts, one reading per line (energy measured; hw/README.md)");
   device->add_option("--clock-skew", dv->clock_skew_s, "testing: set this device's clock off by S seconds (the clock probes measure it)")
       ->group("");  // hidden
   device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
@@ -152,6 +154,8 @@ int main(int argc, char** argv) {
   testbed->add_option("--clock-tolerance", tb->clock_tolerance_s,
                       "warn when a board's clock offset is known less well than this many seconds (default 0.005)")
       ->check(CLI::PositiveNumber);
+  auto tb_meters = std::make_shared<std::vector<std::string>>();
+  testbed->add_option("--device-power-command", *tb_meters, "testing: ID=COMMAND gives device ID a power meter (repeatable)")->group("");
   auto tb_skews = std::make_shared<std::vector<std::string>>();
   testbed->add_option("--device-clock-skew", *tb_skews, "testing: ID=S sets device ID's clock off by S seconds (repeatable)")->group("");
   testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
@@ -170,6 +174,12 @@ int main(int argc, char** argv) {
         if (eq == std::string::npos || end == kv.c_str() + eq + 1 || *end != '\0' || !std::isfinite(v))
           throw InputError(SourceLocation{"--device-clock-skew", 0, 0}, "--device-clock-skew", "expected ID=SECONDS, got '" + kv + "'");
         tb->device_clock_skew_s[kv.substr(0, eq)] = v;
+      }
+      for (const auto& kv : *tb_meters) {
+        const auto eq = kv.find('=');
+        if (eq == std::string::npos || eq + 1 == kv.size())
+          throw InputError(SourceLocation{"--device-power-command", 0, 0}, "--device-power-command", "expected ID=COMMAND, got '" + kv + "'");
+        tb->device_power_command[kv.substr(0, eq)] = kv.substr(eq + 1);
       }
       if (tb->scenario.empty()) throw InputError(SourceLocation{"testbed", 0, 0}, "scenario", "a scenario file is required");
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";

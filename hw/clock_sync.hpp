@@ -48,5 +48,7 @@ struct JournalClock {
 // (t_uplink_end, t_queued, t_batch_start/end) came from the server's clock, made relative to the
 // device's time zero. Without an offset estimate only the time zeros are reconciled.
 void correct_to_server_clock(std::vector<RequestRecord>& records, const JournalClock& clock);
+// What correct_to_server_clock adds to a device-stamped time.
+double device_time_shift(const JournalClock& clock);
 
 }  // namespace coinfer::hw

@@ -3,10 +3,13 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
 
+#include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <iostream>
@@ -28,6 +31,7 @@
 #include "hw/protocol.hpp"
 #include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
+#include "io/child_process.hpp"
 #include "io/dataset_h5.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
@@ -66,6 +70,7 @@ struct DeviceRuntime::Impl {
   bool helper_running = false;
   bool finished = false;
   const std::atomic<bool>* stop = nullptr;
+  Child meter;               // the power meter command (opt.power_command), if any
   ClockEstimate clock;        // offset to the server's clock (reader thread only)
   bool epochs_noted = false;  // the journal has both time zeros
   int beats = 0;
@@ -380,6 +385,8 @@ struct DeviceRuntime::Impl {
       if (opt.log) opt.log("compute and upload threads capped: " + work_cap->description());
     }
     // The work threads start (idle) before time zero, so that a testbed can cap them before the run.
+    std::thread power;
+    if (meter.pid() > 0) power = std::thread([this] { meter_loop(); });
     std::thread compute([this] { compute_loop(); });
     std::thread upload([this] { upload_loop(); });
     while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
@@ -449,8 +456,37 @@ struct DeviceRuntime::Impl {
     arrivals.join();
     compute.join();
     upload.join();
+    if (power.joinable()) power.join();
+    meter.close_channel();
+    if (meter.pid() > 0) meter.stop(1);
     if (!fatal.empty()) throw Refused(fatal);
     return rq->failed();
+  }
+
+  // Reads the power meter's lines until the run stops: each reading journaled at its time.
+  void meter_loop() {
+    std::string buffer;
+    char buf[4096];
+    while (!stopping() && meter.channel() >= 0) {
+      pollfd p{meter.channel(), POLLIN, 0};
+      if (::poll(&p, 1, 200) <= 0) continue;
+      const ssize_t n = ::read(meter.channel(), buf, sizeof buf);
+      if (n <= 0) {
+        log("the power meter stopped (" + describe_exit_status(meter.wait()) + "); energy after this is not measured");
+        return;
+      }
+      buffer.append(buf, static_cast<size_t>(n));
+      for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+        const std::string line = buffer.substr(0, nl);
+        buffer.erase(0, nl + 1);
+        const size_t at = line.find_first_of("0123456789.");
+        if (at == std::string::npos) continue;
+        char* end = nullptr;
+        const double w = std::strtod(line.c_str() + at, &end);
+        if (end != line.c_str() + at && std::isfinite(w) && w >= 0) journal->power(now(), w);
+      }
+      if (buffer.size() > 65536) buffer.clear();  // no line ending: not a meter's output
+    }
   }
 
   // True when the device's run is over: arrivals ended and nothing is unfinished, or the drain ran out.
@@ -511,6 +547,16 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
   I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
   I.journal->note("device", I.opt.device_id);
+  if (!I.opt.power_command.empty()) {
+    ChildSpec meter;
+    meter.argv = split_command_line(I.opt.power_command, SourceLocation{"--power-command", 0, 0}, "--power-command");
+    meter.connect_stdio = true;
+    try {
+      I.meter = Child::start(meter);
+    } catch (const std::exception& e) {
+      throw InputError(SourceLocation{"--power-command", 0, 0}, "--power-command", e.what());
+    }
+  }
   I.rq = std::make_unique<DeviceRequests>(I.index, I.sc.server_index(d.server), I.n, dp_router, *I.journal);
 }
 

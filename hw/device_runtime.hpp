@@ -44,6 +44,11 @@ struct DeviceOptions {
   // Testing: seconds added to every reading of this device's clock (a board whose clock is off). The
   // clock probes (hw/clock_sync.hpp) measure it, and the journal merge takes it out.
   double clock_skew_s = 0;
+  // A power meter: a command printing the board's draw in watts, one reading per line (the first number
+  // on each line; e.g. a script around tegrastats or an INA219), started with the device and stopped at
+  // its end. Its readings go into the journal; the merge integrates them over the measurement window.
+  // "" = no meter (energy is then not measured: NaN).
+  std::string power_command;
   // Emulating a slower device on the threads that do its work (compute, serialisation, compression)
   // only: 0 = no such cap (the caller may cap the whole process instead). hw/cpu_cap.hpp for_threads.
   double work_cpu_cores = 0;

@@ -13,12 +13,17 @@ namespace coinfer::hw {
 
 std::vector<std::vector<RequestRecord>> read_journals_server_clock(const Scenario& sc, const std::vector<std::string>& paths,
                                                                    std::vector<ClockRecord>& clocks, double tolerance_s,
-                                                                   const std::string& warn_as) {
+                                                                   const std::string& warn_as, std::vector<PowerReadings>* power) {
   std::vector<std::vector<RequestRecord>> journals(sc.devices.size());
+  if (power) power->assign(sc.devices.size(), {});
   for (size_t i = 0; i < paths.size() && i < sc.devices.size(); ++i) {
     if (paths[i].empty()) continue;
     JournalClock c;
     journals[i] = read_journal_server_clock(paths[i], &c);
+    if (power) {
+      (*power)[i] = read_journal_power(paths[i]);
+      for (auto& x : (*power)[i]) x.first += device_time_shift(c);
+    }
     for (auto& r : journals[i]) r.device = static_cast<std::int32_t>(i);
     clocks.push_back({sc.devices[i].id, c.offset_s, c.uncertainty_s, c.samples});
     if (std::isnan(c.offset_s))
@@ -31,8 +36,39 @@ std::vector<std::vector<RequestRecord>> read_journals_server_clock(const Scenari
   return journals;
 }
 
+double energy_from_power(const PowerReadings& p, double from_s, double to_s, std::string* why) {
+  auto fail = [&](const std::string& w) {
+    if (why) *why = w;
+    return NAN;
+  };
+  if (p.empty()) return fail("no power readings");
+  if (p.front().first > from_s + 2) return fail("the first power reading comes " + strprintf("%.1f", p.front().first - from_s) + " s after the window opens");
+  if (p.back().first < to_s - 2) return fail("the last power reading comes " + strprintf("%.1f", to_s - p.back().first) + " s before the window closes");
+  // Piecewise linear between readings, constant beyond the first and the last.
+  auto at = [&](double t) {
+    if (t <= p.front().first) return p.front().second;
+    if (t >= p.back().first) return p.back().second;
+    const auto it = std::lower_bound(p.begin(), p.end(), std::make_pair(t, -1e300));
+    const auto& b = *it;
+    const auto& a = *(it - 1);
+    return b.first > a.first ? a.second + (b.second - a.second) * (t - a.first) / (b.first - a.first) : b.second;
+  };
+  std::vector<double> ts = {from_s};
+  for (const auto& x : p) {
+    if (x.first > from_s && x.first < to_s) ts.push_back(x.first);
+  }
+  ts.push_back(to_s);
+  double joules = 0;
+  for (size_t k = 1; k < ts.size(); ++k) {
+    if (ts[k] - ts[k - 1] > 2) return fail("a gap of " + strprintf("%.1f", ts[k] - ts[k - 1]) + " s between power readings");
+    joules += (at(ts[k - 1]) + at(ts[k])) / 2 * (ts[k] - ts[k - 1]);
+  }
+  if (why) why->clear();
+  return joules;
+}
+
 RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals,
-                          std::vector<DecisionRecord> decisions, double end_s) {
+                          std::vector<DecisionRecord> decisions, double end_s, const std::vector<PowerReadings>* power) {
   RunResults r = run_results_of(sc);
   r.service_time = "measured";  // real executions: nothing sampled
   r.end_s = end_s;
@@ -68,6 +104,14 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
   }
   r.decisions = std::move(decisions);
   std::vector<double> energy(nd, NAN);
+  for (size_t i = 0; power && i < nd && i < power->size(); ++i) {
+    if ((*power)[i].empty()) continue;
+    std::string why;
+    energy[i] = energy_from_power((*power)[i], sc.warmup_s, sc.duration_s, &why);
+    if (!why.empty()) log::warn("run", "device " + sc.devices[i].id + ": energy not measured: " + why);
+    r.devices[i].energy_compute_j = energy[i];  // the whole board, radio included
+    r.devices[i].energy_radio_j = std::isnan(energy[i]) ? NAN : 0;
+  }
   r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s);
   return r;
 }

@@ -95,6 +95,7 @@ void JournalWriter::note(const std::string& key, const std::string& value) { lin
 void JournalWriter::epochs(double device_unix_s, double server_unix_s) {
   line(json{{"ev", "epochs"}, {"device_unix_s", device_unix_s}, {"server_unix_s", server_unix_s}}.dump());
 }
+void JournalWriter::power(double t_s, double watts) { line(json{{"ev", "power"}, {"t", t_s}, {"w", watts}}.dump()); }
 void JournalWriter::clock(double offset_s, double uncertainty_s, int samples) {
   line(json{{"ev", "clock"}, {"offset_s", offset_s}, {"uncertainty_s", uncertainty_s}, {"samples", samples}}.dump());
 }
@@ -119,7 +120,7 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
     }
     try {
       const std::string ev = j.at("ev").get<std::string>();
-      if (ev == "note" || ev == "epochs" || ev == "clock") continue;
+      if (ev == "note" || ev == "epochs" || ev == "clock" || ev == "power") continue;
       RequestRecord r = from_json(j);
       if (ev == "created") {
         r.status = RequestRecord::Status::failed;
@@ -175,6 +176,21 @@ JournalClock read_journal_clock(const std::string& path) {
     }
   }
   return c;
+}
+
+std::vector<std::pair<double, double>> read_journal_power(const std::string& path) {
+  std::vector<std::pair<double, double>> out;
+  std::ifstream in(path);
+  std::string text;
+  while (std::getline(in, text)) {
+    if (text.find("\"power\"") == std::string::npos) continue;
+    try {
+      const json j = json::parse(text);
+      if (j.value("ev", "") == "power") out.emplace_back(j.at("t").get<double>(), j.at("w").get<double>());
+    } catch (const json::exception&) {
+    }
+  }
+  return out;
 }
 
 std::vector<RequestRecord> read_journal_server_clock(const std::string& path, JournalClock* clock) {

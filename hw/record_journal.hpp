@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/request_record.hpp"
@@ -23,6 +24,8 @@ class JournalWriter {
   void epochs(double device_unix_s, double server_unix_s);
   // {"ev":"clock","offset_s":..,"uncertainty_s":..,"samples":..}: a better clock offset estimate.
   void clock(double offset_s, double uncertainty_s, int samples);
+  // {"ev":"power","t":..,"w":..}: the board's power draw (W) at t (s since its time zero, its clock).
+  void power(double t_s, double watts);
 
  private:
   void line(const std::string& text);
@@ -36,6 +39,9 @@ std::vector<RequestRecord> read_journal(const std::string& path);
 
 // What the journal says about clocks: its last "epochs" and "clock" lines (NaN where absent).
 JournalClock read_journal_clock(const std::string& path);
+
+// The power readings of a journal, (t, W) in the device's time, in order; empty without a meter.
+std::vector<std::pair<double, double>> read_journal_power(const std::string& path);
 
 // read_journal, moved onto the server's clock and time zero by what the journal says
 // (correct_to_server_clock); `clock`, if given, receives it.

@@ -311,6 +311,8 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     if (o.device_cpu_cores > 0 && cap_scope == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
     if (auto skew = o.device_clock_skew_s.find(sc.devices[i].id); skew != o.device_clock_skew_s.end())
       argv.insert(argv.end(), {"--clock-skew", format_double(skew->second)});
+    if (auto meter = o.device_power_command.find(sc.devices[i].id); meter != o.device_power_command.end())
+      argv.insert(argv.end(), {"--power-command", meter->second});
     setup.children.push_back(start_logged(argv, work + "/logs/device-" + sc.devices[i].id + ".log"));
     // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
     if (o.device_cpu_cores > 0 && cap_scope == "process") setup.caps.push_back(CpuCap::apply_to(setup.children.back().pid(), o.device_cpu_cores));
@@ -393,7 +395,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   for (int i = 0; i < nd; ++i)
     if (fs::exists(work + "/device-" + std::to_string(i) + ".jsonl")) journal_paths[i] = work + "/device-" + std::to_string(i) + ".jsonl";
   std::vector<ClockRecord> clocks;
-  const std::vector<std::vector<RequestRecord>> journals = read_journals_server_clock(sc, journal_paths, clocks, o.clock_tolerance_s, "testbed");
+  std::vector<PowerReadings> power;
+  const std::vector<std::vector<RequestRecord>> journals =
+      read_journals_server_clock(sc, journal_paths, clocks, o.clock_tolerance_s, "testbed", &power);
   for (int i = 0; i < nd; ++i) {
     const int status = setup.children[i + 1].status();
     if (status != 0) {
@@ -404,7 +408,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   }
   std::vector<DecisionRecord> decisions;
   if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
-  RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch);
+  RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch, &power);
   r.clocks = clocks;
   r.estimator = estimator_of(sc);
   data_path("models");  // resolved the same way by the server and device processes

@@ -30,6 +30,8 @@ struct TestbedOptions {
   double startup_s = 4;            // time given to processes to load models before time zero
   // Testing: device id -> seconds its clock is set off by (coinfer device --clock-skew).
   std::map<std::string, double> device_clock_skew_s;
+  // Testing: device id -> its power meter command (coinfer device --power-command).
+  std::map<std::string, std::string> device_power_command;
   double clock_tolerance_s = 0.005;  // warn when a board's clock offset is known less well than this
 };
 

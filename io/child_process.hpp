@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/input_error.hpp"
+
 namespace coinfer {
 
 struct ChildSpec {
@@ -98,6 +100,11 @@ struct ChildResult {
 // Starts the program and waits for it, reading captured output as it comes (no deadlock on large
 // outputs). `timeout_s` > 0 stops it (SIGTERM, then SIGKILL after 2 s) when it runs longer.
 ChildResult run_child(const ChildSpec& spec, double timeout_s = 0);
+
+// A command line as words: spaces separate, '...' and "..." group (no escapes inside '...'; inside
+// "..." a backslash escapes " and itself), a backslash outside quotes takes the next character.
+// InputError (naming `key`) on an unterminated quote or an empty command.
+std::vector<std::string> split_command_line(const std::string& command, const SourceLocation& where, const std::string& key);
 
 // Replaces this process with the program (the companion programs, the plot scripts). Flushes stdio
 // first. Returns only on failure, by throwing std::runtime_error naming the program and the reason.

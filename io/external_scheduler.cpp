@@ -173,43 +173,6 @@ class ExternalScheduler : public Scheduler {
 
 }  // namespace
 
-std::vector<std::string> split_command_line(const std::string& command, const SourceLocation& where, const std::string& key) {
-  std::vector<std::string> words;
-  std::string cur;
-  bool in_word = false;
-  for (size_t i = 0; i < command.size(); ++i) {
-    const char c = command[i];
-    if (c == ' ' || c == '\t' || c == '\n') {
-      if (in_word) words.push_back(cur), cur.clear(), in_word = false;
-    } else if (c == '\'' || c == '"') {
-      const size_t end = command.find(c, i + 1);
-      in_word = true;
-      if (c == '\'') {
-        if (end == std::string::npos) throw InputError(where, key, "unterminated ' in '" + printable(command, 200) + "'");
-        cur += command.substr(i + 1, end - i - 1);
-        i = end;
-      } else {
-        size_t j = i + 1;
-        for (; j < command.size() && command[j] != '"'; ++j) {
-          if (command[j] == '\\' && j + 1 < command.size() && (command[j + 1] == '"' || command[j + 1] == '\\')) ++j;
-          cur += command[j];
-        }
-        if (j >= command.size()) throw InputError(where, key, "unterminated \" in '" + printable(command, 200) + "'");
-        i = j;
-      }
-    } else if (c == '\\' && i + 1 < command.size()) {
-      cur += command[++i];
-      in_word = true;
-    } else {
-      cur += c;
-      in_word = true;
-    }
-  }
-  if (in_word) words.push_back(cur);
-  if (words.empty()) throw InputError(where, key, "the command is empty");
-  return words;
-}
-
 void register_external_scheduler() {
   if (scheduler_plugin("external")) return;
   SchedulerPlugin p;

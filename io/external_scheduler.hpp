@@ -32,9 +32,5 @@ namespace coinfer {
 // before they build a scenario's scheduler.
 void register_external_scheduler();
 
-// A command line as words: spaces separate, '...' and "..." group (no escapes inside '...'; inside
-// "..." a backslash escapes " and itself), a backslash outside quotes takes the next character.
-// InputError (naming `key`) on an unterminated quote or an empty command.
-std::vector<std::string> split_command_line(const std::string& command, const SourceLocation& where, const std::string& key);
 
 }  // namespace coinfer

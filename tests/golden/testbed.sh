@@ -59,13 +59,19 @@ PY
 # Clocks (hw/clock_sync.hpp): pi1's clock set 3 s ahead. Its clock probes measure the offset, and the
 # merged records of pi1 are on the server's clock: creation before the server received the upload,
 # the result after the server's batch ended (the raw journal is 3 s off).
-"$rt" testbed "$work/s.yaml" --loopback --out "$work/skew" --startup 2 --device-clock-skew pi1=3 > "$work/skew.txt" 2>&1; rc=$?
+# Energy on real boards: pi0 has a power meter (a command printing "POWER 5.0 W" every 50 ms); its energy is
+# the readings integrated over the 4 s window (20 J), the others' is not measured (null).
+"$rt" testbed "$work/s.yaml" --loopback --out "$work/skew" --startup 2 --device-clock-skew pi1=3 \
+  --device-power-command "pi0=sh -c 'while :; do echo POWER 5.0 W; sleep 0.05; done'" > "$work/skew.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && /usr/bin/python3 - "$work/skew" <<'PY' && ok || { bad "clock skew: exit $rc"; tail -5 "$work/skew.txt"; }
 import json, sys, h5py, numpy as np
 d = sys.argv[1]
 clock = json.load(open(d + "/summary.json"))["clock"]["devices"]
 assert abs(clock["pi1"]["offset_s"] + 3) < 0.01 and clock["pi1"]["uncertainty_s"] < 0.01, clock
 assert abs(clock["pi0"]["offset_s"]) < 0.01, clock
+devs = json.load(open(d + "/summary.json"))["devices"]
+assert abs(devs["pi0"]["energy_j"] - 20) < 0.5, devs["pi0"]
+assert devs["pi1"]["energy_j"] is None and devs["pi2"]["energy_j"] is None, devs
 with h5py.File(d + "/results.h5") as f:
     g = f["requests"]
     dev = g["device"][()]

@@ -74,3 +74,20 @@ TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummar
   EXPECT_EQ(total.failed, 1);
   EXPECT_DOUBLE_EQ(total.throughput_rps, 0.3);
 }
+
+TEST(JournalMerge, EnergyFromPowerReadings) {
+  // Readings 2 W at 0 s, 4 W at 1 s and 3 s; window [0.5, 2.5]: P(0.5) = 3 (between 2 and 4), then 4.
+  // Trapezoids: (3 + 4) / 2 x 0.5 = 1.75, (4 + 4) / 2 x 1.5 = 6: 7.75 J.
+  std::string why;
+  EXPECT_NEAR(hw::energy_from_power({{0, 2}, {1, 4}, {3, 4}}, 0.5, 2.5, &why), 7.75, 1e-12);
+  EXPECT_EQ(why, "");
+  // A constant 5 W over 4 s, readings beyond the window's edges: 20 J.
+  EXPECT_NEAR(hw::energy_from_power({{-0.5, 5}, {1, 5}, {2.5, 5}, {4.2, 5}}, 0, 4, &why), 20, 1e-12);
+  // Not covered: NaN and why.
+  EXPECT_TRUE(std::isnan(hw::energy_from_power({}, 0, 4, &why)));
+  EXPECT_EQ(why, "no power readings");
+  EXPECT_TRUE(std::isnan(hw::energy_from_power({{0, 1}, {5, 1}}, 0, 5, &why)));
+  EXPECT_NE(why.find("a gap of 5.0 s"), std::string::npos) << why;
+  EXPECT_TRUE(std::isnan(hw::energy_from_power({{3, 1}, {4, 1}}, 0, 4, &why)));
+  EXPECT_NE(why.find("3.0 s after the window opens"), std::string::npos) << why;
+}

@@ -1,8 +1,8 @@
-// io/external_scheduler: the command line is split into words like a shell would, without a shell.
+// io/child_process split_command_line (scheduler.command, --power-command): words as a shell would split them, without a shell.
 #include <gtest/gtest.h>
 
 #include "core/input_error.hpp"
-#include "io/external_scheduler.hpp"
+#include "io/child_process.hpp"
 
 namespace coinfer {
 namespace {
