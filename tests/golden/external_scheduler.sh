@@ -6,11 +6,8 @@
 # invalid scheme, bad keys. Then the same scheduler under `coinfer serve` on the loopback testbed.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 example="$root/sched/examples/threshold_scheduler.py"
 
 # scenario NAME SCHEDULER-YAML: the quickstart (20 s) with another scheduler block.
@@ -106,5 +103,4 @@ assert s['scheduler'] == 'external' and s['total']['completed'] > 0, s" \
     && ok || { bad "external scheduler on the testbed: exit $rc"; tail -20 "$work/tb.out"; tail -20 "$work/tb/logs/server.log" 2>/dev/null; }
 fi
 
-echo "external_scheduler: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish external_scheduler

@@ -6,11 +6,8 @@
 # byte-identical for the same inputs, and bad folders are exit 2 with no page written.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "FAIL chromium is not installed (scripts/setup.sh installs it)"; exit 1; }
 
@@ -89,5 +86,4 @@ cp -r "$work/run" "$work/broken" && echo "not json" > "$work/broken/summary.json
 "$coinfer" report "$work/run" --out /nonexistent-dir/r.html > "$work/w.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "cannot write" "$work/w.out" && ok || { bad "unwritable output: exit $rc"; cat "$work/w.out"; }
 
-echo "report: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish report
