@@ -183,9 +183,13 @@ class CheckedScheduler : public Scheduler {
                                "/" + d->dataset + " has " + std::to_string(n) + " stages (pp(0).. pp(" + std::to_string(n) + "))");
     }
     for (const auto& h : scheme.helpers) {
-      bool known = false;
-      for (const auto& x : state.devices) known = known || x.id == h;
-      if (!known) throw SchedulerFailure("scheduler " + name() + " named helper '" + printable(h, 80) + "', which is no device of the system");
+      const DeviceState* d = nullptr;
+      for (const auto& x : state.devices)
+        if (x.id == h) d = &x;
+      if (!d) throw SchedulerFailure("scheduler " + name() + " named helper '" + printable(h, 80) + "', which is no device of the system");
+      if (d->generates)
+        throw SchedulerFailure("scheduler " + name() + " named helper '" + h +
+                               "', which has inputs of its own; helpers are idle devices (workload: {arrival: none})");
     }
     return scheme;
   }

@@ -79,11 +79,13 @@ for line in sys.stdin:
     if m["type"] == "hello":
         print(json.dumps({"type": "ready"}), flush=True)
     else:
-        s = {"pi0": "pp(99)"} if what == "split" else {"pi9": "local"}
-        print(json.dumps({"type": "scheme", "id": m["id"], "scheme": {"strategies": s, "helpers": []}}), flush=True)
+        s = {"pi0": "pp(99)"} if what == "split" else {} if what == "helper" else {"pi9": "local"}
+        helpers = ["pi1"] if what == "helper" else []
+        print(json.dumps({"type": "scheme", "id": m["id"], "scheme": {"strategies": s, "helpers": helpers}}), flush=True)
 PY
 expect_bad split "chose pp(99) for device 'pi0', whose model dgcnn/modelnet40 has 9 stages" "{name: external, command: \"python3 $work/bad_scheme.py split\"}"
 expect_bad nodevice "chose a strategy for 'pi9', which is no device of the system" "{name: external, command: \"python3 $work/bad_scheme.py device\"}"
+expect_bad busyhelper "named helper 'pi1', which has inputs of its own" "{name: external, command: \"python3 $work/bad_scheme.py helper\"}"
 # The process exits in its own time once coinfer closes its input: none is left behind.
 sleep 0.5
 pgrep -f "$example" > /dev/null && { bad "example scheduler processes left running"; pgrep -af "$example"; } || ok
