@@ -68,7 +68,7 @@ def fmt(v):
             return "—"
         if v == int(v) and abs(v) < 1e15:
             return str(int(v))
-        return f"{v:.4g}"
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.10g}"  # Unix times keep their decimals
     try:
         import numpy as np
         if isinstance(v, np.integer):
@@ -180,6 +180,13 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
     files = summary.get("data_files", [])
     if files:
         s.append("<h3>Data files</h3>" + table(f"{prefix}-data-files", ["role", "path", "origin"], [[f["role"], f["path"], f["origin"]] for f in files]))
+    clock = summary.get("clock", {}).get("devices", {})
+    if clock:
+        s.append("<h3>Board clocks</h3><p class=\"note\">Each board's journal was moved onto the server's clock by its offset "
+                 "(NTP-style probes over heartbeats; hw/README.md).</p>" +
+                 table(f"{prefix}-clocks", ["device", "offset (ms)", "uncertainty (ms)", "probes"],
+                       [[k, None if v.get("offset_s") is None else v["offset_s"] * 1e3,
+                         None if v.get("uncertainty_s") is None else v["uncertainty_s"] * 1e3, v.get("samples")] for k, v in clock.items()]))
     tb = os.path.join(d, "testbed.json")
     if os.path.exists(tb):
         s.append("<h3>Testbed</h3>" + kv_table(f"{prefix}-testbed", sorted(json.load(open(tb)).items())))

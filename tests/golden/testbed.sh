@@ -85,6 +85,10 @@ r = next(x for x in raw if x.get("t_uplink_end") is not None)
 assert r["t_created"] - r["t_uplink_end"] > 2.5, r  # uncorrected: 3 s off
 PY
 
+# The run's report shows the boards' clocks and the testbed settings.
+"$coinfer" report "$work/skew" > /dev/null 2>&1 && grep -q 'id="run-clocks"' "$work/skew/report.html" && grep -q 'id="run-testbed"' "$work/skew/report.html" \
+  && ok || bad "report of a testbed run"
+
 # Bad journals: exit 2 naming the file, nothing written.
 echo '{"ev":"note","device":"pi9"}' > "$work/pi9.jsonl"
 printf 'hello\n' > "$work/garbage.jsonl"
