@@ -496,7 +496,11 @@ struct DeviceRuntime::Impl {
     if (arrivals_over && rq->unfinished() == 0) {
       // An idle helper serves forwarded work until the others stop creating inputs.
       if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none) return true;
-      if (now() >= std::min(sc.duration_s, sc.devices[index].leave_at_s) && rq->compute_q.empty() && !helper_running) return true;
+      // A helper stays through the drain until the server releases it (hw/edge_server.cpp), unless
+      // the scenario says it leaves.
+      const bool idle = rq->compute_q.empty() && !helper_running;
+      if (idle && now() >= sc.devices[index].leave_at_s) return true;
+      if (idle && now() >= sc.duration_s && !helper) return true;
     }
     return now() >= hard_end;
   }

@@ -104,6 +104,9 @@ struct EdgeServer::Impl {
   std::map<std::uint64_t, Forwarded> forwarded;
   std::map<std::uint64_t, int> forwarded_batch_left;  // batch id -> requests not yet returned
   std::uint64_t next_forward_id = 1, next_forward_batch = 1;
+  // Set once the arrivals have ended and no device of this server that creates inputs is still
+  // connected: no work can come for helpers any more, so they are told they are not helpers and go.
+  bool helpers_released = false;
   int busy_workers = 0;
   std::vector<double> running_until_s;  // expected end of each batch running now (run time)
   std::ofstream decisions;
@@ -147,7 +150,7 @@ struct EdgeServer::Impl {
         }
         handlers[index] = h;
         a.strategy = rescheduler->strategy(index).to_string();
-        a.helper = rescheduler->is_helper(index);
+        a.helper = rescheduler->is_helper(index) && !helpers_released;
         a.epoch_unix_s = opt.epoch_unix_s;  // the device's journal is put on this time zero (hw/clock_sync.hpp)
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
         // The devices the scenario has from the start make up the start decision together.
@@ -336,7 +339,30 @@ struct EdgeServer::Impl {
       const double wait = std::min(0.1, std::max(0.0, due - now()));
       if (wait > 0) timer_cv.wait_for(lock, Seconds(wait));
       if (queue->seal_due(now()) > 0) sealed();
+      release_helpers_when_done();
     }
+  }
+
+  // Idle helpers serve forwarded work through the drain, as in the simulator, and stay until the
+  // server releases them: once the arrivals have ended and none of this server's devices that create
+  // inputs is connected (m held). A helper that went on its own at the end of the arrivals could
+  // miss a batch forwarded at that moment, which would then fail.
+  void release_helpers_when_done() {
+    if (helpers_released || now() < sc.duration_s) return;
+    for (const auto& kv : handlers)
+      if (kv.second->alive && sc.devices[kv.first].workload.arrival != WorkloadSpec::Arrival::none) return;
+    helpers_released = true;
+    const std::vector<int> helpers = helper_policy.helpers();
+    helper_policy.set_helpers({});
+    for (const auto& kv : handlers) {
+      if (!rescheduler->is_helper(kv.first)) continue;
+      try {
+        kv.second->conn->send({MsgType::scheduling, 0, encode(Assignment{rescheduler->strategy(kv.first).to_string(), false})}, Seconds(2));
+      } catch (const std::exception& e) {
+        log("releasing helper " + kv.second->id + " failed: " + e.what());
+      }
+    }
+    if (!helpers.empty()) log("arrivals ended and every device that creates inputs has gone: helpers released");
   }
 
   double server_seconds(const std::vector<Pending>& batch) const {
@@ -485,13 +511,13 @@ struct EdgeServer::Impl {
     Decision d = rescheduler->decide(snapshot());
     std::vector<int> mine;
     for (int i : d.helpers)
-      if (sc.devices[i].server == sc.servers[server_index].id) mine.push_back(i);
+      if (sc.devices[i].server == sc.servers[server_index].id && !helpers_released) mine.push_back(i);
     helper_policy.set_helpers(mine);
     for (const DeviceChange& c : d.changes) {
       auto it = handlers.find(c.device);
       if (it == handlers.end()) continue;  // told at registration
       try {
-        it->second->conn->send({MsgType::scheduling, 0, encode(Assignment{c.strategy.to_string(), c.helper})}, Seconds(2));
+        it->second->conn->send({MsgType::scheduling, 0, encode(Assignment{c.strategy.to_string(), c.helper && !helpers_released})}, Seconds(2));
       } catch (const std::exception& e) {
         log("scheduling message to " + it->second->id + " failed: " + e.what());
       }

@@ -129,7 +129,7 @@ import sys, h5py, numpy as np
 r = h5py.File(sys.argv[1])["requests"]
 helper, status = r["helper"][:], r["status"][:]
 assert np.sum((helper == 3) & (status == 0)) >= 3, (np.unique(helper, return_counts=True), np.sum(status))
-assert np.sum(status != 0) == 0, "failed requests"
+assert np.sum(status != 0) == 0, ("failed requests", [x.decode() for x in r["failure"][:][status != 0]])
 print(f"{np.sum(helper == 3)} of {len(helper)} requests ran on the idle helper")
 PY
 
