@@ -52,6 +52,7 @@ struct DecisionRecord {
   double predicted_latency_ms = 0;
   int switched = 0;             // devices sent a new strategy
   double wall_s = 0;            // wall-clock time of decide(); not deterministic, kept out of results.h5
+  std::string detail;           // Scheduler::decision_detail() (JSON object text; "" none); decisions.jsonl only
 };
 
 // A file a run read its numbers from, and why that file (io/data_root.hpp: which project it was

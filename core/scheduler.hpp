@@ -50,6 +50,9 @@ class Scheduler {
   virtual ~Scheduler() = default;
   virtual std::string name() const = 0;
   virtual Scheme decide(const SystemState& state) = 0;
+  // What the last decide() wants on the decision's record (DecisionRecord::detail), as a JSON object
+  // text, or "" for nothing: the SAC scheduler's observations and actions, which its learner reads.
+  virtual std::string decision_detail() const { return ""; }
 };
 
 // A scheduler that could not decide: one in another process died, did not answer in time, or

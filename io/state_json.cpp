@@ -98,14 +98,15 @@ Scheme scheme_from_json(const std::string& text) {
 }
 
 std::string decision_to_json(const DecisionRecord& d) {
-  return json{{"t_s", d.t_s},
-              {"trigger", d.trigger},
-              {"scheme", d.scheme},
-              {"predicted_throughput_rps", d.predicted_throughput_rps},
-              {"predicted_latency_ms", d.predicted_latency_ms},
-              {"switched", d.switched},
-              {"wall_s", d.wall_s}}
-      .dump();
+  json j{{"t_s", d.t_s},
+         {"trigger", d.trigger},
+         {"scheme", d.scheme},
+         {"predicted_throughput_rps", d.predicted_throughput_rps},
+         {"predicted_latency_ms", d.predicted_latency_ms},
+         {"switched", d.switched},
+         {"wall_s", d.wall_s}};
+  if (!d.detail.empty()) j["detail"] = json::parse(d.detail);
+  return j.dump();
 }
 
 std::string decisions_jsonl_text(const std::vector<DecisionRecord>& decisions) {
@@ -128,6 +129,10 @@ DecisionRecord decision_from_json(const std::string& text) {
     d.predicted_latency_ms = j.at("predicted_latency_ms").get<double>();
     d.switched = j.at("switched").get<int>();
     d.wall_s = j.at("wall_s").get<double>();
+    if (j.contains("detail")) {
+      if (!j.at("detail").is_object()) throw InputError("malformed decision record JSON: detail is not an object");
+      d.detail = j.at("detail").dump();
+    }
     return d;
   } catch (const json::exception& e) {
     throw InputError(std::string("malformed decision record JSON: ") + e.what());

@@ -11,9 +11,8 @@ namespace coinfer {
 
 namespace {
 
-MakeGinEstimatorFn plugin_entry(const std::string& model_file) {
-  static MakeGinEstimatorFn entry = nullptr;
-  if (entry) return entry;
+// The plugin's symbol `symbol`; `file` and `key` name what needed it in the error.
+void* plugin_symbol(const char* symbol, const std::string& file, const std::string& key, const std::string& what) {
   namespace fs = std::filesystem;
   const fs::path exe_dir = fs::canonical("/proc/self/exe").parent_path();
   std::string tried, last_error;
@@ -26,12 +25,11 @@ MakeGinEstimatorFn plugin_entry(const std::string& model_file) {
       last_error = ::dlerror();
       continue;
     }
-    entry = reinterpret_cast<MakeGinEstimatorFn>(::dlsym(h, kMakeGinEstimatorSymbol));
-    if (entry) return entry;
-    last_error = std::string(p.string()) + " lacks " + kMakeGinEstimatorSymbol;
+    if (void* entry = ::dlsym(h, symbol)) return entry;
+    last_error = std::string(p.string()) + " lacks " + symbol;
   }
-  throw InputError(SourceLocation{model_file, 0, 0}, "scheduler.estimator",
-                   "estimator gin needs the LibTorch plugin libcoinfer_learned.so, which this build lacks (looked in " + tried +
+  throw InputError(SourceLocation{file, 0, 0}, key,
+                   what + " needs the LibTorch plugin libcoinfer_learned.so, which this build lacks (looked in " + tried +
                        (last_error.empty() ? "" : "; " + last_error) + "); scripts/setup.sh installs libtorch-dev, then rebuild");
 }
 
@@ -41,7 +39,7 @@ std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, con
                                               const std::vector<std::string>& device_types,
                                               const std::vector<std::string>& models, double max_latency_ms,
                                               std::vector<std::string>& warnings) {
-  MakeGinEstimatorFn make = plugin_entry(model_file);
+  auto make = reinterpret_cast<MakeGinEstimatorFn>(plugin_symbol(kMakeGinEstimatorSymbol, model_file, "scheduler.estimator", "estimator gin"));
   std::string error;
   bool input_error = false;
   Estimator* e = make(model_file.c_str(), &analytic, &device_types, &models, max_latency_ms, &warnings, &error, &input_error);
@@ -50,6 +48,18 @@ std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, con
     throw std::runtime_error(error);
   }
   return std::unique_ptr<Estimator>(e);
+}
+
+std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel) {
+  auto make = reinterpret_cast<MakeSacActorFn>(plugin_symbol(kMakeSacActorSymbol, policy_file, "scheduler.policy", "scheduler sac"));
+  std::string error;
+  bool input_error = false;
+  SacActor* a = make(policy_file.c_str(), &models, allow_data_parallel, &error, &input_error);
+  if (!a) {
+    if (input_error) throw InputError(error);
+    throw std::runtime_error(error);
+  }
+  return std::unique_ptr<SacActor>(a);
 }
 
 }  // namespace coinfer

@@ -8,6 +8,7 @@
 
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/sac_mdp.hpp"
 
 namespace coinfer {
 
@@ -28,5 +29,13 @@ using MakeGinEstimatorFn = Estimator* (*)(const char* model_file, const Analytic
                                           std::vector<std::string>* warnings,
                                           std::string* error, bool* input_error);
 constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v2";
+
+// The SAC policy network of `policy_file` (a file from `coinfer train sac`). `models` ("model/dataset")
+// are the scenario's: one the policy was not trained on is an InputError, as are a file of another
+// layout and an action mapping other than `allow_data_parallel`. Throws InputError naming the file.
+std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel);
+using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
+                                     std::string* error, bool* input_error);
+constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v1";
 
 }  // namespace coinfer

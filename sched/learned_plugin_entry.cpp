@@ -2,6 +2,9 @@
 #include "core/input_error.hpp"
 #include "sched/gin_estimator.hpp"
 #include "sched/learned_plugin.hpp"
+#include "sched/sac_agent.hpp"
+
+#include <algorithm>
 
 extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_make_gin_estimator_v2(
     const char* model_file, const coinfer::AnalyticEstimator* analytic, const std::vector<std::string>* device_types,
@@ -19,6 +22,38 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
     *input_error = true;
   } catch (const std::exception& e) {
     *error = std::string(model_file) + ": " + e.what();
+    *input_error = false;
+  }
+  return nullptr;
+}
+
+// The SAC policy network (sched/sac_agent.hpp) for `coinfer::load_sac_actor`.
+extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v1(const char* policy_file,
+                                                                                             const std::vector<std::string>* models,
+                                                                                             bool allow_data_parallel, std::string* error,
+                                                                                             bool* input_error) {
+  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v1), coinfer::MakeSacActorFn>);
+  try {
+    auto actor = std::make_unique<coinfer::TorchSacActor>(policy_file);
+    const auto& info = actor->info();
+    for (const auto& m : *models)
+      if (std::find(info.models.begin(), info.models.end(), m) == info.models.end()) {
+        std::string trained;
+        for (const auto& t : info.models) trained += (trained.empty() ? "" : ", ") + t;
+        throw coinfer::InputError(coinfer::SourceLocation{policy_file, 0, 0}, "models",
+                                  "the policy was trained for " + (trained.empty() ? std::string("no model") : trained) + ", not " + m +
+                                      " (its stage count and action slots differ); train it on a scenario with " + m);
+      }
+    if (info.allow_data_parallel != allow_data_parallel)
+      throw coinfer::InputError(coinfer::SourceLocation{policy_file, 0, 0}, "allow_data_parallel",
+                                std::string("the policy's actions ") + (info.allow_data_parallel ? "include" : "exclude") +
+                                    " a data_parallel slot; scheduler.data_parallel must be " + (info.allow_data_parallel ? "true" : "false"));
+    return actor.release();
+  } catch (const coinfer::InputError& e) {
+    *error = e.what();
+    *input_error = true;
+  } catch (const std::exception& e) {
+    *error = std::string(policy_file) + ": " + e.what();
     *input_error = false;
   }
   return nullptr;

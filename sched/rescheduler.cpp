@@ -53,6 +53,7 @@ Decision Rescheduler::decide(const SystemState& state) {
   d.scheme = scheduler_.decide(state);
   d.record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   d.record.t_s = state.time_s;
+  d.record.detail = scheduler_.decision_detail();
   d.record.scheme = d.scheme.to_string();
   const Prediction p = estimator_.predict(state, d.scheme);
   d.record.predicted_throughput_rps = p.throughput_rps;

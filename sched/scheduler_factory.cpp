@@ -11,6 +11,7 @@
 #include "core/text_util.hpp"
 #include "sched/basic_schedulers.hpp"
 #include "sched/learned_plugin.hpp"
+#include "sched/sac_scheduler.hpp"
 #include "sched/search_schedulers.hpp"
 #include "sched/static_scheduler.hpp"
 #include "sched/system_graph.hpp"
@@ -18,7 +19,7 @@
 namespace coinfer {
 
 std::vector<std::string> scheduler_names() {
-  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical"};
+  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical", "sac"};
   for (const auto& n : scheduler_plugin_names()) names.push_back(n);
   return names;
 }
@@ -67,9 +68,9 @@ class Params {
   std::vector<std::string> allowed_;
 };
 
-// scheduler.predictor resolved: relative to the scenario's folder (else as given); "" when absent.
-std::string predictor_file(const Scenario& s) {
-  auto it = s.scheduler.params.find("predictor");
+// scheduler.<key> as a file: relative to the scenario's folder (else as given); "" when absent.
+std::string scenario_relative_file(const Scenario& s, const std::string& key) {
+  auto it = s.scheduler.params.find(key);
   if (it == s.scheduler.params.end() || it->second.empty()) return "";
   namespace fs = std::filesystem;
   std::string file = it->second;
@@ -87,6 +88,7 @@ class WithOwnedEstimator : public Scheduler {
       : est_(std::move(est)), inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   Scheme decide(const SystemState& state) override { return inner_->decide(state); }
+  std::string decision_detail() const override { return inner_->decision_detail(); }
 
  private:
   std::unique_ptr<Estimator> est_;
@@ -108,7 +110,7 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   if (est.objective() != Objective::throughput)
     throw InputError(s.scheduler.where, "scheduler.objective",
                      "estimator gin predicts system throughput; objective latency needs estimator: analytic");
-  const std::string file = predictor_file(s);
+  const std::string file = scenario_relative_file(s, "predictor");
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",
                      "estimator gin needs the predictor file (scheduler.predictor: a model from coinfer predictor train)");
@@ -145,8 +147,9 @@ double largest_node_latency_ms(const SystemState& state, const AnalyticEstimator
 std::string estimator_of(const Scenario& s) {
   const std::string& n = s.scheduler.name;
   if (n == "static" || n == "local" || n == "offload") return "";
+  if (n == "sac") return "sac policy (" + scenario_relative_file(s, "policy") + ")";
   auto it = s.scheduler.params.find("estimator");
-  if (it != s.scheduler.params.end() && it->second == "gin") return "gin (" + predictor_file(s) + ")";
+  if (it != s.scheduler.params.end() && it->second == "gin") return "gin (" + scenario_relative_file(s, "predictor") + ")";
   return "analytic";
 }
 
@@ -170,6 +173,7 @@ class CheckedScheduler : public Scheduler {
  public:
   CheckedScheduler(std::unique_ptr<Scheduler> inner, const AnalyticEstimator& est) : inner_(std::move(inner)), est_(est) {}
   std::string name() const override { return inner_->name(); }
+  std::string decision_detail() const override { return inner_->decision_detail(); }
   Scheme decide(const SystemState& state) override {
     Scheme scheme = inner_->decide(state);
     for (const auto& [id, strategy] : scheme.strategies) {
@@ -255,6 +259,21 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
                                                          static_cast<long long>(p.number("max_schemes", 20000, 1)),
                                                          p.flag("helpers", true));
     return owning(std::move(rank), std::move(inner));
+  }
+  if (name == "sac") {
+    // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
+    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers"});
+    const std::string file = scenario_relative_file(s, "policy");
+    if (file.empty())
+      throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
+    std::set<std::string> models;
+    for (const auto& d : s.devices) models.insert(d.model + "/" + d.dataset);
+    SacSchedulerOptions o;
+    o.explore = p.flag("explore", false);
+    o.allow_data_parallel = p.flag("data_parallel", true);
+    o.helpers = p.flag("helpers", true);
+    o.seed = static_cast<std::uint64_t>(p.number("seed", static_cast<double>(s.seed), 0));
+    return std::make_unique<SacScheduler>(est, load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel), o);
   }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",

@@ -1,0 +1,114 @@
+#pragma once
+// Soft Actor-Critic (Haarnoja et al. 2018; SparOA section 4.2) in LibTorch, the learned part of the
+// SAC scheduler: a tanh-squashed Gaussian actor, two critics with Polyak-averaged targets, a learned
+// temperature with target entropy -dim(A) = -1, and a replay buffer. One action per device; the
+// action y = tanh(u) in [-1, 1] is stored as a = (y + 1) / 2 in [0, 1] (sched/sac_mdp.hpp).
+//
+// Files: a *policy* (the actor and what it was trained for; what `scheduler: {name: sac, policy: F}`
+// loads) and a *checkpoint* (actor, critics, targets, temperature, optimisers, replay buffer; what
+// `coinfer train sac` resumes from). Both are LibTorch archives with a format tag and the layout.
+// Deterministic for a seed on one thread: parameters from torch::manual_seed, mini-batches and noise
+// from seeded generators per update round.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/sac_mdp.hpp"
+
+namespace coinfer {
+
+// Defaults: the SAC paper's (Haarnoja et al. 2018, Table 1) and stable-baselines3's, which SparOA uses:
+// Adam 3e-4, two hidden layers of 256, batch 256, tau 0.005, automatic temperature from 1.
+// gamma: 0.9 here, not 0.99: a scheme acts on the next windows, not a hundred decisions ahead, and a
+// shorter horizon learns in the seconds the issue allows (train --gamma changes it).
+struct SacHyperParams {
+  int hidden = 256;
+  double learning_rate = 3e-4;
+  double gamma = 0.9;
+  double tau = 0.005;
+  int batch_size = 256;
+  int buffer_size = 1000000;
+  double initial_alpha = 1.0;
+  double target_entropy = -1.0;  // -dim(A)
+  bool allow_data_parallel = true;
+};
+
+struct ActorNetImpl : torch::nn::Module {
+  ActorNetImpl(int features, int hidden);
+  // Mean and log standard deviation (clamped to [-20, 2]) of the pre-squash Gaussian.
+  std::pair<torch::Tensor, torch::Tensor> forward(const torch::Tensor& obs);
+  torch::nn::Linear l1{nullptr}, l2{nullptr}, mean{nullptr}, log_std{nullptr};
+};
+TORCH_MODULE(ActorNet);
+
+struct CriticNetImpl : torch::nn::Module {
+  CriticNetImpl(int features, int hidden);
+  torch::Tensor forward(const torch::Tensor& obs, const torch::Tensor& y);  // y in [-1, 1]
+  torch::nn::Linear l1{nullptr}, l2{nullptr}, out{nullptr};
+};
+TORCH_MODULE(CriticNet);
+
+// What a policy was trained for and on (recorded in the policy and the checkpoint).
+struct SacPolicyInfo {
+  int layout_version = kSacLayoutVersion;
+  std::vector<std::string> feature_names = sac_feature_names();
+  int hidden = 256;
+  bool allow_data_parallel = true;
+  std::vector<std::string> models;  // "model/dataset" the training scenarios ran
+  std::string provenance;           // the training command, scenarios, episodes, seed
+};
+
+struct SacUpdateStats {
+  double critic_loss = 0, actor_loss = 0, alpha = 0, entropy = 0;
+};
+
+class SacAgent {
+ public:
+  SacAgent(SacHyperParams h, std::uint64_t seed);
+  const SacHyperParams& params() const { return h_; }
+  ActorNet& actor() { return actor_; }
+  double alpha() const;
+  size_t buffer_size() const { return size_; }
+  void add(const SacTransition& t);
+  // `steps` gradient steps on mini-batches drawn with the stream (seed, purpose scheduler, round);
+  // nothing when the buffer holds fewer than a batch.
+  SacUpdateStats update(int steps, std::uint64_t round);
+
+  void save_policy(const std::string& path, const SacPolicyInfo& info) const;
+  void save_checkpoint(const std::string& path, const SacPolicyInfo& info, const std::string& progress_json) const;
+  // Restores everything save_checkpoint wrote; returns its progress JSON. Throws InputError naming the
+  // file for another format or layout.
+  std::string load_checkpoint(const std::string& path);
+
+ private:
+  SacHyperParams h_;
+  std::uint64_t seed_;
+  ActorNet actor_{nullptr};
+  CriticNet q1_{nullptr}, q2_{nullptr}, q1_target_{nullptr}, q2_target_{nullptr};
+  torch::Tensor log_alpha_;
+  std::unique_ptr<torch::optim::Adam> actor_opt_, critic_opt_, alpha_opt_;
+  // The replay buffer: a ring of (obs, action y in [-1, 1], reward, next obs, done) rows that grows up
+  // to buffer_size rows, then overwrites the oldest.
+  std::vector<float> obs_, next_, act_, rew_, done_;
+  size_t size_ = 0, head_ = 0;
+  torch::Tensor rows(const std::vector<float>& v, int width, const std::vector<size_t>& idx) const;
+};
+
+// A policy file loaded for deciding (the plugin's SacActor). Throws InputError naming the file for a
+// file that is not a coinfer SAC policy, another layout, or another action mapping.
+class TorchSacActor : public SacActor {
+ public:
+  explicit TorchSacActor(const std::string& path);
+  void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const override;
+  std::string describe() const override { return path_; }
+  const SacPolicyInfo& info() const { return info_; }
+
+ private:
+  std::string path_;
+  SacPolicyInfo info_;
+  mutable ActorNet net_{nullptr};
+};
+
+}  // namespace coinfer

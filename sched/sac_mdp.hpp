@@ -1,0 +1,104 @@
+#pragma once
+// The Markov decision process that the SAC scheduler learns (SparOA section 4.2 applied to
+// co-inference; sched/README.md "SAC"): what a device observes, how an action in [0, 1] becomes a
+// strategy, and the reward of a decision window computed from a run's request records. Torch-free:
+// the simulator, the real server and the learner (sched/sac_agent.*) all use these functions, so a
+// policy sees the same numbers wherever it runs.
+//
+// One policy serves every device: each connected device with inputs of its own is one agent whose
+// observation is its own features followed by features of its server and of the whole system, so a
+// trained policy serves device counts it was not trained on.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/request_record.hpp"
+#include "core/scheme.hpp"
+#include "core/system_state.hpp"
+
+namespace coinfer {
+
+class AnalyticEstimator;
+
+// The observation layout. Changing any feature's meaning or order changes kSacLayoutVersion; a policy
+// file records the version and the names, and a policy for another layout is refused at load.
+constexpr int kSacLayoutVersion = 1;
+const std::vector<std::string>& sac_feature_names();
+int sac_feature_count();
+
+// The action of one device, a in [0, 1], maps to the share of the model it runs: the slots are
+// offload (k = 0), pp(1) .. pp(n-1), local (k = n), then, with data_parallel allowed, data_parallel;
+// slot = min(floor(a * slots), slots - 1). strategy_action() is the centre of a strategy's slot.
+Strategy action_strategy(double action, int num_stages, bool allow_data_parallel);
+double strategy_action(const Strategy& s, int num_stages, bool allow_data_parallel);
+
+struct SacObservation {
+  std::string device;        // id
+  int num_stages = 0;        // of its model
+  std::vector<float> features;  // sac_feature_count() values
+};
+
+// Every connected device of `state` that creates inputs, in state order, with its features. Reads the
+// LUTs and model specs through `est` (device and server stage latencies, bytes per split).
+std::vector<SacObservation> sac_observe(const SystemState& state, const AnalyticEstimator& est, bool allow_data_parallel);
+
+// What the SAC scheduler records with each decision (DecisionRecord::detail, as JSON): per device its
+// observation, the action it took (in [0, 1]) and the strategy that action means.
+struct SacStep {
+  std::string device;
+  std::vector<float> features;
+  double action = 0;
+  std::string strategy;
+};
+struct SacDecision {
+  double t_s = 0;
+  std::vector<SacStep> steps;
+};
+std::string sac_decision_to_json(const SacDecision& d);
+// Throws std::invalid_argument naming what is wrong (not a SAC record, a feature count that is not
+// the layout's).
+SacDecision sac_decision_from_json(const std::string& text);
+
+// reward = -(latency * L + energy * E + switching * S), per device and decision window [t0, t1):
+//   L = (1 - shared) * l_i + shared * mean_j l_j, where l_i is device i's mean latency over the requests
+//       it completed in the window, in units of its own reference latency (its best isolated latency
+//       at the decision, feature "best_isolated_s"), and, for a device that completed none, the age
+//       of its oldest unfinished request at t1 (at least the window) in the same units: a device that
+//       starves is charged for it;
+//   E = device i's bytes on its link in the window, in MB (the radio energy's driver; the simulator's
+//       compute energy is not per request);
+//   S = 1 when the decision switched device i's strategy, else 0.
+struct SacRewardWeights {
+  double latency = 1, energy = 0, switching = 0.05, shared = 0.5;
+};
+
+struct SacTransition {
+  std::vector<float> obs, next_obs;
+  float action = 0, reward = 0;
+  bool done = false;  // the episode's arrivals ended within the window
+};
+
+// The transitions of one episode: each decision's step of a device, its reward over the window up to
+// the next decision (or `end_s`, the end of the arrivals), and the device's next observation (the
+// same observation with done at the end). `requests`: the run's request records, `device_ids` the
+// scenario's device ids (RequestRecord::device indexes it). `returns` (optional) receives the sum of
+// rewards per decision, for progress and learning curves.
+std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
+                                           const std::vector<std::string>& device_ids, double end_s,
+                                           const SacRewardWeights& w, double* episode_return = nullptr);
+
+// The policy network's forward pass, implemented by the learned part of sched/ (LibTorch, loaded as a
+// plugin): for each observation, the mean and log standard deviation of the pre-squash Gaussian.
+class SacActor {
+ public:
+  virtual ~SacActor() = default;
+  virtual void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const = 0;
+  virtual std::string describe() const = 0;
+};
+
+// a = (tanh(u) + 1) / 2 with u = mean (deterministic) or mean + exp(log_std) * noise, noise ~ N(0, 1).
+double sac_squash(double mean, double log_std, double noise);
+// A standard normal draw by Box-Muller from two uniform (0, 1) numbers.
+double standard_normal(double u1, double u2);
+
+}  // namespace coinfer

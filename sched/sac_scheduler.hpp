@@ -1,0 +1,40 @@
+#pragma once
+// The SAC scheduler (sched/README.md "SAC"): at each trigger every connected device with inputs of
+// its own observes (sched/sac_mdp.hpp), the shared policy gives it an action in [0, 1], and the action's
+// slot is its strategy. Deterministic: without exploration the action is the squashed mean; with
+// exploration (training episodes) the noise comes from the stream (seed, scheduler, 0). Torch-free:
+// the policy network's forward pass is a SacActor from the learned plugin.
+#include <memory>
+#include <string>
+
+#include "core/random_stream.hpp"
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+#include "sched/sac_mdp.hpp"
+
+namespace coinfer {
+
+struct SacSchedulerOptions {
+  bool explore = false;             // sample actions (training) instead of the mean
+  bool allow_data_parallel = true;  // the action's last slot is data_parallel (must match the policy)
+  bool helpers = true;              // name every connected idle device a helper
+  std::uint64_t seed = 1;
+};
+
+class SacScheduler : public Scheduler {
+ public:
+  // `est` must outlive the scheduler.
+  SacScheduler(const AnalyticEstimator& est, std::unique_ptr<SacActor> actor, SacSchedulerOptions o);
+  std::string name() const override { return "sac"; }
+  Scheme decide(const SystemState& state) override;
+  std::string decision_detail() const override { return detail_; }
+
+ private:
+  const AnalyticEstimator& est_;
+  std::unique_ptr<SacActor> actor_;
+  SacSchedulerOptions o_;
+  RandomStream noise_;
+  std::string detail_;
+};
+
+}  // namespace coinfer
