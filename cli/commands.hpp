@@ -50,6 +50,7 @@ void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
 void register_plan(CLI::App& app, int& exit_code);       // plan (ACE-GNN's planning phase)
 void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
 void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
+void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-sac)
 
 // The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
 void print_run_table(const RunResults& r, std::ostream& os);

@@ -69,6 +69,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_validate(app, exit_code);
   coinfer::cli::register_scheduler(app, exit_code);
   coinfer::cli::register_predictor(app, exit_code);
+  coinfer::cli::register_train(app, exit_code);
   coinfer::cli::register_plan(app, exit_code);
   coinfer::cli::add_log_flags(app);
   if (const int rc = coinfer::cli::start_logging(); rc >= 0) return rc;

@@ -26,6 +26,8 @@ enum class StreamPurpose : std::uint64_t {
   predictor_systems = 7,  // random systems of a predictor sample set (index = system)
   predictor_schemes = 8,  // random schemes for one system of a sample set (index = system)
   predictor_training = 9, // a GIN predictor's weights, split and batches (index = 0 system, 1 relative)
+  sac_episode = 10,  // coinfer train sac: an episode's seed and random traces (index = episode)
+  sac_updates = 11,  // coinfer train sac: the mini-batches and sampling noise of an update round (index = round)
   test = 99,         // tests only
 };
 

@@ -123,7 +123,7 @@ torch::Tensor CriticNetImpl::forward(const torch::Tensor& obs, const torch::Tens
 }
 
 SacAgent::SacAgent(SacHyperParams h, std::uint64_t seed) : h_(h), seed_(seed) {
-  torch::manual_seed(static_cast<int64_t>(mix64(seed) >> 1));
+  torch::manual_seed(static_cast<int64_t>(RandomStream(seed, StreamPurpose::sac_updates, ~0ULL).next_u64() >> 1));
   const int f = sac_feature_count();
   actor_ = ActorNet(f, h.hidden);
   q1_ = CriticNet(f, h.hidden);
@@ -183,8 +183,8 @@ SacUpdateStats SacAgent::update(int steps, std::uint64_t round) {
   SacUpdateStats st;
   st.alpha = alpha();
   if (size_ < static_cast<size_t>(h_.batch_size)) return st;
-  RandomStream pick(seed_, StreamPurpose::scheduler, 1 + round);
-  torch::manual_seed(static_cast<int64_t>(mix64(seed_ ^ mix64(round + 0x5ac)) >> 1));
+  RandomStream pick(seed_, StreamPurpose::sac_updates, round);
+  torch::manual_seed(static_cast<int64_t>(pick.next_u64() >> 1));
   std::vector<size_t> idx(static_cast<size_t>(h_.batch_size));
   const int f = sac_feature_count();
   for (int s = 0; s < steps; ++s) {

@@ -219,8 +219,8 @@ std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decis
           oldest = std::max(oldest, t1 - r->t_created);
         }
       }
-      if (done > 0) l[k] = sum / done / ref;
-      else if (waiting) l[k] = std::max(oldest, window) / ref;
+      if (done > 0) l[k] = std::log(std::max((w.per_result ? window : sum) / done / ref, 1e-6));
+      else if (waiting) l[k] = std::log(std::max(oldest, window) / ref);
     }
     double mean = 0;
     int counted = 0;

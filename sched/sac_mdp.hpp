@@ -60,16 +60,20 @@ std::string sac_decision_to_json(const SacDecision& d);
 SacDecision sac_decision_from_json(const std::string& text);
 
 // reward = -(latency * L + energy * E + switching * S), per device and decision window [t0, t1):
-//   L = (1 - shared) * l_i + shared * mean_j l_j, where l_i is device i's mean latency over the requests
-//       it completed in the window, in units of its own reference latency (its best isolated latency
-//       at the decision, feature "best_isolated_s"), and, for a device that completed none, the age
-//       of its oldest unfinished request at t1 (at least the window) in the same units: a device that
-//       starves is charged for it;
+//   L = (1 - shared) * l_i + shared * mean_j l_j, where l_i = ln(x_i) and x_i is, with objective
+//       throughput (the default), device i's time per result (the window over the requests it
+//       completed in it: the inverse of its throughput, so that two requests in flight count twice),
+//       with objective latency its mean latency over those requests, in units of its own reference
+//       latency (its best isolated latency at the decision, feature "best_isolated_s"); for a device
+//       that completed none, the age of its oldest unfinished request at t1 (at least the window) in the same units:
+//       a device that starves is charged for it. The logarithm makes "twice as slow" cost the same
+//       (ln 2) for every device and keeps one starving device from drowning the others' signal;
 //   E = device i's bytes on its link in the window, in MB (the radio energy's driver; the simulator's
 //       compute energy is not per request);
 //   S = 1 when the decision switched device i's strategy, else 0.
 struct SacRewardWeights {
   double latency = 1, energy = 0, switching = 0.05, shared = 0.5;
+  bool per_result = true;  // objective throughput: time per result; false (objective latency): mean latency
 };
 
 struct SacTransition {

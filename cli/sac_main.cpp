@@ -1,0 +1,321 @@
+// coinfer-sac: the LibTorch half of `coinfer train sac` (kept out of the simulator's `coinfer`).
+//   train SCENARIO... --out POLICY   SparOA's SAC (sched/sac_agent.hpp) trained in simulation
+//
+// The episode boundary: SimGrid allows one engine per process, so each episode is a `coinfer run` of
+// one of the scenarios, started by this learner with the current policy exploring (scheduler sac,
+// explore: true), its own seed and random bandwidth traces. The run's decisions.jsonl carries each
+// decision's observations and actions; its results.h5 the requests from which the rewards are computed
+// (sched/sac_mdp.hpp). After each round of episodes (one per worker), the learner adds the transitions
+// to the replay buffer, makes its gradient steps (SparOA Alg. 1 lines 25-31), and writes a checkpoint
+// (POLICY.ckpt) and the learning curve (POLICY.learning.csv): a killed training resumes from the last
+// round with the same command.
+#include <CLI/CLI.hpp>
+#include <yaml-cpp/yaml.h>
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/progress_line.hpp"
+#include "core/input_error.hpp"
+#include "core/log.hpp"
+#include "core/random_stream.hpp"
+#include "core/text_util.hpp"
+#include "io/atomic_dir.hpp"
+#include "io/child_process.hpp"
+#include "io/results_h5.hpp"
+#include "io/scenario_loader.hpp"
+#include "io/state_json.hpp"
+#include "sched/sac_agent.hpp"
+
+namespace {
+
+using namespace coinfer;
+namespace fs = std::filesystem;
+
+struct TrainOptions {
+  std::vector<std::string> scenarios;
+  std::string out;
+  int episodes = 40;
+  int workers = 2;
+  std::uint64_t seed = 1;
+  double period_s = 1;
+  double bw_min = 1, bw_max = 100;     // Mbit/s: random traces' levels, log-uniform
+  double step_min = 2, step_max = 8;   // s between a random trace's changes
+  double duration_s = 0;               // episode length; 0 = the scenario's
+  double updates_per_decision = 8;     // gradient steps per decision of an episode (SB3: 1 per environment step)
+  bool keep_bandwidth = false;         // no random traces: the scenarios' own links
+  bool restart = false;
+  int threads = 1;
+  SacHyperParams hyper;
+  SacRewardWeights reward;
+  std::string command_line;
+  bool quiet = false;
+};
+
+// One training scenario: its loaded form and, per YAML device entry, whether it has a trace of its own.
+struct TrainScenario {
+  std::string file;
+  Scenario scenario;
+  std::vector<bool> entry_has_trace;
+  std::vector<std::string> device_ids;
+};
+
+std::string fmt(double x) { return strprintf("%.6g", x); }
+
+// A random bandwidth trace: log-uniform levels in [lo, hi], each held U(step_min, step_max) seconds.
+std::string random_trace(RandomStream& rng, double duration_s, const TrainOptions& o) {
+  std::string out = "# source: SYNTHETIC, coinfer train sac's random episode trace: log-uniform levels in [" + fmt(o.bw_min) + ", " +
+                    fmt(o.bw_max) + "] Mbit/s held U(" + fmt(o.step_min) + ", " + fmt(o.step_max) + ") s each\ntime_s,bandwidth_mbps\n";
+  double t = 0;
+  while (t < duration_s + 1) {
+    const double level = std::exp(std::log(o.bw_min) + rng.next_unit() * (std::log(o.bw_max) - std::log(o.bw_min)));
+    out += fmt(t) + "," + fmt(level) + "\n";
+    t += o.step_min + rng.next_unit() * (o.step_max - o.step_min);
+  }
+  return out;
+}
+
+struct EpisodeResult {
+  std::vector<SacTransition> transitions;
+  double episode_return = 0, throughput_rps = 0, mean_latency_s = 0;
+  int decisions = 0;
+};
+
+// Reads an episode's run: its SAC decisions and the rewards of their windows.
+EpisodeResult read_episode(const std::string& dir, const TrainScenario& ts, double duration_s, const TrainOptions& o) {
+  EpisodeResult e;
+  std::vector<SacDecision> decisions;
+  for (const DecisionRecord& d : read_decisions_jsonl(dir + "/decisions.jsonl")) {
+    if (d.detail.empty()) continue;
+    try {
+      decisions.push_back(sac_decision_from_json(d.detail));
+    } catch (const std::invalid_argument& x) {
+      throw InputError(SourceLocation{dir + "/decisions.jsonl", 0, 0}, "detail", x.what());
+    }
+  }
+  const std::vector<RequestRecord> requests = read_request_records(dir + "/results.h5");
+  e.transitions = sac_transitions(decisions, requests, ts.device_ids, duration_s, o.reward, &e.episode_return);
+  e.decisions = static_cast<int>(decisions.size());
+  double sum = 0;
+  int done = 0;
+  for (const auto& r : requests)
+    if (r.done() && r.t_result < duration_s) sum += r.latency_s(), ++done;
+  e.throughput_rps = done / std::max(duration_s, 1e-9);
+  e.mean_latency_s = done ? sum / done : NAN;
+  return e;
+}
+
+std::string scheduler_override(const Scenario& s, const std::string& policy, std::uint64_t seed, const TrainOptions& o) {
+  std::string m = "scheduler={name: sac, policy: '" + policy + "', explore: true, seed: " + std::to_string(seed) +
+                  ", data_parallel: " + (o.hyper.allow_data_parallel ? "true" : "false");
+  const double period = s.scheduler.period_s > 0 ? s.scheduler.period_s : o.period_s;
+  m += ", period_s: " + fmt(period) + ", bandwidth_threshold_pct: " + fmt(s.scheduler.bandwidth_threshold_pct) +
+       ", control_bytes: " + fmt(s.scheduler.control_bytes) + "}";
+  return m;
+}
+
+int train(TrainOptions& o) {
+  torch::set_num_threads(o.threads);
+  if (o.bw_min <= 0 || o.bw_max < o.bw_min) throw InputError(SourceLocation{"--bandwidth", 0, 0}, "--bandwidth", "expected 0 < MIN <= MAX");
+  if (o.step_min <= 0 || o.step_max < o.step_min) throw InputError(SourceLocation{"--trace-step", 0, 0}, "--trace-step", "expected 0 < MIN <= MAX");
+  cli::check_output_folder(fs::path(fs::absolute(o.out)).parent_path().string(), "--out");
+  std::vector<TrainScenario> scenarios;
+  std::set<std::string> models;
+  for (const auto& f : o.scenarios) {
+    TrainScenario ts;
+    ts.file = fs::absolute(f).string();
+    ts.scenario = load_scenario(f);
+    for (const auto& d : ts.scenario.devices) ts.device_ids.push_back(d.id), models.insert(d.model + "/" + d.dataset);
+    const YAML::Node root = YAML::LoadFile(f);
+    for (const auto& entry : root["devices"]) ts.entry_has_trace.push_back(entry["link"] && entry["link"]["trace"]);
+    scenarios.push_back(std::move(ts));
+  }
+  const std::string coinfer = cli::companion_path("coinfer");
+  const std::string ckpt = o.out + ".ckpt", curve = o.out + ".learning.csv", work = o.out + ".episodes";
+  SacPolicyInfo info;
+  info.hidden = o.hyper.hidden;
+  info.allow_data_parallel = o.hyper.allow_data_parallel;
+  info.models = {models.begin(), models.end()};
+  // What must match for a checkpoint to be resumed: everything but the episode count and the log level.
+  nlohmann::json identity{{"scenarios", o.scenarios}, {"seed", o.seed}, {"workers", o.workers}, {"period_s", o.period_s},
+                          {"bandwidth", {o.bw_min, o.bw_max}}, {"trace_step", {o.step_min, o.step_max}}, {"keep_bandwidth", o.keep_bandwidth},
+                          {"duration_s", o.duration_s}, {"updates_per_decision", o.updates_per_decision},
+                          {"hidden", o.hyper.hidden}, {"lr", o.hyper.learning_rate}, {"gamma", o.hyper.gamma}, {"tau", o.hyper.tau},
+                          {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
+                          {"data_parallel", o.hyper.allow_data_parallel},
+                          {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result}}};
+  SacAgent agent(o.hyper, o.seed);
+  int done_episodes = 0;
+  double wall_before = 0;
+  std::string curve_text =
+      "episode,scenario,seed,return,decisions,transitions,throughput_rps,mean_latency_s,alpha,critic_loss,actor_loss,entropy,wall_s\n";
+  if (fs::exists(ckpt) && !o.restart) {
+    const auto progress = nlohmann::json::parse(agent.load_checkpoint(ckpt));
+    if (progress.at("identity") != identity)
+      throw InputError(SourceLocation{ckpt, 0, 0}, "identity",
+                       "this checkpoint was made by another training set-up (" + progress.at("identity").dump() +
+                           "); use the same options, or --restart to begin again");
+    done_episodes = progress.at("episodes").get<int>();
+    wall_before = progress.at("wall_s").get<double>();
+    if (fs::exists(curve)) {
+      std::ifstream in(curve);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      curve_text = ss.str();
+    }
+    log::info("train", "resuming from " + ckpt + " after " + std::to_string(done_episodes) + " episodes");
+  }
+  fs::create_directories(work);
+  const std::string current = work + "/policy-current.pt";
+  cli::ProgressLine progress("train sac", o.quiet, 5);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  double last_return = NAN;
+  while (done_episodes < o.episodes) {
+    const int round = done_episodes / std::max(1, o.workers);
+    const int n = std::min(o.workers, o.episodes - done_episodes);
+    agent.save_policy(current, info);
+    std::vector<Child> children;
+    std::vector<std::string> dirs;
+    std::vector<const TrainScenario*> used;
+    std::vector<std::uint64_t> seeds;
+    std::vector<double> durations;
+    for (int w = 0; w < n; ++w) {
+      const int episode = done_episodes + w;
+      const TrainScenario& ts = scenarios[static_cast<size_t>(episode) % scenarios.size()];
+      RandomStream rng(o.seed, StreamPurpose::sac_episode, static_cast<std::uint64_t>(episode));
+      const std::uint64_t seed = rng.next_u64() % 1000000007ULL + 1;  // the run's seed (arrivals, service times, exploration)
+      const double duration = o.duration_s > 0 ? o.duration_s : ts.scenario.duration_s;
+      const std::string dir = work + "/episode-" + std::to_string(episode);
+      fs::remove_all(dir);
+      fs::create_directories(dir + "-in");
+      std::vector<std::string> argv = {coinfer, "run", ts.file, "--out", dir, "-q",
+                                       "--set", "seed=" + std::to_string(seed), "--set", scheduler_override(ts.scenario, fs::absolute(current).string(), seed, o)};
+      if (o.duration_s > 0) argv.insert(argv.end(), {"--set", "duration_s=" + fmt(o.duration_s)});
+      if (!o.keep_bandwidth) {
+        for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
+          if (ts.entry_has_trace[k]) continue;
+          const std::string trace = fs::absolute(dir + "-in/trace-" + std::to_string(k) + ".csv").string();
+          write_text_atomic(trace, random_trace(rng, duration, o));
+          argv.insert(argv.end(), {"--set", "devices." + std::to_string(k) + ".link.trace=" + trace});
+        }
+      }
+      ChildSpec spec;
+      spec.argv = argv;
+      spec.stdout_file = dir + "-in/run.log";
+      spec.stderr_file = "&1";
+      log::debug("train", "episode " + std::to_string(episode) + ": " + join(argv, " "));
+      children.push_back(Child::start(spec));
+      dirs.push_back(dir);
+      used.push_back(&ts);
+      seeds.push_back(seed);
+      durations.push_back(duration);
+    }
+    std::vector<EpisodeResult> results;
+    for (int w = 0; w < n; ++w) {
+      const int status = children[static_cast<size_t>(w)].wait();
+      if (status != 0) {
+        std::ifstream in(dirs[static_cast<size_t>(w)] + "-in/run.log");
+        std::stringstream ss;
+        ss << in.rdbuf();
+        throw InputError(SourceLocation{used[static_cast<size_t>(w)]->file, 0, 0}, "episode",
+                         "episode " + std::to_string(done_episodes + w) + " (coinfer run) ended with " + describe_exit_status(status) + ": " +
+                             trim(ss.str()));
+      }
+      results.push_back(read_episode(dirs[static_cast<size_t>(w)], *used[static_cast<size_t>(w)], durations[static_cast<size_t>(w)], o));
+    }
+    // One environment step is one decision (every device acts at once; each device's step is a transition).
+    int decisions = 0;
+    for (const auto& r : results) {
+      for (const auto& t : r.transitions) agent.add(t);
+      decisions += r.decisions;
+    }
+    const SacUpdateStats st =
+        agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+    for (int w = 0; w < n; ++w) {
+      const EpisodeResult& r = results[static_cast<size_t>(w)];
+      curve_text += std::to_string(done_episodes + w) + "," + fs::path(used[static_cast<size_t>(w)]->file).filename().string() + "," +
+                    std::to_string(seeds[static_cast<size_t>(w)]) + "," + fmt(r.episode_return) + "," + std::to_string(r.decisions) + "," +
+                    std::to_string(r.transitions.size()) + "," + fmt(r.throughput_rps) + "," + fmt(r.mean_latency_s) + "," +
+                    fmt(st.alpha) + "," + fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," +
+                    strprintf("%.3f", elapsed()) + "\n";
+      last_return = r.episode_return;
+      fs::remove_all(dirs[static_cast<size_t>(w)]);
+      fs::remove_all(dirs[static_cast<size_t>(w)] + "-in");
+    }
+    done_episodes += n;
+    nlohmann::json prog{{"identity", identity}, {"episodes", done_episodes}, {"wall_s", elapsed()}};
+    // The curve first, then the checkpoint: a kill between the two repeats this round's rows, never loses them.
+    write_text_atomic(curve, curve_text);
+    agent.save_checkpoint(ckpt, info, prog.dump());
+    progress.update(done_episodes, o.episodes,
+                    strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done_episodes, last_return, st.alpha, agent.buffer_size()));
+  }
+  progress.finish();
+  info.provenance = "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " +
+                    std::to_string(o.episodes) + " episodes, seed " + std::to_string(o.seed) +
+                    (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
+  agent.save_policy(o.out, info);
+  fs::remove(current);
+  fs::remove_all(work);
+  if (!o.quiet)
+    std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)
+              << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out << " (checkpoint " << ckpt << ", learning curve " << curve
+              << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"coinfer train sac: SparOA's Soft Actor-Critic scheduler trained in simulation"};
+  app.name("coinfer train");
+  app.require_subcommand(1);
+  TrainOptions o;
+  CLI::App* tr = app.add_subcommand("sac", "train a SAC scheduling policy on simulated episodes of the scenarios (sched/README.md \"SAC\")");
+  tr->add_option("scenarios", o.scenarios, "scenario files; episodes take them in turn")->required()->check(CLI::ExistingFile);
+  tr->add_option("--out", o.out, "policy file to write (e.g. policy.pt); POLICY.ckpt and POLICY.learning.csv are written beside it")->required();
+  tr->add_option("--episodes", o.episodes, "episodes in all (default 40)")->check(CLI::Range(1, 1000000));
+  tr->add_option("--workers", o.workers, "episodes simulated at once, one process each (default 2)")->check(CLI::Range(1, 256));
+  tr->add_option("--seed", o.seed, "seed of the weights, the episodes and the mini-batches (default 1)");
+  tr->add_option("--period", o.period_s, "decision period (s) for scenarios without scheduler.period_s (default 1)")->check(CLI::Range(1e-3, 1e6));
+  std::vector<double> bw, step;
+  tr->add_option("--bandwidth", bw, "random traces' range MIN MAX in Mbit/s (default 1 100)")->expected(2);
+  tr->add_option("--trace-step", step, "random traces' time between changes MIN MAX in s (default 2 8)")->expected(2);
+  tr->add_flag("--keep-bandwidth", o.keep_bandwidth, "no random traces: the scenarios' own link bandwidths");
+  tr->add_option("--episode-duration", o.duration_s, "simulated seconds per episode (default: the scenario's duration_s)")->check(CLI::Range(0.1, 1e6));
+  tr->add_option("--updates-per-decision", o.updates_per_decision, "gradient steps per decision of the episodes (default 8; SB3 makes 1 per environment step)")->check(CLI::Range(0.0, 1000.0));
+  tr->add_option("--hidden", o.hyper.hidden, "hidden width of the two layers of each network (default 64; the SAC paper's 256 learns slower per second)")->check(CLI::Range(1, 8192));
+  tr->add_option("--lr", o.hyper.learning_rate, "Adam learning rate (default 1e-3; the SAC paper's 3e-4 learns slower per episode)")->check(CLI::Range(1e-7, 1.0));
+  tr->add_option("--gamma", o.hyper.gamma, "discount per decision (default 0.9)")->check(CLI::Range(0.0, 0.9999));
+  tr->add_option("--tau", o.hyper.tau, "target networks' Polyak coefficient (default 0.005)")->check(CLI::Range(1e-6, 1.0));
+  tr->add_option("--batch", o.hyper.batch_size, "mini-batch (default 256)")->check(CLI::Range(1, 1000000));
+  tr->add_option("--buffer", o.hyper.buffer_size, "replay buffer capacity in transitions (default 1000000)")->check(CLI::Range(1, 100000000));
+  tr->add_option("--alpha", o.hyper.initial_alpha, "initial temperature (default 1; learned, target entropy -1)")->check(CLI::Range(1e-6, 1e3));
+  tr->add_option("--data-parallel", o.hyper.allow_data_parallel, "whether the action's last slot is data_parallel (default true)");
+  tr->add_option("--lambda-latency", o.reward.latency, "reward weight of latency (default 1)")->check(CLI::Range(0.0, 1e6));
+  tr->add_option("--lambda-energy", o.reward.energy, "reward weight of the link's MB per window (default 0)")->check(CLI::Range(0.0, 1e6));
+  tr->add_option("--lambda-switching", o.reward.switching, "reward weight of a strategy switch (default 0.05)")->check(CLI::Range(0.0, 1e6));
+  std::string objective = "throughput";
+  tr->add_option("--objective", objective, "throughput (default: the latency term is each device's time per result) or latency (its mean request latency)")
+      ->check(CLI::IsMember({"throughput", "latency"}));
+  tr->add_option("--shared", o.reward.shared, "share of the system's mean latency in each device's latency term (default 0.5)")->check(CLI::Range(0.0, 1.0));
+  tr->add_option("--threads", o.threads, "LibTorch intra-op threads of the learner (default 1; results are reproducible for a seed and thread count)")
+      ->check(CLI::Range(1, 256));
+  tr->add_flag("--restart", o.restart, "ignore an existing checkpoint and begin again");
+  if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
+  if (bw.size() == 2) o.bw_min = bw[0], o.bw_max = bw[1];
+  if (step.size() == 2) o.step_min = step[0], o.step_max = step[1];
+  o.reward.per_result = objective == "throughput";
+  o.quiet = coinfer::cli::quiet("train");
+  return coinfer::cli::guarded([&] { return train(o); });
+}
