@@ -188,7 +188,13 @@ SacUpdateStats SacAgent::update(int steps, std::uint64_t round) {
   std::vector<size_t> idx(static_cast<size_t>(h_.batch_size));
   const int f = sac_feature_count();
   for (int s = 0; s < steps; ++s) {
-    for (auto& i : idx) i = static_cast<size_t>(pick.next_u64() % size_);
+    // Drawn by age (0 = oldest), then mapped to the ring's slot: a buffer reloaded in age order draws
+    // the very same transitions.
+    const size_t cap = static_cast<size_t>(h_.buffer_size);
+    for (auto& i : idx) {
+      const size_t age = static_cast<size_t>(pick.next_u64() % size_);
+      i = size_ < cap ? age : (head_ + age) % cap;
+    }
     const torch::Tensor o = rows(obs_, f, idx), a = rows(act_, 1, idx), r = rows(rew_, 1, idx), n = rows(next_, f, idx),
                         d = rows(done_, 1, idx);
     const torch::Tensor alpha = log_alpha_.exp().detach();
@@ -245,6 +251,7 @@ void SacAgent::save_checkpoint(const std::string& path, const SacPolicyInfo& inf
   torch::serialize::OutputArchive archive;
   archive.write("meta", c10::IValue(info_json(info, kCheckpointFormat).dump()));
   archive.write("progress", c10::IValue(progress_json));
+  archive.write("seed", c10::IValue(std::to_string(seed_)));
   write_net(archive, actor_, "actor");
   write_net(archive, q1_, "q1");
   write_net(archive, q2_, "q2");
@@ -282,6 +289,13 @@ std::string SacAgent::load_checkpoint(const std::string& path) {
   c10::IValue progress;
   if (!archive.try_read("progress", progress) || !progress.isString())
     throw InputError(SourceLocation{path, 0, 0}, "progress", "the checkpoint has no progress record");
+  c10::IValue seed;
+  if (!archive.try_read("seed", seed) || !seed.isString()) throw InputError(SourceLocation{path, 0, 0}, "seed", "the checkpoint has no seed");
+  try {
+    seed_ = std::stoull(seed.toStringRef());
+  } catch (const std::exception&) {
+    throw InputError(SourceLocation{path, 0, 0}, "seed", "the checkpoint's seed is not a number");
+  }
   read_net(archive, actor_, "actor", path);
   read_net(archive, q1_, "q1", path);
   read_net(archive, q2_, "q2", path);

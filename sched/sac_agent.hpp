@@ -81,7 +81,7 @@ class SacAgent {
 
   void save_policy(const std::string& path, const SacPolicyInfo& info) const;
   void save_checkpoint(const std::string& path, const SacPolicyInfo& info, const std::string& progress_json) const;
-  // Restores everything save_checkpoint wrote; returns its progress JSON. Throws InputError naming the
+  // Restores everything save_checkpoint wrote (the seed included); returns its progress JSON. Throws InputError naming the
   // file for another format or layout.
   std::string load_checkpoint(const std::string& path);
 
