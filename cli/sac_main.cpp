@@ -175,6 +175,14 @@ int train(TrainOptions& o) {
     log::info("train", "resuming from " + ckpt + " after " + std::to_string(done_episodes) + " episodes");
   }
   fs::create_directories(work);
+  // The episodes' folders go whatever happens (a failed episode's log is in the error message).
+  struct RemoveAtExit {
+    std::string dir;
+    ~RemoveAtExit() {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+    }
+  } remove_work{work};
   const std::string current = work + "/policy-current.pt";
   cli::ProgressLine progress("train sac", o.quiet, 5);
   const auto t0 = std::chrono::steady_clock::now();
@@ -199,7 +207,8 @@ int train(TrainOptions& o) {
       fs::remove_all(dir);
       fs::create_directories(dir + "-in");
       std::vector<std::string> argv = {coinfer, "run", ts.file, "--out", dir, "-q",
-                                       "--set", "seed=" + std::to_string(seed), "--set", scheduler_override(ts.scenario, fs::absolute(current).string(), seed, o)};
+                                       "--set", "seed=" + std::to_string(seed), "--set", "warmup_s=0",  // rewards count every request
+                                       "--set", scheduler_override(ts.scenario, fs::absolute(current).string(), seed, o)};
       if (o.duration_s > 0) argv.insert(argv.end(), {"--set", "duration_s=" + fmt(o.duration_s)});
       if (!o.keep_bandwidth) {
         for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
@@ -265,8 +274,6 @@ int train(TrainOptions& o) {
                     std::to_string(o.episodes) + " episodes, seed " + std::to_string(o.seed) +
                     (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
   agent.save_policy(o.out, info);
-  fs::remove(current);
-  fs::remove_all(work);
   if (!o.quiet)
     std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)
               << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out << " (checkpoint " << ckpt << ", learning curve " << curve

@@ -532,7 +532,8 @@ struct EdgeServer::Impl {
 
   void scheduler_loop() {
     std::unique_lock<std::mutex> lock(m);
-    double next_period = rescheduler->next_period_after(now());
+    // Periodic triggers start at time zero, as in the simulator (none before the run begins).
+    double next_period = rescheduler->next_period_after(std::max(0.0, now()));
     while (!*stop) {
       if (!rescheduler->has_pending()) {
         sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_period - now()))));
@@ -544,7 +545,7 @@ struct EdgeServer::Impl {
         }
         if (now() >= next_period) {
           rescheduler->offer(Trigger{Trigger::Kind::period, -1, 0});
-          next_period = rescheduler->next_period_after(now());
+          next_period = rescheduler->next_period_after(std::max(0.0, now()));
         }
         continue;
       }

@@ -11,6 +11,8 @@ kinds (FILE is a sweep's sweep.h5 unless said otherwise):
   timeline               FILE is one run's results.h5: bandwidth, scheme switches and per-request latency (Fig. 10)
   predictor-accuracy     FILE is `coinfer predictor eval --json` output: per estimator, the share of samples
                          within 10 % and 20 % and the pairwise ranking accuracy, bars (ACE-GNN Fig. 18)
+  learning-curve         FILE is a `coinfer train sac` POLICY.learning.csv: episode return and throughput
+                         (points per episode, a moving mean of 10), temperature, against episodes and wall time
 Each point is the mean over the rows it pools: its seeds and every grid axis that is neither the x
 axis, the series, nor fixed by --where AXIS=V; the figure says so in its bottom line; error bars are one
 standard deviation. Series get distinct markers, line styles and a small sideways offset, so
@@ -318,10 +320,53 @@ def predictor_plot(path, out, style):
                     "style": style})
 
 
+def learning_plot(path, out, style):
+    """SAC learning curves from POLICY.learning.csv (coinfer train sac)."""
+    import csv
+    try:
+        rows = list(csv.DictReader(open(path)))
+        ep = np.array([int(r["episode"]) for r in rows])
+        ret = np.array([float(r["return"]) for r in rows])
+        thr = np.array([float(r["throughput_rps"]) for r in rows])
+        alpha = np.array([float(r["alpha"]) for r in rows])
+        wall = np.array([float(r["wall_s"]) for r in rows])
+        scen = [r["scenario"] for r in rows]
+    except (KeyError, ValueError, TypeError) as e:
+        raise PlotError(f"{path}: not a learning curve of coinfer train sac ({e})")
+    if len(rows) == 0:
+        raise PlotError(f"{path}: no episodes")
+    w, h = STYLES[style]["figsize"]
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(w, h * 1.8), sharex=True)
+
+    def moving(y, n=10):
+        return np.array([y[max(0, i - n + 1):i + 1].mean() for i in range(len(y))])
+
+    legend = []
+    for name in sort_values(scen):
+        m = np.array([s == name for s in scen])
+        a1.plot(ep[m], ret[m], ".", alpha=0.4)
+        a1.plot(ep[m], moving(ret[m]), "-", label=name)
+        a2.plot(ep[m], thr[m], ".", alpha=0.4)
+        a2.plot(ep[m], moving(thr[m]), "-", label=name)
+        legend.append(name)
+    a1.set_ylabel("episode return")
+    a2.set_ylabel("throughput (req/s)\nwhile exploring")
+    a3.plot(ep, alpha, "-k")
+    a3.set_ylabel("temperature α")
+    a3.set_xlabel("episode")
+    a1.legend(fontsize="small")
+    top = a1.secondary_xaxis("top", functions=(lambda e: np.interp(e, ep, wall), lambda t: np.interp(t, wall, ep)))
+    top.set_xlabel("wall time (s)")
+    title = f"SAC training: {len(rows)} episodes, {wall[-1]:.0f} s"
+    fig.suptitle(title)
+    save(fig, out, {"kind": "learning-curve", "title": title, "xlabel": "episode", "ylabel": "episode return", "legend": legend,
+                    "episodes": int(len(rows)), "style": style})
+
+
 def main():
     ap = argparse.ArgumentParser(description="coinfer figures")
     ap.add_argument("file")
-    ap.add_argument("--kind", required=True, choices=sorted(list(KINDS) + ["timeline", "predictor-accuracy"]))
+    ap.add_argument("--kind", required=True, choices=sorted(list(KINDS) + ["timeline", "predictor-accuracy", "learning-curve"]))
     ap.add_argument("--out", help="PNG path (a PDF is written beside it); default: <kind>.png beside FILE")
     ap.add_argument("--x", help="grid axis on the x axis (default depends on the kind)")
     ap.add_argument("--series", help="grid axis for one line per value (default: scheduler, if swept)")
@@ -339,6 +384,8 @@ def main():
             timeline_plot(args.file, out, args.style)
         elif args.kind == "predictor-accuracy":
             predictor_plot(args.file, out, args.style)
+        elif args.kind == "learning-curve":
+            learning_plot(args.file, out, args.style)
         else:
             sweep_plot(args.file, args.kind, out, args.x, args.series, args.where, args.style)
     except (PlotError, KeyError, OSError) as e:

@@ -38,6 +38,9 @@ const std::vector<std::string>& sac_feature_names() {
       "log2_batch_max/6",
       "server_offload_pressure",       // sum over the server's devices of server time / offload latency, per worker
       "device_share_of_server",        // 1 / devices on this server
+      "rank_on_server",                // the device's place among this server's devices (state order), k / count:
+                                       // identical devices see different values, so one shared policy can
+                                       // give them different strategies (some offload, the rest local)
       // the system
       "log2_devices/10",               // connected devices with inputs of their own
   };
@@ -104,7 +107,7 @@ std::vector<SacObservation> sac_observe(const SystemState& state, const Analytic
     devs.push_back(x);
   }
   std::map<const ServerState*, double> pressure;
-  std::map<const ServerState*, int> on_server;
+  std::map<const ServerState*, int> on_server, rank;
   for (const Device& x : devs) {
     pressure[x.sv] += x.server_s / std::max(x.offload_s, 1e-9) / std::max(1, x.sv->workers);
     ++on_server[x.sv];
@@ -136,6 +139,7 @@ std::vector<SacObservation> sac_observe(const SystemState& state, const Analytic
         static_cast<float>(std::log2(std::max(1, x.sv->batch_max_size)) / 6),
         static_cast<float>(pressure[x.sv]),
         static_cast<float>(1.0 / on_server[x.sv]),
+        static_cast<float>(static_cast<double>(rank[x.sv]++) / on_server[x.sv]),
         static_cast<float>(std::log2(static_cast<double>(devs.size())) / 10),
     };
     out.push_back(std::move(o));

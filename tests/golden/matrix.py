@@ -62,7 +62,8 @@ def overrides_for(scenario_path):
 
 # Schedulers that cannot run without parameters of their own: the external one runs the shipped
 # example (a Python process per run), so every scenario's states and schemes cross the protocol.
-SCHEDULER_PARAMS = {"external": 'command: "python3 {root}/sched/examples/threshold_scheduler.py"'}
+SCHEDULER_PARAMS = {"external": 'command: "python3 {root}/sched/examples/threshold_scheduler.py"',
+                    "sac": "policy: {root}/sched/policies/sac_paper.pt"}
 
 
 def run_one(coinfer, root, scenario, scheduler, name, sets, duration, timeout_s):

@@ -61,8 +61,10 @@ TEST(SacMdp, ObservationsFollowTheLayoutAndSkipDevicesThatDoNotAct) {
   EXPECT_NEAR(obs[0].features[7], obs[0].features[6], 1e-9);
   // The current strategy (local, n = 9, with data_parallel: 11 slots) sits at slot 9's centre.
   EXPECT_NEAR(obs[0].features[11], 9.5 / 11, 1e-6);
-  // Two devices act: log2(2) / 10.
-  EXPECT_NEAR(obs[0].features[20], 0.1, 1e-6);
+  // Ranks on the server: 0 / 2 and 1 / 2. Two devices act: log2(2) / 10.
+  EXPECT_NEAR(obs[0].features[20], 0, 1e-6);
+  EXPECT_NEAR(obs[1].features[20], 0.5, 1e-6);
+  EXPECT_NEAR(obs[0].features[21], 0.1, 1e-6);
 }
 
 namespace {

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# scheduler: sac (sched/README.md "SAC"): `coinfer train sac` trains a policy on simulated episodes,
+# byte for byte the same for the same command, resumes after kill -9 to the very same policy, draws its
+# learning curve; the policy runs in `coinfer run` (each decision recording its observations and
+# actions) and under `coinfer serve` on the loopback testbed; every bad policy file, parameter or
+# training option is exit 2 with the reason and nothing written.
+set -u
+coinfer="$1"; root="$2"
+source "$(dirname "$0")/lib.sh"
+cd "$root"
+rt="$(dirname "$coinfer")/coinfer-rt"
+[ -x "$(dirname "$coinfer")/coinfer-sac" ] || { echo "SKIP: this build has no LibTorch (coinfer-sac)"; exit 77; }
+quick="$root/scenarios/quickstart.yaml"
+
+# --- training: deterministic, resumable ---
+train() {  # train FOLDER [extra options]: 6 episodes of 5 s of the quickstart
+  local dir="$1"; shift
+  mkdir -p "$dir"
+  (cd "$dir" && "$coinfer" train sac "$quick" --out p.pt --episodes 6 --episode-duration 5 -q "$@")
+}
+train "$work/a" > "$work/a.txt" 2>&1 && ok || { bad "train: exit $?"; cat "$work/a.txt"; }
+[ -s "$work/a/p.pt" ] && [ -s "$work/a/p.pt.ckpt" ] && [ "$(wc -l < "$work/a/p.pt.learning.csv")" -eq 7 ] && [ ! -e "$work/a/p.pt.episodes" ] \
+  && ok || bad "train wrote policy, checkpoint, 6 curve rows and removed its episode folder: $(ls "$work/a")"
+train "$work/b" > /dev/null 2>&1
+cmp -s "$work/a/p.pt" "$work/b/p.pt" && ok || bad "the same training command gave another policy"
+# kill -9 once the curve holds two rounds, then the same command resumes to the same policy.
+mkdir -p "$work/k"
+(cd "$work/k" && exec "$coinfer" train sac "$quick" --out p.pt --episodes 6 --episode-duration 5 -q) > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -e "$work/k/p.pt.learning.csv" ] && [ "$(wc -l < "$work/k/p.pt.learning.csv")" -ge 3 ] && break
+  sleep 0.05
+done
+pkill -9 -f "coinfer-sac sac $quick --out p.pt" ; wait $pid 2>/dev/null
+[ ! -e "$work/k/p.pt" ] && ok || bad "the killed training had already finished (the kill came too late to test resumption)"
+(cd "$work/k" && "$coinfer" train sac "$quick" --out p.pt --episodes 6 --episode-duration 5 -q) > "$work/k.txt" 2>&1 && ok || { bad "resume: exit $?"; cat "$work/k.txt"; }
+cmp -s "$work/a/p.pt" "$work/k/p.pt" && ok || bad "the resumed training gave another policy than the uninterrupted one"
+diff <(cut -d, -f1-12 "$work/a/p.pt.learning.csv") <(cut -d, -f1-12 "$work/k/p.pt.learning.csv") > /dev/null && ok || bad "resumed learning curve differs"
+# A checkpoint of other options is refused; --restart begins again.
+(cd "$work/a" && "$coinfer" train sac "$quick" --out p.pt --episodes 6 --episode-duration 5 --seed 2 -q) > "$work/other.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "another training set-up" "$work/other.txt" && ok || { bad "checkpoint of other options: exit $rc"; cat "$work/other.txt"; }
+"$coinfer" plot "$work/a/p.pt.learning.csv" --kind learning-curve --out "$work/curve.png" > /dev/null 2>&1 && [ -s "$work/curve.png" ] && ok || bad "learning curve plot"
+
+# --- training: bad input (exit 2, no policy) ---
+for args in "missing.yaml" "$quick --bandwidth 0 5" "$quick --trace-step 3 1" "$quick --episodes 0"; do
+  # shellcheck disable=SC2086
+  "$coinfer" train sac $args --out "$work/bad.pt" -q > "$work/bad.txt" 2>&1; rc=$?
+  [ $rc -eq 2 ] && [ ! -e "$work/bad.pt" ] && ok || { bad "train $args: exit $rc"; cat "$work/bad.txt"; }
+done
+
+# --- the policy in a run ---
+policy="$work/a/p.pt"
+"$coinfer" run "$quick" --out "$work/run" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > "$work/run.txt" 2>&1 && ok || { bad "run with the policy"; cat "$work/run.txt"; }
+/usr/bin/python3 - "$work/run" "$policy" <<'PY' && ok || bad "the run records the SAC estimator and each decision's observations and actions"
+import json, sys
+d, policy = sys.argv[1], sys.argv[2]
+s = json.load(open(d + "/summary.json"))
+assert s["estimator"] == f"sac policy ({policy})", s["estimator"]
+decs = [json.loads(l) for l in open(d + "/decisions.jsonl")]
+assert len(decs) >= 20, len(decs)  # t = 0 and every 2 s of 60 s, plus bandwidth triggers
+for x in decs:
+    steps = x["detail"]["steps"]
+    assert steps and set(st["device"] for st in steps) <= {"pi0", "pi1", "pi2"}, steps
+    for st in steps:
+        assert 0 <= st["action"] <= 1 and len(st["features"]) == 22
+        assert f"{st['device']}={st['strategy']}" in x["scheme"], (st, x["scheme"])
+PY
+"$coinfer" run "$quick" --out "$work/run2" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > /dev/null 2>&1
+cmp -s "$work/run/results.h5" "$work/run2/results.h5" && ok || bad "two runs with the policy differ"
+
+# --- bad policies and parameters (exit 2, nothing written) ---
+printf 'not a policy' > "$work/junk.pt"
+"$coinfer" train sac "$quick" --out "$work/nodp.pt" --episodes 2 --episode-duration 2 --data-parallel false -q > /dev/null 2>&1
+check_bad() {  # check_bad LABEL SCENARIO SCHEDULER-YAML FRAGMENT
+  "$coinfer" run "$2" --out "$work/badrun" -q --set "scheduler=$3" > "$work/badrun.txt" 2>&1; local rc=$?
+  [ $rc -eq 2 ] && grep -q -- "$4" "$work/badrun.txt" && [ ! -e "$work/badrun" ] && ok || { bad "$1: exit $rc"; cat "$work/badrun.txt"; }
+}
+check_bad "no policy" "$quick" "{name: sac}" "needs its policy file"
+check_bad "missing file" "$quick" "{name: sac, policy: $work/none.pt}" "no such coinfer-sac-policy file"
+check_bad "junk file" "$quick" "{name: sac, policy: $work/junk.pt}" "not a coinfer-sac-policy file"
+check_bad "checkpoint as policy" "$quick" "{name: sac, policy: $work/a/p.pt.ckpt}" "not a coinfer-sac-policy"
+check_bad "another model" "$root/scenarios/validate/bw10_dev9.yaml" "{name: sac, policy: $policy}" "trained for dgcnn/modelnet40, not gcode/modelnet40"
+check_bad "another action mapping" "$quick" "{name: sac, policy: $work/nodp.pt}" "scheduler.data_parallel must be false"
+check_bad "unknown parameter" "$quick" "{name: sac, policy: $policy, temperature: 1}" "unknown parameter"
+check_bad "explore not a flag" "$quick" "{name: sac, policy: $policy, explore: maybe}" "expected true or false"
+
+# --- the same policy under coinfer serve (loopback testbed) ---
+cat > "$work/tb.yaml" <<YAML
+name: sac-testbed
+seed: 1
+duration_s: 4
+drain_s: 5
+luts: [$root/traces/lut_measured]
+servers:
+  - {id: edge, type: x86-epyc-2vcpu, workers: 1}
+devices:
+  - {id: d, count: 2, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 20}, strategy: local}
+scheduler: {name: sac, policy: $policy, period_s: 1}
+YAML
+if [ -x "$rt" ]; then
+  "$rt" testbed "$work/tb.yaml" --loopback --out "$work/tb" --startup 2 > "$work/tb.txt" 2>&1 && ok || { bad "testbed with sac: exit $?"; tail -5 "$work/tb.txt"; }
+  /usr/bin/python3 - "$work/tb" <<'PY' && ok || bad "the testbed's server decided with the SAC policy"
+import json, sys, h5py
+d = sys.argv[1]
+decs = [json.loads(l) for l in open(d + "/decisions.jsonl")]
+assert len(decs) >= 3 and all(len(x["detail"]["steps"]) == 2 and x["t_s"] >= 0 for x in decs), decs
+st = h5py.File(d + "/results.h5")["requests/status"][()]
+assert len(st) > 0 and (st == 0).all(), st
+PY
+fi
+finish sac
