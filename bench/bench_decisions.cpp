@@ -21,6 +21,8 @@
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
 #include "sched/basic_schedulers.hpp"
+#include "sched/learned_plugin.hpp"
+#include "sched/sac_scheduler.hpp"
 #include "sched/search_schedulers.hpp"
 
 using namespace coinfer;
@@ -74,6 +76,17 @@ unsigned long long fingerprint(const Scheme& s) {
   return h;
 }
 
+// A scheduler used through another that outlives it (sac: the policy file is loaded once, as in a run).
+class Borrowed : public Scheduler {
+ public:
+  explicit Borrowed(Scheduler& s) : s_(s) {}
+  std::string name() const override { return s_.name(); }
+  Scheme decide(const SystemState& state) override { return s_.decide(state); }
+
+ private:
+  Scheduler& s_;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,13 +115,22 @@ int main(int argc, char** argv) {
     std::string name;
     std::function<std::unique_ptr<Scheduler>()> make;
   };
-  const std::vector<Entry> schedulers = {
+  // sac: the shipped policy (sched/policies/sac_paper.pt) through the LibTorch plugin, when this build has it.
+  std::unique_ptr<Scheduler> sac;
+  try {
+    sac = std::make_unique<SacScheduler>(est, load_sac_actor(data_path("sched/policies/sac_paper.pt"), {"dgcnn/modelnet40", "gcode/modelnet40"}, true),
+                                         SacSchedulerOptions{});
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "sac not measured: %s\n", e.what());
+  }
+  std::vector<Entry> schedulers = {
       {"hierarchical", [&] { return std::make_unique<HierarchicalScheduler>(est, est); }},
       {"greedy", [&] { return std::make_unique<GreedyScheduler>(est, est); }},
       {"dp", [&] { return std::make_unique<DpScheduler>(est, est); }},
       {"gcode", [&] { return std::make_unique<GcodeScheduler>(est); }},
       {"oracle", [&] { return std::make_unique<OracleScheduler>(est); }},
   };
+  if (sac) schedulers.push_back({"sac", [&] { return std::make_unique<Borrowed>(*sac); }});
   std::printf("decision time, ms (median of up to %d; fingerprint of the decision in brackets)\n\n| devices | one prediction |", repeats);
   for (const auto& e : schedulers) std::printf(" %s |", e.name.c_str());
   std::printf("\n|---|---|");
