@@ -256,7 +256,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
                                                          static_cast<int>(p.number("iterations", 10, 0)),
                                                          p.flag("share_groups", true),
-                                                         static_cast<long long>(p.number("max_schemes", 20000, 1)),
+                                                         static_cast<long long>(p.number("max_schemes", 729, 1)),
                                                          p.flag("helpers", true));
     return owning(std::move(rank), std::move(inner));
   }

@@ -198,18 +198,29 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       choice = combos_list[static_cast<size_t>(k)];
     }
   } else {
-    for (size_t gi = 0; gi < groups.size(); ++gi) {
-      std::vector<Scheme> candidates;
-      for (const Strategy& o : options[gi]) {
-        std::vector<Strategy> c = choice;
-        c[gi] = o;
-        candidates.push_back(scheme_of(c));
+    // More combinations than the budget: coordinate rounds, each group in turn taking its best option
+    // with the others fixed, until a round changes nothing (at most T + 1 rounds). The work grows with
+    // groups x options x rounds, not with the product of the options.
+    for (int round = 0; round <= iterations_; ++round) {
+      bool changed = false;
+      for (size_t gi = 0; gi < groups.size(); ++gi) {
+        std::vector<Scheme> candidates;
+        std::vector<size_t> which;
+        for (size_t oi = 0; oi < options[gi].size(); ++oi) {
+          if (options[gi][oi] == choice[gi]) continue;
+          std::vector<Strategy> c = choice;
+          c[gi] = options[gi][oi];
+          candidates.push_back(scheme_of(c));
+          which.push_back(oi);
+        }
+        const int k = rank_.best_of(state, best, candidates);
+        if (k >= 0) {
+          best = candidates[static_cast<size_t>(k)];
+          choice[gi] = options[gi][which[static_cast<size_t>(k)]];
+          changed = true;
+        }
       }
-      const int k = rank_.best_of(state, best, candidates);
-      if (k >= 0) {
-        best = candidates[static_cast<size_t>(k)];
-        choice[gi] = options[gi][static_cast<size_t>(k)];
-      }
+      if (!changed) break;
     }
   }
   // Stage 2: fine-grained tuning of PP splits: shift each PP group's split left and right while the

@@ -67,16 +67,18 @@ class OracleScheduler : public Scheduler {
 // (devices of the same type, model, dataset, server and link bandwidth share one choice when
 // share_groups); fine-grained: shift each PP split left and right (within 0..n, so pp(0) = offload
 // and pp(n) = local are reachable) while the estimator predicts a gain, at most T rounds. When the
-// coarse space exceeds max_schemes combinations, the coarse stage ranks one group at a time instead.
+// coarse space exceeds max_schemes combinations (default 3^6 = 729), the coarse stage makes coordinate
+// rounds instead (each group its best option with the others fixed, until a round changes nothing, at
+// most T + 1 rounds): work O(groups x options x rounds) instead of the options' product.
 // With use_helpers, every connected idle device (no inputs of its own) is named a helper (ACE-GNN
 // Sec. III-D): the server forwards pending work to it.
 class HierarchicalScheduler : public Scheduler {
  public:
   HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true,
-                        long long max_schemes = 20000, bool use_helpers = true)
+                        long long max_schemes = 729, bool use_helpers = true)
       : HierarchicalScheduler(est, est, iterations, share_groups, max_schemes, use_helpers) {}
   HierarchicalScheduler(const AnalyticEstimator& est, const Estimator& rank, int iterations = 10, bool share_groups = true,
-                        long long max_schemes = 20000, bool use_helpers = true)
+                        long long max_schemes = 729, bool use_helpers = true)
       : est_(est), rank_(rank), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes),
         use_helpers_(use_helpers) {}
   std::string name() const override { return "hierarchical"; }
