@@ -20,6 +20,10 @@ struct DeviceState {
   int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
   double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
   bool generates = true;            // false: an idle device with no inputs of its own (a possible helper)
+  // Since the start, of the device's own requests: how many completed, and the sum of their latencies
+  // (s). Differences between two states give a window's throughput and mean latency (online SAC).
+  long long completed = 0;
+  double latency_sum_s = 0;
 };
 
 struct ServerState {

@@ -49,6 +49,8 @@ void DeviceRequests::complete(std::int64_t id, bool ok, const std::string& why, 
   RequestRecord& r = it->second;
   if (ok) {
     r.t_result = now_s;
+    ++completed_;
+    latency_sum_s_ += r.latency_s();
   } else {
     r.status = RequestRecord::Status::failed;
     r.failure = why;

@@ -48,6 +48,8 @@ class DeviceRequests {
   std::vector<std::int64_t> at_server_ids() const { return {at_server_.begin(), at_server_.end()}; }
   void mark_at_server(std::int64_t id) { at_server_.insert(id); }
   long long failed() const { return failed_; }
+  long long completed() const { return completed_; }      // completed ok since the start
+  double latency_sum_s() const { return latency_sum_s_; }  // the sum of their latencies (s)
   int queue_length() const { return static_cast<int>(compute_q.size() + upload_q.size()); }
 
   // The stages' queues and whether a request's stage is in progress (the threads take from these).
@@ -68,6 +70,8 @@ class DeviceRequests {
   std::set<std::int64_t> dp_on_device_, dp_on_server_;
   std::int64_t next_id_ = 0;
   long long failed_ = 0;
+  long long completed_ = 0;
+  double latency_sum_s_ = 0;
 };
 
 }  // namespace coinfer::hw

@@ -430,6 +430,8 @@ struct DeviceRuntime::Impl {
             s.queue_length = rq->queue_length();
             s.unfinished = static_cast<int>(rq->unfinished());
             s.busy = rq->unfinished() > 0;
+            s.completed = rq->completed();
+            s.latency_sum_s = rq->latency_sum_s();
           }
           s.probe_t1 = device_unix();
           try {

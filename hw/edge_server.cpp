@@ -495,6 +495,8 @@ struct EdgeServer::Impl {
       d.queue_length = s.queue_length;
       d.unfinished = s.unfinished;
       d.busy = s.busy;
+      d.completed = s.completed;
+      d.latency_sum_s = s.latency_sum_s;
       d.generates = it->second->generates;
     }
     for (auto& s : st.servers)

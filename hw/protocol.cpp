@@ -69,7 +69,8 @@ std::string encode(const Assignment& a) {
   return j.dump();
 }
 std::string encode(const DeviceStatus& s) {
-  json j{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy}};
+  json j{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy},
+         {"completed", s.completed}, {"latency_sum_s", s.latency_sum_s}};
   if (s.probe_t1 > 0) j["probe_t1"] = s.probe_t1;
   return j.dump();
 }
@@ -115,6 +116,8 @@ DeviceStatus decode_status(const std::string& p) {
   s.unfinished = field<int>(j, "unfinished", "heartbeat");
   s.busy = field<bool>(j, "busy", "heartbeat");
   if (j.contains("probe_t1")) s.probe_t1 = field<double>(j, "probe_t1", "heartbeat");
+  if (j.contains("completed")) s.completed = field<long long>(j, "completed", "heartbeat");
+  if (j.contains("latency_sum_s")) s.latency_sum_s = field<double>(j, "latency_sum_s", "heartbeat");
   return s;
 }
 std::string decode_error(const std::string& p) { return field<std::string>(parse(p, "error"), "error", "error"); }

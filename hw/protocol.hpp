@@ -36,6 +36,8 @@ struct DeviceStatus {      // heartbeat from a device
   int queue_length = 0, unfinished = 0;
   bool busy = false;
   double probe_t1 = 0;     // the device's clock when it sent this (Unix s); 0 = no clock probe
+  long long completed = 0;    // own requests completed since the start (optional on the wire)
+  double latency_sum_s = 0;   // the sum of their latencies (s)
 };
 
 struct ClockEcho {         // heartbeat from the server answering a clock probe (hw/clock_sync.hpp)

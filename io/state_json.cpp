@@ -21,7 +21,7 @@ std::string state_to_json(const SystemState& s) {
                             {"busy", d.busy}, {"queue_length", d.queue_length}, {"unfinished", d.unfinished},
                             {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
                             {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
-                            {"generates", d.generates}});
+                            {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s}});
   j["servers"] = json::array();
   for (const auto& v : s.servers)
     j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
@@ -55,6 +55,8 @@ SystemState state_from_json(const std::string& text) {
       x.in_flight = d.at("in_flight").get<int>();
       x.arrival_rate_per_s = d.at("arrival_rate_per_s").get<double>();
       x.generates = d.at("generates").get<bool>();
+      if (d.contains("completed")) x.completed = d.at("completed").get<long long>();
+      if (d.contains("latency_sum_s")) x.latency_sum_s = d.at("latency_sum_s").get<double>();
       s.devices.push_back(x);
     }
     for (const auto& v : j.at("servers")) {

@@ -50,11 +50,12 @@ std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, con
   return std::unique_ptr<Estimator>(e);
 }
 
-std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel) {
+std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel,
+                                         bool online) {
   auto make = reinterpret_cast<MakeSacActorFn>(plugin_symbol(kMakeSacActorSymbol, policy_file, "scheduler.policy", "scheduler sac"));
   std::string error;
   bool input_error = false;
-  SacActor* a = make(policy_file.c_str(), &models, allow_data_parallel, &error, &input_error);
+  SacActor* a = make(policy_file.c_str(), &models, allow_data_parallel, online, &error, &input_error);
   if (!a) {
     if (input_error) throw InputError(error);
     throw std::runtime_error(error);

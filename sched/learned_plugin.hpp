@@ -32,10 +32,13 @@ constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v2";
 
 // The SAC policy network of `policy_file` (a file from `coinfer train sac`). `models` ("model/dataset")
 // are the scenario's: one the policy was not trained on is an InputError, as are a file of another
-// layout and an action mapping other than `allow_data_parallel`. Throws InputError naming the file.
-std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel);
+// layout and an action mapping other than `allow_data_parallel`. With `online`, the actor learns: it is
+// the agent of the policy's training checkpoint (POLICY.ckpt), whose absence is an InputError. Throws
+// InputError naming the file.
+std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel,
+                                         bool online = false);
 using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
-                                     std::string* error, bool* input_error);
-constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v1";
+                                     bool online, std::string* error, bool* input_error);
+constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v2";
 
 }  // namespace coinfer

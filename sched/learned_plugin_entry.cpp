@@ -28,11 +28,11 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
 }
 
 // The SAC policy network (sched/sac_agent.hpp) for `coinfer::load_sac_actor`.
-extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v1(const char* policy_file,
+extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v2(const char* policy_file,
                                                                                              const std::vector<std::string>* models,
-                                                                                             bool allow_data_parallel, std::string* error,
-                                                                                             bool* input_error) {
-  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v1), coinfer::MakeSacActorFn>);
+                                                                                             bool allow_data_parallel, bool online,
+                                                                                             std::string* error, bool* input_error) {
+  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v2), coinfer::MakeSacActorFn>);
   try {
     auto actor = std::make_unique<coinfer::TorchSacActor>(policy_file);
     const auto& info = actor->info();
@@ -48,6 +48,7 @@ extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_mak
       throw coinfer::InputError(coinfer::SourceLocation{policy_file, 0, 0}, "allow_data_parallel",
                                 std::string("the policy's actions ") + (info.allow_data_parallel ? "include" : "exclude") +
                                     " a data_parallel slot; scheduler.data_parallel must be " + (info.allow_data_parallel ? "true" : "false"));
+    if (online) return new coinfer::OnlineSacActor(policy_file, info);
     return actor.release();
   } catch (const coinfer::InputError& e) {
     *error = e.what();

@@ -347,7 +347,8 @@ TorchSacActor::TorchSacActor(const std::string& path) : path_(path) {
   net_->eval();
 }
 
-void TorchSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
+namespace {
+void actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) {
   torch::NoGradGuard g;
   const int64_t n = static_cast<int64_t>(obs.size()), f = sac_feature_count();
   torch::Tensor x = torch::empty({n, f});
@@ -356,11 +357,37 @@ void TorchSacActor::forward(const std::vector<std::vector<float>>& obs, std::vec
     if (static_cast<int64_t>(obs[static_cast<size_t>(i)].size()) != f) throw std::invalid_argument("observation of the wrong size");
     for (int64_t k = 0; k < f; ++k) acc[i][k] = obs[static_cast<size_t>(i)][static_cast<size_t>(k)];
   }
-  auto [m, s] = net_->forward(x);
+  auto [m, s] = net->forward(x);
   m = m.contiguous();
   s = s.contiguous();
   mean.assign(m.data_ptr<float>(), m.data_ptr<float>() + n);
   log_std.assign(s.data_ptr<float>(), s.data_ptr<float>() + n);
+}
+}  // namespace
+
+OnlineSacActor::OnlineSacActor(const std::string& policy_path, const SacPolicyInfo& info) : path_(policy_path) {
+  const std::string ckpt = policy_path + ".ckpt";
+  if (!std::filesystem::is_regular_file(ckpt))
+    throw InputError(SourceLocation{ckpt, 0, 0}, "scheduler.online",
+                     "online learning needs the policy's training checkpoint, written beside it by coinfer train sac; it is missing");
+  SacHyperParams h;
+  h.hidden = info.hidden;
+  h.allow_data_parallel = info.allow_data_parallel;
+  agent_ = std::make_unique<SacAgent>(h, 1);
+  agent_->load_checkpoint(ckpt);  // the seed, networks, optimisers and buffer of the training
+}
+
+void OnlineSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
+  actor_forward(agent_->actor(), obs, mean, log_std);
+}
+
+void OnlineSacActor::learn(const std::vector<SacTransition>& transitions, int steps) {
+  for (const auto& t : transitions) agent_->add(t);
+  agent_->update(steps, round_++);
+}
+
+void TorchSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
+  actor_forward(net_, obs, mean, log_std);
 }
 
 }  // namespace coinfer

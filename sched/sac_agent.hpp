@@ -114,4 +114,22 @@ class TorchSacActor : public SacActor {
   mutable ActorNet net_{nullptr};
 };
 
+// A policy that keeps learning (scheduler.online: true): the agent of the policy's training checkpoint
+// (POLICY.ckpt: actor, critics, temperature, optimisers, replay buffer), acting with its actor and
+// learning from the transitions the scheduler observes. Throws InputError naming the checkpoint when it
+// is missing or does not belong to the policy.
+class OnlineSacActor : public SacActor {
+ public:
+  OnlineSacActor(const std::string& policy_path, const SacPolicyInfo& info);
+  void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const override;
+  std::string describe() const override { return path_; }
+  bool can_learn() const override { return true; }
+  void learn(const std::vector<SacTransition>& transitions, int steps) override;
+
+ private:
+  std::string path_;
+  std::unique_ptr<SacAgent> agent_;
+  std::uint64_t round_ = 1000000;  // update rounds after training's
+};
+
 }  // namespace coinfer

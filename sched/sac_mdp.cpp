@@ -184,10 +184,37 @@ SacDecision sac_decision_from_json(const std::string& text) {
   }
 }
 
+double sac_reference_s(const std::vector<float>& features) {
+  static const int kBest = 7;  // "log10_best_isolated_s"
+  return std::max(std::pow(10.0, static_cast<double>(features.at(kBest))), 1e-6);
+}
+
+double sac_latency_term(const SacRewardWeights& w, double window_s, long long done, double latency_sum_s, bool waiting, double oldest_s,
+                        double ref_s) {
+  const double window = std::max(window_s, 1e-9);
+  if (done > 0) return std::log(std::max((w.per_result ? window : latency_sum_s) / static_cast<double>(done) / ref_s, 1e-6));
+  if (waiting) return std::log(std::max(oldest_s, window) / ref_s);
+  return NAN;
+}
+
+std::vector<double> sac_window_rewards(const SacRewardWeights& w, const std::vector<double>& l, const std::vector<double>& mb,
+                                       const std::vector<bool>& switched) {
+  double mean = 0;
+  int counted = 0;
+  for (double x : l)
+    if (!std::isnan(x)) mean += x, ++counted;
+  mean = counted ? mean / counted : 0;
+  std::vector<double> r;
+  for (size_t k = 0; k < l.size(); ++k) {
+    const double own = std::isnan(l[k]) ? mean : l[k];
+    r.push_back(-(w.latency * ((1 - w.shared) * own + w.shared * mean) + w.energy * mb[k] + w.switching * (switched[k] ? 1 : 0)));
+  }
+  return r;
+}
+
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
                                            const std::vector<std::string>& device_ids, double end_s, const SacRewardWeights& w,
                                            double* episode_return) {
-  static const int kBest = 7;  // "log10_best_isolated_s"
   std::map<std::string, int> index;
   for (size_t i = 0; i < device_ids.size(); ++i) index[device_ids[i]] = static_cast<int>(i);
   std::vector<std::vector<const RequestRecord*>> by_device(device_ids.size());
@@ -201,48 +228,38 @@ std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decis
     if (t0 >= end_s) break;
     const bool last = j + 1 == decisions.size() || decisions[j + 1].t_s >= end_s;
     const double t1 = last ? end_s : decisions[j + 1].t_s;
-    const double window = std::max(t1 - t0, 1e-9);
-    // Each device's latency in units of its reference, NaN when it had nothing to measure.
-    std::vector<double> l(decisions[j].steps.size(), NAN);
-    std::vector<double> mb(decisions[j].steps.size(), 0);
-    for (size_t k = 0; k < decisions[j].steps.size(); ++k) {
-      const SacStep& s = decisions[j].steps[k];
-      auto it = index.find(s.device);
-      if (it == index.end()) continue;
-      const double ref = std::max(std::pow(10.0, static_cast<double>(s.features[kBest])), 1e-6);
-      double sum = 0, oldest = 0;
-      int done = 0;
+    std::vector<const SacStep*> steps;  // the steps of known devices
+    for (const SacStep& s : decisions[j].steps)
+      if (index.count(s.device)) steps.push_back(&s);
+    std::vector<double> l, mb;
+    std::vector<bool> switched;
+    for (const SacStep* s : steps) {
+      double sum = 0, oldest = 0, bytes = 0;
+      long long done = 0;
       bool waiting = false;
-      for (const RequestRecord* r : by_device[static_cast<size_t>(it->second)]) {
+      for (const RequestRecord* r : by_device[static_cast<size_t>(index[s->device])]) {
         if (r->done() && r->t_result >= t0 && r->t_result < t1) {
           sum += r->latency_s();
           ++done;
-          mb[k] += (r->bytes_up + r->bytes_down) * 1e-6;
+          bytes += (r->bytes_up + r->bytes_down) * 1e-6;
         } else if (r->t_created < t1 && !(r->done() && r->t_result < t1)) {
           waiting = true;
           oldest = std::max(oldest, t1 - r->t_created);
         }
       }
-      if (done > 0) l[k] = std::log(std::max((w.per_result ? window : sum) / done / ref, 1e-6));
-      else if (waiting) l[k] = std::log(std::max(oldest, window) / ref);
+      l.push_back(sac_latency_term(w, t1 - t0, done, sum, waiting, oldest, sac_reference_s(s->features)));
+      mb.push_back(bytes);
+      auto prev = previous_strategy.find(s->device);
+      switched.push_back(prev != previous_strategy.end() && prev->second != s->strategy);
+      previous_strategy[s->device] = s->strategy;
     }
-    double mean = 0;
-    int counted = 0;
-    for (double x : l)
-      if (!std::isnan(x)) mean += x, ++counted;
-    mean = counted ? mean / counted : 0;
-    for (size_t k = 0; k < decisions[j].steps.size(); ++k) {
-      const SacStep& s = decisions[j].steps[k];
-      if (!index.count(s.device)) continue;
-      const double own = std::isnan(l[k]) ? mean : l[k];
-      auto prev = previous_strategy.find(s.device);
-      const double switched = prev != previous_strategy.end() && prev->second != s.strategy ? 1 : 0;
-      previous_strategy[s.device] = s.strategy;
-      const double r = -(w.latency * ((1 - w.shared) * own + w.shared * mean) + w.energy * mb[k] + w.switching * switched);
+    const std::vector<double> rewards = sac_window_rewards(w, l, mb, switched);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const SacStep& s = *steps[k];
       SacTransition t;
       t.obs = s.features;
       t.action = static_cast<float>(s.action);
-      t.reward = static_cast<float>(r);
+      t.reward = static_cast<float>(rewards[k]);
       t.done = last;
       t.next_obs = s.features;
       if (!last) {
@@ -251,7 +268,7 @@ std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decis
           if (n.device == s.device) t.next_obs = n.features, found = true;
         if (!found) t.done = true;  // the device left
       }
-      total += r;
+      total += rewards[k];
       out.push_back(std::move(t));
     }
   }

@@ -76,6 +76,19 @@ struct SacRewardWeights {
   bool per_result = true;  // objective throughput: time per result; false (objective latency): mean latency
 };
 
+// The latency term l_i of one device over a window of `window_s` seconds (see above): from the
+// requests it completed in it (`done`, their latencies summing to `latency_sum_s`), else, when it still
+// has unfinished requests, the age of the oldest (`oldest_s`, at least the window); NaN when it had
+// nothing to measure. `ref_s` is its reference latency.
+double sac_latency_term(const SacRewardWeights& w, double window_s, long long done, double latency_sum_s, bool waiting, double oldest_s,
+                        double ref_s);
+// The rewards of the devices of one window from their latency terms (NaN: takes the mean), the MB on
+// their links and whether each was switched.
+std::vector<double> sac_window_rewards(const SacRewardWeights& w, const std::vector<double>& l, const std::vector<double>& mb,
+                                       const std::vector<bool>& switched);
+// The reference latency (s) recorded in an observation (feature "log10_best_isolated_s").
+double sac_reference_s(const std::vector<float>& features);
+
 struct SacTransition {
   std::vector<float> obs, next_obs;
   float action = 0, reward = 0;
@@ -98,6 +111,10 @@ class SacActor {
   virtual ~SacActor() = default;
   virtual void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const = 0;
   virtual std::string describe() const = 0;
+  // Online learning (scheduler.online): adds the transitions and makes `steps` gradient steps. Only an
+  // actor loaded with its training checkpoint can learn.
+  virtual bool can_learn() const { return false; }
+  virtual void learn(const std::vector<SacTransition>& transitions, int steps) {}
 };
 
 // a = (tanh(u) + 1) / 2 with u = mean (deterministic) or mean + exp(log_std) * noise, noise ~ N(0, 1).

@@ -1,12 +1,58 @@
 #include "sched/sac_scheduler.hpp"
 
+#include <stdexcept>
+
 namespace coinfer {
 
 SacScheduler::SacScheduler(const AnalyticEstimator& est, std::unique_ptr<SacActor> actor, SacSchedulerOptions o)
-    : est_(est), actor_(std::move(actor)), o_(o), noise_(o.seed, StreamPurpose::scheduler, 0) {}
+    : est_(est), actor_(std::move(actor)), o_(o), noise_(o.seed, StreamPurpose::scheduler, 0) {
+  if (o_.online && !actor_->can_learn())
+    throw std::invalid_argument("online learning needs the policy's training checkpoint (" + actor_->describe() + ".ckpt)");
+}
+
+std::vector<SacTransition> SacScheduler::online_transitions(const SystemState& state, const std::vector<SacObservation>& obs) const {
+  const double window = state.time_s - previous_.t_s;
+  std::vector<const SacStep*> steps;
+  std::vector<double> l, mb;
+  std::vector<bool> switched;
+  std::vector<const std::vector<float>*> next;
+  for (const SacStep& s : previous_.steps) {
+    const DeviceState* d = state.device(s.device);
+    auto c = counters_.find(s.device);
+    if (!d || c == counters_.end()) continue;
+    steps.push_back(&s);
+    // Online the age of the oldest unfinished request is not in the state: a device that completed
+    // nothing while it had requests is charged the window.
+    l.push_back(sac_latency_term(o_.reward, window, d->completed - c->second.first, d->latency_sum_s - c->second.second,
+                                 d->unfinished > 0, window, sac_reference_s(s.features)));
+    mb.push_back(0);  // bytes per window are not in the state: the energy term is offline only
+    auto b = strategy_before_.find(s.device);
+    switched.push_back(b != strategy_before_.end() && b->second != s.strategy);
+    const std::vector<float>* n = nullptr;
+    for (const auto& o : obs)
+      if (o.device == s.device) n = &o.features;
+    next.push_back(n);
+  }
+  const std::vector<double> rewards = sac_window_rewards(o_.reward, l, mb, switched);
+  std::vector<SacTransition> out;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    SacTransition t;
+    t.obs = steps[k]->features;
+    t.action = static_cast<float>(steps[k]->action);
+    t.reward = static_cast<float>(rewards[k]);
+    t.done = next[k] == nullptr;  // the device left
+    t.next_obs = next[k] ? *next[k] : t.obs;
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 
 Scheme SacScheduler::decide(const SystemState& state) {
   const std::vector<SacObservation> obs = sac_observe(state, est_, o_.allow_data_parallel);
+  if (o_.online && have_previous_ && state.time_s > previous_.t_s) {
+    const std::vector<SacTransition> t = online_transitions(state, obs);
+    if (!t.empty()) actor_->learn(t, o_.updates_per_decision);
+  }
   std::vector<std::vector<float>> x;
   for (const auto& o : obs) x.push_back(o.features);
   std::vector<double> mean, log_std;
@@ -32,6 +78,12 @@ Scheme SacScheduler::decide(const SystemState& state) {
     for (const auto& d : state.devices)
       if (d.connected && !d.generates) scheme.helpers.push_back(d.id);
   detail_ = sac_decision_to_json(record);
+  if (o_.online) {
+    for (const SacStep& s : previous_.steps) strategy_before_[s.device] = s.strategy;
+    previous_ = record;
+    have_previous_ = true;
+    for (const auto& d : state.devices) counters_[d.id] = {d.completed, d.latency_sum_s};
+  }
   return scheme;
 }
 

@@ -4,8 +4,10 @@
 // slot is its strategy. Deterministic: without exploration the action is the squashed mean; with
 // exploration (training episodes) the noise comes from the stream (seed, scheduler, 0). Torch-free:
 // the policy network's forward pass is a SacActor from the learned plugin.
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/random_stream.hpp"
 #include "core/scheduler.hpp"
@@ -19,6 +21,11 @@ struct SacSchedulerOptions {
   bool allow_data_parallel = true;  // the action's last slot is data_parallel (must match the policy)
   bool helpers = true;              // name every connected idle device a helper
   std::uint64_t seed = 1;
+  // Keep learning while running (scheduler.online): at each decision the previous window's rewards,
+  // from the state's completed counts and latency sums, train the actor before it acts.
+  bool online = false;
+  int updates_per_decision = 8;
+  SacRewardWeights reward;
 };
 
 class SacScheduler : public Scheduler {
@@ -35,6 +42,12 @@ class SacScheduler : public Scheduler {
   SacSchedulerOptions o_;
   RandomStream noise_;
   std::string detail_;
+  // Online learning: the previous decision, and each device's counters then.
+  std::vector<SacTransition> online_transitions(const SystemState& state, const std::vector<SacObservation>& obs) const;
+  bool have_previous_ = false;
+  SacDecision previous_;
+  std::map<std::string, std::pair<long long, double>> counters_;  // device -> (completed, latency sum)
+  std::map<std::string, std::string> strategy_before_;             // device -> strategy before the previous decision
 };
 
 }  // namespace coinfer

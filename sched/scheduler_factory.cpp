@@ -262,7 +262,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   }
   if (name == "sac") {
     // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
-    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers"});
+    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates"});
     const std::string file = scenario_relative_file(s, "policy");
     if (file.empty())
       throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
@@ -273,7 +273,9 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     o.allow_data_parallel = p.flag("data_parallel", true);
     o.helpers = p.flag("helpers", true);
     o.seed = static_cast<std::uint64_t>(p.number("seed", static_cast<double>(s.seed), 0));
-    return std::make_unique<SacScheduler>(est, load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel), o);
+    o.online = p.flag("online", false);
+    o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
+    return std::make_unique<SacScheduler>(est, load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online), o);
   }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",

@@ -203,6 +203,8 @@ void DeviceActor::count_radio(double bytes) {
 
 void DeviceActor::on_finished(SimRequest* r) {
   --unfinished_;
+  ++completed_;
+  latency_sum_s_ += r->rec.latency_s();
   s_.ledger->finish(*r);
 }
 

@@ -67,6 +67,8 @@ class DeviceActor final : public ObservedDevice {
   int unfinished() const override { return unfinished_; }
   int queued() const override { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
   bool busy() const override { return unfinished_ > 0; }
+  long long completed() const override { return completed_; }
+  double latency_sum_s() const override { return latency_sum_s_; }
 
   // Accounting read after the run (energy, bytes).
   double radio_bytes_in_window() const { return radio_bytes_window_; }
@@ -98,6 +100,8 @@ class DeviceActor final : public ObservedDevice {
   int num_stages_;
   int in_flight_limit_;
   int unfinished_ = 0;
+  long long completed_ = 0;
+  double latency_sum_s_ = 0;
   std::vector<double> bytes_at_split_;  // the spec's tensor bytes per split k (0..n): computed once
   std::string strategy_text_;
 

@@ -31,6 +31,8 @@ SystemState SchedulerMonitor::snapshot(double now) const {
       x.unfinished = s_.devices[i]->unfinished();
       x.queue_length = s_.devices[i]->queued();
       x.busy = s_.devices[i]->busy();
+      x.completed = s_.devices[i]->completed();
+      x.latency_sum_s = s_.devices[i]->latency_sum_s();
     }
     // The monitor knows each link's bandwidth as the device measured it; here, the link's true value.
     x.link_bandwidth_mbps = (*s_.bandwidth)[i].mbps_at(now);

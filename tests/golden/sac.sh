@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # scheduler: sac (sched/README.md "SAC"): `coinfer train sac` trains a policy on simulated episodes,
+# (online: true keeps learning while it runs, deterministically in the simulator and under serve),
 # byte for byte the same for the same command, resumes after kill -9 to the very same policy, draws its
 # learning curve; the policy runs in `coinfer run` (each decision recording its observations and
 # actions) and under `coinfer serve` on the loopback testbed; every bad policy file, parameter or
@@ -68,6 +69,17 @@ PY
 "$coinfer" run "$quick" --out "$work/run2" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > /dev/null 2>&1
 cmp -s "$work/run/results.h5" "$work/run2/results.h5" && ok || bad "two runs with the policy differ"
 
+# Online learning: the policy keeps training from the rewards the run observes (with its checkpoint),
+# deterministically, and so decides otherwise than the fixed policy. (Gradient steps begin once the
+# replay buffer holds a mini-batch, 256: the training left ~100 transitions, each decision adds 3.)
+for k in 1 2; do
+  "$coinfer" run "$quick" --out "$work/online$k" -q --set "scheduler={name: sac, policy: '$policy', period_s: 1, online: true}" > "$work/online.txt" 2>&1 \
+    && ok || { bad "online run: exit $?"; cat "$work/online.txt"; }
+done
+"$coinfer" run "$quick" --out "$work/fixed" -q --set "scheduler={name: sac, policy: '$policy', period_s: 1}" > /dev/null 2>&1
+cmp -s "$work/online1/results.h5" "$work/online2/results.h5" && ok || bad "two online runs differ"
+cmp -s "$work/online1/decisions.jsonl" "$work/fixed/decisions.jsonl" && bad "online learning changed no decision" || ok
+
 # --- bad policies and parameters (exit 2, nothing written) ---
 printf 'not a policy' > "$work/junk.pt"
 "$coinfer" train sac "$quick" --out "$work/nodp.pt" --episodes 2 --episode-duration 2 --data-parallel false -q > /dev/null 2>&1
@@ -83,6 +95,8 @@ check_bad "another model" "$root/scenarios/validate/bw10_dev9.yaml" "{name: sac,
 check_bad "another action mapping" "$quick" "{name: sac, policy: $work/nodp.pt}" "scheduler.data_parallel must be false"
 check_bad "unknown parameter" "$quick" "{name: sac, policy: $policy, temperature: 1}" "unknown parameter"
 check_bad "explore not a flag" "$quick" "{name: sac, policy: $policy, explore: maybe}" "expected true or false"
+cp "$policy" "$work/lonely.pt"
+check_bad "online without the checkpoint" "$quick" "{name: sac, policy: $work/lonely.pt, online: true}" "needs the policy's training checkpoint"
 
 # --- the same policy under coinfer serve (loopback testbed) ---
 cat > "$work/tb.yaml" <<YAML
@@ -95,7 +109,7 @@ servers:
   - {id: edge, type: x86-epyc-2vcpu, workers: 1}
 devices:
   - {id: d, count: 2, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 20}, strategy: local}
-scheduler: {name: sac, policy: $policy, period_s: 1}
+scheduler: {name: sac, policy: $policy, period_s: 1, online: true}
 YAML
 if [ -x "$rt" ]; then
   "$rt" testbed "$work/tb.yaml" --loopback --out "$work/tb" --startup 2 > "$work/tb.txt" 2>&1 && ok || { bad "testbed with sac: exit $?"; tail -5 "$work/tb.txt"; }

@@ -194,3 +194,63 @@ TEST(SacScheduler, IdleDevicesAreNamedHelpers) {
   SacScheduler without(*f.est, std::make_unique<LinearActor>(), o);
   EXPECT_TRUE(without.decide(state({device("a", "slow", 8), idle})).helpers.empty());
 }
+
+namespace {
+// The stand-in network above, able to learn: it records what the scheduler teaches it.
+class RecordingActor : public LinearActor {
+ public:
+  bool can_learn() const override { return true; }
+  void learn(const std::vector<SacTransition>& t, int steps) override {
+    seen->insert(seen->end(), t.begin(), t.end());
+    *step_count += steps;
+  }
+  std::vector<SacTransition>* seen = nullptr;
+  int* step_count = nullptr;
+};
+}  // namespace
+
+TEST(SacScheduler, OnlineLearningRewardsEachWindowFromTheStatesCounters) {
+  Fixture f;
+  std::vector<SacTransition> seen;
+  int steps = 0;
+  auto actor = std::make_unique<RecordingActor>();
+  actor->seen = &seen;
+  actor->step_count = &steps;
+  SacSchedulerOptions o;
+  o.online = true;
+  o.updates_per_decision = 3;
+  o.reward.shared = 0;
+  SacScheduler s(*f.est, std::move(actor), o);
+  // "slow" at 8 Mbit/s: its reference (best isolated latency) is offload's 12.288 + 9 + 0.16 ms.
+  SystemState a = state({device("a", "slow", 8)});
+  a.time_s = 0;
+  s.decide(a);
+  EXPECT_TRUE(seen.empty());  // nothing to learn from before the first window
+  SystemState b = a;
+  b.time_s = 2;
+  b.devices[0].completed = 4;        // 4 results in 2 s: 0.5 s per result
+  b.devices[0].latency_sum_s = 1.2;
+  s.decide(b);
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(steps, 3);
+  const double ref = 0.012288 + 0.009 + 0.00016;
+  EXPECT_NEAR(seen[0].reward, -std::log(0.5 / ref), 1e-4);
+  EXPECT_FALSE(seen[0].done);
+  // A window without results while requests wait is charged the window; a device gone ends its episode.
+  SystemState c = b;
+  c.time_s = 3;
+  c.devices[0].unfinished = 2;
+  s.decide(c);
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_NEAR(seen[1].reward, -std::log(1.0 / ref), 1e-4);
+  SystemState d = c;
+  d.time_s = 4;
+  d.devices[0].connected = false;
+  s.decide(d);
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(seen[2].done);
+  // Without a learning actor, online is refused.
+  SacSchedulerOptions bad;
+  bad.online = true;
+  EXPECT_THROW(SacScheduler(*f.est, std::make_unique<LinearActor>(), bad), std::invalid_argument);
+}
