@@ -53,6 +53,8 @@ struct TrainOptions {
   double duration_s = 0;               // episode length; 0 = the scenario's
   double updates_per_decision = 8;     // gradient steps per decision of an episode (SB3: 1 per environment step)
   bool keep_bandwidth = false;         // no random traces: the scenarios' own links
+  double join_probability = 0;         // per device entry and episode: joins late, at U(0, duration / 2)
+  double load_spread = 1;              // per device entry and episode: in_flight (closed loop) or rate (poisson) x or / up to this
   bool restart = false;
   int threads = 1;
   SacHyperParams hyper;
@@ -66,6 +68,8 @@ struct TrainScenario {
   std::string file;
   Scenario scenario;
   std::vector<bool> entry_has_trace;
+  std::vector<std::string> entry_arrival;  // per YAML device entry: workload.arrival (closed_loop by default)
+  std::vector<double> entry_rate, entry_in_flight;  // its rate_per_s (poisson) and in_flight (0: the default)
   std::vector<std::string> device_ids;
 };
 
@@ -136,7 +140,13 @@ int train(TrainOptions& o) {
     ts.scenario = load_scenario(f);
     for (const auto& d : ts.scenario.devices) ts.device_ids.push_back(d.id), models.insert(d.model + "/" + d.dataset);
     const YAML::Node root = YAML::LoadFile(f);
-    for (const auto& entry : root["devices"]) ts.entry_has_trace.push_back(entry["link"] && entry["link"]["trace"]);
+    for (const auto& entry : root["devices"]) {
+      ts.entry_has_trace.push_back(entry["link"] && entry["link"]["trace"]);
+      const YAML::Node w = entry["workload"];
+      ts.entry_arrival.push_back(w && w["arrival"] ? w["arrival"].as<std::string>() : "closed_loop");
+      ts.entry_rate.push_back(w && w["rate_per_s"] ? w["rate_per_s"].as<double>() : 0);
+      ts.entry_in_flight.push_back(w && w["in_flight"] ? w["in_flight"].as<double>() : 0);
+    }
     scenarios.push_back(std::move(ts));
   }
   const std::string coinfer = cli::companion_path("coinfer");
@@ -149,6 +159,7 @@ int train(TrainOptions& o) {
   nlohmann::json identity{{"scenarios", o.scenarios}, {"seed", o.seed}, {"workers", o.workers}, {"period_s", o.period_s},
                           {"bandwidth", {o.bw_min, o.bw_max}}, {"trace_step", {o.step_min, o.step_max}}, {"keep_bandwidth", o.keep_bandwidth},
                           {"duration_s", o.duration_s}, {"updates_per_decision", o.updates_per_decision},
+                          {"joins", o.join_probability}, {"load_spread", o.load_spread},
                           {"hidden", o.hyper.hidden}, {"lr", o.hyper.learning_rate}, {"gamma", o.hyper.gamma}, {"tau", o.hyper.tau},
                           {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
                           {"data_parallel", o.hyper.allow_data_parallel},
@@ -216,6 +227,21 @@ int train(TrainOptions& o) {
           const std::string trace = fs::absolute(dir + "-in/trace-" + std::to_string(k) + ".csv").string();
           write_text_atomic(trace, random_trace(rng, duration, o));
           argv.insert(argv.end(), {"--set", "devices." + std::to_string(k) + ".link.trace=" + trace});
+        }
+      }
+      // Joins and loads: per device entry (a count: group shares them), from the episode's stream.
+      for (size_t k = 0; k < ts.entry_arrival.size(); ++k) {
+        const std::string key = "devices." + std::to_string(k) + ".";
+        const double u_join = rng.next_unit(), t_join = rng.next_unit() * duration / 2, u_load = rng.next_unit();
+        if (ts.entry_arrival[k] == "none") continue;
+        if (u_join < o.join_probability) argv.insert(argv.end(), {"--set", key + "join_at_s=" + fmt(t_join)});
+        if (o.load_spread <= 1) continue;
+        const double factor = std::exp((2 * u_load - 1) * std::log(o.load_spread));  // log-uniform in [1/spread, spread]
+        if (ts.entry_arrival[k] == "poisson" && ts.entry_rate[k] > 0)
+          argv.insert(argv.end(), {"--set", key + "workload.rate_per_s=" + fmt(ts.entry_rate[k] * factor)});
+        else if (ts.entry_arrival[k] == "closed_loop") {
+          const double base = ts.entry_in_flight[k] > 0 ? ts.entry_in_flight[k] : 1.5;
+          argv.insert(argv.end(), {"--set", key + "workload.in_flight=" + std::to_string(std::max(1L, std::lround(base * factor)))});
         }
       }
       ChildSpec spec;
@@ -299,6 +325,12 @@ int main(int argc, char** argv) {
   tr->add_option("--bandwidth", bw, "random traces' range MIN MAX in Mbit/s (default 1 100)")->expected(2);
   tr->add_option("--trace-step", step, "random traces' time between changes MIN MAX in s (default 2 8)")->expected(2);
   tr->add_flag("--keep-bandwidth", o.keep_bandwidth, "no random traces: the scenarios' own link bandwidths");
+  tr->add_option("--joins", o.join_probability, "probability that a device entry joins late in an episode, at U(0, duration/2) (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  tr->add_option("--load-spread", o.load_spread,
+                 "vary each device entry's load per episode by a log-uniform factor in [1/X, X]: closed loop in_flight (from its own or 1.5), "
+                 "poisson rate_per_s (default 1: unchanged)")
+      ->check(CLI::Range(1.0, 100.0));
   tr->add_option("--episode-duration", o.duration_s, "simulated seconds per episode (default: the scenario's duration_s)")->check(CLI::Range(0.1, 1e6));
   tr->add_option("--updates-per-decision", o.updates_per_decision, "gradient steps per decision of the episodes (default 8; SB3 makes 1 per environment step)")->check(CLI::Range(0.0, 1000.0));
   tr->add_option("--hidden", o.hyper.hidden, "hidden width of the two layers of each network (default 64; the SAC paper's 256 learns slower per second)")->check(CLI::Range(1, 8192));

@@ -40,6 +40,10 @@ diff <(cut -d, -f1-12 "$work/a/p.pt.learning.csv") <(cut -d, -f1-12 "$work/k/p.p
 # A checkpoint of other options is refused; --restart begins again.
 (cd "$work/a" && "$coinfer" train sac "$quick" --out p.pt --episodes 6 --episode-duration 5 --seed 2 -q) > "$work/other.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "another training set-up" "$work/other.txt" && ok || { bad "checkpoint of other options: exit $rc"; cat "$work/other.txt"; }
+# Joins and loads drawn per episode: each episode's command sets them (seen with -v).
+(cd "$work" && "$coinfer" train sac "$quick" --out jl.pt --episodes 2 --episode-duration 4 --joins 1 --load-spread 3 -v) > "$work/jl.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && [ "$(grep -c 'join_at_s=' "$work/jl.txt")" -ge 2 ] && grep -q 'workload.in_flight=' "$work/jl.txt" && grep -q 'workload.rate_per_s=' "$work/jl.txt" \
+  && ok || { bad "train --joins --load-spread: exit $rc"; tail -5 "$work/jl.txt"; }
 "$coinfer" plot "$work/a/p.pt.learning.csv" --kind learning-curve --out "$work/curve.png" > /dev/null 2>&1 && [ -s "$work/curve.png" ] && ok || bad "learning curve plot"
 
 # --- training: bad input (exit 2, no policy) ---
