@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -31,6 +30,7 @@
 #include "core/text_util.hpp"
 #include "io/atomic_dir.hpp"
 #include "io/child_process.hpp"
+#include "io/input_file.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/state_json.hpp"
@@ -178,10 +178,21 @@ int train(TrainOptions& o) {
     done_episodes = progress.at("episodes").get<int>();
     wall_before = progress.at("wall_s").get<double>();
     if (fs::exists(curve)) {
-      std::ifstream in(curve);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      curve_text = ss.str();
+      // The curve is written before the checkpoint: rows of a round the checkpoint lacks are dropped
+      // (that round runs again).
+      std::istringstream in(read_input_file(curve, "learning curve"));
+      std::string line;
+      std::getline(in, line);  // header
+      for (int row = 2; std::getline(in, line); ++row) {
+        if (line.empty()) continue;
+        long long episode = -1;
+        try {
+          episode = std::stoll(line.substr(0, line.find(',')));
+        } catch (const std::exception&) {
+          throw InputError(SourceLocation{curve, row, 1}, "episode", "not a row of a learning curve; move the file away to resume without it");
+        }
+        if (episode < done_episodes) curve_text += line + "\n";
+      }
     }
     log::info("train", "resuming from " + ckpt + " after " + std::to_string(done_episodes) + " episodes");
   }
@@ -259,12 +270,9 @@ int train(TrainOptions& o) {
     for (int w = 0; w < n; ++w) {
       const int status = children[static_cast<size_t>(w)].wait();
       if (status != 0) {
-        std::ifstream in(dirs[static_cast<size_t>(w)] + "-in/run.log");
-        std::stringstream ss;
-        ss << in.rdbuf();
         throw InputError(SourceLocation{used[static_cast<size_t>(w)]->file, 0, 0}, "episode",
                          "episode " + std::to_string(done_episodes + w) + " (coinfer run) ended with " + describe_exit_status(status) + ": " +
-                             trim(ss.str()));
+                             trim(read_input_file(dirs[static_cast<size_t>(w)] + "-in/run.log", "episode log")));
       }
       results.push_back(read_episode(dirs[static_cast<size_t>(w)], *used[static_cast<size_t>(w)], durations[static_cast<size_t>(w)], o));
     }
