@@ -2,6 +2,7 @@
 // protocol: registration challenge, refusals, malformed/oversized/unauthenticated messages (the server
 // keeps serving), and a real task whose LibTorch result equals the whole model run locally.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -45,7 +46,8 @@ struct ServerFixture : testing::Test {
   std::mutex log_m;
   Scenario sc;
   void SetUp() override {
-    const std::string path = testing::TempDir() + "/hwtest.yaml";
+    // A file of this process's own: ctest runs tests of this fixture in parallel processes.
+    const std::string path = testing::TempDir() + "/hwtest-" + std::to_string(::getpid()) + ".yaml";
     std::string text = kScenario;
     text.replace(text.find("%ROOT%"), 6, COINFER_SOURCE_DIR);
     std::ofstream(path) << text;
