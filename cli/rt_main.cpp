@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
@@ -18,6 +20,7 @@
 #include "hw/cpu_cap.hpp"
 #include "hw/device_runtime.hpp"
 #include "hw/edge_server.hpp"
+#include "hw/ssh_testbed.hpp"
 #include "hw/testbed.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
@@ -101,6 +104,7 @@ int main(int argc, char** argv) {
   device->add_option("--secret-file", *dv_secret, "file holding the shared secret (default: $COINFER_SECRET)");
   device->add_option("--epoch", dv->epoch_unix_s, "the run's time zero in Unix seconds (default: now)");
   device->add_option("--records", dv->records_out, "journal of this device's requests (JSON lines)")->required();
+  device->add_flag("--records-stdout", dv->records_stdout, "also write every journal line to standard output");
   device->add_option("--threads", dv->threads, "LibTorch threads (default 1)");
   device->add_option("--input", dv->input_file, "dataset file to take inputs from (models/README.md layouts)");
   device->add_option("--cpu-cap", *dv_cap, "cap this process at this many cores (cgroup), emulating a slower device");
@@ -158,6 +162,9 @@ int main(int argc, char** argv) {
   testbed->add_option("--device-power-command", *tb_meters, "testing: ID=COMMAND gives device ID a power meter (repeatable)")->group("");
   auto tb_skews = std::make_shared<std::vector<std::string>>();
   testbed->add_option("--device-clock-skew", *tb_skews, "testing: ID=S sets device ID's clock off by S seconds (repeatable)")->group("");
+  testbed->add_option("--inventory", tb->inventory,
+                      "run on real hosts over SSH as this inventory file says (hw/README.md \"A real testbed over SSH\")");
+  testbed->add_flag("--keep-remote", tb->keep_remote, "with --inventory: keep each host's run folder (default: removed at the end)");
   testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
     exit_code = cli::guarded([&] {
@@ -185,7 +192,43 @@ int main(int argc, char** argv) {
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");
       tb->rt_exe = std::filesystem::canonical("/proc/self/exe").string();
+      if (!tb->inventory.empty()) return hw::run_ssh_testbed(*tb, g_stop);
       return hw::run_testbed(*tb, g_stop);
+    });
+  });
+
+  // version: what a testbed over SSH checks on every host before it starts anything.
+  auto vs_json = std::make_shared<bool>(false);
+  CLI::App* version = app.add_subcommand("version", "print this program's version, wire protocol and architecture");
+  version->add_flag("--json", *vs_json, "as one JSON object (coinfer, protocol, built_for, machine, unix_time_s)");
+  version->callback([&] {
+    const nlohmann::json v = hw::runtime_version();
+    if (*vs_json) std::cout << v.dump() << "\n";
+    else
+      std::cout << "coinfer " << v["coinfer"].get<std::string>() << " (wire protocol " << v["protocol"].get<int>() << ", built for "
+                << v["built_for"].get<std::string>() << ", running on " << v["machine"].get<std::string>() << ")\n";
+  });
+
+  // check: the scenario, its models and LUTs, and the secret, as serve and device would load them.
+  auto ck_scenario = std::make_shared<std::string>();
+  auto ck_sets = std::make_shared<std::vector<std::string>>();
+  auto ck_secret = std::make_shared<std::string>();
+  CLI::App* check = app.add_subcommand("check", "check that a scenario runs here (models, LUTs, secret) without starting anything");
+  check->add_option("scenario", *ck_scenario, "scenario YAML file")->required();
+  check->add_option("--set", *ck_sets, "override a scenario key (repeatable)");
+  check->add_option("--secret-file", *ck_secret, "the shared secret's file: readable, not readable by group or others");
+  check->callback([&] {
+    exit_code = cli::guarded([&] {
+      Scenario s = load_scenario(*ck_scenario, *ck_sets);
+      const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
+      const LutSet luts = load_scenario_luts(s);
+      check_scenario_against(s, catalog, luts);
+      if (!ck_secret->empty()) {
+        hw::check_secret_file_permissions(*ck_secret);
+        secret_or_input_error(*ck_secret);
+      }
+      std::cout << "ok: " << s.file << " (" << s.devices.size() << " devices) runs here; models from " << data_path("models") << "\n";
+      return 0;
     });
   });
 

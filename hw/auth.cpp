@@ -1,5 +1,14 @@
 #include "hw/auth.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "core/input_error.hpp"
+
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -44,6 +53,19 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
   unsigned char diff = 0;
   for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
+}
+
+void check_secret_file_permissions(const std::string& file) {
+  struct stat st {};
+  const SourceLocation where{file, 0, 0};
+  if (::stat(file.c_str(), &st) != 0) throw InputError(where, "--secret-file", "cannot read the secret file: " + std::string(std::strerror(errno)));
+  if (!S_ISREG(st.st_mode)) throw InputError(where, "--secret-file", "the secret file is not a regular file");
+  if (st.st_uid != ::geteuid()) throw InputError(where, "--secret-file", "the secret file belongs to another user (uid " + std::to_string(st.st_uid) + ")");
+  if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    throw InputError(where, "--secret-file", std::string("the secret file has mode ") + mode + ": group or others may read or change it (chmod 600)");
+  }
 }
 
 std::string load_secret(const std::string& file) {

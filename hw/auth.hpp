@@ -12,5 +12,8 @@ bool constant_time_equal(const std::string& a, const std::string& b);
 // variable COINFER_SECRET. Throws std::runtime_error naming the file or variable when neither gives
 // a non-empty secret.
 std::string load_secret(const std::string& file);
+// Throws InputError (key --secret-file) when `file` is not a regular file of this user or is readable or
+// writable by group or others (mode 0600 or stricter is safe).
+void check_secret_file_permissions(const std::string& file);
 
 }  // namespace coinfer::hw

@@ -552,6 +552,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
   I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
+  if (I.opt.records_stdout) I.journal->also_to_stdout();
   I.journal->note("device", I.opt.device_id);
   if (!I.opt.power_command.empty()) {
     ChildSpec meter;

@@ -36,6 +36,7 @@ struct DeviceOptions {
   std::string secret;
   double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the device starts
   std::string records_out;         // journal file (JSON lines); required
+  bool records_stdout = false;     // every journal line also on stdout (a testbed over SSH streams it)
   int threads = 1;                 // LibTorch threads
   bool shape = false;              // loopback fallback: pace the uplink as the scenario's link
   bool shape_latency = false;      // add the one-way link latency to the uplink (no tc netem)

@@ -77,6 +77,11 @@ void JournalWriter::line(const std::string& text) {
   std::fputs(text.c_str(), f_);
   std::fputc('\n', f_);
   std::fflush(f_);
+  if (stdout_copy_) {
+    std::fputs(text.c_str(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
 }
 
 void JournalWriter::created(const RequestRecord& r) {
@@ -108,6 +113,7 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
   int line = 0;
   std::vector<std::string> lines;
   while (std::getline(in, text)) lines.push_back(text);
+  std::string unfinished = "the device process ended before the request finished";
   for (const auto& l : lines) {
     ++line;
     if (l.empty()) continue;
@@ -120,11 +126,11 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
     }
     try {
       const std::string ev = j.at("ev").get<std::string>();
+      if (ev == "note" && j.contains("cut")) unfinished = j.at("cut").get<std::string>();
       if (ev == "note" || ev == "epochs" || ev == "clock" || ev == "power") continue;
       RequestRecord r = from_json(j);
       if (ev == "created") {
         r.status = RequestRecord::Status::failed;
-        r.failure = "the device process ended before the request finished";
         recs.emplace(r.id, r);
       } else if (ev == "done") {
         recs[r.id] = r;
@@ -136,7 +142,10 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
     }
   }
   std::vector<RequestRecord> out;
-  for (auto& [id, r] : recs) out.push_back(r);
+  for (auto& [id, r] : recs) {
+    if (r.status == RequestRecord::Status::failed && r.failure.empty()) r.failure = unfinished;
+    out.push_back(r);
+  }
   return out;
 }
 

@@ -17,6 +17,9 @@ class JournalWriter {
  public:
   explicit JournalWriter(const std::string& path);  // truncates; throws std::runtime_error if it cannot
   ~JournalWriter();
+  // Every line also goes to standard output (a testbed over SSH streams it back live, so a board that
+  // becomes unreachable still leaves what it journaled until then). Write errors there are ignored.
+  void also_to_stdout() { stdout_copy_ = true; }
   void created(const RequestRecord& r);
   void done(const RequestRecord& r);
   void note(const std::string& key, const std::string& value);  // {"ev":"note", key: value}
@@ -31,9 +34,12 @@ class JournalWriter {
   void line(const std::string& text);
   std::mutex m_;
   std::FILE* f_ = nullptr;
+  bool stdout_copy_ = false;
 };
 
-// Records of a journal, ordered by id. Throws std::runtime_error naming the file and line when a line
+// Records of a journal, ordered by id. A request created but never done fails with "the device process
+// ended before the request finished", or with the text of the journal's last {"ev":"note","cut":..}
+// line: a copy cut short (a testbed's live copy of a board that became unreachable) says why. Throws std::runtime_error naming the file and line when a line
 // is not a journal entry (a torn last line, written when the process was killed, is ignored).
 std::vector<RequestRecord> read_journal(const std::string& path);
 

@@ -129,6 +129,35 @@ int cleanup_stray_namespaces() {
   return removed;
 }
 
+RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
+                                 double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info) {
+  // Each journal is moved onto the server's clock first (hw/clock_sync.hpp), then merged into the
+  // simulator's schema (hw/journal_merge.hpp).
+  std::vector<ClockRecord> clocks;
+  std::vector<PowerReadings> power;
+  const std::vector<std::vector<RequestRecord>> journals =
+      read_journals_server_clock(sc, journal_paths, clocks, clock_tolerance_s, "testbed", &power);
+  std::vector<DecisionRecord> decisions;
+  if (!decisions_path.empty() && fs::exists(decisions_path)) decisions = read_decisions_jsonl(decisions_path);
+  RunResults r = merge_journals(sc, journals, std::move(decisions), end_s, &power);
+  r.clocks = clocks;
+  r.estimator = estimator_of(sc);
+  data_path("models");  // resolved the same way by the server and device processes
+  r.data_files = run_data_files(sc, load_scenario_luts(sc));
+  fs::create_directories(out);
+  write_results_h5(out + "/results.h5", r);
+  write_summary_json(out + "/summary.json", r);
+  write_text_atomic(out + "/decisions.jsonl", decisions_jsonl_text(r.decisions));
+  write_text_atomic(out + "/testbed.json", info.dump(2) + "\n");
+  return r;
+}
+
+void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
+  const MetricsSummary& total = r.summary.back();
+  std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
+              mode.c_str(), total.completed, total.failed, total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms, out.c_str());
+}
+
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   const Scenario sc = load_scenario(o.scenario, o.sets);
   const SourceLocation where{o.scenario, 0, 0};
@@ -389,15 +418,9 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   }
   server->stop(10);
 
-  // Merge every device's journal into the simulator's schema (hw/journal_merge.hpp).
-  // Each journal is moved onto the server's clock first (hw/clock_sync.hpp).
   std::vector<std::string> journal_paths(nd);
   for (int i = 0; i < nd; ++i)
     if (fs::exists(work + "/device-" + std::to_string(i) + ".jsonl")) journal_paths[i] = work + "/device-" + std::to_string(i) + ".jsonl";
-  std::vector<ClockRecord> clocks;
-  std::vector<PowerReadings> power;
-  const std::vector<std::vector<RequestRecord>> journals =
-      read_journals_server_clock(sc, journal_paths, clocks, o.clock_tolerance_s, "testbed", &power);
   for (int i = 0; i < nd; ++i) {
     const int status = setup.children[i + 1].status();
     if (status != 0) {
@@ -406,17 +429,6 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       exit_code = 1;
     }
   }
-  std::vector<DecisionRecord> decisions;
-  if (fs::exists(work + "/decisions.jsonl")) decisions = read_decisions_jsonl(work + "/decisions.jsonl");
-  RunResults r = merge_journals(sc, journals, std::move(decisions), unix_now() - epoch, &power);
-  r.clocks = clocks;
-  r.estimator = estimator_of(sc);
-  data_path("models");  // resolved the same way by the server and device processes
-  r.data_files = run_data_files(sc, load_scenario_luts(sc));
-  fs::create_directories(o.out);
-  write_results_h5(o.out + "/results.h5", r);
-  write_summary_json(o.out + "/summary.json", r);
-  write_text_atomic(o.out + "/decisions.jsonl", decisions_jsonl_text(r.decisions));
   nlohmann::json info{{"mode", netns ? "netns" : "loopback"},
                       {"epoch_unix_s", epoch},
                       {"devices", nd},
@@ -427,19 +439,14 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
                       {"shaping", !netns ? "middleware (rate and latency per device; no shared access point)"
                                   : use_netem ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
                                               : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
-  write_text_atomic(o.out + "/testbed.json", info.dump(2) + "\n");
+  const RunResults r = write_testbed_results(sc, journal_paths, work + "/decisions.jsonl", unix_now() - epoch, o.clock_tolerance_s, o.out, info);
   fs::remove_all(o.out + "/logs");
   fs::rename(work + "/logs", o.out + "/logs");
   for (int i = 0; i < nd; ++i)
     if (fs::exists(work + "/device-" + std::to_string(i) + ".jsonl"))
       fs::rename(work + "/device-" + std::to_string(i) + ".jsonl", o.out + "/logs/journal-" + sc.devices[i].id + ".jsonl");
   fs::remove_all(work);
-  if (!o.quiet) {
-    const MetricsSummary& total = r.summary.back();
-    std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
-                netns ? "network namespaces + tc" : "loopback + middleware shaping", total.completed, total.failed,
-                total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms, o.out.c_str());
-  }
+  if (!o.quiet) print_testbed_summary(r, netns ? "network namespaces + tc" : "loopback + middleware shaping", o.out);
   return exit_code;
 }
 

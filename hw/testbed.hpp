@@ -10,8 +10,12 @@
 // Torch-free: it only starts processes.
 #include <atomic>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "core/run_results.hpp"
+#include "core/scenario.hpp"
 
 namespace coinfer::hw {
 
@@ -33,6 +37,8 @@ struct TestbedOptions {
   // Testing: device id -> its power meter command (coinfer device --power-command).
   std::map<std::string, std::string> device_power_command;
   double clock_tolerance_s = 0.005;  // warn when a board's clock offset is known less well than this
+  std::string inventory;             // real hosts over SSH (hw/ssh_testbed.hpp); "" = emulated here
+  bool keep_remote = false;          // with an inventory: keep each host's run folder
 };
 
 // Largest number of devices the testbed creates (address plan 10.201.<i>.0/24, i < 250).
@@ -42,6 +48,15 @@ constexpr int kMaxTestbedDevices = 200;
 // the scenario cannot run on the testbed. `interrupted` (set by SIGINT/SIGTERM handlers) stops the run
 // early and cleans up (returns 130).
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted);
+
+// What both testbeds (emulated, over SSH) do with a finished run: read each device journal
+// (`journal_paths[i]` for scenario device i, "" = none) onto the server's clock, merge them with the
+// server's decisions journal ("" or a missing file = none) into the simulator's schema, and write
+// OUT/results.h5, summary.json, decisions.jsonl and testbed.json (`info`).
+RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
+                                 double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info);
+// The one-line summary both print.
+void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out);
 
 // Removes namespaces left by a testbed that was killed (names cf<digits>s / cf<digits>d<digits>).
 int cleanup_stray_namespaces();

@@ -71,8 +71,13 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
   };
   SpawnSetup s;
   const int flags = O_WRONLY | O_CREAT | (spec.append ? O_APPEND : O_TRUNC);
-  if (stdio >= 0) posix_spawn_file_actions_adddup2(&s.actions, stdio, 0);
-  else if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+  if (stdio >= 0) {
+    posix_spawn_file_actions_adddup2(&s.actions, stdio, 0);
+  } else if (!spec.stdin_file.empty()) {
+    if (::access(spec.stdin_file.c_str(), R_OK) != 0)
+      throw std::runtime_error("cannot start " + program + ": cannot read " + spec.stdin_file + ": " + errno_text(errno));
+    posix_spawn_file_actions_addopen(&s.actions, 0, spec.stdin_file.c_str(), O_RDONLY, 0);
+  } else if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
   if (stdio >= 0) {
     posix_spawn_file_actions_adddup2(&s.actions, stdio, 1);
   } else if (out_pipe >= 0) {

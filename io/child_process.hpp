@@ -22,8 +22,9 @@ struct ChildSpec {
   std::vector<std::string> argv;
   // Where the child's standard streams go: "" inherits the parent's; otherwise a file, truncated
   // (or appended to, with `append`). `stderr_file` may be "&1": wherever stdout goes. stdin is
-  // /dev/null unless `inherit_stdin`.
+  // /dev/null unless `inherit_stdin` or `stdin_file` (a file the child reads as its input).
   std::string stdout_file, stderr_file;
+  std::string stdin_file;
   bool append = false;
   bool inherit_stdin = false;
   // Capture stdout / stderr into ChildResult (run_child only; overrides the files above).

@@ -26,6 +26,8 @@ packages=(
   libzstd-dev               # hw/: payload compression
   libssl-dev                # hw/: HMAC-SHA256 registration challenge
   iproute2                  # hw/: the testbed's network namespaces, veth pairs and tc shaping
+  openssh-client            # hw/: coinfer testbed --inventory reaches real hosts with ssh
+  openssh-server            # tests/golden/ssh_testbed.sh: an sshd per namespace plays a board (the system's sshd is left off)
   clang libclang-rt-14-dev  # the libFuzzer target of the frame parser (tests/fuzz)
 )
 
@@ -43,3 +45,8 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Installing openssh-server starts the system's sshd on every address; the tests start their own in
+# network namespaces and need none. Turned off again only when this run installed it.
+if [[ " ${missing[*]} " == *" openssh-server "* ]] && command -v systemctl > /dev/null && [ -d /run/systemd/system ]; then
+  $SUDO systemctl disable --now ssh.service ssh.socket > /dev/null 2>&1 || true
+fi
