@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
 # Installs every Debian package coinfer needs. Idempotent: already-installed packages are skipped
 # by apt; safe to run again. Needs root (or sudo).
+#   scripts/setup.sh                 everything (simulator, runtime, tests, figures)
+#   scripts/setup.sh --runtime-only  what a board's runtime-only build needs (scripts/build.sh --runtime-only):
+#                                    Debian 12 / Raspberry Pi OS bookworm (arm64, amd64), Ubuntu-based JetPack
 set -euo pipefail
+
+# The runtime-only set: compilers, the libraries coinfer-rt links, LibTorch and tc/ip. Every one of
+# them exists for arm64 in Debian 12 (scripts/check_arm64_packages.sh checks it against the archive).
+runtime_packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libhdf5-dev libyaml-cpp-dev libcli11-dev libboost-dev libspdlog-dev nlohmann-json3-dev
+  libopenblas0-pthread libtorch-dev
+  libasio-dev libzstd-dev libssl-dev
+  iproute2                  # tc: shaping a board's interface (inventory shape: true)
+)
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache git
@@ -30,6 +43,13 @@ packages=(
   openssh-server            # tests/golden/ssh_testbed.sh: an sshd per namespace plays a board (the system's sshd is left off)
   clang libclang-rt-14-dev  # the libFuzzer target of the frame parser (tests/fuzz)
 )
+
+if [ "${1:-}" = "--runtime-only" ]; then
+  packages=("${runtime_packages[@]}")
+elif [ $# -gt 0 ]; then
+  echo "usage: scripts/setup.sh [--runtime-only]" >&2
+  exit 2
+fi
 
 missing=()
 for p in "${packages[@]}"; do

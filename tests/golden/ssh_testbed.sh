@@ -7,7 +7,8 @@
 #     run folder left on any host;
 #   - a board that becomes unreachable mid-run (its link cut): the run completes, its requests after the
 #     cut are reported failed with the reason, the other board is unaffected;
-#   - a wrong coinfer version on one host, an unreachable host, a host without coinfer, a device the
+#   - Ctrl-C mid-run: exit 130, nothing left on any host;
+#   - a wrong coinfer version on one host, a coinfer built for another architecture, an unreachable host, a host without coinfer, a device the
 #     scenario lacks, two boards for one device, a missing key: exit 2 naming the inventory's file, line
 #     and key, before anything starts (no run folder, no process, no output).
 # Exit 77 (skip) without root, namespaces, sshd or coinfer-rt.
@@ -203,6 +204,18 @@ for p in $(ip netns pids "${tag}b1"); do grep -q coinfer-rt "/proc/$p/cmdline" 2
 rm -rf "$work/remote/"*-pi1
 nothing_left && ok "nothing left on reachable hosts after the cut" || bad "after the cut"
 
+# --- Ctrl-C while the devices run: exit 130, every remote process stopped, nothing left -----------
+"$rt" testbed "$work/s.yaml" --inventory "$work/hosts.yaml" --out "$work/int" --startup 2 > "$work/int.txt" 2>&1 &
+pid=$!
+for i in $(seq 400); do
+  kill -0 $pid 2>/dev/null || break
+  done_lines=$(grep -c '"ev":"done"' "$work/int.work/stream-0.jsonl" 2>/dev/null)
+  [ "${done_lines:-0}" -ge 5 ] && break
+  sleep 0.05
+done
+kill -INT $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] && [ ! -e "$work/int/results.h5" ] && nothing_left && ok "Ctrl-C" || { bad "Ctrl-C: exit $rc"; tail -5 "$work/int.txt"; }
+
 # --- refused before anything starts ----------------------------------------------------------------
 refused() {  # refused NAME EXPECTED-TEXT... : exit 2, the message has each text, nothing started or written
   local name="$1"; shift
@@ -215,6 +228,12 @@ printf '#!/bin/sh\necho "{\\"coinfer\\":\\"0.0.9\\",\\"protocol\\":1,\\"built_fo
 chmod +x "$work/old-coinfer"
 inventory "$work/bad.yaml" "$work/old-coinfer"
 refused "wrong version" "bad.yaml:19" "boards[1].coinfer" "runs coinfer 0.0.9"
+# A program built for another architecture (a copy of a small ELF program with its machine field set to
+# aarch64 on x86_64 hosts, or x86_64 elsewhere): the host cannot execute it.
+cp /bin/true "$work/foreign-coinfer"
+if [ "$(uname -m)" = x86_64 ]; then printf '\xb7\x00'; else printf '\x3e\x00'; fi | dd of="$work/foreign-coinfer" bs=1 seek=18 conv=notrunc status=none
+inventory "$work/bad.yaml" "$work/foreign-coinfer"
+refused "coinfer built for another architecture" "bad.yaml:19" "boards[1].coinfer" "built for another architecture"
 inventory "$work/bad.yaml" "/nonexistent/coinfer-rt"
 refused "host without coinfer" "bad.yaml:19" "boards[1].coinfer" "is not installed"
 inventory "$work/bad.yaml" "" "pi7"
