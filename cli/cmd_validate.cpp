@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -50,6 +51,9 @@ struct ValidateOptions {
   int threads = 1;
   bool strict = false;
   bool loopback = false;
+  // Real runs made elsewhere (coinfer testbed --inventory, coinfer collect): each folder's run is
+  // compared with a simulation of the scenario under that run's scheduler; no testbed is started.
+  std::vector<std::string> real;
 };
 
 // CPU time of the whole machine from /proc/stat's first line: busy (user, nice, system, irq,
@@ -191,8 +195,34 @@ int validate_command(const ValidateOptions& o) {
   const std::string out = o.out.empty() ? "results/" + s.name + "-validate" : o.out;
   check_output_folder(out, "--out");
   const std::string rt = companion_path("coinfer-rt");
-  if (!fs::exists(rt)) throw InputError(where, "validate", "this coinfer was built without LibTorch (" + rt + " is missing)");
+  const bool real_mode = !o.real.empty();
+  if (!real_mode && !fs::exists(rt)) throw InputError(where, "validate", "this coinfer was built without LibTorch (" + rt + " is missing)");
   std::vector<std::string> schedulers = o.schedulers.empty() ? std::vector<std::string>{s.scheduler.name} : split(o.schedulers, ',');
+  std::map<std::string, std::string> real_dir;  // scheduler -> the real run's folder
+  if (real_mode) {
+    if (!o.schedulers.empty())
+      throw InputError(SourceLocation{"--schedulers", 0, 0}, "--schedulers", "not with --real: each real run says which scheduler it ran");
+    schedulers.clear();
+    for (const auto& d : o.real) {
+      const std::string summary = d + "/summary.json";
+      if (!fs::is_regular_file(summary) || !fs::is_regular_file(d + "/results.h5"))
+        throw InputError(SourceLocation{d, 0, 0}, "--real", "not a run's results folder (no summary.json and results.h5; coinfer collect makes one from journals)");
+      json j;
+      try {
+        j = read_json(summary);
+      } catch (const std::exception& e) {
+        throw InputError(SourceLocation{summary, 0, 0}, "--real", e.what());
+      }
+      const std::string name = j.value("scheduler", std::string());
+      if (name.empty()) throw InputError(SourceLocation{summary, 0, 0}, "scheduler", "the run does not say which scheduler it ran");
+      if (real_dir.count(name))
+        throw InputError(SourceLocation{d, 0, 0}, "--real", "a second real run of scheduler '" + name + "' (the first: " + real_dir[name] + ")");
+      if (j.value("scenario", std::string()) != s.name)
+        log::warn("validate", d + " is a run of scenario '" + j.value("scenario", std::string()) + "', compared with '" + s.name + "'");
+      real_dir[name] = d;
+      schedulers.push_back(name);
+    }
+  }
   const auto known = scheduler_names();
   for (const auto& name : schedulers)
     if (std::find(known.begin(), known.end(), name) == known.end())
@@ -217,8 +247,9 @@ int validate_command(const ValidateOptions& o) {
   json report{{"scenario", s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct},
               {"p95_tolerance_pct", o.p95_tolerance_pct}};
 
-  // 1. Is the machine quiet enough to measure? What else runs now shows in /proc/stat.
-  {
+  // 1. Is the machine quiet enough to measure? What else runs now shows in /proc/stat. (Not for real
+  // runs made elsewhere: nothing is measured here.)
+  if (!real_mode) {
     const auto [busy, steal] = sample_idle_machine();
     report["machine"] = {{"busy_pct_before", busy}, {"steal_pct_before", steal}, {"allow_loaded", o.allow_loaded}};
     log::info("validate", "machine before the runs: " + fmt(busy, 1) + " % busy, " + fmt(steal, 1) + " % stolen");
@@ -234,6 +265,11 @@ int validate_command(const ValidateOptions& o) {
   LutSet luts = load_scenario_luts(s);
   auto check_measured = [&](const LutSet& set, const LutKey& k) -> const LutTable& {
     const LutTable& t = set.table(k);
+    if (t.provenance().kind != "measured" && real_mode) {
+      log::warn("validate", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
+                                ", not measured: the comparison tells how far those numbers are from the real run");
+      return t;
+    }
     if (t.provenance().kind != "measured")
       throw InputError(where, "luts", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
                                           ", not measured on this machine; make one with coinfer profile --model " + k.model + " --dataset " +
@@ -242,7 +278,9 @@ int validate_command(const ValidateOptions& o) {
   };
   const std::vector<LutUse> uses = lut_uses(s);
   double device_cpu = 0;
-  if (o.device_cpu == "auto") {
+  if (real_mode) {
+    for (const auto& u : uses) check_measured(luts, u.key);  // warnings only
+  } else if (o.device_cpu == "auto") {
     std::vector<double> caps;
     for (const auto& u : uses) {
       if (!u.device) continue;
@@ -282,10 +320,11 @@ int validate_command(const ValidateOptions& o) {
   } else {
     report["luts"] = {{"reprofiled", false}};
   }
-  for (const auto& u : uses) check_measured(luts, u.key);
+  if (!real_mode)
+    for (const auto& u : uses) check_measured(luts, u.key);
 
   // 4. Calibration: does each LUT describe this machine as the testbed will run it?
-  if (o.calibrate) {
+  if (o.calibrate && !real_mode) {
     const std::string dir = out + "/calibration";
     fs::create_directories(dir);
     json rows = json::array();
@@ -349,6 +388,10 @@ int validate_command(const ValidateOptions& o) {
       ++failures;
       continue;
     }
+    const std::string real_run = real_mode ? real_dir[name] : dir + "/testbed";
+    if (real_mode) {
+      report["real_runs"][name] = fs::absolute(real_run).string();
+    } else {
     log::info("validate", name + ": running the testbed (" + format_double(s.duration_s) + " s + start-up and drain) ...");
     std::vector<std::string> tb_args = {rt, "testbed", o.scenario, "-q", "--out", dir + "/testbed", "--threads", std::to_string(o.threads)};
     if (device_cpu > 0) tb_args.insert(tb_args.end(), {"--device-cpu", std::to_string(device_cpu)});
@@ -370,7 +413,8 @@ int validate_command(const ValidateOptions& o) {
       ++failures;
       continue;
     }
-    const json sim = read_json(dir + "/sim/summary.json"), real = read_json(dir + "/testbed/summary.json");
+    }
+    const json sim = read_json(dir + "/sim/summary.json"), real = read_json(real_run + "/summary.json");
     const auto metrics = compare(sim, real);
     json rows = json::array();
     std::printf("\nscheduler %s (sim vs testbed; error = (sim - testbed) / testbed)\n", name.c_str());
@@ -392,7 +436,7 @@ int validate_command(const ValidateOptions& o) {
     }
     report["schedulers"][name] = rows;
     // The decision sequence: the same schemes chosen at the same triggers?
-    const auto sim_seq = decision_sequence(dir + "/sim"), real_seq = decision_sequence(dir + "/testbed");
+    const auto sim_seq = decision_sequence(dir + "/sim"), real_seq = decision_sequence(real_run);
     json dj{{"sim", sim_seq.size()}, {"testbed", real_seq.size()}, {"identical", sim_seq == real_seq}};
     if (sim_seq != real_seq) {
       size_t k = 0;
@@ -457,6 +501,9 @@ void register_validate(CLI::App& app, int& exit_code) {
   cmd->add_option("--threads", o->threads, "LibTorch threads per device and server worker on the testbed (default 1)");
   cmd->add_flag("--loopback", o->loopback, "run the testbed on loopback (no network namespaces)");
   cmd->add_flag("--strict", o->strict, "exit 1 when a checked metric is outside the tolerance");
+  cmd->add_option("--real", o->real,
+                  "compare with this real run's results folder instead of running a testbed (coinfer testbed --inventory, coinfer collect; "
+                  "repeatable, one per scheduler)");
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return validate_command(*o); }); });
 }
 

@@ -207,7 +207,7 @@ void set_at(YAML::Node cur, const std::vector<std::string>& parts, size_t i, con
     else set_at(cur[idx], parts, i + 1, value, path);
     return;
   }
-  if (!cur.IsMap() && !cur.IsNull()) bad_set(path, "'" + p + "' is inside a value that is not a mapping");
+  if (cur.IsDefined() && !cur.IsMap() && !cur.IsNull()) bad_set(path, "'" + p + "' is inside a value that is not a mapping");
   if (p == "*") bad_set(path, "'*' used on a mapping");
   if (last) cur[p] = value;
   else set_at(cur[p], parts, i + 1, value, path);

@@ -56,6 +56,23 @@ assert open(a + "/decisions.jsonl").read() == open(b + "/decisions.jsonl").read(
 roles = [f["role"] for f in sb["data_files"]]
 assert roles.count("device journal") == 3 and roles.count("decisions journal") == 1, roles
 PY
+# coinfer validate --real: the collected run compared with a simulation of its scheduler, no testbed
+# started (the real run's numbers are the "testbed" side: its throughput is the collected one).
+"$coinfer" validate "$work/s.yaml" --real "$work/col" --out "$work/vreal" > "$work/vreal.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && /usr/bin/python3 - "$work/vreal" "$work/col" <<'PY' && ok || { bad "validate --real: exit $rc"; tail -5 "$work/vreal.txt"; }
+import json, sys
+v = json.load(open(sys.argv[1] + "/validate.json"))
+real = json.load(open(sys.argv[2] + "/summary.json"))
+assert list(v["schedulers"]) == [real["scheduler"]] and v["real_runs"][real["scheduler"]].endswith("/col"), v.keys()
+rows = {(r["scope"], r["metric"]): r for r in v["schedulers"][real["scheduler"]]}
+assert rows[("total", "throughput_rps")]["testbed"] == real["total"]["throughput_rps"], rows[("total", "throughput_rps")]
+assert "calibration" not in v, "no calibration for a run made elsewhere"
+PY
+"$coinfer" validate "$work/s.yaml" --real "$work" --out "$work/vbad" > "$work/vbad.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "not a run's results folder" "$work/vbad.txt" && [ ! -e "$work/vbad" ] && ok || bad "validate --real on a non-results folder: exit $rc"
+"$coinfer" validate "$work/s.yaml" --real "$work/col" --schedulers local --out "$work/vbad" > "$work/vbad.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "not with --real" "$work/vbad.txt" && ok || bad "validate --real with --schedulers: exit $rc"
+
 # Clocks (hw/clock_sync.hpp): pi1's clock set 3 s ahead. Its clock probes measure the offset, and the
 # merged records of pi1 are on the server's clock: creation before the server received the upload,
 # the result after the server's batch ended (the raw journal is 3 s off).

@@ -89,6 +89,17 @@ TEST(ScenarioLoader, SetOverridesAnyKey) {
   EXPECT_NE(std::string(e.what()).find("did you mean 'duration_s'"), std::string::npos) << e.what();
 }
 
+TEST(ScenarioLoader, SetCreatesMissingMaps) {
+  // kBase has no scheduler key: scheduler.name=greedy creates the mapping (coinfer validate sets the
+  // scheduler this way; it used to fail with "'name' is inside a value that is not a mapping").
+  Scenario s = load_scenario(write(kBase), {"scheduler.name=greedy", "scheduler.period_s=2"});
+  EXPECT_EQ(s.scheduler.name, "greedy");
+  EXPECT_DOUBLE_EQ(s.scheduler.period_s, 2);
+  // Inside a value that is a text, not a mapping: still refused.
+  InputError e = error_of(kBase, {"duration_s.x=1"});
+  EXPECT_NE(std::string(e.what()).find("not a mapping"), std::string::npos) << e.what();
+}
+
 TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
   InputError e = error_of(replaced("seed: 3", "seed: [3"));
   EXPECT_GT(e.where().line, 0) << e.what();
