@@ -70,7 +70,7 @@ void register_runtime(CLI::App& app, int& exit_code) {
   pass_through(app, exit_code, "serve", "run a real edge server for a scenario (see coinfer serve --help)", "coinfer-rt", "serve");
   pass_through(app, exit_code, "device", "run one real device of a scenario (see coinfer device --help)", "coinfer-rt", "device");
   pass_through(app, exit_code, "testbed",
-               "run a scenario on an emulated testbed: network namespaces, tc, real processes (see coinfer testbed --help)",
+               "run a scenario on a testbed: emulated (network namespaces, tc, real processes) or real hosts over SSH (--inventory; see coinfer testbed --help)",
                "coinfer-rt", "testbed");
 }
 

@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
   // testbed
   auto tb = std::make_shared<hw::TestbedOptions>();
   auto tb_cleanup = std::make_shared<bool>(false);
-  CLI::App* testbed = app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc)");
+  CLI::App* testbed = app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc), or on real hosts over SSH (--inventory)");
   testbed->add_option("scenario", tb->scenario, "scenario YAML file");
   testbed->add_option("--set", tb->sets, "override a scenario key (repeatable)");
   testbed->add_option("--out", tb->out, "output folder (default: results/<scenario name>-testbed)");

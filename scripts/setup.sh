@@ -4,6 +4,9 @@
 #   scripts/setup.sh                 everything (simulator, runtime, tests, figures)
 #   scripts/setup.sh --runtime-only  what a board's runtime-only build needs (scripts/build.sh --runtime-only):
 #                                    Debian 12 / Raspberry Pi OS bookworm (arm64, amd64), Ubuntu-based JetPack
+#   scripts/setup.sh --runtime-only --no-torch
+#                                    the same without Debian's LibTorch (JetPack: NVIDIA's CUDA LibTorch instead,
+#                                    given to CMake with -DTorch_DIR; hw/README.md "Building on the boards")
 set -euo pipefail
 
 # The runtime-only set: compilers, the libraries coinfer-rt links, LibTorch and tc/ip. Every one of
@@ -46,8 +49,16 @@ packages=(
 
 if [ "${1:-}" = "--runtime-only" ]; then
   packages=("${runtime_packages[@]}")
+  if [ "${2:-}" = "--no-torch" ]; then
+    packages=("${packages[@]/libtorch-dev}")
+    packages=("${packages[@]/libopenblas0-pthread}")
+    mapfile -t packages < <(printf '%s\n' "${packages[@]}" | grep -v '^$')
+  elif [ $# -gt 1 ]; then
+    echo "usage: scripts/setup.sh [--runtime-only [--no-torch]]" >&2
+    exit 2
+  fi
 elif [ $# -gt 0 ]; then
-  echo "usage: scripts/setup.sh [--runtime-only]" >&2
+  echo "usage: scripts/setup.sh [--runtime-only [--no-torch]]" >&2
   exit 2
 fi
 
