@@ -8,6 +8,8 @@
 #   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
 #   module_samples  the module sample set reader, CSV (seed: a small hand-written set with quoted fields)
 #   predictor_samples  the predictor sample set reader on HDF5 bytes (seed: a small simulated sample set)
+#   inventory    the testbed inventory loader, YAML text, checked against a two-device scenario (seeds: a
+#                full inventory and small variants)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -16,7 +18,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -125,7 +127,37 @@ PY
       "$seeder" "$out/predictor_samples.seed/small.h5"
       run predictor_samples -max_len=262144 -timeout=90 || status=1
       ;;
-    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples)"; exit 2 ;;
+    inventory)
+      build inventory "$src/tests/fuzz/fuzz_inventory.cpp" "${core[@]}" "${io_scn[@]}" "$src/io/inventory.cpp" -- -lyaml-cpp "${h5libs[@]}" "${loglibs[@]}"
+      mkdir -p "$out/inventory.seed"
+      cat > "$out/inventory.seed/full" <<'INV'
+defaults:
+  user: pi
+  key: @KEY@
+  known_hosts: /tmp/known_hosts
+  ssh_port: 22
+  coinfer: /opt/coinfer/bin/coinfer-rt
+  workdir: /tmp
+  arch: aarch64
+  sudo: false
+server:
+  address: 192.168.1.10
+  service_address: 10.0.0.1
+  service_port: 7070
+  arch: x86_64
+boards:
+  - device: pi0
+    address: 192.168.1.21
+    interface: eth0
+    shape: true
+    power_command: "sh -c 'echo 5'"
+  - {device: pi1, address: 192.168.1.22, coinfer: coinfer-rt}
+INV
+      printf 'server: {address: a, coinfer: c, arch: x86_64}\nboards:\n  - {device: pi0, address: b, coinfer: c, arch: aarch64}\n  - {device: pi1, address: d, coinfer: c, arch: aarch64}\n' > "$out/inventory.seed/flow"
+      printf 'server: {address: a, coinfer: c, arch: x86_64}\nboards:\n  - {device: pi0, address: b, coinfer: c, arch: aarch64}\n  - {device: pi0, address: d, coinfer: c, arch: aarch64}\n' > "$out/inventory.seed/twice"
+      run inventory -max_len=8192 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory)"; exit 2 ;;
   esac
 done
 exit $status

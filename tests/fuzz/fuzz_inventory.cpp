@@ -1,0 +1,62 @@
+// libFuzzer target: the testbed inventory loader (io/inventory.hpp) on arbitrary YAML text, then its
+// check against a fixed two-device scenario. Bad input must be an InputError (exit 2 in the CLI); any
+// other exception, a crash, a sanitizer report, a leak or a hang is a bug.
+// Built and run (bounded) by tests/fuzz/run_fuzz.sh.
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+#include "core/input_error.hpp"
+#include "io/inventory.hpp"
+#include "io/scenario_loader.hpp"
+
+using namespace coinfer;
+
+namespace {
+struct World {
+  std::string file, key;
+  Scenario scenario;
+  World() {
+    const std::string tag = std::to_string(::getpid());
+    file = "/tmp/coinfer-fuzz-inventory-" + tag + ".yaml";
+    key = "/tmp/coinfer-fuzz-inventory-key-" + tag;  // a readable "key" the seeds name
+    std::ofstream(key) << "not a real key\n";
+    const std::string scn = "/tmp/coinfer-fuzz-inventory-scenario-" + tag + ".yaml";
+    std::ofstream(scn) << "name: f\nduration_s: 1\nluts: [" COINFER_SOURCE_DIR "/traces/lut]\nservers: [{id: e, type: gtx1060}]\n"
+                          "devices:\n  - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n"
+                          "  - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n";
+    scenario = load_scenario(scn, {});
+    std::remove(scn.c_str());
+  }
+  ~World() {
+    std::remove(file.c_str());
+    std::remove(key.c_str());
+  }
+};
+World& world() {
+  static World w;
+  return w;
+}
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size > 65536) return 0;
+  World& w = world();
+  std::string text(reinterpret_cast<const char*>(data), size);
+  for (size_t at; (at = text.find("@KEY@")) != std::string::npos;) text.replace(at, 5, w.key);
+  std::ofstream(w.file, std::ios::binary | std::ios::trunc) << text;
+  try {
+    const Inventory inv = load_inventory(w.file);
+    check_inventory_against(inv, w.scenario);
+  } catch (const InputError&) {
+  } catch (const std::exception& e) {
+    std::cerr << "not an InputError: " << e.what() << "\n";
+    std::abort();
+  }
+  return 0;
+}
