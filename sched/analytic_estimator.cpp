@@ -48,19 +48,48 @@ const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::strin
   return it->second;
 }
 
+namespace {
+// A scheme as a compact key: every (device id, strategy) in the map's order, then the helpers.
+std::string scheme_memo_key(const Scheme& scheme) {
+  std::string key;
+  for (const auto& [id, st] : scheme.strategies) {
+    key += id;
+    key += '\0';
+    key += static_cast<char>('0' + static_cast<int>(st.kind));
+    key.append(reinterpret_cast<const char*>(&st.split), sizeof st.split);
+  }
+  key += '\1';
+  for (const auto& h : scheme.helpers) {
+    key += h;
+    key += '\0';
+  }
+  return key;
+}
+}  // namespace
+
 Prediction AnalyticEstimator::predict_cached(const SystemState& state, const Scheme& scheme) const {
+  std::string key = scheme_memo_key(scheme);
   {
     std::lock_guard<std::mutex> lock(cache_mutex_);
-    for (size_t i = 0; i < cache_.size(); ++i)
-      if (cache_[i].scheme == scheme && cache_[i].state == state) {
-        std::rotate(cache_.begin() + static_cast<long>(i), cache_.begin() + static_cast<long>(i) + 1, cache_.end());  // most recent last
-        return cache_.back().prediction;
-      }
+    if (!memo_valid_ || !(memo_state_ == state)) {
+      memo_.clear();
+      memo_bytes_ = 0;
+      memo_state_ = state;
+      memo_valid_ = true;
+    } else if (auto it = memo_.find(key); it != memo_.end()) {
+      return it->second;
+    }
   }
   Prediction p = predict(state, scheme);
   std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (cache_.size() >= kCacheSize) cache_.erase(cache_.begin());
-  cache_.push_back({state, scheme, p});
+  if (memo_valid_ && memo_state_ == state) {
+    const size_t bytes = key.size() + sizeof(Prediction) + 64 * p.server_utilisation.size() + 64;
+    if (memo_bytes_ + bytes > kMemoBytes) {
+      memo_.clear();
+      memo_bytes_ = 0;
+    }
+    if (memo_.emplace(std::move(key), p).second) memo_bytes_ += bytes;
+  }
   return p;
 }
 

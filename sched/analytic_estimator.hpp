@@ -4,6 +4,7 @@
 // Formulas in sched/README.md. Engine-free and deterministic.
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,9 @@ class AnalyticEstimator : public Estimator {
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
   double score(const SystemState& state, const Scheme& scheme) const override;
-  // > 0 when a is better. Keeps the last two predictions: a search compares many candidates with one
-  // incumbent, whose prediction is then computed once (thread-safe; equal inputs, the very same
-  // result). Objective throughput: higher system throughput (relative difference beyond
+  // > 0 when a is better. Remembers every prediction made for the current state (until the state
+  // changes, or kMemoBytes of keys): a search compares many candidates with one incumbent and its
+  // climbs revisit schemes, each predicted once (thread-safe; equal inputs, the very same result). Objective throughput: higher system throughput (relative difference beyond
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
@@ -57,14 +58,13 @@ class AnalyticEstimator : public Estimator {
 
  private:
   Prediction predict_cached(const SystemState& state, const Scheme& scheme) const;
-  struct Cached {
-    SystemState state;
-    Scheme scheme;
-    Prediction prediction;
-  };
+  // Predictions for one state, keyed by the scheme's compact text (scheme_memo_key).
   mutable std::mutex cache_mutex_;
-  mutable std::vector<Cached> cache_;  // least recently used first; at most kCacheSize
-  static constexpr size_t kCacheSize = 2;
+  mutable bool memo_valid_ = false;
+  mutable SystemState memo_state_;
+  mutable std::unordered_map<std::string, Prediction> memo_;
+  mutable size_t memo_bytes_ = 0;
+  static constexpr size_t kMemoBytes = size_t{64} << 20;  // keys and predictions, roughly; then it starts over
 
   const LutSet& luts_;
   ModelSpecs models_;
