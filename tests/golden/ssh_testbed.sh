@@ -126,6 +126,7 @@ nothing_left() {  # nothing of ours on any host: no coinfer process, no run fold
 
 # --- a run ------------------------------------------------------------------------------------------
 inventory "$work/hosts.yaml"
+t0=$(date +%s.%N)
 "$rt" testbed "$work/s.yaml" --inventory "$work/hosts.yaml" --out "$work/run" --startup 2 --device-clock-skew pi1=3 \
   > "$work/run.txt" 2>&1 &
 pid=$!
@@ -136,6 +137,7 @@ for i in $(seq 300); do
   sleep 0.1
 done
 wait $pid; rc=$?
+echo "a run over ssh: $(/usr/bin/python3 -c "import time; print(round(time.time() - $t0, 1))") s wall for an 8 s scenario (checks, start-up, drain, copies)"
 [ $rc -eq 0 ] && [ $shaped = yes ] && /usr/bin/python3 - "$work/run" <<'PY' && ok "run over ssh" || { bad "run over ssh: exit $rc, shaped $shaped"; tail -20 "$work/run.txt"; }
 import json, sys, h5py, numpy as np
 d = sys.argv[1]
@@ -158,6 +160,8 @@ m = (dev == 1) & np.isfinite(up) & np.isfinite(result)
 assert m.sum() > 10, m.sum()
 assert np.all(up[m] > created[m]) and np.all(up[m] - created[m] < 1), (up[m] - created[m]).min()
 assert np.all(result[m] > b_start[m]) and np.all(result[m] - b_start[m] < 1)
+print("pi1 clock offset %.6f s (set: -3), uncertainty %.6f s, %d probe samples; pi0 %.6f s; %d requests completed"
+      % (clock["pi1"]["offset_s"], clock["pi1"]["uncertainty_s"], clock["pi1"]["samples"], clock["pi0"]["offset_s"], s["total"]["completed"]))
 PY
 grep -q "shaping 1 boards" "$work/run.txt" && ok || bad "the run does not say it shapes: $(grep -c . "$work/run.txt") lines"
 nothing_left && ok "nothing left after a run" || bad "after a run"
