@@ -32,9 +32,16 @@ void print_run_table(const RunResults& r, std::ostream& os) {
   std::snprintf(line, sizeof line, "%-12s %-14s %9s %7s %9s %9s %9s %9s %10s\n", "device", "strategy", "completed", "failed",
                 "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)", "J/infer");
   os << line;
+  // Beyond kMaxRows devices the console shows the first ones and the total (summary.json has all).
+  constexpr size_t kMaxRows = 40, kShown = 20;
+  const size_t devices = r.summary.empty() ? 0 : r.summary.size() - 1;
   for (size_t i = 0; i < r.summary.size(); ++i) {
     const auto& m = r.summary[i];
     const bool total = m.id == "total";
+    if (!total && devices > kMaxRows && i >= kShown) {
+      if (i == kShown) os << "... " << devices - kShown << " more devices (summary.json and results.h5 have every one)\n";
+      continue;
+    }
     std::snprintf(line, sizeof line, "%-12s %-14s %9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f\n", m.id.c_str(),
                   total ? "" : r.devices[i].strategy.c_str(), m.completed, m.failed, m.throughput_rps,
                   m.latency.mean_ms, m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference);
@@ -105,9 +112,13 @@ int run_command(const RunOptions& o) {
         total_wall += d.wall_s;
         max_wall = std::max(max_wall, d.wall_s);
       }
+      std::string last = r.decisions.back().scheme;
+      if (last.size() > 300) {  // thousands of devices: the start, then where the whole scheme is
+        last.resize(last.rfind(' ', 300));
+        last += " ... (decisions.jsonl has the whole scheme)";
+      }
       std::printf("scheduler %s: %zu decisions (mean %.3f ms, max %.3f ms of wall time), %d strategy switches; last: %s\n",
-                  r.scheduler.c_str(), r.decisions.size(), total_wall / r.decisions.size() * 1e3, max_wall * 1e3, switches,
-                  r.decisions.back().scheme.c_str());
+                  r.scheduler.c_str(), r.decisions.size(), total_wall / r.decisions.size() * 1e3, max_wall * 1e3, switches, last.c_str());
       std::fflush(stdout);
     }
     std::cout << "wrote " << out << "/results.h5, summary.json, decisions.jsonl and timing.json\n";

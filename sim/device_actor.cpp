@@ -11,6 +11,10 @@ namespace sg4 = simgrid::s4u;
 namespace coinfer::sim {
 
 namespace {
+constexpr unsigned kDeviceStackBytes = 256 * 1024;
+}
+
+namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 }
 
@@ -29,7 +33,11 @@ DeviceActor::DeviceActor(DeviceSlice slice)
 }
 
 void DeviceActor::start() {
-  actor_ = sg4::Actor::create(s_.spec->id, s_.host, [this] { event_loop(); });
+  // A 256 KiB stack (SimGrid's default is 8 MiB, `contexts/stack-size`): the event loop is shallow and
+  // waits in SimGrid's simcalls, which run on maestro's stack. Each stack keeps its guard page, so an
+  // overflow would stop the program rather than corrupt memory. Measured (bench/RESULTS.md "Scale"):
+  // 10,000 devices, engine time 1.95 -> 1.24 s; peak RSS +3 KB per device.
+  actor_ = sg4::Actor::init(s_.spec->id, s_.host)->set_stacksize(kDeviceStackBytes)->start([this] { event_loop(); });
   actor_->daemonize();
 }
 
