@@ -422,24 +422,15 @@ int run_ssh_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupte
       std::to_string(static_cast<int>(epoch - unix_now())) + " s and lasts " + format_double(sc.duration_s) + " s");
 
   // 5. The timeline: bandwidth changes on shaped boards, lost boards, progress, the end.
-  std::vector<std::pair<double, int>> changes;
-  for (int i = 0; i < nd; ++i)
-    if (board_spec(i).shape)
-      for (const auto& p : schedules[static_cast<size_t>(i)].points())
-        if (p.t_s > 0) changes.emplace_back(p.t_s, i);
-  std::sort(changes.begin(), changes.end());
-  size_t next_change = 0;
-  const double deadline = sc.duration_s + sc.drain_s + 30;
-  double last_progress = -1e9;
+  std::vector<bool> shaped_devices(static_cast<size_t>(nd));
+  for (int i = 0; i < nd; ++i) shaped_devices[static_cast<size_t>(i)] = board_spec(i).shape;
+  TestbedTimeline timeline(sc, schedules, shaped_devices);
   int exit_code = 0;
   bool server_exit_reported = false;
   for (;;) {
     const double t = unix_now() - epoch;
-    while (next_change < changes.size() && changes[next_change].first <= t) {
-      const int i = changes[next_change].second;
-      if (!board_of(i).lost) shape(i, schedules[static_cast<size_t>(i)].mbps_at(changes[next_change].first), false);
-      ++next_change;
-    }
+    for (const auto& [i, mbps] : timeline.due(t))
+      if (!board_of(i).lost) shape(i, mbps, false);
     bool running = false;
     for (int i = 0; i < nd; ++i) {
       HostRun& h = board_of(i);
@@ -474,17 +465,13 @@ int run_ssh_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupte
                                "/logs/server.log");
       server_exit_reported = true;
     }
-    if (t > deadline) {
-      say("devices still running " + format_double(deadline) + " s after time zero: stopping them");
+    if (t > timeline.deadline_s()) {
+      say("devices still running " + format_double(timeline.deadline_s()) + " s after time zero: stopping them");
       for (int i = 0; i < nd; ++i) setup.stop_process(board_of(i), 5);
       exit_code = 1;
       break;
     }
-    if (!o.quiet && t >= 0 && t - last_progress >= 5) {
-      last_progress = t;
-      if (t <= sc.duration_s) log::info("testbed", strprintf("t = %.0f / %.0f s", t, sc.duration_s));
-      else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, sc.drain_s));
-    }
+    if (!o.quiet) timeline.progress(t);
     std::this_thread::sleep_for(Seconds(0.05));
   }
   const double end_s = unix_now() - epoch;

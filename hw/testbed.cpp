@@ -152,6 +152,31 @@ RunResults write_testbed_results(const Scenario& sc, const std::vector<std::stri
   return r;
 }
 
+TestbedTimeline::TestbedTimeline(const Scenario& sc, const std::vector<BandwidthSchedule>& schedules, const std::vector<bool>& shaped)
+    : schedules_(schedules), duration_s_(sc.duration_s), drain_s_(sc.drain_s), deadline_s_(sc.duration_s + sc.drain_s + 30) {
+  for (size_t i = 0; i < schedules.size(); ++i)
+    if (shaped[i])
+      for (const auto& p : schedules[i].points())
+        if (p.t_s > 0) changes_.emplace_back(p.t_s, static_cast<int>(i));
+  std::sort(changes_.begin(), changes_.end());
+}
+
+std::vector<std::pair<int, double>> TestbedTimeline::due(double t) {
+  std::vector<std::pair<int, double>> out;
+  for (; next_ < changes_.size() && changes_[next_].first <= t; ++next_) {
+    const int i = changes_[next_].second;
+    out.emplace_back(i, schedules_[static_cast<size_t>(i)].mbps_at(changes_[next_].first));
+  }
+  return out;
+}
+
+void TestbedTimeline::progress(double t) {
+  if (t < 0 || t - last_progress_ < 5) return;
+  last_progress_ = t;
+  if (t <= duration_s_) log::info("testbed", strprintf("t = %.0f / %.0f s", t, duration_s_));
+  else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, drain_s_));
+}
+
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
   const MetricsSummary& total = r.summary.back();
   std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
@@ -373,23 +398,12 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       std::to_string(static_cast<int>(o.startup_s)) + " s and lasts " + std::to_string(static_cast<int>(sc.duration_s)) + " s");
 
   // The timeline: bandwidth changes (tc in namespaces; the processes pace themselves on loopback).
-  std::vector<std::pair<double, int>> changes;  // (time, device)
-  for (int i = 0; i < nd; ++i)
-    for (const auto& p : schedules[i].points())
-      if (p.t_s > 0) changes.emplace_back(p.t_s, i);
-  std::sort(changes.begin(), changes.end());
-  size_t next_change = 0;
-  const double deadline = sc.duration_s + sc.drain_s + 30;
-  double last_progress = -1e9;
+  TestbedTimeline timeline(sc, schedules, std::vector<bool>(static_cast<size_t>(nd), netns));
   int exit_code = 0;
   bool server_exit_reported = false;
   for (;;) {
     const double t = unix_now() - epoch;
-    while (netns && next_change < changes.size() && changes[next_change].first <= t) {
-      const int i = changes[next_change].second;
-      shape(i, schedules[i].mbps_at(changes[next_change].first), false);
-      ++next_change;
-    }
+    for (const auto& [i, mbps] : timeline.due(t)) shape(i, mbps, false);
     bool devices_running = false;
     for (size_t k = 1; k < setup.children.size(); ++k) {
       devices_running = devices_running || setup.children[k].running();
@@ -403,17 +417,13 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
       log::warn("testbed", "the edge server exited (" + describe_exit_status(server->status()) + ") before the run's end; see " + o.out + "/logs/server.log");
       server_exit_reported = true;
     }
-    if (t > deadline) {
-      say("devices still running " + std::to_string(deadline) + " s after time zero: stopping them");
+    if (t > timeline.deadline_s()) {
+      say("devices still running " + format_double(timeline.deadline_s()) + " s after time zero: stopping them");
       for (size_t k = 1; k < setup.children.size(); ++k) setup.children[k].stop(5);
       exit_code = 1;
       break;
     }
-    if (!o.quiet && t >= 0 && t - last_progress >= 5) {
-      last_progress = t;
-      if (t <= sc.duration_s) log::info("testbed", strprintf("t = %.0f / %.0f s", t, sc.duration_s));
-      else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, sc.drain_s));
-    }
+    if (!o.quiet) timeline.progress(t);
     std::this_thread::sleep_for(Seconds(0.01));
   }
   server->stop(10);

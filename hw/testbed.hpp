@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
 
@@ -55,6 +56,27 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted);
 // OUT/results.h5, summary.json, decisions.jsonl and testbed.json (`info`).
 RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
                                  double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info);
+// The run's clock as both testbeds follow it: the bandwidth changes of the shaped devices in time
+// order, a progress line every 5 s, and the deadline (arrivals, drain and 30 s) after which devices
+// still running are stopped.
+class TestbedTimeline {
+ public:
+  // schedules[i] and shaped[i]: device i's bandwidth over time and whether the testbed applies it.
+  TestbedTimeline(const Scenario& sc, const std::vector<BandwidthSchedule>& schedules, const std::vector<bool>& shaped);
+  // The changes due by run time t, each once: (device, Mbit/s from then on).
+  std::vector<std::pair<int, double>> due(double t);
+  // Logs "t = 5 / 60 s" (or the drain) at most every 5 s, from time zero on.
+  void progress(double t);
+  double deadline_s() const { return deadline_s_; }
+
+ private:
+  std::vector<std::pair<double, int>> changes_;
+  std::vector<BandwidthSchedule> schedules_;
+  size_t next_ = 0;
+  double duration_s_, drain_s_, deadline_s_;
+  double last_progress_ = -1e9;
+};
+
 // The one-line summary both print.
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out);
 

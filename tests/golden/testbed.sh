@@ -200,9 +200,7 @@ servers:
 devices:
   - {id: p, count: 2, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 100, latency_ms: 1}, strategy: offload}
 YAML
-"$rt" testbed "$work/ap.yaml" --out "$work/apt" --startup 2 > "$work/apt.txt" 2>&1; rc=$?
-"$(dirname "$rt")/coinfer" run "$work/ap.yaml" --out "$work/aps" -q > /dev/null 2>&1
-[ $rc -eq 0 ] && /usr/bin/python3 - "$work/apt" "$work/aps" <<'PY' && ok || bad "shared access point: exit $rc: $(tail -3 $work/apt.txt)"
+cat > "$work/ap_check.py" <<'PY'
 import sys, h5py, numpy as np
 # Each upload, against a fair shared 4 Mbit/s medium: alone it takes T0 = bytes x 8 / 4e6; while the other
 # device uploads too it progresses at half the rate, so an upload overlapped for a fraction f of its
@@ -228,6 +226,18 @@ assert len(tb) > 20, len(tb)
 assert 0.85 < np.median(tb) < 1.3, np.median(tb)   # 100 Mbit/s links alone would give about 0.04
 assert 0.85 < np.median(sim) < 1.3, np.median(sim)
 PY
+"$(dirname "$rt")/coinfer" run "$work/ap.yaml" --out "$work/aps" -q > /dev/null 2>&1
+# One measurement on this shared VM is occasionally off (seen once in many runs: uploads at 0.47 of the fair
+# share while the clock probes reported 28 ms of uncertainty, i.e. a machine stalled for tens of ms): a miss is
+# measured once more, and both figures are printed.
+ap_ok=no
+for attempt in 1 2; do
+  rm -rf "$work/apt"
+  "$rt" testbed "$work/ap.yaml" --out "$work/apt" --startup 2 > "$work/apt.txt" 2>&1; rc=$?
+  if [ $rc -eq 0 ] && /usr/bin/python3 "$work/ap_check.py" "$work/apt" "$work/aps"; then ap_ok=yes; break; fi
+  echo "shared access point: attempt $attempt missed (exit $rc)"
+done
+[ $ap_ok = yes ] && ok || bad "shared access point: exit $rc: $(tail -3 $work/apt.txt)"
 [ "$(ours)" -eq "$before" ] && [ "$(strays)" -eq 0 ] && ok || bad "access point run left namespaces or processes"
 
 # Ctrl-C during the run: exit 130, nothing left behind.
