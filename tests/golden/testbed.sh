@@ -103,8 +103,9 @@ assert r["t_created"] - r["t_uplink_end"] > 2.5, r  # uncorrected: 3 s off
 PY
 
 # The run's report shows the boards' clocks and the testbed settings.
-"$coinfer" report "$work/skew" > /dev/null 2>&1 && grep -q 'id="run-clocks"' "$work/skew/report.html" && grep -q 'id="run-testbed"' "$work/skew/report.html" \
-  && ok || bad "report of a testbed run"
+"$coinfer" report "$work/skew" > "$work/report.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q 'id="run-clocks"' "$work/skew/report.html" && grep -q 'id="run-testbed"' "$work/skew/report.html" \
+  && ok || { bad "report of a testbed run: exit $rc"; tail -15 "$work/report.txt"; }
 
 # Bad journals: exit 2 naming the file, nothing written.
 echo '{"ev":"note","device":"pi9"}' > "$work/pi9.jsonl"
