@@ -88,7 +88,10 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
       }
     r.devices.push_back(dr);
     ids.push_back(d.id);
-    for (const auto& p : BandwidthSchedule(d, sc.events).points()) r.bandwidth.push_back({p.t_s, static_cast<int>(i), p.mbps});
+    // A named schedule: a range-for over points() of a temporary would read it after its destruction
+    // (the testbed's bandwidth records were garbage, and a timeline figure crashed on an infinite axis).
+    const BandwidthSchedule schedule(d, sc.events);
+    for (const auto& p : schedule.points()) r.bandwidth.push_back({p.t_s, static_cast<int>(i), p.mbps});
   }
   std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestRecord& a, const RequestRecord& b) {
     return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);

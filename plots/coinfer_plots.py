@@ -22,6 +22,7 @@ titles, labels, legend and aggregation in its metadata), PDF and SVG. Exit code 
 axis or value, with the reason.
 """
 import argparse
+import math
 import os
 import textwrap
 import sys
@@ -67,6 +68,8 @@ def fmt_value(v):
         f = float(v)
     except (TypeError, ValueError):
         return str(v)
+    if not math.isfinite(f):  # a tick matplotlib asks about at an axis' infinite end
+        return f"{f:g}"
     return str(int(f)) if f == int(f) else f"{f:g}"
 
 

@@ -55,6 +55,10 @@ assert sa["total"] == sb["total"] and sa["devices"] == sb["devices"], (sa["total
 assert open(a + "/decisions.jsonl").read() == open(b + "/decisions.jsonl").read()
 roles = [f["role"] for f in sb["data_files"]]
 assert roles.count("device journal") == 3 and roles.count("decisions journal") == 1, roles
+# The bandwidth records are the scenario's schedule (pi0: 40 Mbit/s, 5 from 2.5 s; pi1 10; pi2 40).
+with h5py.File(a + "/results.h5") as f:
+    bw = list(zip(f["bandwidth/device"][()].tolist(), f["bandwidth/t"][()].tolist(), f["bandwidth/mbps"][()].tolist()))
+assert bw == [(0, 0.0, 40.0), (0, 2.5, 5.0), (1, 0.0, 10.0), (2, 0.0, 40.0)], bw
 PY
 # coinfer validate --real: the collected run compared with a simulation of its scheduler, no testbed
 # started (the real run's numbers are the "testbed" side: its throughput is the collected one).
