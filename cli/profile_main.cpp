@@ -20,7 +20,8 @@
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/module_samples.hpp"
-#include "core/model_variants.hpp"
+#include "core/random_model_variant.hpp"
+#include "models/variant_accuracy.hpp"
 
 namespace {
 
@@ -81,7 +82,7 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   a.erase("peak_memory");
   a.erase("inputs");
   a["note"] = "MEASURED by coinfer profile --modules on this machine with the LibTorch models";
-  a["samples"] = std::to_string(count - skipped) + " random variants (core/model_variants.hpp, seed " + std::to_string(o.seed) +
+  a["samples"] = std::to_string(count - skipped) + " random variants (core/random_model_variant.hpp, seed " + std::to_string(o.seed) +
                  ") of " + (only_model.empty() ? std::string("every model") : only_model) +
                  "; every single stage [i,i+1) at every batch size; synthetic inputs of each variant's dataset";
   std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
@@ -96,15 +97,22 @@ int main(int argc, char** argv) {
   coinfer::hw::keep_tensor_memory();  // as the runtime does, so the LUT matches it
   CLI::App app{"coinfer profile: measure a LUT of a model on this machine (real LibTorch runs)"};
   app.name("coinfer profile");  // usage lines read the way users call it
-  std::string model, dataset, out, batches = "1..8";
+  std::string model, dataset, out, batches = "1..8", variant;
+  int accuracy_samples = 4;
   coinfer::hw::ProfileOptions o;
   app.add_option("--model", model, "model name (coinfer model list); with --modules: only this model's variants (default: every model)");
   app.add_option("--dataset", dataset, "dataset (default: the model's first)");
+  app.add_option("--variant", variant,
+                 "execution variant (GraNNite's techniques, models/README.md \"Variants\"): parts joined by '+' from dense_mask, "
+                 "cap<N> (node capacity), symmetric, int8, grax1, grax2, e.g. dense_mask+int8; the LUT's model is then "
+                 "MODEL@VARIANT and its provenance holds the variant's output error against the base model");
+  app.add_option("--accuracy-samples", accuracy_samples,
+                 "with --variant: generated samples the output error is measured on (default 4; at least 1)");
   app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5); with --modules: the sample set (.csv)")->required();
   long long modules = 0;
   app.add_option("--modules", modules,
                  "measure module latency samples instead of a LUT: N random variants of the models (widths, k, nodes, "
-                 "features drawn at random, core/model_variants.hpp), every single stage at every batch size, written as "
+                 "features drawn at random, core/random_model_variant.hpp), every single stage at every batch size, written as "
                  "a sample set for coinfer lut fill --samples (traces/README.md)");
   app.add_option("--input", o.input_file, "real inputs: a PointNet HDF5 (point clouds) or graph HDF5 file (models/README.md)");
   app.add_option("--device-type", o.device_type, "device type name stored in the LUT (default this-machine)");
@@ -141,7 +149,25 @@ int main(int argc, char** argv) {
     if (modules > 0) return profile_modules(cat, model, modules, o, out, cli::quiet("profile"), cpu_quota);
     if (model.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "required (coinfer model list)");
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
-    ModelSpec spec = cat.instantiate(model, dataset);
+    if (!variant.empty() && model.find('@') != std::string::npos)
+      throw InputError(SourceLocation{"--variant", 0, 0}, "--variant", "--model already names a variant ('" + model + "'); give it once");
+    if (!variant.empty()) {
+      try {
+        model = variant_model_name(model, ModelVariant::parse(variant));
+      } catch (const std::invalid_argument& e) {
+        throw InputError(SourceLocation{"--variant", 0, 0}, "--variant", e.what());
+      }
+    }
+    if (model.find('@') != std::string::npos && (accuracy_samples < 1 || accuracy_samples > 1000))
+      throw InputError(SourceLocation{"--accuracy-samples", 0, 0}, "--accuracy-samples",
+                       "must be in 1..1000 (the output error of a variant is measured on generated samples)");
+    ModelSpec spec;
+    try {
+      spec = cat.instantiate(model, dataset);
+    } catch (const InputError& e) {
+      if (model.find('@') == std::string::npos) throw;
+      throw InputError(SourceLocation{"--variant", 0, 0}, "--variant", e.what());
+    }
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));
@@ -155,6 +181,22 @@ int main(int argc, char** argv) {
     }
     cap.reset();
     progress->finish();
+    if (!spec.variant.is_default()) {
+      // The quality side of the trade: the variant's outputs against the base model's (same weights).
+      const models::VariantAccuracy a =
+          models::measure_variant_accuracy(cat.spec(spec.base_name(), dataset), spec, accuracy_samples, o.seed);
+      auto& at = t.provenance().attributes;
+      at["variant"] = spec.variant.name();
+      at["output_max_abs_error"] = format_double(a.max_abs_error);
+      at["output_mean_abs_error"] = format_double(a.mean_abs_error);
+      at["output_mean_abs"] = format_double(a.output_scale);
+      at["output_top1_agreement"] = format_double(a.top1_agreement);
+      at["output_error_samples"] = std::to_string(a.samples) + " generated samples of " + dataset + " (indices 1000..), against " +
+                                   spec.base_name() + " with the same weights (seed " + std::to_string(o.seed) + ")";
+      if (spec.variant.int8()) at["quantized_engine"] = hw::quantized_engine_name();
+      std::printf("variant %s: output error max %.3g, mean %.3g (outputs average %.3g), top-1 agreement %.1f %% on %d samples\n",
+                  spec.variant.name().c_str(), a.max_abs_error, a.mean_abs_error, a.output_scale, 100 * a.top1_agreement, a.samples);
+    }
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
     write_lut_file(out, {t});
     std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),

@@ -24,8 +24,16 @@ double input_width(const ModelSpec& m, const StageSpec& s) {
 }  // namespace
 
 void derive_costs(ModelSpec& m) {
-  const double N = static_cast<double>(m.dataset.nodes);
+  const ModelVariant& v = m.variant;
+  // A node capacity fixes every node-level shape to C rows (NodePad: the padding is computed too);
+  // padding nodes have no edges.
+  const double N = static_cast<double>(v.node_capacity > 0 ? v.node_capacity : m.dataset.nodes);
   const double E = static_cast<double>(m.dataset.edges);
+  // INT8: stage outputs cross as int8 with one float scale and an int32 zero point per tensor (the
+  // last stage's output, the result, stays float32; KNN indices stay int64); matrix weights are int8
+  // with one float32 scale per output channel.
+  const double act = v.int8() ? 1 : kFloat;
+  const double mask = v.int8() ? 1 : kFloat;  // one dense-mask entry
   m.input_bytes = N * m.dataset.features * kFloat;
   m.graph_bytes = E * 2 * kIndex;
   for (size_t i = 0; i < m.stages.size(); ++i) {
@@ -89,10 +97,21 @@ void derive_costs(ModelSpec& m) {
       s.out_level = TensorLevel::graph;
     } else if (s.op == "gcn") {
       // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached.
+      // Dense mask (StaGr): the sum is one N x N by N x out product.
       s.needs_graph = true;
-      s.flops = N * in * out * 2 + E * out * 2;
+      s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
       weights = (in * out + out) * kFloat;
-      workspace = E * kFloat;  // cached edge weights (PreG/CacheG)
+      workspace = v.dense() ? N * N * mask : E * kFloat;  // cached edge weights (PreG/CacheG) or the mask
+      if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
+    } else if (s.op == "gat" && v.dense()) {
+      // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
+      // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads
+      // per head.
+      s.needs_graph = true;
+      if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
+      s.flops = N * in * out * 2 + 2 * N * out + s.heads * N * N * 6 + N * N * out * 2;
+      weights = (in * out + 2 * out + out) * kFloat;
+      workspace = N * N * mask + s.heads * N * N * kFloat;
     } else if (s.op == "gat") {
       // Per head: transform N*in*(out/heads) MACs; attention logits 2*(out/heads) per edge; softmax
       // (~5 FLOPs per edge); weighted sum E*(out/heads) MACs.
@@ -105,16 +124,21 @@ void derive_costs(ModelSpec& m) {
     } else if (s.op == "sage") {
       // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
       s.needs_graph = true;
-      s.flops = E * in + 2 * N * in * out * 2;
+      s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
       weights = (2 * in * out + out) * kFloat;
-      workspace = N * in * kFloat;
+      workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
     } else {
       bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
     }
     if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" &&
         s.op != "combine")
       bad(s, "cannot follow global pooling");
-    s.out_bytes = s.op == "knn" ? N * s.k * kIndex : (s.out_level == TensorLevel::graph ? 1 : N) * out * kFloat;
+    const bool result = i + 1 == m.stages.size();
+    const double out_rows = s.out_level == TensorLevel::graph ? 1 : N;
+    if (s.op == "knn") s.out_bytes = N * s.k * kIndex;
+    else if (v.int8() && !result) s.out_bytes = out_rows * out * act + 8;  // + scale and zero point
+    else s.out_bytes = out_rows * out * kFloat;
+    if (v.int8()) weights = weights / kFloat + out * kFloat;  // int8 entries (biases too, a slight undercount) + scales
     s.weight_bytes = weights;
     s.workspace_bytes = workspace;
     double in_bytes = 0;

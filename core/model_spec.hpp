@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/model_variant.hpp"
+
 namespace coinfer {
 
 // Statistics of a dataset that the cost formulas need (see models/README.md).
@@ -44,13 +46,15 @@ struct StageSpec {
 
 class ModelSpec {
  public:
-  std::string name;      // e.g. "dgcnn"
+  std::string name;      // e.g. "dgcnn"; a variant's is "gcn@int8" (core/model_variant.hpp)
+  ModelVariant variant;  // how it executes; the default runs the spec as written
   std::string file;      // spec file it came from
   DatasetSpec dataset;
   std::vector<StageSpec> stages;
   double input_bytes = 0;  // raw input features per sample (without the graph structure)
   double graph_bytes = 0;  // static graph structure per sample: edges x 2 x int64 (PyG edge_index)
 
+  std::string base_name() const { return split_variant_name(name).first; }
   int num_stages() const { return static_cast<int>(stages.size()); }
   // Bytes per sample crossing split k (0..n): device runs [0,k), server [k,n).
   // k = 0: raw input (+ graph if needed); k = n: the result; otherwise every live tensor produced before k
@@ -71,7 +75,8 @@ class ModelSpec {
 };
 
 // Fills the derived fields of every stage and the spec's input/graph bytes from the op formulas
-// documented in models/README.md. Throws std::invalid_argument naming the stage for an unknown op or
+// documented in models/README.md, for the spec's variant (node capacity, dense masks, symmetric
+// normalisation and INT8 change rows, FLOPs, bytes and memory: models/README.md, "Variants"). Throws std::invalid_argument naming the stage for an unknown op or
 // inconsistent widths.
 void derive_costs(ModelSpec& spec);
 

@@ -28,6 +28,7 @@ enum class StreamPurpose : std::uint64_t {
   predictor_training = 9, // a GIN predictor's weights, split and batches (index = 0 system, 1 relative)
   sac_episode = 10,  // coinfer train sac: an episode's seed and random traces (index = episode)
   sac_updates = 11,  // coinfer train sac: the mini-batches and sampling noise of an update round (index = round)
+  calibration = 12,  // the dataset samples an INT8 model variant is calibrated on (index = 0)
   test = 99,         // tests only
 };
 

@@ -16,4 +16,7 @@ std::string set_compute_threads(int threads);
 // false if glibc refused. Called by coinfer-profile, coinfer-rt and the model benchmark.
 bool keep_tensor_memory();
 
+// The quantised engine LibTorch uses for INT8 variants ("onednn" on x86, "qnnpack" on ARM, ...).
+std::string quantized_engine_name();
+
 }  // namespace coinfer::hw

@@ -70,6 +70,7 @@ models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, c
   models::GraphSample g;
   g.x = torch::cat(xs, 0);
   if (!eis.empty()) g.edge_index = torch::cat(eis, 1);
+  if (!eis.empty()) g.graphs = b;
   return g;
 }
 

@@ -81,7 +81,7 @@ std::vector<std::string> ModelCatalog::dataset_names() const {
 }
 
 const std::vector<std::string>& ModelCatalog::datasets_for(const std::string& model) const {
-  auto it = models_.find(model);
+  auto it = models_.find(split_variant_name(model).first);
   if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
   return it->second.datasets;
 }
@@ -89,11 +89,34 @@ const std::vector<std::string>& ModelCatalog::datasets_for(const std::string& mo
 const ModelSpec& ModelCatalog::spec(const std::string& model, const std::string& dataset) const {
   auto found = specs_.find({model, dataset});
   if (found != specs_.end()) return found->second;
+  const auto [base_name, variant_name] = split_variant_name(model);
+  if (model.find('@') != std::string::npos) {
+    std::lock_guard<std::mutex> lock(variants_->mutex);
+    auto v = variants_->specs.find({model, dataset});
+    if (v != variants_->specs.end()) return v->second;
+    const ModelSpec& base = spec(base_name, dataset);
+    ModelVariant variant;
+    try {
+      variant = ModelVariant::parse(variant_name);
+      check_variant_supported(base, variant);
+    } catch (const std::invalid_argument& ex) {
+      throw InputError("model '" + model + "': " + ex.what());
+    }
+    ModelSpec m = build(base_name, dataset, false);
+    m.variant = variant;
+    m.name = variant_model_name(base_name, variant);  // canonical: "gcn@int8+dense_mask" -> "gcn@dense_mask+int8"
+    try {
+      derive_costs(m);
+    } catch (const std::invalid_argument& ex) {
+      throw InputError("model '" + model + "': " + ex.what());
+    }
+    return variants_->specs.emplace(std::make_pair(model, dataset), std::move(m)).first->second;
+  }
   build(model, dataset);  // throws the error that names what is wrong
   throw InputError("model '" + model + "' on '" + dataset + "' was not built when the catalog loaded");
 }
 
-ModelSpec ModelCatalog::build(const std::string& model, const std::string& dataset) const {
+ModelSpec ModelCatalog::build(const std::string& model, const std::string& dataset, bool overrides) const {
   auto it = models_.find(model);
   if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
   const ModelEntry& e = it->second;
@@ -150,6 +173,7 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
     throw InputError(SourceLocation{e.file, 0, 0}, "stages", std::string(ex.what()) + " (dataset " + dataset + ")");
   }
   // Optional overrides for measured values.
+  if (!overrides) return m;
   int kept = 0;
   for (const auto& st : e.node["stages"]) {
     if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;

@@ -164,6 +164,56 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
 
 }  // namespace
 
+namespace {
+// A device's model and its execution variant (core/model_variant.hpp) as one canonical model name:
+// `model: gcn` with `variant: int8`, `variant: {precision: int8, aggregation: dense_mask}` or
+// `model: gcn@int8`. Whether the model supports the variant is checked against the catalog later.
+std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, const std::string& path) {
+  const std::string model = r.get_name(n, "model", path);
+  auto [base, inline_variant] = split_variant_name(model);
+  const YAML::Node v = n["variant"];
+  if (!v) {
+    if (model.find('@') == std::string::npos) return model;
+    try {
+      return variant_model_name(base, ModelVariant::parse(inline_variant));
+    } catch (const std::invalid_argument& ex) {
+      r.fail(n["model"], path + ".model", ex.what());
+    }
+  }
+  const std::string vpath = path + ".variant";
+  if (model.find('@') != std::string::npos) r.fail(v, vpath, "the model name already carries a variant ('" + model + "'); give it once");
+  ModelVariant variant;
+  if (v.IsScalar()) {
+    try {
+      variant = ModelVariant::parse(r.get_string(n, "variant", path));
+    } catch (const std::invalid_argument& ex) {
+      r.fail(v, vpath, ex.what());
+    }
+  } else if (v.IsMap()) {
+    r.check_keys(v, {"aggregation", "node_capacity", "normalisation", "precision", "approximations"}, vpath);
+    auto pick = [&](const std::string& key, const std::vector<std::string>& allowed) -> std::string {
+      if (!v[key]) return allowed.front();
+      const std::string value = r.get_string(v, key, vpath);
+      if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+        r.fail(v[key], vpath + "." + key, "'" + value + "' is not one of: " + join(allowed));
+      return value;
+    };
+    if (pick("aggregation", {"sparse", "dense_mask"}) == "dense_mask") variant.aggregation = ModelVariant::Aggregation::dense_mask;
+    if (pick("normalisation", {"cached", "symmetric"}) == "symmetric") variant.normalisation = ModelVariant::Normalisation::symmetric;
+    if (pick("precision", {"fp32", "int8"}) == "int8") variant.precision = ModelVariant::Precision::int8;
+    variant.node_capacity = r.get_int(v, "node_capacity", vpath, 0, 1, kMaxNodeCapacity, "nodes per sample a variant is padded to");
+    for (const auto& a : r.get_string_list(v, "approximations", vpath)) {
+      if (a == "grax1") variant.grax1 = true;
+      else if (a == "grax2") variant.grax2 = true;
+      else r.fail(v["approximations"], vpath + ".approximations", "'" + a + "' is not one of: grax1, grax2");
+    }
+  } else {
+    r.fail(v, vpath, "expected a variant name (e.g. dense_mask+int8) or a mapping");
+  }
+  return variant_model_name(base, variant);
+}
+}  // namespace
+
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
   set_scenario_hint(file);  // its project's models/ and traces/ come first (io/data_root.hpp)
   YamlReader r(file);
@@ -251,13 +301,13 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (size_t i = 0; i < devices.size(); ++i) {
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "count", "type", "model", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"}, path);
+    r.check_keys(n, {"id", "count", "type", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"}, path);
     DeviceSpec d;
     d.where = r.where(n);
     const std::string id = r.get_name(n, "id", path);
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each is a simulated actor");
     d.type = r.get_name(n, "type", path);
-    d.model = r.get_name(n, "model", path);
+    d.model = read_model_with_variant(r, n, path);
     d.dataset = r.get_name(n, "dataset", path);
     if (n["server"]) {
       d.server = r.get_string(n, "server", path);
@@ -453,6 +503,13 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     if (std::find(ds.begin(), ds.end(), d.dataset) == ds.end())
       fail(d.where, path + ".dataset",
            "unknown dataset '" + d.dataset + "' for model " + d.model + " (allowed: " + join(ds) + ")");
+    if (d.model.find('@') != std::string::npos) {
+      try {
+        models.spec(d.model, d.dataset);
+      } catch (const InputError& ex) {
+        fail(d.where, path + ".variant", ex.what());
+      }
+    }
     const int n = models.spec(d.model, d.dataset).num_stages();
     if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
       fail(d.where, path + ".strategy",

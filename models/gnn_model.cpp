@@ -1,6 +1,12 @@
 #include "models/gnn_model.hpp"
 
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <limits>
 #include <stdexcept>
+
+#include "core/random_stream.hpp"
+#include "models/datasets.hpp"
 
 namespace coinfer::models {
 
@@ -9,7 +15,31 @@ namespace {
   throw std::invalid_argument("model stage '" + s.name + "' (" + s.op + "): " + why);
 }
 bool is_point_cloud(const ModelSpec& m) { return m.dataset.kind == "point_cloud"; }
+
+// Symmetric static quantisation of activations: zero point 128 of quint8, scale = absmax / 127.
+constexpr std::int64_t kZeroPoint = 128;
+
+// A quantised operator of LibTorch's engine (onednn on x86, qnnpack on ARM), called through the
+// dispatcher: the C++ API has no typed wrappers for them.
+c10::IValue call_quantized(const char* name, std::vector<c10::IValue> args) {
+  static std::map<std::string, c10::OperatorHandle> ops;
+  auto it = ops.find(name);
+  if (it == ops.end()) it = ops.emplace(name, c10::Dispatcher::singleton().findSchemaOrThrow(name, "")).first;
+  torch::jit::Stack stack(std::move(args));
+  it->second.callBoxed(&stack);
+  return stack.at(0);
+}
 }  // namespace
+
+void GnnModel::AbsMax::observe(const torch::Tensor& t) {
+  if (t.numel() > 0) value = std::max(value, t.abs().max().item<double>());
+}
+
+double GnnModel::AbsMax::scale() const { return std::max(value, 1e-6) / 127.0; }
+
+torch::Tensor GnnModel::quantize(const torch::Tensor& x, const AbsMax& range) const {
+  return torch::quantize_per_tensor(x.contiguous(), range.scale(), kZeroPoint, torch::kQUInt8);
+}
 
 GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec) {
   torch::NoGradGuard no_grad;
@@ -37,9 +67,54 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec) {
       bad(s, "no LibTorch implementation for this op");
     }
     for (auto& l : lin) l->eval();
+    StageRanges r;
+    r.lin_in.resize(lin.size());
+    r.lin_out.resize(lin.size());
+    ranges_.push_back(r);
     linears_.push_back(lin);
     params_.push_back(extra);
   }
+  if (spec_.variant.int8()) {
+    // The same samples in every process that builds this model: seeds from (seed, calibration, 0).
+    RandomStream rs(seed, StreamPurpose::calibration, 0);
+    const std::uint64_t data_seed = rs.next_u64();
+    std::vector<GraphSample> samples;
+    for (int i = 0; i < kDefaultCalibrationSamples; ++i) samples.push_back(generate_sample(spec_.dataset, data_seed, i).sample);
+    calibrate(samples);
+  }
+}
+
+void GnnModel::calibrate(const std::vector<GraphSample>& samples) {
+  if (!spec_.variant.int8()) throw std::invalid_argument("calibrate: " + spec_.name + " is not an INT8 variant");
+  if (samples.empty())
+    throw std::invalid_argument("INT8 needs calibration data: no samples of " + spec_.dataset.name + " were given to calibrate " + spec_.name);
+  torch::NoGradGuard no_grad;
+  for (auto& r : ranges_) {
+    for (auto& a : r.lin_in) a = AbsMax{};
+    for (auto& a : r.lin_out) a = AbsMax{};
+    r.out = r.agg = AbsMax{};
+  }
+  calibrating_ = true;
+  try {
+    for (const auto& x : samples) forward(x);
+  } catch (...) {
+    calibrating_ = false;
+    throw;
+  }
+  calibrating_ = false;
+  packed_.assign(linears_.size(), {});
+  for (size_t s = 0; s < linears_.size(); ++s) {
+    for (auto& l : linears_[s]) {
+      // Per output channel: scale = absmax of the channel's weights / 127, zero point 0 (qint8).
+      auto w = l->weight.detach().contiguous();
+      auto scales = (w.abs().amax(1).clamp_min(1e-8) / 127.0).to(torch::kDouble);
+      auto qw = torch::quantize_per_channel(w, scales, torch::zeros({w.size(0)}, torch::kLong), 0, torch::kQInt8);
+      c10::optional<torch::Tensor> bias;
+      if (l->bias.defined()) bias = l->bias.detach().contiguous();
+      packed_[s].push_back(call_quantized("quantized::linear_prepack", {qw, bias}));
+    }
+  }
+  calibrated_ = true;
 }
 
 void GnnModel::set_feature_chunks(int p) {
@@ -62,6 +137,16 @@ SplitState GnnModel::start(const GraphSample& in) const {
   }
   SplitState st;
   st.tensors[-1] = in.x;
+  const std::int64_t cap = spec_.variant.node_capacity * std::max<std::int64_t>(1, in.graphs);
+  if (cap > 0 && !is_point_cloud(spec_)) {
+    // GrAd + NodePad: shapes fixed at the capacity; padding rows are zero and have no edges.
+    const std::int64_t n = in.x.size(0);
+    if (n > cap)
+      throw NodeCapacityError("input has " + std::to_string(n) + " nodes, above the node capacity " + std::to_string(cap) +
+                              " of " + spec_.name + "/" + spec_.dataset.name + " (refused, not truncated)");
+    st.tensors[-1] = n == cap ? in.x : torch::cat({in.x, torch::zeros({cap - n, in.x.size(1)})}, 0);
+    st.real_nodes = n;
+  }
   if (!is_point_cloud(spec_)) st.edge_index = in.edge_index;
   drop_dead(st);
   return st;
@@ -86,8 +171,14 @@ void GnnModel::run(SplitState& st, int end) const {
     throw std::out_of_range("cannot run to split " + std::to_string(end) + " from " + std::to_string(st.next_stage) +
                             " (model has " + std::to_string(num_stages()) + " stages)");
   torch::NoGradGuard no_grad;
+  const bool int8 = spec_.variant.int8();
+  if (int8 && !calibrated_ && !calibrating_) throw std::invalid_argument("INT8 variant " + spec_.name + " is not calibrated");
   for (int s = st.next_stage; s < end; ++s) {
     torch::Tensor out = run_stage(st, s);
+    // QuantGr: a stage's output is kept (and crosses a split) as int8, except the result and KNN indices.
+    const bool keep_int8 = int8 && s + 1 < num_stages() && spec_.stages[s].op != "knn";
+    if (keep_int8 && calibrating_) ranges_[s].out.observe(out);
+    else if (keep_int8) out = quantize(out, ranges_[s].out);
     st.tensors[s] = out;
     st.next_stage = s + 1;
     drop_dead(st);
@@ -96,7 +187,10 @@ void GnnModel::run(SplitState& st, int end) const {
 
 torch::Tensor GnnModel::output(const SplitState& st) const {
   if (st.next_stage != num_stages()) throw std::out_of_range("state is not at the end of the model");
-  return st.tensors.at(num_stages() - 1);
+  torch::Tensor out = st.tensors.at(num_stages() - 1);
+  // Node tasks on a padded input: the real nodes' rows.
+  if (st.real_nodes > 0 && out.dim() == 2 && out.size(0) > st.real_nodes) out = out.narrow(0, 0, st.real_nodes);
+  return out;
 }
 
 torch::Tensor GnnModel::forward(const GraphSample& in) const {
@@ -117,7 +211,8 @@ std::vector<torch::Tensor> GnnModel::stage_parameters(int s) const {
 
 std::uint64_t GnnModel::payload_bytes(const SplitState& st) {
   std::uint64_t b = 0;
-  for (const auto& kv : st.tensors) b += kv.second.numel() * kv.second.element_size();
+  for (const auto& kv : st.tensors)
+    b += kv.second.numel() * kv.second.element_size() + (kv.second.is_quantized() ? 8 : 0);  // + scale, zero point
   if (st.edge_index.defined()) b += st.edge_index.numel() * st.edge_index.element_size();
   return b;
 }
@@ -130,7 +225,9 @@ torch::Tensor GnnModel::stage_input(const SplitState& st, int s) const {
     if (it == st.tensors.end()) throw std::invalid_argument("state lacks the input of stage " + spec_.stages[s].name);
     parts.push_back(it->second);
   }
-  return parts.size() == 1 ? parts[0] : torch::cat(parts, -1);
+  if (parts.size() == 1) return parts[0];  // may be int8: a linear takes it as it is
+  for (auto& p : parts) p = float_of(p);
+  return torch::cat(parts, -1);
 }
 
 namespace {
@@ -148,19 +245,28 @@ torch::Tensor gather_neighbours(const torch::Tensor& x, const torch::Tensor& idx
 }
 }  // namespace
 
-const torch::Tensor& GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
-  auto key = std::make_pair(static_cast<const void*>(edge_index.data_ptr()), edge_index.size(1));
-  auto it = norm_cache_.find(key);
-  if (it == norm_cache_.end()) {
-    // Symmetric normalisation with self loops: w_e = 1 / sqrt(deg(src) deg(dst)), deg counting the loop.
-    auto loops = torch::arange(n, torch::kInt64);
-    auto src = torch::cat({edge_index[0], loops});
-    auto dst = torch::cat({edge_index[1], loops});
-    auto deg = torch::zeros({n}).index_add_(0, dst, torch::ones({dst.size(0)}));
-    auto w = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt();
-    it = norm_cache_.emplace(key, std::make_pair(torch::stack({src, dst}), w)).first;
-  }
-  return it->second.first;  // the weights live in .second
+const std::vector<torch::Tensor>* GnnModel::cached(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
+  for (const auto& e : graph_cache_)
+    if (e.kind == kind && e.n == n && e.edge_index.data_ptr() == ei.data_ptr() && e.edge_index.sizes() == ei.sizes()) return &e.value;
+  return nullptr;
+}
+
+const std::vector<torch::Tensor>& GnnModel::remember(const std::string& kind, const torch::Tensor& ei, int64_t n,
+                                                     std::vector<torch::Tensor> value) const {
+  if (graph_cache_.size() >= kGraphCacheEntries) graph_cache_.erase(graph_cache_.begin());
+  graph_cache_.push_back(GraphCacheEntry{kind, ei, n, std::move(value)});
+  return graph_cache_.back().value;
+}
+
+const std::vector<torch::Tensor>& GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
+  if (const auto* hit = cached("norm", edge_index, n)) return *hit;
+  // Symmetric normalisation with self loops: w_e = 1 / sqrt(deg(src) deg(dst)), deg counting the loop.
+  auto loops = torch::arange(n, torch::kInt64);
+  auto src = torch::cat({edge_index[0], loops});
+  auto dst = torch::cat({edge_index[1], loops});
+  auto deg = torch::zeros({n}).index_add_(0, dst, torch::ones({dst.size(0)}));
+  auto w = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt();
+  return remember("norm", edge_index, n, {src, dst, w});
 }
 
 torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
@@ -178,16 +284,110 @@ torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::
   return out;
 }
 
+torch::Tensor GnnModel::linear(int stage, int j, const torch::Tensor& x) const {
+  auto& lin = linears_[stage][j];
+  if (!spec_.variant.int8()) return lin->forward(x);
+  StageRanges& r = ranges_[stage];
+  if (calibrating_) {
+    auto xf = float_of(x);
+    r.lin_in[j].observe(xf);
+    auto y = lin->forward(xf);
+    r.lin_out[j].observe(y);
+    return y;
+  }
+  auto xq = x.is_quantized() ? x : quantize(x, r.lin_in[j]);
+  auto y = call_quantized("quantized::linear", {xq, packed_[stage][j], r.lin_out[j].scale(), kZeroPoint}).toTensor();
+  return y.dequantize();
+}
+
+torch::Tensor GnnModel::dense_aggregate(int stage, const torch::Tensor& mask, const torch::Tensor& h, const AbsMax& h_range) const {
+  if (!spec_.variant.int8()) return torch::matmul(mask, h);
+  StageRanges& r = ranges_[stage];
+  if (calibrating_) {
+    auto out = torch::matmul(mask, h);
+    r.agg.observe(out);
+    return out;
+  }
+  // The mask is fixed per graph (precomputed like PreG): its scale comes from its own entries.
+  AbsMax mask_range;
+  mask_range.observe(mask);
+  auto y = call_quantized("quantized::matmul", {quantize(mask, mask_range), quantize(h, h_range), r.agg.scale(), kZeroPoint}).toTensor();
+  return y.dequantize();
+}
+
+const torch::Tensor& GnnModel::dense_mask(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
+  if (const auto* hit = cached("mask:" + kind, ei, n)) return hit->front();
+  torch::Tensor m = torch::zeros({n, n});
+  if (kind == "gcn") {  // PreG + StaGr: the normalised adjacency (self loops included), row = destination
+    const auto& norm = gcn_norm(ei, n);
+    m.index_put_({norm[1], norm[0]}, norm[2], /*accumulate=*/true);
+  } else if (kind == "sage") {  // the mean over incoming neighbours as a row-normalised matrix
+    auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})).clamp_min(1);
+    m.index_put_({ei[1], ei[0]}, deg.index_select(0, ei[1]).reciprocal(), true);
+  } else {  // gat: each edge's multiplicity (a repeated edge weighs as often as the sparse softmax counts it), self loops added
+    auto loops = torch::arange(n, torch::kInt64);
+    m.index_put_({torch::cat({ei[1], loops}), torch::cat({ei[0], loops})}, torch::ones({ei.size(1) + n}), true);
+  }
+  return remember("mask:" + kind, ei, n, {m}).front();
+}
+
+torch::Tensor GnnModel::gcn_symmetric(const torch::Tensor& h, const torch::Tensor& ei, int64_t n) const {
+  const std::vector<torch::Tensor>* c = cached("sym", ei, n);
+  if (c == nullptr) {
+    // SymG: w(a,b) = w(b,a) = 1/sqrt(deg a deg b), so one weight per undirected pair is stored (the
+    // pairs with a < b), plus the self edges and the loops' 1/deg. Needs every a->b to have its b->a.
+    auto fwd = std::get<0>((ei[0] * n + ei[1]).sort());
+    auto rev = std::get<0>((ei[1] * n + ei[0]).sort());
+    if (!torch::equal(fwd, rev))
+      throw std::invalid_argument("symmetric normalisation (SymG) needs an undirected graph: some edge a->b of this input has no b->a");
+    auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})) + 1;
+    auto upper = ei[0] < ei[1], self = ei[0] == ei[1];
+    auto a = ei[0].masked_select(upper), b = ei[1].masked_select(upper);
+    auto w = (deg.index_select(0, a) * deg.index_select(0, b)).rsqrt();
+    auto sa = ei[0].masked_select(self);
+    auto sw = deg.index_select(0, sa).reciprocal();
+    c = &remember("sym", ei, n, {a, b, w, sa, sw, deg.reciprocal()});
+  }
+  const auto& v = *c;
+  auto out = h * v[5].unsqueeze(1);                                  // the loops
+  out.index_add_(0, v[1], h.index_select(0, v[0]) * v[2].unsqueeze(1));  // a -> b
+  out.index_add_(0, v[0], h.index_select(0, v[1]) * v[2].unsqueeze(1));  // b -> a, the same weight
+  if (v[3].numel() > 0) out.index_add_(0, v[3], h.index_select(0, v[3]) * v[4].unsqueeze(1));
+  return out;
+}
+
+torch::Tensor GnnModel::gat_dense(int s, const torch::Tensor& x, const torch::Tensor& ei, int64_t n) const {
+  const StageSpec& sp = spec_.stages[s];
+  const int64_t H = sp.heads, D = sp.out_width / sp.heads;
+  auto h = linear(s, 0, x).view({n, H, D});
+  auto a_src = (h * params_[s][0]).sum(-1).t(), a_dst = (h * params_[s][1]).sum(-1).t();  // [H, n]
+  const torch::Tensor& mask = dense_mask("gat", ei, n);                                  // [dst, src]
+  torch::Tensor logits;  // [H, dst, src]
+  if (spec_.variant.grax2) logits = torch::leaky_relu(a_src, 0.2).unsqueeze(1).expand({H, n, n});  // GrAx2
+  else logits = torch::leaky_relu(a_dst.unsqueeze(2) + a_src.unsqueeze(1), 0.2);
+  torch::Tensor alpha;
+  if (spec_.variant.grax1) {
+    // GrAx1: a large negative added on non-edges (a repeated edge counts once here).
+    alpha = torch::softmax(logits + (mask.clamp_max(1) - 1) * 1e4, -1);
+  } else {
+    auto ex = (logits - logits.amax(-1, true)).exp() * mask;  // the mask multiplied in
+    alpha = ex / ex.sum(-1, true);
+  }
+  auto agg = torch::matmul(alpha, h.permute({1, 0, 2}));  // [H, n, D]
+  return agg.permute({1, 0, 2}).reshape({n, H * D});
+}
+
 torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   const StageSpec& sp = spec_.stages[s];
-  auto& lin = linears_[s];
+  const ModelVariant& v = spec_.variant;
   const bool last = s + 1 == num_stages();
-  if (sp.op == "knn") return knn(stage_input(st, s), sp.k);
-  torch::Tensor x = stage_input(st, s);
+  if (sp.op == "knn") return knn(float_of(stage_input(st, s)), sp.k);
+  const torch::Tensor xin = stage_input(st, s);  // int8 when an INT8 variant kept it so
+  const torch::Tensor x = float_of(xin);
   if (sp.op == "edgeconv") {
     auto nb = gather_neighbours(x, knn(x, sp.k));            // [B, N, k, F]
     auto xi = x.unsqueeze(2).expand_as(nb);
-    auto e = lin[0]->forward(torch::cat({xi, nb - xi}, -1));  // [B, N, k, out]
+    auto e = linear(s, 0, torch::cat({xi, nb - xi}, -1));  // [B, N, k, out]
     return torch::leaky_relu(e, 0.2).amax(2);
   }
   if (sp.op == "aggregate") {
@@ -196,14 +396,16 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
       if (p >= 0 && spec_.stages[p].op == "knn") idx = st.tensors.at(p);
     return gather_neighbours(x, idx).amax(2);
   }
-  if (sp.op == "combine" || sp.op == "linear") return torch::relu(lin[0]->forward(x));
+  if (sp.op == "combine" || sp.op == "linear") return torch::relu(linear(s, 0, xin));
   if (sp.op == "fc") {
-    auto y = lin[0]->forward(x);
+    auto y = linear(s, 0, xin);
     return last ? y : torch::relu(y);
   }
   if (sp.op == "pool") {
     const int64_t dim = x.dim() - 2;  // the node dimension
-    auto mx = x.amax(dim, x.dim() == 2), mean = x.mean(dim, x.dim() == 2);
+    // Padded inputs pool over their real nodes only (the mask of NodePad).
+    torch::Tensor rows = st.real_nodes > 0 && x.dim() == 2 ? x.narrow(0, 0, st.real_nodes) : x;
+    auto mx = rows.amax(dim, rows.dim() == 2), mean = rows.mean(dim, rows.dim() == 2);
     if (sp.pool_mode == "max") return mx;
     if (sp.pool_mode == "mean") return mean;
     return torch::cat({mx, mean}, -1);
@@ -212,39 +414,57 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   if (!ei.defined()) throw std::invalid_argument("stage " + sp.name + " needs the graph");
   const int64_t n = x.size(0);
   if (sp.op == "gcn") {
-    const auto& norm = gcn_norm(ei, n);
-    const auto& w = norm_cache_.at({static_cast<const void*>(ei.data_ptr()), ei.size(1)}).second;
-    auto out = aggregate_messages(lin[0]->forward(x), norm[0], norm[1], w, n) + params_[s][0];
+    torch::Tensor agg;
+    if (v.dense()) {
+      agg = dense_aggregate(s, dense_mask("gcn", ei, n), linear(s, 0, xin), ranges_[s].lin_out[0]);
+    } else if (v.normalisation == ModelVariant::Normalisation::symmetric) {
+      agg = gcn_symmetric(linear(s, 0, xin), ei, n);
+    } else {
+      const auto& norm = gcn_norm(ei, n);
+      agg = aggregate_messages(linear(s, 0, xin), norm[0], norm[1], norm[2], n);
+    }
+    auto out = agg + params_[s][0];
     return last ? out : torch::relu(out);
   }
   if (sp.op == "sage") {
-    auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})).clamp_min(1);
-    auto mean = aggregate_messages(x, ei[0], ei[1], torch::Tensor(), n) / deg.unsqueeze(1);
-    auto out = lin[0]->forward(x) + lin[1]->forward(mean);
+    torch::Tensor mean;
+    if (v.dense()) {
+      mean = dense_aggregate(s, dense_mask("sage", ei, n), x, ranges_[s].lin_in[0]);
+    } else {
+      auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})).clamp_min(1);
+      mean = aggregate_messages(x, ei[0], ei[1], torch::Tensor(), n) / deg.unsqueeze(1);
+    }
+    auto out = linear(s, 0, xin) + linear(s, 1, mean);
     return last ? out : torch::relu(out);
   }
   if (sp.op == "gat") {
-    const int64_t H = sp.heads, D = sp.out_width / sp.heads;
-    auto loops = torch::arange(n, torch::kInt64);
-    auto src = torch::cat({ei[0], loops}), dst = torch::cat({ei[1], loops});
-    auto h = lin[0]->forward(x).view({n, H, D});
-    auto a_src = (h * params_[s][0]).sum(-1), a_dst = (h * params_[s][1]).sum(-1);  // [n, H]
-    auto e = torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);  // [E, H]
-    // Softmax over each node's incoming edges.
-    auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity());
-    mx = mx.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
-    auto ex = (e - mx.index_select(0, dst)).exp();
-    auto denom = torch::zeros({n, H}).index_add_(0, dst, ex);
-    auto alpha = ex / denom.index_select(0, dst);  // [E, H]
     torch::Tensor agg;
-    if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
-      auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
-      agg = torch::zeros({n, H, D}).index_add_(0, dst, msg).reshape({n, H * D});
-    } else {  // feature decomposition: head by head, each in chunks
-      std::vector<torch::Tensor> heads;
-      for (int64_t k = 0; k < H; ++k)
-        heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
-      agg = torch::cat(heads, 1);
+    if (v.dense()) {
+      agg = gat_dense(s, xin, ei, n);
+    } else {
+      const int64_t H = sp.heads, D = sp.out_width / sp.heads;
+      auto loops = torch::arange(n, torch::kInt64);
+      auto src = torch::cat({ei[0], loops}), dst = torch::cat({ei[1], loops});
+      auto h = linear(s, 0, xin).view({n, H, D});
+      auto a_src = (h * params_[s][0]).sum(-1), a_dst = (h * params_[s][1]).sum(-1);  // [n, H]
+      // GrAx2: one LeakyReLU'd score per source node, gathered; the destination's term cancels in the softmax.
+      auto e = v.grax2 ? torch::leaky_relu(a_src, 0.2).index_select(0, src)
+                       : torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);  // [E, H]
+      // Softmax over each node's incoming edges.
+      auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity());
+      mx = mx.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
+      auto ex = (e - mx.index_select(0, dst)).exp();
+      auto denom = torch::zeros({n, H}).index_add_(0, dst, ex);
+      auto alpha = ex / denom.index_select(0, dst);  // [E, H]
+      if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
+        auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
+        agg = torch::zeros({n, H, D}).index_add_(0, dst, msg).reshape({n, H * D});
+      } else {  // feature decomposition: head by head, each in chunks
+        std::vector<torch::Tensor> heads;
+        for (int64_t k = 0; k < H; ++k)
+          heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
+        agg = torch::cat(heads, 1);
+      }
     }
     auto out = agg + params_[s][2];
     return last ? out : torch::elu(out);

@@ -15,10 +15,15 @@ struct SplitState {
   int next_stage = 0;                    // stages [0, next_stage) are done
   std::map<int, torch::Tensor> tensors;  // producer stage index (-1: raw input) -> its output
   torch::Tensor edge_index;              // [2, E] int64 static graph; undefined once no stage needs it
+  // Node-capacity variants: the input's real node count (its rows are the first ones; the rest up to
+  // the capacity is padding). 0: not padded.
+  std::int64_t real_nodes = 0;
 };
 
-// Compact little-endian framing: magic "CIST", version 1, next_stage, tensor count, then per tensor its
-// producer id, dtype (float32 | int64), rank, dims and raw contiguous data. Throws std::invalid_argument
+// Compact little-endian framing: magic "CIST", version 2, next_stage, real_nodes (int64), tensor count,
+// then per tensor its producer id, dtype (1 float32 | 2 int64 | 3 quint8 per-tensor quantised), rank,
+// dims, for quint8 its scale (float32) and zero point (int32), and the raw contiguous data (quint8: the
+// integer representation). Version 1 (no real_nodes, no quint8) is still read. Throws std::invalid_argument
 // on malformed input (bad magic or version, truncated data, absurd sizes).
 std::string serialize(const SplitState& s);
 SplitState deserialize(const std::string& bytes);

@@ -109,8 +109,12 @@ TEST(Models, SerialisationRoundTripsAndRejectsGarbage) {
   EXPECT_THROW(deserialize("XXXX" + bytes.substr(4)), std::invalid_argument);           // bad magic
   EXPECT_THROW(deserialize(bytes + "!"), std::invalid_argument);                        // trailing bytes
   std::string huge = bytes;
-  huge[9] = '\x7f';  // tensor count far too large
+  // Version 2: magic (4), version (1), next stage (4), real nodes (8), then the tensor count.
+  huge[17] = '\x7f';  // 127 tensors claimed: the data runs out
   EXPECT_THROW(deserialize(huge), std::invalid_argument);
+  std::string nodes = bytes;
+  nodes[16] = '\x7f';  // real node count beyond 2^40
+  EXPECT_THROW(deserialize(nodes), std::invalid_argument);
 }
 
 TEST(Models, FeatureDecompositionGivesTheSameOutputs) {
@@ -184,4 +188,20 @@ TEST(Datasets, FilesBecomeModelInputs) {
   EXPECT_EQ(GnnModel(m).forward(g).sizes(), (std::vector<int64_t>{1, 40}));
   EXPECT_THROW(sample_from_file(p, 2), std::invalid_argument);
   EXPECT_THROW(sample_from_file(p, 0, 2048), std::invalid_argument);
+}
+
+TEST(Models, GraphCachesNeverServeAnotherGraph) {
+  // PreG/CacheG keep a graph's normalisation for the next run. They were keyed by the edge tensor's
+  // address and size, so a new graph with as many edges, allocated where a freed one was (every
+  // generated MR sample has 68 edges), got the old graph's normalisation. Each sample through one
+  // long-lived model must equal a fresh model's output.
+  for (const std::string variant : {"", "@dense_mask", "@symmetric"}) {
+    const ModelSpec& m = catalog().spec("gcn" + variant, "mr");
+    GnnModel reused(m, 4);
+    for (int i = 0; i < 6; ++i) {
+      const GraphSample g = generate_sample(m.dataset, 9, i).sample;  // freed at the end of each round
+      const auto y = reused.forward(g);
+      EXPECT_LT(max_abs_diff(y, GnnModel(m, 4).forward(g)), 1e-6) << "gcn" << variant << " sample " << i;
+    }
+  }
 }

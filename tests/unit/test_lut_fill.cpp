@@ -10,7 +10,7 @@
 
 #include "core/input_error.hpp"
 #include "core/lut_fill.hpp"
-#include "core/model_variants.hpp"
+#include "core/random_model_variant.hpp"
 #include "core/module_features.hpp"
 #include "io/h5_file.hpp"
 #include "io/lut_codec.hpp"

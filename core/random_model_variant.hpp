@@ -1,5 +1,5 @@
 #pragma once
-// Random variants of a model spec, for sampling module latencies (the MEDN paper's self-generated
+// Random architecture variants of a model spec (not execution variants: core/model_variant.hpp), for sampling module latencies (the MEDN paper's self-generated
 // datasets: sampling parameters drawn at random, the module built and measured). A variant keeps the
 // base model's ops and wiring and draws new sampling parameters: every hidden width scaled by a factor
 // in {0.25, 0.5, 0.75, 1, 1.5, 2} (rounded to a multiple of 8, at least 8; a stage whose width is the

@@ -1,4 +1,4 @@
-#include "core/model_variants.hpp"
+#include "core/random_model_variant.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,112 @@
+#include "core/model_variant.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "core/model_spec.hpp"
+
+namespace coinfer {
+
+namespace {
+const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, cached, int8, fp32, grax1, grax2";
+
+bool parse_capacity(const std::string& part, long long& out) {
+  std::string digits;
+  if (part.rfind("cap=", 0) == 0) digits = part.substr(4);
+  else if (part.rfind("cap", 0) == 0) digits = part.substr(3);
+  else return false;
+  if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
+    throw std::invalid_argument("variant part '" + part + "': a node capacity is cap<N> with N a whole number");
+  out = std::stoll(digits);
+  if (out < 1 || out > kMaxNodeCapacity)
+    throw std::invalid_argument("variant part '" + part + "': node capacity must be 1.." + std::to_string(kMaxNodeCapacity));
+  return true;
+}
+}  // namespace
+
+std::string ModelVariant::name() const {
+  std::vector<std::string> parts;
+  if (aggregation == Aggregation::dense_mask) parts.push_back("dense_mask");
+  if (node_capacity > 0) parts.push_back("cap" + std::to_string(node_capacity));
+  if (normalisation == Normalisation::symmetric) parts.push_back("symmetric");
+  if (precision == Precision::int8) parts.push_back("int8");
+  if (grax1) parts.push_back("grax1");
+  if (grax2) parts.push_back("grax2");
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "+") + p;
+  return out;
+}
+
+ModelVariant ModelVariant::parse(const std::string& name) {
+  ModelVariant v;
+  if (name.empty()) return v;
+  size_t start = 0;
+  std::vector<std::string> seen;
+  while (start <= name.size()) {
+    const size_t end = std::min(name.find('+', start), name.size());
+    const std::string part = name.substr(start, end - start);
+    if (part.empty()) throw std::invalid_argument("variant '" + name + "' has an empty part; allowed parts: " + kAllowed);
+    for (const auto& s : seen)
+      if (s == part) throw std::invalid_argument("variant '" + name + "' names '" + part + "' twice");
+    seen.push_back(part);
+    long long cap = 0;
+    if (part == "dense_mask") v.aggregation = Aggregation::dense_mask;
+    else if (part == "sparse") v.aggregation = Aggregation::sparse;
+    else if (part == "symmetric") v.normalisation = Normalisation::symmetric;
+    else if (part == "cached") v.normalisation = Normalisation::cached;
+    else if (part == "int8") v.precision = Precision::int8;
+    else if (part == "fp32") v.precision = Precision::fp32;
+    else if (part == "grax1") v.grax1 = true;
+    else if (part == "grax2") v.grax2 = true;
+    else if (parse_capacity(part, cap)) {
+      if (v.node_capacity > 0) throw std::invalid_argument("variant '" + name + "' gives a node capacity twice");
+      v.node_capacity = cap;
+    } else {
+      throw std::invalid_argument("unknown variant part '" + part + "'; allowed parts: " + kAllowed);
+    }
+    start = end + 1;
+  }
+  auto named = [&](const char* part) { return std::find(seen.begin(), seen.end(), part) != seen.end(); };
+  for (const auto& [a, b] : {std::pair<const char*, const char*>{"dense_mask", "sparse"}, {"int8", "fp32"}, {"symmetric", "cached"}})
+    if (named(a) && named(b)) throw std::invalid_argument("variant '" + name + "' names both " + a + " and " + b);
+  return v;
+}
+
+std::pair<std::string, std::string> split_variant_name(const std::string& model) {
+  const size_t at = model.find('@');
+  if (at == std::string::npos) return {model, ""};
+  return {model.substr(0, at), model.substr(at + 1)};
+}
+
+std::string variant_model_name(const std::string& base, const ModelVariant& v) {
+  const std::string n = v.name();
+  return n.empty() ? base : base + "@" + n;
+}
+
+void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
+  const std::string what = "variant '" + v.name() + "' of " + spec.name + "/" + spec.dataset.name + ": ";
+  bool gcn = false, gat = false, graph = false;
+  for (const auto& s : spec.stages) {
+    gcn = gcn || s.op == "gcn";
+    gat = gat || s.op == "gat";
+    graph = graph || s.op == "gcn" || s.op == "gat" || s.op == "sage";
+  }
+  if (v.dense() && !graph)
+    throw std::invalid_argument(what + "dense_mask needs gcn, gat or sage stages over a dataset graph (point clouds build theirs with KNN)");
+  if (v.node_capacity > 0) {
+    if (spec.dataset.kind != "graph") throw std::invalid_argument(what + "a node capacity needs a graph dataset");
+    if (v.node_capacity < spec.dataset.nodes)
+      throw std::invalid_argument(what + "node capacity " + std::to_string(v.node_capacity) + " is below the " +
+                                  std::to_string(spec.dataset.nodes) + " nodes per sample of " + spec.dataset.name);
+  }
+  if (v.normalisation == ModelVariant::Normalisation::symmetric && !gcn)
+    throw std::invalid_argument(what + "symmetric normalisation (SymG) applies to gcn stages; this model has none");
+  if (v.normalisation == ModelVariant::Normalisation::symmetric && v.dense())
+    throw std::invalid_argument(what + "symmetric applies to sparse aggregation only: LibTorch has no packed-triangular "
+                                "matrix product, so a dense mask stored as one triangle would be rebuilt whole at every layer");
+  if (v.grax1 && !(gat && v.dense())) throw std::invalid_argument(what + "grax1 approximates masked attention: it needs gat stages and dense_mask");
+  if (v.grax2 && !gat) throw std::invalid_argument(what + "grax2 approximates attention scores: it needs gat stages");
+}
+
+}  // namespace coinfer

@@ -1,0 +1,63 @@
+#pragma once
+// How a model is executed (GraNNite's techniques, ../shared/papers/001_cbad911aa9a6a66b.txt, Sec. IV):
+// a variant changes the operators, not the weights, so a variant's outputs are comparable with the
+// base model's (models/README.md, "Variants"). A variant is part of a model's identity: the model
+// "gcn" run as INT8 with dense masks is "gcn@dense_mask+int8" in scenarios, LUT keys and results, so
+// it has its own LUT entries and batches only with itself.
+//
+//   aggregation   sparse (gather/scatter over edge_index) | dense_mask (StaGr: a precomputed N x N mask,
+//                 aggregation as one matrix multiply)
+//   node_capacity 0 (shapes follow the input) | C (GrAd + NodePad: inputs padded to C nodes, a mask marks
+//                 the real ones; an input with more than C nodes is refused, never truncated)
+//   normalisation cached (PreG + CacheG: GCN's normalisation computed once per graph) | symmetric (SymG:
+//                 only the upper triangle, diagonal included, is stored; needs an undirected graph)
+//   precision     fp32 | int8 (QuantGr: symmetric static quantisation; per-output-channel weight
+//                 scales, per-tensor activation scales calibrated on a sample of the dataset)
+//   grax1         GAT with dense masks: non-edges get a large negative logit added instead of the
+//                 attention map being multiplied by the mask (GrAx1)
+//   grax2         GAT: the pairwise LeakyReLU(s_dst_i + s_src_j) becomes LeakyReLU(s_src_j) + s_dst_i,
+//                 one score per node broadcast over destinations (GrAx2; see models/README.md for when
+//                 it is exact)
+// Canonical name: the non-default parts in the order above joined by '+' ("dense_mask+cap64+int8");
+// the default variant's name is "" and the model keeps its plain name.
+#include <string>
+#include <utility>
+
+namespace coinfer {
+
+class ModelSpec;
+
+struct ModelVariant {
+  enum class Aggregation { sparse, dense_mask };
+  enum class Normalisation { cached, symmetric };
+  enum class Precision { fp32, int8 };
+  Aggregation aggregation = Aggregation::sparse;
+  long long node_capacity = 0;  // nodes per sample the shapes are fixed to; 0 = none
+  Normalisation normalisation = Normalisation::cached;
+  Precision precision = Precision::fp32;
+  bool grax1 = false, grax2 = false;
+
+  bool is_default() const { return name().empty(); }
+  bool dense() const { return aggregation == Aggregation::dense_mask; }
+  bool int8() const { return precision == Precision::int8; }
+  std::string name() const;  // canonical, "" for the default
+  // Parses a name as above; also accepts the defaults spelled out ("sparse", "cached", "fp32") and
+  // "cap=N". Throws std::invalid_argument naming the part and the allowed parts.
+  static ModelVariant parse(const std::string& name);
+  bool operator==(const ModelVariant& o) const { return name() == o.name(); }
+};
+
+// Largest node capacity a variant may ask for: a dense mask of 200,000^2 float32 is 160 GB already.
+constexpr long long kMaxNodeCapacity = 200000;
+
+// "gcn@int8" -> {"gcn", "int8"}; "gcn" -> {"gcn", ""}.
+std::pair<std::string, std::string> split_variant_name(const std::string& model);
+// {"gcn", variant} -> "gcn" or "gcn@int8+..."
+std::string variant_model_name(const std::string& base, const ModelVariant& v);
+
+// Throws std::invalid_argument saying why `v` cannot run `spec` (the base spec, variant not yet
+// applied): dense masks and node capacities need a graph dataset, a capacity must hold the dataset's
+// nodes per sample, symmetric needs a gcn stage, grax1 needs gat with dense masks, grax2 needs gat.
+void check_variant_supported(const ModelSpec& spec, const ModelVariant& v);
+
+}  // namespace coinfer
