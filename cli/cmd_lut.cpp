@@ -267,12 +267,25 @@ int lut_synth(const LutOptions& o) {
     std::string how;
     const double eta = efficiency_of(p, profiles, cat, how);
     std::vector<LutTable> tables;
-    for (const auto& model : cat.model_names()) {
+    // A model with a variant ("gcn@int8") is synthesised from the variant's spec: its FLOPs, bytes and
+    // memory (models/README.md "Variants"); the formula has no INT8 speed-up of its own.
+    std::vector<std::string> names = cat.model_names();
+    if (o.model.find('@') != std::string::npos) names = {o.model};
+    for (const auto& model : names) {
       if (!o.model.empty() && model != o.model) continue;
       for (const auto& ds : cat.datasets_for(model)) {
         if (!o.dataset.empty() && ds != o.dataset) continue;
-        tables.push_back(synthesise_lut(cat.instantiate(model, ds), p, eta, how, so));
+        ModelSpec spec;
+        try {
+          spec = cat.instantiate(model, ds);
+        } catch (const InputError& e) {
+          throw InputError(SourceLocation{"--model", 0, 0}, "--model", e.what());
+        }
+        tables.push_back(synthesise_lut(spec, p, eta, how, so));
         tables.back().provenance().attributes["profiles_file"] = profiles_file;
+        if (!spec.variant.is_default())
+          tables.back().provenance().attributes["variant"] =
+              spec.variant.name() + " (roofline of the variant's FLOPs and bytes; INT8 arithmetic at the fp32 rate: no measured speed-up)";
       }
     }
     if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");

@@ -41,6 +41,8 @@ class DataParallelRouter {
   // The input on that side finished (or failed): the side is free again.
   void release(Side s) { (s == Side::device ? device_busy_ : server_busy_) = false; }
   const DataParallelCosts& costs() const { return costs_; }
+  // New costs (the device switched to another model variant); which sides are busy is kept.
+  void set_costs(DataParallelCosts costs) { costs_ = costs; }
 
  private:
   DataParallelCosts costs_;

@@ -38,6 +38,9 @@ struct ModelVariant {
   bool grax1 = false, grax2 = false;
 
   bool is_default() const { return name().empty(); }
+  // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG and GrAx1 (whose
+  // -1e4 underflows to 0 in float32). INT8 and GrAx2 change the outputs.
+  bool exact() const { return precision == Precision::fp32 && !grax2; }
   bool dense() const { return aggregation == Aggregation::dense_mask; }
   bool int8() const { return precision == Precision::int8; }
   std::string name() const;  // canonical, "" for the default

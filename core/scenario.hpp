@@ -48,6 +48,9 @@ struct DeviceSpec {
   PowerSpec power;
   double join_at_s = 0;
   double leave_at_s = std::numeric_limits<double>::infinity();
+  // Execution variants the scheduler may choose (filled by resolve_variant_choices, io/scenario_loader.hpp,
+  // when the scheduler has a max_output_error): "fp32" or variant names; empty: no choice.
+  std::vector<std::string> variant_choices;
   SourceLocation where;  // the YAML entry it came from, for later errors
 };
 
@@ -91,6 +94,10 @@ struct SchedulerSpec {
   double bandwidth_threshold_pct = 20;  // a device's bandwidth changed by more than this since the last decision
   bool charge_decision_time = false;    // the decision's wall-clock time delays the scheme on the server
   double control_bytes = 256;           // size of one scheduling message to a device
+  // Execution variants as a scheduling dimension: the largest output error (relative mean absolute
+  // error against the base model, from the LUTs' provenance; 0 for exact variants) a chosen variant
+  // may have. < 0: variants are not chosen (each device runs its model as named).
+  double max_output_error = -1;
   SourceLocation where;
 };
 

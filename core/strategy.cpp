@@ -1,5 +1,7 @@
 #include "core/strategy.hpp"
 
+#include "core/model_variant.hpp"
+
 #include <cctype>
 #include <stdexcept>
 
@@ -16,16 +18,35 @@ int Strategy::device_split(int num_stages) const {
 }
 
 std::string Strategy::to_string() const {
+  const std::string at = variant.empty() ? "" : "@" + variant;
   switch (kind) {
-    case Kind::local: return "local";
-    case Kind::offload: return "offload";
-    case Kind::pp: return "pp(" + std::to_string(split) + ")";
-    case Kind::data_parallel: return "data_parallel";
+    case Kind::local: return "local" + at;
+    case Kind::offload: return "offload" + at;
+    case Kind::pp: return "pp(" + std::to_string(split) + ")" + at;
+    case Kind::data_parallel: return "data_parallel" + at;
   }
   return "?";
 }
 
+std::string model_under(const std::string& configured_model, const Strategy& s) {
+  if (s.variant.empty()) return configured_model;
+  const std::string base = split_variant_name(configured_model).first;
+  return s.variant == "fp32" ? base : base + "@" + s.variant;
+}
+
 Strategy parse_strategy(const std::string& text) {
+  const size_t at = text.find('@');
+  if (at != std::string::npos) {
+    Strategy s = parse_strategy(text.substr(0, at));
+    const std::string v = text.substr(at + 1);
+    try {
+      const std::string canonical = ModelVariant::parse(v).name();
+      s.variant = canonical.empty() ? "fp32" : canonical;
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("'" + text + "': " + e.what());
+    }
+    return s;
+  }
   if (text == "local") return Strategy::local();
   if (text == "offload") return Strategy::offload();
   if (text == "data_parallel") return Strategy::data_parallel();

@@ -8,11 +8,15 @@ struct Strategy {
   enum class Kind { local, offload, pp, data_parallel };
   Kind kind = Kind::local;
   int split = 0;  // pp(k) only: device runs [0,k), server [k,n)
+  // The execution variant to run (core/model_variant.hpp), chosen by a scheduler among those the LUTs
+  // hold: "" = the device's model as the scenario names it, "fp32" = the base model, otherwise a
+  // canonical variant name ("dense_mask+int8"). Text form: "pp(2)@int8".
+  std::string variant;
 
-  static Strategy local() { return {Kind::local, 0}; }
-  static Strategy offload() { return {Kind::offload, 0}; }
-  static Strategy pp(int k) { return {Kind::pp, k}; }
-  static Strategy data_parallel() { return {Kind::data_parallel, 0}; }
+  static Strategy local() { return {Kind::local, 0, {}}; }
+  static Strategy offload() { return {Kind::offload, 0, {}}; }
+  static Strategy pp(int k) { return {Kind::pp, k, {}}; }
+  static Strategy data_parallel() { return {Kind::data_parallel, 0, {}}; }
   // The strategy whose device part is [0, k) of an n-stage model: k = 0 is offload, k = n local,
   // anything between pp(k).
   static Strategy at_split(int k, int num_stages) {
@@ -22,13 +26,26 @@ struct Strategy {
   // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
   // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.
   int device_split(int num_stages) const;
-  std::string to_string() const;  // "local", "offload", "pp(3)", "data_parallel"
-  bool operator==(const Strategy& o) const { return kind == o.kind && (kind != Kind::pp || split == o.split); }
+  std::string to_string() const;  // "local", "offload", "pp(3)", "data_parallel", "pp(3)@int8"
+  // The same placement with a variant chosen.
+  Strategy with_variant(std::string v) const {
+    Strategy s = *this;
+    s.variant = std::move(v);
+    return s;
+  }
+  bool operator==(const Strategy& o) const {
+    return kind == o.kind && (kind != Kind::pp || split == o.split) && variant == o.variant;
+  }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };
 
-// Parses "local", "offload", "pp(K)" or "data_parallel". Throws std::invalid_argument listing the
-// allowed forms. The split range is checked against a model elsewhere (ModelSpec::check_split).
+// Parses "local", "offload", "pp(K)" or "data_parallel", optionally followed by "@VARIANT" ("fp32"
+// or a variant name, stored canonically). Throws std::invalid_argument listing the allowed forms. The
+// split range is checked against a model elsewhere (ModelSpec::check_split).
 Strategy parse_strategy(const std::string& text);
+
+// The model a device runs under `s`: its configured model ("gcn" or "gcn@int8") when s names no
+// variant, else the configured model's base with s's variant ("fp32": the base itself).
+std::string model_under(const std::string& configured_model, const Strategy& s);
 
 }  // namespace coinfer

@@ -47,6 +47,7 @@ SystemState scenario_state(const Scenario& s, double now) {
     x.link_latency_ms = d.link.latency_ms;
     x.in_flight = d.workload.in_flight;
     x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
+    x.variant_choices = d.variant_choices;
     if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
     if (d.workload.arrival == WorkloadSpec::Arrival::trace)
       x.arrival_rate_per_s = std::max(1e-9, d.workload.arrival_times_s.size() / std::max(1e-9, s.duration_s));
@@ -60,7 +61,7 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
          a.strategy == b.strategy && a.connected == b.connected && a.busy == b.busy && a.queue_length == b.queue_length &&
          a.unfinished == b.unfinished && a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms &&
          a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&
-         a.completed == b.completed && a.latency_sum_s == b.latency_sum_s;
+         a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices;
 }
 
 bool operator==(const ServerState& a, const ServerState& b) {

@@ -20,6 +20,9 @@ struct DeviceState {
   int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
   double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
   bool generates = true;            // false: an idle device with no inputs of its own (a possible helper)
+  // Execution variants a scheduler may give this device (Strategy::variant values: "fp32" or a
+  // variant name), those its LUTs hold within the scenario's max_output_error; empty: no choice.
+  std::vector<std::string> variant_choices;
   // Since the start, of the device's own requests: how many completed, and the sum of their latencies
   // (s). Differences between two states give a window's throughput and mean latency (online SAC).
   long long completed = 0;

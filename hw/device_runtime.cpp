@@ -301,6 +301,9 @@ struct DeviceRuntime::Impl {
     try {
       s = parse_strategy(a.strategy);
       if (s.kind == Strategy::Kind::pp) spec.check_split(s.split);
+      if (!s.variant.empty() && model_under(spec.name, s) != spec.name)
+        throw std::invalid_argument("strategy " + s.to_string() + " names another model variant than " + spec.name +
+                                    ": the testbed runs each device's model as the scenario names it");
     } catch (const std::exception& e) {
       throw ProtocolError(std::string("scheduling message: ") + e.what());
     }

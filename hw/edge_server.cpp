@@ -579,6 +579,10 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   // Every LUT entry the scenario's scheduler and strategies may need, checked before serving: a gap
   // found later would stop the scheduler mid-run.
   check_scenario_against(I.sc, I.catalog, I.luts);
+  if (I.sc.scheduler.max_output_error >= 0)
+    throw InputError(I.sc.scheduler.where, "scheduler.max_output_error",
+                     "choosing model variants at run time is simulated only (coinfer run); the testbed runs each device's model "
+                     "as the scenario names it: remove the key, or name the variant on the device (variant:)");
   ModelSpecs specs;
   const ServerSpec& me = I.sc.servers[I.server_index];
   for (const auto& d : I.sc.devices) {

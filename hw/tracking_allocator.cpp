@@ -24,11 +24,14 @@ c10::DataPtr TrackingAllocator::allocate(size_t nbytes) const {
   size_t p = peak_.load();
   while (now > p && !peak_.compare_exchange_weak(p, now)) {
   }
-  return {base + kHeader, base, &TrackingAllocator::free, c10::Device(c10::DeviceType::CPU)};
+  // The context is the data pointer itself: LibTorch's raw_allocate (used by the quantised kernels)
+  // requires the two to be equal.
+  return {base + kHeader, base + kHeader, &TrackingAllocator::free, c10::Device(c10::DeviceType::CPU)};
 }
 
 void TrackingAllocator::free(void* ctx) {
-  char* base = static_cast<char*>(ctx);
+  if (ctx == nullptr) return;
+  char* base = static_cast<char*>(ctx) - kHeader;
   instance().current_.fetch_sub(*reinterpret_cast<size_t*>(base));
   c10::free_cpu(base);
 }

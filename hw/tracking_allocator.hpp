@@ -11,7 +11,7 @@ namespace coinfer::hw {
 class TrackingAllocator final : public c10::Allocator {
  public:
   c10::DataPtr allocate(size_t nbytes) const override;
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &TrackingAllocator::free; }
   // Restarts the peak at the current allocation.
   void reset_peak() { peak_.store(current_.load()); }
   size_t current() const { return current_.load(); }
@@ -21,7 +21,7 @@ class TrackingAllocator final : public c10::Allocator {
   static void install();
 
  private:
-  static void free(void* ctx);
+  static void free(void* ctx);  // ctx: the data pointer allocate() returned
   mutable std::atomic<size_t> current_{0}, peak_{0};
 };
 

@@ -329,6 +329,13 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     } catch (const std::invalid_argument& e) {
       r.fail(n["strategy"], path + ".strategy", e.what());
     }
+    // A strategy naming a variant ("pp(1)@int8") names the model the device runs: folded into it.
+    if (!d.strategy.variant.empty()) {
+      if (n["variant"] || d.model.find('@') != std::string::npos)
+        r.fail(n["strategy"], path + ".strategy", "the device's model already names a variant ('" + d.model + "'); give it once");
+      d.model = model_under(d.model, d.strategy);
+      d.strategy.variant.clear();
+    }
     if (n["workload"]) {
       const YAML::Node& w = n["workload"];
       const std::string wp = path + ".workload";
@@ -396,10 +403,16 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
     s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
     s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
+    if (sc["max_output_error"]) {
+      s.scheduler.max_output_error = r.get_double(sc, "max_output_error", "scheduler", 0, 0, false);
+      if (s.scheduler.max_output_error > 1e6) r.fail(sc["max_output_error"], "scheduler.max_output_error", "at most 1e6 (a relative error)");
+    }
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
-      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes") continue;
+      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes" ||
+          k == "max_output_error")
+        continue;
       if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
       s.scheduler.params[k] = r.get_string(sc, k, "scheduler");
     }
@@ -555,10 +568,97 @@ std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelC
 std::map<std::string, ModelSpec> scenario_model_specs(const Scenario& s, const ModelCatalog& models) {
   std::map<std::string, ModelSpec> specs;
   for (const auto& d : s.devices) {
-    const std::string key = ModelKey{d.model, d.dataset}.to_string();
-    if (!specs.count(key)) specs.emplace(key, models.spec(d.model, d.dataset));
+    std::vector<std::string> names = {d.model};
+    for (const auto& choice : d.variant_choices) names.push_back(model_under(d.model, Strategy::local().with_variant(choice)));
+    for (const auto& name : names) {
+      const std::string key = ModelKey{name, d.dataset}.to_string();
+      if (!specs.count(key)) specs.emplace(key, models.spec(name, d.dataset));
+    }
   }
   return specs;
+}
+
+}  // namespace coinfer
+
+namespace coinfer {
+
+double documented_output_error(const LutTable& t, const ModelVariant& v) {
+  if (v.exact()) return 0;
+  const auto& a = t.provenance().attributes;
+  auto err = a.find("output_mean_abs_error"), scale = a.find("output_mean_abs");
+  if (err == a.end() || scale == a.end()) return -1;
+  try {
+    const double e = std::stod(err->second), m = std::stod(scale->second);
+    if (!(e >= 0) || !(m > 0) || !std::isfinite(e) || !std::isfinite(m)) return -1;
+    return e / m;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+std::vector<std::string> resolve_variant_choices(Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+  std::vector<std::string> notes;
+  if (s.scheduler.max_output_error < 0) return notes;
+  const std::vector<LutKey> keys = luts.keys();
+  std::set<std::string> noted;
+  for (DeviceSpec& d : s.devices) {
+    d.variant_choices.clear();
+    const std::string base = split_variant_name(d.model).first;
+    const int server = s.server_index(d.server);
+    if (server < 0) continue;
+    const ServerSpec& sv = s.servers[static_cast<size_t>(server)];
+    std::set<std::string> choices;  // sorted: "fp32" < "int8" < ... ; deterministic
+    for (const LutKey& k : keys) {
+      if (k.device_type != d.type || k.dataset != d.dataset || split_variant_name(k.model).first != base) continue;
+      const LutKey server_key{sv.type, k.model, d.dataset};
+      const std::string what = "variant " + k.model + " for " + d.type + "/" + d.dataset;
+      auto note = [&](const std::string& why) {
+        if (noted.insert(what + why).second) notes.push_back(what + ": not offered to the scheduler: " + why);
+      };
+      if (!luts.contains(server_key)) {
+        note("no LUT for the server type " + sv.type);
+        continue;
+      }
+      ModelVariant v;
+      int n = 0;
+      try {
+        v = ModelVariant::parse(split_variant_name(k.model).second);
+        n = models.spec(k.model, d.dataset).num_stages();
+      } catch (const std::exception& e) {
+        note(e.what());
+        continue;
+      }
+      const LutTable& dev = luts.table(k);
+      const LutTable& srv = luts.table(server_key);
+      bool complete = dev.num_stages() == n && srv.num_stages() == n && srv.max_batch() >= sv.batch.max_size;
+      for (int a = 0; a < n && complete; ++a)
+        for (int b = a + 1; b <= n && complete; ++b) {
+          if (a == 0) complete = dev.has_latency(0, b, 1);
+          for (int batch = 1; batch <= sv.batch.max_size && complete && b == n; ++batch) complete = srv.has_latency(a, n, batch);
+        }
+      if (!complete) {
+        note("its LUTs lack entries a strategy may need (device ranges [0,k) at batch 1, server ranges [k,n) at batch 1.." +
+             std::to_string(sv.batch.max_size) + ")");
+        continue;
+      }
+      if (s.luts_fill != Scenario::LutsFill::allow && (dev.estimated_entries() > 0 || srv.estimated_entries() > 0)) {
+        note("its LUTs hold estimated entries and luts_fill is not allow");
+        continue;
+      }
+      const double err = documented_output_error(dev, v);
+      if (err < 0) {
+        note("its LUT documents no output error (coinfer profile --variant records it; synthesised tables have none)");
+        continue;
+      }
+      if (err > s.scheduler.max_output_error) {
+        note("output error " + format_double(err) + " above max_output_error " + format_double(s.scheduler.max_output_error));
+        continue;
+      }
+      choices.insert(v.is_default() ? "fp32" : v.name());
+    }
+    d.variant_choices.assign(choices.begin(), choices.end());
+  }
+  return notes;
 }
 
 }  // namespace coinfer

@@ -55,4 +55,16 @@ struct EstimatedUse {
 };
 std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
 
+// Execution variants as a scheduling dimension (scheduler.max_output_error >= 0): fills each device's
+// variant_choices with the variants of its model (and "fp32", the base) that it may run: a LUT for
+// its type and one for its server's type, both complete for every strategy (device [0,k) at batch 1,
+// server [k,n) at batch 1..max_size), no estimated entries unless luts_fill allows them, and an
+// output error within the bound (documented_output_error). Returns one note per variant left out
+// and why. Does nothing when max_output_error < 0.
+std::vector<std::string> resolve_variant_choices(Scenario& s, const ModelCatalog& models, const LutSet& luts);
+// A variant's output error relative to the base model's outputs: 0 for exact variants
+// (ModelVariant::exact), else output_mean_abs_error / output_mean_abs from the table's provenance
+// (written by coinfer profile --variant); -1 when the table does not document it.
+double documented_output_error(const LutTable& t, const ModelVariant& v);
+
 }  // namespace coinfer

@@ -43,7 +43,7 @@ class GnnModel {
   // builds it from the same spec and seed gets the same scales; calibrate() replaces them.
   // Throws std::invalid_argument naming the stage if the spec cannot be realised.
   GnnModel(const ModelSpec& spec, std::uint64_t seed = 1);
-  static constexpr int kDefaultCalibrationSamples = 4;
+  static constexpr int kDefaultCalibrationSamples = 16;
 
   // QuantGr's static calibration: runs the variant in float32 on `samples`, records the largest
   // magnitude at every quantisation point (each linear's input and output, each stage's output, each

@@ -57,6 +57,8 @@ std::string scheme_memo_key(const Scheme& scheme) {
     key += '\0';
     key += static_cast<char>('0' + static_cast<int>(st.kind));
     key.append(reinterpret_cast<const char*>(&st.split), sizeof st.split);
+    key += st.variant;  // the model variant it runs (empty for most schemes)
+    key += '\0';
   }
   key += '\1';
   for (const auto& h : scheme.helpers) {
@@ -103,12 +105,13 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
     devs.push_back(&d);
     auto sit = scheme.strategies.find(d.id);
     const Strategy st = sit == scheme.strategies.end() ? d.strategy : sit->second;
-    const ModelSpec& m = model(d.model, d.dataset);
+    const std::string run_model = model_under(d.model, st);  // the variant the strategy runs
+    const ModelSpec& m = model(run_model, d.dataset);
     const int n = m.num_stages();
-    const LutTable& dev_lut = luts_.table({d.type, d.model, d.dataset});
+    const LutTable& dev_lut = luts_.table({d.type, run_model, d.dataset});
     const ServerState* sv = state.server(d.server);
     if (!sv) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
-    const LutTable& srv_lut = luts_.table({sv->type, d.model, d.dataset});
+    const LutTable& srv_lut = luts_.table({sv->type, run_model, d.dataset});
     const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}));
     const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv->link_latency_ms) * 1e-3;
     const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
@@ -127,7 +130,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
         p.down_s = lat + m.bytes_at_split(n) / bw;
         p.server = static_cast<int>(sv - state.servers.data());
         p.server_lut = &srv_lut;
-        p.group = group_ids.emplace(std::make_tuple(p.server, d.model, d.dataset, split), static_cast<int>(group_ids.size())).first->second;
+        p.group = group_ids.emplace(std::make_tuple(p.server, run_model, d.dataset, split), static_cast<int>(group_ids.size())).first->second;
       }
       return p;
     };

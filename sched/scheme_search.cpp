@@ -10,12 +10,24 @@ std::vector<Strategy> all_options(int n) {
   return v;
 }
 
-int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).pp_comm(); }
+std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d) {
+  const std::vector<Strategy> placements = all_options(est.model(d.model, d.dataset).num_stages());
+  if (d.variant_choices.empty()) return placements;
+  std::vector<Strategy> v;
+  for (const auto& choice : d.variant_choices)
+    for (const Strategy& p : placements) v.push_back(p.with_variant(choice));
+  return v;
+}
+
+int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) {
+  return est.model(model_under(d.model, d.strategy), d.dataset).pp_comm();
+}
 
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d) {
-  const ModelSpec& m = est.model(d.model, d.dataset);
-  const LutTable& dev = est.luts().table({d.type, d.model, d.dataset});
-  const LutTable& srv = est.luts().table({state.server(d.server)->type, d.model, d.dataset});
+  const std::string run_model = model_under(d.model, d.strategy);
+  const ModelSpec& m = est.model(run_model, d.dataset);
+  const LutTable& dev = est.luts().table({d.type, run_model, d.dataset});
+  const LutTable& srv = est.luts().table({state.server(d.server)->type, run_model, d.dataset});
   return m.pp_comp([&](int a, int b) { return lut_mean_time().seconds(dev, a, b, 1); },
                    [&](int a, int b) { return lut_mean_time().seconds(srv, a, b, 1); });
 }

@@ -30,7 +30,7 @@ Scheme GreedyScheduler::decide(const SystemState& state) {
     if (!d.connected || !d.generates) continue;
     partial.devices[i].connected = true;
     std::vector<Scheme> candidates;
-    for (const Strategy& o : all_options(stages_of(est_, d))) {
+    for (const Strategy& o : device_options(est_, d)) {
       candidates.push_back(chosen);
       candidates.back().strategies[d.id] = o;
     }
@@ -58,7 +58,7 @@ Scheme DpScheduler::decide(const SystemState& state) {
       for (auto& x : alone.devices) x.connected = x.id == d->id;
       std::vector<Item> opts;
       std::vector<Scheme> schemes;
-      for (const Strategy& o : all_options(stages_of(est_, *d))) {
+      for (const Strategy& o : device_options(est_, *d)) {
         Scheme s;
         s.strategies[d->id] = o;
         schemes.push_back(s);
@@ -112,7 +112,7 @@ Scheme OracleScheduler::decide(const SystemState& state) {
   std::vector<std::vector<Strategy>> opts;
   long double combos = 1;
   for (const DeviceState* d : devs) {
-    opts.push_back(all_options(stages_of(est_, *d)));
+    opts.push_back(device_options(est_, *d));
     combos *= opts.back().size();
   }
   if (combos > max_schemes_)

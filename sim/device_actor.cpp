@@ -21,13 +21,16 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 DeviceActor::DeviceActor(DeviceSlice slice)
     : s_(std::move(slice)),
       strategy_(s_.spec->strategy),
-      num_stages_(s_.model->num_stages()),
-      dp_router_(data_parallel_costs(*s_.spec, s_.access_point, *s_.model, s_.lut, s_.server_lut, *s_.time)),
+      num_stages_(s_.bindings.at(0).model->num_stages()),
+      dp_router_(data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut, s_.bindings[0].server_lut, *s_.time)),
       arrivals_(*s_.spec, s_.seed, s_.index, s_.ledger->arrivals_end_s()),
       service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)),
       wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)) {
   in_flight_limit_ = s_.spec->workload.in_flight > 0 ? s_.spec->workload.in_flight : default_in_flight(strategy_);
-  for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.push_back(s_.model->bytes_at_split(k));
+  for (const ModelBinding& b : s_.bindings) {
+    bytes_at_split_.emplace_back();
+    for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.back().push_back(b.model->bytes_at_split(k));
+  }
   strategy_text_ = strategy_.to_string();
   helper_ = s_.help != nullptr;
 }
@@ -46,7 +49,7 @@ void DeviceActor::on_help_arrived() {
   helping_ = incoming_help_;
   SimRequest* first = helping_->batch.front();
   const int b = static_cast<int>(helping_->batch.size());
-  const LutTable& lut = *s_.helper_luts.at(first->rec.device);
+  const LutTable& lut = *s_.helper_luts.at({first->rec.device, first->binding});
   const double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
   const double now = sg4::Engine::get_clock();
   for (SimRequest* r : helping_->batch) {
@@ -100,14 +103,17 @@ void DeviceActor::create_request() {
 
 void DeviceActor::route(SimRequest* r) {
   r->rec.split = r->device_split;
+  r->binding = binding_;
+  const ModelBinding& b = s_.bindings[static_cast<size_t>(binding_)];
+  const std::vector<double>& bytes = bytes_at_split_[static_cast<size_t>(binding_)];
   if (r->device_split < num_stages_) {
     // Wire bytes: the device's LUT knows what its middleware sends up; the server's, what it sends back.
     // (A draw only where a LUT has wire bytes: runs without them cost no random numbers.)
-    const double u_up = s_.lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
-    const double u_down = s_.server_lut && s_.server_lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
-    r->rec.bytes_up = request_wire_bytes(s_.lut, r->device_split, bytes_at_split_[r->device_split], u_up);
-    r->rec.bytes_down = request_wire_bytes(s_.server_lut, num_stages_, bytes_at_split_[num_stages_], u_down);
-    r->batch_group = s_.batch_group[r->device_split];
+    const double u_up = b.lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
+    const double u_down = b.server_lut && b.server_lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
+    r->rec.bytes_up = request_wire_bytes(b.lut, r->device_split, bytes[r->device_split], u_up);
+    r->rec.bytes_down = request_wire_bytes(b.server_lut, num_stages_, bytes[num_stages_], u_down);
+    r->batch_group = b.batch_group[r->device_split];
   }
   (r->device_split > 0 ? exec_queue_ : up_queue_).push_back(r);
 }
@@ -146,8 +152,9 @@ void DeviceActor::start_idle_stages() {
     exec_queue_.pop_front();
     computing_->rec.t_device_start = sg4::Engine::get_clock();
     // The device's stages, then (when the request goes on to the server) compressing what it sends.
-    double seconds = s_.time->sample_seconds(*s_.lut, 0, computing_->device_split, 1, s_.lut->has_distributions() ? service_rng_.next_unit() : 0.5);
-    if (computing_->device_split < num_stages_) seconds += s_.lut->wire_compress_seconds(computing_->device_split);
+    const LutTable& lut = *binding_of(computing_).lut;  // the model it was created with
+    double seconds = s_.time->sample_seconds(lut, 0, computing_->device_split, 1, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
+    if (computing_->device_split < num_stages_) seconds += lut.wire_compress_seconds(computing_->device_split);
     exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
@@ -193,7 +200,19 @@ void DeviceActor::on_result() {
   result_get_ = s_.results->get_async<SimRequest>(&arriving_);
 }
 
+void DeviceActor::use_binding(int b) {
+  if (b == binding_) return;
+  binding_ = b;
+  const ModelBinding& x = s_.bindings[static_cast<size_t>(b)];
+  dp_router_.set_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, x.server_lut, *s_.time));
+}
+
 void DeviceActor::apply_strategy(const Strategy& s) {
+  // The model variant the strategy names (a scheduler chooses among the bindings the simulation made
+  // from the device's variant choices; anything else keeps the current one).
+  const std::string run_model = model_under(s_.spec->model, s);
+  for (size_t b = 0; b < s_.bindings.size(); ++b)
+    if (s_.bindings[b].run_model == run_model) use_binding(static_cast<int>(b));
   strategy_ = s;
   strategy_text_ = s.to_string();
   if (s_.spec->workload.in_flight <= 0) in_flight_limit_ = default_in_flight(s);

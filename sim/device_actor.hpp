@@ -30,6 +30,15 @@
 
 namespace coinfer::sim {
 
+// One model the device may run (its model as named, or an execution variant a scheduler may choose).
+struct ModelBinding {
+  std::string run_model;                // "gcn" or "gcn@int8": what model_under() gives for a strategy
+  const ModelSpec* model = nullptr;
+  const LutTable* lut = nullptr;        // this device's type
+  const LutTable* server_lut = nullptr;  // its server's type
+  std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
+};
+
 // What one device's actor sees of the run; built by the simulation, valid for the whole run.
 struct DeviceSlice {
   int index = 0;
@@ -38,12 +47,12 @@ struct DeviceSlice {
   AccessPointSpec access_point;
   double warmup_s = 0, duration_s = 0;              // the measurement window (radio energy)
   simgrid::s4u::Host* host = nullptr;
-  const ModelSpec* model = nullptr;
-  const LutTable* lut = nullptr;                     // this device's type, its model
-  const LutTable* server_lut = nullptr;              // its server's type, its model (data_parallel estimates)
-  std::map<int, const LutTable*> helper_luts;        // helpers: origin device -> this type's LUT for the origin's model
+  // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
+  // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
+  std::vector<ModelBinding> bindings;
+  // Helpers: (origin device, its binding) -> this type's LUT for that model; absent: cannot help it.
+  std::map<std::pair<int, int>, const LutTable*> helper_luts;
   const BandwidthSchedule* bandwidth = nullptr;      // its link
-  std::vector<int> batch_group;                      // per split k = 0..n: the batch group id at the server
   RequestLedger* ledger = nullptr;
   simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
   ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
@@ -94,15 +103,19 @@ class DeviceActor final : public ObservedDevice {
   void count_radio(double bytes);
   void on_finished(SimRequest* r);
 
+  void use_binding(int b);  // the model new requests run from now on
+  const ModelBinding& binding_of(const SimRequest* r) const { return s_.bindings[static_cast<size_t>(r->binding)]; }
+
   DeviceSlice s_;
   simgrid::s4u::ActorPtr actor_;
   Strategy strategy_;
-  int num_stages_;
+  int binding_ = 0;  // index into s_.bindings
+  int num_stages_;   // equal for every binding (variants keep the stages)
   int in_flight_limit_;
   int unfinished_ = 0;
   long long completed_ = 0;
   double latency_sum_s_ = 0;
-  std::vector<double> bytes_at_split_;  // the spec's tensor bytes per split k (0..n): computed once
+  std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once
   std::string strategy_text_;
 
   std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;

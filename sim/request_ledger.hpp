@@ -16,6 +16,7 @@ struct SimRequest {
   RequestRecord rec;
   int device_split = 0;       // device runs [0, device_split); server runs the rest
   int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
+  int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
   bool data_parallel = false; // created under data_parallel
   bool dp_to_server = false;  // data_parallel input sent whole to the server
   bool finished = false;

@@ -34,7 +34,7 @@ void ServerActors::dispatcher_loop() {
     s_.uploads->queue.pop_front();
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
-    const LutTable& lut = *(*s_.server_luts)[r->rec.device];
+    const LutTable& lut = *(*s_.server_luts)[r->rec.device][r->binding];
     const double decompress_s = lut.wire_decompress_seconds(r->device_split);
     if (decompress_s > 0) sg4::this_actor::sleep_for(decompress_s);
     enqueue(r);
@@ -84,20 +84,22 @@ void ServerActors::helper_done(int device) {
 
 double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *(*s_.server_luts)[first.rec.device];
+  const LutTable& lut = *(*s_.server_luts)[first.rec.device][first.binding];
   return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
 }
 
 double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *(*s_.server_luts)[first.rec.device];
+  const LutTable& lut = *(*s_.server_luts)[first.rec.device][first.binding];
   const double u = lut.has_distributions() ? service_rng_.next_unit() : 0.5;  // no draw for tables without distributions
   return s_.time->sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), u);
 }
 
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *s_.helper_luts.at({helper, first.rec.device});
+  auto it = s_.helper_luts.find({helper, first.rec.device, first.binding});
+  if (it == s_.helper_luts.end()) return std::numeric_limits<double>::infinity();  // no LUT for that model: never sooner
+  const LutTable& lut = *it->second;
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
   return helper_batch_seconds(bytes, (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()), lut, first.device_split,

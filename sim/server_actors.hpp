@@ -9,6 +9,7 @@
 
 #include <deque>
 #include <map>
+#include <tuple>
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
@@ -32,9 +33,11 @@ struct ServerSlice {
   // help mailbox or null.
   const std::vector<simgrid::s4u::Mailbox*>* results = nullptr;
   const std::vector<simgrid::s4u::Mailbox*>* help = nullptr;
-  // Per scenario device (shared by all servers): its own server's type's LUT for its model.
-  const std::vector<const LutTable*>* server_luts = nullptr;
-  std::map<std::pair<int, int>, const LutTable*> helper_luts;  // (helper, origin device) -> helper's LUT for the origin's model
+  // Per scenario device and its binding (DeviceSlice::bindings; shared by all servers): its own
+  // server's type's LUT for that model.
+  const std::vector<std::vector<const LutTable*>>* server_luts = nullptr;
+  // (helper, origin device, its binding) -> the helper's LUT for that model; absent: cannot help.
+  std::map<std::tuple<int, int, int>, const LutTable*> helper_luts;
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
   bool may_have_helpers = false;                            // some device of this server has arrival: none
   const ExecutionTimeModel* time = &lut_mean_time();

@@ -128,19 +128,24 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
   return out;
 }
 
-void validate_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
-  check_scenario_against(s, models, luts);
+void validate_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts) {
+  check_scenario_against(scenario, models, luts);
+  Scenario s = scenario;
+  resolve_variant_choices(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
   check_oracle_size(s, *scheduler, scenario_state(s, 0));
 }
 
-RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
+RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options) {
   // Where set-up time goes (coinfer -v): checks, platform, actors, then the engine's run.
   log::PhaseTimer phase("run");  // coinfer -v: where the time goes
-  check_scenario_against(s, models, luts);
+  check_scenario_against(scenario, models, luts);
+  // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not.
+  Scenario s = scenario;
+  for (const std::string& note : resolve_variant_choices(s, models, luts)) log::info("variants", note);
   phase.mark("checked the scenario against the models and LUTs");
 
   int argc = 1;
@@ -178,17 +183,30 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
   phase.mark("built the platform");
   RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
   const size_t nd = s.devices.size(), ns = s.servers.size();
-  std::vector<const ModelSpec*> device_models;  // the catalog's, one per (model, dataset)
   BatchGroupIds groups;
   std::vector<sg4::Mailbox*> results, control, help(nd, nullptr);
-  std::vector<const LutTable*> server_luts;       // per device: its server's type, its model
+  std::vector<std::vector<ModelBinding>> bindings(nd);         // per device: its model as named, then its variant choices
+  std::vector<std::vector<const LutTable*>> server_luts(nd);  // per device and binding: its server's type's LUT
   std::vector<std::vector<int>> devices_of(ns);  // per server: its devices
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
     devices_of[j].push_back(static_cast<int>(i));
-    server_luts.push_back(&luts.table({s.servers[j].type, d.model, d.dataset}));
-    device_models.push_back(&models.spec(d.model, d.dataset));
+    std::vector<std::string> run_models = {d.model};
+    for (const auto& choice : d.variant_choices) {
+      const std::string m = model_under(d.model, Strategy::local().with_variant(choice));
+      if (std::find(run_models.begin(), run_models.end(), m) == run_models.end()) run_models.push_back(m);
+    }
+    for (const auto& m : run_models) {
+      ModelBinding b;
+      b.run_model = m;
+      b.model = &models.spec(m, d.dataset);  // the catalog's, one per (model, dataset)
+      b.lut = &luts.table({d.type, m, d.dataset});
+      b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
+      for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
+      server_luts[i].push_back(b.server_lut);
+      bindings[i].push_back(std::move(b));
+    }
     results.push_back(sg4::Mailbox::by_name("results:" + d.id));
     control.push_back(sg4::Mailbox::by_name("control:" + d.id));
     if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
@@ -214,8 +232,13 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     for (int h : devices_of[j]) {
       if (!help[h]) continue;
       x.may_have_helpers = true;
-      for (int d : devices_of[j])
-        if (!help[d]) x.helper_luts[{h, d}] = &luts.table({s.devices[h].type, s.devices[d].model, s.devices[d].dataset});
+      for (int d : devices_of[j]) {
+        if (help[d]) continue;
+        for (size_t b = 0; b < bindings[d].size(); ++b) {
+          const LutKey key{s.devices[h].type, bindings[d][b].run_model, s.devices[d].dataset};
+          if (b == 0 || luts.contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &luts.table(key);
+        }
+      }
     }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
@@ -231,14 +254,16 @@ RunResults run_simulation(const Scenario& s, const ModelCatalog& models, const L
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
     x.host = platform.device_hosts[i];
-    x.model = device_models[i];
-    x.lut = &luts.table({d.type, d.model, d.dataset});
-    x.server_lut = server_luts[i];
+    x.bindings = bindings[i];
     if (help[i])
-      for (int o : devices_of[j])
-        if (!help[o]) x.helper_luts[o] = &luts.table({d.type, s.devices[o].model, s.devices[o].dataset});
+      for (int o : devices_of[j]) {
+        if (help[o]) continue;
+        for (size_t b = 0; b < bindings[o].size(); ++b) {
+          const LutKey key{d.type, bindings[o][b].run_model, s.devices[o].dataset};
+          if (b == 0 || luts.contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &luts.table(key);
+        }
+      }
     x.bandwidth = &platform.device_bandwidth[i];
-    for (int k = 0; k <= device_models[i]->num_stages(); ++k) x.batch_group.push_back(groups.id({{d.model, d.dataset}, k}));
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
     x.server_host = platform.server_hosts[static_cast<size_t>(j)];

@@ -126,3 +126,123 @@ TEST(ModelVariant, ScenarioDevicesNameVariantsInEveryForm) {
   EXPECT_EQ(small.key(), "devices (id d).variant");
   EXPECT_NE(std::string(small.what()).find("below the 17 nodes"), std::string::npos) << small.what();
 }
+
+// ---- Variants as a scheduling dimension ----
+
+#include "sched/search_schedulers.hpp"
+#include "sched_fixture.hpp"
+
+namespace {
+// A variant's table: the base table's times scaled by `factor`, with a documented output error.
+LutTable variant_lut(const std::string& type, const std::string& model, double stage_s, double error, double scale) {
+  LutTable base = coinfer::test::lut(type, stage_s);
+  LutTable t({type, model, "modelnet40"}, 9, 8);
+  for (int i = 0; i < 9; ++i)
+    for (int j = i + 1; j <= 9; ++j)
+      for (int b = 1; b <= 8; ++b) t.set_latency(i, j, b, base.latency(i, j, b));
+  if (error >= 0) {
+    t.provenance().attributes["output_mean_abs_error"] = std::to_string(error);
+    t.provenance().attributes["output_mean_abs"] = std::to_string(scale);
+  }
+  return t;
+}
+}  // namespace
+
+TEST(VariantChoice, StrategiesCarryAVariantAndNameTheModelTheyRun) {
+  const Strategy s = parse_strategy("pp(2)@int8+dense_mask");
+  EXPECT_EQ(s.split, 2);
+  EXPECT_EQ(s.variant, "dense_mask+int8");
+  EXPECT_EQ(s.to_string(), "pp(2)@dense_mask+int8");
+  EXPECT_EQ(parse_strategy("local@fp32").variant, "fp32");
+  EXPECT_EQ(parse_strategy("offload@sparse").variant, "fp32");  // the base, spelled another way
+  EXPECT_NE(parse_strategy("offload@int8"), Strategy::offload());
+  EXPECT_THROW(parse_strategy("offload@int4"), std::invalid_argument);
+  EXPECT_EQ(model_under("gcn", Strategy::offload()), "gcn");
+  EXPECT_EQ(model_under("gcn@int8", Strategy::offload()), "gcn@int8");  // no variant named: as configured
+  EXPECT_EQ(model_under("gcn@int8", parse_strategy("offload@fp32")), "gcn");
+  EXPECT_EQ(model_under("gcn", parse_strategy("offload@dense_mask")), "gcn@dense_mask");
+}
+
+TEST(VariantChoice, TheEstimatorRunsTheVariantsTablesAndGreedyTakesTheFasterVariant) {
+  using namespace coinfer::test;
+  LutSet luts;
+  luts.add(lut("slow", 0.100), "mem");
+  luts.add(lut("srv", 0.001), "mem");
+  luts.add(variant_lut("slow", "dgcnn@int8", 0.050, 0.001, 0.05), "mem");  // twice as fast everywhere
+  luts.add(variant_lut("srv", "dgcnn@int8", 0.0005, 0.001, 0.05), "mem");
+  ModelSpecs specs;
+  specs.emplace("dgcnn/modelnet40", catalog().spec("dgcnn", "modelnet40"));
+  specs.emplace("dgcnn@int8/modelnet40", catalog().spec("dgcnn@int8", "modelnet40"));
+  AnalyticEstimator est(luts, specs, Objective::latency);
+  DeviceState d = device("a", "slow", 8);
+  // offload@int8 at 8 Mbit/s (1e6 B/s): the raw input (12288 B: float32 in every variant) up, the
+  // int8 server [0,9) in 4.5 ms, the float32 result (160 B) down.
+  Prediction p = est.predict(state({d}), scheme({{"a", parse_strategy("offload@int8")}}));
+  EXPECT_NEAR(p.devices[0].latency_s, 0.012288 + 0.0045 + 0.00016, 1e-9);
+  // pp(6)@int8 sends stage 5's int8 output: the int8 spec's bytes, a quarter of float32's plus 8.
+  const double int8_bytes = catalog().spec("dgcnn@int8", "modelnet40").bytes_at_split(6);
+  EXPECT_LT(int8_bytes, 0.3 * catalog().spec("dgcnn", "modelnet40").bytes_at_split(6));
+  Prediction pp = est.predict(state({d}), scheme({{"a", parse_strategy("pp(6)@int8")}}));
+  EXPECT_NEAR(pp.devices[0].latency_s, 6 * 0.05 + int8_bytes / 1e6 + 3 * 0.0005 + 0.00016, 1e-9);
+  // Without choices greedy keeps to the base model; with them it takes the int8 offload.
+  GreedyScheduler without(est);
+  EXPECT_EQ(without.decide(state({d})).strategies.at("a").to_string(), "offload");
+  d.variant_choices = {"fp32", "int8"};
+  GreedyScheduler with(est);
+  EXPECT_EQ(with.decide(state({d})).strategies.at("a").to_string(), "offload@int8");
+  // dp maximises throughput (data_parallel's two paths here), with the faster variant too.
+  DpScheduler dp(est);
+  EXPECT_EQ(dp.decide(state({d})).strategies.at("a").variant, "int8");
+}
+
+TEST(VariantChoice, OnlyVariantsWithCompleteTablesAndADocumentedErrorWithinTheBoundAreOffered) {
+  using namespace coinfer::test;
+  char tmpl[] = "/tmp/coinfer-vchoice-XXXXXX";
+  const std::string dir = mkdtemp(tmpl);
+  std::ofstream(dir + "/s.yaml") << "name: t\nluts: [" << COINFER_SOURCE_DIR << "/traces/lut]\nservers:\n"
+                                    "  - {id: e, type: srv, batch: {max_size: 4}}\n"
+                                    "devices:\n  - {id: d, type: slow, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8}}\n"
+                                    "scheduler: {name: greedy, max_output_error: 0.05}\n";
+  Scenario s = load_scenario(dir + "/s.yaml");
+  EXPECT_DOUBLE_EQ(s.scheduler.max_output_error, 0.05);
+  auto with = [&](double err, bool complete) {
+    LutSet luts;
+    luts.add(lut("slow", 0.100), "mem");
+    luts.add(lut("srv", 0.001), "mem");
+    luts.add(variant_lut("slow", "dgcnn@int8", 0.05, err, 0.05), "mem");
+    LutTable srv = variant_lut("srv", "dgcnn@int8", 0.0005, err, 0.05);
+    if (!complete) srv = LutTable({"srv", "dgcnn@int8", "modelnet40"}, 9, 2);  // batch 1..2 < max_size 4
+    luts.add(srv, "mem");
+    Scenario c = s;
+    const auto notes = resolve_variant_choices(c, catalog(), luts);
+    std::string all;
+    for (const auto& n : notes) all += n + "\n";
+    return std::make_pair(c.devices[0].variant_choices, all);
+  };
+  // error 0.001 / 0.05 = 0.02 <= 0.05: offered next to the base.
+  EXPECT_EQ(with(0.001, true).first, (std::vector<std::string>{"fp32", "int8"}));
+  // 0.004 / 0.05 = 0.08 > 0.05: left out, and said why.
+  auto above = with(0.004, true);
+  EXPECT_EQ(above.first, (std::vector<std::string>{"fp32"}));
+  EXPECT_NE(above.second.find("output error 0.08 above max_output_error 0.05"), std::string::npos) << above.second;
+  // Undocumented error (a synthesised table): not offered.
+  EXPECT_NE(with(-1, true).second.find("documents no output error"), std::string::npos);
+  // A server table that cannot serve a batch of 4: not offered.
+  EXPECT_NE(with(0.001, false).second.find("lack entries"), std::string::npos);
+  // The key is checked: a negative bound is an error naming it.
+  std::ofstream(dir + "/bad.yaml") << "name: t\nluts: [x]\nservers: [{id: e, type: srv}]\n"
+                                      "devices: [{id: d, type: slow, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8}}]\n"
+                                      "scheduler: {name: greedy, max_output_error: -1}\n";
+  try {
+    load_scenario(dir + "/bad.yaml");
+    ADD_FAILURE();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.key(), "scheduler.max_output_error");
+  }
+  // A strategy naming a variant folds into the model.
+  std::ofstream(dir + "/fold.yaml") << "name: t\nluts: [x]\nservers: [{id: e, type: srv}]\n"
+                                       "devices: [{id: d, type: slow, model: gcn, dataset: mr, link: {bandwidth_mbps: 8}, strategy: pp(1)@int8}]\n";
+  Scenario f = load_scenario(dir + "/fold.yaml");
+  EXPECT_EQ(f.devices[0].model, "gcn@int8");
+  EXPECT_EQ(f.devices[0].strategy.to_string(), "pp(1)");
+}
