@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "bench/forward_timing.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "io/dataset_h5.hpp"
@@ -19,20 +20,6 @@
 #include "models/gnn_model.hpp"
 
 using namespace coinfer;
-
-namespace {
-double median_ms(const models::GnnModel& m, const models::GraphSample& g, int repeats) {
-  for (int i = 0; i < 2; ++i) m.forward(g);
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    m.forward(g);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
@@ -86,7 +73,7 @@ int main(int argc, char** argv) {
       f.edge_index.assign(e.data_ptr<int64_t>(), e.data_ptr<int64_t>() + e.numel());
       write_graph_h5(out + "/" + name + "_" + ds + ".h5", f);
     }
-    std::printf("%s %s %.4f\n", name.c_str(), ds.c_str(), median_ms(model, g, repeats));
+    std::printf("%s %s %.4f\n", name.c_str(), ds.c_str(), bench::median_forward_ms(model, g, repeats));
     std::fflush(stdout);
   }
   // Peak memory of the Yelp-like GCN and GAT with and without feature decomposition (the counting
@@ -102,7 +89,7 @@ int main(int argc, char** argv) {
       const size_t base = a.current();
       a.reset_peak();
       model.forward(g);
-      std::printf("memory %s yelp %d %zu %.4f\n", name, p, a.peak() - base, median_ms(model, g, std::max(3, repeats / 2)));
+      std::printf("memory %s yelp %d %zu %.4f\n", name, p, a.peak() - base, bench::median_forward_ms(model, g, std::max(3, repeats / 2)));
     }
   }
   return 0;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "bench/forward_timing.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "io/data_root.hpp"
@@ -23,17 +24,6 @@ using namespace coinfer;
 
 namespace {
 
-double median_ms(const models::GnnModel& m, const models::GraphSample& g, int repeats) {
-  for (int i = 0; i < 2; ++i) m.forward(g);
-  std::vector<double> t;
-  for (int i = 0; i < repeats; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    m.forward(g);
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // Peak of a fresh model's first forward: it builds what it keeps per graph (normalisation, masks),
 // which later forwards reuse, so a warm model's peak would leave out a dense mask.
@@ -98,13 +88,13 @@ int main(int argc, char** argv) {
     const ModelSpec& base_spec = cat.spec(name, ds);
     const models::GraphSample g = models::generate_sample(base_spec.dataset, 1, 0).sample;
     const models::GnnModel base(base_spec, 1);
-    const double base_ms = median_ms(base, g, repeats), base_mib = peak_mib(base_spec, g);
+    const double base_ms = bench::median_forward_ms(base, g, repeats), base_mib = peak_mib(base_spec, g);
     std::printf("| %s/%s | (fp32, sparse) | %.3f | 1 | %.2f | 1 | - | - | - |\n", name.c_str(), ds.c_str(), base_ms, base_mib);
     std::fflush(stdout);
     for (const auto& v : variants_for(base_spec)) {
       const ModelSpec& spec = cat.spec(name + "@" + v, ds);
       const models::GnnModel model(spec, 1);
-      const double ms = median_ms(model, g, repeats), mib = peak_mib(spec, g);
+      const double ms = bench::median_forward_ms(model, g, repeats), mib = peak_mib(spec, g);
       const models::VariantAccuracy a = models::measure_variant_accuracy(base_spec, spec, 2, 1);
       std::printf("| %s/%s | %s | %.3f | %.2f | %.2f | %.2f | %.2g | %.2g (%.2g) | %.3f |\n", name.c_str(), ds.c_str(), v.c_str(), ms,
                   ms / base_ms, mib, base_mib > 0 ? mib / base_mib : 0.0, a.max_abs_error, a.mean_abs_error, a.output_scale,

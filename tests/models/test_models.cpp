@@ -7,16 +7,15 @@
 #include "io/model_spec_loader.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
+#include "models_test_support.hpp"
 
 using namespace coinfer;
 using namespace coinfer::models;
+using coinfer::models::test::catalog;
+using coinfer::models::test::max_abs_diff;
 
 namespace {
 
-const ModelCatalog& catalog() {
-  static ModelCatalog c = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
-  return c;
-}
 
 // A random input shaped for the spec's dataset, with `nodes` nodes (points) and about 4 edges per node.
 GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4, uint64_t seed = 7) {
@@ -31,7 +30,6 @@ GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4
   return g;
 }
 
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
 

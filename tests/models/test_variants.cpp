@@ -6,17 +6,16 @@
 #include "io/model_spec_loader.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
+#include "models_test_support.hpp"
 #include "models/variant_accuracy.hpp"
 
 using namespace coinfer;
 using namespace coinfer::models;
+using coinfer::models::test::catalog;
+using coinfer::models::test::max_abs_diff;
 
 namespace {
 
-const ModelCatalog& catalog() {
-  static ModelCatalog c = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
-  return c;
-}
 
 // An undirected random graph (every link both ways), `nodes` nodes, about 3 links per node.
 GraphSample undirected(const ModelSpec& m, int64_t nodes, uint64_t seed = 11) {
@@ -33,7 +32,6 @@ GraphSample undirected(const ModelSpec& m, int64_t nodes, uint64_t seed = 11) {
   return g;
 }
 
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 torch::Tensor run(const std::string& model, const std::string& ds, const GraphSample& g) {
   return GnnModel(catalog().spec(model, ds), 5).forward(g);
