@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Simulated ACE-GNN Table III: mean latency (ms) of DGCNN/ModelNet40 for each static strategy, device/
 server pair and bandwidth, beside the paper's figures. Runs `coinfer run` on scenarios/paper/table3_*.
-usage: /usr/bin/python3 bench/table3.py [--coinfer build/coinfer]   (from the repository root)
-Prints a Markdown table (pasted into bench/RESULTS.md)."""
+usage: /usr/bin/python3 bench/table3.py [--coinfer build/coinfer] [--variants]   (from the repository root)
+Prints a Markdown table (pasted into bench/RESULTS.md). --variants prints instead the rows of execution
+variants (issue 14): greedy (latency objective) with and without scheduler.max_output_error, DGCNN's INT8
+variant synthesised for each device type with its output error measured here by coinfer profile --variant."""
 import argparse
 import json
 import re
@@ -29,10 +31,48 @@ def model_splits(coinfer):
     return pp_comm, pp_comp
 
 
+def variant_rows(coinfer, bound=0.05):
+    """Greedy without and with the variant dimension, per cell: mean latency (ms) and the chosen strategy."""
+    print(f"| Mbps | method | TX2-GPU | TX2-CPU | Pi-GPU | Pi-CPU |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        # The output error is the operators' and weights', not the hardware's: measured once here.
+        subprocess.run([coinfer, "profile", "--model", "dgcnn", "--variant", "int8", "--ranges", "whole", "--batch", "1..1",
+                        "--repeats", "1", "--warmup", "0", "--accuracy-samples", "8", "--out", f"{tmp}/measured.h5", "-q"],
+                       check=True, capture_output=True)
+        for dtype in sorted({p[2] for p in PAIRS} | {p[3] for p in PAIRS}):
+            subprocess.run([coinfer, "lut", "synth", "--device", dtype, "--model", "dgcnn@int8", "--dataset", "modelnet40",
+                            "--output-error-from", f"{tmp}/measured.h5", "--out-dir", f"{tmp}/v", "-q"],
+                           check=True, capture_output=True)
+        error = None
+        for bw in (100, 40, 20, 1):
+            rows = {"sim greedy": [], f"sim greedy + variants (max_output_error {bound})": []}
+            chosen = []
+            for dk, sk, dtype, stype in PAIRS:
+                for name, extra in (("sim greedy", []), (f"sim greedy + variants (max_output_error {bound})",
+                                                          ["--set", f"scheduler.max_output_error={bound}"])):
+                    out = f"{tmp}/{dk}{sk}{bw}{len(extra)}"
+                    subprocess.run([coinfer, "run", f"scenarios/paper/table3_{dk}_{sk}_{bw}mbps.yaml", "-q", "--out", out,
+                                    "--set", f"luts=[traces/lut/, {tmp}/v/]", "--set", "scheduler.name=greedy",
+                                    "--set", "scheduler.objective=latency", "--set", "devices.0.strategy=local"] + extra, check=True)
+                    with open(f"{out}/summary.json") as f:
+                        rows[name].append(json.load(f)["total"]["latency_ms"]["mean"])
+                    if extra:
+                        with open(f"{out}/decisions.jsonl") as f:
+                            chosen.append(json.loads(f.readline())["scheme"].split("=")[1].split()[0])
+            for name, cells in rows.items():
+                print(f"| {bw} | {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+            print(f"| {bw} | chosen | " + " | ".join(chosen) + " |")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coinfer", default="build/coinfer")
+    ap.add_argument("--variants", action="store_true", help="the execution-variant rows (issue 14) instead")
     args = ap.parse_args()
+    if args.variants:
+        return variant_rows(args.coinfer)
     pp_comm, pp_comp = model_splits(args.coinfer)
     print("| Mbps | method | TX2-GPU | TX2-CPU | Pi-GPU | Pi-CPU |")
     print("|---|---|---|---|---|---|")

@@ -24,7 +24,7 @@ namespace coinfer::cli {
 namespace {
 
 struct LutOptions {
-  std::string file, out, out_dir, source, device, model, dataset, profiles;
+  std::string file, out, out_dir, source, device, model, dataset, profiles, output_error_from;
   int max_batch = 16;
   int min_batch_coverage = 8;
   bool json = false;
@@ -262,6 +262,16 @@ int lut_synth(const LutOptions& o) {
   if (!o.out_dir.empty()) fs::create_directories(o.out_dir);
   SynthOptions so;
   so.max_batch = o.max_batch;
+  // Documented output errors of measured variants, by (model@variant, dataset).
+  std::map<std::pair<std::string, std::string>, Provenance> errors;
+  if (!o.output_error_from.empty()) {
+    for (const LutTable& t : read_lut_file(o.output_error_from))
+      if (t.provenance().attributes.count("output_mean_abs_error") && t.provenance().attributes.count("output_mean_abs"))
+        errors[{t.key().model, t.key().dataset}] = t.provenance();
+    if (errors.empty())
+      throw InputError(SourceLocation{o.output_error_from, 0, 0}, "--output-error-from",
+                       "no table in it documents an output error (coinfer profile --variant writes them)");
+  }
   for (const auto& type : types) {
     const DeviceProfile& p = profiles.at(type);
     std::string how;
@@ -286,6 +296,16 @@ int lut_synth(const LutOptions& o) {
         if (!spec.variant.is_default())
           tables.back().provenance().attributes["variant"] =
               spec.variant.name() + " (roofline of the variant's FLOPs and bytes; INT8 arithmetic at the fp32 rate: no measured speed-up)";
+        auto e = errors.find({spec.name, ds});
+        if (e != errors.end()) {
+          auto& at = tables.back().provenance().attributes;
+          for (const char* k : {"output_max_abs_error", "output_mean_abs_error", "output_mean_abs", "output_top1_agreement", "output_error_samples"})
+            if (e->second.attributes.count(k)) at[k] = e->second.attributes.at(k);
+          const auto& src = e->second.attributes;
+          at["output_error_source"] = "copied from " + o.output_error_from + " (measured on " +
+                                      (src.count("cpu") ? src.at("cpu") : std::string("?")) + " by coinfer profile --variant" +
+                                      (src.count("date") ? ", " + src.at("date") : std::string()) + ")";
+        }
       }
     }
     if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");
@@ -333,6 +353,10 @@ void register_lut(CLI::App& app, int& exit_code) {
   sy->add_option("--out-dir", o->out_dir, "output folder: writes TYPE.h5 per device type");
   sy->add_option("--profiles", o->profiles, "device profiles (default: traces/devices.yaml)");
   sy->add_option("--max-batch", o->max_batch, "batch sizes 1..N (default 16)")->check(CLI::Range(1, 256));
+  sy->add_option("--output-error-from", o->output_error_from,
+                 "a LUT file measured by coinfer profile --variant: copies each variant's documented output error (a property "
+                 "of the operators and weights, not of the hardware) into the synthesised table of the same model@variant and "
+                 "dataset, saying where it came from, so a scheduler may choose the variant (scheduler.max_output_error)");
   sy->callback([o, &exit_code] { exit_code = guarded([&] { return lut_synth(*o); }); });
 }
 
