@@ -156,15 +156,23 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       groups[it->second].push_back(d);
     }
   }
-  // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated).
+  // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated), for each execution variant the
+  // group's devices may run (DeviceState::variant_choices; none: the model as named).
   std::vector<std::vector<Strategy>> options;
   long double combos = 1;
   for (const auto& g : groups) {
     const int n = stages_of(est_, *g[0]);
-    auto as_strategy = [n](int k) { return Strategy::at_split(k, n); };
-    std::vector<Strategy> o = {Strategy::data_parallel(), as_strategy(pp_comp_of(est_, state, *g[0]))};
-    Strategy comm = as_strategy(pp_comm_of(est_, *g[0]));
-    if (comm != o[1]) o.push_back(comm);
+    std::vector<std::string> variants = g[0]->variant_choices;
+    if (variants.empty()) variants = {""};
+    std::vector<Strategy> o;
+    for (const std::string& v : variants) {
+      DeviceState dv = *g[0];  // PP_comp and PP_comm of this variant's spec and tables
+      dv.strategy = dv.strategy.with_variant(v);
+      auto as_strategy = [n, &v](int k) { return Strategy::at_split(k, n).with_variant(v); };
+      for (const Strategy& s : {Strategy::data_parallel().with_variant(v), as_strategy(pp_comp_of(est_, state, dv)),
+                                as_strategy(pp_comm_of(est_, dv))})
+        if (std::find(o.begin(), o.end(), s) == o.end()) o.push_back(s);
+    }
     options.push_back(o);
     combos *= o.size();
   }
@@ -227,27 +235,33 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   // estimator predicts a gain. A group left on DP by stage 1 also tries PP again from its PP_comp and
   // PP_comm starting points, so a better split next to them (local = pp(n) included) is not missed
   // (the paper allows widening this stage "within the tolerable overhead").
-  auto split_strategy = [](int k, int n) { return Strategy::at_split(k, n); };
+  // A split keeps the variant of the strategy it starts from.
+  auto split_strategy = [](int k, int n, const std::string& variant) { return Strategy::at_split(k, n).with_variant(variant); };
   for (int t = 0; t <= iterations_; ++t) {
     bool improved = false;
     for (size_t gi = 0; gi < groups.size(); ++gi) {
       const int n = stages_of(est_, *groups[gi][0]);
-      std::vector<int> starts;
+      std::vector<Strategy> starts;  // split strategies, each with its variant
+      auto add_start = [&](const Strategy& s) {
+        if (std::find(starts.begin(), starts.end(), s) == starts.end()) starts.push_back(s);
+      };
       if (choice[gi].kind == Strategy::Kind::data_parallel) {
         for (const Strategy& o : options[gi])
-          if (o.kind != Strategy::Kind::data_parallel) starts.push_back(o.device_split(n));
+          if (o.kind != Strategy::Kind::data_parallel) add_start(o);
       } else {
-        starts.push_back(choice[gi].device_split(n));
+        add_start(choice[gi]);
       }
       // The ends too (local = pp(n), offload = pp(0)): a climb from PP_comp or PP_comm stops at a local
       // optimum, and with objective latency local was out of reach behind one (a Nano on gcode at
       // 1 Mbit/s got data_parallel, 8.2 ms, with local rated 4.3 ms: issue 17).
-      for (int end : {n, 0})
-        if (std::find(starts.begin(), starts.end(), end) == starts.end()) starts.push_back(end);
-      for (int start : starts) {
+      for (const Strategy& s : std::vector<Strategy>(starts))
+        for (int end : {n, 0}) add_start(split_strategy(end, n, s.variant));
+      if (starts.empty())
+        for (int end : {n, 0}) add_start(split_strategy(end, n, choice[gi].variant));
+      for (const Strategy& start : starts) {
         // Hill-climb from `start` with the other groups fixed.
         std::vector<Strategy> c = choice;
-        c[gi] = split_strategy(start, n);
+        c[gi] = start;
         Scheme cur = scheme_of(c);
         while (true) {  // steepest ascent: the better of the two neighbours, one round each
           const int k = c[gi].device_split(n);
@@ -256,7 +270,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
           for (int nk : {k - 1, k + 1}) {
             if (nk < 0 || nk > n) continue;
             std::vector<Strategy> c2 = c;
-            c2[gi] = split_strategy(nk, n);
+            c2[gi] = split_strategy(nk, n, c[gi].variant);
             candidates.push_back(scheme_of(c2));
             steps.push_back(c2);
           }

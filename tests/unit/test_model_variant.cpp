@@ -190,6 +190,8 @@ TEST(VariantChoice, TheEstimatorRunsTheVariantsTablesAndGreedyTakesTheFasterVari
   d.variant_choices = {"fp32", "int8"};
   GreedyScheduler with(est);
   EXPECT_EQ(with.decide(state({d})).strategies.at("a").to_string(), "offload@int8");
+  HierarchicalScheduler hierarchical(est);
+  EXPECT_EQ(hierarchical.decide(state({d})).strategies.at("a").variant, "int8");
   // dp maximises throughput (data_parallel's two paths here), with the faster variant too.
   DpScheduler dp(est);
   EXPECT_EQ(dp.decide(state({d})).strategies.at("a").variant, "int8");
