@@ -3,7 +3,8 @@
 // every device loops: execute its stages, send the split bytes to its server, execute the server
 // stages on the server host, receive the result. Same transfers and executions as a coinfer pp(k)
 // run with in_flight 1 and no batching, with no coinfer logic (no queues, batching, records).
-// usage: bare_simgrid DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS
+// usage: bare_simgrid DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS]
+// (AP_MBPS: the shared access point, default 300)
 // prints: requests=<completed> wall_s=<engine run time>
 #include <simgrid/plugins/energy.h>
 #include <simgrid/s4u.hpp>
@@ -18,14 +19,15 @@
 namespace sg4 = simgrid::s4u;
 
 int main(int argc, char** argv) {
-  if (argc != 9) {
-    std::fprintf(stderr, "usage: %s DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS\n", argv[0]);
+  if (argc != 9 && argc != 10) {
+    std::fprintf(stderr, "usage: %s DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS]\n", argv[0]);
     return 2;
   }
   const int devices = std::atoi(argv[1]), servers = std::atoi(argv[2]);
   const double duration = std::atof(argv[3]), dev_s = std::atof(argv[4]), srv_s = std::atof(argv[5]);
   const auto up = static_cast<uint64_t>(std::atof(argv[6])), down = static_cast<uint64_t>(std::atof(argv[7]));
   const double dev_bps = std::atof(argv[8]) * 1e6 / 8;
+  const double ap_bps = (argc == 10 ? std::atof(argv[9]) : 300.0) * 1e6 / 8;
   int one = 1;
   sg4::Engine e(&one, argv);
   xbt_log_control_set("root.thresh:warning");
@@ -34,7 +36,7 @@ int main(int argc, char** argv) {
   sg4::Engine::set_config("network/TCP-gamma:1e12");
   sg_host_energy_plugin_init();
   auto* zone = sg4::create_star_zone("bare");
-  auto* ap = zone->create_link("ap", 300e6 / 8)->seal();
+  auto* ap = zone->create_link("ap", ap_bps)->seal();
   std::vector<sg4::Host*> srv, dev;
   for (int s = 0; s < servers; ++s) {
     auto* h = zone->create_host("srv" + std::to_string(s), 1e9)->set_core_count(2);

@@ -8,8 +8,9 @@ runs in the same loop, alternating, and a second row gives its figures: an A/B t
 the same machine at the same time. Set-up (loading, checks, building the platform, writing results:
 the process's wall time minus the engine's) is reported separately, with its share of the run.
 --sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (issue
-15's workload), simulated for max(1, min(60, 20000/N)) s.
-usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000]
+15's workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 40 Mbit/s per
+device (never the bottleneck: each device's own link is), or --ap-mbps.
+usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000] [--ap-mbps M]
        (from the repository root)"""
 import argparse
 import os
@@ -35,12 +36,16 @@ def run(cmd):
     return out, usage.ru_maxrss * 1024
 
 
-def scenario(devices, servers, duration):
+def ap_mbps(devices, given):
+    return given if given else 40.0 * devices
+
+
+def scenario(devices, servers, duration, ap=300.0):
     per = devices // servers
     s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: {min(1.0, duration / 4):g}\nluts: [traces/lut/]\nservers:\n"]
     for k in range(servers):
         s.append(f"  - {{id: edge{k}, type: gtx1060, workers: 2, batch: {{window_ms: 10, max_size: 5}}}}\n")
-    s.append("access_point: {bandwidth_mbps: 300}\ndevices:\n")
+    s.append(f"access_point: {{bandwidth_mbps: {ap:g}}}\ndevices:\n")
     for k in range(servers):
         s.append(f"  - {{id: d{k}_, count: {per}, type: rpi4b, model: dgcnn, dataset: modelnet40, server: edge{k}, "
                  f"link: {{bandwidth_mbps: 40, latency_ms: 2}}, strategy: pp({SPLIT}), "
@@ -54,6 +59,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--compare", default=None, help="another build folder whose coinfer runs alternately as a reference")
     ap.add_argument("--sizes", default=None, help="device counts, e.g. 9,1000,10000 (one server per 100 devices)")
+    ap.add_argument("--ap-mbps", type=float, default=None, help="the shared access point (default: 40 Mbit/s per device)")
     args = ap.parse_args()
     configs = CONFIGS
     if args.sizes:
@@ -68,14 +74,15 @@ def main():
     with h5py.File("traces/lut/gtx1060.h5") as f:
         srv_s = float(f["dgcnn/modelnet40/latency_mean_s"][SPLIT, 9, 0])
     print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
-          f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, closed loop in_flight 1")
+          f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, access point {args.ap_mbps or 40} Mbit/s"
+          f"{'' if args.ap_mbps else ' per device'}, closed loop in_flight 1")
     print("| configuration | coinfer req/wall-s (engine) | coinfer req/wall-s (whole process) | set-up s (share) | bare SimGrid req/wall-s | ratio coinfer/bare | peak RSS coinfer | per device |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for label, devices, servers, duration in configs:
             path = f"{tmp}/s{devices}.yaml"
             with open(path, "w") as f:
-                f.write(scenario(devices, servers, duration))
+                f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps)))
             builds = [args.build] + ([args.compare] if args.compare else [])
             eng, whole, rss, setup = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
             bare = []
@@ -92,7 +99,7 @@ def main():
                     setup[build].append((t1 - t0 - w, (t1 - t0 - w) / (t1 - t0)))
                     rss[build].append(mem)
                 out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
-                              repr(srv_s), repr(up), repr(down), "40"])
+                              repr(srv_s), repr(up), repr(down), "40", repr(ap_mbps(devices, args.ap_mbps))])
                 m = re.search(r"requests=(\d+) wall_s=([\d.]+)", out)
                 bare.append(int(m.group(1)) / float(m.group(2)))
             b = statistics.median(bare)

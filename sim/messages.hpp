@@ -1,17 +1,20 @@
 #pragma once
-// What travels through the simulation's mailboxes (sim-internal). Payloads are pointers; the
-// simulated size of each transfer is given separately (bytes on the wire).
-//   uploads             device -> server:  a host-to-host transfer of bytes_up (Comm::sendto_async), then
-//                                          the request joins the server's ArrivedUploads
-//   "results:<device>"  server/helper -> device: SimRequest* (bytes_down), one at a time in order
-//   "control:<device>"  monitor -> device: Strategy*  (scheduler.control_bytes)
-//   "help:<device>"     server -> idle helper device: HelpTask* (the batch's input bytes)
+// What travels between the simulation's components (sim-internal). Payloads are pointers; the
+// simulated size of each transfer is given separately (bytes on the wire). Every transfer is a
+// host-to-host SimGrid communication on the platform's routes:
+//   upload    device -> server: bytes_up (Comm::sendto), then the request joins the server's ArrivedUploads
+//   result    server/helper -> device: SimRequest* (bytes_down), one at a time in the order sent
+//   control   monitor -> device: Strategy* (scheduler.control_bytes), one at a time in the order sent
+//   help      server -> idle helper device: HelpTask* (the batch's input bytes), one at a time
+#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <vector>
 
+#include "core/strategy.hpp"
 #include "sim/request_ledger.hpp"
 
 namespace coinfer::sim {
@@ -32,6 +35,17 @@ struct ArrivedUploads {
 struct HelpTask {
   std::vector<SimRequest*> batch;
   std::function<void()> done;
+};
+
+// What a device receives. Each kind travels one transfer at a time, in the order sent: the next one
+// starts when the device has taken the previous one (as a mailbox with one posted receive did). Callable
+// from an actor or from kernel context; the pointers must stay valid until the device has taken them.
+class DeviceInbox {
+ public:
+  virtual ~DeviceInbox() = default;
+  virtual void send_result(SimRequest* r, simgrid::s4u::Host* from) = 0;  // r->rec.bytes_down on the wire
+  virtual void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) = 0;
+  virtual void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) = 0;
 };
 
 }  // namespace coinfer::sim

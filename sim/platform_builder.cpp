@@ -32,8 +32,6 @@ sg4::Link* scheduled_link(sg4::NetZone* zone, const std::string& name, const Ban
   return l;
 }
 
-std::string wattage(double idle_w, double busy_w) { return format_double(idle_w) + ":" + format_double(busy_w); }
-
 }  // namespace
 
 void build_platform(const Scenario& s, Platform& p) {
@@ -46,8 +44,6 @@ void build_platform(const Scenario& s, Platform& p) {
   for (const auto& sv : s.servers) {
     const int cores = sv.cores > 0 ? sv.cores : sv.workers;
     sg4::Host* h = zone->create_host(sv.id, kFlopsPerSecond)->set_core_count(cores);
-    h->set_property("wattage_per_state", wattage(sv.idle_w, sv.busy_w));
-    h->set_property("wattage_off", "0");
     auto* up = zone->create_link(sv.id + "_up", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
     auto* down = zone->create_link(sv.id + "_down", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
     up->seal();
@@ -59,8 +55,6 @@ void build_platform(const Scenario& s, Platform& p) {
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     sg4::Host* h = zone->create_host(d.id, kFlopsPerSecond);
-    h->set_property("wattage_per_state", wattage(d.power.idle_w, d.power.busy_w));
-    h->set_property("wattage_off", "0");
     const double lat = d.link.latency_ms * 1e-3;
     sg4::Link* up = scheduled_link(zone, d.id + "_up", &p.device_bandwidth[i], lat);
     sg4::Link* down = scheduled_link(zone, d.id + "_down", &p.device_bandwidth[i], lat);

@@ -47,14 +47,15 @@ void SchedulerMonitor::decide() {
     d = rescheduler_.decide(snapshot(sg4::Engine::get_clock()));
   } catch (const SchedulerFailure& e) {
     failure_ = "at t = " + format_double(sg4::Engine::get_clock()) + " s: " + e.what();
-    sg4::Actor::kill_all();  // devices, servers and the controller: the run ends here
+    s_.stop_devices();
+    sg4::Actor::kill_all();  // servers and the controller: the run ends here
     return;
   }
   if (sc.scheduler.charge_decision_time && d.record.wall_s > 0) sg4::this_actor::execute(d.record.wall_s * kFlopsPerSecond);
   for (const DeviceChange& c : d.changes) {
     if (!c.strategy_changed) continue;  // the helper role lives at the server (below)
     messages_.push_back(c.strategy);
-    s_.control[c.device]->put_init(&messages_.back(), static_cast<std::uint64_t>(std::llround(sc.scheduler.control_bytes)))->detach();
+    s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
   }
   // Helpers: each serves its own server.
   std::map<std::string, std::vector<int>> helpers_by_server;

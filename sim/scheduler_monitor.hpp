@@ -9,11 +9,13 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <functional>
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
 #include "sched/rescheduler.hpp"
+#include "sim/messages.hpp"
 #include "sim/observation.hpp"
 
 namespace coinfer::sim {
@@ -23,7 +25,8 @@ struct MonitorSlice {
   simgrid::s4u::Host* host = nullptr;               // the first server's
   std::vector<const ObservedDevice*> devices;       // per scenario device
   std::vector<ObservedServer*> servers;             // per scenario server
-  std::vector<simgrid::s4u::Mailbox*> control;      // per scenario device
+  std::vector<DeviceInbox*> control;                // per scenario device: where its scheduling messages go
+  std::function<void()> stop_devices;               // ends every device's activities (a failed scheduler)
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device (the links' true rates)
   double arrivals_end_s = 0;
 };
@@ -36,8 +39,8 @@ class SchedulerMonitor {
   SystemState snapshot(double now) const;
   const std::vector<DecisionRecord>& decisions() const { return decisions_; }
   // Why the scheduler could not decide (a SchedulerFailure: another process died, hung or answered
-  // garbage), "" when it always could. The monitor then ends the simulation (every other actor is
-  // killed) and run_simulation reports this instead of results.
+  // garbage), "" when it always could. The monitor then ends the simulation (every device stopped,
+  // every other actor killed) and run_simulation reports this instead of results.
   const std::string& failure() const { return failure_; }
 
  private:

@@ -137,7 +137,7 @@ void ServerActors::forwarder_loop() {
     double bytes = 0;
     for (const SimRequest* r : task.batch) bytes += r->rec.bytes_up;
     in_help_.push_back(std::move(task));
-    (*s_.help)[helper]->put_init(&in_help_.back(), static_cast<std::uint64_t>(std::llround(bytes)))->detach();
+    (*s_.devices)[static_cast<size_t>(helper)]->send_help(&in_help_.back(), s_.host, bytes);
   }
 }
 
@@ -163,7 +163,7 @@ void ServerActors::worker_loop() {
     const double end = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
       r->rec.t_batch_end = end;
-      (*s_.results)[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+      (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
     }
   }
 }

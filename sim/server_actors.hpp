@@ -3,7 +3,7 @@
 // pool of worker actors on a multi-core host. The policies are the engine-free ones the real server
 // uses: batching is core/batch_queue.hpp (ACE-GNN Fig. 8), forwarding core/helper_forwarding.hpp,
 // execution times core/execution_time.hpp. A batch's execution takes its ExecutionTimeModel time on
-// one core; results go back through each device's results mailbox. Queue state is application-level
+// one core; results go back to each device (DeviceInbox, a host-to-host transfer). Queue state is application-level
 // (BatchQueue + semaphores): SimGrid sees at most `workers` concurrent executions on the host.
 #include <simgrid/s4u.hpp>
 
@@ -29,10 +29,9 @@ struct ServerSlice {
   const ServerSpec* spec = nullptr;
   simgrid::s4u::Host* host = nullptr;
   ArrivedUploads* uploads = nullptr;                        // what devices' finished transfers brought (owned by the simulation)
-  // Per scenario device, shared by all servers (owned by the simulation): its results mailbox; its
-  // help mailbox or null.
-  const std::vector<simgrid::s4u::Mailbox*>* results = nullptr;
-  const std::vector<simgrid::s4u::Mailbox*>* help = nullptr;
+  // Per scenario device, shared by all servers (owned by the simulation): where its results (and, for
+  // a helper, forwarded batches) go.
+  const std::vector<DeviceInbox*>* devices = nullptr;
   // Per scenario device and its binding (DeviceSlice::bindings; shared by all servers): its own
   // server's type's LUT for that model.
   const std::vector<std::vector<const LutTable*>>* server_luts = nullptr;

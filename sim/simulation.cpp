@@ -1,6 +1,5 @@
 #include "sim/simulation.hpp"
 
-#include <simgrid/plugins/energy.h>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -10,6 +9,7 @@
 #include <chrono>
 #include <set>
 #include <cmath>
+#include <deque>
 #include <map>
 
 #include "core/input_error.hpp"
@@ -20,7 +20,8 @@
 #include "io/scenario_loader.hpp"
 #include "core/model_key.hpp"
 #include "sched/scheduler_factory.hpp"
-#include "sim/device_actor.hpp"
+#include "sim/device.hpp"
+#include "sim/kernel_events.hpp"
 #include "sim/platform_builder.hpp"
 #include "sim/request_ledger.hpp"
 #include "sim/scheduler_monitor.hpp"
@@ -175,16 +176,16 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                        "expected CATEGORY.thresh:LEVEL (LEVEL: trace, debug, verbose, info, warning, error, critical), e.g. root.thresh:info");
     xbt_log_control_set(l.c_str());
   }
-  sg_host_energy_plugin_init();
 
-  // Each actor gets its own slice of the run: its spec, LUTs, peers' mailboxes.
+  // Each component gets its own slice of the run: its spec, LUTs, where its peers receive.
   Platform platform;
   build_platform(s, platform);
   phase.mark("built the platform");
   RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
   const size_t nd = s.devices.size(), ns = s.servers.size();
   BatchGroupIds groups;
-  std::vector<sg4::Mailbox*> results, control, help(nd, nullptr);
+  std::vector<DeviceInbox*> inboxes(nd, nullptr);  // per device (filled once the devices exist)
+  std::vector<char> may_help(nd, 0);              // per device: arrival none (an idle helper)
   std::vector<std::vector<ModelBinding>> bindings(nd);         // per device: its model as named, then its variant choices
   std::vector<std::vector<const LutTable*>> server_luts(nd);  // per device and binding: its server's type's LUT
   std::vector<std::vector<int>> devices_of(ns);  // per server: its devices
@@ -207,9 +208,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
       server_luts[i].push_back(b.server_lut);
       bindings[i].push_back(std::move(b));
     }
-    results.push_back(sg4::Mailbox::by_name("results:" + d.id));
-    control.push_back(sg4::Mailbox::by_name("control:" + d.id));
-    if (d.workload.arrival == WorkloadSpec::Arrival::none) help[i] = sg4::Mailbox::by_name("help:" + d.id);
+    may_help[i] = d.workload.arrival == WorkloadSpec::Arrival::none;
   }
   const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
   std::vector<ArrivedUploads> arrived(ns);
@@ -222,18 +221,17 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.spec = &sv;
     x.host = platform.server_hosts[j];
     x.uploads = &arrived[j];
-    x.results = &results;
-    x.help = &help;
+    x.devices = &inboxes;
     x.bandwidth = &platform.device_bandwidth;
     x.server_luts = &server_luts;
     x.time = &time;
     x.seed = s.seed;
     // An idle helper may run the server part of any device of its server that creates inputs.
     for (int h : devices_of[j]) {
-      if (!help[h]) continue;
+      if (!may_help[h]) continue;
       x.may_have_helpers = true;
       for (int d : devices_of[j]) {
-        if (help[d]) continue;
+        if (may_help[d]) continue;
         for (size_t b = 0; b < bindings[d].size(); ++b) {
           const LutKey key{s.devices[h].type, bindings[d][b].run_model, s.devices[d].dataset};
           if (b == 0 || luts.contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &luts.table(key);
@@ -242,7 +240,8 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
-  std::vector<std::unique_ptr<DeviceActor>> devices;
+  ActivityRetirement retirement;
+  std::vector<std::unique_ptr<SimDevice>> devices;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
@@ -255,9 +254,9 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.duration_s = s.duration_s;
     x.host = platform.device_hosts[i];
     x.bindings = bindings[i];
-    if (help[i])
+    if (may_help[i])
       for (int o : devices_of[j]) {
-        if (help[o]) continue;
+        if (may_help[o]) continue;
         for (size_t b = 0; b < bindings[o].size(); ++b) {
           const LutKey key{d.type, bindings[o][b].run_model, s.devices[o].dataset};
           if (b == 0 || luts.contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &luts.table(key);
@@ -267,13 +266,20 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
     x.server_host = platform.server_hosts[static_cast<size_t>(j)];
-    x.results = results[i];
-    x.control = control[i];
-    x.help = help[i];
-    x.peer_results = &results;
+    x.helper = may_help[i] != 0;
+    x.peers = &inboxes;
+    x.retirement = &retirement;
     x.time = &time;
-    devices.push_back(std::make_unique<DeviceActor>(std::move(x)));
+    devices.push_back(std::make_unique<SimDevice>(std::move(x)));
+    inboxes[i] = devices.back().get();
   }
+  std::deque<KernelTimer> join_timers;  // one per join time (below)
+  const auto stop_devices = [&devices, &join_timers] {
+    in_kernel([&devices, &join_timers] {
+      for (auto& t : join_timers) t.cancel();  // a pending timer would keep the engine running to its date
+      for (auto& d : devices) d->stop();
+    });
+  };
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
@@ -282,27 +288,32 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   ms.host = platform.server_hosts[0];
   for (auto& d : devices) ms.devices.push_back(d.get());
   for (auto& sv : servers) ms.servers.push_back(sv.get());
-  ms.control = control;
+  ms.control = inboxes;
+  ms.stop_devices = stop_devices;
   ms.bandwidth = &platform.device_bandwidth;
   ms.arrivals_end_s = ledger.arrivals_end_s();
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
   check_oracle_size(s, *scheduler, monitor.snapshot(0));
   for (auto& sv : servers) sv->start();
-  for (auto& d : devices) d->start();
+  install_completion_dispatch();
+  // Joins: one kernel timer per join time, devices in scenario order (before it a device creates
+  // nothing; what reaches it earlier it takes at its join; a join at or after the drain's end never happens).
+  std::map<double, std::vector<SimDevice*>> joins;
+  for (size_t i = 0; i < nd; ++i)
+    if (s.devices[i].join_at_s < ledger.hard_end_s()) joins[s.devices[i].join_at_s].push_back(devices[i].get());
+  for (const auto& [at_s, group] : joins)
+    join_timers.emplace_back().set(at_s, [&group = group] {
+      for (SimDevice* d : group) d->join();
+    });
   monitor.start();
 
-  std::vector<double> energy_at_warmup(nd, 0), energy_at_end(nd, 0);
   double end_s = 0;
   sg4::Actor::create("controller", platform.server_hosts[0], [&] {
-    sg4::this_actor::sleep_until(s.warmup_s);
-    for (size_t i = 0; i < nd; ++i) energy_at_warmup[i] = sg_host_get_consumed_energy(platform.device_hosts[i]);
     sg4::this_actor::sleep_until(s.duration_s);
-    for (size_t i = 0; i < nd; ++i) energy_at_end[i] = sg_host_get_consumed_energy(platform.device_hosts[i]);
-    if (ledger.unfinished() > 0 && ledger.all_done()->acquire_timeout(s.drain_s)) {
-      // The drain ended with requests unfinished: each device cancels its own activities and
-      // returns at hard_end_s; wait for all of them before the engine kills the remaining daemons.
-      for (auto& d : devices) d->actor()->join();
-    }
+    // Until the last request finished, or the drain's end (hard_end_s) with requests unfinished; then
+    // every device stops (their activities cancelled, timers removed) and the engine kills the daemons.
+    if (ledger.unfinished() > 0) ledger.all_done()->acquire_timeout(s.drain_s);
+    stop_devices();
     end_s = sg4::Engine::get_clock();
   });
   if (options.progress) {
@@ -361,7 +372,9 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     const DeviceSpec& d = s.devices[i];
     DeviceResult dr = device_result_of(d);
     dr.strategy = devices[i]->strategy().to_string();  // at the end of the run
-    dr.energy_compute_j = energy_at_end[i] - energy_at_warmup[i];
+    // SimGrid's host energy plugin for one core: idle power all along, busy - idle while computing.
+    const double window_s = std::max(0.0, s.duration_s - std::max(0.0, s.warmup_s));
+    dr.energy_compute_j = d.power.idle_w * window_s + (d.power.busy_w - d.power.idle_w) * devices[i]->busy_seconds_in_window();
     dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
     dr.bytes_sent = devices[i]->bytes_sent();
     dr.bytes_received = devices[i]->bytes_received();

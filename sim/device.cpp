@@ -1,5 +1,6 @@
-#include "sim/device_actor.hpp"
+#include "sim/device.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,14 +12,10 @@ namespace sg4 = simgrid::s4u;
 namespace coinfer::sim {
 
 namespace {
-constexpr unsigned kDeviceStackBytes = 256 * 1024;
-}
-
-namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 }
 
-DeviceActor::DeviceActor(DeviceSlice slice)
+SimDevice::SimDevice(DeviceSlice slice)
     : s_(std::move(slice)),
       strategy_(s_.spec->strategy),
       num_stages_(s_.bindings.at(0).model->num_stages()),
@@ -32,21 +29,160 @@ DeviceActor::DeviceActor(DeviceSlice slice)
     for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.back().push_back(b.model->bytes_at_split(k));
   }
   strategy_text_ = strategy_.to_string();
-  helper_ = s_.help != nullptr;
+  for (int i = 0; i < kSlots; ++i) hooks_[i] = CompletionHook{this, i};
 }
 
-void DeviceActor::start() {
-  // A 256 KiB stack (SimGrid's default is 8 MiB, `contexts/stack-size`): the event loop is shallow and
-  // waits in SimGrid's simcalls, which run on maestro's stack. Each stack keeps its guard page, so an
-  // overflow would stop the program rather than corrupt memory. Measured (bench/RESULTS.md "Scale"):
-  // 10,000 devices, engine time 1.95 -> 1.24 s; peak RSS +3 KB per device.
-  actor_ = sg4::Actor::init(s_.spec->id, s_.host)->set_stacksize(kDeviceStackBytes)->start([this] { event_loop(); });
-  actor_->daemonize();
+void SimDevice::stop() {
+  stopped_ = true;
+  arrival_timer_.cancel();
+  if (compute_done_.pending()) count_busy(busy_since_s_, sg4::Engine::get_clock());
+  compute_done_.cancel();
+  // Cancelled here, before the engine ends (a transfer left unfinished would keep the engine running to
+  // its end); SimGrid reports them cancelled, which no hook acts on. Kept until the device is destroyed.
+  for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, inbound_[0].comm, inbound_[1].comm, inbound_[2].comm})
+    if (a) {
+      a->cancel();
+      cancelled_.push_back(a);
+    }
+  upload_ = nullptr;
+  for (Inbound& in : inbound_) {
+    in.comm = nullptr;
+    in.waiting.clear();
+  }
 }
 
-void DeviceActor::on_help_arrived() {
+void SimDevice::join() {
+  if (stopped_) return;
+  live_ = true;
+  next_arrival_s_ = arrivals_.next();
+  step();
+  take_arrived();
+}
+
+void SimDevice::start_compute(double seconds, int slot) {
+  busy_since_s_ = sg4::Engine::get_clock();
+  compute_done_.set(busy_since_s_ + seconds, [this, slot] {
+    count_busy(busy_since_s_, sg4::Engine::get_clock());
+    on_activity_done(slot);
+  });
+}
+
+void SimDevice::count_busy(double from_s, double to_s) {
+  const double a = std::max(from_s, s_.warmup_s), b = std::min(to_s, s_.duration_s);
+  if (b > a) busy_window_s_ += b - a;
+}
+
+// ---- what others send it (DeviceInbox): from an actor or from kernel context ----
+
+void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
+  in_kernel([&] { send(kResultIn, from, r->rec.bytes_down, r); });
+}
+
+void SimDevice::send_control(const Strategy* st, sg4::Host* from, double bytes) {
+  in_kernel([&] { send(kControlIn, from, bytes, const_cast<Strategy*>(st)); });
+}
+
+void SimDevice::send_help(HelpTask* t, sg4::Host* from, double bytes) {
+  in_kernel([&] { send(kHelpIn, from, bytes, t); });
+}
+
+void SimDevice::send(int slot, sg4::Host* from, double bytes, void* payload) {
+  if (stopped_) return;
+  inbound_[slot - kResultIn].waiting.push_back(Inbound::Item{from, static_cast<std::uint64_t>(std::llround(bytes)), payload});
+  start_inbound(slot);
+}
+
+void SimDevice::start_inbound(int slot) {
+  Inbound& in = inbound_[slot - kResultIn];
+  if (stopped_ || in.comm || in.arrived || in.waiting.empty()) return;
+  const Inbound::Item item = in.waiting.front();
+  in.waiting.pop_front();
+  in.payload = item.payload;
+  in.comm = sg4::Comm::sendto_init(item.from, s_.host);
+  in.comm->set_payload_size(item.bytes);
+  in.comm->set_data(&hooks_[slot]);
+  in.comm->start();
+}
+
+void SimDevice::take_arrived() {
+  // In the order the device's event loop used to look at them: results, scheduling messages, help (one
+  // forwarded batch at a time: a batch that arrived while it computes another waits for it).
+  if (!live_ || stopped_) return;
+  if (Inbound& in = inbound_[kResultIn - kResultIn]; in.arrived) {
+    in.arrived = false;
+    on_result(static_cast<SimRequest*>(in.payload));
+    start_inbound(kResultIn);
+    step();
+  }
+  if (Inbound& in = inbound_[kControlIn - kResultIn]; in.arrived) {
+    in.arrived = false;
+    on_control(*static_cast<const Strategy*>(in.payload));
+    start_inbound(kControlIn);
+    step();
+  }
+  if (Inbound& in = inbound_[kHelpIn - kResultIn]; in.arrived && helping_ == nullptr) {
+    in.arrived = false;
+    on_help_arrived(static_cast<HelpTask*>(in.payload));
+    start_inbound(kHelpIn);
+    step();
+  }
+}
+
+void SimDevice::on_activity_done(int slot) {
+  if (stopped_) return;
+  switch (slot) {
+    case kExec:
+      on_computed();
+      break;
+    case kUpload:
+      finished(upload_);
+      on_uploaded();
+      break;
+    case kHelpExec:
+      on_help_done();
+      break;
+    default: {
+      Inbound& in = inbound_[slot - kResultIn];
+      finished(in.comm);
+      in.arrived = true;
+      take_arrived();
+      return;
+    }
+  }
+  if (!live_) return;
+  step();
+  take_arrived();
+}
+
+void SimDevice::step() {
+  // What the device's event loop did after every wake-up: arrivals due now, data_parallel routing,
+  // closed-loop admission, idle stages; then the timer for the next arrival (none past the drain's end,
+  // where stop() ends everything).
+  if (!live_ || stopped_) return;
+  const double now = sg4::Engine::get_clock();
+  while (next_arrival_s_ <= now) {
+    if (!s_.ledger->may_create()) {
+      next_arrival_s_ = kNever;
+      break;
+    }
+    create_request();
+    next_arrival_s_ = arrivals_.next();
+  }
+  route_data_parallel();
+  try_create_closed_loop();
+  start_idle_stages();
+  if (next_arrival_s_ < s_.ledger->hard_end_s() && !(arrival_timer_.pending() && arrival_timer_at_s_ == next_arrival_s_)) {
+    arrival_timer_at_s_ = next_arrival_s_;
+    arrival_timer_.set(next_arrival_s_, [this] {
+      step();
+      take_arrived();
+    });
+  }
+}
+
+void SimDevice::on_help_arrived(HelpTask* task) {
   // Runs the server part of the batch on this device, with this device's LUT for the origin model.
-  helping_ = incoming_help_;
+  helping_ = task;
   SimRequest* first = helping_->batch.front();
   const int b = static_cast<int>(helping_->batch.size());
   const LutTable& lut = *s_.helper_luts.at({first->rec.device, first->binding});
@@ -57,37 +193,26 @@ void DeviceActor::on_help_arrived() {
     r->rec.batch_size = b;
     r->rec.helper = s_.index;
   }
-  help_exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
-  help_get_ = s_.help->get_async<HelpTask>(&incoming_help_);
+  start_compute(seconds, kHelpExec);
 }
 
-void DeviceActor::on_help_done() {
+void SimDevice::on_help_done() {
   const double now = sg4::Engine::get_clock();
-  help_exec_ = nullptr;
   for (SimRequest* r : helping_->batch) {  // straight from the helper to the origin device
     r->rec.t_batch_end = now;
-    (*s_.peer_results)[r->rec.device]->put_init(r, static_cast<std::uint64_t>(std::llround(r->rec.bytes_down)))->detach();
+    (*s_.peers)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
   }
   HelpTask* done = helping_;
   helping_ = nullptr;
   done->done();
 }
 
-void DeviceActor::cancel_activities() {
-  // Cancelled by their owner, before the engine ends: SimGrid aborts when it kills an actor that waits
-  // on a pending execution, and a transfer freed unfinished keeps the engine running to its end.
-  for (const auto& a : std::vector<sg4::ActivityPtr>{exec_, upload_, help_exec_, result_get_, control_get_, help_get_})
-    if (a) a->cancel();
-  exec_ = help_exec_ = nullptr;
-  upload_ = result_get_ = control_get_ = help_get_ = nullptr;
-}
-
-bool DeviceActor::accepting() const {
+bool SimDevice::accepting() const {
   const double now = sg4::Engine::get_clock();
   return now >= s_.spec->join_at_s && now < s_.spec->leave_at_s && now < s_.ledger->arrivals_end_s() && s_.ledger->may_create();
 }
 
-void DeviceActor::create_request() {
+void SimDevice::create_request() {
   SimRequest& r = s_.ledger->create(s_.index);
   r.rec.strategy = strategy_text_;
   ++unfinished_;
@@ -101,7 +226,7 @@ void DeviceActor::create_request() {
   route(&r);
 }
 
-void DeviceActor::route(SimRequest* r) {
+void SimDevice::route(SimRequest* r) {
   r->rec.split = r->device_split;
   r->binding = binding_;
   const ModelBinding& b = s_.bindings[static_cast<size_t>(binding_)];
@@ -118,7 +243,7 @@ void DeviceActor::route(SimRequest* r) {
   (r->device_split > 0 ? exec_queue_ : up_queue_).push_back(r);
 }
 
-void DeviceActor::route_data_parallel() {
+void SimDevice::route_data_parallel() {
   while (!dp_pending_.empty() && dp_router_.any_free()) {
     const auto side = dp_router_.route_next(s_.bandwidth->bytes_per_s_at(sg4::Engine::get_clock()));
     const bool to_server = *side == DataParallelRouter::Side::server;
@@ -130,7 +255,7 @@ void DeviceActor::route_data_parallel() {
   }
 }
 
-void DeviceActor::try_create_closed_loop() {
+void SimDevice::try_create_closed_loop() {
   if (!arrivals_.closed_loop()) return;
   while (accepting()) {
     ClosedLoopView v;
@@ -146,7 +271,7 @@ void DeviceActor::try_create_closed_loop() {
   }
 }
 
-void DeviceActor::start_idle_stages() {
+void SimDevice::start_idle_stages() {
   if (computing_ == nullptr && !exec_queue_.empty()) {
     computing_ = exec_queue_.front();
     exec_queue_.pop_front();
@@ -155,19 +280,21 @@ void DeviceActor::start_idle_stages() {
     const LutTable& lut = *binding_of(computing_).lut;  // the model it was created with
     double seconds = s_.time->sample_seconds(lut, 0, computing_->device_split, 1, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
     if (computing_->device_split < num_stages_) seconds += lut.wire_compress_seconds(computing_->device_split);
-    exec_ = sg4::this_actor::exec_async(seconds * kFlopsPerSecond);
+    start_compute(seconds, kExec);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
     uploading_ = up_queue_.front();
     up_queue_.pop_front();
-    upload_ = sg4::Comm::sendto_async(s_.host, s_.server_host, std::llround(uploading_->rec.bytes_up));
+    upload_ = sg4::Comm::sendto_init(s_.host, s_.server_host);
+    upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
+    upload_->set_data(&hooks_[kUpload]);
+    upload_->start();
   }
 }
 
-void DeviceActor::on_computed() {
+void SimDevice::on_computed() {
   SimRequest* r = computing_;
   computing_ = nullptr;
-  exec_ = nullptr;
   r->rec.t_device_end = sg4::Engine::get_clock();
   if (r->device_split >= num_stages_) {
     r->rec.t_result = r->rec.t_device_end;
@@ -178,11 +305,10 @@ void DeviceActor::on_computed() {
   }
 }
 
-void DeviceActor::on_uploaded() {
+void SimDevice::on_uploaded() {
   // Arrived: the server's dispatcher takes it now (uploads in the order their transfers complete).
   SimRequest* r = uploading_;
   uploading_ = nullptr;
-  upload_ = nullptr;
   r->rec.t_uplink_end = sg4::Engine::get_clock();
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
@@ -190,24 +316,22 @@ void DeviceActor::on_uploaded() {
   s_.uploads->arrived->release();
 }
 
-void DeviceActor::on_result() {
-  SimRequest* r = arriving_;
+void SimDevice::on_result(SimRequest* r) {
   r->rec.t_result = sg4::Engine::get_clock();
   bytes_received_ += r->rec.bytes_down;
   count_radio(r->rec.bytes_down);
   if (r->dp_to_server) dp_router_.release(DataParallelRouter::Side::server);
   on_finished(r);
-  result_get_ = s_.results->get_async<SimRequest>(&arriving_);
 }
 
-void DeviceActor::use_binding(int b) {
+void SimDevice::use_binding(int b) {
   if (b == binding_) return;
   binding_ = b;
   const ModelBinding& x = s_.bindings[static_cast<size_t>(b)];
   dp_router_.set_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, x.server_lut, *s_.time));
 }
 
-void DeviceActor::apply_strategy(const Strategy& s) {
+void SimDevice::apply_strategy(const Strategy& s) {
   // The model variant the strategy names (a scheduler chooses among the bindings the simulation made
   // from the device's variant choices; anything else keeps the current one).
   const std::string run_model = model_under(s_.spec->model, s);
@@ -218,66 +342,18 @@ void DeviceActor::apply_strategy(const Strategy& s) {
   if (s_.spec->workload.in_flight <= 0) in_flight_limit_ = default_in_flight(s);
 }
 
-void DeviceActor::on_control() {
-  apply_strategy(*incoming_strategy_);
-  control_get_ = s_.control->get_async<Strategy>(&incoming_strategy_);
-}
+void SimDevice::on_control(const Strategy& s) { apply_strategy(s); }
 
-void DeviceActor::count_radio(double bytes) {
+void SimDevice::count_radio(double bytes) {
   const double now = sg4::Engine::get_clock();
   if (now >= s_.warmup_s && now <= s_.duration_s) radio_bytes_window_ += bytes;
 }
 
-void DeviceActor::on_finished(SimRequest* r) {
+void SimDevice::on_finished(SimRequest* r) {
   --unfinished_;
   ++completed_;
   latency_sum_s_ += r->rec.latency_s();
   s_.ledger->finish(*r);
-}
-
-void DeviceActor::event_loop() {
-  const double hard_end = s_.ledger->hard_end_s();
-  result_get_ = s_.results->get_async<SimRequest>(&arriving_);
-  control_get_ = s_.control->get_async<Strategy>(&incoming_strategy_);
-  if (helper_) help_get_ = s_.help->get_async<HelpTask>(&incoming_help_);
-  // The drain's end stops the loop: whatever is still running or waiting is cancelled here and its
-  // requests are recorded failed by the controller.
-  sg4::this_actor::sleep_until(std::min(s_.spec->join_at_s, hard_end));
-  next_arrival_s_ = arrivals_.next();
-  std::vector<sg4::ActivityPtr> waiting;
-  while (true) {
-    if (sg4::Engine::get_clock() >= hard_end) {
-      cancel_activities();
-      return;
-    }
-    while (next_arrival_s_ <= sg4::Engine::get_clock()) {
-      if (!s_.ledger->may_create()) {
-        next_arrival_s_ = kNever;
-        break;
-      }
-      create_request();
-      next_arrival_s_ = arrivals_.next();
-    }
-    route_data_parallel();
-    try_create_closed_loop();
-    start_idle_stages();
-    waiting.clear();
-    waiting.push_back(result_get_);
-    waiting.push_back(control_get_);
-    if (helper_ && help_exec_) waiting.push_back(help_exec_);
-    else if (helper_) waiting.push_back(help_get_);  // one forwarded batch at a time
-    if (exec_) waiting.push_back(exec_);
-    if (upload_) waiting.push_back(upload_);
-    const double wake_s = std::min(next_arrival_s_, hard_end);
-    const ssize_t k = sg4::Activity::wait_any_for(waiting, wake_s - sg4::Engine::get_clock());
-    if (k < 0) continue;  // the next arrival is due, or the drain ended
-    if (waiting[k] == result_get_) on_result();
-    else if (waiting[k] == control_get_) on_control();
-    else if (helper_ && waiting[k] == help_get_) on_help_arrived();
-    else if (helper_ && waiting[k] == help_exec_) on_help_done();
-    else if (waiting[k] == exec_) on_computed();
-    else on_uploaded();
-  }
 }
 
 }  // namespace coinfer::sim

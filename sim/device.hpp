@@ -1,10 +1,17 @@
 #pragma once
-// One edge device in the simulation. A single actor runs an event loop over the device's own
-// activities: its computation (one request at a time on its single-core host), its upload (one
+// One edge device in the simulation: an event handler over the device's own activities, run by
+// SimGrid's kernel (sim/kernel_events.hpp: no actor, no stack, no context switch per event). Its
+// activities: its computation (one request at a time on its single-core host; see below), its upload (one
 // transfer at a time: its radio), the next result coming back (results arrive one at a time, in the
 // order they were sent), the next scheduling message, a forwarded batch when it is an idle helper
-// and, for open-loop workloads, the next arrival time. Waking only on activity completions keeps the
-// simulator close to bare SimGrid speed (bench/RESULTS.md).
+// and, for open-loop workloads, the next arrival time (a kernel timer). After each completion it does
+// what the device's event loop did after each wake-up (bench/RESULTS.md "Scale").
+// The device's processor never runs two things at once: a device that creates requests computes them
+// one at a time, and an idle helper (arrival: none) creates none and runs one forwarded batch at a
+// time. So a computation of t seconds takes exactly t: it is a kernel timer, and the processor's energy
+// is integrated here by the formula of SimGrid's host energy plugin for one core (idle power, plus
+// busy - idle while it computes). (A SimGrid execution started by the kernel costs a scan of every
+// other running one when it ends: SimGrid 3.32 keeps them in one list; see bench/RESULTS.md "Scale".)
 // The rules are the engine-free ones the real device runtime uses: arrivals and the closed-loop
 // admission rule are core/arrival_process.hpp, data_parallel routing core/data_parallel_router.hpp,
 // execution times core/execution_time.hpp. Strategies (DESIGN.md):
@@ -25,6 +32,7 @@
 #include "core/model_spec.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
+#include "sim/kernel_events.hpp"
 #include "sim/messages.hpp"
 #include "sim/observation.hpp"
 
@@ -39,7 +47,7 @@ struct ModelBinding {
   std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
 };
 
-// What one device's actor sees of the run; built by the simulation, valid for the whole run.
+// What one device sees of the run; built by the simulation, valid for the whole run.
 struct DeviceSlice {
   int index = 0;
   const DeviceSpec* spec = nullptr;
@@ -56,21 +64,30 @@ struct DeviceSlice {
   RequestLedger* ledger = nullptr;
   simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
   ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
-  simgrid::s4u::Mailbox* results = nullptr;          // its own
-  simgrid::s4u::Mailbox* control = nullptr;          // its own
-  simgrid::s4u::Mailbox* help = nullptr;             // its own when it may help (arrival: none), else null
-  // Per scenario device: helpers answer there. Shared by all devices (owned by the simulation): a
-  // copy per device would cost devices^2 pointers.
-  const std::vector<simgrid::s4u::Mailbox*>* peer_results = nullptr;
+  bool helper = false;                               // may serve forwarded batches (arrival: none)
+  // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
+  // simulation): a copy per device would cost devices^2 pointers.
+  const std::vector<DeviceInbox*>* peers = nullptr;
+  ActivityRetirement* retirement = nullptr;          // shared (owned by the simulation)
   const ExecutionTimeModel* time = &lut_mean_time();
 };
 
-class DeviceActor final : public ObservedDevice {
+class SimDevice final : public ObservedDevice, public DeviceInbox, private CompletionListener {
  public:
-  explicit DeviceActor(DeviceSlice slice);
-  void start();  // spawns this device's actor (a daemon)
-  // The device's actor; it returns by itself at the drain's end (RequestLedger::hard_end_s).
-  simgrid::s4u::ActorPtr actor() const { return actor_; }
+  explicit SimDevice(DeviceSlice slice);
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+  // The device's join (kernel context, at its join time; install_completion_dispatch() first): it
+  // starts creating requests and takes what reached it before. Devices joining at the same time join
+  // in scenario order (the simulation schedules them), so request ids follow that order.
+  void join();
+  // Cancels everything it has running or scheduled; it then takes nothing more (kernel context: the
+  // drain's end, RequestLedger::hard_end_s, or a run stopped early). Unfinished requests stay so.
+  void stop();
+
+  void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
+  void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) override;
+  void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
 
   const Strategy& strategy() const override { return strategy_; }
   int unfinished() const override { return unfinished_; }
@@ -80,19 +97,46 @@ class DeviceActor final : public ObservedDevice {
   double latency_sum_s() const override { return latency_sum_s_; }
 
   // Accounting read after the run (energy, bytes).
+  double busy_seconds_in_window() const { return busy_window_s_; }  // computing within [warmup_s, duration_s]
   double radio_bytes_in_window() const { return radio_bytes_window_; }
   double bytes_sent() const { return bytes_sent_; }
   double bytes_received() const { return bytes_received_; }
 
  private:
-  void event_loop();
-  void cancel_activities();
+  // Its activities, each told to on_activity_done by its hook.
+  enum Slot { kExec, kUpload, kHelpExec, kResultIn, kControlIn, kHelpIn, kSlots };
+  // One kind of transfer to this device (DeviceInbox): those sent and not started yet, the one on its
+  // way, and the one arrived and not yet taken (only one at a time: the next starts once it is taken).
+  struct Inbound {
+    struct Item {
+      simgrid::s4u::Host* from;
+      std::uint64_t bytes;
+      void* payload;
+    };
+    std::deque<Item> waiting;
+    simgrid::s4u::CommPtr comm;
+    void* payload = nullptr;  // of the one on its way or arrived
+    bool arrived = false;
+  };
+
+  void on_activity_done(int slot) override;
+  void step();                // after every event: due arrivals, routing, admission, idle stages, the next timer
+  void take_arrived();        // hands arrived results, scheduling messages and help to their handlers
+  void send(int slot, simgrid::s4u::Host* from, double bytes, void* payload);
+  void start_inbound(int slot);
+  void start_compute(double seconds, int slot);  // kExec or kHelpExec: done `seconds` from now
+  void count_busy(double from_s, double to_s);
+  template <class ActivityRef>
+  void finished(ActivityRef& a) {  // drops the reference once SimGrid is done with it
+    s_.retirement->retire(a);
+    a = nullptr;
+  }
   void start_idle_stages();
   void on_computed();
   void on_uploaded();
-  void on_result();
-  void on_control();
-  void on_help_arrived();
+  void on_result(SimRequest* r);
+  void on_control(const Strategy& s);
+  void on_help_arrived(HelpTask* t);
   void on_help_done();
   void apply_strategy(const Strategy& s);
   void create_request();  // one request now (strategy as of now), routed
@@ -107,7 +151,12 @@ class DeviceActor final : public ObservedDevice {
   const ModelBinding& binding_of(const SimRequest* r) const { return s_.bindings[static_cast<size_t>(r->binding)]; }
 
   DeviceSlice s_;
-  simgrid::s4u::ActorPtr actor_;
+  CompletionHook hooks_[kSlots];
+  Inbound inbound_[3];  // results, control, help (slot - kResultIn)
+  bool live_ = false, stopped_ = false;
+  KernelTimer arrival_timer_;
+  double arrival_timer_at_s_ = -1;
+  std::vector<simgrid::s4u::ActivityPtr> cancelled_;  // kept until the device is destroyed (after the engine's run)
   Strategy strategy_;
   int binding_ = 0;  // index into s_.bindings
   int num_stages_;   // equal for every binding (variants keep the stages)
@@ -121,15 +170,11 @@ class DeviceActor final : public ObservedDevice {
   std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;
   SimRequest* computing_ = nullptr;  // request whose device stages run now
   SimRequest* uploading_ = nullptr;  // request on the uplink now
-  SimRequest* arriving_ = nullptr;   // filled by the posted result receive
-  simgrid::s4u::ExecPtr exec_;
-  simgrid::s4u::CommPtr upload_, result_get_, control_get_;
-  Strategy* incoming_strategy_ = nullptr;  // filled by the posted control receive
-  bool helper_ = false;                    // may serve forwarded batches (arrival: none)
-  HelpTask* incoming_help_ = nullptr;      // filled by the posted help receive
+  KernelTimer compute_done_;  // its own request's stages, or a forwarded batch (never both: see above)
+  double busy_since_s_ = 0;
+  double busy_window_s_ = 0;
+  simgrid::s4u::CommPtr upload_;
   HelpTask* helping_ = nullptr;            // the batch computing now (one at a time)
-  simgrid::s4u::CommPtr help_get_;
-  simgrid::s4u::ExecPtr help_exec_;
   DataParallelRouter dp_router_;
   ArrivalProcess arrivals_;
   RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
