@@ -1,6 +1,7 @@
 #include "sched/scheduler_factory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -204,6 +205,31 @@ class CheckedScheduler : public Scheduler {
 };
 }  // namespace
 
+void check_decision_work(const Scenario& s, const AnalyticEstimator& est, SystemState state) {
+  const std::string& name = s.scheduler.name;
+  if (name != "greedy" && name != "hierarchical") return;
+  std::vector<std::string> keys;  // make_scheduler checks which keys are allowed
+  for (const auto& kv : s.scheduler.params) keys.push_back(kv.first);
+  const Params p(s, keys);
+  const double max_work = p.number("max_work", 5e6, 1);
+  for (auto& d : state.devices) d.connected = true;
+  const bool greedy = name == "greedy";
+  const double work = greedy ? greedy_work(est, state)
+                             : hierarchical_work(est, state, p.flag("share_groups", true),
+                                                 static_cast<long long>(p.number("max_schemes", 729, 1)));
+  if (work <= max_work) return;
+  size_t devices = 0;
+  for (const auto& d : state.devices) devices += d.generates ? 1 : 0;
+  throw InputError(s.scheduler.where, "scheduler.max_work",
+                   name + " on " + std::to_string(devices) + " devices needs " + (greedy ? "" : "about ") + format_double(work) +
+                       " device-predictions a decision (" +
+                       (greedy ? "every option of each device on the devices decided before it: O(D^2 (n + 2))"
+                               : "stage 1 over its groups' options, then climbs over every split: O(D x groups x (options + n))") +
+                       "), more than scheduler.max_work = " + format_double(max_work) + " (~3.4 us each here: about " +
+                       format_double(std::round(work * 3.4e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
+                       (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
   if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
@@ -234,7 +260,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
   }
   if (name == "greedy") {
-    Params p(s, {"objective", "estimator", "predictor"});
+    Params p(s, {"objective", "estimator", "predictor", "max_work"});
     auto rank = ranking_estimator(s, p, est);
     auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
     return owning(std::move(rank), std::move(inner));
@@ -251,7 +277,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
   }
   if (name == "hierarchical") {
-    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor"});
+    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work"});
     auto rank = ranking_estimator(s, p, est);
     auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
                                                          static_cast<int>(p.number("iterations", 10, 0)),

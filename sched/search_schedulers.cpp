@@ -19,7 +19,53 @@ std::vector<const DeviceState*> connected(const SystemState& s) {
   return v;
 }
 int stages_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).num_stages(); }
+
+// hierarchical's groups: devices sharing one choice (type, model, dataset, server and link bandwidth when
+// share_groups; else each device alone), in state order.
+std::vector<std::vector<const DeviceState*>> choice_groups(const std::vector<const DeviceState*>& devs, bool share_groups) {
+  std::vector<std::vector<const DeviceState*>> groups;
+  std::map<std::string, size_t> group_of;
+  for (const DeviceState* d : devs) {
+    std::string key = d->id;
+    if (share_groups) {
+      char bw[32];
+      std::snprintf(bw, sizeof bw, "%.3g", d->link_bandwidth_mbps);
+      key = d->type + "|" + d->model + "/" + d->dataset + "|" + d->server + "|" + bw;
+    }
+    auto it = group_of.find(key);
+    if (it == group_of.end()) {
+      group_of[key] = groups.size();
+      groups.push_back({d});
+    } else {
+      groups[it->second].push_back(d);
+    }
+  }
+  return groups;
+}
 }  // namespace
+
+double greedy_work(const AnalyticEstimator& est, const SystemState& state) {
+  double work = 0, decided = 0;
+  for (const DeviceState* d : connected(state)) {
+    decided += 1;
+    work += decided * static_cast<double>(device_options(est, *d).size());
+  }
+  return work;
+}
+
+double hierarchical_work(const AnalyticEstimator& est, const SystemState& state, bool share_groups, long long max_schemes) {
+  const auto devs = connected(state);
+  long double combos = 1;
+  double coarse = 0, fine = 0;
+  for (const auto& g : choice_groups(devs, share_groups)) {
+    const double options = 3.0 * static_cast<double>(std::max<size_t>(1, g[0]->variant_choices.size()));
+    combos *= options;
+    coarse += options;
+    fine += stages_of(est, *g[0]) + 1;
+  }
+  const double stage1 = combos <= max_schemes ? static_cast<double>(combos) : coarse;
+  return static_cast<double>(devs.size()) * (stage1 + fine);
+}
 
 Scheme GreedyScheduler::decide(const SystemState& state) {
   Scheme chosen;
@@ -139,23 +185,7 @@ Scheme OracleScheduler::decide(const SystemState& state) {
 Scheme HierarchicalScheduler::decide(const SystemState& state) {
   auto devs = connected(state);
   // Groups of devices sharing one choice.
-  std::vector<std::vector<const DeviceState*>> groups;
-  std::map<std::string, size_t> group_of;
-  for (const DeviceState* d : devs) {
-    std::string key = d->id;
-    if (share_groups_) {
-      char bw[32];
-      std::snprintf(bw, sizeof bw, "%.3g", d->link_bandwidth_mbps);
-      key = d->type + "|" + d->model + "/" + d->dataset + "|" + d->server + "|" + bw;
-    }
-    auto it = group_of.find(key);
-    if (it == group_of.end()) {
-      group_of[key] = groups.size();
-      groups.push_back({d});
-    } else {
-      groups[it->second].push_back(d);
-    }
-  }
+  const std::vector<std::vector<const DeviceState*>> groups = choice_groups(devs, share_groups_);
   // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated), for each execution variant the
   // group's devices may run (DeviceState::variant_choices; none: the model as named).
   std::vector<std::vector<Strategy>> options;

@@ -93,4 +93,13 @@ class HierarchicalScheduler : public Scheduler {
   bool use_helpers_;
 };
 
+// Decision work, in device-predictions (an analytic prediction costs O(devices in the system it predicts):
+// ~3.4 us per device on this project's 2-core machine, bench/RESULTS.md "Scale"), of a decision on
+// `state`. greedy: exactly (every option of each device, on the devices decided before it: O(D^2 (n + 2))).
+// hierarchical: about what its first round costs (3 options per group and variant, fewer where they
+// coincide; stage 1 ranking every combination when there are at most max_schemes, else one coordinate
+// round; one climb step per group and split); later rounds add to it, remembered predictions subtract.
+double greedy_work(const AnalyticEstimator& est, const SystemState& state);
+double hierarchical_work(const AnalyticEstimator& est, const SystemState& state, bool share_groups, long long max_schemes);
+
 }  // namespace coinfer

@@ -136,6 +136,7 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
+  check_decision_work(s, *estimator, scenario_state(s, 0));
   check_oracle_size(s, *scheduler, scenario_state(s, 0));
 }
 
@@ -293,6 +294,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   ms.bandwidth = &platform.device_bandwidth;
   ms.arrivals_end_s = ledger.arrivals_end_s();
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
+  check_decision_work(s, *estimator, monitor.snapshot(0));
   check_oracle_size(s, *scheduler, monitor.snapshot(0));
   for (auto& sv : servers) sv->start();
   install_completion_dispatch();

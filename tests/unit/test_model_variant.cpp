@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "core/input_error.hpp"
@@ -231,7 +232,9 @@ TEST(VariantChoice, OnlyVariantsWithCompleteTablesAndADocumentedErrorWithinTheBo
   EXPECT_NE(with(-1, true).second.find("documents no output error"), std::string::npos);
   // A server table that cannot serve a batch of 4: not offered.
   EXPECT_NE(with(0.001, false).second.find("lack entries"), std::string::npos);
-  // The key is checked: a negative bound is an error naming it.
+  // The key is checked: a negative bound is an error naming it. (`luts: [x]` names an empty folder
+  // beside the scenario: it must exist, and nothing here reads it.)
+  std::filesystem::create_directories(dir + "/x");
   std::ofstream(dir + "/bad.yaml") << "name: t\nluts: [x]\nservers: [{id: e, type: srv}]\n"
                                       "devices: [{id: d, type: slow, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8}}]\n"
                                       "scheduler: {name: greedy, max_output_error: -1}\n";

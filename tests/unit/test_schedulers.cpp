@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/input_error.hpp"
+#include "core/text_util.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/state_json.hpp"
 #include "sched/analytic_estimator.hpp"
@@ -300,4 +301,51 @@ TEST(Schedulers, BoundedCoarseStageIsCloseToTheExhaustiveOne) {
   std::printf("bounded / exhaustive throughput: mean %.4f, worst %.4f over %d systems\n", sum / systems, worst, systems);
   EXPECT_GE(worst, 0.95);
   EXPECT_GE(sum / systems, 0.99);
+}
+
+// greedy and hierarchical refuse, before deciding, systems whose decision work exceeds scheduler.max_work.
+TEST(Schedulers, SearchesWhoseWorkExceedsMaxWorkAreRefusedAtLoad) {
+  Fixture f;
+  std::vector<DeviceState> devs;
+  for (int i = 0; i < 4; ++i) devs.push_back(device("d" + std::to_string(i), i % 2 ? "slow" : "fast", 8.0 + i));
+  devs.push_back(device("idle", "fast", 8));
+  devs.back().generates = false;  // a helper: no options, no predictions
+  const SystemState st = state(devs);
+  // greedy: dgcnn has n = 9 stages, so n + 2 = 11 options (offload, pp(1..8), local, data_parallel); the
+  // i-th device's options are predicted on i devices: 11 x (1 + 2 + 3 + 4) = 110 device-predictions.
+  EXPECT_DOUBLE_EQ(greedy_work(*f.est, st), 110);
+  // hierarchical without shared groups: 4 groups of 3 options; 3^4 = 81 <= max_schemes 729, so stage 1
+  // ranks all 81 combinations; stage 2 one step per split: 4 x (9 + 1) = 40; each on 4 devices.
+  EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, st, false, 729), 4 * (81 + 40));
+  // Above max_schemes (80 < 81): one coordinate round, 4 x 3 options.
+  EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, st, false, 80), 4 * (12 + 40));
+  Scenario s;
+  s.file = "big.yaml";
+  for (const char* name : {"greedy", "hierarchical"}) {
+    s.scheduler = SchedulerSpec{};
+    s.scheduler.name = name;
+    s.scheduler.params["share_groups"] = "false";
+    if (std::string(name) == "greedy") s.scheduler.params.erase("share_groups");
+    const double work = std::string(name) == "greedy" ? 110 : 4 * (81 + 40);
+    s.scheduler.params["max_work"] = format_double(work);
+    EXPECT_NO_THROW(check_decision_work(s, *f.est, st)) << name;
+    s.scheduler.params["max_work"] = format_double(work - 1);
+    try {
+      check_decision_work(s, *f.est, st);
+      ADD_FAILURE() << name << " accepted work above max_work";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.key(), "scheduler.max_work") << e.what();
+      EXPECT_NE(std::string(e.what()).find("on 4 devices"), std::string::npos) << e.what();
+    }
+  }
+  // Disconnected devices count too: the check is for the whole system (every device that may join).
+  SystemState later = st;
+  later.devices[0].connected = false;
+  s.scheduler = SchedulerSpec{};
+  s.scheduler.name = "greedy";
+  s.scheduler.params["max_work"] = "109";
+  EXPECT_THROW(check_decision_work(s, *f.est, later), InputError);
+  // Other schedulers are not bounded this way.
+  s.scheduler.name = "dp";
+  EXPECT_NO_THROW(check_decision_work(s, *f.est, st));
 }
