@@ -6,9 +6,9 @@
 
 namespace coinfer::limits {
 
-// Devices in one scenario (after `count:` expansion): each is a SimGrid actor with its own stack (two
-// memory maps), set-up is superlinear beyond this, and vm.max_map_count stops a run near 30,000 actors.
-constexpr long long kMaxDevices = 10000;
+// Devices in one scenario (after `count:` expansion): ~20 KB each in the simulator (a device is no actor;
+// its hosts, links and state), so 100,000 devices take ~2 GB (bench/RESULTS.md "Scale").
+constexpr long long kMaxDevices = 100000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;
 constexpr long long kMaxCores = 4096;

@@ -110,7 +110,7 @@ if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stde
 # --- Bounds (issue 10): each refused with the key, the bound and why, before anything runs. ---
 expect_bad tiny_period "at most 100000" run "$base" --set scheduler.period_s=1e-12
 expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set servers.0.workers=40000
-expect_bad many_devices "must be <= 10000" run "$base" --set devices.0.count=100000
+expect_bad many_devices "must be <= 100000" run "$base" --set devices.0.count=1000000
 expect_bad huge_batch "must be <= 4096" run "$base" --set servers.0.batch.max_size=100000000000
 expect_bad huge_rate "rate_per_s.*must be <=" run "$base" --set devices.2.workload.rate_per_s=1e300
 expect_bad dev_zero_trace "not a regular file" run "$base" --set devices.0.link.trace=/dev/zero
