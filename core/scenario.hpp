@@ -123,8 +123,10 @@ struct Scenario {
   SchedulerSpec scheduler;
   std::vector<EventSpec> events;
 
-  int server_index(const std::string& id) const;  // -1 if absent
-  int device_index(const std::string& id) const;  // -1 if absent
+  // Position of the server / device with this id, -1 if absent. Ids are unique in a loaded scenario (the
+  // loader refuses duplicates); a list holding duplicates gets the position of one of them.
+  int server_index(const std::string& id) const;
+  int device_index(const std::string& id) const;
 };
 
 // Whether the seed can change a run of this scenario: true when some device draws Poisson arrivals,

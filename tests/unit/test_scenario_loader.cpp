@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+
+#include <random>
 #include <unistd.h>
 
 #include <filesystem>
@@ -185,4 +187,48 @@ TEST(ScenarioLoader, BandwidthTraceErrorsNameFileAndLine) {
   ASSERT_EQ(pts.size(), 2u);
   EXPECT_DOUBLE_EQ(pts[1].mbps, 20);
   fs::remove_all(dir);
+}
+
+// Scenario::device_index / server_index answer large lists from a per-thread index; whatever happens to
+// the lists between lookups (ids renamed, entries added and erased, the vector reallocated or replaced by
+// another of the same size), they agree with a linear search. A random search over such edits (ids stay
+// unique, as in every loaded scenario; with a duplicate, the answer is one of the positions holding it).
+TEST(ScenarioIndex, LookupsAgreeWithALinearSearchWhateverTheListsBecome) {
+  std::mt19937_64 rng(7);
+  auto linear = [](const std::vector<DeviceSpec>& v, const std::string& id) {
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].id == id) return static_cast<int>(i);
+    return -1;
+  };
+  std::vector<Scenario> scenarios(3);
+  int fresh = 0;  // ids d0, d1, ... never reused
+  for (auto& s : scenarios)
+    for (int i = 0; i < 40; ++i) s.devices.emplace_back().id = "d" + std::to_string(fresh++);
+  long long checked = 0;
+  for (int step = 0; step < 4000; ++step) {
+    Scenario& s = scenarios[rng() % scenarios.size()];
+    auto& v = s.devices;
+    switch (rng() % 6) {
+      case 0: v.emplace_back().id = "d" + std::to_string(fresh++); break;
+      case 1: if (!v.empty()) v.erase(v.begin() + static_cast<long>(rng() % v.size())); break;
+      case 2: if (!v.empty()) v[rng() % v.size()].id = "d" + std::to_string(fresh++); break;  // renamed in place
+      case 3: std::swap(v, scenarios[rng() % scenarios.size()].devices); break;
+      case 4: if (!v.empty()) std::swap(v[rng() % v.size()].id, v[rng() % v.size()].id); break;
+      default: break;
+    }
+    for (int q = 0; q < 5; ++q) {
+      const std::string id = "d" + std::to_string(rng() % (fresh + 10));
+      ASSERT_EQ(s.device_index(id), linear(v, id)) << "step " << step << " id " << id << " size " << v.size();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 20000);
+  // A duplicate made after the index was built: the answer holds the id.
+  Scenario s;
+  for (int i = 0; i < 40; ++i) s.devices.emplace_back().id = "x" + std::to_string(i);
+  const std::string id = s.devices[35].id;
+  ASSERT_EQ(s.device_index(id), 35);
+  s.devices[3].id = id;
+  const int at = s.device_index(id);
+  EXPECT_TRUE(at == 3 || at == 35) << at;
 }
