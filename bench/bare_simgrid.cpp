@@ -3,13 +3,15 @@
 // every device loops: execute its stages, send the split bytes to its server, execute the server
 // stages on the server host, receive the result. Same transfers and executions as a coinfer pp(k)
 // run with in_flight 1 and no batching, with no coinfer logic (no queues, batching, records).
-// usage: bare_simgrid DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS]
-// (AP_MBPS: the shared access point, default 300)
+// usage: bare_simgrid DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS [STAGGER_S]]
+// (AP_MBPS: the shared access point, default 300; STAGGER_S: device k of each server starts at
+// ((k mod 16) / 16) x STAGGER_S instead of all at 0, as bench/sim_speed.py --stagger gives coinfer's devices)
 // prints: requests=<completed> wall_s=<engine run time>
 #include <simgrid/plugins/energy.h>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,15 +21,16 @@
 namespace sg4 = simgrid::s4u;
 
 int main(int argc, char** argv) {
-  if (argc != 9 && argc != 10) {
-    std::fprintf(stderr, "usage: %s DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS]\n", argv[0]);
+  if (argc < 9 || argc > 11) {
+    std::fprintf(stderr, "usage: %s DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS [STAGGER_S]]\n", argv[0]);
     return 2;
   }
   const int devices = std::atoi(argv[1]), servers = std::atoi(argv[2]);
   const double duration = std::atof(argv[3]), dev_s = std::atof(argv[4]), srv_s = std::atof(argv[5]);
   const auto up = static_cast<uint64_t>(std::atof(argv[6])), down = static_cast<uint64_t>(std::atof(argv[7]));
   const double dev_bps = std::atof(argv[8]) * 1e6 / 8;
-  const double ap_bps = (argc == 10 ? std::atof(argv[9]) : 300.0) * 1e6 / 8;
+  const double ap_bps = (argc >= 10 ? std::atof(argv[9]) : 300.0) * 1e6 / 8;
+  const double stagger_s = argc >= 11 ? std::atof(argv[10]) : 0.0;
   int one = 1;
   sg4::Engine e(&one, argv);
   xbt_log_control_set("root.thresh:warning");
@@ -61,7 +64,9 @@ int main(int argc, char** argv) {
   for (int d = 0; d < devices; ++d) {
     sg4::Host* me = dev[d];
     sg4::Host* server = srv[d % servers];
+    const double start_s = stagger_s * static_cast<double>(d / servers % 16) / 16;
     sg4::Actor::create("dev" + std::to_string(d), me, [=, &completed] {
+      if (start_s > 0) sg4::this_actor::sleep_until(start_s);
       while (sg4::Engine::get_clock() < duration) {
         sg4::this_actor::execute(dev_s * 1e9);
         sg4::Comm::sendto(me, server, up);

@@ -5,7 +5,7 @@ Per request: a closed-loop Pi 4B running DGCNN locally on a LUT scaled to a tiny
 requests quickly; two durations give two request counts, and the slope of peak RSS against requests
 is the cost of one request (its record while running plus its row in the results).
 Per device: the quickstart's DGCNN offload device replicated N times (count: N) for 2 simulated
-seconds, N = 1,000 and 9,999 (with the idle device: the bound of 10,000); the slope of peak RSS against N, and the wall time to set up
+seconds, N = 1,000 and 9,999 (10,000 with the idle device; the bound is 100,000 now: bench/RESULTS.md "Scale"); the slope of peak RSS against N, and the wall time to set up
 and run. Peak RSS from wait4 on the coinfer process.
 
 usage: bench/bounds.py [--coinfer build/coinfer]

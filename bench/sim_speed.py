@@ -9,8 +9,11 @@ the same machine at the same time. Set-up (loading, checks, building the platfor
 the process's wall time minus the engine's) is reported separately, with its share of the run.
 --sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (issue
 15's workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 40 Mbit/s per
-device (never the bottleneck: each device's own link is), or --ap-mbps.
-usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000] [--ap-mbps M]
+device (never the bottleneck: each device's own link is), or --ap-mbps. Identical devices in a closed loop
+run in lock-step from time 0 (every upload of a wave in flight at once); --stagger makes them join in 16
+groups spread over one device stage, in both programs (16 join decisions; one join per device would make the
+run about its decisions).
+usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000] [--ap-mbps M] [--stagger]
        (from the repository root)"""
 import argparse
 import os
@@ -24,6 +27,7 @@ import h5py
 
 CONFIGS = [("9 devices / 1 server", 9, 1, 60.0), ("1000 devices / 10 servers", 1000, 10, 20.0)]
 SPLIT = 6  # dgcnn pp(6): 8 KB cross (after pooling)
+STAGGER_GROUPS = 16  # --stagger: devices join in this many groups spread over one device stage
 
 
 def run(cmd):
@@ -40,16 +44,22 @@ def ap_mbps(devices, given):
     return given if given else 40.0 * devices
 
 
-def scenario(devices, servers, duration, ap=300.0):
+def scenario(devices, servers, duration, ap=300.0, stagger=0.0):
     per = devices // servers
     s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: {min(1.0, duration / 4):g}\nluts: [traces/lut/]\nservers:\n"]
     for k in range(servers):
         s.append(f"  - {{id: edge{k}, type: gtx1060, workers: 2, batch: {{window_ms: 10, max_size: 5}}}}\n")
     s.append(f"access_point: {{bandwidth_mbps: {ap:g}}}\ndevices:\n")
+    common = (f"type: rpi4b, model: dgcnn, dataset: modelnet40, link: {{bandwidth_mbps: 40, latency_ms: 2}}, "
+              f"strategy: pp({SPLIT}), workload: {{arrival: closed_loop, in_flight: 1}}, power: {{idle_w: 2.7, busy_w: 6.4}}")
     for k in range(servers):
-        s.append(f"  - {{id: d{k}_, count: {per}, type: rpi4b, model: dgcnn, dataset: modelnet40, server: edge{k}, "
-                 f"link: {{bandwidth_mbps: 40, latency_ms: 2}}, strategy: pp({SPLIT}), "
-                 f"workload: {{arrival: closed_loop, in_flight: 1}}, power: {{idle_w: 2.7, busy_w: 6.4}}}}\n")
+        if stagger <= 0:
+            s.append(f"  - {{id: d{k}_, count: {per}, server: edge{k}, {common}}}\n")
+        else:  # device i of each server joins at ((i mod G) / G) x stagger: G waves instead of one lock-step
+            for g in range(STAGGER_GROUPS):
+                n = len(range(g, per, STAGGER_GROUPS))
+                if n:
+                    s.append(f"  - {{id: d{k}_{g}_, count: {n}, server: edge{k}, join_at_s: {stagger * g / STAGGER_GROUPS!r}, {common}}}\n")
     return "".join(s)
 
 
@@ -60,6 +70,9 @@ def main():
     ap.add_argument("--compare", default=None, help="another build folder whose coinfer runs alternately as a reference")
     ap.add_argument("--sizes", default=None, help="device counts, e.g. 9,1000,10000 (one server per 100 devices)")
     ap.add_argument("--ap-mbps", type=float, default=None, help="the shared access point (default: 40 Mbit/s per device)")
+    ap.add_argument("--stagger", action="store_true",
+                    help="device i of each server joins at ((i mod 16) / 16) x its device stage time (both programs), "
+                         "instead of all devices in lock-step from time 0")
     args = ap.parse_args()
     configs = CONFIGS
     if args.sizes:
@@ -82,7 +95,7 @@ def main():
         for label, devices, servers, duration in configs:
             path = f"{tmp}/s{devices}.yaml"
             with open(path, "w") as f:
-                f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps)))
+                f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0))
             builds = [args.build] + ([args.compare] if args.compare else [])
             eng, whole, rss, setup = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
             bare = []
@@ -99,7 +112,8 @@ def main():
                     setup[build].append((t1 - t0 - w, (t1 - t0 - w) / (t1 - t0)))
                     rss[build].append(mem)
                 out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
-                              repr(srv_s), repr(up), repr(down), "40", repr(ap_mbps(devices, args.ap_mbps))])
+                              repr(srv_s), repr(up), repr(down), "40", repr(ap_mbps(devices, args.ap_mbps)),
+                              repr(dev_s if args.stagger else 0.0)])
                 m = re.search(r"requests=(\d+) wall_s=([\d.]+)", out)
                 bare.append(int(m.group(1)) / float(m.group(2)))
             b = statistics.median(bare)
