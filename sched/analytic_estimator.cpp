@@ -236,7 +236,16 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
       if (load > cap) p.lambda *= cap / load;
     }
   };
-  for (int it = 0; it < 60; ++it) evaluate(true);
+  // 60 damped rounds at most; a round that leaves every rate bit for bit as it was has reached the fixed
+  // point exactly (a round is a function of the rates alone), so the rounds left would change nothing.
+  std::vector<double> rates_before(paths.size());
+  for (int it = 0; it < 60; ++it) {
+    for (size_t i = 0; i < paths.size(); ++i) rates_before[i] = paths[i].lambda;
+    evaluate(true);
+    bool unchanged = true;
+    for (size_t i = 0; i < paths.size() && unchanged; ++i) unchanged = paths[i].lambda == rates_before[i];
+    if (unchanged) break;
+  }
   evaluate(false);
 
   Prediction out;
