@@ -29,9 +29,10 @@ constexpr std::size_t kMaxTraceRows = 1000000;
 // and multi-gigabyte files before reading them.
 constexpr long long kMaxTextFileBytes = 64LL << 20;
 // Requests one simulation may create: each costs ~420 bytes while running and in the results
-// (bench/bounds.py); a run that would create more (a closed loop on a near-zero LUT latency, a huge
-// Poisson rate) stops creating requests and is refused afterwards with exit 2.
-constexpr long long kMaxRequests = 2000000;
+// (bench/bounds.py), so ~2.1 GB at the bound (100,000 devices for 10 simulated seconds of bench/sim_speed.py's
+// workload create ~4 million); a run that would create more (a closed loop on a near-zero LUT latency, a
+// huge Poisson rate) stops creating requests and is refused afterwards with exit 2.
+constexpr long long kMaxRequests = 5000000;
 // LUT latencies (seconds): a measured stage never takes less than 100 ns or more than a day.
 constexpr double kMinLutLatencyS = 1e-7;
 constexpr double kMaxLutLatencyS = 86400;
