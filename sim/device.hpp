@@ -53,7 +53,7 @@ struct DeviceSlice {
   const DeviceSpec* spec = nullptr;
   std::uint64_t seed = 0;                            // the scenario's: arrivals and service-time draws
   AccessPointSpec access_point;
-  double warmup_s = 0, duration_s = 0;              // the measurement window (radio energy)
+  double warmup_s = 0, duration_s = 0;              // the measurement window (energy)
   simgrid::s4u::Host* host = nullptr;
   // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
   // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
@@ -64,7 +64,6 @@ struct DeviceSlice {
   RequestLedger* ledger = nullptr;
   simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
   ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
-  bool helper = false;                               // may serve forwarded batches (arrival: none)
   // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
   // simulation): a copy per device would cost devices^2 pointers.
   const std::vector<DeviceInbox*>* peers = nullptr;

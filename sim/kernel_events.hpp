@@ -49,8 +49,6 @@ decltype(auto) in_kernel(F&& code) {
 class ActivityRetirement {
  public:
   void retire(simgrid::s4u::ActivityPtr a);
-  // Everything still held (at the end of the run, after every activity was finished or cancelled).
-  void clear() { held_.clear(); }
 
  private:
   double held_at_s_ = -1;

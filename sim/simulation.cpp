@@ -267,7 +267,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
     x.server_host = platform.server_hosts[static_cast<size_t>(j)];
-    x.helper = may_help[i] != 0;
     x.peers = &inboxes;
     x.retirement = &retirement;
     x.time = &time;
