@@ -5,7 +5,6 @@
 #include <limits>
 
 #include "core/wire_bytes.hpp"
-#include "sim/platform_builder.hpp"
 
 namespace sg4 = simgrid::s4u;
 

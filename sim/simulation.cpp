@@ -37,8 +37,10 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const Model
   return coinfer::make_estimator(s, luts, scenario_model_specs(s, models));
 }
 
-// Refuses an oracle that cannot cope with the whole system before simulating anything.
-void check_oracle_size(const Scenario& s, Scheduler& scheduler, SystemState all) {
+// Refuses, before simulating anything, a scheduler that cannot cope with the whole system: greedy and
+// hierarchical above scheduler.max_work, an oracle above scheduler.max_schemes.
+void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator, Scheduler& scheduler, SystemState all) {
+  check_decision_work(s, estimator, all);
   if (s.scheduler.name != "oracle") return;
   for (auto& d : all.devices) d.connected = true;
   try {
@@ -136,8 +138,7 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
-  check_decision_work(s, *estimator, scenario_state(s, 0));
-  check_oracle_size(s, *scheduler, scenario_state(s, 0));
+  check_scheduler_size(s, *estimator, *scheduler, scenario_state(s, 0));
 }
 
 RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
@@ -293,8 +294,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   ms.bandwidth = &platform.device_bandwidth;
   ms.arrivals_end_s = ledger.arrivals_end_s();
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
-  check_decision_work(s, *estimator, monitor.snapshot(0));
-  check_oracle_size(s, *scheduler, monitor.snapshot(0));
+  check_scheduler_size(s, *estimator, *scheduler, monitor.snapshot(0));
   for (auto& sv : servers) sv->start();
   install_completion_dispatch();
   // Joins: one kernel timer per join time, devices in scenario order (before it a device creates
