@@ -5,7 +5,7 @@
 // every decision is made of, and a fingerprint of each decision (to check that a faster estimator
 // decides the same). A scheduler whose decision, extrapolated quadratically from the previous size,
 // would take longer than --budget seconds is not run at that size (the table says so).
-// usage: bench_decisions [--repeats N] [--budget S] [--sizes 3,9,30,100,1000]
+// usage: bench_decisions [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   int repeats = 5;
   double budget_s = 30;
   std::vector<int> sizes = {3, 9, 30, 100, 1000};
+  std::vector<std::string> only;  // empty: every scheduler
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
@@ -100,8 +101,10 @@ int main(int argc, char** argv) {
     else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (const auto& x : split(argv[++i], ',')) sizes.push_back(std::atoi(x.c_str()));
+    } else if (a == "--only" && i + 1 < argc) {
+      only = split(argv[++i], ',');
     } else {
-      std::fprintf(stderr, "usage: %s [--repeats N] [--budget S] [--sizes 3,9,30,100,1000]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]]\n", argv[0]);
       return 2;
     }
   }
@@ -131,6 +134,16 @@ int main(int argc, char** argv) {
       {"oracle", [&] { return std::make_unique<OracleScheduler>(est); }},
   };
   if (sac) schedulers.push_back({"sac", [&] { return std::make_unique<Borrowed>(*sac); }});
+  if (!only.empty()) {
+    for (const auto& name : only)
+      if (std::none_of(schedulers.begin(), schedulers.end(), [&](const Entry& e) { return e.name == name; })) {
+        std::fprintf(stderr, "--only: no scheduler named '%s' is measured here\n", name.c_str());
+        return 2;
+      }
+    schedulers.erase(std::remove_if(schedulers.begin(), schedulers.end(),
+                                    [&](const Entry& e) { return std::find(only.begin(), only.end(), e.name) == only.end(); }),
+                     schedulers.end());
+  }
   std::printf("decision time, ms (median of up to %d; fingerprint of the decision in brackets)\n\n| devices | one prediction |", repeats);
   for (const auto& e : schedulers) std::printf(" %s |", e.name.c_str());
   std::printf("\n|---|---|");

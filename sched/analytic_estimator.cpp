@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <tuple>
 #include "core/units.hpp"
@@ -12,33 +13,116 @@ namespace coinfer {
 
 namespace {
 
-// Server seconds for a batch of (possibly fractional) size b: linear between the integer entries.
-double batch_seconds(const LutTable& t, int begin, int end, double b) {
-  b = std::clamp(b, 1.0, static_cast<double>(t.max_batch()));
-  const int lo = static_cast<int>(std::floor(b));
-  const int hi = std::min(lo + 1, t.max_batch());
-  const double f = b - lo;
-  const double a = lut_mean_time().seconds(t, begin, end, lo);
-  return f > 0 ? a + f * (lut_mean_time().seconds(t, begin, end, hi) - a) : a;
-}
-
-struct Path {  // one device's traffic through its server (or its local path)
-  int device = 0;
+// One path of a device under one strategy: its traffic through its server, or its local path. Constant
+// for a state.
+struct PathSpec {
   bool to_server = false;
   int split = 0;              // device runs [0, split)
+  int n = 0;
   double device_s = 0;        // device stages
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
-  int server = -1;
-  int group = -1;             // batch group: same server, model/dataset and split (index into group_rate)
   int in_flight = 1;          // closed loop; 0 = open loop
   double rate = 0;            // open loop
   const LutTable* server_lut = nullptr;
-  int n = 0;
-  double lambda = 0;          // requests/s (iterated)
-  // outputs
-  double latency_s = 0, batch_s = 0, per_request_s = 0;
+  int batch_key = -1;         // (model run, dataset, split): paths at one server with one key batch together
+  // Server seconds of [split, n) at batch k (index k), asked of the LUT once each (NaN: not yet).
+  mutable std::vector<double> batch_time;
+
+  double batch_time_at(int k) const {
+    if (batch_time.size() <= static_cast<size_t>(k)) batch_time.resize(static_cast<size_t>(k) + 1, std::nan(""));
+    double& t = batch_time[static_cast<size_t>(k)];
+    if (std::isnan(t)) t = lut_mean_time().seconds(*server_lut, split, n, k);
+    return t;
+  }
+  // Server seconds for a batch of (possibly fractional) size b: linear between the integer entries.
+  double batch_seconds(double b) const {
+    b = std::clamp(b, 1.0, static_cast<double>(server_lut->max_batch()));
+    const int lo = static_cast<int>(std::floor(b));
+    const int hi = std::min(lo + 1, server_lut->max_batch());
+    const double f = b - lo;
+    const double a = batch_time_at(lo);
+    return f > 0 ? a + f * (batch_time_at(hi) - a) : a;
+  }
 };
+
+// A device under one strategy: one path, or two for data_parallel (whole on the device, whole on the
+// server).
+struct DeviceOption {
+  Strategy strategy;
+  int num_paths = 1;
+  PathSpec path[2];
+};
+
+// Devices identical in every input of a prediction (type, model, dataset, server, link, loop) share a
+// class: under one strategy they have the very same paths.
+struct DeviceClass {
+  const DeviceState* first = nullptr;  // a device of the class (its inputs)
+  int server = -1;                     // index in the state's servers; -1: unknown (an error when asked)
+  std::vector<DeviceOption> options;   // each strategy asked about, resolved once
+};
+
+// What one server's solution gives each of its devices.
+struct DeviceOutcome {
+  double throughput_rps = 0, server_rps = 0;
+  double weighted_latency = 0;  // sum over its paths of rate x latency
+};
+
+struct ServerSolution {
+  std::vector<DeviceOutcome> devices;  // the server's devices, in state order
+  double load = 0;                     // busy worker-seconds per second
+};
+
+}  // namespace
+
+// The state's devices resolved for predictions (see the header). Device pointers point into the state
+// the cache was made for.
+struct AnalyticStateCache {
+  SystemState state;                          // what the cache is for (a copy; unused by predict())
+  std::vector<const DeviceState*> devs;       // connected, with inputs of their own, in state order
+  std::vector<int> class_of;                  // per device
+  std::vector<DeviceClass> classes;
+  std::vector<int> by_id;                     // device indices sorted by id
+  std::vector<std::vector<int>> server_devs;  // per server: its devices (indices), in state order
+  std::vector<int> position;                  // per device: its place in its server's list
+  std::map<std::string, int> batch_keys;
+  // Solutions per server, keyed by the options of its devices (their indices, as bytes).
+  std::vector<std::unordered_map<std::string, ServerSolution>> solved;
+  size_t solved_bytes = 0;
+};
+
+namespace {
+
+std::string bits_of(double x) { return std::string(reinterpret_cast<const char*>(&x), sizeof x); }
+
+// Devices and servers of `state` (pointers into it) with nothing resolved yet.
+void prepare(AnalyticStateCache& c, const SystemState& state) {
+  std::unordered_map<std::string, int> server_index, class_index;
+  for (size_t j = 0; j < state.servers.size(); ++j) server_index.emplace(state.servers[j].id, static_cast<int>(j));
+  c.server_devs.assign(state.servers.size(), {});
+  c.solved.assign(state.servers.size(), {});
+  for (const auto& d : state.devices) {
+    if (!d.connected || !d.generates) continue;
+    const int di = static_cast<int>(c.devs.size());
+    c.devs.push_back(&d);
+    auto sit = server_index.find(d.server);
+    const int server = sit == server_index.end() ? -1 : sit->second;
+    std::string key = d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
+                      bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight);
+    auto [it, fresh] = class_index.emplace(std::move(key), static_cast<int>(c.classes.size()));
+    if (fresh) c.classes.push_back(DeviceClass{&d, server, {}});
+    c.class_of.push_back(it->second);
+    if (server >= 0) {
+      c.position.push_back(static_cast<int>(c.server_devs[static_cast<size_t>(server)].size()));
+      c.server_devs[static_cast<size_t>(server)].push_back(di);
+    } else {
+      c.position.push_back(-1);
+    }
+  }
+  c.by_id.resize(c.devs.size());
+  for (size_t i = 0; i < c.devs.size(); ++i) c.by_id[i] = static_cast<int>(i);
+  std::sort(c.by_id.begin(), c.by_id.end(), [&](int a, int b) { return c.devs[static_cast<size_t>(a)]->id < c.devs[static_cast<size_t>(b)]->id; });
+}
 
 }  // namespace
 
@@ -48,152 +132,156 @@ const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::strin
   return it->second;
 }
 
+AnalyticEstimator::AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective)
+    : luts_(luts), models_(std::move(models)), objective_(objective) {}
+AnalyticEstimator::~AnalyticEstimator() = default;
+
 namespace {
-// A scheme as a compact key: every (device id, strategy) in the map's order, then the helpers.
-std::string scheme_memo_key(const Scheme& scheme) {
-  std::string key;
-  for (const auto& [id, st] : scheme.strategies) {
-    key += id;
-    key += '\0';
-    key += static_cast<char>('0' + static_cast<int>(st.kind));
-    key.append(reinterpret_cast<const char*>(&st.split), sizeof st.split);
-    key += st.variant;  // the model variant it runs (empty for most schemes)
-    key += '\0';
+
+// The paths of a device of class `cls` under `st` (the formulas of sched/README.md).
+DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const DeviceClass& cls,
+                            const Strategy& st) {
+  const DeviceState& d = *cls.first;
+  const std::string run_model = model_under(d.model, st);  // the variant the strategy runs
+  const ModelSpec& m = est.model(run_model, d.dataset);
+  const int n = m.num_stages();
+  const LutTable& dev_lut = est.luts().table({d.type, run_model, d.dataset});
+  if (cls.server < 0) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
+  const ServerState& sv = state.servers[static_cast<size_t>(cls.server)];
+  const LutTable& srv_lut = est.luts().table({sv.type, run_model, d.dataset});
+  const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv.link_bandwidth_mbps}));
+  const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv.link_latency_ms) * 1e-3;
+  const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
+  auto make = [&](int split, bool to_server, int in_flight) {
+    PathSpec p;
+    p.split = split;
+    p.to_server = to_server;
+    p.n = n;
+    p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
+    p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
+    p.rate = d.arrival_rate_per_s;
+    if (to_server) {
+      p.up_xfer_s = m.bytes_at_split(split) / bw;
+      p.up_s = lat + p.up_xfer_s;
+      p.down_s = lat + m.bytes_at_split(n) / bw;
+      p.server_lut = &srv_lut;
+      p.batch_key = c.batch_keys.emplace(run_model + '\0' + d.dataset + '\0' + std::to_string(split), static_cast<int>(c.batch_keys.size()))
+                        .first->second;
+    }
+    return p;
+  };
+  DeviceOption o;
+  o.strategy = st;
+  if (st.kind == Strategy::Kind::data_parallel) {
+    // Two independent paths, one input each: whole on the device, whole on the server.
+    PathSpec local = make(n, false, 1), remote = make(0, true, 1);
+    if (d.arrival_rate_per_s > 0) {  // open loop: split the arrivals in proportion to the path speeds
+      double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
+      local.rate = d.arrival_rate_per_s * tr / (tl + tr);
+      remote.rate = d.arrival_rate_per_s * tl / (tl + tr);
+    }
+    o.num_paths = 2;
+    o.path[0] = local;
+    o.path[1] = remote;
+  } else {
+    const int k = st.device_split(n);
+    o.path[0] = make(k, k < n, closed_in_flight);
   }
-  key += '\1';
-  for (const auto& h : scheme.helpers) {
-    key += h;
-    key += '\0';
-  }
-  return key;
+  return o;
 }
-}  // namespace
 
-Prediction AnalyticEstimator::predict_cached(const SystemState& state, const Scheme& scheme) const {
-  std::string key = scheme_memo_key(scheme);
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (!memo_valid_ || !(memo_state_ == state)) {
-      memo_.clear();
-      memo_bytes_ = 0;
-      memo_state_ = state;
-      memo_valid_ = true;
-    } else if (auto it = memo_.find(key); it != memo_.end()) {
-      return it->second;
-    }
+// Each device's option index under `scheme` (its own strategy where the scheme names none), resolving
+// strategies not seen before; in state order, so the first error is the first device's.
+std::vector<int> options_of(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const Scheme& scheme) {
+  std::vector<const Strategy*> st(c.devs.size());
+  auto it = scheme.strategies.begin();
+  for (int di : c.by_id) {  // the scheme's map and the devices, both in id order
+    const DeviceState& d = *c.devs[static_cast<size_t>(di)];
+    while (it != scheme.strategies.end() && it->first < d.id) ++it;
+    st[static_cast<size_t>(di)] = it != scheme.strategies.end() && it->first == d.id ? &it->second : &d.strategy;
   }
-  Prediction p = predict(state, scheme);
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  if (memo_valid_ && memo_state_ == state) {
-    const size_t bytes = key.size() + sizeof(Prediction) + 64 * p.server_utilisation.size() + 64;
-    if (memo_bytes_ + bytes > kMemoBytes) {
-      memo_.clear();
-      memo_bytes_ = 0;
+  std::vector<int> out(c.devs.size());
+  for (size_t i = 0; i < c.devs.size(); ++i) {
+    DeviceClass& cls = c.classes[static_cast<size_t>(c.class_of[i])];
+    size_t k = 0;
+    while (k < cls.options.size() && !(cls.options[k].strategy == *st[i])) ++k;
+    if (k == cls.options.size()) {
+      DeviceOption o = resolve_option(est, state, c, cls, *st[i]);
+      cls.options.push_back(std::move(o));
     }
-    if (memo_.emplace(std::move(key), p).second) memo_bytes_ += bytes;
+    out[i] = static_cast<int>(k);
   }
-  return p;
+  return out;
 }
 
-Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
-  std::vector<Path> paths;
-  std::vector<const DeviceState*> devs;
-  std::map<std::tuple<int, std::string, std::string, int>, int> group_ids;  // (server, model, dataset, split) -> id
-  for (const auto& d : state.devices) {
-    if (!d.connected || !d.generates) continue;
-    const int di = static_cast<int>(devs.size());
-    devs.push_back(&d);
-    auto sit = scheme.strategies.find(d.id);
-    const Strategy st = sit == scheme.strategies.end() ? d.strategy : sit->second;
-    const std::string run_model = model_under(d.model, st);  // the variant the strategy runs
-    const ModelSpec& m = model(run_model, d.dataset);
-    const int n = m.num_stages();
-    const LutTable& dev_lut = luts_.table({d.type, run_model, d.dataset});
-    const ServerState* sv = state.server(d.server);
-    if (!sv) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
-    const LutTable& srv_lut = luts_.table({sv->type, run_model, d.dataset});
-    const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}));
-    const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv->link_latency_ms) * 1e-3;
-    const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
-    auto make = [&](int split, bool to_server, int in_flight) {
-      Path p;
-      p.device = di;
-      p.split = split;
-      p.to_server = to_server;
-      p.n = n;
-      p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
-      p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
-      p.rate = d.arrival_rate_per_s;
-      if (to_server) {
-        p.up_xfer_s = m.bytes_at_split(split) / bw;
-        p.up_s = lat + p.up_xfer_s;
-        p.down_s = lat + m.bytes_at_split(n) / bw;
-        p.server = static_cast<int>(sv - state.servers.data());
-        p.server_lut = &srv_lut;
-        p.group = group_ids.emplace(std::make_tuple(p.server, run_model, d.dataset, split), static_cast<int>(group_ids.size())).first->second;
+// The fixed point of one server: rates -> batch sizes and server utilisation -> latencies -> rates,
+// over the paths of its devices (a server's paths depend on each other and on nothing else). Paths of
+// one device class under one option are identical in every round, so each such set is computed once
+// and counted once per path in the sums, in path order (the very same sums as path by path).
+ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option) {
+  struct Flow {  // identical paths
+    const PathSpec* spec;
+    int group = -1;  // batch group at this server (index into group_rate)
+    double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
+  };
+  std::vector<Flow> flows;
+  std::vector<int> path_flow;  // per path, in path order
+  std::map<std::tuple<int, int, int>, int> flow_of;  // (class, option, path) -> flow
+  std::map<int, int> group_of;                        // batch key -> group
+  for (int di : devices) {
+    const int cls = c.class_of[static_cast<size_t>(di)];
+    const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
+    for (int j = 0; j < o.num_paths; ++j) {
+      auto [it, fresh] = flow_of.emplace(std::make_tuple(cls, option[static_cast<size_t>(di)], j), static_cast<int>(flows.size()));
+      if (fresh) {
+        Flow f{&o.path[j]};
+        if (f.spec->to_server) f.group = group_of.emplace(f.spec->batch_key, static_cast<int>(group_of.size())).first->second;
+        flows.push_back(f);
       }
-      return p;
-    };
-    if (st.kind == Strategy::Kind::data_parallel) {
-      // Two independent paths, one input each: whole on the device, whole on the server.
-      Path local = make(n, false, 1), remote = make(0, true, 1);
-      if (d.arrival_rate_per_s > 0) {  // open loop: split the arrivals in proportion to the path speeds
-        double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
-        local.rate = d.arrival_rate_per_s * tr / (tl + tr);
-        remote.rate = d.arrival_rate_per_s * tl / (tl + tr);
-      }
-      paths.push_back(local);
-      paths.push_back(remote);
-    } else {
-      const int k = st.device_split(n);
-      paths.push_back(make(k, k < n, closed_in_flight));
+      path_flow.push_back(it->second);
     }
   }
-
-  // Fixed point: rates -> batch sizes and server utilisation -> latencies -> rates.
   const double kDamping = 0.5;
-  std::vector<double> group_rate(group_ids.size(), 0);  // requests/s per batch group
-  std::vector<double> server_load(state.servers.size(), 0);        // busy worker-seconds per second
-  std::vector<double> server_batch_rate(state.servers.size(), 0);  // batches per second
-  // What closed loops can have queued at a server at most (their in-flight requests' batch times), and
-  // whether an open loop (no such bound) sends there.
-  std::vector<double> server_closed_work(state.servers.size(), 0);
-  std::vector<int> server_open_paths(state.servers.size(), 0);
-  std::vector<double> saturation_load(state.servers.size(), 0);
-  auto evaluate = [&](bool update_rates) {
+  const double workers = std::max(1, sv.workers);
+  const double w = sv.batch_window_ms * 1e-3;
+  const bool batching = w > 0 && sv.batch_max_size > 1;
+  const double wq_exponent = std::sqrt(2 * (workers + 1)) - 1;
+  const double cap = 0.999 * std::max(1, sv.workers);
+  std::vector<double> group_rate(group_of.size(), 0);  // requests/s per batch group
+  auto round = [&](bool update_rates) {
     std::fill(group_rate.begin(), group_rate.end(), 0.0);
-    for (const auto& p : paths)
-      if (p.to_server) group_rate[p.group] += p.lambda;
-    std::fill(server_load.begin(), server_load.end(), 0.0);
-    std::fill(server_batch_rate.begin(), server_batch_rate.end(), 0.0);
-    std::fill(server_closed_work.begin(), server_closed_work.end(), 0.0);
-    std::fill(server_open_paths.begin(), server_open_paths.end(), 0);
-    for (auto& p : paths) {
-      if (!p.to_server) continue;
-      const ServerState& sv = state.servers[p.server];
-      const double w = sv.batch_window_ms * 1e-3;
-      const double L = group_rate[p.group];
-      double b = 1;
-      if (w > 0 && sv.batch_max_size > 1) b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
-      p.batch_s = batch_seconds(*p.server_lut, p.split, p.n, b);
-      p.per_request_s = p.batch_s / b;
-      server_load[p.server] += p.lambda * p.per_request_s;
-      server_batch_rate[p.server] += p.lambda / b;
-      if (p.in_flight > 0) server_closed_work[p.server] += p.in_flight * p.batch_s;
-      else ++server_open_paths[p.server];
+    for (int f : path_flow)
+      if (flows[static_cast<size_t>(f)].spec->to_server) group_rate[static_cast<size_t>(flows[static_cast<size_t>(f)].group)] += flows[static_cast<size_t>(f)].lambda;
+    for (Flow& f : flows) {
+      if (!f.spec->to_server) continue;
+      const double L = group_rate[static_cast<size_t>(f.group)];
+      f.b = 1;
+      if (batching) f.b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
+      f.batch_s = f.spec->batch_seconds(f.b);
+      f.per_request_s = f.batch_s / f.b;
     }
-    for (auto& p : paths) {
+    // busy worker-seconds per second, batches per second; what closed loops can have queued here at
+    // most (their in-flight requests' batch times), and whether an open loop (no such bound) sends here.
+    double server_load = 0, server_batch_rate = 0, server_closed_work = 0;
+    int server_open_paths = 0;
+    for (int fi : path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      if (!f.spec->to_server) continue;
+      server_load += f.lambda * f.per_request_s;
+      server_batch_rate += f.lambda / f.b;
+      if (f.spec->in_flight > 0) server_closed_work += f.spec->in_flight * f.batch_s;
+      else ++server_open_paths;
+    }
+    for (Flow& f : flows) {
+      const PathSpec& p = *f.spec;
       double latency = p.device_s;
       double bottleneck = p.device_s;
       if (p.to_server) {
-        const ServerState& sv = state.servers[p.server];
-        const double c = std::max(1, sv.workers);
-        const double w = sv.batch_window_ms * 1e-3;
-        const double L = group_rate[p.group];
+        const double L = group_rate[static_cast<size_t>(f.group)];
         // Window wait: the first request of a batch waits the whole window (or until the batch fills),
         // later ones on average half of it.
         double wait_window = 0;
-        if (w > 0 && sv.batch_max_size > 1) {
+        if (batching) {
           const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
           const double close = std::min(w, fill);
           const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
@@ -204,79 +292,176 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
         // in units of the others' mean batch time: what is queued ahead is their work, not this path's
         // (scaling by this path's own batch time had a light gcode split predicted at 3.3x its
         // simulated throughput beside two DGCNN offloaders: issue 17).
-        const double own_load = p.lambda * p.per_request_s;
-        const double own_batches = p.per_request_s > 0 ? p.lambda * p.per_request_s / p.batch_s : 0;
-        const double others_load = std::max(0.0, server_load[p.server] - own_load);
-        const double others_batches = server_batch_rate[p.server] - own_batches;
+        const double own_load = f.lambda * f.per_request_s;
+        const double own_batches = f.per_request_s > 0 ? f.lambda * f.per_request_s / f.batch_s : 0;
+        const double others_load = std::max(0.0, server_load - own_load);
+        const double others_batches = server_batch_rate - own_batches;
         const double others_batch_s = others_batches > 1e-12 ? others_load / others_batches : 0;
-        const double rho_others = std::clamp(others_load / c, 0.0, 0.999);
-        double wq = std::pow(rho_others, std::sqrt(2 * (c + 1)) - 1) / (c * (1 - rho_others)) * others_batch_s;
+        const double rho_others = std::clamp(others_load / workers, 0.0, 0.999);
+        double wq = std::pow(rho_others, wq_exponent) / (workers * (1 - rho_others)) * others_batch_s;
         // Closed loops are finite populations: no more than their in-flight requests can be ahead (the
         // open M/M/c formula diverges as the others saturate the server; measured: 0.27 req/s predicted
         // for a device simulated at 19.6). Open-loop senders have no such bound.
-        const int others_open = server_open_paths[p.server] - (p.in_flight > 0 ? 0 : 1);
-        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work[p.server] - p.in_flight * p.batch_s) / c);
-        latency += p.up_s + wait_window + wq + p.batch_s + p.down_s;
-        bottleneck = std::max({bottleneck, p.up_xfer_s, p.per_request_s});
+        const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
+        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) / workers);
+        latency += p.up_s + wait_window + wq + f.batch_s + p.down_s;
+        bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
-      p.latency_s = latency;
+      f.latency_s = latency;
       if (!update_rates) continue;
       double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
-      p.lambda = p.lambda == 0 ? target : (1 - kDamping) * p.lambda + kDamping * target;
+      f.lambda = f.lambda == 0 ? target : (1 - kDamping) * f.lambda + kDamping * target;
     }
-    // A saturated server cannot serve more than its workers: scale its paths down. (Each server's
-    // load summed over its paths in path order, as a loop per server would.)
-    std::fill(saturation_load.begin(), saturation_load.end(), 0.0);
-    for (const auto& p : paths)
-      if (p.to_server) saturation_load[p.server] += p.lambda * p.per_request_s;
-    for (auto& p : paths) {
-      if (!p.to_server) continue;
-      const double load = saturation_load[p.server];
-      const double cap = 0.999 * std::max(1, state.servers[p.server].workers);
-      if (load > cap) p.lambda *= cap / load;
-    }
+    // A saturated server cannot serve more than its workers: scale its paths down.
+    double load = 0;
+    for (int fi : path_flow)
+      if (flows[static_cast<size_t>(fi)].spec->to_server) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
+    if (load > cap)
+      for (Flow& f : flows)
+        if (f.spec->to_server) f.lambda *= cap / load;
   };
   // 60 damped rounds at most; a round that leaves every rate bit for bit as it was has reached the fixed
   // point exactly (a round is a function of the rates alone), so the rounds left would change nothing.
-  std::vector<double> rates_before(paths.size());
+  std::vector<double> rates_before(flows.size());
   for (int it = 0; it < 60; ++it) {
-    for (size_t i = 0; i < paths.size(); ++i) rates_before[i] = paths[i].lambda;
-    evaluate(true);
+    for (size_t i = 0; i < flows.size(); ++i) rates_before[i] = flows[i].lambda;
+    round(true);
     bool unchanged = true;
-    for (size_t i = 0; i < paths.size() && unchanged; ++i) unchanged = paths[i].lambda == rates_before[i];
+    for (size_t i = 0; i < flows.size() && unchanged; ++i) unchanged = flows[i].lambda == rates_before[i];
     if (unchanged) break;
   }
-  evaluate(false);
+  round(false);
 
-  Prediction out;
-  out.devices.resize(devs.size());
-  for (size_t i = 0; i < devs.size(); ++i) out.devices[i].id = devs[i]->id;
-  std::vector<double> weighted_latency(devs.size(), 0);
-  for (const auto& p : paths) {
-    auto& d = out.devices[p.device];
-    d.throughput_rps += p.lambda;
-    if (p.to_server) d.server_rps += p.lambda;
-    weighted_latency[p.device] += p.lambda * p.latency_s;
+  ServerSolution out;
+  out.devices.resize(devices.size());
+  size_t path = 0;
+  for (size_t k = 0; k < devices.size(); ++k) {
+    const int di = devices[k];
+    const DeviceOption& o = c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
+    for (int j = 0; j < o.num_paths; ++j, ++path) {
+      const Flow& f = flows[static_cast<size_t>(path_flow[path])];
+      out.devices[k].throughput_rps += f.lambda;
+      if (f.spec->to_server) out.devices[k].server_rps += f.lambda;
+      out.devices[k].weighted_latency += f.lambda * f.latency_s;
+    }
   }
-  double total_weighted = 0;
-  for (size_t i = 0; i < devs.size(); ++i) {
-    auto& d = out.devices[i];
-    d.latency_s = d.throughput_rps > 0 ? weighted_latency[i] / d.throughput_rps : 0;
-    out.throughput_rps += d.throughput_rps;
-    total_weighted += weighted_latency[i];
-  }
-  out.mean_latency_s = out.throughput_rps > 0 ? total_weighted / out.throughput_rps : 0;
-  for (const auto& d : out.devices) out.mean_device_latency_s += d.latency_s / out.devices.size();
-  std::fill(saturation_load.begin(), saturation_load.end(), 0.0);
-  for (const auto& p : paths)
-    if (p.to_server) saturation_load[p.server] += p.lambda * p.per_request_s;
-  for (size_t j = 0; j < state.servers.size(); ++j)
-    out.server_utilisation[state.servers[j].id] = saturation_load[j] / std::max(1, state.servers[j].workers);
+  for (int fi : path_flow)
+    if (flows[static_cast<size_t>(fi)].spec->to_server) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
   return out;
 }
 
+// The solution of server j for the devices' options, from `memo` when it was solved before (memo may
+// be null: solve, remember nothing).
+const ServerSolution& server_solution(const SystemState& state, AnalyticStateCache& c, size_t j, const std::vector<int>& option,
+                                      ServerSolution& scratch, bool memo, size_t memo_bytes) {
+  const std::vector<int>& devices = c.server_devs[j];
+  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option);
+  std::string key(devices.size() * sizeof(int), '\0');
+  for (size_t k = 0; k < devices.size(); ++k) std::memcpy(&key[k * sizeof(int)], &option[static_cast<size_t>(devices[k])], sizeof(int));
+  auto& solved = c.solved[j];
+  if (auto it = solved.find(key); it != solved.end()) return it->second;
+  const size_t bytes = key.size() + devices.size() * sizeof(DeviceOutcome) + 96;
+  if (c.solved_bytes + bytes > memo_bytes) {
+    for (auto& m : c.solved) m.clear();
+    c.solved_bytes = 0;
+  }
+  c.solved_bytes += bytes;
+  return solved.emplace(std::move(key), solve_server(state.servers[j], c, devices, option)).first->second;
+}
+
+// What a scheme gives each device and server (per device in state order; load per server).
+struct Outcome {
+  std::vector<DeviceOutcome> devices;
+  std::vector<double> server_load;
+};
+
+Outcome outcome_of(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const Scheme& scheme, bool memo,
+                   size_t memo_bytes) {
+  const std::vector<int> option = options_of(est, state, c, scheme);
+  Outcome out;
+  out.devices.resize(c.devs.size());
+  out.server_load.assign(state.servers.size(), 0);
+  ServerSolution scratch;
+  for (size_t j = 0; j < state.servers.size(); ++j) {
+    if (c.server_devs[j].empty()) continue;
+    const ServerSolution& s = server_solution(state, c, j, option, scratch, memo, memo_bytes);
+    for (size_t k = 0; k < c.server_devs[j].size(); ++k) out.devices[static_cast<size_t>(c.server_devs[j][k])] = s.devices[k];
+    out.server_load[j] = s.load;
+  }
+  return out;
+}
+
+// The system's figures from the devices' outcomes (in state order).
+struct Totals {
+  double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
+};
+Totals totals_of(const std::vector<DeviceOutcome>& devices) {
+  Totals t;
+  double total_weighted = 0;
+  std::vector<double> latency(devices.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const DeviceOutcome& d = devices[i];
+    latency[i] = d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0;
+    t.throughput_rps += d.throughput_rps;
+    total_weighted += d.weighted_latency;
+  }
+  t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
+  for (double l : latency) t.mean_device_latency_s += l / devices.size();
+  return t;
+}
+
+}  // namespace
+
+Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
+  AnalyticStateCache c;
+  prepare(c, state);
+  const Outcome o = outcome_of(*this, state, c, scheme, false, 0);
+  const Totals t = totals_of(o.devices);
+  Prediction out;
+  out.devices.resize(c.devs.size());
+  for (size_t i = 0; i < c.devs.size(); ++i) {
+    auto& d = out.devices[i];
+    d.id = c.devs[i]->id;
+    d.throughput_rps = o.devices[i].throughput_rps;
+    d.server_rps = o.devices[i].server_rps;
+    d.latency_s = d.throughput_rps > 0 ? o.devices[i].weighted_latency / d.throughput_rps : 0;
+  }
+  out.throughput_rps = t.throughput_rps;
+  out.mean_latency_s = t.mean_latency_s;
+  out.mean_device_latency_s = t.mean_device_latency_s;
+  for (size_t j = 0; j < state.servers.size(); ++j)
+    out.server_utilisation[state.servers[j].id] = o.server_load[j] / std::max(1, state.servers[j].workers);
+  return out;
+}
+
+AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const {
+  if (!cache_ || !(cache_->state == state)) {
+    cache_ = std::make_unique<AnalyticStateCache>();
+    cache_->state = state;
+    prepare(*cache_, cache_->state);
+  }
+  return *cache_;
+}
+
+namespace {
+Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
+  return totals_of(outcome_of(est, c.state, c, scheme, true, memo_bytes).devices);
+}
+
+// > 0 when a is better (AnalyticEstimator::compare).
+double compare_totals(Objective objective, const Totals& pa, const Totals& pb) {
+  const double scale = std::max({pa.throughput_rps, pb.throughput_rps, 1e-12});
+  const double by_throughput = (pa.throughput_rps - pb.throughput_rps) / scale;
+  const double by_latency =
+      pa.mean_device_latency_s > 0 && pb.mean_device_latency_s > 0 ? pb.mean_device_latency_s / pa.mean_device_latency_s - 1 : 0;
+  if (objective == Objective::throughput) return std::fabs(by_throughput) > 1e-9 ? by_throughput : by_latency;
+  return std::fabs(by_latency) > 1e-9 ? by_latency : by_throughput;
+}
+}  // namespace
+
 double AnalyticEstimator::score(const SystemState& state, const Scheme& scheme) const {
-  return predict(state, scheme).throughput_rps;
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  return cached_totals(*this, cache_for(state), scheme, kMemoBytes).throughput_rps;
 }
 
 Objective parse_objective(const std::string& text) {
@@ -286,13 +471,25 @@ Objective parse_objective(const std::string& text) {
 }
 
 double AnalyticEstimator::compare(const SystemState& state, const Scheme& a, const Scheme& b) const {
-  const Prediction pa = predict_cached(state, a), pb = predict_cached(state, b);
-  const double scale = std::max({pa.throughput_rps, pb.throughput_rps, 1e-12});
-  const double by_throughput = (pa.throughput_rps - pb.throughput_rps) / scale;
-  const double by_latency =
-      pa.mean_device_latency_s > 0 && pb.mean_device_latency_s > 0 ? pb.mean_device_latency_s / pa.mean_device_latency_s - 1 : 0;
-  if (objective_ == Objective::throughput) return std::fabs(by_throughput) > 1e-9 ? by_throughput : by_latency;
-  return std::fabs(by_latency) > 1e-9 ? by_latency : by_throughput;
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  AnalyticStateCache& c = cache_for(state);
+  return compare_totals(objective_, cached_totals(*this, c, a, kMemoBytes), cached_totals(*this, c, b, kMemoBytes));
+}
+
+int AnalyticEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  AnalyticStateCache& c = cache_for(state);
+  int best = -1;
+  Totals best_totals;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (i == 0) best_totals = cached_totals(*this, c, incumbent, kMemoBytes);
+    const Totals t = cached_totals(*this, c, candidates[i], kMemoBytes);
+    if (compare_totals(objective_, t, best_totals) > 1e-12) {
+      best = static_cast<int>(i);
+      best_totals = t;
+    }
+  }
+  return best;
 }
 
 }  // namespace coinfer

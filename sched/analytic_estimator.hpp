@@ -3,6 +3,7 @@
 // bandwidths and an explicit queueing model of each edge server (batch window and size, workers).
 // Formulas in sched/README.md. Engine-free and deterministic.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_map>
 #include <string>
@@ -36,20 +37,25 @@ struct Prediction {
 enum class Objective { throughput, latency };
 Objective parse_objective(const std::string& text);  // "throughput" | "latency"; std::invalid_argument otherwise
 
+// Per-state working data of the estimator (sched/analytic_estimator.cpp): devices resolved once per
+// state, each distinct (device, strategy) once, and each server's solution per distinct placement of
+// its devices.
+struct AnalyticStateCache;
+
 class AnalyticEstimator : public Estimator {
  public:
   // `luts` must outlive the estimator.
-  AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective = Objective::throughput)
-      : luts_(luts), models_(std::move(models)), objective_(objective) {}
+  AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective = Objective::throughput);
+  ~AnalyticEstimator() override;
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
   double score(const SystemState& state, const Scheme& scheme) const override;
-  // > 0 when a is better. Remembers every prediction made for the current state (until the state
-  // changes, or kMemoBytes of keys): a search compares many candidates with one incumbent and its
-  // climbs revisit schemes, each predicted once (thread-safe; equal inputs, the very same result). Objective throughput: higher system throughput (relative difference beyond
+  // > 0 when a is better. Objective throughput: higher system throughput (relative difference beyond
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
+  // Estimator::best_of's walk, with the state checked once for all candidates.
+  int best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const override;
   std::string describe() const override { return "analytic"; }
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }
@@ -57,14 +63,16 @@ class AnalyticEstimator : public Estimator {
   Objective objective() const { return objective_; }
 
  private:
-  Prediction predict_cached(const SystemState& state, const Scheme& scheme) const;
-  // Predictions for one state, keyed by the scheme's compact text (scheme_memo_key).
+  // score, compare and best_of remember the state they were last asked about (until a different state
+  // comes, compared field by field) and, for it, every device's resolved strategies and every server's
+  // solution per placement of its devices (up to kMemoBytes, then it starts over): a search compares
+  // many candidates with one incumbent, each changing a few devices, and only the servers of the
+  // devices that changed are solved again. Thread-safe (one lock); equal inputs, the very same result,
+  // bit for bit the same as predict() without the cache.
+  AnalyticStateCache& cache_for(const SystemState& state) const;  // with cache_mutex_ held
   mutable std::mutex cache_mutex_;
-  mutable bool memo_valid_ = false;
-  mutable SystemState memo_state_;
-  mutable std::unordered_map<std::string, Prediction> memo_;
-  mutable size_t memo_bytes_ = 0;
-  static constexpr size_t kMemoBytes = size_t{64} << 20;  // keys and predictions, roughly; then it starts over
+  mutable std::unique_ptr<AnalyticStateCache> cache_;
+  static constexpr size_t kMemoBytes = size_t{64} << 20;
 
   const LutSet& luts_;
   ModelSpecs models_;
