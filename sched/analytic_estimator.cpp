@@ -84,10 +84,14 @@ struct AnalyticStateCache {
   std::vector<DeviceClass> classes;
   std::vector<int> by_id;                     // device indices sorted by id
   std::vector<std::vector<int>> server_devs;  // per server: its devices (indices), in state order
-  std::vector<int> position;                  // per device: its place in its server's list
-  std::map<std::string, int> batch_keys;
+  // Batch keys: (model run, dataset, device split), each once.
+  struct BatchKey {
+    std::string model, dataset;
+    int split;
+  };
+  std::vector<BatchKey> batch_keys;
   // Solutions per server, keyed by the options of its devices (their indices, as bytes).
-  std::vector<std::unordered_map<std::string, ServerSolution>> solved;
+  std::vector<std::unordered_map<std::string, ServerSolution>> solved;  // empty in predict()
   size_t solved_bytes = 0;
 };
 
@@ -96,28 +100,58 @@ namespace {
 std::string bits_of(double x) { return std::string(reinterpret_cast<const char*>(&x), sizeof x); }
 
 // Devices and servers of `state` (pointers into it) with nothing resolved yet.
+// Devices identical in every input of a prediction (DeviceClass).
+bool same_inputs(const DeviceState& a, const DeviceState& b) {
+  return a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
+         bits_of(a.link_bandwidth_mbps) == bits_of(b.link_bandwidth_mbps) && bits_of(a.link_latency_ms) == bits_of(b.link_latency_ms) &&
+         bits_of(a.arrival_rate_per_s) == bits_of(b.arrival_rate_per_s) && a.in_flight == b.in_flight;
+}
+
+// Devices and servers of `state` (pointers into it) with nothing resolved yet. Few servers and device
+// classes are looked up by a linear search, more through hash maps.
 void prepare(AnalyticStateCache& c, const SystemState& state) {
+  constexpr size_t kLinear = 8;
   std::unordered_map<std::string, int> server_index, class_index;
-  for (size_t j = 0; j < state.servers.size(); ++j) server_index.emplace(state.servers[j].id, static_cast<int>(j));
+  size_t taking_part = 0;
+  for (const auto& d : state.devices) taking_part += d.connected && d.generates;
+  const bool hash_servers = state.servers.size() > kLinear && taking_part > kLinear;  // else a map costs more than it saves
+  if (hash_servers)
+    for (size_t j = 0; j < state.servers.size(); ++j) server_index.emplace(state.servers[j].id, static_cast<int>(j));
+  auto server_of = [&](const std::string& id) {
+    if (hash_servers) {
+      auto it = server_index.find(id);
+      return it == server_index.end() ? -1 : it->second;
+    }
+    for (size_t j = 0; j < state.servers.size(); ++j)
+      if (state.servers[j].id == id) return static_cast<int>(j);
+    return -1;
+  };
+  auto class_key = [](const DeviceState& d) {
+    return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
+           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight);
+  };
   c.server_devs.assign(state.servers.size(), {});
-  c.solved.assign(state.servers.size(), {});
   for (const auto& d : state.devices) {
     if (!d.connected || !d.generates) continue;
     const int di = static_cast<int>(c.devs.size());
     c.devs.push_back(&d);
-    auto sit = server_index.find(d.server);
-    const int server = sit == server_index.end() ? -1 : sit->second;
-    std::string key = d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
-                      bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight);
-    auto [it, fresh] = class_index.emplace(std::move(key), static_cast<int>(c.classes.size()));
-    if (fresh) c.classes.push_back(DeviceClass{&d, server, {}});
-    c.class_of.push_back(it->second);
-    if (server >= 0) {
-      c.position.push_back(static_cast<int>(c.server_devs[static_cast<size_t>(server)].size()));
-      c.server_devs[static_cast<size_t>(server)].push_back(di);
-    } else {
-      c.position.push_back(-1);
+    int cls = -1;
+    if (c.classes.size() <= kLinear) {
+      for (size_t k = 0; k < c.classes.size() && cls < 0; ++k)
+        if (same_inputs(*c.classes[k].first, d)) cls = static_cast<int>(k);
+      if (cls < 0 && c.classes.size() == kLinear)  // from here on through the map
+        for (size_t k = 0; k < c.classes.size(); ++k) class_index.emplace(class_key(*c.classes[k].first), static_cast<int>(k));
+    } else if (auto it = class_index.find(class_key(d)); it != class_index.end()) {
+      cls = it->second;
     }
+    if (cls < 0) {
+      cls = static_cast<int>(c.classes.size());
+      c.classes.push_back(DeviceClass{&d, server_of(d.server), {}});
+      if (c.classes.size() > kLinear) class_index.emplace(class_key(d), cls);
+    }
+    c.class_of.push_back(cls);
+    const int server = c.classes[static_cast<size_t>(cls)].server;
+    if (server >= 0) c.server_devs[static_cast<size_t>(server)].push_back(di);
   }
   c.by_id.resize(c.devs.size());
   for (size_t i = 0; i < c.devs.size(); ++i) c.by_id[i] = static_cast<int>(i);
@@ -165,8 +199,12 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
       p.server_lut = &srv_lut;
-      p.batch_key = c.batch_keys.emplace(run_model + '\0' + d.dataset + '\0' + std::to_string(split), static_cast<int>(c.batch_keys.size()))
-                        .first->second;
+      auto& keys = c.batch_keys;
+      auto k = std::find_if(keys.begin(), keys.end(), [&](const AnalyticStateCache::BatchKey& b) {
+        return b.split == split && b.model == run_model && b.dataset == d.dataset;
+      });
+      p.batch_key = static_cast<int>(k - keys.begin());
+      if (k == keys.end()) keys.push_back({run_model, d.dataset, split});
     }
     return p;
   };
@@ -221,24 +259,45 @@ std::vector<int> options_of(const AnalyticEstimator& est, const SystemState& sta
 ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option) {
   struct Flow {  // identical paths
     const PathSpec* spec;
+    long long key;   // (class, option, path)
     int group = -1;  // batch group at this server (index into group_rate)
     double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
   };
   std::vector<Flow> flows;
-  std::vector<int> path_flow;  // per path, in path order
-  std::map<std::tuple<int, int, int>, int> flow_of;  // (class, option, path) -> flow
-  std::map<int, int> group_of;                        // batch key -> group
+  std::vector<int> path_flow;         // per path, in path order
+  std::vector<int> server_path_flow;  // per path to the server, in path order
+  std::unordered_map<long long, int> flow_of;  // key -> flow, once there are more than a few
+  std::vector<int> group_key;                  // per batch group: its batch key
+  constexpr size_t kLinear = 16;
   for (int di : devices) {
     const int cls = c.class_of[static_cast<size_t>(di)];
-    const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
+    const int opt = option[static_cast<size_t>(di)];
+    const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(opt)];
     for (int j = 0; j < o.num_paths; ++j) {
-      auto [it, fresh] = flow_of.emplace(std::make_tuple(cls, option[static_cast<size_t>(di)], j), static_cast<int>(flows.size()));
-      if (fresh) {
-        Flow f{&o.path[j]};
-        if (f.spec->to_server) f.group = group_of.emplace(f.spec->batch_key, static_cast<int>(group_of.size())).first->second;
-        flows.push_back(f);
+      const long long key = (static_cast<long long>(cls) << 32) | (static_cast<long long>(opt) << 1) | j;
+      int fi = -1;
+      if (flows.size() <= kLinear) {
+        for (size_t k = 0; k < flows.size() && fi < 0; ++k)
+          if (flows[k].key == key) fi = static_cast<int>(k);
+      } else if (auto it = flow_of.find(key); it != flow_of.end()) {
+        fi = it->second;
       }
-      path_flow.push_back(it->second);
+      if (fi < 0) {
+        fi = static_cast<int>(flows.size());
+        Flow f{&o.path[j], key};
+        if (f.spec->to_server) {
+          auto g = std::find(group_key.begin(), group_key.end(), f.spec->batch_key);
+          f.group = static_cast<int>(g - group_key.begin());
+          if (g == group_key.end()) group_key.push_back(f.spec->batch_key);
+        }
+        flows.push_back(f);
+        if (flows.size() == kLinear + 1)
+          for (size_t k = 0; k < flows.size(); ++k) flow_of.emplace(flows[k].key, static_cast<int>(k));
+        else if (flows.size() > kLinear + 1)
+          flow_of.emplace(key, fi);
+      }
+      path_flow.push_back(fi);
+      if (o.path[j].to_server) server_path_flow.push_back(fi);
     }
   }
   const double kDamping = 0.5;
@@ -247,26 +306,50 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
   const bool batching = w > 0 && sv.batch_max_size > 1;
   const double wq_exponent = std::sqrt(2 * (workers + 1)) - 1;
   const double cap = 0.999 * std::max(1, sv.workers);
-  std::vector<double> group_rate(group_of.size(), 0);  // requests/s per batch group
+  // Batch groups: what their paths share in a round (same LUT and split, same arrivals).
+  struct Group {
+    const PathSpec* spec = nullptr;  // one of its paths
+    double rate = 0;                 // requests/s
+    double b = 1, batch_s = 0, per_request_s = 0, wait_window = 0;
+  };
+  std::vector<Group> groups(group_key.size());
+  for (const Flow& f : flows)
+    if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
   auto round = [&](bool update_rates) {
-    std::fill(group_rate.begin(), group_rate.end(), 0.0);
-    for (int f : path_flow)
-      if (flows[static_cast<size_t>(f)].spec->to_server) group_rate[static_cast<size_t>(flows[static_cast<size_t>(f)].group)] += flows[static_cast<size_t>(f)].lambda;
+    for (Group& g : groups) g.rate = 0;
+    for (int fi : server_path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      groups[static_cast<size_t>(f.group)].rate += f.lambda;
+    }
+    for (Group& g : groups) {
+      const double L = g.rate;
+      g.b = 1;
+      if (batching) g.b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
+      g.batch_s = g.spec->batch_seconds(g.b);
+      g.per_request_s = g.batch_s / g.b;
+      // Window wait: the first request of a batch waits the whole window (or until the batch fills),
+      // later ones on average half of it.
+      g.wait_window = 0;
+      if (batching) {
+        const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
+        const double close = std::min(w, fill);
+        const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
+        g.wait_window = close * (1 + (b - 1) / 2) / b;
+      }
+    }
     for (Flow& f : flows) {
       if (!f.spec->to_server) continue;
-      const double L = group_rate[static_cast<size_t>(f.group)];
-      f.b = 1;
-      if (batching) f.b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
-      f.batch_s = f.spec->batch_seconds(f.b);
-      f.per_request_s = f.batch_s / f.b;
+      const Group& g = groups[static_cast<size_t>(f.group)];
+      f.b = g.b;
+      f.batch_s = g.batch_s;
+      f.per_request_s = g.per_request_s;
     }
     // busy worker-seconds per second, batches per second; what closed loops can have queued here at
     // most (their in-flight requests' batch times), and whether an open loop (no such bound) sends here.
     double server_load = 0, server_batch_rate = 0, server_closed_work = 0;
     int server_open_paths = 0;
-    for (int fi : path_flow) {
+    for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
-      if (!f.spec->to_server) continue;
       server_load += f.lambda * f.per_request_s;
       server_batch_rate += f.lambda / f.b;
       if (f.spec->in_flight > 0) server_closed_work += f.spec->in_flight * f.batch_s;
@@ -277,16 +360,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
       double latency = p.device_s;
       double bottleneck = p.device_s;
       if (p.to_server) {
-        const double L = group_rate[static_cast<size_t>(f.group)];
-        // Window wait: the first request of a batch waits the whole window (or until the batch fills),
-        // later ones on average half of it.
-        double wait_window = 0;
-        if (batching) {
-          const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
-          const double close = std::min(w, fill);
-          const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
-          wait_window = close * (1 + (b - 1) / 2) / b;
-        }
+        const double wait_window = groups[static_cast<size_t>(f.group)].wait_window;
         // Queueing behind the other devices' work (a request never waits behind its own device's
         // previous one in a closed loop): M/M/c waiting time (Sakasegawa) at the others' utilisation,
         // in units of the others' mean batch time: what is queued ahead is their work, not this path's
@@ -314,8 +388,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
     }
     // A saturated server cannot serve more than its workers: scale its paths down.
     double load = 0;
-    for (int fi : path_flow)
-      if (flows[static_cast<size_t>(fi)].spec->to_server) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
+    for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
     if (load > cap)
       for (Flow& f : flows)
         if (f.spec->to_server) f.lambda *= cap / load;
@@ -345,8 +418,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
       out.devices[k].weighted_latency += f.lambda * f.latency_s;
     }
   }
-  for (int fi : path_flow)
-    if (flows[static_cast<size_t>(fi)].spec->to_server) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
+  for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
   return out;
 }
 
@@ -398,15 +470,13 @@ struct Totals {
 Totals totals_of(const std::vector<DeviceOutcome>& devices) {
   Totals t;
   double total_weighted = 0;
-  std::vector<double> latency(devices.size());
-  for (size_t i = 0; i < devices.size(); ++i) {
-    const DeviceOutcome& d = devices[i];
-    latency[i] = d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0;
+  auto latency = [](const DeviceOutcome& d) { return d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0; };
+  for (const DeviceOutcome& d : devices) {
     t.throughput_rps += d.throughput_rps;
     total_weighted += d.weighted_latency;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
-  for (double l : latency) t.mean_device_latency_s += l / devices.size();
+  for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
   return t;
 }
 
@@ -439,6 +509,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
     cache_ = std::make_unique<AnalyticStateCache>();
     cache_->state = state;
     prepare(*cache_, cache_->state);
+    cache_->solved.resize(state.servers.size());
   }
   return *cache_;
 }

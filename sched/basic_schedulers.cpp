@@ -14,7 +14,11 @@ Scheme UniformScheduler::decide(const SystemState& state) {
 GcodeScheduler::Presets GcodeScheduler::plan(const SystemState& state, const DeviceState& d) const {
   Presets p;
   const int n = est_.model(d.model, d.dataset).num_stages();
-  SystemState alone = state;
+  SystemState alone;  // the device alone (copying the state's other devices only to drop them cost O(devices))
+  alone.time_s = state.time_s;
+  alone.access_point_mbps = state.access_point_mbps;
+  alone.access_point_latency_ms = state.access_point_latency_ms;
+  alone.servers = state.servers;
   alone.devices = {d};
   alone.devices[0].connected = true;
   for (double level = d.link_bandwidth_mbps; level >= min_mbps_ || p.level_mbps.empty(); level /= 2) {

@@ -100,8 +100,13 @@ Scheme DpScheduler::decide(const SystemState& state) {
     struct Item { Strategy s; double value; int weight; };
     std::vector<std::vector<Item>> items;
     for (const DeviceState* d : devices) {
-      SystemState alone = state;
-      for (auto& x : alone.devices) x.connected = x.id == d->id;
+      // The device alone: the state without the others (a prediction sees connected devices only).
+      SystemState alone;
+      alone.time_s = state.time_s;
+      alone.access_point_mbps = state.access_point_mbps;
+      alone.access_point_latency_ms = state.access_point_latency_ms;
+      alone.servers = state.servers;
+      alone.devices = {*d};
       std::vector<Item> opts;
       std::vector<Scheme> schemes;
       for (const Strategy& o : device_options(est_, *d)) {
