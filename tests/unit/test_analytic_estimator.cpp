@@ -1,0 +1,307 @@
+// The analytic estimator's fast evaluation (devices resolved once per state, each server solved once per
+// placement of its devices, identical paths computed once, batch-group quantities once per group) must
+// give bit for bit what the formulas of sched/README.md give path by path. `reference_predict` below is
+// those formulas written directly (the estimator's implementation before issue 15's speed-up): one
+// path per device (two for data_parallel), one global damped fixed point over all paths. A random
+// search over systems (servers with and without batching, closed and open loops, identical and distinct
+// devices, disconnected devices and idle helpers, every strategy) compares every figure of predict(),
+// and score/compare/best_of through the estimator's per-state cache, with it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/execution_time.hpp"
+#include "core/model_key.hpp"
+#include "core/random_stream.hpp"
+#include "core/units.hpp"
+#include "sched/scheme_search.hpp"
+#include "sched_fixture.hpp"
+
+using namespace coinfer;
+using namespace coinfer::test;
+
+namespace {
+
+double reference_batch_seconds(const LutTable& t, int begin, int end, double b) {
+  b = std::clamp(b, 1.0, static_cast<double>(t.max_batch()));
+  const int lo = static_cast<int>(std::floor(b));
+  const int hi = std::min(lo + 1, t.max_batch());
+  const double f = b - lo;
+  const double a = lut_mean_time().seconds(t, begin, end, lo);
+  return f > 0 ? a + f * (lut_mean_time().seconds(t, begin, end, hi) - a) : a;
+}
+
+struct RefPath {
+  int device = 0;
+  bool to_server = false;
+  int split = 0, n = 0, server = -1, group = -1, in_flight = 1;
+  double device_s = 0, up_s = 0, down_s = 0, up_xfer_s = 0, rate = 0;
+  const LutTable* server_lut = nullptr;
+  double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0;
+};
+
+Prediction reference_predict(const AnalyticEstimator& est, const SystemState& state, const Scheme& scheme) {
+  std::vector<RefPath> paths;
+  std::vector<const DeviceState*> devs;
+  std::map<std::tuple<int, std::string, std::string, int>, int> group_ids;
+  for (const auto& d : state.devices) {
+    if (!d.connected || !d.generates) continue;
+    const int di = static_cast<int>(devs.size());
+    devs.push_back(&d);
+    auto sit = scheme.strategies.find(d.id);
+    const Strategy st = sit == scheme.strategies.end() ? d.strategy : sit->second;
+    const std::string run_model = model_under(d.model, st);
+    const ModelSpec& m = est.model(run_model, d.dataset);
+    const int n = m.num_stages();
+    const LutTable& dev_lut = est.luts().table({d.type, run_model, d.dataset});
+    const ServerState* sv = state.server(d.server);
+    const LutTable& srv_lut = est.luts().table({sv->type, run_model, d.dataset});
+    const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}));
+    const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv->link_latency_ms) * 1e-3;
+    const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
+    auto make = [&](int split, bool to_server, int in_flight) {
+      RefPath p;
+      p.device = di;
+      p.split = split;
+      p.to_server = to_server;
+      p.n = n;
+      p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
+      p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
+      p.rate = d.arrival_rate_per_s;
+      if (to_server) {
+        p.up_xfer_s = m.bytes_at_split(split) / bw;
+        p.up_s = lat + p.up_xfer_s;
+        p.down_s = lat + m.bytes_at_split(n) / bw;
+        p.server = static_cast<int>(sv - state.servers.data());
+        p.server_lut = &srv_lut;
+        p.group = group_ids.emplace(std::make_tuple(p.server, run_model, d.dataset, split), static_cast<int>(group_ids.size())).first->second;
+      }
+      return p;
+    };
+    if (st.kind == Strategy::Kind::data_parallel) {
+      RefPath local = make(n, false, 1), remote = make(0, true, 1);
+      if (d.arrival_rate_per_s > 0) {
+        double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
+        local.rate = d.arrival_rate_per_s * tr / (tl + tr);
+        remote.rate = d.arrival_rate_per_s * tl / (tl + tr);
+      }
+      paths.push_back(local);
+      paths.push_back(remote);
+    } else {
+      const int k = st.device_split(n);
+      paths.push_back(make(k, k < n, closed_in_flight));
+    }
+  }
+  const size_t S = state.servers.size();
+  std::vector<double> group_rate(group_ids.size()), load(S), batch_rate(S), closed_work(S), saturation(S);
+  std::vector<int> open_paths(S);
+  auto evaluate = [&](bool update_rates) {
+    std::fill(group_rate.begin(), group_rate.end(), 0.0);
+    for (const auto& p : paths)
+      if (p.to_server) group_rate[p.group] += p.lambda;
+    std::fill(load.begin(), load.end(), 0.0);
+    std::fill(batch_rate.begin(), batch_rate.end(), 0.0);
+    std::fill(closed_work.begin(), closed_work.end(), 0.0);
+    std::fill(open_paths.begin(), open_paths.end(), 0);
+    for (auto& p : paths) {
+      if (!p.to_server) continue;
+      const ServerState& sv = state.servers[p.server];
+      const double w = sv.batch_window_ms * 1e-3, L = group_rate[p.group];
+      double b = 1;
+      if (w > 0 && sv.batch_max_size > 1) b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
+      p.batch_s = reference_batch_seconds(*p.server_lut, p.split, p.n, b);
+      p.per_request_s = p.batch_s / b;
+      load[p.server] += p.lambda * p.per_request_s;
+      batch_rate[p.server] += p.lambda / b;
+      if (p.in_flight > 0) closed_work[p.server] += p.in_flight * p.batch_s;
+      else ++open_paths[p.server];
+    }
+    for (auto& p : paths) {
+      double latency = p.device_s, bottleneck = p.device_s;
+      if (p.to_server) {
+        const ServerState& sv = state.servers[p.server];
+        const double c = std::max(1, sv.workers), w = sv.batch_window_ms * 1e-3, L = group_rate[p.group];
+        double wait_window = 0;
+        if (w > 0 && sv.batch_max_size > 1) {
+          const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
+          const double close = std::min(w, fill);
+          const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
+          wait_window = close * (1 + (b - 1) / 2) / b;
+        }
+        const double own_load = p.lambda * p.per_request_s;
+        const double own_batches = p.per_request_s > 0 ? p.lambda * p.per_request_s / p.batch_s : 0;
+        const double others_load = std::max(0.0, load[p.server] - own_load);
+        const double others_batches = batch_rate[p.server] - own_batches;
+        const double others_batch_s = others_batches > 1e-12 ? others_load / others_batches : 0;
+        const double rho = std::clamp(others_load / c, 0.0, 0.999);
+        double wq = std::pow(rho, std::sqrt(2 * (c + 1)) - 1) / (c * (1 - rho)) * others_batch_s;
+        const int others_open = open_paths[p.server] - (p.in_flight > 0 ? 0 : 1);
+        if (others_open == 0) wq = std::min(wq, std::max(0.0, closed_work[p.server] - p.in_flight * p.batch_s) / c);
+        latency += p.up_s + wait_window + wq + p.batch_s + p.down_s;
+        bottleneck = std::max({bottleneck, p.up_xfer_s, p.per_request_s});
+      }
+      p.latency_s = latency;
+      if (!update_rates) continue;
+      double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
+      p.lambda = p.lambda == 0 ? target : 0.5 * p.lambda + 0.5 * target;
+    }
+    std::fill(saturation.begin(), saturation.end(), 0.0);
+    for (const auto& p : paths)
+      if (p.to_server) saturation[p.server] += p.lambda * p.per_request_s;
+    for (auto& p : paths) {
+      if (!p.to_server) continue;
+      const double cap = 0.999 * std::max(1, state.servers[p.server].workers);
+      if (saturation[p.server] > cap) p.lambda *= cap / saturation[p.server];
+    }
+  };
+  std::vector<double> before(paths.size());
+  for (int it = 0; it < 60; ++it) {
+    for (size_t i = 0; i < paths.size(); ++i) before[i] = paths[i].lambda;
+    evaluate(true);
+    bool unchanged = true;
+    for (size_t i = 0; i < paths.size() && unchanged; ++i) unchanged = paths[i].lambda == before[i];
+    if (unchanged) break;
+  }
+  evaluate(false);
+  Prediction out;
+  out.devices.resize(devs.size());
+  for (size_t i = 0; i < devs.size(); ++i) out.devices[i].id = devs[i]->id;
+  std::vector<double> weighted(devs.size(), 0);
+  for (const auto& p : paths) {
+    auto& d = out.devices[p.device];
+    d.throughput_rps += p.lambda;
+    if (p.to_server) d.server_rps += p.lambda;
+    weighted[p.device] += p.lambda * p.latency_s;
+  }
+  double total_weighted = 0;
+  for (size_t i = 0; i < devs.size(); ++i) {
+    auto& d = out.devices[i];
+    d.latency_s = d.throughput_rps > 0 ? weighted[i] / d.throughput_rps : 0;
+    out.throughput_rps += d.throughput_rps;
+    total_weighted += weighted[i];
+  }
+  out.mean_latency_s = out.throughput_rps > 0 ? total_weighted / out.throughput_rps : 0;
+  for (const auto& d : out.devices) out.mean_device_latency_s += d.latency_s / out.devices.size();
+  std::fill(saturation.begin(), saturation.end(), 0.0);
+  for (const auto& p : paths)
+    if (p.to_server) saturation[p.server] += p.lambda * p.per_request_s;
+  for (size_t j = 0; j < S; ++j) out.server_utilisation[state.servers[j].id] = saturation[j] / std::max(1, state.servers[j].workers);
+  return out;
+}
+
+// AnalyticEstimator::compare's rule on two predictions.
+double reference_compare(Objective o, const Prediction& a, const Prediction& b) {
+  const double scale = std::max({a.throughput_rps, b.throughput_rps, 1e-12});
+  const double by_throughput = (a.throughput_rps - b.throughput_rps) / scale;
+  const double by_latency = a.mean_device_latency_s > 0 && b.mean_device_latency_s > 0 ? b.mean_device_latency_s / a.mean_device_latency_s - 1 : 0;
+  if (o == Objective::throughput) return std::fabs(by_throughput) > 1e-9 ? by_throughput : by_latency;
+  return std::fabs(by_latency) > 1e-9 ? by_latency : by_throughput;
+}
+
+// A random system: 1-3 servers (batching or not, 1-3 workers), 1-24 devices of the fixture's types
+// with bandwidths and latencies from short lists (so that some devices are identical), closed and open
+// loops, a few disconnected devices and idle helpers.
+SystemState random_system(RandomStream& r) {
+  auto pick = [&](size_t n) { return static_cast<size_t>(r.next_u64() % n); };
+  SystemState s;
+  s.access_point_mbps = pick(3) == 0 ? 20 : 1e6;
+  s.access_point_latency_ms = static_cast<double>(pick(3));
+  const size_t servers = 1 + pick(3);
+  const char* server_types[] = {"srv", "busy", "mid"};
+  for (size_t j = 0; j < servers; ++j) {
+    ServerState v;
+    v.id = "s" + std::to_string(j);
+    v.type = server_types[pick(3)];
+    v.workers = 1 + static_cast<int>(pick(3));
+    v.batch_window_ms = pick(2) ? 0 : 2.0 + 10.0 * r.next_unit();
+    v.batch_max_size = 1 + static_cast<int>(pick(8));
+    v.link_bandwidth_mbps = pick(4) == 0 ? 50 : 1e6;
+    v.link_latency_ms = static_cast<double>(pick(2));
+    s.servers.push_back(v);
+  }
+  const char* types[] = {"slow", "fast", "busy", "mid"};
+  const double mbps[] = {1, 10, 100, 3.7};
+  const size_t devices = 1 + pick(24);
+  for (size_t i = 0; i < devices; ++i) {
+    DeviceState d = device("d" + std::to_string(pick(3) == 0 ? 100 + i : i), types[pick(4)], mbps[pick(4)], "s" + std::to_string(pick(servers)));
+    d.link_latency_ms = static_cast<double>(pick(3));
+    d.in_flight = static_cast<int>(pick(4));  // 0: the strategy's default
+    if (pick(5) == 0) d.arrival_rate_per_s = 1 + 30 * r.next_unit();
+    d.connected = pick(8) != 0;
+    d.generates = pick(10) != 0;
+    s.devices.push_back(d);
+  }
+  return s;
+}
+
+Scheme random_scheme(RandomStream& r, const SystemState& s) {
+  const std::vector<Strategy> options = all_options(9);
+  Scheme scheme;
+  for (const auto& d : s.devices)
+    if (r.next_u64() % 6 != 0) scheme.strategies[d.id] = options[r.next_u64() % options.size()];  // else: its own
+  return scheme;
+}
+
+void expect_same(const Prediction& got, const Prediction& want, const std::string& where) {
+  ASSERT_EQ(got.devices.size(), want.devices.size()) << where;
+  for (size_t i = 0; i < got.devices.size(); ++i) {
+    EXPECT_EQ(got.devices[i].id, want.devices[i].id) << where;
+    EXPECT_EQ(got.devices[i].latency_s, want.devices[i].latency_s) << where << " device " << i;
+    EXPECT_EQ(got.devices[i].throughput_rps, want.devices[i].throughput_rps) << where << " device " << i;
+    EXPECT_EQ(got.devices[i].server_rps, want.devices[i].server_rps) << where << " device " << i;
+  }
+  EXPECT_EQ(got.throughput_rps, want.throughput_rps) << where;
+  EXPECT_EQ(got.mean_latency_s, want.mean_latency_s) << where;
+  EXPECT_EQ(got.mean_device_latency_s, want.mean_device_latency_s) << where;
+  EXPECT_EQ(got.server_utilisation, want.server_utilisation) << where;
+}
+
+}  // namespace
+
+TEST(AnalyticEstimator, FastEvaluationEqualsThePathByPathFormulasBitForBit) {
+  for (Objective objective : {Objective::throughput, Objective::latency}) {
+    Fixture f(objective);
+    for (std::uint64_t system = 0; system < 150; ++system) {
+      RandomStream r(2026, StreamPurpose::test, system);
+      const SystemState s = random_system(r);
+      std::vector<Scheme> schemes;
+      for (int k = 0; k < 6; ++k) schemes.push_back(random_scheme(r, s));
+      // Candidates that change one device of the first scheme: what a search asks (its other servers
+      // come from the cache).
+      for (const auto& d : s.devices) {
+        Scheme one = schemes[0];
+        one.strategies[d.id] = Strategy::data_parallel();
+        schemes.push_back(one);
+      }
+      std::vector<Prediction> want;
+      for (size_t k = 0; k < schemes.size(); ++k) {
+        const std::string where = "system " + std::to_string(system) + " scheme " + std::to_string(k);
+        want.push_back(reference_predict(*f.est, s, schemes[k]));
+        expect_same(f.est->predict(s, schemes[k]), want.back(), where);
+        EXPECT_EQ(f.est->score(s, schemes[k]), want.back().throughput_rps) << where;
+        if (k > 0) EXPECT_EQ(f.est->compare(s, schemes[k], schemes[k - 1]), reference_compare(objective, want[k], want[k - 1])) << where;
+        if (::testing::Test::HasFailure()) return;
+      }
+      // best_of: Estimator's walk, on the reference predictions.
+      int best = -1;
+      for (size_t k = 1; k < schemes.size(); ++k)
+        if (reference_compare(objective, want[k], best < 0 ? want[0] : want[static_cast<size_t>(best) + 1]) > 1e-12) best = static_cast<int>(k - 1);
+      EXPECT_EQ(f.est->best_of(s, schemes[0], std::vector<Scheme>(schemes.begin() + 1, schemes.end())), best) << "system " << system;
+    }
+  }
+}
+
+TEST(AnalyticEstimator, TheCacheFollowsTheStateItIsAskedAbout) {
+  // Two states differing only in one device's bandwidth: a cached answer for one is never given for the
+  // other, in either order and back.
+  Fixture f;
+  SystemState a = state({device("a", "fast", 10), device("b", "fast", 10)}, "busy", 1, 5, 4);
+  SystemState b = a;
+  b.devices[1].link_bandwidth_mbps = 1;
+  const Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
+  for (const SystemState* s : {&a, &b, &a, &b}) EXPECT_EQ(f.est->score(*s, off), reference_predict(*f.est, *s, off).throughput_rps);
+  EXPECT_NE(f.est->score(a, off), f.est->score(b, off));
+}
