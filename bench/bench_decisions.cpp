@@ -1,11 +1,11 @@
 // Decision time of every search scheduler with the analytic estimator (issue 15, items 1 and 4), at
 // 3 / 9 / 30 / 100 / 1,000 devices: mixed Raspberry Pi / Jetson boards alternating DGCNN and GCoDE,
 // links 1 .. 100 Mbit/s (log-spaced), one GTX 1060 (2 workers, batch window 10 ms, at most 4) per 100
-// devices. Also the cost of one prediction (AnalyticEstimator::predict) at each size, the reference
+// devices (--devices-per-server: another share). Also the cost of one prediction (AnalyticEstimator::predict) at each size, the reference
 // every decision is made of, and a fingerprint of each decision (to check that a faster estimator
 // decides the same). A scheduler whose decision, extrapolated quadratically from the previous size,
 // would take longer than --budget seconds is not run at that size (the table says so).
-// usage: bench_decisions [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]]
+// usage: bench_decisions [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]] [--devices-per-server N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -48,9 +48,9 @@ double median_ms(const std::function<void()>& f, int repeats, double budget_s) {
   return t[t.size() / 2];
 }
 
-SystemState system_of(int devices) {
+SystemState system_of(int devices, int per_server) {
   SystemState s;
-  const int servers = std::max(1, devices / 100);
+  const int servers = std::max(1, devices / per_server);
   for (int j = 0; j < servers; ++j) {
     ServerState sv{"edge" + std::to_string(j), "gtx1060"};
     sv.workers = 2;
@@ -94,6 +94,7 @@ int main(int argc, char** argv) {
   double budget_s = 30;
   std::vector<int> sizes = {3, 9, 30, 100, 1000};
   std::vector<std::string> only;  // empty: every scheduler
+  int per_server = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
@@ -101,10 +102,12 @@ int main(int argc, char** argv) {
     else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (const auto& x : split(argv[++i], ',')) sizes.push_back(std::atoi(x.c_str()));
+    } else if (a == "--devices-per-server" && i + 1 < argc) {
+      per_server = std::max(1, std::atoi(argv[++i]));
     } else if (a == "--only" && i + 1 < argc) {
       only = split(argv[++i], ',');
     } else {
-      std::fprintf(stderr, "usage: %s [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--repeats N] [--budget S] [--sizes 3,9,30,100,1000] [--only NAME[,NAME]] [--devices-per-server N]\n", argv[0]);
       return 2;
     }
   }
@@ -152,7 +155,7 @@ int main(int argc, char** argv) {
   std::map<std::string, double> last_ms;
   std::map<std::string, int> last_n;
   for (int n : sizes) {
-    const SystemState s = system_of(n);
+    const SystemState s = system_of(n, per_server);
     std::vector<Scheme> uniform(3);
     for (const auto& d : s.devices) {
       uniform[0].strategies[d.id] = Strategy::offload();

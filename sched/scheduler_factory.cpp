@@ -225,8 +225,8 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
                        " device-predictions a decision (" +
                        (greedy ? "every option of each device on the devices decided before it: O(D^2 (n + 2))"
                                : "stage 1 over its groups' options, then climbs over every split: O(D x groups x (options + n))") +
-                       "), more than scheduler.max_work = " + format_double(max_work) + " (~3.4 us each here: about " +
-                       format_double(std::round(work * 3.4e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
+                       "), more than scheduler.max_work = " + format_double(max_work) + " (up to ~2.5 us each here: up to about " +
+                       format_double(std::round(work * 2.5e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
                        (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
 }
 
