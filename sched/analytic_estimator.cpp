@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <tuple>
 #include "core/units.hpp"
@@ -252,6 +253,96 @@ std::vector<int> options_of(const AnalyticEstimator& est, const SystemState& sta
   return out;
 }
 
+// Anderson acceleration of a fixed-point iteration x <- G(x) (type II, Walker & Ni 2011): the next
+// iterate is G(x) corrected by the combination of the last `depth` steps that best cancels the residual
+// r = G(x) - x in least squares (a small ridge keeps the normal equations solvable). Where G is a
+// contraction (a lightly loaded server: each rate halves its distance per damped round) it converges in a
+// handful of steps instead of one bit per step; where the damped rounds alternate between two states (a
+// saturated server, scaled to its capacity in one round and far below it in the next) it finds the point
+// between them.
+class AndersonMixer {
+ public:
+  AndersonMixer(size_t n, size_t depth) : n_(n), depth_(depth) {}
+
+  // x: the current iterate, g = G(x). Leaves the next iterate in x. When the combination leaves the
+  // domain (a rate <= 0 or not finite), x becomes G(x) and the history is dropped.
+  void step(std::vector<double>& x, const std::vector<double>& g) {
+    if (r_.empty()) {  // buffers on the first step (most isolated devices converge in two rounds)
+      dg_.assign(depth_, std::vector<double>(n_));
+      dr_.assign(depth_, std::vector<double>(n_));
+      r_.resize(n_);
+      gram_.resize(depth_ * depth_);
+    }
+    for (size_t i = 0; i < n_; ++i) r_[i] = g[i] - x[i];
+    if (have_prev_) {  // a new column of differences, in the slot of the oldest
+      const size_t slot = next_slot_;
+      next_slot_ = (next_slot_ + 1) % depth_;
+      count_ = std::min(count_ + 1, depth_);
+      for (size_t i = 0; i < n_; ++i) {
+        dg_[slot][i] = g[i] - g_prev_[i];
+        dr_[slot][i] = r_[i] - r_prev_[i];
+      }
+      for (size_t k = 0; k < count_; ++k) gram_[slot * depth_ + k] = gram_[k * depth_ + slot] = dot(dr_[slot], dr_[k]);
+    }
+    g_prev_ = g;
+    r_prev_ = r_;
+    have_prev_ = true;
+    x = g;
+    if (count_ == 0) return;
+    // (dR^T dR + ridge) gamma = dR^T r, by Gaussian elimination with partial pivoting (count_ <= depth).
+    const size_t m = count_;
+    std::vector<double> a(m * (m + 1));
+    double trace = 0;
+    for (size_t k = 0; k < m; ++k) trace += gram_[k * depth_ + k];
+    for (size_t k = 0; k < m; ++k) {
+      for (size_t q = 0; q < m; ++q) a[k * (m + 1) + q] = gram_[k * depth_ + q] + (k == q ? 1e-10 * trace + 1e-300 : 0);
+      a[k * (m + 1) + m] = dot(dr_[k], r_);
+    }
+    std::vector<double> gamma(m, 0.0);
+    for (size_t c = 0; c < m; ++c) {
+      size_t pivot = c;
+      for (size_t q = c + 1; q < m; ++q)
+        if (std::fabs(a[q * (m + 1) + c]) > std::fabs(a[pivot * (m + 1) + c])) pivot = q;
+      for (size_t k = 0; k <= m; ++k) std::swap(a[c * (m + 1) + k], a[pivot * (m + 1) + k]);
+      if (!(std::fabs(a[c * (m + 1) + c]) > 0)) return reset();
+      for (size_t q = c + 1; q < m; ++q) {
+        const double f = a[q * (m + 1) + c] / a[c * (m + 1) + c];
+        for (size_t k = c; k <= m; ++k) a[q * (m + 1) + k] -= f * a[c * (m + 1) + k];
+      }
+    }
+    for (size_t c = m; c-- > 0;) {
+      double sum = a[c * (m + 1) + m];
+      for (size_t q = c + 1; q < m; ++q) sum -= a[c * (m + 1) + q] * gamma[q];
+      gamma[c] = sum / a[c * (m + 1) + c];
+    }
+    for (size_t i = 0; i < n_; ++i) {
+      double v = g[i];
+      for (size_t k = 0; k < m; ++k) v -= gamma[k] * dg_[k][i];
+      if (!(v > 0) || !std::isfinite(v)) {
+        x = g;
+        return reset();
+      }
+      x[i] = v;
+    }
+  }
+
+ private:
+  static double dot(const std::vector<double>& a, const std::vector<double>& b) {
+    double s = 0;
+    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    return s;
+  }
+  void reset() {
+    count_ = 0;
+    next_slot_ = 0;
+  }
+  size_t n_, depth_;
+  std::vector<std::vector<double>> dg_, dr_;  // differences of G(x) and of r between successive steps
+  std::vector<double> r_, g_prev_, r_prev_, gram_;
+  bool have_prev_ = false;
+  size_t count_ = 0, next_slot_ = 0;
+};
+
 // The fixed point of one server: rates -> batch sizes and server utilisation -> latencies -> rates,
 // over the paths of its devices (a server's paths depend on each other and on nothing else). Paths of
 // one device class under one option are identical in every round, so each such set is computed once
@@ -300,7 +391,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
       if (o.path[j].to_server) server_path_flow.push_back(fi);
     }
   }
-  const double kDamping = 0.5;
+  double damping = 0.5;  // of the rounds: rate <- (1 - damping) rate + damping target
   const double workers = std::max(1, sv.workers);
   const double w = sv.batch_window_ms * 1e-3;
   const bool batching = w > 0 && sv.batch_max_size > 1;
@@ -384,7 +475,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
       f.latency_s = latency;
       if (!update_rates) continue;
       double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
-      f.lambda = f.lambda == 0 ? target : (1 - kDamping) * f.lambda + kDamping * target;
+      f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
     // A saturated server cannot serve more than its workers: scale its paths down.
     double load = 0;
@@ -393,16 +484,41 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
       for (Flow& f : flows)
         if (f.spec->to_server) f.lambda *= cap / load;
   };
-  // 60 damped rounds at most; a round that leaves every rate bit for bit as it was has reached the fixed
-  // point exactly (a round is a function of the rates alone), so the rounds left would change nothing.
-  std::vector<double> rates_before(flows.size());
-  for (int it = 0; it < 60; ++it) {
-    for (size_t i = 0; i < flows.size(); ++i) rates_before[i] = flows[i].lambda;
-    round(true);
-    bool unchanged = true;
-    for (size_t i = 0; i < flows.size() && unchanged; ++i) unchanged = flows[i].lambda == rates_before[i];
-    if (unchanged) break;
-  }
+  // The fixed point of the damped round (a round is a function of the rates alone), Anderson-accelerated
+  // from zero until a round moves no rate by more than kTolerance of itself: with damping 1/2 (at most
+  // 100 rounds), then, from where that left off, with damping 1/10 (at most 400 more: a saturated server
+  // whose rates swing too far in a round). Should neither get there, the rates of the round that moved
+  // them least (the damped rounds alone, 60 of them as the estimator used to make, could end anywhere in
+  // a swing: a saturated server alternating between its capacity and far below it).
+  constexpr size_t kDepth = 3;
+  constexpr double kTolerance = 1e-13;
+  const size_t F = flows.size();
+  std::vector<double> x(F, 0.0), g(F), best(F);
+  double best_change = std::numeric_limits<double>::infinity();
+  auto accelerated = [&](double d, int rounds) {
+    damping = d;
+    AndersonMixer mixer(F, kDepth);
+    for (int it = 0; it < rounds; ++it) {
+      const bool from_zero = std::all_of(x.begin(), x.end(), [](double v) { return v == 0; });
+      for (size_t i = 0; i < F; ++i) flows[i].lambda = x[i];
+      round(true);
+      double change = 0;
+      for (size_t i = 0; i < F; ++i) {
+        g[i] = flows[i].lambda;
+        change = std::max(change, std::fabs(g[i] - x[i]) / std::fabs(g[i]));
+      }
+      if (change < best_change) {
+        best_change = change;
+        best = g;
+      }
+      if (change <= kTolerance) return true;
+      if (from_zero) x = g;  // a plain round from zero (most isolated devices end on the next)
+      else mixer.step(x, g);
+    }
+    return false;
+  };
+  if (!accelerated(0.5, 100)) accelerated(0.1, 400);
+  for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
   round(false);
 
   ServerSolution out;
