@@ -72,6 +72,9 @@ struct DeviceOutcome {
 struct ServerSolution {
   std::vector<DeviceOutcome> devices;  // the server's devices, in state order
   double load = 0;                     // busy worker-seconds per second
+  // Each flow's rate, by its key (class, option, path), in key order: where a later solution of the
+  // server starts from.
+  std::vector<std::pair<long long, double>> rates;
 };
 
 }  // namespace
@@ -93,6 +96,7 @@ struct AnalyticStateCache {
   std::vector<BatchKey> batch_keys;
   // Solutions per server, keyed by the options of its devices (their indices, as bytes).
   std::vector<std::unordered_map<std::string, ServerSolution>> solved;  // empty in predict()
+  std::vector<const ServerSolution*> last_solved;  // per server: the latest solution (into `solved`), or null
   size_t solved_bytes = 0;
 };
 
@@ -347,7 +351,8 @@ class AndersonMixer {
 // over the paths of its devices (a server's paths depend on each other and on nothing else). Paths of
 // one device class under one option are identical in every round, so each such set is computed once
 // and counted once per path in the sums, in path order (the very same sums as path by path).
-ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option) {
+ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
+                            const ServerSolution* start) {
   struct Flow {  // identical paths
     const PathSpec* spec;
     long long key;   // (class, option, path)
@@ -494,6 +499,12 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
   constexpr double kTolerance = 1e-13;
   const size_t F = flows.size();
   std::vector<double> x(F, 0.0), g(F), best(F);
+  if (start) {  // flows the start had keep their rates (a search changes a few devices at a time)
+    for (size_t i = 0; i < F; ++i) {
+      auto it = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(flows[i].key, -std::numeric_limits<double>::infinity()));
+      if (it != start->rates.end() && it->first == flows[i].key) x[i] = it->second;
+    }
+  }
   double best_change = std::numeric_limits<double>::infinity();
   auto accelerated = [&](double d, int rounds) {
     damping = d;
@@ -535,6 +546,9 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
     }
   }
   for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
+  out.rates.reserve(F);
+  for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
+  std::sort(out.rates.begin(), out.rates.end());
   return out;
 }
 
@@ -543,7 +557,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
 const ServerSolution& server_solution(const SystemState& state, AnalyticStateCache& c, size_t j, const std::vector<int>& option,
                                       ServerSolution& scratch, bool memo, size_t memo_bytes) {
   const std::vector<int>& devices = c.server_devs[j];
-  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option);
+  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option, nullptr);
   std::string key(devices.size() * sizeof(int), '\0');
   for (size_t k = 0; k < devices.size(); ++k) std::memcpy(&key[k * sizeof(int)], &option[static_cast<size_t>(devices[k])], sizeof(int));
   auto& solved = c.solved[j];
@@ -551,10 +565,15 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   const size_t bytes = key.size() + devices.size() * sizeof(DeviceOutcome) + 96;
   if (c.solved_bytes + bytes > memo_bytes) {
     for (auto& m : c.solved) m.clear();
+    std::fill(c.last_solved.begin(), c.last_solved.end(), nullptr);
     c.solved_bytes = 0;
   }
-  c.solved_bytes += bytes;
-  return solved.emplace(std::move(key), solve_server(state.servers[j], c, devices, option)).first->second;
+  c.solved_bytes += bytes + devices.size() * 2 * sizeof(std::pair<long long, double>);
+  // From the server's latest solution: the incumbent or a sibling candidate, a few devices away.
+  ServerSolution s = solve_server(state.servers[j], c, devices, option, c.last_solved[j]);
+  const ServerSolution& stored = solved.emplace(std::move(key), std::move(s)).first->second;
+  c.last_solved[j] = &stored;
+  return stored;
 }
 
 // What a scheme gives each device and server (per device in state order; load per server).
@@ -626,6 +645,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
     cache_->state = state;
     prepare(*cache_, cache_->state);
     cache_->solved.resize(state.servers.size());
+    cache_->last_solved.assign(state.servers.size(), nullptr);
   }
   return *cache_;
 }
