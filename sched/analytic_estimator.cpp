@@ -272,8 +272,8 @@ class AndersonMixer {
   // domain (a rate <= 0 or not finite), x becomes G(x) and the history is dropped.
   void step(std::vector<double>& x, const std::vector<double>& g) {
     if (r_.empty()) {  // buffers on the first step (most isolated devices converge in two rounds)
-      dg_.assign(depth_, std::vector<double>(n_));
-      dr_.assign(depth_, std::vector<double>(n_));
+      dg_.resize(depth_ * n_);
+      dr_.resize(depth_ * n_);
       r_.resize(n_);
       gram_.resize(depth_ * depth_);
     }
@@ -283,10 +283,10 @@ class AndersonMixer {
       next_slot_ = (next_slot_ + 1) % depth_;
       count_ = std::min(count_ + 1, depth_);
       for (size_t i = 0; i < n_; ++i) {
-        dg_[slot][i] = g[i] - g_prev_[i];
-        dr_[slot][i] = r_[i] - r_prev_[i];
+        dg_[slot * n_ + i] = g[i] - g_prev_[i];
+        dr_[slot * n_ + i] = r_[i] - r_prev_[i];
       }
-      for (size_t k = 0; k < count_; ++k) gram_[slot * depth_ + k] = gram_[k * depth_ + slot] = dot(dr_[slot], dr_[k]);
+      for (size_t k = 0; k < count_; ++k) gram_[slot * depth_ + k] = gram_[k * depth_ + slot] = dot(&dr_[slot * n_], &dr_[k * n_]);
     }
     g_prev_ = g;
     r_prev_ = r_;
@@ -300,7 +300,7 @@ class AndersonMixer {
     for (size_t k = 0; k < m; ++k) trace += gram_[k * depth_ + k];
     for (size_t k = 0; k < m; ++k) {
       for (size_t q = 0; q < m; ++q) a[k * (m + 1) + q] = gram_[k * depth_ + q] + (k == q ? 1e-10 * trace + 1e-300 : 0);
-      a[k * (m + 1) + m] = dot(dr_[k], r_);
+      a[k * (m + 1) + m] = dot(&dr_[k * n_], r_.data());
     }
     std::vector<double> gamma(m, 0.0);
     for (size_t c = 0; c < m; ++c) {
@@ -321,7 +321,7 @@ class AndersonMixer {
     }
     for (size_t i = 0; i < n_; ++i) {
       double v = g[i];
-      for (size_t k = 0; k < m; ++k) v -= gamma[k] * dg_[k][i];
+      for (size_t k = 0; k < m; ++k) v -= gamma[k] * dg_[k * n_ + i];
       if (!(v > 0) || !std::isfinite(v)) {
         x = g;
         return reset();
@@ -331,9 +331,9 @@ class AndersonMixer {
   }
 
  private:
-  static double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double dot(const double* a, const double* b) const {
     double s = 0;
-    for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+    for (size_t i = 0; i < n_; ++i) s += a[i] * b[i];
     return s;
   }
   void reset() {
@@ -341,7 +341,7 @@ class AndersonMixer {
     next_slot_ = 0;
   }
   size_t n_, depth_;
-  std::vector<std::vector<double>> dg_, dr_;  // differences of G(x) and of r between successive steps
+  std::vector<double> dg_, dr_;  // differences of G(x) and of r between successive steps (depth x n, by slot)
   std::vector<double> r_, g_prev_, r_prev_, gram_;
   bool have_prev_ = false;
   size_t count_ = 0, next_slot_ = 0;
@@ -351,8 +351,9 @@ class AndersonMixer {
 // over the paths of its devices (a server's paths depend on each other and on nothing else). Paths of
 // one device class under one option are identical in every round, so each such set is computed once
 // and counted once per path in the sums, in path order (the very same sums as path by path).
+// `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
 ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
-                            const ServerSolution* start) {
+                            const ServerSolution* start, bool keep_rates) {
   struct Flow {  // identical paths
     const PathSpec* spec;
     long long key;   // (class, option, path)
@@ -546,9 +547,11 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
     }
   }
   for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
-  out.rates.reserve(F);
-  for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
-  std::sort(out.rates.begin(), out.rates.end());
+  if (keep_rates) {
+    out.rates.reserve(F);
+    for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
+    std::sort(out.rates.begin(), out.rates.end());
+  }
   return out;
 }
 
@@ -557,7 +560,7 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
 const ServerSolution& server_solution(const SystemState& state, AnalyticStateCache& c, size_t j, const std::vector<int>& option,
                                       ServerSolution& scratch, bool memo, size_t memo_bytes) {
   const std::vector<int>& devices = c.server_devs[j];
-  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option, nullptr);
+  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option, nullptr, false);
   std::string key(devices.size() * sizeof(int), '\0');
   for (size_t k = 0; k < devices.size(); ++k) std::memcpy(&key[k * sizeof(int)], &option[static_cast<size_t>(devices[k])], sizeof(int));
   auto& solved = c.solved[j];
@@ -570,7 +573,7 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   }
   c.solved_bytes += bytes + devices.size() * 2 * sizeof(std::pair<long long, double>);
   // From the server's latest solution: the incumbent or a sibling candidate, a few devices away.
-  ServerSolution s = solve_server(state.servers[j], c, devices, option, c.last_solved[j]);
+  ServerSolution s = solve_server(state.servers[j], c, devices, option, c.last_solved[j], true);
   const ServerSolution& stored = solved.emplace(std::move(key), std::move(s)).first->second;
   c.last_solved[j] = &stored;
   return stored;
