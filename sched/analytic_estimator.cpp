@@ -5,7 +5,6 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
-#include <tuple>
 #include "core/units.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_key.hpp"
@@ -103,13 +102,13 @@ struct AnalyticStateCache {
 namespace {
 
 std::string bits_of(double x) { return std::string(reinterpret_cast<const char*>(&x), sizeof x); }
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
-// Devices and servers of `state` (pointers into it) with nothing resolved yet.
 // Devices identical in every input of a prediction (DeviceClass).
 bool same_inputs(const DeviceState& a, const DeviceState& b) {
   return a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
-         bits_of(a.link_bandwidth_mbps) == bits_of(b.link_bandwidth_mbps) && bits_of(a.link_latency_ms) == bits_of(b.link_latency_ms) &&
-         bits_of(a.arrival_rate_per_s) == bits_of(b.arrival_rate_per_s) && a.in_flight == b.in_flight;
+         same_bits(a.link_bandwidth_mbps, b.link_bandwidth_mbps) && same_bits(a.link_latency_ms, b.link_latency_ms) &&
+         same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight;
 }
 
 // Devices and servers of `state` (pointers into it) with nothing resolved yet. Few servers and device

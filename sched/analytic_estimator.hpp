@@ -67,8 +67,9 @@ class AnalyticEstimator : public Estimator {
   // comes, compared field by field) and, for it, every device's resolved strategies and every server's
   // solution per placement of its devices (up to kMemoBytes, then it starts over): a search compares
   // many candidates with one incumbent, each changing a few devices, and only the servers of the
-  // devices that changed are solved again. Thread-safe (one lock); equal inputs, the very same result,
-  // bit for bit the same as predict() without the cache.
+  // devices that changed are solved again, starting from its latest solution. Thread-safe (one lock).
+  // A server's fixed point is reached to 1e-13 a round, so answers through the cache and predict() agree
+  // to about that (not bit for bit: where a solution starts from depends on what was asked before).
   AnalyticStateCache& cache_for(const SystemState& state) const;  // with cache_mutex_ held
   mutable std::mutex cache_mutex_;
   mutable std::unique_ptr<AnalyticStateCache> cache_;
