@@ -312,7 +312,9 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
         EXPECT_PRED3(near, f.est->score(s, schemes[k]), want.back().throughput_rps, tolerance) << where;
         if (k > 0) {
           const double c = f.est->compare(s, schemes[k], schemes[k - 1]), rc = reference_compare(objective, want[k], want[k - 1]);
-          if (std::fabs(rc) > 1e-6) EXPECT_GT(c * rc, 0) << where << ": compare " << c << ", reference " << rc;
+          if (std::fabs(rc) > 1e-6) {
+            EXPECT_GT(c * rc, 0) << where << ": compare " << c << ", reference " << rc;
+          }
         }
         if (::testing::Test::HasFailure()) return;
       }
