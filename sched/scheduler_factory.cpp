@@ -222,11 +222,12 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
   for (const auto& d : state.devices) devices += d.generates ? 1 : 0;
   throw InputError(s.scheduler.where, "scheduler.max_work",
                    name + " on " + std::to_string(devices) + " devices needs " + (greedy ? "" : "about ") + format_double(work) +
-                       " device-predictions a decision (" +
-                       (greedy ? "every option of each device on the devices decided before it: O(D^2 (n + 2))"
-                               : "stage 1 over its groups' options, then climbs over every split: O(D x groups x (options + n))") +
-                       "), more than scheduler.max_work = " + format_double(max_work) + " (up to ~2.5 us each here: up to about " +
-                       format_double(std::round(work * 2.5e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
+                       " device-solves a decision (" +
+                       (greedy ? "every option of each device on the devices decided before it, re-solving its server: O(D^2 (n + 2) / servers)"
+                               : "stage 1 over its groups' options, then climbs over every split, each re-solving the group's server: "
+                                 "O(groups x (options + n) x devices per server)") +
+                       "), more than scheduler.max_work = " + format_double(max_work) + " (~0.5-4 us each here: about " +
+                       format_double(std::round(work * 0.5e-6)) + "-" + format_double(std::round(work * 4e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
                        (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/text_util.hpp"
 #include "sched/scheme_search.hpp"
@@ -45,26 +46,35 @@ std::vector<std::vector<const DeviceState*>> choice_groups(const std::vector<con
 }  // namespace
 
 double greedy_work(const AnalyticEstimator& est, const SystemState& state) {
+  // The i-th device's step predicts on a new state (the devices decided so far): its first option solves
+  // every server (i devices), each other option re-solves only the device's own server (k devices).
   double work = 0, decided = 0;
+  std::unordered_map<std::string, double> at_server;
   for (const DeviceState* d : connected(state)) {
     decided += 1;
-    work += decided * static_cast<double>(device_options(est, *d).size());
+    const double k = at_server[d->server] += 1;
+    work += decided + (static_cast<double>(device_options(est, *d).size()) - 1) * k;
   }
   return work;
 }
 
 double hierarchical_work(const AnalyticEstimator& est, const SystemState& state, bool share_groups, long long max_schemes) {
+  // One state for the whole decision: a candidate re-solves the server of the group it changes (as many
+  // units as that server has devices); stage 1's full ranking changes every group at once.
   const auto devs = connected(state);
+  std::unordered_map<std::string, double> at_server;
+  for (const DeviceState* d : devs) at_server[d->server] += 1;
   long double combos = 1;
   double coarse = 0, fine = 0;
   for (const auto& g : choice_groups(devs, share_groups)) {
     const double options = 3.0 * static_cast<double>(std::max<size_t>(1, g[0]->variant_choices.size()));
+    const double server_devices = at_server[g[0]->server];
     combos *= options;
-    coarse += options;
-    fine += stages_of(est, *g[0]) + 1;
+    coarse += options * server_devices;
+    fine += (stages_of(est, *g[0]) + 1) * server_devices;
   }
-  const double stage1 = combos <= max_schemes ? static_cast<double>(combos) : coarse;
-  return static_cast<double>(devs.size()) * (stage1 + fine);
+  const double stage1 = combos <= max_schemes ? static_cast<double>(combos) * static_cast<double>(devs.size()) : coarse;
+  return stage1 + fine;
 }
 
 Scheme GreedyScheduler::decide(const SystemState& state) {

@@ -93,12 +93,15 @@ class HierarchicalScheduler : public Scheduler {
   bool use_helpers_;
 };
 
-// Decision work, in device-predictions (an analytic prediction costs O(devices in the system it predicts):
-// ~3.4 us per device on this project's 2-core machine, bench/RESULTS.md "Scale"), of a decision on
-// `state`. greedy: exactly (every option of each device, on the devices decided before it: O(D^2 (n + 2))).
-// hierarchical: about what its first round costs (3 options per group and variant, fewer where they
-// coincide; stage 1 ranking every combination when there are at most max_schemes, else one coordinate
-// round; one climb step per group and split); later rounds add to it, remembered predictions subtract.
+// Decision work, in device-solves, of a decision on `state`: the analytic estimator solves a server's fixed
+// point over its devices and, for one state, solves again only the server whose devices a candidate changes
+// (one unit per device of that server; ~0.5-4 us each on this project's 2-core machine, bench/RESULTS.md
+// "Scale"). greedy: exactly (each device's step predicts on the devices decided before it, a new state:
+// its first option solves every server, the others the device's own: O(D^2) on one server, O(D^2 / S)
+// spread over S). hierarchical: about what its first round costs (3 options per group and variant, fewer
+// where they coincide; stage 1 ranking every combination, each re-solving every server, when there are at
+// most max_schemes, else one coordinate round; one climb step per group and split, each re-solving the
+// group's server); later rounds add to it, remembered solutions subtract.
 double greedy_work(const AnalyticEstimator& est, const SystemState& state);
 double hierarchical_work(const AnalyticEstimator& est, const SystemState& state, bool share_groups, long long max_schemes);
 

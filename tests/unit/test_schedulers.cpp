@@ -312,13 +312,28 @@ TEST(Schedulers, SearchesWhoseWorkExceedsMaxWorkAreRefusedAtLoad) {
   devs.back().generates = false;  // a helper: no options, no predictions
   const SystemState st = state(devs);
   // greedy: dgcnn has n = 9 stages, so n + 2 = 11 options (offload, pp(1..8), local, data_parallel); the
-  // i-th device's options are predicted on i devices: 11 x (1 + 2 + 3 + 4) = 110 device-predictions.
+  // i-th device's step is a new state of i devices on the one server: its first option solves them all
+  // (i), the other 10 re-solve the server (i each): 11 x (1 + 2 + 3 + 4) = 110 device-solves.
   EXPECT_DOUBLE_EQ(greedy_work(*f.est, st), 110);
   // hierarchical without shared groups: 4 groups of 3 options; 3^4 = 81 <= max_schemes 729, so stage 1
-  // ranks all 81 combinations; stage 2 one step per split: 4 x (9 + 1) = 40; each on 4 devices.
+  // ranks all 81 combinations; stage 2 one step per split: 4 x (9 + 1) = 40; each solving the server's
+  // 4 devices.
   EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, st, false, 729), 4 * (81 + 40));
   // Above max_schemes (80 < 81): one coordinate round, 4 x 3 options.
   EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, st, false, 80), 4 * (12 + 40));
+  // Two servers, devices alternating (d0, d2 on s0; d1, d3 on s1): a candidate re-solves only the
+  // changed device's server. greedy: step i solves the i devices decided, then 10 options x the k
+  // devices decided on its server: (1 + 10 x 1) + (2 + 10 x 1) + (3 + 10 x 2) + (4 + 10 x 2) = 70.
+  SystemState two = st;
+  two.servers.push_back(two.servers[0]);
+  two.servers[1].id = "s1";
+  for (int i : {1, 3}) two.devices[static_cast<size_t>(i)].server = "s1";
+  EXPECT_DOUBLE_EQ(greedy_work(*f.est, two), 70);
+  // hierarchical: stage 1's 81 combinations change every group (each solves all 4 devices): 324; stage
+  // 2's 4 x 10 steps each re-solve a 2-device server: 80.
+  EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, two, false, 729), 81 * 4 + 40 * 2);
+  // Coordinate round instead: 4 x 3 options, each re-solving a 2-device server: 24.
+  EXPECT_DOUBLE_EQ(hierarchical_work(*f.est, two, false, 80), 12 * 2 + 40 * 2);
   Scenario s;
   s.file = "big.yaml";
   for (const char* name : {"greedy", "hierarchical"}) {
