@@ -506,11 +506,13 @@ ServerSolution solve_server(const ServerState& sv, const AnalyticStateCache& c, 
     }
   }
   double best_change = std::numeric_limits<double>::infinity();
+  bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
   auto accelerated = [&](double d, int rounds) {
     damping = d;
     AndersonMixer mixer(F, kDepth);
     for (int it = 0; it < rounds; ++it) {
-      const bool from_zero = std::all_of(x.begin(), x.end(), [](double v) { return v == 0; });
+      const bool from_zero = !started;  // every rate still 0: no start and no round yet
+      started = true;
       for (size_t i = 0; i < F; ++i) flows[i].lambda = x[i];
       round(true);
       double change = 0;
