@@ -35,6 +35,16 @@ class Estimator {
       if (compare(state, candidates[i], best < 0 ? incumbent : candidates[static_cast<size_t>(best)]) > 1e-12) best = static_cast<int>(i);
     return best;
   }
+  // best_of() with the incumbent and the candidates given as edits of `base`: the same answer as best_of
+  // on the edited schemes. The default builds them; an estimator that can evaluate an edit as such
+  // (AnalyticEstimator) overrides it. A search whose candidates each change a few devices calls this.
+  virtual int best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,
+                            const std::vector<SchemeEdit>& candidates) const {
+    std::vector<Scheme> schemes;
+    schemes.reserve(candidates.size());
+    for (const SchemeEdit& e : candidates) schemes.push_back(e.applied_to(base));
+    return best_of(state, incumbent.applied_to(base), schemes);
+  }
   // score() of several schemes (batched where the estimator can).
   virtual std::vector<double> score_many(const SystemState& state, const std::vector<Scheme>& schemes) const {
     std::vector<double> out;

@@ -13,4 +13,14 @@ std::string Scheme::to_string() const {
   return s + " helpers=[" + join(helpers, ",") + "]";
 }
 
+Scheme SchemeEdit::applied_to(const Scheme& base) const {
+  Scheme s = base;
+  apply_to(s);
+  return s;
+}
+
+void SchemeEdit::apply_to(Scheme& base) const {
+  for (const auto& [id, strategy] : set) base.strategies[id] = strategy;
+}
+
 }  // namespace coinfer

@@ -17,4 +17,15 @@ struct Scheme {
   bool operator==(const Scheme& o) const { return strategies == o.strategies && helpers == o.helpers; }
 };
 
+// A scheme given as another (its base) with some devices' strategies replaced: a search's candidate,
+// which differs from the incumbent in a few devices (building each candidate as a whole Scheme costs a
+// map of every device).
+struct SchemeEdit {
+  std::vector<std::pair<std::string, Strategy>> set;  // device id -> its strategy, in order (a later one wins)
+
+  // `base` with the replacements made.
+  Scheme applied_to(const Scheme& base) const;
+  void apply_to(Scheme& base) const;
+};
+
 }  // namespace coinfer

@@ -56,6 +56,9 @@ class AnalyticEstimator : public Estimator {
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
   // Estimator::best_of's walk, with the state checked once for all candidates.
   int best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const override;
+  // The same on edits of `base`, without building the edited schemes: O(devices) integers a candidate.
+  int best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,
+                    const std::vector<SchemeEdit>& candidates) const override;
   std::string describe() const override { return "analytic"; }
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }

@@ -85,16 +85,14 @@ Scheme GreedyScheduler::decide(const SystemState& state) {
     const DeviceState& d = state.devices[i];
     if (!d.connected || !d.generates) continue;
     partial.devices[i].connected = true;
-    std::vector<Scheme> candidates;
-    for (const Strategy& o : device_options(est_, d)) {
-      candidates.push_back(chosen);
-      candidates.back().strategies[d.id] = o;
-    }
-    // The first option stands until a later one is predicted better.
-    const Scheme first = candidates.front();
+    // Each option as an edit of the devices decided so far; the first stands until a later one is
+    // predicted better.
+    std::vector<SchemeEdit> candidates;
+    for (const Strategy& o : device_options(est_, d)) candidates.push_back(SchemeEdit{{{d.id, o}}});
+    const SchemeEdit first = candidates.front();
     candidates.erase(candidates.begin());
-    const int k = rank_.best_of(partial, first, candidates);
-    chosen = k < 0 ? first : candidates[static_cast<size_t>(k)];
+    const int k = rank_.best_of_edits(partial, chosen, first, candidates);
+    (k < 0 ? first : candidates[static_cast<size_t>(k)]).apply_to(chosen);
   }
   return chosen;
 }
@@ -227,9 +225,17 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       for (const DeviceState* d : groups[gi]) s.strategies[d->id] = choice[gi];
     return s;
   };
+  // Group gi's devices on strategy st, as an edit of a scheme (the candidates of a search: they differ
+  // from the incumbent in one group).
+  auto edit_of = [&](size_t gi, const Strategy& st) {
+    SchemeEdit e;
+    e.set.reserve(groups[gi].size());
+    for (const DeviceState* d : groups[gi]) e.set.emplace_back(d->id, st);
+    return e;
+  };
   std::vector<Strategy> choice(groups.size());
   for (size_t gi = 0; gi < groups.size(); ++gi) choice[gi] = options[gi][0];
-  Scheme best = scheme_of(choice);
+  Scheme best = scheme_of(choice);  // always scheme_of(choice)
   // Stage 1: coarse-grained tuning.
   if (combos <= max_schemes_) {
     // Every combination, ranked in one round.
@@ -257,18 +263,16 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
     for (int round = 0; round <= iterations_; ++round) {
       bool changed = false;
       for (size_t gi = 0; gi < groups.size(); ++gi) {
-        std::vector<Scheme> candidates;
+        std::vector<SchemeEdit> candidates;
         std::vector<size_t> which;
         for (size_t oi = 0; oi < options[gi].size(); ++oi) {
           if (options[gi][oi] == choice[gi]) continue;
-          std::vector<Strategy> c = choice;
-          c[gi] = options[gi][oi];
-          candidates.push_back(scheme_of(c));
+          candidates.push_back(edit_of(gi, options[gi][oi]));
           which.push_back(oi);
         }
-        const int k = rank_.best_of(state, best, candidates);
+        const int k = rank_.best_of_edits(state, best, SchemeEdit{}, candidates);
         if (k >= 0) {
-          best = candidates[static_cast<size_t>(k)];
+          candidates[static_cast<size_t>(k)].apply_to(best);
           choice[gi] = options[gi][which[static_cast<size_t>(k)]];
           changed = true;
         }
@@ -304,29 +308,26 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       if (starts.empty())
         for (int end : {n, 0}) add_start(split_strategy(end, n, choice[gi].variant));
       for (const Strategy& start : starts) {
-        // Hill-climb from `start` with the other groups fixed.
-        std::vector<Strategy> c = choice;
-        c[gi] = start;
-        Scheme cur = scheme_of(c);
+        // Hill-climb from `start` with the other groups fixed: group gi's strategy as an edit of best.
+        Strategy cur = start;
+        SchemeEdit cur_edit = edit_of(gi, cur);
         while (true) {  // steepest ascent: the better of the two neighbours, one round each
-          const int k = c[gi].device_split(n);
-          std::vector<std::vector<Strategy>> steps;
-          std::vector<Scheme> candidates;
+          const int k = cur.device_split(n);
+          std::vector<Strategy> steps;
+          std::vector<SchemeEdit> candidates;
           for (int nk : {k - 1, k + 1}) {
             if (nk < 0 || nk > n) continue;
-            std::vector<Strategy> c2 = c;
-            c2[gi] = split_strategy(nk, n, c[gi].variant);
-            candidates.push_back(scheme_of(c2));
-            steps.push_back(c2);
+            steps.push_back(split_strategy(nk, n, cur.variant));
+            candidates.push_back(edit_of(gi, steps.back()));
           }
-          const int pick = rank_.best_of(state, cur, candidates);
+          const int pick = rank_.best_of_edits(state, best, cur_edit, candidates);
           if (pick < 0) break;
-          c = steps[static_cast<size_t>(pick)];
-          cur = candidates[static_cast<size_t>(pick)];
+          cur = steps[static_cast<size_t>(pick)];
+          cur_edit = std::move(candidates[static_cast<size_t>(pick)]);
         }
-        if (rank_.best_of(state, best, {cur}) == 0) {
-          best = cur;
-          choice = c;
+        if (rank_.best_of_edits(state, best, SchemeEdit{}, {cur_edit}) == 0) {
+          cur_edit.apply_to(best);
+          choice[gi] = cur;
           improved = true;
         }
       }
