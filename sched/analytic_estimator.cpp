@@ -76,6 +76,12 @@ struct ServerSolution {
   std::vector<std::pair<long long, double>> rates;
 };
 
+// What a scheme gives each device and server (per device in state order; load per server).
+struct Outcome {
+  std::vector<DeviceOutcome> devices;
+  std::vector<double> server_load;
+};
+
 // Identical paths of one server's devices: one unknown rate of its fixed point.
 struct Flow {
   const PathSpec* spec;
@@ -131,6 +137,7 @@ struct AnalyticStateCache {
   std::vector<const ServerSolution*> last_solved;  // per server: the latest solution (into `solved`), or null
   size_t solved_bytes = 0;
   SolverScratch scratch;
+  Outcome outcome;  // of the latest candidate (buffers reused)
 };
 
 namespace {
@@ -453,7 +460,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
   // part in the rounds: a third of the paths of bench_decisions' systems.)
   auto target_rate = [](const PathSpec& p, double latency, double bottleneck) {
-    return p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
+    if (p.in_flight <= 0) return p.rate;
+    // min(in_flight / latency, 1 / bottleneck) with one division
+    if (bottleneck > 0) return p.in_flight * bottleneck < latency ? p.in_flight / latency : 1 / bottleneck;
+    return std::min(p.in_flight / latency, 1e12);
   };
   for (Flow& f : local_flows) {
     f.latency_s = f.spec->device_s;
@@ -464,6 +474,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   const double w = sv.batch_window_ms * 1e-3;
   const bool batching = w > 0 && sv.batch_max_size > 1;
   const double wq_exponent = std::sqrt(2 * (workers + 1)) - 1;
+  const double inv_workers = 1 / workers;
   const double cap = 0.999 * std::max(1, sv.workers);
   std::vector<BatchGroup>& groups = sc.groups;
   groups.assign(group_key.size(), BatchGroup{});
@@ -520,17 +531,19 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // (scaling by this path's own batch time had a light gcode split predicted at 3.3x its
         // simulated throughput beside two DGCNN offloaders: issue 17).
         const double own_load = f.lambda * f.per_request_s;
-        const double own_batches = f.per_request_s > 0 ? f.lambda * f.per_request_s / f.batch_s : 0;
+        const double own_batches = f.per_request_s > 0 ? f.lambda / f.b : 0;  // per_request_s = batch_s / b
         const double others_load = std::max(0.0, server_load - own_load);
         const double others_batches = server_batch_rate - own_batches;
         const double others_batch_s = others_batches > 1e-12 ? others_load / others_batches : 0;
-        const double rho_others = std::clamp(others_load / workers, 0.0, 0.999);
-        double wq = std::pow(rho_others, wq_exponent) / (workers * (1 - rho_others)) * others_batch_s;
+        const double rho_others = std::clamp(others_load * inv_workers, 0.0, 0.999);
+        // rho^e as exp(e log rho): the same to a few ulps, in half the time of std::pow
+        const double rho_power = rho_others > 0 ? std::exp(wq_exponent * std::log(rho_others)) : 0;
+        double wq = rho_power / (workers * (1 - rho_others)) * others_batch_s;
         // Closed loops are finite populations: no more than their in-flight requests can be ahead (the
         // open M/M/c formula diverges as the others saturate the server; measured: 0.27 req/s predicted
         // for a device simulated at 19.6). Open-loop senders have no such bound.
         const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
-        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) / workers);
+        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s;
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
@@ -564,7 +577,13 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   if (start) {  // flows the start had keep their rates (a search changes a few devices at a time)
     for (size_t i = 0; i < F; ++i) {
       auto it = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(flows[i].key, -std::numeric_limits<double>::infinity()));
-      if (it != start->rates.end() && it->first == flows[i].key) x[i] = it->second;
+      if (it != start->rates.end() && it->first == flows[i].key) {
+        x[i] = it->second;
+      } else {  // a device moved to another option: from the rate its class had there
+        const long long cls_first = flows[i].key >> 32 << 32;
+        auto same = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(cls_first, -std::numeric_limits<double>::infinity()));
+        if (same != start->rates.end() && same->first >> 32 == flows[i].key >> 32) x[i] = same->second;
+      }
     }
   }
   double best_change = std::numeric_limits<double>::infinity();
@@ -644,14 +663,10 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   return stored;
 }
 
-// What a scheme gives each device and server (per device in state order; load per server).
-struct Outcome {
-  std::vector<DeviceOutcome> devices;
-  std::vector<double> server_load;
-};
 
-Outcome outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vector<int>& option, bool memo, size_t memo_bytes) {
-  Outcome out;
+// Fills `out` (its buffers reused).
+void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vector<int>& option, bool memo, size_t memo_bytes,
+                Outcome& out) {
   out.devices.resize(c.devs.size());
   out.server_load.assign(state.servers.size(), 0);
   ServerSolution scratch;
@@ -661,7 +676,6 @@ Outcome outcome_of(const SystemState& state, AnalyticStateCache& c, const std::v
     for (size_t k = 0; k < c.server_devs[j].size(); ++k) out.devices[static_cast<size_t>(c.server_devs[j][k])] = s.devices[k];
     out.server_load[j] = s.load;
   }
-  return out;
 }
 
 // The system's figures from the devices' outcomes (in state order).
@@ -686,7 +700,8 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
 Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
   AnalyticStateCache c;
   prepare(c, state);
-  const Outcome o = outcome_of(state, c, options_of(*this, state, c, scheme), false, 0);
+  Outcome o;
+  outcome_of(state, c, options_of(*this, state, c, scheme), false, 0, o);
   const Totals t = totals_of(o.devices);
   Prediction out;
   out.devices.resize(c.devs.size());
@@ -717,11 +732,12 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
 }
 
 namespace {
-Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
-  return totals_of(outcome_of(c.state, c, options_of(est, c.state, c, scheme), true, memo_bytes).devices);
-}
 Totals cached_totals(AnalyticStateCache& c, const std::vector<int>& option, size_t memo_bytes) {
-  return totals_of(outcome_of(c.state, c, option, true, memo_bytes).devices);
+  outcome_of(c.state, c, option, true, memo_bytes, c.outcome);
+  return totals_of(c.outcome.devices);
+}
+Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
+  return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
 }
 
 // > 0 when a is better (AnalyticEstimator::compare).

@@ -276,6 +276,18 @@ void expect_near(const Prediction& got, const Prediction& want, double tolerance
   for (const auto& [id, u] : want.server_utilisation) EXPECT_PRED3(near, got.server_utilisation.at(id), u, tolerance) << where << " " << id;
 }
 
+// Forwards score and compare to another estimator and keeps Estimator's defaults for the rest (so
+// best_of_edits builds the edited schemes).
+class ForwardingEstimator : public Estimator {
+ public:
+  explicit ForwardingEstimator(const Estimator& to) : to_(to) {}
+  double score(const SystemState& s, const Scheme& x) const override { return to_.score(s, x); }
+  double compare(const SystemState& s, const Scheme& a, const Scheme& b) const override { return to_.compare(s, a, b); }
+
+ private:
+  const Estimator& to_;
+};
+
 }  // namespace
 
 TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas) {
@@ -327,6 +339,34 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
       const Prediction& picked = want[static_cast<size_t>(got + 1)];
       const Prediction& best_one = want[static_cast<size_t>(best + 1)];
       EXPECT_LE(reference_compare(objective, best_one, picked), 1e-9) << "system " << system << ": best_of took " << got << ", the reference " << best;
+      // The same candidates as edits of schemes[0] (every entry of the candidate, and each device the
+      // candidate leaves out back on its own strategy; an id of no device, passed over): the same pick,
+      // through the analytic estimator's edits and through Estimator's default, which builds the schemes.
+      std::vector<SchemeEdit> edits;
+      for (const Scheme& cand : candidates) {
+        SchemeEdit e;
+        e.set.emplace_back("nobody", Strategy::local());
+        for (const auto& [id, st] : cand.strategies) e.set.emplace_back(id, st);
+        for (const auto& d : s.devices)
+          if (!cand.strategies.count(d.id) && schemes[0].strategies.count(d.id)) e.set.emplace_back(d.id, d.strategy);
+        edits.push_back(e);
+      }
+      EXPECT_EQ(f.est->best_of_edits(s, schemes[0], SchemeEdit{}, edits), got) << "system " << system;
+      ForwardingEstimator plain(*f.est);
+      EXPECT_EQ(plain.best_of_edits(s, schemes[0], SchemeEdit{}, edits), got) << "system " << system;
+      // The incumbent as an edit too: schemes[0] as an edit of an empty scheme (each device its own strategy).
+      SchemeEdit whole;
+      for (const auto& kv : schemes[0].strategies) whole.set.push_back(kv);
+      std::vector<SchemeEdit> from_empty;
+      for (const Scheme& cand : candidates) {
+        SchemeEdit e;
+        for (const auto& d : s.devices) {
+          auto it = cand.strategies.find(d.id);
+          e.set.emplace_back(d.id, it != cand.strategies.end() ? it->second : d.strategy);
+        }
+        from_empty.push_back(e);
+      }
+      EXPECT_EQ(f.est->best_of_edits(s, Scheme{}, whole, from_empty), got) << "system " << system;
     }
   }
   // Both kinds occurred (the search covers saturated servers).
