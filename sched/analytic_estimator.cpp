@@ -137,7 +137,8 @@ struct AnalyticStateCache {
   std::vector<const ServerSolution*> last_solved;  // per server: the latest solution (into `solved`), or null
   size_t solved_bytes = 0;
   SolverScratch scratch;
-  Outcome outcome;  // of the latest candidate (buffers reused)
+  SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
+  Outcome outcome;                   // of the latest candidate (buffers reused)
 };
 
 namespace {
@@ -417,7 +418,7 @@ class AndersonMixer {
 // `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
 ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
                             const ServerSolution* start, bool keep_rates) {
-  SolverScratch& sc = c.scratch;
+  SolverScratch& sc = *c.solver;
   std::vector<Flow>& flows = sc.flows;
   std::vector<int>& path_flow = sc.path_flow;
   std::vector<int>& server_path_flow = sc.server_path_flow;
@@ -699,6 +700,10 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
 
 Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
   AnalyticStateCache c;
+  // dp and gcode predict thousands of one-device systems a decision: the solver's buffers are kept
+  // per thread between predictions.
+  thread_local SolverScratch solver;
+  c.solver = &solver;
   prepare(c, state);
   Outcome o;
   outcome_of(state, c, options_of(*this, state, c, scheme), false, 0, o);
