@@ -226,8 +226,8 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
                        (greedy ? "every option of each device on the devices decided before it, re-solving its server: O(D^2 (n + 2) / servers)"
                                : "stage 1 over its groups' options, then climbs over every split, each re-solving the group's server: "
                                  "O(groups x (options + n) x devices per server)") +
-                       "), more than scheduler.max_work = " + format_double(max_work) + " (~0.5-4 us each here: about " +
-                       format_double(std::round(work * 0.5e-6)) + "-" + format_double(std::round(work * 4e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
+                       "), more than scheduler.max_work = " + format_double(max_work) + " (~0.4-1 us each here: about " +
+                       format_double(std::round(work * 0.4e-6)) + "-" + format_double(std::round(work * 1e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
                        (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
 }
 

@@ -28,7 +28,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const Analyt
 
 // Refuses (InputError naming scheduler.max_work) a greedy or hierarchical scheduler whose decisions on the
 // whole system (every scenario device connected) would take more than scheduler.max_work device-solves
-// (default 5e6: about 3-20 s a decision on this project's 2-core machine; sched/README.md "Complexity"), before
+// (default 5e6: about 2-5 s a decision on this project's 2-core machine; sched/README.md "Complexity"), before
 // anything runs, instead of deciding for minutes. Other schedulers pass (oracle refuses by max_schemes).
 void check_decision_work(const Scenario& scenario, const AnalyticEstimator& estimator, SystemState state);
 

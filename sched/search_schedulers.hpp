@@ -95,7 +95,7 @@ class HierarchicalScheduler : public Scheduler {
 
 // Decision work, in device-solves, of a decision on `state`: the analytic estimator solves a server's fixed
 // point over its devices and, for one state, solves again only the server whose devices a candidate changes
-// (one unit per device of that server; ~0.5-4 us each on this project's 2-core machine, bench/RESULTS.md
+// (one unit per device of that server; ~0.4-1 us each on this project's 2-core machine, bench/RESULTS.md
 // "Scale"). greedy: exactly (each device's step predicts on the devices decided before it, a new state:
 // its first option solves every server, the others the device's own: O(D^2) on one server, O(D^2 / S)
 // spread over S). hierarchical: about what its first round costs (3 options per group and variant, fewer
