@@ -773,20 +773,32 @@ double AnalyticEstimator::compare(const SystemState& state, const Scheme& a, con
   return compare_totals(objective_, cached_totals(*this, c, a, kMemoBytes), cached_totals(*this, c, b, kMemoBytes));
 }
 
-int AnalyticEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
-  std::lock_guard<std::mutex> lock(cache_mutex_);
-  AnalyticStateCache& c = cache_for(state);
+namespace {
+// Estimator::best_of's walk over n candidates: the index of the last one predicted better than the best
+// so far (the incumbent to start with), or -1. totals_of(i): candidate i's figures, of the incumbent for
+// i = -1 (asked only when there are candidates).
+template <class TotalsOf>
+int walk_candidates(Objective objective, size_t n, TotalsOf totals_of) {
   int best = -1;
   Totals best_totals;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (i == 0) best_totals = cached_totals(*this, c, incumbent, kMemoBytes);
-    const Totals t = cached_totals(*this, c, candidates[i], kMemoBytes);
-    if (compare_totals(objective_, t, best_totals) > 1e-12) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 0) best_totals = totals_of(-1);
+    const Totals t = totals_of(static_cast<int>(i));
+    if (compare_totals(objective, t, best_totals) > 1e-12) {
       best = static_cast<int>(i);
       best_totals = t;
     }
   }
   return best;
+}
+}  // namespace
+
+int AnalyticEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  AnalyticStateCache& c = cache_for(state);
+  return walk_candidates(objective_, candidates.size(), [&](int i) {
+    return cached_totals(*this, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], kMemoBytes);
+  });
 }
 
 int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,
@@ -795,20 +807,12 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
   AnalyticStateCache& c = cache_for(state);
   if (candidates.empty()) return -1;
   const std::vector<int> base_option = options_of(*this, c.state, c, base);
-  std::vector<int> option = base_option;
-  apply_edit(*this, c.state, c, incumbent, option);
-  Totals best_totals = cached_totals(c, option, kMemoBytes);
-  int best = -1;
-  for (size_t i = 0; i < candidates.size(); ++i) {
+  std::vector<int> option;
+  return walk_candidates(objective_, candidates.size(), [&](int i) {
     option = base_option;
-    apply_edit(*this, c.state, c, candidates[i], option);
-    const Totals t = cached_totals(c, option, kMemoBytes);
-    if (compare_totals(objective_, t, best_totals) > 1e-12) {
-      best = static_cast<int>(i);
-      best_totals = t;
-    }
-  }
-  return best;
+    apply_edit(*this, c.state, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], option);
+    return cached_totals(c, option, kMemoBytes);
+  });
 }
 
 }  // namespace coinfer
