@@ -1,4 +1,5 @@
-// Reference for bench/sim_speed.py: a bare SimGrid 3.32 program with coinfer's platform shape (star
+// Reference for bench/sim_speed.py: a bare SimGrid program (3.32 or >= 4.0: the spellings that differ
+// come from sim/simgrid_api.hpp, header-only) with coinfer's platform shape (star
 // zone, per-device up/down links, one shared access point, per-server links, energy plugin) in which
 // every device loops: execute its stages, send the split bytes to its server, execute the server
 // stages on the server host, receive the result. Same transfers and executions as a coinfer pp(k)
@@ -18,7 +19,12 @@
 #include <string>
 #include <vector>
 
+#include "sim/simgrid_api.hpp"
+
 namespace sg4 = simgrid::s4u;
+using coinfer::sim::add_host;
+using coinfer::sim::add_link;
+using coinfer::sim::add_star_route;
 
 int main(int argc, char** argv) {
   if (argc < 9 || argc > 11) {
@@ -38,25 +44,25 @@ int main(int argc, char** argv) {
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:1e12");
   sg_host_energy_plugin_init();
-  auto* zone = sg4::create_star_zone("bare");
-  auto* ap = zone->create_link("ap", ap_bps)->seal();
+  auto* zone = coinfer::sim::add_star_zone("bare");
+  auto* ap = add_link(zone, "ap", ap_bps)->seal();
   std::vector<sg4::Host*> srv, dev;
   for (int s = 0; s < servers; ++s) {
-    auto* h = zone->create_host("srv" + std::to_string(s), 1e9)->set_core_count(2);
+    auto* h = add_host(zone, "srv" + std::to_string(s), 1e9)->set_core_count(2);
     h->set_property("wattage_per_state", "0:0");
-    auto* l_up = zone->create_link("srv" + std::to_string(s) + "_up", 125e6)->set_latency(1e-4)->seal();
-    auto* l_dn = zone->create_link("srv" + std::to_string(s) + "_down", 125e6)->set_latency(1e-4)->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l_up)}, false);
-    zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(l_dn)}, false);
+    auto* l_up = add_link(zone, "srv" + std::to_string(s) + "_up", 125e6)->set_latency(1e-4)->seal();
+    auto* l_dn = add_link(zone, "srv" + std::to_string(s) + "_down", 125e6)->set_latency(1e-4)->seal();
+    add_star_route(zone, h, true, {sg4::LinkInRoute(l_up)});
+    add_star_route(zone, h, false, {sg4::LinkInRoute(l_dn)});
     srv.push_back(h);
   }
   for (int d = 0; d < devices; ++d) {
-    auto* h = zone->create_host("dev" + std::to_string(d), 1e9);
+    auto* h = add_host(zone, "dev" + std::to_string(d), 1e9);
     h->set_property("wattage_per_state", "2.7:6.4");
-    auto* l_up = zone->create_link("dev" + std::to_string(d) + "_up", dev_bps)->set_latency(2e-3)->seal();
-    auto* l_dn = zone->create_link("dev" + std::to_string(d) + "_down", dev_bps)->set_latency(2e-3)->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(l_up), sg4::LinkInRoute(ap)}, false);
-    zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(ap), sg4::LinkInRoute(l_dn)}, false);
+    auto* l_up = add_link(zone, "dev" + std::to_string(d) + "_up", dev_bps)->set_latency(2e-3)->seal();
+    auto* l_dn = add_link(zone, "dev" + std::to_string(d) + "_down", dev_bps)->set_latency(2e-3)->seal();
+    add_star_route(zone, h, true, {sg4::LinkInRoute(l_up), sg4::LinkInRoute(ap)});
+    add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(l_dn)});
     dev.push_back(h);
   }
   zone->seal();
@@ -65,7 +71,7 @@ int main(int argc, char** argv) {
     sg4::Host* me = dev[d];
     sg4::Host* server = srv[d % servers];
     const double start_s = stagger_s * static_cast<double>(d / servers % 16) / 16;
-    sg4::Actor::create("dev" + std::to_string(d), me, [=, &completed] {
+    coinfer::sim::add_actor("dev" + std::to_string(d), me, [=, &completed] {
       if (start_s > 0) sg4::this_actor::sleep_until(start_s);
       while (sg4::Engine::get_clock() < duration) {
         sg4::this_actor::execute(dev_s * 1e9);

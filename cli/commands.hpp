@@ -55,6 +55,7 @@ void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-s
 // The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
 void print_run_table(const RunResults& r, std::ostream& os);
 void register_collect(CLI::App& app, int& exit_code);  // collect (journals of a real run -> results)
+void register_version(CLI::App& app, int& exit_code);  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
 
 // A program built beside this one (coinfer-profile, coinfer-rt).
 std::string companion_path(const std::string& program);

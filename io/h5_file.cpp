@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/input_error.hpp"
+#include "io/hdf5_version.hpp"
 
 namespace coinfer::h5 {
 namespace {
@@ -157,8 +158,13 @@ bool File::has_attr(const std::string& obj, const std::string& name) const {
 
 std::vector<std::string> File::attr_names(const std::string& obj) const {
   Handle o(object(obj), H5Oclose);
+#if H5_VERSION_GE(1, 12, 0)  // Debian 13's HDF5 1.14: the object-info call and struct were versioned
+  H5O_info2_t info;
+  if (H5Oget_info3(o.get(), &info, H5O_INFO_NUM_ATTRS) < 0) fail(obj, "cannot read its attributes (corrupt?)");
+#else
   H5O_info_t info;
   if (H5Oget_info2(o.get(), &info, H5O_INFO_NUM_ATTRS) < 0) fail(obj, "cannot read its attributes (corrupt?)");
+#endif
   std::vector<std::string> out;
   for (hsize_t i = 0; i < info.num_attrs; ++i) {
     ssize_t len = H5Aget_name_by_idx(o.get(), ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
@@ -346,6 +352,12 @@ std::vector<float> File::read_float(const std::string& ds) const {
 std::vector<std::int64_t> File::read_int64(const std::string& ds, std::vector<hsize_t>* dims) const {
   return read_any<std::int64_t>(*this, file_.get(), ds, H5T_NATIVE_INT64, dims,
                                 [this](const std::string& o, const std::string& w) { fail(o, w); });
+}
+
+std::string library_version() {
+  unsigned major = 0, minor = 0, release = 0;
+  H5get_libversion(&major, &minor, &release);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(release);
 }
 
 }  // namespace coinfer::h5

@@ -7,7 +7,18 @@
 #   scripts/setup.sh --runtime-only --no-torch
 #                                    the same without Debian's LibTorch (JetPack: NVIDIA's CUDA LibTorch instead,
 #                                    given to CMake with -DTorch_DIR; hw/README.md "Building on the boards")
+#   scripts/setup.sh --debian13      a Debian 13 root with SimGrid 4.0 and coinfer built in it (scripts/debian13.sh;
+#                                    for runs beyond ~1,000 devices: README "Beyond ~1,000 devices")
 set -euo pipefail
+
+if [ "${1:-}" = "--debian13" ]; then
+  [ $# -eq 1 ] || { echo "usage: scripts/setup.sh --debian13" >&2; exit 2; }
+  here="$(dirname "$0")"
+  bash "$here/debian13.sh" setup
+  bash "$here/debian13.sh" build
+  echo "setup: coinfer on SimGrid 4.0 is ready: scripts/coinfer13 ARGS (e.g. scripts/coinfer13 version)"
+  exit 0
+fi
 
 # The runtime-only set: compilers, the libraries coinfer-rt links, LibTorch and tc/ip. Every one of
 # them exists for arm64 in Debian 12 (scripts/check_arm64_packages.sh checks it against the archive).
@@ -54,11 +65,11 @@ if [ "${1:-}" = "--runtime-only" ]; then
     packages=("${packages[@]/libopenblas0-pthread}")
     mapfile -t packages < <(printf '%s\n' "${packages[@]}" | grep -v '^$')
   elif [ $# -gt 1 ]; then
-    echo "usage: scripts/setup.sh [--runtime-only [--no-torch]]" >&2
+    echo "usage: scripts/setup.sh [--runtime-only [--no-torch] | --debian13]" >&2
     exit 2
   fi
 elif [ $# -gt 0 ]; then
-  echo "usage: scripts/setup.sh [--runtime-only [--no-torch]]" >&2
+  echo "usage: scripts/setup.sh [--runtime-only [--no-torch] | --debian13]" >&2
   exit 2
 fi
 

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include "sim/simgrid_api.hpp"
+
 namespace sg4 = simgrid::s4u;
 
 namespace coinfer::sim {
@@ -9,7 +11,7 @@ namespace coinfer::sim {
 void install_completion_dispatch() {
   static std::once_flag once;
   std::call_once(once, [] {
-    sg4::Activity::on_completion_cb([](sg4::Activity const& a) {
+    on_comm_completion([](sg4::Activity const& a) {
       if (a.get_state() != sg4::Activity::State::FINISHED) return;  // a cancel reports FAILED, then CANCELED
       const auto* hook = a.get_data<CompletionHook>();
       if (hook != nullptr && hook->listener != nullptr) hook->listener->on_activity_done(hook->slot);

@@ -12,10 +12,11 @@
 // host-to-host transfers on the same routes.
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
-#include <simgrid/simix.hpp>
 
 #include <utility>
 #include <vector>
+
+#include "sim/simgrid_api.hpp"
 
 namespace coinfer::sim {
 

@@ -6,6 +6,7 @@
 
 #include "core/text_util.hpp"
 #include "core/units.hpp"
+#include "sim/simgrid_api.hpp"
 
 namespace sg4 = simgrid::s4u;
 using simgrid::kernel::profile::ProfileBuilder;
@@ -21,7 +22,7 @@ double bytes_per_s(double mbps) { return mbps_to_bytes_per_s(mbps); }
 // is declared at the schedule's peak with a NONLINEAR sharing callback returning the scheduled value,
 // and a constant profile at the change points forces the solver to re-evaluate there.
 sg4::Link* scheduled_link(sg4::NetZone* zone, const std::string& name, const BandwidthSchedule* sched, double latency_s) {
-  sg4::Link* l = zone->create_link(name, bytes_per_s(sched->peak_mbps()))->set_latency(latency_s);
+  sg4::Link* l = add_link(zone, name, bytes_per_s(sched->peak_mbps()))->set_latency(latency_s);
   if (sched->constant()) return l;
   l->set_sharing_policy(sg4::Link::SharingPolicy::NONLINEAR,
                         [sched](double /*capacity*/, int /*flows*/) { return sched->bytes_per_s_at(sg4::Engine::get_clock()); });
@@ -37,31 +38,30 @@ sg4::Link* scheduled_link(sg4::NetZone* zone, const std::string& name, const Ban
 void build_platform(const Scenario& s, Platform& p) {
   p.device_bandwidth.clear();
   for (const auto& d : s.devices) p.device_bandwidth.emplace_back(d, s.events);
-  auto* zone = sg4::create_star_zone("coinfer");
-  sg4::Link* ap = zone->create_link("access_point", bytes_per_s(s.access_point.bandwidth_mbps))
-                      ->set_latency(s.access_point.latency_ms * 1e-3);
+  auto* zone = add_star_zone("coinfer");
+  sg4::Link* ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
   ap->seal();
   for (const auto& sv : s.servers) {
     const int cores = sv.cores > 0 ? sv.cores : sv.workers;
-    sg4::Host* h = zone->create_host(sv.id, kFlopsPerSecond)->set_core_count(cores);
-    auto* up = zone->create_link(sv.id + "_up", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
-    auto* down = zone->create_link(sv.id + "_down", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
+    sg4::Host* h = add_host(zone, sv.id, kFlopsPerSecond)->set_core_count(cores);
+    auto* up = add_link(zone, sv.id + "_up", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
+    auto* down = add_link(zone, sv.id + "_down", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
     up->seal();
     down->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(up)}, false);
-    zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(down)}, false);
+    add_star_route(zone, h, true, {sg4::LinkInRoute(up)});
+    add_star_route(zone, h, false, {sg4::LinkInRoute(down)});
     p.server_hosts.push_back(h);
   }
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
-    sg4::Host* h = zone->create_host(d.id, kFlopsPerSecond);
+    sg4::Host* h = add_host(zone, d.id, kFlopsPerSecond);
     const double lat = d.link.latency_ms * 1e-3;
     sg4::Link* up = scheduled_link(zone, d.id + "_up", &p.device_bandwidth[i], lat);
     sg4::Link* down = scheduled_link(zone, d.id + "_down", &p.device_bandwidth[i], lat);
     up->seal();
     down->seal();
-    zone->add_route(h->get_netpoint(), nullptr, nullptr, nullptr, {sg4::LinkInRoute(up), sg4::LinkInRoute(ap)}, false);
-    zone->add_route(nullptr, h->get_netpoint(), nullptr, nullptr, {sg4::LinkInRoute(ap), sg4::LinkInRoute(down)}, false);
+    add_star_route(zone, h, true, {sg4::LinkInRoute(up), sg4::LinkInRoute(ap)});
+    add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(down)});
     p.device_hosts.push_back(h);
   }
   zone->seal();

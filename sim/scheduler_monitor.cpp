@@ -6,6 +6,7 @@
 #include <map>
 
 #include "sim/platform_builder.hpp"
+#include "sim/simgrid_api.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -16,7 +17,7 @@ SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, con
       rescheduler_(*s_.scenario, scheduler, estimator),
       events_(Rescheduler::scenario_events(*s_.scenario, *s_.bandwidth, s_.arrivals_end_s)) {}
 
-void SchedulerMonitor::start() { sg4::Actor::create("scheduler-monitor", s_.host, [this] { loop(); })->daemonize(); }
+void SchedulerMonitor::start() { add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize(); }
 
 SystemState SchedulerMonitor::snapshot(double now) const {
   SystemState st = scenario_state(*s_.scenario, now);

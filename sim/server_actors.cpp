@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "sim/platform_builder.hpp"
+#include "sim/simgrid_api.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -20,11 +21,11 @@ ServerActors::ServerActors(ServerSlice slice)
 
 void ServerActors::start() {
   const std::string& id = s_.spec->id;
-  sg4::Actor::create(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
-  if (s_.spec->batch.windowed()) sg4::Actor::create(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
-  if (s_.may_have_helpers) sg4::Actor::create(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
+  add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
+  if (s_.spec->batch.windowed()) add_actor(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
+  if (s_.may_have_helpers) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
   for (int w = 0; w < s_.spec->workers; ++w)
-    sg4::Actor::create(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
+    add_actor(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
 }
 
 void ServerActors::dispatcher_loop() {

@@ -26,6 +26,7 @@
 #include "sim/request_ledger.hpp"
 #include "sim/scheduler_monitor.hpp"
 #include "sim/server_actors.hpp"
+#include "sim/simgrid_api.hpp"
 
 namespace sg4 = simgrid::s4u;
 
@@ -309,7 +310,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   monitor.start();
 
   double end_s = 0;
-  sg4::Actor::create("controller", platform.server_hosts[0], [&] {
+  add_actor("controller", platform.server_hosts[0], [&] {
     sg4::this_actor::sleep_until(s.duration_s);
     // Until the last request finished, or the drain's end (hard_end_s) with requests unfinished; then
     // every device stops (their activities cancelled, timers removed) and the engine kills the daemons.
@@ -318,7 +319,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     end_s = sg4::Engine::get_clock();
   });
   if (options.progress) {
-    sg4::Actor::create("progress", platform.server_hosts[0], [&] {
+    add_actor("progress", platform.server_hosts[0], [&] {
       const double step = s.duration_s / 20;
       for (int k = 1; k <= 20; ++k) {
         sg4::this_actor::sleep_until(k * step);

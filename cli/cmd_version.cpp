@@ -1,0 +1,52 @@
+// coinfer version: what this program is and what it runs on (the engine a result was made with).
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "build_commit.hpp"  // generated at build time (cmake/build_commit.cmake)
+#include "cli/commands.hpp"
+#include "hw/frame.hpp"
+#include "io/hdf5_version.hpp"
+#include "sim/simgrid_api.hpp"
+
+#ifndef COINFER_TORCH_VERSION
+#define COINFER_TORCH_VERSION ""
+#endif
+
+namespace coinfer::cli {
+
+nlohmann::ordered_json version_info() {
+  const std::string torch = COINFER_TORCH_VERSION;
+  return {{"coinfer", COINFER_VERSION_STRING},
+          {"commit", COINFER_GIT_COMMIT},
+          {"protocol", static_cast<int>(hw::kProtocolVersion)},
+          {"simgrid", sim::runtime_version()},
+          {"simgrid_built_with", sim::build_version()},
+          {"hdf5", h5::library_version()},
+          // coinfer itself never links LibTorch: its companions (coinfer-profile, -predictor, -sac,
+          // coinfer-rt) do, when the build found it.
+          {"libtorch", torch.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(torch)}};
+}
+
+void register_version(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("version", "print the program's version, commit, wire protocol, and the SimGrid, HDF5 and LibTorch it runs with");
+  static bool as_json = false;
+  cmd->add_flag("--json", as_json, "as one JSON object (coinfer, commit, protocol, simgrid, simgrid_built_with, hdf5, libtorch)");
+  cmd->callback([&exit_code] {
+    const auto v = version_info();
+    if (as_json) {
+      std::cout << v.dump() << "\n";
+    } else {
+      std::cout << "coinfer " << v["coinfer"].get<std::string>() << " (commit " << v["commit"].get<std::string>() << ")\n"
+                << "wire protocol " << v["protocol"].get<int>() << "\n"
+                << "SimGrid " << v["simgrid"].get<std::string>();
+      if (v["simgrid"] != v["simgrid_built_with"]) std::cout << " (built with " << v["simgrid_built_with"].get<std::string>() << ")";
+      std::cout << "\nHDF5 " << v["hdf5"].get<std::string>() << "\n"
+                << "LibTorch " << (v["libtorch"].is_null() ? std::string("not built (no companion programs)") : v["libtorch"].get<std::string>() + " (companion programs)")
+                << "\n";
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace coinfer::cli

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# coinfer on SimGrid 4.0: makes the Debian 13 root (scripts/debian13.sh), builds coinfer in it, runs
+# the unit, scheduler and simulator tests there, and checks that both engines give the same results
+# on every shipped scenario (tests/engines/identity.sh, against the host's build/ on SimGrid 3.32,
+# which scripts/test.sh builds). CI (.ci/run) runs it after scripts/test.sh. Needs root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+bash scripts/debian13.sh setup
+bash scripts/debian13.sh build
+bash scripts/debian13.sh run build-debian13/coinfer version
+bash scripts/debian13.sh run ctest --test-dir build-debian13 -L 'unit|sim' --output-on-failure \
+  -j"${COINFER_JOBS:-2}" --timeout 300
+bash scripts/debian13.sh run ctest --test-dir build-debian13 -R '^(cli_bad_input|cli_determinism)$' --output-on-failure --timeout 300
+[ -x build/coinfer ] || bash scripts/build.sh
+build/coinfer version
+bash tests/engines/identity.sh build/coinfer build-debian13/coinfer bash scripts/debian13.sh run
+echo "test_debian13: passed in $(( $(date +%s) - start )) s"
