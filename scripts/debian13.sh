@@ -90,20 +90,7 @@ in_root() {
     [ -d "$b" ] || die "COINFER_DEBIAN13_BIND: '$b' is not a folder"
   done
   cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
-  unshare --mount --propagation private -- /bin/bash -s -- "$root" "$PWD" "${binds[*]}" "$@" <<'EOF'
-set -euo pipefail
-root="$1"; cwd="$2"; read -r -a binds <<< "$3"; shift 3
-mount --rbind /dev "$root/dev"
-mount -t proc proc "$root/proc"
-for b in "${binds[@]}"; do
-  mkdir -p "$root$b"
-  mount --bind "$b" "$root$b"
-done
-exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
-  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  CCACHE_DIR=/var/cache/ccache ${COINFER_JOBS:+COINFER_JOBS=$COINFER_JOBS} ${COINFER_LOG:+COINFER_LOG=$COINFER_LOG} \
-  /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$cwd" "$@"
-EOF
+  unshare --mount --propagation private -- /bin/bash "$tree/scripts/debian13_enter.sh" "$root" "$PWD" "${binds[*]}" "$@"
 }
 
 cmd_setup() {

@@ -52,13 +52,15 @@ inline simgrid::s4u::Link* add_link(simgrid::s4u::NetZone* zone, const std::stri
 // A one-way route in a star zone: from `host` to the centre (to_centre) or from the centre to `host`.
 inline void add_star_route(simgrid::s4u::NetZone* zone, simgrid::s4u::Host* host, bool to_centre,
                            const std::vector<simgrid::s4u::LinkInRoute>& links) {
-  auto* np = host->get_netpoint();
 #if COINFER_SIMGRID_4
+  // The Host overload: it takes a null end as "the centre"; the NetPoint one asserts both ends exist.
+  const simgrid::s4u::Host* centre = nullptr;
   if (to_centre)
-    zone->add_route(np, nullptr, links, false);
+    zone->add_route(host, centre, links, false);
   else
-    zone->add_route(nullptr, np, links, false);
+    zone->add_route(centre, host, links, false);
 #else
+  auto* np = host->get_netpoint();
   if (to_centre)
     zone->add_route(np, nullptr, nullptr, nullptr, links, false);
   else

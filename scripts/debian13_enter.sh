@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Inside a private mount namespace (scripts/debian13.sh starts it with unshare): binds /dev, /proc and
+# the given host folders into the Debian 13 root at their own paths, then runs the command there in
+# the given directory with a clean environment (only the variables coinfer reads are passed on).
+# usage: debian13_enter.sh ROOT CWD "FOLDER FOLDER..." CMD...
+set -euo pipefail
+root="$1"; cwd="$2"; read -r -a binds <<< "$3"; shift 3
+mount --rbind /dev "$root/dev"
+mount -t proc proc "$root/proc"
+for b in "${binds[@]}"; do
+  mkdir -p "$root$b"
+  mount --bind "$b" "$root$b"
+done
+pass=()
+for v in COINFER_JOBS COINFER_LOG COINFER_ROOT; do
+  [ -n "${!v:-}" ] && pass+=("$v=${!v}")
+done
+exec chroot "$root" /usr/bin/env -i HOME=/root LANG=C.UTF-8 TERM="${TERM:-dumb}" \
+  PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin CCACHE_DIR=/var/cache/ccache "${pass[@]}" \
+  /bin/bash -c 'cd "$1" && shift && exec "$@"' bash "$cwd" "$@"
