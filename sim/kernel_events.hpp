@@ -8,6 +8,7 @@
 //
 // SimGrid 3.32 reports the completion of an activity only to an actor waiting on it, or through
 // on_completion when maestro started it; so everything a device starts goes through in_kernel().
+// (SimGrid 4.0 fires Comm::on_completion once per transfer wherever it started: sim/simgrid_api.hpp.)
 // The physics are SimGrid's own, unchanged: the same executions on the same hosts and the same
 // host-to-host transfers on the same routes.
 #include <simgrid/kernel/Timer.hpp>

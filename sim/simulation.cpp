@@ -60,7 +60,12 @@ std::string engine_setting_problem(const std::string& setting) {
   // The Constant network model refuses links; a zero precision never converges; a zero bandwidth
   // factor aborts at the first transfer (all found by tests/golden/cli_bad_input.sh's search).
   const std::map<std::string, std::vector<std::string>> choices = {
-      {"network/model", {"LV08", "CM02"}}, {"cpu/model", {"Cas01"}}, {"host/model", {"default", "compound"}},
+      {"network/model", {"LV08", "CM02"}}, {"cpu/model", {"Cas01"}},
+#if COINFER_SIMGRID_4
+      {"host/model", {"default"}},  // 4.0 has no "compound" host model
+#else
+      {"host/model", {"default", "compound"}},
+#endif
       {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}}};
   struct Range {
     double lo, hi;
