@@ -13,7 +13,11 @@ device (never the bottleneck: each device's own link is), or --ap-mbps. Identica
 run in lock-step from time 0 (every upload of a wave in flight at once); --stagger makes them join in 16
 groups spread over one device stage, in both programs (16 join decisions; one join per device would make the
 run about its decisions).
+--write-scenario PATH writes the scenario of the first size (with --duration S, --stagger) and exits: the
+scale runs of bench/RESULTS.md run it with `coinfer -v run PATH --timing` under /usr/bin/time.
+On SimGrid 4.0 from a Debian 12 host: scripts/debian13.sh run /usr/bin/python3 bench/sim_speed.py --build build-debian13
 usage: /usr/bin/python3 bench/sim_speed.py [--reps 3] [--build build] [--compare OTHER_BUILD] [--sizes 9,1000,10000] [--ap-mbps M] [--stagger]
+                                           [--duration S] [--write-scenario PATH]
        (from the repository root)"""
 import argparse
 import os
@@ -73,6 +77,8 @@ def main():
     ap.add_argument("--stagger", action="store_true",
                     help="device i of each server joins at ((i mod 16) / 16) x its device stage time (both programs), "
                          "instead of all devices in lock-step from time 0")
+    ap.add_argument("--duration", type=float, default=None, help="simulated seconds of every size (default: max(1, min(60, 20000/N)))")
+    ap.add_argument("--write-scenario", default=None, help="write the scenario of the first size to this file and exit")
     args = ap.parse_args()
     configs = CONFIGS
     if args.sizes:
@@ -80,12 +86,19 @@ def main():
         for n in (int(x) for x in args.sizes.split(",")):
             servers = max(1, n // 100)
             configs.append((f"{n} devices / {servers} servers", n - n % servers, servers, max(1.0, min(60.0, 20000.0 / n))))
+    if args.duration:
+        configs = [(label, devices, servers, args.duration) for label, devices, servers, _ in configs]
     with h5py.File("traces/lut/rpi4b.h5") as f:
         dev_s = float(f["dgcnn/modelnet40/latency_mean_s"][0, SPLIT, 0])
         up = float(f["dgcnn/modelnet40/bytes_per_split"][SPLIT])
         down = float(f["dgcnn/modelnet40/bytes_per_split"][9])
     with h5py.File("traces/lut/gtx1060.h5") as f:
         srv_s = float(f["dgcnn/modelnet40/latency_mean_s"][SPLIT, 9, 0])
+    if args.write_scenario:
+        _, devices, servers, duration = configs[0]
+        with open(args.write_scenario, "w") as f:
+            f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0))
+        return 0
     print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
           f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, access point {args.ap_mbps or 40} Mbit/s"
           f"{'' if args.ap_mbps else ' per device'}, closed loop in_flight 1")
