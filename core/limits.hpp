@@ -6,9 +6,9 @@
 
 namespace coinfer::limits {
 
-// Devices in one scenario (after `count:` expansion): ~20 KB each in the simulator (a device is no actor;
-// its hosts, links and state), so 100,000 devices take ~2 GB (bench/RESULTS.md "Scale").
-constexpr long long kMaxDevices = 100000;
+// Devices in one scenario (after `count:` expansion): ~15 KB each in the simulator (a device is no actor;
+// its hosts, links and state), so 1,000,000 devices take ~15 GB (bench/RESULTS.md "A million devices").
+constexpr long long kMaxDevices = 1000000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;
 constexpr long long kMaxCores = 4096;
@@ -28,11 +28,12 @@ constexpr std::size_t kMaxTraceRows = 1000000;
 // Size of any one input file we parse line by line (scenarios, traces, CSV imports): refuses /dev/zero
 // and multi-gigabyte files before reading them.
 constexpr long long kMaxTextFileBytes = 64LL << 20;
-// Requests one simulation may create: each costs ~420 bytes while running and in the results
-// (bench/bounds.py), so ~2.1 GB at the bound (100,000 devices for 10 simulated seconds of bench/sim_speed.py's
-// workload create ~4 million); a run that would create more (a closed loop on a near-zero LUT latency, a
-// huge Poisson rate) stops creating requests and is refused afterwards with exit 2.
-constexpr long long kMaxRequests = 5000000;
+// Requests one simulation may create: each costs ~420-650 bytes while running and in the results
+// (bench/bounds.py), so ~4-6.5 GB at the bound (a million devices for 2 simulated seconds of
+// bench/sim_speed.py's workload create ~8 million: bench/RESULTS.md "A million devices"); a run that
+// would create more (a closed loop on a near-zero LUT latency, a huge Poisson rate) stops creating
+// requests and is refused afterwards with exit 2.
+constexpr long long kMaxRequests = 10000000;
 // LUT latencies (seconds): a measured stage never takes less than 100 ns or more than a day.
 constexpr double kMinLutLatencyS = 1e-7;
 constexpr double kMaxLutLatencyS = 86400;

@@ -10,6 +10,7 @@
 #include <set>
 #include <cmath>
 #include <deque>
+#include <fstream>
 #include <map>
 
 #include "core/input_error.hpp"
@@ -53,6 +54,14 @@ void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator,
 
 // SimGrid checks some settings only when it builds its models, and then aborts the process: only keys
 // whose values are checked here are passed on. Returns why a setting is refused, or "".
+// The kernel's per-process bound on memory maps (vm.max_map_count), 65,530 when it cannot be read.
+long long max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  long long n = 0;
+  if (in >> n && n > 0) return n;
+  return 65530;
+}
+
 std::string engine_setting_problem(const std::string& setting) {
   const auto colon = setting.find(':');
   if (colon == std::string::npos) return "expected KEY:VALUE, e.g. network/model:LV08";
@@ -66,7 +75,8 @@ std::string engine_setting_problem(const std::string& setting) {
 #else
       {"host/model", {"default", "compound"}},
 #endif
-      {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}}};
+      {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}},
+      {"contexts/guard-size", {"0", "1"}}};  // pages below each actor's stack (0: none; see max_map_count)
   struct Range {
     double lo, hi;
     bool lo_open;
@@ -167,6 +177,23 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     sg4::Engine::set_config("network/model:CM02");
     sg4::Engine::set_config("network/crosstraffic:0");
     sg4::Engine::set_config("network/TCP-gamma:1e12");
+  }
+  // Each SimGrid actor's stack is two memory maps (stack and guard page) and the kernel's
+  // vm.max_map_count (65,530 by default) then stops a run near 30,000 actors ("Failed to protect
+  // stack"). The actors are the servers' (a dispatcher, a batch timer, a forwarder, the workers) plus a
+  // few; past the map budget the guard pages go (a stack overflow is then not caught, none is expected:
+  // the actors' stacks hold a few frames). A --cfg=contexts/guard-size given by the user wins.
+  {
+    long long actors = 8;
+    for (const auto& sv : s.servers) actors += 3 + sv.workers;
+    const long long maps = max_map_count();
+    const bool user_set = std::any_of(options.engine_config.begin(), options.engine_config.end(),
+                                      [](const std::string& c) { return c.rfind("contexts/guard-size:", 0) == 0; });
+    if (!user_set && 2 * actors + 10000 > maps) {
+      sg4::Engine::set_config("contexts/guard-size:0");
+      log::info("run", "up to " + std::to_string(actors) + " SimGrid actors against vm.max_map_count " + std::to_string(maps) +
+                           ": their stacks' guard pages are off (--cfg=contexts/guard-size:1 keeps them)");
+    }
   }
   for (const std::string& c : options.engine_config) {
     const std::string why = engine_setting_problem(c);
