@@ -6,8 +6,8 @@
 
 namespace coinfer::limits {
 
-// Devices in one scenario (after `count:` expansion): ~15 KB each in the simulator (a device is no actor;
-// its hosts, links and state), so 1,000,000 devices take ~15 GB (bench/RESULTS.md "A million devices").
+// Devices in one scenario (after `count:` expansion): ~15-25 KB each in the simulator (a device is no actor;
+// its hosts, links and state), so 1,000,000 devices take ~16.5 GB (bench/RESULTS.md "SimGrid 4.0").
 constexpr long long kMaxDevices = 1000000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;
@@ -28,9 +28,9 @@ constexpr std::size_t kMaxTraceRows = 1000000;
 // Size of any one input file we parse line by line (scenarios, traces, CSV imports): refuses /dev/zero
 // and multi-gigabyte files before reading them.
 constexpr long long kMaxTextFileBytes = 64LL << 20;
-// Requests one simulation may create: each costs ~420-650 bytes while running and in the results
-// (bench/bounds.py), so ~4-6.5 GB at the bound (a million devices for 2 simulated seconds of
-// bench/sim_speed.py's workload create ~8 million: bench/RESULTS.md "A million devices"); a run that
+// Requests one simulation may create: each costs ~420 bytes while running and in the results
+// (bench/bounds.py), so ~4.2 GB at the bound (a million devices for 2 simulated seconds of
+// bench/sim_speed.py's workload create ~8 million: bench/RESULTS.md "SimGrid 4.0"); a run that
 // would create more (a closed loop on a near-zero LUT latency, a huge Poisson rate) stops creating
 // requests and is refused afterwards with exit 2.
 constexpr long long kMaxRequests = 10000000;

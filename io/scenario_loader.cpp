@@ -307,7 +307,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     DeviceSpec d;
     d.where = r.where(n);
     const std::string id = r.get_name(n, "id", path);
-    const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15 KB of simulator memory");
+    const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15-25 KB of simulator memory");
     d.type = r.get_name(n, "type", path);
     d.model = read_model_with_variant(r, n, path);
     d.dataset = r.get_name(n, "dataset", path);
@@ -381,7 +381,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     const int copies = count > 0 ? static_cast<int>(count) : 1;
     if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
       r.fail(n, path + (count > 0 ? ".count" : ""), "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " +
-                                                        std::to_string(limits::kMaxDevices) + " (each takes ~15 KB of simulator memory; split a larger system into several runs)");
+                                                        std::to_string(limits::kMaxDevices) + " (each takes ~15-25 KB of simulator memory; split a larger system into several runs)");
     for (int c = 0; c < copies; ++c) {
       DeviceSpec copy = d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
