@@ -19,6 +19,8 @@
 #   COINFER_DEBIAN13_ROOT   where the root lives (default /var/cache/coinfer/debian13)
 #   COINFER_DEBIAN_MIRROR   the Debian mirror (default: the one the host's own apt sources name)
 #   COINFER_DEBIAN13_BIND   more host folders to bind in, separated by ':' (e.g. a results disk)
+#   COINFER_APT_DIR, COINFER_HOST_CODENAME   the apt folder and the release the mirror is looked up for
+#                           (default /etc/apt and /etc/os-release; for tests)
 # Users on Debian 13, or any system with SimGrid >= 4.0 installed, need none of this: scripts/build.sh
 # builds against whatever `pkg-config simgrid` finds (a user's own build through PKG_CONFIG_PATH or
 # CMAKE_PREFIX_PATH).
@@ -49,11 +51,11 @@ need_root() {
 # (deb822 .sources files and one-line .list files). No host name is written in the project.
 host_mirror() {
   if [ -n "${COINFER_DEBIAN_MIRROR:-}" ]; then echo "$COINFER_DEBIAN_MIRROR"; return; fi
-  local codename
-  codename="$(. /etc/os-release && echo "${VERSION_CODENAME:-}")"
+  local codename apt="${COINFER_APT_DIR:-/etc/apt}"
+  codename="${COINFER_HOST_CODENAME:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}"
   [ -n "$codename" ] || die "cannot tell the host's Debian release from /etc/os-release; set COINFER_DEBIAN_MIRROR"
   local f uri
-  for f in /etc/apt/sources.list.d/*.sources; do
+  for f in "$apt"/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     uri="$(awk -v c="$codename" '
       BEGIN { RS=""; FS="\n" }
@@ -67,12 +69,12 @@ host_mirror() {
       }' "$f")"
     if [ -n "$uri" ]; then echo "$uri"; return; fi
   done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+  for f in "$apt"/sources.list "$apt"/sources.list.d/*.list; do
     [ -f "$f" ] || continue
     uri="$(awk -v c="$codename" '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ } if ($(i+1) == c) { print $i; exit } }' "$f")"
     if [ -n "$uri" ]; then echo "$uri"; return; fi
   done
-  die "no apt source for '$codename' in /etc/apt: set COINFER_DEBIAN_MIRROR to a Debian mirror"
+  die "no apt source for '$codename' in $apt: set COINFER_DEBIAN_MIRROR to a Debian mirror"
 }
 
 # Runs "$@" inside the root. A private mount namespace holds the bind mounts, so nothing is left
