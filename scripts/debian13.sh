@@ -90,6 +90,11 @@ in_root() {
   local b
   for b in "${binds[@]}"; do
     [ -d "$b" ] || die "COINFER_DEBIAN13_BIND: '$b' is not a folder"
+    # A host system folder bound over the root's own would replace Debian 13's files with Debian 12's.
+    case "$(cd "$b" && pwd -P)/" in
+      //|/usr/*|/etc/*|/bin/*|/sbin/*|/lib/*|/lib32/*|/lib64/*|/libx32/*|/proc/*|/sys/*|/dev/*|/run/*|/boot/*|/var/|/var/lib/*|/var/cache/*)
+        die "will not bind the host's system folder '$b' into the root: run from your project or results folder (the working directory is bound in)" ;;
+    esac
   done
   cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
   unshare --mount --propagation private -- /bin/bash "$tree/scripts/debian13_enter.sh" "$root" "$PWD" "${binds[*]}" "$@"
