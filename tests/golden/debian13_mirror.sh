@@ -2,7 +2,8 @@
 # scripts/debian13.sh finds the host's own Debian mirror in its apt sources (no host is written in the
 # project): deb822 .sources files and one-line .list files, options in brackets, the release's own
 # suite and not its -security or -updates suites, an explicit COINFER_DEBIAN_MIRROR first, and a clear
-# error (exit 2) when no source names the release. Runs no debootstrap and needs no root.
+# error (exit 2) when no source names the release; and `run` refuses to bind a host system folder.
+# Runs no debootstrap and mounts nothing.
 set -u
 root="$2"
 source "$(dirname "$0")/lib.sh"
@@ -53,4 +54,12 @@ if [ $rc -eq 2 ] && grep -q "no apt source for 'bookworm'" "$work/err" && grep -
 
 # Usage errors exit 2.
 bash "$root/scripts/debian13.sh" nonsense > /dev/null 2>&1; [ $? -eq 2 ] && ok || bad "unknown subcommand did not exit 2"
+# run never binds a host system folder over the root's own (checked before anything is mounted).
+if [ "$(id -u)" -eq 0 ]; then
+  mkdir -p "$work/fakeroot/usr/bin" && printf '#!/bin/sh\n' > "$work/fakeroot/usr/bin/env" && chmod +x "$work/fakeroot/usr/bin/env"
+  for d in / /usr/share /etc; do
+    (cd "$d" && COINFER_DEBIAN13_ROOT="$work/fakeroot" bash "$root/scripts/debian13.sh" run true) > /dev/null 2> "$work/err"; rc=$?
+    if [ $rc -eq 2 ] && grep -q "will not bind the host's system folder '$d'" "$work/err"; then ok; else bad "run from $d: exit $rc, $(cat "$work/err")"; fi
+  done
+fi
 finish debian13_mirror
