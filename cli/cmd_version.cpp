@@ -15,6 +15,8 @@
 
 namespace coinfer::cli {
 
+namespace {
+
 nlohmann::ordered_json version_info() {
   const std::string torch = COINFER_TORCH_VERSION;
   return {{"coinfer", COINFER_VERSION_STRING},
@@ -27,6 +29,8 @@ nlohmann::ordered_json version_info() {
           // coinfer-rt) do, when the build found it.
           {"libtorch", torch.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(torch)}};
 }
+
+}  // namespace
 
 void register_version(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("version", "print the program's version, commit, wire protocol, and the SimGrid, HDF5 and LibTorch it runs with");
