@@ -105,7 +105,9 @@ cmd_setup() {
   if [ ! -x "$root/usr/bin/env" ]; then
     command -v debootstrap > /dev/null || {
       echo "debian13: installing debootstrap on the host"
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap > /dev/null
+      export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y -qq --no-install-recommends debootstrap > /dev/null 2>&1 ||
+        { apt-get update -qq && apt-get install -y -qq --no-install-recommends debootstrap > /dev/null; }
     }
     local mirror
     mirror="$(host_mirror)"
