@@ -69,7 +69,9 @@ TEST(ServiceTime, MeanModeIsMD1) {
   RunResults r = s.run(scenario(local_device("{arrival: poisson, rate_per_s: 25}"), "{window_ms: 0, max_size: 1}", 4000, 100),
                        {"service_time=mean"});
   for (const auto& q : r.requests)
-    if (q.status == RequestRecord::Status::ok) EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.020, kTol);
+    if (q.status == RequestRecord::Status::ok) {
+      EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.020, kTol);
+    }
   EXPECT_NEAR(mean_of(latencies_s(r)), 0.030, 0.030 * 0.03);
   EXPECT_EQ(r.service_time, "mean");
   EXPECT_TRUE(r.sampled_luts.empty());
@@ -162,7 +164,9 @@ TEST(ServiceTime, TablesWithoutDistributionsRunOnTheirMeans) {
   write_standard_luts(s);
   RunResults r = s.run(scenario(local_device("{arrival: closed_loop, in_flight: 1}"), "{window_ms: 0, max_size: 1}", 2, 0));
   for (const auto& q : r.requests)
-    if (q.status == RequestRecord::Status::ok) EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.090, kTol);
+    if (q.status == RequestRecord::Status::ok) {
+      EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.090, kTol);
+    }
   EXPECT_EQ(r.service_time, "sampled");
   EXPECT_TRUE(r.sampled_luts.empty());
 }

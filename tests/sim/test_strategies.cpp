@@ -125,8 +125,12 @@ TEST(Strategies, LeaveStopsArrivalsAndJoinStartsThem) {
   RunResults r = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 1, 0, 1,
                                 "events:\n  - {at_s: 0.5, device: a, leave: true}\n  - {at_s: 0.3, device: b, join: true}\n"));
   for (const auto& q : r.requests) {
-    if (q.device == 0) EXPECT_LT(q.t_created, 0.5);
-    if (q.device == 1) EXPECT_GE(q.t_created, 0.3 - kTol);
+    if (q.device == 0) {
+      EXPECT_LT(q.t_created, 0.5);
+    }
+    if (q.device == 1) {
+      EXPECT_GE(q.t_created, 0.3 - kTol);
+    }
     EXPECT_TRUE(q.done());
   }
   // a: created at 0, 0.09, ..., 0.45 -> 6; b: 0.3 .. 0.93 -> 8.
