@@ -395,7 +395,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     const YAML::Node& sc = root["scheduler"];
     r.require_map(sc, "scheduler");
     s.scheduler.where = r.where(sc);
-    s.scheduler.name = r.get_string(sc, "name", "scheduler");
+    s.scheduler.name = r.get_string(sc, "name", "scheduler", "static");  // scenarios/README.md: the default
     s.scheduler.period_s = r.get_double(sc, "period_s", "scheduler", 0, 0, false);
     if (s.scheduler.period_s > 0 && s.duration_s / s.scheduler.period_s > limits::kMaxPeriodicDecisions)
       r.fail(sc["period_s"], "scheduler.period_s",

@@ -102,6 +102,14 @@ TEST(ScenarioLoader, SetCreatesMissingMaps) {
   EXPECT_NE(std::string(e.what()).find("not a mapping"), std::string::npos) << e.what();
 }
 
+TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
+  // scenarios/README.md: scheduler.name defaults to static, also when the section names only its
+  // triggers (issue 32, item 5: such a section was refused for its missing name).
+  Scenario s = load_scenario(write(kBase), {"scheduler.period_s=2"});
+  EXPECT_EQ(s.scheduler.name, "static");
+  EXPECT_DOUBLE_EQ(s.scheduler.period_s, 2);
+}
+
 TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
   InputError e = error_of(replaced("seed: 3", "seed: [3"));
   EXPECT_GT(e.where().line, 0) << e.what();
