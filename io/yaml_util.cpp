@@ -124,6 +124,10 @@ long long YamlReader::get_int(const YAML::Node& map, const std::string& key, con
     size_t used = 0;
     x = std::stoll(text, &used);
     if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::out_of_range&) {  // an integer all the same: say which bound it passes
+    const bool negative = !text.empty() && text[0] == '-';
+    fail(v, kp, "value " + printable(text, 40) + " must be " +
+                    (negative ? ">= " + std::to_string(min_value) : "<= " + std::to_string(max_value) + (why_max.empty() ? "" : " (" + why_max + ")")));
   } catch (const std::exception&) {
     fail(v, kp, "'" + text + "' is not an integer");
   }

@@ -110,6 +110,17 @@ TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
   EXPECT_DOUBLE_EQ(s.scheduler.period_s, 2);
 }
 
+TEST(ScenarioLoader, IntegersBeyondRangeAreNamedAsSuch) {
+  // 2^64 - 1 is an integer, only beyond int64's range: the error says which bound, not "not an integer"
+  // (issue 32, item 3); a word is still "not an integer".
+  const std::string big = error_of(kBase, {"seed=18446744073709551615"}).what();
+  EXPECT_NE(big.find("must be <= 9223372036854775807"), std::string::npos) << big;
+  const std::string low = error_of(kBase, {"seed=-99999999999999999999"}).what();
+  EXPECT_NE(low.find("must be >= 0"), std::string::npos) << low;
+  const std::string word = error_of(kBase, {"seed=seven"}).what();
+  EXPECT_NE(word.find("is not an integer"), std::string::npos) << word;
+}
+
 TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
   InputError e = error_of(replaced("seed: 3", "seed: [3"));
   EXPECT_GT(e.where().line, 0) << e.what();
