@@ -110,6 +110,11 @@ if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stde
 # --- Bounds (issue 10): each refused with the key, the bound and why, before anything runs. ---
 expect_bad tiny_period "at most 100000" run "$base" --set scheduler.period_s=1e-12
 expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set servers.0.workers=40000
+# Each bound of a range is blamed on the option typed (both used to be blamed on a "--mbps" that does not exist).
+expect_bad mbps_order "key '--max-mbps': 1 is below --min-mbps 100" predictor samples --min-mbps 100 --max-mbps 1 --systems 2
+expect_bad mbps_min "key '--min-mbps': 0 must be in" predictor samples --min-mbps 0 --systems 2
+# An integer beyond int64 is refused with its bound, not as "not an integer"; a scheduler without a name is static.
+expect_bad huge_seed "value 18446744073709551615 must be <= 9223372036854775807" run "$base" --set seed=18446744073709551615
 expect_bad many_devices "must be <= 1000000" run "$base" --set devices.0.count=10000000
 expect_bad huge_batch "must be <= 4096" run "$base" --set servers.0.batch.max_size=100000000000
 expect_bad huge_rate "rate_per_s.*must be <=" run "$base" --set devices.2.workload.rate_per_s=1e300
