@@ -113,7 +113,7 @@ expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set
 # Each bound of a range is blamed on the option typed (both used to be blamed on a "--mbps" that does not exist).
 expect_bad mbps_order "key '--max-mbps': 1 is below --min-mbps 100" predictor samples --min-mbps 100 --max-mbps 1 --systems 2
 expect_bad mbps_min "key '--min-mbps': 0 must be in" predictor samples --min-mbps 0 --systems 2
-# An integer beyond int64 is refused with its bound, not as "not an integer"; a scheduler without a name is static.
+# An integer beyond int64 is refused with its bound, not as "not an integer".
 expect_bad huge_seed "value 18446744073709551615 must be <= 9223372036854775807" run "$base" --set seed=18446744073709551615
 expect_bad many_devices "must be <= 1000000" run "$base" --set devices.0.count=10000000
 expect_bad huge_batch "must be <= 4096" run "$base" --set servers.0.batch.max_size=100000000000
