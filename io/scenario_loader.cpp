@@ -220,7 +220,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   YamlReader r(file);
   YAML::Node root = r.load_file();
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
-  for (const auto& o : overrides) apply_override(root, o);
+  for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
   r.check_keys(root,
                {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "servers",
                 "access_point", "devices", "scheduler", "events"},

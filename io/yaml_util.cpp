@@ -21,7 +21,27 @@ YAML::Node YamlReader::load_file() const {
   }
 }
 
+namespace {
+void collect_nodes(const YAML::Node& n, const std::string& assignment, std::vector<std::pair<YAML::Node, std::string>>& out) {
+  out.emplace_back(n, assignment);
+  if (n.IsMap())
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      collect_nodes(it->first, assignment, out);
+      collect_nodes(it->second, assignment, out);
+    }
+  else if (n.IsSequence())
+    for (const auto& c : n) collect_nodes(c, assignment, out);
+}
+}  // namespace
+
+void YamlReader::note_override(const YAML::Node& value, const std::string& assignment) {
+  collect_nodes(value, assignment, override_nodes_);
+}
+
 SourceLocation YamlReader::where(const YAML::Node& node) const {
+  // The latest override first: a later --set replaces what an earlier one put there.
+  for (auto it = override_nodes_.rbegin(); it != override_nodes_.rend(); ++it)
+    if (it->first.is(node)) return SourceLocation{"--set " + printable(it->second, 200), 0, 0};
   YAML::Mark m = node.Mark();
   if (m.is_null()) return SourceLocation{file_ + " (--set)", 0, 0};
   return SourceLocation{file_, m.line + 1, m.column + 1};
@@ -241,7 +261,7 @@ bool exists_at(const YAML::Node& cur, const std::vector<std::string>& parts, siz
 
 }  // namespace
 
-void apply_override(YAML::Node& root, const std::string& assignment) {
+YAML::Node apply_override(YAML::Node& root, const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     bad_set(assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
@@ -253,6 +273,7 @@ void apply_override(YAML::Node& root, const std::string& assignment) {
     bad_set(path, "value does not parse: " + e.msg);
   }
   set_at(root, split_path(path), 0, value, path);
+  return value;
 }
 
 bool yaml_path_exists(const YAML::Node& root, const std::string& path) { return exists_at(root, split_path(path), 0); }

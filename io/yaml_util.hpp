@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/input_error.hpp"
@@ -18,7 +19,10 @@ class YamlReader {
   YAML::Node load_file() const;
   const std::string& file() const { return file_; }
 
+  // Where a node came from: FILE:LINE:COLUMN, or "--set KEY=VALUE" for a node an override put there.
   SourceLocation where(const YAML::Node& node) const;
+  // Remembers that `value` and every node inside it came from the override `assignment`.
+  void note_override(const YAML::Node& value, const std::string& assignment);
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const;
 
   // Rejects keys not in `allowed`, suggesting the nearest. `path` prefixes key names in messages.
@@ -48,6 +52,7 @@ class YamlReader {
   // Text values must be valid UTF-8 without control characters, at most 4 KiB.
   void check_text(const YAML::Node& value, const std::string& key, const std::string& text) const;
   std::string file_;
+  std::vector<std::pair<YAML::Node, std::string>> override_nodes_;  // (node, the --set it came from)
 };
 
 std::string key_path(const std::string& path, const std::string& key);
@@ -55,7 +60,8 @@ std::string key_path(const std::string& path, const std::string& key);
 // Applies a "--set a.b.0.c=value" override to a YAML tree (value parsed as YAML). "*" stands for every
 // entry of a list (devices.*.link.bandwidth_mbps=5). Missing maps are created; a list index out of
 // range is an InputError naming the override.
-void apply_override(YAML::Node& root, const std::string& assignment);
+// Returns the value node it put in the tree (for YamlReader::note_override).
+YAML::Node apply_override(YAML::Node& root, const std::string& assignment);
 // Whether a key path (with "*" for every list entry) exists in the tree.
 bool yaml_path_exists(const YAML::Node& root, const std::string& path);
 

@@ -121,6 +121,21 @@ TEST(ScenarioLoader, IntegersBeyondRangeAreNamedAsSuch) {
   EXPECT_NE(word.find("is not an integer"), std::string::npos) << word;
 }
 
+TEST(ScenarioLoader, SetValueErrorsNameTheSet) {
+  // A bad value given by --set is located at that --set, not at line 1 of the file (issue 32, item 3);
+  // a bad value inside a mapping given by --set too; a bad value in the file keeps its line.
+  const std::string scalar = error_of(kBase, {"seed=seven"}).what();
+  EXPECT_EQ(scalar.rfind("--set seed=seven: ", 0), 0u) << scalar;
+  const std::string inside = error_of(kBase, {"scheduler={name: greedy, period_s: -1}"}).what();
+  EXPECT_EQ(inside.rfind("--set scheduler={name: greedy, period_s: -1}: ", 0), 0u) << inside;
+  const std::string later = error_of(kBase, {"seed=seven", "seed=eight"}).what();
+  EXPECT_NE(later.find("--set seed=eight"), std::string::npos) << later;
+  std::string text = kBase;
+  text.replace(text.find("seed: "), 6, "seed: nine\n# ");
+  const std::string in_file = error_of(text).what();
+  EXPECT_EQ(in_file.find("--set"), std::string::npos) << in_file;
+}
+
 TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
   InputError e = error_of(replaced("seed: 3", "seed: [3"));
   EXPECT_GT(e.where().line, 0) << e.what();
