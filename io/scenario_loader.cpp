@@ -487,7 +487,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
     for (int k : device_ends)
       if (k > 0) out.push_back({{d.type, d.model, d.dataset}, n, 0, k, 1, i, ""});
     for (int k : server_begins)
-      for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, ""});
+      for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, "", true});
   }
   // An idle device (arrival: none) may run the server part of any other device of its server, at the
   // batch sizes its table covers.
@@ -549,6 +549,12 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
                    std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
                    ", error " + format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
+      if (need.on_server) {  // the server's table: blame the server's type, or its batch size beyond the table
+        const ServerSpec& sv = s.servers[s.server_index(d.server)];
+        const bool beyond_batch = luts.contains(need.key) && need.batch > luts.table(need.key).max_batch();
+        fail(sv.where, "servers (id " + sv.id + ")" + (beyond_batch ? ".batch.max_size" : ".type"),
+             "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
+      }
       fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
     }
   }

@@ -43,6 +43,7 @@ struct LutNeed {
   int begin = 0, end = 0, batch = 1;
   size_t device = 0;
   std::string helper_for;
+  bool on_server = false;  // the device's server runs the range (key.device_type is the server's type)
 };
 std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models);
 

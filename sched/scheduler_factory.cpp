@@ -115,6 +115,8 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",
                      "estimator gin needs the predictor file (scheduler.predictor: a model from coinfer predictor train)");
+  if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
+    throw InputError(s.scheduler.where, "scheduler.predictor", "no such predictor file '" + file + "' (a model from coinfer predictor train)");
   std::set<std::string> types, models;
   for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
   std::vector<std::string> warnings;
@@ -293,6 +295,8 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     const std::string file = scenario_relative_file(s, "policy");
     if (file.empty())
       throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
+    if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
+      throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sac)");
     std::set<std::string> models;
     for (const auto& d : s.devices) models.insert(d.model + "/" + d.dataset);
     SacSchedulerOptions o;

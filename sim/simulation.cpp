@@ -237,8 +237,19 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
       ModelBinding b;
       b.run_model = m;
       b.model = &models.spec(m, d.dataset);  // the catalog's, one per (model, dataset)
-      b.lut = &luts.table({d.type, m, d.dataset});
-      b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
+      // Both tables are bound whatever the strategy (a scheduler may move the split); a missing one is
+      // blamed on the type that lacks it, at its line (issue 32, item 3).
+      try {
+        b.lut = &luts.table({d.type, m, d.dataset});
+      } catch (const LutMissingError& e) {
+        throw InputError(d.where, "devices (id " + d.id + ").type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
+      }
+      try {
+        b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
+      } catch (const LutMissingError& e) {
+        throw InputError(s.servers[j].where, "servers (id " + s.servers[j].id + ").type",
+                         "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
+      }
       for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
       server_luts[i].push_back(b.server_lut);
       bindings[i].push_back(std::move(b));

@@ -113,6 +113,11 @@ expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set
 # Each bound of a range is blamed on the option typed (both used to be blamed on a "--mbps" that does not exist).
 expect_bad mbps_order "key '--max-mbps': 1 is below --min-mbps 100" predictor samples --min-mbps 100 --max-mbps 1 --systems 2
 expect_bad mbps_min "key '--min-mbps': 0 must be in" predictor samples --min-mbps 0 --systems 2
+# A LUT missing for a server's type (even for a device that runs locally) blames the server's type; a
+# missing policy file its key; a bad --set value that --set, not line 1 of the file (issue 32, item 3).
+expect_bad server_type_lut "key 'servers (id edge0).type': for device pi: no LUT for device type 'rtx4090'" run "$root/scenarios/paper/table3_pi_cpu_20mbps.yaml" --set servers.0.type=rtx4090
+expect_bad sac_policy_missing "key 'scheduler.policy': no such policy file" run "$base" --set "scheduler={name: sac, policy: /nonexistent.pt}"
+expect_bad set_located "^error: --set seed=seven: key 'seed'" run "$base" --set seed=seven
 # An integer beyond int64 is refused with its bound, not as "not an integer".
 expect_bad huge_seed "value 18446744073709551615 must be <= 9223372036854775807" run "$base" --set seed=18446744073709551615
 expect_bad many_devices "must be <= 1000000" run "$base" --set devices.0.count=10000000

@@ -187,6 +187,20 @@ TEST(ScenarioLoader, LutWithoutNeededEntriesIsRejected) {
   // The shipped LUTs cover batch sizes 1..16: a max batch of 32 needs entries that do not exist.
   InputError e = error_of(replaced("max_size: 5", "max_size: 32"));
   EXPECT_NE(std::string(e.what()).find("batch size 17"), std::string::npos) << e.what();
+  // The server's table is short, not the device's: the server's batch size is blamed, at the server's
+  // line (line 6 of kBase), not the device's type (issue 32, item 3; issue 31, item 9).
+  EXPECT_EQ(e.key(), "servers (id edge0).batch.max_size") << e.what();
+  EXPECT_EQ(e.where().line, 6);
+}
+
+TEST(ScenarioLoader, ServerTypeWithoutLutBlamesTheServer) {
+  // A server type with no LUT names the server's type at the server's line (issue 32, item 3), and the
+  // device it was looked up for.
+  InputError e = error_of(replaced("type: gtx1060", "type: rtx4090"));
+  EXPECT_EQ(e.key(), "servers (id edge0).type") << e.what();
+  EXPECT_EQ(e.where().line, 6);
+  EXPECT_NE(std::string(e.what()).find("no LUT for device type 'rtx4090'"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("for device pi"), std::string::npos) << e.what();
 }
 
 TEST(ScenarioLoader, EventsAndWorkloadsAreChecked) {
