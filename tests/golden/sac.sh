@@ -94,7 +94,7 @@ check_bad() {  # check_bad LABEL SCENARIO SCHEDULER-YAML FRAGMENT
   [ $rc -eq 2 ] && grep -q -- "$4" "$work/badrun.txt" && [ ! -e "$work/badrun" ] && ok || { bad "$1: exit $rc"; cat "$work/badrun.txt"; }
 }
 check_bad "no policy" "$quick" "{name: sac}" "needs its policy file"
-check_bad "missing file" "$quick" "{name: sac, policy: $work/none.pt}" "no such coinfer-sac-policy file"
+check_bad "missing file" "$quick" "{name: sac, policy: $work/none.pt}" "key 'scheduler.policy': no such policy file"
 check_bad "junk file" "$quick" "{name: sac, policy: $work/junk.pt}" "not a coinfer-sac-policy file"
 check_bad "checkpoint as policy" "$quick" "{name: sac, policy: $work/a/p.pt.ckpt}" "not a coinfer-sac-policy"
 check_bad "another model" "$root/scenarios/validate/bw10_dev9.yaml" "{name: sac, policy: $policy}" "trained for dgcnn/modelnet40, not gcode/modelnet40"
