@@ -83,6 +83,7 @@ int run_command(const RunOptions& o) {
   };
   RunResults r = sim::run_simulation(s, models, luts, so);
   r.data_files = run_data_files(s, luts);
+  stamp_provenance(r);
   progress.finish();
   phase.mark("simulated (sim/: checks, platform, actors, engine)");
   if (!r.estimated_lut_entries.empty()) {

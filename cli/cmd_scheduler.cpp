@@ -9,6 +9,7 @@
 
 #include "cli/commands.hpp"
 #include "core/system_state.hpp"
+#include "core/text_util.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
@@ -39,17 +40,23 @@ int estimate(const EstimateOptions& o) {
   if (o.json) {
     nlohmann::ordered_json j{{"scenario", o.scenario}, {"scheme", scheme.to_string()}, {"estimator", "analytic"},
                              {"throughput_rps", p.throughput_rps}, {"mean_latency_ms", p.mean_latency_s * 1e3},
-                             {"mean_device_latency_ms", p.mean_device_latency_s * 1e3}, {"server_utilisation", p.server_utilisation}};
+                             {"mean_device_latency_ms", p.mean_device_latency_s * 1e3}, {"server_utilisation", p.server_utilisation},
+                             {"offered_rps", p.offered_rps}, {"unserved_rps", p.unserved_rps}};
     nlohmann::ordered_json devs = nlohmann::ordered_json::array();
     for (const auto& d : p.devices)
-      devs.push_back({{"id", d.id}, {"throughput_rps", d.throughput_rps}, {"latency_ms", d.latency_s * 1e3}, {"server_rps", d.server_rps}});
+      devs.push_back({{"id", d.id}, {"throughput_rps", d.throughput_rps}, {"latency_ms", d.latency_s * 1e3}, {"server_rps", d.server_rps},
+                      {"offered_rps", d.offered_rps}, {"unserved_rps", d.unserved_rps}, {"saturated", d.saturated()}});
     j["devices"] = devs;
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   std::printf("analytic estimate of %s at time 0 (not a simulation): %s\n", s.name.c_str(), scheme.to_string().c_str());
   std::printf("%-12s %10s %10s %12s\n", "device", "thr(rps)", "mean(ms)", "server(rps)");
-  for (const auto& d : p.devices) std::printf("%-12s %10.2f %10.2f %12.2f\n", d.id.c_str(), d.throughput_rps, d.latency_s * 1e3, d.server_rps);
+  for (const auto& d : p.devices)
+    std::printf("%-12s %10.2f %10.2f %12.2f%s\n", d.id.c_str(), d.throughput_rps, d.latency_s * 1e3, d.server_rps,
+                d.saturated() ? strprintf("  SATURATED: %.2f of %.2f req/s arriving cannot be served; its queue grows for the rest of the run",
+                                          d.unserved_rps, d.offered_rps).c_str()
+                              : "");
   std::printf("%-12s %10.2f %10.2f\n", "total", p.throughput_rps, p.mean_latency_s * 1e3);
   for (const auto& [id, u] : p.server_utilisation) std::printf("server %s utilisation %.1f %%\n", id.c_str(), u * 100);
   return 0;

@@ -1,10 +1,12 @@
 // coinfer version: what this program is and what it runs on (the engine a result was made with).
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 #include "build_commit.hpp"  // generated at build time (cmake/build_commit.cmake)
 #include "cli/commands.hpp"
+#include "core/run_results.hpp"
 #include "hw/frame.hpp"
 #include "io/hdf5_version.hpp"
 #include "sim/simgrid_api.hpp"
@@ -30,7 +32,38 @@ nlohmann::ordered_json version_info() {
           {"libtorch", torch.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(torch)}};
 }
 
+std::string& invocation_storage() {
+  static std::string s;
+  return s;
+}
+
+// 'word' when it needs no quoting for a POSIX shell, else single-quoted.
+std::string shell_quoted(const std::string& w) {
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos)
+    return w;
+  std::string q = "'";
+  for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
 }  // namespace
+
+void set_invocation(int argc, char** argv) {
+  std::string& s = invocation_storage();
+  s.clear();
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(argv[i]);
+}
+
+const std::string& invocation() { return invocation_storage(); }
+
+void stamp_provenance(RunResults& r) {
+  r.made_by.program = std::string("coinfer ") + COINFER_VERSION_STRING;
+  r.made_by.commit = COINFER_GIT_COMMIT;
+  r.made_by.command_line = invocation();
+  std::error_code ec;
+  r.made_by.working_directory = std::filesystem::current_path(ec).string();
+  if (!r.scenario_file.empty()) r.scenario_file = std::filesystem::absolute(r.scenario_file, ec).lexically_normal().string();
+}
 
 void register_version(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("version", "print the program's version, commit, wire protocol, and the SimGrid, HDF5 and LibTorch it runs with");

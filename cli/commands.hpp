@@ -56,6 +56,12 @@ void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-s
 void print_run_table(const RunResults& r, std::ostream& os);
 void register_collect(CLI::App& app, int& exit_code);  // collect (journals of a real run -> results)
 void register_version(CLI::App& app, int& exit_code);  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
+// The command line this process was started with (main() records it), shell-quoted.
+void set_invocation(int argc, char** argv);
+const std::string& invocation();
+// Fills r.made_by's program, commit, command line and working directory (the scenario's overrides
+// and resolved YAML come from run_results_of).
+void stamp_provenance(RunResults& r);
 
 // A program built beside this one (coinfer-profile, coinfer-rt).
 std::string companion_path(const std::string& program);

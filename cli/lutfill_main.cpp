@@ -53,6 +53,15 @@ int fill(const FillOptions& o) {
   ModelCatalog cat = ModelCatalog::load(data_path("models"));
   LutSet luts = load_scenario_luts(s);
   const std::vector<LutNeed> needs = lut_entries_needed(s, cat);
+  // The sample sets named are read first, whether or not anything needs filling: a file that is
+  // missing or malformed is an error, never ignored.
+  std::vector<std::pair<std::string, ModuleSampleSet>> sets;
+  for (const auto& f : o.samples) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f, ec))
+      throw InputError(SourceLocation{f, 0, 0}, "--samples", std::filesystem::exists(f, ec) ? "is not a file" : "no such file");
+    sets.emplace_back(f, read_module_samples(f));
+  }
 
   // The gaps: entries the run may consult that are absent (tables, ranges or batch sizes).
   std::map<LutKey, std::vector<const LutNeed*>> gaps;
@@ -62,6 +71,7 @@ int fill(const FillOptions& o) {
       if (t.num_stages() != n.num_stages)
         throw InputError(SourceLocation{luts.origin(n.key), 0, 0}, n.key.to_string(),
                          "has " + std::to_string(t.num_stages()) + " stages, the model spec " + std::to_string(n.num_stages));
+      if (n.table_only) continue;  // it exists: that is all the run asks of it
       if (!n.helper_for.empty() && n.batch > t.max_batch()) continue;
       if (t.has_latency(n.begin, n.end, n.batch)) continue;
     }
@@ -90,11 +100,19 @@ int fill(const FillOptions& o) {
       log::info("lut", "note: LUT " + k.to_string() + " (" + luts.origin(k) + ") gives no samples: " + e.what());
     }
   }
-  std::vector<std::pair<std::string, ModuleSampleSet>> sets;
-  for (const auto& f : o.samples) {
-    sets.emplace_back(f, read_module_samples(f));
-    for (const auto& x : sets.back().second.samples) samples.push_back(x);
-  }
+  for (const auto& set : sets)
+    for (const auto& x : set.second.samples) samples.push_back(x);
+  auto hardware_of = [&](const LutKey& key) -> MeasurableParams {
+    if (luts.contains(key) && is_measured(luts.table(key))) return measurable_params_of(luts.table(key).provenance());
+    for (const LutTable* t : measured_tables)
+      if (t->key().device_type == key.device_type) return measurable_params_of(t->provenance());
+    throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
+                     "cannot fill " + key.to_string() + ": no measured LUT of device type " + key.device_type +
+                         " says what its hardware offers (cpu cores, threads); profile one model on it first (coinfer profile)");
+  };
+  // Every table to fill needs a measured table of its device type (its hardware): checked before the
+  // regressors are trained, so a fill that cannot succeed fails at once.
+  for (const auto& gap : gaps) hardware_of(gap.first);
   if (samples.empty())
     throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
                      "no measured module samples to fit regressors on: the scenario's LUTs hold no measured table of a known "
@@ -126,14 +144,6 @@ int fill(const FillOptions& o) {
     std::string name = models::regressor_name(kind);
     if (kind != fit.chosen) name += " (extrapolating)";
     return ModulePrediction{model.predict_seconds(op, kind, f), held_out.mape, name};
-  };
-  auto hardware_of = [&](const LutKey& key) -> MeasurableParams {
-    if (luts.contains(key) && is_measured(luts.table(key))) return measurable_params_of(luts.table(key).provenance());
-    for (const LutTable* t : measured_tables)
-      if (t->key().device_type == key.device_type) return measurable_params_of(t->provenance());
-    throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
-                     "cannot fill " + key.to_string() + ": no measured LUT of device type " + key.device_type +
-                         " says what its hardware offers (cpu cores, threads); profile one model on it first (coinfer profile)");
   };
 
   std::map<LutKey, LutTable> tables;

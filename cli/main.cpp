@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   CLI::App app{"coinfer: device-edge GNN co-inference simulator (SimGrid) and testbed harness"};
   app.name("coinfer");  // usage lines read "coinfer run ...", however the binary was invoked
   app.require_subcommand(1);
+  coinfer::cli::set_invocation(argc, argv);  // results record how they were made
   app.set_version_flag("--version", "coinfer " COINFER_VERSION_STRING);
   // Data folders (io/data_root.hpp): --root wins, and reaches the companion programs through the
   // environment.

@@ -71,8 +71,19 @@ struct ClockRecord {
   int samples = 0;           // probes answered
 };
 
+// How a result was made, so that it can be made again (issue 31 item 2).
+struct RunProvenance {
+  std::string program;       // "coinfer 0.x.y"
+  std::string commit;        // the build's git commit ("-dirty" when the tree had changes)
+  std::string command_line;  // argv, shell-quoted
+  std::string working_directory;
+  std::vector<std::string> overrides;  // the --set values, in order
+  std::string scenario_yaml;           // the scenario as run: after the overrides, paths absolute
+};
+
 struct RunResults {
   std::string scenario, scenario_file;
+  RunProvenance made_by;
   unsigned long long seed = 0;
   double duration_s = 0, warmup_s = 0, end_s = 0;  // end_s: simulated time when the run stopped
   std::vector<DeviceResult> devices;
@@ -105,6 +116,8 @@ inline RunResults run_results_of(const Scenario& s) {
   RunResults r;
   r.scenario = s.name;
   r.scenario_file = s.file;
+  r.made_by.overrides = s.overrides;
+  r.made_by.scenario_yaml = s.resolved_yaml;
   r.seed = s.seed;
   r.duration_s = s.duration_s;
   r.warmup_s = s.warmup_s;

@@ -104,6 +104,10 @@ struct SchedulerSpec {
 struct Scenario {
   std::string name;
   std::string file;  // where it was loaded from
+  // How it was made, for the results' provenance: the --set overrides applied (in order), and the
+  // YAML document after them with every file path it names resolved to an absolute path (what ran).
+  std::vector<std::string> overrides;
+  std::string resolved_yaml;
   unsigned long long seed = 1;
   double duration_s = 60;   // arrivals stop here
   double warmup_s = 0;      // requests created before this are not counted

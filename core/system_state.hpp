@@ -44,6 +44,9 @@ struct Scenario;
 
 struct SystemState {
   double time_s = 0;
+  // Seconds of arrivals still to come (the scenario's duration_s minus time_s; 0 = unknown, taken as
+  // 60 s): how long a queue that builds in front of a saturated open-loop device grows.
+  double horizon_s = 0;
   double access_point_mbps = 1000;
   double access_point_latency_ms = 0;
   std::vector<DeviceState> devices;

@@ -1,7 +1,12 @@
 #include "hw/connection.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -65,7 +70,8 @@ std::unique_ptr<Connection> Connection::connect(const std::string& host, int por
       ec = asio::error_code(err, asio::system_category());
     }
     if (!ec) {
-      return std::make_unique<Connection>(std::move(io), std::move(socket), max_payload);
+      const int fd = socket.release(ec);  // the descriptor alone: the io_context and its own descriptors go
+      if (!ec) return std::make_unique<Connection>(fd, max_payload);
     }
     last = ec.message();
     socket.close();
@@ -73,17 +79,33 @@ std::unique_ptr<Connection> Connection::connect(const std::string& host, int por
   throw ConnectionClosed("cannot connect to " + host + ":" + std::to_string(port) + ": " + last);
 }
 
-Connection::Connection(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket, std::uint32_t max_payload)
-    : io_(std::move(io)), socket_(std::move(socket)), max_payload_(max_payload) {
-  asio::error_code ec;
-  socket_.non_blocking(false, ec);
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-  fd_ = socket_.native_handle();
-  auto ep = socket_.remote_endpoint(ec);
-  peer_ = ec ? "?" : ep.address().to_string() + ":" + std::to_string(ep.port());
+Connection::Connection(int fd, std::uint32_t max_payload) : max_payload_(max_payload), fd_(fd) {
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+  const int one = 1;
+  ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (::getpeername(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    if (addr.ss_family == AF_INET) {
+      const auto* a = reinterpret_cast<const sockaddr_in*>(&addr);
+      ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+      port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+      const auto* a = reinterpret_cast<const sockaddr_in6*>(&addr);
+      ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+      port = ntohs(a->sin6_port);
+    }
+  }
+  peer_ = std::string(host) + ":" + std::to_string(port);
 }
 
-Connection::~Connection() { close(); }
+Connection::~Connection() {
+  close();
+  ::close(fd_);  // no thread can be using it any more
+}
 
 void Connection::set_shaping(Shaping s) {
   std::lock_guard<std::mutex> lock(send_mutex_);
@@ -94,7 +116,7 @@ void Connection::set_shaping(Shaping s) {
 void Connection::close() {
   if (closed_.exchange(true)) return;
   // Wakes any thread blocked in recv/send on this socket; the descriptor itself is closed by the
-  // destructor of socket_, once no thread can be using it.
+  // destructor, once no thread can be using it.
   ::shutdown(fd_, SHUT_RDWR);
 }
 
@@ -199,14 +221,18 @@ std::optional<Frame> Connection::receive(Seconds timeout) {
     pending_.append(scratch, k);
   }
   const FrameHeader h = parse_header(reinterpret_cast<const unsigned char*>(pending_.data()), max_payload_);
+  // The buffer grows with the bytes that actually arrive (at most twice what arrived, at least
+  // kGrowBytes), so a header that announces a large payload commits no memory by itself.
+  constexpr std::size_t kGrowBytes = 1u << 20;
   std::string wire;
-  wire.resize(h.wire_size);
   std::size_t have = std::min<std::size_t>(pending_.size() - kHeaderBytes, h.wire_size);
+  wire.resize(std::min<std::size_t>(h.wire_size, std::max(kGrowBytes, have)));
   std::memcpy(wire.data(), pending_.data() + kHeaderBytes, have);
   pending_.erase(0, kHeaderBytes + have);
   // The rest of the payload straight into its buffer; progress extends the deadline.
   while (have < h.wire_size) {
-    const std::size_t k = read_some(wire.data() + have, h.wire_size - have, Clock::now() + std::chrono::seconds(30));
+    if (have == wire.size()) wire.resize(std::min<std::size_t>(h.wire_size, std::max(kGrowBytes, 2 * have)));
+    const std::size_t k = read_some(wire.data() + have, wire.size() - have, Clock::now() + std::chrono::seconds(30));
     if (k == 0) throw ConnectionClosed("peer " + peer_ + " stalled in the middle of a frame");
     have += k;
   }
@@ -262,14 +288,23 @@ std::unique_ptr<Connection> Listener::accept(Connection::Seconds timeout) {
   const auto deadline = deadline_after(timeout);
   std::atomic<bool> never{false};
   for (;;) {
-    asio::error_code ec;
-    auto io = std::make_unique<asio::io_context>();
-    asio::ip::tcp::socket s(*io);
-    acceptor_.accept(s, ec);
-    if (!ec) return std::make_unique<Connection>(std::move(io), std::move(s), max_payload_);
-    if (ec != asio::error::would_block && ec != asio::error::try_again) {
+    if (!acceptor_.is_open()) return nullptr;
+    const int fd = ::accept4(acceptor_.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      out_of_descriptors_ = false;
+      return std::make_unique<Connection>(fd, max_payload_);
+    }
+    const int err = errno;
+    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+      // Out of descriptors or socket memory: the connection stays queued until some close.
+      out_of_descriptors_ = true;
+      std::this_thread::sleep_until(deadline);
+      return nullptr;
+    }
+    if (err == ECONNABORTED || err == EPROTO || err == EINTR || err == EPERM) continue;  // that peer gave up
+    if (err != EAGAIN && err != EWOULDBLOCK) {
       if (!acceptor_.is_open()) return nullptr;
-      throw ConnectionClosed("accept failed: " + ec.message());
+      throw ConnectionClosed(std::string("accept failed: ") + std::strerror(err));
     }
     if (!wait_fd(acceptor_.native_handle(), POLLIN, deadline, never)) return nullptr;
   }

@@ -1,5 +1,6 @@
 #pragma once
-// One TCP connection of the middleware. asio connects and accepts; frames (hw/frame.hpp) then move
+// One TCP connection of the middleware. asio resolves, connects and accepts; the connection then owns
+// the bare socket descriptor (one file descriptor per connection: no event loop of its own), and frames (hw/frame.hpp) move
 // with blocking system calls under kernel timeouts (SO_RCVTIMEO/SO_SNDTIMEO): one recv for a small
 // frame, header and payload written together with one sendmsg, large payloads read straight into
 // their buffer. Thread safety: send() may be called from any thread (serialised by a mutex); one
@@ -45,9 +46,11 @@ class Connection {
   // Connects within `timeout`; throws ConnectionClosed saying why.
   static std::unique_ptr<Connection> connect(const std::string& host, int port, Seconds timeout,
                                              std::uint32_t max_payload = kDefaultMaxPayload);
-  // Takes the socket and the io_context it belongs to (each connection owns its own).
-  Connection(std::unique_ptr<asio::io_context> io, asio::ip::tcp::socket socket, std::uint32_t max_payload);
+  // Takes ownership of a connected TCP socket descriptor (closed by the destructor).
+  Connection(int fd, std::uint32_t max_payload);
   ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
 
   void send(const Frame& f, Seconds timeout = Seconds(30));
   // The next frame, or nothing if none arrived within `timeout`. Throws ConnectionClosed when the peer
@@ -56,6 +59,10 @@ class Connection {
   void close();
   bool closed() const { return closed_; }
   void set_shaping(Shaping s);
+  // The largest payload receive() accepts from now on (a frame announcing more is refused from its
+  // header, before any allocation). The server keeps it small until a peer has authenticated.
+  void set_max_payload(std::uint32_t max_payload) { max_payload_ = max_payload; }
+  std::uint32_t max_payload() const { return max_payload_; }
   std::string peer() const { return peer_; }
   std::uint64_t bytes_sent() const { return sent_; }
   std::uint64_t bytes_received() const { return received_; }
@@ -67,8 +74,6 @@ class Connection {
   // Reads at most n bytes into p, waiting until `deadline`; 0 when the deadline passed with nothing.
   std::size_t read_some(char* p, std::size_t n, std::chrono::steady_clock::time_point deadline);
   void set_timeout(int option, std::chrono::steady_clock::time_point deadline, long& cached_us);
-  std::unique_ptr<asio::io_context> io_;
-  asio::ip::tcp::socket socket_;
   std::string peer_;
   std::string pending_;  // bytes received beyond the last frame returned
   std::uint32_t max_payload_;
@@ -90,10 +95,15 @@ class Connection {
 // A listening socket. accept() returns nothing on timeout (so the caller can check for shutdown).
 class Listener {
  public:
-  // port 0 = an ephemeral port (see port()). bind_address "0.0.0.0" for all interfaces.
+  // port 0 = an ephemeral port (see port()). bind_address "0.0.0.0" for all interfaces. Accepted
+  // connections start with `max_payload` as their receive limit.
   Listener(const std::string& bind_address, int port, std::uint32_t max_payload = kDefaultMaxPayload);
   int port() const { return port_; }
+  // The next connection, or nothing when `timeout` passed. When the process (or system) is out of
+  // file descriptors or socket memory, it waits until the timeout and returns nothing, leaving the
+  // pending connection queued (it never throws for that); `out_of_descriptors()` then says so.
   std::unique_ptr<Connection> accept(Connection::Seconds timeout);
+  bool out_of_descriptors() const { return out_of_descriptors_; }
   void close();
 
  private:
@@ -101,6 +111,7 @@ class Listener {
   asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;
   std::uint32_t max_payload_;
+  bool out_of_descriptors_ = false;
 };
 
 }  // namespace coinfer::hw

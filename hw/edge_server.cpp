@@ -49,6 +49,7 @@ struct Handler {
   std::unique_ptr<Connection> conn;
   std::thread reader;
   std::atomic<bool> alive{true};
+  bool reader_done = false;  // under the server's m: read_loop has finished with this handler
   bool generates = true;
   DeviceStatus status;
 };
@@ -97,7 +98,9 @@ struct EdgeServer::Impl {
   std::mutex m;
   std::condition_variable work_cv, sched_cv, timer_cv;
   std::map<int, std::shared_ptr<Handler>> handlers;  // by device index (live registrations)
-  std::vector<std::shared_ptr<Handler>> retired;     // closed handlers whose reader may still run
+  // Closed handlers, until their reader has ended and no queued or forwarded work refers to them any
+  // more; then reap_retired() joins the reader and frees the connection (its descriptor). Each once.
+  std::vector<std::shared_ptr<Handler>> retired;
   BatchGroupIds group_ids;
   std::unique_ptr<BatchQueue<Pending>> queue;
   HelperForwardPolicy helper_policy;
@@ -139,6 +142,7 @@ struct EdgeServer::Impl {
       h->id = r.device_id;
       h->generates = r.generates;
       h->conn = std::move(conn);
+      h->conn->set_max_payload(kDefaultMaxPayload);  // authenticated: tasks and results may be large
       apply_shaping(*h);
       Assignment a;
       {
@@ -146,7 +150,7 @@ struct EdgeServer::Impl {
         if (auto old = handlers.find(index); old != handlers.end()) {  // a reconnection replaces the old one
           old->second->alive = false;
           old->second->conn->close();
-          retired.push_back(old->second);
+          retire(old->second);
         }
         handlers[index] = h;
         a.strategy = rescheduler->strategy(index).to_string();
@@ -158,7 +162,20 @@ struct EdgeServer::Impl {
         else if (start_gate->registered(index)) trigger(Trigger{Trigger::Kind::start, -1, 0});
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
-      h->reader = std::thread([this, h] { read_loop(h); });
+      try {
+        h->reader = std::thread([this, h] { read_loop(h); });
+      } catch (const std::system_error& e) {  // no thread to be had: the device is told, and goes
+        log("device " + h->id + " dropped: no thread for its connection (" + e.what() + ")");
+        h->conn->close();
+        std::lock_guard<std::mutex> lock(m);
+        h->alive = false;
+        h->reader_done = true;
+        if (auto it = handlers.find(index); it != handlers.end() && it->second == h) {
+          handlers.erase(it);
+          if (!*stop && now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, index, 0});
+        }
+        retire(h);
+      }
     } catch (const ProtocolError& e) {
       // hw/README.md: a protocol error is answered with an error frame naming it, then the close.
       if (conn) reject(*conn, peer, std::string("registration protocol error: ") + e.what());
@@ -178,10 +195,46 @@ struct EdgeServer::Impl {
       reject(*conn, peer, "too many registrations in progress (" + std::to_string(handshakes.limit()) + "); try again");
       return;
     }
-    std::thread([this, c = std::move(conn)]() mutable {
-      handshake(std::move(c));
+    // The connection is handed over only once the thread exists: if it cannot be created, the
+    // connection is still ours to refuse.
+    auto slot = std::make_shared<std::unique_ptr<Connection>>(std::move(conn));
+    try {
+      std::thread([this, slot]() mutable {
+        handshake(std::move(*slot));
+        handshakes.leave();
+      }).detach();
+    } catch (const std::system_error& e) {
       handshakes.leave();
-    }).detach();
+      if (*slot) {
+        const std::string peer = (*slot)->peer();
+        reject(**slot, peer, std::string("server cannot take a connection now (") + e.what() + "); try again");
+      }
+    }
+  }
+
+  void retire(const std::shared_ptr<Handler>& h) {  // m held
+    if (std::find(retired.begin(), retired.end(), h) == retired.end()) retired.push_back(h);
+  }
+
+  // Frees what retired handlers hold once nothing can use them (m held; joins a reader that has
+  // already finished its work, so it does not wait on the network). Returns how many were freed.
+  size_t reap_retired() {
+    size_t freed = 0;
+    for (auto it = retired.begin(); it != retired.end();) {
+      std::shared_ptr<Handler>& h = *it;
+      if (!h->reader_done) {
+        ++it;
+        continue;
+      }
+      if (h->reader.joinable()) h->reader.join();  // also releases the thread's own copy of h
+      if (h.use_count() == 1) {  // no queued task, forwarded task or map entry refers to it
+        it = retired.erase(it);
+        ++freed;
+      } else {
+        ++it;
+      }
+    }
+    return freed;
   }
 
   void apply_shaping(Handler& h) const {
@@ -241,7 +294,8 @@ struct EdgeServer::Impl {
     h->conn->close();
     std::lock_guard<std::mutex> lock(m);
     h->alive = false;
-    retired.push_back(h);  // joined at shutdown
+    h->reader_done = true;  // from here on only this lock is held: reap_retired() may join
+    retire(h);
     // Work forwarded to this device as a helper is reported failed to its origin.
     for (auto f = forwarded.begin(); f != forwarded.end();)
       if (f->second.helper == h->id) {
@@ -615,7 +669,8 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     I.decisions.open(I.opt.decisions_out, std::ios::trunc);
     if (!I.decisions) throw InputError(SourceLocation{I.opt.decisions_out, 0, 0}, "--decisions-out", "cannot write this file");
   }
-  I.listener = std::make_unique<Listener>(I.opt.bind, I.opt.port);
+  // Until a peer has authenticated, a frame may carry at most a registration (hw/README.md).
+  I.listener = std::make_unique<Listener>(I.opt.bind, I.opt.port, kMaxUnauthenticatedPayload);
   if (!I.opt.port_file.empty()) write_text_atomic(I.opt.port_file, std::to_string(I.listener->port()) + "\n");
 }
 
@@ -637,9 +692,23 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   for (int w = 0; w < I.sc.servers[I.server_index].workers; ++w) threads.emplace_back([&I, w] { I.worker_loop(w); });
   threads.emplace_back([&I] { I.scheduler_loop(); });
   threads.emplace_back([&I] { I.batch_timer_loop(); });
+  bool starved = false;  // out of descriptors: logged once per episode
   while (!stop) {
-    auto c = I.listener->accept(Seconds(0.2));
+    std::unique_ptr<Connection> c;
+    try {
+      c = I.listener->accept(Seconds(0.2));
+    } catch (const std::exception& e) {
+      I.log(std::string("accepting a connection failed: ") + e.what());
+      std::this_thread::sleep_for(Seconds(0.2));
+    }
+    if (I.listener->out_of_descriptors() != starved) {
+      starved = !starved;
+      I.log(starved ? "out of file descriptors: new connections wait until some close"
+                    : "file descriptors available again: accepting connections");
+    }
     if (c) I.start_handshake(std::move(c));
+    std::lock_guard<std::mutex> lock(I.m);
+    I.reap_retired();
   }
   I.listener->close();
   I.handshakes.wait_idle();

@@ -23,6 +23,10 @@ namespace coinfer::hw {
 constexpr std::uint8_t kProtocolVersion = 1;
 constexpr std::size_t kHeaderBytes = 24;
 constexpr std::uint32_t kDefaultMaxPayload = 64u << 20;  // 64 MiB decoded
+// The most a peer that has not authenticated may send in one frame: a registration is a few hundred
+// bytes of JSON. A larger frame is refused from its header, so a stranger costs the server at most
+// this much (plus the 64 KiB read buffer) per connection, for at most 32 connections at once.
+constexpr std::uint32_t kMaxUnauthenticatedPayload = 16u << 10;  // 16 KiB decoded
 
 enum class MsgType : std::uint8_t {
   hello = 1,       // server -> device: protocol version and a registration challenge (nonce)

@@ -123,6 +123,15 @@ void write_results_h5(const std::string& path, const RunResults& r) {
       f.write("/provenance/estimated_lut_entries", r.estimated_lut_entries);
       f.write_attr("/", "estimated_lut_entries", static_cast<std::int64_t>(r.estimated_lut_entries.size()));
     }
+    // How it was made (RunProvenance): empty strings are left out (results of older programs).
+    const RunProvenance& m = r.made_by;
+    if (!m.program.empty()) f.write_attr("/", "program", m.program);
+    if (!m.commit.empty()) f.write_attr("/", "commit", m.commit);
+    if (!m.command_line.empty()) f.write_attr("/", "command_line", m.command_line);
+    if (!m.working_directory.empty()) f.write_attr("/", "working_directory", m.working_directory);
+    if (!m.scenario_yaml.empty()) f.write_attr("/", "scenario_yaml", m.scenario_yaml);
+    f.write_attr("/", "overrides_count", static_cast<std::int64_t>(m.overrides.size()));
+    if (!m.overrides.empty()) f.write("/provenance/overrides", m.overrides);
     if (!r.data_files.empty()) {
       std::vector<std::string> role, path, origin;
       for (const auto& d : r.data_files) {

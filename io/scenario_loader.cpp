@@ -28,13 +28,30 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
   // symlink_status: a dangling link or a link loop still "exists" here; reading it then names the problem.
   std::error_code ec;
   auto exists = [&ec](const fs::path& p) { return fs::exists(fs::symlink_status(p, ec)); };
-  if (exists(path)) return path;
-  if (fs::path(path).is_absolute()) return "";
+  auto absolute = [&ec](const fs::path& p) { return fs::absolute(p, ec).lexically_normal().string(); };
+  if (path.empty()) return "";
+  if (fs::path(path).is_absolute()) return exists(path) ? fs::path(path).lexically_normal().string() : "";
+  std::vector<fs::path> candidates;
   fs::path dir = fs::absolute(scenario_file, ec).parent_path();
-  for (int up = 0; up < 4 && !dir.empty(); ++up) {
-    if (exists(dir / path)) return (dir / path).lexically_normal().string();
+  for (int up = 0; up < 5 && !dir.empty(); ++up) {
+    candidates.push_back(dir / path);
     if (dir == dir.parent_path()) break;
     dir = dir.parent_path();
+  }
+  for (const DataRoot& r : data_root_candidates()) candidates.push_back(fs::path(r.path) / path);
+  const fs::path in_cwd = fs::current_path(ec) / path;
+  candidates.push_back(in_cwd);
+  for (const fs::path& c : candidates) {
+    if (!exists(c)) continue;
+    const std::string chosen = absolute(c);
+    if (exists(in_cwd) && !fs::equivalent(c, in_cwd, ec)) {
+      static std::set<std::string> warned;
+      if (warned.insert(path).second)
+        log::warn("scenario", "'" + path + "' in " + scenario_file + " resolves to " + chosen +
+                                  " (from the scenario's folder); the working directory also has " + absolute(in_cwd) +
+                                  ", which is not used. Give an absolute path to choose.");
+    }
+    return chosen;
   }
   return "";
 }
@@ -121,6 +138,8 @@ LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& 
     if (resolved.empty()) r.fail(n["trace"], path + ".trace", "file '" + l.trace_file + "' not found");
     l.trace_file = resolved;
     l.trace = load_bandwidth_trace(resolved);
+    YAML::Node writable = n;
+    writable["trace"] = resolved;  // the resolved scenario (Scenario::resolved_yaml) names the file read
   }
   return l;
 }
@@ -253,10 +272,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
     std::string resolved = resolve_scenario_path(file, l);
-    if (resolved.empty()) r.fail(root["luts"], "luts", "'" + l + "' not found (relative paths are tried from the working directory, then from the scenario's folder upwards)");
+    if (resolved.empty()) r.fail(root["luts"], "luts", "'" + l + "' not found (relative paths are tried from the scenario's folder upwards, then the data roots: --root, the working "
+                  "directory's project, the installed data, the source tree; then the working directory)");
     s.luts.push_back(resolved);
   }
   if (s.luts.empty()) r.fail(root, "luts", "missing required key (a list of LUT files or folders)");
+  root["luts"] = s.luts;
 
   // Servers.
   YAML::Node servers = root["servers"];
@@ -360,6 +381,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
         if (resolved.empty()) r.fail(w["file"], wp + ".file", "file '" + d.workload.file + "' not found");
         d.workload.file = resolved;
         d.workload.arrival_times_s = load_arrival_trace(resolved);
+        YAML::Node writable = w;
+        writable["file"] = resolved;
       } else {
         std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace", "none"});
         r.fail(w["arrival"], wp + ".arrival",
@@ -464,6 +487,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +
                                               " s, not after it joins at " + format_double(d.join_at_s) + " s");
   check_overrides_take_effect(s, overrides, entry_of_device);
+  s.overrides = overrides;
+  YAML::Emitter out;
+  out << root;
+  s.resolved_yaml = std::string(out.c_str()) + "\n";
   return s;
 }
 
@@ -488,6 +515,8 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       if (k > 0) out.push_back({{d.type, d.model, d.dataset}, n, 0, k, 1, i, ""});
     for (int k : server_begins)
       for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, "", true});
+    if (device_ends.empty()) out.push_back({{d.type, d.model, d.dataset}, n, 0, n, 1, i, "", false, true});
+    if (server_begins.empty()) out.push_back({{sv.type, d.model, d.dataset}, n, 0, n, 1, i, "", true, true});
   }
   // An idle device (arrival: none) may run the server part of any other device of its server, at the
   // batch sizes its table covers.
@@ -540,6 +569,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
         fail(d.where, path + ".model",
              as + "LUT " + need.key.to_string() + " has " + std::to_string(t.num_stages()) + " stages, the model spec " +
                  std::to_string(need.num_stages) + " (" + luts.origin(need.key) + ")");
+      if (need.table_only) continue;
       if (!need.helper_for.empty() && need.batch > t.max_batch()) continue;  // helpers run what their table covers
       t.latency(need.begin, need.end, need.batch);
       if (s.luts_fill != Scenario::LutsFill::allow)
@@ -564,7 +594,7 @@ std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelC
   std::set<std::tuple<LutKey, int, int, int>> seen;
   std::vector<EstimatedUse> out;
   for (const LutNeed& need : lut_entries_needed(s, models)) {
-    if (!luts.contains(need.key)) continue;
+    if (need.table_only || !luts.contains(need.key)) continue;
     const LutTable& t = luts.table(need.key);
     const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch);
     if (!e || !seen.insert({need.key, need.begin, need.end, need.batch}).second) continue;

@@ -21,8 +21,14 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file);
 // Arrival trace: one arrival time in seconds per line ('#' comments allowed), non-decreasing.
 std::vector<double> load_arrival_trace(const std::string& file);
 
-// Resolves a path named in a scenario: as given if it exists (relative to the working directory),
-// else relative to the scenario's folder and then each of its parent folders. Returns "" if none exists.
+// Resolves a path named in a scenario to an absolute, normalised path. An absolute path is taken as
+// it is. A relative one is tried, first match wins, against: the scenario's folder and then up to
+// four of its parent folders (its project); the data roots of io/data_root.hpp (--root/COINFER_ROOT,
+// the working directory's project, the installed data, the source tree); the working directory. So
+// the same scenario means the same files wherever it is run from, and a scenario copied out of the
+// project finds the shipped LUTs through --root. When the working directory holds a different file
+// under the same name, a warning says which one is used (once per path and process). Returns "" when
+// none exists.
 std::string resolve_scenario_path(const std::string& scenario_file, const std::string& path);
 
 // Checks what needs the model catalog and the LUTs: every device's model, dataset and type exists, its
@@ -44,6 +50,10 @@ struct LutNeed {
   size_t device = 0;
   std::string helper_for;
   bool on_server = false;  // the device's server runs the range (key.device_type is the server's type)
+  // Only the table must exist (the simulator binds both the device's and its server's table whatever
+  // the strategy: wire bytes, a scheduler's moves); its entries are not consulted. `lut fill` makes an
+  // absent one with the whole-model entry [0, num_stages) at batch 1.
+  bool table_only = false;
 };
 std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models);
 

@@ -30,6 +30,18 @@ nlohmann::ordered_json metrics(const MetricsSummary& m) {
 std::string summary_json_text(const RunResults& r) {
   nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
+  {
+    const RunProvenance& m = r.made_by;
+    nlohmann::ordered_json made = nlohmann::ordered_json::object();
+    if (!m.program.empty()) made["program"] = m.program;
+    if (!m.commit.empty()) made["commit"] = m.commit;
+    if (!m.command_line.empty()) made["command"] = m.command_line;
+    if (!m.working_directory.empty()) made["working_directory"] = m.working_directory;
+    if (!r.scenario_file.empty()) made["scenario_file"] = r.scenario_file;
+    made["overrides"] = m.overrides;
+    if (!m.scenario_yaml.empty()) made["scenario_as_run"] = m.scenario_yaml;
+    j["made_by"] = made;
+  }
   j["seed"] = r.seed;
   j["duration_s"] = r.duration_s;
   j["warmup_s"] = r.warmup_s;

@@ -123,7 +123,16 @@ def figure(ident, png_path, caption):
             f"<figcaption>{esc(cap)}</figcaption></figure>")
 
 
-def scenario_section(path):
+def scenario_section(path, made_by=None):
+    """The scenario as the run recorded it (after --set, paths resolved), else the file as it is now."""
+    if made_by and made_by.get("scenario_as_run"):
+        sets = made_by.get("overrides") or []
+        how = (f"{len(sets)} --set override{'s' if len(sets) != 1 else ''} applied: " + ", ".join(sets)) if sets else "no --set overrides"
+        cmd = f"<br>command: <code id=\"command\">{esc(made_by['command'])}</code>" if made_by.get("command") else ""
+        where = f" in {esc(made_by['working_directory'])}" if made_by.get("working_directory") else ""
+        prog = f"<br>made by {esc(made_by.get('program', '?'))} (commit {esc(made_by.get('commit', '?'))}){where}"
+        return (f'<h2>Scenario</h2><p class="note">{esc(path or "?")} as the run read it ({esc(how)}; file paths resolved)'
+                f'{prog}{cmd}</p><pre id="scenario">{esc(made_by["scenario_as_run"])}</pre>')
     if not path:
         return "<h2>Scenario</h2><p class=\"note\">The files do not name the scenario file.</p>"
     try:
@@ -171,7 +180,7 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
              f"{' ranking with ' + esc(summary['estimator']) if summary.get('estimator') else ''}.</p>")
     cols = [c for c in ["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"] if c in dec.columns]
     s.append(table(f"{prefix}-decisions", cols, dec[cols].values.tolist()))
-    prov = [(k, v) for k, v in sorted(attrs.items())]
+    prov = [(k, v) for k, v in sorted(attrs.items()) if k != "scenario_yaml"]  # the scenario has its own section
     for k in ("window_s", "service_time", "transfer_bytes", "estimated_lut_entries", "estimator"):
         if k in summary and k not in attrs:
             prov.append((k, summary[k]))
@@ -197,7 +206,7 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
 def run_report(d, tmp, cp, co):
     summary, s, scen = run_sections(d, tmp, cp, co)
     kind = "testbed run" if os.path.exists(os.path.join(d, "testbed.json")) else "simulation"
-    s.append(scenario_section(scen))
+    s.append(scenario_section(scen, summary.get("made_by")))
     return page(f"coinfer report: {summary.get('scenario', '?')} ({kind})", os.path.abspath(d), s)
 
 

@@ -66,6 +66,8 @@ struct DeviceClass {
 struct DeviceOutcome {
   double throughput_rps = 0, server_rps = 0;
   double weighted_latency = 0;  // sum over its paths of rate x latency
+  // Open-loop paths: the rate offered, and what of it no bottleneck can serve (a queue that grows).
+  double offered_rps = 0, unserved_rps = 0;
 };
 
 struct ServerSolution {
@@ -138,6 +140,7 @@ struct AnalyticStateCache {
   size_t solved_bytes = 0;
   SolverScratch scratch;
   SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
+  double horizon_s = 60;             // SystemState::horizon_s (60 s when the state does not say)
   Outcome outcome;                   // of the latest candidate (buffers reused)
 };
 
@@ -157,6 +160,7 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
 // classes are looked up by a linear search, more through hash maps.
 void prepare(AnalyticStateCache& c, const SystemState& state) {
   constexpr size_t kLinear = 8;
+  c.horizon_s = state.horizon_s > 0 ? state.horizon_s : 60;
   std::unordered_map<std::string, int> server_index, class_index;
   size_t taking_part = 0;
   for (const auto& d : state.devices) taking_part += d.connected && d.generates;
@@ -461,14 +465,25 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
   // part in the rounds: a third of the paths of bench_decisions' systems.)
   auto target_rate = [](const PathSpec& p, double latency, double bottleneck) {
-    if (p.in_flight <= 0) return p.rate;
+    // Open loop: what arrives, up to what the path's bottleneck can serve (issue 31 item 1: the rate
+    // offered whatever the capacity had a Pi 4B at 241.5 ms predicted to do 100 req/s).
+    if (p.in_flight <= 0) return bottleneck > 0 ? std::min(p.rate, 1 / bottleneck) : p.rate;
     // min(in_flight / latency, 1 / bottleneck) with one division
     if (bottleneck > 0) return p.in_flight * bottleneck < latency ? p.in_flight / latency : 1 / bottleneck;
     return std::min(p.in_flight / latency, 1e12);
   };
+  // An open-loop path also queues at its own device (and radio) in front of each stage: M/D/1's mean
+  // wait rho s / (2 (1 - rho)) at utilisation rho = lambda s (LUT means: deterministic service). A
+  // closed loop with one request in flight never queues there. At or past saturation the wait is the
+  // queue's growth, added once the rates are known.
+  auto open_wait = [](const PathSpec& p, double lambda, double service_s) {
+    if (p.in_flight > 0 || service_s <= 0) return 0.0;
+    const double rho = lambda * service_s;
+    return rho < 0.999 ? rho * service_s / (2 * (1 - rho)) : 0.0;
+  };
   for (Flow& f : local_flows) {
-    f.latency_s = f.spec->device_s;
-    f.lambda = target_rate(*f.spec, f.latency_s, f.spec->device_s);
+    f.lambda = target_rate(*f.spec, f.spec->device_s, f.spec->device_s);
+    f.latency_s = f.spec->device_s + open_wait(*f.spec, f.lambda, f.spec->device_s);
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
   const double workers = std::max(1, sv.workers);
@@ -546,6 +561,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s;
+        latency += open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
       f.latency_s = latency;
@@ -625,9 +641,22 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     for (int j = 0; j < o.num_paths; ++j, ++path) {
       const int fi = path_flow[path];
       const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
-      out.devices[k].throughput_rps += f.lambda;
-      if (f.spec->to_server) out.devices[k].server_rps += f.lambda;
-      out.devices[k].weighted_latency += f.lambda * f.latency_s;
+      DeviceOutcome& d = out.devices[k];
+      d.throughput_rps += f.lambda;
+      if (f.spec->to_server) d.server_rps += f.lambda;
+      double latency = f.latency_s;
+      if (f.spec->in_flight <= 0) {
+        // Open loop beyond its bottleneck: the queue grows by (offered - served) a second for the
+        // rest of the run, so a request arriving t s from now waits (offered / served - 1) t more;
+        // over the horizon H that is (offered / served - 1) H / 2 on average.
+        const double offered = f.spec->rate;
+        d.offered_rps += offered;
+        if (f.lambda < offered * (1 - 1e-9)) {
+          d.unserved_rps += offered - f.lambda;
+          latency += (f.lambda > 0 ? offered / f.lambda - 1 : 1e9) * c.horizon_s / 2;
+        }
+      }
+      d.weighted_latency += f.lambda * latency;
     }
   }
   for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
@@ -682,6 +711,7 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
 // The system's figures from the devices' outcomes (in state order).
 struct Totals {
   double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
+  double offered_rps = 0, unserved_rps = 0;  // open-loop arrivals, and those no bottleneck serves
 };
 Totals totals_of(const std::vector<DeviceOutcome>& devices) {
   Totals t;
@@ -690,6 +720,8 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
   for (const DeviceOutcome& d : devices) {
     t.throughput_rps += d.throughput_rps;
     total_weighted += d.weighted_latency;
+    t.offered_rps += d.offered_rps;
+    t.unserved_rps += d.unserved_rps;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
   for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
@@ -716,7 +748,11 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
     d.throughput_rps = o.devices[i].throughput_rps;
     d.server_rps = o.devices[i].server_rps;
     d.latency_s = d.throughput_rps > 0 ? o.devices[i].weighted_latency / d.throughput_rps : 0;
+    d.offered_rps = o.devices[i].offered_rps;
+    d.unserved_rps = o.devices[i].unserved_rps;
   }
+  out.offered_rps = t.offered_rps;
+  out.unserved_rps = t.unserved_rps;
   out.throughput_rps = t.throughput_rps;
   out.mean_latency_s = t.mean_latency_s;
   out.mean_device_latency_s = t.mean_device_latency_s;
@@ -745,8 +781,12 @@ Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const 
   return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
 }
 
-// > 0 when a is better (AnalyticEstimator::compare).
+// > 0 when a is better (AnalyticEstimator::compare). First, whatever the objective: fewer open-loop
+// arrivals left unserved (a scheme predicted to saturate a device loses to one that does not).
 double compare_totals(Objective objective, const Totals& pa, const Totals& pb) {
+  const double offered = std::max({pa.offered_rps, pb.offered_rps, 1e-12});
+  const double by_unserved = (pb.unserved_rps - pa.unserved_rps) / offered;
+  if (std::fabs(by_unserved) > 1e-6) return by_unserved;
   const double scale = std::max({pa.throughput_rps, pb.throughput_rps, 1e-12});
   const double by_throughput = (pa.throughput_rps - pb.throughput_rps) / scale;
   const double by_latency =

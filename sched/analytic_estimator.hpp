@@ -2,6 +2,7 @@
 // Analytic estimator: per-device latency and system throughput of a scheme from the LUTs, the link
 // bandwidths and an explicit queueing model of each edge server (batch window and size, workers).
 // Formulas in sched/README.md. Engine-free and deterministic.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,10 @@ struct DevicePrediction {
   double latency_s = 0;       // mean request latency (created -> result)
   double throughput_rps = 0;  // completed requests per second
   double server_rps = 0;      // of which go through the server
+  // Open loop: the arrival rate, and what of it the scheme cannot serve (> 0: the device saturates,
+  // its queue grows for the rest of the run and latency_s includes that growth; ~0 for closed loops).
+  double offered_rps = 0, unserved_rps = 0;
+  bool saturated() const { return unserved_rps > 1e-9 * std::max(1.0, offered_rps); }
 };
 
 struct Prediction {
@@ -31,6 +36,7 @@ struct Prediction {
   double mean_latency_s = 0;              // throughput-weighted mean latency (what a request sees)
   double mean_device_latency_s = 0;       // unweighted mean over devices (the latency objective)
   std::map<std::string, double> server_utilisation;  // busy workers / workers
+  double offered_rps = 0, unserved_rps = 0;          // sums over the open-loop devices
 };
 
 // What "better" means when schedulers compare schemes.
@@ -50,7 +56,8 @@ class AnalyticEstimator : public Estimator {
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
   double score(const SystemState& state, const Scheme& scheme) const override;
-  // > 0 when a is better. Objective throughput: higher system throughput (relative difference beyond
+  // > 0 when a is better. First, whatever the objective: fewer open-loop arrivals left unserved
+  // (relative to the offered rate, beyond 1e-6). Objective throughput: higher system throughput (relative difference beyond
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;

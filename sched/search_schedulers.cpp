@@ -111,6 +111,7 @@ Scheme DpScheduler::decide(const SystemState& state) {
       // The device alone: the state without the others (a prediction sees connected devices only).
       SystemState alone;
       alone.time_s = state.time_s;
+      alone.horizon_s = state.horizon_s;
       alone.access_point_mbps = state.access_point_mbps;
       alone.access_point_latency_ms = state.access_point_latency_ms;
       alone.servers = state.servers;

@@ -151,9 +151,17 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
         latency += p.up_s + wait_window + wq + p.batch_s + p.down_s;
         bottleneck = std::max({bottleneck, p.up_xfer_s, p.per_request_s});
       }
+      if (p.in_flight <= 0) {  // open loop: M/D/1 waits in front of the device and the radio (sched/README.md)
+        for (double sv_s : {p.device_s, p.to_server ? p.up_xfer_s : 0.0}) {
+          const double rho = p.lambda * sv_s;
+          if (sv_s > 0 && rho < 0.999) latency += rho * sv_s / (2 * (1 - rho));
+        }
+      }
       p.latency_s = latency;
       if (!update_rates) continue;
-      double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12) : p.rate;
+      // open loop: the arrival rate up to the bottleneck's capacity
+      double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12)
+                                      : (bottleneck > 0 ? std::min(p.rate, 1 / bottleneck) : p.rate);
       p.lambda = p.lambda == 0 ? target : (1 - damping) * p.lambda + damping * target;
     }
     std::fill(saturation.begin(), saturation.end(), 0.0);
@@ -183,17 +191,28 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
   out.devices.resize(devs.size());
   for (size_t i = 0; i < devs.size(); ++i) out.devices[i].id = devs[i]->id;
   std::vector<double> weighted(devs.size(), 0);
+  const double horizon = state.horizon_s > 0 ? state.horizon_s : 60;
   for (const auto& p : paths) {
     auto& d = out.devices[p.device];
     d.throughput_rps += p.lambda;
     if (p.to_server) d.server_rps += p.lambda;
-    weighted[p.device] += p.lambda * p.latency_s;
+    double latency = p.latency_s;
+    if (p.in_flight <= 0) {  // saturated: the queue grows for the horizon, (offered / served - 1) H / 2 on average
+      d.offered_rps += p.rate;
+      if (p.lambda < p.rate * (1 - 1e-9)) {
+        d.unserved_rps += p.rate - p.lambda;
+        latency += (p.lambda > 0 ? p.rate / p.lambda - 1 : 1e9) * horizon / 2;
+      }
+    }
+    weighted[p.device] += p.lambda * latency;
   }
   double total_weighted = 0;
   for (size_t i = 0; i < devs.size(); ++i) {
     auto& d = out.devices[i];
     d.latency_s = d.throughput_rps > 0 ? weighted[i] / d.throughput_rps : 0;
     out.throughput_rps += d.throughput_rps;
+    out.offered_rps += d.offered_rps;
+    out.unserved_rps += d.unserved_rps;
     total_weighted += weighted[i];
   }
   out.mean_latency_s = out.throughput_rps > 0 ? total_weighted / out.throughput_rps : 0;
@@ -207,6 +226,9 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
 
 // AnalyticEstimator::compare's rule on two predictions.
 double reference_compare(Objective o, const Prediction& a, const Prediction& b) {
+  // first: fewer open-loop arrivals left unserved, relative to the larger offered rate
+  const double offered = std::max({a.offered_rps, b.offered_rps, 1e-12});
+  if (std::fabs(b.unserved_rps - a.unserved_rps) / offered > 1e-6) return (b.unserved_rps - a.unserved_rps) / offered;
   const double scale = std::max({a.throughput_rps, b.throughput_rps, 1e-12});
   const double by_throughput = (a.throughput_rps - b.throughput_rps) / scale;
   const double by_latency = a.mean_device_latency_s > 0 && b.mean_device_latency_s > 0 ? b.mean_device_latency_s / a.mean_device_latency_s - 1 : 0;
@@ -268,6 +290,9 @@ void expect_near(const Prediction& got, const Prediction& want, double tolerance
     EXPECT_PRED3(near, got.devices[i].latency_s, want.devices[i].latency_s, tolerance) << where << " device " << i;
     EXPECT_PRED3(near, got.devices[i].throughput_rps, want.devices[i].throughput_rps, tolerance) << where << " device " << i;
     EXPECT_PRED3(near, got.devices[i].server_rps, want.devices[i].server_rps, tolerance) << where << " device " << i;
+    EXPECT_PRED3(near, got.devices[i].offered_rps, want.devices[i].offered_rps, tolerance) << where << " device " << i;
+    EXPECT_NEAR(got.devices[i].unserved_rps, want.devices[i].unserved_rps, tolerance * std::max(1.0, want.devices[i].offered_rps))
+        << where << " device " << i;
   }
   EXPECT_PRED3(near, got.throughput_rps, want.throughput_rps, tolerance) << where;
   EXPECT_PRED3(near, got.mean_latency_s, want.mean_latency_s, tolerance) << where;
@@ -384,4 +409,49 @@ TEST(AnalyticEstimator, TheCacheFollowsTheStateItIsAskedAbout) {
   const Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
   for (const SystemState* s : {&a, &b, &a, &b}) EXPECT_PRED3(near, f.est->score(*s, off), reference_predict(*f.est, *s, off).throughput_rps, 1e-12);
   EXPECT_NE(f.est->score(a, off), f.est->score(b, off));
+}
+
+TEST(AnalyticEstimator, AnOpenLoopDeviceBeyondItsCapacityIsPredictedSaturated) {
+  // Issue 31 item 1. The fixture's "slow" device takes D s for the whole model locally; at 100 req/s
+  // offered it can serve 1/D, and the prediction must say so: throughput 1/D (not 100), unserved
+  // 100 - 1/D, and a latency that includes the queue's growth over the horizon,
+  // (100 / (1/D) - 1) x H / 2 = (100 D - 1) x 30 s for H = 60 s.
+  Fixture f;
+  SystemState st = state({device("p", "slow", 10, "s0")});
+  st.devices[0].arrival_rate_per_s = 100;
+  st.horizon_s = 60;
+  Scheme local;
+  local.strategies["p"] = Strategy::local();
+  const Prediction p = f.est->predict(st, local);
+  const double d_s = 0.9;  // the fixture's slow device: 9 stages of 100 ms
+  ASSERT_GT(100 * d_s, 1) << "the fixture's slow device must be slower than 100 req/s for this test";
+  EXPECT_NEAR(p.devices[0].throughput_rps, 1 / d_s, 1e-9);
+  EXPECT_NEAR(p.devices[0].unserved_rps, 100 - 1 / d_s, 1e-9);
+  EXPECT_TRUE(p.devices[0].saturated());
+  EXPECT_NEAR(p.devices[0].latency_s, d_s + (100 * d_s - 1) * 30, 1e-6);
+  // At a rate it can serve: not saturated, throughput = the rate, the M/D/1 wait rho D / (2 (1 - rho)).
+  st.devices[0].arrival_rate_per_s = 0.5 / d_s;  // rho = 0.5: wait D / 2
+  const Prediction q = f.est->predict(st, local);
+  EXPECT_FALSE(q.devices[0].saturated());
+  EXPECT_NEAR(q.devices[0].throughput_rps, 0.5 / d_s, 1e-9);
+  EXPECT_NEAR(q.devices[0].latency_s, 1.5 * d_s, 1e-9);
+}
+
+TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObjective) {
+  // Offloading the slow device's 100 req/s to an idle fast server serves them; local cannot. Even
+  // though local's *served* throughput could tie or its latency objective look different, compare()
+  // must prefer the scheme that leaves nothing unserved, for both objectives.
+  // The fixture's server does the whole model in 9 ms: 100 req/s keep it 90 % busy.
+  Fixture f;
+  SystemState st = state({device("p", "slow", 1000, "s0")});
+  st.devices[0].arrival_rate_per_s = 100;
+  Scheme local, offload;
+  local.strategies["p"] = Strategy::local();
+  offload.strategies["p"] = Strategy::offload();
+  const Prediction po = f.est->predict(st, offload);
+  ASSERT_FALSE(po.devices[0].saturated()) << "the fixture's server must keep up with 100 req/s for this test";
+  EXPECT_GT(f.est->compare(st, offload, local), 0);
+  EXPECT_LT(f.est->compare(st, local, offload), 0);
+  Fixture by_latency(Objective::latency);
+  EXPECT_GT(by_latency.est->compare(st, offload, local), 0);
 }
