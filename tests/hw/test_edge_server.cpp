@@ -371,8 +371,8 @@ TEST_F(ServerFixture, AHeaderFromAStrangerCommitsNoMemory) {
   // and zero 64 MiB per connection (32 connections: 166 MB -> 2.2 GB resident). Before registration a
   // frame may carry 16 KiB: the header is refused at once, and nothing is allocated for it.
   const long rss0 = proc_status("VmRSS");
+  asio::io_context io;  // before the sockets: they must go first
   std::vector<std::unique_ptr<asio::ip::tcp::socket>> peers;
-  asio::io_context io;
   const std::string header = header_announcing(MsgType::register_, 64u << 20);
   for (int i = 0; i < 32; ++i) {
     auto s = std::make_unique<asio::ip::tcp::socket>(io);
@@ -404,7 +404,6 @@ TEST_F(ServerFixture, AnAnnouncedPayloadIsAllocatedAsItsBytesArrive) {
   ASSERT_EQ(ok.type, MsgType::registered);
   const long rss0 = proc_status("VmRSS");
   asio::io_context io;
-  std::vector<std::unique_ptr<asio::ip::tcp::socket>> peers;
   // The registered connection speaks through Connection; raw bytes go through a second registration.
   auto raw = std::make_unique<asio::ip::tcp::socket>(io);
   raw->connect({asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(server->port())});
