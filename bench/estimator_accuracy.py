@@ -6,11 +6,13 @@ ranking accuracy within each system (pairs whose simulated throughputs differ by
 
 Systems (seeded; system i draws from random.Random("SEED/system/i")): 1-4 devices, each a Raspberry Pi
 4B/3B, Jetson TX2 or Nano running DGCNN or GCoDE on ModelNet40, its link log-uniform in 1-100 Mbit/s,
-closed loop; one server, GTX 1060 or i7-7700, 1 or 2 workers, no batching; shipped synthesised LUTs.
+closed loop, or with --open-loop P each device with probability P a Poisson source at a rate log-uniform in
+1-30 req/s (drawn from its own stream "SEED/open/i", so P = 0 gives the closed-loop systems above); one
+server, GTX 1060 or i7-7700, 1 or 2 workers, no batching; shipped synthesised LUTs.
 Schemes: up to --schemes distinct random combinations of local, offload, data_parallel and pp(k).
 --old BUILD_DIR also estimates with another build's `coinfer` (the same simulations), e.g. a build of the
 commit before an estimator change.
-usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR]
+usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR] [--open-loop P]
 (from the repository root; about 5 minutes for 40 x 30 here)"""
 import argparse
 import concurrent.futures as cf
@@ -26,12 +28,15 @@ TYPES = ["rpi4b", "rpi3b", "jetson-tx2", "jetson-nano"]
 STAGES = {"dgcnn": 9, "gcode": 9}
 
 
-def system(seed, i):
+def system(seed, i, open_loop=0.0):
     r = random.Random(f"{seed}/system/{i}")
+    o = random.Random(f"{seed}/open/{i}")
     devs = []
     for k in range(r.randint(1, 4)):
         devs.append({"id": f"d{k}", "type": r.choice(TYPES), "model": r.choice(["dgcnn", "gcode"]),
                      "mbps": round(math.exp(r.uniform(math.log(1), math.log(100))), 2)})
+        rate = round(math.exp(o.uniform(math.log(1), math.log(30))), 2)
+        devs[-1]["rate"] = rate if o.random() < open_loop else None
     return {"server": r.choice(["gtx1060", "i7-7700"]), "workers": r.randint(1, 2), "devices": devs}
 
 
@@ -50,13 +55,17 @@ def schemes(seed, i, sysd, count):
     return out
 
 
+def workload(d):
+    return f"{{arrival: poisson, rate_per_s: {d['rate']}}}" if d.get("rate") else "{arrival: closed_loop}"
+
+
 def yaml_of(sysd, scheme, name):
     lines = [f"name: {name}", "seed: 1", "duration_s: 30", "warmup_s: 5", "drain_s: 10", "service_time: mean",
              f"luts: [{os.path.abspath('traces/lut')}]", "servers:",
              f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: 0, max_size: 1}}}}", "devices:"]
     for d, st in zip(sysd["devices"], scheme):
         lines.append(f"  - {{id: {d['id']}, type: {d['type']}, model: {d['model']}, dataset: modelnet40, "
-                     f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {{arrival: closed_loop}}, strategy: {st}}}")
+                     f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {workload(d)}, strategy: {st}}}")
     return "\n".join(lines) + "\n"
 
 
@@ -99,12 +108,13 @@ def main():
     ap.add_argument("--out", default="/tmp/est-acc")
     ap.add_argument("--old", default="", help="another build folder whose coinfer also estimates")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--open-loop", type=float, default=0.0, help="probability that a device is a Poisson source (default 0)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     binaries = ["build"] + ([a.old] if a.old else [])
     jobs, owner = [], []
     for i in range(a.systems):
-        sysd = system(a.seed, i)
+        sysd = system(a.seed, i, a.open_loop)
         for j, sch in enumerate(schemes(a.seed, i, sysd, a.schemes)):
             path = os.path.join(a.out, f"s{i}_{j}.yaml")
             open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}"))
@@ -118,7 +128,7 @@ def main():
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
-    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed}
+    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop}
     names = ["current"] + (["old"] if a.old else [])
     for k, name in enumerate(names):
         out[name] = metrics(rows, k)

@@ -30,7 +30,7 @@ def profile_luts(out, repeats):
     for name, dtype, model, batches, extra in jobs:
         cmd = ["build/coinfer", "profile", "--model", model, "--dataset", "modelnet40", "--device-type", dtype,
                "--batch", batches, "--repeats", str(repeats), "--warmup", "2", "--threads", "1",
-               "--out", os.path.join(luts, name + ".h5")] + extra
+               "--out", os.path.join(luts, name + ".h5"), "--replace"] + extra  # measured afresh on every invocation
         print("profiling:", " ".join(cmd), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True, stdout=sys.stderr)
     return luts

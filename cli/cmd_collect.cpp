@@ -70,6 +70,7 @@ JournalKind kind_of(const std::string& path) {
 int collect(CollectOptions o) {
   const Scenario sc = load_scenario(o.scenario, o.sets);
   check_output_folder(o.out, "--out");
+  check_replaceable_output(o.out, "--out");
   if (o.journals.empty()) throw InputError(SourceLocation{"collect", 0, 0}, "JOURNALS", "give at least one journal");
   std::vector<std::vector<RequestRecord>> journals(sc.devices.size());
   std::vector<std::string> from(sc.devices.size());

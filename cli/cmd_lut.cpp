@@ -28,6 +28,8 @@ struct LutOptions {
   int max_batch = 16;
   int min_batch_coverage = 8;
   bool json = false;
+  double cores = 0;  // import: CPU cores and LibTorch threads of the measuring machine (lut fill's hardware features)
+  int threads = 0;
 };
 
 nlohmann::json provenance_json(const Provenance& p) { return {{"kind", p.kind}, {"attributes", p.attributes}}; }
@@ -217,6 +219,11 @@ int lut_check(const LutOptions& o) {
 int lut_import(const LutOptions& o) {
   ModelCatalog cat = ModelCatalog::load(data_path("models"));
   auto tables = import_lut_csv(o.file, cat, o.source);
+  // What `lut fill` needs to estimate entries of this device type from these measurements.
+  for (auto& t : tables) {
+    if (o.cores > 0) t.provenance().attributes["cores"] = format_double(o.cores);
+    if (o.threads > 0) t.provenance().attributes["threads"] = std::to_string(o.threads);
+  }
   write_lut_file(o.out, tables);
   std::printf("wrote %s (%zu tables, provenance: imported)\n", o.out.c_str(), tables.size());
   return 0;
@@ -343,6 +350,9 @@ void register_lut(CLI::App& app, int& exit_code) {
   im->add_option("csv", o->file, "CSV file")->required();
   im->add_option("--out", o->out, "LUT file to write")->required();
   im->add_option("--source", o->source, "where the numbers come from (board, threads, date, tool)")->required();
+  im->add_option("--cores", o->cores, "CPU cores the measuring machine had (recorded; coinfer lut fill needs it to estimate from this LUT)")
+      ->check(CLI::Range(0.01, 4096.0));
+  im->add_option("--threads", o->threads, "LibTorch threads the measurements ran with (recorded; lut fill needs it)")->check(CLI::Range(1, 4096));
   im->callback([o, &exit_code] { exit_code = guarded([&] { return lut_import(*o); }); });
 
   CLI::App* sy = cmd->add_subcommand("synth", "synthesise a LUT from model specs and a device profile (roofline formula; NOT a measurement)");

@@ -68,6 +68,7 @@ int run_command(const RunOptions& o) {
   phase.mark("loaded the scenario");
   const std::string out = o.out.empty() ? "results/" + s.name : o.out;
   check_output_folder(out, "--out");
+  check_replaceable_output(out, "--out");  // before the run, not after it
   ModelCatalog models = ModelCatalog::load(data_path("models"));
   phase.mark("loaded the model specs");
   LutSet luts = load_scenario_luts(s);

@@ -117,18 +117,27 @@ int sweep(const SweepOptions& o) {
   // Everything is checked before anything runs.
   o.runner.check();
   if (o.seeds < 1) throw InputError(SourceLocation{"--seeds", 0, 0}, "--seeds", "must be >= 1");
-  YamlReader reader(o.scenario);
-  YAML::Node raw = reader.load_file();
   std::vector<Axis> axes;
   std::set<std::string> names;
   for (const auto& g : o.grids) {
     Axis a = parse_grid(g);
     if (!names.insert(a.name).second) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "given twice");
     if (a.path == "seed") throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "use --seeds for seeds");
-    if (!yaml_path_exists(raw, a.path))
-      throw InputError(SourceLocation{o.scenario, 0, 0}, a.name,
-                       "grid key does not exist in the scenario" + (a.path != a.name ? " (it means " + a.path + ")" : std::string()) +
-                           "; grid keys are key paths such as devices.0.link.latency_ms, or one of: devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
+    // A grid key is what `run --set` takes: also keys the file leaves at their defaults. Each value is
+    // tried now (an unknown key gets the loader's "did you mean"), so a bad axis stops the sweep
+    // before any point runs.
+    std::vector<std::string> tried = a.values;
+    if (tried.size() > 50) tried = {a.values.front(), a.values[a.values.size() / 2], a.values.back()};  // ranges: ends and middle
+    for (const std::string& v : tried) {
+      std::vector<std::string> trial = o.sets;
+      trial.push_back(a.path + "=" + v);
+      try {
+        load_scenario(o.scenario, trial);
+      } catch (const InputError& e) {
+        throw InputError(SourceLocation{"--grid " + a.name + "=" + v, 0, 0}, a.name,
+                         std::string(e.what()) + (a.path != a.name ? " (" + a.name + " means " + a.path + ")" : std::string()));
+      }
+    }
     axes.push_back(a);
   }
   Scenario base = load_scenario(o.scenario);

@@ -166,7 +166,7 @@ void profile_as_testbed(const LutUse& u, bool whole_only, int max_batch, int rep
   std::vector<std::string> args = {companion_path("coinfer-profile"), "--model", u.key.model, "--dataset", u.key.dataset,
                                    "--device-type", u.key.device_type, "--ranges", whole_only ? "whole" : "all",
                                    "--batch", "1.." + std::to_string(max_batch), "--repeats", std::to_string(repeats),
-                                   "--warmup", "3", "--threads", std::to_string(threads), "--out", out_file, "-q"};
+                                   "--warmup", "3", "--threads", std::to_string(threads), "--out", out_file, "--replace", "-q"};  // a scratch file, measured again on a second attempt
   if (u.device && device_cpu > 0) args.insert(args.end(), {"--cpu-quota", std::to_string(device_cpu)});
   const int rc = run_logged(args, log);
   if (rc != 0)

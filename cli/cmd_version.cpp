@@ -51,7 +51,9 @@ std::string shell_quoted(const std::string& w) {
 void set_invocation(int argc, char** argv) {
   std::string& s = invocation_storage();
   s.clear();
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(argv[i]);
+  // The program by its name ("coinfer"), not the path it was started from: the same command from another
+  // build (or engine) reads the same.
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(i == 0 ? std::filesystem::path(argv[0]).filename().string() : argv[i]);
 }
 
 const std::string& invocation() { return invocation_storage(); }

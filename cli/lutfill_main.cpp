@@ -50,6 +50,7 @@ bool is_measured(const LutTable& t) { return t.provenance().kind == "measured" |
 int fill(const FillOptions& o) {
   Scenario s = load_scenario(o.scenario, o.sets);
   cli::check_output_folder(o.out, "--out");
+  check_replaceable_output(o.out, "--out");
   ModelCatalog cat = ModelCatalog::load(data_path("models"));
   LutSet luts = load_scenario_luts(s);
   const std::vector<LutNeed> needs = lut_entries_needed(s, cat);
@@ -102,10 +103,21 @@ int fill(const FillOptions& o) {
   }
   for (const auto& set : sets)
     for (const auto& x : set.second.samples) samples.push_back(x);
+  // A measured table's hardware, or an error naming its file and how to record what it lacks.
+  auto params_of = [&](const LutTable& t) -> MeasurableParams {
+    try {
+      return measurable_params_of(t.provenance());
+    } catch (const std::invalid_argument& e) {
+      throw InputError(SourceLocation{luts.origin(t.key()), 0, 0}, "luts",
+                       "LUT " + t.key().to_string() + " (" + t.provenance().kind + "): " + e.what() +
+                           "; lut fill estimates from a table's hardware (CPU cores, LibTorch threads): re-import it with "
+                           "coinfer lut import ... --cores N --threads T, or measure with coinfer profile (which records both)");
+    }
+  };
   auto hardware_of = [&](const LutKey& key) -> MeasurableParams {
-    if (luts.contains(key) && is_measured(luts.table(key))) return measurable_params_of(luts.table(key).provenance());
+    if (luts.contains(key) && is_measured(luts.table(key))) return params_of(luts.table(key));
     for (const LutTable* t : measured_tables)
-      if (t->key().device_type == key.device_type) return measurable_params_of(t->provenance());
+      if (t->key().device_type == key.device_type) return params_of(*t);
     throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
                      "cannot fill " + key.to_string() + ": no measured LUT of device type " + key.device_type +
                          " says what its hardware offers (cpu cores, threads); profile one model on it first (coinfer profile)");

@@ -99,6 +99,7 @@ int main(int argc, char** argv) {
   app.name("coinfer profile");  // usage lines read the way users call it
   std::string model, dataset, out, batches = "1..8", variant;
   int accuracy_samples = 4;
+  bool replace = false;
   coinfer::hw::ProfileOptions o;
   app.add_option("--model", model, "model name (coinfer model list); with --modules: only this model's variants (default: every model)");
   app.add_option("--dataset", dataset, "dataset (default: the model's first)");
@@ -108,7 +109,8 @@ int main(int argc, char** argv) {
                  "MODEL@VARIANT and its provenance holds the variant's output error against the base model");
   app.add_option("--accuracy-samples", accuracy_samples,
                  "with --variant: generated samples the output error is measured on (default 4; at least 1)");
-  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5); with --modules: the sample set (.csv)")->required();
+  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5): an existing one keeps its other tables; with --modules: the sample set (.csv)")->required();
+  app.add_flag("--replace", replace, "measure again a table the --out file already holds (else refused)");
   long long modules = 0;
   app.add_option("--modules", modules,
                  "measure module latency samples instead of a LUT: N random variants of the models (widths, k, nodes, "
@@ -169,6 +171,34 @@ int main(int argc, char** argv) {
       throw InputError(SourceLocation{"--variant", 0, 0}, "--variant", e.what());
     }
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
+    // An existing LUT file keeps its other tables: the new table is added to them (profiling a second
+    // dataset used to delete the first). Its own table is replaced only with --replace. Checked now,
+    // before the (long) profile.
+    std::vector<LutTable> kept;
+    {
+      std::error_code ec;
+      if (std::filesystem::exists(out, ec)) {
+        try {
+          kept = read_lut_file(out);
+        } catch (const std::exception& e) {
+          throw InputError(SourceLocation{out, 0, 0}, "--out",
+                           std::string("exists and is not a LUT file coinfer can add to (") + e.what() + "); give another file");
+        }
+        if (!kept.empty() && kept.front().key().device_type != o.device_type)
+          throw InputError(SourceLocation{out, 0, 0}, "--out",
+                           "holds device type " + kept.front().key().device_type + ", this profile is " + o.device_type +
+                               " (--device-type); one LUT file holds one device type: give another file");
+        const LutKey key{o.device_type, model, dataset};
+        for (auto it = kept.begin(); it != kept.end(); ++it)
+          if (it->key() == key) {
+            if (!replace)
+              throw InputError(SourceLocation{out, 0, 0}, "--out",
+                               "already holds " + key.to_string() + " (" + it->provenance().kind + "); add --replace to measure it again, or give another file");
+            kept.erase(it);
+            break;
+          }
+      }
+    }
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));
     o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
@@ -198,7 +228,10 @@ int main(int argc, char** argv) {
                   spec.variant.name().c_str(), a.max_abs_error, a.mean_abs_error, a.output_scale, 100 * a.top1_agreement, a.samples);
     }
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
-    write_lut_file(out, {t});
+    if (!kept.empty())
+      std::printf("%s keeps its %zu other table%s; this one is added\n", out.c_str(), kept.size(), kept.size() == 1 ? "" : "s");
+    kept.push_back(t);
+    write_lut_file(out, kept);  // atomic: the old file stays whole until the new one replaces it
     std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),
                 model.c_str(), dataset.c_str(), t.provenance().attributes.at("cpu").c_str(), t.num_stages(), hi,
                 t.mean_seconds(0, t.num_stages(), 1) * 1e3);

@@ -14,6 +14,10 @@ constexpr long long kMaxWorkers = 256;
 constexpr long long kMaxCores = 4096;
 // A batch larger than any LUT can describe (LUT files hold at most this max_batch).
 constexpr long long kMaxBatch = 4096;
+// Link bandwidths (Mbit/s; 1 Tbit/s, beyond any link a device or server has) and one-way latencies
+// (ms; 1,000 s): typos such as 40,000,000 Mbit/s are refused rather than simulated.
+constexpr double kMaxBandwidthMbps = 1e6;
+constexpr double kMaxLatencyMs = 1e6;
 // Poisson arrivals per second of one device.
 constexpr double kMaxRatePerS = 1e6;
 // Closed-loop requests a device keeps in flight.

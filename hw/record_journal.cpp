@@ -1,9 +1,13 @@
 #include "hw/record_journal.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "core/input_error.hpp"
 
 namespace coinfer::hw {
 
@@ -38,13 +42,36 @@ json to_json(const RequestRecord& r) {
               {"failure", r.failure}};
 }
 
+// An integer field within [lo, hi] (`fallback` when absent and `required` is false). nlohmann's get<int>
+// would cast any number, 1e300 included (undefined behaviour): a journal is input, so it is checked.
+std::int64_t int_field(const json& j, const char* key, std::int64_t lo, std::int64_t hi, bool required, std::int64_t fallback = 0) {
+  if (!j.contains(key)) {
+    if (required) throw std::invalid_argument(std::string("no '") + key + "'");
+    return fallback;
+  }
+  const json& v = j.at(key);
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) : (v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi))
+      throw std::invalid_argument(std::string("'") + key + "' out of range");
+    return v.get<std::int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d))
+      throw std::invalid_argument(std::string("'") + key + "' is not an integer in range");
+    return static_cast<std::int64_t>(d);
+  }
+  throw std::invalid_argument(std::string("'") + key + "' is not a number");
+}
+
 RequestRecord from_json(const json& j) {
   RequestRecord r;
-  r.id = j.at("id").get<std::int64_t>();
-  r.device = j.at("device").get<std::int32_t>();
-  r.server = j.value("server", -1);
+  constexpr std::int64_t kInt = std::numeric_limits<std::int32_t>::max();
+  r.id = int_field(j, "id", std::numeric_limits<std::int64_t>::min() / 2, std::numeric_limits<std::int64_t>::max() / 2, true);
+  r.device = static_cast<std::int32_t>(int_field(j, "device", -1, kInt, true));
+  r.server = static_cast<int>(int_field(j, "server", -1, kInt, false, -1));
   r.strategy = j.value("strategy", std::string());
-  r.split = j.value("split", 0);
+  r.split = static_cast<int>(int_field(j, "split", -1, kInt, false, 0));
   r.bytes_up = j.value("bytes_up", 0.0);
   r.bytes_down = j.value("bytes_down", 0.0);
   r.t_created = num(j, "t_created");
@@ -54,8 +81,8 @@ RequestRecord from_json(const json& j) {
   r.t_queued = num(j, "t_queued");
   r.t_batch_start = num(j, "t_batch_start");
   r.t_batch_end = num(j, "t_batch_end");
-  r.batch_size = j.value("batch_size", 0);
-  r.helper = j.value("helper", -1);
+  r.batch_size = static_cast<int>(int_field(j, "batch_size", 0, kInt, false, 0));
+  r.helper = static_cast<int>(int_field(j, "helper", -1, kInt, false, -1));
   r.t_result = num(j, "t_result");
   r.status = j.value("status", std::string("ok")) == "ok" ? RequestRecord::Status::ok : RequestRecord::Status::failed;
   r.failure = j.value("failure", std::string());
@@ -107,7 +134,7 @@ void JournalWriter::clock(double offset_s, double uncertainty_s, int samples) {
 
 std::vector<RequestRecord> read_journal(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read the records journal");
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "", "cannot read the records journal");
   std::map<std::int64_t, RequestRecord> recs;
   std::string text;
   int line = 0;
@@ -122,7 +149,7 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
       j = json::parse(l);
     } catch (const json::exception&) {
       if (line == static_cast<int>(lines.size())) break;  // torn last line of a killed process
-      throw std::runtime_error(path + ":" + std::to_string(line) + ": not a JSON line");
+      throw InputError(SourceLocation{path, line, 1}, "", "not a JSON line");
     }
     try {
       const std::string ev = j.at("ev").get<std::string>();
@@ -138,7 +165,7 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
         throw std::runtime_error("unknown ev '" + ev + "'");
       }
     } catch (const std::exception& e) {
-      throw std::runtime_error(path + ":" + std::to_string(line) + ": " + e.what());
+      throw InputError(SourceLocation{path, line, 1}, "", std::string("not a journal entry: ") + e.what());
     }
   }
   std::vector<RequestRecord> out;
@@ -178,9 +205,9 @@ JournalClock read_journal_clock(const std::string& path) {
       } else if (ev == "clock") {
         c.offset_s = j.at("offset_s").get<double>();
         c.uncertainty_s = j.at("uncertainty_s").get<double>();
-        c.samples = j.at("samples").get<int>();
+        c.samples = static_cast<int>(int_field(j, "samples", 0, std::numeric_limits<std::int32_t>::max(), true));
       }
-    } catch (const json::exception&) {
+    } catch (const std::exception&) {  // json errors and int_field's
       // a torn line: read_journal reports malformed lines where they matter
     }
   }

@@ -39,7 +39,7 @@ class JournalWriter {
 
 // Records of a journal, ordered by id. A request created but never done fails with "the device process
 // ended before the request finished", or with the text of the journal's last {"ev":"note","cut":..}
-// line: a copy cut short (a testbed's live copy of a board that became unreachable) says why. Throws std::runtime_error naming the file and line when a line
+// line: a copy cut short (a testbed's live copy of a board that became unreachable) says why. Throws InputError (a std::runtime_error) naming the file and line when a line
 // is not a journal entry (a torn last line, written when the process was killed, is ignored).
 std::vector<RequestRecord> read_journal(const std::string& path);
 

@@ -47,12 +47,25 @@ void write_text_atomic(const std::string& path, const std::string& text) {
 
 namespace fs = std::filesystem;
 
+void check_replaceable_output(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  const fs::path target = fs::absolute(dir, ec).lexically_normal();
+  if (!fs::exists(fs::symlink_status(target, ec))) return;
+  if (!fs::is_directory(target, ec)) throw InputError(SourceLocation{dir, 0, 0}, option, "output folder exists and is not a folder");
+  if (fs::is_empty(target, ec)) return;
+  for (const char* ours : {kOutputMarker, "summary.json", "results.h5", "fill_report.json", "plan.json"})
+    if (fs::exists(target / ours, ec)) return;
+  throw InputError(SourceLocation{dir, 0, 0}, option,
+                   "output folder exists and holds files that are not an earlier coinfer output (no " + std::string(kOutputMarker) +
+                       "): an output replaces its folder as a whole, so give a new or empty folder (nothing was written)");
+}
+
 StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(std::move(dir)) {
   auto fail = [&](const std::string& why) { throw InputError(SourceLocation{dir_, 0, 0}, option, why); };
   fs::path target = fs::absolute(dir_).lexically_normal();
   if (target.filename().empty()) target = target.parent_path();
   std::error_code ec;
-  if (fs::exists(target, ec) && !fs::is_directory(target, ec)) fail("output folder exists and is not a folder");
+  check_replaceable_output(target.string(), option);
   // Parents that do not exist yet are created now and removed again if nothing is committed.
   std::vector<fs::path> missing;
   for (fs::path p = target.parent_path(); !p.empty() && !fs::exists(p, ec); p = p.parent_path()) {
@@ -72,6 +85,7 @@ StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(st
     for (auto made = created_parents_.rbegin(); made != created_parents_.rend(); ++made) fs::remove(*made, ec);
     fail("output folder cannot be created or written (" + target.parent_path().string() + ")");
   }
+  std::ofstream(fs::path(staging_) / kOutputMarker) << "written by coinfer: this folder is replaced as a whole by the next output written to it\n";
   dir_ = target.string();
 }
 
@@ -86,17 +100,20 @@ std::string StagedOutput::path(const std::string& file) const { return (fs::path
 
 void StagedOutput::commit() {
   std::error_code ec;
-  if (!fs::exists(dir_, ec)) {
-    if (std::rename(staging_.c_str(), dir_.c_str()) != 0)
-      throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the outputs into place");
-  } else {
-    for (const auto& e : fs::directory_iterator(staging_)) {
-      const fs::path to = fs::path(dir_) / e.path().filename();
-      if (std::rename(e.path().c_str(), to.c_str()) != 0)
-        throw InputError(SourceLocation{to.string(), 0, 0}, "", "cannot replace the previous output file");
-    }
-    fs::remove_all(staging_, ec);
+  std::string aside;
+  if (fs::exists(fs::symlink_status(dir_, ec))) {
+    check_replaceable_output(dir_, "");  // still an output of ours (nothing replaced it meanwhile)
+    const fs::path t(dir_);
+    aside = (t.parent_path() / ("." + t.filename().string() + ".replaced-" + std::to_string(::getpid()))).string();
+    fs::remove_all(aside, ec);
+    if (std::rename(dir_.c_str(), aside.c_str()) != 0)
+      throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the previous output aside to replace it");
   }
+  if (std::rename(staging_.c_str(), dir_.c_str()) != 0) {
+    if (!aside.empty()) std::rename(aside.c_str(), dir_.c_str());  // the previous output back in place
+    throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the outputs into place");
+  }
+  if (!aside.empty()) fs::remove_all(aside, ec);
   committed_ = true;
 }
 

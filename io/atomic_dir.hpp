@@ -24,10 +24,22 @@ class AtomicFile {
 void write_text_atomic(const std::string& path, const std::string& text);
 
 // A folder of outputs that appear together or not at all. Files are written under a staging folder
-// beside the target (".<name>.staging-<pid>"); commit() renames the staging folder to the target when
-// the target does not exist yet, or else renames each file over its previous version. Without a
-// commit (an error was thrown), the destructor removes the staging folder and any parent folders the
-// constructor had to create, so a failed command leaves nothing behind.
+// beside the target (".<name>.staging-<pid>", which also gets the marker file kOutputMarker); commit()
+// renames the staging folder to the target. An existing target is replaced as a whole -- so no file of
+// an earlier output (another scenario's report or figures) stays beside the new ones -- but only when
+// it is empty or an earlier coinfer output (replaceable_output_folder); any other folder is refused by
+// the constructor, so a user's own files are never deleted. The replaced folder is moved aside before
+// the rename and removed after it. Without a commit (an error was thrown), the destructor removes the
+// staging folder and any parent folders the constructor had to create, so a failed command leaves
+// nothing behind.
+// The marker file every StagedOutput folder holds.
+constexpr const char* kOutputMarker = ".coinfer-output";
+// Whether `dir` may be replaced by a new output: it does not exist, is an empty folder, holds
+// kOutputMarker, or (outputs of programs before the marker) a top-level summary.json, results.h5,
+// fill_report.json or plan.json. Throws InputError naming `option` when it exists but may not be (a
+// file, or a folder of other things), saying what to do. Cheap: call it before long work.
+void check_replaceable_output(const std::string& dir, const std::string& option);
+
 class StagedOutput {
  public:
   // Throws InputError naming `option` when the folder cannot be created or written.

@@ -82,6 +82,8 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
       throw InputError(SourceLocation{file, no, 1}, "", "expected 'time_s,bandwidth_mbps', got '" + printable(join(f, ","), 80) + "'");
     if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "time_s", "must be >= 0");
     if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
+    if (p.mbps > limits::kMaxBandwidthMbps)
+      throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "value " + format_double(p.mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
     if (!out.empty() && p.t_s < out.back().t_s)
       throw InputError(SourceLocation{file, no, 1}, "time_s", "times must not decrease");
     if (out.size() >= limits::kMaxTraceRows)
@@ -121,6 +123,16 @@ void check_scenario_name(const YamlReader& r, const YAML::Node& root, const std:
                               " letters, digits, '_', '-' or '.', not starting with '.' (it names the output folder results/<name>)");
 }
 
+// Bandwidth and latency within limits::kMaxBandwidthMbps / kMaxLatencyMs (both key paths under `path`).
+void check_link_bounds(const YamlReader& r, const YAML::Node& n, const std::string& path, double bandwidth_mbps, double latency_ms) {
+  if (bandwidth_mbps > limits::kMaxBandwidthMbps)
+    r.fail(n["bandwidth_mbps"] ? n["bandwidth_mbps"] : n, path + ".bandwidth_mbps",
+           "value " + format_double(bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+  if (latency_ms > limits::kMaxLatencyMs)
+    r.fail(n["latency_ms"] ? n["latency_ms"] : n, path + ".latency_ms",
+           "value " + format_double(latency_ms) + " must be <= " + format_double(limits::kMaxLatencyMs) + " (1,000 s)");
+}
+
 LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file,
                    bool allow_trace, LinkSpec fallback) {
   if (!n) return fallback;
@@ -132,6 +144,7 @@ LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& 
                          ? r.require_double(n, "bandwidth_mbps", path, 0, true)
                          : fallback.bandwidth_mbps;
   l.latency_ms = r.get_double(n, "latency_ms", path, fallback.latency_ms, 0, false);
+  check_link_bounds(r, n, path, l.bandwidth_mbps, l.latency_ms);
   if (allow_trace && n["trace"]) {
     l.trace_file = r.get_string(n, "trace", path);
     std::string resolved = resolve_scenario_path(scenario_file, l.trace_file);
@@ -314,6 +327,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     r.check_keys(ap, {"bandwidth_mbps", "latency_ms"}, "access_point");
     s.access_point.bandwidth_mbps = r.get_double(ap, "bandwidth_mbps", "access_point", 1000, 0, true);
     s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
+    check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms);
   }
 
   // Devices.
@@ -469,6 +483,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       if (n["bandwidth_mbps"]) {
         e.kind = EventSpec::Kind::bandwidth;
         e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
+        if (e.bandwidth_mbps > limits::kMaxBandwidthMbps)
+          r.fail(n["bandwidth_mbps"], path + ".bandwidth_mbps",
+                 "value " + format_double(e.bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
       } else if (n["leave"]) {
         if (!r.get_bool(n, "leave", path, false)) r.fail(n["leave"], path + ".leave", "only 'leave: true' is meaningful");
         e.kind = EventSpec::Kind::leave;

@@ -2,6 +2,9 @@
 # Installs every Debian package coinfer needs. Idempotent: already-installed packages are skipped
 # by apt; safe to run again. Needs root (or sudo).
 #   scripts/setup.sh                 everything (simulator, runtime, tests, figures)
+#   scripts/setup.sh --quickstart    only what scripts/quickstart.sh needs: the simulator `coinfer` and the
+#                                    timeline figure (no LibTorch, tests, Chromium or Slurm; the full set
+#                                    is installed by scripts/test.sh, or by this script without options)
 #   scripts/setup.sh --runtime-only  what a board's runtime-only build needs (scripts/build.sh --runtime-only):
 #                                    Debian 12 / Raspberry Pi OS bookworm (arm64, amd64), Ubuntu-based JetPack
 #   scripts/setup.sh --runtime-only --no-torch
@@ -28,6 +31,15 @@ runtime_packages=(
   libopenblas0-pthread libtorch-dev
   libasio-dev libzstd-dev libssl-dev
   iproute2                  # tc: shaping a board's interface (inventory shape: true)
+)
+
+# The quickstart set: the simulator `coinfer` (it links the middleware's socket, compression and HMAC
+# libraries for `coinfer testbed`) and the quickstart's figure.
+quickstart_packages=(
+  build-essential cmake ninja-build pkg-config ccache
+  libsimgrid-dev libhdf5-dev libyaml-cpp-dev libcli11-dev libboost-dev libspdlog-dev nlohmann-json3-dev
+  libasio-dev libzstd-dev libssl-dev
+  python3 python3-matplotlib python3-h5py python3-numpy
 )
 
 packages=(
@@ -58,18 +70,21 @@ packages=(
   clang libclang-rt-14-dev  # the libFuzzer target of the frame parser (tests/fuzz)
 )
 
-if [ "${1:-}" = "--runtime-only" ]; then
+if [ "${1:-}" = "--quickstart" ]; then
+  [ $# -eq 1 ] || { echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2; exit 2; }
+  packages=("${quickstart_packages[@]}")
+elif [ "${1:-}" = "--runtime-only" ]; then
   packages=("${runtime_packages[@]}")
   if [ "${2:-}" = "--no-torch" ]; then
     packages=("${packages[@]/libtorch-dev}")
     packages=("${packages[@]/libopenblas0-pthread}")
     mapfile -t packages < <(printf '%s\n' "${packages[@]}" | grep -v '^$')
   elif [ $# -gt 1 ]; then
-    echo "usage: scripts/setup.sh [--runtime-only [--no-torch] | --debian13]" >&2
+    echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2
     exit 2
   fi
 elif [ $# -gt 0 ]; then
-  echo "usage: scripts/setup.sh [--runtime-only [--no-torch] | --debian13]" >&2
+  echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2
   exit 2
 fi
 

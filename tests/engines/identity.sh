@@ -26,12 +26,17 @@ for c in "${cases[@]}"; do
   n=$((n+1))
   extra=(); [ -n "$set_arg" ] && extra=(--set "$set_arg")
   name="$n-$(basename "$s" .yaml)"
-  if ! "$a" run "$s" -q --out "$work/a/$name" "${extra[@]}" > "$work/a.log" 2>&1; then
+  # Both engines write the same --out (results record their command, --out included), then it is
+  # moved to a/ or b/ for the comparison.
+  mkdir -p "$work/a" "$work/b"
+  if ! "$a" run "$s" -q --out "$work/out/$name" "${extra[@]}" > "$work/a.log" 2>&1; then
     echo "FAIL $s ${set_arg}: engine A failed"; cat "$work/a.log"; fails=$((fails+1)); continue
   fi
-  if ! "${b_prefix[@]}" "$b" run "$s" -q --out "$work/b/$name" "${extra[@]}" > "$work/b.log" 2>&1; then
+  mv "$work/out/$name" "$work/a/$name"
+  if ! "${b_prefix[@]}" "$b" run "$s" -q --out "$work/out/$name" "${extra[@]}" > "$work/b.log" 2>&1; then
     echo "FAIL $s ${set_arg}: engine B failed"; cat "$work/b.log"; fails=$((fails+1)); continue
   fi
+  mv "$work/out/$name" "$work/b/$name"
   if ! cmp -s "$work/a/$name/summary.json" "$work/b/$name/summary.json"; then
     echo "FAIL $s ${set_arg}: summary.json differs"; diff "$work/a/$name/summary.json" "$work/b/$name/summary.json" | head -10
     fails=$((fails+1)); continue

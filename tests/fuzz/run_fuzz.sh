@@ -10,6 +10,7 @@
 #   predictor_samples  the predictor sample set reader on HDF5 bytes (seed: a small simulated sample set)
 #   inventory    the testbed inventory loader, YAML text, checked against a two-device scenario (seeds: a
 #                full inventory and small variants)
+#   journal      the real runtime's request journals (JSON lines; seeds: a journal with every kind of line)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -18,7 +19,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -103,6 +104,16 @@ PY
       # A corrupt file can make libhdf5 loop: read_lut_file kills its reader after kLutReaderTimeoutS
       # (60 s, core/limits.hpp) and reports exit 2; libFuzzer must wait longer than that.
       run lut_file -max_len=1048576 -timeout=90 || status=1
+      ;;
+    journal)
+      build journal "$src/tests/fuzz/fuzz_journal.cpp" "$src/hw/record_journal.cpp" "$src/hw/clock_sync.cpp" "${core[@]}" -- "${loglibs[@]}"
+      mkdir -p "$out/journal.seed"
+      printf '%s\n' '{"ev":"note","device":"pi0"}' '{"ev":"epochs","device_unix_s":1700000000.5,"server_unix_s":1700000000.25}' \
+        '{"ev":"created","id":1,"device":0,"t_created":0.1}' \
+        '{"ev":"done","id":1,"device":0,"server":0,"strategy":"pp(2)","split":2,"bytes_up":100,"bytes_down":10,"t_created":0.1,"t_device_start":0.1,"t_device_end":0.2,"t_uplink_end":0.3,"t_queued":0.3,"t_batch_start":0.31,"t_batch_end":0.4,"batch_size":1,"helper":-1,"t_result":0.45,"status":"ok","failure":""}' \
+        '{"ev":"created","id":2,"device":0,"t_created":0.5}' '{"ev":"power","t":0.5,"w":3.2}' \
+        '{"ev":"clock","offset_s":0.001,"uncertainty_s":0.0002,"samples":12}' '{"ev":"note","cut":"board unreachable"}' > "$out/journal.seed/full"
+      run journal -max_len=8192 || status=1
       ;;
     module_samples)
       io_samples=("$src"/io/module_samples.cpp "$src"/io/csv.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)

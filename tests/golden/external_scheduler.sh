@@ -44,7 +44,8 @@ assert "pi2" not in decisions[3]["scheme"], decisions[3]
 s = json.load(open(d + "/summary.json"))
 assert s["scheduler"] == "external" and s["total"]["completed"] > 0, s
 PY
-"$coinfer" run "$work/good.yaml" --out "$work/good2" -q > /dev/null 2>&1 && cmp -s "$work/good/results.h5" "$work/good2/results.h5" \
+cp -r "$work/good" "$work/good1"  # the same command again (same --out: results record their command)
+"$coinfer" run "$work/good.yaml" --out "$work/good" -q > /dev/null 2>&1 && cmp -s "$work/good/results.h5" "$work/good1/results.h5" \
   && ok || bad "same scheduler, same results (byte-identical results.h5)"
 
 # --- failures: exit 2, the reason, no output folder ---

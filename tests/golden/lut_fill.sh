@@ -107,6 +107,26 @@ expect2 "absent device type" "no measured LUT of device type x86-epyc-0.3cpu" "$
 expect2 "run with an absent device table" "devices (id dev[0-9]*).type" "$coinfer" run "$scenario" "${absent[@]}" --out "$work/bad" -q
 # A --samples file that does not exist is refused even when nothing needs filling.
 expect2 "missing samples, nothing to fill" "no such file" "$coinfer" lut fill "$scenario" --samples "$work/nope.csv" --out "$work/bad" -q
+# An imported LUT without the hardware it was measured on (issue 31 item 9: "internal error: provenance has
+# no 'cores'", exit 1): refused naming the file and the import options that record it; with them, accepted.
+/usr/bin/python3 - "$work/imp.csv" <<'PY'
+import h5py, sys, numpy as np
+m = h5py.File("traces/lut_measured/x86-epyc-0.3cpu.h5")["dgcnn/modelnet40"]["latency_mean_s"][:]
+with open(sys.argv[1], "w") as f:
+    f.write("device_type,model,dataset,start,end,batch,mean_ms,p50_ms,p95_ms,std_ms,count\n")
+    for i in range(m.shape[0]):
+        for j in range(i + 1, m.shape[1]):
+            if j - i == 2: continue  # gaps for lut fill to fill
+            for b in range(m.shape[2]):
+                if np.isfinite(m[i, j, b]):
+                    v = m[i, j, b] * 1e3
+                    f.write(f"x86-epyc-0.3cpu,dgcnn,modelnet40,{i},{j},{b + 1},{v},{v},{v},0,1\n")
+PY
+mkdir -p "$work/imp" && cp traces/lut_measured/x86-epyc-2vcpu.h5 "$work/imp/"
+"$coinfer" lut import "$work/imp.csv" --out "$work/imp/x86-epyc-0.3cpu.h5" --source "test: the shipped measurement, some ranges left out" -q > /dev/null 2>&1
+expect2 "imported without cores" "x86-epyc-0.3cpu.h5.*--cores N --threads T" "$coinfer" lut fill "$scenario" --set "luts=[$work/imp]" --out "$work/bad" -q
+"$coinfer" lut import "$work/imp.csv" --out "$work/imp/x86-epyc-0.3cpu.h5" --source "test" --cores 0.3 --threads 1 -q > /dev/null 2>&1
+"$coinfer" lut show "$work/imp/x86-epyc-0.3cpu.h5" | grep -q "cores: 0.3" && ok || bad "lut import --cores recorded"
 expect2 "bad epochs" "epochs" "$coinfer" lut fill "$scenario" --epochs 0 --out "$work/bad"
 expect2 "bad --modules" "modules" "$coinfer" profile --modules -3 --out "$work/bad/s.csv"
 

@@ -87,5 +87,17 @@ if "$coinfer" profile --model gcn --dataset mr --batch 1..1 --repeats 2 --cpu-qu
 else
   grep -q "cannot cap the CPU" "$work/cap.out" && echo "note: CPU capping unavailable here: $(cat "$work/cap.out")" && passes=$((passes+1)) || { echo "FAIL cpu cap error"; cat "$work/cap.out"; fails=$((fails+1)); }
 fi
+cp "$work/new/m.h5" "$work/keep.h5"
+# An existing LUT file keeps its tables (issue 31 item 8: profiling a second model used to delete the
+# first): a second table is added; measuring a table the file holds is refused unless --replace.
+"$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" -q > "$work/add.out" 2>&1 \
+  && "$coinfer" lut show "$work/keep.h5" > "$work/add.show" && grep -q "model gcn  dataset mr" "$work/add.show" && grep -q "model gat  dataset mr" "$work/add.show" \
+  && passes=$((passes+1)) || { echo "FAIL a second table added"; cat "$work/add.out" "$work/add.show"; fails=$((fails+1)); }
+cp "$work/keep.h5" "$work/before.h5"
+"$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" -q > "$work/again.out" 2>&1
+[ $? -eq 2 ] && grep -q "already holds .*gat/mr.*--replace" "$work/again.out" && cmp -s "$work/before.h5" "$work/keep.h5" \
+  && passes=$((passes+1)) || { echo "FAIL the same table again without --replace"; cat "$work/again.out"; fails=$((fails+1)); }
+"$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" --replace -q > "$work/rep.out" 2>&1 \
+  && "$coinfer" lut show "$work/keep.h5" | grep -q "model gcn  dataset mr" && passes=$((passes+1)) || { echo "FAIL --replace"; cat "$work/rep.out"; fails=$((fails+1)); }
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

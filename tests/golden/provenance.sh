@@ -95,5 +95,18 @@ import json,sys; j=json.load(open('$work/r4/summary.json'))
 luts=[f['path'] for f in j['data_files'] if f['role']=='lut']
 assert luts and all(p.startswith('$work/myproject/traces/lut') for p in luts), luts" && ok || { bad "--root for LUTs"; cat "$work/r4.out"; }
 
+# 4. Outputs replace their folder as a whole (issue 31 item 8): a second run into the same folder leaves
+# no file of the first (a stale figure), and a folder of the user's own files is refused untouched.
+cd "$work/proj"
+touch "$work/r1/latency_timeline.png"
+"$coinfer" run s/small.yaml --out "$work/r1" -q --set duration_s=2 > "$work/r5.out" 2>&1 \
+  && [ ! -e "$work/r1/latency_timeline.png" ] && [ -f "$work/r1/.coinfer-output" ] && [ -f "$work/r1/summary.json" ] \
+  && ! ls -a "$work" | grep -q "replaced\|staging" && ok || { bad "rerun into a result folder"; cat "$work/r5.out"; ls -a "$work" "$work/r1"; }
+mkdir -p "$work/mine" && echo "precious" > "$work/mine/notes.txt"
+"$coinfer" run s/small.yaml --out "$work/mine" -q > "$work/r6.out" 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "not an earlier coinfer output" "$work/r6.out" && [ "$(cat "$work/mine/notes.txt")" = precious ] \
+  && [ "$(ls -A "$work/mine")" = notes.txt ] && ok || { bad "run into a folder of other files (rc $rc)"; cat "$work/r6.out"; }
+
 echo "provenance: $passes passed, $fails failed"
 [ $fails -eq 0 ]

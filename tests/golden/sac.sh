@@ -72,15 +72,18 @@ for x in decs:
         assert 0 <= st["action"] <= 1 and len(st["features"]) == 22
         assert f"{st['device']}={st['strategy']}" in x["scheme"], (st, x["scheme"])
 PY
-"$coinfer" run "$quick" --out "$work/run2" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > /dev/null 2>&1
-cmp -s "$work/run/results.h5" "$work/run2/results.h5" && ok || bad "two runs with the policy differ"
+# The same command again (into the same folder: results record their command): the same bytes.
+cp -r "$work/run" "$work/run1"
+"$coinfer" run "$quick" --out "$work/run" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > /dev/null 2>&1
+cmp -s "$work/run/results.h5" "$work/run1/results.h5" && ok || bad "two runs with the policy differ"
 
 # Online learning: the policy keeps training from the rewards the run observes (with its checkpoint),
 # deterministically, and so decides otherwise than the fixed policy. (Gradient steps begin once the
 # replay buffer holds a mini-batch, 256: the training left ~100 transitions, each decision adds 3.)
 for k in 1 2; do
-  "$coinfer" run "$quick" --out "$work/online$k" -q --set "scheduler={name: sac, policy: '$policy', period_s: 1, online: true}" > "$work/online.txt" 2>&1 \
+  "$coinfer" run "$quick" --out "$work/online" -q --set "scheduler={name: sac, policy: '$policy', period_s: 1, online: true}" > "$work/online.txt" 2>&1 \
     && ok || { bad "online run: exit $?"; cat "$work/online.txt"; }
+  cp -r "$work/online" "$work/online$k"
 done
 "$coinfer" run "$quick" --out "$work/fixed" -q --set "scheduler={name: sac, policy: '$policy', period_s: 1}" > /dev/null 2>&1
 cmp -s "$work/online1/results.h5" "$work/online2/results.h5" && ok || bad "two online runs differ"

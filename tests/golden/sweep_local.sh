@@ -19,14 +19,21 @@ expect2() {  # name fragment args...
   [ -e "$work/$name" ] && { bad "$name: output folder created"; return; }
   ok
 }
-expect2 bad_key "does not exist in the scenario" $scn --grid devices.0.colour=red,blue
+expect2 bad_key "grid devices.0.colour=red.*colour" $scn --grid devices.0.colour=red,blue
+expect2 typo_key "did you mean" $scn --grid drain_ss=1,2
 expect2 empty_range "is empty" $scn --grid devices=5..1
-expect2 bad_value "grid point" $scn --grid scheduler=static,greedi
+expect2 bad_value "grid point scheduler.name=greedi.*did you mean" $scn --grid scheduler=static,greedi
 expect2 bad_backend "local, slurm" $scn --grid devices=1..2 --backend mpi
 env PATH=/nonexistent "$coinfer" sweep $scn --grid devices=1..2 --backend slurm --out "$work/nosb" > "$work/nosb.out" 2>&1
 [ $? -eq 2 ] && grep -q "sbatch not found" "$work/nosb.out" && [ ! -e "$work/nosb" ] && ok || { bad "no sbatch"; cat "$work/nosb.out"; }
 "$coinfer" sweep $scn --grid devices=1..2 --out /proc/nope > "$work/unw.out" 2>&1
 [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unw.out" && ok || bad "unwritable folder"
+
+# Keys the file leaves at their defaults are grid keys too, as they are --set keys (issue 31 item 5):
+# the quickstart has no devices.0.count, drain_s or workload.in_flight.
+"$coinfer" sweep scenarios/quickstart.yaml --grid devices=1..2 --grid drain_s=1,2 --grid devices.0.workload.in_flight=1,2 \
+  --set duration_s=2 --set warmup_s=0 --jobs 2 --out "$work/defaults" > "$work/defaults.out" 2>&1
+[ $? -eq 0 ] && [ "$(tail -n +2 "$work/defaults/sweep.csv" | grep -vc '^#')" -eq 8 ] && ok || { bad "grid over default keys"; cat "$work/defaults.out"; }
 
 # Seeds that cannot change anything (closed loop everywhere) are run once, and the sweep says so.
 "$coinfer" sweep $scn --grid devices=1,2 --seeds 3 --jobs 2 --set duration_s=3 --set warmup_s=1 --out "$work/det" > "$work/det.out" 2>&1

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "core/input_error.hpp"
 #include "hw/auth.hpp"
 #include "hw/frame.hpp"
 #include "hw/protocol.hpp"
@@ -185,5 +186,5 @@ TEST(Journal, UnfinishedRequestsComeBackFailedAndTornLinesAreIgnored) {
   EXPECT_EQ(recs[1].status, RequestRecord::Status::failed);
   EXPECT_NE(recs[1].failure.find("ended before"), std::string::npos);
   { std::ofstream(p, std::ios::app) << "\n{\"ev\":\"weird\",\"id\":3,\"device\":0}\n"; }
-  EXPECT_THROW(read_journal(p), std::runtime_error);
+  EXPECT_THROW(read_journal(p), InputError);  // bad input: exit 2 in the CLI
 }

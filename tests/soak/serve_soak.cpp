@@ -102,7 +102,17 @@ void device_loop(const Options& o, int index, const std::string& state_bytes, Cl
     try {
       c = Connection::connect("127.0.0.1", o.port, Seconds(5));
       auto hello = c->receive(Seconds(10));
-      if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello");
+      if (hello && hello->type == MsgType::error &&
+          decode_error(hello->payload).find("too many registrations in progress") != std::string::npos) {
+        ++t.registrations_refused_busy;  // the server's handshake gate was full: it said so, try again
+        c.reset();
+        std::this_thread::sleep_for(Seconds(0.1));
+        continue;
+      }
+      if (!hello) throw ConnectionClosed("no hello within 10 s");
+      if (hello->type != MsgType::hello)
+        throw ConnectionClosed(std::string("expected hello, got ") + to_string(hello->type) +
+                               (hello->type == MsgType::error ? ": " + decode_error(hello->payload) : std::string()));
       c->send({MsgType::register_, 0,
                encode(Registration{id, "rpi4b", "gcn", "mr", true, hmac_sha256_hex(o.secret, decode_hello(hello->payload).nonce + id)})});
       auto answer = c->receive(Seconds(10));
