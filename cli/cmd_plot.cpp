@@ -13,8 +13,9 @@ namespace coinfer::cli {
 
 namespace {
 struct PlotOptions {
-  std::string file, kind, out, x, series, style = "screen";
+  std::string file, kind, out, x, series, style = "screen", ylim;
   std::vector<std::string> where;
+  bool pool = false, logy = false;
 };
 
 int plot(const PlotOptions& o) {
@@ -25,6 +26,9 @@ int plot(const PlotOptions& o) {
   if (!o.series.empty()) args.insert(args.end(), {"--series", o.series});
   for (const auto& w : o.where) args.insert(args.end(), {"--where", w});
   args.insert(args.end(), {"--style", o.style});
+  if (o.pool) args.push_back("--pool");
+  if (o.logy) args.push_back("--logy");
+  if (!o.ylim.empty()) args.insert(args.end(), {"--ylim", o.ylim});
   try {
     exec_replace(args);
   } catch (const std::exception& e) {
@@ -59,14 +63,17 @@ void register_report(CLI::App& app, int& exit_code) {
 void register_plot(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlotOptions>();
   CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG, PDF, SVG) from a sweep.h5, a results.h5 (--kind timeline) predictor eval JSON (--kind predictor-accuracy) or a SAC POLICY.learning.csv (--kind learning-curve)");
-  cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline)")->required();
+  cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline), or the sweep's or run's folder")->required();
   cmd->add_option("--kind", o->kind, "figure")
       ->required()
       ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline", "predictor-accuracy", "learning-curve"}));
   cmd->add_option("--out", o->out, "PNG file (PDF and SVG are written beside it); default: <kind>.png beside FILE");
   cmd->add_option("--x", o->x, "grid axis on the x axis (default: the kind's)");
   cmd->add_option("--series", o->series, "grid axis giving one line per value (default: scheduler if swept)");
-  cmd->add_option("--where", o->where, "AXIS=V[,V...]: keep only these values of a grid axis; repeatable (the rest are pooled, and the figure says so)");
+  cmd->add_option("--where", o->where, "AXIS=V[,V...]: keep only these values of a grid axis; repeatable");
+  cmd->add_flag("--pool", o->pool, "average over grid axes the figure neither plots nor fixes (refused otherwise; the figure says what it pooled)");
+  cmd->add_flag("--logy", o->logy, "logarithmic y axis");
+  cmd->add_option("--ylim", o->ylim, "LO,HI: the y axis range");
   cmd->add_option("--style", o->style, "screen (default) or paper (one column of a two-column paper)")->check(CLI::IsMember({"screen", "paper"}));
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return plot(*o); }); });
 }

@@ -126,7 +126,7 @@ def parse_where(where, axes, grid, path):
     return fixed
 
 
-def sweep_plot(path, kind, out, x_axis, series_axis, where, style):
+def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, logy=False, ylim=None):
     default_x, metric, ylabel, xlabel = KINDS[kind]
     x_axis = x_axis or default_x
     with h5py.File(path, "r") as f:
@@ -151,13 +151,22 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style):
         raise PlotError(f"{path}: no completed point left after --where {' '.join(where or [])}")
     # What each point averages over: the seeds and every axis that is neither plotted nor fixed.
     pooled = [a for a in axes if a not in (x_axis, series_axis) and not (a in fixed and len(fixed[a]) == 1)]
+    # Averaging over an axis the figure does not show mixes different systems into one point (issue 31
+    # item 7: the README's throughput-vs-devices averaged 1-100 Mbit/s): refused unless asked for.
+    varied = [a for a in pooled if len(set(np.array(grid[a])[keep])) > 1]
+    if varied and not pool:
+        def vals(a):
+            return ", ".join(fmt_value(v) for v in sort_values(list(set(np.array(grid[a])[keep]))))
+        raise PlotError(f"{path}: the sweep varies {'; '.join(f'{a} ({vals(a)})' for a in varied)}, which this figure neither plots "
+                        f"nor fixes: each point would average over {'it' if len(varied) == 1 else 'them'}. Fix a value "
+                        f"(--where {varied[0]}=V), plot it (--x or --series {varied[0]}), or pass --pool to average over it")
     pooled_text = [f"{a} in {{{', '.join(fmt_value(v) for v in sort_values([grid[a][i] for i in np.flatnonzero(keep)]))}}}"
                    for a in pooled]
     n_seeds = len(set(seeds[keep]))
     agg = f"points: mean over {n_seeds} seed{'s' if n_seeds != 1 else ''}"
     if pooled_text:
         agg += " and " + "; ".join(pooled_text)
-    agg += "; bars: 1 standard deviation"
+    agg += "; bars: 1 standard deviation over " + ("the seeds" if not pooled_text else "all pooled points")
     fixed_text = ", ".join(f"{a}={'/'.join(fmt_value(v) for v in sort_values(vs))}" for a, vs in fixed.items())
     st = STYLES[style]
     series = sort_values(np.array(grid[series_axis])[keep]) if series_axis else [""]
@@ -219,14 +228,23 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style):
         if series_axis and legend:
             ax.legend(title=series_axis, fontsize="small")
     ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    if ylim:
+        ax.set_ylim(*ylim)
     title = f"{os.path.basename(scenario)}: {kind}" + (f" ({fixed_text})" if fixed_text else "")
-    ax.set_title("\n".join(textwrap.wrap(title, 50 if style == "paper" else 90)), fontsize="medium")
+    # The data selection is part of the figure, under its title (and in the footnote).
+    width = 50 if style == "paper" else 90
+    shown = textwrap.wrap(title, width) + textwrap.wrap(agg, int(width * 1.3))
+    ax.set_title("\n".join(shown), fontsize="medium")
+    title = " ".join(shown)  # what the figure shows, selection included
     ax.grid(alpha=0.3)
     fig.text(0.01, 0.005, agg, fontsize=6 if style == "paper" else 7, color="0.35", ha="left", va="bottom")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     save(fig, out, {"kind": kind, "title": title, "xlabel": ax.get_xlabel(), "ylabel": ylabel, "legend": legend,
                     "legend_title": series_axis or "", "xticks": ticks, "aggregation": agg, "where": fixed_text,
-                    "xscale": ax.get_xscale(), "style": style})
+                    "xscale": ax.get_xscale(), "yscale": ax.get_yscale(), "ylim": list(ax.get_ylim()) if ylim else None,
+                    "pooled": varied, "style": style})
 
 
 def timeline_plot(path, out, style):
@@ -375,7 +393,25 @@ def main():
     ap.add_argument("--series", help="grid axis for one line per value (default: scheduler, if swept)")
     ap.add_argument("--where", action="append", default=[], help="AXIS=V[,V...]: keep only these values of a grid axis (repeatable)")
     ap.add_argument("--style", choices=sorted(STYLES), default="screen", help="paper: one column of a two-column paper")
+    ap.add_argument("--pool", action="store_true", help="average over grid axes the figure neither plots nor fixes (else refused)")
+    ap.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    ap.add_argument("--ylim", help="LO,HI: the y axis range")
     args = ap.parse_args()
+    ylim = None
+    if args.ylim:
+        try:
+            ylim = [float(v) for v in args.ylim.split(",")]
+            if len(ylim) != 2 or not ylim[0] < ylim[1]:
+                raise ValueError
+        except ValueError:
+            print(f"error: --ylim {args.ylim}: expected LO,HI with LO < HI", file=sys.stderr)
+            return 2
+    if os.path.isdir(args.file):  # a run or sweep folder: its file for this kind
+        name = "results.h5" if args.kind == "timeline" else "sweep.h5" if args.kind in KINDS else None
+        if name is None or not os.path.exists(os.path.join(args.file, name)):
+            print(f"error: {args.file}: a folder without {name or 'the file this kind reads'} (give the file)", file=sys.stderr)
+            return 2
+        args.file = os.path.join(args.file, name)
     plt.rcParams.update(STYLES[args.style]["rc"])
     plt.rcParams["svg.hashsalt"] = "coinfer"
     if not os.path.exists(args.file):
@@ -390,7 +426,7 @@ def main():
         elif args.kind == "learning-curve":
             learning_plot(args.file, out, args.style)
         else:
-            sweep_plot(args.file, args.kind, out, args.x, args.series, args.where, args.style)
+            sweep_plot(args.file, args.kind, out, args.x, args.series, args.where, args.style, args.pool, args.logy, ylim)
     except (PlotError, KeyError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

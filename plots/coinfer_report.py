@@ -238,7 +238,7 @@ def sweep_report(d, tmp, cp, co):
             continue
         png = os.path.join(tmp, kind + ".png")
         try:
-            cp.sweep_plot(path, kind, png, None, None, [], "screen")
+            cp.sweep_plot(path, kind, png, None, None, [], "screen", pool=True)  # the pooling is stated in the figure
         except cp.PlotError as e:
             s.append(f'<p class="note">{esc(kind)}: not drawn ({esc(e)})</p>')
             continue

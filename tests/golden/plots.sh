@@ -21,9 +21,10 @@ PY
 }
 for kind in latency-vs-bandwidth throughput-vs-devices throughput-vs-batch energy timeline; do
   src="$work/s/sweep.h5"; [ $kind = timeline ] && src="$work/r/results.h5"
-  "$coinfer" plot "$src" --kind $kind --out "$work/$kind.png" > /dev/null && check_image "$work/$kind.png" && test -s "$work/$kind.pdf" \
+  pool=(--pool); [ $kind = timeline ] && pool=()
+  "$coinfer" plot "$src" --kind $kind --out "$work/$kind.png" "${pool[@]}" > /dev/null && check_image "$work/$kind.png" && test -s "$work/$kind.pdf" \
     && test -s "$work/$kind.svg" \
-    && "$coinfer" plot "$src" --kind $kind --out "$work/again.png" > /dev/null && cmp -s "$work/$kind.png" "$work/again.png" \
+    && "$coinfer" plot "$src" --kind $kind --out "$work/again.png" "${pool[@]}" > /dev/null && cmp -s "$work/$kind.png" "$work/again.png" \
     && cmp -s "$work/$kind.svg" "$work/again.svg" \
     && passes=$((passes+1)) || { echo "FAIL $kind"; fails=$((fails+1)); }
 done
@@ -32,10 +33,10 @@ done
 # What the figures say, read back from the saved PNG's metadata (not from the script): the aggregation
 # names every pooled axis, --where fixes one and says so, ticks are the swept values without ".0",
 # legends in numeric order, --style paper is one column wide.
-"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --out "$work/tvd.png" > /dev/null
+"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --out "$work/tvd.png" --pool > /dev/null
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --style paper \
   --out "$work/tvd40.png" > /dev/null
-"$coinfer" plot "$work/s/sweep.h5" --kind latency-vs-bandwidth --series max_batch --where scheduler=hierarchical --out "$work/lvb.png" > /dev/null
+"$coinfer" plot "$work/s/sweep.h5" --kind latency-vs-bandwidth --series max_batch --where scheduler=hierarchical --out "$work/lvb.png" --pool --logy --ylim 1,100000 > /dev/null
 /usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
 import json, sys
 from PIL import Image
@@ -54,10 +55,21 @@ assert d["style"] == "paper" and size_paper[0] < size[0] * 0.6, (size_paper, siz
 d, _ = meta("lvb.png")
 assert d["legend"] == ["1", "5"] and d["xticks"] == ["5", "40"], d                 # numeric order, no ".0"
 assert "devices in {1, 2}" in d["aggregation"], d["aggregation"]
+assert d["yscale"] == "log" and d["ylim"] == [1, 100000], d                      # --logy, --ylim
+assert d["aggregation"].split(";")[0] in d["title"], d                            # the selection is in the figure, under the title
 d, _ = meta("timeline.png")
 assert d["xlabel"] == "simulated time (s)" and d["warmup_s"] >= 0 and len(d["legend"]) >= 1, d
 PY
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }
+# Pooling an axis the figure does not show is refused unless asked for (issue 31 item 7), naming the
+# axes and the ways out; a folder is accepted for its sweep.h5.
+"$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices > /dev/null 2> "$work/err"
+[ $? -eq 2 ] && grep -q "varies bandwidth_mbps (5, 40); max_batch (1, 5), which this figure neither plots nor fixes" "$work/err" \
+  && grep -q -- "--pool" "$work/err" && passes=$((passes+1)) || { echo "FAIL pooling refused"; cat "$work/err"; fails=$((fails+1)); }
+"$coinfer" plot "$work/s" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --out "$work/folder.png" > /dev/null 2> "$work/err" \
+  && check_image "$work/folder.png" && passes=$((passes+1)) || { echo "FAIL plot a sweep folder"; cat "$work/err"; fails=$((fails+1)); }
+"$coinfer" plot "$work/s" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --ylim 5,1 > /dev/null 2> "$work/err"
+[ $? -eq 2 ] && grep -q "expected LO,HI" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --ylim"; cat "$work/err"; fails=$((fails+1)); }
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
