@@ -191,7 +191,12 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
     // Ineffective for every device it names: an error. For some of a wildcard's devices: a warning
     // naming them (the others do change).
     if (ineffective.size() == matched) throw InputError(SourceLocation{"--set", 0, 0}, path, "has no effect on " + join(ineffective, "; "));
-    for (const auto& x : ineffective) log::warn("scenario", "--set " + path + " has no effect on " + x);
+    // One warning for all of them, once per process (a sweep loads every point's scenario: it used to
+    // print one per point and device, 243 copies in an 81-point sweep).
+    static std::set<std::string> warned;
+    const std::string text = "--set " + path + " has no effect on " + std::to_string(ineffective.size()) + " of its " +
+                             std::to_string(matched) + " devices: " + join(ineffective, "; ");
+    if (warned.insert(text).second) log::warn("scenario", text);
   }
 }
 
