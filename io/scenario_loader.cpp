@@ -601,13 +601,19 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
                    std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
                    ", error " + format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
+      // The ways to get the missing numbers (issue 31 item 9: the error offered none).
+      const LutKey& k = need.key;
+      const std::string ways = "; to get it: measure it on that hardware (coinfer profile --model " + k.model + " --dataset " + k.dataset +
+                               " --device-type " + k.device_type + " --out FILE), estimate the missing entries from measured ones "
+                               "(coinfer lut fill SCENARIO --out DIR, then luts_fill: allow), or synthesise a table (coinfer lut synth "
+                               "--device " + k.device_type + ": a formula, NOT a measurement)";
       if (need.on_server) {  // the server's table: blame the server's type, or its batch size beyond the table
         const ServerSpec& sv = s.servers[s.server_index(d.server)];
         const bool beyond_batch = luts.contains(need.key) && need.batch > luts.table(need.key).max_batch();
         fail(sv.where, "servers (id " + sv.id + ")" + (beyond_batch ? ".batch.max_size" : ".type"),
-             "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
+             "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")" + ways);
       }
-      fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
+      fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")" + ways);
     }
   }
 }

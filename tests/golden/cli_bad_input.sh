@@ -32,6 +32,8 @@ mk '0,/strategy: offload/s//strategy: pp(42)/' bad_split
 expect_bad bad_split "outside 0..9" run "$work/bad_split.yaml"
 mk '0,/type: rpi4b/s//type: rpi9/' bad_type
 expect_bad bad_type "no LUT for device type 'rpi9'" run "$work/bad_type.yaml"
+# ... and says how to get one (issue 31 item 9): profile, lut fill, lut synth, for that key.
+expect_bad bad_type_ways "coinfer profile --model .* --device-type rpi9 .*coinfer lut fill.*coinfer lut synth --device rpi9" run "$work/bad_type.yaml"
 mk '0,/model: dgcnn/s//model: resnet/' bad_model
 expect_bad bad_model "unknown model 'resnet'" run "$work/bad_model.yaml"
 mk '0,/dataset: modelnet40/s//dataset: cora/' bad_dataset
