@@ -26,6 +26,14 @@ expect2 bad_value "grid point scheduler.name=greedi.*did you mean" $scn --grid s
 expect2 bad_backend "local, slurm" $scn --grid devices=1..2 --backend mpi
 env PATH=/nonexistent "$coinfer" sweep $scn --grid devices=1..2 --backend slurm --out "$work/nosb" > "$work/nosb.out" 2>&1
 [ $? -eq 2 ] && grep -q "sbatch not found" "$work/nosb.out" && [ ! -e "$work/nosb" ] && ok || { bad "no sbatch"; cat "$work/nosb.out"; }
+# A Slurm without a reachable controller (issue 31 item 9: an "internal error", exit 1): exit 2 with
+# sbatch's words and the hint. A stand-in sbatch answers as Slurm's does when slurmctld is down.
+mkdir -p "$work/fakebin"
+printf '#!/bin/sh\necho "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' > "$work/fakebin/sbatch"
+chmod +x "$work/fakebin/sbatch"
+env PATH="$work/fakebin:$PATH" "$coinfer" sweep $scn --grid devices=1..2 --backend slurm --out "$work/noctl" > "$work/noctl.out" 2>&1
+[ $? -eq 2 ] && grep -q "Unable to contact slurm controller" "$work/noctl.out" && grep -q "is slurmctld running" "$work/noctl.out" \
+  && ok || { bad "sbatch without a controller"; cat "$work/noctl.out"; }
 "$coinfer" sweep $scn --grid devices=1..2 --out /proc/nope > "$work/unw.out" 2>&1
 [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unw.out" && ok || bad "unwritable folder"
 
