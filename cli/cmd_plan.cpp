@@ -245,6 +245,9 @@ int plan(const PlanOptions& o) {
     j["simulated_completed"] = row.completed;
     j["simulated_failed"] = row.failed;
     j["simulated_meets"] = simulated_meets;
+    // How far to trust the search (issue 31 item 10: a plan 662 % off was still "met" without a word).
+    const double off_pct = 100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12);
+    j["prediction_error_pct"] = off_pct;
     write_text_atomic((fs::path(dir) / "plan.json").string(), j.dump(1) + "\n");
     if (!o.quiet) {
       std::string verdict = simulated_meets ? "meets the requirement" : "does NOT meet the requirement";
@@ -256,6 +259,11 @@ int plan(const PlanOptions& o) {
                   100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12), row.latency_mean_ms, row.failed,
                   verdict.c_str());
     }
+    if (std::fabs(off_pct) > 50)
+      log::warn("plan", strprintf("the prediction was %+.0f %% off the simulation: the estimator (%s) does not describe this system well, "
+                                  "so the search ranked its schemes on wrong numbers; check the chosen scheme against others with "
+                                  "coinfer run, or use the analytic estimator",
+                                  off_pct, rank.describe().c_str()));
     if (!simulated_meets) return 1;
   }
   return met ? 0 : 1;

@@ -255,6 +255,17 @@ def sweep_report(d, tmp, cp, co):
 
 # --- a validation -----------------------------------------------------------------------------------------
 
+def ranking_text(rank):
+    """validate.json's ranking ("a > b" strings) as a sentence; none with one scheduler (issue 31 item 10:
+    the page read "ranking did not hold ( ; )", joining the strings' characters)."""
+    if not rank:
+        return "no ranking to check (one scheduler validated)"
+    def order(v):
+        return esc(v if isinstance(v, str) else " > ".join(v))
+    return (f"ranking {'held' if rank.get('held') else 'did NOT hold'} "
+            f"(simulated {order(rank.get('simulated', ''))}; testbed {order(rank.get('testbed', ''))})")
+
+
 def validation_report(d, tmp, cp, co):
     import matplotlib.pyplot as plt
     df = co.load_validation(os.path.join(d, "validate.json"))
@@ -262,8 +273,7 @@ def validation_report(d, tmp, cp, co):
     missed, failed = j.get("checks_missed", 0), j.get("failed_runs", 0)
     rank = j.get("ranking", {})
     verdict = (f'<p><span class="{"bad" if missed or failed else "good"}">{missed} checks outside tolerance, {failed} failed runs</span>; '
-               f"ranking {'held' if rank.get('held') else 'did not hold'} "
-               f"(simulated {esc(', '.join(rank.get('simulated', [])))}; testbed {esc(', '.join(rank.get('testbed', [])))}). "
+               f"{ranking_text(rank)}. "
                f"Tolerance {fmt(j.get('tolerance_pct'))} % (p95: {fmt(j.get('p95_tolerance_pct'))} %).</p>")
     s = ["<h2>Verdict</h2>", verdict]
     rows = df[["scheduler", "scope", "metric", "sim", "testbed", "error_pct", "checked", "within_tolerance"]].values.tolist()

@@ -108,6 +108,9 @@ assert attrs.get("figures") == "5" and attrs.get("figures-decoded") == "5", attr
 for ident in ("validation-metrics", "figure-validation", "figure-offload-sim", "figure-offload-testbed", "figure-local-sim",
               "figure-local-testbed", "validation-provenance", "scenario"):
     assert f'id="{ident}"' in dom, ident
+# the verdict names both rankings as orders (it once joined their characters: "( ; )")
+assert re.search(r"ranking (held|did NOT hold) \(simulated (offload|local) &gt; (offload|local); testbed (offload|local) &gt;", dom), \
+    re.findall(r"ranking[^<]{0,120}", dom)
 PY
 else
   bad "chromium is not installed (scripts/setup.sh installs it)"
