@@ -95,6 +95,8 @@ int collect(const std::string& dir, bool quiet) {
   SweepTable t;
   t.scenario = m["scenario"].get<std::string>();
   for (const auto& a : m["axes"]) t.axes.push_back(a.get<std::string>());
+  if (m.contains("axis_labels"))  // sweeps made before version 0.1 with labels have none
+    for (const auto& l : m["axis_labels"]) t.axis_labels.push_back(l.get<std::string>());
   int missing = 0;
   for (size_t i = 0; i < m["points"].size(); ++i) {
     const json& p = m["points"][i];
@@ -111,6 +113,38 @@ int collect(const std::string& dir, bool quiet) {
   if (!quiet)
     std::printf("merged %zu points (%d without results) into %s/sweep.h5 and sweep.csv\n", t.rows.size(), missing, dir.c_str());
   return missing == 0 ? 0 : 1;
+}
+
+// What an axis varies on this scenario, for the figures' axis labels (issue 31 item 6: the x axis read
+// "devices" when only the first entry's count varied, "link bandwidth" when some devices follow a
+// trace). `s` is the scenario with the sweep's --set overrides and the axis's first value.
+std::string axis_label(const Axis& a, const Scenario& s) {
+  if (a.path == "devices.0.count") {
+    // Devices expanded from one YAML entry share its location.
+    std::set<std::pair<int, int>> entries;
+    size_t first_entry = 0;
+    for (const auto& d : s.devices) entries.insert({d.where.line, d.where.column});
+    for (const auto& d : s.devices)
+      if (d.where.line == s.devices.front().where.line && d.where.column == s.devices.front().where.column) ++first_entry;
+    if (entries.size() <= 1) return "devices";
+    const size_t others = s.devices.size() - first_entry;
+    return "devices of the first device entry (" + std::to_string(others) + " other device" + (others == 1 ? "" : "s") + " fixed)";
+  }
+  if (a.path == "devices.*.link.bandwidth_mbps") {
+    std::vector<std::string> fixed;  // devices whose bandwidth a trace or an event at 0 s sets instead
+    for (const auto& d : s.devices) {
+      bool by_event = false;
+      for (const auto& e : s.events)
+        by_event |= e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0;
+      if ((!d.link.trace.empty() && d.link.trace.front().t_s <= 0) || by_event) fixed.push_back(d.id);
+    }
+    if (fixed.empty()) return "link bandwidth (Mbit/s)";
+    const size_t varied = s.devices.size() - fixed.size();
+    if (fixed.size() > 3) fixed = {fixed[0], fixed[1], "..."};
+    return "link bandwidth (Mbit/s) of " + std::to_string(varied) + " of " + std::to_string(s.devices.size()) + " devices (" +
+           join(fixed, ", ") + ": trace or event)";
+  }
+  return a.name == a.path ? a.name : a.name + " (" + a.path + ")";
 }
 
 int sweep(const SweepOptions& o) {
@@ -150,6 +184,12 @@ int sweep(const SweepOptions& o) {
   for (const auto& a : axes) manifest["axes"].push_back(a.name);
   manifest["grid"] = json::array();
   for (const auto& a : axes) manifest["grid"].push_back({{"name", a.name}, {"path", a.path}, {"values", a.values}});
+  manifest["axis_labels"] = json::array();
+  for (const auto& a : axes) {
+    std::vector<std::string> sets = o.sets;
+    sets.push_back(a.path + "=" + a.values.front());
+    manifest["axis_labels"].push_back(axis_label(a, load_scenario(o.scenario, sets)));
+  }
   manifest["seeds"] = o.seeds;
   manifest["sets"] = o.sets;
   manifest["points"] = json::array();

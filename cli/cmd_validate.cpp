@@ -251,7 +251,15 @@ int validate_command(const ValidateOptions& o) {
   // runs made elsewhere: nothing is measured here.)
   if (!real_mode) {
     const auto [busy, steal] = sample_idle_machine();
-    report["machine"] = {{"busy_pct_before", busy}, {"steal_pct_before", steal}, {"allow_loaded", o.allow_loaded}};
+    // `loaded`: measured beyond the limits, reported only because of --allow-loaded (the comparison's
+    // testbed side may be slower than on an idle machine; a reader must see it in the file).
+    report["machine"] = {{"busy_pct_before", busy},
+                         {"steal_pct_before", steal},
+                         {"allow_loaded", o.allow_loaded},
+                         {"loaded", busy > o.max_busy_pct || steal > o.max_steal_pct}};
+    if (o.allow_loaded && (busy > o.max_busy_pct || steal > o.max_steal_pct))
+      log::warn("validate", "the machine is loaded (" + fmt(busy, 1) + " % busy, " + fmt(steal, 1) +
+                                " % stolen): measuring anyway (--allow-loaded; recorded in validate.json as machine.loaded)");
     log::info("validate", "machine before the runs: " + fmt(busy, 1) + " % busy, " + fmt(steal, 1) + " % stolen");
     if (!o.allow_loaded && (busy > o.max_busy_pct || steal > o.max_steal_pct))
       throw InputError(SourceLocation{"validate", 0, 0}, "machine",
@@ -323,7 +331,12 @@ int validate_command(const ValidateOptions& o) {
   if (!real_mode)
     for (const auto& u : uses) check_measured(luts, u.key);
 
-  // 4. Calibration: does each LUT describe this machine as the testbed will run it?
+  // 4. Calibration: does each LUT describe this machine as the testbed will run it? When it does not
+  // run, validate.json says so and why (issue 31 item 10: a reader could not tell).
+  if (!o.calibrate || real_mode)
+    report["calibration"] = {{"done", false},
+                             {"why", real_mode ? "a real run's journals: nothing is measured on this machine"
+                                               : "--no-calibration: the LUTs may describe another machine"}};
   if (o.calibrate && !real_mode) {
     const std::string dir = out + "/calibration";
     fs::create_directories(dir);
@@ -359,7 +372,7 @@ int validate_command(const ValidateOptions& o) {
       rows.push_back({{"lut", u.key.to_string()}, {"role", u.device ? "device" : "server"}, {"lut_ms", lut_ms}, {"measured_ms", now_ms},
                       {"difference_pct", diff}, {"within_tolerance", ok}, {"measurements", measurements}});
     }
-    report["calibration"] = {{"tolerance_pct", o.calibration_tolerance_pct}, {"entries", rows}};
+    report["calibration"] = {{"done", true}, {"tolerance_pct", o.calibration_tolerance_pct}, {"entries", rows}};
     if (!off_entries.empty() && !o.reprofile)
       throw InputError(where, "luts",
                        "the LUTs do not describe this machine as the testbed runs it (beyond +-" + fmt(o.calibration_tolerance_pct, 0) +

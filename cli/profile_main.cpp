@@ -5,8 +5,11 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
@@ -90,6 +93,81 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   std::printf("wrote %s: %zu module samples from %lld model variants [MEASURED]\n", out.c_str(), set.samples.size(), count - skipped);
   return 0;
 }
+
+// The journal of a profile in progress, OUT.partial (JSON lines): the first line says what is being
+// profiled and how (every option that changes a measurement), each further line one measured (range,
+// batch) entry, appended and flushed as soon as it is measured. A killed profile run again with the
+// same options resumes from it; the journal goes when the LUT is written. A last line cut by the kill
+// is ignored.
+class ProfileJournal {
+ public:
+  ProfileJournal(std::string path, nlohmann::json identity) : path_(std::move(path)), identity_(std::move(identity)) {}
+
+  // Entries of an interrupted run with the same identity (empty when there is none). InputError when
+  // the journal belongs to other options (nothing is removed: the user decides).
+  std::map<coinfer::hw::ProfiledKey, coinfer::hw::ProfiledEntry> load() const {
+    using namespace coinfer;
+    std::map<hw::ProfiledKey, hw::ProfiledEntry> done;
+    std::ifstream in(path_);
+    if (!in) return done;
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string all = text.str(), line;
+    if (!all.empty() && all.back() != '\n') all.erase(all.rfind('\n') == std::string::npos ? 0 : all.rfind('\n') + 1);  // cut last line
+    std::istringstream lines(all);
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      nlohmann::json j;
+      try {
+        j = nlohmann::json::parse(line);
+      } catch (const std::exception& e) {
+        throw InputError(SourceLocation{path_, n, 1}, "", std::string("not a profile journal line (") + e.what() +
+                                                              "); delete the file to profile from the start");
+      }
+      if (n == 1) {
+        if (j != identity_)
+          throw InputError(SourceLocation{path_, 1, 1}, "",
+                           "an interrupted profile with other options (" + j.dump() + ") is waiting in this file; run that command "
+                           "again to resume it, or delete the file to profile from the start with these options");
+        continue;
+      }
+      try {
+        hw::ProfiledEntry e;
+        e.stats = {j.at("mean_s"), j.at("p50_s"), j.at("p95_s"), j.at("std_s"), j.at("count")};
+        e.quantiles = j.at("quantiles").get<std::vector<double>>();
+        e.peak_bytes = j.at("peak_bytes");
+        done[{j.at("i").get<int>(), j.at("j").get<int>(), j.at("batch").get<int>()}] = e;
+      } catch (const std::exception& e) {
+        throw InputError(SourceLocation{path_, n, 1}, "", std::string("a corrupt profile journal entry (") + e.what() +
+                                                              "); delete the file to profile from the start");
+      }
+    }
+    return done;
+  }
+
+  // Starts a journal (identity line) unless one is being resumed; appends each entry as it comes.
+  void open(bool resuming) {
+    out_.open(path_, resuming ? std::ios::app : std::ios::trunc);
+    if (!out_) throw coinfer::InputError(coinfer::SourceLocation{path_, 0, 0}, "--out", "cannot write the profile journal");
+    if (!resuming) out_ << identity_.dump() << "\n" << std::flush;
+  }
+  void append(const coinfer::hw::ProfiledKey& k, const coinfer::hw::ProfiledEntry& e) {
+    nlohmann::json j{{"i", std::get<0>(k)}, {"j", std::get<1>(k)},      {"batch", std::get<2>(k)}, {"mean_s", e.stats.mean_s},
+                     {"p50_s", e.stats.p50_s}, {"p95_s", e.stats.p95_s}, {"std_s", e.stats.std_s},  {"count", e.stats.count},
+                     {"quantiles", e.quantiles}, {"peak_bytes", e.peak_bytes}};
+    out_ << j.dump() << "\n" << std::flush;
+  }
+  void remove() {
+    out_.close();
+    std::filesystem::remove(path_);
+  }
+
+ private:
+  std::string path_;
+  nlohmann::json identity_;
+  std::ofstream out_;
+};
 
 }  // namespace
 
@@ -199,6 +277,20 @@ int main(int argc, char** argv) {
           }
       }
     }
+    // A profile runs for minutes to hours: its entries are journaled as they are measured, and a
+    // killed run resumes where it stopped when it is run again with the same options (issue 31 item 8).
+    ProfileJournal journal(out + ".partial",
+                           nlohmann::json{{"format", "coinfer-profile-journal"}, {"device_type", o.device_type}, {"model", model},
+                                          {"dataset", dataset}, {"batch_max", hi}, {"warmup", o.warmup}, {"repeats", o.repeats},
+                                          {"threads", o.threads}, {"feature_chunks", o.feature_chunks}, {"seed", o.seed},
+                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}});
+    o.resume = journal.load();
+    if (!o.resume.empty())
+      log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out +
+                               ".partial)");
+    std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
+    journal.open(!o.resume.empty());
+    o.measured = [&journal](const hw::ProfiledKey& k, const hw::ProfiledEntry& e) { journal.append(k, e); };
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));
     o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
@@ -232,6 +324,7 @@ int main(int argc, char** argv) {
       std::printf("%s keeps its %zu other table%s; this one is added\n", out.c_str(), kept.size(), kept.size() == 1 ? "" : "s");
     kept.push_back(t);
     write_lut_file(out, kept);  // atomic: the old file stays whole until the new one replaces it
+    journal.remove();
     std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),
                 model.c_str(), dataset.c_str(), t.provenance().attributes.at("cpu").c_str(), t.num_stages(), hi,
                 t.mean_seconds(0, t.num_stages(), 1) * 1e3);

@@ -307,6 +307,8 @@ int train(TrainOptions& o) {
   info.provenance = "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " +
                     std::to_string(o.episodes) + " episodes, seed " + std::to_string(o.seed) +
                     (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
+  info.episodes = o.episodes;
+  for (const auto& ts : scenarios) info.scenarios.push_back(ts.scenario.name);
   agent.save_policy(o.out, info);
   if (!o.quiet)
     std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)

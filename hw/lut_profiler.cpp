@@ -140,6 +140,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   };
   const int ranges = o.whole_model_only ? 1 : o.single_stages_only ? n : n * (n + 1) / 2;
   double total_work = 0, done_work = 0;
+  long long resumed = 0, entries = 0;
   for (int b : o.batch_sizes) total_work += static_cast<double>(ranges) * b;
   std::vector<double> bytes(n + 1, 0);
   std::vector<std::vector<double>> peak(n + 1, std::vector<double>(n + 1, 0));
@@ -157,6 +158,19 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j <= n; ++j) {
         if (!wanted(i, j)) continue;
+        ++entries;
+        const auto earlier = o.resume.find({i, j, b});
+        if (earlier != o.resume.end()) {  // measured by the interrupted run
+          const ProfiledEntry& e = earlier->second;
+          if (e.quantiles.size() != levels.size()) throw std::invalid_argument("a resumed entry has other quantile levels");
+          t.set_latency(i, j, b, e.stats);
+          t.set_quantiles(i, j, b, e.quantiles);
+          if (b == 1) peak[i][j] = e.peak_bytes;
+          ++resumed;
+          done_work += b;
+          if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ") (resumed)");
+          continue;
+        }
         std::vector<double> samples;
         for (int r = 0; r < o.warmup + o.repeats; ++r) {
           models::SplitState st = at[i];
@@ -181,6 +195,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
         std::vector<double> q(levels.size());
         for (size_t k = 0; k < levels.size(); ++k) q[k] = percentile(sorted, 100 * levels[k]);
         t.set_quantiles(i, j, b, q);
+        if (o.measured) o.measured({i, j, b}, ProfiledEntry{st, q, b == 1 ? peak[i][j] : 0.0});
         done_work += b;
         if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ")");
       }
@@ -210,6 +225,9 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["blas"] = (blas == std::string::npos ? "unknown" : config.substr(blas + 10, config.find_first_of(",\n", blas) - blas - 10)) + blas_lib;
   pv.attributes["date"] = utc_now();
   pv.attributes["command"] = o.command_line;
+  if (resumed > 0)
+    pv.attributes["resumed"] = std::to_string(resumed) + " of " + std::to_string(entries) +
+                               " (range, batch) entries were measured by an earlier run of the same profile that was interrupted";
   pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " +
                             std::to_string(o.repeats) + " timed runs per (range, batch)";
   pv.attributes["ranges"] = o.whole_model_only     ? "whole model [0,n) only (a calibration, not a complete LUT)"

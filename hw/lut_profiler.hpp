@@ -3,13 +3,23 @@
 // every stage range [i,j) and batch size, warm-up then timed runs (mean, p50, p95, std), the real
 // serialised bytes at every split, the peak tensor memory of every range, and the provenance.
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/lut.hpp"
 #include "core/model_spec.hpp"
 
 namespace coinfer::hw {
+
+// One measured (range, batch) entry: what a LUT holds for it.
+struct ProfiledEntry {
+  LatencyStats stats;
+  std::vector<double> quantiles;  // at standard_quantile_levels()
+  double peak_bytes = 0;          // batch 1 only (0 otherwise)
+};
+using ProfiledKey = std::tuple<int, int, int>;  // (i, j, batch): range [i, j) at that batch size
 
 struct ProfileOptions {
   std::string device_type = "this-machine";
@@ -29,6 +39,11 @@ struct ProfileOptions {
   // Called after each measured (range, batch size) with (work done, total work, what): a unit of
   // work is one sample, so a range at batch b counts b (the cost grows with the batch).
   std::function<void(double, double, const std::string&)> progress;
+  // Resuming an interrupted profile (coinfer profile's OUT.partial): entries in `resume` are taken as
+  // they are instead of being measured again (the provenance counts them); each entry measured now is
+  // handed to `measured` as soon as it is done, so that the caller can journal it.
+  std::map<ProfiledKey, ProfiledEntry> resume;
+  std::function<void(const ProfiledKey&, const ProfiledEntry&)> measured;
 };
 
 // Throws std::invalid_argument for bad options (batch sizes not 1..B, repeats < 1, ...).

@@ -58,6 +58,7 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
     f.write_attr("/", "schema_version", static_cast<std::int64_t>(2));  // 2: text attributes are variable-length UTF-8
     f.write_attr("/", "scenario", t.scenario);
     f.write_attr("/", "axes", join(t.axes, ","));
+    if (!t.axis_labels.empty()) f.write_attr("/", "axis_labels", join(t.axis_labels, "\n"));  // one line per axis
     const hsize_t n = t.rows.size();
     std::vector<std::int64_t> point(n), seed(n), completed(n), failed(n), decisions(n);
     std::vector<std::int8_t> ok(n);

@@ -20,6 +20,9 @@ struct SweepRow {
 struct SweepTable {
   std::string scenario;
   std::vector<std::string> axes;  // grid axis names
+  // What each axis varies, in words, for a figure's axis label (e.g. "devices of the first device
+  // entry ('pi'; 2 other devices fixed)"); empty = the name says it. Attribute `axis_labels` in sweep.h5.
+  std::vector<std::string> axis_labels;
   std::vector<SweepRow> rows;
 };
 

@@ -138,6 +138,8 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         grid = {a: [fmt_value(text(v)) if is_number(text(v)) else text(v) for v in f[f"grid/{a}"][:]] for a in axes}
         seeds = f["seed"][:]
         scenario = text(f.attrs["scenario"])
+        # What each axis varies on this scenario, in the sweep's words (older sweeps: none).
+        labels = dict(zip(axes, text(f.attrs["axis_labels"]).split("\n"))) if "axis_labels" in f.attrs else {}
     if series_axis is None:
         series_axis = "scheduler" if "scheduler" in axes and x_axis != "scheduler" else None
     for a in (x_axis, series_axis):
@@ -184,7 +186,7 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels([fmt_value(c) for c in cats], rotation=20)
         ticks = [fmt_value(c) for c in cats]
-        ax.set_xlabel(series_axis or "")
+        ax.set_xlabel(labels.get(series_axis, series_axis) if series_axis else "")
     else:
         xgrid = np.array([float(v) if is_number(v) else np.nan for v in grid[x_axis]])
         if np.isnan(xgrid).any():
@@ -217,7 +219,7 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
                         capsize=2, label=label, color=plt.get_cmap("tab10")(i % 10), markerfacecolor="none" if i % 2 else None)
             if label:
                 legend.append(label)
-        ax.set_xlabel(xlabel if x_axis == default_x else x_axis)
+        ax.set_xlabel(labels.get(x_axis) or (xlabel if x_axis == default_x else x_axis))
         if log_x:
             ax.set_xscale("log")
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())

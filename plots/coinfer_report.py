@@ -275,6 +275,17 @@ def validation_report(d, tmp, cp, co):
     verdict = (f'<p><span class="{"bad" if missed or failed else "good"}">{missed} checks outside tolerance, {failed} failed runs</span>; '
                f"{ranking_text(rank)}. "
                f"Tolerance {fmt(j.get('tolerance_pct'))} % (p95: {fmt(j.get('p95_tolerance_pct'))} %).</p>")
+    # Conditions that weaken the comparison are part of the verdict, not only of the JSON.
+    caveats = []
+    if j.get("machine", {}).get("loaded"):
+        m = j["machine"]
+        caveats.append(f"measured on a loaded machine ({fmt(m.get('busy_pct_before'))} % busy, {fmt(m.get('steal_pct_before'))} % "
+                       "stolen; --allow-loaded): the testbed may run slower than on an idle machine")
+    cal = j.get("calibration")
+    if isinstance(cal, dict) and cal.get("done") is False:
+        caveats.append(f"calibration skipped ({html.escape(str(cal.get('why', '')))})")
+    if caveats:
+        verdict += "<p class=\"bad\">Caveats: " + "; ".join(caveats) + ".</p>"
     s = ["<h2>Verdict</h2>", verdict]
     rows = df[["scheduler", "scope", "metric", "sim", "testbed", "error_pct", "checked", "within_tolerance"]].values.tolist()
     s.append("<h2>Simulator against testbed</h2>" + table("validation-metrics", ["scheduler", "scope", "metric", "simulated", "testbed",

@@ -12,6 +12,7 @@
 
 #include "core/input_error.hpp"
 #include "core/random_stream.hpp"
+#include "core/text_util.hpp"
 
 namespace coinfer {
 
@@ -514,6 +515,21 @@ void GinPredictor::save(const std::string& path) const {
   const std::string tmp = path + ".tmp";
   archive.save_to(tmp);
   std::filesystem::rename(tmp, path);
+}
+
+std::vector<std::string> GinPredictor::trust_warnings() const {
+  const GinMeta& m = meta();
+  std::vector<std::string> w;
+  if (!m.has_system) return w;  // ranking only: judged by its pairwise share, which plan and eval report
+  auto pc = [](double share) { return format_percent(share); };
+  if (m.validation.samples > 0 && m.validation.within_20 < 0.5)
+    w.push_back("its throughput predictions were within 20 % on " + pc(m.validation.within_20) + " of " +
+                std::to_string(m.validation.samples) + " held-out samples (MAPE " + pc(m.validation.mape) +
+                "): do not trust its ranking; train on more samples (coinfer predictor samples --systems 1000) or use estimator: analytic");
+  if (m.validation.samples < kGinTrustedValidationSamples)
+    w.push_back("its accuracy was measured on " + std::to_string(m.validation.samples) + " held-out samples only (fewer than " +
+                std::to_string(kGinTrustedValidationSamples) + "): train on more samples (coinfer predictor samples --systems 1000)");
+  return w;
 }
 
 GinPredictor GinPredictor::load(const std::string& path) {

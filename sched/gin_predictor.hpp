@@ -74,6 +74,9 @@ std::vector<std::pair<size_t, size_t>> ranking_pairs(const std::vector<TrainingS
 PredictorAccuracy accuracy(const std::vector<TrainingSample>& samples, const std::vector<double>& predicted,
                            const std::vector<std::pair<size_t, size_t>>& pairs, const std::vector<double>& better);
 
+// Fewer held-out samples than this make a predictor's measured accuracy itself unreliable.
+constexpr long long kGinTrustedValidationSamples = 100;
+
 struct GinMeta {
   GinConfig config;
   FeatureNormalisation norm;
@@ -108,6 +111,10 @@ class GinPredictor {
   // largest seen (with the factor). Empty when inside.
   std::vector<std::string> range_warnings(const GraphInput& g, const std::vector<std::string>& device_types,
                                           const std::vector<std::string>& models) const;
+  // Why its predictions may not be trusted anywhere (issue 31 item 10): a system predictor whose
+  // held-out accuracy is poor (fewer than half within 20 %, ACE-GNN reports > 90 % within 10 %) or
+  // measured on fewer than kGinTrustedValidationSamples samples. Empty when none.
+  std::vector<std::string> trust_warnings() const;
 
  private:
   struct Impl;

@@ -39,6 +39,6 @@ std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const s
                                          bool online = false);
 using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
                                      bool online, std::string* error, bool* input_error);
-constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v2";
+constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v3";  // v3: SacActor::trust_warnings
 
 }  // namespace coinfer

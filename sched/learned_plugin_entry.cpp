@@ -15,7 +15,9 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
     coinfer::GinPredictor p = coinfer::GinPredictor::load(model_file);
     coinfer::GraphInput extremes;  // the scenario's largest node latency stands for its graphs
     extremes.latency_ms = {max_latency_ms};
-    for (auto& w : p.range_warnings(extremes, *device_types, *models)) warnings->push_back(std::string(model_file) + ": " + w);
+    for (auto& w : p.range_warnings(extremes, *device_types, *models))
+      warnings->push_back(std::string(model_file) + ": " + w + " (its predictions there are extrapolations)");
+    for (auto& w : p.trust_warnings()) warnings->push_back(std::string(model_file) + ": " + w);
     return new coinfer::GinEstimator(*analytic, std::move(p), model_file);
   } catch (const coinfer::InputError& e) {
     *error = e.what();
@@ -28,11 +30,11 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
 }
 
 // The SAC policy network (sched/sac_agent.hpp) for `coinfer::load_sac_actor`.
-extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v2(const char* policy_file,
+extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v3(const char* policy_file,
                                                                                              const std::vector<std::string>* models,
                                                                                              bool allow_data_parallel, bool online,
                                                                                              std::string* error, bool* input_error) {
-  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v2), coinfer::MakeSacActorFn>);
+  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v3), coinfer::MakeSacActorFn>);
   try {
     auto actor = std::make_unique<coinfer::TorchSacActor>(policy_file);
     const auto& info = actor->info();

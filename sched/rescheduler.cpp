@@ -39,10 +39,17 @@ bool Rescheduler::offer(const Trigger& t) {
   return true;
 }
 
-double Rescheduler::next_period_after(double t_s) const {
-  const double p = scenario_.scheduler.period_s;
-  if (!(p > 0)) return std::numeric_limits<double>::infinity();
-  return (std::floor(t_s / p) + 1) * p;
+double Rescheduler::next_period_after(double t_s) const { return next_period_after(scenario_, t_s); }
+
+double Rescheduler::next_period_after(const Scenario& s, double t_s) {
+  const double p = s.scheduler.period_s;
+  const double never = std::numeric_limits<double>::infinity();
+  if (!(p > 0)) return never;
+  // k * p, not a running sum (which drifts); k one more where rounding put k * p at or before t_s.
+  double k = std::max(1.0, std::floor(t_s / p) + 1);
+  if (k * p <= t_s) k += 1;
+  const double t = k * p;
+  return t < s.duration_s ? t : never;
 }
 
 Decision Rescheduler::decide(const SystemState& state) {
@@ -98,8 +105,7 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
       for (const auto& p : bandwidth[i].points())
         if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, Trigger{Trigger::Kind::bandwidth, di, p.mbps}});
   }
-  if (s.scheduler.period_s > 0)
-    for (double t = s.scheduler.period_s; t < end_s; t += s.scheduler.period_s) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
+  for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return ev;
 }

@@ -55,8 +55,13 @@ class Rescheduler {
   // Offers an event at time t_s; returns true when it became a pending trigger.
   bool offer(const Trigger& t);
   bool has_pending() const { return !pending_.empty(); }
-  // The next periodic trigger strictly after t_s (+infinity when scheduler.period_s is 0).
+  // The next periodic trigger strictly after t_s: k * scheduler.period_s for an integer k >= 1, while
+  // before the end of arrivals (duration_s); +infinity after it (no decisions during the drain: there
+  // is nothing left to schedule) and when period_s is 0. The one rule for both engines: the
+  // simulator's scenario_events and the real server's timer both ask it (issue 33: the real server
+  // used to keep firing through the drain).
   double next_period_after(double t_s) const;
+  static double next_period_after(const Scenario& s, double t_s);
 
   // Decides on the pending triggers with `state` (taken now by the caller; its time_s is the
   // decision's time) and clears them. Remembers the scheme's strategies and helpers and the

@@ -1,5 +1,6 @@
 #include "sched/sac_agent.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +17,8 @@ constexpr const char* kCheckpointFormat = "coinfer-sac-checkpoint";
 nlohmann::json info_json(const SacPolicyInfo& i, const char* format) {
   return {{"format", format},          {"layout_version", i.layout_version}, {"feature_names", i.feature_names},
           {"hidden", i.hidden},        {"allow_data_parallel", i.allow_data_parallel},
-          {"models", i.models},        {"provenance", i.provenance}};
+          {"models", i.models},        {"provenance", i.provenance},
+          {"episodes", i.episodes},    {"scenarios", i.scenarios}};
 }
 
 // The meta record of a policy or checkpoint, checked against this build's layout.
@@ -34,6 +36,8 @@ SacPolicyInfo read_info(torch::serialize::InputArchive& archive, const std::stri
     i.allow_data_parallel = j.at("allow_data_parallel").get<bool>();
     i.models = j.at("models").get<std::vector<std::string>>();
     i.provenance = j.at("provenance").get<std::string>();
+    i.episodes = j.value("episodes", -1);  // absent in policies made before it was recorded
+    i.scenarios = j.value("scenarios", std::vector<std::string>{});
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
@@ -365,7 +369,23 @@ void actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, st
 }
 }  // namespace
 
-OnlineSacActor::OnlineSacActor(const std::string& policy_path, const SacPolicyInfo& info) : path_(policy_path) {
+std::vector<std::string> sac_trust_warnings(const std::string& path, const SacPolicyInfo& info, const std::string& scenario_name) {
+  std::vector<std::string> w;
+  if (info.episodes >= 0 && info.episodes < kSacTrustedEpisodes)
+    w.push_back(path + " was trained for " + std::to_string(info.episodes) + " episode" + (info.episodes == 1 ? "" : "s") +
+                " only (on Fig. 20 a policy needed " + std::to_string(kSacTrustedEpisodes) +
+                " to match the best scheme, bench/RESULTS.md \"SAC\"): its decisions may be far from good; train longer "
+                "(coinfer train sac --episodes 40) or compare with scheduler.name=greedy");
+  if (!info.scenarios.empty() && std::find(info.scenarios.begin(), info.scenarios.end(), scenario_name) == info.scenarios.end()) {
+    std::string trained;
+    for (const auto& n : info.scenarios) trained += (trained.empty() ? "" : ", ") + n;
+    w.push_back(path + " was trained on " + trained + ", not on '" + scenario_name +
+                "': its decisions here are untested; compare with scheduler.name=greedy or hierarchical");
+  }
+  return w;
+}
+
+OnlineSacActor::OnlineSacActor(const std::string& policy_path, const SacPolicyInfo& info) : path_(policy_path), info_(info) {
   const std::string ckpt = policy_path + ".ckpt";
   if (!std::filesystem::is_regular_file(ckpt))
     throw InputError(SourceLocation{ckpt, 0, 0}, "scheduler.online",

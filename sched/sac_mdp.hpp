@@ -114,6 +114,9 @@ class SacActor {
   // Online learning (scheduler.online): adds the transitions and makes `steps` gradient steps. Only an
   // actor loaded with its training checkpoint can learn.
   virtual bool can_learn() const { return false; }
+  // Reasons not to trust this policy's decisions on the scenario named `scenario_name` (too few
+  // training episodes, never trained on it), one sentence each, for the run's log. Empty: none known.
+  virtual std::vector<std::string> trust_warnings(const std::string& scenario_name) const { return {}; }
   virtual void learn(const std::vector<SacTransition>& transitions, int steps) {}
 };
 

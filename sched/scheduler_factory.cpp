@@ -122,7 +122,7 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   std::vector<std::string> warnings;
   auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()},
                               largest_node_latency_ms(scenario_state(s, 0), est), warnings);
-  for (const auto& w : warnings) log::warn("sched", w + " (its predictions there are extrapolations)");
+  for (const auto& w : warnings) log::warn("sched", w);
   return e;
 }
 
@@ -306,7 +306,9 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     o.seed = static_cast<std::uint64_t>(p.number("seed", static_cast<double>(s.seed), 0));
     o.online = p.flag("online", false);
     o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
-    return std::make_unique<SacScheduler>(est, load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online), o);
+    auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
+    for (const auto& w : actor->trust_warnings(s.name)) log::warn("sched", w);  // issue 31 item 10
+    return std::make_unique<SacScheduler>(est, std::move(actor), o);
   }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",

@@ -32,18 +32,45 @@ io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp 
         "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
 io_lut=("$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
 
-build() {  # name sources... -- libs...
-  local name=$1; shift
-  local srcs=() libs=()
+# Every source is compiled once into $out/obj (instrumented for coverage, not linked), shared by every
+# target and seeder that needs it: the targets link 24 core sources each, and ctest runs two fuzz tests
+# at a time. A per-object lock makes concurrent runs share the work (each walks its list in a random
+# order, so two builds compile different objects instead of queueing on the same one). An object is
+# stale when its source or any header of core/, io/ or hw/ is newer.
+objdir="$out/obj"
+mkdir -p "$objdir"
+object_of() { local rel=${1#"$src"/}; echo "$objdir/${rel//\//_}.o"; }
+compile_objects() {  # sources...
+  local s o
+  for s in $(printf '%s\n' "$@" | sort -u | shuf); do
+    o=$(object_of "$s")
+    (
+      flock 9
+      if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
+        "${cxx[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o.tmp" && mv "$o.tmp" "$o"
+      fi
+    ) 9> "$o.lock" || return 1
+  done
+}
+link_program() {  # binary link-flag sources... -- libs...   (relinks when an object is newer)
+  local bin=$1 flag=$2; shift 2
+  local srcs=() libs=() objs=() s o relink=0
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do srcs+=("$1"); shift; done
   [ $# -gt 0 ] && shift && libs=("$@")
-  local bin="$out/fuzz_$name"
-  if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" "$src"/core "$src"/io "$src"/hw -newer "$bin" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
-    echo "[fuzz] building fuzz_$name"
-    "${cxx[@]}" -fsanitize=fuzzer "${srcs[@]}" "${libs[@]}" -o "$bin"
+  compile_objects "${srcs[@]}"
+  for s in $(printf '%s\n' "${srcs[@]}" | sort -u); do
+    o=$(object_of "$s"); objs+=("$o")
+    [ -x "$bin" ] && [ ! "$o" -nt "$bin" ] || relink=1
+  done
+  if [ $relink -eq 1 ]; then
+    echo "[fuzz] linking $(basename "$bin")"
+    "${cxx[@]}" "$flag" "${objs[@]}" "${libs[@]}" -o "$bin.tmp.$$" && mv "$bin.tmp.$$" "$bin"
   fi
 }
-
+build() {  # name sources... -- libs...
+  local name=$1; shift
+  link_program "$out/fuzz_$name" -fsanitize=fuzzer "$@"
+}
 run() {  # name extra-args...   (corpus: $out/NAME.corpus; seeds: $out/NAME.seed)
   local name=$1; shift
   local corpus="$out/$name.corpus"
@@ -90,11 +117,10 @@ PY
     lut_codec)
       build lut_codec "$src/tests/fuzz/fuzz_lut_codec.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       seeder="$out/lut_codec_seeder"
-      if [ ! -x "$seeder" ] || [ -n "$(find "$src"/core "$src"/io -newer "$seeder" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
-        printf '#include "io/lut_codec.hpp"\n#include "io/lut_h5.hpp"\n#include <fstream>\nint main(int c, char** v) { for (int i = 2; i < c; ++i) std::ofstream(std::string(v[1]) + "/lut" + std::to_string(i), std::ios::binary) << coinfer::encode_lut_tables(coinfer::read_lut_file_in_process(v[i])); }\n' > "$out/seeder.cpp"
-        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" "${h5libs[@]}" "${loglibs[@]}" -o "$seeder"
-      fi
-      mkdir -p "$out/lut_codec.seed" && "$seeder" "$out/lut_codec.seed" $(find "$src/traces" -name '*.h5' | sort)
+      printf '#include "io/lut_codec.hpp"\n#include "io/lut_h5.hpp"\n#include <fstream>\nint main(int c, char** v) { for (int i = 2; i < c; ++i) std::ofstream(std::string(v[1]) + "/lut" + std::to_string(i), std::ios::binary) << coinfer::encode_lut_tables(coinfer::read_lut_file_in_process(v[i])); }\n' > "$out/seeder.cpp.new"
+      cmp -s "$out/seeder.cpp.new" "$out/seeder.cpp" && rm "$out/seeder.cpp.new" || mv "$out/seeder.cpp.new" "$out/seeder.cpp"
+      link_program "$seeder" -fsanitize=fuzzer-no-link "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
+      mkdir -p "$out/lut_codec.seed" && ASAN_OPTIONS=detect_leaks=0 "$seeder" "$out/lut_codec.seed" $(find "$src/traces" -name '*.h5' | sort)
       run lut_codec -max_len=1048576 || status=1
       ;;
     lut_file)
@@ -131,11 +157,10 @@ PY
       mkdir -p "$out/predictor_samples.seed"
       # Seed: a small sample set written by the writer (three systems x two schemes of a tiny sample run).
       seeder="$out/predictor_samples_seeder"
-      if [ ! -x "$seeder" ] || [ -n "$(find "$src"/core "$src"/io -newer "$seeder" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
-        printf '#include "io/predictor_samples.hpp"\nusing namespace coinfer;\nint main(int, char** v) { PredictorSampleSet s; s.provenance = "seed"; for (int i = 0; i < 6; ++i) { PredictorSample x; x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9; x.analytic_throughput_rps = 2; x.analytic_mean_latency_ms = 4; x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0); x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}}; s.samples.push_back(x); } write_predictor_samples(v[1], s); }\n' > "$out/ps_seeder.cpp"
-        clang++ -std=c++17 -O1 -I"$src" -I/usr/include/hdf5/serial -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" "${h5libs[@]}" "${loglibs[@]}" -o "$seeder"
-      fi
-      "$seeder" "$out/predictor_samples.seed/small.h5"
+      printf '#include "io/predictor_samples.hpp"\nusing namespace coinfer;\nint main(int, char** v) { PredictorSampleSet s; s.provenance = "seed"; for (int i = 0; i < 6; ++i) { PredictorSample x; x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9; x.analytic_throughput_rps = 2; x.analytic_mean_latency_ms = 4; x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0); x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}}; s.samples.push_back(x); } write_predictor_samples(v[1], s); }\n' > "$out/ps_seeder.cpp.new"
+      cmp -s "$out/ps_seeder.cpp.new" "$out/ps_seeder.cpp" && rm "$out/ps_seeder.cpp.new" || mv "$out/ps_seeder.cpp.new" "$out/ps_seeder.cpp"
+      link_program "$seeder" -fsanitize=fuzzer-no-link "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
+      ASAN_OPTIONS=detect_leaks=0 "$seeder" "$out/predictor_samples.seed/small.h5"
       run predictor_samples -max_len=262144 -timeout=90 || status=1
       ;;
     inventory)

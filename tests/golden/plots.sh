@@ -37,6 +37,12 @@ done
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --style paper \
   --out "$work/tvd40.png" > /dev/null
 "$coinfer" plot "$work/s/sweep.h5" --kind latency-vs-bandwidth --series max_batch --where scheduler=hierarchical --out "$work/lvb.png" --pool --logy --ylim 1,100000 > /dev/null
+# Axis labels say what the axis varies (issue 31 item 6): on the quickstart `devices` is the first of
+# three entries' count, and pi0's bandwidth follows its trace whatever `bandwidth_mbps` says.
+"$coinfer" sweep scenarios/quickstart.yaml --set duration_s=2 --set warmup_s=0.5 --grid devices=1,2 --grid bandwidth_mbps=5,40 \
+  --out "$work/q" -q > /dev/null 2>&1 || { echo "FAIL quickstart sweep"; fails=$((fails+1)); }
+"$coinfer" plot "$work/q" --kind throughput-vs-devices --where bandwidth_mbps=40 --out "$work/q_tvd.png" > /dev/null
+"$coinfer" plot "$work/q" --kind latency-vs-bandwidth --where devices=1 --out "$work/q_lvb.png" > /dev/null
 /usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
 import json, sys
 from PIL import Image
@@ -57,6 +63,13 @@ assert d["legend"] == ["1", "5"] and d["xticks"] == ["5", "40"], d              
 assert "devices in {1, 2}" in d["aggregation"], d["aggregation"]
 assert d["yscale"] == "log" and d["ylim"] == [1, 100000], d                      # --logy, --ylim
 assert d["aggregation"].split(";")[0] in d["title"], d                            # the selection is in the figure, under the title
+assert d["xlabel"] == "link bandwidth (Mbit/s)", d["xlabel"]                       # every device's link follows it
+d, _ = meta("tvd.png")
+assert d["xlabel"] == "devices", d["xlabel"]                                       # one device entry: its count is the system's
+d, _ = meta("q_tvd.png")
+assert d["xlabel"] == "devices of the first device entry (2 other devices fixed)", d["xlabel"]
+d, _ = meta("q_lvb.png")
+assert d["xlabel"] == "link bandwidth (Mbit/s) of 2 of 3 devices (pi0: trace or event)", d["xlabel"]
 d, _ = meta("timeline.png")
 assert d["xlabel"] == "simulated time (s)" and d["warmup_s"] >= 0 and len(d["legend"]) >= 1, d
 PY

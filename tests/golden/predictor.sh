@@ -70,6 +70,7 @@ scen=$(ls "$work"/s/scenarios/*.yaml | head -1)
 gin=(--set scheduler.name=hierarchical --set scheduler.estimator=gin --set "scheduler.predictor=$work/p.pt" --set duration_s=8)
 "$coinfer" run scenarios/quickstart.yaml "${gin[@]}" --out "$work/g" -q > "$work/g.out" 2> "$work/g.err"
 [ $? -eq 0 ] && grep -q '"estimator": "gin (' "$work/g/summary.json" && grep -q "warning: .*dgcnn/modelnet40 was not in the training samples" "$work/g.err" \
+  && grep -q "warning: .*p.pt: its accuracy was measured on [0-9] held-out samples only (fewer than 100)" "$work/g.err" \
   && ok || { bad "run with estimator gin"; cat "$work/g.out" "$work/g.err"; }
 # A link far slower than any in training: the warning says by how much.
 "$coinfer" run scenarios/quickstart.yaml "${gin[@]}" --set devices.1.link.bandwidth_mbps=0.001 --out "$work/g-slow" -q > /dev/null 2> "$work/gs.err"

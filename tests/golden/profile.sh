@@ -99,5 +99,22 @@ cp "$work/keep.h5" "$work/before.h5"
   && passes=$((passes+1)) || { echo "FAIL the same table again without --replace"; cat "$work/again.out"; fails=$((fails+1)); }
 "$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" --replace -q > "$work/rep.out" 2>&1 \
   && "$coinfer" lut show "$work/keep.h5" | grep -q "model gcn  dataset mr" && passes=$((passes+1)) || { echo "FAIL --replace"; cat "$work/rep.out"; fails=$((fails+1)); }
+# A killed profile resumes (issue 31 item 8): entries are journaled in OUT.partial as they are measured;
+# the same command again measures only the rest, says so, records it and removes the journal; other
+# options are refused while the journal waits. (Many repeats: entries take long enough to kill between.)
+slow=(profile --model gcn --dataset mr --batch 1..3 --repeats 400 --warmup 0 --out "$work/res/m.h5")
+"$coinfer" "${slow[@]}" -q > /dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 600); do [ "$(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.05; done
+pkill -KILL -P $pid 2> /dev/null; kill -KILL $pid 2> /dev/null; wait $pid 2> /dev/null
+journaled=$(($(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 1) - 1))
+"$coinfer" profile --model gcn --dataset mr --batch 1..3 --repeats 5 --warmup 0 --out "$work/res/m.h5" > "$work/res-other.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "an interrupted profile with other options" "$work/res-other.out" && [ ! -e "$work/res/m.h5" ] && [ "$journaled" -ge 2 ] \
+  && passes=$((passes+1)) || { echo "FAIL other options while a journal waits: exit $rc, $journaled entries journaled"; cat "$work/res-other.out"; fails=$((fails+1)); }
+"$coinfer" "${slow[@]}" > "$work/res.out" 2> "$work/res.err" \
+  && grep -q "resuming an interrupted profile: [0-9]* entries measured before" "$work/res.err" && [ ! -e "$work/res/m.h5.partial" ] \
+  && "$coinfer" lut check "$work/res/m.h5" --min-batch 3 | grep -q "^complete" \
+  && "$coinfer" lut show "$work/res/m.h5" | grep -q "resumed: [0-9]* of 18 (range, batch) entries were measured by an earlier run" \
+  && passes=$((passes+1)) || { echo "FAIL resume"; cat "$work/res.out" "$work/res.err"; fails=$((fails+1)); }
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -58,6 +58,14 @@ done
 # --- the policy in a run ---
 policy="$work/a/p.pt"
 "$coinfer" run "$quick" --out "$work/run" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > "$work/run.txt" 2>&1 && ok || { bad "run with the policy"; cat "$work/run.txt"; }
+# How far to trust it (issue 31 item 10): 6 episodes are fewer than the 10 Fig. 20 needed; a scenario
+# it never trained on is named. The quickstart itself is one it trained on: no such warning there.
+grep -q "warning: .*p.pt was trained for 6 episodes only" "$work/run.txt" && ! grep -q "not on 'quickstart'" "$work/run.txt" \
+  && ok || { bad "few-episode warning"; cat "$work/run.txt"; }
+"$coinfer" run "$root/scenarios/paper/fig20_nine_devices.yaml" --out "$work/run20" -q --set duration_s=3 \
+  --set "scheduler={name: sac, policy: '$policy', period_s: 1}" > "$work/run20.txt" 2>&1 \
+  && grep -q "warning: .*p.pt was trained on quickstart, not on 'fig20_nine_devices': its decisions here are untested" "$work/run20.txt" \
+  && ok || { bad "unseen-scenario warning"; cat "$work/run20.txt"; }
 /usr/bin/python3 - "$work/run" "$policy" <<'PY' && ok || bad "the run records the SAC estimator and each decision's observations and actions"
 import json, sys
 d, policy = sys.argv[1], sys.argv[2]

@@ -77,6 +77,8 @@ for sched in ("offload", "local"):
     assert t["sim"] > 0 and t["testbed"] > 0, t
     assert rows[("total", "energy_j_per_inference")]["testbed"] is None  # not measured on the testbed
 assert "held" in r["ranking"]
+assert r["calibration"]["done"] is True and r["calibration"]["entries"], r["calibration"]
+assert r["machine"]["allow_loaded"] is True and isinstance(r["machine"]["loaded"], bool), r["machine"]
 assert r["luts"]["reprofiled"] and len(r["luts"]["files"]) == 2, r["luts"]
 assert len(r["calibration"]["entries"]) == 2 and all(e["measured_ms"] > 0 for e in r["calibration"]["entries"])
 assert r["machine"]["allow_loaded"] and "offload" in r["machine"]["steal_pct_during"]

@@ -349,6 +349,33 @@ TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
   EXPECT_DOUBLE_EQ(r.next_period_after(3.9), 4);
 }
 
+// One rule for periodic triggers in both engines (issue 33): k * period while before the end of
+// arrivals, none during the drain. duration 7 s, period 2 s: 2, 4, 6, then nothing (8 > 7); the real
+// server's timer (next_period_after) and the simulator's list (scenario_events) agree.
+TEST(Rescheduler, PeriodicTriggersStopAtTheEndOfArrivalsInBothEngines) {
+  RescheduleFixture f;
+  f.sc.duration_s = 7;
+  f.sc.drain_s = 5;
+  Rescheduler r(f.sc, f.sched, *f.est);
+  EXPECT_DOUBLE_EQ(r.next_period_after(5.5), 6);
+  EXPECT_EQ(r.next_period_after(6), std::numeric_limits<double>::infinity());   // 8 s is in the drain
+  EXPECT_EQ(r.next_period_after(9), std::numeric_limits<double>::infinity());
+  std::vector<double> periods;
+  for (const auto& [t, tr] : Rescheduler::scenario_events(f.sc, {}, f.sc.duration_s))
+    if (tr.kind == Trigger::Kind::period) periods.push_back(t);
+  EXPECT_EQ(periods, (std::vector<double>{2, 4, 6}));
+  // 0.1 s periods: exactly k * 0.1 (a running sum drifts: its eighth is 0.7999999999999999, not 0.8).
+  f.sc.scheduler.period_s = 0.1;
+  f.sc.duration_s = 0.85;
+  periods.clear();
+  for (const auto& [t, tr] : Rescheduler::scenario_events(f.sc, {}, f.sc.duration_s))
+    if (tr.kind == Trigger::Kind::period) periods.push_back(t);
+  ASSERT_EQ(periods.size(), 8u);
+  EXPECT_EQ(periods.back(), 8 * 0.1);
+  f.sc.duration_s = 60;  // strictly after, also where k * p rounds just below t
+  for (double t : {0.3, 0.7, 2.9000000000000004, 5.9}) EXPECT_GT(Rescheduler::next_period_after(f.sc, t), t);
+}
+
 TEST(Rescheduler, TheScenarioEventsComeInTimeOrder) {
   RescheduleFixture f;
   f.sc.devices[1].join_at_s = 1.5;
