@@ -146,13 +146,16 @@ class ProfileJournal {
     return done;
   }
 
-  // Starts a journal (identity line) unless one is being resumed; appends each entry as it comes.
-  void open(bool resuming) {
-    out_.open(path_, resuming ? std::ios::app : std::ios::trunc);
-    if (!out_) throw coinfer::InputError(coinfer::SourceLocation{path_, 0, 0}, "--out", "cannot write the profile journal");
-    if (!resuming) out_ << identity_.dump() << "\n" << std::flush;
-  }
+  // Appends each entry as it comes; the file is made (identity line first, unless one is resumed) with
+  // the first entry, so that a profile refused before measuring anything (bad input) leaves none.
+  void resume_into_existing(bool resuming) { resuming_ = resuming; }
   void append(const coinfer::hw::ProfiledKey& k, const coinfer::hw::ProfiledEntry& e) {
+    if (!out_.is_open()) {
+      std::filesystem::create_directories(std::filesystem::absolute(path_).parent_path());
+      out_.open(path_, resuming_ ? std::ios::app : std::ios::trunc);
+      if (!out_) throw std::runtime_error("cannot write the profile journal " + path_);
+      if (!resuming_) out_ << identity_.dump() << "\n" << std::flush;
+    }
     nlohmann::json j{{"i", std::get<0>(k)}, {"j", std::get<1>(k)},      {"batch", std::get<2>(k)}, {"mean_s", e.stats.mean_s},
                      {"p50_s", e.stats.p50_s}, {"p95_s", e.stats.p95_s}, {"std_s", e.stats.std_s},  {"count", e.stats.count},
                      {"quantiles", e.quantiles}, {"peak_bytes", e.peak_bytes}};
@@ -167,6 +170,7 @@ class ProfileJournal {
   std::string path_;
   nlohmann::json identity_;
   std::ofstream out_;
+  bool resuming_ = false;
 };
 
 }  // namespace
@@ -288,8 +292,7 @@ int main(int argc, char** argv) {
     if (!o.resume.empty())
       log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out +
                                ".partial)");
-    std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
-    journal.open(!o.resume.empty());
+    journal.resume_into_existing(!o.resume.empty());
     o.measured = [&journal](const hw::ProfiledKey& k, const hw::ProfiledEntry& e) { journal.append(k, e); };
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));

@@ -4,6 +4,17 @@
 
 namespace coinfer {
 
+std::vector<std::pair<int, int>> helper_pairs(const Scenario& s) {
+  std::vector<std::pair<int, int>> out;
+  const auto idle = [](const DeviceSpec& d) { return d.workload.arrival == WorkloadSpec::Arrival::none; };
+  for (size_t h = 0; h < s.devices.size(); ++h) {
+    if (!idle(s.devices[h])) continue;
+    for (size_t o = 0; o < s.devices.size(); ++o)
+      if (!idle(s.devices[o]) && s.devices[o].server == s.devices[h].server) out.emplace_back(static_cast<int>(h), static_cast<int>(o));
+  }
+  return out;
+}
+
 double helper_batch_seconds(double input_bytes, double bytes_per_s, const LutTable& helper_lut, int split, int batch,
                             const ExecutionTimeModel& time) {
   return input_bytes / bytes_per_s + time.seconds(helper_lut, split, helper_lut.num_stages(), batch);

@@ -11,7 +11,8 @@
 namespace coinfer {
 
 struct DeviceResult {
-  std::string id, type, model, dataset, server, strategy;
+  std::string id, type, model, dataset, server;
+  std::string strategy;  // at the end of the run: the last decision naming the device, else the scenario's (strategy_at_end)
   double energy_compute_j = 0;  // over the measurement window (warm-up .. duration)
   double energy_radio_j = 0;    // over the measurement window
   double bytes_sent = 0, bytes_received = 0;  // whole run

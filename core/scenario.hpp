@@ -131,6 +131,11 @@ struct Scenario {
   // loader refuses duplicates); a list holding duplicates gets the position of one of them.
   int server_index(const std::string& id) const;
   int device_index(const std::string& id) const;
+  // The run's hard end, one rule for both engines (issue 33): requests unfinished at duration_s +
+  // drain_s are failed, whatever device made them (a device that left earlier included: it stops
+  // creating requests at leave_at_s, its requests in flight keep the run's drain). The simulator's
+  // ledger and the real device runtime both end there.
+  double hard_end_s() const { return duration_s + drain_s; }
 };
 
 // Whether the seed can change a run of this scenario: true when some device draws Poisson arrivals,

@@ -19,6 +19,7 @@
 #include <set>
 #include <thread>
 
+#include "core/run_assembly.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
 #include "core/arrival_process.hpp"
@@ -394,7 +395,9 @@ struct DeviceRuntime::Impl {
     std::thread upload([this] { upload_loop(); });
     while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
     std::thread arrivals([this] { arrivals_loop(); });
-    const double hard_end = std::min(sc.duration_s, sc.devices[index].leave_at_s) + sc.drain_s;
+    // The run's hard end (Scenario::hard_end_s, the simulator's too): a device that left early and
+    // still waits for results keeps the run's drain (it used to end at leave_at_s + drain_s here).
+    const double hard_end = sc.hard_end_s();
     double backoff = 0.2;
     std::string fatal;
     while (!stopping()) {
@@ -455,7 +458,10 @@ struct DeviceRuntime::Impl {
       std::lock_guard<std::mutex> lock(m);
       finished = true;
       const std::vector<std::int64_t> left = rq->unfinished_ids();
-      for (auto id : left) complete(id, false, fatal.empty() ? "unfinished at the end of the drain" : fatal);
+      for (auto id : left) {
+        const RequestRecord* rec = rq->find(id);
+        complete(id, false, !fatal.empty() ? fatal : rec ? drain_failure_text(*rec, sc.drain_s) : "unfinished at the end of the drain");
+      }
       cv.notify_all();
     }
     arrivals.join();

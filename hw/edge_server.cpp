@@ -647,15 +647,11 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     I.server_luts.push_back(d.server == me.id && I.luts.contains(key) ? &I.luts.table(key) : nullptr);
     if (d.server == me.id) models::GnnModel check(I.specs.back(), 1);  // the server must be able to realise every model it serves
   }
-  for (size_t h = 0; h < I.sc.devices.size(); ++h) {
-    const DeviceSpec& hd = I.sc.devices[h];
-    if (hd.server != me.id || hd.workload.arrival != WorkloadSpec::Arrival::none) continue;
-    for (size_t o = 0; o < I.sc.devices.size(); ++o) {
-      const DeviceSpec& od = I.sc.devices[o];
-      const LutKey key{hd.type, od.model, od.dataset};
-      if (od.server == me.id && od.workload.arrival != WorkloadSpec::Arrival::none && I.luts.contains(key))
-        I.helper_luts[{static_cast<int>(h), static_cast<int>(o)}] = &I.luts.table(key);
-    }
+  // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the simulator's rule too.
+  for (const auto& [h, o] : helper_pairs(I.sc)) {
+    const DeviceSpec &hd = I.sc.devices[static_cast<size_t>(h)], &od = I.sc.devices[static_cast<size_t>(o)];
+    const LutKey key{hd.type, od.model, od.dataset};
+    if (hd.server == me.id && I.luts.contains(key)) I.helper_luts[{h, o}] = &I.luts.table(key);
   }
   I.queue = std::make_unique<BatchQueue<Pending>>(me.batch);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));

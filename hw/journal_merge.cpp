@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/run_assembly.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/log.hpp"
 #include "core/metrics.hpp"
@@ -83,29 +84,20 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
       for (const RequestRecord& rec : journals[i]) {
         dr.bytes_sent += rec.bytes_up;
         dr.bytes_received += rec.bytes_down;
-        if (!rec.strategy.empty()) dr.strategy = rec.strategy;  // the last strategy it ran
         r.requests.push_back(rec);
       }
     r.devices.push_back(dr);
     ids.push_back(d.id);
-    // A named schedule: a range-for over points() of a temporary would read it after its destruction
-    // (the testbed's bandwidth records were garbage, and a timeline figure crashed on an infinite axis).
-    const BandwidthSchedule schedule(d, sc.events);
-    for (const auto& p : schedule.points()) r.bandwidth.push_back({p.t_s, static_cast<int>(i), p.mbps});
   }
   std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestRecord& a, const RequestRecord& b) {
     return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);
   });
   for (size_t k = 0; k < r.requests.size(); ++k) r.requests[k].id = static_cast<std::int64_t>(k);
-  for (const auto& e : sc.events) {
-    EventRecord er;
-    er.t_s = e.at_s;
-    er.device = e.device;
-    er.kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::join ? "join" : "leave";
-    er.value = e.bandwidth_mbps;
-    r.events.push_back(er);
-  }
+  // Events, bandwidth samples and each device's final strategy: the simulator's rules (core/run_assembly.hpp).
   r.decisions = std::move(decisions);
+  r.events = scenario_event_records(sc);
+  r.bandwidth = bandwidth_samples(sc, end_s);
+  for (size_t i = 0; i < nd; ++i) r.devices[i].strategy = strategy_at_end(sc, r.decisions, static_cast<int>(i));
   std::vector<double> energy(nd, NAN);
   for (size_t i = 0; power && i < nd && i < power->size(); ++i) {
     if ((*power)[i].empty()) continue;

@@ -42,7 +42,7 @@ struct DeviceChange {
 
 struct Decision {
   Scheme scheme;
-  std::vector<DeviceChange> changes;  // only devices whose strategy or helper role changed
+  std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy or helper role changed
   std::vector<int> helpers;           // the scheme's helpers as device indices
   DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
 };

@@ -53,8 +53,9 @@ void SchedulerMonitor::decide() {
     return;
   }
   if (sc.scheduler.charge_decision_time && d.record.wall_s > 0) sg4::this_actor::execute(d.record.wall_s * kFlopsPerSecond);
+  // Every device in d.changes is told (control_bytes over its link), as the real server tells it:
+  // its strategy or its helper role changed (issue 33: the simulator used to tell strategy changes only).
   for (const DeviceChange& c : d.changes) {
-    if (!c.strategy_changed) continue;  // the helper role lives at the server (below)
     messages_.push_back(c.strategy);
     s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
   }

@@ -16,7 +16,8 @@
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "core/log.hpp"
-#include "core/text_util.hpp"
+#include "core/helper_forwarding.hpp"
+#include "core/run_assembly.hpp"
 #include "io/external_scheduler.hpp"
 #include "io/scenario_loader.hpp"
 #include "core/model_key.hpp"
@@ -116,17 +117,6 @@ bool valid_log_setting(const std::string& s) {
 }
 
 // Where an unfinished request stood when the drain ended, read from the steps it completed.
-std::string unfinished_stage(const SimRequest& r) {
-  const RequestRecord& x = r.rec;
-  const char* where = "waiting to start on the device";
-  if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
-  else if (!std::isnan(x.t_batch_start)) where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
-  else if (!std::isnan(x.t_queued)) where = "queued at the server";
-  else if (!std::isnan(x.t_device_end) || (r.device_split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
-    where = "on the uplink or waiting for it";
-  else if (!std::isnan(x.t_device_start)) where = "computing on the device";
-  return where;
-}
 
 }  // namespace
 
@@ -216,18 +206,15 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   Platform platform;
   build_platform(s, platform);
   phase.mark("built the platform");
-  RequestLedger ledger(s.duration_s, s.duration_s + s.drain_s);
+  RequestLedger ledger(s.duration_s, s.hard_end_s());
   const size_t nd = s.devices.size(), ns = s.servers.size();
   BatchGroupIds groups;
   std::vector<DeviceInbox*> inboxes(nd, nullptr);  // per device (filled once the devices exist)
-  std::vector<char> may_help(nd, 0);              // per device: arrival none (an idle helper)
   std::vector<std::vector<ModelBinding>> bindings(nd);         // per device: its model as named, then its variant choices
   std::vector<std::vector<const LutTable*>> server_luts(nd);  // per device and binding: its server's type's LUT
-  std::vector<std::vector<int>> devices_of(ns);  // per server: its devices
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
-    devices_of[j].push_back(static_cast<int>(i));
     std::vector<std::string> run_models = {d.model};
     for (const auto& choice : d.variant_choices) {
       const std::string m = model_under(d.model, Strategy::local().with_variant(choice));
@@ -254,7 +241,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
       server_luts[i].push_back(b.server_lut);
       bindings[i].push_back(std::move(b));
     }
-    may_help[i] = d.workload.arrival == WorkloadSpec::Arrival::none;
   }
   const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
   std::vector<ArrivedUploads> arrived(ns);
@@ -272,16 +258,13 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.server_luts = &server_luts;
     x.time = &time;
     x.seed = s.seed;
-    // An idle helper may run the server part of any device of its server that creates inputs.
-    for (int h : devices_of[j]) {
-      if (!may_help[h]) continue;
+    // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the real server's rule too.
+    for (const auto& [h, d] : helper_pairs(s)) {
+      if (s.server_index(s.devices[h].server) != static_cast<int>(j)) continue;
       x.may_have_helpers = true;
-      for (int d : devices_of[j]) {
-        if (may_help[d]) continue;
-        for (size_t b = 0; b < bindings[d].size(); ++b) {
-          const LutKey key{s.devices[h].type, bindings[d][b].run_model, s.devices[d].dataset};
-          if (b == 0 || luts.contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &luts.table(key);
-        }
+      for (size_t b = 0; b < bindings[d].size(); ++b) {
+        const LutKey key{s.devices[h].type, bindings[d][b].run_model, s.devices[d].dataset};
+        if (b == 0 || luts.contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &luts.table(key);
       }
     }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
@@ -300,14 +283,13 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.duration_s = s.duration_s;
     x.host = platform.device_hosts[i];
     x.bindings = bindings[i];
-    if (may_help[i])
-      for (int o : devices_of[j]) {
-        if (may_help[o]) continue;
-        for (size_t b = 0; b < bindings[o].size(); ++b) {
-          const LutKey key{d.type, bindings[o][b].run_model, s.devices[o].dataset};
-          if (b == 0 || luts.contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &luts.table(key);
-        }
+    for (const auto& [h, o] : helper_pairs(s)) {
+      if (h != static_cast<int>(i)) continue;
+      for (size_t b = 0; b < bindings[o].size(); ++b) {
+        const LutKey key{d.type, bindings[o][b].run_model, s.devices[o].dataset};
+        if (b == 0 || luts.contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &luts.table(key);
       }
+    }
     x.bandwidth = &platform.device_bandwidth[i];
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
@@ -402,12 +384,11 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     }
     for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
   }
-  const std::string why = "not finished " + format_double(s.drain_s) + " s after arrivals ended (drain_s)";
   out.requests.reserve(ledger.requests().size());
   for (auto& r : ledger.requests()) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
-      r.rec.failure = why + ": " + unfinished_stage(r);
+      r.rec.failure = drain_failure_text(r.rec, s.drain_s);
     }
     out.requests.push_back(r.rec);
   }
@@ -416,7 +397,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     DeviceResult dr = device_result_of(d);
-    dr.strategy = devices[i]->strategy().to_string();  // at the end of the run
     // SimGrid's host energy plugin for one core: idle power all along, busy - idle while computing.
     const double window_s = std::max(0.0, s.duration_s - std::max(0.0, s.warmup_s));
     dr.energy_compute_j = d.power.idle_w * window_s + (d.power.busy_w - d.power.idle_w) * devices[i]->busy_seconds_in_window();
@@ -427,16 +407,11 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     ids.push_back(d.id);
     window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
   }
-  for (const auto& e : s.events) {
-    EventRecord r{e.at_s, e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::leave ? "leave" : "join",
-                  e.device, e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : 0};
-    out.events.push_back(r);
-  }
-  out.events.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
-  std::stable_sort(out.events.begin(), out.events.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
-  for (size_t i = 0; i < nd; ++i)
-    for (const auto& p : platform.device_bandwidth[i].points())
-      if (p.t_s <= end_s) out.bandwidth.push_back(BandwidthSample{p.t_s, static_cast<int>(i), p.mbps});
+  // Events, bandwidth samples and each device's final strategy: the rules the merge of a real run's
+  // journals uses too (core/run_assembly.hpp).
+  out.events = scenario_event_records(s);
+  out.bandwidth = bandwidth_samples(s, end_s);
+  for (size_t i = 0; i < nd; ++i) out.devices[i].strategy = strategy_at_end(s, out.decisions, static_cast<int>(i));
   out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
   return out;
 }

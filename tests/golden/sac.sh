@@ -62,7 +62,7 @@ policy="$work/a/p.pt"
 # it never trained on is named. The quickstart itself is one it trained on: no such warning there.
 grep -q "warning: .*p.pt was trained for 6 episodes only" "$work/run.txt" && ! grep -q "not on 'quickstart'" "$work/run.txt" \
   && ok || { bad "few-episode warning"; cat "$work/run.txt"; }
-"$coinfer" run "$root/scenarios/paper/fig20_nine_devices.yaml" --out "$work/run20" -q --set duration_s=3 \
+"$coinfer" run "$root/scenarios/paper/fig20_nine_devices.yaml" --out "$work/run20" -q --set duration_s=3 --set warmup_s=0 \
   --set "scheduler={name: sac, policy: '$policy', period_s: 1}" > "$work/run20.txt" 2>&1 \
   && grep -q "warning: .*p.pt was trained on quickstart, not on 'fig20_nine_devices': its decisions here are untested" "$work/run20.txt" \
   && ok || { bad "unseen-scenario warning"; cat "$work/run20.txt"; }

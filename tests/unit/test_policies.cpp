@@ -418,3 +418,20 @@ TEST(DecisionCodec, RoundTripsAndReadsAJournalWithATornLastLine) {
   }
   std::filesystem::remove_all(dir);
 }
+
+// Who may help whom (helper_pairs, both engines): idle devices (arrival none) help the input-creating
+// devices of their own server. Devices: 0 idle on s0, 1 creates on s0, 2 idle on s1, 3 creates on s1,
+// 4 creates on s0 -> (0,1), (0,4) and (2,3); no idle device helps another idle one or another server's.
+TEST(HelperPairs, IdleDevicesHelpTheirOwnServersInputCreatingDevices) {
+  Scenario s;
+  const char* servers[] = {"s0", "s0", "s1", "s1", "s0"};
+  const bool idle[] = {true, false, true, false, false};
+  for (int i = 0; i < 5; ++i) {
+    DeviceSpec d;
+    d.id = "d" + std::to_string(i);
+    d.server = servers[i];
+    d.workload.arrival = idle[i] ? WorkloadSpec::Arrival::none : WorkloadSpec::Arrival::closed_loop;
+    s.devices.push_back(d);
+  }
+  EXPECT_EQ(helper_pairs(s), (std::vector<std::pair<int, int>>{{0, 1}, {0, 4}, {2, 3}}));
+}

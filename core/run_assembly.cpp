@@ -1,0 +1,57 @@
+#include "core/run_assembly.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/bandwidth_schedule.hpp"
+#include "core/text_util.hpp"
+
+namespace coinfer {
+
+std::vector<EventRecord> scenario_event_records(const Scenario& s) {
+  std::vector<EventRecord> out;
+  for (const auto& e : s.events) {
+    const char* kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::leave ? "leave" : "join";
+    out.push_back(EventRecord{e.at_s, kind, e.device, e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : 0});
+  }
+  out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
+  std::stable_sort(out.begin(), out.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
+  return out;
+}
+
+std::vector<BandwidthSample> bandwidth_samples(const Scenario& s, double end_s) {
+  std::vector<BandwidthSample> out;
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const BandwidthSchedule schedule(s.devices[i], s.events);  // named: points() refers into it
+    for (const auto& p : schedule.points())
+      if (p.t_s <= end_s) out.push_back(BandwidthSample{p.t_s, static_cast<int>(i), p.mbps});
+  }
+  return out;
+}
+
+std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
+  const std::string& id = s.devices.at(static_cast<size_t>(device)).id;
+  for (auto d = decisions.rbegin(); d != decisions.rend(); ++d) {
+    std::istringstream words(d->scheme);
+    std::string w;
+    while (words >> w) {
+      const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
+      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers") return w.substr(eq + 1);
+    }
+  }
+  return s.devices[static_cast<size_t>(device)].strategy.to_string();
+}
+
+std::string drain_failure_text(const RequestRecord& x, double drain_s) {
+  const char* where = "waiting to start on the device";
+  if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
+  else if (!std::isnan(x.t_batch_start)) where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
+  else if (!std::isnan(x.t_queued)) where = "queued at the server";
+  else if (!std::isnan(x.t_device_end) || (x.split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
+    where = "on the uplink or waiting for it";
+  else if (!std::isnan(x.t_device_start)) where = "computing on the device";
+  return "not finished " + format_double(drain_s) + " s after arrivals ended (drain_s): " + where;
+}
+
+}  // namespace coinfer

@@ -1,0 +1,34 @@
+#pragma once
+// Result assembly shared by the engines (issue 33, "one runtime, two clocks"): the simulator
+// (sim/simulation.cpp) and the merge of a real run's journals (hw/journal_merge.cpp) finish their
+// RunResults with these functions, so that a results.h5 means the same whichever engine made it.
+// Pure functions of their arguments: no engine, no clock, no I/O.
+#include <string>
+#include <vector>
+
+#include "core/request_record.hpp"
+#include "core/run_results.hpp"
+#include "core/scenario.hpp"
+
+namespace coinfer {
+
+// The scenario's events (bandwidth, join, leave) as records, plus "arrivals_end" at duration_s, in
+// time order (stable: equal times keep the scenario's order, arrivals_end after them).
+std::vector<EventRecord> scenario_event_records(const Scenario& s);
+
+// Each device's bandwidth schedule (link bandwidth, trace, bandwidth events: BandwidthSchedule) as one
+// sample per change point at or before end_s (s, the run's end), devices in scenario order.
+std::vector<BandwidthSample> bandwidth_samples(const Scenario& s, double end_s);
+
+// The strategy text a device runs at the end of the run (DeviceResult::strategy): the last decision
+// whose scheme names it (DecisionRecord::scheme, "id=strategy ... helpers=[...]"), else the strategy
+// the scenario gives it.
+std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device);
+
+// Why a request still unfinished at the run's hard end (Scenario::hard_end_s) failed, one text for
+// both engines: "not finished D s after arrivals ended (drain_s): WHERE", WHERE read from the
+// record's timestamps (what its engine knew of it: the real device sees the server's times only
+// with the result).
+std::string drain_failure_text(const RequestRecord& r, double drain_s);
+
+}  // namespace coinfer

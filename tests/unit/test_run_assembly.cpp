@@ -1,0 +1,84 @@
+// Result assembly shared by the simulator and the merge of real journals (core/run_assembly.hpp).
+// Expected values worked out by hand from the small scenario below.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/run_assembly.hpp"
+
+using namespace coinfer;
+
+namespace {
+
+// Two devices: a (40 Mbit/s, strategy local), b (10 Mbit/s, offload); a leaves at 2 s; b's bandwidth
+// drops to 5 Mbit/s at 5 s; arrivals end at 5 s.
+Scenario small() {
+  Scenario s;
+  s.duration_s = 5;
+  s.drain_s = 30;
+  for (const char* id : {"a", "b"}) {
+    DeviceSpec d;
+    d.id = id;
+    d.link.bandwidth_mbps = d.id == "a" ? 40 : 10;
+    d.strategy = d.id == "a" ? Strategy::local() : Strategy::offload();
+    s.devices.push_back(d);
+  }
+  EventSpec bw;
+  bw.at_s = 5, bw.device = "b", bw.kind = EventSpec::Kind::bandwidth, bw.bandwidth_mbps = 5;
+  EventSpec leave;
+  leave.at_s = 2, leave.device = "a", leave.kind = EventSpec::Kind::leave;
+  s.events = {bw, leave};
+  return s;
+}
+
+}  // namespace
+
+TEST(RunAssembly, EventsInTimeOrderWithTheEndOfArrivalsAfterEqualTimes) {
+  const auto ev = scenario_event_records(small());
+  ASSERT_EQ(ev.size(), 3u);
+  // leave at 2 first; at 5 the scenario's bandwidth event keeps its place before arrivals_end.
+  EXPECT_EQ(ev[0].kind, "leave");
+  EXPECT_EQ(ev[0].device, "a");
+  EXPECT_EQ(ev[1].kind, "bandwidth");
+  EXPECT_DOUBLE_EQ(ev[1].value, 5);
+  EXPECT_EQ(ev[2].kind, "arrivals_end");
+  EXPECT_DOUBLE_EQ(ev[2].t_s, 5);
+}
+
+TEST(RunAssembly, BandwidthSamplesAreEachDevicesChangePointsUpToTheEnd) {
+  // a: 40 from 0. b: 10 from 0, 5 from 5. Cut at 4 s: b's drop is after the end.
+  auto at4 = bandwidth_samples(small(), 4);
+  ASSERT_EQ(at4.size(), 2u);
+  EXPECT_EQ(at4[0].device, 0);
+  EXPECT_DOUBLE_EQ(at4[0].mbps, 40);
+  EXPECT_EQ(at4[1].device, 1);
+  EXPECT_DOUBLE_EQ(at4[1].mbps, 10);
+  auto at6 = bandwidth_samples(small(), 6);
+  ASSERT_EQ(at6.size(), 3u);
+  EXPECT_DOUBLE_EQ(at6[2].t_s, 5);
+  EXPECT_DOUBLE_EQ(at6[2].mbps, 5);
+}
+
+TEST(RunAssembly, TheStrategyAtTheEndIsTheLastDecisionNamingTheDevice) {
+  const Scenario s = small();
+  std::vector<DecisionRecord> d(2);
+  d[0].scheme = "a=pp(2) b=local helpers=[]";
+  d[1].scheme = "b=pp(3) helpers=[a]";  // a left: the last decision does not name it
+  EXPECT_EQ(strategy_at_end(s, d, 0), "pp(2)");
+  EXPECT_EQ(strategy_at_end(s, d, 1), "pp(3)");
+  EXPECT_EQ(strategy_at_end(s, {}, 1), "offload");  // no decision: the scenario's
+}
+
+TEST(RunAssembly, TheDrainFailureSaysWhereTheRequestWas) {
+  RequestRecord r;
+  r.t_created = 1;
+  r.t_device_start = 1;
+  EXPECT_EQ(drain_failure_text(r, 30), "not finished 30 s after arrivals ended (drain_s): computing on the device");
+  r.t_device_end = 1.5;
+  EXPECT_EQ(drain_failure_text(r, 30), "not finished 30 s after arrivals ended (drain_s): on the uplink or waiting for it");
+  r.t_queued = 2;
+  EXPECT_EQ(drain_failure_text(r, 2.5), "not finished 2.5 s after arrivals ended (drain_s): queued at the server");
+  r.t_batch_start = 3;
+  r.helper = 1;
+  EXPECT_EQ(drain_failure_text(r, 30), "not finished 30 s after arrivals ended (drain_s): running on an idle helper device");
+}
