@@ -536,39 +536,38 @@ struct EdgeServer::Impl {
   }
 
   // --- scheduling --------------------------------------------------------------------------------
-  SystemState snapshot() {  // m held
-    SystemState st = scenario_state(sc, now());
-    for (size_t i = 0; i < st.devices.size(); ++i) {
+  // What this server observes (its devices' last heartbeats, its own queue); the snapshot itself is
+  // the Rescheduler's, the simulator's too (m held).
+  SystemState snapshot() {
+    std::vector<std::optional<DeviceObservation>> devices(sc.devices.size());
+    for (size_t i = 0; i < sc.devices.size(); ++i) {
       auto it = handlers.find(static_cast<int>(i));
-      DeviceState& d = st.devices[i];
-      d.connected = it != handlers.end() && it->second->alive;
-      d.strategy = rescheduler->strategy(static_cast<int>(i));
-      if (!d.connected) continue;
-      const DeviceStatus& s = it->second->status;
-      if (s.bandwidth_mbps > 0) d.link_bandwidth_mbps = s.bandwidth_mbps;
-      d.queue_length = s.queue_length;
-      d.unfinished = s.unfinished;
-      d.busy = s.busy;
-      d.completed = s.completed;
-      d.latency_sum_s = s.latency_sum_s;
-      d.generates = it->second->generates;
-    }
-    for (auto& s : st.servers)
-      if (s.id == sc.servers[server_index].id) {
-        s.queue_length = queue->queued();
-        s.busy_workers = busy_workers;
+      DeviceObservation o;
+      o.connected = it != handlers.end() && it->second->alive;
+      if (o.connected) {
+        const DeviceStatus& s = it->second->status;
+        o.link_bandwidth_mbps = s.bandwidth_mbps;
+        o.queue_length = s.queue_length;
+        o.unfinished = s.unfinished;
+        o.busy = s.busy;
+        o.completed = s.completed;
+        o.latency_sum_s = s.latency_sum_s;
+        o.generates = it->second->generates;
       }
-    return st;
+      devices[i] = o;
+    }
+    std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
+    servers[static_cast<size_t>(server_index)] = ServerObservation{static_cast<int>(queue->queued()), busy_workers};
+    return rescheduler->snapshot(now(), devices, servers);
   }
 
   // Carries out a decision of the shared Rescheduler (sched/rescheduler.hpp): only devices whose
   // strategy or helper role changed get a scheduling message (m held).
   void decide() {
     Decision d = rescheduler->decide(snapshot());
-    std::vector<int> mine;
-    for (int i : d.helpers)
-      if (sc.devices[i].server == sc.servers[server_index].id && !helpers_released) mine.push_back(i);
-    helper_policy.set_helpers(mine);
+    // Helpers: each serves its own server (Decision::helpers_of, the simulator's rule too); none once
+    // released at the end of arrivals.
+    helper_policy.set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id));
     for (const DeviceChange& c : d.changes) {
       auto it = handlers.find(c.device);
       if (it == handlers.end()) continue;  // told at registration

@@ -52,6 +52,32 @@ double Rescheduler::next_period_after(const Scenario& s, double t_s) {
   return t < s.duration_s ? t : never;
 }
 
+SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<DeviceObservation>>& devices,
+                                  const std::vector<std::optional<ServerObservation>>& servers) const {
+  SystemState st = scenario_state(scenario_, now_s);
+  for (size_t i = 0; i < st.servers.size() && i < servers.size(); ++i) {
+    if (!servers[i]) continue;
+    st.servers[i].queue_length = servers[i]->queue_length;
+    st.servers[i].busy_workers = servers[i]->busy_workers;
+  }
+  for (size_t i = 0; i < st.devices.size(); ++i) {
+    DeviceState& x = st.devices[i];
+    x.strategy = strategy_[i];
+    if (i >= devices.size() || !devices[i]) continue;
+    const DeviceObservation& o = *devices[i];
+    x.connected = o.connected;
+    if (!o.connected) continue;
+    if (o.link_bandwidth_mbps > 0) x.link_bandwidth_mbps = o.link_bandwidth_mbps;
+    x.generates = o.generates;
+    x.queue_length = o.queue_length;
+    x.unfinished = o.unfinished;
+    x.busy = o.busy;
+    x.completed = o.completed;
+    x.latency_sum_s = o.latency_sum_s;
+  }
+  return st;
+}
+
 Decision Rescheduler::decide(const SystemState& state) {
   Decision d;
   for (const Trigger& t : pending_) d.record.trigger += (d.record.trigger.empty() ? "" : "+") + t.describe(scenario_);

@@ -11,6 +11,7 @@
 // decide() runs the Scheduler on a state snapshot, predicts the chosen scheme with the estimator,
 // and returns the per-device changes to send (a device whose strategy and helper role did not
 // change gets no message), the helpers by device index, and the decision record.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,30 @@ struct Decision {
   std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy or helper role changed
   std::vector<int> helpers;           // the scheme's helpers as device indices
   DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
+
+  // The helpers server `server_id` may forward to: the scheme's helpers bound to it (each helper
+  // serves its own server). Both engines hand this to their HelperForwardPolicy.
+  std::vector<int> helpers_of(const Scenario& s, const std::string& server_id) const {
+    std::vector<int> out;
+    for (int i : helpers)
+      if (s.devices[static_cast<size_t>(i)].server == server_id) out.push_back(i);
+    return out;
+  }
+};
+
+// What an engine observed of one device when a decision is taken: the simulator reads its device
+// objects, the real server the device's last heartbeat.
+struct DeviceObservation {
+  bool connected = true;
+  bool generates = true;            // creates inputs of its own (false: an idle device, a possible helper)
+  double link_bandwidth_mbps = 0;   // as measured; <= 0: not measured (the scenario's figure stays)
+  int queue_length = 0, unfinished = 0;
+  bool busy = false;
+  long long completed = 0;
+  double latency_sum_s = 0;
+};
+struct ServerObservation {
+  int queue_length = 0, busy_workers = 0;
 };
 
 class Rescheduler {
@@ -62,6 +87,13 @@ class Rescheduler {
   // used to keep firing through the drain).
   double next_period_after(double t_s) const;
   static double next_period_after(const Scenario& s, double t_s);
+
+  // The one snapshot both engines decide on (issue 33): the scenario's state at now_s, each device's
+  // strategy as last decided here, then what the engine observed (nullopt: nothing observed, the
+  // scenario's figures stay; a device observed disconnected keeps them too). One entry per scenario
+  // device and server (shorter vectors: the rest unobserved).
+  SystemState snapshot(double now_s, const std::vector<std::optional<DeviceObservation>>& devices,
+                       const std::vector<std::optional<ServerObservation>>& servers) const;
 
   // Decides on the pending triggers with `state` (taken now by the caller; its time_s is the
   // decision's time) and clears them. Remembers the scheme's strategies and helpers and the

@@ -19,26 +19,29 @@ SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, con
 
 void SchedulerMonitor::start() { add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize(); }
 
+// What the simulator observes; the snapshot itself is the Rescheduler's (the real server's too).
 SystemState SchedulerMonitor::snapshot(double now) const {
-  SystemState st = scenario_state(*s_.scenario, now);
-  for (size_t i = 0; i < st.servers.size() && i < s_.servers.size(); ++i) {
-    st.servers[i].queue_length = s_.servers[i]->queued();
-    st.servers[i].busy_workers = s_.servers[i]->busy_workers();
-  }
-  for (size_t i = 0; i < st.devices.size(); ++i) {
-    DeviceState& x = st.devices[i];
-    if (i < s_.devices.size()) {
-      x.strategy = s_.devices[i]->strategy();
-      x.unfinished = s_.devices[i]->unfinished();
-      x.queue_length = s_.devices[i]->queued();
-      x.busy = s_.devices[i]->busy();
-      x.completed = s_.devices[i]->completed();
-      x.latency_sum_s = s_.devices[i]->latency_sum_s();
-    }
+  const Scenario& sc = *s_.scenario;
+  std::vector<std::optional<ServerObservation>> servers(s_.servers.size());
+  for (size_t i = 0; i < s_.servers.size(); ++i) servers[i] = ServerObservation{s_.servers[i]->queued(), s_.servers[i]->busy_workers()};
+  std::vector<std::optional<DeviceObservation>> devices(sc.devices.size());
+  for (size_t i = 0; i < sc.devices.size(); ++i) {
+    const DeviceSpec& d = sc.devices[i];
+    DeviceObservation o;
+    o.connected = now >= d.join_at_s && now < d.leave_at_s;  // present between its join and its leave
+    o.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
     // The monitor knows each link's bandwidth as the device measured it; here, the link's true value.
-    x.link_bandwidth_mbps = (*s_.bandwidth)[i].mbps_at(now);
+    o.link_bandwidth_mbps = (*s_.bandwidth)[i].mbps_at(now);
+    if (i < s_.devices.size()) {
+      o.unfinished = s_.devices[i]->unfinished();
+      o.queue_length = s_.devices[i]->queued();
+      o.busy = s_.devices[i]->busy();
+      o.completed = s_.devices[i]->completed();
+      o.latency_sum_s = s_.devices[i]->latency_sum_s();
+    }
+    devices[i] = o;
   }
-  return st;
+  return rescheduler_.snapshot(now, devices, servers);
 }
 
 void SchedulerMonitor::decide() {
@@ -59,10 +62,8 @@ void SchedulerMonitor::decide() {
     messages_.push_back(c.strategy);
     s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
   }
-  // Helpers: each serves its own server.
-  std::map<std::string, std::vector<int>> helpers_by_server;
-  for (int i : d.helpers) helpers_by_server[sc.devices[i].server].push_back(i);
-  for (size_t j = 0; j < s_.servers.size(); ++j) s_.servers[j]->set_helpers(helpers_by_server[sc.servers[j].id]);
+  // Helpers: each serves its own server (Decision::helpers_of, the real server's rule too).
+  for (size_t j = 0; j < s_.servers.size(); ++j) s_.servers[j]->set_helpers(d.helpers_of(sc, sc.servers[j].id));
   decisions_.push_back(d.record);
 }
 

@@ -49,6 +49,7 @@ TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummar
   journals[1].push_back(failed);
   DecisionRecord d;
   d.trigger = "start";
+  d.scheme = "a=offload b=pp(3) helpers=[]";
   RunResults r = hw::merge_journals(sc, journals, {d}, 12.5);
   ASSERT_EQ(r.requests.size(), 4u);
   EXPECT_DOUBLE_EQ(r.requests[0].t_created, 1.0);
@@ -58,12 +59,14 @@ TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummar
   ASSERT_EQ(r.devices.size(), 2u);
   EXPECT_DOUBLE_EQ(r.devices[0].bytes_sent, 100);
   EXPECT_DOUBLE_EQ(r.devices[1].bytes_received, 10);
-  EXPECT_EQ(r.devices[0].strategy, "offload");  // the last strategy it ran
+  EXPECT_EQ(r.devices[0].strategy, "offload");  // the last decision naming it (core/run_assembly.hpp, the simulator's rule)
   EXPECT_TRUE(std::isnan(r.devices[0].energy_compute_j));
   EXPECT_DOUBLE_EQ(r.end_s, 12.5);
   ASSERT_EQ(r.decisions.size(), 1u);
-  ASSERT_EQ(r.events.size(), 1u);
+  ASSERT_EQ(r.events.size(), 2u);  // the scenario's event, then the end of arrivals at 10 s (as the simulator records)
   EXPECT_EQ(r.events[0].kind, "bandwidth");
+  EXPECT_EQ(r.events[1].kind, "arrivals_end");
+  EXPECT_DOUBLE_EQ(r.events[1].t_s, 10);
   // b's bandwidth schedule: 5 Mbit/s from 0, 1 Mbit/s from 2 s.
   // The values themselves (they were read from a destroyed schedule once, and came out as garbage).
   ASSERT_EQ(r.bandwidth.size(), 3u);

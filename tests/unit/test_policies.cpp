@@ -435,3 +435,40 @@ TEST(HelperPairs, IdleDevicesHelpTheirOwnServersInputCreatingDevices) {
   }
   EXPECT_EQ(helper_pairs(s), (std::vector<std::pair<int, int>>{{0, 1}, {0, 4}, {2, 3}}));
 }
+
+// The one snapshot (Rescheduler::snapshot, both engines): the decided strategy, then observations;
+// an unobserved or disconnected device keeps the scenario's figures, an unmeasured bandwidth (0) too.
+TEST(Rescheduler, TheSnapshotIsTheDecidedStrategyAndWhatWasObserved) {
+  RescheduleFixture f;
+  Rescheduler r(f.sc, f.sched, *f.est);
+  r.offer(Trigger{Trigger::Kind::start});
+  f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local()));
+  r.decide(scenario_state(f.sc, 0));
+  DeviceObservation a;
+  a.link_bandwidth_mbps = 3;
+  a.queue_length = 2;
+  a.completed = 7;
+  DeviceObservation b;
+  b.connected = false;
+  b.queue_length = 9;  // not read: disconnected
+  DeviceObservation idle;
+  idle.link_bandwidth_mbps = 0;  // not measured
+  idle.generates = false;
+  const SystemState st = r.snapshot(1.5, {a, b, idle}, {ServerObservation{4, 1}});
+  EXPECT_DOUBLE_EQ(st.time_s, 1.5);
+  EXPECT_EQ(st.devices[0].strategy, Strategy::offload());  // decided, whatever the device runs yet
+  EXPECT_DOUBLE_EQ(st.devices[0].link_bandwidth_mbps, 3);
+  EXPECT_EQ(st.devices[0].queue_length, 2);
+  EXPECT_EQ(st.devices[0].completed, 7);
+  EXPECT_FALSE(st.devices[1].connected);
+  EXPECT_EQ(st.devices[1].queue_length, 0);
+  EXPECT_DOUBLE_EQ(st.devices[1].link_bandwidth_mbps, 10);  // the scenario's
+  EXPECT_DOUBLE_EQ(st.devices[2].link_bandwidth_mbps, 10);
+  EXPECT_FALSE(st.devices[2].generates);
+  EXPECT_EQ(st.servers[0].queue_length, 4);
+  EXPECT_EQ(st.servers[0].busy_workers, 1);
+  // Nothing observed: the scenario's state with the decided strategies.
+  const SystemState bare = r.snapshot(0, {}, {});
+  EXPECT_EQ(bare.devices[0].strategy, Strategy::offload());
+  EXPECT_TRUE(bare.devices[1].connected);
+}
