@@ -264,5 +264,20 @@ open(sys.argv[2], "w").write(t)
 PY
 "$rt" testbed "$work/big.yaml" --out "$work/big" > "$work/big.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "at most 200" "$work/big.txt" && [ ! -e "$work/big" ] && [ "$(ours)" -eq "$before" ] && ok || bad "too many devices: exit $rc: $(cat $work/big.txt)"
+# The real server forms batches larger than one (issue 33: no test ever saw it): three closed-loop
+# devices offloading everything, a 20 ms window, loopback; batch sizes from the results.
+sed -e 's/window_ms: 5, max_size: 4/window_ms: 20, max_size: 4/' -e 's/strategy: pp(1),/strategy: offload,/' \
+    -e 's/strategy: data_parallel/strategy: offload/' -e 's/workload: {arrival: poisson, rate_per_s: 30}/workload: {arrival: closed_loop}/' \
+    -e '/^events:/,$d' "$work/s.yaml" > "$work/batch.yaml"
+"$rt" testbed "$work/batch.yaml" --loopback --out "$work/batch" --startup 2 > "$work/batch.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && /usr/bin/python3 - "$work/batch/results.h5" <<'PY' && ok || { bad "batches larger than one on the real server: exit $rc"; tail -5 "$work/batch.txt"; }
+import sys, h5py, collections
+with h5py.File(sys.argv[1], "r") as f:
+    r = f["requests"]
+    sizes = [int(b) for b, st in zip(r["batch_size"][:], r["status"][:]) if st == 0]
+hist = collections.Counter(sizes)
+print("batch sizes on the real server:", dict(sorted(hist.items())))
+assert len(sizes) > 20 and max(sizes) > 1, hist
+PY
 echo "testbed: $passes passed, $fails failed"
 [ $fails -eq 0 ]
