@@ -76,7 +76,7 @@ run() {  # name extra-args...   (corpus: $out/NAME.corpus; seeds: $out/NAME.seed
   local corpus="$out/$name.corpus"
   local limit=(-max_total_time="$secs")
   [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
-  echo "[fuzz] $name: ${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$secs s}"
+  if [ -n "${FUZZ_RUNS:-}" ]; then echo "[fuzz] $name: $FUZZ_RUNS runs"; else echo "[fuzz] $name: $secs s"; fi
   # Seeds stay in NAME.seed (read-only input); new finds go to NAME.corpus.
   mkdir -p "$corpus"
   (cd "$src" && "$out/fuzz_$name" "${limit[@]}" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$name-" "$@" "$corpus" "$out/$name.seed") > "$out/$name.log" 2>&1
