@@ -63,12 +63,10 @@ struct DeviceRuntime::Impl {
 
   std::mutex m;
   std::condition_variable cv;  // any state change
-  Strategy strategy;
   bool helper = false;
   std::shared_ptr<Connection> conn;
   bool arrivals_over = false;
   bool ever_connected = false;
-  bool helper_running = false;
   bool finished = false;
   const std::atomic<bool>* stop = nullptr;
   Child meter;               // the power meter command (opt.power_command), if any
@@ -84,63 +82,36 @@ struct DeviceRuntime::Impl {
   }
   bool stopping() const { return *stop || finished; }
 
-  // --- requests (hw/device_requests.hpp) ---------------------------------------------------------
-  void complete(std::int64_t id, bool ok, const std::string& why) {  // m held
-    rq->complete(id, ok, why, now(), schedule.bytes_per_s_at(now()));
+  // --- the device loop (core/device_loop.hpp through hw/device_requests.hpp), m held --------------
+  // After every event: the loop creates what is due and starts idle stages; the threads wake.
+  void wake() {
+    const double t = now();
+    rq->loop().set_admission_paused(!conn && strategy().kind != Strategy::Kind::local);
+    rq->loop().wake(t, schedule.bytes_per_s_at(t));
     cv.notify_all();
   }
-
-  void create_request() {  // m held
-    rq->create(strategy, now(), schedule.bytes_per_s_at(now()));
-    cv.notify_all();
-  }
-
-  bool closed_loop_admits() const { return rq->closed_loop_admits(strategy, in_flight_limit()); }  // m held
-
-  int in_flight_limit() const {  // m held
-    const int w = sc.devices[index].workload.in_flight;
-    return w > 0 ? w : default_in_flight(strategy);
-  }
+  const Strategy& strategy() const { return rq->loop().strategy(); }
 
   // --- threads -----------------------------------------------------------------------------------
+  // The loop's clock: joins at the first registration (arrivals due before it are skipped), then wakes
+  // the loop at each open-loop arrival (and every 50 ms for the closed loop's admission). While
+  // reconnecting, a closed loop pauses (unless local) and open-loop arrivals still come: they are
+  // recorded failed ("not connected to the server"), not lost.
   void arrivals_loop() {
     const WorkloadSpec& w = sc.devices[index].workload;
     const double end = std::min(sc.duration_s, sc.devices[index].leave_at_s);
-    // Open-loop times come from the simulator's own generator for (seed, device): a testbed run
-    // replays the simulated arrivals exactly.
-    ArrivalProcess arrivals(sc.devices[index], sc.seed, index, sc.duration_s);
-    const bool closed = w.arrival == WorkloadSpec::Arrival::closed_loop;
-    double next = closed ? std::max(0.0, sc.devices[index].join_at_s) : arrivals.next();
     std::unique_lock<std::mutex> lock(m);
     while (!stopping() && w.arrival != WorkloadSpec::Arrival::none) {
+      if (!ever_connected) {
+        cv.wait_for(lock, Seconds(0.02));
+        continue;
+      }
       const double t = now();
       if (t >= end) break;
-      // Inputs start with the first registration (arrivals due before it are skipped). Later, while
-      // reconnecting, a closed loop pauses (unless local) and open-loop arrivals still come: they are
-      // recorded failed ("not connected to the server"), not lost.
-      if (!conn && (!ever_connected || (closed && strategy.kind != Strategy::Kind::local))) {
-        cv.wait_for(lock, Seconds(0.02));
-        if (closed) next = std::max(next, now());
-        else if (!ever_connected)
-          while (next < now()) next = arrivals.next();
-        continue;
-      }
-      if (closed) {
-        if (t >= next && closed_loop_admits()) {
-          create_request();
-          continue;
-        }
-        // Until the next input is due, or a request finishes (complete() notifies), or 50 ms.
-        cv.wait_for(lock, Seconds(t < next ? std::min(0.05, next - t) : 0.05));
-        continue;
-      }
-      if (next == std::numeric_limits<double>::infinity()) break;
-      if (t >= next) {
-        create_request();
-        next = arrivals.next();
-        continue;
-      }
-      cv.wait_for(lock, Seconds(std::min(0.05, next - t)));
+      wake();
+      const double next = rq->loop().next_arrival_s();
+      if (w.arrival != WorkloadSpec::Arrival::closed_loop && next == std::numeric_limits<double>::infinity()) break;
+      cv.wait_for(lock, Seconds(std::max(0.0, std::min(0.05, next - t))));
     }
     arrivals_over = true;
     cv.notify_all();
@@ -168,42 +139,33 @@ struct DeviceRuntime::Impl {
     torch::NoGradGuard no_grad;
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
-      if (rq->compute_q.empty()) {
+      std::optional<Job> job = rq->take_compute();
+      if (!job) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      Job job = std::move(rq->compute_q.front());
-      rq->compute_q.pop_front();
-      if (job.helper_task) {
-        helper_running = true;
+      if (job->helper_task) {
         lock.unlock();
-        run_helper_task(job);
+        run_helper_task(*job);
         lock.lock();
-        helper_running = false;
+        rq->loop().on_help_done();
+        wake();
         continue;
       }
-      if (!rq->find(job.id)) continue;
-      rq->find(job.id)->t_device_start = now();
-      rq->computing = true;
-      const models::GraphSample& input = inputs[job.id % inputs.size()];
+      const models::GraphSample& input = inputs[static_cast<size_t>(job->id) % inputs.size()];
       lock.unlock();
       std::string bytes, error;
       try {
         models::SplitState st = model->start(input);
-        model->run(st, job.split);
-        if (job.split < n) bytes = models::serialize(st);
+        model->run(st, job->split);
+        if (job->split < n) bytes = models::serialize(st);
       } catch (const std::exception& e) {
         error = e.what();
       }
       lock.lock();
-      rq->computing = false;
-      cv.notify_all();
-      if (!rq->find(job.id)) continue;
-      rq->find(job.id)->t_device_end = now();
-      if (!error.empty()) complete(job.id, false, "device stages failed: " + error);
-      else if (job.split == n) complete(job.id, true, "");
-      else rq->upload_q.emplace_back(job.id, std::move(bytes));
-      cv.notify_all();
+      if (job->split < n) rq->keep_state(job->id, std::move(bytes));
+      rq->loop().on_computed(job->id, now(), error.empty(), "device stages failed: " + error);
+      wake();
     }
   }
 
@@ -241,42 +203,40 @@ struct DeviceRuntime::Impl {
     join_work_cap("upload");
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
-      if (rq->upload_q.empty()) {
+      std::optional<UploadJob> job = rq->take_upload();
+      if (!job) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      auto [id, bytes] = std::move(rq->upload_q.front());
-      rq->upload_q.pop_front();
-      if (!rq->find(id)) continue;
       std::shared_ptr<Connection> c = conn;
       if (!c) {
-        complete(id, false, "not connected to the server");
+        rq->loop().on_uploaded(job->id, now(), false, "not connected to the server");
+        wake();
         continue;
       }
-      const int split = rq->find(id)->split;
-      rq->mark_at_server(id);
-      rq->uploading = true;
       lock.unlock();
       std::string error;
-      std::size_t sent = 0;
       try {
-        if (split == 0) {
+        std::string bytes = std::move(job->state_bytes);
+        if (job->split == 0) {
           torch::NoGradGuard no_grad;
-          bytes = models::serialize(model->start(inputs[id % inputs.size()]));
+          bytes = models::serialize(model->start(inputs[static_cast<size_t>(job->id) % inputs.size()]));
         }
-        const std::string payload = pack_task(TaskHeader{split, opt.device_id, device_unix()}, bytes);
-        const std::uint64_t before = c->bytes_sent();
-        c->send({MsgType::task, static_cast<std::uint64_t>(id), payload}, Seconds(60));
-        sent = c->bytes_sent() - before;
+        const std::string payload = pack_task(TaskHeader{job->split, opt.device_id, device_unix()}, bytes);
+        {
+          // What goes on the wire, recorded before the result can overtake this thread.
+          std::lock_guard<std::mutex> relock(m);
+          if (RequestRecord* r = rq->find(job->id)) r->bytes_up = static_cast<double>(kHeaderBytes + payload.size());
+        }
+        c->send({MsgType::task, static_cast<std::uint64_t>(job->id), payload}, Seconds(60));
       } catch (const std::exception& e) {
         error = e.what();
       }
       lock.lock();
-      rq->uploading = false;
-      cv.notify_all();
-      if (!rq->find(id)) continue;
-      rq->find(id)->bytes_up = static_cast<double>(sent);
-      if (!error.empty()) complete(id, false, "upload failed: " + error);
+      // Sent on a connection that has been lost meanwhile: no result will come on it.
+      if (error.empty() && conn != c) error = "connection to the server lost";
+      rq->loop().on_uploaded(job->id, now(), error.empty(), "upload failed: " + error);
+      wake();
     }
   }
 
@@ -294,7 +254,8 @@ struct DeviceRuntime::Impl {
     r.t_batch_end = h.t_batch_end - opt.epoch_unix_s;
     r.batch_size = h.batch_size;
     r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
-    complete(r.id, h.ok, h.ok ? "" : "server: " + h.error);
+    rq->loop().on_result(r.id, now(), h.ok, "server: " + h.error);
+    wake();
   }
 
   void apply(const Assignment& a) {
@@ -309,10 +270,12 @@ struct DeviceRuntime::Impl {
       throw ProtocolError(std::string("scheduling message: ") + e.what());
     }
     std::lock_guard<std::mutex> lock(m);
-    if (s != strategy) log("strategy " + strategy.to_string() + " -> " + s.to_string());
-    strategy = s;
+    if (s != strategy()) {
+      log("strategy " + strategy().to_string() + " -> " + s.to_string());
+      rq->loop().on_strategy(s);
+    }
     helper = a.helper;
-    cv.notify_all();
+    wake();
   }
 
   // Connects and registers; returns the connection, throws Refused or ConnectionClosed.
@@ -354,8 +317,8 @@ struct DeviceRuntime::Impl {
             std::string bytes;
             TaskHeader th = unpack_task(f->payload, bytes);
             std::lock_guard<std::mutex> lock(m);
-            rq->compute_q.push_front({true, static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes)});
-            cv.notify_all();
+            rq->add_helper_task(static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes));
+            wake();
             break;
           }
           case MsgType::heartbeat: {
@@ -377,8 +340,8 @@ struct DeviceRuntime::Impl {
   void lose_connection() {
     std::lock_guard<std::mutex> lock(m);
     conn.reset();
-    const std::vector<std::int64_t> lost = rq->at_server_ids();
-    for (auto id : lost) complete(id, false, "connection to the server lost");
+    for (const DeviceRequest* r : rq->loop().unfinished_requests(true)) rq->loop().fail(r->rec.id, now(), "connection to the server lost");
+    wake();
   }
 
   long long run(const std::atomic<bool>& stop_flag) {
@@ -419,9 +382,10 @@ struct DeviceRuntime::Impl {
         std::lock_guard<std::mutex> lock(m);
         conn = c;
         ever_connected = true;
-        cv.notify_all();
+        if (!rq->loop().joined()) rq->loop().on_join(now());  // inputs start with the first registration
+        wake();
+        log("registered with " + c->peer() + " as " + opt.device_id + " (" + strategy().to_string() + ")");
       }
-      log("registered with " + c->peer() + " as " + opt.device_id + " (" + strategy.to_string() + ")");
       std::thread reader([this, c] { read_loop(c); });
       double next_beat = 0;
       while (!c->closed() && !check_done(hard_end)) {
@@ -433,11 +397,11 @@ struct DeviceRuntime::Impl {
           {
             std::lock_guard<std::mutex> lock(m);
             s.bandwidth_mbps = schedule.mbps_at(now());
-            s.queue_length = rq->queue_length();
-            s.unfinished = static_cast<int>(rq->unfinished());
-            s.busy = rq->unfinished() > 0;
-            s.completed = rq->completed();
-            s.latency_sum_s = rq->latency_sum_s();
+            s.queue_length = rq->loop().queued();
+            s.unfinished = rq->loop().unfinished();
+            s.busy = rq->loop().unfinished() > 0;
+            s.completed = rq->loop().completed();
+            s.latency_sum_s = rq->loop().latency_sum_s();
           }
           s.probe_t1 = device_unix();
           try {
@@ -457,11 +421,7 @@ struct DeviceRuntime::Impl {
     {
       std::lock_guard<std::mutex> lock(m);
       finished = true;
-      const std::vector<std::int64_t> left = rq->unfinished_ids();
-      for (auto id : left) {
-        const RequestRecord* rec = rq->find(id);
-        complete(id, false, !fatal.empty() ? fatal : rec ? drain_failure_text(*rec, sc.drain_s) : "unfinished at the end of the drain");
-      }
+      rq->loop().abandon([&](const DeviceRequest& r) { return !fatal.empty() ? fatal : drain_failure_text(r.rec, sc.drain_s); });
       cv.notify_all();
     }
     arrivals.join();
@@ -471,7 +431,7 @@ struct DeviceRuntime::Impl {
     meter.close_channel();
     if (meter.pid() > 0) meter.stop(1);
     if (!fatal.empty()) throw Refused(fatal);
-    return rq->failed();
+    return rq->loop().failed();
   }
 
   // Reads the power meter's lines until the run stops: each reading journaled at its time.
@@ -504,12 +464,12 @@ struct DeviceRuntime::Impl {
   bool check_done(double hard_end) {
     std::lock_guard<std::mutex> lock(m);
     if (*stop) return true;
-    if (arrivals_over && rq->unfinished() == 0) {
+    if (arrivals_over && rq->loop().unfinished() == 0) {
       // An idle helper serves forwarded work until the others stop creating inputs.
       if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none) return true;
       // A helper stays through the drain until the server releases it (hw/edge_server.cpp), unless
       // the scenario says it leaves.
-      const bool idle = rq->compute_q.empty() && !helper_running;
+      const bool idle = !rq->loop().helping() && !rq->loop().helper_work_waiting();
       if (idle && now() >= sc.devices[index].leave_at_s) return true;
       if (idle && now() >= sc.duration_s && !helper) return true;
     }
@@ -534,13 +494,12 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   I.spec = I.catalog.instantiate(d.model, d.dataset);
   I.n = I.spec.num_stages();
   I.model = std::make_unique<models::GnnModel>(I.spec, 1);
-  I.strategy = d.strategy;
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
   const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
-  const DataParallelRouter dp_router(data_parallel_costs(d, I.sc.access_point, I.spec,
-                                                        I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
-                                                        I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr));
+  const DataParallelCosts dp_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
+                                                         I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
+                                                         I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr);
   torch::NoGradGuard no_grad;
   if (!I.opt.input_file.empty()) {
     try {
@@ -573,7 +532,10 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
       throw InputError(SourceLocation{"--power-command", 0, 0}, "--power-command", e.what());
     }
   }
-  I.rq = std::make_unique<DeviceRequests>(I.index, I.sc.server_index(d.server), I.n, dp_router, *I.journal);
+  // Open-loop times come from the simulator's own generator for (seed, device): a testbed run replays
+  // the simulated arrivals exactly.
+  I.rq = std::make_unique<DeviceRequests>(I.sc.devices[static_cast<size_t>(I.index)], I.index, I.sc.server_index(d.server), I.sc.seed, I.n,
+                                          I.sc.duration_s, dp_costs, *I.journal);
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "core/bandwidth_schedule.hpp"
-#include "core/batch_queue.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
+#include "core/server_loop.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
 #include "core/model_key.hpp"
@@ -74,7 +74,7 @@ struct Forwarded {
 };
 }  // namespace
 
-struct EdgeServer::Impl {
+struct EdgeServer::Impl : ServerActions<Pending> {
   Scenario sc;
   ModelCatalog catalog;
   LutSet luts;
@@ -93,8 +93,8 @@ struct EdgeServer::Impl {
   std::unique_ptr<StartGate> start_gate;
   std::unique_ptr<Listener> listener;
 
-  // The shared policies (core/batch_queue.hpp, core/helper_forwarding.hpp), driven on run time
-  // (seconds since the epoch); all under m.
+  // The server loop (core/server_loop.hpp: batching, forwarding, workers), the simulator's too, driven
+  // on run time (seconds since the epoch); all under m.
   std::mutex m;
   std::condition_variable work_cv, sched_cv, timer_cv;
   std::map<int, std::shared_ptr<Handler>> handlers;  // by device index (live registrations)
@@ -102,16 +102,14 @@ struct EdgeServer::Impl {
   // more; then reap_retired() joins the reader and frees the connection (its descriptor). Each once.
   std::vector<std::shared_ptr<Handler>> retired;
   BatchGroupIds group_ids;
-  std::unique_ptr<BatchQueue<Pending>> queue;
-  HelperForwardPolicy helper_policy;
+  std::unique_ptr<ServerLoop<Pending>> loop;
+  std::deque<std::pair<std::uint64_t, std::vector<Pending>>> to_run;  // started by the loop, for the worker threads
   std::map<std::uint64_t, Forwarded> forwarded;
   std::map<std::uint64_t, int> forwarded_batch_left;  // batch id -> requests not yet returned
   std::uint64_t next_forward_id = 1, next_forward_batch = 1;
   // Set once the arrivals have ended and no device of this server that creates inputs is still
   // connected: no work can come for helpers any more, so they are told they are not helpers and go.
   bool helpers_released = false;
-  int busy_workers = 0;
-  std::vector<double> running_until_s;  // expected end of each batch running now (run time)
   std::ofstream decisions;
   const std::atomic<bool>* stop = nullptr;
 
@@ -308,7 +306,8 @@ struct EdgeServer::Impl {
       } else {
         ++f;
       }
-    helper_policy.helper_done(h->index);
+    loop->on_helper_done(h->index, now());
+    work_cv.notify_all();
     auto it = handlers.find(h->index);
     if (it != handlers.end() && it->second == h) {
       handlers.erase(it);
@@ -318,7 +317,7 @@ struct EdgeServer::Impl {
         if (now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, h->index, 0});
       }
       // Its queued tasks cannot be answered any more: the device records them failed itself.
-      const size_t dropped = queue->remove_if([&h](const Pending& p) { return p.origin == h; });
+      const size_t dropped = loop->remove_if([&h](const Pending& p) { return p.origin == h; });
       if (dropped) log("dropped " + std::to_string(dropped) + " queued tasks of " + h->id);
     }
   }
@@ -336,14 +335,9 @@ struct EdgeServer::Impl {
     std::lock_guard<std::mutex> lock(m);
     const DeviceSpec& d = sc.devices[h->index];
     const int group = group_ids.id({{d.model, d.dataset}, p.split});
-    const auto added = queue->add(std::move(p), group, now());
-    if (added.sealed) sealed();
+    const auto added = loop->on_upload(std::move(p), group, now());
+    if (added.sealed) work_cv.notify_all();
     else if (added.opened) timer_cv.notify_all();
-  }
-
-  void sealed() {  // m held: a batch is ready for a worker (or a helper)
-    forward_waiting();
-    work_cv.notify_all();
   }
 
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
@@ -363,8 +357,8 @@ struct EdgeServer::Impl {
       auto left = forwarded_batch_left.find(fw.batch);
       if (left != forwarded_batch_left.end() && --left->second == 0) {
         forwarded_batch_left.erase(left);
-        helper_policy.helper_done(helper->index);  // its whole batch is back
-        forward_waiting();
+        loop->on_helper_done(helper->index, now());  // its whole batch is back
+        work_cv.notify_all();
       }
     }
     std::string out;
@@ -389,10 +383,11 @@ struct EdgeServer::Impl {
   void batch_timer_loop() {
     std::unique_lock<std::mutex> lock(m);
     while (!*stop) {
-      const double due = queue->next_deadline_s();
+      const double due = loop->next_deadline_s();
       const double wait = std::min(0.1, std::max(0.0, due - now()));
       if (wait > 0) timer_cv.wait_for(lock, Seconds(wait));
-      if (queue->seal_due(now()) > 0) sealed();
+      loop->on_timer(now());
+      work_cv.notify_all();
       release_helpers_when_done();
     }
   }
@@ -406,8 +401,8 @@ struct EdgeServer::Impl {
     for (const auto& kv : handlers)
       if (kv.second->alive && sc.devices[kv.first].workload.arrival != WorkloadSpec::Arrival::none) return;
     helpers_released = true;
-    const std::vector<int> helpers = helper_policy.helpers();
-    helper_policy.set_helpers({});
+    const std::vector<int> helpers = loop->helpers().helpers();
+    loop->set_helpers({}, now());
     for (const auto& kv : handlers) {
       if (!rescheduler->is_helper(kv.first)) continue;
       try {
@@ -419,7 +414,8 @@ struct EdgeServer::Impl {
     if (!helpers.empty()) log("arrivals ended and every device that creates inputs has gone: helpers released");
   }
 
-  double server_seconds(const std::vector<Pending>& batch) const {
+  // --- the server loop's actions (core/server_loop.hpp), m held -------------------------------------
+  double expected_seconds(const std::vector<Pending>& batch) const override {
     const int device = batch.front().origin->index;
     const LutTable* lut = server_luts[device];
     if (!lut) return 0;
@@ -428,7 +424,7 @@ struct EdgeServer::Impl {
 
   // The helper's expected time for a batch: its input at the helper's reported bandwidth plus its
   // own LUT time; +infinity when no LUT describes the helper for that model.
-  double helper_seconds(int helper, const std::vector<Pending>& batch) const {
+  double helper_seconds(int helper, const std::vector<Pending>& batch) const override {
     auto lut = helper_luts.find({helper, batch.front().origin->index});
     if (lut == helper_luts.end()) return std::numeric_limits<double>::infinity();
     double bytes = 0;
@@ -439,73 +435,62 @@ struct EdgeServer::Impl {
                                 *time);
   }
 
+  bool helper_available(int helper) const override {
+    auto it = handlers.find(helper);
+    return it != handlers.end() && it->second->alive && !it->second->status.busy;
+  }
+
+  void start_batch(std::uint64_t token, std::vector<Pending> batch) override {
+    to_run.emplace_back(token, std::move(batch));
+    work_cv.notify_all();
+  }
+
+  // The batch goes whole to the helper (one task per request, the helper free again when the last
+  // returns). A send that fails is reported to its origin, and the helper's connection is closed:
+  // its reader then fails what it still holds and frees it (the loop is not re-entered from here).
+  void forward(int helper_index, std::vector<Pending> batch) override {
+    const std::shared_ptr<Handler> helper = handlers.at(helper_index);
+    const std::uint64_t batch_id = next_forward_batch++;
+    forwarded_batch_left[batch_id] = static_cast<int>(batch.size());
+    for (Pending& p : batch) {
+      const std::uint64_t id = next_forward_id++;
+      forwarded[id] = {p.origin, p.task, p.t_received, p.t_queued, helper->id, helper_index, batch_id};
+      TaskHeader th{p.split, p.origin->id, unix_now()};
+      try {
+        helper->conn->send({MsgType::task, id, pack_task(th, p.state_bytes)});
+      } catch (const std::exception& e) {
+        forwarded.erase(id);
+        ResultHeader r;
+        r.ok = false;
+        r.error = "forwarding to helper " + helper->id + " failed: " + e.what();
+        reply(p.origin, p.task, r, "");
+        if (--forwarded_batch_left[batch_id] == 0) forwarded_batch_left.erase(batch_id);
+        helper->conn->close();
+      }
+    }
+  }
+
+  // --- worker threads ----------------------------------------------------------------------------
   void worker_loop(int worker) {
     set_compute_threads(opt.threads_per_worker);
     BatchRunner runner;  // a worker's own model copies
     while (!*stop) {
+      std::uint64_t token = 0;
       std::vector<Pending> batch;
-      double expected_end = 0;
       {
         std::unique_lock<std::mutex> lock(m);
-        if (!queue->has_ready()) {
+        if (to_run.empty()) {
           work_cv.wait_for(lock, Seconds(0.1));
           continue;
         }
-        batch = queue->take_oldest();
-        ++busy_workers;
-        expected_end = now() + server_seconds(batch);
-        running_until_s.push_back(expected_end);
-        forward_waiting();
+        token = to_run.front().first;
+        batch = std::move(to_run.front().second);
+        to_run.pop_front();
       }
       run_batch(batch, runner);
       std::lock_guard<std::mutex> lock(m);
-      --busy_workers;
-      running_until_s.erase(std::find(running_until_s.begin(), running_until_s.end(), expected_end));
-      forward_waiting();
-    }
-  }
-
-  // Sealed batches that no idle worker will take go whole to idle helpers when the shared policy
-  // (core/helper_forwarding.hpp) expects the helper to finish sooner (m held).
-  void forward_waiting() {
-    if (!helper_policy.has_helpers() || !queue->has_ready()) return;
-    ServerLoad load;
-    load.now_s = now();
-    load.workers = sc.servers[server_index].workers;
-    load.busy_workers = busy_workers;
-    load.running_until_s = running_until_s;
-    std::vector<double> ready_s;
-    for (const auto& b : queue->ready()) ready_s.push_back(server_seconds(b));
-    const auto& ready = queue->ready();
-    const std::vector<int> chosen = helper_policy.plan(
-        load, ready_s, [&](int helper, size_t i) { return helper_seconds(helper, ready[i]); },
-        [&](int helper) {
-          auto it = handlers.find(helper);
-          return it != handlers.end() && it->second->alive && !it->second->status.busy;
-        });
-    for (int helper_index : chosen) {
-      std::vector<Pending> batch = queue->take_newest();
-      const std::shared_ptr<Handler> helper = handlers.at(helper_index);
-      const std::uint64_t batch_id = next_forward_batch++;
-      forwarded_batch_left[batch_id] = static_cast<int>(batch.size());
-      for (Pending& p : batch) {
-        const std::uint64_t id = next_forward_id++;
-        forwarded[id] = {p.origin, p.task, p.t_received, p.t_queued, helper->id, helper_index, batch_id};
-        TaskHeader th{p.split, p.origin->id, unix_now()};
-        try {
-          helper->conn->send({MsgType::task, id, pack_task(th, p.state_bytes)});
-        } catch (const std::exception& e) {
-          forwarded.erase(id);
-          ResultHeader r;
-          r.ok = false;
-          r.error = "forwarding to helper " + helper->id + " failed: " + e.what();
-          reply(p.origin, p.task, r, "");
-          if (--forwarded_batch_left[batch_id] == 0) {
-            forwarded_batch_left.erase(batch_id);
-            helper_policy.helper_done(helper_index);
-          }
-        }
-      }
+      loop->on_batch_done(token, now());
+      work_cv.notify_all();
     }
   }
 
@@ -557,7 +542,7 @@ struct EdgeServer::Impl {
       devices[i] = o;
     }
     std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
-    servers[static_cast<size_t>(server_index)] = ServerObservation{static_cast<int>(queue->queued()), busy_workers};
+    servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers()};
     return rescheduler->snapshot(now(), devices, servers);
   }
 
@@ -565,9 +550,6 @@ struct EdgeServer::Impl {
   // strategy or helper role changed get a scheduling message (m held).
   void decide() {
     Decision d = rescheduler->decide(snapshot());
-    // Helpers: each serves its own server (Decision::helpers_of, the simulator's rule too); none once
-    // released at the end of arrivals.
-    helper_policy.set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id));
     for (const DeviceChange& c : d.changes) {
       auto it = handlers.find(c.device);
       if (it == handlers.end()) continue;  // told at registration
@@ -577,7 +559,10 @@ struct EdgeServer::Impl {
         log("scheduling message to " + it->second->id + " failed: " + e.what());
       }
     }
-    forward_waiting();
+    // Helpers (once told): each serves its own server (Decision::helpers_of, the simulator's rule too,
+    // in the same order); none once released at the end of arrivals.
+    loop->set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id), now());
+    work_cv.notify_all();
     log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
     if (decisions.is_open()) {
       decisions << decision_to_json(d.record) << "\n";
@@ -652,7 +637,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     const LutKey key{hd.type, od.model, od.dataset};
     if (hd.server == me.id && I.luts.contains(key)) I.helper_luts[{h, o}] = &I.luts.table(key);
   }
-  I.queue = std::make_unique<BatchQueue<Pending>>(me.batch);
+  I.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, I);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
   register_external_scheduler();
   I.scheduler = make_scheduler(I.sc, *I.estimator);

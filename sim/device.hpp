@@ -12,9 +12,9 @@
 // is integrated here by the formula of SimGrid's host energy plugin for one core (idle power, plus
 // busy - idle while it computes). (A SimGrid execution started by the kernel costs a scan of every
 // other running one when it ends: SimGrid 3.32 keeps them in one list; see bench/RESULTS.md "Scale".)
-// The rules are the engine-free ones the real device runtime uses: arrivals and the closed-loop
-// admission rule are core/arrival_process.hpp, data_parallel routing core/data_parallel_router.hpp,
-// execution times core/execution_time.hpp. Strategies (DESIGN.md):
+// The request's life (arrivals, admission, routing, stage queues, data_parallel sides, completion) is
+// the engine-free device loop the real device runtime runs too (core/device_loop.hpp); this adapter
+// supplies simulated time, SimGrid transfers and LUT execution times (core/execution_time.hpp). Strategies (DESIGN.md):
 //   local: all stages here; offload: raw input to the server; pp(k): [0,k) here, [k,n) on the server,
 //   pipelined (the device computes input i+1 while input i is on the link or the server);
 //   data_parallel: each input goes whole to the device or whole to the server.
@@ -25,9 +25,9 @@
 #include <string>
 #include <vector>
 
-#include "core/arrival_process.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/data_parallel_router.hpp"
+#include "core/device_loop.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_spec.hpp"
 #include "core/random_stream.hpp"
@@ -62,6 +62,7 @@ struct DeviceSlice {
   std::map<std::pair<int, int>, const LutTable*> helper_luts;
   const BandwidthSchedule* bandwidth = nullptr;      // its link
   RequestLedger* ledger = nullptr;
+  int server_index = -1;                             // its server (the scenario's index)
   simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
   ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
   // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
@@ -71,7 +72,7 @@ struct DeviceSlice {
   const ExecutionTimeModel* time = &lut_mean_time();
 };
 
-class SimDevice final : public ObservedDevice, public DeviceInbox, private CompletionListener {
+class SimDevice final : public ObservedDevice, public DeviceInbox, private CompletionListener, private DeviceActions {
  public:
   explicit SimDevice(DeviceSlice slice);
   SimDevice(const SimDevice&) = delete;
@@ -88,12 +89,12 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) override;
   void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
 
-  const Strategy& strategy() const override { return strategy_; }
-  int unfinished() const override { return unfinished_; }
-  int queued() const override { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
-  bool busy() const override { return unfinished_ > 0; }
-  long long completed() const override { return completed_; }
-  double latency_sum_s() const override { return latency_sum_s_; }
+  const Strategy& strategy() const override { return loop_.strategy(); }
+  int unfinished() const override { return loop_.unfinished(); }
+  int queued() const override { return loop_.queued(); }
+  bool busy() const override { return loop_.unfinished() > 0; }
+  long long completed() const override { return loop_.completed(); }
+  double latency_sum_s() const override { return loop_.latency_sum_s(); }
 
   // Accounting read after the run (energy, bytes).
   double busy_seconds_in_window() const { return busy_window_s_; }  // computing within [warmup_s, duration_s]
@@ -118,33 +119,33 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     bool arrived = false;
   };
 
+  // The device loop's actions (core/device_loop.hpp), carried out in simulated time.
+  DeviceRequest& new_request(double now_s) override;
+  bool may_create() const override { return s_.ledger->may_create(); }
+  void routed(DeviceRequest& r) override;
+  void start_compute(DeviceRequest& r) override;
+  void start_upload(DeviceRequest& r) override;
+  void start_help(std::int64_t task) override;
+  void finished(DeviceRequest& r) override;
+
   void on_activity_done(int slot) override;
-  void step();                // after every event: due arrivals, routing, admission, idle stages, the next timer
+  void step();                // after every event: the loop's wake, then the timer for its next arrival
   void take_arrived();        // hands arrived results, scheduling messages and help to their handlers
   void send(int slot, simgrid::s4u::Host* from, double bytes, void* payload);
   void start_inbound(int slot);
-  void start_compute(double seconds, int slot);  // kExec or kHelpExec: done `seconds` from now
+  void start_timer(double seconds, int slot);  // kExec or kHelpExec: done `seconds` from now
   void count_busy(double from_s, double to_s);
   template <class ActivityRef>
   void finished(ActivityRef& a) {  // drops the reference once SimGrid is done with it
     s_.retirement->retire(a);
     a = nullptr;
   }
-  void start_idle_stages();
-  void on_computed();
   void on_uploaded();
   void on_result(SimRequest* r);
-  void on_control(const Strategy& s);
   void on_help_arrived(HelpTask* t);
   void on_help_done();
   void apply_strategy(const Strategy& s);
-  void create_request();  // one request now (strategy as of now), routed
-  void route(SimRequest* r);
-  void route_data_parallel();
-  void try_create_closed_loop();
-  bool accepting() const;  // joined, not left, before the end of arrivals
   void count_radio(double bytes);
-  void on_finished(SimRequest* r);
 
   void use_binding(int b);  // the model new requests run from now on
   const ModelBinding& binding_of(const SimRequest* r) const { return s_.bindings[static_cast<size_t>(r->binding)]; }
@@ -156,30 +157,23 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   KernelTimer arrival_timer_;
   double arrival_timer_at_s_ = -1;
   std::vector<simgrid::s4u::ActivityPtr> cancelled_;  // kept until the device is destroyed (after the engine's run)
-  Strategy strategy_;
   int binding_ = 0;  // index into s_.bindings
   int num_stages_;   // equal for every binding (variants keep the stages)
-  int in_flight_limit_;
-  int unfinished_ = 0;
-  long long completed_ = 0;
-  double latency_sum_s_ = 0;
   std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once
-  std::string strategy_text_;
 
-  std::deque<SimRequest*> exec_queue_, up_queue_, dp_pending_;
-  SimRequest* computing_ = nullptr;  // request whose device stages run now
   SimRequest* uploading_ = nullptr;  // request on the uplink now
-  KernelTimer compute_done_;  // its own request's stages, or a forwarded batch (never both: see above)
+  std::int64_t computing_id_ = -1;   // request whose device stages compute now
+  KernelTimer compute_done_;  // its own request's stages, or a forwarded batch (the loop runs one at a time)
   double busy_since_s_ = 0;
   double busy_window_s_ = 0;
   simgrid::s4u::CommPtr upload_;
-  HelpTask* helping_ = nullptr;            // the batch computing now (one at a time)
-  DataParallelRouter dp_router_;
-  ArrivalProcess arrivals_;
+  HelpTask* help_arrived_ = nullptr;  // taken from its transfer, not started yet
+  HelpTask* helping_ = nullptr;       // the batch computing now (one at a time)
+  std::int64_t help_tasks_ = 0;       // forwarded batches received so far (their ids for the loop)
   RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
   RandomStream wire_rng_;     // purpose wire_bytes, index = device index: its requests' upload and result bytes
-  double next_arrival_s_ = 0;
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
+  DeviceLoop loop_;  // the request life (core/device_loop.hpp); last: it is built from the members above
 };
 
 }  // namespace coinfer::sim

@@ -6,19 +6,18 @@
 
 #include <deque>
 
+#include "core/device_loop.hpp"
 #include "core/limits.hpp"
 #include "core/request_record.hpp"
 
 namespace coinfer::sim {
 
-// One request in flight. Lives in RequestLedger::requests (a deque: stable addresses).
-struct SimRequest {
-  RequestRecord rec;
-  int device_split = 0;       // device runs [0, device_split); server runs the rest
+// One request in flight: what the device loop knows of it (core/device_loop.hpp: the record, its
+// split, data_parallel side) and what the simulation adds. Lives in RequestLedger::requests (a deque:
+// stable addresses).
+struct SimRequest : DeviceRequest {
   int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
   int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
-  bool data_parallel = false; // created under data_parallel
-  bool dp_to_server = false;  // data_parallel input sent whole to the server
   bool finished = false;
 };
 

@@ -13,9 +13,9 @@ namespace coinfer::sim {
 
 ServerActors::ServerActors(ServerSlice slice)
     : s_(std::move(slice)),
-      queue_(s_.spec->batch),
+      loop_(s_.spec->batch, s_.spec->workers, *this),
       timers_sem_(sg4::Semaphore::create(0)),
-      ready_sem_(sg4::Semaphore::create(0)),
+      run_sem_(sg4::Semaphore::create(0)),
       forward_sem_(sg4::Semaphore::create(0)),
       service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {}
 
@@ -38,52 +38,44 @@ void ServerActors::dispatcher_loop() {
     const LutTable& lut = *(*s_.server_luts)[r->rec.device][r->binding];
     const double decompress_s = lut.wire_decompress_seconds(r->device_split);
     if (decompress_s > 0) sg4::this_actor::sleep_for(decompress_s);
-    enqueue(r);
+    // Every simcall (semaphore release) may let other actors run, so the loop is brought to a
+    // consistent state first and the wake-ups come last.
+    const double now = sg4::Engine::get_clock();
+    r->rec.t_queued = now;
+    r->rec.server = s_.index;
+    const auto added = loop_.on_upload(r, r->batch_group, now);
+    wake_actors();
+    if (!added.sealed && added.opened) timers_sem_->release();
   }
-}
-
-void ServerActors::enqueue(SimRequest* r) {
-  // Every simcall (semaphore release) may let other actors run, so the queue is brought to a
-  // consistent state first and the wake-ups come last.
-  const double now = sg4::Engine::get_clock();
-  r->rec.t_queued = now;
-  r->rec.server = s_.index;
-  const auto added = queue_.add(r, r->batch_group, now);
-  if (added.sealed) sealed(1);
-  else if (added.opened) timers_sem_->release();
-}
-
-void ServerActors::sealed(int count) {
-  maybe_forward();
-  for (int i = 0; i < count; ++i) ready_sem_->release();
 }
 
 void ServerActors::timer_loop() {
   // Windows all have the same length, so the earliest deadline only moves later; sleeping until it
   // and sealing what is due there is exact. One permit per opened batch wakes the timer when idle.
   while (true) {
-    const double deadline = queue_.next_deadline_s();
+    const double deadline = loop_.next_deadline_s();
     if (deadline == std::numeric_limits<double>::infinity()) {
       timers_sem_->acquire();
       continue;
     }
     sg4::this_actor::sleep_until(deadline);
-    const int n = queue_.seal_due(sg4::Engine::get_clock());
-    if (n > 0) sealed(n);
+    loop_.on_timer(sg4::Engine::get_clock());
+    wake_actors();
   }
 }
 
 void ServerActors::set_helpers(const std::vector<int>& devices) {
-  helpers_.set_helpers(devices);
-  maybe_forward();
+  loop_.set_helpers(devices, sg4::Engine::get_clock());
+  wake_actors();
 }
 
-void ServerActors::helper_done(int device) {
-  helpers_.helper_done(device);
-  maybe_forward();
+void ServerActors::wake_actors() {
+  // After the loop's call returned: a release may let other actors run, and they may call the loop.
+  for (; runs_to_wake_ > 0; --runs_to_wake_) run_sem_->release();
+  for (; forwards_to_wake_ > 0; --forwards_to_wake_) forward_sem_->release();
 }
 
-double ServerActors::server_seconds(const std::vector<SimRequest*>& batch) const {
+double ServerActors::expected_seconds(const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
   const LutTable& lut = *(*s_.server_luts)[first.rec.device][first.binding];
   return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
@@ -107,27 +99,20 @@ double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& 
                               static_cast<int>(batch.size()), *s_.time);
 }
 
-void ServerActors::maybe_forward() {
-  // core/helper_forwarding.hpp decides; here its choices are carried out. State first, wake-ups
-  // last (see enqueue).
-  if (!helpers_.has_helpers() || !queue_.has_ready()) return;
-  ServerLoad load;
-  load.now_s = sg4::Engine::get_clock();
-  load.workers = s_.spec->workers;
-  load.busy_workers = busy_workers_;
-  load.running_until_s = running_until_s_;
-  std::vector<double> ready_s;
-  for (const auto& b : queue_.ready()) ready_s.push_back(server_seconds(b));
-  const auto& ready = queue_.ready();
-  const std::vector<int> chosen =
-      helpers_.plan(load, ready_s, [&](int helper, size_t i) { return helper_seconds(helper, ready[i]); });
-  for (int helper : chosen) {
-    HelpTask task;
-    task.batch = queue_.take_newest();
-    task.done = [this, helper] { helper_done(helper); };
-    to_forward_.emplace_back(helper, std::move(task));
-  }
-  for (size_t i = 0; i < chosen.size(); ++i) forward_sem_->release();
+void ServerActors::start_batch(std::uint64_t token, std::vector<SimRequest*> batch) {
+  to_run_.emplace_back(token, std::move(batch));
+  ++runs_to_wake_;
+}
+
+void ServerActors::forward(int helper, std::vector<SimRequest*> batch) {
+  HelpTask task;
+  task.batch = std::move(batch);
+  task.done = [this, helper] {
+    loop_.on_helper_done(helper, sg4::Engine::get_clock());
+    wake_actors();
+  };
+  to_forward_.emplace_back(helper, std::move(task));
+  ++forwards_to_wake_;
 }
 
 void ServerActors::forwarder_loop() {
@@ -144,9 +129,9 @@ void ServerActors::forwarder_loop() {
 
 void ServerActors::worker_loop() {
   while (true) {
-    ready_sem_->acquire();
-    if (!queue_.has_ready()) continue;  // the batch went to a helper
-    std::vector<SimRequest*> batch = queue_.take_oldest();
+    run_sem_->acquire();
+    auto [token, batch] = std::move(to_run_.front());
+    to_run_.pop_front();
     const int b = static_cast<int>(batch.size());
     const double seconds = sample_server_seconds(batch);
     const double start = sg4::Engine::get_clock();
@@ -154,14 +139,10 @@ void ServerActors::worker_loop() {
       r->rec.t_batch_start = start;
       r->rec.batch_size = b;
     }
-    ++busy_workers_;
-    // What the forwarding policy knows of a running batch is its expected end, as on the real server.
-    const double expected_end = start + server_seconds(batch);
-    running_until_s_.push_back(expected_end);
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
-    running_until_s_.erase(std::find(running_until_s_.begin(), running_until_s_.end(), expected_end));
-    --busy_workers_;
     const double end = sg4::Engine::get_clock();
+    loop_.on_batch_done(token, end);
+    wake_actors();
     for (SimRequest* r : batch) {
       r->rec.t_batch_end = end;
       (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);

@@ -1,8 +1,9 @@
 #pragma once
 // The simulated edge server: an upload dispatcher, a batch timer, a forwarder to idle helpers and a
-// pool of worker actors on a multi-core host. The policies are the engine-free ones the real server
-// uses: batching is core/batch_queue.hpp (ACE-GNN Fig. 8), forwarding core/helper_forwarding.hpp,
-// execution times core/execution_time.hpp. A batch's execution takes its ExecutionTimeModel time on
+// pool of worker actors on a multi-core host. What happens to uploads (batching, forwarding, which
+// worker runs what) is the engine-free server loop the real server runs too (core/server_loop.hpp);
+// this adapter supplies simulated time, SimGrid executions and transfers, and execution times
+// (core/execution_time.hpp). A batch's execution takes its ExecutionTimeModel time on
 // one core; results go back to each device (DeviceInbox, a host-to-host transfer). Queue state is application-level
 // (BatchQueue + semaphores): SimGrid sees at most `workers` concurrent executions on the host.
 #include <simgrid/s4u.hpp>
@@ -13,9 +14,9 @@
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
-#include "core/batch_queue.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
+#include "core/server_loop.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "sim/messages.hpp"
@@ -43,37 +44,36 @@ struct ServerSlice {
   std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
 };
 
-class ServerActors final : public ObservedServer {
+class ServerActors final : public ObservedServer, private ServerActions<SimRequest*> {
  public:
   explicit ServerActors(ServerSlice slice);
   void start();  // spawns the dispatcher, the batch timer, the forwarder and the workers (daemons)
-  int queued() const override { return queue_.queued(); }
-  int busy_workers() const override { return busy_workers_; }
+  int queued() const override { return loop_.queued(); }
+  int busy_workers() const override { return loop_.busy_workers(); }
   void set_helpers(const std::vector<int>& devices) override;
 
  private:
+  // The server loop's actions (core/server_loop.hpp), carried out in simulated time.
+  double expected_seconds(const std::vector<SimRequest*>& batch) const override;
+  double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const override;
+  void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
+  void forward(int helper, std::vector<SimRequest*> batch) override;
+
+  void wake_actors();  // the worker and forwarder actors the loop's last call gave work to
   void dispatcher_loop();
-  void enqueue(SimRequest* r);
   void timer_loop();
   void worker_loop();
   void forwarder_loop();
-  void helper_done(int device);
-  void sealed(int count);
-  void maybe_forward();
-  // Expected seconds of a batch on this server (forwarding decisions), and one execution's seconds
-  // (drawn from this server's service-time stream).
-  double server_seconds(const std::vector<SimRequest*>& batch) const;
+  // One execution's seconds (drawn from this server's service-time stream).
   double sample_server_seconds(const std::vector<SimRequest*>& batch);
-  double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const;
 
   ServerSlice s_;
-  BatchQueue<SimRequest*> queue_;
-  HelperForwardPolicy helpers_;
+  ServerLoop<SimRequest*> loop_;
   simgrid::s4u::SemaphorePtr timers_sem_;   // one permit per batch opened
-  simgrid::s4u::SemaphorePtr ready_sem_;    // one permit per batch sealed
+  simgrid::s4u::SemaphorePtr run_sem_;      // one permit per batch started (a worker actor runs it)
   simgrid::s4u::SemaphorePtr forward_sem_;  // one permit per batch to forward
-  int busy_workers_ = 0;
-  std::vector<double> running_until_s_;     // expected end times of the batches running now (one per busy worker)
+  std::deque<std::pair<std::uint64_t, std::vector<SimRequest*>>> to_run_;  // started, for the worker actors
+  int runs_to_wake_ = 0, forwards_to_wake_ = 0;
   RandomStream service_rng_;                // purpose service_time, index kServerStreamBase + server index
   std::deque<std::pair<int, HelpTask>> to_forward_;  // (helper, task) waiting for the forwarder
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)

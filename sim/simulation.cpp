@@ -293,6 +293,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.bandwidth = &platform.device_bandwidth[i];
     x.ledger = &ledger;
     x.uploads = &arrived[static_cast<size_t>(j)];
+    x.server_index = j;
     x.server_host = platform.server_hosts[static_cast<size_t>(j)];
     x.peers = &inboxes;
     x.retirement = &retirement;

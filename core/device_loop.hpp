@@ -1,0 +1,184 @@
+#pragma once
+// One edge device's event loop, engine-free: the life of its requests from creation to completion,
+// written once for the simulator (sim/device.cpp, simulated time) and the real device runtime
+// (hw/device_runtime.cpp, wall clock). Shaped like Batsim's decision component: typed events in
+// (join, wake, computed, uploaded, result, help arrived, help done, strategy), actions out through
+// DeviceActions (start a computation, start an upload, start a forwarded batch, a request finished).
+// The engine supplies time, transfers and compute; every rule below lives only here:
+//   - arrivals: open loop from ArrivalProcess (the simulator's draws for (seed, device)); closed loop
+//     by ArrivalProcess::admits on the queues as they are now; none before join, at or after leave,
+//     at or after the end of arrivals, or once DeviceActions::may_create says no;
+//   - routing (DESIGN.md strategies): local and pp(k) with k > 0 to the device's processor first,
+//     offload (split 0) straight to the uplink, data_parallel to a side chosen by DataParallelRouter
+//     (inputs wait while both sides are busy);
+//   - stages: the processor runs one thing at a time (a forwarded batch before the device's own
+//     queued requests), the uplink one upload at a time, both in arrival order (FIFO);
+//   - completion: local and data_parallel-on-device requests finish when computed; the others when
+//     their result arrives; a finished data_parallel request frees its side;
+//   - the in-flight limit: workload.in_flight, or default_in_flight(strategy) when 0, re-read on every
+//     new strategy; a request keeps the strategy (and split) it was created with.
+// Calling convention: an engine delivers one event (on_*), then calls wake(now) once before it
+// delivers the next event at a later instant; wake() creates what is due and starts idle stages.
+// Times are seconds on the engine's clock (the run's time zero at 0); bytes/s for bandwidths. Not
+// thread-safe (the real runtime calls it under its mutex); never blocks, never advances time.
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/arrival_process.hpp"
+#include "core/data_parallel_router.hpp"
+#include "core/request_record.hpp"
+#include "core/scenario.hpp"
+#include "core/strategy.hpp"
+
+namespace coinfer {
+
+// One request as the device loop knows it. Storage belongs to the engine (the simulator's ledger,
+// the real runtime's table), which may derive from it; the address must stay valid until finished().
+struct DeviceRequest {
+  RequestRecord rec;
+  int device_split = 0;        // the device runs [0, device_split); the server the rest
+  bool data_parallel = false;  // created under data_parallel
+  bool dp_to_server = false;   // data_parallel input sent whole to the server
+};
+
+// What the device loop asks its engine to do. Every call is made from inside a DeviceLoop call.
+class DeviceActions {
+ public:
+  virtual ~DeviceActions() = default;
+  // Storage for a new request, with rec.id, rec.device and rec.t_created = now set.
+  virtual DeviceRequest& new_request(double now_s) = 0;
+  // The loop created `r` (rec.strategy set; not routed yet): e.g. the real runtime journals it.
+  virtual void created(DeviceRequest& r) { (void)r; }
+  // False once the engine cannot hold more requests (the simulator's limits::kMaxRequests).
+  virtual bool may_create() const { return true; }
+  // The request was routed (its device_split is final): the engine may attach what it needs (wire
+  // bytes, the model variant, a batch group). Called once per request, before any stage starts.
+  virtual void routed(DeviceRequest& r) { (void)r; }
+  // Runs the request's device stages [0, device_split) (plus compressing what it sends when it goes on
+  // to the server); the engine calls on_computed when they are done.
+  virtual void start_compute(DeviceRequest& r) = 0;
+  // Sends the request's state at its split to the server; the engine calls on_uploaded when the
+  // server has it (or the upload failed).
+  virtual void start_upload(DeviceRequest& r) = 0;
+  // Runs the forwarded batch `task` (the engine's id) on the device's processor; the engine calls
+  // on_help_done when it finished.
+  virtual void start_help(std::int64_t task) = 0;
+  // The request finished: rec.status, rec.failure and rec.t_result are final. The device loop no
+  // longer refers to it; the engine may release its storage.
+  virtual void finished(DeviceRequest& r) = 0;
+};
+
+class DeviceLoop {
+ public:
+  // `device` and `actions` must outlive the loop. `num_stages`: the model's; `arrivals_end_s`: no
+  // request is created at or after it. `seed`, `device_index`: the arrival stream (ArrivalProcess).
+  // `server_index`: the server its requests go to (rec.server of a request that leaves the device;
+  // -1 stays on one that runs whole here).
+  DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
+             double arrivals_end_s, DataParallelCosts dp_costs, DeviceActions& actions);
+
+  // ---- events -----------------------------------------------------------------------------------
+  // The device joins at `now_s` (its join time, or when the engine first may send): it creates
+  // requests from now on; open-loop arrivals due before `now_s` are skipped.
+  void on_join(double now_s);
+  // Events name requests by id (rec.id): one the loop no longer knows, or not on that stage, is
+  // ignored (it failed meanwhile), so an engine may deliver them late.
+  // The device stages of request `id` ended (ok = false: they failed, `why` says how).
+  void on_computed(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
+  // Request `id` on the uplink reached the server (ok = false: the upload failed).
+  void on_uploaded(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
+  // The result of request `id` arrived (ok = false: the server failed it). A result may overtake its
+  // own upload's event (the real server answers before the sending thread returns): the uplink is
+  // then free, and the late on_uploaded is ignored.
+  void on_result(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
+  // A request not on a stage (queued, waiting for a side, or at the server) failed: e.g. the
+  // connection to the server was lost. A request on a stage fails through its stage's event.
+  void fail(std::int64_t id, double now_s, const std::string& why);
+  // The end of the run for the engine (the drain's end, a refused registration): every unfinished
+  // request fails, `why(request)` saying why, and the loop stops (stop()).
+  void abandon(const std::function<std::string(const DeviceRequest&)>& why);
+  // Forwarded work for this device as a helper: it runs before the device's own queued requests.
+  void on_help_arrived(std::int64_t task);
+  void on_help_done();
+  // A new strategy from the scheduler: requests created from now on use it.
+  void on_strategy(const Strategy& s);
+  // Closed loop: whether new inputs may be created now (the real runtime pauses them while it
+  // reconnects to its server); open-loop arrivals keep coming.
+  void set_admission_paused(bool paused);
+  // New data_parallel costs (the engine switched to another model variant); busy sides are kept.
+  void set_data_parallel_costs(DataParallelCosts c) { router_.set_costs(c); }
+  // The loop is over (the drain's end, or the run stopped): nothing more is created or started, and
+  // later events are ignored. Unfinished requests stay as they are (unfinished()).
+  void stop();
+
+  // After every event (and at next_arrival_s()): creates the arrivals due by `now_s`, routes waiting
+  // data_parallel inputs, admits closed-loop inputs, and starts idle stages. `bytes_per_s`: the link's
+  // bandwidth now (data_parallel routing).
+  void wake(double now_s, double bytes_per_s);
+
+  // ---- what it looks like now ------------------------------------------------------------------
+  // The next open-loop arrival (+infinity: none); the engine wakes the loop then.
+  double next_arrival_s() const { return next_arrival_s_; }
+  bool joined() const { return joined_; }
+  bool stopped() const { return stopped_; }
+  const Strategy& strategy() const { return strategy_; }
+  int in_flight_limit() const { return in_flight_limit_; }
+  int unfinished() const { return static_cast<int>(live_.size()); }
+  // Requests waiting for a stage or a side (not on a stage, not at the server).
+  int queued() const { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
+  bool helping() const { return helping_; }
+  bool processor_busy() const { return computing_ != nullptr || helping_; }
+  bool helper_work_waiting() const { return !help_queue_.empty(); }
+  long long completed() const { return completed_; }   // finished ok since the start
+  long long failed() const { return failed_; }
+  double latency_sum_s() const { return latency_sum_s_; }  // of the completed ones (s)
+  // The unfinished requests, in creation order; at_server: only those sent and awaiting a result.
+  std::vector<DeviceRequest*> unfinished_requests(bool at_server_only = false) const;
+  // Whether the closed-loop rule admits a new input now (ignores pauses and the arrival window).
+  bool closed_loop_admits() const;
+
+  // Conformance tracing (tests/conformance): while a sink is set, every loop of the process writes
+  // each event it receives and each action it takes as one line, "event args" or "> action args",
+  // with its device index; times as %.17g (they read back exactly). Not for production use: one sink
+  // per process, no locking.
+  using TraceSink = std::function<void(int device, const std::string& line)>;
+  static void set_trace_sink(TraceSink sink);
+
+ private:
+  bool accepting(double now_s) const;
+  void create(double now_s, double bytes_per_s);
+  void route(DeviceRequest& r);
+  void route_data_parallel(double bytes_per_s);
+  void start_idle_stages(double now_s);
+  void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side);
+  void trace(const std::string& line) const;  // holds_side: a data_parallel side is its
+
+  const DeviceSpec& device_;
+  DeviceActions& act_;
+  int device_index_;
+  int server_;
+  int num_stages_;
+  double arrivals_end_s_;
+  ArrivalProcess arrivals_;
+  DataParallelRouter router_;
+  Strategy strategy_;
+  std::string strategy_text_;
+  int in_flight_limit_;
+  bool joined_ = false, stopped_ = false, admission_paused_ = false;
+  double next_arrival_s_;
+  std::deque<DeviceRequest*> exec_queue_, up_queue_, dp_pending_;
+  std::deque<std::int64_t> help_queue_;
+  DeviceRequest* computing_ = nullptr;
+  DeviceRequest* uploading_ = nullptr;
+  bool helping_ = false;
+  enum class Where : std::int8_t { waiting, on_stage, at_server };
+  std::unordered_map<std::int64_t, std::pair<DeviceRequest*, Where>> live_;  // unfinished, by id
+  long long completed_ = 0, failed_ = 0;
+  double latency_sum_s_ = 0;
+};
+
+}  // namespace coinfer

@@ -1,0 +1,130 @@
+#pragma once
+// One edge server's event loop, engine-free: uploads in, batches and forwarded batches out, written
+// once for the simulator (sim/server_actors.cpp, simulated time) and the real server
+// (hw/edge_server.cpp, run time). Events in (an upload is queued, a batch window may have ended, a
+// batch ended on a worker, a helper finished its batch, the scheme's helpers changed); actions out
+// through ServerActions (start a batch on a free worker, forward a batch to a helper). The rules:
+//   - batching: core/batch_queue.hpp (ACE-GNN Fig. 8);
+//   - after every event, dispatch: first the forwarding rule (core/helper_forwarding.hpp) may move
+//     the newest sealed batches to free helpers, then free workers take the oldest sealed batches,
+//     one batch per worker (a worker is busy from the batch's start to its end);
+//   - what forwarding knows of a running batch is its expected end (start + the server's expected
+//     seconds for it), in both engines.
+// `Item` is the engine's request handle (the simulator's SimRequest*, the real server's queued task).
+// Times are seconds on the engine's clock. Not thread-safe (the real server calls it under its
+// mutex); never blocks, never advances time.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/batch_queue.hpp"
+#include "core/helper_forwarding.hpp"
+#include "core/scenario.hpp"
+
+namespace coinfer {
+
+template <class Item>
+class ServerActions {
+ public:
+  using Batch = std::vector<Item>;
+  virtual ~ServerActions() = default;
+  // This server's expected seconds for `batch` (its LUT at the batch's size and split).
+  virtual double expected_seconds(const Batch& batch) const = 0;
+  // Helper `helper`'s expected seconds for `batch` (transfer + compute; +infinity: it cannot run it).
+  virtual double helper_seconds(int helper, const Batch& batch) const = 0;
+  // Whether `helper` can take work now beyond the loop's own busy flag (the real server: connected
+  // and reporting itself idle).
+  virtual bool helper_available(int helper) const {
+    (void)helper;
+    return true;
+  }
+  // Runs `batch` on a free worker; the engine calls ServerLoop::on_batch_done(token) when it ended.
+  virtual void start_batch(std::uint64_t token, Batch batch) = 0;
+  // Sends `batch` whole to idle helper `helper`; the engine calls on_helper_done(helper) when the
+  // helper finished it (or failed it).
+  virtual void forward(int helper, Batch batch) = 0;
+};
+
+template <class Item>
+class ServerLoop {
+ public:
+  using Batch = std::vector<Item>;
+  // `actions` must outlive the loop.
+  ServerLoop(BatchSpec batching, int workers, ServerActions<Item>& actions) : queue_(batching), workers_(workers), act_(actions) {}
+
+  // ---- events (each ends with a dispatch) -------------------------------------------------------
+  // An upload fully received (and decoded) at now_s joins its batch group (core/model_key.hpp). The
+  // result says whether it opened a window (the engine's timer must then wake by next_deadline_s()).
+  typename BatchQueue<Item>::Added on_upload(Item item, int group, double now_s) {
+    const auto added = queue_.add(std::move(item), group, now_s);
+    if (added.sealed) dispatch(now_s);
+    return added;
+  }
+  // The engine's timer: seals the batches whose window ended by now_s.
+  void on_timer(double now_s) {
+    if (queue_.seal_due(now_s) > 0) dispatch(now_s);
+  }
+  // The batch started with `token` ended on its worker.
+  void on_batch_done(std::uint64_t token, double now_s) {
+    if (running_until_s_.erase(token) == 0) return;
+    --busy_workers_;
+    dispatch(now_s);
+  }
+  // `helper` finished (or failed) the batch forwarded to it.
+  void on_helper_done(int helper, double now_s) {
+    helpers_.helper_done(helper);
+    dispatch(now_s);
+  }
+  // The scheme's helpers for this server (device indices).
+  void set_helpers(const std::vector<int>& devices, double now_s) {
+    helpers_.set_helpers(devices);
+    dispatch(now_s);
+  }
+  // Queued work whose origin went away (pred(item) true) leaves the queue. Returns how many left.
+  template <class Pred>
+  size_t remove_if(Pred pred) {
+    return queue_.remove_if(pred);
+  }
+
+  // ---- what it looks like now ------------------------------------------------------------------
+  double next_deadline_s() const { return queue_.next_deadline_s(); }
+  int queued() const { return queue_.queued(); }
+  int busy_workers() const { return busy_workers_; }
+  int workers() const { return workers_; }
+  const HelperForwardPolicy& helpers() const { return helpers_; }
+
+ private:
+  void dispatch(double now_s) {
+    if (helpers_.has_helpers() && queue_.has_ready()) {
+      ServerLoad load;
+      load.now_s = now_s;
+      load.workers = workers_;
+      load.busy_workers = busy_workers_;
+      for (const auto& kv : running_until_s_) load.running_until_s.push_back(kv.second);
+      std::vector<double> ready_s;
+      for (const Batch& b : queue_.ready()) ready_s.push_back(act_.expected_seconds(b));
+      const auto& ready = queue_.ready();
+      const std::vector<int> chosen = helpers_.plan(
+          load, ready_s, [&](int helper, size_t i) { return act_.helper_seconds(helper, ready[i]); },
+          [&](int helper) { return act_.helper_available(helper); });
+      for (int helper : chosen) act_.forward(helper, queue_.take_newest());
+    }
+    while (busy_workers_ < workers_ && queue_.has_ready()) {
+      Batch b = queue_.take_oldest();
+      const std::uint64_t token = next_token_++;
+      running_until_s_[token] = now_s + act_.expected_seconds(b);
+      ++busy_workers_;
+      act_.start_batch(token, std::move(b));
+    }
+  }
+
+  BatchQueue<Item> queue_;
+  HelperForwardPolicy helpers_;
+  int workers_;
+  int busy_workers_ = 0;
+  std::map<std::uint64_t, double> running_until_s_;  // token -> expected end, per batch running now
+  std::uint64_t next_token_ = 0;
+  ServerActions<Item>& act_;
+};
+
+}  // namespace coinfer

@@ -1,0 +1,130 @@
+// The server loop (core/server_loop.hpp) driven by scripted events, engine-free. Expected actions are
+// worked out by hand from the rules: ACE-GNN's batch window (core/batch_queue.hpp), free workers take
+// the oldest sealed batch, and the forwarding rule (core/helper_forwarding.hpp) sends the newest to a
+// free helper when it is expected back sooner than the server would finish it.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/server_loop.hpp"
+
+using namespace coinfer;
+
+namespace {
+
+struct Recorder : ServerActions<int> {
+  std::vector<std::string> log;
+  std::map<int, double> helper_s;  // helper -> expected seconds for any batch (absent: +infinity)
+  std::map<int, bool> available;   // helper -> available (absent: yes)
+
+  static std::string text(const std::vector<int>& b) {
+    std::string s = "[";
+    for (size_t i = 0; i < b.size(); ++i) s += (i ? "," : "") + std::to_string(b[i]);
+    return s + "]";
+  }
+  // 0.1 s for one request, 0.05 s more per extra request in the batch.
+  double expected_seconds(const std::vector<int>& b) const override { return 0.1 + 0.05 * static_cast<double>(b.size() - 1); }
+  double helper_seconds(int helper, const std::vector<int>&) const override {
+    auto it = helper_s.find(helper);
+    return it == helper_s.end() ? std::numeric_limits<double>::infinity() : it->second;
+  }
+  bool helper_available(int helper) const override {
+    auto it = available.find(helper);
+    return it == available.end() || it->second;
+  }
+  void start_batch(std::uint64_t token, std::vector<int> b) override { log.push_back("run " + std::to_string(token) + " " + text(b)); }
+  void forward(int helper, std::vector<int> b) override { log.push_back("forward " + std::to_string(helper) + " " + text(b)); }
+  std::vector<std::string> take() {
+    std::vector<std::string> out;
+    out.swap(log);
+    return out;
+  }
+};
+using Log = std::vector<std::string>;
+
+}  // namespace
+
+TEST(ServerLoop, ABatchSealsAtItsWindowsEndAndWaitsForTheOnlyWorker) {
+  Recorder e;
+  ServerLoop<int> loop(BatchSpec{10, 4}, 1, e);  // 10 ms window, up to 4
+  EXPECT_TRUE(loop.on_upload(1, 0, 0.000).opened);   // group 0 opens a window ending at 0.010
+  EXPECT_FALSE(loop.on_upload(2, 0, 0.005).opened);  // joins it
+  EXPECT_TRUE(loop.on_upload(3, 1, 0.006).opened);   // another group: its own window (0.016)
+  EXPECT_DOUBLE_EQ(loop.next_deadline_s(), 0.010);
+  loop.on_timer(0.009);
+  EXPECT_EQ(e.take(), Log{});  // nothing due yet
+  loop.on_timer(0.010);
+  EXPECT_EQ(e.take(), Log{"run 0 [1,2]"});
+  EXPECT_EQ(loop.busy_workers(), 1);
+  loop.on_timer(0.016);  // sealed, but the worker is busy
+  EXPECT_EQ(e.take(), Log{});
+  EXPECT_EQ(loop.queued(), 1);
+  EXPECT_EQ(loop.on_upload(4, 1, 0.02).sealed, false);  // a sealed batch never grows: 4 opens the next
+  loop.on_batch_done(0, 0.16);
+  EXPECT_EQ(e.take(), Log{"run 1 [3]"});
+  loop.on_batch_done(0, 0.17);  // twice: ignored
+  EXPECT_EQ(loop.busy_workers(), 1);
+}
+
+TEST(ServerLoop, AFullBatchSealsAtOnceAndFreeWorkersTakeTheOldestFirst) {
+  Recorder e;
+  ServerLoop<int> loop(BatchSpec{50, 2}, 2, e);
+  loop.on_upload(1, 0, 0);
+  loop.on_upload(2, 0, 0.001);  // full: sealed without waiting for the window
+  loop.on_upload(3, 0, 0.002);
+  loop.on_upload(4, 0, 0.003);
+  loop.on_upload(5, 0, 0.004);
+  loop.on_upload(6, 0, 0.005);  // two workers busy: [5,6] waits
+  EXPECT_EQ(e.take(), (Log{"run 0 [1,2]", "run 1 [3,4]"}));
+  loop.on_batch_done(1, 0.2);
+  EXPECT_EQ(e.take(), Log{"run 2 [5,6]"});
+}
+
+TEST(ServerLoop, TheNewestWaitingBatchGoesToAFreeHelperThatIsExpectedSooner) {
+  Recorder e;
+  e.helper_s[5] = 0.05;
+  ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);  // no window: every request is its own batch
+  loop.set_helpers({5}, 0);
+  loop.on_upload(1, 0, 0);  // the worker is idle: the server takes it (expected end 0.1)
+  EXPECT_EQ(e.take(), Log{"run 0 [1]"});
+  // Waiting 1 > idle workers 0. Via the server: (0.1 - 0.01) + 0.1 = 0.19 s; the helper: 0.05 s.
+  loop.on_upload(2, 0, 0.01);
+  EXPECT_EQ(e.take(), Log{"forward 5 [2]"});
+  loop.on_upload(3, 0, 0.02);  // the helper is busy: 3 waits for the worker
+  EXPECT_EQ(e.take(), Log{});
+  // Free again at 0.06: via the server (0.1 - 0.06) + 0.1 = 0.14 s > 0.05 s.
+  loop.on_helper_done(5, 0.06);
+  EXPECT_EQ(e.take(), Log{"forward 5 [3]"});
+  EXPECT_EQ(loop.queued(), 0);
+}
+
+TEST(ServerLoop, ABatchStaysWhenTheHelperIsSlowerOrUnavailable) {
+  Recorder e;
+  e.helper_s[5] = 0.5;  // slower than the server's 0.19 s
+  e.helper_s[6] = 0.01;
+  e.available[6] = false;  // fast, but busy by its own report
+  ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);
+  loop.set_helpers({5, 6}, 0);
+  loop.on_upload(1, 0, 0);
+  loop.on_upload(2, 0, 0.01);
+  EXPECT_EQ(e.take(), Log{"run 0 [1]"});
+  e.available[6] = true;
+  loop.set_helpers({5, 6}, 0.02);  // a new decision: helper 5 is first and slower, so the rule stops there
+  EXPECT_EQ(e.take(), Log{});
+  loop.set_helpers({6}, 0.03);
+  EXPECT_EQ(e.take(), Log{"forward 6 [2]"});
+}
+
+TEST(ServerLoop, WorkOfAnOriginThatWentAwayLeavesTheQueue) {
+  Recorder e;
+  ServerLoop<int> loop(BatchSpec{10, 8}, 1, e);
+  loop.on_upload(1, 0, 0);
+  loop.on_upload(2, 0, 0.001);
+  loop.on_upload(3, 0, 0.002);
+  EXPECT_EQ(loop.remove_if([](int x) { return x % 2 == 1; }), 2u);
+  loop.on_timer(0.01);
+  EXPECT_EQ(e.take(), Log{"run 0 [2]"});
+}
