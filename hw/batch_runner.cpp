@@ -7,6 +7,96 @@
 
 namespace coinfer::hw {
 
+namespace {
+
+std::string final_state(const torch::Tensor& out, int n) {
+  models::SplitState o;
+  o.next_stage = n;
+  o.tensors[n - 1] = out.contiguous();
+  return models::serialize(o);
+}
+
+// Point-cloud states (every tensor [1, ...], no graph): one batch along dimension 0.
+bool stack_point_clouds(const models::GnnModel& model, std::vector<models::SplitState>& states, std::vector<std::string>& outputs) {
+  for (auto& s : states) {
+    if (s.edge_index.defined() || s.next_stage != states[0].next_stage) return false;
+    for (auto& [id, t] : s.tensors)
+      if (t.dim() == 0 || t.size(0) != 1 || t.is_quantized()) return false;
+  }
+  const int n = model.spec().num_stages();
+  models::SplitState all;
+  all.next_stage = states[0].next_stage;
+  for (auto& [id, t] : states[0].tensors) {
+    std::vector<torch::Tensor> parts;
+    for (auto& s : states) {
+      if (!s.tensors.count(id)) return false;
+      parts.push_back(s.tensors.at(id));
+    }
+    all.tensors[id] = torch::cat(parts, 0);
+  }
+  model.run(all, n);
+  const torch::Tensor out = model.output(all);
+  for (size_t i = 0; i < states.size(); ++i) outputs[i] = final_state(out.narrow(0, static_cast<int64_t>(i), 1), n);
+  return true;
+}
+
+// Graph states: one disjoint union (edges renumbered), each graph pooling on its own
+// (SplitState::graph_nodes) — the forward pass the profiler measures for a batch (hw/lut_profiler.cpp).
+// Every tensor of a state must have that state's row count (its nodes, or 1 past pooling); padded
+// (node-capacity) and int8 states run one after another instead.
+bool stack_graphs(const models::GnnModel& model, std::vector<models::SplitState>& states, std::vector<std::string>& outputs) {
+  std::vector<std::int64_t> rows;
+  const bool graph = states[0].edge_index.defined();
+  for (auto& s : states) {
+    if (s.real_nodes > 0 || s.graph_nodes.size() > 1 || s.next_stage != states[0].next_stage || s.edge_index.defined() != graph ||
+        s.tensors.empty())
+      return false;
+    std::int64_t r = -1;
+    for (auto& [id, t] : s.tensors) {
+      if (t.dim() != 2 || t.is_quantized() || (r >= 0 && t.size(0) != r)) return false;
+      r = t.size(0);
+    }
+    rows.push_back(r);
+  }
+  const int n = model.spec().num_stages();
+  models::SplitState all;
+  all.next_stage = states[0].next_stage;
+  for (auto& [id, t] : states[0].tensors) {
+    std::vector<torch::Tensor> parts;
+    for (auto& s : states) {
+      if (!s.tensors.count(id)) return false;
+      parts.push_back(s.tensors.at(id));
+    }
+    all.tensors[id] = torch::cat(parts, 0);
+  }
+  if (graph) {
+    std::vector<torch::Tensor> eis;
+    std::int64_t offset = 0;
+    for (size_t i = 0; i < states.size(); ++i) {
+      eis.push_back(states[i].edge_index + offset);
+      offset += rows[i];
+    }
+    all.edge_index = torch::cat(eis, 1);
+  }
+  all.graph_nodes = rows;
+  model.run(all, n);
+  const torch::Tensor out = model.output(all);
+  std::int64_t total = 0;
+  for (std::int64_t r : rows) total += r;
+  std::int64_t at = 0;
+  for (size_t i = 0; i < states.size(); ++i) {
+    // Node outputs: the graph's own rows; graph outputs (after pooling): its one row.
+    const std::int64_t k = out.size(0) == total ? rows[i] : 1;
+    if (out.size(0) != total && out.size(0) != static_cast<std::int64_t>(states.size()))
+      throw std::runtime_error("stacked batch: output rows match neither the nodes nor the graphs");
+    outputs[i] = final_state(out.narrow(0, at, k), n);
+    at += k;
+  }
+  return true;
+}
+
+}  // namespace
+
 BatchRunner::BatchRunner() = default;
 BatchRunner::~BatchRunner() = default;
 
@@ -18,36 +108,11 @@ std::vector<std::string> BatchRunner::run(const ModelSpec& spec, const std::vect
   std::vector<std::string> outputs(inputs.size());
   std::vector<models::SplitState> states;
   for (const std::string* p : inputs) states.push_back(models::deserialize(*p));
-  bool stackable = inputs.size() > 1;
-  for (auto& s : states) {
-    if (s.edge_index.defined()) stackable = false;
-    for (auto& [id, t] : s.tensors)
-      if (t.dim() == 0 || t.size(0) != 1) stackable = false;
-  }
-  if (stackable) {
-    models::SplitState all;
-    all.next_stage = states[0].next_stage;
-    for (auto& [id, t] : states[0].tensors) {
-      std::vector<torch::Tensor> parts;
-      for (auto& s : states) parts.push_back(s.tensors.at(id));
-      all.tensors[id] = torch::cat(parts, 0);
-    }
-    model->run(all, n);
-    torch::Tensor out = model->output(all);
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      models::SplitState o;
-      o.next_stage = n;
-      o.tensors[n - 1] = out.narrow(0, static_cast<int64_t>(i), 1).contiguous();
-      outputs[i] = models::serialize(o);
-    }
-  } else {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      model->run(states[i], n);
-      models::SplitState o;
-      o.next_stage = n;
-      o.tensors[n - 1] = model->output(states[i]).contiguous();
-      outputs[i] = models::serialize(o);
-    }
+  if (inputs.size() > 1 && stack_point_clouds(*model, states, outputs)) return outputs;
+  if (inputs.size() > 1 && stack_graphs(*model, states, outputs)) return outputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {  // one after another
+    model->run(states[i], n);
+    outputs[i] = final_state(model->output(states[i]), n);
   }
   return outputs;
 }

@@ -1,8 +1,10 @@
 #pragma once
 // Runs one batch of server tasks (serialised split states of one model, all at the same split) with
-// a worker's own LibTorch model copies. Point-cloud states (every tensor [1, ...], no graph) run as
-// one batch along dimension 0; graph states run one after another (a disjoint union would pool
-// across graphs). Torch stays inside the .cpp.
+// a worker's own LibTorch model copies, as one forward pass — what the LUT measured for that batch
+// size (hw/lut_profiler.cpp): point-cloud states stacked along dimension 0; graph states as one
+// disjoint union whose graphs each pool on their own (SplitState::graph_nodes). States that cannot be
+// stacked (padded node-capacity or int8 states, mixed shapes) run one after another. The real server
+// and an idle helper device both run batches this way. Torch stays inside the .cpp.
 #include <map>
 #include <memory>
 #include <string>

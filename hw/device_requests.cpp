@@ -64,9 +64,9 @@ void DeviceRequests::keep_state(std::int64_t id, std::string bytes) {
   if (reqs_.count(id)) state_[id] = std::move(bytes);
 }
 
-void DeviceRequests::add_helper_task(std::int64_t task_id, int split, std::string state_bytes) {
-  help_[task_id] = ComputeJob{true, task_id, split, std::move(state_bytes)};
-  loop_.on_help_arrived(task_id);
+void DeviceRequests::add_helper_batch(std::int64_t batch_id, int split, std::vector<HelperPart> parts) {
+  help_[batch_id] = ComputeJob{true, batch_id, split, std::move(parts)};
+  loop_.on_help_arrived(batch_id);
 }
 
 }  // namespace coinfer::hw

@@ -8,19 +8,26 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/device_loop.hpp"
 #include "hw/record_journal.hpp"
 
 namespace coinfer::hw {
 
+// One request of a batch forwarded to this device as a helper: the server's task id and its state.
+struct HelperPart {
+  std::int64_t task = 0;
+  std::string state_bytes;
+};
+
 // Work for the compute thread: a request's device stages, or a batch forwarded to this device as a
-// helper (which is not a request of ours).
+// helper (not requests of ours), run as one batch.
 struct ComputeJob {
   bool helper_task = false;
-  std::int64_t id = 0;        // request id, or the server's task id for helper work
-  int split = 0;              // request: device runs [0, split); helper task: the state is at split
-  std::string state_bytes;    // helper task only
+  std::int64_t id = 0;        // request id, or the server's batch id for helper work
+  int split = 0;              // request: device runs [0, split); helper batch: the states are at split
+  std::vector<HelperPart> parts;  // helper batch only
 };
 
 // Work for the upload thread: a request's state at its split (empty for split 0: the raw input,
@@ -50,8 +57,8 @@ class DeviceRequests final : private DeviceActions {
   std::optional<UploadJob> take_upload();
   // What request `id`'s device stages produced, for its upload.
   void keep_state(std::int64_t id, std::string bytes);
-  // A batch forwarded by the server: queued for the processor (DeviceLoop::on_help_arrived).
-  void add_helper_task(std::int64_t task_id, int split, std::string state_bytes);
+  // A batch forwarded by the server, complete: queued for the processor (DeviceLoop::on_help_arrived).
+  void add_helper_batch(std::int64_t batch_id, int split, std::vector<HelperPart> parts);
 
  private:
   DeviceRequest& new_request(double now_s) override;

@@ -26,6 +26,7 @@
 #include "core/data_parallel_router.hpp"
 #include "core/log.hpp"
 #include "hw/auth.hpp"
+#include "hw/batch_runner.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
 #include "hw/cpu_cap.hpp"
@@ -73,6 +74,8 @@ struct DeviceRuntime::Impl {
   ClockEstimate clock;        // offset to the server's clock (reader thread only)
   bool epochs_noted = false;  // the journal has both time zeros
   int beats = 0;
+  std::int64_t next_help_batch = 0;                 // under m
+  std::map<std::int64_t, ModelSpec> helper_specs;   // helper batch -> its origin's model (under m)
 
   double device_unix() const { return unix_now() + opt.clock_skew_s; }  // this device's clock
   double now() const { return device_unix() - opt.epoch_unix_s; }
@@ -145,8 +148,10 @@ struct DeviceRuntime::Impl {
         continue;
       }
       if (job->helper_task) {
+        const ModelSpec origin_model = helper_specs.at(job->id);
+        helper_specs.erase(job->id);
         lock.unlock();
-        run_helper_task(*job);
+        run_helper_task(*job, origin_model);
         lock.lock();
         rq->loop().on_help_done();
         wake();
@@ -169,18 +174,18 @@ struct DeviceRuntime::Impl {
     }
   }
 
-  void run_helper_task(const Job& job) {
+  // A forwarded batch, run as one batch (as the simulator runs it and as the server would have) with
+  // the origin's model; one result per task, each saying the batch's size.
+  BatchRunner helper_runner;  // compute thread only
+  void run_helper_task(const Job& job, const ModelSpec& origin_model) {
     ResultHeader r;
-    r.batch_size = 1;
+    r.batch_size = static_cast<int>(job.parts.size());
     r.t_batch_start = device_unix();
-    std::string out;
+    std::vector<std::string> outputs(job.parts.size());
     try {
-      models::SplitState st = models::deserialize(job.state_bytes);
-      model->run(st, n);
-      models::SplitState o;
-      o.next_stage = n;
-      o.tensors[n - 1] = model->output(st).contiguous();
-      out = models::serialize(o);
+      std::vector<const std::string*> states;
+      for (const HelperPart& p : job.parts) states.push_back(&p.state_bytes);
+      outputs = helper_runner.run(origin_model, states);
     } catch (const std::exception& e) {
       r.ok = false;
       r.error = std::string("helper failed: ") + e.what();
@@ -192,10 +197,13 @@ struct DeviceRuntime::Impl {
       c = conn;
     }
     if (!c) return;  // the server reports it failed to the origin when we disconnected
-    try {
-      c->send({MsgType::result, static_cast<std::uint64_t>(job.id), pack_result(r, out)});
-    } catch (const std::exception& e) {
-      log(std::string("helper result not delivered: ") + e.what());
+    for (size_t i = 0; i < job.parts.size(); ++i) {
+      try {
+        c->send({MsgType::result, static_cast<std::uint64_t>(job.parts[i].task), pack_result(r, r.ok ? outputs[i] : std::string())});
+      } catch (const std::exception& e) {
+        log(std::string("helper result not delivered: ") + e.what());
+        return;
+      }
     }
   }
 
@@ -305,7 +313,14 @@ struct DeviceRuntime::Impl {
     return c;
   }
 
+  // A forwarded batch whose tasks are still arriving (read_loop's own, per connection).
+  struct Collecting {
+    int size = 1, split = 0, origin = -1;
+    std::vector<HelperPart> parts;
+  };
+
   void read_loop(std::shared_ptr<Connection> c) {
+    std::map<std::uint64_t, Collecting> collecting;
     try {
       while (!stopping()) {
         auto f = c->receive(Seconds(0.2));
@@ -314,10 +329,28 @@ struct DeviceRuntime::Impl {
           case MsgType::result: on_result(*f, kHeaderBytes + f->payload.size()); break;
           case MsgType::scheduling: apply(decode_assignment(f->payload)); break;
           case MsgType::task: {
+            // Work forwarded to this helper: collected until its batch is complete (hw/README.md).
             std::string bytes;
-            TaskHeader th = unpack_task(f->payload, bytes);
+            const TaskHeader th = unpack_task(f->payload, bytes);
+            const int origin = sc.device_index(th.origin);
+            if (origin < 0) throw ProtocolError("forwarded task of unknown device '" + th.origin + "'");
+            Collecting& b = collecting[th.batch == 0 ? ~f->task_id : th.batch];
+            if (b.parts.empty()) {
+              if (collecting.size() > 16) throw ProtocolError("more than 16 forwarded batches incomplete at once");
+              b.size = th.batch_size;
+              b.split = th.split;
+              b.origin = origin;
+            } else if (b.size != th.batch_size || b.split != th.split || b.origin != origin) {
+              throw ProtocolError("forwarded batch " + std::to_string(th.batch) + ": its tasks disagree on size, split or origin");
+            }
+            b.parts.push_back({static_cast<std::int64_t>(f->task_id), std::move(bytes)});
+            if (static_cast<int>(b.parts.size()) < b.size) break;
+            Collecting done = std::move(b);
+            collecting.erase(th.batch == 0 ? ~f->task_id : th.batch);
             std::lock_guard<std::mutex> lock(m);
-            rq->add_helper_task(static_cast<std::int64_t>(f->task_id), th.split, std::move(bytes));
+            const std::int64_t id = next_help_batch++;
+            helper_specs[id] = catalog.instantiate(sc.devices[static_cast<size_t>(done.origin)].model, sc.devices[static_cast<size_t>(done.origin)].dataset);
+            rq->add_helper_batch(id, done.split, std::move(done.parts));
             wake();
             break;
           }

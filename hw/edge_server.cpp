@@ -445,8 +445,9 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     work_cv.notify_all();
   }
 
-  // The batch goes whole to the helper (one task per request, the helper free again when the last
-  // returns). A send that fails is reported to its origin, and the helper's connection is closed:
+  // The batch goes whole to the helper: one task per request, each naming the batch and its size, so
+  // that the helper runs them as one batch (the simulator's rule); the helper is free again when the
+  // last result returns. A send that fails is reported to its origin, and the helper's connection is closed:
   // its reader then fails what it still holds and frees it (the loop is not re-entered from here).
   void forward(int helper_index, std::vector<Pending> batch) override {
     const std::shared_ptr<Handler> helper = handlers.at(helper_index);
@@ -455,7 +456,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     for (Pending& p : batch) {
       const std::uint64_t id = next_forward_id++;
       forwarded[id] = {p.origin, p.task, p.t_received, p.t_queued, helper->id, helper_index, batch_id};
-      TaskHeader th{p.split, p.origin->id, unix_now()};
+      TaskHeader th{p.split, p.origin->id, unix_now(), batch_id, static_cast<int>(batch.size())};
       try {
         helper->conn->send({MsgType::task, id, pack_task(th, p.state_bytes)});
       } catch (const std::exception& e) {

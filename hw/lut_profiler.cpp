@@ -41,8 +41,9 @@ std::string utc_now() {
   return buf;
 }
 
-// A batch of b samples: point clouds stacked [b, N, F]; graphs as one disjoint union (graph-level
-// pooling then pools the union: the same work as b separate poolings).
+// A batch of b samples: point clouds stacked [b, N, F]; graphs as one disjoint union whose graphs each
+// pool on their own (SplitState::graph_nodes): the forward pass the real server runs for a batch.
+// (Node-capacity variants pool the padded union as one: their batches run one input at a time.)
 models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, const std::string& file, int first = 0) {
   std::vector<torch::Tensor> xs, eis;
   std::int64_t offset = 0;
@@ -69,8 +70,13 @@ models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, c
   }
   models::GraphSample g;
   g.x = torch::cat(xs, 0);
-  if (!eis.empty()) g.edge_index = torch::cat(eis, 1);
-  if (!eis.empty()) g.graphs = b;
+  if (!eis.empty()) {
+    g.edge_index = torch::cat(eis, 1);
+    g.graphs = b;
+    // Each graph pools on its own, as the real server runs a stacked batch (hw/batch_runner.hpp).
+    if (b > 1 && spec.variant.node_capacity <= 0)
+      for (const torch::Tensor& x : xs) g.graph_nodes.push_back(x.size(0));
+  }
   return g;
 }
 

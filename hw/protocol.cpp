@@ -123,11 +123,23 @@ DeviceStatus decode_status(const std::string& p) {
 std::string decode_error(const std::string& p) { return field<std::string>(parse(p, "error"), "error", "error"); }
 
 std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
-  return pack(json{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}}, state_bytes);
+  json j{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}};
+  if (h.batch != 0) {
+    j["batch"] = h.batch;
+    j["batch_size"] = h.batch_size;
+  }
+  return pack(j, state_bytes);
 }
 TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
   json j = unpack(payload, state_bytes, "task");
-  return {field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
+  TaskHeader h{field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
+  if (j.contains("batch")) {
+    h.batch = field<std::uint64_t>(j, "batch", "task");
+    h.batch_size = field<int>(j, "batch_size", "task");
+    if (h.batch_size < 1 || h.batch_size > kMaxForwardedBatch)
+      throw ProtocolError("task message: batch_size " + std::to_string(h.batch_size) + " outside 1.." + std::to_string(kMaxForwardedBatch));
+  }
+  return h;
 }
 std::string pack_result(const ResultHeader& h, const std::string& output_bytes) {
   return pack(json{{"ok", h.ok},

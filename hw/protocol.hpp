@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/limits.hpp"
 #include "hw/frame.hpp"
 
 namespace coinfer::hw {
@@ -45,10 +46,17 @@ struct ClockEcho {         // heartbeat from the server answering a clock probe 
   double t2 = 0, t3 = 0;   // the server's clock when the probe arrived and when this leaves
 };
 
+// The largest forwarded batch a helper accepts (core/limits.hpp's largest batch).
+constexpr int kMaxForwardedBatch = static_cast<int>(limits::kMaxBatch);
+
 struct TaskHeader {
   int split = 0;           // stages [0, split) are done; the receiver runs [split, n)
   std::string origin;      // device that created the request (tasks sent to helpers)
   double t_sent = 0;       // Unix s, when the sender started sending
+  // Server -> helper: the forwarded batch this task belongs to and how many tasks it has; the helper
+  // runs the batch as one batch once all have arrived (0 / 1: a task on its own). Optional on the wire.
+  std::uint64_t batch = 0;
+  int batch_size = 1;
 };
 
 struct ResultHeader {

@@ -148,6 +148,13 @@ SplitState GnnModel::start(const GraphSample& in) const {
     st.real_nodes = n;
   }
   if (!is_point_cloud(spec_)) st.edge_index = in.edge_index;
+  if (!in.graph_nodes.empty()) {
+    std::int64_t total = 0;
+    for (std::int64_t k : in.graph_nodes) total += k;
+    if (is_point_cloud(spec_) || total != in.x.size(0) || st.real_nodes > 0)
+      throw std::invalid_argument("graph_nodes must add up to the rows of x of an unpadded graph input");
+    if (in.graph_nodes.size() > 1) st.graph_nodes = in.graph_nodes;
+  }
   drop_dead(st);
   return st;
 }
@@ -405,6 +412,18 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     const int64_t dim = x.dim() - 2;  // the node dimension
     // Padded inputs pool over their real nodes only (the mask of NodePad).
     torch::Tensor rows = st.real_nodes > 0 && x.dim() == 2 ? x.narrow(0, 0, st.real_nodes) : x;
+    if (st.graph_nodes.size() > 1 && x.dim() == 2) {
+      // A stacked batch: each graph pools over its own rows, one row per graph.
+      std::vector<torch::Tensor> per;
+      std::int64_t at = 0;
+      for (std::int64_t k : st.graph_nodes) {
+        const torch::Tensor g = rows.narrow(0, at, k);
+        at += k;
+        const torch::Tensor gmx = g.amax(0, true), gmean = g.mean(0, true);
+        per.push_back(sp.pool_mode == "max" ? gmx : sp.pool_mode == "mean" ? gmean : torch::cat({gmx, gmean}, -1));
+      }
+      return torch::cat(per, 0);
+    }
     auto mx = rows.amax(dim, rows.dim() == 2), mean = rows.mean(dim, rows.dim() == 2);
     if (sp.pool_mode == "max") return mx;
     if (sp.pool_mode == "mean") return mean;

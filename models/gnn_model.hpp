@@ -26,6 +26,9 @@ struct GraphSample {
   torch::Tensor edge_index;  // undefined for point clouds
   // Graphs in a disjoint union (a batch): a node-capacity variant holds graphs x capacity nodes.
   std::int64_t graphs = 1;
+  // The node count of each graph of the union, in row order (SplitState::graph_nodes); empty: the
+  // union pools as one graph.
+  std::vector<std::int64_t> graph_nodes;
 };
 
 // An input with more nodes than a node-capacity variant holds (GrAd + NodePad): refused, never truncated.

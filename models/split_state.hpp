@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 #include <string>
 
 namespace coinfer::models {
@@ -18,6 +19,10 @@ struct SplitState {
   // Node-capacity variants: the input's real node count (its rows are the first ones; the rest up to
   // the capacity is padding). 0: not padded.
   std::int64_t real_nodes = 0;
+  // A disjoint union of graphs (a batch stacked into one forward pass, hw/batch_runner.hpp): the node
+  // count of each graph, in row order; graph-level pooling pools each graph on its own. Empty: one
+  // graph. Held in memory only (not serialised: a union is made and split on one machine).
+  std::vector<std::int64_t> graph_nodes;
 };
 
 // Compact little-endian framing: magic "CIST", version 2, next_stage, real_nodes (int64), tensor count,

@@ -145,7 +145,7 @@ Trace replay(const World& w, int d, const Drift& drift = {}) {
       else if (k == "fail") loop.fail(id_of(x[1]), std::stod(x[2]), rest(line, 3));
       else if (k == "help_arrived") {
         task[x[1]] = next_task++;
-        rq.add_helper_task(task[x[1]], 0, "forwarded");
+        rq.add_helper_batch(task[x[1]], 0, {{1, "forwarded"}});
       } else if (k == "help_done") loop.on_help_done();
       else if (k == "strategy") {
         if (drift.strategy_after_computation && loop.processor_busy()) held.push_back(x[1]);

@@ -56,7 +56,7 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   EXPECT_EQ(up->state_bytes, "state-at-3");
   // A forwarded batch waits for the processor (request 1 computes now), then goes before our own.
   ASSERT_TRUE(rq.take_compute());  // request 1
-  rq.add_helper_task(41, 5, "forwarded");
+  rq.add_helper_batch(41, 5, {{7, "first"}, {8, "second"}});
   rq.loop().wake(0.15, kBw);
   EXPECT_FALSE(rq.take_compute());
   rq.keep_state(1, "s1");
@@ -67,7 +67,9 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   EXPECT_TRUE(help->helper_task);
   EXPECT_EQ(help->id, 41);
   EXPECT_EQ(help->split, 5);
-  EXPECT_EQ(help->state_bytes, "forwarded");
+  ASSERT_EQ(help->parts.size(), 2u);  // the batch as sent: one job
+  EXPECT_EQ(help->parts[0].task, 7);
+  EXPECT_EQ(help->parts[1].state_bytes, "second");
 }
 
 TEST(DeviceRequests, JournalsEveryRequestWhenCreatedAndWhenItFinishes) {
