@@ -1,7 +1,5 @@
 #include "hw/device_runtime.hpp"
 
-#include <torch/torch.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -34,9 +32,7 @@
 #include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
 #include "io/child_process.hpp"
-#include "io/dataset_h5.hpp"
-#include "models/datasets.hpp"
-#include "models/gnn_model.hpp"
+#include "models/model_runner.hpp"
 
 namespace coinfer::hw {
 
@@ -56,8 +52,7 @@ struct DeviceRuntime::Impl {
   int index = 0;
   ModelSpec spec;
   int n = 0;
-  std::unique_ptr<models::GnnModel> model;
-  std::vector<models::GraphSample> inputs;
+  std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
   BandwidthSchedule schedule;
   std::unique_ptr<JournalWriter> journal;
   std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under m
@@ -139,7 +134,6 @@ struct DeviceRuntime::Impl {
   void compute_loop() {
     join_work_cap("compute");
     set_compute_threads(opt.threads);
-    torch::NoGradGuard no_grad;
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
       std::optional<Job> job = rq->take_compute();
@@ -157,13 +151,10 @@ struct DeviceRuntime::Impl {
         wake();
         continue;
       }
-      const models::GraphSample& input = inputs[static_cast<size_t>(job->id) % inputs.size()];
       lock.unlock();
       std::string bytes, error;
       try {
-        models::SplitState st = model->start(input);
-        model->run(st, job->split);
-        if (job->split < n) bytes = models::serialize(st);
+        bytes = model->run_stages(job->id, job->split);
       } catch (const std::exception& e) {
         error = e.what();
       }
@@ -226,10 +217,7 @@ struct DeviceRuntime::Impl {
       std::string error;
       try {
         std::string bytes = std::move(job->state_bytes);
-        if (job->split == 0) {
-          torch::NoGradGuard no_grad;
-          bytes = models::serialize(model->start(inputs[static_cast<size_t>(job->id) % inputs.size()]));
-        }
+        if (job->split == 0) bytes = model->input_state(job->id);
         const std::string payload = pack_task(TaskHeader{job->split, opt.device_id, device_unix()}, bytes);
         {
           // What goes on the wire, recorded before the result can overtake this thread.
@@ -526,31 +514,20 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   const DeviceSpec& d = I.sc.devices[I.index];
   I.spec = I.catalog.instantiate(d.model, d.dataset);
   I.n = I.spec.num_stages();
-  I.model = std::make_unique<models::GnnModel>(I.spec, 1);
+  try {
+    I.model = std::make_unique<models::DeviceModelRunner>(I.spec, I.sc.seed, I.opt.input_file);
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    if (I.opt.input_file.empty()) throw;
+    throw InputError(SourceLocation{I.opt.input_file, 0, 0}, "--input", e.what());
+  }
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
   const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
   const DataParallelCosts dp_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
                                                          I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
                                                          I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr);
-  torch::NoGradGuard no_grad;
-  if (!I.opt.input_file.empty()) {
-    try {
-      if (I.spec.dataset.kind == "point_cloud") {
-        PointCloudFile f = load_pointnet_h5(I.opt.input_file);
-        for (std::int64_t i = 0; i < std::min<std::int64_t>(8, f.clouds); ++i)
-          I.inputs.push_back(models::sample_from_file(f, i, I.spec.dataset.nodes));
-      } else {
-        I.inputs.push_back(models::sample_from_file(load_graph_h5(I.opt.input_file)));
-      }
-    } catch (const InputError&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw InputError(SourceLocation{I.opt.input_file, 0, 0}, "--input", e.what());
-    }
-  } else {
-    for (int i = 0; i < 4; ++i) I.inputs.push_back(models::generate_sample(I.spec.dataset, I.sc.seed, i).sample);
-  }
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
   I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
   if (I.opt.records_stdout) I.journal->also_to_stdout();

@@ -1,7 +1,5 @@
 #include "hw/edge_server.hpp"
 
-#include <torch/torch.h>
-
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -33,7 +31,7 @@
 #include "io/atomic_dir.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/state_json.hpp"
-#include "models/gnn_model.hpp"
+#include "models/model_runner.hpp"
 #include "sched/rescheduler.hpp"
 #include "sched/scheduler_factory.hpp"
 
@@ -630,7 +628,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     I.schedules.emplace_back(d, I.sc.events);
     const LutKey key{me.type, d.model, d.dataset};
     I.server_luts.push_back(d.server == me.id && I.luts.contains(key) ? &I.luts.table(key) : nullptr);
-    if (d.server == me.id) models::GnnModel check(I.specs.back(), 1);  // the server must be able to realise every model it serves
+    if (d.server == me.id) models::check_realisable(I.specs.back());  // the server must be able to realise every model it serves
   }
   // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the simulator's rule too.
   for (const auto& [h, o] : helper_pairs(I.sc)) {

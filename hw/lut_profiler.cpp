@@ -242,6 +242,12 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["inputs"] = o.input_file.empty()
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;
+  if (o.batch_sizes.size() > 1)
+    pv.attributes["batches"] =
+        spec.dataset.kind == "point_cloud"  ? "a batch of b: b clouds stacked along dimension 0, one forward pass (hw/batch_runner.hpp)"
+        : spec.variant.node_capacity <= 0 ? "a batch of b: one disjoint union of b graphs, each pooled on its own, one forward pass (hw/batch_runner.hpp)"
+                                           : "a batch of b: one union padded to b x the node capacity, pooled as one; the real server runs padded "
+                                             "inputs one at a time, so these entries are not its work";
   pv.attributes["distribution"] = "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
   if (wire_inputs > 0) pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
                                 std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";

@@ -70,9 +70,12 @@ void ServerActors::set_helpers(const std::vector<int>& devices) {
 }
 
 void ServerActors::wake_actors() {
-  // After the loop's call returned: a release may let other actors run, and they may call the loop.
-  for (; runs_to_wake_ > 0; --runs_to_wake_) run_sem_->release();
-  for (; forwards_to_wake_ > 0; --forwards_to_wake_) forward_sem_->release();
+  // After the loop's call returned: a release may let other actors run, and they may call the loop
+  // and count more wake-ups meanwhile; so the counts are taken first (each wake-up released once).
+  const int runs = runs_to_wake_, forwards = forwards_to_wake_;
+  runs_to_wake_ = forwards_to_wake_ = 0;
+  for (int i = 0; i < runs; ++i) run_sem_->release();
+  for (int i = 0; i < forwards; ++i) forward_sem_->release();
 }
 
 double ServerActors::expected_seconds(const std::vector<SimRequest*>& batch) const {

@@ -54,3 +54,32 @@ TEST(DependencyRule, ModulesIncludeOnlyWhatTheyMay) {
   }
   EXPECT_GT(files, 20);  // the scan really looked at the tree
 }
+
+// The real runtime's two big programs reach LibTorch only through models/model_runner.hpp and
+// hw/batch_runner.hpp (issue 33): no Torch header, not even through a models/ header that has one.
+TEST(DependencyRule, TheRealRuntimeKeepsTorchBehindInterfaces) {
+  const std::regex include_re(R"re(^\s*#\s*include\s*[<"]([^>"]+)[>"])re");
+  // The headers of ours that bring Torch in: any models/ or hw/ header that includes torch/ itself.
+  auto includes = [&](const fs::path& file) {
+    std::vector<std::string> out;
+    std::ifstream in(file);
+    std::string line;
+    std::smatch m;
+    while (std::getline(in, line))
+      if (std::regex_search(line, m, include_re)) out.push_back(m[1]);
+    return out;
+  };
+  std::set<std::string> torch_headers;
+  for (const char* module : {"models", "hw"})
+    for (const auto& e : fs::directory_iterator(fs::path(COINFER_SOURCE_DIR) / module))
+      if (e.path().extension() == ".hpp")
+        for (const std::string& inc : includes(e.path()))
+          if (inc.rfind("torch/", 0) == 0) torch_headers.insert(std::string(module) + "/" + e.path().filename().string());
+  EXPECT_TRUE(torch_headers.count("models/gnn_model.hpp")) << "the scan must see the headers that include Torch";
+  for (const char* file : {"hw/edge_server.cpp", "hw/device_runtime.cpp", "hw/edge_server.hpp", "hw/device_runtime.hpp", "hw/device_requests.hpp",
+                           "hw/batch_runner.hpp", "models/model_runner.hpp"})
+    for (const std::string& inc : includes(fs::path(COINFER_SOURCE_DIR) / file)) {
+      EXPECT_NE(inc.rfind("torch/", 0), 0u) << file << " includes " << inc;
+      EXPECT_EQ(torch_headers.count(inc), 0u) << file << " includes " << inc << ", which includes Torch";
+    }
+}
