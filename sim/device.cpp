@@ -32,16 +32,16 @@ void SimDevice::stop() {
   compute_done_.cancel();
   // Cancelled here, before the engine ends (a transfer left unfinished would keep the engine running to
   // its end); SimGrid reports them cancelled, which no hook acts on. Kept until the device is destroyed.
-  for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, inbound_[0].comm, inbound_[1].comm, inbound_[2].comm})
+  for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, results_.comm, control_.comm, help_.comm})
     if (a) {
       a->cancel();
       cancelled_.push_back(a);
     }
   upload_ = nullptr;
-  for (Inbound& in : inbound_) {
-    in.comm = nullptr;
-    in.waiting.clear();
-  }
+  results_.comm = control_.comm = help_.comm = nullptr;
+  results_.waiting.clear();
+  control_.waiting.clear();
+  help_.waiting.clear();
 }
 
 void SimDevice::join() {
@@ -68,55 +68,63 @@ void SimDevice::count_busy(double from_s, double to_s) {
 // ---- what others send it (DeviceInbox): from an actor or from kernel context ----
 
 void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
-  in_kernel([&] { send(kResultIn, from, r->rec.bytes_down, r); });
+  in_kernel([&] { send(results_, from, r->rec.bytes_down, r); });
 }
 
 void SimDevice::send_control(const Strategy* st, sg4::Host* from, double bytes) {
-  in_kernel([&] { send(kControlIn, from, bytes, const_cast<Strategy*>(st)); });
+  in_kernel([&] { send(control_, from, bytes, st); });
 }
 
 void SimDevice::send_help(HelpTask* t, sg4::Host* from, double bytes) {
-  in_kernel([&] { send(kHelpIn, from, bytes, t); });
+  in_kernel([&] { send(help_, from, bytes, t); });
 }
 
-void SimDevice::send(int slot, sg4::Host* from, double bytes, void* payload) {
+template <class Payload>
+void SimDevice::send(Inbound<Payload>& in, sg4::Host* from, double bytes, Payload payload) {
   if (stopped_) return;
-  inbound_[slot - kResultIn].waiting.push_back(Inbound::Item{from, static_cast<std::uint64_t>(std::llround(bytes)), payload});
-  start_inbound(slot);
+  in.waiting.push_back(typename Inbound<Payload>::Item{from, static_cast<std::uint64_t>(std::llround(bytes)), payload});
+  start_inbound(in);
 }
 
-void SimDevice::start_inbound(int slot) {
-  Inbound& in = inbound_[slot - kResultIn];
+template <class Payload>
+void SimDevice::start_inbound(Inbound<Payload>& in) {
   if (stopped_ || in.comm || in.arrived || in.waiting.empty()) return;
-  const Inbound::Item item = in.waiting.front();
+  const typename Inbound<Payload>::Item item = in.waiting.front();
   in.waiting.pop_front();
   in.payload = item.payload;
   in.comm = sg4::Comm::sendto_init(item.from, s_.host);
   in.comm->set_payload_size(item.bytes);
-  in.comm->set_data(&hooks_[slot]);
+  in.comm->set_data(&hooks_[in.slot]);
   in.comm->start();
+}
+
+template <class Payload>
+void SimDevice::arrived(Inbound<Payload>& in) {
+  finished(in.comm);
+  in.arrived = true;
+  take_arrived();
 }
 
 void SimDevice::take_arrived() {
   // In the order the device's event loop used to look at them: results, scheduling messages, help (one
   // forwarded batch at a time: a batch that arrived while it computes another waits for it).
   if (!live_ || stopped_) return;
-  if (Inbound& in = inbound_[kResultIn - kResultIn]; in.arrived) {
-    in.arrived = false;
-    on_result(static_cast<SimRequest*>(in.payload));
-    start_inbound(kResultIn);
+  if (results_.arrived) {
+    results_.arrived = false;
+    on_result(results_.payload);
+    start_inbound(results_);
     step();
   }
-  if (Inbound& in = inbound_[kControlIn - kResultIn]; in.arrived) {
-    in.arrived = false;
-    apply_strategy(*static_cast<const Strategy*>(in.payload));
-    start_inbound(kControlIn);
+  if (control_.arrived) {
+    control_.arrived = false;
+    apply_strategy(*control_.payload);
+    start_inbound(control_);
     step();
   }
-  if (Inbound& in = inbound_[kHelpIn - kResultIn]; in.arrived && helping_ == nullptr && help_arrived_ == nullptr) {
-    in.arrived = false;
-    on_help_arrived(static_cast<HelpTask*>(in.payload));
-    start_inbound(kHelpIn);
+  if (help_.arrived && helping_ == nullptr && help_arrived_ == nullptr) {
+    help_.arrived = false;
+    on_help_arrived(help_.payload);
+    start_inbound(help_);
     step();
   }
 }
@@ -134,13 +142,12 @@ void SimDevice::on_activity_done(int slot) {
     case kHelpExec:
       on_help_done();
       break;
-    default: {
-      Inbound& in = inbound_[slot - kResultIn];
-      finished(in.comm);
-      in.arrived = true;
-      take_arrived();
-      return;
-    }
+    case kResultIn:
+      return arrived(results_);
+    case kControlIn:
+      return arrived(control_);
+    case kHelpIn:
+      return arrived(help_);
   }
   if (!live_) return;
   step();

@@ -105,17 +105,21 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
  private:
   // Its activities, each told to on_activity_done by its hook.
   enum Slot { kExec, kUpload, kHelpExec, kResultIn, kControlIn, kHelpIn, kSlots };
-  // One kind of transfer to this device (DeviceInbox): those sent and not started yet, the one on its
-  // way, and the one arrived and not yet taken (only one at a time: the next starts once it is taken).
+  // One kind of transfer to this device (DeviceInbox), carrying a `Payload`: those sent and not
+  // started yet, the one on its way, and the one arrived and not yet taken (only one at a time: the
+  // next starts once it is taken).
+  template <class Payload>
   struct Inbound {
     struct Item {
       simgrid::s4u::Host* from;
       std::uint64_t bytes;
-      void* payload;
+      Payload payload;
     };
+    explicit Inbound(int s) : slot(s) {}
+    const int slot;  // its completion hook
     std::deque<Item> waiting;
     simgrid::s4u::CommPtr comm;
-    void* payload = nullptr;  // of the one on its way or arrived
+    Payload payload{};  // of the one on its way or arrived
     bool arrived = false;
   };
 
@@ -131,8 +135,12 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void on_activity_done(int slot) override;
   void step();                // after every event: the loop's wake, then the timer for its next arrival
   void take_arrived();        // hands arrived results, scheduling messages and help to their handlers
-  void send(int slot, simgrid::s4u::Host* from, double bytes, void* payload);
-  void start_inbound(int slot);
+  template <class Payload>
+  void send(Inbound<Payload>& in, simgrid::s4u::Host* from, double bytes, Payload payload);
+  template <class Payload>
+  void start_inbound(Inbound<Payload>& in);
+  template <class Payload>
+  void arrived(Inbound<Payload>& in);  // its transfer completed
   void start_timer(double seconds, int slot);  // kExec or kHelpExec: done `seconds` from now
   void count_busy(double from_s, double to_s);
   template <class ActivityRef>
@@ -152,7 +160,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
 
   DeviceSlice s_;
   CompletionHook hooks_[kSlots];
-  Inbound inbound_[3];  // results, control, help (slot - kResultIn)
+  Inbound<SimRequest*> results_{kResultIn};
+  Inbound<const Strategy*> control_{kControlIn};
+  Inbound<HelpTask*> help_{kHelpIn};
   bool live_ = false, stopped_ = false;
   KernelTimer arrival_timer_;
   double arrival_timer_at_s_ = -1;
