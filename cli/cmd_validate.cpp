@@ -14,6 +14,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "core/log.hpp"
@@ -24,6 +25,7 @@
 #include "io/atomic_dir.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
+#include "io/results_h5.hpp"
 #include "io/state_json.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
@@ -180,6 +182,25 @@ std::vector<std::string> decision_sequence(const std::string& dir) {
   if (!fs::exists(dir + "/decisions.jsonl")) return seq;
   for (const auto& d : read_decisions_jsonl(dir + "/decisions.jsonl")) seq.push_back(d.trigger + " -> " + d.scheme);
   return seq;
+}
+
+// Where each completed request ran, counted by route: "dev<i> split <k> server <s> helper <h>" (h = -1:
+// none; data_parallel requests show their side as split 0 or n), and by the batch size its server part
+// ran at (0: it ran whole on its device). Issue 33: both engines must route alike.
+struct Routes {
+  std::map<std::string, long long> routes;
+  std::map<int, long long> batch_sizes;
+};
+Routes routes_of(const std::string& dir) {
+  Routes r;
+  if (!fs::exists(dir + "/results.h5")) return r;
+  for (const RequestRecord& q : read_request_records(dir + "/results.h5")) {
+    if (q.status != RequestRecord::Status::ok) continue;
+    ++r.routes["dev" + std::to_string(q.device) + " split " + std::to_string(q.split) + " server " + std::to_string(q.server) + " helper " +
+               std::to_string(q.helper)];
+    ++r.batch_sizes[q.batch_size];
+  }
+  return r;
 }
 
 std::string fmt(double v, int prec = 2) {
@@ -462,6 +483,19 @@ int validate_command(const ValidateOptions& o) {
                 sim_seq == real_seq ? "the same sequence of triggers and schemes" : "the sequences DIFFER (validate.json: first_difference)");
     csv << name << ",total,decision_sequence," << sim_seq.size() << "," << real_seq.size() << ",," << (sim_seq == real_seq ? "yes" : "no") << "\n";
     report["decisions"][name] = dj;
+    // Routes and batch sizes: the same set of routes in both engines; the histograms for the reader.
+    const Routes sim_routes = routes_of(dir + "/sim"), real_routes = routes_of(real_run);
+    std::set<std::string> sim_keys, real_keys;
+    for (const auto& [k, n] : sim_routes.routes) sim_keys.insert(k);
+    for (const auto& [k, n] : real_routes.routes) real_keys.insert(k);
+    json rj{{"sim", sim_routes.routes}, {"testbed", real_routes.routes}, {"same_set", sim_keys == real_keys}};
+    json bj{{"sim", json::object()}, {"testbed", json::object()}};
+    for (const auto& [b, n] : sim_routes.batch_sizes) bj["sim"][std::to_string(b)] = n;
+    for (const auto& [b, n] : real_routes.batch_sizes) bj["testbed"][std::to_string(b)] = n;
+    report["routes"][name] = rj;
+    report["batch_sizes"][name] = bj;
+    std::printf("  routes: %zu simulated, %zu on the testbed: %s\n", sim_keys.size(), real_keys.size(),
+                sim_keys == real_keys ? "the same set" : "the sets DIFFER (validate.json: routes)");
   }
   if (throughput.size() == schedulers.size() && schedulers.size() > 1) {
     std::vector<size_t> by_sim(schedulers.size()), by_real(schedulers.size());
