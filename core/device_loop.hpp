@@ -25,7 +25,6 @@
 #include <deque>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/arrival_process.hpp"
@@ -43,6 +42,10 @@ struct DeviceRequest {
   int device_split = 0;        // the device runs [0, device_split); the server the rest
   bool data_parallel = false;  // created under data_parallel
   bool dp_to_server = false;   // data_parallel input sent whole to the server
+  // The loop's own bookkeeping (engines leave it alone): where the request is now.
+  enum class Where : std::int8_t { waiting, on_stage, at_server, finished };
+  Where where = Where::waiting;
+  std::size_t live_index = 0;  // its place in the loop's list of unfinished requests
 };
 
 // What the device loop asks its engine to do. Every call is made from inside a DeviceLoop call.
@@ -55,6 +58,8 @@ class DeviceActions {
   virtual void created(DeviceRequest& r) { (void)r; }
   // False once the engine cannot hold more requests (the simulator's limits::kMaxRequests).
   virtual bool may_create() const { return true; }
+  // The device's link bandwidth at now_s (bytes/s): asked only to route a data_parallel input.
+  virtual double link_bytes_per_s(double now_s) = 0;
   // The request was routed (its device_split is final): the engine may attach what it needs (wire
   // bytes, the model variant, a batch group). Called once per request, before any stage starts.
   virtual void routed(DeviceRequest& r) { (void)r; }
@@ -95,6 +100,8 @@ class DeviceLoop {
   // own upload's event (the real server answers before the sending thread returns): the uplink is
   // then free, and the late on_uploaded is ignored.
   void on_result(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
+  // The same for an engine that holds the request itself (its storage lives past finished()).
+  void on_result(DeviceRequest& r, double now_s, bool ok = true, const std::string& why = "");
   // A request not on a stage (queued, waiting for a side, or at the server) failed: e.g. the
   // connection to the server was lost. A request on a stage fails through its stage's event.
   void fail(std::int64_t id, double now_s, const std::string& why);
@@ -116,9 +123,8 @@ class DeviceLoop {
   void stop();
 
   // After every event (and at next_arrival_s()): creates the arrivals due by `now_s`, routes waiting
-  // data_parallel inputs, admits closed-loop inputs, and starts idle stages. `bytes_per_s`: the link's
-  // bandwidth now (data_parallel routing).
-  void wake(double now_s, double bytes_per_s);
+  // data_parallel inputs, admits closed-loop inputs, and starts idle stages.
+  void wake(double now_s);
 
   // ---- what it looks like now ------------------------------------------------------------------
   // The next open-loop arrival (+infinity: none); the engine wakes the loop then.
@@ -150,9 +156,9 @@ class DeviceLoop {
 
  private:
   bool accepting(double now_s) const;
-  void create(double now_s, double bytes_per_s);
+  void create(double now_s);
   void route(DeviceRequest& r);
-  void route_data_parallel(double bytes_per_s);
+  void route_data_parallel(double now_s);
   void start_idle_stages(double now_s);
   void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side);
   void trace(const std::string& line) const;  // holds_side: a data_parallel side is its
@@ -175,8 +181,11 @@ class DeviceLoop {
   DeviceRequest* computing_ = nullptr;
   DeviceRequest* uploading_ = nullptr;
   bool helping_ = false;
-  enum class Where : std::int8_t { waiting, on_stage, at_server };
-  std::unordered_map<std::int64_t, std::pair<DeviceRequest*, Where>> live_;  // unfinished, by id
+  using Where = DeviceRequest::Where;
+  // The unfinished requests (each knows its index: O(1) removal; a lookup by id scans them, which only
+  // the real runtime's events need, at its modest rate).
+  std::vector<DeviceRequest*> live_;
+  DeviceRequest* find_live(std::int64_t id) const;
   long long completed_ = 0, failed_ = 0;
   double latency_sum_s_ = 0;
 };

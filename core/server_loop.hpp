@@ -13,8 +13,9 @@
 // `Item` is the engine's request handle (the simulator's SimRequest*, the real server's queued task).
 // Times are seconds on the engine's clock. Not thread-safe (the real server calls it under its
 // mutex); never blocks, never advances time.
+#include <algorithm>
 #include <cstdint>
-#include <map>
+#include <utility>
 #include <vector>
 
 #include "core/batch_queue.hpp"
@@ -66,7 +67,9 @@ class ServerLoop {
   }
   // The batch started with `token` ended on its worker.
   void on_batch_done(std::uint64_t token, double now_s) {
-    if (running_until_s_.erase(token) == 0) return;
+    const auto it = std::find_if(running_until_s_.begin(), running_until_s_.end(), [&](const auto& r) { return r.first == token; });
+    if (it == running_until_s_.end()) return;
+    running_until_s_.erase(it);
     --busy_workers_;
     dispatch(now_s);
   }
@@ -112,7 +115,7 @@ class ServerLoop {
     while (busy_workers_ < workers_ && queue_.has_ready()) {
       Batch b = queue_.take_oldest();
       const std::uint64_t token = next_token_++;
-      running_until_s_[token] = now_s + act_.expected_seconds(b);
+      running_until_s_.emplace_back(token, now_s + act_.expected_seconds(b));
       ++busy_workers_;
       act_.start_batch(token, std::move(b));
     }
@@ -122,7 +125,7 @@ class ServerLoop {
   HelperForwardPolicy helpers_;
   int workers_;
   int busy_workers_ = 0;
-  std::map<std::uint64_t, double> running_until_s_;  // token -> expected end, per batch running now
+  std::vector<std::pair<std::uint64_t, double>> running_until_s_;  // (token, expected end) per batch running now (at most `workers`)
   std::uint64_t next_token_ = 0;
   ServerActions<Item>& act_;
 };

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bandwidth_schedule.hpp"
 #include "core/device_loop.hpp"
 #include "hw/record_journal.hpp"
 
@@ -40,9 +41,10 @@ struct UploadJob {
 
 class DeviceRequests final : private DeviceActions {
  public:
-  // `device` and `journal` must outlive this object. Arguments as DeviceLoop's.
+  // `device`, `link` and `journal` must outlive this object. Arguments as DeviceLoop's; `link`: the
+  // device's link as the scenario describes it (data_parallel routing).
   DeviceRequests(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                 double arrivals_end_s, DataParallelCosts dp_costs, JournalWriter& journal);
+                 double arrivals_end_s, DataParallelCosts dp_costs, const BandwidthSchedule& link, JournalWriter& journal);
   DeviceRequests(const DeviceRequests&) = delete;
   DeviceRequests& operator=(const DeviceRequests&) = delete;
 
@@ -62,6 +64,7 @@ class DeviceRequests final : private DeviceActions {
 
  private:
   DeviceRequest& new_request(double now_s) override;
+  double link_bytes_per_s(double now_s) override { return link_.bytes_per_s_at(now_s); }
   void created(DeviceRequest& r) override;
   void start_compute(DeviceRequest& r) override;
   void start_upload(DeviceRequest& r) override;
@@ -69,6 +72,7 @@ class DeviceRequests final : private DeviceActions {
   void finished(DeviceRequest& r) override;
 
   int device_;
+  const BandwidthSchedule& link_;
   JournalWriter& journal_;
   std::map<std::int64_t, DeviceRequest> reqs_;  // unfinished requests (node-based: stable addresses)
   std::map<std::int64_t, std::string> state_;   // computed, awaiting upload

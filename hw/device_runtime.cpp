@@ -85,7 +85,7 @@ struct DeviceRuntime::Impl {
   void wake() {
     const double t = now();
     rq->loop().set_admission_paused(!conn && strategy().kind != Strategy::Kind::local);
-    rq->loop().wake(t, schedule.bytes_per_s_at(t));
+    rq->loop().wake(t);
     cv.notify_all();
   }
   const Strategy& strategy() const { return rq->loop().strategy(); }
@@ -545,7 +545,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // Open-loop times come from the simulator's own generator for (seed, device): a testbed run replays
   // the simulated arrivals exactly.
   I.rq = std::make_unique<DeviceRequests>(I.sc.devices[static_cast<size_t>(I.index)], I.index, I.sc.server_index(d.server), I.sc.seed, I.n,
-                                          I.sc.duration_s, dp_costs, *I.journal);
+                                          I.sc.duration_s, dp_costs, I.schedule, *I.journal);
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

@@ -159,7 +159,7 @@ void SimDevice::step() {
   // the timer for its next arrival (none past the drain's end, where stop() ends everything).
   if (!live_ || stopped_) return;
   const double now = sg4::Engine::get_clock();
-  loop_.wake(now, s_.bandwidth->bytes_per_s_at(now));
+  loop_.wake(now);
   const double next = loop_.next_arrival_s();
   if (next < s_.ledger->hard_end_s() && !(arrival_timer_.pending() && arrival_timer_at_s_ == next)) {
     arrival_timer_at_s_ = next;
@@ -255,7 +255,7 @@ void SimDevice::on_uploaded() {
 void SimDevice::on_result(SimRequest* r) {
   bytes_received_ += r->rec.bytes_down;
   count_radio(r->rec.bytes_down);
-  loop_.on_result(r->rec.id, sg4::Engine::get_clock());
+  loop_.on_result(*r, sg4::Engine::get_clock());
 }
 
 void SimDevice::use_binding(int b) {

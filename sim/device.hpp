@@ -126,6 +126,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // The device loop's actions (core/device_loop.hpp), carried out in simulated time.
   DeviceRequest& new_request(double now_s) override;
   bool may_create() const override { return s_.ledger->may_create(); }
+  double link_bytes_per_s(double now_s) override { return s_.bandwidth->bytes_per_s_at(now_s); }
   void routed(DeviceRequest& r) override;
   void start_compute(DeviceRequest& r) override;
   void start_upload(DeviceRequest& r) override;

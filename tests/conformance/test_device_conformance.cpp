@@ -115,7 +115,8 @@ Trace replay(const World& w, int d, const Drift& drift = {}) {
   Trace out;
   {
     hw::JournalWriter journal(dir + "/journal.jsonl");
-    hw::DeviceRequests rq(spec, d, server, sc.seed, model.num_stages(), sc.duration_s, costs, journal);
+    const BandwidthSchedule link(spec, sc.events);  // the real device's view of its link
+    hw::DeviceRequests rq(spec, d, server, sc.seed, model.num_stages(), sc.duration_s, costs, link, journal);
     DeviceLoop& loop = rq.loop();
     DeviceLoop::set_trace_sink([&out](int, const std::string& line) { out.push_back(line); });
     // Recorded ids -> the adapter's: requests in creation order, helper tasks as the server numbers them.
@@ -133,7 +134,7 @@ Trace replay(const World& w, int d, const Drift& drift = {}) {
         continue;  // an action: the adapter must take it by itself
       }
       if (k == "join") loop.on_join(std::stod(x[1]));
-      else if (k == "wake") loop.wake(std::stod(x[1]), std::stod(x[2]));
+      else if (k == "wake") loop.wake(std::stod(x[1]));
       else if (k == "computed") {
         const std::int64_t id = id_of(x[1]);
         if (x[3] == "ok") rq.keep_state(id, "state");

@@ -29,16 +29,16 @@ DeviceSpec device(Strategy s) {
   d.strategy = s;
   return d;
 }
-constexpr double kBw = 125000;
+const BandwidthSchedule kLink(device(Strategy::local()), {});  // 8 Mbit/s unless the spec says otherwise
 }  // namespace
 
 TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   Journal j;
   const DeviceSpec d = device(Strategy::pp(3));
   JournalWriter w(j.path);
-  DeviceRequests rq(d, 2, 0, 1, 9, 100, costs(), w);
+  DeviceRequests rq(d, 2, 0, 1, 9, 100, costs(), kLink, w);
   rq.loop().on_join(0);
-  rq.loop().wake(0, kBw);
+  rq.loop().wake(0);
   auto job = rq.take_compute();
   ASSERT_TRUE(job);
   EXPECT_FALSE(job->helper_task);
@@ -48,7 +48,7 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   EXPECT_FALSE(rq.take_upload());
   rq.keep_state(0, "state-at-3");
   rq.loop().on_computed(0, 0.1);
-  rq.loop().wake(0.1, kBw);
+  rq.loop().wake(0.1);
   auto up = rq.take_upload();
   ASSERT_TRUE(up);
   EXPECT_EQ(up->id, 0);
@@ -57,11 +57,11 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   // A forwarded batch waits for the processor (request 1 computes now), then goes before our own.
   ASSERT_TRUE(rq.take_compute());  // request 1
   rq.add_helper_batch(41, 5, {{7, "first"}, {8, "second"}});
-  rq.loop().wake(0.15, kBw);
+  rq.loop().wake(0.15);
   EXPECT_FALSE(rq.take_compute());
   rq.keep_state(1, "s1");
   rq.loop().on_computed(1, 0.2);
-  rq.loop().wake(0.2, kBw);
+  rq.loop().wake(0.2);
   auto help = rq.take_compute();
   ASSERT_TRUE(help);
   EXPECT_TRUE(help->helper_task);
@@ -77,15 +77,15 @@ TEST(DeviceRequests, JournalsEveryRequestWhenCreatedAndWhenItFinishes) {
   {
     const DeviceSpec d = device(Strategy::offload());
     JournalWriter w(j.path);
-    DeviceRequests rq(d, 2, 0, 1, 9, 100, costs(), w);
+    DeviceRequests rq(d, 2, 0, 1, 9, 100, costs(), kLink, w);
     rq.loop().on_join(1.0);
-    rq.loop().wake(1.0, kBw);  // request 0 on the uplink
+    rq.loop().wake(1.0);  // request 0 on the uplink
     ASSERT_TRUE(rq.take_upload());
     rq.loop().on_uploaded(0, 1.2);
     ASSERT_NE(rq.find(0), nullptr);
     rq.loop().fail(0, 1.5, "connection to the server lost");
     EXPECT_EQ(rq.find(0), nullptr);  // finished: only the journal has it
-    rq.loop().wake(1.6, kBw);        // request 1 on the uplink; the run ends
+    rq.loop().wake(1.6);        // request 1 on the uplink; the run ends
     rq.loop().abandon([](const DeviceRequest&) { return std::string("unfinished at the end of the drain"); });
   }
   const auto recs = read_journal(j.path);

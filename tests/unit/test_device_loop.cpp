@@ -16,6 +16,8 @@ using namespace coinfer;
 
 namespace {
 
+constexpr double kBw = 125000;  // 1 Mbit/s
+
 // An engine that only writes down what the loop asks of it.
 struct Recorder : DeviceActions {
   std::map<std::int64_t, DeviceRequest> reqs;
@@ -34,6 +36,7 @@ struct Recorder : DeviceActions {
     return r;
   }
   bool may_create() const override { return next < capacity; }
+  double link_bytes_per_s(double) override { return kBw; }
   void start_compute(DeviceRequest& r) override { log.push_back("compute " + std::to_string(r.rec.id) + " [0," + std::to_string(r.device_split) + ")"); }
   void start_upload(DeviceRequest& r) override { log.push_back("upload " + std::to_string(r.rec.id) + " @" + std::to_string(r.device_split)); }
   void start_help(std::int64_t task) override { log.push_back("help " + std::to_string(task)); }
@@ -50,7 +53,6 @@ struct Recorder : DeviceActions {
 };
 
 using Log = std::vector<std::string>;
-constexpr double kBw = 125000;  // 1 Mbit/s
 
 DeviceSpec device(Strategy s, int in_flight = 0) {
   DeviceSpec d;
@@ -72,20 +74,20 @@ TEST(DeviceLoop, PipelinedClosedLoopComputesTheNextInputWhileTheLastIsUploaded) 
   Recorder e;
   DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)"}));  // processor now busy: no second input
   loop.on_computed(0, 0.1);
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   // 0 goes up; the processor is idle and 1 < 2 unfinished: input 1 starts.
   EXPECT_EQ(e.take(), (Log{"new 1@0.1", "compute 1 [0,3)", "upload 0 @3"}));
   loop.on_uploaded(0, 0.2);
-  loop.wake(0.2, kBw);
+  loop.wake(0.2);
   EXPECT_EQ(e.take(), Log{});  // processor still busy
   loop.on_computed(1, 0.3);
-  loop.wake(0.3, kBw);
+  loop.wake(0.3);
   EXPECT_EQ(e.take(), Log{"upload 1 @3"});  // 2 unfinished = the limit: no new input
   loop.on_result(0, 0.5);
-  loop.wake(0.5, kBw);
+  loop.wake(0.5);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 2@0.5", "compute 2 [0,3)"}));
   EXPECT_EQ(e.done[0].server, 4);       // it left the device: the server is recorded
   EXPECT_EQ(e.done[0].strategy, "pp(3)");
@@ -102,9 +104,9 @@ TEST(DeviceLoop, LocalRequestsFinishWhenComputedAndNameNoServer) {
   Recorder e;
   DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   loop.on_computed(0, 0.25);
-  loop.wake(0.25, kBw);
+  loop.wake(0.25);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,9)", "finished 0 ok", "new 1@0.25", "compute 1 [0,9)"}));
   EXPECT_EQ(e.done[0].server, -1);
   EXPECT_DOUBLE_EQ(e.done[0].t_result, 0.25);
@@ -116,13 +118,13 @@ TEST(DeviceLoop, OffloadGoesStraightToTheUplinkAndAdmitsWhenTheUplinkIsFree) {
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "upload 0 @0"}));
   loop.on_uploaded(0, 0.1);
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   EXPECT_EQ(e.take(), Log{});
   loop.on_result(0, 0.2);
-  loop.wake(0.2, kBw);
+  loop.wake(0.2);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 1@0.2", "upload 1 @0"}));
 }
 
@@ -131,17 +133,17 @@ TEST(DeviceLoop, DataParallelTakesTheCheaperFreeSideAndWaitsWhenBothAreBusy) {
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   // Both free: the server path (0.14 s) beats the device (0.9 s); then only the device is free; then
   // no side is free and the closed loop stops admitting.
   EXPECT_EQ(e.take(), (Log{"new 0@0", "new 1@0", "compute 1 [0,9)", "upload 0 @0"}));
   loop.on_computed(1, 0.9);
-  loop.wake(0.9, kBw);
+  loop.wake(0.9);
   EXPECT_EQ(e.take(), (Log{"finished 1 ok", "new 2@0.9", "compute 2 [0,9)"}));
   // The server side fails (lost connection): it is free again and takes the next input.
   loop.on_uploaded(0, 1.0);
   loop.fail(0, 1.1, "connection to the server lost");
-  loop.wake(1.1, kBw);
+  loop.wake(1.1);
   EXPECT_EQ(e.take(), (Log{"finished 0 failed: connection to the server lost", "new 3@1.1", "upload 3 @0"}));
   EXPECT_EQ(loop.failed(), 1);
 }
@@ -151,18 +153,18 @@ TEST(DeviceLoop, ForwardedWorkRunsBeforeTheDevicesOwnQueuedRequests) {
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   loop.on_help_arrived(77);  // the processor computes request 0: the batch waits
-  loop.wake(0.05, kBw);
+  loop.wake(0.05);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)"}));
   EXPECT_TRUE(loop.helper_work_waiting());
   loop.on_computed(0, 0.1);
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   // Request 1 is created (the processor looks idle to the admission rule) but the batch goes first.
   EXPECT_EQ(e.take(), (Log{"new 1@0.1", "help 77", "upload 0 @3"}));
   EXPECT_TRUE(loop.helping());
   loop.on_help_done();
-  loop.wake(0.4, kBw);
+  loop.wake(0.4);
   EXPECT_EQ(e.take(), Log{"compute 1 [0,3)"});
 }
 
@@ -171,17 +173,17 @@ TEST(DeviceLoop, AResultThatOvertakesItsUploadEventFreesTheUplinkAndTheLateEvent
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "upload 0 @0"}));  // 1 waits: the uplink is busy
   loop.on_result(0, 0.3);  // the real server answered before the sending thread reported
-  loop.wake(0.3, kBw);
+  loop.wake(0.3);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 1@0.3", "upload 1 @0"}));
   loop.on_uploaded(0, 0.31);  // late: request 0 is gone, the uplink carries 1
-  loop.wake(0.31, kBw);
+  loop.wake(0.31);
   EXPECT_EQ(e.take(), Log{});
   EXPECT_EQ(loop.unfinished(), 1);
   loop.on_uploaded(1, 0.4);
-  loop.wake(0.4, kBw);
+  loop.wake(0.4);
   EXPECT_EQ(e.take(), (Log{"new 2@0.4", "upload 2 @0"}));
 }
 
@@ -190,16 +192,16 @@ TEST(DeviceLoop, ANewStrategyAppliesToNewRequestsOnlyAndResetsTheDefaultInFlight
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   EXPECT_EQ(loop.in_flight_limit(), 2);
   loop.on_strategy(Strategy::offload());
   EXPECT_EQ(loop.in_flight_limit(), 1);  // offload's default
   loop.on_computed(0, 0.1);              // request 0 keeps pp(3): it goes up from split 3
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)", "upload 0 @3"}));  // 1 unfinished = the new limit
   loop.on_uploaded(0, 0.2);
   loop.on_result(0, 0.3);
-  loop.wake(0.3, kBw);
+  loop.wake(0.3);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 1@0.3", "upload 1 @0"}));
   EXPECT_EQ(e.reqs[1].rec.strategy, "offload");
 }
@@ -213,13 +215,13 @@ TEST(DeviceLoop, OpenLoopArrivalsComeAtTheirTimesWithinTheWindowAndSkipThoseBefo
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0.8);  // the engine could only take inputs from 0.8: 0.5 is skipped
   EXPECT_DOUBLE_EQ(loop.next_arrival_s(), 1.0);
-  loop.wake(0.9, kBw);
+  loop.wake(0.9);
   EXPECT_EQ(e.take(), Log{});
-  loop.wake(1.0, kBw);  // both arrivals at 1.0; one processor: the second waits for it
+  loop.wake(1.0);  // both arrivals at 1.0; one processor: the second waits for it
   EXPECT_EQ(e.take(), (Log{"new 0@1", "new 1@1", "compute 0 [0,9)"}));
   EXPECT_EQ(loop.queued(), 1);
   loop.on_computed(0, 2.5);
-  loop.wake(2.5, kBw);  // 2.0 was due meanwhile: created now, at the wake's time
+  loop.wake(2.5);  // 2.0 was due meanwhile: created now, at the wake's time
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 2@2.5", "compute 1 [0,9)"}));
   EXPECT_EQ(loop.next_arrival_s(), std::numeric_limits<double>::infinity());  // 3.0: at the leave time
 }
@@ -229,16 +231,16 @@ TEST(DeviceLoop, AbandonFailsEveryUnfinishedRequestAndLaterEventsAreIgnored) {
   Recorder e;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   loop.on_computed(0, 0.1);
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   e.take();
   // 0 on the uplink, 1 computing (a third waits for the processor to be idle).
   loop.abandon([](const DeviceRequest& r) { return "unfinished " + std::to_string(r.rec.id); });
   EXPECT_EQ(e.take(), (Log{"finished 0 failed: unfinished 0", "finished 1 failed: unfinished 1"}));
   loop.on_computed(1, 0.2);
   loop.on_result(0, 0.3);
-  loop.wake(0.3, kBw);
+  loop.wake(0.3);
   EXPECT_EQ(e.take(), Log{});
   EXPECT_EQ(loop.failed(), 2);
   EXPECT_EQ(loop.unfinished(), 0);
@@ -250,9 +252,9 @@ TEST(DeviceLoop, TheEnginesCapacityStopsCreation) {
   e.capacity = 1;
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
-  loop.wake(0, kBw);
+  loop.wake(0);
   loop.on_computed(0, 0.1);
-  loop.wake(0.1, kBw);
+  loop.wake(0.1);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,9)", "finished 0 ok"}));
 }
 
@@ -262,9 +264,9 @@ TEST(DeviceLoop, AClosedLoopPausedWhileReconnectingCreatesNothing) {
   DeviceLoop loop(d, 0, 0, 1, 9, 100, costs(), e);
   loop.on_join(0);
   loop.set_admission_paused(true);
-  loop.wake(0, kBw);
+  loop.wake(0);
   EXPECT_EQ(e.take(), Log{});
   loop.set_admission_paused(false);
-  loop.wake(0.5, kBw);
+  loop.wake(0.5);
   EXPECT_EQ(e.take(), (Log{"new 0@0.5", "upload 0 @0"}));
 }
