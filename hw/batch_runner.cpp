@@ -16,6 +16,21 @@ std::string final_state(const torch::Tensor& out, int n) {
   return models::serialize(o);
 }
 
+// The states' tensors, producer by producer, concatenated along dimension 0 into `all` (at their common
+// next stage); false when the states do not hold the same producers.
+bool concatenated(const std::vector<models::SplitState>& states, models::SplitState& all) {
+  all.next_stage = states[0].next_stage;
+  for (const auto& [id, t] : states[0].tensors) {
+    std::vector<torch::Tensor> parts;
+    for (const auto& s : states) {
+      if (s.tensors.size() != states[0].tensors.size() || !s.tensors.count(id)) return false;
+      parts.push_back(s.tensors.at(id));
+    }
+    all.tensors[id] = torch::cat(parts, 0);
+  }
+  return true;
+}
+
 // Point-cloud states (every tensor [1, ...], no graph): one batch along dimension 0.
 bool stack_point_clouds(const models::GnnModel& model, std::vector<models::SplitState>& states, std::vector<std::string>& outputs) {
   for (auto& s : states) {
@@ -25,15 +40,7 @@ bool stack_point_clouds(const models::GnnModel& model, std::vector<models::Split
   }
   const int n = model.spec().num_stages();
   models::SplitState all;
-  all.next_stage = states[0].next_stage;
-  for (auto& [id, t] : states[0].tensors) {
-    std::vector<torch::Tensor> parts;
-    for (auto& s : states) {
-      if (!s.tensors.count(id)) return false;
-      parts.push_back(s.tensors.at(id));
-    }
-    all.tensors[id] = torch::cat(parts, 0);
-  }
+  if (!concatenated(states, all)) return false;
   model.run(all, n);
   const torch::Tensor out = model.output(all);
   for (size_t i = 0; i < states.size(); ++i) outputs[i] = final_state(out.narrow(0, static_cast<int64_t>(i), 1), n);
@@ -60,15 +67,7 @@ bool stack_graphs(const models::GnnModel& model, std::vector<models::SplitState>
   }
   const int n = model.spec().num_stages();
   models::SplitState all;
-  all.next_stage = states[0].next_stage;
-  for (auto& [id, t] : states[0].tensors) {
-    std::vector<torch::Tensor> parts;
-    for (auto& s : states) {
-      if (!s.tensors.count(id)) return false;
-      parts.push_back(s.tensors.at(id));
-    }
-    all.tensors[id] = torch::cat(parts, 0);
-  }
+  if (!concatenated(states, all)) return false;
   if (graph) {
     std::vector<torch::Tensor> eis;
     std::int64_t offset = 0;
