@@ -20,7 +20,7 @@ DeviceRequest& DeviceRequests::new_request(double now_s) {
 
 void DeviceRequests::created(DeviceRequest& r) { journal_.created(r.rec); }
 
-void DeviceRequests::start_compute(DeviceRequest& r) { compute_ = ComputeJob{false, r.rec.id, r.device_split, {}}; }
+void DeviceRequests::start_compute(DeviceRequest& r) { compute_ = RequestStages{r.rec.id, r.device_split}; }
 
 void DeviceRequests::start_upload(DeviceRequest& r) {
   UploadJob job{r.rec.id, r.device_split, {}};
@@ -66,7 +66,7 @@ void DeviceRequests::keep_state(std::int64_t id, std::string bytes) {
 }
 
 void DeviceRequests::add_helper_batch(std::int64_t batch_id, int split, std::vector<HelperPart> parts) {
-  help_[batch_id] = ComputeJob{true, batch_id, split, std::move(parts)};
+  help_[batch_id] = HelperBatch{batch_id, split, std::move(parts)};
   loop_.on_help_arrived(batch_id);
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
@@ -22,14 +23,18 @@ struct HelperPart {
   std::string state_bytes;
 };
 
-// Work for the compute thread: a request's device stages, or a batch forwarded to this device as a
-// helper (not requests of ours), run as one batch.
-struct ComputeJob {
-  bool helper_task = false;
-  std::int64_t id = 0;        // request id, or the server's batch id for helper work
-  int split = 0;              // request: device runs [0, split); helper batch: the states are at split
-  std::vector<HelperPart> parts;  // helper batch only
+// Work for the compute thread: one of ours, a request's device stages [0, split) ...
+struct RequestStages {
+  std::int64_t request = 0;
+  int split = 0;
 };
+// ... or a batch forwarded to this device as a helper (not requests of ours), run as one batch.
+struct HelperBatch {
+  std::int64_t batch = 0;  // this device's number for it (DeviceRequests::add_helper_batch)
+  int split = 0;           // its states are at `split`; the helper runs [split, n)
+  std::vector<HelperPart> parts;
+};
+using ComputeJob = std::variant<RequestStages, HelperBatch>;
 
 // Work for the upload thread: a request's state at its split (empty for split 0: the raw input,
 // serialised by the uploader).
@@ -76,7 +81,7 @@ class DeviceRequests final : private DeviceActions {
   JournalWriter& journal_;
   std::map<std::int64_t, DeviceRequest> reqs_;  // unfinished requests (node-based: stable addresses)
   std::map<std::int64_t, std::string> state_;   // computed, awaiting upload
-  std::map<std::int64_t, ComputeJob> help_;     // forwarded, not started yet
+  std::map<std::int64_t, HelperBatch> help_;    // forwarded, not started yet
   std::optional<ComputeJob> compute_;
   std::optional<UploadJob> upload_;
   std::int64_t next_id_ = 0;

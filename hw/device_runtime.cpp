@@ -41,7 +41,6 @@ using Seconds = std::chrono::duration<double>;
 
 using Refused = RegistrationRefused;
 
-using Job = ComputeJob;
 }  // namespace
 
 struct DeviceRuntime::Impl {
@@ -136,31 +135,32 @@ struct DeviceRuntime::Impl {
     set_compute_threads(opt.threads);
     std::unique_lock<std::mutex> lock(m);
     while (!stopping()) {
-      std::optional<Job> job = rq->take_compute();
+      std::optional<ComputeJob> job = rq->take_compute();
       if (!job) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      if (job->helper_task) {
-        const ModelSpec origin_model = helper_specs.at(job->id);
-        helper_specs.erase(job->id);
+      if (const HelperBatch* help = std::get_if<HelperBatch>(&*job)) {
+        const ModelSpec origin_model = helper_specs.at(help->batch);
+        helper_specs.erase(help->batch);
         lock.unlock();
-        run_helper_task(*job, origin_model);
+        run_helper_batch(*help, origin_model);
         lock.lock();
         rq->loop().on_help_done();
         wake();
         continue;
       }
+      const RequestStages own = std::get<RequestStages>(*job);
       lock.unlock();
       std::string bytes, error;
       try {
-        bytes = model->run_stages(job->id, job->split);
+        bytes = model->run_stages(own.request, own.split);
       } catch (const std::exception& e) {
         error = e.what();
       }
       lock.lock();
-      if (job->split < n) rq->keep_state(job->id, std::move(bytes));
-      rq->loop().on_computed(job->id, now(), error.empty(), "device stages failed: " + error);
+      if (own.split < n) rq->keep_state(own.request, std::move(bytes));
+      rq->loop().on_computed(own.request, now(), error.empty(), "device stages failed: " + error);
       wake();
     }
   }
@@ -168,7 +168,7 @@ struct DeviceRuntime::Impl {
   // A forwarded batch, run as one batch (as the simulator runs it and as the server would have) with
   // the origin's model; one result per task, each saying the batch's size.
   BatchRunner helper_runner;  // compute thread only
-  void run_helper_task(const Job& job, const ModelSpec& origin_model) {
+  void run_helper_batch(const HelperBatch& job, const ModelSpec& origin_model) {
     ResultHeader r;
     r.batch_size = static_cast<int>(job.parts.size());
     r.t_batch_start = device_unix();

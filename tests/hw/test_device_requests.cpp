@@ -41,9 +41,9 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   rq.loop().wake(0);
   auto job = rq.take_compute();
   ASSERT_TRUE(job);
-  EXPECT_FALSE(job->helper_task);
-  EXPECT_EQ(job->id, 0);
-  EXPECT_EQ(job->split, 3);
+  ASSERT_TRUE(std::holds_alternative<RequestStages>(*job));
+  EXPECT_EQ(std::get<RequestStages>(*job).request, 0);
+  EXPECT_EQ(std::get<RequestStages>(*job).split, 3);
   EXPECT_FALSE(rq.take_compute());  // taken once
   EXPECT_FALSE(rq.take_upload());
   rq.keep_state(0, "state-at-3");
@@ -64,12 +64,13 @@ TEST(DeviceRequests, HandsEachStartedStageToItsThreadOnceWithTheComputedState) {
   rq.loop().wake(0.2);
   auto help = rq.take_compute();
   ASSERT_TRUE(help);
-  EXPECT_TRUE(help->helper_task);
-  EXPECT_EQ(help->id, 41);
-  EXPECT_EQ(help->split, 5);
-  ASSERT_EQ(help->parts.size(), 2u);  // the batch as sent: one job
-  EXPECT_EQ(help->parts[0].task, 7);
-  EXPECT_EQ(help->parts[1].state_bytes, "second");
+  ASSERT_TRUE(std::holds_alternative<HelperBatch>(*help));
+  const HelperBatch& b = std::get<HelperBatch>(*help);
+  EXPECT_EQ(b.batch, 41);
+  EXPECT_EQ(b.split, 5);
+  ASSERT_EQ(b.parts.size(), 2u);  // the batch as sent: one job
+  EXPECT_EQ(b.parts[0].task, 7);
+  EXPECT_EQ(b.parts[1].state_bytes, "second");
 }
 
 TEST(DeviceRequests, JournalsEveryRequestWhenCreatedAndWhenItFinishes) {
