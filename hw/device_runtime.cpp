@@ -20,8 +20,6 @@
 #include "core/run_assembly.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
-#include "core/arrival_process.hpp"
-#include "core/data_parallel_router.hpp"
 #include "core/log.hpp"
 #include "hw/auth.hpp"
 #include "hw/batch_runner.hpp"
