@@ -128,3 +128,18 @@ TEST(ServerLoop, WorkOfAnOriginThatWentAwayLeavesTheQueue) {
   loop.on_timer(0.01);
   EXPECT_EQ(e.take(), Log{"run 0 [2]"});
 }
+
+TEST(ServerLoop, TheHelperTakesTheNewestWaitingBatchAndTheWorkerKeepsTheOldest) {
+  Recorder e;
+  e.helper_s[5] = 0.05;
+  ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);
+  loop.on_upload(1, 0, 0);     // the worker takes it (expected end 0.1)
+  loop.on_upload(2, 0, 0.01);  // no helper yet: [2] and [3] wait, oldest first
+  loop.on_upload(3, 0, 0.015);
+  EXPECT_EQ(e.take(), Log{"run 0 [1]"});
+  // At 0.02, the newest [3] via the server: (0.1 - 0.02) + 0.1 ahead ([2]) + 0.1 own = 0.28 s > 0.05 s.
+  loop.set_helpers({5}, 0.02);
+  EXPECT_EQ(e.take(), Log{"forward 5 [3]"});
+  loop.on_batch_done(0, 0.1);  // the worker takes the oldest
+  EXPECT_EQ(e.take(), Log{"run 1 [2]"});
+}
