@@ -20,7 +20,7 @@
 #include "hw/cpu_cap.hpp"
 #include "hw/device_runtime.hpp"
 #include "hw/edge_server.hpp"
-#include "hw/ssh_testbed.hpp"
+#include "hw/runtime_version.hpp"
 #include "hw/testbed.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
@@ -192,7 +192,6 @@ int main(int argc, char** argv) {
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");
       tb->rt_exe = std::filesystem::canonical("/proc/self/exe").string();
-      if (!tb->inventory.empty()) return hw::run_ssh_testbed(*tb, g_stop);
       return hw::run_testbed(*tb, g_stop);
     });
   });

@@ -1,12 +1,15 @@
 #pragma once
-// `coinfer testbed SCENARIO`: an emulated testbed on one Linux machine (hw/README.md, "Testbed").
-// One network namespace for the edge server and one per device, a veth pair from each device to the
-// server, `tc netem` shaping each direction to the scenario's bandwidth and one-way latency and
-// changing it over time as the device's trace and the scenario's bandwidth events say. The server
-// (`coinfer-rt serve`) and the devices (`coinfer-rt device`) run as real processes in their
-// namespaces; their records are merged into the simulator's results.h5 schema and summary.json.
-// Namespaces and processes are removed on exit, on errors and on Ctrl-C. Without permission to create
-// namespaces it says so and falls back to loopback with shaping inside the middleware.
+// `coinfer testbed SCENARIO`: the scenario run by real processes — `coinfer-rt serve` and one
+// `coinfer-rt device` per scenario device — and their journals merged into the simulator's results.h5
+// schema and summary.json. One run, in named phases (hw/testbed.cpp): checks, the hosts' set-up, the
+// server, the devices, the run's clock (bandwidth changes, progress, the deadline), collection, results.
+// Where the processes run is a back-end (hw/testbed_hosts.hpp):
+//   - emulated on this machine (hw/README.md "An emulated testbed on one machine"): one network
+//     namespace for the edge server, one for the access point and one per device, tc shaping each link
+//     to the scenario's bandwidth and one-way latency over time; without permission to create
+//     namespaces, loopback with shaping inside the middleware;
+//   - real hosts over SSH, named by an inventory (hw/README.md "A real testbed over SSH").
+// What a back-end created is removed on exit, on errors and on Ctrl-C.
 // Torch-free: it only starts processes.
 #include <atomic>
 #include <map>
@@ -38,25 +41,27 @@ struct TestbedOptions {
   // Testing: device id -> its power meter command (coinfer device --power-command).
   std::map<std::string, std::string> device_power_command;
   double clock_tolerance_s = 0.005;  // warn when a board's clock offset is known less well than this
-  std::string inventory;             // real hosts over SSH (hw/ssh_testbed.hpp); "" = emulated here
+  std::string inventory;             // real hosts over SSH (hw/ssh_hosts.cpp); "" = emulated here
   bool keep_remote = false;          // with an inventory: keep each host's run folder
 };
 
 // Largest number of devices the testbed creates (address plan 10.201.<i>.0/24, i < 250).
 constexpr int kMaxTestbedDevices = 200;
 
-// Runs the scenario; returns 0 on success. Throws InputError (exit 2) before creating anything when
-// the scenario cannot run on the testbed. `interrupted` (set by SIGINT/SIGTERM handlers) stops the run
-// early and cleans up (returns 130).
+// Runs the scenario, on the hosts of `o.inventory` or emulated here; returns 0 on success, 1 when the
+// run finished with faults (a device ended badly or was lost, something could not be collected or
+// undone). Throws InputError (exit 2) before creating anything when the scenario cannot run on the
+// testbed (a bad inventory, a host that fails its check: before any process starts). `interrupted`
+// (set by SIGINT/SIGTERM handlers) stops the run early and cleans up (returns 130).
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted);
 
-// What both testbeds (emulated, over SSH) do with a finished run: read each device journal
+// What the run does with its journals: read each device journal
 // (`journal_paths[i]` for scenario device i, "" = none) onto the server's clock, merge them with the
 // server's decisions journal ("" or a missing file = none) into the simulator's schema, and write
 // OUT/results.h5, summary.json, decisions.jsonl and testbed.json (`info`).
 RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
                                  double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info);
-// The run's clock as both testbeds follow it: the bandwidth changes of the shaped devices in time
+// The run's clock: the bandwidth changes of the shaped devices in time
 // order, a progress line every 5 s, and the deadline (arrivals, drain and 30 s) after which devices
 // still running are stopped.
 class TestbedTimeline {
@@ -77,7 +82,7 @@ class TestbedTimeline {
   double last_progress_ = -1e9;
 };
 
-// The one-line summary both print.
+// The one-line summary at the end.
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out);
 
 // Removes namespaces left by a testbed that was killed (names cf<digits>s / cf<digits>d<digits>).

@@ -1,0 +1,393 @@
+// The emulated testbed's back-end (hw/testbed_hosts.hpp): one network namespace for the edge server,
+// one for the access point and one per device on this machine, tc shaping the links as the simulator's
+// platform has them; without permission to create namespaces, loopback with shaping inside the
+// middleware. Processes are coinfer-rt serve / device, started here.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "core/bandwidth_schedule.hpp"
+#include "core/input_error.hpp"
+#include "core/log.hpp"
+#include "core/text_util.hpp"
+#include "core/units.hpp"
+#include "hw/auth.hpp"
+#include "hw/cpu_cap.hpp"
+#include "hw/protocol.hpp"
+#include "hw/testbed.hpp"
+#include "hw/testbed_hosts.hpp"
+#include "io/child_process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace coinfer::hw {
+
+namespace {
+using Seconds = std::chrono::duration<double>;
+
+// Runs a short command (ip, tc) and waits; returns its exit status, with its stderr in `err`.
+int run_command(const std::vector<std::string>& argv, std::string* err = nullptr) {
+  log::debug("testbed", join(argv, " "));
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.stdout_file = "/dev/null";
+  spec.capture_stderr = true;
+  const ChildResult r = run_child(spec, 60);
+  if (err) {
+    *err = r.timed_out ? "did not finish within 60 s" : r.err;
+    while (!err->empty() && err->back() == '\n') err->pop_back();
+  }
+  return r.timed_out ? 124 : r.status;
+}
+
+void must(const std::vector<std::string>& argv) {
+  std::string err;
+  if (run_command(argv, &err) != 0) throw std::runtime_error("'" + join(argv, " ") + "' failed: " + err);
+}
+
+std::string rate_text(double mbps) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.0fkbit", std::max(8.0, mbps * 1000));
+  return b;
+}
+
+std::string delay_text(double ms) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3fms", std::max(0.0, ms));
+  return b;
+}
+
+std::string read_file(const std::string& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A server or device process: its own process group (stopping it stops what it started), output in
+// its log.
+Child start_logged(const std::vector<std::string>& argv, const std::string& log_path) {
+  ChildSpec spec;
+  spec.argv = argv;
+  spec.stdout_file = log_path;
+  spec.stderr_file = "&1";
+  spec.own_process_group = true;
+  log::debug("testbed", join(argv, " ") + " > " + log_path);
+  return Child::start(spec);
+}
+
+class NetnsHosts final : public TestbedHosts {
+ public:
+  NetnsHosts(const Scenario& sc, const TestbedOptions& o) : sc_(sc), o_(o), nd_(static_cast<int>(sc.devices.size())) {
+    if (nd_ > kMaxTestbedDevices)
+      throw InputError(SourceLocation{o.scenario, 0, 0}, "devices",
+                       "the scenario names " + std::to_string(nd_) + " devices; the testbed creates at most " + std::to_string(kMaxTestbedDevices));
+    for (const auto& d : sc.devices) schedules_.emplace_back(d, sc.events);
+    tag_ = "cf" + std::to_string(::getpid() % 10000);
+  }
+  ~NetnsHosts() override { undo(); }
+
+  bool prepare(const std::string& work, const std::atomic<bool>& interrupted) override {
+    work_ = work;
+    secret_file_ = work + "/secret";
+    {
+      std::ofstream s(secret_file_);
+      s << random_nonce_hex(32) << "\n";
+    }
+    ::chmod(secret_file_.c_str(), 0600);
+    netns_ = !o_.loopback;
+    if (netns_) {
+      if (::geteuid() != 0) {
+        netns_ = false;
+        why_not_ = "not root";
+      } else if (run_command({"ip", "netns", "add", server_ns()}, &why_not_) != 0) {
+        netns_ = false;
+      } else {
+        namespaces_.push_back(server_ns());
+      }
+      if (!netns_ && !o_.quiet)
+        log::info("testbed", "cannot create network namespaces (" + why_not_ + "): falling back to loopback with shaping inside the middleware");
+    }
+    return !netns_ || build_network(interrupted);
+  }
+
+  double server_start_s() const override { return 3; }
+
+  void start_server(double epoch) override {
+    epoch_ = epoch;
+    std::snprintf(epoch_text_, sizeof epoch_text_, "%.6f", epoch);
+    for (const auto& s : o_.sets) common_.insert(common_.end(), {"--set", s});
+    common_.insert(common_.end(), {"--secret-file", secret_file_, "--threads", std::to_string(o_.threads)});
+    if (!netns_) common_.push_back("--shape");
+    else if (!use_netem_) common_.push_back("--shape-latency");
+    std::vector<std::string> argv;
+    if (netns_) argv = {"ip", "netns", "exec", server_ns()};
+    argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--bind", netns_ ? "0.0.0.0" : "127.0.0.1", "--port", netns_ ? "7070" : "0",
+                             "--port-file", port_file(), "--decisions-out", work_ + "/decisions.jsonl"});
+    argv.insert(argv.end(), common_.begin(), common_.end());
+    // The epoch is given to every process, the server included (its decision times, periods and the
+    // end of arrivals count from it).
+    argv.insert(argv.end(), {"--epoch", epoch_text_});
+    server_ = start_logged(argv, work_ + "/logs/server.log");
+  }
+
+  bool server_listening() override {
+    if (fs::exists(port_file())) {
+      port_ = read_file(port_file());
+      port_ = port_.substr(0, port_.find('\n'));
+      return true;
+    }
+    if (!server_.running())
+      throw std::runtime_error("the edge server exited (status " + std::to_string(server_.status()) + ") before listening; see " + work_ +
+                               "/logs/server.log:\n" + read_file(work_ + "/logs/server.log"));
+    return false;
+  }
+
+  bool start_devices(const std::atomic<bool>& interrupted) override {
+    // The device cap: on the work threads only where cgroup v1 takes thread ids (hw/cpu_cap.hpp).
+    cap_scope_ = o_.device_cpu_scope;
+    if (cap_scope_ == "auto") cap_scope_ = fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";
+    const bool cap = o_.device_cpu_cores > 0;
+    for (int i = 0; i < nd_; ++i) {
+      const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
+      std::vector<std::string> argv;
+      if (netns_) argv = {"ip", "netns", "exec", dev_ns(i)};
+      argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", netns_ ? "10.200.0.1" : "127.0.0.1", "--port",
+                               port_, "--epoch", epoch_text_, "--records", journal(i)});
+      argv.insert(argv.end(), common_.begin(), common_.end());
+      if (cap && cap_scope_ == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
+      if (auto skew = o_.device_clock_skew_s.find(d.id); skew != o_.device_clock_skew_s.end())
+        argv.insert(argv.end(), {"--clock-skew", format_double(skew->second)});
+      if (auto meter = o_.device_power_command.find(d.id); meter != o_.device_power_command.end())
+        argv.insert(argv.end(), {"--power-command", meter->second});
+      devices_.push_back(start_logged(argv, work_ + "/logs/device-" + d.id + ".log"));
+      // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
+      if (cap && cap_scope_ == "process") caps_.push_back(CpuCap::apply_to(devices_.back().pid(), o_.device_cpu_cores));
+    }
+    if (cap && cap_scope_ == "work") {
+      // Each device writes its compute and upload threads' ids when they start (before time zero).
+      for (int i = 0; i < nd_; ++i) {
+        const std::string& id = sc_.devices[static_cast<size_t>(i)].id;
+        const auto deadline = std::chrono::steady_clock::now() + Seconds(60);
+        std::vector<long> tids;
+        while (true) {
+          tids.clear();
+          std::ifstream in(tids_file(i));
+          for (long t; in >> t;) tids.push_back(t);
+          if (tids.size() >= 2 || interrupted) break;
+          if (!devices_[static_cast<size_t>(i)].running())
+            throw std::runtime_error("device " + id + " exited before starting; see " + work_ + "/logs/device-" + id + ".log");
+          if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("device " + id + " did not start its work threads within 60 s");
+          std::this_thread::sleep_for(Seconds(0.02));
+        }
+        if (interrupted) return false;
+        caps_.push_back(CpuCap::for_threads(o_.device_cpu_cores, id));
+        for (long t : tids) caps_.back()->add_thread(t);
+      }
+      if (unix_now() > epoch_) log::warn("testbed", "capping the devices' work threads ended after time zero");
+    }
+    return true;
+  }
+
+  std::vector<bool> shaped_devices() const override { return std::vector<bool>(static_cast<size_t>(nd_), netns_); }
+  // tc in the namespaces; on loopback the processes pace themselves.
+  void reshape(int device, double mbps) override { shape(device, mbps, false); }
+
+  ProcessState device_state(int device, double) override { return state_of(devices_[static_cast<size_t>(device)]); }
+  ProcessState server_state() override { return state_of(server_); }
+  double poll_interval_s() const override { return 0.01; }
+  void stop_devices(double grace_s) override {
+    for (auto& c : devices_) c.stop(grace_s);
+  }
+  void stop_server(double grace_s) override { server_.stop(grace_s); }
+
+  bool collect(std::vector<std::string>& journals, std::string& decisions) override {
+    journals.assign(static_cast<size_t>(nd_), "");
+    for (int i = 0; i < nd_; ++i)
+      if (fs::exists(journal(i))) journals[static_cast<size_t>(i)] = journal(i);
+    decisions = fs::exists(work_ + "/decisions.jsonl") ? work_ + "/decisions.jsonl" : "";
+    return true;
+  }
+
+  bool finish() override {
+    undo();
+    return true;
+  }
+
+  nlohmann::json info() const override {
+    const bool capped = o_.device_cpu_cores > 0;
+    return {{"mode", netns_ ? "netns" : "loopback"},
+            {"device_cpu_cores", o_.device_cpu_cores},
+            {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
+            {"fallback_reason", why_not_},
+            {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
+                        : use_netem_ ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
+                                     : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
+  }
+  std::string summary_mode() const override { return netns_ ? "network namespaces + tc" : "loopback + middleware shaping"; }
+  std::string started_what() const override { return "the edge server and " + std::to_string(nd_) + " device processes"; }
+
+ private:
+  std::string server_ns() const { return tag_ + "s"; }
+  std::string ap_ns() const { return tag_ + "p"; }
+  std::string dev_ns(int i) const { return tag_ + "d" + std::to_string(i); }
+  std::string veth_ap(int i) const { return tag_ + "a" + std::to_string(i); }
+  std::string veth_device(int i) const { return tag_ + "b" + std::to_string(i); }
+  std::string port_file() const { return work_ + "/port"; }
+  std::string journal(int i) const { return work_ + "/device-" + std::to_string(i) + ".jsonl"; }
+  std::string tids_file(int i) const { return work_ + "/device-" + std::to_string(i) + ".tids"; }
+
+  static ProcessState state_of(Child& c) {
+    ProcessState s;
+    if (c.pid() <= 0 || !c.running()) {
+      s.kind = ProcessState::Kind::ended;
+      s.status = c.pid() <= 0 ? 0 : c.status();
+    }
+    return s;
+  }
+
+  // tc netem shapes rate and delay; kernels without sch_netem get tbf for the rate and the one-way
+  // latency added by the middleware's sender instead (recorded in testbed.json). The whole path's
+  // latency (device link + access point + server link, core/scenario.hpp) sits on the device link.
+  void tbf(const std::string& ns, const std::string& dev, double mbps, bool add) {
+    // Bucket of 1 ms at the rate (at least two full-size frames), queue of up to 1 s.
+    const long burst = std::max(3028L, static_cast<long>(mbps_to_bytes_per_s(mbps) * 0.001));
+    must({"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "tbf", "rate", rate_text(mbps), "burst",
+          std::to_string(burst), "latency", "1000ms"});
+  }
+  void shape(int i, double mbps, bool add) {
+    const double lat = one_way_latency_s(sc_, static_cast<size_t>(i)) * 1e3;
+    for (int side = 0; side < 2; ++side) {
+      const std::string ns = side == 0 ? dev_ns(i) : ap_ns();
+      const std::string dev = side == 0 ? veth_device(i) : veth_ap(i);
+      std::vector<std::string> netem = {"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root",
+                                        "netem", "rate", rate_text(mbps), "delay", delay_text(lat), "limit", "100000"};
+      std::string err;
+      if (use_netem_ && run_command(netem, &err) == 0) continue;
+      if (use_netem_ && add && side == 0 && i == 0 && err.find("unknown") != std::string::npos) {
+        use_netem_ = false;
+        if (!o_.quiet) log::info("testbed", "this kernel has no tc netem: shaping the rate with tbf, adding the link latency in the middleware");
+      } else if (use_netem_) {
+        throw std::runtime_error("'" + join(netem, " ") + "' failed: " + err);
+      }
+      tbf(ns, dev, mbps, add);
+    }
+  }
+
+  // The network, as the simulator's platform (sim/platform_builder.cpp) has it:
+  //   device i ──(its link, shaped both ways)── access point ──(server link, shaped both ways)── server
+  // each device in its own namespace, the access point a namespace that routes between them, where
+  // every device's traffic in both directions goes through one intermediate functional block (ifb)
+  // shaped at the access point's rate: the shared medium, both directions sharing it as the
+  // simulator's single access_point link does. The server has one address, 10.200.0.1.
+  bool build_network(const std::atomic<bool>& interrupted) {
+    const std::string ap_medium = tag_ + "m";                                          // the ifb in the access point
+    const std::string veth_server_side = tag_ + "sv", veth_ap_uplink = tag_ + "up";  // server link: server ns / ap ns
+    const ServerSpec& sv = sc_.servers.front();
+    must({"ip", "-n", server_ns(), "link", "set", "lo", "up"});
+    run_command({"ip", "netns", "add", ap_ns()});
+    namespaces_.push_back(ap_ns());
+    must({"ip", "-n", ap_ns(), "link", "set", "lo", "up"});
+    must({"ip", "netns", "exec", ap_ns(), "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
+    // The server link.
+    must({"ip", "link", "add", veth_server_side, "type", "veth", "peer", "name", veth_ap_uplink});
+    must({"ip", "link", "set", veth_server_side, "netns", server_ns()});
+    must({"ip", "link", "set", veth_ap_uplink, "netns", ap_ns()});
+    must({"ip", "-n", server_ns(), "addr", "add", "10.200.0.1/24", "dev", veth_server_side});
+    must({"ip", "-n", ap_ns(), "addr", "add", "10.200.0.2/24", "dev", veth_ap_uplink});
+    must({"ip", "-n", server_ns(), "link", "set", veth_server_side, "up"});
+    must({"ip", "-n", ap_ns(), "link", "set", veth_ap_uplink, "up"});
+    must({"ip", "-n", server_ns(), "route", "add", "10.201.0.0/16", "via", "10.200.0.2"});
+    tbf(server_ns(), veth_server_side, sv.link.bandwidth_mbps, true);  // server -> devices
+    tbf(ap_ns(), veth_ap_uplink, sv.link.bandwidth_mbps, true);        // devices -> server
+    // The access point's shared medium.
+    must({"ip", "-n", ap_ns(), "link", "add", ap_medium, "type", "ifb"});
+    must({"ip", "-n", ap_ns(), "link", "set", ap_medium, "up"});
+    tbf(ap_ns(), ap_medium, sc_.access_point.bandwidth_mbps, true);
+    for (int i = 0; i < nd_; ++i) {
+      if (interrupted) return false;
+      run_command({"ip", "netns", "add", dev_ns(i)});
+      namespaces_.push_back(dev_ns(i));
+      must({"ip", "link", "add", veth_ap(i), "type", "veth", "peer", "name", veth_device(i)});
+      must({"ip", "link", "set", veth_ap(i), "netns", ap_ns()});
+      must({"ip", "link", "set", veth_device(i), "netns", dev_ns(i)});
+      const std::string net = "10.201." + std::to_string(i) + ".";
+      must({"ip", "-n", ap_ns(), "addr", "add", net + "1/24", "dev", veth_ap(i)});
+      must({"ip", "-n", dev_ns(i), "addr", "add", net + "2/24", "dev", veth_device(i)});
+      must({"ip", "-n", ap_ns(), "link", "set", veth_ap(i), "up"});
+      must({"ip", "-n", dev_ns(i), "link", "set", veth_device(i), "up"});
+      must({"ip", "-n", dev_ns(i), "link", "set", "lo", "up"});
+      must({"ip", "-n", dev_ns(i), "route", "add", "default", "via", net + "1"});
+      shape(i, schedules_[static_cast<size_t>(i)].mbps_at(0), true);
+      // Both directions of this device through the shared medium: what the device sends (ingress here)
+      // and what it receives (egress here, before its own link's qdisc).
+      must({"ip", "netns", "exec", ap_ns(), "tc", "qdisc", "add", "dev", veth_ap(i), "clsact"});
+      for (const char* hook : {"ingress", "egress"})
+        must({"ip", "netns", "exec", ap_ns(), "tc", "filter", "add", "dev", veth_ap(i), hook, "protocol", "all", "u32", "match", "u32", "0", "0",
+              "action", "mirred", "egress", "redirect", "dev", ap_medium});
+    }
+    if (!o_.quiet)
+      log::info("testbed", "created " + std::to_string(nd_ + 2) + " network namespaces (server " + server_ns() + ", access point " + ap_ns() +
+                               ", devices " + dev_ns(0) + "..): device links shaped by tc " + (use_netem_ ? "netem" : "tbf") +
+                               ", the access point's shared medium (" + format_double(sc_.access_point.bandwidth_mbps) +
+                               " Mbit/s, both directions) and the server link (" + format_double(sv.link.bandwidth_mbps) +
+                               " Mbit/s each way) by tbf");
+    return true;
+  }
+
+  // Processes stopped, cgroups removed once their processes are gone, namespaces deleted.
+  void undo() {
+    for (auto& c : devices_) c.stop(2);
+    server_.stop(2);
+    devices_.clear();
+    caps_.clear();
+    for (auto it = namespaces_.rbegin(); it != namespaces_.rend(); ++it) run_command({"ip", "netns", "del", *it});
+    namespaces_.clear();
+  }
+
+  const Scenario& sc_;
+  const TestbedOptions& o_;
+  const int nd_;
+  std::vector<BandwidthSchedule> schedules_;
+  std::string tag_, work_, secret_file_, why_not_, port_, cap_scope_;
+  bool netns_ = false, use_netem_ = true;
+  double epoch_ = 0;
+  char epoch_text_[64] = {0};
+  std::vector<std::string> common_;  // arguments for the server and every device
+  std::vector<std::string> namespaces_;
+  Child server_;
+  std::vector<Child> devices_;
+  std::vector<std::unique_ptr<CpuCap>> caps_;
+};
+
+}  // namespace
+
+int cleanup_stray_namespaces() {
+  ChildSpec list;
+  list.argv = {"ip", "netns", "list"};
+  list.capture_stdout = true;
+  std::istringstream in(run_child(list, 60).out);
+  std::string line;
+  int removed = 0;
+  while (std::getline(in, line)) {
+    const std::string name = line.substr(0, line.find(' '));
+    bool ours = name.size() > 3 && name.rfind("cf", 0) == 0 && std::isdigit(static_cast<unsigned char>(name[2]));
+    if (ours && run_command({"ip", "netns", "del", name}) == 0) {
+      std::cout << "removed namespace " << name << "\n";
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+std::unique_ptr<TestbedHosts> make_netns_hosts(const Scenario& sc, const TestbedOptions& o) { return std::make_unique<NetnsHosts>(sc, o); }
+
+}  // namespace coinfer::hw
