@@ -164,48 +164,53 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
 
 }  // namespace
 
-// The run's phases, whatever hosts it runs on (hw/testbed_hosts.hpp).
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
-  // 0. What can be refused is refused before anything exists.
+  // What can be refused is refused before anything exists.
   const Scenario sc = load_scenario(o.scenario, o.sets);
   if (sc.servers.size() != 1)
     throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
                      "a testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));
   const std::unique_ptr<TestbedHosts> hosts = o.inventory.empty() ? make_netns_hosts(sc, o) : make_ssh_hosts(sc, o);
+  return run_testbed_on(*hosts, sc, o, interrupted);
+}
+
+// The run's phases, whatever hosts it runs on.
+int run_testbed_on(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   const int nd = static_cast<int>(sc.devices.size());
   const std::string work = o.out + ".work";
   fs::remove_all(work);
   fs::create_directories(work + "/logs");
 
   // 1. The network and the hosts.
-  if (!hosts->prepare(work, interrupted)) return 130;
+  if (!hosts.prepare(work, interrupted)) return 130;
   // 2. The server. Time zero (the epoch, given to every process, the server included: its decision
   // times, periods and the end of arrivals count from it) comes after the server's start-up and the
   // devices' (--startup).
-  const double epoch = unix_now() + hosts->server_start_s() + o.startup_s;
-  start_server(*hosts, epoch, work, interrupted);
+  const double epoch = unix_now() + hosts.server_start_s() + o.startup_s;
+  start_server(hosts, epoch, work, interrupted);
   if (interrupted) return 130;
   if (epoch - unix_now() < 1)
     log::warn("testbed", "the edge server took long to start: the devices have less than 1 s before time zero (raise --startup)");
   // 3. The devices.
-  if (!hosts->start_devices(interrupted)) return 130;
-  say(o, "started " + hosts->started_what() + "; the run starts in " + std::to_string(static_cast<int>(std::max(0.0, epoch - unix_now()))) +
+  if (!hosts.start_devices(interrupted)) return 130;
+  say(o, "started " + hosts.started_what() + "; the run starts in " + std::to_string(static_cast<int>(std::max(0.0, epoch - unix_now()))) +
              " s and lasts " + format_double(sc.duration_s) + " s");
   // 4. The run.
-  int exit_code = follow_run(*hosts, sc, o, epoch, interrupted);
+  int exit_code = follow_run(hosts, sc, o, epoch, interrupted);
   if (exit_code == 130) {
     say(o, "interrupted: stopping every process and undoing the set-up");
     return 130;
   }
   const double end_s = unix_now() - epoch;
-  hosts->stop_server(10);
+  hosts.stop_server(10);
   // 5. Journals and decisions back; the set-up undone before anything is written.
   std::vector<std::string> journals;
   std::string decisions;
-  if (!hosts->collect(journals, decisions)) exit_code = 1;
-  if (!hosts->finish()) exit_code = 1;
+  if (!hosts.collect(journals, decisions)) exit_code = 1;
+  journals.resize(static_cast<size_t>(nd));
+  if (!hosts.finish()) exit_code = 1;
   // 6. Results in the simulator's schema; logs and journals beside them.
-  nlohmann::json info = hosts->info();
+  nlohmann::json info = hosts.info();
   info["epoch_unix_s"] = epoch;
   info["devices"] = nd;
   info["threads"] = o.threads;
@@ -216,7 +221,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     if (const std::string& j = journals[static_cast<size_t>(i)]; !j.empty() && fs::exists(j))
       fs::rename(j, o.out + "/logs/journal-" + sc.devices[static_cast<size_t>(i)].id + ".jsonl");
   fs::remove_all(work);
-  if (!o.quiet) print_testbed_summary(r, hosts->summary_mode(), o.out);
+  if (!o.quiet) print_testbed_summary(r, hosts.summary_mode(), o.out);
   return exit_code;
 }
 

@@ -55,6 +55,12 @@ constexpr int kMaxTestbedDevices = 200;
 // (set by SIGINT/SIGTERM handlers) stops the run early and cleans up (returns 130).
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted);
 
+class TestbedHosts;
+// The run's phases on the given hosts (what run_testbed does once it has made the back-end): the same
+// exit statuses. `sc` is the scenario of `o.scenario` with `o.sets` applied. Writes o.out (results,
+// logs/) and uses o.out + ".work" while it runs.
+int run_testbed_on(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o, const std::atomic<bool>& interrupted);
+
 // What the run does with its journals: read each device journal
 // (`journal_paths[i]` for scenario device i, "" = none) onto the server's clock, merge them with the
 // server's decisions journal ("" or a missing file = none) into the simulator's schema, and write
