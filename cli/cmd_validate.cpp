@@ -4,6 +4,8 @@
 // the simulation was from the testbed and whether the simulated ranking of schedulers held.
 // Writes DIR/validate.json and DIR/validate.csv beside each run's own results (DIR/<scheduler>/sim,
 // DIR/<scheduler>/testbed). Metric definitions: hw/README.md, "Validation".
+// Named phases (validate_command below): choose_runs, check_machine, choose_luts, reprofile, calibrate,
+// then compare_scheduler for each scheduler (run_testbed_for inside), rank_schedulers, the report.
 #include <unistd.h>
 
 #include <algorithm>
@@ -210,16 +212,58 @@ std::string fmt(double v, int prec = 2) {
   return b;
 }
 
-int validate_command(const ValidateOptions& o) {
-  Scenario s = load_scenario(o.scenario, o.sets);
-  const SourceLocation where{o.scenario, 0, 0};
-  const std::string out = o.out.empty() ? "results/" + s.name + "-validate" : o.out;
-  check_output_folder(out, "--out");
-  const std::string rt = companion_path("coinfer-rt");
-  const bool real_mode = !o.real.empty();
-  if (!real_mode && !fs::exists(rt)) throw InputError(where, "validate", "this coinfer was built without LibTorch (" + rt + " is missing)");
-  std::vector<std::string> schedulers = o.schedulers.empty() ? std::vector<std::string>{s.scheduler.name} : split(o.schedulers, ',');
+// What the phases of one validation share.
+struct Validation {
+  explicit Validation(const ValidateOptions& opts) : o(opts), where{opts.scenario, 0, 0} {}
+  const ValidateOptions& o;
+  SourceLocation where;
+  Scenario s;                 // with --reprofile: reloaded with the fresh LUTs
+  std::string out, rt, log;   // output folder, the coinfer-rt program, the log of every child run
+  bool real_mode = false;     // --real: compare with runs made elsewhere
+  std::vector<std::string> schedulers;
   std::map<std::string, std::string> real_dir;  // scheduler -> the real run's folder
+  std::vector<std::string> sets;                // the runs' overrides (--set, and the fresh LUTs)
+  LutSet luts;
+  std::vector<LutUse> uses;
+  double device_cpu = 0;  // the testbed's device cap, cores (0 = none)
+  json report;            // validate.json
+  // The comparison, scheduler by scheduler.
+  std::ostringstream csv;
+  std::vector<std::pair<double, double>> throughput;  // per scheduler: (sim, testbed)
+  int failures = 0, off = 0;
+};
+
+// A LUT the comparison may use: measured, not synthesised (a warning only for real runs made elsewhere).
+const LutTable& check_measured(const Validation& v, const LutSet& set, const LutKey& k) {
+  const LutTable& t = set.table(k);
+  if (t.provenance().kind != "measured" && v.real_mode) {
+    log::warn("validate", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
+                              ", not measured: the comparison tells how far those numbers are from the real run");
+    return t;
+  }
+  if (t.provenance().kind != "measured")
+    throw InputError(v.where, "luts", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
+                                          ", not measured on this machine; make one with coinfer profile --model " + k.model + " --dataset " +
+                                          k.dataset + " --device-type " + k.device_type + " --out FILE, or pass --reprofile");
+  return t;
+}
+
+// Phase 1: which schedulers to compare, and with --real which runs made elsewhere.
+void choose_runs(Validation& v) {
+  const ValidateOptions& o = v.o;
+  v.s = load_scenario(o.scenario, o.sets);
+  const Scenario& s = v.s;
+  const SourceLocation& where = v.where;
+  v.out = o.out.empty() ? "results/" + s.name + "-validate" : o.out;
+  check_output_folder(v.out, "--out");
+  v.rt = companion_path("coinfer-rt");
+  const std::string& rt = v.rt;
+  v.real_mode = !o.real.empty();
+  const bool real_mode = v.real_mode;
+  if (!real_mode && !fs::exists(rt)) throw InputError(where, "validate", "this coinfer was built without LibTorch (" + rt + " is missing)");
+  std::vector<std::string>& schedulers = v.schedulers;
+  schedulers = o.schedulers.empty() ? std::vector<std::string>{s.scheduler.name} : split(o.schedulers, ',');
+  std::map<std::string, std::string>& real_dir = v.real_dir;
   if (real_mode) {
     if (!o.schedulers.empty())
       throw InputError(SourceLocation{"--schedulers", 0, 0}, "--schedulers", "not with --real: each real run says which scheduler it ran");
@@ -248,28 +292,14 @@ int validate_command(const ValidateOptions& o) {
   for (const auto& name : schedulers)
     if (std::find(known.begin(), known.end(), name) == known.end())
       throw InputError(SourceLocation{"--schedulers", 0, 0}, "--schedulers", "unknown scheduler '" + name + "' (known: " + join(known, ", ") + ")");
-  // A refusal (bad LUTs, a loaded machine, a failed calibration) leaves no output behind: what this
-  // command created goes away unless it reaches the runs.
-  struct Cleanup {
-    std::vector<fs::path> created;
-    bool keep = false;
-    ~Cleanup() {
-      std::error_code ec;
-      if (!keep)
-        for (auto it = created.rbegin(); it != created.rend(); ++it) fs::remove_all(*it, ec);
-    }
-  } cleanup;
-  if (!fs::exists(out)) cleanup.created.push_back(out);
-  fs::create_directories(out);
-  const std::string log = out + "/validate.log";
-  for (const char* name : {"validate.log", "calibration", "luts"})
-    if (!fs::exists(out + "/" + name)) cleanup.created.push_back(out + "/" + name);
-  std::ofstream(log, std::ios::trunc) << "";
-  json report{{"scenario", s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct},
-              {"p95_tolerance_pct", o.p95_tolerance_pct}};
+}
 
-  // 1. Is the machine quiet enough to measure? What else runs now shows in /proc/stat. (Not for real
-  // runs made elsewhere: nothing is measured here.)
+// Phase 2: is the machine quiet enough to measure? What else runs now shows in /proc/stat. (Not for
+// real runs made elsewhere: nothing is measured here.)
+void check_machine(Validation& v) {
+  const ValidateOptions& o = v.o;
+  const bool real_mode = v.real_mode;
+  json& report = v.report;
   if (!real_mode) {
     const auto [busy, steal] = sample_idle_machine();
     // `loaded`: measured beyond the limits, reported only because of --allow-loaded (the comparison's
@@ -289,31 +319,27 @@ int validate_command(const ValidateOptions& o) {
                            " %) over 2 s; a testbed sharing the CPU runs slower than its LUTs say. Validate on an idle machine, or pass "
                            "--allow-loaded to report anyway (recorded in validate.json)");
   }
+}
 
-  // 2. The LUTs: measured (not synthesised), their device CPU cap.
-  LutSet luts = load_scenario_luts(s);
-  auto check_measured = [&](const LutSet& set, const LutKey& k) -> const LutTable& {
-    const LutTable& t = set.table(k);
-    if (t.provenance().kind != "measured" && real_mode) {
-      log::warn("validate", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
-                                ", not measured: the comparison tells how far those numbers are from the real run");
-      return t;
-    }
-    if (t.provenance().kind != "measured")
-      throw InputError(where, "luts", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
-                                          ", not measured on this machine; make one with coinfer profile --model " + k.model + " --dataset " +
-                                          k.dataset + " --device-type " + k.device_type + " --out FILE, or pass --reprofile");
-    return t;
-  };
-  const std::vector<LutUse> uses = lut_uses(s);
-  double device_cpu = 0;
+// Phase 3: the LUTs: measured (not synthesised), and the device CPU cap they were measured with.
+void choose_luts(Validation& v) {
+  const ValidateOptions& o = v.o;
+  Scenario& s = v.s;
+  const SourceLocation& where = v.where;
+  const bool real_mode = v.real_mode;
+  json& report = v.report;
+  v.luts = load_scenario_luts(s);
+  const LutSet& luts = v.luts;
+  v.uses = lut_uses(s);
+  const std::vector<LutUse>& uses = v.uses;
+  double& device_cpu = v.device_cpu;
   if (real_mode) {
-    for (const auto& u : uses) check_measured(luts, u.key);  // warnings only
+    for (const auto& u : uses) check_measured(v, luts, u.key);  // warnings only
   } else if (o.device_cpu == "auto") {
     std::vector<double> caps;
     for (const auto& u : uses) {
       if (!u.device) continue;
-      const LutTable& t = o.reprofile ? luts.table(u.key) : check_measured(luts, u.key);
+      const LutTable& t = o.reprofile ? luts.table(u.key) : check_measured(v, luts, u.key);
       auto it = t.provenance().attributes.find("cpu_cap_cores");
       caps.push_back(it == t.provenance().attributes.end() ? 0 : std::atof(it->second.c_str()));
     }
@@ -329,31 +355,48 @@ int validate_command(const ValidateOptions& o) {
     }
   }
   report["device_cpu_cores"] = device_cpu;
+}
 
-  // 3. --reprofile: every LUT the scenario uses, measured now as the testbed runs it; the runs use these.
-  std::vector<std::string> sets = o.sets;
+// Phase 4: --reprofile: every LUT the scenario uses, measured now as the testbed runs it; the runs use these.
+void reprofile(Validation& v) {
+  const ValidateOptions& o = v.o;
+  Scenario& s = v.s;
+  const std::string& out = v.out;
+  const std::string& log = v.log;
+  const bool real_mode = v.real_mode;
+  json& report = v.report;
+  std::vector<std::string>& sets = v.sets;
+  sets = o.sets;
   if (o.reprofile) {
     const std::string dir = fs::absolute(out + "/luts").string();
     fs::create_directories(dir);
     json fresh = json::array();
-    for (const auto& u : uses) {
+    for (const auto& u : v.uses) {
       log::info("validate", "re-profiling " + u.key.to_string() + " (" + (u.device ? "device" : "server") + ", batch 1.." +
                                  std::to_string(u.max_batch) + ") ...");
-      profile_as_testbed(u, false, u.max_batch, o.reprofile_repeats, device_cpu, o.threads, dir + "/" + lut_file_name(u.key), log);
+      profile_as_testbed(u, false, u.max_batch, o.reprofile_repeats, v.device_cpu, o.threads, dir + "/" + lut_file_name(u.key), log);
       fresh.push_back(dir + "/" + lut_file_name(u.key));
     }
     sets.push_back("luts=[" + dir + "]");
     s = load_scenario(o.scenario, sets);
-    luts = load_scenario_luts(s);
+    v.luts = load_scenario_luts(s);
     report["luts"] = {{"reprofiled", true}, {"files", fresh}};
   } else {
     report["luts"] = {{"reprofiled", false}};
   }
   if (!real_mode)
-    for (const auto& u : uses) check_measured(luts, u.key);
+    for (const auto& u : v.uses) check_measured(v, v.luts, u.key);
+}
 
-  // 4. Calibration: does each LUT describe this machine as the testbed will run it? When it does not
-  // run, validate.json says so and why (issue 31 item 10: a reader could not tell).
+// Phase 5: calibration: does each LUT describe this machine as the testbed will run it? When it does not
+// run, validate.json says so and why (issue 31 item 10: a reader could not tell).
+void calibrate(Validation& v) {
+  const ValidateOptions& o = v.o;
+  const SourceLocation& where = v.where;
+  const std::string& out = v.out;
+  const std::string& log = v.log;
+  const bool real_mode = v.real_mode;
+  json& report = v.report;
   if (!o.calibrate || real_mode)
     report["calibration"] = {{"done", false},
                              {"why", real_mode ? "a real run's journals: nothing is measured on this machine"
@@ -365,9 +408,9 @@ int validate_command(const ValidateOptions& o) {
     std::vector<std::string> off_entries;
     std::printf("calibration (median of the whole model at batch 1, 10 runs as the testbed runs it, vs the LUT's; tolerance %.0f %%)\n",
                 o.calibration_tolerance_pct);
-    for (const auto& u : uses) {
+    for (const auto& u : v.uses) {
       const std::string file = dir + "/" + lut_file_name(u.key);
-      const LutTable& lut = luts.table(u.key);
+      const LutTable& lut = v.luts.table(u.key);
       const int n = lut.num_stages();
       // Medians: one slow run (a page fault, a timer) moves a mean of ten by percents. A measurement
       // beyond the tolerance is taken a second time before it counts (a transient on a shared
@@ -377,7 +420,7 @@ int validate_command(const ValidateOptions& o) {
       double now_ms = 0, diff = 0;
       int measurements = 0;
       for (int attempt = 0; attempt < 2; ++attempt) {
-        profile_as_testbed(u, true, 1, 10, device_cpu, o.threads, file, log);
+        profile_as_testbed(u, true, 1, 10, v.device_cpu, o.threads, file, log);
         ++measurements;
         const double ms = read_lut_file(file).at(0).latency(0, n, 1).p50_s * 1e3;
         const double d = (lut_ms - ms) / ms * 100;
@@ -388,7 +431,7 @@ int validate_command(const ValidateOptions& o) {
       const std::string entry = u.key.to_string() + " [0," + std::to_string(n) + ") batch 1";
       std::printf("  %-48s %-6s LUT %9.3f ms  now %9.3f ms  %+6.1f %% %s\n", entry.c_str(), u.device ? "device" : "server", lut_ms,
                   now_ms, diff, ok ? "ok" : "OFF");
-      if (!ok) off_entries.push_back(entry + " (" + luts.origin(u.key) + "): LUT " + fmt(lut_ms, 3) + " ms, measured now " + fmt(now_ms, 3) +
+      if (!ok) off_entries.push_back(entry + " (" + v.luts.origin(u.key) + "): LUT " + fmt(lut_ms, 3) + " ms, measured now " + fmt(now_ms, 3) +
                                      " ms (" + (diff > 0 ? "+" : "") + fmt(diff, 1) + " %)");
       rows.push_back({{"lut", u.key.to_string()}, {"role", u.device ? "device" : "server"}, {"lut_ms", lut_ms}, {"measured_ms", now_ms},
                       {"difference_pct", diff}, {"within_tolerance", ok}, {"measurements", measurements}});
@@ -402,126 +445,177 @@ int validate_command(const ValidateOptions& o) {
     if (!off_entries.empty())
       std::printf("  note: freshly profiled LUTs differ from a second measurement beyond the tolerance: this machine's timing is noisy\n");
   }
+}
 
+// The testbed run of one scheduler, with the simulation's overrides; false when it failed or cannot be
+// reported (the hypervisor took the CPU meanwhile).
+bool run_testbed_for(Validation& v, const std::string& name, const std::string& dir, const std::vector<std::string>& sets_args) {
+  const ValidateOptions& o = v.o;
+  const std::string& log = v.log;
+  log::info("validate", name + ": running the testbed (" + format_double(v.s.duration_s) + " s + start-up and drain) ...");
+  std::vector<std::string> tb_args = {v.rt, "testbed", o.scenario, "-q", "--out", dir + "/testbed", "--threads", std::to_string(o.threads)};
+  if (v.device_cpu > 0) tb_args.insert(tb_args.end(), {"--device-cpu", std::to_string(v.device_cpu)});
+  if (o.loopback) tb_args.push_back("--loopback");
+  tb_args.insert(tb_args.end(), sets_args.begin(), sets_args.end());
+  const CpuTicks before = read_cpu_ticks();
+  const int rc = run_logged(tb_args, log);
+  const double steal = load_between(before, read_cpu_ticks()).second;
+  v.report["machine"]["steal_pct_during"][name] = steal;
+  if (rc != 0) {
+    log::warn("validate", name + ": the testbed failed (exit " + std::to_string(rc) + "), see " + log);
+    return false;
+  }
+  if (steal > o.max_steal_pct && !o.allow_loaded) {
+    log::warn("validate", name + ": NOT REPORTED: the hypervisor took " + fmt(steal, 1) + " % of the CPU during the testbed run (limit " +
+                               fmt(o.max_steal_pct, 0) + " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)");
+    v.report["not_reported"][name] = "CPU steal " + fmt(steal, 1) + " % during the testbed run";
+    return false;
+  }
+  return true;
+}
+
+// Phase 6, per scheduler: the simulation, the testbed run (or the real run given), and their comparison:
+// metrics, decision sequences, routes and batch sizes.
+void compare_scheduler(Validation& v, const std::string& name) {
+  const ValidateOptions& o = v.o;
+  const std::string& out = v.out;
+  const std::string& log = v.log;
+  const bool real_mode = v.real_mode;
+  json& report = v.report;
+  const std::string dir = out + "/" + name;
+  std::vector<std::string> sets_args;
+  for (const auto& x : v.sets) sets_args.insert(sets_args.end(), {"--set", x});
+  sets_args.insert(sets_args.end(), {"--set", "scheduler.name=" + name});
+  log::info("validate", name + ": simulating ...");
+  std::vector<std::string> sim_args = {"/proc/self/exe", "run", o.scenario, "-q", "--out", dir + "/sim"};
+  sim_args.insert(sim_args.end(), sets_args.begin(), sets_args.end());
+  const int rc = run_logged(sim_args, log);
+  if (rc != 0) {
+    log::warn("validate", name + ": the simulation failed (exit " + std::to_string(rc) + "), see " + log);
+    ++v.failures;
+    return;
+  }
+  const std::string real_run = real_mode ? v.real_dir[name] : dir + "/testbed";
+  if (real_mode) {
+    report["real_runs"][name] = fs::absolute(real_run).string();
+  } else if (!run_testbed_for(v, name, dir, sets_args)) {
+    ++v.failures;
+    return;
+  }
+  const json sim = read_json(dir + "/sim/summary.json"), real = read_json(real_run + "/summary.json");
+  const auto metrics = compare(sim, real);
+  json rows = json::array();
+  std::printf("\nscheduler %s (sim vs testbed; error = (sim - testbed) / testbed)\n", name.c_str());
+  std::printf("  %-8s %-24s %12s %12s %9s\n", "scope", "metric", "sim", "testbed", "error");
+  for (const auto& m : metrics) {
+    const double e = m.error_pct();
+    const bool checked = m.name == "throughput_rps" || m.name == "latency_mean_ms" || m.name == "latency_p95_ms";
+    const double tolerance = m.name == "latency_p95_ms" ? o.p95_tolerance_pct : o.tolerance_pct;
+    const bool within = !std::isnan(e) && std::fabs(e) <= tolerance;
+    if (checked && !within) ++v.off;
+    std::printf("  %-8s %-24s %12s %12s %8s%% %s\n", m.scope.c_str(), m.name.c_str(), fmt(m.sim).c_str(), fmt(m.real).c_str(),
+                fmt(e, 1).c_str(), checked ? (within ? "ok" : "OFF") : "");
+    rows.push_back({{"scope", m.scope}, {"metric", m.name}, {"sim", std::isnan(m.sim) ? json(nullptr) : json(m.sim)},
+                    {"testbed", std::isnan(m.real) ? json(nullptr) : json(m.real)},
+                    {"error_pct", std::isnan(e) ? json(nullptr) : json(e)}, {"checked", checked}, {"within_tolerance", within}});
+    v.csv << name << "," << m.scope << "," << m.name << "," << fmt(m.sim, 6) << "," << fmt(m.real, 6) << "," << fmt(e, 3) << ","
+        << (checked ? (within ? "yes" : "no") : "") << "\n";
+    if (m.scope == "total" && m.name == "throughput_rps") v.throughput.emplace_back(m.sim, m.real);
+  }
+  report["schedulers"][name] = rows;
+  // The decision sequence: the same schemes chosen at the same triggers?
+  const auto sim_seq = decision_sequence(dir + "/sim"), real_seq = decision_sequence(real_run);
+  json dj{{"sim", sim_seq.size()}, {"testbed", real_seq.size()}, {"identical", sim_seq == real_seq}};
+  if (sim_seq != real_seq) {
+    size_t k = 0;
+    while (k < sim_seq.size() && k < real_seq.size() && sim_seq[k] == real_seq[k]) ++k;
+    dj["first_difference"] = {{"index", k}, {"sim", k < sim_seq.size() ? json(sim_seq[k]) : json(nullptr)},
+                              {"testbed", k < real_seq.size() ? json(real_seq[k]) : json(nullptr)}};
+    ++v.off;
+  }
+  std::printf("  decisions: %zu simulated, %zu on the testbed: %s\n", sim_seq.size(), real_seq.size(),
+              sim_seq == real_seq ? "the same sequence of triggers and schemes" : "the sequences DIFFER (validate.json: first_difference)");
+  v.csv << name << ",total,decision_sequence," << sim_seq.size() << "," << real_seq.size() << ",," << (sim_seq == real_seq ? "yes" : "no") << "\n";
+  report["decisions"][name] = dj;
+  // Routes and batch sizes: the same set of routes in both engines; the histograms for the reader.
+  const Routes sim_routes = routes_of(dir + "/sim"), real_routes = routes_of(real_run);
+  std::set<std::string> sim_keys, real_keys;
+  for (const auto& [k, n] : sim_routes.routes) sim_keys.insert(k);
+  for (const auto& [k, n] : real_routes.routes) real_keys.insert(k);
+  json rj{{"sim", sim_routes.routes}, {"testbed", real_routes.routes}, {"same_set", sim_keys == real_keys}};
+  json bj{{"sim", json::object()}, {"testbed", json::object()}};
+  for (const auto& [b, n] : sim_routes.batch_sizes) bj["sim"][std::to_string(b)] = n;
+  for (const auto& [b, n] : real_routes.batch_sizes) bj["testbed"][std::to_string(b)] = n;
+  report["routes"][name] = rj;
+  report["batch_sizes"][name] = bj;
+  std::printf("  routes: %zu simulated, %zu on the testbed: %s\n", sim_keys.size(), real_keys.size(),
+              sim_keys == real_keys ? "the same set" : "the sets DIFFER (validate.json: routes)");
+}
+
+// Phase 7: did the simulated ranking of schedulers by total throughput hold?
+void rank_schedulers(Validation& v) {
+  json& report = v.report;
+  if (v.throughput.size() != v.schedulers.size() || v.schedulers.size() < 2) return;
+  std::vector<size_t> by_sim(v.schedulers.size()), by_real(v.schedulers.size());
+  for (size_t i = 0; i < v.schedulers.size(); ++i) by_sim[i] = by_real[i] = i;
+  std::sort(by_sim.begin(), by_sim.end(), [&](size_t a, size_t b) { return v.throughput[a].first > v.throughput[b].first; });
+  std::sort(by_real.begin(), by_real.end(), [&](size_t a, size_t b) { return v.throughput[a].second > v.throughput[b].second; });
+  std::string sim_rank, real_rank;
+  for (size_t i = 0; i < v.schedulers.size(); ++i) {
+    sim_rank += (i ? " > " : "") + v.schedulers[by_sim[i]];
+    real_rank += (i ? " > " : "") + v.schedulers[by_real[i]];
+  }
+  const bool held = by_sim == by_real;
+  std::printf("\nranking by total throughput: simulated %s; testbed %s: %s\n", sim_rank.c_str(), real_rank.c_str(),
+              held ? "the simulated ranking held" : "the simulated ranking did NOT hold");
+  report["ranking"] = {{"simulated", sim_rank}, {"testbed", real_rank}, {"held", held}};
+}
+
+// The validation's phases, in order.
+int validate_command(const ValidateOptions& o) {
+  Validation v(o);
+  choose_runs(v);
+  // A refusal (bad LUTs, a loaded machine, a failed calibration) leaves no output behind: what this
+  // command created goes away unless it reaches the runs.
+  struct Cleanup {
+    std::vector<fs::path> created;
+    bool keep = false;
+    ~Cleanup() {
+      std::error_code ec;
+      if (!keep)
+        for (auto it = created.rbegin(); it != created.rend(); ++it) fs::remove_all(*it, ec);
+    }
+  } cleanup;
+  const std::string& out = v.out;
+  if (!fs::exists(out)) cleanup.created.push_back(out);
+  fs::create_directories(out);
+  v.log = out + "/validate.log";
+  const std::string& log = v.log;
+  for (const char* name : {"validate.log", "calibration", "luts"})
+    if (!fs::exists(out + "/" + name)) cleanup.created.push_back(out + "/" + name);
+  std::ofstream(log, std::ios::trunc) << "";
+  v.report = json{{"scenario", v.s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct},
+                  {"p95_tolerance_pct", o.p95_tolerance_pct}};
+
+  check_machine(v);
+  choose_luts(v);
+  reprofile(v);
+  calibrate(v);
   cleanup.keep = true;  // from here on, runs and their logs are results
-  std::ostringstream csv;
-  csv << "scheduler,scope,metric,sim,testbed,error_pct,within_tolerance\n";
-  std::vector<std::pair<double, double>> throughput;  // per scheduler: (sim, testbed)
-  int failures = 0, off = 0;
-  for (const auto& name : schedulers) {
-    const std::string dir = out + "/" + name;
-    std::vector<std::string> sets_args;
-    for (const auto& x : sets) sets_args.insert(sets_args.end(), {"--set", x});
-    sets_args.insert(sets_args.end(), {"--set", "scheduler.name=" + name});
-    log::info("validate", name + ": simulating ...");
-    std::vector<std::string> sim_args = {"/proc/self/exe", "run", o.scenario, "-q", "--out", dir + "/sim"};
-    sim_args.insert(sim_args.end(), sets_args.begin(), sets_args.end());
-    int rc = run_logged(sim_args, log);
-    if (rc != 0) {
-      log::warn("validate", name + ": the simulation failed (exit " + std::to_string(rc) + "), see " + log);
-      ++failures;
-      continue;
-    }
-    const std::string real_run = real_mode ? real_dir[name] : dir + "/testbed";
-    if (real_mode) {
-      report["real_runs"][name] = fs::absolute(real_run).string();
-    } else {
-    log::info("validate", name + ": running the testbed (" + format_double(s.duration_s) + " s + start-up and drain) ...");
-    std::vector<std::string> tb_args = {rt, "testbed", o.scenario, "-q", "--out", dir + "/testbed", "--threads", std::to_string(o.threads)};
-    if (device_cpu > 0) tb_args.insert(tb_args.end(), {"--device-cpu", std::to_string(device_cpu)});
-    if (o.loopback) tb_args.push_back("--loopback");
-    tb_args.insert(tb_args.end(), sets_args.begin(), sets_args.end());
-    const CpuTicks before = read_cpu_ticks();
-    rc = run_logged(tb_args, log);
-    const double steal = load_between(before, read_cpu_ticks()).second;
-    report["machine"]["steal_pct_during"][name] = steal;
-    if (rc != 0) {
-      log::warn("validate", name + ": the testbed failed (exit " + std::to_string(rc) + "), see " + log);
-      ++failures;
-      continue;
-    }
-    if (steal > o.max_steal_pct && !o.allow_loaded) {
-      log::warn("validate", name + ": NOT REPORTED: the hypervisor took " + fmt(steal, 1) + " % of the CPU during the testbed run (limit " +
-                                 fmt(o.max_steal_pct, 0) + " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)");
-      report["not_reported"][name] = "CPU steal " + fmt(steal, 1) + " % during the testbed run";
-      ++failures;
-      continue;
-    }
-    }
-    const json sim = read_json(dir + "/sim/summary.json"), real = read_json(real_run + "/summary.json");
-    const auto metrics = compare(sim, real);
-    json rows = json::array();
-    std::printf("\nscheduler %s (sim vs testbed; error = (sim - testbed) / testbed)\n", name.c_str());
-    std::printf("  %-8s %-24s %12s %12s %9s\n", "scope", "metric", "sim", "testbed", "error");
-    for (const auto& m : metrics) {
-      const double e = m.error_pct();
-      const bool checked = m.name == "throughput_rps" || m.name == "latency_mean_ms" || m.name == "latency_p95_ms";
-      const double tolerance = m.name == "latency_p95_ms" ? o.p95_tolerance_pct : o.tolerance_pct;
-      const bool within = !std::isnan(e) && std::fabs(e) <= tolerance;
-      if (checked && !within) ++off;
-      std::printf("  %-8s %-24s %12s %12s %8s%% %s\n", m.scope.c_str(), m.name.c_str(), fmt(m.sim).c_str(), fmt(m.real).c_str(),
-                  fmt(e, 1).c_str(), checked ? (within ? "ok" : "OFF") : "");
-      rows.push_back({{"scope", m.scope}, {"metric", m.name}, {"sim", std::isnan(m.sim) ? json(nullptr) : json(m.sim)},
-                      {"testbed", std::isnan(m.real) ? json(nullptr) : json(m.real)},
-                      {"error_pct", std::isnan(e) ? json(nullptr) : json(e)}, {"checked", checked}, {"within_tolerance", within}});
-      csv << name << "," << m.scope << "," << m.name << "," << fmt(m.sim, 6) << "," << fmt(m.real, 6) << "," << fmt(e, 3) << ","
-          << (checked ? (within ? "yes" : "no") : "") << "\n";
-      if (m.scope == "total" && m.name == "throughput_rps") throughput.emplace_back(m.sim, m.real);
-    }
-    report["schedulers"][name] = rows;
-    // The decision sequence: the same schemes chosen at the same triggers?
-    const auto sim_seq = decision_sequence(dir + "/sim"), real_seq = decision_sequence(real_run);
-    json dj{{"sim", sim_seq.size()}, {"testbed", real_seq.size()}, {"identical", sim_seq == real_seq}};
-    if (sim_seq != real_seq) {
-      size_t k = 0;
-      while (k < sim_seq.size() && k < real_seq.size() && sim_seq[k] == real_seq[k]) ++k;
-      dj["first_difference"] = {{"index", k}, {"sim", k < sim_seq.size() ? json(sim_seq[k]) : json(nullptr)},
-                                {"testbed", k < real_seq.size() ? json(real_seq[k]) : json(nullptr)}};
-      ++off;
-    }
-    std::printf("  decisions: %zu simulated, %zu on the testbed: %s\n", sim_seq.size(), real_seq.size(),
-                sim_seq == real_seq ? "the same sequence of triggers and schemes" : "the sequences DIFFER (validate.json: first_difference)");
-    csv << name << ",total,decision_sequence," << sim_seq.size() << "," << real_seq.size() << ",," << (sim_seq == real_seq ? "yes" : "no") << "\n";
-    report["decisions"][name] = dj;
-    // Routes and batch sizes: the same set of routes in both engines; the histograms for the reader.
-    const Routes sim_routes = routes_of(dir + "/sim"), real_routes = routes_of(real_run);
-    std::set<std::string> sim_keys, real_keys;
-    for (const auto& [k, n] : sim_routes.routes) sim_keys.insert(k);
-    for (const auto& [k, n] : real_routes.routes) real_keys.insert(k);
-    json rj{{"sim", sim_routes.routes}, {"testbed", real_routes.routes}, {"same_set", sim_keys == real_keys}};
-    json bj{{"sim", json::object()}, {"testbed", json::object()}};
-    for (const auto& [b, n] : sim_routes.batch_sizes) bj["sim"][std::to_string(b)] = n;
-    for (const auto& [b, n] : real_routes.batch_sizes) bj["testbed"][std::to_string(b)] = n;
-    report["routes"][name] = rj;
-    report["batch_sizes"][name] = bj;
-    std::printf("  routes: %zu simulated, %zu on the testbed: %s\n", sim_keys.size(), real_keys.size(),
-                sim_keys == real_keys ? "the same set" : "the sets DIFFER (validate.json: routes)");
-  }
-  if (throughput.size() == schedulers.size() && schedulers.size() > 1) {
-    std::vector<size_t> by_sim(schedulers.size()), by_real(schedulers.size());
-    for (size_t i = 0; i < schedulers.size(); ++i) by_sim[i] = by_real[i] = i;
-    std::sort(by_sim.begin(), by_sim.end(), [&](size_t a, size_t b) { return throughput[a].first > throughput[b].first; });
-    std::sort(by_real.begin(), by_real.end(), [&](size_t a, size_t b) { return throughput[a].second > throughput[b].second; });
-    std::string sim_rank, real_rank;
-    for (size_t i = 0; i < schedulers.size(); ++i) {
-      sim_rank += (i ? " > " : "") + schedulers[by_sim[i]];
-      real_rank += (i ? " > " : "") + schedulers[by_real[i]];
-    }
-    const bool held = by_sim == by_real;
-    std::printf("\nranking by total throughput: simulated %s; testbed %s: %s\n", sim_rank.c_str(), real_rank.c_str(),
-                held ? "the simulated ranking held" : "the simulated ranking did NOT hold");
-    report["ranking"] = {{"simulated", sim_rank}, {"testbed", real_rank}, {"held", held}};
-  }
-  report["metrics_outside_tolerance"] = off;  // kept for old readers: the same count as checks_missed
-  report["checks_missed"] = off;
-  report["failed_runs"] = failures;
+  v.csv << "scheduler,scope,metric,sim,testbed,error_pct,within_tolerance\n";
+  for (const auto& name : v.schedulers) compare_scheduler(v, name);
+  rank_schedulers(v);
+  json& report = v.report;
+  report["metrics_outside_tolerance"] = v.off;  // kept for old readers: the same count as checks_missed
+  report["checks_missed"] = v.off;
+  report["failed_runs"] = v.failures;
   write_text_atomic(out + "/validate.json", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-  write_text_atomic(out + "/validate.csv", csv.str());
+  write_text_atomic(out + "/validate.csv", v.csv.str());
   std::printf("\n%d checks missed (mean latency and throughput within +-%.0f %%, p95 within +-%.0f %%, decision sequences identical); wrote "
               "%s/validate.json and validate.csv\n",
-              off, o.tolerance_pct, o.p95_tolerance_pct, out.c_str());
-  if (failures) return 1;
-  return (o.strict && off) ? 1 : 0;
+              v.off, o.tolerance_pct, o.p95_tolerance_pct, out.c_str());
+  if (v.failures) return 1;
+  return (o.strict && v.off) ? 1 : 0;
 }
 
 }  // namespace

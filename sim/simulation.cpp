@@ -147,20 +147,11 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
   check_scheduler_size(s, *estimator, *scheduler, scenario_state(s, 0));
 }
 
-RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
-                          const SimulationOptions& options) {
-  // Where set-up time goes (coinfer -v): checks, platform, actors, then the engine's run.
-  log::PhaseTimer phase("run");  // coinfer -v: where the time goes
-  check_scenario_against(scenario, models, luts);
-  // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not.
-  Scenario s = scenario;
-  for (const std::string& note : resolve_variant_choices(s, models, luts)) log::info("variants", note);
-  phase.mark("checked the scenario against the models and LUTs");
+namespace {
 
-  int argc = 1;
-  char name[] = "coinfer";
-  char* argv[] = {name, nullptr};
-  sg4::Engine engine(&argc, argv);
+// Phase: SimGrid's settings — the network model, stack guard pages against the kernel's map budget,
+// then the user's --cfg and --log (so they win).
+void configure_engine(const Scenario& s, const SimulationOptions& options) {
   xbt_log_control_set("root.thresh:warning");
   if (s.network_model == "cm02") {
     // Textbook L + S/B transfers (notes §0.1): no latency/bandwidth factors, no TCP window bound.
@@ -201,17 +192,21 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                        "expected CATEGORY.thresh:LEVEL (LEVEL: trace, debug, verbose, info, warning, error, critical), e.g. root.thresh:info");
     xbt_log_control_set(l.c_str());
   }
+}
 
-  // Each component gets its own slice of the run: its spec, LUTs, where its peers receive.
-  Platform platform;
-  build_platform(s, platform);
-  phase.mark("built the platform");
-  RequestLedger ledger(s.duration_s, s.hard_end_s());
-  const size_t nd = s.devices.size(), ns = s.servers.size();
-  BatchGroupIds groups;
-  std::vector<DeviceInbox*> inboxes(nd, nullptr);  // per device (filled once the devices exist)
-  std::vector<std::vector<ModelBinding>> bindings(nd);         // per device: its model as named, then its variant choices
-  std::vector<std::vector<const LutTable*>> server_luts(nd);  // per device and binding: its server's type's LUT
+// Each device's models — the one it names, then its variant choices — with their LUTs on the device
+// and on its server, and the batch group of every split point.
+struct DeviceModels {
+  std::vector<std::vector<ModelBinding>> bindings;         // per device
+  std::vector<std::vector<const LutTable*>> server_luts;  // per device and binding: its server's type's LUT
+};
+
+// Phase: binding every device to its models and LUTs.
+DeviceModels bind_models(const Scenario& s, const ModelCatalog& models, const LutSet& luts, BatchGroupIds& groups) {
+  const size_t nd = s.devices.size();
+  DeviceModels out;
+  out.bindings.resize(nd);
+  out.server_luts.resize(nd);
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
@@ -238,40 +233,62 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                          "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
       }
       for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
-      server_luts[i].push_back(b.server_lut);
-      bindings[i].push_back(std::move(b));
+      out.server_luts[i].push_back(b.server_lut);
+      out.bindings[i].push_back(std::move(b));
     }
   }
-  const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
-  std::vector<ArrivedUploads> arrived(ns);
-  for (auto& a : arrived) a.arrived = sg4::Semaphore::create(0);
+  return out;
+}
+
+// What every component of the run shares: the platform, the ledger, the models, where uploads arrive.
+struct RunWiring {
+  const Scenario* s;
+  const LutSet* luts;
+  const ExecutionTimeModel* time;
+  Platform* platform;
+  RequestLedger* ledger;
+  DeviceModels* models;
+  std::vector<ArrivedUploads>* arrived;        // per server
+  std::vector<DeviceInbox*>* inboxes;          // per device (filled once the devices exist)
+  ActivityRetirement* retirement;
+};
+
+// Phase: the servers' actors (dispatcher, timer, workers, forwarding to helpers).
+std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w) {
+  const Scenario& s = *w.s;
   std::vector<std::unique_ptr<ServerActors>> servers;
-  for (size_t j = 0; j < ns; ++j) {
+  for (size_t j = 0; j < s.servers.size(); ++j) {
     const ServerSpec& sv = s.servers[j];
     ServerSlice x;
     x.index = static_cast<int>(j);
     x.spec = &sv;
-    x.host = platform.server_hosts[j];
-    x.uploads = &arrived[j];
-    x.devices = &inboxes;
-    x.bandwidth = &platform.device_bandwidth;
-    x.server_luts = &server_luts;
-    x.time = &time;
+    x.host = w.platform->server_hosts[j];
+    x.uploads = &(*w.arrived)[j];
+    x.devices = w.inboxes;
+    x.bandwidth = &w.platform->device_bandwidth;
+    x.server_luts = &w.models->server_luts;
+    x.time = w.time;
     x.seed = s.seed;
     // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the real server's rule too.
     for (const auto& [h, d] : helper_pairs(s)) {
       if (s.server_index(s.devices[h].server) != static_cast<int>(j)) continue;
       x.may_have_helpers = true;
-      for (size_t b = 0; b < bindings[d].size(); ++b) {
-        const LutKey key{s.devices[h].type, bindings[d][b].run_model, s.devices[d].dataset};
-        if (b == 0 || luts.contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &luts.table(key);
+      const auto& bindings = w.models->bindings[d];
+      for (size_t b = 0; b < bindings.size(); ++b) {
+        const LutKey key{s.devices[h].type, bindings[b].run_model, s.devices[d].dataset};
+        if (b == 0 || w.luts->contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &w.luts->table(key);
       }
     }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
-  ActivityRetirement retirement;
+  return servers;
+}
+
+// Phase: the devices (each an event handler in the simulation's kernel, sim/device.hpp).
+std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
+  const Scenario& s = *w.s;
   std::vector<std::unique_ptr<SimDevice>> devices;
-  for (size_t i = 0; i < nd; ++i) {
+  for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
     DeviceSlice x;
@@ -281,26 +298,120 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     x.access_point = s.access_point;
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
-    x.host = platform.device_hosts[i];
-    x.bindings = bindings[i];
+    x.host = w.platform->device_hosts[i];
+    x.bindings = w.models->bindings[i];
     for (const auto& [h, o] : helper_pairs(s)) {
       if (h != static_cast<int>(i)) continue;
-      for (size_t b = 0; b < bindings[o].size(); ++b) {
-        const LutKey key{d.type, bindings[o][b].run_model, s.devices[o].dataset};
-        if (b == 0 || luts.contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &luts.table(key);
+      const auto& bindings = w.models->bindings[o];
+      for (size_t b = 0; b < bindings.size(); ++b) {
+        const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset};
+        if (b == 0 || w.luts->contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &w.luts->table(key);
       }
     }
-    x.bandwidth = &platform.device_bandwidth[i];
-    x.ledger = &ledger;
-    x.uploads = &arrived[static_cast<size_t>(j)];
+    x.bandwidth = &w.platform->device_bandwidth[i];
+    x.ledger = w.ledger;
+    x.uploads = &(*w.arrived)[static_cast<size_t>(j)];
     x.server_index = j;
-    x.server_host = platform.server_hosts[static_cast<size_t>(j)];
-    x.peers = &inboxes;
-    x.retirement = &retirement;
-    x.time = &time;
+    x.server_host = w.platform->server_hosts[static_cast<size_t>(j)];
+    x.peers = w.inboxes;
+    x.retirement = w.retirement;
+    x.time = w.time;
     devices.push_back(std::make_unique<SimDevice>(std::move(x)));
-    inboxes[i] = devices.back().get();
+    (*w.inboxes)[i] = devices.back().get();
   }
+  return devices;
+}
+
+// Phase: the run's results — every request (those unfinished at the drain's end failed), each device's
+// energy and bytes, events, bandwidth samples, final strategies and the summary; the rules the merge of
+// a real run's journals uses too (core/run_assembly.hpp).
+RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const LutSet& luts, RequestLedger& ledger,
+                            const std::vector<std::unique_ptr<SimDevice>>& devices, std::vector<DecisionRecord> decisions, double end_s,
+                            double engine_wall_s) {
+  const size_t nd = s.devices.size();
+  RunResults out = run_results_of(s);
+  out.end_s = end_s;
+  out.engine_wall_s = engine_wall_s;
+  out.decisions = std::move(decisions);
+  out.estimator = estimator_of(s);
+  out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
+  for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
+  for (const EstimatedUse& e : estimated_entries_used(s, models, luts))
+    out.estimated_lut_entries.push_back(e.key.to_string() + " [" + std::to_string(e.begin) + "," + std::to_string(e.end) + ") batch " +
+                                        std::to_string(e.batch) + ": " + e.method + ", error " + format_percent(e.relative_error));
+  {
+    std::set<LutKey> senders;  // devices send uploads, servers send results
+    for (const auto& d : s.devices) {
+      senders.insert({d.type, d.model, d.dataset});
+      senders.insert({s.servers[s.server_index(d.server)].type, d.model, d.dataset});
+    }
+    for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
+  }
+  out.requests.reserve(ledger.requests().size());
+  for (auto& r : ledger.requests()) {
+    if (!r.finished) {
+      r.rec.status = RequestRecord::Status::failed;
+      r.rec.failure = drain_failure_text(r.rec, s.drain_s);
+    }
+    out.requests.push_back(r.rec);
+  }
+  std::vector<std::string> ids;
+  std::vector<double> window_energy;
+  for (size_t i = 0; i < nd; ++i) {
+    const DeviceSpec& d = s.devices[i];
+    DeviceResult dr = device_result_of(d);
+    // SimGrid's host energy plugin for one core: idle power all along, busy - idle while computing.
+    const double window_s = std::max(0.0, s.duration_s - std::max(0.0, s.warmup_s));
+    dr.energy_compute_j = d.power.idle_w * window_s + (d.power.busy_w - d.power.idle_w) * devices[i]->busy_seconds_in_window();
+    dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
+    dr.bytes_sent = devices[i]->bytes_sent();
+    dr.bytes_received = devices[i]->bytes_received();
+    out.devices.push_back(dr);
+    ids.push_back(d.id);
+    window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
+  }
+  out.events = scenario_event_records(s);
+  out.bandwidth = bandwidth_samples(s, end_s);
+  for (size_t i = 0; i < nd; ++i) out.devices[i].strategy = strategy_at_end(s, out.decisions, static_cast<int>(i));
+  out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
+  return out;
+}
+
+}  // namespace
+
+// The run in phases: checks, the engine's settings, the platform, models and LUTs bound to devices,
+// servers and devices, the scheduler and its monitor, joins and the controller, the engine's run,
+// results. Each phase is timed under coinfer -v.
+RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
+                          const SimulationOptions& options) {
+  log::PhaseTimer phase("run");  // coinfer -v: where the time goes
+  check_scenario_against(scenario, models, luts);
+  // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not.
+  Scenario s = scenario;
+  for (const std::string& note : resolve_variant_choices(s, models, luts)) log::info("variants", note);
+  phase.mark("checked the scenario against the models and LUTs");
+
+  int argc = 1;
+  char name[] = "coinfer";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  configure_engine(s, options);
+
+  Platform platform;
+  build_platform(s, platform);
+  phase.mark("built the platform");
+  RequestLedger ledger(s.duration_s, s.hard_end_s());
+  const size_t nd = s.devices.size(), ns = s.servers.size();
+  BatchGroupIds groups;
+  DeviceModels device_models = bind_models(s, models, luts, groups);
+  const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
+  std::vector<ArrivedUploads> arrived(ns);
+  for (auto& a : arrived) a.arrived = sg4::Semaphore::create(0);
+  std::vector<DeviceInbox*> inboxes(nd, nullptr);
+  ActivityRetirement retirement;
+  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &device_models, &arrived, &inboxes, &retirement};
+  std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring);
+  std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
   std::deque<KernelTimer> join_timers;  // one per join time (below)
   const auto stop_devices = [&devices, &join_timers] {
     in_kernel([&devices, &join_timers] {
@@ -367,54 +478,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                          " s of simulated time (a near-zero LUT latency or a very high arrival rate?); shorten duration_s or "
                          "split the run");
 
-  RunResults out = run_results_of(s);
-  out.end_s = end_s;
-  out.engine_wall_s = engine_wall_s;
-  out.decisions = monitor.decisions();
-  out.estimator = estimator_of(s);
-  out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
-  for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
-  for (const EstimatedUse& e : estimated_entries_used(s, models, luts))
-    out.estimated_lut_entries.push_back(e.key.to_string() + " [" + std::to_string(e.begin) + "," + std::to_string(e.end) + ") batch " +
-                                        std::to_string(e.batch) + ": " + e.method + ", error " + format_percent(e.relative_error));
-  {
-    std::set<LutKey> senders;  // devices send uploads, servers send results
-    for (const auto& d : s.devices) {
-      senders.insert({d.type, d.model, d.dataset});
-      senders.insert({s.servers[s.server_index(d.server)].type, d.model, d.dataset});
-    }
-    for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
-  }
-  out.requests.reserve(ledger.requests().size());
-  for (auto& r : ledger.requests()) {
-    if (!r.finished) {
-      r.rec.status = RequestRecord::Status::failed;
-      r.rec.failure = drain_failure_text(r.rec, s.drain_s);
-    }
-    out.requests.push_back(r.rec);
-  }
-  std::vector<std::string> ids;
-  std::vector<double> window_energy;
-  for (size_t i = 0; i < nd; ++i) {
-    const DeviceSpec& d = s.devices[i];
-    DeviceResult dr = device_result_of(d);
-    // SimGrid's host energy plugin for one core: idle power all along, busy - idle while computing.
-    const double window_s = std::max(0.0, s.duration_s - std::max(0.0, s.warmup_s));
-    dr.energy_compute_j = d.power.idle_w * window_s + (d.power.busy_w - d.power.idle_w) * devices[i]->busy_seconds_in_window();
-    dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
-    dr.bytes_sent = devices[i]->bytes_sent();
-    dr.bytes_received = devices[i]->bytes_received();
-    out.devices.push_back(dr);
-    ids.push_back(d.id);
-    window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
-  }
-  // Events, bandwidth samples and each device's final strategy: the rules the merge of a real run's
-  // journals uses too (core/run_assembly.hpp).
-  out.events = scenario_event_records(s);
-  out.bandwidth = bandwidth_samples(s, end_s);
-  for (size_t i = 0; i < nd; ++i) out.devices[i].strategy = strategy_at_end(s, out.decisions, static_cast<int>(i));
-  out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
-  return out;
+  return assemble_results(s, models, luts, ledger, devices, monitor.decisions(), end_s, engine_wall_s);
 }
 
 }  // namespace coinfer::sim
