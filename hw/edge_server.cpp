@@ -17,6 +17,7 @@
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/server_loop.hpp"
+#include "core/server_timing.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
 #include "core/model_key.hpp"
@@ -80,9 +81,9 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   int server_index = 0;
   std::vector<ModelSpec> specs;              // per scenario device
   std::vector<BandwidthSchedule> schedules;  // per scenario device
-  std::vector<const LutTable*> server_luts;  // per scenario device: this server type's LUT (null: not ours)
-  std::map<std::pair<int, int>, const LutTable*> helper_luts;  // (helper, origin) -> helper type's LUT for the origin's model
-  const ExecutionTimeModel* time = &lut_mean_time();
+  // This server's LUTs for its devices' models and its helpers' (core/server_timing.hpp, the simulator's
+  // too); the testbed runs each device's model as named (binding 0).
+  std::unique_ptr<ServerTiming> timing;
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Rescheduler> rescheduler;  // under m
@@ -414,23 +415,18 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   // --- the server loop's actions (core/server_loop.hpp), m held -------------------------------------
   double expected_seconds(const std::vector<Pending>& batch) const override {
-    const int device = batch.front().origin->index;
-    const LutTable* lut = server_luts[device];
-    if (!lut) return 0;
-    return time->seconds(*lut, batch.front().split, lut->num_stages(), static_cast<int>(batch.size()));
+    return timing->batch_seconds(batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()));
   }
 
-  // The helper's expected time for a batch: its input at the helper's reported bandwidth plus its
-  // own LUT time; +infinity when no LUT describes the helper for that model.
+  // What this engine observes for a helper's time: the batch's input bytes as received, the helper's
+  // bandwidth as it last reported it (the scenario's schedule before its first report).
   double helper_seconds(int helper, const std::vector<Pending>& batch) const override {
-    auto lut = helper_luts.find({helper, batch.front().origin->index});
-    if (lut == helper_luts.end()) return std::numeric_limits<double>::infinity();
     double bytes = 0;
     for (const auto& p : batch) bytes += static_cast<double>(p.state_bytes.size());
     double mbps = schedules[helper].mbps_at(now());
     if (auto h = handlers.find(helper); h != handlers.end() && h->second->status.bandwidth_mbps > 0) mbps = h->second->status.bandwidth_mbps;
-    return helper_batch_seconds(bytes, mbps_to_bytes_per_s(mbps), *lut->second, batch.front().split, static_cast<int>(batch.size()),
-                                *time);
+    return timing->helper_seconds(helper, batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()), bytes,
+                                  mbps_to_bytes_per_s(mbps));
   }
 
   bool helper_available(int helper) const override {
@@ -626,16 +622,9 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     I.specs.push_back(I.catalog.instantiate(d.model, d.dataset));
     specs.emplace(ModelKey{d.model, d.dataset}.to_string(), I.specs.back());
     I.schedules.emplace_back(d, I.sc.events);
-    const LutKey key{me.type, d.model, d.dataset};
-    I.server_luts.push_back(d.server == me.id && I.luts.contains(key) ? &I.luts.table(key) : nullptr);
     if (d.server == me.id) models::check_realisable(I.specs.back());  // the server must be able to realise every model it serves
   }
-  // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the simulator's rule too.
-  for (const auto& [h, o] : helper_pairs(I.sc)) {
-    const DeviceSpec &hd = I.sc.devices[static_cast<size_t>(h)], &od = I.sc.devices[static_cast<size_t>(o)];
-    const LutKey key{hd.type, od.model, od.dataset};
-    if (hd.server == me.id && I.luts.contains(key)) I.helper_luts[{h, o}] = &I.luts.table(key);
-  }
+  I.timing = std::make_unique<ServerTiming>(I.sc, I.server_index, I.luts, ServerTiming::named_models(I.sc));
   I.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, I);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
   register_external_scheduler();

@@ -23,7 +23,7 @@ void ServerActors::start() {
   const std::string& id = s_.spec->id;
   add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
   if (s_.spec->batch.windowed()) add_actor(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
-  if (s_.may_have_helpers) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
+  if (s_.timing->may_have_helpers()) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
   for (int w = 0; w < s_.spec->workers; ++w)
     add_actor(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
 }
@@ -35,7 +35,7 @@ void ServerActors::dispatcher_loop() {
     s_.uploads->queue.pop_front();
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
-    const LutTable& lut = *(*s_.server_luts)[r->rec.device][r->binding];
+    const LutTable& lut = *s_.timing->server_lut(r->rec.device, r->binding);
     const double decompress_s = lut.wire_decompress_seconds(r->device_split);
     if (decompress_s > 0) sg4::this_actor::sleep_for(decompress_s);
     // Every simcall (semaphore release) may let other actors run, so the loop is brought to a
@@ -80,26 +80,23 @@ void ServerActors::wake_actors() {
 
 double ServerActors::expected_seconds(const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *(*s_.server_luts)[first.rec.device][first.binding];
-  return s_.time->seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()));
+  return s_.timing->batch_seconds(first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()));
 }
 
 double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
   const SimRequest& first = *batch.front();
-  const LutTable& lut = *(*s_.server_luts)[first.rec.device][first.binding];
+  const LutTable& lut = *s_.timing->server_lut(first.rec.device, first.binding);
   const double u = lut.has_distributions() ? service_rng_.next_unit() : 0.5;  // no draw for tables without distributions
-  return s_.time->sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), u);
+  return s_.timing->time().sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), u);
 }
 
+// The engine's observations: the batch's upload bytes, the helper's bandwidth now.
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  auto it = s_.helper_luts.find({helper, first.rec.device, first.binding});
-  if (it == s_.helper_luts.end()) return std::numeric_limits<double>::infinity();  // no LUT for that model: never sooner
-  const LutTable& lut = *it->second;
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
-  return helper_batch_seconds(bytes, (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()), lut, first.device_split,
-                              static_cast<int>(batch.size()), *s_.time);
+  return s_.timing->helper_seconds(helper, first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()), bytes,
+                                   (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()));
 }
 
 void ServerActors::start_batch(std::uint64_t token, std::vector<SimRequest*> batch) {

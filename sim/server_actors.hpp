@@ -9,14 +9,13 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
-#include <map>
-#include <tuple>
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/server_loop.hpp"
+#include "core/server_timing.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "sim/messages.hpp"
@@ -33,14 +32,10 @@ struct ServerSlice {
   // Per scenario device, shared by all servers (owned by the simulation): where its results (and, for
   // a helper, forwarded batches) go.
   const std::vector<DeviceInbox*>* devices = nullptr;
-  // Per scenario device and its binding (DeviceSlice::bindings; shared by all servers): its own
-  // server's type's LUT for that model.
-  const std::vector<std::vector<const LutTable*>>* server_luts = nullptr;
-  // (helper, origin device, its binding) -> the helper's LUT for that model; absent: cannot help.
-  std::map<std::tuple<int, int, int>, const LutTable*> helper_luts;
+  // This server's LUTs for its devices' bindings (DeviceSlice::bindings) and its helpers' LUTs, and the
+  // execution time model: what a batch is expected to take (core/server_timing.hpp, the real server's too).
+  const ServerTiming* timing = nullptr;
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
-  bool may_have_helpers = false;                            // some device of this server has arrival: none
-  const ExecutionTimeModel* time = &lut_mean_time();
   std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
 };
 

@@ -195,18 +195,13 @@ void configure_engine(const Scenario& s, const SimulationOptions& options) {
 }
 
 // Each device's models — the one it names, then its variant choices — with their LUTs on the device
-// and on its server, and the batch group of every split point.
-struct DeviceModels {
-  std::vector<std::vector<ModelBinding>> bindings;         // per device
-  std::vector<std::vector<const LutTable*>> server_luts;  // per device and binding: its server's type's LUT
-};
+// and on its server, and the batch group of every split point (sim/device.hpp ModelBinding).
+using DeviceBindings = std::vector<std::vector<ModelBinding>>;  // per device, binding order
 
 // Phase: binding every device to its models and LUTs.
-DeviceModels bind_models(const Scenario& s, const ModelCatalog& models, const LutSet& luts, BatchGroupIds& groups) {
+DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const LutSet& luts, BatchGroupIds& groups) {
   const size_t nd = s.devices.size();
-  DeviceModels out;
-  out.bindings.resize(nd);
-  out.server_luts.resize(nd);
+  DeviceBindings out(nd);
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
@@ -233,8 +228,7 @@ DeviceModels bind_models(const Scenario& s, const ModelCatalog& models, const Lu
                          "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
       }
       for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
-      out.server_luts[i].push_back(b.server_lut);
-      out.bindings[i].push_back(std::move(b));
+      out[i].push_back(std::move(b));
     }
   }
   return out;
@@ -247,38 +241,33 @@ struct RunWiring {
   const ExecutionTimeModel* time;
   Platform* platform;
   RequestLedger* ledger;
-  DeviceModels* models;
+  DeviceBindings* bindings;
   std::vector<ArrivedUploads>* arrived;        // per server
   std::vector<DeviceInbox*>* inboxes;          // per device (filled once the devices exist)
   ActivityRetirement* retirement;
 };
 
-// Phase: the servers' actors (dispatcher, timer, workers, forwarding to helpers).
-std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w) {
+// Phase: each server's timing (its LUTs and its helpers', core/server_timing.hpp) and its actors
+// (dispatcher, timer, workers, forwarding to helpers).
+std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std::vector<std::unique_ptr<ServerTiming>>& timings) {
   const Scenario& s = *w.s;
+  std::vector<std::vector<std::string>> run_models;
+  for (const auto& bindings : *w.bindings) {
+    run_models.emplace_back();
+    for (const ModelBinding& b : bindings) run_models.back().push_back(b.run_model);
+  }
   std::vector<std::unique_ptr<ServerActors>> servers;
   for (size_t j = 0; j < s.servers.size(); ++j) {
-    const ServerSpec& sv = s.servers[j];
+    timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, run_models, *w.time));
     ServerSlice x;
     x.index = static_cast<int>(j);
-    x.spec = &sv;
+    x.spec = &s.servers[j];
     x.host = w.platform->server_hosts[j];
     x.uploads = &(*w.arrived)[j];
     x.devices = w.inboxes;
     x.bandwidth = &w.platform->device_bandwidth;
-    x.server_luts = &w.models->server_luts;
-    x.time = w.time;
+    x.timing = timings.back().get();
     x.seed = s.seed;
-    // Who may help whom: core/helper_forwarding.hpp's helper_pairs, the real server's rule too.
-    for (const auto& [h, d] : helper_pairs(s)) {
-      if (s.server_index(s.devices[h].server) != static_cast<int>(j)) continue;
-      x.may_have_helpers = true;
-      const auto& bindings = w.models->bindings[d];
-      for (size_t b = 0; b < bindings.size(); ++b) {
-        const LutKey key{s.devices[h].type, bindings[b].run_model, s.devices[d].dataset};
-        if (b == 0 || w.luts->contains(key)) x.helper_luts[{h, d, static_cast<int>(b)}] = &w.luts->table(key);
-      }
-    }
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
   return servers;
@@ -299,10 +288,10 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
     x.host = w.platform->device_hosts[i];
-    x.bindings = w.models->bindings[i];
+    x.bindings = (*w.bindings)[i];
     for (const auto& [h, o] : helper_pairs(s)) {
       if (h != static_cast<int>(i)) continue;
-      const auto& bindings = w.models->bindings[o];
+      const auto& bindings = (*w.bindings)[o];
       for (size_t b = 0; b < bindings.size(); ++b) {
         const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset};
         if (b == 0 || w.luts->contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &w.luts->table(key);
@@ -403,14 +392,15 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   RequestLedger ledger(s.duration_s, s.hard_end_s());
   const size_t nd = s.devices.size(), ns = s.servers.size();
   BatchGroupIds groups;
-  DeviceModels device_models = bind_models(s, models, luts, groups);
+  DeviceBindings bindings = bind_models(s, models, luts, groups);
   const ExecutionTimeModel& time = s.service_time == Scenario::ServiceTime::sampled ? lut_sampled_time() : lut_mean_time();
   std::vector<ArrivedUploads> arrived(ns);
   for (auto& a : arrived) a.arrived = sg4::Semaphore::create(0);
   std::vector<DeviceInbox*> inboxes(nd, nullptr);
   ActivityRetirement retirement;
-  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &device_models, &arrived, &inboxes, &retirement};
-  std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring);
+  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement};
+  std::vector<std::unique_ptr<ServerTiming>> timings;
+  std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
   std::deque<KernelTimer> join_timers;  // one per join time (below)
   const auto stop_devices = [&devices, &join_timers] {

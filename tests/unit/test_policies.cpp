@@ -17,6 +17,7 @@
 #include "core/helper_forwarding.hpp"
 #include "core/input_error.hpp"
 #include "core/model_key.hpp"
+#include "core/server_timing.hpp"
 #include "core/units.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/state_json.hpp"
@@ -131,6 +132,63 @@ TEST(HelperForwarding, AHelpersEstimateIsItsInputTransferPlusItsOwnLutTime) {
   t.set_latency(6, 9, 4, {0.040, 0, 0, 0, 1});
   EXPECT_DOUBLE_EQ(helper_batch_seconds(2 * 12288, mbps_to_bytes_per_s(1), t, 6, 2), 0.196608 + 0.030);
   EXPECT_DOUBLE_EQ(helper_batch_seconds(0, 1, t, 6, 16), 0.160);
+}
+
+// Both engines' servers take a batch's expected seconds from one ServerTiming (core/server_timing.hpp).
+// Server A (type srv) has origin d0 (model m, may also run variant m@v) and idle d1 (a nano: a
+// helper); server B (srv2) has origin d2 and idle d3 (a tx2). Stages [1, 3) of each LUT:
+//   srv  m   batch 2: 0.050 s;  srv m@v batch 1: 0.020 s;  nano m batch 2: 0.080 s;  tx2 m batch 1: 0.010 s.
+TEST(ServerTiming, EachServerTimesItsOwnDevicesBatchesAndItsOwnHelpersByTheirLuts) {
+  Scenario sc;
+  for (const char* id : {"A", "B"}) {
+    ServerSpec sv;
+    sv.id = id;
+    sv.type = std::string(id) == "A" ? "srv" : "srv2";
+    sc.servers.push_back(sv);
+  }
+  const struct {
+    const char* id;
+    const char* type;
+    const char* server;
+    bool idle;
+  } devices[] = {{"d0", "pi", "A", false}, {"d1", "nano", "A", true}, {"d2", "pi", "B", false}, {"d3", "tx2", "B", true}};
+  for (const auto& x : devices) {
+    DeviceSpec d;
+    d.id = x.id;
+    d.type = x.type;
+    d.server = x.server;
+    d.model = "m";
+    d.dataset = "d";
+    d.workload.arrival = x.idle ? WorkloadSpec::Arrival::none : WorkloadSpec::Arrival::poisson;
+    sc.devices.push_back(d);
+  }
+  LutSet luts;
+  auto add = [&](const char* type, const char* model, int batch, double s) {
+    LutTable t({type, model, "d"}, 3, 2);
+    t.set_latency(1, 3, batch, {s, 0, 0, 0, 1});
+    luts.add(std::move(t), "test");
+  };
+  add("srv", "m", 2, 0.050);
+  add("srv", "m@v", 1, 0.020);
+  add("srv2", "m", 1, 0.030);
+  add("nano", "m", 2, 0.080);
+  add("tx2", "m", 1, 0.010);
+  const std::vector<std::vector<std::string>> run_models = {{"m", "m@v"}, {"m"}, {"m"}, {"m"}};
+  const ServerTiming a(sc, 0, luts, run_models), b(sc, 1, luts, run_models);
+  EXPECT_DOUBLE_EQ(a.batch_seconds(0, 0, 1, 2), 0.050);  // d0's model as named
+  EXPECT_DOUBLE_EQ(a.batch_seconds(0, 1, 1, 1), 0.020);  // d0's variant: binding 1
+  EXPECT_DOUBLE_EQ(a.batch_seconds(2, 0, 1, 1), 0.0);    // d2 is B's device: not timed on A
+  EXPECT_DOUBLE_EQ(b.batch_seconds(2, 0, 1, 1), 0.030);
+  // Helper d1 for d0: 25,000 B at 125,000 B/s (1 Mbit/s) = 0.2 s, plus the nano's 0.080 s at batch 2.
+  EXPECT_DOUBLE_EQ(a.helper_seconds(1, 0, 0, 1, 2, 25000, 125000), 0.2 + 0.080);
+  EXPECT_EQ(a.helper_seconds(1, 0, 1, 1, 1, 0, 1), std::numeric_limits<double>::infinity());  // no nano LUT for m@v
+  EXPECT_EQ(a.helper_seconds(3, 2, 0, 1, 1, 0, 1), std::numeric_limits<double>::infinity());  // d3 helps on B only
+  EXPECT_DOUBLE_EQ(b.helper_seconds(3, 2, 0, 1, 1, 0, 1), 0.010);
+  EXPECT_TRUE(a.may_have_helpers());
+  // Without an idle device, server A has no helper: no forwarder in either engine.
+  sc.devices[1].workload.arrival = WorkloadSpec::Arrival::poisson;
+  EXPECT_FALSE(ServerTiming(sc, 0, luts, run_models).may_have_helpers());
+  EXPECT_TRUE(ServerTiming(sc, 1, luts, run_models).may_have_helpers());
 }
 
 TEST(HelperForwarding, NothingMovesWhileIdleWorkersWillTakeTheBatches) {
@@ -392,7 +450,7 @@ TEST(Rescheduler, TheScenarioEventsComeInTimeOrder) {
 // ---- Decision codec -------------------------------------------------------------------------------
 
 TEST(DecisionCodec, RoundTripsAndReadsAJournalWithATornLastLine) {
-  DecisionRecord d{1.25, "start+join:a", "a=local helpers=[]", 12.5, 80.25, 1, 0.003};
+  DecisionRecord d{1.25, "start+join:a", "a=local helpers=[]", 12.5, 80.25, 1, 0.003, ""};
   const DecisionRecord back = decision_from_json(decision_to_json(d));
   EXPECT_EQ(back.trigger, d.trigger);
   EXPECT_EQ(back.scheme, d.scheme);

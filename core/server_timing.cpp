@@ -1,0 +1,59 @@
+#include "core/server_timing.hpp"
+
+#include <limits>
+
+#include "core/helper_forwarding.hpp"
+
+namespace coinfer {
+
+ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, const std::vector<std::vector<std::string>>& run_models,
+                           const ExecutionTimeModel& time)
+    : server_luts_(s.devices.size()), time_(&time) {
+  const ServerSpec& me = s.servers.at(static_cast<size_t>(server));
+  for (size_t d = 0; d < s.devices.size(); ++d) {
+    if (s.server_index(s.devices[d].server) != server) continue;
+    for (const std::string& m : run_models.at(d)) {
+      const LutKey key{me.type, m, s.devices[d].dataset};
+      server_luts_[d].push_back(luts.contains(key) ? &luts.table(key) : nullptr);
+    }
+  }
+  // Who may help whom: core/helper_forwarding.hpp's helper_pairs.
+  for (const auto& [h, o] : helper_pairs(s)) {
+    if (s.server_index(s.devices[static_cast<size_t>(h)].server) != server) continue;
+    may_have_helpers_ = true;
+    const std::vector<std::string>& models = run_models.at(static_cast<size_t>(o));
+    for (size_t b = 0; b < models.size(); ++b) {
+      const LutKey key{s.devices[static_cast<size_t>(h)].type, models[b], s.devices[static_cast<size_t>(o)].dataset};
+      if (b == 0 || luts.contains(key)) helper_luts_[{h, o, static_cast<int>(b)}] = &luts.table(key);
+    }
+  }
+}
+
+std::vector<std::vector<std::string>> ServerTiming::named_models(const Scenario& s) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& d : s.devices) out.push_back({d.model});
+  return out;
+}
+
+const LutTable* ServerTiming::server_lut(int device, int binding) const {
+  const auto& luts = server_luts_.at(static_cast<size_t>(device));
+  return static_cast<size_t>(binding) < luts.size() ? luts[static_cast<size_t>(binding)] : nullptr;
+}
+
+double ServerTiming::batch_seconds(int device, int binding, int split, int size) const {
+  const LutTable* lut = server_lut(device, binding);
+  return lut ? time_->seconds(*lut, split, lut->num_stages(), size) : 0;
+}
+
+const LutTable* ServerTiming::helper_lut(int helper, int device, int binding) const {
+  const auto it = helper_luts_.find({helper, device, binding});
+  return it == helper_luts_.end() ? nullptr : it->second;
+}
+
+double ServerTiming::helper_seconds(int helper, int device, int binding, int split, int size, double input_bytes, double bytes_per_s) const {
+  const LutTable* lut = helper_lut(helper, device, binding);
+  if (!lut) return std::numeric_limits<double>::infinity();  // no LUT for that model: never sooner
+  return helper_batch_seconds(input_bytes, bytes_per_s, *lut, split, size, *time_);
+}
+
+}  // namespace coinfer

@@ -1,0 +1,57 @@
+#pragma once
+// What one edge server expects a batch to take, on its own workers and on each of its helper devices:
+// the LUTs that describe them and the formulas, written once for both engines (issue 33: the
+// simulator's server actors and the real server used to build these maps and formulas each their own
+// way). The engines only supply what they observe: the batch's input bytes and the helper's bandwidth.
+//   server:  time.seconds(server LUT of the device's model, split, n, batch size)
+//   helper:  helper_batch_seconds(input bytes, helper bandwidth, helper LUT, split, batch size)
+//            (core/helper_forwarding.hpp); +infinity when no LUT describes the helper for that model.
+// Bindings: device d may run several models (its model as named, then the variants its scheduler may
+// choose, sim/device.hpp); binding b is the index into run_models[d]. A helper must have a LUT for
+// binding 0 (checked when the scenario is checked against its LUTs); for the variants only where one
+// exists. Times in seconds. Holds pointers into `luts`, which must outlive it.
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/execution_time.hpp"
+#include "core/lut.hpp"
+#include "core/scenario.hpp"
+
+namespace coinfer {
+
+class ServerTiming {
+ public:
+  // `run_models[d]`: the models device d may run, binding order (its model as named first); a device
+  // of another server may have any list (it is not looked up). Throws LutMissingError when a helper
+  // lacks the LUT of its origin's model as named (binding 0); a missing server LUT is null (the
+  // engines check the scenario against its LUTs first).
+  ServerTiming(const Scenario& s, int server, const LutSet& luts, const std::vector<std::vector<std::string>>& run_models,
+               const ExecutionTimeModel& time = lut_mean_time());
+  // The run_models of a scenario whose devices run only the model they name.
+  static std::vector<std::vector<std::string>> named_models(const Scenario& s);
+
+  // This server's LUT for device `device`'s binding; null when the device is not this server's (or
+  // no LUT describes this server for that model).
+  const LutTable* server_lut(int device, int binding = 0) const;
+  // This server's expected seconds for a batch of `size` inputs of that binding, server part from
+  // `split` to the end; 0 without a LUT (a device of another server).
+  double batch_seconds(int device, int binding, int split, int size) const;
+  // Helper `helper`'s expected seconds for such a batch whose inputs are `input_bytes` in all, at
+  // `bytes_per_s`; +infinity when it has no LUT for that model (it is then never chosen).
+  double helper_seconds(int helper, int device, int binding, int split, int size, double input_bytes, double bytes_per_s) const;
+  // The helper's LUT for the origin device's binding; null when none.
+  const LutTable* helper_lut(int helper, int device, int binding = 0) const;
+  // Whether some device of this server may help (core/helper_forwarding.hpp helper_pairs).
+  bool may_have_helpers() const { return may_have_helpers_; }
+  const ExecutionTimeModel& time() const { return *time_; }
+
+ private:
+  std::vector<std::vector<const LutTable*>> server_luts_;                // [device][binding]; empty for others' devices
+  std::map<std::tuple<int, int, int>, const LutTable*> helper_luts_;  // (helper, origin, binding)
+  bool may_have_helpers_ = false;
+  const ExecutionTimeModel* time_;
+};
+
+}  // namespace coinfer
