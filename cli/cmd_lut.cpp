@@ -25,6 +25,7 @@ namespace {
 
 struct LutOptions {
   std::string file, out, out_dir, source, device, model, dataset, profiles, output_error_from;
+  std::string processor;  // synth: which processor of the type ("" = its default)
   int max_batch = 16;
   int min_batch_coverage = 8;
   bool json = false;
@@ -229,9 +230,16 @@ int lut_import(const LutOptions& o) {
   return 0;
 }
 
-double efficiency_of(const DeviceProfile& p, const std::map<std::string, DeviceProfile>& all, const ModelCatalog& cat,
-                     std::string& how, int depth = 0) {
-  if (depth > 4) throw InputError("efficiency_from chain too long at " + p.type);
+// The processor an efficiency_from names: "TYPE" (its default processor) or "TYPE.PROCESSOR" (the
+// loader checked that it exists).
+const ProcessorProfile& processor_named(const std::map<std::string, DeviceProfile>& all, const std::string& ref) {
+  const auto dot = ref.find('.');
+  return *all.at(ref.substr(0, dot)).processor(dot == std::string::npos ? "" : ref.substr(dot + 1));
+}
+
+double efficiency_of(const std::string& where, const ProcessorProfile& p, const std::map<std::string, DeviceProfile>& all,
+                     const ModelCatalog& cat, std::string& how, int depth = 0) {
+  if (depth > 4) throw InputError("efficiency_from chain too long at " + where);
   if (p.efficiency) {
     how = "assumed: " + format_double(*p.efficiency) + " of peak" + (p.efficiency_note.empty() ? "" : " (" + p.efficiency_note + ")");
     return *p.efficiency;
@@ -239,12 +247,12 @@ double efficiency_of(const DeviceProfile& p, const std::map<std::string, DeviceP
   if (p.calibration) {
     const auto& c = *p.calibration;
     double eta = calibrate_efficiency(cat.instantiate(c.model, c.dataset), p, c.whole_model_ms);
-    how = "calibrated so that " + c.model + "/" + c.dataset + " runs whole on " + p.type + " in " +
-          format_double(c.whole_model_ms) + " ms at batch 1 (" + c.source + ")";
+    how = "calibrated so that " + c.model + "/" + c.dataset + " runs whole on " + where + " in " + format_double(c.whole_model_ms) +
+          " ms at batch 1 (" + c.source + ")";
     return eta;
   }
   std::string inner;
-  double eta = efficiency_of(all.at(p.efficiency_from), all, cat, inner, depth + 1);
+  double eta = efficiency_of(p.efficiency_from, processor_named(all, p.efficiency_from), all, cat, inner, depth + 1);
   how = "copied from " + p.efficiency_from + ", whose efficiency was " + inner;
   return eta;
 }
@@ -281,8 +289,17 @@ int lut_synth(const LutOptions& o) {
   }
   for (const auto& type : types) {
     const DeviceProfile& p = profiles.at(type);
+    const ProcessorProfile* proc = p.processor(o.processor);
+    if (!proc) {
+      std::vector<std::string> names;
+      for (const auto& x : p.processors) names.push_back(x.name);
+      throw InputError(SourceLocation{profiles_file, 0, 0}, "--processor",
+                       "device type " + type + " has no processor '" + o.processor + "' (its processors: " + join(names) + ")");
+    }
+    // Its default processor keeps the type's plain name in messages (the efficiency text of old LUTs).
+    const std::string where = proc->name == p.default_processor ? type : type + "." + proc->name;
     std::string how;
-    const double eta = efficiency_of(p, profiles, cat, how);
+    const double eta = efficiency_of(where, *proc, profiles, cat, how);
     std::vector<LutTable> tables;
     // A model with a variant ("gcn@int8") is synthesised from the variant's spec: its FLOPs, bytes and
     // memory (models/README.md "Variants"); the formula has no INT8 speed-up of its own.
@@ -298,7 +315,7 @@ int lut_synth(const LutOptions& o) {
         } catch (const InputError& e) {
           throw InputError(SourceLocation{"--model", 0, 0}, "--model", e.what());
         }
-        tables.push_back(synthesise_lut(spec, p, eta, how, so));
+        tables.push_back(synthesise_lut(spec, p, *proc, eta, how, so));
         tables.back().provenance().attributes["profiles_file"] = profiles_file;
         if (!spec.variant.is_default())
           tables.back().provenance().attributes["variant"] =
@@ -318,7 +335,8 @@ int lut_synth(const LutOptions& o) {
     if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");
     const std::string path = o.out_dir.empty() ? o.out : (fs::path(o.out_dir) / (type + ".h5")).string();
     write_lut_file(path, tables);
-    std::printf("wrote %s: %zu tables, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(), eta, how.c_str());
+    std::printf("wrote %s: %zu tables, processor %s, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(),
+                proc->name.c_str(), eta, how.c_str());
   }
   return 0;
 }
@@ -357,6 +375,8 @@ void register_lut(CLI::App& app, int& exit_code) {
 
   CLI::App* sy = cmd->add_subcommand("synth", "synthesise a LUT from model specs and a device profile (roofline formula; NOT a measurement)");
   sy->add_option("--device", o->device, "device type from the profiles file, or 'all'")->required();
+  sy->add_option("--processor", o->processor,
+                 "which of the type's processors (traces/devices.yaml; default: the type's default_processor, e.g. a Jetson's gpu)");
   sy->add_option("--model", o->model, "only this model (default: all)");
   sy->add_option("--dataset", o->dataset, "only this dataset (default: all of the model's)");
   sy->add_option("--out", o->out, "output file (one device type)");

@@ -7,33 +7,45 @@
 
 namespace coinfer {
 namespace {
-double roofline_seconds_at_full_efficiency(const StageSpec& s, const DeviceProfile& p) {
+double roofline_seconds_at_full_efficiency(const StageSpec& s, const ProcessorProfile& p) {
   return std::max(s.flops / (p.peak_gflops * 1e9), s.traffic_bytes / (p.mem_gbps * 1e9));
 }
 }  // namespace
 
-double synth_stage_seconds(const StageSpec& stage, const DeviceProfile& p, double efficiency, int batch) {
+double synth_stage_seconds(const StageSpec& stage, const ProcessorProfile& p, double efficiency, int batch) {
   const double h = p.batch_half;
   const double scale = (batch + h) / (1.0 + h);
   return p.stage_overhead_ms * 1e-3 + roofline_seconds_at_full_efficiency(stage, p) / efficiency * scale;
 }
 
-double calibrate_efficiency(const ModelSpec& spec, const DeviceProfile& p, double whole_model_ms) {
+double calibrate_efficiency(const ModelSpec& spec, const ProcessorProfile& p, double whole_model_ms) {
   double work = 0;
   for (const auto& s : spec.stages) work += roofline_seconds_at_full_efficiency(s, p);
   const double budget = whole_model_ms * 1e-3 - spec.num_stages() * p.stage_overhead_ms * 1e-3;
   if (budget <= 0 || work <= 0)
-    throw std::invalid_argument("cannot calibrate " + p.type + " to " + format_double(whole_model_ms) + " ms for " +
+    throw std::invalid_argument("cannot calibrate processor " + p.name + " to " + format_double(whole_model_ms) + " ms for " +
                                 spec.name + ": stage overheads alone take " +
                                 format_double(spec.num_stages() * p.stage_overhead_ms) + " ms");
   return work / budget;
 }
 
-LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& p, double efficiency,
+const ProcessorProfile* DeviceProfile::processor(const std::string& name) const {
+  const std::string& want = name.empty() ? default_processor : name;
+  for (const auto& p : processors)
+    if (p.name == want) return &p;
+  return nullptr;
+}
+
+double DeviceProfile::copy_seconds(double bytes) const {
+  if (interconnect.zero_copy || bytes <= 0) return 0;
+  return interconnect.latency_us * 1e-6 + bytes / (interconnect.gbps * 1e9);
+}
+
+LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, const ProcessorProfile& p, double efficiency,
                         const std::string& efficiency_how, const SynthOptions& options) {
-  if (!(efficiency > 0)) throw std::invalid_argument("efficiency must be > 0 for " + p.type);
+  if (!(efficiency > 0)) throw std::invalid_argument("efficiency must be > 0 for " + profile.type + "." + p.name);
   const int n = spec.num_stages();
-  LutTable t({p.type, spec.name, spec.dataset.name}, n, options.max_batch);
+  LutTable t({profile.type, spec.name, spec.dataset.name}, n, options.max_batch);
   std::vector<std::vector<double>> stage_s(n, std::vector<double>(options.max_batch + 1));
   for (int s = 0; s < n; ++s)
     for (int b = 1; b <= options.max_batch; ++b) stage_s[s][b] = synth_stage_seconds(spec.stages[s], p, efficiency, b);
@@ -63,8 +75,11 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& p, double ef
       "t_stage(b) = overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); range = sum of its stages; "
       "p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md)";
   pv.attributes["model_spec"] = spec.file;
-  pv.attributes["role"] = p.role;
-  pv.attributes["device_description"] = p.description;
+  pv.attributes["role"] = profile.role;
+  pv.attributes["device_description"] = profile.description;
+  pv.attributes["processor"] = p.name;
+  if (!p.kind.empty()) pv.attributes["processor_kind"] = p.kind;
+  if (p.description != profile.description) pv.attributes["processor_description"] = p.description;
   pv.attributes["peak_gflops"] = format_double(p.peak_gflops);
   pv.attributes["mem_gbps"] = format_double(p.mem_gbps);
   pv.attributes["stage_overhead_ms"] = format_double(p.stage_overhead_ms);

@@ -1,9 +1,69 @@
 #include "io/device_profile_loader.hpp"
 
+#include <cmath>
+
 #include "core/text_util.hpp"
 #include "io/yaml_util.hpp"
 
 namespace coinfer {
+
+namespace {
+
+// The synthesis figures of one processor, from `n` (a `processors.NAME` entry, or an old-style
+// profile's top level); `extra` are the keys the caller allows besides.
+ProcessorProfile read_processor(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::vector<std::string>& extra) {
+  std::vector<std::string> keys = {"kind",         "cores",       "description",     "peak_gflops",     "mem_gbps",
+                                   "stage_overhead_ms", "batch_half", "latency_cv",   "efficiency",      "efficiency_note",
+                                   "calibrate",    "efficiency_from", "power"};
+  keys.insert(keys.end(), extra.begin(), extra.end());
+  r.check_keys(n, keys, path);
+  ProcessorProfile p;
+  p.kind = r.get_string(n, "kind", path, "");
+  if (!p.kind.empty() && p.kind != "cpu" && p.kind != "gpu" && p.kind != "npu") r.fail(n["kind"], key_path(path, "kind"), "allowed: cpu, gpu, npu");
+  p.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, 1 << 20, "no processor has more than 2^20 cores"));
+  p.description = r.get_string(n, "description", path);
+  p.peak_gflops = r.require_double(n, "peak_gflops", path, 0, true);
+  p.mem_gbps = r.require_double(n, "mem_gbps", path, 0, true);
+  p.stage_overhead_ms = r.get_double(n, "stage_overhead_ms", path, 0, 0, false);
+  p.batch_half = r.get_double(n, "batch_half", path, 0, 0, false);
+  p.latency_cv = r.get_double(n, "latency_cv", path, 0.05, 0, false);
+  p.efficiency_note = r.get_string(n, "efficiency_note", path, "");
+  int ways = 0;
+  if (n["efficiency"]) {
+    p.efficiency = r.require_double(n, "efficiency", path, 0, true);
+    ++ways;
+  }
+  if (n["calibrate"]) {
+    const YAML::Node& c = n["calibrate"];
+    const std::string cp = key_path(path, "calibrate");
+    r.require_map(c, cp);
+    r.check_keys(c, {"model", "dataset", "whole_model_ms", "source"}, cp);
+    ProcessorProfile::Calibration cal;
+    cal.model = r.get_string(c, "model", cp);
+    cal.dataset = r.get_string(c, "dataset", cp);
+    cal.whole_model_ms = r.require_double(c, "whole_model_ms", cp, 0, true);
+    cal.source = r.get_string(c, "source", cp);
+    p.calibration = cal;
+    ++ways;
+  }
+  if (n["efficiency_from"]) {
+    p.efficiency_from = r.get_string(n, "efficiency_from", path);
+    ++ways;
+  }
+  if (ways != 1) r.fail(n, path, "give exactly one of efficiency, calibrate, efficiency_from");
+  if (n["power"]) {
+    const YAML::Node& w = n["power"];
+    const std::string wp = key_path(path, "power");
+    r.require_map(w, wp);
+    r.check_keys(w, {"idle_w", "busy_w", "source"}, wp);
+    p.idle_w = r.get_double(w, "idle_w", wp, 0, 0, false);
+    p.busy_w = r.get_double(w, "busy_w", wp, p.idle_w, p.idle_w, false);
+    p.power_source = r.get_string(w, "source", wp);
+  }
+  return p;
+}
+
+}  // namespace
 
 std::map<std::string, DeviceProfile> load_device_profiles(const std::string& file) {
   YamlReader r(file);
@@ -11,52 +71,108 @@ std::map<std::string, DeviceProfile> load_device_profiles(const std::string& fil
   r.check_keys(root, {"profiles"}, "");
   YAML::Node list = root["profiles"];
   if (!list || !list.IsMap()) r.fail(root, "profiles", "expected a mapping of device types");
+  const std::vector<std::string> device_keys = {"role", "description", "processors", "default_processor", "memory", "interconnect",
+                                                "power_modes_w", "power_source"};
   std::map<std::string, DeviceProfile> out;
+  std::map<std::string, YAML::Node> nodes;
   for (auto it = list.begin(); it != list.end(); ++it) {
     DeviceProfile p;
     p.type = it->first.as<std::string>();
     const YAML::Node n = it->second;  // a copy: it-> yields a temporary
     const std::string path = "profiles." + p.type;
-    r.check_keys(n, {"role", "description", "peak_gflops", "mem_gbps", "stage_overhead_ms", "batch_half",
-                     "latency_cv", "efficiency", "efficiency_note", "calibrate", "efficiency_from"},
-                 path);
+    r.require_map(n, path);
     p.role = r.get_string(n, "role", path);
     if (p.role != "device" && p.role != "server") r.fail(n["role"], path + ".role", "allowed: device, server");
     p.description = r.get_string(n, "description", path);
-    p.peak_gflops = r.require_double(n, "peak_gflops", path, 0, true);
-    p.mem_gbps = r.require_double(n, "mem_gbps", path, 0, true);
-    p.stage_overhead_ms = r.get_double(n, "stage_overhead_ms", path, 0, 0, false);
-    p.batch_half = r.get_double(n, "batch_half", path, 0, 0, false);
-    p.latency_cv = r.get_double(n, "latency_cv", path, 0.05, 0, false);
-    p.efficiency_note = r.get_string(n, "efficiency_note", path, "");
-    int ways = 0;
-    if (n["efficiency"]) {
-      p.efficiency = r.require_double(n, "efficiency", path, 0, true);
-      ++ways;
+    if (n["processors"]) {
+      r.check_keys(n, device_keys, path);
+      const YAML::Node procs = n["processors"];
+      if (!procs.IsMap() || procs.size() == 0) r.fail(procs, path + ".processors", "expected a mapping of processor names, at least one");
+      for (auto pt = procs.begin(); pt != procs.end(); ++pt) {
+        const std::string name = pt->first.as<std::string>();
+        const std::string pp = path + ".processors." + name;
+        const YAML::Node pn = pt->second;
+        r.require_map(pn, pp);
+        ProcessorProfile proc = read_processor(r, pn, pp, {});
+        if (proc.kind.empty()) r.fail(pn, pp + ".kind", "required (cpu, gpu or npu)");
+        proc.name = name;
+        p.processors.push_back(proc);
+      }
+    } else {
+      // Old style: the profile is its only processor.
+      std::vector<std::string> extra = device_keys;
+      extra.erase(extra.begin() + 2);  // not "processors"
+      ProcessorProfile proc = read_processor(r, n, path, extra);
+      proc.name = "default";
+      proc.description = p.description;
+      p.processors.push_back(proc);
     }
-    if (n["calibrate"]) {
-      const YAML::Node& c = n["calibrate"];
-      const std::string cp = path + ".calibrate";
-      r.check_keys(c, {"model", "dataset", "whole_model_ms", "source"}, cp);
-      DeviceProfile::Calibration cal;
-      cal.model = r.get_string(c, "model", cp);
-      cal.dataset = r.get_string(c, "dataset", cp);
-      cal.whole_model_ms = r.require_double(c, "whole_model_ms", cp, 0, true);
-      cal.source = r.get_string(c, "source", cp);
-      p.calibration = cal;
-      ++ways;
+    p.default_processor = r.get_string(n, "default_processor", path, p.processors.front().name);
+    if (!p.processor(p.default_processor))
+      r.fail(n["default_processor"], path + ".default_processor", "no processor '" + p.default_processor + "' in this profile");
+    if (n["memory"]) {
+      const YAML::Node& m = n["memory"];
+      const std::string mp = path + ".memory";
+      r.require_map(m, mp);
+      r.check_keys(m, {"capacity_gb", "gpu", "gpu_gb", "source"}, mp);
+      p.memory.capacity_bytes = r.require_double(m, "capacity_gb", mp, 0, true) * 1e9;
+      const std::string gpu = r.get_string(m, "gpu", mp, "shared");
+      if (gpu != "shared" && gpu != "separate") r.fail(m["gpu"], mp + ".gpu", "allowed: shared (one memory for every processor), separate");
+      p.memory.gpu_shared = gpu == "shared";
+      if (!p.memory.gpu_shared) p.memory.gpu_bytes = r.require_double(m, "gpu_gb", mp, 0, true) * 1e9;
+      else if (m["gpu_gb"]) r.fail(m["gpu_gb"], mp + ".gpu_gb", "only with gpu: separate");
+      p.memory.source = r.get_string(m, "source", mp);
     }
-    if (n["efficiency_from"]) {
-      p.efficiency_from = r.get_string(n, "efficiency_from", path);
-      ++ways;
+    if (n["interconnect"]) {
+      const YAML::Node& c = n["interconnect"];
+      const std::string cp = path + ".interconnect";
+      r.require_map(c, cp);
+      r.check_keys(c, {"kind", "gbps", "latency_us", "source"}, cp);
+      const std::string kind = r.get_string(c, "kind", cp);
+      if (kind != "shared" && kind != "copy") r.fail(c["kind"], cp + ".kind", "allowed: shared (zero copy), copy (at gbps after latency_us)");
+      p.interconnect.zero_copy = kind == "shared";
+      if (!p.interconnect.zero_copy) {
+        p.interconnect.gbps = r.require_double(c, "gbps", cp, 0, true);
+        p.interconnect.latency_us = r.get_double(c, "latency_us", cp, 0, 0, false);
+      } else if (c["gbps"] || c["latency_us"]) {
+        r.fail(c["gbps"] ? c["gbps"] : c["latency_us"], cp, "gbps and latency_us only with kind: copy");
+      }
+      p.interconnect.source = r.get_string(c, "source", cp);
     }
-    if (ways != 1) r.fail(n, path, "give exactly one of efficiency, calibrate, efficiency_from");
+    if (n["power_modes_w"]) {
+      const YAML::Node& w = n["power_modes_w"];
+      if (!w.IsSequence() || w.size() == 0) r.fail(w, path + ".power_modes_w", "expected a list of watts, e.g. [7.5, 15]");
+      for (const auto& x : w) {
+        double v = NAN;
+        try {
+          v = x.as<double>();
+        } catch (const std::exception&) {
+          r.fail(x, path + ".power_modes_w", "expected a number of watts");
+        }
+        if (!(v > 0) || !std::isfinite(v)) r.fail(x, path + ".power_modes_w", "each mode must be > 0 W");
+        p.power_modes_w.push_back(v);
+      }
+      p.power_source = r.get_string(n, "power_source", path);
+    } else if (n["power_source"]) {
+      r.fail(n["power_source"], path + ".power_source", "only with power_modes_w");
+    }
+    nodes[p.type] = n;
     out[p.type] = p;
   }
-  for (const auto& kv : out)
-    if (!kv.second.efficiency_from.empty() && !out.count(kv.second.efficiency_from))
-      throw InputError(SourceLocation{file, 0, 0}, "profiles." + kv.first + ".efficiency_from",
-                       "unknown profile '" + kv.second.efficiency_from + "'");
+  // efficiency_from names "TYPE" (its default processor) or "TYPE.PROCESSOR" of this file.
+  for (const auto& [type, p] : out)
+    for (const auto& proc : p.processors) {
+      if (proc.efficiency_from.empty()) continue;
+      const auto dot = proc.efficiency_from.find('.');
+      const std::string from_type = proc.efficiency_from.substr(0, dot);
+      const std::string from_proc = dot == std::string::npos ? "" : proc.efficiency_from.substr(dot + 1);
+      const auto it = out.find(from_type);
+      if (it == out.end() || !it->second.processor(from_proc)) {
+        const YAML::Node n = p.processors.size() == 1 && proc.name == "default" ? nodes[type] : nodes[type]["processors"][proc.name];
+        r.fail(n["efficiency_from"], "profiles." + type + (proc.name == "default" ? "" : ".processors." + proc.name) + ".efficiency_from",
+               "unknown profile or processor '" + proc.efficiency_from + "' (TYPE or TYPE.PROCESSOR of this file)");
+      }
+    }
   return out;
 }
 

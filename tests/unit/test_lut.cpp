@@ -32,7 +32,7 @@ TEST(LutSynth, StageTimeFollowsRooflineFormula) {
   StageSpec s;
   s.flops = 2e9;          // 2 GFLOP
   s.traffic_bytes = 1e8;  // 100 MB
-  DeviceProfile p;
+  ProcessorProfile p;
   p.peak_gflops = 100;      // compute bound: 2e9 / (0.5 * 1e11) = 0.04 s
   p.mem_gbps = 10;          // memory: 1e8 / (0.5 * 1e10) = 0.02 s
   p.stage_overhead_ms = 1;  // + 0.001 s
@@ -43,13 +43,71 @@ TEST(LutSynth, StageTimeFollowsRooflineFormula) {
   EXPECT_NEAR(synth_stage_seconds(s, p, 0.5, 1), 0.201, 1e-12);
 }
 
+// The shipped profiles describe boards by their processors and memory (traces/README.md).
+TEST(DeviceProfiles, BoardsHaveTheirProcessorsMemoryAndInterconnect) {
+  const auto profiles = load_device_profiles(std::string(COINFER_SOURCE_DIR) + "/traces/devices.yaml");
+  const DeviceProfile& tx2 = profiles.at("jetson-tx2");
+  ASSERT_EQ(tx2.processors.size(), 2u);
+  EXPECT_EQ(tx2.processor()->name, "gpu");  // the default: what lut/jetson-tx2.h5 describes
+  EXPECT_EQ(tx2.processor("cpu")->kind, "cpu");
+  EXPECT_EQ(tx2.processor("cpu")->cores, 6);
+  EXPECT_EQ(tx2.processor("npu"), nullptr);
+  EXPECT_DOUBLE_EQ(tx2.memory.capacity_bytes, 8e9);
+  EXPECT_TRUE(tx2.memory.gpu_shared);
+  EXPECT_DOUBLE_EQ(tx2.copy_seconds(1e6), 0);  // zero copy between its CPU and GPU
+  EXPECT_EQ(profiles.at("core-ultra-165h").processor()->kind, "npu");
+  EXPECT_DOUBLE_EQ(profiles.at("rpi3b").memory.capacity_bytes, 1e9);
+  // An old-style profile (the servers) is one processor named "default".
+  const DeviceProfile& gtx = profiles.at("gtx1060");
+  ASSERT_EQ(gtx.processors.size(), 1u);
+  EXPECT_EQ(gtx.processor()->name, "default");
+  EXPECT_EQ(gtx.processor()->kind, "gpu");
+  // Every shipped profile's figures say where they come from.
+  for (const auto& [type, p] : profiles)
+    for (const auto& proc : p.processors) EXPECT_FALSE(proc.description.empty()) << type << "." << proc.name;
+}
+
+TEST(DeviceProfiles, ACopyBetweenProcessorsCostsItsLatencyPlusItsBytesAtTheLinkRate) {
+  DeviceProfile p;
+  p.interconnect.zero_copy = false;
+  p.interconnect.gbps = 8;          // 8e9 B/s
+  p.interconnect.latency_us = 10;   // 1e-5 s
+  // 4 MB: 1e-5 + 4e6 / 8e9 = 1e-5 + 5e-4 = 5.1e-4 s.
+  EXPECT_DOUBLE_EQ(p.copy_seconds(4e6), 5.1e-4);
+  EXPECT_DOUBLE_EQ(p.copy_seconds(0), 0);
+}
+
+TEST(DeviceProfiles, BadProcessorsAreRefusedWithTheirKey) {
+  const std::string dir = ::testing::TempDir();
+  auto refused = [&](const std::string& text, const std::string& fragment) {
+    const std::string file = dir + "/profiles.yaml";
+    std::ofstream(file) << text;
+    try {
+      load_device_profiles(file);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  const std::string head = "profiles:\n  b:\n    role: device\n    description: x\n";
+  const std::string proc = "        peak_gflops: 1\n        mem_gbps: 1\n        efficiency: 0.5\n        description: y\n";
+  refused(head + "    processors:\n      p:\n        kind: tpu\n" + proc, "processors.p.kind");
+  refused(head + "    processors:\n      p:\n" + proc, "required (cpu, gpu or npu)");
+  refused(head + "    default_processor: q\n    processors:\n      p:\n        kind: cpu\n" + proc, "no processor 'q'");
+  refused(head + "    memory: {capacity_gb: 0, source: s}\n    processors:\n      p:\n        kind: cpu\n" + proc, "capacity_gb");
+  refused(head + "    interconnect: {kind: copy, source: s}\n    processors:\n      p:\n        kind: cpu\n" + proc, "gbps");
+  refused(head + "    processors:\n      p:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
+                 "        efficiency_from: nosuch.cpu\n",
+          "unknown profile or processor 'nosuch.cpu'");
+}
+
 TEST(LutSynth, CalibratedProfilesHitThePublishedDeviceOnlyLatency) {
   auto profiles = load_device_profiles(std::string(COINFER_SOURCE_DIR) + "/traces/devices.yaml");
   ModelSpec m = catalog().instantiate("dgcnn", "modelnet40");
   for (auto [type, ms] : {std::pair<std::string, double>{"jetson-tx2", 52.1}, {"rpi4b", 241.5}}) {
     const DeviceProfile& p = profiles.at(type);
-    double eta = calibrate_efficiency(m, p, ms);
-    LutTable t = synthesise_lut(m, p, eta, "test", SynthOptions{});
+    double eta = calibrate_efficiency(m, *p.processor(), ms);
+    LutTable t = synthesise_lut(m, p, *p.processor(), eta, "test", SynthOptions{});
     EXPECT_NEAR(t.mean_seconds(0, 9, 1) * 1e3, ms, 1e-9) << type;
     EXPECT_EQ(t.provenance().kind, "synthesised");
     EXPECT_NE(t.provenance().attributes.at("note").find("not measurements"), std::string::npos);
