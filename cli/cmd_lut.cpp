@@ -63,7 +63,7 @@ int lut_show(const LutOptions& o) {
         if (t.has_latency(0, t.num_stages(), b)) whole[std::to_string(b)] = t.mean_seconds(0, t.num_stages(), b) * 1e3;
       for (int st = 0; st < t.num_stages(); ++st)
         stages.push_back(t.has_latency(st, st + 1, 1) ? nlohmann::json(t.mean_seconds(st, st + 1, 1) * 1e3) : nlohmann::json(nullptr));
-      j["tables"].push_back({{"device_type", k.device_type}, {"model", k.model}, {"dataset", k.dataset}, {"stages", t.num_stages()},
+      j["tables"].push_back({{"device_type", k.device_type}, {"processor", k.processor}, {"model", k.model}, {"dataset", k.dataset}, {"stages", t.num_stages()},
                              {"max_batch", t.max_batch()}, {"provenance", provenance_json(t.provenance())},
                              {"whole_model_mean_ms_by_batch", whole}, {"stage_mean_ms_batch1", stages},
                              {"bytes_per_split", t.bytes_per_split()},
@@ -109,8 +109,8 @@ int lut_show(const LutOptions& o) {
   }
   for (const auto& t : tables) {
     const auto& k = t.key();
-    std::printf("%s  model %s  dataset %s  stages %d  batch 1..%d\n", k.device_type.c_str(), k.model.c_str(),
-                k.dataset.c_str(), t.num_stages(), t.max_batch());
+    std::printf("%s%s  model %s  dataset %s  stages %d  batch 1..%d\n", k.device_type.c_str(),
+                k.processor.empty() ? "" : ("  processor " + k.processor).c_str(), k.model.c_str(), k.dataset.c_str(), t.num_stages(), t.max_batch());
     if (!same_kind) std::printf("  provenance: %s\n", t.provenance().kind.c_str());
     for (const auto& kv : t.provenance().attributes)
       if (!common.count(kv.first)) std::printf("  %s: %s\n", kv.first.c_str(), kv.second.c_str());
@@ -182,7 +182,7 @@ int lut_check(const LutOptions& o) {
     if (o.json) {
       nlohmann::json gaps_list = nlohmann::json::array();
       for (const auto& [i, j, b] : missing) gaps_list.push_back({{"begin", i}, {"end", j}, {"batch", b}});
-      report["tables"].push_back({{"device_type", k.device_type}, {"model", k.model}, {"dataset", k.dataset}, {"ranges", ranges},
+      report["tables"].push_back({{"device_type", k.device_type}, {"processor", k.processor}, {"model", k.model}, {"dataset", k.dataset}, {"ranges", ranges},
                                   {"max_batch", t.max_batch()}, {"latency_gaps", gaps_list},
                                   {"ranges_without_peak_memory", mem_missing},
                                   {"batch_coverage_short", t.max_batch() < o.min_batch_coverage},

@@ -156,7 +156,7 @@ std::vector<LutUse> lut_uses(const Scenario& s) {
   for (const auto& d : s.devices) {
     const ServerSpec& sv = s.servers[s.server_index(d.server)];
     // An idle helper runs the server's part of its server's batches.
-    add({d.type, d.model, d.dataset}, true, d.workload.arrival == WorkloadSpec::Arrival::none ? sv.batch.max_size : 1);
+    add(d.lut_key(d.model), true, d.workload.arrival == WorkloadSpec::Arrival::none ? sv.batch.max_size : 1);
     add({sv.type, d.model, d.dataset}, false, sv.batch.max_size);
   }
   return uses;

@@ -75,6 +75,8 @@ int fill(const FillOptions& o) {
       if (n.table_only) continue;  // it exists: that is all the run asks of it
       if (!n.helper_for.empty() && n.batch > t.max_batch()) continue;
       if (t.has_latency(n.begin, n.end, n.batch)) continue;
+      gaps[t.key()].push_back(&n);  // the table that answers the need (its processor named or not: core/lut.hpp)
+      continue;
     }
     gaps[n.key].push_back(&n);
   }

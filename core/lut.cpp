@@ -267,21 +267,48 @@ void LutSet::add(LutTable table, const std::string& origin) {
   tables_.emplace(key, std::move(table));
 }
 
-const LutTable& LutSet::table(const LutKey& key) const {
+std::map<LutKey, LutTable>::const_iterator LutSet::find(const LutKey& key) const {
   auto it = tables_.find(key);
+  if (it != tables_.end()) return it;
+  LutKey plain = key;
+  plain.processor.clear();
+  if (!key.processor.empty()) return tables_.find(plain);  // a table naming no processor: the type's only one
+  // No processor named: the one table of this type, model and dataset, whatever processor it names.
+  std::vector<std::map<LutKey, LutTable>::const_iterator> same;
+  for (auto t = tables_.lower_bound(plain); t != tables_.end() && t->first.device_type == key.device_type && t->first.model == key.model &&
+                                             t->first.dataset == key.dataset;
+       ++t)
+    same.push_back(t);
+  if (same.size() == 1) return same.front();
+  if (same.empty()) return tables_.end();
+  std::vector<std::string> names;
+  for (const auto& t : same) names.push_back(t->first.processor);
+  throw LutMissingError("LUTs for several processors of device type '" + key.device_type + "' (" + join(names) + "), model '" + key.model +
+                        "', dataset '" + key.dataset + "': say which the device runs on (devices[].processor)");
+}
+
+bool LutSet::contains(const LutKey& key) const { return find(key) != tables_.end(); }
+
+const LutTable& LutSet::table(const LutKey& key) const {
+  auto it = find(key);
   if (it == tables_.end()) {
     std::vector<std::string> have;
     for (const auto& kv : tables_)
-      if (kv.first.model == key.model && kv.first.dataset == key.dataset) have.push_back(kv.first.device_type);
-    throw LutMissingError("no LUT for device type '" + key.device_type + "', model '" + key.model + "', dataset '" +
-                          key.dataset + "'" +
+      if (kv.first.model == key.model && kv.first.dataset == key.dataset)
+        have.push_back(kv.first.device_type + (kv.first.processor.empty() ? "" : ":" + kv.first.processor));
+    throw LutMissingError("no LUT for device type '" + key.device_type + "'" + (key.processor.empty() ? "" : ", processor '" + key.processor + "'") +
+                          ", model '" + key.model + "', dataset '" + key.dataset + "'" +
                           (have.empty() ? std::string(" (no LUT has this model and dataset)")
                                         : " (device types with this model and dataset: " + join(have) + ")"));
   }
   return it->second;
 }
 
-const std::string& LutSet::origin(const LutKey& key) const { return origins_.at(key); }
+const std::string& LutSet::origin(const LutKey& key) const {
+  const auto it = find(key);
+  if (it == tables_.end()) throw LutMissingError("no LUT " + key.to_string());
+  return origins_.at(it->first);
+}
 
 std::vector<LutKey> LutSet::keys() const {
   std::vector<LutKey> k;

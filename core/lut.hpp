@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace coinfer {
@@ -17,13 +18,20 @@ struct LatencyStats {
 };
 
 struct LutKey {
+  LutKey() = default;
+  LutKey(std::string type, std::string model_name, std::string dataset_name, std::string processor_name = "")
+      : device_type(std::move(type)), model(std::move(model_name)), dataset(std::move(dataset_name)), processor(std::move(processor_name)) {}
   std::string device_type, model, dataset;
-  std::string to_string() const { return device_type + "/" + model + "/" + dataset; }
+  // Which of the type's processors the table describes (traces/devices.yaml), e.g. "gpu"; "" = not
+  // stated: the type's only processor (every table before LUT schema 5).
+  std::string processor;
+  // "TYPE/MODEL/DATASET", or "TYPE:PROCESSOR/MODEL/DATASET" when the processor is stated.
+  std::string to_string() const { return device_type + (processor.empty() ? "" : ":" + processor) + "/" + model + "/" + dataset; }
   bool operator<(const LutKey& o) const {
-    return std::tie(device_type, model, dataset) < std::tie(o.device_type, o.model, o.dataset);
+    return std::tie(device_type, model, dataset, processor) < std::tie(o.device_type, o.model, o.dataset, o.processor);
   }
   bool operator==(const LutKey& o) const {
-    return device_type == o.device_type && model == o.model && dataset == o.dataset;
+    return device_type == o.device_type && model == o.model && dataset == o.dataset && processor == o.processor;
   }
 };
 
@@ -149,13 +157,20 @@ class LutSet {
  public:
   // Adds a table; a second table with the same key replaces nothing and throws (ambiguous source).
   void add(LutTable table, const std::string& origin);
-  bool contains(const LutKey& key) const { return tables_.count(key) != 0; }
+  // Which table answers a key: the table of exactly that key; else, for a key naming a processor, the
+  // type's table that names none (its only processor); else, for a key naming none, the type's table
+  // if it has exactly one for that model and dataset (whatever processor it names). Several such
+  // tables and no processor named: table() throws LutMissingError asking for one.
+  bool contains(const LutKey& key) const;
   // Throws LutMissingError naming the key and the keys that do exist.
   const LutTable& table(const LutKey& key) const;
   const std::string& origin(const LutKey& key) const;
   std::vector<LutKey> keys() const;
 
  private:
+  // The table answering `key` (rules above); end() when none; throws LutMissingError when ambiguous.
+  std::map<LutKey, LutTable>::const_iterator find(const LutKey& key) const;
+
   std::map<LutKey, LutTable> tables_;
   std::map<LutKey, std::string> origins_;
 };

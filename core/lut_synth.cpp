@@ -45,7 +45,7 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
                         const std::string& efficiency_how, const SynthOptions& options) {
   if (!(efficiency > 0)) throw std::invalid_argument("efficiency must be > 0 for " + profile.type + "." + p.name);
   const int n = spec.num_stages();
-  LutTable t({profile.type, spec.name, spec.dataset.name}, n, options.max_batch);
+  LutTable t({profile.type, spec.name, spec.dataset.name, profile.processors_named ? p.name : ""}, n, options.max_batch);
   std::vector<std::vector<double>> stage_s(n, std::vector<double>(options.max_batch + 1));
   for (int s = 0; s < n; ++s)
     for (int b = 1; b <= options.max_batch; ++b) stage_s[s][b] = synth_stage_seconds(spec.stages[s], p, efficiency, b);

@@ -47,6 +47,7 @@ struct DeviceProfile {
   std::string description;   // the board or machine, with the source of its figures
   std::vector<ProcessorProfile> processors;  // file order; at least one
   std::string default_processor;             // what a LUT without a processor describes (the first by default)
+  bool processors_named = true;              // false: an old-style profile (its one processor's LUTs name none)
   // Memory. capacity_bytes 0 = not stated (no limit is simulated). gpu_shared: the GPU (or NPU) works in
   // the same memory as the CPU (a Jetson's unified LPDDR); otherwise gpu_bytes is its own memory.
   struct Memory {
@@ -82,7 +83,8 @@ double synth_stage_seconds(const StageSpec& stage, const ProcessorProfile& proce
 double calibrate_efficiency(const ModelSpec& spec, const ProcessorProfile& processor, double whole_model_ms);
 // Builds the full table for `processor` of `profile`: every range [i,j), batches 1..max_batch, bytes
 // per split, peak memory, provenance kind "synthesised" with the formula, the profile, the processor
-// and how the efficiency was obtained. The table's device type is the profile's type.
+// and how the efficiency was obtained. The table's key is the profile's type and the processor's name
+// (none for an old-style profile).
 LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, const ProcessorProfile& processor, double efficiency,
                         const std::string& efficiency_how, const SynthOptions& options);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/input_error.hpp"
+#include "core/lut.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
@@ -42,6 +43,11 @@ struct PowerSpec {
 struct DeviceSpec {
   std::string id;
   std::string type, model, dataset, server;
+  // Which of its type's processors it computes on (traces/devices.yaml; its LUTs are that processor's,
+  // traces/README.md "Processors"); "" = the one its type's LUT describes.
+  std::string processor;
+  // The key of its LUT for `run_model` (its model, or a variant of it) on its processor.
+  LutKey lut_key(const std::string& run_model) const { return {type, run_model, dataset, processor}; }
   LinkSpec link;
   WorkloadSpec workload;
   Strategy strategy;

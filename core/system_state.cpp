@@ -39,6 +39,7 @@ SystemState scenario_state(const Scenario& s, double now) {
     DeviceState x;
     x.id = d.id;
     x.type = d.type;
+    x.processor = d.processor;
     x.model = d.model;
     x.dataset = d.dataset;
     x.server = d.server;
@@ -58,7 +59,7 @@ SystemState scenario_state(const Scenario& s, double now) {
 }
 
 bool operator==(const DeviceState& a, const DeviceState& b) {
-  return a.id == b.id && a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
+  return a.id == b.id && a.type == b.type && a.processor == b.processor && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
          a.strategy == b.strategy && a.connected == b.connected && a.busy == b.busy && a.queue_length == b.queue_length &&
          a.unfinished == b.unfinished && a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms &&
          a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&

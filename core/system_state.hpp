@@ -4,12 +4,16 @@
 #include <string>
 #include <vector>
 
+#include "core/lut.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
 
 struct DeviceState {
   std::string id, type, model, dataset, server;
+  std::string processor;            // which of its type's processors it computes on ("" = its LUT's one)
+  // The key of its LUT for `run_model` (its model or a variant) on its processor.
+  LutKey lut_key(const std::string& run_model) const { return {type, run_model, dataset, processor}; }
   Strategy strategy;                // current
   bool connected = true;
   bool busy = false;                // computing or holding unfinished requests

@@ -510,6 +510,12 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     throw InputError(SourceLocation{I.sc.file, 0, 0}, "--id", "unknown device '" + I.opt.device_id + "' (scenario devices: " + known + ")");
   }
   const DeviceSpec& d = I.sc.devices[I.index];
+  // This runtime computes with LibTorch on this machine's CPU: a device placed on another processor
+  // (a Jetson's GPU, an NPU) is simulated only (issue 34: CUDA placement comes with a CUDA LibTorch).
+  if (!d.processor.empty() && d.processor != "cpu")
+    throw InputError(d.where, "devices (id " + d.id + ").processor",
+                     "the real device runtime computes on this machine's CPU; processor '" + d.processor +
+                         "' is simulated only (coinfer run): remove the key or name processor: cpu");
   I.spec = I.catalog.instantiate(d.model, d.dataset);
   I.n = I.spec.num_stages();
   try {
@@ -522,7 +528,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
-  const LutKey dev_key{d.type, d.model, d.dataset}, srv_key{server_type, d.model, d.dataset};
+  const LutKey dev_key = d.lut_key(d.model), srv_key{server_type, d.model, d.dataset};
   const DataParallelCosts dp_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
                                                          I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
                                                          I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr);

@@ -105,6 +105,7 @@ std::map<std::string, DeviceProfile> load_device_profiles(const std::string& fil
       ProcessorProfile proc = read_processor(r, n, path, extra);
       proc.name = "default";
       proc.description = p.description;
+      p.processors_named = false;
       p.processors.push_back(proc);
     }
     p.default_processor = r.get_string(n, "default_processor", path, p.processors.front().name);

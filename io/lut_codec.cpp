@@ -13,7 +13,7 @@ namespace coinfer {
 namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
-constexpr std::uint32_t kVersion = 3;
+constexpr std::uint32_t kVersion = 4;  // 4: the key's processor
 constexpr std::uint32_t kMaxTables = 100000;
 constexpr std::uint32_t kMaxStringBytes = 1 << 20;
 
@@ -58,6 +58,7 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
     w.str(t.key().device_type);
     w.str(t.key().model);
     w.str(t.key().dataset);
+    w.str(t.key().processor);
     const int n = t.num_stages(), B = t.max_batch();
     w.put<std::int32_t>(n);
     w.put<std::int32_t>(B);
@@ -140,6 +141,7 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     key.device_type = r.str();
     key.model = r.str();
     key.dataset = r.str();
+    key.processor = r.str();
     const int n = r.get<std::int32_t>(), B = r.get<std::int32_t>();
     if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch ||
         static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)

@@ -24,16 +24,17 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
   for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   for (const auto& r : required)
     if (!col.count(r)) throw InputError(SourceLocation{file, no, 1}, r, "missing column (required: " + join(required) + ")");
+  const std::vector<std::string> optional = {"peak_memory_bytes", "processor"};
   for (const auto& h : header)
-    if (std::find(required.begin(), required.end(), h) == required.end() && h != "peak_memory_bytes") {
+    if (std::find(required.begin(), required.end(), h) == required.end() && std::find(optional.begin(), optional.end(), h) == optional.end()) {
       std::vector<std::string> all = required;
-      all.push_back("peak_memory_bytes");
+      all.insert(all.end(), optional.begin(), optional.end());
       std::string near = nearest_word(h, all);
       throw InputError(SourceLocation{file, no, 1}, h, "unknown column" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
   struct Row { int i, j, b; LatencyStats s; double mem; };
   std::map<LutKey, std::vector<Row>> rows;
-  std::string device_type;
+  std::string device_type, processor;
   for (size_t rec = 1; rec < records.size(); ++rec) {
     no = records[rec].line;
     const std::vector<std::string>& cells = records[rec].fields;
@@ -49,10 +50,15 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
       }
       throw InputError(SourceLocation{file, no, static_cast<int>(col[c]) + 1}, c, "'" + t + "' is not a number >= 0");
     };
-    LutKey key{cells[col["device_type"]], cells[col["model"]], cells[col["dataset"]]};
+    // processor (optional): which of the device type's processors measured the row ("" = its only one).
+    LutKey key{cells[col["device_type"]], cells[col["model"]], cells[col["dataset"]], col.count("processor") ? cells[col["processor"]] : ""};
     if (device_type.empty()) device_type = key.device_type;
     if (key.device_type != device_type)
       throw InputError(SourceLocation{file, no, 1}, "device_type", "one CSV imports one device type ('" + device_type + "' and '" + key.device_type + "' found)");
+    if (rec == 1) processor = key.processor;
+    if (key.processor != processor)
+      throw InputError(SourceLocation{file, no, static_cast<int>(col["processor"]) + 1}, "processor",
+                       "one CSV imports one processor ('" + processor + "' and '" + key.processor + "' found): a LUT file describes one");
     Row r;
     r.i = static_cast<int>(num("start"));
     r.j = static_cast<int>(num("end"));

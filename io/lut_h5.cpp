@@ -20,8 +20,10 @@
 namespace coinfer {
 
 int lut_schema_version_for(const std::vector<LutTable>& tables) {
-  // Version 3 only where a table has estimated entries: an older reader then refuses the file instead
-  // of taking estimates for measurements.
+  // Version 4 only where the tables name their processor, version 3 only where a table has estimated
+  // entries: an older reader then refuses the file instead of taking a CPU's table for the board's
+  // only processor, or estimates for measurements.
+  if (!tables.empty() && !tables.front().key().processor.empty()) return 4;
   for (const auto& t : tables)
     if (t.estimated_entries() > 0) return 3;
   return 2;
@@ -30,16 +32,22 @@ int lut_schema_version_for(const std::vector<LutTable>& tables) {
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables) {
   if (tables.empty()) throw InputError(SourceLocation{path, 0, 0}, "", "no LUT tables to write");
   const std::string device_type = tables.front().key().device_type;
-  for (const auto& t : tables)
+  const std::string processor = tables.front().key().processor;
+  for (const auto& t : tables) {
     if (t.key().device_type != device_type)
       throw InputError(SourceLocation{path, 0, 0}, "", "one LUT file holds one device type (" + device_type +
                                                            " and " + t.key().device_type + " given)");
+    if (t.key().processor != processor)
+      throw InputError(SourceLocation{path, 0, 0}, "", "one LUT file holds one processor of its device type ('" + processor + "' and '" +
+                                                           t.key().processor + "' given)");
+  }
   AtomicFile out(path);
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-lut"));
     f.write_attr("/", "schema_version", static_cast<std::int64_t>(lut_schema_version_for(tables)));
     f.write_attr("/", "device_type", device_type);
+    if (!processor.empty()) f.write_attr("/", "processor", processor);
     for (const auto& t : tables) {
       const std::string g = "/" + t.key().model + "/" + t.key().dataset;
       const int n = t.num_stages(), B = t.max_batch();
@@ -131,6 +139,10 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
     fail("schema_version", "schema version " + std::to_string(version) + " is not supported (this build reads " +
                                std::to_string(kLutOldestReadableSchema) + ".." + std::to_string(kLutSchemaVersion) + ")");
   const std::string device_type = f.read_attr_string("/", "device_type");
+  // Schema 4 names the processor the tables describe; before, the type's only processor.
+  const std::string processor = version >= 4 && f.has_attr("/", "processor") ? f.read_attr_string("/", "processor") : "";
+  if (version >= 4 && processor.empty()) fail("processor", "a schema 4 file names its processor (root attribute processor)");
+  if (processor.size() > 64) fail("processor", "longer than 64 bytes");
   std::vector<LutTable> out;
   for (const auto& model : f.children("/")) {
     for (const auto& dataset : f.children("/" + model)) {
@@ -154,7 +166,7 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
       if (p50.size() != mean.size() || p95.size() != mean.size() || sd.size() != mean.size() ||
           count.size() != mean.size() || mem.size() != N1 * N1)
         fail(g, "latency/memory datasets have inconsistent shapes");
-      LutTable t({device_type, model, dataset}, n, B);
+      LutTable t({device_type, model, dataset, processor}, n, B);
       for (int i = 0; i <= n; ++i)
         for (int j = i + 1; j <= n; ++j) {
           if (!std::isnan(mem[i * N1 + j])) t.set_peak_memory(i, j, mem[i * N1 + j]);

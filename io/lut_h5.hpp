@@ -11,13 +11,16 @@
 namespace coinfer {
 
 // Version 3 adds estimated entries (latency_estimate_error/_method/_methods, written by coinfer lut
-// fill); files without estimates are still written as version 2.
-constexpr int kLutSchemaVersion = 3;
+// fill); version 4 the root attribute `processor` (which of the type's processors the file's tables
+// describe; one processor per file). Files with neither are still written as version 2, so older
+// builds keep reading them; a file without `processor` describes the type's only processor.
+constexpr int kLutSchemaVersion = 4;
 constexpr int kLutOldestReadableSchema = 1;
 
-// The schema version write_lut_file gives these tables: 3 where one has estimated entries, else 2.
+// The schema version write_lut_file gives these tables: 4 where they name a processor, else 3 where
+// one has estimated entries, else 2.
 int lut_schema_version_for(const std::vector<LutTable>& tables);
-// Writes atomically (temporary name, then rename). All tables must share one device type.
+// Writes atomically (temporary name, then rename). All tables must share one device type and processor.
 void write_lut_file(const std::string& path, const std::vector<LutTable>& tables);
 // Throws InputError naming the file and object for a missing file, corrupt data, another schema or an
 // implausible value (LutTable::check_values). Never crashes on any file: libhdf5 1.10 can crash on

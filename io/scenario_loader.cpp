@@ -343,12 +343,14 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (size_t i = 0; i < devices.size(); ++i) {
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "count", "type", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"}, path);
+    r.check_keys(n, {"id", "count", "type", "processor", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"},
+                 path);
     DeviceSpec d;
     d.where = r.where(n);
     const std::string id = r.get_name(n, "id", path);
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15-25 KB of simulator memory");
     d.type = r.get_name(n, "type", path);
+    if (n["processor"]) d.processor = r.get_name(n, "processor", path);
     d.model = read_model_with_variant(r, n, path);
     d.dataset = r.get_name(n, "dataset", path);
     if (n["server"]) {
@@ -534,10 +536,10 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
     }
     for (int k : device_ends)
-      if (k > 0) out.push_back({{d.type, d.model, d.dataset}, n, 0, k, 1, i, ""});
+      if (k > 0) out.push_back({d.lut_key(d.model), n, 0, k, 1, i, ""});
     for (int k : server_begins)
       for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, "", true});
-    if (device_ends.empty()) out.push_back({{d.type, d.model, d.dataset}, n, 0, n, 1, i, "", false, true});
+    if (device_ends.empty()) out.push_back({d.lut_key(d.model), n, 0, n, 1, i, "", false, true});
     if (server_begins.empty()) out.push_back({{sv.type, d.model, d.dataset}, n, 0, n, 1, i, "", true, true});
   }
   // An idle device (arrival: none) may run the server part of any other device of its server, at the
@@ -550,7 +552,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       if (d.server != hd.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
       const int n = models.spec(d.model, d.dataset).num_stages();
       for (int k = 0; k < n; ++k)
-        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{hd.type, d.model, d.dataset}, n, k, n, b, h, d.id});
+        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{hd.type, d.model, d.dataset, hd.processor}, n, k, n, b, h, d.id});
     }
   }
   return out;
@@ -606,14 +608,19 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       const std::string ways = "; to get it: measure it on that hardware (coinfer profile --model " + k.model + " --dataset " + k.dataset +
                                " --device-type " + k.device_type + " --out FILE), estimate the missing entries from measured ones "
                                "(coinfer lut fill SCENARIO --out DIR, then luts_fill: allow), or synthesise a table (coinfer lut synth "
-                               "--device " + k.device_type + ": a formula, NOT a measurement)";
+                               "--device " + k.device_type + (k.processor.empty() ? "" : " --processor " + k.processor) +
+                               ": a formula, NOT a measurement)";
       if (need.on_server) {  // the server's table: blame the server's type, or its batch size beyond the table
         const ServerSpec& sv = s.servers[s.server_index(d.server)];
         const bool beyond_batch = luts.contains(need.key) && need.batch > luts.table(need.key).max_batch();
         fail(sv.where, "servers (id " + sv.id + ")" + (beyond_batch ? ".batch.max_size" : ".type"),
              "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")" + ways);
       }
-      fail(d.where, path + ".type", as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")" + ways);
+      // A processor named and not found, or tables of several processors and none named: the device's
+      // processor key is what to change.
+      const bool about_processor = !k.processor.empty() || std::string(e.what()).find("several processors") != std::string::npos;
+      const DeviceSpec& owner = s.devices[need.device];
+      fail(owner.where, path + (about_processor ? ".processor" : ".type"), as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")" + ways);
     }
   }
 }
@@ -676,6 +683,7 @@ std::vector<std::string> resolve_variant_choices(Scenario& s, const ModelCatalog
     std::set<std::string> choices;  // sorted: "fp32" < "int8" < ... ; deterministic
     for (const LutKey& k : keys) {
       if (k.device_type != d.type || k.dataset != d.dataset || split_variant_name(k.model).first != base) continue;
+      if (!d.processor.empty() && !k.processor.empty() && k.processor != d.processor) continue;  // another processor's table
       const LutKey server_key{sv.type, k.model, d.dataset};
       const std::string what = "variant " + k.model + " for " + d.type + "/" + d.dataset;
       auto note = [&](const std::string& why) {

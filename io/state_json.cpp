@@ -23,6 +23,8 @@ std::string state_to_json(const SystemState& s) {
                             {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
                             {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
                             {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s}});
+  for (size_t i = 0; i < s.devices.size(); ++i)  // only where named: states of one-processor devices read as before
+    if (!s.devices[i].processor.empty()) j["devices"][i]["processor"] = s.devices[i].processor;
   j["servers"] = json::array();
   for (const auto& v : s.servers)
     j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
@@ -44,6 +46,7 @@ SystemState state_from_json(const std::string& text) {
       DeviceState x;
       x.id = d.at("id").get<std::string>();
       x.type = d.at("type").get<std::string>();
+      x.processor = d.value("processor", std::string());
       x.model = d.at("model").get<std::string>();
       x.dataset = d.at("dataset").get<std::string>();
       x.server = d.at("server").get<std::string>();

@@ -229,7 +229,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
   const std::string run_model = model_under(d.model, st);  // the variant the strategy runs
   const ModelSpec& m = est.model(run_model, d.dataset);
   const int n = m.num_stages();
-  const LutTable& dev_lut = est.luts().table({d.type, run_model, d.dataset});
+  const LutTable& dev_lut = est.luts().table(d.lut_key(run_model));
   if (cls.server < 0) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
   const ServerState& sv = state.servers[static_cast<size_t>(cls.server)];
   const LutTable& srv_lut = est.luts().table({sv.type, run_model, d.dataset});

@@ -84,7 +84,7 @@ std::vector<SacObservation> sac_observe(const SystemState& state, const Analytic
     if (!sv) throw std::invalid_argument("device " + d.id + " names unknown server " + d.server);
     const ModelSpec& m = est.model(d.model, d.dataset);
     const int n = m.num_stages();
-    const LutTable& dl = est.luts().table({d.type, d.model, d.dataset});
+    const LutTable& dl = est.luts().table(d.lut_key(d.model));
     const LutTable& sl = est.luts().table({sv->type, d.model, d.dataset});
     Device x{&d, sv, n, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     const double mbps = std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps});

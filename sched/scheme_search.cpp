@@ -26,7 +26,7 @@ int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) {
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d) {
   const std::string run_model = model_under(d.model, d.strategy);
   const ModelSpec& m = est.model(run_model, d.dataset);
-  const LutTable& dev = est.luts().table({d.type, run_model, d.dataset});
+  const LutTable& dev = est.luts().table(d.lut_key(run_model));
   const LutTable& srv = est.luts().table({state.server(d.server)->type, run_model, d.dataset});
   return m.pp_comp([&](int a, int b) { return lut_mean_time().seconds(dev, a, b, 1); },
                    [&](int a, int b) { return lut_mean_time().seconds(srv, a, b, 1); });

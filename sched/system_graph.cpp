@@ -88,7 +88,7 @@ SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, c
         case Strategy::Kind::pp: device_end = server_begin = st.split; break;
         case Strategy::Kind::data_parallel: device_end = n, server_begin = 0; break;
       }
-      const LutTable& dev = luts.table({d.type, d.model, d.dataset});
+      const LutTable& dev = luts.table(d.lut_key(d.model));
       device_ms = dev.mean_seconds(0, device_end, 1) * 1e3;
       if (server_begin < n) {
         if (!sv) throw std::out_of_range("system graph: device " + d.id + " names no known server");

@@ -124,12 +124,12 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
   std::set<LutKey> used;
   if (s.service_time != Scenario::ServiceTime::sampled) return {};
   for (const auto& d : s.devices) {
-    used.insert({d.type, d.model, d.dataset});
+    used.insert(d.lut_key(d.model));
     const int j = s.server_index(d.server);
     if (j >= 0) used.insert({s.servers[j].type, d.model, d.dataset});
     if (d.workload.arrival != WorkloadSpec::Arrival::none) continue;
     for (const auto& o : s.devices)  // a helper may run any model of its server's devices
-      if (o.server == d.server) used.insert({d.type, o.model, o.dataset});
+      if (o.server == d.server) used.insert({d.type, o.model, o.dataset, d.processor});
   }
   std::vector<LutKey> out;
   for (const LutKey& k : used)
@@ -217,7 +217,7 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
       // Both tables are bound whatever the strategy (a scheduler may move the split); a missing one is
       // blamed on the type that lacks it, at its line (issue 32, item 3).
       try {
-        b.lut = &luts.table({d.type, m, d.dataset});
+        b.lut = &luts.table(d.lut_key(m));
       } catch (const LutMissingError& e) {
         throw InputError(d.where, "devices (id " + d.id + ").type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
       }
@@ -293,7 +293,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
       if (h != static_cast<int>(i)) continue;
       const auto& bindings = (*w.bindings)[o];
       for (size_t b = 0; b < bindings.size(); ++b) {
-        const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset};
+        const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset, d.processor};
         if (b == 0 || w.luts->contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &w.luts->table(key);
       }
     }
@@ -331,7 +331,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   {
     std::set<LutKey> senders;  // devices send uploads, servers send results
     for (const auto& d : s.devices) {
-      senders.insert({d.type, d.model, d.dataset});
+      senders.insert(d.lut_key(d.model));
       senders.insert({s.servers[s.server_index(d.server)].type, d.model, d.dataset});
     }
     for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());

@@ -242,6 +242,75 @@ TEST(LutCodec, EveryShippedLutSurvivesTheIsolatedReadersByteForm) {
   }
 }
 
+// Tables of one device type's processors (traces/README.md "Processors").
+TEST(LutProcessors, ADeviceFindsItsProcessorsTableOrTheTypesOnlyOne) {
+  auto table = [](const std::string& processor, double s) {
+    LutTable t({"tx2", "m", "d", processor}, 2, 1);
+    t.set_latency(0, 2, 1, {s, s, s, 0, 1});
+    return t;
+  };
+  LutSet both;
+  both.add(table("gpu", 0.05), "gpu.h5");
+  both.add(table("cpu", 0.12), "cpu.h5");
+  EXPECT_DOUBLE_EQ(both.table({"tx2", "m", "d", "gpu"}).mean_seconds(0, 2, 1), 0.05);
+  EXPECT_DOUBLE_EQ(both.table({"tx2", "m", "d", "cpu"}).mean_seconds(0, 2, 1), 0.12);
+  EXPECT_EQ(both.origin({"tx2", "m", "d", "cpu"}), "cpu.h5");
+  EXPECT_FALSE(both.contains({"tx2", "m", "d", "npu"}));
+  try {  // two processors, none named: the device must say which
+    both.table({"tx2", "m", "d"});
+    ADD_FAILURE() << "an ambiguous key was answered";
+  } catch (const LutMissingError& e) {
+    EXPECT_NE(std::string(e.what()).find("several processors"), std::string::npos) << e.what();
+  }
+  LutSet gpu_only;
+  gpu_only.add(table("gpu", 0.05), "gpu.h5");
+  EXPECT_DOUBLE_EQ(gpu_only.table({"tx2", "m", "d"}).mean_seconds(0, 2, 1), 0.05);  // its one table, whatever it names
+  EXPECT_FALSE(gpu_only.contains({"tx2", "m", "d", "cpu"}));
+  LutSet unnamed;  // a table naming no processor: the type's only one, whichever a device names
+  unnamed.add(table("", 0.2), "old.h5");
+  EXPECT_DOUBLE_EQ(unnamed.table({"tx2", "m", "d", "cpu"}).mean_seconds(0, 2, 1), 0.2);
+  EXPECT_EQ(unnamed.table({"tx2", "m", "d", "cpu"}).key().to_string(), "tx2/m/d");
+  EXPECT_EQ(LutKey("tx2", "m", "d", "gpu").to_string(), "tx2:gpu/m/d");
+}
+
+TEST(LutProcessors, AFileNamesItsProcessorFromSchemaFourAndOlderFilesNone) {
+  const std::string dir = ::testing::TempDir();
+  LutTable t({"tx2", "gcn", "mr", "cpu"}, 2, 1);
+  t.set_latency(0, 2, 1, {0.1, 0.1, 0.1, 0, 1});
+  t.provenance().kind = "measured";
+  write_lut_file(dir + "/cpu.h5", {t});
+  EXPECT_EQ(lut_file_schema_version(dir + "/cpu.h5"), 4);
+  EXPECT_EQ(read_lut_file(dir + "/cpu.h5").at(0).key(), t.key());
+  LutTable plain({"tx2", "gcn", "mr"}, 2, 1);
+  plain.set_latency(0, 2, 1, {0.1, 0.1, 0.1, 0, 1});
+  plain.provenance().kind = "measured";
+  write_lut_file(dir + "/plain.h5", {plain});
+  EXPECT_EQ(lut_file_schema_version(dir + "/plain.h5"), 2);  // older builds still read it
+  EXPECT_EQ(read_lut_file(dir + "/plain.h5").at(0).key().processor, "");
+  LutTable gpu = t;
+  gpu = LutTable({"tx2", "gat", "mr", "gpu"}, 2, 1);
+  gpu.set_latency(0, 2, 1, {0.1, 0.1, 0.1, 0, 1});
+  EXPECT_THROW(write_lut_file(dir + "/mixed.h5", {t, gpu}), InputError);  // one processor per file
+  // The codec the isolated reader uses keeps the processor too.
+  EXPECT_EQ(decode_lut_tables(encode_lut_tables({t})).at(0).key().processor, "cpu");
+}
+
+TEST(LutProcessors, ACsvMayNameOneProcessor) {
+  const std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/p.csv") << "device_type,processor,model,dataset,start,end,batch,mean_ms,p50_ms,p95_ms,std_ms,count\n"
+                                   "tx2,cpu,gcn,mr,0,4,1,12.5,12,14,0.5,100\n";
+  EXPECT_EQ(import_lut_csv(dir + "/p.csv", catalog(), "test").at(0).key().processor, "cpu");
+  std::ofstream(dir + "/two.csv") << "device_type,processor,model,dataset,start,end,batch,mean_ms,p50_ms,p95_ms,std_ms,count\n"
+                                     "tx2,cpu,gcn,mr,0,4,1,12.5,12,14,0.5,100\n"
+                                     "tx2,gpu,gcn,mr,0,4,2,12.5,12,14,0.5,100\n";
+  try {
+    import_lut_csv(dir + "/two.csv", catalog(), "test");
+    ADD_FAILURE() << "two processors in one CSV were accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(":3:"), std::string::npos) << e.what();  // the line of the second processor
+  }
+}
+
 TEST(LutCodec, EveryTruncationAndAFlippedFlagAreRefused) {
   LutTable t({"board", "gcn", "mr"}, 3, 2);
   t.set_latency(0, 3, 1, {0.1, 0.1, 0.1, 0, 1});
@@ -252,7 +321,9 @@ TEST(LutCodec, EveryTruncationAndAFlippedFlagAreRefused) {
   for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_tables(bytes.substr(0, n)), std::invalid_argument) << n;
   EXPECT_THROW(decode_lut_tables(bytes + "x"), std::invalid_argument);  // trailing data
   std::string flag = bytes;
-  flag[4 + 4 + 4 + (4 + 5) + (4 + 3) + (4 + 2) + 8] = 2;  // the first latency presence byte: neither 0 nor 1
+  // magic, version, count, the key's strings (type, model, dataset, processor ""), n and B, then the
+  // first latency presence byte: made neither 0 nor 1.
+  flag[4 + 4 + 4 + (4 + 5) + (4 + 3) + (4 + 2) + (4 + 0) + 8] = 2;
   EXPECT_THROW(decode_lut_tables(flag), std::invalid_argument);
   EXPECT_NO_THROW(decode_lut_tables(bytes));
 }

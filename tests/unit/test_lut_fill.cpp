@@ -153,7 +153,9 @@ TEST(ModelVariants, EveryShippedModelVariesIntoARealisableSpecDeterministically)
           EXPECT_EQ(v.stages[s].inputs, base.stages[s].inputs);
           const std::string& op = base.stages[s].op;  // ops whose width the spec gives (others derive theirs)
           const bool given = op != "aggregate" && op != "pool" && op != "knn";
-          if (given && base.stages[s].out_width != base.dataset.classes) EXPECT_EQ(v.stages[s].out_width % 8, 0) << name << " stage " << s;
+          if (given && base.stages[s].out_width != base.dataset.classes) {
+            EXPECT_EQ(v.stages[s].out_width % 8, 0) << name << " stage " << s;
+          }
         }
         const ModelSpec again = random_model_variant(base, 7, i);
         EXPECT_EQ(again.dataset.nodes, v.dataset.nodes);
