@@ -53,7 +53,8 @@ void derive_costs(ModelSpec& m) {
     s.needs_graph = false;
     s.out_level = graph_input ? TensorLevel::graph : TensorLevel::node;
     const double rows = graph_input ? 1 : N;
-    double weights = 0, workspace = 0;
+    double weights = 0, workspace = 0, message = 0;
+    const double P = v.feature_chunks;
     if (s.op == "edgeconv") {
       // Dynamic KNN on the input features (N^2 distances of 3*in FLOPs), an MLP on edge features
       // [x_i, x_j - x_i] (2*in -> out) for N*k edges, max over the k neighbours.
@@ -103,6 +104,7 @@ void derive_costs(ModelSpec& m) {
       weights = (in * out + out) * kFloat;
       workspace = v.dense() ? N * N * mask : E * kFloat;  // cached edge weights (PreG/CacheG) or the mask
       if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
+      if (!v.dense()) message = E * out * kFloat / P;  // the transformed features gathered per edge
     } else if (s.op == "gat" && v.dense()) {
       // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
       // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads
@@ -121,12 +123,15 @@ void derive_costs(ModelSpec& m) {
       s.flops = N * in * out * 2 + s.heads * (E * (2 * per_head + 5) + E * per_head * 2);
       weights = (in * out + 2 * out + out) * kFloat;
       workspace = E * s.heads * 2 * kFloat;
+      // All heads' messages at once (E x out); with P > 1 head by head, each in P slices (models/gnn_model.cpp).
+      message = P == 1 ? E * out * kFloat : E * per_head * kFloat / P;
     } else if (s.op == "sage") {
       // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
       s.needs_graph = true;
       s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
       weights = (2 * in * out + out) * kFloat;
       workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
+      if (!v.dense()) message = E * in * kFloat / P;  // the neighbours' input features gathered per edge
     } else {
       bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
     }
@@ -141,6 +146,7 @@ void derive_costs(ModelSpec& m) {
     if (v.int8()) weights = weights / kFloat + out * kFloat;  // int8 entries (biases too, a slight undercount) + scales
     s.weight_bytes = weights;
     s.workspace_bytes = workspace;
+    s.message_bytes = message;
     double in_bytes = 0;
     for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
     s.traffic_bytes = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);

@@ -42,6 +42,10 @@ struct StageSpec {
   double weight_bytes = 0;      // parameters
   double traffic_bytes = 0;     // memory traffic estimate for the roofline (reads + writes + weights)
   double workspace_bytes = 0;   // transient memory beyond inputs/outputs (e.g. gathered edge features)
+  // The gathered-message tensor of sparse aggregation (gcn, gat, sage without dense masks): E x F floats
+  // at once, E x F/P with feature decomposition (variant fdP). In peak memory only: the roofline's
+  // traffic was calibrated without it (models/README.md).
+  double message_bytes = 0;
 };
 
 class ModelSpec {

@@ -9,7 +9,21 @@
 namespace coinfer {
 
 namespace {
-const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, cached, int8, fp32, grax1, grax2";
+const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, cached, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
+
+bool parse_chunks(const std::string& part, int& out) {
+  std::string digits;
+  if (part.rfind("fd=", 0) == 0) digits = part.substr(3);
+  else if (part.rfind("fd", 0) == 0) digits = part.substr(2);
+  else return false;
+  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
+    throw std::invalid_argument("variant part '" + part + "': feature decomposition is fd<P> with P a whole number");
+  const long long p = std::stoll(digits);
+  if (p < 1 || p > kMaxFeatureChunks)
+    throw std::invalid_argument("variant part '" + part + "': feature chunks must be 1.." + std::to_string(kMaxFeatureChunks));
+  out = static_cast<int>(p);
+  return true;
+}
 
 bool parse_capacity(const std::string& part, long long& out) {
   std::string digits;
@@ -33,6 +47,7 @@ std::string ModelVariant::name() const {
   if (precision == Precision::int8) parts.push_back("int8");
   if (grax1) parts.push_back("grax1");
   if (grax2) parts.push_back("grax2");
+  if (feature_chunks > 1) parts.push_back("fd" + std::to_string(feature_chunks));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : "+") + p;
   return out;
@@ -51,6 +66,7 @@ ModelVariant ModelVariant::parse(const std::string& name) {
       if (s == part) throw std::invalid_argument("variant '" + name + "' names '" + part + "' twice");
     seen.push_back(part);
     long long cap = 0;
+    int chunks = 1;
     if (part == "dense_mask") v.aggregation = Aggregation::dense_mask;
     else if (part == "sparse") v.aggregation = Aggregation::sparse;
     else if (part == "symmetric") v.normalisation = Normalisation::symmetric;
@@ -62,6 +78,9 @@ ModelVariant ModelVariant::parse(const std::string& name) {
     else if (parse_capacity(part, cap)) {
       if (v.node_capacity > 0) throw std::invalid_argument("variant '" + name + "' gives a node capacity twice");
       v.node_capacity = cap;
+    } else if (parse_chunks(part, chunks)) {
+      if (v.feature_chunks > 1) throw std::invalid_argument("variant '" + name + "' gives feature chunks twice");
+      v.feature_chunks = chunks;
     } else {
       throw std::invalid_argument("unknown variant part '" + part + "'; allowed parts: " + kAllowed);
     }
@@ -107,6 +126,9 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
                                 "matrix product, so a dense mask stored as one triangle would be rebuilt whole at every layer");
   if (v.grax1 && !(gat && v.dense())) throw std::invalid_argument(what + "grax1 approximates masked attention: it needs gat stages and dense_mask");
   if (v.grax2 && !gat) throw std::invalid_argument(what + "grax2 approximates attention scores: it needs gat stages");
+  if (v.feature_chunks > 1 && (!graph || v.dense()))
+    throw std::invalid_argument(what + "feature decomposition slices the messages of sparse aggregation: it needs gcn, gat or sage stages "
+                                "without dense_mask");
 }
 
 }  // namespace coinfer

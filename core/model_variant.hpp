@@ -18,6 +18,9 @@
 //   grax2         GAT: the pairwise LeakyReLU(s_dst_i + s_src_j) becomes LeakyReLU(s_src_j) + s_dst_i,
 //                 one score per node broadcast over destinations (GrAx2; see models/README.md for when
 //                 it is exact)
+//   feature_chunks 1 | P (fdP: feature decomposition, ../shared/papers/003_...: sparse aggregation
+//                 gathers and scatters the messages in P slices of the feature dimension, so the E x F
+//                 gathered-message tensor is E x F/P at a time; outputs equal the base model's)
 // Canonical name: the non-default parts in the order above joined by '+' ("dense_mask+cap64+int8");
 // the default variant's name is "" and the model keeps its plain name.
 #include <string>
@@ -36,6 +39,7 @@ struct ModelVariant {
   Normalisation normalisation = Normalisation::cached;
   Precision precision = Precision::fp32;
   bool grax1 = false, grax2 = false;
+  int feature_chunks = 1;  // P of feature decomposition; 1 = none
 
   bool is_default() const { return name().empty(); }
   // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG and GrAx1 (whose
@@ -52,6 +56,8 @@ struct ModelVariant {
 
 // Largest node capacity a variant may ask for: a dense mask of 200,000^2 float32 is 160 GB already.
 constexpr long long kMaxNodeCapacity = 200000;
+// Largest number of feature chunks (no dataset here has more than 4,096 features per node).
+constexpr int kMaxFeatureChunks = 1024;
 
 // "gcn@int8" -> {"gcn", "int8"}; "gcn" -> {"gcn", ""}.
 std::pair<std::string, std::string> split_variant_name(const std::string& model);
@@ -60,7 +66,8 @@ std::string variant_model_name(const std::string& base, const ModelVariant& v);
 
 // Throws std::invalid_argument saying why `v` cannot run `spec` (the base spec, variant not yet
 // applied): dense masks and node capacities need a graph dataset, a capacity must hold the dataset's
-// nodes per sample, symmetric needs a gcn stage, grax1 needs gat with dense masks, grax2 needs gat.
+// nodes per sample, symmetric needs a gcn stage, grax1 needs gat with dense masks, grax2 needs gat,
+// feature chunks need sparse aggregation (gcn, gat or sage stages without dense masks).
 void check_variant_supported(const ModelSpec& spec, const ModelVariant& v);
 
 }  // namespace coinfer

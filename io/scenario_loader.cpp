@@ -228,7 +228,7 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
       r.fail(v, vpath, ex.what());
     }
   } else if (v.IsMap()) {
-    r.check_keys(v, {"aggregation", "node_capacity", "normalisation", "precision", "approximations"}, vpath);
+    r.check_keys(v, {"aggregation", "node_capacity", "normalisation", "precision", "approximations", "feature_chunks"}, vpath);
     auto pick = [&](const std::string& key, const std::vector<std::string>& allowed) -> std::string {
       if (!v[key]) return allowed.front();
       const std::string value = r.get_string(v, key, vpath);
@@ -240,6 +240,8 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
     if (pick("normalisation", {"cached", "symmetric"}) == "symmetric") variant.normalisation = ModelVariant::Normalisation::symmetric;
     if (pick("precision", {"fp32", "int8"}) == "int8") variant.precision = ModelVariant::Precision::int8;
     variant.node_capacity = r.get_int(v, "node_capacity", vpath, 0, 1, kMaxNodeCapacity, "nodes per sample a variant is padded to");
+    variant.feature_chunks =
+        static_cast<int>(r.get_int(v, "feature_chunks", vpath, 1, 1, kMaxFeatureChunks, "slices of the feature dimension (feature decomposition)"));
     for (const auto& a : r.get_string_list(v, "approximations", vpath)) {
       if (a == "grax1") variant.grax1 = true;
       else if (a == "grax2") variant.grax2 = true;

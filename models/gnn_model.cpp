@@ -41,7 +41,7 @@ torch::Tensor GnnModel::quantize(const torch::Tensor& x, const AbsMax& range) co
   return torch::quantize_per_tensor(x.contiguous(), range.scale(), kZeroPoint, torch::kQUInt8);
 }
 
-GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec) {
+GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chunks_(spec.variant.feature_chunks) {
   torch::NoGradGuard no_grad;
   torch::manual_seed(seed);
   for (const auto& s : spec_.stages) {

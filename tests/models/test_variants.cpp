@@ -49,6 +49,20 @@ TEST(Variants, DenseMaskEqualsSparseAggregation) {
     }
 }
 
+TEST(Variants, FeatureDecompositionEqualsTheWholeAggregation) {
+  // fdP gathers and scatters the messages in P slices of the features: the same sums, P at a time.
+  for (const std::string model : {"gcn", "sage", "gat"})
+    for (const std::string ds : {"mr", "siot"}) {
+      const ModelSpec& m = catalog().spec(model, ds);
+      const GraphSample g = undirected(m, 30);
+      for (const char* v : {"@fd2", "@fd7"}) {
+        GnnModel chunked(catalog().spec(model + v, ds), 5);
+        EXPECT_EQ(chunked.feature_chunks(), std::string(v) == "@fd2" ? 2 : 7);
+        EXPECT_LT(max_abs_diff(run(model, ds, g), chunked.forward(g)), 1e-4) << model << v << "/" << ds;
+      }
+    }
+}
+
 TEST(Variants, NodeCapacityPadsWithoutChangingOutputsAndRefusesLargerInputs) {
   for (const std::string model : {"gcn", "gat", "sage"})
     for (const std::string ds : {"mr", "siot"}) {  // a graph task (pooling over real nodes) and a node task

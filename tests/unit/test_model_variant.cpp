@@ -60,6 +60,29 @@ TEST(ModelVariant, CostsByHand) {
   EXPECT_DOUBLE_EQ(catalog().spec("gcn@symmetric", "mr").stages[0].workspace_bytes, E * 2);
 }
 
+TEST(ModelVariant, FeatureDecompositionShrinksTheGatheredMessagesInPeakMemory) {
+  // gcn on siot: N = 16216, E = 292234, 52 features, conv1 52 -> 64, conv2 64 -> 2 (node task).
+  const double N = 16216, E = 292234, in = 52, hid = 64;
+  const ModelSpec& base = catalog().spec("gcn", "siot");
+  const ModelSpec& fd4 = catalog().spec("gcn@fd4", "siot");
+  // conv1 gathers its transformed features per edge: E x 64 floats at once, a quarter with fd4.
+  EXPECT_DOUBLE_EQ(base.stages[0].message_bytes, E * hid * 4);
+  EXPECT_DOUBLE_EQ(fd4.stages[0].message_bytes, E * hid * 4 / 4);
+  // conv1 alone: weights (52 x 64) + input (N x 52) + the graph + output (N x 64) + cached edge
+  // weights (E) + the messages.
+  const double conv1 = in * hid * 4 + 64 * 4 + N * in * 4 + base.graph_bytes + N * hid * 4 + E * 4;
+  EXPECT_DOUBLE_EQ(base.peak_memory_bytes(0, 1), conv1 + E * hid * 4);
+  EXPECT_DOUBLE_EQ(fd4.peak_memory_bytes(0, 1), conv1 + E * hid * 4 / 4);
+  // The time formula's inputs are the same (FLOPs, traffic): decomposition trades no FLOPs.
+  EXPECT_DOUBLE_EQ(fd4.stages[0].flops, base.stages[0].flops);
+  EXPECT_DOUBLE_EQ(fd4.stages[0].traffic_bytes, base.stages[0].traffic_bytes);
+  EXPECT_EQ(ModelVariant::parse("fd=8+int8").name(), "int8+fd8");
+  EXPECT_THROW(ModelVariant::parse("fd0"), std::invalid_argument);
+  EXPECT_THROW(ModelVariant::parse("fd4+fd8"), std::invalid_argument);
+  EXPECT_THROW(catalog().spec("dgcnn@fd4", "modelnet40"), InputError);   // no sparse aggregation to slice
+  EXPECT_THROW(catalog().spec("gcn@dense_mask+fd4", "mr"), InputError);  // a dense mask gathers nothing
+}
+
 TEST(ModelVariant, TheCatalogBuildsSupportedVariantsAndSaysWhyOthersAreNot) {
   EXPECT_EQ(catalog().spec("gcn@int8+dense_mask", "mr").name, "gcn@dense_mask+int8");
   EXPECT_EQ(catalog().spec("gcn@int8", "mr").variant.precision, ModelVariant::Precision::int8);
