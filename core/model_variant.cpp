@@ -11,30 +11,18 @@ namespace coinfer {
 namespace {
 const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, cached, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
 
-bool parse_chunks(const std::string& part, int& out) {
+// A numbered part "<prefix><N>" or "<prefix>=<N>" (cap64, fd=4): false when `part` is not one;
+// N in 1..max_value, else std::invalid_argument saying `what` it is.
+bool parse_numbered(const std::string& part, const std::string& prefix, long long max_value, const std::string& what, long long& out) {
   std::string digits;
-  if (part.rfind("fd=", 0) == 0) digits = part.substr(3);
-  else if (part.rfind("fd", 0) == 0) digits = part.substr(2);
-  else return false;
-  if (digits.empty() || digits.size() > 5 || digits.find_first_not_of("0123456789") != std::string::npos)
-    throw std::invalid_argument("variant part '" + part + "': feature decomposition is fd<P> with P a whole number");
-  const long long p = std::stoll(digits);
-  if (p < 1 || p > kMaxFeatureChunks)
-    throw std::invalid_argument("variant part '" + part + "': feature chunks must be 1.." + std::to_string(kMaxFeatureChunks));
-  out = static_cast<int>(p);
-  return true;
-}
-
-bool parse_capacity(const std::string& part, long long& out) {
-  std::string digits;
-  if (part.rfind("cap=", 0) == 0) digits = part.substr(4);
-  else if (part.rfind("cap", 0) == 0) digits = part.substr(3);
+  if (part.rfind(prefix + "=", 0) == 0) digits = part.substr(prefix.size() + 1);
+  else if (part.rfind(prefix, 0) == 0) digits = part.substr(prefix.size());
   else return false;
   if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
-    throw std::invalid_argument("variant part '" + part + "': a node capacity is cap<N> with N a whole number");
+    throw std::invalid_argument("variant part '" + part + "': " + what + " is " + prefix + "<N> with N a whole number");
   out = std::stoll(digits);
-  if (out < 1 || out > kMaxNodeCapacity)
-    throw std::invalid_argument("variant part '" + part + "': node capacity must be 1.." + std::to_string(kMaxNodeCapacity));
+  if (out < 1 || out > max_value)
+    throw std::invalid_argument("variant part '" + part + "': " + what + " must be 1.." + std::to_string(max_value));
   return true;
 }
 }  // namespace
@@ -65,8 +53,7 @@ ModelVariant ModelVariant::parse(const std::string& name) {
     for (const auto& s : seen)
       if (s == part) throw std::invalid_argument("variant '" + name + "' names '" + part + "' twice");
     seen.push_back(part);
-    long long cap = 0;
-    int chunks = 1;
+    long long number = 0;
     if (part == "dense_mask") v.aggregation = Aggregation::dense_mask;
     else if (part == "sparse") v.aggregation = Aggregation::sparse;
     else if (part == "symmetric") v.normalisation = Normalisation::symmetric;
@@ -75,12 +62,12 @@ ModelVariant ModelVariant::parse(const std::string& name) {
     else if (part == "fp32") v.precision = Precision::fp32;
     else if (part == "grax1") v.grax1 = true;
     else if (part == "grax2") v.grax2 = true;
-    else if (parse_capacity(part, cap)) {
+    else if (parse_numbered(part, "cap", kMaxNodeCapacity, "a node capacity", number)) {
       if (v.node_capacity > 0) throw std::invalid_argument("variant '" + name + "' gives a node capacity twice");
-      v.node_capacity = cap;
-    } else if (parse_chunks(part, chunks)) {
+      v.node_capacity = number;
+    } else if (parse_numbered(part, "fd", kMaxFeatureChunks, "feature decomposition", number)) {
       if (v.feature_chunks > 1) throw std::invalid_argument("variant '" + name + "' gives feature chunks twice");
-      v.feature_chunks = chunks;
+      v.feature_chunks = static_cast<int>(number);
     } else {
       throw std::invalid_argument("unknown variant part '" + part + "'; allowed parts: " + kAllowed);
     }

@@ -65,13 +65,6 @@ std::string delay_text(double ms) {
   return b;
 }
 
-std::string read_file(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // A server or device process: its own process group (stopping it stops what it started), output in
 // its log.
 Child start_logged(const std::vector<std::string>& argv, const std::string& log_path) {
@@ -141,13 +134,13 @@ class NetnsHosts final : public TestbedHosts {
 
   bool server_listening() override {
     if (fs::exists(port_file())) {
-      port_ = read_file(port_file());
+      port_ = read_run_file(port_file());
       port_ = port_.substr(0, port_.find('\n'));
       return true;
     }
     if (!server_.running())
       throw std::runtime_error("the edge server exited (status " + std::to_string(server_.status()) + ") before listening; see " + work_ +
-                               "/logs/server.log:\n" + read_file(work_ + "/logs/server.log"));
+                               "/logs/server.log:\n" + read_run_file(work_ + "/logs/server.log"));
     return false;
   }
 

@@ -70,13 +70,6 @@ std::string trim_text(std::string s) {
   return s;
 }
 
-std::string read_text(const std::string& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 // The remote shell command that stops the process group named by DIR/pid: SIGTERM, up to `grace_s`
 // for it to end, then SIGKILL; prints "gone" when nothing of it is left.
 std::string stop_command(const std::string& dir, double grace_s) {
@@ -227,7 +220,7 @@ class SshHosts final : public TestbedHosts {
     HostRun& server = setup_.hosts.front();
     if (!server.ssh.running())
       throw std::runtime_error("the edge server on " + server.host.describe() + " exited (" + describe_exit_status(server.ssh.status()) +
-                               ") before listening; see " + work_ + "/logs/server.log:\n" + read_text(work_ + "/logs/server.log"));
+                               ") before listening; see " + work_ + "/logs/server.log:\n" + read_run_file(work_ + "/logs/server.log"));
     if (server.host.run("test -s " + shell_quote(server.dir + "/port"), 15).status == 0) return true;
     std::this_thread::sleep_for(Seconds(0.25));  // each check is an ssh round trip: no need to ask more often
     return false;
@@ -270,7 +263,7 @@ class SshHosts final : public TestbedHosts {
       // The ssh session broke while the device ran: the board is unreachable (or sshd died).
       h.lost = true;
       h.lost_at_s = run_time_s;
-      h.lost_why = trim_text(read_text(work_ + "/logs/device-" + boards_[static_cast<size_t>(device)]->device + ".log"));
+      h.lost_why = trim_text(read_run_file(work_ + "/logs/device-" + boards_[static_cast<size_t>(device)]->device + ".log"));
       const auto nl = h.lost_why.rfind('\n');
       if (nl != std::string::npos) h.lost_why = h.lost_why.substr(nl + 1);
       h.lost_report = strprintf("board %s (%s) at t = %.1f s: %s", boards_[static_cast<size_t>(device)]->device.c_str(),
@@ -313,7 +306,7 @@ class SshHosts final : public TestbedHosts {
       if (!h.lost && r.status == 0) continue;
       // The live copy, cut where the stream broke: its torn last line dropped, and a note saying why
       // its unfinished requests failed (hw/record_journal.hpp).
-      std::string text = read_text(stream_file(i));
+      std::string text = read_run_file(stream_file(i));
       if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
       const std::string why = h.lost ? strprintf("board %s became unreachable at t = %.1f s (%s); nothing it did after that was collected",
                                                  id.c_str(), h.lost_at_s, h.lost_why.c_str())

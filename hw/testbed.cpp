@@ -88,6 +88,13 @@ void TestbedTimeline::progress(double t) {
   else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, drain_s_));
 }
 
+std::string read_run_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
   const MetricsSummary& total = r.summary.back();
   std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",

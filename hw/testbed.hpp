@@ -88,6 +88,9 @@ class TestbedTimeline {
   double last_progress_ = -1e9;
 };
 
+// The whole text of a log or another small file of the run ("" when it is absent or unreadable).
+std::string read_run_file(const std::string& path);
+
 // The one-line summary at the end.
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out);
 
