@@ -160,7 +160,7 @@ class LutSet {
   // Which table answers a key: the table of exactly that key; else, for a key naming a processor, the
   // type's table that names none (its only processor); else, for a key naming none, the type's table
   // if it has exactly one for that model and dataset (whatever processor it names). Several such
-  // tables and no processor named: table() throws LutMissingError asking for one.
+  // tables and no processor named: contains(), table() and origin() throw LutMissingError asking for one.
   bool contains(const LutKey& key) const;
   // Throws LutMissingError naming the key and the keys that do exist.
   const LutTable& table(const LutKey& key) const;
