@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <stdexcept>
 
 namespace coinfer {
 
@@ -45,7 +46,59 @@ DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_in
       strategy_(device.strategy),
       strategy_text_(device.strategy.to_string()),
       in_flight_limit_(device.workload.in_flight > 0 ? device.workload.in_flight : default_in_flight(device.strategy)),
-      next_arrival_s_(kNever) {}
+      next_arrival_s_(kNever) {
+  hw_ = device.hardware ? device.hardware : std::make_shared<const DeviceHardware>(single_processor_hardware(device.processor, 0));
+  procs_.resize(static_cast<size_t>(std::max(1, hw_->size())));
+  for (double c : hw_->pool_capacity_bytes) memory_limited_ = memory_limited_ || c > 0;
+  pool_peak_.assign(hw_->pool_capacity_bytes.size(), 0.0);
+  proc_peak_.assign(procs_.size(), 0.0);
+  plan_ = plan_for(strategy_);
+}
+
+const DevicePlan* DeviceLoop::plan_for(const Strategy& s) {
+  const int split = s.kind == Strategy::Kind::data_parallel ? num_stages_ : s.device_split(num_stages_);
+  const std::string key = s.placement.to_string() + "/" + std::to_string(split);
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return &it->second;
+  return &plans_.emplace(key, make_device_plan(s, num_stages_, *hw_, device_.id)).first->second;
+}
+
+int DeviceLoop::queued() const {
+  size_t n = up_queue_.size() + dp_pending_.size();
+  for (size_t i = 0; i < procs_.size(); ++i)
+    for (const DeviceRequest* r : procs_[i].queue)  // a split segment waits in two queues: counted once
+      if (r->plan->segments.empty() || r->plan->segments[static_cast<size_t>(r->segment)].proc == static_cast<int>(i)) ++n;
+  return static_cast<int>(n);
+}
+
+bool DeviceLoop::processor_busy() const {
+  if (helping_) return true;
+  for (const Processor& p : procs_)
+    if (p.running != nullptr) return true;
+  return false;
+}
+
+bool DeviceLoop::running(const DeviceRequest* r) const {
+  for (const Processor& p : procs_)
+    if (p.running == r) return true;
+  return false;
+}
+
+void DeviceLoop::drop_from_processors(const DeviceRequest* r) {
+  for (Processor& p : procs_) erase_from(p.queue, r);
+}
+
+void DeviceLoop::set_held(DeviceRequest& r, double bytes) {
+  held_total_ += bytes - r.held_bytes;
+  r.held_bytes = bytes;
+  if (held_total_ < 0) held_total_ = 0;  // rounding
+}
+
+void DeviceLoop::enqueue_segment(DeviceRequest& r) {
+  const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+  procs_[static_cast<size_t>(seg.proc)].queue.push_back(&r);
+  if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].queue.push_back(&r);
+}
 
 void DeviceLoop::on_join(double now_s) {
   if (tracing()) trace("join " + num(now_s));
@@ -59,6 +112,7 @@ void DeviceLoop::on_strategy(const Strategy& s) {
   if (tracing()) trace("strategy " + s.to_string());
   strategy_ = s;
   strategy_text_ = s.to_string();
+  plan_ = plan_for(s);
   if (device_.workload.in_flight <= 0) in_flight_limit_ = default_in_flight(s);
 }
 
@@ -72,7 +126,13 @@ bool DeviceLoop::closed_loop_admits() const {
   v.num_stages = num_stages_;
   v.unfinished = unfinished();
   v.in_flight_limit = in_flight_limit_;
-  v.compute_idle = computing_ == nullptr && exec_queue_.empty();
+  // The processor(s) of the current plan's first segment free: a device pipelines across its processors.
+  v.compute_idle = true;
+  if (!plan_->invalid.empty())  // its requests fail at processor 0, one at a time
+    v.compute_idle = procs_[0].running == nullptr && procs_[0].queue.empty();
+  else if (!plan_->segments.empty())
+    for (const int i : {plan_->segments[0].proc, plan_->segments[0].with})
+      if (i >= 0) v.compute_idle = v.compute_idle && procs_[static_cast<size_t>(i)].running == nullptr && procs_[static_cast<size_t>(i)].queue.empty();
   v.upload_idle = uploading_ == nullptr && up_queue_.empty();
   v.dp_input_waiting = !dp_pending_.empty();
   v.dp_side_free = router_.any_free();
@@ -116,14 +176,22 @@ void DeviceLoop::create(double now_s) {
     return;
   }
   r.device_split = strategy_.device_split(num_stages_);
+  r.plan = plan_;
   route(r);
 }
 
 void DeviceLoop::route(DeviceRequest& r) {
   r.rec.split = r.device_split;
   if (r.device_split < num_stages_) r.rec.server = server_;
+  r.segment = 0;
   act_.routed(r);
-  (r.device_split > 0 ? exec_queue_ : up_queue_).push_back(&r);
+  if (memory_limited_) set_held(r, act_.tensor_bytes(r, 0));
+  if (!r.plan->invalid.empty())  // a placement this device cannot run: fails when processor 0 would take it
+    procs_[0].queue.push_back(&r);
+  else if (r.device_split > 0)
+    enqueue_segment(r);
+  else
+    up_queue_.push_back(&r);
 }
 
 void DeviceLoop::route_data_parallel(double now_s) {
@@ -133,25 +201,43 @@ void DeviceLoop::route_data_parallel(double now_s) {
     dp_pending_.pop_front();
     r->dp_to_server = to_server;
     r->device_split = to_server ? 0 : num_stages_;
+    r->plan = plan_for(Strategy::at_split(r->device_split, num_stages_));
     route(*r);
   }
 }
 
 void DeviceLoop::start_idle_stages(double now_s) {
-  if (computing_ == nullptr && !helping_) {
-    if (!help_queue_.empty()) {  // forwarded work goes before the device's own queued requests
-      const std::int64_t task = help_queue_.front();
-      help_queue_.pop_front();
-      helping_ = true;
-      if (tracing()) trace("> help " + num(task));
-      act_.start_help(task);
-    } else if (!exec_queue_.empty()) {
-      computing_ = exec_queue_.front();
-      exec_queue_.pop_front();
-      computing_->where = Where::on_stage;
-      computing_->rec.t_device_start = now_s;
-      if (tracing()) trace("> compute " + num(computing_->rec.id) + " " + std::to_string(computing_->device_split));
-      act_.start_compute(*computing_);
+  for (size_t i = 0; i < procs_.size(); ++i) {
+    Processor& p = procs_[i];
+    while (p.running == nullptr && !(i == 0 && helping_)) {
+      if (i == 0 && !help_queue_.empty()) {  // forwarded work goes before the device's own queued requests
+        const std::int64_t task = help_queue_.front();
+        help_queue_.pop_front();
+        helping_ = true;
+        if (tracing()) trace("> help " + num(task));
+        act_.start_help(task);
+        break;
+      }
+      if (p.queue.empty()) break;
+      DeviceRequest* r = p.queue.front();
+      if (!r->plan->invalid.empty()) {  // fails with the reason, as a segment that cannot start
+        p.queue.pop_front();
+        r->rec.t_device_start = r->rec.t_device_end = now_s;
+        finish(*r, false, r->plan->invalid, true);
+        continue;
+      }
+      const DeviceSegment& seg = r->plan->segments[static_cast<size_t>(r->segment)];
+      if (seg.with >= 0) {  // a split segment: both processors free, and it heads both queues
+        Processor& a = procs_[static_cast<size_t>(seg.proc)];
+        Processor& b = procs_[static_cast<size_t>(seg.with)];
+        const auto idle = [this](const Processor& x) { return x.running == nullptr && !(&x == &procs_[0] && (helping_ || !help_queue_.empty())); };
+        if (!idle(a) || !idle(b) || a.queue.front() != r || b.queue.empty() || b.queue.front() != r) break;
+        a.queue.pop_front();
+        b.queue.pop_front();
+      } else {
+        p.queue.pop_front();
+      }
+      if (start_segment(*r, now_s)) break;  // else it failed (out of memory): the next one may start
     }
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
@@ -163,11 +249,90 @@ void DeviceLoop::start_idle_stages(double now_s) {
   }
 }
 
+std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
+  // The need of each pool the segment touches (header: "memory"); also the peaks.
+  const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+  const size_t np = hw_->pool_capacity_bytes.size();
+  std::vector<double> need(np, 0.0), proc_need(procs_.size(), 0.0);
+  for (const DeviceSegment& s : r.plan->segments) {  // the weights its plan keeps on each processor
+    const double w = act_.weight_bytes(r, s.begin, s.end);
+    proc_need[static_cast<size_t>(s.proc)] += w;
+    if (s.with >= 0) proc_need[static_cast<size_t>(s.with)] += w;
+  }
+  const double work = act_.working_bytes(r, seg.begin, seg.end);
+  const double mine = seg.with >= 0 ? work * seg.share : work;
+  for (size_t i = 0; i < procs_.size(); ++i) proc_need[i] += procs_[i].working_bytes;
+  proc_need[static_cast<size_t>(seg.proc)] += mine;
+  if (seg.with >= 0) proc_need[static_cast<size_t>(seg.with)] += work - mine;
+  for (size_t i = 0; i < procs_.size(); ++i) need[static_cast<size_t>(hw_->pool_of[i])] += proc_need[i];
+  need[0] += held_total_;
+  for (size_t i = 0; i < procs_.size(); ++i) proc_peak_[i] = std::max(proc_peak_[i], proc_need[i]);
+  for (size_t k = 0; k < np; ++k) pool_peak_[k] = std::max(pool_peak_[k], need[k]);
+  for (const int proc : {seg.proc, seg.with}) {
+    if (proc < 0) continue;
+    const size_t pool = static_cast<size_t>(hw_->pool_of[static_cast<size_t>(proc)]);
+    const double cap = hw_->pool_capacity_bytes[pool];
+    if (cap > 0 && need[pool] > cap) {
+      char b[160];
+      const char* f = cap < 10e6 ? " (needs %.2f MB, has %.2f MB)" : " (needs %.1f MB, has %.1f MB)";
+      std::snprintf(b, sizeof b, f, need[pool] / 1e6, cap / 1e6);
+      const std::string& name = hw_->processors[static_cast<size_t>(proc)];
+      return "out of memory on " + device_.id + (name.empty() ? "" : ":" + name) + b;
+    }
+  }
+  procs_[static_cast<size_t>(seg.proc)].working_bytes = mine;
+  if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].working_bytes = work - mine;
+  return "";
+}
+
+bool DeviceLoop::start_segment(DeviceRequest& r, double now_s) {
+  const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+  if (memory_limited_) {
+    set_held(r, 0);  // what it held is now its segment's input
+    const std::string oom = memory_shortfall(r);
+    if (!oom.empty()) {
+      if (tracing()) trace("> oom " + num(r.rec.id) + " " + std::to_string(r.segment));
+      if (r.segment == 0) r.rec.t_device_start = now_s;
+      r.rec.t_device_end = now_s;
+      finish(r, false, oom, true);
+      return false;
+    }
+  }
+  procs_[static_cast<size_t>(seg.proc)].running = &r;
+  if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].running = &r;
+  r.where = Where::on_stage;
+  if (r.segment == 0) r.rec.t_device_start = now_s;
+  if (tracing()) {
+    if (r.plan->plain())
+      trace("> compute " + num(r.rec.id) + " " + std::to_string(r.device_split));
+    else
+      trace("> compute " + num(r.rec.id) + " " + std::to_string(r.device_split) + " segment " + std::to_string(r.segment) + " [" +
+            std::to_string(seg.begin) + "," + std::to_string(seg.end) + ") on " + std::to_string(seg.proc) +
+            (seg.with >= 0 ? "+" + std::to_string(seg.with) : ""));
+  }
+  act_.start_compute(r);
+  return true;
+}
+
 void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::string& why) {
   if (tracing()) trace("computed " + num(id) + " " + num(now_s) + " " + ok_text(ok) + " " + why);
-  if (stopped_ || computing_ == nullptr || computing_->rec.id != id) return;
-  DeviceRequest* r = computing_;
-  computing_ = nullptr;
+  if (stopped_) return;
+  DeviceRequest* r = nullptr;
+  for (Processor& p : procs_)
+    if (p.running != nullptr && p.running->rec.id == id) {
+      r = p.running;
+      p.running = nullptr;
+      p.working_bytes = 0;
+    }
+  if (r == nullptr) return;
+  const int next = r->segment + 1;
+  if (ok && next < static_cast<int>(r->plan->segments.size())) {  // on to its next processor
+    r->segment = next;
+    r->where = Where::waiting;
+    if (memory_limited_) set_held(*r, act_.tensor_bytes(*r, r->plan->segments[static_cast<size_t>(next)].begin));
+    enqueue_segment(*r);
+    return;
+  }
   r->rec.t_device_end = now_s;
   if (!ok) {
     finish(*r, false, why, true);
@@ -176,6 +341,7 @@ void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::
     finish(*r, true, "", true);
   } else {
     r->where = Where::waiting;
+    if (memory_limited_) set_held(*r, act_.tensor_bytes(*r, r->device_split));
     up_queue_.push_back(r);
   }
 }
@@ -191,6 +357,7 @@ void DeviceLoop::on_uploaded(std::int64_t id, double now_s, bool ok, const std::
   }
   r->rec.t_uplink_end = now_s;
   r->where = Where::at_server;
+  if (memory_limited_) set_held(*r, 0);
 }
 
 void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::string& why) {
@@ -201,7 +368,7 @@ void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::st
 void DeviceLoop::on_result(DeviceRequest& r, double now_s, bool ok, const std::string& why) {
   if (tracing()) trace("result " + num(r.rec.id) + " " + num(now_s) + " " + ok_text(ok) + " " + why);
   if (stopped_ || r.where == Where::finished) return;
-  if (&r == computing_) return;  // not sent yet: not its result
+  if (running(&r)) return;  // not sent yet: not its result
   if (&r == uploading_) uploading_ = nullptr;  // overtook its upload's event: the server has it all
   if (ok) r.rec.t_result = now_s;
   finish(r, ok, why, true);
@@ -212,9 +379,9 @@ void DeviceLoop::fail(std::int64_t id, double now_s, const std::string& why) {
   DeviceRequest* found = find_live(id);
   if (stopped_ || found == nullptr) return;
   DeviceRequest& r = *found;
-  if (&r == computing_ || &r == uploading_) return;
+  if (running(&r) || &r == uploading_) return;
   const bool waiting_for_side = std::find(dp_pending_.begin(), dp_pending_.end(), &r) != dp_pending_.end();
-  erase_from(exec_queue_, &r);
+  drop_from_processors(&r);
   erase_from(up_queue_, &r);
   erase_from(dp_pending_, &r);
   finish(r, false, why, !waiting_for_side);
@@ -225,11 +392,12 @@ void DeviceLoop::abandon(const std::function<std::string(const DeviceRequest&)>&
   if (stopped_) return;
   stopped_ = true;
   for (DeviceRequest* r : unfinished_requests()) finish(*r, false, why(*r), false);
-  exec_queue_.clear();
+  for (Processor& p : procs_) p = Processor{};
   up_queue_.clear();
   dp_pending_.clear();
   help_queue_.clear();
-  computing_ = uploading_ = nullptr;
+  uploading_ = nullptr;
+  held_total_ = 0;
 }
 
 void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side) {
@@ -238,6 +406,7 @@ void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool 
   last->live_index = r.live_index;
   live_.pop_back();
   r.where = Where::finished;
+  if (r.held_bytes != 0) set_held(r, 0);
   if (r.data_parallel && holds_side) router_.release(r.dp_to_server ? DataParallelRouter::Side::server : DataParallelRouter::Side::device);
   if (tracing()) trace("> finished " + num(r.rec.id) + " " + ok_text(ok) + " " + why);
   if (ok) {

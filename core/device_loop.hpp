@@ -11,8 +11,20 @@
 //   - routing (DESIGN.md strategies): local and pp(k) with k > 0 to the device's processor first,
 //     offload (split 0) straight to the uplink, data_parallel to a side chosen by DataParallelRouter
 //     (inputs wait while both sides are busy);
-//   - stages: the processor runs one thing at a time (a forwarded batch before the device's own
-//     queued requests), the uplink one upload at a time, both in arrival order (FIFO);
+//   - processors (issue 34): a request's device stages are a plan of segments, each on one of the
+//     device's processors (DeviceHardware) or split between two that run it at once (the strategy's
+//     placement; none: every device stage on processor 0, the device's default). Each processor runs
+//     one segment at a time in arrival order (FIFO; a split segment starts when it heads both
+//     processors' queues), the device pipelines across its processors as it does with its server;
+//     a forwarded batch runs on processor 0 before the device's own queued segments; the uplink
+//     sends one upload at a time, FIFO;
+//   - memory (issue 34, when some memory pool of the device has a capacity): at the start of a
+//     segment, for each pool it touches, need = the weights its request's plan keeps in the pool +
+//     the working sets of the segments running in the pool (this one's included; a split segment's
+//     share on each processor) + in main memory the tensors held by the device's requests that wait
+//     (inputs, tensors between segments, uploads not yet delivered); need > capacity fails the
+//     request "out of memory on DEVICE:PROCESSOR (needs X MB, has Y MB)". Forwarded batches are not
+//     counted. The figures come from DeviceActions (the engine's model);
 //   - completion: local and data_parallel-on-device requests finish when computed; the others when
 //     their result arrives; a finished data_parallel request frees its side;
 //   - the in-flight limit: workload.in_flight, or default_in_flight(strategy) when 0, re-read on every
@@ -24,10 +36,14 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/arrival_process.hpp"
+#include "core/device_hardware.hpp"
+#include "core/device_plan.hpp"
 #include "core/data_parallel_router.hpp"
 #include "core/request_record.hpp"
 #include "core/scenario.hpp"
@@ -46,6 +62,9 @@ struct DeviceRequest {
   enum class Where : std::int8_t { waiting, on_stage, at_server, finished };
   Where where = Where::waiting;
   std::size_t live_index = 0;  // its place in the loop's list of unfinished requests
+  const DevicePlan* plan = nullptr;  // its device stages (the loop's; set when routed)
+  int segment = 0;                   // the segment it is at (plan->segments[segment])
+  double held_bytes = 0;             // memory its waiting tensor holds in main memory (accounting only)
 };
 
 // What the device loop asks its engine to do. Every call is made from inside a DeviceLoop call.
@@ -63,9 +82,16 @@ class DeviceActions {
   // The request was routed (its device_split is final): the engine may attach what it needs (wire
   // bytes, the model variant, a batch group). Called once per request, before any stage starts.
   virtual void routed(DeviceRequest& r) { (void)r; }
-  // Runs the request's device stages [0, device_split) (plus compressing what it sends when it goes on
-  // to the server); the engine calls on_computed when they are done.
+  // Runs the request's current segment r.plan->segments[r.segment] (plus, for its last segment when it
+  // goes on to the server, compressing what it sends); the engine calls on_computed when it is done.
+  // With the default plan that is stages [0, device_split) on the device's default processor.
   virtual void start_compute(DeviceRequest& r) = 0;
+  // Memory figures of r's model for the accounting (bytes per sample; asked only when the device has
+  // a memory capacity): the tensors crossing split k, the weights of stages [b, e), and the working
+  // set of running [b, e) (the largest of one stage's live inputs, output and workspace).
+  virtual double tensor_bytes(const DeviceRequest& r, int k) { (void)r; (void)k; return 0; }
+  virtual double weight_bytes(const DeviceRequest& r, int b, int e) { (void)r; (void)b; (void)e; return 0; }
+  virtual double working_bytes(const DeviceRequest& r, int b, int e) { (void)r; (void)b; (void)e; return 0; }
   // Sends the request's state at its split to the server; the engine calls on_uploaded when the
   // server has it (or the upload failed).
   virtual void start_upload(DeviceRequest& r) = 0;
@@ -92,7 +118,7 @@ class DeviceLoop {
   void on_join(double now_s);
   // Events name requests by id (rec.id): one the loop no longer knows, or not on that stage, is
   // ignored (it failed meanwhile), so an engine may deliver them late.
-  // The device stages of request `id` ended (ok = false: they failed, `why` says how).
+  // The current segment of request `id` ended (ok = false: it failed, `why` says how).
   void on_computed(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
   // Request `id` on the uplink reached the server (ok = false: the upload failed).
   void on_uploaded(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
@@ -135,9 +161,15 @@ class DeviceLoop {
   int in_flight_limit() const { return in_flight_limit_; }
   int unfinished() const { return static_cast<int>(live_.size()); }
   // Requests waiting for a stage or a side (not on a stage, not at the server).
-  int queued() const { return static_cast<int>(exec_queue_.size() + up_queue_.size() + dp_pending_.size()); }
+  int queued() const;
   bool helping() const { return helping_; }
-  bool processor_busy() const { return computing_ != nullptr || helping_; }
+  // Some processor computes (a segment or a forwarded batch).
+  bool processor_busy() const;
+  // Memory (bytes): the highest need seen at a segment's start, per pool of the device's hardware
+  // (DeviceHardware::pool_names), and per processor (its resident weights and running working sets).
+  const std::vector<double>& pool_peak_bytes() const { return pool_peak_; }
+  const std::vector<double>& processor_peak_bytes() const { return proc_peak_; }
+  const DeviceHardware& hardware() const { return *hw_; }
   bool helper_work_waiting() const { return !help_queue_.empty(); }
   long long completed() const { return completed_; }   // finished ok since the start
   long long failed() const { return failed_; }
@@ -160,6 +192,13 @@ class DeviceLoop {
   void route(DeviceRequest& r);
   void route_data_parallel(double now_s);
   void start_idle_stages(double now_s);
+  const DevicePlan* plan_for(const Strategy& s);
+  void enqueue_segment(DeviceRequest& r);
+  bool start_segment(DeviceRequest& r, double now_s);  // false: it failed (memory)
+  std::string memory_shortfall(DeviceRequest& r);      // "" or the out-of-memory reason
+  void set_held(DeviceRequest& r, double bytes);
+  bool running(const DeviceRequest* r) const;
+  void drop_from_processors(const DeviceRequest* r);
   void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side);
   void trace(const std::string& line) const;  // holds_side: a data_parallel side is its
 
@@ -176,9 +215,20 @@ class DeviceLoop {
   int in_flight_limit_;
   bool joined_ = false, stopped_ = false, admission_paused_ = false;
   double next_arrival_s_;
-  std::deque<DeviceRequest*> exec_queue_, up_queue_, dp_pending_;
+  struct Processor {
+    std::deque<DeviceRequest*> queue;  // segments waiting for it, FIFO
+    DeviceRequest* running = nullptr;
+    double working_bytes = 0;          // of the running segment's share (memory accounting)
+  };
+  std::shared_ptr<const DeviceHardware> hw_;  // the device's, or one unnamed processor
+  std::vector<Processor> procs_;
+  std::map<std::string, DevicePlan> plans_;   // by placement text + "/" + device split; nodes stay put
+  const DevicePlan* plan_ = nullptr;          // the current strategy's (not data_parallel)
+  bool memory_limited_ = false;
+  double held_total_ = 0;
+  std::vector<double> pool_peak_, proc_peak_;
+  std::deque<DeviceRequest*> up_queue_, dp_pending_;
   std::deque<std::int64_t> help_queue_;
-  DeviceRequest* computing_ = nullptr;
   DeviceRequest* uploading_ = nullptr;
   bool helping_ = false;
   using Where = DeviceRequest::Where;

@@ -44,6 +44,8 @@ constexpr double kMaxLutLatencyS = 86400;
 // Bytes one sample sends across a split (1 TB) and peak memory of one range (1 PB).
 constexpr double kMaxSplitBytes = 1e12;
 constexpr double kMaxPeakMemoryBytes = 1e15;
+// A device's memory (devices[].memory_gb), GB: far beyond any board.
+constexpr double kMaxMemoryGb = 1e6;
 // LUT tables: (num_stages + 1)^2 x max_batch latency cells of one table.
 constexpr long long kMaxLutCells = 1LL << 22;
 // Quantile levels of one LUT table's latency distributions, and quantile values of one table in all

@@ -16,6 +16,19 @@ struct DeviceResult {
   double energy_compute_j = 0;  // over the measurement window (warm-up .. duration)
   double energy_radio_j = 0;    // over the measurement window
   double bytes_sent = 0, bytes_received = 0;  // whole run
+  // Its processors and memory (issue 34), for a device whose type has a hardware profile (empty
+  // otherwise): per processor its computing seconds in the window and its memory peak (its weights
+  // and running working sets, bytes); per memory pool its capacity (0 = none stated) and peak need.
+  struct Processor {
+    std::string name;
+    double busy_s = 0, peak_bytes = 0;
+  };
+  struct Pool {
+    std::string name;
+    double capacity_bytes = 0, peak_bytes = 0;
+  };
+  std::vector<Processor> processors;
+  std::vector<Pool> memory;
 };
 
 // The identity fields of a device's result (id, type, model, dataset, server, configured strategy);

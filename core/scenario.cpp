@@ -52,7 +52,9 @@ int Scenario::server_index(const std::string& id) const { return find_by_id(serv
 int Scenario::device_index(const std::string& id) const { return find_by_id(devices, id); }
 
 int default_in_flight(const Strategy& s) {
-  return (s.kind == Strategy::Kind::pp || s.kind == Strategy::Kind::data_parallel) ? 2 : 1;
+  // local placed on several processors pipelines across them as pp does with the server
+  const bool spread = s.kind == Strategy::Kind::local && s.placement.processors().size() > 1;
+  return (s.kind == Strategy::Kind::pp || s.kind == Strategy::Kind::data_parallel || spread) ? 2 : 1;
 }
 
 bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions) {

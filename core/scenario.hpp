@@ -3,9 +3,11 @@
 // documents every key, default and unit). Units are in the names; times are seconds from the start.
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/device_hardware.hpp"
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
 #include "core/strategy.hpp"
@@ -46,8 +48,17 @@ struct DeviceSpec {
   // Which of its type's processors it computes on (traces/devices.yaml; its LUTs are that processor's,
   // traces/README.md "Processors"); "" = the one its type's LUT describes.
   std::string processor;
-  // The key of its LUT for `run_model` (its model, or a variant of it) on its processor.
-  LutKey lut_key(const std::string& run_model) const { return {type, run_model, dataset, processor}; }
+  // Its hardware (core/device_hardware.hpp): the type's profile from the scenario's `hardware` file
+  // with devices[].memory_gb applied; null when the type has no profile (one processor, no memory
+  // limit). Shared by the devices of one scenario entry.
+  std::shared_ptr<const DeviceHardware> hardware;
+  // The processor it computes on by default: `processor`, else its profile's default ("" without one).
+  const std::string& default_processor() const { return processor.empty() && hardware ? hardware->processors.at(0) : processor; }
+  // The key of its LUT for `run_model` (its model, or a variant of it) on `on` ("" = its default
+  // processor).
+  LutKey lut_key(const std::string& run_model, const std::string& on = "") const {
+    return {type, run_model, dataset, on.empty() ? default_processor() : on};
+  }
   LinkSpec link;
   WorkloadSpec workload;
   Strategy strategy;
@@ -127,6 +138,7 @@ struct Scenario {
   enum class LutsFill { refuse, allow } luts_fill = LutsFill::refuse;
   std::vector<std::string> luts;       // files or folders
   SourceLocation luts_where;           // the `luts` key, for errors found while reading them
+  std::string hardware_file;           // the device profiles the devices' hardware came from ("" = none found)
   std::vector<ServerSpec> servers;
   AccessPointSpec access_point;
   std::vector<DeviceSpec> devices;     // expanded (count: N gives N entries)
@@ -151,7 +163,8 @@ struct Scenario {
 bool scenario_uses_seed(const Scenario& s, bool luts_have_distributions);
 
 // Closed-loop default for in_flight: 1 for local and offload, 2 for pp and data_parallel (the device
-// works on input i+1 while input i is on the server).
+// works on input i+1 while input i is on the server) and for local placed on several processors (one
+// works on input i+1 while another finishes input i).
 int default_in_flight(const Strategy& s);
 
 // One-way latency (s) between device `device` and its server as the simulator's routes have it: the

@@ -18,7 +18,7 @@ int Strategy::device_split(int num_stages) const {
 }
 
 std::string Strategy::to_string() const {
-  const std::string at = variant.empty() ? "" : "@" + variant;
+  const std::string at = placement.to_string() + (variant.empty() ? "" : "@" + variant);
   switch (kind) {
     case Kind::local: return "local" + at;
     case Kind::offload: return "offload" + at;
@@ -47,6 +47,21 @@ Strategy parse_strategy(const std::string& text) {
     }
     return s;
   }
+  if (!text.empty() && text.back() == ']') {
+    const size_t open = text.find('[');
+    if (open == std::string::npos) throw std::invalid_argument("'" + text + "': a placement is written [PARTS] after the strategy");
+    Strategy s = parse_strategy(text.substr(0, open));
+    if (s.kind != Strategy::Kind::local && s.kind != Strategy::Kind::pp)
+      throw std::invalid_argument("'" + text + "': only local and pp(K) run stages on the device to place (not " + s.to_string() + ")");
+    if (s.kind == Strategy::Kind::pp && s.split == 0) throw std::invalid_argument("'" + text + "': pp(0) runs no stage on the device to place");
+    try {
+      s.placement = parse_placement(text.substr(open + 1, text.size() - open - 2));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("'" + text + "': " + e.what());
+    }
+    if (s.kind == Strategy::Kind::pp) s.placement.resolved(s.split);  // ranges against the split
+    return s;
+  }
   if (text == "local") return Strategy::local();
   if (text == "offload") return Strategy::offload();
   if (text == "data_parallel") return Strategy::data_parallel();
@@ -56,7 +71,7 @@ Strategy parse_strategy(const std::string& text) {
     for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
     if (ok) return Strategy::pp(std::stoi(digits));
   }
-  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), data_parallel");
+  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), data_parallel, each with an optional @VARIANT; local and pp(K) with an optional placement [PARTS]");
 }
 
 }  // namespace coinfer

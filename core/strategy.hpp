@@ -2,6 +2,8 @@
 // Per-device co-inference strategy (DESIGN.md vocabulary).
 #include <string>
 
+#include "core/placement.hpp"
+
 namespace coinfer {
 
 struct Strategy {
@@ -12,11 +14,15 @@ struct Strategy {
   // hold: "" = the device's model as the scenario names it, "fp32" = the base model, otherwise a
   // canonical variant name ("dense_mask+int8"). Text form: "pp(2)@int8".
   std::string variant;
+  // Where the device's stages run among its processors (core/placement.hpp): empty = on its default
+  // processor. Only local and pp(k) with k > 0 have device stages to place. Text form:
+  // "pp(3)[cpu:0-1,gpu:1-3]@int8".
+  Placement placement;
 
-  static Strategy local() { return {Kind::local, 0, {}}; }
-  static Strategy offload() { return {Kind::offload, 0, {}}; }
-  static Strategy pp(int k) { return {Kind::pp, k, {}}; }
-  static Strategy data_parallel() { return {Kind::data_parallel, 0, {}}; }
+  static Strategy local() { return {Kind::local, 0, {}, {}}; }
+  static Strategy offload() { return {Kind::offload, 0, {}, {}}; }
+  static Strategy pp(int k) { return {Kind::pp, k, {}, {}}; }
+  static Strategy data_parallel() { return {Kind::data_parallel, 0, {}, {}}; }
   // The strategy whose device part is [0, k) of an n-stage model: k = 0 is offload, k = n local,
   // anything between pp(k).
   static Strategy at_split(int k, int num_stages) {
@@ -26,7 +32,8 @@ struct Strategy {
   // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
   // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.
   int device_split(int num_stages) const;
-  std::string to_string() const;  // "local", "offload", "pp(3)", "data_parallel", "pp(3)@int8"
+  // "local", "offload", "pp(3)", "data_parallel", "pp(3)@int8", "pp(3)[cpu:0-1,gpu:1-3]"
+  std::string to_string() const;
   // The same placement with a variant chosen.
   Strategy with_variant(std::string v) const {
     Strategy s = *this;
@@ -34,13 +41,13 @@ struct Strategy {
     return s;
   }
   bool operator==(const Strategy& o) const {
-    return kind == o.kind && (kind != Kind::pp || split == o.split) && variant == o.variant;
+    return kind == o.kind && (kind != Kind::pp || split == o.split) && variant == o.variant && placement == o.placement;
   }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };
 
-// Parses "local", "offload", "pp(K)" or "data_parallel", optionally followed by "@VARIANT" ("fp32"
-// or a variant name, stored canonically). Throws std::invalid_argument listing the allowed forms. The
+// Parses "local", "offload", "pp(K)" or "data_parallel", optionally followed by a placement "[...]"
+// (local and pp(K) only) and by "@VARIANT" ("fp32" or a variant name, stored canonically). Throws std::invalid_argument listing the allowed forms. The
 // split range is checked against a model elsewhere (ModelSpec::check_split).
 Strategy parse_strategy(const std::string& text);
 

@@ -39,7 +39,8 @@ SystemState scenario_state(const Scenario& s, double now) {
     DeviceState x;
     x.id = d.id;
     x.type = d.type;
-    x.processor = d.processor;
+    x.processor = d.default_processor();
+    x.hardware = d.hardware;
     x.model = d.model;
     x.dataset = d.dataset;
     x.server = d.server;

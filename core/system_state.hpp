@@ -1,9 +1,11 @@
 #pragma once
 // Read-only snapshot of the system that schedulers see. Built by the simulator's monitor (or the real
 // runtime); plain data, copyable, serialisable (io/state_json.hpp). Units: seconds, Mbit/s, ms.
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/device_hardware.hpp"
 #include "core/lut.hpp"
 #include "core/strategy.hpp"
 
@@ -11,7 +13,8 @@ namespace coinfer {
 
 struct DeviceState {
   std::string id, type, model, dataset, server;
-  std::string processor;            // which of its type's processors it computes on ("" = its LUT's one)
+  std::string processor;            // which of its type's processors it computes on by default ("" = its LUT's one)
+  std::shared_ptr<const DeviceHardware> hardware;  // its processors and memory (null: one processor, no limit)
   // The key of its LUT for `run_model` (its model or a variant) on its processor.
   LutKey lut_key(const std::string& run_model) const { return {type, run_model, dataset, processor}; }
   Strategy strategy;                // current

@@ -516,6 +516,16 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     throw InputError(d.where, "devices (id " + d.id + ").processor",
                      "the real device runtime computes on this machine's CPU; processor '" + d.processor +
                          "' is simulated only (coinfer run): remove the key or name processor: cpu");
+  // Its hardware here is this machine's CPU, standing for the device's default processor (as it did
+  // before processors existed): a strategy placing stages elsewhere fails its requests with the
+  // reason (core/device_loop.hpp); the real memory is the limit (no accounting).
+  const std::string stands_for = d.default_processor();
+  I.sc.devices[static_cast<size_t>(I.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
+  if (!d.strategy.placement.empty())
+    for (const std::string& p : d.strategy.placement.processors())
+      if (p != stands_for)
+        throw InputError(d.where, "devices (id " + d.id + ").strategy",
+                         "the real device runtime computes on this machine's CPU; a placement on '" + p + "' is simulated only (coinfer run)");
   I.spec = I.catalog.instantiate(d.model, d.dataset);
   I.n = I.spec.num_stages();
   try {

@@ -15,6 +15,7 @@
 #include "core/model_key.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
+#include "io/device_profile_loader.hpp"
 #include "core/text_util.hpp"
 #include "io/csv.hpp"
 #include "io/input_file.hpp"
@@ -261,8 +262,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
   for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
   r.check_keys(root,
-               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "servers",
-                "access_point", "devices", "scheduler", "events"},
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware",
+                "servers", "access_point", "devices", "scheduler", "events"},
                "");
   Scenario s;
   s.file = file;
@@ -298,6 +299,26 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   if (s.luts.empty()) r.fail(root, "luts", "missing required key (a list of LUT files or folders)");
   root["luts"] = s.luts;
+  // The device types' hardware (traces/devices.yaml unless `hardware` names another file): a type it
+  // lists gets its processors, memory and interconnect (core/device_hardware.hpp); a type it does not
+  // list is one processor with no memory limit.
+  std::map<std::string, DeviceProfile> profiles;
+  {
+    const std::string given = r.get_string(root, "hardware", "", "");
+    const std::string resolved = resolve_scenario_path(file, given.empty() ? "traces/devices.yaml" : given);
+    if (resolved.empty() && !given.empty())
+      r.fail(root["hardware"], "hardware", "'" + given + "' not found (relative paths are tried as for luts)");
+    if (!resolved.empty()) {
+      try {
+        profiles = load_device_profiles(resolved);
+      } catch (const InputError& e) {
+        if (!given.empty()) throw;
+        log::warn("scenario", std::string("ignoring the default hardware profiles: ") + e.what());
+      }
+      if (!given.empty()) root["hardware"] = resolved;
+      s.hardware_file = resolved;
+    }
+  }
 
   // Servers.
   YAML::Node servers = root["servers"];
@@ -345,7 +366,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (size_t i = 0; i < devices.size(); ++i) {
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "count", "type", "processor", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power", "join_at_s"},
+    r.check_keys(n, {"id", "count", "type", "processor", "memory_gb", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power",
+                     "join_at_s"},
                  path);
     DeviceSpec d;
     d.where = r.where(n);
@@ -353,6 +375,20 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15-25 KB of simulator memory");
     d.type = r.get_name(n, "type", path);
     if (n["processor"]) d.processor = r.get_name(n, "processor", path);
+    {
+      const double memory_gb = r.get_double(n, "memory_gb", path, 0, 0, false);
+      if (memory_gb > limits::kMaxMemoryGb)
+        r.fail(n["memory_gb"], path + ".memory_gb", "value " + format_double(memory_gb) + " must be <= " + format_double(limits::kMaxMemoryGb));
+      const auto prof = profiles.find(d.type);
+      try {
+        if (prof != profiles.end())
+          d.hardware = std::make_shared<const DeviceHardware>(hardware_from_profile(prof->second, d.processor, memory_gb * 1e9));
+        else if (memory_gb > 0)
+          d.hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(d.processor, memory_gb * 1e9));
+      } catch (const std::invalid_argument& e) {
+        r.fail(n["processor"], path + ".processor", std::string(e.what()) + " (" + s.hardware_file + ")");
+      }
+    }
     d.model = read_model_with_variant(r, n, path);
     d.dataset = r.get_name(n, "dataset", path);
     if (n["server"]) {
@@ -375,6 +411,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     } catch (const std::invalid_argument& e) {
       r.fail(n["strategy"], path + ".strategy", e.what());
     }
+    for (const std::string& name : d.strategy.placement.processors())
+      if (!d.hardware || d.hardware->slot(name) < 0)
+        r.fail(n["strategy"], path + ".strategy",
+               "device type '" + d.type + "' has no processor '" + name + "'" +
+                   (d.hardware ? " (it has: " + d.hardware->describe() + "; " + s.hardware_file + ")"
+                               : " (" + (s.hardware_file.empty() ? std::string("no hardware profiles found") : s.hardware_file + " does not list the type") + ")"));
     // A strategy naming a variant ("pp(1)@int8") names the model the device runs: folded into it.
     if (!d.strategy.variant.empty()) {
       if (n["variant"] || d.model.find('@') != std::string::npos)
@@ -537,6 +579,12 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
       case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
     }
+    if (!d.strategy.placement.empty() && s.scheduler.name == "static") {  // each part on its processor's table
+      device_ends.clear();
+      for (const PlacementPart& part : d.strategy.placement.resolved(d.strategy.device_split(n)))
+        for (const std::string* on : {&part.processor, &part.with})
+          if (!on->empty()) out.push_back({d.lut_key(d.model, *on), n, part.begin, part.end, 1, i, ""});
+    }
     for (int k : device_ends)
       if (k > 0) out.push_back({d.lut_key(d.model), n, 0, k, 1, i, ""});
     for (int k : server_begins)
@@ -554,7 +602,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       if (d.server != hd.server || d.workload.arrival == WorkloadSpec::Arrival::none) continue;
       const int n = models.spec(d.model, d.dataset).num_stages();
       for (int k = 0; k < n; ++k)
-        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{hd.type, d.model, d.dataset, hd.processor}, n, k, n, b, h, d.id});
+        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({hd.lut_key(d.model), n, k, n, b, h, d.id});
     }
   }
   return out;
@@ -584,6 +632,13 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
       fail(d.where, path + ".strategy",
            "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
+    if (!d.strategy.placement.empty()) {
+      try {
+        d.strategy.placement.resolved(d.strategy.device_split(n));
+      } catch (const std::invalid_argument& e) {
+        fail(d.where, path + ".strategy", std::string(e.what()) + " (model " + d.model + " has " + std::to_string(n) + " stages)");
+      }
+    }
   }
   for (const LutNeed& need : lut_entries_needed(s, models)) {
     const DeviceSpec& d = s.devices[need.device];
@@ -620,8 +675,8 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       }
       // A processor named and not found, or tables of several processors and none named: the device's
       // processor key is what to change.
-      const bool about_processor = !k.processor.empty() || std::string(e.what()).find("several processors") != std::string::npos;
       const DeviceSpec& owner = s.devices[need.device];
+      const bool about_processor = !owner.processor.empty() || std::string(e.what()).find("several processors") != std::string::npos;
       fail(owner.where, path + (about_processor ? ".processor" : ".type"), as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")" + ways);
     }
   }

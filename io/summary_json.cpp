@@ -74,6 +74,24 @@ std::string summary_json_text(const RunResults& r) {
     for (const auto& f : r.data_files) files.push_back({{"role", f.role}, {"path", f.path}, {"origin", f.origin}});
     j["data_files"] = files;
   }
+  {
+    nlohmann::ordered_json hw = nlohmann::ordered_json::object();
+    auto& by = static_cast<std::vector<nlohmann::ordered_json::object_t::value_type>&>(hw.get_ref<nlohmann::ordered_json::object_t&>());
+    for (const auto& d : r.devices) {
+      if (d.processors.empty() && d.memory.empty()) continue;
+      nlohmann::ordered_json procs = nlohmann::ordered_json::object(), pools = nlohmann::ordered_json::object();
+      for (const auto& p : d.processors)
+        procs[p.name.empty() ? "default" : p.name] = {{"busy_s", number(p.busy_s)}, {"peak_memory_mb", number(p.peak_bytes / 1e6)}};
+      for (const auto& m : d.memory)
+        pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
+      by.emplace_back(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
+    }
+    if (!hw.empty())
+      j["hardware"] = {{"note", "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
+                                "working sets running on it); each memory's capacity (0: none stated) and the peak need seen when a segment "
+                                "started (scenarios/README.md \"Placement\")"},
+                       {"devices", hw}};
+  }
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   // Appended to the object's vector directly: ordered_json's operator[] searches its keys linearly, which

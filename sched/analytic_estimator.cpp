@@ -1,5 +1,8 @@
 #include "sched/analytic_estimator.hpp"
 
+#include "core/device_plan.hpp"
+#include "core/scenario.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,6 +23,9 @@ struct PathSpec {
   int split = 0;              // device runs [0, split)
   int n = 0;
   double device_s = 0;        // device stages
+  // The busiest of the device's processors per request (a device pipelines across its processors,
+  // issue 34): device_s unless a placement spreads the stages.
+  double device_bottleneck_s = 0;
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
   int in_flight = 1;          // closed loop; 0 = open loop
@@ -235,13 +241,33 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
   const LutTable& srv_lut = est.luts().table({sv.type, run_model, d.dataset});
   const double bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv.link_bandwidth_mbps}));
   const double lat = (d.link_latency_ms + state.access_point_latency_ms + sv.link_latency_ms) * 1e-3;
-  const int closed_in_flight = d.in_flight > 0 ? d.in_flight : (st.kind == Strategy::Kind::local || st.kind == Strategy::Kind::offload ? 1 : 2);
+  const int closed_in_flight = d.in_flight > 0 ? d.in_flight : default_in_flight(st);
   auto make = [&](int split, bool to_server, int in_flight) {
     PathSpec p;
     p.split = split;
     p.to_server = to_server;
     p.n = n;
     p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
+    p.device_bottleneck_s = p.device_s;
+    if (!st.placement.empty() && st.kind != Strategy::Kind::data_parallel && split > 0) {
+      // core/device_plan.hpp: the segments' expected times on their processors' tables
+      const DeviceHardware hw = d.hardware ? *d.hardware : single_processor_hardware(d.processor, 0);
+      const DevicePlan plan = make_device_plan(st, n, hw, d.id);
+      if (!plan.invalid.empty()) throw std::invalid_argument(plan.invalid);
+      std::vector<const LutTable*> tables;
+      for (int q = 0; q < hw.size(); ++q) {
+        const LutKey key = d.lut_key(run_model, hw.processors[static_cast<size_t>(q)]);
+        tables.push_back(est.luts().contains(key) ? &est.luts().table(key) : nullptr);
+      }
+      for (const DeviceSegment& g : plan.segments)
+        for (const int q : {g.proc, g.with})
+          if (q >= 0 && tables[static_cast<size_t>(q)] == nullptr)
+            throw std::invalid_argument("device " + d.id + ": no LUT for " + d.lut_key(run_model, hw.processors[static_cast<size_t>(q)]).to_string());
+      p.device_s = 0;
+      for (size_t j = 0; j < plan.segments.size(); ++j) p.device_s += segment_seconds(plan, j, split, m, hw, tables, lut_mean_time(), -1);
+      const std::vector<double> busy = processor_seconds(plan, split, m, hw, tables, lut_mean_time());
+      p.device_bottleneck_s = *std::max_element(busy.begin(), busy.end());
+    }
     p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
     p.rate = d.arrival_rate_per_s;
     if (to_server) {
@@ -482,7 +508,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     return rho < 0.999 ? rho * service_s / (2 * (1 - rho)) : 0.0;
   };
   for (Flow& f : local_flows) {
-    f.lambda = target_rate(*f.spec, f.spec->device_s, f.spec->device_s);
+    f.lambda = target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
     f.latency_s = f.spec->device_s + open_wait(*f.spec, f.lambda, f.spec->device_s);
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
@@ -538,7 +564,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;
       double latency = p.device_s;
-      double bottleneck = p.device_s;
+      double bottleneck = p.device_bottleneck_s;
       {
         const double wait_window = groups[static_cast<size_t>(f.group)].wait_window;
         // Queueing behind the other devices' work (a request never waits behind its own device's

@@ -19,8 +19,17 @@ SimDevice::SimDevice(DeviceSlice slice)
             *this) {
   for (const ModelBinding& b : s_.bindings) {
     bytes_at_split_.emplace_back();
+    weight_prefix_.emplace_back(1, 0.0);
+    stage_working_.emplace_back();
     for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.back().push_back(b.model->bytes_at_split(k));
+    for (int k = 0; k < num_stages_; ++k) {
+      const double w = b.model->stages[static_cast<size_t>(k)].weight_bytes;
+      weight_prefix_.back().push_back(weight_prefix_.back().back() + w);
+      stage_working_.back().push_back(b.model->peak_memory_bytes(k, k + 1) - w);
+    }
   }
+  proc_ = std::vector<ProcessorRun>(static_cast<size_t>(std::max(1, s_.spec->hardware ? s_.spec->hardware->size() : 1)));
+  proc_busy_window_s_.assign(proc_.size(), 0.0);
   for (int i = 0; i < kSlots; ++i) hooks_[i] = CompletionHook{this, i};
 }
 
@@ -28,8 +37,16 @@ void SimDevice::stop() {
   stopped_ = true;
   loop_.stop();
   arrival_timer_.cancel();
-  if (compute_done_.pending()) count_busy(busy_since_s_, sg4::Engine::get_clock());
-  compute_done_.cancel();
+  const double now = sg4::Engine::get_clock();
+  for (size_t i = 0; i < proc_.size(); ++i)
+    if (proc_[i].id >= 0 || proc_[i].help) {
+      count_busy(proc_[i].since_s, now, proc_busy_window_s_[i]);
+      proc_[i].id = -1;
+      proc_[i].help = false;
+    }
+  if (busy_processors_ > 0) count_busy(busy_since_s_, now, busy_window_s_);
+  busy_processors_ = 0;
+  for (ProcessorRun& p : proc_) p.done.cancel();
   // Cancelled here, before the engine ends (a transfer left unfinished would keep the engine running to
   // its end); SimGrid reports them cancelled, which no hook acts on. Kept until the device is destroyed.
   for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, results_.comm, control_.comm, help_.comm})
@@ -52,17 +69,49 @@ void SimDevice::join() {
   take_arrived();
 }
 
-void SimDevice::start_timer(double seconds, int slot) {
-  busy_since_s_ = sg4::Engine::get_clock();
-  compute_done_.set(busy_since_s_ + seconds, [this, slot] {
-    count_busy(busy_since_s_, sg4::Engine::get_clock());
-    on_activity_done(slot);
-  });
+void SimDevice::start_processor(int proc, int with, double seconds) {
+  const double now = sg4::Engine::get_clock();
+  if (busy_processors_ == 0) busy_since_s_ = now;
+  for (int p : {proc, with}) {
+    if (p < 0) continue;
+    ++busy_processors_;
+    proc_[static_cast<size_t>(p)].since_s = now;
+  }
+  ProcessorRun& run = proc_[static_cast<size_t>(proc)];
+  run.with = with;
+  run.done.set(now + seconds, [this, proc] { on_processor_done(proc); });
 }
 
-void SimDevice::count_busy(double from_s, double to_s) {
+void SimDevice::count_busy(double from_s, double to_s, double& into) {
   const double a = std::max(from_s, s_.warmup_s), b = std::min(to_s, s_.duration_s);
-  if (b > a) busy_window_s_ += b - a;
+  if (b > a) into += b - a;
+}
+
+void SimDevice::on_processor_done(int proc) {
+  if (stopped_) return;
+  const double now = sg4::Engine::get_clock();
+  ProcessorRun& run = proc_[static_cast<size_t>(proc)];
+  for (int p : {proc, run.with}) {
+    if (p < 0) continue;
+    count_busy(proc_[static_cast<size_t>(p)].since_s, now, proc_busy_window_s_[static_cast<size_t>(p)]);
+    if (--busy_processors_ == 0) count_busy(busy_since_s_, now, busy_window_s_);
+  }
+  if (run.help) {
+    run.help = false;
+    on_help_done();
+  } else {
+    const std::int64_t id = run.id;
+    const std::string why = std::move(run.why);
+    run.id = -1;
+    run.why.clear();
+    if (why.empty())
+      loop_.on_computed(id, now);
+    else
+      loop_.on_computed(id, now, false, why);
+  }
+  if (!live_) return;
+  step();
+  take_arrived();
 }
 
 // ---- what others send it (DeviceInbox): from an actor or from kernel context ----
@@ -132,15 +181,9 @@ void SimDevice::take_arrived() {
 void SimDevice::on_activity_done(int slot) {
   if (stopped_) return;
   switch (slot) {
-    case kExec:
-      loop_.on_computed(computing_id_, sg4::Engine::get_clock());
-      break;
     case kUpload:
       finished(upload_);
       on_uploaded();
-      break;
-    case kHelpExec:
-      on_help_done();
       break;
     case kResultIn:
       return arrived(results_);
@@ -189,7 +232,8 @@ void SimDevice::start_help(std::int64_t) {
     r->rec.batch_size = b;
     r->rec.helper = s_.index;
   }
-  start_timer(seconds, kHelpExec);
+  proc_[0].help = true;
+  start_processor(0, -1, seconds);
 }
 
 void SimDevice::on_help_done() {
@@ -222,13 +266,51 @@ void SimDevice::routed(DeviceRequest& dr) {
 }
 
 void SimDevice::start_compute(DeviceRequest& dr) {
-  // The device's stages, then (when the request goes on to the server) compressing what it sends.
   const SimRequest& r = static_cast<const SimRequest&>(dr);
-  computing_id_ = r.rec.id;
-  const LutTable& lut = *binding_of(&r).lut;  // the model it was created with
-  double seconds = s_.time->sample_seconds(lut, 0, r.device_split, 1, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
-  if (r.device_split < num_stages_) seconds += lut.wire_compress_seconds(r.device_split);
-  start_timer(seconds, kExec);
+  const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+  std::string why;
+  const double seconds = segment_seconds(r, why);
+  ProcessorRun& run = proc_[static_cast<size_t>(seg.proc)];
+  run.id = r.rec.id;
+  run.why = why;
+  start_processor(seg.proc, why.empty() ? seg.with : -1, seconds);
+}
+
+double SimDevice::segment_seconds(const SimRequest& r, std::string& why) {
+  // core/device_plan.hpp's formula on the tables of the model the request was created with; one
+  // uniform draw per segment where a table it uses has distributions.
+  const ModelBinding& b = binding_of(&r);
+  const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+  const DeviceHardware& hw = loop_.hardware();
+  bool sampled = false;
+  for (const int p : {seg.proc, seg.with}) {
+    if (p < 0) continue;
+    const LutTable* t = static_cast<size_t>(p) < b.processor_luts.size() ? b.processor_luts[static_cast<size_t>(p)] : nullptr;
+    if (t == nullptr) {
+      why = "no LUT for " + s_.spec->type + ":" + hw.processors[static_cast<size_t>(p)] + "/" + b.run_model + "/" + s_.spec->dataset +
+            " (a placement on a processor whose table the scenario's luts lack)";
+      return 0;
+    }
+    sampled = sampled || t->has_distributions();
+  }
+  const double u = sampled ? service_rng_.next_unit() : 0.5;
+  return coinfer::segment_seconds(*r.plan, static_cast<size_t>(r.segment), r.device_split, *b.model, hw, b.processor_luts, *s_.time, u);
+}
+
+double SimDevice::tensor_bytes(const DeviceRequest& r, int k) {
+  return bytes_at_split_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)][static_cast<size_t>(k)];
+}
+
+double SimDevice::weight_bytes(const DeviceRequest& r, int b, int e) {
+  const std::vector<double>& w = weight_prefix_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)];
+  return w[static_cast<size_t>(e)] - w[static_cast<size_t>(b)];
+}
+
+double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
+  const std::vector<double>& w = stage_working_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)];
+  double m = 0;
+  for (int k = b; k < e; ++k) m = std::max(m, w[static_cast<size_t>(k)]);
+  return m;
 }
 
 void SimDevice::start_upload(DeviceRequest& dr) {

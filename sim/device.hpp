@@ -42,7 +42,9 @@ namespace coinfer::sim {
 struct ModelBinding {
   std::string run_model;                // "gcn" or "gcn@int8": what model_under() gives for a strategy
   const ModelSpec* model = nullptr;
-  const LutTable* lut = nullptr;        // this device's type
+  const LutTable* lut = nullptr;        // this device's type, on its default processor
+  // Per processor of the device (DeviceHardware order; [0] = lut): its table, null where it has none.
+  std::vector<const LutTable*> processor_luts;
   const LutTable* server_lut = nullptr;  // its server's type
   std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
 };
@@ -97,14 +99,21 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double latency_sum_s() const override { return loop_.latency_sum_s(); }
 
   // Accounting read after the run (energy, bytes).
-  double busy_seconds_in_window() const { return busy_window_s_; }  // computing within [warmup_s, duration_s]
+  // Some processor computing, within [warmup_s, duration_s] (s): the union over its processors.
+  double busy_seconds_in_window() const { return busy_window_s_; }
+  // Per processor (DeviceHardware order): its computing seconds within the window.
+  const std::vector<double>& processor_busy_seconds_in_window() const { return proc_busy_window_s_; }
+  // Memory peaks the device loop saw (bytes; core/device_loop.hpp).
+  const std::vector<double>& pool_peak_bytes() const { return loop_.pool_peak_bytes(); }
+  const std::vector<double>& processor_peak_bytes() const { return loop_.processor_peak_bytes(); }
+  const DeviceHardware& hardware() const { return loop_.hardware(); }
   double radio_bytes_in_window() const { return radio_bytes_window_; }
   double bytes_sent() const { return bytes_sent_; }
   double bytes_received() const { return bytes_received_; }
 
  private:
   // Its activities, each told to on_activity_done by its hook.
-  enum Slot { kExec, kUpload, kHelpExec, kResultIn, kControlIn, kHelpIn, kSlots };
+  enum Slot { kUpload, kResultIn, kControlIn, kHelpIn, kSlots };
   // One kind of transfer to this device (DeviceInbox), carrying a `Payload`: those sent and not
   // started yet, the one on its way, and the one arrived and not yet taken (only one at a time: the
   // next starts once it is taken).
@@ -132,6 +141,10 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void start_upload(DeviceRequest& r) override;
   void start_help(std::int64_t task) override;
   void finished(DeviceRequest& r) override;
+  double tensor_bytes(const DeviceRequest& r, int k) override;
+  double weight_bytes(const DeviceRequest& r, int b, int e) override;
+  double working_bytes(const DeviceRequest& r, int b, int e) override;
+  double segment_seconds(const SimRequest& r, std::string& why);  // "" why: ran; else it cannot run
 
   void on_activity_done(int slot) override;
   void step();                // after every event: the loop's wake, then the timer for its next arrival
@@ -142,8 +155,10 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void start_inbound(Inbound<Payload>& in);
   template <class Payload>
   void arrived(Inbound<Payload>& in);  // its transfer completed
-  void start_timer(double seconds, int slot);  // kExec or kHelpExec: done `seconds` from now
-  void count_busy(double from_s, double to_s);
+  // Processor `proc` (and `with`, a split segment's second) computes for `seconds` from now.
+  void start_processor(int proc, int with, double seconds);
+  void on_processor_done(int proc);
+  void count_busy(double from_s, double to_s, double& into);
   template <class ActivityRef>
   void finished(ActivityRef& a) {  // drops the reference once SimGrid is done with it
     s_.retirement->retire(a);
@@ -171,12 +186,24 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   int binding_ = 0;  // index into s_.bindings
   int num_stages_;   // equal for every binding (variants keep the stages)
   std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once
+  // Per binding, for the memory accounting: weights of stages [0, k) (k = 0..n) and each stage's working set.
+  std::vector<std::vector<double>> weight_prefix_, stage_working_;
 
   SimRequest* uploading_ = nullptr;  // request on the uplink now
-  std::int64_t computing_id_ = -1;   // request whose device stages compute now
-  KernelTimer compute_done_;  // its own request's stages, or a forwarded batch (the loop runs one at a time)
+  // Per processor: what it computes (a segment of request `id`, or a forwarded batch on processor 0).
+  struct ProcessorRun {
+    KernelTimer done;
+    std::int64_t id = -1;
+    bool help = false;
+    int with = -1;          // a split segment's second processor (busy until the same moment)
+    std::string why;        // "" or why the segment could not run (it fails when `done` fires)
+    double since_s = 0;
+  };
+  std::vector<ProcessorRun> proc_;
+  int busy_processors_ = 0;
   double busy_since_s_ = 0;
   double busy_window_s_ = 0;
+  std::vector<double> proc_busy_window_s_;
   simgrid::s4u::CommPtr upload_;
   HelpTask* help_arrived_ = nullptr;  // taken from its transfer, not started yet
   HelpTask* helping_ = nullptr;       // the batch computing now (one at a time)

@@ -221,6 +221,13 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
       } catch (const LutMissingError& e) {
         throw InputError(d.where, "devices (id " + d.id + ").type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
       }
+      // Its other processors' tables, where the LUTs have them (a placement may use them).
+      b.processor_luts.push_back(b.lut);
+      if (d.hardware)
+        for (int p = 1; p < d.hardware->size(); ++p) {
+          const LutKey k = d.lut_key(m, d.hardware->processors[static_cast<size_t>(p)]);
+          b.processor_luts.push_back(luts.contains(k) ? &luts.table(k) : nullptr);
+        }
       try {
         b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
       } catch (const LutMissingError& e) {
@@ -355,6 +362,14 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
     dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
     dr.bytes_sent = devices[i]->bytes_sent();
     dr.bytes_received = devices[i]->bytes_received();
+    if (d.hardware) {
+      const DeviceHardware& hw = devices[i]->hardware();
+      for (int p = 0; p < hw.size(); ++p)
+        dr.processors.push_back({hw.processors[static_cast<size_t>(p)], devices[i]->processor_busy_seconds_in_window()[static_cast<size_t>(p)],
+                                 devices[i]->processor_peak_bytes()[static_cast<size_t>(p)]});
+      for (size_t k = 0; k < hw.pool_names.size(); ++k)
+        dr.memory.push_back({hw.pool_names[k], hw.pool_capacity_bytes[k], devices[i]->pool_peak_bytes()[k]});
+    }
     out.devices.push_back(dr);
     ids.push_back(d.id);
     window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);

@@ -1,0 +1,166 @@
+// Devices with several processors in the simulator (issue 34): a test board with a CPU (stages 10 ms
+// each) and a GPU (stages 2 ms each) of dgcnn (9 stages), its hardware in a test profile file; the
+// server and links of sim_fixture.hpp. Every expected time is worked out by hand below.
+#include <gtest/gtest.h>
+
+#include "tests/sim/sim_fixture.hpp"
+
+using namespace coinfer;
+using namespace coinfer::test;
+
+namespace {
+
+// The board's LUT on `processor`: every stage stage_s at batch 1 (a batch of b: (1 + 0.5 (b - 1)) x).
+void write_processor_lut(SimSetup& s, const std::string& processor, double stage_s) {
+  const int n = 9, max_batch = 2;
+  LutTable t({"testboard", "dgcnn", "modelnet40", processor}, n, max_batch);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j <= n; ++j)
+      for (int b = 1; b <= max_batch; ++b) {
+        const double m = (j - i) * stage_s * (1 + 0.5 * (b - 1));
+        t.set_latency(i, j, b, {m, m, m, 0, 1});
+      }
+  t.provenance().kind = "synthesised";
+  t.provenance().attributes["note"] = "test LUT";
+  write_lut_file(s.dir() + "/testboard-" + processor + ".h5", {t});
+}
+
+// `interconnect`: a YAML mapping; `memory_gb`: the board's memory.
+void write_board(SimSetup& s, const std::string& interconnect = "{kind: shared, source: test}", double memory_gb = 8) {
+  write_standard_luts(s);
+  write_processor_lut(s, "cpu", 0.010);
+  write_processor_lut(s, "gpu", 0.002);
+  s.write_file("hardware.yaml",
+               "profiles:\n"
+               "  testboard:\n"
+               "    role: device\n"
+               "    description: a test board\n"
+               "    default_processor: gpu\n"
+               "    memory: {capacity_gb: " + std::to_string(memory_gb) + ", gpu: shared, source: test}\n"
+               "    interconnect: " + interconnect + "\n"
+               "    processors:\n"
+               "      gpu: {kind: gpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n"
+               "      cpu: {kind: cpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n");
+}
+
+std::string board(const std::string& id, const std::string& strategy, const std::string& workload = "{arrival: closed_loop, in_flight: 1}",
+                   const std::string& extra = "") {
+  return "  - {id: " + id + ", type: testboard, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: '" +
+         strategy + "', workload: " + workload + extra + "}\n";
+}
+
+std::string with_hardware(const std::string& devices) { return scenario(devices) + "hardware: LUTDIR/hardware.yaml\n"; }
+
+}  // namespace
+
+TEST(Processors, WithoutAPlacementTheDefaultProcessorRunsEverything) {
+  SimSetup s;
+  write_board(s);
+  RunResults r = s.run(with_hardware(board("d", "local")));
+  // The profile's default processor is the GPU: 9 x 2 ms = 18 ms per request, back to back.
+  ASSERT_GT(r.requests.size(), 10u);
+  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), 0.018, kTol);
+  ASSERT_EQ(r.devices[0].processors.size(), 2u);
+  EXPECT_EQ(r.devices[0].processors[0].name, "gpu");
+  EXPECT_EQ(r.devices[0].processors[1].name, "cpu");
+  EXPECT_DOUBLE_EQ(r.devices[0].processors[1].busy_s, 0);  // the CPU never ran
+  EXPECT_NEAR(r.devices[0].processors[0].busy_s, 1.0, 0.02);
+}
+
+TEST(Processors, StagesOnTwoProcessorsAddUpAndPipeline) {
+  SimSetup s;
+  write_board(s);
+  // [0,2) on the CPU: 20 ms; [2,9) on the GPU: 14 ms; shared memory, no copy -> 34 ms per request.
+  // In flight 1: requests back to back every 34 ms.
+  RunResults one = s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]")));
+  ASSERT_GT(one.requests.size(), 10u);
+  for (size_t i = 0; i < one.requests.size(); ++i) {
+    EXPECT_NEAR(one.requests[i].latency_s(), 0.034, kTol);
+    EXPECT_NEAR(one.requests[i].t_created, 0.034 * static_cast<double>(i), kTol);
+  }
+  // The default in flight for local on two processors is 2: input i+1 starts on the CPU when input i
+  // moves to the GPU. The CPU (20 ms) is the bottleneck: one input every 20 ms, each still 34 ms
+  // (the GPU is free again 6 ms before the next input reaches it).
+  RunResults two = s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]", "{arrival: closed_loop}")));
+  ASSERT_GT(two.requests.size(), 40u);
+  for (size_t i = 0; i < two.requests.size(); ++i) {
+    EXPECT_NEAR(two.requests[i].t_created, 0.020 * static_cast<double>(i), kTol);
+    EXPECT_NEAR(two.requests[i].latency_s(), 0.034, kTol);
+  }
+  // 1 s of arrivals: created at 0, 0.02, ..., 0.98 -> 50 requests; the CPU busy 50 x 20 ms = 1.0 s,
+  // the GPU 50 x 14 ms = 0.7 s, of which the window [0, 1] holds 49 x 14 ms + the last one's
+  // 14 ms from 1.0 - ... : the last input reaches the GPU at 1.0 s, so 49 x 14 ms = 0.686 s.
+  EXPECT_EQ(two.requests.size(), 50u);
+  EXPECT_NEAR(two.devices[0].processors[1].busy_s, 1.0, 1e-6);
+  EXPECT_NEAR(two.devices[0].processors[0].busy_s, 0.686, 1e-6);
+}
+
+TEST(Processors, ACopyInterconnectChargesTheTensorThatMoves) {
+  SimSetup s;
+  // 1e7 B/s after 100 us. dgcnn's tensors crossing split 2 are those live after stage 1 (the point
+  // cloud's features and the KNN graph: tests/unit/test_model_spec.cpp): bytes_at_split(2).
+  write_board(s, "{kind: copy, gbps: 0.01, latency_us: 100, source: test}");
+  ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
+  const double moved = models.spec("dgcnn", "modelnet40").bytes_at_split(2);
+  RunResults r = s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]")));
+  // Both processors are in main memory: only the move between them is charged.
+  const double expected = 0.020 + 0.014 + 100e-6 + moved / 1e7;
+  ASSERT_GT(r.requests.size(), 5u);
+  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), expected, kTol);
+}
+
+TEST(Processors, ASplitStageTakesTheSlowerShare) {
+  SimSetup s;
+  write_board(s);
+  // Each stage: 75 % on the GPU (0.75 x 2 = 1.5 ms), 25 % on the CPU (0.25 x 10 = 2.5 ms): 2.5 ms,
+  // 9 stages = 22.5 ms (shared memory: the exchange is free). 80 % on the GPU: max(1.6, 2.0) = 2 ms
+  // per stage, 18 ms: no faster than the GPU alone.
+  RunResults r = s.run(with_hardware(board("d", "local[gpu*0.75+cpu]")));
+  ASSERT_GT(r.requests.size(), 5u);
+  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), 0.0225, kTol);
+  RunResults r2 = s.run(with_hardware(board("d", "local[gpu*0.8+cpu]")));
+  for (const auto& q : r2.requests) EXPECT_NEAR(q.latency_s(), 0.018, kTol);
+}
+
+TEST(Processors, PipelineSplitWithAPlacementThenTheServer) {
+  SimSetup s;
+  write_board(s);
+  // pp(6): [0,2) CPU 20 ms + [2,6) GPU 8 ms = 28 ms, then as Strategies.PipelineSplit...: up(8192 B)
+  // = 5.1 ms + 8.192 ms, server [6,9) 3 ms, down 5.1 + 0.16 ms.
+  RunResults r = s.run(with_hardware(board("d", "pp(6)[cpu:0-2,gpu:2-6]", "{arrival: closed_loop, in_flight: 1}")));
+  const double expected = 0.028 + (0.0051 + kPooledBytes / 1e6) + 0.003 + (0.0051 + kResultBytes / 1e6);
+  ASSERT_GT(r.requests.size(), 5u);
+  for (const auto& q : r.requests) {
+    EXPECT_NEAR(q.latency_s(), expected, kTol);
+    EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.028, kTol);
+  }
+}
+
+TEST(Processors, AProcessorTheBoardLacksIsRefusedAtTheStrategyKey) {
+  SimSetup s;
+  write_board(s);
+  try {
+    s.run(with_hardware(board("d", "local[npu]")));
+    FAIL() << "accepted";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("devices[0].strategy"), std::string::npos) << what;
+    EXPECT_NE(what.find("has no processor 'npu' (it has: gpu, cpu"), std::string::npos) << what;
+  }
+}
+
+TEST(Processors, TooLittleMemoryFailsLocalWithTheNumbersAndOffloadRuns) {
+  SimSetup s;
+  // 1 MB of memory: dgcnn's working sets are several MB (models/README.md), so local on the GPU runs
+  // out of memory at its first segment; offload keeps nothing on the board but the input it sends.
+  write_board(s, "{kind: shared, source: test}", 0.001);
+  RunResults local = s.run(with_hardware(board("d", "local")));
+  ASSERT_EQ(local.requests.size(), 1u);  // the closed loop waits for an event after the failure
+  EXPECT_EQ(local.requests[0].status, RequestRecord::Status::failed);
+  EXPECT_EQ(local.requests[0].failure.rfind("out of memory on d:gpu (needs ", 0), 0u) << local.requests[0].failure;
+  EXPECT_NE(local.requests[0].failure.find("MB, has 1.00 MB)"), std::string::npos) << local.requests[0].failure;
+  RunResults off = s.run(with_hardware(board("d", "offload")));
+  ASSERT_GT(off.requests.size(), 5u);
+  for (const auto& q : off.requests) EXPECT_TRUE(q.done());
+  EXPECT_NEAR(off.devices[0].memory[0].capacity_bytes, 1e6, 1e-3);
+}
