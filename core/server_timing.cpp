@@ -24,7 +24,7 @@ ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, co
     const std::vector<std::string>& models = run_models.at(static_cast<size_t>(o));
     for (size_t b = 0; b < models.size(); ++b) {
       const LutKey key{s.devices[static_cast<size_t>(h)].type, models[b], s.devices[static_cast<size_t>(o)].dataset,
-                        s.devices[static_cast<size_t>(h)].processor};
+                        s.devices[static_cast<size_t>(h)].default_processor()};
       if (b == 0 || luts.contains(key)) helper_luts_[{h, o, static_cast<int>(b)}] = &luts.table(key);
     }
   }

@@ -16,7 +16,10 @@ struct DeviceState {
   std::string processor;            // which of its type's processors it computes on by default ("" = its LUT's one)
   std::shared_ptr<const DeviceHardware> hardware;  // its processors and memory (null: one processor, no limit)
   // The key of its LUT for `run_model` (its model or a variant) on its processor.
-  LutKey lut_key(const std::string& run_model) const { return {type, run_model, dataset, processor}; }
+  // `on`: another of its processors ("" = its default one).
+  LutKey lut_key(const std::string& run_model, const std::string& on = "") const {
+    return {type, run_model, dataset, on.empty() ? processor : on};
+  }
   Strategy strategy;                // current
   bool connected = true;
   bool busy = false;                // computing or holding unfinished requests

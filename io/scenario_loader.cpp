@@ -740,7 +740,7 @@ std::vector<std::string> resolve_variant_choices(Scenario& s, const ModelCatalog
     std::set<std::string> choices;  // sorted: "fp32" < "int8" < ... ; deterministic
     for (const LutKey& k : keys) {
       if (k.device_type != d.type || k.dataset != d.dataset || split_variant_name(k.model).first != base) continue;
-      if (!d.processor.empty() && !k.processor.empty() && k.processor != d.processor) continue;  // another processor's table
+      if (!d.default_processor().empty() && !k.processor.empty() && k.processor != d.default_processor()) continue;  // another processor's table
       const LutKey server_key{sv.type, k.model, d.dataset};
       const std::string what = "variant " + k.model + " for " + d.type + "/" + d.dataset;
       auto note = [&](const std::string& why) {

@@ -25,6 +25,17 @@ std::string state_to_json(const SystemState& s) {
                             {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s}});
   for (size_t i = 0; i < s.devices.size(); ++i)  // only where named: states of one-processor devices read as before
     if (!s.devices[i].processor.empty()) j["devices"][i]["processor"] = s.devices[i].processor;
+  for (size_t i = 0; i < s.devices.size(); ++i) {  // its processors and memory, where its type has a profile
+    const DeviceHardware* h = s.devices[i].hardware.get();
+    if (h == nullptr) continue;
+    json procs = json::array(), pools = json::array();
+    for (int p = 0; p < h->size(); ++p)
+      procs.push_back({{"name", h->processors[static_cast<size_t>(p)]}, {"kind", h->kinds[static_cast<size_t>(p)]},
+                       {"memory", h->pool_names[static_cast<size_t>(h->pool_of[static_cast<size_t>(p)])]}});
+    for (size_t k = 0; k < h->pool_names.size(); ++k) pools.push_back({{"name", h->pool_names[k]}, {"capacity_bytes", h->pool_capacity_bytes[k]}});
+    j["devices"][i]["hardware"] = {{"processors", procs}, {"memory", pools}, {"zero_copy", h->zero_copy},
+                                   {"copy_bytes_per_s", h->copy_bytes_per_s}, {"copy_latency_s", h->copy_latency_s}};
+  }
   j["servers"] = json::array();
   for (const auto& v : s.servers)
     j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
@@ -62,6 +73,28 @@ SystemState state_from_json(const std::string& text) {
       x.generates = d.at("generates").get<bool>();
       if (d.contains("completed")) x.completed = d.at("completed").get<long long>();
       if (d.contains("latency_sum_s")) x.latency_sum_s = d.at("latency_sum_s").get<double>();
+      if (d.contains("hardware")) {
+        const json& h = d.at("hardware");
+        DeviceHardware hw;
+        for (const auto& m : h.at("memory")) {
+          hw.pool_names.push_back(m.at("name").get<std::string>());
+          hw.pool_capacity_bytes.push_back(m.at("capacity_bytes").get<double>());
+        }
+        for (const auto& p : h.at("processors")) {
+          hw.processors.push_back(p.at("name").get<std::string>());
+          hw.kinds.push_back(p.value("kind", std::string()));
+          const std::string pool = p.value("memory", std::string("memory"));
+          int k = 0;
+          while (static_cast<size_t>(k) < hw.pool_names.size() && hw.pool_names[static_cast<size_t>(k)] != pool) ++k;
+          if (static_cast<size_t>(k) == hw.pool_names.size()) throw std::invalid_argument("processor memory '" + pool + "' is not in hardware.memory");
+          hw.pool_of.push_back(k);
+        }
+        if (hw.processors.empty() || hw.pool_names.empty()) throw std::invalid_argument("hardware needs processors and memory");
+        hw.zero_copy = h.value("zero_copy", true);
+        hw.copy_bytes_per_s = h.value("copy_bytes_per_s", 0.0);
+        hw.copy_latency_s = h.value("copy_latency_s", 0.0);
+        x.hardware = std::make_shared<const DeviceHardware>(std::move(hw));
+      }
       s.devices.push_back(x);
     }
     for (const auto& v : j.at("servers")) {

@@ -26,6 +26,9 @@ struct PathSpec {
   // The busiest of the device's processors per request (a device pipelines across its processors,
   // issue 34): device_s unless a placement spreads the stages.
   double device_bottleneck_s = 0;
+  // The device's memory cannot hold one request's device part (its weights and largest working set,
+  // core/device_loop.hpp "memory"): every request fails, the path serves nothing.
+  bool out_of_memory = false;
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
   int in_flight = 1;          // closed loop; 0 = open loop
@@ -74,6 +77,7 @@ struct DeviceOutcome {
   double weighted_latency = 0;  // sum over its paths of rate x latency
   // Open-loop paths: the rate offered, and what of it no bottleneck can serve (a queue that grows).
   double offered_rps = 0, unserved_rps = 0;
+  int out_of_memory = 0;  // 1: predicted to run out of memory (PathSpec::out_of_memory)
 };
 
 struct ServerSolution {
@@ -267,6 +271,12 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       for (size_t j = 0; j < plan.segments.size(); ++j) p.device_s += segment_seconds(plan, j, split, m, hw, tables, lut_mean_time(), -1);
       const std::vector<double> busy = processor_seconds(plan, split, m, hw, tables, lut_mean_time());
       p.device_bottleneck_s = *std::max_element(busy.begin(), busy.end());
+    }
+    if (split > 0 && d.hardware) {
+      double capacity = 0;  // the smallest memory it computes in (one memory on the shipped boards)
+      for (double cap : d.hardware->pool_capacity_bytes)
+        if (cap > 0) capacity = capacity > 0 ? std::min(capacity, cap) : cap;
+      p.out_of_memory = capacity > 0 && m.peak_memory_bytes(0, split) > capacity;
     }
     p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
     p.rate = d.arrival_rate_per_s;
@@ -508,7 +518,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     return rho < 0.999 ? rho * service_s / (2 * (1 - rho)) : 0.0;
   };
   for (Flow& f : local_flows) {
-    f.lambda = target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
+    f.lambda = f.spec->out_of_memory ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
     f.latency_s = f.spec->device_s + open_wait(*f.spec, f.lambda, f.spec->device_s);
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
@@ -592,7 +602,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       }
       f.latency_s = latency;
       if (!update_rates) continue;
-      const double target = target_rate(p, latency, bottleneck);
+      const double target = p.out_of_memory ? 0 : target_rate(p, latency, bottleneck);
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
     // A saturated server cannot serve more than its workers: scale its paths down.
@@ -668,6 +678,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const int fi = path_flow[path];
       const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
       DeviceOutcome& d = out.devices[k];
+      if (f.spec->out_of_memory) d.out_of_memory = 1;
       d.throughput_rps += f.lambda;
       if (f.spec->to_server) d.server_rps += f.lambda;
       double latency = f.latency_s;
@@ -738,6 +749,7 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
 struct Totals {
   double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
   double offered_rps = 0, unserved_rps = 0;  // open-loop arrivals, and those no bottleneck serves
+  int out_of_memory = 0;                       // devices predicted to run out of memory
 };
 Totals totals_of(const std::vector<DeviceOutcome>& devices) {
   Totals t;
@@ -748,6 +760,7 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
     total_weighted += d.weighted_latency;
     t.offered_rps += d.offered_rps;
     t.unserved_rps += d.unserved_rps;
+    t.out_of_memory += d.out_of_memory;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
   for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
@@ -810,6 +823,8 @@ Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const 
 // > 0 when a is better (AnalyticEstimator::compare). First, whatever the objective: fewer open-loop
 // arrivals left unserved (a scheme predicted to saturate a device loses to one that does not).
 double compare_totals(Objective objective, const Totals& pa, const Totals& pb) {
+  // Before anything: fewer devices that run out of memory (a scheme that fits beats one that fails).
+  if (pa.out_of_memory != pb.out_of_memory) return pb.out_of_memory - pa.out_of_memory;
   const double offered = std::max({pa.offered_rps, pb.offered_rps, 1e-12});
   const double by_unserved = (pb.unserved_rps - pa.unserved_rps) / offered;
   if (std::fabs(by_unserved) > 1e-6) return by_unserved;

@@ -16,7 +16,6 @@ SimRequest& RequestLedger::create(int device) {
 
 void RequestLedger::finish(SimRequest& r) {
   r.finished = true;
-  r.rec.status = RequestRecord::Status::ok;
   --unfinished_;
   if (unfinished_ == 0 && sg4::Engine::get_clock() >= arrivals_end_s_) all_done_->release();
 }

@@ -30,7 +30,8 @@ class RequestLedger {
   // False once the run holds limits::kMaxRequests requests: devices stop creating, and the run is
   // refused afterwards (run_simulation throws InputError).
   bool may_create() const { return static_cast<long long>(requests_.size()) < limits::kMaxRequests; }
-  // Marks a request finished (ok) now and wakes the controller if it was the last.
+  // Marks a request finished now (its status and failure as the device loop set them) and wakes the
+  // controller if it was the last.
   void finish(SimRequest& r);
   double arrivals_end_s() const { return arrivals_end_s_; }  // no request is created at or after this time
   double hard_end_s() const { return hard_end_s_; }          // arrivals end + drain: whatever is unfinished then fails

@@ -300,7 +300,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
       if (h != static_cast<int>(i)) continue;
       const auto& bindings = (*w.bindings)[o];
       for (size_t b = 0; b < bindings.size(); ++b) {
-        const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset, d.processor};
+        const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset, d.default_processor()};
         if (b == 0 || w.luts->contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &w.luts->table(key);
       }
     }

@@ -24,6 +24,13 @@ for f in "$root"/traces/lut/*.h5; do
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
 done
+for f in "$root"/traces/lut_processors/*.h5; do  # TYPE-PROCESSOR.h5: the boards' other processors
+  base=$(basename "$f" .h5); type=${base%-*}; proc=${base##*-}
+  "$coinfer" lut synth --device "$type" --processor "$proc" --out "$work/p.h5" > /dev/null
+  "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/p.h5" > "$work/fresh.txt"
+  sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
+  diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
+done
 cat > "$work/m.csv" <<CSV
 device_type,model,dataset,start,end,batch,mean_ms,p50_ms,p95_ms,std_ms,count
 myboard,gcn,mr,0,4,1,12.5,12,14,0.5,100

@@ -78,6 +78,11 @@ TEST(Processors, StagesOnTwoProcessorsAddUpAndPipeline) {
     EXPECT_NEAR(one.requests[i].latency_s(), 0.034, kTol);
     EXPECT_NEAR(one.requests[i].t_created, 0.034 * static_cast<double>(i), kTol);
   }
+}
+
+TEST(Processors, TwoInputsInFlightPipelineAcrossTheProcessors) {
+  SimSetup s;
+  write_board(s);
   // The default in flight for local on two processors is 2: input i+1 starts on the CPU when input i
   // moves to the GPU. The CPU (20 ms) is the bottleneck: one input every 20 ms, each still 34 ms
   // (the GPU is free again 6 ms before the next input reaches it).
@@ -87,9 +92,9 @@ TEST(Processors, StagesOnTwoProcessorsAddUpAndPipeline) {
     EXPECT_NEAR(two.requests[i].t_created, 0.020 * static_cast<double>(i), kTol);
     EXPECT_NEAR(two.requests[i].latency_s(), 0.034, kTol);
   }
-  // 1 s of arrivals: created at 0, 0.02, ..., 0.98 -> 50 requests; the CPU busy 50 x 20 ms = 1.0 s,
-  // the GPU 50 x 14 ms = 0.7 s, of which the window [0, 1] holds 49 x 14 ms + the last one's
-  // 14 ms from 1.0 - ... : the last input reaches the GPU at 1.0 s, so 49 x 14 ms = 0.686 s.
+  // 1 s of arrivals: created at 0, 0.02, ..., 0.98 -> 50 requests; the CPU is busy all of [0, 1] s;
+  // input i is on the GPU over [0.02 (i + 1), 0.02 (i + 1) + 0.014]: the last one from 1.0 s, outside
+  // the window, so the window holds 49 x 14 ms = 0.686 s of GPU time.
   EXPECT_EQ(two.requests.size(), 50u);
   EXPECT_NEAR(two.devices[0].processors[1].busy_s, 1.0, 1e-6);
   EXPECT_NEAR(two.devices[0].processors[0].busy_s, 0.686, 1e-6);
@@ -118,7 +123,15 @@ TEST(Processors, ASplitStageTakesTheSlowerShare) {
   RunResults r = s.run(with_hardware(board("d", "local[gpu*0.75+cpu]")));
   ASSERT_GT(r.requests.size(), 5u);
   for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), 0.0225, kTol);
+  // Both processors are busy for the whole segment.
+  EXPECT_NEAR(r.devices[0].processors[0].busy_s, r.devices[0].processors[1].busy_s, 1e-9);
+}
+
+TEST(Processors, ASplitStageIsNoFasterThanItsSlowerShare) {
+  SimSetup s;
+  write_board(s);
   RunResults r2 = s.run(with_hardware(board("d", "local[gpu*0.8+cpu]")));
+  ASSERT_GT(r2.requests.size(), 5u);
   for (const auto& q : r2.requests) EXPECT_NEAR(q.latency_s(), 0.018, kTol);
 }
 
@@ -149,7 +162,7 @@ TEST(Processors, AProcessorTheBoardLacksIsRefusedAtTheStrategyKey) {
   }
 }
 
-TEST(Processors, TooLittleMemoryFailsLocalWithTheNumbersAndOffloadRuns) {
+TEST(Processors, TooLittleMemoryFailsLocalWithTheNumbers) {
   SimSetup s;
   // 1 MB of memory: dgcnn's working sets are several MB (models/README.md), so local on the GPU runs
   // out of memory at its first segment; offload keeps nothing on the board but the input it sends.
@@ -159,6 +172,12 @@ TEST(Processors, TooLittleMemoryFailsLocalWithTheNumbersAndOffloadRuns) {
   EXPECT_EQ(local.requests[0].status, RequestRecord::Status::failed);
   EXPECT_EQ(local.requests[0].failure.rfind("out of memory on d:gpu (needs ", 0), 0u) << local.requests[0].failure;
   EXPECT_NE(local.requests[0].failure.find("MB, has 1.00 MB)"), std::string::npos) << local.requests[0].failure;
+  EXPECT_GT(local.devices[0].memory[0].peak_bytes, 1e6);  // the need that did not fit
+}
+
+TEST(Processors, TooLittleMemoryStillLetsOffloadRun) {
+  SimSetup s;
+  write_board(s, "{kind: shared, source: test}", 0.001);
   RunResults off = s.run(with_hardware(board("d", "offload")));
   ASSERT_GT(off.requests.size(), 5u);
   for (const auto& q : off.requests) EXPECT_TRUE(q.done());
