@@ -237,7 +237,8 @@ void DeviceLoop::start_idle_stages(double now_s) {
       } else {
         p.queue.pop_front();
       }
-      if (start_segment(*r, now_s)) break;  // else it failed (out of memory): the next one may start
+      start_segment(*r, now_s);
+      break;
     }
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
@@ -285,17 +286,14 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
   return "";
 }
 
-bool DeviceLoop::start_segment(DeviceRequest& r, double now_s) {
+void DeviceLoop::start_segment(DeviceRequest& r, double now_s) {
   const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
   if (memory_limited_) {
     set_held(r, 0);  // what it held is now its segment's input
-    const std::string oom = memory_shortfall(r);
-    if (!oom.empty()) {
+    std::string oom = memory_shortfall(r);
+    if (!oom.empty()) {  // it runs (the allocation fails somewhere in it: its time bounds the waste), then fails
       if (tracing()) trace("> oom " + num(r.rec.id) + " " + std::to_string(r.segment));
-      if (r.segment == 0) r.rec.t_device_start = now_s;
-      r.rec.t_device_end = now_s;
-      finish(r, false, oom, true);
-      return false;
+      out_of_memory_.emplace_back(&r, std::move(oom));
     }
   }
   procs_[static_cast<size_t>(seg.proc)].running = &r;
@@ -311,7 +309,6 @@ bool DeviceLoop::start_segment(DeviceRequest& r, double now_s) {
             (seg.with >= 0 ? "+" + std::to_string(seg.with) : ""));
   }
   act_.start_compute(r);
-  return true;
 }
 
 void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::string& why) {
@@ -325,6 +322,14 @@ void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::
       p.working_bytes = 0;
     }
   if (r == nullptr) return;
+  for (auto it = out_of_memory_.begin(); it != out_of_memory_.end(); ++it)
+    if (it->first == r) {  // its segment ran out of memory: it fails now, with the numbers
+      const std::string oom = std::move(it->second);
+      out_of_memory_.erase(it);
+      r->rec.t_device_end = now_s;
+      finish(*r, false, oom, true);
+      return;
+    }
   const int next = r->segment + 1;
   if (ok && next < static_cast<int>(r->plan->segments.size())) {  // on to its next processor
     r->segment = next;
@@ -398,6 +403,7 @@ void DeviceLoop::abandon(const std::function<std::string(const DeviceRequest&)>&
   help_queue_.clear();
   uploading_ = nullptr;
   held_total_ = 0;
+  out_of_memory_.clear();
 }
 
 void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side) {

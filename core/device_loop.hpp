@@ -22,9 +22,11 @@
 //     segment, for each pool it touches, need = the weights its request's plan keeps in the pool +
 //     the working sets of the segments running in the pool (this one's included; a split segment's
 //     share on each processor) + in main memory the tensors held by the device's requests that wait
-//     (inputs, tensors between segments, uploads not yet delivered); need > capacity fails the
-//     request "out of memory on DEVICE:PROCESSOR (needs X MB, has Y MB)". Forwarded batches are not
-//     counted. The figures come from DeviceActions (the engine's model);
+//     (inputs, tensors between segments, uploads not yet delivered); need > capacity: the segment
+//     runs its time (its allocation fails somewhere in it; the whole time bounds the waste) and the
+//     request then fails "out of memory on DEVICE:PROCESSOR (needs X MB, has Y MB)"; its working set
+//     is not counted for the others. Forwarded batches are not counted. The figures come from
+//     DeviceActions (the engine's model);
 //   - completion: local and data_parallel-on-device requests finish when computed; the others when
 //     their result arrives; a finished data_parallel request frees its side;
 //   - the in-flight limit: workload.in_flight, or default_in_flight(strategy) when 0, re-read on every
@@ -194,7 +196,7 @@ class DeviceLoop {
   void start_idle_stages(double now_s);
   const DevicePlan* plan_for(const Strategy& s);
   void enqueue_segment(DeviceRequest& r);
-  bool start_segment(DeviceRequest& r, double now_s);  // false: it failed (memory)
+  void start_segment(DeviceRequest& r, double now_s);
   std::string memory_shortfall(DeviceRequest& r);      // "" or the out-of-memory reason
   void set_held(DeviceRequest& r, double bytes);
   bool running(const DeviceRequest* r) const;
@@ -226,6 +228,7 @@ class DeviceLoop {
   const DevicePlan* plan_ = nullptr;          // the current strategy's (not data_parallel)
   bool memory_limited_ = false;
   double held_total_ = 0;
+  std::vector<std::pair<DeviceRequest*, std::string>> out_of_memory_;  // running segments that do not fit, and why
   std::vector<double> pool_peak_, proc_peak_;
   std::deque<DeviceRequest*> up_queue_, dp_pending_;
   std::deque<std::int64_t> help_queue_;

@@ -104,7 +104,9 @@ void derive_costs(ModelSpec& m) {
       weights = (in * out + out) * kFloat;
       workspace = v.dense() ? N * N * mask : E * kFloat;  // cached edge weights (PreG/CacheG) or the mask
       if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
-      if (!v.dense()) message = E * out * kFloat / P;  // the transformed features gathered per edge
+      // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
+      // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
+      if (!v.dense()) message = 2 * (E + N) * out * kFloat / P;
     } else if (s.op == "gat" && v.dense()) {
       // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
       // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads

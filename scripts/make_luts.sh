@@ -9,3 +9,11 @@ mkdir -p traces/lut_processors
 for pair in jetson-tx2:cpu jetson-nano:cpu jetson-orin-nano:cpu jetson-agx-orin:cpu core-ultra-165h:gpu core-ultra-165h:cpu; do
   ./build/coinfer lut synth --device "${pair%%:*}" --processor "${pair##*:}" --out "traces/lut_processors/${pair%%:*}-${pair##*:}.h5"
 done
+# Feature decomposition (variant fdP) of the wide GCN on Pubmed, for the 1 GB board of the feature
+# decomposition paper (scenarios/processors/pi_1gb_feature_decomposition.yaml): the board and its server.
+mkdir -p traces/lut_variants
+for type in rpi4b i7-7700; do
+  for p in 2 4 8; do
+    ./build/coinfer lut synth --device "$type" --model "gcn_wide@fd$p" --dataset pubmed --out "traces/lut_variants/$type-gcn_wide-fd$p.h5"
+  done
+done

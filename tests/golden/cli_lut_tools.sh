@@ -24,6 +24,13 @@ for f in "$root"/traces/lut/*.h5; do
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
 done
+for f in "$root"/traces/lut_variants/*.h5; do  # TYPE-MODEL-fdP.h5: feature decomposition variants
+  base=$(basename "$f" .h5); p=${base##*-fd}; rest=${base%-fd*}; model=${rest##*-}; type=${rest%-*}
+  "$coinfer" lut synth --device "$type" --model "$model@fd$p" --dataset pubmed --out "$work/v.h5" > /dev/null
+  "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/v.h5" > "$work/fresh.txt"
+  sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
+  diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
+done
 for f in "$root"/traces/lut_processors/*.h5; do  # TYPE-PROCESSOR.h5: the boards' other processors
   base=$(basename "$f" .h5); type=${base%-*}; proc=${base##*-}
   "$coinfer" lut synth --device "$type" --processor "$proc" --out "$work/p.h5" > /dev/null

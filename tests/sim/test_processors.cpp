@@ -168,10 +168,14 @@ TEST(Processors, TooLittleMemoryFailsLocalWithTheNumbers) {
   // out of memory at its first segment; offload keeps nothing on the board but the input it sends.
   write_board(s, "{kind: shared, source: test}", 0.001);
   RunResults local = s.run(with_hardware(board("d", "local")));
-  ASSERT_EQ(local.requests.size(), 1u);  // the closed loop waits for an event after the failure
-  EXPECT_EQ(local.requests[0].status, RequestRecord::Status::failed);
-  EXPECT_EQ(local.requests[0].failure.rfind("out of memory on d:gpu (needs ", 0), 0u) << local.requests[0].failure;
-  EXPECT_NE(local.requests[0].failure.find("MB, has 1.00 MB)"), std::string::npos) << local.requests[0].failure;
+  // Each input runs its 18 ms on the GPU (its allocation fails inside) and fails: 1 s / 18 ms inputs.
+  ASSERT_EQ(local.requests.size(), 56u);
+  for (const auto& q : local.requests) {
+    EXPECT_EQ(q.status, RequestRecord::Status::failed);
+    EXPECT_EQ(q.failure.rfind("out of memory on d:gpu (needs ", 0), 0u) << q.failure;
+    EXPECT_NE(q.failure.find("MB, has 1.00 MB)"), std::string::npos) << q.failure;
+    EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.018, kTol);
+  }
   EXPECT_GT(local.devices[0].memory[0].peak_bytes, 1e6);  // the need that did not fit
 }
 
