@@ -187,3 +187,50 @@ TEST(Processors, TooLittleMemoryStillLetsOffloadRun) {
   for (const auto& q : off.requests) EXPECT_TRUE(q.done());
   EXPECT_NEAR(off.devices[0].memory[0].capacity_bytes, 1e6, 1e-3);
 }
+
+namespace {
+// The shipped 1 GB board (scenarios/processors/pi_1gb_feature_decomposition.yaml) with its LUTs.
+RunResults shipped_pi(const std::vector<std::string>& sets) {
+  const std::string root = COINFER_SOURCE_DIR;
+  Scenario s = load_scenario(root + "/scenarios/processors/pi_1gb_feature_decomposition.yaml", sets);
+  ModelCatalog models = ModelCatalog::load(root + "/models");
+  LutSet luts = load_luts(s.luts);
+  return sim::run_simulation(s, models, luts);
+}
+}  // namespace
+
+TEST(Processors, OnA1GBBoardTheWideGcnRunsOutOfMemoryWhole) {
+  // gcn_wide on Pubmed: conv1's gathered messages alone are 2 (E + N) x 1024 x 4 B = 888 MB
+  // (models/README.md), with its input and output over the 1 GB: every request fails.
+  RunResults r = shipped_pi({"duration_s=10", "warmup_s=0"});
+  ASSERT_FALSE(r.requests.empty());
+  for (const auto& q : r.requests) EXPECT_EQ(q.failure.rfind("out of memory on pi:cpu (needs 1012.", 0), 0u) << q.failure;
+}
+
+TEST(Processors, SearchSchedulersChooseWhatFitsInMemory) {
+  // Greedy may choose feature decomposition (fd2/fd4/fd8: exact, so within max_output_error 0) and
+  // offloading; local whole would run out of memory. What it chooses must fit: no request created
+  // after its decision (t = 0, reaching the board after the control message) fails.
+  RunResults r = shipped_pi({"duration_s=10", "warmup_s=0", "scheduler.name=greedy"});
+  ASSERT_FALSE(r.decisions.empty());
+  EXPECT_EQ(r.decisions.back().scheme.find("pi=local "), std::string::npos) << r.decisions.back().scheme;
+  int ok = 0;
+  for (const auto& q : r.requests) {
+    if (q.t_created > 0) EXPECT_TRUE(q.done()) << q.strategy << ": " << q.failure;
+    ok += q.done();
+  }
+  EXPECT_GT(ok, 5);
+}
+
+TEST(Processors, WithoutFeatureDecompositionOnlyOffloadingFits) {
+  // No variants offered (max_output_error -1): local, pp(1) and data_parallel all run conv1 on the
+  // board, which does not fit; offloading (39 MB of input at 20 Mbit/s: ~16 s a request) is slow but
+  // the only scheme that completes anything. A memory-blind estimator prefers the faster ones.
+  SimSetup setup;
+  const std::string root = COINFER_SOURCE_DIR;
+  RunResults r = setup.run("name: t\nduration_s: 40\nluts: [" + root + "/traces/lut/]\nservers: [{id: edge0, type: i7-7700}]\n"
+                           "scheduler: {name: greedy}\ndevices:\n"
+                           "  - {id: pi, type: rpi4b, memory_gb: 1, model: gcn_wide, dataset: pubmed, link: {bandwidth_mbps: 20, latency_ms: 2}}\n");
+  ASSERT_FALSE(r.decisions.empty());
+  EXPECT_NE(r.decisions.back().scheme.find("pi=offload"), std::string::npos) << r.decisions.back().scheme;
+}

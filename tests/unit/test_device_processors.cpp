@@ -187,6 +187,27 @@ TEST(DeviceProcessors, ASplitStageStartsWhenItHeadsBothProcessorsQueues) {
   EXPECT_EQ(e.take(), (Log{"compute 1 [1,2) on 1", "upload 0"}));
 }
 
+TEST(DeviceProcessors, ASplitStageWaitsForItsTurnOnBothProcessors) {
+  // local[gpu:0-1,gpu*0.5+cpu:1-3]; inputs at 0 and 0.01 s. When input 0 reaches its split segment,
+  // the CPU is free and input 0 heads the CPU's queue, but the GPU's queue holds input 1's first
+  // segment ahead of it: input 1 goes first (FIFO on every processor), input 0 waits for both.
+  DeviceSpec d = device("local[gpu:0-1,gpu*0.5+cpu:1-3]", 0);
+  d.workload.arrival = WorkloadSpec::Arrival::trace;
+  d.workload.arrival_times_s = {0, 0.01};
+  Recorder e;
+  DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
+  loop.on_join(0);
+  loop.wake(0);
+  loop.wake(0.01);
+  EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,1) on 1", "new 1@0.01"}));
+  loop.on_computed(0, 0.1);
+  loop.wake(0.1);
+  EXPECT_EQ(e.take(), Log{"compute 1 [0,1) on 1"});
+  loop.on_computed(1, 0.2);
+  loop.wake(0.2);
+  EXPECT_EQ(e.take(), Log{"compute 0 [1,3) on 1+0"});
+}
+
 TEST(DeviceProcessors, AHelperBatchRunsOnTheDefaultProcessorFirst) {
   const DeviceSpec d = device("local[gpu:0-1,cpu:1-3]", 1);
   Recorder e;
