@@ -1,5 +1,6 @@
 #include "core/device_hardware.hpp"
 
+#include <cstdio>
 #include <stdexcept>
 
 #include "core/lut_synth.hpp"
@@ -25,6 +26,13 @@ std::string DeviceHardware::describe() const {
     if (!kinds[i].empty() && kinds[i] != processors[i]) out += " (" + kinds[i] + ")";
   }
   return out;
+}
+
+std::string out_of_memory_reason(const std::string& device, const std::string& processor, double need_bytes, double have_bytes) {
+  char b[160];
+  const char* f = have_bytes < 10e6 ? " (needs %.2f MB, has %.2f MB)" : " (needs %.1f MB, has %.1f MB)";
+  std::snprintf(b, sizeof b, f, need_bytes / 1e6, have_bytes / 1e6);
+  return "out of memory on " + device + (processor.empty() ? "" : ":" + processor) + b;
 }
 
 DeviceHardware single_processor_hardware(const std::string& processor, double memory_bytes) {

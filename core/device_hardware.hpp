@@ -40,6 +40,10 @@ struct DeviceHardware {
 // Throws std::invalid_argument when the profile has no processor of that name.
 DeviceHardware hardware_from_profile(const DeviceProfile& profile, const std::string& processor, double memory_bytes);
 
+// "out of memory on DEVICE:PROCESSOR (needs X MB, has Y MB)" (": PROCESSOR" left out when unnamed;
+// two decimals below 10 MB): the one reason the simulator and the real runtime give.
+std::string out_of_memory_reason(const std::string& device, const std::string& processor, double need_bytes, double have_bytes);
+
 // One processor, no memory limit: a type without a profile (its processor "" or as named).
 DeviceHardware single_processor_hardware(const std::string& processor, double memory_bytes);
 

@@ -273,13 +273,7 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
     if (proc < 0) continue;
     const size_t pool = static_cast<size_t>(hw_->pool_of[static_cast<size_t>(proc)]);
     const double cap = hw_->pool_capacity_bytes[pool];
-    if (cap > 0 && need[pool] > cap) {
-      char b[160];
-      const char* f = cap < 10e6 ? " (needs %.2f MB, has %.2f MB)" : " (needs %.1f MB, has %.1f MB)";
-      std::snprintf(b, sizeof b, f, need[pool] / 1e6, cap / 1e6);
-      const std::string& name = hw_->processors[static_cast<size_t>(proc)];
-      return "out of memory on " + device_.id + (name.empty() ? "" : ":" + name) + b;
-    }
+    if (cap > 0 && need[pool] > cap) return out_of_memory_reason(device_.id, hw_->processors[static_cast<size_t>(proc)], need[pool], cap);
   }
   procs_[static_cast<size_t>(seg.proc)].working_bytes = mine;
   if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].working_bytes = work - mine;

@@ -21,6 +21,7 @@
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
+#include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/batch_runner.hpp"
 #include "hw/compute_threads.hpp"
@@ -29,6 +30,7 @@
 #include "hw/protocol.hpp"
 #include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
+#include "hw/tracking_allocator.hpp"
 #include "io/child_process.hpp"
 #include "models/model_runner.hpp"
 
@@ -153,18 +155,26 @@ struct DeviceRuntime::Impl {
       std::string bytes, error;
       try {
         bytes = model->run_stages(own.request, own.split);
+      } catch (const TensorMemoryExhausted& e) {  // the board's memory limit (memory_gb): as the simulator says it
+        error = out_of_memory_text(e);
       } catch (const std::exception& e) {
-        error = e.what();
+        error = "device stages failed: " + std::string(e.what());
       }
       lock.lock();
       if (own.split < n) rq->keep_state(own.request, std::move(bytes));
-      rq->loop().on_computed(own.request, now(), error.empty(), "device stages failed: " + error);
+      rq->loop().on_computed(own.request, now(), error.empty(), error);
       wake();
     }
   }
 
   // A forwarded batch, run as one batch (as the simulator runs it and as the server would have) with
   // the origin's model; one result per task, each saying the batch's size.
+  // The reason a request fails when the board's memory limit (TrackingAllocator) refused a tensor.
+  std::string memory_processor;  // the processor this machine's CPU stands for
+  std::string out_of_memory_text(const TensorMemoryExhausted& e) const {
+    return out_of_memory_reason(opt.device_id, memory_processor, static_cast<double>(e.need), static_cast<double>(e.have));
+  }
+
   BatchRunner helper_runner;  // compute thread only
   void run_helper_batch(const HelperBatch& job, const ModelSpec& origin_model) {
     ResultHeader r;
@@ -520,6 +530,15 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // before processors existed): a strategy placing stages elsewhere fails its requests with the
   // reason (core/device_loop.hpp); the real memory is the limit (no accounting).
   const std::string stands_for = d.default_processor();
+  // Its memory (memory_gb, or its profile's): LibTorch's tensors may not pass it, so that a request
+  // that needs more fails "out of memory" as in the simulator (the process's own code, libraries and
+  // stacks are not counted, as the simulator counts tensors and weights only).
+  I.memory_processor = stands_for;
+  if (d.hardware && d.hardware->pool_capacity_bytes.at(0) > 0) {
+    TrackingAllocator::install();
+    TrackingAllocator::instance().set_limit(static_cast<size_t>(d.hardware->pool_capacity_bytes[0]));
+    log::info("device", "tensor memory limited to " + format_double(d.hardware->pool_capacity_bytes[0] / 1e6) + " MB (" + d.type + ")");
+  }
   I.sc.devices[static_cast<size_t>(I.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
   if (!d.strategy.placement.empty())
     for (const std::string& p : d.strategy.placement.processors())

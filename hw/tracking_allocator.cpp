@@ -3,6 +3,8 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
+#include <string>
+
 namespace coinfer::hw {
 
 namespace {
@@ -17,10 +19,20 @@ TrackingAllocator& TrackingAllocator::instance() {
 
 void TrackingAllocator::install() { c10::SetCPUAllocator(&instance(), /*priority=*/100); }
 
+TensorMemoryExhausted::TensorMemoryExhausted(size_t need_bytes, size_t have_bytes)
+    : std::runtime_error("tensor memory exhausted: needs " + std::to_string(need_bytes) + " bytes, has " + std::to_string(have_bytes)),
+      need(need_bytes),
+      have(have_bytes) {}
+
 c10::DataPtr TrackingAllocator::allocate(size_t nbytes) const {
+  const size_t now = current_.fetch_add(nbytes) + nbytes;
+  const size_t limit = limit_.load();
+  if (limit > 0 && now > limit) {
+    current_.fetch_sub(nbytes);
+    throw TensorMemoryExhausted(now, limit);
+  }
   char* base = static_cast<char*>(c10::alloc_cpu(nbytes + kHeader));
   *reinterpret_cast<size_t*>(base) = nbytes;
-  const size_t now = current_.fetch_add(nbytes) + nbytes;
   size_t p = peak_.load();
   while (now > p && !peak_.compare_exchange_weak(p, now)) {
   }

@@ -5,8 +5,16 @@
 
 #include <atomic>
 #include <cstddef>
+#include <stdexcept>
 
 namespace coinfer::hw {
+
+// Thrown by TrackingAllocator::allocate when a limit is set and the allocation would pass it: the
+// tensors' bytes it would make (need) and the limit (have).
+struct TensorMemoryExhausted : std::runtime_error {
+  TensorMemoryExhausted(size_t need_bytes, size_t have_bytes);
+  size_t need, have;
+};
 
 class TrackingAllocator final : public c10::Allocator {
  public:
@@ -19,10 +27,15 @@ class TrackingAllocator final : public c10::Allocator {
   static TrackingAllocator& instance();
   // Makes this the CPU allocator for the rest of the process.
   static void install();
+  // Refuses allocations that would take the tensors' bytes past `bytes` (0: no limit): the real
+  // device runtime's memory limit, so that a board with little memory fails a request as the
+  // simulator does (scenarios/README.md "Placement"). Counts LibTorch's CPU tensors only.
+  void set_limit(size_t bytes) { limit_.store(bytes); }
+  size_t limit() const { return limit_.load(); }
 
  private:
   static void free(void* ctx);  // ctx: the data pointer allocate() returned
-  mutable std::atomic<size_t> current_{0}, peak_{0};
+  mutable std::atomic<size_t> current_{0}, peak_{0}, limit_{0};
 };
 
 }  // namespace coinfer::hw

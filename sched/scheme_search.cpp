@@ -11,11 +11,29 @@ std::vector<Strategy> all_options(int n) {
 }
 
 std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d) {
-  const std::vector<Strategy> placements = all_options(est.model(d.model, d.dataset).num_stages());
-  if (d.variant_choices.empty()) return placements;
+  const int n = est.model(d.model, d.dataset).num_stages();
+  const std::vector<Strategy> splits = all_options(n);
+  std::vector<std::string> variants = d.variant_choices;
+  if (variants.empty()) variants = {""};
   std::vector<Strategy> v;
-  for (const auto& choice : d.variant_choices)
-    for (const Strategy& p : placements) v.push_back(p.with_variant(choice));
+  for (const auto& choice : variants) {
+    for (const Strategy& p : splits) v.push_back(choice.empty() ? p : p.with_variant(choice));
+    // On a device with several processors (issue 34): its device stages whole on each other processor
+    // whose table the LUTs hold, for every split that runs stages on the device.
+    if (!d.hardware) continue;
+    const std::string run_model = model_under(d.model, Strategy::local().with_variant(choice));
+    for (int q = 1; q < d.hardware->size(); ++q) {
+      const std::string& name = d.hardware->processors[static_cast<size_t>(q)];
+      const LutKey key = d.lut_key(run_model, name);  // its own table (not a table that names no processor)
+      if (name.empty() || !est.luts().contains(key) || est.luts().table(key).key().processor != name) continue;
+      for (const Strategy& p : splits) {
+        if (p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) continue;
+        Strategy placed = choice.empty() ? p : p.with_variant(choice);
+        placed.placement.parts = {PlacementPart{name, "", 1, 0, -1}};
+        v.push_back(placed);
+      }
+    }
+  }
   return v;
 }
 

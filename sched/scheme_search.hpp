@@ -11,7 +11,8 @@ namespace coinfer {
 // local, offload, pp(1..n-1), data_parallel.
 std::vector<Strategy> all_options(int num_stages);
 // Each of those with each of the device's variant choices (DeviceState::variant_choices; none: the
-// placements alone): the strategies a search may give the device.
+// splits alone), and on a device with several processors, local and pp(k) whole on each other
+// processor whose own table the LUTs hold ("local[cpu]"): the strategies a search may give the device.
 std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d);
 // PP_comm (fewest bytes, from the spec) and PP_comp (least device [0,k) + server [k,n) time at batch 1,
 // from the LUTs) for a device of the state.

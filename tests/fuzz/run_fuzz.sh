@@ -29,7 +29,8 @@ h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 loglibs=(-lspdlog -lfmt)  # core/log.cpp
 core=("$src"/core/*.cpp)
 io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
-        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp)
+        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp
+        "$src"/io/device_profile_loader.cpp)
 io_lut=("$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
 
 # Every source is compiled once into $out/obj (instrumented for coverage, not linked), shared by every

@@ -13,6 +13,7 @@
 
 #include "core/device_loop.hpp"
 #include "core/strategy.hpp"
+#include "tests/unit/device_loop_recorder.hpp"
 
 using namespace coinfer;
 
@@ -80,45 +81,18 @@ std::shared_ptr<const DeviceHardware> board(double capacity = 0) {
   return std::make_shared<const DeviceHardware>(h);
 }
 
-// An engine that writes down what the loop asks, with memory figures per stage: every stage has
-// weights of 100 kB and a working set of 200 kB (stage k: 200 kB + 10 kB x k), and each tensor
-// crossing split k is 50 kB.
-struct Recorder : DeviceActions {
-  std::map<std::int64_t, DeviceRequest> reqs;
-  std::vector<std::string> log;
-  std::map<std::int64_t, RequestRecord> done;
-  std::int64_t next = 0;
-
-  DeviceRequest& new_request(double now_s) override {
-    DeviceRequest& r = reqs[next];
-    r.rec.id = next++;
-    r.rec.t_created = now_s;
-    std::ostringstream o;
-    o << "new " << r.rec.id << "@" << now_s;
-    log.push_back(o.str());
-    return r;
-  }
-  double link_bytes_per_s(double) override { return 125000; }
+// The shared recorder (tests/unit/device_loop_recorder.hpp), writing down segments, with memory
+// figures per stage: every stage has weights of 100 kB and a working set of 200 kB (stage k: 200 kB
+// + 10 kB x k), and each tensor crossing split k is 50 kB.
+struct SegmentRecorder : coinfer::test::Recorder {
   void start_compute(DeviceRequest& r) override {
     const DeviceSegment& s = r.plan->segments[static_cast<size_t>(r.segment)];
     log.push_back("compute " + std::to_string(r.rec.id) + " [" + std::to_string(s.begin) + "," + std::to_string(s.end) + ") on " +
                   std::to_string(s.proc) + (s.with >= 0 ? "+" + std::to_string(s.with) : ""));
   }
-  void start_upload(DeviceRequest& r) override { log.push_back("upload " + std::to_string(r.rec.id)); }
-  void start_help(std::int64_t task) override { log.push_back("help " + std::to_string(task)); }
-  void finished(DeviceRequest& r) override {
-    log.push_back("finished " + std::to_string(r.rec.id) + (r.rec.status == RequestRecord::Status::ok ? " ok" : " failed: " + r.rec.failure));
-    done[r.rec.id] = r.rec;
-    reqs.erase(r.rec.id);
-  }
   double tensor_bytes(const DeviceRequest&, int) override { return 50e3; }
   double weight_bytes(const DeviceRequest&, int b, int e) override { return 100e3 * (e - b); }
-  double working_bytes(const DeviceRequest&, int b, int e) override { return 200e3 + 10e3 * (e - 1); (void)b; }
-  std::vector<std::string> take() {
-    std::vector<std::string> out;
-    out.swap(log);
-    return out;
-  }
+  double working_bytes(const DeviceRequest&, int, int e) override { return 200e3 + 10e3 * (e - 1); }
 };
 
 using Log = std::vector<std::string>;
@@ -139,7 +113,7 @@ TEST(DeviceProcessors, SegmentsRunInOrderAndTheDevicePipelinesAcrossItsProcessor
   // runs on the CPU; when it moves to the GPU the CPU is free, so the second input starts there
   // (the closed loop admits when the first segment's processor is free).
   const DeviceSpec d = device("local[cpu:0-1,gpu:1-3]", 2);
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
   loop.wake(0);
@@ -167,7 +141,7 @@ TEST(DeviceProcessors, ASplitStageStartsWhenItHeadsBothProcessorsQueues) {
   DeviceSpec d = device("pp(2)[gpu*0.75+cpu:0-1,gpu:1-2]", 0);
   d.workload.arrival = WorkloadSpec::Arrival::trace;
   d.workload.arrival_times_s = {0, 0.05};
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
   loop.wake(0);
@@ -184,7 +158,7 @@ TEST(DeviceProcessors, ASplitStageStartsWhenItHeadsBothProcessorsQueues) {
   EXPECT_EQ(e.take(), Log{"compute 0 [1,2) on 1"});
   loop.on_computed(0, 0.3);
   loop.wake(0.3);
-  EXPECT_EQ(e.take(), (Log{"compute 1 [1,2) on 1", "upload 0"}));
+  EXPECT_EQ(e.take(), (Log{"compute 1 [1,2) on 1", "upload 0 @2"}));
 }
 
 TEST(DeviceProcessors, ASplitStageWaitsForItsTurnOnBothProcessors) {
@@ -194,7 +168,7 @@ TEST(DeviceProcessors, ASplitStageWaitsForItsTurnOnBothProcessors) {
   DeviceSpec d = device("local[gpu:0-1,gpu*0.5+cpu:1-3]", 0);
   d.workload.arrival = WorkloadSpec::Arrival::trace;
   d.workload.arrival_times_s = {0, 0.01};
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
   loop.wake(0);
@@ -210,7 +184,7 @@ TEST(DeviceProcessors, ASplitStageWaitsForItsTurnOnBothProcessors) {
 
 TEST(DeviceProcessors, AHelperBatchRunsOnTheDefaultProcessorFirst) {
   const DeviceSpec d = device("local[gpu:0-1,cpu:1-3]", 1);
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_help_arrived(7);
   loop.on_join(0);
@@ -227,7 +201,7 @@ TEST(DeviceProcessors, AHelperBatchRunsOnTheDefaultProcessorFirst) {
 
 TEST(DeviceProcessors, APlacementOnAProcessorTheDeviceLacksFailsItsRequestsWithTheReason) {
   DeviceSpec d = device("local", 1);
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
   loop.on_strategy(parse_strategy("local[npu]"));  // e.g. from an external scheduler
@@ -246,7 +220,7 @@ TEST(DeviceProcessors, OutOfMemoryWhenTheNeedExceedsTheCapacity) {
   // CPU freed) runs [0,1) on the CPU: 300 + 200 (request 1's CPU segment) + 220 = 720 kB: fits.
   {
     const DeviceSpec d = device("local[cpu:0-1,gpu:1-3]", 2, 800e3);
-    Recorder e;
+    SegmentRecorder e;
     DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
     loop.on_join(0);
     loop.wake(0);
@@ -260,7 +234,7 @@ TEST(DeviceProcessors, OutOfMemoryWhenTheNeedExceedsTheCapacity) {
   // With 700 kB the GPU segment of request 0 does not fit (720 kB): it fails there, by name.
   {
     const DeviceSpec d = device("local[cpu:0-1,gpu:1-3]", 2, 700e3);
-    Recorder e;
+    SegmentRecorder e;
     DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
     loop.on_join(0);
     loop.wake(0);
@@ -286,7 +260,7 @@ TEST(DeviceProcessors, WaitingInputsCountInMainMemory) {
   DeviceSpec d = device("local", 0, 560e3);
   d.workload.arrival = WorkloadSpec::Arrival::trace;
   d.workload.arrival_times_s = {0, 0.01, 0.02};
-  Recorder e;
+  SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
   loop.wake(0);

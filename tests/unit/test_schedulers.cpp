@@ -364,3 +364,52 @@ TEST(Schedulers, SearchesWhoseWorkExceedsMaxWorkAreRefusedAtLoad) {
   s.scheduler.name = "dp";
   EXPECT_NO_THROW(check_decision_work(s, *f.est, st));
 }
+
+// A device with several processors (issue 34): the search schedulers' options add its device stages
+// whole on each other processor whose own table is loaded; nothing is added without that table.
+TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) {
+  const std::string root = COINFER_SOURCE_DIR;
+  ModelSpecs specs;
+  specs.emplace("gcode/modelnet40", catalog().instantiate("gcode", "modelnet40"));
+  DeviceState d;
+  d.id = "tx2";
+  d.type = "jetson-tx2";
+  d.model = "gcode";
+  d.dataset = "modelnet40";
+  d.processor = "gpu";
+  DeviceHardware hw;
+  hw.processors = {"gpu", "cpu"};
+  hw.kinds = {"gpu", "cpu"};
+  hw.pool_of = {0, 0};
+  hw.pool_capacity_bytes = {8e9};
+  hw.pool_names = {"memory"};
+  d.hardware = std::make_shared<const DeviceHardware>(hw);
+  // gcode has 9 stages: local, offload, pp(1..8), data_parallel = 11; on the CPU: local and pp(1..8).
+  const LutSet both = load_luts({root + "/traces/lut", root + "/traces/lut_processors/jetson-tx2-cpu.h5"});
+  const AnalyticEstimator with_cpu(both, specs);
+  std::vector<std::string> texts;
+  for (const Strategy& s : device_options(with_cpu, d)) texts.push_back(s.to_string());
+  ASSERT_EQ(texts.size(), 20u);
+  EXPECT_EQ(texts[0], "local");
+  EXPECT_EQ(texts[11], "local[cpu]");
+  EXPECT_EQ(texts[12], "pp(1)[cpu]");
+  EXPECT_EQ(texts[19], "pp(8)[cpu]");
+  // The estimator prices local[cpu] on the CPU's table: its predicted latency is the table's
+  // whole-model mean (one request in flight, nothing else on the device).
+  SystemState st;
+  ServerState sv;
+  sv.id = "s0";
+  sv.type = "i7-7700";
+  st.servers.push_back(sv);
+  d.server = "s0";
+  d.link_bandwidth_mbps = 20;
+  d.in_flight = 1;
+  st.devices.push_back(d);
+  Scheme on_cpu;
+  on_cpu.strategies["tx2"] = parse_strategy("local[cpu]");
+  const double cpu_whole_s = both.table({"jetson-tx2", "gcode", "modelnet40", "cpu"}).latency(0, 9, 1).mean_s;
+  EXPECT_NEAR(with_cpu.predict(st, on_cpu).devices.at(0).latency_s, cpu_whole_s, 1e-12);
+  const LutSet gpu_only = load_luts({root + "/traces/lut"});
+  const AnalyticEstimator without(gpu_only, specs);
+  EXPECT_EQ(device_options(without, d).size(), 11u);
+}
