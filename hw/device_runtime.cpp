@@ -551,6 +551,9 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     I.model = std::make_unique<models::DeviceModelRunner>(I.spec, I.sc.seed, I.opt.input_file);
   } catch (const InputError&) {
     throw;
+  } catch (const TensorMemoryExhausted& e) {  // the weights and inputs alone do not fit the board's memory
+    throw InputError(d.where, "devices (id " + d.id + ").memory_gb",
+                     "the model's weights and inputs alone need more than the device's memory: " + I.out_of_memory_text(e));
   } catch (const std::exception& e) {
     if (I.opt.input_file.empty()) throw;
     throw InputError(SourceLocation{I.opt.input_file, 0, 0}, "--input", e.what());

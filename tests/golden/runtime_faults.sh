@@ -111,5 +111,42 @@ kill -0 "$server" 2>/dev/null && ok || bad "server died after the wrong secret"
 rc=$?
 [ $rc -eq 2 ] && grep -q "unknown device 'ghost'" "$work/g.log" && ok || bad "unknown device: exit $rc: $(cat $work/g.log)"
 kill "$server"; wait "$server" 2>/dev/null
+
+# 4. A board with too little memory (issue 34): the real runtime's tensors may not pass memory_gb, so a
+#    local DGCNN request (its edge features and distances, tens of MB) fails with the simulator's
+#    reason; the weights (~7 MB) fit. The simulator says the same of the same scenario.
+cat > "$work/m.yaml" <<YAML
+name: memory
+seed: 3
+duration_s: 3
+drain_s: 2
+luts: [traces/lut]
+servers:
+  - {id: edge, type: gtx1060}
+devices:
+  - {id: pi0, type: rpi4b, memory_gb: 0.02, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 50}, strategy: local}
+YAML
+epoch=$(date +%s.%N | awk '{printf "%.3f", $1 + 2}')
+rm -f "$work/port"
+"$rt" serve "$work/m.yaml" --bind 127.0.0.1 --port 0 --port-file "$work/port" --secret-file "$work/secret" --epoch "$epoch" > "$work/server4.log" 2>&1 &
+server=$!; pids+=($server)
+for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+"$rt" device "$work/m.yaml" --id pi0 --port "$(cat "$work/port")" --epoch "$epoch" --secret-file "$work/secret" --records "$work/m.jsonl" > "$work/m.log" 2>&1
+rc=$?
+[ $rc -eq 0 ] && ok || bad "device with little memory: exit $rc: $(tail -3 $work/m.log)"
+/usr/bin/python3 - "$work/m.jsonl" <<'PY' && ok || bad "out-of-memory failures on the real runtime"
+import json, sys
+done = [j for j in map(json.loads, open(sys.argv[1])) if j["ev"] == "done"]
+assert done, "no request finished"
+assert all(d["status"] == "failed" and d["failure"].startswith("out of memory on pi0:cpu (needs ") and d["failure"].endswith("MB, has 20.0 MB)")
+           for d in done), sorted(set(d["failure"] for d in done))
+print(f"{len(done)} requests failed: {done[0]['failure']}")
+PY
+"$(dirname "$rt")/coinfer" run "$work/m.yaml" -q --out "$work/m_sim" > /dev/null 2>&1 \
+  && /usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["total"]
+assert t["completed"] == 0 and t["failed"] > 0, t' "$work/m_sim/summary.json" && ok || bad "the simulator on the same board"
+kill "$server"; wait "$server" 2>/dev/null
 echo "runtime_faults: $passes passed, $fails failed"
 [ $fails -eq 0 ]
