@@ -47,7 +47,14 @@ DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_in
       strategy_text_(device.strategy.to_string()),
       in_flight_limit_(device.workload.in_flight > 0 ? device.workload.in_flight : default_in_flight(device.strategy)),
       next_arrival_s_(kNever) {
-  hw_ = device.hardware ? device.hardware : std::make_shared<const DeviceHardware>(single_processor_hardware(device.processor, 0));
+  if (device.hardware) {
+    hw_ = device.hardware;
+  } else if (device.processor.empty()) {  // the common case without a profile: one shared description
+    static const auto unnamed = std::make_shared<const DeviceHardware>(single_processor_hardware("", 0));
+    hw_ = unnamed;
+  } else {
+    hw_ = std::make_shared<const DeviceHardware>(single_processor_hardware(device.processor, 0));
+  }
   procs_.resize(static_cast<size_t>(std::max(1, hw_->size())));
   for (double c : hw_->pool_capacity_bytes) memory_limited_ = memory_limited_ || c > 0;
   pool_peak_.assign(hw_->pool_capacity_bytes.size(), 0.0);
@@ -88,9 +95,15 @@ void DeviceLoop::drop_from_processors(const DeviceRequest* r) {
   for (Processor& p : procs_) erase_from(p.queue, r);
 }
 
-void DeviceLoop::set_held(DeviceRequest& r, double bytes) {
-  held_total_ += bytes - r.held_bytes;
-  r.held_bytes = bytes;
+void DeviceLoop::hold(DeviceRequest& r, DeviceRequest::Held what) {
+  using Held = DeviceRequest::Held;
+  const auto bytes = [this, &r] {
+    if (r.held == Held::upload) return act_.tensor_bytes(r, r.device_split);
+    return act_.tensor_bytes(r, r.plan->segments.empty() ? 0 : r.plan->segments[static_cast<size_t>(r.segment)].begin);
+  };
+  if (r.held != Held::none) held_total_ -= bytes();
+  r.held = what;
+  if (r.held != Held::none) held_total_ += bytes();
   if (held_total_ < 0) held_total_ = 0;  // rounding
 }
 
@@ -185,7 +198,7 @@ void DeviceLoop::route(DeviceRequest& r) {
   if (r.device_split < num_stages_) r.rec.server = server_;
   r.segment = 0;
   act_.routed(r);
-  if (memory_limited_) set_held(r, act_.tensor_bytes(r, 0));
+  if (memory_limited_) hold(r, r.device_split > 0 || !r.plan->invalid.empty() ? DeviceRequest::Held::segment_input : DeviceRequest::Held::upload);
   if (!r.plan->invalid.empty())  // a placement this device cannot run: fails when processor 0 would take it
     procs_[0].queue.push_back(&r);
   else if (r.device_split > 0)
@@ -254,7 +267,10 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
   // The need of each pool the segment touches (header: "memory"); also the peaks.
   const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
   const size_t np = hw_->pool_capacity_bytes.size();
-  std::vector<double> need(np, 0.0), proc_need(procs_.size(), 0.0);
+  std::vector<double>& need = need_;
+  std::vector<double>& proc_need = proc_need_;
+  need.assign(np, 0.0);
+  proc_need.assign(procs_.size(), 0.0);
   for (const DeviceSegment& s : r.plan->segments) {  // the weights its plan keeps on each processor
     const double w = act_.weight_bytes(r, s.begin, s.end);
     proc_need[static_cast<size_t>(s.proc)] += w;
@@ -283,7 +299,7 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
 void DeviceLoop::start_segment(DeviceRequest& r, double now_s) {
   const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
   if (memory_limited_) {
-    set_held(r, 0);  // what it held is now its segment's input
+    hold(r, DeviceRequest::Held::none);  // what it held is now its segment's input
     std::string oom = memory_shortfall(r);
     if (!oom.empty()) {  // it runs (the allocation fails somewhere in it: its time bounds the waste), then fails
       if (tracing()) trace("> oom " + num(r.rec.id) + " " + std::to_string(r.segment));
@@ -326,9 +342,9 @@ void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::
     }
   const int next = r->segment + 1;
   if (ok && next < static_cast<int>(r->plan->segments.size())) {  // on to its next processor
-    r->segment = next;
+    r->segment = static_cast<std::int16_t>(next);
     r->where = Where::waiting;
-    if (memory_limited_) set_held(*r, act_.tensor_bytes(*r, r->plan->segments[static_cast<size_t>(next)].begin));
+    if (memory_limited_) hold(*r, DeviceRequest::Held::segment_input);
     enqueue_segment(*r);
     return;
   }
@@ -340,7 +356,7 @@ void DeviceLoop::on_computed(std::int64_t id, double now_s, bool ok, const std::
     finish(*r, true, "", true);
   } else {
     r->where = Where::waiting;
-    if (memory_limited_) set_held(*r, act_.tensor_bytes(*r, r->device_split));
+    if (memory_limited_) hold(*r, DeviceRequest::Held::upload);
     up_queue_.push_back(r);
   }
 }
@@ -356,7 +372,7 @@ void DeviceLoop::on_uploaded(std::int64_t id, double now_s, bool ok, const std::
   }
   r->rec.t_uplink_end = now_s;
   r->where = Where::at_server;
-  if (memory_limited_) set_held(*r, 0);
+  if (memory_limited_) hold(*r, DeviceRequest::Held::none);
 }
 
 void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::string& why) {
@@ -406,7 +422,7 @@ void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool 
   last->live_index = r.live_index;
   live_.pop_back();
   r.where = Where::finished;
-  if (r.held_bytes != 0) set_held(r, 0);
+  if (r.held != DeviceRequest::Held::none) hold(r, DeviceRequest::Held::none);
   if (r.data_parallel && holds_side) router_.release(r.dp_to_server ? DataParallelRouter::Side::server : DataParallelRouter::Side::device);
   if (tracing()) trace("> finished " + num(r.rec.id) + " " + ok_text(ok) + " " + why);
   if (ok) {

@@ -58,15 +58,18 @@ namespace coinfer {
 struct DeviceRequest {
   RequestRecord rec;
   int device_split = 0;        // the device runs [0, device_split); the server the rest
+  std::int16_t segment = 0;    // the segment it is at (plan->segments[segment]; a plan has at most 64)
   bool data_parallel = false;  // created under data_parallel
   bool dp_to_server = false;   // data_parallel input sent whole to the server
   // The loop's own bookkeeping (engines leave it alone): where the request is now.
   enum class Where : std::int8_t { waiting, on_stage, at_server, finished };
   Where where = Where::waiting;
+  // Which tensor it holds in main memory while it waits (memory accounting only): its current
+  // segment's input, or what it uploads; the bytes are asked again when it lets go (no storage).
+  enum class Held : std::int8_t { none, segment_input, upload };
+  Held held = Held::none;
   std::size_t live_index = 0;  // its place in the loop's list of unfinished requests
   const DevicePlan* plan = nullptr;  // its device stages (the loop's; set when routed)
-  int segment = 0;                   // the segment it is at (plan->segments[segment])
-  double held_bytes = 0;             // memory its waiting tensor holds in main memory (accounting only)
 };
 
 // What the device loop asks its engine to do. Every call is made from inside a DeviceLoop call.
@@ -198,7 +201,8 @@ class DeviceLoop {
   void enqueue_segment(DeviceRequest& r);
   void start_segment(DeviceRequest& r, double now_s);
   std::string memory_shortfall(DeviceRequest& r);      // "" or the out-of-memory reason
-  void set_held(DeviceRequest& r, double bytes);
+  void hold(DeviceRequest& r, DeviceRequest::Held what);  // Held::none lets go
+  std::vector<double> need_, proc_need_;                  // memory_shortfall's scratch
   bool running(const DeviceRequest* r) const;
   void drop_from_processors(const DeviceRequest* r);
   void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side);
