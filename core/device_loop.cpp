@@ -60,6 +60,8 @@ DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_in
   pool_peak_.assign(hw_->pool_capacity_bytes.size(), 0.0);
   proc_peak_.assign(procs_.size(), 0.0);
   plan_ = plan_for(strategy_);
+  local_plan_ = plan_for(Strategy::local());
+  offload_plan_ = plan_for(Strategy::offload());
 }
 
 const DevicePlan* DeviceLoop::plan_for(const Strategy& s) {
@@ -214,7 +216,7 @@ void DeviceLoop::route_data_parallel(double now_s) {
     dp_pending_.pop_front();
     r->dp_to_server = to_server;
     r->device_split = to_server ? 0 : num_stages_;
-    r->plan = plan_for(Strategy::at_split(r->device_split, num_stages_));
+    r->plan = to_server ? offload_plan_ : local_plan_;  // the whole input on one side
     route(*r);
   }
 }

@@ -230,6 +230,8 @@ class DeviceLoop {
   std::vector<Processor> procs_;
   std::map<std::string, DevicePlan> plans_;   // by placement text + "/" + device split; nodes stay put
   const DevicePlan* plan_ = nullptr;          // the current strategy's (not data_parallel)
+  const DevicePlan* local_plan_ = nullptr;    // a data_parallel input run whole here (processor 0)
+  const DevicePlan* offload_plan_ = nullptr;  // ... or sent whole to the server
   bool memory_limited_ = false;
   double held_total_ = 0;
   std::vector<std::pair<DeviceRequest*, std::string>> out_of_memory_;  // running segments that do not fit, and why

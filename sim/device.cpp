@@ -39,10 +39,10 @@ void SimDevice::stop() {
   arrival_timer_.cancel();
   const double now = sg4::Engine::get_clock();
   for (size_t i = 0; i < proc_.size(); ++i)
-    if (proc_[i].id >= 0 || proc_[i].help) {
+    if (proc_[i].busy) {  // a split segment's second processor included
       count_busy(proc_[i].since_s, now, proc_busy_window_s_[i]);
+      proc_[i].busy = proc_[i].help = false;
       proc_[i].id = -1;
-      proc_[i].help = false;
     }
   if (busy_processors_ > 0) count_busy(busy_since_s_, now, busy_window_s_);
   busy_processors_ = 0;
@@ -76,6 +76,7 @@ void SimDevice::start_processor(int proc, int with, double seconds) {
     if (p < 0) continue;
     ++busy_processors_;
     proc_[static_cast<size_t>(p)].since_s = now;
+    proc_[static_cast<size_t>(p)].busy = true;
   }
   ProcessorRun& run = proc_[static_cast<size_t>(proc)];
   run.with = with;
@@ -94,6 +95,7 @@ void SimDevice::on_processor_done(int proc) {
   for (int p : {proc, run.with}) {
     if (p < 0) continue;
     count_busy(proc_[static_cast<size_t>(p)].since_s, now, proc_busy_window_s_[static_cast<size_t>(p)]);
+    proc_[static_cast<size_t>(p)].busy = false;
     if (--busy_processors_ == 0) count_busy(busy_since_s_, now, busy_window_s_);
   }
   if (run.help) {

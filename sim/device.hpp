@@ -195,6 +195,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     KernelTimer done;
     std::int64_t id = -1;
     bool help = false;
+    bool busy = false;      // computing (as a split segment's second processor too)
     int with = -1;          // a split segment's second processor (busy until the same moment)
     std::string why;        // "" or why the segment could not run (it fails when `done` fires)
     double since_s = 0;
