@@ -108,6 +108,14 @@ DeviceSpec device(const std::string& strategy, int in_flight, double capacity = 
 
 DataParallelCosts costs() { return DataParallelCosts{0.9, 0.009, 12288, 160, 0.030}; }
 
+// An open-loop device whose inputs arrive at `times` (a trace).
+DeviceSpec traced(const std::string& strategy, std::vector<double> times, double capacity = 0) {
+  DeviceSpec d = device(strategy, 0, capacity);
+  d.workload.arrival = WorkloadSpec::Arrival::trace;
+  d.workload.arrival_times_s = std::move(times);
+  return d;
+}
+
 TEST(DeviceProcessors, SegmentsRunInOrderAndTheDevicePipelinesAcrossItsProcessors) {
   // local on 3 stages: [0,1) on the CPU, [1,3) on the GPU, two inputs in flight. The first input
   // runs on the CPU; when it moves to the GPU the CPU is free, so the second input starts there
@@ -138,9 +146,7 @@ TEST(DeviceProcessors, SegmentsRunInOrderAndTheDevicePipelinesAcrossItsProcessor
 TEST(DeviceProcessors, ASplitStageStartsWhenItHeadsBothProcessorsQueues) {
   // pp(2) of 3 stages: [0,1) split 75/25 between GPU and CPU, [1,2) on the GPU, then the upload.
   // Inputs arrive at 0 and 0.05 s (open loop).
-  DeviceSpec d = device("pp(2)[gpu*0.75+cpu:0-1,gpu:1-2]", 0);
-  d.workload.arrival = WorkloadSpec::Arrival::trace;
-  d.workload.arrival_times_s = {0, 0.05};
+  const DeviceSpec d = traced("pp(2)[gpu*0.75+cpu:0-1,gpu:1-2]", {0, 0.05});
   SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
@@ -165,9 +171,7 @@ TEST(DeviceProcessors, ASplitStageWaitsForItsTurnOnBothProcessors) {
   // local[gpu:0-1,gpu*0.5+cpu:1-3]; inputs at 0 and 0.01 s. When input 0 reaches its split segment,
   // the CPU is free and input 0 heads the CPU's queue, but the GPU's queue holds input 1's first
   // segment ahead of it: input 1 goes first (FIFO on every processor), input 0 waits for both.
-  DeviceSpec d = device("local[gpu:0-1,gpu*0.5+cpu:1-3]", 0);
-  d.workload.arrival = WorkloadSpec::Arrival::trace;
-  d.workload.arrival_times_s = {0, 0.01};
+  const DeviceSpec d = traced("local[gpu:0-1,gpu*0.5+cpu:1-3]", {0, 0.01});
   SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
@@ -257,9 +261,7 @@ TEST(DeviceProcessors, WaitingInputsCountInMainMemory) {
   // holding 50 kB each. When request 0 ends, request 1 starts: 520 kB + request 2's input 50 kB =
   // 570 kB > 560 kB: out of memory (it runs its time, then fails). Then request 2 starts with nothing
   // held and request 1's allocation not counted: 520 kB, it fits.
-  DeviceSpec d = device("local", 0, 560e3);
-  d.workload.arrival = WorkloadSpec::Arrival::trace;
-  d.workload.arrival_times_s = {0, 0.01, 0.02};
+  const DeviceSpec d = traced("local", {0, 0.01, 0.02}, 560e3);
   SegmentRecorder e;
   DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
   loop.on_join(0);
