@@ -123,6 +123,15 @@ std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts
     for (const auto& x : kinds[f]) kd += (kd.empty() ? "" : "/") + x;
     out.push_back({"lut", f, "named by the scenario (luts); " + kd + "; tables " + t});
   }
+  if (!s.hardware_file.empty()) {  // the device profiles the devices' processors and memory came from
+    std::set<std::string> types;
+    for (const auto& d : s.devices)
+      if (d.hardware) types.insert(d.type);
+    std::string t;
+    for (const auto& x : types) t += (t.empty() ? "" : ", ") + x;
+    out.push_back({"device profiles", s.hardware_file,
+                   "the scenario's hardware (processors, memory, interconnect)" + (t.empty() ? std::string("; no device type uses it") : " of " + t)});
+  }
   std::set<std::string> seen;
   for (const auto& d : s.devices) {
     if (!d.link.trace_file.empty() && seen.insert("b" + d.link.trace_file).second)

@@ -129,7 +129,7 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
     if (j >= 0) used.insert({s.servers[j].type, d.model, d.dataset});
     if (d.workload.arrival != WorkloadSpec::Arrival::none) continue;
     for (const auto& o : s.devices)  // a helper may run any model of its server's devices
-      if (o.server == d.server) used.insert({d.type, o.model, o.dataset, d.processor});
+      if (o.server == d.server) used.insert({d.type, o.model, o.dataset, d.default_processor()});
   }
   std::vector<LutKey> out;
   for (const LutKey& k : used)

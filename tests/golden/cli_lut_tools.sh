@@ -85,6 +85,9 @@ h = json.load(open(sys.argv[1] + "/amb/summary.json"))["hardware"]["devices"]["t
 assert h["gpu"]["busy_s"] > 0 and h["cpu"]["busy_s"] == 0, h' "$work" \
   || { echo "FAIL: two processors' LUTs and none named: exit $rc"; cat "$work/amb.err"; exit 1; }
 [ $rc2 -eq 2 ] && grep -q "processor 'npu'" "$work/npu.err" && [ ! -e "$work/npu" ] || { echo "FAIL: a processor without a LUT: exit $rc2"; cat "$work/npu.err"; exit 1; }
+# ... and as an idle helper (its helper tables are looked up on its default processor too).
+"$coinfer" run "$tx2" -q --set "$both" --set "devices.0.workload={arrival: none}" --out "$work/idle" \
+  || { echo "FAIL: an idle TX2 with two processors' LUTs"; exit 1; }
 "$coinfer" run "$tx2" -q --set "$both" --set devices.0.processor=cpu --out "$work/on_cpu"
 "$coinfer" run "$tx2" -q --set "$both" --set devices.0.processor=gpu --out "$work/on_gpu"
 /usr/bin/python3 - "$work" <<'PY'
