@@ -5,8 +5,12 @@
 //   [cpu:0-1,gpu:1-3]           stages [0,1) on the CPU, [1,3) on the GPU (ranges in order, from 0,
 //                               together exactly the device's stages)
 //   [cpu:0-1,gpu*0.75+cpu:1-3]  each stage of [1,3) split: 75 % of its output rows on the GPU, the
-//                               rest on the CPU, both at once (CoDL-style; the sum of the two parts
-//                               is the stage's output)
+//                               rest on the CPU, both at once (CoDL-style: the two parts are
+//                               concatenated, so the output is exact)
+// Departure from SparOA (../shared/papers/004_..., Eq. 14), which mixes a stage's CPU and GPU
+// executions by averaging two whole outputs weighted by the share: that keeps no output exact, so a
+// share here divides the output rows instead, and its time is max(S t_P, (1 - S) t_Q) plus the
+// exchange (core/device_plan.hpp).
 // A placement names processors only; which ones a device has is checked against its hardware
 // (core/device_hardware.hpp) by the scenario loader and the runtime.
 #include <string>
