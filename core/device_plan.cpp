@@ -35,6 +35,17 @@ DevicePlan make_device_plan(const Strategy& s, int num_stages, const DeviceHardw
   return plan;
 }
 
+std::vector<const LutTable*> processor_tables(const LutSet& luts, const LutKey& own_key, const LutTable* own, const DeviceHardware& hw) {
+  std::vector<const LutTable*> out = {own};
+  for (int p = 1; p < hw.size(); ++p) {
+    LutKey k = own_key;
+    k.processor = hw.processors[static_cast<size_t>(p)];
+    const LutTable* t = !k.processor.empty() && luts.contains(k) ? &luts.table(k) : nullptr;
+    out.push_back(t != nullptr && t->key().processor == k.processor ? t : nullptr);
+  }
+  return out;
+}
+
 double segment_seconds(const DevicePlan& plan, size_t j, int device_split, const ModelSpec& model, const DeviceHardware& hw,
                        const std::vector<const LutTable*>& tables, const ExecutionTimeModel& time, double u) {
   const DeviceSegment& seg = plan.segments.at(j);

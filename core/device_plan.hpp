@@ -37,6 +37,13 @@ struct DevicePlan {
 // merged. A processor the device lacks, or ranges that do not cover its stages, make it invalid.
 DevicePlan make_device_plan(const Strategy& s, int num_stages, const DeviceHardware& hw, const std::string& device_id);
 
+// Per processor of `hw`, the table a device of `own_key`'s type, model and dataset runs on it: [0] is
+// `own` (its default processor's, as the caller found it); another processor's only a table that
+// names that processor (never a table that names none: that one is the default processor's), null
+// where the LUTs hold none (a plan placing stages there cannot run). One rule for the simulator, the
+// estimator and the search schedulers' options.
+std::vector<const LutTable*> processor_tables(const LutSet& luts, const LutKey& own_key, const LutTable* own, const DeviceHardware& hw);
+
 // Seconds of segment `j` of `plan` for a request whose device runs [0, device_split) of `model`
 // (scenarios/README.md "Placement"): the segment's stages on its processor's table; a split stage
 // max(share x t_P, (1 - share) x t_Q) plus exchanging its output (DeviceHardware::copy_seconds of

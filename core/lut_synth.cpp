@@ -1,5 +1,7 @@
 #include "core/lut_synth.hpp"
 
+#include "core/device_hardware.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -37,8 +39,11 @@ const ProcessorProfile* DeviceProfile::processor(const std::string& name) const 
 }
 
 double DeviceProfile::copy_seconds(double bytes) const {
-  if (interconnect.zero_copy || bytes <= 0) return 0;
-  return interconnect.latency_us * 1e-6 + bytes / (interconnect.gbps * 1e9);
+  DeviceHardware h;  // its interconnect only: the one rule is DeviceHardware::copy_seconds
+  h.zero_copy = interconnect.zero_copy;
+  h.copy_bytes_per_s = interconnect.gbps * 1e9;
+  h.copy_latency_s = interconnect.latency_us * 1e-6;
+  return h.copy_seconds(bytes);
 }
 
 LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, const ProcessorProfile& p, double efficiency,

@@ -258,11 +258,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       const DeviceHardware hw = d.hardware ? *d.hardware : single_processor_hardware(d.processor, 0);
       const DevicePlan plan = make_device_plan(st, n, hw, d.id);
       if (!plan.invalid.empty()) throw std::invalid_argument(plan.invalid);
-      std::vector<const LutTable*> tables;
-      for (int q = 0; q < hw.size(); ++q) {
-        const LutKey key = d.lut_key(run_model, hw.processors[static_cast<size_t>(q)]);
-        tables.push_back(est.luts().contains(key) ? &est.luts().table(key) : nullptr);
-      }
+      const std::vector<const LutTable*> tables = processor_tables(est.luts(), d.lut_key(run_model), &dev_lut, hw);
       for (const DeviceSegment& g : plan.segments)
         for (const int q : {g.proc, g.with})
           if (q >= 0 && tables[static_cast<size_t>(q)] == nullptr)

@@ -1,4 +1,5 @@
 #include "sched/scheme_search.hpp"
+#include "core/device_plan.hpp"
 #include "core/execution_time.hpp"
 
 namespace coinfer {
@@ -22,10 +23,10 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
     // whose table the LUTs hold, for every split that runs stages on the device.
     if (!d.hardware) continue;
     const std::string run_model = model_under(d.model, Strategy::local().with_variant(choice));
+    const std::vector<const LutTable*> tables = processor_tables(est.luts(), d.lut_key(run_model), nullptr, *d.hardware);
     for (int q = 1; q < d.hardware->size(); ++q) {
       const std::string& name = d.hardware->processors[static_cast<size_t>(q)];
-      const LutKey key = d.lut_key(run_model, name);  // its own table (not a table that names no processor)
-      if (name.empty() || !est.luts().contains(key) || est.luts().table(key).key().processor != name) continue;
+      if (tables[static_cast<size_t>(q)] == nullptr) continue;  // no table of its own
       for (const Strategy& p : splits) {
         if (p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) continue;
         Strategy placed = choice.empty() ? p : p.with_variant(choice);

@@ -1,5 +1,7 @@
 #include "sim/simulation.hpp"
 
+#include "core/device_plan.hpp"
+
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -222,12 +224,7 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
         throw InputError(d.where, "devices (id " + d.id + ").type", std::string(e.what()) + " (LUTs: " + join(s.luts) + ")");
       }
       // Its other processors' tables, where the LUTs have them (a placement may use them).
-      b.processor_luts.push_back(b.lut);
-      if (d.hardware)
-        for (int p = 1; p < d.hardware->size(); ++p) {
-          const LutKey k = d.lut_key(m, d.hardware->processors[static_cast<size_t>(p)]);
-          b.processor_luts.push_back(luts.contains(k) ? &luts.table(k) : nullptr);
-        }
+      b.processor_luts = d.hardware ? processor_tables(luts, d.lut_key(m), b.lut, *d.hardware) : std::vector<const LutTable*>{b.lut};
       try {
         b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
       } catch (const LutMissingError& e) {
