@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "core/limits.hpp"
 #include "core/text_util.hpp"
 
 namespace coinfer {
@@ -30,6 +31,16 @@ double sum_rule_error(const std::vector<const LutTable*>& tables) {
         }
   }
   return n ? total / static_cast<double>(n) : 0;
+}
+
+double batch_ratio_upper(int from_batch, int to_batch) {
+  if (to_batch <= from_batch) return 1;
+  return std::ceil(static_cast<double>(to_batch) / from_batch);
+}
+
+double batch_ratio_lower(int from_batch, int to_batch) {
+  if (to_batch >= from_batch) return 1;
+  return 1 / std::ceil(static_cast<double>(from_batch) / to_batch);
 }
 
 bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw,
@@ -62,10 +73,20 @@ bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int 
     std::string how = p->method;
     if (anchor) {
       const std::optional<ModulePrediction> p0 = predict(spec, s, anchor, hw, p->method);
-      if (p0 && p0->seconds > 0) {
-        seconds = table.mean_seconds(s, s + 1, anchor) * p->seconds / p0->seconds;
+      if (p0 && p0->seconds > 0 && std::isfinite(p0->seconds) && p->seconds > 0 && std::isfinite(p->seconds)) {
+        const double ratio = p->seconds / p0->seconds;
+        const double bounded = std::clamp(ratio, batch_ratio_lower(anchor, batch), batch_ratio_upper(anchor, batch));
+        seconds = table.mean_seconds(s, s + 1, anchor) * bounded;
         how += " scaling batch " + std::to_string(anchor);
+        if (bounded != ratio) how += " (bounded)";
       }
+    }
+    if (!(seconds > 0) || !std::isfinite(seconds) || seconds > limits::kMaxLutLatencyS) {
+      outcome.unfillable.push_back(table.key().to_string() + " [" + std::to_string(begin) + "," + std::to_string(end) + ") batch " +
+                                   std::to_string(batch) + ": stage " + std::to_string(s) + " (" + st.name + ", op " + st.op +
+                                   "): " + p->method + " predicts " + format_double(seconds) + " s, outside (0, " +
+                                   format_double(limits::kMaxLutLatencyS) + "] s");
+      return false;
     }
     sum += seconds;
     weighted_error += seconds * p->relative_error;
@@ -77,7 +98,13 @@ bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int 
   if (!single && measured) method += std::to_string(measured) + " measured";
   for (const auto& [op, m] : methods) method += std::string(method.empty() || method.back() == ' ' ? "" : ", ") + op + "=" + m;
   const double error = regressor_error + (single ? 0 : sum_rule_relative_error);
-  sum = std::max(sum, 1e-7);  // limits::kMinLutLatencyS
+  if (sum > limits::kMaxLutLatencyS) {
+    outcome.unfillable.push_back(table.key().to_string() + " [" + std::to_string(begin) + "," + std::to_string(end) + ") batch " +
+                                 std::to_string(batch) + ": the sum of its stages is " + format_double(sum) + " s, beyond the limit of " +
+                                 format_double(limits::kMaxLutLatencyS) + " s");
+    return false;
+  }
+  sum = std::max(sum, limits::kMinLutLatencyS);
   table.set_latency(begin, end, batch, LatencyStats{sum, sum, sum, 0, 0});
   table.set_estimate(begin, end, batch, {method, error});
   ++outcome.filled;

@@ -4,7 +4,12 @@
 // measured single-stage entry where the table has one, else the per-module regressor's prediction,
 // anchored where it can be: when the table measured that stage at another batch size b0 (the nearest),
 // the estimate is measured(b0) x predicted(b) / predicted(b0), so the regressor supplies only the
-// scaling and the table's own hardware supplies the level (method "op=kind scaling batch b0").
+// scaling and the table's own hardware supplies the level (method "op=kind scaling batch b0"). The
+// scaling is bounded by what batching can physically do (batch_ratio_lower/upper; method gains
+// "(bounded)" where it was cut): a regressor extrapolating past its training batches once scaled a
+// stage by 10^4 from batch 4 to 7 and wrote an entry of 115,809 s that the LUT loader then refused.
+// A stage or an entry whose estimate is not in (0, limits::kMaxLutLatencyS] is unfillable, never
+// written.
 // Its relative error is the regressors' held-out error weighted by their share of the sum, plus the
 // error of the sum rule itself (how far measured multi-stage entries are from the sum of their measured
 // stages, over the training tables): a filled entry never claims more accuracy than was measured.
@@ -35,6 +40,13 @@ using ModulePredictor = std::function<std::optional<ModulePrediction>(const Mode
 // The mean relative difference between measured multi-stage entries and the sum of their measured
 // single-stage entries, over the measured or imported tables given (0 when none can be compared).
 double sum_rule_error(const std::vector<const LutTable*>& tables);
+
+// How much a stage's latency may change from batch `from_batch` to `to_batch`, as a factor: a larger
+// batch is never faster than a smaller one (lower bound 1 going up), and never slower than running it
+// as ceil(to/from) consecutive batches of the smaller size (upper bound ceil(to/from)); going down,
+// the reciprocal bounds: [1 / ceil(from/to), 1]. Equal batches: exactly 1.
+double batch_ratio_upper(int from_batch, int to_batch);
+double batch_ratio_lower(int from_batch, int to_batch);
 
 struct FillOutcome {
   long long filled = 0;

@@ -196,6 +196,55 @@ TEST(LutFill, EntryIsTheSumOfMeasuredAndPredictedStagesWithWeightedError) {
   EXPECT_EQ(out.filled, 2);
 }
 
+TEST(LutFill, AnchoredScalingIsBoundedByWhatBatchingCanDo) {
+  // Batch ratio bounds by hand: 4 -> 7 may grow by 1..ceil(7/4) = 2; 7 -> 4 shrink by 1/2..1;
+  // 4 -> 1 shrink by 1/4..1; 3 -> 3 exactly 1.
+  EXPECT_EQ(batch_ratio_lower(4, 7), 1);
+  EXPECT_EQ(batch_ratio_upper(4, 7), 2);
+  EXPECT_EQ(batch_ratio_lower(7, 4), 0.5);
+  EXPECT_EQ(batch_ratio_upper(7, 4), 1);
+  EXPECT_EQ(batch_ratio_lower(4, 1), 0.25);
+  EXPECT_EQ(batch_ratio_upper(3, 3), 1);
+  EXPECT_EQ(batch_ratio_lower(3, 3), 1);
+  const ModelSpec spec = catalog().instantiate("dgcnn", "modelnet40");
+  LutTable t({"dev", "dgcnn", "modelnet40"}, 9, 8);
+  t.set_latency(0, 1, 4, {0.010, 0.010, 0.010, 0, 3});  // stage 0 measured at batch 4 only: 10 ms
+  t.provenance().kind = "measured";
+  // A regressor extrapolating wildly: 1 s x 10^(batch - 4) (the CI failure: a 10^4 scaling from 4 to 7).
+  ModulePredictor wild = [](const ModelSpec&, int, int b, const MeasurableParams&, const std::string&) -> std::optional<ModulePrediction> {
+    return ModulePrediction{std::pow(10.0, b - 4), 0.1, "lr"};
+  };
+  FillOutcome out;
+  ASSERT_TRUE(fill_entry(t, spec, 0, 1, 7, {}, wild, 0, out));
+  EXPECT_DOUBLE_EQ(t.mean_seconds(0, 1, 7), 0.020);  // 10 ms x at most 2
+  EXPECT_EQ(t.estimate(0, 1, 7)->method, "edgeconv=lr scaling batch 4 (bounded)");
+  ASSERT_TRUE(fill_entry(t, spec, 0, 1, 1, {}, wild, 0, out));
+  EXPECT_DOUBLE_EQ(t.mean_seconds(0, 1, 1), 0.0025);  // 10^-3 ratio, bounded at 1/4: 2.5 ms
+  // A ratio inside the bounds is kept as predicted: 1.5 from batch 4 to 6 -> 15 ms, not marked.
+  ModulePredictor mild = [](const ModelSpec&, int, int b, const MeasurableParams&, const std::string&) -> std::optional<ModulePrediction> {
+    return ModulePrediction{b * 0.25, 0.1, "mlp"};
+  };
+  ASSERT_TRUE(fill_entry(t, spec, 0, 1, 6, {}, mild, 0, out));
+  EXPECT_DOUBLE_EQ(t.mean_seconds(0, 1, 6), 0.015);
+  EXPECT_EQ(t.estimate(0, 1, 6)->method, "edgeconv=mlp scaling batch 4");
+  // Unanchored (stage 1 was never measured) and beyond the LUT limit of a day: unfillable, nothing written.
+  ModulePredictor huge = [](const ModelSpec&, int, int, const MeasurableParams&, const std::string&) -> std::optional<ModulePrediction> {
+    return ModulePrediction{1e6, 0.1, "medn"};
+  };
+  EXPECT_FALSE(fill_entry(t, spec, 1, 2, 4, {}, huge, 0, out));
+  EXPECT_FALSE(t.has_latency(1, 2, 4));
+  ASSERT_EQ(out.unfillable.size(), 1u);
+  EXPECT_NE(out.unfillable[0].find("medn predicts 1000000 s"), std::string::npos) << out.unfillable[0];
+  // A sum of in-range stages beyond the limit is unfillable too: 9 stages x 0.6 day each.
+  LutTable u({"dev", "dgcnn", "modelnet40"}, 9, 1);
+  ModulePredictor long_stage = [](const ModelSpec&, int, int, const MeasurableParams&, const std::string&) -> std::optional<ModulePrediction> {
+    return ModulePrediction{0.6 * 86400, 0.1, "lr"};
+  };
+  EXPECT_FALSE(fill_entry(u, spec, 0, 9, 1, {}, long_stage, 0, out));
+  EXPECT_FALSE(u.has_latency(0, 9, 1));
+  EXPECT_NE(out.unfillable.back().find("beyond the limit"), std::string::npos) << out.unfillable.back();
+}
+
 TEST(LutFill, SumRuleErrorComparesMeasuredRangesWithTheirStages) {
   // measured_table: ranges of two or more stages are their stages' sum + 1 ms. n = 3, B = 1:
   // [0,2) = 3 + 1 ms (error 1/4), [1,3) = 5 + 1 ms (1/6), [0,3) = 6 + 1 ms (1/7).
