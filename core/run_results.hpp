@@ -22,6 +22,7 @@ struct DeviceResult {
   struct Processor {
     std::string name;
     double busy_s = 0, peak_bytes = 0;
+    double energy_j = 0;  // its own (core/device_energy.hpp), NaN without per-processor power
   };
   struct Pool {
     std::string name;

@@ -37,9 +37,19 @@ struct WorkloadSpec {
 };
 
 struct PowerSpec {
+  // Without `processors`: the device's power when idle and while any of its processors computes.
+  // With them: idle_w is the rest of the board (memory, radio idle, ...) and busy_w is unused.
   double idle_w = 0;
   double busy_w = 0;
   double radio_j_per_mb = 0;  // joules per 1e6 bytes sent or received
+  // Per processor (issue 34), in the device's hardware order (every processor it has): its power when
+  // idle and when computing (core/device_energy.hpp). From devices[].power.processors, else the type's
+  // profile where it states them (traces/devices.yaml processors.P.power).
+  struct Processor {
+    std::string processor;
+    double idle_w = 0, busy_w = 0;
+  };
+  std::vector<Processor> processors;
 };
 
 struct DeviceSpec {

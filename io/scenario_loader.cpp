@@ -204,6 +204,67 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
 }  // namespace
 
 namespace {
+// The type profile's power for processor `name`, null where the profile states none.
+const ProcessorProfile* stated_power(const std::map<std::string, DeviceProfile>& profiles, const std::string& type, const std::string& name) {
+  const auto prof = profiles.find(type);
+  if (prof == profiles.end()) return nullptr;
+  for (const ProcessorProfile& p : prof->second.processors)
+    if (p.name == name && !p.power_source.empty()) return &p;
+  return nullptr;
+}
+
+// devices[].power.processors: {NAME: {idle_w, busy_w}} for processors of the device's hardware; a
+// processor not given takes its profile's stated power, else the entry is refused (a processor's
+// energy silently 0 would make a placement on it look free). Hardware order.
+std::vector<PowerSpec::Processor> read_processor_power(const YamlReader& r, const YAML::Node& n, const std::string& path, const DeviceSpec& d,
+                                                       const std::map<std::string, DeviceProfile>& profiles, const std::string& hardware_file) {
+  r.require_map(n, path);
+  if (!d.hardware)
+    r.fail(n, path, "device type '" + d.type + "' has no processors described (" +
+                        (hardware_file.empty() ? std::string("no hardware profiles found") : hardware_file + " does not list the type") +
+                        "); give power.busy_w instead");
+  std::map<std::string, PowerSpec::Processor> given;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) r.fail(it->first, path, "a key must be a processor name");
+    const std::string name = it->first.as<std::string>();
+    const std::string kp = path + "." + printable(name, 80);
+    if (d.hardware->slot(name) < 0)
+      r.fail(it->first, kp, "device type '" + d.type + "' has no processor '" + printable(name, 80) + "' (it has: " + d.hardware->describe() + ")");
+    r.require_map(it->second, kp);
+    r.check_keys(it->second, {"idle_w", "busy_w"}, kp);
+    PowerSpec::Processor pw{name, 0, 0};
+    pw.idle_w = r.get_double(it->second, "idle_w", kp, 0, 0, false);
+    pw.busy_w = r.require_double(it->second, "busy_w", kp, pw.idle_w, false);
+    given[name] = pw;
+  }
+  std::vector<PowerSpec::Processor> out;
+  for (const std::string& name : d.hardware->processors) {
+    if (auto g = given.find(name); g != given.end()) {
+      out.push_back(g->second);
+    } else if (const ProcessorProfile* p = stated_power(profiles, d.type, name)) {
+      out.push_back({name, p->idle_w, p->busy_w});
+    } else {
+      r.fail(n, path, "no power for processor '" + name + "' of device type '" + d.type + "' (give " + path + "." + name +
+                          ": {idle_w, busy_w}; " + (hardware_file.empty() ? std::string("no profile") : hardware_file) +
+                          " states none for it)");
+    }
+  }
+  return out;
+}
+
+// Without devices[].power: each processor's power from the type's profile when it states every one
+// (traces/devices.yaml processors.P.power), else none (energy 0, as before processors had power).
+std::vector<PowerSpec::Processor> profile_processor_power(const DeviceSpec& d, const std::map<std::string, DeviceProfile>& profiles) {
+  std::vector<PowerSpec::Processor> out;
+  if (!d.hardware) return out;
+  for (const std::string& name : d.hardware->processors) {
+    const ProcessorProfile* p = stated_power(profiles, d.type, name);
+    if (!p) return {};
+    out.push_back({name, p->idle_w, p->busy_w});
+  }
+  return out;
+}
+
 // A device's model and its execution variant (core/model_variant.hpp) as one canonical model name:
 // `model: gcn` with `variant: int8`, `variant: {precision: int8, aggregation: dense_mask}` or
 // `model: gcn@int8`. Whether the model supports the variant is checked against the catalog later.
@@ -460,10 +521,18 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (n["power"]) {
       const YAML::Node& p = n["power"];
       const std::string pp = path + ".power";
-      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb"}, pp);
+      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb", "processors"}, pp);
       d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
       d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
       d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
+      if (p["processors"]) {
+        if (p["busy_w"])
+          r.fail(p["busy_w"], pp + ".busy_w",
+                 "give either busy_w (the device's power while any processor computes) or processors (each processor's own), not both");
+        d.power.processors = read_processor_power(r, p["processors"], pp + ".processors", d, profiles, s.hardware_file);
+      }
+    } else {
+      d.power.processors = profile_processor_power(d, profiles);  // the profile's, where it states every processor's
     }
     d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
     const int copies = count > 0 ? static_cast<int>(count) : 1;

@@ -80,15 +80,18 @@ std::string summary_json_text(const RunResults& r) {
     for (const auto& d : r.devices) {
       if (d.processors.empty() && d.memory.empty()) continue;
       nlohmann::ordered_json procs = nlohmann::ordered_json::object(), pools = nlohmann::ordered_json::object();
-      for (const auto& p : d.processors)
-        procs[p.name.empty() ? "default" : p.name] = {{"busy_s", number(p.busy_s)}, {"peak_memory_mb", number(p.peak_bytes / 1e6)}};
+      for (const auto& p : d.processors) {
+        nlohmann::ordered_json one = {{"busy_s", number(p.busy_s)}, {"peak_memory_mb", number(p.peak_bytes / 1e6)}};
+        if (std::isfinite(p.energy_j)) one["energy_j"] = number(p.energy_j);
+        procs[p.name.empty() ? "default" : p.name] = one;
+      }
       for (const auto& m : d.memory)
         pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
       by.emplace_back(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
     }
     if (!hw.empty())
       j["hardware"] = {{"note", "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
-                                "working sets running on it); each memory's capacity (0: none stated) and the peak need seen when a segment "
+                                "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's capacity (0: none stated) and the peak need seen when a segment "
                                 "started (scenarios/README.md \"Placement\")"},
                        {"devices", hw}};
   }

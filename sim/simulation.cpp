@@ -1,6 +1,7 @@
 #include "sim/simulation.hpp"
 
 #include "core/device_plan.hpp"
+#include "core/device_energy.hpp"
 
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
@@ -353,9 +354,11 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     DeviceResult dr = device_result_of(d);
-    // SimGrid's host energy plugin for one core: idle power all along, busy - idle while computing.
+    // SimGrid's host energy plugin per processor: idle power all along, busy - idle while computing.
     const double window_s = std::max(0.0, s.duration_s - std::max(0.0, s.warmup_s));
-    dr.energy_compute_j = d.power.idle_w * window_s + (d.power.busy_w - d.power.idle_w) * devices[i]->busy_seconds_in_window();
+    const DeviceEnergy energy =
+        device_compute_energy(d.power, window_s, devices[i]->busy_seconds_in_window(), devices[i]->processor_busy_seconds_in_window());
+    dr.energy_compute_j = energy.compute_j;
     dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
     dr.bytes_sent = devices[i]->bytes_sent();
     dr.bytes_received = devices[i]->bytes_received();
@@ -363,7 +366,8 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
       const DeviceHardware& hw = devices[i]->hardware();
       for (int p = 0; p < hw.size(); ++p)
         dr.processors.push_back({hw.processors[static_cast<size_t>(p)], devices[i]->processor_busy_seconds_in_window()[static_cast<size_t>(p)],
-                                 devices[i]->processor_peak_bytes()[static_cast<size_t>(p)]});
+                                 devices[i]->processor_peak_bytes()[static_cast<size_t>(p)],
+                                 energy.processor_j.empty() ? NAN : energy.processor_j[static_cast<size_t>(p)]});
       for (size_t k = 0; k < hw.pool_names.size(); ++k)
         dr.memory.push_back({hw.pool_names[k], hw.pool_capacity_bytes[k], devices[i]->pool_peak_bytes()[k]});
     }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <string>
 
@@ -92,6 +93,10 @@ class SimSetup {
   }
 
   void write_file(const std::string& name, const std::string& text) { std::ofstream(dir_ + "/" + name) << text; }
+  std::string read_file(const std::string& name) const {
+    std::ifstream in(dir_ + "/" + name);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
   // Runs a scenario whose text may use LUTDIR for this folder.
   RunResults run(std::string yaml, const std::vector<std::string>& sets = {}) {

@@ -234,3 +234,64 @@ TEST(Processors, WithoutFeatureDecompositionOnlyOffloadingFits) {
   ASSERT_FALSE(r.decisions.empty());
   EXPECT_NE(r.decisions.back().scheme.find("pi=offload"), std::string::npos) << r.decisions.back().scheme;
 }
+
+namespace {
+// The pipelined run of TwoInputsInFlightPipelineAcrossTheProcessors: over the 1 s window the CPU
+// computes 1.0 s and the GPU 0.686 s; the union of the two is 1.0 s.
+RunResults pipelined_with_power(SimSetup& s, const std::string& power) {
+  return s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]", "{arrival: closed_loop}", power)));
+}
+}  // namespace
+
+TEST(Processors, EachProcessorAddsItsOwnEnergy) {
+  SimSetup s;
+  write_board(s);
+  RunResults r = pipelined_with_power(s, ", power: {idle_w: 1, processors: {cpu: {idle_w: 0.2, busy_w: 2}, gpu: {idle_w: 0.5, busy_w: 4}}}");
+  // Board 1 W x 1 s = 1 J; GPU 0.5 W x 1 s + (4 - 0.5) W x 0.686 s = 2.901 J; CPU 0.2 x 1 + 1.8 x 1.0 = 2.0 J.
+  // Total 5.901 J (the device-level formula would have charged one busy power over the 1.0 s union).
+  ASSERT_EQ(r.devices[0].processors.size(), 2u);
+  EXPECT_EQ(r.devices[0].processors[0].name, "gpu");
+  EXPECT_NEAR(r.devices[0].processors[0].energy_j, 2.901, 1e-6);
+  EXPECT_NEAR(r.devices[0].processors[1].energy_j, 2.0, 1e-6);
+  EXPECT_NEAR(r.devices[0].energy_compute_j, 5.901, 1e-6);
+}
+
+TEST(Processors, ProcessorPowerComesFromTheProfileWhereTheScenarioGivesNone) {
+  SimSetup s;
+  write_board(s);
+  // The test profile with each processor's power stated (traces/README.md "Device profiles").
+  std::string hw = s.read_file("hardware.yaml");
+  const auto add = [&hw](const std::string& proc, const std::string& power) {
+    const std::string key = "efficiency: 0.5}", at = "      " + proc + ": {";
+    const size_t line = hw.find(at), end = hw.find(key, line);
+    hw.replace(end, key.size(), "efficiency: 0.5, power: " + power + "}");
+  };
+  add("gpu", "{idle_w: 0.5, busy_w: 4, source: test}");
+  add("cpu", "{idle_w: 0.2, busy_w: 2, source: test}");
+  s.write_file("hardware.yaml", hw);
+  RunResults r = pipelined_with_power(s, "");
+  // As above without the board's own 1 W: 2.901 + 2.0 J.
+  EXPECT_NEAR(r.devices[0].energy_compute_j, 4.901, 1e-6);
+  EXPECT_NEAR(r.devices[0].processors[0].energy_j, 2.901, 1e-6);
+}
+
+TEST(Processors, ProcessorPowerIsRefusedWhereItCannotApply) {
+  SimSetup s;
+  write_board(s);
+  const auto refused = [&s](const std::string& power, const std::string& key, const std::string& needle) {
+    try {
+      pipelined_with_power(s, power);
+      ADD_FAILURE() << "accepted: " << power;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(key), std::string::npos) << what;
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+    }
+  };
+  refused(", power: {processors: {npu: {busy_w: 3}, gpu: {busy_w: 4}, cpu: {busy_w: 2}}}", "devices[0].power.processors.npu",
+          "has no processor 'npu' (it has: gpu");
+  // The CPU's energy silently 0 would make placing stages on it look free.
+  refused(", power: {processors: {gpu: {busy_w: 4}}}", "devices[0].power.processors", "no power for processor 'cpu'");
+  refused(", power: {busy_w: 5, processors: {gpu: {busy_w: 4}, cpu: {busy_w: 2}}}", "devices[0].power.busy_w", "not both");
+  refused(", power: {processors: {gpu: {idle_w: 5, busy_w: 4}, cpu: {busy_w: 2}}}", "devices[0].power.processors.gpu", "busy_w");
+}
