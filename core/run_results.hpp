@@ -1,6 +1,7 @@
 #pragma once
 // Everything a run produces; written to results.h5 and summary.json by io/. Produced by the simulator
 // and by the real runtime (collected from its journals) with the same meaning. Times in seconds since the start, energy in J.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,7 @@ struct DeviceResult {
   struct Processor {
     std::string name;
     double busy_s = 0, peak_bytes = 0;
-    double energy_j = 0;  // its own (core/device_energy.hpp), NaN without per-processor power
+    double energy_j = std::nan("");  // its own (core/device_energy.hpp), NaN without per-processor power
   };
   struct Pool {
     std::string name;
