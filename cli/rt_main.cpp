@@ -153,6 +153,11 @@ int main(int argc, char** argv) {
                       "what --device-cpu caps: work (the compute and upload threads, as the LUT was profiled; default where cgroup v1 "
                       "allows) or process (every thread of the device process)")
       ->check(CLI::IsMember({"work", "process"}));
+  testbed->add_option("--device-memory", tb->device_memory,
+                      "the kernel's memory limit on each device process whose memory the scenario states (a cgroup): auto (default: the "
+                      "board's memory plus the process's footprint before its first request, where cgroups allow), exact (the board's "
+                      "memory for the whole process) or off")
+      ->check(CLI::IsMember({"auto", "exact", "off"}));
   testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
   testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
   testbed->add_option("--clock-tolerance", tb->clock_tolerance_s,

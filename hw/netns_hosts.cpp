@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +24,10 @@
 #include "core/units.hpp"
 #include "hw/auth.hpp"
 #include "hw/cpu_cap.hpp"
+#include "hw/memory_cap.hpp"
+#include "core/device_hardware.hpp"
 #include "hw/protocol.hpp"
+#include "hw/record_journal.hpp"
 #include "hw/testbed.hpp"
 #include "hw/testbed_hosts.hpp"
 #include "io/child_process.hpp"
@@ -149,6 +155,8 @@ class NetnsHosts final : public TestbedHosts {
     cap_scope_ = o_.device_cpu_scope;
     if (cap_scope_ == "auto") cap_scope_ = fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";
     const bool cap = o_.device_cpu_cores > 0;
+    plan_memory_caps();
+    mem_caps_.resize(static_cast<size_t>(nd_));
     for (int i = 0; i < nd_; ++i) {
       const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
       std::vector<std::string> argv;
@@ -156,37 +164,44 @@ class NetnsHosts final : public TestbedHosts {
       argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", netns_ ? "10.200.0.1" : "127.0.0.1", "--port",
                                port_, "--epoch", epoch_text_, "--records", journal(i)});
       argv.insert(argv.end(), common_.begin(), common_.end());
-      if (cap && cap_scope_ == "work") argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
+      const bool mem_cap = memory_capacity(i) > 0 && memory_mode_ != "off";
+      if ((cap && cap_scope_ == "work") || mem_cap) argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
       if (auto skew = o_.device_clock_skew_s.find(d.id); skew != o_.device_clock_skew_s.end())
         argv.insert(argv.end(), {"--clock-skew", format_double(skew->second)});
       if (auto meter = o_.device_power_command.find(d.id); meter != o_.device_power_command.end())
         argv.insert(argv.end(), {"--power-command", meter->second});
       devices_.push_back(start_logged(argv, work_ + "/logs/device-" + d.id + ".log"));
-      // Capped from here: inside `ip netns exec` the cgroup file system is not mounted.
+      // Capped from here: inside `ip netns exec` the cgroup file system is not mounted. Its memory at
+      // once, so that what LibTorch loads is charged to its cgroup (exact: the board's memory; auto:
+      // accounted now, limited once it has started, below).
+      if (mem_cap)
+        mem_caps_[static_cast<size_t>(i)] = MemoryCap::apply_to(
+            devices_.back().pid(), memory_mode_ == "exact" ? memory_capacity(i) : std::numeric_limits<double>::infinity(), tag_ + "d" + std::to_string(i));
       if (cap && cap_scope_ == "process") caps_.push_back(CpuCap::apply_to(devices_.back().pid(), o_.device_cpu_cores));
     }
-    if (cap && cap_scope_ == "work") {
-      // Each device writes its compute and upload threads' ids when they start (before time zero).
-      for (int i = 0; i < nd_; ++i) {
-        const std::string& id = sc_.devices[static_cast<size_t>(i)].id;
-        const auto deadline = std::chrono::steady_clock::now() + Seconds(60);
-        std::vector<long> tids;
-        while (true) {
-          tids.clear();
-          std::ifstream in(tids_file(i));
-          for (long t; in >> t;) tids.push_back(t);
-          if (tids.size() >= 2 || interrupted) break;
-          if (!devices_[static_cast<size_t>(i)].running())
-            throw std::runtime_error("device " + id + " exited before starting; see " + work_ + "/logs/device-" + id + ".log");
-          if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("device " + id + " did not start its work threads within 60 s");
-          std::this_thread::sleep_for(Seconds(0.02));
-        }
-        if (interrupted) return false;
+    for (int i = 0; i < nd_; ++i) {
+      const bool work_cap = cap && cap_scope_ == "work";
+      MemoryCap* mem = mem_caps_[static_cast<size_t>(i)].get();
+      if (!work_cap && !mem) continue;
+      // Each device writes its compute and upload threads' ids when they start (before time zero,
+      // after its model is built).
+      const std::vector<long> tids = wait_work_threads(i, interrupted);
+      if (interrupted) return false;
+      const std::string& id = sc_.devices[static_cast<size_t>(i)].id;
+      if (work_cap) {
         caps_.push_back(CpuCap::for_threads(o_.device_cpu_cores, id));
         for (long t : tids) caps_.back()->add_thread(t);
       }
-      if (unix_now() > epoch_) log::warn("testbed", "capping the devices' work threads ended after time zero");
+      if (mem && memory_mode_ == "auto") {
+        // The board's memory is what the model may use (the simulator's capacity: weights and working
+        // sets); the process's own footprint before its first request (LibTorch, code, inputs, the
+        // weights once more) comes on top.
+        const double footprint = mem->usage_bytes();
+        mem->set_limit(memory_capacity(i) + (std::isfinite(footprint) ? footprint : 0));
+        footprint_bytes_[id] = footprint;
+      }
     }
+    if (cap && cap_scope_ == "work" && unix_now() > epoch_) log::warn("testbed", "capping the devices' work threads ended after time zero");
     return true;
   }
 
@@ -194,7 +209,13 @@ class NetnsHosts final : public TestbedHosts {
   // tc in the namespaces; on loopback the processes pace themselves.
   void reshape(int device, double mbps) override { shape(device, mbps, false); }
 
-  ProcessState device_state(int device, double) override { return state_of(devices_[static_cast<size_t>(device)]); }
+  ProcessState device_state(int device, double) override {
+    ProcessState st = state_of(devices_[static_cast<size_t>(device)]);
+    if (st.kind == ProcessState::Kind::ended && static_cast<size_t>(device) < mem_caps_.size())
+      if (const MemoryCap* mem = mem_caps_[static_cast<size_t>(device)].get(); mem && mem->oom_kills() > 0)
+        st.why = "the kernel killed it for memory (" + mem->description() + ")";
+    return st;
+  }
   ProcessState server_state() override { return state_of(server_); }
   double poll_interval_s() const override { return 0.01; }
   void stop_devices(double grace_s) override {
@@ -203,6 +224,7 @@ class NetnsHosts final : public TestbedHosts {
   void stop_server(double grace_s) override { server_.stop(grace_s); }
 
   bool collect(std::vector<std::string>& journals, std::string& decisions) override {
+    note_memory_caps();
     journals.assign(static_cast<size_t>(nd_), "");
     for (int i = 0; i < nd_; ++i)
       if (fs::exists(journal(i))) journals[static_cast<size_t>(i)] = journal(i);
@@ -220,6 +242,7 @@ class NetnsHosts final : public TestbedHosts {
     return {{"mode", netns_ ? "netns" : "loopback"},
             {"device_cpu_cores", o_.device_cpu_cores},
             {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
+            {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},
             {"fallback_reason", why_not_},
             {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
                         : use_netem_ ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
@@ -237,6 +260,82 @@ class NetnsHosts final : public TestbedHosts {
   std::string port_file() const { return work_ + "/port"; }
   std::string journal(int i) const { return work_ + "/device-" + std::to_string(i) + ".jsonl"; }
   std::string tids_file(int i) const { return work_ + "/device-" + std::to_string(i) + ".tids"; }
+
+  // The work threads' ids device i writes when they start; empty when interrupted. Throws when the
+  // device ends first (saying when the kernel killed it for memory) or takes over 60 s.
+  std::vector<long> wait_work_threads(int i, const std::atomic<bool>& interrupted) {
+    const std::string& id = sc_.devices[static_cast<size_t>(i)].id;
+    const auto deadline = std::chrono::steady_clock::now() + Seconds(60);
+    std::vector<long> tids;
+    while (!interrupted) {
+      tids.clear();
+      std::ifstream in(tids_file(i));
+      for (long t; in >> t;) tids.push_back(t);
+      if (tids.size() >= 2) return tids;
+      if (!devices_[static_cast<size_t>(i)].running()) {
+        const MemoryCap* mem = mem_caps_[static_cast<size_t>(i)].get();
+        throw std::runtime_error("device " + id + " exited before starting" +
+                                 (mem && mem->oom_kills() > 0 ? ": the kernel killed it for memory (" + mem->description() +
+                                                                    "): the board's memory is below what the process needs before its "
+                                                                    "first request (--device-memory auto adds that footprint)"
+                                                              : std::string()) +
+                                 "; see " + work_ + "/logs/device-" + id + ".log");
+      }
+      if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("device " + id + " did not start its work threads within 60 s");
+      std::this_thread::sleep_for(Seconds(0.02));
+    }
+    return {};
+  }
+
+  // Device i's memory (memory_gb or its profile's capacity; 0 = not stated), bytes.
+  double memory_capacity(int i) const {
+    const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
+    return d.hardware ? d.hardware->pool_capacity_bytes.at(0) : 0;
+  }
+
+  // --device-memory: auto and exact need a writable cgroup memory controller; without one (or
+  // without any device stating its memory) nothing is limited by the kernel, said once.
+  void plan_memory_caps() {
+    memory_mode_ = o_.device_memory;
+    bool any = false;
+    for (int i = 0; i < nd_; ++i) any = any || memory_capacity(i) > 0;
+    if (memory_mode_ == "off" || !any) {
+      memory_mode_ = "off";
+      return;
+    }
+    std::string why;
+    if (!MemoryCap::available(&why)) {
+      if (o_.device_memory == "exact") throw std::runtime_error("--device-memory exact: " + why);
+      log::warn("testbed", "the devices' memory is not limited by the kernel (" + why +
+                               "); each device runtime still limits its LibTorch tensors to the board's memory");
+      memory_mode_ = "off";
+      memory_unavailable_ = why;
+    }
+  }
+
+  // After the run: each device the kernel killed for memory gets its journal's unfinished requests
+  // failed with the reason (hw/record_journal.hpp "cut" note), and testbed.json the figures.
+  void note_memory_caps() {
+    for (int i = 0; i < nd_ && i < static_cast<int>(mem_caps_.size()); ++i) {
+      const MemoryCap* mem = mem_caps_[static_cast<size_t>(i)].get();
+      if (!mem) continue;
+      const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
+      const long kills = mem->oom_kills();
+      nlohmann::json j = {{"limit_mb", mem->limit_bytes() / 1e6}, {"board_memory_mb", memory_capacity(i) / 1e6}, {"how", mem->description()},
+                          {"oom_kills", kills}};
+      if (auto f = footprint_bytes_.find(d.id); f != footprint_bytes_.end()) j["footprint_before_first_request_mb"] = f->second / 1e6;
+      if (const double peak = mem->peak_bytes(); std::isfinite(peak)) j["peak_mb"] = peak / 1e6;
+      memory_info_[d.id] = j;
+      if (kills == 0) continue;
+      const std::string why = "out of memory on " + d.id + ":" + d.default_processor() + " (the kernel killed the device process at its " +
+                              format_double(std::round(mem->limit_bytes() / 1e5) / 10) + " MB limit, " + mem->description() + ")";
+      log::warn("testbed", "device " + d.id + ": " + why);
+      if (fs::exists(journal(i))) {
+        const std::string text = cut_journal_text(read_run_file(journal(i)), why);
+        std::ofstream(journal(i)) << text;
+      }
+    }
+  }
 
   static ProcessState state_of(Child& c) {
     ProcessState s;
@@ -342,6 +441,7 @@ class NetnsHosts final : public TestbedHosts {
     server_.stop(2);
     devices_.clear();
     caps_.clear();
+    mem_caps_.clear();
     for (auto it = namespaces_.rbegin(); it != namespaces_.rend(); ++it) run_command({"ip", "netns", "del", *it});
     namespaces_.clear();
   }
@@ -359,6 +459,11 @@ class NetnsHosts final : public TestbedHosts {
   Child server_;
   std::vector<Child> devices_;
   std::vector<std::unique_ptr<CpuCap>> caps_;
+  // Per device: its memory cgroup (null where none); the mode in force; figures for testbed.json.
+  std::vector<std::unique_ptr<MemoryCap>> mem_caps_;
+  std::string memory_mode_ = "off", memory_unavailable_;
+  std::map<std::string, double> footprint_bytes_;
+  nlohmann::json memory_info_ = nlohmann::json::object();
 };
 
 }  // namespace

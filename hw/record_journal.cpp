@@ -176,6 +176,11 @@ std::vector<RequestRecord> read_journal(const std::string& path) {
   return out;
 }
 
+std::string cut_journal_text(std::string text, const std::string& why) {
+  if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+  return text + json{{"ev", "note"}, {"cut", why}}.dump() + "\n";
+}
+
 std::string journal_device(const std::string& path) {
   std::ifstream in(path);
   std::string text;

@@ -42,6 +42,9 @@ class JournalWriter {
 // line: a copy cut short (a testbed's live copy of a board that became unreachable) says why. Throws InputError (a std::runtime_error) naming the file and line when a line
 // is not a journal entry (a torn last line, written when the process was killed, is ignored).
 std::vector<RequestRecord> read_journal(const std::string& path);
+// A journal's text cut where its process stopped writing: a torn last line dropped, then a note
+// saying why its unfinished requests failed (read_journal gives them that reason).
+std::string cut_journal_text(std::string text, const std::string& why);
 
 // What the journal says about clocks: its last "epochs" and "clock" lines (NaN where absent).
 JournalClock read_journal_clock(const std::string& path);

@@ -29,6 +29,7 @@
 #include "core/units.hpp"
 #include "hw/auth.hpp"
 #include "hw/protocol.hpp"
+#include "hw/record_journal.hpp"
 #include "hw/remote_host.hpp"
 #include "hw/runtime_version.hpp"
 #include "hw/testbed.hpp"
@@ -306,14 +307,11 @@ class SshHosts final : public TestbedHosts {
       if (!h.lost && r.status == 0) continue;
       // The live copy, cut where the stream broke: its torn last line dropped, and a note saying why
       // its unfinished requests failed (hw/record_journal.hpp).
-      std::string text = read_run_file(stream_file(i));
-      if (!text.empty() && text.back() != '\n') text.erase(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
       const std::string why = h.lost ? strprintf("board %s became unreachable at t = %.1f s (%s); nothing it did after that was collected",
                                                  id.c_str(), h.lost_at_s, h.lost_why.c_str())
                                      : "the journal of board " + id + " could not be copied back (" + RemoteHost::ssh_failure(r) +
                                            trim_text(r.err) + "); its live copy ends here";
-      text += nlohmann::json{{"ev", "note"}, {"cut", why}}.dump() + "\n";
-      std::ofstream(local) << text;
+      std::ofstream(local) << cut_journal_text(read_run_file(stream_file(i)), why);
       if (!h.lost) log::warn("testbed", why);
       complete = false;
     }

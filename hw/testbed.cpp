@@ -147,7 +147,8 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
         log::warn("testbed", "lost " + st.why + "; its requests from then on are reported failed");
         exit_code = 1;
       } else if (st.status != 0) {
-        log::warn("testbed", "device " + id + " ended with " + describe_exit_status(st.status) + " (see " + o.out + "/logs/device-" + id + ".log)");
+        log::warn("testbed", "device " + id + " ended with " + describe_exit_status(st.status) + (st.why.empty() ? "" : ": " + st.why) + " (see " +
+                                 o.out + "/logs/device-" + id + ".log)");
         exit_code = 1;
       }
     }

@@ -33,6 +33,11 @@ struct TestbedOptions {
   // What the cap covers: "work" (the compute and upload threads, as coinfer profile --cpu-quota
   // measured the LUT; needs cgroup v1), "process" (every thread), "auto" (work where possible).
   std::string device_cpu_scope = "auto";
+  // The devices' memory as the kernel enforces it (a cgroup per device process, hw/memory_cap.hpp),
+  // for devices whose memory is stated (memory_gb or their profile): "auto" (the board's memory plus
+  // the process's footprint before its first request; where cgroups allow, else a warning), "exact"
+  // (the board's memory for the whole process; an error without cgroups) or "off".
+  std::string device_memory = "auto";
   int threads = 1;                 // LibTorch threads per device and per server worker
   bool quiet = false;
   double startup_s = 4;            // time given to processes to load models before time zero

@@ -33,7 +33,7 @@ struct ProcessState {
   };
   Kind kind = Kind::running;
   int status = 0;
-  std::string why;
+  std::string why;  // lost: what was seen; ended: why, where the hosts know (e.g. killed for memory)
   bool running() const { return kind == Kind::running; }
 };
 
