@@ -88,6 +88,14 @@ int lut_show(const LutOptions& o) {
                        {"relative_error", e->relative_error}});
       }
       j["tables"].back()["estimated_entries"] = est;
+      // Peak memory of the whole model per batch size, and each stage's output sparsity (null: none).
+      nlohmann::json peak = nlohmann::json::object(), sparsity = nlohmann::json::array();
+      for (int b = 1; b <= t.max_batch(); ++b)
+        if (auto m = t.peak_memory(0, t.num_stages(), b)) peak[std::to_string(b)] = *m;
+      for (int st = 0; st < t.num_stages(); ++st)
+        sparsity.push_back(t.stage_output_sparsity(st) ? nlohmann::json(*t.stage_output_sparsity(st)) : nlohmann::json(nullptr));
+      j["tables"].back()["whole_model_peak_memory_bytes_by_batch"] = peak;
+      j["tables"].back()["stage_output_sparsity"] = sparsity;
     }
     std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -138,6 +146,16 @@ int lut_show(const LutOptions& o) {
       }
     } else {
       std::printf("\n  wire bytes: none (the simulator sends the model spec's tensor bytes)");
+    }
+    std::printf("\n  peak memory, whole model (MB):");
+    bool any_peak = false;
+    for (int b : {1, 2, 4, 8, 16})
+      if (auto m = t.peak_memory(0, t.num_stages(), b); m && b <= t.max_batch()) std::printf("  b=%d %.2f", b, *m / 1e6), any_peak = true;
+    if (!any_peak) std::printf(" none");
+    if (t.has_stage_output_sparsity()) {
+      std::printf("\n  stage output sparsity (share of zeros):");
+      for (int st = 0; st < t.num_stages(); ++st)
+        std::printf(" %s", t.stage_output_sparsity(st) ? format_double(std::round(*t.stage_output_sparsity(st) * 1000) / 1000).c_str() : "-");
     }
     if (t.estimated_entries() > 0) {
       const auto cells = t.estimated_cells();

@@ -1,5 +1,6 @@
 // coinfer-profile: the LibTorch half of `coinfer profile` (kept in its own program so that the
 // simulator's `coinfer` does not load Torch). Measures a LUT on this machine.
+#include <cmath>
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -136,7 +137,7 @@ class ProfileJournal {
         hw::ProfiledEntry e;
         e.stats = {j.at("mean_s"), j.at("p50_s"), j.at("p95_s"), j.at("std_s"), j.at("count")};
         e.quantiles = j.at("quantiles").get<std::vector<double>>();
-        e.peak_bytes = j.at("peak_bytes");
+        e.peak_bytes = j.at("peak_bytes").is_null() ? std::nan("") : j.at("peak_bytes").get<double>();  // null: not measured
         done[{j.at("i").get<int>(), j.at("j").get<int>(), j.at("batch").get<int>()}] = e;
       } catch (const std::exception& e) {
         throw InputError(SourceLocation{path_, n, 1}, "", std::string("a corrupt profile journal entry (") + e.what() +
@@ -158,7 +159,8 @@ class ProfileJournal {
     }
     nlohmann::json j{{"i", std::get<0>(k)}, {"j", std::get<1>(k)},      {"batch", std::get<2>(k)}, {"mean_s", e.stats.mean_s},
                      {"p50_s", e.stats.p50_s}, {"p95_s", e.stats.p95_s}, {"std_s", e.stats.std_s},  {"count", e.stats.count},
-                     {"quantiles", e.quantiles}, {"peak_bytes", e.peak_bytes}};
+                     {"quantiles", e.quantiles}, {"peak_bytes", nullptr}};
+    if (std::isfinite(e.peak_bytes)) j["peak_bytes"] = e.peak_bytes;
     out_ << j.dump() << "\n" << std::flush;
   }
   void remove() {
@@ -208,6 +210,12 @@ int main(int argc, char** argv) {
   std::string ranges = "all";
   app.add_option("--ranges", ranges, "which stage ranges: all (default), whole (only [0,n): a quick calibration) or stages (only [i,i+1))")
       ->check(CLI::IsMember({"all", "whole", "stages"}));
+  std::string processor;
+  app.add_option("--processor", processor,
+                 "which processor runs the model and which the LUT describes: cpu (LibTorch on the CPU; the table's processor is "
+                 "'cpu') or cuda (a CUDA LibTorch's GPU; the table's processor is 'gpu'). Default: the CPU, as the device type's only "
+                 "processor (no processor named in the file)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
@@ -224,6 +232,17 @@ int main(int argc, char** argv) {
     if (hi < 1 || hi > 64) throw InputError(SourceLocation{"--batch", 0, 0}, "--batch", "B must be in 1..64");
     o.batch_sizes.clear();
     for (int b = 1; b <= hi; ++b) o.batch_sizes.push_back(b);
+    if (!processor.empty()) {
+      o.torch_device = processor;
+      o.processor = processor == "cuda" ? "gpu" : "cpu";  // the processor names traces/devices.yaml gives them
+    }
+    if (!processor.empty()) try {
+        hw::check_profiling_device(o.torch_device);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(SourceLocation{"--processor", 0, 0}, "--processor", e.what());
+      }
+    if (modules > 0 && !processor.empty())
+      throw InputError(SourceLocation{"--processor", 0, 0}, "--processor", "module samples (--modules) are measured on the CPU only");
     o.whole_model_only = ranges == "whole";
     o.single_stages_only = ranges == "stages";
     if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
@@ -270,7 +289,11 @@ int main(int argc, char** argv) {
           throw InputError(SourceLocation{out, 0, 0}, "--out",
                            "holds device type " + kept.front().key().device_type + ", this profile is " + o.device_type +
                                " (--device-type); one LUT file holds one device type: give another file");
-        const LutKey key{o.device_type, model, dataset};
+        if (!kept.empty() && kept.front().key().processor != o.processor)
+          throw InputError(SourceLocation{out, 0, 0}, "--out",
+                           "holds tables of processor '" + kept.front().key().processor + "', this profile is of processor '" + o.processor +
+                               "' (--processor); one LUT file holds one processor's tables: give another file");
+        const LutKey key{o.device_type, model, dataset, o.processor};
         for (auto it = kept.begin(); it != kept.end(); ++it)
           if (it->key() == key) {
             if (!replace)
@@ -287,7 +310,7 @@ int main(int argc, char** argv) {
                            nlohmann::json{{"format", "coinfer-profile-journal"}, {"device_type", o.device_type}, {"model", model},
                                           {"dataset", dataset}, {"batch_max", hi}, {"warmup", o.warmup}, {"repeats", o.repeats},
                                           {"threads", o.threads}, {"feature_chunks", o.feature_chunks}, {"seed", o.seed},
-                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}});
+                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}, {"processor", processor}});
     o.resume = journal.load();
     if (!o.resume.empty())
       log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out +
@@ -328,8 +351,9 @@ int main(int argc, char** argv) {
     kept.push_back(t);
     write_lut_file(out, kept);  // atomic: the old file stays whole until the new one replaces it
     journal.remove();
-    std::printf("wrote %s: %s/%s on %s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),
-                model.c_str(), dataset.c_str(), t.provenance().attributes.at("cpu").c_str(), t.num_stages(), hi,
+    std::printf("wrote %s: %s/%s on %s%s, %d stages, batch 1..%d, whole model at batch 1: %.3f ms [MEASURED]\n", out.c_str(),
+                model.c_str(), dataset.c_str(), t.provenance().attributes.at("cpu").c_str(),
+                o.processor.empty() ? "" : (" (processor " + o.processor + ")").c_str(), t.num_stages(), hi,
                 t.mean_seconds(0, t.num_stages(), 1) * 1e3);
     return 0;
   });

@@ -15,7 +15,8 @@ LutTable::LutTable(LutKey key, int num_stages, int max_batch)
       max_batch_(max_batch),
       latency_(static_cast<size_t>(num_stages + 1) * (num_stages + 1) * max_batch),
       bytes_per_split_(num_stages + 1, 0.0),
-      peak_memory_(static_cast<size_t>(num_stages + 1) * (num_stages + 1)) {
+      peak_memory_(static_cast<size_t>(num_stages + 1) * (num_stages + 1) * max_batch),
+      stage_sparsity_(static_cast<size_t>(std::max(num_stages, 0)), std::nan("")) {
   if (num_stages < 1 || max_batch < 1) throw std::invalid_argument("LUT needs >= 1 stage and batch size >= 1");
 }
 
@@ -44,9 +45,16 @@ void LutTable::check_values() const {
             if (k > 0 && q[k] < q[k - 1]) bad(qat, q[k], "not below the previous level's " + format_double(q[k - 1]) + " s (quantiles never decrease)");
           }
       }
-      const auto& m = peak_memory_[static_cast<size_t>(i) * (num_stages_ + 1) + j];
-      if (m && !in(*m, 0, limits::kMaxPeakMemoryBytes)) bad("peak_memory_bytes at " + range, *m, "a finite number of bytes in [0, 1e15]");
+      for (int b = 1; b <= max_batch_; ++b) {
+        const auto& m = peak_memory_[index(i, j, b)];
+        if (m && !in(*m, 0, limits::kMaxPeakMemoryBytes))
+          bad("peak_memory_bytes at " + range + (b > 1 ? " batch " + std::to_string(b) : std::string()), *m, "a finite number of bytes in [0, 1e15]");
+      }
     }
+  for (int s = 0; s < num_stages_; ++s) {
+    const double v = stage_sparsity_[static_cast<size_t>(s)];
+    if (!std::isnan(v) && !in(v, 0, 1)) bad("stage_output_sparsity at stage " + std::to_string(s), v, "a fraction in [0, 1]");
+  }
   if (bytes_per_split_.size() != static_cast<size_t>(num_stages_ + 1))
     throw std::invalid_argument("bytes_per_split has " + std::to_string(bytes_per_split_.size()) + " values, not num_stages + 1 = " + std::to_string(num_stages_ + 1));
   for (size_t k = 0; k < bytes_per_split_.size(); ++k)
@@ -186,14 +194,41 @@ const LatencyStats& LutTable::latency(int begin, int end, int batch) const {
 
 double LutTable::mean_seconds(int begin, int end, int batch) const { return latency(begin, end, batch).mean_s; }
 
-void LutTable::set_peak_memory(int begin, int end, double bytes) {
-  check_range(begin, end, 1);
-  peak_memory_[static_cast<size_t>(begin) * (num_stages_ + 1) + end] = bytes;
+void LutTable::set_peak_memory(int begin, int end, int batch, double bytes) {
+  check_range(begin, end, batch);
+  peak_memory_[index(begin, end, batch)] = bytes;
 }
 
-std::optional<double> LutTable::peak_memory(int begin, int end) const {
-  if (begin < 0 || end > num_stages_ || begin > end) return std::nullopt;
-  return peak_memory_[static_cast<size_t>(begin) * (num_stages_ + 1) + end];
+std::optional<double> LutTable::peak_memory(int begin, int end, int batch) const {
+  if (begin < 0 || end > num_stages_ || begin > end || batch < 1 || batch > max_batch_) return std::nullopt;
+  return peak_memory_[index(begin, end, batch)];
+}
+
+bool LutTable::has_peak_memory_beyond_batch_one() const {
+  for (int i = 0; i < num_stages_; ++i)
+    for (int j = i + 1; j <= num_stages_; ++j)
+      for (int b = 2; b <= max_batch_; ++b)
+        if (peak_memory_[index(i, j, b)]) return true;
+  return false;
+}
+
+void LutTable::set_stage_output_sparsity(int stage, double fraction) {
+  if (stage < 0 || stage >= num_stages_)
+    throw std::invalid_argument("LUT " + key_.to_string() + ": no stage " + std::to_string(stage) + " (0.." + std::to_string(num_stages_ - 1) + ")");
+  if (!(fraction >= 0 && fraction <= 1))
+    throw std::invalid_argument("LUT " + key_.to_string() + ": stage output sparsity " + format_double(fraction) + " (allowed: a fraction in [0, 1])");
+  stage_sparsity_[static_cast<size_t>(stage)] = fraction;
+}
+
+std::optional<double> LutTable::stage_output_sparsity(int stage) const {
+  if (stage < 0 || stage >= num_stages_ || std::isnan(stage_sparsity_[static_cast<size_t>(stage)])) return std::nullopt;
+  return stage_sparsity_[static_cast<size_t>(stage)];
+}
+
+bool LutTable::has_stage_output_sparsity() const {
+  for (double v : stage_sparsity_)
+    if (!std::isnan(v)) return true;
+  return false;
 }
 
 void LutTable::set_estimate(int begin, int end, int batch, Estimate e) {
@@ -233,8 +268,8 @@ LutTable LutTable::with_max_batch(int max_batch) const {
   if (!quantile_levels_.empty()) t.set_quantile_levels(quantile_levels_);
   for (int i = 0; i < num_stages_; ++i)
     for (int j = i + 1; j <= num_stages_; ++j) {
-      if (auto m = peak_memory(i, j)) t.set_peak_memory(i, j, *m);
       for (int b = 1; b <= max_batch_; ++b) {
+        if (auto m = peak_memory(i, j, b)) t.set_peak_memory(i, j, b, *m);
         if (!has_latency(i, j, b)) continue;
         t.set_latency(i, j, b, latency(i, j, b));
         if (const double* q = quantiles(i, j, b)) t.set_quantiles(i, j, b, std::vector<double>(q, q + quantile_levels_.size()));
@@ -242,6 +277,7 @@ LutTable LutTable::with_max_batch(int max_batch) const {
       }
     }
   t.bytes_per_split() = bytes_per_split_;
+  t.stage_sparsity_ = stage_sparsity_;
   for (int k = 0; k <= num_stages_; ++k)
     if (const double* q = wire_bytes_quantiles(k))
       t.set_wire(k, std::vector<double>(q, q + quantile_levels_.size()), wire_compress_s_[k], wire_decompress_s_[k]);

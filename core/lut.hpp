@@ -59,15 +59,29 @@ class LutTable {
 
   std::vector<double>& bytes_per_split() { return bytes_per_split_; }  // size n+1, per sample
   const std::vector<double>& bytes_per_split() const { return bytes_per_split_; }
-  void set_peak_memory(int begin, int end, double bytes);
-  std::optional<double> peak_memory(int begin, int end) const;
+  // Peak memory of running [begin,end) on a batch (bytes above the input state, what coinfer profile
+  // measures), per batch size; the forms without a batch are batch 1 (all a table had before).
+  void set_peak_memory(int begin, int end, double bytes) { set_peak_memory(begin, end, 1, bytes); }
+  std::optional<double> peak_memory(int begin, int end) const { return peak_memory(begin, end, 1); }
+  void set_peak_memory(int begin, int end, int batch, double bytes);
+  std::optional<double> peak_memory(int begin, int end, int batch) const;
+  // Whether any peak memory is known at a batch size above 1.
+  bool has_peak_memory_beyond_batch_one() const;
+
+  // Activation sparsity (issue 34 item 7, for SparOA's scheduler): the fraction of exact zeros in stage
+  // s's output over the inputs the table was measured on; none for synthesised or older tables.
+  // Throws std::invalid_argument for a stage outside 0..n-1 or a fraction outside [0, 1].
+  void set_stage_output_sparsity(int stage, double fraction);
+  std::optional<double> stage_output_sparsity(int stage) const;
+  bool has_stage_output_sparsity() const;
 
   Provenance& provenance() { return provenance_; }
   const Provenance& provenance() const { return provenance_; }
 
   // Throws std::invalid_argument naming the first implausible value: a latency mean outside
   // [limits::kMinLutLatencyS, kMaxLutLatencyS], a NaN/infinite/negative p50, p95 or std, a negative
-  // count, bytes per split or peak memory that are NaN, negative, infinite or beyond their bound.
+  // count, bytes per split or peak memory that are NaN, negative, infinite or beyond their bound, a
+  // stage sparsity outside [0, 1].
   void check_values() const;
 
   // Every (begin,end,batch) with begin<end and batch in 1..max_batch that has no latency entry.
@@ -133,7 +147,8 @@ class LutTable {
   int max_batch_ = 0;
   std::vector<std::optional<LatencyStats>> latency_;
   std::vector<double> bytes_per_split_;
-  std::vector<std::optional<double>> peak_memory_;
+  std::vector<std::optional<double>> peak_memory_;  // per latency cell (index())
+  std::vector<double> stage_sparsity_;              // per stage; NaN = not measured
   std::vector<double> quantile_levels_;
   std::vector<double> quantiles_;  // per latency cell, quantile_levels_.size() values; NaN first value = none
   long long distributions_ = 0;    // entries with quantiles

@@ -88,13 +88,31 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // runtime and the server build them (hw/protocol.hpp task and result payloads, hw/frame.hpp framing
 // and zstd), over several inputs; and the time this machine takes to compress and decompress them.
 // Returns the number of inputs.
+// The input on the model's device.
+models::GraphSample on_device(models::GraphSample g, const torch::Device& device) {
+  g.x = g.x.to(device);
+  if (g.edge_index.defined()) g.edge_index = g.edge_index.to(device);
+  return g;
+}
+
+// --processor's LibTorch device, or why it cannot be used here.
+torch::Device profiling_device(const std::string& name) {
+  if (name == "cpu") return torch::kCPU;
+  if (name != "cuda") throw std::invalid_argument("unknown LibTorch device '" + name + "' (allowed: cpu, cuda)");
+  if (!torch::cuda::is_available())
+    throw std::invalid_argument("--processor cuda: torch::cuda::is_available() is false here: this LibTorch (" + std::string(TORCH_VERSION) +
+                                ") was built without CUDA or no GPU is visible; build coinfer against a CUDA LibTorch on the GPU board "
+                                "(hw/README.md \"Building on the boards\"), or profile its CPU with --processor cpu");
+  return torch::Device(torch::kCUDA, 0);
+}
+
 int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const ProfileOptions& o, LutTable& t) {
   const int n = spec.num_stages();
   const int inputs = std::max(o.repeats, 10);
   std::vector<std::vector<double>> wire(n + 1);
   std::vector<double> compress_s(n + 1, 0), decompress_s(n + 1, 0);
   for (int w = 0; w < inputs; ++w) {
-    models::SplitState st = model.start(batch_of(spec, 1, o.seed, o.input_file, w));
+    models::SplitState st = model.start(on_device(batch_of(spec, 1, o.seed, o.input_file, w), model.device()));
     for (int k = 0; k <= n; ++k) {
       if (k > 0) model.run(st, k);
       const double now = unix_now();
@@ -124,6 +142,8 @@ int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const Pro
 
 }  // namespace
 
+void check_profiling_device(const std::string& torch_device) { profiling_device(torch_device); }
+
 LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   if (o.batch_sizes.empty()) throw std::invalid_argument("no batch sizes");
   for (size_t i = 0; i < o.batch_sizes.size(); ++i)
@@ -132,11 +152,18 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   torch::NoGradGuard no_grad;
   const std::string threads_text = set_compute_threads(o.threads);
   TrackingAllocator::install();
+  const torch::Device device = profiling_device(o.torch_device);
+  const bool on_cpu = device.is_cpu();
   models::GnnModel model(spec, o.seed);
   model.set_feature_chunks(o.feature_chunks);
+  model.to(device);
+  // CUDA runs asynchronously: a timed run ends when the device has finished it.
+  const auto sync = [on_cpu] {
+    if (!on_cpu) torch::cuda::synchronize();
+  };
   const int n = spec.num_stages();
   const int B = static_cast<int>(o.batch_sizes.size());
-  LutTable t({o.device_type, spec.name, spec.dataset.name}, n, B);
+  LutTable t({o.device_type, spec.name, spec.dataset.name, o.processor}, n, B);
   const std::vector<double>& levels = standard_quantile_levels();
   t.set_quantile_levels(levels);
   auto wanted = [&](int i, int j) {
@@ -149,15 +176,26 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   long long resumed = 0, entries = 0;
   for (int b : o.batch_sizes) total_work += static_cast<double>(ranges) * b;
   std::vector<double> bytes(n + 1, 0);
-  std::vector<std::vector<double>> peak(n + 1, std::vector<double>(n + 1, 0));
+  // peak[i][j][b - 1]: bytes above the input state (NaN: not measured).
+  std::vector<std::vector<std::vector<double>>> peak(n + 1, std::vector<std::vector<double>>(n + 1, std::vector<double>(B, NAN)));
+  std::vector<double> zeros(n, 0), values(n, 0);  // per stage: exact zeros and values seen in its output
   for (int b : o.batch_sizes) {
-    const models::GraphSample input = batch_of(spec, b, o.seed, o.input_file);
+    const models::GraphSample input = on_device(batch_of(spec, b, o.seed, o.input_file), device);
     // States at every split, computed once (untimed).
     std::vector<models::SplitState> at(n + 1);
     at[0] = model.start(input);
     for (int k = 1; k <= n; ++k) {
       at[k] = at[k - 1];
       model.run(at[k], k);
+      // Stage k-1's output, where it is a floating-point tensor (not a KNN stage's indices).
+      const auto out = at[k].tensors.find(k - 1);
+      if (out != at[k].tensors.end() && out->second.defined()) {
+        const torch::Tensor v = out->second.is_quantized() ? out->second.dequantize() : out->second;
+        if (v.is_floating_point()) {
+          zeros[static_cast<size_t>(k - 1)] += static_cast<double>(v.eq(0).sum().item<int64_t>());
+          values[static_cast<size_t>(k - 1)] += static_cast<double>(v.numel());
+        }
+      }
     }
     if (b == 1)
       for (int k = 0; k <= n; ++k) bytes[k] = static_cast<double>(models::GnnModel::payload_bytes(at[k]));
@@ -171,7 +209,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
           if (e.quantiles.size() != levels.size()) throw std::invalid_argument("a resumed entry has other quantile levels");
           t.set_latency(i, j, b, e.stats);
           t.set_quantiles(i, j, b, e.quantiles);
-          if (b == 1) peak[i][j] = e.peak_bytes;
+          // Journals of older profiles recorded the peak at batch 1 only (0 elsewhere).
+          if (on_cpu && (b == 1 || e.peak_bytes > 0) && std::isfinite(e.peak_bytes)) peak[i][j][static_cast<size_t>(b - 1)] = e.peak_bytes;
           ++resumed;
           done_work += b;
           if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ") (resumed)");
@@ -183,10 +222,15 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
           auto& alloc = TrackingAllocator::instance();
           const size_t base = alloc.current();
           alloc.reset_peak();
+          sync();
           const auto t0 = std::chrono::steady_clock::now();
           model.run(st, j);
+          sync();
           const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (b == 1) peak[i][j] = std::max(peak[i][j], static_cast<double>(alloc.peak() - base));
+          if (on_cpu) {
+            double& p = peak[i][j][static_cast<size_t>(b - 1)];
+            p = std::max(std::isnan(p) ? 0.0 : p, static_cast<double>(alloc.peak() - base));
+          }
           if (r >= o.warmup) samples.push_back(s);
         }
         double sum = 0, sq = 0;
@@ -201,7 +245,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
         std::vector<double> q(levels.size());
         for (size_t k = 0; k < levels.size(); ++k) q[k] = percentile(sorted, 100 * levels[k]);
         t.set_quantiles(i, j, b, q);
-        if (o.measured) o.measured({i, j, b}, ProfiledEntry{st, q, b == 1 ? peak[i][j] : 0.0});
+        if (o.measured) o.measured({i, j, b}, ProfiledEntry{st, q, peak[i][j][static_cast<size_t>(b - 1)]});
         done_work += b;
         if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ")");
       }
@@ -210,7 +254,11 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   const int wire_inputs = o.single_stages_only ? 0 : measure_wire_bytes(model, spec, o, t);
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j <= n; ++j)
-      if (wanted(i, j)) t.set_peak_memory(i, j, peak[i][j]);
+      if (wanted(i, j))
+        for (int b = 1; b <= B; ++b)
+          if (!std::isnan(peak[i][j][static_cast<size_t>(b - 1)])) t.set_peak_memory(i, j, b, peak[i][j][static_cast<size_t>(b - 1)]);
+  for (int k = 0; k < n; ++k)
+    if (values[static_cast<size_t>(k)] > 0) t.set_stage_output_sparsity(k, zeros[static_cast<size_t>(k)] / values[static_cast<size_t>(k)]);
   Provenance& pv = t.provenance();
   pv.kind = "measured";
   char host[256] = {0};
@@ -252,7 +300,12 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   if (wire_inputs > 0) pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
                                 std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
   pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
-  pv.attributes["peak_memory"] = "peak bytes from LibTorch's CPU allocator above the input state, batch 1";
+  pv.attributes["peak_memory"] = on_cpu ? "peak bytes from LibTorch's CPU allocator above the input state, every batch size"
+                                        : "not measured (the model ran on CUDA; LibTorch's CPU allocator does not see its memory)";
+  pv.attributes["stage_output_sparsity"] = "fraction of exact zeros in each stage's output over every profiled input (all batch sizes); "
+                                           "stages whose output is not floating point (KNN indices) have none";
+  pv.attributes["processor"] = (o.processor.empty() ? std::string("the device type's only processor") : o.processor) + ", run by LibTorch on " +
+                               device.str();
   pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);
   pv.attributes["role"] = "device";
   pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;

@@ -1,7 +1,8 @@
 #pragma once
 // Measures a LUT on this machine (ACE-GNN Sec. III-B data pre-collection): the real LibTorch model,
 // every stage range [i,j) and batch size, warm-up then timed runs (mean, p50, p95, std), the real
-// serialised bytes at every split, the peak tensor memory of every range, and the provenance.
+// serialised bytes at every split, the peak tensor memory of every range and batch size, the
+// activation sparsity of every stage's output, and the provenance.
 #include <functional>
 #include <map>
 #include <string>
@@ -17,7 +18,7 @@ namespace coinfer::hw {
 struct ProfiledEntry {
   LatencyStats stats;
   std::vector<double> quantiles;  // at standard_quantile_levels()
-  double peak_bytes = 0;          // batch 1 only (0 otherwise)
+  double peak_bytes = 0;          // bytes above the input state (CPU only; NaN on CUDA)
 };
 using ProfiledKey = std::tuple<int, int, int>;  // (i, j, batch): range [i, j) at that batch size
 
@@ -35,6 +36,11 @@ struct ProfileOptions {
   bool whole_model_only = false;  // measure only [0, n) (a calibration: validate compares it with a LUT)
   bool single_stages_only = false;  // measure only [i, i+1) (module latency samples for the regressors)
   std::string input_file;   // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
+  // Which processor the table describes (its LUT key, traces/README.md; "" = the device type's only
+  // processor) and the LibTorch device that runs the model: "cpu", or "cuda" (a CUDA LibTorch with a GPU
+  // visible: torch::cuda::is_available(); otherwise profile_model throws std::invalid_argument saying so).
+  std::string processor;
+  std::string torch_device = "cpu";
   // Progress: (ranges done, ranges in all, text).
   // Called after each measured (range, batch size) with (work done, total work, what): a unit of
   // work is one sample, so a range at batch b counts b (the cost grows with the batch).
@@ -45,6 +51,10 @@ struct ProfileOptions {
   std::map<ProfiledKey, ProfiledEntry> resume;
   std::function<void(const ProfiledKey&, const ProfiledEntry&)> measured;
 };
+
+// Whether ProfileOptions::torch_device can run here: std::invalid_argument saying why not (cuda
+// without a CUDA LibTorch or a visible GPU).
+void check_profiling_device(const std::string& torch_device);
 
 // Throws std::invalid_argument for bad options (batch sizes not 1..B, repeats < 1, ...).
 LutTable profile_model(const ModelSpec& spec, const ProfileOptions& options);

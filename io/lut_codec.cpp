@@ -13,7 +13,7 @@ namespace coinfer {
 namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
-constexpr std::uint32_t kVersion = 4;  // 4: the key's processor
+constexpr std::uint32_t kVersion = 5;  // 4: the key's processor; 5: peak memory per batch, stage sparsity
 constexpr std::uint32_t kMaxTables = 100000;
 constexpr std::uint32_t kMaxStringBytes = 1 << 20;
 
@@ -103,11 +103,17 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
       }
     for (double v : t.bytes_per_split()) w.put<double>(v);
     for (int i = 0; i <= n; ++i)
-      for (int j = 0; j <= n; ++j) {
-        const auto m = i < j ? t.peak_memory(i, j) : std::nullopt;
-        w.put<std::uint8_t>(m ? 1 : 0);
-        if (m) w.put<double>(*m);
-      }
+      for (int j = 0; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const auto m = i < j ? t.peak_memory(i, j, b) : std::nullopt;
+          w.put<std::uint8_t>(m ? 1 : 0);
+          if (m) w.put<double>(*m);
+        }
+    for (int k = 0; k < n; ++k) {
+      const auto v = t.stage_output_sparsity(k);
+      w.put<std::uint8_t>(v ? 1 : 0);
+      if (v) w.put<double>(*v);
+    }
     w.str(t.provenance().kind);
     w.put<std::uint32_t>(static_cast<std::uint32_t>(t.provenance().attributes.size()));
     for (const auto& kv : t.provenance().attributes) {
@@ -197,11 +203,17 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     }
     for (auto& v : t.bytes_per_split()) v = r.get<double>();
     for (int i = 0; i <= n; ++i)
-      for (int j = 0; j <= n; ++j) {
-        const auto has = r.get<std::uint8_t>();
-        if (has > 1 || (has && i >= j)) throw std::invalid_argument("LUT bytes: bad memory presence flag");
-        if (has) t.set_peak_memory(i, j, r.get<double>());
-      }
+      for (int j = 0; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const auto has = r.get<std::uint8_t>();
+          if (has > 1 || (has && i >= j)) throw std::invalid_argument("LUT bytes: bad memory presence flag");
+          if (has) t.set_peak_memory(i, j, b, r.get<double>());
+        }
+    for (int k = 0; k < n; ++k) {
+      const auto has = r.get<std::uint8_t>();
+      if (has > 1) throw std::invalid_argument("LUT bytes: bad sparsity presence flag");
+      if (has) t.set_stage_output_sparsity(k, r.get<double>());
+    }
     t.provenance().kind = r.str();
     const auto attrs = r.get<std::uint32_t>();
     if (attrs > 10000) throw std::invalid_argument("LUT bytes: too many provenance attributes");

@@ -4,13 +4,14 @@
 // accepts any bytes: malformed input throws std::invalid_argument, never crashes, and allocates no
 // more than the bounds of core/limits.hpp allow (tests/fuzz/fuzz_lut_codec.cpp searches for failures).
 //
-// Layout (little-endian): "CLUT" u32 version=2, u32 table count; per table: strings (u32 length +
+// Layout (little-endian): "CLUT" u32 version=5, u32 table count; per table: strings (u32 length +
 // bytes) device_type, model, dataset; i32 num_stages, i32 max_batch; per latency cell in index order
 // a presence byte and, if present, f64 mean, p50, p95, std and i64 count; u32 quantile level count K
 // (0: no distributions), K f64 levels and, when K > 0, per latency entry in index order a presence
 // byte and, if present, K f64 quantiles, then per split 0..n a presence byte and, if present, K f64
 // wire byte quantiles, f64 compress and f64 decompress seconds; f64 bytes per split
-// (num_stages + 1); per (begin, end) a presence byte and f64 peak memory; provenance kind; u32
+// (num_stages + 1); per (begin, end, batch) a presence byte and f64 peak memory; per stage a
+// presence byte and f64 output sparsity; provenance kind; u32
 // attribute count and (key, value) strings, keys strictly increasing.
 #include <string>
 #include <vector>

@@ -118,6 +118,21 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
       }
       f.write(g + "/bytes_per_split", t.bytes_per_split(), {N1}, "bytes per sample");
       f.write(g + "/peak_memory_bytes", mem, {N1, N1}, "bytes");
+      // Optional additions (readers that do not know them see batch 1 as before).
+      if (t.has_peak_memory_beyond_batch_one()) {
+        std::vector<double> memb(N1 * N1 * B, NAN);
+        for (int i = 0; i <= n; ++i)
+          for (int j = i + 1; j <= n; ++j)
+            for (int b = 1; b <= B; ++b)
+              if (auto m = t.peak_memory(i, j, b)) memb[(i * N1 + j) * B + (b - 1)] = *m;
+        f.write(g + "/peak_memory_bytes_by_batch", memb, d3, "bytes");
+      }
+      if (t.has_stage_output_sparsity()) {
+        std::vector<double> sp(static_cast<size_t>(n), NAN);
+        for (int k = 0; k < n; ++k)
+          if (auto v = t.stage_output_sparsity(k)) sp[static_cast<size_t>(k)] = *v;
+        f.write(g + "/stage_output_sparsity", sp, {static_cast<hsize_t>(n)}, "fraction of exact zeros in each stage's output (NaN: not measured)");
+      }
       f.write_attr(g, "model", t.key().model);
       f.write_attr(g, "dataset", t.key().dataset);
       f.write_attr(g, "num_stages", static_cast<std::int64_t>(n));
@@ -177,6 +192,27 @@ std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
           }
         }
       t.bytes_per_split() = bytes;
+      if (f.exists(g + "/peak_memory_bytes_by_batch")) {
+        auto memb = f.read_double(g + "/peak_memory_bytes_by_batch", &dims);
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+          fail(g + "/peak_memory_bytes_by_batch", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+        for (int i = 0; i <= n; ++i)
+          for (int j = i + 1; j <= n; ++j)
+            for (int b = 1; b <= B; ++b)
+              if (const double m = memb[(i * N1 + j) * B + (b - 1)]; !std::isnan(m)) t.set_peak_memory(i, j, b, m);
+      }
+      if (f.exists(g + "/stage_output_sparsity")) {
+        auto sp = f.read_double(g + "/stage_output_sparsity", &dims);
+        if (dims != std::vector<hsize_t>{static_cast<hsize_t>(n)}) fail(g + "/stage_output_sparsity", "shape must be (num_stages)");
+        for (int k = 0; k < n; ++k) {
+          if (std::isnan(sp[static_cast<size_t>(k)])) continue;
+          try {
+            t.set_stage_output_sparsity(k, sp[static_cast<size_t>(k)]);
+          } catch (const std::invalid_argument& e) {
+            fail(g + "/stage_output_sparsity", e.what());
+          }
+        }
+      }
       const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
       const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
       if (version < 2 && (has_levels || has_q || has_wire)) fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");

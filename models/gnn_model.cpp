@@ -15,6 +15,8 @@ namespace {
   throw std::invalid_argument("model stage '" + s.name + "' (" + s.op + "): " + why);
 }
 bool is_point_cloud(const ModelSpec& m) { return m.dataset.kind == "point_cloud"; }
+// float32 on the device of `t` (a graph's edge_index): tensors made inside a stage live where its input does.
+torch::TensorOptions float_on(const torch::Tensor& t) { return t.options().dtype(torch::kFloat32); }
 
 // Symmetric static quantisation of activations: zero point 128 of quint8, scale = absmax / 127.
 constexpr std::int64_t kZeroPoint = 128;
@@ -122,8 +124,22 @@ void GnnModel::set_feature_chunks(int p) {
   chunks_ = p;
 }
 
+void GnnModel::to(const torch::Device& device) {
+  if (device == device_) return;
+  if (spec_.variant.precision == ModelVariant::Precision::int8 && !device.is_cpu())
+    throw std::invalid_argument(spec_.name + " with an INT8 variant runs on the CPU only (LibTorch's quantized engines); not on " + device.str());
+  for (auto& stage : linears_)
+    for (auto& l : stage) l->to(device);
+  for (auto& stage : params_)
+    for (auto& p : stage) p = p.to(device);
+  graph_cache_.clear();
+  device_ = device;
+}
+
 SplitState GnnModel::start(const GraphSample& in) const {
   if (!in.x.defined() || in.x.scalar_type() != torch::kFloat32) throw std::invalid_argument("input x must be a float32 tensor");
+  if (in.x.device() != device_ || (in.edge_index.defined() && in.edge_index.device() != device_))
+    throw std::invalid_argument("input on " + in.x.device().str() + ", model on " + device_.str() + " (move the input with .to())");
   const int64_t feat = in.x.size(-1);
   if (feat != spec_.dataset.features)
     throw std::invalid_argument("input has " + std::to_string(feat) + " features; " + spec_.name + "/" +
@@ -144,7 +160,7 @@ SplitState GnnModel::start(const GraphSample& in) const {
     if (n > cap)
       throw NodeCapacityError("input has " + std::to_string(n) + " nodes, above the node capacity " + std::to_string(cap) +
                               " of " + spec_.name + "/" + spec_.dataset.name + " (refused, not truncated)");
-    st.tensors[-1] = n == cap ? in.x : torch::cat({in.x, torch::zeros({cap - n, in.x.size(1)})}, 0);
+    st.tensors[-1] = n == cap ? in.x : torch::cat({in.x, torch::zeros({cap - n, in.x.size(1)}, in.x.options())}, 0);
     st.real_nodes = n;
   }
   if (!is_point_cloud(spec_)) st.edge_index = in.edge_index;
@@ -268,10 +284,10 @@ const std::vector<torch::Tensor>& GnnModel::remember(const std::string& kind, co
 const std::vector<torch::Tensor>& GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
   if (const auto* hit = cached("norm", edge_index, n)) return *hit;
   // Symmetric normalisation with self loops: w_e = 1 / sqrt(deg(src) deg(dst)), deg counting the loop.
-  auto loops = torch::arange(n, torch::kInt64);
+  auto loops = torch::arange(n, edge_index.options());
   auto src = torch::cat({edge_index[0], loops});
   auto dst = torch::cat({edge_index[1], loops});
-  auto deg = torch::zeros({n}).index_add_(0, dst, torch::ones({dst.size(0)}));
+  auto deg = torch::zeros({n}, float_on(edge_index)).index_add_(0, dst, torch::ones({dst.size(0)}, float_on(edge_index)));
   auto w = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt();
   return remember("norm", edge_index, n, {src, dst, w});
 }
@@ -324,16 +340,16 @@ torch::Tensor GnnModel::dense_aggregate(int stage, const torch::Tensor& mask, co
 
 const torch::Tensor& GnnModel::dense_mask(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
   if (const auto* hit = cached("mask:" + kind, ei, n)) return hit->front();
-  torch::Tensor m = torch::zeros({n, n});
+  torch::Tensor m = torch::zeros({n, n}, float_on(ei));
   if (kind == "gcn") {  // PreG + StaGr: the normalised adjacency (self loops included), row = destination
     const auto& norm = gcn_norm(ei, n);
     m.index_put_({norm[1], norm[0]}, norm[2], /*accumulate=*/true);
   } else if (kind == "sage") {  // the mean over incoming neighbours as a row-normalised matrix
-    auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})).clamp_min(1);
+    auto deg = torch::zeros({n}, float_on(ei)).index_add_(0, ei[1], torch::ones({ei.size(1)}, float_on(ei))).clamp_min(1);
     m.index_put_({ei[1], ei[0]}, deg.index_select(0, ei[1]).reciprocal(), true);
   } else {  // gat: each edge's multiplicity (a repeated edge weighs as often as the sparse softmax counts it), self loops added
-    auto loops = torch::arange(n, torch::kInt64);
-    m.index_put_({torch::cat({ei[1], loops}), torch::cat({ei[0], loops})}, torch::ones({ei.size(1) + n}), true);
+    auto loops = torch::arange(n, ei.options());
+    m.index_put_({torch::cat({ei[1], loops}), torch::cat({ei[0], loops})}, torch::ones({ei.size(1) + n}, float_on(ei)), true);
   }
   return remember("mask:" + kind, ei, n, {m}).front();
 }
@@ -347,7 +363,7 @@ torch::Tensor GnnModel::gcn_symmetric(const torch::Tensor& h, const torch::Tenso
     auto rev = std::get<0>((ei[1] * n + ei[0]).sort());
     if (!torch::equal(fwd, rev))
       throw std::invalid_argument("symmetric normalisation (SymG) needs an undirected graph: some edge a->b of this input has no b->a");
-    auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})) + 1;
+    auto deg = torch::zeros({n}, float_on(ei)).index_add_(0, ei[1], torch::ones({ei.size(1)}, float_on(ei))) + 1;
     auto upper = ei[0] < ei[1], self = ei[0] == ei[1];
     auto a = ei[0].masked_select(upper), b = ei[1].masked_select(upper);
     auto w = (deg.index_select(0, a) * deg.index_select(0, b)).rsqrt();
@@ -450,7 +466,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     if (v.dense()) {
       mean = dense_aggregate(s, dense_mask("sage", ei, n), x, ranges_[s].lin_in[0]);
     } else {
-      auto deg = torch::zeros({n}).index_add_(0, ei[1], torch::ones({ei.size(1)})).clamp_min(1);
+      auto deg = torch::zeros({n}, x.options()).index_add_(0, ei[1], torch::ones({ei.size(1)}, x.options())).clamp_min(1);
       mean = aggregate_messages(x, ei[0], ei[1], torch::Tensor(), n) / deg.unsqueeze(1);
     }
     auto out = linear(s, 0, xin) + linear(s, 1, mean);
@@ -462,7 +478,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
       agg = gat_dense(s, xin, ei, n);
     } else {
       const int64_t H = sp.heads, D = sp.out_width / sp.heads;
-      auto loops = torch::arange(n, torch::kInt64);
+      auto loops = torch::arange(n, ei.options());
       auto src = torch::cat({ei[0], loops}), dst = torch::cat({ei[1], loops});
       auto h = linear(s, 0, xin).view({n, H, D});
       auto a_src = (h * params_[s][0]).sum(-1), a_dst = (h * params_[s][1]).sum(-1);  // [n, H]
@@ -470,14 +486,14 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
       auto e = v.grax2 ? torch::leaky_relu(a_src, 0.2).index_select(0, src)
                        : torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);  // [E, H]
       // Softmax over each node's incoming edges.
-      auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity());
+      auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity(), e.options());
       mx = mx.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
       auto ex = (e - mx.index_select(0, dst)).exp();
-      auto denom = torch::zeros({n, H}).index_add_(0, dst, ex);
+      auto denom = torch::zeros({n, H}, ex.options()).index_add_(0, dst, ex);
       auto alpha = ex / denom.index_select(0, dst);  // [E, H]
       if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
         auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
-        agg = torch::zeros({n, H, D}).index_add_(0, dst, msg).reshape({n, H * D});
+        agg = torch::zeros({n, H, D}, msg.options()).index_add_(0, dst, msg).reshape({n, H * D});
       } else {  // feature decomposition: head by head, each in chunks
         std::vector<torch::Tensor> heads;
         for (int64_t k = 0; k < H; ++k)

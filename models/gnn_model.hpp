@@ -64,6 +64,11 @@ class GnnModel {
   // gcn/gat/sage stages runs over P chunks of the feature dimension, cutting the peak memory of the
   // gathered messages by about P. Results equal the unchunked ones up to float rounding.
   void set_feature_chunks(int p);
+  // Moves the parameters to `device` (CPU, or a CUDA device of a CUDA LibTorch: issue 34's GPU
+  // placement); inputs must be there too (start() refuses others, naming both). INT8 variants run on
+  // the CPU only (LibTorch's quantized engines): std::invalid_argument for another device.
+  void to(const torch::Device& device);
+  const torch::Device& device() const { return device_; }
   int feature_chunks() const { return chunks_; }
 
   SplitState start(const GraphSample& input) const;
@@ -105,6 +110,7 @@ class GnnModel {
 
   ModelSpec spec_;
   int chunks_ = 1;
+  torch::Device device_ = torch::kCPU;
   mutable std::vector<std::vector<torch::nn::Linear>> linears_;  // per stage (forward() is not const)
   std::vector<std::vector<torch::Tensor>> params_;       // per stage: extra parameters (GAT attention)
   // Per-graph precomputations, reused by every layer and every run on the same graph: PreG/CacheG's

@@ -36,6 +36,31 @@ i50, i95 = list(lv).index(0.5), list(lv).index(0.95)
 assert np.allclose(qs[:, i50], g["latency_p50_s"][:][have]) and np.allclose(qs[:, i95], g["latency_p95_s"][:][have])
 assert (qs[:, 0] <= mean[have] + 1e-12).all() and (mean[have] <= qs[:, -1] + 1e-12).all()
 PY
+# Peak memory at every batch size (a batch of 3 graphs holds about 3x the tensors of one: between 1.5x
+# and 4.5x), and each stage's output sparsity: gcn's hidden stages end in a ReLU (zeros), its last stage
+# has none; the datasets say so (traces/README.md).
+/usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL peak memory per batch / sparsity"; fails=$((fails+1)); }
+import sys, h5py, numpy as np
+g = h5py.File(sys.argv[1])["gcn/mr"]
+pb = g["peak_memory_bytes_by_batch"][:]
+assert pb.shape == (5, 5, 3)
+assert np.array_equal(pb[:, :, 0], g["peak_memory_bytes"][:], equal_nan=True)
+whole = pb[0, 4]
+assert 1.5 < whole[2] / whole[0] < 4.5, whole
+sp = g["stage_output_sparsity"][:]
+assert sp.shape == (4,) and ((sp >= 0) & (sp <= 1)).all(), sp
+assert sp[0] > 0.05 and sp[3] == 0, sp   # after a ReLU some zeros; logits none
+PY
+# --processor: cpu names the table's processor (schema 4); cuda without a CUDA LibTorch is refused at once.
+"$coinfer" profile --model gcn --dataset mr --batch 1..1 --repeats 1 --warmup 0 --processor cpu --out "$work/cpu.h5" -q > "$work/pc.out" 2>&1   && "$coinfer" lut show "$work/cpu.h5" | grep -q "processor cpu" && passes=$((passes+1)) || { echo "FAIL --processor cpu"; cat "$work/pc.out"; fails=$((fails+1)); }
+"$coinfer" profile --model gcn --dataset mr --processor cpu --out "$work/new/m.h5" --replace -q > "$work/pm.out" 2>&1
+[ $? -eq 2 ] && grep -q "one LUT file holds one processor's tables" "$work/pm.out" && passes=$((passes+1)) || { echo "FAIL mixing processors in a file"; cat "$work/pm.out"; fails=$((fails+1)); }
+"$coinfer" profile --model gcn --dataset mr --processor cuda --out "$work/gpu.h5" -q > "$work/pg.out" 2>&1; rc=$?
+if grep -q "is_available() is false" "$work/pg.out"; then  # a CPU-only LibTorch (Debian's) or no GPU visible
+  [ $rc -eq 2 ] && grep -q "^error: --processor" "$work/pg.out" && [ ! -e "$work/gpu.h5" ] && passes=$((passes+1)) || { echo "FAIL --processor cuda refusal"; cat "$work/pg.out"; fails=$((fails+1)); }
+else
+  [ $rc -eq 0 ] && passes=$((passes+1)) || { echo "FAIL --processor cuda on a CUDA LibTorch (exit $rc)"; cat "$work/pg.out"; fails=$((fails+1)); }
+fi
 # Wire bytes per split: what the middleware sends is at least the frame and header beyond nothing, and
 # for the uncompressed raw input (17 x 300 random floats do not compress) the tensor bytes plus framing.
 /usr/bin/python3 - "$work/new/m.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL wire bytes"; fails=$((fails+1)); }
@@ -106,7 +131,7 @@ cp "$work/keep.h5" "$work/before.h5"
 slow=(profile --model gcn --dataset mr --batch 1..3 --repeats 400 --warmup 0 --out "$work/res/m.h5")
 "$coinfer" "${slow[@]}" -q > /dev/null 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do [ "$(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 0)" -ge 3 ] && break; sleep 0.05; done
+for _ in $(seq 1 600); do [ "$(cat "$work/res/m.h5.partial" 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.05; done
 pkill -KILL -P $pid 2> /dev/null; kill -KILL $pid 2> /dev/null; wait $pid 2> /dev/null
 journaled=$(($(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 1) - 1))
 "$coinfer" profile --model gcn --dataset mr --batch 1..3 --repeats 5 --warmup 0 --out "$work/res/m.h5" > "$work/res-other.out" 2>&1; rc=$?

@@ -129,6 +129,34 @@ TEST(Models, FeatureDecompositionGivesTheSameOutputs) {
   }
 }
 
+TEST(Models, DevicePlacementKeepsOutputsAndRefusesWhatCannotRun) {
+  // to(CPU) on a CPU model changes nothing; every tensor a stage makes lives where its input does (a
+  // CUDA LibTorch runs the same code on the GPU: not testable here, no GPU).
+  for (const char* name : {"gcn", "gat", "sage"}) {
+    ModelSpec m = catalog().instantiate(name, "siot");
+    GnnModel model(m, 5);
+    const GraphSample g = sample(m, 200, 3);
+    const torch::Tensor before = model.forward(g);
+    model.to(torch::kCPU);
+    EXPECT_EQ(max_abs_diff(model.forward(g), before), 0) << name;
+  }
+  ModelSpec m = catalog().instantiate("gcn", "siot");
+  GnnModel model(m, 5);
+  // An input on another device than the model is refused naming both (the meta device exists without CUDA).
+  GraphSample elsewhere = sample(m, 20, 1);
+  elsewhere.x = elsewhere.x.to(torch::kMeta);
+  try {
+    model.start(elsewhere);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("input on meta, model on cpu"), std::string::npos) << e.what();
+  }
+  // INT8 variants run on LibTorch's CPU quantized engines only: refused before anything moves.
+  GnnModel int8(catalog().instantiate("gcn@int8", "siot"), 5);
+  EXPECT_THROW(int8.to(torch::Device(torch::kCUDA, 0)), std::invalid_argument);
+  EXPECT_TRUE(int8.device().is_cpu());
+}
+
 TEST(Models, BadInputsAreRejectedWithTheReason) {
   ModelSpec m = catalog().instantiate("gcn", "yelp");
   GnnModel model(m);

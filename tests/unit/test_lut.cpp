@@ -157,6 +157,45 @@ TEST(LutFile, RoundTripKeepsEveryValueAndGap) {
   fs::remove_all(dir);
 }
 
+TEST(LutFile, PeakMemoryPerBatchAndStageSparsityRoundTripThroughFileAndBytes) {
+  const std::string dir = temp_dir();
+  LutTable t({"board", "gcn", "mr", "cpu"}, 3, 4);
+  t.set_latency(0, 3, 1, {0.1, 0.1, 0.1, 0, 1});
+  t.set_peak_memory(0, 3, 1000);     // batch 1: the form without a batch
+  t.set_peak_memory(0, 3, 3, 2900);  // batch 3
+  t.set_peak_memory(1, 2, 4, 77);
+  t.set_stage_output_sparsity(0, 0.5);
+  t.set_stage_output_sparsity(2, 0);  // measured: no zeros (not the same as not measured)
+  t.provenance().kind = "measured";
+  EXPECT_TRUE(t.has_peak_memory_beyond_batch_one());
+  write_lut_file(dir + "/b.h5", {t});
+  EXPECT_EQ(lut_file_schema_version(dir + "/b.h5"), 4);  // additive datasets: the version the key needs, no more
+  for (const LutTable& b : {read_lut_file(dir + "/b.h5").at(0), decode_lut_tables(encode_lut_tables({t})).at(0)}) {
+    EXPECT_EQ(*b.peak_memory(0, 3), 1000);
+    EXPECT_EQ(*b.peak_memory(0, 3, 1), 1000);
+    EXPECT_EQ(*b.peak_memory(0, 3, 3), 2900);
+    EXPECT_FALSE(b.peak_memory(0, 3, 2).has_value());
+    EXPECT_EQ(*b.peak_memory(1, 2, 4), 77);
+    EXPECT_FALSE(b.peak_memory(1, 2, 5).has_value());  // beyond the table's batch sizes: none, no throw
+    EXPECT_EQ(*b.stage_output_sparsity(0), 0.5);
+    EXPECT_FALSE(b.stage_output_sparsity(1).has_value());
+    EXPECT_EQ(*b.stage_output_sparsity(2), 0);
+    EXPECT_FALSE(b.stage_output_sparsity(3).has_value());
+  }
+  // with_max_batch keeps both.
+  const LutTable wider = t.with_max_batch(6);
+  EXPECT_EQ(*wider.peak_memory(0, 3, 3), 2900);
+  EXPECT_EQ(*wider.stage_output_sparsity(0), 0.5);
+  // A table with batch 1 only writes no per-batch dataset; a fraction outside [0, 1] is refused.
+  LutTable one({"board", "gcn", "mr"}, 3, 1);
+  one.set_peak_memory(0, 3, 5);
+  EXPECT_FALSE(one.has_peak_memory_beyond_batch_one());
+  EXPECT_THROW(one.set_stage_output_sparsity(0, 1.5), std::invalid_argument);
+  EXPECT_THROW(one.set_stage_output_sparsity(3, 0.5), std::invalid_argument);  // stages 0..2
+  EXPECT_THROW(one.set_stage_output_sparsity(0, std::nan("")), std::invalid_argument);
+  fs::remove_all(dir);
+}
+
 TEST(LutFile, MissingEntryErrorNamesTheKey) {
   LutTable t({"board", "dgcnn", "modelnet40"}, 9, 2);
   try {
