@@ -50,8 +50,13 @@ std::vector<PpCompRow> pp_comp_rows(const ModelSpec& m, const LutSet* luts) {
 
 nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
   nlohmann::json stages = nlohmann::json::array(), bytes = nlohmann::json::array(), pp = nlohmann::json::array();
-  for (const auto& st : m.stages)
-    stages.push_back({{"name", st.name}, {"op", st.op}, {"in", st.in_width}, {"out", st.out_width}, {"flops", st.flops}, {"out_bytes", st.out_bytes}});
+  for (size_t k = 0; k < m.stages.size(); ++k) {
+    const auto& st = m.stages[k];
+    // Memory per sample (models/README.md "Peak memory of a range"): what the simulator charges.
+    stages.push_back({{"name", st.name}, {"op", st.op}, {"in", st.in_width}, {"out", st.out_width}, {"flops", st.flops}, {"out_bytes", st.out_bytes},
+                      {"weight_bytes", st.weight_bytes}, {"workspace_bytes", st.workspace_bytes}, {"message_bytes", st.message_bytes}, {"memory_bytes", st.memory_bytes},
+                      {"peak_memory_bytes", m.peak_memory_bytes(static_cast<int>(k), static_cast<int>(k) + 1)}});
+  }
   for (int k = 0; k <= m.num_stages(); ++k) bytes.push_back(m.bytes_at_split(k));
   for (const auto& r : pp_comp_rows(m, luts))
     pp.push_back({{"device_type", r.device}, {"server_type", r.server}, {"split", r.split}, {"device_ms", r.device_ms}, {"server_ms", r.server_ms}});

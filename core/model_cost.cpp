@@ -1,5 +1,6 @@
 // Op cost formulas. Every formula is documented in models/README.md; keep the two in step.
 // N = nodes per sample, E = directed edges per sample, k = neighbours, in/out = widths, 4 bytes per float.
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/model_spec.hpp"
@@ -125,8 +126,9 @@ void derive_costs(ModelSpec& m) {
       s.flops = N * in * out * 2 + s.heads * (E * (2 * per_head + 5) + E * per_head * 2);
       weights = (in * out + 2 * out + out) * kFloat;
       workspace = E * s.heads * 2 * kFloat;
-      // All heads' messages at once (E x out); with P > 1 head by head, each in P slices (models/gnn_model.cpp).
-      message = P == 1 ? E * out * kFloat : E * per_head * kFloat / P;
+      // All heads' messages at once: the gathered rows (self loops included, E + N) and their
+      // attention-weighted copy, alive together; with P > 1 head by head, each in P slices (models/gnn_model.cpp).
+      message = P == 1 ? 2 * (E + N) * out * kFloat : 2 * (E + N) * per_head * kFloat / P;
     } else if (s.op == "sage") {
       // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
       s.needs_graph = true;
@@ -149,6 +151,41 @@ void derive_costs(ModelSpec& m) {
     s.weight_bytes = weights;
     s.workspace_bytes = workspace;
     s.message_bytes = message;
+    // What the stage allocates above its live inputs at its peak, phase by phase as models/gnn_model.cpp
+    // makes its tensors (a C++ expression's temporaries live to the end of its statement); memory only,
+    // not the roofline's traffic. bench/memory_formula.py compares it with LibTorch's allocator.
+    double mem = s.out_bytes + workspace + message;  // the general rule (sage, dense variants)
+    const double act_out = out_rows * out * kFloat;   // one float tensor of the output's shape
+    if (s.op == "knn") {
+      // sq - 2 x x^T + sq^T: four N x N temporaries; topk's values beside its indices (the output).
+      mem = 4 * N * N * kFloat + N * s.k * kFloat + s.out_bytes;
+    } else if (s.op == "edgeconv") {
+      const double K = N * s.k;  // edges
+      mem = std::max({4 * N * N * kFloat + K * (kFloat + kIndex),  // its KNN
+                      K * (4 * in + out) * kFloat,                  // neighbours, differences, their concatenation, the edge MLP
+                      K * (in + 2 * out) * kFloat + s.out_bytes});  // neighbours, MLP output and its LeakyReLU, the max over k
+    } else if (s.op == "aggregate") {
+      mem = N * s.k * s.in_width * kFloat + s.out_bytes;  // the gathered neighbours, then their max
+    } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
+      const bool activation = !(s.op == "fc" && result);
+      mem = (activation ? 2 : 1) * act_out + (s.inputs.size() > 1 ? rows * in * kFloat : 0);  // pre-activation; concatenated inputs
+    } else if (s.op == "pool") {
+      mem = (s.pool_mode == "max+mean" ? 2 : 1) * s.out_bytes;  // both halves, then their concatenation
+    } else if (s.op == "gcn" && !v.dense()) {
+      // The transformed rows and the accumulator beside the messages; then bias and activation (three
+      // N x out); besides, the normalisation cached per graph (source and destination indices with self
+      // loops and a weight per edge: made on the first run on a graph, kept for the next ones).
+      const double cache = v.normalisation == ModelVariant::Normalisation::symmetric ? workspace : (E + N) * (2 * kIndex + kFloat);
+      mem = std::max(2 * N * out * kFloat + message, 3 * act_out) + cache;
+    } else if (s.op == "gat" && !v.dense()) {
+      // The edge indices with self loops (made per run), the transformed rows, scores, their
+      // exponentials and the attention (3 per edge and head), the messages, the accumulator (P > 1: the
+      // heads done so far and one head's); then bias and activation.
+      const double L = E + N, H = s.heads;
+      mem = 2 * L * kIndex +
+            std::max(2 * N * out * kFloat + 3 * L * H * kFloat + message + (P == 1 ? 0 : L * kFloat + N * (out / H) * kFloat), 3 * act_out);
+    }
+    s.memory_bytes = mem;
     double in_bytes = 0;
     for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
     s.traffic_bytes = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);

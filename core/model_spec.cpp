@@ -48,7 +48,7 @@ double ModelSpec::peak_memory_bytes(int begin, int end) const {
     double in = 0;
     for (int p : stages[s].inputs) in += p < 0 ? input_bytes : stages[p].out_bytes;
     if (stages[s].needs_graph) in += graph_bytes;
-    working = std::max(working, in + stages[s].out_bytes + stages[s].workspace_bytes + stages[s].message_bytes);
+    working = std::max(working, in + stages[s].memory_bytes);
   }
   return weights + working;
 }

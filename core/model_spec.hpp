@@ -46,6 +46,10 @@ struct StageSpec {
   // at once, E x F/P with feature decomposition (variant fdP). In peak memory only: the roofline's
   // traffic was calibrated without it (models/README.md).
   double message_bytes = 0;
+  // What the stage allocates above its live inputs at its peak (its output included: temporaries,
+  // gathered messages, caches), per sample, derived from the LibTorch implementation phase by phase
+  // (core/model_cost.cpp; measured against LibTorch's allocator by bench/memory_formula.py).
+  double memory_bytes = 0;
 };
 
 class ModelSpec {
@@ -66,7 +70,7 @@ class ModelSpec {
   double bytes_at_split(int k) const;
   double flops_in_range(int begin, int end) const;
   // Peak memory estimate of running [begin,end): weights of the range + the largest working set of one
-  // stage (its live inputs, output and workspace). Bytes, per sample.
+  // stage (its live inputs + memory_bytes). Bytes, per sample.
   double peak_memory_bytes(int begin, int end) const;
   // PP_comm: the interior split (1..n-1) with the fewest bytes crossing; ties -> smaller k. n<2 -> -1.
   int pp_comm() const;

@@ -60,6 +60,29 @@ TEST(ModelVariant, CostsByHand) {
   EXPECT_DOUBLE_EQ(catalog().spec("gcn@symmetric", "mr").stages[0].workspace_bytes, E * 2);
 }
 
+TEST(ModelCost, AStagesMemoryIsTheTensorsItsImplementationHoldsAtOnce) {
+  // What models/gnn_model.cpp allocates, phase by phase, per sample (bench/memory_formula.py measured
+  // these within 1 % of LibTorch's allocator). Worked by hand from the specs' sizes.
+  // gcode's knn on modelnet40 (N = 1024 points, k = 20): the distance expression's four N x N floats,
+  // topk's values (N k floats) and its output indices (N k int64).
+  const ModelSpec& gcode = catalog().spec("gcode", "modelnet40");
+  const double P = 1024, K = P * 20;
+  EXPECT_DOUBLE_EQ(gcode.stages[0].memory_bytes, 4 * P * P * 4 + K * 4 + K * 8);
+  // DGCNN's edgeconv1 (3 -> 64): its KNN phase (4 N^2 floats + topk's K floats and K indices) outgrows
+  // the edge MLP's (K x (4 x 3 + 64) floats); edgeconv4 (128 -> 256): the MLP's, K x (4 x 128 + 256).
+  const ModelSpec& dgcnn = catalog().spec("dgcnn", "modelnet40");
+  EXPECT_DOUBLE_EQ(dgcnn.stages[0].memory_bytes, 4 * P * P * 4 + K * 12);
+  EXPECT_DOUBLE_EQ(dgcnn.stages[3].memory_bytes, K * (4 * 128 + 256) * 4);
+  // DGCNN's embed (linear 512 -> 1024 over N rows, four inputs concatenated): the concatenation, the
+  // pre-activation and the output.
+  EXPECT_DOUBLE_EQ(dgcnn.stages[4].memory_bytes, P * 512 * 4 + 2 * P * 1024 * 4);
+  // gat conv1 on siot (N = 16216, E = 292234, 52 -> 8 heads x 8): the edge indices with self loops
+  // (2 x (E + N) int64), the transformed rows and accumulator (2 x N x 64), scores, exponentials and
+  // attention ((E + N) x 8 each), the gathered messages and their weighted copy (2 x (E + N) x 64).
+  const double N = 16216, L = 292234 + N;
+  EXPECT_DOUBLE_EQ(catalog().spec("gat", "siot").stages[0].memory_bytes, 2 * L * 8 + 2 * N * 64 * 4 + 3 * L * 8 * 4 + 2 * L * 64 * 4);
+}
+
 TEST(ModelVariant, FeatureDecompositionShrinksTheGatheredMessagesInPeakMemory) {
   // gcn on siot: N = 16216, E = 292234, 52 features, conv1 52 -> 64, conv2 64 -> 2 (node task).
   const double N = 16216, E = 292234, in = 52, hid = 64;
@@ -71,11 +94,14 @@ TEST(ModelVariant, FeatureDecompositionShrinksTheGatheredMessagesInPeakMemory) {
   const double msg = 2 * (E + N) * hid * 4;
   EXPECT_DOUBLE_EQ(base.stages[0].message_bytes, msg);
   EXPECT_DOUBLE_EQ(fd4.stages[0].message_bytes, msg / 4);
-  // conv1 alone: weights (52 x 64) + input (N x 52) + the graph + output (N x 64) + cached edge
-  // weights (E) + the messages.
-  const double conv1 = in * hid * 4 + 64 * 4 + N * in * 4 + base.graph_bytes + N * hid * 4 + E * 4;
-  EXPECT_DOUBLE_EQ(base.peak_memory_bytes(0, 1), conv1 + msg);
-  EXPECT_DOUBLE_EQ(fd4.peak_memory_bytes(0, 1), conv1 + msg / 4);
+  // conv1 alone: weights (52 x 64 + bias) + input (N x 52) + the graph, live; then what it allocates:
+  // the transformed rows and the accumulator (2 x N x 64 floats) beside the messages (larger than the
+  // bias-and-activation phase's 3 x N x 64), and the normalisation cached per graph ((E + N) x (two
+  // int64 indices + a float weight)).
+  const double live = in * hid * 4 + 64 * 4 + N * in * 4 + base.graph_bytes;
+  const double cache = (E + N) * 20;
+  EXPECT_DOUBLE_EQ(base.peak_memory_bytes(0, 1), live + 2 * N * hid * 4 + msg + cache);
+  EXPECT_DOUBLE_EQ(fd4.peak_memory_bytes(0, 1), live + 2 * N * hid * 4 + msg / 4 + cache);
   // The time formula's inputs are the same (FLOPs, traffic): decomposition trades no FLOPs.
   EXPECT_DOUBLE_EQ(fd4.stages[0].flops, base.stages[0].flops);
   EXPECT_DOUBLE_EQ(fd4.stages[0].traffic_bytes, base.stages[0].traffic_bytes);
