@@ -539,12 +539,18 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     TrackingAllocator::instance().set_limit(static_cast<size_t>(d.hardware->pool_capacity_bytes[0]));
     log::info("device", "tensor memory limited to " + format_double(d.hardware->pool_capacity_bytes[0] / 1e6) + " MB (" + d.type + ")");
   }
+  const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's, before this machine's CPU stands for it
   I.sc.devices[static_cast<size_t>(I.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
   if (!d.strategy.placement.empty())
     for (const std::string& p : d.strategy.placement.processors())
       if (p != stands_for)
         throw InputError(d.where, "devices (id " + d.id + ").strategy",
-                         "the real device runtime computes on this machine's CPU; a placement on '" + p + "' is simulated only (coinfer run)");
+                         "the real device runtime computes on this machine's CPU; a placement on '" + p + "' is simulated only (coinfer run)" +
+                             (board && board->slot(p) >= 0 && board->kinds[static_cast<size_t>(board->slot(p))] == "gpu"
+                                  ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
+                                        (models::cuda_available() ? "this one has one, but the runtime does not place stages on it yet"
+                                                                  : "torch::cuda::is_available() is false here") + ")"
+                                  : std::string()));
   I.spec = I.catalog.instantiate(d.model, d.dataset);
   I.n = I.spec.num_stages();
   try {

@@ -52,4 +52,6 @@ std::string DeviceModelRunner::input_state(std::int64_t request) {
 
 void check_realisable(const ModelSpec& spec) { GnnModel check(spec, 1); }
 
+bool cuda_available() { return torch::cuda::is_available(); }
+
 }  // namespace coinfer::models

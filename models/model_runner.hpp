@@ -39,4 +39,8 @@ class DeviceModelRunner {
 // checks every model it serves before it listens).
 void check_realisable(const ModelSpec& spec);
 
+// Whether this LibTorch can compute on a GPU here (torch::cuda::is_available(): a CUDA build and a
+// visible GPU). Debian's LibTorch is CPU only: false.
+bool cuda_available();
+
 }  // namespace coinfer::models
