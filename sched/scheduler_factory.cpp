@@ -12,6 +12,7 @@
 #include "core/text_util.hpp"
 #include "sched/basic_schedulers.hpp"
 #include "sched/learned_plugin.hpp"
+#include "sched/placement_scheduler.hpp"
 #include "sched/sac_scheduler.hpp"
 #include "sched/search_schedulers.hpp"
 #include "sched/static_scheduler.hpp"
@@ -20,7 +21,7 @@
 namespace coinfer {
 
 std::vector<std::string> scheduler_names() {
-  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical", "sac"};
+  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical", "sac", "placement"};
   for (const auto& n : scheduler_plugin_names()) names.push_back(n);
   return names;
 }
@@ -246,6 +247,19 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     std::map<std::string, Strategy> strategies;
     for (const auto& d : s.devices) strategies[d.id] = d.strategy;
     return std::make_unique<StaticScheduler>(strategies, p.flag("helpers", false));
+  }
+  if (name == "placement") {
+    // Operator placement inside each board (sched/operator_placement.hpp), the scenario's splits kept.
+    Params p(s, {"rule"});
+    PlacementRule rule;
+    try {
+      rule = parse_placement_rule(p.text("rule", "dp"));
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.rule", e.what());
+    }
+    std::map<std::string, Strategy> strategies;
+    for (const auto& d : s.devices) strategies[d.id] = d.strategy;
+    return std::make_unique<PlacementScheduler>(est, strategies, rule);
   }
   if (name == "local" || name == "offload") {
     Params p(s, {});

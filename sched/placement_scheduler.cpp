@@ -1,0 +1,58 @@
+#include "sched/placement_scheduler.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/device_plan.hpp"
+#include "core/model_spec.hpp"
+#include "core/text_util.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace coinfer {
+
+Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, const Strategy& base, PlacementRule rule, std::string* why,
+                         double* device_seconds) {
+  if (!d.hardware || d.hardware->size() < 2) return base;
+  if (base.kind != Strategy::Kind::local && base.kind != Strategy::Kind::pp) return base;
+  const std::string run_model = model_under(d.model, base);
+  const ModelSpec& m = est.model(run_model, d.dataset);
+  const int k = base.device_split(m.num_stages());
+  if (k <= 0) return base;
+  const LutKey own = d.lut_key(run_model);
+  if (!est.luts().contains(own)) return base;
+  const std::vector<const LutTable*> tables = processor_tables(est.luts(), own, &est.luts().table(own), *d.hardware);
+  try {
+    const PlacementChoice c = place_stages(rule, m, k, *d.hardware, tables);
+    Strategy s = base;
+    s.placement = c.placement;
+    if (device_seconds) *device_seconds = c.device_seconds;
+    return s;
+  } catch (const std::invalid_argument& e) {
+    if (why) *why = e.what();
+    return base;
+  }
+}
+
+Scheme PlacementScheduler::decide(const SystemState& state) {
+  Scheme s;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (const auto& d : state.devices) {
+    if (!d.connected) continue;
+    auto it = configured_.find(d.id);
+    Strategy base = it == configured_.end() ? d.strategy : it->second;
+    base.placement = Placement{};
+    std::string why;
+    double seconds = 0;
+    const Strategy placed = placed_strategy(est_, d, base, rule_, &why, &seconds);
+    s.strategies[d.id] = placed.placement.empty() ? (it == configured_.end() ? d.strategy : it->second) : placed;
+    if (!placed.placement.empty())
+      devices[d.id] = {{"placement", placed.placement.to_string()}, {"device_ms", seconds * 1e3}};
+    else if (!why.empty())
+      devices[d.id] = {{"kept", why}};
+  }
+  detail_ = devices.empty() ? "" : nlohmann::ordered_json{{"rule", rule_name(rule_)}, {"devices", devices}}.dump();
+  return s;
+}
+
+}  // namespace coinfer

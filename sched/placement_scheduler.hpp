@@ -1,0 +1,39 @@
+#pragma once
+// The `placement` scheduler (issue 35): each device keeps its scenario strategy's split between board
+// and server, and the stages it runs are placed on its processors by one operator-placement rule
+// (sched/operator_placement.hpp: SparOA's baselines, GraNNite's GraphSplit). SparOA's own problem is
+// one board's latency, so the rule minimises (dp) or sets (the others) each board's device seconds
+// alone; the server's sharing is not its concern (joint search: greedy/dp/oracle's options). Devices of
+// one processor, offloading or data_parallel devices keep their strategy as it is.
+#include <map>
+#include <string>
+
+#include "core/scheduler.hpp"
+#include "sched/analytic_estimator.hpp"
+#include "sched/operator_placement.hpp"
+
+namespace coinfer {
+
+class PlacementScheduler : public Scheduler {
+ public:
+  PlacementScheduler(const AnalyticEstimator& est, std::map<std::string, Strategy> configured, PlacementRule rule)
+      : est_(est), configured_(std::move(configured)), rule_(rule) {}
+  std::string name() const override { return "placement"; }
+  Scheme decide(const SystemState& state) override;
+  // {"rule": ..., "devices": {ID: {"placement": "[cpu:0-1,gpu:1-9]", "device_ms": 12.3} | {"kept": why}}}.
+  std::string decision_detail() const override { return detail_; }
+
+ private:
+  const AnalyticEstimator& est_;
+  std::map<std::string, Strategy> configured_;
+  PlacementRule rule_;
+  std::string detail_;
+};
+
+// The placement `rule` gives device `d` for `base` (its split and variant), priced on its processors'
+// tables; nullopt-like: `base` unchanged when the device has one processor, runs nothing on the board,
+// or lacks a table the rule needs (`why` says which).
+Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, const Strategy& base, PlacementRule rule, std::string* why = nullptr,
+                         double* device_seconds = nullptr);
+
+}  // namespace coinfer
