@@ -163,7 +163,9 @@ PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, 
       break;
     }
     case PlacementRule::graphsplit: {
-      const int a = require(accelerator_of(hw, tables), "GPU or NPU", hw), c = require(cpu_of(hw, tables), "CPU", hw);
+      // GraNNite's dense side is the NPU; a board without one uses its GPU.
+      const int npu = processor_of_kind(hw, tables, "npu");
+      const int a = npu >= 0 ? npu : require(accelerator_of(hw, tables), "NPU or GPU", hw), c = require(cpu_of(hw, tables), "CPU", hw);
       for (int s = 0; s < k; ++s) per_stage[static_cast<size_t>(s)] = Unit{irregular_stage(model, s) ? c : a, -1, 1};
       break;
     }

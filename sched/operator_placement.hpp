@@ -27,7 +27,8 @@ enum class PlacementRule {
   codl,              // each stage split between the CPU and the accelerator in proportion to their speeds on it
                      // (CoDL's latency-balanced co-execution), the share snapped to the grid
   graphsplit,        // GraNNite's GraphSplit: irregular stages (KNN, gathers, pooling, sparse message passing)
-                     // on the CPU, dense ones (linear layers, edge MLPs, dense-mask aggregation) on the accelerator
+                     // on the CPU, dense ones (linear layers, edge MLPs, dense-mask aggregation) on the NPU (GPU
+                     // where the board has none)
 };
 
 // "cpu_only", "accelerator_only", "greedy", "dp", "codl", "graphsplit"; parse throws

@@ -1,6 +1,7 @@
 #include "sched/scheme_search.hpp"
 #include "core/device_plan.hpp"
 #include "core/execution_time.hpp"
+#include "sched/placement_scheduler.hpp"
 
 namespace coinfer {
 
@@ -33,6 +34,16 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
         placed.placement.parts = {PlacementPart{name, "", 1, 0, -1}};
         v.push_back(placed);
       }
+    }
+    // And, jointly with the split (issue 35), the stages it runs placed across its processors by the
+    // operator-placement DP (the least device seconds, split stages included): placement and split
+    // are searched together, the server's sharing by the scheduler's own search.
+    for (const Strategy& p : splits) {
+      if (p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) continue;
+      const Strategy base = choice.empty() ? p : p.with_variant(choice);
+      const Strategy placed = placed_strategy(est, d, base, PlacementRule::dp);
+      if (placed.placement.empty() || (placed.placement.parts.size() == 1 && placed.placement.parts[0].with.empty())) continue;  // whole: above
+      v.push_back(placed);
     }
   }
   return v;
