@@ -65,7 +65,7 @@ DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_in
 }
 
 const DevicePlan* DeviceLoop::plan_for(const Strategy& s) {
-  const int split = s.kind == Strategy::Kind::data_parallel ? num_stages_ : s.device_split(num_stages_);
+  const int split = s.placed_stages(num_stages_);
   const std::string key = s.placement.to_string() + "/" + std::to_string(split);
   auto it = plans_.find(key);
   if (it != plans_.end()) return &it->second;
@@ -216,7 +216,8 @@ void DeviceLoop::route_data_parallel(double now_s) {
     dp_pending_.pop_front();
     r->dp_to_server = to_server;
     r->device_split = to_server ? 0 : num_stages_;
-    r->plan = to_server ? offload_plan_ : local_plan_;  // the whole input on one side
+    // The whole input on one side; on the device, as the strategy's placement says (its plan covers [0, n)).
+    r->plan = to_server ? offload_plan_ : strategy_.kind == Strategy::Kind::data_parallel ? plan_ : local_plan_;
     route(*r);
   }
 }

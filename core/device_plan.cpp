@@ -8,9 +8,9 @@
 namespace coinfer {
 
 DevicePlan make_device_plan(const Strategy& s, int num_stages, const DeviceHardware& hw, const std::string& device_id) {
-  const int split = s.kind == Strategy::Kind::data_parallel ? num_stages : s.device_split(num_stages);
+  const int split = s.placed_stages(num_stages);
   DevicePlan plan;
-  if (s.placement.empty() || s.kind == Strategy::Kind::data_parallel || split <= 0) {
+  if (s.placement.empty() || split <= 0) {
     if (split > 0) plan.segments.push_back({0, split, 0, -1, 1});
     return plan;
   }

@@ -31,10 +31,10 @@ struct DevicePlan {
   bool plain() const { return segments.size() <= 1 && (segments.empty() || (segments[0].proc == 0 && segments[0].with < 0)); }
 };
 
-// The plan of strategy `s` on a device with `hw` running a model of `num_stages`: no placement (or
-// data_parallel, whose device inputs run whole on processor 0): one segment [0, split) on processor
-// 0 (none when split is 0); else the placement's parts, consecutive parts on the same processor(s)
-// merged. A processor the device lacks, or ranges that do not cover its stages, make it invalid.
+// The plan of strategy `s` on a device with `hw` running a model of `num_stages` (data_parallel: the
+// plan of its inputs that run on the device, whole, [0, num_stages)): no placement: one segment
+// [0, split) on processor 0 (none when split is 0); else the placement's parts, consecutive parts on
+// the same processor(s) merged. A processor the device lacks, or ranges that do not cover its stages, make it invalid.
 DevicePlan make_device_plan(const Strategy& s, int num_stages, const DeviceHardware& hw, const std::string& device_id);
 
 // Per processor of `hw`, the table a device of `own_key`'s type, model and dataset runs on it: [0] is

@@ -51,8 +51,8 @@ Strategy parse_strategy(const std::string& text) {
     const size_t open = text.find('[');
     if (open == std::string::npos) throw std::invalid_argument("'" + text + "': a placement is written [PARTS] after the strategy");
     Strategy s = parse_strategy(text.substr(0, open));
-    if (s.kind != Strategy::Kind::local && s.kind != Strategy::Kind::pp)
-      throw std::invalid_argument("'" + text + "': only local and pp(K) run stages on the device to place (not " + s.to_string() + ")");
+    if (s.kind == Strategy::Kind::offload)
+      throw std::invalid_argument("'" + text + "': only local, pp(K) and data_parallel run stages on the device to place (not " + s.to_string() + ")");
     if (s.kind == Strategy::Kind::pp && s.split == 0) throw std::invalid_argument("'" + text + "': pp(0) runs no stage on the device to place");
     try {
       s.placement = parse_placement(text.substr(open + 1, text.size() - open - 2));
@@ -71,7 +71,7 @@ Strategy parse_strategy(const std::string& text) {
     for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
     if (ok) return Strategy::pp(std::stoi(digits));
   }
-  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), data_parallel, each with an optional @VARIANT; local and pp(K) with an optional placement [PARTS]");
+  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), data_parallel, each with an optional @VARIANT; local, pp(K) and data_parallel with an optional placement [PARTS]");
 }
 
 }  // namespace coinfer

@@ -32,6 +32,9 @@ struct Strategy {
   // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
   // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.
   int device_split(int num_stages) const;
+  // The stages [0, k) a placement covers: device_split, except data_parallel, whose inputs kept on the
+  // device run all of them (num_stages).
+  int placed_stages(int num_stages) const { return kind == Kind::data_parallel ? num_stages : device_split(num_stages); }
   // "local", "offload", "pp(3)", "data_parallel", "pp(3)@int8", "pp(3)[cpu:0-1,gpu:1-3]"
   std::string to_string() const;
   // The same placement with a variant chosen.

@@ -650,7 +650,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
     }
     if (!d.strategy.placement.empty() && s.scheduler.name == "static") {  // each part on its processor's table
       device_ends.clear();
-      for (const PlacementPart& part : d.strategy.placement.resolved(d.strategy.device_split(n)))
+      for (const PlacementPart& part : d.strategy.placement.resolved(d.strategy.placed_stages(n)))
         for (const std::string* on : {&part.processor, &part.with})
           if (!on->empty()) out.push_back({d.lut_key(d.model, *on), n, part.begin, part.end, 1, i, ""});
     }
@@ -703,7 +703,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
            "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
     if (!d.strategy.placement.empty()) {
       try {
-        d.strategy.placement.resolved(d.strategy.device_split(n));
+        d.strategy.placement.resolved(d.strategy.placed_stages(n));
       } catch (const std::invalid_argument& e) {
         fail(d.where, path + ".strategy", std::string(e.what()) + " (model " + d.model + " has " + std::to_string(n) + " stages)");
       }

@@ -253,7 +253,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
     p.n = n;
     p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
     p.device_bottleneck_s = p.device_s;
-    if (!st.placement.empty() && st.kind != Strategy::Kind::data_parallel && split > 0) {
+    if (!st.placement.empty() && split > 0) {  // data_parallel: its device path (split n) as placed
       // core/device_plan.hpp: the segments' expected times on their processors' tables
       const DeviceHardware hw = d.hardware ? *d.hardware : single_processor_hardware(d.processor, 0);
       const DevicePlan plan = make_device_plan(st, n, hw, d.id);

@@ -14,10 +14,11 @@ namespace coinfer {
 Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, const Strategy& base, PlacementRule rule, std::string* why,
                          double* device_seconds) {
   if (!d.hardware || d.hardware->size() < 2) return base;
-  if (base.kind != Strategy::Kind::local && base.kind != Strategy::Kind::pp) return base;
+  if (base.kind == Strategy::Kind::offload) return base;
   const std::string run_model = model_under(d.model, base);
   const ModelSpec& m = est.model(run_model, d.dataset);
-  const int k = base.device_split(m.num_stages());
+  // data_parallel: the inputs it keeps run whole on the board.
+  const int k = base.placed_stages(m.num_stages());
   if (k <= 0) return base;
   const LutKey own = d.lut_key(run_model);
   if (!est.luts().contains(own)) return base;

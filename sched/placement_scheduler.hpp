@@ -3,8 +3,9 @@
 // and server, and the stages it runs are placed on its processors by one operator-placement rule
 // (sched/operator_placement.hpp: SparOA's baselines, GraNNite's GraphSplit). SparOA's own problem is
 // one board's latency, so the rule minimises (dp) or sets (the others) each board's device seconds
-// alone; the server's sharing is not its concern (joint search: greedy/dp/oracle's options). Devices of
-// one processor, offloading or data_parallel devices keep their strategy as it is.
+// alone; the server's sharing is not its concern (joint search: greedy/dp/oracle's options). A
+// data_parallel device's placement is that of the inputs it keeps (whole on the board). Devices of one
+// processor and offloading devices keep their strategy as it is.
 #include <map>
 #include <string>
 

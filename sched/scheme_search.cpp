@@ -36,10 +36,11 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
       }
     }
     // And, jointly with the split (issue 35), the stages it runs placed across its processors by the
-    // operator-placement DP (the least device seconds, split stages included): placement and split
-    // are searched together, the server's sharing by the scheduler's own search.
+    // operator-placement DP (the least device seconds, split stages included; data_parallel: the
+    // inputs it keeps): placement and split are searched together, the server's sharing by the
+    // scheduler's own search.
     for (const Strategy& p : splits) {
-      if (p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) continue;
+      if (p.kind == Strategy::Kind::offload) continue;
       const Strategy base = choice.empty() ? p : p.with_variant(choice);
       const Strategy placed = placed_strategy(est, d, base, PlacementRule::dp);
       if (placed.placement.empty() || (placed.placement.parts.size() == 1 && placed.placement.parts[0].with.empty())) continue;  // whole: above

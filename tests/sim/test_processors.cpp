@@ -297,3 +297,20 @@ TEST(Processors, ProcessorPowerIsRefusedWhereItCannotApply) {
   refused(", power: {busy_w: 5, processors: {gpu: {busy_w: 4}, cpu: {busy_w: 2}}}", "devices[0].power.busy_w", "not both");
   refused(", power: {processors: {gpu: {idle_w: 5, busy_w: 4}, cpu: {busy_w: 2}}}", "devices[0].power.processors.gpu", "busy_w");
 }
+
+TEST(Processors, DataParallelRunsTheInputsItKeepsAsPlaced) {
+  SimSetup s;
+  write_board(s);
+  // data_parallel with its device inputs placed (issue 35): each input it keeps runs [0,2) on the CPU
+  // (20 ms) and [2,9) on the GPU (14 ms), 34 ms on the board as local placed so does; the others go
+  // whole to the server.
+  RunResults r = s.run(with_hardware(board("d", "data_parallel[cpu:0-2,gpu:2-9]")));
+  int kept = 0;
+  for (const auto& q : r.requests) {
+    if (q.split != 9) continue;  // the server's
+    ++kept;
+    EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.034, kTol) << q.id;
+  }
+  EXPECT_GT(kept, 5);
+  EXPECT_GT(r.devices[0].processors[1].busy_s, 0.1);  // the CPU worked
+}

@@ -52,8 +52,9 @@ TEST(Placement, RefusesWhatCannotRunWithTheReason) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << text << ": " << e.what();
     }
   };
-  refused("offload[gpu]", "only local and pp(K)");
-  refused("data_parallel[gpu]", "only local and pp(K)");
+  refused("offload[gpu]", "only local, pp(K) and data_parallel");  // offloading runs nothing on the device
+  // data_parallel places the inputs it keeps (whole on the device, issue 35).
+  EXPECT_EQ(parse_strategy("data_parallel[cpu:0-2,gpu:2-9]").to_string(), "data_parallel[cpu:0-2,gpu:2-9]");
   refused("pp(0)[gpu]", "no stage on the device");
   refused("local[]", "empty placement");
   refused("local[cpu,gpu]", "each names its stages");

@@ -387,21 +387,24 @@ TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) 
   hw.pool_names = {"memory"};
   d.hardware = std::make_shared<const DeviceHardware>(hw);
   // gcode has 9 stages: local, offload, pp(1..8), data_parallel = 11; on the CPU: local and pp(1..8);
-  // then, jointly with the split (issue 35), local and pp(1..8) with their stages placed by the
-  // operator-placement DP (sched/operator_placement.hpp) where that is not one whole processor: 9 more.
+  // then, jointly with the split (issue 35), local, pp(1..8) and data_parallel with the stages they
+  // run on the board placed by the operator-placement DP (sched/operator_placement.hpp) where that is
+  // not one whole processor: 10 more.
   const LutSet both = load_luts({root + "/traces/lut", root + "/traces/lut_processors/jetson-tx2-cpu.h5"});
   const AnalyticEstimator with_cpu(both, specs);
   std::vector<std::string> texts;
   for (const Strategy& s : device_options(with_cpu, d)) texts.push_back(s.to_string());
-  ASSERT_EQ(texts.size(), 29u);
+  ASSERT_EQ(texts.size(), 30u);
   EXPECT_EQ(texts[0], "local");
   EXPECT_EQ(texts[11], "local[cpu]");
   EXPECT_EQ(texts[12], "pp(1)[cpu]");
   EXPECT_EQ(texts[19], "pp(8)[cpu]");
-  for (size_t i = 20; i < 29; ++i) {
+  for (size_t i = 20; i < 30; ++i) {
     const Strategy s = parse_strategy(texts[i]);
-    EXPECT_EQ(s.device_split(9), i == 20 ? 9 : static_cast<int>(i) - 20) << texts[i];  // local, then pp(1..8)
-    const PlacementChoice dp = place_stages(PlacementRule::dp, catalog().spec("gcode", "modelnet40"), s.device_split(9), hw,
+    const int k = i == 29 ? 9 : s.device_split(9);  // data_parallel last: the inputs it keeps, whole
+    EXPECT_EQ(k, i == 20 || i == 29 ? 9 : static_cast<int>(i) - 20) << texts[i];  // local, pp(1..8), data_parallel
+    EXPECT_EQ(s.kind == Strategy::Kind::data_parallel, i == 29) << texts[i];
+    const PlacementChoice dp = place_stages(PlacementRule::dp, catalog().spec("gcode", "modelnet40"), k, hw,
                                             processor_tables(both, d.lut_key("gcode"), &both.table(d.lut_key("gcode")), hw));
     EXPECT_EQ(s.placement, dp.placement) << texts[i];
   }
