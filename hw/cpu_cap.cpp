@@ -10,25 +10,13 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "hw/cgroup_files.hpp"
+
 namespace fs = std::filesystem;
 
 namespace coinfer::hw {
 
 namespace {
-bool write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out) return false;
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
-bool has_cpu_controller_v2(const fs::path& root) {
-  std::ifstream in(root / "cgroup.subtree_control");
-  std::string w;
-  while (in >> w)
-    if (w == "cpu") return true;
-  return false;
-}
 }  // namespace
 
 std::unique_ptr<CpuCap> CpuCap::apply(double cores) { return apply_to(::getpid(), cores); }
@@ -43,11 +31,11 @@ std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
   std::error_code ec;
   // cgroup v2 (unified at /sys/fs/cgroup or /sys/fs/cgroup/unified) with the cpu controller enabled.
   for (const fs::path& root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
-    if (!fs::exists(root / "cgroup.procs") || !has_cpu_controller_v2(root)) continue;
+    if (!fs::exists(root / "cgroup.procs") || !cgroup_v2_has_controller(root, "cpu")) continue;
     const fs::path dir = root / name;
     if (!fs::create_directory(dir, ec)) continue;
-    if (write_file(dir / "cpu.max", std::to_string(quota) + " " + std::to_string(period)) &&
-        write_file(dir / "cgroup.procs", std::to_string(pid))) {
+    if (write_cgroup_file(dir / "cpu.max", std::to_string(quota) + " " + std::to_string(period)) &&
+        write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (root / "cgroup.procs").string();
       cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" +
@@ -60,8 +48,8 @@ std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
   const fs::path v1 = "/sys/fs/cgroup/cpu";
   if (fs::exists(v1 / "cgroup.procs")) {
     const fs::path dir = v1 / name;
-    if (fs::create_directory(dir, ec) && write_file(dir / "cpu.cfs_period_us", std::to_string(period)) &&
-        write_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_file(dir / "cgroup.procs", std::to_string(pid))) {
+    if (fs::create_directory(dir, ec) && write_cgroup_file(dir / "cpu.cfs_period_us", std::to_string(period)) &&
+        write_cgroup_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (v1 / "cgroup.procs").string();
       cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) +
@@ -85,8 +73,8 @@ std::unique_ptr<CpuCap> CpuCap::for_threads(double cores, const std::string& tag
                              "threaded mode); cap the whole process instead (--cpu-cap-scope process)");
   const fs::path dir = v1 / ("coinfer-cap-threads-" + std::to_string(::getpid()) + "-" + tag);
   std::error_code ec;
-  if (!fs::create_directory(dir, ec) || !write_file(dir / "cpu.cfs_period_us", std::to_string(period)) ||
-      !write_file(dir / "cpu.cfs_quota_us", std::to_string(quota))) {
+  if (!fs::create_directory(dir, ec) || !write_cgroup_file(dir / "cpu.cfs_period_us", std::to_string(period)) ||
+      !write_cgroup_file(dir / "cpu.cfs_quota_us", std::to_string(quota))) {
     fs::remove(dir, ec);
     throw std::runtime_error("cannot cap single threads: " + dir.string() + " cannot be created or written (root?)");
   }
@@ -102,7 +90,7 @@ std::unique_ptr<CpuCap> CpuCap::for_threads(double cores, const std::string& tag
 
 void CpuCap::add_thread(long tid) {
   if (!threads_only_) throw std::runtime_error("add_thread: this cap is not a thread cap");
-  if (!write_file(fs::path(dir_) / "tasks", std::to_string(tid)))
+  if (!write_cgroup_file(fs::path(dir_) / "tasks", std::to_string(tid)))
     throw std::runtime_error("cannot move thread " + std::to_string(tid) + " into " + dir_);
 }
 
@@ -114,12 +102,12 @@ CpuCap::~CpuCap() {
     // Threads still in the cgroup go back to the root one; then it can be removed.
     std::ifstream in(fs::path(dir_) / "tasks");
     std::string tid;
-    while (in >> tid) write_file(parent_procs_, tid);
+    while (in >> tid) write_cgroup_file(parent_procs_, tid);
     std::error_code ec;
     fs::remove(dir_, ec);
     return;
   }
-  if (::kill(pid_, 0) == 0) write_file(parent_procs_, std::to_string(pid_));  // still running: move it back
+  if (::kill(pid_, 0) == 0) write_cgroup_file(parent_procs_, std::to_string(pid_));  // still running: move it back
   std::error_code ec;
   fs::remove(dir_, ec);
 }

@@ -8,25 +8,13 @@
 #include <fstream>
 #include <stdexcept>
 
+#include "hw/cgroup_files.hpp"
+
 namespace fs = std::filesystem;
 
 namespace coinfer::hw {
 
 namespace {
-bool write_file(const fs::path& p, const std::string& text) {
-  std::ofstream out(p);
-  if (!out) return false;
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
-bool has_memory_controller_v2(const fs::path& root) {
-  std::ifstream in(root / "cgroup.subtree_control");
-  std::string w;
-  while (in >> w)
-    if (w == "memory") return true;
-  return false;
-}
 // "key value" lines (memory.events, memory.oom_control): the value of `key`, -1 when absent.
 long keyed_value(const fs::path& p, const std::string& key) {
   std::ifstream in(p);
@@ -44,7 +32,7 @@ bool MemoryCap::available(std::string* why) {
   std::error_code ec;
   const fs::path probe_name = "coinfer-mem-probe-" + std::to_string(::getpid());
   for (const fs::path& root : kV2Roots)
-    if (fs::exists(root / "cgroup.procs") && has_memory_controller_v2(root) && fs::create_directory(root / probe_name, ec)) {
+    if (fs::exists(root / "cgroup.procs") && cgroup_v2_has_controller(root, "memory") && fs::create_directory(root / probe_name, ec)) {
       fs::remove(root / probe_name, ec);
       return true;
     }
@@ -67,12 +55,12 @@ std::unique_ptr<MemoryCap> MemoryCap::apply_to(int pid, double bytes, const std:
   cap->limit_ = bytes;
   std::error_code ec;
   for (const fs::path& root : kV2Roots) {
-    if (!fs::exists(root / "cgroup.procs") || !has_memory_controller_v2(root)) continue;
+    if (!fs::exists(root / "cgroup.procs") || !cgroup_v2_has_controller(root, "memory")) continue;
     const fs::path dir = root / name;
     if (!fs::create_directory(dir, ec)) continue;
     // No swap: a board without swap space runs out of memory at its memory.
-    if (write_file(dir / "memory.max", limit) && (!fs::exists(dir / "memory.swap.max") || write_file(dir / "memory.swap.max", "0")) &&
-        write_file(dir / "cgroup.procs", std::to_string(pid))) {
+    if (write_cgroup_file(dir / "memory.max", limit) && (!fs::exists(dir / "memory.swap.max") || write_cgroup_file(dir / "memory.swap.max", "0")) &&
+        write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (root / "cgroup.procs").string();
       cap->v2_ = true;
@@ -84,9 +72,9 @@ std::unique_ptr<MemoryCap> MemoryCap::apply_to(int pid, double bytes, const std:
   if (fs::exists(kV1 / "cgroup.procs")) {
     const fs::path dir = kV1 / name;
     // memsw (memory + swap) may only be set at or above the memory limit: memory first.
-    if (fs::create_directory(dir, ec) && write_file(dir / "memory.limit_in_bytes", limit_v1) &&
-        (!fs::exists(dir / "memory.memsw.limit_in_bytes") || write_file(dir / "memory.memsw.limit_in_bytes", limit_v1)) &&
-        write_file(dir / "cgroup.procs", std::to_string(pid))) {
+    if (fs::create_directory(dir, ec) && write_cgroup_file(dir / "memory.limit_in_bytes", limit_v1) &&
+        (!fs::exists(dir / "memory.memsw.limit_in_bytes") || write_cgroup_file(dir / "memory.memsw.limit_in_bytes", limit_v1)) &&
+        write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (kV1 / "cgroup.procs").string();
       cap->description_ = "cgroup v1 memory.limit_in_bytes (" + std::string(unlimited ? "unlimited" : limit + " B") + ")" +
@@ -106,13 +94,13 @@ void MemoryCap::set_limit(double bytes) {
   const fs::path dir = dir_;
   bool ok;
   if (v2_) {
-    ok = write_file(dir / "memory.max", limit);
+    ok = write_cgroup_file(dir / "memory.max", limit);
   } else {
     // memsw >= memory at every step: raising, memsw first; lowering, memory first.
     const bool memsw = fs::exists(dir / "memory.memsw.limit_in_bytes");
     const bool raise = std::isfinite(limit_) && bytes >= limit_;
-    ok = raise ? (!memsw || write_file(dir / "memory.memsw.limit_in_bytes", limit)) && write_file(dir / "memory.limit_in_bytes", limit)
-               : write_file(dir / "memory.limit_in_bytes", limit) && (!memsw || write_file(dir / "memory.memsw.limit_in_bytes", limit));
+    ok = raise ? (!memsw || write_cgroup_file(dir / "memory.memsw.limit_in_bytes", limit)) && write_cgroup_file(dir / "memory.limit_in_bytes", limit)
+               : write_cgroup_file(dir / "memory.limit_in_bytes", limit) && (!memsw || write_cgroup_file(dir / "memory.memsw.limit_in_bytes", limit));
   }
   if (!ok) throw std::runtime_error("the kernel refused a memory limit of " + limit + " B in " + dir_);
   limit_ = bytes;
@@ -138,7 +126,7 @@ double MemoryCap::peak_bytes() const {
 
 MemoryCap::~MemoryCap() {
   if (dir_.empty()) return;
-  if (::kill(pid_, 0) == 0) write_file(parent_procs_, std::to_string(pid_));  // still running: move it back
+  if (::kill(pid_, 0) == 0) write_cgroup_file(parent_procs_, std::to_string(pid_));  // still running: move it back
   std::error_code ec;
   fs::remove(dir_, ec);
 }

@@ -17,12 +17,7 @@ namespace {
 // A board with a GPU (its default processor) and a CPU in one memory; `copy_ms` > 0: tensors moving
 // between them take that long (a copy interconnect), else zero copy.
 DeviceHardware board(double copy_ms = 0) {
-  DeviceHardware hw;
-  hw.processors = {"gpu", "cpu"};
-  hw.kinds = {"gpu", "cpu"};
-  hw.pool_of = {0, 0};
-  hw.pool_capacity_bytes = {0};
-  hw.pool_names = {"memory"};
+  DeviceHardware hw = test::gpu_cpu_board();
   hw.zero_copy = copy_ms <= 0;
   hw.copy_latency_s = copy_ms * 1e-3;
   hw.copy_bytes_per_s = 1e15;

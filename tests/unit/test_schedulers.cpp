@@ -379,12 +379,7 @@ TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) 
   d.model = "gcode";
   d.dataset = "modelnet40";
   d.processor = "gpu";
-  DeviceHardware hw;
-  hw.processors = {"gpu", "cpu"};
-  hw.kinds = {"gpu", "cpu"};
-  hw.pool_of = {0, 0};
-  hw.pool_capacity_bytes = {8e9};
-  hw.pool_names = {"memory"};
+  const DeviceHardware hw = test::gpu_cpu_board(8e9);
   d.hardware = std::make_shared<const DeviceHardware>(hw);
   // gcode has 9 stages: local, offload, pp(1..8), data_parallel = 11; on the CPU: local and pp(1..8);
   // then, jointly with the split (issue 35), local, pp(1..8) and data_parallel with the stages they
@@ -440,12 +435,7 @@ TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
   const LutSet both = load_luts({root + "/traces/lut", root + "/traces/lut_processors/jetson-tx2-cpu.h5"});
   const LutSet gpu_only = load_luts({root + "/traces/lut"});
   const AnalyticEstimator joint_est(both, specs), split_est(gpu_only, specs);
-  DeviceHardware hw;
-  hw.processors = {"gpu", "cpu"};
-  hw.kinds = {"gpu", "cpu"};
-  hw.pool_of = {0, 0};
-  hw.pool_capacity_bytes = {8e9};
-  hw.pool_names = {"memory"};
+  const DeviceHardware hw = test::gpu_cpu_board(8e9);
   const auto board = std::make_shared<const DeviceHardware>(hw);
   int better = 0;
   for (int trial = 0; trial < 24; ++trial) {

@@ -1,9 +1,11 @@
 #pragma once
-// Helpers shared by the unit tests: the project's model catalog and fresh temporary folders.
+// Helpers shared by the unit tests: the project's model catalog, fresh temporary folders and a board
+// with a GPU and a CPU.
 #include <stdlib.h>
 
 #include <string>
 
+#include "core/device_hardware.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::test {
@@ -18,6 +20,18 @@ inline const ModelCatalog& catalog() {
 inline std::string temp_dir(const std::string& what = "unit") {
   std::string tmpl = "/tmp/coinfer-" + what + "-XXXXXX";
   return mkdtemp(tmpl.data());
+}
+
+// A Jetson-like board: a GPU (its default processor) and a CPU in one memory of `capacity_bytes`
+// (0: no limit), zero copy.
+inline DeviceHardware gpu_cpu_board(double capacity_bytes = 0) {
+  DeviceHardware hw;
+  hw.processors = {"gpu", "cpu"};
+  hw.kinds = {"gpu", "cpu"};
+  hw.pool_of = {0, 0};
+  hw.pool_capacity_bytes = {capacity_bytes};
+  hw.pool_names = {"memory"};
+  return hw;
 }
 
 }  // namespace coinfer::test
