@@ -6,6 +6,11 @@
 // (core/device_plan.hpp segment_seconds): the seconds one request's device part takes alone on the
 // board, copies between processors and the share exchange of split stages included. Engine-free, no
 // state; a call does not advance simulated time.
+// Departures from the papers (sched/README.md "Operator placement"): SparOA's share of an operator on
+// the GPU is continuous and chosen by its SAC; here a rule picks it, dp and codl in tenths. SparOA's
+// operators are DNN layers; ours are a model spec's stages. GraNNite splits inside a layer (graph
+// preprocessing on the CPU, the dense product on the NPU); at stage granularity a sparse convolution
+// is one irregular stage.
 #include <string>
 #include <vector>
 
