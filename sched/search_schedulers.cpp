@@ -1,4 +1,5 @@
 #include "sched/search_schedulers.hpp"
+#include "sched/placement_scheduler.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -201,7 +202,8 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   // Groups of devices sharing one choice.
   const std::vector<std::vector<const DeviceState*>> groups = choice_groups(devs, share_groups_);
   // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated), for each execution variant the
-  // group's devices may run (DeviceState::variant_choices; none: the model as named).
+  // group's devices may run (DeviceState::variant_choices; none: the model as named), each also with
+  // its board stages placed across the board's processors where it has several.
   std::vector<std::vector<Strategy>> options;
   long double combos = 1;
   for (const auto& g : groups) {
@@ -215,7 +217,10 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       auto as_strategy = [n, &v](int k) { return Strategy::at_split(k, n).with_variant(v); };
       for (const Strategy& s : {Strategy::data_parallel().with_variant(v), as_strategy(pp_comp_of(est_, state, dv)),
                                 as_strategy(pp_comm_of(est_, dv))})
-        if (std::find(o.begin(), o.end(), s) == o.end()) o.push_back(s);
+        // Each as ACE-GNN has it and, on a board with several processors, with the stages the board runs
+        // placed by the operator-placement DP (issue 35: placement jointly with the split).
+        for (const Strategy& c : {s, placed_strategy(est_, dv, s, PlacementRule::dp)})
+          if (std::find(o.begin(), o.end(), c) == o.end()) o.push_back(c);
     }
     options.push_back(o);
     combos *= o.size();

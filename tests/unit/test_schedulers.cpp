@@ -425,7 +425,7 @@ TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) 
 
 TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
   // Random systems of 1..3 Jetson TX2s (GPU + CPU in one memory) running gcode or DGCNN on one server,
-  // each at a random bandwidth: greedy searching placements inside the boards together with the split
+  // each at a random bandwidth: greedy (and hierarchical) searching placements inside the boards together with the split
   // (the CPU's tables loaded) against greedy with the split only (the boards compute on their GPU, the
   // tables ACE-GNN's device model has). Both schemes priced by the same estimator (with the CPU's
   // tables: the split-only scheme runs unchanged there); the joint one is never worse.
@@ -464,6 +464,11 @@ TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
     const double ta = joint_est.predict(st, a).throughput_rps, tb = joint_est.predict(st, b).throughput_rps;
     EXPECT_GE(ta, tb * (1 - 1e-9)) << "trial " << trial << ": joint " << a.to_string() << " vs split-only " << b.to_string();
     better += ta > tb * 1.01;
+    // Hierarchical: ACE-GNN's candidates {data_parallel, PP_comp, PP_comm}, each also placed.
+    HierarchicalScheduler hjoint(joint_est), hsplit(split_est);
+    const Scheme ha = hjoint.decide(st), hb = hsplit.decide(st);
+    EXPECT_GE(joint_est.predict(st, ha).throughput_rps, joint_est.predict(st, hb).throughput_rps * (1 - 1e-9))
+        << "trial " << trial << ": hierarchical joint " << ha.to_string() << " vs split-only " << hb.to_string();
   }
   EXPECT_GT(better, 0);  // and better somewhere (a board's CPU idle under split-only)
 }
