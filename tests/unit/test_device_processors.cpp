@@ -14,6 +14,7 @@
 #include "core/device_loop.hpp"
 #include "core/strategy.hpp"
 #include "tests/unit/device_loop_recorder.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -73,13 +74,7 @@ TEST(Placement, RefusesWhatCannotRunWithTheReason) {
 
 // Processor 0 "cpu", processor 1 "gpu"; one memory of `capacity` bytes (0: no limit), shared.
 std::shared_ptr<const DeviceHardware> board(double capacity = 0) {
-  DeviceHardware h;
-  h.processors = {"cpu", "gpu"};
-  h.kinds = {"cpu", "gpu"};
-  h.pool_of = {0, 0};
-  h.pool_capacity_bytes = {capacity};
-  h.pool_names = {"memory"};
-  return std::make_shared<const DeviceHardware>(h);
+  return std::make_shared<const DeviceHardware>(coinfer::test::two_processor_board("cpu", "gpu", capacity));
 }
 
 // The shared recorder (tests/unit/device_loop_recorder.hpp), writing down segments, with memory

@@ -22,16 +22,17 @@ inline std::string temp_dir(const std::string& what = "unit") {
   return mkdtemp(tmpl.data());
 }
 
-// A Jetson-like board: a GPU (its default processor) and a CPU in one memory of `capacity_bytes`
-// (0: no limit), zero copy.
-inline DeviceHardware gpu_cpu_board(double capacity_bytes = 0) {
+// A board of two processors named (and of the kinds) `first`, its default, and `second`, in one
+// memory of `capacity_bytes` (0: no limit), zero copy; gpu_cpu_board is a Jetson's.
+inline DeviceHardware two_processor_board(const std::string& first, const std::string& second, double capacity_bytes = 0) {
   DeviceHardware hw;
-  hw.processors = {"gpu", "cpu"};
-  hw.kinds = {"gpu", "cpu"};
+  hw.processors = {first, second};
+  hw.kinds = {first, second};
   hw.pool_of = {0, 0};
   hw.pool_capacity_bytes = {capacity_bytes};
   hw.pool_names = {"memory"};
   return hw;
 }
+inline DeviceHardware gpu_cpu_board(double capacity_bytes = 0) { return two_processor_board("gpu", "cpu", capacity_bytes); }
 
 }  // namespace coinfer::test
