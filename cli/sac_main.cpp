@@ -24,6 +24,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/progress_line.hpp"
+#include "cli/sparoa_train.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
 #include "core/random_stream.hpp"
@@ -320,7 +321,7 @@ int train(TrainOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"coinfer train sac: SparOA's Soft Actor-Critic scheduler trained in simulation"};
+  CLI::App app{"coinfer train: SparOA's Soft Actor-Critic trained in simulation (sac: the device-level scheduler; sparoa: operator placement on a board)"};
   app.name("coinfer train");
   app.require_subcommand(1);
   TrainOptions o;
@@ -361,7 +362,9 @@ int main(int argc, char** argv) {
   tr->add_option("--threads", o.threads, "LibTorch intra-op threads of the learner (default 1; results are reproducible for a seed and thread count)")
       ->check(CLI::Range(1, 256));
   tr->add_flag("--restart", o.restart, "ignore an existing checkpoint and begin again");
+  coinfer::cli::SparoaTrainCommand sparoa(app);
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
+  if (sparoa.chosen()) return coinfer::cli::guarded([&] { return sparoa.run(o.command_line); });
   if (bw.size() == 2) o.bw_min = bw[0], o.bw_max = bw[1];
   if (step.size() == 2) o.step_min = step[0], o.step_max = step[1];
   o.reward.per_result = objective == "throughput";

@@ -63,4 +63,16 @@ std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const s
   return std::unique_ptr<SacActor>(a);
 }
 
+std::unique_ptr<SparoaActor> load_sparoa_policy(const std::string& policy_file) {
+  auto make = reinterpret_cast<MakeSparoaPolicyFn>(plugin_symbol(kMakeSparoaPolicySymbol, policy_file, "scheduler.policy", "rule sac"));
+  std::string error;
+  bool input_error = false;
+  SparoaActor* a = make(policy_file.c_str(), &error, &input_error);
+  if (!a) {
+    if (input_error) throw InputError(error);
+    throw std::runtime_error(error);
+  }
+  return std::unique_ptr<SparoaActor>(a);
+}
+
 }  // namespace coinfer

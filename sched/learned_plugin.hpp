@@ -9,6 +9,7 @@
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
 #include "sched/sac_mdp.hpp"
+#include "sched/sparoa_mdp.hpp"
 
 namespace coinfer {
 
@@ -40,5 +41,11 @@ std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const s
 using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
                                      bool online, std::string* error, bool* input_error);
 constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v3";  // v3: SacActor::trust_warnings
+
+// SparOA's operator-level policy of `policy_file` (a file from `coinfer train sparoa`). Throws InputError
+// naming the file (and `scheduler.policy` when the plugin is missing).
+std::unique_ptr<SparoaActor> load_sparoa_policy(const std::string& policy_file);
+using MakeSparoaPolicyFn = SparoaActor* (*)(const char* policy_file, std::string* error, bool* input_error);
+constexpr const char* kMakeSparoaPolicySymbol = "coinfer_make_sparoa_policy_v1";
 
 }  // namespace coinfer

@@ -3,6 +3,7 @@
 #include "sched/gin_estimator.hpp"
 #include "sched/learned_plugin.hpp"
 #include "sched/sac_agent.hpp"
+#include "sched/sparoa_learner.hpp"
 
 #include <algorithm>
 
@@ -52,6 +53,22 @@ extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_mak
                                     " a data_parallel slot; scheduler.data_parallel must be " + (info.allow_data_parallel ? "true" : "false"));
     if (online) return new coinfer::OnlineSacActor(policy_file, info);
     return actor.release();
+  } catch (const coinfer::InputError& e) {
+    *error = e.what();
+    *input_error = true;
+  } catch (const std::exception& e) {
+    *error = std::string(policy_file) + ": " + e.what();
+    *input_error = false;
+  }
+  return nullptr;
+}
+
+// SparOA's operator-level policy (sched/sparoa_learner.hpp) for `coinfer::load_sparoa_policy`.
+extern "C" __attribute__((visibility("default"))) coinfer::SparoaActor* coinfer_make_sparoa_policy_v1(const char* policy_file,
+                                                                                                   std::string* error, bool* input_error) {
+  static_assert(std::is_same_v<decltype(&coinfer_make_sparoa_policy_v1), coinfer::MakeSparoaPolicyFn>);
+  try {
+    return new coinfer::SparoaPolicy(policy_file);
   } catch (const coinfer::InputError& e) {
     *error = e.what();
     *input_error = true;

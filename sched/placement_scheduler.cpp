@@ -12,7 +12,7 @@
 namespace coinfer {
 
 Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, const Strategy& base, PlacementRule rule, std::string* why,
-                         double* device_seconds) {
+                         double* device_seconds, const SparoaActor* policy) {
   if (!d.hardware || d.hardware->size() < 2) return base;
   if (base.kind == Strategy::Kind::offload) return base;
   const std::string run_model = model_under(d.model, base);
@@ -24,6 +24,19 @@ Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, con
   if (!est.luts().contains(own)) return base;
   const std::vector<const LutTable*> tables = processor_tables(est.luts(), own, &est.luts().table(own), *d.hardware);
   try {
+    if (policy) {
+      const SparoaPolicyInfo& info = policy->info();
+      const std::string model_key = run_model + "/" + d.dataset;
+      if (info.device_type != d.type || info.model != model_key || info.k != k || info.processors != d.hardware->processors)
+        throw std::invalid_argument("the SparOA policy was trained for " + std::to_string(info.k) + " stages of " + info.model + " on a " +
+                                    info.device_type + ", not " + std::to_string(k) + " of " + model_key + " on a " + d.type +
+                                    " (train one with coinfer train sparoa)");
+      double seconds = 0;
+      Strategy s = base;
+      s.placement = sparoa_place(*policy, SparoaBoard{&m, k, d.hardware.get(), tables}, &seconds);
+      if (device_seconds) *device_seconds = seconds;
+      return s;
+    }
     const PlacementChoice c = place_stages(rule, m, k, *d.hardware, tables);
     Strategy s = base;
     s.placement = c.placement;
@@ -45,14 +58,14 @@ Scheme PlacementScheduler::decide(const SystemState& state) {
     base.placement = Placement{};
     std::string why;
     double seconds = 0;
-    const Strategy placed = placed_strategy(est_, d, base, rule_, &why, &seconds);
+    const Strategy placed = placed_strategy(est_, d, base, rule_, &why, &seconds, policy_.get());
     s.strategies[d.id] = placed.placement.empty() ? (it == configured_.end() ? d.strategy : it->second) : placed;
     if (!placed.placement.empty())
       devices[d.id] = {{"placement", placed.placement.to_string()}, {"device_ms", seconds * 1e3}};
     else if (!why.empty())
       devices[d.id] = {{"kept", why}};
   }
-  detail_ = devices.empty() ? "" : nlohmann::ordered_json{{"rule", rule_name(rule_)}, {"devices", devices}}.dump();
+  detail_ = devices.empty() ? "" : nlohmann::ordered_json{{"rule", policy_ ? std::string("sac") : rule_name(rule_)}, {"devices", devices}}.dump();
   return s;
 }
 

@@ -126,9 +126,9 @@ torch::Tensor CriticNetImpl::forward(const torch::Tensor& obs, const torch::Tens
   return out(torch::relu(l2(torch::relu(l1(torch::cat({obs, y}, 1))))));
 }
 
-SacAgent::SacAgent(SacHyperParams h, std::uint64_t seed) : h_(h), seed_(seed) {
+SacAgent::SacAgent(SacHyperParams h, std::uint64_t seed) : h_(h), seed_(seed), f_(h.features > 0 ? h.features : sac_feature_count()) {
   torch::manual_seed(static_cast<int64_t>(RandomStream(seed, StreamPurpose::sac_updates, ~0ULL).next_u64() >> 1));
-  const int f = sac_feature_count();
+  const int f = f_;
   actor_ = ActorNet(f, h.hidden);
   q1_ = CriticNet(f, h.hidden);
   q2_ = CriticNet(f, h.hidden);
@@ -154,7 +154,7 @@ SacAgent::SacAgent(SacHyperParams h, std::uint64_t seed) : h_(h), seed_(seed) {
 double SacAgent::alpha() const { return log_alpha_.exp().item<double>(); }
 
 void SacAgent::add(const SacTransition& t) {
-  const size_t f = static_cast<size_t>(sac_feature_count());
+  const size_t f = static_cast<size_t>(f_);
   if (t.obs.size() != f || t.next_obs.size() != f) throw std::invalid_argument("transition of the wrong width");
   if (size_ < static_cast<size_t>(h_.buffer_size)) {
     obs_.insert(obs_.end(), t.obs.begin(), t.obs.end());
@@ -190,7 +190,7 @@ SacUpdateStats SacAgent::update(int steps, std::uint64_t round) {
   RandomStream pick(seed_, StreamPurpose::sac_updates, round);
   torch::manual_seed(static_cast<int64_t>(pick.next_u64() >> 1));
   std::vector<size_t> idx(static_cast<size_t>(h_.batch_size));
-  const int f = sac_feature_count();
+  const int f = f_;
   for (int s = 0; s < steps; ++s) {
     // Drawn by age (0 = oldest), then mapped to the ring's slot: a buffer reloaded in age order draws
     // the very same transitions.
@@ -272,7 +272,7 @@ void SacAgent::save_checkpoint(const std::string& path, const SacPolicyInfo& inf
   std::vector<size_t> order;
   const size_t cap = static_cast<size_t>(h_.buffer_size);
   for (size_t k = 0; k < size_; ++k) order.push_back(size_ < cap ? k : (head_ + k) % cap);
-  const int f = sac_feature_count();
+  const int f = f_;
   archive.write("buffer_obs", rows(obs_, f, order));
   archive.write("buffer_act", rows(act_, 1, order));
   archive.write("buffer_rew", rows(rew_, 1, order));
@@ -323,7 +323,7 @@ std::string SacAgent::load_checkpoint(const std::string& path) {
   archive.read("buffer_rew", r);
   archive.read("buffer_next", n);
   archive.read("buffer_done", d);
-  const int f = sac_feature_count();
+  const int f = f_;
   if (o.dim() != 2 || o.size(1) != f || n.sizes() != o.sizes() || a.size(0) != o.size(0) || r.size(0) != o.size(0) || d.size(0) != o.size(0))
     throw InputError(SourceLocation{path, 0, 0}, "buffer", "the replay buffer's shapes do not match the layout");
   const int64_t count = std::min<int64_t>(o.size(0), h_.buffer_size);
@@ -351,10 +351,9 @@ TorchSacActor::TorchSacActor(const std::string& path) : path_(path) {
   net_->eval();
 }
 
-namespace {
-void actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) {
+void sac_actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) {
   torch::NoGradGuard g;
-  const int64_t n = static_cast<int64_t>(obs.size()), f = sac_feature_count();
+  const int64_t n = static_cast<int64_t>(obs.size()), f = net->l1->options.in_features();
   torch::Tensor x = torch::empty({n, f});
   auto acc = x.accessor<float, 2>();
   for (int64_t i = 0; i < n; ++i) {
@@ -367,7 +366,40 @@ void actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, st
   mean.assign(m.data_ptr<float>(), m.data_ptr<float>() + n);
   log_std.assign(s.data_ptr<float>(), s.data_ptr<float>() + n);
 }
-}  // namespace
+
+void save_actor_file(const std::string& path, const std::string& format, const std::string& meta_json, const ActorNet& actor) {
+  nlohmann::json meta = nlohmann::json::parse(meta_json);
+  meta["format"] = format;
+  torch::serialize::OutputArchive archive;
+  archive.write("meta", c10::IValue(meta.dump()));
+  write_net(archive, actor, "actor");
+  save_atomically(archive, path);
+}
+
+std::string read_actor_meta(const std::string& path, const std::string& format) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, format.c_str());
+  c10::IValue v;
+  if (!archive.try_read("meta", v) || !v.isString()) throw InputError(SourceLocation{path, 0, 0}, "meta", "not a " + format + " file (no meta record)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(v.toStringRef());
+  } catch (const std::exception& e) {
+    throw InputError(SourceLocation{path, 0, 0}, "meta", std::string("corrupt meta record: ") + e.what());
+  }
+  const std::string got = j.value("format", std::string("?"));
+  if (got != format) throw InputError(SourceLocation{path, 0, 0}, "format", "a " + got + " file, not a " + format);
+  return j.dump();
+}
+
+ActorNet read_actor_weights(const std::string& path, int features, int hidden) {
+  torch::serialize::InputArchive archive;
+  load_archive(archive, path, "policy");
+  ActorNet net(features, hidden);
+  read_net(archive, net, "actor", path);
+  net->eval();
+  return net;
+}
 
 std::vector<std::string> sac_trust_warnings(const std::string& path, const SacPolicyInfo& info, const std::string& scenario_name) {
   std::vector<std::string> w;
@@ -398,7 +430,7 @@ OnlineSacActor::OnlineSacActor(const std::string& policy_path, const SacPolicyIn
 }
 
 void OnlineSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
-  actor_forward(agent_->actor(), obs, mean, log_std);
+  sac_actor_forward(agent_->actor(), obs, mean, log_std);
 }
 
 void OnlineSacActor::learn(const std::vector<SacTransition>& transitions, int steps) {
@@ -407,7 +439,7 @@ void OnlineSacActor::learn(const std::vector<SacTransition>& transitions, int st
 }
 
 void TorchSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
-  actor_forward(net_, obs, mean, log_std);
+  sac_actor_forward(net_, obs, mean, log_std);
 }
 
 }  // namespace coinfer

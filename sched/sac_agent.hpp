@@ -36,6 +36,7 @@ struct SacHyperParams {
   double initial_alpha = 1.0;
   double target_entropy = -1.0;  // -dim(A)
   bool allow_data_parallel = true;
+  int features = 0;  // observation width; 0: the device-level layout's (sac_feature_count())
 };
 
 struct ActorNetImpl : torch::nn::Module {
@@ -96,6 +97,7 @@ class SacAgent {
  private:
   SacHyperParams h_;
   std::uint64_t seed_;
+  int f_;  // observation width
   ActorNet actor_{nullptr};
   CriticNet q1_{nullptr}, q2_{nullptr}, q1_target_{nullptr}, q2_target_{nullptr};
   torch::Tensor log_alpha_;
@@ -106,6 +108,19 @@ class SacAgent {
   size_t size_ = 0, head_ = 0;
   torch::Tensor rows(const std::vector<float>& v, int width, const std::vector<size_t>& idx) const;
 };
+
+// An actor's mean and log standard deviation for each observation (width: the actor's input width).
+void sac_actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std);
+
+// A bare actor file (SparOA's operator-level policy, sched/sparoa_learner.hpp): a LibTorch archive
+// holding `meta` (JSON text whose "format" is `format`) and the actor. Written atomically.
+void save_actor_file(const std::string& path, const std::string& format, const std::string& meta_json, const ActorNet& actor);
+// Its meta JSON (without the format check's "format" key removed); throws InputError naming the file for
+// a missing file, another format or no meta record.
+std::string read_actor_meta(const std::string& path, const std::string& format);
+// The actor of `path` with `features` inputs and `hidden` units; throws InputError naming the file when
+// its weights do not fit that shape.
+ActorNet read_actor_weights(const std::string& path, int features, int hidden);
 
 // A policy file loaded for deciding (the plugin's SacActor). Throws InputError naming the file for a
 // file that is not a coinfer SAC policy, another layout, or another action mapping.

@@ -152,6 +152,10 @@ std::string estimator_of(const Scenario& s) {
   const std::string& n = s.scheduler.name;
   if (n == "static" || n == "local" || n == "offload") return "";
   if (n == "sac") return "sac policy (" + scenario_relative_file(s, "policy") + ")";
+  if (n == "placement") {
+    auto rule = s.scheduler.params.find("rule");
+    if (rule != s.scheduler.params.end() && rule->second == "sac") return "sparoa policy (" + scenario_relative_file(s, "policy") + ")";
+  }
   auto it = s.scheduler.params.find("estimator");
   if (it != s.scheduler.params.end() && it->second == "gin") return "gin (" + scenario_relative_file(s, "predictor") + ")";
   return "analytic";
@@ -250,16 +254,36 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   }
   if (name == "placement") {
     // Operator placement inside each board (sched/operator_placement.hpp), the scenario's splits kept.
-    Params p(s, {"rule"});
-    PlacementRule rule;
-    try {
-      rule = parse_placement_rule(p.text("rule", "dp"));
-    } catch (const std::invalid_argument& e) {
-      throw InputError(s.scheduler.where, "scheduler.rule", e.what());
+    // Rule sac: SparOA's SAC policy (sched/sparoa_mdp.hpp) from `coinfer train sparoa`, through the plugin.
+    Params p(s, {"rule", "policy"});
+    const std::string rule_text = p.text("rule", "dp");
+    PlacementRule rule = PlacementRule::dp;
+    std::shared_ptr<const SparoaActor> policy;
+    if (rule_text == "sac") {
+      const std::string file = scenario_relative_file(s, "policy");
+      if (file.empty())
+        throw InputError(s.scheduler.where, "scheduler.policy", "rule sac needs its policy file (scheduler.policy: a file from coinfer train sparoa)");
+      if (!std::filesystem::is_regular_file(file))
+        throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sparoa)");
+      policy = load_sparoa_policy(file);
+      bool used = false;
+      for (const auto& d : s.devices) used = used || (d.type == policy->info().device_type && d.model + "/" + d.dataset == policy->info().model);
+      if (!used)
+        throw InputError(s.scheduler.where, "scheduler.policy",
+                         "the policy '" + file + "' was trained for " + policy->info().model + " on a " + policy->info().device_type +
+                             "; no device of this scenario runs that (train one with coinfer train sparoa SCENARIO --device ID)");
+    } else {
+      if (s.scheduler.params.count("policy"))
+        throw InputError(s.scheduler.where, "scheduler.policy", "a policy file is for rule sac only (rule is '" + rule_text + "')");
+      try {
+        rule = parse_placement_rule(rule_text);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(s.scheduler.where, "scheduler.rule", std::string(e.what()) + "; or sac with scheduler.policy");
+      }
     }
     std::map<std::string, Strategy> strategies;
     for (const auto& d : s.devices) strategies[d.id] = d.strategy;
-    return std::make_unique<PlacementScheduler>(est, strategies, rule);
+    return std::make_unique<PlacementScheduler>(est, strategies, rule, std::move(policy));
   }
   if (name == "local" || name == "offload") {
     Params p(s, {});

@@ -1,0 +1,95 @@
+#include "sched/sparoa_learner.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "core/input_error.hpp"
+#include "core/random_stream.hpp"
+
+namespace coinfer {
+
+double sparoa_policy_action(ActorNet& actor, const std::vector<float>& obs) {
+  std::vector<double> mean, log_std;
+  sac_actor_forward(actor, {obs}, mean, log_std);
+  return sac_squash(mean[0], log_std[0], 0);
+}
+
+SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOptions& o, SacAgent& agent) {
+  if (o.episodes < 1) throw std::invalid_argument("SparOA training needs at least one episode");
+  SparoaEnvironment env(board, o.reward);
+  SparoaTrainResult out;
+  out.reference_seconds = env.reference_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  const auto elapsed = [&start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  const auto evaluate = [&](int episode, double ret) {
+    SparoaEnvironment probe(board, o.reward);
+    double seconds = 0;
+    sparoa_rollout(probe, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); }, &seconds);
+    out.curve.push_back({episode, elapsed(), ret, seconds, agent.alpha()});
+    if (o.progress) o.progress(episode, seconds);
+  };
+  std::uint64_t round = 0;
+  for (int episode = 1; episode <= o.episodes; ++episode) {
+    // Alg. 1 lines 7-24: one inference, each operator's share sampled from the policy (uniformly
+    // during the warm-up); (s, a, r, s', done) into the replay buffer.
+    RandomStream noise(o.seed, StreamPurpose::sparoa_episode, static_cast<std::uint64_t>(episode));
+    env.reset();
+    double ret = 0;
+    while (!env.done()) {
+      SacTransition tr;
+      tr.obs = env.observe();
+      double a;
+      if (episode <= o.warmup_episodes) {
+        a = noise.next_unit();
+      } else {
+        std::vector<double> mean, log_std;
+        sac_actor_forward(agent.actor(), {tr.obs}, mean, log_std);
+        a = sac_squash(mean[0], log_std[0], standard_normal(noise.next_unit(), noise.next_unit()));
+      }
+      const double r = env.step(a);
+      ret += r;
+      tr.action = static_cast<float>(a);
+      tr.reward = static_cast<float>(r);
+      tr.done = env.done();
+      tr.next_obs = env.observe();
+      agent.add(tr);
+    }
+    // Lines 25-32: gradient steps (Bellman backup, maximum-entropy policy, temperature, soft targets).
+    if (episode > o.warmup_episodes) agent.update(o.updates_per_step * env.steps(), round++);
+    if (episode % std::max(1, o.eval_every) == 0 || episode == o.episodes) evaluate(episode, ret);
+  }
+  out.wall_s = elapsed();
+  SparoaEnvironment final_env(board, o.reward);
+  out.placement = sparoa_rollout(final_env, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); },
+                                 &out.device_seconds);
+  // Convergence: the first evaluation from which every later one stays within 1 % of the final.
+  out.converged_episode = out.curve.back().episode;
+  out.converged_s = out.curve.back().wall_s;
+  for (size_t i = out.curve.size(); i-- > 0;) {
+    if (std::abs(out.curve[i].device_seconds - out.device_seconds) > 0.01 * out.device_seconds) break;
+    out.converged_episode = out.curve[i].episode;
+    out.converged_s = out.curve[i].wall_s;
+  }
+  return out;
+}
+
+void save_sparoa_policy(const std::string& path, const SparoaPolicyInfo& info, const ActorNet& actor) {
+  save_actor_file(path, kSparoaPolicyFormat, sparoa_info_to_json(info), actor);
+}
+
+SparoaPolicy::SparoaPolicy(const std::string& path) {
+  const std::string meta = read_actor_meta(path, kSparoaPolicyFormat);
+  try {
+    info_ = sparoa_info_from_json(meta);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    const auto colon = what.find(':');
+    throw InputError(SourceLocation{path, 0, 0}, colon == std::string::npos ? "meta" : what.substr(0, colon),
+                     colon == std::string::npos ? what : what.substr(colon + 2));
+  }
+  net_ = read_actor_weights(path, sparoa_feature_count(), info_.hidden);
+}
+
+double SparoaPolicy::act(const std::vector<float>& obs) const { return sparoa_policy_action(net_, obs); }
+
+}  // namespace coinfer
