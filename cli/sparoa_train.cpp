@@ -1,10 +1,12 @@
 #include "cli/sparoa_train.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/device_energy.hpp"
 #include "core/device_plan.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
@@ -17,9 +19,12 @@
 #include "sched/operator_placement.hpp"
 #include "sched/sparoa_learner.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace coinfer::cli {
 
 struct SparoaTrainCli {
+  bool json = false;
   std::string scenario, device, out;
   std::vector<std::string> sets;
   SparoaTrainOptions train;
@@ -40,6 +45,9 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_->add_option("--hidden", o.train.hyper.hidden, "hidden width of the networks (default 64)")->check(CLI::Range(1, 8192));
   cmd_->add_option("--lr", o.train.hyper.learning_rate, "Adam learning rate (default 1e-3)")->check(CLI::Range(1e-7, 1.0));
   cmd_->add_option("--batch", o.train.hyper.batch_size, "mini-batch (default 64)")->check(CLI::Range(1, 1000000));
+  cmd_->add_flag("--json", o.json,
+                 "print, as JSON, the trained policy against SparOA's baselines on this board (each placement rule's placement, device ms, "
+                 "share of the work on the accelerator, energy per inference and decision time) instead of the summary line");
   cmd_->add_option("--lambda-latency", o.train.reward.latency, "reward weight l1 of latency (default 1)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-memory", o.train.reward.memory, "reward weight l2 of M_gpu + M_cpu (default 0)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-switching", o.train.reward.switching, "reward weight l3 of switching seconds (default 0: latency already has them)")
@@ -128,6 +136,43 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   }
   std::rename((csv + ".tmp").c_str(), csv.c_str());
   save_sparoa_policy(o.out, info, agent.actor());
+  if (o.json) {
+    // Each placement alone on the board: its device seconds, the accelerator's share of the stages
+    // (mean over stages of the share each runs there: SparOA Fig. 6), the energy of one inference by
+    // the simulator's formula (core/device_energy.hpp: the board idle all along, each processor busy
+    // for its segments) and the time the rule took to decide (SAC: its training).
+    const Strategy base = k >= m.num_stages() ? Strategy::local() : Strategy::pp(k);
+    const int accelerator = SparoaEnvironment(board).accelerator();
+    const auto describe = [&](const Placement& pl, double seconds, double decide_s) {
+      Strategy st = base;
+      st.placement = pl;
+      const DevicePlan plan = make_device_plan(st, m.num_stages(), *dev->hardware, dev->id);
+      const std::vector<double> busy = processor_seconds(plan, k, m, *dev->hardware, tables, lut_mean_time());
+      double on_acc = 0;
+      for (const auto& seg : plan.segments)
+        on_acc += (seg.end - seg.begin) * (seg.proc == accelerator ? seg.share : seg.with == accelerator ? 1 - seg.share : 0);
+      const DeviceEnergy e = device_compute_energy(dev->power, seconds, seconds, busy);
+      return nlohmann::ordered_json{{"placement", pl.to_string()}, {"device_ms", seconds * 1e3}, {"accelerator_share", on_acc / k},
+                                    {"energy_mj", e.compute_j * 1e3}, {"decide_s", decide_s}};
+    };
+    nlohmann::ordered_json rules = nlohmann::ordered_json::object();
+    for (PlacementRule rule : all_placement_rules()) {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        const PlacementChoice c = place_stages(rule, m, k, *dev->hardware, tables);
+        rules[rule_name(rule)] = describe(c.placement, c.device_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      } catch (const std::invalid_argument& e) {
+        rules[rule_name(rule)] = {{"unavailable", e.what()}};
+      }
+    }
+    rules["sac"] = describe(r.placement, r.device_seconds, r.wall_s);
+    rules["sac"]["converged_s"] = r.converged_s;
+    rules["sac"]["converged_episode"] = r.converged_episode;
+    nlohmann::ordered_json j{{"device", dev->id}, {"type", dev->type}, {"model", info.model}, {"k", k}, {"episodes", o.train.episodes},
+                             {"seed", o.train.seed}, {"policy", o.out}, {"learning_curve", csv}, {"rules", rules}};
+    std::cout << j.dump(2) << std::endl;
+    return 0;
+  }
   std::printf("%s on %s (%s): SAC placement %s, %.4g ms alone on the board (DP over tenths: %s, %.4g ms; best single processor %.4g ms); "
               "converged after %d episodes, %.3g s of %.3g s training; wrote %s and %s\n",
               info.model.c_str(), dev->id.c_str(), dev->type.c_str(), info.placement.c_str(), r.device_seconds * 1e3,

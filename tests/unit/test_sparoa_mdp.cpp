@@ -196,3 +196,23 @@ TEST(SparoaMdp, PolicyInfoRoundTripsAndRefusesOtherLayouts) {
   }
   EXPECT_THROW(sparoa_info_from_json("{}"), std::invalid_argument);
 }
+
+TEST(SparoaMdp, ADiscreteGpuPaysTheCopyBackAtTheLastStepOnly) {
+  // The GPU has its own memory (pool 1) and copies take 10 ms: all four stages on it cost 10 (the input
+  // in) + 5, then 2, 5, and 1 + 10 (the result back to main memory) only at the last step. The
+  // reference: CPU 16 ms, GPU 10 + 13 + 10 = 33 ms -> 16 ms.
+  const ModelSpec& m = test::catalog().spec("gcn", "mr");
+  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  DeviceHardware hw = board(10);
+  hw.pool_of = {1, 0};
+  hw.pool_capacity_bytes = {0, 0};
+  hw.pool_names = {"memory", "gpu_memory"};
+  SparoaEnvironment env(SparoaBoard{&m, 4, &hw, {&gpu, &cpu}});
+  EXPECT_NEAR(env.reference_seconds(), 0.016, 1e-8);
+  const double per_ms = -4 / 16.0;
+  EXPECT_NEAR(env.step(1), per_ms * 15, 1e-6);
+  EXPECT_NEAR(env.step(1), per_ms * 2, 1e-6);
+  EXPECT_NEAR(env.step(1), per_ms * 5, 1e-6);
+  EXPECT_NEAR(env.step(1), per_ms * 11, 1e-6);
+  EXPECT_NEAR(env.device_seconds(), 0.033, 1e-8);
+}
