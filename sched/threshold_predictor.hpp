@@ -1,0 +1,81 @@
+#pragma once
+// SparOA's threshold predictor (../shared/papers/004_..., Sec. 3, Fig. 3; issue 35 item 2) in LibTorch:
+// per operator of a model, in order, an embedding (linear, 128), a Transformer encoder (2 layers,
+// 4 heads, 128 wide) for the interactions among the operators' features, a bidirectional LSTM (64 per
+// direction) for the operator sequence, and a fully connected head with a sigmoid giving the two
+// thresholds, scaled (sched/sparoa_thresholds.hpp: sparsity as is, intensity log10(1 + I) / 5).
+// Trained with Adam (1e-4, 100 epochs) on mean squared error over an 80/20 split of the sequences
+// (Sec. 5's settings). Deterministic for a seed on one thread.
+//
+// Departures: the paper's LSTM reads to the last time step and one head maps that to the thresholds
+// of "each operator"; ours maps every step (each operator gets its own pair, the LSTM bidirectional so
+// each sees the whole model). Dropout 0 (the sample sets are small and noise-free).
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sched/sparoa_thresholds.hpp"
+
+namespace coinfer {
+
+constexpr const char* kThresholdPredictorFormat = "coinfer-threshold-predictor";
+
+// One model's operators in order: inputs (threshold_inputs) and scaled targets (sparsity, intensity).
+struct ThresholdSequence {
+  std::string name;  // "model/dataset #i"
+  std::vector<std::vector<float>> inputs;
+  std::vector<std::array<float, 2>> targets;
+};
+
+struct ThresholdNetImpl : torch::nn::Module {
+  ThresholdNetImpl(int features, int width = 128, int heads = 4, int layers = 2);
+  // x: [T, B, features] -> [T, B, 2] in (0, 1).
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::nn::Linear embed{nullptr}, head{nullptr};
+  torch::nn::TransformerEncoder encoder{nullptr};
+  torch::nn::LSTM lstm{nullptr};
+};
+TORCH_MODULE(ThresholdNet);
+
+struct ThresholdTrainOptions {
+  int epochs = 100;
+  double learning_rate = 1e-4;
+  int batch = 16;  // sequences per step (of one length)
+  double test_share = 0.2;
+  std::uint64_t seed = 1;
+};
+
+// Accuracy within SparOA's ±10 % tolerance (Table 3): a sparsity prediction within 10 % of the truth
+// (at least 0.01 absolute), an intensity prediction within 10 % of the truth in FLOPs per byte.
+struct ThresholdAccuracy {
+  double sparsity = 0, intensity = 0;
+  int operators = 0;
+};
+
+struct ThresholdTrainResult {
+  ThresholdAccuracy test, train;
+  ThresholdAccuracy linear_test;  // a least-squares linear regression on the same split (Table 3's LR)
+  int train_sequences = 0, test_sequences = 0;
+  double final_loss = 0;
+};
+
+ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequence>& data, const ThresholdTrainOptions& o, ThresholdNet& net);
+
+// Predictions (unscaled: sparsity in [0, 1], intensity in FLOPs per byte) for one sequence.
+std::vector<StageThresholds> predict_thresholds(ThresholdNet& net, const std::vector<std::vector<float>>& inputs);
+
+ThresholdAccuracy threshold_accuracy(const std::vector<std::array<float, 2>>& predicted, const std::vector<std::array<float, 2>>& truth);
+
+struct ThresholdPredictorInfo {
+  std::vector<std::string> input_names = threshold_input_names();
+  std::string device_type;  // the board whose ground truth it learned
+  std::string provenance;   // command, sample count, the tables' origin
+  ThresholdTrainResult result;
+};
+void save_threshold_predictor(const std::string& path, const ThresholdPredictorInfo& info, const ThresholdNet& net);
+// Throws InputError naming the file for a missing file, another format or input layout.
+ThresholdNet load_threshold_predictor(const std::string& path, ThresholdPredictorInfo* info);
+
+}  // namespace coinfer
