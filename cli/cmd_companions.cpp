@@ -1,6 +1,6 @@
 // Subcommands carried out by the LibTorch companion programs built beside coinfer (so that the
 // simulator's `coinfer` never loads Torch): profile -> coinfer-profile; lut fill -> coinfer-lutfill; predictor train|eval -> coinfer-predictor; serve, device, testbed ->
-// coinfer-rt; train sac|sparoa -> coinfer-sac. The command line is passed through unchanged (--help included).
+// coinfer-rt; train sac|sparoa|thresholds -> coinfer-sac. The command line is passed through unchanged (--help included).
 #include <unistd.h>
 
 #include <cstdio>
@@ -60,13 +60,16 @@ void register_predictor_companion(CLI::App& predictor, int& exit_code) {
 }
 
 void register_train(CLI::App& app, int& exit_code) {
-  CLI::App* train = app.add_subcommand("train", "train a learned scheduler in simulation (train sac, train sparoa)");
+  CLI::App* train = app.add_subcommand("train", "train a learned scheduler in simulation (train sac, train sparoa, train thresholds)");
   train->require_subcommand(1);
   pass_through(*train, exit_code, "sac", "SparOA's Soft Actor-Critic scheduling policy, trained on simulated episodes (see coinfer train sac --help)",
                "coinfer-sac", "sac");
   pass_through(*train, exit_code, "sparoa",
                "SparOA's operator scheduler: a SAC policy placing a device's stages on its CPU and GPU, trained on simulated inferences (see coinfer train sparoa --help)",
                "coinfer-sac", "sparoa");
+  pass_through(*train, exit_code, "thresholds",
+               "SparOA's threshold predictor for a device's board, trained on a grid search over the synthesised roofline (see coinfer train thresholds --help)",
+               "coinfer-sac", "thresholds");
 }
 
 void register_runtime(CLI::App& app, int& exit_code) {

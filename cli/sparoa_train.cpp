@@ -1,6 +1,9 @@
 #include "cli/sparoa_train.hpp"
 
 #include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,6 +21,8 @@
 #include "io/scenario_loader.hpp"
 #include "sched/operator_placement.hpp"
 #include "sched/sparoa_learner.hpp"
+#include "sched/threshold_predictor.hpp"
+#include "core/random_stream.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,10 +30,67 @@ namespace coinfer::cli {
 
 struct SparoaTrainCli {
   bool json = false;
-  std::string scenario, device, out;
+  std::string scenario, device, out, thresholds;
   std::vector<std::string> sets;
   SparoaTrainOptions train;
+  // train thresholds
+  std::string t_scenario, t_device, t_out;
+  std::vector<std::string> t_sets;
+  int sequences = 40;
+  ThresholdTrainOptions t_train;
 };
+
+namespace {
+
+// The device a SparOA command is for: its scenario, LUTs, model specs and tables.
+struct ResolvedBoard {
+  Scenario s;
+  LutSet luts;
+  std::map<std::string, ModelSpec> specs;
+  const DeviceSpec* dev = nullptr;
+  std::string run_model;
+  const ModelSpec* m = nullptr;
+  int k = 0;
+  std::vector<const LutTable*> tables;
+};
+
+std::unique_ptr<ResolvedBoard> resolve_board(const std::string& scenario, const std::vector<std::string>& sets, const std::string& device,
+                                             const ModelCatalog& catalog) {
+  auto b = std::make_unique<ResolvedBoard>();
+  b->s = load_scenario(scenario, sets);
+  b->luts = load_scenario_luts(b->s);
+  check_scenario_against(b->s, catalog, b->luts);
+  b->specs = scenario_model_specs(b->s, catalog);
+  const auto two_kinds = [](const DeviceSpec& d) {
+    if (!d.hardware) return false;
+    bool cpu = false, acc = false;
+    for (const auto& k : d.hardware->kinds) cpu = cpu || k == "cpu", acc = acc || k == "gpu" || k == "npu";
+    return cpu && acc;
+  };
+  for (const auto& d : b->s.devices)
+    if (device.empty() ? two_kinds(d) : d.id == device) {
+      b->dev = &d;
+      break;
+    }
+  if (!b->dev) {
+    if (!device.empty()) {
+      std::vector<std::string> ids;
+      for (const auto& d : b->s.devices) ids.push_back(d.id);
+      throw InputError("--device: no device '" + device + "' in " + scenario + " (it has: " + join(ids) + ")");
+    }
+    throw InputError(scenario + ": no device has a CPU and a GPU or NPU (traces/devices.yaml processors); SparOA places stages between them");
+  }
+  const DeviceSpec* dev = b->dev;
+  b->run_model = model_under(dev->model, dev->strategy);
+  b->m = &b->specs.at(b->run_model + "/" + dev->dataset);
+  b->k = dev->strategy.placed_stages(b->m->num_stages());
+  const LutKey own = dev->lut_key(b->run_model);
+  if (!b->luts.contains(own)) throw InputError(scenario + ": no LUT for " + own.to_string());
+  b->tables = processor_tables(b->luts, own, &b->luts.table(own), *dev->hardware);
+  return b;
+}
+
+}  // namespace
 
 SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli) {
   SparoaTrainCli& o = *o_;
@@ -48,52 +110,65 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_->add_flag("--json", o.json,
                  "print, as JSON, the trained policy against SparOA's baselines on this board (each placement rule's placement, device ms, "
                  "share of the work on the accelerator, energy per inference and decision time) instead of the summary line");
+  cmd_->add_option("--thresholds", o.thresholds,
+                   "a threshold predictor from coinfer train thresholds for this board: its thresholds enter the state (SparOA Sec. 3) and --json "
+                   "adds the thresholds-only rule (SparOA w/o RL)")
+      ->check(CLI::ExistingFile);
   cmd_->add_option("--lambda-latency", o.train.reward.latency, "reward weight l1 of latency (default 1)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-memory", o.train.reward.memory, "reward weight l2 of M_gpu + M_cpu (default 0)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-switching", o.train.reward.switching, "reward weight l3 of switching seconds (default 0: latency already has them)")
       ->check(CLI::Range(0.0, 1e6));
+
+  thresholds_cmd_ = train.add_subcommand(
+      "thresholds",
+      "SparOA's threshold predictor (Transformer encoder + BiLSTM) for a device's board, trained on the ground truth of a grid search over "
+      "each shipped model's stages on the board's synthesised roofline (sched/README.md \"SparOA\")");
+  thresholds_cmd_->add_option("scenario", o.t_scenario, "scenario file naming the device (its board type and LUTs)")->required()->check(CLI::ExistingFile);
+  thresholds_cmd_->add_option("--set", o.t_sets, "override a scenario key (KEY=VALUE; repeatable)");
+  thresholds_cmd_->add_option("--device", o.t_device, "the device whose board the predictor is for (default: the first with a CPU and a GPU or NPU)");
+  thresholds_cmd_->add_option("--out", o.t_out, "predictor file to write; PREDICTOR.samples.csv (the sample set) is written beside it")->required();
+  thresholds_cmd_->add_option("--sequences", o.sequences, "sample sequences per model and dataset, each with its own sparsity per stage (default 40)")
+      ->check(CLI::Range(1, 100000));
+  thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 300; SparOA trains 100 at a tenth of the rate)")->check(CLI::Range(1, 100000));
+  thresholds_cmd_->add_option("--lr", o.t_train.learning_rate, "Adam learning rate (default 1e-3; SparOA 1e-4)")->check(CLI::Range(1e-8, 1.0));
+  thresholds_cmd_->add_option("--seed", o.t_train.seed, "seed of the weights, the sparsity draws, the split and the batches (default 1)");
 }
 
 SparoaTrainCommand::~SparoaTrainCommand() { delete o_; }
 
-bool SparoaTrainCommand::chosen() const { return cmd_->parsed(); }
+bool SparoaTrainCommand::chosen() const { return cmd_->parsed() || thresholds_cmd_->parsed(); }
 
 int SparoaTrainCommand::run(const std::string& command_line) {
+  if (thresholds_cmd_->parsed()) return run_thresholds(command_line);
   SparoaTrainCli& o = *o_;
-  const Scenario s = load_scenario(o.scenario, o.sets);
   const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
-  const LutSet luts = load_scenario_luts(s);
-  check_scenario_against(s, catalog, luts);
-  const auto specs = scenario_model_specs(s, catalog);
-  const DeviceSpec* dev = nullptr;
-  const auto two_kinds = [](const DeviceSpec& d) {
-    if (!d.hardware) return false;
-    bool cpu = false, acc = false;
-    for (const auto& k : d.hardware->kinds) cpu = cpu || k == "cpu", acc = acc || k == "gpu" || k == "npu";
-    return cpu && acc;
-  };
-  for (const auto& d : s.devices)
-    if (o.device.empty() ? two_kinds(d) : d.id == o.device) {
-      dev = &d;
-      break;
-    }
-  if (!dev) {
-    if (!o.device.empty()) {
-      std::vector<std::string> ids;
-      for (const auto& d : s.devices) ids.push_back(d.id);
-      throw InputError("--device: no device '" + o.device + "' in " + o.scenario + " (it has: " + join(ids) + ")");
-    }
-    throw InputError(o.scenario + ": no device has a CPU and a GPU or NPU (traces/devices.yaml processors); SparOA places stages between them");
-  }
-  const std::string run_model = model_under(dev->model, dev->strategy);
-  const ModelSpec& m = specs.at(run_model + "/" + dev->dataset);
-  const int k = dev->strategy.placed_stages(m.num_stages());
+  const auto rb = resolve_board(o.scenario, o.sets, o.device, catalog);
+  const DeviceSpec* dev = rb->dev;
+  const std::string& run_model = rb->run_model;
+  const ModelSpec& m = *rb->m;
+  const int k = rb->k;
+  const LutSet& luts = rb->luts;
+  const std::vector<const LutTable*>& tables = rb->tables;
   if (k < 1)
     throw InputError("--device: " + dev->id + "'s strategy (" + dev->strategy.to_string() + ") runs no stage on the board: nothing to place");
   const LutKey own = dev->lut_key(run_model);
-  if (!luts.contains(own)) throw InputError(o.scenario + ": no LUT for " + own.to_string());
-  const std::vector<const LutTable*> tables = processor_tables(luts, own, &luts.table(own), *dev->hardware);
   SparoaBoard board{&m, k, dev->hardware.get(), tables};
+  if (!o.thresholds.empty()) {
+    ThresholdPredictorInfo tinfo;
+    ThresholdNet net = load_threshold_predictor(o.thresholds, &tinfo);
+    if (tinfo.device_type != dev->type)
+      throw InputError(SourceLocation{o.thresholds, 0, 0}, "device_type",
+                       "the threshold predictor was trained for a " + tinfo.device_type + ", the device " + dev->id + " is a " + dev->type);
+    std::vector<std::vector<float>> inputs;
+    for (int st = 0; st < m.num_stages(); ++st) {
+      std::optional<double> rho;
+      for (const LutTable* t : tables)
+        if (t && !rho) rho = t->stage_output_sparsity(st);
+      inputs.push_back(threshold_inputs(m, st, rho.value_or(0)));
+    }
+    board.thresholds = predict_thresholds(net, inputs);
+    board.thresholds.resize(static_cast<size_t>(k));
+  }
   try {
     SparoaEnvironment probe(board, o.train.reward);
   } catch (const std::invalid_argument& e) {
@@ -120,6 +195,8 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   info.episodes = o.train.episodes;
   info.device_ms = r.device_seconds * 1e3;
   info.placement = r.placement.to_string();
+  info.thresholds = board.thresholds;
+  info.thresholds_from = o.thresholds;
   info.provenance = command_line + "; device " + dev->id + " of " + o.scenario + "; tables: " + [&] {
     std::string t;
     for (size_t p = 0; p < tables.size(); ++p)
@@ -165,6 +242,21 @@ int SparoaTrainCommand::run(const std::string& command_line) {
         rules[rule_name(rule)] = {{"unavailable", e.what()}};
       }
     }
+    if (!board.thresholds.empty()) {
+      // SparOA w/o RL: the thresholds alone (sched/sparoa_thresholds.hpp thresholds_say_cpu).
+      const auto t0 = std::chrono::steady_clock::now();
+      SparoaEnvironment env(board);
+      double seconds = 0;
+      int stage = 0;
+      const Placement pl = sparoa_rollout(
+          env,
+          [&](const std::vector<float>&) {
+            const int st = stage++;
+            return thresholds_say_cpu(stage_intensity(m, st), board.thresholds[static_cast<size_t>(st)]) ? 0.0 : 1.0;
+          },
+          &seconds);
+      rules["thresholds"] = describe(pl, seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
     rules["sac"] = describe(r.placement, r.device_seconds, r.wall_s);
     rules["sac"]["converged_s"] = r.converged_s;
     rules["sac"]["converged_episode"] = r.converged_episode;
@@ -178,6 +270,90 @@ int SparoaTrainCommand::run(const std::string& command_line) {
               info.model.c_str(), dev->id.c_str(), dev->type.c_str(), info.placement.c_str(), r.device_seconds * 1e3,
               dp.placement.to_string().c_str(), dp.device_seconds * 1e3, r.reference_seconds * 1e3, r.converged_episode, r.converged_s,
               r.wall_s, o.out.c_str(), csv.c_str());
+  return 0;
+}
+
+int SparoaTrainCommand::run_thresholds(const std::string& command_line) {
+  SparoaTrainCli& o = *o_;
+  const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
+  const auto rb = resolve_board(o.t_scenario, o.t_sets, o.t_device, catalog);
+  const DeviceSpec* dev = rb->dev;
+  const DeviceHardware& hw = *dev->hardware;
+  // Samples (SparOA Sec. 3.3): every shipped model and dataset the board has CPU and GPU (or NPU) tables
+  // of; per stage a sparsity drawn from 0, 0.1, ..., 0.9, the truth by grid search on the roofline.
+  std::vector<ThresholdSequence> data;
+  std::string csv_rows, origins;
+  int skipped = 0;
+  std::string why_skipped;
+  for (const auto& model : catalog.model_names())
+    for (const auto& ds : catalog.datasets_for(model)) {
+      const LutKey own{dev->type, model, ds, dev->default_processor()};
+      if (!rb->luts.contains(own)) continue;
+      const auto tables = processor_tables(rb->luts, own, &rb->luts.table(own), hw);
+      int cpu = -1, acc = -1;
+      for (int p = 0; p < hw.size(); ++p) {
+        if (!tables[static_cast<size_t>(p)]) continue;
+        if (hw.kinds[static_cast<size_t>(p)] == "cpu" && cpu < 0) cpu = p;
+        if ((hw.kinds[static_cast<size_t>(p)] == "gpu" || (hw.kinds[static_cast<size_t>(p)] == "npu")) && acc < 0) acc = p;
+      }
+      if (cpu < 0 || acc < 0) continue;
+      RooflineProcessor rc, ra;
+      try {
+        rc = RooflineProcessor::from_table(*tables[static_cast<size_t>(cpu)]);
+        ra = RooflineProcessor::from_table(*tables[static_cast<size_t>(acc)]);
+      } catch (const std::invalid_argument& e) {
+        ++skipped;
+        why_skipped = e.what();
+        continue;
+      }
+      origins += (origins.empty() ? "" : "; ") + model + "/" + ds + ": " + rb->luts.origin(tables[static_cast<size_t>(cpu)]->key()) + ", " +
+                 rb->luts.origin(tables[static_cast<size_t>(acc)]->key());
+      const ModelSpec& m = catalog.spec(model, ds);
+      for (int q = 0; q < o.sequences; ++q) {
+        RandomStream rng(o.t_train.seed, StreamPurpose::sparoa_thresholds, data.size());
+        ThresholdSequence seq;
+        seq.name = model + "/" + ds + " #" + std::to_string(q);
+        for (int st = 0; st < m.num_stages(); ++st) {
+          const double rho = static_cast<double>(rng.next_u64() % 10) / 10;
+          const StageThresholds t = threshold_truth(m, st, rho, rc, ra);
+          seq.inputs.push_back(threshold_inputs(m, st, rho));
+          seq.targets.push_back({static_cast<float>(t.sparsity), static_cast<float>(scale_intensity(t.intensity))});
+          csv_rows += strprintf("%zu,%s,%s,%d,%s,%.2f,%.6g,%.4f,%.6g\n", data.size(), model.c_str(), ds.c_str(), st, m.stages[static_cast<size_t>(st)].op.c_str(),
+                                rho, stage_intensity(m, st), t.sparsity, t.intensity);
+        }
+        data.push_back(std::move(seq));
+      }
+    }
+  if (data.size() < 2)
+    throw InputError(o.t_scenario + ": the board of " + dev->id + " (" + dev->type + ") has " +
+                     (skipped ? "no synthesised CPU and GPU tables (" + why_skipped + ")" : std::string("CPU and GPU (or NPU) tables of no shipped model")) +
+                     "; the threshold ground truth is a grid search on the synthesised roofline (coinfer lut synth)");
+  const bool quiet = cli::quiet("train");
+  if (!quiet) std::fprintf(stderr, "train thresholds: %zu sequences, training %d epochs...\n", data.size(), o.t_train.epochs);
+  ThresholdNet net(static_cast<int>(threshold_input_names().size()));
+  torch::manual_seed(static_cast<int64_t>(RandomStream(o.t_train.seed, StreamPurpose::predictor_training, 3).next_u64() >> 1));
+  net = ThresholdNet(static_cast<int>(threshold_input_names().size()));
+  const ThresholdTrainResult r = train_threshold_predictor(data, o.t_train, net);
+  const std::string csv = o.t_out + ".samples.csv";
+  {
+    std::ofstream f(csv + ".tmp");
+    f << "# SparOA threshold samples for " << dev->type << " (" << command_line << ")\n"
+      << "# ground truth: grid search (sched/sparoa_thresholds.hpp) on the SYNTHESISED roofline of these tables: " << origins << "\n"
+      << "# sparsity model (ASSUMED, SparOA Sec. 2's premise): the CPU computes F (1 - rho), the GPU F; our own kernels are dense\n"
+      << "sequence,model,dataset,stage,op,rho,intensity_flops_per_byte,sparsity_threshold,intensity_threshold\n"
+      << csv_rows;
+    if (!f) throw std::runtime_error("cannot write " + csv);
+  }
+  std::rename((csv + ".tmp").c_str(), csv.c_str());
+  ThresholdPredictorInfo info;
+  info.device_type = dev->type;
+  info.provenance = command_line + "; " + std::to_string(data.size()) + " sequences; samples " + csv;
+  info.result = r;
+  save_threshold_predictor(o.t_out, info, net);
+  std::printf("threshold predictor for %s: %d train / %d test sequences (%d test operators); within ±10%% on the test split: sparsity %.1f%%, "
+              "intensity %.1f%% (linear regression: %.1f%%, %.1f%%; SparOA Table 3: 92.3%%, 90.6%%); wrote %s and %s\n",
+              dev->type.c_str(), r.train_sequences, r.test_sequences, r.test.operators, 100 * r.test.sparsity, 100 * r.test.intensity,
+              100 * r.linear_test.sparsity, 100 * r.linear_test.intensity, o.t_out.c_str(), csv.c_str());
   return 0;
 }
 

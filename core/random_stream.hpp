@@ -30,7 +30,8 @@ enum class StreamPurpose : std::uint64_t {
   sac_updates = 11,  // coinfer train sac: the mini-batches and sampling noise of an update round (index = round)
   calibration = 12,  // the dataset samples an INT8 model variant is calibrated on (index = 0)
   soak_load = 13,
-  sparoa_episode = 14,  // SparOA's operator scheduler: an episode's exploration (index = episode)    // tests/soak/serve_soak: a simulated device's sessions (index = device), garbage peers (index = 1000 + peer)
+  sparoa_episode = 14,  // SparOA's operator scheduler: an episode's exploration (index = episode)
+  sparoa_thresholds = 15,  // coinfer train thresholds: the sparsity drawn for a sample sequence (index = sequence)    // tests/soak/serve_soak: a simulated device's sessions (index = device), garbage peers (index = 1000 + peer)
   test = 99,         // tests only
 };
 

@@ -1,6 +1,7 @@
 #include "sched/sparoa_mdp.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -14,7 +15,8 @@ namespace coinfer {
 
 const std::vector<std::string>& sparoa_feature_names() {
   static const std::vector<std::string> names = {"rho",   "rho_known", "intensity", "n_in",       "n_out",
-                                                 "m_gpu", "m_cpu",     "o_switch",  "prev_share", "position"};
+                                                 "m_gpu", "m_cpu",     "o_switch",  "prev_share", "position",
+                                                 "s_hat", "c_hat",     "thresholds_known"};
   return names;
 }
 
@@ -37,6 +39,9 @@ SparoaEnvironment::SparoaEnvironment(SparoaBoard board, SparoaRewardWeights w) :
   if (board_.k < 1 || board_.k > board_.model->num_stages())
     throw std::invalid_argument("SparOA places the stages a board computes: k must be in [1, " + std::to_string(board_.model->num_stages()) + "]");
   if (board_.tables.size() != static_cast<size_t>(board_.hw->size())) throw std::invalid_argument("SparOA environment: one table per processor");
+  if (!board_.thresholds.empty() && board_.thresholds.size() != static_cast<size_t>(board_.k))
+    throw std::invalid_argument("SparOA environment: thresholds for " + std::to_string(board_.thresholds.size()) + " stages, the board computes " +
+                                std::to_string(board_.k));
   cpu_ = processor_of_kind(board_, "cpu");
   acc_ = processor_of_kind(board_, "gpu");
   if (acc_ < 0) acc_ = processor_of_kind(board_, "npu");
@@ -131,6 +136,11 @@ std::vector<float> SparoaEnvironment::observe() const {
   const SparoaUnit prev = t_ > 0 ? units_.back() : SparoaUnit{cpu_, -1, 1};
   f[8] = static_cast<float>(prev.proc == acc_ ? prev.share : 0);
   f[9] = static_cast<float>(static_cast<double>(t_) / board_.k);
+  if (static_cast<size_t>(t_) < board_.thresholds.size()) {
+    f[10] = static_cast<float>(board_.thresholds[static_cast<size_t>(t_)].sparsity);
+    f[11] = static_cast<float>(scale_intensity(board_.thresholds[static_cast<size_t>(t_)].intensity));
+    f[12] = 1;
+  }
   return f;
 }
 
@@ -177,11 +187,15 @@ Placement sparoa_rollout(SparoaEnvironment& env, const std::function<double(cons
 }
 
 Placement sparoa_place(const SparoaActor& policy, const SparoaBoard& board, double* device_seconds) {
-  SparoaEnvironment env(board);
+  SparoaBoard with = board;
+  with.thresholds = policy.info().thresholds;
+  SparoaEnvironment env(with);
   return sparoa_rollout(env, [&policy](const std::vector<float>& obs) { return policy.act(obs); }, device_seconds);
 }
 
 std::string sparoa_info_to_json(const SparoaPolicyInfo& i) {
+  nlohmann::json thresholds = nlohmann::json::array();
+  for (const auto& t : i.thresholds) thresholds.push_back({t.sparsity, t.intensity});
   return nlohmann::ordered_json{{"layout_version", i.layout_version},
                                 {"feature_names", i.feature_names},
                                 {"hidden", i.hidden},
@@ -192,6 +206,8 @@ std::string sparoa_info_to_json(const SparoaPolicyInfo& i) {
                                 {"episodes", i.episodes},
                                 {"device_ms", i.device_ms},
                                 {"placement", i.placement},
+                                {"thresholds", thresholds},
+                                {"thresholds_from", i.thresholds_from},
                                 {"provenance", i.provenance}}
       .dump();
 }
@@ -222,12 +238,18 @@ SparoaPolicyInfo sparoa_info_from_json(const std::string& text) {
   get("device_ms", i.device_ms);
   get("placement", i.placement);
   get("provenance", i.provenance);
+  std::vector<std::array<double, 2>> thresholds;
+  get("thresholds", thresholds);
+  for (const auto& t : thresholds) i.thresholds.push_back(StageThresholds{t[0], t[1], false});
+  get("thresholds_from", i.thresholds_from);
   if (i.layout_version != kSparoaLayoutVersion || i.feature_names != sparoa_feature_names())
     throw std::invalid_argument("layout_version: the policy observes SparOA state layout " + std::to_string(i.layout_version) + " (" +
                                 std::to_string(i.feature_names.size()) + " features), this coinfer builds layout " +
                                 std::to_string(kSparoaLayoutVersion) + "; train it again with this coinfer");
   if (i.hidden < 1 || i.hidden > 8192) throw std::invalid_argument("hidden: network width out of range");
   if (i.k < 1) throw std::invalid_argument("k: must be at least 1");
+  if (!i.thresholds.empty() && i.thresholds.size() != static_cast<size_t>(i.k))
+    throw std::invalid_argument("thresholds: " + std::to_string(i.thresholds.size()) + " pairs for " + std::to_string(i.k) + " stages");
   return i;
 }
 

@@ -25,6 +25,9 @@
 //               decides whether O_switch is paid)
 //   position    t / k (SparOA's BiLSTM threshold predictor sees the operator sequence; a feed-forward
 //               actor needs the position to tell stages with equal features apart)
+// and the threshold predictor's output for the stage (Sec. 3: "guiding operator scheduling"):
+//   s_hat, c_hat   its sparsity threshold and its intensity threshold (scaled as I), both 0 without a
+//                  predictor; thresholds_known 1 with one (SparOA Fig. 9's "+ Predictor")
 //
 // Action (Eq. 8): a in [0, 1], the stage's share on the accelerator, rounded to hundredths (so the
 // placement's text form is exact); then 0.05 or less: the CPU alone, 0.95 or more: the accelerator alone (a
@@ -47,13 +50,14 @@
 #include "core/device_hardware.hpp"
 #include "core/execution_time.hpp"
 #include "core/placement.hpp"
+#include "sched/sparoa_thresholds.hpp"
 
 namespace coinfer {
 
 class ModelSpec;
 class LutTable;
 
-constexpr int kSparoaLayoutVersion = 1;
+constexpr int kSparoaLayoutVersion = 2;  // 2: the thresholds
 const std::vector<std::string>& sparoa_feature_names();
 int sparoa_feature_count();
 
@@ -69,6 +73,7 @@ struct SparoaBoard {
   const DeviceHardware* hw = nullptr;
   std::vector<const LutTable*> tables;
   const ExecutionTimeModel* time = &lut_mean_time();
+  std::vector<StageThresholds> thresholds;  // per stage [0, k) from the threshold predictor; empty: none
 };
 
 // One stage's unit: the CPU alone, the accelerator alone, or split (share on the accelerator).
@@ -135,6 +140,8 @@ struct SparoaPolicyInfo {
   int episodes = 0;
   double device_ms = 0;             // the trained policy's placement, device ms alone on the board
   std::string placement;            // its text form
+  std::vector<StageThresholds> thresholds;  // what the threshold predictor gave its stages (empty: none)
+  std::string thresholds_from;      // the predictor file
   std::string provenance;           // the training command and what the tables are
 };
 std::string sparoa_info_to_json(const SparoaPolicyInfo& i);

@@ -88,6 +88,6 @@ std::vector<float> threshold_inputs(const ModelSpec& m, int s, double rho) {
           static_cast<float>(std::log10(1 + st.traffic_bytes) / 10)};
 }
 
-bool thresholds_say_cpu(double rho, double intensity, const StageThresholds& t) { return rho >= t.sparsity || intensity < t.intensity; }
+bool thresholds_say_cpu(double intensity, const StageThresholds& t) { return intensity < t.intensity; }
 
 }  // namespace coinfer

@@ -54,8 +54,11 @@ const std::vector<std::string>& threshold_input_names();
 std::vector<float> threshold_inputs(const ModelSpec& m, int s, double rho);
 
 // A rule from thresholds alone (SparOA "w/o RL", Fig. 9's "+ Predictor"): the stage to the CPU when its
-// sparsity reaches the sparsity threshold or its intensity is below the intensity threshold, else to
-// the GPU.
-bool thresholds_say_cpu(double rho, double intensity, const StageThresholds& t);
+// intensity is below the intensity threshold, else to the GPU. The intensity threshold is the one at
+// the stage's own sparsity, so it alone says which processor wins under the truth; the sparsity
+// threshold (the sparsity at which the CPU would win at the stage's intensity) adds nothing to that
+// decision, and a predicted one just above a dense stage's 0 would wrongly keep it from the CPU. Both
+// enter SAC's state.
+bool thresholds_say_cpu(double intensity, const StageThresholds& t);
 
 }  // namespace coinfer

@@ -8,6 +8,7 @@
 #include "core/random_stream.hpp"
 #include "sched/operator_placement.hpp"
 #include "sched/sparoa_mdp.hpp"
+#include "sched/sparoa_thresholds.hpp"
 #include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
@@ -37,7 +38,7 @@ LutTable table(const std::string& processor, const std::vector<double>& ms) {
   return t;
 }
 
-enum F { rho, rho_known, intensity, n_in, n_out, m_gpu, m_cpu, o_switch, prev_share, position };
+enum F { rho, rho_known, intensity, n_in, n_out, m_gpu, m_cpu, o_switch, prev_share, position, s_hat, c_hat, thresholds_known };
 
 }  // namespace
 
@@ -182,12 +183,17 @@ TEST(SparoaMdp, PolicyInfoRoundTripsAndRefusesOtherLayouts) {
   i.episodes = 400;
   i.device_ms = 4.2;
   i.placement = "[gpu:0-4]";
+  i.thresholds = {{0.1, 10, false}, {0.2, 20, false}, {0.3, 30, false}, {0.4, 40, false}};
   const SparoaPolicyInfo back = sparoa_info_from_json(sparoa_info_to_json(i));
   EXPECT_EQ(back.device_type, i.device_type);
   EXPECT_EQ(back.processors, i.processors);
   EXPECT_EQ(back.k, 4);
+  ASSERT_EQ(back.thresholds.size(), 4u);
+  EXPECT_EQ(back.thresholds[2].intensity, 30);
   std::string text = sparoa_info_to_json(i);
-  text.replace(text.find("\"layout_version\":1"), 18, "\"layout_version\":9");
+  const std::string mine = "\"layout_version\":" + std::to_string(kSparoaLayoutVersion);
+  ASSERT_NE(text.find(mine), std::string::npos) << text;
+  text.replace(text.find(mine), mine.size(), "\"layout_version\":9");
   try {
     sparoa_info_from_json(text);
     FAIL() << "accepted";
@@ -215,4 +221,57 @@ TEST(SparoaMdp, ADiscreteGpuPaysTheCopyBackAtTheLastStepOnly) {
   EXPECT_NEAR(env.step(1), per_ms * 5, 1e-6);
   EXPECT_NEAR(env.step(1), per_ms * 11, 1e-6);
   EXPECT_NEAR(env.device_seconds(), 0.033, 1e-8);
+}
+
+TEST(SparoaMdp, ThresholdsEnterTheStateWhereAPredictorGaveThem) {
+  const ModelSpec& m = test::catalog().spec("gcn", "mr");
+  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const DeviceHardware hw = board();
+  SparoaBoard b{&m, 4, &hw, {&gpu, &cpu}};
+  EXPECT_EQ(SparoaEnvironment(b).observe()[thresholds_known], 0);
+  b.thresholds = {{0.3, 99, false}, {0.4, 999, false}, {0.5, 9, false}, {0.6, 0, false}};
+  SparoaEnvironment env(b);
+  std::vector<float> o = env.observe();
+  EXPECT_FLOAT_EQ(o[s_hat], 0.3f);
+  EXPECT_FLOAT_EQ(o[c_hat], 0.4f);  // log10(1 + 99) / 5
+  EXPECT_EQ(o[thresholds_known], 1);
+  env.step(0);
+  EXPECT_FLOAT_EQ(env.observe()[c_hat], 0.6f);  // log10(1000) / 5
+  b.thresholds.pop_back();
+  EXPECT_THROW(SparoaEnvironment{b}, std::invalid_argument);  // three pairs for four stages
+}
+
+TEST(SparoaThresholds, GroundTruthByHandOnATwoProcessorRoofline) {
+  // One stage reading the raw input: 1e6 input bytes, 1e9 FLOPs, 1e7 bytes of memory traffic.
+  //   CPU: 100 GFLOP/s, 10 GB/s, no overhead:  t(rho) = max(1e9 (1 - rho) / 1e11, 1e7 / 1e10) = max(0.01 (1 - rho), 0.001)
+  //   GPU: 1000 GFLOP/s, 100 GB/s, 1 ms:       t = 0.001 + max(1e-3, 1e-4) = 0.002
+  ModelSpec m;
+  m.name = "one";
+  m.input_bytes = 1e6;
+  StageSpec st;
+  st.name = "s";
+  st.op = "linear";
+  st.inputs = {-1};
+  st.flops = 1e9;
+  st.traffic_bytes = 1e7;
+  st.out_bytes = 1e5;
+  m.stages = {st};
+  const RooflineProcessor cpu{1e11, 1e10, 0, 1}, gpu{1e12, 1e11, 1e-3, 1};
+  // Sparsity: 0.01 (1 - rho) <= 0.002 from rho = 0.8.
+  StageThresholds t = threshold_truth(m, 0, 0, cpu, gpu);
+  EXPECT_NEAR(t.sparsity, 0.8, 1e-12);
+  EXPECT_FALSE(t.cpu_never);
+  // Intensity at rho = 0 (F = I x 1e6): the GPU is faster when I 1e-5 > 0.001 + I 1e-6, i.e. I > 111.1;
+  // the grid's next point above is 10^2.05 = 112.2.
+  EXPECT_NEAR(t.intensity, std::pow(10.0, 2.05), 1e-9);
+  // At rho = 0.5 the CPU computes half: I 5e-6 > 0.001 + I 1e-6, I > 250 -> 10^2.40.
+  EXPECT_NEAR(threshold_truth(m, 0, 0.5, cpu, gpu).intensity, std::pow(10.0, 2.40), 1e-9);
+  // The stage's own intensity is 1e9 / 1e6 = 1000 FLOPs per byte: above the threshold, to the GPU; an
+  // intensity threshold above 1000 sends it to the CPU.
+  EXPECT_NEAR(stage_intensity(m, 0), 1000, 1e-9);
+  EXPECT_FALSE(thresholds_say_cpu(1000, t));
+  EXPECT_TRUE(thresholds_say_cpu(1000, StageThresholds{0.8, 2000, false}));
+  // A GPU so fast the CPU never wins, even with every activation zero (its memory traffic alone is 1 ms).
+  const RooflineProcessor fast{1e15, 1e15, 0, 1};
+  EXPECT_TRUE(threshold_truth(m, 0, 0, cpu, fast).cpu_never);
 }
