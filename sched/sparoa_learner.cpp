@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "core/input_error.hpp"
 #include "core/random_stream.hpp"
@@ -21,11 +22,20 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
   out.reference_seconds = env.reference_seconds();
   const auto start = std::chrono::steady_clock::now();
   const auto elapsed = [&start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // SB3's EvalCallback with a best-model path: the actor of the best deterministic evaluation is kept.
+  std::vector<torch::Tensor> best_params;
+  double best_seconds = std::numeric_limits<double>::infinity();
   const auto evaluate = [&](int episode, double ret) {
     SparoaEnvironment probe(board, o.reward);
     double seconds = 0;
     sparoa_rollout(probe, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); }, &seconds);
     out.curve.push_back({episode, elapsed(), ret, seconds, agent.alpha()});
+    if (seconds < best_seconds) {
+      torch::NoGradGuard g;
+      best_seconds = seconds;
+      best_params.clear();
+      for (const auto& p : agent.actor()->parameters()) best_params.push_back(p.detach().clone());
+    }
     if (o.progress) o.progress(episode, seconds);
   };
   std::uint64_t round = 0;
@@ -59,17 +69,21 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
     if (episode % std::max(1, o.eval_every) == 0 || episode == o.episodes) evaluate(episode, ret);
   }
   out.wall_s = elapsed();
+  {
+    torch::NoGradGuard g;
+    auto params = agent.actor()->parameters();
+    for (size_t i = 0; i < params.size() && i < best_params.size(); ++i) params[i].copy_(best_params[i]);
+  }
   SparoaEnvironment final_env(board, o.reward);
   out.placement = sparoa_rollout(final_env, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); },
                                  &out.device_seconds);
-  // Convergence: the first evaluation from which every later one stays within 1 % of the final.
-  out.converged_episode = out.curve.back().episode;
-  out.converged_s = out.curve.back().wall_s;
-  for (size_t i = out.curve.size(); i-- > 0;) {
-    if (std::abs(out.curve[i].device_seconds - out.device_seconds) > 0.01 * out.device_seconds) break;
-    out.converged_episode = out.curve[i].episode;
-    out.converged_s = out.curve[i].wall_s;
-  }
+  // Convergence: the first evaluation within 1 % of the kept policy's latency.
+  for (const auto& p : out.curve)
+    if (p.device_seconds <= 1.01 * out.device_seconds) {
+      out.converged_episode = p.episode;
+      out.converged_s = p.wall_s;
+      break;
+    }
   return out;
 }
 
