@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """SparOA's operator scheduler against its baselines (issue 35; SparOA Figs. 5, 6, 10, 11), for GNNs.
 
-For each board (SparOA's two: Jetson Orin Nano and AGX Orin) and every shipped model, `coinfer train
-sparoa --json` trains the SAC policy (sched/sparoa_learner.hpp, 1000 episodes, seed 1) on a one-device
-scenario (local: the board runs every stage) and prices, by the simulator's segment rule, the placements
-of CPU-only, GPU-only, greedy, CoDL-like, GraphSplit and the DP over tenths (SparOA-DP: exhaustive over
-whole and split stages on that grid), alone on the board. Printed:
+For each board (SparOA's two: Jetson Orin Nano and AGX Orin), `coinfer train thresholds` first trains
+the board's threshold predictor (Sec. 3; Table 3's accuracy printed). Then for every shipped model,
+`coinfer train sparoa --thresholds --json` trains the SAC policy (sched/sparoa_learner.hpp, 1000
+episodes, seed 1) on a one-device scenario (local: the board runs every stage) and prices, by the
+simulator's segment rule, the placements of CPU-only, GPU-only, greedy, CoDL-like, GraphSplit, the
+thresholds alone (SparOA w/o RL) and the DP over tenths (SparOA-DP: exhaustive over whole and split
+stages on that grid), alone on the board. Printed:
 
+  Table 3  the threshold predictor's accuracy within ±10 % against a linear regression
   Fig. 5   device ms of one inference per rule, and SAC against the DP (target: within 5 % everywhere)
   Fig. 6   the share of the stages' work on the GPU per rule
   Fig. 10  SAC's training time to convergence against the time greedy and the DP take to decide
+  Fig. 9   ablation: GPU-only, + threshold predictor (the thresholds alone), + scheduler (SAC)
   Fig. 11  energy per inference (mJ) per rule
 
 The tables are SYNTHESISED (traces/lut, traces/lut_processors: roofline times from vendor figures,
@@ -21,7 +25,7 @@ and the CPU; only the energy columns depend on it.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 
-RULES = ["cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "dp", "sac"]
+RULES = ["cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac"]
 # ASSUMED per-processor power (W): rest of the board idle; each processor idle / busy. Sums stay under
 # the maximum power mode of [sparoa] Table 1 (25 W, 60 W).
 POWER = {
@@ -52,9 +56,10 @@ def main():
         want = set(a.models.split(","))
         pairs = [p for p in pairs if f"{p[0]}/{p[1]}" in want]
     rows = []
+    accuracy = []
     with tempfile.TemporaryDirectory() as tmp:
         for board in a.boards.split(","):
-            for model, ds in pairs:
+            def scenario(model, ds):
                 scen = os.path.join(tmp, "s.yaml")
                 with open(scen, "w") as f:
                     f.write(f"name: sparoa-{board}-{model}-{ds}\nduration_s: 1\n"
@@ -62,8 +67,19 @@ def main():
                             f"servers: [{{id: e, type: i7-7700}}]\n"
                             f"devices:\n  - {{id: b, type: {board}, model: {model}, dataset: {ds}, strategy: local, "
                             f"power: {POWER.get(board, '{}')}, link: {{bandwidth_mbps: 20}}, workload: {{arrival: closed_loop, in_flight: 1}}}}\n")
+                return scen
+            thr = os.path.join(tmp, f"thresholds-{board}.pt")
+            r = subprocess.run([a.coinfer, "-q", "train", "thresholds", scenario(*pairs[0]), "--seed", str(a.seed), "--out", thr],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                print(f"{board} thresholds: {r.stderr.strip()}", file=sys.stderr)
+                continue
+            accuracy.append((board, r.stdout.strip()))
+            print(f"  trained the threshold predictor of {board}", file=sys.stderr)
+            for model, ds in pairs:
+                scen = scenario(model, ds)
                 r = subprocess.run([a.coinfer, "-q", "train", "sparoa", scen, "--json", "--episodes", str(a.episodes), "--seed", str(a.seed),
-                                    "--out", os.path.join(tmp, "p.pt")], capture_output=True, text=True)
+                                    "--thresholds", thr, "--out", os.path.join(tmp, "p.pt")], capture_output=True, text=True)
                 if r.returncode != 0:
                     print(f"{board} {model}/{ds}: {r.stderr.strip()}", file=sys.stderr)
                     continue
@@ -80,9 +96,18 @@ def main():
                 cells.append(f"{fmt(v):>12s}" if v is not None else f"{'-':>12s}")
             print(f"{board:17s} {m:16s} " + " ".join(cells))
 
+    print("Table 3: the threshold predictors")
+    for board, line in accuracy:
+        print(f"  {line.split('; wrote')[0]}")
     table("Fig. 5: device ms of one inference alone on the board", "device_ms", lambda v: f"{v:.3f}")
     table("Fig. 6: share of the stages' work on the GPU", "accelerator_share", lambda v: f"{100 * v:.1f}%")
     table("Fig. 11: energy per inference (mJ; ASSUMED per-processor power)", "energy_mj", lambda v: f"{v:.2f}")
+    print("\nFig. 9: ablation, speedup over GPU-only (geometric mean over models): + threshold predictor (thresholds alone), + scheduler (SAC)")
+    for board in dict.fromkeys(r[0] for r in rows):
+        sel = [j["rules"] for b, _, j in rows if b == board]
+        thr = gmean([r["accelerator_only"]["device_ms"] / r["thresholds"]["device_ms"] for r in sel])
+        sac = gmean([r["accelerator_only"]["device_ms"] / r["sac"]["device_ms"] for r in sel])
+        print(f"  {board:17s} GPU-only 1.00x, + predictor {thr:.2f}x, + scheduler {sac:.2f}x")
     print("\nFig. 10: time to decide (s): greedy, DP, SAC's training to convergence (of its whole training)")
     for board, m, j in rows:
         s = j["rules"]["sac"]

@@ -58,6 +58,7 @@ struct TrainOptions {
   double load_spread = 1;              // per device entry and episode: in_flight (closed loop) or rate (poisson) x or / up to this
   bool restart = false;
   int threads = 1;
+  std::string placement_policy;  // operator-level mode: a SparOA policy (absolute path) placing the boards' stages
   SacHyperParams hyper;
   SacRewardWeights reward;
   std::string command_line;
@@ -123,6 +124,7 @@ std::string scheduler_override(const Scenario& s, const std::string& policy, std
   std::string m = "scheduler={name: sac, policy: '" + policy + "', explore: true, seed: " + std::to_string(seed) +
                   ", data_parallel: " + (o.hyper.allow_data_parallel ? "true" : "false");
   const double period = s.scheduler.period_s > 0 ? s.scheduler.period_s : o.period_s;
+  if (!o.placement_policy.empty()) m += ", placement_policy: '" + o.placement_policy + "'";
   m += ", period_s: " + fmt(period) + ", bandwidth_threshold_pct: " + fmt(s.scheduler.bandwidth_threshold_pct) +
        ", control_bytes: " + fmt(s.scheduler.control_bytes) + "}";
   return m;
@@ -156,6 +158,7 @@ int train(TrainOptions& o) {
   info.hidden = o.hyper.hidden;
   info.allow_data_parallel = o.hyper.allow_data_parallel;
   info.models = {models.begin(), models.end()};
+  info.placement_policy = o.placement_policy;
   // What must match for a checkpoint to be resumed: everything but the episode count and the log level.
   nlohmann::json identity{{"scenarios", o.scenarios}, {"seed", o.seed}, {"workers", o.workers}, {"period_s", o.period_s},
                           {"bandwidth", {o.bw_min, o.bw_max}}, {"trace_step", {o.step_min, o.step_max}}, {"keep_bandwidth", o.keep_bandwidth},
@@ -163,7 +166,7 @@ int train(TrainOptions& o) {
                           {"joins", o.join_probability}, {"load_spread", o.load_spread},
                           {"hidden", o.hyper.hidden}, {"lr", o.hyper.learning_rate}, {"gamma", o.hyper.gamma}, {"tau", o.hyper.tau},
                           {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
-                          {"data_parallel", o.hyper.allow_data_parallel},
+                          {"data_parallel", o.hyper.allow_data_parallel}, {"placement_policy", o.placement_policy},
                           {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result}}};
   SacAgent agent(o.hyper, o.seed);
   int done_episodes = 0;
@@ -362,10 +365,15 @@ int main(int argc, char** argv) {
   tr->add_option("--threads", o.threads, "LibTorch intra-op threads of the learner (default 1; results are reproducible for a seed and thread count)")
       ->check(CLI::Range(1, 256));
   tr->add_flag("--restart", o.restart, "ignore an existing checkpoint and begin again");
+  tr->add_option("--placement-policy", o.placement_policy,
+                 "operator-level mode: a SparOA policy (coinfer train sparoa --any-split) places each device's board stages after the SAC's split, "
+                 "in training and wherever the policy runs (recorded in it)")
+      ->check(CLI::ExistingFile);
   coinfer::cli::SparoaTrainCommand sparoa(app);
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   if (sparoa.chosen()) return coinfer::cli::guarded([&] { return sparoa.run(o.command_line); });
   if (bw.size() == 2) o.bw_min = bw[0], o.bw_max = bw[1];
+  if (!o.placement_policy.empty()) o.placement_policy = std::filesystem::absolute(o.placement_policy).string();
   if (step.size() == 2) o.step_min = step[0], o.step_max = step[1];
   o.reward.per_result = objective == "throughput";
   o.quiet = coinfer::cli::quiet("train");

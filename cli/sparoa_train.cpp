@@ -114,6 +114,9 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
                    "a threshold predictor from coinfer train thresholds for this board: its thresholds enter the state (SparOA Sec. 3) and --json "
                    "adds the thresholds-only rule (SparOA w/o RL)")
       ->check(CLI::ExistingFile);
+  cmd_->add_flag("--any-split", o.train.any_split,
+                 "one policy for every split between the board and the server (episodes draw the board's stage count; for scheduler sac's "
+                 "placement_policy, whose splits change) instead of the device's own split only");
   cmd_->add_option("--lambda-latency", o.train.reward.latency, "reward weight l1 of latency (default 1)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-memory", o.train.reward.memory, "reward weight l2 of M_gpu + M_cpu (default 0)")->check(CLI::Range(0.0, 1e6));
   cmd_->add_option("--lambda-switching", o.train.reward.switching, "reward weight l3 of switching seconds (default 0: latency already has them)")
@@ -146,11 +149,13 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   const DeviceSpec* dev = rb->dev;
   const std::string& run_model = rb->run_model;
   const ModelSpec& m = *rb->m;
-  const int k = rb->k;
+  // An offloading device's policy for every split is reported (and evaluated) on the whole model.
+  const int k = rb->k >= 1 || !o.train.any_split ? rb->k : m.num_stages();
   const LutSet& luts = rb->luts;
   const std::vector<const LutTable*>& tables = rb->tables;
-  if (k < 1)
-    throw InputError("--device: " + dev->id + "'s strategy (" + dev->strategy.to_string() + ") runs no stage on the board: nothing to place");
+  if (k < 1 && !o.train.any_split)
+    throw InputError("--device: " + dev->id + "'s strategy (" + dev->strategy.to_string() + ") runs no stage on the board: nothing to place" +
+                     " (--any-split trains for every split)");
   const LutKey own = dev->lut_key(run_model);
   SparoaBoard board{&m, k, dev->hardware.get(), tables};
   if (!o.thresholds.empty()) {
@@ -167,7 +172,7 @@ int SparoaTrainCommand::run(const std::string& command_line) {
       inputs.push_back(threshold_inputs(m, st, rho.value_or(0)));
     }
     board.thresholds = predict_thresholds(net, inputs);
-    board.thresholds.resize(static_cast<size_t>(k));
+    if (!o.train.any_split) board.thresholds.resize(static_cast<size_t>(k));
   }
   try {
     SparoaEnvironment probe(board, o.train.reward);
@@ -191,7 +196,7 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   info.device_type = dev->type;
   info.processors = dev->hardware->processors;
   info.model = run_model + "/" + dev->dataset;
-  info.k = k;
+  info.k = o.train.any_split ? 0 : k;
   info.episodes = o.train.episodes;
   info.device_ms = r.device_seconds * 1e3;
   info.placement = r.placement.to_string();
@@ -206,9 +211,9 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   const std::string csv = o.out + ".learning.csv";
   {
     std::ofstream f(csv + ".tmp");
-    f << "# coinfer train sparoa learning curve: " << command_line << "\nepisode,wall_s,episode_return,policy_device_ms,alpha\n";
+    f << "# coinfer train sparoa learning curve: " << command_line << "\nepisode,wall_s,episode_return,policy_device_ms,score,alpha\n";
     for (const auto& p : r.curve)
-      f << p.episode << ',' << strprintf("%.6g,%.6g,%.6g,%.6g", p.wall_s, p.episode_return, p.device_seconds * 1e3, p.alpha) << '\n';
+      f << p.episode << ',' << strprintf("%.6g,%.6g,%.6g,%.6g,%.6g", p.wall_s, p.episode_return, p.device_seconds * 1e3, p.score, p.alpha) << '\n';
     if (!f) throw std::runtime_error("cannot write " + csv);
   }
   std::rename((csv + ".tmp").c_str(), csv.c_str());

@@ -40,7 +40,7 @@ std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const s
                                          bool online = false);
 using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
                                      bool online, std::string* error, bool* input_error);
-constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v3";  // v3: SacActor::trust_warnings
+constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v4";  // v4: SacActor::placement_policy
 
 // SparOA's operator-level policy of `policy_file` (a file from `coinfer train sparoa`). Throws InputError
 // naming the file (and `scheduler.policy` when the plugin is missing).

@@ -31,11 +31,11 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
 }
 
 // The SAC policy network (sched/sac_agent.hpp) for `coinfer::load_sac_actor`.
-extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v3(const char* policy_file,
+extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v4(const char* policy_file,
                                                                                              const std::vector<std::string>* models,
                                                                                              bool allow_data_parallel, bool online,
                                                                                              std::string* error, bool* input_error) {
-  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v3), coinfer::MakeSacActorFn>);
+  static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v4), coinfer::MakeSacActorFn>);
   try {
     auto actor = std::make_unique<coinfer::TorchSacActor>(policy_file);
     const auto& info = actor->info();

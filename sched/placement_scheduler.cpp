@@ -27,10 +27,10 @@ Strategy placed_strategy(const AnalyticEstimator& est, const DeviceState& d, con
     if (policy) {
       const SparoaPolicyInfo& info = policy->info();
       const std::string model_key = run_model + "/" + d.dataset;
-      if (info.device_type != d.type || info.model != model_key || info.k != k || info.processors != d.hardware->processors)
-        throw std::invalid_argument("the SparOA policy was trained for " + std::to_string(info.k) + " stages of " + info.model + " on a " +
-                                    info.device_type + ", not " + std::to_string(k) + " of " + model_key + " on a " + d.type +
-                                    " (train one with coinfer train sparoa)");
+      if (info.device_type != d.type || info.model != model_key || (info.k != 0 && info.k != k) || info.processors != d.hardware->processors)
+        throw std::invalid_argument("the SparOA policy was trained for " + (info.k ? std::to_string(info.k) : std::string("any number of")) +
+                                    " stages of " + info.model + " on a " + info.device_type + ", not " + std::to_string(k) + " of " + model_key +
+                                    " on a " + d.type + " (train one with coinfer train sparoa)");
       double seconds = 0;
       Strategy s = base;
       s.placement = sparoa_place(*policy, SparoaBoard{&m, k, d.hardware.get(), tables}, &seconds);

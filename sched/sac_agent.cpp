@@ -18,7 +18,8 @@ nlohmann::json info_json(const SacPolicyInfo& i, const char* format) {
   return {{"format", format},          {"layout_version", i.layout_version}, {"feature_names", i.feature_names},
           {"hidden", i.hidden},        {"allow_data_parallel", i.allow_data_parallel},
           {"models", i.models},        {"provenance", i.provenance},
-          {"episodes", i.episodes},    {"scenarios", i.scenarios}};
+          {"episodes", i.episodes},    {"scenarios", i.scenarios},
+          {"placement_policy", i.placement_policy}};
 }
 
 // The meta record of a policy or checkpoint, checked against this build's layout.
@@ -38,6 +39,7 @@ SacPolicyInfo read_info(torch::serialize::InputArchive& archive, const std::stri
     i.provenance = j.at("provenance").get<std::string>();
     i.episodes = j.value("episodes", -1);  // absent in policies made before it was recorded
     i.scenarios = j.value("scenarios", std::vector<std::string>{});
+    i.placement_policy = j.value("placement_policy", std::string());  // absent: device-level (policies made before it)
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {

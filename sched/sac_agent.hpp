@@ -64,6 +64,7 @@ struct SacPolicyInfo {
   std::string provenance;           // the training command, scenarios, episodes, seed
   int episodes = -1;                // training episodes (-1: not recorded, policies made before it was)
   std::vector<std::string> scenarios;  // names of the training scenarios (empty: not recorded)
+  std::string placement_policy;  // operator-level mode: the SparOA policy that placed the boards' stages ("": device-level)
 };
 
 // Fewer training episodes than this draw a warning where the policy is used: on Fig. 20 the policy
@@ -132,6 +133,7 @@ class TorchSacActor : public SacActor {
   std::vector<std::string> trust_warnings(const std::string& scenario_name) const override {
     return sac_trust_warnings(path_, info_, scenario_name);
   }
+  std::string placement_policy() const override { return info_.placement_policy; }
   const SacPolicyInfo& info() const { return info_; }
 
  private:
@@ -154,6 +156,7 @@ class OnlineSacActor : public SacActor {
   std::vector<std::string> trust_warnings(const std::string& scenario_name) const override {
     return sac_trust_warnings(path_, info_, scenario_name);
   }
+  std::string placement_policy() const override { return info_.placement_policy; }
 
  private:
   std::string path_;

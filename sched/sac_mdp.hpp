@@ -118,6 +118,9 @@ class SacActor {
   // training episodes, never trained on it), one sentence each, for the run's log. Empty: none known.
   virtual std::vector<std::string> trust_warnings(const std::string& scenario_name) const { return {}; }
   virtual void learn(const std::vector<SacTransition>& transitions, int steps) {}
+  // The operator-level mode the policy was trained in: the SparOA policy file that placed each device's
+  // board stages during training (scheduler.placement_policy); "" for the device-level mode.
+  virtual std::string placement_policy() const { return ""; }
 };
 
 // a = (tanh(u) + 1) / 2 with u = mean (deterministic) or mean + exp(log_std) * noise, noise ~ N(0, 1).

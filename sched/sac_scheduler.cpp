@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "sched/placement_scheduler.hpp"
+
 namespace coinfer {
 
 SacScheduler::SacScheduler(const AnalyticEstimator& est, std::unique_ptr<SacActor> actor, SacSchedulerOptions o)
@@ -70,7 +72,10 @@ Scheme SacScheduler::decide(const SystemState& state) {
       noise = standard_normal(u1, u2);
     }
     const double a = sac_squash(mean[i], log_std[i], noise);
-    const Strategy s = action_strategy(a, obs[i].num_stages, o_.allow_data_parallel);
+    Strategy s = action_strategy(a, obs[i].num_stages, o_.allow_data_parallel);
+    if (o_.placement_policy)
+      if (const DeviceState* d = state.device(obs[i].device))
+        s = placed_strategy(est_, *d, s, PlacementRule::dp, nullptr, nullptr, o_.placement_policy.get());
     scheme.strategies[obs[i].device] = s;
     record.steps.push_back({obs[i].device, obs[i].features, a, s.to_string()});
   }

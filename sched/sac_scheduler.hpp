@@ -3,7 +3,9 @@
 // its own observes (sched/sac_mdp.hpp), the shared policy gives it an action in [0, 1], and the action's
 // slot is its strategy. Deterministic: without exploration the action is the squashed mean; with
 // exploration (training episodes) the noise comes from the stream (seed, scheduler, 0). Torch-free:
-// the policy network's forward pass is a SacActor from the learned plugin.
+// the policy network's forward pass is a SacActor from the learned plugin. In the operator-level mode a
+// SparOA policy then places each device's board stages on its processors (the record's strategy says
+// where).
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +15,7 @@
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
 #include "sched/sac_mdp.hpp"
+#include "sched/sparoa_mdp.hpp"
 
 namespace coinfer {
 
@@ -26,6 +29,9 @@ struct SacSchedulerOptions {
   bool online = false;
   int updates_per_decision = 8;
   SacRewardWeights reward;
+  // Operator-level mode (issue 35 item 4): after the policy's split, a SparOA policy (sched/sparoa_mdp.hpp,
+  // trained with --any-split) places the board stages of each device it was trained for. Null: device-level.
+  std::shared_ptr<const SparoaActor> placement_policy;
 };
 
 class SacScheduler : public Scheduler {

@@ -329,7 +329,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   }
   if (name == "sac") {
     // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
-    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates"});
+    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy"});
     const std::string file = scenario_relative_file(s, "policy");
     if (file.empty())
       throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
@@ -346,6 +346,17 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
     o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
     auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
     for (const auto& w : actor->trust_warnings(s.name)) log::warn("sched", w);  // issue 31 item 10
+    // The operator-level mode: scheduler.placement_policy, else the one the policy was trained with.
+    std::string placement = scenario_relative_file(s, "placement_policy");
+    if (placement.empty()) placement = actor->placement_policy();
+    if (!placement.empty()) {
+      if (!std::filesystem::is_regular_file(placement))
+        throw InputError(s.scheduler.where, "scheduler.placement_policy",
+                         "no such SparOA policy file '" + placement + "'" +
+                             (s.scheduler.params.count("placement_policy") ? "" : " (the SAC policy " + file + " was trained with it)") +
+                             " (a file from coinfer train sparoa --any-split)");
+      o.placement_policy = load_sparoa_policy(placement);
+    }
     return std::make_unique<SacScheduler>(est, std::move(actor), o);
   }
   std::string near = nearest_word(name, scheduler_names());

@@ -29,6 +29,11 @@ struct SparoaTrainOptions {
   int warmup_episodes = 30;
   int updates_per_step = 1;
   int eval_every = 10;  // a deterministic rollout for the learning curve every this many episodes
+  // Train one policy for every split between board and server: each episode draws the board's stage
+  // count k uniformly from 1..n (the observation's split_share says which); the kept policy is the one
+  // whose placements summed over every split, each over its reference, are least. The board's
+  // thresholds must then cover all n stages.
+  bool any_split = false;
   std::uint64_t seed = 1;
   SparoaRewardWeights reward;
   SacHyperParams hyper = [] {
@@ -48,6 +53,7 @@ struct SparoaCurvePoint {
   double wall_s = 0;        // training time so far
   double episode_return = 0;  // the sampled episode's
   double device_seconds = 0;  // the deterministic policy's placement
+  double score = 0;           // what the kept policy is chosen by: device_seconds over the reference (any split: summed over every split)
   double alpha = 0;
 };
 
@@ -58,8 +64,8 @@ struct SparoaTrainResult {
   double device_seconds = 0;
   double reference_seconds = 0;  // the better single-processor placement
   std::vector<SparoaCurvePoint> curve;
-  // SparOA Fig. 10's convergence time: the training time until an evaluation first came within 1 % of
-  // the kept policy's latency.
+  // SparOA Fig. 10's convergence time: the training time until an evaluation's score first came within
+  // 1 % of the kept policy's.
   double converged_s = 0;
   int converged_episode = 0;
   double wall_s = 0;

@@ -16,7 +16,7 @@ namespace coinfer {
 const std::vector<std::string>& sparoa_feature_names() {
   static const std::vector<std::string> names = {"rho",   "rho_known", "intensity", "n_in",       "n_out",
                                                  "m_gpu", "m_cpu",     "o_switch",  "prev_share", "position",
-                                                 "s_hat", "c_hat",     "thresholds_known"};
+                                                 "s_hat", "c_hat",     "thresholds_known", "split_share"};
   return names;
 }
 
@@ -39,7 +39,7 @@ SparoaEnvironment::SparoaEnvironment(SparoaBoard board, SparoaRewardWeights w) :
   if (board_.k < 1 || board_.k > board_.model->num_stages())
     throw std::invalid_argument("SparOA places the stages a board computes: k must be in [1, " + std::to_string(board_.model->num_stages()) + "]");
   if (board_.tables.size() != static_cast<size_t>(board_.hw->size())) throw std::invalid_argument("SparOA environment: one table per processor");
-  if (!board_.thresholds.empty() && board_.thresholds.size() != static_cast<size_t>(board_.k))
+  if (!board_.thresholds.empty() && board_.thresholds.size() < static_cast<size_t>(board_.k))
     throw std::invalid_argument("SparOA environment: thresholds for " + std::to_string(board_.thresholds.size()) + " stages, the board computes " +
                                 std::to_string(board_.k));
   cpu_ = processor_of_kind(board_, "cpu");
@@ -141,6 +141,7 @@ std::vector<float> SparoaEnvironment::observe() const {
     f[11] = static_cast<float>(scale_intensity(board_.thresholds[static_cast<size_t>(t_)].intensity));
     f[12] = 1;
   }
+  f[13] = static_cast<float>(static_cast<double>(board_.k) / board_.model->num_stages());
   return f;
 }
 
@@ -247,8 +248,8 @@ SparoaPolicyInfo sparoa_info_from_json(const std::string& text) {
                                 std::to_string(i.feature_names.size()) + " features), this coinfer builds layout " +
                                 std::to_string(kSparoaLayoutVersion) + "; train it again with this coinfer");
   if (i.hidden < 1 || i.hidden > 8192) throw std::invalid_argument("hidden: network width out of range");
-  if (i.k < 1) throw std::invalid_argument("k: must be at least 1");
-  if (!i.thresholds.empty() && i.thresholds.size() != static_cast<size_t>(i.k))
+  if (i.k < 0) throw std::invalid_argument("k: must be 0 (any split) or the board's stage count");
+  if (!i.thresholds.empty() && i.thresholds.size() < static_cast<size_t>(i.k))
     throw std::invalid_argument("thresholds: " + std::to_string(i.thresholds.size()) + " pairs for " + std::to_string(i.k) + " stages");
   return i;
 }

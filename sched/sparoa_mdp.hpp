@@ -28,6 +28,8 @@
 // and the threshold predictor's output for the stage (Sec. 3: "guiding operator scheduling"):
 //   s_hat, c_hat   its sparsity threshold and its intensity threshold (scaled as I), both 0 without a
 //                  predictor; thresholds_known 1 with one (SparOA Fig. 9's "+ Predictor")
+// and, for a policy that serves every split between board and server (SparoaTrainOptions::any_split):
+//   split_share    k / n, the share of the model's stages the board computes
 //
 // Action (Eq. 8): a in [0, 1], the stage's share on the accelerator, rounded to hundredths (so the
 // placement's text form is exact); then 0.05 or less: the CPU alone, 0.95 or more: the accelerator alone (a
@@ -73,7 +75,9 @@ struct SparoaBoard {
   const DeviceHardware* hw = nullptr;
   std::vector<const LutTable*> tables;
   const ExecutionTimeModel* time = &lut_mean_time();
-  std::vector<StageThresholds> thresholds;  // per stage [0, k) from the threshold predictor; empty: none
+  // Per stage from the threshold predictor, for [0, k) at least (a policy for any split keeps the
+  // model's n); empty: none.
+  std::vector<StageThresholds> thresholds;
 };
 
 // One stage's unit: the CPU alone, the accelerator alone, or split (share on the accelerator).
@@ -136,7 +140,7 @@ struct SparoaPolicyInfo {
   std::string device_type;          // the board's type (traces/devices.yaml)
   std::vector<std::string> processors;  // its processors, in the device's order
   std::string model;                // "model/dataset" (the variant's model name)
-  int k = 0;                        // stages on the board
+  int k = 0;                        // stages on the board; 0: any (trained over every split 1..n)
   int episodes = 0;
   double device_ms = 0;             // the trained policy's placement, device ms alone on the board
   std::string placement;            // its text form

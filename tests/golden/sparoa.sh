@@ -48,6 +48,29 @@ assert 'pi' not in d['devices'], d  # one processor: nothing to place
 " "$work/run" "$placement" && ok || bad "the run's placement is not the trained one ($placement): $(head -c 600 "$work/run/decisions.jsonl")"
 grep -q '"estimator": "sparoa policy' "$work/run/summary.json" && ok || bad "summary.json does not name the SparOA policy"
 
+# --- one policy for every split, and the device-level SAC in its operator-level mode ---
+"$coinfer" -q train sparoa "$work/s.yaml" --out "$work/any.pt" --episodes 40 --any-split > "$work/any.txt" 2>&1 && ok || { bad "train sparoa --any-split: exit $?"; cat "$work/any.txt"; }
+"$coinfer" -q run "$work/s.yaml" --set 'devices.0.strategy=pp(2)' --set "scheduler={name: placement, rule: sac, policy: $work/any.pt}" --out "$work/pp2" > /dev/null 2>&1
+/usr/bin/python3 -c "
+import json,sys; d=json.loads(open(sys.argv[1]+'/decisions.jsonl').readline())['detail']['devices']['b']
+assert d['placement'].endswith(':1-2]') or ':0-2]' in d['placement'], d  # two stages placed
+" "$work/pp2" && ok || bad "an any-split policy did not place pp(2)'s two stages: $(head -c 400 "$work/pp2/decisions.jsonl")"
+mkdir -p "$work/sac" && (cd "$work/sac" && "$coinfer" -q train sac "$work/s.yaml" --out p.pt --episodes 2 --episode-duration 3 --placement-policy "$work/any.pt") > "$work/sac.txt" 2>&1 \
+  && ok || { bad "train sac --placement-policy: exit $?"; cat "$work/sac.txt"; }
+"$coinfer" -q run "$work/s.yaml" --set "scheduler={name: sac, policy: $work/sac/p.pt, period_s: 0.5}" --out "$work/sacrun" > "$work/sacrun.txt" 2>&1 \
+  && ok || { bad "run the operator-level SAC: exit $?"; cat "$work/sacrun.txt"; }
+/usr/bin/python3 -c "
+import json,sys
+for line in open(sys.argv[1]+'/decisions.jsonl'):
+    for st in json.loads(line)['detail']['steps']:
+        if st['device'] == 'b' and not st['strategy'].startswith('offload'): assert '[' in st['strategy'], st  # placed on its processors
+        if st['device'] == 'pi': assert '[' not in st['strategy'], st  # one processor: nothing to place
+" "$work/sacrun" && ok || bad "the operator-level SAC did not place the Orin's stages: $(head -c 600 "$work/sacrun/decisions.jsonl")"
+mv "$work/any.pt" "$work/any-moved.pt"
+refuse_sac=$("$coinfer" -q run "$work/s.yaml" --set "scheduler={name: sac, policy: $work/sac/p.pt}" --out "$work/x" 2>&1; echo "rc=$?")
+echo "$refuse_sac" | grep -q "rc=2" && echo "$refuse_sac" | grep -q "was trained with it" && ok || bad "a missing placement policy of an operator-level SAC: $refuse_sac"
+mv "$work/any-moved.pt" "$work/any.pt"
+
 # --- bad input: exit 2, the reason, nothing written ---
 refuse() {  # refuse WHAT EXPECTED-TEXT command...
   local what="$1" text="$2"; shift 2
