@@ -54,4 +54,39 @@ std::string drain_failure_text(const RequestRecord& x, double drain_s) {
   return "not finished " + format_double(drain_s) + " s after arrivals ended (drain_s): " + where;
 }
 
+std::vector<ServerResult> server_results(const Scenario& s, const std::vector<RequestRecord>& records) {
+  const double t0 = std::max(0.0, s.warmup_s), t1 = std::max(t0, s.duration_s);
+  std::vector<std::vector<std::pair<double, double>>> spans(s.servers.size());
+  std::vector<ServerResult> out(s.servers.size());
+  for (size_t i = 0; i < s.servers.size(); ++i) out[i].id = s.servers[i].id, out[i].type = s.servers[i].type;
+  for (const auto& r : records) {
+    if (r.server < 0 || static_cast<size_t>(r.server) >= s.servers.size() || r.helper >= 0) continue;
+    if (std::isnan(r.t_batch_start) || std::isnan(r.t_batch_end)) continue;
+    if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.server)].requests;
+    spans[static_cast<size_t>(r.server)].push_back({r.t_batch_start, r.t_batch_end});
+  }
+  for (size_t i = 0; i < spans.size(); ++i) {
+    auto& v = spans[i];
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());  // the requests of one batch share its span
+    double busy = 0, cur_a = 0, cur_b = -1;
+    for (const auto& [a, b] : v) {
+      if (a >= t0 && a < t1) ++out[i].batches;
+      const double ca = std::max(t0, a), cb = std::min(t1, b);
+      if (cb <= ca) continue;
+      if (ca > cur_b) {
+        if (cur_b > cur_a) busy += cur_b - cur_a;
+        cur_a = ca, cur_b = cb;
+      } else {
+        cur_b = std::max(cur_b, cb);
+      }
+    }
+    if (cur_b > cur_a) busy += cur_b - cur_a;
+    out[i].busy_s = busy;
+    const ServerSpec& sv = s.servers[i];
+    if (sv.idle_w > 0 || sv.busy_w > 0) out[i].energy_j = sv.idle_w * (t1 - t0) + (sv.busy_w - sv.idle_w) * busy;
+  }
+  return out;
+}
+
 }  // namespace coinfer

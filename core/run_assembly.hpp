@@ -31,4 +31,11 @@ std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>
 // with the result).
 std::string drain_failure_text(const RequestRecord& r, double drain_s);
 
+// Per server (scenario order), over the window [warmup_s, duration_s): its busy seconds (the union of
+// the [t_batch_start, t_batch_end) of the requests it computed, clipped to the window: the host draws
+// busy_w while any worker computes), its batches and requests, and its energy by SimGrid's host
+// energy rule, idle_w x window + (busy_w - idle_w) x busy (NaN when both powers are 0: not stated).
+// Requests a helper device computed (RequestRecord::helper >= 0) are not the server's.
+std::vector<ServerResult> server_results(const Scenario& s, const std::vector<RequestRecord>& records);
+
 }  // namespace coinfer

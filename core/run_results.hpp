@@ -97,6 +97,16 @@ struct RunProvenance {
   std::string scenario_yaml;           // the scenario as run: after the overrides, paths absolute
 };
 
+// One edge server over the measurement window (warm-up .. duration), from the request records
+// (core/run_assembly.hpp server_results): the same rule for both engines.
+struct ServerResult {
+  std::string id, type;
+  double busy_s = 0;        // the union of its batches' [start, end) in the window: computing while any worker is
+  long long batches = 0;    // batches that ran on it (started in the window)
+  long long requests = 0;   // requests it computed a part of (created in the window, completed)
+  double energy_j = std::nan("");  // idle_w x window + (busy_w - idle_w) x busy_s; NaN when its power is not stated
+};
+
 struct RunResults {
   std::string scenario, scenario_file;
   RunProvenance made_by;
@@ -104,6 +114,7 @@ struct RunResults {
   double duration_s = 0, warmup_s = 0, end_s = 0;  // end_s: simulated time when the run stopped
   std::vector<DeviceResult> devices;
   std::vector<std::string> servers;
+  std::vector<ServerResult> server_results;  // per server, in scenario order
   std::vector<RequestRecord> requests;  // ordered by id
   std::vector<EventRecord> events;
   std::vector<BandwidthSample> bandwidth;

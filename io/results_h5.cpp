@@ -94,6 +94,21 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/devices/bytes_sent", bs, {nd}, "bytes");
     f.write("/devices/bytes_received", br, {nd}, "bytes");
     f.write("/servers/id", r.servers);
+    if (r.server_results.size() == r.servers.size()) {
+      const hsize_t ns = r.servers.size();
+      std::vector<double> sb(ns), se(ns);
+      std::vector<std::int64_t> sn(ns), sr(ns);
+      for (hsize_t i = 0; i < ns; ++i) {
+        sb[i] = r.server_results[i].busy_s;
+        se[i] = r.server_results[i].energy_j;
+        sn[i] = r.server_results[i].batches;
+        sr[i] = r.server_results[i].requests;
+      }
+      f.write("/servers/busy_s", sb, {ns}, "s computing (union of its batches' spans) over the measurement window");
+      f.write("/servers/energy_j", se, {ns}, "J over the measurement window: idle_w x window + (busy_w - idle_w) x busy_s; NaN: power not stated");
+      f.write("/servers/batches", sn, {ns}, "batches started in the measurement window");
+      f.write("/servers/requests", sr, {ns}, "requests created in the window and completed that it computed a part of");
+    }
 
     const hsize_t ne = r.events.size();
     std::vector<double> et(ne), ev(ne);

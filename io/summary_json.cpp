@@ -1,5 +1,7 @@
 #include "io/summary_json.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -94,6 +96,25 @@ std::string summary_json_text(const RunResults& r) {
                                 "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's capacity (0: none stated) and the peak need seen when a segment "
                                 "started (scenarios/README.md \"Placement\")"},
                        {"devices", hw}};
+  }
+  if (!r.server_results.empty()) {
+    const double window = std::max(0.0, r.duration_s - std::max(0.0, r.warmup_s));
+    nlohmann::ordered_json servers = nlohmann::ordered_json::object();
+    for (const auto& sv : r.server_results) {
+      nlohmann::ordered_json one = {{"busy_s", number(sv.busy_s)},
+                                    {"utilisation", number(window > 0 ? sv.busy_s / window : NAN)},
+                                    {"batches", sv.batches},
+                                    {"requests", sv.requests}};
+      if (std::isfinite(sv.energy_j)) {
+        one["energy_j"] = number(sv.energy_j);
+        one["energy_j_per_inference"] = number(sv.requests > 0 ? sv.energy_j / static_cast<double>(sv.requests) : NAN);
+      }
+      servers[sv.id] = one;
+    }
+    j["servers"] = {{"note", "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
+                             "is); energy (where its power is stated) = idle_w x window + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
+                             "a model also for a real run; per inference over the requests it computed a part of"},
+                    {"servers", servers}};
   }
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();

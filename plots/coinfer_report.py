@@ -172,6 +172,12 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
     if "total" in summary:
         rows.append(metrics_row("total", summary["total"]))
     s = [f"<h2>Summary</h2><p class=\"note\">{esc(summary.get('note', ''))}</p>", table(f"{prefix}-summary", METRIC_HEADER, rows)]
+    servers = (summary.get("servers") or {}).get("servers") or {}
+    if servers:
+        srows = [[k, v.get("busy_s"), v.get("utilisation"), v.get("batches"), v.get("requests"), v.get("energy_j"),
+                  v.get("energy_j_per_inference")] for k, v in servers.items()]
+        s += [f"<h3>Servers</h3><p class=\"note\">{esc(summary['servers'].get('note', ''))}</p>",
+              table(f"{prefix}-servers", ["server", "busy (s)", "utilisation", "batches", "requests", "energy (J)", "energy / inference (J)"], srows)]
     png = os.path.join(tmp, f"{prefix}-timeline.png")
     cp.timeline_plot(results, png, "screen")
     s.append("<h2>Timeline</h2>" + figure(f"{prefix}-timeline", png, timeline_caption or "bandwidth, scheme switches and per-request latency"))

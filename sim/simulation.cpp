@@ -379,6 +379,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   out.bandwidth = bandwidth_samples(s, end_s);
   for (size_t i = 0; i < nd; ++i) out.devices[i].strategy = strategy_at_end(s, out.decisions, static_cast<int>(i));
   out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s);
+  out.server_results = server_results(s, out.requests);
   return out;
 }
 

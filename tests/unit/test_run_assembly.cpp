@@ -82,3 +82,43 @@ TEST(RunAssembly, TheDrainFailureSaysWhereTheRequestWas) {
   r.helper = 1;
   EXPECT_EQ(drain_failure_text(r, 30), "not finished 30 s after arrivals ended (drain_s): running on an idle helper device");
 }
+
+TEST(RunAssembly, ServerBusyTimeIsTheUnionOfItsBatchesInTheWindowAndItsEnergyTheHostRule) {
+  // Window [1, 5): warm-up 1 s, arrivals end at 5 s. Server e0: idle 20 W, busy 120 W; e1 states no
+  // power. Batches on e0 (two workers), as request records:
+  //   [0.5, 1.5)  two requests of one batch (one created before warm-up): 0.5 s inside the window
+  //   [2.0, 3.0)  and, overlapping on the other worker, [2.5, 3.5): union [2.0, 3.5) = 1.5 s
+  //   [4.5, 6.0)  runs past the end: 0.5 s inside
+  //   [3.6, 3.9)  computed by a helper device, not the server: not counted
+  // busy = 0.5 + 1.5 + 0.5 = 2.5 s; energy = 20 x 4 + (120 - 20) x 2.5 = 330 J. Batches started in the
+  // window: [2.0, 3.0), [2.5, 3.5), [4.5, 6.0) = 3. Requests created in the window and completed on it:
+  // the second of the first batch (created 1.2), and the three others = 4 (the one created at 0.4 is
+  // in warm-up; the helper's is not the server's).
+  Scenario s = small();
+  s.warmup_s = 1;
+  ServerSpec e0, e1;
+  e0.id = "e0", e0.type = "gpu", e0.idle_w = 20, e0.busy_w = 120;
+  e1.id = "e1", e1.type = "cpu";
+  s.servers = {e0, e1};
+  const auto rec = [](double created, double a, double b, int helper = -1) {
+    RequestRecord r;
+    r.server = 0;
+    r.t_created = created;
+    r.t_batch_start = a;
+    r.t_batch_end = b;
+    r.t_result = b + 0.1;
+    r.helper = helper;
+    return r;
+  };
+  const std::vector<RequestRecord> records = {rec(0.4, 0.5, 1.5), rec(1.2, 0.5, 1.5), rec(1.9, 2.0, 3.0), rec(2.4, 2.5, 3.5),
+                                              rec(4.4, 4.5, 6.0), rec(3.5, 3.6, 3.9, 1)};
+  const auto out = server_results(s, records);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].id, "e0");
+  EXPECT_NEAR(out[0].busy_s, 2.5, 1e-12);
+  EXPECT_NEAR(out[0].energy_j, 330, 1e-9);
+  EXPECT_EQ(out[0].batches, 3);
+  EXPECT_EQ(out[0].requests, 4);
+  EXPECT_EQ(out[1].busy_s, 0);
+  EXPECT_TRUE(std::isnan(out[1].energy_j));  // no power stated
+}
