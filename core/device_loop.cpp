@@ -1,6 +1,9 @@
 #include "core/device_loop.hpp"
 
+#include "core/text_util.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <stdexcept>
@@ -242,6 +245,11 @@ void DeviceLoop::start_idle_stages(double now_s) {
         finish(*r, false, r->plan->invalid, true);
         continue;
       }
+      if (past_deadline(*r, now_s)) {  // drop_late: given up before its next segment
+        drop_from_processors(r);
+        drop(*r, now_s, "before its device segment " + std::to_string(r->segment));
+        continue;
+      }
       const DeviceSegment& seg = r->plan->segments[static_cast<size_t>(r->segment)];
       if (seg.with >= 0) {  // a split segment: both processors free, and it heads both queues
         Processor& a = procs_[static_cast<size_t>(seg.proc)];
@@ -256,6 +264,11 @@ void DeviceLoop::start_idle_stages(double now_s) {
       start_segment(*r, now_s);
       break;
     }
+  }
+  while (uploading_ == nullptr && !up_queue_.empty() && past_deadline(*up_queue_.front(), now_s)) {  // drop_late
+    DeviceRequest* r = up_queue_.front();
+    up_queue_.pop_front();
+    drop(*r, now_s, "before its upload");
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
     uploading_ = up_queue_.front();
@@ -419,7 +432,20 @@ void DeviceLoop::abandon(const std::function<std::string(const DeviceRequest&)>&
   out_of_memory_.clear();
 }
 
-void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side) {
+bool DeviceLoop::past_deadline(const DeviceRequest& r, double now_s) const {
+  const WorkloadSpec& w = device_.workload;
+  return w.drop_late && w.deadline_ms > 0 && now_s - r.rec.t_created > w.deadline_ms * 1e-3;
+}
+
+void DeviceLoop::drop(DeviceRequest& r, double now_s, const std::string& where) {
+  const WorkloadSpec& w = device_.workload;
+  finish(r, false,
+         "dropped " + where + ": " + format_double(std::round((now_s - r.rec.t_created) * 1e6) / 1e3) + " ms old, past its deadline of " +
+             format_double(w.deadline_ms) + " ms (workload.drop_late)",
+         true, true);
+}
+
+void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side, bool dropped) {
   DeviceRequest* last = live_.back();  // swap-remove
   live_[r.live_index] = last;
   last->live_index = r.live_index;
@@ -433,7 +459,7 @@ void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool 
     ++completed_;
     latency_sum_s_ += r.rec.latency_s();
   } else {
-    r.rec.status = RequestRecord::Status::failed;
+    r.rec.status = dropped ? RequestRecord::Status::dropped : RequestRecord::Status::failed;
     r.rec.failure = why;
     ++failed_;
   }

@@ -29,6 +29,9 @@
 //     DeviceActions (the engine's model);
 //   - completion: local and data_parallel-on-device requests finish when computed; the others when
 //     their result arrives; a finished data_parallel request frees its side;
+//   - deadlines (workload.deadline_ms with drop_late): a request found older than its deadline when it
+//     would start its next device segment or its upload is dropped there (Status::dropped, the
+//     failure saying where and how late); once uploaded it is the server's and is not dropped;
 //   - the in-flight limit: workload.in_flight, or default_in_flight(strategy) when 0, re-read on every
 //     new strategy; a request keeps the strategy (and split) it was created with.
 // Calling convention: an engine delivers one event (on_*), then calls wake(now) once before it
@@ -205,7 +208,10 @@ class DeviceLoop {
   std::vector<double> need_, proc_need_;                  // memory_shortfall's scratch
   bool running(const DeviceRequest* r) const;
   void drop_from_processors(const DeviceRequest* r);
-  void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side);
+  void finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side, bool dropped = false);
+  // workload.drop_late: whether `r` is past its deadline now, and giving it up (Status::dropped).
+  bool past_deadline(const DeviceRequest& r, double now_s) const;
+  void drop(DeviceRequest& r, double now_s, const std::string& where);
   void trace(const std::string& line) const;  // holds_side: a data_parallel side is its
 
   const DeviceSpec& device_;

@@ -38,21 +38,27 @@ MetricsSummary make(const std::string& id, std::vector<double>& lat_ms, long lon
 
 std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records,
                                       const std::vector<std::string>& device_ids,
-                                      const std::vector<double>& energy_j, double warmup_s, double window_s) {
+                                      const std::vector<double>& energy_j, double warmup_s, double window_s,
+                                      const std::vector<double>& deadline_s) {
   const size_t n = device_ids.size();
   std::vector<std::vector<double>> lat(n);
-  std::vector<long long> failed(n, 0);
+  std::vector<long long> failed(n, 0), dropped(n, 0), met(n, 0);
   std::vector<double> all;
-  long long all_failed = 0;
+  long long all_failed = 0, all_dropped = 0, all_met = 0, with_deadline = 0;
+  const auto deadline = [&deadline_s](size_t d) { return d < deadline_s.size() ? deadline_s[d] : 0.0; };
   for (const auto& r : records) {
     if (r.t_created < warmup_s || r.device < 0 || static_cast<size_t>(r.device) >= n) continue;
+    const size_t d = static_cast<size_t>(r.device);
     if (r.status == RequestRecord::Status::ok && r.done()) {
-      lat[r.device].push_back(r.latency_s() * 1e3);
+      lat[d].push_back(r.latency_s() * 1e3);
       all.push_back(r.latency_s() * 1e3);
+      if (deadline(d) > 0 && r.latency_s() <= deadline(d)) ++met[d], ++all_met;
     } else {
-      ++failed[r.device];
+      ++failed[d];
       ++all_failed;
+      if (r.status == RequestRecord::Status::dropped) ++dropped[d], ++all_dropped;
     }
+    if (deadline(d) > 0) ++with_deadline;
   }
   std::vector<MetricsSummary> out;
   double total_energy = 0;
@@ -60,8 +66,19 @@ std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records,
     double e = d < energy_j.size() ? energy_j[d] : 0;
     total_energy += e;
     out.push_back(make(device_ids[d], lat[d], failed[d], e, window_s));
+    out.back().dropped = dropped[d];
+    if (deadline(d) > 0) {
+      out.back().deadline_met = met[d];
+      const long long ended = static_cast<long long>(lat[d].size()) + failed[d];
+      out.back().slo_attainment = ended ? static_cast<double>(met[d]) / static_cast<double>(ended) : NAN;
+    }
   }
   out.push_back(make("total", all, all_failed, total_energy, window_s));
+  out.back().dropped = all_dropped;
+  if (with_deadline > 0) {
+    out.back().deadline_met = all_met;
+    out.back().slo_attainment = static_cast<double>(all_met) / static_cast<double>(with_deadline);
+  }
   return out;
 }
 

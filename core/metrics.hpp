@@ -1,5 +1,6 @@
 #pragma once
 // Summary metrics over request records (summary.json). Only requests created at or after warm-up count.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,12 @@ struct LatencySummary {
 struct MetricsSummary {
   std::string id;          // device id or "total"
   long long completed = 0; // finished OK, created after warm-up
-  long long failed = 0;
+  long long failed = 0;     // failed or dropped
+  long long dropped = 0;    // of which dropped past their deadline (workload.drop_late)
+  // Deadlines (workload.deadline_ms): requests created in the window that completed within it, and
+  // their share of those that completed, failed or were dropped; NaN without a deadline.
+  long long deadline_met = 0;
+  double slo_attainment = NAN;
   double throughput_rps = 0;  // completed / (measurement window)
   LatencySummary latency;
   double energy_j = 0;        // device energy over the window (compute + radio)
@@ -26,9 +32,11 @@ struct MetricsSummary {
 double percentile(std::vector<double>& values, double q);
 
 // window_s: the measured span, from warm-up to the end of arrivals.
-// energy_j[d]: energy of device d over that window. Per-device summaries first, then "total".
+// energy_j[d]: energy of device d over that window. deadline_s[d]: its requests' deadline (0 or absent:
+// none); the total's attainment is over the devices with one. Per-device summaries first, then "total".
 std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records,
                                       const std::vector<std::string>& device_ids,
-                                      const std::vector<double>& energy_j, double warmup_s, double window_s);
+                                      const std::vector<double>& energy_j, double warmup_s, double window_s,
+                                      const std::vector<double>& deadline_s = {});
 
 }  // namespace coinfer

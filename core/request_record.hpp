@@ -9,7 +9,9 @@
 namespace coinfer {
 
 struct RequestRecord {
-  enum class Status : std::int8_t { ok = 0, failed = 1 };
+  // dropped: past its deadline with workload.drop_late, given up at the first point the device knew it
+  // (core/device_loop.hpp); failure says where and how late.
+  enum class Status : std::int8_t { ok = 0, failed = 1, dropped = 2 };
   std::int64_t id = 0;
   std::int32_t device = 0;  // index into the scenario's devices
   std::int32_t server = -1; // index of the server used, -1 if none

@@ -34,6 +34,11 @@ struct WorkloadSpec {
   std::string file;                    // trace: one arrival time (s) per line
   std::vector<double> arrival_times_s; // trace, loaded
   int in_flight = 0;                   // closed loop: max unfinished requests; 0 = strategy default
+  // A request's deadline (ms from its creation; 0 = none): it met it when it completed within it
+  // (summary.json slo_attainment). drop_late: a request the device finds past its deadline before it
+  // starts a device segment or its upload is dropped there (RequestRecord::Status::dropped).
+  double deadline_ms = 0;
+  bool drop_late = false;
 };
 
 struct PowerSpec {

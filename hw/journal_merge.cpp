@@ -107,7 +107,9 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
     r.devices[i].energy_compute_j = energy[i];  // the whole board, radio included
     r.devices[i].energy_radio_j = std::isnan(energy[i]) ? NAN : 0;
   }
-  r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s);
+  std::vector<double> deadlines;
+  for (const auto& d : sc.devices) deadlines.push_back(d.workload.deadline_ms * 1e-3);
+  r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s, deadlines);
   r.server_results = server_results(sc, r.requests);  // the simulator's rule, on the real batches' times
   return r;
 }

@@ -38,7 +38,7 @@ json to_json(const RequestRecord& r) {
               {"batch_size", r.batch_size},
               {"helper", r.helper},
               {"t_result", num(r.t_result)},
-              {"status", r.status == RequestRecord::Status::ok ? "ok" : "failed"},
+              {"status", r.status == RequestRecord::Status::ok ? "ok" : r.status == RequestRecord::Status::dropped ? "dropped" : "failed"},
               {"failure", r.failure}};
 }
 
@@ -84,7 +84,8 @@ RequestRecord from_json(const json& j) {
   r.batch_size = static_cast<int>(int_field(j, "batch_size", 0, kInt, false, 0));
   r.helper = static_cast<int>(int_field(j, "helper", -1, kInt, false, -1));
   r.t_result = num(j, "t_result");
-  r.status = j.value("status", std::string("ok")) == "ok" ? RequestRecord::Status::ok : RequestRecord::Status::failed;
+  const std::string status = j.value("status", std::string("ok"));
+  r.status = status == "ok" ? RequestRecord::Status::ok : status == "dropped" ? RequestRecord::Status::dropped : RequestRecord::Status::failed;
   r.failure = j.value("failure", std::string());
   return r;
 }

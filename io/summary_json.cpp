@@ -25,6 +25,11 @@ nlohmann::ordered_json metrics(const MetricsSummary& m) {
   j["energy_j_per_inference"] = number(m.energy_j_per_inference);
   j["completed"] = m.completed;
   j["failed"] = m.failed;
+  if (m.dropped) j["dropped"] = m.dropped;
+  if (!std::isnan(m.slo_attainment) || m.deadline_met) {
+    j["deadline_met"] = m.deadline_met;
+    j["slo_attainment"] = number(m.slo_attainment);
+  }
   return j;
 }
 }  // namespace

@@ -111,7 +111,7 @@ def load_devices(path):
 
 def load_requests(path):
     """One row per request of a run (results.h5): id; device, server and helper by name (helper None
-    when the server ran it); split, batch_size, strategy; status 'ok' or 'failed' and the failure
+    when the server ran it); split, batch_size, strategy; status 'ok', 'failed' or 'dropped' (past its deadline, workload.drop_late) and the failure
     reason; bytes_up/bytes_down; every timestamp t_* in simulated (or testbed) seconds; latency_ms
     (t_result - t_created, NaN for failed requests); warmup (created before warmup_s: not counted in
     summaries). The run's attributes are in `df.attrs`."""
@@ -138,7 +138,7 @@ def load_requests(path):
     if "helper" in df:
         df["helper"] = [devices[i] if 0 <= i < len(devices) else None for i in df["helper"]]
     if "status" in df:
-        df["status"] = np.where(df["status"] == 0, "ok", "failed")
+        df["status"] = np.select([df["status"] == 0, df["status"] == 2], ["ok", "dropped"], "failed")
     if "t_result" in df and "t_created" in df:
         ok = df["status"] == "ok" if "status" in df else True
         df["latency_ms"] = np.where(ok, (df["t_result"] - df["t_created"]) * 1e3, np.nan)
