@@ -171,7 +171,14 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
     rows = [metrics_row(k, v, strategies.get(k, "")) for k, v in summary.get("devices", {}).items()]
     if "total" in summary:
         rows.append(metrics_row("total", summary["total"]))
-    s = [f"<h2>Summary</h2><p class=\"note\">{esc(summary.get('note', ''))}</p>", table(f"{prefix}-summary", METRIC_HEADER, rows)]
+    header = METRIC_HEADER
+    # Deadlines (workload.deadline_ms): each device's attainment and dropped requests, where any has one.
+    everyone = list(summary.get("devices", {}).values()) + ([summary["total"]] if "total" in summary else [])
+    if any("slo_attainment" in m or "dropped" in m for m in everyone):
+        header = METRIC_HEADER + ["deadline met", "SLO attainment", "dropped"]
+        for row, m in zip(rows, everyone):
+            row += [m.get("deadline_met"), m.get("slo_attainment"), m.get("dropped", 0)]
+    s = [f"<h2>Summary</h2><p class=\"note\">{esc(summary.get('note', ''))}</p>", table(f"{prefix}-summary", header, rows)]
     servers = (summary.get("servers") or {}).get("servers") or {}
     if servers:
         srows = [[k, v.get("busy_s"), v.get("utilisation"), v.get("batches"), v.get("requests"), v.get("energy_j"),

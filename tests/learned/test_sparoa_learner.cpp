@@ -16,22 +16,9 @@ using namespace coinfer;
 
 namespace {
 
-LutTable table(const std::string& processor, const std::vector<double>& ms) {
-  const int n = static_cast<int>(ms.size());
-  LutTable t({"board", "gcn", "mr", processor}, n, 1);
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j <= n; ++j) {
-      double s = 0;
-      for (int k = i; k < j; ++k) s += ms[static_cast<size_t>(k)] * 1e-3;
-      t.set_latency(i, j, 1, {s, s, s, 0, 1});
-    }
-  t.provenance().kind = "synthesised";
-  return t;
-}
-
 struct Board {
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   DeviceHardware hw = test::gpu_cpu_board();
   SparoaBoard board() const { return SparoaBoard{&m, 4, &hw, {&gpu, &cpu}}; }
 };

@@ -14,29 +14,7 @@ using namespace coinfer;
 
 namespace {
 
-// A board with a GPU (its default processor) and a CPU in one memory; `copy_ms` > 0: tensors moving
-// between them take that long (a copy interconnect), else zero copy.
-DeviceHardware board(double copy_ms = 0) {
-  DeviceHardware hw = test::gpu_cpu_board();
-  hw.zero_copy = copy_ms <= 0;
-  hw.copy_latency_s = copy_ms * 1e-3;
-  hw.copy_bytes_per_s = 1e15;
-  return hw;
-}
-
-// A table whose stage s takes ms[s] and whose every range is the sum of its stages.
-LutTable table(const std::string& processor, const std::vector<double>& ms) {
-  const int n = static_cast<int>(ms.size());
-  LutTable t({"board", "gcn", "mr", processor}, n, 1);
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j <= n; ++j) {
-      double s = 0;
-      for (int k = i; k < j; ++k) s += ms[static_cast<size_t>(k)] * 1e-3;
-      t.set_latency(i, j, 1, {s, s, s, 0, 1});
-    }
-  t.provenance().kind = "synthesised";
-  return t;
-}
+DeviceHardware board(double copy_ms = 0) { return test::gpu_cpu_board_with_copies(copy_ms); }
 
 }  // namespace
 
@@ -46,7 +24,7 @@ TEST(OperatorPlacement, EachRuleByHandOnATwoProcessorBoard) {
   //   GPU  5   2  5  1
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
   ASSERT_EQ(m.num_stages(), 4);
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   const std::vector<const LutTable*> tables = {&gpu, &cpu};
   const DeviceHardware hw = board();
   const auto run = [&](PlacementRule r) { return place_stages(r, m, 4, hw, tables); };
@@ -78,7 +56,7 @@ TEST(OperatorPlacement, DpPaysForCopiesGreedyIgnores) {
   // The same board with 10 ms per tensor moved between the processors (and per split stage's exchange):
   // greedy still switches three times (5 + 30 ms); dp keeps everything on the GPU (13 ms).
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   const std::vector<const LutTable*> tables = {&gpu, &cpu};
   const DeviceHardware hw = board(10);
   EXPECT_NEAR(place_stages(PlacementRule::greedy, m, 4, hw, tables).device_seconds, 0.035, 1e-9);
@@ -89,7 +67,7 @@ TEST(OperatorPlacement, DpPaysForCopiesGreedyIgnores) {
 
 TEST(OperatorPlacement, RulesThatNeedAProcessorSayWhichIsMissing) {
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1});
   const std::vector<const LutTable*> only_gpu = {&gpu, nullptr};  // no CPU table
   try {
     place_stages(PlacementRule::cpu_only, m, 4, board(), only_gpu);
@@ -115,7 +93,7 @@ TEST(OperatorPlacement, DpIsTheOptimumOfEveryPlacementItConsiders) {
     const int k = 1 + static_cast<int>(4 * rng.next_unit());
     std::vector<double> tg, tc;
     for (int s = 0; s < m.num_stages(); ++s) tg.push_back((0.1 + 9.9 * rng.next_unit())), tc.push_back((0.1 + 9.9 * rng.next_unit()));
-    const LutTable gpu = table("gpu", tg), cpu = table("cpu", tc);
+    const LutTable gpu = test::summed_stage_table("gpu", tg), cpu = test::summed_stage_table("cpu", tc);
     const std::vector<const LutTable*> tables = {&gpu, &cpu};
     const DeviceHardware hw = board(trial % 2 ? 3 * rng.next_unit() : 0);
     const PlacementChoice dp = place_stages(PlacementRule::dp, m, std::min(k, 4), hw, tables, lut_mean_time(), grid);

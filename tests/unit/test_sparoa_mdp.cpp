@@ -15,30 +15,9 @@ using namespace coinfer;
 
 namespace {
 
-// GPU (default) and CPU in one memory; copy_ms > 0: each tensor moved between them takes that long.
-DeviceHardware board(double copy_ms = 0) {
-  DeviceHardware hw = test::gpu_cpu_board();
-  hw.zero_copy = copy_ms <= 0;
-  hw.copy_latency_s = copy_ms * 1e-3;
-  hw.copy_bytes_per_s = 1e15;  // the bytes' part is negligible (< 1e-9 s)
-  return hw;
-}
+DeviceHardware board(double copy_ms = 0) { return test::gpu_cpu_board_with_copies(copy_ms); }
 
-// A table whose stage s takes ms[s] and whose every range is the sum of its stages.
-LutTable table(const std::string& processor, const std::vector<double>& ms) {
-  const int n = static_cast<int>(ms.size());
-  LutTable t({"board", "gcn", "mr", processor}, n, 1);
-  for (int i = 0; i < n; ++i)
-    for (int j = i + 1; j <= n; ++j) {
-      double s = 0;
-      for (int k = i; k < j; ++k) s += ms[static_cast<size_t>(k)] * 1e-3;
-      t.set_latency(i, j, 1, {s, s, s, 0, 1});
-    }
-  t.provenance().kind = "synthesised";
-  return t;
-}
-
-enum F { rho, rho_known, intensity, n_in, n_out, m_gpu, m_cpu, o_switch, prev_share, position, s_hat, c_hat, thresholds_known };
+enum F { rho, rho_known, intensity, n_in, n_out, m_gpu, m_cpu, o_switch, prev_share, position, s_hat, c_hat, thresholds_known, split_share };
 
 }  // namespace
 
@@ -58,7 +37,7 @@ TEST(SparoaMdp, StepsObservationsAndRewardsByHand) {
   // The reference is the better single processor: CPU 16 ms, GPU 13 ms -> 13 ms; k = 4, so a step
   // whose latency is L ms earns -(4 L / 13).
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   cpu.set_stage_output_sparsity(2, 0.7);
   const DeviceHardware hw = board();
   SparoaEnvironment env(SparoaBoard{&m, 4, &hw, {&gpu, &cpu}});
@@ -74,6 +53,8 @@ TEST(SparoaMdp, StepsObservationsAndRewardsByHand) {
   EXPECT_EQ(o[position], 0);
   EXPECT_EQ(o[o_switch], 0);  // zero copy
   EXPECT_GT(o[intensity], 0);
+  EXPECT_EQ(o[split_share], 1);  // the board computes all 4 of the 4 stages
+  EXPECT_EQ(SparoaEnvironment(SparoaBoard{&m, 1, &hw, {&gpu, &cpu}}).observe()[split_share], 0.25f);
   // conv1 on the CPU: 1 ms.
   EXPECT_NEAR(env.step(0.0), -4 * 1.0 / 13, 1e-9);
   EXPECT_NEAR(env.last_latency_s(), 0.001, 1e-12);
@@ -113,7 +94,7 @@ TEST(SparoaMdp, SwitchingIsPaidWhereTheInputMoves) {
   // 10 ms per tensor moved between the processors: CPU then GPU pays one copy at step 1 (2 + 10 ms);
   // with l3 = 1 the switching term adds 10 / 13 on top of the latency term's 4 x 12 / 13.
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   const DeviceHardware hw = board(10);
   SparoaRewardWeights w;
   w.switching = 1;
@@ -130,7 +111,7 @@ TEST(SparoaMdp, MemoryOfTheAcceleratorGrowsWithWhatIsPlacedOnIt) {
   // M_gpu: the weights of the stages on the accelerator plus the largest working set among them, over
   // the pool's capacity (here the stages' own figures from the spec, a pool of 1 GB).
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   const DeviceHardware hw = test::gpu_cpu_board(1e9);
   SparoaEnvironment env(SparoaBoard{&m, 4, &hw, {&gpu, &cpu}});
   EXPECT_EQ(env.observe()[m_gpu], 0);
@@ -149,7 +130,7 @@ TEST(SparoaMdp, RewardsSumToMinusTheLatencyOfThePlacementOnRandomBoards) {
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<double> g(4), c(4);
     for (int s = 0; s < 4; ++s) g[static_cast<size_t>(s)] = 0.1 + 10 * rng.next_unit(), c[static_cast<size_t>(s)] = 0.1 + 10 * rng.next_unit();
-    const LutTable gpu = table("gpu", g), cpu = table("cpu", c);
+    const LutTable gpu = test::summed_stage_table("gpu", g), cpu = test::summed_stage_table("cpu", c);
     const DeviceHardware hw = board(rng.next_unit() < 0.5 ? 0 : 5 * rng.next_unit());
     const int k = 1 + static_cast<int>(rng.next_u64() % 4);
     SparoaEnvironment env(SparoaBoard{&m, k, &hw, {&gpu, &cpu}});
@@ -163,7 +144,7 @@ TEST(SparoaMdp, RewardsSumToMinusTheLatencyOfThePlacementOnRandomBoards) {
 
 TEST(SparoaMdp, ABoardWithoutBothProcessorsIsRefused) {
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1});
   const DeviceHardware hw = board();
   try {
     SparoaEnvironment env(SparoaBoard{&m, 4, &hw, {&gpu, nullptr}});
@@ -208,7 +189,7 @@ TEST(SparoaMdp, ADiscreteGpuPaysTheCopyBackAtTheLastStepOnly) {
   // in) + 5, then 2, 5, and 1 + 10 (the result back to main memory) only at the last step. The
   // reference: CPU 16 ms, GPU 10 + 13 + 10 = 33 ms -> 16 ms.
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   DeviceHardware hw = board(10);
   hw.pool_of = {1, 0};
   hw.pool_capacity_bytes = {0, 0};
@@ -225,7 +206,7 @@ TEST(SparoaMdp, ADiscreteGpuPaysTheCopyBackAtTheLastStepOnly) {
 
 TEST(SparoaMdp, ThresholdsEnterTheStateWhereAPredictorGaveThem) {
   const ModelSpec& m = test::catalog().spec("gcn", "mr");
-  const LutTable gpu = table("gpu", {5, 2, 5, 1}), cpu = table("cpu", {1, 10, 1, 4});
+  const LutTable gpu = test::summed_stage_table("gpu", {5, 2, 5, 1}), cpu = test::summed_stage_table("cpu", {1, 10, 1, 4});
   const DeviceHardware hw = board();
   SparoaBoard b{&m, 4, &hw, {&gpu, &cpu}};
   EXPECT_EQ(SparoaEnvironment(b).observe()[thresholds_known], 0);

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 
 #include <string>
+#include <vector>
 
 #include "core/device_hardware.hpp"
+#include "core/lut.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::test {
@@ -34,5 +36,30 @@ inline DeviceHardware two_processor_board(const std::string& first, const std::s
   return hw;
 }
 inline DeviceHardware gpu_cpu_board(double capacity_bytes = 0) { return two_processor_board("gpu", "cpu", capacity_bytes); }
+
+// gpu_cpu_board where each tensor moved between the processors takes copy_ms (> 0: a copy
+// interconnect; the bytes' part is negligible, < 1e-9 s), else zero copy.
+inline DeviceHardware gpu_cpu_board_with_copies(double copy_ms) {
+  DeviceHardware hw = gpu_cpu_board();
+  hw.zero_copy = copy_ms <= 0;
+  hw.copy_latency_s = copy_ms * 1e-3;
+  hw.copy_bytes_per_s = 1e15;
+  return hw;
+}
+
+// A synthesised table of gcn/mr on `processor` of the type "board" whose stage s takes ms[s] and whose
+// every range is the sum of its stages (batch 1 only).
+inline LutTable summed_stage_table(const std::string& processor, const std::vector<double>& ms) {
+  const int n = static_cast<int>(ms.size());
+  LutTable t({"board", "gcn", "mr", processor}, n, 1);
+  for (int i = 0; i < n; ++i)
+    for (int j = i + 1; j <= n; ++j) {
+      double s = 0;
+      for (int k = i; k < j; ++k) s += ms[static_cast<size_t>(k)] * 1e-3;
+      t.set_latency(i, j, 1, {s, s, s, 0, 1});
+    }
+  t.provenance().kind = "synthesised";
+  return t;
+}
 
 }  // namespace coinfer::test
