@@ -70,6 +70,9 @@ struct SparoaRewardWeights {
 // The board an episode runs on: its hardware, the table of each processor (null: none), the model and
 // the k stages it computes (the rest goes to the server). Borrowed: they must outlive the environment.
 struct SparoaBoard {
+  SparoaBoard() = default;
+  SparoaBoard(const ModelSpec* model_, int k_, const DeviceHardware* hw_, std::vector<const LutTable*> tables_)
+      : model(model_), k(k_), hw(hw_), tables(std::move(tables_)) {}
   const ModelSpec* model = nullptr;
   int k = 0;
   const DeviceHardware* hw = nullptr;
