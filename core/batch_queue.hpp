@@ -9,7 +9,9 @@
 //     whichever comes first; when the spec is not windowed (window 0 or max_size 1) every request
 //     is sealed alone at once;
 //   - sealed batches wait for a worker in the order they were sealed (FIFO); a free worker takes
-//     the oldest; helper forwarding (core/helper_forwarding.hpp) may take the newest instead.
+//     the one whose requests' highest priority (devices[].workload.priority) is highest, the oldest
+//     among equals (all priorities 0: the oldest); helper forwarding (core/helper_forwarding.hpp) may
+//     take the newest instead.
 // A sealed batch never grows: a request arriving while every worker is busy opens the next batch.
 // This is the GPU-server rule of Fig. 8: the window bounds how long the first request waits for
 // company, not how long it waits for a worker. (Letting a batch grow until a worker frees would
@@ -85,6 +87,21 @@ class BatchQueue {
   Batch take_oldest() {
     Batch b = std::move(ready_.front());
     ready_.pop_front();
+    return b;
+  }
+  // The sealed batch a free worker takes: the highest priority(item) over its items, the oldest among
+  // equals. Precondition: has_ready().
+  template <class Priority>
+  Batch take_next(Priority priority) {
+    size_t best = 0;
+    long long best_p = std::numeric_limits<long long>::min();
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      long long p = std::numeric_limits<long long>::min();
+      for (const Item& item : ready_[i]) p = std::max<long long>(p, priority(item));
+      if (p > best_p) best_p = p, best = i;
+    }
+    Batch b = std::move(ready_[best]);
+    ready_.erase(ready_.begin() + static_cast<std::ptrdiff_t>(best));
     return b;
   }
   // The newest sealed batch (what forwarding to a helper takes). Precondition: has_ready().

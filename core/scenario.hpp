@@ -39,6 +39,9 @@ struct WorkloadSpec {
   // starts a device segment or its upload is dropped there (RequestRecord::Status::dropped).
   double deadline_ms = 0;
   bool drop_late = false;
+  // Its requests' priority at its server's batch queue (core/batch_queue.hpp): a free worker takes the
+  // sealed batch whose requests' highest priority is highest, the oldest among equals. 0 by default.
+  int priority = 0;
 };
 
 struct PowerSpec {

@@ -6,8 +6,9 @@
 // through ServerActions (start a batch on a free worker, forward a batch to a helper). The rules:
 //   - batching: core/batch_queue.hpp (ACE-GNN Fig. 8);
 //   - after every event, dispatch: first the forwarding rule (core/helper_forwarding.hpp) may move
-//     the newest sealed batches to free helpers, then free workers take the oldest sealed batches,
-//     one batch per worker (a worker is busy from the batch's start to its end);
+//     the newest sealed batches to free helpers, then free workers take the sealed batches by priority
+//     (ServerActions::priority), oldest first among equals, one batch per worker (a worker is busy from
+//     the batch's start to its end);
 //   - what forwarding knows of a running batch is its expected end (start + the server's expected
 //     seconds for it), in both engines.
 // `Item` is the engine's request handle (the simulator's SimRequest*, the real server's queued task).
@@ -44,6 +45,11 @@ class ServerActions {
   // Sends `batch` whole to idle helper `helper`; the engine calls on_helper_done(helper) when the
   // helper finished it (or failed it).
   virtual void forward(int helper, Batch batch) = 0;
+  // The priority of `item`'s device at this server (its devices[].workload.priority).
+  virtual int priority(const Item& item) const {
+    (void)item;
+    return 0;
+  }
 };
 
 template <class Item>
@@ -113,7 +119,7 @@ class ServerLoop {
       for (int helper : chosen) act_.forward(helper, queue_.take_newest());
     }
     while (busy_workers_ < workers_ && queue_.has_ready()) {
-      Batch b = queue_.take_oldest();
+      Batch b = queue_.take_next([this](const Item& item) { return act_.priority(item); });
       const std::uint64_t token = next_token_++;
       running_until_s_.emplace_back(token, now_s + act_.expected_seconds(b));
       ++busy_workers_;

@@ -488,7 +488,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (n["workload"]) {
       const YAML::Node& w = n["workload"];
       const std::string wp = path + ".workload";
-      r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight", "deadline_ms", "drop_late"}, wp);
+      r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight", "deadline_ms", "drop_late", "priority"}, wp);
+      d.workload.priority = static_cast<int>(r.get_int(w, "priority", wp, 0, -1000, 1000));
       d.workload.deadline_ms = r.get_double(w, "deadline_ms", wp, 0, 0, false);
       if (d.workload.deadline_ms > 86400e3) r.fail(w["deadline_ms"], wp + ".deadline_ms", "value " + format_double(d.workload.deadline_ms) + " must be <= 86400000 (a day)");
       d.workload.drop_late = r.get_bool(w, "drop_late", wp, false);

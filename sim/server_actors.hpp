@@ -9,6 +9,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "core/bandwidth_schedule.hpp"
@@ -37,6 +38,7 @@ struct ServerSlice {
   const ServerTiming* timing = nullptr;
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
   std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
+  std::shared_ptr<const std::vector<int>> priorities;      // per scenario device: workload.priority
 };
 
 class ServerActors final : public ObservedServer, private ServerActions<SimRequest*> {
@@ -53,6 +55,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const override;
   void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
   void forward(int helper, std::vector<SimRequest*> batch) override;
+  int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to
   void dispatcher_loop();

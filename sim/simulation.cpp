@@ -262,6 +262,8 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
     for (const ModelBinding& b : bindings) run_models.back().push_back(b.run_model);
   }
   std::vector<std::unique_ptr<ServerActors>> servers;
+  auto priorities = std::make_shared<std::vector<int>>();  // shared by the servers
+  for (const auto& d : s.devices) priorities->push_back(d.workload.priority);
   for (size_t j = 0; j < s.servers.size(); ++j) {
     timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, run_models, *w.time));
     ServerSlice x;
@@ -273,6 +275,7 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
     x.bandwidth = &w.platform->device_bandwidth;
     x.timing = timings.back().get();
     x.seed = s.seed;
+    x.priorities = priorities;
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
   return servers;

@@ -85,3 +85,37 @@ TEST(Batching, DifferentSplitsNeverShareABatch) {
   EXPECT_NEAR(r.requests[1].t_queued, 0.060 + 0.0051 + kPooledBytes / 1e6, kTol);
   EXPECT_NEAR(r.requests[1].t_batch_start, r.requests[1].t_queued + 0.100, kTol);
 }
+
+namespace {
+// Device a sends three inputs at 1.00 s, b one at 1.02 s, both offloading to one worker taking batches of
+// one; the server runs a request in 9 x 5 ms = 45 ms. a's first arrives at about 1.017 s and runs to about
+// 1.062 s; by then a's second (arrived by about 1.035 s) and b's (about 1.037 s) both wait.
+RunResults priority_run(int priority_b) {
+  SimSetup s;
+  s.write_lut("testdev", 0.010);
+  s.write_lut("testsrv", 0.005);
+  s.write_file("a.txt", "1.0\n1.0\n1.0\n");
+  s.write_file("b.txt", "1.02\n");
+  return s.run(scenario(device("a", "offload", "{arrival: trace, file: LUTDIR/a.txt}") +
+                            device("b", "offload", "{arrival: trace, file: LUTDIR/b.txt, priority: " + std::to_string(priority_b) + "}"),
+                        "{window_ms: 0, max_size: 1}", 2, 0));
+}
+double batch_start(const RunResults& r, int device, int nth) {
+  int seen = 0;
+  for (const auto& q : r.requests)
+    if (q.device == device && seen++ == nth) return q.t_batch_start;
+  return NAN;
+}
+}  // namespace
+
+TEST(Batching, AHigherPriorityDeviceIsServedBeforeOlderWaitingRequests) {
+  // b has priority 1: when the worker frees, it takes b's request before a's older second one.
+  const RunResults r = priority_run(1);
+  EXPECT_LT(batch_start(r, 1, 0), batch_start(r, 0, 1));
+  EXPECT_NEAR(batch_start(r, 1, 0), r.requests[0].t_batch_end, kTol);  // right when a's first ended
+}
+
+TEST(Batching, EqualPrioritiesKeepTheOrderBatchesWereSealed) {
+  const RunResults r = priority_run(0);
+  EXPECT_LT(batch_start(r, 0, 1), batch_start(r, 1, 0));  // a's second arrived first
+}

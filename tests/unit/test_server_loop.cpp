@@ -143,3 +143,33 @@ TEST(ServerLoop, TheHelperTakesTheNewestWaitingBatchAndTheWorkerKeepsTheOldest) 
   loop.on_batch_done(0, 0.1);  // the worker takes the oldest
   EXPECT_EQ(e.take(), Log{"run 1 [2]"});
 }
+
+namespace {
+// Items 10..19 come from a device of priority 5, the others from priority 0.
+struct PriorityRecorder : Recorder {
+  int priority(const int& item) const override { return item >= 10 && item < 20 ? 5 : 0; }
+};
+}  // namespace
+
+TEST(ServerLoop, AFreeWorkerTakesTheHighestPriorityBatchThenTheOldest) {
+  // One worker, batches of one (not windowed: each request sealed as it arrives). 1 runs; 2, 3, 11 and
+  // 12 wait (sealed in that order). The worker then takes 11 (priority 5, older than 12), then 12, then
+  // 2 and 3 in their order.
+  PriorityRecorder e;
+  ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);
+  for (int item : {1, 2, 3, 11, 12}) loop.on_upload(item, 0, 0);
+  EXPECT_EQ(e.take(), Log{"run 0 [1]"});
+  for (std::uint64_t token = 0; token < 4; ++token) loop.on_batch_done(token, 0.1 * static_cast<double>(token + 1));
+  EXPECT_EQ(e.take(), (Log{"run 1 [11]", "run 2 [12]", "run 3 [2]", "run 4 [3]"}));
+}
+
+TEST(ServerLoop, ABatchTakesTheHighestPriorityOfItsRequests) {
+  // Batches of two: [1,2] (priority 0) and [3,13] (one request of priority 5) wait behind [4,5]; the
+  // mixed batch goes first.
+  PriorityRecorder e;
+  ServerLoop<int> loop(BatchSpec{50, 2}, 1, e);
+  for (int item : {4, 5, 1, 2, 3, 13}) loop.on_upload(item, 0, 0.001);
+  EXPECT_EQ(e.take(), Log{"run 0 [4,5]"});
+  loop.on_batch_done(0, 0.2);
+  EXPECT_EQ(e.take(), Log{"run 1 [3,13]"});
+}
