@@ -7,7 +7,7 @@
 // across devices, the real device per device; the real server names helper tasks itself).
 //
 // The worlds: every strategy, batching on and off, a helper, a device leaving mid-batch, decisions
-// arriving mid-request, open-loop arrivals. The mutation check at the end plants one drift in the
+// arriving mid-request, open-loop arrivals, deadlines with late requests dropped and priorities. The mutation check at the end plants one drift in the
 // real runtime's side (a scheduling message applied only once the current computation ended) and
 // expects the comparison to fail.
 #include <gtest/gtest.h>
@@ -211,6 +211,24 @@ TEST(DeviceConformance, BatchingWithAWindowAndOpenLoopArrivals) {
                                            device("b", "pp(2)", "{arrival: poisson, rate_per_s: 20}", kLink) +
                                            device("c", "offload", "{arrival: closed_loop, in_flight: 3}", kLink),
                                        "{window_ms: 20, max_size: 4}", 2));
+  expect_conformance(w);
+}
+
+TEST(DeviceConformance, LateRequestsAreDroppedAlikeAndPrioritiesApply) {
+  // Overloaded devices with deadlines and drop_late (issue 37): requests dropped before a device segment
+  // (local, pp) and before an upload (offload) must be the same in both engines; b's priority reorders
+  // the server's queue, which the devices see through their results.
+  SimSetup s;
+  write_standard_luts(s);
+  const World w = simulate(s, scenario(device("a", "local", "{arrival: poisson, rate_per_s: 30, deadline_ms: 150, drop_late: true}") +
+                                           device("b", "offload", "{arrival: poisson, rate_per_s: 120, deadline_ms: 40, drop_late: true, priority: 2}", kLink) +
+                                           device("c", "pp(3)", "{arrival: poisson, rate_per_s: 40, deadline_ms: 60, drop_late: true}", kLink),
+                                       "{window_ms: 0, max_size: 1}", 2));
+  int dropped = 0;
+  for (const auto& t : w.traces)
+    for (const auto& line : t.second)
+      if (line.find(" dropped ") != std::string::npos) ++dropped;
+  EXPECT_GT(dropped, 0) << "the world must drop requests for the comparison to mean something";
   expect_conformance(w);
 }
 
