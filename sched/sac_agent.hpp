@@ -116,7 +116,7 @@ void sac_actor_forward(ActorNet& net, const std::vector<std::vector<float>>& obs
 // A bare actor file (SparOA's operator-level policy, sched/sparoa_learner.hpp): a LibTorch archive
 // holding `meta` (JSON text whose "format" is `format`) and the actor. Written atomically.
 void save_actor_file(const std::string& path, const std::string& format, const std::string& meta_json, const ActorNet& actor);
-// Its meta JSON (without the format check's "format" key removed); throws InputError naming the file for
+// Its meta record (JSON text, its "format" checked against `format`); throws InputError naming the file for
 // a missing file, another format or no meta record.
 std::string read_actor_meta(const std::string& path, const std::string& format);
 // The actor of `path` with `features` inputs and `hidden` units; throws InputError naming the file when

@@ -24,7 +24,7 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
   const auto elapsed = [&start] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // SB3's EvalCallback with a best-model path: the actor of the best deterministic evaluation is kept.
   std::vector<torch::Tensor> best_params;
-  double best_seconds = std::numeric_limits<double>::infinity();
+  double best_score = std::numeric_limits<double>::infinity();
   const int n = board.model->num_stages();
   const auto board_for = [&board](int k) {
     SparoaBoard b = board;
@@ -49,9 +49,9 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
       }
     }
     out.curve.push_back({episode, elapsed(), ret, seconds, score, agent.alpha()});
-    if (score < best_seconds) {
+    if (score < best_score) {
       torch::NoGradGuard g;
-      best_seconds = score;
+      best_score = score;
       best_params.clear();
       for (const auto& p : agent.actor()->parameters()) best_params.push_back(p.detach().clone());
     }
@@ -99,7 +99,7 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
                                  &out.device_seconds);
   // Convergence: the first evaluation within 1 % of the kept policy's score.
   for (const auto& p : out.curve)
-    if (p.score <= 1.01 * best_seconds) {
+    if (p.score <= 1.01 * best_score) {
       out.converged_episode = p.episode;
       out.converged_s = p.wall_s;
       break;
