@@ -13,6 +13,8 @@ figures (traces/README.md), not measurements.
 """
 import argparse, json, os, subprocess, sys, tempfile
 
+from model_pairs import model_pairs
+
 RULES = ["cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "dp"]
 
 
@@ -22,11 +24,7 @@ def main():
     ap.add_argument("--boards", default="jetson-tx2,jetson-nano,jetson-orin-nano,jetson-agx-orin,core-ultra-165h")
     a = ap.parse_args()
     root = os.path.abspath(".")
-    pairs = []
-    for line in subprocess.check_output([a.coinfer, "model", "list"], text=True).splitlines():
-        name, _, rest = line.partition("datasets:")
-        for ds in rest.split(","):
-            pairs.append((name.strip(), ds.strip()))
+    pairs = model_pairs(a.coinfer)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for board in a.boards.split(","):

@@ -47,11 +47,7 @@ def main():
     ap.add_argument("--models", default="", help="comma-separated model/dataset pairs (default: every shipped one)")
     a = ap.parse_args()
     root = os.path.abspath(".")
-    pairs = []
-    for line in subprocess.check_output([a.coinfer, "model", "list"], text=True).splitlines():
-        name, _, rest = line.partition("datasets:")
-        for ds in rest.split(","):
-            pairs.append((name.strip(), ds.strip()))
+    pairs = model_pairs(a.coinfer)
     if a.models:
         want = set(a.models.split(","))
         pairs = [p for p in pairs if f"{p[0]}/{p[1]}" in want]
