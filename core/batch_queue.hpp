@@ -13,6 +13,10 @@
 //     among equals (all priorities 0: the oldest); helper forwarding (core/helper_forwarding.hpp) may
 //     take the newest instead.
 // A sealed batch never grows: a request arriving while every worker is busy opens the next batch.
+// The spec may change during a run (a scheme's batching, core/scheme.hpp): set_spec applies the new
+// window and size to the batches still open as if they had been opened under it (each window ends the
+// new window_ms after the batch opened; a batch already as large as the new max_size, or every open
+// batch when the new spec is not windowed, is sealed at once) and to every batch opened later.
 // This is the GPU-server rule of Fig. 8: the window bounds how long the first request waits for
 // company, not how long it waits for a worker. (Letting a batch grow until a worker frees would
 // make batch sizes depend on load in a way no LUT entry was measured for.)
@@ -46,7 +50,7 @@ class BatchQueue {
     Added a;
     auto it = open_.find(group);
     if (it == open_.end()) {
-      it = open_.emplace(group, Open{now_s + spec_.window_ms * 1e-3, next_order_++, {}}).first;
+      it = open_.emplace(group, Open{now_s, now_s + spec_.window_ms * 1e-3, next_order_++, {}}).first;
       a.opened = true;
     }
     it->second.members.push_back(std::move(item));
@@ -57,6 +61,25 @@ class BatchQueue {
     }
     return a;
   }
+
+  // The rule from now_s on (see the header). Returns how many open batches it sealed; the caller
+  // dispatches when > 0 and re-arms its timer (a window may now end earlier than before).
+  int set_spec(BatchSpec spec, double now_s) {
+    spec_ = spec;
+    std::vector<std::pair<std::uint64_t, GroupId>> sealed;
+    for (auto& [group, o] : open_) {
+      o.deadline_s = o.opened_s + spec_.window_ms * 1e-3;
+      if (!spec_.windowed() || static_cast<int>(o.members.size()) >= spec_.max_size) sealed.emplace_back(o.order, group);
+    }
+    std::sort(sealed.begin(), sealed.end());
+    for (const auto& [order, group] : sealed) {
+      auto it = open_.find(group);
+      ready_.push_back(std::move(it->second.members));
+      open_.erase(it);
+    }
+    return static_cast<int>(sealed.size()) + seal_due(now_s);
+  }
+  const BatchSpec& spec() const { return spec_; }
 
   // Seals every open batch whose window ended at or before now_s, in the order they opened.
   // Returns how many were sealed.
@@ -140,6 +163,7 @@ class BatchQueue {
 
  private:
   struct Open {
+    double opened_s;
     double deadline_s;
     std::uint64_t order;
     Batch members;

@@ -37,7 +37,7 @@ std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>
     std::string w;
     while (words >> w) {
       const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
-      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers") return w.substr(eq + 1);
+      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers" && id != "batching") return w.substr(eq + 1);
     }
   }
   return s.devices[static_cast<size_t>(device)].strategy.to_string();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/batch_spec.hpp"
 #include "core/device_hardware.hpp"
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
@@ -89,14 +90,6 @@ struct DeviceSpec {
   SourceLocation where;  // the YAML entry it came from, for later errors
 };
 
-struct BatchSpec {
-  double window_ms = 0;  // 0 = dispatch at once
-  int max_size = 1;
-  // A batch may wait for more requests: a window and room for more than one. Otherwise every
-  // request is its own batch the moment it arrives.
-  bool windowed() const { return window_ms > 0 && max_size > 1; }
-};
-
 struct ServerSpec {
   std::string id, type;
   int workers = 1;  // concurrent batches
@@ -133,6 +126,11 @@ struct SchedulerSpec {
   // error against the base model, from the LUTs' provenance; 0 for exact variants) a chosen variant
   // may have. < 0: variants are not chosen (each device runs its model as named).
   double max_output_error = -1;
+  // Batching as a decision (sched/batching_choice.hpp): candidate batch windows (ms) and maximum sizes
+  // the scheduler chooses among per server at each decision; both empty: the scenario's batching
+  // stays. A size is at most every server's batch.max_size (its LUTs are checked up to it).
+  std::vector<double> batch_windows_ms;
+  std::vector<int> batch_sizes;
   SourceLocation where;
 };
 

@@ -10,8 +10,20 @@ std::string Scheme::to_string() const {
     if (!s.empty()) s += ' ';
     s += kv.first + "=" + kv.second.to_string();
   }
-  return s + " helpers=[" + join(helpers, ",") + "]";
+  s += " helpers=[" + join(helpers, ",") + "]";
+  if (!batching.empty()) {
+    s += " batching=[";
+    bool first = true;
+    for (const auto& [server, spec] : batching) {
+      s += (first ? "" : ",") + server + ":" + spec.to_string();
+      first = false;
+    }
+    s += "]";
+  }
+  return s;
 }
+
+std::string BatchSpec::to_string() const { return format_double(window_ms) + "ms/" + std::to_string(max_size); }
 
 Scheme SchemeEdit::applied_to(const Scheme& base) const {
   Scheme s = base;

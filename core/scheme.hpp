@@ -1,10 +1,12 @@
 #pragma once
 // A scheme: the strategy of every connected device, plus the idle devices that may serve as helpers
-// for pending server work. Plain data so that it serialises across a process boundary.
+// for pending server work, plus (optionally) a batching rule per server. Plain data so that it
+// serialises across a process boundary.
 #include <map>
 #include <string>
 #include <vector>
 
+#include "core/batch_spec.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
@@ -12,9 +14,13 @@ namespace coinfer {
 struct Scheme {
   std::map<std::string, Strategy> strategies;  // device id -> strategy
   std::vector<std::string> helpers;            // idle devices the server may forward work to
+  // Server id -> its batch window and size from this decision on; a server not named keeps the one
+  // it has (the scenario's servers[].batch until a scheme sets another).
+  std::map<std::string, BatchSpec> batching;
 
-  std::string to_string() const;  // "pi0=pp(2) pi1=local helpers=[]"
-  bool operator==(const Scheme& o) const { return strategies == o.strategies && helpers == o.helpers; }
+  // "pi0=pp(2) pi1=local helpers=[]", then " batching=[srv:20ms/8,...]" when it sets any.
+  std::string to_string() const;
+  bool operator==(const Scheme& o) const { return strategies == o.strategies && helpers == o.helpers && batching == o.batching; }
 };
 
 // A scheme given as another (its base) with some devices' strategies replaced: a search's candidate,

@@ -89,6 +89,13 @@ class ServerLoop {
     helpers_.set_helpers(devices);
     dispatch(now_s);
   }
+  // The scheme's batching for this server (core/batch_queue.hpp's set_spec rule). The engine's timer
+  // must then wake by next_deadline_s() again: a window may end earlier than it was waiting for.
+  void set_batching(BatchSpec spec, double now_s) {
+    queue_.set_spec(spec, now_s);
+    dispatch(now_s);
+  }
+  const BatchSpec& batching() const { return queue_.spec(); }
   // Queued work whose origin went away (pred(item) true) leaves the queue. Returns how many left.
   template <class Pred>
   size_t remove_if(Pred pred) {

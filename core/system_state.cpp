@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/scenario.hpp"
+#include "core/scheme.hpp"
 
 namespace coinfer {
 
@@ -18,6 +19,24 @@ const ServerState* SystemState::server(const std::string& id) const {
   return nullptr;
 }
 
+bool sets_other_batching(const SystemState& state, const Scheme& scheme) {
+  for (const auto& [id, spec] : scheme.batching) {
+    const ServerState* sv = state.server(id);
+    if (sv && (sv->batch_window_ms != spec.window_ms || sv->batch_max_size != spec.max_size)) return true;
+  }
+  return false;
+}
+
+SystemState with_batching(const SystemState& state, const Scheme& scheme) {
+  SystemState out = state;
+  for (auto& sv : out.servers)
+    if (auto it = scheme.batching.find(sv.id); it != scheme.batching.end()) {
+      sv.batch_window_ms = it->second.window_ms;
+      sv.batch_max_size = it->second.max_size;
+    }
+  return out;
+}
+
 SystemState scenario_state(const Scenario& s, double now) {
   SystemState st;
   st.time_s = now;
@@ -31,6 +50,7 @@ SystemState scenario_state(const Scenario& s, double now) {
     x.workers = sv.workers;
     x.batch_window_ms = sv.batch.window_ms;
     x.batch_max_size = sv.batch.max_size;
+    x.batch_size_limit = sv.batch.max_size;
     x.link_bandwidth_mbps = sv.link.bandwidth_mbps;
     x.link_latency_ms = sv.link.latency_ms;
     st.servers.push_back(x);
@@ -70,6 +90,7 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
 bool operator==(const ServerState& a, const ServerState& b) {
   return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers &&
          a.workers == b.workers && a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size &&
+         a.batch_size_limit == b.batch_size_limit &&
          a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms;
 }
 

@@ -44,13 +44,15 @@ struct ServerState {
   int queue_length = 0;  // requests waiting to be batched or for a worker
   int busy_workers = 0;
   int workers = 1;
-  double batch_window_ms = 0;
+  double batch_window_ms = 0;     // its batching now (the scenario's until a scheme set another)
   int batch_max_size = 1;
+  int batch_size_limit = 1;       // the largest max_size a scheme may set: the scenario's servers[].batch.max_size (its LUTs cover it)
   double link_bandwidth_mbps = 1000;
   double link_latency_ms = 0;
 };
 
 struct Scenario;
+struct Scheme;
 
 struct SystemState {
   double time_s = 0;
@@ -71,6 +73,11 @@ bool operator==(const DeviceState& a, const DeviceState& b);
 bool operator==(const ServerState& a, const ServerState& b);
 bool operator==(const SystemState& a, const SystemState& b);
 inline bool operator!=(const SystemState& a, const SystemState& b) { return !(a == b); }
+
+// Whether `scheme` sets a server's batching other than `state` has (Scheme::batching).
+bool sets_other_batching(const SystemState& state, const Scheme& scheme);
+// `state` with the batching `scheme` sets applied to its servers (what the scheme is predicted on).
+SystemState with_batching(const SystemState& state, const Scheme& scheme);
 
 // The state a scenario describes at time `now` before anything has run: devices connected between
 // their join and leave times, configured strategies, nominal link bandwidths, empty queues.

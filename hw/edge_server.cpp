@@ -560,6 +560,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     // Helpers (once told): each serves its own server (Decision::helpers_of, the simulator's rule too,
     // in the same order); none once released at the end of arrivals.
     loop->set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id), now());
+    // Batching: this server applies the rule the scheme gave it now (the simulator does the same).
+    for (const auto& [j, spec] : d.batching)
+      if (j == server_index) {
+        loop->set_batching(spec, now());
+        timer_cv.notify_all();  // a window may now end sooner than the timer waits for
+        log("batching now " + spec.to_string());
+      }
     work_cv.notify_all();
     log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
     if (decisions.is_open()) {

@@ -572,11 +572,21 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       s.scheduler.max_output_error = r.get_double(sc, "max_output_error", "scheduler", 0, 0, false);
       if (s.scheduler.max_output_error > 1e6) r.fail(sc["max_output_error"], "scheduler.max_output_error", "at most 1e6 (a relative error)");
     }
+    // Batching as a decision: candidates (at most 64 each; sizes checked against the servers below).
+    s.scheduler.batch_windows_ms = r.get_number_list(sc, "batch_windows_ms", "scheduler", 0, limits::kMaxLatencyMs, 64, false);
+    for (double b : r.get_number_list(sc, "batch_sizes", "scheduler", 1, static_cast<double>(limits::kMaxBatch), 64, true))
+      s.scheduler.batch_sizes.push_back(static_cast<int>(b));
+    for (int b : s.scheduler.batch_sizes)
+      for (const auto& sv : s.servers)
+        if (b > sv.batch.max_size)
+          r.fail(sc["batch_sizes"], "scheduler.batch_sizes",
+                 "size " + std::to_string(b) + " is larger than server " + sv.id + "'s batch.max_size " + std::to_string(sv.batch.max_size) +
+                     " (the largest batch its LUTs are checked for; raise servers[].batch.max_size to allow it)");
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
       if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes" ||
-          k == "max_output_error")
+          k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes")
         continue;
       if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
       s.scheduler.params[k] = r.get_string(sc, k, "scheduler");

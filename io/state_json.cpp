@@ -41,6 +41,7 @@ std::string state_to_json(const SystemState& s) {
     j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
                             {"busy_workers", v.busy_workers}, {"workers", v.workers},
                             {"batch_window_ms", v.batch_window_ms}, {"batch_max_size", v.batch_max_size},
+                            {"batch_size_limit", v.batch_size_limit},
                             {"link_bandwidth_mbps", v.link_bandwidth_mbps}, {"link_latency_ms", v.link_latency_ms}});
   return j.dump();
 }
@@ -106,6 +107,7 @@ SystemState state_from_json(const std::string& text) {
       x.workers = v.at("workers").get<int>();
       x.batch_window_ms = v.at("batch_window_ms").get<double>();
       x.batch_max_size = v.at("batch_max_size").get<int>();
+      x.batch_size_limit = v.value("batch_size_limit", x.batch_max_size);
       x.link_bandwidth_mbps = v.at("link_bandwidth_mbps").get<double>();
       x.link_latency_ms = v.at("link_latency_ms").get<double>();
       s.servers.push_back(x);
@@ -121,6 +123,10 @@ std::string scheme_to_json(const Scheme& s) {
   j["strategies"] = json::object();
   for (const auto& kv : s.strategies) j["strategies"][kv.first] = kv.second.to_string();
   j["helpers"] = s.helpers;
+  if (!s.batching.empty()) {
+    j["batching"] = json::object();
+    for (const auto& [server, spec] : s.batching) j["batching"][server] = {{"window_ms", spec.window_ms}, {"max_size", spec.max_size}};
+  }
   return j.dump();
 }
 
@@ -131,6 +137,13 @@ Scheme scheme_from_json(const std::string& text) {
     for (auto it = j.at("strategies").begin(); it != j.at("strategies").end(); ++it)
       s.strategies[it.key()] = parse_strategy(it.value().get<std::string>());
     s.helpers = j.at("helpers").get<std::vector<std::string>>();
+    if (j.contains("batching"))  // optional: server id -> {window_ms, max_size} (checked against the system by the caller)
+      for (auto it = j.at("batching").begin(); it != j.at("batching").end(); ++it) {
+        BatchSpec b;
+        b.window_ms = it.value().at("window_ms").get<double>();
+        b.max_size = it.value().at("max_size").get<int>();
+        s.batching[it.key()] = b;
+      }
     return s;
   } catch (const std::exception& e) {
     throw InputError(std::string("malformed scheme JSON: ") + e.what());

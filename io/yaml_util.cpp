@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "io/yaml_util.hpp"
 
 #include <cmath>
@@ -181,6 +182,29 @@ std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, cons
     if (!e.IsScalar()) fail(e, key_path(path, key), "expected a list of text values");
     out.push_back(e.as<std::string>());
     check_text(e, key_path(path, key), out.back());
+  }
+  return out;
+}
+
+std::vector<double> YamlReader::get_number_list(const YAML::Node& map, const std::string& key, const std::string& path,
+                                                double min_value, double max_value, std::size_t max_count, bool integers) const {
+  std::vector<double> out;
+  YAML::Node v = map[key];
+  const std::string kp = key_path(path, key);
+  if (!v) return out;
+  std::vector<YAML::Node> items;
+  if (v.IsScalar()) items.push_back(v);
+  else if (v.IsSequence()) for (const auto& e : v) items.push_back(e);
+  else fail(v, kp, "expected a list of numbers");
+  if (items.empty()) fail(v, kp, "expected at least one number");
+  if (items.size() > max_count) fail(v, kp, std::to_string(items.size()) + " values; at most " + std::to_string(max_count));
+  for (const YAML::Node& e : items) {
+    const double d = to_double(e, kp);
+    if (d < min_value || d > max_value)
+      fail(e, kp, "value " + format_double(d) + " is outside " + format_double(min_value) + ".." + format_double(max_value));
+    if (integers && d != std::floor(d)) fail(e, kp, "value " + format_double(d) + " is not an integer");
+    if (std::find(out.begin(), out.end(), d) != out.end()) fail(e, kp, "value " + format_double(d) + " is listed twice");
+    out.push_back(d);
   }
   return out;
 }

@@ -46,6 +46,10 @@ class YamlReader {
   bool get_bool(const YAML::Node& map, const std::string& key, const std::string& path, bool fallback) const;
   std::vector<std::string> get_string_list(const YAML::Node& map, const std::string& key,
                                            const std::string& path) const;
+  // A list of numbers (a single number is a list of one), each in [min_value, max_value] (integers
+  // only when `integers`), at most `max_count` of them, none repeated; empty when the key is absent.
+  std::vector<double> get_number_list(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
+                                      double max_value, std::size_t max_count, bool integers) const;
 
  private:
   double to_double(const YAML::Node& value, const std::string& key) const;

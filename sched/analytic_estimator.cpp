@@ -766,6 +766,8 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
 }  // namespace
 
 Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
+  // A scheme that sets a server's batching is predicted on the state with that batching.
+  if (sets_other_batching(state, scheme)) return predict(with_batching(state, scheme), scheme);
   AnalyticStateCache c;
   // dp and gcode predict thousands of one-device systems a decision: the solver's buffers are kept
   // per thread between predictions.
@@ -813,6 +815,18 @@ Totals cached_totals(AnalyticStateCache& c, const std::vector<int>& option, size
   return totals_of(c.outcome.devices);
 }
 Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
+  // A scheme that sets other batching than the cached state has is solved on its own state, uncached
+  // (a handful a decision: the batching choice, sched/batching_choice.hpp).
+  if (sets_other_batching(c.state, scheme)) {
+    const SystemState own = with_batching(c.state, scheme);
+    AnalyticStateCache oc;
+    thread_local SolverScratch solver;
+    oc.solver = &solver;
+    prepare(oc, own);
+    Outcome o;
+    outcome_of(own, oc, options_of(est, own, oc, scheme), false, 0, o);
+    return totals_of(o.devices);
+  }
   return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
 }
 
@@ -883,6 +897,10 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
   std::lock_guard<std::mutex> lock(cache_mutex_);
   AnalyticStateCache& c = cache_for(state);
   if (candidates.empty()) return -1;
+  if (sets_other_batching(c.state, base))
+    return walk_candidates(objective_, candidates.size(), [&](int i) {
+      return cached_totals(*this, c, (i < 0 ? incumbent : candidates[static_cast<size_t>(i)]).applied_to(base), kMemoBytes);
+    });
   const std::vector<int> base_option = options_of(*this, c.state, c, base);
   std::vector<int> option;
   return walk_candidates(objective_, candidates.size(), [&](int i) {

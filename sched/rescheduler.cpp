@@ -23,6 +23,7 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const A
     : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
+  for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
   // Until the first decision, bandwidth events compare with the scenario's configured rate.
   for (const auto& d : scenario.devices) bandwidth_at_decision_.push_back(d.link.bandwidth_mbps);
 }
@@ -55,6 +56,10 @@ double Rescheduler::next_period_after(const Scenario& s, double t_s) {
 SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<DeviceObservation>>& devices,
                                   const std::vector<std::optional<ServerObservation>>& servers) const {
   SystemState st = scenario_state(scenario_, now_s);
+  for (size_t i = 0; i < st.servers.size() && i < batching_.size(); ++i) {  // as last decided
+    st.servers[i].batch_window_ms = batching_[i].window_ms;
+    st.servers[i].batch_max_size = batching_[i].max_size;
+  }
   for (size_t i = 0; i < st.servers.size() && i < servers.size(); ++i) {
     if (!servers[i]) continue;
     st.servers[i].queue_length = servers[i]->queue_length;
@@ -112,6 +117,13 @@ Decision Rescheduler::decide(const SystemState& state) {
     helper_[i] = helper[i];
     d.record.switched += c.strategy_changed;
     if (c.strategy_changed || c.helper_changed) d.changes.push_back(c);
+  }
+  // Batching: a server the scheme names with another rule than it has is told; one not named keeps its.
+  for (size_t j = 0; j < scenario_.servers.size(); ++j) {
+    auto it = d.scheme.batching.find(scenario_.servers[j].id);
+    if (it == d.scheme.batching.end() || it->second == batching_[j]) continue;
+    batching_[j] = it->second;
+    d.batching.emplace_back(static_cast<int>(j), it->second);
   }
   for (size_t i = 0; i < state.devices.size() && i < bandwidth_at_decision_.size(); ++i)
     bandwidth_at_decision_[i] = state.devices[i].link_bandwidth_mbps;

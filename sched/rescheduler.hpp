@@ -45,6 +45,9 @@ struct Decision {
   Scheme scheme;
   std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy or helper role changed
   std::vector<int> helpers;           // the scheme's helpers as device indices
+  // Servers (scenario index) whose batching the scheme changed, with the new rule: each engine applies
+  // it to that server's loop (core/server_loop.hpp set_batching) at the decision's time.
+  std::vector<std::pair<int, BatchSpec>> batching;
   DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
 
   // The helpers server `server_id` may forward to: the scheme's helpers bound to it (each helper
@@ -100,6 +103,8 @@ class Rescheduler {
   // bandwidth each device had, against which later bandwidth events are compared.
   Decision decide(const SystemState& state);
 
+  // The batching server j has now (the scenario's until a scheme set another).
+  const BatchSpec& batching(int server) const { return batching_[static_cast<size_t>(server)]; }
   // The strategy last decided (the scenario's until the first decision) and the helper role.
   const Strategy& strategy(int device) const { return strategy_[static_cast<size_t>(device)]; }
   bool is_helper(int device) const { return helper_[static_cast<size_t>(device)]; }
@@ -119,6 +124,7 @@ class Rescheduler {
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;
   std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
+  std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
 };
 
 }  // namespace coinfer

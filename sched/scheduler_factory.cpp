@@ -8,9 +8,11 @@
 #include <set>
 
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 #include "core/log.hpp"
 #include "core/text_util.hpp"
 #include "sched/basic_schedulers.hpp"
+#include "sched/batching_choice.hpp"
 #include "sched/learned_plugin.hpp"
 #include "sched/placement_scheduler.hpp"
 #include "sched/sac_scheduler.hpp"
@@ -203,6 +205,16 @@ class CheckedScheduler : public Scheduler {
         throw SchedulerFailure("scheduler " + name() + " named helper '" + h +
                                "', which has inputs of its own; helpers are idle devices (workload: {arrival: none})");
     }
+    for (const auto& [id, spec] : scheme.batching) {
+      const ServerState* sv = state.server(id);
+      if (!sv) throw SchedulerFailure("scheduler " + name() + " set the batching of '" + printable(id, 80) + "', which is no server of the system");
+      if (!std::isfinite(spec.window_ms) || spec.window_ms < 0 || spec.window_ms > limits::kMaxLatencyMs)
+        throw SchedulerFailure("scheduler " + name() + " set a batch window of " + format_double(spec.window_ms) + " ms for server '" + id +
+                               "'; allowed: 0.." + format_double(limits::kMaxLatencyMs) + " ms");
+      if (spec.max_size < 1 || spec.max_size > sv->batch_size_limit)
+        throw SchedulerFailure("scheduler " + name() + " set a batch size of " + std::to_string(spec.max_size) + " for server '" + id +
+                               "'; allowed: 1.." + std::to_string(sv->batch_size_limit) + " (its servers[].batch.max_size, up to which its LUTs are checked)");
+    }
     return scheme;
   }
 
@@ -238,7 +250,23 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
                        (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
 }
 
+namespace {
+std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const AnalyticEstimator& est);
+}
+
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
+  std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
+  const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
+  if (choices.empty()) return inner;
+  if (scheduler_plugin(s.scheduler.name))
+    throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
+                     "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
+                     "batch candidates are for the built-in schedulers");
+  return std::make_unique<BatchingChoosingScheduler>(std::move(inner), est, choices);
+}
+
+namespace {
+std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
   if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
     Params p(s, plugin->params);
@@ -364,5 +392,6 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
                    "unknown scheduler '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
                        " (available: " + join(scheduler_names()) + ")");
 }
+}  // namespace
 
 }  // namespace coinfer

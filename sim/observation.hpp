@@ -4,6 +4,8 @@
 // actors and the server actors do not include each other.
 #include <vector>
 
+#include "core/batch_spec.hpp"
+
 #include "core/strategy.hpp"
 
 namespace coinfer::sim {
@@ -26,6 +28,8 @@ class ObservedServer {
   virtual int busy_workers() const = 0;
   // Idle devices (scenario indices) the scheme names as this server's helpers; replaces the set.
   virtual void set_helpers(const std::vector<int>& devices) = 0;
+  // The scheme's batching for this server from now on (core/server_loop.hpp set_batching).
+  virtual void set_batching(const BatchSpec& spec) = 0;
 };
 
 }  // namespace coinfer::sim

@@ -64,6 +64,8 @@ void SchedulerMonitor::decide() {
   }
   // Helpers: each serves its own server (Decision::helpers_of, the real server's rule too).
   for (size_t j = 0; j < s_.servers.size(); ++j) s_.servers[j]->set_helpers(d.helpers_of(sc, sc.servers[j].id));
+  // Batching: the servers the scheme gave another rule apply it now (the real server does the same).
+  for (const auto& [j, spec] : d.batching) s_.servers[static_cast<size_t>(j)]->set_batching(spec);
   decisions_.push_back(d.record);
 }
 

@@ -22,7 +22,7 @@ ServerActors::ServerActors(ServerSlice slice)
 void ServerActors::start() {
   const std::string& id = s_.spec->id;
   add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
-  if (s_.spec->batch.windowed()) add_actor(id + ":batch-timer", s_.host, [this] { timer_loop(); })->daemonize();
+  if (s_.spec->batch.windowed()) start_timer();
   if (s_.timing->may_have_helpers()) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
   for (int w = 0; w < s_.spec->workers; ++w)
     add_actor(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
@@ -49,16 +49,25 @@ void ServerActors::dispatcher_loop() {
   }
 }
 
-void ServerActors::timer_loop() {
-  // Windows all have the same length, so the earliest deadline only moves later; sleeping until it
-  // and sealing what is due there is exact. One permit per opened batch wakes the timer when idle.
-  while (true) {
+void ServerActors::start_timer() {
+  const std::uint64_t generation = ++timer_generation_;
+  timers_sem_ = sg4::Semaphore::create(0);
+  add_actor(s_.spec->id + ":batch-timer", s_.host, [this, generation, wake = timers_sem_] { timer_loop(generation, wake); })->daemonize();
+}
+
+void ServerActors::timer_loop(std::uint64_t generation, sg4::SemaphorePtr wake) {
+  // Under one batching, windows all have the same length, so the earliest deadline only moves later;
+  // sleeping until it and sealing what is due there is exact. One permit per opened batch wakes the
+  // timer when idle. A new batching (set_batching) recomputes the open windows and starts a new
+  // timer: this one ends when it next wakes.
+  while (generation == timer_generation_) {
     const double deadline = loop_.next_deadline_s();
     if (deadline == std::numeric_limits<double>::infinity()) {
-      timers_sem_->acquire();
+      wake->acquire();
       continue;
     }
     sg4::this_actor::sleep_until(deadline);
+    if (generation != timer_generation_) return;
     loop_.on_timer(sg4::Engine::get_clock());
     wake_actors();
   }
@@ -66,6 +75,13 @@ void ServerActors::timer_loop() {
 
 void ServerActors::set_helpers(const std::vector<int>& devices) {
   loop_.set_helpers(devices, sg4::Engine::get_clock());
+  wake_actors();
+}
+
+void ServerActors::set_batching(const BatchSpec& spec) {
+  loop_.set_batching(spec, sg4::Engine::get_clock());
+  if (spec.windowed()) start_timer();
+  else ++timer_generation_;  // no window: no timer (the one before ends when it next wakes)
   wake_actors();
 }
 

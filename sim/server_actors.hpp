@@ -48,6 +48,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   int queued() const override { return loop_.queued(); }
   int busy_workers() const override { return loop_.busy_workers(); }
   void set_helpers(const std::vector<int>& devices) override;
+  void set_batching(const BatchSpec& spec) override;
 
  private:
   // The server loop's actions (core/server_loop.hpp), carried out in simulated time.
@@ -59,7 +60,10 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to
   void dispatcher_loop();
-  void timer_loop();
+  // One batch timer at a time: a new batching starts a new one (its own semaphore) and the one before
+  // ends when it next wakes, so each sleeps to exact window ends of one window length.
+  void start_timer();
+  void timer_loop(std::uint64_t generation, simgrid::s4u::SemaphorePtr wake);
   void worker_loop();
   void forwarder_loop();
   // One execution's seconds (drawn from this server's service-time stream).
@@ -67,7 +71,8 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
 
   ServerSlice s_;
   ServerLoop<SimRequest*> loop_;
-  simgrid::s4u::SemaphorePtr timers_sem_;   // one permit per batch opened
+  simgrid::s4u::SemaphorePtr timers_sem_;   // one permit per batch opened (the current timer's)
+  std::uint64_t timer_generation_ = 0;      // the current timer's; 0: none started
   simgrid::s4u::SemaphorePtr run_sem_;      // one permit per batch started (a worker actor runs it)
   simgrid::s4u::SemaphorePtr forward_sem_;  // one permit per batch to forward
   std::deque<std::pair<std::uint64_t, std::vector<SimRequest*>>> to_run_;  // started, for the worker actors

@@ -5,6 +5,9 @@
 // of b, and a result takes 5.26 ms to come back.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "core/scheduler.hpp"
 #include "tests/sim/sim_fixture.hpp"
 
 using namespace coinfer;
@@ -118,4 +121,61 @@ TEST(Batching, AHigherPriorityDeviceIsServedBeforeOlderWaitingRequests) {
 TEST(Batching, EqualPrioritiesKeepTheOrderBatchesWereSealed) {
   const RunResults r = priority_run(0);
   EXPECT_LT(batch_start(r, 0, 1), batch_start(r, 1, 0));  // a's second arrived first
+}
+
+// ---- Batching as a decision (issue 37 item 4) ------------------------------------------------------
+
+namespace {
+// A scheduler from outside sched/ (the plugin registry) that keeps every device offloading and sets
+// the server's batching by the decision's time: 200 ms / 8 before 1 s, 150 ms / 8 before 2 s, then
+// 0 ms / 1 (no batching).
+class BatchingByTime : public Scheduler {
+ public:
+  std::string name() const override { return "batching_by_time"; }
+  Scheme decide(const SystemState& state) override {
+    Scheme s;
+    for (const auto& d : state.devices) s.strategies[d.id] = Strategy::offload();
+    s.batching["srv"] = state.time_s < 1 ? BatchSpec{200, 8} : state.time_s < 2 ? BatchSpec{150, 8} : BatchSpec{0, 1};
+    return s;
+  }
+};
+}  // namespace
+
+TEST(Batching, ANewWindowAppliesToTheOpenBatchAndLaterOnesAndNoWindowEndsBatching) {
+  register_scheduler_plugin("batching_by_time", SchedulerPlugin{[](const Scenario&, const std::map<std::string, int>&) {
+                                                                  return std::unique_ptr<Scheduler>(new BatchingByTime);
+                                                                }, {}, "test"});
+  SimSetup s;
+  write_standard_luts(s);
+  // Three closed-loop offloaders (in_flight 1): a cycle is 17.388 ms up + the window + 18 ms for the
+  // batch of 3 (9 ms x 2) + 5.26 ms down = 240.648 ms under 200 ms. Batches open at 17.388 + k x
+  // 240.648 ms: the fifth (k = 4) at 979.980 ms, still open at the decision of t = 1 s that sets
+  // 150 ms: it is sealed at 979.980 + 150 = 1129.980 ms (not at 1179.980 ms), and the next one opens
+  // at 1129.980 + 18 + 5.26 + 17.388 = 1170.628 ms and waits 150 ms. From t = 2 s, 0 ms / 1: every
+  // batch is one request.
+  RunResults r = s.run(scenario(three_offloaders(), "{window_ms: 200, max_size: 8}", 3, 0, 1, "scheduler: {name: batching_by_time, period_s: 1}\n"));
+  ASSERT_EQ(r.decisions.size(), 3u);
+  EXPECT_EQ(r.decisions[0].scheme.find("batching=[srv:200ms/8]"), r.decisions[0].scheme.find("batching="));
+  EXPECT_NE(r.decisions[1].scheme.find("batching=[srv:150ms/8]"), std::string::npos) << r.decisions[1].scheme;
+  int sealed_early = 0, next_at_150 = 0, after_two = 0;
+  for (const auto& q : r.requests) {
+    ASSERT_TRUE(q.done()) << q.id;
+    if (std::fabs(q.t_queued - 0.979980) < 1e-6) {
+      EXPECT_NEAR(q.t_batch_start, 1.129980, kTol);
+      EXPECT_EQ(q.batch_size, 3);
+      ++sealed_early;
+    }
+    if (std::fabs(q.t_queued - 1.170628) < 1e-6) {
+      EXPECT_NEAR(q.t_batch_start, 1.320628, kTol);
+      ++next_at_150;
+    }
+    if (q.t_queued > 2.0) {
+      EXPECT_EQ(q.batch_size, 1) << q.id;
+      EXPECT_NEAR(q.t_batch_start, q.t_queued, 0.03) << q.id;  // no window: at most two others' 9 ms ahead
+      ++after_two;
+    }
+  }
+  EXPECT_EQ(sealed_early, 3);
+  EXPECT_EQ(next_at_150, 3);
+  EXPECT_GT(after_two, 30);
 }

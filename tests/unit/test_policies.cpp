@@ -95,6 +95,39 @@ TEST(BatchQueue, RemovingADevicesItemsDropsEmptiedBatches) {
   EXPECT_EQ(q.next_deadline_s(), kInf);  // both open batches emptied
 }
 
+TEST(BatchQueue, ANewSpecAppliesToOpenBatchesAsIfTheyOpenedUnderIt) {
+  // Window 50 ms, max 8: group 0 opened at t = 0 (3 requests), group 1 at t = 0.030 (1 request).
+  BatchQueue<int> q(BatchSpec{50, 8});
+  q.add(1, 0, 0.000);
+  q.add(2, 0, 0.001);
+  q.add(3, 0, 0.002);
+  q.add(4, 1, 0.030);
+  // At t = 0.035 the window becomes 40 ms and the size 3: group 0 already holds 3 (sealed at once);
+  // group 1's window now ends at 0.030 + 0.040 = 0.070 instead of 0.080.
+  EXPECT_EQ(q.set_spec(BatchSpec{40, 3}, 0.035), 1);
+  ASSERT_EQ(q.ready().size(), 1u);
+  EXPECT_EQ(q.ready().front(), (std::vector<int>{1, 2, 3}));
+  EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.070);
+  // A 20 ms window at t = 0.060: group 1's ended at 0.050, before now, so it is sealed now.
+  EXPECT_EQ(q.set_spec(BatchSpec{20, 3}, 0.060), 1);
+  EXPECT_EQ(q.ready().back(), std::vector<int>{4});
+  // A batch opened later uses the new window: 0.061 + 0.020.
+  q.add(5, 0, 0.061);
+  EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.081);
+  EXPECT_EQ(q.spec().max_size, 3);
+}
+
+TEST(BatchQueue, ASpecWithoutAWindowSealsEveryOpenBatchInTheOrderTheyOpened) {
+  BatchQueue<int> q(BatchSpec{50, 8});
+  q.add(7, 2, 0.000);
+  q.add(8, 1, 0.010);
+  EXPECT_EQ(q.set_spec(BatchSpec{0, 8}, 0.011), 2);
+  EXPECT_EQ(q.take_oldest(), std::vector<int>{7});
+  EXPECT_EQ(q.take_oldest(), std::vector<int>{8});
+  EXPECT_TRUE(q.add(9, 1, 0.012).sealed);  // and later requests are their own batches
+  EXPECT_EQ(q.next_deadline_s(), kInf);
+}
+
 TEST(BatchGroupIds, EqualKeysShareAnIdAndTheKeyNamesModelDatasetSplit) {
   BatchGroupIds ids;
   const BatchGroupKey a{{"dgcnn", "modelnet40"}, 3}, b{{"dgcnn", "modelnet40"}, 4}, c{{"gcn", "cora"}, 3};
@@ -382,6 +415,38 @@ TEST(Rescheduler, OnlyDevicesWhoseStrategyOrHelperRoleChangedAreTold) {
   EXPECT_EQ(d.record.switched, 0);
   EXPECT_EQ(r.strategy(0), Strategy::offload());
   EXPECT_TRUE(r.is_helper(2));
+}
+
+TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
+  // The scenario's s0 batches 0 ms / 1. A scheme setting 20 ms / 4 changes it (told once, to server
+  // 0); the same batching again, or a scheme not naming s0, tells nothing and keeps 20 ms / 4.
+  RescheduleFixture f;
+  f.sc.servers[0].batch = BatchSpec{0, 4};
+  Rescheduler r(f.sc, f.sched, *f.est);
+  r.offer(Trigger{Trigger::Kind::start});
+  Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
+  x.batching["s0"] = BatchSpec{20, 4};
+  f.sched.next.push_back(x);
+  Decision d = r.decide(r.snapshot(0, {}, {}));
+  ASSERT_EQ(d.batching.size(), 1u);
+  EXPECT_EQ(d.batching[0].first, 0);
+  EXPECT_EQ(d.batching[0].second, (BatchSpec{20, 4}));
+  EXPECT_NE(d.record.scheme.find("batching=[s0:20ms/4]"), std::string::npos) << d.record.scheme;
+  EXPECT_EQ(r.batching(0), (BatchSpec{20, 4}));
+  r.offer(Trigger{Trigger::Kind::period});
+  f.sched.next.push_back(x);
+  d = r.decide(r.snapshot(2, {}, {}));
+  EXPECT_TRUE(d.batching.empty());
+  r.offer(Trigger{Trigger::Kind::period});
+  f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::offload()));
+  d = r.decide(r.snapshot(4, {}, {}));
+  EXPECT_TRUE(d.batching.empty());
+  // What the scheduler saw at t = 2 and 4: the batching decided at 0, not the scenario's.
+  ASSERT_EQ(f.sched.seen.size(), 3u);
+  EXPECT_DOUBLE_EQ(f.sched.seen[0].servers[0].batch_window_ms, 0);
+  EXPECT_DOUBLE_EQ(f.sched.seen[2].servers[0].batch_window_ms, 20);
+  EXPECT_EQ(f.sched.seen[2].servers[0].batch_max_size, 4);
+  EXPECT_EQ(f.sched.seen[2].servers[0].batch_size_limit, 4);
 }
 
 TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {

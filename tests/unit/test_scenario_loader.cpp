@@ -102,6 +102,26 @@ TEST(ScenarioLoader, SetCreatesMissingMaps) {
   EXPECT_NE(std::string(e.what()).find("not a mapping"), std::string::npos) << e.what();
 }
 
+TEST(ScenarioLoader, BatchCandidatesAreListsWithinTheServersSizes) {
+  // kBase's edge0 batches at most 5: sizes up to 5 may be chosen, 8 is refused naming edge0 and the
+  // key; a single number is a list of one; windows are numbers >= 0, each listed once.
+  Scenario s = load_scenario(write(kBase), {"scheduler.name=greedy", "scheduler.batch_windows_ms=[0, 5, 20]", "scheduler.batch_sizes=4"});
+  EXPECT_EQ(s.scheduler.batch_windows_ms, (std::vector<double>{0, 5, 20}));
+  EXPECT_EQ(s.scheduler.batch_sizes, (std::vector<int>{4}));
+  EXPECT_TRUE(s.scheduler.params.empty());  // not scheduler-specific parameters
+  const std::string big = error_of(kBase, {"scheduler.batch_sizes=[2, 8]"}).what();
+  EXPECT_NE(big.find("--set scheduler.batch_sizes=[2, 8]"), std::string::npos) << big;
+  EXPECT_NE(big.find("edge0's batch.max_size 5"), std::string::npos) << big;
+  const std::string negative = error_of(kBase, {"scheduler.batch_windows_ms=[-1]"}).what();
+  EXPECT_NE(negative.find("scheduler.batch_windows_ms"), std::string::npos) << negative;
+  const std::string twice = error_of(kBase, {"scheduler.batch_windows_ms=[5, 5]"}).what();
+  EXPECT_NE(twice.find("listed twice"), std::string::npos) << twice;
+  const std::string fraction = error_of(kBase, {"scheduler.batch_sizes=[2.5]"}).what();
+  EXPECT_NE(fraction.find("not an integer"), std::string::npos) << fraction;
+  const std::string map = error_of(kBase, {"scheduler.batch_sizes={a: 1}"}).what();
+  EXPECT_NE(map.find("expected a list of numbers"), std::string::npos) << map;
+}
+
 TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
   // scenarios/README.md: scheduler.name defaults to static, also when the section names only its
   // triggers (issue 32, item 5: such a section was refused for its missing name).

@@ -10,6 +10,7 @@
 #include "io/state_json.hpp"
 #include "sched/analytic_estimator.hpp"
 #include "sched/basic_schedulers.hpp"
+#include "sched/batching_choice.hpp"
 #include "sched/scheme_search.hpp"
 #include "sched/operator_placement.hpp"
 #include "core/device_plan.hpp"
@@ -57,6 +58,64 @@ TEST(Estimator, BatchWindowAddsWaitAndSharedServerQueues) {
   Prediction alone = f.est->predict(state({device("a", "slow", 8)}, "busy"), scheme({{"a", Strategy::offload()}}));
   EXPECT_GT(q.devices[0].latency_s, alone.devices[0].latency_s);
   EXPECT_LE(q.server_utilisation.at("s0"), 1.0);
+}
+
+TEST(Estimator, ASchemesBatchingIsPredictedAsIfTheServerHadIt) {
+  Fixture f;
+  // The state's s0 dispatches at once (0 ms / 8); a scheme that sets 10 ms / 5 is predicted on the
+  // state with that batching, and a lone closed-loop device then waits its window (>= 9 ms more).
+  SystemState now = state({device("a", "slow", 8)}, "srv", 1, 0, 8);
+  now.servers[0].batch_size_limit = 8;
+  Scheme with = scheme({{"a", Strategy::offload()}});
+  with.batching["s0"] = BatchSpec{10, 5};
+  SystemState windowed = now;
+  windowed.servers[0].batch_window_ms = 10;
+  windowed.servers[0].batch_max_size = 5;
+  const Prediction a = f.est->predict(now, with);
+  const Prediction b = f.est->predict(windowed, scheme({{"a", Strategy::offload()}}));
+  EXPECT_DOUBLE_EQ(a.devices[0].latency_s, b.devices[0].latency_s);
+  EXPECT_GT(a.devices[0].latency_s, 0.012288 + 0.009 + 0.00016 + 0.009);
+  // compare and best_of see it too: without the window the lone device is faster (throughput objective,
+  // closed loop: one request in flight).
+  EXPECT_LT(f.est->compare(now, with, scheme({{"a", Strategy::offload()}})), 0);
+  EXPECT_EQ(f.est->best_of(now, with, {scheme({{"a", Strategy::offload()}})}), 0);
+}
+
+TEST(BatchingChoice, AWindowIsChosenWhereOnlyBatchingServesTheLoad) {
+  Fixture f;
+  // Eight open-loop devices at 2 req/s each (16 req/s) offload to a one-worker 'busy' server: 90 ms a
+  // request alone (11.1 req/s: saturated), a batch of b takes 90 ms (1 + 0.5 (b - 1)). With a 200 ms
+  // window the estimator's batch is 1 + 16 x 0.2 = 4.2: 90 x 2.6 / 4.2 = 55.7 ms a request, 17.9 req/s
+  // > 16: served. Fewer unserved arrivals win first, so 200 ms / 8 is chosen over 0 ms.
+  std::vector<DeviceState> ds;
+  for (int i = 0; i < 8; ++i) {
+    DeviceState d = device("d" + std::to_string(i), "slow", 100);
+    d.in_flight = 0;
+    d.arrival_rate_per_s = 2;
+    d.strategy = Strategy::offload();
+    ds.push_back(d);
+  }
+  SystemState st = state(ds, "busy", 1, 0, 8);
+  st.servers[0].batch_size_limit = 8;
+  Scheme all;
+  for (const auto& d : ds) all.strategies[d.id] = Strategy::offload();
+  std::vector<BatchingChosen> detail;
+  const Scheme chosen = choose_batching(*f.est, st, all, BatchingChoices{{0, 200}, {8}}, &detail);
+  ASSERT_EQ(chosen.batching.count("s0"), 1u);
+  EXPECT_EQ(chosen.batching.at("s0"), (BatchSpec{200, 8}));
+  ASSERT_EQ(detail.size(), 1u);
+  EXPECT_EQ(detail[0].batching, (BatchSpec{200, 8}));
+  EXPECT_EQ(detail[0].candidates, 2);  // 0 ms / 8 (the current one) and 200 ms / 8
+  EXPECT_NEAR(detail[0].predicted_throughput_rps, 16, 1e-6);  // every arrival served
+  // A lone closed-loop device gains nothing from a window: the server keeps 0 ms (no entry).
+  SystemState lone = state({device("a", "slow", 8)}, "srv", 1, 0, 8);
+  lone.servers[0].batch_size_limit = 8;
+  EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{0, 10, 50}, {2, 8}}, nullptr)
+                  .batching.empty());
+  // Sizes beyond the server's limit are never tried: limit 1 leaves only size 1 (no window effect).
+  lone.servers[0].batch_size_limit = 1;
+  lone.servers[0].batch_max_size = 1;
+  EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{50}, {8}}, nullptr).batching.empty());
 }
 
 TEST(Schedulers, EveryOneFindsTheObviousChoice) {

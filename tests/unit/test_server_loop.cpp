@@ -83,6 +83,24 @@ TEST(ServerLoop, AFullBatchSealsAtOnceAndFreeWorkersTakeTheOldestFirst) {
   EXPECT_EQ(e.take(), Log{"run 2 [5,6]"});
 }
 
+TEST(ServerLoop, ANewBatchingSealsWhatItClosesAndAFreeWorkerTakesItAtOnce) {
+  // 20 ms window, up to 4, one worker. Two requests of group 0 at t = 0 and 0.001 wait for the window.
+  // At t = 0.005 the scheme sets a 2-request limit: the open batch holds 2, so it is sealed now and
+  // the idle worker starts it at 0.005, not at the old window's end (0.020).
+  Recorder e;
+  ServerLoop<int> loop(BatchSpec{20, 4}, 1, e);
+  loop.on_upload(1, 0, 0.000);
+  loop.on_upload(2, 0, 0.001);
+  EXPECT_EQ(e.take(), Log{});
+  loop.set_batching(BatchSpec{20, 2}, 0.005);
+  EXPECT_EQ(e.take(), Log{"run 0 [1,2]"});
+  EXPECT_EQ(loop.batching().max_size, 2);
+  // Without a window every later request is its own batch (it waits for the worker).
+  loop.set_batching(BatchSpec{0, 2}, 0.006);
+  EXPECT_TRUE(loop.on_upload(3, 0, 0.007).sealed);
+  EXPECT_EQ(loop.next_deadline_s(), std::numeric_limits<double>::infinity());
+}
+
 TEST(ServerLoop, TheNewestWaitingBatchGoesToAFreeHelperThatIsExpectedSooner) {
   Recorder e;
   e.helper_s[5] = 0.05;
