@@ -7,7 +7,9 @@ not generate inputs (idle helpers) are left out of the scheme, so they keep thei
 
 Use it from a scenario:
     scheduler: {name: external, command: "python3 threshold_scheduler.py --offload-above 20 --local-below 5"}
-(the command runs in the scenario file's folder). --fail-after N, --hang-after N and --garbage-after N
+(the command runs in the scenario file's folder). --batching SERVER:AT_S:WINDOW_MS:SIZE (repeatable) also
+sets that server's batch window and size in every decision taken at or after AT_S seconds (the latest
+such entry wins; before the first, the server keeps its batching). --fail-after N, --hang-after N and --garbage-after N
 make it misbehave after N decisions: the tests use them to check that coinfer reports each failure.
 """
 import argparse
@@ -20,10 +22,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--offload-above", type=float, default=20.0, help="Mbit/s at or above which a device offloads (default 20)")
     ap.add_argument("--local-below", type=float, default=5.0, help="Mbit/s below which a device runs locally (default 5)")
+    ap.add_argument("--batching", action="append", default=[], metavar="SERVER:AT_S:WINDOW_MS:SIZE",
+                    help="set SERVER's batching from AT_S seconds on (repeatable)")
     ap.add_argument("--fail-after", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--hang-after", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--garbage-after", type=int, default=-1, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    batching = []  # (at_s, server, window_ms, size), by time
+    for b in args.batching:
+        try:
+            server, at_s, window_ms, size = b.rsplit(":", 3)
+            batching.append((float(at_s), server, float(window_ms), int(size)))
+        except ValueError:
+            ap.error(f"--batching {b!r}: expected SERVER:AT_S:WINDOW_MS:SIZE")
+    batching.sort(key=lambda x: x[0])
 
     stages = {}
     decided = 0
@@ -54,7 +66,15 @@ def main():
                     strategies[d["id"]] = "local"
                 else:
                     strategies[d["id"]] = f"pp({stages[d['id']] // 2})"
-            print(json.dumps({"type": "scheme", "id": msg["id"], "scheme": {"strategies": strategies, "helpers": []}}), flush=True)
+            scheme = {"strategies": strategies, "helpers": []}
+            now = msg["state"]["time_s"]
+            chosen = {}
+            for at_s, server, window_ms, size in batching:
+                if at_s <= now:
+                    chosen[server] = {"window_ms": window_ms, "max_size": size}
+            if chosen:
+                scheme["batching"] = chosen
+            print(json.dumps({"type": "scheme", "id": msg["id"], "scheme": scheme}), flush=True)
             decided += 1
     return 0
 

@@ -104,6 +104,37 @@ assert d and d[0]['scheme'].startswith('pi0=offload pi1=offload pi2=offload'), d
 s = json.load(open('$work/tb/summary.json'))
 assert s['scheduler'] == 'external' and s['total']['completed'] > 0, s" \
     && ok || { bad "external scheduler on the testbed: exit $rc"; tail -20 "$work/tb.out"; tail -20 "$work/tb/logs/server.log" 2>/dev/null; }
+  # Batching as a decision on the real server (issue 37 item 4): no batching (0 ms / 1) from the start,
+  # 200 ms / 4 from the decision at 2 s (period 1 s). The real server applies each when decided, as the
+  # simulator does: before 2 s every batch is one request; after it, batches of several wait at most
+  # the 200 ms window (a batch seals when full or when the window since its first request ends; the
+  # worker pool's wait comes after). The simulator of the same scenario decides the same sequence.
+  sed -e "s|^scheduler: .*|scheduler: {name: external, period_s: 1, command: \"python3 '$example' --batching edge0:0:0:1 --batching edge0:2:200:4\"}|" \
+    "$work/tb.yaml" > "$work/tbb.yaml"
+  "$rt" testbed "$work/tbb.yaml" --loopback --out "$work/tbb" --startup 2 > "$work/tbb.out" 2>&1; rc=$?
+  "$coinfer" run "$work/tbb.yaml" -q --out "$work/tbb-sim" > "$work/tbb-sim.out" 2>&1; rc_sim=$?
+  [ $rc -eq 0 ] && [ $rc_sim -eq 0 ] && /usr/bin/python3 - "$work/tbb" "$work/tbb-sim" <<'PY' \
+    && ok || { bad "batching decided at run time on the testbed: exit $rc / $rc_sim"; tail -20 "$work/tbb.out"; cat "$work/tbb-sim.out"; grep -i batching "$work/tbb/logs/server.log"; }
+import json, sys, h5py, numpy as np
+tb, sim = sys.argv[1], sys.argv[2]
+dt = [json.loads(l) for l in open(tb + "/decisions.jsonl")]
+ds = [json.loads(l) for l in open(sim + "/decisions.jsonl")]
+assert "batching=[edge0:0ms/1]" in dt[0]["scheme"], dt[0]
+at2 = [d for d in dt if "batching=[edge0:200ms/4]" in d["scheme"]]  # the example repeats it in every later decision
+assert at2 and abs(at2[0]["t_s"] - 2) < 0.5, [d["scheme"] for d in dt]
+strip = lambda d: [(round(x["t_s"]), x["trigger"], x["scheme"]) for x in d]
+assert strip(dt) == strip(ds), (strip(dt), strip(ds))
+t2 = at2[0]["t_s"]
+with h5py.File(tb + "/results.h5") as f:
+    q, start, size, status = (f["requests/" + k][()] for k in ("t_queued", "t_batch_start", "batch_size", "status"))
+served = ~np.isnan(q) & ~np.isnan(start) & (status == 0)
+# From the first decision on (on the real server it takes the external process's answer, ~25 ms here;
+# requests queued before it batch under the scenario's 10 ms / 5).
+before, after = served & (q > dt[0]["t_s"]) & (start < t2 - 0.05), served & (q > t2 + 0.05)
+assert before.sum() > 5 and after.sum() > 5, (before.sum(), after.sum())
+assert (size[before] == 1).all(), (np.unique(size[before]), q[before & (size > 1)], dt[0]["t_s"])
+assert (size[after] <= 4).all() and (size[after] > 1).any(), np.unique(size[after], return_counts=True)
+PY
 fi
 
 finish external_scheduler
