@@ -45,16 +45,18 @@ class BatchQueue {
 
   explicit BatchQueue(BatchSpec spec) : spec_(spec) {}
 
-  // An item fully received at now_s joins the open batch of its group.
-  Added add(Item item, const GroupId& group, double now_s) {
+  // An item fully received at now_s joins the open batch of its group. `limit` > 0: the batch this
+  // item opens holds at most that many (a server policy's size for the group, core/dynamic_batching.hpp),
+  // never more than the spec's max_size; 0: the spec's.
+  Added add(Item item, const GroupId& group, double now_s, int limit = 0) {
     Added a;
     auto it = open_.find(group);
     if (it == open_.end()) {
-      it = open_.emplace(group, Open{now_s, now_s + spec_.window_ms * 1e-3, next_order_++, {}}).first;
+      it = open_.emplace(group, Open{now_s, now_s + spec_.window_ms * 1e-3, next_order_++, limit, {}}).first;
       a.opened = true;
     }
     it->second.members.push_back(std::move(item));
-    if (!spec_.windowed() || static_cast<int>(it->second.members.size()) >= spec_.max_size) {
+    if (!spec_.windowed() || static_cast<int>(it->second.members.size()) >= size_of(it->second)) {
       ready_.push_back(std::move(it->second.members));
       open_.erase(it);
       a.sealed = true;
@@ -69,7 +71,7 @@ class BatchQueue {
     std::vector<std::pair<std::uint64_t, GroupId>> sealed;
     for (auto& [group, o] : open_) {
       o.deadline_s = o.opened_s + spec_.window_ms * 1e-3;
-      if (!spec_.windowed() || static_cast<int>(o.members.size()) >= spec_.max_size) sealed.emplace_back(o.order, group);
+      if (!spec_.windowed() || static_cast<int>(o.members.size()) >= size_of(o)) sealed.emplace_back(o.order, group);
     }
     std::sort(sealed.begin(), sealed.end());
     for (const auto& [order, group] : sealed) {
@@ -166,8 +168,10 @@ class BatchQueue {
     double opened_s;
     double deadline_s;
     std::uint64_t order;
+    int limit;  // > 0: at most this many (and the spec's max_size)
     Batch members;
   };
+  int size_of(const Open& o) const { return o.limit > 0 ? std::min(o.limit, spec_.max_size) : spec_.max_size; }
   BatchSpec spec_;
   std::map<GroupId, Open> open_;
   std::deque<Batch> ready_;

@@ -4,11 +4,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/batch_spec.hpp"
 #include "core/device_hardware.hpp"
+#include "core/dynamic_batching.hpp"
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
 #include "core/strategy.hpp"
@@ -95,6 +97,9 @@ struct ServerSpec {
   int workers = 1;  // concurrent batches
   int cores = 0;    // host cores; 0 = workers
   BatchSpec batch;
+  // batch.policy sparoa: SparOA's dynamic batching (Alg. 2) sets each batch group's largest batch
+  // (at most batch.max_size) from this server's LUT; none: batch.max_size for every group.
+  std::optional<DynamicBatchingParams> dynamic_batching;
   LinkSpec link{1000, 0.1, {}, {}};  // wired link between the access point and the server
   double idle_w = 0, busy_w = 0;
   SourceLocation where;

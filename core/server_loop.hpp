@@ -45,6 +45,12 @@ class ServerActions {
   // Sends `batch` whole to idle helper `helper`; the engine calls on_helper_done(helper) when the
   // helper finished it (or failed it).
   virtual void forward(int helper, Batch batch) = 0;
+  // The largest batch `item`'s batch group may reach here (a server policy's, core/server_timing.hpp
+  // batch_limit); 0: the batching's max_size.
+  virtual int batch_limit(const Item& item) const {
+    (void)item;
+    return 0;
+  }
   // The priority of `item`'s device at this server (its devices[].workload.priority).
   virtual int priority(const Item& item) const {
     (void)item;
@@ -63,7 +69,8 @@ class ServerLoop {
   // An upload fully received (and decoded) at now_s joins its batch group (core/model_key.hpp). The
   // result says whether it opened a window (the engine's timer must then wake by next_deadline_s()).
   typename BatchQueue<Item>::Added on_upload(Item item, int group, double now_s) {
-    const auto added = queue_.add(std::move(item), group, now_s);
+    const int limit = act_.batch_limit(item);
+    const auto added = queue_.add(std::move(item), group, now_s, limit);
     if (added.sealed) dispatch(now_s);
     return added;
   }

@@ -10,6 +10,8 @@ ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, co
                            const ExecutionTimeModel& time)
     : server_luts_(s.devices.size()), time_(&time) {
   const ServerSpec& me = s.servers.at(static_cast<size_t>(server));
+  dynamic_ = me.dynamic_batching;
+  max_size_ = me.batch.max_size;
   for (size_t d = 0; d < s.devices.size(); ++d) {
     if (s.server_index(s.devices[d].server) != server) continue;
     for (const std::string& m : run_models.at(d)) {
@@ -44,6 +46,24 @@ const LutTable* ServerTiming::server_lut(int device, int binding) const {
 double ServerTiming::batch_seconds(int device, int binding, int split, int size) const {
   const LutTable* lut = server_lut(device, binding);
   return lut ? time_->seconds(*lut, split, lut->num_stages(), size) : 0;
+}
+
+int ServerTiming::batch_limit(int device, int binding, int split) const {
+  const LutTable* lut = dynamic_ ? server_lut(device, binding) : nullptr;
+  if (!lut) return 0;
+  std::lock_guard<std::mutex> lock(limits_mutex_);
+  auto [it, fresh] = limits_.try_emplace({lut, split}, 0);
+  if (!fresh) return it->second;
+  DynamicBatchingInputs in;
+  in.initial = in.max_size = max_size_;
+  const int n = lut->num_stages();
+  in.batch_seconds = [&](int b) { return time_->seconds(*lut, split, n, b); };
+  const bool memory_known = lut->peak_memory(split, n, std::min(max_size_, lut->max_batch())).has_value();
+  if (memory_known)
+    in.peak_memory_bytes = [&](int b) { return lut->peak_memory(split, n, std::min(b, lut->max_batch())); };
+  if (split > 0) in.input_sparsity = lut->stage_output_sparsity(split - 1);
+  it->second = sparoa_batch_size(in, *dynamic_).batch;
+  return it->second;
 }
 
 const LutTable* ServerTiming::helper_lut(int helper, int device, int binding) const {

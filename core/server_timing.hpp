@@ -11,6 +11,7 @@
 // binding 0 (checked when the scenario is checked against its LUTs); for the variants only where one
 // exists. Times in seconds. Holds pointers into `luts`, which must outlive it.
 #include <map>
+#include <mutex>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -43,6 +44,10 @@ class ServerTiming {
   double helper_seconds(int helper, int device, int binding, int split, int size, double input_bytes, double bytes_per_s) const;
   // The helper's LUT for the origin device's binding; null when none.
   const LutTable* helper_lut(int helper, int device, int binding = 0) const;
+  // The largest batch of that binding and split here: SparOA's dynamic batching (core/dynamic_batching.hpp)
+  // on this server's LUT when the server's batch.policy is sparoa (computed once per LUT and split);
+  // 0 otherwise (the batching's max_size). Thread-safe.
+  int batch_limit(int device, int binding, int split) const;
   // Whether some device of this server may help (core/helper_forwarding.hpp helper_pairs).
   bool may_have_helpers() const { return may_have_helpers_; }
   const ExecutionTimeModel& time() const { return *time_; }
@@ -52,6 +57,10 @@ class ServerTiming {
   std::map<std::tuple<int, int, int>, const LutTable*> helper_luts_;  // (helper, origin, binding)
   bool may_have_helpers_ = false;
   const ExecutionTimeModel* time_;
+  std::optional<DynamicBatchingParams> dynamic_;  // the server's policy (none: fixed)
+  int max_size_ = 1;                              // its batch.max_size: B0 and the ceiling
+  mutable std::mutex limits_mutex_;
+  mutable std::map<std::pair<const LutTable*, int>, int> limits_;  // (LUT, split) -> size
 };
 
 }  // namespace coinfer

@@ -417,6 +417,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   int priority(const Pending& p) const override {
     return p.origin && p.origin->index >= 0 ? sc.devices[static_cast<size_t>(p.origin->index)].workload.priority : 0;
   }
+  int batch_limit(const Pending& p) const override { return p.origin ? timing->batch_limit(p.origin->index, 0, p.split) : 0; }
   double expected_seconds(const std::vector<Pending>& batch) const override {
     return timing->batch_seconds(batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()));
   }

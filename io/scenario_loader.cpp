@@ -397,9 +397,31 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, limits::kMaxCores));
     if (n["batch"]) {
       const YAML::Node& b = n["batch"];
-      r.check_keys(b, {"window_ms", "max_size"}, path + ".batch");
+      const std::vector<std::string> dynamic_keys = {"real_time_ms", "memory_gb", "sparsity_threshold", "learning_rate"};
+      std::vector<std::string> keys = {"window_ms", "max_size", "policy"};
+      keys.insert(keys.end(), dynamic_keys.begin(), dynamic_keys.end());
+      r.check_keys(b, keys, path + ".batch");
       sv.batch.window_ms = r.get_double(b, "window_ms", path + ".batch", 0, 0, false);
       sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1, limits::kMaxBatch, "the largest batch a LUT file can hold"));
+      // SparOA's dynamic batching (core/dynamic_batching.hpp): each batch group's size by Alg. 2.
+      const std::string policy = r.get_string(b, "policy", path + ".batch", "fixed");
+      if (policy == "sparoa") {
+        DynamicBatchingParams d;
+        if (b["real_time_ms"]) d.real_time_s = r.get_double(b, "real_time_ms", path + ".batch", 0, 0, true) * 1e-3;
+        if (b["memory_gb"]) d.memory_bytes = r.get_double(b, "memory_gb", path + ".batch", 0, 0, true) * 1e9;
+        if (b["sparsity_threshold"]) {
+          d.sparsity_threshold = r.get_double(b, "sparsity_threshold", path + ".batch", 0, 0, false);
+          if (d.sparsity_threshold > 1) r.fail(b["sparsity_threshold"], path + ".batch.sparsity_threshold", "a fraction of zeros, 0..1");
+        }
+        d.learning_rate = r.get_double(b, "learning_rate", path + ".batch", d.learning_rate, 0, false);
+        if (d.learning_rate > 1e6) r.fail(b["learning_rate"], path + ".batch.learning_rate", "at most 1e6");
+        sv.dynamic_batching = d;
+      } else if (policy != "fixed") {
+        r.fail(b["policy"], path + ".batch.policy", "'" + policy + "' is not a batching policy (fixed, sparoa)");
+      } else {
+        for (const auto& k : dynamic_keys)
+          if (b[k]) r.fail(b[k], path + ".batch." + k, "is read only with policy: sparoa (SparOA's dynamic batching)");
+      }
     }
     sv.link = read_link(r, n["link"], path + ".link", file, false, sv.link);
     if (n["power"]) {

@@ -56,6 +56,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const override;
   void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
   void forward(int helper, std::vector<SimRequest*> batch) override;
+  int batch_limit(SimRequest* const& r) const override { return s_.timing->batch_limit(r->rec.device, r->binding, r->device_split); }
   int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to

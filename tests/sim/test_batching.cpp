@@ -179,3 +179,33 @@ TEST(Batching, ANewWindowAppliesToTheOpenBatchAndLaterOnesAndNoWindowEndsBatchin
   EXPECT_EQ(next_at_150, 3);
   EXPECT_GT(after_two, 30);
 }
+
+TEST(Batching, SparoasDynamicBatchingCapsEachGroupsBatchByTheRealTimeBound) {
+  SimSetup s;
+  write_standard_luts(s);
+  // Five offloaders' inputs arrive together at 17.388 ms; window 10 ms, max 5. With SparOA's policy
+  // and a 25 ms real-time bound (core/dynamic_batching.hpp, worked in tests/unit/test_policies.cpp's
+  // style): from B0 = 5 the step stays at 5, whose batch takes 9 x 3 = 27 ms > 25: halved to 2.5
+  // (upper 4); the step from 2.5 reaches 4 (22.5 ms, within the bound); from 4 it stays: B* = 4. So four
+  // run at once as one batch (22.5 ms) and the fifth waits its window, then for the worker.
+  std::string five;
+  for (const char* id : {"a", "b", "c", "d", "e"}) five += device(id, "offload");
+  // (Without the policy the five run as one batch of 5: SimultaneousArrivalsWaitForTheWindow... above.
+  // One SimGrid engine per test process: one run per test.)
+  RunResults r = s.run(scenario(five, "{window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 25}", 0.01));
+  ASSERT_EQ(r.requests.size(), 5u);
+  int four = 0, one = 0;
+  for (const auto& q : r.requests) {
+    if (q.batch_size == 4) {
+      EXPECT_NEAR(q.t_batch_start, kArrive, kTol);
+      EXPECT_NEAR(q.t_batch_end, kArrive + 0.0225, kTol);
+      ++four;
+    } else {
+      EXPECT_EQ(q.batch_size, 1);
+      EXPECT_NEAR(q.t_batch_start, kArrive + 0.0225, kTol);  // sealed at 10 ms, the worker frees at 22.5 ms
+      ++one;
+    }
+  }
+  EXPECT_EQ(four, 4);
+  EXPECT_EQ(one, 1);
+}

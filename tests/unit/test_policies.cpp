@@ -13,6 +13,7 @@
 #include "core/arrival_process.hpp"
 #include "core/batch_queue.hpp"
 #include "core/data_parallel_router.hpp"
+#include "core/dynamic_batching.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/input_error.hpp"
@@ -594,4 +595,81 @@ TEST(Rescheduler, TheSnapshotIsTheDecidedStrategyAndWhatWasObserved) {
   const SystemState bare = r.snapshot(0, {}, {});
   EXPECT_EQ(bare.devices[0].strategy, Strategy::offload());
   EXPECT_TRUE(bare.devices[1].connected);
+}
+
+// ---- SparOA's dynamic batching (core/dynamic_batching.hpp) ----------------------------------------
+
+namespace {
+// A GPU-like server: a batch of b takes 9 ms x (1 + 0.5 (b - 1)), so the per-request latency
+// L(b) = 4.5 + 4.5 / b ms falls with b; peak memory 100 MB x b.
+DynamicBatchingInputs gpu_like(int initial, int max_size) {
+  DynamicBatchingInputs in;
+  in.initial = initial;
+  in.max_size = max_size;
+  in.batch_seconds = [](int b) { return 0.009 * (1 + 0.5 * (b - 1)); };
+  in.peak_memory_bytes = [](int b) { return std::optional<double>(100e6 * b); };
+  return in;
+}
+}  // namespace
+
+TEST(DynamicBatching, GradientStepsGrowTheBatchWhilePerRequestLatencyFalls) {
+  // From B0 = 1 (eta 4): dL/dB at 1 (one-sided) = L(2) - L(1) = 6.75 - 9 = -2.25 ms, so B = 1 + 9,
+  // kept at max_size 8. At 8 (one-sided) L(8) - L(7) = 4.5 (1/8 - 1/7) = -0.080 ms: B = 8.32, kept at
+  // 8; L unchanged: converged after 2 iterations.
+  const auto r = sparoa_batch_size(gpu_like(1, 8), DynamicBatchingParams{});
+  EXPECT_EQ(r.batch, 8);
+  EXPECT_EQ(r.trace, (std::vector<double>{8, 8}));
+}
+
+TEST(DynamicBatching, OverTheMemoryLimitTheBatchIsHalvedAndNeverSteppedBackOver) {
+  // M_max 350 MB (sizes up to 3 fit), from B0 = 8:
+  //  1: step to 8.32 -> 8; 800 MB > 350: upper 7, B = 4
+  //  2: dL/dB at 4 = (L(5) - L(3)) / 2 = (5.4 - 6) / 2 = -0.3: B = 5.2; 600 MB (size 6): upper 5, B = 2.6
+  //  3: dL/dB at 2.6 = (L(3.6) - L(1.6)) / 2 = (5.75 - 7.3125) / 2 = -0.78125: B = 5.725 -> 5; 500 MB:
+  //     upper 4, B = 2.5
+  //  4: dL/dB at 2.5 = (5.7857 - 7.5) / 2 = -0.857: B -> 4; 400 MB: upper 3, B = 2
+  //  5: dL/dB at 2 = (6 - 9) / 2 = -1.5: B -> 3; 300 MB fits
+  //  6: dL/dB at 3 = (5.625 - 6.75) / 2: B -> 3 again; L unchanged: converged at 3.
+  DynamicBatchingParams p;
+  p.memory_bytes = 350e6;
+  const auto r = sparoa_batch_size(gpu_like(8, 8), p);
+  ASSERT_EQ(r.trace.size(), 6u);
+  const std::vector<double> expected{4, 2.6, 2.5, 2, 3, 3};
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(r.trace[i], expected[i], 1e-12) << i;
+  EXPECT_EQ(r.batch, 3);
+}
+
+TEST(DynamicBatching, TheRealTimeBoundHalvesLikeTheMemoryLimit) {
+  // A batch of b takes 10 ms up to 4 and 2.5 b ms beyond (L flat at 2.5 ms from 4 on). T = 15 ms from
+  // B0 = 8: the gradient at 8 is 0, the batch takes 20 ms > 15: halved to 4 (10 ms), L(4) = L(8):
+  // converged after one iteration at 4.
+  DynamicBatchingInputs in;
+  in.initial = 8;
+  in.max_size = 8;
+  in.batch_seconds = [](int b) { return b <= 4 ? 0.010 : 0.0025 * b; };
+  DynamicBatchingParams p;
+  p.real_time_s = 0.015;
+  const auto r = sparoa_batch_size(in, p);
+  EXPECT_EQ(r.trace, std::vector<double>{4});
+  EXPECT_EQ(r.batch, 4);
+}
+
+TEST(DynamicBatching, SparseInputsDoubleTheBatchUpToWhatFitsInMemory) {
+  // eta 0 (no gradient steps), M_max 650 MB (6 fit): input sparsity 0.7 > 0.5 doubles B each
+  // iteration, capped at 6: 1 -> 2 -> 4 -> 6 -> 6 (converged). Sparsity 0.3 leaves B at 1.
+  DynamicBatchingInputs in = gpu_like(1, 8);
+  in.input_sparsity = 0.7;
+  DynamicBatchingParams p;
+  p.learning_rate = 0;
+  p.memory_bytes = 650e6;
+  p.sparsity_threshold = 0.5;
+  auto r = sparoa_batch_size(in, p);
+  EXPECT_EQ(r.trace, (std::vector<double>{2, 4, 6, 6}));
+  EXPECT_EQ(r.batch, 6);
+  in.input_sparsity = 0.3;
+  r = sparoa_batch_size(in, p);
+  EXPECT_EQ(r.trace, std::vector<double>{1});
+  EXPECT_EQ(r.batch, 1);
+  in.input_sparsity.reset();  // not measured: the branch is skipped
+  EXPECT_EQ(sparoa_batch_size(in, p).batch, 1);
 }

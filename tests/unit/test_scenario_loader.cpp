@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <unistd.h>
 
@@ -120,6 +121,22 @@ TEST(ScenarioLoader, BatchCandidatesAreListsWithinTheServersSizes) {
   EXPECT_NE(fraction.find("not an integer"), std::string::npos) << fraction;
   const std::string map = error_of(kBase, {"scheduler.batch_sizes={a: 1}"}).what();
   EXPECT_NE(map.find("expected a list of numbers"), std::string::npos) << map;
+}
+
+TEST(ScenarioLoader, SparoasDynamicBatchingIsAServerBatchPolicy) {
+  Scenario s = load_scenario(write(kBase), {"servers.0.batch={window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 40, memory_gb: 2}"});
+  ASSERT_TRUE(s.servers[0].dynamic_batching.has_value());
+  EXPECT_DOUBLE_EQ(s.servers[0].dynamic_batching->real_time_s, 0.040);
+  EXPECT_DOUBLE_EQ(s.servers[0].dynamic_batching->memory_bytes, 2e9);
+  EXPECT_TRUE(std::isnan(s.servers[0].dynamic_batching->sparsity_threshold));  // off unless given
+  EXPECT_FALSE(load_scenario(write(kBase)).servers[0].dynamic_batching.has_value());
+  const std::string unknown = error_of(kBase, {"servers.0.batch.policy=adaptive"}).what();
+  EXPECT_NE(unknown.find("'adaptive' is not a batching policy (fixed, sparoa)"), std::string::npos) << unknown;
+  const std::string without = error_of(kBase, {"servers.0.batch.real_time_ms=40"}).what();
+  EXPECT_NE(without.find("servers[0].batch.real_time_ms"), std::string::npos) << without;
+  EXPECT_NE(without.find("only with policy: sparoa"), std::string::npos) << without;
+  const std::string fraction = error_of(kBase, {"servers.0.batch={policy: sparoa, sparsity_threshold: 2}"}).what();
+  EXPECT_NE(fraction.find("0..1"), std::string::npos) << fraction;
 }
 
 TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
