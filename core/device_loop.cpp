@@ -391,18 +391,18 @@ void DeviceLoop::on_uploaded(std::int64_t id, double now_s, bool ok, const std::
   if (memory_limited_) hold(*r, DeviceRequest::Held::none);
 }
 
-void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::string& why) {
-  if (DeviceRequest* r = find_live(id)) return on_result(*r, now_s, ok, why);
-  if (tracing()) trace("result " + num(id) + " " + num(now_s) + " " + ok_text(ok) + " " + why);
+void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::string& why, bool dropped) {
+  if (DeviceRequest* r = find_live(id)) return on_result(*r, now_s, ok, why, dropped);
+  if (tracing()) trace("result " + num(id) + " " + num(now_s) + " " + (dropped ? "dropped" : ok_text(ok)) + " " + why);
 }
 
-void DeviceLoop::on_result(DeviceRequest& r, double now_s, bool ok, const std::string& why) {
-  if (tracing()) trace("result " + num(r.rec.id) + " " + num(now_s) + " " + ok_text(ok) + " " + why);
+void DeviceLoop::on_result(DeviceRequest& r, double now_s, bool ok, const std::string& why, bool dropped) {
+  if (tracing()) trace("result " + num(r.rec.id) + " " + num(now_s) + " " + (dropped ? "dropped" : ok_text(ok)) + " " + why);
   if (stopped_ || r.where == Where::finished) return;
   if (running(&r)) return;  // not sent yet: not its result
   if (&r == uploading_) uploading_ = nullptr;  // overtook its upload's event: the server has it all
   if (ok) r.rec.t_result = now_s;
-  finish(r, ok, why, true);
+  finish(r, ok && !dropped, why, true, dropped);
 }
 
 void DeviceLoop::fail(std::int64_t id, double now_s, const std::string& why) {
@@ -437,12 +437,13 @@ bool DeviceLoop::past_deadline(const DeviceRequest& r, double now_s) const {
   return w.drop_late && w.deadline_ms > 0 && now_s - r.rec.t_created > w.deadline_ms * 1e-3;
 }
 
+std::string late_drop_reason(const std::string& where, double age_s, double deadline_ms) {
+  return "dropped " + where + ": " + format_double(std::round(age_s * 1e6) / 1e3) + " ms old, past its deadline of " + format_double(deadline_ms) +
+         " ms (workload.drop_late)";
+}
+
 void DeviceLoop::drop(DeviceRequest& r, double now_s, const std::string& where) {
-  const WorkloadSpec& w = device_.workload;
-  finish(r, false,
-         "dropped " + where + ": " + format_double(std::round((now_s - r.rec.t_created) * 1e6) / 1e3) + " ms old, past its deadline of " +
-             format_double(w.deadline_ms) + " ms (workload.drop_late)",
-         true, true);
+  finish(r, false, late_drop_reason(where, now_s - r.rec.t_created, device_.workload.deadline_ms), true, true);
 }
 
 void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool holds_side, bool dropped) {

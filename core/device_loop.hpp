@@ -31,7 +31,9 @@
 //     their result arrives; a finished data_parallel request frees its side;
 //   - deadlines (workload.deadline_ms with drop_late): a request found older than its deadline when it
 //     would start its next device segment or its upload is dropped there (Status::dropped, the
-//     failure saying where and how late); once uploaded it is the server's and is not dropped;
+//     failure saying where and how late); once uploaded it is the server's, which drops it when its
+//     deadline passed before a worker or a helper takes its batch (core/server_loop.hpp), and the
+//     device records it dropped when that result comes;
 //   - the in-flight limit: workload.in_flight, or default_in_flight(strategy) when 0, re-read on every
 //     new strategy; a request keeps the strategy (and split) it was created with.
 // Calling convention: an engine delivers one event (on_*), then calls wake(now) once before it
@@ -111,6 +113,11 @@ class DeviceActions {
   virtual void finished(DeviceRequest& r) = 0;
 };
 
+// Why a request was dropped past its deadline (workload.drop_late), the one text for the device's and
+// the servers' drops: "dropped WHERE: 35.388 ms old, past its deadline of 30 ms (workload.drop_late)"
+// (its age rounded to the microsecond).
+std::string late_drop_reason(const std::string& where, double age_s, double deadline_ms);
+
 class DeviceLoop {
  public:
   // `device` and `actions` must outlive the loop. `num_stages`: the model's; `arrivals_end_s`: no
@@ -133,9 +140,10 @@ class DeviceLoop {
   // The result of request `id` arrived (ok = false: the server failed it). A result may overtake its
   // own upload's event (the real server answers before the sending thread returns): the uplink is
   // then free, and the late on_uploaded is ignored.
-  void on_result(std::int64_t id, double now_s, bool ok = true, const std::string& why = "");
+  // `dropped`: the server gave the request up past its deadline (workload.drop_late; Status::dropped).
+  void on_result(std::int64_t id, double now_s, bool ok = true, const std::string& why = "", bool dropped = false);
   // The same for an engine that holds the request itself (its storage lives past finished()).
-  void on_result(DeviceRequest& r, double now_s, bool ok = true, const std::string& why = "");
+  void on_result(DeviceRequest& r, double now_s, bool ok = true, const std::string& why = "", bool dropped = false);
   // A request not on a stage (queued, waiting for a side, or at the server) failed: e.g. the
   // connection to the server was lost. A request on a stage fails through its stage's event.
   void fail(std::int64_t id, double now_s, const std::string& why);

@@ -10,12 +10,16 @@
 //     (ServerActions::priority), oldest first among equals, one batch per worker (a worker is busy from
 //     the batch's start to its end);
 //   - what forwarding knows of a running batch is its expected end (start + the server's expected
-//     seconds for it), in both engines.
+//     seconds for it), in both engines;
+//   - deadlines (workload.drop_late): when a worker or a helper takes a batch, its requests whose
+//     deadline has passed (ServerActions::drop_after_s <= now) are dropped (ServerActions::drop) and the
+//     rest run as a smaller batch; a batch left empty takes no worker.
 // `Item` is the engine's request handle (the simulator's SimRequest*, the real server's queued task).
 // Times are seconds on the engine's clock. Not thread-safe (the real server calls it under its
 // mutex); never blocks, never advances time.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -50,6 +54,18 @@ class ServerActions {
   virtual int batch_limit(const Item& item) const {
     (void)item;
     return 0;
+  }
+  // When `item` is past saving (engine clock, s): its creation plus its device's workload.deadline_ms
+  // when that device has drop_late; +infinity otherwise (never dropped here).
+  virtual double drop_after_s(const Item& item) const {
+    (void)item;
+    return std::numeric_limits<double>::infinity();
+  }
+  // Gives `item` up: its deadline passed before a worker or a helper took its batch. The engine tells
+  // its device (a result that says dropped, no payload).
+  virtual void drop(Item item, double now_s) {
+    (void)item;
+    (void)now_s;
   }
   // The priority of `item`'s device at this server (its devices[].workload.priority).
   virtual int priority(const Item& item) const {
@@ -130,15 +146,29 @@ class ServerLoop {
       const std::vector<int> chosen = helpers_.plan(
           load, ready_s, [&](int helper, size_t i) { return act_.helper_seconds(helper, ready[i]); },
           [&](int helper) { return act_.helper_available(helper); });
-      for (int helper : chosen) act_.forward(helper, queue_.take_newest());
+      for (int helper : chosen) {
+        Batch b = queue_.take_newest();
+        drop_late(b, now_s);
+        if (b.empty()) helpers_.helper_done(helper);  // nothing left to send: the helper stays free
+        else act_.forward(helper, std::move(b));
+      }
     }
     while (busy_workers_ < workers_ && queue_.has_ready()) {
       Batch b = queue_.take_next([this](const Item& item) { return act_.priority(item); });
+      drop_late(b, now_s);
+      if (b.empty()) continue;
       const std::uint64_t token = next_token_++;
       running_until_s_.emplace_back(token, now_s + act_.expected_seconds(b));
       ++busy_workers_;
       act_.start_batch(token, std::move(b));
     }
+  }
+
+  // Drops the requests of `b` past their deadline (kept in order).
+  void drop_late(Batch& b, double now_s) {
+    auto keep = std::stable_partition(b.begin(), b.end(), [&](const Item& item) { return act_.drop_after_s(item) > now_s; });
+    for (auto it = keep; it != b.end(); ++it) act_.drop(std::move(*it), now_s);
+    b.erase(keep, b.end());
   }
 
   BatchQueue<Item> queue_;

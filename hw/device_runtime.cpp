@@ -226,7 +226,12 @@ struct DeviceRuntime::Impl {
       try {
         std::string bytes = std::move(job->state_bytes);
         if (job->split == 0) bytes = model->input_state(job->id);
-        const std::string payload = pack_task(TaskHeader{job->split, opt.device_id, device_unix()}, bytes);
+        TaskHeader th{job->split, opt.device_id, device_unix()};
+        {
+          std::lock_guard<std::mutex> relock(m);
+          if (const RequestRecord* r = rq->find(job->id)) th.t_created = opt.epoch_unix_s + r->t_created;
+        }
+        const std::string payload = pack_task(th, bytes);
         {
           // What goes on the wire, recorded before the result can overtake this thread.
           std::lock_guard<std::mutex> relock(m);
@@ -254,11 +259,13 @@ struct DeviceRuntime::Impl {
     r.bytes_down = static_cast<double>(frame_bytes);
     r.t_uplink_end = h.t_received - opt.epoch_unix_s;
     r.t_queued = h.t_queued - opt.epoch_unix_s;
-    r.t_batch_start = h.t_batch_start - opt.epoch_unix_s;
-    r.t_batch_end = h.t_batch_end - opt.epoch_unix_s;
-    r.batch_size = h.batch_size;
-    r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
-    rq->loop().on_result(r.id, now(), h.ok, "server: " + h.error);
+    if (!h.dropped) {  // a dropped one never ran
+      r.t_batch_start = h.t_batch_start - opt.epoch_unix_s;
+      r.t_batch_end = h.t_batch_end - opt.epoch_unix_s;
+      r.batch_size = h.batch_size;
+      r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
+    }
+    rq->loop().on_result(r.id, now(), h.ok, h.dropped ? h.error : "server: " + h.error, h.dropped);
     wake();
   }
 

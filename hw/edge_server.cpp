@@ -17,6 +17,7 @@
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/server_loop.hpp"
+#include "core/device_loop.hpp"
 #include "core/server_timing.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
@@ -59,6 +60,7 @@ struct Pending {
   int split = 0;
   std::string state_bytes;
   double t_received = 0, t_queued = 0;  // Unix s
+  double t_created = 0;                 // Unix s (the device's clock); 0: not sent
 };
 
 // Requests forwarded to a helper, awaiting its result (keyed by the helper's task id). A batch
@@ -96,6 +98,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // on run time (seconds since the epoch); all under m.
   std::mutex m;
   std::condition_variable work_cv, sched_cv, timer_cv;
+  // Requests the loop dropped past their deadline, with the result that says so; a worker sends them.
+  std::deque<std::pair<Pending, ResultHeader>> dropped_replies;
   std::map<int, std::shared_ptr<Handler>> handlers;  // by device index (live registrations)
   // Closed handlers, until their reader has ended and no queued or forwarded work refers to them any
   // more; then reap_retired() joins the reader and frees the connection (its descriptor). Each once.
@@ -330,6 +334,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     const int n = specs[h->index].num_stages();
     if (th.split < 0 || th.split >= n) throw ProtocolError("task split " + std::to_string(th.split) + " out of range 0.." + std::to_string(n - 1));
     p.split = th.split;
+    p.t_created = th.t_created;
     p.t_queued = unix_now();
     std::lock_guard<std::mutex> lock(m);
     const DeviceSpec& d = sc.devices[h->index];
@@ -417,6 +422,23 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   int priority(const Pending& p) const override {
     return p.origin && p.origin->index >= 0 ? sc.devices[static_cast<size_t>(p.origin->index)].workload.priority : 0;
   }
+  // workload.drop_late: the request's creation (sent by its device) plus its deadline, on this clock.
+  double drop_after_s(const Pending& p) const override {
+    if (!p.origin || p.origin->index < 0 || p.t_created <= 0) return std::numeric_limits<double>::infinity();
+    const WorkloadSpec& w = sc.devices[static_cast<size_t>(p.origin->index)].workload;
+    if (!w.drop_late || !(w.deadline_ms > 0)) return std::numeric_limits<double>::infinity();
+    return p.t_created - opt.epoch_unix_s + w.deadline_ms * 1e-3;
+  }
+  void drop(Pending p, double now_s) override {
+    ResultHeader r;
+    r.ok = false;
+    r.dropped = true;
+    r.error = late_drop_reason("at server " + sc.servers[static_cast<size_t>(server_index)].id, now_s - (p.t_created - opt.epoch_unix_s),
+                               sc.devices[static_cast<size_t>(p.origin->index)].workload.deadline_ms);
+    r.t_received = p.t_received;
+    r.t_queued = p.t_queued;
+    dropped_replies.emplace_back(std::move(p), r);  // sent by a worker thread, outside the lock
+  }
   int batch_limit(const Pending& p) const override { return p.origin ? timing->batch_limit(p.origin->index, 0, p.split) : 0; }
   double expected_seconds(const std::vector<Pending>& batch) const override {
     return timing->batch_seconds(batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()));
@@ -476,6 +498,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     while (!*stop) {
       std::uint64_t token = 0;
       std::vector<Pending> batch;
+      std::deque<std::pair<Pending, ResultHeader>> drops;
+      {
+        std::unique_lock<std::mutex> lock(m);
+        drops.swap(dropped_replies);
+      }
+      for (auto& [p, r] : drops) reply(p.origin, p.task, r, "");
       {
         std::unique_lock<std::mutex> lock(m);
         if (to_run.empty()) {

@@ -124,6 +124,7 @@ std::string decode_error(const std::string& p) { return field<std::string>(parse
 
 std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
   json j{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}};
+  if (h.t_created != 0) j["t_created"] = h.t_created;
   if (h.batch != 0) {
     j["batch"] = h.batch;
     j["batch_size"] = h.batch_size;
@@ -133,6 +134,7 @@ std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
 TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
   json j = unpack(payload, state_bytes, "task");
   TaskHeader h{field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
+  if (j.contains("t_created")) h.t_created = field<double>(j, "t_created", "task");
   if (j.contains("batch")) {
     h.batch = field<std::uint64_t>(j, "batch", "task");
     h.batch_size = field<int>(j, "batch_size", "task");
@@ -142,20 +144,22 @@ TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
   return h;
 }
 std::string pack_result(const ResultHeader& h, const std::string& output_bytes) {
-  return pack(json{{"ok", h.ok},
-                   {"error", h.error},
-                   {"batch_size", h.batch_size},
-                   {"helper", h.helper},
-                   {"t_received", h.t_received},
-                   {"t_queued", h.t_queued},
-                   {"t_batch_start", h.t_batch_start},
-                   {"t_batch_end", h.t_batch_end}},
-              output_bytes);
+  json j{{"ok", h.ok},
+         {"error", h.error},
+         {"batch_size", h.batch_size},
+         {"helper", h.helper},
+         {"t_received", h.t_received},
+         {"t_queued", h.t_queued},
+         {"t_batch_start", h.t_batch_start},
+         {"t_batch_end", h.t_batch_end}};
+  if (h.dropped) j["dropped"] = true;
+  return pack(j, output_bytes);
 }
 ResultHeader unpack_result(const std::string& payload, std::string& output_bytes) {
   json j = unpack(payload, output_bytes, "result");
   ResultHeader h;
   h.ok = field<bool>(j, "ok", "result");
+  if (j.contains("dropped")) h.dropped = field<bool>(j, "dropped", "result");
   h.error = field<std::string>(j, "error", "result");
   h.batch_size = field<int>(j, "batch_size", "result");
   h.helper = field<std::string>(j, "helper", "result");

@@ -57,6 +57,10 @@ struct TaskHeader {
   // runs the batch as one batch once all have arrived (0 / 1: a task on its own). Optional on the wire.
   std::uint64_t batch = 0;
   int batch_size = 1;
+  // Device -> server: when the request was created, Unix s on the device's clock (0: not sent; optional
+  // on the wire). The server's deadline rule (workload.drop_late, core/server_loop.hpp) compares it with
+  // its own clock: boards must keep their clocks synchronised (NTP) for it.
+  double t_created = 0;
 };
 
 struct ResultHeader {
@@ -65,6 +69,7 @@ struct ResultHeader {
   int batch_size = 0;
   std::string helper;      // device id of the helper that ran it, "" if the server did
   double t_received = 0, t_queued = 0, t_batch_start = 0, t_batch_end = 0;  // Unix s
+  bool dropped = false;    // the server gave it up past its deadline (no payload; optional on the wire)
 };
 
 std::string encode(const Hello&);

@@ -339,7 +339,8 @@ void SimDevice::on_uploaded() {
 void SimDevice::on_result(SimRequest* r) {
   bytes_received_ += r->rec.bytes_down;
   count_radio(r->rec.bytes_down);
-  loop_.on_result(*r, sg4::Engine::get_clock());
+  if (r->dropped_at_server) loop_.on_result(*r, sg4::Engine::get_clock(), false, r->drop_reason, true);
+  else loop_.on_result(*r, sg4::Engine::get_clock());
 }
 
 void SimDevice::use_binding(int b) {

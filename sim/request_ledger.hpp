@@ -19,6 +19,8 @@ struct SimRequest : DeviceRequest {
   int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
   int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
   bool finished = false;
+  bool dropped_at_server = false;  // the server gave it up past its deadline (its result says so)
+  std::string drop_reason;
 };
 
 class RequestLedger {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/device_loop.hpp"
 #include "sim/platform_builder.hpp"
 #include "sim/simgrid_api.hpp"
 
@@ -118,6 +119,15 @@ double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& 
 void ServerActors::start_batch(std::uint64_t token, std::vector<SimRequest*> batch) {
   to_run_.emplace_back(token, std::move(batch));
   ++runs_to_wake_;
+}
+
+void ServerActors::drop(SimRequest* r, double now_s) {
+  // A notice with no payload (its few header bytes are not modelled): the device records it dropped.
+  r->rec.server = s_.index;
+  r->dropped_at_server = true;
+  r->drop_reason = late_drop_reason("at server " + s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3);
+  r->rec.bytes_down = 0;
+  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
 }
 
 void ServerActors::forward(int helper, std::vector<SimRequest*> batch) {

@@ -9,6 +9,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct ServerSlice {
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
   std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
   std::shared_ptr<const std::vector<int>> priorities;      // per scenario device: workload.priority
+  std::shared_ptr<const std::vector<double>> drop_after;   // per scenario device: its deadline (s) with drop_late, else +inf
 };
 
 class ServerActors final : public ObservedServer, private ServerActions<SimRequest*> {
@@ -57,6 +59,10 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
   void forward(int helper, std::vector<SimRequest*> batch) override;
   int batch_limit(SimRequest* const& r) const override { return s_.timing->batch_limit(r->rec.device, r->binding, r->device_split); }
+  double drop_after_s(SimRequest* const& r) const override {
+    return s_.drop_after ? r->rec.t_created + (*s_.drop_after)[static_cast<size_t>(r->rec.device)] : std::numeric_limits<double>::infinity();
+  }
+  void drop(SimRequest* r, double now_s) override;
   int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to

@@ -264,6 +264,10 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
   std::vector<std::unique_ptr<ServerActors>> servers;
   auto priorities = std::make_shared<std::vector<int>>();  // shared by the servers
   for (const auto& d : s.devices) priorities->push_back(d.workload.priority);
+  auto drop_after = std::make_shared<std::vector<double>>();  // per device: deadline s when drop_late, else none
+  for (const auto& d : s.devices)
+    drop_after->push_back(d.workload.drop_late && d.workload.deadline_ms > 0 ? d.workload.deadline_ms * 1e-3
+                                                                                : std::numeric_limits<double>::infinity());
   for (size_t j = 0; j < s.servers.size(); ++j) {
     timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, run_models, *w.time));
     ServerSlice x;
@@ -276,6 +280,7 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
     x.timing = timings.back().get();
     x.seed = s.seed;
     x.priorities = priorities;
+    x.drop_after = drop_after;
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
   return servers;

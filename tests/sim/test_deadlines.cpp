@@ -72,3 +72,32 @@ TEST(Deadlines, NoDeadlineNoAttainment) {
   const RunResults r = four_at_once(s, "local", "deadline_ms: 0");
   EXPECT_TRUE(std::isnan(r.summary[0].slo_attainment));
 }
+
+TEST(Deadlines, AnUploadedRequestPastItsDeadlineIsDroppedAtTheServer) {
+  // Three offloaders (own 8 Mbit/s, 5 ms links) create one input each at t = 0; all arrive at the server
+  // at 17.388 ms (tests/sim/test_batching.cpp). One worker, no window, 9 ms a request, deadline 30 ms
+  // with drop_late: the first runs 17.388-26.388 ms, the second is taken at 26.388 ms (< 30: runs,
+  // ends 35.388 ms), the third is taken at 35.388 ms, past 30 ms: dropped at the server, never run;
+  // its device records it dropped when the notice comes.
+  SimSetup s;
+  write_standard_luts(s);
+  std::string three;
+  for (const char* id : {"a", "b", "c"}) three += device(id, "offload", "{arrival: closed_loop, in_flight: 1, deadline_ms: 30, drop_late: true}");
+  const RunResults r = s.run(scenario(three, "{window_ms: 0, max_size: 1}", 0.01, 0));
+  ASSERT_EQ(r.requests.size(), 3u);
+  int ok = 0, dropped = 0;
+  for (const auto& q : r.requests) {
+    if (q.status == RequestRecord::Status::ok) {
+      ++ok;
+      continue;
+    }
+    ASSERT_EQ(q.status, RequestRecord::Status::dropped) << q.failure;
+    ++dropped;
+    EXPECT_TRUE(std::isnan(q.t_batch_start)) << "it never ran";
+    EXPECT_NEAR(q.t_queued, 0.017388, 1e-9);
+    EXPECT_NE(q.failure.find("dropped at server srv: 35.388 ms old, past its deadline of 30 ms"), std::string::npos) << q.failure;
+  }
+  EXPECT_EQ(ok, 2);
+  EXPECT_EQ(dropped, 1);
+  EXPECT_EQ(r.summary.back().dropped, 1);
+}

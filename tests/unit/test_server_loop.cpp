@@ -19,6 +19,7 @@ struct Recorder : ServerActions<int> {
   std::vector<std::string> log;
   std::map<int, double> helper_s;  // helper -> expected seconds for any batch (absent: +infinity)
   std::map<int, bool> available;   // helper -> available (absent: yes)
+  std::map<int, double> drop_after;  // item -> when it is past its deadline (absent: never)
 
   static std::string text(const std::vector<int>& b) {
     std::string s = "[";
@@ -35,6 +36,11 @@ struct Recorder : ServerActions<int> {
     auto it = available.find(helper);
     return it == available.end() || it->second;
   }
+  double drop_after_s(const int& item) const override {
+    auto it = drop_after.find(item);
+    return it == drop_after.end() ? std::numeric_limits<double>::infinity() : it->second;
+  }
+  void drop(int item, double now_s) override { log.push_back("drop " + std::to_string(item) + " at " + std::to_string(now_s).substr(0, 5)); }
   void start_batch(std::uint64_t token, std::vector<int> b) override { log.push_back("run " + std::to_string(token) + " " + text(b)); }
   void forward(int helper, std::vector<int> b) override { log.push_back("forward " + std::to_string(helper) + " " + text(b)); }
   std::vector<std::string> take() {
@@ -99,6 +105,26 @@ TEST(ServerLoop, ANewBatchingSealsWhatItClosesAndAFreeWorkerTakesItAtOnce) {
   loop.set_batching(BatchSpec{0, 2}, 0.006);
   EXPECT_TRUE(loop.on_upload(3, 0, 0.007).sealed);
   EXPECT_EQ(loop.next_deadline_s(), std::numeric_limits<double>::infinity());
+}
+
+TEST(ServerLoop, RequestsPastTheirDeadlineAreDroppedWhenTheirBatchIsTakenAndTheRestRun) {
+  // One worker, no window. 1 runs at t = 0 (0.1 s). 2 and 3 wait; 2 is past saving from t = 0.05, 3
+  // from t = 0.5. When the worker frees at 0.1, 2 is dropped and 3 runs alone. 4 (past from 0.15) waits
+  // behind 3 and is dropped at 0.2; its batch is then empty and takes no worker: 5 runs.
+  Recorder e;
+  e.drop_after = {{2, 0.05}, {3, 0.5}, {4, 0.15}};
+  ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);
+  loop.on_upload(1, 0, 0.0);
+  loop.on_upload(2, 0, 0.01);
+  loop.on_upload(3, 0, 0.02);
+  EXPECT_EQ(e.take(), Log{"run 0 [1]"});
+  loop.on_batch_done(0, 0.1);
+  EXPECT_EQ(e.take(), (Log{"drop 2 at 0.100", "run 1 [3]"}));
+  loop.on_upload(4, 0, 0.11);
+  loop.on_upload(5, 0, 0.12);
+  loop.on_batch_done(1, 0.2);
+  EXPECT_EQ(e.take(), (Log{"drop 4 at 0.200", "run 2 [5]"}));
+  EXPECT_EQ(loop.busy_workers(), 1);
 }
 
 TEST(ServerLoop, TheNewestWaitingBatchGoesToAFreeHelperThatIsExpectedSooner) {
