@@ -109,7 +109,12 @@ assert s['scheduler'] == 'external' and s['total']['completed'] > 0, s" \
   # simulator does: before 2 s every batch is one request; after it, batches of several wait at most
   # the 200 ms window (a batch seals when full or when the window since its first request ends; the
   # worker pool's wait comes after). The simulator of the same scenario decides the same sequence.
+  # Deadlines too (issue 37 item 3): 1 s with drop_late on every device; this 2-core machine is
+  # overloaded by the run, so requests pass their deadline waiting at the server, which drops them
+  # and tells their devices (status 2, "dropped at server edge0").
   sed -e "s|^scheduler: .*|scheduler: {name: external, period_s: 1, command: \"python3 '$example' --batching edge0:0:0:1 --batching edge0:2:200:4\"}|" \
+      -e "s|workload: {arrival: closed_loop}|workload: {arrival: closed_loop, deadline_ms: 1000, drop_late: true}|" \
+      -e "s|workload: {arrival: poisson, rate_per_s: 20}|workload: {arrival: poisson, rate_per_s: 20, deadline_ms: 1000, drop_late: true}|" \
     "$work/tb.yaml" > "$work/tbb.yaml"
   "$rt" testbed "$work/tbb.yaml" --loopback --out "$work/tbb" --startup 2 > "$work/tbb.out" 2>&1; rc=$?
   "$coinfer" run "$work/tbb.yaml" -q --out "$work/tbb-sim" > "$work/tbb-sim.out" 2>&1; rc_sim=$?
@@ -134,6 +139,10 @@ before, after = served & (q > dt[0]["t_s"]) & (start < t2 - 0.05), served & (q >
 assert before.sum() > 5 and after.sum() > 5, (before.sum(), after.sum())
 assert (size[before] == 1).all(), (np.unique(size[before]), q[before & (size > 1)], dt[0]["t_s"])
 assert (size[after] <= 4).all() and (size[after] > 1).any(), np.unique(size[after], return_counts=True)
+with h5py.File(tb + "/results.h5") as f:
+    failure = [x.decode() if isinstance(x, bytes) else x for x in f["requests/failure"][()]]
+at_server = [failure[i] for i in np.flatnonzero(status == 2) if failure[i].startswith("dropped at server edge0: ")]
+assert at_server and all("past its deadline of 1000 ms" in x for x in at_server), (np.unique(status, return_counts=True), set(failure))
 PY
 fi
 
