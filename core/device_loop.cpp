@@ -442,6 +442,12 @@ std::string late_drop_reason(const std::string& where, double age_s, double dead
          " ms (workload.drop_late)";
 }
 
+std::string server_drop_reason(const std::string& server, double age_s, double deadline_ms, double alone_s) {
+  return "dropped at server " + server + ": " + format_double(std::round(age_s * 1e6) / 1e3) + " ms old, its deadline of " +
+         format_double(deadline_ms) + " ms cannot be met (" + format_double(std::round(alone_s * 1e6) / 1e3) +
+         " ms alone on the server; workload.drop_late)";
+}
+
 void DeviceLoop::drop(DeviceRequest& r, double now_s, const std::string& where) {
   finish(r, false, late_drop_reason(where, now_s - r.rec.t_created, device_.workload.deadline_ms), true, true);
 }

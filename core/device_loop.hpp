@@ -117,6 +117,9 @@ class DeviceActions {
 // the servers' drops: "dropped WHERE: 35.388 ms old, past its deadline of 30 ms (workload.drop_late)"
 // (its age rounded to the microsecond).
 std::string late_drop_reason(const std::string& where, double age_s, double deadline_ms);
+// A server's: "dropped at server S: 35.388 ms old, its deadline of 40 ms cannot be met (9 ms alone on
+// the server)".
+std::string server_drop_reason(const std::string& server, double age_s, double deadline_ms, double alone_s);
 
 class DeviceLoop {
  public:

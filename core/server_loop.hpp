@@ -11,9 +11,10 @@
 //     the batch's start to its end);
 //   - what forwarding knows of a running batch is its expected end (start + the server's expected
 //     seconds for it), in both engines;
-//   - deadlines (workload.drop_late): when a worker or a helper takes a batch, its requests whose
-//     deadline has passed (ServerActions::drop_after_s <= now) are dropped (ServerActions::drop) and the
-//     rest run as a smaller batch; a batch left empty takes no worker.
+//   - deadlines (workload.drop_late): when a worker or a helper takes a batch, its requests that cannot
+//     meet their deadline even if run alone now (now + seconds_alone > drop_after_s: the LUT's least
+//     time, the result's way back not counted) are dropped (ServerActions::drop) and the rest run as a
+//     smaller batch; a batch left empty takes no worker.
 // `Item` is the engine's request handle (the simulator's SimRequest*, the real server's queued task).
 // Times are seconds on the engine's clock. Not thread-safe (the real server calls it under its
 // mutex); never blocks, never advances time.
@@ -61,8 +62,13 @@ class ServerActions {
     (void)item;
     return std::numeric_limits<double>::infinity();
   }
-  // Gives `item` up: its deadline passed before a worker or a helper took its batch. The engine tells
-  // its device (a result that says dropped, no payload).
+  // This server's expected seconds for `item` alone (its LUT at batch 1): the least it still needs.
+  virtual double seconds_alone(const Item& item) const {
+    (void)item;
+    return 0;
+  }
+  // Gives `item` up: its deadline cannot be met any more (see the header). The engine tells its
+  // device (a result that says dropped, no payload).
   virtual void drop(Item item, double now_s) {
     (void)item;
     (void)now_s;
@@ -166,7 +172,10 @@ class ServerLoop {
 
   // Drops the requests of `b` past their deadline (kept in order).
   void drop_late(Batch& b, double now_s) {
-    auto keep = std::stable_partition(b.begin(), b.end(), [&](const Item& item) { return act_.drop_after_s(item) > now_s; });
+    auto keep = std::stable_partition(b.begin(), b.end(), [&](const Item& item) {
+      const double deadline = act_.drop_after_s(item);
+      return deadline == std::numeric_limits<double>::infinity() || now_s + act_.seconds_alone(item) <= deadline;
+    });
     for (auto it = keep; it != b.end(); ++it) act_.drop(std::move(*it), now_s);
     b.erase(keep, b.end());
   }

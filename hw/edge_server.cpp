@@ -433,12 +433,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     ResultHeader r;
     r.ok = false;
     r.dropped = true;
-    r.error = late_drop_reason("at server " + sc.servers[static_cast<size_t>(server_index)].id, now_s - (p.t_created - opt.epoch_unix_s),
-                               sc.devices[static_cast<size_t>(p.origin->index)].workload.deadline_ms);
+    r.error = server_drop_reason(sc.servers[static_cast<size_t>(server_index)].id, now_s - (p.t_created - opt.epoch_unix_s),
+                                 sc.devices[static_cast<size_t>(p.origin->index)].workload.deadline_ms, seconds_alone(p));
     r.t_received = p.t_received;
     r.t_queued = p.t_queued;
     dropped_replies.emplace_back(std::move(p), r);  // sent by a worker thread, outside the lock
   }
+  double seconds_alone(const Pending& p) const override { return p.origin ? timing->batch_seconds(p.origin->index, 0, p.split, 1) : 0; }
   int batch_limit(const Pending& p) const override { return p.origin ? timing->batch_limit(p.origin->index, 0, p.split) : 0; }
   double expected_seconds(const std::vector<Pending>& batch) const override {
     return timing->batch_seconds(batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()));

@@ -125,7 +125,8 @@ void ServerActors::drop(SimRequest* r, double now_s) {
   // A notice with no payload (its few header bytes are not modelled): the device records it dropped.
   r->rec.server = s_.index;
   r->dropped_at_server = true;
-  r->drop_reason = late_drop_reason("at server " + s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3);
+  r->drop_reason = server_drop_reason(s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3,
+                                      seconds_alone(r));
   r->rec.bytes_down = 0;
   (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
 }

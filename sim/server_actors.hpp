@@ -63,6 +63,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
     return s_.drop_after ? r->rec.t_created + (*s_.drop_after)[static_cast<size_t>(r->rec.device)] : std::numeric_limits<double>::infinity();
   }
   void drop(SimRequest* r, double now_s) override;
+  double seconds_alone(SimRequest* const& r) const override { return s_.timing->batch_seconds(r->rec.device, r->binding, r->device_split, 1); }
   int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to

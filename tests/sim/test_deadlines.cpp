@@ -52,18 +52,19 @@ TEST(Deadlines, WithoutDropLateEveryRequestRunsAndLateOnesOnlyMiss) {
 }
 
 TEST(Deadlines, ALateRequestIsDroppedBeforeItsUpload) {
-  // Offload on the 8 Mbit/s, 5 ms link: an upload of 12,288 B reaches the server 17.388 ms after it
-  // starts (12.288 + 5 + 0.1 ms) and the uplink sends one at a time (the next starts when the server
-  // has the last). r1 (created at 1.0 s) arrives at 17.388 ms, is taken at once (17.388 < 20 ms) and
-  // completes. r2 starts its upload at 17.388 ms (< 20: it is sent) and arrives 34.776 ms old: past
-  // 20 ms, the server drops it. r3 and r4 would start their uploads 34.776 ms old: dropped there.
+  // Offload on the 8 Mbit/s, 5 ms link, deadline 30 ms: an upload of 12,288 B reaches the server
+  // 17.388 ms after it starts (12.288 + 5 + 0.1 ms) and the uplink sends one at a time (the next starts
+  // when the server has the last). r1 (created at 1.0 s) arrives at 17.388 ms and is taken at once
+  // (17.388 + 9 ms alone <= 30) and completes (its result back at 31.648 ms: late, not dropped). r2
+  // starts its upload at 17.388 ms (< 30: it is sent) and arrives 34.776 ms old: the server drops it.
+  // r3 and r4 would start their uploads 34.776 ms old: dropped there.
   SimSetup s;
-  const RunResults r = four_at_once(s, "offload", "deadline_ms: 20, drop_late: true");
+  const RunResults r = four_at_once(s, "offload", "deadline_ms: 30, drop_late: true");
   int before_upload = 0, at_server = 0;
   for (const auto& q : r.requests) {
     if (q.status != RequestRecord::Status::dropped) continue;
     if (q.failure.find("dropped before its upload: 34.776 ms old") != std::string::npos) ++before_upload;
-    else if (q.failure.find("dropped at server srv: 34.776 ms old") != std::string::npos) ++at_server;
+    else if (q.failure.find("dropped at server srv: 34.776 ms old, its deadline of 30 ms cannot be met") != std::string::npos) ++at_server;
     else ADD_FAILURE() << q.failure;
   }
   EXPECT_EQ(before_upload, 2);
@@ -79,14 +80,14 @@ TEST(Deadlines, NoDeadlineNoAttainment) {
 
 TEST(Deadlines, AnUploadedRequestPastItsDeadlineIsDroppedAtTheServer) {
   // Three offloaders (own 8 Mbit/s, 5 ms links) create one input each at t = 0; all arrive at the server
-  // at 17.388 ms (tests/sim/test_batching.cpp). One worker, no window, 9 ms a request, deadline 30 ms
-  // with drop_late: the first runs 17.388-26.388 ms, the second is taken at 26.388 ms (< 30: runs,
-  // ends 35.388 ms), the third is taken at 35.388 ms, past 30 ms: dropped at the server, never run;
-  // its device records it dropped when the notice comes.
+  // at 17.388 ms (tests/sim/test_batching.cpp). One worker, no window, 9 ms a request, deadline 40 ms
+  // with drop_late: the first runs 17.388-26.388 ms, the second is taken at 26.388 ms (26.388 + 9 <=
+  // 40: runs, ends 35.388 ms), the third is taken at 35.388 ms: 35.388 + 9 > 40, it cannot meet its
+  // deadline: dropped at the server, never run; its device records it dropped when the notice comes.
   SimSetup s;
   write_standard_luts(s);
   std::string three;
-  for (const char* id : {"a", "b", "c"}) three += device(id, "offload", "{arrival: closed_loop, in_flight: 1, deadline_ms: 30, drop_late: true}");
+  for (const char* id : {"a", "b", "c"}) three += device(id, "offload", "{arrival: closed_loop, in_flight: 1, deadline_ms: 40, drop_late: true}");
   const RunResults r = s.run(scenario(three, "{window_ms: 0, max_size: 1}", 0.01, 0));
   ASSERT_EQ(r.requests.size(), 3u);
   int ok = 0, dropped = 0;
@@ -99,7 +100,7 @@ TEST(Deadlines, AnUploadedRequestPastItsDeadlineIsDroppedAtTheServer) {
     ++dropped;
     EXPECT_TRUE(std::isnan(q.t_batch_start)) << "it never ran";
     EXPECT_NEAR(q.t_queued, 0.017388, 1e-9);
-    EXPECT_NE(q.failure.find("dropped at server srv: 35.388 ms old, past its deadline of 30 ms"), std::string::npos) << q.failure;
+    EXPECT_NE(q.failure.find("dropped at server srv: 35.388 ms old, its deadline of 40 ms cannot be met (9 ms alone"), std::string::npos) << q.failure;
   }
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(dropped, 1);

@@ -40,6 +40,7 @@ struct Recorder : ServerActions<int> {
     auto it = drop_after.find(item);
     return it == drop_after.end() ? std::numeric_limits<double>::infinity() : it->second;
   }
+  double seconds_alone(const int&) const override { return 0.1; }
   void drop(int item, double now_s) override { log.push_back("drop " + std::to_string(item) + " at " + std::to_string(now_s).substr(0, 5)); }
   void start_batch(std::uint64_t token, std::vector<int> b) override { log.push_back("run " + std::to_string(token) + " " + text(b)); }
   void forward(int helper, std::vector<int> b) override { log.push_back("forward " + std::to_string(helper) + " " + text(b)); }
@@ -107,12 +108,13 @@ TEST(ServerLoop, ANewBatchingSealsWhatItClosesAndAFreeWorkerTakesItAtOnce) {
   EXPECT_EQ(loop.next_deadline_s(), std::numeric_limits<double>::infinity());
 }
 
-TEST(ServerLoop, RequestsPastTheirDeadlineAreDroppedWhenTheirBatchIsTakenAndTheRestRun) {
-  // One worker, no window. 1 runs at t = 0 (0.1 s). 2 and 3 wait; 2 is past saving from t = 0.05, 3
-  // from t = 0.5. When the worker frees at 0.1, 2 is dropped and 3 runs alone. 4 (past from 0.15) waits
-  // behind 3 and is dropped at 0.2; its batch is then empty and takes no worker: 5 runs.
+TEST(ServerLoop, RequestsThatCannotMeetTheirDeadlineAreDroppedWhenTheirBatchIsTaken) {
+  // One worker, no window, 0.1 s a request alone. 1 runs at t = 0. 2 and 3 wait; 2's deadline is
+  // 0.05, 3's 0.5. When the worker frees at 0.1, 2 is dropped (past) and 3 runs alone (0.1 + 0.1 <=
+  // 0.5). 4's deadline 0.25 has not passed when the worker frees at 0.2, but 0.2 + 0.1 > 0.25: dropped;
+  // its batch is then empty and takes no worker: 5 runs.
   Recorder e;
-  e.drop_after = {{2, 0.05}, {3, 0.5}, {4, 0.15}};
+  e.drop_after = {{2, 0.05}, {3, 0.5}, {4, 0.25}};
   ServerLoop<int> loop(BatchSpec{0, 1}, 1, e);
   loop.on_upload(1, 0, 0.0);
   loop.on_upload(2, 0, 0.01);
