@@ -2,7 +2,9 @@
 """How well the analytic estimator predicts the simulator (issue 17's baseline): random systems, random
 static schemes for each, every scheme simulated (`coinfer run`) and estimated (`coinfer scheduler
 estimate`); system-throughput error (share within 10 % / 20 %, MAPE, share over-predicted) and pairwise
-ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %).
+ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %); the same
+for the p95 latency and the energy per inference (issue 37 item 2; every device with the quickstart's Pi
+4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB).
 
 Systems (seeded; system i draws from random.Random("SEED/system/i")): 1-4 devices, each a Raspberry Pi
 4B/3B, Jetson TX2 or Nano running DGCNN or GCoDE on ModelNet40, its link log-uniform in 1-100 Mbit/s,
@@ -66,7 +68,9 @@ def yaml_of(sysd, scheme, name, duration=30):
              f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: 0, max_size: 1}}}}", "devices:"]
     for d, st in zip(sysd["devices"], scheme):
         lines.append(f"  - {{id: {d['id']}, type: {d['type']}, model: {d['model']}, dataset: modelnet40, "
-                     f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {workload(d)}, strategy: {st}}}")
+                     f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {workload(d)}, strategy: {st}, "
+                     # The quickstart's Pi 4B power figures on every type: the energy model's accuracy, not the boards'.
+                     f"power: {{idle_w: 2.7, busy_w: 6.4, radio_j_per_mb: 0.05}}}}")
     return "\n".join(lines) + "\n"
 
 
@@ -75,12 +79,17 @@ def one(job):
     sim = subprocess.run(["build/coinfer", "run", path, "--out", out, "-q"], capture_output=True, text=True)
     if sim.returncode != 0:
         return None
-    s = json.load(open(os.path.join(out, "summary.json")))["total"]["throughput_rps"]
-    est = []
-    for b in binaries:
+    total = json.load(open(os.path.join(out, "summary.json")))["total"]
+    s = total["throughput_rps"]
+    est, extra = [], None
+    for k, b in enumerate(binaries):
         e = subprocess.run([os.path.join(b, "coinfer"), "scheduler", "estimate", path, "--json"], capture_output=True, text=True)
-        est.append(json.loads(e.stdout)["throughput_rps"] if e.returncode == 0 else None)
-    return s, est
+        j = json.loads(e.stdout) if e.returncode == 0 else None
+        est.append(j["throughput_rps"] if j else None)
+        if k == 0 and j and "p95_latency_ms" in j:  # this build's tail and energy against the simulator's
+            extra = {"sim_p95": total["latency_ms"]["p95"], "est_p95": j["p95_latency_ms"],
+                     "sim_energy": total["energy_j_per_inference"], "est_energy": j["energy_j_per_inference"]}
+    return s, est, extra
 
 
 def metrics(rows, k):
@@ -124,11 +133,12 @@ def main():
             open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration))
             jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
             owner.append(i)
-    rows = []
+    rows, extras = [], []
     with cf.ThreadPoolExecutor(a.jobs) as pool:
         for n, (i, res) in enumerate(zip(owner, pool.map(one, jobs))):
             if res is not None:
                 rows.append((i, res[0], res[1]))
+                extras.append((i, res[2]))
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
@@ -145,6 +155,28 @@ def main():
         m = out[name]
         label = "this build" if name == "current" else f"old ({a.old})"
         print(f"| {label} | {pc(m['within_10'])} | {pc(m['within_20'])} | {pc(m['mape'])} | {pc(m['over_predicted'])} | {pc(m['pairwise'])} ({m['pairs']} pairs) |")
+    # The tail (p95) and energy per inference (issue 37 item 2), this build against the simulator.
+    for key, label in (("p95", "p95 latency"), ("energy", "energy per inference")):
+        pts = [(i, x[f"sim_{key}"], x[f"est_{key}"]) for i, x in extras if x and x[f"sim_{key}"] and x[f"est_{key}"] is not None]
+        if not pts:
+            continue
+        rel = [abs(e - s) / s for _, s, e in pts]
+        agree = total = 0
+        by_sys = {}
+        for i, s, e in pts:
+            by_sys.setdefault(i, []).append((s, e))
+        for lst in by_sys.values():
+            for (s1, e1), (s2, e2) in itertools.combinations(lst, 2):
+                if abs(s1 - s2) / max(s1, s2) <= 0.01:
+                    continue
+                total += 1
+                agree += (s1 > s2) == (e1 > e2)
+        out[key] = {"schemes": len(pts), "within_10": sum(x <= 0.1 for x in rel) / len(rel), "within_20": sum(x <= 0.2 for x in rel) / len(rel),
+                    "median_error": sorted(rel)[len(rel) // 2], "pairwise": agree / total if total else float("nan"), "pairs": total}
+        m = out[key]
+        print(f"\n{label}, this build vs simulator ({m['schemes']} schemes with a finite prediction): within 10 % {pc(m['within_10'])}, "
+              f"within 20 % {pc(m['within_20'])}, median error {pc(m['median_error'])}, pairwise ranking {pc(m['pairwise'])} ({m['pairs']} pairs)")
+    json.dump(out, open(os.path.join(a.out, "accuracy.json"), "w"), indent=2)
 
 
 if __name__ == "__main__":

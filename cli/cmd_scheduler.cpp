@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -41,7 +43,10 @@ int estimate(const EstimateOptions& o) {
     nlohmann::ordered_json j{{"scenario", o.scenario}, {"scheme", scheme.to_string()}, {"estimator", "analytic"},
                              {"throughput_rps", p.throughput_rps}, {"mean_latency_ms", p.mean_latency_s * 1e3},
                              {"mean_device_latency_ms", p.mean_device_latency_s * 1e3}, {"server_utilisation", p.server_utilisation},
-                             {"offered_rps", p.offered_rps}, {"unserved_rps", p.unserved_rps}};
+                             {"offered_rps", p.offered_rps}, {"unserved_rps", p.unserved_rps},
+                             {"p95_latency_ms", std::isfinite(p.p95_latency_s) ? nlohmann::ordered_json(p.p95_latency_s * 1e3) : nlohmann::ordered_json(nullptr)},
+                             {"power_w", p.power_w},
+                             {"energy_j_per_inference", std::isfinite(p.energy_per_inference_j) ? nlohmann::ordered_json(p.energy_per_inference_j) : nlohmann::ordered_json(nullptr)}};
     nlohmann::ordered_json devs = nlohmann::ordered_json::array();
     for (const auto& d : p.devices)
       devs.push_back({{"id", d.id}, {"throughput_rps", d.throughput_rps}, {"latency_ms", d.latency_s * 1e3}, {"server_rps", d.server_rps},
@@ -58,6 +63,7 @@ int estimate(const EstimateOptions& o) {
                                           d.unserved_rps, d.offered_rps).c_str()
                               : "");
   std::printf("%-12s %10.2f %10.2f\n", "total", p.throughput_rps, p.mean_latency_s * 1e3);
+  std::printf("p95 %.2f ms; devices' power %.3f W, %.6f J per inference\n", p.p95_latency_s * 1e3, p.power_w, p.energy_per_inference_j);
   for (const auto& [id, u] : p.server_utilisation) std::printf("server %s utilisation %.1f %%\n", id.c_str(), u * 100);
   return 0;
 }

@@ -71,6 +71,10 @@ SystemState scenario_state(const Scenario& s, double now) {
     x.in_flight = d.workload.in_flight;
     x.generates = d.workload.arrival != WorkloadSpec::Arrival::none;
     x.variant_choices = d.variant_choices;
+    x.idle_w = d.power.idle_w;
+    x.busy_w = d.power.busy_w;
+    x.radio_j_per_mb = d.power.radio_j_per_mb;
+    for (const auto& p : d.power.processors) x.processor_idle_w.push_back(p.idle_w), x.processor_busy_w.push_back(p.busy_w);
     if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
     if (d.workload.arrival == WorkloadSpec::Arrival::trace)
       x.arrival_rate_per_s = std::max(1e-9, d.workload.arrival_times_s.size() / std::max(1e-9, s.duration_s));
@@ -84,7 +88,9 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
          a.strategy == b.strategy && a.connected == b.connected && a.busy == b.busy && a.queue_length == b.queue_length &&
          a.unfinished == b.unfinished && a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms &&
          a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&
-         a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices;
+         a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices &&
+         a.idle_w == b.idle_w && a.busy_w == b.busy_w && a.radio_j_per_mb == b.radio_j_per_mb && a.processor_idle_w == b.processor_idle_w &&
+         a.processor_busy_w == b.processor_busy_w;
 }
 
 bool operator==(const ServerState& a, const ServerState& b) {

@@ -37,6 +37,10 @@ struct DeviceState {
   // (s). Differences between two states give a window's throughput and mean latency (online SAC).
   long long completed = 0;
   double latency_sum_s = 0;
+  // Its power (devices[].power; all 0: not stated): W when idle and while computing, radio J per 1e6
+  // bytes sent or received; stated per processor (hardware order), idle_w is the rest of the board.
+  double idle_w = 0, busy_w = 0, radio_j_per_mb = 0;
+  std::vector<double> processor_idle_w, processor_busy_w;
 };
 
 struct ServerState {

@@ -23,6 +23,12 @@ std::string state_to_json(const SystemState& s) {
                             {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
                             {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
                             {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s}});
+  for (size_t i = 0; i < s.devices.size(); ++i) {  // only where stated: states without power read as before
+    const DeviceState& d = s.devices[i];
+    if (d.idle_w != 0 || d.busy_w != 0 || d.radio_j_per_mb != 0 || !d.processor_idle_w.empty())
+      j["devices"][i]["power"] = {{"idle_w", d.idle_w}, {"busy_w", d.busy_w}, {"radio_j_per_mb", d.radio_j_per_mb},
+                                  {"processor_idle_w", d.processor_idle_w}, {"processor_busy_w", d.processor_busy_w}};
+  }
   for (size_t i = 0; i < s.devices.size(); ++i)  // only where named: states of one-processor devices read as before
     if (!s.devices[i].processor.empty()) j["devices"][i]["processor"] = s.devices[i].processor;
   for (size_t i = 0; i < s.devices.size(); ++i) {  // its processors and memory, where its type has a profile
@@ -74,6 +80,14 @@ SystemState state_from_json(const std::string& text) {
       x.generates = d.at("generates").get<bool>();
       if (d.contains("completed")) x.completed = d.at("completed").get<long long>();
       if (d.contains("latency_sum_s")) x.latency_sum_s = d.at("latency_sum_s").get<double>();
+      if (d.contains("power")) {
+        const json& p = d.at("power");
+        x.idle_w = p.at("idle_w").get<double>();
+        x.busy_w = p.at("busy_w").get<double>();
+        x.radio_j_per_mb = p.at("radio_j_per_mb").get<double>();
+        x.processor_idle_w = p.at("processor_idle_w").get<std::vector<double>>();
+        x.processor_busy_w = p.at("processor_busy_w").get<std::vector<double>>();
+      }
       if (d.contains("hardware")) {
         const json& h = d.at("hardware");
         DeviceHardware hw;

@@ -1,5 +1,7 @@
 #include "sched/analytic_estimator.hpp"
 
+#include "core/text_util.hpp"
+
 #include "core/device_plan.hpp"
 #include "core/scenario.hpp"
 
@@ -31,6 +33,7 @@ struct PathSpec {
   bool out_of_memory = false;
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
+  double energy_j = 0;        // the device's energy above idle per request: its compute and its radio
   int in_flight = 1;          // closed loop; 0 = open loop
   double rate = 0;            // open loop
   const LutTable* server_lut = nullptr;
@@ -78,6 +81,15 @@ struct DeviceOutcome {
   // Open-loop paths: the rate offered, and what of it no bottleneck can serve (a queue that grows).
   double offered_rps = 0, unserved_rps = 0;
   int out_of_memory = 0;  // 1: predicted to run out of memory (PathSpec::out_of_memory)
+  double idle_w = 0;      // its power when idle (the board's and every processor's)
+  double dynamic_w = 0;   // its power above idle: per second, compute and radio energy of what it serves
+  // Per path: its rate, the fixed part of its latency and its mean wait (+inf: a queue that grows), for
+  // the p95 (PathTail; at most two paths).
+  struct Tail {
+    double rate = 0, fixed_s = 0, wait_s = 0;
+  };
+  Tail tails[2];
+  int num_tails = 0;
 };
 
 struct ServerSolution {
@@ -100,6 +112,7 @@ struct Flow {
   long long key;   // (class, option, path)
   int group = -1;  // batch group at this server (index into SolverScratch::groups)
   double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
+  double wait_s = 0;  // of latency_s, the waits (windows, queues): the random part (the p95's model)
 };
 
 // Batch groups of one server: what their paths share in a round (same LUT and split, same arrivals).
@@ -151,6 +164,8 @@ struct AnalyticStateCache {
   SolverScratch scratch;
   SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
   double horizon_s = 60;             // SystemState::horizon_s (60 s when the state does not say)
+  double other_idle_w = 0;           // idle power of the connected devices that create no inputs (helpers)
+  bool need_p95 = false;             // totals compute the p95 (a max_p95_ms constraint is set)
   Outcome outcome;                   // of the latest candidate (buffers reused)
 };
 
@@ -163,7 +178,9 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 bool same_inputs(const DeviceState& a, const DeviceState& b) {
   return a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
          same_bits(a.link_bandwidth_mbps, b.link_bandwidth_mbps) && same_bits(a.link_latency_ms, b.link_latency_ms) &&
-         same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight;
+         same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight && same_bits(a.idle_w, b.idle_w) &&
+         same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.processor_idle_w == b.processor_idle_w &&
+         a.processor_busy_w == b.processor_busy_w;
 }
 
 // Devices and servers of `state` (pointers into it) with nothing resolved yet. Few servers and device
@@ -171,6 +188,12 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
 void prepare(AnalyticStateCache& c, const SystemState& state) {
   constexpr size_t kLinear = 8;
   c.horizon_s = state.horizon_s > 0 ? state.horizon_s : 60;
+  c.other_idle_w = 0;
+  for (const auto& d : state.devices)
+    if (d.connected && !d.generates) {
+      c.other_idle_w += d.idle_w;
+      for (double w : d.processor_idle_w) c.other_idle_w += w;
+    }
   std::unordered_map<std::string, int> server_index, class_index;
   size_t taking_part = 0;
   for (const auto& d : state.devices) taking_part += d.connected && d.generates;
@@ -188,7 +211,10 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
   };
   auto class_key = [](const DeviceState& d) {
     return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
-           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight);
+           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.idle_w) + bits_of(d.busy_w) +
+           bits_of(d.radio_j_per_mb) + std::to_string(d.processor_idle_w.size()) +
+           (d.processor_idle_w.empty() ? std::string() : std::string(reinterpret_cast<const char*>(d.processor_idle_w.data()), d.processor_idle_w.size() * sizeof(double)) +
+                                                            std::string(reinterpret_cast<const char*>(d.processor_busy_w.data()), d.processor_busy_w.size() * sizeof(double)));
   };
   c.server_devs.assign(state.servers.size(), {});
   for (const auto& d : state.devices) {
@@ -226,8 +252,19 @@ const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::strin
   return it->second;
 }
 
-AnalyticEstimator::AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective)
-    : luts_(luts), models_(std::move(models)), objective_(objective) {}
+AnalyticEstimator::AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective, Constraints constraints)
+    : luts_(luts), models_(std::move(models)), objective_(objective), constraints_(constraints) {}
+
+std::vector<std::string> Constraints::missed(const Prediction& p) const {
+  std::vector<std::string> out;
+  auto ms = [](double s) { return format_double(std::round(s * 1e4) / 10); };
+  if (std::isfinite(max_p95_s) && p.p95_latency_s > max_p95_s) out.push_back("p95 " + ms(p.p95_latency_s) + " ms > " + ms(max_p95_s) + " ms");
+  if (min_throughput_rps > 0 && p.throughput_rps < min_throughput_rps)
+    out.push_back("throughput " + format_double(std::round(p.throughput_rps * 100) / 100) + " req/s < " + format_double(min_throughput_rps) + " req/s");
+  if (std::isfinite(max_energy_j) && p.energy_per_inference_j > max_energy_j)
+    out.push_back("energy " + format_double(std::round(p.energy_per_inference_j * 1e6) / 1e6) + " J per inference > " + format_double(max_energy_j) + " J");
+  return out;
+}
 AnalyticEstimator::~AnalyticEstimator() = default;
 
 namespace {
@@ -267,6 +304,17 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       for (size_t j = 0; j < plan.segments.size(); ++j) p.device_s += segment_seconds(plan, j, split, m, hw, tables, lut_mean_time(), -1);
       const std::vector<double> busy = processor_seconds(plan, split, m, hw, tables, lut_mean_time());
       p.device_bottleneck_s = *std::max_element(busy.begin(), busy.end());
+      if (!d.processor_busy_w.empty())  // each processor's busy seconds at its own power (core/device_energy.hpp)
+        for (size_t q = 0; q < busy.size() && q < d.processor_busy_w.size(); ++q) p.energy_j += busy[q] * (d.processor_busy_w[q] - d.processor_idle_w[q]);
+    }
+    if (p.energy_j == 0 && p.device_s > 0) {
+      if (d.processor_busy_w.empty()) {
+        p.energy_j = p.device_s * (d.busy_w - d.idle_w);
+      } else {  // every stage on its default processor
+        const DeviceHardware hw = d.hardware ? *d.hardware : single_processor_hardware(d.processor, 0);
+        const int q = std::max(0, hw.slot(d.processor));
+        if (static_cast<size_t>(q) < d.processor_busy_w.size()) p.energy_j = p.device_s * (d.processor_busy_w[q] - d.processor_idle_w[q]);
+      }
     }
     if (split > 0 && d.hardware) {
       double capacity = 0;  // the smallest memory it computes in (one memory on the shipped boards)
@@ -277,6 +325,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
     p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
     p.rate = d.arrival_rate_per_s;
     if (to_server) {
+      p.energy_j += (m.bytes_at_split(split) + m.bytes_at_split(n)) * d.radio_j_per_mb * 1e-6;
       p.up_xfer_s = m.bytes_at_split(split) / bw;
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
@@ -515,7 +564,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   };
   for (Flow& f : local_flows) {
     f.lambda = f.spec->out_of_memory ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
-    f.latency_s = f.spec->device_s + open_wait(*f.spec, f.lambda, f.spec->device_s);
+    f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
+    f.latency_s = f.spec->device_s + f.wait_s;
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
   const double workers = std::max(1, sv.workers);
@@ -592,8 +642,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // for a device simulated at 19.6). Open-loop senders have no such bound.
         const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
-        latency += p.up_s + wait_window + wq + f.batch_s + p.down_s;
-        latency += open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
+        const double device_waits = open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
+        latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits;
+        f.wait_s = wait_window + wq + device_waits;
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
       f.latency_s = latency;
@@ -674,10 +725,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const int fi = path_flow[path];
       const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
       DeviceOutcome& d = out.devices[k];
+      if (j == 0) {
+        const DeviceState& ds = *c.devs[static_cast<size_t>(di)];
+        d.idle_w = ds.idle_w;
+        for (double w : ds.processor_idle_w) d.idle_w += w;
+      }
       if (f.spec->out_of_memory) d.out_of_memory = 1;
       d.throughput_rps += f.lambda;
+      d.dynamic_w += f.lambda * f.spec->energy_j;
       if (f.spec->to_server) d.server_rps += f.lambda;
       double latency = f.latency_s;
+      double wait = f.wait_s;
       if (f.spec->in_flight <= 0) {
         // Open loop beyond its bottleneck: the queue grows by (offered - served) a second for the
         // rest of the run, so a request arriving t s from now waits (offered / served - 1) t more;
@@ -687,9 +745,11 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         if (f.lambda < offered * (1 - 1e-9)) {
           d.unserved_rps += offered - f.lambda;
           latency += (f.lambda > 0 ? offered / f.lambda - 1 : 1e9) * c.horizon_s / 2;
+          wait = std::numeric_limits<double>::infinity();  // a queue that grows: no tail to speak of
         }
       }
       d.weighted_latency += f.lambda * latency;
+      if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, f.latency_s - f.wait_s, wait};
     }
   }
   for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
@@ -746,9 +806,53 @@ struct Totals {
   double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
   double offered_rps = 0, unserved_rps = 0;  // open-loop arrivals, and those no bottleneck serves
   int out_of_memory = 0;                       // devices predicted to run out of memory
+  double power_w = 0;                          // the devices' power: idle, compute and radio
+  double energy_per_inference_j = 0;           // power / throughput (+inf without throughput)
+  double p95_s = std::numeric_limits<double>::quiet_NaN();  // NaN: not asked for
 };
-Totals totals_of(const std::vector<DeviceOutcome>& devices) {
+
+// The p95 of request latency over every path (the sched/README.md "Tail latency" model): a path's
+// latency is its fixed part plus an exponential wait of its mean wait; the mixture weighted by the paths'
+// rates is solved for its 95th percentile by bisection. +inf when paths whose queue grows carry 5 % or
+// more of the requests.
+double p95_of(const std::vector<DeviceOutcome>& devices) {
+  double total = 0, lo = std::numeric_limits<double>::infinity(), hi = 0, growing = 0;
+  for (const DeviceOutcome& d : devices)
+    for (int i = 0; i < d.num_tails; ++i) {
+      const auto& t = d.tails[i];
+      if (!(t.rate > 0)) continue;
+      total += t.rate;
+      if (std::isinf(t.wait_s)) {
+        growing += t.rate;
+        continue;
+      }
+      lo = std::min(lo, t.fixed_s);
+      hi = std::max(hi, t.fixed_s + t.wait_s * 50);  // e^-50: nothing left beyond
+    }
+  if (!(total > 0)) return 0;
+  if (growing >= 0.05 * total) return std::numeric_limits<double>::infinity();
+  auto tail = [&](double x) {  // the rate of requests slower than x
+    double above = growing;
+    for (const DeviceOutcome& d : devices)
+      for (int i = 0; i < d.num_tails; ++i) {
+        const auto& t = d.tails[i];
+        if (!(t.rate > 0) || std::isinf(t.wait_s)) continue;
+        if (x < t.fixed_s) above += t.rate;
+        else if (t.wait_s > 0) above += t.rate * std::exp(-(x - t.fixed_s) / t.wait_s);
+      }
+    return above;
+  };
+  lo = std::max(0.0, lo - 1e-12);
+  for (int it = 0; it < 100 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
+    const double mid = (lo + hi) / 2;
+    (tail(mid) > 0.05 * total ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w = 0, bool need_p95 = false) {
   Totals t;
+  t.power_w = other_idle_w;
   double total_weighted = 0;
   auto latency = [](const DeviceOutcome& d) { return d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0; };
   for (const DeviceOutcome& d : devices) {
@@ -757,9 +861,12 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices) {
     t.offered_rps += d.offered_rps;
     t.unserved_rps += d.unserved_rps;
     t.out_of_memory += d.out_of_memory;
+    t.power_w += d.idle_w + d.dynamic_w;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
   for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
+  t.energy_per_inference_j = t.throughput_rps > 0 ? t.power_w / t.throughput_rps : std::numeric_limits<double>::infinity();
+  if (need_p95) t.p95_s = p95_of(devices);
   return t;
 }
 
@@ -776,7 +883,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   prepare(c, state);
   Outcome o;
   outcome_of(state, c, options_of(*this, state, c, scheme), false, 0, o);
-  const Totals t = totals_of(o.devices);
+  const Totals t = totals_of(o.devices, c.other_idle_w, true);
   Prediction out;
   out.devices.resize(c.devs.size());
   for (size_t i = 0; i < c.devs.size(); ++i) {
@@ -793,6 +900,9 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   out.throughput_rps = t.throughput_rps;
   out.mean_latency_s = t.mean_latency_s;
   out.mean_device_latency_s = t.mean_device_latency_s;
+  out.power_w = t.power_w;
+  out.energy_per_inference_j = t.energy_per_inference_j;
+  out.p95_latency_s = t.p95_s;
   for (size_t j = 0; j < state.servers.size(); ++j)
     out.server_utilisation[state.servers[j].id] = o.server_load[j] / std::max(1, state.servers[j].workers);
   return out;
@@ -802,6 +912,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
   if (!cache_ || !(cache_->state == state)) {
     cache_ = std::make_unique<AnalyticStateCache>();
     cache_->state = state;
+    cache_->need_p95 = std::isfinite(constraints_.max_p95_s);
     prepare(*cache_, cache_->state);
     cache_->solved.resize(state.servers.size());
     cache_->last_solved.assign(state.servers.size(), nullptr);
@@ -812,7 +923,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
 namespace {
 Totals cached_totals(AnalyticStateCache& c, const std::vector<int>& option, size_t memo_bytes) {
   outcome_of(c.state, c, option, true, memo_bytes, c.outcome);
-  return totals_of(c.outcome.devices);
+  return totals_of(c.outcome.devices, c.other_idle_w, c.need_p95);
 }
 Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
   // A scheme that sets other batching than the cached state has is solved on its own state, uncached
@@ -825,23 +936,42 @@ Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const 
     prepare(oc, own);
     Outcome o;
     outcome_of(own, oc, options_of(est, own, oc, scheme), false, 0, o);
-    return totals_of(o.devices);
+    return totals_of(o.devices, oc.other_idle_w, c.need_p95);
   }
   return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
 }
 
-// > 0 when a is better (AnalyticEstimator::compare). First, whatever the objective: fewer open-loop
-// arrivals left unserved (a scheme predicted to saturate a device loses to one that does not).
-double compare_totals(Objective objective, const Totals& pa, const Totals& pb) {
+// How far `t` is from meeting `k`: the sum of each constraint's relative excess (0: all met).
+double violation(const Constraints& k, const Totals& t) {
+  double v = 0;
+  if (std::isfinite(k.max_p95_s) && !std::isnan(t.p95_s) && t.p95_s > k.max_p95_s) v += std::min(1e6, t.p95_s / k.max_p95_s - 1);
+  if (k.min_throughput_rps > 0 && t.throughput_rps < k.min_throughput_rps) v += 1 - t.throughput_rps / k.min_throughput_rps;
+  if (std::isfinite(k.max_energy_j) && t.energy_per_inference_j > k.max_energy_j) v += std::min(1e6, t.energy_per_inference_j / k.max_energy_j - 1);
+  return v;
+}
+
+// > 0 when a is better (AnalyticEstimator::compare). First, whatever the objective: fewer devices out
+// of memory, fewer open-loop arrivals left unserved (a scheme predicted to saturate a device loses to
+// one that does not), then less violation of the constraints; then the objective.
+double compare_totals(Objective objective, const Constraints& k, const Totals& pa, const Totals& pb) {
   // Before anything: fewer devices that run out of memory (a scheme that fits beats one that fails).
   if (pa.out_of_memory != pb.out_of_memory) return pb.out_of_memory - pa.out_of_memory;
   const double offered = std::max({pa.offered_rps, pb.offered_rps, 1e-12});
   const double by_unserved = (pb.unserved_rps - pa.unserved_rps) / offered;
   if (std::fabs(by_unserved) > 1e-6) return by_unserved;
+  if (k.any()) {
+    const double by_constraints = violation(k, pb) - violation(k, pa);
+    if (std::fabs(by_constraints) > 1e-9) return by_constraints;
+  }
   const double scale = std::max({pa.throughput_rps, pb.throughput_rps, 1e-12});
   const double by_throughput = (pa.throughput_rps - pb.throughput_rps) / scale;
   const double by_latency =
       pa.mean_device_latency_s > 0 && pb.mean_device_latency_s > 0 ? pb.mean_device_latency_s / pa.mean_device_latency_s - 1 : 0;
+  if (objective == Objective::energy) {
+    const double ea = pa.energy_per_inference_j, eb = pb.energy_per_inference_j;
+    const double by_energy = std::isfinite(ea) && std::isfinite(eb) && ea > 0 ? eb / ea - 1 : (std::isfinite(ea) == std::isfinite(eb) ? 0 : (std::isfinite(ea) ? 1 : -1));
+    return std::fabs(by_energy) > 1e-9 ? by_energy : by_throughput;
+  }
   if (objective == Objective::throughput) return std::fabs(by_throughput) > 1e-9 ? by_throughput : by_latency;
   return std::fabs(by_latency) > 1e-9 ? by_latency : by_throughput;
 }
@@ -855,13 +985,14 @@ double AnalyticEstimator::score(const SystemState& state, const Scheme& scheme) 
 Objective parse_objective(const std::string& text) {
   if (text == "throughput") return Objective::throughput;
   if (text == "latency") return Objective::latency;
-  throw std::invalid_argument("objective '" + text + "' is not allowed (allowed: throughput, latency)");
+  if (text == "energy") return Objective::energy;
+  throw std::invalid_argument("objective '" + text + "' is not allowed (allowed: throughput, latency, energy)");
 }
 
 double AnalyticEstimator::compare(const SystemState& state, const Scheme& a, const Scheme& b) const {
   std::lock_guard<std::mutex> lock(cache_mutex_);
   AnalyticStateCache& c = cache_for(state);
-  return compare_totals(objective_, cached_totals(*this, c, a, kMemoBytes), cached_totals(*this, c, b, kMemoBytes));
+  return compare_totals(objective_, constraints_, cached_totals(*this, c, a, kMemoBytes), cached_totals(*this, c, b, kMemoBytes));
 }
 
 namespace {
@@ -869,13 +1000,13 @@ namespace {
 // so far (the incumbent to start with), or -1. totals_of(i): candidate i's figures, of the incumbent for
 // i = -1 (asked only when there are candidates).
 template <class TotalsOf>
-int walk_candidates(Objective objective, size_t n, TotalsOf totals_of) {
+int walk_candidates(Objective objective, const Constraints& k, size_t n, TotalsOf totals_of) {
   int best = -1;
   Totals best_totals;
   for (size_t i = 0; i < n; ++i) {
     if (i == 0) best_totals = totals_of(-1);
     const Totals t = totals_of(static_cast<int>(i));
-    if (compare_totals(objective, t, best_totals) > 1e-12) {
+    if (compare_totals(objective, k, t, best_totals) > 1e-12) {
       best = static_cast<int>(i);
       best_totals = t;
     }
@@ -887,7 +1018,7 @@ int walk_candidates(Objective objective, size_t n, TotalsOf totals_of) {
 int AnalyticEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
   std::lock_guard<std::mutex> lock(cache_mutex_);
   AnalyticStateCache& c = cache_for(state);
-  return walk_candidates(objective_, candidates.size(), [&](int i) {
+  return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
     return cached_totals(*this, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], kMemoBytes);
   });
 }
@@ -898,12 +1029,12 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
   AnalyticStateCache& c = cache_for(state);
   if (candidates.empty()) return -1;
   if (sets_other_batching(c.state, base))
-    return walk_candidates(objective_, candidates.size(), [&](int i) {
+    return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
       return cached_totals(*this, c, (i < 0 ? incumbent : candidates[static_cast<size_t>(i)]).applied_to(base), kMemoBytes);
     });
   const std::vector<int> base_option = options_of(*this, c.state, c, base);
   std::vector<int> option;
-  return walk_candidates(objective_, candidates.size(), [&](int i) {
+  return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
     option = base_option;
     apply_edit(*this, c.state, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], option);
     return cached_totals(c, option, kMemoBytes);

@@ -3,6 +3,8 @@
 // bandwidths and an explicit queueing model of each edge server (batch window and size, workers).
 // Formulas in sched/README.md. Engine-free and deterministic.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,11 +39,28 @@ struct Prediction {
   double mean_device_latency_s = 0;       // unweighted mean over devices (the latency objective)
   std::map<std::string, double> server_utilisation;  // busy workers / workers
   double offered_rps = 0, unserved_rps = 0;          // sums over the open-loop devices
+  // The devices' power (idle, compute and radio: devices[].power) and energy per completed request
+  // (what summary.json's energy_j_per_inference measures; +inf without throughput), and the p95 of
+  // request latency (sched/README.md "Energy and tail latency").
+  double power_w = 0, energy_per_inference_j = 0;
+  double p95_latency_s = 0;
 };
 
 // What "better" means when schedulers compare schemes.
-enum class Objective { throughput, latency };
-Objective parse_objective(const std::string& text);  // "throughput" | "latency"; std::invalid_argument otherwise
+enum class Objective { throughput, latency, energy };
+Objective parse_objective(const std::string& text);  // "throughput" | "latency" | "energy"; std::invalid_argument otherwise
+
+// Conditions a scheme must meet (scheduler.max_p95_ms, min_throughput_rps, max_energy_j); a scheme
+// meeting them beats one that does not, whatever the objective; among schemes that miss, the one
+// missing by less (the sum of relative excesses) wins.
+struct Constraints {
+  double max_p95_s = std::numeric_limits<double>::infinity();
+  double min_throughput_rps = 0;
+  double max_energy_j = std::numeric_limits<double>::infinity();  // per inference
+  bool any() const { return std::isfinite(max_p95_s) || min_throughput_rps > 0 || std::isfinite(max_energy_j); }
+  // The ones `p` misses, as text ("p95 412.3 ms > 100 ms"); empty when all are met.
+  std::vector<std::string> missed(const Prediction& p) const;
+};
 
 // Per-state working data of the estimator (sched/analytic_estimator.cpp): devices resolved once per
 // state, each distinct (device, strategy) once, and each server's solution per distinct placement of
@@ -51,7 +70,7 @@ struct AnalyticStateCache;
 class AnalyticEstimator : public Estimator {
  public:
   // `luts` must outlive the estimator.
-  AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective = Objective::throughput);
+  AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective = Objective::throughput, Constraints constraints = {});
   ~AnalyticEstimator() override;
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
@@ -71,6 +90,7 @@ class AnalyticEstimator : public Estimator {
   const LutSet& luts() const { return luts_; }
   const ModelSpecs& models() const { return models_; }
   Objective objective() const { return objective_; }
+  const Constraints& constraints() const { return constraints_; }
 
  private:
   // score, compare and best_of remember the state they were last asked about (until a different state
@@ -88,6 +108,7 @@ class AnalyticEstimator : public Estimator {
   const LutSet& luts_;
   ModelSpecs models_;
   Objective objective_;
+  Constraints constraints_;
 };
 
 }  // namespace coinfer

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include <nlohmann/json.hpp>
+
 namespace coinfer {
 
 std::string Trigger::describe(const Scenario& s) const {
@@ -96,6 +98,16 @@ Decision Rescheduler::decide(const SystemState& state) {
   const Prediction p = estimator_.predict(state, d.scheme);
   d.record.predicted_throughput_rps = p.throughput_rps;
   d.record.predicted_latency_ms = p.mean_latency_s * 1e3;
+  // Constraints (scheduler.max_p95_ms, ...): whether the chosen scheme is predicted to meet them, said
+  // in the record rather than a scheme returned silently (issue 37 item 2).
+  if (estimator_.constraints().any()) {
+    nlohmann::ordered_json j = d.record.detail.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(d.record.detail);
+    const std::vector<std::string> missed = estimator_.constraints().missed(p);
+    auto finite = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
+    j["constraints"] = {{"met", missed.empty()}, {"missed", missed}, {"predicted_p95_ms", finite(p.p95_latency_s * 1e3)},
+                        {"predicted_energy_j", finite(p.energy_per_inference_j)}, {"predicted_throughput_rps", p.throughput_rps}};
+    d.record.detail = j.dump();
+  }
   std::vector<bool> helper(scenario_.devices.size(), false);
   for (const auto& id : d.scheme.helpers) {
     const int i = scenario_.device_index(id);

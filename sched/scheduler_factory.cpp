@@ -113,7 +113,10 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
     throw InputError(s.scheduler.where, "scheduler.estimator", "'" + kind + "' is not allowed (analytic, gin)");
   if (est.objective() != Objective::throughput)
     throw InputError(s.scheduler.where, "scheduler.objective",
-                     "estimator gin predicts system throughput; objective latency needs estimator: analytic");
+                     "estimator gin predicts system throughput; objectives latency and energy need estimator: analytic");
+  if (est.constraints().any())
+    throw InputError(s.scheduler.where, "scheduler.estimator",
+                     "estimator gin predicts system throughput only; constraints (max_p95_ms, min_throughput_rps, max_energy_j) need estimator: analytic");
   const std::string file = scenario_relative_file(s, "predictor");
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",
@@ -172,7 +175,22 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const LutSe
       throw InputError(s.scheduler.where, "scheduler.objective", e.what());
     }
   }
-  return std::make_unique<AnalyticEstimator>(luts, std::move(specs), objective);
+  // Constraints (sched/README.md "Energy and tail latency"): for the schedulers that compare schemes.
+  Constraints k;
+  auto number = [&](const char* key, double min_exclusive) {
+    auto it = s.scheduler.params.find(key);
+    try {
+      size_t used = 0;
+      const double v = std::stod(it->second, &used);
+      if (used == it->second.size() && std::isfinite(v) && v > min_exclusive) return v;
+    } catch (const std::exception&) {
+    }
+    throw InputError(s.scheduler.where, std::string("scheduler.") + key, "'" + it->second + "' must be a number > " + format_double(min_exclusive));
+  };
+  if (s.scheduler.params.count("max_p95_ms")) k.max_p95_s = number("max_p95_ms", 0) * 1e-3;
+  if (s.scheduler.params.count("min_throughput_rps")) k.min_throughput_rps = number("min_throughput_rps", 0);
+  if (s.scheduler.params.count("max_energy_j")) k.max_energy_j = number("max_energy_j", 0);
+  return std::make_unique<AnalyticEstimator>(luts, std::move(specs), objective, k);
 }
 
 namespace {
@@ -323,13 +341,13 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
     if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end() && it->second != "throughput")
       throw InputError(s.scheduler.where, "scheduler.objective",
                        "scheduler " + name + " optimises system throughput only; objective '" + it->second +
-                           "' is not supported (allowed: throughput; objective latency: greedy, oracle, hierarchical)");
+                           "' is not supported (allowed: throughput; objectives latency and energy: greedy, oracle, hierarchical)");
   if (name == "gcode") {
     Params p(s, {"min_mbps", "objective"});
     return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
   }
   if (name == "greedy") {
-    Params p(s, {"objective", "estimator", "predictor", "max_work"});
+    Params p(s, {"objective", "estimator", "predictor", "max_work", "max_p95_ms", "min_throughput_rps", "max_energy_j"});
     auto rank = ranking_estimator(s, p, est);
     auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
     return owning(std::move(rank), std::move(inner));
@@ -342,11 +360,12 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
     return owning(std::move(rank), std::move(inner));
   }
   if (name == "oracle") {
-    Params p(s, {"max_schemes", "objective"});
+    Params p(s, {"max_schemes", "objective", "max_p95_ms", "min_throughput_rps", "max_energy_j"});
     return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
   }
   if (name == "hierarchical") {
-    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work"});
+    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work", "max_p95_ms",
+                 "min_throughput_rps", "max_energy_j"});
     auto rank = ranking_estimator(s, p, est);
     auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
                                                          static_cast<int>(p.number("iterations", 10, 0)),

@@ -450,6 +450,25 @@ TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
   EXPECT_EQ(f.sched.seen[2].servers[0].batch_size_limit, 4);
 }
 
+TEST(Rescheduler, ADecisionThatMissesAConstraintSaysSoInItsRecord) {
+  // Every device local on the fixture's 'dev' (9 stages x 10 ms = 90 ms, closed loop: no wait): the p95
+  // is 90 ms. With max_p95_ms 50 the decision's detail says the scheme misses it, and by how much.
+  RescheduleFixture f;
+  Constraints k;
+  k.max_p95_s = 0.050;
+  AnalyticEstimator est(f.luts, f.est->models(), Objective::throughput, k);
+  Rescheduler r(f.sc, f.sched, est);
+  r.offer(Trigger{Trigger::Kind::start});
+  f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
+  const Decision d = r.decide(r.snapshot(0, {}, {}));
+  EXPECT_NE(d.record.detail.find("\"constraints\":{\"met\":false,\"missed\":[\"p95 90 ms > 50 ms\"]"), std::string::npos) << d.record.detail;
+  // Without constraints the record has no such part.
+  Rescheduler plain(f.sc, f.sched, *f.est);
+  plain.offer(Trigger{Trigger::Kind::start});
+  f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
+  EXPECT_EQ(plain.decide(plain.snapshot(0, {}, {})).record.detail.find("constraints"), std::string::npos);
+}
+
 TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
   RescheduleFixture f;
   Rescheduler r(f.sc, f.sched, *f.est);

@@ -118,6 +118,74 @@ TEST(BatchingChoice, AWindowIsChosenWhereOnlyBatchingServesTheLoad) {
   EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{50}, {8}}, nullptr).batching.empty());
 }
 
+namespace {
+// A device with power: idle 2 W, busy 6 W, radio `radio_j_per_mb` J per 1e6 bytes.
+DeviceState powered(const std::string& id, const std::string& type, double mbps, double radio_j_per_mb) {
+  DeviceState d = device(id, type, mbps);
+  d.idle_w = 2;
+  d.busy_w = 6;
+  d.radio_j_per_mb = radio_j_per_mb;
+  return d;
+}
+}  // namespace
+
+TEST(Estimator, EnergyPerInferenceIsIdlePlusComputePlusRadioOverThroughput) {
+  Fixture f;
+  // Local on the slow device: 0.9 s a request, busy all the time: 2 + 4 W = 6 W at 1/0.9 req/s: 5.4 J.
+  SystemState s = state({powered("a", "slow", 8, 0.05)});
+  Prediction local = f.est->predict(s, scheme({{"a", Strategy::local()}}));
+  EXPECT_NEAR(local.power_w, 6, 1e-9);
+  EXPECT_NEAR(local.energy_per_inference_j, 5.4, 1e-9);
+  // Offloading: 21.448 ms a request (12.288 up, 9 server, 0.16 down), the device idle: 2 W x 21.448 ms
+  // plus the radio's 0.05 J/MB x (12,288 + 160) B = 0.0006224 J: 0.0435184 J.
+  Prediction off = f.est->predict(s, scheme({{"a", Strategy::offload()}}));
+  EXPECT_NEAR(off.energy_per_inference_j, 2 * 0.021448 + 0.0006224, 1e-9);
+}
+
+TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndExponentialWaits) {
+  Fixture f;
+  // Two local closed-loop devices never wait: the slow one (0.9 s, 1.11 req/s) carries 4.76 % of the
+  // 23.33 req/s, less than 5 %: the p95 is the fast one's 45 ms.
+  Prediction p = f.est->predict(state({device("a", "slow", 8), device("b", "fast", 8)}), scheme({{"a", Strategy::local()}, {"b", Strategy::local()}}));
+  EXPECT_NEAR(p.p95_latency_s, 0.045, 1e-8);
+  // An open-loop device at 5 req/s on the 'busy' device (90 ms): M/D/1 wait 0.45 x 0.09 / (2 x 0.55) =
+  // 0.0368182 s; p95 = 0.09 + 0.0368182 x ln 20 = 0.200298 s.
+  DeviceState d = device("c", "busy", 8);
+  d.in_flight = 0;
+  d.arrival_rate_per_s = 5;
+  p = f.est->predict(state({d}), scheme({{"c", Strategy::local()}}));
+  EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.45 * 0.09 / 1.1 * std::log(20.0), 1e-7);
+}
+
+TEST(Estimator, ConstraintsComeBeforeTheObjective) {
+  // The fast device: local 45 ms (22.2 req/s, 6 W: 0.27 J), offloading 21.448 ms (46.6 req/s) with a
+  // costly radio (100 J/MB: 1.2448 J a request, 1.2877 J in all). Energy alone: local.
+  Fixture base;
+  SystemState s = state({powered("a", "fast", 8, 100)});
+  const Scheme local = scheme({{"a", Strategy::local()}}), off = scheme({{"a", Strategy::offload()}});
+  AnalyticEstimator energy(base.luts, base.est->models(), Objective::energy);
+  EXPECT_GT(energy.compare(s, local, off), 0);
+  // min_throughput_rps 30: local (22.2) misses it, offloading meets it, and wins.
+  Constraints k;
+  k.min_throughput_rps = 30;
+  AnalyticEstimator with(base.luts, base.est->models(), Objective::energy, k);
+  EXPECT_LT(with.compare(s, local, off), 0);
+  EXPECT_EQ(k.missed(with.predict(s, local)), std::vector<std::string>{"throughput 22.22 req/s < 30 req/s"});
+  EXPECT_TRUE(k.missed(with.predict(s, off)).empty());
+  // max_p95_ms 30: local's 45 ms misses it.
+  Constraints p95;
+  p95.max_p95_s = 0.030;
+  AnalyticEstimator tail(base.luts, base.est->models(), Objective::energy, p95);
+  EXPECT_LT(tail.compare(s, local, off), 0);
+  EXPECT_EQ(p95.missed(tail.predict(s, local)), std::vector<std::string>{"p95 45 ms > 30 ms"});
+  // Nobody meets 1000 req/s: the one missing by less (offloading, 46.6) wins, and the miss is said.
+  Constraints none;
+  none.min_throughput_rps = 1000;
+  AnalyticEstimator far(base.luts, base.est->models(), Objective::energy, none);
+  EXPECT_LT(far.compare(s, local, off), 0);
+  EXPECT_FALSE(none.missed(far.predict(s, off)).empty());
+}
+
 TEST(Schedulers, EveryOneFindsTheObviousChoice) {
   Fixture f(Objective::latency);
   // A fast link and a fast server: offloading (21.4 ms) beats 0.9 s locally.
