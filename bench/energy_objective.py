@@ -4,7 +4,7 @@
 For ACE-GNN's Table III scenarios (one device, four bandwidths, Pi 4B / TX2, CPU / GPU server) and the
 Fig. 20 nine-device scenario (synthesised LUTs; the scenarios' power figures): the hierarchical
 scheduler with objective throughput, with objective energy, and with objective energy under
-max_p95_ms (100 ms; 2000 ms for Fig. 20, whose devices are slow), each simulated; energy per inference
+max_p95_ms 100, each simulated; energy per inference
 (summary.json: the devices' energy over completed requests), throughput and p95, and the strategies of
 the first decision, with what the decision said of its constraint.
 usage: /usr/bin/python3 bench/energy_objective.py [--coinfer build/coinfer]
@@ -41,7 +41,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for sc in scenarios:
             name = sc.split("/")[-1][:-5]
-            bound = "2000" if "fig20" in name else "100"
+            bound = "100"
             for k, (label, sched) in enumerate(VARIANTS):
                 s, scheme, said = run(a.coinfer, sc, f"{tmp}/{name}{k}", sched.replace("BOUND", bound))
                 shown = scheme if len(scheme) < 60 else scheme[:57] + "..."

@@ -86,7 +86,8 @@ struct DeviceOutcome {
   // Per path: its rate, the fixed part of its latency and its mean wait (+inf: a queue that grows), for
   // the p95 (PathTail; at most two paths).
   struct Tail {
-    double rate = 0, fixed_s = 0, wait_s = 0;
+    double rate = 0, fixed_s = 0, wait_s = 0;  // wait_s: the mean wait over all requests
+    double wait_p = 1;                          // the probability of waiting at all (those that wait: wait_s / wait_p on average)
   };
   Tail tails[2];
   int num_tails = 0;
@@ -112,7 +113,8 @@ struct Flow {
   long long key;   // (class, option, path)
   int group = -1;  // batch group at this server (index into SolverScratch::groups)
   double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
-  double wait_s = 0;  // of latency_s, the waits (windows, queues): the random part (the p95's model)
+  double wait_s = 0;  // of latency_s, the queueing waits: the random part (the p95's model)
+  double wait_p = 0;  // the probability that a request waits at all (Erlang C's at the server, rho on the device)
 };
 
 // Batch groups of one server: what their paths share in a round (same LUT and split, same arrivals).
@@ -565,6 +567,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   for (Flow& f : local_flows) {
     f.lambda = f.spec->out_of_memory ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
     f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
+    f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * f.spec->device_s) : 0;
     f.latency_s = f.spec->device_s + f.wait_s;
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
@@ -644,7 +647,13 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
         const double device_waits = open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits;
-        f.wait_s = wait_window + wq + device_waits;
+        // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
+        // same term as in wq) and the device's own queues (probability rho); the window's wait is taken
+        // as fixed (each request's share of it depends on the arrival pattern, not on chance alone).
+        f.wait_s = wq + device_waits;
+        double p_none = wq > 0 ? 1 - std::clamp(rho_power, 0.0, 1.0) : 1;
+        if (device_waits > 0) p_none *= 1 - std::min(1.0, f.lambda * std::max(p.device_s, p.up_xfer_s));
+        f.wait_p = 1 - p_none;
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
       f.latency_s = latency;
@@ -749,7 +758,12 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         }
       }
       d.weighted_latency += f.lambda * latency;
-      if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, f.latency_s - f.wait_s, wait};
+      // The tail: a closed loop whose bottleneck binds keeps in_flight requests in its pipeline, so each
+      // spends in_flight / rate (Little's law) in all: the time beyond its own path waits for its
+      // siblings at the bottleneck, the same for every request (fixed).
+      double fixed = f.latency_s - f.wait_s;
+      if (f.spec->in_flight > 0 && f.lambda > 0) fixed += std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s);
+      if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, fixed, wait, f.wait_p};
     }
   }
   for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
@@ -811,10 +825,10 @@ struct Totals {
   double p95_s = std::numeric_limits<double>::quiet_NaN();  // NaN: not asked for
 };
 
-// The p95 of request latency over every path (the sched/README.md "Tail latency" model): a path's
-// latency is its fixed part plus an exponential wait of its mean wait; the mixture weighted by the paths'
-// rates is solved for its 95th percentile by bisection. +inf when paths whose queue grows carry 5 % or
-// more of the requests.
+// The p95 of request latency over every path (sched/README.md "Energy and tail latency"): a path's
+// latency is its fixed part plus, with probability p, an exponential wait of mean wait / p (P(W > x) =
+// p exp(-x p / wait)); the mixture weighted by the paths' rates is solved for its 95th percentile by
+// bisection. +inf when paths whose queue grows carry 5 % or more of the requests.
 double p95_of(const std::vector<DeviceOutcome>& devices) {
   double total = 0, lo = std::numeric_limits<double>::infinity(), hi = 0, growing = 0;
   for (const DeviceOutcome& d : devices)
@@ -827,7 +841,7 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
         continue;
       }
       lo = std::min(lo, t.fixed_s);
-      hi = std::max(hi, t.fixed_s + t.wait_s * 50);  // e^-50: nothing left beyond
+      hi = std::max(hi, t.fixed_s + (t.wait_p > 0 ? t.wait_s / t.wait_p : 0) * 50);  // e^-50: nothing left beyond
     }
   if (!(total > 0)) return 0;
   if (growing >= 0.05 * total) return std::numeric_limits<double>::infinity();
@@ -838,7 +852,7 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
         const auto& t = d.tails[i];
         if (!(t.rate > 0) || std::isinf(t.wait_s)) continue;
         if (x < t.fixed_s) above += t.rate;
-        else if (t.wait_s > 0) above += t.rate * std::exp(-(x - t.fixed_s) / t.wait_s);
+        else if (t.wait_s > 0 && t.wait_p > 0) above += t.rate * t.wait_p * std::exp(-(x - t.fixed_s) * t.wait_p / t.wait_s);
       }
     return above;
   };

@@ -148,13 +148,14 @@ TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndExponentialWaits) {
   // 23.33 req/s, less than 5 %: the p95 is the fast one's 45 ms.
   Prediction p = f.est->predict(state({device("a", "slow", 8), device("b", "fast", 8)}), scheme({{"a", Strategy::local()}, {"b", Strategy::local()}}));
   EXPECT_NEAR(p.p95_latency_s, 0.045, 1e-8);
-  // An open-loop device at 5 req/s on the 'busy' device (90 ms): M/D/1 wait 0.45 x 0.09 / (2 x 0.55) =
-  // 0.0368182 s; p95 = 0.09 + 0.0368182 x ln 20 = 0.200298 s.
+  // An open-loop device at 5 req/s on the 'busy' device (90 ms): M/D/1 mean wait 0.45 x 0.09 / (2 x
+  // 0.55) = 0.0368182 s; a request waits with probability rho = 0.45, then 0.0368182 / 0.45 = 0.081818 s
+  // on average: P(W > x) = 0.45 exp(-x / 0.081818) = 0.05 at x = 0.081818 ln 9: p95 = 0.09 + 0.179772 s.
   DeviceState d = device("c", "busy", 8);
   d.in_flight = 0;
   d.arrival_rate_per_s = 5;
   p = f.est->predict(state({d}), scheme({{"c", Strategy::local()}}));
-  EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.45 * 0.09 / 1.1 * std::log(20.0), 1e-7);
+  EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.45 * 0.09 / 1.1 / 0.45 * std::log(9.0), 1e-7);
 }
 
 TEST(Estimator, ConstraintsComeBeforeTheObjective) {
