@@ -12,8 +12,12 @@ namespace coinfer {
 std::vector<EventRecord> scenario_event_records(const Scenario& s) {
   std::vector<EventRecord> out;
   for (const auto& e : s.events) {
-    const char* kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth" : e.kind == EventSpec::Kind::leave ? "leave" : "join";
-    out.push_back(EventRecord{e.at_s, kind, e.device, e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : 0});
+    const char* kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth"
+                       : e.kind == EventSpec::Kind::leave ? "leave"
+                       : e.kind == EventSpec::Kind::join  ? "join"
+                                                          : "load";
+    const double value = e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : e.kind == EventSpec::Kind::load ? e.load : 0;
+    out.push_back(EventRecord{e.at_s, kind, e.device, value});
   }
   out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
   std::stable_sort(out.begin(), out.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });

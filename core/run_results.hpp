@@ -48,9 +48,9 @@ inline DeviceResult device_result_of(const DeviceSpec& d) {
 
 struct EventRecord {
   double t_s = 0;
-  std::string kind;    // "bandwidth", "join", "leave", "arrivals_end"
+  std::string kind;    // "bandwidth", "join", "leave", "load", "arrivals_end"
   std::string device;  // "" when not about one device
-  double value = 0;    // bandwidth_mbps for "bandwidth"
+  double value = 0;    // bandwidth_mbps for "bandwidth", the share for "load"
 };
 
 struct BandwidthSample {

@@ -111,11 +111,15 @@ struct AccessPointSpec {
 };
 
 struct EventSpec {
-  enum class Kind { bandwidth, leave, join };
+  enum class Kind { bandwidth, leave, join, load };
   double at_s = 0;
   std::string device;
   Kind kind = Kind::bandwidth;
   double bandwidth_mbps = 0;
+  // load: the share (0..0.99) of the device's processor taken by other work from at_s on
+  // (core/background_load.hpp); `processor`: which one ("": every processor of the device).
+  double load = 0;
+  std::string processor;
   SourceLocation where;
 };
 
@@ -125,6 +129,7 @@ struct SchedulerSpec {
   // Triggers of rescheduling (besides the first decision at t = 0, joins and leaves):
   double period_s = 0;                  // also every period_s seconds; 0 = never
   double bandwidth_threshold_pct = 20;  // a device's bandwidth changed by more than this since the last decision
+  double load_threshold = 0.1;          // a device's background load (share) changed by more than this since the last decision
   bool charge_decision_time = false;    // the decision's wall-clock time delays the scheme on the server
   double control_bytes = 256;           // size of one scheduling message to a device
   // Execution variants as a scheduling dimension: the largest output error (relative mean absolute

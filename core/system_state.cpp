@@ -90,7 +90,7 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
          a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&
          a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices &&
          a.idle_w == b.idle_w && a.busy_w == b.busy_w && a.radio_j_per_mb == b.radio_j_per_mb && a.processor_idle_w == b.processor_idle_w &&
-         a.processor_busy_w == b.processor_busy_w;
+         a.processor_busy_w == b.processor_busy_w && a.load == b.load;
 }
 
 bool operator==(const ServerState& a, const ServerState& b) {

@@ -27,6 +27,7 @@ struct DeviceState {
   int unfinished = 0;               // requests created and not finished
   double link_bandwidth_mbps = 0;   // latest measured/known estimate
   double link_latency_ms = 0;       // one way
+  double load = 0;                  // the share of its default processor other work takes now (events[].load; its computations take 1 / (1 - load) as long)
   int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
   double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
   bool generates = true;            // false: an idle device with no inputs of its own (a possible helper)

@@ -588,6 +588,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
                  " periodic decisions over duration_s = " + format_double(s.duration_s) + " s; at most " +
                  format_double(limits::kMaxPeriodicDecisions) + " (period_s >= " + format_double(s.duration_s / limits::kMaxPeriodicDecisions) + ")");
     s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
+    s.scheduler.load_threshold = r.get_double(sc, "load_threshold", "scheduler", 0.1, 0, false);
     s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
     s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
     if (sc["max_output_error"]) {
@@ -607,7 +608,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
-      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "charge_decision_time" || k == "control_bytes" ||
+      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" || k == "control_bytes" ||
           k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes")
         continue;
       if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
@@ -623,7 +624,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     for (size_t i = 0; i < ev.size(); ++i) {
       const YAML::Node& n = ev[i];
       const std::string path = "events[" + std::to_string(i) + "]";
-      r.check_keys(n, {"at_s", "device", "bandwidth_mbps", "leave", "join"}, path);
+      r.check_keys(n, {"at_s", "device", "bandwidth_mbps", "leave", "join", "load", "processor"}, path);
       EventSpec e;
       e.where = r.where(n);
       e.at_s = r.require_double(n, "at_s", path, 0, false);
@@ -636,9 +637,22 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
         r.fail(n["device"], path + ".device",
                "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
       }
-      int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0);
-      if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true");
-      if (n["bandwidth_mbps"]) {
+      int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0) + (n["load"] ? 1 : 0);
+      if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true, load");
+      if (n["processor"] && !n["load"]) r.fail(n["processor"], path + ".processor", "names the processor of a load event only");
+      if (n["load"]) {  // background load (core/background_load.hpp)
+        e.kind = EventSpec::Kind::load;
+        e.load = r.require_double(n, "load", path, 0, false);
+        if (e.load > 0.99) r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
+        if (n["processor"]) {
+          e.processor = r.get_name(n, "processor", path);
+          const DeviceSpec& d = s.devices[di];
+          const bool known = d.hardware ? d.hardware->slot(e.processor) >= 0 : e.processor == d.default_processor();
+          if (!known)
+            r.fail(n["processor"], path + ".processor",
+                   "device " + d.id + " has no processor '" + e.processor + "'" + (d.hardware ? " (it has: " + d.hardware->describe() + ")" : ""));
+        }
+      } else if (n["bandwidth_mbps"]) {
         e.kind = EventSpec::Kind::bandwidth;
         e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
         if (e.bandwidth_mbps > limits::kMaxBandwidthMbps)

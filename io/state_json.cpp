@@ -22,7 +22,8 @@ std::string state_to_json(const SystemState& s) {
                             {"busy", d.busy}, {"queue_length", d.queue_length}, {"unfinished", d.unfinished},
                             {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
                             {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
-                            {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s}});
+                            {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s},
+                            {"load", d.load}});
   for (size_t i = 0; i < s.devices.size(); ++i) {  // only where stated: states without power read as before
     const DeviceState& d = s.devices[i];
     if (d.idle_w != 0 || d.busy_w != 0 || d.radio_j_per_mb != 0 || !d.processor_idle_w.empty())
@@ -80,6 +81,7 @@ SystemState state_from_json(const std::string& text) {
       x.generates = d.at("generates").get<bool>();
       if (d.contains("completed")) x.completed = d.at("completed").get<long long>();
       if (d.contains("latency_sum_s")) x.latency_sum_s = d.at("latency_sum_s").get<double>();
+      if (d.contains("load")) x.load = d.at("load").get<double>();
       if (d.contains("power")) {
         const json& p = d.at("power");
         x.idle_w = p.at("idle_w").get<double>();

@@ -2,6 +2,7 @@
 
 #include "core/text_util.hpp"
 
+#include "core/background_load.hpp"
 #include "core/device_plan.hpp"
 #include "core/scenario.hpp"
 
@@ -182,7 +183,7 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
          same_bits(a.link_bandwidth_mbps, b.link_bandwidth_mbps) && same_bits(a.link_latency_ms, b.link_latency_ms) &&
          same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight && same_bits(a.idle_w, b.idle_w) &&
          same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.processor_idle_w == b.processor_idle_w &&
-         a.processor_busy_w == b.processor_busy_w;
+         a.processor_busy_w == b.processor_busy_w && same_bits(a.load, b.load);
 }
 
 // Devices and servers of `state` (pointers into it) with nothing resolved yet. Few servers and device
@@ -213,7 +214,7 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
   };
   auto class_key = [](const DeviceState& d) {
     return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
-           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.idle_w) + bits_of(d.busy_w) +
+           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.load) + bits_of(d.idle_w) + bits_of(d.busy_w) +
            bits_of(d.radio_j_per_mb) + std::to_string(d.processor_idle_w.size()) +
            (d.processor_idle_w.empty() ? std::string() : std::string(reinterpret_cast<const char*>(d.processor_idle_w.data()), d.processor_idle_w.size() * sizeof(double)) +
                                                             std::string(reinterpret_cast<const char*>(d.processor_busy_w.data()), d.processor_busy_w.size() * sizeof(double)));
@@ -308,6 +309,12 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.device_bottleneck_s = *std::max_element(busy.begin(), busy.end());
       if (!d.processor_busy_w.empty())  // each processor's busy seconds at its own power (core/device_energy.hpp)
         for (size_t q = 0; q < busy.size() && q < d.processor_busy_w.size(); ++q) p.energy_j += busy[q] * (d.processor_busy_w[q] - d.processor_idle_w[q]);
+    }
+    if (d.load > 0) {  // background load (core/background_load.hpp): every device stage takes 1 / (1 - load) as long
+      const double slow = load_slowdown(d.load);
+      p.device_s *= slow;
+      p.device_bottleneck_s *= slow;
+      p.energy_j *= slow;
     }
     if (p.energy_j == 0 && p.device_s > 0) {
       if (d.processor_busy_w.empty()) {

@@ -17,6 +17,7 @@ std::string Trigger::describe(const Scenario& s) const {
     case Kind::leave: return "leave:" + id;
     case Kind::bandwidth: return "bandwidth:" + id;
     case Kind::period: return "period";
+    case Kind::load: return "load:" + id;
   }
   return "?";
 }
@@ -26,6 +27,8 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const A
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
+  for (const auto& d : scenario.devices) load_.emplace_back(d, scenario.events);
+  load_at_decision_.assign(scenario.devices.size(), 0);
   // Until the first decision, bandwidth events compare with the scenario's configured rate.
   for (const auto& d : scenario.devices) bandwidth_at_decision_.push_back(d.link.bandwidth_mbps);
 }
@@ -37,6 +40,12 @@ bool Rescheduler::offer(const Trigger& t) {
     const double threshold = scenario_.scheduler.bandwidth_threshold_pct / 100;
     if (before > 0 && std::fabs(t.bandwidth_mbps - before) / before <= threshold) return false;
     if (before > 0) before = t.bandwidth_mbps;  // one trigger per change
+  }
+  if (t.kind == Trigger::Kind::load) {
+    if (t.device < 0 || t.device >= static_cast<int>(load_at_decision_.size())) return false;
+    double& before = load_at_decision_[static_cast<size_t>(t.device)];
+    if (std::fabs(t.load - before) <= scenario_.scheduler.load_threshold) return false;
+    before = t.load;  // one trigger per change
   }
   pending_.push_back(t);
   return true;
@@ -62,6 +71,8 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
     st.servers[i].batch_window_ms = batching_[i].window_ms;
     st.servers[i].batch_max_size = batching_[i].max_size;
   }
+  for (size_t i = 0; i < st.devices.size() && i < load_.size(); ++i)  // the scenario's own schedule, in both engines
+    if (!load_[i].empty()) st.devices[i].load = load_[i].share_at(now_s, st.devices[i].processor);
   for (size_t i = 0; i < st.servers.size() && i < servers.size(); ++i) {
     if (!servers[i]) continue;
     st.servers[i].queue_length = servers[i]->queue_length;
@@ -139,6 +150,7 @@ Decision Rescheduler::decide(const SystemState& state) {
   }
   for (size_t i = 0; i < state.devices.size() && i < bandwidth_at_decision_.size(); ++i)
     bandwidth_at_decision_[i] = state.devices[i].link_bandwidth_mbps;
+  for (size_t i = 0; i < state.devices.size() && i < load_at_decision_.size(); ++i) load_at_decision_[i] = state.devices[i].load;
   return d;
 }
 
@@ -154,6 +166,13 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
     if (i < bandwidth.size())
       for (const auto& p : bandwidth[i].points())
         if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, Trigger{Trigger::Kind::bandwidth, di, p.mbps}});
+    const LoadSchedule load(d, s.events);
+    for (const auto& p : load.points())
+      if (p.t_s > 0 && p.t_s < end_s) {
+        Trigger t{Trigger::Kind::load, di, 0};
+        t.load = load.share_at(p.t_s, d.default_processor());
+        ev.push_back({p.t_s, t});
+      }
   }
   for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -7,7 +7,9 @@
 // Events (Trigger): start (the run begins), join / leave (a device connects or goes), bandwidth (a
 // device's measured link rate; it becomes a trigger only when it moved by more than
 // scheduler.bandwidth_threshold_pct since the rate the last decision used for that device, or since
-// the last bandwidth trigger of that device), period (every scheduler.period_s when > 0).
+// the last bandwidth trigger of that device), period (every scheduler.period_s when > 0), load (a
+// device's background load on its default processor moved by more than scheduler.load_threshold, a
+// share, since the last decision or load trigger; core/background_load.hpp).
 // decide() runs the Scheduler on a state snapshot, predicts the chosen scheme with the estimator,
 // and returns the per-device changes to send (a device whose strategy and helper role did not
 // change gets no message), the helpers by device index, and the decision record.
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/background_load.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
@@ -24,11 +27,12 @@
 namespace coinfer {
 
 struct Trigger {
-  enum class Kind { start, join, leave, bandwidth, period };
+  enum class Kind { start, join, leave, bandwidth, period, load };
   Kind kind = Kind::start;
-  int device = -1;             // join, leave, bandwidth: the scenario's device index
+  int device = -1;             // join, leave, bandwidth, load: the scenario's device index
   double bandwidth_mbps = 0;   // bandwidth: the rate now
-  // "start", "join:ID", "leave:ID", "bandwidth:ID", "period" (the decision record's trigger field).
+  double load = 0;             // load: the share of the device's default processor taken now
+  // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID" (the decision record's trigger field).
   std::string describe(const Scenario& s) const;
 };
 
@@ -125,6 +129,8 @@ class Rescheduler {
   std::vector<bool> helper_;
   std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
   std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
+  std::vector<LoadSchedule> load_;             // per device: its background load (events[].load)
+  std::vector<double> load_at_decision_;       // per device: its default processor's share the last decision saw
 };
 
 }  // namespace coinfer

@@ -37,7 +37,7 @@ class Params {
     for (const auto& kv : s.scheduler.params)
       if (std::find(allowed_.begin(), allowed_.end(), kv.first) == allowed_.end()) {
         std::vector<std::string> all = allowed_;
-        for (const char* k : {"period_s", "bandwidth_threshold_pct", "charge_decision_time", "control_bytes"}) all.push_back(k);
+        for (const char* k : {"period_s", "bandwidth_threshold_pct", "load_threshold", "charge_decision_time", "control_bytes"}) all.push_back(k);
         std::string near = nearest_word(kv.first, all);
         throw InputError(s.scheduler.where, "scheduler." + kv.first,
                          "unknown parameter for scheduler '" + s.scheduler.name + "'" +

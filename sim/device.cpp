@@ -227,8 +227,9 @@ void SimDevice::start_help(std::int64_t) {
   SimRequest* first = helping_->batch.front();
   const int b = static_cast<int>(helping_->batch.size());
   const LutTable& lut = *s_.helper_luts.at({first->rec.device, first->binding});
-  const double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
+  double seconds = s_.time->sample_seconds(lut, first->device_split, lut.num_stages(), b, lut.has_distributions() ? service_rng_.next_unit() : 0.5);
   const double now = sg4::Engine::get_clock();
+  if (!s_.load.empty()) seconds *= load_slowdown(s_.load.share_at(now, loop_.hardware().processors[0]));
   for (SimRequest* r : helping_->batch) {
     r->rec.t_batch_start = now;
     r->rec.batch_size = b;
@@ -271,7 +272,10 @@ void SimDevice::start_compute(DeviceRequest& dr) {
   const SimRequest& r = static_cast<const SimRequest&>(dr);
   const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
   std::string why;
-  const double seconds = segment_seconds(r, why);
+  double seconds = segment_seconds(r, why);
+  // Background load (core/background_load.hpp): the share taken on the segment's processor when it starts.
+  if (!s_.load.empty())
+    seconds *= load_slowdown(s_.load.share_at(sg4::Engine::get_clock(), loop_.hardware().processors[static_cast<size_t>(seg.proc)]));
   ProcessorRun& run = proc_[static_cast<size_t>(seg.proc)];
   run.id = r.rec.id;
   run.why = why;

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/background_load.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/data_parallel_router.hpp"
 #include "core/device_loop.hpp"
@@ -63,6 +64,7 @@ struct DeviceSlice {
   // Helpers: (origin device, its binding) -> this type's LUT for that model; absent: cannot help it.
   std::map<std::pair<int, int>, const LutTable*> helper_luts;
   const BandwidthSchedule* bandwidth = nullptr;      // its link
+  LoadSchedule load;                                 // the share of its processors other work takes (events[].load)
   RequestLedger* ledger = nullptr;
   int server_index = -1;                             // its server (the scenario's index)
   simgrid::s4u::Host* server_host = nullptr;         // where its uploads go

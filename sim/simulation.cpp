@@ -311,6 +311,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
       }
     }
     x.bandwidth = &w.platform->device_bandwidth[i];
+    x.load = LoadSchedule(d, s.events);
     x.ledger = w.ledger;
     x.uploads = &(*w.arrived)[static_cast<size_t>(j)];
     x.server_index = j;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/arrival_process.hpp"
+#include "core/background_load.hpp"
 #include "core/batch_queue.hpp"
 #include "core/data_parallel_router.hpp"
 #include "core/dynamic_batching.hpp"
@@ -691,4 +692,28 @@ TEST(DynamicBatching, SparseInputsDoubleTheBatchUpToWhatFitsInMemory) {
   EXPECT_EQ(r.batch, 1);
   in.input_sparsity.reset();  // not measured: the branch is skipped
   EXPECT_EQ(sparoa_batch_size(in, p).batch, 1);
+}
+
+// ---- Background load (core/background_load.hpp) ---------------------------------------------------
+
+TEST(BackgroundLoad, TheShareIsTheLatestEventNamingTheProcessorOrNone) {
+  DeviceSpec d;
+  d.id = "a";
+  auto ev = [](double t, const std::string& dev, double share, const std::string& proc) {
+    EventSpec e;
+    e.kind = EventSpec::Kind::load;
+    e.at_s = t;
+    e.device = dev;
+    e.load = share;
+    e.processor = proc;
+    return e;
+  };
+  // 0.5 on every processor at 1 s, 0.2 on the gpu at 2 s, 0 on every one at 3 s; b's event is not a's.
+  const LoadSchedule s(d, {ev(2, "a", 0.2, "gpu"), ev(1, "a", 0.5, ""), ev(1.5, "b", 0.9, ""), ev(3, "a", 0, "")});
+  EXPECT_DOUBLE_EQ(s.share_at(0.5, "cpu"), 0);
+  EXPECT_DOUBLE_EQ(s.share_at(1.0, "cpu"), 0.5);
+  EXPECT_DOUBLE_EQ(s.share_at(2.5, "cpu"), 0.5);
+  EXPECT_DOUBLE_EQ(s.share_at(2.5, "gpu"), 0.2);
+  EXPECT_DOUBLE_EQ(s.share_at(3.0, "gpu"), 0);
+  EXPECT_DOUBLE_EQ(load_slowdown(0.75), 4);  // a quarter of the processor left: four times as long
 }

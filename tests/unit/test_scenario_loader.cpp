@@ -139,6 +139,22 @@ TEST(ScenarioLoader, SparoasDynamicBatchingIsAServerBatchPolicy) {
   EXPECT_NE(fraction.find("0..1"), std::string::npos) << fraction;
 }
 
+TEST(ScenarioLoader, LoadEventsAreSharesOfAProcessorTheDeviceHas) {
+  Scenario s = load_scenario(write(kBase), {"events=[{at_s: 2, device: pi0, load: 0.5}]"});
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_EQ(s.events[0].kind, EventSpec::Kind::load);
+  EXPECT_DOUBLE_EQ(s.events[0].load, 0.5);
+  const std::string full = error_of(kBase, {"events=[{at_s: 2, device: pi0, load: 1}]"}).what();
+  EXPECT_NE(full.find("events[0].load"), std::string::npos) << full;
+  EXPECT_NE(full.find("<= 0.99"), std::string::npos) << full;
+  const std::string proc = error_of(kBase, {"events=[{at_s: 2, device: pi0, load: 0.2, processor: npu}]"}).what();
+  EXPECT_NE(proc.find("device pi0 has no processor 'npu'"), std::string::npos) << proc;
+  const std::string two = error_of(kBase, {"events=[{at_s: 2, device: pi0, load: 0.2, bandwidth_mbps: 5}]"}).what();
+  EXPECT_NE(two.find("exactly one of bandwidth_mbps, leave: true, join: true, load"), std::string::npos) << two;
+  const std::string stray = error_of(kBase, {"events=[{at_s: 2, device: pi0, bandwidth_mbps: 5, processor: cpu}]"}).what();
+  EXPECT_NE(stray.find("processor of a load event only"), std::string::npos) << stray;
+}
+
 TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
   // scenarios/README.md: scheduler.name defaults to static, also when the section names only its
   // triggers (issue 32, item 5: such a section was refused for its missing name).
