@@ -113,6 +113,13 @@ PY
         i=$((i+1)); cp "$f" "$out/scenario.seed/s$i"
         { cat "$f"; printf '\n%%%%SET%%%%\nduration_s=3\ndevices.0.link.bandwidth_mbps=5\nscheduler.name=hierarchical\n'; } > "$out/scenario.seed/s${i}set"
       done
+      # Issue 37's keys: batch candidates, objective and constraints, SparOA's batching policy, deadlines
+      # and priorities, background load.
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n%s\n%s\n' \
+          'scheduler={name: greedy, batch_windows_ms: [0, 5, 50], batch_sizes: [1, 4], objective: energy, max_p95_ms: 100, load_threshold: 0.2}' \
+          'servers.0.batch={window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 40, memory_gb: 2, sparsity_threshold: 0.5}' \
+          'devices.2.workload={arrival: poisson, rate_per_s: 20, deadline_ms: 50, drop_late: true, priority: 3}' \
+          'events=[{at_s: 1, device: pi0, load: 0.5}, {at_s: 2, device: pi1, load: 0.2, processor: cpu}]'; } > "$out/scenario.seed/issue37set"
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
