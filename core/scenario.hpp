@@ -42,6 +42,9 @@ struct WorkloadSpec {
   // starts a device segment or its upload is dropped there (RequestRecord::Status::dropped).
   double deadline_ms = 0;
   bool drop_late = false;
+  // How long after its creation a request may be dropped (drop_late with a deadline), s; +infinity
+  // otherwise. The servers' rule (core/server_loop.hpp) in both engines.
+  double drop_after_s() const { return drop_late && deadline_ms > 0 ? deadline_ms * 1e-3 : std::numeric_limits<double>::infinity(); }
   // Its requests' priority at its server's batch queue (core/batch_queue.hpp): a free worker takes the
   // sealed batch whose requests' highest priority is highest, the oldest among equals. 0 by default.
   int priority = 0;

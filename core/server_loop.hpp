@@ -56,8 +56,8 @@ class ServerActions {
     (void)item;
     return 0;
   }
-  // When `item` is past saving (engine clock, s): its creation plus its device's workload.deadline_ms
-  // when that device has drop_late; +infinity otherwise (never dropped here).
+  // `item`'s deadline (engine clock, s): its creation plus its device's WorkloadSpec::drop_after_s()
+  // (drop_late with a deadline); +infinity otherwise (never dropped here).
   virtual double drop_after_s(const Item& item) const {
     (void)item;
     return std::numeric_limits<double>::infinity();
@@ -170,7 +170,7 @@ class ServerLoop {
     }
   }
 
-  // Drops the requests of `b` past their deadline (kept in order).
+  // Drops the requests of `b` that cannot meet their deadline even alone (the rest kept in order).
   void drop_late(Batch& b, double now_s) {
     auto keep = std::stable_partition(b.begin(), b.end(), [&](const Item& item) {
       const double deadline = act_.drop_after_s(item);

@@ -425,9 +425,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // workload.drop_late: the request's creation (sent by its device) plus its deadline, on this clock.
   double drop_after_s(const Pending& p) const override {
     if (!p.origin || p.origin->index < 0 || p.t_created <= 0) return std::numeric_limits<double>::infinity();
-    const WorkloadSpec& w = sc.devices[static_cast<size_t>(p.origin->index)].workload;
-    if (!w.drop_late || !(w.deadline_ms > 0)) return std::numeric_limits<double>::infinity();
-    return p.t_created - opt.epoch_unix_s + w.deadline_ms * 1e-3;
+    return p.t_created - opt.epoch_unix_s + sc.devices[static_cast<size_t>(p.origin->index)].workload.drop_after_s();
   }
   void drop(Pending p, double now_s) override {
     ResultHeader r;

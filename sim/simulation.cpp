@@ -265,9 +265,7 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
   auto priorities = std::make_shared<std::vector<int>>();  // shared by the servers
   for (const auto& d : s.devices) priorities->push_back(d.workload.priority);
   auto drop_after = std::make_shared<std::vector<double>>();  // per device: deadline s when drop_late, else none
-  for (const auto& d : s.devices)
-    drop_after->push_back(d.workload.drop_late && d.workload.deadline_ms > 0 ? d.workload.deadline_ms * 1e-3
-                                                                                : std::numeric_limits<double>::infinity());
+  for (const auto& d : s.devices) drop_after->push_back(d.workload.drop_after_s());
   for (size_t j = 0; j < s.servers.size(); ++j) {
     timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, run_models, *w.time));
     ServerSlice x;
