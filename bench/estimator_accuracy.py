@@ -4,7 +4,8 @@ static schemes for each, every scheme simulated (`coinfer run`) and estimated (`
 estimate`); system-throughput error (share within 10 % / 20 %, MAPE, share over-predicted) and pairwise
 ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %); the same
 for the p95 latency and the energy per inference (issue 37 item 2; every device with the quickstart's Pi
-4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB).
+4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB; with --radio wifi or lte the radio's power states
+of traces/devices.yaml instead of the flat rate).
 
 Systems (seeded; system i draws from random.Random("SEED/system/i")): 1-4 devices, each a Raspberry Pi
 4B/3B, Jetson TX2 or Nano running DGCNN or GCoDE on ModelNet40, its link log-uniform in 1-100 Mbit/s,
@@ -15,7 +16,7 @@ Schemes: up to --schemes distinct random combinations of local, offload, data_pa
 --old BUILD_DIR also estimates with another build's `coinfer` (the same simulations), e.g. a build of the
 commit before an estimator change.
 usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR] [--open-loop P]
-       [--duration S]
+       [--duration S] [--radio flat|wifi|lte]
 (from the repository root; about 5 minutes for 40 x 30 here)"""
 import argparse
 import concurrent.futures as cf
@@ -62,7 +63,7 @@ def workload(d):
     return f"{{arrival: poisson, rate_per_s: {d['rate']}}}" if d.get("rate") else "{arrival: closed_loop}"
 
 
-def yaml_of(sysd, scheme, name, duration=30):
+def yaml_of(sysd, scheme, name, duration=30, radio="flat"):
     lines = [f"name: {name}", "seed: 1", f"duration_s: {duration}", "warmup_s: 5", "drain_s: 10", "service_time: mean",
              f"luts: [{os.path.abspath('traces/lut')}]", "servers:",
              f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: 0, max_size: 1}}}}", "devices:"]
@@ -70,7 +71,7 @@ def yaml_of(sysd, scheme, name, duration=30):
         lines.append(f"  - {{id: {d['id']}, type: {d['type']}, model: {d['model']}, dataset: modelnet40, "
                      f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {workload(d)}, strategy: {st}, "
                      # The quickstart's Pi 4B power figures on every type: the energy model's accuracy, not the boards'.
-                     f"power: {{idle_w: 2.7, busy_w: 6.4, radio_j_per_mb: 0.05}}}}")
+                     f"power: {{idle_w: 2.7, busy_w: 6.4, {'radio_j_per_mb: 0.05' if radio == 'flat' else 'radio: ' + radio}}}}}")
     return "\n".join(lines) + "\n"
 
 
@@ -122,6 +123,8 @@ def main():
     ap.add_argument("--duration", type=float, default=30,
                     help="simulated seconds per scheme (default 30; warm-up 5): longer runs shrink the Poisson noise of an "
                          "open-loop device's realised throughput (a 1 req/s source realises +-20 %% over 25 s)")
+    ap.add_argument("--radio", choices=["flat", "wifi", "lte"], default="flat",
+                    help="every device's radio: the flat 0.05 J/MB (default) or traces/devices.yaml's power states")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     binaries = ["build"] + ([a.old] if a.old else [])
@@ -130,7 +133,7 @@ def main():
         sysd = system(a.seed, i, a.open_loop)
         for j, sch in enumerate(schemes(a.seed, i, sysd, a.schemes)):
             path = os.path.join(a.out, f"s{i}_{j}.yaml")
-            open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration))
+            open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration, a.radio))
             jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
             owner.append(i)
     rows, extras = [], []
@@ -142,7 +145,7 @@ def main():
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
-    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop}
+    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop, "radio": a.radio}
     names = ["current"] + (["old"] if a.old else [])
     for k, name in enumerate(names):
         out[name] = metrics(rows, k)

@@ -30,23 +30,28 @@
 namespace {
 
 // --cpu-quota: caps this process (a cgroup) and records the cap in the options' provenance fields.
-std::unique_ptr<coinfer::hw::CpuCap> apply_cpu_quota(double cores, coinfer::hw::ProfileOptions& o) {
+// --background-load S takes the share S of those cores for other work: the cap is cores x (1 - S).
+std::unique_ptr<coinfer::hw::CpuCap> apply_cpu_quota(double cores, coinfer::hw::ProfileOptions& o, double background_load) {
   using namespace coinfer;
+  if (background_load > 0 && cores <= 0)
+    throw InputError(SourceLocation{"--background-load", 0, 0}, "--background-load",
+                     "takes its share from the CPU cap: give --cpu-quota CORES too (the device's cores)");
   if (cores <= 0) return nullptr;
   std::unique_ptr<hw::CpuCap> cap;
   try {
-    cap = hw::CpuCap::apply(cores);
+    cap = hw::CpuCap::apply(cores * (1 - background_load));
   } catch (const std::runtime_error& e) {
     throw InputError(SourceLocation{"--cpu-quota", 0, 0}, "--cpu-quota", e.what());
   }
   o.cpu_cap = cap->description();
   o.cpu_cap_cores = cores;
+  o.background_load = background_load;
   return cap;
 }
 
 // coinfer profile --modules N: module latency samples for the regressors of coinfer lut fill.
 int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_model, long long count,
-                    coinfer::hw::ProfileOptions o, const std::string& out, bool quiet, double cpu_quota) {
+                    coinfer::hw::ProfileOptions o, const std::string& out, bool quiet, double cpu_quota, double background_load) {
   using namespace coinfer;
   std::vector<ModelSpec> bases;
   for (const auto& m : cat.model_names()) {
@@ -57,7 +62,7 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
   o.single_stages_only = true;
   o.whole_model_only = false;
-  std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o);
+  std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o, background_load);
   auto progress = std::make_shared<cli::ProgressLine>("profile --modules", quiet);
   ModuleSampleSet set;
   long long skipped = 0;
@@ -218,6 +223,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
+  double background_load = 0;
+  app.add_option("--background-load", background_load,
+                 "profile under background load: other work takes this share (0..0.99) of the --cpu-quota cores, so the process runs "
+                 "under a cap of CORES x (1 - SHARE), as a load event does on the testbed; the LUT's provenance says so")
+      ->check(CLI::Range(0.0, 0.99));
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   return coinfer::cli::guarded([&] {
     using namespace coinfer;
@@ -249,7 +259,7 @@ int main(int argc, char** argv) {
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
     ModelCatalog cat = ModelCatalog::load(data_path("models"));
     if (modules < 0 || modules > 100000) throw InputError(SourceLocation{"--modules", 0, 0}, "--modules", "N must be in 1..100000");
-    if (modules > 0) return profile_modules(cat, model, modules, o, out, cli::quiet("profile"), cpu_quota);
+    if (modules > 0) return profile_modules(cat, model, modules, o, out, cli::quiet("profile"), cpu_quota, background_load);
     if (model.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "required (coinfer model list)");
     if (dataset.empty()) dataset = cat.datasets_for(model).at(0);
     if (!variant.empty() && model.find('@') != std::string::npos)
@@ -310,7 +320,7 @@ int main(int argc, char** argv) {
                            nlohmann::json{{"format", "coinfer-profile-journal"}, {"device_type", o.device_type}, {"model", model},
                                           {"dataset", dataset}, {"batch_max", hi}, {"warmup", o.warmup}, {"repeats", o.repeats},
                                           {"threads", o.threads}, {"feature_chunks", o.feature_chunks}, {"seed", o.seed},
-                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}, {"processor", processor}});
+                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}, {"background_load", background_load}, {"processor", processor}});
     o.resume = journal.load();
     if (!o.resume.empty())
       log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out +
@@ -320,7 +330,7 @@ int main(int argc, char** argv) {
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
     auto progress = std::make_shared<coinfer::cli::ProgressLine>("profile " + model + "/" + dataset, cli::quiet("profile"));
     o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
-    std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o);
+    std::unique_ptr<hw::CpuCap> cap = apply_cpu_quota(cpu_quota, o, background_load);
     LutTable t;
     try {
       t = hw::profile_model(spec, o);

@@ -109,7 +109,9 @@ EpisodeResult read_episode(const std::string& dir, const TrainScenario& ts, doub
     }
   }
   const std::vector<RequestRecord> requests = read_request_records(dir + "/results.h5");
-  e.transitions = sac_transitions(decisions, requests, ts.device_ids, duration_s, o.reward, &e.episode_return);
+  std::vector<PowerSpec> power;
+  for (const auto& d : ts.scenario.devices) power.push_back(d.power);
+  e.transitions = sac_transitions(decisions, requests, ts.device_ids, duration_s, o.reward, &e.episode_return, &power);
   e.decisions = static_cast<int>(decisions.size());
   double sum = 0;
   int done = 0;
@@ -167,7 +169,7 @@ int train(TrainOptions& o) {
                           {"hidden", o.hyper.hidden}, {"lr", o.hyper.learning_rate}, {"gamma", o.hyper.gamma}, {"tau", o.hyper.tau},
                           {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
                           {"data_parallel", o.hyper.allow_data_parallel}, {"placement_policy", o.placement_policy},
-                          {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result}}};
+                          {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result, o.reward.energy_per_result}}};
   SacAgent agent(o.hyper, o.seed);
   int done_episodes = 0;
   double wall_before = 0;
@@ -359,8 +361,10 @@ int main(int argc, char** argv) {
   tr->add_option("--lambda-energy", o.reward.energy, "reward weight of the link's MB per window (default 0)")->check(CLI::Range(0.0, 1e6));
   tr->add_option("--lambda-switching", o.reward.switching, "reward weight of a strategy switch (default 0.05)")->check(CLI::Range(0.0, 1e6));
   std::string objective = "throughput";
-  tr->add_option("--objective", objective, "throughput (default: the latency term is each device's time per result) or latency (its mean request latency)")
-      ->check(CLI::IsMember({"throughput", "latency"}));
+  tr->add_option("--objective", objective,
+                 "throughput (default: the latency term is each device's time per result), latency (its mean request latency) or energy "
+                 "(its energy per result in the window, from its records and its devices[].power: sched/README.md)")
+      ->check(CLI::IsMember({"throughput", "latency", "energy"}));
   tr->add_option("--shared", o.reward.shared, "share of the system's mean latency in each device's latency term (default 0.5)")->check(CLI::Range(0.0, 1.0));
   tr->add_option("--threads", o.threads, "LibTorch intra-op threads of the learner (default 1; results are reproducible for a seed and thread count)")
       ->check(CLI::Range(1, 256));
@@ -375,7 +379,8 @@ int main(int argc, char** argv) {
   if (bw.size() == 2) o.bw_min = bw[0], o.bw_max = bw[1];
   if (!o.placement_policy.empty()) o.placement_policy = std::filesystem::absolute(o.placement_policy).string();
   if (step.size() == 2) o.step_min = step[0], o.step_max = step[1];
-  o.reward.per_result = objective == "throughput";
+  o.reward.per_result = objective != "latency";
+  o.reward.energy_per_result = objective == "energy";
   o.quiet = coinfer::cli::quiet("train");
   return coinfer::cli::guarded([&] { return train(o); });
 }

@@ -235,7 +235,7 @@ int SparoaTrainCommand::run(const std::string& command_line) {
         on_acc += (seg.end - seg.begin) * (seg.proc == accelerator ? seg.share : seg.with == accelerator ? 1 - seg.share : 0);
       const DeviceEnergy e = device_compute_energy(dev->power, seconds, seconds, busy);
       return nlohmann::ordered_json{{"placement", pl.to_string()}, {"device_ms", seconds * 1e3}, {"accelerator_share", on_acc / k},
-                                    {"energy_mj", e.compute_j * 1e3}, {"decide_s", decide_s}};
+                                    {"energy_mj", e.total_j() * 1e3}, {"decide_s", decide_s}};
     };
     nlohmann::ordered_json rules = nlohmann::ordered_json::object();
     for (PlacementRule rule : all_placement_rules()) {

@@ -9,15 +9,19 @@
 namespace coinfer {
 
 struct DeviceEnergy {
+  // Split (issue 37): compute_j = what computing adds above idle power; idle_j = idle power all along.
   double compute_j = 0;
+  double idle_j = 0;
+  double total_j() const { return compute_j + idle_j; }
   // Per processor (power.processors order = the device's hardware order), the energy it adds to the
   // board's: idle_w_p x window + (busy_w_p - idle_w_p) x busy_p. Empty without per-processor power.
   std::vector<double> processor_j;
 };
 
-// power.processors empty: idle_w x window + (busy_w - idle_w) x union_busy_s (the device is busy while
-// any of its processors computes). Otherwise: idle_w x window (the rest of the board) plus each
-// processor's own. processor_busy_s: per processor of the hardware, in power.processors order.
+// power.processors empty: idle idle_w x window, compute (busy_w - idle_w) x union_busy_s (the device is
+// busy while any of its processors computes). Otherwise: idle idle_w x window (the rest of the board) +
+// each processor's idle_w_p x window, compute each processor's (busy_w_p - idle_w_p) x busy_p.
+// processor_busy_s: per processor of the hardware, in power.processors order.
 DeviceEnergy device_compute_energy(const PowerSpec& power, double window_s, double union_busy_s,
                                    const std::vector<double>& processor_busy_s);
 

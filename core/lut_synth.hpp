@@ -65,6 +65,12 @@ struct DeviceProfile {
   } interconnect;
   std::vector<double> power_modes_w;  // the board's power budgets (e.g. a Jetson's nvpmodel modes), W
   std::string power_source;
+  // The whole board's power when idle and while any processor computes (W), with where the figures come
+  // from: a device of this type without devices[].power.idle_w/busy_w uses them. Both 0: not stated.
+  struct BoardPower {
+    double idle_w = 0, busy_w = 0;
+    std::string source;
+  } board_power;
 
   // The processor named `name` ("" = the default one); nullptr when the type has none of that name.
   const ProcessorProfile* processor(const std::string& name = "") const;

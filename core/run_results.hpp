@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/metrics.hpp"
+#include "core/radio_energy.hpp"
 #include "core/request_record.hpp"
 #include "core/scenario.hpp"
 
@@ -14,8 +15,16 @@ namespace coinfer {
 struct DeviceResult {
   std::string id, type, model, dataset, server;
   std::string strategy;  // at the end of the run: the last decision naming the device, else the scenario's (strategy_at_end)
-  double energy_compute_j = 0;  // over the measurement window (warm-up .. duration)
-  double energy_radio_j = 0;    // over the measurement window
+  // Its energy over the measurement window (warm-up .. duration), split (core/device_energy.hpp,
+  // core/radio_energy.hpp): computing above idle power, idle power all along, the radio. On the real
+  // testbed a power meter measures the whole board: energy_compute_j holds it, idle NaN, radio 0.
+  double energy_compute_j = 0;
+  double energy_idle_j = 0;
+  double energy_radio_j = 0;
+  // The radio's by state, where its power states radio states (radio_states false: the flat rate).
+  bool radio_states = false;
+  RadioEnergy radio;
+  double energy_j() const { return energy_compute_j + (std::isnan(energy_idle_j) ? 0 : energy_idle_j) + energy_radio_j; }
   double bytes_sent = 0, bytes_received = 0;  // whole run
   // Its processors and memory (issue 34), for a device whose type has a hardware profile (empty
   // otherwise): per processor its computing seconds in the window and its memory peak (its weights

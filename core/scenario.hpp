@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/batch_spec.hpp"
+#include "core/radio_energy.hpp"
 #include "core/device_hardware.hpp"
 #include "core/dynamic_batching.hpp"
 #include "core/input_error.hpp"
@@ -55,7 +56,13 @@ struct PowerSpec {
   // With them: idle_w is the rest of the board (memory, radio idle, ...) and busy_w is unused.
   double idle_w = 0;
   double busy_w = 0;
-  double radio_j_per_mb = 0;  // joules per 1e6 bytes sent or received
+  double radio_j_per_mb = 0;  // joules per 1e6 bytes sent or received (the flat radio model)
+  // The radio with power states (core/radio_energy.hpp), instead of the flat rate: devices[].power.radio,
+  // a traces/devices.yaml `radios:` entry or stated inline. Not stated: the flat rate.
+  RadioStates radio;
+  // Where idle_w and busy_w come from: "scenario" (devices[].power) or the type profile's board_power
+  // source; "" when not stated.
+  std::string source;
   // Per processor (issue 34), in the device's hardware order (every processor it has): its power when
   // idle and when computing (core/device_energy.hpp). From devices[].power.processors, else the type's
   // profile where it states them (traces/devices.yaml processors.P.power).
@@ -105,6 +112,7 @@ struct ServerSpec {
   std::optional<DynamicBatchingParams> dynamic_batching;
   LinkSpec link{1000, 0.1, {}, {}};  // wired link between the access point and the server
   double idle_w = 0, busy_w = 0;
+  std::string power_source;  // "scenario" (servers[].power), the type profile's board_power source, or "" (not stated)
   SourceLocation where;
 };
 

@@ -74,6 +74,7 @@ SystemState scenario_state(const Scenario& s, double now) {
     x.idle_w = d.power.idle_w;
     x.busy_w = d.power.busy_w;
     x.radio_j_per_mb = d.power.radio_j_per_mb;
+    x.radio = d.power.radio;
     for (const auto& p : d.power.processors) x.processor_idle_w.push_back(p.idle_w), x.processor_busy_w.push_back(p.busy_w);
     if (d.workload.arrival == WorkloadSpec::Arrival::poisson) x.arrival_rate_per_s = d.workload.rate_per_s;
     if (d.workload.arrival == WorkloadSpec::Arrival::trace)
@@ -90,7 +91,7 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
          a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&
          a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices &&
          a.idle_w == b.idle_w && a.busy_w == b.busy_w && a.radio_j_per_mb == b.radio_j_per_mb && a.processor_idle_w == b.processor_idle_w &&
-         a.processor_busy_w == b.processor_busy_w && a.load == b.load;
+         a.processor_busy_w == b.processor_busy_w && a.load == b.load && a.radio == b.radio;
 }
 
 bool operator==(const ServerState& a, const ServerState& b) {

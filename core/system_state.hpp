@@ -7,6 +7,7 @@
 
 #include "core/device_hardware.hpp"
 #include "core/lut.hpp"
+#include "core/radio_energy.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
@@ -42,6 +43,7 @@ struct DeviceState {
   // bytes sent or received; stated per processor (hardware order), idle_w is the rest of the board.
   double idle_w = 0, busy_w = 0, radio_j_per_mb = 0;
   std::vector<double> processor_idle_w, processor_busy_w;
+  RadioStates radio;  // its radio's power states (core/radio_energy.hpp); not stated: the flat rate
 };
 
 struct ServerState {

@@ -37,6 +37,7 @@ std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
     if (write_cgroup_file(dir / "cpu.max", std::to_string(quota) + " " + std::to_string(period)) &&
         write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
+      cap->v2_ = true;
       cap->parent_procs_ = (root / "cgroup.procs").string();
       cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" +
                           std::to_string(cores) + " cores)";
@@ -95,6 +96,14 @@ void CpuCap::add_thread(long tid) {
 }
 
 void CpuCap::add_calling_thread() { add_thread(static_cast<long>(::syscall(SYS_gettid))); }
+
+void CpuCap::set_cores(double cores) {
+  if (!(cores > 0)) throw std::runtime_error("the CPU cap must be > 0 cores");
+  const long quota = std::max(1000L, std::lround(cores * period_us_));
+  const bool ok = v2_ ? write_cgroup_file(fs::path(dir_) / "cpu.max", std::to_string(quota) + " " + std::to_string(period_us_))
+                      : write_cgroup_file(fs::path(dir_) / "cpu.cfs_quota_us", std::to_string(quota));
+  if (!ok) throw std::runtime_error("cannot change the CPU cap of " + dir_);
+}
 
 CpuCap::~CpuCap() {
   if (dir_.empty()) return;

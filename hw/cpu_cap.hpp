@@ -25,6 +25,9 @@ class CpuCap {
   // Thread-safe; throws std::runtime_error on failure.
   void add_thread(long tid);
   void add_calling_thread();
+  // Changes the cap to `cores` from now on (the same cgroup; background load on the testbed). Throws
+  // std::runtime_error when the cgroup file cannot be written.
+  void set_cores(double cores);
   ~CpuCap();
   const std::string& description() const { return description_; }
 
@@ -32,6 +35,8 @@ class CpuCap {
   std::string dir_, parent_procs_, description_;
   int pid_ = 0;
   bool threads_only_ = false;
+  bool v2_ = false;
+  long period_us_ = 10000;
 };
 
 }  // namespace coinfer::hw

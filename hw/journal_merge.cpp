@@ -79,6 +79,7 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
     const DeviceSpec& d = sc.devices[i];
     DeviceResult dr = device_result_of(d);
     dr.energy_compute_j = NAN;  // not measured on the testbed
+    dr.energy_idle_j = NAN;
     dr.energy_radio_j = NAN;
     if (i < journals.size())
       for (const RequestRecord& rec : journals[i]) {
@@ -106,6 +107,7 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
     if (!why.empty()) log::warn("run", "device " + sc.devices[i].id + ": energy not measured: " + why);
     r.devices[i].energy_compute_j = energy[i];  // the whole board, radio included
     r.devices[i].energy_radio_j = std::isnan(energy[i]) ? NAN : 0;
+    r.devices[i].energy_idle_j = NAN;  // not split: the meter measures the whole board
   }
   std::vector<double> deadlines;
   for (const auto& d : sc.devices) deadlines.push_back(d.workload.deadline_ms * 1e-3);

@@ -311,6 +311,11 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;
   // The number alone, so that a testbed can cap its device processes the same way (coinfer validate).
   pv.attributes["cpu_cap_cores"] = o.cpu_cap_cores > 0 ? std::to_string(o.cpu_cap_cores) : "0";
+  pv.attributes["background_load"] = o.background_load > 0
+                                         ? std::to_string(o.background_load) + ": other work took this share of the " + std::to_string(o.cpu_cap_cores) +
+                                               " capped cores (the process ran under a cap of " + std::to_string(o.cpu_cap_cores * (1 - o.background_load)) +
+                                               " cores: a load event's rule on the testbed, core/background_load.hpp)"
+                                         : "0";
   return t;
 }
 

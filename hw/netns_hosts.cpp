@@ -91,6 +91,13 @@ class NetnsHosts final : public TestbedHosts {
                        "the scenario names " + std::to_string(nd_) + " devices; the testbed creates at most " + std::to_string(kMaxTestbedDevices));
     for (const auto& d : sc.devices) schedules_.emplace_back(d, sc.events);
     tag_ = "cf" + std::to_string(::getpid() % 10000);
+    // Background load takes its share from the device's CPU cap (the cgroup quota is lowered at the
+    // event's time): without a cap there is nothing to take it from.
+    for (const auto& e : sc.events)
+      if (e.kind == EventSpec::Kind::load && !(o.device_cpu_cores > 0))
+        throw InputError(e.where, "events",
+                         "a load event on the testbed lowers the device's CPU cap to (1 - load) x its cores: give the cap with "
+                         "--device-cpu CORES (e.g. the cores the device LUT was profiled with)");
   }
   ~NetnsHosts() override { undo(); }
 
@@ -208,6 +215,16 @@ class NetnsHosts final : public TestbedHosts {
   std::vector<bool> shaped_devices() const override { return std::vector<bool>(static_cast<size_t>(nd_), netns_); }
   // tc in the namespaces; on loopback the processes pace themselves.
   void reshape(int device, double mbps) override { shape(device, mbps, false); }
+  // The device's cap (process or work threads) becomes (1 - share) x --device-cpu.
+  void set_load(int device, double share) override {
+    if (static_cast<size_t>(device) >= caps_.size() || !caps_[static_cast<size_t>(device)]) return;
+    const double cores = o_.device_cpu_cores * (1 - share);
+    caps_[static_cast<size_t>(device)]->set_cores(cores);
+    const std::string& id = sc_.devices[static_cast<size_t>(device)].id;
+    log::info("testbed", "device " + id + ": background load " + format_double(share) + ": CPU cap " + format_double(cores) + " of " +
+                             format_double(o_.device_cpu_cores) + " cores");
+    loads_applied_.push_back({{"t_s", unix_now() - epoch_}, {"device", id}, {"load", share}, {"cpu_cores", cores}});
+  }
 
   ProcessState device_state(int device, double) override {
     ProcessState st = state_of(devices_[static_cast<size_t>(device)]);
@@ -244,6 +261,7 @@ class NetnsHosts final : public TestbedHosts {
             {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
             {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},
             {"fallback_reason", why_not_},
+            {"loads_applied", loads_applied_},
             {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
                         : use_netem_ ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
                                      : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
@@ -459,6 +477,7 @@ class NetnsHosts final : public TestbedHosts {
   Child server_;
   std::vector<Child> devices_;
   std::vector<std::unique_ptr<CpuCap>> caps_;
+  nlohmann::json loads_applied_ = nlohmann::json::array();  // background-load changes as applied (testbed.json)
   // Per device: its memory cgroup (null where none); the mode in force; figures for testbed.json.
   std::vector<std::unique_ptr<MemoryCap>> mem_caps_;
   std::string memory_mode_ = "off", memory_unavailable_;

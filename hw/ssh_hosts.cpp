@@ -180,6 +180,12 @@ class SshHosts final : public TestbedHosts {
     if (o.loopback || o.device_cpu_cores > 0)
       throw InputError(SourceLocation{o.inventory, 0, 0}, o.loopback ? "--loopback" : "--device-cpu",
                        "does not apply to real hosts (--inventory): they run at their own speed on their own network");
+    for (const auto& e : sc.events)
+      if (e.kind == EventSpec::Kind::load)
+        throw InputError(e.where, "events",
+                         "background load is applied on namespace or loopback testbeds (a cgroup CPU cap on this machine); real boards over "
+                         "SSH would need a competing process on each board, which is not built: remove the load events, or run the testbed without "
+                         "--inventory");
     for (const auto& d : sc.devices) schedules_.emplace_back(d, sc.events);
     setup_.keep = o.keep_remote;
     setup_.ifb = "cfifb" + std::to_string(::getpid() % 100000);
@@ -255,6 +261,7 @@ class SshHosts final : public TestbedHosts {
   void reshape(int device, double mbps) override {
     if (!board_of(device).lost) shape(device, mbps, false);
   }
+  void set_load(int, double) override {}  // refused when made (no load event reaches here)
 
   ProcessState device_state(int device, double run_time_s) override {
     HostRun& h = board_of(device);

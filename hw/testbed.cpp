@@ -70,6 +70,21 @@ TestbedTimeline::TestbedTimeline(const Scenario& sc, const std::vector<Bandwidth
       for (const auto& p : schedules[i].points())
         if (p.t_s > 0) changes_.emplace_back(p.t_s, static_cast<int>(i));
   std::sort(changes_.begin(), changes_.end());
+  for (size_t i = 0; i < sc.devices.size(); ++i) {
+    loads_.emplace_back(sc.devices[i], sc.events);
+    processors_.push_back(sc.devices[i].processor);
+    for (const auto& p : loads_.back().points()) load_changes_.emplace_back(p.t_s, static_cast<int>(i));
+  }
+  std::sort(load_changes_.begin(), load_changes_.end());
+}
+
+std::vector<std::pair<int, double>> TestbedTimeline::due_loads(double t) {
+  std::vector<std::pair<int, double>> out;
+  for (; next_load_ < load_changes_.size() && load_changes_[next_load_].first <= t; ++next_load_) {
+    const int i = load_changes_[next_load_].second;
+    out.emplace_back(i, loads_[static_cast<size_t>(i)].share_at(load_changes_[next_load_].first, processors_[static_cast<size_t>(i)]));
+  }
+  return out;
 }
 
 std::vector<std::pair<int, double>> TestbedTimeline::due(double t) {
@@ -133,6 +148,7 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
   for (;;) {
     const double t = unix_now() - epoch;
     for (const auto& [i, mbps] : timeline.due(t)) hosts.reshape(i, mbps);
+    for (const auto& [i, share] : timeline.due_loads(t)) hosts.set_load(i, share);
     bool running = false;
     for (int i = 0; i < nd; ++i) {
       const ProcessState st = hosts.device_state(i, t);

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/background_load.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
@@ -81,6 +82,9 @@ class TestbedTimeline {
   TestbedTimeline(const Scenario& sc, const std::vector<BandwidthSchedule>& schedules, const std::vector<bool>& shaped);
   // The changes due by run time t, each once: (device, Mbit/s from then on).
   std::vector<std::pair<int, double>> due(double t);
+  // The background-load changes due by run time t, each once: (device, the share of its processor
+  // taken from then on; core/background_load.hpp, the share on the processor the Rescheduler reads).
+  std::vector<std::pair<int, double>> due_loads(double t);
   // Logs "t = 5 / 60 s" (or the drain) at most every 5 s, from time zero on.
   void progress(double t);
   double deadline_s() const { return deadline_s_; }
@@ -89,6 +93,10 @@ class TestbedTimeline {
   std::vector<std::pair<double, int>> changes_;
   std::vector<BandwidthSchedule> schedules_;
   size_t next_ = 0;
+  std::vector<std::pair<double, int>> load_changes_;
+  std::vector<LoadSchedule> loads_;
+  std::vector<std::string> processors_;  // per device: the processor whose share applies
+  size_t next_load_ = 0;
   double duration_s_, drain_s_, deadline_s_;
   double last_progress_ = -1e9;
 };

@@ -57,6 +57,9 @@ class TestbedHosts {
   // Phase 4: which devices' links the back-end shapes over time (scenario order), and a change of one.
   virtual std::vector<bool> shaped_devices() const = 0;
   virtual void reshape(int device, double mbps) = 0;
+  // Background load (events[].load): `share` of the device's processor is taken by other work from now
+  // on. A back-end that cannot apply load refuses a scenario with load events when it is made.
+  virtual void set_load(int device, double share) = 0;
   virtual ProcessState device_state(int device, double run_time_s) = 0;
   virtual ProcessState server_state() = 0;
   virtual double poll_interval_s() const = 0;

@@ -65,14 +65,49 @@ ProcessorProfile read_processor(const YamlReader& r, const YAML::Node& n, const 
 
 }  // namespace
 
+RadioStates read_radio_states(const YamlReader& r, const YAML::Node& n, const std::string& path, bool require_source) {
+  r.require_map(n, path);
+  r.check_keys(n, {"base_w", "up_w_per_mbps", "down_w_per_mbps", "tail_w", "tail_s", "idle_w", "promotion_w", "promotion_s", "source"}, path);
+  RadioStates m;
+  m.base_w = r.require_double(n, "base_w", path, 0, false);
+  m.up_w_per_mbps = r.get_double(n, "up_w_per_mbps", path, 0, 0, false);
+  m.down_w_per_mbps = r.get_double(n, "down_w_per_mbps", path, 0, 0, false);
+  m.tail_w = r.get_double(n, "tail_w", path, 0, 0, false);
+  m.tail_s = r.get_double(n, "tail_s", path, 0, 0, false);
+  m.idle_w = r.get_double(n, "idle_w", path, 0, 0, false);
+  m.promotion_w = r.get_double(n, "promotion_w", path, 0, 0, false);
+  m.promotion_s = r.get_double(n, "promotion_s", path, 0, 0, false);
+  if (m.tail_s > 3600) r.fail(n["tail_s"], key_path(path, "tail_s"), "at most 3600 s");
+  if (m.promotion_s > 60) r.fail(n["promotion_s"], key_path(path, "promotion_s"), "at most 60 s");
+  m.source = require_source ? r.get_string(n, "source", path) : r.get_string(n, "source", path, "");
+  if (!m.stated()) r.fail(n, path, "every power is 0: state the radio's powers, or leave the radio out");
+  return m;
+}
+
+std::map<std::string, RadioStates> load_radio_profiles(const std::string& file) {
+  YamlReader r(file);
+  YAML::Node root = r.load_file();
+  std::map<std::string, RadioStates> out;
+  if (!root.IsMap() || !root["radios"]) return out;
+  const YAML::Node list = root["radios"];
+  if (!list.IsMap()) r.fail(list, "radios", "expected a mapping of radio names");
+  for (auto it = list.begin(); it != list.end(); ++it) {
+    const std::string name = it->first.as<std::string>();
+    RadioStates m = read_radio_states(r, it->second, "radios." + name, true);
+    m.name = name;
+    out[name] = m;
+  }
+  return out;
+}
+
 std::map<std::string, DeviceProfile> load_device_profiles(const std::string& file) {
   YamlReader r(file);
   YAML::Node root = r.load_file();
-  r.check_keys(root, {"profiles"}, "");
+  r.check_keys(root, {"profiles", "radios"}, "");
   YAML::Node list = root["profiles"];
   if (!list || !list.IsMap()) r.fail(root, "profiles", "expected a mapping of device types");
   const std::vector<std::string> device_keys = {"role", "description", "processors", "default_processor", "memory", "interconnect",
-                                                "power_modes_w", "power_source"};
+                                                "power_modes_w", "power_source", "board_power"};
   std::map<std::string, DeviceProfile> out;
   std::map<std::string, YAML::Node> nodes;
   for (auto it = list.begin(); it != list.end(); ++it) {
@@ -156,6 +191,15 @@ std::map<std::string, DeviceProfile> load_device_profiles(const std::string& fil
       p.power_source = r.get_string(n, "power_source", path);
     } else if (n["power_source"]) {
       r.fail(n["power_source"], path + ".power_source", "only with power_modes_w");
+    }
+    if (n["board_power"]) {
+      const YAML::Node& w = n["board_power"];
+      const std::string wp = path + ".board_power";
+      r.require_map(w, wp);
+      r.check_keys(w, {"idle_w", "busy_w", "source"}, wp);
+      p.board_power.idle_w = r.require_double(w, "idle_w", wp, 0, false);
+      p.board_power.busy_w = r.require_double(w, "busy_w", wp, p.board_power.idle_w, false);
+      p.board_power.source = r.get_string(w, "source", wp);
     }
     nodes[p.type] = n;
     out[p.type] = p;

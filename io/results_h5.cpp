@@ -69,7 +69,9 @@ void write_results_h5(const std::string& path, const RunResults& r) {
 
     const hsize_t nd = r.devices.size();
     std::vector<std::string> did(nd), dtype(nd), dmodel(nd), ddata(nd), dserver(nd), dstrat(nd);
-    std::vector<double> ec(nd), er(nd), bs(nd), br(nd);
+    std::vector<double> ec(nd), ei(nd), er(nd), bs(nd), br(nd);
+    std::vector<double> ra(nd, NAN), rt(nd, NAN), rp(nd, NAN), ri(nd, NAN);
+    bool any_radio_states = false;
     for (hsize_t i = 0; i < nd; ++i) {
       const auto& d = r.devices[i];
       did[i] = d.id;
@@ -79,7 +81,15 @@ void write_results_h5(const std::string& path, const RunResults& r) {
       dserver[i] = d.server;
       dstrat[i] = d.strategy;
       ec[i] = d.energy_compute_j;
+      ei[i] = d.energy_idle_j;
       er[i] = d.energy_radio_j;
+      if (d.radio_states) {
+        any_radio_states = true;
+        ra[i] = d.radio.active_j;
+        rt[i] = d.radio.tail_j;
+        rp[i] = d.radio.promotion_j;
+        ri[i] = d.radio.idle_j;
+      }
       bs[i] = d.bytes_sent;
       br[i] = d.bytes_received;
     }
@@ -89,8 +99,15 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/devices/dataset", ddata);
     f.write("/devices/server", dserver);
     f.write("/devices/strategy", dstrat);
-    f.write("/devices/energy_compute_j", ec, {nd}, "J over the measurement window");
-    f.write("/devices/energy_radio_j", er, {nd}, "J over the measurement window");
+    f.write("/devices/energy_compute_j", ec, {nd}, "J over the measurement window: computing above idle power (testbed: the whole board as metered)");
+    f.write("/devices/energy_idle_j", ei, {nd}, "J over the measurement window: idle power all along (testbed: NaN, not split)");
+    f.write("/devices/energy_radio_j", er, {nd}, "J over the measurement window: the radio (flat J/MB or power states)");
+    if (any_radio_states) {
+      f.write("/devices/radio_active_j", ra, {nd}, "J: radio active (base power while transferring + per-Mbit terms); NaN: flat rate");
+      f.write("/devices/radio_tail_j", rt, {nd}, "J: radio tail after transfers; NaN: flat rate");
+      f.write("/devices/radio_promotion_j", rp, {nd}, "J: radio promotions from idle; NaN: flat rate");
+      f.write("/devices/radio_idle_j", ri, {nd}, "J: radio idle; NaN: flat rate");
+    }
     f.write("/devices/bytes_sent", bs, {nd}, "bytes");
     f.write("/devices/bytes_received", br, {nd}, "bytes");
     f.write("/servers/id", r.servers);
@@ -122,7 +139,7 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/events/t", et, {ne}, "s");
     f.write("/events/kind", ek);
     f.write("/events/device", edev);
-    f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth");
+    f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth, the share taken for kind=load");
 
     f.write_attr("/", "scheduler", r.scheduler);
     if (!r.estimator.empty()) f.write_attr("/", "estimator", r.estimator);

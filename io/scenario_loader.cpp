@@ -254,6 +254,17 @@ std::vector<PowerSpec::Processor> read_processor_power(const YamlReader& r, cons
 
 // Without devices[].power: each processor's power from the type's profile when it states every one
 // (traces/devices.yaml processors.P.power), else none (energy 0, as before processors had power).
+// A device that states no power of its own takes its type profile's board power, where stated.
+void board_power_of_profile(DeviceSpec& d, const std::map<std::string, DeviceProfile>& profiles) {
+  const auto prof = profiles.find(d.type);
+  if (prof == profiles.end()) return;
+  const DeviceProfile::BoardPower& b = prof->second.board_power;
+  if (b.idle_w == 0 && b.busy_w == 0) return;
+  d.power.idle_w = b.idle_w;
+  d.power.busy_w = b.busy_w;
+  d.power.source = "traces profile " + d.type + ": " + b.source;
+}
+
 std::vector<PowerSpec::Processor> profile_processor_power(const DeviceSpec& d, const std::map<std::string, DeviceProfile>& profiles) {
   std::vector<PowerSpec::Processor> out;
   if (!d.hardware) return out;
@@ -364,6 +375,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   // lists gets its processors, memory and interconnect (core/device_hardware.hpp); a type it does not
   // list is one processor with no memory limit.
   std::map<std::string, DeviceProfile> profiles;
+  std::map<std::string, RadioStates> radios;  // the file's `radios:` (devices[].power.radio names one)
   {
     const std::string given = r.get_string(root, "hardware", "", "");
     const std::string resolved = resolve_scenario_path(file, given.empty() ? "traces/devices.yaml" : given);
@@ -372,6 +384,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (!resolved.empty()) {
       try {
         profiles = load_device_profiles(resolved);
+        radios = load_radio_profiles(resolved);
       } catch (const InputError& e) {
         if (!given.empty()) throw;
         log::warn("scenario", std::string("ignoring the default hardware profiles: ") + e.what());
@@ -429,6 +442,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       r.check_keys(p, {"idle_w", "busy_w"}, path + ".power");
       sv.idle_w = r.get_double(p, "idle_w", path + ".power", 0, 0, false);
       sv.busy_w = r.get_double(p, "busy_w", path + ".power", sv.idle_w, sv.idle_w, false);
+      sv.power_source = "scenario";
+    } else if (const auto prof = profiles.find(sv.type); prof != profiles.end() && (prof->second.board_power.idle_w > 0 || prof->second.board_power.busy_w > 0)) {
+      // The type profile's board power, where it states one (traces/devices.yaml board_power).
+      sv.idle_w = prof->second.board_power.idle_w;
+      sv.busy_w = prof->second.board_power.busy_w;
+      sv.power_source = "traces profile " + sv.type + ": " + prof->second.board_power.source;
     }
     s.servers.push_back(sv);
   }
@@ -549,10 +568,36 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (n["power"]) {
       const YAML::Node& p = n["power"];
       const std::string pp = path + ".power";
-      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb", "processors"}, pp);
-      d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
-      d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
+      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb", "radio", "processors"}, pp);
+      if (p["idle_w"] || p["busy_w"]) {
+        d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
+        d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
+        d.power.source = "scenario";
+      } else if (!p["processors"]) {
+        board_power_of_profile(d, profiles);
+      }
       d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
+      if (p["radio"]) {
+        if (p["radio_j_per_mb"])
+          r.fail(p["radio"], pp + ".radio", "give either radio (power states) or radio_j_per_mb (a flat rate), not both");
+        const YAML::Node& rn = p["radio"];
+        if (rn.IsMap()) {
+          d.power.radio = read_radio_states(r, rn, pp + ".radio", false);
+        } else {
+          const std::string name = r.get_name(p, "radio", pp);
+          const auto it = radios.find(name);
+          if (it == radios.end()) {
+            std::vector<std::string> names;
+            for (const auto& [k, v] : radios) names.push_back(k);
+            const std::string near = nearest_word(name, names);
+            r.fail(rn, pp + ".radio",
+                   "no radio '" + name + "' in " + (s.hardware_file.empty() ? std::string("the hardware profiles (none found)") : s.hardware_file) +
+                       (near.empty() ? "" : "; did you mean '" + near + "'?") + " (known: " + (names.empty() ? std::string("none") : join(names, ", ")) +
+                       "; or state {base_w, up_w_per_mbps, ...} inline)");
+          }
+          d.power.radio = it->second;
+        }
+      }
       if (p["processors"]) {
         if (p["busy_w"])
           r.fail(p["busy_w"], pp + ".busy_w",
@@ -561,6 +606,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       }
     } else {
       d.power.processors = profile_processor_power(d, profiles);  // the profile's, where it states every processor's
+      if (d.power.processors.empty()) board_power_of_profile(d, profiles);
     }
     d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
     const int copies = count > 0 ? static_cast<int>(count) : 1;

@@ -30,6 +30,13 @@ std::string state_to_json(const SystemState& s) {
       j["devices"][i]["power"] = {{"idle_w", d.idle_w}, {"busy_w", d.busy_w}, {"radio_j_per_mb", d.radio_j_per_mb},
                                   {"processor_idle_w", d.processor_idle_w}, {"processor_busy_w", d.processor_busy_w}};
   }
+  for (size_t i = 0; i < s.devices.size(); ++i) {  // its radio's power states, where stated (core/radio_energy.hpp)
+    const RadioStates& m = s.devices[i].radio;
+    if (m.stated())
+      j["devices"][i]["radio"] = {{"name", m.name},           {"base_w", m.base_w}, {"up_w_per_mbps", m.up_w_per_mbps}, {"down_w_per_mbps", m.down_w_per_mbps},
+                                  {"tail_w", m.tail_w},       {"tail_s", m.tail_s}, {"idle_w", m.idle_w},               {"promotion_w", m.promotion_w},
+                                  {"promotion_s", m.promotion_s}, {"source", m.source}};
+  }
   for (size_t i = 0; i < s.devices.size(); ++i)  // only where named: states of one-processor devices read as before
     if (!s.devices[i].processor.empty()) j["devices"][i]["processor"] = s.devices[i].processor;
   for (size_t i = 0; i < s.devices.size(); ++i) {  // its processors and memory, where its type has a profile
@@ -89,6 +96,19 @@ SystemState state_from_json(const std::string& text) {
         x.radio_j_per_mb = p.at("radio_j_per_mb").get<double>();
         x.processor_idle_w = p.at("processor_idle_w").get<std::vector<double>>();
         x.processor_busy_w = p.at("processor_busy_w").get<std::vector<double>>();
+      }
+      if (d.contains("radio")) {
+        const json& m = d.at("radio");
+        x.radio.name = m.value("name", "");
+        x.radio.base_w = m.at("base_w").get<double>();
+        x.radio.up_w_per_mbps = m.at("up_w_per_mbps").get<double>();
+        x.radio.down_w_per_mbps = m.at("down_w_per_mbps").get<double>();
+        x.radio.tail_w = m.at("tail_w").get<double>();
+        x.radio.tail_s = m.at("tail_s").get<double>();
+        x.radio.idle_w = m.at("idle_w").get<double>();
+        x.radio.promotion_w = m.at("promotion_w").get<double>();
+        x.radio.promotion_s = m.at("promotion_s").get<double>();
+        x.radio.source = m.value("source", "");
       }
       if (d.contains("hardware")) {
         const json& h = d.at("hardware");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_dir.hpp"
@@ -120,6 +121,44 @@ std::string summary_json_text(const RunResults& r) {
                              "is); energy (where its power is stated) = idle_w x window + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
                              "a model also for a real run; per inference over the requests it computed a part of"},
                     {"servers", servers}};
+  }
+  {
+    // Energy per device split into compute, idle and radio (issue 37), where any is stated.
+    bool any = false;
+    for (const auto& d : r.devices)
+      any = any || (std::isfinite(d.energy_compute_j) && d.energy_compute_j != 0) || (std::isfinite(d.energy_idle_j) && d.energy_idle_j != 0) ||
+            (std::isfinite(d.energy_radio_j) && d.energy_radio_j != 0);
+    if (any) {
+      std::map<std::string, long long> completed;
+      for (const auto& m : r.summary) completed[m.id] = m.completed;
+      double tc = 0, ti = 0, tr = 0;
+      long long tn = 0;
+      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+      auto& by = static_cast<std::vector<nlohmann::ordered_json::object_t::value_type>&>(per.get_ref<nlohmann::ordered_json::object_t&>());
+      const auto split = [](double c, double i, double rr, long long n) {
+        nlohmann::ordered_json one = {{"compute_j", number(c)}, {"idle_j", number(i)}, {"radio_j", number(rr)}};
+        const double k = n > 0 ? static_cast<double>(n) : NAN;
+        one["per_inference_j"] = {{"compute", number(c / k)}, {"idle", number(i / k)}, {"radio", number(rr / k)}};
+        return one;
+      };
+      for (const auto& d : r.devices) {
+        const long long n = completed.count(d.id) ? completed[d.id] : 0;
+        nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, n);
+        if (d.radio_states)
+          one["radio"] = {{"active_j", number(d.radio.active_j)}, {"tail_j", number(d.radio.tail_j)}, {"promotion_j", number(d.radio.promotion_j)},
+                          {"idle_j", number(d.radio.idle_j)}, {"active_s", number(d.radio.active_s)}, {"tail_s", number(d.radio.tail_s)}};
+        by.emplace_back(d.id, one);
+        tc += d.energy_compute_j;
+        ti += d.energy_idle_j;
+        tr += d.energy_radio_j;
+        tn += n;
+      }
+      j["energy"] = {{"note", "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
+                              "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
+                              "per inference over its completed requests; on a real testbed compute is the whole board as metered and idle is null"},
+                     {"total", split(tc, ti, tr, tn)},
+                     {"devices", per}};
+    }
   }
   j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();

@@ -267,6 +267,10 @@ def timeline_plot(path, out, style):
         dec_scheme = [text(v) for v in f["decisions/scheme"][:]] if "decisions" in f else []
         scenario = text(f.attrs["scenario"])
         testbed = text(f.attrs.get("service_time", "")) == "measured"
+        ev_kind = [text(v) for v in f["events/kind"][:]] if "events/kind" in f else []
+        ev_t = f["events/t"][:] if ev_kind else np.array([])
+        ev_dev = [text(v) for v in f["events/device"][:]] if ev_kind else []
+        ev_val = f["events/value"][:] if ev_kind else np.array([])
     stl = STYLES[style]
     fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
     cm = plt.get_cmap("tab10")
@@ -282,6 +286,19 @@ def timeline_plot(path, out, style):
         b = bw_d == d
         if b.any():
             a2.step(np.append(bw_t[b], end), np.append(bw_v[b], bw_v[b][-1]), where="post", color=cm(d % 10))
+    # Background load (events[].load): each loaded device's share over time, on a second axis of the
+    # bandwidth panel (dashed, its colour).
+    loaded = sorted({d for k, d in zip(ev_kind, ev_dev) if k == "load"})
+    if loaded:
+        a2b = a2.twinx()
+        for name in loaded:
+            d = ids.index(name) if name in ids else 0
+            pts = [(0.0, 0.0)] + [(float(t), float(v)) for k, dn, t, v in zip(ev_kind, ev_dev, ev_t, ev_val) if k == "load" and dn == name]
+            xs = [p[0] for p in pts] + [end]
+            ys = [p[1] for p in pts] + [pts[-1][1]]
+            a2b.step(xs, ys, where="post", color=cm(d % 10), ls="--", lw=1)
+        a2b.set_ylim(0, 1)
+        a2b.set_ylabel("load (dashed)", fontsize="x-small")
     shown = 0
     for t, sw in zip(dec_t, dec_sw):
         if t > end:  # a decision after the run's end is not part of the run
@@ -308,7 +325,7 @@ def timeline_plot(path, out, style):
     xlabel = "time since the testbed's time zero (s)" if testbed else "simulated time (s)"
     a3.set_xlabel(xlabel)
     save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
-                    "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style})
+                    "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded})
     return dec_scheme
 
 

@@ -185,6 +185,17 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
                   v.get("energy_j_per_inference")] for k, v in servers.items()]
         s += [f"<h3>Servers</h3><p class=\"note\">{esc(summary['servers'].get('note', ''))}</p>",
               table(f"{prefix}-servers", ["server", "busy (s)", "utilisation", "batches", "requests", "energy (J)", "energy / inference (J)"], srows)]
+    energy = summary.get("energy") or {}
+    if energy.get("devices"):
+        def erow(name, e):
+            per = e.get("per_inference_j") or {}
+            radio = e.get("radio") or {}
+            return [name, e.get("compute_j"), e.get("idle_j"), e.get("radio_j"), per.get("compute"), per.get("idle"), per.get("radio"),
+                    radio.get("tail_j", "")]
+        erows = [erow(k, v) for k, v in energy["devices"].items()] + [erow("total", energy.get("total") or {})]
+        s += [f"<h3>Energy</h3><p class=\"note\">{esc(energy.get('note', ''))}</p>",
+              table(f"{prefix}-energy", ["device", "compute (J)", "idle (J)", "radio (J)", "compute / inference (J)", "idle / inference (J)",
+                                         "radio / inference (J)", "radio tail (J)"], erows)]
     png = os.path.join(tmp, f"{prefix}-timeline.png")
     cp.timeline_plot(results, png, "screen")
     s.append("<h2>Timeline</h2>" + figure(f"{prefix}-timeline", png, timeline_caption or "bandwidth, scheme switches and per-request latency"))

@@ -3,6 +3,7 @@
 #include "core/text_util.hpp"
 
 #include "core/background_load.hpp"
+#include "core/radio_energy.hpp"
 #include "core/device_plan.hpp"
 #include "core/scenario.hpp"
 
@@ -34,7 +35,10 @@ struct PathSpec {
   bool out_of_memory = false;
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
-  double energy_j = 0;        // the device's energy above idle per request: its compute and its radio
+  double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
+  // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
+  // request (its energy depends on the device's rate: DeviceOutcome).
+  double radio_up_bytes = 0, radio_down_bytes = 0, radio_active_s = 0;
   int in_flight = 1;          // closed loop; 0 = open loop
   double rate = 0;            // open loop
   const LutTable* server_lut = nullptr;
@@ -84,6 +88,9 @@ struct DeviceOutcome {
   int out_of_memory = 0;  // 1: predicted to run out of memory (PathSpec::out_of_memory)
   double idle_w = 0;      // its power when idle (the board's and every processor's)
   double dynamic_w = 0;   // its power above idle: per second, compute and radio energy of what it serves
+  // Its radio with power states: requests per second through it, and their rate-weighted sums of
+  // bytes up and down and of radio seconds (the radio's power: radio_power_w).
+  double radio_rps = 0, radio_up_bytes = 0, radio_down_bytes = 0, radio_active_s = 0;
   // Per path: its rate, the fixed part of its latency and its mean wait (+inf: a queue that grows), for
   // the p95 (PathTail; at most two paths).
   struct Tail {
@@ -182,7 +189,7 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
   return a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
          same_bits(a.link_bandwidth_mbps, b.link_bandwidth_mbps) && same_bits(a.link_latency_ms, b.link_latency_ms) &&
          same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight && same_bits(a.idle_w, b.idle_w) &&
-         same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.processor_idle_w == b.processor_idle_w &&
+         same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.radio == b.radio && a.processor_idle_w == b.processor_idle_w &&
          a.processor_busy_w == b.processor_busy_w && same_bits(a.load, b.load);
 }
 
@@ -196,6 +203,7 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
     if (d.connected && !d.generates) {
       c.other_idle_w += d.idle_w;
       for (double w : d.processor_idle_w) c.other_idle_w += w;
+      if (d.radio.stated()) c.other_idle_w += d.radio.idle_w;
     }
   std::unordered_map<std::string, int> server_index, class_index;
   size_t taking_part = 0;
@@ -215,7 +223,9 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
   auto class_key = [](const DeviceState& d) {
     return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
            bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.load) + bits_of(d.idle_w) + bits_of(d.busy_w) +
-           bits_of(d.radio_j_per_mb) + std::to_string(d.processor_idle_w.size()) +
+           bits_of(d.radio_j_per_mb) + d.radio.name + '\0' + bits_of(d.radio.base_w) + bits_of(d.radio.up_w_per_mbps) + bits_of(d.radio.down_w_per_mbps) +
+           bits_of(d.radio.tail_w) + bits_of(d.radio.tail_s) + bits_of(d.radio.idle_w) + bits_of(d.radio.promotion_w) + bits_of(d.radio.promotion_s) +
+           std::to_string(d.processor_idle_w.size()) +
            (d.processor_idle_w.empty() ? std::string() : std::string(reinterpret_cast<const char*>(d.processor_idle_w.data()), d.processor_idle_w.size() * sizeof(double)) +
                                                             std::string(reinterpret_cast<const char*>(d.processor_busy_w.data()), d.processor_busy_w.size() * sizeof(double)));
   };
@@ -335,6 +345,9 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
     p.rate = d.arrival_rate_per_s;
     if (to_server) {
       p.energy_j += (m.bytes_at_split(split) + m.bytes_at_split(n)) * d.radio_j_per_mb * 1e-6;
+      p.radio_up_bytes = m.bytes_at_split(split);
+      p.radio_down_bytes = m.bytes_at_split(n);
+      p.radio_active_s = (p.radio_up_bytes + p.radio_down_bytes) / bw;
       p.up_xfer_s = m.bytes_at_split(split) / bw;
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
@@ -749,6 +762,24 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (f.spec->out_of_memory) d.out_of_memory = 1;
       d.throughput_rps += f.lambda;
       d.dynamic_w += f.lambda * f.spec->energy_j;
+      if (f.spec->to_server) {
+        d.radio_rps += f.lambda;
+        d.radio_up_bytes += f.lambda * f.spec->radio_up_bytes;
+        d.radio_down_bytes += f.lambda * f.spec->radio_down_bytes;
+        d.radio_active_s += f.lambda * f.spec->radio_active_s;
+      }
+      if (j + 1 == o.num_paths) {
+        const RadioStates& radio = c.devs[static_cast<size_t>(di)]->radio;
+        if (radio.stated()) {
+          // core/radio_energy.hpp: per request, with its transfers (an upload and a result) evenly
+          // spaced over the device's cycle through the server; idle all along without one.
+          if (d.radio_rps > 0)
+            d.dynamic_w += d.radio_rps * radio_energy_per_inference(radio, 1 / d.radio_rps, d.radio_active_s / d.radio_rps,
+                                                                    d.radio_up_bytes / d.radio_rps, d.radio_down_bytes / d.radio_rps, 2);
+          else
+            d.idle_w += radio.idle_w;
+        }
+      }
       if (f.spec->to_server) d.server_rps += f.lambda;
       double latency = f.latency_s;
       double wait = f.wait_s;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/record_energy.hpp"
 #include "core/execution_time.hpp"
 #include "core/units.hpp"
 #include "sched/analytic_estimator.hpp"
@@ -214,7 +215,9 @@ std::vector<double> sac_window_rewards(const SacRewardWeights& w, const std::vec
 
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
                                            const std::vector<std::string>& device_ids, double end_s, const SacRewardWeights& w,
-                                           double* episode_return) {
+                                           double* episode_return, const std::vector<PowerSpec>* power) {
+  if (w.energy_per_result && (power == nullptr || power->size() != device_ids.size()))
+    throw std::invalid_argument("the energy objective needs every device's power");
   std::map<std::string, int> index;
   for (size_t i = 0; i < device_ids.size(); ++i) index[device_ids[i]] = static_cast<int>(i);
   std::vector<std::vector<const RequestRecord*>> by_device(device_ids.size());
@@ -247,7 +250,13 @@ std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decis
           oldest = std::max(oldest, t1 - r->t_created);
         }
       }
-      l.push_back(sac_latency_term(w, t1 - t0, done, sum, waiting, oldest, sac_reference_s(s->features)));
+      if (w.energy_per_result) {  // ln(J per result) from the records (core/record_energy.hpp)
+        const size_t di = static_cast<size_t>(index[s->device]);
+        const double joules = window_energy_from_records((*power)[di], by_device[di], t0, t1).total_j();
+        l.push_back(done > 0 || waiting ? std::log(std::max(joules / static_cast<double>(std::max(done, 1LL)), 1e-9)) : NAN);
+      } else {
+        l.push_back(sac_latency_term(w, t1 - t0, done, sum, waiting, oldest, sac_reference_s(s->features)));
+      }
       mb.push_back(bytes);
       auto prev = previous_strategy.find(s->device);
       switched.push_back(prev != previous_strategy.end() && prev->second != s->strategy);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/request_record.hpp"
+#include "core/scenario.hpp"
 #include "core/scheme.hpp"
 #include "core/system_state.hpp"
 
@@ -68,12 +69,15 @@ SacDecision sac_decision_from_json(const std::string& text);
 //       that completed none, the age of its oldest unfinished request at t1 (at least the window) in the same units:
 //       a device that starves is charged for it. The logarithm makes "twice as slow" cost the same
 //       (ln 2) for every device and keeps one starving device from drowning the others' signal;
-//   E = device i's bytes on its link in the window, in MB (the radio energy's driver; the simulator's
-//       compute energy is not per request);
+//       With objective energy (energy_per_result), x_i is device i's energy per result in the window
+//       in J (core/record_energy.hpp: idle, compute and radio rebuilt from its records and its power;
+//       no reference: ln J), the whole window's energy for a device that completed none;
+//   E = device i's bytes on its link in the window, in MB (the radio energy's driver);
 //   S = 1 when the decision switched device i's strategy, else 0.
 struct SacRewardWeights {
   double latency = 1, energy = 0, switching = 0.05, shared = 0.5;
   bool per_result = true;  // objective throughput: time per result; false (objective latency): mean latency
+  bool energy_per_result = false;  // objective energy: energy per result (needs the devices' power)
 };
 
 // The latency term l_i of one device over a window of `window_s` seconds (see above): from the
@@ -100,9 +104,12 @@ struct SacTransition {
 // same observation with done at the end). `requests`: the run's request records, `device_ids` the
 // scenario's device ids (RequestRecord::device indexes it). `returns` (optional) receives the sum of
 // rewards per decision, for progress and learning curves.
+// `power` (per device, device_ids order) is needed with w.energy_per_result (std::invalid_argument
+// without it).
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
                                            const std::vector<std::string>& device_ids, double end_s,
-                                           const SacRewardWeights& w, double* episode_return = nullptr);
+                                           const SacRewardWeights& w, double* episode_return = nullptr,
+                                           const std::vector<PowerSpec>* power = nullptr);
 
 // The policy network's forward pass, implemented by the learned part of sched/ (LibTorch, loaded as a
 // plugin): for each observation, the mean and log standard deviation of the pre-squash Gaussian.

@@ -17,6 +17,7 @@ SimDevice::SimDevice(DeviceSlice slice)
       loop_(*s_.spec, s_.index, s_.server_index, s_.seed, num_stages_, s_.ledger->arrivals_end_s(),
             data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut, s_.bindings[0].server_lut, *s_.time),
             *this) {
+  if (s_.spec->power.radio.stated()) radio_ = RadioEnergyMeter(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
   for (const ModelBinding& b : s_.bindings) {
     bytes_at_split_.emplace_back();
     weight_prefix_.emplace_back(1, 0.0);
@@ -54,6 +55,7 @@ void SimDevice::stop() {
       a->cancel();
       cancelled_.push_back(a);
     }
+  if (s_.spec->power.radio.stated()) radio_.cut_transfers(now);
   upload_ = nullptr;
   results_.comm = control_.comm = help_.comm = nullptr;
   results_.waiting.clear();
@@ -143,6 +145,9 @@ void SimDevice::start_inbound(Inbound<Payload>& in) {
   const typename Inbound<Payload>::Item item = in.waiting.front();
   in.waiting.pop_front();
   in.payload = item.payload;
+  in.bytes = item.bytes;
+  in.started_s = sg4::Engine::get_clock();
+  if (in.slot == kResultIn && s_.spec->power.radio.stated()) radio_.transfer_started(in.started_s);
   in.comm = sg4::Comm::sendto_init(item.from, s_.host);
   in.comm->set_payload_size(item.bytes);
   in.comm->set_data(&hooks_[in.slot]);
@@ -152,6 +157,8 @@ void SimDevice::start_inbound(Inbound<Payload>& in) {
 template <class Payload>
 void SimDevice::arrived(Inbound<Payload>& in) {
   finished(in.comm);
+  if (in.slot == kResultIn && s_.spec->power.radio.stated())
+    radio_.transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
   in.arrived = true;
   take_arrived();
 }
@@ -321,6 +328,8 @@ double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
 
 void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
+  upload_started_s_ = sg4::Engine::get_clock();
+  if (s_.spec->power.radio.stated()) radio_.transfer_started(upload_started_s_);
   upload_ = sg4::Comm::sendto_init(s_.host, s_.server_host);
   upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
   upload_->set_data(&hooks_[kUpload]);
@@ -336,6 +345,7 @@ void SimDevice::on_uploaded() {
   loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock());
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
+  if (s_.spec->power.radio.stated()) radio_.transfer_ended(upload_started_s_, sg4::Engine::get_clock(), r->rec.bytes_up, true);
   s_.uploads->queue.push_back(r);
   s_.uploads->arrived->release();
 }

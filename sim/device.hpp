@@ -31,6 +31,7 @@
 #include "core/device_loop.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_spec.hpp"
+#include "core/radio_energy.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "sim/kernel_events.hpp"
@@ -110,6 +111,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   const std::vector<double>& processor_peak_bytes() const { return loop_.processor_peak_bytes(); }
   const DeviceHardware& hardware() const { return loop_.hardware(); }
   double radio_bytes_in_window() const { return radio_bytes_window_; }
+  // Its radio's energy by power states (core/radio_energy.hpp) over the window; zero when its power
+  // states no radio states (the flat rate: radio_bytes_in_window).
+  RadioEnergy radio_energy() const { return radio_.energy(); }
   double bytes_sent() const { return bytes_sent_; }
   double bytes_received() const { return bytes_received_; }
 
@@ -131,6 +135,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     std::deque<Item> waiting;
     simgrid::s4u::CommPtr comm;
     Payload payload{};  // of the one on its way or arrived
+    std::uint64_t bytes = 0;  // of the one on its way or arrived
+    double started_s = 0;     // when its transfer started
     bool arrived = false;
   };
 
@@ -214,6 +220,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
   RandomStream wire_rng_;     // purpose wire_bytes, index = device index: its requests' upload and result bytes
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
+  RadioEnergyMeter radio_;    // its uploads and results, when its power states radio states
+  double upload_started_s_ = 0;
   DeviceLoop loop_;  // the request life (core/device_loop.hpp); last: it is built from the members above
 };
 

@@ -366,7 +366,14 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
     const DeviceEnergy energy =
         device_compute_energy(d.power, window_s, devices[i]->busy_seconds_in_window(), devices[i]->processor_busy_seconds_in_window());
     dr.energy_compute_j = energy.compute_j;
-    dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
+    dr.energy_idle_j = energy.idle_j;
+    if (d.power.radio.stated()) {
+      dr.radio_states = true;
+      dr.radio = devices[i]->radio_energy();
+      dr.energy_radio_j = dr.radio.total_j();
+    } else {
+      dr.energy_radio_j = devices[i]->radio_bytes_in_window() / 1e6 * d.power.radio_j_per_mb;
+    }
     dr.bytes_sent = devices[i]->bytes_sent();
     dr.bytes_received = devices[i]->bytes_received();
     if (d.hardware) {
@@ -380,7 +387,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
     }
     out.devices.push_back(dr);
     ids.push_back(d.id);
-    window_energy.push_back(dr.energy_compute_j + dr.energy_radio_j);
+    window_energy.push_back(dr.energy_j());
   }
   out.events = scenario_event_records(s);
   out.bandwidth = bandwidth_samples(s, end_s);

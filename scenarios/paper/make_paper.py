@@ -9,22 +9,21 @@
   fig16_idle_devices.yaml           Fig. 16: six working Pi 4B and three idle Jetson Nano that may help
   fig20_nine_devices.yaml           Fig. 20: nine devices (TX2, Nano, Pi 4B) on one GPU server
   fig21a_batch.yaml                 Fig. 21a: five Pi 4B, max batch size via --set servers.0.batch.max_size=K
-Batching as in ACE-GNN Sec. IV-A (window 10 ms, max 5) unless the figure varies it. Device powers are
-assumed (no published figures): TX2 7.5/15 W, Nano 2/10 W, Pi 4B 2.7/6.4 W idle/busy, 0.05 J/MB radio.
+Batching as in ACE-GNN Sec. IV-A (window 10 ms, max 5) unless the figure varies it. Powers (the paper
+publishes none): each board's type profile (traces/devices.yaml board_power, each figure with its source
+or marked ASSUMED) and the WiFi radio's power states (traces/devices.yaml radios.wifi, Huang et al. 2012).
 usage: /usr/bin/python3 scenarios/paper/make_paper.py"""
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-POWER = {"jetson-tx2": (7.5, 15.0), "jetson-nano": (2.0, 10.0), "rpi4b": (2.7, 6.4)}
 
 
 def device(id_, type_, mbps, strategy="local", count=None, extra="", workload="{arrival: closed_loop}", trace=None):
-    idle, busy = POWER[type_]
     link = f"{{bandwidth_mbps: {mbps}, latency_ms: 2" + (f", trace: {trace}" if trace else "") + "}"
     c = f"    count: {count}\n" if count else ""
     return (f"  - id: {id_}\n{c}    type: {type_}\n    model: dgcnn\n    dataset: modelnet40\n    link: {link}\n"
             f"    workload: {workload}\n    strategy: {strategy}\n"
-            f"    power: {{idle_w: {idle}, busy_w: {busy}, radio_j_per_mb: 0.05}}\n{extra}")
+            f"    power: {{radio: wifi}}\n{extra}")
 
 
 def write(name, header, body):

@@ -62,6 +62,8 @@ def overrides_for(scenario_path):
         "deadline": ["devices.*.workload.deadline_ms=40", "devices.*.workload.drop_late=true", "devices.0.workload.priority=5"],
         # Background load (issue 37 item 5): half the first device's processors taken from 0.5 s.
         "load": [f"events=[{{at_s: 0.5, device: {first}, load: 0.5}}]"],
+        # Radio power states (issue 37 item 1): every device's radio is the LTE of traces/devices.yaml.
+        "radio": ["devices.*.power={radio: lte}"],
         # Batching as a decision (issue 37 item 4): windows and sizes chosen at every decision.
         "batching": ["servers.*.batch={window_ms: 10, max_size: 4}", "scheduler.batch_windows_ms=[0, 5, 50]",
                      "scheduler.batch_sizes=[1, 4]", "scheduler.period_s=0.25"],

@@ -158,6 +158,47 @@ assert np.sum(status != 0) == 0, ("failed requests", [x.decode() for x in r["fai
 print(f"{np.sum(helper == 3)} of {len(helper)} requests ran on the idle helper")
 PY
 
+# Background load (issue 37 item 5): at 3 s a load of 0.5 takes half of the device's 0.3-core CPU cap
+# (the cgroup quota of its work threads drops to 0.15 cores, testbed.json says so); its computations
+# then take about twice as long, and the scheduler re-decided on the load trigger as in the simulator.
+if [ -d /sys/fs/cgroup/cpu ] || grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+cat > "$work/l.yaml" <<YAML
+name: load
+seed: 1
+duration_s: 6
+drain_s: 5
+luts: [traces/lut_measured]
+servers:
+  - {id: edge, type: x86-epyc-2vcpu, workers: 1, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: d, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 100}, strategy: local,
+     workload: {arrival: closed_loop, in_flight: 1}}
+scheduler: {name: greedy}
+events:
+  - {at_s: 3, device: d, load: 0.5}
+YAML
+"$rt" testbed "$work/l.yaml" --loopback --device-cpu 0.3 --out "$work/l" --startup 2 > "$work/l.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && ok || bad "load run: exit $rc: $(tail -5 $work/l.txt)"
+/usr/bin/python3 - "$work/l" <<'PY' && ok || bad "background load on the testbed"
+import sys, json, h5py, numpy as np
+d = sys.argv[1]
+applied = json.load(open(f"{d}/testbed.json"))["loads_applied"]
+assert len(applied) == 1 and applied[0]["device"] == "d" and applied[0]["load"] == 0.5 and abs(applied[0]["cpu_cores"] - 0.15) < 1e-9, applied
+assert 2.9 < applied[0]["t_s"] < 3.5, applied
+decisions = [json.loads(l) for l in open(f"{d}/decisions.jsonl") if l.strip()]
+assert any(str(x.get("trigger", "")).startswith("load:d") for x in decisions), [x.get("trigger") for x in decisions]
+r = h5py.File(f"{d}/results.h5")["requests"]
+start, end = r["t_device_start"][:], r["t_device_end"][:]
+ok = np.isfinite(start) & np.isfinite(end)
+before = np.median((end - start)[ok & (end < 3)])
+after = np.median((end - start)[ok & (start > 3.05)])
+print(f"device compute: median {before*1e3:.0f} ms before the load, {after*1e3:.0f} ms after (ratio {after/before:.2f}; 2 expected)")
+assert after / before > 1.4, (before, after)
+PY
+else
+  echo "note: no cgroup cpu controller: background load on the testbed not checked"
+fi
+
 if [ "$(id -u)" -ne 0 ] || ! ip netns add cfprobe$$ 2>/dev/null; then
   echo "SKIP the namespace part: needs root and ip netns (loopback part: $passes passed, $fails failed)"
   [ $fails -eq 0 ] && exit 77 || exit 1

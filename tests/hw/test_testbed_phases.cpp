@@ -49,6 +49,7 @@ class ScriptedHosts final : public TestbedHosts {
   }
   std::vector<bool> shaped_devices() const override { return std::vector<bool>(end.size(), false); }
   void reshape(int, double) override { calls.push_back("reshape"); }
+  void set_load(int, double) override { calls.push_back("set_load"); }
   ProcessState device_state(int device, double) override {
     if (device == 0) ++polls_;
     if (polls_ <= polls_before_end) return ProcessState{};

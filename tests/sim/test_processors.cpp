@@ -255,7 +255,9 @@ TEST(Processors, EachProcessorAddsItsOwnEnergy) {
   EXPECT_EQ(r.devices[0].processors[0].name, "gpu");
   EXPECT_NEAR(r.devices[0].processors[0].energy_j, 2.901, 1e-6);
   EXPECT_NEAR(r.devices[0].processors[1].energy_j, 2.0, 1e-6);
-  EXPECT_NEAR(r.devices[0].energy_compute_j, 5.901, 1e-6);
+  // Split: idle 1 + 0.5 + 0.2 = 1.7 J all along; computing adds 3.5 x 0.686 + 1.8 x 1.0 = 4.201 J.
+  EXPECT_NEAR(r.devices[0].energy_compute_j, 4.201, 1e-6);
+  EXPECT_NEAR(r.devices[0].energy_idle_j, 1.7, 1e-6);
 }
 
 TEST(Processors, ProcessorPowerComesFromTheProfileWhereTheScenarioGivesNone) {
@@ -272,8 +274,9 @@ TEST(Processors, ProcessorPowerComesFromTheProfileWhereTheScenarioGivesNone) {
   add("cpu", "{idle_w: 0.2, busy_w: 2, source: test}");
   s.write_file("hardware.yaml", hw);
   RunResults r = pipelined_with_power(s, "");
-  // As above without the board's own 1 W: 2.901 + 2.0 J.
-  EXPECT_NEAR(r.devices[0].energy_compute_j, 4.901, 1e-6);
+  // As above without the board's own 1 W: 2.901 + 2.0 J, of which 0.7 J idle.
+  EXPECT_NEAR(r.devices[0].energy_compute_j, 4.201, 1e-6);
+  EXPECT_NEAR(r.devices[0].energy_idle_j, 0.7, 1e-6);
   EXPECT_NEAR(r.devices[0].processors[0].energy_j, 2.901, 1e-6);
 }
 

@@ -254,3 +254,26 @@ TEST(SacScheduler, OnlineLearningRewardsEachWindowFromTheStatesCounters) {
   bad.online = true;
   EXPECT_THROW(SacScheduler(*f.est, std::make_unique<LinearActor>(), bad), std::invalid_argument);
 }
+
+TEST(SacMdp, EnergyObjectiveChargesEachDevicesJoulesPerResult) {
+  // The windows of RewardsOfHandComputedWindows with the energy objective: a idles at 1 W, b at 2 W, no
+  // device computation and no transfer in the records: window [0, 1) costs a 1 J for its two results
+  // (0.5 J each: ln 0.5) and b 2 J for none while its request waits (charged as one: ln 2).
+  SacDecision d0{0, {step("a", "local", 1), step("b", "local", 2)}};
+  SacDecision d1{1, {step("a", "local", 3), step("b", "local", 4)}};
+  const std::vector<RequestRecord> reqs = {request(0, 0.2, 0.5), request(0, 0.6, 0.9), request(1, 0.1, 1.5)};
+  SacRewardWeights w;
+  w.energy_per_result = true;
+  w.shared = 0;
+  std::vector<PowerSpec> power(2);
+  power[0].idle_w = power[0].busy_w = 1;
+  power[1].idle_w = power[1].busy_w = 2;
+  const auto t = sac_transitions({d0, d1}, reqs, {"a", "b"}, 2.0, w, nullptr, &power);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_NEAR(t[0].reward, -std::log(0.5), 1e-5);
+  EXPECT_NEAR(t[1].reward, -std::log(2.0), 1e-5);
+  // Window [1, 2): b's one result cost 2 J (ln 2); a did nothing: the mean of the measured (b's).
+  EXPECT_NEAR(t[3].reward, -std::log(2.0), 1e-5);
+  EXPECT_NEAR(t[2].reward, -std::log(2.0), 1e-5);
+  EXPECT_THROW(sac_transitions({d0, d1}, reqs, {"a", "b"}, 2.0, w), std::invalid_argument);
+}

@@ -333,3 +333,41 @@ TEST(ScenarioIndex, LookupsAgreeWithALinearSearchWhateverTheListsBecome) {
   const int at = s.device_index(id);
   EXPECT_TRUE(at == 3 || at == 35) << at;
 }
+
+TEST(ScenarioLoader, PowerComesFromTheTypeProfileWithItsSourceAndRadiosByName) {
+  // kBase states no power: the Pi 4B's and the GTX 1060's board_power of traces/devices.yaml, with
+  // their sources; no radio (the flat rate, 0).
+  Scenario s = load_scenario(write(kBase));
+  ASSERT_FALSE(s.devices.empty());
+  EXPECT_EQ(s.devices[0].power.idle_w, 2.7);
+  EXPECT_EQ(s.devices[0].power.busy_w, 6.4);
+  EXPECT_NE(s.devices[0].power.source.find("raspi-tv"), std::string::npos) << s.devices[0].power.source;
+  EXPECT_FALSE(s.devices[0].power.radio.stated());
+  EXPECT_EQ(s.servers[0].busy_w, 120);
+  EXPECT_NE(s.servers[0].power_source.find("gtx1060"), std::string::npos) << s.servers[0].power_source;
+  // A scenario's own figures win, and say so.
+  Scenario own = load_scenario(write(kBase), {"devices.0.power={idle_w: 1, busy_w: 2}"});
+  EXPECT_EQ(own.devices[0].power.busy_w, 2);
+  EXPECT_EQ(own.devices[0].power.source, "scenario");
+  // A radio by name: the file's wifi entry (Huang et al.'s beta = 132.86 mW) and its source.
+  Scenario wifi = load_scenario(write(kBase), {"devices.0.power={radio: wifi}"});
+  EXPECT_EQ(wifi.devices[0].power.radio.name, "wifi");
+  EXPECT_EQ(wifi.devices[0].power.radio.base_w, 0.13286);
+  EXPECT_EQ(wifi.devices[0].power.radio.tail_s, 0.2381);
+  EXPECT_NE(wifi.devices[0].power.radio.source.find("huang12"), std::string::npos);
+  EXPECT_EQ(wifi.devices[0].power.idle_w, 2.7);  // the board's power still from the profile
+  // Inline.
+  Scenario inline_radio = load_scenario(write(kBase), {"devices.0.power={radio: {base_w: 1, tail_w: 0.5, tail_s: 3}}"});
+  EXPECT_EQ(inline_radio.devices[0].power.radio.tail_s, 3);
+  EXPECT_EQ(inline_radio.devices[0].power.radio.name, "");
+  // Errors name the key, the file and the nearest name.
+  const std::string unknown = error_of(kBase, {"devices.0.power={radio: wify}"}).what();
+  EXPECT_NE(unknown.find("devices[0].power.radio"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("did you mean 'wifi'"), std::string::npos) << unknown;
+  const std::string both = error_of(kBase, {"devices.0.power={radio: wifi, radio_j_per_mb: 0.1}"}).what();
+  EXPECT_NE(both.find("not both"), std::string::npos) << both;
+  const std::string zero = error_of(kBase, {"devices.0.power={radio: {base_w: 0}}"}).what();
+  EXPECT_NE(zero.find("every power is 0"), std::string::npos) << zero;
+  const std::string bad_key = error_of(kBase, {"devices.0.power={radio: {base_w: 1, tail: 2}}"}).what();
+  EXPECT_NE(bad_key.find("tail"), std::string::npos) << bad_key;
+}

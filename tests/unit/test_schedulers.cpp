@@ -142,6 +142,33 @@ TEST(Estimator, EnergyPerInferenceIsIdlePlusComputePlusRadioOverThroughput) {
   EXPECT_NEAR(off.energy_per_inference_j, 2 * 0.021448 + 0.0006224, 1e-9);
 }
 
+TEST(Estimator, RadioPowerStatesPerInferenceFollowTheCycle) {
+  Fixture f;
+  // The radio of tests/unit/test_radio_energy.cpp: base 1 W, 0.5 / 0.25 W per Mbit/s up / down, tail 2 s
+  // at 0.6 W, idle 0.1 W, promotion 1 J. Offloading closed-loop: a cycle of 21.448 ms, of which the
+  // radio moves (12,288 + 160) B at 1e6 B/s = 12.448 ms; the other 9 ms are two gaps of 4.5 ms, both in
+  // the tail: 2 x 0.6 x 0.0045 = 0.0054 J. Base 0.012448 J; rates 0.098304 x 0.5 + 0.00128 x 0.25 =
+  // 0.049472 J. The board idles 2 W x 21.448 ms = 0.042896 J.
+  DeviceState d = powered("a", "slow", 8, 0);
+  d.radio.base_w = 1;
+  d.radio.up_w_per_mbps = 0.5;
+  d.radio.down_w_per_mbps = 0.25;
+  d.radio.tail_w = 0.6;
+  d.radio.tail_s = 2;
+  d.radio.idle_w = 0.1;
+  d.radio.promotion_w = 2;
+  d.radio.promotion_s = 0.5;
+  Prediction off = f.est->predict(state({d}), scheme({{"a", Strategy::offload()}}));
+  EXPECT_NEAR(off.energy_per_inference_j, 0.042896 + 0.012448 + 0.049472 + 0.0054, 1e-9);
+  // With a 1 ms tail each 4.5 ms gap is 1 ms of tail, 3.5 ms idle and a promotion (1 J) after it.
+  d.radio.tail_s = 0.001;
+  off = f.est->predict(state({d}), scheme({{"a", Strategy::offload()}}));
+  EXPECT_NEAR(off.energy_per_inference_j, 0.042896 + 0.012448 + 0.049472 + 2 * (0.0006 + 0.00035 + 1), 1e-9);
+  // Local: the radio idles (0.1 W) besides the board's 6 W, over 0.9 s a request.
+  Prediction local = f.est->predict(state({d}), scheme({{"a", Strategy::local()}}));
+  EXPECT_NEAR(local.energy_per_inference_j, (6 + 0.1) * 0.9, 1e-9);
+}
+
 TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndExponentialWaits) {
   Fixture f;
   // Two local closed-loop devices never wait: the slow one (0.9 s, 1.11 req/s) carries 4.76 % of the
