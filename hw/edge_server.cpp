@@ -607,9 +607,17 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     std::unique_lock<std::mutex> lock(m);
     // Periodic triggers start at time zero, as in the simulator (none before the run begins).
     double next_period = rescheduler->next_period_after(std::max(0.0, now()));
+    // The scenario's timed triggers this server is not told of by a device (background load), at
+    // their times: the simulator's list (Rescheduler::scenario_events), the same in both engines.
+    std::vector<std::pair<double, Trigger>> timed;
+    for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
+      if (e.second.kind == Trigger::Kind::load) timed.push_back(e);
+    size_t next_timed = 0;
     while (!*stop) {
+      for (; next_timed < timed.size() && now() >= timed[next_timed].first; ++next_timed) rescheduler->offer(timed[next_timed].second);
       if (!rescheduler->has_pending()) {
-        sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_period - now()))));
+        const double next_at = next_timed < timed.size() ? std::min(next_period, timed[next_timed].first) : next_period;
+        sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_at - now()))));
         if (start_gate->deadline_passed(now())) {
           std::string missing;
           for (int i : start_gate->missing()) missing += " " + sc.devices[i].id;
