@@ -315,7 +315,7 @@ def timeline_plot(path, out, style):
     a1.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
     a1.set_ylabel("latency (ms)")
     a1.legend(loc="upper left", fontsize="x-small", markerscale=3, ncol=max(1, min(4, len(legend) // 6 + 1)))
-    title = (f"{scenario}: latency, bandwidth and scheme switches (red: a decision that switched devices; "
+    title = (f"{scenario}: latency, bandwidth{', background load (dashed)' if loaded else ''} and scheme switches (red: a decision that switched devices; "
              f"grey band: warm-up, not counted)")
     a1.set_title(title, fontsize="small")
     a2.set_yscale("log")
