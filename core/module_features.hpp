@@ -22,7 +22,9 @@ struct MeasurableParams {
   double threads = 1;
 };
 
-// Read from a measured LUT's provenance (cpu_cap_cores, cores, threads as coinfer profile writes them).
+// Read from a measured LUT's provenance (cpu_cap_cores, cores, threads as coinfer profile writes them;
+// with background_load L, as `coinfer profile --background-load` writes it, cpu_cores = cap x (1 - L):
+// the utilisation by other work enters as the cores left to the model).
 // Throws std::invalid_argument naming the attribute when a value is missing or not a number.
 MeasurableParams measurable_params_of(const Provenance& p);
 

@@ -136,6 +136,12 @@ TEST(ModuleFeatures, ValuesOfAStageByHand) {
   Provenance bad;
   bad.attributes = {{"cores", "two"}, {"threads", "1"}};
   EXPECT_THROW(measurable_params_of(bad), std::invalid_argument);
+  // Profiled under background load 0.5 (coinfer profile --background-load): half the 0.3-core cap left.
+  Provenance loaded = measured_table("dev").provenance();
+  loaded.attributes["background_load"] = "0.500000: other work took this share of the 0.3 capped cores";
+  EXPECT_DOUBLE_EQ(measurable_params_of(loaded).cpu_cores, 0.15);
+  loaded.attributes["background_load"] = "1.5";
+  EXPECT_THROW(measurable_params_of(loaded), std::invalid_argument);
 }
 
 TEST(ModelVariants, EveryShippedModelVariesIntoARealisableSpecDeterministically) {
