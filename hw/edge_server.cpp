@@ -681,7 +681,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
   register_external_scheduler();
   I.scheduler = make_scheduler(I.sc, *I.estimator);
-  check_decision_work(I.sc, *I.estimator, scenario_state(I.sc, 0));
+  check_scheduler_size(I.sc, *I.estimator, *I.scheduler, scenario_state(I.sc, 0));
   I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);
   I.start_gate = std::make_unique<StartGate>(I.sc, I.server_index, Impl::kStartDeadlineS);
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();

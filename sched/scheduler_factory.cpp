@@ -242,6 +242,17 @@ class CheckedScheduler : public Scheduler {
 };
 }  // namespace
 
+void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator, Scheduler& scheduler, SystemState all) {
+  check_decision_work(s, estimator, all);
+  if (s.scheduler.name != "oracle") return;
+  for (auto& d : all.devices) d.connected = true;
+  try {
+    scheduler.decide(all);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(s.scheduler.where, "scheduler.max_schemes", e.what());
+  }
+}
+
 void check_decision_work(const Scenario& s, const AnalyticEstimator& est, SystemState state) {
   const std::string& name = s.scheduler.name;
   if (name != "greedy" && name != "hierarchical") return;

@@ -31,5 +31,9 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& scenario, const Analyt
 // (default 5e6: about 2-5 s a decision on this project's 2-core machine; sched/README.md "Complexity"), before
 // anything runs, instead of deciding for minutes. Other schedulers pass (oracle refuses by max_schemes).
 void check_decision_work(const Scenario& scenario, const AnalyticEstimator& estimator, SystemState state);
+// Refuses, before anything runs, a scheduler that cannot cope with the whole system (every device of
+// `all` connected): check_decision_work, and an oracle above scheduler.max_schemes (InputError naming
+// that key). Both engines call it on scenario_state(scenario, 0). May call scheduler.decide (oracle).
+void check_scheduler_size(const Scenario& scenario, const AnalyticEstimator& estimator, Scheduler& scheduler, SystemState all);
 
 }  // namespace coinfer

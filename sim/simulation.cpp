@@ -43,19 +43,6 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const Model
   return coinfer::make_estimator(s, luts, scenario_model_specs(s, models));
 }
 
-// Refuses, before simulating anything, a scheduler that cannot cope with the whole system: greedy and
-// hierarchical above scheduler.max_work, an oracle above scheduler.max_schemes.
-void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator, Scheduler& scheduler, SystemState all) {
-  check_decision_work(s, estimator, all);
-  if (s.scheduler.name != "oracle") return;
-  for (auto& d : all.devices) d.connected = true;
-  try {
-    scheduler.decide(all);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(s.scheduler.where, "scheduler.max_schemes", e.what());
-  }
-}
-
 // SimGrid checks some settings only when it builds its models, and then aborts the process: only keys
 // whose values are checked here are passed on. Returns why a setting is refused, or "".
 // The kernel's per-process bound on memory maps (vm.max_map_count), 65,530 when it cannot be read.
