@@ -73,9 +73,15 @@ int estimate(const EstimateOptions& o) {
 void register_scheduler(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("scheduler", "schedulers a scenario can name, and what their estimator predicts (sched/README.md)");
   cmd->require_subcommand(1);
-  CLI::App* list = cmd->add_subcommand("list", "print every scheduler name, one per line");
-  list->callback([&exit_code] {
-    exit_code = guarded([] {
+  CLI::App* list = cmd->add_subcommand("list", "print every scheduler name, one per line (--markdown: the table of sched/README.md)");
+  auto markdown = std::make_shared<bool>(false);
+  list->add_flag("--markdown", *markdown, "each scheduler with what it does and its parameters, as a Markdown table");
+  list->callback([&exit_code, markdown] {
+    exit_code = guarded([markdown] {
+      if (*markdown) {
+        std::cout << scheduler_table_markdown();
+        return 0;
+      }
       for (const auto& n : scheduler_names()) std::cout << n << "\n";
       return 0;
     });

@@ -81,6 +81,7 @@ struct SchedulerPlugin {
   std::function<std::unique_ptr<Scheduler>(const Scenario& scenario, const std::map<std::string, int>& stages)> make;
   std::vector<std::string> params;  // the scheduler.* keys it reads (others are refused)
   std::string description;          // for `coinfer scheduler list`
+  std::string params_doc;           // its parameters with defaults, for the docs' table (Markdown)
 };
 void register_scheduler_plugin(const std::string& name, SchedulerPlugin plugin);  // replaces one of that name
 const SchedulerPlugin* scheduler_plugin(const std::string& name);                // nullptr if none

@@ -180,7 +180,8 @@ void register_external_scheduler() {
     return std::make_unique<ExternalScheduler>(s, stages);
   };
   p.params = {"command", "timeout_s", "objective"};
-  p.description = "a scheduler in another process, any language: JSON lines over its stdin/stdout (sched/README.md)";
+  p.description = "a scheduler in another process, any language: below (\"External schedulers\")";
+  p.params_doc = "`command` (required), `timeout_s` (10), `objective` (passed on)";
   register_scheduler_plugin("external", std::move(p));
 }
 

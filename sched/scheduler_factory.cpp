@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <functional>
 #include <set>
 
 #include "core/input_error.hpp"
@@ -22,11 +23,6 @@
 
 namespace coinfer {
 
-std::vector<std::string> scheduler_names() {
-  std::vector<std::string> names = {"static", "local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical", "sac", "placement"};
-  for (const auto& n : scheduler_plugin_names()) names.push_back(n);
-  return names;
-}
 
 namespace {
 
@@ -295,6 +291,176 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
 }
 
 namespace {
+
+// One registration per built-in scheduler (issue 38 item 2): its name, what it does and its own
+// parameters as the docs show them (`coinfer scheduler list --markdown` prints the table that
+// sched/README.md holds; tests/golden/scheduler_docs.sh keeps the two equal), the scheduler.* keys it
+// reads (any other is refused naming these) and how it is built.
+struct BuiltinScheduler {
+  std::string name, summary, params_doc;
+  std::vector<std::string> keys;
+  std::function<std::unique_ptr<Scheduler>(const Scenario&, const AnalyticEstimator&, const Params&)> make;
+};
+
+// dp (a knapsack of throughput over server capacity) and gcode (bandwidth presets chosen by throughput)
+// optimise system throughput only: objective latency is refused, not ignored.
+void throughput_only(const Scenario& s) {
+  if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end() && it->second != "throughput")
+    throw InputError(s.scheduler.where, "scheduler.objective",
+                     "scheduler " + s.scheduler.name + " optimises system throughput only; objective '" + it->second +
+                         "' is not supported (allowed: throughput; objectives latency and energy: greedy, oracle, hierarchical)");
+}
+
+std::map<std::string, Strategy> scenario_strategies(const Scenario& s) {
+  std::map<std::string, Strategy> strategies;
+  for (const auto& d : s.devices) strategies[d.id] = d.strategy;
+  return strategies;
+}
+
+std::unique_ptr<Scheduler> make_placement(const Scenario& s, const AnalyticEstimator& est, const Params& p) {
+  // Operator placement inside each board (sched/operator_placement.hpp), the scenario's splits kept.
+  // Rule sac: SparOA's SAC policy (sched/sparoa_mdp.hpp) from `coinfer train sparoa`, through the plugin.
+  const std::string rule_text = p.text("rule", "dp");
+  PlacementRule rule = PlacementRule::dp;
+  std::shared_ptr<const SparoaActor> policy;
+  if (rule_text == "sac") {
+    const std::string file = scenario_relative_file(s, "policy");
+    if (file.empty())
+      throw InputError(s.scheduler.where, "scheduler.policy", "rule sac needs its policy file (scheduler.policy: a file from coinfer train sparoa)");
+    if (!std::filesystem::is_regular_file(file))
+      throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sparoa)");
+    policy = load_sparoa_policy(file);
+    bool used = false;
+    for (const auto& d : s.devices) used = used || (d.type == policy->info().device_type && d.model + "/" + d.dataset == policy->info().model);
+    if (!used)
+      throw InputError(s.scheduler.where, "scheduler.policy",
+                       "the policy '" + file + "' was trained for " + policy->info().model + " on a " + policy->info().device_type +
+                           "; no device of this scenario runs that (train one with coinfer train sparoa SCENARIO --device ID)");
+  } else {
+    if (s.scheduler.params.count("policy"))
+      throw InputError(s.scheduler.where, "scheduler.policy", "a policy file is for rule sac only (rule is '" + rule_text + "')");
+    try {
+      rule = parse_placement_rule(rule_text);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(s.scheduler.where, "scheduler.rule", std::string(e.what()) + "; or sac with scheduler.policy");
+    }
+  }
+  return std::make_unique<PlacementScheduler>(est, scenario_strategies(s), rule, std::move(policy));
+}
+
+std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& est, const Params& p) {
+  // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
+  const std::string file = scenario_relative_file(s, "policy");
+  if (file.empty())
+    throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
+  if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
+    throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sac)");
+  std::set<std::string> models;
+  for (const auto& d : s.devices) models.insert(d.model + "/" + d.dataset);
+  SacSchedulerOptions o;
+  o.explore = p.flag("explore", false);
+  o.allow_data_parallel = p.flag("data_parallel", true);
+  o.helpers = p.flag("helpers", true);
+  o.seed = static_cast<std::uint64_t>(p.number("seed", static_cast<double>(s.seed), 0));
+  o.online = p.flag("online", false);
+  o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
+  auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
+  for (const auto& w : actor->trust_warnings(s.name)) log::warn("sched", w);  // issue 31 item 10
+  // The operator-level mode: scheduler.placement_policy, else the one the policy was trained with.
+  std::string placement = scenario_relative_file(s, "placement_policy");
+  if (placement.empty()) placement = actor->placement_policy();
+  if (!placement.empty()) {
+    if (!std::filesystem::is_regular_file(placement))
+      throw InputError(s.scheduler.where, "scheduler.placement_policy",
+                       "no such SparOA policy file '" + placement + "'" +
+                           (s.scheduler.params.count("placement_policy") ? "" : " (the SAC policy " + file + " was trained with it)") +
+                           " (a file from coinfer train sparoa --any-split)");
+    o.placement_policy = load_sparoa_policy(placement);
+  }
+  return std::make_unique<SacScheduler>(est, std::move(actor), o);
+}
+
+const std::vector<BuiltinScheduler>& builtin_schedulers() {
+  static const std::vector<BuiltinScheduler> table = {
+      {"static", "every device keeps its scenario strategy", "`helpers` (false): name idle devices helpers", {"helpers"},
+       [](const Scenario& s, const AnalyticEstimator&, const Params& p) -> std::unique_ptr<Scheduler> {
+         return std::make_unique<StaticScheduler>(scenario_strategies(s), p.flag("helpers", false));
+       }},
+      {"local", "every device local", "-", {},
+       [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
+         return std::make_unique<UniformScheduler>("local", Strategy::local());
+       }},
+      {"offload", "every device offloading everything", "-", {},
+       [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
+         return std::make_unique<UniformScheduler>("offload", Strategy::offload());
+       }},
+      {"gcode",
+       "GCoDE-like: at a device's first decision (nominal bandwidth B₀) it picks, offline, the interior split with the lowest predicted "
+       "latency of that device alone at each level B₀, B₀/2, B₀/4, ... ≥ `min_mbps`; afterwards it only switches between these presets on "
+       "the measured bandwidth (largest level not above it). Bandwidth is its only awareness. `objective: latency` is refused (exit 2).",
+       "`min_mbps` (0.5)", {"min_mbps", "objective"},
+       [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
+         throughput_only(s);
+         return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
+       }},
+      {"greedy",
+       "devices one by one (state order), each taking its best option (local, offload, pp(1..n−1), data_parallel) for the system of the "
+       "devices decided so far",
+       "`objective` (throughput, latency, energy), `max_p95_ms`, `min_throughput_rps`, `max_energy_j`, `estimator`, `predictor`, "
+       "`max_work` (5e6 device-solves: refused at load above; \"Complexity\" below)",
+       {"objective", "estimator", "predictor", "max_work", "max_p95_ms", "min_throughput_rps", "max_energy_j"},
+       [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
+         auto rank = ranking_estimator(s, p, est);
+         auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
+         return owning(std::move(rank), std::move(inner));
+       }},
+      {"dp",
+       "per server, a multiple-choice knapsack: an option's value is its isolated throughput (the device alone), its weight the server "
+       "capacity it uses (isolated utilisation, rounded up to 1/`resolution` of the workers); maximise total value within capacity by "
+       "dynamic programming over devices × capacity. Exact for that model. Throughput only: `objective: latency` is refused (exit 2).",
+       "`resolution` (200), `objective` (throughput), `estimator`, `predictor`", {"resolution", "objective", "estimator", "predictor"},
+       [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
+         throughput_only(s);
+         auto rank = ranking_estimator(s, p, est);
+         auto inner = std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
+                                                    static_cast<int>(p.number("resolution", 200, 1)));
+         return owning(std::move(rank), std::move(inner));
+       }},
+      {"oracle",
+       "every combination of every device's options; refuses systems above `max_schemes` combinations with an error (before the run starts)",
+       "`max_schemes` (20000), `objective`, `max_p95_ms`, `min_throughput_rps`, `max_energy_j`",
+       {"max_schemes", "objective", "max_p95_ms", "min_throughput_rps", "max_energy_j"},
+       [](const Scenario&, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
+         return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
+       }},
+      {"hierarchical", "ACE-GNN Alg. 1, below",
+       "`iterations` T (10), `share_groups` (true), `max_schemes` (729), `helpers` (true), `objective`, `max_p95_ms`, `min_throughput_rps`, "
+       "`max_energy_j`, `estimator`, `predictor`, `max_work` (5e6)",
+       {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work", "max_p95_ms", "min_throughput_rps",
+        "max_energy_j"},
+       [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
+         auto rank = ranking_estimator(s, p, est);
+         auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
+                                                              static_cast<int>(p.number("iterations", 10, 0)), p.flag("share_groups", true),
+                                                              static_cast<long long>(p.number("max_schemes", 729, 1)), p.flag("helpers", true));
+         return owning(std::move(rank), std::move(inner));
+       }},
+      {"sac", "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
+       "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
+       "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\")",
+       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy"}, make_sac},
+      {"placement",
+       "operator placement inside each board (issue 35; below, \"Operator placement\"): every device keeps its scenario strategy's split and "
+       "variant; the stages its board runs are placed on its processors by `rule`. Devices of one processor, offloading or data_parallel ones "
+       "keep their strategy. The decision's `detail` gives each placement and its device milliseconds",
+       "`rule`: `dp` (default), `greedy`, `codl`, `graphsplit`, `cpu_only`, `accelerator_only`, or `sac` with `policy`: a file from `coinfer "
+       "train sparoa` (below, \"SparOA\"); it places the boards of the type, model and stage count it was trained for, and the decision's "
+       "`detail` says why any other device kept its strategy",
+       {"rule", "policy"}, make_placement},
+  };
+  return table;
+}
+
 std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
   if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
@@ -303,125 +469,38 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
     for (const auto& d : s.devices) stages[d.model + "/" + d.dataset] = est.model(d.model, d.dataset).num_stages();
     return std::make_unique<CheckedScheduler>(plugin->make(s, stages), est);
   }
-  if (name == "static") {
-    Params p(s, {"helpers"});
-    std::map<std::string, Strategy> strategies;
-    for (const auto& d : s.devices) strategies[d.id] = d.strategy;
-    return std::make_unique<StaticScheduler>(strategies, p.flag("helpers", false));
-  }
-  if (name == "placement") {
-    // Operator placement inside each board (sched/operator_placement.hpp), the scenario's splits kept.
-    // Rule sac: SparOA's SAC policy (sched/sparoa_mdp.hpp) from `coinfer train sparoa`, through the plugin.
-    Params p(s, {"rule", "policy"});
-    const std::string rule_text = p.text("rule", "dp");
-    PlacementRule rule = PlacementRule::dp;
-    std::shared_ptr<const SparoaActor> policy;
-    if (rule_text == "sac") {
-      const std::string file = scenario_relative_file(s, "policy");
-      if (file.empty())
-        throw InputError(s.scheduler.where, "scheduler.policy", "rule sac needs its policy file (scheduler.policy: a file from coinfer train sparoa)");
-      if (!std::filesystem::is_regular_file(file))
-        throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sparoa)");
-      policy = load_sparoa_policy(file);
-      bool used = false;
-      for (const auto& d : s.devices) used = used || (d.type == policy->info().device_type && d.model + "/" + d.dataset == policy->info().model);
-      if (!used)
-        throw InputError(s.scheduler.where, "scheduler.policy",
-                         "the policy '" + file + "' was trained for " + policy->info().model + " on a " + policy->info().device_type +
-                             "; no device of this scenario runs that (train one with coinfer train sparoa SCENARIO --device ID)");
-    } else {
-      if (s.scheduler.params.count("policy"))
-        throw InputError(s.scheduler.where, "scheduler.policy", "a policy file is for rule sac only (rule is '" + rule_text + "')");
-      try {
-        rule = parse_placement_rule(rule_text);
-      } catch (const std::invalid_argument& e) {
-        throw InputError(s.scheduler.where, "scheduler.rule", std::string(e.what()) + "; or sac with scheduler.policy");
-      }
+  for (const BuiltinScheduler& b : builtin_schedulers())
+    if (b.name == name) {
+      const Params p(s, b.keys);
+      return b.make(s, est, p);
     }
-    std::map<std::string, Strategy> strategies;
-    for (const auto& d : s.devices) strategies[d.id] = d.strategy;
-    return std::make_unique<PlacementScheduler>(est, strategies, rule, std::move(policy));
-  }
-  if (name == "local" || name == "offload") {
-    Params p(s, {});
-    return std::make_unique<UniformScheduler>(name, name == "local" ? Strategy::local() : Strategy::offload());
-  }
-  // dp (a knapsack of throughput over server capacity) and gcode (bandwidth presets chosen by
-  // throughput) optimise system throughput only: objective latency is refused, not ignored.
-  if (name == "dp" || name == "gcode")
-    if (auto it = s.scheduler.params.find("objective"); it != s.scheduler.params.end() && it->second != "throughput")
-      throw InputError(s.scheduler.where, "scheduler.objective",
-                       "scheduler " + name + " optimises system throughput only; objective '" + it->second +
-                           "' is not supported (allowed: throughput; objectives latency and energy: greedy, oracle, hierarchical)");
-  if (name == "gcode") {
-    Params p(s, {"min_mbps", "objective"});
-    return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
-  }
-  if (name == "greedy") {
-    Params p(s, {"objective", "estimator", "predictor", "max_work", "max_p95_ms", "min_throughput_rps", "max_energy_j"});
-    auto rank = ranking_estimator(s, p, est);
-    auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
-    return owning(std::move(rank), std::move(inner));
-  }
-  if (name == "dp") {
-    Params p(s, {"resolution", "objective", "estimator", "predictor"});
-    auto rank = ranking_estimator(s, p, est);
-    auto inner = std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
-                                               static_cast<int>(p.number("resolution", 200, 1)));
-    return owning(std::move(rank), std::move(inner));
-  }
-  if (name == "oracle") {
-    Params p(s, {"max_schemes", "objective", "max_p95_ms", "min_throughput_rps", "max_energy_j"});
-    return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
-  }
-  if (name == "hierarchical") {
-    Params p(s, {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work", "max_p95_ms",
-                 "min_throughput_rps", "max_energy_j"});
-    auto rank = ranking_estimator(s, p, est);
-    auto inner = std::make_unique<HierarchicalScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
-                                                         static_cast<int>(p.number("iterations", 10, 0)),
-                                                         p.flag("share_groups", true),
-                                                         static_cast<long long>(p.number("max_schemes", 729, 1)),
-                                                         p.flag("helpers", true));
-    return owning(std::move(rank), std::move(inner));
-  }
-  if (name == "sac") {
-    // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
-    Params p(s, {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy"});
-    const std::string file = scenario_relative_file(s, "policy");
-    if (file.empty())
-      throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
-    if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
-      throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sac)");
-    std::set<std::string> models;
-    for (const auto& d : s.devices) models.insert(d.model + "/" + d.dataset);
-    SacSchedulerOptions o;
-    o.explore = p.flag("explore", false);
-    o.allow_data_parallel = p.flag("data_parallel", true);
-    o.helpers = p.flag("helpers", true);
-    o.seed = static_cast<std::uint64_t>(p.number("seed", static_cast<double>(s.seed), 0));
-    o.online = p.flag("online", false);
-    o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
-    auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
-    for (const auto& w : actor->trust_warnings(s.name)) log::warn("sched", w);  // issue 31 item 10
-    // The operator-level mode: scheduler.placement_policy, else the one the policy was trained with.
-    std::string placement = scenario_relative_file(s, "placement_policy");
-    if (placement.empty()) placement = actor->placement_policy();
-    if (!placement.empty()) {
-      if (!std::filesystem::is_regular_file(placement))
-        throw InputError(s.scheduler.where, "scheduler.placement_policy",
-                         "no such SparOA policy file '" + placement + "'" +
-                             (s.scheduler.params.count("placement_policy") ? "" : " (the SAC policy " + file + " was trained with it)") +
-                             " (a file from coinfer train sparoa --any-split)");
-      o.placement_policy = load_sparoa_policy(placement);
-    }
-    return std::make_unique<SacScheduler>(est, std::move(actor), o);
-  }
   std::string near = nearest_word(name, scheduler_names());
   throw InputError(s.scheduler.where, "scheduler.name",
                    "unknown scheduler '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
                        " (available: " + join(scheduler_names()) + ")");
 }
 }  // namespace
+
+std::vector<SchedulerInfo> scheduler_catalog() {
+  std::vector<SchedulerInfo> out;
+  for (const BuiltinScheduler& b : builtin_schedulers()) out.push_back({b.name, b.summary, b.params_doc, b.keys});
+  for (const auto& n : scheduler_plugin_names()) {
+    const SchedulerPlugin* p = scheduler_plugin(n);
+    out.push_back({n, p->description, p->params_doc, p->params});
+  }
+  return out;
+}
+
+std::vector<std::string> scheduler_names() {
+  std::vector<std::string> names;
+  for (const auto& s : scheduler_catalog()) names.push_back(s.name);
+  return names;
+}
+
+std::string scheduler_table_markdown() {
+  std::string out = "| name | what it does | parameters (default) |\n|---|---|---|\n";
+  for (const auto& s : scheduler_catalog()) out += "| `" + s.name + "` | " + s.summary + " | " + s.params_doc + " |\n";
+  return out;
+}
 
 }  // namespace coinfer

@@ -12,7 +12,18 @@
 
 namespace coinfer {
 
+// Every scheduler a scenario can name (issue 38 item 2: one registration each): the built-ins of
+// sched/scheduler_factory.cpp, then the plugins registered (core/scheduler.hpp: external).
+struct SchedulerInfo {
+  std::string name;
+  std::string summary;     // what it does (Markdown)
+  std::string params_doc;  // its own parameters with defaults, as the docs show them (Markdown)
+  std::vector<std::string> keys;  // the scheduler.* keys it reads
+};
+std::vector<SchedulerInfo> scheduler_catalog();
 std::vector<std::string> scheduler_names();
+// The catalog as sched/README.md's table "Schedulers (`scheduler.name`)" (`coinfer scheduler list --markdown`).
+std::string scheduler_table_markdown();
 // The analytic estimator for a scenario: `specs` holds "model/dataset" -> spec for every device's pair;
 // the objective comes from scheduler.objective (InputError naming that key if unknown). `luts` must
 // outlive the estimator.
