@@ -16,7 +16,7 @@ Schemes: up to --schemes distinct random combinations of local, offload, data_pa
 --old BUILD_DIR also estimates with another build's `coinfer` (the same simulations), e.g. a build of the
 commit before an estimator change.
 usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR] [--open-loop P]
-       [--duration S] [--radio flat|wifi|lte]
+       [--duration S] [--radio flat|wifi|lte] [--window-ms W --max-batch B]
 (from the repository root; about 5 minutes for 40 x 30 here)"""
 import argparse
 import concurrent.futures as cf
@@ -63,10 +63,10 @@ def workload(d):
     return f"{{arrival: poisson, rate_per_s: {d['rate']}}}" if d.get("rate") else "{arrival: closed_loop}"
 
 
-def yaml_of(sysd, scheme, name, duration=30, radio="flat"):
+def yaml_of(sysd, scheme, name, duration=30, radio="flat", window_ms=0, max_batch=1):
     lines = [f"name: {name}", "seed: 1", f"duration_s: {duration}", "warmup_s: 5", "drain_s: 10", "service_time: mean",
              f"luts: [{os.path.abspath('traces/lut')}]", "servers:",
-             f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: 0, max_size: 1}}}}", "devices:"]
+             f"  - {{id: edge, type: {sysd['server']}, workers: {sysd['workers']}, batch: {{window_ms: {window_ms}, max_size: {max_batch}}}}}", "devices:"]
     for d, st in zip(sysd["devices"], scheme):
         lines.append(f"  - {{id: {d['id']}, type: {d['type']}, model: {d['model']}, dataset: modelnet40, "
                      f"link: {{bandwidth_mbps: {d['mbps']}}}, workload: {workload(d)}, strategy: {st}, "
@@ -125,6 +125,8 @@ def main():
                          "open-loop device's realised throughput (a 1 req/s source realises +-20 %% over 25 s)")
     ap.add_argument("--radio", choices=["flat", "wifi", "lte"], default="flat",
                     help="every device's radio: the flat 0.05 J/MB (default) or traces/devices.yaml's power states")
+    ap.add_argument("--window-ms", type=float, default=0, help="the server's batch window (default 0: no batching)")
+    ap.add_argument("--max-batch", type=int, default=1, help="the server's batch.max_size (default 1)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     binaries = ["build"] + ([a.old] if a.old else [])
@@ -133,7 +135,7 @@ def main():
         sysd = system(a.seed, i, a.open_loop)
         for j, sch in enumerate(schemes(a.seed, i, sysd, a.schemes)):
             path = os.path.join(a.out, f"s{i}_{j}.yaml")
-            open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration, a.radio))
+            open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration, a.radio, a.window_ms, a.max_batch))
             jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
             owner.append(i)
     rows, extras = [], []
@@ -145,7 +147,8 @@ def main():
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
-    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop, "radio": a.radio}
+    out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop, "radio": a.radio,
+           "window_ms": a.window_ms, "max_batch": a.max_batch}
     names = ["current"] + (["old"] if a.old else [])
     for k, name in enumerate(names):
         out[name] = metrics(rows, k)

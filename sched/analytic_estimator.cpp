@@ -129,6 +129,10 @@ struct Flow {
 struct BatchGroup {
   const PathSpec* spec = nullptr;  // one of its paths
   double rate = 0;                 // requests/s
+  // The most requests its closed loops can have at the server at once (their in-flight limits), and
+  // whether an open loop sends to it (then no such bound): a batch holds no more than that.
+  double population = 0;
+  bool open = false;
   double b = 1, batch_s = 0, per_request_s = 0, wait_window = 0;
 };
 
@@ -602,15 +606,22 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   for (const Flow& f : flows)
     if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
   auto round = [&](bool update_rates) {
-    for (BatchGroup& g : groups) g.rate = 0;
+    for (BatchGroup& g : groups) g.rate = g.population = 0, g.open = false;
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
-      groups[static_cast<size_t>(f.group)].rate += f.lambda;
+      BatchGroup& g = groups[static_cast<size_t>(f.group)];
+      g.rate += f.lambda;
+      if (f.spec->in_flight > 0) g.population += f.spec->in_flight;
+      else g.open = true;
     }
     for (BatchGroup& g : groups) {
       const double L = g.rate;
+      // A batch fills from the group's arrivals within the window, but closed loops cannot send more
+      // than their in-flight requests: one device with one request in flight always batches alone
+      // (its next request starts after this one's result), whatever its rate.
+      const double largest = g.open ? sv.batch_max_size : std::min<double>(sv.batch_max_size, std::max(1.0, g.population));
       g.b = 1;
-      if (batching) g.b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
+      if (batching) g.b = std::clamp(1 + L * w, 1.0, largest);
       g.batch_s = g.spec->batch_seconds(g.b);
       g.per_request_s = g.batch_s / g.b;
       // Window wait: the first request of a batch waits the whole window (or until the batch fills),
@@ -619,7 +630,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (batching) {
         const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
         const double close = std::min(w, fill);
-        const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
+        const double b = std::clamp(1 + L * close, 1.0, largest);
         g.wait_window = close * (1 + (b - 1) / 2) / b;
       }
     }

@@ -105,11 +105,24 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
   }
   const size_t S = state.servers.size();
   std::vector<double> group_rate(group_ids.size()), load(S), batch_rate(S), closed_work(S), saturation(S);
+  // Per group: its closed loops' in-flight requests (the most a batch can hold) and whether an open loop
+  // sends to it (no bound then).
+  std::vector<double> group_population(group_ids.size());
+  std::vector<bool> group_open(group_ids.size());
+  auto largest_batch = [&](const RefPath& p, const ServerState& sv) {
+    return group_open[p.group] ? static_cast<double>(sv.batch_max_size) : std::min<double>(sv.batch_max_size, std::max(1.0, group_population[p.group]));
+  };
   std::vector<int> open_paths(S);
   auto evaluate = [&](bool update_rates) {
     std::fill(group_rate.begin(), group_rate.end(), 0.0);
+    std::fill(group_population.begin(), group_population.end(), 0.0);
+    std::fill(group_open.begin(), group_open.end(), false);
     for (const auto& p : paths)
-      if (p.to_server) group_rate[p.group] += p.lambda;
+      if (p.to_server) {
+        group_rate[p.group] += p.lambda;
+        if (p.in_flight > 0) group_population[p.group] += p.in_flight;
+        else group_open[p.group] = true;
+      }
     std::fill(load.begin(), load.end(), 0.0);
     std::fill(batch_rate.begin(), batch_rate.end(), 0.0);
     std::fill(closed_work.begin(), closed_work.end(), 0.0);
@@ -119,7 +132,7 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
       const ServerState& sv = state.servers[p.server];
       const double w = sv.batch_window_ms * 1e-3, L = group_rate[p.group];
       double b = 1;
-      if (w > 0 && sv.batch_max_size > 1) b = std::clamp(1 + L * w, 1.0, static_cast<double>(sv.batch_max_size));
+      if (w > 0 && sv.batch_max_size > 1) b = std::clamp(1 + L * w, 1.0, largest_batch(p, sv));
       p.batch_s = reference_batch_seconds(*p.server_lut, p.split, p.n, b);
       p.per_request_s = p.batch_s / b;
       load[p.server] += p.lambda * p.per_request_s;
@@ -136,7 +149,7 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
         if (w > 0 && sv.batch_max_size > 1) {
           const double fill = L > 0 ? (sv.batch_max_size - 1) / L : w;
           const double close = std::min(w, fill);
-          const double b = std::clamp(1 + L * close, 1.0, static_cast<double>(sv.batch_max_size));
+          const double b = std::clamp(1 + L * close, 1.0, largest_batch(p, sv));
           wait_window = close * (1 + (b - 1) / 2) / b;
         }
         const double own_load = p.lambda * p.per_request_s;

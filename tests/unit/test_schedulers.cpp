@@ -35,6 +35,49 @@ TEST(Estimator, SingleOffloadIsUplinkPlusServerPlusDownlink) {
   EXPECT_NEAR(p.server_utilisation.at("s0"), 0.009 * p.throughput_rps, 1e-9);
 }
 
+TEST(Estimator, OneDeviceAloneIsTheSumOfItsPathAtEveryBandwidthAndSplit) {
+  // By search: one closed-loop device, one request in flight, no window, alone on a one-worker server.
+  // Whatever its type, bandwidth and split, its latency is the closed form device [0,k) + the upload of
+  // the bytes at split k + server [k,9) + the 160 B result, and its throughput the inverse (Little's law
+  // with one in flight). Stage times of the fixture's LUTs: 100, 5, 10 or 11 ms on the device, 1 ms on
+  // the server; bytes 12,288 before stage 6's output, 8,192 from split 6 on, 160 after the last.
+  Fixture f;
+  const std::map<std::string, double> stage_s = {{"slow", 0.100}, {"fast", 0.005}, {"busy", 0.010}, {"mid", 0.011}};
+  RandomStream rng(11, StreamPurpose::service_time, 0);
+  int checked = 0;
+  for (const auto& [type, per_stage] : stage_s)
+    for (int trial = 0; trial < 25; ++trial) {
+      const double mbps = std::exp(std::log(0.5) + rng.next_unit() * std::log(400.0));  // 0.5 .. 200 Mbit/s
+      const int k = static_cast<int>(rng.next_unit() * 10);                             // 0 .. 9
+      const Strategy st = k == 9 ? Strategy::local() : Strategy::pp(k);
+      const Prediction p = f.est->predict(state({device("a", type, mbps)}), scheme({{"a", st}}));
+      const ModelSpec& m = f.est->model("dgcnn", "modelnet40");
+      const double bytes_per_s = mbps * 1e6 / 8;
+      const double expected = k * per_stage + (k < 9 ? m.bytes_at_split(k) / bytes_per_s + (9 - k) * 0.001 + 160 / bytes_per_s : 0);
+      EXPECT_NEAR(p.devices[0].latency_s, expected, 1e-9 * (1 + expected)) << type << " " << st.to_string() << " at " << mbps << " Mbit/s";
+      EXPECT_NEAR(p.throughput_rps, 1 / expected, 1e-6 / expected) << type << " " << st.to_string();
+      ++checked;
+    }
+  EXPECT_EQ(checked, 100);
+}
+
+TEST(Estimator, ASaturatedServerServesWorkersOverItsTime) {
+  // Many offloading devices (closed loops, one in flight each) on a server whose 'busy' LUT takes 90 ms
+  // a request at batch 1 with no batching: 40 devices could offer 40 / 0.102 = 392 req/s, the server
+  // serves at most workers / 90 ms: 11.1 req/s with one worker, 22.2 with two, less the estimator's
+  // stated margin (its utilisation is capped at 0.999 of the workers, sched/README.md).
+  Fixture f;
+  std::vector<DeviceState> ds;
+  std::map<std::string, Strategy> all;
+  for (int i = 0; i < 40; ++i) {
+    ds.push_back(device("d" + std::to_string(i), "slow", 1000));
+    all["d" + std::to_string(i)] = Strategy::offload();
+  }
+  EXPECT_NEAR(f.est->predict(state(ds, "busy", 1), scheme(all)).throughput_rps, 0.999 / 0.090, 1e-9);
+  EXPECT_NEAR(f.est->predict(state(ds, "busy", 2), scheme(all)).throughput_rps, 2 * 0.999 / 0.090, 1e-9);
+  EXPECT_NEAR(f.est->predict(state(ds, "busy", 1), scheme(all)).server_utilisation.at("s0"), 0.999, 1e-9);
+}
+
 TEST(Estimator, PipelineThroughputIsCappedByTheSlowestStage) {
   Fixture f;
   DeviceState d = device("a", "busy", 8);
@@ -48,10 +91,11 @@ TEST(Estimator, PipelineThroughputIsCappedByTheSlowestStage) {
 
 TEST(Estimator, BatchWindowAddsWaitAndSharedServerQueues) {
   Fixture f;
-  // One device alone with a 10 ms window: its request waits the whole window (batch of one).
+  // One device alone with a 10 ms window: its request waits the whole window (a batch of one), then the
+  // server's 9 ms: 12.288 + 10 + 9 + 0.16 ms.
   SystemState s = state({device("a", "slow", 8)}, "srv", 1, 10, 5);
   Prediction p = f.est->predict(s, scheme({{"a", Strategy::offload()}}));
-  EXPECT_GT(p.devices[0].latency_s, 0.012288 + 0.009 + 0.00016 + 0.009);
+  EXPECT_NEAR(p.devices[0].latency_s, 0.012288 + 0.010 + 0.009 + 0.00016, 1e-9);
   // Two devices offloading to a slow one-worker server queue behind each other.
   SystemState two = state({device("a", "slow", 8), device("b", "slow", 8)}, "busy");
   Prediction q = f.est->predict(two, scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}}));
