@@ -38,6 +38,8 @@ class DataParallelRouter {
   // The side the next input takes at `bytes_per_s` (the device's link now), marked busy; nullopt
   // when both sides are busy.
   std::optional<Side> route_next(double bytes_per_s);
+  // Marks side `s` busy without the rule (the device side while the server is down).
+  void take(Side s) { (s == Side::device ? device_busy_ : server_busy_) = true; }
   // The input on that side finished (or failed): the side is free again.
   void release(Side s) { (s == Side::device ? device_busy_ : server_busy_) = false; }
   const DataParallelCosts& costs() const { return costs_; }

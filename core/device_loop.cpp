@@ -135,7 +135,11 @@ void DeviceLoop::on_strategy(const Strategy& s) {
 }
 
 bool DeviceLoop::accepting(double now_s) const {
-  return joined_ && !stopped_ && !admission_paused_ && now_s >= device_.join_at_s && now_s < device_.leave_at_s &&
+  // A server that is down holds back the closed loop of a strategy that needs it (data_parallel keeps
+  // the device side; local never needs it).
+  const bool needs_down_server = !server_down_why_.empty() && strategy_.kind != Strategy::Kind::data_parallel &&
+                                 strategy_.device_split(num_stages_) < num_stages_;
+  return joined_ && !stopped_ && !admission_paused_ && !needs_down_server && now_s >= device_.join_at_s && now_s < device_.leave_at_s &&
          now_s < arrivals_end_s_ && act_.may_create();
 }
 
@@ -153,13 +157,18 @@ bool DeviceLoop::closed_loop_admits() const {
       if (i >= 0) v.compute_idle = v.compute_idle && procs_[static_cast<size_t>(i)].running == nullptr && procs_[static_cast<size_t>(i)].queue.empty();
   v.upload_idle = uploading_ == nullptr && up_queue_.empty();
   v.dp_input_waiting = !dp_pending_.empty();
-  v.dp_side_free = router_.any_free();
+  v.dp_side_free = server_down_why_.empty() ? router_.any_free() : !router_.busy(DataParallelRouter::Side::device);
   return ArrivalProcess::admits(strategy_, v);
 }
 
 void DeviceLoop::set_admission_paused(bool paused) {
   if (paused != admission_paused_ && tracing()) trace(std::string("pause ") + (paused ? "1" : "0"));
   admission_paused_ = paused;
+}
+
+void DeviceLoop::set_server_available(bool up, const std::string& why) {
+  if (tracing()) trace(std::string("server ") + (up ? "1" : "0") + (up ? "" : " " + why));
+  server_down_why_ = up ? "" : why.empty() ? "its server is down" : why;
 }
 
 void DeviceLoop::wake(double now_s) {
@@ -214,7 +223,10 @@ void DeviceLoop::route(DeviceRequest& r) {
 
 void DeviceLoop::route_data_parallel(double now_s) {
   while (!dp_pending_.empty() && router_.any_free()) {
-    const bool to_server = *router_.route_next(act_.link_bytes_per_s(now_s)) == DataParallelRouter::Side::server;
+    // Its server down: the device side only (an input waits while it is busy).
+    if (!server_down_why_.empty() && router_.busy(DataParallelRouter::Side::device)) break;
+    const bool to_server = server_down_why_.empty() ? *router_.route_next(act_.link_bytes_per_s(now_s)) == DataParallelRouter::Side::server
+                                                    : (router_.take(DataParallelRouter::Side::device), false);
     DeviceRequest* r = dp_pending_.front();
     dp_pending_.pop_front();
     r->dp_to_server = to_server;
@@ -269,6 +281,11 @@ void DeviceLoop::start_idle_stages(double now_s) {
     DeviceRequest* r = up_queue_.front();
     up_queue_.pop_front();
     drop(*r, now_s, "before its upload");
+  }
+  while (uploading_ == nullptr && !up_queue_.empty() && !server_down_why_.empty()) {  // nothing goes to a failed server
+    DeviceRequest* r = up_queue_.front();
+    up_queue_.pop_front();
+    finish(*r, false, server_down_why_, true);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
     uploading_ = up_queue_.front();

@@ -161,6 +161,13 @@ class DeviceLoop {
   // Closed loop: whether new inputs may be created now (the real runtime pauses them while it
   // reconnects to its server); open-loop arrivals keep coming.
   void set_admission_paused(bool paused);
+  // Its server failed (up = false; `why` the reason its requests then fail with) or came back
+  // (core/server_failures.hpp). While it is down: a request that reaches its upload fails there with
+  // `why`, a closed loop whose strategy needs the server creates nothing (local ones go on), and
+  // data_parallel sends every input to the device. The requests the server held are failed by the
+  // engine (on_result with ok = false), which knows which ones it lost.
+  void set_server_available(bool up, const std::string& why = "");
+  bool server_up() const { return server_down_why_.empty(); }
   // New data_parallel costs (the engine switched to another model variant); busy sides are kept.
   void set_data_parallel_costs(DataParallelCosts c) { router_.set_costs(c); }
   // The loop is over (the drain's end, or the run stopped): nothing more is created or started, and
@@ -237,6 +244,7 @@ class DeviceLoop {
   std::string strategy_text_;
   int in_flight_limit_;
   bool joined_ = false, stopped_ = false, admission_paused_ = false;
+  std::string server_down_why_;  // "" while its server is up
   double next_arrival_s_;
   struct Processor {
     std::deque<DeviceRequest*> queue;  // segments waiting for it, FIFO

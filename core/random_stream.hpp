@@ -29,9 +29,10 @@ enum class StreamPurpose : std::uint64_t {
   sac_episode = 10,  // coinfer train sac: an episode's seed and random traces (index = episode)
   sac_updates = 11,  // coinfer train sac: the mini-batches and sampling noise of an update round (index = round)
   calibration = 12,  // the dataset samples an INT8 model variant is calibrated on (index = 0)
-  soak_load = 13,
+  soak_load = 13,    // tests/soak/serve_soak: a simulated device's sessions (index = device), garbage peers (index = 1000 + peer)
   sparoa_episode = 14,  // SparOA's operator scheduler: an episode's exploration (index = episode)
-  sparoa_thresholds = 15,  // coinfer train thresholds: the sparsity drawn for a sample sequence (index = sequence)    // tests/soak/serve_soak: a simulated device's sessions (index = device), garbage peers (index = 1000 + peer)
+  sparoa_thresholds = 15,  // coinfer train thresholds: the sparsity drawn for a sample sequence (index = sequence)
+  server_failure = 16,  // servers[].failures: a server's times up and down (index = server index)
   test = 99,         // tests only
 };
 

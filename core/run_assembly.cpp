@@ -15,11 +15,13 @@ std::vector<EventRecord> scenario_event_records(const Scenario& s) {
     const char* kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth"
                        : e.kind == EventSpec::Kind::leave ? "leave"
                        : e.kind == EventSpec::Kind::join  ? "join"
-                                                          : "load";
+                       : e.kind == EventSpec::Kind::load  ? "load"
+                       : e.kind == EventSpec::Kind::server_fail ? "fail"
+                                                                : "recover";
     const double value = e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : e.kind == EventSpec::Kind::load ? e.load : 0;
-    out.push_back(EventRecord{e.at_s, kind, e.device, value});
+    out.push_back(EventRecord{e.at_s, kind, e.device, value, e.server});
   }
-  out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0});
+  out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0, ""});
   std::stable_sort(out.begin(), out.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
   return out;
 }
@@ -88,7 +90,20 @@ std::vector<ServerResult> server_results(const Scenario& s, const std::vector<Re
     if (cur_b > cur_a) busy += cur_b - cur_a;
     out[i].busy_s = busy;
     const ServerSpec& sv = s.servers[i];
-    if (sv.idle_w > 0 || sv.busy_w > 0) out[i].energy_j = sv.idle_w * (t1 - t0) + (sv.busy_w - sv.idle_w) * busy;
+    // Down: from each fail to its recover (or the run's end), clipped to the window.
+    double down_since = -1;
+    for (const EventSpec& e : s.events) {
+      if (e.server != sv.id) continue;
+      if (e.kind == EventSpec::Kind::server_fail) {
+        down_since = e.at_s;
+        out[i].failures += e.at_s >= t0 && e.at_s < t1;
+      } else if (e.kind == EventSpec::Kind::server_recover && down_since >= 0) {
+        out[i].down_s += std::max(0.0, std::min(t1, e.at_s) - std::max(t0, down_since));
+        down_since = -1;
+      }
+    }
+    if (down_since >= 0) out[i].down_s += std::max(0.0, t1 - std::max(t0, down_since));
+    if (sv.idle_w > 0 || sv.busy_w > 0) out[i].energy_j = sv.idle_w * (t1 - t0 - out[i].down_s) + (sv.busy_w - sv.idle_w) * busy;
   }
   return out;
 }

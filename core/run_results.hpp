@@ -57,9 +57,10 @@ inline DeviceResult device_result_of(const DeviceSpec& d) {
 
 struct EventRecord {
   double t_s = 0;
-  std::string kind;    // "bandwidth", "join", "leave", "load", "arrivals_end"
+  std::string kind;    // "bandwidth", "join", "leave", "load", "fail", "recover" (a server's), "arrivals_end"
   std::string device;  // "" when not about one device
   double value = 0;    // bandwidth_mbps for "bandwidth", the share for "load"
+  std::string server;  // fail, recover: the server's id; "" otherwise
 };
 
 struct BandwidthSample {
@@ -113,7 +114,12 @@ struct ServerResult {
   double busy_s = 0;        // the union of its batches' [start, end) in the window: computing while any worker is
   long long batches = 0;    // batches that ran on it (started in the window)
   long long requests = 0;   // requests it computed a part of (created in the window, completed)
-  double energy_j = std::nan("");  // idle_w x window + (busy_w - idle_w) x busy_s; NaN when its power is not stated
+  // Failures (core/server_failures.hpp): fail events in the window, and the seconds of the window it was down.
+  int failures = 0;
+  double down_s = 0;
+  // idle_w x (window - down_s) + (busy_w - idle_w) x busy_s (a failed server draws nothing); NaN when
+  // its power is not stated
+  double energy_j = std::nan("");
 };
 
 struct RunResults {

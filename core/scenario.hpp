@@ -113,6 +113,12 @@ struct ServerSpec {
   LinkSpec link{1000, 0.1, {}, {}};  // wired link between the access point and the server
   double idle_w = 0, busy_w = 0;
   std::string power_source;  // "scenario" (servers[].power), the type profile's board_power source, or "" (not stated)
+  // servers[].failures: a mean time between failures and a mean time to repair (s, exponential laws;
+  // core/server_failures.hpp expands them into fail and recover events when the scenario is loaded).
+  struct FailureModel {
+    double mtbf_s = 0, mttr_s = 0;
+  };
+  std::optional<FailureModel> failures;
   SourceLocation where;
 };
 
@@ -122,9 +128,13 @@ struct AccessPointSpec {
 };
 
 struct EventSpec {
-  enum class Kind { bandwidth, leave, join, load };
+  // server_fail / server_recover (issue 36): server `server` stops at at_s (everything it holds is
+  // lost: its devices fail those requests and hold back new work that needs it) and comes back at the
+  // recover's at_s (sim/README.md "Server failure").
+  enum class Kind { bandwidth, leave, join, load, server_fail, server_recover };
   double at_s = 0;
-  std::string device;
+  std::string device;  // "" for the server events
+  std::string server;  // the server events' server id
   Kind kind = Kind::bandwidth;
   double bandwidth_mbps = 0;
   // load: the share (0..0.99) of the device's processor taken by other work from at_s on

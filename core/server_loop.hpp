@@ -125,6 +125,16 @@ class ServerLoop {
     dispatch(now_s);
   }
   const BatchSpec& batching() const { return queue_.spec(); }
+  // The server failed (core/server_failures.hpp): it forgets its queued work and its running batches
+  // (their workers are free when it recovers; the engine stops them and tells no one: the devices fail
+  // what the server held). Batches at helpers stay theirs: on_helper_done still frees each helper.
+  // Returns how many queued requests it dropped.
+  size_t on_failure() {
+    const size_t dropped = queue_.remove_if([](const Item&) { return true; });
+    running_until_s_.clear();
+    busy_workers_ = 0;
+    return dropped;
+  }
   // Queued work whose origin went away (pred(item) true) leaves the queue. Returns how many left.
   template <class Pred>
   size_t remove_if(Pred pred) {

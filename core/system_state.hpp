@@ -56,6 +56,9 @@ struct ServerState {
   int batch_size_limit = 1;       // the largest max_size a scheme may set: the scenario's servers[].batch.max_size (its LUTs cover it)
   double link_bandwidth_mbps = 1000;
   double link_latency_ms = 0;
+  // false between a server_fail event and its server_recover (issue 36): work sent to it is lost, its
+  // devices hold back work that needs it (the analytic estimator predicts such paths serve nothing).
+  bool up = true;
 };
 
 struct Scenario;

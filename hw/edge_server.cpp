@@ -662,6 +662,11 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     throw InputError(I.sc.scheduler.where, "scheduler.max_output_error",
                      "choosing model variants at run time is simulated only (coinfer run); the testbed runs each device's model "
                      "as the scenario names it: remove the key, or name the variant on the device (variant:)");
+  for (const auto& e : I.sc.events)  // issue 36 item 3: simulated only so far
+    if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
+      throw InputError(e.where, "events",
+                       "server failures (fail/recover events, servers[].failures) are simulated only (coinfer run) so far: the real "
+                       "server does not kill and restart itself; remove them to run on the testbed");
   for (const auto& e : I.sc.events)  // issue 37 item 5: the scheduler sees loads at their times; the testbed applies them
     if (e.kind == EventSpec::Kind::load) {
       log::info("server", "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "

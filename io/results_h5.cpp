@@ -113,32 +113,38 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write("/servers/id", r.servers);
     if (r.server_results.size() == r.servers.size()) {
       const hsize_t ns = r.servers.size();
-      std::vector<double> sb(ns), se(ns);
-      std::vector<std::int64_t> sn(ns), sr(ns);
+      std::vector<double> sb(ns), se(ns), sd(ns);
+      std::vector<std::int64_t> sn(ns), sr(ns), sf(ns);
       for (hsize_t i = 0; i < ns; ++i) {
         sb[i] = r.server_results[i].busy_s;
         se[i] = r.server_results[i].energy_j;
         sn[i] = r.server_results[i].batches;
         sr[i] = r.server_results[i].requests;
+        sd[i] = r.server_results[i].down_s;
+        sf[i] = r.server_results[i].failures;
       }
       f.write("/servers/busy_s", sb, {ns}, "s computing (union of its batches' spans) over the measurement window");
-      f.write("/servers/energy_j", se, {ns}, "J over the measurement window: idle_w x window + (busy_w - idle_w) x busy_s; NaN: power not stated");
+      f.write("/servers/energy_j", se, {ns}, "J over the measurement window: idle_w x (window - down_s) + (busy_w - idle_w) x busy_s; NaN: power not stated");
+      f.write("/servers/down_s", sd, {ns}, "s of the measurement window the server was failed (events fail/recover)");
+      f.write("/servers/failures", sf, {ns}, "fail events in the measurement window");
       f.write("/servers/batches", sn, {ns}, "batches started in the measurement window");
       f.write("/servers/requests", sr, {ns}, "requests created in the window and completed that it computed a part of");
     }
 
     const hsize_t ne = r.events.size();
     std::vector<double> et(ne), ev(ne);
-    std::vector<std::string> ek(ne), edev(ne);
+    std::vector<std::string> ek(ne), edev(ne), esrv(ne);
     for (hsize_t i = 0; i < ne; ++i) {
       et[i] = r.events[i].t_s;
       ev[i] = r.events[i].value;
       ek[i] = r.events[i].kind;
       edev[i] = r.events[i].device;
+      esrv[i] = r.events[i].server;
     }
     f.write("/events/t", et, {ne}, "s");
     f.write("/events/kind", ek);
     f.write("/events/device", edev);
+    f.write("/events/server", esrv);
     f.write("/events/value", ev, {ne}, "bandwidth_mbps for kind=bandwidth, the share taken for kind=load");
 
     f.write_attr("/", "scheduler", r.scheduler);

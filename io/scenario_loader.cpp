@@ -13,6 +13,7 @@
 
 #include "core/log.hpp"
 #include "core/model_key.hpp"
+#include "core/server_failures.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
 #include "io/device_profile_loader.hpp"
@@ -400,7 +401,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (size_t i = 0; i < servers.size(); ++i) {
     const YAML::Node& n = servers[i];
     const std::string path = "servers[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power"}, path);
+    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power", "failures"}, path);
     ServerSpec sv;
     sv.where = r.where(n);
     sv.id = r.get_name(n, "id", path);
@@ -448,6 +449,16 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       sv.idle_w = prof->second.board_power.idle_w;
       sv.busy_w = prof->second.board_power.busy_w;
       sv.power_source = "traces profile " + sv.type + ": " + prof->second.board_power.source;
+    }
+    if (n["failures"]) {  // a failure model (core/server_failures.hpp), expanded after the events
+      const YAML::Node& f = n["failures"];
+      r.check_keys(f, {"mtbf_s", "mttr_s"}, path + ".failures");
+      ServerSpec::FailureModel m;
+      m.mtbf_s = r.require_double(f, "mtbf_s", path + ".failures", 0, true);
+      m.mttr_s = r.require_double(f, "mttr_s", path + ".failures", 0, true);
+      for (const char* k : {"mtbf_s", "mttr_s"})
+        if (r.get_double(f, k, path + ".failures", 0, 0, true) > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
+      sv.failures = m;
     }
     s.servers.push_back(sv);
   }
@@ -670,10 +681,29 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     for (size_t i = 0; i < ev.size(); ++i) {
       const YAML::Node& n = ev[i];
       const std::string path = "events[" + std::to_string(i) + "]";
-      r.check_keys(n, {"at_s", "device", "bandwidth_mbps", "leave", "join", "load", "processor"}, path);
+      r.check_keys(n, {"at_s", "device", "server", "bandwidth_mbps", "leave", "join", "load", "processor", "fail", "recover"}, path);
       EventSpec e;
       e.where = r.where(n);
       e.at_s = r.require_double(n, "at_s", path, 0, false);
+      if (n["server"] || n["fail"] || n["recover"]) {  // a server fails or recovers (issue 36)
+        if (n["device"]) r.fail(n["device"], path + ".device", "a server event names a server, not a device");
+        if (!n["server"]) r.fail(n, path, "fail and recover name the server: server: ID");
+        e.server = r.get_string(n, "server", path);
+        if (s.server_index(e.server) < 0) {
+          std::vector<std::string> ids;
+          for (const auto& sv : s.servers) ids.push_back(sv.id);
+          const std::string near = nearest_word(e.server, ids);
+          r.fail(n["server"], path + ".server", "unknown server '" + e.server + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+        }
+        const int server_kinds = (n["fail"] ? 1 : 0) + (n["recover"] ? 1 : 0);
+        if (server_kinds != 1 || n["bandwidth_mbps"] || n["leave"] || n["join"] || n["load"] || n["processor"])
+          r.fail(n, path, "a server event gives exactly one of fail: true, recover: true");
+        const char* key = n["fail"] ? "fail" : "recover";
+        if (!r.get_bool(n, key, path, false)) r.fail(n[key], path + "." + key, std::string("only '") + key + ": true' is meaningful");
+        e.kind = n["fail"] ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover;
+        s.events.push_back(e);
+        continue;
+      }
       e.device = r.get_string(n, "device", path);
       int di = s.device_index(e.device);
       if (di < 0) {
@@ -717,6 +747,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     }
     std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
   }
+  for (const EventSpec& e : s.events)
+    if (!e.server.empty() && s.servers[static_cast<size_t>(s.server_index(e.server))].failures)
+      throw InputError(e.where, "events.server",
+                       "server " + e.server + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
+  add_modelled_failures(s);
+  check_server_failures(s);
   for (const auto& d : s.devices)
     if (d.leave_at_s <= d.join_at_s)
       throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +

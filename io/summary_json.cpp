@@ -111,6 +111,10 @@ std::string summary_json_text(const RunResults& r) {
                                     {"utilisation", number(window > 0 ? sv.busy_s / window : NAN)},
                                     {"batches", sv.batches},
                                     {"requests", sv.requests}};
+      if (sv.failures > 0 || sv.down_s > 0) {  // core/server_failures.hpp
+        one["failures"] = sv.failures;
+        one["down_s"] = number(sv.down_s);
+      }
       if (std::isfinite(sv.energy_j)) {
         one["energy_j"] = number(sv.energy_j);
         one["energy_j_per_inference"] = number(sv.requests > 0 ? sv.energy_j / static_cast<double>(sv.requests) : NAN);
@@ -118,7 +122,7 @@ std::string summary_json_text(const RunResults& r) {
       servers[sv.id] = one;
     }
     j["servers"] = {{"note", "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
-                             "is); energy (where its power is stated) = idle_w x window + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
+                             "is); with failures (events fail/recover), failures in the window and down_s, the seconds of it the server was down; energy (where its power is stated) = idle_w x (window - down_s) + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
                              "a model also for a real run; per inference over the requests it computed a part of"},
                     {"servers", servers}};
   }

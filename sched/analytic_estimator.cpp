@@ -33,6 +33,9 @@ struct PathSpec {
   // The device's memory cannot hold one request's device part (its weights and largest working set,
   // core/device_loop.hpp "memory"): every request fails, the path serves nothing.
   bool out_of_memory = false;
+  // Its server is down (ServerState::up false, core/server_failures.hpp): the path serves nothing.
+  bool server_down = false;
+  bool serves_nothing() const { return out_of_memory || server_down; }
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
   double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
@@ -85,7 +88,7 @@ struct DeviceOutcome {
   double weighted_latency = 0;  // sum over its paths of rate x latency
   // Open-loop paths: the rate offered, and what of it no bottleneck can serve (a queue that grows).
   double offered_rps = 0, unserved_rps = 0;
-  int out_of_memory = 0;  // 1: predicted to run out of memory (PathSpec::out_of_memory)
+  int serves_nothing = 0;  // 1: a path of it serves nothing (PathSpec::serves_nothing: out of memory, or its server down)
   double idle_w = 0;      // its power when idle (the board's and every processor's)
   double dynamic_w = 0;   // its power above idle: per second, compute and radio energy of what it serves
   // Its radio with power states: requests per second through it, and their rate-weighted sums of
@@ -348,6 +351,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
     p.in_flight = d.arrival_rate_per_s > 0 ? 0 : in_flight;
     p.rate = d.arrival_rate_per_s;
     if (to_server) {
+      p.server_down = !sv.up;
       p.energy_j += (m.bytes_at_split(split) + m.bytes_at_split(n)) * d.radio_j_per_mb * 1e-6;
       p.radio_up_bytes = m.bytes_at_split(split);
       p.radio_down_bytes = m.bytes_at_split(n);
@@ -370,7 +374,10 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
   if (st.kind == Strategy::Kind::data_parallel) {
     // Two independent paths, one input each: whole on the device, whole on the server.
     PathSpec local = make(n, false, 1), remote = make(0, true, 1);
-    if (d.arrival_rate_per_s > 0) {  // open loop: split the arrivals in proportion to the path speeds
+    if (d.arrival_rate_per_s > 0 && !sv.up) {  // its server down: every input stays on the device (core/device_loop.hpp)
+      local.rate = d.arrival_rate_per_s;
+      remote.rate = 0;
+    } else if (d.arrival_rate_per_s > 0) {  // open loop: split the arrivals in proportion to the path speeds
       double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
       local.rate = d.arrival_rate_per_s * tr / (tl + tr);
       remote.rate = d.arrival_rate_per_s * tl / (tl + tr);
@@ -589,7 +596,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     return rho < 0.999 ? rho * service_s / (2 * (1 - rho)) : 0.0;
   };
   for (Flow& f : local_flows) {
-    f.lambda = f.spec->out_of_memory ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
+    f.lambda = f.spec->serves_nothing() ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
     f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
     f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * f.spec->device_s) : 0;
     f.latency_s = f.spec->device_s + f.wait_s;
@@ -689,7 +696,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       }
       f.latency_s = latency;
       if (!update_rates) continue;
-      const double target = p.out_of_memory ? 0 : target_rate(p, latency, bottleneck);
+      const double target = p.serves_nothing() ? 0 : target_rate(p, latency, bottleneck);
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
     // A saturated server cannot serve more than its workers: scale its paths down.
@@ -770,7 +777,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         d.idle_w = ds.idle_w;
         for (double w : ds.processor_idle_w) d.idle_w += w;
       }
-      if (f.spec->out_of_memory) d.out_of_memory = 1;
+      if (f.spec->serves_nothing()) d.serves_nothing = 1;
       d.throughput_rps += f.lambda;
       d.dynamic_w += f.lambda * f.spec->energy_j;
       if (f.spec->to_server) {
@@ -868,7 +875,7 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
 struct Totals {
   double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
   double offered_rps = 0, unserved_rps = 0;  // open-loop arrivals, and those no bottleneck serves
-  int out_of_memory = 0;                       // devices predicted to run out of memory
+  int serves_nothing = 0;                      // devices with a path predicted to serve nothing (out of memory, server down)
   double power_w = 0;                          // the devices' power: idle, compute and radio
   double energy_per_inference_j = 0;           // power / throughput (+inf without throughput)
   double p95_s = std::numeric_limits<double>::quiet_NaN();  // NaN: not asked for
@@ -923,7 +930,7 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w 
     total_weighted += d.weighted_latency;
     t.offered_rps += d.offered_rps;
     t.unserved_rps += d.unserved_rps;
-    t.out_of_memory += d.out_of_memory;
+    t.serves_nothing += d.serves_nothing;
     t.power_w += d.idle_w + d.dynamic_w;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
@@ -1014,11 +1021,12 @@ double violation(const Constraints& k, const Totals& t) {
 }
 
 // > 0 when a is better (AnalyticEstimator::compare). First, whatever the objective: fewer devices out
-// of memory, fewer open-loop arrivals left unserved (a scheme predicted to saturate a device loses to
+// of memory or sending to a failed server, fewer open-loop arrivals left unserved (a scheme predicted to saturate a device loses to
 // one that does not), then less violation of the constraints; then the objective.
 double compare_totals(Objective objective, const Constraints& k, const Totals& pa, const Totals& pb) {
-  // Before anything: fewer devices that run out of memory (a scheme that fits beats one that fails).
-  if (pa.out_of_memory != pb.out_of_memory) return pb.out_of_memory - pa.out_of_memory;
+  // Before anything: fewer devices that run out of memory or send to a failed server (a scheme that
+  // fits and reaches a live server beats one whose requests fail).
+  if (pa.serves_nothing != pb.serves_nothing) return pb.serves_nothing - pa.serves_nothing;
   const double offered = std::max({pa.offered_rps, pb.offered_rps, 1e-12});
   const double by_unserved = (pb.unserved_rps - pa.unserved_rps) / offered;
   if (std::fabs(by_unserved) > 1e-6) return by_unserved;

@@ -11,7 +11,10 @@ namespace coinfer {
 
 std::string Trigger::describe(const Scenario& s) const {
   const std::string id = device >= 0 && device < static_cast<int>(s.devices.size()) ? s.devices[device].id : "?";
+  const std::string server = device >= 0 && device < static_cast<int>(s.servers.size()) ? s.servers[device].id : "?";
   switch (kind) {
+    case Kind::server_fail: return "fail:" + server;
+    case Kind::server_recover: return "recover:" + server;
     case Kind::start: return "start";
     case Kind::join: return "join:" + id;
     case Kind::leave: return "leave:" + id;
@@ -29,6 +32,7 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const A
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
   for (const auto& d : scenario.devices) load_.emplace_back(d, scenario.events);
   load_at_decision_.assign(scenario.devices.size(), 0);
+  availability_ = ServerAvailability(scenario);
   // Until the first decision, bandwidth events compare with the scenario's configured rate.
   for (const auto& d : scenario.devices) bandwidth_at_decision_.push_back(d.link.bandwidth_mbps);
 }
@@ -73,6 +77,8 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
   }
   for (size_t i = 0; i < st.devices.size() && i < load_.size(); ++i)  // the scenario's own schedule, in both engines
     if (!load_[i].empty()) st.devices[i].load = load_[i].share_at(now_s, st.devices[i].processor);
+  if (availability_.any())  // the scenario's own schedule, in both engines
+    for (size_t i = 0; i < st.servers.size(); ++i) st.servers[i].up = availability_.up_at(static_cast<int>(i), now_s);
   for (size_t i = 0; i < st.servers.size() && i < servers.size(); ++i) {
     if (!servers[i]) continue;
     st.servers[i].queue_length = servers[i]->queue_length;
@@ -174,6 +180,10 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
         ev.push_back({p.t_s, t});
       }
   }
+  for (const EventSpec& e : s.events)  // servers failing and recovering (core/server_failures.hpp)
+    if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s > 0 && e.at_s < end_s)
+      ev.push_back({e.at_s, Trigger{e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,
+                                    s.server_index(e.server), 0}});
   for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return ev;

@@ -9,7 +9,9 @@
 // scheduler.bandwidth_threshold_pct since the rate the last decision used for that device, or since
 // the last bandwidth trigger of that device), period (every scheduler.period_s when > 0), load (a
 // device's background load on its default processor moved by more than scheduler.load_threshold, a
-// share, since the last decision or load trigger; core/background_load.hpp).
+// share, since the last decision or load trigger; core/background_load.hpp), server_fail /
+// server_recover (a server fails or comes back: core/server_failures.hpp; the snapshot says which
+// servers are up, from the scenario's own schedule, in both engines).
 // decide() runs the Scheduler on a state snapshot, predicts the chosen scheme with the estimator,
 // and returns the per-device changes to send (a device whose strategy and helper role did not
 // change gets no message), the helpers by device index, and the decision record.
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "core/background_load.hpp"
+#include "core/server_failures.hpp"
 #include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
@@ -27,12 +30,13 @@
 namespace coinfer {
 
 struct Trigger {
-  enum class Kind { start, join, leave, bandwidth, period, load };
+  enum class Kind { start, join, leave, bandwidth, period, load, server_fail, server_recover };
   Kind kind = Kind::start;
-  int device = -1;             // join, leave, bandwidth, load: the scenario's device index
+  int device = -1;             // join, leave, bandwidth, load: the scenario's device index; server_*: the server's index
   double bandwidth_mbps = 0;   // bandwidth: the rate now
   double load = 0;             // load: the share of the device's default processor taken now
-  // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID" (the decision record's trigger field).
+  // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID", "fail:SERVER", "recover:SERVER"
+  // (the decision record's trigger field).
   std::string describe(const Scenario& s) const;
 };
 
@@ -131,6 +135,7 @@ class Rescheduler {
   std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
   std::vector<LoadSchedule> load_;             // per device: its background load (events[].load)
   std::vector<double> load_at_decision_;       // per device: its default processor's share the last decision saw
+  ServerAvailability availability_;            // the servers' failures (events[].fail, .recover)
 };
 
 }  // namespace coinfer

@@ -118,6 +118,22 @@ void SimDevice::on_processor_done(int proc) {
   take_arrived();
 }
 
+void SimDevice::set_server_available(bool up, const std::string& why_failed, const std::string& why_down) {
+  in_kernel([&] {
+    if (stopped_) return;
+    loop_.set_server_available(up, why_down);
+    if (!up) {
+      ++server_failures_;
+      server_failed_why_ = why_failed;
+      const double now = sg4::Engine::get_clock();
+      for (DeviceRequest* r : loop_.unfinished_requests(true)) loop_.on_result(*r, now, false, why_failed);
+    }
+    if (!live_) return;
+    step();
+    take_arrived();
+  });
+}
+
 // ---- what others send it (DeviceInbox): from an actor or from kernel context ----
 
 void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
@@ -329,6 +345,7 @@ double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
 void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
   upload_started_s_ = sg4::Engine::get_clock();
+  upload_failures_ = server_failures_;
   if (s_.spec->power.radio.stated()) radio_.transfer_started(upload_started_s_);
   upload_ = sg4::Comm::sendto_init(s_.host, s_.server_host);
   upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
@@ -342,10 +359,14 @@ void SimDevice::on_uploaded() {
   // Arrived: the server's dispatcher takes it now (uploads in the order their transfers complete).
   SimRequest* r = uploading_;
   uploading_ = nullptr;
-  loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock());
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
   if (s_.spec->power.radio.stated()) radio_.transfer_ended(upload_started_s_, sg4::Engine::get_clock(), r->rec.bytes_up, true);
+  if (upload_failures_ != server_failures_) {  // its server failed while it was on the link: nobody received it
+    loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock(), false, server_failed_why_);
+    return;
+  }
+  loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock());
   s_.uploads->queue.push_back(r);
   s_.uploads->arrived->release();
 }

@@ -90,6 +90,11 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // drain's end, RequestLedger::hard_end_s, or a run stopped early). Unfinished requests stay so.
   void stop();
 
+  // Its server failed (up = false) or recovered (core/server_failures.hpp): the requests the server
+  // held (sent and awaiting a result) fail now with `why_failed`; an upload on the link then fails when
+  // it ends; until it recovers, requests that reach their upload fail with `why_down`. From an actor.
+  void set_server_available(bool up, const std::string& why_failed, const std::string& why_down);
+
   void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
   void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) override;
   void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
@@ -222,6 +227,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
   RadioEnergyMeter radio_;    // its uploads and results, when its power states radio states
   double upload_started_s_ = 0;
+  std::uint64_t server_failures_ = 0, upload_failures_ = 0;  // its server's failures so far; at its upload's start
+  std::string server_failed_why_;                            // the last failure's reason
   DeviceLoop loop_;  // the request life (core/device_loop.hpp); last: it is built from the members above
 };
 

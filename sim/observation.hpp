@@ -30,6 +30,8 @@ class ObservedServer {
   virtual void set_helpers(const std::vector<int>& devices) = 0;
   // The scheme's batching for this server from now on (core/server_loop.hpp set_batching).
   virtual void set_batching(const BatchSpec& spec) = 0;
+  // The server fails (false) or recovers (true): core/server_failures.hpp.
+  virtual void set_up(bool up) = 0;
 };
 
 }  // namespace coinfer::sim

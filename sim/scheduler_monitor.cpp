@@ -3,6 +3,7 @@
 #include "core/text_util.hpp"
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "sim/platform_builder.hpp"
@@ -15,7 +16,11 @@ namespace coinfer::sim {
 SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const AnalyticEstimator& estimator)
     : s_(std::move(slice)),
       rescheduler_(*s_.scenario, scheduler, estimator),
-      events_(Rescheduler::scenario_events(*s_.scenario, *s_.bandwidth, s_.arrivals_end_s)) {}
+      events_(Rescheduler::scenario_events(*s_.scenario, *s_.bandwidth, s_.arrivals_end_s)) {
+  for (const EventSpec& e : s_.scenario->events)
+    if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s < s_.hard_end_s)
+      server_changes_.push_back({e.at_s, {s_.scenario->server_index(e.server), e.kind == EventSpec::Kind::server_recover}});
+}
 
 void SchedulerMonitor::start() { add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize(); }
 
@@ -70,10 +75,13 @@ void SchedulerMonitor::decide() {
 }
 
 void SchedulerMonitor::loop() {
-  size_t i = 0;
-  while (i < events_.size()) {
-    const double t = events_[i].first;
+  // At each time: the servers' failures and recoveries first (the engine's state), then the triggers.
+  size_t i = 0, k = 0;
+  const double never = std::numeric_limits<double>::infinity();
+  while (i < events_.size() || k < server_changes_.size()) {
+    const double t = std::min(i < events_.size() ? events_[i].first : never, k < server_changes_.size() ? server_changes_[k].first : never);
     sg4::this_actor::sleep_until(t);
+    for (; k < server_changes_.size() && server_changes_[k].first == t; ++k) s_.set_server_up(server_changes_[k].second.first, server_changes_[k].second.second);
     for (; i < events_.size() && events_[i].first == t; ++i) rescheduler_.offer(events_[i].second);
     if (rescheduler_.has_pending()) decide();
     if (!failure_.empty()) return;

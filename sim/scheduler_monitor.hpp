@@ -1,6 +1,6 @@
 #pragma once
 // The server-side system monitor (ACE-GNN Sec. III-D/E) as a SimGrid actor: it offers the scenario's
-// own events (start, joins, leaves, bandwidth changes, periods) to the engine-free Rescheduler
+// own events (start, joins, leaves, bandwidth changes, loads, server failures, periods) to the engine-free Rescheduler
 // (sched/rescheduler.hpp, the same object the real server's scheduler thread feeds) at their
 // simulated times, and carries out each decision: a scheduling message of scheduler.control_bytes
 // to every device whose strategy changed (requests already created keep theirs), and the helpers to
@@ -29,6 +29,10 @@ struct MonitorSlice {
   std::function<void()> stop_devices;               // ends every device's activities (a failed scheduler)
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device (the links' true rates)
   double arrivals_end_s = 0;
+  // Servers failing and recovering (core/server_failures.hpp): the monitor carries each out at its time
+  // (until hard_end_s, the drain's end) before it offers the trigger, through this (server index, up).
+  std::function<void(int, bool)> set_server_up;
+  double hard_end_s = 0;
 };
 
 class SchedulerMonitor {
@@ -50,6 +54,7 @@ class SchedulerMonitor {
   MonitorSlice s_;
   Rescheduler rescheduler_;
   std::vector<std::pair<double, Trigger>> events_;
+  std::vector<std::pair<double, std::pair<int, bool>>> server_changes_;  // (t, (server, up)) before hard_end_s
   std::deque<Strategy> messages_;  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
   std::string failure_;

@@ -25,8 +25,37 @@ void ServerActors::start() {
   add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
   if (s_.spec->batch.windowed()) start_timer();
   if (s_.timing->may_have_helpers()) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
-  for (int w = 0; w < s_.spec->workers; ++w)
-    add_actor(id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); })->daemonize();
+  start_workers();
+}
+
+void ServerActors::start_workers() {
+  workers_.clear();
+  for (int w = 0; w < s_.spec->workers; ++w) {
+    workers_.push_back(add_actor(s_.spec->id + ":worker" + std::to_string(w), s_.host, [this] { worker_loop(); }));
+    workers_.back()->daemonize();
+  }
+}
+
+void ServerActors::set_up(bool up) {
+  if (up == !down_) return;
+  down_ = !up;
+  if (up) {
+    start_workers();
+    return;
+  }
+  ++failures_;
+  // Everything it held is lost (its devices fail those requests): the loop forgets its queue and its
+  // running batches, the workers die with their executions, batches not yet taken by a worker go.
+  loop_.on_failure();
+  const double now = sg4::Engine::get_clock();
+  for (const auto* batch : running_)  // cut now: their span ends here (server_results' busy time)
+    for (SimRequest* r : *batch) r->rec.t_batch_end = now;
+  running_.clear();
+  for (auto& w : workers_) w->kill();
+  workers_.clear();
+  to_run_.clear();
+  runs_to_wake_ = 0;
+  run_sem_ = sg4::Semaphore::create(0);
 }
 
 void ServerActors::dispatcher_loop() {
@@ -34,11 +63,13 @@ void ServerActors::dispatcher_loop() {
     s_.uploads->arrived->acquire();
     SimRequest* r = s_.uploads->queue.front();
     s_.uploads->queue.pop_front();
+    const std::uint64_t failures = failures_;
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
     const LutTable& lut = *s_.timing->server_lut(r->rec.device, r->binding);
     const double decompress_s = lut.wire_decompress_seconds(r->device_split);
     if (decompress_s > 0) sg4::this_actor::sleep_for(decompress_s);
+    if (down_ || failures != failures_) continue;  // lost with the server (its device failed it)
     // Every simcall (semaphore release) may let other actors run, so the loop is brought to a
     // consistent state first and the wake-ups come last.
     const double now = sg4::Engine::get_clock();
@@ -166,7 +197,9 @@ void ServerActors::worker_loop() {
       r->rec.t_batch_start = start;
       r->rec.batch_size = b;
     }
+    running_.push_back(&batch);
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
+    running_.erase(std::find(running_.begin(), running_.end(), &batch));
     const double end = sg4::Engine::get_clock();
     loop_.on_batch_done(token, end);
     wake_actors();

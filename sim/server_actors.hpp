@@ -9,6 +9,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <deque>
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <vector>
@@ -51,6 +52,9 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   int busy_workers() const override { return loop_.busy_workers(); }
   void set_helpers(const std::vector<int>& devices) override;
   void set_batching(const BatchSpec& spec) override;
+  // The server fails (up = false: its queued work and running batches are dropped, its workers
+  // killed; the devices fail what it held) or recovers (new workers). core/server_failures.hpp.
+  void set_up(bool up) override;
 
  private:
   // The server loop's actions (core/server_loop.hpp), carried out in simulated time.
@@ -72,6 +76,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   // ends when it next wakes, so each sleeps to exact window ends of one window length.
   void start_timer();
   void timer_loop(std::uint64_t generation, simgrid::s4u::SemaphorePtr wake);
+  void start_workers();
   void worker_loop();
   void forwarder_loop();
   // One execution's seconds (drawn from this server's service-time stream).
@@ -88,6 +93,10 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   RandomStream service_rng_;                // purpose service_time, index kServerStreamBase + server index
   std::deque<std::pair<int, HelpTask>> to_forward_;  // (helper, task) waiting for the forwarder
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
+  std::vector<simgrid::s4u::ActorPtr> workers_;  // the worker actors now (killed when the server fails)
+  std::vector<const std::vector<SimRequest*>*> running_;  // the batches the workers execute now (a worker's own)
+  bool down_ = false;
+  std::uint64_t failures_ = 0;              // failures so far: an upload taken before one is dropped after it
 };
 
 }  // namespace coinfer::sim

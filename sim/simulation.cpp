@@ -26,6 +26,7 @@
 #include "core/model_key.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "sim/device.hpp"
+#include "core/server_failures.hpp"
 #include "sim/kernel_events.hpp"
 #include "sim/platform_builder.hpp"
 #include "sim/request_ledger.hpp"
@@ -441,6 +442,16 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   ms.stop_devices = stop_devices;
   ms.bandwidth = &platform.device_bandwidth;
   ms.arrivals_end_s = ledger.arrivals_end_s();
+  ms.hard_end_s = ledger.hard_end_s();
+  const ServerAvailability availability(s);
+  ms.set_server_up = [&](int j, bool up) {  // core/server_failures.hpp: the server, then its devices
+    const double now = sg4::Engine::get_clock();
+    const std::string& id = s.servers[static_cast<size_t>(j)].id;
+    const double failed_at = availability.failed_at(j, now);
+    servers[static_cast<size_t>(j)]->set_up(up);
+    for (size_t i = 0; i < nd; ++i)
+      if (s.devices[i].server == id) devices[i]->set_server_available(up, server_failed_reason(id, failed_at), server_down_reason(id, failed_at));
+  };
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
   check_scheduler_size(s, *estimator, *scheduler, monitor.snapshot(0));
   for (auto& sv : servers) sv->start();

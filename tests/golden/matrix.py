@@ -43,10 +43,16 @@ def device_ids(scenario_path):
     return ids
 
 
+def first_server(scenario_path):
+    with open(scenario_path) as f:
+        return yaml.safe_load(f)["servers"][0]["id"]
+
+
 def overrides_for(scenario_path):
     """Named override sets (lists of --set assignments) for one scenario."""
     ids = device_ids(scenario_path)
     first = ids[0]
+    server = first_server(scenario_path)
     return {
         "leave": [f"events=[{{at_s: 0.6, device: {first}, leave: true}}]"],
         "join": ["devices.0.join_at_s=0.4"],
@@ -67,6 +73,10 @@ def overrides_for(scenario_path):
         # Batching as a decision (issue 37 item 4): windows and sizes chosen at every decision.
         "batching": ["servers.*.batch={window_ms: 10, max_size: 4}", "scheduler.batch_windows_ms=[0, 5, 50]",
                      "scheduler.batch_sizes=[1, 4]", "scheduler.period_s=0.25"],
+        # Server failure (issue 36 item 3): the first server down over [0.3, 0.6) s; every server failing
+        # by the failure model (mean 0.3 s up, 0.1 s down).
+        "server_fail": [f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
+        "mtbf": ["servers.*.failures={mtbf_s: 0.3, mttr_s: 0.1}"],
     }
 
 

@@ -468,3 +468,24 @@ TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObje
   Fixture by_latency(Objective::latency);
   EXPECT_GT(by_latency.est->compare(st, offload, local), 0);
 }
+
+TEST(AnalyticEstimator, PathsThroughAFailedServerServeNothingAndLoseToLocal) {
+  // Issue 36 item 3 (core/server_failures.hpp). The fixture's slow device: 0.9 s locally (1/0.9 req/s
+  // closed loop, one in flight). Its server down: offload serves nothing (throughput 0), so local beats
+  // it for throughput and for latency (where offload's 0 s of latency over no request must not win);
+  // data_parallel keeps only its device path: 1/0.9 req/s, as local. Up again: offload serves.
+  Fixture f;
+  SystemState st = state({device("p", "slow", 1000, "s0")});
+  st.servers[0].up = false;
+  const Scheme local = scheme({{"p", Strategy::local()}}), offload = scheme({{"p", Strategy::offload()}}),
+               dp = scheme({{"p", Strategy::data_parallel()}});
+  EXPECT_EQ(f.est->predict(st, offload).throughput_rps, 0);
+  EXPECT_NEAR(f.est->predict(st, local).throughput_rps, 1 / 0.9, 1e-12);
+  EXPECT_NEAR(f.est->predict(st, dp).throughput_rps, 1 / 0.9, 1e-12);
+  EXPECT_GT(f.est->compare(st, local, offload), 0);
+  Fixture by_latency(Objective::latency);
+  EXPECT_GT(by_latency.est->compare(st, local, offload), 0);
+  st.servers[0].up = true;
+  EXPECT_GT(f.est->predict(st, offload).throughput_rps, 1 / 0.9);
+  EXPECT_GT(f.est->compare(st, offload, local), 0);
+}

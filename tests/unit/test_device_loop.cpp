@@ -238,3 +238,60 @@ TEST(DeviceLoop, AClosedLoopPausedWhileReconnectingCreatesNothing) {
   loop.wake(0.5);
   EXPECT_EQ(e.take(), (Log{"new 0@0.5", "upload 0 @0"}));
 }
+
+// Server failure (core/server_failures.hpp): the engine tells the loop its server is down; the rules
+// below are the loop's.
+TEST(DeviceLoop, WhileItsServerIsDownAnUploadFailsThereAndAClosedLoopThatNeedsTheServerWaits) {
+  // pp(3), in-flight 2 (the default). Request 0 is computed at 0.1 while the server is down: it fails
+  // at its upload with the reason; the closed loop creates nothing more (pp needs the server) until the
+  // server is back at 0.5, when request 2 starts.
+  const DeviceSpec d = device(Strategy::pp(3));
+  Recorder e;
+  DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
+  loop.on_join(0);
+  loop.wake(0);
+  EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)"}));
+  loop.set_server_available(false, "server s failed at 0.05 s");
+  loop.on_computed(0, 0.1);
+  loop.wake(0.1);
+  EXPECT_EQ(e.take(), (Log{"finished 0 failed: server s failed at 0.05 s"}));
+  loop.wake(0.3);
+  EXPECT_EQ(e.take(), Log{});
+  EXPECT_FALSE(loop.server_up());
+  loop.set_server_available(true);
+  loop.wake(0.5);
+  EXPECT_EQ(e.take(), (Log{"new 1@0.5", "compute 1 [0,3)"}));
+  EXPECT_EQ(loop.failed(), 1);
+}
+
+TEST(DeviceLoop, WhileItsServerIsDownALocalStrategyGoesOnAndDataParallelKeepsToTheDevice) {
+  {
+    const DeviceSpec d = device(Strategy::local());
+    Recorder e;
+    DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
+    loop.set_server_available(false, "down");
+    loop.on_join(0);
+    loop.wake(0);
+    loop.on_computed(0, 0.9);
+    loop.wake(0.9);
+    EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,9)", "finished 0 ok", "new 1@0.9", "compute 1 [0,9)"}));
+  }
+  {
+    // data_parallel with both sides free would send input 0 to the server (0.14 s vs 0.9 s, the test
+    // above); with the server down it runs on the device, and no second input is created while the
+    // device side is busy.
+    const DeviceSpec d = device(Strategy::data_parallel());
+    Recorder e;
+    DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
+    loop.set_server_available(false, "down");
+    loop.on_join(0);
+    loop.wake(0);
+    EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,9)"}));
+    loop.on_computed(0, 0.9);
+    loop.wake(0.9);
+    EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 1@0.9", "compute 1 [0,9)"}));
+    loop.set_server_available(true);  // back: the free server side takes the next input at once
+    loop.wake(1.0);
+    EXPECT_EQ(e.take(), (Log{"new 2@1", "upload 2 @0"}));
+  }
+}

@@ -19,7 +19,9 @@
 #include "core/helper_forwarding.hpp"
 #include "core/input_error.hpp"
 #include "core/model_key.hpp"
+#include "core/server_failures.hpp"
 #include "core/server_timing.hpp"
+#include "core/text_util.hpp"
 #include "core/units.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/state_json.hpp"
@@ -716,4 +718,40 @@ TEST(BackgroundLoad, TheShareIsTheLatestEventNamingTheProcessorOrNone) {
   EXPECT_DOUBLE_EQ(s.share_at(2.5, "gpu"), 0.2);
   EXPECT_DOUBLE_EQ(s.share_at(3.0, "gpu"), 0);
   EXPECT_DOUBLE_EQ(load_slowdown(0.75), 4);  // a quarter of the processor left: four times as long
+}
+
+TEST(Rescheduler, ServerFailuresAreTriggersAndTheSnapshotSaysWhichServersAreUp) {
+  // core/server_failures.hpp: the scenario's fail/recover events are offered at their times (before
+  // end_s) as fail:ID / recover:ID, and every snapshot knows from the same schedule which servers are up.
+  Scenario s;
+  s.duration_s = 10;
+  ServerSpec a, b;
+  a.id = "a", b.id = "b";
+  s.servers = {a, b};
+  auto ev = [](double t, EventSpec::Kind k) {
+    EventSpec e;
+    e.at_s = t;
+    e.server = "b";
+    e.kind = k;
+    return e;
+  };
+  s.events = {ev(2, EventSpec::Kind::server_fail), ev(4, EventSpec::Kind::server_recover), ev(12, EventSpec::Kind::server_fail)};
+  const auto events = Rescheduler::scenario_events(s, {}, s.duration_s);
+  std::vector<std::string> seen;
+  for (const auto& [t, trig] : events) seen.push_back(format_double(t) + " " + trig.describe(s));
+  EXPECT_EQ(seen, (std::vector<std::string>{"0 start", "2 fail:b", "4 recover:b"}));  // 12 s is past end_s
+  ScriptedScheduler sched;
+  LutSet luts;
+  AnalyticEstimator est(luts, {});
+  Rescheduler r(s, sched, est);
+  for (const auto& [t, up] : std::vector<std::pair<double, bool>>{{1.9, true}, {2, false}, {3.9, false}, {4, true}, {12.5, false}}) {
+    const SystemState st = r.snapshot(t, {}, {});
+    EXPECT_TRUE(st.servers[0].up) << t;
+    EXPECT_EQ(st.servers[1].up, up) << t;
+  }
+  const ServerAvailability avail(s);
+  EXPECT_DOUBLE_EQ(avail.failed_at(1, 3), 2);
+  EXPECT_DOUBLE_EQ(avail.failed_at(1, 13), 12);
+  EXPECT_DOUBLE_EQ(avail.failed_at(0, 3), -1);
+  EXPECT_EQ(server_failed_reason("b", 2.0000004), "server b failed at 2 s");  // to the microsecond
 }

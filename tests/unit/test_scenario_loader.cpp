@@ -371,3 +371,61 @@ TEST(ScenarioLoader, PowerComesFromTheTypeProfileWithItsSourceAndRadiosByName) {
   const std::string bad_key = error_of(kBase, {"devices.0.power={radio: {base_w: 1, tail: 2}}"}).what();
   EXPECT_NE(bad_key.find("tail"), std::string::npos) << bad_key;
 }
+
+TEST(ScenarioLoader, ServerEventsNameAServerAndAlternate) {
+  Scenario s = load_scenario(write(kBase), {"events=[{at_s: 5, server: edge0, recover: true}, {at_s: 2, server: edge0, fail: true}]"});
+  ASSERT_EQ(s.events.size(), 2u);  // sorted by time
+  EXPECT_EQ(s.events[0].kind, EventSpec::Kind::server_fail);
+  EXPECT_EQ(s.events[0].server, "edge0");
+  EXPECT_EQ(s.events[0].device, "");
+  EXPECT_EQ(s.events[1].kind, EventSpec::Kind::server_recover);
+  const std::string unknown = error_of(kBase, {"events=[{at_s: 2, server: edge9, fail: true}]"}).what();
+  EXPECT_NE(unknown.find("unknown server 'edge9'; did you mean 'edge0'?"), std::string::npos) << unknown;
+  const std::string dev = error_of(kBase, {"events=[{at_s: 2, device: pi0, server: edge0, fail: true}]"}).what();
+  EXPECT_NE(dev.find("names a server, not a device"), std::string::npos) << dev;
+  const std::string both = error_of(kBase, {"events=[{at_s: 2, server: edge0, fail: true, recover: true}]"}).what();
+  EXPECT_NE(both.find("exactly one of fail: true, recover: true"), std::string::npos) << both;
+  const std::string no = error_of(kBase, {"events=[{at_s: 2, server: edge0, fail: false}]"}).what();
+  EXPECT_NE(no.find("only 'fail: true' is meaningful"), std::string::npos) << no;
+  const std::string orphan = error_of(kBase, {"events=[{at_s: 2, fail: true}]"}).what();
+  EXPECT_NE(orphan.find("name the server"), std::string::npos) << orphan;
+  const std::string up = error_of(kBase, {"events=[{at_s: 2, server: edge0, recover: true}]"}).what();
+  EXPECT_NE(up.find("recovers at 2 s while it is already up"), std::string::npos) << up;
+  const std::string twice = error_of(kBase, {"events=[{at_s: 2, server: edge0, fail: true}, {at_s: 3, server: edge0, fail: true}]"}).what();
+  EXPECT_NE(twice.find("fails at 3 s while it is already down"), std::string::npos) << twice;
+}
+
+TEST(ScenarioLoader, AFailureModelDrawsUpAndDownTimesOfItsMeans) {
+  // 100,000 s with mtbf 10 s and mttr 5 s: about 6,667 cycles. The mean up time (fail - previous
+  // recover) is 10 s and the mean down time 5 s to within 3 % (the standard errors are 1.2 %); the
+  // events alternate fail, recover, from a first fail after 0; the same seed gives the same events,
+  // another seed others.
+  const std::vector<std::string> sets = {"duration_s=100000", "drain_s=0", "servers.0.failures={mtbf_s: 10, mttr_s: 5}"};
+  const Scenario s = load_scenario(write(kBase), sets);
+  ASSERT_GT(s.events.size(), 10000u);
+  double up = 0, down = 0, last = 0;
+  int fails = 0, recovers = 0;
+  for (size_t i = 0; i < s.events.size(); ++i) {
+    const EventSpec& e = s.events[i];
+    ASSERT_EQ(e.kind, i % 2 == 0 ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover) << i;
+    ASSERT_GT(e.at_s, last) << i;
+    (i % 2 == 0 ? up : down) += e.at_s - last;
+    (i % 2 == 0 ? fails : recovers) += 1;
+    last = e.at_s;
+  }
+  EXPECT_NEAR(up / fails, 10, 0.3);
+  EXPECT_NEAR(down / recovers, 5, 0.15);
+  const Scenario again = load_scenario(write(kBase), sets);
+  ASSERT_EQ(again.events.size(), s.events.size());
+  EXPECT_DOUBLE_EQ(again.events[7].at_s, s.events[7].at_s);
+  std::vector<std::string> other = sets;
+  other.push_back("seed=4");
+  EXPECT_NE(load_scenario(write(kBase), other).events[0].at_s, s.events[0].at_s);
+  // With a model, no hand-written events for that server; a model that would exceed the event bound is refused.
+  std::vector<std::string> with_events = sets;
+  with_events.push_back("events=[{at_s: 2, server: edge0, fail: true}]");
+  const std::string mixed = error_of(kBase, with_events).what();
+  EXPECT_NE(mixed.find("has a failure model"), std::string::npos) << mixed;
+  const std::string many = error_of(kBase, {"duration_s=100000", "servers.0.failures={mtbf_s: 0.1, mttr_s: 0.1}"}).what();
+  EXPECT_NE(many.find("raise mtbf_s"), std::string::npos) << many;
+}
