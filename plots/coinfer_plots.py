@@ -271,6 +271,7 @@ def timeline_plot(path, out, style):
         ev_t = f["events/t"][:] if ev_kind else np.array([])
         ev_dev = [text(v) for v in f["events/device"][:]] if ev_kind else []
         ev_val = f["events/value"][:] if ev_kind else np.array([])
+        ev_srv = [text(v) for v in f["events/server"][:]] if ev_kind and "events/server" in f else [""] * len(ev_kind)
     stl = STYLES[style]
     fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
     cm = plt.get_cmap("tab10")
@@ -299,6 +300,18 @@ def timeline_plot(path, out, style):
             a2b.step(xs, ys, where="post", color=cm(d % 10), ls="--", lw=1)
         a2b.set_ylim(0, 1)
         a2b.set_ylabel("load (dashed)", fontsize="x-small")
+    # Servers down (events fail/recover, issue 36): a hatched band per outage on the latency panel.
+    outages, down_since = [], {}
+    for k, sv, t in zip(ev_kind, ev_srv, ev_t):
+        if k == "fail":
+            down_since[sv] = float(t)
+        elif k == "recover" and sv in down_since:
+            outages.append((sv, down_since.pop(sv), float(t)))
+    outages += [(sv, t0_, end) for sv, t0_ in down_since.items()]
+    outages = [(sv, a, min(b, end)) for sv, a, b in outages if a < end]  # those after the run's end were never seen
+    for sv, a, b in outages:
+        a1.axvspan(a, b, color="tab:red", alpha=0.12, hatch="//", zorder=0)
+        a1.annotate(f"{sv} down", (a, 0.02), xycoords=("data", "axes fraction"), fontsize=6, rotation=90, va="bottom")
     shown = 0
     for t, sw in zip(dec_t, dec_sw):
         if t > end:  # a decision after the run's end is not part of the run
@@ -316,7 +329,7 @@ def timeline_plot(path, out, style):
     a1.set_ylabel("latency (ms)")
     a1.legend(loc="upper left", fontsize="x-small", markerscale=3, ncol=max(1, min(4, len(legend) // 6 + 1)))
     title = (f"{scenario}: latency, bandwidth{', background load (dashed)' if loaded else ''} and scheme switches (red: a decision that switched devices; "
-             f"grey band: warm-up, not counted)")
+             f"grey band: warm-up, not counted{'; hatched: a server down' if outages else ''})")
     a1.set_title(title, fontsize="small")
     a2.set_yscale("log")
     a2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
@@ -325,7 +338,8 @@ def timeline_plot(path, out, style):
     xlabel = "time since the testbed's time zero (s)" if testbed else "simulated time (s)"
     a3.set_xlabel(xlabel)
     save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
-                    "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded})
+                    "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded,
+                    "server_outages": [[sv, a, b] for sv, a, b in outages]})
     return dec_scheme
 
 

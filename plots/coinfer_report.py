@@ -181,10 +181,12 @@ def run_sections(d, tmp, cp, co, prefix="run", timeline_caption=None):
     s = [f"<h2>Summary</h2><p class=\"note\">{esc(summary.get('note', ''))}</p>", table(f"{prefix}-summary", header, rows)]
     servers = (summary.get("servers") or {}).get("servers") or {}
     if servers:
+        failing = any("down_s" in v for v in servers.values())  # server failures (events fail/recover)
         srows = [[k, v.get("busy_s"), v.get("utilisation"), v.get("batches"), v.get("requests"), v.get("energy_j"),
-                  v.get("energy_j_per_inference")] for k, v in servers.items()]
+                  v.get("energy_j_per_inference")] + ([v.get("failures", 0), v.get("down_s", 0)] if failing else []) for k, v in servers.items()]
         s += [f"<h3>Servers</h3><p class=\"note\">{esc(summary['servers'].get('note', ''))}</p>",
-              table(f"{prefix}-servers", ["server", "busy (s)", "utilisation", "batches", "requests", "energy (J)", "energy / inference (J)"], srows)]
+              table(f"{prefix}-servers", ["server", "busy (s)", "utilisation", "batches", "requests", "energy (J)", "energy / inference (J)"] +
+                    (["failures", "down (s)"] if failing else []), srows)]
     energy = summary.get("energy") or {}
     if energy.get("devices"):
         def erow(name, e):

@@ -120,6 +120,10 @@ PY
           'servers.0.batch={window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 40, memory_gb: 2, sparsity_threshold: 0.5}' \
           'devices.2.workload={arrival: poisson, rate_per_s: 20, deadline_ms: 50, drop_late: true, priority: 3}' \
           'events=[{at_s: 1, device: pi0, load: 0.5}, {at_s: 2, device: pi1, load: 0.2, processor: cpu}]'; } > "$out/scenario.seed/issue37set"
+      # Issue 36's server failures: events by hand, and a failure model.
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' \
+          'events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, recover: true}]'; } > "$out/scenario.seed/issue36set"
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'servers.0.failures={mtbf_s: 2, mttr_s: 0.5}'; } > "$out/scenario.seed/issue36model"
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
