@@ -17,11 +17,11 @@
 #include "core/text_util.hpp"
 #include "hw/journal_merge.hpp"
 #include "hw/record_journal.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/data_root.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "io/summary_json.hpp"
 #include "sched/scheduler_factory.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace coinfer::cli {
 

@@ -20,11 +20,11 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 #include "core/input_error.hpp"
 #include "core/system_state.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"

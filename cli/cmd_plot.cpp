@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 

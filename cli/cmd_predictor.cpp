@@ -21,7 +21,7 @@
 #include "core/random_stream.hpp"
 #include "core/system_state.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"

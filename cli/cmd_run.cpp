@@ -18,8 +18,8 @@
 #include "io/model_spec_loader.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
-#include "io/atomic_dir.hpp"
-#include "io/state_json.hpp"
+#include "plumbing/atomic_dir.hpp"
+#include "sched/state_json.hpp"
 #include "io/summary_json.hpp"
 #include "sim/simulation.hpp"
 
@@ -92,7 +92,7 @@ int run_command(const RunOptions& o) {
                                "listed in summary.json (estimated_lut_entries); first: %s",
                                r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str()));
   }
-  // Everything appears together or not at all (io/atomic_dir.hpp); nothing exists before this point.
+  // Everything appears together or not at all (plumbing/atomic_dir.hpp); nothing exists before this point.
   StagedOutput staged(out, "--out");
   write_results_h5(staged.path("results.h5"), r);
   write_summary_json(staged.path("summary.json"), r);

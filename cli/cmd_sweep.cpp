@@ -18,7 +18,7 @@
 #include "cli/point_runner.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"

@@ -21,14 +21,14 @@
 
 #include "core/log.hpp"
 #include "cli/commands.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
 #include "io/results_h5.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 

@@ -19,7 +19,7 @@
 #include "core/input_error.hpp"
 #include "core/lut_fill.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"

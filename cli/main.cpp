@@ -6,7 +6,6 @@
 
 #include "cli/commands.hpp"
 #include "core/text_util.hpp"
-#include "io/external_scheduler.hpp"
 
 namespace {
 
@@ -56,7 +55,6 @@ int main(int argc, char** argv) {
          "project folder holding models/, traces/, plots/ (default: $COINFER_ROOT, else the scenario's or the working "
          "directory's project, else the installed or source data)")
       ->trigger_on_parse();
-  coinfer::register_external_scheduler();  // scheduler: {name: external}, known to every command
   int exit_code = 0;
   coinfer::cli::register_run(app, exit_code);
   coinfer::cli::register_model(app, exit_code);

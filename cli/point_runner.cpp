@@ -14,8 +14,8 @@
 
 #include "cli/progress_line.hpp"
 #include "core/input_error.hpp"
-#include "io/atomic_dir.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/atomic_dir.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace fs = std::filesystem;
 using nlohmann::json;

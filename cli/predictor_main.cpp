@@ -18,7 +18,7 @@
 #include "core/input_error.hpp"
 #include "core/random_stream.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/predictor_samples.hpp"
 #include "sched/gin_predictor.hpp"
 

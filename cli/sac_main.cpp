@@ -29,12 +29,12 @@
 #include "core/log.hpp"
 #include "core/random_stream.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/atomic_dir.hpp"
+#include "plumbing/child_process.hpp"
 #include "io/input_file.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "sched/sac_agent.hpp"
 
 namespace {

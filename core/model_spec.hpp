@@ -3,6 +3,7 @@
 // that cross each possible split. The same spec feeds the simulator (communication volumes, LUT synthesis)
 // and the LibTorch model builder. Units: bytes, FLOPs (multiply-add = 2 FLOPs), all per input sample.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -87,5 +88,9 @@ class ModelSpec {
 // normalisation and INT8 change rows, FLOPs, bytes and memory: models/README.md, "Variants"). Throws std::invalid_argument naming the stage for an unknown op or
 // inconsistent widths.
 void derive_costs(ModelSpec& spec);
+
+// Model specs by "model/dataset" (core/model_key.hpp ModelKey::to_string): what the estimator and the
+// runtimes keep of every model a scenario runs.
+using ModelSpecs = std::map<std::string, ModelSpec>;
 
 }  // namespace coinfer

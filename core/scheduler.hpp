@@ -1,7 +1,7 @@
 #pragma once
 // Scheduler and Estimator interfaces. Schedulers are engine-free: the simulator and the real runtime
 // call the very same objects. decide() must not read clocks or do I/O and must be deterministic for a
-// given seed and state -- except a scheduler in another process (io/external_scheduler.hpp), which
+// given seed and state -- except a scheduler in another process (sched/external_scheduler.hpp), which
 // talks to it and is as deterministic as that program.
 #include <functional>
 #include <map>
@@ -73,8 +73,8 @@ class SchedulerFailure : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Schedulers built outside sched/ (a scheduler in another process: io/external_scheduler.hpp) reach
-// sched's factory through this registry. `stages` gives each "model/dataset" of the scenario its
+// Schedulers built outside sched/'s table (a test's own scheduler; the external process is one of the
+// table's since issue 38: sched/external_scheduler.hpp) reach sched's factory through this registry. `stages` gives each "model/dataset" of the scenario its
 // number of stages (what a pp(k) may split). The factory checks every scheme such a scheduler returns
 // (devices known, splits in range) before the engines see it.
 struct SchedulerPlugin {

@@ -1,6 +1,6 @@
 #pragma once
 // Read-only snapshot of the system that schedulers see. Built by the simulator's monitor (or the real
-// runtime); plain data, copyable, serialisable (io/state_json.hpp). Units: seconds, Mbit/s, ms.
+// runtime); plain data, copyable, serialisable (sched/state_json.hpp). Units: seconds, Mbit/s, ms.
 #include <memory>
 #include <string>
 #include <vector>

@@ -31,7 +31,7 @@
 #include "hw/device_requests.hpp"
 #include "hw/record_journal.hpp"
 #include "hw/tracking_allocator.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 #include "models/model_runner.hpp"
 
 namespace coinfer::hw {

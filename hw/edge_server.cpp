@@ -29,10 +29,9 @@
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
 #include "hw/registration.hpp"
-#include "io/external_scheduler.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/scenario_loader.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "models/model_runner.hpp"
 #include "sched/rescheduler.hpp"
 #include "sched/scheduler_factory.hpp"
@@ -684,7 +683,6 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   I.timing = std::make_unique<ServerTiming>(I.sc, I.server_index, I.luts, ServerTiming::named_models(I.sc));
   I.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, I);
   I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
-  register_external_scheduler();
   I.scheduler = make_scheduler(I.sc, *I.estimator);
   check_scheduler_size(I.sc, *I.estimator, *I.scheduler, scenario_state(I.sc, 0));
   I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);

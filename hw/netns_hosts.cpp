@@ -30,7 +30,7 @@
 #include "hw/record_journal.hpp"
 #include "hw/testbed.hpp"
 #include "hw/testbed_hosts.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace fs = std::filesystem;
 

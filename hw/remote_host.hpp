@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "io/child_process.hpp"
-#include "io/inventory.hpp"
+#include "plumbing/child_process.hpp"
+#include "hw/inventory.hpp"
 
 namespace coinfer::hw {
 

@@ -1,5 +1,5 @@
 // The testbed's back-end on real hosts over SSH (hw/testbed_hosts.hpp; hw/README.md "A real testbed
-// over SSH"). The edge server and every board named by the inventory (io/inventory.hpp) run coinfer
+// over SSH"). The edge server and every board named by the inventory (hw/inventory.hpp) run coinfer
 // itself, started with OpenSSH's client; nothing else of ours is installed there.
 //
 // prepare: checks every host before anything starts (reachable, `coinfer version` the same as here —
@@ -34,9 +34,9 @@
 #include "hw/runtime_version.hpp"
 #include "hw/testbed.hpp"
 #include "hw/testbed_hosts.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 #include "io/data_root.hpp"
-#include "io/inventory.hpp"
+#include "hw/inventory.hpp"
 #include "io/lut_repository.hpp"
 #include "io/scenario_loader.hpp"
 

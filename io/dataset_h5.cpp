@@ -1,7 +1,7 @@
 #include "io/dataset_h5.hpp"
 
 #include "core/input_error.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
 
 namespace coinfer {

@@ -11,10 +11,10 @@
 
 #include "core/input_error.hpp"
 #include "core/limits.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
 #include "io/input_file.hpp"
-#include "io/isolated_reader.hpp"
+#include "plumbing/isolated_reader.hpp"
 #include "io/lut_codec.hpp"
 
 namespace coinfer {

@@ -8,7 +8,7 @@
 #include "core/input_error.hpp"
 #include "core/limits.hpp"
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/csv.hpp"
 #include "io/input_file.hpp"
 

@@ -3,10 +3,10 @@
 #include <cmath>
 
 #include "core/input_error.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
 #include "io/input_file.hpp"
-#include "io/isolated_reader.hpp"
+#include "plumbing/isolated_reader.hpp"
 
 namespace coinfer {
 

@@ -24,7 +24,7 @@
 //   /edges/source, /edges/target   int32   node indices local to the sample
 // Limits: at most 10^6 samples, 512 nodes and 8192 edges per sample; labels finite and >= 0.
 // Errors are InputErrors naming the file and dataset; files are written atomically. Files are parsed
-// first in an isolated child (io/isolated_reader.hpp): a corrupt file that crashes libhdf5 is an
+// first in an isolated child (plumbing/isolated_reader.hpp): a corrupt file that crashes libhdf5 is an
 // InputError too.
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #include "io/results_h5.hpp"
 
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
 
 namespace coinfer {

@@ -6,7 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 
 namespace coinfer {
 

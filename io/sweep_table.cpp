@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/text_util.hpp"
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 #include "io/csv.hpp"
 #include "io/h5_file.hpp"
 

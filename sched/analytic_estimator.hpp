@@ -18,9 +18,6 @@
 
 namespace coinfer {
 
-// Model specs by "model/dataset".
-using ModelSpecs = std::map<std::string, ModelSpec>;
-
 struct DevicePrediction {
   std::string id;
   double latency_s = 0;       // mean request latency (created -> result)

@@ -1,5 +1,7 @@
 #include "sched/scheduler_factory.hpp"
 
+#include "sched/external_scheduler.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -283,7 +285,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty()) return inner;
-  if (scheduler_plugin(s.scheduler.name))
+  if (scheduler_plugin(s.scheduler.name) || s.scheduler.name == "external")
     throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
                      "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
                      "batch candidates are for the built-in schedulers");
@@ -380,6 +382,15 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
   return std::make_unique<SacScheduler>(est, std::move(actor), o);
 }
 
+// A scheduler whose schemes come from outside (the external process, a registered plugin): built
+// with the stage count of every model it may split, and every scheme it returns checked.
+template <class Make>
+std::unique_ptr<Scheduler> checked_from_outside(const Scenario& s, const AnalyticEstimator& est, const Make& make) {
+  std::map<std::string, int> stages;
+  for (const auto& d : s.devices) stages[d.model + "/" + d.dataset] = est.model(d.model, d.dataset).num_stages();
+  return std::make_unique<CheckedScheduler>(make(s, stages), est);
+}
+
 const std::vector<BuiltinScheduler>& builtin_schedulers() {
   static const std::vector<BuiltinScheduler> table = {
       {"static", "every device keeps its scenario strategy", "`helpers` (false): name idle devices helpers", {"helpers"},
@@ -457,6 +468,11 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "train sparoa` (below, \"SparOA\"); it places the boards of the type, model and stage count it was trained for, and the decision's "
        "`detail` says why any other device kept its strategy",
        {"rule", "policy"}, make_placement},
+      {"external", "a scheduler in another process, any language: below (\"External schedulers\")",
+       "`command` (required), `timeout_s` (10), `objective` (passed on)", {"command", "timeout_s", "objective"},
+       [](const Scenario& s, const AnalyticEstimator& est, const Params&) -> std::unique_ptr<Scheduler> {
+         return checked_from_outside(s, est, make_external_scheduler);
+       }},
   };
   return table;
 }
@@ -465,9 +481,7 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
   const std::string& name = s.scheduler.name;
   if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
     Params p(s, plugin->params);
-    std::map<std::string, int> stages;
-    for (const auto& d : s.devices) stages[d.model + "/" + d.dataset] = est.model(d.model, d.dataset).num_stages();
-    return std::make_unique<CheckedScheduler>(plugin->make(s, stages), est);
+    return checked_from_outside(s, est, plugin->make);
   }
   for (const BuiltinScheduler& b : builtin_schedulers())
     if (b.name == name) {

@@ -21,7 +21,6 @@
 #include "core/log.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/run_assembly.hpp"
-#include "io/external_scheduler.hpp"
 #include "io/scenario_loader.hpp"
 #include "core/model_key.hpp"
 #include "sched/scheduler_factory.hpp"
@@ -133,7 +132,6 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
   Scenario s = scenario;
   resolve_variant_choices(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
-  register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
   check_scheduler_size(s, *estimator, *scheduler, scenario_state(s, 0));
 }
@@ -431,7 +429,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     });
   };
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
-  register_external_scheduler();
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
   MonitorSlice ms;
   ms.scenario = &s;

@@ -1,4 +1,4 @@
-// libFuzzer target: the testbed inventory loader (io/inventory.hpp) on arbitrary YAML text, then its
+// libFuzzer target: the testbed inventory loader (hw/inventory.hpp) on arbitrary YAML text, then its
 // check against a fixed two-device scenario. Bad input must be an InputError (exit 2 in the CLI); any
 // other exception, a crash, a sanitizer report, a leak or a hang is a bug.
 // Built and run (bounded) by tests/fuzz/run_fuzz.sh.
@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/input_error.hpp"
-#include "io/inventory.hpp"
+#include "hw/inventory.hpp"
 #include "io/scenario_loader.hpp"
 
 using namespace coinfer;

@@ -29,9 +29,9 @@ h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 loglibs=(-lspdlog -lfmt)  # core/log.cpp
 core=("$src"/core/*.cpp)
 io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
-        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp
+        "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp
         "$src"/io/device_profile_loader.cpp)
-io_lut=("$src"/io/lut_h5.cpp "$src"/io/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+io_lut=("$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp "$src"/io/input_file.cpp)
 
 # Every source is compiled once into $out/obj (instrumented for coverage, not linked), shared by every
 # target and seeder that needs it: the targets link 24 core sources each, and ctest runs two fuzz tests
@@ -47,7 +47,7 @@ compile_objects() {  # sources...
     o=$(object_of "$s")
     (
       flock 9
-      if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
+      if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/plumbing "$src"/sched "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
         "${cxx[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o.tmp" && mv "$o.tmp" "$o"
       fi
     ) 9> "$o.lock" || return 1
@@ -154,7 +154,7 @@ PY
       run journal -max_len=8192 || status=1
       ;;
     module_samples)
-      io_samples=("$src"/io/module_samples.cpp "$src"/io/csv.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+      io_samples=("$src"/io/module_samples.cpp "$src"/io/csv.cpp "$src"/plumbing/atomic_dir.cpp "$src"/io/input_file.cpp)
       build module_samples "$src/tests/fuzz/fuzz_module_samples.cpp" "${core[@]}" "${io_samples[@]}" -- "${loglibs[@]}"
       mkdir -p "$out/module_samples.seed"
       # Seeds: the measured single stages of the shipped measured LUTs as a sample set, and a tiny one.
@@ -164,7 +164,7 @@ PY
       run module_samples -max_len=65536 || status=1
       ;;
     predictor_samples)
-      io_ps=("$src"/io/predictor_samples.cpp "$src"/io/isolated_reader.cpp "$src"/io/h5_file.cpp "$src"/io/atomic_dir.cpp "$src"/io/input_file.cpp)
+      io_ps=("$src"/io/predictor_samples.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp "$src"/io/input_file.cpp)
       build predictor_samples "$src/tests/fuzz/fuzz_predictor_samples.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/predictor_samples.seed"
       # Seed: a small sample set written by the writer (three systems x two schemes of a tiny sample run).
@@ -176,7 +176,7 @@ PY
       run predictor_samples -max_len=262144 -timeout=90 || status=1
       ;;
     inventory)
-      build inventory "$src/tests/fuzz/fuzz_inventory.cpp" "${core[@]}" "${io_scn[@]}" "$src/io/inventory.cpp" -- -lyaml-cpp "${h5libs[@]}" "${loglibs[@]}"
+      build inventory "$src/tests/fuzz/fuzz_inventory.cpp" "${core[@]}" "${io_scn[@]}" "$src/hw/inventory.cpp" -- -lyaml-cpp "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/inventory.seed"
       cat > "$out/inventory.seed/full" <<'INV'
 defaults:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scheduler: external (io/external_scheduler.hpp): the Python example scheduler decides a whole run
+# scheduler: external (sched/external_scheduler.hpp): the Python example scheduler decides a whole run
 # (each decision checked against its rule and the bandwidth the run records), deterministically; and
 # every way such a scheduler can fail is exit 2 with the reason and nothing written: a command that
 # does not start, a hello never answered, a process that exits, hangs or answers garbage mid-run, an

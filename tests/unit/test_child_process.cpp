@@ -1,4 +1,4 @@
-// io/child_process: the one way coinfer starts programs. Each test states what a caller relies on.
+// plumbing/child_process: the one way coinfer starts programs. Each test states what a caller relies on.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace coinfer {
 namespace {

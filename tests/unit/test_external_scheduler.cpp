@@ -1,8 +1,8 @@
-// io/child_process split_command_line (scheduler.command, --power-command): words as a shell would split them, without a shell.
+// plumbing/child_process split_command_line (scheduler.command, --power-command): words as a shell would split them, without a shell.
 #include <gtest/gtest.h>
 
 #include "core/input_error.hpp"
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace coinfer {
 namespace {

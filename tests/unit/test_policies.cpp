@@ -24,7 +24,7 @@
 #include "core/text_util.hpp"
 #include "core/units.hpp"
 #include "io/model_spec_loader.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "sched/rescheduler.hpp"
 
 using namespace coinfer;

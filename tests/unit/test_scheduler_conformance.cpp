@@ -11,7 +11,6 @@
 #include <set>
 
 #include "core/model_key.hpp"
-#include "io/external_scheduler.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
@@ -104,7 +103,6 @@ std::unique_ptr<Built> build(const std::string& file, const std::string& name) {
 }  // namespace
 
 TEST(SchedulerConformance, EveryRegisteredSchedulerDecidesValidSchemesDeterministically) {
-  register_external_scheduler();
   const std::vector<std::string> scenarios = {"scenarios/quickstart.yaml", "scenarios/paper/fig16_idle_devices.yaml",
                                               "scenarios/paper/fig20_nine_devices.yaml"};
   int decisions = 0;

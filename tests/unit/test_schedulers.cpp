@@ -7,7 +7,7 @@
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "io/model_spec_loader.hpp"
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 #include "sched/analytic_estimator.hpp"
 #include "sched/basic_schedulers.hpp"
 #include "sched/batching_choice.hpp"

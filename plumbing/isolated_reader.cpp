@@ -1,4 +1,4 @@
-#include "io/isolated_reader.hpp"
+#include "plumbing/isolated_reader.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "io/child_process.hpp"
+#include "plumbing/child_process.hpp"
 
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"

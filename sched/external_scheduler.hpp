@@ -11,7 +11,7 @@
 //                          "devices":[{"id":..,"type":..,"model":..,"dataset":..,"stages":N},...],
 //                          "servers":[..ids..]}
 //   scheduler -> coinfer  {"type":"ready","name":"my scheduler"}            (name optional)
-//   coinfer -> scheduler  {"type":"decide","id":K,"state":<SystemState, io/state_json.hpp>}
+//   coinfer -> scheduler  {"type":"decide","id":K,"state":<SystemState, sched/state_json.hpp>}
 //   scheduler -> coinfer  {"type":"scheme","id":K,"scheme":{"strategies":{"dev":"pp(3)",..},"helpers":[..]}}
 //   ... one decide per decision; then coinfer closes the scheduler's stdin, and it should exit.
 //
@@ -21,6 +21,8 @@
 // exits, does not answer in time, or answers anything but the expected line is a SchedulerFailure
 // naming what it did (its stderr tail is not captured: it went to coinfer's stderr); it is then
 // stopped, and every later decide fails the same way.
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,9 +30,10 @@
 
 namespace coinfer {
 
-// Registers `external` with sched's factory (core/scheduler.hpp). Idempotent; the engines call it
-// before they build a scenario's scheduler.
-void register_external_scheduler();
+// The external scheduler of `scenario` (scheduler.command, timeout_s): starts the command and waits for
+// its hello. `stages`: the stage count per "model/dataset" the hello announces. One of the built-in
+// schedulers' table (sched/scheduler_factory.cpp), which checks every scheme it returns.
+std::unique_ptr<Scheduler> make_external_scheduler(const Scenario& scenario, const std::map<std::string, int>& stages);
 
 
 }  // namespace coinfer

@@ -1,4 +1,4 @@
-#include "io/inventory.hpp"
+#include "hw/inventory.hpp"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "io/external_scheduler.hpp"
+#include "sched/external_scheduler.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -14,8 +14,8 @@
 #include "core/input_error.hpp"
 #include "core/log.hpp"
 #include "core/text_util.hpp"
-#include "io/child_process.hpp"
-#include "io/state_json.hpp"
+#include "plumbing/child_process.hpp"
+#include "sched/state_json.hpp"
 
 namespace coinfer {
 
@@ -173,16 +173,8 @@ class ExternalScheduler : public Scheduler {
 
 }  // namespace
 
-void register_external_scheduler() {
-  if (scheduler_plugin("external")) return;
-  SchedulerPlugin p;
-  p.make = [](const Scenario& s, const std::map<std::string, int>& stages) -> std::unique_ptr<Scheduler> {
-    return std::make_unique<ExternalScheduler>(s, stages);
-  };
-  p.params = {"command", "timeout_s", "objective"};
-  p.description = "a scheduler in another process, any language: below (\"External schedulers\")";
-  p.params_doc = "`command` (required), `timeout_s` (10), `objective` (passed on)";
-  register_scheduler_plugin("external", std::move(p));
+std::unique_ptr<Scheduler> make_external_scheduler(const Scenario& scenario, const std::map<std::string, int>& stages) {
+  return std::make_unique<ExternalScheduler>(scenario, stages);
 }
 
 }  // namespace coinfer

@@ -1,4 +1,4 @@
-#include "io/atomic_dir.hpp"
+#include "plumbing/atomic_dir.hpp"
 
 #include <unistd.h>
 

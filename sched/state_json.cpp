@@ -1,4 +1,4 @@
-#include "io/state_json.hpp"
+#include "sched/state_json.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
