@@ -183,9 +183,18 @@ void DeviceLoop::wake(double now_s) {
     next_arrival_s_ = arrivals_.next();
   }
   route_data_parallel(now_s);
-  if (arrivals_.closed_loop())
-    while (accepting(now_s) && closed_loop_admits()) create(now_s);
-  start_idle_stages(now_s);
+  // A request given up while its stages start (dropped past its deadline, failed at a server that is
+  // down) frees its place in the closed loop now: admit again, or the device would wait for an event
+  // that may never come (a lone pp request dropped before its upload stalled its device for the rest
+  // of the run). Each repeat follows a give-up; a new request is never past its deadline, and none
+  // that needs a down server is admitted, so this ends.
+  for (;;) {
+    if (arrivals_.closed_loop())
+      while (accepting(now_s) && closed_loop_admits()) create(now_s);
+    const long long given_up = given_up_;
+    start_idle_stages(now_s);
+    if (given_up_ == given_up) break;
+  }
 }
 
 void DeviceLoop::create(double now_s) {
@@ -285,6 +294,7 @@ void DeviceLoop::start_idle_stages(double now_s) {
   while (uploading_ == nullptr && !up_queue_.empty() && !server_down_why_.empty()) {  // nothing goes to a failed server
     DeviceRequest* r = up_queue_.front();
     up_queue_.pop_front();
+    ++given_up_;
     finish(*r, false, server_down_why_, true);
   }
   if (uploading_ == nullptr && !up_queue_.empty()) {
@@ -466,6 +476,7 @@ std::string server_drop_reason(const std::string& server, double age_s, double d
 }
 
 void DeviceLoop::drop(DeviceRequest& r, double now_s, const std::string& where) {
+  ++given_up_;
   finish(r, false, late_drop_reason(where, now_s - r.rec.t_created, device_.workload.deadline_ms), true, true);
 }
 

@@ -245,6 +245,7 @@ class DeviceLoop {
   int in_flight_limit_;
   bool joined_ = false, stopped_ = false, admission_paused_ = false;
   std::string server_down_why_;  // "" while its server is up
+  long long given_up_ = 0;       // requests dropped past their deadline or failed at a down server (wake's re-admission)
   double next_arrival_s_;
   struct Processor {
     std::deque<DeviceRequest*> queue;  // segments waiting for it, FIFO

@@ -295,3 +295,40 @@ TEST(DeviceLoop, WhileItsServerIsDownALocalStrategyGoesOnAndDataParallelKeepsToT
     EXPECT_EQ(e.take(), (Log{"new 2@1", "upload 2 @0"}));
   }
 }
+
+TEST(DeviceLoop, AClosedLoopAdmitsAgainAtOnceWhenItsOnlyRequestIsDroppedBeforeItsUpload) {
+  // pp(3), one in flight, a 50 ms deadline with drop_late: request 0 is computed at 0.1 s, 100 ms old,
+  // and is dropped where its upload would start. Its place is free at once: request 1 starts at 0.1 s.
+  // (The device used to wait for another event, and with nothing else in flight none came: it created
+  // no request for the rest of the run.)
+  DeviceSpec d = device(Strategy::pp(3), 1);
+  d.workload.deadline_ms = 50;
+  d.workload.drop_late = true;
+  Recorder e;
+  DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
+  loop.on_join(0);
+  loop.wake(0);
+  EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)"}));
+  loop.on_computed(0, 0.1);
+  loop.wake(0.1);
+  EXPECT_EQ(e.take(), (Log{"finished 0 failed: dropped before its upload: 100 ms old, past its deadline of 50 ms (workload.drop_late)", "new 1@0.1",
+                           "compute 1 [0,3)"}));
+}
+
+TEST(DeviceLoop, ARequestFailedAtADownServerFreesItsPlaceForTheNewStrategyAtOnce) {
+  // pp(3), one in flight; the server fails while request 0 computes and the scheduler switches the
+  // device to local. At 0.1 s request 0 reaches its upload and fails there; the local request 1
+  // starts at once (not at the next event, which may be the server's recovery).
+  const DeviceSpec d = device(Strategy::pp(3), 1);
+  Recorder e;
+  DeviceLoop loop(d, 0, 4, 1, 9, 100, costs(), e);
+  loop.on_join(0);
+  loop.wake(0);
+  loop.set_server_available(false, "server s failed at 0.05 s");
+  loop.on_strategy(Strategy::local());
+  loop.wake(0.06);
+  EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3)"}));
+  loop.on_computed(0, 0.1);
+  loop.wake(0.1);
+  EXPECT_EQ(e.take(), (Log{"finished 0 failed: server s failed at 0.05 s", "new 1@0.1", "compute 1 [0,9)"}));
+}
