@@ -20,26 +20,20 @@ double num(const json& j, const char* k) {
   return it == j.end() || it->is_null() ? NAN : it->get<double>();
 }
 
+// One key per field of core/request_record.hpp's table, in its order.
 json to_json(const RequestRecord& r) {
-  return json{{"id", r.id},
-              {"device", r.device},
-              {"server", r.server},
-              {"strategy", r.strategy},
-              {"split", r.split},
-              {"bytes_up", r.bytes_up},
-              {"bytes_down", r.bytes_down},
-              {"t_created", num(r.t_created)},
-              {"t_device_start", num(r.t_device_start)},
-              {"t_device_end", num(r.t_device_end)},
-              {"t_uplink_end", num(r.t_uplink_end)},
-              {"t_queued", num(r.t_queued)},
-              {"t_batch_start", num(r.t_batch_start)},
-              {"t_batch_end", num(r.t_batch_end)},
-              {"batch_size", r.batch_size},
-              {"helper", r.helper},
-              {"t_result", num(r.t_result)},
-              {"status", r.status == RequestRecord::Status::ok ? "ok" : r.status == RequestRecord::Status::dropped ? "dropped" : "failed"},
-              {"failure", r.failure}};
+  json j = json::object();
+  for (const RequestField& fd : request_fields()) {
+    switch (fd.kind) {
+      case RequestField::Kind::int64:
+      case RequestField::Kind::int32: j[fd.name] = fd.get_int(r); break;
+      case RequestField::Kind::status: j[fd.name] = status_text(r.status); break;
+      case RequestField::Kind::real: j[fd.name] = fd.get_real(r); break;
+      case RequestField::Kind::time: j[fd.name] = num(fd.get_real(r)); break;
+      case RequestField::Kind::text: j[fd.name] = fd.get_text(r); break;
+    }
+  }
+  return j;
 }
 
 // An integer field within [lo, hi] (`fallback` when absent and `required` is false). nlohmann's get<int>
@@ -66,27 +60,16 @@ std::int64_t int_field(const json& j, const char* key, std::int64_t lo, std::int
 
 RequestRecord from_json(const json& j) {
   RequestRecord r;
-  constexpr std::int64_t kInt = std::numeric_limits<std::int32_t>::max();
-  r.id = int_field(j, "id", std::numeric_limits<std::int64_t>::min() / 2, std::numeric_limits<std::int64_t>::max() / 2, true);
-  r.device = static_cast<std::int32_t>(int_field(j, "device", -1, kInt, true));
-  r.server = static_cast<int>(int_field(j, "server", -1, kInt, false, -1));
-  r.strategy = j.value("strategy", std::string());
-  r.split = static_cast<int>(int_field(j, "split", -1, kInt, false, 0));
-  r.bytes_up = j.value("bytes_up", 0.0);
-  r.bytes_down = j.value("bytes_down", 0.0);
-  r.t_created = num(j, "t_created");
-  r.t_device_start = num(j, "t_device_start");
-  r.t_device_end = num(j, "t_device_end");
-  r.t_uplink_end = num(j, "t_uplink_end");
-  r.t_queued = num(j, "t_queued");
-  r.t_batch_start = num(j, "t_batch_start");
-  r.t_batch_end = num(j, "t_batch_end");
-  r.batch_size = static_cast<int>(int_field(j, "batch_size", 0, kInt, false, 0));
-  r.helper = static_cast<int>(int_field(j, "helper", -1, kInt, false, -1));
-  r.t_result = num(j, "t_result");
-  const std::string status = j.value("status", std::string("ok"));
-  r.status = status == "ok" ? RequestRecord::Status::ok : status == "dropped" ? RequestRecord::Status::dropped : RequestRecord::Status::failed;
-  r.failure = j.value("failure", std::string());
+  for (const RequestField& fd : request_fields()) {
+    switch (fd.kind) {
+      case RequestField::Kind::int64:
+      case RequestField::Kind::int32: fd.set_int(r, int_field(j, fd.name, fd.lo, fd.hi, fd.required, fd.fallback)); break;
+      case RequestField::Kind::status: r.status = status_from_text(j.value(fd.name, std::string("ok"))); break;
+      case RequestField::Kind::real: fd.set_real(r, j.value(fd.name, 0.0)); break;
+      case RequestField::Kind::time: fd.set_real(r, num(j, fd.name)); break;
+      case RequestField::Kind::text: fd.set_text(r, j.value(fd.name, std::string())); break;
+    }
+  }
   return r;
 }
 }  // namespace

@@ -1,5 +1,7 @@
 #include "io/results_h5.hpp"
 
+#include "core/input_error.hpp"
+
 #include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
 
@@ -18,54 +20,44 @@ void write_results_h5(const std::string& path, const RunResults& r) {
     f.write_attr("/", "warmup_s", r.warmup_s);
     f.write_attr("/", "end_s", r.end_s);
 
+    // /requests: one column per field of core/request_record.hpp's table.
     const hsize_t n = r.requests.size();
-    std::vector<std::int64_t> id(n);
-    std::vector<std::int32_t> device(n), server(n), split(n), batch(n), helper(n);
-    std::vector<std::int8_t> status(n);
-    std::vector<std::string> strategy(n), failure(n);
-    std::vector<double> up(n), down(n), created(n), dstart(n), dend(n), upend(n), queued(n), bstart(n), bend(n), result(n);
-    for (hsize_t i = 0; i < n; ++i) {
-      const auto& q = r.requests[i];
-      id[i] = q.id;
-      device[i] = q.device;
-      server[i] = q.server;
-      split[i] = q.split;
-      batch[i] = q.batch_size;
-      helper[i] = q.helper;
-      status[i] = static_cast<std::int8_t>(q.status);
-      strategy[i] = q.strategy;
-      failure[i] = q.failure;
-      up[i] = q.bytes_up;
-      down[i] = q.bytes_down;
-      created[i] = q.t_created;
-      dstart[i] = q.t_device_start;
-      dend[i] = q.t_device_end;
-      upend[i] = q.t_uplink_end;
-      queued[i] = q.t_queued;
-      bstart[i] = q.t_batch_start;
-      bend[i] = q.t_batch_end;
-      result[i] = q.t_result;
+    for (const RequestField& fd : request_fields()) {
+      const std::string name = std::string("/requests/") + fd.name;
+      switch (fd.kind) {
+        case RequestField::Kind::int64: {
+          std::vector<std::int64_t> v(n);
+          for (hsize_t i = 0; i < n; ++i) v[i] = fd.get_int(r.requests[i]);
+          f.write(name, v, {n}, fd.unit);
+          break;
+        }
+        case RequestField::Kind::int32: {
+          std::vector<std::int32_t> v(n);
+          for (hsize_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(fd.get_int(r.requests[i]));
+          f.write(name, v, {n}, fd.unit);
+          break;
+        }
+        case RequestField::Kind::status: {
+          std::vector<std::int8_t> v(n);
+          for (hsize_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(fd.get_int(r.requests[i]));
+          f.write(name, v, {n}, fd.unit);
+          break;
+        }
+        case RequestField::Kind::real:
+        case RequestField::Kind::time: {
+          std::vector<double> v(n);
+          for (hsize_t i = 0; i < n; ++i) v[i] = fd.get_real(r.requests[i]);
+          f.write(name, v, {n}, fd.unit);
+          break;
+        }
+        case RequestField::Kind::text: {
+          std::vector<std::string> v(n);
+          for (hsize_t i = 0; i < n; ++i) v[i] = fd.get_text(r.requests[i]);
+          f.write(name, v);
+          break;
+        }
+      }
     }
-    const std::string g = "/requests/";
-    f.write(g + "id", id, {n});
-    f.write(g + "device", device, {n}, "index into /devices");
-    f.write(g + "server", server, {n}, "index into /servers, -1 = none");
-    f.write(g + "strategy", strategy);
-    f.write(g + "split", split, {n}, "device ran stages [0,split)");
-    f.write(g + "bytes_up", up, {n}, "bytes");
-    f.write(g + "bytes_down", down, {n}, "bytes");
-    f.write(g + "t_created", created, {n}, "s");
-    f.write(g + "t_device_start", dstart, {n}, "s");
-    f.write(g + "t_device_end", dend, {n}, "s");
-    f.write(g + "t_uplink_end", upend, {n}, "s");
-    f.write(g + "t_queued", queued, {n}, "s");
-    f.write(g + "t_batch_start", bstart, {n}, "s");
-    f.write(g + "t_batch_end", bend, {n}, "s");
-    f.write(g + "batch_size", batch, {n}, "requests");
-    f.write(g + "helper", helper, {n}, "index into /devices of the idle helper that ran the server part, -1 none");
-    f.write(g + "t_result", result, {n}, "s");
-    f.write(g + "status", status, {n}, "0 ok, 1 failed");
-    f.write(g + "failure", failure);
 
     const hsize_t nd = r.devices.size();
     std::vector<std::string> did(nd), dtype(nd), dmodel(nd), ddata(nd), dserver(nd), dstrat(nd);
@@ -223,41 +215,26 @@ void write_results_h5(const std::string& path, const RunResults& r) {
 
 std::vector<RequestRecord> read_request_records(const std::string& path) {
   h5::File f = h5::File::open_read(path);
-  auto id = f.read_int64("/requests/id");
-  auto device = f.read_int64("/requests/device");
-  auto server = f.read_int64("/requests/server");
-  auto split = f.read_int64("/requests/split");
-  auto batch = f.read_int64("/requests/batch_size");
-  auto status = f.read_int64("/requests/status");
-  auto up = f.read_double("/requests/bytes_up");
-  auto down = f.read_double("/requests/bytes_down");
-  auto created = f.read_double("/requests/t_created");
-  auto dstart = f.read_double("/requests/t_device_start");
-  auto dend = f.read_double("/requests/t_device_end");
-  auto upend = f.read_double("/requests/t_uplink_end");
-  auto queued = f.read_double("/requests/t_queued");
-  auto bstart = f.read_double("/requests/t_batch_start");
-  auto bend = f.read_double("/requests/t_batch_end");
-  auto result = f.read_double("/requests/t_result");
-  std::vector<RequestRecord> out(id.size());
-  for (size_t i = 0; i < id.size(); ++i) {
-    auto& q = out[i];
-    q.id = id[i];
-    q.device = static_cast<std::int32_t>(device[i]);
-    q.server = static_cast<std::int32_t>(server[i]);
-    q.split = static_cast<std::int32_t>(split[i]);
-    q.batch_size = static_cast<std::int32_t>(batch[i]);
-    q.status = static_cast<RequestRecord::Status>(status[i]);
-    q.bytes_up = up[i];
-    q.bytes_down = down[i];
-    q.t_created = created[i];
-    q.t_device_start = dstart[i];
-    q.t_device_end = dend[i];
-    q.t_uplink_end = upend[i];
-    q.t_queued = queued[i];
-    q.t_batch_start = bstart[i];
-    q.t_batch_end = bend[i];
-    q.t_result = result[i];
+  const size_t n = f.read_int64("/requests/id").size();
+  std::vector<RequestRecord> out(n);
+  for (const RequestField& fd : request_fields()) {
+    const std::string name = std::string("/requests/") + fd.name;
+    auto same_length = [&](size_t got) {
+      if (got != n) throw InputError(SourceLocation{path, 0, 0}, name, std::to_string(got) + " values for " + std::to_string(n) + " requests");
+    };
+    if (fd.kind == RequestField::Kind::text) {
+      std::vector<std::string> v = f.read_strings(name);
+      same_length(v.size());
+      for (size_t i = 0; i < n; ++i) fd.set_text(out[i], std::move(v[i]));
+    } else if (fd.get_real != nullptr) {
+      const std::vector<double> v = f.read_double(name);
+      same_length(v.size());
+      for (size_t i = 0; i < n; ++i) fd.set_real(out[i], v[i]);
+    } else {
+      const std::vector<std::int64_t> v = f.read_int64(name);
+      same_length(v.size());
+      for (size_t i = 0; i < n; ++i) fd.set_int(out[i], v[i]);
+    }
   }
   return out;
 }

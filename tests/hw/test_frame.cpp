@@ -9,6 +9,7 @@
 #include "hw/frame.hpp"
 #include "hw/protocol.hpp"
 #include "hw/record_journal.hpp"
+#include "io/results_h5.hpp"
 
 using namespace coinfer;
 using namespace coinfer::hw;
@@ -187,4 +188,63 @@ TEST(Journal, UnfinishedRequestsComeBackFailedAndTornLinesAreIgnored) {
   EXPECT_NE(recs[1].failure.find("ended before"), std::string::npos);
   { std::ofstream(p, std::ios::app) << "\n{\"ev\":\"weird\",\"id\":3,\"device\":0}\n"; }
   EXPECT_THROW(read_journal(p), InputError);  // bad input: exit 2 in the CLI
+}
+
+TEST(RequestFields, EveryFieldSurvivesTheJournalAndResultsH5) {
+  // core/request_record.hpp's field table drives both formats: a record with every member set to a
+  // value of its own (none the default) comes back equal from each.
+  RequestRecord a;
+  a.id = 7;
+  a.device = 2;
+  a.server = 1;
+  a.strategy = "pp(3)";
+  a.split = 3;
+  a.bytes_up = 1234.5;
+  a.bytes_down = 160;
+  a.t_created = 1.25;
+  a.t_device_start = 1.5;
+  a.t_device_end = 1.75;
+  a.t_uplink_end = 2;
+  a.t_queued = 2.25;
+  a.t_batch_start = 2.5;
+  a.t_batch_end = 2.75;
+  a.batch_size = 4;
+  a.helper = 5;
+  a.t_result = 3;
+  a.status = RequestRecord::Status::dropped;
+  a.failure = "dropped at server s: late";
+  auto expect_same = [&](const RequestRecord& b, const std::string& where) {
+    EXPECT_EQ(b.id, a.id) << where;
+    EXPECT_EQ(b.device, a.device) << where;
+    EXPECT_EQ(b.server, a.server) << where;
+    EXPECT_EQ(b.strategy, a.strategy) << where;
+    EXPECT_EQ(b.split, a.split) << where;
+    EXPECT_EQ(b.bytes_up, a.bytes_up) << where;
+    EXPECT_EQ(b.bytes_down, a.bytes_down) << where;
+    for (auto m : {&RequestRecord::t_created, &RequestRecord::t_device_start, &RequestRecord::t_device_end, &RequestRecord::t_uplink_end,
+                   &RequestRecord::t_queued, &RequestRecord::t_batch_start, &RequestRecord::t_batch_end, &RequestRecord::t_result})
+      EXPECT_EQ(b.*m, a.*m) << where;
+    EXPECT_EQ(b.batch_size, a.batch_size) << where;
+    EXPECT_EQ(b.helper, a.helper) << where;
+    EXPECT_EQ(b.status, a.status) << where;
+    EXPECT_EQ(b.failure, a.failure) << where;
+  };
+  const std::string j = testing::TempDir() + "/fields.jsonl";
+  {
+    JournalWriter w(j);
+    w.created(a);
+    w.done(a);
+  }
+  const auto from_journal = read_journal(j);
+  ASSERT_EQ(from_journal.size(), 1u);
+  expect_same(from_journal[0], "journal");
+  RunResults r;
+  r.scenario = "fields";
+  r.requests = {a};
+  const std::string h = testing::TempDir() + "/fields.h5";
+  std::remove(h.c_str());
+  write_results_h5(h, r);
+  const auto from_h5 = read_request_records(h);
+  ASSERT_EQ(from_h5.size(), 1u);
+  expect_same(from_h5[0], "results.h5");
 }
