@@ -32,7 +32,7 @@ double ArrivalProcess::next() {
 }
 
 bool ArrivalProcess::admits(const Strategy& current, const ClosedLoopView& v) {
-  if (current.kind == Strategy::Kind::data_parallel) return !v.dp_input_waiting && v.dp_side_free;
+  if (current.kind == Strategy::Kind::data_parallel) return !v.data_parallel_input_waiting && v.data_parallel_side_free;
   if (v.unfinished >= v.in_flight_limit) return false;
   return current.device_split(v.num_stages) > 0 ? v.compute_idle : v.upload_idle;
 }

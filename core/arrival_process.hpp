@@ -24,8 +24,8 @@ struct ClosedLoopView {
   int in_flight_limit = 1;     // workload.in_flight, or default_in_flight(strategy)
   bool compute_idle = true;    // nothing computing on the device and nothing waiting to
   bool upload_idle = true;     // nothing on the uplink and nothing waiting for it
-  bool dp_input_waiting = false;  // data_parallel: an input waits for a side
-  bool dp_side_free = true;       // data_parallel: the device or the server path is free
+  bool data_parallel_input_waiting = false;  // data_parallel: an input waits for a side
+  bool data_parallel_side_free = true;       // data_parallel: the device or the server path is free
 };
 
 class ArrivalProcess {

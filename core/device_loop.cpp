@@ -37,7 +37,7 @@ void DeviceLoop::trace(const std::string& line) const {
 }
 
 DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                       double arrivals_end_s, DataParallelCosts dp_costs, DeviceActions& actions)
+                       double arrivals_end_s, DataParallelCosts router_costs, DeviceActions& actions)
     : device_(device),
       act_(actions),
       device_index_(device_index),
@@ -45,7 +45,7 @@ DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_in
       num_stages_(num_stages),
       arrivals_end_s_(arrivals_end_s),
       arrivals_(device, seed, device_index, arrivals_end_s),
-      router_(dp_costs),
+      router_(router_costs),
       strategy_(device.strategy),
       strategy_text_(device.strategy.to_string()),
       in_flight_limit_(device.workload.in_flight > 0 ? device.workload.in_flight : default_in_flight(device.strategy)),
@@ -76,7 +76,7 @@ const DevicePlan* DeviceLoop::plan_for(const Strategy& s) {
 }
 
 int DeviceLoop::queued() const {
-  size_t n = up_queue_.size() + dp_pending_.size();
+  size_t n = up_queue_.size() + data_parallel_waiting_.size();
   for (size_t i = 0; i < procs_.size(); ++i)
     for (const DeviceRequest* r : procs_[i].queue)  // a split segment waits in two queues: counted once
       if (r->plan->segments.empty() || r->plan->segments[static_cast<size_t>(r->segment)].proc == static_cast<int>(i)) ++n;
@@ -156,8 +156,8 @@ bool DeviceLoop::closed_loop_admits() const {
     for (const int i : {plan_->segments[0].proc, plan_->segments[0].with})
       if (i >= 0) v.compute_idle = v.compute_idle && procs_[static_cast<size_t>(i)].running == nullptr && procs_[static_cast<size_t>(i)].queue.empty();
   v.upload_idle = uploading_ == nullptr && up_queue_.empty();
-  v.dp_input_waiting = !dp_pending_.empty();
-  v.dp_side_free = server_down_why_.empty() ? router_.any_free() : !router_.busy(DataParallelRouter::Side::device);
+  v.data_parallel_input_waiting = !data_parallel_waiting_.empty();
+  v.data_parallel_side_free = server_down_why_.empty() ? router_.any_free() : !router_.busy(DataParallelRouter::Side::device);
   return ArrivalProcess::admits(strategy_, v);
 }
 
@@ -207,7 +207,7 @@ void DeviceLoop::create(double now_s) {
   act_.created(r);
   if (strategy_.kind == Strategy::Kind::data_parallel) {
     r.data_parallel = true;
-    dp_pending_.push_back(&r);
+    data_parallel_waiting_.push_back(&r);
     route_data_parallel(now_s);
     return;
   }
@@ -231,14 +231,14 @@ void DeviceLoop::route(DeviceRequest& r) {
 }
 
 void DeviceLoop::route_data_parallel(double now_s) {
-  while (!dp_pending_.empty() && router_.any_free()) {
+  while (!data_parallel_waiting_.empty() && router_.any_free()) {
     // Its server down: the device side only (an input waits while it is busy).
     if (!server_down_why_.empty() && router_.busy(DataParallelRouter::Side::device)) break;
     const bool to_server = server_down_why_.empty() ? *router_.route_next(act_.link_bytes_per_s(now_s)) == DataParallelRouter::Side::server
                                                     : (router_.take(DataParallelRouter::Side::device), false);
-    DeviceRequest* r = dp_pending_.front();
-    dp_pending_.pop_front();
-    r->dp_to_server = to_server;
+    DeviceRequest* r = data_parallel_waiting_.front();
+    data_parallel_waiting_.pop_front();
+    r->data_parallel_to_server = to_server;
     r->device_split = to_server ? 0 : num_stages_;
     // The whole input on one side; on the device, as the strategy's placement says (its plan covers [0, n)).
     r->plan = to_server ? offload_plan_ : strategy_.kind == Strategy::Kind::data_parallel ? plan_ : local_plan_;
@@ -438,10 +438,10 @@ void DeviceLoop::fail(std::int64_t id, double now_s, const std::string& why) {
   if (stopped_ || found == nullptr) return;
   DeviceRequest& r = *found;
   if (running(&r) || &r == uploading_) return;
-  const bool waiting_for_side = std::find(dp_pending_.begin(), dp_pending_.end(), &r) != dp_pending_.end();
+  const bool waiting_for_side = std::find(data_parallel_waiting_.begin(), data_parallel_waiting_.end(), &r) != data_parallel_waiting_.end();
   drop_from_processors(&r);
   erase_from(up_queue_, &r);
-  erase_from(dp_pending_, &r);
+  erase_from(data_parallel_waiting_, &r);
   finish(r, false, why, !waiting_for_side);
 }
 
@@ -452,7 +452,7 @@ void DeviceLoop::abandon(const std::function<std::string(const DeviceRequest&)>&
   for (DeviceRequest* r : unfinished_requests()) finish(*r, false, why(*r), false);
   for (Processor& p : procs_) p = Processor{};
   up_queue_.clear();
-  dp_pending_.clear();
+  data_parallel_waiting_.clear();
   help_queue_.clear();
   uploading_ = nullptr;
   held_total_ = 0;
@@ -487,7 +487,7 @@ void DeviceLoop::finish(DeviceRequest& r, bool ok, const std::string& why, bool 
   live_.pop_back();
   r.where = Where::finished;
   if (r.held != DeviceRequest::Held::none) hold(r, DeviceRequest::Held::none);
-  if (r.data_parallel && holds_side) router_.release(r.dp_to_server ? DataParallelRouter::Side::server : DataParallelRouter::Side::device);
+  if (r.data_parallel && holds_side) router_.release(r.data_parallel_to_server ? DataParallelRouter::Side::server : DataParallelRouter::Side::device);
   if (tracing()) trace("> finished " + num(r.rec.id) + " " + ok_text(ok) + " " + why);
   if (ok) {
     r.rec.status = RequestRecord::Status::ok;

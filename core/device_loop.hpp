@@ -65,7 +65,7 @@ struct DeviceRequest {
   int device_split = 0;        // the device runs [0, device_split); the server the rest
   std::int16_t segment = 0;    // the segment it is at (plan->segments[segment]; a plan has at most 64)
   bool data_parallel = false;  // created under data_parallel
-  bool dp_to_server = false;   // data_parallel input sent whole to the server
+  bool data_parallel_to_server = false;   // data_parallel input sent whole to the server
   // The loop's own bookkeeping (engines leave it alone): where the request is now.
   enum class Where : std::int8_t { waiting, on_stage, at_server, finished };
   Where where = Where::waiting;
@@ -128,7 +128,7 @@ class DeviceLoop {
   // `server_index`: the server its requests go to (rec.server of a request that leaves the device;
   // -1 stays on one that runs whole here).
   DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-             double arrivals_end_s, DataParallelCosts dp_costs, DeviceActions& actions);
+             double arrivals_end_s, DataParallelCosts router_costs, DeviceActions& actions);
 
   // ---- events -----------------------------------------------------------------------------------
   // The device joins at `now_s` (its join time, or when the engine first may send): it creates
@@ -239,7 +239,7 @@ class DeviceLoop {
   int num_stages_;
   double arrivals_end_s_;
   ArrivalProcess arrivals_;
-  DataParallelRouter router_;
+  DataParallelRouter router_;  // where a data_parallel input goes (core/data_parallel_router.hpp)
   Strategy strategy_;
   std::string strategy_text_;
   int in_flight_limit_;
@@ -262,7 +262,7 @@ class DeviceLoop {
   double held_total_ = 0;
   std::vector<std::pair<DeviceRequest*, std::string>> out_of_memory_;  // running segments that do not fit, and why
   std::vector<double> pool_peak_, proc_peak_;
-  std::deque<DeviceRequest*> up_queue_, dp_pending_;
+  std::deque<DeviceRequest*> up_queue_, data_parallel_waiting_;
   std::deque<std::int64_t> help_queue_;
   DeviceRequest* uploading_ = nullptr;
   bool helping_ = false;

@@ -4,12 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace coinfer {
+#include "core/time_window.hpp"
 
-namespace {
-// Seconds of [a, b) inside [lo, hi).
-double overlap(double a, double b, double lo, double hi) { return std::max(0.0, std::min(b, hi) - std::max(a, lo)); }
-}  // namespace
+namespace coinfer {
 
 RadioEnergyMeter::RadioEnergyMeter(const RadioStates& states, double window_begin_s, double window_end_s)
     : m_(states), begin_s_(window_begin_s), end_s_(window_end_s), mark_s_(0) {}
@@ -17,7 +14,7 @@ RadioEnergyMeter::RadioEnergyMeter(const RadioStates& states, double window_begi
 void RadioEnergyMeter::integrate(double t_s, RadioEnergy& e) const {
   if (!(t_s > mark_s_)) return;
   if (active_ > 0) {
-    const double s = overlap(mark_s_, t_s, begin_s_, end_s_);
+    const double s = overlap_seconds(mark_s_, t_s, begin_s_, end_s_);
     e.active_j += m_.base_w * s;
     e.active_s += s;
     return;
@@ -25,9 +22,9 @@ void RadioEnergyMeter::integrate(double t_s, RadioEnergy& e) const {
   double tail = 0;
   if (ever_active_) {
     const double tail_end = last_end_s_ + m_.tail_s;
-    tail = overlap(std::max(mark_s_, last_end_s_), std::min(t_s, tail_end), begin_s_, end_s_);
+    tail = overlap_seconds(std::max(mark_s_, last_end_s_), std::min(t_s, tail_end), begin_s_, end_s_);
   }
-  const double idle = overlap(mark_s_, t_s, begin_s_, end_s_) - tail;
+  const double idle = overlap_seconds(mark_s_, t_s, begin_s_, end_s_) - tail;
   e.tail_j += m_.tail_w * tail;
   e.tail_s += tail;
   e.idle_j += m_.idle_w * std::max(0.0, idle);
@@ -51,7 +48,7 @@ void RadioEnergyMeter::transfer_ended(double started_s, double t_s, double bytes
   // Its rate term, W per Mbit/s x Mbit, by the share of its duration inside the window (all of it for
   // an instantaneous transfer inside the window).
   const double span = t_s - started_s;
-  const double share = span > 0 ? overlap(started_s, t_s, begin_s_, end_s_) / span : (t_s >= begin_s_ && t_s <= end_s_ ? 1.0 : 0.0);
+  const double share = span > 0 ? overlap_seconds(started_s, t_s, begin_s_, end_s_) / span : (t_s >= begin_s_ && t_s <= end_s_ ? 1.0 : 0.0);
   const double mbit = bytes * 8e-6;
   e_.active_j += share * mbit * (uplink ? m_.up_w_per_mbps : m_.down_w_per_mbps);
 }

@@ -5,11 +5,11 @@
 #include <tuple>
 
 #include "core/radio_energy.hpp"
+#include "core/time_window.hpp"
 
 namespace coinfer {
 
 namespace {
-double overlap(double a, double b, double lo, double hi) { return std::max(0.0, std::min(b, hi) - std::max(a, lo)); }
 bool finite(double x) { return std::isfinite(x); }
 }  // namespace
 
@@ -26,7 +26,7 @@ WindowEnergy window_energy_from_records(const PowerSpec& power, const std::vecto
   std::vector<std::tuple<double, double, double, bool>> transfers;
   double busy = 0, flat_bytes = 0;
   for (const RequestRecord* r : requests) {
-    if (finite(r->t_device_start) && finite(r->t_device_end)) busy += overlap(r->t_device_start, r->t_device_end, t0_s, t1_s);
+    if (finite(r->t_device_start) && finite(r->t_device_end)) busy += overlap_seconds(r->t_device_start, r->t_device_end, t0_s, t1_s);
     if (finite(r->t_uplink_end)) {
       const double start = finite(r->t_device_end) ? r->t_device_end : r->t_created;
       if (finite(start) && start <= r->t_uplink_end) transfers.emplace_back(start, r->t_uplink_end, r->bytes_up, true);

@@ -3,11 +3,11 @@
 namespace coinfer::hw {
 
 DeviceRequests::DeviceRequests(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                               double arrivals_end_s, DataParallelCosts dp_costs, const BandwidthSchedule& link, JournalWriter& journal)
+                               double arrivals_end_s, DataParallelCosts router_costs, const BandwidthSchedule& link, JournalWriter& journal)
     : device_(device_index),
       link_(link),
       journal_(journal),
-      loop_(device, device_index, server_index, seed, num_stages, arrivals_end_s, dp_costs, *this) {}
+      loop_(device, device_index, server_index, seed, num_stages, arrivals_end_s, router_costs, *this) {}
 
 DeviceRequest& DeviceRequests::new_request(double now_s) {
   const std::int64_t id = next_id_++;

@@ -49,7 +49,7 @@ class DeviceRequests final : private DeviceActions {
   // `device`, `link` and `journal` must outlive this object. Arguments as DeviceLoop's; `link`: the
   // device's link as the scenario describes it (data_parallel routing).
   DeviceRequests(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                 double arrivals_end_s, DataParallelCosts dp_costs, const BandwidthSchedule& link, JournalWriter& journal);
+                 double arrivals_end_s, DataParallelCosts router_costs, const BandwidthSchedule& link, JournalWriter& journal);
   DeviceRequests(const DeviceRequests&) = delete;
   DeviceRequests& operator=(const DeviceRequests&) = delete;
 

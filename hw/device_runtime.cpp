@@ -574,7 +574,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   I.schedule = BandwidthSchedule(d, I.sc.events);
   const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
   const LutKey dev_key = d.lut_key(d.model), srv_key{server_type, d.model, d.dataset};
-  const DataParallelCosts dp_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
+  const DataParallelCosts router_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
                                                          I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
                                                          I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr);
   if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
@@ -594,7 +594,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // Open-loop times come from the simulator's own generator for (seed, device): a testbed run replays
   // the simulated arrivals exactly.
   I.rq = std::make_unique<DeviceRequests>(I.sc.devices[static_cast<size_t>(I.index)], I.index, I.sc.server_index(d.server), I.sc.seed, I.n,
-                                          I.sc.duration_s, dp_costs, I.schedule, *I.journal);
+                                          I.sc.duration_s, router_costs, I.schedule, *I.journal);
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

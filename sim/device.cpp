@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/time_window.hpp"
 #include "core/wire_bytes.hpp"
 
 namespace sg4 = simgrid::s4u;
@@ -17,7 +18,7 @@ SimDevice::SimDevice(DeviceSlice slice)
       loop_(*s_.spec, s_.index, s_.server_index, s_.seed, num_stages_, s_.ledger->arrivals_end_s(),
             data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut, s_.bindings[0].server_lut, *s_.time),
             *this) {
-  if (s_.spec->power.radio.stated()) radio_ = RadioEnergyMeter(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
+  if (s_.spec->power.radio.stated()) radio_.emplace(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
   for (const ModelBinding& b : s_.bindings) {
     bytes_at_split_.emplace_back();
     weight_prefix_.emplace_back(1, 0.0);
@@ -55,7 +56,7 @@ void SimDevice::stop() {
       a->cancel();
       cancelled_.push_back(a);
     }
-  if (s_.spec->power.radio.stated()) radio_.cut_transfers(now);
+  if (radio_) radio_->cut_transfers(now);
   upload_ = nullptr;
   results_.comm = control_.comm = help_.comm = nullptr;
   results_.waiting.clear();
@@ -85,10 +86,7 @@ void SimDevice::start_processor(int proc, int with, double seconds) {
   run.done.set(now + seconds, [this, proc] { on_processor_done(proc); });
 }
 
-void SimDevice::count_busy(double from_s, double to_s, double& into) {
-  const double a = std::max(from_s, s_.warmup_s), b = std::min(to_s, s_.duration_s);
-  if (b > a) into += b - a;
-}
+void SimDevice::count_busy(double from_s, double to_s, double& into) { into += overlap_seconds(from_s, to_s, s_.warmup_s, s_.duration_s); }
 
 void SimDevice::on_processor_done(int proc) {
   if (stopped_) return;
@@ -163,7 +161,7 @@ void SimDevice::start_inbound(Inbound<Payload>& in) {
   in.payload = item.payload;
   in.bytes = item.bytes;
   in.started_s = sg4::Engine::get_clock();
-  if (in.slot == kResultIn && s_.spec->power.radio.stated()) radio_.transfer_started(in.started_s);
+  if (in.slot == kResultIn && radio_) radio_->transfer_started(in.started_s);
   in.comm = sg4::Comm::sendto_init(item.from, s_.host);
   in.comm->set_payload_size(item.bytes);
   in.comm->set_data(&hooks_[in.slot]);
@@ -173,8 +171,8 @@ void SimDevice::start_inbound(Inbound<Payload>& in) {
 template <class Payload>
 void SimDevice::arrived(Inbound<Payload>& in) {
   finished(in.comm);
-  if (in.slot == kResultIn && s_.spec->power.radio.stated())
-    radio_.transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
+  if (in.slot == kResultIn && radio_)
+    radio_->transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
   in.arrived = true;
   take_arrived();
 }
@@ -346,7 +344,7 @@ void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
   upload_started_s_ = sg4::Engine::get_clock();
   upload_failures_ = server_failures_;
-  if (s_.spec->power.radio.stated()) radio_.transfer_started(upload_started_s_);
+  if (radio_) radio_->transfer_started(upload_started_s_);
   upload_ = sg4::Comm::sendto_init(s_.host, s_.server_host);
   upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
   upload_->set_data(&hooks_[kUpload]);
@@ -361,7 +359,7 @@ void SimDevice::on_uploaded() {
   uploading_ = nullptr;
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
-  if (s_.spec->power.radio.stated()) radio_.transfer_ended(upload_started_s_, sg4::Engine::get_clock(), r->rec.bytes_up, true);
+  if (radio_) radio_->transfer_ended(upload_started_s_, sg4::Engine::get_clock(), r->rec.bytes_up, true);
   if (upload_failures_ != server_failures_) {  // its server failed while it was on the link: nobody received it
     loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock(), false, server_failed_why_);
     return;

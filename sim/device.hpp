@@ -22,6 +22,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double radio_bytes_in_window() const { return radio_bytes_window_; }
   // Its radio's energy by power states (core/radio_energy.hpp) over the window; zero when its power
   // states no radio states (the flat rate: radio_bytes_in_window).
-  RadioEnergy radio_energy() const { return radio_.energy(); }
+  RadioEnergy radio_energy() const { return radio_ ? radio_->energy() : RadioEnergy{}; }
   double bytes_sent() const { return bytes_sent_; }
   double bytes_received() const { return bytes_received_; }
 
@@ -225,7 +226,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
   RandomStream wire_rng_;     // purpose wire_bytes, index = device index: its requests' upload and result bytes
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
-  RadioEnergyMeter radio_;    // its uploads and results, when its power states radio states
+  std::optional<RadioEnergyMeter> radio_;  // its uploads and results, when its power states radio states
   double upload_started_s_ = 0;
   std::uint64_t server_failures_ = 0, upload_failures_ = 0;  // its server's failures so far; at its upload's start
   std::string server_failed_why_;                            // the last failure's reason

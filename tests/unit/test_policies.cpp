@@ -306,10 +306,10 @@ TEST(ClosedLoop, AdmitsWhenTheFirstStageIsIdleAndFewerThanInFlightAreUnfinished)
   // data_parallel: no input waiting for a side and a side free, whatever in_flight says.
   v.unfinished = 5;
   EXPECT_TRUE(ArrivalProcess::admits(Strategy::data_parallel(), v));
-  v.dp_side_free = false;
+  v.data_parallel_side_free = false;
   EXPECT_FALSE(ArrivalProcess::admits(Strategy::data_parallel(), v));
-  v.dp_side_free = true;
-  v.dp_input_waiting = true;
+  v.data_parallel_side_free = true;
+  v.data_parallel_input_waiting = true;
   EXPECT_FALSE(ArrivalProcess::admits(Strategy::data_parallel(), v));
 }
 
