@@ -72,7 +72,7 @@ struct BandwidthSample {
 // One scheduling decision (the scheme it chose and why).
 struct DecisionRecord {
   double t_s = 0;
-  std::string trigger;          // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", joined by '+'
+  std::string trigger;          // "start", "join:ID", "leave:ID", "bandwidth:ID", "load:ID", "fail:SERVER", "recover:SERVER", "period", joined by '+'
   std::string scheme;           // Scheme::to_string()
   double predicted_throughput_rps = 0;  // the analytic estimator's prediction for the chosen scheme
   double predicted_latency_ms = 0;
