@@ -456,8 +456,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       ServerSpec::FailureModel m;
       m.mtbf_s = r.require_double(f, "mtbf_s", path + ".failures", 0, true);
       m.mttr_s = r.require_double(f, "mttr_s", path + ".failures", 0, true);
-      for (const char* k : {"mtbf_s", "mttr_s"})
-        if (r.get_double(f, k, path + ".failures", 0, 0, true) > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
+      for (const auto& [k, v] : {std::pair<const char*, double>{"mtbf_s", m.mtbf_s}, {"mttr_s", m.mttr_s}})
+        if (v > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
       sv.failures = m;
     }
     s.servers.push_back(sv);
