@@ -214,5 +214,15 @@ for k in ("latency_mean_s", "latency_p50_s", "latency_p95_s"):
     d = f["dgcnn/modelnet40/" + k]; a = d[...]; a[~np.isnan(a)] = 1e-7; d[...] = a
 PY
 expect_bad request_budget "10000000 requests, the bound" run "$base" --set "luts=[$work/fast]" --set scheduler.name=local
+# Server failures (issue 36): a failure model with a bad mean; a second fail of a down server, by its
+# --set; and the real server refuses them before it listens (simulated only so far).
+expect_bad mtbf_negative "servers\[0\].failures.mtbf_s" run "$base" --set "servers.0.failures={mtbf_s: -1, mttr_s: 1}"
+expect_bad fail_twice "fails at 2 s while it is already down" run "$base" --set "events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, fail: true}]"
+echo secret-for-the-refusal-test-123 > "$work/secret"
+timeout 60 "$coinfer" serve "$base" --set "events=[{at_s: 1, server: edge0, fail: true}]" --bind 127.0.0.1 --port 0 --secret-file "$work/secret" \
+  >"$work/serve_fail.stdout" 2>"$work/serve_fail.stderr"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "server failures .* are simulated only" "$work/serve_fail.stderr"; then passes=$((passes+1)); else
+  echo "FAIL serve_fail: exit $rc, expected 2 and the refusal"; cat "$work/serve_fail.stderr"; fails=$((fails+1)); fi
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
