@@ -20,10 +20,13 @@
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
-#include "sched/basic_schedulers.hpp"
+#include "sched/dp_scheduler.hpp"
+#include "sched/gcode_scheduler.hpp"
+#include "sched/greedy_scheduler.hpp"
+#include "sched/hierarchical_scheduler.hpp"
+#include "sched/oracle_scheduler.hpp"
 #include "sched/learned_plugin.hpp"
 #include "sched/sac_scheduler.hpp"
-#include "sched/search_schedulers.hpp"
 
 using namespace coinfer;
 

@@ -17,7 +17,7 @@
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
 #include "sched/gin_estimator.hpp"
-#include "sched/search_schedulers.hpp"
+#include "sched/hierarchical_scheduler.hpp"
 
 using namespace coinfer;
 

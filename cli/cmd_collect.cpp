@@ -18,10 +18,10 @@
 #include "hw/journal_merge.hpp"
 #include "hw/record_journal.hpp"
 #include "plumbing/atomic_dir.hpp"
+#include "io/decisions_jsonl.hpp"
 #include "io/data_root.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
-#include "sched/state_json.hpp"
 #include "io/summary_json.hpp"
 #include "sched/scheduler_factory.hpp"
 

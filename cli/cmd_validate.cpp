@@ -25,10 +25,10 @@
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 #include "plumbing/atomic_dir.hpp"
+#include "io/decisions_jsonl.hpp"
 #include "io/lut_h5.hpp"
 #include "io/lut_repository.hpp"
 #include "io/results_h5.hpp"
-#include "sched/state_json.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 

@@ -55,7 +55,8 @@ void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-s
 // The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
 void print_run_table(const RunResults& r, std::ostream& os);
 void register_collect(CLI::App& app, int& exit_code);  // collect (journals of a real run -> results)
-void register_version(CLI::App& app, int& exit_code);  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
+void register_version(CLI::App& app, int& exit_code);
+void register_schema(CLI::App& app, int& exit_code);   // schema (results.h5 columns, JSON-lines keys)  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
 // The command line this process was started with (main() records it), shell-quoted.
 void set_invocation(int argc, char** argv);
 const std::string& invocation();

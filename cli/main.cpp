@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_train(app, exit_code);
   coinfer::cli::register_plan(app, exit_code);
   coinfer::cli::register_version(app, exit_code);
+  coinfer::cli::register_schema(app, exit_code);
   coinfer::cli::add_log_flags(app);
   if (const int rc = coinfer::cli::start_logging(); rc >= 0) return rc;
   if (const int rc = check_subcommands(app, argc, argv)) return rc;

@@ -31,10 +31,10 @@
 #include "core/text_util.hpp"
 #include "plumbing/atomic_dir.hpp"
 #include "plumbing/child_process.hpp"
+#include "io/decisions_jsonl.hpp"
 #include "io/input_file.hpp"
 #include "io/results_h5.hpp"
 #include "io/scenario_loader.hpp"
-#include "sched/state_json.hpp"
 #include "sched/sac_agent.hpp"
 
 namespace {

@@ -4,51 +4,43 @@
 
 namespace coinfer {
 
-namespace {
-using F = RequestField;
-using K = RequestField::Kind;
-using R = RequestRecord;
-constexpr std::int64_t kInt32 = std::numeric_limits<std::int32_t>::max();
-
-// One row per member; the accessors are captureless lambdas (plain function pointers).
-#define COINFER_INT(NAME, KIND, UNIT, LO, HI, FALLBACK, REQUIRED, TYPE)                                            \
-  F{#NAME, KIND, UNIT, LO, HI, FALLBACK, REQUIRED, [](const R& r) -> std::int64_t { return r.NAME; },             \
-    [](R& r, std::int64_t v) { r.NAME = static_cast<TYPE>(v); }, nullptr, nullptr, nullptr, nullptr}
-#define COINFER_REAL(NAME, KIND, UNIT) \
-  F{#NAME, KIND, UNIT, 0, 0, 0, false, nullptr, nullptr, [](const R& r) { return r.NAME; }, [](R& r, double v) { r.NAME = v; }, nullptr, nullptr}
-#define COINFER_TEXT(NAME) \
-  F{#NAME, K::text, "", 0, 0, 0, false, nullptr, nullptr, nullptr, nullptr, [](const R& r) -> const std::string& { return r.NAME; }, [](R& r, std::string v) { r.NAME = std::move(v); }}
-}  // namespace
-
 const std::vector<RequestField>& request_fields() {
+  using R = RequestRecord;
+  using K = FieldKind;
+  constexpr std::int64_t kInt32 = std::numeric_limits<std::int32_t>::max();
+  constexpr std::int64_t kId = std::numeric_limits<std::int64_t>::max() / 2;
+  auto status = [] {
+    RequestField f;
+    f.name = "status", f.kind = K::status, f.unit = "0 ok, 1 failed, 2 dropped";
+    f.get_int = [](const R& r) { return static_cast<std::int64_t>(r.status); };
+    f.set_int = [](R& r, std::int64_t v) { r.status = static_cast<R::Status>(v); };
+    return f.accepts(0, 2, 0, false);
+  };
+  // The journal's ranges: ids within [-2^62, 2^62), indices from -1 (none) to int32's maximum.
   static const std::vector<RequestField> table = {
-      COINFER_INT(id, K::int64, "", std::numeric_limits<std::int64_t>::min() / 2, std::numeric_limits<std::int64_t>::max() / 2, 0, true, std::int64_t),
-      COINFER_INT(device, K::int32, "index into /devices", -1, kInt32, 0, true, std::int32_t),
-      COINFER_INT(server, K::int32, "index into /servers, -1 = none", -1, kInt32, -1, false, std::int32_t),
-      COINFER_TEXT(strategy),
-      COINFER_INT(split, K::int32, "device ran stages [0,split)", -1, kInt32, 0, false, std::int32_t),
-      COINFER_REAL(bytes_up, K::real, "bytes"),
-      COINFER_REAL(bytes_down, K::real, "bytes"),
-      COINFER_REAL(t_created, K::time, "s"),
-      COINFER_REAL(t_device_start, K::time, "s"),
-      COINFER_REAL(t_device_end, K::time, "s"),
-      COINFER_REAL(t_uplink_end, K::time, "s"),
-      COINFER_REAL(t_queued, K::time, "s"),
-      COINFER_REAL(t_batch_start, K::time, "s"),
-      COINFER_REAL(t_batch_end, K::time, "s"),
-      COINFER_INT(batch_size, K::int32, "requests", 0, kInt32, 0, false, std::int32_t),
-      COINFER_INT(helper, K::int32, "index into /devices of the idle helper that ran the server part, -1 none", -1, kInt32, -1, false, std::int32_t),
-      COINFER_REAL(t_result, K::time, "s"),
-      F{"status", K::status, "0 ok, 1 failed, 2 dropped", 0, 2, 0, false, [](const R& r) -> std::int64_t { return static_cast<std::int64_t>(r.status); },
-        [](R& r, std::int64_t v) { r.status = static_cast<R::Status>(v); }, nullptr, nullptr, nullptr, nullptr},
-      COINFER_TEXT(failure),
+      integer_field("id", K::int64, "", &R::id).accepts(std::numeric_limits<std::int64_t>::min() / 2, kId, 0, true),
+      integer_field("device", K::int32, "index into /devices", &R::device).accepts(-1, kInt32, 0, true),
+      integer_field("server", K::int32, "index into /servers, -1 = none", &R::server).accepts(-1, kInt32, -1, false),
+      text_field("strategy", &R::strategy),
+      integer_field("split", K::int32, "device ran stages [0,split)", &R::split).accepts(-1, kInt32, 0, false),
+      number_field("bytes_up", K::real, "bytes", &R::bytes_up),
+      number_field("bytes_down", K::real, "bytes", &R::bytes_down),
+      number_field("t_created", K::time, "s", &R::t_created),
+      number_field("t_device_start", K::time, "s", &R::t_device_start),
+      number_field("t_device_end", K::time, "s", &R::t_device_end),
+      number_field("t_uplink_end", K::time, "s", &R::t_uplink_end),
+      number_field("t_queued", K::time, "s", &R::t_queued),
+      number_field("t_batch_start", K::time, "s", &R::t_batch_start),
+      number_field("t_batch_end", K::time, "s", &R::t_batch_end),
+      integer_field("batch_size", K::int32, "requests", &R::batch_size).accepts(0, kInt32, 0, false),
+      integer_field("helper", K::int32, "index into /devices of the idle helper that ran the server part, -1 none", &R::helper)
+          .accepts(-1, kInt32, -1, false),
+      number_field("t_result", K::time, "s", &R::t_result),
+      status(),
+      text_field("failure", &R::failure),
   };
   return table;
 }
-
-#undef COINFER_INT
-#undef COINFER_REAL
-#undef COINFER_TEXT
 
 const char* status_text(RequestRecord::Status s) {
   return s == RequestRecord::Status::ok ? "ok" : s == RequestRecord::Status::dropped ? "dropped" : "failed";

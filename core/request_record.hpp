@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/record_field.hpp"
+
 namespace coinfer {
 
 struct RequestRecord {
@@ -34,26 +36,10 @@ struct RequestRecord {
   double latency_s() const { return t_result - t_created; }
 };
 
-// The record's fields as one table (issue 38 item 3): results.h5's /requests columns
+// The record's fields as one table (core/record_field.hpp): results.h5's /requests columns
 // (io/results_h5.cpp, write and read) and the real runtime's records journal (hw/record_journal.cpp,
 // JSON lines) both walk it, so a new field is one row here (and its member above). In table order.
-struct RequestField {
-  // How it is stored: int64 / int32 (integers; the journal accepts [lo, hi]), status (int8 codes in
-  // results.h5, "ok" / "failed" / "dropped" in the journal), real (a number, 0 when absent), time
-  // (seconds, NaN when it did not happen: null in the journal), text.
-  enum class Kind { int64, int32, status, real, time, text };
-  const char* name;  // the results.h5 dataset /requests/NAME and the journal's key
-  Kind kind;
-  const char* unit;  // the dataset's unit attribute ("" none)
-  std::int64_t lo = 0, hi = 0, fallback = 0;  // int64/int32: the journal's range and the value when absent
-  bool required = false;                      // the journal must carry it
-  std::int64_t (*get_int)(const RequestRecord&) = nullptr;  // int64, int32, status (its code)
-  void (*set_int)(RequestRecord&, std::int64_t) = nullptr;
-  double (*get_real)(const RequestRecord&) = nullptr;       // real, time
-  void (*set_real)(RequestRecord&, double) = nullptr;
-  const std::string& (*get_text)(const RequestRecord&) = nullptr;  // text
-  void (*set_text)(RequestRecord&, std::string) = nullptr;
-};
+using RequestField = RecordField<RequestRecord>;
 const std::vector<RequestField>& request_fields();
 // The status as the journal writes it, and back (anything but "ok" and "dropped" reads as failed).
 const char* status_text(RequestRecord::Status s);

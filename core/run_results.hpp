@@ -152,6 +152,14 @@ struct RunResults {
   double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 
+// The records' field tables (core/record_field.hpp): results.h5's /devices, /servers (beside
+// /servers/id), /events, /decisions and /bandwidth columns, in this order; decisions.jsonl's keys.
+const std::vector<RecordField<DeviceResult>>& device_result_fields();
+const std::vector<RecordField<ServerResult>>& server_result_fields();
+const std::vector<RecordField<EventRecord>>& event_fields();
+const std::vector<RecordField<DecisionRecord>>& decision_fields();
+const std::vector<RecordField<BandwidthSample>>& bandwidth_fields();
+
 // A RunResults with the scenario's description filled in (name, file, seed, duration, warm-up,
 // scheduler, server ids); the engine adds what it ran.
 inline RunResults run_results_of(const Scenario& s) {

@@ -50,13 +50,13 @@ struct DeviceRuntime::Impl {
   DeviceOptions opt;
   int index = 0;
   ModelSpec spec;
-  int n = 0;
+  int num_stages = 0;  // of its model
   std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
   BandwidthSchedule schedule;
   std::unique_ptr<JournalWriter> journal;
-  std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under m
+  std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under mutex
 
-  std::mutex m;
+  std::mutex mutex;  // guards the members and calls marked "under mutex" / "mutex held"
   std::condition_variable cv;  // any state change
   bool helper = false;
   std::shared_ptr<Connection> conn;
@@ -68,8 +68,8 @@ struct DeviceRuntime::Impl {
   ClockEstimate clock;        // offset to the server's clock (reader thread only)
   bool epochs_noted = false;  // the journal has both time zeros
   int beats = 0;
-  std::int64_t next_help_batch = 0;                 // under m
-  std::map<std::int64_t, ModelSpec> helper_specs;   // helper batch -> its origin's model (under m)
+  std::int64_t next_help_batch = 0;                 // under mutex
+  std::map<std::int64_t, ModelSpec> helper_specs;   // helper batch -> its origin's model (under mutex)
 
   double device_unix() const { return unix_now() + opt.clock_skew_s; }  // this device's clock
   double now() const { return device_unix() - opt.epoch_unix_s; }
@@ -79,7 +79,7 @@ struct DeviceRuntime::Impl {
   }
   bool stopping() const { return *stop || finished; }
 
-  // --- the device loop (core/device_loop.hpp through hw/device_requests.hpp), m held --------------
+  // --- the device loop (core/device_loop.hpp through hw/device_requests.hpp), mutex held --------------
   // After every event: the loop creates what is due and starts idle stages; the threads wake.
   void wake() {
     const double t = now();
@@ -97,7 +97,7 @@ struct DeviceRuntime::Impl {
   void arrivals_loop() {
     const WorkloadSpec& w = sc.devices[index].workload;
     const double end = std::min(sc.duration_s, sc.devices[index].leave_at_s);
-    std::unique_lock<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(mutex);
     while (!stopping() && w.arrival != WorkloadSpec::Arrival::none) {
       if (!ever_connected) {
         cv.wait_for(lock, Seconds(0.02));
@@ -133,7 +133,7 @@ struct DeviceRuntime::Impl {
   void compute_loop() {
     join_work_cap("compute");
     set_compute_threads(opt.threads);
-    std::unique_lock<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(mutex);
     while (!stopping()) {
       std::optional<ComputeJob> job = rq->take_compute();
       if (!job) {
@@ -161,7 +161,7 @@ struct DeviceRuntime::Impl {
         error = "device stages failed: " + std::string(e.what());
       }
       lock.lock();
-      if (own.split < n) rq->keep_state(own.request, std::move(bytes));
+      if (own.split < num_stages) rq->keep_state(own.request, std::move(bytes));
       rq->loop().on_computed(own.request, now(), error.empty(), error);
       wake();
     }
@@ -192,7 +192,7 @@ struct DeviceRuntime::Impl {
     r.t_batch_end = device_unix();
     std::shared_ptr<Connection> c;
     {
-      std::lock_guard<std::mutex> lock(m);
+      std::lock_guard<std::mutex> lock(mutex);
       c = conn;
     }
     if (!c) return;  // the server reports it failed to the origin when we disconnected
@@ -208,7 +208,7 @@ struct DeviceRuntime::Impl {
 
   void upload_loop() {
     join_work_cap("upload");
-    std::unique_lock<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(mutex);
     while (!stopping()) {
       std::optional<UploadJob> job = rq->take_upload();
       if (!job) {
@@ -228,13 +228,13 @@ struct DeviceRuntime::Impl {
         if (job->split == 0) bytes = model->input_state(job->id);
         TaskHeader th{job->split, opt.device_id, device_unix()};
         {
-          std::lock_guard<std::mutex> relock(m);
+          std::lock_guard<std::mutex> relock(mutex);
           if (const RequestRecord* r = rq->find(job->id)) th.t_created = opt.epoch_unix_s + r->t_created;
         }
         const std::string payload = pack_task(th, bytes);
         {
           // What goes on the wire, recorded before the result can overtake this thread.
-          std::lock_guard<std::mutex> relock(m);
+          std::lock_guard<std::mutex> relock(mutex);
           if (RequestRecord* r = rq->find(job->id)) r->bytes_up = static_cast<double>(kHeaderBytes + payload.size());
         }
         c->send({MsgType::task, static_cast<std::uint64_t>(job->id), payload}, Seconds(60));
@@ -252,7 +252,7 @@ struct DeviceRuntime::Impl {
   void on_result(const Frame& f, std::size_t frame_bytes) {
     std::string out;
     ResultHeader h = unpack_result(f.payload, out);
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     RequestRecord* found = rq->find(static_cast<std::int64_t>(f.task_id));
     if (!found) return;  // already failed (e.g. after a reconnection)
     RequestRecord& r = *found;
@@ -280,7 +280,7 @@ struct DeviceRuntime::Impl {
     } catch (const std::exception& e) {
       throw ProtocolError(std::string("scheduling message: ") + e.what());
     }
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     if (s != strategy()) {
       log("strategy " + strategy().to_string() + " -> " + s.to_string());
       rq->loop().on_strategy(s);
@@ -350,7 +350,7 @@ struct DeviceRuntime::Impl {
             if (static_cast<int>(b.parts.size()) < b.size) break;
             Collecting done = std::move(b);
             collecting.erase(th.batch == 0 ? ~f->task_id : th.batch);
-            std::lock_guard<std::mutex> lock(m);
+            std::lock_guard<std::mutex> lock(mutex);
             const std::int64_t id = next_help_batch++;
             helper_specs[id] = catalog.instantiate(sc.devices[static_cast<size_t>(done.origin)].model, sc.devices[static_cast<size_t>(done.origin)].dataset);
             rq->add_helper_batch(id, done.split, std::move(done.parts));
@@ -374,7 +374,7 @@ struct DeviceRuntime::Impl {
   }
 
   void lose_connection() {
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     conn.reset();
     for (const DeviceRequest* r : rq->loop().unfinished_requests(true)) rq->loop().fail(r->rec.id, now(), "connection to the server lost");
     wake();
@@ -415,7 +415,7 @@ struct DeviceRuntime::Impl {
         continue;
       }
       {
-        std::lock_guard<std::mutex> lock(m);
+        std::lock_guard<std::mutex> lock(mutex);
         conn = c;
         ever_connected = true;
         if (!rq->loop().joined()) rq->loop().on_join(now());  // inputs start with the first registration
@@ -431,7 +431,7 @@ struct DeviceRuntime::Impl {
         if (now() >= next_beat) {
           DeviceStatus s;
           {
-            std::lock_guard<std::mutex> lock(m);
+            std::lock_guard<std::mutex> lock(mutex);
             s.bandwidth_mbps = schedule.mbps_at(now());
             s.queue_length = rq->loop().queued();
             s.unfinished = rq->loop().unfinished();
@@ -455,7 +455,7 @@ struct DeviceRuntime::Impl {
       if (check_done(hard_end)) break;
     }
     {
-      std::lock_guard<std::mutex> lock(m);
+      std::lock_guard<std::mutex> lock(mutex);
       finished = true;
       rq->loop().abandon([&](const DeviceRequest& r) { return !fatal.empty() ? fatal : drain_failure_text(r.rec, sc.drain_s); });
       cv.notify_all();
@@ -498,7 +498,7 @@ struct DeviceRuntime::Impl {
 
   // True when the device's run is over: arrivals ended and nothing is unfinished, or the drain ran out.
   bool check_done(double hard_end) {
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     if (*stop) return true;
     if (arrivals_over && rq->loop().unfinished() == 0) {
       // An idle helper serves forwarded work until the others stop creating inputs.
@@ -515,18 +515,18 @@ struct DeviceRuntime::Impl {
 
 DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options)
     : impl_(std::make_unique<Impl>()) {
-  Impl& I = *impl_;
-  I.sc = std::move(scenario);
-  I.catalog = std::move(catalog);
-  I.luts = std::move(luts);
-  I.opt = std::move(options);
-  I.index = I.sc.device_index(I.opt.device_id);
-  if (I.index < 0) {
+  Impl& impl = *impl_;
+  impl.sc = std::move(scenario);
+  impl.catalog = std::move(catalog);
+  impl.luts = std::move(luts);
+  impl.opt = std::move(options);
+  impl.index = impl.sc.device_index(impl.opt.device_id);
+  if (impl.index < 0) {
     std::string known;
-    for (const auto& d : I.sc.devices) known += (known.empty() ? "" : ", ") + d.id;
-    throw InputError(SourceLocation{I.sc.file, 0, 0}, "--id", "unknown device '" + I.opt.device_id + "' (scenario devices: " + known + ")");
+    for (const auto& d : impl.sc.devices) known += (known.empty() ? "" : ", ") + d.id;
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--id", "unknown device '" + impl.opt.device_id + "' (scenario devices: " + known + ")");
   }
-  const DeviceSpec& d = I.sc.devices[I.index];
+  const DeviceSpec& d = impl.sc.devices[impl.index];
   // This runtime computes with LibTorch on this machine's CPU: a device placed on another processor
   // (a Jetson's GPU, an NPU) is simulated only (issue 34: CUDA placement comes with a CUDA LibTorch).
   if (!d.processor.empty() && d.processor != "cpu")
@@ -540,14 +540,14 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // Its memory (memory_gb, or its profile's): LibTorch's tensors may not pass it, so that a request
   // that needs more fails "out of memory" as in the simulator (the process's own code, libraries and
   // stacks are not counted, as the simulator counts tensors and weights only).
-  I.memory_processor = stands_for;
+  impl.memory_processor = stands_for;
   if (d.hardware && d.hardware->pool_capacity_bytes.at(0) > 0) {
     TrackingAllocator::install();
     TrackingAllocator::instance().set_limit(static_cast<size_t>(d.hardware->pool_capacity_bytes[0]));
     log::info("device", "tensor memory limited to " + format_double(d.hardware->pool_capacity_bytes[0] / 1e6) + " MB (" + d.type + ")");
   }
   const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's, before this machine's CPU stands for it
-  I.sc.devices[static_cast<size_t>(I.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
+  impl.sc.devices[static_cast<size_t>(impl.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
   if (!d.strategy.placement.empty())
     for (const std::string& p : d.strategy.placement.processors())
       if (p != stands_for)
@@ -558,43 +558,43 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
                                         (models::cuda_available() ? "this one has one, but the runtime does not place stages on it yet"
                                                                   : "torch::cuda::is_available() is false here") + ")"
                                   : std::string()));
-  I.spec = I.catalog.instantiate(d.model, d.dataset);
-  I.n = I.spec.num_stages();
+  impl.spec = impl.catalog.instantiate(d.model, d.dataset);
+  impl.num_stages = impl.spec.num_stages();
   try {
-    I.model = std::make_unique<models::DeviceModelRunner>(I.spec, I.sc.seed, I.opt.input_file);
+    impl.model = std::make_unique<models::DeviceModelRunner>(impl.spec, impl.sc.seed, impl.opt.input_file);
   } catch (const InputError&) {
     throw;
   } catch (const TensorMemoryExhausted& e) {  // the weights and inputs alone do not fit the board's memory
     throw InputError(d.where, "devices (id " + d.id + ").memory_gb",
-                     "the model's weights and inputs alone need more than the device's memory: " + I.out_of_memory_text(e));
+                     "the model's weights and inputs alone need more than the device's memory: " + impl.out_of_memory_text(e));
   } catch (const std::exception& e) {
-    if (I.opt.input_file.empty()) throw;
-    throw InputError(SourceLocation{I.opt.input_file, 0, 0}, "--input", e.what());
+    if (impl.opt.input_file.empty()) throw;
+    throw InputError(SourceLocation{impl.opt.input_file, 0, 0}, "--input", e.what());
   }
-  I.schedule = BandwidthSchedule(d, I.sc.events);
-  const std::string server_type = I.sc.servers[I.sc.server_index(d.server)].type;
+  impl.schedule = BandwidthSchedule(d, impl.sc.events);
+  const std::string server_type = impl.sc.servers[impl.sc.server_index(d.server)].type;
   const LutKey dev_key = d.lut_key(d.model), srv_key{server_type, d.model, d.dataset};
-  const DataParallelCosts router_costs = data_parallel_costs(d, I.sc.access_point, I.spec,
-                                                         I.luts.contains(dev_key) ? &I.luts.table(dev_key) : nullptr,
-                                                         I.luts.contains(srv_key) ? &I.luts.table(srv_key) : nullptr);
-  if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now() + I.opt.clock_skew_s;
-  I.journal = std::make_unique<JournalWriter>(I.opt.records_out);
-  if (I.opt.records_stdout) I.journal->also_to_stdout();
-  I.journal->note("device", I.opt.device_id);
-  if (!I.opt.power_command.empty()) {
+  const DataParallelCosts router_costs = data_parallel_costs(d, impl.sc.access_point, impl.spec,
+                                                         impl.luts.contains(dev_key) ? &impl.luts.table(dev_key) : nullptr,
+                                                         impl.luts.contains(srv_key) ? &impl.luts.table(srv_key) : nullptr);
+  if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now() + impl.opt.clock_skew_s;
+  impl.journal = std::make_unique<JournalWriter>(impl.opt.records_out);
+  if (impl.opt.records_stdout) impl.journal->also_to_stdout();
+  impl.journal->note("device", impl.opt.device_id);
+  if (!impl.opt.power_command.empty()) {
     ChildSpec meter;
-    meter.argv = split_command_line(I.opt.power_command, SourceLocation{"--power-command", 0, 0}, "--power-command");
+    meter.argv = split_command_line(impl.opt.power_command, SourceLocation{"--power-command", 0, 0}, "--power-command");
     meter.connect_stdio = true;
     try {
-      I.meter = Child::start(meter);
+      impl.meter = Child::start(meter);
     } catch (const std::exception& e) {
       throw InputError(SourceLocation{"--power-command", 0, 0}, "--power-command", e.what());
     }
   }
   // Open-loop times come from the simulator's own generator for (seed, device): a testbed run replays
   // the simulated arrivals exactly.
-  I.rq = std::make_unique<DeviceRequests>(I.sc.devices[static_cast<size_t>(I.index)], I.index, I.sc.server_index(d.server), I.sc.seed, I.n,
-                                          I.sc.duration_s, router_costs, I.schedule, *I.journal);
+  impl.rq = std::make_unique<DeviceRequests>(impl.sc.devices[static_cast<size_t>(impl.index)], impl.index, impl.sc.server_index(d.server), impl.sc.seed, impl.num_stages,
+                                          impl.sc.duration_s, router_costs, impl.schedule, *impl.journal);
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

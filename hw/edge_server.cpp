@@ -30,8 +30,8 @@
 #include "hw/protocol.hpp"
 #include "hw/registration.hpp"
 #include "plumbing/atomic_dir.hpp"
+#include "io/decisions_jsonl.hpp"
 #include "io/scenario_loader.hpp"
-#include "sched/state_json.hpp"
 #include "models/model_runner.hpp"
 #include "sched/rescheduler.hpp"
 #include "sched/scheduler_factory.hpp"
@@ -48,7 +48,7 @@ struct Handler {
   std::unique_ptr<Connection> conn;
   std::thread reader;
   std::atomic<bool> alive{true};
-  bool reader_done = false;  // under the server's m: read_loop has finished with this handler
+  bool reader_done = false;  // under the server's mutex: read_loop has finished with this handler
   bool generates = true;
   DeviceStatus status;
 };
@@ -87,15 +87,15 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::unique_ptr<ServerTiming> timing;
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<Rescheduler> rescheduler;  // under m
-  // The start decision waits for the scenario's initial devices (hw/registration.hpp); under m.
+  std::unique_ptr<Rescheduler> rescheduler;  // under mutex
+  // The start decision waits for the scenario's initial devices (hw/registration.hpp); under mutex.
   static constexpr double kStartDeadlineS = 30;
   std::unique_ptr<StartGate> start_gate;
   std::unique_ptr<Listener> listener;
 
   // The server loop (core/server_loop.hpp: batching, forwarding, workers), the simulator's too, driven
-  // on run time (seconds since the epoch); all under m.
-  std::mutex m;
+  // on run time (seconds since the epoch); all under mutex.
+  std::mutex mutex;  // guards the members and calls marked "under mutex" / "mutex held"
   std::condition_variable work_cv, sched_cv, timer_cv;
   // Requests the loop dropped past their deadline, with the result that says so; a worker sends them.
   std::deque<std::pair<Pending, ResultHeader>> dropped_replies;
@@ -120,7 +120,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     if (opt.log) opt.log(line);
     else log::info("serve", line);
   }
-  void trigger(const Trigger& t) {  // m held
+  void trigger(const Trigger& t) {  // mutex held
     if (rescheduler->offer(t)) sched_cv.notify_all();
   }
 
@@ -146,7 +146,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       apply_shaping(*h);
       Assignment a;
       {
-        std::lock_guard<std::mutex> lock(m);
+        std::lock_guard<std::mutex> lock(mutex);
         if (auto old = handlers.find(index); old != handlers.end()) {  // a reconnection replaces the old one
           old->second->alive = false;
           old->second->conn->close();
@@ -167,7 +167,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       } catch (const std::system_error& e) {  // no thread to be had: the device is told, and goes
         log("device " + h->id + " dropped: no thread for its connection (" + e.what() + ")");
         h->conn->close();
-        std::lock_guard<std::mutex> lock(m);
+        std::lock_guard<std::mutex> lock(mutex);
         h->alive = false;
         h->reader_done = true;
         if (auto it = handlers.find(index); it != handlers.end() && it->second == h) {
@@ -212,11 +212,11 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     }
   }
 
-  void retire(const std::shared_ptr<Handler>& h) {  // m held
+  void retire(const std::shared_ptr<Handler>& h) {  // mutex held
     if (std::find(retired.begin(), retired.end(), h) == retired.end()) retired.push_back(h);
   }
 
-  // Frees what retired handlers hold once nothing can use them (m held; joins a reader that has
+  // Frees what retired handlers hold once nothing can use them (mutex held; joins a reader that has
   // already finished its work, so it does not wait on the network). Returns how many were freed.
   size_t reap_retired() {
     size_t freed = 0;
@@ -292,7 +292,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       why = e.what();
     }
     h->conn->close();
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     h->alive = false;
     h->reader_done = true;  // from here on only this lock is held: reap_retired() may join
     retire(h);
@@ -335,7 +335,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     p.split = th.split;
     p.t_created = th.t_created;
     p.t_queued = unix_now();
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     const DeviceSpec& d = sc.devices[h->index];
     const int group = group_ids.id({{d.model, d.dataset}, p.split});
     const auto added = loop->on_upload(std::move(p), group, now());
@@ -344,7 +344,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
-    std::lock_guard<std::mutex> lock(m);
+    std::lock_guard<std::mutex> lock(mutex);
     h->status = s;
     if (s.bandwidth_mbps > 0) trigger(Trigger{Trigger::Kind::bandwidth, h->index, s.bandwidth_mbps});
   }
@@ -352,7 +352,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   void on_helper_result(const std::shared_ptr<Handler>& helper, const Frame& f) {
     Forwarded fw;
     {
-      std::lock_guard<std::mutex> lock(m);
+      std::lock_guard<std::mutex> lock(mutex);
       auto it = forwarded.find(f.task_id);
       if (it == forwarded.end()) throw ProtocolError("result for a task that was not forwarded to this device");
       fw = it->second;
@@ -384,7 +384,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // --- batching, workers and forwarding ----------------------------------------------------------
   // Seals batches when their window ends (core/batch_queue.hpp), whether or not a worker is free.
   void batch_timer_loop() {
-    std::unique_lock<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(mutex);
     while (!*stop) {
       const double due = loop->next_deadline_s();
       const double wait = std::min(0.1, std::max(0.0, due - now()));
@@ -397,7 +397,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   // Idle helpers serve forwarded work through the drain, as in the simulator, and stay until the
   // server releases them: once the arrivals have ended and none of this server's devices that create
-  // inputs is connected (m held). A helper that went on its own at the end of the arrivals could
+  // inputs is connected (mutex held). A helper that went on its own at the end of the arrivals could
   // miss a batch forwarded at that moment, which would then fail.
   void release_helpers_when_done() {
     if (helpers_released || now() < sc.duration_s) return;
@@ -417,7 +417,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     if (!helpers.empty()) log("arrivals ended and every device that creates inputs has gone: helpers released");
   }
 
-  // --- the server loop's actions (core/server_loop.hpp), m held -------------------------------------
+  // --- the server loop's actions (core/server_loop.hpp), mutex held -------------------------------------
   int priority(const Pending& p) const override {
     return p.origin && p.origin->index >= 0 ? sc.devices[static_cast<size_t>(p.origin->index)].workload.priority : 0;
   }
@@ -498,12 +498,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       std::vector<Pending> batch;
       std::deque<std::pair<Pending, ResultHeader>> drops;
       {
-        std::unique_lock<std::mutex> lock(m);
+        std::unique_lock<std::mutex> lock(mutex);
         drops.swap(dropped_replies);
       }
       for (auto& [p, r] : drops) reply(p.origin, p.task, r, "");
       {
-        std::unique_lock<std::mutex> lock(m);
+        std::unique_lock<std::mutex> lock(mutex);
         if (to_run.empty()) {
           work_cv.wait_for(lock, Seconds(0.1));
           continue;
@@ -513,7 +513,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         to_run.pop_front();
       }
       run_batch(batch, runner);
-      std::lock_guard<std::mutex> lock(m);
+      std::lock_guard<std::mutex> lock(mutex);
       loop->on_batch_done(token, now());
       work_cv.notify_all();
     }
@@ -547,7 +547,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   // --- scheduling --------------------------------------------------------------------------------
   // What this server observes (its devices' last heartbeats, its own queue); the snapshot itself is
-  // the Rescheduler's, the simulator's too (m held).
+  // the Rescheduler's, the simulator's too (mutex held).
   SystemState snapshot() {
     std::vector<std::optional<DeviceObservation>> devices(sc.devices.size());
     for (size_t i = 0; i < sc.devices.size(); ++i) {
@@ -572,7 +572,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   // Carries out a decision of the shared Rescheduler (sched/rescheduler.hpp): only devices whose
-  // strategy or helper role changed get a scheduling message (m held).
+  // strategy or helper role changed get a scheduling message (mutex held).
   void decide() {
     Decision d = rescheduler->decide(snapshot());
     for (const DeviceChange& c : d.changes) {
@@ -603,7 +603,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void scheduler_loop() {
-    std::unique_lock<std::mutex> lock(m);
+    std::unique_lock<std::mutex> lock(mutex);
     // Periodic triggers start at time zero, as in the simulator (none before the run begins).
     double next_period = rescheduler->next_period_after(std::max(0.0, now()));
     // The scenario's timed triggers this server is not told of by a device (background load), at
@@ -645,56 +645,56 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
 EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, ServeOptions options)
     : impl_(std::make_unique<Impl>()) {
-  Impl& I = *impl_;
-  I.sc = std::move(scenario);
-  I.catalog = std::move(catalog);
-  I.luts = std::move(luts);
-  I.opt = std::move(options);
-  if (I.opt.server_id.empty()) I.opt.server_id = I.sc.servers.at(0).id;
-  I.server_index = I.sc.server_index(I.opt.server_id);
-  if (I.server_index < 0)
-    throw InputError(SourceLocation{I.sc.file, 0, 0}, "servers", "no server '" + I.opt.server_id + "' in the scenario");
+  Impl& impl = *impl_;
+  impl.sc = std::move(scenario);
+  impl.catalog = std::move(catalog);
+  impl.luts = std::move(luts);
+  impl.opt = std::move(options);
+  if (impl.opt.server_id.empty()) impl.opt.server_id = impl.sc.servers.at(0).id;
+  impl.server_index = impl.sc.server_index(impl.opt.server_id);
+  if (impl.server_index < 0)
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "servers", "no server '" + impl.opt.server_id + "' in the scenario");
   // Every LUT entry the scenario's scheduler and strategies may need, checked before serving: a gap
   // found later would stop the scheduler mid-run.
-  check_scenario_against(I.sc, I.catalog, I.luts);
-  if (I.sc.scheduler.max_output_error >= 0)
-    throw InputError(I.sc.scheduler.where, "scheduler.max_output_error",
+  check_scenario_against(impl.sc, impl.catalog, impl.luts);
+  if (impl.sc.scheduler.max_output_error >= 0)
+    throw InputError(impl.sc.scheduler.where, "scheduler.max_output_error",
                      "choosing model variants at run time is simulated only (coinfer run); the testbed runs each device's model "
                      "as the scenario names it: remove the key, or name the variant on the device (variant:)");
-  for (const auto& e : I.sc.events)  // issue 36 item 3: simulated only so far
+  for (const auto& e : impl.sc.events)  // issue 36 item 3: simulated only so far
     if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
       throw InputError(e.where, "events",
                        "server failures (fail/recover events, servers[].failures) are simulated only (coinfer run) so far: the real "
                        "server does not kill and restart itself; remove them to run on the testbed");
-  for (const auto& e : I.sc.events)  // issue 37 item 5: the scheduler sees loads at their times; the testbed applies them
+  for (const auto& e : impl.sc.events)  // issue 37 item 5: the scheduler sees loads at their times; the testbed applies them
     if (e.kind == EventSpec::Kind::load) {
       log::info("server", "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
                           "caps, real boards under `coinfer serve` must carry that load themselves");
       break;
     }
   ModelSpecs specs;
-  const ServerSpec& me = I.sc.servers[I.server_index];
-  for (const auto& d : I.sc.devices) {
-    I.specs.push_back(I.catalog.instantiate(d.model, d.dataset));
-    specs.emplace(ModelKey{d.model, d.dataset}.to_string(), I.specs.back());
-    I.schedules.emplace_back(d, I.sc.events);
-    if (d.server == me.id) models::check_realisable(I.specs.back());  // the server must be able to realise every model it serves
+  const ServerSpec& me = impl.sc.servers[impl.server_index];
+  for (const auto& d : impl.sc.devices) {
+    impl.specs.push_back(impl.catalog.instantiate(d.model, d.dataset));
+    specs.emplace(ModelKey{d.model, d.dataset}.to_string(), impl.specs.back());
+    impl.schedules.emplace_back(d, impl.sc.events);
+    if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves
   }
-  I.timing = std::make_unique<ServerTiming>(I.sc, I.server_index, I.luts, ServerTiming::named_models(I.sc));
-  I.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, I);
-  I.estimator = make_estimator(I.sc, I.luts, std::move(specs));
-  I.scheduler = make_scheduler(I.sc, *I.estimator);
-  check_scheduler_size(I.sc, *I.estimator, *I.scheduler, scenario_state(I.sc, 0));
-  I.rescheduler = std::make_unique<Rescheduler>(I.sc, *I.scheduler, *I.estimator);
-  I.start_gate = std::make_unique<StartGate>(I.sc, I.server_index, Impl::kStartDeadlineS);
-  if (I.opt.epoch_unix_s <= 0) I.opt.epoch_unix_s = unix_now();
-  if (!I.opt.decisions_out.empty()) {
-    I.decisions.open(I.opt.decisions_out, std::ios::trunc);
-    if (!I.decisions) throw InputError(SourceLocation{I.opt.decisions_out, 0, 0}, "--decisions-out", "cannot write this file");
+  impl.timing = std::make_unique<ServerTiming>(impl.sc, impl.server_index, impl.luts, ServerTiming::named_models(impl.sc));
+  impl.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, impl);
+  impl.estimator = make_estimator(impl.sc, impl.luts, std::move(specs));
+  impl.scheduler = make_scheduler(impl.sc, *impl.estimator);
+  check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
+  impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
+  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.server_index, Impl::kStartDeadlineS);
+  if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
+  if (!impl.opt.decisions_out.empty()) {
+    impl.decisions.open(impl.opt.decisions_out, std::ios::trunc);
+    if (!impl.decisions) throw InputError(SourceLocation{impl.opt.decisions_out, 0, 0}, "--decisions-out", "cannot write this file");
   }
   // Until a peer has authenticated, a frame may carry at most a registration (hw/README.md).
-  I.listener = std::make_unique<Listener>(I.opt.bind, I.opt.port, kMaxUnauthenticatedPayload);
-  if (!I.opt.port_file.empty()) write_text_atomic(I.opt.port_file, std::to_string(I.listener->port()) + "\n");
+  impl.listener = std::make_unique<Listener>(impl.opt.bind, impl.opt.port, kMaxUnauthenticatedPayload);
+  if (!impl.opt.port_file.empty()) write_text_atomic(impl.opt.port_file, std::to_string(impl.listener->port()) + "\n");
 }
 
 EdgeServer::~EdgeServer() = default;
@@ -702,58 +702,58 @@ EdgeServer::~EdgeServer() = default;
 int EdgeServer::port() const { return impl_->listener->port(); }
 
 void EdgeServer::run(const std::atomic<bool>& stop) {
-  Impl& I = *impl_;
-  I.stop = &stop;
-  I.log("serving " + I.sc.servers[I.server_index].id + " of scenario " + I.sc.name + " on " + I.opt.bind + ":" +
-        std::to_string(port()) + " (" + std::to_string(I.sc.servers[I.server_index].workers) + " workers, scheduler " +
-        I.scheduler->name() + ")");
+  Impl& impl = *impl_;
+  impl.stop = &stop;
+  impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
+        std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, scheduler " +
+        impl.scheduler->name() + ")");
   {
-    std::lock_guard<std::mutex> lock(I.m);
-    if (I.start_gate->registered(-1)) I.trigger(Trigger{Trigger::Kind::start, -1, 0});  // no device to wait for
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (impl.start_gate->registered(-1)) impl.trigger(Trigger{Trigger::Kind::start, -1, 0});  // no device to wait for
   }
   std::vector<std::thread> threads;
-  for (int w = 0; w < I.sc.servers[I.server_index].workers; ++w) threads.emplace_back([&I, w] { I.worker_loop(w); });
-  threads.emplace_back([&I] { I.scheduler_loop(); });
-  threads.emplace_back([&I] { I.batch_timer_loop(); });
+  for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });
+  threads.emplace_back([&impl] { impl.scheduler_loop(); });
+  threads.emplace_back([&impl] { impl.batch_timer_loop(); });
   bool starved = false;  // out of descriptors: logged once per episode
   while (!stop) {
     std::unique_ptr<Connection> c;
     try {
-      c = I.listener->accept(Seconds(0.2));
+      c = impl.listener->accept(Seconds(0.2));
     } catch (const std::exception& e) {
-      I.log(std::string("accepting a connection failed: ") + e.what());
+      impl.log(std::string("accepting a connection failed: ") + e.what());
       std::this_thread::sleep_for(Seconds(0.2));
     }
-    if (I.listener->out_of_descriptors() != starved) {
+    if (impl.listener->out_of_descriptors() != starved) {
       starved = !starved;
-      I.log(starved ? "out of file descriptors: new connections wait until some close"
+      impl.log(starved ? "out of file descriptors: new connections wait until some close"
                     : "file descriptors available again: accepting connections");
     }
-    if (c) I.start_handshake(std::move(c));
-    std::lock_guard<std::mutex> lock(I.m);
-    I.reap_retired();
+    if (c) impl.start_handshake(std::move(c));
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    impl.reap_retired();
   }
-  I.listener->close();
-  I.handshakes.wait_idle();
+  impl.listener->close();
+  impl.handshakes.wait_idle();
   {
-    std::lock_guard<std::mutex> lock(I.m);
-    for (auto& [i, h] : I.handlers) h->conn->close();
-    I.work_cv.notify_all();
-    I.sched_cv.notify_all();
-    I.timer_cv.notify_all();
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    for (auto& [i, h] : impl.handlers) h->conn->close();
+    impl.work_cv.notify_all();
+    impl.sched_cv.notify_all();
+    impl.timer_cv.notify_all();
   }
   for (auto& t : threads) t.join();
   std::set<std::shared_ptr<Handler>> all;
   {
-    std::lock_guard<std::mutex> lock(I.m);
-    for (auto& [i, h] : I.handlers) all.insert(h);
-    for (auto& h : I.retired) all.insert(h);
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    for (auto& [i, h] : impl.handlers) all.insert(h);
+    for (auto& h : impl.retired) all.insert(h);
   }
   for (auto& h : all) {
     h->conn->close();
     if (h->reader.joinable()) h->reader.join();
   }
-  I.log("stopped");
+  impl.log("stopped");
 }
 
 }  // namespace coinfer::hw

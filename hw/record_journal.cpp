@@ -8,70 +8,16 @@
 #include <stdexcept>
 
 #include "core/input_error.hpp"
+#include "io/record_json.hpp"
 
 namespace coinfer::hw {
 
 using nlohmann::json;
 
 namespace {
-json num(double v) { return std::isnan(v) ? json(nullptr) : json(v); }
-double num(const json& j, const char* k) {
-  auto it = j.find(k);
-  return it == j.end() || it->is_null() ? NAN : it->get<double>();
-}
-
-// One key per field of core/request_record.hpp's table, in its order.
-json to_json(const RequestRecord& r) {
-  json j = json::object();
-  for (const RequestField& fd : request_fields()) {
-    switch (fd.kind) {
-      case RequestField::Kind::int64:
-      case RequestField::Kind::int32: j[fd.name] = fd.get_int(r); break;
-      case RequestField::Kind::status: j[fd.name] = status_text(r.status); break;
-      case RequestField::Kind::real: j[fd.name] = fd.get_real(r); break;
-      case RequestField::Kind::time: j[fd.name] = num(fd.get_real(r)); break;
-      case RequestField::Kind::text: j[fd.name] = fd.get_text(r); break;
-    }
-  }
-  return j;
-}
-
-// An integer field within [lo, hi] (`fallback` when absent and `required` is false). nlohmann's get<int>
-// would cast any number, 1e300 included (undefined behaviour): a journal is input, so it is checked.
-std::int64_t int_field(const json& j, const char* key, std::int64_t lo, std::int64_t hi, bool required, std::int64_t fallback = 0) {
-  if (!j.contains(key)) {
-    if (required) throw std::invalid_argument(std::string("no '") + key + "'");
-    return fallback;
-  }
-  const json& v = j.at(key);
-  if (v.is_number_integer()) {
-    if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi) : (v.get<std::int64_t>() < lo || v.get<std::int64_t>() > hi))
-      throw std::invalid_argument(std::string("'") + key + "' out of range");
-    return v.get<std::int64_t>();
-  }
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (!(d >= static_cast<double>(lo) && d <= static_cast<double>(hi)) || d != std::floor(d))
-      throw std::invalid_argument(std::string("'") + key + "' is not an integer in range");
-    return static_cast<std::int64_t>(d);
-  }
-  throw std::invalid_argument(std::string("'") + key + "' is not a number");
-}
-
-RequestRecord from_json(const json& j) {
-  RequestRecord r;
-  for (const RequestField& fd : request_fields()) {
-    switch (fd.kind) {
-      case RequestField::Kind::int64:
-      case RequestField::Kind::int32: fd.set_int(r, int_field(j, fd.name, fd.lo, fd.hi, fd.required, fd.fallback)); break;
-      case RequestField::Kind::status: r.status = status_from_text(j.value(fd.name, std::string("ok"))); break;
-      case RequestField::Kind::real: fd.set_real(r, j.value(fd.name, 0.0)); break;
-      case RequestField::Kind::time: fd.set_real(r, num(j, fd.name)); break;
-      case RequestField::Kind::text: fd.set_text(r, j.value(fd.name, std::string())); break;
-    }
-  }
-  return r;
-}
+// One key per field of core/request_record.hpp's table (io/record_json.hpp).
+json to_json(const RequestRecord& r) { return record_to_json(r, request_fields()); }
+RequestRecord from_json(const json& j) { return record_from_json(j, request_fields()); }
 }  // namespace
 
 JournalWriter::JournalWriter(const std::string& path) {
@@ -194,9 +140,9 @@ JournalClock read_journal_clock(const std::string& path) {
       } else if (ev == "clock") {
         c.offset_s = j.at("offset_s").get<double>();
         c.uncertainty_s = j.at("uncertainty_s").get<double>();
-        c.samples = static_cast<int>(int_field(j, "samples", 0, std::numeric_limits<std::int32_t>::max(), true));
+        c.samples = static_cast<int>(json_integer_in(j.at("samples"), "samples", 0, std::numeric_limits<std::int32_t>::max()));
       }
-    } catch (const std::exception&) {  // json errors and int_field's
+    } catch (const std::exception&) {  // json errors and json_integer_in's
       // a torn line: read_journal reports malformed lines where they matter
     }
   }

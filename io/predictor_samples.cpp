@@ -5,6 +5,7 @@
 #include "core/input_error.hpp"
 #include "plumbing/atomic_dir.hpp"
 #include "io/h5_file.hpp"
+#include "io/record_columns.hpp"
 #include "io/input_file.hpp"
 #include "plumbing/isolated_reader.hpp"
 
@@ -15,6 +16,26 @@ constexpr std::int64_t kMaxSamples = 1000000, kMaxNodes = 512, kMaxEdges = 8192;
 constexpr const char* kFormat = "coinfer-predictor-samples";
 }  // namespace
 
+const std::vector<RecordField<PredictorSample>>& predictor_sample_fields() {
+  using R = PredictorSample;
+  using K = FieldKind;
+  static const std::vector<RecordField<R>> table = {
+      integer_field("system", K::int64, "", &R::system),
+      text_field("system_key", &R::system_key),
+      text_field("device_types", &R::device_types),
+      text_field("models", &R::models),
+      text_field("scheme", &R::scheme),
+      text_field("source", &R::source),
+      number_field("throughput_rps", K::real, "1/s", &R::throughput_rps),
+      number_field("mean_latency_ms", K::real, "ms", &R::mean_latency_ms),
+      number_field("p95_latency_ms", K::real, "ms", &R::p95_latency_ms),
+      number_field("analytic_throughput_rps", K::real, "1/s", &R::analytic_throughput_rps),
+      number_field("analytic_mean_latency_ms", K::real, "ms", &R::analytic_mean_latency_ms),
+      integer_field("measured", K::flag, "", &R::measured),
+  };
+  return table;
+}
+
 void write_predictor_samples(const std::string& path, const PredictorSampleSet& set) {
   if (set.samples.empty()) throw InputError(SourceLocation{path, 0, 0}, "", "no samples to write");
   AtomicFile out(path);
@@ -24,19 +45,11 @@ void write_predictor_samples(const std::string& path, const PredictorSampleSet& 
     f.write_attr("/", "schema_version", kPredictorSamplesSchema);
     f.write_attr("/", "provenance", set.provenance);
     const hsize_t S = set.samples.size();
-    std::vector<std::int64_t> system, node_offset{0}, edge_offset{0};
-    std::vector<std::string> key, types, models, scheme, source;
-    std::vector<double> thr, mean, p95, athr, amean;
-    std::vector<std::int8_t> measured, node_type;
+    std::vector<std::int64_t> node_offset{0}, edge_offset{0};
+    std::vector<std::int8_t> node_type;
     std::vector<double> lat, settings;
     std::vector<std::int32_t> src, dst;
     for (const auto& s : set.samples) {
-      system.push_back(s.system);
-      key.push_back(s.system_key), types.push_back(s.device_types), models.push_back(s.models);
-      scheme.push_back(s.scheme), source.push_back(s.source);
-      thr.push_back(s.throughput_rps), mean.push_back(s.mean_latency_ms), p95.push_back(s.p95_latency_ms);
-      athr.push_back(s.analytic_throughput_rps), amean.push_back(s.analytic_mean_latency_ms);
-      measured.push_back(s.measured ? 1 : 0);
       for (int t : s.node_type) node_type.push_back(static_cast<std::int8_t>(t));
       lat.insert(lat.end(), s.node_latency_ms.begin(), s.node_latency_ms.end());
       settings.insert(settings.end(), s.node_settings.begin(), s.node_settings.end());
@@ -45,18 +58,7 @@ void write_predictor_samples(const std::string& path, const PredictorSampleSet& 
       edge_offset.push_back(edge_offset.back() + static_cast<std::int64_t>(s.edges.size()));
     }
     f.make_group("/samples");
-    f.write("/samples/system", system, {S});
-    f.write("/samples/system_key", key);
-    f.write("/samples/device_types", types);
-    f.write("/samples/models", models);
-    f.write("/samples/scheme", scheme);
-    f.write("/samples/source", source);
-    f.write("/samples/throughput_rps", thr, {S}, "1/s");
-    f.write("/samples/mean_latency_ms", mean, {S}, "ms");
-    f.write("/samples/p95_latency_ms", p95, {S}, "ms");
-    f.write("/samples/analytic_throughput_rps", athr, {S}, "1/s");
-    f.write("/samples/analytic_mean_latency_ms", amean, {S}, "ms");
-    f.write("/samples/measured", measured, {S});
+    write_columns(f, "/samples", set.samples, predictor_sample_fields());
     f.write("/samples/node_offset", node_offset, {S + 1});
     f.write("/samples/edge_offset", edge_offset, {S + 1});
     f.make_group("/nodes");
@@ -96,18 +98,10 @@ PredictorSampleSet read_in_process(const std::string& path) {
     if (info.dims.size() != 1 || static_cast<std::int64_t>(info.dims[0]) != rows)
       throw bad(name, "must have " + std::to_string(rows) + " rows (one per sample" + (rows > S ? ", plus one" : "") + ")");
   };
-  for (const char* c : {"system_key", "device_types", "models", "scheme", "source", "throughput_rps", "mean_latency_ms",
-                        "p95_latency_ms", "analytic_throughput_rps", "analytic_mean_latency_ms", "measured"})
-    check_rows(std::string("/samples/") + c, S);
+  for (const auto& c : predictor_sample_fields()) check_rows(std::string("/samples/") + c.name, S);
   check_rows("/samples/node_offset", S + 1);
   check_rows("/samples/edge_offset", S + 1);
-  const auto system = f.read_int64("/samples/system");
-  const auto key = f.read_strings("/samples/system_key"), types = f.read_strings("/samples/device_types"),
-             models = f.read_strings("/samples/models"), scheme = f.read_strings("/samples/scheme"),
-             source = f.read_strings("/samples/source");
-  const auto thr = f.read_double("/samples/throughput_rps"), mean = f.read_double("/samples/mean_latency_ms"),
-             p95 = f.read_double("/samples/p95_latency_ms"), athr = f.read_double("/samples/analytic_throughput_rps"),
-             amean = f.read_double("/samples/analytic_mean_latency_ms"), measured = f.read_double("/samples/measured");
+  std::vector<PredictorSample> rows = read_columns(f, path, "/samples", predictor_sample_fields());
   const auto node_offset = f.read_int64("/samples/node_offset"), edge_offset = f.read_int64("/samples/edge_offset");
   const auto ntype_info = f.info("/nodes/type");
   if (ntype_info.dims.size() != 1) throw bad("/nodes/type", "must be one-dimensional");
@@ -130,17 +124,11 @@ PredictorSampleSet read_in_process(const std::string& path) {
     const std::int64_t n0 = node_offset[i], n1 = node_offset[i + 1], e0 = edge_offset[i], e1 = edge_offset[i + 1];
     if (n1 - n0 < 1 || n1 - n0 > kMaxNodes || n1 > N) throw bad("/samples/node_offset", "1 .. 512 nodes per sample, increasing" + row);
     if (e1 - e0 < 0 || e1 - e0 > kMaxEdges || e1 > E) throw bad("/samples/edge_offset", "0 .. 8192 edges per sample, increasing" + row);
-    for (double x : {thr[i], athr[i], amean[i]})
+    PredictorSample& s = rows[static_cast<size_t>(i)];
+    for (double x : {s.throughput_rps, s.analytic_throughput_rps, s.analytic_mean_latency_ms})
       if (!finite_nonneg(x)) throw bad("/samples", "a throughput or prediction is negative or not finite" + row);
-    for (double x : {mean[i], p95[i]})  // NaN: no request completed in the window (throughput 0)
-      if (!(std::isnan(x) ? thr[i] == 0 : finite_nonneg(x))) throw bad("/samples", "a latency is negative, infinite, or NaN with requests completed" + row);
-    if (measured[i] != 0 && measured[i] != 1) throw bad("/samples/measured", "must be 0 or 1" + row);
-    PredictorSample s;
-    s.system = system[i];
-    s.system_key = key[i], s.device_types = types[i], s.models = models[i], s.scheme = scheme[i], s.source = source[i];
-    s.throughput_rps = thr[i], s.mean_latency_ms = mean[i], s.p95_latency_ms = p95[i];
-    s.analytic_throughput_rps = athr[i], s.analytic_mean_latency_ms = amean[i];
-    s.measured = measured[i] == 1;
+    for (double x : {s.mean_latency_ms, s.p95_latency_ms})  // NaN: no request completed in the window (throughput 0)
+      if (!(std::isnan(x) ? s.throughput_rps == 0 : finite_nonneg(x))) throw bad("/samples", "a latency is negative, infinite, or NaN with requests completed" + row);
     for (std::int64_t v = n0; v < n1; ++v) {
       if (!(ntype[v] >= 0 && ntype[v] <= 4 && ntype[v] == std::floor(ntype[v]))) throw bad("/nodes/type", "must be 0 .. 4" + row);
       if (!finite_nonneg(lat[v])) throw bad("/nodes/latency_ms", "must be finite and >= 0" + row);

@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/record_field.hpp"
+
 namespace coinfer {
 
 struct PredictorSample {
@@ -49,6 +51,10 @@ struct PredictorSampleSet {
   std::string provenance;
   std::vector<PredictorSample> samples;
 };
+
+// A sample's scalar fields as a table (core/record_field.hpp): the file's /samples columns (beside
+// node_offset and edge_offset, which index /nodes and /edges), in this order.
+const std::vector<RecordField<PredictorSample>>& predictor_sample_fields();
 
 constexpr std::int64_t kPredictorSamplesSchema = 1;
 void write_predictor_samples(const std::string& path, const PredictorSampleSet& set);

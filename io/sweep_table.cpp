@@ -9,6 +9,7 @@
 #include "plumbing/atomic_dir.hpp"
 #include "io/csv.hpp"
 #include "io/h5_file.hpp"
+#include "io/record_columns.hpp"
 
 namespace coinfer {
 
@@ -50,6 +51,33 @@ void read_point_summary(const std::string& file, SweepRow& row) {
   }
 }
 
+const std::vector<RecordField<SweepRow>>& sweep_point_fields() {
+  using R = SweepRow;
+  static const std::vector<RecordField<R>> table = {
+      integer_field("point", FieldKind::int64, "", &R::point),
+      integer_field("seed", FieldKind::int64, "", &R::seed),
+      integer_field("ok", FieldKind::flag, "1 = the point ran and produced a summary", &R::ok),
+  };
+  return table;
+}
+
+const std::vector<RecordField<SweepRow>>& sweep_metric_fields() {
+  using R = SweepRow;
+  using K = FieldKind;
+  static const std::vector<RecordField<R>> table = {
+      number_field("throughput_rps", K::real, "requests/s", &R::throughput_rps),
+      number_field("latency_mean_ms", K::real, "ms", &R::latency_mean_ms),
+      number_field("latency_p50_ms", K::real, "ms", &R::latency_p50_ms),
+      number_field("latency_p95_ms", K::real, "ms", &R::latency_p95_ms),
+      number_field("latency_p99_ms", K::real, "ms", &R::latency_p99_ms),
+      number_field("energy_j_per_inference", K::real, "J", &R::energy_j_per_inference),
+      integer_field("completed", K::int64, "", &R::completed),
+      integer_field("failed", K::int64, "", &R::failed),
+      integer_field("decisions", K::int64, "", &R::decisions),
+  };
+  return table;
+}
+
 void write_sweep_h5(const std::string& path, const SweepTable& t) {
   AtomicFile out(path);
   {
@@ -60,27 +88,7 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
     f.write_attr("/", "axes", join(t.axes, ","));
     if (!t.axis_labels.empty()) f.write_attr("/", "axis_labels", join(t.axis_labels, "\n"));  // one line per axis
     const hsize_t n = t.rows.size();
-    std::vector<std::int64_t> point(n), seed(n), completed(n), failed(n), decisions(n);
-    std::vector<std::int8_t> ok(n);
-    std::vector<double> thr(n), mean(n), p50(n), p95(n), p99(n), energy(n);
-    for (hsize_t i = 0; i < n; ++i) {
-      const auto& r = t.rows[i];
-      point[i] = r.point;
-      seed[i] = r.seed;
-      ok[i] = r.ok ? 1 : 0;
-      completed[i] = r.completed;
-      failed[i] = r.failed;
-      decisions[i] = r.decisions;
-      thr[i] = r.throughput_rps;
-      mean[i] = r.latency_mean_ms;
-      p50[i] = r.latency_p50_ms;
-      p95[i] = r.latency_p95_ms;
-      p99[i] = r.latency_p99_ms;
-      energy[i] = r.energy_j_per_inference;
-    }
-    f.write("/point", point, {n});
-    f.write("/seed", seed, {n});
-    f.write("/ok", ok, {n}, "1 = the point ran and produced a summary");
+    write_columns(f, "", t.rows, sweep_point_fields());  // /point, /seed, /ok
     for (size_t a = 0; a < t.axes.size(); ++a) {
       if (all_numeric(t, a)) {
         std::vector<double> v(n);
@@ -92,15 +100,7 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
         f.write("/grid/" + t.axes[a], v);
       }
     }
-    f.write("/metrics/throughput_rps", thr, {n}, "requests/s");
-    f.write("/metrics/latency_mean_ms", mean, {n}, "ms");
-    f.write("/metrics/latency_p50_ms", p50, {n}, "ms");
-    f.write("/metrics/latency_p95_ms", p95, {n}, "ms");
-    f.write("/metrics/latency_p99_ms", p99, {n}, "ms");
-    f.write("/metrics/energy_j_per_inference", energy, {n}, "J");
-    f.write("/metrics/completed", completed, {n});
-    f.write("/metrics/failed", failed, {n});
-    f.write("/metrics/decisions", decisions, {n});
+    write_columns(f, "/metrics", t.rows, sweep_metric_fields());
   }
   out.commit();
 }
@@ -109,15 +109,18 @@ void write_sweep_csv(const std::string& path, const SweepTable& t) {
   std::ostringstream os;
   os << "point,seed";
   for (const auto& a : t.axes) os << "," << csv_field(a);  // RFC 4180: a value with a comma is quoted
-  os << ",ok,throughput_rps,latency_mean_ms,latency_p50_ms,latency_p95_ms,latency_p99_ms,energy_j_per_inference,"
-        "completed,failed,decisions\n";
-  auto f = [](double v) { return std::isnan(v) ? std::string() : format_double(v); };
+  os << ",ok";
+  for (const auto& m : sweep_metric_fields()) os << "," << m.name;
+  os << "\n";
   for (const auto& r : t.rows) {
     os << r.point << "," << r.seed;
     for (const auto& v : r.values) os << "," << csv_field(v);  // e.g. scheduler={name: dp, ...}
-    os << "," << (r.ok ? 1 : 0) << "," << f(r.throughput_rps) << "," << f(r.latency_mean_ms) << "," << f(r.latency_p50_ms)
-       << "," << f(r.latency_p95_ms) << "," << f(r.latency_p99_ms) << "," << f(r.energy_j_per_inference) << ","
-       << r.completed << "," << r.failed << "," << r.decisions << "\n";
+    os << "," << (r.ok ? 1 : 0);
+    for (const auto& m : sweep_metric_fields()) {
+      if (m.is_integer()) os << "," << m.get_int(r);
+      else os << "," << (std::isnan(m.get_real(r)) ? std::string() : format_double(m.get_real(r)));  // NaN: empty
+    }
+    os << "\n";
   }
   write_text_atomic(path, os.str());
 }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/record_field.hpp"
+
 namespace coinfer {
 
 struct SweepRow {
@@ -25,6 +27,12 @@ struct SweepTable {
   std::vector<std::string> axis_labels;
   std::vector<SweepRow> rows;
 };
+
+// The row as field tables (core/record_field.hpp): sweep.h5's /point, /seed and /ok; its /metrics
+// columns, which are also sweep.csv's columns after `ok`, in this order. (The grid values are one
+// column per axis of the sweep: /grid/AXIS.)
+const std::vector<RecordField<SweepRow>>& sweep_point_fields();
+const std::vector<RecordField<SweepRow>>& sweep_metric_fields();
 
 // Fills a row's metrics from a point's summary.json (ok = false if it is missing or unreadable).
 void read_point_summary(const std::string& summary_json, SweepRow& row);

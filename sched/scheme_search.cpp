@@ -81,4 +81,13 @@ bool better(const Estimator& est, const SystemState& state, const Scheme& a, con
   return est.compare(state, a, b) > 1e-12;
 }
 
+std::vector<const DeviceState*> searched_devices(const SystemState& state) {
+  std::vector<const DeviceState*> v;
+  for (const auto& d : state.devices)
+    if (d.connected && d.generates) v.push_back(&d);
+  return v;
+}
+
+int stages_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).num_stages(); }
+
 }  // namespace coinfer

@@ -20,6 +20,10 @@ int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d);
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d);
 // A scheme giving every connected device its current strategy.
 Scheme current_scheme(const SystemState& state);
+// The devices a search decides for: connected and with inputs of their own, in state order.
+std::vector<const DeviceState*> searched_devices(const SystemState& state);
+// The number of stages of the device's model (what its pp(k) may split).
+int stages_of(const AnalyticEstimator& est, const DeviceState& d);
 // Connected devices with no inputs of their own, in state order.
 std::vector<std::string> idle_helpers(const SystemState& state);
 // true when `a` is predicted strictly better than `b`.

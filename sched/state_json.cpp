@@ -1,6 +1,5 @@
 #include "sched/state_json.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.hpp"
@@ -185,66 +184,6 @@ Scheme scheme_from_json(const std::string& text) {
   } catch (const std::exception& e) {
     throw InputError(std::string("malformed scheme JSON: ") + e.what());
   }
-}
-
-std::string decision_to_json(const DecisionRecord& d) {
-  json j{{"t_s", d.t_s},
-         {"trigger", d.trigger},
-         {"scheme", d.scheme},
-         {"predicted_throughput_rps", d.predicted_throughput_rps},
-         {"predicted_latency_ms", d.predicted_latency_ms},
-         {"switched", d.switched},
-         {"wall_s", d.wall_s}};
-  if (!d.detail.empty()) j["detail"] = json::parse(d.detail);
-  return j.dump();
-}
-
-std::string decisions_jsonl_text(const std::vector<DecisionRecord>& decisions) {
-  std::string out;
-  for (DecisionRecord d : decisions) {
-    d.wall_s = 0;
-    out += decision_to_json(d) + "\n";
-  }
-  return out;
-}
-
-DecisionRecord decision_from_json(const std::string& text) {
-  try {
-    json j = json::parse(text);
-    DecisionRecord d;
-    d.t_s = j.at("t_s").get<double>();
-    d.trigger = j.at("trigger").get<std::string>();
-    d.scheme = j.at("scheme").get<std::string>();
-    d.predicted_throughput_rps = j.at("predicted_throughput_rps").get<double>();
-    d.predicted_latency_ms = j.at("predicted_latency_ms").get<double>();
-    d.switched = j.at("switched").get<int>();
-    d.wall_s = j.at("wall_s").get<double>();
-    if (j.contains("detail")) {
-      if (!j.at("detail").is_object()) throw InputError("malformed decision record JSON: detail is not an object");
-      d.detail = j.at("detail").dump();
-    }
-    return d;
-  } catch (const json::exception& e) {
-    throw InputError(std::string("malformed decision record JSON: ") + e.what());
-  }
-}
-
-std::vector<DecisionRecord> read_decisions_jsonl(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "decisions", "cannot read this file");
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) lines.push_back(line);
-  std::vector<DecisionRecord> out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    try {
-      out.push_back(decision_from_json(lines[i]));
-    } catch (const InputError& e) {
-      if (i + 1 == lines.size()) break;  // torn last line of a killed server
-      throw InputError(SourceLocation{path, static_cast<int>(i + 1), 0}, "decisions", e.what());
-    }
-  }
-  return out;
 }
 
 }  // namespace coinfer

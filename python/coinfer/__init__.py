@@ -17,8 +17,31 @@ import os
 
 import numpy as np
 
-__all__ = ["CoinferFileError", "load_requests", "load_devices", "load_summary", "load_sweep", "load_decisions",
-           "load_validation", "run_attributes"]
+__all__ = ["CoinferFileError", "load_requests", "load_devices", "load_servers", "load_events", "load_summary", "load_sweep",
+           "load_decisions", "load_validation", "run_attributes", "RESULTS_COLUMNS", "SWEEP_METRICS", "DECISION_KEYS"]
+
+# What coinfer writes, as its record tables declare it (`coinfer schema --json` prints them;
+# tests/golden/python_loader.sh checks these lists against it). results.h5: one dataset per column
+# under each group (the radio_* columns only where a device's radio has power states).
+RESULTS_COLUMNS = {
+    "requests": ["id", "device", "server", "strategy", "split", "bytes_up", "bytes_down", "t_created", "t_device_start",
+                 "t_device_end", "t_uplink_end", "t_queued", "t_batch_start", "t_batch_end", "batch_size", "helper",
+                 "t_result", "status", "failure"],
+    "devices": ["id", "type", "model", "dataset", "server", "strategy", "energy_compute_j", "energy_idle_j", "energy_radio_j",
+                "radio_active_j", "radio_tail_j", "radio_promotion_j", "radio_idle_j", "bytes_sent", "bytes_received"],
+    "servers": ["id", "busy_s", "energy_j", "down_s", "failures", "batches", "requests"],
+    "events": ["t", "kind", "device", "server", "value"],
+    "decisions": ["t", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"],
+    "bandwidth": ["t", "device", "mbps"],
+}
+# sweep.h5: one dataset per metric under /metrics (beside /point, /seed, /ok and /grid/AXIS).
+SWEEP_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+                 "energy_j_per_inference", "completed", "failed", "decisions"]
+# decisions.jsonl: one object per line with these keys (detail only for schedulers that explain
+# themselves, e.g. sac).
+DECISION_KEYS = ["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched", "wall_s", "detail"]
+# A decision as a DataFrame row: results.h5's columns, its time named as in decisions.jsonl.
+_DECISION_COLUMNS = ["t_s" if c == "t" else c for c in RESULTS_COLUMNS["decisions"]]
 
 
 class CoinferFileError(Exception):
@@ -109,6 +132,34 @@ def load_devices(path):
     return pd.DataFrame(cols)
 
 
+def _group(path, group):
+    """Every dataset of results.h5's `group` as DataFrame columns (strings decoded), the device names and
+    the server names."""
+    pd = _pd()
+    path, f = _open(path, "results.h5", "coinfer-results")
+    with f:
+        if group not in f:
+            raise CoinferFileError(f"{path}: no /{group} group")
+        g = f[group]
+        cols = {k: (_strings(g[k]) if g[k].dtype.kind in ("O", "S", "U") else g[k][()]) for k in g}
+        devices = _strings(f["devices/id"]) if "devices/id" in f else []
+    return pd.DataFrame(cols), devices
+
+
+def load_servers(path):
+    """One row per edge server of a run: id, busy_s, energy_j, down_s, failures, batches, requests (over
+    the measurement window)."""
+    df, _ = _group(path, "servers")
+    return df
+
+
+def load_events(path):
+    """One row per event of a run: t_s, kind (bandwidth, join, leave, load, fail, recover, arrivals_end),
+    device (a name, "" when not about one), server, value."""
+    df, _ = _group(path, "events")
+    return df.rename(columns={"t": "t_s"})
+
+
 def load_requests(path):
     """One row per request of a run (results.h5): id; device, server and helper by name (helper None
     when the server ran it); split, batch_size, strategy; status 'ok', 'failed' or 'dropped' (past its deadline, workload.drop_late) and the failure
@@ -164,16 +215,14 @@ def load_decisions(path):
                     rows.append(json.loads(line))
                 except json.JSONDecodeError as e:
                     raise CoinferFileError(f"{path}:{n}: not a JSON decision ({e})") from e
-        df = pd.DataFrame(rows, columns=["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"])
-        return df
+        return pd.DataFrame(rows, columns=_DECISION_COLUMNS)
     _, f = _open(path, "results.h5", "coinfer-results")
     with f:
         if "decisions" not in f:
-            return pd.DataFrame(columns=["t_s", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"])
+            return pd.DataFrame(columns=_DECISION_COLUMNS)
         g = f["decisions"]
-        return pd.DataFrame({"t_s": g["t"][()], "trigger": _strings(g["trigger"]), "scheme": _strings(g["scheme"]),
-                             "predicted_throughput_rps": g["predicted_throughput_rps"][()],
-                             "predicted_latency_ms": g["predicted_latency_ms"][()], "switched": g["switched"][()]})
+        return pd.DataFrame({name: (_strings(g[col]) if g[col].dtype.kind in ("O", "S", "U") else g[col][()])
+                             for name, col in zip(_DECISION_COLUMNS, RESULTS_COLUMNS["decisions"])})
 
 
 def load_summary(path):

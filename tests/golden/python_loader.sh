@@ -48,6 +48,29 @@ for bad_path, fn in [(run + "/summary.json", coinfer.load_requests), (run + "/no
         assert bad_path.split("/")[-1] in str(e), str(e)
 PY
 
+# The loader's column lists are the program's (coinfer schema prints the tables that write the files),
+# and a run's results.h5 holds exactly those columns.
+"$coinfer" schema --json > "$work/schema.json" || bad "coinfer schema --json"
+PYTHONPATH=python /usr/bin/python3 - "$work/schema.json" "$work/run" <<'PY' && ok || bad "python/coinfer's schema against coinfer schema"
+import sys, json
+import h5py
+import coinfer
+schema = json.load(open(sys.argv[1]))
+tables = schema["results.h5"]
+assert sorted(tables) == sorted(coinfer.RESULTS_COLUMNS), (sorted(tables), sorted(coinfer.RESULTS_COLUMNS))
+for group, cols in tables.items():
+    names = [c["name"] for c in cols]
+    assert names == coinfer.RESULTS_COLUMNS[group], (group, names, coinfer.RESULTS_COLUMNS[group])
+assert [c["name"] for c in schema["decisions.jsonl"]] == coinfer.DECISION_KEYS, schema["decisions.jsonl"]
+assert [c["name"] for c in schema["sweep.h5"]["metrics"]] == coinfer.SWEEP_METRICS, schema["sweep.h5"]
+with h5py.File(sys.argv[2] + "/results.h5", "r") as f:
+    for group, cols in tables.items():
+        always = {c["name"] for c in cols if not c.get("only_when_some_row_has_it")}
+        assert always <= set(f[group]) <= {c["name"] for c in cols}, (group, sorted(f[group]))
+ev, srv = coinfer.load_events(sys.argv[2]), coinfer.load_servers(sys.argv[2])
+assert "t_s" in ev.columns and list(srv.id) == ["edge0"], (ev.columns, srv)
+PY
+
 "$coinfer" sweep scenarios/paper/fig14_15_gpu.yaml --grid devices=1..3 --grid scheduler=hierarchical,local \
   --seeds 2 --set duration_s=6 --set warmup_s=1 --out "$work/sweep" -q > /dev/null 2>&1 || bad "sweep"
 PYTHONPATH=python /usr/bin/python3 - "$work/sweep" <<'PY' && ok || bad "load_sweep"

@@ -182,7 +182,9 @@ TEST(ModelVariant, ScenarioDevicesNameVariantsInEveryForm) {
 
 // ---- Variants as a scheduling dimension ----
 
-#include "sched/search_schedulers.hpp"
+#include "sched/dp_scheduler.hpp"
+#include "sched/greedy_scheduler.hpp"
+#include "sched/hierarchical_scheduler.hpp"
 #include "sched_fixture.hpp"
 
 namespace {

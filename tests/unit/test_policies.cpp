@@ -23,8 +23,8 @@
 #include "core/server_timing.hpp"
 #include "core/text_util.hpp"
 #include "core/units.hpp"
+#include "io/decisions_jsonl.hpp"
 #include "io/model_spec_loader.hpp"
-#include "sched/state_json.hpp"
 #include "sched/rescheduler.hpp"
 
 using namespace coinfer;

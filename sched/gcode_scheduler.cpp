@@ -1,15 +1,8 @@
-#include "sched/basic_schedulers.hpp"
+#include "sched/gcode_scheduler.hpp"
 
 #include <limits>
 
 namespace coinfer {
-
-Scheme UniformScheduler::decide(const SystemState& state) {
-  Scheme s;
-  for (const auto& d : state.devices)
-    if (d.connected) s.strategies[d.id] = strategy_;
-  return s;
-}
 
 GcodeScheduler::Presets GcodeScheduler::plan(const SystemState& state, const DeviceState& d) const {
   Presets p;

@@ -1,24 +1,14 @@
 #pragma once
-// Schedulers that do not search: every device local, every device offloading, and the GCoDE-like
-// baseline (a split chosen offline per bandwidth level, switched on bandwidth thresholds only).
+// gcode: the GCoDE-like baseline (a split chosen offline per bandwidth level, switched on bandwidth
+// thresholds only).
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
 
 namespace coinfer {
-
-class UniformScheduler : public Scheduler {
- public:
-  UniformScheduler(std::string name, Strategy s) : name_(std::move(name)), strategy_(s) {}
-  std::string name() const override { return name_; }
-  Scheme decide(const SystemState& state) override;
-
- private:
-  std::string name_;
-  Strategy strategy_;
-};
 
 // GCoDE-like: for each device, at its first decision (nominal bandwidth B0), choose offline the interior
 // split with the lowest predicted latency of that device alone at each preset level B0, B0/2, B0/4, ...

@@ -1,27 +1,17 @@
-#include "sched/search_schedulers.hpp"
-#include "sched/placement_scheduler.hpp"
+#include "sched/hierarchical_scheduler.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
-#include <stdexcept>
 #include <unordered_map>
 
-#include "core/text_util.hpp"
+#include "sched/placement_scheduler.hpp"
 #include "sched/scheme_search.hpp"
 
 namespace coinfer {
 
 namespace {
-// Devices that take part in the search: connected and with inputs of their own.
-std::vector<const DeviceState*> connected(const SystemState& s) {
-  std::vector<const DeviceState*> v;
-  for (const auto& d : s.devices)
-    if (d.connected && d.generates) v.push_back(&d);
-  return v;
-}
-int stages_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(d.model, d.dataset).num_stages(); }
-
 // hierarchical's groups: devices sharing one choice (type, model, dataset, server and link bandwidth when
 // share_groups; else each device alone), in state order.
 std::vector<std::vector<const DeviceState*>> choice_groups(const std::vector<const DeviceState*>& devs, bool share_groups) {
@@ -46,23 +36,10 @@ std::vector<std::vector<const DeviceState*>> choice_groups(const std::vector<con
 }
 }  // namespace
 
-double greedy_work(const AnalyticEstimator& est, const SystemState& state) {
-  // The i-th device's step predicts on a new state (the devices decided so far): its first option solves
-  // every server (i devices), each other option re-solves only the device's own server (k devices).
-  double work = 0, decided = 0;
-  std::unordered_map<std::string, double> at_server;
-  for (const DeviceState* d : connected(state)) {
-    decided += 1;
-    const double k = at_server[d->server] += 1;
-    work += decided + (static_cast<double>(device_options(est, *d).size()) - 1) * k;
-  }
-  return work;
-}
-
 double hierarchical_work(const AnalyticEstimator& est, const SystemState& state, bool share_groups, long long max_schemes) {
   // One state for the whole decision: a candidate re-solves the server of the group it changes (as many
   // units as that server has devices); stage 1's full ranking changes every group at once.
-  const auto devs = connected(state);
+  const auto devs = searched_devices(state);
   std::unordered_map<std::string, double> at_server;
   for (const DeviceState* d : devs) at_server[d->server] += 1;
   long double combos = 1;
@@ -78,127 +55,8 @@ double hierarchical_work(const AnalyticEstimator& est, const SystemState& state,
   return stage1 + fine;
 }
 
-Scheme GreedyScheduler::decide(const SystemState& state) {
-  Scheme chosen;
-  SystemState partial = state;
-  for (auto& d : partial.devices) d.connected = false;
-  for (size_t i = 0; i < state.devices.size(); ++i) {
-    const DeviceState& d = state.devices[i];
-    if (!d.connected || !d.generates) continue;
-    partial.devices[i].connected = true;
-    // Each option as an edit of the devices decided so far; the first stands until a later one is
-    // predicted better.
-    std::vector<SchemeEdit> candidates;
-    for (const Strategy& o : device_options(est_, d)) candidates.push_back(SchemeEdit{{{d.id, o}}});
-    const SchemeEdit first = candidates.front();
-    candidates.erase(candidates.begin());
-    const int k = rank_.best_of_edits(partial, chosen, first, candidates);
-    (k < 0 ? first : candidates[static_cast<size_t>(k)]).apply_to(chosen);
-  }
-  return chosen;
-}
-
-Scheme DpScheduler::decide(const SystemState& state) {
-  Scheme out;
-  last_objective_ = 0;
-  std::map<std::string, std::vector<const DeviceState*>> by_server;
-  for (const DeviceState* d : connected(state)) by_server[d->server].push_back(d);
-  for (const auto& [server_id, devices] : by_server) {
-    const ServerState* sv = state.server(server_id);
-    const int Q = resolution_;
-    struct Item { Strategy s; double value; int weight; };
-    std::vector<std::vector<Item>> items;
-    for (const DeviceState* d : devices) {
-      // The device alone: the state without the others (a prediction sees connected devices only).
-      SystemState alone;
-      alone.time_s = state.time_s;
-      alone.horizon_s = state.horizon_s;
-      alone.access_point_mbps = state.access_point_mbps;
-      alone.access_point_latency_ms = state.access_point_latency_ms;
-      alone.servers = state.servers;
-      alone.devices = {*d};
-      std::vector<Item> opts;
-      std::vector<Scheme> schemes;
-      for (const Strategy& o : device_options(est_, *d)) {
-        Scheme s;
-        s.strategies[d->id] = o;
-        schemes.push_back(s);
-      }
-      // Values: the analytic throughput, or the learned estimator's scores in one batched pass.
-      const bool analytic_values = &rank_ == static_cast<const Estimator*>(&est_);
-      const std::vector<double> learned = analytic_values ? std::vector<double>() : rank_.score_many(alone, schemes);
-      for (size_t k = 0; k < schemes.size(); ++k) {
-        const Prediction p = est_.predict(alone, schemes[k]);
-        const double used = p.server_utilisation.at(server_id);  // fraction of the workers
-        opts.push_back({schemes[k].strategies.at(d->id), analytic_values ? p.throughput_rps : learned[k],
-                        static_cast<int>(std::ceil(used * Q - 1e-9))});
-      }
-      items.push_back(opts);
-    }
-    // best[i][q]: max value of devices [0,i) using q capacity units; choice table for the path back.
-    const double kNone = -1;
-    std::vector<std::vector<double>> best(items.size() + 1, std::vector<double>(Q + 1, kNone));
-    std::vector<std::vector<int>> pick(items.size() + 1, std::vector<int>(Q + 1, -1));
-    best[0][0] = 0;
-    for (size_t i = 0; i < items.size(); ++i)
-      for (int q = 0; q <= Q; ++q) {
-        if (best[i][q] == kNone) continue;
-        for (size_t o = 0; o < items[i].size(); ++o) {
-          const int nq = q + items[i][o].weight;
-          if (nq > Q) continue;
-          const double v = best[i][q] + items[i][o].value;
-          if (v > best[i + 1][nq] + 1e-12) {
-            best[i + 1][nq] = v;
-            pick[i + 1][nq] = static_cast<int>(o) * (Q + 1) + q;
-          }
-        }
-      }
-    int q_best = 0;
-    for (int q = 0; q <= Q; ++q)
-      if (best[items.size()][q] > best[items.size()][q_best]) q_best = q;
-    last_objective_ += best[items.size()][q_best];
-    for (size_t i = items.size(); i > 0; --i) {
-      const int code = pick[i][q_best];
-      const int o = code / (Q + 1);
-      out.strategies[devices[i - 1]->id] = items[i - 1][o].s;
-      q_best = code % (Q + 1);
-    }
-    (void)sv;
-  }
-  return out;
-}
-
-Scheme OracleScheduler::decide(const SystemState& state) {
-  auto devs = connected(state);
-  std::vector<std::vector<Strategy>> opts;
-  long double combos = 1;
-  for (const DeviceState* d : devs) {
-    opts.push_back(device_options(est_, *d));
-    combos *= opts.back().size();
-  }
-  if (combos > max_schemes_)
-    throw std::invalid_argument("oracle: " + std::to_string(devs.size()) + " devices give " +
-                                format_double(static_cast<double>(combos)) + " schemes, more than max_schemes = " +
-                                std::to_string(max_schemes_) + " (raise scheduler.max_schemes or use hierarchical)");
-  std::vector<size_t> idx(devs.size(), 0);
-  Scheme best;
-  bool have = false;
-  while (true) {
-    Scheme s;
-    for (size_t i = 0; i < devs.size(); ++i) s.strategies[devs[i]->id] = opts[i][idx[i]];
-    if (!have || better(est_, state, s, best)) {
-      best = s;
-      have = true;
-    }
-    size_t i = 0;
-    while (i < devs.size() && ++idx[i] == opts[i].size()) idx[i++] = 0;
-    if (i == devs.size()) break;
-  }
-  return best;
-}
-
 Scheme HierarchicalScheduler::decide(const SystemState& state) {
-  auto devs = connected(state);
+  auto devs = searched_devices(state);
   // Groups of devices sharing one choice.
   const std::vector<std::vector<const DeviceState*>> groups = choice_groups(devs, share_groups_);
   // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated), for each execution variant the
