@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
   serve->add_option("--heartbeat", sv->heartbeat_s, "heartbeat interval in seconds (default 1)");
   serve->add_flag("--shape", sv->shape, "pace each device's downlink as its scenario link (loopback testbeds)");
   serve->add_flag("--shape-latency", sv->shape_latency, "add each device's link latency to its downlink (testbeds without tc netem)");
+  serve->add_flag("--recovering", sv->recovering,
+                  "started again after a fail event (coinfer testbed does this): append to --decisions-out, first decision 'recover:SERVER'");
   serve->callback([&] {
     exit_code = cli::guarded([&] {
       sv->secret = secret_or_input_error(*sv_secret);

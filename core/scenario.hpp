@@ -163,6 +163,7 @@ struct SchedulerSpec {
   std::vector<double> batch_windows_ms;
   std::vector<int> batch_sizes;
   SourceLocation where;
+  SourceLocation batch_sizes_where;  // the batch_sizes key, for core/scenario_checks.hpp
 };
 
 struct Scenario {

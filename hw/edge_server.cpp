@@ -90,6 +90,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::unique_ptr<Rescheduler> rescheduler;  // under mutex
   // The start decision waits for the scenario's initial devices (hw/registration.hpp); under mutex.
   static constexpr double kStartDeadlineS = 30;
+  static constexpr double kRecoverDeadlineS = 10;  // run seconds after a restart (--recovering)
   std::unique_ptr<StartGate> start_gate;
   std::unique_ptr<Listener> listener;
 
@@ -120,6 +121,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     if (opt.log) opt.log(line);
     else log::info("serve", line);
   }
+  // What the first decision answers: the run's start, or this server's recovery when it was started
+  // again after a fail event (ServeOptions::recovering).
+  Trigger start_trigger() const {
+    return opt.recovering ? Trigger{Trigger::Kind::server_recover, server_index, 0} : Trigger{Trigger::Kind::start, -1, 0};
+  }
+
   void trigger(const Trigger& t) {  // mutex held
     if (rescheduler->offer(t)) sched_cv.notify_all();
   }
@@ -159,7 +166,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
         // The devices the scenario has from the start make up the start decision together.
         if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
-        else if (start_gate->registered(index)) trigger(Trigger{Trigger::Kind::start, -1, 0});
+        else if (start_gate->registered(index)) trigger(start_trigger());
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       try {
@@ -612,6 +619,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
       if (e.second.kind == Trigger::Kind::load) timed.push_back(e);
     size_t next_timed = 0;
+    if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's
+      while (next_timed < timed.size() && timed[next_timed].first <= now()) ++next_timed;
     while (!*stop) {
       for (; next_timed < timed.size() && now() >= timed[next_timed].first; ++next_timed) rescheduler->offer(timed[next_timed].second);
       if (!rescheduler->has_pending()) {
@@ -621,7 +630,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
           std::string missing;
           for (int i : start_gate->missing()) missing += " " + sc.devices[i].id;
           log("starting without devices that have not registered:" + missing);
-          rescheduler->offer(Trigger{Trigger::Kind::start, -1, 0});
+          rescheduler->offer(start_trigger());
         }
         if (now() >= next_period) {
           rescheduler->offer(Trigger{Trigger::Kind::period, -1, 0});
@@ -661,11 +670,13 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     throw InputError(impl.sc.scheduler.where, "scheduler.max_output_error",
                      "choosing model variants at run time is simulated only (coinfer run); the testbed runs each device's model "
                      "as the scenario names it: remove the key, or name the variant on the device (variant:)");
-  for (const auto& e : impl.sc.events)  // issue 36 item 3: simulated only so far
-    if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
-      throw InputError(e.where, "events",
-                       "server failures (fail/recover events, servers[].failures) are simulated only (coinfer run) so far: the real "
-                       "server does not kill and restart itself; remove them to run on the testbed");
+  for (const auto& e : impl.sc.events)  // issue 36 item 3: the testbed kills and restarts this process at their times
+    if (e.kind == EventSpec::Kind::server_fail) {
+      if (!impl.opt.recovering)
+        log::info("server", "server failures: `coinfer testbed` kills this process at each fail event and starts it again (--recovering) "
+                            "at the recover; under `coinfer serve` alone nothing fails by itself");
+      break;
+    }
   for (const auto& e : impl.sc.events)  // issue 37 item 5: the scheduler sees loads at their times; the testbed applies them
     if (e.kind == EventSpec::Kind::load) {
       log::info("server", "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
@@ -686,10 +697,13 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.scheduler = make_scheduler(impl.sc, *impl.estimator);
   check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
   impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
-  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.server_index, Impl::kStartDeadlineS);
   if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
+  // After a failure, the devices present now make up the first decision, given 10 s to come back.
+  const double started_at = impl.opt.recovering ? std::max(0.0, impl.now()) : 0;
+  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.server_index,
+                                                impl.opt.recovering ? started_at + Impl::kRecoverDeadlineS : Impl::kStartDeadlineS, started_at);
   if (!impl.opt.decisions_out.empty()) {
-    impl.decisions.open(impl.opt.decisions_out, std::ios::trunc);
+    impl.decisions.open(impl.opt.decisions_out, impl.opt.recovering ? std::ios::app : std::ios::trunc);
     if (!impl.decisions) throw InputError(SourceLocation{impl.opt.decisions_out, 0, 0}, "--decisions-out", "cannot write this file");
   }
   // Until a peer has authenticated, a frame may carry at most a registration (hw/README.md).
@@ -709,7 +723,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
         impl.scheduler->name() + ")");
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
-    if (impl.start_gate->registered(-1)) impl.trigger(Trigger{Trigger::Kind::start, -1, 0});  // no device to wait for
+    if (impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
   }
   std::vector<std::thread> threads;
   for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });

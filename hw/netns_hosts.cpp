@@ -3,6 +3,7 @@
 // platform has them; without permission to create namespaces, loopback with shaping inside the
 // middleware. Processes are coinfer-rt serve / device, started here.
 #include <sys/stat.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <algorithm>
@@ -73,10 +74,11 @@ std::string delay_text(double ms) {
 
 // A server or device process: its own process group (stopping it stops what it started), output in
 // its log.
-Child start_logged(const std::vector<std::string>& argv, const std::string& log_path) {
+Child start_logged(const std::vector<std::string>& argv, const std::string& log_path, bool append = false) {
   ChildSpec spec;
   spec.argv = argv;
   spec.stdout_file = log_path;
+  spec.append = append;
   spec.stderr_file = "&1";
   spec.own_process_group = true;
   log::debug("testbed", join(argv, " ") + " > " + log_path);
@@ -142,7 +144,23 @@ class NetnsHosts final : public TestbedHosts {
     // The epoch is given to every process, the server included (its decision times, periods and the
     // end of arrivals count from it).
     argv.insert(argv.end(), {"--epoch", epoch_text_});
+    server_argv_ = argv;
     server_ = start_logged(argv, work_ + "/logs/server.log");
+  }
+
+  bool can_fail_server() const override { return true; }
+  void kill_server() override {
+    server_.signal(SIGKILL);
+    server_.wait();
+  }
+  // The same command on the same address: a namespace's server listens on 7070 in any case; on
+  // loopback, on the port the first start was given (the devices reconnect there).
+  void restart_server() override {
+    std::vector<std::string> argv = server_argv_;
+    for (size_t k = 0; k + 1 < argv.size(); ++k)
+      if (argv[k] == "--port" && argv[k + 1] == "0") argv[k + 1] = port_;
+    argv.push_back("--recovering");
+    server_ = start_logged(argv, work_ + "/logs/server.log", true);
   }
 
   bool server_listening() override {
@@ -475,6 +493,7 @@ class NetnsHosts final : public TestbedHosts {
   std::vector<std::string> common_;  // arguments for the server and every device
   std::vector<std::string> namespaces_;
   Child server_;
+  std::vector<std::string> server_argv_;  // how it was started (restart_server starts it so again)
   std::vector<Child> devices_;
   std::vector<std::unique_ptr<CpuCap>> caps_;
   nlohmann::json loads_applied_ = nlohmann::json::array();  // background-load changes as applied (testbed.json)

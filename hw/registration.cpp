@@ -49,9 +49,10 @@ void HandshakeGate::wait_idle() {
   cv_.wait(lock, [this] { return running_ == 0; });
 }
 
-StartGate::StartGate(const Scenario& sc, int server_index, double deadline_s) : deadline_s_(deadline_s) {
+StartGate::StartGate(const Scenario& sc, int server_index, double deadline_s, double now_s) : deadline_s_(deadline_s) {
   for (size_t i = 0; i < sc.devices.size(); ++i)
-    if (sc.devices[i].server == sc.servers[server_index].id && sc.devices[i].join_at_s <= 0) initial_.push_back(static_cast<int>(i));
+    if (sc.devices[i].server == sc.servers[server_index].id && sc.devices[i].join_at_s <= now_s && sc.devices[i].leave_at_s > now_s)
+      initial_.push_back(static_cast<int>(i));
   waiting_ = initial_;
 }
 

@@ -49,7 +49,9 @@ class HandshakeGate {
 // calls it under its lock).
 class StartGate {
  public:
-  StartGate(const Scenario& sc, int server_index, double deadline_s);
+  // The devices of `server_index` present at run time `now_s` (joined by then, not left) make up the
+  // start; the gate opens when all have registered or at run time `deadline_s`.
+  StartGate(const Scenario& sc, int server_index, double deadline_s, double now_s = 0);
   // A device registered at time now_s: true when it completes the start set (offer start now).
   // Whether it counts as a join: joins_after_start() below.
   bool registered(int device);

@@ -76,6 +76,16 @@ TestbedTimeline::TestbedTimeline(const Scenario& sc, const std::vector<Bandwidth
     for (const auto& p : loads_.back().points()) load_changes_.emplace_back(p.t_s, static_cast<int>(i));
   }
   std::sort(load_changes_.begin(), load_changes_.end());
+  for (const EventSpec& e : sc.events)  // in time order (the loader sorts them)
+    if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
+      server_changes_.emplace_back(e.at_s, e.kind == EventSpec::Kind::server_fail);
+}
+
+std::vector<bool> TestbedTimeline::due_server_changes(double t) {
+  std::vector<bool> out;
+  for (; next_server_ < server_changes_.size() && server_changes_[next_server_].first <= t; ++next_server_)
+    out.push_back(server_changes_[next_server_].second);
+  return out;
 }
 
 std::vector<std::pair<int, double>> TestbedTimeline::due_loads(double t) {
@@ -145,10 +155,21 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
   std::vector<bool> reported(static_cast<size_t>(nd), false);
   int exit_code = 0;
   bool server_exit_reported = false;
+  bool server_down = false;  // killed by a fail event, not yet started again
   for (;;) {
     const double t = unix_now() - epoch;
     for (const auto& [i, mbps] : timeline.due(t)) hosts.reshape(i, mbps);
     for (const auto& [i, share] : timeline.due_loads(t)) hosts.set_load(i, share);
+    for (const bool fails : timeline.due_server_changes(t)) {  // issue 36 item 3: a real kill, a real restart
+      if (fails && !server_down) {
+        hosts.kill_server();
+        say(o, strprintf("t = %.2f s: killed the edge server (a fail event)", t));
+      } else if (!fails && server_down) {
+        hosts.restart_server();
+        say(o, strprintf("t = %.2f s: started the edge server again (a recover event); its devices reconnect", t));
+      }
+      server_down = fails;
+    }
     bool running = false;
     for (int i = 0; i < nd; ++i) {
       const ProcessState st = hosts.device_state(i, t);
@@ -170,7 +191,7 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
     }
     if (!running) break;
     if (interrupted) return 130;
-    if (const ProcessState server = hosts.server_state(); !server_exit_reported && !server.running() && t < sc.duration_s) {
+    if (const ProcessState server = hosts.server_state(); !server_down && !server_exit_reported && !server.running() && t < sc.duration_s) {
       log::warn("testbed", "the edge server exited (" + describe_exit_status(server.status) + ") before the run's end; see " + o.out +
                                "/logs/server.log");
       server_exit_reported = true;
@@ -195,6 +216,12 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
     throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
                      "a testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));
   const std::unique_ptr<TestbedHosts> hosts = o.inventory.empty() ? make_netns_hosts(sc, o) : make_ssh_hosts(sc, o);
+  if (!hosts->can_fail_server())
+    for (const EventSpec& e : sc.events)
+      if (e.kind == EventSpec::Kind::server_fail)
+        throw InputError(e.where, "events",
+                         "server failures are emulated on the namespace and loopback testbed (the server process is killed and "
+                         "started again); the SSH testbed cannot do that yet: remove the fail/recover events or run without --inventory");
   return run_testbed_on(*hosts, sc, o, interrupted);
 }
 

@@ -85,6 +85,9 @@ class TestbedTimeline {
   // The background-load changes due by run time t, each once: (device, the share of its processor
   // taken from then on; core/background_load.hpp, the share on the processor the Rescheduler reads).
   std::vector<std::pair<int, double>> due_loads(double t);
+  // The server failures due by run time t, each once, in time order: true = the server fails (the
+  // testbed kills it), false = it recovers (the testbed starts it again). The testbed runs one server.
+  std::vector<bool> due_server_changes(double t);
   // Logs "t = 5 / 60 s" (or the drain) at most every 5 s, from time zero on.
   void progress(double t);
   double deadline_s() const { return deadline_s_; }
@@ -97,6 +100,8 @@ class TestbedTimeline {
   std::vector<LoadSchedule> loads_;
   std::vector<std::string> processors_;  // per device: the processor whose share applies
   size_t next_load_ = 0;
+  std::vector<std::pair<double, bool>> server_changes_;  // (run time, fails)
+  size_t next_server_ = 0;
   double duration_s_, drain_s_, deadline_s_;
   double last_progress_ = -1e9;
 };

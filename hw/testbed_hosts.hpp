@@ -65,6 +65,14 @@ class TestbedHosts {
   virtual double poll_interval_s() const = 0;
   virtual void stop_devices(double grace_s) = 0;
   virtual void stop_server(double grace_s) = 0;
+  // A server failure (events[] fail/recover, servers[].failures; issue 36 item 3): kill_server kills
+  // the server process at once (SIGKILL: nothing it holds survives), restart_server starts it again on
+  // the same address with --recovering (its decisions journal and log appended to, the same epoch).
+  // A back-end that cannot (the SSH testbed so far) says so in can_fail_server(), and the run is
+  // refused before anything starts.
+  virtual bool can_fail_server() const { return false; }
+  virtual void kill_server() {}
+  virtual void restart_server() {}
   // Phase 5: every device's journal on this machine (scenario order; "" = none) and the server's
   // decisions journal ("" = none). False when something could not be brought back complete (the run
   // then ends with exit 1; what came back is still used).

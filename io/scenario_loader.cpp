@@ -13,6 +13,7 @@
 
 #include "core/log.hpp"
 #include "core/model_key.hpp"
+#include "core/scenario_checks.hpp"
 #include "core/server_failures.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
@@ -656,12 +657,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.scheduler.batch_windows_ms = r.get_number_list(sc, "batch_windows_ms", "scheduler", 0, limits::kMaxLatencyMs, 64, false);
     for (double b : r.get_number_list(sc, "batch_sizes", "scheduler", 1, static_cast<double>(limits::kMaxBatch), 64, true))
       s.scheduler.batch_sizes.push_back(static_cast<int>(b));
-    for (int b : s.scheduler.batch_sizes)
-      for (const auto& sv : s.servers)
-        if (b > sv.batch.max_size)
-          r.fail(sc["batch_sizes"], "scheduler.batch_sizes",
-                 "size " + std::to_string(b) + " is larger than server " + sv.id + "'s batch.max_size " + std::to_string(sv.batch.max_size) +
-                     " (the largest batch its LUTs are checked for; raise servers[].batch.max_size to allow it)");
+    if (sc["batch_sizes"]) s.scheduler.batch_sizes_where = r.where(sc["batch_sizes"]);  // checked against the servers: core/scenario_checks.hpp
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
@@ -747,16 +743,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     }
     std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
   }
-  for (const EventSpec& e : s.events)
-    if (!e.server.empty() && s.servers[static_cast<size_t>(s.server_index(e.server))].failures)
-      throw InputError(e.where, "events.server",
-                       "server " + e.server + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
+  check_scenario(s);  // the rules across sections (core/scenario_checks.hpp)
   add_modelled_failures(s);
-  check_server_failures(s);
-  for (const auto& d : s.devices)
-    if (d.leave_at_s <= d.join_at_s)
-      throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +
-                                              " s, not after it joins at " + format_double(d.join_at_s) + " s");
   check_overrides_take_effect(s, overrides, entry_of_device);
   s.overrides = overrides;
   YAML::Emitter out;

@@ -9,7 +9,7 @@ Pure Python on Debian's python3-h5py, python3-numpy and python3-pandas. Every lo
 the folder that holds it (a run's folder, a sweep's folder, a validation's folder), raises
 `CoinferFileError` naming the file and what is wrong, and decodes every string (devices are names, not
 indices into another dataset). File formats: sim/README.md (results.h5, summary.json,
-decisions.jsonl), cli/README (sweep.h5) and hw/README.md (validate.json). Old and new files read alike:
+decisions.jsonl), plots/README.md (sweep.h5) and hw/README.md (validate.json). Old and new files read alike:
 strings stored as fixed-length bytes or as variable-length UTF-8 both come back as `str`.
 """
 import json

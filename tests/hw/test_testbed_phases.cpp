@@ -59,6 +59,9 @@ class ScriptedHosts final : public TestbedHosts {
   double poll_interval_s() const override { return 0.001; }
   void stop_devices(double) override { calls.push_back("stop_devices"); }
   void stop_server(double) override { calls.push_back("stop_server"); }
+  bool can_fail_server() const override { return true; }
+  void kill_server() override { calls.push_back("kill_server"); }
+  void restart_server() override { calls.push_back("restart_server"); }
   bool collect(std::vector<std::string>& journals, std::string& decisions) override {
     calls.push_back("collect");
     journals.assign(end.size(), "");
@@ -148,4 +151,25 @@ TEST(TestbedPhases, AnInterruptedSetUpStartsNothingAndWritesNoResults) {
   EXPECT_EQ(run.go(h), 130);
   EXPECT_EQ(h.calls, std::vector<std::string>{"prepare"});
   EXPECT_FALSE(fs::exists(run.o.out + "/results.h5"));
+}
+
+TEST(TestbedPhases, AServerFailureKillsTheServerAndARecoverStartsItAgainInTime) {
+  // Issue 36 item 3: the scenario's fail at 20 ms and recover at 50 ms of run time are carried out
+  // once each, in order, while the devices run (about 1 ms a poll for 300 polls), and the server
+  // that was killed and started again is stopped at the end like any other.
+  PhasedRun run("failure");
+  EventSpec fail;
+  fail.at_s = 0.02;
+  fail.server = "edge0";
+  fail.kind = EventSpec::Kind::server_fail;
+  EventSpec recover = fail;
+  recover.at_s = 0.05;
+  recover.kind = EventSpec::Kind::server_recover;
+  run.sc.events.insert(run.sc.events.begin(), {fail, recover});
+  ScriptedHosts h(static_cast<int>(run.sc.devices.size()));
+  h.polls_before_end = 300;
+  EXPECT_EQ(run.go(h), 0);
+  const std::vector<std::string> expected = {"prepare", "start_server", "server_listening", "server_listening", "server_listening",
+                                             "start_devices", "kill_server", "restart_server", "stop_server", "collect", "finish"};
+  EXPECT_EQ(h.calls, expected);
 }

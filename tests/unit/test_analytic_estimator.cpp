@@ -10,6 +10,11 @@
 // without batching, closed and open loops, identical and distinct devices, disconnected devices and idle
 // helpers, every strategy) checks every figure of predict(), and score/compare/best_of through the
 // estimator's per-state cache.
+// This is a differential test: the reference is a second, slower algorithm over the same formulas, so
+// it cannot catch a formula that is wrong in both. The formulas themselves are checked against values
+// worked out by hand in tests/unit/test_schedulers.cpp (Estimator.*: one device alone on every path,
+// bandwidth and split; saturated servers; batch windows; pipelines; energy; the p95) and below
+// (saturated open loops, failed servers).
 #include <gtest/gtest.h>
 
 #include <algorithm>

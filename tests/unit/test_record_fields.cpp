@@ -24,12 +24,15 @@ template <class R>
 void expect_unique_names(const std::vector<RecordField<R>>& fields, const char* table) {
   std::set<std::string> h5, json;
   for (const auto& f : fields) {
-    if (f.in_results_h5) EXPECT_TRUE(h5.insert(f.dataset()).second) << table << ": dataset " << f.dataset() << " twice";
-    if (f.in_json) EXPECT_TRUE(json.insert(f.name).second) << table << ": key " << f.name << " twice";
+    if (f.in_results_h5) {
+      EXPECT_TRUE(h5.insert(f.dataset()).second) << table << ": dataset " << f.dataset() << " twice";
+    }
+    if (f.in_json) {
+      EXPECT_TRUE(json.insert(f.name).second) << table << ": key " << f.name << " twice";
+    }
     // The accessors its kind needs are there.
-    if (f.is_integer()) EXPECT_TRUE(f.get_int && f.set_int) << table << "." << f.name;
-    if (f.is_number()) EXPECT_TRUE(f.get_real && f.set_real) << table << "." << f.name;
-    if (f.is_text()) EXPECT_TRUE(f.get_text && f.set_text) << table << "." << f.name;
+    const bool has = f.is_integer() ? f.get_int && f.set_int : f.is_number() ? f.get_real && f.set_real : f.get_text && f.set_text;
+    EXPECT_TRUE(has) << table << "." << f.name << ": accessors missing for its kind";
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/input_error.hpp"
+#include "core/scenario_checks.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
@@ -428,4 +429,58 @@ TEST(ScenarioLoader, AFailureModelDrawsUpAndDownTimesOfItsMeans) {
   EXPECT_NE(mixed.find("has a failure model"), std::string::npos) << mixed;
   const std::string many = error_of(kBase, {"duration_s=100000", "servers.0.failures={mtbf_s: 0.1, mttr_s: 0.1}"}).what();
   EXPECT_NE(many.find("raise mtbf_s"), std::string::npos) << many;
+}
+
+// core/scenario_checks.hpp on a scenario built by hand (no loader): each rule refuses at the position
+// of the entry at fault, and a scenario that keeps every rule passes.
+TEST(ScenarioChecks, EachRuleNamesTheEntryAtFault) {
+  Scenario s;
+  ServerSpec sv;
+  sv.id = "edge0";
+  sv.batch.max_size = 4;
+  sv.where = {"s.yaml", 3, 5};
+  s.servers = {sv};
+  DeviceSpec d;
+  d.id = "pi0";
+  d.server = "edge0";
+  d.where = {"s.yaml", 7, 5};
+  s.devices = {d};
+  s.scheduler.batch_sizes = {2, 4};
+  s.scheduler.batch_sizes_where = {"s.yaml", 12, 16};
+  EXPECT_NO_THROW(check_scenario(s));
+  auto refused_at = [&](const Scenario& bad, const std::string& where, const std::string& what) {
+    try {
+      check_scenario(bad);
+      ADD_FAILURE() << "not refused: " << what;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(where), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  // A candidate batch size above the server's max_size: at the batch_sizes key.
+  Scenario big = s;
+  big.scheduler.batch_sizes = {2, 8};
+  refused_at(big, "s.yaml:12:16", "size 8 is larger than server edge0's batch.max_size 4");
+  // A device that leaves at or before it joins: at the device.
+  Scenario early = s;
+  early.devices[0].join_at_s = 5;
+  early.devices[0].leave_at_s = 5;
+  refused_at(early, "s.yaml:7:5", "device 'pi0' leaves at 5 s, not after it joins at 5 s");
+  // A hand-written fail for a server with a failure model: at the event.
+  Scenario modelled = s;
+  modelled.servers[0].failures = ServerSpec::FailureModel{100, 10};
+  EventSpec fail;
+  fail.at_s = 1;
+  fail.server = "edge0";
+  fail.kind = EventSpec::Kind::server_fail;
+  fail.where = {"s.yaml", 20, 5};
+  modelled.events = {fail};
+  refused_at(modelled, "s.yaml:20:5", "has a failure model");
+  // Two fails in a row: at the second.
+  Scenario twice = s;
+  EventSpec again = fail;
+  again.at_s = 2;
+  again.where = {"s.yaml", 21, 5};
+  twice.events = {fail, again};
+  refused_at(twice, "s.yaml:21:5", "fails at 2 s while it is already down");
 }
