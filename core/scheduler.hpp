@@ -3,8 +3,6 @@
 // call the very same objects. decide() must not read clocks or do I/O and must be deterministic for a
 // given seed and state -- except a scheduler in another process (sched/external_scheduler.hpp), which
 // talks to it and is as deterministic as that program.
-#include <functional>
-#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -53,6 +51,17 @@ class Estimator {
   }
   // What decided, for the run's records: "analytic", "gin (FILE)".
   virtual std::string describe() const { return "estimator"; }
+  // What a decision's record states about the scheme chosen (sched/rescheduler.hpp): the predicted
+  // system throughput and request latency and, where the scenario states constraints
+  // (scheduler.max_p95_ms, ...), the verdict. An estimator that predicts no such figures (a ranking
+  // one) returns has_figures = false and the record says 0.
+  struct RecordFigures {
+    bool has_figures = false;
+    double throughput_rps = 0, mean_latency_ms = 0, p95_latency_ms = 0, energy_j_per_inference = 0;
+    bool constrained = false;                 // the scenario states constraints
+    std::vector<std::string> missed;          // those predicted missed ("p95 412.3 ms > 100 ms")
+  };
+  virtual RecordFigures figures_for_record(const SystemState&, const Scheme&) const { return {}; }
 };
 
 class Scheduler {
@@ -72,19 +81,5 @@ class SchedulerFailure : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Schedulers built outside sched/'s table (a test's own scheduler; the external process is one of the
-// table's since issue 38: sched/external_scheduler.hpp) reach sched's factory through this registry. `stages` gives each "model/dataset" of the scenario its
-// number of stages (what a pp(k) may split). The factory checks every scheme such a scheduler returns
-// (devices known, splits in range) before the engines see it.
-struct SchedulerPlugin {
-  std::function<std::unique_ptr<Scheduler>(const Scenario& scenario, const std::map<std::string, int>& stages)> make;
-  std::vector<std::string> params;  // the scheduler.* keys it reads (others are refused)
-  std::string description;          // for `coinfer scheduler list`
-  std::string params_doc;           // its parameters with defaults, for the docs' table (Markdown)
-};
-void register_scheduler_plugin(const std::string& name, SchedulerPlugin plugin);  // replaces one of that name
-const SchedulerPlugin* scheduler_plugin(const std::string& name);                // nullptr if none
-std::vector<std::string> scheduler_plugin_names();
 
 }  // namespace coinfer

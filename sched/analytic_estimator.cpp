@@ -1112,4 +1112,17 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
   });
 }
 
+Estimator::RecordFigures AnalyticEstimator::figures_for_record(const SystemState& state, const Scheme& scheme) const {
+  const Prediction p = predict(state, scheme);
+  RecordFigures f;
+  f.has_figures = true;
+  f.throughput_rps = p.throughput_rps;
+  f.mean_latency_ms = p.mean_latency_s * 1e3;
+  f.p95_latency_ms = p.p95_latency_s * 1e3;
+  f.energy_j_per_inference = p.energy_per_inference_j;
+  f.constrained = constraints_.any();
+  if (f.constrained) f.missed = constraints_.missed(p);
+  return f;
+}
+
 }  // namespace coinfer

@@ -83,6 +83,8 @@ class AnalyticEstimator : public Estimator {
   int best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,
                     const std::vector<SchemeEdit>& candidates) const override;
   std::string describe() const override { return "analytic"; }
+  // predict()'s figures and the constraints' verdict, for the decision records.
+  RecordFigures figures_for_record(const SystemState& state, const Scheme& scheme) const override;
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }
   const ModelSpecs& models() const { return models_; }

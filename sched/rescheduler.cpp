@@ -25,7 +25,7 @@ std::string Trigger::describe(const Scenario& s) const {
   return "?";
 }
 
-Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const AnalyticEstimator& estimator)
+Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const Estimator& estimator)
     : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
@@ -112,17 +112,16 @@ Decision Rescheduler::decide(const SystemState& state) {
   d.record.t_s = state.time_s;
   d.record.detail = scheduler_.decision_detail();
   d.record.scheme = d.scheme.to_string();
-  const Prediction p = estimator_.predict(state, d.scheme);
+  const Estimator::RecordFigures p = estimator_.figures_for_record(state, d.scheme);
   d.record.predicted_throughput_rps = p.throughput_rps;
-  d.record.predicted_latency_ms = p.mean_latency_s * 1e3;
+  d.record.predicted_latency_ms = p.mean_latency_ms;
   // Constraints (scheduler.max_p95_ms, ...): whether the chosen scheme is predicted to meet them, said
   // in the record rather than a scheme returned silently (issue 37 item 2).
-  if (estimator_.constraints().any()) {
+  if (p.constrained) {
     nlohmann::ordered_json j = d.record.detail.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(d.record.detail);
-    const std::vector<std::string> missed = estimator_.constraints().missed(p);
     auto finite = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
-    j["constraints"] = {{"met", missed.empty()}, {"missed", missed}, {"predicted_p95_ms", finite(p.p95_latency_s * 1e3)},
-                        {"predicted_energy_j", finite(p.energy_per_inference_j)}, {"predicted_throughput_rps", p.throughput_rps}};
+    j["constraints"] = {{"met", p.missed.empty()}, {"missed", p.missed}, {"predicted_p95_ms", finite(p.p95_latency_ms)},
+                        {"predicted_energy_j", finite(p.energy_j_per_inference)}, {"predicted_throughput_rps", p.throughput_rps}};
     d.record.detail = j.dump();
   }
   std::vector<bool> helper(scenario_.devices.size(), false);

@@ -25,7 +25,6 @@
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
 #include "core/scheduler.hpp"
-#include "sched/analytic_estimator.hpp"
 
 namespace coinfer {
 
@@ -86,7 +85,7 @@ struct ServerObservation {
 class Rescheduler {
  public:
   // `scenario`, `scheduler` and `estimator` must outlive this object.
-  Rescheduler(const Scenario& scenario, Scheduler& scheduler, const AnalyticEstimator& estimator);
+  Rescheduler(const Scenario& scenario, Scheduler& scheduler, const Estimator& estimator);
 
   // Offers an event at time t_s; returns true when it became a pending trigger.
   bool offer(const Trigger& t);
@@ -127,7 +126,7 @@ class Rescheduler {
  private:
   const Scenario& scenario_;
   Scheduler& scheduler_;
-  const AnalyticEstimator& estimator_;
+  const Estimator& estimator_;  // its figures_for_record() fill each decision's predictions (the analytic estimator in both engines)
   std::vector<Trigger> pending_;
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;

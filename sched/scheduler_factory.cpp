@@ -1,5 +1,7 @@
 #include "sched/scheduler_factory.hpp"
 
+#include <mutex>
+
 #include "sched/external_scheduler.hpp"
 
 #include <algorithm>
@@ -283,13 +285,28 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
 
 namespace {
 std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const AnalyticEstimator& est);
+
+// The rows added at run time (register_scheduler), by name; never removed, so pointers stay valid.
+std::mutex& registered_mutex() {
+  static std::mutex m;
+  return m;
 }
+std::map<std::string, SchedulerRegistration>& registered() {
+  static std::map<std::string, SchedulerRegistration> rows;
+  return rows;
+}
+const SchedulerRegistration* registered_scheduler(const std::string& name) {
+  std::lock_guard<std::mutex> lock(registered_mutex());
+  auto it = registered().find(name);
+  return it == registered().end() ? nullptr : &it->second;
+}
+}  // namespace
 
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty()) return inner;
-  if (scheduler_plugin(s.scheduler.name) || s.scheduler.name == "external")
+  if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")
     throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
                      "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
                      "batch candidates are for the built-in schedulers");
@@ -386,7 +403,7 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
   return std::make_unique<SacScheduler>(est, std::move(actor), o);
 }
 
-// A scheduler whose schemes come from outside (the external process, a registered plugin): built
+// A scheduler whose schemes come from outside (the external process, one registered at run time): built
 // with the stage count of every model it may split, and every scheme it returns checked.
 template <class Make>
 std::unique_ptr<Scheduler> checked_from_outside(const Scenario& s, const AnalyticEstimator& est, const Make& make) {
@@ -483,9 +500,9 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
 
 std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   const std::string& name = s.scheduler.name;
-  if (const SchedulerPlugin* plugin = scheduler_plugin(name)) {
-    Params p(s, plugin->params);
-    return checked_from_outside(s, est, plugin->make);
+  if (const SchedulerRegistration* row = registered_scheduler(name)) {
+    Params p(s, row->info.keys);
+    return checked_from_outside(s, est, row->make);
   }
   for (const BuiltinScheduler& b : builtin_schedulers())
     if (b.name == name) {
@@ -502,11 +519,17 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
 std::vector<SchedulerInfo> scheduler_catalog() {
   std::vector<SchedulerInfo> out;
   for (const BuiltinScheduler& b : builtin_schedulers()) out.push_back({b.name, b.summary, b.params_doc, b.keys});
-  for (const auto& n : scheduler_plugin_names()) {
-    const SchedulerPlugin* p = scheduler_plugin(n);
-    out.push_back({n, p->description, p->params_doc, p->params});
-  }
+  std::lock_guard<std::mutex> lock(registered_mutex());
+  for (const auto& [name, row] : registered()) out.push_back(row.info);
   return out;
+}
+
+void register_scheduler(SchedulerRegistration registration) {
+  for (const BuiltinScheduler& b : builtin_schedulers())
+    if (b.name == registration.info.name) throw std::invalid_argument("scheduler '" + b.name + "' is built in; register another name");
+  std::lock_guard<std::mutex> lock(registered_mutex());
+  std::string name = registration.info.name;
+  registered()[name] = std::move(registration);
 }
 
 std::vector<std::string> scheduler_names() {

@@ -1,6 +1,8 @@
 #pragma once
 // Builds the scheduler a scenario names. Unknown names or parameters are InputErrors listing the
 // allowed ones.
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,8 +14,9 @@
 
 namespace coinfer {
 
-// Every scheduler a scenario can name (issue 38 item 2: one registration each): the built-ins of
-// sched/scheduler_factory.cpp, then the plugins registered (core/scheduler.hpp: external).
+// Every scheduler a scenario can name (issue 38 item 2: one table, one registration each): the
+// built-ins of sched/scheduler_factory.cpp (the external process among them), then those a program
+// adds at run time with register_scheduler (a test's own scheduler).
 struct SchedulerInfo {
   std::string name;
   std::string summary;     // what it does (Markdown)
@@ -21,6 +24,15 @@ struct SchedulerInfo {
   std::vector<std::string> keys;  // the scheduler.* keys it reads
 };
 std::vector<SchedulerInfo> scheduler_catalog();
+// A scheduler added to the table at run time: built with each "model/dataset" of the scenario's number
+// of stages (what a pp(k) may split); every scheme it returns is checked (devices known, splits in
+// range) before the engines see it. Replaces one of the same name; a built-in's name is refused
+// (std::invalid_argument).
+struct SchedulerRegistration {
+  SchedulerInfo info;  // name, summary, params_doc, keys (the scheduler.* keys it reads; others are refused)
+  std::function<std::unique_ptr<Scheduler>(const Scenario& scenario, const std::map<std::string, int>& stages)> make;
+};
+void register_scheduler(SchedulerRegistration registration);
 std::vector<std::string> scheduler_names();
 // The catalog as sched/README.md's table "Schedulers (`scheduler.name`)" (`coinfer scheduler list --markdown`).
 std::string scheduler_table_markdown();

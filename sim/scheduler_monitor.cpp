@@ -13,7 +13,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace coinfer::sim {
 
-SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const AnalyticEstimator& estimator)
+SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const Estimator& estimator)
     : s_(std::move(slice)),
       rescheduler_(*s_.scenario, scheduler, estimator),
       events_(Rescheduler::scenario_events(*s_.scenario, *s_.bandwidth, s_.arrivals_end_s)) {

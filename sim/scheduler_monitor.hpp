@@ -37,7 +37,7 @@ struct MonitorSlice {
 
 class SchedulerMonitor {
  public:
-  SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const AnalyticEstimator& estimator);
+  SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const Estimator& estimator);
   void start();  // spawns the monitor actor (a daemon)
   // The state the scheduler sees at `now` (also used before the run to validate the scheduler).
   SystemState snapshot(double now) const;

@@ -5,6 +5,8 @@
 // of b, and a result takes 5.26 ms to come back.
 #include <gtest/gtest.h>
 
+#include "sched/scheduler_factory.hpp"
+
 #include <cmath>
 
 #include "core/scheduler.hpp"
@@ -142,9 +144,9 @@ class BatchingByTime : public Scheduler {
 }  // namespace
 
 TEST(Batching, ANewWindowAppliesToTheOpenBatchAndLaterOnesAndNoWindowEndsBatching) {
-  register_scheduler_plugin("batching_by_time", SchedulerPlugin{[](const Scenario&, const std::map<std::string, int>&) {
-                                                                  return std::unique_ptr<Scheduler>(new BatchingByTime);
-                                                                }, {}, "test"});
+  register_scheduler({{"batching_by_time", "test", "", {}}, [](const Scenario&, const std::map<std::string, int>&) {
+                        return std::unique_ptr<Scheduler>(new BatchingByTime);
+                      }});
   SimSetup s;
   write_standard_luts(s);
   // Three closed-loop offloaders (in_flight 1): a cycle is 17.388 ms up + the window + 18 ms for the

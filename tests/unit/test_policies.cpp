@@ -25,6 +25,7 @@
 #include "core/units.hpp"
 #include "io/decisions_jsonl.hpp"
 #include "io/model_spec_loader.hpp"
+#include "sched/analytic_estimator.hpp"
 #include "sched/rescheduler.hpp"
 
 using namespace coinfer;

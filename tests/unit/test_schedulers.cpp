@@ -675,3 +675,17 @@ TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
   }
   EXPECT_GT(better, 0);  // and better somewhere (a board's CPU idle under split-only)
 }
+
+TEST(SchedulerTable, ARunTimeRegistrationIsOneMoreRowAndCannotReplaceABuiltIn) {
+  // Issue 38 item 2: one table. A scheduler registered at run time is listed with the built-ins (the
+  // CLI's list, the docs' table and the matrix read scheduler_catalog()), and a built-in's name is refused.
+  auto make = [](const Scenario&, const std::map<std::string, int>&) { return std::unique_ptr<Scheduler>(new StaticScheduler({})); };
+  const size_t before = scheduler_names().size();
+  register_scheduler({{"test_row", "a test's own", "", {"k"}}, make});
+  const std::vector<std::string> names = scheduler_names();
+  ASSERT_EQ(names.size(), before + 1);
+  EXPECT_EQ(names.back(), "test_row");
+  EXPECT_NE(scheduler_table_markdown().find("| `test_row` | a test's own |"), std::string::npos);
+  EXPECT_THROW(register_scheduler({{"greedy", "x", "", {}}, make}), std::invalid_argument);
+  EXPECT_EQ(scheduler_names().size(), before + 1);
+}
