@@ -1,6 +1,7 @@
 // libFuzzer target: the real runtime's request journals (hw/record_journal.hpp), the files `coinfer
 // collect` and the testbed read back from boards: read_journal, read_journal_clock,
-// read_journal_power and journal_device on arbitrary bytes. Bad input must be an InputError (exit 2
+// read_journal_power and journal_device on arbitrary bytes; and the same bytes as a decisions journal
+// (io/decisions_jsonl.hpp read_decisions_jsonl: both walk a record field table, io/record_json.hpp). Bad input must be an InputError (exit 2
 // in the CLI); any other exception, a crash, a sanitizer report (1e300 cast to an integer id was one),
 // a leak or a hang is a bug. Every journal read_journal accepts must have one record per id, in order.
 // Built and run (bounded) by tests/fuzz/run_fuzz.sh.
@@ -15,6 +16,7 @@
 
 #include "core/input_error.hpp"
 #include "hw/record_journal.hpp"
+#include "io/decisions_jsonl.hpp"
 
 using namespace coinfer;
 
@@ -32,6 +34,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         std::cerr << "records not in strictly increasing id order\n";
         std::abort();
       }
+  } catch (const InputError&) {
+  }
+  try {
+    (void)read_decisions_jsonl(file);
   } catch (const InputError&) {
   }
   return 0;

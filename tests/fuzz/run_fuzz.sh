@@ -144,13 +144,16 @@ PY
       run lut_file -max_len=1048576 -timeout=90 || status=1
       ;;
     journal)
-      build journal "$src/tests/fuzz/fuzz_journal.cpp" "$src/hw/record_journal.cpp" "$src/hw/clock_sync.cpp" "${core[@]}" -- "${loglibs[@]}"
+      build journal "$src/tests/fuzz/fuzz_journal.cpp" "$src/hw/record_journal.cpp" "$src/hw/clock_sync.cpp" "$src/io/decisions_jsonl.cpp" "${core[@]}" -- "${loglibs[@]}"
       mkdir -p "$out/journal.seed"
       printf '%s\n' '{"ev":"note","device":"pi0"}' '{"ev":"epochs","device_unix_s":1700000000.5,"server_unix_s":1700000000.25}' \
         '{"ev":"created","id":1,"device":0,"t_created":0.1}' \
         '{"ev":"done","id":1,"device":0,"server":0,"strategy":"pp(2)","split":2,"bytes_up":100,"bytes_down":10,"t_created":0.1,"t_device_start":0.1,"t_device_end":0.2,"t_uplink_end":0.3,"t_queued":0.3,"t_batch_start":0.31,"t_batch_end":0.4,"batch_size":1,"helper":-1,"t_result":0.45,"status":"ok","failure":""}' \
         '{"ev":"created","id":2,"device":0,"t_created":0.5}' '{"ev":"power","t":0.5,"w":3.2}' \
         '{"ev":"clock","offset_s":0.001,"uncertainty_s":0.0002,"samples":12}' '{"ev":"note","cut":"board unreachable"}' > "$out/journal.seed/full"
+      printf '%s\n' '{"t_s":0,"trigger":"start","scheme":"pi0=offload helpers=[]","predicted_throughput_rps":12.5,"predicted_latency_ms":80.2,"switched":0,"wall_s":0}' \
+        '{"t_s":3,"trigger":"fail:edge","scheme":"pi0=local helpers=[]","predicted_throughput_rps":1.1,"predicted_latency_ms":900,"switched":1,"wall_s":0,"detail":{"constraints":{"met":true}}}' \
+        > "$out/journal.seed/decisions"
       run journal -max_len=8192 || status=1
       ;;
     module_samples)

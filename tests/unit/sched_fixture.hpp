@@ -1,6 +1,7 @@
 #pragma once
-// Hand-built LUTs, devices and states for the scheduler tests: dgcnn/modelnet40 (9 stages; 12288 B raw
-// input, 8192 B after stage 6, 160 B result) with round per-stage times.
+// Hand-built LUTs, devices and states for the scheduler tests: dgcnn/modelnet40 (9 stages; bytes at
+// split k: 12,288 B raw input at 0, 256 KB .. 4 MB at 1..5, 8,192 / 2,048 / 1,024 B at 6 / 7 / 8, 160 B
+// result) with round per-stage times.
 #include <map>
 #include <memory>
 #include <string>
