@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
   const LutSet luts = load_luts({data_path("traces/lut")});
   ModelSpecs specs;
-  for (const char* m : {"dgcnn", "gcode"}) specs.emplace(std::string(m) + "/modelnet40", catalog.instantiate(m, "modelnet40"));
+  for (const char* m : {"dgcnn", "gcode"}) specs.emplace(ModelKey{m, "modelnet40"}, catalog.instantiate(m, "modelnet40"));
   const AnalyticEstimator analytic(luts, specs);
   GinPredictor predictor = GinPredictor::load(argv[1]);
   const auto& meta = predictor.meta();

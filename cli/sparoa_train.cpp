@@ -46,7 +46,7 @@ namespace {
 struct ResolvedBoard {
   Scenario s;
   LutSet luts;
-  std::map<std::string, ModelSpec> specs;
+  ModelSpecs specs;
   const DeviceSpec* dev = nullptr;
   std::string run_model;
   const ModelSpec* m = nullptr;
@@ -82,7 +82,7 @@ std::unique_ptr<ResolvedBoard> resolve_board(const std::string& scenario, const 
   }
   const DeviceSpec* dev = b->dev;
   b->run_model = model_under(dev->model, dev->strategy);
-  b->m = &b->specs.at(b->run_model + "/" + dev->dataset);
+  b->m = &b->specs.at(ModelKey{b->run_model, dev->dataset});
   b->k = dev->strategy.placed_stages(b->m->num_stages());
   const LutKey own = dev->lut_key(b->run_model);
   if (!b->luts.contains(own)) throw InputError(scenario + ": no LUT for " + own.to_string());

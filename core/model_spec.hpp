@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_key.hpp"
 #include "core/model_variant.hpp"
 
 namespace coinfer {
@@ -89,8 +90,7 @@ class ModelSpec {
 // inconsistent widths.
 void derive_costs(ModelSpec& spec);
 
-// Model specs by "model/dataset" (core/model_key.hpp ModelKey::to_string): what the estimator and the
-// runtimes keep of every model a scenario runs.
-using ModelSpecs = std::map<std::string, ModelSpec>;
+// Model specs by (model, dataset): what the estimator and the runtimes keep of every model a scenario runs.
+using ModelSpecs = std::map<ModelKey, ModelSpec>;
 
 }  // namespace coinfer

@@ -101,7 +101,7 @@ BatchRunner::~BatchRunner() = default;
 
 std::vector<std::string> BatchRunner::run(const ModelSpec& spec, const std::vector<const std::string*>& inputs) {
   torch::NoGradGuard no_grad;
-  auto& model = models_[ModelKey{spec.name, spec.dataset.name}.to_string()];
+  auto& model = models_[ModelKey{spec.name, spec.dataset.name}];
   if (!model) model = std::make_unique<models::GnnModel>(spec, 1);
   const int n = spec.num_stages();
   std::vector<std::string> outputs(inputs.size());

@@ -27,7 +27,7 @@ class BatchRunner {
   std::vector<std::string> run(const ModelSpec& spec, const std::vector<const std::string*>& states);
 
  private:
-  std::map<std::string, std::unique_ptr<models::GnnModel>> models_;  // by "model/dataset"
+  std::map<ModelKey, std::unique_ptr<models::GnnModel>> models_;
 };
 
 }  // namespace coinfer::hw

@@ -687,7 +687,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   const ServerSpec& me = impl.sc.servers[impl.server_index];
   for (const auto& d : impl.sc.devices) {
     impl.specs.push_back(impl.catalog.instantiate(d.model, d.dataset));
-    specs.emplace(ModelKey{d.model, d.dataset}.to_string(), impl.specs.back());
+    specs.emplace(ModelKey{d.model, d.dataset}, impl.specs.back());
     impl.schedules.emplace_back(d, impl.sc.events);
     if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves
   }

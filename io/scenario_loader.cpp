@@ -886,13 +886,13 @@ std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelC
   return out;
 }
 
-std::map<std::string, ModelSpec> scenario_model_specs(const Scenario& s, const ModelCatalog& models) {
-  std::map<std::string, ModelSpec> specs;
+ModelSpecs scenario_model_specs(const Scenario& s, const ModelCatalog& models) {
+  ModelSpecs specs;
   for (const auto& d : s.devices) {
     std::vector<std::string> names = {d.model};
     for (const auto& choice : d.variant_choices) names.push_back(model_under(d.model, Strategy::local().with_variant(choice)));
     for (const auto& name : names) {
-      const std::string key = ModelKey{name, d.dataset}.to_string();
+      const ModelKey key{name, d.dataset};
       if (!specs.count(key)) specs.emplace(key, models.spec(name, d.dataset));
     }
   }

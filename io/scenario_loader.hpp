@@ -36,9 +36,9 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
 // server ranges at batch 1..max_size). Throws InputError naming the device entry and key.
 // Where the scenario's luts_fill is not `allow`, an estimated entry among them is refused too (key luts_fill).
 void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
-// The spec of every device's model/dataset pair by "model/dataset" (ModelKey::to_string): what the
-// analytic estimator takes (sched's ModelSpecs).
-std::map<std::string, ModelSpec> scenario_model_specs(const Scenario& s, const ModelCatalog& models);
+// The spec of every device's (model, dataset) pair, its execution variants' too: what the analytic
+// estimator takes.
+ModelSpecs scenario_model_specs(const Scenario& s, const ModelCatalog& models);
 
 // One LUT entry a run may consult: stages [begin,end) of `key` at `batch`, for device `device` (its
 // index), or, when helper_for names a device, for device `device` running that one's server part as an

@@ -267,7 +267,7 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
 }  // namespace
 
 const ModelSpec& AnalyticEstimator::model(const std::string& m, const std::string& d) const {
-  auto it = models_.find(ModelKey{m, d}.to_string());
+  auto it = models_.find(ModelKey{m, d});
   if (it == models_.end()) throw std::invalid_argument("estimator has no model spec for " + m + "/" + d);
   return it->second;
 }

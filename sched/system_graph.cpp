@@ -77,7 +77,7 @@ SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, c
     double device_ms = 0, comm_ms = 0, handler_ms = 0;
     const ServerState* sv = state.server(d.server);
     if (d.generates) {
-      auto m = models.find(d.model + "/" + d.dataset);
+      auto m = models.find(ModelKey{d.model, d.dataset});
       if (m == models.end()) throw std::out_of_range("system graph: no model spec for " + d.model + "/" + d.dataset);
       const ModelSpec& spec = m->second;
       const int n = spec.num_stages();

@@ -295,7 +295,7 @@ TEST(GinEstimator, BatchedRoundIsAKnockOutOfPairwiseComparisons) {
   // at a time (the most probable winner over the incumbent becomes the incumbent, only the other winners
   // go on), that it stays (-1) when nothing wins, and that score_many agrees with score().
   LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut/rpi4b.h5", std::string(COINFER_SOURCE_DIR) + "/traces/lut/gtx1060.h5"});
-  ModelSpecs specs{{"dgcnn/modelnet40", test::catalog().instantiate("dgcnn", "modelnet40")}};
+  ModelSpecs specs{{ModelKey{"dgcnn", "modelnet40"}, test::catalog().instantiate("dgcnn", "modelnet40")}};
   AnalyticEstimator analytic(luts, specs);
   SystemState state;
   state.servers.push_back({"edge", "gtx1060"});

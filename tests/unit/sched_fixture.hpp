@@ -35,7 +35,7 @@ struct Fixture {
     luts.add(lut("busy", 0.010), "mem");   // whole model 90 ms
     luts.add(lut("mid", 0.011), "mem");    // whole model 99 ms
     ModelSpecs specs;
-    specs.emplace("dgcnn/modelnet40", catalog().instantiate("dgcnn", "modelnet40"));
+    specs.emplace(ModelKey{"dgcnn", "modelnet40"}, catalog().instantiate("dgcnn", "modelnet40"));
     est = std::make_unique<AnalyticEstimator>(luts, specs, o);
   }
 };

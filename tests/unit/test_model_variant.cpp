@@ -226,8 +226,8 @@ TEST(VariantChoice, TheEstimatorRunsTheVariantsTablesAndGreedyTakesTheFasterVari
   luts.add(variant_lut("slow", "dgcnn@int8", 0.050, 0.001, 0.05), "mem");  // twice as fast everywhere
   luts.add(variant_lut("srv", "dgcnn@int8", 0.0005, 0.001, 0.05), "mem");
   ModelSpecs specs;
-  specs.emplace("dgcnn/modelnet40", catalog().spec("dgcnn", "modelnet40"));
-  specs.emplace("dgcnn@int8/modelnet40", catalog().spec("dgcnn@int8", "modelnet40"));
+  specs.emplace(ModelKey{"dgcnn", "modelnet40"}, catalog().spec("dgcnn", "modelnet40"));
+  specs.emplace(ModelKey{"dgcnn@int8", "modelnet40"}, catalog().spec("dgcnn@int8", "modelnet40"));
   AnalyticEstimator est(luts, specs, Objective::latency);
   DeviceState d = device("a", "slow", 8);
   // offload@int8 at 8 Mbit/s (1e6 B/s): the raw input (12288 B: float32 in every variant) up, the

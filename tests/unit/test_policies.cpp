@@ -367,7 +367,7 @@ struct RescheduleFixture {
       luts.add(t, "mem");
     }
     ModelSpecs specs;
-    specs.emplace("dgcnn/modelnet40", cat.instantiate("dgcnn", "modelnet40"));
+    specs.emplace(ModelKey{"dgcnn", "modelnet40"}, cat.instantiate("dgcnn", "modelnet40"));
     est = std::make_unique<AnalyticEstimator>(luts, specs);
     ServerSpec s;
     s.id = "s0";

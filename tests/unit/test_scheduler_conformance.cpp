@@ -93,7 +93,7 @@ std::unique_ptr<Built> build(const std::string& file, const std::string& name) {
   b->luts = load_luts(b->scenario.luts);
   check_scenario_against(b->scenario, models, b->luts);
   ModelSpecs specs;
-  for (const auto& d : b->scenario.devices) specs.emplace(ModelKey{d.model, d.dataset}.to_string(), models.instantiate(d.model, d.dataset));
+  for (const auto& d : b->scenario.devices) specs.emplace(ModelKey{d.model, d.dataset}, models.instantiate(d.model, d.dataset));
   b->est = make_estimator(b->scenario, b->luts, std::move(specs));
   b->scheduler = make_scheduler(b->scenario, *b->est);
   check_scheduler_size(b->scenario, *b->est, *b->scheduler, scenario_state(b->scenario, 0));  // as both engines do

@@ -434,7 +434,7 @@ TEST(Schedulers, HierarchicalNeverLosesToTheEndsForEitherObjective) {
   LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut"});
   ModelSpecs specs;
   for (const auto& m : catalog().model_names())
-    for (const auto& d : catalog().datasets_for(m)) specs.emplace(m + "/" + d, catalog().instantiate(m, d));
+    for (const auto& d : catalog().datasets_for(m)) specs.emplace(ModelKey{m, d}, catalog().instantiate(m, d));
   int cases = 0;
   for (Objective obj : {Objective::throughput, Objective::latency}) {
     AnalyticEstimator est(luts, specs, obj);
@@ -458,7 +458,7 @@ TEST(Schedulers, HierarchicalNeverLosesToTheEndsForEitherObjective) {
               Scheme alt;
               alt.strategies["d"] = end;
               EXPECT_LE(est.compare(st, alt, chosen), 1e-12)
-                  << (obj == Objective::latency ? "latency" : "throughput") << " " << type << " " << key << " at " << mbps
+                  << (obj == Objective::latency ? "latency" : "throughput") << " " << type << " " << key.to_string() << " at " << mbps
                   << " Mbit/s on " << server_type << ": " << end.to_string() << " beats " << chosen.to_string();
             }
             ++cases;
@@ -494,7 +494,7 @@ TEST(Schedulers, DpAndGcodeRefuseTheLatencyObjective) {
 TEST(Schedulers, BoundedCoarseStageIsCloseToTheExhaustiveOne) {
   const LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut"});
   ModelSpecs specs;
-  specs.emplace("dgcnn/modelnet40", catalog().instantiate("dgcnn", "modelnet40"));
+  specs.emplace(ModelKey{"dgcnn", "modelnet40"}, catalog().instantiate("dgcnn", "modelnet40"));
   const AnalyticEstimator est(luts, specs);
   RandomStream rng(11, StreamPurpose::test, 0);
   const std::vector<std::string> types = {"rpi4b", "jetson-nano", "jetson-tx2"};
@@ -582,7 +582,7 @@ TEST(Schedulers, SearchesWhoseWorkExceedsMaxWorkAreRefusedAtLoad) {
 TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) {
   const std::string root = COINFER_SOURCE_DIR;
   ModelSpecs specs;
-  specs.emplace("gcode/modelnet40", catalog().instantiate("gcode", "modelnet40"));
+  specs.emplace(ModelKey{"gcode", "modelnet40"}, catalog().instantiate("gcode", "modelnet40"));
   DeviceState d;
   d.id = "tx2";
   d.type = "jetson-tx2";
@@ -641,7 +641,7 @@ TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
   // tables: the split-only scheme runs unchanged there); the joint one is never worse.
   const std::string root = COINFER_SOURCE_DIR;
   ModelSpecs specs;
-  for (const char* m : {"gcode", "dgcnn"}) specs.emplace(std::string(m) + "/modelnet40", catalog().instantiate(m, "modelnet40"));
+  for (const char* m : {"gcode", "dgcnn"}) specs.emplace(ModelKey{m, "modelnet40"}, catalog().instantiate(m, "modelnet40"));
   const LutSet both = load_luts({root + "/traces/lut", root + "/traces/lut_processors/jetson-tx2-cpu.h5"});
   const LutSet gpu_only = load_luts({root + "/traces/lut"});
   const AnalyticEstimator joint_est(both, specs), split_est(gpu_only, specs);

@@ -14,7 +14,7 @@ namespace {
 
 struct Fixture {
   LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut/rpi4b.h5", std::string(COINFER_SOURCE_DIR) + "/traces/lut/gtx1060.h5"});
-  ModelSpecs specs{{"dgcnn/modelnet40", test::catalog().instantiate("dgcnn", "modelnet40")}};
+  ModelSpecs specs{{ModelKey{"dgcnn", "modelnet40"}, test::catalog().instantiate("dgcnn", "modelnet40")}};
   SystemState state;
   Fixture() {
     state.servers.push_back({"edge", "gtx1060"});
@@ -58,7 +58,7 @@ TEST(SystemGraph, NodesEdgesAndFeaturesByHand) {
   EXPECT_FALSE(es.count({5, 4}));  // data flows one way
   // Latency features: pi1 = pp(2): the device runs [0,2) on rpi4b, sends the split-2 tensor over 10 Mbit/s
   // plus 2 ms, the server runs [2,9) on gtx1060 (synthesised LUTs: no wire bytes, the spec's bytes).
-  const ModelSpec& m = f.specs.at("dgcnn/modelnet40");
+  const ModelSpec& m = f.specs.at(ModelKey{"dgcnn", "modelnet40"});
   const LutTable& pi = f.luts.table({"rpi4b", "dgcnn", "modelnet40"});
   const LutTable& gpu = f.luts.table({"gtx1060", "dgcnn", "modelnet40"});
   EXPECT_DOUBLE_EQ(g.node(4).latency_ms, pi.mean_seconds(0, 2, 1) * 1e3);
@@ -79,7 +79,7 @@ TEST(SystemGraph, ASchemeChangesTheFeaturesNotTheGraph) {
   const SystemGraph b = SystemGraph::build(f.state, {{{"pi0", Strategy::offload()}, {"pi1", Strategy::data_parallel()}}, {}}, f.luts, f.specs);
   EXPECT_EQ(a.edges(), b.edges());
   EXPECT_NE(a.latencies_ms(), b.latencies_ms());
-  const ModelSpec& m = f.specs.at("dgcnn/modelnet40");
+  const ModelSpec& m = f.specs.at(ModelKey{"dgcnn", "modelnet40"});
   EXPECT_EQ(b.node(1).latency_ms, 0);  // offload: nothing on the device
   EXPECT_DOUBLE_EQ(b.node(2).latency_ms, m.bytes_at_split(0) * 8 / 40e6 * 1e3);
   EXPECT_DOUBLE_EQ(b.node(3).latency_ms, f.luts.table({"gtx1060", "dgcnn", "modelnet40"}).mean_seconds(0, 9, 1) * 1e3);
