@@ -171,6 +171,15 @@ void DeviceLoop::set_server_available(bool up, const std::string& why) {
   server_down_why_ = up ? "" : why.empty() ? "its server is down" : why;
 }
 
+void DeviceLoop::set_server(int server_index, bool up, const std::string& why) {
+  if (tracing()) trace("move " + std::to_string(server_index));
+  set_server_available(up, why);
+  if (server_index == server_) return;
+  server_ = server_index;
+  for (DeviceRequest* r : live_)
+    if (r->where != Where::at_server && r != uploading_ && r->rec.server >= 0) r->rec.server = server_index;
+}
+
 void DeviceLoop::wake(double now_s) {
   if (tracing()) trace("wake " + num(now_s));
   if (!joined_ || stopped_) return;

@@ -168,6 +168,11 @@ class DeviceLoop {
   // engine (on_result with ok = false), which knows which ones it lost.
   void set_server_available(bool up, const std::string& why = "");
   bool server_up() const { return server_down_why_.empty(); }
+  // The scheduler moved the device to server `server_index` (Scheme::servers), which is up or down as
+  // `up` and `why` say (set_server_available). Requests that have not started their upload go there
+  // (their rec.server changes); one uploading or at a server finishes where it is.
+  void set_server(int server_index, bool up, const std::string& why = "");
+  int server() const { return server_; }
   // New data_parallel costs (the engine switched to another model variant); busy sides are kept.
   void set_data_parallel_costs(DataParallelCosts c) { router_.set_costs(c); }
   // The loop is over (the drain's end, or the run stopped): nothing more is created or started, and

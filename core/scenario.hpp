@@ -162,6 +162,11 @@ struct SchedulerSpec {
   // stays. A size is at most every server's batch.max_size (its LUTs are checked up to it).
   std::vector<double> batch_windows_ms;
   std::vector<int> batch_sizes;
+  // Server choice as a decision (sched/server_choice.hpp, issue 36 item 1): after the scheduler chose
+  // its strategies, each device's server is chosen among the live servers that can run its model;
+  // false: every device keeps its devices[].server binding (the external scheduler may still set
+  // servers in its answers).
+  bool choose_servers = false;
   SourceLocation where;
   SourceLocation batch_sizes_where;  // the batch_sizes key, for core/scenario_checks.hpp
 };

@@ -20,6 +20,15 @@ std::string Scheme::to_string() const {
     }
     s += "]";
   }
+  if (!servers.empty()) {
+    s += " servers=[";
+    bool first = true;
+    for (const auto& [device, server] : servers) {
+      s += (first ? "" : ",") + device + ":" + server;
+      first = false;
+    }
+    s += "]";
+  }
   return s;
 }
 

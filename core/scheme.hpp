@@ -1,7 +1,7 @@
 #pragma once
 // A scheme: the strategy of every connected device, plus the idle devices that may serve as helpers
-// for pending server work, plus (optionally) a batching rule per server. Plain data so that it
-// serialises across a process boundary.
+// for pending server work, plus (optionally) a batching rule per server and a server per device.
+// Plain data so that it serialises across a process boundary.
 #include <map>
 #include <string>
 #include <vector>
@@ -17,10 +17,17 @@ struct Scheme {
   // Server id -> its batch window and size from this decision on; a server not named keeps the one
   // it has (the scenario's servers[].batch until a scheme sets another).
   std::map<std::string, BatchSpec> batching;
+  // Device id -> the server (id) its requests go to from this decision on (issue 36 item 1: server
+  // choice); a device not named keeps the one it has (the scenario's devices[].server until a scheme
+  // sets another). Requests already uploading or at a server finish there (sim/README.md "Server choice").
+  std::map<std::string, std::string> servers;
 
-  // "pi0=pp(2) pi1=local helpers=[]", then " batching=[srv:20ms/8,...]" when it sets any.
+  // "pi0=pp(2) pi1=local helpers=[]", then " batching=[srv:20ms/8,...]" and " servers=[pi0:srv1,...]"
+  // when it sets any.
   std::string to_string() const;
-  bool operator==(const Scheme& o) const { return strategies == o.strategies && helpers == o.helpers && batching == o.batching; }
+  bool operator==(const Scheme& o) const {
+    return strategies == o.strategies && helpers == o.helpers && batching == o.batching && servers == o.servers;
+  }
 };
 
 // A scheme given as another (its base) with some devices' strategies replaced: a search's candidate,

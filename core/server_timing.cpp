@@ -12,8 +12,7 @@ ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, co
   const ServerSpec& me = s.servers.at(static_cast<size_t>(server));
   dynamic_ = me.dynamic_batching;
   max_size_ = me.batch.max_size;
-  for (size_t d = 0; d < s.devices.size(); ++d) {
-    if (s.server_index(s.devices[d].server) != server) continue;
+  for (size_t d = 0; d < s.devices.size(); ++d) {  // every device: a scheme may move any here (Scheme::servers)
     for (const std::string& m : run_models.at(d)) {
       const LutKey key{me.type, m, s.devices[d].dataset};
       server_luts_[d].push_back(luts.contains(key) ? &luts.table(key) : nullptr);

@@ -53,7 +53,7 @@ class ServerTiming {
   const ExecutionTimeModel& time() const { return *time_; }
 
  private:
-  std::vector<std::vector<const LutTable*>> server_luts_;                // [device][binding]; empty for others' devices
+  std::vector<std::vector<const LutTable*>> server_luts_;                // [device][binding]; null where this type has no table for it
   std::map<std::tuple<int, int, int>, const LutTable*> helper_luts_;  // (helper, origin, binding)
   bool may_have_helpers_ = false;
   const ExecutionTimeModel* time_;

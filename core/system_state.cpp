@@ -19,21 +19,28 @@ const ServerState* SystemState::server(const std::string& id) const {
   return nullptr;
 }
 
-bool sets_other_batching(const SystemState& state, const Scheme& scheme) {
+bool scheme_alters_state(const SystemState& state, const Scheme& scheme) {
   for (const auto& [id, spec] : scheme.batching) {
     const ServerState* sv = state.server(id);
     if (sv && (sv->batch_window_ms != spec.window_ms || sv->batch_max_size != spec.max_size)) return true;
   }
+  for (const auto& [id, server] : scheme.servers) {
+    const DeviceState* d = state.device(id);
+    if (d && d->server != server) return true;
+  }
   return false;
 }
 
-SystemState with_batching(const SystemState& state, const Scheme& scheme) {
+SystemState state_under(const SystemState& state, const Scheme& scheme) {
   SystemState out = state;
   for (auto& sv : out.servers)
     if (auto it = scheme.batching.find(sv.id); it != scheme.batching.end()) {
       sv.batch_window_ms = it->second.window_ms;
       sv.batch_max_size = it->second.max_size;
     }
+  if (!scheme.servers.empty())
+    for (auto& d : out.devices)
+      if (auto it = scheme.servers.find(d.id); it != scheme.servers.end()) d.server = it->second;
   return out;
 }
 

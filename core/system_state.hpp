@@ -84,10 +84,12 @@ bool operator==(const ServerState& a, const ServerState& b);
 bool operator==(const SystemState& a, const SystemState& b);
 inline bool operator!=(const SystemState& a, const SystemState& b) { return !(a == b); }
 
-// Whether `scheme` sets a server's batching other than `state` has (Scheme::batching).
-bool sets_other_batching(const SystemState& state, const Scheme& scheme);
-// `state` with the batching `scheme` sets applied to its servers (what the scheme is predicted on).
-SystemState with_batching(const SystemState& state, const Scheme& scheme);
+// Whether `scheme` sets a server's batching other than `state` has (Scheme::batching) or moves a
+// device to another server than `state` has it on (Scheme::servers).
+bool scheme_alters_state(const SystemState& state, const Scheme& scheme);
+// `state` with the batching `scheme` sets applied to its servers and the devices it moves on their new
+// servers (what the scheme is predicted on).
+SystemState state_under(const SystemState& state, const Scheme& scheme);
 
 // The state a scenario describes at time `now` before anything has run: devices connected between
 // their join and leave times, configured strategies, nominal link bandwidths, empty queues.

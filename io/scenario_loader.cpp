@@ -658,11 +658,12 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     for (double b : r.get_number_list(sc, "batch_sizes", "scheduler", 1, static_cast<double>(limits::kMaxBatch), 64, true))
       s.scheduler.batch_sizes.push_back(static_cast<int>(b));
     if (sc["batch_sizes"]) s.scheduler.batch_sizes_where = r.where(sc["batch_sizes"]);  // checked against the servers: core/scenario_checks.hpp
+    s.scheduler.choose_servers = r.get_bool(sc, "choose_servers", "scheduler", false);
     for (auto it = sc.begin(); it != sc.end(); ++it) {
       if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
       std::string k = it->first.as<std::string>();
       if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" || k == "control_bytes" ||
-          k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes")
+          k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes" || k == "choose_servers")
         continue;
       if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
       s.scheduler.params[k] = r.get_string(sc, k, "scheduler");

@@ -943,8 +943,8 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w 
 }  // namespace
 
 Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
-  // A scheme that sets a server's batching is predicted on the state with that batching.
-  if (sets_other_batching(state, scheme)) return predict(with_batching(state, scheme), scheme);
+  // A scheme that sets a server's batching or moves a device is predicted on the state it makes.
+  if (scheme_alters_state(state, scheme)) return predict(state_under(state, scheme), scheme);
   AnalyticStateCache c;
   // dp and gcode predict thousands of one-device systems a decision: the solver's buffers are kept
   // per thread between predictions.
@@ -996,10 +996,11 @@ Totals cached_totals(AnalyticStateCache& c, const std::vector<int>& option, size
   return totals_of(c.outcome.devices, c.other_idle_w, c.need_p95);
 }
 Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
-  // A scheme that sets other batching than the cached state has is solved on its own state, uncached
-  // (a handful a decision: the batching choice, sched/batching_choice.hpp).
-  if (sets_other_batching(c.state, scheme)) {
-    const SystemState own = with_batching(c.state, scheme);
+  // A scheme that sets other batching than the cached state has, or moves a device to another server,
+  // is solved on its own state, uncached (the batching choice's handful a decision,
+  // sched/batching_choice.hpp; the server choice's one per device and server, sched/server_choice.hpp).
+  if (scheme_alters_state(c.state, scheme)) {
+    const SystemState own = state_under(c.state, scheme);
     AnalyticStateCache oc;
     thread_local SolverScratch solver;
     oc.solver = &solver;
@@ -1099,7 +1100,7 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
   std::lock_guard<std::mutex> lock(cache_mutex_);
   AnalyticStateCache& c = cache_for(state);
   if (candidates.empty()) return -1;
-  if (sets_other_batching(c.state, base))
+  if (scheme_alters_state(c.state, base))
     return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
       return cached_totals(*this, c, (i < 0 ? incumbent : candidates[static_cast<size_t>(i)]).applied_to(base), kMemoBytes);
     });

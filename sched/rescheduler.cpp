@@ -29,6 +29,7 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const E
     : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
+  for (const auto& d : scenario.devices) server_.push_back(scenario.server_index(d.server));
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
   for (const auto& d : scenario.devices) load_.emplace_back(d, scenario.events);
   load_at_decision_.assign(scenario.devices.size(), 0);
@@ -87,6 +88,7 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
   for (size_t i = 0; i < st.devices.size(); ++i) {
     DeviceState& x = st.devices[i];
     x.strategy = strategy_[i];
+    if (server_[i] >= 0) x.server = scenario_.servers[static_cast<size_t>(server_[i])].id;  // as last decided
     if (i >= devices.size() || !devices[i]) continue;
     const DeviceObservation& o = *devices[i];
     x.connected = o.connected;
@@ -108,6 +110,16 @@ Decision Rescheduler::decide(const SystemState& state) {
   pending_.clear();
   const auto t0 = std::chrono::steady_clock::now();
   d.scheme = scheduler_.decide(state);
+  // Server choice (Scheme::servers): only devices and servers the scenario has can be moved.
+  std::vector<int> moved_to(scenario_.devices.size(), -1);
+  for (const auto& [device, server] : d.scheme.servers) {
+    const int i = scenario_.device_index(device);
+    const int j = scenario_.server_index(server);
+    if (i < 0 || j < 0)
+      throw SchedulerFailure("scheduler " + scheduler_.name() + " moved " + (i < 0 ? "device '" + device + "', which the scenario does not have," : "device " + device) +
+                             " to " + (j < 0 ? "server '" + server + "', which the scenario does not have" : "server " + server));
+    moved_to[static_cast<size_t>(i)] = j;
+  }
   d.record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   d.record.t_s = state.time_s;
   d.record.detail = scheduler_.decision_detail();
@@ -143,8 +155,13 @@ Decision Rescheduler::decide(const SystemState& state) {
     c.helper = helper[i];
     c.helper_changed = helper[i] != helper_[i];
     helper_[i] = helper[i];
+    if (moved_to[i] >= 0 && moved_to[i] != server_[i]) {
+      c.server_changed = true;
+      server_[i] = moved_to[i];
+    }
+    c.server = server_[i];
     d.record.switched += c.strategy_changed;
-    if (c.strategy_changed || c.helper_changed) d.changes.push_back(c);
+    if (c.strategy_changed || c.helper_changed || c.server_changed) d.changes.push_back(c);
   }
   // Batching: a server the scheme names with another rule than it has is told; one not named keeps its.
   for (size_t j = 0; j < scenario_.servers.size(); ++j) {

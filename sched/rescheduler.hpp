@@ -44,21 +44,24 @@ struct DeviceChange {
   int device = -1;
   Strategy strategy;
   bool helper = false;           // the scheme names it a helper
+  int server = -1;               // the server (scenario index) its new requests go to
   bool strategy_changed = false;
   bool helper_changed = false;
+  bool server_changed = false;   // the scheme moved it to `server` (Scheme::servers)
 };
 
 struct Decision {
   Scheme scheme;
-  std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy or helper role changed
+  std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy, helper role or server changed
   std::vector<int> helpers;           // the scheme's helpers as device indices
   // Servers (scenario index) whose batching the scheme changed, with the new rule: each engine applies
   // it to that server's loop (core/server_loop.hpp set_batching) at the decision's time.
   std::vector<std::pair<int, BatchSpec>> batching;
   DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
 
-  // The helpers server `server_id` may forward to: the scheme's helpers bound to it (each helper
-  // serves its own server). Both engines hand this to their HelperForwardPolicy.
+  // The helpers server `server_id` may forward to: the scheme's helpers bound to it in the scenario
+  // (each helper serves its own server; a scheme's server choice moves devices that create inputs,
+  // helpers stay). Both engines hand this to their HelperForwardPolicy.
   std::vector<int> helpers_of(const Scenario& s, const std::string& server_id) const {
     std::vector<int> out;
     for (int i : helpers)
@@ -106,14 +109,18 @@ class Rescheduler {
                        const std::vector<std::optional<ServerObservation>>& servers) const;
 
   // Decides on the pending triggers with `state` (taken now by the caller; its time_s is the
-  // decision's time) and clears them. Remembers the scheme's strategies and helpers and the
-  // bandwidth each device had, against which later bandwidth events are compared.
+  // decision's time) and clears them. Remembers the scheme's strategies, helpers and servers and the
+  // bandwidth each device had, against which later bandwidth events are compared. A scheme that moves
+  // a device the scenario does not have, or to a server it does not have, is a SchedulerFailure.
   Decision decide(const SystemState& state);
 
   // The batching server j has now (the scenario's until a scheme set another).
   const BatchSpec& batching(int server) const { return batching_[static_cast<size_t>(server)]; }
   // The strategy last decided (the scenario's until the first decision) and the helper role.
   const Strategy& strategy(int device) const { return strategy_[static_cast<size_t>(device)]; }
+  // The server (scenario index) device `device`'s new requests go to: the scenario's binding until a
+  // scheme moved it (Scheme::servers).
+  int server(int device) const { return server_[static_cast<size_t>(device)]; }
   bool is_helper(int device) const { return helper_[static_cast<size_t>(device)]; }
 
   // Every event the scenario itself schedules before end_s, in time order (stable): start at 0,
@@ -130,6 +137,7 @@ class Rescheduler {
   std::vector<Trigger> pending_;
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;
+  std::vector<int> server_;                    // per device: its server (scenario index) as last decided
   std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
   std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
   std::vector<LoadSchedule> load_;             // per device: its background load (events[].load)

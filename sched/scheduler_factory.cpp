@@ -23,6 +23,7 @@
 #include "sched/oracle_scheduler.hpp"
 #include "sched/uniform_scheduler.hpp"
 #include "sched/batching_choice.hpp"
+#include "sched/server_choice.hpp"
 #include "sched/learned_plugin.hpp"
 #include "sched/placement_scheduler.hpp"
 #include "sched/sac_scheduler.hpp"
@@ -200,7 +201,8 @@ std::unique_ptr<AnalyticEstimator> make_estimator(const Scenario& s, const LutSe
 namespace {
 // A scheduler from outside sched/ (core/scheduler.hpp's registry), its every scheme checked before an
 // engine acts on it: each device named exists, each split is within its model's stages, each helper
-// is a device of the state. A violation is a SchedulerFailure naming it.
+// is a device of the state, each batching names a server within its limits, each move names a device
+// and a server whose type has a LUT for it. A violation is a SchedulerFailure naming it.
 class CheckedScheduler : public Scheduler {
  public:
   CheckedScheduler(std::unique_ptr<Scheduler> inner, const AnalyticEstimator& est) : inner_(std::move(inner)), est_(est) {}
@@ -236,6 +238,17 @@ class CheckedScheduler : public Scheduler {
       if (spec.max_size < 1 || spec.max_size > sv->batch_size_limit)
         throw SchedulerFailure("scheduler " + name() + " set a batch size of " + std::to_string(spec.max_size) + " for server '" + id +
                                "'; allowed: 1.." + std::to_string(sv->batch_size_limit) + " (its servers[].batch.max_size, up to which its LUTs are checked)");
+    }
+    for (const auto& [id, server] : scheme.servers) {  // server choice: a known device, to a known server that can run its model
+      const DeviceState* d = state.device(id);
+      if (!d) throw SchedulerFailure("scheduler " + name() + " moved '" + printable(id, 80) + "', which is no device of the system");
+      const ServerState* sv = state.server(server);
+      if (!sv) throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' to '" + printable(server, 80) + "', which is no server of the system");
+      auto st = scheme.strategies.find(id);
+      const LutKey key{sv->type, model_under(d->model, st != scheme.strategies.end() ? st->second : d->strategy), d->dataset};
+      if (!est_.luts().contains(key))
+        throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' to server '" + server + "', whose type has no LUT for it (" +
+                               key.to_string() + ")");
     }
     return scheme;
   }
@@ -304,6 +317,13 @@ const SchedulerRegistration* registered_scheduler(const std::string& name) {
 
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
+  if (s.scheduler.choose_servers) {
+    if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")
+      throw InputError(s.scheduler.where, "scheduler.choose_servers",
+                       "scheduler " + s.scheduler.name + " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
+                       "server choice is for the built-in schedulers");
+    inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
+  }
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty()) return inner;
   if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")

@@ -163,6 +163,7 @@ std::string scheme_to_json(const Scheme& s) {
     j["batching"] = json::object();
     for (const auto& [server, spec] : s.batching) j["batching"][server] = {{"window_ms", spec.window_ms}, {"max_size", spec.max_size}};
   }
+  if (!s.servers.empty()) j["servers"] = s.servers;  // device id -> server id
   return j.dump();
 }
 
@@ -180,6 +181,8 @@ Scheme scheme_from_json(const std::string& text) {
         b.max_size = it.value().at("max_size").get<int>();
         s.batching[it.key()] = b;
       }
+    if (j.contains("servers"))  // optional: device id -> server id (checked against the scenario by the Rescheduler)
+      for (auto it = j.at("servers").begin(); it != j.at("servers").end(); ++it) s.servers[it.key()] = it.value().get<std::string>();
     return s;
   } catch (const std::exception& e) {
     throw InputError(std::string("malformed scheme JSON: ") + e.what());

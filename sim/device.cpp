@@ -16,7 +16,8 @@ SimDevice::SimDevice(DeviceSlice slice)
       service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)),
       wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)),
       loop_(*s_.spec, s_.index, s_.server_index, s_.seed, num_stages_, s_.ledger->arrivals_end_s(),
-            data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut, s_.bindings[0].server_lut, *s_.time),
+            data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut,
+                                s_.bindings[0].server_luts[static_cast<size_t>(s_.server_index)], *s_.time),
             *this) {
   if (s_.spec->power.radio.stated()) radio_.emplace(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
   for (const ModelBinding& b : s_.bindings) {
@@ -116,17 +117,22 @@ void SimDevice::on_processor_done(int proc) {
   take_arrived();
 }
 
-void SimDevice::set_server_available(bool up, const std::string& why_failed, const std::string& why_down) {
+void SimDevice::server_status_changed(int server) {
   in_kernel([&] {
     if (stopped_) return;
-    loop_.set_server_available(up, why_down);
-    if (!up) {
-      ++server_failures_;
-      server_failed_why_ = why_failed;
+    const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(server)];
+    bool touched = server == loop_.server() || upload_server_ == server;
+    if (server == loop_.server()) loop_.set_server_available(st.up, st.why_down);
+    if (!st.up) {
       const double now = sg4::Engine::get_clock();
-      for (DeviceRequest* r : loop_.unfinished_requests(true)) loop_.on_result(*r, now, false, why_failed);
+      for (DeviceRequest* r : loop_.unfinished_requests(true))
+        if (r->rec.server == server) {
+          loop_.on_result(*r, now, false, st.why_failed);
+          touched = true;
+        }
     }
-    if (!live_) return;
+    // A device with nothing at that server carries on untouched (its events keep their order).
+    if (!live_ || !touched) return;
     step();
     take_arrived();
   });
@@ -138,8 +144,8 @@ void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
   in_kernel([&] { send(results_, from, r->rec.bytes_down, r); });
 }
 
-void SimDevice::send_control(const Strategy* st, sg4::Host* from, double bytes) {
-  in_kernel([&] { send(control_, from, bytes, st); });
+void SimDevice::send_control(const ControlMessage* m, sg4::Host* from, double bytes) {
+  in_kernel([&] { send(control_, from, bytes, m); });
 }
 
 void SimDevice::send_help(HelpTask* t, sg4::Host* from, double bytes) {
@@ -189,7 +195,7 @@ void SimDevice::take_arrived() {
   }
   if (control_.arrived) {
     control_.arrived = false;
-    apply_strategy(*control_.payload);
+    apply_control(*control_.payload);
     start_inbound(control_);
     step();
   }
@@ -283,9 +289,10 @@ void SimDevice::routed(DeviceRequest& dr) {
   // Wire bytes: the device's LUT knows what its middleware sends up; the server's, what it sends back.
   // (A draw only where a LUT has wire bytes: runs without them cost no random numbers.)
   const double u_up = b.lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
-  const double u_down = b.server_lut && b.server_lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
+  const LutTable* srv = server_lut(binding_);
+  const double u_down = srv && srv->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
   r.rec.bytes_up = request_wire_bytes(b.lut, r.device_split, bytes[r.device_split], u_up);
-  r.rec.bytes_down = request_wire_bytes(b.server_lut, num_stages_, bytes[num_stages_], u_down);
+  r.rec.bytes_down = request_wire_bytes(srv, num_stages_, bytes[num_stages_], u_down);
   r.batch_group = b.batch_group[r.device_split];
 }
 
@@ -343,9 +350,11 @@ double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
 void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
   upload_started_s_ = sg4::Engine::get_clock();
-  upload_failures_ = server_failures_;
+  // To the server it was routed to (rec.server: the device's server when its upload became due).
+  upload_server_ = uploading_->rec.server;
+  upload_failures_ = (*s_.server_status)[static_cast<size_t>(upload_server_)].failures;
   if (radio_) radio_->transfer_started(upload_started_s_);
-  upload_ = sg4::Comm::sendto_init(s_.host, s_.server_host);
+  upload_ = sg4::Comm::sendto_init(s_.host, (*s_.server_hosts)[static_cast<size_t>(upload_server_)]);
   upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
   upload_->set_data(&hooks_[kUpload]);
   upload_->start();
@@ -360,13 +369,17 @@ void SimDevice::on_uploaded() {
   bytes_sent_ += r->rec.bytes_up;
   count_radio(r->rec.bytes_up);
   if (radio_) radio_->transfer_ended(upload_started_s_, sg4::Engine::get_clock(), r->rec.bytes_up, true);
-  if (upload_failures_ != server_failures_) {  // its server failed while it was on the link: nobody received it
-    loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock(), false, server_failed_why_);
+  const int to = upload_server_;
+  upload_server_ = -1;
+  const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(to)];
+  if (upload_failures_ != st.failures) {  // its server failed while it was on the link: nobody received it
+    loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock(), false, st.why_failed);
     return;
   }
   loop_.on_uploaded(r->rec.id, sg4::Engine::get_clock());
-  s_.uploads->queue.push_back(r);
-  s_.uploads->arrived->release();
+  ArrivedUploads& at = (*s_.uploads)[static_cast<size_t>(to)];
+  at.queue.push_back(r);
+  at.arrived->release();
 }
 
 void SimDevice::on_result(SimRequest* r) {
@@ -380,16 +393,23 @@ void SimDevice::use_binding(int b) {
   if (b == binding_) return;
   binding_ = b;
   const ModelBinding& x = s_.bindings[static_cast<size_t>(b)];
-  loop_.set_data_parallel_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, x.server_lut, *s_.time));
+  loop_.set_data_parallel_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, server_lut(b), *s_.time));
 }
 
-void SimDevice::apply_strategy(const Strategy& s) {
-  // The model variant the strategy names (a scheduler chooses among the bindings the simulation made
-  // from the device's variant choices; anything else keeps the current one).
-  const std::string run_model = model_under(s_.spec->model, s);
+void SimDevice::apply_control(const ControlMessage& m) {
+  // Its server first (the scheme moved it: Scheme::servers), then the model variant the strategy names
+  // (a scheduler chooses among the bindings the simulation made from the device's variant choices;
+  // anything else keeps the current one).
+  if (m.server >= 0 && m.server != loop_.server()) {
+    const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(m.server)];
+    loop_.set_server(m.server, st.up, st.why_down);
+    const ModelBinding& x = s_.bindings[static_cast<size_t>(binding_)];
+    loop_.set_data_parallel_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, server_lut(binding_), *s_.time));
+  }
+  const std::string run_model = model_under(s_.spec->model, m.strategy);
   for (size_t b = 0; b < s_.bindings.size(); ++b)
     if (s_.bindings[b].run_model == run_model) use_binding(static_cast<int>(b));
-  loop_.on_strategy(s);
+  loop_.on_strategy(m.strategy);
 }
 
 void SimDevice::count_radio(double bytes) {

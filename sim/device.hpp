@@ -48,7 +48,9 @@ struct ModelBinding {
   const LutTable* lut = nullptr;        // this device's type, on its default processor
   // Per processor of the device (DeviceHardware order; [0] = lut): its table, null where it has none.
   std::vector<const LutTable*> processor_luts;
-  const LutTable* server_lut = nullptr;  // its server's type
+  // Per server (scenario index): that server's type's table for this model, null where it has none
+  // (a scheme may move the device to any server whose table exists: Scheme::servers).
+  std::vector<const LutTable*> server_luts;
   std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
 };
 
@@ -68,9 +70,13 @@ struct DeviceSlice {
   const BandwidthSchedule* bandwidth = nullptr;      // its link
   LoadSchedule load;                                 // the share of its processors other work takes (events[].load)
   RequestLedger* ledger = nullptr;
-  int server_index = -1;                             // its server (the scenario's index)
-  simgrid::s4u::Host* server_host = nullptr;         // where its uploads go
-  ArrivedUploads* uploads = nullptr;                 // its server's (owned by the simulation)
+  int server_index = -1;                             // its server at the start (the scenario's index)
+  // Per server (scenario index), shared by all devices (owned by the simulation): its host, where its
+  // arrived uploads go, and whether it is up with the reasons requests then fail with (the
+  // simulation updates it before telling the devices: set_server_available).
+  const std::vector<simgrid::s4u::Host*>* server_hosts = nullptr;
+  std::vector<ArrivedUploads>* uploads = nullptr;
+  const std::vector<ServerStatus>* server_status = nullptr;
   // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
   // simulation): a copy per device would cost devices^2 pointers.
   const std::vector<DeviceInbox*>* peers = nullptr;
@@ -91,13 +97,14 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // drain's end, RequestLedger::hard_end_s, or a run stopped early). Unfinished requests stay so.
   void stop();
 
-  // Its server failed (up = false) or recovered (core/server_failures.hpp): the requests the server
-  // held (sent and awaiting a result) fail now with `why_failed`; an upload on the link then fails when
-  // it ends; until it recovers, requests that reach their upload fail with `why_down`. From an actor.
-  void set_server_available(bool up, const std::string& why_failed, const std::string& why_down);
+  // Server `server` failed or recovered (core/server_failures.hpp; its new status is in the slice's
+  // server_status): the requests it held from this device (sent and awaiting a result) fail now with its
+  // why_failed; an upload to it on the link then fails when it ends; while it is the device's server and
+  // down, requests that reach their upload fail with its why_down. From an actor.
+  void server_status_changed(int server);
 
   void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
-  void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) override;
+  void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) override;
   void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
 
   const Strategy& strategy() const override { return loop_.strategy(); }
@@ -182,7 +189,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void on_result(SimRequest* r);
   void on_help_arrived(HelpTask* t);
   void on_help_done();
-  void apply_strategy(const Strategy& s);
+  void apply_control(const ControlMessage& m);
+  // The table of binding b on the device's current server (null: that server has none).
+  const LutTable* server_lut(int b) const { return s_.bindings[static_cast<size_t>(b)].server_luts[static_cast<size_t>(loop_.server())]; }
   void count_radio(double bytes);
 
   void use_binding(int b);  // the model new requests run from now on
@@ -191,7 +200,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   DeviceSlice s_;
   CompletionHook hooks_[kSlots];
   Inbound<SimRequest*> results_{kResultIn};
-  Inbound<const Strategy*> control_{kControlIn};
+  Inbound<const ControlMessage*> control_{kControlIn};
   Inbound<HelpTask*> help_{kHelpIn};
   bool live_ = false, stopped_ = false;
   KernelTimer arrival_timer_;
@@ -228,8 +237,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
   std::optional<RadioEnergyMeter> radio_;  // its uploads and results, when its power states radio states
   double upload_started_s_ = 0;
-  std::uint64_t server_failures_ = 0, upload_failures_ = 0;  // its server's failures so far; at its upload's start
-  std::string server_failed_why_;                            // the last failure's reason
+  int upload_server_ = -1;            // where the upload on the link goes (scenario index)
+  std::uint64_t upload_failures_ = 0;  // that server's failures when the upload started
   DeviceLoop loop_;  // the request life (core/device_loop.hpp); last: it is built from the members above
 };
 

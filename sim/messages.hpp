@@ -4,7 +4,7 @@
 // host-to-host SimGrid communication on the platform's routes:
 //   upload    device -> server: bytes_up (Comm::sendto), then the request joins the server's ArrivedUploads
 //   result    server/helper -> device: SimRequest* (bytes_down), one at a time in the order sent
-//   control   monitor -> device: Strategy* (scheduler.control_bytes), one at a time in the order sent
+//   control   monitor -> device: ControlMessage* (scheduler.control_bytes), one at a time in the order sent
 //   help      server -> idle helper device: HelpTask* (the batch's input bytes), one at a time
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/strategy.hpp"
@@ -30,6 +31,22 @@ struct ArrivedUploads {
   simgrid::s4u::SemaphorePtr arrived;
 };
 
+// What the scheduler tells a device after a decision: its strategy and the server its new requests
+// go to (scenario index; Scheme::servers).
+struct ControlMessage {
+  Strategy strategy;
+  int server = -1;
+};
+
+// A server's availability as the simulation tells its devices (core/server_failures.hpp): up or not,
+// how many times it failed so far (an upload compares the count at its start and at its end), and
+// the reasons requests fail with: held by it when it failed, reaching their upload while it is down.
+struct ServerStatus {
+  bool up = true;
+  std::uint64_t failures = 0;
+  std::string why_failed, why_down;
+};
+
 // A sealed batch forwarded to an idle helper device, which runs its server part and sends each
 // result straight to the request's device; then it calls done() (the server frees the helper).
 struct HelpTask {
@@ -44,7 +61,7 @@ class DeviceInbox {
  public:
   virtual ~DeviceInbox() = default;
   virtual void send_result(SimRequest* r, simgrid::s4u::Host* from) = 0;  // r->rec.bytes_down on the wire
-  virtual void send_control(const Strategy* s, simgrid::s4u::Host* from, double bytes) = 0;
+  virtual void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) = 0;
   virtual void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) = 0;
 };
 

@@ -60,11 +60,21 @@ void SchedulerMonitor::decide() {
     sg4::Actor::kill_all();  // servers and the controller: the run ends here
     return;
   }
+  for (const DeviceChange& c : d.changes) {
+    const std::string why = c.server_changed && s_.move_problem ? s_.move_problem(c.device, c.server, c.strategy) : "";
+    if (why.empty()) continue;
+    failure_ = "at t = " + format_double(sg4::Engine::get_clock()) + " s: scheduler " + sc.scheduler.name + " moved device " +
+               sc.devices[static_cast<size_t>(c.device)].id + " to server " + sc.servers[static_cast<size_t>(c.server)].id + ": " + why;
+    s_.stop_devices();
+    sg4::Actor::kill_all();
+    return;
+  }
   if (sc.scheduler.charge_decision_time && d.record.wall_s > 0) sg4::this_actor::execute(d.record.wall_s * kFlopsPerSecond);
   // Every device in d.changes is told (control_bytes over its link), as the real server tells it:
-  // its strategy or its helper role changed (issue 33: the simulator used to tell strategy changes only).
+  // its strategy, its helper role or its server changed (issue 33: the simulator used to tell strategy
+  // changes only).
   for (const DeviceChange& c : d.changes) {
-    messages_.push_back(c.strategy);
+    messages_.push_back(ControlMessage{c.strategy, c.server});
     s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
   }
   // Helpers: each serves its own server (Decision::helpers_of, the real server's rule too).

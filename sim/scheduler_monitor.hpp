@@ -32,6 +32,9 @@ struct MonitorSlice {
   // Servers failing and recovering (core/server_failures.hpp): the monitor carries each out at its time
   // (until hard_end_s, the drain's end) before it offers the trigger, through this (server index, up).
   std::function<void(int, bool)> set_server_up;
+  // Why device i cannot run strategy st on server j (empty: it can): a scheme that moves a device to
+  // a server whose type has no table for its model is the scheduler's failure, not a silent zero.
+  std::function<std::string(int, int, const Strategy&)> move_problem;
   double hard_end_s = 0;
 };
 
@@ -55,7 +58,7 @@ class SchedulerMonitor {
   Rescheduler rescheduler_;
   std::vector<std::pair<double, Trigger>> events_;
   std::vector<std::pair<double, std::pair<int, bool>>> server_changes_;  // (t, (server, up)) before hard_end_s
-  std::deque<Strategy> messages_;  // payloads of scheduling messages (stable addresses)
+  std::deque<ControlMessage> messages_;  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
   std::string failure_;
 };

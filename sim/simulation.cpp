@@ -106,7 +106,14 @@ bool valid_log_setting(const std::string& s) {
   return false;
 }
 
-// Where an unfinished request stood when the drain ended, read from the steps it completed.
+// The servers device d's requests may reach: its own, and every other where schemes may move it
+// (scheduler.choose_servers, or an external scheduler, which may set servers in its answers).
+std::vector<int> servers_reachable(const Scenario& s, const DeviceSpec& d) {
+  if (!s.scheduler.choose_servers && s.scheduler.name != "external") return {s.server_index(d.server)};
+  std::vector<int> out;
+  for (size_t j = 0; j < s.servers.size(); ++j) out.push_back(static_cast<int>(j));
+  return out;
+}
 
 }  // namespace
 
@@ -115,8 +122,8 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
   if (s.service_time != Scenario::ServiceTime::sampled) return {};
   for (const auto& d : s.devices) {
     used.insert(d.lut_key(d.model));
-    const int j = s.server_index(d.server);
-    if (j >= 0) used.insert({s.servers[j].type, d.model, d.dataset});
+    for (int j : servers_reachable(s, d))
+      if (j >= 0) used.insert({s.servers[static_cast<size_t>(j)].type, d.model, d.dataset});
     if (d.workload.arrival != WorkloadSpec::Arrival::none) continue;
     for (const auto& o : s.devices)  // a helper may run any model of its server's devices
       if (o.server == d.server) used.insert({d.type, o.model, o.dataset, d.default_processor()});
@@ -213,10 +220,15 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
       // Its other processors' tables, where the LUTs have them (a placement may use them).
       b.processor_luts = d.hardware ? processor_tables(luts, d.lut_key(m), b.lut, *d.hardware) : std::vector<const LutTable*>{b.lut};
       try {
-        b.server_lut = &luts.table({s.servers[j].type, m, d.dataset});
+        (void)luts.table({s.servers[j].type, m, d.dataset});  // its own server's is required
       } catch (const LutMissingError& e) {
         throw InputError(s.servers[j].where, "servers (id " + s.servers[j].id + ").type",
                          "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
+      }
+      // Every server's, where the LUTs have it (a scheme may move the device: Scheme::servers).
+      for (const ServerSpec& sv : s.servers) {
+        const LutKey key{sv.type, m, d.dataset};
+        b.server_luts.push_back(luts.contains(key) ? &luts.table(key) : nullptr);
       }
       for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
       out[i].push_back(std::move(b));
@@ -236,6 +248,7 @@ struct RunWiring {
   std::vector<ArrivedUploads>* arrived;        // per server
   std::vector<DeviceInbox*>* inboxes;          // per device (filled once the devices exist)
   ActivityRetirement* retirement;
+  std::vector<ServerStatus>* server_status;    // per server
 };
 
 // Phase: each server's timing (its LUTs and its helpers', core/server_timing.hpp) and its actors
@@ -297,9 +310,10 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.bandwidth = &w.platform->device_bandwidth[i];
     x.load = LoadSchedule(d, s.events);
     x.ledger = w.ledger;
-    x.uploads = &(*w.arrived)[static_cast<size_t>(j)];
     x.server_index = j;
-    x.server_host = w.platform->server_hosts[static_cast<size_t>(j)];
+    x.uploads = w.arrived;
+    x.server_hosts = &w.platform->server_hosts;
+    x.server_status = w.server_status;
     x.peers = w.inboxes;
     x.retirement = w.retirement;
     x.time = w.time;
@@ -330,7 +344,10 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
     std::set<LutKey> senders;  // devices send uploads, servers send results
     for (const auto& d : s.devices) {
       senders.insert(d.lut_key(d.model));
-      senders.insert({s.servers[s.server_index(d.server)].type, d.model, d.dataset});
+      for (int j : servers_reachable(s, d)) {
+        const LutKey k{s.servers[static_cast<size_t>(j)].type, d.model, d.dataset};
+        if (luts.contains(k)) senders.insert(k);
+      }
     }
     for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
   }
@@ -417,7 +434,8 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   for (auto& a : arrived) a.arrived = sg4::Semaphore::create(0);
   std::vector<DeviceInbox*> inboxes(nd, nullptr);
   ActivityRetirement retirement;
-  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement};
+  std::vector<ServerStatus> server_status(ns);
+  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status};
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
@@ -446,8 +464,21 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     const std::string& id = s.servers[static_cast<size_t>(j)].id;
     const double failed_at = availability.failed_at(j, now);
     servers[static_cast<size_t>(j)]->set_up(up);
-    for (size_t i = 0; i < nd; ++i)
-      if (s.devices[i].server == id) devices[i]->set_server_available(up, server_failed_reason(id, failed_at), server_down_reason(id, failed_at));
+    ServerStatus& st = server_status[static_cast<size_t>(j)];
+    st.up = up;
+    if (!up) ++st.failures;
+    st.why_failed = server_failed_reason(id, failed_at);
+    st.why_down = server_down_reason(id, failed_at);
+    for (size_t i = 0; i < nd; ++i) devices[i]->server_status_changed(j);  // each acts where it has work there
+  };
+  ms.move_problem = [&](int i, int j, const Strategy& st) -> std::string {
+    // The binding the strategy names (SimDevice::apply_control; another keeps the current: checked as the named model).
+    const std::string run_model = model_under(s.devices[static_cast<size_t>(i)].model, st);
+    const ModelBinding* use = &bindings[static_cast<size_t>(i)].front();
+    for (const ModelBinding& b : bindings[static_cast<size_t>(i)])
+      if (b.run_model == run_model) use = &b;
+    if (use->server_luts[static_cast<size_t>(j)] != nullptr) return "";
+    return "the LUTs have no table for " + LutKey{s.servers[static_cast<size_t>(j)].type, use->run_model, s.devices[static_cast<size_t>(i)].dataset}.to_string();
   };
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
   check_scheduler_size(s, *estimator, *scheduler, monitor.snapshot(0));

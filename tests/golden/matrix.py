@@ -77,6 +77,11 @@ def overrides_for(scenario_path):
         # by the failure model (mean 0.3 s up, 0.1 s down).
         "server_fail": [f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
         "mtbf": ["servers.*.failures={mtbf_s: 0.3, mttr_s: 0.1}"],
+        # Server choice (issue 36 item 1): devices moved among the servers at every decision, also
+        # while the first server fails and recovers.
+        "servers": ["scheduler.choose_servers=true", "scheduler.period_s=0.25"],
+        "servers_fail": ["scheduler.choose_servers=true",
+                         f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
     }
 
 

@@ -176,7 +176,7 @@ TEST(HelperForwarding, AHelpersEstimateIsItsInputTransferPlusItsOwnLutTime) {
 // Server A (type srv) has origin d0 (model m, may also run variant m@v) and idle d1 (a nano: a
 // helper); server B (srv2) has origin d2 and idle d3 (a tx2). Stages [1, 3) of each LUT:
 //   srv  m   batch 2: 0.050 s;  srv m@v batch 1: 0.020 s;  nano m batch 2: 0.080 s;  tx2 m batch 1: 0.010 s.
-TEST(ServerTiming, EachServerTimesItsOwnDevicesBatchesAndItsOwnHelpersByTheirLuts) {
+TEST(ServerTiming, EachServerTimesEveryDevicesBatchesByItsTypesLutsAndItsOwnHelpers) {
   Scenario sc;
   for (const char* id : {"A", "B"}) {
     ServerSpec sv;
@@ -215,7 +215,10 @@ TEST(ServerTiming, EachServerTimesItsOwnDevicesBatchesAndItsOwnHelpersByTheirLut
   const ServerTiming a(sc, 0, luts, run_models), b(sc, 1, luts, run_models);
   EXPECT_DOUBLE_EQ(a.batch_seconds(0, 0, 1, 2), 0.050);  // d0's model as named
   EXPECT_DOUBLE_EQ(a.batch_seconds(0, 1, 1, 1), 0.020);  // d0's variant: binding 1
-  EXPECT_DOUBLE_EQ(a.batch_seconds(2, 0, 1, 1), 0.0);    // d2 is B's device: not timed on A
+  // d2 is B's device; a scheme may move it to A (Scheme::servers): A times it by its own type's table.
+  EXPECT_DOUBLE_EQ(a.batch_seconds(2, 0, 1, 2), 0.050);
+  EXPECT_EQ(a.server_lut(2, 0), a.server_lut(0, 0));
+  EXPECT_EQ(b.server_lut(0, 1), nullptr);  // srv2 has no table for d0's variant m@v
   EXPECT_DOUBLE_EQ(b.batch_seconds(2, 0, 1, 1), 0.030);
   // Helper d1 for d0: 25,000 B at 125,000 B/s (1 Mbit/s) = 0.2 s, plus the nano's 0.080 s at batch 2.
   EXPECT_DOUBLE_EQ(a.helper_seconds(1, 0, 0, 1, 2, 25000, 125000), 0.2 + 0.080);
@@ -452,6 +455,78 @@ TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
   EXPECT_DOUBLE_EQ(f.sched.seen[2].servers[0].batch_window_ms, 20);
   EXPECT_EQ(f.sched.seen[2].servers[0].batch_max_size, 4);
   EXPECT_EQ(f.sched.seen[2].servers[0].batch_size_limit, 4);
+}
+
+TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt) {
+  // Server choice (Scheme::servers): a scheme moving a to s1 tells a once (server 1, its strategy
+  // unchanged, not counted as a strategy switch); the same scheme again, or one not naming a, tells
+  // nothing and a stays on s1; the scheduler sees a on s1 from then on.
+  RescheduleFixture f;
+  ServerSpec s1;
+  s1.id = "s1";
+  s1.type = "srv";
+  f.sc.servers.push_back(s1);
+  Rescheduler r(f.sc, f.sched, *f.est);
+  EXPECT_EQ(r.server(0), 0);
+  r.offer(Trigger{Trigger::Kind::start});
+  Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
+  x.servers["a"] = "s1";
+  f.sched.next.push_back(x);
+  Decision d = r.decide(r.snapshot(0, {}, {}));
+  ASSERT_EQ(d.changes.size(), 2u);  // a (strategy and server), b (strategy)
+  EXPECT_EQ(d.changes[0].device, 0);
+  EXPECT_TRUE(d.changes[0].server_changed);
+  EXPECT_EQ(d.changes[0].server, 1);
+  EXPECT_FALSE(d.changes[1].server_changed);
+  EXPECT_EQ(d.changes[1].server, 0);
+  EXPECT_EQ(d.record.switched, 2);
+  EXPECT_NE(d.record.scheme.find(" servers=[a:s1]"), std::string::npos) << d.record.scheme;
+  EXPECT_EQ(r.server(0), 1);
+  r.offer(Trigger{Trigger::Kind::period});
+  f.sched.next.push_back(x);
+  d = r.decide(r.snapshot(2, {}, {}));
+  EXPECT_TRUE(d.changes.empty());
+  r.offer(Trigger{Trigger::Kind::period});
+  f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::offload()));
+  d = r.decide(r.snapshot(4, {}, {}));
+  EXPECT_TRUE(d.changes.empty());
+  EXPECT_EQ(r.server(0), 1);
+  ASSERT_EQ(f.sched.seen.size(), 3u);
+  EXPECT_EQ(f.sched.seen[0].devices[0].server, "s0");
+  EXPECT_EQ(f.sched.seen[2].devices[0].server, "s1");
+  EXPECT_EQ(f.sched.seen[2].devices[1].server, "s0");
+  // Moved back: told again.
+  r.offer(Trigger{Trigger::Kind::period});
+  x.servers["a"] = "s0";
+  f.sched.next.push_back(x);
+  d = r.decide(r.snapshot(6, {}, {}));
+  ASSERT_EQ(d.changes.size(), 1u);
+  EXPECT_TRUE(d.changes[0].server_changed);
+  EXPECT_EQ(d.changes[0].server, 0);
+}
+
+TEST(Rescheduler, AMoveToAServerOrOfADeviceTheScenarioLacksIsTheSchedulersFailure) {
+  RescheduleFixture f;
+  Rescheduler r(f.sc, f.sched, *f.est);
+  r.offer(Trigger{Trigger::Kind::start});
+  Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
+  x.servers["a"] = "nowhere";
+  f.sched.next.push_back(x);
+  try {
+    r.decide(r.snapshot(0, {}, {}));
+    FAIL() << "a move to an unknown server was accepted";
+  } catch (const SchedulerFailure& e) {
+    EXPECT_EQ(std::string(e.what()), "scheduler scripted moved device a to server 'nowhere', which the scenario does not have");
+  }
+  r.offer(Trigger{Trigger::Kind::start});
+  x.servers = {{"ghost", "s0"}};
+  f.sched.next.push_back(x);
+  try {
+    r.decide(r.snapshot(0, {}, {}));
+    FAIL() << "a move of an unknown device was accepted";
+  } catch (const SchedulerFailure& e) {
+    EXPECT_EQ(std::string(e.what()), "scheduler scripted moved device 'ghost', which the scenario does not have, to server s0");
+  }
 }
 
 TEST(Rescheduler, ADecisionThatMissesAConstraintSaysSoInItsRecord) {

@@ -16,6 +16,7 @@
 #include "sched/oracle_scheduler.hpp"
 #include "sched/uniform_scheduler.hpp"
 #include "sched/batching_choice.hpp"
+#include "sched/server_choice.hpp"
 #include "sched/scheme_search.hpp"
 #include "sched/operator_placement.hpp"
 #include "core/device_plan.hpp"
@@ -165,6 +166,74 @@ TEST(BatchingChoice, AWindowIsChosenWhereOnlyBatchingServesTheLoad) {
   lone.servers[0].batch_size_limit = 1;
   lone.servers[0].batch_max_size = 1;
   EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{50}, {8}}, nullptr).batching.empty());
+}
+
+namespace {
+// Two open-loop devices at 8 req/s each offloading to s0, a one-worker 'busy' server without batching:
+// 90 ms a request, 11.1 req/s at most, 16 offered (saturated); s1 is a second such server, idle.
+SystemState two_servers_one_loaded() {
+  std::vector<DeviceState> ds;
+  for (int i = 0; i < 2; ++i) {
+    DeviceState d = device("d" + std::to_string(i), "slow", 100);
+    d.in_flight = 0;
+    d.arrival_rate_per_s = 8;
+    d.strategy = Strategy::offload();
+    ds.push_back(d);
+  }
+  SystemState st = state(ds, "busy", 1, 0, 1);
+  st.servers.push_back(st.servers[0]);
+  st.servers[1].id = "s1";
+  return st;
+}
+}  // namespace
+
+TEST(ServerChoice, ADeviceMovesOnlyWhereThePredictionGains) {
+  // d0 first (state order): on s1 each server gets 8 req/s < 11.1, every arrival served (fewer unserved
+  // arrivals win first): d0 moves. Then d1, alone on s0 now: moving it to s1 would put 16 req/s there
+  // again: it stays. The scheme names d0 only.
+  Fixture f;
+  const SystemState st = two_servers_one_loaded();
+  Scheme all = scheme({{"d0", Strategy::offload()}, {"d1", Strategy::offload()}});
+  std::vector<ServerMove> moves;
+  int candidates = 0;
+  const Scheme chosen = choose_servers(*f.est, st, all, &moves, &candidates);
+  EXPECT_EQ(chosen.servers, (std::map<std::string, std::string>{{"d0", "s1"}}));
+  ASSERT_EQ(moves.size(), 1u);
+  EXPECT_EQ(moves[0].device, "d0");
+  EXPECT_EQ(moves[0].from, "s0");
+  EXPECT_EQ(moves[0].to, "s1");
+  EXPECT_EQ(candidates, 3);  // one other server per device, and the scheme as it came
+  EXPECT_NEAR(f.est->predict(st, chosen).throughput_rps, 16, 1e-6);
+  EXPECT_LT(f.est->predict(st, all).throughput_rps, 11.2);  // both on s0: at most 1 / 90 ms
+  // The scheme already placing d0 on s1 is kept as it is (no move without a gain).
+  moves.clear();
+  EXPECT_EQ(choose_servers(*f.est, st, chosen, &moves, nullptr).servers, chosen.servers);
+  EXPECT_TRUE(moves.empty());
+}
+
+TEST(ServerChoice, NeverToAServerThatIsDownOrLacksTheModelsTableNorAHelper) {
+  Fixture f;
+  SystemState st = two_servers_one_loaded();
+  const Scheme all = scheme({{"d0", Strategy::offload()}, {"d1", Strategy::offload()}});
+  st.servers[1].up = false;
+  EXPECT_TRUE(choose_servers(*f.est, st, all, nullptr, nullptr).servers.empty());
+  st.servers[1].up = true;
+  st.servers[1].type = "nolut";  // no table for dgcnn on that type
+  EXPECT_TRUE(choose_servers(*f.est, st, all, nullptr, nullptr).servers.empty());
+  st.servers[1].type = "busy";
+  for (auto& d : st.devices) d.generates = false;  // idle devices (helpers) stay with their server
+  EXPECT_TRUE(choose_servers(*f.est, st, all, nullptr, nullptr).servers.empty());
+}
+
+TEST(ServerChoice, TheWrappedSchedulerDecidesAndTheRecordNamesTheMoves) {
+  Fixture f;
+  const SystemState st = two_servers_one_loaded();
+  ServerChoosingScheduler s(std::make_unique<StaticScheduler>(std::map<std::string, Strategy>{{"d0", Strategy::offload()}, {"d1", Strategy::offload()}}),
+                            *f.est);
+  const Scheme chosen = s.decide(st);
+  EXPECT_EQ(chosen.servers, (std::map<std::string, std::string>{{"d0", "s1"}}));
+  EXPECT_EQ(chosen.strategies.at("d0"), Strategy::offload());
+  EXPECT_EQ(s.decision_detail(), R"({"servers":{"candidates":3,"moved":[{"device":"d0","from":"s0","to":"s1"}]}})");
 }
 
 namespace {
