@@ -942,9 +942,13 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w 
 
 }  // namespace
 
-Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const {
+Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme) const { return predict(state, scheme, true); }
+
+Prediction AnalyticEstimator::predict_figures(const SystemState& state, const Scheme& scheme) const { return predict(state, scheme, false); }
+
+Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& scheme, bool whole) const {
   // A scheme that sets a server's batching or moves a device is predicted on the state it makes.
-  if (scheme_alters_state(state, scheme)) return predict(state_under(state, scheme), scheme);
+  if (scheme_alters_state(state, scheme)) return predict(state_under(state, scheme), scheme, whole);
   AnalyticStateCache c;
   // dp and gcode predict thousands of one-device systems a decision: the solver's buffers are kept
   // per thread between predictions.
@@ -953,10 +957,11 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   prepare(c, state);
   Outcome o;
   outcome_of(state, c, options_of(*this, state, c, scheme), false, 0, o);
-  const Totals t = totals_of(o.devices, c.other_idle_w, true);
+  const Totals t = totals_of(o.devices, c.other_idle_w, whole || std::isfinite(constraints_.max_p95_s));
   Prediction out;
-  out.devices.resize(c.devs.size());
-  for (size_t i = 0; i < c.devs.size(); ++i) {
+  out.num_devices = static_cast<int>(c.devs.size());
+  if (whole) out.devices.resize(c.devs.size());
+  for (size_t i = 0; i < out.devices.size(); ++i) {
     auto& d = out.devices[i];
     d.id = c.devs[i]->id;
     d.throughput_rps = o.devices[i].throughput_rps;
@@ -973,8 +978,10 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   out.power_w = t.power_w;
   out.energy_per_inference_j = t.energy_per_inference_j;
   out.p95_latency_s = t.p95_s;
-  for (size_t j = 0; j < state.servers.size(); ++j)
-    out.server_utilisation[state.servers[j].id] = o.server_load[j] / std::max(1, state.servers[j].workers);
+  out.serves_nothing = t.serves_nothing;
+  if (whole)
+    for (size_t j = 0; j < state.servers.size(); ++j)
+      out.server_utilisation[state.servers[j].id] = o.server_load[j] / std::max(1, state.servers[j].workers);
   return out;
 }
 
@@ -1059,6 +1066,23 @@ Objective parse_objective(const std::string& text) {
   if (text == "latency") return Objective::latency;
   if (text == "energy") return Objective::energy;
   throw std::invalid_argument("objective '" + text + "' is not allowed (allowed: throughput, latency, energy)");
+}
+
+double AnalyticEstimator::compare_predictions(const Prediction& a, const Prediction& b) const {
+  auto totals = [](const Prediction& p) {
+    Totals t;
+    t.throughput_rps = p.throughput_rps;
+    t.mean_latency_s = p.mean_latency_s;
+    t.mean_device_latency_s = p.mean_device_latency_s;
+    t.offered_rps = p.offered_rps;
+    t.unserved_rps = p.unserved_rps;
+    t.serves_nothing = p.serves_nothing;
+    t.power_w = p.power_w;
+    t.energy_per_inference_j = p.energy_per_inference_j;
+    t.p95_s = p.p95_latency_s;
+    return t;
+  };
+  return compare_totals(objective_, constraints_, totals(a), totals(b));
 }
 
 double AnalyticEstimator::compare(const SystemState& state, const Scheme& a, const Scheme& b) const {

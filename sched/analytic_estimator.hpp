@@ -41,6 +41,8 @@ struct Prediction {
   // request latency (sched/README.md "Energy and tail latency").
   double power_w = 0, energy_per_inference_j = 0;
   double p95_latency_s = 0;
+  int serves_nothing = 0;  // devices with a path predicted to serve nothing (out of memory, its server down)
+  int num_devices = 0;     // devices taking part (connected, with inputs of their own): devices.size() when listed
 };
 
 // What "better" means when schedulers compare schemes.
@@ -70,6 +72,9 @@ class AnalyticEstimator : public Estimator {
   AnalyticEstimator(const LutSet& luts, ModelSpecs models, Objective objective = Objective::throughput, Constraints constraints = {});
   ~AnalyticEstimator() override;
   Prediction predict(const SystemState& state, const Scheme& scheme) const;
+  // predict()'s system figures only: no per-device list or server utilisation, and the p95 only where a
+  // max_p95_ms constraint needs it (NaN otherwise). What a search over many parts asks (sched/server_choice.cpp).
+  Prediction predict_figures(const SystemState& state, const Scheme& scheme) const;
   // System throughput (requests/s).
   double score(const SystemState& state, const Scheme& scheme) const override;
   // > 0 when a is better. First, whatever the objective: fewer open-loop arrivals left unserved
@@ -77,6 +82,10 @@ class AnalyticEstimator : public Estimator {
   // 1e-9), ties broken by lower mean latency. Objective latency: ACE-GNN's relative performance
   // R = L_b / L_a (mean over devices of each device's latency) minus 1, ties broken by throughput.
   double compare(const SystemState& state, const Scheme& a, const Scheme& b) const override;
+  // compare() on two predictions already made (predict(), or figures summed over disjoint parts of a
+  // system, sched/server_choice.cpp): the same rule, their p95 taken as given (NaN: not known; a p95
+  // constraint then counts as met).
+  double compare_predictions(const Prediction& a, const Prediction& b) const;
   // Estimator::best_of's walk, with the state checked once for all candidates.
   int best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const override;
   // The same on edits of `base`, without building the edited schemes: O(devices) integers a candidate.
@@ -100,6 +109,7 @@ class AnalyticEstimator : public Estimator {
   // A server's fixed point is reached to 1e-13 a round, so answers through the cache and predict() agree
   // to about that (not bit for bit: where a solution starts from depends on what was asked before).
   AnalyticStateCache& cache_for(const SystemState& state) const;  // with cache_mutex_ held
+  Prediction predict(const SystemState& state, const Scheme& scheme, bool whole) const;
   mutable std::mutex cache_mutex_;
   mutable std::unique_ptr<AnalyticStateCache> cache_;
   static constexpr size_t kMemoBytes = size_t{64} << 20;

@@ -10,8 +10,12 @@
 // ties (no move without a predicted gain). Helpers (idle devices) are not moved: each serves the
 // devices of its own server. Then the wrapped scheduler decides its strategies again on the devices as
 // placed, and that second scheme is kept when it is predicted better.
-// Cost: one prediction per device and other server (each solves every server's queue: devices x
-// servers x devices work); sched/README.md "Server choice".
+// How it is predicted: each device's outcome depends on its own server's queue only (the estimator
+// solves servers apart), so the system's figures are the sum of its servers' parts, and a move
+// re-predicts the two servers it touches: one prediction of the part it leaves and one per other
+// server, each of about devices / servers devices. A max_p95_ms constraint needs the p95 of the whole
+// system, which does not add up: then every candidate is predicted whole (devices x servers x devices
+// work). sched/README.md "Server choice"; bench/RESULTS.md "Server choice".
 // Engine-free; deterministic; does not advance simulated time.
 #include <memory>
 #include <string>

@@ -93,3 +93,19 @@ TEST(ServerChoice, TheOldServerFailingLosesOnlyTheRequestItHeldAndTheMovedDevice
   EXPECT_EQ(r.requests.size(), 9u);  // 50 ms + k x 31.648 ms < 300 ms for k = 0..7
   for (const auto& d : r.decisions) EXPECT_EQ(d.scheme.find("a:slow"), std::string::npos) << d.t_s << " " << d.scheme;
 }
+
+TEST(ServerChoice, ARequestStillOnTheDeviceWhenTheMoveArrivesUploadsToTheNewServer) {
+  // pp(6): request 0 computes [0, 60 ms) on the device; the move reaches a at 5.356 ms, before its
+  // upload: it goes to fast. 60 ms + up 13.292 ms (5.1 ms + 8,192 B / 1e6 B/s) + 3 ms on fast + down
+  // 5.26 ms = 81.552 ms (on slow it would take 30 ms there: 108.552 ms).
+  SimSetup s;
+  write_luts(s);
+  std::string yaml = two_servers("{name: static, choose_servers: true}");
+  yaml.replace(yaml.find("strategy: offload"), 17, "strategy: pp(6)");
+  const RunResults r = s.run(yaml);
+  ASSERT_FALSE(r.requests.empty());
+  EXPECT_EQ(r.requests[0].server, 1);
+  EXPECT_NEAR(r.requests[0].latency_s(), 0.081552, kTol);
+  ASSERT_FALSE(r.decisions.empty());
+  EXPECT_NE(r.decisions[0].scheme.find(" servers=[a:fast]"), std::string::npos) << r.decisions[0].scheme;
+}
