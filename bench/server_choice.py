@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Server choice against static binding (issue 36 item 1): scenarios/servers/skewed_four_servers.yaml
-(four GTX 1060 edge servers, 80 % of the Raspberry Pi 4B bound to edge0, Poisson offloading) at
-several device counts, each scheduler with its scenario binding and with scheduler.choose_servers:
-true, over seeds. Prints, per (devices, scheduler, binding): median throughput, p95 and mean latency
-(summary.json "total"), requests per server, the decision's wall time (the first decision's: the one
-that moves devices) and how many devices the first decision moved.
-usage: /usr/bin/python3 bench/server_choice.py [--devices 10,20,40] [--seeds 3] [--coinfer build/coinfer]
-       (from the repository root; ~2 min)"""
+"""Server choice against static binding (issue 36 items 1 and 7): scenarios/servers/skewed_four_servers.yaml
+(Intel i7-7700 edge servers, 80 % of the Raspberry Pi 4B bound to edge0 and the rest spread over the
+others, Poisson offloading at 4 req/s each) with 1..4 servers and several device counts, each
+scheduler with the scenario's binding and with scheduler.choose_servers: true, over seeds. Prints, per
+(servers, devices, scheduler, binding): median throughput, p95 and mean latency (summary.json
+"total"), requests per server, the first decision's wall time (the one that moves devices) and how
+many devices it moved.
+usage: /usr/bin/python3 bench/server_choice.py [--servers 1,2,3,4] [--devices 10,20,40] [--seeds 3]
+       [--schedulers static,greedy,hierarchical] [--coinfer build/coinfer] (from the repository root; ~3 min)"""
 import argparse
 import json
 import os
@@ -17,23 +18,35 @@ import tempfile
 
 import h5py
 import numpy as np
+import yaml
 
 SCENARIO = "scenarios/servers/skewed_four_servers.yaml"
 
 
-def counts_for(n):
-    """80 % on edge0, the rest spread over edge1..edge3 (at least one each), as the scenario's entries."""
-    far = max(3, round(n * 0.2))
-    near = n - far
-    f1 = far - 2
-    return near, f1
+def scenario_text(servers, n):
+    """The shipped scenario with `servers` servers and n devices: 80 % on edge0 (all of them with one
+    server), the rest spread over the others in turn."""
+    with open(SCENARIO) as f:
+        doc = yaml.safe_load(f)
+    doc["luts"] = [os.path.abspath("traces/lut")]
+    doc["servers"] = [dict(doc["servers"][0], id=f"edge{k}") for k in range(servers)]
+    template = {k: v for k, v in doc["devices"][0].items() if k not in ("id", "count", "server")}
+    near = n if servers == 1 else round(n * 0.8)
+    counts = [near] + [0] * (servers - 1)
+    for i in range(n - near):
+        counts[1 + i % (servers - 1)] += 1
+    doc["devices"] = [dict(template, id=f"d{k}_", count=c, server=f"edge{k}") for k, c in enumerate(counts) if c]
+    return yaml.safe_dump(doc, sort_keys=False)
 
 
-def run_one(coinfer, out, n, scheduler, choose, seed):
-    near, f1 = counts_for(n)
-    sets = [f"devices.0.count={near}", f"devices.1.count={f1}", f"seed={seed}",
-            f"scheduler={{name: {scheduler}, choose_servers: {'true' if choose else 'false'}}}"]
-    cmd = [coinfer, "run", SCENARIO, "--out", out, "-q"]
+def run_one(coinfer, tmp, servers, n, scheduler, choose, seed):
+    name = f"{servers}-{n}-{scheduler}-{choose}-{seed}"
+    path = os.path.join(tmp, name + ".yaml")
+    with open(path, "w") as f:
+        f.write(scenario_text(servers, n))
+    out = os.path.join(tmp, name)
+    sets = [f"seed={seed}", f"scheduler={{name: {scheduler}, choose_servers: {'true' if choose else 'false'}}}"]
+    cmd = [coinfer, "run", path, "--out", out, "-q"]
     for s in sets:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True)
@@ -41,7 +54,7 @@ def run_one(coinfer, out, n, scheduler, choose, seed):
         total = json.load(f)["total"]
     with h5py.File(os.path.join(out, "results.h5"), "r") as h:
         server = np.asarray(h["requests/server"][:])
-        per_server = [int(np.sum(server == j)) for j in range(4)]
+        per_server = [int(np.sum(server == j)) for j in range(servers)]
     with open(os.path.join(out, "timing.json")) as f:  # wall-clock figures live outside the deterministic results
         wall = [d["wall_s"] for d in json.load(f)["decisions"]]
     with open(os.path.join(out, "decisions.jsonl")) as f:
@@ -53,6 +66,7 @@ def run_one(coinfer, out, n, scheduler, choose, seed):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--servers", default="1,2,3,4")
     ap.add_argument("--devices", default="10,20,40")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--schedulers", default="static,greedy,hierarchical")
@@ -60,21 +74,20 @@ def main():
     a = ap.parse_args()
     if not os.path.exists(SCENARIO):
         sys.exit("run from the repository root")
-    print("| devices | scheduler | binding | throughput req/s | p95 ms | mean ms | requests per server | first decision wall ms | moved |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| servers | devices | scheduler | binding | throughput req/s | p95 ms | mean ms | requests per server | first decision wall ms | moved |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="coinfer-server-choice-") as tmp:
-        for n in [int(x) for x in a.devices.split(",")]:
-            for scheduler in a.schedulers.split(","):
-                for choose in (False, True):
-                    rows = []
-                    for seed in range(1, a.seeds + 1):
-                        out = os.path.join(tmp, f"{n}-{scheduler}-{choose}-{seed}")
-                        rows.append(run_one(a.coinfer, out, n, scheduler, choose, seed))
-                    med = lambda f: statistics.median(f(r) for r in rows)  # noqa: E731
-                    per_server = "/".join(str(round(statistics.median(r[1][j] for r in rows))) for j in range(4))
-                    print(f"| {n} | {scheduler} | {'chosen' if choose else 'scenario'} | {med(lambda r: r[0]['throughput_rps']):.1f} | "
-                          f"{med(lambda r: r[0]['latency_ms']['p95']):.0f} | {med(lambda r: r[0]['latency_ms']['mean']):.0f} | {per_server} | "
-                          f"{med(lambda r: r[2]) * 1e3:.1f} | {med(lambda r: r[3]):.0f} |", flush=True)
+        for servers in [int(x) for x in a.servers.split(",")]:
+            for n in [int(x) for x in a.devices.split(",")]:
+                for scheduler in a.schedulers.split(","):
+                    for choose in ((False,) if servers == 1 else (False, True)):
+                        rows = [run_one(a.coinfer, tmp, servers, n, scheduler, choose, seed) for seed in range(1, a.seeds + 1)]
+                        med = lambda f: statistics.median(f(r) for r in rows)  # noqa: E731
+                        per_server = "/".join(str(round(statistics.median(r[1][j] for r in rows))) for j in range(servers))
+                        print(f"| {servers} | {n} | {scheduler} | {'chosen' if choose else 'scenario'} | "
+                              f"{med(lambda r: r[0]['throughput_rps']):.1f} | {med(lambda r: r[0]['latency_ms']['p95']):.0f} | "
+                              f"{med(lambda r: r[0]['latency_ms']['mean']):.0f} | {per_server} | {med(lambda r: r[2]) * 1e3:.1f} | "
+                              f"{med(lambda r: r[3]):.0f} |", flush=True)
 
 
 if __name__ == "__main__":

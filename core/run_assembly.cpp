@@ -43,10 +43,33 @@ std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>
     std::string w;
     while (words >> w) {
       const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
-      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers" && id != "batching") return w.substr(eq + 1);
+      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers" && id != "batching" && id != "servers") return w.substr(eq + 1);
     }
   }
   return s.devices[static_cast<size_t>(device)].strategy.to_string();
+}
+
+std::string server_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
+  const std::string& id = s.devices.at(static_cast<size_t>(device)).id;
+  const std::string key = " servers=[";
+  for (auto d = decisions.rbegin(); d != decisions.rend(); ++d) {
+    const size_t at = d->scheme.rfind(key);  // the last part of the text (core/scheme.cpp)
+    if (at == std::string::npos) continue;
+    const size_t end = d->scheme.find(']', at);
+    std::istringstream entries(d->scheme.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
+    for (std::string e; std::getline(entries, e, ',');) {
+      const auto colon = e.rfind(':');  // server ids hold no ':'
+      if (colon != std::string::npos && e.compare(0, colon, id) == 0 && colon == id.size()) return e.substr(colon + 1);
+    }
+  }
+  return s.devices[static_cast<size_t>(device)].server;
+}
+
+void record_final_choices(const Scenario& s, RunResults& r) {
+  for (size_t i = 0; i < r.devices.size() && i < s.devices.size(); ++i) {
+    r.devices[i].strategy = strategy_at_end(s, r.decisions, static_cast<int>(i));
+    r.devices[i].server = server_at_end(s, r.decisions, static_cast<int>(i));
+  }
 }
 
 std::string drain_failure_text(const RequestRecord& x, double drain_s) {

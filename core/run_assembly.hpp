@@ -24,6 +24,11 @@ std::vector<BandwidthSample> bandwidth_samples(const Scenario& s, double end_s);
 // whose scheme names it (DecisionRecord::scheme, "id=strategy ... helpers=[...]"), else the strategy
 // the scenario gives it.
 std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device);
+// The server a device sends to at the end of the run (DeviceResult::server): the last decision whose
+// scheme moves it (" servers=[id:server,...]", Scheme::servers), else the one the scenario binds it to.
+std::string server_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device);
+// Each device's strategy and server at the end of the run (the two above), for both engines' results.
+void record_final_choices(const Scenario& s, RunResults& r);
 
 // Why a request still unfinished at the run's hard end (Scenario::hard_end_s) failed, one text for
 // both engines: "not finished D s after arrivals ended (drain_s): WHERE", WHERE read from the

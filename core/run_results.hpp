@@ -13,7 +13,8 @@
 namespace coinfer {
 
 struct DeviceResult {
-  std::string id, type, model, dataset, server;
+  std::string id, type, model, dataset;
+  std::string server;    // at the end of the run: the last decision moving the device, else the scenario's (server_at_end)
   std::string strategy;  // at the end of the run: the last decision naming the device, else the scenario's (strategy_at_end)
   // Its energy over the measurement window (warm-up .. duration), split (core/device_energy.hpp,
   // core/radio_energy.hpp): computing above idle power, idle power all along, the radio. On the real

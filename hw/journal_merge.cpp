@@ -94,11 +94,11 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
     return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);
   });
   for (size_t k = 0; k < r.requests.size(); ++k) r.requests[k].id = static_cast<std::int64_t>(k);
-  // Events, bandwidth samples and each device's final strategy: the simulator's rules (core/run_assembly.hpp).
+  // Events, bandwidth samples and each device's final strategy and server: the simulator's rules (core/run_assembly.hpp).
   r.decisions = std::move(decisions);
   r.events = scenario_event_records(sc);
   r.bandwidth = bandwidth_samples(sc, end_s);
-  for (size_t i = 0; i < nd; ++i) r.devices[i].strategy = strategy_at_end(sc, r.decisions, static_cast<int>(i));
+  record_final_choices(sc, r);
   std::vector<double> energy(nd, NAN);
   for (size_t i = 0; power && i < nd && i < power->size(); ++i) {
     if ((*power)[i].empty()) continue;

@@ -394,7 +394,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   }
   out.events = scenario_event_records(s);
   out.bandwidth = bandwidth_samples(s, end_s);
-  for (size_t i = 0; i < nd; ++i) out.devices[i].strategy = strategy_at_end(s, out.decisions, static_cast<int>(i));
+  record_final_choices(s, out);  // each device's strategy and server at the end (core/run_assembly.hpp)
   std::vector<double> deadlines;
   for (const auto& d : s.devices) deadlines.push_back(d.workload.deadline_ms * 1e-3);
   out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s, deadlines);

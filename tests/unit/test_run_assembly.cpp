@@ -69,6 +69,26 @@ TEST(RunAssembly, TheStrategyAtTheEndIsTheLastDecisionNamingTheDevice) {
   EXPECT_EQ(strategy_at_end(s, {}, 1), "offload");  // no decision: the scenario's
 }
 
+TEST(RunAssembly, TheServerAtTheEndIsTheLastDecisionMovingTheDevice) {
+  // Device a moved to e2 then back to e1 (a later scheme names it again); b moved once and the last
+  // decision leaves it out (it stays); without a move, the scenario's binding.
+  const Scenario s = small();
+  std::vector<DecisionRecord> d(3);
+  d[0].scheme = "a=offload b=offload helpers=[] servers=[a:e2,b:e3]";
+  d[1].scheme = "a=offload b=offload helpers=[] batching=[e1:5ms/2] servers=[a:e1]";
+  d[2].scheme = "a=local b=offload helpers=[]";
+  EXPECT_EQ(server_at_end(s, d, 0), "e1");
+  EXPECT_EQ(server_at_end(s, d, 1), "e3");
+  EXPECT_EQ(server_at_end(s, {}, 1), s.devices[1].server);
+  RunResults r;
+  r.devices.resize(2);
+  r.decisions = d;
+  record_final_choices(s, r);
+  EXPECT_EQ(r.devices[0].server, "e1");
+  EXPECT_EQ(r.devices[0].strategy, "local");
+  EXPECT_EQ(r.devices[1].server, "e3");
+}
+
 TEST(RunAssembly, TheDrainFailureSaysWhereTheRequestWas) {
   RequestRecord r;
   r.t_created = 1;
