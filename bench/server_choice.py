@@ -7,7 +7,8 @@ scheduler with the scenario's binding and with scheduler.choose_servers: true, o
 "total"), requests per server, the first decision's wall time (the one that moves devices) and how
 many devices it moved.
 usage: /usr/bin/python3 bench/server_choice.py [--servers 1,2,3,4] [--devices 10,20,40] [--seeds 3]
-       [--schedulers static,greedy,hierarchical] [--coinfer build/coinfer] (from the repository root; ~3 min)"""
+       [--schedulers static,greedy,hierarchical] [--objective latency] [--coinfer build/coinfer]
+       (from the repository root; ~3 min)"""
 import argparse
 import json
 import os
@@ -39,13 +40,14 @@ def scenario_text(servers, n):
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def run_one(coinfer, tmp, servers, n, scheduler, choose, seed):
+def run_one(coinfer, tmp, servers, n, scheduler, choose, seed, objective=None):
     name = f"{servers}-{n}-{scheduler}-{choose}-{seed}"
     path = os.path.join(tmp, name + ".yaml")
     with open(path, "w") as f:
         f.write(scenario_text(servers, n))
     out = os.path.join(tmp, name)
-    sets = [f"seed={seed}", f"scheduler={{name: {scheduler}, choose_servers: {'true' if choose else 'false'}}}"]
+    extra = f", objective: {objective}" if objective and scheduler != "static" else ""
+    sets = [f"seed={seed}", f"scheduler={{name: {scheduler}, choose_servers: {'true' if choose else 'false'}{extra}}}"]
     cmd = [coinfer, "run", path, "--out", out, "-q"]
     for s in sets:
         cmd += ["--set", s]
@@ -71,6 +73,7 @@ def main():
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--schedulers", default="static,greedy,hierarchical")
     ap.add_argument("--coinfer", default="build/coinfer")
+    ap.add_argument("--objective", default=None, help="scheduler.objective for the search schedulers (static has none)")
     a = ap.parse_args()
     if not os.path.exists(SCENARIO):
         sys.exit("run from the repository root")
@@ -81,7 +84,7 @@ def main():
             for n in [int(x) for x in a.devices.split(",")]:
                 for scheduler in a.schedulers.split(","):
                     for choose in ((False,) if servers == 1 else (False, True)):
-                        rows = [run_one(a.coinfer, tmp, servers, n, scheduler, choose, seed) for seed in range(1, a.seeds + 1)]
+                        rows = [run_one(a.coinfer, tmp, servers, n, scheduler, choose, seed, a.objective) for seed in range(1, a.seeds + 1)]
                         med = lambda f: statistics.median(f(r) for r in rows)  # noqa: E731
                         per_server = "/".join(str(round(statistics.median(r[1][j] for r in rows))) for j in range(servers))
                         print(f"| {servers} | {n} | {scheduler} | {'chosen' if choose else 'scenario'} | "

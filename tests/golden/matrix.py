@@ -160,10 +160,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("COINFER_JOBS", "2")))
     ap.add_argument("--duration", type=float, default=1.5, help="simulated seconds per run")
     ap.add_argument("--timeout", type=float, default=120, help="seconds before a run counts as a hang")
+    ap.add_argument("--only", default="", help="only the scenarios whose path (under scenarios/) contains this text")
     a = ap.parse_args()
     coinfer = os.path.abspath(a.coinfer)
     root = os.path.abspath(a.root)
     scenarios = sorted(glob.glob(os.path.join(root, "scenarios", "**", "*.yaml"), recursive=True))
+    scenarios = [sc for sc in scenarios if a.only in os.path.relpath(sc, os.path.join(root, "scenarios"))]
     schedulers = subprocess.run([coinfer, "scheduler", "list"], check=True, capture_output=True, text=True).stdout.split()
     if not scenarios or not schedulers:
         print("FAIL: no scenarios or no schedulers found")
