@@ -61,6 +61,8 @@ const std::vector<RecordField<EventRecord>>& event_fields() {
       text_field("device", &R::device),
       text_field("server", &R::server),
       number_field("value", K::real, "bandwidth_mbps for kind=bandwidth, the share taken for kind=load", &R::value),
+      text_field("access_point", &R::access_point),
+      text_field("from_access_point", &R::from_access_point),
   };
   return table;
 }

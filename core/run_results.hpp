@@ -58,10 +58,11 @@ inline DeviceResult device_result_of(const DeviceSpec& d) {
 
 struct EventRecord {
   double t_s = 0;
-  std::string kind;    // "bandwidth", "join", "leave", "load", "fail", "recover" (a server's), "arrivals_end"
+  std::string kind;    // "bandwidth", "join", "leave", "load", "fail", "recover" (a server's), "handover", "arrivals_end"
   std::string device;  // "" when not about one device
   double value = 0;    // bandwidth_mbps for "bandwidth", the share for "load"
   std::string server;  // fail, recover: the server's id; "" otherwise
+  std::string access_point, from_access_point;  // handover: the access point it joins, the one it leaves; "" otherwise
 };
 
 struct BandwidthSample {

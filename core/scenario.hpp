@@ -14,6 +14,7 @@
 #include "core/dynamic_batching.hpp"
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
+#include "core/mobility.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
@@ -91,6 +92,9 @@ struct DeviceSpec {
     return {type, run_model, dataset, on.empty() ? default_processor() : on};
   }
   LinkSpec link;
+  // How it moves among the scenario's access points (mobility.access_points; core/mobility.hpp): its
+  // link rate then follows its positions (link.bandwidth_mbps the radio's cap). none: it does not move.
+  MovementSpec movement;
   WorkloadSpec workload;
   Strategy strategy;
   PowerSpec power;
@@ -131,7 +135,9 @@ struct EventSpec {
   // server_fail / server_recover (issue 36): server `server` stops at at_s (everything it holds is
   // lost: its devices fail those requests and hold back new work that needs it) and comes back at the
   // recover's at_s (sim/README.md "Server failure").
-  enum class Kind { bandwidth, leave, join, load, server_fail, server_recover };
+  // handover (issue 36 item 2, core/mobility.hpp): device `device` moves from access point
+  // `from_access_point` to `access_point` (made by expand_mobility, never written by hand).
+  enum class Kind { bandwidth, leave, join, load, server_fail, server_recover, handover };
   double at_s = 0;
   std::string device;  // "" for the server events
   std::string server;  // the server events' server id
@@ -141,6 +147,7 @@ struct EventSpec {
   // (core/background_load.hpp); `processor`: which one ("": every processor of the device).
   double load = 0;
   std::string processor;
+  std::string access_point, from_access_point;  // handover
   SourceLocation where;
 };
 
@@ -194,6 +201,7 @@ struct Scenario {
   std::string hardware_file;           // the device profiles the devices' hardware came from ("" = none found)
   std::vector<ServerSpec> servers;
   AccessPointSpec access_point;
+  MobilitySpec mobility;  // access points with positions (core/mobility.hpp); none: devices do not move
   std::vector<DeviceSpec> devices;     // expanded (count: N gives N entries)
   SchedulerSpec scheduler;
   std::vector<EventSpec> events;

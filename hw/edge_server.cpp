@@ -613,11 +613,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     std::unique_lock<std::mutex> lock(mutex);
     // Periodic triggers start at time zero, as in the simulator (none before the run begins).
     double next_period = rescheduler->next_period_after(std::max(0.0, now()));
-    // The scenario's timed triggers this server is not told of by a device (background load), at
-    // their times: the simulator's list (Rescheduler::scenario_events), the same in both engines.
+    // The scenario's timed triggers this server is not told of by a device (background load, a
+    // handover between access points: its rate change reaches the link through the shaping of the
+    // device's schedule), at their times: the simulator's list (Rescheduler::scenario_events), the
+    // same in both engines.
     std::vector<std::pair<double, Trigger>> timed;
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
-      if (e.second.kind == Trigger::Kind::load) timed.push_back(e);
+      if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover) timed.push_back(e);
     size_t next_timed = 0;
     if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's
       while (next_timed < timed.size() && timed[next_timed].first <= now()) ++next_timed;

@@ -138,6 +138,8 @@ std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts
       out.push_back({"bandwidth trace", d.link.trace_file, "named by the scenario (device " + d.id + " link.trace)"});
     if (!d.workload.file.empty() && seen.insert("a" + d.workload.file).second)
       out.push_back({"arrival trace", d.workload.file, "named by the scenario (device " + d.id + " workload.file)"});
+    if (!d.movement.trace_file.empty() && seen.insert("m" + d.movement.trace_file).second)
+      out.push_back({"mobility trace", d.movement.trace_file, "named by the scenario (device " + d.id + " movement.trace)"});
   }
   return out;
 }

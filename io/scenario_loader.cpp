@@ -97,6 +97,26 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
   return out;
 }
 
+std::vector<PositionPoint> load_position_trace(const std::string& file) {
+  std::vector<PositionPoint> out;
+  for (const CsvRecord& rec : parse_csv(read_input_file(file, "mobility trace"), file)) {
+    const int no = rec.line;
+    const auto& f = rec.fields;
+    if (f.size() == 3 && f[0] == "t_s" && f[1] == "x_m" && f[2] == "y_m") continue;
+    PositionPoint p;
+    if (f.size() != 3 || !parse_number(f[0], p.t_s) || !parse_number(f[1], p.x_m) || !parse_number(f[2], p.y_m))
+      throw InputError(SourceLocation{file, no, 1}, "", "expected 't_s,x_m,y_m', got '" + printable(join(f, ","), 80) + "'");
+    if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "t_s", "must be >= 0");
+    if (std::fabs(p.x_m) > 1e7 || std::fabs(p.y_m) > 1e7) throw InputError(SourceLocation{file, no, 1}, "x_m", "positions within 1e7 m");
+    if (!out.empty() && p.t_s <= out.back().t_s) throw InputError(SourceLocation{file, no, 1}, "t_s", "times must increase");
+    if (out.size() >= limits::kMaxTraceRows)
+      throw InputError(SourceLocation{file, no, 1}, "", "more than " + std::to_string(limits::kMaxTraceRows) + " rows (the bound of a trace file)");
+    out.push_back(p);
+  }
+  if (out.empty()) throw InputError(SourceLocation{file, 0, 0}, "", "mobility trace has no data rows");
+  return out;
+}
+
 std::vector<double> load_arrival_trace(const std::string& file) {
   std::vector<double> out;
   for (const CsvRecord& rec : parse_csv(read_input_file(file, "arrival trace"), file)) {
@@ -163,6 +183,111 @@ LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& 
 }  // namespace
 
 namespace {
+
+// A pair [min, max] of numbers >= 0 with min <= max (a single number is [x, x]).
+std::pair<double, double> read_range(const YamlReader& r, const YAML::Node& map, const std::string& key, const std::string& path, double fallback,
+                                     double max_value) {
+  if (!map[key]) return {fallback, fallback};
+  const std::vector<double> v = r.get_number_list(map, key, path, 0, max_value, 2, false);
+  if (v.size() == 1) return {v[0], v[0]};
+  if (v[0] > v[1]) r.fail(map[key], path + "." + key, "expected [min, max] with min <= max");
+  return {v[0], v[1]};
+}
+
+constexpr double kMaxDistanceM = 1e7;  // 10,000 km: any area a device crosses
+
+MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
+  const std::string path = "mobility";
+  r.require_map(n, path);
+  r.check_keys(n, {"access_points", "association", "handover_ms", "step_s", "radio"}, path);
+  MobilitySpec m;
+  m.where = r.where(n);
+  const YAML::Node& aps = n["access_points"];
+  if (!aps || !aps.IsSequence() || aps.size() == 0) r.fail(aps ? aps : n, path + ".access_points", "expected a non-empty list of access points");
+  if (aps.size() > 10000) r.fail(aps, path + ".access_points", "at most 10,000 access points");
+  std::set<std::string> ids;
+  for (size_t k = 0; k < aps.size(); ++k) {
+    const YAML::Node& a = aps[k];
+    const std::string ap = path + ".access_points[" + std::to_string(k) + "]";
+    r.check_keys(a, {"id", "x_m", "y_m", "range_m", "tx_power_dbm"}, ap);
+    AccessPointPlace p;
+    p.where = r.where(a);
+    p.id = r.get_name(a, "id", ap);
+    if (!ids.insert(p.id).second) r.fail(a["id"], ap + ".id", "duplicate access point id '" + p.id + "'");
+    p.x_m = r.require_double(a, "x_m", ap, -kMaxDistanceM, false);
+    p.y_m = r.require_double(a, "y_m", ap, -kMaxDistanceM, false);
+    p.range_m = r.get_double(a, "range_m", ap, 100, 0, true);
+    p.tx_power_dbm = r.get_double(a, "tx_power_dbm", ap, 0, -100, false);
+    for (const char* key : {"x_m", "y_m", "range_m"})
+      if (a[key] && std::fabs(r.get_double(a, key, ap, 0, -kMaxDistanceM, false)) > kMaxDistanceM)
+        r.fail(a[key], ap + "." + key, "at most " + format_double(kMaxDistanceM) + " m");
+    if (p.tx_power_dbm > 100) r.fail(a["tx_power_dbm"], ap + ".tx_power_dbm", "at most 100 dBm");
+    m.access_points.push_back(p);
+  }
+  const std::string assoc = r.get_string(n, "association", path, "nearest");
+  if (assoc == "nearest") m.association = MobilitySpec::Association::nearest;
+  else if (assoc == "strongest") m.association = MobilitySpec::Association::strongest;
+  else r.fail(n["association"], path + ".association", "'" + printable(assoc, 40) + "' is not allowed (allowed: nearest, strongest)");
+  m.handover_ms = r.get_double(n, "handover_ms", path, 50, 0, false);
+  if (m.handover_ms > 60000) r.fail(n["handover_ms"], path + ".handover_ms", "at most 60000 (a minute)");
+  m.step_s = r.get_double(n, "step_s", path, 0.1, 0.001, false);
+  if (m.step_s > 3600) r.fail(n["step_s"], path + ".step_s", "at most 3600");
+  if (const YAML::Node& rd = n["radio"]) {
+    const std::string rp = path + ".radio";
+    r.check_keys(rd, {"bandwidth_mhz", "tx_power_dbm", "noise_dbm", "path_loss_db_at_1m", "exponent", "efficiency"}, rp);
+    RadioModel& x = m.radio;
+    x.bandwidth_mhz = r.get_double(rd, "bandwidth_mhz", rp, x.bandwidth_mhz, 0, true);
+    x.tx_power_dbm = r.get_double(rd, "tx_power_dbm", rp, x.tx_power_dbm, -100, false);
+    x.noise_dbm = r.get_double(rd, "noise_dbm", rp, x.noise_dbm, -300, false);
+    x.path_loss_db_at_1m = r.get_double(rd, "path_loss_db_at_1m", rp, x.path_loss_db_at_1m, 0, false);
+    x.exponent = r.get_double(rd, "exponent", rp, x.exponent, 1, false);
+    x.efficiency = r.get_double(rd, "efficiency", rp, x.efficiency, 0, true);
+    if (x.bandwidth_mhz > 1e5) r.fail(rd["bandwidth_mhz"], rp + ".bandwidth_mhz", "at most 100000 MHz");
+    if (x.tx_power_dbm > 100) r.fail(rd["tx_power_dbm"], rp + ".tx_power_dbm", "at most 100 dBm");
+    if (x.noise_dbm > 100) r.fail(rd["noise_dbm"], rp + ".noise_dbm", "at most 100 dBm");
+    if (x.path_loss_db_at_1m > 300) r.fail(rd["path_loss_db_at_1m"], rp + ".path_loss_db_at_1m", "at most 300 dB");
+    if (x.exponent > 10) r.fail(rd["exponent"], rp + ".exponent", "at most 10");
+    if (x.efficiency > 1) r.fail(rd["efficiency"], rp + ".efficiency", "at most 1 (a share of Shannon's capacity)");
+  }
+  return m;
+}
+
+MovementSpec read_movement(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file) {
+  r.require_map(n, path);
+  MovementSpec m;
+  m.where = r.where(n);
+  if (n["trace"]) {
+    r.check_keys(n, {"trace"}, path);
+    m.kind = MovementSpec::Kind::trace;
+    m.trace_file = r.get_string(n, "trace", path);
+    const std::string resolved = resolve_scenario_path(scenario_file, m.trace_file);
+    if (resolved.empty()) r.fail(n["trace"], path + ".trace", "file '" + m.trace_file + "' not found");
+    m.trace_file = resolved;
+    m.trace = load_position_trace(resolved);
+    YAML::Node writable = n;
+    writable["trace"] = resolved;  // the resolved scenario names the file read
+  } else if (n["model"]) {
+    r.check_keys(n, {"model", "area_m", "speed_mps", "pause_s"}, path);
+    const std::string model = r.get_string(n, "model", path);
+    if (model != "random_waypoint") r.fail(n["model"], path + ".model", "'" + printable(model, 40) + "' is not allowed (allowed: random_waypoint)");
+    m.kind = MovementSpec::Kind::random_waypoint;
+    const std::vector<double> area = r.get_number_list(n, "area_m", path, 0, kMaxDistanceM, 2, false);
+    if (area.size() != 2 || !(area[0] > 0) || !(area[1] > 0)) r.fail(n["area_m"] ? n["area_m"] : n, path + ".area_m", "expected [width, height] in m, both > 0");
+    m.area_w_m = area[0];
+    m.area_h_m = area[1];
+    std::tie(m.speed_min_mps, m.speed_max_mps) = read_range(r, n, "speed_mps", path, 1, 1000);
+    if (!(m.speed_min_mps > 0)) r.fail(n["speed_mps"], path + ".speed_mps", "speeds must be > 0");
+    std::tie(m.pause_min_s, m.pause_max_s) = read_range(r, n, "pause_s", path, 0, 1e6);
+  } else {
+    r.check_keys(n, {"x_m", "y_m"}, path);
+    m.kind = MovementSpec::Kind::fixed;
+    m.x_m = r.require_double(n, "x_m", path, -kMaxDistanceM, false);
+    m.y_m = r.require_double(n, "y_m", path, -kMaxDistanceM, false);
+    for (const char* key : {"x_m", "y_m"})
+      if (std::fabs(r.require_double(n, key, path, -kMaxDistanceM, false)) > kMaxDistanceM) r.fail(n[key], path + "." + key, "at most " + format_double(kMaxDistanceM) + " m");
+  }
+  return m;
+}
 
 // A --set of a device link's base bandwidth does nothing when the device's bandwidth trace or a
 // bandwidth event already sets the bandwidth from t = 0: that is refused, naming what overrides it
@@ -337,7 +462,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
   r.check_keys(root,
                {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware",
-                "servers", "access_point", "devices", "scheduler", "events"},
+                "servers", "access_point", "mobility", "devices", "scheduler", "events"},
                "");
   Scenario s;
   s.file = file;
@@ -471,6 +596,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
     check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms);
   }
+  if (root["mobility"]) s.mobility = read_mobility(r, root["mobility"]);
 
   // Devices.
   std::vector<int> entry_of_device;  // per scenario device: its entry in the YAML list (count expands one entry)
@@ -481,7 +607,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
     r.check_keys(n, {"id", "count", "type", "processor", "memory_gb", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power",
-                     "join_at_s"},
+                     "join_at_s", "movement"},
                  path);
     DeviceSpec d;
     d.where = r.where(n);
@@ -519,6 +645,11 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     }
     if (!n["link"]) r.fail(n, path + ".link", "missing required key");
     d.link = read_link(r, n["link"], path + ".link", file, true, LinkSpec{0, 0, {}, {}});
+    if (n["movement"]) {
+      if (s.mobility.access_points.empty())
+        r.fail(n["movement"], path + ".movement", "needs mobility.access_points (where the device can associate; scenarios/README.md \"Mobility\")");
+      d.movement = read_movement(r, n["movement"], path + ".movement", file);
+    }
     const std::string st = r.get_string(n, "strategy", path, "local");
     try {
       d.strategy = parse_strategy(st);
@@ -746,6 +877,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   check_scenario(s);  // the rules across sections (core/scenario_checks.hpp)
   add_modelled_failures(s);
+  expand_mobility(s);  // each moving device's link rate and handovers (core/mobility.hpp)
   check_overrides_take_effect(s, overrides, entry_of_device);
   s.overrides = overrides;
   YAML::Emitter out;

@@ -18,6 +18,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
 // Bandwidth trace CSV: "time_s,bandwidth_mbps" rows (header and '#' comments allowed), times
 // non-decreasing, bandwidth > 0. Errors name the file and line.
 std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file);
+// A mobility trace (CSV t_s,x_m,y_m; traces/README.md "Mobility traces"): InputError naming file and line.
+std::vector<PositionPoint> load_position_trace(const std::string& file);
 // Arrival trace: one arrival time in seconds per line ('#' comments allowed), non-decreasing.
 std::vector<double> load_arrival_trace(const std::string& file);
 

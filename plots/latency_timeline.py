@@ -47,6 +47,9 @@ def main():
         end_s = float(f.attrs["end_s"])
         duration_s = float(f.attrs["duration_s"])
         ev_t, ev_kind, ev_dev = f["events/t"][:], text(f["events/kind"][:]), text(f["events/device"][:])
+        # Handovers (issue 36 item 2): the access point joined; results written before it have no such column.
+        ev_ap = text(f["events/access_point"][:]) if "events/access_point" in f else [""] * len(ev_t)
+        ev_server = text(f["events/server"][:]) if "events/server" in f else [""] * len(ev_t)
         scenario = f.attrs["scenario"]
         scenario = scenario.decode() if isinstance(scenario, bytes) else str(scenario)
 
@@ -63,10 +66,18 @@ def main():
             t = np.append(bw_t[m], max(end_s, duration_s))
             v = np.append(bw_mbps[m], bw_mbps[m][-1])
             ax2.step(t, v, where="post", color=colours(d % 10), label=name)
-    for t, k, d in zip(ev_t, ev_kind, ev_dev):
+    for t, k, d, ap, sv in zip(ev_t, ev_kind, ev_dev, ev_ap, ev_server):
         if k in ("leave", "join"):
             ax1.axvline(t, color="grey", ls=":", lw=0.8)
             ax1.annotate(f"{d} {k}s", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
+        elif k == "handover":
+            d_index = ids.index(d) if d in ids else 0
+            for ax in (ax1, ax2):
+                ax.axvline(t, color=colours(d_index % 10), ls="--", lw=0.8)
+            ax1.annotate(f"{d} -> {ap}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
+        elif k in ("fail", "recover"):
+            ax1.axvline(t, color="red" if k == "fail" else "green", ls="-.", lw=0.8)
+            ax1.annotate(f"{sv} {k}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
     ax1.set_ylabel("latency (ms)")
     ax1.set_yscale("log")
     ax1.set_title(f"{scenario}: per-request latency (created time on x)")

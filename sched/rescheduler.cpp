@@ -21,6 +21,7 @@ std::string Trigger::describe(const Scenario& s) const {
     case Kind::bandwidth: return "bandwidth:" + id;
     case Kind::period: return "period";
     case Kind::load: return "load:" + id;
+    case Kind::handover: return "handover:" + id;
   }
   return "?";
 }
@@ -196,6 +197,8 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
         ev.push_back({p.t_s, t});
       }
   }
+  for (const EventSpec& e : s.events)  // devices changing access point (core/mobility.hpp)
+    if (e.kind == EventSpec::Kind::handover && e.at_s > 0 && e.at_s < end_s) ev.push_back({e.at_s, Trigger{Trigger::Kind::handover, s.device_index(e.device), 0}});
   for (const EventSpec& e : s.events)  // servers failing and recovering (core/server_failures.hpp)
     if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s > 0 && e.at_s < end_s)
       ev.push_back({e.at_s, Trigger{e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,

@@ -30,7 +30,7 @@ RESULTS_COLUMNS = {
     "devices": ["id", "type", "model", "dataset", "server", "strategy", "energy_compute_j", "energy_idle_j", "energy_radio_j",
                 "radio_active_j", "radio_tail_j", "radio_promotion_j", "radio_idle_j", "bytes_sent", "bytes_received"],
     "servers": ["id", "busy_s", "energy_j", "down_s", "failures", "batches", "requests"],
-    "events": ["t", "kind", "device", "server", "value"],
+    "events": ["t", "kind", "device", "server", "value", "access_point", "from_access_point"],
     "decisions": ["t", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"],
     "bandwidth": ["t", "device", "mbps"],
 }

@@ -80,6 +80,9 @@ def overrides_for(scenario_path):
         # Server choice (issue 36 item 1): devices moved among the servers at every decision, also
         # while the first server fails and recovers.
         "servers": ["scheduler.choose_servers=true", "scheduler.period_s=0.25"],
+        # Mobility (issue 36 item 2): two access points, every device wandering between them.
+        "mobility": ["mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150}], step_s: 0.05}",
+                     "devices.*.movement={model: random_waypoint, area_m: [200, 50], speed_mps: [50, 200], pause_s: [0, 0.2]}"],
         "servers_fail": ["scheduler.choose_servers=true",
                          f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
     }

@@ -1,0 +1,153 @@
+#include "core/mobility.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/limits.hpp"
+#include "core/random_stream.hpp"
+#include "core/scenario.hpp"
+#include "core/text_util.hpp"
+
+namespace coinfer {
+
+namespace {
+double uniform(RandomStream& r, double lo, double hi) { return hi > lo ? lo + (hi - lo) * r.next_unit() : lo; }
+}  // namespace
+
+std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s) {
+  std::vector<WaypointLeg> legs;
+  RandomStream r(seed, StreamPurpose::mobility, device_index);
+  double x = uniform(r, 0, m.area_w_m), y = uniform(r, 0, m.area_h_m), t = 0;
+  while (t < until_s && legs.size() < limits::kMaxTraceRows) {
+    const double x1 = uniform(r, 0, m.area_w_m), y1 = uniform(r, 0, m.area_h_m);
+    const double speed = uniform(r, m.speed_min_mps, m.speed_max_mps);
+    const double walk = std::hypot(x1 - x, y1 - y) / speed;
+    legs.push_back({t, t + walk, x, y, x1, y1});
+    t += walk + uniform(r, m.pause_min_s, m.pause_max_s);
+    x = x1;
+    y = y1;
+  }
+  return legs;
+}
+
+PositionPoint position_at(const MovementSpec& m, const std::vector<WaypointLeg>& legs, double t) {
+  switch (m.kind) {
+    case MovementSpec::Kind::none:
+    case MovementSpec::Kind::fixed:
+      return {t, m.x_m, m.y_m};
+    case MovementSpec::Kind::trace: {
+      const auto& p = m.trace;
+      if (p.empty()) return {t, 0, 0};
+      if (t <= p.front().t_s) return {t, p.front().x_m, p.front().y_m};
+      if (t >= p.back().t_s) return {t, p.back().x_m, p.back().y_m};
+      const auto hi = std::upper_bound(p.begin(), p.end(), t, [](double v, const PositionPoint& q) { return v < q.t_s; });
+      const PositionPoint& b = *hi;
+      const PositionPoint& a = *(hi - 1);
+      const double f = b.t_s > a.t_s ? (t - a.t_s) / (b.t_s - a.t_s) : 1;
+      return {t, a.x_m + f * (b.x_m - a.x_m), a.y_m + f * (b.y_m - a.y_m)};
+    }
+    case MovementSpec::Kind::random_waypoint: {
+      if (legs.empty()) return {t, 0, 0};
+      auto it = std::upper_bound(legs.begin(), legs.end(), t, [](double v, const WaypointLeg& l) { return v < l.t0_s; });
+      const WaypointLeg& l = it == legs.begin() ? legs.front() : *(it - 1);
+      if (t >= l.t1_s) return {t, l.x1, l.y1};  // paused at its destination
+      const double f = l.t1_s > l.t0_s ? (t - l.t0_s) / (l.t1_s - l.t0_s) : 1;
+      return {t, l.x0 + f * (l.x1 - l.x0), l.y0 + f * (l.y1 - l.y0)};
+    }
+  }
+  return {t, 0, 0};
+}
+
+double link_rate_mbps(const RadioModel& r, double tx_dbm, double d_m, double cap_mbps) {
+  const double path_loss_db = r.path_loss_db_at_1m + 10 * r.exponent * std::log10(std::max(d_m, 1.0));
+  const double snr_db = tx_dbm - path_loss_db - r.noise_dbm;
+  const double rate = r.efficiency * r.bandwidth_mhz * std::log2(1 + std::pow(10, snr_db / 10));  // MHz x bit/s/Hz = Mbit/s
+  return std::max(kNoLinkMbps, std::min(cap_mbps, rate));
+}
+
+namespace {
+double tx_of(const MobilitySpec& s, const AccessPointPlace& a) { return a.tx_power_dbm != 0 ? a.tx_power_dbm : s.radio.tx_power_dbm; }
+}  // namespace
+
+int associate(const MobilitySpec& s, double x, double y) {
+  int best = -1;
+  double best_key = -std::numeric_limits<double>::infinity();
+  for (size_t k = 0; k < s.access_points.size(); ++k) {
+    const AccessPointPlace& a = s.access_points[k];
+    const double d = std::hypot(x - a.x_m, y - a.y_m);
+    if (d > a.range_m) continue;
+    const double key = s.association == MobilitySpec::Association::nearest
+                           ? -d
+                           : tx_of(s, a) - (s.radio.path_loss_db_at_1m + 10 * s.radio.exponent * std::log10(std::max(d, 1.0)));
+    if (key > best_key) {  // ties: the first listed
+      best_key = key;
+      best = static_cast<int>(k);
+    }
+  }
+  return best;
+}
+
+void expand_mobility(Scenario& s) {
+  const MobilitySpec& m = s.mobility;
+  if (m.access_points.empty()) return;
+  const double end_s = s.hard_end_s();
+  const double steps = std::ceil(end_s / m.step_s) + 1;
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    DeviceSpec& d = s.devices[i];
+    if (d.movement.kind == MovementSpec::Kind::none) continue;
+    if (!d.link.trace.empty())
+      throw InputError(d.movement.where, "devices (id " + d.id + ").movement",
+                       "a moving device's link rate comes from its positions; it cannot also have link.trace (" + d.link.trace_file + ")");
+    for (const EventSpec& e : s.events)
+      if (e.kind == EventSpec::Kind::bandwidth && e.device == d.id)
+        throw InputError(e.where, "events", "device " + d.id + " moves (devices[].movement): its link rate comes from its positions, not bandwidth events");
+    if (steps * static_cast<double>(s.devices.size()) > static_cast<double>(limits::kMaxTraceRows) * 10)
+      throw InputError(m.where, "mobility.step_s",
+                       format_double(steps) + " steps a device over " + format_double(end_s) + " s x " + std::to_string(s.devices.size()) +
+                           " devices is more than " + std::to_string(limits::kMaxTraceRows * 10) + " samples; raise step_s");
+    const std::vector<WaypointLeg> legs = d.movement.kind == MovementSpec::Kind::random_waypoint
+                                              ? random_waypoint_legs(d.movement, s.seed, static_cast<std::uint64_t>(i), end_s)
+                                              : std::vector<WaypointLeg>{};
+    const double cap = d.link.bandwidth_mbps;
+    std::vector<BandwidthPoint> rate;
+    int ap = -2;               // the access point at the previous step (-2: before the first)
+    double outage_until = -1;  // a handover's end
+    for (double k = 0; k < steps; ++k) {
+      const double t = k * m.step_s;
+      if (t > end_s) break;
+      const PositionPoint p = position_at(d.movement, legs, t);
+      const int now = associate(m, p.x_m, p.y_m);
+      if (ap >= 0 && now >= 0 && now != ap) {  // a handover: the link carries nothing for handover_ms
+        EventSpec e;
+        e.at_s = t;
+        e.device = d.id;
+        e.kind = EventSpec::Kind::handover;
+        e.access_point = m.access_points[static_cast<size_t>(now)].id;
+        e.from_access_point = m.access_points[static_cast<size_t>(ap)].id;
+        e.where = d.movement.where;
+        s.events.push_back(e);
+        outage_until = t + m.handover_ms * 1e-3;
+      }
+      if (now >= 0) ap = now;
+      double mbps = kNoLinkMbps;
+      if (now >= 0) {
+        const AccessPointPlace& a = m.access_points[static_cast<size_t>(now)];
+        mbps = link_rate_mbps(m.radio, tx_of(m, a), std::hypot(p.x_m - a.x_m, p.y_m - a.y_m), cap);
+      }
+      if (t < outage_until) {
+        if (rate.empty() || rate.back().mbps != kNoLinkMbps) rate.push_back({t, kNoLinkMbps});
+        if (outage_until < t + m.step_s) rate.push_back({outage_until, mbps});  // back before the next step
+        continue;
+      }
+      if (rate.empty() || rate.back().mbps != mbps) rate.push_back({t, mbps});
+    }
+    d.link.trace = std::move(rate);
+    d.link.trace_file = "";  // from its movement (the resolved scenario says how)
+  }
+  if (s.events.size() > limits::kMaxEvents)
+    throw InputError(m.where, "mobility", std::to_string(s.events.size()) + " events with the handovers; at most " + std::to_string(limits::kMaxEvents));
+  std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
+}
+
+}  // namespace coinfer

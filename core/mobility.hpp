@@ -1,0 +1,106 @@
+#pragma once
+// Mobility (issue 36 item 2): access points with positions and coverage, devices whose position
+// changes over time (a trace, or the random-waypoint model), association to an access point, link
+// rate as a function of distance, and handovers. Expanded when the scenario is loaded
+// (expand_mobility) into what both engines already carry out: each moving device's link rate over
+// time (DeviceSpec::link.trace points) and one `handover` event per change of access point, which
+// triggers the scheduler (Trigger handover) and is recorded in results.h5's /events.
+//
+// The rules (scenarios/README.md "Mobility", sim/README.md "Mobility"):
+//   position   trace: CSV `t_s,x_m,y_m`, linear between rows, the first row before it, the last after;
+//              random_waypoint: a uniform start in the area, then repeatedly a uniform destination,
+//              a uniform speed in [min, max] m/s, a straight walk, a uniform pause in [min, max] s
+//              (Broch et al., MobiCom 1998); its draws come from RandomStream(seed, mobility, device
+//              index); fixed: x_m, y_m.
+//   association every step_s: among the access points whose range covers the device, `nearest`
+//              (least distance) or `strongest` (highest received power: the access point's transmit
+//              power minus the path loss); ties go to the one listed first; none covers it: no link.
+//   rate       log-distance path loss PL(d) = PL(1 m) + 10 n log10(max(d, 1 m) / 1 m) dB (Rappaport,
+//              Wireless Communications, 2nd ed., Sec. 4.9); SNR = P_tx - PL(d) - noise (dB); rate =
+//              efficiency x bandwidth x log2(1 + SNR) (Shannon's capacity scaled by the share a real
+//              modulation and coding reach), capped by the device's link.bandwidth_mbps. Without
+//              coverage, and for handover_ms after each handover, the link carries kNoLinkMbps.
+//   handover   the associated access point changes (also across a gap without coverage; coverage lost
+//              and regained at the same access point is none).
+//              What is on the link at that moment waits through the handover and then goes on (the
+//              connection survives a layer-2 handover); requests are neither resent nor failed.
+// Engine-free; does not advance simulated time.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/input_error.hpp"
+
+namespace coinfer {
+
+struct Scenario;
+
+// What the link carries without an access point (Mbit/s): a link cannot have zero bandwidth in the
+// simulator; 1 kbit/s moves a 12 KB upload in ~100 s, i.e. it waits for coverage.
+constexpr double kNoLinkMbps = 0.001;
+
+struct RadioModel {
+  double bandwidth_mhz = 20;         // channel width
+  double tx_power_dbm = 20;          // an access point's transmit power unless it states its own
+  double noise_dbm = -90;            // noise floor over the channel
+  double path_loss_db_at_1m = 40;    // PL(1 m): 40 dB is free space at 2.4 GHz
+  double exponent = 3;               // n: 2 free space, 2.7-3.5 urban, 4-6 indoors with obstructions (Rappaport Table 4.2)
+  double efficiency = 0.5;           // share of Shannon's capacity reached
+};
+
+struct AccessPointPlace {
+  std::string id;
+  double x_m = 0, y_m = 0, range_m = 100;
+  double tx_power_dbm = 0;  // 0: the radio model's
+  SourceLocation where;
+};
+
+struct MobilitySpec {
+  std::vector<AccessPointPlace> access_points;  // empty: no mobility in the scenario
+  enum class Association { nearest, strongest };
+  Association association = Association::nearest;
+  double handover_ms = 50;
+  double step_s = 0.1;  // positions and association are evaluated every step_s
+  RadioModel radio;
+  SourceLocation where;
+};
+
+struct PositionPoint {
+  double t_s = 0, x_m = 0, y_m = 0;
+};
+
+// How one device moves (DeviceSpec::movement).
+struct MovementSpec {
+  enum class Kind { none, fixed, trace, random_waypoint };
+  Kind kind = Kind::none;
+  double x_m = 0, y_m = 0;              // fixed
+  std::string trace_file;               // trace: CSV t_s,x_m,y_m (traces/README.md "Mobility traces")
+  std::vector<PositionPoint> trace;     // loaded
+  double area_w_m = 0, area_h_m = 0;    // random_waypoint: [0, w] x [0, h]
+  double speed_min_mps = 1, speed_max_mps = 1;
+  double pause_min_s = 0, pause_max_s = 0;
+  SourceLocation where;
+};
+
+// Where a device is at t_s under `m` (random_waypoint: its precomputed legs, `legs`, from
+// random_waypoint_legs). Pure.
+struct WaypointLeg {
+  double t0_s, t1_s;  // walking from (x0, y0) at t0 to (x1, y1) at t1, then paused until the next leg's t0
+  double x0, y0, x1, y1;
+};
+std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s);
+PositionPoint position_at(const MovementSpec& m, const std::vector<WaypointLeg>& legs, double t_s);
+
+// The link rate (Mbit/s) at distance d_m from an access point transmitting at tx_dbm, capped at cap_mbps.
+double link_rate_mbps(const RadioModel& r, double tx_dbm, double d_m, double cap_mbps);
+
+// The access point (index) a device at (x, y) associates with, -1 when none covers it.
+int associate(const MobilitySpec& s, double x_m, double y_m);
+
+// Replaces each moving device's link schedule by the rate its positions give, and adds a handover
+// event per change of access point; nothing when the scenario has no access points. InputError where a
+// moving device also has a bandwidth trace or bandwidth events (one source of its rate), or where the
+// samples would exceed the bounds (duration / step_s per device).
+void expand_mobility(Scenario& s);
+
+}  // namespace coinfer
