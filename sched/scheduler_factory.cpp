@@ -316,14 +316,13 @@ const SchedulerRegistration* registered_scheduler(const std::string& name) {
 }  // namespace
 
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
+  // Refused before an outside scheduler's process is started.
+  if (s.scheduler.choose_servers && (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external"))
+    throw InputError(s.scheduler.where, "scheduler.choose_servers",
+                     "scheduler " + s.scheduler.name + " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
+                     "server choice is for the built-in schedulers");
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
-  if (s.scheduler.choose_servers) {
-    if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")
-      throw InputError(s.scheduler.where, "scheduler.choose_servers",
-                       "scheduler " + s.scheduler.name + " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
-                       "server choice is for the built-in schedulers");
-    inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
-  }
+  if (s.scheduler.choose_servers) inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty()) return inner;
   if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")

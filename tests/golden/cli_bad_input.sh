@@ -218,5 +218,17 @@ expect_bad request_budget "10000000 requests, the bound" run "$base" --set "luts
 # --set; and the real server refuses them before it listens (simulated only so far).
 expect_bad mtbf_negative "servers\[0\].failures.mtbf_s" run "$base" --set "servers.0.failures={mtbf_s: -1, mttr_s: 1}"
 expect_bad fail_twice "fails at 2 s while it is already down" run "$base" --set "events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, fail: true}]"
+# Server choice and mobility (issue 36 items 1, 2): a non-boolean choice; an external scheduler with
+# it; a movement without access points; an unknown association; a moving device with a link trace; a
+# mobility trace with a bad row (its file and line).
+aps='mobility={access_points: [{id: a, x_m: 0, y_m: 0}, {id: b, x_m: 200, y_m: 0}]}'
+expect_bad choose_not_bool "scheduler.choose_servers" run "$base" --set scheduler.choose_servers=maybe
+expect_bad choose_external "server choice is for the built-in schedulers" run "$base" \
+  --set "scheduler={name: external, command: \"python3 $root/sched/examples/threshold_scheduler.py\", choose_servers: true}"
+expect_bad movement_no_aps "needs mobility.access_points" run "$base" --set 'devices.2.movement={x_m: 1, y_m: 2}'
+expect_bad association_bad "mobility.association" run "$base" --set "$aps" --set mobility.association=loudest
+expect_bad movement_and_trace "cannot also have link.trace" run "$base" --set "$aps" --set 'devices.0.movement={x_m: 1, y_m: 2}'
+printf 't_s,x_m,y_m\n0,1,2\n1,x,3\n' > "$work/walk.csv"
+expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
