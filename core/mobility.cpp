@@ -114,7 +114,7 @@ void expand_mobility(Scenario& s) {
     int ap = -2;               // the access point at the previous step (-2: before the first)
     double outage_until = -1;  // a handover's end
     for (double k = 0; k < steps; ++k) {
-      const double t = k * m.step_s;
+      const double t = std::round(k * m.step_s * 1e9) / 1e9;  // 10.2 s, not 10.200000000000001 s (ns resolution)
       if (t > end_s) break;
       const PositionPoint p = position_at(d.movement, legs, t);
       const int now = associate(m, p.x_m, p.y_m);

@@ -127,6 +127,25 @@ std::string summary_json_text(const RunResults& r) {
                     {"servers", servers}};
   }
   {
+    // Handovers between access points (issue 36 item 2, core/mobility.hpp), where any happened.
+    nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+    size_t count = 0;
+    for (const EventRecord& e : r.events) {
+      if (e.kind != "handover") continue;
+      ++count;
+      auto& one = devices[e.device];
+      if (one.is_null()) one = {{"count", 0}, {"at_s", nlohmann::ordered_json::array()}, {"access_points", {e.from_access_point}}};
+      one["count"] = one["count"].get<int>() + 1;
+      one["at_s"].push_back(number(e.t_s));
+      one["access_points"].push_back(e.access_point);
+    }
+    if (count > 0)
+      j["handovers"] = {{"note", "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
+                                 "the whole run, not only the measurement window"},
+                        {"count", count},
+                        {"devices", devices}};
+  }
+  {
     // Energy per device split into compute, idle and radio (issue 37), where any is stated.
     bool any = false;
     for (const auto& d : r.devices)

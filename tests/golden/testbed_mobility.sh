@@ -43,5 +43,8 @@ assert sim == tb, (sim, tb)
 decisions = [json.loads(l) for l in open(sys.argv[1] + "/decisions.jsonl")]
 at = [x["t_s"] for x in decisions if "handover:pi0" in x["trigger"]]
 assert len(at) == 1 and 4.5 <= at[0] < 5.5, decisions
+for d in sys.argv[1:3]:  # summary.json: the handovers per device with the access points in turn
+    h = json.load(open(d + "/summary.json"))["handovers"]
+    assert h["count"] == 1 and h["devices"]["pi0"] == {"count": 1, "at_s": [4.5], "access_points": ["a", "b"]}, h
 print("testbed mobility: 1 handover at 4.5 s in both engines, decided on at %.3f s on the testbed" % at[0])
 PY
