@@ -15,11 +15,15 @@ namespace {
 double uniform(RandomStream& r, double lo, double hi) { return hi > lo ? lo + (hi - lo) * r.next_unit() : lo; }
 }  // namespace
 
-std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s) {
+std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s,
+                                              std::size_t max_legs_hint) {
   std::vector<WaypointLeg> legs;
   RandomStream r(seed, StreamPurpose::mobility, device_index);
   double x = uniform(r, 0, m.area_w_m), y = uniform(r, 0, m.area_h_m), t = 0;
-  while (t < until_s && legs.size() < limits::kMaxTraceRows) {
+  // At most max_legs legs (expand_mobility: four per position sample): an area of millimetres walked at
+  // 1000 m/s without pauses would otherwise need millions of legs a device; past them it stays put.
+  const size_t max_legs = std::min<size_t>(limits::kMaxTraceRows, max_legs_hint);
+  while (t < until_s && legs.size() < max_legs) {
     const double x1 = uniform(r, 0, m.area_w_m), y1 = uniform(r, 0, m.area_h_m);
     const double speed = uniform(r, m.speed_min_mps, m.speed_max_mps);
     const double walk = std::hypot(x1 - x, y1 - y) / speed;
@@ -107,7 +111,8 @@ void expand_mobility(Scenario& s) {
                        format_double(steps) + " steps a device over " + format_double(end_s) + " s x " + std::to_string(s.devices.size()) +
                            " devices is more than " + std::to_string(limits::kMaxTraceRows * 10) + " samples; raise step_s");
     const std::vector<WaypointLeg> legs = d.movement.kind == MovementSpec::Kind::random_waypoint
-                                              ? random_waypoint_legs(d.movement, s.seed, static_cast<std::uint64_t>(i), end_s)
+                                              ? random_waypoint_legs(d.movement, s.seed, static_cast<std::uint64_t>(i), end_s,
+                                                                     4 * static_cast<std::size_t>(steps) + 16)
                                               : std::vector<WaypointLeg>{};
     const double cap = d.link.bandwidth_mbps;
     std::vector<BandwidthPoint> rate;

@@ -11,7 +11,8 @@
 //              random_waypoint: a uniform start in the area, then repeatedly a uniform destination,
 //              a uniform speed in [min, max] m/s, a straight walk, a uniform pause in [min, max] s
 //              (Broch et al., MobiCom 1998); its draws come from RandomStream(seed, mobility, device
-//              index); fixed: x_m, y_m.
+//              index); at most four legs per position sample (then it stays put: bounded work for
+//              a tiny area walked fast); fixed: x_m, y_m.
 //   association every step_s: among the access points whose range covers the device, `nearest`
 //              (least distance) or `strongest` (highest received power: the access point's transmit
 //              power minus the path loss); ties go to the one listed first; none covers it: no link.
@@ -88,7 +89,9 @@ struct WaypointLeg {
   double t0_s, t1_s;  // walking from (x0, y0) at t0 to (x1, y1) at t1, then paused until the next leg's t0
   double x0, y0, x1, y1;
 };
-std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s);
+// At most max_legs_hint legs (and at most limits::kMaxTraceRows); past the last it stays at its destination.
+std::vector<WaypointLeg> random_waypoint_legs(const MovementSpec& m, std::uint64_t seed, std::uint64_t device_index, double until_s,
+                                              std::size_t max_legs_hint = static_cast<std::size_t>(-1));
 PositionPoint position_at(const MovementSpec& m, const std::vector<WaypointLeg>& legs, double t_s);
 
 // The link rate (Mbit/s) at distance d_m from an access point transmitting at tx_dbm, capped at cap_mbps.

@@ -161,3 +161,17 @@ TEST(Mobility, AMovingDeviceCannotAlsoHaveABandwidthTraceOrEvents) {
   s.events.push_back(e);
   EXPECT_THROW(expand_mobility(s), InputError);
 }
+
+TEST(Mobility, ARandomWaypointInATinyAreaWalkedFastHasBoundedLegs) {
+  // A 1 mm square at 1000 m/s without pauses: a leg takes about a microsecond, so a minute would need
+  // tens of millions; the walk stops at the cap (expand_mobility: four per position sample) and stays.
+  MovementSpec m;
+  m.kind = MovementSpec::Kind::random_waypoint;
+  m.area_w_m = m.area_h_m = 1e-3;
+  m.speed_min_mps = m.speed_max_mps = 1000;
+  const auto legs = random_waypoint_legs(m, 1, 0, 60, 100);
+  ASSERT_EQ(legs.size(), 100u);
+  const PositionPoint end = position_at(m, legs, 60);
+  EXPECT_DOUBLE_EQ(end.x_m, legs.back().x1);
+  EXPECT_DOUBLE_EQ(end.y_m, legs.back().y1);
+}
