@@ -140,7 +140,7 @@ int plan(const PlanOptions& o) {
     for (auto& x : alone.devices) x.connected = x.id == d->id;
     std::vector<Strategy> opts = all_options(specs.at(ModelKey{d->model, d->dataset}).num_stages());
     std::vector<Scheme> single;
-    for (const auto& st : opts) single.push_back({{{d->id, st}}, {}, {}});
+    for (const auto& st : opts) single.push_back({{{d->id, st}}, {}, {}, {}});
     const std::vector<double> value = rank.score_many(alone, single);
     std::vector<size_t> order(opts.size());
     std::iota(order.begin(), order.end(), 0);

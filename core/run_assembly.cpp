@@ -24,7 +24,7 @@ std::vector<EventRecord> scenario_event_records(const Scenario& s) {
     const double value = e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : e.kind == EventSpec::Kind::load ? e.load : 0;
     out.push_back(EventRecord{e.at_s, kind, e.device, value, e.server, e.access_point, e.from_access_point});
   }
-  out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0, ""});
+  out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0, "", "", ""});
   std::stable_sort(out.begin(), out.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
   return out;
 }
