@@ -39,65 +39,60 @@ std::vector<BandwidthSample> bandwidth_samples(const Scenario& s, double end_s) 
   return out;
 }
 
-std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
-  const std::string& id = s.devices.at(static_cast<size_t>(device)).id;
-  for (auto d = decisions.rbegin(); d != decisions.rend(); ++d) {
-    std::istringstream words(d->scheme);
-    std::string w;
-    while (words >> w) {
-      const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
-      if (eq != std::string::npos && w.compare(0, eq, id) == 0 && eq == id.size() && id != "helpers" && id != "batching" && id != "servers") return w.substr(eq + 1);
-    }
-  }
-  return s.devices[static_cast<size_t>(device)].strategy.to_string();
-}
+namespace {
 
-std::string server_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
-  const std::string& id = s.devices.at(static_cast<size_t>(device)).id;
-  const std::string key = " servers=[";
-  for (auto d = decisions.rbegin(); d != decisions.rend(); ++d) {
-    const size_t at = d->scheme.rfind(key);  // the last part of the text (core/scheme.cpp)
-    if (at == std::string::npos) continue;
-    const size_t end = d->scheme.find(']', at);
-    std::istringstream entries(d->scheme.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
-    for (std::string e; std::getline(entries, e, ',');) {
-      const auto colon = e.rfind(':');  // server ids hold no ':'
-      if (colon != std::string::npos && e.compare(0, colon, id) == 0 && colon == id.size()) return e.substr(colon + 1);
-    }
-  }
-  return s.devices[static_cast<size_t>(device)].server;
-}
-
-void record_final_choices(const Scenario& s, RunResults& r) {
-  // One pass over the decisions in order, each scheme text read once (devices x decisions x scheme
-  // text, per device, took 14 s for 1,000 devices and 380 decisions): the last word naming a device
-  // and the last " servers=[...]" entry naming it win; the rules of strategy_at_end and server_at_end.
+// Each device's strategy and server text at the end of the run, "" where no decision names it: one
+// pass over the decisions in order, each scheme text read once (per device, devices x decisions x
+// scheme text took 14 s for 1,000 devices and 380 decisions). A scheme text is "id=strategy ...
+// helpers=[...]" then optionally " batching=[...]" and " servers=[id:server,...]" (core/scheme.cpp):
+// the last word naming a device and the last servers entry naming it win.
+struct FinalChoices {
+  std::vector<std::string> strategy, server;
+};
+FinalChoices final_choices(const Scenario& s, const std::vector<DecisionRecord>& decisions) {
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < s.devices.size(); ++i) index.emplace(s.devices[i].id, i);
-  std::vector<std::string> strategy(s.devices.size()), server(s.devices.size());
+  FinalChoices out{std::vector<std::string>(s.devices.size()), std::vector<std::string>(s.devices.size())};
   const std::string key = " servers=[";
-  for (const DecisionRecord& d : r.decisions) {
+  for (const DecisionRecord& d : decisions) {
     const size_t at = d.scheme.rfind(key);
     std::istringstream words(d.scheme.substr(0, at));
     for (std::string w; words >> w;) {
-      const auto eq = w.rfind('=');
+      const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
       if (eq == std::string::npos) continue;
       auto it = index.find(w.substr(0, eq));
-      if (it != index.end() && it->first != "helpers" && it->first != "batching" && it->first != "servers") strategy[it->second] = w.substr(eq + 1);
+      if (it != index.end() && it->first != "helpers" && it->first != "batching" && it->first != "servers") out.strategy[it->second] = w.substr(eq + 1);
     }
     if (at == std::string::npos) continue;
     const size_t end = d.scheme.find(']', at);
     std::istringstream entries(d.scheme.substr(at + key.size(), end == std::string::npos ? std::string::npos : end - at - key.size()));
     for (std::string e; std::getline(entries, e, ',');) {
-      const auto colon = e.rfind(':');
+      const auto colon = e.rfind(':');  // server ids hold no ':'
       if (colon == std::string::npos) continue;
       auto it = index.find(e.substr(0, colon));
-      if (it != index.end()) server[it->second] = e.substr(colon + 1);
+      if (it != index.end()) out.server[it->second] = e.substr(colon + 1);
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::string strategy_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
+  const std::string text = final_choices(s, decisions).strategy.at(static_cast<size_t>(device));
+  return text.empty() ? s.devices[static_cast<size_t>(device)].strategy.to_string() : text;
+}
+
+std::string server_at_end(const Scenario& s, const std::vector<DecisionRecord>& decisions, int device) {
+  const std::string text = final_choices(s, decisions).server.at(static_cast<size_t>(device));
+  return text.empty() ? s.devices[static_cast<size_t>(device)].server : text;
+}
+
+void record_final_choices(const Scenario& s, RunResults& r) {
+  const FinalChoices c = final_choices(s, r.decisions);
   for (size_t i = 0; i < r.devices.size() && i < s.devices.size(); ++i) {
-    r.devices[i].strategy = strategy[i].empty() ? s.devices[i].strategy.to_string() : strategy[i];
-    r.devices[i].server = server[i].empty() ? s.devices[i].server : server[i];
+    r.devices[i].strategy = c.strategy[i].empty() ? s.devices[i].strategy.to_string() : c.strategy[i];
+    r.devices[i].server = c.server[i].empty() ? s.devices[i].server : c.server[i];
   }
 }
 
