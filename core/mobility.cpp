@@ -155,4 +155,31 @@ void expand_mobility(Scenario& s) {
   std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
 }
 
+const char* mid_transfer_name(MobilitySpec::MidTransfer m) {
+  switch (m) {
+    case MobilitySpec::MidTransfer::resend: return "resend";
+    case MobilitySpec::MidTransfer::fail: return "fail";
+    case MobilitySpec::MidTransfer::wait: break;
+  }
+  return "wait";
+}
+
+std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& device_id) {
+  std::vector<DeviceHandover> out;
+  for (const EventSpec& e : s.events)  // in time order (expand_mobility sorts them)
+    if (e.kind == EventSpec::Kind::handover && e.device == device_id)
+      out.push_back(DeviceHandover{e.at_s, e.at_s + s.mobility.handover_ms * 1e-3, e.from_access_point, e.access_point});
+  return out;
+}
+
+std::string handover_failure(const DeviceHandover& h, bool upload) {
+  return "handover from " + h.from_access_point + " to " + h.access_point + " at " + format_double(h.at_s) + " s during its " +
+         (upload ? "upload" : "result's transfer") + " (mobility.mid_transfer: fail)";
+}
+
+bool is_handover_failure(const std::string& failure) {
+  static const std::string tail = "(mobility.mid_transfer: fail)";
+  return failure.rfind("handover from ", 0) == 0 && failure.size() >= tail.size() && failure.compare(failure.size() - tail.size(), tail.size(), tail) == 0;
+}
+
 }  // namespace coinfer

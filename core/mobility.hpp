@@ -23,8 +23,15 @@
 //              coverage, and for handover_ms after each handover, the link carries kNoLinkMbps.
 //   handover   the associated access point changes (also across a gap without coverage; coverage lost
 //              and regained at the same access point is none).
-//              What is on the link at that moment waits through the handover and then goes on (the
-//              connection survives a layer-2 handover); requests are neither resent nor failed.
+//   mid_transfer what happens to a request's transfer on the device's link when a handover starts
+//              (mobility.mid_transfer): `wait` (default): it waits through the handover and then goes
+//              on (the connection survives a layer-2 handover); `resend`: the bytes sent so far are
+//              lost and the transfer starts again from its first byte when the handover ends (the
+//              request's record counts it: RequestRecord::resends); `fail`: the request fails at the
+//              handover, handover_failure() saying why. An upload and a result coming back follow the
+//              rule; scheduling messages and forwarded batches wait through it. The simulator carries
+//              out all three; the real runtime `wait` only (a sent byte cannot be taken back from a
+//              TCP stream: hw/README.md).
 // Engine-free; does not advance simulated time.
 #include <cstdint>
 #include <string>
@@ -61,6 +68,8 @@ struct MobilitySpec {
   enum class Association { nearest, strongest };
   Association association = Association::nearest;
   double handover_ms = 50;
+  enum class MidTransfer { wait, resend, fail };
+  MidTransfer mid_transfer = MidTransfer::wait;
   double step_s = 0.1;  // positions and association are evaluated every step_s
   RadioModel radio;
   SourceLocation where;
@@ -99,6 +108,22 @@ double link_rate_mbps(const RadioModel& r, double tx_dbm, double d_m, double cap
 
 // The access point (index) a device at (x, y) associates with, -1 when none covers it.
 int associate(const MobilitySpec& s, double x_m, double y_m);
+
+const char* mid_transfer_name(MobilitySpec::MidTransfer m);  // "wait", "resend", "fail"
+
+// One handover of one device, as its engine carries it out: it starts at at_s (the link carries
+// kNoLinkMbps from then) and ends at ends_s = at_s + handover_ms.
+struct DeviceHandover {
+  double at_s = 0, ends_s = 0;
+  std::string from_access_point, access_point;
+};
+// The handovers of the scenario's device `device_id` (its handover events after expand_mobility), in time order.
+std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& device_id);
+
+// Why a request failed at a handover under mid_transfer: fail (`upload`: its upload was on the link;
+// else its result coming back): "handover from p to q at 0.6 s during its upload (mobility.mid_transfer: fail)".
+std::string handover_failure(const DeviceHandover& h, bool upload);
+bool is_handover_failure(const std::string& failure);  // a failure handover_failure() wrote
 
 // Replaces each moving device's link schedule by the rate its positions give, and adds a handover
 // event per change of access point; nothing when the scenario has no access points. InputError where a

@@ -35,6 +35,8 @@ const std::vector<RequestField>& request_fields() {
       integer_field("batch_size", K::int32, "requests", &R::batch_size).accepts(0, kInt32, 0, false),
       integer_field("helper", K::int32, "index into /devices of the idle helper that ran the server part, -1 none", &R::helper)
           .accepts(-1, kInt32, -1, false),
+      integer_field("resends", K::int32, "transfers started again after a handover (mobility.mid_transfer: resend)", &R::resends)
+          .accepts(0, kInt32, 0, false),
       number_field("t_result", K::time, "s", &R::t_result),
       status(),
       text_field("failure", &R::failure),

@@ -28,6 +28,9 @@ struct RequestRecord {
   double t_batch_start = NAN, t_batch_end = NAN;
   std::int32_t batch_size = 0;
   std::int32_t helper = -1;  // device index of the idle helper that ran the server part, -1 if none
+  // Its transfers (upload, result) started again from the first byte after a handover caught them on
+  // the device's link (mobility.mid_transfer: resend; core/mobility.hpp).
+  std::int32_t resends = 0;
   double t_result = NAN;      // result available on the device
   Status status = Status::ok;
   std::string failure;        // why, when failed

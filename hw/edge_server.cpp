@@ -29,6 +29,7 @@
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
 #include "hw/registration.hpp"
+#include "hw/runtime_scope.hpp"
 #include "plumbing/atomic_dir.hpp"
 #include "io/decisions_jsonl.hpp"
 #include "io/scenario_loader.hpp"
@@ -668,10 +669,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   // Every LUT entry the scenario's scheduler and strategies may need, checked before serving: a gap
   // found later would stop the scheduler mid-run.
   check_scenario_against(impl.sc, impl.catalog, impl.luts);
-  if (impl.sc.scheduler.max_output_error >= 0)
-    throw InputError(impl.sc.scheduler.where, "scheduler.max_output_error",
-                     "choosing model variants at run time is simulated only (coinfer run); the testbed runs each device's model "
-                     "as the scenario names it: remove the key, or name the variant on the device (variant:)");
+  check_real_runtime_scope(impl.sc);
   for (const auto& e : impl.sc.events)  // issue 36 item 3: the testbed kills and restarts this process at their times
     if (e.kind == EventSpec::Kind::server_fail) {
       if (!impl.opt.recovering)

@@ -20,6 +20,7 @@
 #include "hw/journal_merge.hpp"
 #include "hw/protocol.hpp"
 #include "hw/record_journal.hpp"
+#include "hw/runtime_scope.hpp"
 #include "hw/testbed_hosts.hpp"
 #include "plumbing/atomic_dir.hpp"
 #include "plumbing/child_process.hpp"
@@ -212,6 +213,7 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
 int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   // What can be refused is refused before anything exists.
   const Scenario sc = load_scenario(o.scenario, o.sets);
+  check_real_runtime_scope(sc);
   if (sc.servers.size() != 1)
     throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
                      "a testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));

@@ -1,11 +1,11 @@
 #include "io/summary_json.hpp"
 
 #include <algorithm>
-
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/mobility.hpp"
 #include "plumbing/atomic_dir.hpp"
 
 namespace coinfer {
@@ -139,10 +139,18 @@ std::string summary_json_text(const RunResults& r) {
       one["at_s"].push_back(number(e.t_s));
       one["access_points"].push_back(e.access_point);
     }
+    long long resent = 0, failed = 0;  // what the handovers caught on the link (mobility.mid_transfer)
+    for (const RequestRecord& q : r.requests) {
+      resent += q.resends;
+      failed += is_handover_failure(q.failure) ? 1 : 0;
+    }
     if (count > 0)
       j["handovers"] = {{"note", "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
+                                 "transfers_resent and requests_failed: what they caught on the link (mobility.mid_transfer resend, fail); "
                                  "the whole run, not only the measurement window"},
                         {"count", count},
+                        {"transfers_resent", resent},
+                        {"requests_failed", failed},
                         {"devices", devices}};
   }
   {

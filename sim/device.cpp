@@ -50,6 +50,9 @@ void SimDevice::stop() {
   if (busy_processors_ > 0) count_busy(busy_since_s_, now, busy_window_s_);
   busy_processors_ = 0;
   for (ProcessorRun& p : proc_) p.done.cancel();
+  handover_timer_.cancel();
+  upload_resend_.cancel();
+  result_resend_.cancel();
   // Cancelled here, before the engine ends (a transfer left unfinished would keep the engine running to
   // its end); SimGrid reports them cancelled, which no hook acts on. Kept until the device is destroyed.
   for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, results_.comm, control_.comm, help_.comm})
@@ -69,8 +72,79 @@ void SimDevice::join() {
   if (stopped_) return;
   live_ = true;
   loop_.on_join(sg4::Engine::get_clock());
+  arm_handover();
   step();
   take_arrived();
+}
+
+// ---- handovers (core/mobility.hpp "mid_transfer") ----
+
+void SimDevice::arm_handover() {
+  if (s_.mid_transfer == MobilitySpec::MidTransfer::wait) return;  // transfers wait through handovers: the link schedule does it
+  const double now = sg4::Engine::get_clock();
+  while (next_handover_ < s_.handovers.size() && s_.handovers[next_handover_].at_s < now) ++next_handover_;  // before it joined
+  if (next_handover_ < s_.handovers.size()) handover_timer_.set(s_.handovers[next_handover_].at_s, [this] { on_handover(); });
+}
+
+void SimDevice::on_handover() {
+  if (stopped_) return;
+  const DeviceHandover& h = s_.handovers[next_handover_++];
+  arm_handover();
+  // A transfer already held for a resend starts when this later handover ends (it sends nothing meanwhile).
+  if (upload_resend_.pending()) upload_resend_.set(h.ends_s, [this] { transfer_upload(); });
+  if (result_resend_.pending()) result_resend_.set(h.ends_s, [this] { results_.held = false; transfer_inbound(results_); });
+  const bool up = upload_caught(h);
+  const bool down = result_caught(h);
+  if (!live_ || !(up || down)) return;
+  step();
+  take_arrived();
+}
+
+bool SimDevice::upload_caught(const DeviceHandover& h) {
+  if (!upload_) return false;
+  const double now = sg4::Engine::get_clock();
+  // The bytes that left before the handover were sent for nothing: the radio spent them.
+  const double sent = std::max(0.0, uploading_->rec.bytes_up - upload_->get_remaining());
+  upload_->cancel();
+  cancelled_.push_back(upload_);
+  upload_ = nullptr;
+  bytes_sent_ += sent;
+  count_radio(sent);
+  if (radio_) radio_->transfer_ended(upload_started_s_, now, sent, true);
+  if (s_.mid_transfer == MobilitySpec::MidTransfer::resend) {
+    ++uploading_->rec.resends;
+    upload_resend_.set(h.ends_s, [this] { transfer_upload(); });
+    return false;  // still on the uplink: nothing else to do now
+  }
+  SimRequest* r = uploading_;
+  uploading_ = nullptr;
+  upload_server_ = -1;
+  loop_.on_uploaded(r->rec.id, now, false, handover_failure(h, true));
+  return true;
+}
+
+bool SimDevice::result_caught(const DeviceHandover& h) {
+  if (!results_.comm || results_.payload->finished) return false;  // nothing on the link, or for a request already over
+  const double now = sg4::Engine::get_clock();
+  const double got = std::max(0.0, static_cast<double>(results_.bytes) - results_.comm->get_remaining());
+  results_.comm->cancel();
+  cancelled_.push_back(results_.comm);
+  results_.comm = nullptr;
+  bytes_received_ += got;
+  count_radio(got);
+  if (radio_) radio_->transfer_ended(results_.started_s, now, got, false);
+  if (s_.mid_transfer == MobilitySpec::MidTransfer::resend) {
+    ++results_.payload->rec.resends;
+    results_.held = true;  // the next result waits behind it
+    result_resend_.set(h.ends_s, [this] {
+      results_.held = false;
+      transfer_inbound(results_);
+    });
+    return false;
+  }
+  loop_.on_result(*results_.payload, now, false, handover_failure(h, false));
+  start_inbound(results_);
+  return true;
 }
 
 void SimDevice::start_processor(int proc, int with, double seconds) {
@@ -161,15 +235,22 @@ void SimDevice::send(Inbound<Payload>& in, sg4::Host* from, double bytes, Payloa
 
 template <class Payload>
 void SimDevice::start_inbound(Inbound<Payload>& in) {
-  if (stopped_ || in.comm || in.arrived || in.waiting.empty()) return;
+  if (stopped_ || in.comm || in.held || in.arrived || in.waiting.empty()) return;
   const typename Inbound<Payload>::Item item = in.waiting.front();
   in.waiting.pop_front();
+  in.from = item.from;
   in.payload = item.payload;
   in.bytes = item.bytes;
+  transfer_inbound(in);
+}
+
+template <class Payload>
+void SimDevice::transfer_inbound(Inbound<Payload>& in) {
+  if (stopped_) return;
   in.started_s = sg4::Engine::get_clock();
   if (in.slot == kResultIn && radio_) radio_->transfer_started(in.started_s);
-  in.comm = sg4::Comm::sendto_init(item.from, s_.host);
-  in.comm->set_payload_size(item.bytes);
+  in.comm = sg4::Comm::sendto_init(in.from, s_.host);
+  in.comm->set_payload_size(in.bytes);
   in.comm->set_data(&hooks_[in.slot]);
   in.comm->start();
 }
@@ -349,10 +430,15 @@ double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
 
 void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
-  upload_started_s_ = sg4::Engine::get_clock();
   // To the server it was routed to (rec.server: the device's server when its upload became due).
   upload_server_ = uploading_->rec.server;
   upload_failures_ = (*s_.server_status)[static_cast<size_t>(upload_server_)].failures;
+  transfer_upload();
+}
+
+void SimDevice::transfer_upload() {
+  if (stopped_) return;
+  upload_started_s_ = sg4::Engine::get_clock();
   if (radio_) radio_->transfer_started(upload_started_s_);
   upload_ = sg4::Comm::sendto_init(s_.host, (*s_.server_hosts)[static_cast<size_t>(upload_server_)]);
   upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));

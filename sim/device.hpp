@@ -81,6 +81,10 @@ struct DeviceSlice {
   // simulation): a copy per device would cost devices^2 pointers.
   const std::vector<DeviceInbox*>* peers = nullptr;
   ActivityRetirement* retirement = nullptr;          // shared (owned by the simulation)
+  // Its handovers between access points (core/mobility.hpp), in time order, and what happens to a
+  // transfer on its link when one starts (mobility.mid_transfer; wait: nothing to do).
+  std::vector<DeviceHandover> handovers;
+  MobilitySpec::MidTransfer mid_transfer = MobilitySpec::MidTransfer::wait;
   const ExecutionTimeModel* time = &lut_mean_time();
 };
 
@@ -147,7 +151,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     const int slot;  // its completion hook
     std::deque<Item> waiting;
     simgrid::s4u::CommPtr comm;
+    simgrid::s4u::Host* from = nullptr;  // of the one on its way or arrived
     Payload payload{};  // of the one on its way or arrived
+    bool held = false;  // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
     std::uint64_t bytes = 0;  // of the one on its way or arrived
     double started_s = 0;     // when its transfer started
     bool arrived = false;
@@ -175,7 +181,16 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   template <class Payload>
   void start_inbound(Inbound<Payload>& in);
   template <class Payload>
+  void transfer_inbound(Inbound<Payload>& in);  // starts the transfer of the one on its way
+  template <class Payload>
   void arrived(Inbound<Payload>& in);  // its transfer completed
+  // Handovers (core/mobility.hpp "mid_transfer"): the timer for the next one from now, and what a
+  // handover does to the upload and the result on the link (false: nothing was on it).
+  void arm_handover();
+  void on_handover();
+  bool upload_caught(const DeviceHandover& h);
+  bool result_caught(const DeviceHandover& h);
+  void transfer_upload();  // starts the transfer of uploading_ to upload_server_
   // Processor `proc` (and `with`, a split segment's second) computes for `seconds` from now.
   void start_processor(int proc, int with, double seconds);
   void on_processor_done(int proc);
@@ -229,6 +244,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double busy_window_s_ = 0;
   std::vector<double> proc_busy_window_s_;
   simgrid::s4u::CommPtr upload_;
+  KernelTimer handover_timer_;     // the next handover (only where mid_transfer is not wait)
+  std::size_t next_handover_ = 0;  // index into s_.handovers
+  KernelTimer upload_resend_, result_resend_;  // a caught transfer starting again when its handover ends
   HelpTask* help_arrived_ = nullptr;  // taken from its transfer, not started yet
   HelpTask* helping_ = nullptr;       // the batch computing now (one at a time)
   std::int64_t help_tasks_ = 0;       // forwarded batches received so far (their ids for the loop)

@@ -317,6 +317,8 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.peers = w.inboxes;
     x.retirement = w.retirement;
     x.time = w.time;
+    x.handovers = handovers_of(s, d.id);
+    x.mid_transfer = s.mobility.mid_transfer;
     devices.push_back(std::make_unique<SimDevice>(std::move(x)));
     (*w.inboxes)[i] = devices.back().get();
   }

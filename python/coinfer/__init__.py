@@ -26,7 +26,7 @@ __all__ = ["CoinferFileError", "load_requests", "load_devices", "load_servers", 
 RESULTS_COLUMNS = {
     "requests": ["id", "device", "server", "strategy", "split", "bytes_up", "bytes_down", "t_created", "t_device_start",
                  "t_device_end", "t_uplink_end", "t_queued", "t_batch_start", "t_batch_end", "batch_size", "helper",
-                 "t_result", "status", "failure"],
+                 "resends", "t_result", "status", "failure"],
     "devices": ["id", "type", "model", "dataset", "server", "strategy", "energy_compute_j", "energy_idle_j", "energy_radio_j",
                 "radio_active_j", "radio_tail_j", "radio_promotion_j", "radio_idle_j", "bytes_sent", "bytes_received"],
     "servers": ["id", "busy_s", "energy_j", "down_s", "failures", "batches", "requests"],

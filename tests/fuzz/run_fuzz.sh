@@ -126,7 +126,7 @@ PY
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'servers.0.failures={mtbf_s: 2, mttr_s: 0.5}'; } > "$out/scenario.seed/issue36model"
       # Issue 36's server choice and mobility: access points, a fixed and a wandering device.
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n%s\n' \
-          'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150, tx_power_dbm: 23}], association: strongest, handover_ms: 20, step_s: 0.5, radio: {exponent: 3.5}}' \
+          'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150, tx_power_dbm: 23}], association: strongest, handover_ms: 20, mid_transfer: resend, step_s: 0.5, radio: {exponent: 3.5}}' \
           'devices.2.movement={model: random_waypoint, area_m: [200, 50], speed_mps: [1, 20], pause_s: [0, 2]}' \
           'scheduler={name: greedy, choose_servers: true}'; } > "$out/scenario.seed/issue36mobility"
       run scenario -max_len=16384 || status=1

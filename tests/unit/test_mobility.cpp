@@ -175,3 +175,24 @@ TEST(Mobility, ARandomWaypointInATinyAreaWalkedFastHasBoundedLegs) {
   EXPECT_DOUBLE_EQ(end.x_m, legs.back().x1);
   EXPECT_DOUBLE_EQ(end.y_m, legs.back().y1);
 }
+
+TEST(Mobility, ADevicesHandoversAreWhatItsEngineCarriesOut) {
+  // The walk's one handover (a -> b at 1.1 s) lasts handover_ms = 50 ms: it ends at 1.15 s. The device
+  // that stays put has none. The failure text names both access points and the rule, and is
+  // recognised (summary.json's requests_failed), another failure is not.
+  Scenario s = walking();
+  expand_mobility(s);
+  const std::vector<DeviceHandover> h = handovers_of(s, "m");
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_NEAR(h[0].at_s, 1.1, 1e-9);
+  EXPECT_NEAR(h[0].ends_s, 1.15, 1e-9);
+  EXPECT_EQ(h[0].from_access_point, "a");
+  EXPECT_EQ(h[0].access_point, "b");
+  EXPECT_TRUE(handovers_of(s, "still").empty());
+  const std::string up = handover_failure(h[0], true);
+  EXPECT_EQ(up, "handover from a to b at 1.1 s during its upload (mobility.mid_transfer: fail)");
+  EXPECT_EQ(handover_failure(h[0], false), "handover from a to b at 1.1 s during its result's transfer (mobility.mid_transfer: fail)");
+  EXPECT_TRUE(is_handover_failure(up));
+  EXPECT_FALSE(is_handover_failure("server edge0 failed at 0.3 s"));
+  EXPECT_STREQ(mid_transfer_name(MobilitySpec::MidTransfer::resend), "resend");
+}
