@@ -78,7 +78,7 @@ struct DecisionRecord {
   std::string scheme;           // Scheme::to_string()
   double predicted_throughput_rps = 0;  // the analytic estimator's prediction for the chosen scheme
   double predicted_latency_ms = 0;
-  int switched = 0;             // devices sent a new strategy
+  int switched = 0;             // devices sent a new strategy or moved to another server
   double wall_s = 0;            // wall-clock time of decide(); not deterministic, kept out of results.h5
   std::string detail;           // Scheduler::decision_detail() (JSON object text; "" none); decisions.jsonl only
 };

@@ -312,7 +312,9 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
       ++matched;
       const DeviceSpec& d = s.devices[i];
       std::string by;
-      if (!d.link.trace.empty() && d.link.trace.front().t_s <= 0)
+      // A moving device's schedule comes from its positions, and bandwidth_mbps is its radio's cap
+      // (core/mobility.hpp): the --set takes effect.
+      if (d.movement.kind == MovementSpec::Kind::none && !d.link.trace.empty() && d.link.trace.front().t_s <= 0)
         by = "its link trace " + d.link.trace_file + " sets the bandwidth from t = 0 s (edit the trace, or --set devices." +
              std::to_string(entry_of_device[i]) + ".link.trace=OTHER.csv)";
       for (const auto& e : s.events)

@@ -272,8 +272,20 @@ def timeline_plot(path, out, style):
         ev_dev = [text(v) for v in f["events/device"][:]] if ev_kind else []
         ev_val = f["events/value"][:] if ev_kind else np.array([])
         ev_srv = [text(v) for v in f["events/server"][:]] if ev_kind and "events/server" in f else [""] * len(ev_kind)
+        ev_ap = [text(v) for v in f["events/access_point"][:]] if ev_kind and "events/access_point" in f else [""] * len(ev_kind)
+        server_ids = [text(v) for v in f["servers/id"][:]] if "servers/id" in f else []
+        used = f["requests/server"][:]
     stl = STYLES[style]
-    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
+    # With several servers a fourth panel: the server each request went to (scheduler.choose_servers,
+    # failover), by its creation time.
+    servers_panel = len(server_ids) > 1
+    if servers_panel:
+        w, h = stl["timeline_figsize"]
+        fig, (a1, a2, a3, a4) = plt.subplots(4, 1, figsize=(w, h * 1.2), sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4, 1.1]})
+        panels = (a1, a2, a3, a4)
+    else:
+        fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
+        panels = (a1, a2, a3)
     cm = plt.get_cmap("tab10")
     legend = []
     for d, name in enumerate(ids):
@@ -284,6 +296,10 @@ def timeline_plot(path, out, style):
             # Where each request ran: the fraction of the model on the device (split / n per request
             # would comb between 0 and 1 for data_parallel); drawn as dots, one row of them per device.
             a3.plot(t0[m], split[m], MARKERS[d % len(MARKERS)], ms=1.5, color=cm(d % 10), linestyle="none")
+        if servers_panel:
+            went = (dev == d) & (used >= 0)
+            # Each device a little above or below its server's line, so that devices sharing one stay apart.
+            a4.plot(t0[went], used[went] + (d % 10 - 4.5) * 0.06, "|", ms=3, color=cm(d % 10), linestyle="none")
         b = bw_d == d
         if b.any():
             a2.step(np.append(bw_t[b], end), np.append(bw_v[b], bw_v[b][-1]), where="post", color=cm(d % 10))
@@ -312,14 +328,22 @@ def timeline_plot(path, out, style):
     for sv, a, b in outages:
         a1.axvspan(a, b, color="tab:red", alpha=0.12, hatch="//", zorder=0)
         a1.annotate(f"{sv} down", (a, 0.02), xycoords=("data", "axes fraction"), fontsize=6, rotation=90, va="bottom")
+    # Handovers between access points (mobility): a dash-dot line in the device's colour on the latency
+    # and bandwidth panels, labelled "DEVICE -> ACCESS POINT".
+    handovers = [(float(t), dn, ap) for k, dn, t, ap in zip(ev_kind, ev_dev, ev_t, ev_ap) if k == "handover" and t <= end]
+    for t, dn, ap in handovers:
+        d = ids.index(dn) if dn in ids else 0
+        for a in (a1, a2):
+            a.axvline(t, color=cm(d % 10), ls="-.", lw=0.7)
+        a1.annotate(f"{dn} -> {ap}", (t, 0.98), xycoords=("data", "axes fraction"), fontsize=5, rotation=90, va="top")
     shown = 0
     for t, sw in zip(dec_t, dec_sw):
         if t > end:  # a decision after the run's end is not part of the run
             continue
         shown += 1
-        for a in (a1, a2, a3):
+        for a in panels:
             a.axvline(t, color="red" if sw else "grey", ls="--" if sw else ":", lw=0.8)
-    for a in (a1, a2, a3):
+    for a in panels:
         if warmup > 0:
             a.axvspan(0, warmup, color="0.9", zorder=0)
         a.axvline(duration, color="0.4", lw=0.8)
@@ -336,10 +360,18 @@ def timeline_plot(path, out, style):
     a2.set_ylabel("Mbit/s")
     a3.set_ylabel("split k\n(stages on device)")
     xlabel = "time since the testbed's time zero (s)" if testbed else "simulated time (s)"
-    a3.set_xlabel(xlabel)
+    if servers_panel:
+        for sv, a, b in outages:
+            a4.axvspan(a, b, color="tab:red", alpha=0.12, hatch="//", zorder=0)
+        a4.set_yticks(range(len(server_ids)))
+        a4.set_yticklabels(server_ids, fontsize="x-small")
+        a4.set_ylim(-0.6, len(server_ids) - 0.4)
+        a4.set_ylabel("server")
+    panels[-1].set_xlabel(xlabel)
     save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
                     "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded,
-                    "server_outages": [[sv, a, b] for sv, a, b in outages]})
+                    "server_outages": [[sv, a, b] for sv, a, b in outages], "handovers": len(handovers),
+                    "servers_panel": servers_panel})
     return dec_scheme
 
 

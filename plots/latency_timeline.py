@@ -1,6 +1,11 @@
 #!/usr/bin/python3
 """Per-request latency over time, with each device's link bandwidth underneath (ACE-GNN Fig. 10 style).
 
+With more than one server, a third panel shows the server each request went to (by its creation
+time), so that a device moved among servers (scheduler.choose_servers) or away from a failed one can
+be followed. Failed and dropped requests are crosses along the bottom of the latency panel; handovers
+(dashed, "DEVICE -> ACCESS POINT"), server failures and recoveries, joins and leaves are marked.
+
 usage: python3 plots/latency_timeline.py RESULTS.h5 [--out FILE.png] [--pdf]
 
 Reads the results.h5 schema documented in sim/README.md. Deterministic output (fixed style, no dates).
@@ -38,8 +43,10 @@ def main():
             print(f"error: {args.results}: not a coinfer results file", file=sys.stderr)
             return 2
         ids = text(f["devices/id"][:])
+        server_ids = text(f["servers/id"][:]) if "servers/id" in f else []
         req = f["requests"]
         dev = req["device"][:]
+        used_server = req["server"][:]
         created = req["t_created"][:]
         result = req["t_result"][:]
         status = req["status"][:]
@@ -53,14 +60,24 @@ def main():
         scenario = f.attrs["scenario"]
         scenario = scenario.decode() if isinstance(scenario, bytes) else str(scenario)
 
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
+    servers_panel = len(server_ids) > 1
+    if servers_panel:
+        fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.4, 1.2]})
+    else:
+        fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
     colours = plt.get_cmap("tab10")
+    bottom = ax1.get_xaxis_transform()  # x in data, y in axes fraction: a failure has no latency to plot
     for d, name in enumerate(ids):
         ok = (dev == d) & (status == 0) & np.isfinite(result)
         ax1.plot(created[ok], (result[ok] - created[ok]) * 1e3, ".", ms=2.5, color=colours(d % 10), label=name)
         bad = (dev == d) & (status != 0)
         if bad.any():
-            ax1.plot(created[bad], np.zeros(bad.sum()), "x", color=colours(d % 10), ms=4)
+            ax1.plot(created[bad], np.full(bad.sum(), 0.02), "x", color=colours(d % 10), ms=4, transform=bottom)
+        if servers_panel:
+            went = (dev == d) & (used_server >= 0)
+            # Each device a little above or below its server's line, so that devices sharing one stay apart.
+            offset = (d % 10 - 4.5) * 0.06
+            ax3.plot(created[went], used_server[went] + offset, "|", ms=4, color=colours(d % 10))
         m = bw_dev == d
         if m.any():
             t = np.append(bw_t[m], max(end_s, duration_s))
@@ -76,7 +93,8 @@ def main():
                 ax.axvline(t, color=colours(d_index % 10), ls="--", lw=0.8)
             ax1.annotate(f"{d} -> {ap}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
         elif k in ("fail", "recover"):
-            ax1.axvline(t, color="red" if k == "fail" else "green", ls="-.", lw=0.8)
+            for ax in (ax1, ax3) if servers_panel else (ax1,):
+                ax.axvline(t, color="red" if k == "fail" else "green", ls="-.", lw=0.8)
             ax1.annotate(f"{sv} {k}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
     ax1.set_ylabel("latency (ms)")
     ax1.set_yscale("log")
@@ -87,6 +105,14 @@ def main():
     ax2.set_xlabel("simulated time (s)")
     ax2.set_yscale("log")
     ax2.grid(alpha=0.3)
+    if servers_panel:
+        ax2.set_xlabel("")
+        ax3.set_yticks(range(len(server_ids)))
+        ax3.set_yticklabels(server_ids, fontsize=8)
+        ax3.set_ylim(-0.6, len(server_ids) - 0.4)
+        ax3.set_ylabel("server")
+        ax3.set_xlabel("simulated time (s)")
+        ax3.grid(alpha=0.3, axis="x")
     fig.tight_layout()
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.results)), "latency_timeline.png")
     tmp = out + ".tmp.png"

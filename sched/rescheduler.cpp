@@ -161,7 +161,7 @@ Decision Rescheduler::decide(const SystemState& state) {
       server_[i] = moved_to[i];
     }
     c.server = server_[i];
-    d.record.switched += c.strategy_changed;
+    d.record.switched += c.strategy_changed || c.server_changed;  // sent a new strategy or a new server
     if (c.strategy_changed || c.helper_changed || c.server_changed) d.changes.push_back(c);
   }
   // Batching: a server the scheme names with another rule than it has is told; one not named keeps its.

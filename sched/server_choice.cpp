@@ -27,6 +27,20 @@ std::vector<int> destinations(const AnalyticEstimator& est, const SystemState& s
   return out;
 }
 
+// The strategy device d is predicted with on another server: its own (`current`), except that a device
+// running locally because its server is down is predicted offloading there (failover: its local
+// strategy was forced by the failure, not chosen against that server). The scheduler then decides
+// again on the devices as placed (ServerChoosingScheduler::decide).
+Strategy strategy_elsewhere(const Strategy& current, bool own_server_up) {
+  return !own_server_up && current.kind == Strategy::Kind::local ? Strategy::offload() : current;
+}
+
+bool server_up(const SystemState& state, const std::string& id) {
+  for (const ServerState& sv : state.servers)
+    if (sv.id == id) return sv.up;
+  return false;
+}
+
 // Figures of a part of the system that add up over disjoint parts: each device's outcome depends on
 // its own server's queue only (the estimator solves servers apart), so the system is the sum of its
 // servers' parts. The p95 does not add up (NaN).
@@ -78,10 +92,14 @@ Scheme choose_on_whole_system(const AnalyticEstimator& est, const SystemState& s
     if (!d.connected || !d.generates) continue;
     auto placed = scheme.servers.find(d.id);
     const std::string current = placed != scheme.servers.end() ? placed->second : d.server;
+    auto own = scheme.strategies.find(d.id);
+    const Strategy mine = own != scheme.strategies.end() ? own->second : d.strategy;
+    const Strategy there = strategy_elsewhere(mine, server_up(state, current));
     std::vector<Scheme> options;
     for (int j : destinations(est, state, scheme, d, current)) {
       options.push_back(scheme);
       options.back().servers[d.id] = state.servers[static_cast<size_t>(j)].id;
+      if (there != mine) options.back().strategies[d.id] = there;
     }
     if (options.empty()) continue;
     *predicted += static_cast<int>(options.size());
@@ -142,6 +160,9 @@ Scheme choose_by_server(const AnalyticEstimator& est, const SystemState& state, 
     const PartFigures without = PartFigures::of(est.predict_figures(part[static_cast<size_t>(from)], strategies[static_cast<size_t>(from)]));
     here[k].connected = true;
     const auto own = scheme.strategies.find(d.id);
+    const Strategy mine = own != scheme.strategies.end() ? own->second : d.strategy;
+    const Strategy elsewhere = strategy_elsewhere(mine, placed.servers[static_cast<size_t>(from)].up);
+    const bool named = own != scheme.strategies.end() || elsewhere != mine;  // the scheme names its strategy there
     Prediction best = system_with(from, figures[static_cast<size_t>(from)], -1, {});
     int best_to = -1;
     PartFigures best_there;
@@ -151,7 +172,7 @@ Scheme choose_by_server(const AnalyticEstimator& est, const SystemState& state, 
       std::vector<DeviceState>& there = part[static_cast<size_t>(j)].devices;
       there.push_back(moved);
       Scheme& theirs = strategies[static_cast<size_t>(j)];
-      if (own != scheme.strategies.end()) theirs.strategies.insert(*own);
+      if (named) theirs.strategies[d.id] = elsewhere;
       const PartFigures with = PartFigures::of(est.predict_figures(part[static_cast<size_t>(j)], theirs));
       theirs.strategies.erase(d.id);
       there.pop_back();
@@ -166,10 +187,11 @@ Scheme choose_by_server(const AnalyticEstimator& est, const SystemState& state, 
     moved.server = placed.servers[static_cast<size_t>(best_to)].id;
     part[static_cast<size_t>(best_to)].devices.push_back(moved);
     here.erase(here.begin() + static_cast<std::ptrdiff_t>(k));
-    if (own != scheme.strategies.end()) {
-      strategies[static_cast<size_t>(best_to)].strategies.insert(*own);
+    if (named) {
+      strategies[static_cast<size_t>(best_to)].strategies[d.id] = elsewhere;
       strategies[static_cast<size_t>(from)].strategies.erase(d.id);
     }
+    if (elsewhere != mine) scheme.strategies[d.id] = elsewhere;
     figures[static_cast<size_t>(from)] = without;
     figures[static_cast<size_t>(best_to)] = best_there;
     scheme.servers[d.id] = moved.server;

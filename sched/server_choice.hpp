@@ -7,7 +7,10 @@
 // each, every other server that is up and whose type has a table for the model the device runs (its
 // strategy in the scheme, its variant included), with the other devices as already placed; the scheme
 // with it is predicted (AnalyticEstimator::best_of) and the best kept, the device's current server on
-// ties (no move without a predicted gain). Helpers (idle devices) are not moved: each serves the
+// ties (no move without a predicted gain). Each is predicted there with its strategy, except that a
+// device running locally while its own server is down is predicted offloading (failover: the failure,
+// not a choice against the other servers, made it local); moved, the scheme names it offloading, and
+// the second decision below may refine that. Helpers (idle devices) are not moved: each serves the
 // devices of its own server. Then the wrapped scheduler decides its strategies again on the devices as
 // placed, and that second scheme is kept when it is predicted better.
 // How it is predicted: each device's outcome depends on its own server's queue only (the estimator

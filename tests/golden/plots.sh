@@ -43,6 +43,12 @@ done
   --out "$work/q" -q > /dev/null 2>&1 || { echo "FAIL quickstart sweep"; fails=$((fails+1)); }
 "$coinfer" plot "$work/q" --kind throughput-vs-devices --where bandwidth_mbps=40 --out "$work/q_tvd.png" > /dev/null
 "$coinfer" plot "$work/q" --kind latency-vs-bandwidth --where devices=1 --out "$work/q_lvb.png" > /dev/null
+# Issue 36's timelines: a walker's handover at 25.1 s is marked; with four servers a panel shows where
+# each request went.
+"$coinfer" run scenarios/servers/walk_two_cells.yaml -q --out "$work/walk" --set duration_s=26 > /dev/null 2>&1 \
+  && "$coinfer" plot "$work/walk/results.h5" --kind timeline --out "$work/walk.png" > /dev/null || { echo "FAIL walk timeline"; fails=$((fails+1)); }
+"$coinfer" run scenarios/servers/skewed_four_servers.yaml -q --out "$work/four" --set duration_s=2 --set warmup_s=0 > /dev/null 2>&1 \
+  && "$coinfer" plot "$work/four/results.h5" --kind timeline --out "$work/four.png" > /dev/null || { echo "FAIL four-server timeline"; fails=$((fails+1)); }
 /usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
 import json, sys
 from PIL import Image
@@ -72,6 +78,11 @@ d, _ = meta("q_lvb.png")
 assert d["xlabel"] == "link bandwidth (Mbit/s) of 2 of 3 devices (pi0: trace or event)", d["xlabel"]
 d, _ = meta("timeline.png")
 assert d["xlabel"] == "simulated time (s)" and d["warmup_s"] >= 0 and len(d["legend"]) >= 1, d
+assert d["handovers"] == 0 and not d["servers_panel"], d                         # one server, nobody moves
+d, _ = meta("walk.png")
+assert d["handovers"] >= 1 and not d["servers_panel"], d
+d, _ = meta("four.png")
+assert d["servers_panel"], d
 PY
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }

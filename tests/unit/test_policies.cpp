@@ -458,9 +458,9 @@ TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
 }
 
 TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt) {
-  // Server choice (Scheme::servers): a scheme moving a to s1 tells a once (server 1, its strategy
-  // unchanged, not counted as a strategy switch); the same scheme again, or one not naming a, tells
-  // nothing and a stays on s1; the scheduler sees a on s1 from then on.
+  // Server choice (Scheme::servers): a scheme moving a to s1 tells a once (server 1); the same scheme
+  // again, or one not naming a, tells nothing and a stays on s1; the scheduler sees a on s1 from then
+  // on. A move alone (strategy unchanged) counts as switching the device in the record.
   RescheduleFixture f;
   ServerSpec s1;
   s1.id = "s1";
@@ -502,7 +502,9 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   d = r.decide(r.snapshot(6, {}, {}));
   ASSERT_EQ(d.changes.size(), 1u);
   EXPECT_TRUE(d.changes[0].server_changed);
+  EXPECT_FALSE(d.changes[0].strategy_changed);
   EXPECT_EQ(d.changes[0].server, 0);
+  EXPECT_EQ(d.record.switched, 1);
 }
 
 TEST(Rescheduler, AMoveToAServerOrOfADeviceTheScenarioLacksIsTheSchedulersFailure) {

@@ -484,3 +484,16 @@ TEST(ScenarioChecks, EachRuleNamesTheEntryAtFault) {
   twice.events = {fail, again};
   refused_at(twice, "s.yaml:21:5", "fails at 2 s while it is already down");
 }
+
+TEST(ScenarioLoader, AMovingDevicesLinkCapCanBeSetAndCapsItsRate) {
+  // A moving device's link schedule comes from its positions (core/mobility.hpp) and bandwidth_mbps is
+  // its radio's cap: a --set of it takes effect (it used to be refused as overridden by "its link
+  // trace", the one its movement gave). 10 m from the access point the radio gives ~133 Mbit/s, so the
+  // cap is the rate: 40 as written, 5 as set.
+  const std::string text = replaced("    strategy: pp(2)\n", "    strategy: pp(2)\n    movement: {x_m: 10, y_m: 0}\n") +
+                           "mobility: {access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}]}\n";
+  const Scenario s = load_scenario(write(text), {"devices.0.link.bandwidth_mbps=5"});
+  ASSERT_EQ(s.devices.size(), 2u);
+  ASSERT_FALSE(s.devices[0].link.trace.empty());
+  EXPECT_DOUBLE_EQ(s.devices[0].link.trace.front().mbps, 5);
+}

@@ -226,6 +226,35 @@ TEST(ServerChoice, NeverToAServerThatIsDownOrLacksTheModelsTableNorAHelper) {
   EXPECT_TRUE(choose_servers(*f.est, st, all, nullptr, nullptr).servers.empty());
 }
 
+TEST(ServerChoice, ADeviceLocalBecauseItsServerIsDownFailsOverOffloading) {
+  // s0 is down, so d0 runs locally on the slow device: 0.9 s a request, 1.1 req/s. Offloading to the
+  // idle s1 takes about 0.1 s (90 ms on the server plus the transfers): ~10 req/s: it moves with
+  // offload, both ways of predicting (by server parts; on the whole system under a p95 constraint).
+  // With s0 up the same local device stays (its strategy was the scheduler's choice); d1, local on the
+  // up s1, never moves.
+  Fixture f;
+  SystemState st = two_servers_one_loaded();
+  st.servers[0].up = false;
+  st.servers[1].id = "s1";
+  st.devices[1].server = "s1";
+  const Scheme local = scheme({{"d0", Strategy::local()}, {"d1", Strategy::local()}});
+  Constraints loose;
+  loose.max_p95_s = 1e6;
+  const AnalyticEstimator whole(f.luts, f.est->models(), Objective::throughput, loose);
+  for (const AnalyticEstimator* est : std::vector<const AnalyticEstimator*>{f.est.get(), &whole}) {
+    std::vector<ServerMove> moves;
+    const Scheme chosen = choose_servers(*est, st, local, &moves, nullptr);
+    EXPECT_EQ(chosen.servers, (std::map<std::string, std::string>{{"d0", "s1"}}));
+    EXPECT_EQ(chosen.strategies.at("d0"), Strategy::offload());
+    EXPECT_EQ(chosen.strategies.at("d1"), Strategy::local());
+    ASSERT_EQ(moves.size(), 1u);
+    EXPECT_EQ(moves[0].to, "s1");
+    EXPECT_GT(est->predict(st, chosen).throughput_rps, est->predict(st, local).throughput_rps + 5);
+  }
+  st.servers[0].up = true;
+  EXPECT_TRUE(choose_servers(*f.est, st, local, nullptr, nullptr).servers.empty());
+}
+
 TEST(ServerChoice, ByServerPartsAndOnTheWholeSystemChooseAlike) {
   // Without a p95 constraint each move is predicted on the two servers' parts; with one (here 1e6 s:
   // never binding, the same ranking) on the whole system. A seeded search over systems of 3 servers
