@@ -1,8 +1,12 @@
 // libFuzzer target: the scenario loader on arbitrary YAML text plus --set overrides, then the check
 // against the shipped models and LUTs. Input layout: the YAML text, then optionally a line "%%SET%%"
-// followed by one KEY=VALUE override per line. Bad input must be an InputError (exit 2 in the CLI);
+// followed by one KEY=VALUE override per line, then optionally a line "%%FILE%%" followed by the
+// content of `fuzz.csv` beside the scenario file (a scenario naming it, e.g. a device's `movement:
+// {trace: fuzz.csv}` or `link: {trace: fuzz.csv}`, reads fuzzed mobility and bandwidth traces).
+// Bad input must be an InputError (exit 2 in the CLI);
 // any other exception, a crash, a sanitizer report, a leak or a hang is a bug.
 // Built and run (bounded) by tests/fuzz/run_fuzz.sh.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -25,17 +29,25 @@ using namespace coinfer;
 namespace {
 struct World {
   std::string root = COINFER_SOURCE_DIR;
-  std::string file;
+  std::string dir, file, side_file;
   std::unique_ptr<ModelCatalog> models;
   std::unique_ptr<LutSet> luts;
   World() {
     models = std::make_unique<ModelCatalog>(ModelCatalog::load(root + "/models"));
     luts = std::make_unique<LutSet>(load_luts({root + "/traces/lut"}));
     // run_fuzz.sh starts the target in the source folder, so relative LUT and trace paths resolve as
-    // they do for the shipped scenarios; one scenario file per fuzzing process.
-    file = "/tmp/coinfer-fuzz-scenario-" + std::to_string(::getpid()) + ".yaml";
+    // they do for the shipped scenarios (fuzz.csv first: beside the scenario file); one folder per
+    // fuzzing process.
+    dir = "/tmp/coinfer-fuzz-scenario-" + std::to_string(::getpid());
+    ::mkdir(dir.c_str(), 0700);
+    file = dir + "/s.yaml";
+    side_file = dir + "/fuzz.csv";
   }
-  ~World() { std::remove(file.c_str()); }
+  ~World() {
+    std::remove(file.c_str());
+    std::remove(side_file.c_str());
+    ::rmdir(dir.c_str());
+  }
 };
 World& world() {
   static World w;
@@ -48,6 +60,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   World& w = world();
   std::string text(reinterpret_cast<const char*>(data), size);
   std::vector<std::string> sets;
+  const std::string file_marker = "\n%%FILE%%\n";
+  std::string side;  // fuzz.csv's content (none: the file is absent)
+  bool has_side = false;
+  if (auto at = text.find(file_marker); at != std::string::npos) {
+    side = text.substr(at + file_marker.size());
+    text.resize(at);
+    has_side = true;
+  }
+  if (has_side) std::ofstream(w.side_file, std::ios::binary | std::ios::trunc) << side;
+  else std::remove(w.side_file.c_str());
   const std::string marker = "\n%%SET%%\n";
   if (auto at = text.find(marker); at != std::string::npos) {
     std::string rest = text.substr(at + marker.size());

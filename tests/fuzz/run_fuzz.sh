@@ -2,8 +2,9 @@
 # Builds libFuzzer targets with clang (AddressSanitizer + UBSan, leaks detected) and runs each for a
 # bounded time from a seed corpus made of the shipped files:
 #   frame        the middleware's frame parser and payload decoders (seeds: one valid frame per type)
-#   scenario     the scenario loader, YAML text + --set overrides, checked against models and LUTs
-#                (seeds: every shipped scenario, some with overrides)
+#   scenario     the scenario loader, YAML text + --set overrides + a side file (fuzz.csv: mobility and
+#                bandwidth traces), checked against models and LUTs (seeds: every shipped scenario, some
+#                with overrides, two with traces)
 #   lut_codec    the bytes the isolated LUT reader hands back (seeds: every shipped LUT, encoded)
 #   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
 #   module_samples  the module sample set reader, CSV (seed: a small hand-written set with quoted fields)
@@ -129,6 +130,12 @@ PY
           'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150, tx_power_dbm: 23}], association: strongest, handover_ms: 20, mid_transfer: resend, step_s: 0.5, radio: {exponent: 3.5}}' \
           'devices.2.movement={model: random_waypoint, area_m: [200, 50], speed_mps: [1, 20], pause_s: [0, 2]}' \
           'scheduler={name: greedy, choose_servers: true}'; } > "$out/scenario.seed/issue36mobility"
+      # Mobility and bandwidth traces with fuzzed content (fuzz.csv beside the scenario: %%FILE%%).
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n' \
+          'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150}], mid_transfer: fail}' \
+          'devices.2.movement={trace: fuzz.csv}'; printf '\n%%%%FILE%%%%\n'; cat "$src/traces/mobility/walk_two_cells.csv"; } > "$out/scenario.seed/issue36trace"
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'devices.2.link.trace=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
+        printf 'time_s,bandwidth_mbps\n0,20\n1.5,5\n3,40\n'; } > "$out/scenario.seed/bandwidth_trace"
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
