@@ -163,7 +163,8 @@ def load_events(path):
 def load_requests(path):
     """One row per request of a run (results.h5): id; device, server and helper by name (helper None
     when the server ran it); split, batch_size, strategy; status 'ok', 'failed' or 'dropped' (past its deadline, workload.drop_late) and the failure
-    reason; bytes_up/bytes_down; every timestamp t_* in simulated (or testbed) seconds; latency_ms
+    reason; bytes_up/bytes_down; resends (transfers started again after a handover,
+    mobility.mid_transfer: resend; absent in results written before it); every timestamp t_* in simulated (or testbed) seconds; latency_ms
     (t_result - t_created, NaN for failed requests); warmup (created before warmup_s: not counted in
     summaries). The run's attributes are in `df.attrs`."""
     pd = _pd()
