@@ -74,6 +74,18 @@ namespace {
 double tx_of(const MobilitySpec& s, const AccessPointPlace& a) { return a.tx_power_dbm != 0 ? a.tx_power_dbm : s.radio.tx_power_dbm; }
 }  // namespace
 
+namespace {
+double path_loss_db(const RadioModel& r, double d_m) { return r.path_loss_db_at_1m + 10 * r.exponent * std::log10(std::max(d_m, 1.0)); }
+// How good access point k is for a device at (x, y), in dB: its received power (strongest) or minus
+// the path loss to it (nearest: the same order as minus the distance). -infinity: out of its range.
+double signal_db(const MobilitySpec& s, size_t k, double x, double y) {
+  const AccessPointPlace& a = s.access_points[k];
+  const double d = std::hypot(x - a.x_m, y - a.y_m);
+  if (d > a.range_m) return -std::numeric_limits<double>::infinity();
+  return (s.association == MobilitySpec::Association::strongest ? tx_of(s, a) : 0.0) - path_loss_db(s.radio, d);
+}
+}  // namespace
+
 int associate(const MobilitySpec& s, double x, double y) {
   int best = -1;
   double best_key = -std::numeric_limits<double>::infinity();
@@ -83,13 +95,21 @@ int associate(const MobilitySpec& s, double x, double y) {
     if (d > a.range_m) continue;
     const double key = s.association == MobilitySpec::Association::nearest
                            ? -d
-                           : tx_of(s, a) - (s.radio.path_loss_db_at_1m + 10 * s.radio.exponent * std::log10(std::max(d, 1.0)));
+                           : tx_of(s, a) - path_loss_db(s.radio, d);
     if (key > best_key) {  // ties: the first listed
       best_key = key;
       best = static_cast<int>(k);
     }
   }
   return best;
+}
+
+int associate_from(const MobilitySpec& s, double x, double y, int current) {
+  const int best = associate(s, x, y);
+  if (s.hysteresis_db <= 0 || current < 0 || best < 0 || best == current) return best;
+  const double now_db = signal_db(s, static_cast<size_t>(current), x, y);
+  if (!std::isfinite(now_db)) return best;  // out of its range: no choice
+  return signal_db(s, static_cast<size_t>(best), x, y) > now_db + s.hysteresis_db ? best : current;
 }
 
 void expand_mobility(Scenario& s) {
@@ -122,7 +142,7 @@ void expand_mobility(Scenario& s) {
       const double t = std::round(k * m.step_s * 1e9) / 1e9;  // 10.2 s, not 10.200000000000001 s (ns resolution)
       if (t > end_s) break;
       const PositionPoint p = position_at(d.movement, legs, t);
-      const int now = associate(m, p.x_m, p.y_m);
+      const int now = associate_from(m, p.x_m, p.y_m, ap);
       if (ap >= 0 && now >= 0 && now != ap) {  // a handover: the link carries nothing for handover_ms
         EventSpec e;
         e.at_s = t;

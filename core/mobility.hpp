@@ -16,6 +16,8 @@
 //   association every step_s: among the access points whose range covers the device, `nearest`
 //              (least distance) or `strongest` (highest received power: the access point's transmit
 //              power minus the path loss); ties go to the one listed first; none covers it: no link.
+//              With hysteresis_db > 0 a device keeps its access point while it is in range unless
+//              another is better by more than hysteresis_db (associate_from: no ping-pong at a cell edge).
 //   rate       log-distance path loss PL(d) = PL(1 m) + 10 n log10(max(d, 1 m) / 1 m) dB (Rappaport,
 //              Wireless Communications, 2nd ed., Sec. 4.9); SNR = P_tx - PL(d) - noise (dB); rate =
 //              efficiency x bandwidth x log2(1 + SNR) (Shannon's capacity scaled by the share a real
@@ -68,6 +70,9 @@ struct MobilitySpec {
   enum class Association { nearest, strongest };
   Association association = Association::nearest;
   double handover_ms = 50;
+  // A device stays with its access point, while that one covers it, unless another is better by more
+  // than this (dB of received power for strongest, of path loss for nearest); 0: always the best.
+  double hysteresis_db = 0;
   enum class MidTransfer { wait, resend, fail };
   MidTransfer mid_transfer = MidTransfer::wait;
   double step_s = 0.1;  // positions and association are evaluated every step_s
@@ -108,6 +113,10 @@ double link_rate_mbps(const RadioModel& r, double tx_dbm, double d_m, double cap
 
 // The access point (index) a device at (x, y) associates with, -1 when none covers it.
 int associate(const MobilitySpec& s, double x_m, double y_m);
+// The same for a device associated with `current` (-1: none): with hysteresis_db > 0 it keeps `current`
+// while that covers it and no other is better by more than hysteresis_db (strongest: received power;
+// nearest: path loss, i.e. nearer by a factor 10^(hysteresis_db / (10 exponent))).
+int associate_from(const MobilitySpec& s, double x_m, double y_m, int current);
 
 const char* mid_transfer_name(MobilitySpec::MidTransfer m);  // "wait", "resend", "fail"
 

@@ -199,7 +199,7 @@ constexpr double kMaxDistanceM = 1e7;  // 10,000 km: any area a device crosses
 MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
   const std::string path = "mobility";
   r.require_map(n, path);
-  r.check_keys(n, {"access_points", "association", "handover_ms", "mid_transfer", "step_s", "radio"}, path);
+  r.check_keys(n, {"access_points", "association", "handover_ms", "hysteresis_db", "mid_transfer", "step_s", "radio"}, path);
   MobilitySpec m;
   m.where = r.where(n);
   const YAML::Node& aps = n["access_points"];
@@ -230,6 +230,8 @@ MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
   else r.fail(n["association"], path + ".association", "'" + printable(assoc, 40) + "' is not allowed (allowed: nearest, strongest)");
   m.handover_ms = r.get_double(n, "handover_ms", path, 50, 0, false);
   if (m.handover_ms > 60000) r.fail(n["handover_ms"], path + ".handover_ms", "at most 60000 (a minute)");
+  m.hysteresis_db = r.get_double(n, "hysteresis_db", path, 0, 0, false);
+  if (m.hysteresis_db > 100) r.fail(n["hysteresis_db"], path + ".hysteresis_db", "at most 100 dB");
   const std::string mid = r.get_string(n, "mid_transfer", path, "wait");
   if (mid == "wait") m.mid_transfer = MobilitySpec::MidTransfer::wait;
   else if (mid == "resend") m.mid_transfer = MobilitySpec::MidTransfer::resend;

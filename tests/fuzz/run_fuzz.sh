@@ -132,7 +132,7 @@ PY
           'scheduler={name: greedy, choose_servers: true}'; } > "$out/scenario.seed/issue36mobility"
       # Mobility and bandwidth traces with fuzzed content (fuzz.csv beside the scenario: %%FILE%%).
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n' \
-          'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150}], mid_transfer: fail}' \
+          'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150}], hysteresis_db: 3, mid_transfer: fail}' \
           'devices.2.movement={trace: fuzz.csv}'; printf '\n%%%%FILE%%%%\n'; cat "$src/traces/mobility/walk_two_cells.csv"; } > "$out/scenario.seed/issue36trace"
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'devices.2.link.trace=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
         printf 'time_s,bandwidth_mbps\n0,20\n1.5,5\n3,40\n'; } > "$out/scenario.seed/bandwidth_trace"

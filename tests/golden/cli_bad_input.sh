@@ -230,6 +230,7 @@ expect_bad association_bad "mobility.association" run "$base" --set "$aps" --set
 expect_bad movement_and_trace "cannot also have link.trace" run "$base" --set "$aps" --set 'devices.0.movement={x_m: 1, y_m: 2}'
 # The handover rule (mobility.mid_transfer): an unknown one; resend and fail are simulated only, refused
 # by the testbed before anything starts.
+expect_bad hysteresis_negative "mobility.hysteresis_db" run "$base" --set "$aps" --set mobility.hysteresis_db=-1
 expect_bad mid_transfer_bad "mobility.mid_transfer.*allowed: wait, resend, fail" run "$base" --set "$aps" --set mobility.mid_transfer=drop
 if [ -x "$(dirname "$coinfer")/coinfer-rt" ]; then  # the testbed is the LibTorch build's (none on the Debian 13 check)
   expect_bad mid_transfer_testbed "mobility.mid_transfer.*simulated only" testbed "$base" --set "$aps" --set mobility.mid_transfer=resend

@@ -55,7 +55,7 @@ def overrides_for(scenario_path):
     first = ids[0]
     server = first_server(scenario_path)
     mobility = ("mobility={{access_points: [{{id: a, x_m: 0, y_m: 0, range_m: 150}}, {{id: b, x_m: 200, y_m: 0, range_m: 150}}], "
-                "step_s: 0.05, mid_transfer: {rule}}}")
+                "step_s: 0.05, mid_transfer: {rule}{extra}}}")
     wander = "devices.*.movement={model: random_waypoint, area_m: [200, 50], speed_mps: [50, 200], pause_s: [0, 0.2]}"
     return {
         "leave": [f"events=[{{at_s: 0.6, device: {first}, leave: true}}]"],
@@ -85,9 +85,10 @@ def overrides_for(scenario_path):
         # while the first server fails and recovers.
         "servers": ["scheduler.choose_servers=true", "scheduler.period_s=0.25"],
         # Mobility (issue 36 item 2): two access points, every device wandering between them; what a
-        # handover catches on the link resent (the default, waiting, is what walk_two_cells.yaml runs), or failed.
-        "mobility": [mobility.format(rule="resend"), wander],
-        "mobility_fail": [mobility.format(rule="fail"), wander],
+        # handover catches on the link resent (the default, waiting, is what walk_two_cells.yaml runs), or
+        # failed with a 2 dB hysteresis in the association.
+        "mobility": [mobility.format(rule="resend", extra=""), wander],
+        "mobility_fail": [mobility.format(rule="fail", extra=", hysteresis_db: 2"), wander],
         "servers_fail": ["scheduler.choose_servers=true",
                          f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
     }

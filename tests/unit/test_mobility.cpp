@@ -196,3 +196,37 @@ TEST(Mobility, ADevicesHandoversAreWhatItsEngineCarriesOut) {
   EXPECT_FALSE(is_handover_failure("server edge0 failed at 0.3 s"));
   EXPECT_STREQ(mid_transfer_name(MobilitySpec::MidTransfer::resend), "resend");
 }
+
+TEST(Mobility, HysteresisKeepsTheAccessPointUntilAnotherIsBetterByThatMuch) {
+  // The walk from a to b (x = 100 t), nearest, path-loss exponent 3, hysteresis 3 dB: b must be nearer
+  // by 30 log10(d_a / d_b) > 3 dB. At 1.1 s (110 m vs 90 m) that is 2.61 dB: a is kept; at 1.2 s
+  // (120 vs 80) 5.28 dB: the handover is at 1.2 s instead of 1.1 s.
+  Scenario s = walking();
+  s.mobility.hysteresis_db = 3;
+  expand_mobility(s);
+  ASSERT_EQ(s.events.size(), 1u);
+  EXPECT_NEAR(s.events[0].at_s, 1.2, 1e-9);
+  // A device pacing across the cell edge, 95 m and 105 m from a every 0.1 s until 1 s: without
+  // hysteresis ten handovers (a, b, a, ... at every step); with 2 dB none (30 log10(105 / 95) = 1.30 dB).
+  Scenario pace = walking();
+  pace.devices[0].movement.trace.clear();
+  for (int k = 0; k <= 10; ++k) pace.devices[0].movement.trace.push_back({k * 0.1, k % 2 == 0 ? 95.0 : 105.0, 0});
+  Scenario with = pace;
+  expand_mobility(pace);
+  EXPECT_EQ(pace.events.size(), 10u);
+  with.mobility.hysteresis_db = 2;
+  expand_mobility(with);
+  EXPECT_EQ(with.events.size(), 0u);
+  // strongest: received powers in dB, each access point's own transmit power counted. b at 23 dBm
+  // (3 dB more than a) with 2 dB hysteresis: at 95 m from a (105 from b), b's received power is 23 -
+  // PL(105) = 3 - 1.30 = 1.70 dB above a's: not enough, a is kept at every step; with 1 dB it switches.
+  Scenario strong = pace;
+  strong.events.clear();
+  strong.mobility.association = MobilitySpec::Association::strongest;
+  strong.mobility.access_points[1].tx_power_dbm = 23;
+  EXPECT_EQ(associate_from(strong.mobility, 95, 0, 0), 1);  // no hysteresis: the best, b
+  strong.mobility.hysteresis_db = 2;
+  EXPECT_EQ(associate_from(strong.mobility, 95, 0, 0), 0);
+  strong.mobility.hysteresis_db = 1;
+  EXPECT_EQ(associate_from(strong.mobility, 95, 0, 0), 1);
+}
