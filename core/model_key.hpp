@@ -21,9 +21,10 @@ struct ModelKey {
 struct BatchGroupKey {
   ModelKey model;
   int split = 0;  // the first server stage
-  std::string to_string() const { return model.to_string() + "/" + std::to_string(split); }
-  bool operator<(const BatchGroupKey& o) const { return std::tie(model, split) < std::tie(o.model, o.split); }
-  bool operator==(const BatchGroupKey& o) const { return model == o.model && split == o.split; }
+  int end = 0;    // the stage after the server's last: 0 = the model's end (an edge's part of pp(k,m) ends at m)
+  std::string to_string() const { return model.to_string() + "/" + std::to_string(split) + (end > 0 ? "-" + std::to_string(end) : ""); }
+  bool operator<(const BatchGroupKey& o) const { return std::tie(model, split, end) < std::tie(o.model, o.split, o.end); }
+  bool operator==(const BatchGroupKey& o) const { return model == o.model && split == o.split && end == o.end; }
   bool operator!=(const BatchGroupKey& o) const { return !(*this == o); }
 };
 

@@ -37,6 +37,13 @@ const std::vector<RequestField>& request_fields() {
           .accepts(-1, kInt32, -1, false),
       integer_field("resends", K::int32, "transfers started again after a handover (mobility.mid_transfer: resend)", &R::resends)
           .accepts(0, kInt32, 0, false),
+      integer_field("cloud", K::int32, "index into /servers of the cloud that ran [m,n) of pp(k,m), -1 none", &R::cloud)
+          .accepts(-1, kInt32, -1, false),
+      number_field("bytes_to_cloud", K::real, "bytes the edge server sent its cloud", &R::bytes_to_cloud),
+      number_field("t_cloud_queued", K::time, "s", &R::t_cloud_queued),
+      number_field("t_cloud_batch_start", K::time, "s", &R::t_cloud_batch_start),
+      number_field("t_cloud_batch_end", K::time, "s", &R::t_cloud_batch_end),
+      integer_field("cloud_batch_size", K::int32, "requests", &R::cloud_batch_size).accepts(0, kInt32, 0, false),
       number_field("t_result", K::time, "s", &R::t_result),
       status(),
       text_field("failure", &R::failure),

@@ -98,7 +98,11 @@ void record_final_choices(const Scenario& s, RunResults& r) {
 
 std::string drain_failure_text(const RequestRecord& x, double drain_s) {
   const char* where = "waiting to start on the device";
-  if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
+  if (!std::isnan(x.t_cloud_batch_end)) where = "result on its way back from the cloud";
+  else if (!std::isnan(x.t_cloud_batch_start)) where = "running on the cloud server";
+  else if (!std::isnan(x.t_cloud_queued)) where = "queued at the cloud server";
+  else if (x.cloud >= 0) where = "on its way to the cloud server";
+  else if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
   else if (!std::isnan(x.t_batch_start)) where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
   else if (!std::isnan(x.t_queued)) where = "queued at the server";
   else if (!std::isnan(x.t_device_end) || (x.split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
@@ -113,6 +117,12 @@ std::vector<ServerResult> server_results(const Scenario& s, const std::vector<Re
   std::vector<ServerResult> out(s.servers.size());
   for (size_t i = 0; i < s.servers.size(); ++i) out[i].id = s.servers[i].id, out[i].type = s.servers[i].type;
   for (const auto& r : records) {
+    // Its cloud's batch (pp(k,m)) counts on the cloud as its edge's counts on the edge.
+    if (r.cloud >= 0 && static_cast<size_t>(r.cloud) < s.servers.size() && !std::isnan(r.t_cloud_batch_start) &&
+        !std::isnan(r.t_cloud_batch_end)) {
+      if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.cloud)].requests;
+      spans[static_cast<size_t>(r.cloud)].push_back({r.t_cloud_batch_start, r.t_cloud_batch_end});
+    }
     if (r.server < 0 || static_cast<size_t>(r.server) >= s.servers.size() || r.helper >= 0) continue;
     if (std::isnan(r.t_batch_start) || std::isnan(r.t_batch_end)) continue;
     if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.server)].requests;

@@ -123,6 +123,10 @@ struct ServerSpec {
     double mtbf_s = 0, mttr_s = 0;
   };
   std::optional<FailureModel> failures;
+  // servers[].cloud (issue 36 item 4): the id of the server behind a WAN this edge server passes the
+  // cloud part of pp(k,m) requests to (that server's link is the WAN: latency, bandwidth, trace); ""
+  // none. A cloud server has no cloud of its own (three tiers: device, edge, cloud).
+  std::string cloud;
   SourceLocation where;
 };
 

@@ -42,20 +42,20 @@ const LutTable* ServerTiming::server_lut(int device, int binding) const {
   return static_cast<size_t>(binding) < luts.size() ? luts[static_cast<size_t>(binding)] : nullptr;
 }
 
-double ServerTiming::batch_seconds(int device, int binding, int split, int size) const {
+double ServerTiming::batch_seconds(int device, int binding, int split, int size, int end) const {
   const LutTable* lut = server_lut(device, binding);
-  return lut ? time_->seconds(*lut, split, lut->num_stages(), size) : 0;
+  return lut ? time_->seconds(*lut, split, end < 0 ? lut->num_stages() : end, size) : 0;
 }
 
-int ServerTiming::batch_limit(int device, int binding, int split) const {
+int ServerTiming::batch_limit(int device, int binding, int split, int end) const {
   const LutTable* lut = dynamic_ ? server_lut(device, binding) : nullptr;
   if (!lut) return 0;
+  const int n = end < 0 ? lut->num_stages() : end;
   std::lock_guard<std::mutex> lock(limits_mutex_);
-  auto [it, fresh] = limits_.try_emplace({lut, split}, 0);
+  auto [it, fresh] = limits_.try_emplace({lut, split, n}, 0);
   if (!fresh) return it->second;
   DynamicBatchingInputs in;
   in.initial = in.max_size = max_size_;
-  const int n = lut->num_stages();
   in.batch_seconds = [&](int b) { return time_->seconds(*lut, split, n, b); };
   const bool memory_known = lut->peak_memory(split, n, std::min(max_size_, lut->max_batch())).has_value();
   if (memory_known)

@@ -37,8 +37,8 @@ class ServerTiming {
   // no LUT describes this server for that model).
   const LutTable* server_lut(int device, int binding = 0) const;
   // This server's expected seconds for a batch of `size` inputs of that binding, server part from
-  // `split` to the end; 0 without a LUT (a device of another server).
-  double batch_seconds(int device, int binding, int split, int size) const;
+  // `split` to `end` (< 0: the model's end; an edge's part of pp(k,m) ends at m); 0 without a LUT.
+  double batch_seconds(int device, int binding, int split, int size, int end = -1) const;
   // Helper `helper`'s expected seconds for such a batch whose inputs are `input_bytes` in all, at
   // `bytes_per_s`; +infinity when it has no LUT for that model (it is then never chosen).
   double helper_seconds(int helper, int device, int binding, int split, int size, double input_bytes, double bytes_per_s) const;
@@ -47,7 +47,7 @@ class ServerTiming {
   // The largest batch of that binding and split here: SparOA's dynamic batching (core/dynamic_batching.hpp)
   // on this server's LUT when the server's batch.policy is sparoa (computed once per LUT and split);
   // 0 otherwise (the batching's max_size). Thread-safe.
-  int batch_limit(int device, int binding, int split) const;
+  int batch_limit(int device, int binding, int split, int end = -1) const;
   // Whether some device of this server may help (core/helper_forwarding.hpp helper_pairs).
   bool may_have_helpers() const { return may_have_helpers_; }
   const ExecutionTimeModel& time() const { return *time_; }
@@ -60,7 +60,7 @@ class ServerTiming {
   std::optional<DynamicBatchingParams> dynamic_;  // the server's policy (none: fixed)
   int max_size_ = 1;                              // its batch.max_size: B0 and the ceiling
   mutable std::mutex limits_mutex_;
-  mutable std::map<std::pair<const LutTable*, int>, int> limits_;  // (LUT, split) -> size
+  mutable std::map<std::tuple<const LutTable*, int, int>, int> limits_;  // (LUT, split, end) -> size
 };
 
 }  // namespace coinfer

@@ -22,7 +22,7 @@ std::string Strategy::to_string() const {
   switch (kind) {
     case Kind::local: return "local" + at;
     case Kind::offload: return "offload" + at;
-    case Kind::pp: return "pp(" + std::to_string(split) + ")" + at;
+    case Kind::pp: return "pp(" + std::to_string(split) + (cloud_split > 0 ? "," + std::to_string(cloud_split) : "") + ")" + at;
     case Kind::data_parallel: return "data_parallel" + at;
   }
   return "?";
@@ -66,12 +66,26 @@ Strategy parse_strategy(const std::string& text) {
   if (text == "offload") return Strategy::offload();
   if (text == "data_parallel") return Strategy::data_parallel();
   if (text.size() > 4 && text.compare(0, 3, "pp(") == 0 && text.back() == ')') {
-    std::string digits = text.substr(3, text.size() - 4);
-    bool ok = !digits.empty() && digits.size() < 6;
-    for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
-    if (ok) return Strategy::pp(std::stoi(digits));
+    const std::string inside = text.substr(3, text.size() - 4);
+    auto number = [](const std::string& digits) {
+      bool ok = !digits.empty() && digits.size() < 6;
+      for (char c : digits) ok = ok && std::isdigit(static_cast<unsigned char>(c));
+      return ok ? std::stoi(digits) : -1;
+    };
+    const size_t comma = inside.find(',');
+    if (comma == std::string::npos) {
+      const int k = number(inside);
+      if (k >= 0) return Strategy::pp(k);
+    } else {
+      const int k = number(inside.substr(0, comma)), m = number(inside.substr(comma + 1));
+      if (k >= 0 && m >= 0) {
+        if (m <= k)
+          throw std::invalid_argument("'" + text + "': in pp(K,M) the cloud's part [M,n) starts after the edge's [K,M): K < M");
+        return Strategy::pp(k, m);
+      }
+    }
   }
-  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), data_parallel, each with an optional @VARIANT; local, pp(K) and data_parallel with an optional placement [PARTS]");
+  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), pp(K,M), data_parallel, each with an optional @VARIANT; local, pp(K) and data_parallel with an optional placement [PARTS]");
 }
 
 }  // namespace coinfer

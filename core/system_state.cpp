@@ -59,7 +59,10 @@ SystemState scenario_state(const Scenario& s, double now) {
     x.batch_max_size = sv.batch.max_size;
     x.batch_size_limit = sv.batch.max_size;
     x.link_bandwidth_mbps = sv.link.bandwidth_mbps;
+    for (const auto& p : sv.link.trace)  // its trace's value now (a cloud's WAN), the base before its first point
+      if (p.t_s <= now) x.link_bandwidth_mbps = p.mbps;
     x.link_latency_ms = sv.link.latency_ms;
+    x.cloud = sv.cloud;
     st.servers.push_back(x);
   }
   for (const auto& d : s.devices) {
@@ -105,7 +108,7 @@ bool operator==(const ServerState& a, const ServerState& b) {
   return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers &&
          a.workers == b.workers && a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size &&
          a.batch_size_limit == b.batch_size_limit &&
-         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up;
+         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up && a.cloud == b.cloud;
 }
 
 bool operator==(const SystemState& a, const SystemState& b) {

@@ -59,6 +59,8 @@ struct ServerState {
   // false between a server_fail event and its server_recover (issue 36): work sent to it is lost, its
   // devices hold back work that needs it (the analytic estimator predicts such paths serve nothing).
   bool up = true;
+  // Its cloud (servers[].cloud): the id of the server it passes pp(k,m)'s [m,n) to; "" none.
+  std::string cloud;
 };
 
 struct Scenario;

@@ -278,6 +278,7 @@ struct DeviceRuntime::Impl {
     try {
       s = parse_strategy(a.strategy);
       if (s.kind == Strategy::Kind::pp) spec.check_split(s.split);
+      if (s.has_cloud_part()) throw std::invalid_argument("strategy " + s.to_string() + " needs a cloud tier, which is simulated only");
       if (!s.variant.empty() && model_under(spec.name, s) != spec.name)
         throw std::invalid_argument("strategy " + s.to_string() + " names another model variant than " + spec.name +
                                     ": the testbed runs each device's model as the scenario names it");

@@ -17,6 +17,11 @@ void check_real_runtime_scope(const Scenario& sc) {
                      std::string("'") + mid_transfer_name(sc.mobility.mid_transfer) +
                          "' is simulated only (coinfer run): the real runtime's transfers wait through a handover (a byte sent on "
                          "a TCP stream cannot be taken back); remove the key or set it to wait");
+  for (const ServerSpec& sv : sc.servers)
+    if (!sv.cloud.empty())
+      throw InputError(sv.where, "servers (id " + sv.id + ").cloud",
+                       "a cloud tier (pp(k,m): device, edge and cloud) is simulated only (coinfer run): the real edge server "
+                       "does not pass requests on to another server; remove the key");
 }
 
 }  // namespace coinfer::hw

@@ -536,7 +536,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   for (size_t i = 0; i < servers.size(); ++i) {
     const YAML::Node& n = servers[i];
     const std::string path = "servers[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power", "failures"}, path);
+    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power", "failures", "cloud"}, path);
     ServerSpec sv;
     sv.where = r.where(n);
     sv.id = r.get_name(n, "id", path);
@@ -572,7 +572,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
           if (b[k]) r.fail(b[k], path + ".batch." + k, "is read only with policy: sparoa (SparOA's dynamic batching)");
       }
     }
-    sv.link = read_link(r, n["link"], path + ".link", file, false, sv.link);
+    sv.link = read_link(r, n["link"], path + ".link", file, true, sv.link);  // a trace: e.g. a cloud's WAN
     if (n["power"]) {
       const YAML::Node& p = n["power"];
       r.check_keys(p, {"idle_w", "busy_w"}, path + ".power");
@@ -595,7 +595,25 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
         if (v > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
       sv.failures = m;
     }
+    if (n["cloud"]) sv.cloud = r.get_name(n, "cloud", path);
     s.servers.push_back(sv);
+  }
+  // Clouds name servers of the list (any order), never themselves, and a cloud has none of its own.
+  for (size_t i = 0; i < servers.size(); ++i) {
+    const ServerSpec& sv = s.servers[i];
+    if (sv.cloud.empty()) continue;
+    const std::string key = "servers[" + std::to_string(i) + "].cloud";
+    const int j = s.server_index(sv.cloud);
+    if (j < 0) {
+      std::vector<std::string> ids;
+      for (const auto& x : s.servers) ids.push_back(x.id);
+      r.fail(servers[i]["cloud"], key, "unknown server '" + sv.cloud + "' (servers: " + join(ids) + ")");
+    }
+    if (static_cast<size_t>(j) == i) r.fail(servers[i]["cloud"], key, "a server cannot be its own cloud");
+    if (!s.servers[static_cast<size_t>(j)].cloud.empty())
+      r.fail(servers[i]["cloud"], key,
+             "server '" + sv.cloud + "' has a cloud of its own (" + s.servers[static_cast<size_t>(j)].cloud +
+                 "); three tiers at most: device, edge, cloud");
   }
 
   if (root["access_point"]) {
@@ -665,6 +683,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     } catch (const std::invalid_argument& e) {
       r.fail(n["strategy"], path + ".strategy", e.what());
     }
+    if (d.strategy.has_cloud_part() && s.servers[static_cast<size_t>(s.server_index(d.server))].cloud.empty())
+      r.fail(n["strategy"], path + ".strategy",
+             d.strategy.to_string() + " runs [" + std::to_string(d.strategy.cloud_split) + ",n) on a cloud, but server '" + d.server +
+                 "' has none (servers[].cloud; scenarios/README.md \"Cloud tier\")");
     for (const std::string& name : d.strategy.placement.processors())
       if (!d.hardware || d.hardware->slot(name) < 0)
         r.fail(n["strategy"], path + ".strategy",
@@ -922,6 +944,23 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       if (k > 0) out.push_back({d.lut_key(d.model), n, 0, k, 1, i, ""});
     for (int k : server_begins)
       for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, "", true});
+    // A cloud tier (servers[].cloud): the edge's [k,m) and the cloud's [m,n) of every pp(k,m) it may run.
+    if (!sv.cloud.empty() && (s.scheduler.name != "static" || d.strategy.has_cloud_part())) {
+      const ServerSpec& cloud = s.servers[static_cast<size_t>(s.server_index(sv.cloud))];
+      std::vector<std::pair<int, int>> parts;  // (k, m)
+      if (s.scheduler.name != "static") {
+        for (int k = 0; k < n; ++k)
+          for (int m = k + 1; m < n; ++m) parts.push_back({k, m});
+      } else {
+        parts.push_back({d.strategy.split, d.strategy.cloud_split});
+      }
+      for (const auto& [k, m] : parts)
+        for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, m, b, i, "", true});
+      std::set<int> cloud_begins;
+      for (const auto& part : parts) cloud_begins.insert(part.second);
+      for (int m : cloud_begins)
+        for (int b = 1; b <= cloud.batch.max_size; ++b) out.push_back({{cloud.type, d.model, d.dataset}, n, m, n, b, i, "", true});
+    }
     if (device_ends.empty()) out.push_back({d.lut_key(d.model), n, 0, n, 1, i, "", false, true});
     if (server_begins.empty()) out.push_back({{sv.type, d.model, d.dataset}, n, 0, n, 1, i, "", true, true});
   }
@@ -965,6 +1004,10 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     if (d.strategy.kind == Strategy::Kind::pp && (d.strategy.split < 0 || d.strategy.split > n))
       fail(d.where, path + ".strategy",
            "split " + std::to_string(d.strategy.split) + " is outside 0.." + std::to_string(n) + " for model " + d.model);
+    if (d.strategy.has_cloud_part() && d.strategy.cloud_split >= n)
+      fail(d.where, path + ".strategy",
+           "the cloud's part [" + std::to_string(d.strategy.cloud_split) + "," + std::to_string(n) + ") of " + d.strategy.to_string() +
+               " is empty for model " + d.model + " (" + std::to_string(n) + " stages: pp(K,M) needs M < " + std::to_string(n) + ")");
     if (!d.strategy.placement.empty()) {
       try {
         d.strategy.placement.resolved(d.strategy.placed_stages(n));

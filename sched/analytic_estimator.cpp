@@ -26,6 +26,7 @@ struct PathSpec {
   bool to_server = false;
   int split = 0;              // device runs [0, split)
   int n = 0;
+  int server_end = 0;         // its server runs [split, server_end): n, or m under pp(k,m) (a cloud tier)
   double device_s = 0;        // device stages
   // The busiest of the device's processors per request (a device pipelines across its processors,
   // issue 34): device_s unless a placement spreads the stages.
@@ -38,6 +39,11 @@ struct PathSpec {
   bool serves_nothing() const { return out_of_memory || server_down; }
   double up_s = 0, down_s = 0;        // transfer incl. latency
   double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
+  // pp(k,m), a cloud tier: the tensor at m on the WAN (bytes / the slower of the edge's and the cloud's
+  // link: the edge's one sender to its cloud is a queue of its own) and the cloud's batch-1 time for
+  // [m,n) on one of its `cloud_workers`; both also in down_s. 0 without a cloud part.
+  double wan_xfer_s = 0, cloud_s = 0;
+  int cloud_workers = 1;
   double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
   // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
   // request (its energy depends on the device's rate: DeviceOutcome).
@@ -46,13 +52,13 @@ struct PathSpec {
   double rate = 0;            // open loop
   const LutTable* server_lut = nullptr;
   int batch_key = -1;         // (model run, dataset, split): paths at one server with one key batch together
-  // Server seconds of [split, n) at batch k (index k), asked of the LUT once each (NaN: not yet).
+  // Server seconds of [split, server_end) at batch k (index k), asked of the LUT once each (NaN: not yet).
   mutable std::vector<double> batch_time;
 
   double batch_time_at(int k) const {
     if (batch_time.size() <= static_cast<size_t>(k)) batch_time.resize(static_cast<size_t>(k) + 1, std::nan(""));
     double& t = batch_time[static_cast<size_t>(k)];
-    if (std::isnan(t)) t = lut_mean_time().seconds(*server_lut, split, n, k);
+    if (std::isnan(t)) t = lut_mean_time().seconds(*server_lut, split, server_end, k);
     return t;
   }
   // Server seconds for a batch of (possibly fractional) size b: linear between the integer entries.
@@ -168,10 +174,10 @@ struct AnalyticStateCache {
   std::vector<DeviceClass> classes;
   std::vector<int> by_id;                     // device indices sorted by id
   std::vector<std::vector<int>> server_devs;  // per server: its devices (indices), in state order
-  // Batch keys: (model run, dataset, device split), each once.
+  // Batch keys: (model run, dataset, device split, end of the server's part), each once.
   struct BatchKey {
     std::string model, dataset;
-    int split;
+    int split, end;
   };
   std::vector<BatchKey> batch_keys;
   // Solutions per server, keyed by the options of its devices (their indices, as bytes).
@@ -308,6 +314,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
     p.split = split;
     p.to_server = to_server;
     p.n = n;
+    p.server_end = st.server_end(n);
     p.device_s = lut_mean_time().seconds(dev_lut, 0, split, 1);
     p.device_bottleneck_s = p.device_s;
     if (!st.placement.empty() && split > 0) {  // data_parallel: its device path (split n) as placed
@@ -360,12 +367,33 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
       p.server_lut = &srv_lut;
+      if (p.server_end < n) {
+        // pp(k,m), a cloud tier (sched/README.md "Cloud tier"): after its edge batch, the tensor at m
+        // crosses the edge's link and the cloud's (WAN), the cloud runs [m,n) — taken at batch 1 with
+        // no queue: the cloud's own load is not modelled — and the result comes back over the cloud's
+        // link, the access point and the device's link.
+        int ci = -1;
+        for (size_t j = 0; j < state.servers.size(); ++j)
+          if (state.servers[j].id == sv.cloud) ci = static_cast<int>(j);
+        if (ci < 0) throw std::invalid_argument("device " + d.id + ": " + st.to_string() + " needs a cloud, and server " + sv.id + " has none");
+        const ServerState& cloud = state.servers[static_cast<size_t>(ci)];
+        const LutTable& cloud_lut = est.luts().table({cloud.type, run_model, d.dataset});
+        const double wan_bw = mbps_to_bytes_per_s(std::min(sv.link_bandwidth_mbps, cloud.link_bandwidth_mbps));
+        const double wan_lat = (sv.link_latency_ms + cloud.link_latency_ms) * 1e-3;
+        const double back_bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, cloud.link_bandwidth_mbps}));
+        const double back_lat = (d.link_latency_ms + state.access_point_latency_ms + cloud.link_latency_ms) * 1e-3;
+        p.wan_xfer_s = m.bytes_at_split(p.server_end) / wan_bw;
+        p.cloud_s = lut_mean_time().seconds(cloud_lut, p.server_end, n, 1);
+        p.cloud_workers = std::max(1, cloud.workers);
+        p.down_s = wan_lat + p.wan_xfer_s + p.cloud_s + back_lat + m.bytes_at_split(n) / back_bw;
+        p.server_down = p.server_down || !cloud.up;
+      }
       auto& keys = c.batch_keys;
       auto k = std::find_if(keys.begin(), keys.end(), [&](const AnalyticStateCache::BatchKey& b) {
-        return b.split == split && b.model == run_model && b.dataset == d.dataset;
+        return b.split == split && b.end == p.server_end && b.model == run_model && b.dataset == d.dataset;
       });
       p.batch_key = static_cast<int>(k - keys.begin());
-      if (k == keys.end()) keys.push_back({run_model, d.dataset, split});
+      if (k == keys.end()) keys.push_back({run_model, d.dataset, split, p.server_end});
     }
     return p;
   };
@@ -658,6 +686,22 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (f.spec->in_flight > 0) server_closed_work += f.spec->in_flight * f.batch_s;
       else ++server_open_paths;
     }
+    // A cloud tier (pp(k,m)): the edge's sender to its cloud and the cloud's workers, as this server's
+    // cloud paths load them (the cloud's other load is not seen here): M/G/1's mean wait
+    // sum(lambda s^2) / (2 (1 - rho)) on the WAN, and on the cloud per worker; past saturation the
+    // paths are scaled down below (sched/README.md "Cloud tier").
+    double wan_rho = 0, wan_second = 0, cloud_rho = 0, cloud_second = 0;
+    for (int fi : server_path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) continue;
+      const double c = f.spec->cloud_s / f.spec->cloud_workers;
+      wan_rho += f.lambda * f.spec->wan_xfer_s;
+      wan_second += f.lambda * f.spec->wan_xfer_s * f.spec->wan_xfer_s;
+      cloud_rho += f.lambda * c;
+      cloud_second += f.lambda * c * c;
+    }
+    const double cloud_tier_wait = (wan_rho < 0.999 ? wan_second / (2 * (1 - wan_rho)) : 0) +
+                                   (cloud_rho < 0.999 ? cloud_second / (2 * (1 - cloud_rho)) : 0);
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;
       double latency = p.device_s;
@@ -684,11 +728,12 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
         const double device_waits = open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
-        latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits;
+        const double cloud_waits = p.cloud_s > 0 || p.wan_xfer_s > 0 ? cloud_tier_wait : 0;
+        latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits + cloud_waits;
         // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
         // same term as in wq) and the device's own queues (probability rho); the window's wait is taken
         // as fixed (each request's share of it depends on the arrival pattern, not on chance alone).
-        f.wait_s = wq + device_waits;
+        f.wait_s = wq + device_waits + cloud_waits;
         double p_none = wq > 0 ? 1 - std::clamp(rho_power, 0.0, 1.0) : 1;
         if (device_waits > 0) p_none *= 1 - std::min(1.0, f.lambda * std::max(p.device_s, p.up_xfer_s));
         f.wait_p = 1 - p_none;
@@ -704,6 +749,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
     if (load > cap)
       for (Flow& f : flows) f.lambda *= cap / load;
+    // ... nor its sender to the cloud more than one transfer at a time, nor the cloud more than its workers.
+    double wan = 0, cloud_work = 0;
+    for (int fi : server_path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      wan += f.lambda * f.spec->wan_xfer_s;
+      cloud_work += f.lambda * f.spec->cloud_s / f.spec->cloud_workers;
+    }
+    const double over = std::max(wan, cloud_work);
+    if (over > 0.999)
+      for (Flow& f : flows)
+        if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= 0.999 / over;
   };
   // The fixed point of the round (a round is a function of the rates alone), Anderson-accelerated from
   // zero until a round moves no rate by more than kTolerance of itself: undamped rounds (at most 100),

@@ -29,7 +29,7 @@ Scheme DpScheduler::decide(const SystemState& state) {
       alone.devices = {*d};
       std::vector<Item> opts;
       std::vector<Scheme> schemes;
-      for (const Strategy& o : device_options(est_, *d)) {
+      for (const Strategy& o : device_options(est_, *d, &state)) {
         Scheme s;
         s.strategies[d->id] = o;
         schemes.push_back(s);

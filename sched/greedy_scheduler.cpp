@@ -14,7 +14,7 @@ double greedy_work(const AnalyticEstimator& est, const SystemState& state) {
   for (const DeviceState* d : searched_devices(state)) {
     decided += 1;
     const double k = at_server[d->server] += 1;
-    work += decided + (static_cast<double>(device_options(est, *d).size()) - 1) * k;
+    work += decided + (static_cast<double>(device_options(est, *d, &state).size()) - 1) * k;
   }
   return work;
 }
@@ -30,7 +30,7 @@ Scheme GreedyScheduler::decide(const SystemState& state) {
     // Each option as an edit of the devices decided so far; the first stands until a later one is
     // predicted better.
     std::vector<SchemeEdit> candidates;
-    for (const Strategy& o : device_options(est_, d)) candidates.push_back(SchemeEdit{{{d.id, o}}});
+    for (const Strategy& o : device_options(est_, d, &state)) candidates.push_back(SchemeEdit{{{d.id, o}}});
     const SchemeEdit first = candidates.front();
     candidates.erase(candidates.begin());
     const int k = rank_.best_of_edits(partial, chosen, first, candidates);

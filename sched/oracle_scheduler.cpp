@@ -13,7 +13,7 @@ Scheme OracleScheduler::decide(const SystemState& state) {
   std::vector<std::vector<Strategy>> opts;
   long double combos = 1;
   for (const DeviceState* d : devs) {
-    opts.push_back(device_options(est_, *d));
+    opts.push_back(device_options(est_, *d, &state));
     combos *= opts.back().size();
   }
   if (combos > max_schemes_)

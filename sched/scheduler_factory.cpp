@@ -219,6 +219,17 @@ class CheckedScheduler : public Scheduler {
       if (strategy.kind == Strategy::Kind::pp && (strategy.split < 0 || strategy.split > n))
         throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model " + d->model +
                                "/" + d->dataset + " has " + std::to_string(n) + " stages (pp(0).. pp(" + std::to_string(n) + "))");
+      if (strategy.has_cloud_part()) {  // pp(k,m): m < n, and the device's server (after this scheme) has a cloud
+        if (strategy.cloud_split >= n)
+          throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model has " +
+                                 std::to_string(n) + " stages: the cloud's part [m,n) needs m < " + std::to_string(n));
+        const auto moved = scheme.servers.find(id);
+        const std::string server = moved != scheme.servers.end() ? moved->second : d->server;
+        const ServerState* sv = state.server(server);
+        if (!sv || sv->cloud.empty())
+          throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose server '" +
+                                 printable(server, 80) + "' has no cloud (servers[].cloud)");
+      }
     }
     for (const auto& h : scheme.helpers) {
       const DeviceState* d = nullptr;

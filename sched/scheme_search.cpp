@@ -12,9 +12,15 @@ std::vector<Strategy> all_options(int n) {
   return v;
 }
 
-std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d) {
+std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d, const SystemState* state) {
   const int n = est.model(d.model, d.dataset).num_stages();
-  const std::vector<Strategy> splits = all_options(n);
+  std::vector<Strategy> splits = all_options(n);
+  if (state) {
+    const ServerState* sv = state->server(d.server);
+    if (sv && !sv->cloud.empty())
+      for (int k = 0; k < n; ++k)
+        for (int m = k + 1; m < n; ++m) splits.push_back(Strategy::pp(k, m));
+  }
   std::vector<std::string> variants = d.variant_choices;
   if (variants.empty()) variants = {""};
   std::vector<Strategy> v;
@@ -29,7 +35,7 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
       const std::string& name = d.hardware->processors[static_cast<size_t>(q)];
       if (tables[static_cast<size_t>(q)] == nullptr) continue;  // no table of its own
       for (const Strategy& p : splits) {
-        if (p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) continue;
+        if ((p.kind != Strategy::Kind::local && p.kind != Strategy::Kind::pp) || p.device_split(n) == 0) continue;
         Strategy placed = choice.empty() ? p : p.with_variant(choice);
         placed.placement.parts = {PlacementPart{name, "", 1, 0, -1}};
         v.push_back(placed);
@@ -40,7 +46,7 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
     // inputs it keeps): placement and split are searched together, the server's sharing by the
     // scheduler's own search.
     for (const Strategy& p : splits) {
-      if (p.kind == Strategy::Kind::offload) continue;
+      if (p.kind == Strategy::Kind::offload || p.device_split(n) == 0) continue;
       const Strategy base = choice.empty() ? p : p.with_variant(choice);
       const Strategy placed = placed_strategy(est, d, base, PlacementRule::dp);
       if (placed.placement.empty() || (placed.placement.parts.size() == 1 && placed.placement.parts[0].with.empty())) continue;  // whole: above

@@ -13,7 +13,9 @@ std::vector<Strategy> all_options(int num_stages);
 // Each of those with each of the device's variant choices (DeviceState::variant_choices; none: the
 // splits alone), and on a device with several processors, local and pp(k) whole on each other
 // processor whose own table the LUTs hold ("local[cpu]"): the strategies a search may give the device.
-std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d);
+// With `state` and a cloud behind the device's server (ServerState::cloud), also pp(k,m) for every
+// 0 <= k < m < n (a cloud tier: the edge runs [k,m), the cloud [m,n)), with each variant choice.
+std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceState& d, const SystemState* state = nullptr);
 // PP_comm (fewest bytes, from the spec) and PP_comp (least device [0,k) + server [k,n) time at batch 1,
 // from the LUTs) for a device of the state.
 int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d);

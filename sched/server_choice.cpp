@@ -35,6 +35,15 @@ Strategy strategy_elsewhere(const Strategy& current, bool own_server_up) {
   return !own_server_up && current.kind == Strategy::Kind::local ? Strategy::offload() : current;
 }
 
+// `s` as it can run at server `to`: its cloud part dropped where `to` has no cloud (pp(k,m) -> pp(k),
+// pp(0,m) -> offload); unchanged otherwise.
+Strategy strategy_at(Strategy s, const ServerState& to) {
+  if (!s.has_cloud_part() || !to.cloud.empty()) return s;
+  s.cloud_split = 0;
+  if (s.split == 0) s.kind = Strategy::Kind::offload;
+  return s;
+}
+
 bool server_up(const SystemState& state, const std::string& id) {
   for (const ServerState& sv : state.servers)
     if (sv.id == id) return sv.up;
@@ -99,7 +108,8 @@ Scheme choose_on_whole_system(const AnalyticEstimator& est, const SystemState& s
     for (int j : destinations(est, state, scheme, d, current)) {
       options.push_back(scheme);
       options.back().servers[d.id] = state.servers[static_cast<size_t>(j)].id;
-      if (there != mine) options.back().strategies[d.id] = there;
+      const Strategy fitted = strategy_at(there, state.servers[static_cast<size_t>(j)]);
+      if (fitted != mine) options.back().strategies[d.id] = fitted;
     }
     if (options.empty()) continue;
     *predicted += static_cast<int>(options.size());
@@ -161,13 +171,14 @@ Scheme choose_by_server(const AnalyticEstimator& est, const SystemState& state, 
     here[k].connected = true;
     const auto own = scheme.strategies.find(d.id);
     const Strategy mine = own != scheme.strategies.end() ? own->second : d.strategy;
-    const Strategy elsewhere = strategy_elsewhere(mine, placed.servers[static_cast<size_t>(from)].up);
-    const bool named = own != scheme.strategies.end() || elsewhere != mine;  // the scheme names its strategy there
+    const Strategy elsewhere_any = strategy_elsewhere(mine, placed.servers[static_cast<size_t>(from)].up);
     Prediction best = system_with(from, figures[static_cast<size_t>(from)], -1, {});
     int best_to = -1;
     PartFigures best_there;
     DeviceState moved = here[k];
     for (int j : to) {
+      const Strategy elsewhere = strategy_at(elsewhere_any, placed.servers[static_cast<size_t>(j)]);
+      const bool named = own != scheme.strategies.end() || elsewhere != mine;  // the scheme names its strategy there
       moved.server = placed.servers[static_cast<size_t>(j)].id;
       std::vector<DeviceState>& there = part[static_cast<size_t>(j)].devices;
       there.push_back(moved);
@@ -184,6 +195,8 @@ Scheme choose_by_server(const AnalyticEstimator& est, const SystemState& state, 
       }
     }
     if (best_to < 0) continue;
+    const Strategy elsewhere = strategy_at(elsewhere_any, placed.servers[static_cast<size_t>(best_to)]);
+    const bool named = own != scheme.strategies.end() || elsewhere != mine;
     moved.server = placed.servers[static_cast<size_t>(best_to)].id;
     part[static_cast<size_t>(best_to)].devices.push_back(moved);
     here.erase(here.begin() + static_cast<std::ptrdiff_t>(k));

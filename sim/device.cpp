@@ -200,7 +200,7 @@ void SimDevice::server_status_changed(int server) {
     if (!st.up) {
       const double now = sg4::Engine::get_clock();
       for (DeviceRequest* r : loop_.unfinished_requests(true))
-        if (r->rec.server == server) {
+        if ((r->rec.cloud >= 0 ? r->rec.cloud : r->rec.server) == server) {  // who holds it (its cloud once passed on)
           loop_.on_result(*r, now, false, st.why_failed);
           touched = true;
         }
@@ -224,6 +224,16 @@ void SimDevice::send_control(const ControlMessage* m, sg4::Host* from, double by
 
 void SimDevice::send_help(HelpTask* t, sg4::Host* from, double bytes) {
   in_kernel([&] { send(help_, from, bytes, t); });
+}
+
+void SimDevice::fail_request(SimRequest* r, const std::string& why) {
+  in_kernel([&] {
+    if (stopped_ || r->finished) return;
+    loop_.on_result(*r, sg4::Engine::get_clock(), false, why);
+    if (!live_) return;
+    step();
+    take_arrived();
+  });
 }
 
 template <class Payload>
@@ -375,6 +385,15 @@ void SimDevice::routed(DeviceRequest& dr) {
   r.rec.bytes_up = request_wire_bytes(b.lut, r.device_split, bytes[r.device_split], u_up);
   r.rec.bytes_down = request_wire_bytes(srv, num_stages_, bytes[num_stages_], u_down);
   r.batch_group = b.batch_group[r.device_split];
+  const Strategy& st = loop_.strategy();
+  if (st.has_cloud_part() && st.split == r.device_split && st.cloud_split < num_stages_) {
+    // pp(k,m): the edge batches [k,m) with others of the same range, the cloud [m,n) with any [m,n).
+    r.cloud_split = st.cloud_split;
+    r.rec.bytes_to_cloud = bytes[static_cast<size_t>(st.cloud_split)];
+    const ModelKey key{b.run_model, s_.spec->dataset};
+    r.batch_group = s_.groups->id({key, r.device_split, st.cloud_split});
+    r.cloud_group = b.batch_group[static_cast<size_t>(st.cloud_split)];
+  }
 }
 
 void SimDevice::start_compute(DeviceRequest& dr) {

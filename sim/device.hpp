@@ -31,6 +31,7 @@
 #include "core/data_parallel_router.hpp"
 #include "core/device_loop.hpp"
 #include "core/execution_time.hpp"
+#include "core/model_key.hpp"
 #include "core/model_spec.hpp"
 #include "core/radio_energy.hpp"
 #include "core/random_stream.hpp"
@@ -86,6 +87,9 @@ struct DeviceSlice {
   std::vector<DeviceHandover> handovers;
   MobilitySpec::MidTransfer mid_transfer = MobilitySpec::MidTransfer::wait;
   const ExecutionTimeModel* time = &lut_mean_time();
+  // The run's batch group ids (owned by the simulation): the groups of pp(k,m)'s edge and cloud parts
+  // are looked up when such a request is routed.
+  BatchGroupIds* groups = nullptr;
 };
 
 class SimDevice final : public ObservedDevice, public DeviceInbox, private CompletionListener, private DeviceActions {
@@ -110,6 +114,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
   void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) override;
   void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
+  void fail_request(SimRequest* r, const std::string& why) override;
 
   const Strategy& strategy() const override { return loop_.strategy(); }
   int unfinished() const override { return loop_.unfinished(); }

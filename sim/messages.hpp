@@ -6,6 +6,8 @@
 //   result    server/helper -> device: SimRequest* (bytes_down), one at a time in the order sent
 //   control   monitor -> device: ControlMessage* (scheduler.control_bytes), one at a time in the order sent
 //   help      server -> idle helper device: HelpTask* (the batch's input bytes), one at a time
+//   to cloud  edge server -> its cloud (pp(k,m)): bytes_to_cloud, one request at a time in the order its
+//             batches ended, then the request joins the cloud's ArrivedUploads
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
@@ -63,6 +65,9 @@ class DeviceInbox {
   virtual void send_result(SimRequest* r, simgrid::s4u::Host* from) = 0;  // r->rec.bytes_down on the wire
   virtual void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) = 0;
   virtual void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) = 0;
+  // `r` failed where it is now (an edge found its cloud down when passing it on): the device records
+  // the failure with `why` now. Nothing when it already finished.
+  virtual void fail_request(SimRequest* r, const std::string& why) = 0;
 };
 
 }  // namespace coinfer::sim

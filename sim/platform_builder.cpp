@@ -50,14 +50,21 @@ sg4::Link* scheduled_link(sg4::NetZone* zone, const std::string& name, const Ban
 void build_platform(const Scenario& s, Platform& p) {
   p.device_bandwidth.clear();
   for (const auto& d : s.devices) p.device_bandwidth.emplace_back(d, s.events);
+  p.server_bandwidth.clear();
+  for (const auto& sv : s.servers) {  // built whole before any link points into it
+    std::vector<BandwidthPoint> pts = {{0, sv.link.bandwidth_mbps}};
+    pts.insert(pts.end(), sv.link.trace.begin(), sv.link.trace.end());
+    p.server_bandwidth.emplace_back(pts);
+  }
   auto* zone = add_star_zone("coinfer");
   sg4::Link* ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
   ap->seal();
-  for (const auto& sv : s.servers) {
+  for (size_t j = 0; j < s.servers.size(); ++j) {
+    const ServerSpec& sv = s.servers[j];
     const int cores = sv.cores > 0 ? sv.cores : sv.workers;
     sg4::Host* h = add_host(zone, sv.id, kFlopsPerSecond)->set_core_count(cores);
-    auto* up = add_link(zone, sv.id + "_up", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
-    auto* down = add_link(zone, sv.id + "_down", bytes_per_s(sv.link.bandwidth_mbps))->set_latency(sv.link.latency_ms * 1e-3);
+    sg4::Link* up = scheduled_link(zone, sv.id + "_up", &p.server_bandwidth[j], sv.link.latency_ms * 1e-3);
+    sg4::Link* down = scheduled_link(zone, sv.id + "_down", &p.server_bandwidth[j], sv.link.latency_ms * 1e-3);
     up->seal();
     down->seal();
     add_star_route(zone, h, true, {sg4::LinkInRoute(up)});

@@ -20,6 +20,7 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> device_hosts;
   std::vector<simgrid::s4u::Host*> server_hosts;
   std::vector<BandwidthSchedule> device_bandwidth;  // per device (owned here; link callbacks read it)
+  std::vector<BandwidthSchedule> server_bandwidth;  // per server: its link's (servers[].link.trace, e.g. a cloud's WAN)
 };
 
 // `platform` must outlive the simulation: NONLINEAR link callbacks point into it.

@@ -20,6 +20,14 @@ struct SimRequest : DeviceRequest {
   int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
   bool finished = false;
   bool dropped_at_server = false;  // the server gave it up past its deadline (its result says so)
+  // pp(k,m) (a cloud tier): m (0: none), the batch group of [m,n) at the cloud, and whether the edge has
+  // passed it on (from then on the cloud holds it: rec.cloud).
+  int cloud_split = 0;
+  int cloud_group = 0;
+  bool at_cloud = false;
+  // The stages the server now holding it runs: [server_begin, server_end).
+  int server_begin() const { return at_cloud ? cloud_split : device_split; }
+  int server_end(int num_stages) const { return cloud_split > 0 && !at_cloud ? cloud_split : num_stages; }
   std::string drop_reason;
 };
 

@@ -18,6 +18,7 @@ ServerActors::ServerActors(ServerSlice slice)
       timers_sem_(sg4::Semaphore::create(0)),
       run_sem_(sg4::Semaphore::create(0)),
       forward_sem_(sg4::Semaphore::create(0)),
+      to_cloud_sem_(sg4::Semaphore::create(0)),
       service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {}
 
 void ServerActors::start() {
@@ -25,6 +26,7 @@ void ServerActors::start() {
   add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
   if (s_.spec->batch.windowed()) start_timer();
   if (s_.timing->may_have_helpers()) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
+  if (s_.cloud >= 0) add_actor(id + ":to-cloud", s_.host, [this] { cloud_sender_loop(); })->daemonize();
   start_workers();
 }
 
@@ -49,7 +51,7 @@ void ServerActors::set_up(bool up) {
   loop_.on_failure();
   const double now = sg4::Engine::get_clock();
   for (const auto* batch : running_)  // cut now: their span ends here (server_results' busy time)
-    for (SimRequest* r : *batch) r->rec.t_batch_end = now;
+    for (SimRequest* r : *batch) (r->at_cloud ? r->rec.t_cloud_batch_end : r->rec.t_batch_end) = now;
   running_.clear();
   for (auto& w : workers_) w->kill();
   workers_.clear();
@@ -64,6 +66,15 @@ void ServerActors::dispatcher_loop() {
     SimRequest* r = s_.uploads->queue.front();
     s_.uploads->queue.pop_front();
     const std::uint64_t failures = failures_;
+    if (r->at_cloud) {  // passed on by its edge (pp(k,m)): its cloud part joins this server's queue as is
+      if (down_ || r->finished) continue;  // lost with this server, or failed meanwhile (its device knows)
+      const double now = sg4::Engine::get_clock();
+      r->rec.t_cloud_queued = now;
+      const auto added = loop_.on_upload(r, r->cloud_group, now);
+      wake_actors();
+      if (!added.sealed && added.opened) timers_sem_->release();
+      continue;
+    }
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
     const LutTable& lut = *s_.timing->server_lut(r->rec.device, r->binding);
@@ -128,19 +139,21 @@ void ServerActors::wake_actors() {
 
 double ServerActors::expected_seconds(const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  return s_.timing->batch_seconds(first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()));
+  return s_.timing->batch_seconds(first.rec.device, first.binding, first.server_begin(), static_cast<int>(batch.size()), first.server_end(-1));
 }
 
 double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
   const SimRequest& first = *batch.front();
   const LutTable& lut = *s_.timing->server_lut(first.rec.device, first.binding);
   const double u = lut.has_distributions() ? service_rng_.next_unit() : 0.5;  // no draw for tables without distributions
-  return s_.timing->time().sample_seconds(lut, first.device_split, lut.num_stages(), static_cast<int>(batch.size()), u);
+  return s_.timing->time().sample_seconds(lut, first.server_begin(), first.server_end(lut.num_stages()), static_cast<int>(batch.size()), u);
 }
 
 // The engine's observations: the batch's upload bytes, the helper's bandwidth now.
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
+  // A batch with a cloud part stays on the server (a helper sends results straight to the devices).
+  if (first.cloud_split > 0) return std::numeric_limits<double>::infinity();
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
   return s_.timing->helper_seconds(helper, first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()), bytes,
@@ -154,7 +167,7 @@ void ServerActors::start_batch(std::uint64_t token, std::vector<SimRequest*> bat
 
 void ServerActors::drop(SimRequest* r, double now_s) {
   // A notice with no payload (its few header bytes are not modelled): the device records it dropped.
-  r->rec.server = s_.index;
+  if (!r->at_cloud) r->rec.server = s_.index;
   r->dropped_at_server = true;
   r->drop_reason = server_drop_reason(s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3,
                                       seconds_alone(r));
@@ -194,8 +207,13 @@ void ServerActors::worker_loop() {
     const double seconds = sample_server_seconds(batch);
     const double start = sg4::Engine::get_clock();
     for (SimRequest* r : batch) {
-      r->rec.t_batch_start = start;
-      r->rec.batch_size = b;
+      if (r->at_cloud) {
+        r->rec.t_cloud_batch_start = start;
+        r->rec.cloud_batch_size = b;
+      } else {
+        r->rec.t_batch_start = start;
+        r->rec.batch_size = b;
+      }
     }
     running_.push_back(&batch);
     if (seconds > 0) sg4::this_actor::execute(seconds * kFlopsPerSecond);
@@ -203,10 +221,48 @@ void ServerActors::worker_loop() {
     const double end = sg4::Engine::get_clock();
     loop_.on_batch_done(token, end);
     wake_actors();
+    size_t queued_for_cloud = 0;
     for (SimRequest* r : batch) {
-      r->rec.t_batch_end = end;
+      if (r->at_cloud) {
+        r->rec.t_cloud_batch_end = end;
+      } else {
+        r->rec.t_batch_end = end;
+        if (r->cloud_split > 0 && s_.cloud >= 0) {  // its edge part: on to the cloud
+          to_cloud_.push_back(r);
+          ++queued_for_cloud;
+          continue;
+        }
+      }
       (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
     }
+    // Released last (each release may let the sender run): one permit per request queued above.
+    for (size_t i = 0; i < queued_for_cloud; ++i) to_cloud_sem_->release();
+  }
+}
+
+void ServerActors::cloud_sender_loop() {
+  // The rule (sim/README.md "Cloud tier"): the edge sends each request's tensor at stage m to its cloud
+  // over one connection, in the order their batches ended. From the start of its transfer the cloud
+  // holds it: a failure of the cloud then fails it (its device fails what rec.cloud names); a cloud
+  // already down fails it at once with the cloud's why_down.
+  while (true) {
+    to_cloud_sem_->acquire();
+    SimRequest* r = to_cloud_.front();
+    to_cloud_.pop_front();
+    if (r->finished) continue;  // failed meanwhile (its device knows)
+    const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(s_.cloud)];
+    r->at_cloud = true;
+    r->rec.cloud = s_.cloud;
+    DeviceInbox* device = (*s_.devices)[static_cast<size_t>(r->rec.device)];
+    if (!st.up) {
+      device->fail_request(r, st.why_down);
+      continue;
+    }
+    const std::uint64_t failures = st.failures;
+    sg4::Comm::sendto(s_.host, s_.cloud_host, static_cast<std::uint64_t>(std::llround(r->rec.bytes_to_cloud)));
+    if (r->finished || st.failures != failures) continue;  // the cloud failed meanwhile: its device failed it
+    s_.cloud_uploads->queue.push_back(r);
+    s_.cloud_uploads->arrived->release();
   }
 }
 

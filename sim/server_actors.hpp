@@ -42,6 +42,12 @@ struct ServerSlice {
   std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
   std::shared_ptr<const std::vector<int>> priorities;      // per scenario device: workload.priority
   std::shared_ptr<const std::vector<double>> drop_after;   // per scenario device: its deadline (s) with drop_late, else +inf
+  // Its cloud (servers[].cloud; -1 none): the server it passes pp(k,m) requests on to, its host, where
+  // they arrive there, and every server's status (a request passed on while the cloud is down fails).
+  int cloud = -1;
+  simgrid::s4u::Host* cloud_host = nullptr;
+  ArrivedUploads* cloud_uploads = nullptr;
+  const std::vector<ServerStatus>* server_status = nullptr;
 };
 
 class ServerActors final : public ObservedServer, private ServerActions<SimRequest*> {
@@ -62,12 +68,16 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const override;
   void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
   void forward(int helper, std::vector<SimRequest*> batch) override;
-  int batch_limit(SimRequest* const& r) const override { return s_.timing->batch_limit(r->rec.device, r->binding, r->device_split); }
+  int batch_limit(SimRequest* const& r) const override {
+    return s_.timing->batch_limit(r->rec.device, r->binding, r->server_begin(), r->server_end(-1));
+  }
   double drop_after_s(SimRequest* const& r) const override {
     return s_.drop_after ? r->rec.t_created + (*s_.drop_after)[static_cast<size_t>(r->rec.device)] : std::numeric_limits<double>::infinity();
   }
   void drop(SimRequest* r, double now_s) override;
-  double seconds_alone(SimRequest* const& r) const override { return s_.timing->batch_seconds(r->rec.device, r->binding, r->device_split, 1); }
+  double seconds_alone(SimRequest* const& r) const override {
+    return s_.timing->batch_seconds(r->rec.device, r->binding, r->server_begin(), 1, r->server_end(-1));
+  }
   int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to
@@ -79,6 +89,8 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   void start_workers();
   void worker_loop();
   void forwarder_loop();
+  // Passes pp(k,m) requests whose edge part ended on to the cloud, one transfer at a time.
+  void cloud_sender_loop();
   // One execution's seconds (drawn from this server's service-time stream).
   double sample_server_seconds(const std::vector<SimRequest*>& batch);
 
@@ -95,6 +107,8 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
   std::vector<simgrid::s4u::ActorPtr> workers_;  // the worker actors now (killed when the server fails)
   std::vector<const std::vector<SimRequest*>*> running_;  // the batches the workers execute now (a worker's own)
+  std::deque<SimRequest*> to_cloud_;       // edge part done, waiting for the cloud sender
+  simgrid::s4u::SemaphorePtr to_cloud_sem_;  // one permit per request in to_cloud_
   bool down_ = false;
   std::uint64_t failures_ = 0;              // failures so far: an upload taken before one is dropped after it
 };

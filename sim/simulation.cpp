@@ -249,6 +249,7 @@ struct RunWiring {
   std::vector<DeviceInbox*>* inboxes;          // per device (filled once the devices exist)
   ActivityRetirement* retirement;
   std::vector<ServerStatus>* server_status;    // per server
+  BatchGroupIds* groups;                       // the run's batch groups (pp(k,m)'s are made as requests need them)
 };
 
 // Phase: each server's timing (its LUTs and its helpers', core/server_timing.hpp) and its actors
@@ -278,6 +279,12 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
     x.seed = s.seed;
     x.priorities = priorities;
     x.drop_after = drop_after;
+    if (!s.servers[j].cloud.empty()) {
+      x.cloud = s.server_index(s.servers[j].cloud);
+      x.cloud_host = w.platform->server_hosts[static_cast<size_t>(x.cloud)];
+      x.cloud_uploads = &(*w.arrived)[static_cast<size_t>(x.cloud)];
+    }
+    x.server_status = w.server_status;
     servers.push_back(std::make_unique<ServerActors>(std::move(x)));
   }
   return servers;
@@ -319,6 +326,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.time = w.time;
     x.handovers = handovers_of(s, d.id);
     x.mid_transfer = s.mobility.mid_transfer;
+    x.groups = w.groups;
     devices.push_back(std::make_unique<SimDevice>(std::move(x)));
     (*w.inboxes)[i] = devices.back().get();
   }
@@ -437,7 +445,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<DeviceInbox*> inboxes(nd, nullptr);
   ActivityRetirement retirement;
   std::vector<ServerStatus> server_status(ns);
-  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status};
+  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status, &groups};
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);

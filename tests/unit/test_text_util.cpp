@@ -42,6 +42,24 @@ TEST(Strategy, ParsesEveryFormAndRejectsOthers) {
   EXPECT_EQ(Strategy::offload().device_split(9), 0);
 }
 
+TEST(Strategy, ACloudPartIsASecondSplitAfterTheFirst) {
+  // pp(2,5): device [0,2), edge [2,5), cloud [5,n). It is not pp(2) (another end at the edge).
+  const Strategy s = parse_strategy("pp(2,5)");
+  EXPECT_EQ(s, Strategy::pp(2, 5));
+  EXPECT_NE(s, Strategy::pp(2));
+  EXPECT_TRUE(s.has_cloud_part());
+  EXPECT_FALSE(Strategy::pp(2).has_cloud_part());
+  EXPECT_EQ(s.device_split(9), 2);
+  EXPECT_EQ(s.server_end(9), 5);
+  EXPECT_EQ(Strategy::pp(2).server_end(9), 9);
+  EXPECT_EQ(s.to_string(), "pp(2,5)");
+  EXPECT_EQ(parse_strategy("pp(0,1)").to_string(), "pp(0,1)");  // the raw input to the edge, [1,n) on the cloud
+  EXPECT_EQ(parse_strategy("pp(1,3)@int8").to_string(), "pp(1,3)@int8");
+  // The cloud's part starts after the edge's: K < M.
+  for (const char* bad : {"pp(3,3)", "pp(4,2)", "pp(2,)", "pp(,2)", "pp(2,x)", "pp(1,2,3)", "pp(2 ,3)"})
+    EXPECT_THROW(parse_strategy(bad), std::invalid_argument) << bad;
+}
+
 namespace coinfer {
 namespace {
 TEST(TextUtil, TrimLowerPrintf) {

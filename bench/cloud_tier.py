@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""A cloud tier (issue 36 item 4): two tiers (device + edge) against three (device + edge + cloud) on the
+shipped scenarios/cloud/edge_cloud.yaml (Raspberry Pi 4B running DGCNN/ModelNet40, Poisson 3 req/s each,
+an i7-7700 edge with a GTX 1060 cloud behind a WAN), in three cases: as shipped (8 Pi; WAN 200 Mbit/s,
+25 ms, congested to 20 Mbit/s from 10 s to 20 s), 16 Pi on that WAN (the edge overloaded), and 16 Pi with
+a 1 Gbit/s, 10 ms WAN. For each: fixed strategies of two tiers (local, offload, pp(2), data_parallel) and
+of three (pp(0,1), pp(1,2), pp(2,3), pp(2,6)), and the search schedulers deciding every second (greedy and
+dp consider every pp(k,m); hierarchical only two tiers). Prints completed and failed requests, the mean
+and p95 latency of completed requests, the p95 of those created during the congestion (10-20 s), the
+share of requests that ran a cloud part, and the analytic estimator's predicted mean latency at the first
+decision (it takes the cloud at batch 1 with no queue: sched/README.md "Cloud tier").
+usage: /usr/bin/python3 bench/cloud_tier.py [--out /tmp/cloud_tier] (from the repository root; ~1 min)"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+SCENARIO = "scenarios/cloud/edge_cloud.yaml"
+CASES = [("8 Pi, WAN 200 Mbit/s congested", []),
+         ("16 Pi, WAN 200 Mbit/s congested", ["devices.0.count=16"]),
+         ("16 Pi, WAN 1 Gbit/s", ["devices.0.count=16", "servers.0.link={bandwidth_mbps: 1000, latency_ms: 10}"])]
+RUNS = [("local", ["devices.*.strategy=local"]), ("offload", ["devices.*.strategy=offload"]),
+        ("pp(2)", ["devices.*.strategy=pp(2)"]), ("data_parallel", ["devices.*.strategy=data_parallel"]),
+        ("pp(0,1)", ["devices.*.strategy=pp(0,1)"]), ("pp(1,2)", ["devices.*.strategy=pp(1,2)"]),
+        ("pp(2,3)", ["devices.*.strategy=pp(2,3)"]), ("pp(2,6)", ["devices.*.strategy=pp(2,6)"]),
+        ("greedy, every 1 s", ["scheduler={name: greedy, period_s: 1}"]), ("dp, every 1 s", ["scheduler={name: dp, period_s: 1}"]),
+        ("hierarchical, every 1 s", ["scheduler={name: hierarchical, period_s: 1}"])]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default="/tmp/cloud_tier")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    coinfer = os.path.abspath("build/coinfer")
+    for k, (case, sets) in enumerate(CASES):
+        print(f"\n{case}")
+        print(f"{'run':24s} {'completed':>9s} {'failed':>6s} {'mean ms':>9s} {'p95 ms':>9s} {'p95 10-20 s':>11s} {'cloud %':>7s} {'predicted ms':>12s}")
+        for j, (name, extra) in enumerate(RUNS):
+            out = os.path.join(a.out, f"{k}_{j}")
+            shutil.rmtree(out, ignore_errors=True)
+            cmd = [coinfer, "run", SCENARIO, "--out", out, "-q"]
+            for s in sets + extra:
+                cmd += ["--set", s]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                sys.exit(f"{case} / {name}: {r.stderr}")
+            with h5py.File(os.path.join(out, "results.h5")) as f:
+                st, t0, t1 = f["requests/status"][:], f["requests/t_created"][:], f["requests/t_result"][:]
+                cloud = f["requests/cloud"][:]
+            window = t0 >= 2.0  # warmup_s
+            ok = window & (st == 0) & np.isfinite(t1)
+            lat = (t1[ok] - t0[ok]) * 1e3
+            congested = ok & (t0 >= 10) & (t0 < 20)
+            lat_c = (t1[congested] - t0[congested]) * 1e3
+            with open(os.path.join(out, "decisions.jsonl")) as f:
+                first = json.loads(f.readline())
+            print(f"{name:24s} {int(ok.sum()):9d} {int((window & (st == 1)).sum()):6d} {lat.mean():9.1f} {np.percentile(lat, 95):9.1f} "
+                  f"{np.percentile(lat_c, 95) if lat_c.size else float('nan'):11.1f} {100 * float((cloud[window] >= 0).mean()):7.1f} "
+                  f"{first['predicted_latency_ms']:12.1f}")
+
+
+if __name__ == "__main__":
+    main()
