@@ -494,3 +494,33 @@ TEST(AnalyticEstimator, PathsThroughAFailedServerServeNothingAndLoseToLocal) {
   EXPECT_GT(f.est->predict(st, offload).throughput_rps, 1 / 0.9);
   EXPECT_GT(f.est->compare(st, offload, local), 0);
 }
+
+TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
+  // Issue 36 item 4 (sched/README.md "Cloud tier"). The fixture's fast device (5 ms a stage) on server
+  // s0 (busy: 10 ms a stage), whose cloud c (srv: 1 ms a stage) sits behind a WAN of 0.1 Mbit/s =
+  // 12,500 B/s. pp(6,7): the device runs [0,6) (30 ms), the edge [6,7) (10 ms), the WAN carries the
+  // tensor at 7 (2,048 B: 163.84 ms), the cloud runs [7,9) (2 ms). Offered 10 req/s (open loop), the
+  // WAN would be busy 1.6384 s a second: the estimator serves 0.999 / 0.16384 = 6.0974 req/s (the rest
+  // unserved), while pp(6) (no cloud: the edge busy 30 ms a request, 0.3 s a second) serves all 10.
+  Fixture f;
+  SystemState st = state({device("p", "fast", 1000, "s0")}, "busy");
+  st.devices[0].arrival_rate_per_s = 10;
+  st.devices[0].in_flight = 0;
+  st.servers[0].cloud = "c";
+  ServerState c = st.servers[0];
+  c.id = "c";
+  c.type = "srv";
+  c.cloud = "";
+  c.link_bandwidth_mbps = 0.1;
+  st.servers.push_back(c);
+  const Scheme three = scheme({{"p", Strategy::pp(6, 7)}}), two = scheme({{"p", Strategy::pp(6)}});
+  const Prediction p3 = f.est->predict(st, three), p2 = f.est->predict(st, two);
+  EXPECT_NEAR(p3.throughput_rps, 0.999 / 0.16384, 1e-9);
+  EXPECT_TRUE(p3.devices[0].saturated());
+  EXPECT_NEAR(p2.throughput_rps, 10, 1e-9);
+  EXPECT_FALSE(p2.devices[0].saturated());
+  EXPECT_GT(f.est->compare(st, two, three), 0);
+  // A WAN of 100 Mbit/s carries it in 0.16384 ms: nothing saturates and the cloud tier serves all 10.
+  st.servers[1].link_bandwidth_mbps = 100;
+  EXPECT_NEAR(f.est->predict(st, three).throughput_rps, 10, 1e-9);
+}
