@@ -40,8 +40,18 @@ SystemState state_under(const SystemState& state, const Scheme& scheme) {
     }
   if (!scheme.servers.empty())
     for (auto& d : out.devices)
-      if (auto it = scheme.servers.find(d.id); it != scheme.servers.end()) d.server = it->second;
+      if (auto it = scheme.servers.find(d.id); it != scheme.servers.end()) {
+        d.server = it->second;
+        if (const ServerState* sv = out.server(d.server)) d.strategy = strategy_at(d.strategy, *sv);
+      }
   return out;
+}
+
+Strategy strategy_at(Strategy s, const ServerState& to) {
+  if (!s.has_cloud_part() || !to.cloud.empty()) return s;
+  s.cloud_split = 0;
+  if (s.split == 0) s.kind = Strategy::Kind::offload;
+  return s;
 }
 
 SystemState scenario_state(const Scenario& s, double now) {

@@ -92,6 +92,9 @@ bool scheme_alters_state(const SystemState& state, const Scheme& scheme);
 // `state` with the batching `scheme` sets applied to its servers and the devices it moves on their new
 // servers (what the scheme is predicted on).
 SystemState state_under(const SystemState& state, const Scheme& scheme);
+// `s` as it can run at server `to`: its cloud part dropped where `to` has no cloud (pp(k,m) -> pp(k),
+// pp(0,m) -> offload); unchanged otherwise. state_under applies it to the devices a scheme moves.
+Strategy strategy_at(Strategy s, const ServerState& to);
 
 // The state a scenario describes at time `now` before anything has run: devices connected between
 // their join and leave times, configured strategies, nominal link bandwidths, empty queues.

@@ -260,6 +260,10 @@ class CheckedScheduler : public Scheduler {
       if (!est_.luts().contains(key))
         throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' to server '" + server + "', whose type has no LUT for it (" +
                                key.to_string() + ")");
+      const Strategy& kept = st != scheme.strategies.end() ? st->second : d->strategy;
+      if (kept.has_cloud_part() && sv->cloud.empty())
+        throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' running " + kept.to_string() + " to server '" + server +
+                               "', which has no cloud (servers[].cloud): give it a strategy without a cloud part there");
     }
     return scheme;
   }

@@ -35,15 +35,6 @@ Strategy strategy_elsewhere(const Strategy& current, bool own_server_up) {
   return !own_server_up && current.kind == Strategy::Kind::local ? Strategy::offload() : current;
 }
 
-// `s` as it can run at server `to`: its cloud part dropped where `to` has no cloud (pp(k,m) -> pp(k),
-// pp(0,m) -> offload); unchanged otherwise.
-Strategy strategy_at(Strategy s, const ServerState& to) {
-  if (!s.has_cloud_part() || !to.cloud.empty()) return s;
-  s.cloud_split = 0;
-  if (s.split == 0) s.kind = Strategy::Kind::offload;
-  return s;
-}
-
 bool server_up(const SystemState& state, const std::string& id) {
   for (const ServerState& sv : state.servers)
     if (sv.id == id) return sv.up;
@@ -227,14 +218,35 @@ Scheme choose_servers(const AnalyticEstimator& est, const SystemState& state, Sc
   return scheme;
 }
 
+namespace {
+
+// Every device of `scheme` (its strategy there, else the state's) on a server without a cloud loses its
+// cloud part (strategy_at): an inner scheduler deciding again on the devices as placed may give a moved
+// device the strategy it had (the static one does).
+void fit_to_servers(const SystemState& state, Scheme& scheme) {
+  for (const DeviceState& d : state.devices) {
+    auto own = scheme.strategies.find(d.id);
+    const Strategy& st = own != scheme.strategies.end() ? own->second : d.strategy;
+    if (!st.has_cloud_part()) continue;
+    auto moved = scheme.servers.find(d.id);
+    const ServerState* sv = state.server(moved != scheme.servers.end() ? moved->second : d.server);
+    if (sv && sv->cloud.empty()) scheme.strategies[d.id] = strategy_at(st, *sv);
+  }
+}
+
+}  // namespace
+
 Scheme ServerChoosingScheduler::decide(const SystemState& state) {
   moves_.clear();
   Scheme first = inner_->decide(state);
+  fit_to_servers(state, first);
   Scheme placed = choose_servers(est_, state, std::move(first), &moves_, &candidates_);
   if (placed.servers.empty()) return placed;
+  fit_to_servers(state, placed);
   // The strategies again, on the devices as placed; kept where predicted better.
   Scheme second = inner_->decide(state_under(state, placed));
   second.servers = placed.servers;
+  fit_to_servers(state, second);
   return est_.compare(state, second, placed) > 1e-12 ? second : placed;
 }
 

@@ -21,6 +21,7 @@
 #include "core/model_key.hpp"
 #include "core/server_failures.hpp"
 #include "core/server_timing.hpp"
+#include "core/system_state.hpp"
 #include "core/text_util.hpp"
 #include "core/units.hpp"
 #include "io/decisions_jsonl.hpp"
@@ -337,6 +338,33 @@ TEST(Strategy, AtSplitNamesTheEndsLocalAndOffload) {
   EXPECT_EQ(Strategy::at_split(4, 9), Strategy::pp(4));
   EXPECT_DOUBLE_EQ(mbps_to_bytes_per_s(8), 1e6);
   EXPECT_DOUBLE_EQ(bytes_per_s_to_mbps(1e6), 8);
+}
+
+TEST(Strategy, ACloudPartIsDroppedWhereTheServerHasNoCloud) {
+  // A device moved to a server without a cloud cannot run a cloud part: pp(2,5) runs pp(2) there and
+  // pp(0,3) (the raw input to the edge) runs offload; at a server with a cloud both stay.
+  ServerState bare, edge;
+  bare.id = "bare";
+  edge.id = "edge";
+  edge.cloud = "cloud";
+  EXPECT_EQ(strategy_at(Strategy::pp(2, 5), bare), Strategy::pp(2));
+  EXPECT_EQ(strategy_at(Strategy::pp(0, 3), bare), Strategy::offload());
+  EXPECT_EQ(strategy_at(Strategy::pp(2, 5).with_variant("int8"), bare), Strategy::pp(2).with_variant("int8"));
+  EXPECT_EQ(strategy_at(Strategy::pp(2, 5), edge), Strategy::pp(2, 5));
+  EXPECT_EQ(strategy_at(Strategy::local(), bare), Strategy::local());
+  // state_under moves devices with it: d moved to bare runs pp(2), e (not moved) keeps pp(1,4).
+  SystemState st;
+  st.servers = {bare, edge};
+  DeviceState d, e;
+  d.id = "d", d.server = "edge", d.strategy = Strategy::pp(2, 5);
+  e.id = "e", e.server = "edge", e.strategy = Strategy::pp(1, 4);
+  st.devices = {d, e};
+  Scheme moves;
+  moves.servers["d"] = "bare";
+  const SystemState under = state_under(st, moves);
+  EXPECT_EQ(under.devices[0].server, "bare");
+  EXPECT_EQ(under.devices[0].strategy, Strategy::pp(2));
+  EXPECT_EQ(under.devices[1].strategy, Strategy::pp(1, 4));
 }
 
 // ---- Rescheduler --------------------------------------------------------------------------------
