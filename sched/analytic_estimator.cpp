@@ -700,8 +700,18 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       cloud_rho += f.lambda * c;
       cloud_second += f.lambda * c * c;
     }
-    const double cloud_tier_wait = (wan_rho < 0.999 ? wan_second / (2 * (1 - wan_rho)) : 0) +
-                                   (cloud_rho < 0.999 ? cloud_second / (2 * (1 - cloud_rho)) : 0);
+    // The wait of one path's request: behind the others' transfers and batches, and behind its own
+    // device's only in an open loop (a closed loop's next request starts after this one's result).
+    auto cloud_tier_wait = [&](const Flow& f) {
+      const PathSpec& p = *f.spec;
+      double ws = wan_second, cs = cloud_second;
+      if (p.in_flight > 0) {
+        const double c = p.cloud_s / p.cloud_workers;
+        ws = std::max(0.0, ws - f.lambda * p.wan_xfer_s * p.wan_xfer_s);
+        cs = std::max(0.0, cs - f.lambda * c * c);
+      }
+      return (wan_rho < 0.999 ? ws / (2 * (1 - wan_rho)) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
+    };
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;
       double latency = p.device_s;
@@ -728,7 +738,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
         const double device_waits = open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
-        const double cloud_waits = p.cloud_s > 0 || p.wan_xfer_s > 0 ? cloud_tier_wait : 0;
+        const double cloud_waits = p.cloud_s > 0 || p.wan_xfer_s > 0 ? cloud_tier_wait(f) : 0;
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits + cloud_waits;
         // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
         // same term as in wq) and the device's own queues (probability rho); the window's wait is taken
