@@ -45,7 +45,9 @@ double hierarchical_work(const AnalyticEstimator& est, const SystemState& state,
   long double combos = 1;
   double coarse = 0, fine = 0;
   for (const auto& g : choice_groups(devs, share_groups)) {
-    const double options = 3.0 * static_cast<double>(std::max<size_t>(1, g[0]->variant_choices.size()));
+    const ServerState* sv = state.server(g[0]->server);
+    const double coarse_options = sv && !sv->cloud.empty() ? 4.0 : 3.0;  // PP_cloud with a cloud
+    const double options = coarse_options * static_cast<double>(std::max<size_t>(1, g[0]->variant_choices.size()));
     const double server_devices = at_server[g[0]->server];
     combos *= options;
     coarse += options * server_devices;
@@ -59,7 +61,8 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   auto devs = searched_devices(state);
   // Groups of devices sharing one choice.
   const std::vector<std::vector<const DeviceState*>> groups = choice_groups(devs, share_groups_);
-  // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated), for each execution variant the
+  // Candidate options per group: {DP, PP_comp, PP_comm} (deduplicated; with a cloud behind the group's
+  // server also PP_cloud, pp_cloud_of), for each execution variant the
   // group's devices may run (DeviceState::variant_choices; none: the model as named), each also with
   // its board stages placed across the board's processors where it has several.
   std::vector<std::vector<Strategy>> options;
@@ -73,8 +76,11 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       DeviceState dv = *g[0];  // PP_comp and PP_comm of this variant's spec and tables
       dv.strategy = dv.strategy.with_variant(v);
       auto as_strategy = [n, &v](int k) { return Strategy::at_split(k, n).with_variant(v); };
-      for (const Strategy& s : {Strategy::data_parallel().with_variant(v), as_strategy(pp_comp_of(est_, state, dv)),
-                                as_strategy(pp_comm_of(est_, dv))})
+      std::vector<Strategy> coarse = {Strategy::data_parallel().with_variant(v), as_strategy(pp_comp_of(est_, state, dv)),
+                                      as_strategy(pp_comm_of(est_, dv))};
+      // A cloud behind the group's server (issue 36 item 4): PP_comp over three tiers as a fourth.
+      if (const auto cloud = pp_cloud_of(est_, state, dv)) coarse.push_back(cloud->with_variant(v));
+      for (const Strategy& s : coarse)
         // Each as ACE-GNN has it and, on a board with several processors, with the stages the board runs
         // placed by the operator-placement DP (issue 35: placement jointly with the split).
         for (const Strategy& c : {s, placed_strategy(est_, dv, s, PlacementRule::dp)})

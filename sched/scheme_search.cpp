@@ -1,6 +1,10 @@
 #include "sched/scheme_search.hpp"
+
+#include <limits>
+
 #include "core/device_plan.hpp"
 #include "core/execution_time.hpp"
+#include "core/units.hpp"
 #include "sched/placement_scheduler.hpp"
 
 namespace coinfer {
@@ -67,6 +71,30 @@ int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const Dev
   const LutTable& srv = est.luts().table({state.server(d.server)->type, run_model, d.dataset});
   return m.pp_comp([&](int a, int b) { return lut_mean_time().seconds(dev, a, b, 1); },
                    [&](int a, int b) { return lut_mean_time().seconds(srv, a, b, 1); });
+}
+
+std::optional<Strategy> pp_cloud_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d) {
+  const ServerState* sv = state.server(d.server);
+  const ServerState* cloud = sv && !sv->cloud.empty() ? state.server(sv->cloud) : nullptr;
+  if (!cloud) return std::nullopt;
+  const std::string run_model = model_under(d.model, d.strategy);
+  const ModelSpec& m = est.model(run_model, d.dataset);
+  const int n = m.num_stages();
+  const LutTable& dev = est.luts().table(d.lut_key(run_model));
+  const LutTable& edge = est.luts().table({sv->type, run_model, d.dataset});
+  const LutTable& far = est.luts().table({cloud->type, run_model, d.dataset});
+  const double up = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, sv->link_bandwidth_mbps}));
+  const double wan = mbps_to_bytes_per_s(std::min(sv->link_bandwidth_mbps, cloud->link_bandwidth_mbps));
+  const double back = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, cloud->link_bandwidth_mbps}));
+  std::optional<Strategy> best;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (int k = 0; k < n; ++k)
+    for (int mm = k + 1; mm < n; ++mm) {
+      const double t = lut_mean_time().seconds(dev, 0, k, 1) + lut_mean_time().seconds(edge, k, mm, 1) + lut_mean_time().seconds(far, mm, n, 1) +
+                       m.bytes_at_split(k) / up + m.bytes_at_split(mm) / wan + m.bytes_at_split(n) / back;
+      if (t < best_s) best_s = t, best = Strategy::pp(k, mm);
+    }
+  return best;
 }
 
 Scheme current_scheme(const SystemState& state) {

@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the searching schedulers: the candidate strategies of a device and the ranking
 // of schemes with an estimator.
+#include <optional>
 #include <vector>
 
 #include "core/scheduler.hpp"
@@ -20,6 +21,12 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
 // from the LUTs) for a device of the state.
 int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d);
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d);
+// Over three tiers (a cloud behind the device's server, ServerState::cloud): the pp(k,m), 0 <= k < m < n,
+// with the least time of one request alone at batch 1: device [0,k) + edge [k,m) + cloud [m,n) from the
+// LUTs, plus the tensor at k over the device's route, at m over the WAN (the slower of the edge's and
+// the cloud's links) and the result over the cloud's route (bytes / bandwidth, latencies left out: the
+// same for every (k,m)). nullopt when the device's server has no cloud.
+std::optional<Strategy> pp_cloud_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d);
 // A scheme giving every connected device its current strategy.
 Scheme current_scheme(const SystemState& state);
 // The devices a search decides for: connected and with inputs of their own, in state order.
