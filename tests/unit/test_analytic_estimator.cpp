@@ -524,3 +524,25 @@ TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
   st.servers[1].link_bandwidth_mbps = 100;
   EXPECT_NEAR(f.est->predict(st, three).throughput_rps, 10, 1e-9);
 }
+
+TEST(AnalyticEstimator, PpCloudIsTheFastestThreeTierSplitForOneRequest) {
+  // hierarchical's PP_cloud (sched/scheme_search.hpp pp_cloud_of). Device fast (5 ms a stage), edge
+  // busy (10 ms), cloud srv (1 ms), links fast: one request takes 5k + 10(m - k) + (9 - m) ms =
+  // 9 + 9m - 5k ms plus transfers, least at m = k + 1 = 1: pp(0,1) (18 ms). With the cloud's link at
+  // 1 Mbit/s (125,000 B/s) the tensor at m crosses it: at m = 6, 7, 8 it is 8,192, 2,048, 1,024 B
+  // (65.5, 16.4, 8.2 ms; before 6 it is 256 KB or more, seconds), so with k = m - 1: m = 6 gives
+  // 9 + 54 - 25 + 65.5 = 103.5 ms, m = 7 gives 9 + 63 - 30 + 16.4 = 58.4 ms, m = 8 gives
+  // 9 + 72 - 35 + 8.2 = 54.2 ms: pp(7,8). No cloud behind the server: none.
+  Fixture f;
+  SystemState st = state({device("p", "fast", 1e6, "s0")}, "busy");
+  EXPECT_FALSE(pp_cloud_of(*f.est, st, st.devices[0]).has_value());
+  st.servers[0].cloud = "c";
+  ServerState c = st.servers[0];
+  c.id = "c";
+  c.type = "srv";
+  c.cloud = "";
+  st.servers.push_back(c);
+  EXPECT_EQ(pp_cloud_of(*f.est, st, st.devices[0]), Strategy::pp(0, 1));
+  st.servers[1].link_bandwidth_mbps = 1;
+  EXPECT_EQ(pp_cloud_of(*f.est, st, st.devices[0]), Strategy::pp(7, 8));
+}
