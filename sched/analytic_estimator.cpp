@@ -686,31 +686,31 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (f.spec->in_flight > 0) server_closed_work += f.spec->in_flight * f.batch_s;
       else ++server_open_paths;
     }
-    // A cloud tier (pp(k,m)): the edge's sender to its cloud and the cloud's workers, as this server's
-    // cloud paths load them (the cloud's other load is not seen here): M/G/1's mean wait
-    // sum(lambda s^2) / (2 (1 - rho)) on the WAN, and on the cloud per worker; past saturation the
-    // paths are scaled down below (sched/README.md "Cloud tier").
-    double wan_rho = 0, wan_second = 0, cloud_rho = 0, cloud_second = 0;
+    // A cloud tier (pp(k,m)): the WAN to its cloud and the cloud's workers, as this server's cloud paths
+    // load them (the cloud's other load is not seen here). The WAN shares its rate among the transfers
+    // on it (processor sharing: a transfer of s seconds alone takes s / (1 - rho)); the cloud is a queue
+    // (M/G/1's mean wait sum(lambda c^2) / (2 (1 - rho)), c its batch-1 time per worker). Past saturation
+    // the paths are scaled down below (sched/README.md "Cloud tier").
+    double wan_rho = 0, cloud_rho = 0, cloud_second = 0;
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
       if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) continue;
       const double c = f.spec->cloud_s / f.spec->cloud_workers;
       wan_rho += f.lambda * f.spec->wan_xfer_s;
-      wan_second += f.lambda * f.spec->wan_xfer_s * f.spec->wan_xfer_s;
       cloud_rho += f.lambda * c;
       cloud_second += f.lambda * c * c;
     }
-    // The wait of one path's request: behind the others' transfers and batches, and behind its own
-    // device's only in an open loop (a closed loop's next request starts after this one's result).
+    // The wait of one path's request: beside the others' transfers and behind their batches, and its
+    // own device's only in an open loop (a closed loop's next request starts after this one's result).
     auto cloud_tier_wait = [&](const Flow& f) {
       const PathSpec& p = *f.spec;
-      double ws = wan_second, cs = cloud_second;
+      double wr = wan_rho, cs = cloud_second;
       if (p.in_flight > 0) {
         const double c = p.cloud_s / p.cloud_workers;
-        ws = std::max(0.0, ws - f.lambda * p.wan_xfer_s * p.wan_xfer_s);
+        wr = std::max(0.0, wr - f.lambda * p.wan_xfer_s);
         cs = std::max(0.0, cs - f.lambda * c * c);
       }
-      return (wan_rho < 0.999 ? ws / (2 * (1 - wan_rho)) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
+      return (wan_rho < 0.999 ? p.wan_xfer_s * wr / (1 - wr) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
     };
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;

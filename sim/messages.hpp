@@ -6,8 +6,8 @@
 //   result    server/helper -> device: SimRequest* (bytes_down), one at a time in the order sent
 //   control   monitor -> device: ControlMessage* (scheduler.control_bytes), one at a time in the order sent
 //   help      server -> idle helper device: HelpTask* (the batch's input bytes), one at a time
-//   to cloud  edge server -> its cloud (pp(k,m)): bytes_to_cloud, one request at a time in the order its
-//             batches ended, then the request joins the cloud's ArrivedUploads
+//   to cloud  edge server -> its cloud (pp(k,m)): bytes_to_cloud, a transfer per request from the end of
+//             its edge batch (they share the links), then the request joins the cloud's ArrivedUploads
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 

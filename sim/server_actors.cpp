@@ -18,7 +18,6 @@ ServerActors::ServerActors(ServerSlice slice)
       timers_sem_(sg4::Semaphore::create(0)),
       run_sem_(sg4::Semaphore::create(0)),
       forward_sem_(sg4::Semaphore::create(0)),
-      to_cloud_sem_(sg4::Semaphore::create(0)),
       service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {}
 
 void ServerActors::start() {
@@ -26,7 +25,6 @@ void ServerActors::start() {
   add_actor(id + ":uploads", s_.host, [this] { dispatcher_loop(); })->daemonize();
   if (s_.spec->batch.windowed()) start_timer();
   if (s_.timing->may_have_helpers()) add_actor(id + ":forwarder", s_.host, [this] { forwarder_loop(); })->daemonize();
-  if (s_.cloud >= 0) add_actor(id + ":to-cloud", s_.host, [this] { cloud_sender_loop(); })->daemonize();
   start_workers();
 }
 
@@ -221,49 +219,43 @@ void ServerActors::worker_loop() {
     const double end = sg4::Engine::get_clock();
     loop_.on_batch_done(token, end);
     wake_actors();
-    size_t queued_for_cloud = 0;
+    std::vector<SimRequest*> for_cloud;
     for (SimRequest* r : batch) {
       if (r->at_cloud) {
         r->rec.t_cloud_batch_end = end;
       } else {
         r->rec.t_batch_end = end;
         if (r->cloud_split > 0 && s_.cloud >= 0) {  // its edge part: on to the cloud
-          to_cloud_.push_back(r);
-          ++queued_for_cloud;
+          for_cloud.push_back(r);
           continue;
         }
       }
       (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
     }
-    // Released last (each release may let the sender run): one permit per request queued above.
-    for (size_t i = 0; i < queued_for_cloud; ++i) to_cloud_sem_->release();
+    // Started last (creating an actor may let others run).
+    for (SimRequest* r : for_cloud) add_actor(s_.spec->id + ":to-cloud", s_.host, [this, r] { pass_to_cloud(r); })->daemonize();
   }
 }
 
-void ServerActors::cloud_sender_loop() {
-  // The rule (sim/README.md "Cloud tier"): the edge sends each request's tensor at stage m to its cloud
-  // over one connection, in the order their batches ended. From the start of its transfer the cloud
+void ServerActors::pass_to_cloud(SimRequest* r) {
+  // The rule (sim/README.md "Cloud tier"): when its edge batch ends, the edge sends each request's
+  // tensor at stage m to its cloud, each transfer on its own (a stream each: they share the links, as
+  // SimGrid shares a link among the transfers crossing it). From the start of its transfer the cloud
   // holds it: a failure of the cloud then fails it (its device fails what rec.cloud names); a cloud
   // already down fails it at once with the cloud's why_down.
-  while (true) {
-    to_cloud_sem_->acquire();
-    SimRequest* r = to_cloud_.front();
-    to_cloud_.pop_front();
-    if (r->finished) continue;  // failed meanwhile (its device knows)
-    const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(s_.cloud)];
-    r->at_cloud = true;
-    r->rec.cloud = s_.cloud;
-    DeviceInbox* device = (*s_.devices)[static_cast<size_t>(r->rec.device)];
-    if (!st.up) {
-      device->fail_request(r, st.why_down);
-      continue;
-    }
-    const std::uint64_t failures = st.failures;
-    sg4::Comm::sendto(s_.host, s_.cloud_host, static_cast<std::uint64_t>(std::llround(r->rec.bytes_to_cloud)));
-    if (r->finished || st.failures != failures) continue;  // the cloud failed meanwhile: its device failed it
-    s_.cloud_uploads->queue.push_back(r);
-    s_.cloud_uploads->arrived->release();
+  if (r->finished) return;  // failed meanwhile (its device knows)
+  const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(s_.cloud)];
+  r->at_cloud = true;
+  r->rec.cloud = s_.cloud;
+  if (!st.up) {
+    (*s_.devices)[static_cast<size_t>(r->rec.device)]->fail_request(r, st.why_down);
+    return;
   }
+  const std::uint64_t failures = st.failures;
+  sg4::Comm::sendto(s_.host, s_.cloud_host, static_cast<std::uint64_t>(std::llround(r->rec.bytes_to_cloud)));
+  if (r->finished || st.failures != failures) return;  // the cloud failed meanwhile: its device failed it
+  s_.cloud_uploads->queue.push_back(r);
+  s_.cloud_uploads->arrived->release();
 }
 
 }  // namespace coinfer::sim

@@ -89,8 +89,8 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   void start_workers();
   void worker_loop();
   void forwarder_loop();
-  // Passes pp(k,m) requests whose edge part ended on to the cloud, one transfer at a time.
-  void cloud_sender_loop();
+  // Passes a pp(k,m) request whose edge part ended on to the cloud (an actor of its own per request).
+  void pass_to_cloud(SimRequest* r);
   // One execution's seconds (drawn from this server's service-time stream).
   double sample_server_seconds(const std::vector<SimRequest*>& batch);
 
@@ -107,8 +107,6 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
   std::vector<simgrid::s4u::ActorPtr> workers_;  // the worker actors now (killed when the server fails)
   std::vector<const std::vector<SimRequest*>*> running_;  // the batches the workers execute now (a worker's own)
-  std::deque<SimRequest*> to_cloud_;       // edge part done, waiting for the cloud sender
-  simgrid::s4u::SemaphorePtr to_cloud_sem_;  // one permit per request in to_cloud_
   bool down_ = false;
   std::uint64_t failures_ = 0;              // failures so far: an upload taken before one is dropped after it
 };
