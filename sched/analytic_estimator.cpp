@@ -636,6 +636,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   const double wq_exponent = std::sqrt(2 * (workers + 1)) - 1;
   const double inv_workers = 1 / workers;
   const double cap = 0.999 * std::max(1, sv.workers);
+  // Whether any path here has a cloud part (pp(k,m)): the rounds' cloud terms only then.
+  const bool cloud_paths = std::any_of(flows.begin(), flows.end(), [](const Flow& f) { return f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0; });
   std::vector<BatchGroup>& groups = sc.groups;
   groups.assign(group_key.size(), BatchGroup{});
   for (const Flow& f : flows)
@@ -692,6 +694,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     // (M/G/1's mean wait sum(lambda c^2) / (2 (1 - rho)), c its batch-1 time per worker). Past saturation
     // the paths are scaled down below (sched/README.md "Cloud tier").
     double wan_rho = 0, cloud_rho = 0, cloud_second = 0;
+    if (cloud_paths)
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
       if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) continue;
@@ -759,7 +762,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
     if (load > cap)
       for (Flow& f : flows) f.lambda *= cap / load;
-    // ... nor its sender to the cloud more than one transfer at a time, nor the cloud more than its workers.
+    // ... nor its WAN more than its rate, nor the cloud more than its workers.
+    if (!cloud_paths) return;
     double wan = 0, cloud_work = 0;
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
