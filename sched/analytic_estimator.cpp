@@ -113,6 +113,7 @@ struct DeviceOutcome {
 struct ServerSolution {
   std::vector<DeviceOutcome> devices;  // the server's devices, in state order
   double load = 0;                     // busy worker-seconds per second
+  double cloud_load = 0;               // its cloud paths' batch-1 seconds per second on its cloud (pp(k,m))
   // Each flow's rate, by its key (class, option, path), in key order: where a later solution of the
   // server starts from.
   std::vector<std::pair<long long, double>> rates;
@@ -892,7 +893,11 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, fixed, wait, f.wait_p};
     }
   }
-  for (int fi : server_path_flow) out.load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
+  for (int fi : server_path_flow) {
+    const Flow& f = flows[static_cast<size_t>(fi)];
+    out.load += f.lambda * f.per_request_s;
+    out.cloud_load += f.lambda * f.spec->cloud_s;
+  }
   if (keep_rates) {
     out.rates.reserve(F);
     for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
@@ -937,7 +942,10 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
     if (c.server_devs[j].empty()) continue;
     const ServerSolution& s = server_solution(state, c, j, option, scratch, memo, memo_bytes);
     for (size_t k = 0; k < c.server_devs[j].size(); ++k) out.devices[static_cast<size_t>(c.server_devs[j][k])] = s.devices[k];
-    out.server_load[j] = s.load;
+    out.server_load[j] += s.load;
+    if (s.cloud_load > 0)  // its cloud's share of the work (sched/README.md "Cloud tier")
+      for (size_t k = 0; k < state.servers.size(); ++k)
+        if (state.servers[k].id == state.servers[j].cloud) out.server_load[k] += s.cloud_load;
   }
 }
 

@@ -522,7 +522,11 @@ TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
   EXPECT_GT(f.est->compare(st, two, three), 0);
   // A WAN of 100 Mbit/s carries it in 0.16384 ms: nothing saturates and the cloud tier serves all 10.
   st.servers[1].link_bandwidth_mbps = 100;
-  EXPECT_NEAR(f.est->predict(st, three).throughput_rps, 10, 1e-9);
+  const Prediction fast = f.est->predict(st, three);
+  EXPECT_NEAR(fast.throughput_rps, 10, 1e-9);
+  // The cloud's utilisation is the edge's cloud paths' work: 10 req/s x 2 ms = 2 %; the edge's 10 x 10 ms.
+  EXPECT_NEAR(fast.server_utilisation.at("c"), 0.02, 1e-12);
+  EXPECT_NEAR(fast.server_utilisation.at("s0"), 0.1, 1e-12);
 }
 
 TEST(AnalyticEstimator, PpCloudIsTheFastestThreeTierSplitForOneRequest) {
