@@ -81,10 +81,20 @@ Axis parse_grid(const std::string& text) {
     if (hi - lo > 100000) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "range " + vals + " is too large");
     for (long long v = lo; v <= hi; ++v) a.values.push_back(std::to_string(v));
   } else {
-    std::stringstream ss(vals);
+    // Commas inside (), [] or {} belong to the value: pp(0,1), local[cpu:0-1,gpu:1-9], {x_m: 1, y_m: 2}.
     std::string v;
-    while (std::getline(ss, v, ','))
-      if (!v.empty()) a.values.push_back(v);
+    int depth = 0;
+    for (const char c : vals) {
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      if (c == ',' && depth == 0) {
+        if (!v.empty()) a.values.push_back(v);
+        v.clear();
+      } else {
+        v += c;
+      }
+    }
+    if (!v.empty()) a.values.push_back(v);
   }
   if (a.values.empty()) throw InputError(SourceLocation{"--grid", 0, 0}, a.name, "no values");
   return a;
@@ -288,7 +298,7 @@ void register_sweep(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("sweep", "run a scenario over a grid of keys and seeds; merge into sweep.h5/sweep.csv");
   cmd->add_option("scenario", o->scenario, "scenario YAML file");
   cmd->add_option("--grid", o->grids,
-                  "KEY=v1,v2,... or KEY=a..b (repeatable). KEY is a scenario key path (devices.0.link.latency_ms, * for "
+                  "KEY=v1,v2,... or KEY=a..b (repeatable; a comma inside (), [] or {} is part of a value: pp(0,1)). KEY is a scenario key path (devices.0.link.latency_ms, * for "
                   "every list entry) or devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
   cmd->add_option("--set", o->sets, "a fixed override for every point, e.g. --set duration_s=20 (repeatable)");
   cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");

@@ -43,6 +43,12 @@ env PATH="$work/fakebin:$PATH" "$coinfer" sweep $scn --grid devices=1..2 --backe
   --set duration_s=2 --set warmup_s=0 --jobs 2 --out "$work/defaults" > "$work/defaults.out" 2>&1
 [ $? -eq 0 ] && [ "$(tail -n +2 "$work/defaults/sweep.csv" | grep -vc '^#')" -eq 8 ] && ok || { bad "grid over default keys"; cat "$work/defaults.out"; }
 
+# Commas inside () and [] belong to a value: pp(0,1) (a cloud tier) and a placement are one value each.
+"$coinfer" sweep scenarios/cloud/edge_cloud.yaml --grid 'devices.*.strategy=pp(0,1),local,pp(1,3)' --set duration_s=3 --set warmup_s=1 \
+  --jobs 2 --out "$work/commas" > "$work/commas.out" 2>&1
+[ $? -eq 0 ] && [ "$(tail -n +2 "$work/commas/sweep.csv" | grep -vc '^#')" -eq 3 ] && grep -q '"pp(0,1)"' "$work/commas/sweep.csv" \
+  && ok || { bad "grid values with commas"; cat "$work/commas.out"; }
+
 # Seeds that cannot change anything (closed loop everywhere) are run once, and the sweep says so.
 "$coinfer" sweep $scn --grid devices=1,2 --seeds 3 --jobs 2 --set duration_s=3 --set warmup_s=1 --out "$work/det" > "$work/det.out" 2>&1
 grep -q "2 of 2 grid points have no random element" "$work/det.out" && grep -q "2 points" "$work/det.out" && ok || { bad "seedless sweep"; cat "$work/det.out"; }
