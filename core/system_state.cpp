@@ -118,7 +118,7 @@ bool operator==(const ServerState& a, const ServerState& b) {
   return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers &&
          a.workers == b.workers && a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size &&
          a.batch_size_limit == b.batch_size_limit &&
-         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up && a.cloud == b.cloud;
+         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up && a.cloud == b.cloud && a.to_cloud == b.to_cloud;
 }
 
 bool operator==(const SystemState& a, const SystemState& b) {

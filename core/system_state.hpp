@@ -61,6 +61,8 @@ struct ServerState {
   bool up = true;
   // Its cloud (servers[].cloud): the id of the server it passes pp(k,m)'s [m,n) to; "" none.
   std::string cloud;
+  // Requests on their way from it to its cloud now (the WAN's backlog; 0 without a cloud).
+  int to_cloud = 0;
 };
 
 struct Scenario;

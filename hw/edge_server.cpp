@@ -575,7 +575,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       devices[i] = o;
     }
     std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
-    servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers()};
+    servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
     return rescheduler->snapshot(now(), devices, servers);
   }
 

@@ -714,7 +714,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         wr = std::max(0.0, wr - f.lambda * p.wan_xfer_s);
         cs = std::max(0.0, cs - f.lambda * c * c);
       }
-      return (wan_rho < 0.999 ? p.wan_xfer_s * wr / (1 - wr) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
+      // The transfers already on the WAN (ServerState::to_cloud, the backlog a snapshot sees): a new one
+      // shares the rate with each for about half its own time (each has half of it left on average).
+      const double backlog = 0.5 * sv.to_cloud * p.wan_xfer_s;
+      return backlog + (wan_rho < 0.999 ? p.wan_xfer_s * wr / (1 - wr) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
     };
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;

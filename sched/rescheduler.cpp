@@ -85,6 +85,7 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
     if (!servers[i]) continue;
     st.servers[i].queue_length = servers[i]->queue_length;
     st.servers[i].busy_workers = servers[i]->busy_workers;
+    st.servers[i].to_cloud = servers[i]->to_cloud;
   }
   for (size_t i = 0; i < st.devices.size(); ++i) {
     DeviceState& x = st.devices[i];

@@ -83,6 +83,7 @@ struct DeviceObservation {
 };
 struct ServerObservation {
   int queue_length = 0, busy_workers = 0;
+  int to_cloud = 0;  // requests on their way to its cloud (ServerState::to_cloud)
 };
 
 class Rescheduler {

@@ -55,7 +55,7 @@ std::string state_to_json(const SystemState& s) {
                             {"busy_workers", v.busy_workers}, {"workers", v.workers},
                             {"batch_window_ms", v.batch_window_ms}, {"batch_max_size", v.batch_max_size},
                             {"batch_size_limit", v.batch_size_limit},
-                            {"link_bandwidth_mbps", v.link_bandwidth_mbps}, {"link_latency_ms", v.link_latency_ms}, {"up", v.up}, {"cloud", v.cloud}});
+                            {"link_bandwidth_mbps", v.link_bandwidth_mbps}, {"link_latency_ms", v.link_latency_ms}, {"up", v.up}, {"cloud", v.cloud}, {"to_cloud", v.to_cloud}});
   return j.dump();
 }
 
@@ -147,6 +147,7 @@ SystemState state_from_json(const std::string& text) {
       x.link_latency_ms = v.at("link_latency_ms").get<double>();
       x.up = v.value("up", true);
       x.cloud = v.value("cloud", std::string());
+      x.to_cloud = v.value("to_cloud", 0);
       s.servers.push_back(x);
     }
     return s;

@@ -26,6 +26,8 @@ class ObservedServer {
   virtual ~ObservedServer() = default;
   virtual int queued() const = 0;
   virtual int busy_workers() const = 0;
+  // Requests on their way from it to its cloud now (pp(k,m)).
+  virtual int to_cloud() const { return 0; }
   // Idle devices (scenario indices) the scheme names as this server's helpers; replaces the set.
   virtual void set_helpers(const std::vector<int>& devices) = 0;
   // The scheme's batching for this server from now on (core/server_loop.hpp set_batching).

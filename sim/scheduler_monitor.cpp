@@ -28,7 +28,7 @@ void SchedulerMonitor::start() { add_actor("scheduler-monitor", s_.host, [this] 
 SystemState SchedulerMonitor::snapshot(double now) const {
   const Scenario& sc = *s_.scenario;
   std::vector<std::optional<ServerObservation>> servers(s_.servers.size());
-  for (size_t i = 0; i < s_.servers.size(); ++i) servers[i] = ServerObservation{s_.servers[i]->queued(), s_.servers[i]->busy_workers()};
+  for (size_t i = 0; i < s_.servers.size(); ++i) servers[i] = ServerObservation{s_.servers[i]->queued(), s_.servers[i]->busy_workers(), s_.servers[i]->to_cloud()};
   std::vector<std::optional<DeviceObservation>> devices(sc.devices.size());
   for (size_t i = 0; i < sc.devices.size(); ++i) {
     const DeviceSpec& d = sc.devices[i];

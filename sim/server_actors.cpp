@@ -252,7 +252,9 @@ void ServerActors::pass_to_cloud(SimRequest* r) {
     return;
   }
   const std::uint64_t failures = st.failures;
+  ++to_cloud_;
   sg4::Comm::sendto(s_.host, s_.cloud_host, static_cast<std::uint64_t>(std::llround(r->rec.bytes_to_cloud)));
+  --to_cloud_;
   if (r->finished || st.failures != failures) return;  // the cloud failed meanwhile: its device failed it
   s_.cloud_uploads->queue.push_back(r);
   s_.cloud_uploads->arrived->release();

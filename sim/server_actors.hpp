@@ -56,6 +56,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   void start();  // spawns the dispatcher, the batch timer, the forwarder and the workers (daemons)
   int queued() const override { return loop_.queued(); }
   int busy_workers() const override { return loop_.busy_workers(); }
+  int to_cloud() const override { return to_cloud_; }
   void set_helpers(const std::vector<int>& devices) override;
   void set_batching(const BatchSpec& spec) override;
   // The server fails (up = false: its queued work and running batches are dropped, its workers
@@ -107,6 +108,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
   std::vector<simgrid::s4u::ActorPtr> workers_;  // the worker actors now (killed when the server fails)
   std::vector<const std::vector<SimRequest*>*> running_;  // the batches the workers execute now (a worker's own)
+  int to_cloud_ = 0;                        // transfers to the cloud under way
   bool down_ = false;
   std::uint64_t failures_ = 0;              // failures so far: an upload taken before one is dropped after it
 };
