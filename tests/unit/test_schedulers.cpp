@@ -542,10 +542,17 @@ TEST(StateJson, StateAndSchemeRoundTrip) {
   s.devices[1].strategy = Strategy::pp(4);
   s.devices[1].connected = false;
   s.time_s = 12.5;
+  s.devices[0].strategy = Strategy::pp(1, 3);  // a cloud tier: the server's cloud and its WAN backlog travel too
+  s.servers[0].cloud = "far";
+  s.servers[0].to_cloud = 7;
   SystemState back = state_from_json(state_to_json(s));
   EXPECT_EQ(state_to_json(back), state_to_json(s));
+  EXPECT_TRUE(back == s);
   EXPECT_EQ(back.devices[1].strategy, Strategy::pp(4));
+  EXPECT_EQ(back.devices[0].strategy, Strategy::pp(1, 3));
   EXPECT_EQ(back.servers[0].batch_max_size, 5);
+  EXPECT_EQ(back.servers[0].cloud, "far");
+  EXPECT_EQ(back.servers[0].to_cloud, 7);
   Scheme sc = scheme({{"a", Strategy::data_parallel()}, {"b", Strategy::pp(3)}});
   sc.helpers = {"c"};
   EXPECT_EQ(scheme_from_json(scheme_to_json(sc)), sc);
