@@ -275,6 +275,7 @@ def timeline_plot(path, out, style):
         ev_ap = [text(v) for v in f["events/access_point"][:]] if ev_kind and "events/access_point" in f else [""] * len(ev_kind)
         server_ids = [text(v) for v in f["servers/id"][:]] if "servers/id" in f else []
         used = f["requests/server"][:]
+        cloud = f["requests/cloud"][:] if "requests/cloud" in f else np.full(len(dev), -1)
     stl = STYLES[style]
     # With several servers a fourth panel: the server each request went to (scheduler.choose_servers,
     # failover), by its creation time.
@@ -300,6 +301,10 @@ def timeline_plot(path, out, style):
             went = (dev == d) & (used >= 0)
             # Each device a little above or below its server's line, so that devices sharing one stay apart.
             a4.plot(t0[went], used[went] + (d % 10 - 4.5) * 0.06, "|", ms=3, color=cm(d % 10), linestyle="none")
+            # A cloud tier (pp(k,m)): its cloud part on the cloud's row, as an x.
+            up = (dev == d) & (cloud >= 0)
+            if up.any():
+                a4.plot(t0[up], cloud[up] + (d % 10 - 4.5) * 0.06, "x", ms=2.5, color=cm(d % 10), linestyle="none")
         b = bw_d == d
         if b.any():
             a2.step(np.append(bw_t[b], end), np.append(bw_v[b], bw_v[b][-1]), where="post", color=cm(d % 10))
@@ -366,12 +371,12 @@ def timeline_plot(path, out, style):
         a4.set_yticks(range(len(server_ids)))
         a4.set_yticklabels(server_ids, fontsize="x-small")
         a4.set_ylim(-0.6, len(server_ids) - 0.4)
-        a4.set_ylabel("server")
+        a4.set_ylabel("server" + (" (x: cloud part)" if (cloud >= 0).any() else ""))
     panels[-1].set_xlabel(xlabel)
     save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
                     "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded,
                     "server_outages": [[sv, a, b] for sv, a, b in outages], "handovers": len(handovers),
-                    "servers_panel": servers_panel})
+                    "servers_panel": servers_panel, "cloud_requests": int((cloud >= 0).sum())})
     return dec_scheme
 
 

@@ -49,6 +49,9 @@ done
   && "$coinfer" plot "$work/walk/results.h5" --kind timeline --out "$work/walk.png" > /dev/null || { echo "FAIL walk timeline"; fails=$((fails+1)); }
 "$coinfer" run scenarios/servers/skewed_four_servers.yaml -q --out "$work/four" --set duration_s=2 --set warmup_s=0 > /dev/null 2>&1 \
   && "$coinfer" plot "$work/four/results.h5" --kind timeline --out "$work/four.png" > /dev/null || { echo "FAIL four-server timeline"; fails=$((fails+1)); }
+# A cloud tier: every request of pp(0,1) also marked on the cloud's row.
+"$coinfer" run scenarios/cloud/edge_cloud.yaml -q --out "$work/cloud" --set duration_s=3 --set warmup_s=1 --set 'devices.*.strategy=pp(0,1)' > /dev/null 2>&1 \
+  && "$coinfer" plot "$work/cloud/results.h5" --kind timeline --out "$work/cloud.png" > /dev/null || { echo "FAIL cloud timeline"; fails=$((fails+1)); }
 /usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
 import json, sys
 from PIL import Image
@@ -82,7 +85,9 @@ assert d["handovers"] == 0 and not d["servers_panel"], d                        
 d, _ = meta("walk.png")
 assert d["handovers"] >= 1 and not d["servers_panel"], d
 d, _ = meta("four.png")
-assert d["servers_panel"], d
+assert d["servers_panel"] and d["cloud_requests"] == 0, d
+d, _ = meta("cloud.png")
+assert d["servers_panel"] and d["cloud_requests"] > 20, d                        # 8 Pi at 3 req/s for 3 s, all through the cloud
 PY
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }
