@@ -122,6 +122,10 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   if (est.constraints().any())
     throw InputError(s.scheduler.where, "scheduler.estimator",
                      "estimator gin predicts system throughput only; constraints (max_p95_ms, min_throughput_rps, max_energy_j) need estimator: analytic");
+  for (const ServerSpec& sv : s.servers)  // its system graph has a device and a server part per device (ACE-GNN Sec. III-B)
+    if (!sv.cloud.empty())
+      throw InputError(sv.where, "servers (id " + sv.id + ").cloud",
+                       "estimator gin's system graph has no cloud tier (pp(k,m)); use estimator: analytic with a cloud");
   const std::string file = scenario_relative_file(s, "predictor");
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",

@@ -245,6 +245,7 @@ expect_bad cloud_chain "has a cloud of its own" run "$cloudbase" --set servers.0
 expect_bad pp_without_cloud "has none (servers\[\].cloud" run "$base" --set 'devices.0.strategy=pp(2,4)'
 expect_bad pp_cloud_order "K < M" run "$cloudbase" --set 'devices.0.strategy=pp(4,2)'
 expect_bad pp_cloud_empty "pp(K,M) needs M < 9" run "$cloudbase" --set 'devices.0.strategy=pp(2,9)'
+expect_bad cloud_gin "estimator gin's system graph has no cloud tier" run "$cloudbase" --set 'scheduler={name: greedy, estimator: gin, predictor: /etc/hostname}'
 printf 'time_s,bandwidth_mbps\n0,200\n5,x\n' > "$work/wan.csv"
 expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
 if [ -x "$(dirname "$coinfer")/coinfer-rt" ]; then
