@@ -389,6 +389,7 @@ void SimDevice::routed(DeviceRequest& dr) {
   if (st.has_cloud_part() && st.split == r.device_split && st.cloud_split < num_stages_) {
     // pp(k,m): the edge batches [k,m) with others of the same range, the cloud [m,n) with any [m,n).
     r.cloud_split = st.cloud_split;
+    r.whole_group = r.batch_group;
     r.rec.bytes_to_cloud = bytes[static_cast<size_t>(st.cloud_split)];
     const ModelKey key{b.run_model, s_.spec->dataset};
     r.batch_group = s_.groups->id({key, r.device_split, st.cloud_split});

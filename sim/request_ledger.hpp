@@ -24,6 +24,7 @@ struct SimRequest : DeviceRequest {
   // passed it on (from then on the cloud holds it: rec.cloud).
   int cloud_split = 0;
   int cloud_group = 0;
+  int whole_group = 0;  // the group of [k,n): where it batches at a server without a cloud (see ServerActors)
   bool at_cloud = false;
   // The stages the server now holding it runs: [server_begin, server_end).
   int server_begin() const { return at_cloud ? cloud_split : device_split; }

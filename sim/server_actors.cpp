@@ -73,6 +73,13 @@ void ServerActors::dispatcher_loop() {
       if (!added.sealed && added.opened) timers_sem_->release();
       continue;
     }
+    if (r->cloud_split > 0 && s_.cloud < 0) {
+      // A pp(k,m) request routed while its device's server had a cloud, uploaded here after a scheme
+      // moved the device to this server, which has none: it runs [k,n) here (never half a model).
+      r->cloud_split = 0;
+      r->rec.bytes_to_cloud = 0;
+      r->batch_group = r->whole_group;
+    }
     // Decompressing what arrived (measured per split on this server's hardware; 0 when sent raw),
     // one upload after another as the server's receiving thread does.
     const LutTable& lut = *s_.timing->server_lut(r->rec.device, r->binding);

@@ -167,3 +167,25 @@ TEST(CloudTier, AStrategyWithACloudPartNeedsAServerWithACloud) {
     EXPECT_NE(std::string(e.what()).find("has none (servers[].cloud"), std::string::npos) << e.what();
   }
 }
+
+TEST(CloudTier, ARequestMovedBeforeItsUploadToAServerWithoutACloudRunsTheRestThere) {
+  // With choose_servers, the first decision moves d from the edge to the cloud server (its stages
+  // take 0.5 ms against the edge's 1 ms), which has no cloud of its own, and gives it pp(6) there.
+  // Request 0 was created at 0 s under pp(6,8) and routed for the edge with its cloud part; its
+  // upload starts at 60 ms, after the scheduling message arrived: it goes to the cloud server and runs
+  // [6,9) there, 3 x 0.5 ms = 1.5 ms (not [6,8) and a result with half a model). The next requests
+  // run pp(6) there.
+  SimSetup s;
+  write_luts(s);
+  const RunResults r = s.run(three_tier(device_at_srv("d", "pp(6,8)"), 0.4, "scheduler: {name: static, choose_servers: true}\n"));
+  ASSERT_FALSE(r.decisions.empty());
+  EXPECT_NE(r.decisions[0].scheme.find("servers=[d:cloud]"), std::string::npos) << r.decisions[0].scheme;
+  ASSERT_GE(r.requests.size(), 2u);
+  const RequestRecord& first = r.requests[0];
+  ASSERT_TRUE(first.done()) << first.failure;
+  EXPECT_EQ(first.strategy, "pp(6,8)");
+  EXPECT_EQ(first.server, 0);  // the cloud server, as a plain server
+  EXPECT_EQ(first.cloud, -1);
+  EXPECT_NEAR(first.t_batch_end - first.t_batch_start, 0.0015, kTol);
+  EXPECT_EQ(r.requests[1].strategy, "pp(6)");
+}
