@@ -138,15 +138,19 @@ def main():
             open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration, a.radio, a.window_ms, a.max_batch))
             jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
             owner.append(i)
-    rows, extras = [], []
+    rows, extras, per_scheme = [], [], []
     with cf.ThreadPoolExecutor(a.jobs) as pool:
         for n, (i, res) in enumerate(zip(owner, pool.map(one, jobs))):
             if res is not None:
                 rows.append((i, res[0], res[1]))
                 extras.append((i, res[2]))
+                if res[2]:
+                    per_scheme.append(dict(res[2], scenario=jobs[n][0], sim_rps=res[0], est_rps=res[1][0]))
             if (n + 1) % 100 == 0:
                 print(f"[estimator_accuracy] {n + 1} / {len(jobs)} schemes", file=sys.stderr, flush=True)
     json.dump(rows, open(os.path.join(a.out, "rows.json"), "w"))
+    # Each scheme's figures beside its scenario file, to look at the misses one by one.
+    json.dump(per_scheme, open(os.path.join(a.out, "per_scheme.json"), "w"), indent=1)
     out = {"systems": a.systems, "schemes_simulated": len(rows), "seed": a.seed, "open_loop": a.open_loop, "radio": a.radio,
            "window_ms": a.window_ms, "max_batch": a.max_batch}
     names = ["current"] + (["old"] if a.old else [])

@@ -133,6 +133,7 @@ struct Flow {
   double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
   double wait_s = 0;  // of latency_s, the queueing waits: the random part (the p95's model)
   double wait_p = 0;  // the probability that a request waits at all (Erlang C's at the server, rho on the device)
+  double bottleneck_s = 0;  // its slowest stage's seconds per request (1 / the most it can serve)
 };
 
 // Batch groups of one server: what their paths share in a round (same LUT and split, same arrivals).
@@ -629,6 +630,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
     f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * f.spec->device_s) : 0;
     f.latency_s = f.spec->device_s + f.wait_s;
+    f.bottleneck_s = f.spec->device_bottleneck_s;
   }
   double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
   const double workers = std::max(1, sv.workers);
@@ -757,6 +759,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});
       }
       f.latency_s = latency;
+      f.bottleneck_s = bottleneck;
       if (!update_rates) continue;
       const double target = p.serves_nothing() ? 0 : target_rate(p, latency, bottleneck);
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
@@ -888,11 +891,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         }
       }
       d.weighted_latency += f.lambda * latency;
-      // The tail: a closed loop whose bottleneck binds keeps in_flight requests in its pipeline, so each
-      // spends in_flight / rate (Little's law) in all: the time beyond its own path waits for its
-      // siblings at the bottleneck, the same for every request (fixed).
+      // The tail: a closed loop whose bottleneck binds after its first stage keeps in_flight requests
+      // in its pipeline, so each spends in_flight / rate (Little's law) in all: the time beyond its own
+      // path waits for its siblings at the bottleneck, the same for every request (fixed). Where the
+      // first stage itself binds (the device's computation for local and pp(k), the upload for
+      // offload) nothing waits: a closed loop creates an input only once that stage is free
+      // (core/arrival_process.hpp), so it is never full and each request takes its own path's time
+      // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
       double fixed = f.latency_s - f.wait_s;
-      if (f.spec->in_flight > 0 && f.lambda > 0) fixed += std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s);
+      const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
+      if (f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9))
+        fixed += std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s);
       if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, fixed, wait, f.wait_p};
     }
   }
