@@ -876,7 +876,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         }
       }
       if (f.spec->to_server) d.server_rps += f.lambda;
-      double latency = f.latency_s;
+      // A closed loop whose bottleneck binds after its first stage keeps in_flight requests in its
+      // pipeline, so each spends in_flight / rate (Little's law) in all: the time beyond its own path
+      // waits for its siblings at the bottleneck, the same for every request (the tail's fixed part
+      // too). Where the first stage itself binds (the device's computation for local and pp(k), the
+      // upload for offload) nothing waits: a closed loop creates an input only once that stage is free
+      // (core/arrival_process.hpp), so it is never full and each request takes its own path's time
+      // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
+      const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
+      const double sibling_wait = f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9)
+                                      ? std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s) : 0.0;
+      double latency = f.latency_s + sibling_wait;
       double wait = f.wait_s;
       if (f.spec->in_flight <= 0) {
         // Open loop beyond its bottleneck: the queue grows by (offered - served) a second for the
@@ -891,17 +901,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         }
       }
       d.weighted_latency += f.lambda * latency;
-      // The tail: a closed loop whose bottleneck binds after its first stage keeps in_flight requests
-      // in its pipeline, so each spends in_flight / rate (Little's law) in all: the time beyond its own
-      // path waits for its siblings at the bottleneck, the same for every request (fixed). Where the
-      // first stage itself binds (the device's computation for local and pp(k), the upload for
-      // offload) nothing waits: a closed loop creates an input only once that stage is free
-      // (core/arrival_process.hpp), so it is never full and each request takes its own path's time
-      // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
-      double fixed = f.latency_s - f.wait_s;
-      const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
-      if (f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9))
-        fixed += std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s);
+      // The tail: the fixed part, then the waits (p95_of).
+      const double fixed = f.latency_s - f.wait_s + sibling_wait;
       if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, fixed, wait, f.wait_p};
     }
   }

@@ -49,7 +49,7 @@ struct RefPath {
   int split = 0, n = 0, server = -1, group = -1, in_flight = 1;
   double device_s = 0, up_s = 0, down_s = 0, up_xfer_s = 0, rate = 0;
   const LutTable* server_lut = nullptr;
-  double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0;
+  double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, bottleneck_s = 0;
 };
 
 // `damping` and `max_rounds`: the damped rounds (the estimator's were 1/2 and 60); they stop at a round
@@ -176,6 +176,7 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
         }
       }
       p.latency_s = latency;
+      p.bottleneck_s = bottleneck;
       if (!update_rates) continue;
       // open loop: the arrival rate up to the bottleneck's capacity
       double target = p.in_flight > 0 ? std::min(p.in_flight / latency, bottleneck > 0 ? 1 / bottleneck : 1e12)
@@ -215,6 +216,10 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
     d.throughput_rps += p.lambda;
     if (p.to_server) d.server_rps += p.lambda;
     double latency = p.latency_s;
+    // closed loop held by a stage after its first (the device's computation, or the upload from split 0):
+    // in_flight / rate by Little's law
+    const double first_s = p.split > 0 ? p.device_s : p.up_xfer_s;
+    if (p.in_flight > 0 && p.lambda > 0 && first_s < p.bottleneck_s * (1 - 1e-9)) latency = std::max(latency, p.in_flight / p.lambda);
     if (p.in_flight <= 0) {  // saturated: the queue grows for the horizon, (offered / served - 1) H / 2 on average
       d.offered_rps += p.rate;
       if (p.lambda < p.rate * (1 - 1e-9)) {

@@ -387,6 +387,7 @@ TEST(Estimator, AClosedPipelineWaitsForItsSiblingsOnlyWhereABottleneckAfterItsFi
   Prediction p = f.est->predict(state({busy}), scheme({{"a", Strategy::pp(6)}}));
   EXPECT_NEAR(p.throughput_rps, 1 / 0.060, 1e-6);
   EXPECT_NEAR(p.p95_latency_s, 0.071352, 1e-8);
+  EXPECT_NEAR(p.mean_latency_s, 0.071352, 1e-8);
   // pp(6) on the 'fast' device (30 ms) at 1 Mbit/s (125,000 B/s): the upload's 65.536 ms binds, after the
   // device. The device computes the next input while the uplink carries this one, which then waits for
   // the uplink: two requests are always in the loop, so each spends 2 / rate = 2 x 65.536 ms.
@@ -395,6 +396,7 @@ TEST(Estimator, AClosedPipelineWaitsForItsSiblingsOnlyWhereABottleneckAfterItsFi
   p = f.est->predict(state({fast}), scheme({{"a", Strategy::pp(6)}}));
   EXPECT_NEAR(p.throughput_rps, 1 / 0.065536, 1e-6);
   EXPECT_NEAR(p.p95_latency_s, 2 * 0.065536, 1e-8);
+  EXPECT_NEAR(p.mean_latency_s, 2 * 0.065536, 1e-8);  // the mean too (objective: latency)
 }
 
 TEST(Estimator, ConstraintsComeBeforeTheObjective) {
