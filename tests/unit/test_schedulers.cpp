@@ -399,6 +399,44 @@ TEST(Estimator, AClosedPipelineWaitsForItsSiblingsOnlyWhereABottleneckAfterItsFi
   EXPECT_NEAR(p.mean_latency_s, 2 * 0.065536, 1e-8);  // the mean too (objective: latency)
 }
 
+TEST(Estimator, AnOpenLoopDataParallelDeviceSplitsItsInputsAsTheRouterDoes) {
+  Fixture f;
+  // The 'fast' device (45 ms whole) at 1000 Mbit/s: the server side's round trip is 0.098304 ms up +
+  // 9 ms + 0.00128 down = 9.099584 ms, shorter than 45: an input finding both sides free goes to the
+  // server (core/data_parallel_router.hpp). Poisson 20 req/s. The server side a takes the inputs that
+  // find it free, R (1 - ua), and of those finding both busy the share of its speed, ca / (ca + cb) =
+  // 45 / (45 + 9.099584) = 0.831799: la = R [(1 - ua) + ua ub 0.831799], ua = la 0.009099584, ub = (R -
+  // la) 0.045. At la = 17.198: ua = 0.156497, ub = 0.126077, 20 [0.843503 + 0.016412] = 17.198: the
+  // fixed point; the device takes 2.802 req/s. (The uplink's own M/D/1 wait, 0.1 us, is left out by
+  // hand: 0.1 % tolerance.) The split in proportion to the sides' speeds would give 16.64 / 3.36.
+  DeviceState d = device("a", "fast", 1000);
+  d.in_flight = 0;
+  d.arrival_rate_per_s = 20;
+  Prediction p = f.est->predict(state({d}), scheme({{"a", Strategy::data_parallel()}}));
+  EXPECT_NEAR(p.devices[0].server_rps, 17.198, 17.198e-3);
+  EXPECT_NEAR(p.throughput_rps, 20, 1e-9);
+  EXPECT_NEAR(p.unserved_rps, 0, 1e-9);
+  // Ten 'slow' devices (0.9 s whole: 1.11 req/s each) at 2 req/s on the 'busy' server (90 ms a request,
+  // one worker: 11.1 req/s). Alone, the server side (90.1 ms) is preferred, and the speeds' split would
+  // send it 18.2 req/s: 7.1 unserved. The router sends a device's input to the server only when that
+  // side is free, so as the server's queue grows its inputs go to the devices: the 20 req/s fit the
+  // 11.1 + 11.1 of both sides, all served, the server below its capacity.
+  std::vector<DeviceState> ds;
+  std::map<std::string, Strategy> all;
+  for (int i = 0; i < 10; ++i) {
+    DeviceState x = device("d" + std::to_string(i), "slow", 1000);
+    x.in_flight = 0;
+    x.arrival_rate_per_s = 2;
+    ds.push_back(x);
+    all[x.id] = Strategy::data_parallel();
+  }
+  p = f.est->predict(state(ds, "busy", 1), scheme(all));
+  EXPECT_NEAR(p.throughput_rps, 20, 1e-6);
+  EXPECT_NEAR(p.unserved_rps, 0, 1e-6);
+  EXPECT_LT(p.server_utilisation.at("s0"), 1.0);
+  EXPECT_GT(p.devices[0].server_rps, 0.5);  // the server still takes a share
+}
+
 TEST(Estimator, ConstraintsComeBeforeTheObjective) {
   // The fast device: local 45 ms (22.2 req/s, 6 W: 0.27 J), offloading 21.448 ms (46.6 req/s) with a
   // costly radio (100 J/MB: 1.2448 J a request, 1.2877 J in all). Energy alone: local.
