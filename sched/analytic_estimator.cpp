@@ -55,6 +55,9 @@ struct PathSpec {
   // device side's seconds per input; whether an input finding both sides free goes to the server.
   double dp_rate = 0, dp_local_s = 0;
   bool dp_prefers_server = false;
+  // The most requests it can have at its server at once: in_flight, or 1 for an open-loop
+  // data_parallel server side (it holds one input at a time); 0: no bound (an open loop).
+  int population() const { return in_flight > 0 ? in_flight : dp_rate > 0 && to_server ? 1 : 0; }
   const LutTable* server_lut = nullptr;
   int batch_key = -1;         // (model run, dataset, split): paths at one server with one key batch together
   // Server seconds of [split, server_end) at batch k (index k), asked of the LUT once each (NaN: not yet).
@@ -140,6 +143,7 @@ struct Flow {
   double wait_p = 0;  // the probability that a request waits at all (Erlang C's at the server, rho on the device)
   double bottleneck_s = 0;  // its slowest stage's seconds per request (1 / the most it can serve)
   double offered = -1;      // open loop: the arrivals it is offered, req/s (< 0: spec->rate)
+  double dp_wait_s = -1;    // an open-loop data_parallel server side: the one queue's wait, once added (< 0: not yet)
 };
 
 // Batch groups of one server: what their paths share in a round (same LUT and split, same arrivals).
@@ -697,7 +701,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       BatchGroup& g = groups[static_cast<size_t>(f.group)];
       g.rate += f.lambda;
-      if (f.spec->in_flight > 0) g.population += f.spec->in_flight;
+      if (f.spec->population() > 0) g.population += f.spec->population();
       else g.open = true;
     }
     for (BatchGroup& g : groups) {
@@ -734,7 +738,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       server_load += f.lambda * f.per_request_s;
       server_batch_rate += f.lambda / f.b;
-      if (f.spec->in_flight > 0) server_closed_work += f.spec->in_flight * f.batch_s;
+      if (f.spec->population() > 0) server_closed_work += f.spec->population() * f.batch_s;
       else ++server_open_paths;
     }
     // A cloud tier (pp(k,m)): the WAN to its cloud and the cloud's workers, as this server's cloud paths
@@ -790,9 +794,11 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // Closed loops are finite populations: no more than their in-flight requests can be ahead (the
         // open M/M/c formula diverges as the others saturate the server; measured: 0.27 req/s predicted
         // for a device simulated at 19.6). Open-loop senders have no such bound.
-        const int others_open = server_open_paths - (p.in_flight > 0 ? 0 : 1);
-        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.in_flight * f.batch_s) * inv_workers);
-        const double device_waits = open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
+        const int others_open = server_open_paths - (p.population() > 0 ? 0 : 1);
+        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.population() * f.batch_s) * inv_workers);
+        // (A data_parallel side holds one input at a time: its inputs wait in the device's one queue
+        // for either side, after the rounds, not in front of its radio.)
+        const double device_waits = p.dp_rate > 0 ? 0 : open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
         const double cloud_waits = p.cloud_s > 0 || p.wan_xfer_s > 0 ? cloud_tier_wait(f) : 0;
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits + cloud_waits;
         // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
@@ -895,21 +901,36 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
   round(false);
   // Open-loop data_parallel: the device side takes what the server side does not (dp_server_rate), up
-  // to its capacity; the rest is unserved. The server side is offered what it serves.
+  // to its capacity; the rest is unserved. The server side is offered what it serves. An input that
+  // finds both sides busy (probability u_a u_b) waits for the first to free: the two sides as one queue
+  // with their speeds added, mean wait u_a u_b / (2 (c_a + c_b - R)) (M/M/c's, the sides' speeds as its
+  // servers', halved for hold times that do not vary), on both sides' latencies. A side's hold time: the device's computation, the server
+  // side's round trip (its server queue's wait included).
   for (Flow& f : local_flows) {
     const PathSpec& p = *f.spec;
     if (!(p.dp_rate > 0)) continue;
-    double server_rate = 0;
+    Flow* server_side = nullptr;
     for (Flow& r : flows)
-      if (r.key == (f.key | 1)) {
-        server_rate = r.lambda;
-        r.offered = r.lambda;
-      }
+      if (r.key == (f.key | 1)) server_side = &r;
+    const double server_rate = server_side ? server_side->lambda : 0;
+    if (server_side) server_side->offered = server_rate;
     f.offered = std::max(0.0, p.dp_rate - server_rate);
     f.lambda = p.serves_nothing() ? 0 : (p.device_bottleneck_s > 0 ? std::min(f.offered, 1 / p.device_bottleneck_s) : f.offered);
-    f.wait_s = open_wait(p, f.lambda, p.device_s);
-    f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * p.device_s) : 0;
-    f.latency_s = p.device_s + f.wait_s;
+    const double hold_server = !server_side ? 0 : server_side->latency_s - std::max(0.0, server_side->dp_wait_s);
+    const double ua = std::min(server_rate * hold_server, 0.999), ub = std::min(f.lambda * p.device_s, 0.999);
+    const double spare = (hold_server > 0 ? 1 / hold_server : 0) + (p.device_s > 0 ? 1 / p.device_s : 0) - server_rate - f.lambda;
+    const double both_busy = ua * ub;
+    // (M/M/c's wait halved: deterministic hold times, Allen-Cunneen's (c_a^2 + c_s^2) / 2 with c_s = 0.)
+    const double wait = f.lambda < f.offered * (1 - 1e-9) || !(spare > 0) ? 0 : both_busy / spare / 2;  // saturated: the unserved rate's growth instead
+    f.wait_s = wait;
+    f.wait_p = wait > 0 ? both_busy : 0;
+    f.latency_s = p.device_s + wait;
+    if (server_side && server_side->dp_wait_s < 0) {  // once (the devices of a class share their flows)
+      server_side->dp_wait_s = wait;
+      server_side->latency_s += wait;
+      server_side->wait_s += wait;
+      server_side->wait_p = 1 - (1 - server_side->wait_p) * (1 - both_busy);
+    }
   }
 
   ServerSolution out;

@@ -415,6 +415,10 @@ TEST(Estimator, AnOpenLoopDataParallelDeviceSplitsItsInputsAsTheRouterDoes) {
   Prediction p = f.est->predict(state({d}), scheme({{"a", Strategy::data_parallel()}}));
   EXPECT_NEAR(p.devices[0].server_rps, 17.198, 17.198e-3);
   EXPECT_NEAR(p.throughput_rps, 20, 1e-9);
+  // An input finding both sides busy (0.156497 x 0.126077 = 0.019731) waits in the device's one queue
+  // for the first to free: 0.019731 / (2 (109.895 + 22.222 - 20 req/s)) = 0.088 ms (M/M/c's wait
+  // halved: hold times that do not vary). Mean: (17.198 x 9.0996 + 2.802 x 45) / 20 + 0.088 = 14.217 ms.
+  EXPECT_NEAR(p.devices[0].latency_s, 0.0142172, 0.0142172e-3);
   EXPECT_NEAR(p.unserved_rps, 0, 1e-9);
   // Ten 'slow' devices (0.9 s whole: 1.11 req/s each) at 2 req/s on the 'busy' server (90 ms a request,
   // one worker: 11.1 req/s). Alone, the server side (90.1 ms) is preferred, and the speeds' split would
