@@ -166,8 +166,10 @@ struct SolverScratch {
   std::vector<int> server_path_flow;  // per path to the server, in path order
   std::vector<int> group_key;         // per batch group: its batch key
   std::vector<BatchGroup> groups;
-  // flow_of[class][2 * option + path]: the flow of those paths in the solve under way, or -1 (every
-  // entry is -1 between solves).
+  // flow_of[class][2 * option + path]: the flow of those paths in the solve under way (as path_flow
+  // holds it), or kNoFlow (every entry is kNoFlow between solves). (Until stop 54 "none" was -1, which
+  // a local flow's own -1 - index also is below 0: every device's local path got a flow of its own.)
+  static constexpr int kNoFlow = std::numeric_limits<int>::min();
   std::vector<std::vector<int>> flow_of;
   std::vector<double> x, g, best;
   // The Anderson mixer's history (AndersonMixer).
@@ -633,10 +635,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     const int opt = option[static_cast<size_t>(di)];
     const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(opt)];
     std::vector<int>& slots = sc.flow_of[static_cast<size_t>(cls)];
-    if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size()) slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), -1);
+    if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size()) slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), SolverScratch::kNoFlow);
     for (int j = 0; j < o.num_paths; ++j) {
       int& fi = slots[static_cast<size_t>(2 * opt + j)];
-      if (fi < 0) {
+      if (fi == SolverScratch::kNoFlow) {
         const long long key = (static_cast<long long>(cls) << 32) | (static_cast<long long>(opt) << 1) | j;
         Flow f{&o.path[j], key};
         if (f.spec->to_server) {
@@ -654,8 +656,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (o.path[j].to_server) server_path_flow.push_back(fi);
     }
   }
-  for (const std::vector<Flow>* v : {&flows, &local_flows})  // every slot back to -1 for the next solve
-    for (const Flow& f : *v) sc.flow_of[static_cast<size_t>(f.key >> 32)][static_cast<size_t>(f.key & 0xffffffff)] = -1;
+  for (const std::vector<Flow>* v : {&flows, &local_flows})  // every slot back to kNoFlow for the next solve
+    for (const Flow& f : *v) sc.flow_of[static_cast<size_t>(f.key >> 32)][static_cast<size_t>(f.key & 0xffffffff)] = SolverScratch::kNoFlow;
   // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
   // part in the rounds: a third of the paths of bench_decisions' systems.)
   auto target_rate = [](const PathSpec& p, double latency, double bottleneck) {
