@@ -32,10 +32,14 @@ import json; j = json.load(open('$work/$s/summary.json'))
 assert j['total']['failed'] == 0, ('$s', {k: v['failed'] for k, v in j['devices'].items()})" && ok || bad "$s lets requests fail"
 done
 
+# pi2 offered 1,000 req/s: whatever scheme the search picks, requests fail and the prediction is far
+# off the simulation, either way (since stop 54 the estimator's open-loop data_parallel split makes it
+# pick pi2=offload, predicted 400 req/s, simulated 841 with 1,123 failed; before, pi2=data_parallel,
+# predicted 405, simulated 78 with 4,919 failed).
 "$coinfer" plan $q --throughput 10 --set devices.2.workload.rate_per_s=1000 --set duration_s=10 --out "$work/plan" > "$work/plan.out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "does NOT meet the requirement (.* requests failed" "$work/plan.out" \
-  && grep -q "the prediction was +[0-9]* % off the simulation" "$work/plan.out" \
+  && grep -q "the prediction was [+-][0-9]* % off the simulation" "$work/plan.out" \
   && /usr/bin/python3 -c "import json; j=json.load(open('$work/plan/plan.json')); assert j['simulated_failed'] > 0 and not j['simulated_meets']" \
   && ok || { bad "plan with failed requests (rc $rc)"; cat "$work/plan.out"; }
 
