@@ -51,7 +51,7 @@ struct PathSpec {
   int in_flight = 1;          // closed loop; 0 = open loop
   double rate = 0;            // open loop
   // An open-loop data_parallel device (both its paths; 0 otherwise): its whole arrival rate, which the
-  // two sides share as core/data_parallel_router.hpp routes it (dp_split below, not by `rate`); the
+  // two sides share as core/data_parallel_router.hpp routes it (dp_server_rate, not by `rate`); the
   // device side's seconds per input; whether an input finding both sides free goes to the server.
   double dp_rate = 0, dp_local_s = 0;
   bool dp_prefers_server = false;
@@ -420,7 +420,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       local.rate = d.arrival_rate_per_s;
       remote.rate = 0;
     } else if (d.arrival_rate_per_s > 0) {
-      // Open loop: the router's split (dp_split, in the server's rounds). `rate` keeps the split in
+      // Open loop: the router's split (dp_server_rate, in the server's rounds). `rate` keeps the split in
       // proportion to the path speeds for what does not go through the rounds.
       double tl = local.device_s, tr = remote.up_s + remote.down_s + lut_mean_time().seconds(srv_lut, 0, n, 1);
       local.rate = d.arrival_rate_per_s * tr / (tl + tr);
@@ -585,9 +585,9 @@ class AndersonMixer {
 // With u_a, u_b the two sides' utilisations (rate x time, taken as independent), the preferred side a
 // takes the arrivals that find it free, R (1 - u_a), and of those that find both busy, R u_a u_b, the
 // share of its speed c_a / (c_a + c_b); b takes the rest: at light load nearly every input goes to
-// the preferred side, at heavy load each side serves in proportion to its speed. Solved for a's rate by
-// bisection to the last bit (g(x) - x falls from R at 0); each side at most 99.9 % of its capacity (what neither can
-// serve is the device's unserved rate). Returns the server side's rate. (Until stop 54 the arrivals
+// the preferred side, at heavy load each side serves in proportion to its speed. Solved for a's rate
+// by bisection to the last bit (g(x) - x falls from R at 0); each side at most 99.9 % of its capacity
+// (what neither can serve is the device's unserved rate). Returns the server side's rate. (Until stop 54 the arrivals
 // were split in proportion to the sides' speeds without waits, whatever the load: 16 Pi 4B at 3 req/s
 // on one i7-7700 edge were predicted to send it 42.7 req/s and leave 18.1 unserved, a mean latency of
 // 9.8 s, where the simulated router sends what the edge cannot take to the devices: 424 ms.)
@@ -906,8 +906,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // to its capacity; the rest is unserved. The server side is offered what it serves. An input that
   // finds both sides busy (probability u_a u_b) waits for the first to free: the two sides as one queue
   // with their speeds added, mean wait u_a u_b / (2 (c_a + c_b - R)) (M/M/c's, the sides' speeds as its
-  // servers', halved for hold times that do not vary), on both sides' latencies. A side's hold time: the device's computation, the server
-  // side's round trip (its server queue's wait included).
+  // servers', halved for hold times that do not vary), on both sides' latencies. A side's hold time:
+  // the device's computation, the server side's round trip (its server queue's wait included).
   for (Flow& f : local_flows) {
     const PathSpec& p = *f.spec;
     if (!(p.dp_rate > 0)) continue;
