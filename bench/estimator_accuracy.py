@@ -3,9 +3,10 @@
 static schemes for each, every scheme simulated (`coinfer run`) and estimated (`coinfer scheduler
 estimate`); system-throughput error (share within 10 % / 20 %, MAPE, share over-predicted) and pairwise
 ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %); the same
-for the mean latency (objective: latency), the p95 latency and the energy per inference (issue 37 item 2; every device with the quickstart's Pi
-4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB; with --radio wifi or lte the radio's power states
-of traces/devices.yaml instead of the flat rate).
+for the mean latency (objective: latency), the p95 latency and the energy per inference (issue 37 item
+2; every device with the quickstart's Pi 4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB; with
+--radio wifi or lte the radio's power states of traces/devices.yaml instead of the flat rate). Writes
+per_scheme.json in --out: every scheme's figures beside its scenario file.
 
 Systems (seeded; system i draws from random.Random("SEED/system/i")): 1-4 devices, each a Raspberry Pi
 4B/3B, Jetson TX2 or Nano running DGCNN or GCoDE on ModelNet40, its link log-uniform in 1-100 Mbit/s,
