@@ -122,9 +122,29 @@ struct ServerSolution {
   std::vector<DeviceOutcome> devices;  // the server's devices, in state order
   double load = 0;                     // busy worker-seconds per second
   double cloud_load = 0;               // its cloud paths' batch-1 seconds per second on its cloud (pp(k,m))
+  // What the other servers of a shared cloud see of this one (CloudBackground, outcome_of): as a cloud,
+  // its own paths' work before saturation scaled it (worker-seconds per second) and their sum of
+  // rate x (seconds per request per worker)^2; as an edge, its cloud paths' work on the cloud before
+  // the cloud's saturation scaled it (seconds per second at batch 1), their sum of rate x (seconds per
+  // request per cloud worker)^2, and their rate (requests/s).
+  double offered_load = 0, own_second = 0;
+  double cloud_offered_work = 0, cloud_second = 0, cloud_rate = 0;
   // Each flow's rate, by its key (class, option, path), in key order: where a later solution of the
   // server starts from.
   std::vector<std::pair<long long, double>> rates;
+};
+
+// The load a server's solve takes from the servers it shares a cloud with (issue 36: each server used to
+// be solved apart, so an edge's cloud paths saw neither the other edges' cloud paths nor the cloud's
+// own devices, and the cloud's devices did not see the work passed on to it). All 0 where nothing is
+// shared: the solve is then what it was, to the bit.
+struct CloudBackground {
+  // As an edge: its cloud's utilisation by others (the other edges' cloud paths and the cloud's own
+  // devices, offered: before saturation scales them) and their sum of rate x (seconds per request per
+  // worker)^2 (the M/G/1 wait's numerator).
+  double cloud_rho = 0, cloud_second = 0;
+  // As a cloud: the work its edges pass on (worker-seconds per second, offered) and its rate (req/s).
+  double forwarded_load = 0, forwarded_rate = 0;
 };
 
 // What a scheme gives each device and server (per device in state order; load per server).
@@ -188,6 +208,10 @@ struct AnalyticStateCache {
   std::vector<DeviceClass> classes;
   std::vector<int> by_id;                     // device indices sorted by id
   std::vector<std::vector<int>> server_devs;  // per server: its devices (indices), in state order
+  std::vector<int> cloud_of;                  // per server: the index of its cloud, or -1
+  // Whether servers share a cloud (two edges with devices behind one cloud, or a cloud with devices of
+  // its own behind an edge with devices): outcome_of then solves them together (CloudBackground).
+  bool cloud_coupled = false;
   // Batch keys: (model run, dataset, device split, end of the server's part), each once.
   struct BatchKey {
     std::string model, dataset;
@@ -279,6 +303,16 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
     const int server = c.classes[static_cast<size_t>(cls)].server;
     if (server >= 0) c.server_devs[static_cast<size_t>(server)].push_back(di);
   }
+  c.cloud_of.assign(state.servers.size(), -1);
+  c.cloud_coupled = false;
+  std::vector<int> edges_with_devices(state.servers.size(), 0);
+  for (size_t j = 0; j < state.servers.size(); ++j) {
+    if (state.servers[j].cloud.empty()) continue;
+    c.cloud_of[j] = server_of(state.servers[j].cloud);
+    if (c.cloud_of[j] >= 0 && !c.server_devs[j].empty()) ++edges_with_devices[static_cast<size_t>(c.cloud_of[j])];
+  }
+  for (size_t k = 0; k < state.servers.size(); ++k)
+    if (edges_with_devices[k] >= 2 || (edges_with_devices[k] == 1 && !c.server_devs[k].empty())) c.cloud_coupled = true;
   c.by_id.resize(c.devs.size());
   for (size_t i = 0; i < c.devs.size(); ++i) c.by_id[i] = static_cast<int>(i);
   std::sort(c.by_id.begin(), c.by_id.end(), [&](int a, int b) { return c.devs[static_cast<size_t>(a)]->id < c.devs[static_cast<size_t>(b)]->id; });
@@ -617,7 +651,7 @@ double dp_server_rate(double rate, double server_s, double device_s, bool prefer
 // and counted once per path in the sums, in path order (the very same sums as path by path).
 // `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
 ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
-                            const ServerSolution* start, bool keep_rates) {
+                            const ServerSolution* start, bool keep_rates, const CloudBackground& bg) {
   SolverScratch& sc = *c.solver;
   std::vector<Flow>& flows = sc.flows;
   std::vector<int>& path_flow = sc.path_flow;
@@ -697,6 +731,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   groups.assign(group_key.size(), BatchGroup{});
   for (const Flow& f : flows)
     if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
+  double round_offered_load = 0, round_offered_cloud = 0;  // the round's work before saturation scaled it
   auto round = [&](bool update_rates) {
     for (BatchGroup& g : groups) g.rate = g.population = 0, g.open = false;
     for (int fi : server_path_flow) {
@@ -743,6 +778,11 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (f.spec->population() > 0) server_closed_work += f.spec->population() * f.batch_s;
       else ++server_open_paths;
     }
+    // As a cloud: the work its edges pass on queues with its own, an open stream of batch-1 requests
+    // as this server sees it (CloudBackground; 0 where nothing is passed on).
+    server_load += bg.forwarded_load;
+    server_batch_rate += bg.forwarded_rate;
+    if (bg.forwarded_rate > 0) ++server_open_paths;
     // A cloud tier (pp(k,m)): the WAN to its cloud and the cloud's workers, as this server's cloud paths
     // load them (the cloud's other load is not seen here). The WAN shares its rate among the transfers
     // on it (processor sharing: a transfer of s seconds alone takes s / (1 - rho)); the cloud is a queue
@@ -758,6 +798,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       cloud_rho += f.lambda * c;
       cloud_second += f.lambda * c * c;
     }
+    // ... and as the other servers sharing the cloud load it (CloudBackground; 0 where none does).
+    cloud_rho += bg.cloud_rho;
+    cloud_second += bg.cloud_second;
     // The wait of one path's request: beside the others' transfers and behind their batches, and its
     // own device's only in an open loop (a closed loop's next request starts after this one's result).
     auto cloud_tier_wait = [&](const Flow& f) {
@@ -820,11 +863,14 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
                                             : target_rate(p, latency, bottleneck);
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
-    // A saturated server cannot serve more than its workers: scale its paths down.
+    // A saturated server cannot serve more than its workers: scale its paths down (as a cloud, in
+    // proportion with the work its edges pass on, which their solves scale alike).
     double load = 0;
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
-    if (load > cap)
-      for (Flow& f : flows) f.lambda *= cap / load;
+    round_offered_load = load;
+    round_offered_cloud = 0;
+    if (load + bg.forwarded_load > cap)
+      for (Flow& f : flows) f.lambda *= cap / (load + bg.forwarded_load);
     // ... nor its WAN more than its rate, nor the cloud more than its workers.
     if (!cloud_paths) return;
     double wan = 0, cloud_work = 0;
@@ -832,8 +878,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       wan += f.lambda * f.spec->wan_xfer_s;
       cloud_work += f.lambda * f.spec->cloud_s / f.spec->cloud_workers;
+      round_offered_cloud += f.lambda * f.spec->cloud_s;
     }
-    const double over = std::max(wan, cloud_work);
+    const double over = std::max(wan, cloud_work + bg.cloud_rho);
     if (over > 0.999)
       for (Flow& f : flows)
         if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= 0.999 / over;
@@ -867,6 +914,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     }
   }
   double best_change = std::numeric_limits<double>::infinity();
+  double best_offered_load = 0, best_offered_cloud = 0;
   bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
   auto accelerated = [&](double d, int rounds) {
     damping = d;
@@ -884,6 +932,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (change < best_change) {
         best_change = change;
         best = g;
+        best_offered_load = round_offered_load;
+        best_offered_cloud = round_offered_cloud;
       }
       if (change <= kTolerance) return true;
       if (from_zero) x = g;  // a plain round from zero (most isolated devices end on the next)
@@ -1006,7 +1056,16 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     const Flow& f = flows[static_cast<size_t>(fi)];
     out.load += f.lambda * f.per_request_s;
     out.cloud_load += f.lambda * f.spec->cloud_s;
+    const double s_worker = f.per_request_s / workers;
+    out.own_second += f.lambda * s_worker * s_worker;
+    if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) {
+      const double c_worker = f.spec->cloud_s / f.spec->cloud_workers;
+      out.cloud_second += f.lambda * c_worker * c_worker;
+      out.cloud_rate += f.lambda;
+    }
   }
+  out.offered_load = best_offered_load;
+  out.cloud_offered_work = best_offered_cloud;
   if (keep_rates) {
     out.rates.reserve(F);
     for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
@@ -1015,15 +1074,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   return out;
 }
 
-// The solution of server j for the devices' options, from `memo` when it was solved before (memo may
-// be null: solve, remember nothing).
+// The solution of server j for the devices' options and the load `bg` from the servers it shares a
+// cloud with, from the memo when it was solved before (memo false: solve into `scratch`, remember
+// nothing).
 const ServerSolution& server_solution(const SystemState& state, AnalyticStateCache& c, size_t j, const std::vector<int>& option,
-                                      ServerSolution& scratch, bool memo, size_t memo_bytes) {
+                                      const CloudBackground& bg, ServerSolution& scratch, bool memo, size_t memo_bytes) {
   const std::vector<int>& devices = c.server_devs[j];
-  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option, nullptr, false);
-  std::string& key = c.scratch.memo_key;  // the options of the server's devices, as bytes
-  key.resize(devices.size() * sizeof(int));
+  if (!memo) return scratch = solve_server(state.servers[j], c, devices, option, nullptr, false, bg);
+  std::string& key = c.scratch.memo_key;  // the options of the server's devices, as bytes (and the shared cloud's load)
+  key.resize(devices.size() * sizeof(int) + (c.cloud_coupled ? sizeof bg : 0));
   for (size_t k = 0; k < devices.size(); ++k) std::memcpy(&key[k * sizeof(int)], &option[static_cast<size_t>(devices[k])], sizeof(int));
+  if (c.cloud_coupled) std::memcpy(&key[devices.size() * sizeof(int)], &bg, sizeof bg);
   auto& solved = c.solved[j];
   if (auto it = solved.find(key); it != solved.end()) return it->second;
   const size_t bytes = key.size() + devices.size() * sizeof(DeviceOutcome) + 96;
@@ -1034,7 +1095,7 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   }
   c.solved_bytes += bytes + devices.size() * 2 * sizeof(std::pair<long long, double>);
   // From the server's latest solution: the incumbent or a sibling candidate, a few devices away.
-  ServerSolution s = solve_server(state.servers[j], c, devices, option, c.last_solved[j], true);
+  ServerSolution s = solve_server(state.servers[j], c, devices, option, c.last_solved[j], true, bg);
   const ServerSolution& stored = solved.emplace(key, std::move(s)).first->second;
   c.last_solved[j] = &stored;
   return stored;
@@ -1046,15 +1107,68 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
                 Outcome& out) {
   out.devices.resize(c.devs.size());
   out.server_load.assign(state.servers.size(), 0);
-  ServerSolution scratch;
-  for (size_t j = 0; j < state.servers.size(); ++j) {
-    if (c.server_devs[j].empty()) continue;
-    const ServerSolution& s = server_solution(state, c, j, option, scratch, memo, memo_bytes);
+  const size_t S = state.servers.size();
+  auto take = [&](size_t j, const ServerSolution& s) {
     for (size_t k = 0; k < c.server_devs[j].size(); ++k) out.devices[static_cast<size_t>(c.server_devs[j][k])] = s.devices[k];
     out.server_load[j] += s.load;
     if (s.cloud_load > 0)  // its cloud's share of the work (sched/README.md "Cloud tier")
-      for (size_t k = 0; k < state.servers.size(); ++k)
+      for (size_t k = 0; k < S; ++k)
         if (state.servers[k].id == state.servers[j].cloud) out.server_load[k] += s.cloud_load;
+  };
+  ServerSolution scratch;
+  if (!c.cloud_coupled) {
+    for (size_t j = 0; j < S; ++j)
+      if (!c.server_devs[j].empty()) take(j, server_solution(state, c, j, option, CloudBackground{}, scratch, memo, memo_bytes));
+  } else {
+    // Servers sharing a cloud, solved together (sched/README.md "Cloud tier"): each server from the
+    // others' latest solutions (CloudBackground), in passes until no server's background moves by more
+    // than 1e-10 of itself (Jacobi; from the 20th pass each background moves half-way, so two edges
+    // saturating their cloud cannot swing; at most 200 passes, then the last).
+    // (Each pass's solutions are copied: a later server's solve may empty the memo.)
+    std::vector<ServerSolution> own(S);
+    std::vector<const ServerSolution*> solution(S, nullptr);
+    std::vector<CloudBackground> bg(S), next(S);
+    for (int pass = 0; pass < 200; ++pass) {
+      for (size_t j = 0; j < S; ++j)
+        if (!c.server_devs[j].empty()) {
+          own[j] = server_solution(state, c, j, option, bg[j], scratch, memo, memo_bytes);
+          solution[j] = &own[j];
+        }
+      std::fill(next.begin(), next.end(), CloudBackground{});
+      for (size_t e = 0; e < S; ++e) {
+        const int k = c.cloud_of[e];
+        if (k < 0 || !solution[e]) continue;
+        const size_t cl = static_cast<size_t>(k);
+        const double cloud_workers = std::max(1, state.servers[cl].workers);
+        next[cl].forwarded_load += solution[e]->cloud_offered_work;
+        next[cl].forwarded_rate += solution[e]->cloud_rate;
+        if (!(solution[e]->cloud_rate > 0)) continue;  // no cloud paths: the cloud's load does not matter to it
+        if (solution[cl]) {
+          next[e].cloud_rho += solution[cl]->offered_load / cloud_workers;
+          next[e].cloud_second += solution[cl]->own_second;
+        }
+        for (size_t o = 0; o < S; ++o)
+          if (o != e && c.cloud_of[o] == k && solution[o]) {
+            next[e].cloud_rho += solution[o]->cloud_offered_work / cloud_workers;
+            next[e].cloud_second += solution[o]->cloud_second;
+          }
+      }
+      auto moved = [](double a, double b) { return std::fabs(a - b) > 1e-10 * std::max(std::fabs(a), std::fabs(b)); };
+      bool still = false;
+      for (size_t j = 0; j < S; ++j)
+        still = still || moved(bg[j].cloud_rho, next[j].cloud_rho) || moved(bg[j].cloud_second, next[j].cloud_second) ||
+                moved(bg[j].forwarded_load, next[j].forwarded_load) || moved(bg[j].forwarded_rate, next[j].forwarded_rate);
+      if (!still) break;
+      const double keep = pass >= 20 ? 0.5 : 0.0;
+      for (size_t j = 0; j < S; ++j) {
+        bg[j].cloud_rho = keep * bg[j].cloud_rho + (1 - keep) * next[j].cloud_rho;
+        bg[j].cloud_second = keep * bg[j].cloud_second + (1 - keep) * next[j].cloud_second;
+        bg[j].forwarded_load = keep * bg[j].forwarded_load + (1 - keep) * next[j].forwarded_load;
+        bg[j].forwarded_rate = keep * bg[j].forwarded_rate + (1 - keep) * next[j].forwarded_rate;
+      }
+    }
+    for (size_t j = 0; j < S; ++j)
+      if (solution[j]) take(j, *solution[j]);
   }
 }
 

@@ -581,6 +581,64 @@ TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
   EXPECT_NEAR(fast.server_utilisation.at("s0"), 0.1, 1e-12);
 }
 
+TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
+  // Issue 36 item 4 (sched/README.md "Cloud tier": servers sharing a cloud are solved together). Edges
+  // s0 and s1 ("busy": 10 ms a stage) have the same cloud c (also "busy", one worker, no batching; all
+  // links fast). Device p0 on s0 runs pp(6,7) open loop at 10 req/s: its cloud part [7,9) takes
+  // c = 20 ms, so alone it keeps the cloud at rho = 10 x 0.02 = 0.2 and waits M/G/1's
+  // lambda c^2 / (2 (1 - rho)) = 10 x 4e-4 / 1.6 = 2.5 ms there.
+  //  - p1 on s1, the same: the cloud at rho 0.4, each waits 20 x 4e-4 / (2 x 0.6) = 6.6667 ms, so p0's
+  //    latency grows by 4.1667 ms (until issue 36's fix each edge was solved alone: +0).
+  //  - instead p2 bound to c itself, offloading its whole model (90 ms) at 2 req/s (rho 0.18, its
+  //    lambda s^2 = 2 x 0.0081 = 0.0162): p0 waits (0.004 + 0.0162) / (2 (1 - 0.38)) = 16.2903 ms,
+  //    13.7903 ms more; p2 waits behind the work s0 passes on (open, batch-1 requests of 20 ms at
+  //    0.2 of the worker): Sakasegawa's M/M/1 wait rho / (1 - rho) x 20 ms = 0.25 x 20 = 5 ms more
+  //    than alone.
+  Fixture f;
+  auto open = [](DeviceState d, double rate) {
+    d.arrival_rate_per_s = rate;
+    d.in_flight = 0;
+    return d;
+  };
+  SystemState alone = state({open(device("p0", "fast", 1e6, "s0"), 10)}, "busy");
+  alone.servers[0].cloud = "c";
+  ServerState c = alone.servers[0];
+  c.id = "c";
+  c.cloud = "";
+  alone.servers.push_back(c);
+  const Strategy three = Strategy::pp(6, 7);
+  const double p0_alone = f.est->predict(alone, scheme({{"p0", three}})).devices[0].latency_s;
+
+  SystemState two_edges = alone;
+  ServerState s1 = alone.servers[0];
+  s1.id = "s1";
+  two_edges.servers.push_back(s1);
+  two_edges.devices.push_back(open(device("p1", "fast", 1e6, "s1"), 10));
+  const Prediction shared = f.est->predict(two_edges, scheme({{"p0", three}, {"p1", three}}));
+  EXPECT_NEAR(shared.devices[0].latency_s - p0_alone, 0.008 / 1.2 - 0.004 / 1.6, 1e-9);
+  EXPECT_NEAR(shared.devices[1].latency_s, shared.devices[0].latency_s, 1e-12);
+  EXPECT_NEAR(shared.server_utilisation.at("c"), 0.4, 1e-12);
+
+  SystemState cloud_devices = alone;
+  cloud_devices.devices.push_back(open(device("p2", "fast", 1e6, "c"), 2));
+  SystemState p2_alone = cloud_devices;
+  p2_alone.devices.erase(p2_alone.devices.begin());
+  const double p2_by_itself = f.est->predict(p2_alone, scheme({{"p2", Strategy::offload()}})).devices[0].latency_s;
+  const Prediction mixed = f.est->predict(cloud_devices, scheme({{"p0", three}, {"p2", Strategy::offload()}}));
+  EXPECT_NEAR(mixed.devices[0].latency_s - p0_alone, 0.0202 / 1.24 - 0.0025, 1e-9);
+  EXPECT_NEAR(mixed.devices[1].latency_s - p2_by_itself, 0.005, 1e-9);
+  // Through the estimator's per-state cache (a search's path, memoised per server and background) the
+  // same figures: with objective latency, compare(a, b) is b's mean device latency over a's, less 1.
+  Fixture by_latency(Objective::latency);
+  const Scheme both = scheme({{"p0", three}, {"p1", three}}), one = scheme({{"p0", three}, {"p1", Strategy::pp(6)}});
+  const Prediction p_one = by_latency.est->predict(two_edges, one);
+  ASSERT_NEAR(p_one.throughput_rps, shared.throughput_rps, 1e-9);
+  for (int twice = 0; twice < 2; ++twice) {
+    EXPECT_NEAR(by_latency.est->compare(two_edges, one, both), shared.mean_device_latency_s / p_one.mean_device_latency_s - 1, 1e-12);
+    EXPECT_NEAR(by_latency.est->compare(two_edges, both, one), p_one.mean_device_latency_s / shared.mean_device_latency_s - 1, 1e-12);
+  }
+}
+
 TEST(AnalyticEstimator, PpCloudIsTheFastestThreeTierSplitForOneRequest) {
   // hierarchical's PP_cloud (sched/scheme_search.hpp pp_cloud_of). Device fast (5 ms a stage), edge
   // busy (10 ms), cloud srv (1 ms), links fast: one request takes 5k + 10(m - k) + (9 - m) ms =
