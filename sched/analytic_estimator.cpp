@@ -44,6 +44,7 @@ struct PathSpec {
   // [m,n) on one of its `cloud_workers`; both also in down_s. 0 without a cloud part.
   double wan_xfer_s = 0, cloud_s = 0;
   int cloud_workers = 1;
+  double cloud_link_s = 0;    // the tensor at m on the cloud's own link alone (which every edge of that cloud crosses)
   double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
   // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
   // request (its energy depends on the device's rate: DeviceOutcome).
@@ -129,6 +130,7 @@ struct ServerSolution {
   // request per cloud worker)^2, and their rate (requests/s).
   double offered_load = 0, own_second = 0;
   double cloud_offered_work = 0, cloud_second = 0, cloud_rate = 0;
+  double cloud_link_offered = 0;  // as an edge: its transfers' utilisation of its cloud's link (offered)
   // Each flow's rate, by its key (class, option, path), in key order: where a later solution of the
   // server starts from.
   std::vector<std::pair<long long, double>> rates;
@@ -143,6 +145,9 @@ struct CloudBackground {
   // devices, offered: before saturation scales them) and their sum of rate x (seconds per request per
   // worker)^2 (the M/G/1 wait's numerator).
   double cloud_rho = 0, cloud_second = 0;
+  // As an edge: the cloud's link's utilisation by the other edges' transfers to it (offered), which
+  // shares that link with this edge's (processor sharing, as the WAN's own).
+  double wan_rho = 0;
   // As a cloud: the work its edges pass on (worker-seconds per second, offered) and its rate (req/s).
   double forwarded_load = 0, forwarded_rate = 0;
 };
@@ -417,9 +422,9 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.server_lut = &srv_lut;
       if (p.server_end < n) {
         // pp(k,m), a cloud tier (sched/README.md "Cloud tier"): after its edge batch, the tensor at m
-        // crosses the edge's link and the cloud's (WAN), the cloud runs [m,n) — taken at batch 1 with
-        // no queue: the cloud's own load is not modelled — and the result comes back over the cloud's
-        // link, the access point and the device's link.
+        // crosses the edge's link and the cloud's (WAN), the cloud runs [m,n) at batch 1 (its queue in
+        // the rounds), and the result comes back over the cloud's link, the access point and the
+        // device's link.
         int ci = -1;
         for (size_t j = 0; j < state.servers.size(); ++j)
           if (state.servers[j].id == sv.cloud) ci = static_cast<int>(j);
@@ -431,6 +436,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
         const double back_bw = mbps_to_bytes_per_s(std::min({d.link_bandwidth_mbps, state.access_point_mbps, cloud.link_bandwidth_mbps}));
         const double back_lat = (d.link_latency_ms + state.access_point_latency_ms + cloud.link_latency_ms) * 1e-3;
         p.wan_xfer_s = m.bytes_at_split(p.server_end) / wan_bw;
+        p.cloud_link_s = m.bytes_at_split(p.server_end) / mbps_to_bytes_per_s(cloud.link_bandwidth_mbps);
         p.cloud_s = lut_mean_time().seconds(cloud_lut, p.server_end, n, 1);
         p.cloud_workers = std::max(1, cloud.workers);
         p.down_s = wan_lat + p.wan_xfer_s + p.cloud_s + back_lat + m.bytes_at_split(n) / back_bw;
@@ -731,7 +737,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   groups.assign(group_key.size(), BatchGroup{});
   for (const Flow& f : flows)
     if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
-  double round_offered_load = 0, round_offered_cloud = 0;  // the round's work before saturation scaled it
+  double round_offered_load = 0, round_offered_cloud = 0, round_offered_link = 0;  // the round's work before saturation scaled it
   auto round = [&](bool update_rates) {
     for (BatchGroup& g : groups) g.rate = g.population = 0, g.open = false;
     for (int fi : server_path_flow) {
@@ -798,9 +804,11 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       cloud_rho += f.lambda * c;
       cloud_second += f.lambda * c * c;
     }
-    // ... and as the other servers sharing the cloud load it (CloudBackground; 0 where none does).
+    // ... and as the other servers sharing the cloud load it and its link (CloudBackground; 0 where
+    // none does).
     cloud_rho += bg.cloud_rho;
     cloud_second += bg.cloud_second;
+    wan_rho += bg.wan_rho;
     // The wait of one path's request: beside the others' transfers and behind their batches, and its
     // own device's only in an open loop (a closed loop's next request starts after this one's result).
     auto cloud_tier_wait = [&](const Flow& f) {
@@ -868,7 +876,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     double load = 0;
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
     round_offered_load = load;
-    round_offered_cloud = 0;
+    round_offered_cloud = round_offered_link = 0;
     if (load + bg.forwarded_load > cap)
       for (Flow& f : flows) f.lambda *= cap / (load + bg.forwarded_load);
     // ... nor its WAN more than its rate, nor the cloud more than its workers.
@@ -879,8 +887,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       wan += f.lambda * f.spec->wan_xfer_s;
       cloud_work += f.lambda * f.spec->cloud_s / f.spec->cloud_workers;
       round_offered_cloud += f.lambda * f.spec->cloud_s;
+      round_offered_link += f.lambda * f.spec->cloud_link_s;
     }
-    const double over = std::max(wan, cloud_work + bg.cloud_rho);
+    const double over = std::max(wan + bg.wan_rho, cloud_work + bg.cloud_rho);
     if (over > 0.999)
       for (Flow& f : flows)
         if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= 0.999 / over;
@@ -914,7 +923,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     }
   }
   double best_change = std::numeric_limits<double>::infinity();
-  double best_offered_load = 0, best_offered_cloud = 0;
+  double best_offered_load = 0, best_offered_cloud = 0, best_offered_link = 0;
   bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
   auto accelerated = [&](double d, int rounds) {
     damping = d;
@@ -934,6 +943,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         best = g;
         best_offered_load = round_offered_load;
         best_offered_cloud = round_offered_cloud;
+        best_offered_link = round_offered_link;
       }
       if (change <= kTolerance) return true;
       if (from_zero) x = g;  // a plain round from zero (most isolated devices end on the next)
@@ -1066,6 +1076,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   }
   out.offered_load = best_offered_load;
   out.cloud_offered_work = best_offered_cloud;
+  out.cloud_link_offered = best_offered_link;
   if (keep_rates) {
     out.rates.reserve(F);
     for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
@@ -1151,18 +1162,20 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
           if (o != e && c.cloud_of[o] == k && solution[o]) {
             next[e].cloud_rho += solution[o]->cloud_offered_work / cloud_workers;
             next[e].cloud_second += solution[o]->cloud_second;
+            next[e].wan_rho += solution[o]->cloud_link_offered;
           }
       }
       auto moved = [](double a, double b) { return std::fabs(a - b) > 1e-10 * std::max(std::fabs(a), std::fabs(b)); };
       bool still = false;
       for (size_t j = 0; j < S; ++j)
-        still = still || moved(bg[j].cloud_rho, next[j].cloud_rho) || moved(bg[j].cloud_second, next[j].cloud_second) ||
+        still = still || moved(bg[j].cloud_rho, next[j].cloud_rho) || moved(bg[j].cloud_second, next[j].cloud_second) || moved(bg[j].wan_rho, next[j].wan_rho) ||
                 moved(bg[j].forwarded_load, next[j].forwarded_load) || moved(bg[j].forwarded_rate, next[j].forwarded_rate);
       if (!still) break;
       const double keep = pass >= 20 ? 0.5 : 0.0;
       for (size_t j = 0; j < S; ++j) {
         bg[j].cloud_rho = keep * bg[j].cloud_rho + (1 - keep) * next[j].cloud_rho;
         bg[j].cloud_second = keep * bg[j].cloud_second + (1 - keep) * next[j].cloud_second;
+        bg[j].wan_rho = keep * bg[j].wan_rho + (1 - keep) * next[j].wan_rho;
         bg[j].forwarded_load = keep * bg[j].forwarded_load + (1 - keep) * next[j].forwarded_load;
         bg[j].forwarded_rate = keep * bg[j].forwarded_rate + (1 - keep) * next[j].forwarded_rate;
       }

@@ -618,6 +618,15 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   EXPECT_NEAR(shared.devices[0].latency_s - p0_alone, 0.008 / 1.2 - 0.004 / 1.6, 1e-9);
   EXPECT_NEAR(shared.devices[1].latency_s, shared.devices[0].latency_s, 1e-12);
   EXPECT_NEAR(shared.server_utilisation.at("c"), 0.4, 1e-12);
+  // The cloud's link at 1 Mbit/s (125,000 B/s) is the WAN both edges cross: p0's tensor at 7 (2,048 B)
+  // takes w = 16.384 ms on it, 10 a second: rho 0.16384 alone, 0.32768 shared. Processor sharing
+  // stretches a transfer by w rho / (1 - rho): 3.2103 ms alone, 7.9853 ms shared.
+  const double w = 2048 / 125000.0;
+  for (SystemState* s : {&alone, &two_edges}) s->servers[1].link_bandwidth_mbps = 1;
+  const double p0_alone_slow = f.est->predict(alone, scheme({{"p0", three}})).devices[0].latency_s;
+  const double p0_shared_slow = f.est->predict(two_edges, scheme({{"p0", three}, {"p1", three}})).devices[0].latency_s;
+  EXPECT_NEAR(p0_shared_slow - p0_alone_slow, w * (2 * 10 * w / (1 - 2 * 10 * w) - 10 * w / (1 - 10 * w)) + 0.008 / 1.2 - 0.004 / 1.6, 1e-9);
+  for (SystemState* s : {&alone, &two_edges}) s->servers[1].link_bandwidth_mbps = 1e6;
 
   SystemState cloud_devices = alone;
   cloud_devices.devices.push_back(open(device("p2", "fast", 1e6, "c"), 2));
