@@ -10,7 +10,9 @@ and p95 latency of completed requests, the mean of those created before the cong
 the first decision's prediction is about), the p95 of those created during it (10-20 s), the
 share of requests that ran a cloud part, and the analytic estimator's predicted mean latency at the first
 decision (it takes the cloud at batch 1 with no queue: sched/README.md "Cloud tier").
-usage: /usr/bin/python3 bench/cloud_tier.py [--out /tmp/cloud_tier] (from the repository root; ~1 min)"""
+With --shared: two edges sharing one cloud (scenarios/cloud/shared_cloud.yaml), the estimator's first
+predicted mean latency against the simulated mean for fixed strategies, beside another build's (--old).
+usage: /usr/bin/python3 bench/cloud_tier.py [--out /tmp/cloud_tier] [--shared [--old BINARY]] (from the repository root; ~1 min)"""
 import argparse
 import json
 import os
@@ -33,11 +35,58 @@ RUNS = [("local", ["devices.*.strategy=local"]), ("offload", ["devices.*.strateg
         ("hierarchical, every 1 s", ["scheduler={name: hierarchical, period_s: 1}"])]
 
 
+SHARED = "scenarios/cloud/shared_cloud.yaml"
+SHARED_CASES = [("8 + 8 Pi, WAN 200 Mbit/s", []), ("12 + 12 Pi, WAN 200 Mbit/s", ["devices.0.count=12", "devices.1.count=12"]),
+                ("8 + 8 Pi, WAN 100 Mbit/s", ["servers.0.link={bandwidth_mbps: 100, latency_ms: 25}"]),
+                ("8 + 8 Pi, the cloud's Pi local", ["devices.2.strategy=local"])]
+SHARED_RUNS = ["pp(0,1)", "pp(1,2)", "pp(2,3)", "pp(0,6)", "pp(2)", "offload"]
+
+
+def simulated_mean_ms(coinfer, scenario, sets, out):
+    """(mean latency ms of requests created after the warm-up that completed, failed count, first prediction ms)"""
+    shutil.rmtree(out, ignore_errors=True)
+    cmd = [coinfer, "run", scenario, "--out", out, "-q"]
+    for s in sets:
+        cmd += ["--set", s]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{' '.join(cmd)}: {r.stderr}")
+    with h5py.File(os.path.join(out, "results.h5")) as f:
+        st, t0, t1 = f["requests/status"][:], f["requests/t_created"][:], f["requests/t_result"][:]
+    window = t0 >= 2.0  # warmup_s
+    ok = window & (st == 0) & np.isfinite(t1)
+    with open(os.path.join(out, "decisions.jsonl")) as f:
+        first = json.loads(f.readline())
+    return float(((t1[ok] - t0[ok]) * 1e3).mean()), int((window & (st == 1)).sum()), first["predicted_latency_ms"]
+
+
+def shared(a):
+    """Two edges sharing one cloud (scenarios/cloud/shared_cloud.yaml): the estimator's first predicted mean
+    latency against the simulated mean, this build and (--old BINARY) another, for the edges' devices on
+    each strategy (the cloud's own two Pi offload to it)."""
+    coinfer = os.path.abspath("build/coinfer")
+    print(f"{'case':30s} {'strategy':9s} {'simulated ms':>12s} {'failed':>6s} {'predicted ms':>12s} {'error':>7s}" +
+          (f" {'old predicted':>13s} {'old error':>9s}" if a.old else ""))
+    for k, (case, sets) in enumerate(SHARED_CASES):
+        for j, strategy in enumerate(SHARED_RUNS):
+            run_sets = sets + [f"devices.0.strategy={strategy}", f"devices.1.strategy={strategy}"]
+            sim, failed, pred = simulated_mean_ms(coinfer, SHARED, run_sets, os.path.join(a.out, f"shared_{k}_{j}"))
+            line = f"{case:30s} {strategy:9s} {sim:12.1f} {failed:6d} {pred:12.1f} {100 * (pred / sim - 1):+6.1f}%"
+            if a.old:
+                _, _, old = simulated_mean_ms(os.path.abspath(a.old), SHARED, run_sets, os.path.join(a.out, f"shared_old_{k}_{j}"))
+                line += f" {old:13.1f} {100 * (old / sim - 1):+8.1f}%"
+            print(line, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default="/tmp/cloud_tier")
+    ap.add_argument("--shared", action="store_true", help="two edges sharing one cloud instead (scenarios/cloud/shared_cloud.yaml)")
+    ap.add_argument("--old", help="with --shared: another coinfer binary whose predictions to show beside")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    if a.shared:
+        return shared(a)
     coinfer = os.path.abspath("build/coinfer")
     for k, (case, sets) in enumerate(CASES):
         print(f"\n{case}")
