@@ -76,6 +76,17 @@ def shared(a):
                 _, _, old = simulated_mean_ms(os.path.abspath(a.old), SHARED, run_sets, os.path.join(a.out, f"shared_old_{k}_{j}"))
                 line += f" {old:13.1f} {100 * (old / sim - 1):+8.1f}%"
             print(line, flush=True)
+    # The search schedulers where the sharing decides: 12 + 12 Pi on a 100 Mbit/s WAN, deciding every second.
+    sets = ["devices.0.count=12", "devices.1.count=12", "servers.0.link={bandwidth_mbps: 100, latency_ms: 25}"]
+    print(f"\n12 + 12 Pi, WAN 100 Mbit/s, deciding every second: simulated mean latency (first prediction)")
+    for j, name in enumerate(["greedy", "hierarchical", "dp"]):
+        run_sets = sets + [f"scheduler={{name: {name}, period_s: 1}}"]
+        sim, failed, pred = simulated_mean_ms(coinfer, SHARED, run_sets, os.path.join(a.out, f"shared_search_{j}"))
+        line = f"{name:14s} this build {sim:9.1f} ms ({pred:.1f}), failed {failed}"
+        if a.old:
+            osim, ofailed, opred = simulated_mean_ms(os.path.abspath(a.old), SHARED, run_sets, os.path.join(a.out, f"shared_search_old_{j}"))
+            line += f"; old build {osim:9.1f} ms ({opred:.1f}), failed {ofailed}"
+        print(line, flush=True)
 
 
 def main():

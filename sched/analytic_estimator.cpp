@@ -169,6 +169,7 @@ struct Flow {
   double bottleneck_s = 0;  // its slowest stage's seconds per request (1 / the most it can serve)
   double offered = -1;      // open loop: the arrivals it is offered, req/s (< 0: spec->rate)
   double dp_wait_s = -1;    // an open-loop data_parallel server side: the one queue's wait, once added (< 0: not yet)
+  double target = 0;        // the round's target rate (what the path would send at the round's latency), req/s
 };
 
 // Batch groups of one server: what their paths share in a round (same LUT and split, same arrivals).
@@ -738,6 +739,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   for (const Flow& f : flows)
     if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
   double round_offered_load = 0, round_offered_cloud = 0, round_offered_link = 0;  // the round's work before saturation scaled it
+  // Whether it shares a cloud (CloudBackground): saturation is then shared in proportion to the offers.
+  const bool shared = bg.cloud_rho > 0 || bg.cloud_second > 0 || bg.wan_rho > 0 || bg.forwarded_load > 0 || bg.forwarded_rate > 0;
   auto round = [&](bool update_rates) {
     for (BatchGroup& g : groups) g.rate = g.population = 0, g.open = false;
     for (int fi : server_path_flow) {
@@ -869,16 +872,28 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const double target = p.serves_nothing() ? 0
                             : p.dp_rate > 0 ? dp_server_rate(p.dp_rate, latency, p.dp_local_s, p.dp_prefers_server)
                                             : target_rate(p, latency, bottleneck);
+      f.target = target;
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
-    // A saturated server cannot serve more than its workers: scale its paths down (as a cloud, in
-    // proportion with the work its edges pass on, which their solves scale alike).
+    // A saturated server cannot serve more than its workers: scale its paths down.
     double load = 0;
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
     round_offered_load = load;
     round_offered_cloud = round_offered_link = 0;
-    if (load + bg.forwarded_load > cap)
-      for (Flow& f : flows) f.lambda *= cap / (load + bg.forwarded_load);
+    if (!shared) {
+      if (load > cap)
+        for (Flow& f : flows) f.lambda *= cap / load;
+    } else {
+      // Shared with the work its edges pass on (as a cloud): its paths get cap x (their offer) / (their
+      // offer + the edges'), the offers at the round's targets (damped rates would shrink their share:
+      // the damping must not move the fixed point). The final round (no update) keeps the rates.
+      if (!update_rates) return;
+      double target_load = 0;
+      for (int fi : server_path_flow) target_load += flows[static_cast<size_t>(fi)].target * flows[static_cast<size_t>(fi)].per_request_s;
+      round_offered_load = target_load;
+      if (target_load + bg.forwarded_load > cap && load > 0)
+        for (Flow& f : flows) f.lambda *= cap * target_load / (target_load + bg.forwarded_load) / load;
+    }
     // ... nor its WAN more than its rate, nor the cloud more than its workers.
     if (!cloud_paths) return;
     double wan = 0, cloud_work = 0;
@@ -886,13 +901,33 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       wan += f.lambda * f.spec->wan_xfer_s;
       cloud_work += f.lambda * f.spec->cloud_s / f.spec->cloud_workers;
-      round_offered_cloud += f.lambda * f.spec->cloud_s;
-      round_offered_link += f.lambda * f.spec->cloud_link_s;
     }
-    const double over = std::max(wan + bg.wan_rho, cloud_work + bg.cloud_rho);
-    if (over > 0.999)
+    if (!shared) {
+      const double over = std::max(wan, cloud_work);
+      if (over > 0.999)
+        for (Flow& f : flows)
+          if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= 0.999 / over;
+      return;
+    }
+    // Shared with the other edges of its cloud (and the cloud's own devices): of the WAN and of the
+    // cloud, its cloud paths get 0.999 x (their offer) / (their offer + the others'), the offers at the
+    // round's targets after this server's own share above.
+    const double own_share = round_offered_load + bg.forwarded_load > cap ? cap / (round_offered_load + bg.forwarded_load) : 1;
+    double t_wan = 0, t_cloud = 0;
+    for (int fi : server_path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      const double t = f.target * own_share;
+      t_wan += t * f.spec->wan_xfer_s;
+      t_cloud += t * f.spec->cloud_s / f.spec->cloud_workers;
+      round_offered_cloud += t * f.spec->cloud_s;
+      round_offered_link += t * f.spec->cloud_link_s;
+    }
+    double scale = 1;
+    if (t_wan + bg.wan_rho > 0.999 && wan > 0) scale = std::min(scale, 0.999 * t_wan / (t_wan + bg.wan_rho) / wan);
+    if (t_cloud + bg.cloud_rho > 0.999 && cloud_work > 0) scale = std::min(scale, 0.999 * t_cloud / (t_cloud + bg.cloud_rho) / cloud_work);
+    if (scale < 1)
       for (Flow& f : flows)
-        if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= 0.999 / over;
+        if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= scale;
   };
   // The fixed point of the round (a round is a function of the rates alone), Anderson-accelerated from
   // zero until a round moves no rate by more than kTolerance of itself: undamped rounds (at most 100),

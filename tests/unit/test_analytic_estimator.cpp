@@ -627,6 +627,13 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   const double p0_shared_slow = f.est->predict(two_edges, scheme({{"p0", three}, {"p1", three}})).devices[0].latency_s;
   EXPECT_NEAR(p0_shared_slow - p0_alone_slow, w * (2 * 10 * w / (1 - 2 * 10 * w) - 10 * w / (1 - 10 * w)) + 0.008 / 1.2 - 0.004 / 1.6, 1e-9);
   for (SystemState* s : {&alone, &two_edges}) s->servers[1].link_bandwidth_mbps = 1e6;
+  // Past saturation the two share the cloud in proportion: at pp(0,1) the cloud runs [1,9), 80 ms, so
+  // each edge's 10 req/s offer it 0.8 of its worker, 1.6 together, and each serves 10 x 0.999 / 1.6 =
+  // 6.24375 req/s (each edge alone would fit: 10).
+  const Prediction saturated = f.est->predict(two_edges, scheme({{"p0", Strategy::pp(0, 1)}, {"p1", Strategy::pp(0, 1)}}));
+  EXPECT_NEAR(saturated.devices[0].throughput_rps, 10 * 0.999 / 1.6, 1e-9);
+  EXPECT_NEAR(saturated.devices[1].throughput_rps, 10 * 0.999 / 1.6, 1e-9);
+  EXPECT_NEAR(f.est->predict(alone, scheme({{"p0", Strategy::pp(0, 1)}})).devices[0].throughput_rps, 10, 1e-9);
 
   SystemState cloud_devices = alone;
   cloud_devices.devices.push_back(open(device("p2", "fast", 1e6, "c"), 2));
