@@ -643,6 +643,12 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   const Prediction mixed = f.est->predict(cloud_devices, scheme({{"p0", three}, {"p2", Strategy::offload()}}));
   EXPECT_NEAR(mixed.devices[0].latency_s - p0_alone, 0.0202 / 1.24 - 0.0025, 1e-9);
   EXPECT_NEAR(mixed.devices[1].latency_s - p2_by_itself, 0.005, 1e-9);
+  // p2 at 10 req/s keeps the cloud 0.9 busy, p0's cloud parts 0.2 more: 1.1 offered, so both are scaled
+  // by 0.999 / 1.1 (each alone would fit: p2 serves 10 without p0).
+  cloud_devices.devices[1].arrival_rate_per_s = 10;
+  const Prediction full = f.est->predict(cloud_devices, scheme({{"p0", three}, {"p2", Strategy::offload()}}));
+  EXPECT_NEAR(full.devices[0].throughput_rps, 10 * 0.999 / 1.1, 1e-9);
+  EXPECT_NEAR(full.devices[1].throughput_rps, 10 * 0.999 / 1.1, 1e-9);
   // Through the estimator's per-state cache (a search's path, memoised per server and background) the
   // same figures: with objective latency, compare(a, b) is b's mean device latency over a's, less 1.
   Fixture by_latency(Objective::latency);
