@@ -164,7 +164,11 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       auto add_start = [&](const Strategy& s) {
         if (std::find(starts.begin(), starts.end(), s) == starts.end()) starts.push_back(s);
       };
-      if (choice[gi].kind == Strategy::Kind::data_parallel) {
+      if (t > 0) {
+        // A later pass (other groups moved in the one before): each PP group climbs again from where it
+        // is; the widened starts were tried in the first pass.
+        if (choice[gi].kind != Strategy::Kind::data_parallel) add_start(choice[gi]);
+      } else if (choice[gi].kind == Strategy::Kind::data_parallel) {
         for (const Strategy& o : options[gi])
           if (o.kind != Strategy::Kind::data_parallel) add_start(o);
       } else {
@@ -173,10 +177,12 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       // The ends too (local = pp(n), offload = pp(0)): a climb from PP_comp or PP_comm stops at a local
       // optimum, and with objective latency local was out of reach behind one (a Nano on gcode at
       // 1 Mbit/s got data_parallel, 8.2 ms, with local rated 4.3 ms: issue 17).
-      for (const Strategy& s : std::vector<Strategy>(starts))
-        for (int end : {n, 0}) add_start(split_strategy(end, n, s.variant));
-      if (starts.empty())
-        for (int end : {n, 0}) add_start(split_strategy(end, n, choice[gi].variant));
+      if (t == 0) {
+        for (const Strategy& s : std::vector<Strategy>(starts))
+          for (int end : {n, 0}) add_start(split_strategy(end, n, s.variant));
+        if (starts.empty())
+          for (int end : {n, 0}) add_start(split_strategy(end, n, choice[gi].variant));
+      }
       for (const Strategy& start : starts) {
         // Hill-climb from `start` with the other groups fixed: group gi's strategy as an edit of best.
         Strategy cur = start;
