@@ -1132,7 +1132,10 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   for (size_t k = 0; k < devices.size(); ++k) std::memcpy(&key[k * sizeof(int)], &option[static_cast<size_t>(devices[k])], sizeof(int));
   if (c.cloud_coupled) std::memcpy(&key[devices.size() * sizeof(int)], &bg, sizeof bg);
   auto& solved = c.solved[j];
-  if (auto it = solved.find(key); it != solved.end()) return it->second;
+  if (auto it = solved.find(key); it != solved.end()) {
+    c.last_solved[j] = &it->second;
+    return it->second;
+  }
   const size_t bytes = key.size() + devices.size() * sizeof(DeviceOutcome) + 96;
   if (c.solved_bytes + bytes > memo_bytes) {
     for (auto& m : c.solved) m.clear();
