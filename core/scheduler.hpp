@@ -62,6 +62,22 @@ class Estimator {
     std::vector<std::string> missed;          // those predicted missed ("p95 412.3 ms > 100 ms")
   };
   virtual RecordFigures figures_for_record(const SystemState&, const Scheme&) const { return {}; }
+  // A search that asks about one state many times (one decision) may hold it (StateHold): while held,
+  // a call with that same object is about the state as it was when first asked, and an estimator that
+  // resolves a state once (AnalyticEstimator) skips comparing it field by field again. The holder must
+  // not change the state while it holds it. nullptr: the hold ends. The default keeps nothing.
+  virtual void hold_state(const SystemState* state) const { (void)state; }
+  // Holds `state` for its own lifetime (does not block; advances no simulated time).
+  class StateHold {
+   public:
+    StateHold(const Estimator& e, const SystemState& state) : e_(e) { e_.hold_state(&state); }
+    ~StateHold() { e_.hold_state(nullptr); }
+    StateHold(const StateHold&) = delete;
+    StateHold& operator=(const StateHold&) = delete;
+
+   private:
+    const Estimator& e_;
+  };
 };
 
 class Scheduler {

@@ -1337,7 +1337,14 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   return out;
 }
 
+void AnalyticEstimator::hold_state(const SystemState* state) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  held_ = state;
+  held_cached_ = false;
+}
+
 AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const {
+  if (held_cached_ && &state == held_) return *cache_;
   if (!cache_ || !(cache_->state == state)) {
     cache_ = std::make_unique<AnalyticStateCache>();
     cache_->state = state;
@@ -1346,6 +1353,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
     cache_->solved.resize(state.servers.size());
     cache_->last_solved.assign(state.servers.size(), nullptr);
   }
+  held_cached_ = &state == held_;  // (another state's cache replaced the held one's: compare again)
   return *cache_;
 }
 

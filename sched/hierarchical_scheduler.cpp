@@ -58,6 +58,7 @@ double hierarchical_work(const AnalyticEstimator& est, const SystemState& state,
 }
 
 Scheme HierarchicalScheduler::decide(const SystemState& state) {
+  const Estimator::StateHold hold(rank_, state);  // one state for the whole decision
   auto devs = searched_devices(state);
   // Groups of devices sharing one choice.
   const std::vector<std::vector<const DeviceState*>> groups = choice_groups(devs, share_groups_);

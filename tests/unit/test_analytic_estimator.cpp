@@ -481,6 +481,28 @@ TEST(AnalyticEstimator, TheCacheFollowsTheStateItIsAskedAbout) {
   EXPECT_NE(f.est->score(a, off), f.est->score(b, off));
 }
 
+TEST(AnalyticEstimator, AHeldStateIsNotComparedAgainButAnotherStateStillIs) {
+  // Estimator::StateHold (a decision holds its state): while `a` is held, calls with `a` skip comparing
+  // it; a call with another state (b, or a copy of a) is still compared and gets its own answers, and
+  // the held state's next call is compared again, since the cache was replaced meanwhile.
+  Fixture f;
+  SystemState a = state({device("a", "fast", 10), device("b", "fast", 10)}, "busy", 1, 5, 4);
+  SystemState b = a;
+  b.devices[1].link_bandwidth_mbps = 1;
+  const Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
+  const double for_a = reference_predict(*f.est, a, off).throughput_rps, for_b = reference_predict(*f.est, b, off).throughput_rps;
+  ASSERT_GT(std::fabs(for_a - for_b), 1e-6);
+  SystemState a_copy = a;
+  {
+    const Estimator::StateHold hold(*f.est, a);
+    for (const SystemState* s : {&a, &a, &b, &a, &a_copy, &b, &a})
+      EXPECT_PRED3(near, f.est->score(*s, off), s == &b ? for_b : for_a, 1e-12) << (s == &b ? "b" : s == &a ? "a" : "a's copy");
+  }
+  // The hold ended: the same object changed in place is compared (and answered) again.
+  a.devices[1].link_bandwidth_mbps = 1;
+  EXPECT_PRED3(near, f.est->score(a, off), for_b, 1e-12);
+}
+
 TEST(AnalyticEstimator, AnOpenLoopDeviceBeyondItsCapacityIsPredictedSaturated) {
   // Issue 31 item 1. The fixture's "slow" device takes D s for the whole model locally; at 100 req/s
   // offered it can serve 1/D, and the prediction must say so: throughput 1/D (not 100), unserved
