@@ -469,14 +469,21 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
   EXPECT_GT(alternating, 10);
 }
 
-TEST(AnalyticEstimator, TheCacheFollowsTheStateItIsAskedAbout) {
-  // Two states differing only in one device's bandwidth: a cached answer for one is never given for the
-  // other, in either order and back.
-  Fixture f;
+// Two states differing only in one device's bandwidth (10 and 1 Mbit/s), and both devices offloading.
+struct TwoStates {
   SystemState a = state({device("a", "fast", 10), device("b", "fast", 10)}, "busy", 1, 5, 4);
-  SystemState b = a;
-  b.devices[1].link_bandwidth_mbps = 1;
-  const Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
+  SystemState b = with_slow_b(a);
+  Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
+  static SystemState with_slow_b(SystemState s) {
+    s.devices[1].link_bandwidth_mbps = 1;
+    return s;
+  }
+};
+
+TEST(AnalyticEstimator, TheCacheFollowsTheStateItIsAskedAbout) {
+  // A cached answer for one of two states is never given for the other, in either order and back.
+  Fixture f;
+  auto [a, b, off] = TwoStates{};
   for (const SystemState* s : {&a, &b, &a, &b}) EXPECT_PRED3(near, f.est->score(*s, off), reference_predict(*f.est, *s, off).throughput_rps, 1e-12);
   EXPECT_NE(f.est->score(a, off), f.est->score(b, off));
 }
@@ -486,10 +493,7 @@ TEST(AnalyticEstimator, AHeldStateIsNotComparedAgainButAnotherStateStillIs) {
   // it; a call with another state (b, or a copy of a) is still compared and gets its own answers, and
   // the held state's next call is compared again, since the cache was replaced meanwhile.
   Fixture f;
-  SystemState a = state({device("a", "fast", 10), device("b", "fast", 10)}, "busy", 1, 5, 4);
-  SystemState b = a;
-  b.devices[1].link_bandwidth_mbps = 1;
-  const Scheme off = scheme({{"a", Strategy::offload()}, {"b", Strategy::offload()}});
+  auto [a, b, off] = TwoStates{};
   const double for_a = reference_predict(*f.est, a, off).throughput_rps, for_b = reference_predict(*f.est, b, off).throughput_rps;
   ASSERT_GT(std::fabs(for_a - for_b), 1e-6);
   SystemState a_copy = a;
