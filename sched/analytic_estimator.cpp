@@ -150,6 +150,22 @@ struct CloudBackground {
   double wan_rho = 0;
   // As a cloud: the work its edges pass on (worker-seconds per second, offered) and its rate (req/s).
   double forwarded_load = 0, forwarded_rate = 0;
+
+  // Whether any figure moved from `o` by more than `rel` of itself.
+  bool moved_from(const CloudBackground& o, double rel) const {
+    auto moved = [rel](double a, double b) { return std::fabs(a - b) > rel * std::max(std::fabs(a), std::fabs(b)); };
+    return moved(cloud_rho, o.cloud_rho) || moved(cloud_second, o.cloud_second) || moved(wan_rho, o.wan_rho) ||
+           moved(forwarded_load, o.forwarded_load) || moved(forwarded_rate, o.forwarded_rate);
+  }
+  // Each figure moved `step` of the way to `to`'s.
+  void move_towards(const CloudBackground& to, double step) {
+    auto mix = [step](double& a, double b) { a = (1 - step) * a + step * b; };
+    mix(cloud_rho, to.cloud_rho);
+    mix(cloud_second, to.cloud_second);
+    mix(wan_rho, to.wan_rho);
+    mix(forwarded_load, to.forwarded_load);
+    mix(forwarded_rate, to.forwarded_rate);
+  }
 };
 
 // What a scheme gives each device and server (per device in state order; load per server).
@@ -1208,20 +1224,10 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
             next[e].wan_rho += solution[o]->cloud_link_offered;
           }
       }
-      auto moved = [](double a, double b) { return std::fabs(a - b) > 1e-10 * std::max(std::fabs(a), std::fabs(b)); };
       bool still = false;
-      for (size_t j = 0; j < S; ++j)
-        still = still || moved(bg[j].cloud_rho, next[j].cloud_rho) || moved(bg[j].cloud_second, next[j].cloud_second) || moved(bg[j].wan_rho, next[j].wan_rho) ||
-                moved(bg[j].forwarded_load, next[j].forwarded_load) || moved(bg[j].forwarded_rate, next[j].forwarded_rate);
+      for (size_t j = 0; j < S; ++j) still = still || next[j].moved_from(bg[j], 1e-10);
       if (!still) break;
-      const double keep = pass >= 20 ? 0.5 : 0.0;
-      for (size_t j = 0; j < S; ++j) {
-        bg[j].cloud_rho = keep * bg[j].cloud_rho + (1 - keep) * next[j].cloud_rho;
-        bg[j].cloud_second = keep * bg[j].cloud_second + (1 - keep) * next[j].cloud_second;
-        bg[j].wan_rho = keep * bg[j].wan_rho + (1 - keep) * next[j].wan_rho;
-        bg[j].forwarded_load = keep * bg[j].forwarded_load + (1 - keep) * next[j].forwarded_load;
-        bg[j].forwarded_rate = keep * bg[j].forwarded_rate + (1 - keep) * next[j].forwarded_rate;
-      }
+      for (size_t j = 0; j < S; ++j) bg[j].move_towards(next[j], pass >= 20 ? 0.5 : 1.0);
     }
     for (size_t j = 0; j < S; ++j)
       if (solution[j]) take(j, *solution[j]);
