@@ -1,4 +1,5 @@
 #include "sched/analytic_estimator.hpp"
+#include "sched/power_near_base.hpp"
 
 #include "core/text_util.hpp"
 
@@ -179,6 +180,7 @@ struct Flow {
   const PathSpec* spec;
   long long key;   // (class, option, path)
   int group = -1;  // batch group at this server (index into SolverScratch::groups)
+  int population = 0;  // spec->population(), read in every round
   double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
   double wait_s = 0;  // of latency_s, the queueing waits: the random part (the p95's model)
   double wait_p = 0;  // the probability that a request waits at all (Erlang C's at the server, rho on the device)
@@ -703,6 +705,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       if (fi == SolverScratch::kNoFlow) {
         const long long key = (static_cast<long long>(cls) << 32) | (static_cast<long long>(opt) << 1) | j;
         Flow f{&o.path[j], key};
+        f.population = f.spec->population();
         if (f.spec->to_server) {
           fi = static_cast<int>(flows.size());
           auto g = std::find(group_key.begin(), group_key.end(), f.spec->batch_key);
@@ -750,7 +753,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   const double workers = std::max(1, sv.workers);
   const double w = sv.batch_window_ms * 1e-3;
   const bool batching = w > 0 && sv.batch_max_size > 1;
-  const double wq_exponent = std::sqrt(2 * (workers + 1)) - 1;
+  // rho^e of Sakasegawa's wait, e = sqrt(2 (c + 1)) - 1, for utilisations just below the server's
+  // total (sched/power_near_base.hpp)
+  PowerNearBase others_power(std::sqrt(2 * (workers + 1)) - 1);
   const double inv_workers = 1 / workers;
   const double cap = 0.999 * std::max(1, sv.workers);
   // Whether any path here has a cloud part (pp(k,m)): the rounds' cloud terms only then.
@@ -768,7 +773,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       BatchGroup& g = groups[static_cast<size_t>(f.group)];
       g.rate += f.lambda;
-      if (f.spec->population() > 0) g.population += f.spec->population();
+      if (f.population > 0) g.population += f.population;
       else g.open = true;
     }
     for (BatchGroup& g : groups) {
@@ -805,7 +810,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       server_load += f.lambda * f.per_request_s;
       server_batch_rate += f.lambda / f.b;
-      if (f.spec->population() > 0) server_closed_work += f.spec->population() * f.batch_s;
+      if (f.population > 0) server_closed_work += f.population * f.batch_s;
       else ++server_open_paths;
     }
     // As a cloud: the work its edges pass on queues with its own, an open stream of batch-1 requests
@@ -848,6 +853,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const double backlog = 0.5 * sv.to_cloud * p.wan_xfer_s;
       return backlog + (wan_rho < 0.999 ? p.wan_xfer_s * wr / (1 - wr) : 0) + (cloud_rho < 0.999 ? cs / (2 * (1 - cloud_rho)) : 0);
     };
+    others_power.set_base(server_load * inv_workers);
     for (Flow& f : flows) {  // each through the server
       const PathSpec& p = *f.spec;
       double latency = p.device_s;
@@ -865,18 +871,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         const double others_batches = server_batch_rate - own_batches;
         const double others_batch_s = others_batches > 1e-12 ? others_load / others_batches : 0;
         const double rho_others = std::clamp(others_load * inv_workers, 0.0, 0.999);
-        // rho^e as exp(e log rho): the same to a few ulps, in half the time of std::pow
-        const double rho_power = rho_others > 0 ? std::exp(wq_exponent * std::log(rho_others)) : 0;
+        const double rho_power = rho_others > 0 ? others_power(rho_others) : 0;
         double wq = rho_power / (workers * (1 - rho_others)) * others_batch_s;
         // Closed loops are finite populations: no more than their in-flight requests can be ahead (the
         // open M/M/c formula diverges as the others saturate the server; measured: 0.27 req/s predicted
         // for a device simulated at 19.6). Open-loop senders have no such bound.
-        const int others_open = server_open_paths - (p.population() > 0 ? 0 : 1);
-        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - p.population() * f.batch_s) * inv_workers);
+        const int others_open = server_open_paths - (f.population > 0 ? 0 : 1);
+        if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - f.population * f.batch_s) * inv_workers);
         // (A data_parallel side holds one input at a time: its inputs wait in the device's one queue
         // for either side, after the rounds, not in front of its radio.)
         const double device_waits = p.dp_rate > 0 ? 0 : open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
-        const double cloud_waits = p.cloud_s > 0 || p.wan_xfer_s > 0 ? cloud_tier_wait(f) : 0;
+        const double cloud_waits = cloud_paths && (p.cloud_s > 0 || p.wan_xfer_s > 0) ? cloud_tier_wait(f) : 0;
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits + cloud_waits;
         // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
         // same term as in wq) and the device's own queues (probability rho); the window's wait is taken
@@ -981,6 +986,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   double best_change = std::numeric_limits<double>::infinity();
   double best_offered_load = 0, best_offered_cloud = 0, best_offered_link = 0;
   bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
+  bool converged = false;  // the latest round moved no rate by more than kTolerance
   auto accelerated = [&](double d, int rounds) {
     damping = d;
     AndersonMixer mixer(F, kDepth, sc);
@@ -989,6 +995,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       started = true;
       for (size_t i = 0; i < F; ++i) flows[i].lambda = x[i];
       round(true);
+      converged = false;
       double change = 0;
       for (size_t i = 0; i < F; ++i) {
         g[i] = flows[i].lambda;
@@ -1001,7 +1008,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         best_offered_cloud = round_offered_cloud;
         best_offered_link = round_offered_link;
       }
-      if (change <= kTolerance) return true;
+      if (change <= kTolerance) return converged = true;
       if (from_zero) x = g;  // a plain round from zero (most isolated devices end on the next)
       else mixer.step(x, g);
     }
@@ -1016,8 +1023,13 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     started = false;
     if (!accelerated(1.0, 100)) accelerated(0.1, 400);
   }
-  for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
-  round(false);
+  // The latencies at the rates found: a round at them, unless the last round converged (its latencies,
+  // at rates within kTolerance of these, are kept: the round at the fixed point would only repeat it to
+  // the last bits; a third of a search's rounds).
+  if (!converged) {
+    for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
+    round(false);
+  }
   // Open-loop data_parallel: the device side takes what the server side does not (dp_server_rate), up
   // to its capacity; the rest is unserved. The server side is offered what it serves. An input that
   // finds both sides busy (probability u_a u_b) waits for the first to free: the two sides as one queue
