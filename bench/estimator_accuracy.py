@@ -78,6 +78,38 @@ def yaml_of(sysd, scheme, name, duration=30, radio="flat", window_ms=0, max_batc
     return "\n".join(lines) + "\n"
 
 
+def sim_p95_band(path, out, p95):
+    """The simulated p94 and p96 (ms) over the requests summary.json's p95 covers (created in the measured
+    window [warmup, duration), completed), or None where that set does not give summary.json's p95
+    back (then the band is not used). Where the p95 falls at a jump between two devices' latencies (one
+    device's share of the requests near 5 %), a 0.1 % change in a share moves the p95 by the jump; the
+    band says how steep the latency distribution is there."""
+    try:
+        import h5py
+        import numpy as np
+    except ImportError:
+        return None
+    with h5py.File(os.path.join(out, "results.h5"), "r") as f:
+        r = f["requests"]
+        tc, tr, status = r["t_created"][:], r["t_result"][:], r["status"][:]
+    warmup, duration = None, None
+    for line in open(path).read().splitlines():  # yaml_of's lines
+        if line.startswith("warmup_s:"):
+            warmup = float(line.split(":")[1])
+        if line.startswith("duration_s:"):
+            duration = float(line.split(":")[1])
+    if duration is None or warmup is None:
+        return None
+    w = (tc >= warmup) & (tc < duration) & np.isfinite(tr) & (status == 0)
+    if not w.any():
+        return None
+    lat = (tr - tc)[w] * 1000
+    lo, mid, hi = np.percentile(lat, [94, 95, 96])
+    if abs(mid - p95) > 1e-6 * max(1.0, abs(p95)):
+        return None
+    return float(lo), float(hi)
+
+
 def one(job):
     path, out, binaries = job
     sim = subprocess.run(["build/coinfer", "run", path, "--out", out, "-q"], capture_output=True, text=True)
@@ -95,6 +127,9 @@ def one(job):
                      "sim_mean": total["latency_ms"]["mean"], "est_mean": j["mean_latency_ms"],
                      "sim_energy": total["energy_j_per_inference"], "est_energy": j["energy_j_per_inference"],
                      "est_unserved": j.get("unserved_rps", 0.0)}
+            band = sim_p95_band(path, out, total["latency_ms"]["p95"]) if total["latency_ms"]["p95"] else None
+            if band:
+                extra["sim_p94"], extra["sim_p96"] = band
     return s, est, extra
 
 
@@ -197,9 +232,21 @@ def main():
                 agree += (s1 > s2) == (e1 > e2)
         out[key] = {"schemes": len(pts), "within_10": sum(x <= 0.1 for x in rel) / len(rel), "within_20": sum(x <= 0.2 for x in rel) / len(rel),
                     "median_error": sorted(rel)[len(rel) // 2], "pairwise": agree / total if total else float("nan"), "pairs": total}
+        if key.startswith("p95"):
+            # Within 10 %, or inside the simulated p94 .. p96 widened by 10 % (the p95 within one percentile
+            # point of rank: where it falls at a jump between devices, sim_p95_band). The strict figure
+            # above is the target's; this one says how much of the miss is that steepness.
+            banded = [x for i, x in extras if x and x["sim_p95"] and x["est_p95"] is not None and (not only_unsaturated or x["est_unserved"] <= 0)]
+            ok = sum(abs(x["est_p95"] - x["sim_p95"]) <= 0.1 * x["sim_p95"]
+                     or ("sim_p94" in x and 0.9 * x["sim_p94"] <= x["est_p95"] <= 1.1 * x["sim_p96"]) for x in banded)
+            out[key]["within_10_or_p94_p96"] = ok / len(banded)
+            out[key]["without_band"] = sum("sim_p94" not in x for x in banded)
         m = out[key]
         print(f"\n{label}, this build vs simulator ({m['schemes']} schemes with a finite prediction): within 10 % {pc(m['within_10'])}, "
               f"within 20 % {pc(m['within_20'])}, median error {pc(m['median_error'])}, pairwise ranking {pc(m['pairwise'])} ({m['pairs']} pairs)")
+        if "within_10_or_p94_p96" in m:
+            print(f"  ... within 10 % or inside the simulated p94 .. p96 (+-10 %): {pc(m['within_10_or_p94_p96'])}"
+                  + (f" ({m['without_band']} schemes without the band: counted strictly)" if m["without_band"] else ""))
     json.dump(out, open(os.path.join(a.out, "accuracy.json"), "w"), indent=2)
 
 
