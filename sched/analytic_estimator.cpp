@@ -887,7 +887,15 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // same term as in wq) and the device's own queues (probability rho); the window's wait is taken
         // as fixed (each request's share of it depends on the arrival pattern, not on chance alone).
         f.wait_s = wq + device_waits + cloud_waits;
-        double p_none = wq > 0 ? 1 - std::clamp(rho_power, 0.0, 1.0) : 1;
+        // A closed loop is not a Poisson stream: held behind the others' batch, it sends at most its
+        // population into it, so of its requests only others_batches x min(population / lambda,
+        // others_batch_s) a second wait, not the share of time the server is busy: a fast device beside
+        // another's long batches meets each of them with one request (its population), then sends nothing
+        // until it ends. The mean wait stays; fewer requests share it.
+        double p_server = std::clamp(rho_power, 0.0, 1.0);
+        if (f.population > 0 && f.lambda > 0 && others_batch_s > 0)
+          p_server *= std::min(1.0, f.population / f.lambda / others_batch_s);
+        double p_none = wq > 0 ? 1 - p_server : 1;
         if (device_waits > 0) p_none *= 1 - std::min(1.0, f.lambda * std::max(p.device_s, p.up_xfer_s));
         f.wait_p = 1 - p_none;
         bottleneck = std::max({bottleneck, p.up_xfer_s, f.per_request_s});

@@ -375,6 +375,26 @@ TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndExponentialWaits) {
   EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.45 * 0.09 / 1.1 / 0.45 * std::log(9.0), 1e-7);
 }
 
+TEST(Estimator, AClosedLoopWaitsInTheOthersBatchesOncePerBatchNotAsOftenAsTheServerIsBusy) {
+  Fixture f;
+  // One worker ('busy': 10 ms a stage), no batching. Device a ('fast', 8 Mbit/s = 1e6 B/s) at pp(8):
+  // 40 ms on the device, 1,024 B up (1.024 ms), 10 ms on the server, 160 B down (0.16 ms): 51.184 ms
+  // without waits, one request in flight. Device h ('slow', 0.044 Mbit/s = 5,500 B/s) offloads:
+  // 12,448 B over its link (2.2633 s) and 90 ms on the server, about 0.42 req/s, so h's share of the
+  // server's time is rho_h ~ 0.42 x 0.09 = 0.038 and its share of the requests ~ 0.42 / 18.7 = 2.3 %
+  // (a: ~18.3 req/s, its ~3.6 ms mean wait included).
+  // Had a's requests waited as often as the server is busy with h (Poisson arrivals: probability rho_h),
+  // 2.3 % + 97.7 % x 3.8 % = 6.0 % of all requests would be slower than 51.184 ms: the p95 in a's wait
+  // tail. But a closed loop held behind h's 90 ms batch sends nothing more until it ends: one request
+  // of a waits per batch of h met, a fraction rho_h x min(1, (1 / lambda_a) / 0.09) = 3.8 % x 0.61 =
+  // 2.3 % of a's requests. 2.3 % + 97.7 % x 2.3 % = 4.5 % < 5 %: the p95 is a's fixed 51.184 ms.
+  SystemState s = state({device("a", "fast", 8), device("h", "slow", 0.044)}, "busy");
+  Prediction p = f.est->predict(s, scheme({{"a", Strategy::pp(8)}, {"h", Strategy::offload()}}));
+  ASSERT_NEAR(p.devices[1].throughput_rps, 0.42, 0.01);
+  ASSERT_NEAR(p.devices[0].throughput_rps, 18.3, 0.2);
+  EXPECT_NEAR(p.p95_latency_s, 0.040 + 0.001024 + 0.010 + 0.00016, 1e-8);
+}
+
 TEST(Estimator, AClosedPipelineWaitsForItsSiblingsOnlyWhereABottleneckAfterItsFirstStageBinds) {
   Fixture f;
   // pp(6) on the 'busy' device (10 ms a stage) at 8 Mbit/s, two in flight (pp's default): the device's
