@@ -1,5 +1,6 @@
 #include "sched/analytic_estimator.hpp"
 #include "sched/power_near_base.hpp"
+#include "sched/queue_tail.hpp"
 
 #include "core/text_util.hpp"
 
@@ -115,6 +116,9 @@ struct DeviceOutcome {
   struct Tail {
     double rate = 0, fixed_s = 0, wait_s = 0;  // wait_s: the mean wait over all requests
     double wait_p = 1;                          // the probability of waiting at all (those that wait: wait_s / wait_p on average)
+    // theta > 0: the wait is one M/D/1 queue's, P(W > x) = min(wait_p, c exp(-theta x)) (sched/queue_tail.hpp);
+    // else the exponential of the mean, wait_p exp(-x wait_p / wait_s)
+    double c = 0, theta = 0;
   };
   Tail tails[2];
   int num_tails = 0;
@@ -1135,7 +1139,19 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       d.weighted_latency += f.lambda * latency;
       // The tail: the fixed part, then the waits (p95_of).
       const double fixed = f.latency_s - f.wait_s + sibling_wait;
-      if (d.num_tails < 2) d.tails[d.num_tails++] = DeviceOutcome::Tail{f.lambda, fixed, wait, f.wait_p};
+      DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
+      // An open loop whose whole wait is one M/D/1 queue on its device (its computation or its radio, not
+      // the server's): that queue's own tail, not the exponential of its mean (sched/queue_tail.hpp).
+      if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
+        const double wd = open_wait(*f.spec, f.lambda, f.spec->device_s), wu = open_wait(*f.spec, f.lambda, f.spec->up_xfer_s);
+        if ((wd > 0) != (wu > 0) && std::fabs(wait - wd - wu) <= 1e-12 * wait) {
+          const double s_queue = wd > 0 ? f.spec->device_s : f.spec->up_xfer_s;
+          const WaitTail q = md1_wait_tail(f.lambda * s_queue, s_queue);
+          tail.c = q.c;
+          tail.theta = q.theta;
+        }
+      }
+      if (d.num_tails < 2) d.tails[d.num_tails++] = tail;
     }
   }
   for (int fi : server_path_flow) {
@@ -1280,7 +1296,10 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
         continue;
       }
       lo = std::min(lo, t.fixed_s);
-      hi = std::max(hi, t.fixed_s + (t.wait_p > 0 ? t.wait_s / t.wait_p : 0) * 50);  // e^-50: nothing left beyond
+      if (t.theta > 0)
+        hi = std::max(hi, t.fixed_s + (50 + std::log(std::max(1.0, t.c))) / t.theta);
+      else
+        hi = std::max(hi, t.fixed_s + (t.wait_p > 0 ? t.wait_s / t.wait_p : 0) * 50);  // e^-50: nothing left beyond
     }
   if (!(total > 0)) return 0;
   if (growing >= 0.05 * total) return std::numeric_limits<double>::infinity();
@@ -1291,6 +1310,7 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
         const auto& t = d.tails[i];
         if (!(t.rate > 0) || std::isinf(t.wait_s)) continue;
         if (x < t.fixed_s) above += t.rate;
+        else if (t.theta > 0) above += t.rate * std::min(t.wait_p, t.c * std::exp(-(x - t.fixed_s) * t.theta));
         else if (t.wait_s > 0 && t.wait_p > 0) above += t.rate * t.wait_p * std::exp(-(x - t.fixed_s) * t.wait_p / t.wait_s);
       }
     return above;

@@ -359,20 +359,28 @@ TEST(Estimator, RadioPowerStatesPerInferenceFollowTheCycle) {
   EXPECT_NEAR(local.energy_per_inference_j, (6 + 0.1) * 0.9, 1e-9);
 }
 
-TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndExponentialWaits) {
+TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndTheirWaitsTails) {
   Fixture f;
   // Two local closed-loop devices never wait: the slow one (0.9 s, 1.11 req/s) carries 4.76 % of the
   // 23.33 req/s, less than 5 %: the p95 is the fast one's 45 ms.
   Prediction p = f.est->predict(state({device("a", "slow", 8), device("b", "fast", 8)}), scheme({{"a", Strategy::local()}, {"b", Strategy::local()}}));
   EXPECT_NEAR(p.p95_latency_s, 0.045, 1e-8);
-  // An open-loop device at 5 req/s on the 'busy' device (90 ms): M/D/1 mean wait 0.45 x 0.09 / (2 x
-  // 0.55) = 0.0368182 s; a request waits with probability rho = 0.45, then 0.0368182 / 0.45 = 0.081818 s
-  // on average: P(W > x) = 0.45 exp(-x / 0.081818) = 0.05 at x = 0.081818 ln 9: p95 = 0.09 + 0.179772 s.
+  // An open-loop device at 5 req/s on the 'busy' device (90 ms): an M/D/1 queue at rho = 0.45, whose
+  // wait's tail is P(W > x) ~ C exp(-theta x) (sched/queue_tail.hpp): y = theta 0.09 solves
+  // 0.45 (e^y - 1) = y, y = 1.429529 (e^y = 4.176731: 0.45 x 3.176731 = 1.429529); C = 0.55 / (0.45 x
+  // 4.176731 - 1) = 0.55 / 0.879529 = 0.625335. C exp(-theta x) = 0.05 at x = 0.09 ln(12.5067) /
+  // 1.429529 = 0.159053 s: p95 = 0.09 + 0.159053 s. (The exponential of the mean wait, 0.45 exp(-x /
+  // 0.081818), put it at 0.09 + 0.179772 s: 8 % higher.)
   DeviceState d = device("c", "busy", 8);
   d.in_flight = 0;
   d.arrival_rate_per_s = 5;
   p = f.est->predict(state({d}), scheme({{"c", Strategy::local()}}));
-  EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.45 * 0.09 / 1.1 / 0.45 * std::log(9.0), 1e-7);
+  const double y = 1.429529, c = 0.55 / (0.45 * std::exp(y) - 1);
+  EXPECT_NEAR(0.45 * (std::exp(y) - 1), y, 1e-6);
+  EXPECT_NEAR(c, 0.625335, 1e-6);
+  EXPECT_NEAR(p.p95_latency_s, 0.09 + 0.09 * std::log(c / 0.05) / y, 1e-6);
+  // Its mean latency keeps the M/D/1 mean wait: 0.45 x 0.09 / (2 x 0.55) = 0.0368182 s.
+  EXPECT_NEAR(p.mean_latency_s, 0.09 + 0.45 * 0.09 / 1.1, 1e-9);
 }
 
 TEST(Estimator, AClosedLoopWaitsInTheOthersBatchesOncePerBatchNotAsOftenAsTheServerIsBusy) {
