@@ -1140,15 +1140,21 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       // The tail: the fixed part, then the waits (p95_of).
       const double fixed = f.latency_s - f.wait_s + sibling_wait;
       DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
-      // An open loop whose whole wait is one M/D/1 queue on its device (its computation or its radio, not
-      // the server's): that queue's own tail, not the exponential of its mean (sched/queue_tail.hpp).
+      // An open loop whose whole wait is at the M/D/1 queues on its device (its computation, its radio;
+      // none at the server): their own tail, not the exponential of the mean (sched/queue_tail.hpp). Of
+      // two, the one whose tail falls slower makes the sum's; the other's mean wait joins the fixed part.
       if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
         const double wd = open_wait(*f.spec, f.lambda, f.spec->device_s), wu = open_wait(*f.spec, f.lambda, f.spec->up_xfer_s);
-        if ((wd > 0) != (wu > 0) && std::fabs(wait - wd - wu) <= 1e-12 * wait) {
-          const double s_queue = wd > 0 ? f.spec->device_s : f.spec->up_xfer_s;
-          const WaitTail q = md1_wait_tail(f.lambda * s_queue, s_queue);
-          tail.c = q.c;
-          tail.theta = q.theta;
+        if (std::fabs(wait - wd - wu) <= 1e-12 * wait) {
+          const WaitTail td = wd > 0 ? md1_wait_tail(f.lambda * f.spec->device_s, f.spec->device_s) : WaitTail{};
+          const WaitTail tu = wu > 0 ? md1_wait_tail(f.lambda * f.spec->up_xfer_s, f.spec->up_xfer_s) : WaitTail{};
+          const bool radio = tu.theta > 0 && (td.theta <= 0 || tu.theta < td.theta);
+          const WaitTail& q = radio ? tu : td;
+          if (q.theta > 0) {
+            tail.c = q.c;
+            tail.theta = q.theta;
+            tail.fixed_s += radio ? wd : wu;
+          }
         }
       }
       if (d.num_tails < 2) d.tails[d.num_tails++] = tail;
