@@ -897,8 +897,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // another's long batches meets each of them with one request (its population), then sends nothing
         // until it ends. The mean wait stays; fewer requests share it.
         double p_server = std::clamp(rho_power, 0.0, 1.0);
-        if (f.population > 0 && f.lambda > 0 && others_batch_s > 0)
-          p_server *= std::min(1.0, f.population / f.lambda / others_batch_s);
+        if (f.population > 0) {
+          const double met = f.lambda * others_batch_s;  // its requests sent in one of the others' batches
+          if (met > f.population) p_server *= f.population / met;
+        }
         double p_none = wq > 0 ? 1 - p_server : 1;
         if (device_waits > 0) p_none *= 1 - std::min(1.0, f.lambda * std::max(p.device_s, p.up_xfer_s));
         f.wait_p = 1 - p_none;
