@@ -6,7 +6,7 @@
 // service time s and y = theta s: rho (e^y - 1) = y, C = (1 - rho) / (rho e^y - 1). For exponential
 // service this is exact (C = rho, theta = mu - lambda); for a fixed one the tail falls faster than the
 // exponential with the queue's conditional mean wait s / (2 (1 - rho)) that the estimator used before:
-// at rho = 0.47 that one put a Pi 4B's p95 at 1,450 ms against 1,286 simulated, this one at ~1,310
+// at rho = 0.47 that one put a Pi 4B's p95 at 1,450 ms against 1,286 simulated, this one at 1,340
 // (bench/RESULTS.md, "The p95 of open loops").
 //
 // Pure arithmetic: no allocation, no time.
