@@ -58,6 +58,7 @@ SystemState scenario_state(const Scenario& s, double now) {
   SystemState st;
   st.time_s = now;
   st.horizon_s = std::max(0.0, s.duration_s - now);
+  st.warmup_left_s = std::max(0.0, s.warmup_s - now);
   st.access_point_mbps = s.access_point.bandwidth_mbps;
   st.access_point_latency_ms = s.access_point.latency_ms;
   for (const auto& sv : s.servers) {
@@ -122,7 +123,7 @@ bool operator==(const ServerState& a, const ServerState& b) {
 }
 
 bool operator==(const SystemState& a, const SystemState& b) {
-  return a.time_s == b.time_s && a.horizon_s == b.horizon_s && a.access_point_mbps == b.access_point_mbps && a.access_point_latency_ms == b.access_point_latency_ms &&
+  return a.time_s == b.time_s && a.horizon_s == b.horizon_s && a.warmup_left_s == b.warmup_left_s && a.access_point_mbps == b.access_point_mbps && a.access_point_latency_ms == b.access_point_latency_ms &&
          a.devices == b.devices && a.servers == b.servers;
 }
 

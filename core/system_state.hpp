@@ -71,8 +71,12 @@ struct Scheme;
 struct SystemState {
   double time_s = 0;
   // Seconds of arrivals still to come (the scenario's duration_s minus time_s; 0 = unknown, taken as
-  // 60 s): how long a queue that builds in front of a saturated open-loop device grows.
+  // 60 s): how long a queue that builds in front of a saturated open-loop device grows, and over how
+  // long an unsaturated one that starts empty fills (sched/README.md, "A run's length"; 0: its steady state).
   double horizon_s = 0;
+  // Seconds until the run counts requests (the scenario's warmup_s minus time_s, at least 0): the
+  // estimator's waits are those of the requests created in [warmup_left_s, horizon_s] from now.
+  double warmup_left_s = 0;
   double access_point_mbps = 1000;
   double access_point_latency_ms = 0;
   std::vector<DeviceState> devices;

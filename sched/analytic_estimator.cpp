@@ -1,6 +1,7 @@
 #include "sched/analytic_estimator.hpp"
 #include "sched/power_near_base.hpp"
 #include "sched/queue_tail.hpp"
+#include "sched/queue_transient.hpp"
 
 #include "core/text_util.hpp"
 
@@ -119,6 +120,9 @@ struct DeviceOutcome {
     // theta > 0: the wait is one M/D/1 queue's, P(W > x) = min(wait_p, c exp(-theta x)) (sched/queue_tail.hpp);
     // else the exponential of the mean, wait_p exp(-x wait_p / wait_s)
     double c = 0, theta = 0;
+    // theta > 0 and transient_m > 0: that queue starts empty; its tail is the steady one's times
+    // transient_tail_ratio(x, transient_m, transient_v, the window) (sched/queue_transient.hpp)
+    double transient_m = 0, transient_v = 0;
   };
   Tail tails[2];
   int num_tails = 0;
@@ -258,6 +262,10 @@ struct AnalyticStateCache {
   SolverScratch scratch;
   SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
   double horizon_s = 60;             // SystemState::horizon_s (60 s when the state does not say)
+  // The requests whose waits the prediction gives: those created in [window_from_s, window_to_s] from
+  // now, the device's queues starting empty (SystemState::warmup_left_s, horizon_s; to +inf: the
+  // steady state, where the state gives no horizon). sched/queue_transient.hpp.
+  double window_from_s = 0, window_to_s = std::numeric_limits<double>::infinity();
   double other_idle_w = 0;           // idle power of the connected devices that create no inputs (helpers)
   bool need_p95 = false;             // totals compute the p95 (a max_p95_ms constraint is set)
   Outcome outcome;                   // of the latest candidate (buffers reused)
@@ -282,6 +290,8 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
 void prepare(AnalyticStateCache& c, const SystemState& state) {
   constexpr size_t kLinear = 8;
   c.horizon_s = state.horizon_s > 0 ? state.horizon_s : 60;
+  c.window_to_s = state.horizon_s > 0 ? state.horizon_s : std::numeric_limits<double>::infinity();
+  c.window_from_s = std::max(0.0, state.warmup_left_s);
   c.other_idle_w = 0;
   for (const auto& d : state.devices)
     if (d.connected && !d.generates) {
@@ -1138,27 +1148,39 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
           wait = std::numeric_limits<double>::infinity();  // a queue that grows: no tail to speak of
         }
       }
-      d.weighted_latency += f.lambda * latency;
       // The tail: the fixed part, then the waits (p95_of).
       const double fixed = f.latency_s - f.wait_s + sibling_wait;
       DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
-      // An open loop whose whole wait is at the M/D/1 queues on its device (its computation, its radio;
-      // none at the server): their own tail, not the exponential of the mean (sched/queue_tail.hpp). Of
-      // two, the one whose tail falls slower makes the sum's; the other's mean wait joins the fixed part.
       if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
-        const double wd = open_wait(*f.spec, f.lambda, f.spec->device_s), wu = open_wait(*f.spec, f.lambda, f.spec->up_xfer_s);
+        // An open loop's M/D/1 queues on its device (its computation, its radio) start empty: over a run
+        // its requests meet transient_mean_ratio of their steady waits (sched/queue_transient.hpp; the
+        // queue's drift 1 - rho, its variance lambda s^2 = rho s a second).
+        const double sd = f.spec->device_s, su = f.spec->up_xfer_s;
+        const double wd = open_wait(*f.spec, f.lambda, sd), wu = open_wait(*f.spec, f.lambda, su);
+        const double rd = f.lambda * sd, ru = f.lambda * su;
+        const double gd = wd > 0 ? transient_mean_ratio(1 - rd, rd * sd, c.window_from_s, c.window_to_s) : 1;
+        const double gu = wu > 0 ? transient_mean_ratio(1 - ru, ru * su, c.window_from_s, c.window_to_s) : 1;
+        const double spared = wd * (1 - gd) + wu * (1 - gu);
+        latency -= spared;
+        tail.wait_s -= spared;
+        // Where its whole wait is at these queues (none at the server): their own tail, not the
+        // exponential of the mean (sched/queue_tail.hpp), with its transient (tail_m, tail_v). Of two,
+        // the one whose tail falls slower makes the sum's; the other's mean wait joins the fixed part.
         if (std::fabs(wait - wd - wu) <= 1e-12 * wait) {
-          const WaitTail td = wd > 0 ? md1_wait_tail(f.lambda * f.spec->device_s, f.spec->device_s) : WaitTail{};
-          const WaitTail tu = wu > 0 ? md1_wait_tail(f.lambda * f.spec->up_xfer_s, f.spec->up_xfer_s) : WaitTail{};
+          const WaitTail td = wd > 0 ? md1_wait_tail(rd, sd) : WaitTail{};
+          const WaitTail tu = wu > 0 ? md1_wait_tail(ru, su) : WaitTail{};
           const bool radio = tu.theta > 0 && (td.theta <= 0 || tu.theta < td.theta);
           const WaitTail& q = radio ? tu : td;
           if (q.theta > 0) {
             tail.c = q.c;
             tail.theta = q.theta;
-            tail.fixed_s += radio ? wd : wu;
+            tail.fixed_s += radio ? wd * gd : wu * gu;
+            tail.transient_m = radio ? 1 - ru : 1 - rd;
+            tail.transient_v = radio ? ru * su : rd * sd;
           }
         }
       }
+      d.weighted_latency += f.lambda * latency;
       if (d.num_tails < 2) d.tails[d.num_tails++] = tail;
     }
   }
@@ -1292,7 +1314,8 @@ struct Totals {
 // latency is its fixed part plus, with probability p, an exponential wait of mean wait / p (P(W > x) =
 // p exp(-x p / wait)); the mixture weighted by the paths' rates is solved for its 95th percentile by
 // bisection. +inf when paths whose queue grows carry 5 % or more of the requests.
-double p95_of(const std::vector<DeviceOutcome>& devices) {
+// Waits with a transient (Tail::transient_m > 0) are those of the requests created in [from_s, to_s].
+double p95_of(const std::vector<DeviceOutcome>& devices, double from_s, double to_s) {
   double total = 0, lo = std::numeric_limits<double>::infinity(), hi = 0, growing = 0;
   for (const DeviceOutcome& d : devices)
     for (int i = 0; i < d.num_tails; ++i) {
@@ -1318,7 +1341,9 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
         const auto& t = d.tails[i];
         if (!(t.rate > 0) || std::isinf(t.wait_s)) continue;
         if (x < t.fixed_s) above += t.rate;
-        else if (t.theta > 0) above += t.rate * std::min(t.wait_p, t.c * std::exp(-(x - t.fixed_s) * t.theta));
+        else if (t.theta > 0)
+          above += t.rate * std::min(t.wait_p, t.c * std::exp(-(x - t.fixed_s) * t.theta)) *
+                   (t.transient_m > 0 ? transient_tail_ratio(x - t.fixed_s, t.transient_m, t.transient_v, from_s, to_s) : 1);
         else if (t.wait_s > 0 && t.wait_p > 0) above += t.rate * t.wait_p * std::exp(-(x - t.fixed_s) * t.wait_p / t.wait_s);
       }
     return above;
@@ -1331,7 +1356,8 @@ double p95_of(const std::vector<DeviceOutcome>& devices) {
   return hi;
 }
 
-Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w = 0, bool need_p95 = false) {
+Totals totals_of(const AnalyticStateCache& c, const std::vector<DeviceOutcome>& devices, bool need_p95) {
+  const double other_idle_w = c.other_idle_w;
   Totals t;
   t.power_w = other_idle_w;
   double total_weighted = 0;
@@ -1347,7 +1373,7 @@ Totals totals_of(const std::vector<DeviceOutcome>& devices, double other_idle_w 
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
   for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
   t.energy_per_inference_j = t.throughput_rps > 0 ? t.power_w / t.throughput_rps : std::numeric_limits<double>::infinity();
-  if (need_p95) t.p95_s = p95_of(devices);
+  if (need_p95) t.p95_s = p95_of(devices, c.window_from_s, c.window_to_s);
   return t;
 }
 
@@ -1368,7 +1394,7 @@ Prediction AnalyticEstimator::predict(const SystemState& state, const Scheme& sc
   prepare(c, state);
   Outcome o;
   outcome_of(state, c, options_of(*this, state, c, scheme), false, 0, o);
-  const Totals t = totals_of(o.devices, c.other_idle_w, whole || std::isfinite(constraints_.max_p95_s));
+  const Totals t = totals_of(c, o.devices, whole || std::isfinite(constraints_.max_p95_s));
   Prediction out;
   out.num_devices = static_cast<int>(c.devs.size());
   if (whole) out.devices.resize(c.devs.size());
@@ -1419,7 +1445,7 @@ AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const
 namespace {
 Totals cached_totals(AnalyticStateCache& c, const std::vector<int>& option, size_t memo_bytes) {
   outcome_of(c.state, c, option, true, memo_bytes, c.outcome);
-  return totals_of(c.outcome.devices, c.other_idle_w, c.need_p95);
+  return totals_of(c, c.outcome.devices, c.need_p95);
 }
 Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Scheme& scheme, size_t memo_bytes) {
   // A scheme that sets other batching than the cached state has, or moves a device to another server,
@@ -1433,7 +1459,7 @@ Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const 
     prepare(oc, own);
     Outcome o;
     outcome_of(own, oc, options_of(est, own, oc, scheme), false, 0, o);
-    return totals_of(o.devices, oc.other_idle_w, c.need_p95);
+    return totals_of(oc, o.devices, c.need_p95);
   }
   return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
 }

@@ -23,6 +23,7 @@ Scheme DpScheduler::decide(const SystemState& state) {
       SystemState alone;
       alone.time_s = state.time_s;
       alone.horizon_s = state.horizon_s;
+      alone.warmup_left_s = state.warmup_left_s;
       alone.access_point_mbps = state.access_point_mbps;
       alone.access_point_latency_ms = state.access_point_latency_ms;
       alone.servers = state.servers;

@@ -10,6 +10,7 @@ GcodeScheduler::Presets GcodeScheduler::plan(const SystemState& state, const Dev
   SystemState alone;  // the device alone (copying the state's other devices only to drop them cost O(devices))
   alone.time_s = state.time_s;
   alone.horizon_s = state.horizon_s;
+  alone.warmup_left_s = state.warmup_left_s;
   alone.access_point_mbps = state.access_point_mbps;
   alone.access_point_latency_ms = state.access_point_latency_ms;
   alone.servers = state.servers;

@@ -12,6 +12,7 @@ std::string state_to_json(const SystemState& s) {
   json j;
   j["time_s"] = s.time_s;
   j["horizon_s"] = s.horizon_s;
+  j["warmup_left_s"] = s.warmup_left_s;
   j["access_point_mbps"] = s.access_point_mbps;
   j["access_point_latency_ms"] = s.access_point_latency_ms;
   j["devices"] = json::array();
@@ -65,6 +66,7 @@ SystemState state_from_json(const std::string& text) {
     SystemState s;
     s.time_s = j.at("time_s").get<double>();
     s.horizon_s = j.value("horizon_s", 0.0);
+    s.warmup_left_s = j.value("warmup_left_s", 0.0);
     s.access_point_mbps = j.at("access_point_mbps").get<double>();
     s.access_point_latency_ms = j.at("access_point_latency_ms").get<double>();
     for (const auto& d : j.at("devices")) {

@@ -530,7 +530,19 @@ TEST(AnalyticEstimator, AnOpenLoopDeviceBeyondItsCapacityIsPredictedSaturated) {
   const Prediction q = f.est->predict(st, local);
   EXPECT_FALSE(q.devices[0].saturated());
   EXPECT_NEAR(q.devices[0].throughput_rps, 0.5 / d_s, 1e-9);
-  EXPECT_NEAR(q.devices[0].latency_s, 1.5 * d_s, 1e-9);
+  // ... of which a run of H = 60 s from an empty queue meets the share transient_mean_ratio
+  // (sched/queue_transient.hpp): drift m = 1 - rho = 0.5, variance v = rho D = 0.45 a second, so the
+  // run is 60 m^2 / v = 33.33 canonical time units, settled after the first few: 1 - H1 integrates to
+  // 1/2, and the average is 1 - 0.5 / 33.33 = 0.985. Latency D + (D / 2) x 0.985 = 1.34325 s.
+  EXPECT_NEAR(q.devices[0].latency_s, d_s + d_s / 2 * (1 - 0.5 / (60 * 0.25 / 0.45)), 1e-6);
+  // With no horizon (0: not known) the steady state's D + D / 2.
+  st.horizon_s = 0;
+  EXPECT_NEAR(f.est->predict(st, local).devices[0].latency_s, 1.5 * d_s, 1e-9);
+  // A run measured from 20 s on (warmup) meets more of it: over canonical [11.11, 33.33] the queue has
+  // settled (1 - H1 < 1e-4 there), so the share is 1 to within 1e-5.
+  st.horizon_s = 60;
+  st.warmup_left_s = 20;
+  EXPECT_NEAR(f.est->predict(st, local).devices[0].latency_s, 1.5 * d_s, 1e-5);
 }
 
 TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObjective) {
