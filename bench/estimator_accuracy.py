@@ -17,7 +17,7 @@ Schemes: up to --schemes distinct random combinations of local, offload, data_pa
 --old BUILD_DIR also estimates with another build's `coinfer` (the same simulations), e.g. a build of the
 commit before an estimator change.
 usage: /usr/bin/python3 bench/estimator_accuracy.py [--systems 40] [--schemes 30] [--seed 1] [--out /tmp/est-acc] [--old DIR] [--open-loop P]
-       [--duration S] [--radio flat|wifi|lte] [--window-ms W --max-batch B]
+       [--duration S] [--radio flat|wifi|lte] [--window-ms W --max-batch B] [--noise]
 (from the repository root; about 5 minutes for 40 x 30 here). Each latency and energy figure is also given over the
 schemes the estimator predicts to serve every open-loop arrival (where a device is saturated the simulator's
 mean and p95 cover only the requests that completed, the estimator the queue's growth: not comparable)."""
@@ -111,11 +111,19 @@ def sim_p95_band(path, out, p95):
 
 
 def one(job):
-    path, out, binaries = job
+    path, out, binaries, noise = job
     sim = subprocess.run(["build/coinfer", "run", path, "--out", out, "-q"], capture_output=True, text=True)
     if sim.returncode != 0:
         return None
     total = json.load(open(os.path.join(out, "summary.json")))["total"]
+    total2 = None
+    # --noise: the same scheme again with the next seed (other Poisson arrivals). Only a system with an
+    # open-loop device has randomness (closed loops and LUT means are deterministic): the others give the
+    # same figures and are not run twice.
+    if noise and "arrival: poisson" in open(path).read():
+        sim2 = subprocess.run(["build/coinfer", "run", path, "--out", out + "_seed2", "-q", "--set", "seed=2"], capture_output=True, text=True)
+        if sim2.returncode == 0:
+            total2 = json.load(open(os.path.join(out + "_seed2", "summary.json")))["total"]
     s = total["throughput_rps"]
     est, extra = [], None
     for k, b in enumerate(binaries):
@@ -126,7 +134,11 @@ def one(job):
             extra = {"sim_p95": total["latency_ms"]["p95"], "est_p95": j["p95_latency_ms"],
                      "sim_mean": total["latency_ms"]["mean"], "est_mean": j["mean_latency_ms"],
                      "sim_energy": total["energy_j_per_inference"], "est_energy": j["energy_j_per_inference"],
-                     "est_unserved": j.get("unserved_rps", 0.0)}
+                     "est_unserved": j.get("unserved_rps", 0.0), "sim_rps": s, "est_rps": j["throughput_rps"]}
+            if noise:
+                t2 = total2 or total
+                extra.update({"sim2_p95": t2["latency_ms"]["p95"], "sim2_mean": t2["latency_ms"]["mean"], "sim2_rps": t2["throughput_rps"],
+                              "sim2_energy": t2["energy_j_per_inference"]})
             band = sim_p95_band(path, out, total["latency_ms"]["p95"]) if total["latency_ms"]["p95"] else None
             if band:
                 extra["sim_p94"], extra["sim_p96"] = band
@@ -167,6 +179,9 @@ def main():
                     help="every device's radio: the flat 0.05 J/MB (default) or traces/devices.yaml's power states")
     ap.add_argument("--window-ms", type=float, default=0, help="the server's batch window (default 0: no batching)")
     ap.add_argument("--max-batch", type=int, default=1, help="the server's batch.max_size (default 1)")
+    ap.add_argument("--noise", action="store_true",
+                    help="also simulate every scheme with an open-loop device with seed 2: the simulator against itself "
+                         "(how close two runs of one scheme come), and the estimator against the two runs' mean")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     binaries = ["build"] + ([a.old] if a.old else [])
@@ -176,7 +191,7 @@ def main():
         for j, sch in enumerate(schemes(a.seed, i, sysd, a.schemes)):
             path = os.path.join(a.out, f"s{i}_{j}.yaml")
             open(path, "w").write(yaml_of(sysd, sch, f"s{i}_{j}", a.duration, a.radio, a.window_ms, a.max_batch))
-            jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries))
+            jobs.append((path, os.path.join(a.out, f"r{i}_{j}"), binaries, a.noise))
             owner.append(i)
     rows, extras, per_scheme = [], [], []
     with cf.ThreadPoolExecutor(a.jobs) as pool:
@@ -247,7 +262,30 @@ def main():
         if "within_10_or_p94_p96" in m:
             print(f"  ... within 10 % or inside the simulated p94 .. p96 (+-10 %): {pc(m['within_10_or_p94_p96'])}"
                   + (f" ({m['without_band']} schemes without the band: counted strictly)" if m["without_band"] else ""))
+    if a.noise:
+        noise_report(extras, out, pc)
     json.dump(out, open(os.path.join(a.out, "accuracy.json"), "w"), indent=2)
+
+
+def noise_report(extras, out, pc):
+    """--noise: the simulator's seed 1 against its seed 2 (the share of schemes whose two runs are within
+    10 % of each other: what one run can be expected to reproduce), and the estimator against the mean of
+    the two runs (half the variance of one run), over the schemes predicted unsaturated."""
+    for key, label in (("mean", "mean latency"), ("p95", "p95 latency"), ("rps", "throughput")):
+        pts = [x for _, x in extras if x and x["est_unserved"] <= 0 and x.get(f"sim_{key}") and x.get(f"sim2_{key}")
+               and (key == "rps" or x.get(f"est_{key}") is not None)]
+        if not pts:
+            continue
+        if key == "rps":
+            est = lambda x: x["est_rps"]
+        else:
+            est = lambda x: x[f"est_{key}"]
+        two = [abs(x[f"sim2_{key}"] - x[f"sim_{key}"]) <= 0.1 * x[f"sim_{key}"] for x in pts]
+        both = [abs(est(x) - (x[f"sim_{key}"] + x[f"sim2_{key}"]) / 2) <= 0.1 * (x[f"sim_{key}"] + x[f"sim2_{key}"]) / 2 for x in pts]
+        out[f"noise_{key}_unsaturated"] = {"schemes": len(pts), "seed2_within_10_of_seed1": sum(two) / len(pts),
+                                           "estimate_within_10_of_two_seed_mean": sum(both) / len(pts)}
+        print(f"\n{label} (schemes predicted unsaturated, {len(pts)}): the simulator's seed 2 within 10 % of its seed 1: "
+              f"{pc(sum(two) / len(pts))}; this build within 10 % of the two seeds' mean: {pc(sum(both) / len(pts))}")
 
 
 if __name__ == "__main__":
