@@ -894,7 +894,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         if (others_open == 0) wq = std::min(wq, std::max(0.0, server_closed_work - f.population * f.batch_s) * inv_workers);
         // (A data_parallel side holds one input at a time: its inputs wait in the device's one queue
         // for either side, after the rounds, not in front of its radio.)
-        const double device_waits = p.dp_rate > 0 ? 0 : open_wait(p, f.lambda, p.device_s) + open_wait(p, f.lambda, p.up_xfer_s);
+        // The device's computation and its radio are two FIFO servers in tandem with fixed service times:
+        // every request leaves them when it would leave the slower one alone (Friedman 1965), so their
+        // waits are one M/D/1 queue's at the longer of the two times, not the sum of two.
+        const double device_waits = p.dp_rate > 0 ? 0 : open_wait(p, f.lambda, std::max(p.device_s, p.up_xfer_s));
         const double cloud_waits = cloud_paths && (p.cloud_s > 0 || p.wan_xfer_s > 0) ? cloud_tier_wait(f) : 0;
         latency += p.up_s + wait_window + wq + f.batch_s + p.down_s + device_waits + cloud_waits;
         // The tail's waits: the server queue's (rho^e approximates Erlang C's probability of waiting, the
@@ -1152,31 +1155,26 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const double fixed = f.latency_s - f.wait_s + sibling_wait;
       DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
       if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
-        // An open loop's M/D/1 queues on its device (its computation, its radio) start empty: over a run
-        // its requests meet transient_mean_ratio of their steady waits (sched/queue_transient.hpp; the
-        // queue's drift 1 - rho, its variance lambda s^2 = rho s a second).
-        const double sd = f.spec->device_s, su = f.spec->up_xfer_s;
-        const double wd = open_wait(*f.spec, f.lambda, sd), wu = open_wait(*f.spec, f.lambda, su);
-        const double rd = f.lambda * sd, ru = f.lambda * su;
-        const double gd = wd > 0 ? transient_mean_ratio(1 - rd, rd * sd, c.window_from_s, c.window_to_s) : 1;
-        const double gu = wu > 0 ? transient_mean_ratio(1 - ru, ru * su, c.window_from_s, c.window_to_s) : 1;
-        const double spared = wd * (1 - gd) + wu * (1 - gu);
-        latency -= spared;
-        tail.wait_s -= spared;
-        // Where its whole wait is at these queues (none at the server): their own tail, not the
-        // exponential of the mean (sched/queue_tail.hpp), with its transient (tail_m, tail_v). Of two,
-        // the one whose tail falls slower makes the sum's; the other's mean wait joins the fixed part.
-        if (std::fabs(wait - wd - wu) <= 1e-12 * wait) {
-          const WaitTail td = wd > 0 ? md1_wait_tail(rd, sd) : WaitTail{};
-          const WaitTail tu = wu > 0 ? md1_wait_tail(ru, su) : WaitTail{};
-          const bool radio = tu.theta > 0 && (td.theta <= 0 || tu.theta < td.theta);
-          const WaitTail& q = radio ? tu : td;
+        // An open loop's M/D/1 queue on its device (its computation and its radio in tandem: one queue at
+        // the longer time, above) starts empty: over a run its requests meet transient_mean_ratio of its
+        // steady wait (sched/queue_transient.hpp; the queue's drift 1 - rho, its variance lambda s^2 =
+        // rho s a second).
+        const double sq = f.spec->to_server ? std::max(f.spec->device_s, f.spec->up_xfer_s) : f.spec->device_s;
+        const double wq = open_wait(*f.spec, f.lambda, sq), rq = f.lambda * sq;
+        if (wq > 0) {
+          const double spared = wq * (1 - transient_mean_ratio(1 - rq, rq * sq, c.window_from_s, c.window_to_s));
+          latency -= spared;
+          tail.wait_s -= spared;
+        }
+        // Where its whole wait is there (none at the server): that queue's own tail, not the exponential
+        // of the mean (sched/queue_tail.hpp), with its transient (transient_m, transient_v).
+        if (wq > 0 && std::fabs(wait - wq) <= 1e-12 * wait) {
+          const WaitTail q = md1_wait_tail(rq, sq);
           if (q.theta > 0) {
             tail.c = q.c;
             tail.theta = q.theta;
-            tail.fixed_s += radio ? wd * gd : wu * gu;
-            tail.transient_m = radio ? 1 - ru : 1 - rd;
-            tail.transient_v = radio ? ru * su : rd * sd;
+            tail.transient_m = 1 - rq;
+            tail.transient_v = rq * sq;
           }
         }
       }

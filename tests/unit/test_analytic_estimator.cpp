@@ -195,11 +195,10 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
         latency += p.up_s + wait_window + wq + p.batch_s + p.down_s;
         bottleneck = std::max({bottleneck, p.up_xfer_s, p.per_request_s});
       }
-      if (p.in_flight <= 0 && p.dp_rate <= 0) {  // open loop: M/D/1 waits in front of the device and the radio (sched/README.md)
-        for (double sv_s : {p.device_s, p.to_server ? p.up_xfer_s : 0.0}) {
-          const double rho = p.lambda * sv_s;
-          if (sv_s > 0 && rho < 0.999) latency += rho * sv_s / (2 * (1 - rho));
-        }
+      if (p.in_flight <= 0 && p.dp_rate <= 0) {  // open loop: the device and the radio in tandem, one M/D/1 wait at the longer time (sched/README.md)
+        const double sv_s = std::max(p.device_s, p.to_server ? p.up_xfer_s : 0.0);
+        const double rho = p.lambda * sv_s;
+        if (sv_s > 0 && rho < 0.999) latency += rho * sv_s / (2 * (1 - rho));
       }
       p.latency_s = latency;
       p.bottleneck_s = bottleneck;
@@ -543,6 +542,32 @@ TEST(AnalyticEstimator, AnOpenLoopDeviceBeyondItsCapacityIsPredictedSaturated) {
   st.horizon_s = 60;
   st.warmup_left_s = 20;
   EXPECT_NEAR(f.est->predict(st, local).devices[0].latency_s, 1.5 * d_s, 1e-5);
+}
+
+TEST(AnalyticEstimator, AnOpenLoopsComputationAndRadioAreOneQueueAtTheLongerTime) {
+  // Two FIFO servers in tandem with fixed service times (the device's computation D, then its radio's
+  // upload U) let every request out when the slower one alone would (Friedman 1965): one M/D/1 wait at
+  // max(D, U), not the sum of two. The fixture's slow device at pp(1): D = 0.1 s; the 262,144 B at
+  // split 1 over 26.2144 Mbit/s: U = 0.08 s; the server's 8 stages 8 ms, alone (no wait there); the
+  // 160 B result 4.8828e-5 s. Open loop at 5 req/s, no horizon (the steady state).
+  Fixture f;
+  SystemState st = state({device("p", "slow", 26.2144)});
+  st.devices[0].arrival_rate_per_s = 5;
+  Scheme pp1;
+  pp1.strategies["p"] = Strategy::pp(1);
+  const Prediction a = f.est->predict(st, pp1);
+  // rho = 5 x 0.1 = 0.5: wait 0.5 x 0.1 / (2 x 0.5) = 0.05 s (the sum would add the radio's
+  // 0.4 x 0.08 / 1.2 = 0.026667 s).
+  const double fixed = 0.1 + 0.08 + 0.008 + 160 * 8 / 26.2144e6;
+  EXPECT_NEAR(a.devices[0].latency_s, fixed + 0.05, 1e-9);
+  // The p95: the queue's own tail (sched/queue_tail.hpp) at rho = 0.5, s = 0.1 s: theta = 12.5643 /s,
+  // C = 0.66100; 0.05 = C exp(-theta x) at x = ln(13.220) / 12.5643 = 0.205484 s.
+  EXPECT_NEAR(a.p95_latency_s, fixed + 0.205484, 1e-5);
+  // The radio the slower: 16.777216 Mbit/s makes U = 0.125 s, rho = 0.625: one wait of
+  // 0.625 x 0.125 / (2 x 0.375) = 0.104167 s (the sum would add the computation's 0.05 s).
+  st.devices[0].link_bandwidth_mbps = 16.777216;
+  const Prediction b = f.est->predict(st, pp1);
+  EXPECT_NEAR(b.devices[0].latency_s, 0.1 + 0.125 + 0.008 + 160 * 8 / 16.777216e6 + 0.625 * 0.125 / 0.75, 1e-9);
 }
 
 TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObjective) {
