@@ -26,6 +26,8 @@
 #include "core/model_key.hpp"
 #include "core/random_stream.hpp"
 #include "core/units.hpp"
+#include "sched/queue_tail.hpp"
+#include "sched/queue_transient.hpp"
 #include "sched/scheme_search.hpp"
 #include "sched_fixture.hpp"
 
@@ -568,6 +570,27 @@ TEST(AnalyticEstimator, AnOpenLoopsComputationAndRadioAreOneQueueAtTheLongerTime
   st.devices[0].link_bandwidth_mbps = 16.777216;
   const Prediction b = f.est->predict(st, pp1);
   EXPECT_NEAR(b.devices[0].latency_s, 0.1 + 0.125 + 0.008 + 160 * 8 / 16.777216e6 + 0.625 * 0.125 / 0.75, 1e-9);
+  // A run of 30 s counted from 5 s, near saturation: 9.5 req/s at 26.2144 Mbit/s, the computation the
+  // slower (rho 0.95; the radio's 0.76). Steady wait 0.95 x 0.1 / 0.1 = 0.95 s; the run's requests meet
+  // the share transient_mean_ratio(m = 0.05, v = rho s = 0.095 a second, [5, 30]) of it, and the p95 is
+  // where the steady tail min(0.95, C exp(-theta x)) times transient_tail_ratio(x, ...) falls to 5 %
+  // (sched/queue_transient.hpp, tested on its own in test_queue_transient.cpp).
+  st.devices[0].link_bandwidth_mbps = 26.2144;
+  st.devices[0].arrival_rate_per_s = 9.5;
+  st.horizon_s = 30;
+  st.warmup_left_s = 5;
+  const Prediction c = f.est->predict(st, pp1);
+  const double share = transient_mean_ratio(0.05, 0.095, 5, 30);
+  ASSERT_LT(share, 0.7);  // a visible part of the steady wait is not met
+  EXPECT_NEAR(c.devices[0].latency_s, fixed + 0.95 * share, 1e-9);
+  const WaitTail q = md1_wait_tail(0.95, 0.1);
+  double lo = 0, hi = 100;
+  for (int i = 0; i < 200; ++i) {
+    const double x = (lo + hi) / 2;
+    (std::min(0.95, q.c * std::exp(-q.theta * x)) * transient_tail_ratio(x, 0.05, 0.095, 5, 30) > 0.05 ? lo : hi) = x;
+  }
+  EXPECT_NEAR(c.p95_latency_s, fixed + hi, 1e-6);
+  EXPECT_LT(c.p95_latency_s, fixed + std::log(q.c / 0.05) / q.theta - 0.1);  // well below the steady state's p95
 }
 
 TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObjective) {
