@@ -75,7 +75,8 @@ struct SystemState {
   // long an unsaturated one that starts empty fills (sched/README.md, "A run's length"; 0: its steady state).
   double horizon_s = 0;
   // Seconds until the run counts requests (the scenario's warmup_s minus time_s, at least 0): the
-  // estimator's waits are those of the requests created in [warmup_left_s, horizon_s] from now.
+  // estimator's waits are those of the requests created in [warmup_left_s, horizon_s] from now, in
+  // queues that started empty at time 0.
   double warmup_left_s = 0;
   double access_point_mbps = 1000;
   double access_point_latency_ms = 0;

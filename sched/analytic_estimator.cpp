@@ -262,9 +262,11 @@ struct AnalyticStateCache {
   SolverScratch scratch;
   SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
   double horizon_s = 60;             // SystemState::horizon_s (60 s when the state does not say)
-  // The requests whose waits the prediction gives: those created in [window_from_s, window_to_s] from
-  // now, the device's queues starting empty (SystemState::warmup_left_s, horizon_s; to +inf: the
-  // steady state, where the state gives no horizon). sched/queue_transient.hpp.
+  // The requests whose waits the prediction gives: those created in [window_from_s, window_to_s] of
+  // the run, its device queues empty at its start (time 0): from max(warm-up, now) to the end
+  // (SystemState::time_s + warmup_left_s, time_s + horizon_s; to +inf: the steady state, where the
+  // state gives no horizon). A decision late in a run sees queues that have had the whole run to fill,
+  // never emptied ones. sched/queue_transient.hpp.
   double window_from_s = 0, window_to_s = std::numeric_limits<double>::infinity();
   double other_idle_w = 0;           // idle power of the connected devices that create no inputs (helpers)
   bool need_p95 = false;             // totals compute the p95 (a max_p95_ms constraint is set)
@@ -290,8 +292,9 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
 void prepare(AnalyticStateCache& c, const SystemState& state) {
   constexpr size_t kLinear = 8;
   c.horizon_s = state.horizon_s > 0 ? state.horizon_s : 60;
-  c.window_to_s = state.horizon_s > 0 ? state.horizon_s : std::numeric_limits<double>::infinity();
-  c.window_from_s = std::max(0.0, state.warmup_left_s);
+  const double now = std::max(0.0, state.time_s);
+  c.window_to_s = state.horizon_s > 0 ? now + state.horizon_s : std::numeric_limits<double>::infinity();
+  c.window_from_s = now + std::max(0.0, state.warmup_left_s);
   c.other_idle_w = 0;
   for (const auto& d : state.devices)
     if (d.connected && !d.generates) {

@@ -591,6 +591,14 @@ TEST(AnalyticEstimator, AnOpenLoopsComputationAndRadioAreOneQueueAtTheLongerTime
   }
   EXPECT_NEAR(c.p95_latency_s, fixed + hi, 1e-6);
   EXPECT_LT(c.p95_latency_s, fixed + std::log(q.c / 0.05) / q.theta - 0.1);  // well below the steady state's p95
+  // A decision at 20 s of the same run (10 s left, warm-up over): its queue has had 20 s to fill, so the
+  // requests from now on meet the share over [20, 30] of the run, not over a queue emptied at 20 s.
+  st.time_s = 20;
+  st.horizon_s = 10;
+  st.warmup_left_s = 0;
+  const double late = transient_mean_ratio(0.05, 0.095, 20, 30);
+  ASSERT_GT(late, transient_mean_ratio(0.05, 0.095, 0, 10) + 0.1);
+  EXPECT_NEAR(f.est->predict(st, pp1).devices[0].latency_s, fixed + 0.95 * late, 1e-9);
 }
 
 TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObjective) {
