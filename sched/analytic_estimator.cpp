@@ -23,6 +23,10 @@ namespace coinfer {
 
 namespace {
 
+// An open-loop queue whose run meets at least this share of its steady mean wait keeps its steady tail
+// in the p95 (solve_server's outcome stage).
+constexpr double kSettledShare = 0.999;
+
 // One path of a device under one strategy: its traffic through its server, or its local path. Constant
 // for a state.
 struct PathSpec {
@@ -1164,20 +1168,22 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // rho s a second).
         const double sq = f.spec->to_server ? std::max(f.spec->device_s, f.spec->up_xfer_s) : f.spec->device_s;
         const double wq = open_wait(*f.spec, f.lambda, sq), rq = f.lambda * sq;
-        if (wq > 0) {
-          const double spared = wq * (1 - transient_mean_ratio(1 - rq, rq * sq, c.window_from_s, c.window_to_s));
-          latency -= spared;
-          tail.wait_s -= spared;
-        }
+        const double share = wq > 0 ? transient_mean_ratio(1 - rq, rq * sq, c.window_from_s, c.window_to_s) : 1;
+        latency -= wq * (1 - share);
+        tail.wait_s -= wq * (1 - share);
         // Where its whole wait is there (none at the server): that queue's own tail, not the exponential
-        // of the mean (sched/queue_tail.hpp), with its transient (transient_m, transient_v).
+        // of the mean (sched/queue_tail.hpp), with its transient (transient_m, transient_v) where the run
+        // meets less than 99.9 % of the steady wait (the tail ratio costs two integrals at every point
+        // the p95's bisection tries; a queue that has settled over the run keeps its steady tail).
         if (wq > 0 && std::fabs(wait - wq) <= 1e-12 * wait) {
           const WaitTail q = md1_wait_tail(rq, sq);
           if (q.theta > 0) {
             tail.c = q.c;
             tail.theta = q.theta;
-            tail.transient_m = 1 - rq;
-            tail.transient_v = rq * sq;
+            if (share < kSettledShare) {
+              tail.transient_m = 1 - rq;
+              tail.transient_v = rq * sq;
+            }
           }
         }
       }

@@ -565,6 +565,15 @@ TEST(AnalyticEstimator, AnOpenLoopsComputationAndRadioAreOneQueueAtTheLongerTime
   // The p95: the queue's own tail (sched/queue_tail.hpp) at rho = 0.5, s = 0.1 s: theta = 12.5643 /s,
   // C = 0.66100; 0.05 = C exp(-theta x) at x = ln(13.220) / 12.5643 = 0.205484 s.
   EXPECT_NEAR(a.p95_latency_s, fixed + 0.205484, 1e-5);
+  // A 300 s run of this queue meets 99.98 % of its steady wait (1 - 0.5 / (300 x 0.25 / 0.05)); its tail
+  // stays the steady one (a share of 99.9 % or more keeps it).
+  {
+    SystemState run = st;
+    run.horizon_s = 300;
+    const Prediction r = f.est->predict(run, pp1);
+    EXPECT_NEAR(r.devices[0].latency_s, fixed + 0.05 * (1 - 0.5 / 1500), 1e-7);
+    EXPECT_EQ(r.p95_latency_s, a.p95_latency_s);
+  }
   // The radio the slower: 16.777216 Mbit/s makes U = 0.125 s, rho = 0.625: one wait of
   // 0.625 x 0.125 / (2 x 0.375) = 0.104167 s (the sum would add the computation's 0.05 s).
   st.devices[0].link_bandwidth_mbps = 16.777216;
