@@ -3,8 +3,9 @@
 //
 // A queue near saturation approaches its steady state slowly: its relaxation time grows like
 // s / (1 - sqrt(rho))^2, past a minute for a Pi's radio at rho ~ 0.9, so the requests of a 30 s or
-// even a 300 s run that starts with an empty queue meet far less than the steady-state wait (a radio at
-// rho = 0.99 waits 49.5 service times in steady state, 8.3 on average over 300 of them from empty).
+// even a 300 s run that starts with an empty queue meet far less than the steady-state wait (a queue at
+// rho = 0.99 waits 49.5 service times in steady state, 8.3 on average over a run 300 service times
+// long from empty).
 //
 // The model (Abate & Whitt, "Transient behavior of regulated Brownian motion, I: starting at the
 // origin", Adv. Appl. Prob. 19, 1987): the queue's workload is a Brownian motion with drift -m and
@@ -17,8 +18,8 @@
 // motion from 0 has at t). A Poisson arrival sees the workload at its time (PASTA), so the requests
 // created in the window [a, b] meet the time average of these over [a, b].
 //
-// What the estimator takes: the steady-state model's mean wait times mean_ratio(), and its tail
-// P(W > x) times tail_ratio(x): both ratios are in [0, 1], and 1 for a run much longer than the
+// What the estimator takes: the steady-state model's mean wait times transient_mean_ratio(), and its
+// tail P(W > x) times transient_tail_ratio(x): both ratios are in [0, 1], and 1 for a run much longer than the
 // relaxation time. Checked against a simulated M/D/1 queue from empty (tests/unit/test_queue_transient.cpp).
 //
 // Pure arithmetic: no allocation, no time.
