@@ -176,6 +176,14 @@ std::vector<std::string> File::attr_names(const std::string& obj) const {
   return out;
 }
 
+H5T_class_t File::attr_class(const std::string& obj, const std::string& name) const {
+  Handle o(object(obj), H5Oclose);
+  if (H5Aexists(o.get(), name.c_str()) <= 0) fail(obj + "@" + name, "missing attribute");
+  Handle a(H5Aopen(o.get(), name.c_str(), H5P_DEFAULT), H5Aclose);
+  Handle type(H5Aget_type(a.get()), H5Tclose);
+  return H5Tget_class(type.get());
+}
+
 std::string File::read_attr_string(const std::string& obj, const std::string& name) const {
   Handle o(object(obj), H5Oclose);
   if (H5Aexists(o.get(), name.c_str()) <= 0) fail(obj + "@" + name, "missing attribute");

@@ -26,25 +26,58 @@ class Handle {
   herr_t (*closer_)(hid_t) = nullptr;
 };
 
-class File {
+// What the readers need of an HDF5 file, read-only: File below reads it through libhdf5;
+// tests/fuzz/h5_tree.hpp holds an in-memory tree with the same contract, so that a fuzzer can hand a
+// reader (read_lut_tables, read_predictor_samples_from, read_request_records_from) anything libhdf5
+// could hand back, at memory speed. Every failure is an InputError naming the file and the object.
+// Group and attribute names come back sorted by name.
+class Reader {
+ public:
+  // Shape and element type of a dataset.
+  struct DatasetInfo {
+    H5T_class_t type_class = H5T_NO_CLASS;
+    size_t element_bytes = 0;
+    std::vector<hsize_t> dims;
+  };
+  virtual ~Reader() = default;
+  virtual const std::string& path() const = 0;
+  virtual bool exists(const std::string& name) const = 0;  // link exists (any depth, "/a/b")
+  virtual std::vector<std::string> children(const std::string& group) const = 0;
+  virtual std::string read_attr_string(const std::string& object, const std::string& name) const = 0;
+  virtual double read_attr_double(const std::string& object, const std::string& name) const = 0;
+  virtual std::int64_t read_attr_int(const std::string& object, const std::string& name) const = 0;
+  virtual bool has_attr(const std::string& object, const std::string& name) const = 0;
+  virtual std::vector<std::string> attr_names(const std::string& object) const = 0;
+  // A numeric dataset's values in row-major order, converted; its shape into *dims where given.
+  // At most 2^28 elements.
+  virtual std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const = 0;
+  virtual std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const = 0;
+  virtual std::vector<float> read_float(const std::string& dataset) const = 0;
+  // A one-dimensional dataset of variable-length strings (as File::write() makes them); at most 2^20 strings.
+  virtual std::vector<std::string> read_strings(const std::string& dataset) const = 0;
+  virtual DatasetInfo info(const std::string& dataset) const = 0;  // throws naming it if missing
+};
+
+class File final : public Reader {
  public:
   static File create(const std::string& path);   // truncates
   static File open_read(const std::string& path); // InputError if missing or not HDF5
-  const std::string& path() const { return path_; }
+  const std::string& path() const override { return path_; }
   hid_t root() const { return file_.get(); }
 
   void make_group(const std::string& name);  // "/a/b", parents created as needed; no-op if it exists
-  bool exists(const std::string& name) const;         // link exists (any depth, "/a/b")
-  std::vector<std::string> children(const std::string& group) const;
+  bool exists(const std::string& name) const override;
+  std::vector<std::string> children(const std::string& group) const override;
 
   void write_attr(const std::string& object, const std::string& name, const std::string& value);
   void write_attr(const std::string& object, const std::string& name, double value);
   void write_attr(const std::string& object, const std::string& name, std::int64_t value);
-  std::string read_attr_string(const std::string& object, const std::string& name) const;
-  double read_attr_double(const std::string& object, const std::string& name) const;
-  std::int64_t read_attr_int(const std::string& object, const std::string& name) const;
-  bool has_attr(const std::string& object, const std::string& name) const;
-  std::vector<std::string> attr_names(const std::string& object) const;
+  std::string read_attr_string(const std::string& object, const std::string& name) const override;
+  double read_attr_double(const std::string& object, const std::string& name) const override;
+  std::int64_t read_attr_int(const std::string& object, const std::string& name) const override;
+  bool has_attr(const std::string& object, const std::string& name) const override;
+  std::vector<std::string> attr_names(const std::string& object) const override;
+  H5T_class_t attr_class(const std::string& object, const std::string& name) const;  // H5T_STRING, H5T_INTEGER, H5T_FLOAT, ...
 
   void write(const std::string& dataset, const std::vector<double>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
   void write(const std::string& dataset, const std::vector<std::int64_t>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
@@ -52,18 +85,11 @@ class File {
   void write(const std::string& dataset, const std::vector<std::int8_t>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
   void write(const std::string& dataset, const std::vector<std::string>& data);
   void write_float(const std::string& dataset, const std::vector<float>& data, const std::vector<hsize_t>& dims);
-  std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const;
-  // Shape and element type of a dataset (throws InputError naming it if missing).
-  struct DatasetInfo {
-    H5T_class_t type_class = H5T_NO_CLASS;
-    size_t element_bytes = 0;
-    std::vector<hsize_t> dims;
-  };
-  DatasetInfo info(const std::string& dataset) const;
-  std::vector<float> read_float(const std::string& dataset) const;
-  // A one-dimensional dataset of variable-length strings (as write() makes them); at most 2^20 strings.
-  std::vector<std::string> read_strings(const std::string& dataset) const;
-  std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const;
+  std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const override;
+  DatasetInfo info(const std::string& dataset) const override;
+  std::vector<float> read_float(const std::string& dataset) const override;
+  std::vector<std::string> read_strings(const std::string& dataset) const override;
+  std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const override;
 
  private:
   [[noreturn]] void fail(const std::string& object, const std::string& what) const;

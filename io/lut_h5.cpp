@@ -144,8 +144,10 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
   out.commit();
 }
 
-std::vector<LutTable> read_lut_file_in_process(const std::string& path) {
-  h5::File f = h5::File::open_read(path);
+std::vector<LutTable> read_lut_file_in_process(const std::string& path) { return read_lut_tables(h5::File::open_read(path)); }
+
+std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
+  const std::string& path = f.path();
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(SourceLocation{path, 0, 0}, key, what); };
   if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != "coinfer-lut")
     fail("format", "not a coinfer LUT file (root attribute format must be 'coinfer-lut')");

@@ -10,6 +10,10 @@
 
 namespace coinfer {
 
+namespace h5 {
+class Reader;
+}
+
 // Version 3 adds estimated entries (latency_estimate_error/_method/_methods, written by coinfer lut
 // fill); version 4 the root attribute `processor` (which of the type's processors the file's tables
 // describe; one processor per file). Files with neither are still written as version 2, so older
@@ -30,6 +34,9 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
 std::vector<LutTable> read_lut_file(const std::string& path);
 // The parse itself, in this process: only for trusted files (tests) and for the isolated child.
 std::vector<LutTable> read_lut_file_in_process(const std::string& path);
+// The same parse over what an HDF5 reader hands back (io/h5_file.hpp h5::Reader: a file, or the
+// fuzzer's in-memory tree, tests/fuzz/h5_tree.hpp); InputError naming reader.path() and the object.
+std::vector<LutTable> read_lut_tables(const h5::Reader& reader);
 // The schema version a LUT file declares (read in the isolated child too); InputError as above.
 int lut_file_schema_version(const std::string& path);
 

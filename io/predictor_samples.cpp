@@ -73,10 +73,8 @@ void write_predictor_samples(const std::string& path, const PredictorSampleSet& 
   out.commit();
 }
 
-namespace {
-
-PredictorSampleSet read_in_process(const std::string& path) {
-  h5::File f = h5::File::open_read(path);
+PredictorSampleSet read_predictor_samples_from(const h5::Reader& f) {
+  const std::string& path = f.path();
   auto bad = [&](const std::string& object, const std::string& what) -> InputError {
     return InputError(SourceLocation{path, 0, 0}, object, what);
   };
@@ -151,6 +149,8 @@ PredictorSampleSet read_in_process(const std::string& path) {
   return set;
 }
 
+namespace {
+PredictorSampleSet read_in_process(const std::string& path) { return read_predictor_samples_from(h5::File::open_read(path)); }
 }  // namespace
 
 PredictorSampleSet read_predictor_samples(const std::string& path) {

@@ -59,5 +59,11 @@ const std::vector<RecordField<PredictorSample>>& predictor_sample_fields();
 constexpr std::int64_t kPredictorSamplesSchema = 1;
 void write_predictor_samples(const std::string& path, const PredictorSampleSet& set);
 PredictorSampleSet read_predictor_samples(const std::string& path);
+// The parse itself over what an HDF5 reader hands back (io/h5_file.hpp h5::Reader: an opened file,
+// or the fuzzer's in-memory tree); InputError naming reader.path() and the dataset.
+namespace h5 {
+class Reader;
+}
+PredictorSampleSet read_predictor_samples_from(const h5::Reader& reader);
 
 }  // namespace coinfer

@@ -66,7 +66,7 @@ void write_columns(h5::File& f, const std::string& group, const std::vector<R>& 
 // column with `present` that is missing leaves its field as default-constructed. `file` names the
 // file in errors.
 template <class R>
-std::vector<R> read_columns(const h5::File& f, const std::string& file, const std::string& group, const std::vector<RecordField<R>>& fields) {
+std::vector<R> read_columns(const h5::Reader& f, const std::string& file, const std::string& group, const std::vector<RecordField<R>>& fields) {
   const RecordField<R>* first = nullptr;
   for (const RecordField<R>& fd : fields)
     if (fd.in_results_h5 && !fd.present) {

@@ -12,5 +12,11 @@ constexpr int kResultsSchemaVersion = 2;  // 2: text attributes variable-length 
 void write_results_h5(const std::string& path, const RunResults& r);
 // Reads back the request table (used by tests and tools); devices/events are read by plots/ in Python.
 std::vector<RequestRecord> read_request_records(const std::string& path);
+// The same over what an HDF5 reader hands back (io/h5_file.hpp h5::Reader: an opened file, or the
+// fuzzer's in-memory tree); InputError naming reader.path() and the dataset.
+namespace h5 {
+class Reader;
+}
+std::vector<RequestRecord> read_request_records_from(const h5::Reader& reader);
 
 }  // namespace coinfer

@@ -12,6 +12,9 @@
 #   inventory    the testbed inventory loader, YAML text, checked against a two-device scenario (seeds: a
 #                full inventory and small variants)
 #   journal      the real runtime's request journals (JSON lines; seeds: a journal with every kind of line)
+#   h5_tree      the HDF5 readers (LUT tables, predictor samples, results.h5 requests) over an in-memory
+#                tree of what libhdf5 could hand back (tests/fuzz/h5_tree.hpp; seeds: every shipped LUT
+#                file, a small sample set and a small results.h5, as trees)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -20,7 +23,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal h5_tree)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -220,7 +223,52 @@ INV
       printf 'server: {address: a, coinfer: c, arch: x86_64}\nboards:\n  - {device: pi0, address: b, coinfer: c, arch: aarch64}\n  - {device: pi0, address: d, coinfer: c, arch: aarch64}\n' > "$out/inventory.seed/twice"
       run inventory -max_len=8192 || status=1
       ;;
-    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory)"; exit 2 ;;
+    h5_tree)
+      io_h5=("${io_lut[@]}" "$src"/io/predictor_samples.cpp "$src"/io/results_h5.cpp)
+      build h5_tree "$src/tests/fuzz/fuzz_h5_tree.cpp" "${core[@]}" "${io_h5[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
+      # Seeds: every shipped LUT file, a small sample set (as the predictor_samples seed) and a small
+      # results.h5 (three requests), each written as a tree (H5Tree::encode).
+      seeder="$out/h5_tree_seeder"
+      cat > "$out/h5_tree_seeder.cpp.new" <<'CPP'
+#include <fstream>
+#include "io/h5_file.hpp"
+#include "io/predictor_samples.hpp"
+#include "io/results_h5.hpp"
+#include "tests/fuzz/h5_tree.hpp"
+using namespace coinfer;
+int main(int argc, char** argv) {
+  const std::string dir = argv[1];
+  PredictorSampleSet s;
+  s.provenance = "seed";
+  for (int i = 0; i < 4; ++i) {
+    PredictorSample x;
+    x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9;
+    x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0);
+    x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}};
+    s.samples.push_back(x);
+  }
+  write_predictor_samples(dir + "/samples.h5", s);
+  RunResults r;
+  for (int i = 0; i < 3; ++i) {
+    RequestRecord q;
+    q.id = i; q.device = i % 2; q.t_created = 0.1 * i; q.t_result = 0.1 * i + 0.05;
+    r.requests.push_back(q);
+  }
+  write_results_h5(dir + "/results.h5", r);
+  std::vector<std::string> files = {dir + "/samples.h5", dir + "/results.h5"};
+  for (int i = 2; i < argc; ++i) files.push_back(argv[i]);
+  for (size_t i = 0; i < files.size(); ++i)
+    std::ofstream(dir + "/tree" + std::to_string(i), std::ios::binary) << fuzz::H5Tree::encode(h5::File::open_read(files[i]));
+}
+CPP
+      cmp -s "$out/h5_tree_seeder.cpp.new" "$out/h5_tree_seeder.cpp" && rm "$out/h5_tree_seeder.cpp.new" || mv "$out/h5_tree_seeder.cpp.new" "$out/h5_tree_seeder.cpp"
+      link_program "$seeder" -fsanitize=fuzzer-no-link "$out/h5_tree_seeder.cpp" "${core[@]}" "${io_h5[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
+      rm -rf "$out/h5_tree.seed" "$out/h5_tree.files" && mkdir -p "$out/h5_tree.seed" "$out/h5_tree.files"
+      ASAN_OPTIONS=detect_leaks=0 "$seeder" "$out/h5_tree.files" $(find "$src/traces" -name '*.h5' | sort)
+      mv "$out"/h5_tree.files/tree* "$out/h5_tree.seed/"
+      run h5_tree -max_len=1048576 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory, journal, h5_tree)"; exit 2 ;;
   esac
 done
 exit $status
