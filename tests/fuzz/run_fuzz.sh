@@ -14,7 +14,8 @@
 #   journal      the real runtime's request journals (JSON lines; seeds: a journal with every kind of line)
 #   h5_tree      the HDF5 readers (LUT tables, predictor samples, results.h5 requests) over an in-memory
 #                tree of what libhdf5 could hand back (tests/fuzz/h5_tree.hpp; seeds: every shipped LUT
-#                file, a small sample set and a small results.h5, as trees)
+#                file, a tiny LUT with every optional dataset, a small sample set and a small
+#                results.h5, as trees; inputs up to 16 KB)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -232,6 +233,7 @@ INV
       cat > "$out/h5_tree_seeder.cpp.new" <<'CPP'
 #include <fstream>
 #include "io/h5_file.hpp"
+#include "io/lut_h5.hpp"
 #include "io/predictor_samples.hpp"
 #include "io/results_h5.hpp"
 #include "tests/fuzz/h5_tree.hpp"
@@ -255,7 +257,26 @@ int main(int argc, char** argv) {
     r.requests.push_back(q);
   }
   write_results_h5(dir + "/results.h5", r);
-  std::vector<std::string> files = {dir + "/samples.h5", dir + "/results.h5"};
+  // A tiny LUT with every optional dataset (distributions, wire bytes, estimates, sparsity, memory by
+  // batch): the whole reader within a few kilobytes.
+  LutTable t({"tiny", "gcn", "mr", "cpu"}, 2, 2);
+  t.set_quantile_levels({0, 0.5, 1});
+  for (int i = 0; i <= 2; ++i)
+    for (int j = i + 1; j <= 2; ++j)
+      for (int b = 1; b <= 2; ++b) {
+        const double m = 0.001 * (j - i) * b;
+        t.set_latency(i, j, b, {m, m, 1.5 * m, 0.1 * m, 5});
+        t.set_quantiles(i, j, b, {0.5 * m, m, 2 * m});
+        t.set_peak_memory(i, j, b, 1e6 * b);
+      }
+  t.set_estimate(1, 2, 2, {"sum of stages: gcn=lr", 0.08});
+  for (int k = 0; k <= 2; ++k) t.set_wire(k, {100.0 + k, 200.0 + k, 300.0 + k}, 1e-5, 2e-5);
+  t.bytes_per_split() = {1000, 500, 10};
+  t.set_stage_output_sparsity(0, 0.5);
+  t.provenance().kind = "measured";
+  t.provenance().attributes["cpu"] = "seed";
+  write_lut_file(dir + "/tiny_lut.h5", {t});
+  std::vector<std::string> files = {dir + "/samples.h5", dir + "/results.h5", dir + "/tiny_lut.h5"};
   for (int i = 2; i < argc; ++i) files.push_back(argv[i]);
   for (size_t i = 0; i < files.size(); ++i)
     std::ofstream(dir + "/tree" + std::to_string(i), std::ios::binary) << fuzz::H5Tree::encode(h5::File::open_read(files[i]));
@@ -266,7 +287,8 @@ CPP
       rm -rf "$out/h5_tree.seed" "$out/h5_tree.files" && mkdir -p "$out/h5_tree.seed" "$out/h5_tree.files"
       ASAN_OPTIONS=detect_leaks=0 "$seeder" "$out/h5_tree.files" $(find "$src/traces" -name '*.h5' | sort)
       mv "$out"/h5_tree.files/tree* "$out/h5_tree.seed/"
-      run h5_tree -max_len=1048576 || status=1
+      # Inputs up to 16 KB: the tiny trees whole, the shipped LUTs' first tables (the search stays fast).
+      run h5_tree -max_len=16384 || status=1
       ;;
     *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory, journal, h5_tree)"; exit 2 ;;
   esac
