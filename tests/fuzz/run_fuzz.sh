@@ -237,6 +237,7 @@ INV
 #include "io/predictor_samples.hpp"
 #include "io/results_h5.hpp"
 #include "tests/fuzz/h5_tree.hpp"
+#include "tests/fuzz/seed_lut.hpp"
 using namespace coinfer;
 int main(int argc, char** argv) {
   const std::string dir = argv[1];
@@ -257,25 +258,8 @@ int main(int argc, char** argv) {
     r.requests.push_back(q);
   }
   write_results_h5(dir + "/results.h5", r);
-  // A tiny LUT with every optional dataset (distributions, wire bytes, estimates, sparsity, memory by
-  // batch): the whole reader within a few kilobytes.
-  LutTable t({"tiny", "gcn", "mr", "cpu"}, 2, 2);
-  t.set_quantile_levels({0, 0.5, 1});
-  for (int i = 0; i <= 2; ++i)
-    for (int j = i + 1; j <= 2; ++j)
-      for (int b = 1; b <= 2; ++b) {
-        const double m = 0.001 * (j - i) * b;
-        t.set_latency(i, j, b, {m, m, 1.5 * m, 0.1 * m, 5});
-        t.set_quantiles(i, j, b, {0.5 * m, m, 2 * m});
-        t.set_peak_memory(i, j, b, 1e6 * b);
-      }
-  t.set_estimate(1, 2, 2, {"sum of stages: gcn=lr", 0.08});
-  for (int k = 0; k <= 2; ++k) t.set_wire(k, {100.0 + k, 200.0 + k, 300.0 + k}, 1e-5, 2e-5);
-  t.bytes_per_split() = {1000, 500, 10};
-  t.set_stage_output_sparsity(0, 0.5);
-  t.provenance().kind = "measured";
-  t.provenance().attributes["cpu"] = "seed";
-  write_lut_file(dir + "/tiny_lut.h5", {t});
+  // A tiny LUT with every optional dataset: the whole reader within a few kilobytes.
+  write_lut_file(dir + "/tiny_lut.h5", {fuzz::lut_with_every_dataset()});
   std::vector<std::string> files = {dir + "/samples.h5", dir + "/results.h5", dir + "/tiny_lut.h5"};
   for (int i = 2; i < argc; ++i) files.push_back(argv[i]);
   for (size_t i = 0; i < files.size(); ++i)

@@ -15,6 +15,7 @@
 #include "io/lut_h5.hpp"
 #include "io/predictor_samples.hpp"
 #include "tests/fuzz/h5_tree.hpp"
+#include "tests/fuzz/seed_lut.hpp"
 
 using namespace coinfer;
 namespace fs = std::filesystem;
@@ -48,24 +49,9 @@ TEST(H5Tree, EveryShippedLutReadsTheSameFromItsTreeAsFromItsFile) {
 }
 
 TEST(H5Tree, ALutWithEveryOptionalDatasetReadsTheSameFromItsTree) {
-  // The h5_tree fuzz target's tiny LUT seed (tests/fuzz/run_fuzz.sh): distributions, wire bytes, an
+  // The h5_tree fuzz target's tiny LUT seed (tests/fuzz/seed_lut.hpp): distributions, wire bytes, an
   // estimate, sparsity and memory by batch.
-  LutTable t({"tiny", "gcn", "mr", "cpu"}, 2, 2);
-  t.set_quantile_levels({0, 0.5, 1});
-  for (int i = 0; i <= 2; ++i)
-    for (int j = i + 1; j <= 2; ++j)
-      for (int b = 1; b <= 2; ++b) {
-        const double m = 0.001 * (j - i) * b;
-        t.set_latency(i, j, b, {m, m, 1.5 * m, 0.1 * m, 5});
-        t.set_quantiles(i, j, b, {0.5 * m, m, 2 * m});
-        t.set_peak_memory(i, j, b, 1e6 * b);
-      }
-  t.set_estimate(1, 2, 2, {"sum of stages: gcn=lr", 0.08});
-  for (int k = 0; k <= 2; ++k) t.set_wire(k, {100.0 + k, 200.0 + k, 300.0 + k}, 1e-5, 2e-5);
-  t.bytes_per_split() = {1000, 500, 10};
-  t.set_stage_output_sparsity(0, 0.5);
-  t.provenance().kind = "measured";
-  t.provenance().attributes["cpu"] = "seed";
+  const LutTable t = fuzz::lut_with_every_dataset();
   const std::string file = (fs::temp_directory_path() / ("coinfer-h5tree-lut-" + std::to_string(::getpid()) + ".h5")).string();
   write_lut_file(file, {t});
   const std::vector<LutTable> back = read_lut_tables(tree_of(file));
