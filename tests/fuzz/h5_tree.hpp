@@ -6,9 +6,10 @@
 // (lut_file, predictor_samples) feed corrupt files to libhdf5 itself, a forked child per input.
 //
 // It follows io/h5_file.cpp's File: the same InputErrors for a missing object, attribute or dataset,
-// an attribute or dataset of another class, more than 32 dimensions or 2^20 strings; numbers convert
-// between integer and floating point as HDF5 converts them (to an integer: rounded toward zero,
-// clipped to the type's range, NaN as 0). One difference: a dataset of more than 2^20 elements is
+// an attribute or dataset of another class, text that is not one-dimensional or beyond 2^20 strings;
+// numbers convert between integer and floating point as HDF5 converts them (to an integer: rounded
+// toward zero and clipped to the type's range; NaN, which HDF5 leaves to the C conversion, as 0).
+// Datasets have 0 to 4 dimensions. One difference: a numeric dataset of more than 2^20 elements is
 // refused ("too large"), where File reads up to 2^28 (the tree repeats its given values to fill a
 // shape, so a few bytes could otherwise ask for gigabytes on every input).
 //
