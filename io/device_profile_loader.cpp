@@ -1,8 +1,11 @@
 #include "io/device_profile_loader.hpp"
 
 #include <cmath>
+#include <deque>
+#include <mutex>
 
 #include "core/text_util.hpp"
+#include "io/input_file.hpp"
 #include "io/yaml_util.hpp"
 
 namespace coinfer {
@@ -84,9 +87,9 @@ RadioStates read_radio_states(const YamlReader& r, const YAML::Node& n, const st
   return m;
 }
 
-std::map<std::string, RadioStates> load_radio_profiles(const std::string& file) {
-  YamlReader r(file);
-  YAML::Node root = r.load_file();
+namespace {
+
+std::map<std::string, RadioStates> radios_from(const YamlReader& r, const YAML::Node& root) {
   std::map<std::string, RadioStates> out;
   if (!root.IsMap() || !root["radios"]) return out;
   const YAML::Node list = root["radios"];
@@ -100,9 +103,7 @@ std::map<std::string, RadioStates> load_radio_profiles(const std::string& file) 
   return out;
 }
 
-std::map<std::string, DeviceProfile> load_device_profiles(const std::string& file) {
-  YamlReader r(file);
-  YAML::Node root = r.load_file();
+std::map<std::string, DeviceProfile> profiles_from(const YamlReader& r, const YAML::Node& root) {
   r.check_keys(root, {"profiles", "radios"}, "");
   YAML::Node list = root["profiles"];
   if (!list || !list.IsMap()) r.fail(root, "profiles", "expected a mapping of device types");
@@ -220,5 +221,34 @@ std::map<std::string, DeviceProfile> load_device_profiles(const std::string& fil
     }
   return out;
 }
+
+}  // namespace
+
+HardwareFile load_hardware_file(const std::string& file) {
+  struct Parsed {
+    std::string file, text;
+    HardwareFile hardware;
+  };
+  static std::mutex mutex;
+  static std::deque<Parsed> recent;  // newest first, at most kKept
+  constexpr size_t kKept = 4;
+  std::string text = read_input_file(file, "YAML file");
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const Parsed& p : recent)
+      if (p.file == file && p.text == text) return p.hardware;
+  }
+  const YamlReader r(file);
+  const YAML::Node root = r.load_text(text);
+  HardwareFile h;
+  h.profiles = profiles_from(r, root);
+  h.radios = radios_from(r, root);
+  std::lock_guard<std::mutex> lock(mutex);
+  recent.push_front(Parsed{file, std::move(text), h});
+  if (recent.size() > kKept) recent.pop_back();
+  return h;
+}
+
+std::map<std::string, DeviceProfile> load_device_profiles(const std::string& file) { return load_hardware_file(file).profiles; }
 
 }  // namespace coinfer

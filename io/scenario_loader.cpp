@@ -519,8 +519,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       r.fail(root["hardware"], "hardware", "'" + given + "' not found (relative paths are tried as for luts)");
     if (!resolved.empty()) {
       try {
-        profiles = load_device_profiles(resolved);
-        radios = load_radio_profiles(resolved);
+        HardwareFile hardware = load_hardware_file(resolved);
+        profiles = std::move(hardware.profiles);
+        radios = std::move(hardware.radios);
       } catch (const InputError& e) {
         if (!given.empty()) throw;
         log::warn("scenario", std::string("ignoring the default hardware profiles: ") + e.what());

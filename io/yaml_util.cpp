@@ -13,8 +13,9 @@ std::string key_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
-YAML::Node YamlReader::load_file() const {
-  const std::string text = read_input_file(file_, "YAML file");
+YAML::Node YamlReader::load_file() const { return load_text(read_input_file(file_, "YAML file")); }
+
+YAML::Node YamlReader::load_text(const std::string& text) const {
   try {
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {

@@ -15,8 +15,10 @@ namespace coinfer {
 class YamlReader {
  public:
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
-  // Parses a file; a syntax error becomes an InputError with its position.
+  // Parses the file; a syntax error becomes an InputError with its position.
   YAML::Node load_file() const;
+  // Parses `text` as this file's content (read by the caller), with the same errors.
+  YAML::Node load_text(const std::string& text) const;
   const std::string& file() const { return file_; }
 
   // Where a node came from: FILE:LINE:COLUMN, or "--set KEY=VALUE" for a node an override put there.

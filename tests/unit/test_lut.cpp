@@ -101,6 +101,31 @@ TEST(DeviceProfiles, BadProcessorsAreRefusedWithTheirKey) {
           "unknown profile or processor 'nosuch.cpu'");
 }
 
+// A hardware file's parse is kept for the same path and bytes (every scenario load reads it): a file
+// rewritten in place, even to the same length (cores 2 -> 3), is read anew, and errors are not kept.
+TEST(DeviceProfiles, AFileRewrittenInPlaceIsReadAnew) {
+  const std::string dir = testing::TempDir() + "/coinfer-hardware-rewrite";
+  std::filesystem::create_directories(dir);
+  const std::string file = dir + "/hw.yaml";
+  const auto write = [&](const std::string& cores) {
+    std::ofstream(file, std::ios::trunc) << "profiles:\n  b:\n    role: device\n    description: x\n    processors:\n      p:\n"
+                                            "        kind: cpu\n        cores: " << cores << "\n        peak_gflops: 1\n        mem_gbps: 1\n"
+                                            "        efficiency: 0.5\n        description: y\n";
+  };
+  const auto cores = [&] { return load_hardware_file(file).profiles.at("b").processor()->cores; };
+  write("2");
+  EXPECT_EQ(cores(), 2);
+  EXPECT_EQ(cores(), 2);  // kept
+  write("3");
+  EXPECT_EQ(cores(), 3);
+  write("x");
+  EXPECT_THROW(cores(), InputError);
+  write("2");
+  EXPECT_EQ(cores(), 2);
+  EXPECT_TRUE(load_hardware_file(file).radios.empty());
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LutSynth, CalibratedProfilesHitThePublishedDeviceOnlyLatency) {
   auto profiles = load_device_profiles(std::string(COINFER_SOURCE_DIR) + "/traces/devices.yaml");
   ModelSpec m = catalog().instantiate("dgcnn", "modelnet40");
