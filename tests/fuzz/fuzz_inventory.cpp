@@ -11,6 +11,7 @@
 #include <iostream>
 #include <string>
 
+#include "tests/fuzz/scratch.hpp"
 #include "core/input_error.hpp"
 #include "hw/inventory.hpp"
 #include "io/scenario_loader.hpp"
@@ -22,11 +23,10 @@ struct World {
   std::string file, key;
   Scenario scenario;
   World() {
-    const std::string tag = std::to_string(::getpid());
-    file = "/tmp/coinfer-fuzz-inventory-" + tag + ".yaml";
-    key = "/tmp/coinfer-fuzz-inventory-key-" + tag;  // a readable "key" the seeds name
+    file = fuzz::scratch_path("inventory", ".yaml");
+    key = fuzz::scratch_path("inventory-key");  // a readable "key" the seeds name
     std::ofstream(key) << "not a real key\n";
-    const std::string scn = "/tmp/coinfer-fuzz-inventory-scenario-" + tag + ".yaml";
+    const std::string scn = fuzz::scratch_path("inventory-scenario", ".yaml");
     std::ofstream(scn) << "name: f\nduration_s: 1\nluts: [" COINFER_SOURCE_DIR "/traces/lut]\nservers: [{id: e, type: gtx1060}]\n"
                           "devices:\n  - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n"
                           "  - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n";

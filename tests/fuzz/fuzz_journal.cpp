@@ -14,6 +14,7 @@
 #include <iostream>
 #include <string>
 
+#include "tests/fuzz/scratch.hpp"
 #include "core/input_error.hpp"
 #include "hw/record_journal.hpp"
 #include "io/decisions_jsonl.hpp"
@@ -21,7 +22,7 @@
 using namespace coinfer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string file = "/tmp/coinfer-fuzz-journal-" + std::to_string(::getpid()) + ".jsonl";
+  static const std::string file = fuzz::scratch_path("journal", ".jsonl");
   std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   // These three never throw: they skip what they cannot read.
   (void)hw::read_journal_clock(file);

@@ -12,13 +12,14 @@
 #include <iostream>
 #include <string>
 
+#include "tests/fuzz/scratch.hpp"
 #include "core/input_error.hpp"
 #include "io/module_samples.hpp"
 
 using namespace coinfer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  static const std::string file = "/tmp/coinfer-fuzz-samples-" + std::to_string(::getpid()) + ".csv";
+  static const std::string file = fuzz::scratch_path("samples", ".csv");
   static const std::string again = file + ".again.csv";
   std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   try {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/fuzz/scratch.hpp"
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
 #include "io/lut_repository.hpp"
@@ -38,7 +39,7 @@ struct World {
     // run_fuzz.sh starts the target in the source folder, so relative LUT and trace paths resolve as
     // they do for the shipped scenarios (fuzz.csv first: beside the scenario file); one folder per
     // fuzzing process.
-    dir = "/tmp/coinfer-fuzz-scenario-" + std::to_string(::getpid());
+    dir = fuzz::scratch_path("scenario");
     ::mkdir(dir.c_str(), 0700);
     file = dir + "/s.yaml";
     side_file = dir + "/fuzz.csv";

@@ -43,7 +43,7 @@ io_lut=("$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_c
 # target and seeder that needs it: the targets link 24 core sources each, and ctest runs two fuzz tests
 # at a time. A per-object lock makes concurrent runs share the work (each walks its list in a random
 # order, so two builds compile different objects instead of queueing on the same one). An object is
-# stale when its source or any header of core/, io/ or hw/ is newer.
+# stale when its source or any header of core/, io/, plumbing/, sched/, hw/ or tests/fuzz/ is newer.
 objdir="$out/obj"
 mkdir -p "$objdir"
 object_of() { local rel=${1#"$src"/}; echo "$objdir/${rel//\//_}.o"; }
@@ -53,7 +53,7 @@ compile_objects() {  # sources...
     o=$(object_of "$s")
     (
       flock 9
-      if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/plumbing "$src"/sched "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)" ]; then
+      if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/plumbing "$src"/sched "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)$(find "$src"/tests/fuzz -newer "$o" -name '*.hpp' | head -1)" ]; then
         "${cxx[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o.tmp" && mv "$o.tmp" "$o"
       fi
     ) 9> "$o.lock" || return 1
