@@ -3,8 +3,8 @@
 # bounded time from a seed corpus made of the shipped files:
 #   frame        the middleware's frame parser and payload decoders (seeds: one valid frame per type)
 #   scenario     the scenario loader, YAML text + --set overrides + a side file (fuzz.csv: mobility and
-#                bandwidth traces), checked against models and LUTs (seeds: every shipped scenario, some
-#                with overrides, two with traces)
+#                bandwidth traces, or the hardware file), checked against models and LUTs (seeds: every
+#                shipped scenario, some with overrides, two with traces, one with traces/devices.yaml)
 #   lut_codec    the bytes the isolated LUT reader hands back (seeds: every shipped LUT, encoded)
 #   lut_file     the LUT file reader on HDF5 bytes (seeds: every shipped LUT file)
 #   module_samples  the module sample set reader, CSV (seed: a small hand-written set with quoted fields)
@@ -141,6 +141,10 @@ PY
           'devices.2.movement={trace: fuzz.csv}'; printf '\n%%%%FILE%%%%\n'; cat "$src/traces/mobility/walk_two_cells.csv"; } > "$out/scenario.seed/issue36trace"
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'devices.2.link.trace=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
         printf 'time_s,bandwidth_mbps\n0,20\n1.5,5\n3,40\n'; } > "$out/scenario.seed/bandwidth_trace"
+      # The hardware file with fuzzed content (the shipped traces/devices.yaml as fuzz.csv: every profile
+      # and radio; io/device_profile_loader.hpp).
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'hardware=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
+        cat "$src/traces/devices.yaml"; } > "$out/scenario.seed/hardware_file"
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
