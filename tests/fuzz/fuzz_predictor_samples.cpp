@@ -17,7 +17,7 @@
 #include "io/predictor_samples.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const std::string file = fuzz::scratch_path("samples", ".h5");
+  static const std::string file = coinfer::fuzz::scratch_path("samples", ".h5");
   std::ofstream(file, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   try {
     coinfer::read_predictor_samples(file);
