@@ -214,8 +214,9 @@ std::map<std::string, DeviceProfile> profiles_from(const YamlReader& r, const YA
       const std::string from_proc = dot == std::string::npos ? "" : proc.efficiency_from.substr(dot + 1);
       const auto it = out.find(from_type);
       if (it == out.end() || !it->second.processor(from_proc)) {
-        const YAML::Node n = p.processors.size() == 1 && proc.name == "default" ? nodes[type] : nodes[type]["processors"][proc.name];
-        r.fail(n["efficiency_from"], "profiles." + type + (proc.name == "default" ? "" : ".processors." + proc.name) + ".efficiency_from",
+        // An old-style profile is its own processor; a named one (even one called "default") is under processors.
+        const YAML::Node n = p.processors_named ? nodes[type]["processors"][proc.name] : nodes[type];
+        r.fail(n["efficiency_from"], "profiles." + type + (p.processors_named ? ".processors." + proc.name : "") + ".efficiency_from",
                "unknown profile or processor '" + proc.efficiency_from + "' (TYPE or TYPE.PROCESSOR of this file)");
       }
     }

@@ -2,6 +2,9 @@
 #include "io/yaml_util.hpp"
 
 #include <cmath>
+#include <cstddef>
+#include <map>
+#include <set>
 
 #include "core/limits.hpp"
 #include "core/text_util.hpp"
@@ -13,14 +16,47 @@ std::string key_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
 }
 
+namespace {
+
+// Every mapping below `n` names each key once, as text. yaml-cpp keeps a repeated key's entries and
+// node[key] answers the first, so a second value would be ignored without a word (and a loader that
+// iterates a mapping, then looks an entry up by its name, would find the other one). `refuse(key node,
+// key path, what)` throws. A container reached again through an alias (`*name`) is not walked again:
+// containers are told apart by where they start in the text, so aliases cannot make the walk
+// exponential.
+template <class Refuse>
+void check_mapping_keys(const YAML::Node& n, const std::string& path, std::set<std::size_t>& walked, const Refuse& refuse) {
+  if (!n.IsMap() && !n.IsSequence()) return;
+  if (!n.Mark().is_null() && !walked.insert(static_cast<std::size_t>(n.Mark().pos)).second) return;
+  if (n.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& c : n) check_mapping_keys(c, path + "[" + std::to_string(i++) + "]", walked, refuse);
+    return;
+  }
+  std::map<std::string, int> first_line;  // key -> its line (1-based)
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    if (!it->first.IsScalar()) refuse(it->first, path, "a key must be a plain text value");
+    const std::string kp = key_path(path, it->first.Scalar());
+    const auto [at, fresh] = first_line.emplace(it->first.Scalar(), it->first.Mark().line + 1);
+    if (!fresh) refuse(it->first, kp, "repeated key (first at line " + std::to_string(at->second) + "): a mapping names each key once");
+    check_mapping_keys(it->second, kp, walked, refuse);
+  }
+}
+
+}  // namespace
+
 YAML::Node YamlReader::load_file() const { return load_text(read_input_file(file_, "YAML file")); }
 
 YAML::Node YamlReader::load_text(const std::string& text) const {
+  YAML::Node root;
   try {
-    return YAML::Load(text);
+    root = YAML::Load(text);
   } catch (const YAML::ParserException& e) {
     throw InputError(SourceLocation{file_, e.mark.line + 1, e.mark.column + 1}, "", "YAML syntax error: " + e.msg);
   }
+  std::set<std::size_t> walked;
+  check_mapping_keys(root, "", walked, [&](const YAML::Node& key, const std::string& kp, const std::string& what) { fail(key, kp, what); });
+  return root;
 }
 
 namespace {
@@ -44,6 +80,7 @@ SourceLocation YamlReader::where(const YAML::Node& node) const {
   // The latest override first: a later --set replaces what an earlier one put there.
   for (auto it = override_nodes_.rbegin(); it != override_nodes_.rend(); ++it)
     if (it->first.is(node)) return SourceLocation{"--set " + printable(it->second, 200), 0, 0};
+  if (!node.IsDefined()) return SourceLocation{file_, 0, 0};  // a key that is not there: the file, no line
   YAML::Mark m = node.Mark();
   if (m.is_null()) return SourceLocation{file_ + " (--set)", 0, 0};
   return SourceLocation{file_, m.line + 1, m.column + 1};
@@ -297,6 +334,10 @@ YAML::Node apply_override(YAML::Node& root, const std::string& assignment) {
   } catch (const YAML::Exception& e) {
     bad_set(path, "value does not parse: " + e.msg);
   }
+  std::set<std::size_t> walked;
+  check_mapping_keys(value, path, walked, [&](const YAML::Node&, const std::string& kp, const std::string& what) {
+    throw InputError(SourceLocation{"--set " + printable(assignment, 200), 0, 0}, kp, what);
+  });
   set_at(root, split_path(path), 0, value, path);
   return value;
 }

@@ -99,6 +99,13 @@ TEST(DeviceProfiles, BadProcessorsAreRefusedWithTheirKey) {
   refused(head + "    processors:\n      p:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
                  "        efficiency_from: nosuch.cpu\n",
           "unknown profile or processor 'nosuch.cpu'");
+  // A processor named "default" is still under processors (it was looked up as an old-style profile:
+  // an internal error, exit 1, found by the scenario fuzzer through a hardware file).
+  refused(head + "    processors:\n      default:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
+                 "        efficiency_from: nosuch\n",
+          "profiles.b.processors.default.efficiency_from");
+  // A processor named twice (yaml-cpp keeps both; the lookup by name found the other one).
+  refused(head + "    processors:\n      p:\n        kind: cpu\n" + proc + "      p:\n        kind: gpu\n" + proc, "repeated key (first at line 6)");
 }
 
 // A hardware file's parse is kept for the same path and bytes (every scenario load reads it): a file

@@ -190,6 +190,37 @@ TEST(ScenarioLoader, SetValueErrorsNameTheSet) {
   EXPECT_EQ(in_file.find("--set"), std::string::npos) << in_file;
 }
 
+// yaml-cpp keeps both entries of a repeated key and node[key] answers the first, so the second value
+// was ignored without a word. A mapping now names each key once, in the file (the second one's line,
+// the first one's in the message, the key's path) and in a --set value; a key must be text.
+TEST(ScenarioLoader, RepeatedKeysAreRefusedWhereTheyRepeat) {
+  // kBase: line 3 is "duration_s: 10"; the repeat is inserted as line 4.
+  InputError top = error_of(replaced("duration_s: 10\n", "duration_s: 10\nduration_s: 20\n"));
+  EXPECT_EQ(top.where().line, 4) << top.what();
+  EXPECT_EQ(top.key(), "duration_s") << top.what();
+  EXPECT_NE(std::string(top.what()).find("first at line 3"), std::string::npos) << top.what();
+  // Inside a flow mapping of the first device (kBase line 13): bandwidth_mbps twice.
+  InputError inner = error_of(replaced("{bandwidth_mbps: 40, latency_ms: 2}", "{bandwidth_mbps: 40, latency_ms: 2, bandwidth_mbps: 5}"));
+  EXPECT_EQ(inner.where().line, 13) << inner.what();
+  EXPECT_EQ(inner.key(), "devices[0].link.bandwidth_mbps") << inner.what();
+  const std::string set = error_of(kBase, {"devices.0.link={bandwidth_mbps: 5, bandwidth_mbps: 6}"}).what();
+  EXPECT_EQ(set.rfind("--set devices.0.link={bandwidth_mbps: 5, bandwidth_mbps: 6}: ", 0), 0u) << set;
+  EXPECT_NE(set.find("devices.0.link.bandwidth_mbps"), std::string::npos) << set;
+  const std::string complex_key = error_of(replaced("seed: 3\n", "seed: 3\n? [a, b]\n: 1\n")).what();
+  EXPECT_NE(complex_key.find("a key must be a plain text value"), std::string::npos) << complex_key;
+}
+
+// Aliases share their node: a 40-level doubling (each list holds the previous one twice) has 2^40
+// paths through it. The key walk visits each container once, so the load ends (here on the first
+// unknown key) instead of walking 2^40 nodes.
+TEST(ScenarioLoader, AliasesDoNotMultiplyTheKeyWalk) {
+  std::string text = kBase + "x0: &x0 [1, 1]\n";
+  for (int i = 1; i <= 40; ++i)
+    text += "x" + std::to_string(i) + ": &x" + std::to_string(i) + " [*x" + std::to_string(i - 1) + ", *x" + std::to_string(i - 1) + "]\n";
+  const std::string e = error_of(text).what();
+  EXPECT_NE(e.find("x0"), std::string::npos) << e;
+}
+
 TEST(ScenarioLoader, MalformedYamlNamesTheLine) {
   InputError e = error_of(replaced("seed: 3", "seed: [3"));
   EXPECT_GT(e.where().line, 0) << e.what();
