@@ -103,7 +103,7 @@ TEST(DeviceProfiles, BadProcessorsAreRefusedWithTheirKey) {
   // an internal error, exit 1, found by the scenario fuzzer through a hardware file).
   refused(head + "    processors:\n      default:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
                  "        efficiency_from: nosuch\n",
-          "profiles.b.processors.default.efficiency_from");
+          "profiles.yaml:11:26: key 'profiles.b.processors.default.efficiency_from'");  // its value's line and column
   // A processor named twice (yaml-cpp keeps both; the lookup by name found the other one).
   refused(head + "    processors:\n      p:\n        kind: cpu\n" + proc + "      p:\n        kind: gpu\n" + proc, "repeated key (first at line 6)");
 }
