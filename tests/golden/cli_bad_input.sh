@@ -141,7 +141,7 @@ long=$(head -c 70000 /dev/zero | tr '\0' 'n')
 expect_bad long_name "too long" run "$base" --set name=$long
 expect_bad dotdot_name "is not allowed" run "$base" --set name=../escape
 [ -e "$root/escape" ] && { echo "FAIL dotdot_name wrote outside results/"; fails=$((fails+1)); rm -rf "$root/escape"; }
-printf 'name: "bad\xff\xfeutf8"\n' > "$work/utf8.yaml"; sed -n '2,$p' "$base" >> "$work/utf8.yaml"
+printf 'name: "bad\xff\xfeutf8"\n' > "$work/utf8.yaml"; grep -v '^name:' "$base" >> "$work/utf8.yaml"  # the bad name replaces the file's (a repeated key is refused first)
 expect_bad bad_utf8 "not valid UTF-8" run "$work/utf8.yaml"
 expect_bad bad_utf8_line "utf8.yaml:1:" run "$work/utf8.yaml"
 printf '"dur\\0ation": 3\n' > "$work/nul.yaml"; cat "$base" >> "$work/nul.yaml"
