@@ -14,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -59,6 +60,7 @@ struct TrainOptions {
   bool restart = false;
   int threads = 1;
   std::string placement_policy;  // operator-level mode: a SparOA policy (absolute path) placing the boards' stages
+  bool learn_batching = false;   // a second agent per server learns its batching (sched/sac_batching.hpp)
   SacHyperParams hyper;
   SacRewardWeights reward;
   std::string command_line;
@@ -91,7 +93,7 @@ std::string random_trace(RandomStream& rng, double duration_s, const TrainOption
 }
 
 struct EpisodeResult {
-  std::vector<SacTransition> transitions;
+  std::vector<SacTransition> transitions, server_transitions;
   double episode_return = 0, throughput_rps = 0, mean_latency_s = 0;
   int decisions = 0;
 };
@@ -111,7 +113,8 @@ EpisodeResult read_episode(const std::string& dir, const TrainScenario& ts, doub
   const std::vector<RequestRecord> requests = read_request_records(dir + "/results.h5");
   std::vector<PowerSpec> power;
   for (const auto& d : ts.scenario.devices) power.push_back(d.power);
-  e.transitions = sac_transitions(decisions, requests, ts.device_ids, duration_s, o.reward, &e.episode_return, &power);
+  e.transitions = sac_transitions(decisions, requests, ts.device_ids, duration_s, o.reward, &e.episode_return, &power,
+                                  o.learn_batching ? &e.server_transitions : nullptr);
   e.decisions = static_cast<int>(decisions.size());
   double sum = 0;
   int done = 0;
@@ -122,9 +125,12 @@ EpisodeResult read_episode(const std::string& dir, const TrainScenario& ts, doub
   return e;
 }
 
-std::string scheduler_override(const Scenario& s, const std::string& policy, std::uint64_t seed, const TrainOptions& o) {
+// `batching_policy`: the batching agent's current policy ("" without --learn-batching).
+std::string scheduler_override(const Scenario& s, const std::string& policy, const std::string& batching_policy, std::uint64_t seed,
+                               const TrainOptions& o) {
   std::string m = "scheduler={name: sac, policy: '" + policy + "', explore: true, seed: " + std::to_string(seed) +
                   ", data_parallel: " + (o.hyper.allow_data_parallel ? "true" : "false");
+  if (!batching_policy.empty()) m += ", batching_policy: '" + batching_policy + "'";
   const double period = s.scheduler.period_s > 0 ? s.scheduler.period_s : o.period_s;
   if (!o.placement_policy.empty()) m += ", placement_policy: '" + o.placement_policy + "'";
   m += ", period_s: " + fmt(period) + ", bandwidth_threshold_pct: " + fmt(s.scheduler.bandwidth_threshold_pct) +
@@ -154,6 +160,29 @@ int train(TrainOptions& o) {
     }
     scenarios.push_back(std::move(ts));
   }
+  // Learned batching: every scenario lists the same candidates (the batching policy's actions index them).
+  SacBatchingPolicyInfo binfo;
+  if (o.learn_batching) {
+    auto sorted = [](auto v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      return v;
+    };
+    for (size_t k = 0; k < scenarios.size(); ++k) {
+      const Scenario& sc = scenarios[k].scenario;
+      const BatchingChoices c{sorted(sc.scheduler.batch_windows_ms), sorted(sc.scheduler.batch_sizes)};
+      if (c.empty())
+        throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
+                         "--learn-batching needs the batching candidates in every training scenario (scheduler.batch_windows_ms, "
+                         "scheduler.batch_sizes)");
+      if (k == 0) binfo.candidates = c;
+      else if (c.windows_ms != binfo.candidates.windows_ms || c.sizes != binfo.candidates.sizes)
+        throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
+                         "--learn-batching needs the same batching candidates in every training scenario; " + scenarios[0].file +
+                             " lists others");
+    }
+    binfo.hidden = o.hyper.hidden;
+  }
   const std::string coinfer = cli::companion_path("coinfer");
   const std::string ckpt = o.out + ".ckpt", curve = o.out + ".learning.csv", work = o.out + ".episodes";
   SacPolicyInfo info;
@@ -170,7 +199,13 @@ int train(TrainOptions& o) {
                           {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
                           {"data_parallel", o.hyper.allow_data_parallel}, {"placement_policy", o.placement_policy},
                           {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result, o.reward.energy_per_result}}};
+  if (o.learn_batching) identity["learn_batching"] = {binfo.candidates.windows_ms, binfo.candidates.sizes};
   SacAgent agent(o.hyper, o.seed);
+  // The batching agent: its own networks and buffer over the server observation, its own seed.
+  SacHyperParams bh = o.hyper;
+  bh.features = sac_batching_feature_count();
+  SacAgent batching_agent(bh, RandomStream(o.seed, StreamPurpose::sac_batching, 0).next_u64());
+  const std::string batching_out = o.out + ".batching", batching_ckpt = o.out + ".batching.ckpt";
   int done_episodes = 0;
   double wall_before = 0;
   std::string curve_text =
@@ -182,6 +217,22 @@ int train(TrainOptions& o) {
                        "this checkpoint was made by another training set-up (" + progress.at("identity").dump() +
                            "); use the same options, or --restart to begin again");
     done_episodes = progress.at("episodes").get<int>();
+    if (o.learn_batching) {
+      // Of the batching agent's last two checkpoints, the one of the main checkpoint's round (a kill
+      // between writing the two leaves the newer one a round ahead).
+      bool found = false;
+      for (const std::string& f : {batching_ckpt, batching_ckpt + ".prev"}) {
+        if (!fs::exists(f)) continue;
+        SacAgent candidate(bh, RandomStream(o.seed, StreamPurpose::sac_batching, 0).next_u64());
+        if (nlohmann::json::parse(candidate.load_checkpoint(f)).at("episodes") != progress.at("episodes")) continue;
+        batching_agent.load_checkpoint(f);
+        found = true;
+        break;
+      }
+      if (!found)
+        throw InputError(SourceLocation{batching_ckpt, 0, 0}, "episodes",
+                         "no checkpoint of the batching agent at the round of " + ckpt + "; use --restart to begin again");
+    }
     wall_before = progress.at("wall_s").get<double>();
     if (fs::exists(curve)) {
       // The curve is written before the checkpoint: rows of a round the checkpoint lacks are dropped
@@ -211,7 +262,7 @@ int train(TrainOptions& o) {
       fs::remove_all(dir, ec);
     }
   } remove_work{work};
-  const std::string current = work + "/policy-current.pt";
+  const std::string current = work + "/policy-current.pt", current_batching = work + "/policy-current.pt.batching";
   cli::ProgressLine progress("train sac", o.quiet, 5);
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&] { return wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
@@ -220,6 +271,7 @@ int train(TrainOptions& o) {
     const int round = done_episodes / std::max(1, o.workers);
     const int n = std::min(o.workers, o.episodes - done_episodes);
     agent.save_policy(current, info);
+    if (o.learn_batching) save_sac_batching_policy(current_batching, binfo, batching_agent.actor());
     std::vector<Child> children;
     std::vector<std::string> dirs;
     std::vector<const TrainScenario*> used;
@@ -236,7 +288,8 @@ int train(TrainOptions& o) {
       fs::create_directories(dir + "-in");
       std::vector<std::string> argv = {coinfer, "run", ts.file, "--out", dir, "-q",
                                        "--set", "seed=" + std::to_string(seed), "--set", "warmup_s=0",  // rewards count every request
-                                       "--set", scheduler_override(ts.scenario, fs::absolute(current).string(), seed, o)};
+                                       "--set", scheduler_override(ts.scenario, fs::absolute(current).string(),
+                                                                   o.learn_batching ? fs::absolute(current_batching).string() : "", seed, o)};
       if (o.duration_s > 0) argv.insert(argv.end(), {"--set", "duration_s=" + fmt(o.duration_s)});
       if (!o.keep_bandwidth) {
         for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
@@ -290,6 +343,11 @@ int train(TrainOptions& o) {
     }
     const SacUpdateStats st =
         agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+    if (o.learn_batching) {
+      for (const auto& r : results)
+        for (const auto& t : r.server_transitions) batching_agent.add(t);
+      batching_agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+    }
     for (int w = 0; w < n; ++w) {
       const EpisodeResult& r = results[static_cast<size_t>(w)];
       curve_text += std::to_string(done_episodes + w) + "," + fs::path(used[static_cast<size_t>(w)]->file).filename().string() + "," +
@@ -305,6 +363,12 @@ int train(TrainOptions& o) {
     nlohmann::json prog{{"identity", identity}, {"episodes", done_episodes}, {"wall_s", elapsed()}};
     // The curve first, then the checkpoint: a kill between the two repeats this round's rows, never loses them.
     write_text_atomic(curve, curve_text);
+    // The batching agent's first, its previous one kept: a kill before the main checkpoint is written
+    // resumes from the previous round of both.
+    if (o.learn_batching) {
+      if (fs::exists(batching_ckpt)) fs::rename(batching_ckpt, batching_ckpt + ".prev");
+      batching_agent.save_checkpoint(batching_ckpt, info, prog.dump());
+    }
     agent.save_checkpoint(ckpt, info, prog.dump());
     progress.update(done_episodes, o.episodes,
                     strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done_episodes, last_return, st.alpha, agent.buffer_size()));
@@ -315,11 +379,21 @@ int train(TrainOptions& o) {
                     (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
   info.episodes = o.episodes;
   for (const auto& ts : scenarios) info.scenarios.push_back(ts.scenario.name);
+  if (o.learn_batching) {
+    binfo.provenance = info.provenance + "; the batching agent beside it";
+    binfo.episodes = o.episodes;
+    binfo.scenarios = info.scenarios;
+    save_sac_batching_policy(batching_out, binfo, batching_agent.actor());
+    info.batching_policy = fs::path(batching_out).filename().string();
+    std::error_code ec;
+    fs::remove(batching_ckpt + ".prev", ec);
+  }
   agent.save_policy(o.out, info);
   if (!o.quiet)
     std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)
-              << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out << " (checkpoint " << ckpt << ", learning curve " << curve
-              << ")\n";
+              << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out
+              << (o.learn_batching ? " and its batching policy " + batching_out : std::string()) << " (checkpoint " << ckpt << ", learning curve "
+              << curve << ")\n";
   return 0;
 }
 
@@ -373,6 +447,10 @@ int main(int argc, char** argv) {
                  "operator-level mode: a SparOA policy (coinfer train sparoa --any-split) places each device's board stages after the SAC's split, "
                  "in training and wherever the policy runs (recorded in it)")
       ->check(CLI::ExistingFile);
+  tr->add_flag("--learn-batching", o.learn_batching,
+               "also learn each server's batch window and size: a second SAC agent per server chooses among the scenarios' "
+               "scheduler.batch_windows_ms x batch_sizes (the same in every scenario) and writes POLICY.batching, which the policy names "
+               "(sched/README.md \"Batching learned by SAC\")");
   coinfer::cli::SparoaTrainCommand sparoa(app);
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   if (sparoa.chosen()) return coinfer::cli::guarded([&] { return sparoa.run(o.command_line); });

@@ -34,6 +34,7 @@ enum class StreamPurpose : std::uint64_t {
   sparoa_thresholds = 15,  // coinfer train thresholds: the sparsity drawn for a sample sequence (index = sequence)
   server_failure = 16,  // servers[].failures: a server's times up and down (index = server index)
   mobility = 17,     // devices[].movement random_waypoint: start, destinations, speeds, pauses (index = device index)
+  sac_batching = 18,  // coinfer train sac --learn-batching: the batching agent's seed (index 0)
   test = 99,         // tests only
 };
 

@@ -88,6 +88,9 @@ class Scheduler {
   // What the last decide() wants on the decision's record (DecisionRecord::detail), as a JSON object
   // text, or "" for nothing: the SAC scheduler's observations and actions, which its learner reads.
   virtual std::string decision_detail() const { return ""; }
+  // Whether its schemes set the servers' batching themselves (the SAC scheduler with a batching
+  // policy): then the scenario's batch candidates are its, not the estimator's pass's (sched/batching_choice.hpp).
+  virtual bool chooses_batching() const { return false; }
 };
 
 // A scheduler that could not decide: one in another process died, did not answer in time, or

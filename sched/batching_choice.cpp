@@ -4,27 +4,32 @@
 
 namespace coinfer {
 
+std::vector<BatchSpec> batching_candidates(const BatchingChoices& choices, const BatchSpec& current, int size_limit) {
+  const std::vector<double> windows = choices.windows_ms.empty() ? std::vector<double>{current.window_ms} : choices.windows_ms;
+  const std::vector<int> sizes = choices.sizes.empty() ? std::vector<int>{current.max_size} : choices.sizes;
+  std::vector<BatchSpec> out;
+  for (double w : windows)
+    for (int b : sizes)
+      if (b >= 1 && b <= size_limit) out.push_back({w, b});
+  return out;
+}
+
 Scheme choose_batching(const AnalyticEstimator& est, const SystemState& state, Scheme scheme, const BatchingChoices& choices,
                        std::vector<BatchingChosen>* chosen) {
   for (const ServerState& sv : state.servers) {
     const BatchSpec current{sv.batch_window_ms, sv.batch_max_size};
     auto it = scheme.batching.find(sv.id);
     const BatchSpec start = it != scheme.batching.end() ? it->second : current;
-    std::vector<double> windows = choices.windows_ms.empty() ? std::vector<double>{start.window_ms} : choices.windows_ms;
-    std::vector<int> sizes = choices.sizes.empty() ? std::vector<int>{start.max_size} : choices.sizes;
     Scheme best = scheme;
     best.batching[sv.id] = start;
     int candidates = 0;
-    for (double w : windows)
-      for (int b : sizes) {
-        if (b < 1 || b > sv.batch_size_limit) continue;
-        const BatchSpec spec{w, b};
-        if (spec == start) continue;
-        ++candidates;
-        Scheme cand = best;
-        cand.batching[sv.id] = spec;
-        if (est.compare(state, cand, best) > 1e-12) best = std::move(cand);
-      }
+    for (const BatchSpec& spec : batching_candidates(choices, start, sv.batch_size_limit)) {
+      if (spec == start) continue;
+      ++candidates;
+      Scheme cand = best;
+      cand.batching[sv.id] = spec;
+      if (est.compare(state, cand, best) > 1e-12) best = std::move(cand);
+    }
     // A server left as it is needs no entry (the engines are told changes only either way).
     if (best.batching[sv.id] == current) best.batching.erase(sv.id);
     scheme = std::move(best);

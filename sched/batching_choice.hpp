@@ -25,6 +25,10 @@ struct BatchingChoices {
   bool empty() const { return windows_ms.empty() && sizes.empty(); }
 };
 
+// Every (window, size) of `choices` with 1 <= size <= size_limit: windows in their listed order, for each
+// the sizes in theirs (duplicates kept). An empty list stands for `current`'s value.
+std::vector<BatchSpec> batching_candidates(const BatchingChoices& choices, const BatchSpec& current, int size_limit);
+
 // What was chosen for one server, for the decision record.
 struct BatchingChosen {
   std::string server;

@@ -75,4 +75,19 @@ std::unique_ptr<SparoaActor> load_sparoa_policy(const std::string& policy_file) 
   return std::unique_ptr<SparoaActor>(a);
 }
 
+SacBatchingPolicy load_sac_batching_policy(const std::string& policy_file, const std::string& key) {
+  auto make = reinterpret_cast<MakeSacBatchingActorFn>(plugin_symbol(kMakeSacBatchingActorSymbol, policy_file, key, "a SAC batching policy"));
+  std::string info_json, error;
+  bool input_error = false;
+  SacActor* a = make(policy_file.c_str(), &info_json, &error, &input_error);
+  if (!a) {
+    if (input_error) throw InputError(error);
+    throw std::runtime_error(error);
+  }
+  SacBatchingPolicy p;
+  p.actor.reset(a);
+  p.info = sac_batching_info_from_json(info_json);  // checked by the plugin already
+  return p;
+}
+
 }  // namespace coinfer

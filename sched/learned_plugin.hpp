@@ -8,6 +8,7 @@
 
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/sac_batching.hpp"
 #include "sched/sac_mdp.hpp"
 #include "sched/sparoa_mdp.hpp"
 
@@ -47,5 +48,12 @@ constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v4";  // v4:
 std::unique_ptr<SparoaActor> load_sparoa_policy(const std::string& policy_file);
 using MakeSparoaPolicyFn = SparoaActor* (*)(const char* policy_file, std::string* error, bool* input_error);
 constexpr const char* kMakeSparoaPolicySymbol = "coinfer_make_sparoa_policy_v1";
+
+// The SAC batching policy of `policy_file` (POLICY.batching from `coinfer train sac --learn-batching`).
+// Throws InputError naming the file (another format or layout) and `key` when the plugin is missing.
+SacBatchingPolicy load_sac_batching_policy(const std::string& policy_file, const std::string& key);
+// Fills `info_json` (sac_batching_info_to_json) with the file's record.
+using MakeSacBatchingActorFn = SacActor* (*)(const char* policy_file, std::string* info_json, std::string* error, bool* input_error);
+constexpr const char* kMakeSacBatchingActorSymbol = "coinfer_make_sac_batching_actor_v1";
 
 }  // namespace coinfer

@@ -78,3 +78,22 @@ extern "C" __attribute__((visibility("default"))) coinfer::SparoaActor* coinfer_
   }
   return nullptr;
 }
+
+// A SAC batching policy (sched/sac_batching.hpp) for `coinfer::load_sac_batching_policy`.
+extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_batching_actor_v1(const char* policy_file,
+                                                                                                      std::string* info_json,
+                                                                                                      std::string* error, bool* input_error) {
+  static_assert(std::is_same_v<decltype(&coinfer_make_sac_batching_actor_v1), coinfer::MakeSacBatchingActorFn>);
+  try {
+    auto actor = std::make_unique<coinfer::TorchSacBatchingActor>(policy_file);
+    *info_json = coinfer::sac_batching_info_to_json(actor->info());
+    return actor.release();
+  } catch (const coinfer::InputError& e) {
+    *error = e.what();
+    *input_error = true;
+  } catch (const std::exception& e) {
+    *error = std::string(policy_file) + ": " + e.what();
+    *input_error = false;
+  }
+  return nullptr;
+}

@@ -19,7 +19,7 @@ nlohmann::json info_json(const SacPolicyInfo& i, const char* format) {
           {"hidden", i.hidden},        {"allow_data_parallel", i.allow_data_parallel},
           {"models", i.models},        {"provenance", i.provenance},
           {"episodes", i.episodes},    {"scenarios", i.scenarios},
-          {"placement_policy", i.placement_policy}};
+          {"placement_policy", i.placement_policy}, {"batching_policy", i.batching_policy}};
 }
 
 // The meta record of a policy or checkpoint, checked against this build's layout.
@@ -40,6 +40,7 @@ SacPolicyInfo read_info(torch::serialize::InputArchive& archive, const std::stri
     i.episodes = j.value("episodes", -1);  // absent in policies made before it was recorded
     i.scenarios = j.value("scenarios", std::vector<std::string>{});
     i.placement_policy = j.value("placement_policy", std::string());  // absent: device-level (policies made before it)
+    i.batching_policy = j.value("batching_policy", std::string());    // absent: no learned batching (policies made before it)
   } catch (const InputError&) {
     throw;
   } catch (const std::exception& e) {
@@ -441,6 +442,32 @@ void OnlineSacActor::learn(const std::vector<SacTransition>& transitions, int st
 }
 
 void TorchSacActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
+  sac_actor_forward(net_, obs, mean, log_std);
+}
+
+std::string sac_batching_policy_path(const std::string& policy_path, const SacPolicyInfo& info) {
+  if (info.batching_policy.empty()) return "";
+  return (std::filesystem::path(policy_path).parent_path() / info.batching_policy).string();
+}
+
+void save_sac_batching_policy(const std::string& path, const SacBatchingPolicyInfo& info, const ActorNet& actor) {
+  save_actor_file(path, kSacBatchingPolicyFormat, sac_batching_info_to_json(info), actor);
+}
+
+TorchSacBatchingActor::TorchSacBatchingActor(const std::string& path) : path_(path) {
+  const std::string meta = read_actor_meta(path, kSacBatchingPolicyFormat);
+  try {
+    info_ = sac_batching_info_from_json(meta);
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    const auto colon = what.find(':');
+    throw InputError(SourceLocation{path, 0, 0}, colon == std::string::npos ? "meta" : what.substr(0, colon),
+                     colon == std::string::npos ? what : what.substr(colon + 2));
+  }
+  net_ = read_actor_weights(path, sac_batching_feature_count(), info_.hidden);
+}
+
+void TorchSacBatchingActor::forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const {
   sac_actor_forward(net_, obs, mean, log_std);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/sac_batching.hpp"
 #include "sched/sac_mdp.hpp"
 
 namespace coinfer {
@@ -65,7 +66,10 @@ struct SacPolicyInfo {
   int episodes = -1;                // training episodes (-1: not recorded, policies made before it was)
   std::vector<std::string> scenarios;  // names of the training scenarios (empty: not recorded)
   std::string placement_policy;  // operator-level mode: the SparOA policy that placed the boards' stages ("": device-level)
+  std::string batching_policy;   // learned batching (--learn-batching): the batching policy's file name, beside this file ("": none)
 };
+// The batching policy `info` names, as a path beside `policy_path` ("" when it names none).
+std::string sac_batching_policy_path(const std::string& policy_path, const SacPolicyInfo& info);
 
 // Fewer training episodes than this draw a warning where the policy is used: on Fig. 20 the policy
 // reached 97.8 % of the best scheme after 5 episodes and 100 % after 10 (bench/RESULTS.md "SAC").
@@ -134,11 +138,28 @@ class TorchSacActor : public SacActor {
     return sac_trust_warnings(path_, info_, scenario_name);
   }
   std::string placement_policy() const override { return info_.placement_policy; }
+  std::string batching_policy() const override { return sac_batching_policy_path(path_, info_); }
   const SacPolicyInfo& info() const { return info_; }
 
  private:
   std::string path_;
   SacPolicyInfo info_;
+  mutable ActorNet net_{nullptr};
+};
+
+// A SAC batching policy (sched/sac_batching.hpp, POLICY.batching): written atomically by the trainer,
+// loaded for deciding. The constructor throws InputError naming the file for another format or layout.
+void save_sac_batching_policy(const std::string& path, const SacBatchingPolicyInfo& info, const ActorNet& actor);
+class TorchSacBatchingActor : public SacActor {
+ public:
+  explicit TorchSacBatchingActor(const std::string& path);
+  void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const override;
+  std::string describe() const override { return path_; }
+  const SacBatchingPolicyInfo& info() const { return info_; }
+
+ private:
+  std::string path_;
+  SacBatchingPolicyInfo info_;
   mutable ActorNet net_{nullptr};
 };
 
@@ -157,6 +178,7 @@ class OnlineSacActor : public SacActor {
     return sac_trust_warnings(path_, info_, scenario_name);
   }
   std::string placement_policy() const override { return info_.placement_policy; }
+  std::string batching_policy() const override { return sac_batching_policy_path(path_, info_); }
 
  private:
   std::string path_;

@@ -11,6 +11,7 @@
 #include "core/execution_time.hpp"
 #include "core/units.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/sac_batching.hpp"
 
 namespace coinfer {
 
@@ -152,7 +153,16 @@ std::string sac_decision_to_json(const SacDecision& d) {
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& s : d.steps)
     steps.push_back({{"device", s.device}, {"action", s.action}, {"strategy", s.strategy}, {"features", s.features}});
-  return nlohmann::json{{"sac_layout", kSacLayoutVersion}, {"t_s", d.t_s}, {"steps", steps}}.dump();
+  nlohmann::json j{{"sac_layout", kSacLayoutVersion}, {"t_s", d.t_s}, {"steps", steps}};
+  if (!d.servers.empty()) {
+    nlohmann::json servers = nlohmann::json::array();
+    for (const auto& s : d.servers)
+      servers.push_back({{"server", s.server}, {"action", s.action}, {"window_ms", s.batching.window_ms}, {"max_size", s.batching.max_size},
+                         {"devices", s.devices}, {"features", s.features}});
+    j["sac_batching_layout"] = kSacBatchingLayoutVersion;
+    j["servers"] = servers;
+  }
+  return j.dump();
 }
 
 SacDecision sac_decision_from_json(const std::string& text) {
@@ -178,6 +188,23 @@ SacDecision sac_decision_from_json(const std::string& text) {
         throw std::invalid_argument("device " + x.device + " has " + std::to_string(x.features.size()) + " features, the layout " +
                                     std::to_string(sac_feature_count()));
       d.steps.push_back(std::move(x));
+    }
+    if (j.contains("servers")) {
+      if (!j.contains("sac_batching_layout") || j.at("sac_batching_layout").get<int>() != kSacBatchingLayoutVersion)
+        throw std::invalid_argument("SAC batching layout " + (j.contains("sac_batching_layout") ? j.at("sac_batching_layout").dump() : std::string("missing")) +
+                                    ", this build reads " + std::to_string(kSacBatchingLayoutVersion));
+      for (const auto& s : j.at("servers")) {
+        SacServerStep x;
+        x.server = s.at("server").get<std::string>();
+        x.action = s.at("action").get<double>();
+        x.batching = {s.at("window_ms").get<double>(), s.at("max_size").get<int>()};
+        x.devices = s.at("devices").get<std::vector<std::string>>();
+        x.features = s.at("features").get<std::vector<float>>();
+        if (static_cast<int>(x.features.size()) != sac_batching_feature_count())
+          throw std::invalid_argument("server " + x.server + " has " + std::to_string(x.features.size()) + " features, the batching layout " +
+                                      std::to_string(sac_batching_feature_count()));
+        d.servers.push_back(std::move(x));
+      }
     }
     return d;
   } catch (const nlohmann::json::exception& e) {
@@ -215,7 +242,8 @@ std::vector<double> sac_window_rewards(const SacRewardWeights& w, const std::vec
 
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
                                            const std::vector<std::string>& device_ids, double end_s, const SacRewardWeights& w,
-                                           double* episode_return, const std::vector<PowerSpec>* power) {
+                                           double* episode_return, const std::vector<PowerSpec>* power,
+                                           std::vector<SacTransition>* server_transitions) {
   if (w.energy_per_result && (power == nullptr || power->size() != device_ids.size()))
     throw std::invalid_argument("the energy objective needs every device's power");
   std::map<std::string, int> index;
@@ -279,6 +307,27 @@ std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decis
       }
       total += rewards[k];
       out.push_back(std::move(t));
+    }
+    if (!server_transitions) continue;
+    for (const SacServerStep& sv : decisions[j].servers) {
+      double sum = 0;
+      int counted = 0;
+      for (size_t k = 0; k < steps.size(); ++k)
+        if (std::find(sv.devices.begin(), sv.devices.end(), steps[k]->device) != sv.devices.end()) sum += rewards[k], ++counted;
+      if (counted == 0) continue;
+      SacTransition t;
+      t.obs = sv.features;
+      t.action = static_cast<float>(sv.action);
+      t.reward = static_cast<float>(sum / counted);
+      t.done = last;
+      t.next_obs = sv.features;
+      if (!last) {
+        bool found = false;
+        for (const SacServerStep& n : decisions[j + 1].servers)
+          if (n.server == sv.server) t.next_obs = n.features, found = true;
+        if (!found) t.done = true;  // the server went down or lost its devices
+      }
+      server_transitions->push_back(std::move(t));
     }
   }
   if (episode_return) *episode_return = total;

@@ -51,13 +51,23 @@ struct SacStep {
   double action = 0;
   std::string strategy;
 };
+// With a batching policy (sched/sac_batching.hpp), per server: its observation, the action and the
+// batching it chose, and the devices bound to it then (whose rewards are its reward).
+struct SacServerStep {
+  std::string server;
+  std::vector<float> features;  // sac_batching_feature_count() values
+  double action = 0;
+  BatchSpec batching;
+  std::vector<std::string> devices;
+};
 struct SacDecision {
   double t_s = 0;
   std::vector<SacStep> steps;
+  std::vector<SacServerStep> servers;  // empty without a batching policy
 };
 std::string sac_decision_to_json(const SacDecision& d);
 // Throws std::invalid_argument naming what is wrong (not a SAC record, a feature count that is not
-// the layout's).
+// the layout's). Server steps are written with "sac_batching_layout" and read only when present.
 SacDecision sac_decision_from_json(const std::string& text);
 
 // reward = -(latency * L + energy * E + switching * S), per device and decision window [t0, t1):
@@ -105,11 +115,15 @@ struct SacTransition {
 // scenario's device ids (RequestRecord::device indexes it). `returns` (optional) receives the sum of
 // rewards per decision, for progress and learning curves.
 // `power` (per device, device_ids order) is needed with w.energy_per_result (std::invalid_argument
-// without it).
+// without it). `server_transitions` (optional) receives the transitions of the decisions' server steps:
+// a server's reward is the mean of the rewards of its step's devices that took a step in that decision
+// (a server none of whose devices did gets no transition); its next observation is its step in the next
+// decision (done: none, or the last window).
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
                                            const std::vector<std::string>& device_ids, double end_s,
                                            const SacRewardWeights& w, double* episode_return = nullptr,
-                                           const std::vector<PowerSpec>* power = nullptr);
+                                           const std::vector<PowerSpec>* power = nullptr,
+                                           std::vector<SacTransition>* server_transitions = nullptr);
 
 // The policy network's forward pass, implemented by the learned part of sched/ (LibTorch, loaded as a
 // plugin): for each observation, the mean and log standard deviation of the pre-squash Gaussian.
@@ -128,6 +142,8 @@ class SacActor {
   // The operator-level mode the policy was trained in: the SparOA policy file that placed each device's
   // board stages during training (scheduler.placement_policy); "" for the device-level mode.
   virtual std::string placement_policy() const { return ""; }
+  // Learned batching: the batching policy trained with this one (a path; "" none).
+  virtual std::string batching_policy() const { return ""; }
 };
 
 // a = (tanh(u) + 1) / 2 with u = mean (deterministic) or mean + exp(log_std) * noise, noise ~ N(0, 1).

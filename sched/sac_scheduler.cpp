@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "sched/placement_scheduler.hpp"
+#include "sched/sac_batching.hpp"
 
 namespace coinfer {
 
@@ -78,6 +79,29 @@ Scheme SacScheduler::decide(const SystemState& state) {
         s = placed_strategy(est_, *d, s, PlacementRule::dp, nullptr, nullptr, o_.placement_policy.get());
     scheme.strategies[obs[i].device] = s;
     record.steps.push_back({obs[i].device, obs[i].features, a, s.to_string()});
+  }
+  if (o_.batching_policy) {
+    const std::vector<SacBatchingObservation> servers = sac_batching_observe(state, est_, scheme.strategies, o_.batching_choices);
+    std::vector<std::vector<float>> sx;
+    for (const auto& o : servers) sx.push_back(o.features);
+    std::vector<double> smean, slog_std;
+    if (!sx.empty()) o_.batching_policy->forward(sx, smean, slog_std);
+    if (smean.size() != sx.size() || slog_std.size() != sx.size())
+      throw SchedulerFailure("the SAC batching policy " + o_.batching_policy->describe() + " answered " + std::to_string(smean.size()) +
+                             " actions for " + std::to_string(sx.size()) + " servers");
+    for (size_t i = 0; i < servers.size(); ++i) {
+      double noise = 0;
+      if (o_.explore) {
+        const double u1 = noise_.next_unit(), u2 = noise_.next_unit();
+        noise = standard_normal(u1, u2);
+      }
+      const double a = sac_squash(smean[i], slog_std[i], noise);
+      const SacBatchingObservation& o = servers[i];
+      const BatchSpec spec = o.candidates[static_cast<size_t>(sac_batching_slot(a, static_cast<int>(o.candidates.size())))];
+      const ServerState* sv = state.server(o.server);
+      if (sv && spec != BatchSpec{sv->batch_window_ms, sv->batch_max_size}) scheme.batching[o.server] = spec;
+      record.servers.push_back({o.server, o.features, a, spec, o.devices});
+    }
   }
   if (o_.helpers)
     for (const auto& d : state.devices)

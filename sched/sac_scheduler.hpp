@@ -5,7 +5,8 @@
 // exploration (training episodes) the noise comes from the stream (seed, scheduler, 0). Torch-free:
 // the policy network's forward pass is a SacActor from the learned plugin. In the operator-level mode a
 // SparOA policy then places each device's board stages on its processors (the record's strategy says
-// where).
+// where). With a batching policy each server's batching is the action of a second policy
+// (sched/sac_batching.hpp).
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "core/random_stream.hpp"
 #include "core/scheduler.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/batching_choice.hpp"
 #include "sched/sac_mdp.hpp"
 #include "sched/sparoa_mdp.hpp"
 
@@ -32,6 +34,11 @@ struct SacSchedulerOptions {
   // Operator-level mode (issue 35 item 4): after the policy's split, a SparOA policy (sched/sparoa_mdp.hpp,
   // trained with --any-split) places the board stages of each device it was trained for. Null: device-level.
   std::shared_ptr<const SparoaActor> placement_policy;
+  // Batching learned (issue 37 item 4, sched/sac_batching.hpp): a second policy whose action chooses each
+  // server's batch window and size among `batching_choices`, after the devices acted (with exploration,
+  // its noise follows the devices' on the same stream). Null: the scheme sets no batching.
+  std::shared_ptr<const SacActor> batching_policy;
+  BatchingChoices batching_choices;
 };
 
 class SacScheduler : public Scheduler {
@@ -41,6 +48,7 @@ class SacScheduler : public Scheduler {
   std::string name() const override { return "sac"; }
   Scheme decide(const SystemState& state) override;
   std::string decision_detail() const override { return detail_; }
+  bool chooses_batching() const override { return o_.batching_policy != nullptr; }
 
  private:
   const AnalyticEstimator& est_;

@@ -343,7 +343,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
   if (s.scheduler.choose_servers) inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
-  if (choices.empty()) return inner;
+  if (choices.empty() || inner->chooses_batching()) return inner;
   if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")
     throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
                      "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
@@ -409,6 +409,13 @@ std::unique_ptr<Scheduler> make_placement(const Scenario& s, const AnalyticEstim
   return std::make_unique<PlacementScheduler>(est, scenario_strategies(s), rule, std::move(policy));
 }
 
+template <typename T>
+std::string join_numbers(const std::vector<T>& v) {
+  std::vector<std::string> parts;
+  for (T x : v) parts.push_back(format_double(static_cast<double>(x)));
+  return join(parts, ", ");
+}
+
 std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& est, const Params& p) {
   // SparOA's SAC (sched/README.md "SAC"): a policy from `coinfer train sac`, loaded through the plugin.
   const std::string file = scenario_relative_file(s, "policy");
@@ -437,6 +444,34 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
                            (s.scheduler.params.count("placement_policy") ? "" : " (the SAC policy " + file + " was trained with it)") +
                            " (a file from coinfer train sparoa --any-split)");
     o.placement_policy = load_sparoa_policy(placement);
+  }
+  // Learned batching: scheduler.batching_policy, else the one the policy was trained with.
+  std::string batching = scenario_relative_file(s, "batching_policy");
+  const bool named = s.scheduler.params.count("batching_policy") > 0;
+  if (batching.empty()) batching = actor->batching_policy();
+  if (!batching.empty()) {
+    const std::string trained_with = named ? "" : " (the SAC policy " + file + " was trained with it)";
+    if (!std::filesystem::is_regular_file(batching))
+      throw InputError(s.scheduler.where, "scheduler.batching_policy",
+                       "no such SAC batching policy file '" + batching + "'" + trained_with + " (a file from coinfer train sac --learn-batching)");
+    SacBatchingPolicy bp = load_sac_batching_policy(batching, "scheduler.batching_policy");
+    // Its actions index its candidates: a scenario listing others would get batchings it never learned.
+    auto sorted = [](auto v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+      return v;
+    };
+    const BatchingChoices& trained = bp.info.candidates;
+    if (!s.scheduler.batch_windows_ms.empty() && sorted(s.scheduler.batch_windows_ms) != sorted(trained.windows_ms))
+      throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
+                       "the SAC batching policy " + batching + trained_with + " chooses among the windows [" + join_numbers(trained.windows_ms) +
+                           "] ms; list those or none");
+    if (!s.scheduler.batch_sizes.empty() && sorted(s.scheduler.batch_sizes) != sorted(trained.sizes))
+      throw InputError(s.scheduler.where, "scheduler.batch_sizes",
+                       "the SAC batching policy " + batching + trained_with + " chooses among the sizes [" + join_numbers(trained.sizes) +
+                           "]; list those or none");
+    o.batching_policy = bp.actor;
+    o.batching_choices = trained;
   }
   return std::make_unique<SacScheduler>(est, std::move(actor), o);
 }
@@ -517,8 +552,9 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        }},
       {"sac", "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
        "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
-       "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\")",
-       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy"}, make_sac},
+       "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\"), "
+       "`batching_policy` (the one the policy was trained with, else none: batching learned, below \"Batching learned by SAC\")",
+       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac},
       {"placement",
        "operator placement inside each board (issue 35; below, \"Operator placement\"): every device keeps its scenario strategy's split and "
        "variant; the stages its board runs are placed on its processors by `rule`. Devices of one processor, offloading or data_parallel ones "

@@ -46,6 +46,7 @@ class ServerChoosingScheduler : public Scheduler {
  public:
   ServerChoosingScheduler(std::unique_ptr<Scheduler> inner, const AnalyticEstimator& est) : inner_(std::move(inner)), est_(est) {}
   std::string name() const override { return inner_->name(); }
+  bool chooses_batching() const override { return inner_->chooses_batching(); }
   Scheme decide(const SystemState& state) override;
   // The inner scheduler's detail object (JSON) with "servers": {"candidates": N, "moved": [{device,
   // from, to}, ...]}.
