@@ -31,6 +31,7 @@
 #include "core/random_stream.hpp"
 #include "core/text_util.hpp"
 #include "plumbing/atomic_dir.hpp"
+#include "plumbing/blas_threads.hpp"
 #include "plumbing/child_process.hpp"
 #include "io/decisions_jsonl.hpp"
 #include "io/input_file.hpp"
@@ -140,6 +141,7 @@ std::string scheduler_override(const Scenario& s, const std::string& policy, con
 
 int train(TrainOptions& o) {
   torch::set_num_threads(o.threads);
+  set_blas_threads(o.threads);  // OpenBLAS's pool ignores LibTorch's count (plumbing/blas_threads.hpp)
   if (o.bw_min <= 0 || o.bw_max < o.bw_min) throw InputError(SourceLocation{"--bandwidth", 0, 0}, "--bandwidth", "expected 0 < MIN <= MAX");
   if (o.step_min <= 0 || o.step_max < o.step_min) throw InputError(SourceLocation{"--trace-step", 0, 0}, "--trace-step", "expected 0 < MIN <= MAX");
   cli::check_output_folder(fs::path(fs::absolute(o.out)).parent_path().string(), "--out");
@@ -453,7 +455,12 @@ int main(int argc, char** argv) {
                "(sched/README.md \"Batching learned by SAC\")");
   coinfer::cli::SparoaTrainCommand sparoa(app);
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
-  if (sparoa.chosen()) return coinfer::cli::guarded([&] { return sparoa.run(o.command_line); });
+  if (sparoa.chosen()) {
+    // One thread, as the learner's determinism is stated (sched/sparoa_learner.hpp): the same policy on every machine.
+    torch::set_num_threads(1);
+    coinfer::set_blas_threads(1);
+    return coinfer::cli::guarded([&] { return sparoa.run(o.command_line); });
+  }
   if (bw.size() == 2) o.bw_min = bw[0], o.bw_max = bw[1];
   if (!o.placement_policy.empty()) o.placement_policy = std::filesystem::absolute(o.placement_policy).string();
   if (step.size() == 2) o.step_min = step[0], o.step_max = step[1];

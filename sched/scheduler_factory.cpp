@@ -445,10 +445,15 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
                            " (a file from coinfer train sparoa --any-split)");
     o.placement_policy = load_sparoa_policy(placement);
   }
-  // Learned batching: scheduler.batching_policy, else the one the policy was trained with.
-  std::string batching = scenario_relative_file(s, "batching_policy");
-  const bool named = s.scheduler.params.count("batching_policy") > 0;
-  if (batching.empty()) batching = actor->batching_policy();
+  // Learned batching: scheduler.batching_policy, else the one the policy was trained with; "none": neither
+  // (the scenario's candidates, if any, go to the estimator's pass).
+  const auto named_it = s.scheduler.params.find("batching_policy");
+  const bool named = named_it != s.scheduler.params.end();
+  std::string batching;
+  if (!(named && named_it->second == "none")) {
+    batching = scenario_relative_file(s, "batching_policy");
+    if (batching.empty()) batching = actor->batching_policy();
+  }
   if (!batching.empty()) {
     const std::string trained_with = named ? "" : " (the SAC policy " + file + " was trained with it)";
     if (!std::filesystem::is_regular_file(batching))
@@ -553,7 +558,7 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
       {"sac", "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
        "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
        "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\"), "
-       "`batching_policy` (the one the policy was trained with, else none: batching learned, below \"Batching learned by SAC\")",
+       "`batching_policy` (the one the policy was trained with, else none; `none`: not that one either: batching learned, below \"Batching learned by SAC\")",
        {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac},
       {"placement",
        "operator placement inside each board (issue 35; below, \"Operator placement\"): every device keeps its scenario strategy's split and "

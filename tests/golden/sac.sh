@@ -97,6 +97,65 @@ done
 cmp -s "$work/online1/results.h5" "$work/online2/results.h5" && ok || bad "two online runs differ"
 cmp -s "$work/online1/decisions.jsonl" "$work/fixed/decisions.jsonl" && bad "online learning changed no decision" || ok
 
+# --- batching learned (--learn-batching): a second agent per server chooses among the candidates ---
+sed -e "s|luts: \[traces/lut/\]|luts: [$root/traces/lut/]|" -e "s|trace: traces/|trace: $root/traces/|" \
+  -e 's|scheduler: {name: static}|scheduler: {name: static, batch_windows_ms: [0, 10, 20], batch_sizes: [1, 5]}|' "$quick" > "$work/qb.yaml"
+grep -q "batch_windows_ms" "$work/qb.yaml" && ok || bad "the quickstart changed: cannot add batching candidates"
+mkdir -p "$work/lb"
+(cd "$work/lb" && "$coinfer" train sac "$work/qb.yaml" --out p.pt --episodes 4 --episode-duration 4 --learn-batching -q) > "$work/lb.txt" 2>&1 \
+  && [ -s "$work/lb/p.pt.batching" ] && [ -s "$work/lb/p.pt.batching.ckpt" ] && [ ! -e "$work/lb/p.pt.batching.ckpt.prev" ] && ok \
+  || { bad "train --learn-batching: exit $?, $(ls "$work/lb")"; cat "$work/lb.txt"; }
+# Resumed from its checkpoints to the same two policies. As if killed between the batching agent's
+# checkpoint and the main one: the batching checkpoint a round ahead (here the finished run's), the
+# previous one beside it: the resumption takes the previous one.
+mkdir -p "$work/lb2"
+(cd "$work/lb2" && "$coinfer" train sac "$work/qb.yaml" --out p.pt --episodes 2 --episode-duration 4 --learn-batching -q \
+  && mv p.pt.batching.ckpt p.pt.batching.ckpt.prev && cp "$work/lb/p.pt.batching.ckpt" p.pt.batching.ckpt \
+  && "$coinfer" train sac "$work/qb.yaml" --out p.pt --episodes 4 --episode-duration 4 --learn-batching -q) > "$work/lb2.txt" 2>&1 \
+  && ok || { bad "resume --learn-batching: exit $?"; cat "$work/lb2.txt"; }
+cmp -s "$work/lb/p.pt.batching" "$work/lb2/p.pt.batching" && cmp -s "$work/lb/p.pt" "$work/lb2/p.pt" && ok || bad "the resumed policies differ"
+# Neither of the batching agent's checkpoints of the main one's round: refused.
+mkdir -p "$work/lb3"
+(cd "$work/lb3" && "$coinfer" train sac "$work/qb.yaml" --out p.pt --episodes 2 --episode-duration 4 --learn-batching -q \
+  && cp "$work/lb/p.pt.batching.ckpt" p.pt.batching.ckpt && "$coinfer" train sac "$work/qb.yaml" --out p.pt --episodes 4 --episode-duration 4 --learn-batching -q) \
+  > "$work/lb3.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "no checkpoint of the batching agent at the round of" "$work/lb3.txt" && ok || { bad "mismatched batching checkpoint: exit $rc"; cat "$work/lb3.txt"; }
+# The policy names its batching policy: a run uses it (candidates from it when the scenario lists none),
+# each decision recording the servers' steps, and the scheme carrying what they chose.
+"$coinfer" run "$quick" --out "$work/lbrun" -q --set duration_s=10 --set "scheduler={name: sac, policy: '$work/lb/p.pt', period_s: 1}" > "$work/lbrun.txt" 2>&1 \
+  && ok || { bad "run with the batching policy: exit $?"; cat "$work/lbrun.txt"; }
+/usr/bin/python3 - "$work/lbrun" <<'PY' && ok || bad "the run's decisions record the batching agent's steps"
+import json, sys
+decs = [json.loads(l) for l in open(sys.argv[1] + "/decisions.jsonl")]
+assert decs and all(len(x["detail"]["servers"]) == 1 for x in decs), decs[0]
+for x in decs:
+    s = x["detail"]["servers"][0]
+    assert s["server"] == "edge0" and 0 <= s["action"] <= 1 and len(s["features"]) == 14, s
+    assert s["window_ms"] in (0, 10, 20) and s["max_size"] in (1, 5), s
+    assert "batch_windows_ms" not in x["detail"] and "batching" not in x["detail"]  # not the estimator's pass
+PY
+check_bad_lb() {  # as check_bad below, on the quickstart
+  "$coinfer" run "$quick" --out "$work/badrun" -q --set "scheduler=$2" > "$work/badrun.txt" 2>&1; local rc=$?
+  [ $rc -eq 2 ] && grep -q -- "$3" "$work/badrun.txt" && [ ! -e "$work/badrun" ] && ok || { bad "$1: exit $rc"; cat "$work/badrun.txt"; }
+}
+check_bad_lb "other candidates" "{name: sac, policy: $work/lb/p.pt, batch_windows_ms: [0, 5]}" "key 'scheduler.batch_windows_ms': the SAC batching policy .* chooses among the windows \[0, 10, 20\] ms"
+check_bad_lb "other sizes" "{name: sac, policy: $work/lb/p.pt, batch_sizes: [2]}" "key 'scheduler.batch_sizes': .* chooses among the sizes \[1, 5\]"
+check_bad_lb "a device policy as batching policy" "{name: sac, policy: $work/lb/p.pt, batching_policy: $work/lb/p.pt}" "a coinfer-sac-policy file, not a coinfer-sac-batching-policy"
+mv "$work/lb/p.pt.batching" "$work/lb/moved.batching"
+check_bad_lb "batching policy gone" "{name: sac, policy: $work/lb/p.pt}" "no such SAC batching policy file .*p.pt.batching' (the SAC policy .* was trained with it)"
+# Named explicitly, or none (the estimator's pass then takes the candidates).
+"$coinfer" run "$quick" --out "$work/lbnamed" -q --set duration_s=8 --set "scheduler={name: sac, policy: '$work/lb/p.pt', batching_policy: '$work/lb/moved.batching'}" > /dev/null 2>&1 \
+  && grep -q '"servers"' "$work/lbnamed/decisions.jsonl" && ok || bad "a batching policy named by scheduler.batching_policy"
+"$coinfer" run "$quick" --out "$work/lbnone" -q --set duration_s=8 --set "scheduler={name: sac, policy: '$work/lb/p.pt', batching_policy: none, batch_windows_ms: [0, 10]}" > /dev/null 2>&1 \
+  && ! grep -q '"servers"' "$work/lbnone/decisions.jsonl" && grep -q '"batching"' "$work/lbnone/decisions.jsonl" && ok || bad "batching_policy: none"
+# Training scenarios without candidates, or with other ones, are refused.
+(cd "$work" && "$coinfer" train sac "$quick" --out nolb.pt --episodes 2 --learn-batching -q) > "$work/nolb.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "key 'scheduler.batch_windows_ms': --learn-batching needs the batching candidates" "$work/nolb.txt" && [ ! -e "$work/nolb.pt" ] \
+  && ok || { bad "--learn-batching without candidates: exit $rc"; cat "$work/nolb.txt"; }
+sed -e 's|batch_sizes: \[1, 5\]|batch_sizes: [1, 4]|' "$work/qb.yaml" > "$work/qb4.yaml"
+(cd "$work" && "$coinfer" train sac "$work/qb.yaml" "$work/qb4.yaml" --out mixlb.pt --episodes 2 --learn-batching -q) > "$work/mixlb.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "the same batching candidates in every training scenario" "$work/mixlb.txt" && ok || { bad "--learn-batching, other candidates: exit $rc"; cat "$work/mixlb.txt"; }
+
 # --- bad policies and parameters (exit 2, nothing written) ---
 printf 'not a policy' > "$work/junk.pt"
 "$coinfer" train sac "$quick" --out "$work/nodp.pt" --episodes 2 --episode-duration 2 --data-parallel false -q > /dev/null 2>&1
