@@ -198,5 +198,22 @@ assert len(decs) >= 3 and all(x["t_s"] >= 0 and len(x["detail"]["steps"]) == (2 
 st = h5py.File(d + "/results.h5")["requests/status"][()]
 assert len(st) > 0 and (st == 0).all(), st
 PY
+  # Batching learned, under serve: the server's agent acts at every decision and the server applies
+  # what it chose (its batch limit 5: candidates [0, 10, 20] ms x [1, 5]).
+  sed -e "s|policy: $policy, period_s: 1, online: true|policy: $work/lb/p.pt, batching_policy: $work/lb/moved.batching, period_s: 1|" \
+    -e "s|workers: 1}|workers: 1, batch: {window_ms: 0, max_size: 5}}|" "$work/tb.yaml" > "$work/tblb.yaml"
+  "$rt" testbed "$work/tblb.yaml" --loopback --out "$work/tblb" --startup 2 > "$work/tblb.txt" 2>&1 && ok || { bad "testbed with learned batching: exit $?"; tail -5 "$work/tblb.txt"; }
+  /usr/bin/python3 - "$work/tblb" <<'PY' && ok || bad "the testbed's server decided the batching with the SAC batching policy"
+import json, sys, h5py
+d = sys.argv[1]
+decs = [json.loads(l) for l in open(d + "/decisions.jsonl")]
+assert len(decs) >= 3, decs
+for x in decs:
+    s = x["detail"]["servers"]
+    assert len(s) <= 1 and all(v["server"] == "edge" and v["window_ms"] in (0, 10, 20) and v["max_size"] in (1, 5) for v in s), s
+assert any(x["detail"]["servers"] for x in decs), decs
+st = h5py.File(d + "/results.h5")["requests/status"][()]
+assert len(st) > 0 and (st == 0).all(), st
+PY
 fi
 finish sac
