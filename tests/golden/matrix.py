@@ -11,7 +11,7 @@ and every other override on every scenario with --per-override schedulers (defau
 the scenarios, so that every override meets every scheduler on some scenarios; --full crosses
 everything (9,500 runs at 42 scenarios, ~18 min on 2 cores; CI runs --per-override 2, ~2,100 runs).
 
-usage: matrix.py COINFER SOURCE_DIR [--full | --per-override N] [--jobs N] [--duration S] [--only TEXT]
+usage: matrix.py COINFER SOURCE_DIR [--full | --per-override N] [--jobs N] [--duration S] [--only TEXT] [--schedulers A,B]
                  [--overrides NAME,...]
 """
 import argparse
@@ -97,7 +97,9 @@ def overrides_for(scenario_path):
 # Schedulers that cannot run without parameters of their own: the external one runs the shipped
 # example (a Python process per run), so every scenario's states and schemes cross the protocol.
 SCHEDULER_PARAMS = {"external": 'command: "python3 {root}/sched/examples/threshold_scheduler.py"',
-                    "sac": "policy: {root}/sched/policies/sac_paper.pt"}
+                    # With the shipped batching policy (its candidates: the "batching" variant's), so every
+                    # SAC run also has its servers' batching chosen by a learned policy.
+                    "sac": "policy: {root}/sched/policies/sac_paper.pt, batching_policy: {root}/sched/policies/sac_batching.pt.batching"}
 
 
 def run_one(coinfer, root, scenario, scheduler, name, sets, duration, timeout_s):
@@ -171,12 +173,19 @@ def main():
     ap.add_argument("--timeout", type=float, default=120, help="seconds before a run counts as a hang")
     ap.add_argument("--only", default="", help="only the scenarios whose path (under scenarios/) contains this text")
     ap.add_argument("--overrides", default="", help="only these overrides (comma-separated names; the base runs are then left out)")
+    ap.add_argument("--schedulers", default="", help="only these schedulers (comma-separated names)")
     a = ap.parse_args()
     coinfer = os.path.abspath(a.coinfer)
     root = os.path.abspath(a.root)
     scenarios = sorted(glob.glob(os.path.join(root, "scenarios", "**", "*.yaml"), recursive=True))
     scenarios = [sc for sc in scenarios if a.only in os.path.relpath(sc, os.path.join(root, "scenarios"))]
     schedulers = subprocess.run([coinfer, "scheduler", "list"], check=True, capture_output=True, text=True).stdout.split()
+    if a.schedulers:
+        unknown = set(a.schedulers.split(",")) - set(schedulers)
+        if unknown:
+            print(f"FAIL: no scheduler named {', '.join(sorted(unknown))} (known: {', '.join(schedulers)})")
+            return 1
+        schedulers = [x for x in schedulers if x in a.schedulers.split(",")]
     if not scenarios or not schedulers:
         print("FAIL: no scenarios or no schedulers found")
         return 1
