@@ -19,8 +19,9 @@ SCENARIO = "scenarios/paper/fig21a_batch.yaml"
 RATES = [10, 30, 50, 70, 90]  # requests per second per device (5 devices)
 
 
-def run(coinfer, out, sets):
-    cmd = [coinfer, "run", SCENARIO, "-q", "--out", out]
+def run(coinfer, out, sets, scenario=SCENARIO):
+    """One `coinfer run` of `scenario` with the overrides: its summary.json and decisions.jsonl."""
+    cmd = [coinfer, "run", scenario, "-q", "--out", out]
     for s in sets:
         cmd += ["--set", s]
     subprocess.run(cmd, check=True)

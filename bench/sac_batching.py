@@ -12,11 +12,14 @@ bench/batching_and_slo.py (windows [0, 5, 10, 20, 50] ms x sizes [1, 2, 5]):
 usage: /usr/bin/python3 bench/sac_batching.py [--coinfer build/coinfer] [--episodes N] [--duration S] [--keep DIR]
 Prints Markdown tables (pasted into bench/RESULTS.md). Each point is one `coinfer run` (seed 1)."""
 import argparse
-import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from batching_and_slo import run  # noqa: E402  (one `coinfer run`: its summary and decisions)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCENARIO = os.path.join(ROOT, "scenarios/paper/fig21a_batch.yaml")
@@ -35,17 +38,6 @@ def training_scenario(path):
         assert must in text, f"{SCENARIO} changed: cannot derive the training scenario ({must})"
     with open(path, "w") as f:
         f.write("# Derived by bench/sac_batching.py from scenarios/paper/fig21a_batch.yaml (synthesised LUTs).\n" + text)
-
-
-def run(coinfer, scenario, out, sets):
-    cmd = [coinfer, "run", scenario, "-q", "--out", out]
-    for s in sets:
-        cmd += ["--set", s]
-    subprocess.run(cmd, check=True)
-    with open(f"{out}/summary.json") as f:
-        summary = json.load(f)
-    decisions = [json.loads(line) for line in open(f"{out}/decisions.jsonl")]
-    return summary, decisions
 
 
 def last_batching(decisions):
@@ -95,7 +87,7 @@ def main():
             cells = []
             load = [f"devices.0.workload={{arrival: poisson, rate_per_s: {rate}}}"]
             for k, (_, sched) in enumerate(columns):
-                s, d = run(c, scenario, f"{tmp}/c{k}r{rate}", base + load + [sched])
+                s, d = run(c, f"{tmp}/c{k}r{rate}", base + load + [sched], scenario)
                 p95 = s['total']['latency_ms']['p95']
                 p95 = "-" if p95 is None else f"{p95:.1f}"
                 cells.append(f"{s['total']['throughput_rps']:.1f} / {p95} ({last_batching(d)})")

@@ -6,6 +6,7 @@
 
 #include "core/input_error.hpp"
 #include "core/random_stream.hpp"
+#include "sched/policy_meta.hpp"
 
 namespace coinfer {
 
@@ -459,10 +460,7 @@ TorchSacBatchingActor::TorchSacBatchingActor(const std::string& path) : path_(pa
   try {
     info_ = sac_batching_info_from_json(meta);
   } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    const auto colon = what.find(':');
-    throw InputError(SourceLocation{path, 0, 0}, colon == std::string::npos ? "meta" : what.substr(0, colon),
-                     colon == std::string::npos ? what : what.substr(colon + 2));
+    throw policy_meta_error(path, e);
   }
   net_ = read_actor_weights(path, sac_batching_feature_count(), info_.hidden);
 }

@@ -8,6 +8,7 @@
 #include "core/execution_time.hpp"
 #include "core/units.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/policy_meta.hpp"
 
 namespace coinfer {
 
@@ -135,19 +136,8 @@ std::string sac_batching_info_to_json(const SacBatchingPolicyInfo& i) {
 
 SacBatchingPolicyInfo sac_batching_info_from_json(const std::string& text) {
   SacBatchingPolicyInfo i;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    throw std::invalid_argument(std::string("meta: not JSON (") + e.what() + ")");
-  }
-  const auto get = [&j](const char* key, auto& into) {
-    try {
-      into = j.at(key).get<std::decay_t<decltype(into)>>();
-    } catch (const std::exception&) {
-      throw std::invalid_argument(std::string(key) + ": missing or of the wrong type");
-    }
-  };
+  const nlohmann::json j = parse_policy_meta(text);
+  const auto get = [&j](const char* key, auto& into) { read_policy_meta(j, key, into); };
   get("layout_version", i.layout_version);
   get("feature_names", i.feature_names);
   get("hidden", i.hidden);
