@@ -50,6 +50,24 @@ std::vector<SacTransition> SacScheduler::online_transitions(const SystemState& s
   return out;
 }
 
+std::vector<double> SacScheduler::act(const SacActor& actor, const std::vector<std::vector<float>>& x, const char* policy, const char* agents) {
+  std::vector<double> mean, log_std;
+  if (!x.empty()) actor.forward(x, mean, log_std);
+  if (mean.size() != x.size() || log_std.size() != x.size())
+    throw SchedulerFailure(std::string("the ") + policy + " " + actor.describe() + " answered " + std::to_string(mean.size()) + " actions for " +
+                           std::to_string(x.size()) + " " + agents);
+  std::vector<double> actions;
+  for (size_t i = 0; i < x.size(); ++i) {
+    double noise = 0;
+    if (o_.explore) {
+      const double u1 = noise_.next_unit(), u2 = noise_.next_unit();
+      noise = standard_normal(u1, u2);
+    }
+    actions.push_back(sac_squash(mean[i], log_std[i], noise));
+  }
+  return actions;
+}
+
 Scheme SacScheduler::decide(const SystemState& state) {
   const std::vector<SacObservation> obs = sac_observe(state, est_, o_.allow_data_parallel);
   if (o_.online && have_previous_ && state.time_s > previous_.t_s) {
@@ -58,21 +76,12 @@ Scheme SacScheduler::decide(const SystemState& state) {
   }
   std::vector<std::vector<float>> x;
   for (const auto& o : obs) x.push_back(o.features);
-  std::vector<double> mean, log_std;
-  if (!x.empty()) actor_->forward(x, mean, log_std);
-  if (mean.size() != x.size() || log_std.size() != x.size())
-    throw SchedulerFailure("the SAC policy " + actor_->describe() + " answered " + std::to_string(mean.size()) + " actions for " +
-                           std::to_string(x.size()) + " devices");
+  const std::vector<double> actions = act(*actor_, x, "SAC policy", "devices");
   Scheme scheme;
   SacDecision record;
   record.t_s = state.time_s;
   for (size_t i = 0; i < obs.size(); ++i) {
-    double noise = 0;
-    if (o_.explore) {
-      const double u1 = noise_.next_unit(), u2 = noise_.next_unit();
-      noise = standard_normal(u1, u2);
-    }
-    const double a = sac_squash(mean[i], log_std[i], noise);
+    const double a = actions[i];
     Strategy s = action_strategy(a, obs[i].num_stages, o_.allow_data_parallel);
     if (o_.placement_policy)
       if (const DeviceState* d = state.device(obs[i].device))
@@ -84,18 +93,9 @@ Scheme SacScheduler::decide(const SystemState& state) {
     const std::vector<SacBatchingObservation> servers = sac_batching_observe(state, est_, scheme.strategies, o_.batching_choices);
     std::vector<std::vector<float>> sx;
     for (const auto& o : servers) sx.push_back(o.features);
-    std::vector<double> smean, slog_std;
-    if (!sx.empty()) o_.batching_policy->forward(sx, smean, slog_std);
-    if (smean.size() != sx.size() || slog_std.size() != sx.size())
-      throw SchedulerFailure("the SAC batching policy " + o_.batching_policy->describe() + " answered " + std::to_string(smean.size()) +
-                             " actions for " + std::to_string(sx.size()) + " servers");
+    const std::vector<double> server_actions = act(*o_.batching_policy, sx, "SAC batching policy", "servers");
     for (size_t i = 0; i < servers.size(); ++i) {
-      double noise = 0;
-      if (o_.explore) {
-        const double u1 = noise_.next_unit(), u2 = noise_.next_unit();
-        noise = standard_normal(u1, u2);
-      }
-      const double a = sac_squash(smean[i], slog_std[i], noise);
+      const double a = server_actions[i];
       const SacBatchingObservation& o = servers[i];
       const BatchSpec spec = o.candidates[static_cast<size_t>(sac_batching_slot(a, static_cast<int>(o.candidates.size())))];
       const ServerState* sv = state.server(o.server);

@@ -56,6 +56,9 @@ class SacScheduler : public Scheduler {
   SacSchedulerOptions o_;
   RandomStream noise_;
   std::string detail_;
+  // The actions of `actor` for the observations `x` (mean, or with exploration a draw from the noise
+  // stream, row by row); throws SchedulerFailure when it answers another count ("the POLICY ... for N AGENTS").
+  std::vector<double> act(const SacActor& actor, const std::vector<std::vector<float>>& x, const char* policy, const char* agents);
   // Online learning: the previous decision, and each device's counters then.
   std::vector<SacTransition> online_transitions(const SystemState& state, const std::vector<SacObservation>& obs) const;
   bool have_previous_ = false;
