@@ -192,6 +192,14 @@ std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& d
   return out;
 }
 
+const DeviceHandover* handover_catching(const std::vector<DeviceHandover>& handovers, double start_s, double end_s) {
+  for (const DeviceHandover& h : handovers) {
+    if (h.at_s >= end_s) break;  // in time order: none later can catch it
+    if (h.at_s >= start_s) return &h;
+  }
+  return nullptr;
+}
+
 std::string handover_failure(const DeviceHandover& h, bool upload) {
   return "handover from " + h.from_access_point + " to " + h.access_point + " at " + format_double(h.at_s) + " s during its " +
          (upload ? "upload" : "result's transfer") + " (mobility.mid_transfer: fail)";

@@ -32,8 +32,9 @@
 //              request's record counts it: RequestRecord::resends); `fail`: the request fails at the
 //              handover, handover_failure() saying why. An upload and a result coming back follow the
 //              rule; scheduling messages and forwarded batches wait through it. The simulator carries
-//              out all three; the real runtime `wait` only (a sent byte cannot be taken back from a
-//              TCP stream: hw/README.md).
+//              out all three. The real runtime decides where the transfer arrives (handover_catching:
+//              a byte written to a TCP stream cannot be taken back), so under `resend` the rest of the
+//              first copy still crosses the link before the second (hw/README.md).
 // Engine-free; does not advance simulated time.
 #include <cstdint>
 #include <string>
@@ -128,6 +129,12 @@ struct DeviceHandover {
 };
 // The handovers of the scenario's device `device_id` (its handover events after expand_mobility), in time order.
 std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& device_id);
+
+// The first of `handovers` (time order) that catches a transfer on the link over [start_s, end_s): one
+// starting at or after its first byte left and before its last arrived (start_s <= at_s < end_s); null
+// when none does. The real runtime decides this where a transfer ends, from the sender's time stamp
+// (hw/README.md "Handovers mid-transfer"); the simulator cancels the transfer when the handover starts.
+const DeviceHandover* handover_catching(const std::vector<DeviceHandover>& handovers, double start_s, double end_s);
 
 // Why a request failed at a handover under mid_transfer: fail (`upload`: its upload was on the link;
 // else its result coming back): "handover from p to q at 0.6 s during its upload (mobility.mid_transfer: fail)".

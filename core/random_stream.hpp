@@ -35,6 +35,7 @@ enum class StreamPurpose : std::uint64_t {
   server_failure = 16,  // servers[].failures: a server's times up and down (index = server index)
   mobility = 17,     // devices[].movement random_waypoint: start, destinations, speeds, pauses (index = device index)
   sac_batching = 18,  // coinfer train sac --learn-batching: the batching agent's seed (index 0)
+  handover_copy = 19,  // the real runtime's filler bytes of a transfer sent again after a handover (index = task id; seed 0); content only
   test = 99,         // tests only
 };
 

@@ -22,6 +22,7 @@
 #include "core/bandwidth_schedule.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
+#include "core/mobility.hpp"
 #include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/batch_runner.hpp"
@@ -55,6 +56,17 @@ struct DeviceRuntime::Impl {
   std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
   BandwidthSchedule schedule;
   ServerAvailability availability;  // the scenario's server failures (the testbed carries them out)
+  // Its handovers where a transfer caught by one does not wait through it (mobility.mid_transfer
+  // resend or fail; empty under wait): the server decides for uploads, this device for results.
+  std::vector<DeviceHandover> handovers;
+  double last_result_arrival = -1e300;  // run s: a result starts crossing the link once the previous has arrived (reader thread only)
+  // Results a handover caught under resend, kept until their copy arrives (reader thread only); at most
+  // kMaxHeldResults, then such a result fails, saying so.
+  static constexpr size_t kMaxHeldResults = 4096;
+  std::map<std::uint64_t, std::pair<Frame, std::size_t>> held_results;
+  // Uploads the server asked for again (a handover caught them): sent before any new upload, each not
+  // before its handover ends, as the simulator holds the uplink for a resend (under mutex).
+  std::deque<std::pair<std::uint64_t, ResendRequest>> copies_to_send;
   std::unique_ptr<JournalWriter> journal;
   std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under mutex
 
@@ -212,6 +224,10 @@ struct DeviceRuntime::Impl {
     join_work_cap("upload");
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping()) {
+      if (!copies_to_send.empty()) {
+        send_copy(lock);
+        continue;
+      }
       std::optional<UploadJob> job = rq->take_upload();
       if (!job) {
         cv.wait_for(lock, Seconds(0.5));
@@ -253,9 +269,94 @@ struct DeviceRuntime::Impl {
     }
   }
 
-  void on_result(const Frame& f, std::size_t frame_bytes) {
+  // The first of copies_to_send: once its handover has ended, a task frame marked `copy` as long as
+  // the upload the server kept (lock held on entry and on return; released while sending).
+  void send_copy(std::unique_lock<std::mutex>& lock) {
+    const double wait_s = copies_to_send.front().second.not_before_unix_s - device_unix();
+    if (wait_s > 0) {
+      cv.wait_for(lock, Seconds(std::min(wait_s, 0.2)));
+      return;
+    }
+    const auto [task, req] = copies_to_send.front();
+    copies_to_send.pop_front();
+    std::shared_ptr<Connection> c = conn;
+    if (!c) return;  // lost: lose_connection() failed its request
+    lock.unlock();
+    try {
+      TaskHeader th{0, opt.device_id, device_unix()};  // split: ignored (the server computes the copy it kept)
+      th.copy = true;
+      const size_t head = pack_task(th, "").size();
+      const size_t filler = static_cast<size_t>(req.bytes) > head ? static_cast<size_t>(req.bytes) - head : 0;
+      c->send({MsgType::task, task, pack_task(th, incompressible_filler(filler, task))}, Seconds(60));
+    } catch (const std::exception& e) {
+      log(std::string("copy of an upload not sent: ") + e.what());
+    }
+    lock.lock();
+  }
+
+  // The server asks for an upload's bytes again (a handover caught them; mobility.mid_transfer: resend).
+  void on_resend_request(const Frame& f) {
+    const ResendRequest q = decode_resend(f.payload);
+    std::lock_guard<std::mutex> lock(mutex);
+    RequestRecord* r = rq->find(static_cast<std::int64_t>(f.task_id));
+    if (!r) return;  // already over (e.g. failed with a lost connection)
+    ++r->resends;
+    copies_to_send.emplace_back(f.task_id, q);
+    wake();
+  }
+
+  // A result frame: a handover on this device's link while it crossed it (core/mobility.hpp
+  // "mid_transfer": from the server handing it over, or the previous result's arrival, to now) fails
+  // it or keeps it until a copy has crossed the link too; otherwise it completes its request.
+  void on_result(Connection& c, Frame f, std::size_t frame_bytes) {
+    const std::uint64_t task = f.task_id;
     std::string out;
     ResultHeader h = unpack_result(f.payload, out);
+    const double arrived = now();
+    const double started = std::max(h.t_sent - opt.epoch_unix_s, last_result_arrival);
+    last_result_arrival = arrived;
+    const bool on_link = h.copy || (h.ok && !h.dropped);  // a payload the device needs (failures carry none)
+    const DeviceHandover* caught = on_link ? handover_catching(handovers, started, arrived) : nullptr;
+    if (h.copy) {
+      auto held = held_results.find(f.task_id);
+      if (held == held_results.end()) return;  // its request is over meanwhile
+      if (!caught) {  // the copy crossed: the first copy completes the request
+        std::pair<Frame, std::size_t> first = std::move(held->second);
+        held_results.erase(held);
+        out.clear();
+        h = unpack_result(first.first.payload, out);
+        complete_result(first.first, first.second, h);
+        return;
+      }
+    }
+    if (caught) {
+      std::lock_guard<std::mutex> lock(mutex);
+      RequestRecord* r = rq->find(static_cast<std::int64_t>(f.task_id));
+      if (!r) return;
+      if (sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail || (!h.copy && held_results.size() >= kMaxHeldResults)) {
+        const std::string why = sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
+                                    ? handover_failure(*caught, false)
+                                    : "a handover caught its result and " + std::to_string(kMaxHeldResults) + " caught results already wait for their copies";
+        rq->loop().on_result(r->id, arrived, false, why);
+        wake();
+        return;
+      }
+      ++r->resends;
+      log("a handover (" + caught->from_access_point + " to " + caught->access_point + " at " + format_double(caught->at_s) +
+          " s) caught the result of task " + std::to_string(task) + ": asking for it again");
+      if (!h.copy) held_results.emplace(task, std::make_pair(std::move(f), frame_bytes));
+      try {
+        c.send({MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(frame_bytes - kHeaderBytes), opt.epoch_unix_s + caught->ends_s})},
+               Seconds(2));
+      } catch (const std::exception& e) {
+        log(std::string("resend request not delivered: ") + e.what());
+      }
+      return;
+    }
+    complete_result(f, frame_bytes, h);
+  }
+
+  void complete_result(const Frame& f, std::size_t frame_bytes, const ResultHeader& h) {
     std::lock_guard<std::mutex> lock(mutex);
     RequestRecord* found = rq->find(static_cast<std::int64_t>(f.task_id));
     if (!found) return;  // already failed (e.g. after a reconnection)
@@ -269,7 +370,7 @@ struct DeviceRuntime::Impl {
       r.batch_size = h.batch_size;
       r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
     }
-    rq->loop().on_result(r.id, now(), h.ok, h.dropped ? h.error : "server: " + h.error, h.dropped);
+    rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
     wake();
   }
 
@@ -334,7 +435,8 @@ struct DeviceRuntime::Impl {
         auto f = c->receive(Seconds(0.2));
         if (!f) continue;
         switch (f->type) {
-          case MsgType::result: on_result(*f, kHeaderBytes + f->payload.size()); break;
+          case MsgType::result: on_result(*c, std::move(*f), kHeaderBytes + f->payload.size()); break;
+          case MsgType::resend: on_resend_request(*f); break;
           case MsgType::scheduling: apply(decode_assignment(f->payload)); break;
           case MsgType::task: {
             // Work forwarded to this helper: collected until its batch is complete (hw/README.md).
@@ -396,6 +498,7 @@ struct DeviceRuntime::Impl {
   void lose_connection() {
     std::lock_guard<std::mutex> lock(mutex);
     conn.reset();
+    copies_to_send.clear();  // their requests fail below
     const double t = now();
     std::string why = scheduled_failure_reason(t);
     if (!why.empty()) {
@@ -602,6 +705,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   impl.schedule = BandwidthSchedule(d, impl.sc.events);
   impl.availability = ServerAvailability(impl.sc);
+  if (impl.sc.mobility.mid_transfer != MobilitySpec::MidTransfer::wait) impl.handovers = handovers_of(impl.sc, impl.opt.device_id);
   const std::string server_type = impl.sc.servers[impl.sc.server_index(d.server)].type;
   const LutKey dev_key = d.lut_key(d.model), srv_key{server_type, d.model, d.dataset};
   const DataParallelCosts router_costs = data_parallel_costs(d, impl.sc.access_point, impl.spec,

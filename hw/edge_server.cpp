@@ -21,8 +21,10 @@
 #include "core/server_timing.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
+#include "core/mobility.hpp"
 #include "core/model_key.hpp"
 #include "core/system_state.hpp"
+#include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/batch_runner.hpp"
 #include "hw/compute_threads.hpp"
@@ -83,6 +85,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   int server_index = 0;
   std::vector<ModelSpec> specs;              // per scenario device
   std::vector<BandwidthSchedule> schedules;  // per scenario device
+  // Per scenario device: its handovers where a transfer caught by one does not wait through it
+  // (mobility.mid_transfer resend or fail; empty under wait).
+  std::vector<std::vector<DeviceHandover>> handovers;
+  // Uploads a handover caught under mid_transfer: resend, kept until their copy arrives (the device
+  // sends one on our resend message): by (device index, task id); under mutex. At most
+  // kMaxHeldUploads (then such an upload fails, saying so).
+  static constexpr size_t kMaxHeldUploads = 4096;
+  std::map<std::pair<int, std::uint64_t>, Pending> held_uploads;
   // This server's LUTs for its devices' models and its helpers' (core/server_timing.hpp, the simulator's
   // too); the testbed runs each device's model as named (binding 0).
   std::unique_ptr<ServerTiming> timing;
@@ -276,6 +286,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         switch (f->type) {
           case MsgType::task: on_task(h, *f); break;
           case MsgType::result: on_helper_result(h, *f); break;
+          case MsgType::resend: on_resend(h, *f); break;
           case MsgType::heartbeat: {
             const DeviceStatus st = decode_status(f->payload);
             if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
@@ -327,6 +338,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         if (now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, h->index, 0});
       }
       // Its queued tasks cannot be answered any more: the device records them failed itself.
+      for (auto held = held_uploads.begin(); held != held_uploads.end();)
+        held = held->second.origin == h ? held_uploads.erase(held) : std::next(held);
       const size_t dropped = loop->remove_if([&h](const Pending& p) { return p.origin == h; });
       if (dropped) log("dropped " + std::to_string(dropped) + " queued tasks of " + h->id);
     }
@@ -344,6 +357,36 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     p.t_created = th.t_created;
     p.t_queued = unix_now();
     std::lock_guard<std::mutex> lock(mutex);
+    // A handover on the device's link while this upload crossed it (core/mobility.hpp "mid_transfer"):
+    // from its first byte leaving (the device's stamp) to its last arriving (now).
+    const DeviceHandover* caught = handover_catching(handovers[static_cast<size_t>(h->index)], th.t_sent - opt.epoch_unix_s, p.t_received - opt.epoch_unix_s);
+    const auto key = std::make_pair(h->index, f.task_id);
+    if (th.copy) {  // the bytes of an upload caught before, again: go on with the first copy, kept here
+      auto held = held_uploads.find(key);
+      if (held == held_uploads.end()) throw ProtocolError("a copy of task " + std::to_string(f.task_id) + ", which no handover caught");
+      if (caught) {  // caught again: once more
+        ask_resend(*h, f.task_id, f.payload.size(), *caught);
+        return;
+      }
+      const double received = p.t_received;
+      p = std::move(held->second);
+      held_uploads.erase(held);
+      p.t_received = p.t_queued = received;
+    } else if (caught) {
+      if (sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail || held_uploads.size() >= kMaxHeldUploads) {
+        ResultHeader r;
+        r.ok = false;
+        r.error = sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
+                      ? handover_failure(*caught, true)
+                      : "a handover caught its upload and " + std::to_string(kMaxHeldUploads) + " caught uploads already wait for their copies";
+        r.t_received = r.t_queued = p.t_received;
+        reply(h, f.task_id, r, "");
+        return;
+      }
+      held_uploads.emplace(key, std::move(p));
+      ask_resend(*h, f.task_id, f.payload.size(), *caught);
+      return;
+    }
     const DeviceSpec& d = sc.devices[h->index];
     const int group = group_ids.id({{d.model, d.dataset}, p.split});
     const auto added = loop->on_upload(std::move(p), group, now());
@@ -380,9 +423,36 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     reply(fw.origin, fw.origin_task, r, out);
   }
 
-  void reply(const std::shared_ptr<Handler>& h, std::uint64_t task, const ResultHeader& r, const std::string& out) {
+  // Asks device h for the bytes of `task` again once the handover that caught them ends (mutex held).
+  void ask_resend(Handler& h, std::uint64_t task, size_t bytes, const DeviceHandover& caught) {
+    log("a handover (" + caught.from_access_point + " to " + caught.access_point + " at " + format_double(caught.at_s) + " s) caught the upload of " +
+        h.id + " task " + std::to_string(task) + ": asking for it again");
+    try {
+      h.conn->send({MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(bytes), opt.epoch_unix_s + caught.ends_s})}, Seconds(2));
+    } catch (const std::exception& e) {
+      log("resend request to " + h.id + " not delivered: " + e.what());
+    }
+  }
+
+  // Device h asks for the bytes of a result again (a handover caught them): a copy of as many bytes
+  // (filler: the device kept the first), not before the handover's end.
+  void on_resend(const std::shared_ptr<Handler>& h, const Frame& f) {
+    const ResendRequest q = decode_resend(f.payload);
+    const double wait_s = q.not_before_unix_s - unix_now();
+    if (wait_s > 0) std::this_thread::sleep_for(Seconds(std::min(wait_s, 60.0)));
+    ResultHeader r;
+    r.copy = true;
+    r.t_sent = unix_now();
+    const size_t head = pack_result(r, "").size();  // the copy's payload is as long as the first's
+    const size_t filler = static_cast<size_t>(q.bytes) > head ? static_cast<size_t>(q.bytes) - head : 0;
+    reply(h, f.task_id, r, incompressible_filler(filler, f.task_id));
+  }
+
+  void reply(const std::shared_ptr<Handler>& h, std::uint64_t task, const ResultHeader& header, const std::string& out) {
     if (!h->alive) return;
     try {
+      ResultHeader r = header;
+      if (r.t_sent == 0) r.t_sent = unix_now();  // where it starts crossing the device's link (core/mobility.hpp)
       h->conn->send({MsgType::result, task, pack_result(r, out)});
     } catch (const std::exception& e) {
       log("result for " + h->id + " task " + std::to_string(task) + " not delivered: " + e.what());
@@ -689,6 +759,8 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     impl.specs.push_back(impl.catalog.instantiate(d.model, d.dataset));
     specs.emplace(ModelKey{d.model, d.dataset}, impl.specs.back());
     impl.schedules.emplace_back(d, impl.sc.events);
+    impl.handovers.push_back(impl.sc.mobility.mid_transfer == MobilitySpec::MidTransfer::wait ? std::vector<DeviceHandover>{}
+                                                                                               : handovers_of(impl.sc, d.id));
     if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves
   }
   impl.timing = std::make_unique<ServerTiming>(impl.sc, impl.server_index, impl.luts, ServerTiming::named_models(impl.sc));

@@ -34,6 +34,7 @@ const char* to_string(MsgType t) {
     case MsgType::result: return "result";
     case MsgType::heartbeat: return "heartbeat";
     case MsgType::error: return "error";
+    case MsgType::resend: return "resend";
   }
   return "unknown";
 }
@@ -83,7 +84,7 @@ FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
   if (p[4] != kProtocolVersion)
     throw ProtocolError("protocol version " + std::to_string(p[4]) + " (this side speaks " +
                         std::to_string(kProtocolVersion) + ")");
-  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::error))
+  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::resend))
     throw ProtocolError("unknown message type " + std::to_string(p[5]));
   if ((p[6] & ~kFlagCompressed) != 0 || p[7] != 0) throw ProtocolError("unknown flags");
   FrameHeader h;

@@ -37,6 +37,7 @@ enum class MsgType : std::uint8_t {
   result = 6,      // server -> device (or helper -> server): the output of a task, or its failure
   heartbeat = 7,   // either way, keeps the connection alive
   error = 8,       // either way, then the sender closes the connection
+  resend = 9,      // either way: a handover caught this task's transfer; send its bytes again (mobility.mid_transfer: resend)
 };
 const char* to_string(MsgType t);
 

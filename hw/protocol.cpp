@@ -2,7 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/random_stream.hpp"
+
 #include <chrono>
+#include <cmath>
 
 namespace coinfer::hw {
 
@@ -125,6 +128,7 @@ std::string decode_error(const std::string& p) { return field<std::string>(parse
 std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
   json j{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}};
   if (h.t_created != 0) j["t_created"] = h.t_created;
+  if (h.copy) j["copy"] = true;
   if (h.batch != 0) {
     j["batch"] = h.batch;
     j["batch_size"] = h.batch_size;
@@ -135,6 +139,7 @@ TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
   json j = unpack(payload, state_bytes, "task");
   TaskHeader h{field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
   if (j.contains("t_created")) h.t_created = field<double>(j, "t_created", "task");
+  if (j.contains("copy")) h.copy = field<bool>(j, "copy", "task");
   if (j.contains("batch")) {
     h.batch = field<std::uint64_t>(j, "batch", "task");
     h.batch_size = field<int>(j, "batch_size", "task");
@@ -153,6 +158,8 @@ std::string pack_result(const ResultHeader& h, const std::string& output_bytes) 
          {"t_batch_start", h.t_batch_start},
          {"t_batch_end", h.t_batch_end}};
   if (h.dropped) j["dropped"] = true;
+  if (h.t_sent != 0) j["t_sent"] = h.t_sent;
+  if (h.copy) j["copy"] = true;
   return pack(j, output_bytes);
 }
 ResultHeader unpack_result(const std::string& payload, std::string& output_bytes) {
@@ -167,7 +174,30 @@ ResultHeader unpack_result(const std::string& payload, std::string& output_bytes
   h.t_queued = field<double>(j, "t_queued", "result");
   h.t_batch_start = field<double>(j, "t_batch_start", "result");
   h.t_batch_end = field<double>(j, "t_batch_end", "result");
+  if (j.contains("t_sent")) h.t_sent = field<double>(j, "t_sent", "result");
+  if (j.contains("copy")) h.copy = field<bool>(j, "copy", "result");
   return h;
+}
+
+std::string encode(const ResendRequest& r) { return json{{"bytes", r.bytes}, {"not_before", r.not_before_unix_s}}.dump(); }
+ResendRequest decode_resend(const std::string& p) {
+  const json j = parse(p, "resend");
+  ResendRequest r{field<std::int64_t>(j, "bytes", "resend"), field<double>(j, "not_before", "resend")};
+  if (r.bytes < 0 || r.bytes > static_cast<std::int64_t>(kDefaultMaxPayload))
+    throw ProtocolError("resend message: bytes " + std::to_string(r.bytes) + " outside 0.." + std::to_string(kDefaultMaxPayload));
+  if (!std::isfinite(r.not_before_unix_s)) throw ProtocolError("resend message: not_before is not a finite time");
+  return r;
+}
+
+std::string incompressible_filler(std::size_t n, std::uint64_t task_id) {
+  // Uniform random bytes, which no compressor shrinks; the content carries nothing.
+  std::string out(n, '\0');
+  RandomStream r(0, StreamPurpose::handover_copy, task_id);
+  for (std::size_t i = 0; i < n; i += 8) {
+    const std::uint64_t z = r.next_u64();
+    for (std::size_t k = 0; k < 8 && i + k < n; ++k) out[i + k] = static_cast<char>((z >> (8 * k)) & 0xff);
+  }
+  return out;
 }
 
 }  // namespace coinfer::hw

@@ -61,6 +61,10 @@ struct TaskHeader {
   // on the wire). The server's deadline rule (workload.drop_late, core/server_loop.hpp) compares it with
   // its own clock: boards must keep their clocks synchronised (NTP) for it.
   double t_created = 0;
+  // Device -> server: the second copy of a task whose first copy a handover caught on the link
+  // (mobility.mid_transfer: resend). The server computes the copy it kept; this one's bytes only cross
+  // the link again (incompressible filler of the first copy's size). Optional on the wire.
+  bool copy = false;
 };
 
 struct ResultHeader {
@@ -70,6 +74,17 @@ struct ResultHeader {
   std::string helper;      // device id of the helper that ran it, "" if the server did
   double t_received = 0, t_queued = 0, t_batch_start = 0, t_batch_end = 0;  // Unix s
   bool dropped = false;    // the server gave it up past its deadline (no payload; optional on the wire)
+  double t_sent = 0;       // Unix s, when the server handed it to the connection (0: not sent; optional)
+  bool copy = false;       // the second copy of a result a handover caught: filler; the device kept the first (optional)
+};
+
+// A handover caught a transfer on the device's link (mobility.mid_transfer: resend; core/mobility.hpp):
+// the receiver kept what arrived and asks the sender for as many bytes again, not before the handover
+// ends. Server -> device for an upload (the device answers with a task frame, `copy`), device ->
+// server for a result (a result frame, `copy`). The frame's task id names the task.
+struct ResendRequest {
+  std::int64_t bytes = 0;       // the first copy's payload bytes, 0..kDefaultMaxPayload
+  double not_before_unix_s = 0; // the handover's end (Unix s, the receiver's clock)
 };
 
 std::string encode(const Hello&);
@@ -77,6 +92,11 @@ std::string encode(const Registration&);
 std::string encode(const Assignment&);
 std::string encode(const DeviceStatus&);
 std::string encode_error(const std::string& message);
+std::string encode(const ResendRequest&);
+ResendRequest decode_resend(const std::string&);
+// `n` bytes that do not compress (so a copy crosses the link as the first copy did), different for
+// each task id; content carries nothing.
+std::string incompressible_filler(std::size_t n, std::uint64_t task_id);
 // Throw ProtocolError naming the message and the field when the payload is not what it should be.
 Hello decode_hello(const std::string&);
 Registration decode_registration(const std::string&);

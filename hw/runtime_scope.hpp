@@ -6,8 +6,7 @@
 namespace coinfer::hw {
 
 // Throws InputError naming the key: model variants chosen at run time (scheduler.max_output_error) and
-// a handover rule other than waiting (mobility.mid_transfer: resend, fail; core/mobility.hpp), and a
-// cloud tier (servers[].cloud: pp(k,m)).
+// a cloud tier (servers[].cloud: pp(k,m)).
 void check_real_runtime_scope(const Scenario& sc);
 
 }  // namespace coinfer::hw

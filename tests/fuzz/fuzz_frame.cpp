@@ -30,6 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             case MsgType::result: unpack_result(f->payload, bytes); break;
             case MsgType::heartbeat: decode_status(f->payload); break;
             case MsgType::error: decode_error(f->payload); break;
+            case MsgType::resend: decode_resend(f->payload); break;
           }
         } catch (const ProtocolError&) {
         }

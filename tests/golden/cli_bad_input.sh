@@ -228,13 +228,10 @@ expect_bad choose_external "server choice is for the built-in schedulers" run "$
 expect_bad movement_no_aps "needs mobility.access_points" run "$base" --set 'devices.2.movement={x_m: 1, y_m: 2}'
 expect_bad association_bad "mobility.association" run "$base" --set "$aps" --set mobility.association=loudest
 expect_bad movement_and_trace "cannot also have link.trace" run "$base" --set "$aps" --set 'devices.0.movement={x_m: 1, y_m: 2}'
-# The handover rule (mobility.mid_transfer): an unknown one; resend and fail are simulated only, refused
-# by the testbed before anything starts.
+# The handover rule (mobility.mid_transfer): an unknown one (both engines carry out wait, resend and
+# fail: tests/golden/testbed_handover_rules.sh).
 expect_bad hysteresis_negative "mobility.hysteresis_db" run "$base" --set "$aps" --set mobility.hysteresis_db=-1
 expect_bad mid_transfer_bad "mobility.mid_transfer.*allowed: wait, resend, fail" run "$base" --set "$aps" --set mobility.mid_transfer=drop
-if [ -x "$(dirname "$coinfer")/coinfer-rt" ]; then  # the testbed is the LibTorch build's (none on the Debian 13 check)
-  expect_bad mid_transfer_testbed "mobility.mid_transfer.*simulated only" testbed "$base" --set "$aps" --set mobility.mid_transfer=resend
-fi
 printf 't_s,x_m,y_m\n0,1,2\n1,x,3\n' > "$work/walk.csv"
 # A cloud tier (servers[].cloud, pp(K,M)): an unknown cloud, a server its own cloud, a chain of clouds,
 # pp(K,M) without a cloud, out of order or with an empty cloud part; simulated only (the testbed refuses).

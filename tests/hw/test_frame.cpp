@@ -80,7 +80,8 @@ TEST(Frame, RejectsBadHeaders) {
   EXPECT_THROW(parse(with_byte(ok, 0, 'X')), ProtocolError);       // magic
   EXPECT_THROW(parse(with_byte(ok, 4, 2)), ProtocolError);         // version
   EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);         // type 0
-  EXPECT_THROW(parse(with_byte(ok, 5, 9)), ProtocolError);         // type 9
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 9)));                     // type 9: resend
+  EXPECT_THROW(parse(with_byte(ok, 5, 10)), ProtocolError);        // type 10
   EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);         // unknown flag
   EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);        // raw sizes disagree
   // Oversized: refused from the header alone, before any payload byte arrives.
@@ -141,6 +142,39 @@ TEST(Protocol, PayloadRoundTripsAndErrors) {
   EXPECT_THROW(decode_assignment(R"({"strategy": 3, "helper": false})"), ProtocolError);
   EXPECT_THROW(unpack_task("\xff\xff\xff\x7f{}", bytes), ProtocolError);  // header length beyond the payload
   EXPECT_THROW(unpack_task("ab", bytes), ProtocolError);
+}
+
+TEST(Protocol, HandoverCopiesAndResendRequests) {
+  // mobility.mid_transfer: resend on the wire (hw/README.md "Handovers mid-transfer"): the copy flags
+  // and the result's send time survive the round trip and are absent from a plain header (older
+  // peers read it unchanged); a resend request carries the bytes and the time to wait for, bounded.
+  std::string bytes;
+  TaskHeader t{0, "pi1", 12.5};
+  EXPECT_EQ(pack_task(t, "").find("copy"), std::string::npos);
+  t.copy = true;
+  EXPECT_TRUE(unpack_task(pack_task(t, "xy"), bytes).copy);
+  ResultHeader r;
+  EXPECT_EQ(pack_result(r, "").find("t_sent"), std::string::npos);
+  r.copy = true;
+  r.t_sent = 7.25;
+  const ResultHeader rb = unpack_result(pack_result(r, ""), bytes);
+  EXPECT_TRUE(rb.copy);
+  EXPECT_EQ(rb.t_sent, 7.25);
+  const ResendRequest q = decode_resend(encode(ResendRequest{12345, 99.5}));
+  EXPECT_EQ(q.bytes, 12345);
+  EXPECT_EQ(q.not_before_unix_s, 99.5);
+  EXPECT_THROW(decode_resend(R"({"bytes": -1, "not_before": 0})"), ProtocolError);
+  EXPECT_THROW(decode_resend(R"({"bytes": 68719476736, "not_before": 0})"), ProtocolError);  // 64 GiB > the frame limit
+  EXPECT_THROW(decode_resend(R"({"bytes": 10})"), ProtocolError);
+  // The filler: as long as asked, different per task, and zstd cannot shrink it (the copy crosses the
+  // link with the first copy's bytes): sent raw, 24 header bytes + payload.
+  const std::string a = incompressible_filler(10001, 1), b = incompressible_filler(10001, 2);
+  EXPECT_EQ(a.size(), 10001u);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, incompressible_filler(10001, 1));
+  const std::string wire = encode_frame({MsgType::task, 1, a});
+  EXPECT_EQ(wire[6], 0);  // not compressed
+  EXPECT_EQ(wire.size(), 24u + 10001u);
 }
 
 TEST(Auth, HmacSha256KnownAnswer) {

@@ -197,6 +197,20 @@ TEST(Mobility, ADevicesHandoversAreWhatItsEngineCarriesOut) {
   EXPECT_STREQ(mid_transfer_name(MobilitySpec::MidTransfer::resend), "resend");
 }
 
+TEST(Mobility, AHandoverCatchesATransferOnTheLinkWhenItStarts) {
+  // Handovers at 1.0 s and 2.0 s. A transfer on the link over [start, end) is caught by the first that
+  // starts within it: [0.5, 1.0) ends as the first starts (not caught), [0.5, 1.0001) and [1.0, 1.2)
+  // are caught by it, [1.2, 1.9) by none, [1.2, 2.5) by the second, [0.9, 2.5) by the first.
+  const std::vector<DeviceHandover> h{{1.0, 1.05, "a", "b"}, {2.0, 2.05, "b", "a"}};
+  EXPECT_EQ(handover_catching(h, 0.5, 1.0), nullptr);
+  EXPECT_EQ(handover_catching(h, 0.5, 1.0001), &h[0]);
+  EXPECT_EQ(handover_catching(h, 1.0, 1.2), &h[0]);
+  EXPECT_EQ(handover_catching(h, 1.2, 1.9), nullptr);
+  EXPECT_EQ(handover_catching(h, 1.2, 2.5), &h[1]);
+  EXPECT_EQ(handover_catching(h, 0.9, 2.5), &h[0]);
+  EXPECT_EQ(handover_catching({}, 0, 10), nullptr);
+}
+
 TEST(Mobility, HysteresisKeepsTheAccessPointUntilAnotherIsBetterByThatMuch) {
   // The walk from a to b (x = 100 t), nearest, path-loss exponent 3, hysteresis 3 dB: b must be nearer
   // by 30 log10(d_a / d_b) > 3 dB. At 1.1 s (110 m vs 90 m) that is 2.61 dB: a is kept; at 1.2 s
