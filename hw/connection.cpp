@@ -108,9 +108,16 @@ Connection::~Connection() {
 }
 
 void Connection::set_shaping(Shaping s) {
-  std::lock_guard<std::mutex> lock(send_mutex_);
-  shaping_ = s;
+  std::lock_guard<std::mutex> lock(shaping_mutex_);
   rx_latency_s_ = s.latency_s;
+  shaping_ = std::move(s);
+}
+
+double Connection::send_rate_bytes_per_s() {
+  std::lock_guard<std::mutex> lock(shaping_mutex_);
+  if (!shaping_.schedule) return shaping_.rate_bytes_per_s;
+  const double t = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() - shaping_.epoch_unix_s;
+  return shaping_.schedule->bytes_per_s_at(t);
 }
 
 void Connection::close() {
@@ -136,10 +143,11 @@ void Connection::write_parts(const std::string& header, const std::string& body,
     if (closed_) throw ConnectionClosed("connection to " + peer_ + " closed");
     if (Clock::now() >= deadline) throw ConnectionClosed("send to " + peer_ + " timed out");
     std::size_t limit = total - done;
-    if (shaping_.rate_bytes_per_s > 0) {
-      limit = std::min<std::size_t>(limit, 16384);
-      std::this_thread::sleep_until(pace_until_);
-    }
+    std::this_thread::sleep_until(pace_until_);  // the previous chunk's time on the link (none unshaped)
+    // A chunk of at most 5 ms at the rate now (1 byte at a handover's 125 B/s, 16 KiB at 40 Mbit/s):
+    // a change of rate applies within 5 ms of the link's time, not after a whole chunk at the old rate.
+    const double rate = send_rate_bytes_per_s();
+    if (rate > 0) limit = std::min<std::size_t>(limit, static_cast<std::size_t>(std::clamp(rate * 0.005, 1.0, 16384.0)));
     iovec iov[2];
     int n = 0;
     std::size_t left = limit;
@@ -159,9 +167,7 @@ void Connection::write_parts(const std::string& header, const std::string& body,
       if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;  // the deadline check decides
       throw ConnectionClosed("send to " + peer_ + " failed: " + std::strerror(errno));
     }
-    if (shaping_.rate_bytes_per_s > 0)
-      pace_until_ = std::max(pace_until_, Clock::now()) +
-                    std::chrono::duration_cast<Clock::duration>(Seconds(k / shaping_.rate_bytes_per_s));
+    if (rate > 0) pace_until_ = std::max(pace_until_, Clock::now()) + std::chrono::duration_cast<Clock::duration>(Seconds(k / rate));
     done += static_cast<std::size_t>(k);
     sent_ += static_cast<std::uint64_t>(k);
   }

@@ -8,7 +8,8 @@
 // which wakes a blocked receive() or send() at once.
 //
 // Optional shaping (the testbed's fallback when it may not create network namespaces): sends are paced
-// at `rate_bytes_per_s` and each frame waits `latency_s` before its first byte leaves.
+// at the link's rate in chunks of at most 5 ms of it, and each frame is delivered `latency_s` after
+// its last byte arrived.
 #include <asio/ip/tcp.hpp>
 #include <asio/io_context.hpp>
 
@@ -21,6 +22,7 @@
 #include <deque>
 #include <string>
 
+#include "core/bandwidth_schedule.hpp"
 #include "hw/frame.hpp"
 
 namespace coinfer::hw {
@@ -38,6 +40,11 @@ struct ConnectionClosed : std::runtime_error {
 struct Shaping {
   double rate_bytes_per_s = 0;  // 0 = unshaped (sender)
   double latency_s = 0;         // one-way propagation delay (receiver)
+  // When set, the sender's rate over time instead (BandwidthSchedule::bytes_per_s_at(t) at run time
+  // t = Unix now - epoch_unix_s), read before each chunk it writes: a change of rate (a bandwidth
+  // event, a handover's 1 kbit/s) reaches a frame already being sent, as tc's does.
+  std::shared_ptr<const BandwidthSchedule> schedule;
+  double epoch_unix_s = 0;
 };
 
 class Connection {
@@ -84,7 +91,9 @@ class Connection {
   std::mutex send_mutex_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> sent_{0}, received_{0};
-  Shaping shaping_;                      // guarded by send_mutex_
+  double send_rate_bytes_per_s();        // the rate to pace the next chunk at (0: unshaped)
+  std::mutex shaping_mutex_;             // guards shaping_ (never held while sending)
+  Shaping shaping_;
   std::atomic<double> rx_latency_s_{0};  // shaping_.latency_s, for the receiving thread
   // With a latency: (bytes received in all after a read, when that read returned), receiving thread only.
   std::deque<std::pair<std::uint64_t, std::chrono::steady_clock::time_point>> rx_reads_;

@@ -55,6 +55,7 @@ struct DeviceRuntime::Impl {
   int num_stages = 0;  // of its model
   std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
   BandwidthSchedule schedule;
+  std::shared_ptr<const BandwidthSchedule> shared_schedule;  // the same, for the connection's pacing (opt.shape)
   ServerAvailability availability;  // the scenario's server failures (the testbed carries them out)
   // Its handovers where a transfer caught by one does not wait through it (mobility.mid_transfer
   // resend or fail; empty under wait): the server decides for uploads, this device for results.
@@ -558,7 +559,7 @@ struct DeviceRuntime::Impl {
       double next_beat = 0;
       while (!c->closed() && !check_done(hard_end)) {
         const double latency = one_way_latency_s(sc, index);
-        if (opt.shape) c->set_shaping({schedule.bytes_per_s_at(now()), latency});
+        if (opt.shape) c->set_shaping({0, latency, shared_schedule, opt.epoch_unix_s - opt.clock_skew_s});  // paced on the run's time
         else if (opt.shape_latency) c->set_shaping({0, latency});
         if (now() >= next_beat) {
           DeviceStatus s;
@@ -704,6 +705,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     throw InputError(SourceLocation{impl.opt.input_file, 0, 0}, "--input", e.what());
   }
   impl.schedule = BandwidthSchedule(d, impl.sc.events);
+  impl.shared_schedule = std::make_shared<const BandwidthSchedule>(impl.schedule);
   impl.availability = ServerAvailability(impl.sc);
   if (impl.sc.mobility.mid_transfer != MobilitySpec::MidTransfer::wait) impl.handovers = handovers_of(impl.sc, impl.opt.device_id);
   const std::string server_type = impl.sc.servers[impl.sc.server_index(d.server)].type;

@@ -85,6 +85,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   int server_index = 0;
   std::vector<ModelSpec> specs;              // per scenario device
   std::vector<BandwidthSchedule> schedules;  // per scenario device
+  std::vector<std::shared_ptr<const BandwidthSchedule>> shared_schedules;  // the same, for the connections' pacing (shape)
   // Per scenario device: its handovers where a transfer caught by one does not wait through it
   // (mobility.mid_transfer resend or fail; empty under wait).
   std::vector<std::vector<DeviceHandover>> handovers;
@@ -257,7 +258,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   void apply_shaping(Handler& h) const {
     const double latency = one_way_latency_s(sc, h.index);
-    if (opt.shape) h.conn->set_shaping({schedules[h.index].bytes_per_s_at(now()), latency});
+    if (opt.shape) h.conn->set_shaping({0, latency, shared_schedules[static_cast<size_t>(h.index)], opt.epoch_unix_s});
     else if (opt.shape_latency) h.conn->set_shaping({0, latency});
   }
 
@@ -759,6 +760,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     impl.specs.push_back(impl.catalog.instantiate(d.model, d.dataset));
     specs.emplace(ModelKey{d.model, d.dataset}, impl.specs.back());
     impl.schedules.emplace_back(d, impl.sc.events);
+    impl.shared_schedules.push_back(std::make_shared<const BandwidthSchedule>(impl.schedules.back()));
     impl.handovers.push_back(impl.sc.mobility.mid_transfer == MobilitySpec::MidTransfer::wait ? std::vector<DeviceHandover>{}
                                                                                                : handovers_of(impl.sc, d.id));
     if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "hw/connection.hpp"
+#include "hw/protocol.hpp"
 
 using namespace coinfer::hw;
 using Seconds = std::chrono::duration<double>;
@@ -116,3 +117,24 @@ TEST(Connection, LatencyIsAddedOnceAndConsecutiveFramesOverlapIt) {
   EXPECT_GE(Seconds(std::chrono::steady_clock::now() - t1).count(), latency);
 }
 
+TEST(Connection, APacedFrameFollowsTheRateWhileItIsSent) {
+  // The loopback testbed's pacing of a handover (kNoLinkMbps = 1 kbit/s = 125 B/s for 0.3 s, then
+  // 40 Mbit/s = 5 MB/s): a 64 KiB frame sent at the start of the dip. Paced in chunks of 5 ms of the
+  // rate now, it crawls at 1 byte per 8 ms until the dip ends and then takes 64 KiB / 5 MB/s = 13 ms:
+  // it arrives after ~0.3 s (not before the dip ends, 0.25 s with slack for the clocks). The rate
+  // taken once per 16 KiB chunk, as before, charged the first chunk 16,384 / 125 = 131 s: the peer
+  // then called the connection stalled after 30 s without a byte; 10 s is far from both.
+  Pair p;
+  const double epoch = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto dip = std::make_shared<const BandwidthSchedule>(std::vector<BandwidthPoint>{{0, 0.001}, {0.3, 40}});
+  p.client->set_shaping({0, 0, dip, epoch});
+  const auto t0 = std::chrono::steady_clock::now();
+  std::thread sender([&] { p.client->send({MsgType::task, 1, incompressible_filler(65536, 1)}); });
+  auto f = p.server->receive(Seconds(20));
+  const double took_s = Seconds(std::chrono::steady_clock::now() - t0).count();
+  sender.join();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->payload.size(), 65536u);
+  EXPECT_GE(took_s, 0.25);
+  EXPECT_LT(took_s, 10.0);
+}
