@@ -7,6 +7,8 @@
 #include "hw/protocol.hpp"
 
 using namespace coinfer::hw;
+using coinfer::BandwidthPoint;
+using coinfer::BandwidthSchedule;
 using Seconds = std::chrono::duration<double>;
 
 namespace {
