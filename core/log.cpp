@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
@@ -70,6 +71,16 @@ void write(Level level, const std::string& category, const std::string& message)
     case Level::error: l->log(sl, "error: {}", message); break;
     default: l->log(sl, "[{}] {}", category, message); break;
   }
+}
+
+void warn_once(const std::string& category, const std::string& message) {
+  static std::mutex m;
+  static std::set<std::string> given;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    if (!given.insert(category + '\n' + message).second) return;
+  }
+  write(Level::warn, category, message);
 }
 
 bool enabled(Level level, const std::string& category) { return logger_for(category)->should_log(to_spdlog(level)); }

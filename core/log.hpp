@@ -34,6 +34,10 @@ inline void debug(const std::string& category, const std::string& message) { wri
 inline void info(const std::string& category, const std::string& message) { write(Level::info, category, message); }
 inline void warn(const std::string& category, const std::string& message) { write(Level::warn, category, message); }
 inline void error(const std::string& category, const std::string& message) { write(Level::error, category, message); }
+// A warning printed the first time this exact message is given in this process, not again: what a
+// scenario's set-up says about a file it loads, when the set-up runs twice (checked before the run,
+// then run: `coinfer run` built the scheduler twice and printed a policy's trust warnings twice).
+void warn_once(const std::string& category, const std::string& message);
 
 // Whether a message of `level` in `category` would print (to skip building an expensive one, and for
 // progress lines, which print at info).

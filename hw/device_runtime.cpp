@@ -560,7 +560,7 @@ struct DeviceRuntime::Impl {
       while (!c->closed() && !check_done(hard_end)) {
         const double latency = one_way_latency_s(sc, index);
         if (opt.shape) c->set_shaping({0, latency, shared_schedule, opt.epoch_unix_s - opt.clock_skew_s});  // paced on the run's time
-        else if (opt.shape_latency) c->set_shaping({0, latency});
+        else if (opt.shape_latency) c->set_shaping({0, latency, nullptr, 0});
         if (now() >= next_beat) {
           DeviceStatus s;
           {

@@ -259,7 +259,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   void apply_shaping(Handler& h) const {
     const double latency = one_way_latency_s(sc, h.index);
     if (opt.shape) h.conn->set_shaping({0, latency, shared_schedules[static_cast<size_t>(h.index)], opt.epoch_unix_s});
-    else if (opt.shape_latency) h.conn->set_shaping({0, latency});
+    else if (opt.shape_latency) h.conn->set_shaping({0, latency, nullptr, 0});
   }
 
   void reject(Connection& c, const std::string& peer, const std::string& why) {

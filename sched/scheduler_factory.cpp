@@ -137,7 +137,7 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   std::vector<std::string> warnings;
   auto e = load_gin_estimator(file, est, {types.begin(), types.end()}, {models.begin(), models.end()},
                               largest_node_latency_ms(scenario_state(s, 0), est), warnings);
-  for (const auto& w : warnings) log::warn("sched", w);
+  for (const auto& w : warnings) log::warn_once("sched", w);
   return e;
 }
 
@@ -433,7 +433,7 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
   o.online = p.flag("online", false);
   o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
   auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
-  for (const auto& w : actor->trust_warnings(s.name)) log::warn("sched", w);  // issue 31 item 10
+  for (const auto& w : actor->trust_warnings(s.name)) log::warn_once("sched", w);  // issue 31 item 10
   // The operator-level mode: scheduler.placement_policy, else the one the policy was trained with.
   std::string placement = scenario_relative_file(s, "placement_policy");
   if (placement.empty()) placement = actor->placement_policy();

@@ -83,7 +83,8 @@ for engine, d in (("testbed", sys.argv[2]), ("simulator", sys.argv[3])):
             up, down = logs["server.log"].count("caught the upload"), logs["device-pi0.log"].count("caught the result")
             assert up > 0 and down > 0 and up + down == resent, (up, down, resent)
             caught = {"%d uploads, %d results" % (up, down)}
-    print("%s %s: %d requests, %d handovers, %d failed, %d transfers resent (%s)" % (
-        rule, engine, len(rows), len(at), len(failed), sum(r["resends"] for r in rows), ", ".join(sorted(caught))))
+    print("%s %s: %d requests, %d handovers, %d failed, %d transfers resent (%s); %.2f req/s, mean %.1f ms" % (
+        rule, engine, len(rows), len(at), len(failed), sum(r["resends"] for r in rows), ", ".join(sorted(caught)),
+        summary["total"]["throughput_rps"], summary["total"]["latency_ms"]["mean"]))
 PY
 done

@@ -97,8 +97,8 @@ TEST(Connection, LatencyIsAddedOnceAndConsecutiveFramesOverlapIt) {
   // each send by the latency would take 200 ms).
   Pair p;
   const double latency = 0.040;
-  p.client->set_shaping({0, latency});
-  p.server->set_shaping({0, latency});
+  p.client->set_shaping({0, latency, nullptr, 0});
+  p.server->set_shaping({0, latency, nullptr, 0});
   const auto t0 = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < 5; ++i) p.client->send({MsgType::task, i, std::string(1000, 'x')});
   const double sent_s = Seconds(std::chrono::steady_clock::now() - t0).count();
@@ -125,7 +125,8 @@ TEST(Connection, APacedFrameFollowsTheRateWhileItIsSent) {
   // rate now, it crawls at 1 byte per 8 ms until the dip ends and then takes 64 KiB / 5 MB/s = 13 ms:
   // it arrives after ~0.3 s (not before the dip ends, 0.25 s with slack for the clocks). The rate
   // taken once per 16 KiB chunk, as before, charged the first chunk 16,384 / 125 = 131 s: the peer
-  // then called the connection stalled after 30 s without a byte; 10 s is far from both.
+  // then called the connection stalled after 30 s without a byte (a failure below; no upper bound on
+  // the time is asserted).
   Pair p;
   const double epoch = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   auto dip = std::make_shared<const BandwidthSchedule>(std::vector<BandwidthPoint>{{0, 0.001}, {0.3, 40}});
@@ -149,5 +150,4 @@ TEST(Connection, APacedFrameFollowsTheRateWhileItIsSent) {
   ASSERT_TRUE(f);
   EXPECT_EQ(f->payload.size(), 65536u);
   EXPECT_GE(took_s, 0.25);
-  EXPECT_LT(took_s, 10.0);
 }
