@@ -297,7 +297,9 @@ struct DeviceRuntime::Impl {
 
   // The server asks for an upload's bytes again (a handover caught them; mobility.mid_transfer: resend).
   void on_resend_request(const Frame& f) {
-    const ResendRequest q = decode_resend(f.payload);
+    ResendRequest q = decode_resend(f.payload);
+    // Not before the handover ends; at most one handover from now (the server's clock may be ahead).
+    q.not_before_unix_s = std::min(q.not_before_unix_s, device_unix() + sc.mobility.handover_ms * 1e-3);
     std::lock_guard<std::mutex> lock(mutex);
     RequestRecord* r = rq->find(static_cast<std::int64_t>(f.task_id));
     if (!r) return;  // already over (e.g. failed with a lost connection)

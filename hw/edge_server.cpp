@@ -1,5 +1,6 @@
 #include "hw/edge_server.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -54,6 +55,12 @@ struct Handler {
   bool reader_done = false;  // under the server's mutex: read_loop has finished with this handler
   bool generates = true;
   DeviceStatus status;
+  // The sizes of the last results sent to it (task id, payload bytes), which it may ask for again
+  // after a handover (mobility.mid_transfer: resend): a resend request for anything else, or for more
+  // bytes, is a protocol error. At most kRecentResults; guarded by recent_mutex.
+  static constexpr size_t kRecentResults = 256;
+  std::mutex recent_mutex;
+  std::deque<std::pair<std::uint64_t, std::size_t>> recent_results;
 };
 
 struct Pending {
@@ -439,8 +446,18 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // (filler: the device kept the first), not before the handover's end.
   void on_resend(const std::shared_ptr<Handler>& h, const Frame& f) {
     const ResendRequest q = decode_resend(f.payload);
-    const double wait_s = q.not_before_unix_s - unix_now();
-    if (wait_s > 0) std::this_thread::sleep_for(Seconds(std::min(wait_s, 60.0)));
+    if (sc.mobility.mid_transfer != MobilitySpec::MidTransfer::resend)
+      throw ProtocolError(std::string("resend request under mobility.mid_transfer: ") + mid_transfer_name(sc.mobility.mid_transfer));
+    {
+      std::lock_guard<std::mutex> lock(h->recent_mutex);
+      const auto sent = std::find_if(h->recent_results.begin(), h->recent_results.end(), [&f](const auto& r) { return r.first == f.task_id; });
+      if (sent == h->recent_results.end() || static_cast<std::size_t>(q.bytes) > sent->second)
+        throw ProtocolError("resend request for task " + std::to_string(f.task_id) + " (" + std::to_string(q.bytes) +
+                            " bytes): not one of the last results sent to this device, or more bytes than it had");
+    }
+    // Not before the handover ends; at most one handover later than now (the device's clock may be ahead).
+    const double wait_s = std::min(q.not_before_unix_s - unix_now(), sc.mobility.handover_ms * 1e-3);
+    if (wait_s > 0) std::this_thread::sleep_for(Seconds(wait_s));
     ResultHeader r;
     r.copy = true;
     r.t_sent = unix_now();
@@ -454,7 +471,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     try {
       ResultHeader r = header;
       if (r.t_sent == 0) r.t_sent = unix_now();  // where it starts crossing the device's link (core/mobility.hpp)
-      h->conn->send({MsgType::result, task, pack_result(r, out)});
+      std::string payload = pack_result(r, out);
+      if (!r.copy && sc.mobility.mid_transfer == MobilitySpec::MidTransfer::resend) {
+        std::lock_guard<std::mutex> lock(h->recent_mutex);
+        if (h->recent_results.size() >= Handler::kRecentResults) h->recent_results.pop_front();
+        h->recent_results.emplace_back(task, payload.size());
+      }
+      h->conn->send({MsgType::result, task, std::move(payload)});
     } catch (const std::exception& e) {
       log("result for " + h->id + " task " + std::to_string(task) + " not delivered: " + e.what());
     }

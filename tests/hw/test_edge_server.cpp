@@ -48,10 +48,11 @@ struct ServerFixture : testing::Test {
   std::vector<std::string> log;
   std::mutex log_m;
   Scenario sc;
+  virtual std::string scenario_text() const { return kScenario; }
   void SetUp() override {
     // A file of this process's own: ctest runs tests of this fixture in parallel processes.
     const std::string path = testing::TempDir() + "/hwtest-" + std::to_string(::getpid()) + ".yaml";
-    std::string text = kScenario;
+    std::string text = scenario_text();
     text.replace(text.find("%ROOT%"), 6, COINFER_SOURCE_DIR);
     std::ofstream(path) << text;
     sc = load_scenario(path);
@@ -87,6 +88,14 @@ struct ServerFixture : testing::Test {
     std::lock_guard<std::mutex> lock(log_m);
     for (const auto& l : log)
       if (l.find(text) != std::string::npos) return true;
+    return false;
+  }
+  // The server logs a disconnection after it has closed the connection: wait for the line (5 s at most).
+  bool logged_soon(const std::string& text) {
+    for (int i = 0; i < 100; ++i) {
+      if (logged(text)) return true;
+      std::this_thread::sleep_for(Seconds(0.05));
+    }
     return false;
   }
   void expect_closed(Connection& c) {
@@ -245,6 +254,62 @@ TEST_F(ServerFixture, OversizedFrameClosesTheConnection) {
   for (int i = 0; i < 10 && !ec; ++i) s.read_some(asio::buffer(buf), ec);
   EXPECT_EQ(ec, asio::error::eof);
   EXPECT_TRUE(logged("exceeds the maximum"));
+}
+
+TEST_F(ServerFixture, AResendRequestWhereNoHandoverRuleAsksForItClosesTheConnection) {
+  // mobility.mid_transfer is wait here (no mobility): a resend message is a protocol error.
+  auto [c, ok] = join("pi0", "right");
+  ASSERT_EQ(ok.type, MsgType::registered);
+  c->send({MsgType::resend, 1, encode(ResendRequest{100, 0})});
+  expect_closed(*c);
+  EXPECT_TRUE(logged_soon("resend request under mobility.mid_transfer: wait"));
+}
+
+namespace {
+// The same server under mobility.mid_transfer: resend (one access point, devices standing still).
+struct ResendFixture : ServerFixture {
+  std::string scenario_text() const override {
+    return std::string(kScenario) + "mobility: {access_points: [{id: a, x_m: 0, y_m: 0, range_m: 100}], mid_transfer: resend}\n";
+  }
+};
+}  // namespace
+
+TEST_F(ResendFixture, AResultIsSentAgainAsLongAsItWasAndOnlyAResultItSent) {
+  // hw/README.md "Handovers mid-transfer": the device asks for a result's bytes again; the server sends
+  // a result frame marked copy whose payload is exactly as long as the first's (the link carries the
+  // same bytes). A request for more bytes, or for a task it never answered, closes the connection.
+  auto [c, ok] = join("pi0", "right");
+  ASSERT_EQ(ok.type, MsgType::registered);
+  torch::NoGradGuard no_grad;
+  ModelSpec spec = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models").instantiate("gcn", "mr");
+  models::GnnModel model(spec, 1);
+  models::SplitState st = model.start(models::generate_sample(spec.dataset, 5, 0).sample);
+  model.run(st, 1);
+  c->send({MsgType::task, 7, pack_task({1, "pi0", unix_now()}, models::serialize(st))});
+  auto next_result = [&c = c] {
+    for (int i = 0; i < 50; ++i) {
+      auto f = c->receive(Seconds(0.2));
+      if (f && f->type == MsgType::result) return f;
+    }
+    return std::optional<Frame>{};
+  };
+  const auto first = next_result();
+  ASSERT_TRUE(first);
+  std::string out;
+  ASSERT_TRUE(unpack_result(first->payload, out).ok);
+  c->send({MsgType::resend, 7, encode(ResendRequest{static_cast<std::int64_t>(first->payload.size()), unix_now()})});
+  const auto copy = next_result();
+  ASSERT_TRUE(copy);
+  EXPECT_EQ(copy->task_id, 7u);
+  EXPECT_TRUE(unpack_result(copy->payload, out).copy);
+  EXPECT_EQ(copy->payload.size(), first->payload.size());
+  c->send({MsgType::resend, 7, encode(ResendRequest{static_cast<std::int64_t>(first->payload.size()) + 1, unix_now()})});
+  expect_closed(*c);
+  EXPECT_TRUE(logged_soon("not one of the last results sent to this device, or more bytes than it had"));
+  auto [c2, ok2] = join("pi1", "right");
+  ASSERT_EQ(ok2.type, MsgType::registered);
+  c2->send({MsgType::resend, 8, encode(ResendRequest{10, unix_now()})});  // never answered
+  expect_closed(*c2);
 }
 
 TEST_F(ServerFixture, TaskResultEqualsTheWholeModelRunLocally) {
