@@ -52,6 +52,9 @@ struct PathSpec {
   double wan_xfer_s = 0, cloud_s = 0;
   int cloud_workers = 1;
   double cloud_link_s = 0;    // the tensor at m on the cloud's own link alone (which every edge of that cloud crosses)
+  // Its upload on its server's own link alone (bytes / that link's rate; 0 for a local path): as a
+  // cloud's own device, its uploads share the cloud's inbound link with the edges' tensors to it.
+  double server_link_up_s = 0;
   double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
   // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
   // request (its energy depends on the device's rate: DeviceOutcome).
@@ -144,6 +147,7 @@ struct ServerSolution {
   double offered_load = 0, own_second = 0;
   double cloud_offered_work = 0, cloud_second = 0, cloud_rate = 0;
   double cloud_link_offered = 0;  // as an edge: its transfers' utilisation of its cloud's link (offered)
+  double link_in_used = 0;        // as a cloud: its own devices' uploads' utilisation of its link (served rates)
   // Each flow's rate, by its key (class, option, path), in key order: where a later solution of the
   // server starts from.
   std::vector<std::pair<long long, double>> rates;
@@ -464,6 +468,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.up_xfer_s = m.bytes_at_split(split) / bw;
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
+      p.server_link_up_s = m.bytes_at_split(split) / mbps_to_bytes_per_s(sv.link_bandwidth_mbps);
       p.server_lut = &srv_lut;
       if (p.server_end < n) {
         // pp(k,m), a cloud tier (sched/README.md "Cloud tier"): after its edge batch, the tensor at m
@@ -1202,6 +1207,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       out.cloud_second += f.lambda * c_worker * c_worker;
       out.cloud_rate += f.lambda;
     }
+    out.link_in_used += f.lambda * f.spec->server_link_up_s;
   }
   out.offered_load = best_offered_load;
   out.cloud_offered_work = best_offered_cloud;
@@ -1289,6 +1295,7 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
         if (solution[cl]) {
           next[e].cloud_rho += solution[cl]->offered_load / cloud_workers;
           next[e].cloud_second += solution[cl]->own_second;
+          next[e].wan_rho += solution[cl]->link_in_used;  // the cloud's own devices' uploads on its link
         }
         for (size_t o = 0; o < S; ++o)
           if (o != e && c.cloud_of[o] == k && solution[o]) {

@@ -764,6 +764,36 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   }
 }
 
+TEST(AnalyticEstimator, ACloudsOwnDevicesUploadsShareItsLinkWithTheEdgesTensors) {
+  // sched/README.md "Cloud tier". Edge s0 (busy) with device p0 at pp(6,7), open loop 10 req/s; its
+  // cloud c (busy, one worker) behind a 1 Mbit/s link (125,000 B/s); p2 bound to c itself at pp(6),
+  // open loop 2 req/s. On c's link: p0's tensor at 7 (2,048 B) takes w = 16.384 ms, 10 a second:
+  // rho 0.16384; p2's upload at 6 (8,192 B) takes 65.536 ms, 2 a second: rho 0.131072, together
+  // 0.294912. With c's link at 1e6 Mbit/s every transfer there takes ~0. So p0's latency grows by the
+  // WAN transfer stretched by processor sharing at the link's whole utilisation, w / (1 - 0.294912),
+  // plus its result's 160 B over the slow link (1.28 ms). (Until stop 61 p2's uploads were not seen
+  // there: w / (1 - 0.16384) + 1.28 ms.) p2's cloud work (30 ms at 2 req/s) is the same in both.
+  Fixture f;
+  auto open = [](DeviceState d, double rate) {
+    d.arrival_rate_per_s = rate;
+    d.in_flight = 0;
+    return d;
+  };
+  SystemState st = state({open(device("p0", "fast", 1e6, "s0"), 10), open(device("p2", "fast", 1e6, "c"), 2)}, "busy");
+  st.servers[0].cloud = "c";
+  ServerState c = st.servers[0];
+  c.id = "c";
+  c.cloud = "";
+  st.servers.push_back(c);
+  const Scheme s = scheme({{"p0", Strategy::pp(6, 7)}, {"p2", Strategy::pp(6)}});
+  const double fast = f.est->predict(st, s).devices[0].latency_s;
+  st.servers[1].link_bandwidth_mbps = 1;
+  const Prediction slow = f.est->predict(st, s);
+  const double w = 2048 / 125000.0;
+  EXPECT_NEAR(slow.devices[0].latency_s - fast, w / (1 - 10 * w - 2 * 8192 / 125000.0) + 160 / 125000.0, 1e-7);
+  EXPECT_NEAR(slow.devices[1].throughput_rps, 2, 1e-9);
+}
+
 TEST(AnalyticEstimator, PpCloudIsTheFastestThreeTierSplitForOneRequest) {
   // hierarchical's PP_cloud (sched/scheme_search.hpp pp_cloud_of). Device fast (5 ms a stage), edge
   // busy (10 ms), cloud srv (1 ms), links fast: one request takes 5k + 10(m - k) + (9 - m) ms =
