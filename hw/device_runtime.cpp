@@ -433,6 +433,7 @@ struct DeviceRuntime::Impl {
 
   void read_loop(std::shared_ptr<Connection> c) {
     std::map<std::uint64_t, Collecting> collecting;
+    held_results.clear();  // their copies were to come on the previous connection (its reader has been joined)
     try {
       while (!stopping()) {
         auto f = c->receive(Seconds(0.2));
