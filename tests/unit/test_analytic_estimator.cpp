@@ -684,6 +684,14 @@ TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
   EXPECT_NEAR(fast.server_utilisation.at("s0"), 0.1, 1e-12);
 }
 
+namespace {
+DeviceState open_loop(DeviceState d, double rate) {
+  d.arrival_rate_per_s = rate;
+  d.in_flight = 0;
+  return d;
+}
+}  // namespace
+
 TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   // Issue 36 item 4 (sched/README.md "Cloud tier": servers sharing a cloud are solved together). Edges
   // s0 and s1 ("busy": 10 ms a stage) have the same cloud c (also "busy", one worker, no batching; all
@@ -698,12 +706,7 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   //    0.2 of the worker): Sakasegawa's M/M/1 wait rho / (1 - rho) x 20 ms = 0.25 x 20 = 5 ms more
   //    than alone.
   Fixture f;
-  auto open = [](DeviceState d, double rate) {
-    d.arrival_rate_per_s = rate;
-    d.in_flight = 0;
-    return d;
-  };
-  SystemState alone = state({open(device("p0", "fast", 1e6, "s0"), 10)}, "busy");
+  SystemState alone = state({open_loop(device("p0", "fast", 1e6, "s0"), 10)}, "busy");
   alone.servers[0].cloud = "c";
   ServerState c = alone.servers[0];
   c.id = "c";
@@ -716,7 +719,7 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   ServerState s1 = alone.servers[0];
   s1.id = "s1";
   two_edges.servers.push_back(s1);
-  two_edges.devices.push_back(open(device("p1", "fast", 1e6, "s1"), 10));
+  two_edges.devices.push_back(open_loop(device("p1", "fast", 1e6, "s1"), 10));
   const Prediction shared = f.est->predict(two_edges, scheme({{"p0", three}, {"p1", three}}));
   EXPECT_NEAR(shared.devices[0].latency_s - p0_alone, 0.008 / 1.2 - 0.004 / 1.6, 1e-9);
   EXPECT_NEAR(shared.devices[1].latency_s, shared.devices[0].latency_s, 1e-12);
@@ -739,7 +742,7 @@ TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
   EXPECT_NEAR(f.est->predict(alone, scheme({{"p0", Strategy::pp(0, 1)}})).devices[0].throughput_rps, 10, 1e-9);
 
   SystemState cloud_devices = alone;
-  cloud_devices.devices.push_back(open(device("p2", "fast", 1e6, "c"), 2));
+  cloud_devices.devices.push_back(open_loop(device("p2", "fast", 1e6, "c"), 2));
   SystemState p2_alone = cloud_devices;
   p2_alone.devices.erase(p2_alone.devices.begin());
   const double p2_by_itself = f.est->predict(p2_alone, scheme({{"p2", Strategy::offload()}})).devices[0].latency_s;
@@ -774,17 +777,10 @@ TEST(AnalyticEstimator, ACloudsOwnDevicesUploadsShareItsLinkWithTheEdgesTensors)
   // plus its result's 160 B over the slow link (1.28 ms). (Until stop 61 p2's uploads were not seen
   // there: w / (1 - 0.16384) + 1.28 ms.) p2's cloud work (30 ms at 2 req/s) is the same in both.
   Fixture f;
-  auto open = [](DeviceState d, double rate) {
-    d.arrival_rate_per_s = rate;
-    d.in_flight = 0;
-    return d;
-  };
-  SystemState st = state({open(device("p0", "fast", 1e6, "s0"), 10), open(device("p2", "fast", 1e6, "c"), 2)}, "busy");
+  SystemState st = state({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p2", "fast", 1e6, "c"), 2)}, "busy");
+  st.servers.push_back(st.servers[0]);  // c: s0's type and links, no cloud of its own
+  st.servers[1].id = "c";
   st.servers[0].cloud = "c";
-  ServerState c = st.servers[0];
-  c.id = "c";
-  c.cloud = "";
-  st.servers.push_back(c);
   const Scheme s = scheme({{"p0", Strategy::pp(6, 7)}, {"p2", Strategy::pp(6)}});
   const double fast = f.est->predict(st, s).devices[0].latency_s;
   st.servers[1].link_bandwidth_mbps = 1;
