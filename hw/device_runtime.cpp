@@ -333,17 +333,17 @@ struct DeviceRuntime::Impl {
       }
     }
     if (caught) {
+      if (sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail || (!h.copy && held_results.size() >= kMaxHeldResults)) {
+        // Failed with what the server's stamps say of it, as the simulator's record of a result caught so.
+        complete_result(f, frame_bytes, h,
+                        sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
+                            ? handover_failure(*caught, false)
+                            : "a handover caught its result and " + std::to_string(kMaxHeldResults) + " caught results already wait for their copies");
+        return;
+      }
       std::lock_guard<std::mutex> lock(mutex);
       RequestRecord* r = rq->find(static_cast<std::int64_t>(f.task_id));
       if (!r) return;
-      if (sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail || (!h.copy && held_results.size() >= kMaxHeldResults)) {
-        const std::string why = sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
-                                    ? handover_failure(*caught, false)
-                                    : "a handover caught its result and " + std::to_string(kMaxHeldResults) + " caught results already wait for their copies";
-        rq->loop().on_result(r->id, arrived, false, why);
-        wake();
-        return;
-      }
       ++r->resends;
       log("a handover (" + caught->from_access_point + " to " + caught->access_point + " at " + format_double(caught->at_s) +
           " s) caught the result of task " + std::to_string(task) + ": asking for it again");
@@ -359,21 +359,27 @@ struct DeviceRuntime::Impl {
     complete_result(f, frame_bytes, h);
   }
 
-  void complete_result(const Frame& f, std::size_t frame_bytes, const ResultHeader& h) {
+  // Its request ends with this result: failed when `handover_failed` says why (the result itself came).
+  void complete_result(const Frame& f, std::size_t frame_bytes, const ResultHeader& h, const std::string& handover_failed = "") {
     std::lock_guard<std::mutex> lock(mutex);
     RequestRecord* found = rq->find(static_cast<std::int64_t>(f.task_id));
     if (!found) return;  // already failed (e.g. after a reconnection)
     RequestRecord& r = *found;
     r.bytes_down = static_cast<double>(frame_bytes);
-    r.t_uplink_end = h.t_received - opt.epoch_unix_s;
-    r.t_queued = h.t_queued - opt.epoch_unix_s;
-    if (!h.dropped) {  // a dropped one never ran
+    // The server's stamps, those it set (0: not reached; e.g. an upload failed at a handover never ran).
+    if (h.t_received > 0) r.t_uplink_end = h.t_received - opt.epoch_unix_s;
+    // The server failed its upload at a handover (mobility.mid_transfer: fail): not uploaded, as in
+    // the simulator's record, though this device's send had returned.
+    if (!h.ok && is_handover_failure(h.error)) r.t_uplink_end = std::numeric_limits<double>::quiet_NaN();
+    if (h.t_queued > 0) r.t_queued = h.t_queued - opt.epoch_unix_s;
+    if (!h.dropped && h.t_batch_end > 0) {  // a dropped one never ran
       r.t_batch_start = h.t_batch_start - opt.epoch_unix_s;
       r.t_batch_end = h.t_batch_end - opt.epoch_unix_s;
       r.batch_size = h.batch_size;
       r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
     }
-    rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
+    if (!handover_failed.empty()) rq->loop().on_result(r.id, now(), false, handover_failed);
+    else rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
     wake();
   }
 

@@ -387,8 +387,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         r.error = sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
                       ? handover_failure(*caught, true)
                       : "a handover caught its upload and " + std::to_string(kMaxHeldUploads) + " caught uploads already wait for their copies";
-        r.t_received = r.t_queued = p.t_received;
-        reply(h, f.task_id, r, "");
+        reply(h, f.task_id, r, "");  // no stamps: it was not received whole before the handover (the simulator's record)
         return;
       }
       held_uploads.emplace(key, std::move(p));

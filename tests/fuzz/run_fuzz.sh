@@ -96,7 +96,7 @@ status=0
 for t in "${targets[@]}"; do
   case $t in
     frame)
-      build frame "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" -- -lzstd
+      build frame "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" "$src/core/random_stream.cpp" -- -lzstd
       mkdir -p "$out/frame.seed"
       /usr/bin/python3 - "$out/frame.seed" <<'PY'
 import struct, sys, os

@@ -48,7 +48,8 @@ def read(d):
     with h5py.File(d + "/results.h5") as f:
         txt = lambda x: x.decode() if isinstance(x, bytes) else x
         req = f["requests"]
-        rows = [dict(status=int(s), failure=txt(fl), resends=int(r)) for s, fl, r in zip(req["status"][()], req["failure"][()], req["resends"][()])]
+        rows = [dict(status=int(s), failure=txt(fl), resends=int(r), t_batch_end=float(b), t_uplink_end=float(u))
+                for s, fl, r, b, u in zip(req["status"][()], req["failure"][()], req["resends"][()], req["t_batch_end"][()], req["t_uplink_end"][()])]
         ev = f["events"]
         at = sorted(round(t, 6) for t, k in zip(ev["t"][()].tolist(), ev["kind"][()]) if txt(k) == "handover")
     return rows, at, json.load(open(d + "/summary.json"))
@@ -64,6 +65,10 @@ for engine, d in (("testbed", sys.argv[2]), ("simulator", sys.argv[3])):
         for r in failed:
             m = pattern.match(r["failure"])
             assert m and round(float(m.group(3)), 6) in at, (engine, r["failure"], at)
+            # A result caught on its way back was computed: its record keeps the server's times; an
+            # upload caught never ran (NaN, as in the simulator: not a time stamp of 0).
+            ran, arrived = r["t_batch_end"] == r["t_batch_end"], r["t_uplink_end"] == r["t_uplink_end"]
+            assert ran == arrived == (m.group(4) != "upload"), (engine, r)
         assert failed, (engine, "no request failed at a handover", len(rows))
         assert h["requests_failed"] == len(failed), (engine, h, len(failed))
         caught = {pattern.match(r["failure"]).group(4) for r in failed}
