@@ -52,9 +52,10 @@ struct PathSpec {
   double wan_xfer_s = 0, cloud_s = 0;
   int cloud_workers = 1;
   double cloud_link_s = 0;    // the tensor at m on the cloud's own link alone (which every edge of that cloud crosses)
-  // Its upload on its server's own link alone (bytes / that link's rate; 0 for a local path): as a
-  // cloud's own device, its uploads share the cloud's inbound link with the edges' tensors to it.
-  double server_link_up_s = 0;
+  // Its upload and its result on its server's own link alone (bytes / that link's rate; 0 for a local
+  // path): as a cloud's own device, its uploads share the cloud's inbound link with the edges' tensors
+  // to it; as an edge's device, its results share the edge's outbound link with its tensors to the cloud.
+  double server_link_up_s = 0, server_link_down_s = 0;
   double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
   // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
   // request (its energy depends on the device's rate: DeviceOutcome).
@@ -469,6 +470,7 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       p.up_s = lat + p.up_xfer_s;
       p.down_s = lat + m.bytes_at_split(n) / bw;
       p.server_link_up_s = m.bytes_at_split(split) / mbps_to_bytes_per_s(sv.link_bandwidth_mbps);
+      p.server_link_down_s = m.bytes_at_split(n) / mbps_to_bytes_per_s(sv.link_bandwidth_mbps);
       p.server_lut = &srv_lut;
       if (p.server_end < n) {
         // pp(k,m), a cloud tier (sched/README.md "Cloud tier"): after its edge batch, the tensor at m
@@ -853,7 +855,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     if (cloud_paths)
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
-      if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) continue;
+      if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) {  // its result leaves on the link the tensors to the cloud take
+        wan_rho += f.lambda * f.spec->server_link_down_s;
+        continue;
+      }
       const double c = f.spec->cloud_s / f.spec->cloud_workers;
       wan_rho += f.lambda * f.spec->wan_xfer_s;
       cloud_rho += f.lambda * c;

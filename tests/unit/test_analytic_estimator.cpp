@@ -790,6 +790,32 @@ TEST(AnalyticEstimator, ACloudsOwnDevicesUploadsShareItsLinkWithTheEdgesTensors)
   EXPECT_NEAR(slow.devices[1].throughput_rps, 2, 1e-9);
 }
 
+TEST(AnalyticEstimator, AnEdgesResultsShareItsLinkWithItsTensorsToTheCloud) {
+  // sched/README.md "Cloud tier". Edge s0 (busy) behind a 1 Mbit/s link (125,000 B/s), its cloud c
+  // (busy) behind a fast one; p0 at pp(6,7), open loop 10 req/s: its tensor at 7 (2,048 B) leaves on
+  // s0's link, w = 16.384 ms, rho 0.16384. Beside it p1 at pp(8) (open loop 10 req/s), whose 160 B
+  // results leave on that link too: 1.28 ms each, rho 0.0128. Processor sharing stretches p0's WAN
+  // transfer by w rho / (1 - rho) at the link's whole utilisation. Compared between s0's link at
+  // 1 Mbit/s and at 1e6 Mbit/s, with and without p1, everything else cancels (p1's edge work and rate
+  // are the same at both speeds): the difference of the differences is w / (1 - 0.17664) - w / (1 -
+  // 0.16384). (Until stop 61 the results were not seen there: 0.)
+  Fixture f;
+  SystemState with = state({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p1", "fast", 1e6, "s0"), 10)}, "busy");
+  with.servers.push_back(with.servers[0]);  // c: s0's type and links, no cloud of its own
+  with.servers[1].id = "c";
+  with.servers[0].cloud = "c";
+  SystemState without = with;
+  without.devices.pop_back();
+  const Scheme both = scheme({{"p0", Strategy::pp(6, 7)}, {"p1", Strategy::pp(8)}}), alone = scheme({{"p0", Strategy::pp(6, 7)}});
+  auto slowdown = [&f](SystemState st, const Scheme& s) {
+    const double fast = f.est->predict(st, s).devices[0].latency_s;
+    st.servers[0].link_bandwidth_mbps = 1;
+    return f.est->predict(st, s).devices[0].latency_s - fast;
+  };
+  const double w = 2048 / 125000.0;
+  EXPECT_NEAR(slowdown(with, both) - slowdown(without, alone), w / (1 - 10 * w - 10 * 160 / 125000.0) - w / (1 - 10 * w), 1e-7);
+}
+
 TEST(AnalyticEstimator, PpCloudIsTheFastestThreeTierSplitForOneRequest) {
   // hierarchical's PP_cloud (sched/scheme_search.hpp pp_cloud_of). Device fast (5 ms a stage), edge
   // busy (10 ms), cloud srv (1 ms), links fast: one request takes 5k + 10(m - k) + (9 - m) ms =
