@@ -690,6 +690,14 @@ DeviceState open_loop(DeviceState d, double rate) {
   d.in_flight = 0;
   return d;
 }
+// Edge s0 ("busy", one worker) whose cloud is c (the same type and links, no cloud of its own).
+SystemState edge_and_cloud(std::vector<DeviceState> devices) {
+  SystemState st = state(std::move(devices), "busy");
+  st.servers.push_back(st.servers[0]);
+  st.servers[1].id = "c";
+  st.servers[0].cloud = "c";
+  return st;
+}
 }  // namespace
 
 TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
@@ -777,10 +785,7 @@ TEST(AnalyticEstimator, ACloudsOwnDevicesUploadsShareItsLinkWithTheEdgesTensors)
   // plus its result's 160 B over the slow link (1.28 ms). (Until stop 61 p2's uploads were not seen
   // there: w / (1 - 0.16384) + 1.28 ms.) p2's cloud work (30 ms at 2 req/s) is the same in both.
   Fixture f;
-  SystemState st = state({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p2", "fast", 1e6, "c"), 2)}, "busy");
-  st.servers.push_back(st.servers[0]);  // c: s0's type and links, no cloud of its own
-  st.servers[1].id = "c";
-  st.servers[0].cloud = "c";
+  SystemState st = edge_and_cloud({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p2", "fast", 1e6, "c"), 2)});
   const Scheme s = scheme({{"p0", Strategy::pp(6, 7)}, {"p2", Strategy::pp(6)}});
   const double fast = f.est->predict(st, s).devices[0].latency_s;
   st.servers[1].link_bandwidth_mbps = 1;
@@ -800,10 +805,7 @@ TEST(AnalyticEstimator, AnEdgesResultsShareItsLinkWithItsTensorsToTheCloud) {
   // are the same at both speeds): the difference of the differences is w / (1 - 0.17664) - w / (1 -
   // 0.16384). (Until stop 61 the results were not seen there: 0.)
   Fixture f;
-  SystemState with = state({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p1", "fast", 1e6, "s0"), 10)}, "busy");
-  with.servers.push_back(with.servers[0]);  // c: s0's type and links, no cloud of its own
-  with.servers[1].id = "c";
-  with.servers[0].cloud = "c";
+  SystemState with = edge_and_cloud({open_loop(device("p0", "fast", 1e6, "s0"), 10), open_loop(device("p1", "fast", 1e6, "s0"), 10)});
   SystemState without = with;
   without.devices.pop_back();
   const Scheme both = scheme({{"p0", Strategy::pp(6, 7)}, {"p1", Strategy::pp(8)}}), alone = scheme({{"p0", Strategy::pp(6, 7)}});
