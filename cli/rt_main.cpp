@@ -79,6 +79,10 @@ int main(int argc, char** argv) {
   serve->add_option("--heartbeat", sv->heartbeat_s, "heartbeat interval in seconds (default 1)");
   serve->add_flag("--shape", sv->shape, "pace each device's downlink as its scenario link (loopback testbeds)");
   serve->add_flag("--shape-latency", sv->shape_latency, "add each device's link latency to its downlink (testbeds without tc netem)");
+  serve->add_option("--coordinator", sv->coordinator,
+                    "several servers: where this server reaches the scenario's first server, which holds the scheduler (host:port)");
+  serve->add_option("--advertise", sv->advertise,
+                    "several servers: where devices reach this server (host:port; default --bind and the port listened on)");
   serve->add_flag("--recovering", sv->recovering,
                   "started again after a fail event (coinfer testbed does this): append to --decisions-out, first decision 'recover:SERVER'");
   serve->callback([&] {
@@ -103,6 +107,8 @@ int main(int argc, char** argv) {
   device->add_option("--id", dv->device_id, "the scenario's device this process is")->required();
   device->add_option("--host", dv->host, "edge server address (default 127.0.0.1)");
   device->add_option("--port", dv->port, "edge server port (default 7070)");
+  device->add_option("--coordinator", dv->coordinator,
+                     "several servers: the scenario's first server (host:port), asked where to register when its own cannot be reached");
   device->add_option("--secret-file", *dv_secret, "file holding the shared secret (default: $COINFER_SECRET)");
   device->add_option("--epoch", dv->epoch_unix_s, "the run's time zero in Unix seconds (default: now)");
   device->add_option("--records", dv->records_out, "journal of this device's requests (JSON lines)")->required();

@@ -74,7 +74,24 @@ struct DeviceRuntime::Impl {
   std::mutex mutex;  // guards the members and calls marked "under mutex" / "mutex held"
   std::condition_variable cv;  // any state change
   bool helper = false;
-  std::shared_ptr<Connection> conn;
+  std::shared_ptr<Connection> conn;  // to its server now (under mutex)
+  // Several servers (hw/README.md "Several edge servers"). Where its server now listens (under mutex).
+  std::string server_host;
+  int server_port = 0;
+  // The scheme moved it (a scheduling message naming another server): where to, until it has
+  // registered there (under mutex).
+  std::optional<std::pair<int, std::string>> move_to;  // server index, "host:port"
+  // The connections to servers it moved away from, kept until the requests that went there are over
+  // ("in-flight requests finish where they started"); each with its own reader (under mutex).
+  struct Draining {
+    int server = -1;
+    std::shared_ptr<Connection> conn;
+    std::thread reader;
+  };
+  std::vector<Draining> draining;
+  // The readers' own state (last_result_arrival, held_results, the clock estimate) when a draining
+  // connection's reader runs beside the current one.
+  std::mutex reader_mutex;
   bool arrivals_over = false;
   bool ever_connected = false;
   bool finished = false;
@@ -234,7 +251,7 @@ struct DeviceRuntime::Impl {
         cv.wait_for(lock, Seconds(0.5));
         continue;
       }
-      std::shared_ptr<Connection> c = conn;
+      std::shared_ptr<Connection> c = connection_for(job->id);
       if (!c) {
         rq->loop().on_uploaded(job->id, now(), false, "not connected to the server");
         wake();
@@ -262,7 +279,7 @@ struct DeviceRuntime::Impl {
       }
       lock.lock();
       // Sent on a connection that has been lost meanwhile: no result will come on it.
-      if (error.empty() && conn != c) error = "connection to the server lost";
+      if (error.empty() && connection_for(job->id) != c) error = "connection to the server lost";
       // An upload cut by the scenario's failure of its server fails as in the simulator (nobody received it).
       const std::string failed = error.empty() ? "" : scheduled_failure_reason(now());
       rq->loop().on_uploaded(job->id, now(), error.empty(), failed.empty() ? "upload failed: " + error : failed);
@@ -280,7 +297,7 @@ struct DeviceRuntime::Impl {
     }
     const auto [task, req] = copies_to_send.front();
     copies_to_send.pop_front();
-    std::shared_ptr<Connection> c = conn;
+    std::shared_ptr<Connection> c = connection_for(static_cast<std::int64_t>(task));
     if (!c) return;  // lost: lose_connection() failed its request
     lock.unlock();
     try {
@@ -312,6 +329,7 @@ struct DeviceRuntime::Impl {
   // "mid_transfer": from the server handing it over, or the previous result's arrival, to now) fails
   // it or keeps it until a copy has crossed the link too; otherwise it completes its request.
   void on_result(Connection& c, Frame f, std::size_t frame_bytes) {
+    std::lock_guard<std::mutex> readers(reader_mutex);
     const std::uint64_t task = f.task_id;
     std::string out;
     ResultHeader h = unpack_result(f.payload, out);
@@ -395,18 +413,24 @@ struct DeviceRuntime::Impl {
     } catch (const std::exception& e) {
       throw ProtocolError(std::string("scheduling message: ") + e.what());
     }
+    const int to = a.server.empty() ? -1 : sc.server_index(a.server);
+    if (!a.server.empty() && to < 0) throw ProtocolError("scheduling message: unknown server '" + a.server + "'");
     std::lock_guard<std::mutex> lock(mutex);
     if (s != strategy()) {
       log("strategy " + strategy().to_string() + " -> " + s.to_string());
       rq->loop().on_strategy(s);
     }
     helper = a.helper;
+    if (to >= 0 && to != rq->loop().server()) {
+      log("moved to server " + a.server + " at " + a.address + ": registering there; requests on their way finish where they are");
+      move_to = std::make_pair(to, a.address);
+    }
     wake();
   }
 
   // Connects and registers; returns the connection, throws Refused or ConnectionClosed.
-  std::shared_ptr<Connection> connect_and_register() {
-    std::shared_ptr<Connection> c = Connection::connect(opt.host, opt.port, Seconds(3));
+  std::shared_ptr<Connection> connect_and_register(const std::string& host, int port, bool moved) {
+    std::shared_ptr<Connection> c = Connection::connect(host, port, Seconds(3));
     auto hello = c->receive(Seconds(5));
     if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello from the server");
     const Hello h = decode_hello(hello->payload);
@@ -417,10 +441,16 @@ struct DeviceRuntime::Impl {
     r.dataset = sc.devices[index].dataset;
     r.generates = sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none;
     r.hmac = hmac_sha256_hex(opt.secret, h.nonce + opt.device_id);
+    r.moved = moved;
     c->send({MsgType::register_, 0, encode(r)}, Seconds(5));
     auto reply = c->receive(Seconds(10));
     if (!reply) throw ConnectionClosed("no answer to the registration");
     if (reply->type == MsgType::error) throw Refused("the server refused the registration: " + decode_error(reply->payload));
+    if (reply->type == MsgType::redirect) {
+      const Redirect to = decode_redirect(reply->payload);
+      if (sc.server_index(to.server) < 0) throw ProtocolError("redirect to unknown server '" + to.server + "'");
+      throw RegistrationRedirected(to.server, to.address);
+    }
     if (reply->type != MsgType::registered) throw ConnectionClosed("unexpected answer to the registration");
     const Assignment a = decode_assignment(reply->payload);
     if (a.epoch_unix_s > 0 && !epochs_noted) {
@@ -437,9 +467,12 @@ struct DeviceRuntime::Impl {
     std::vector<HelperPart> parts;
   };
 
-  void read_loop(std::shared_ptr<Connection> c) {
+  void read_loop(std::shared_ptr<Connection> c, bool fresh = true) {
     std::map<std::uint64_t, Collecting> collecting;
-    held_results.clear();  // their copies were to come on the previous connection (its reader has been joined)
+    if (fresh) {  // their copies were to come on the previous connection (its reader has been joined)
+      std::lock_guard<std::mutex> readers(reader_mutex);
+      held_results.clear();
+    }
     try {
       while (!stopping()) {
         auto f = c->receive(Seconds(0.2));
@@ -477,6 +510,7 @@ struct DeviceRuntime::Impl {
           case MsgType::heartbeat: {
             const double t4 = device_unix();
             const ClockEcho e = decode_clock_echo(f->payload);
+            std::lock_guard<std::mutex> readers(reader_mutex);
             if (e.t1 > 0 && clock.add(clock_sample(e.t1, e.t2, e.t3, t4))) journal->clock(clock.offset_s(), clock.uncertainty_s(), clock.samples());
             break;
           }
@@ -498,27 +532,134 @@ struct DeviceRuntime::Impl {
   // "server ID failed at T s" when the scenario has its server down at run time t (a fail event at
   // or before t, no recover since: `coinfer testbed` killed it), else "". A quarter second of grace:
   // the device may see the drop a little before its own clock reaches the event.
-  std::string scheduled_failure_reason(double t) const {
-    const std::string& id = sc.devices[static_cast<size_t>(index)].server;
-    const int server = sc.server_index(id);
+  // Of its server now, or of `server` (mutex held).
+  std::string scheduled_failure_reason(double t, int server = -1) const {
+    if (server < 0) server = rq->loop().server();
     if (!availability.any() || server < 0 || availability.up_at(server, t + 0.25)) return "";
-    return server_failed_reason(id, availability.failed_at(server, t + 0.25));
+    return server_failed_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25));
   }
 
-  void lose_connection() {
-    std::lock_guard<std::mutex> lock(mutex);
-    conn.reset();
-    copies_to_send.clear();  // their requests fail below
+  // The connection request `id`'s upload (or its copy) goes on: to the server its record names, its
+  // server now or one it moved away from (null: none; mutex held).
+  std::shared_ptr<Connection> connection_for(std::int64_t id) {
+    const RequestRecord* r = rq->find(id);
+    const int server = r ? r->server : rq->loop().server();
+    if (server == rq->loop().server()) return conn;
+    for (const Draining& d : draining)
+      if (d.server == server) return d.conn;
+    return nullptr;
+  }
+
+  // Its server is `server` now, listening at `address` (a move or a redirect; mutex held).
+  void set_server_now(int server, const std::string& address) {
+    const auto [host, port] = split_address(address, "scheduling");
+    server_host = host;
+    server_port = port;
+    move_to.reset();
+    if (server == rq->loop().server()) return;
     const double t = now();
-    std::string why = scheduled_failure_reason(t);
+    const bool up = !availability.any() || availability.up_at(server, t + 0.25);
+    rq->loop().set_server(server, up, up ? "" : server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
+    wake();
+  }
+
+  // The connection to `server` is gone: what that server held is lost (the requests whose records
+  // name it). When the scenario's failure of that server explains it (a fail event at or before now,
+  // no recover since: `coinfer testbed` killed it, issue 36 item 3), they fail with the simulator's
+  // reasons (core/server_failures.hpp) and, for its server now, the loop treats the server as down
+  // until it registers again, as the simulator's devices do; any other loss is "connection to the
+  // server lost" and only pauses the closed loop.
+  void lose_connection(int server) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const bool current = server == rq->loop().server();
+    if (current) {
+      conn.reset();
+      copies_to_send.clear();  // their requests fail below
+    }
+    const double t = now();
+    std::string why = scheduled_failure_reason(t, server);
     if (!why.empty()) {
-      const std::string& id = sc.devices[static_cast<size_t>(index)].server;
-      rq->loop().set_server_available(false, server_down_reason(id, availability.failed_at(sc.server_index(id), t + 0.25)));
+      if (current) rq->loop().set_server_available(false, server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
     } else {
       why = "connection to the server lost";
     }
-    for (const DeviceRequest* r : rq->loop().unfinished_requests(true)) rq->loop().fail(r->rec.id, t, why);
+    for (const DeviceRequest* r : rq->loop().unfinished_requests(true))
+      if (r->rec.server == server) rq->loop().fail(r->rec.id, t, why);
     wake();
+  }
+
+  // Closes the connections to servers it moved away from once nothing it sent there is unfinished,
+  // or once lost (their requests then fail).
+  void close_drained() {
+    std::vector<Draining> done;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (auto it = draining.begin(); it != draining.end();) {
+        bool waiting = false;
+        for (const DeviceRequest* r : rq->loop().unfinished_requests(false)) waiting = waiting || r->rec.server == it->server;
+        if (!waiting || it->conn->closed()) {
+          done.push_back(std::move(*it));
+          it = draining.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+    for (Draining& d : done) {
+      const bool lost = d.conn->closed();
+      d.conn->close();
+      if (d.reader.joinable()) d.reader.join();
+      lose_connection(d.server);  // what it still held, if it was lost
+      log((lost ? "lost the connection to server " : "closed the connection to server ") + sc.servers[static_cast<size_t>(d.server)].id +
+          (lost ? "" : ": its requests there are over"));
+    }
+  }
+
+  // The scheme moved this device (move_to): registers at its new server (or takes back the
+  // connection it still drains there); `c` and `reader` become the new ones, the old pair drains.
+  // Returns false when the new server cannot be reached yet (tried again later). Throws Refused.
+  bool carry_out_move(std::shared_ptr<Connection>& c, std::thread& reader) {
+    std::pair<int, std::string> to;
+    Draining again;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!move_to) return true;
+      to = *move_to;
+      for (auto it = draining.begin(); it != draining.end(); ++it)
+        if (it->server == to.first) {
+          again = std::move(*it);
+          draining.erase(it);
+          break;
+        }
+    }
+    std::shared_ptr<Connection> next = again.conn;
+    std::thread next_reader = std::move(again.reader);
+    if (!next) {
+      try {
+        const auto [host, port] = split_address(to.second, "scheduling");
+        next = connect_and_register(host, port, true);
+      } catch (const RegistrationRedirected& e) {
+        std::lock_guard<std::mutex> lock(mutex);
+        move_to = std::make_pair(sc.server_index(e.server), e.address);
+        return false;
+      } catch (const Refused&) {
+        throw;
+      } catch (const std::exception& e) {
+        log("cannot register with server " + sc.servers[static_cast<size_t>(to.first)].id + " at " + to.second + " yet (" + e.what() + ")");
+        return false;
+      }
+      next_reader = std::thread([this, next] { read_loop(next, false); });
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    const int old = rq->loop().server();
+    draining.push_back(Draining{old, c, std::move(reader)});
+    c = next;
+    reader = std::move(next_reader);
+    conn = next;
+    set_server_now(to.first, to.second);
+    log("registered with " + next->peer() + " (server " + sc.servers[static_cast<size_t>(to.first)].id + ") as " + opt.device_id + "; the connection to " +
+        sc.servers[static_cast<size_t>(old)].id + " stays until its requests there are over");
+    return true;
   }
 
   long long run(const std::atomic<bool>& stop_flag) {
@@ -540,11 +681,46 @@ struct DeviceRuntime::Impl {
     const double hard_end = sc.hard_end_s();
     double backoff = 0.2;
     std::string fatal;
+    bool moved = false;            // the next registration follows a move or a redirect (not a join)
+    bool ask_coordinator = false;  // several servers: every other attempt asks the first server where to go
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      server_host = opt.host;
+      server_port = opt.port;
+    }
     while (!stopping()) {
       std::shared_ptr<Connection> c;
+      std::string host;
+      int port = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (move_to) {  // moved while the connection was lost: register there
+          set_server_now(move_to->first, move_to->second);
+          moved = true;
+        }
+        host = server_host;
+        port = server_port;
+      }
+      const bool via_coordinator = ask_coordinator && !opt.coordinator.empty();
       try {
-        c = connect_and_register();
+        if (via_coordinator) {
+          const auto [ch, cp] = split_address(opt.coordinator, "--coordinator");
+          c = connect_and_register(ch, cp, moved);
+          std::lock_guard<std::mutex> lock(mutex);
+          set_server_now(0, opt.coordinator);  // it took the registration: the first server is its server now
+        } else {
+          c = connect_and_register(host, port, moved);
+        }
         backoff = 0.2;
+        moved = false;
+        ask_coordinator = false;
+      } catch (const RegistrationRedirected& e) {
+        log(std::string("registration ") + e.what());
+        std::lock_guard<std::mutex> lock(mutex);
+        set_server_now(sc.server_index(e.server), e.address);
+        moved = true;
+        ask_coordinator = false;
+        continue;
       } catch (const Refused& e) {
         fatal = e.what();
         break;
@@ -553,6 +729,7 @@ struct DeviceRuntime::Impl {
         if (check_done(hard_end)) break;
         std::this_thread::sleep_for(Seconds(backoff));
         backoff = std::min(2.0, backoff * 2);
+        if (!opt.coordinator.empty()) ask_coordinator = !ask_coordinator;
         continue;
       }
       {
@@ -567,6 +744,13 @@ struct DeviceRuntime::Impl {
       std::thread reader([this, c] { read_loop(c); });
       double next_beat = 0;
       while (!c->closed() && !check_done(hard_end)) {
+        try {
+          if (!carry_out_move(c, reader)) std::this_thread::sleep_for(Seconds(0.2));
+        } catch (const Refused& e) {
+          fatal = e.what();
+          break;
+        }
+        close_drained();
         const double latency = one_way_latency_s(sc, index);
         if (opt.shape) c->set_shaping({0, latency, shared_schedule, opt.epoch_unix_s - opt.clock_skew_s});  // paced on the run's time
         else if (opt.shape_latency) c->set_shaping({0, latency, nullptr, 0});
@@ -593,8 +777,23 @@ struct DeviceRuntime::Impl {
       }
       c->close();
       reader.join();
-      lose_connection();
-      if (check_done(hard_end)) break;
+      int server_now = 0;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        server_now = rq->loop().server();
+      }
+      lose_connection(server_now);
+      if (!fatal.empty() || check_done(hard_end)) break;
+    }
+    // The connections it still drained: whatever they held is over with the run.
+    std::vector<Draining> left;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      left.swap(draining);
+    }
+    for (Draining& d : left) {
+      d.conn->close();
+      if (d.reader.joinable()) d.reader.join();
     }
     {
       std::lock_guard<std::mutex> lock(mutex);

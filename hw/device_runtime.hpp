@@ -28,11 +28,21 @@ namespace coinfer::hw {
 struct RegistrationRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The server answered the registration with a redirect (several servers): the device belongs to
+// `server`, listening at `address`, now.
+struct RegistrationRedirected : std::runtime_error {
+  RegistrationRedirected(std::string s, std::string a) : std::runtime_error("redirected to " + s + " at " + a), server(std::move(s)), address(std::move(a)) {}
+  std::string server, address;
+};
 
 struct DeviceOptions {
   std::string device_id;           // the scenario's device this process is
   std::string host = "127.0.0.1";  // the edge server
   int port = 7070;
+  // Several servers (hw/README.md "Several edge servers"): the scenario's first server ("host:port"),
+  // which knows where every device belongs now; the device asks it when its own server cannot be
+  // reached (it is redirected to its server now). "" = ask none.
+  std::string coordinator;
   std::string secret;
   double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the device starts
   std::string records_out;         // journal file (JSON lines); required

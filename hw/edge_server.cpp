@@ -135,6 +135,37 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::ofstream decisions;
   const std::atomic<bool>* stop = nullptr;
 
+  // --- several servers (hw/README.md "Several edge servers") -------------------------------------
+  // The scenario's first server is the coordinator: it holds the one Rescheduler, as the simulator's
+  // monitor sits on the first server's host. Every other server is its peer: it reports its triggers
+  // and observations (peer_report) and applies the scheme the coordinator sends (peer_scheme).
+  bool coordinator = true;  // this process decides (the only server, or the first of several)
+  bool several = false;     // the scenario has more than one server
+  std::string my_address;   // where devices reach this server (host:port)
+  // The scheme as this server follows it, per scenario device (under mutex): the coordinator's from its
+  // Rescheduler after each decision, a peer's from the coordinator's last peer_scheme.
+  std::vector<std::string> view_strategy;
+  std::vector<bool> view_helper;
+  std::vector<int> view_server;
+  BatchSpec batching_now;                        // this server's (under mutex)
+  std::map<std::string, std::string> addresses;  // server id -> host:port, as far as known (under mutex)
+  // Coordinator: its peers, by server index (live), and those that ended, until their reader is joined.
+  struct Peer {
+    int index = -1;
+    std::unique_ptr<Connection> conn;
+    std::thread reader;
+    bool reader_done = false;  // under mutex
+    bool reported = false;     // under mutex: `last` holds a report
+    PeerReport last;           // under mutex
+  };
+  std::map<int, std::shared_ptr<Peer>> peers;
+  std::vector<std::shared_ptr<Peer>> ended_peers;
+  // Peer: the triggers seen since the last report (under mutex; at most kMaxPeerEvents while the
+  // coordinator cannot be reached, the oldest then go, said in the log).
+  static constexpr size_t kMaxPeerEvents = 10000;
+  std::deque<PeerEvent> peer_events;
+  std::vector<double> reported_mbps;  // per device: the bandwidth last reported to the coordinator
+
   double now() const { return unix_now() - opt.epoch_unix_s; }
   void log(const std::string& line) const {
     if (opt.log) opt.log(line);
@@ -158,9 +189,17 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       conn->send({MsgType::hello, 0, encode(Hello{kProtocolVersion, nonce})}, Seconds(5));
       auto f = conn->receive(Seconds(10));
       if (!f) throw ProtocolError("no registration within 10 s");
-      if (f->type != MsgType::register_) throw ProtocolError(std::string("expected register, got ") + to_string(f->type));
+      if (f->type != MsgType::register_ && f->type != MsgType::peer_register)
+        throw ProtocolError(std::string("expected register, got ") + to_string(f->type));
+      if (f->type == MsgType::peer_register) return accept_peer(std::move(conn), decode_peer_registration(f->payload), nonce, peer);
       Registration r = decode_registration(f->payload);
-      const RegistrationCheck check = check_registration(r, nonce, opt.secret, sc, server_index);
+      std::vector<int> servers_now;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        servers_now = view_server;
+      }
+      const RegistrationCheck check = check_registration(r, nonce, opt.secret, sc, server_index, &servers_now);
+      if (check.other_server >= 0) return redirect(*conn, peer, r.device_id, check.other_server);
       if (!check.accepted()) return reject(*conn, peer, check.refusal);
       const int index = check.device_index;
       auto h = std::make_shared<Handler>();
@@ -179,13 +218,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
           retire(old->second);
         }
         handlers[index] = h;
-        a.strategy = rescheduler->strategy(index).to_string();
-        a.helper = rescheduler->is_helper(index) && !helpers_released;
+        a.strategy = view_strategy[static_cast<size_t>(index)];
+        a.helper = view_helper[static_cast<size_t>(index)] && !helpers_released;
         a.epoch_unix_s = opt.epoch_unix_s;  // the device's journal is put on this time zero (hw/clock_sync.hpp)
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
-        // The devices the scenario has from the start make up the start decision together.
-        if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
-        else if (start_gate->registered(index)) trigger(start_trigger());
+        // A device the scheme moved here registers without a trigger (the simulator's move has none).
+        if (!r.moved) device_registered(index);
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       try {
@@ -198,7 +236,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         h->reader_done = true;
         if (auto it = handlers.find(index); it != handlers.end() && it->second == h) {
           handlers.erase(it);
-          if (!*stop && now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, index, 0});
+          if (!*stop && now() < sc.duration_s) device_left(index);
         }
         retire(h);
       }
@@ -267,6 +305,54 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     const double latency = one_way_latency_s(sc, h.index);
     if (opt.shape) h.conn->set_shaping({0, latency, shared_schedules[static_cast<size_t>(h.index)], opt.epoch_unix_s});
     else if (opt.shape_latency) h.conn->set_shaping({0, latency, nullptr, 0});
+  }
+
+  // A device registered here (not moved here): the coordinator folds the scenario's initial devices
+  // into the start decision and offers later ones as joins; a peer reports it (mutex held).
+  void device_registered(int index) {
+    if (!coordinator) return report(PeerEvent{PeerEvent::Kind::registered, index, 0});
+    if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
+    else if (start_gate->registered(index)) trigger(start_trigger());
+  }
+  // A device of this server went before the end of the arrivals (mutex held).
+  void device_left(int index) {
+    if (!coordinator) return report(PeerEvent{PeerEvent::Kind::leave, index, 0});
+    trigger(Trigger{Trigger::Kind::leave, index, 0});
+  }
+  void device_bandwidth(int index, double mbps) {  // mutex held
+    if (coordinator) return trigger(Trigger{Trigger::Kind::bandwidth, index, mbps});
+    if (reported_mbps[static_cast<size_t>(index)] == mbps) return;  // the coordinator has it
+    reported_mbps[static_cast<size_t>(index)] = mbps;
+    report(PeerEvent{PeerEvent::Kind::bandwidth, index, mbps});
+  }
+  void report(const PeerEvent& e) {  // mutex held
+    if (peer_events.size() >= kMaxPeerEvents) {
+      peer_events.pop_front();
+      log("the coordinator has not taken " + std::to_string(kMaxPeerEvents) + " triggers: the oldest is lost");
+    }
+    peer_events.push_back(e);
+  }
+
+  // A registration for a device the scheme has at another server: where to go instead, or (its
+  // address not known yet) a close without an answer, so that the device tries again.
+  void redirect(Connection& c, const std::string& peer, const std::string& device, int other) {
+    std::string address;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (auto a = addresses.find(sc.servers[static_cast<size_t>(other)].id); a != addresses.end()) address = a->second;
+    }
+    if (address.empty()) {
+      log("device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id +
+          ", whose address is not known yet: closed, it will try again");
+      c.close();
+      return;
+    }
+    log("device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id + ": redirected to " + address);
+    try {
+      c.send({MsgType::redirect, 0, encode(Redirect{sc.servers[static_cast<size_t>(other)].id, address})}, Seconds(2));
+    } catch (const std::exception&) {
+    }
+    c.close();
   }
 
   void reject(Connection& c, const std::string& peer, const std::string& why) {
@@ -342,8 +428,9 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       handlers.erase(it);
       if (!*stop) {
         log("device " + h->id + " disconnected: " + why);
-        // After the arrivals end devices finish and go: that is the run ending, not a scenario leave.
-        if (now() < sc.duration_s) trigger(Trigger{Trigger::Kind::leave, h->index, 0});
+        // After the arrivals end devices finish and go: that is the run ending, not a scenario leave. A
+        // device the scheme moved elsewhere closes this connection once its requests here are done.
+        if (now() < sc.duration_s && view_server[static_cast<size_t>(h->index)] == server_index) device_left(h->index);
       }
       // Its queued tasks cannot be answered any more: the device records them failed itself.
       for (auto held = held_uploads.begin(); held != held_uploads.end();)
@@ -404,7 +491,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
     std::lock_guard<std::mutex> lock(mutex);
     h->status = s;
-    if (s.bandwidth_mbps > 0) trigger(Trigger{Trigger::Kind::bandwidth, h->index, s.bandwidth_mbps});
+    if (s.bandwidth_mbps > 0) device_bandwidth(h->index, s.bandwidth_mbps);
   }
 
   void on_helper_result(const std::shared_ptr<Handler>& helper, const Frame& f) {
@@ -508,9 +595,11 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     const std::vector<int> helpers = loop->helpers().helpers();
     loop->set_helpers({}, now());
     for (const auto& kv : handlers) {
-      if (!rescheduler->is_helper(kv.first)) continue;
+      if (!view_helper[static_cast<size_t>(kv.first)]) continue;
       try {
-        kv.second->conn->send({MsgType::scheduling, 0, encode(Assignment{rescheduler->strategy(kv.first).to_string(), false})}, Seconds(2));
+        Assignment a;
+        a.strategy = view_strategy[static_cast<size_t>(kv.first)];
+        kv.second->conn->send({MsgType::scheduling, 0, encode(a)}, Seconds(2));
       } catch (const std::exception& e) {
         log("releasing helper " + kv.second->id + " failed: " + e.what());
       }
@@ -669,32 +758,291 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     }
     std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
     servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
+    // Several servers: what each peer last reported (every 0.1 s) of itself and of its devices; a
+    // device connected at two servers (draining its old one after a move) is seen at its server now.
+    for (const auto& [j, p] : peers) {
+      if (!p->reported) continue;
+      servers[static_cast<size_t>(j)] = ServerObservation{p->last.queue_length, p->last.busy_workers, 0};
+      for (const PeerDevice& d : p->last.devices) {
+        DeviceObservation& o = *devices[static_cast<size_t>(d.device)];
+        if (o.connected && view_server[static_cast<size_t>(d.device)] != j) continue;
+        o.connected = true;
+        o.link_bandwidth_mbps = d.status.bandwidth_mbps;
+        o.queue_length = d.status.queue_length;
+        o.unfinished = d.status.unfinished;
+        o.busy = d.status.busy;
+        o.completed = d.status.completed;
+        o.latency_sum_s = d.status.latency_sum_s;
+        o.generates = d.generates;
+      }
+    }
     return rescheduler->snapshot(now(), devices, servers);
+  }
+
+  // --- the scheme as this server follows it (mutex held) -------------------------------------------
+  // Tells each device connected here that belongs here (by the scheme before) and whose strategy,
+  // helper role or server differs now; then takes the new scheme as its own. A device moved to a
+  // server whose address is not known yet is told its strategy only, and stays (logged).
+  void follow_scheme(const std::vector<std::string>& strategy, const std::vector<bool>& helper, const std::vector<int>& server) {
+    for (size_t i = 0; i < strategy.size(); ++i) {
+      const bool changed = strategy[i] != view_strategy[i] || helper[i] != view_helper[i] || server[i] != view_server[i];
+      const bool was_mine = view_server[i] == server_index;
+      auto it = handlers.find(static_cast<int>(i));
+      if (changed && was_mine && it != handlers.end()) {  // the others are told at their registration
+        Assignment a;
+        a.strategy = strategy[i];
+        a.helper = helper[i] && !helpers_released;
+        if (server[i] != server_index) {
+          const std::string& id = sc.servers[static_cast<size_t>(server[i])].id;
+          if (auto addr = addresses.find(id); addr != addresses.end()) {
+            a.server = id;
+            a.address = addr->second;
+          } else {
+            log("device " + it->second->id + " moved to server " + id + ", whose address is not known yet: it stays here");
+          }
+        }
+        try {
+          it->second->conn->send({MsgType::scheduling, 0, encode(a)}, Seconds(2));
+        } catch (const std::exception& e) {
+          log("scheduling message to " + it->second->id + " failed: " + e.what());
+        }
+      }
+      view_strategy[i] = strategy[i];
+      view_helper[i] = helper[i];
+      view_server[i] = server[i];
+    }
+  }
+  void set_batching_now(const BatchSpec& spec) {  // mutex held
+    if (spec == batching_now) return;
+    batching_now = spec;
+    loop->set_batching(spec, now());
+    timer_cv.notify_all();  // a window may now end sooner than the timer waits for
+    log("batching now " + spec.to_string());
+  }
+
+  // --- the coordinator's peers -----------------------------------------------------------------------
+  // The whole scheme for peer j (mutex held).
+  PeerScheme scheme_for(int j) const {
+    PeerScheme ps;
+    ps.strategies = view_strategy;
+    ps.helpers = view_helper;
+    ps.servers = view_server;
+    for (size_t i = 0; i < sc.devices.size(); ++i)
+      if (view_helper[i] && !helpers_released && sc.devices[i].server == sc.servers[static_cast<size_t>(j)].id) ps.server_helpers.push_back(static_cast<int>(i));
+    const BatchSpec& b = rescheduler->batching(j);
+    ps.batch_window_ms = b.window_ms;
+    ps.batch_max_size = b.max_size;
+    ps.addresses = addresses;
+    return ps;
+  }
+  void send_schemes() {  // mutex held
+    for (const auto& [j, p] : peers) {
+      try {
+        p->conn->send({MsgType::peer_scheme, 0, encode(scheme_for(j))}, Seconds(2));
+      } catch (const std::exception& e) {
+        log("scheme for server " + sc.servers[static_cast<size_t>(j)].id + " not delivered: " + e.what());
+      }
+    }
+  }
+
+  void accept_peer(std::unique_ptr<Connection> conn, const PeerRegistration& r, const std::string& nonce, const std::string& from) {
+    const PeerCheck check = check_peer_registration(r, nonce, opt.secret, sc, server_index);
+    if (!check.accepted()) return reject(*conn, from, check.refusal);
+    auto p = std::make_shared<Peer>();
+    p->index = check.server_index;
+    p->conn = std::move(conn);
+    p->conn->set_max_payload(kDefaultMaxPayload);  // authenticated: reports may be large
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto old = peers.find(p->index); old != peers.end()) {  // started again: the new one replaces it
+      old->second->conn->close();
+      ended_peers.push_back(old->second);
+    }
+    peers[p->index] = p;
+    addresses[r.server_id] = r.address;
+    log("server " + r.server_id + " registered from " + from + " as a peer (devices reach it at " + r.address + ")");
+    send_schemes();  // every peer learns the new address
+    try {
+      p->reader = std::thread([this, p] { peer_read_loop(p); });
+    } catch (const std::system_error& e) {
+      log("server " + r.server_id + " dropped: no thread for its connection (" + e.what() + ")");
+      p->conn->close();
+      p->reader_done = true;
+      peers.erase(p->index);
+      ended_peers.push_back(p);
+    }
+  }
+
+  void peer_read_loop(std::shared_ptr<Peer> p) {
+    const std::string& id = sc.servers[static_cast<size_t>(p->index)].id;
+    std::string why = "closed";
+    double last_heard = now();
+    try {
+      while (!*stop) {
+        auto f = p->conn->receive(Seconds(0.5));
+        if (!f) {
+          if (now() - last_heard > 5 * opt.heartbeat_s) throw ConnectionClosed("silent for " + std::to_string(5 * opt.heartbeat_s) + " s");
+          continue;
+        }
+        last_heard = now();
+        if (f->type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f->payload));
+        if (f->type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from a peer server");
+        PeerReport rep = decode_peer_report(f->payload);
+        for (const PeerEvent& e : rep.events)
+          if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+        for (const PeerDevice& d : rep.devices)
+          if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+        std::lock_guard<std::mutex> lock(mutex);
+        for (const PeerEvent& e : rep.events) {
+          if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
+          else if (e.kind == PeerEvent::Kind::leave) trigger(Trigger{Trigger::Kind::leave, e.device, 0});
+          else trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
+        }
+        rep.events.clear();
+        p->last = std::move(rep);
+        p->reported = true;
+      }
+    } catch (const ProtocolError& e) {
+      why = std::string("protocol error: ") + e.what();
+      try {
+        p->conn->send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
+      } catch (const std::exception&) {
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    p->conn->close();
+    std::lock_guard<std::mutex> lock(mutex);
+    p->reader_done = true;
+    if (auto it = peers.find(p->index); it != peers.end() && it->second == p) {
+      peers.erase(it);
+      ended_peers.push_back(p);
+      if (!*stop) log("peer server " + id + " disconnected: " + why + " (its devices are not observed until it registers again)");
+    }
+  }
+
+  void reap_peers() {  // mutex held; joins readers that have finished
+    for (auto it = ended_peers.begin(); it != ended_peers.end();) {
+      if ((*it)->reader_done) {
+        if ((*it)->reader.joinable()) (*it)->reader.join();
+        it = ended_peers.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // --- a peer's side: reports to the coordinator, applies its scheme --------------------------------
+  PeerReport make_report() {  // mutex held; takes the pending events
+    PeerReport r;
+    r.events.assign(peer_events.begin(), peer_events.end());
+    peer_events.clear();
+    r.queue_length = loop->queued();
+    r.busy_workers = loop->busy_workers();
+    for (const auto& [i, h] : handlers)
+      if (h->alive) r.devices.push_back(PeerDevice{i, h->generates, h->status});
+    return r;
+  }
+
+  void apply_scheme(const PeerScheme& ps) {
+    const size_t n = sc.devices.size();
+    if (ps.strategies.size() != n)
+      throw ProtocolError("peer_scheme for " + std::to_string(ps.strategies.size()) + " devices; the scenario has " + std::to_string(n));
+    for (size_t i = 0; i < n; ++i) {
+      try {
+        parse_strategy(ps.strategies[i]);
+      } catch (const std::exception& e) {
+        throw ProtocolError("peer_scheme: strategy of device " + sc.devices[i].id + ": " + e.what());
+      }
+      if (ps.servers[i] < 0 || static_cast<size_t>(ps.servers[i]) >= sc.servers.size()) throw ProtocolError("peer_scheme: server index out of range");
+    }
+    for (int h : ps.server_helpers)
+      if (h < 0 || static_cast<size_t>(h) >= n || sc.devices[static_cast<size_t>(h)].server != sc.servers[static_cast<size_t>(server_index)].id)
+        throw ProtocolError("peer_scheme: a helper that is not one of this server's devices");
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& [id, a] : ps.addresses)
+      if (sc.server_index(id) >= 0) addresses[id] = a;
+    follow_scheme(ps.strategies, ps.helpers, ps.servers);
+    loop->set_helpers(helpers_released ? std::vector<int>{} : ps.server_helpers, now());
+    set_batching_now(BatchSpec{ps.batch_window_ms, ps.batch_max_size});
+    work_cv.notify_all();
+  }
+
+  // Connects to the coordinator, registers, then reports every 0.1 s (at once when a trigger waits)
+  // and applies each scheme it sends, until stopped; reconnects after a loss (the coordinator may be
+  // killed and started again), announcing its connected devices again.
+  void peer_loop() {
+    double backoff = 0.2;
+    bool first = true;
+    while (!*stop) {
+      std::unique_ptr<Connection> c;
+      try {
+        const auto [host, port] = split_address(opt.coordinator, "--coordinator");
+        c = Connection::connect(host, port, Seconds(3));
+        auto hello = c->receive(Seconds(5));
+        if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello from the coordinator");
+        const Hello h = decode_hello(hello->payload);
+        const std::string& me = sc.servers[static_cast<size_t>(server_index)].id;
+        c->send({MsgType::peer_register, 0, encode(PeerRegistration{me, my_address, hmac_sha256_hex(opt.secret, h.nonce + "server:" + me)})}, Seconds(5));
+        c->set_max_payload(kDefaultMaxPayload);
+        log("registered with the coordinator at " + opt.coordinator);
+        backoff = 0.2;
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          if (!first)  // a coordinator started again knows none of them
+            for (const auto& [i, hd] : handlers)
+              if (hd->alive) peer_events.push_front(PeerEvent{PeerEvent::Kind::registered, i, 0});
+          first = false;
+        }
+        double next_report = 0;
+        while (!*stop) {
+          if (auto f = c->receive(Seconds(0.02))) {
+            if (f->type == MsgType::peer_scheme) apply_scheme(decode_peer_scheme(f->payload));
+            else if (f->type == MsgType::error) throw ConnectionClosed("the coordinator said: " + decode_error(f->payload));
+            else throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from the coordinator");
+          }
+          std::optional<PeerReport> rep;
+          {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (!peer_events.empty() || now() >= next_report) rep = make_report();
+          }
+          if (rep) {
+            c->send({MsgType::peer_report, 0, encode(*rep)}, Seconds(2));
+            next_report = now() + 0.1;
+          }
+        }
+      } catch (const std::exception& e) {
+        if (*stop) break;
+        log("coordinator at " + opt.coordinator + ": " + e.what() + "; trying again in " + format_double(backoff) + " s");
+        if (c) c->close();
+        std::this_thread::sleep_for(Seconds(backoff));
+        backoff = std::min(2.0, backoff * 2);
+      }
+    }
   }
 
   // Carries out a decision of the shared Rescheduler (sched/rescheduler.hpp): only devices whose
   // strategy or helper role changed get a scheduling message (mutex held).
   void decide() {
     Decision d = rescheduler->decide(snapshot());
-    for (const DeviceChange& c : d.changes) {
-      auto it = handlers.find(c.device);
-      if (it == handlers.end()) continue;  // told at registration
-      try {
-        it->second->conn->send({MsgType::scheduling, 0, encode(Assignment{c.strategy.to_string(), c.helper && !helpers_released})}, Seconds(2));
-      } catch (const std::exception& e) {
-        log("scheduling message to " + it->second->id + " failed: " + e.what());
-      }
+    // The devices connected here are told what changed for them (Decision::changes are exactly the
+    // devices whose strategy, helper role or server changed); the peers get the whole scheme and tell
+    // theirs.
+    std::vector<std::string> strategy(sc.devices.size());
+    std::vector<bool> helper(sc.devices.size());
+    std::vector<int> server(sc.devices.size());
+    for (size_t i = 0; i < sc.devices.size(); ++i) {
+      strategy[i] = rescheduler->strategy(static_cast<int>(i)).to_string();
+      helper[i] = rescheduler->is_helper(static_cast<int>(i));
+      server[i] = rescheduler->server(static_cast<int>(i));
     }
+    follow_scheme(strategy, helper, server);
+    send_schemes();
     // Helpers (once told): each serves its own server (Decision::helpers_of, the simulator's rule too,
     // in the same order); none once released at the end of arrivals.
     loop->set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id), now());
     // Batching: this server applies the rule the scheme gave it now (the simulator does the same).
     for (const auto& [j, spec] : d.batching)
-      if (j == server_index) {
-        loop->set_batching(spec, now());
-        timer_cv.notify_all();  // a window may now end sooner than the timer waits for
-        log("batching now " + spec.to_string());
-      }
+      if (j == server_index) set_batching_now(spec);
     work_cv.notify_all();
     log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
     if (decisions.is_open()) {
@@ -712,8 +1060,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     // device's schedule), at their times: the simulator's list (Rescheduler::scenario_events), the
     // same in both engines.
     std::vector<std::pair<double, Trigger>> timed;
+    // Several servers: the coordinator also offers its peers' failures and recoveries at their times,
+    // as the simulator's monitor does (its own: it is not running then; started again, its first
+    // decision is the recovery).
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
-      if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover) timed.push_back(e);
+      if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
+          ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) && e.second.device != server_index))
+        timed.push_back(e);
     size_t next_timed = 0;
     if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's
       while (next_timed < timed.size() && timed[next_timed].first <= now()) ++next_timed;
@@ -793,10 +1146,28 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.scheduler = make_scheduler(impl.sc, *impl.estimator);
   check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
   impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
+  impl.several = impl.sc.servers.size() > 1;
+  impl.coordinator = impl.server_index == 0;
+  if (!impl.coordinator && impl.opt.coordinator.empty())
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator",
+                     "server " + me.id + " is not the scenario's first server: give --coordinator HOST:PORT, where " + impl.sc.servers.front().id +
+                         " (which holds the scheduler) listens");
+  if (!impl.coordinator) try {
+      split_address(impl.opt.coordinator, "--coordinator");
+    } catch (const ProtocolError& e) {
+      throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator", e.what());
+    }
+  for (size_t i = 0; i < impl.sc.devices.size(); ++i) {
+    impl.view_strategy.push_back(impl.rescheduler->strategy(static_cast<int>(i)).to_string());
+    impl.view_helper.push_back(impl.rescheduler->is_helper(static_cast<int>(i)));
+    impl.view_server.push_back(impl.rescheduler->server(static_cast<int>(i)));
+  }
+  impl.reported_mbps.assign(impl.sc.devices.size(), 0);
+  impl.batching_now = me.batch;
   if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
   // After a failure, the devices present now make up the first decision, given 10 s to come back.
   const double started_at = impl.opt.recovering ? std::max(0.0, impl.now()) : 0;
-  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.server_index,
+  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.several ? -1 : impl.server_index,
                                                 impl.opt.recovering ? started_at + Impl::kRecoverDeadlineS : Impl::kStartDeadlineS, started_at);
   if (!impl.opt.decisions_out.empty()) {
     impl.decisions.open(impl.opt.decisions_out, impl.opt.recovering ? std::ios::app : std::ios::trunc);
@@ -804,6 +1175,19 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   }
   // Until a peer has authenticated, a frame may carry at most a registration (hw/README.md).
   impl.listener = std::make_unique<Listener>(impl.opt.bind, impl.opt.port, kMaxUnauthenticatedPayload);
+  impl.my_address = impl.opt.advertise.empty() ? impl.opt.bind + ":" + std::to_string(impl.listener->port()) : impl.opt.advertise;
+  if (impl.several) {
+    if (impl.opt.advertise.empty() && impl.opt.bind == "0.0.0.0")
+      throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise",
+                       "the scenario has several servers: give --advertise HOST:PORT, where devices moved to this server reach it "
+                       "(it listens on every address)");
+    try {
+      split_address(impl.my_address, "--advertise");
+    } catch (const ProtocolError& e) {
+      throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise", e.what());
+    }
+    impl.addresses[me.id] = impl.my_address;
+  }
   if (!impl.opt.port_file.empty()) write_text_atomic(impl.opt.port_file, std::to_string(impl.listener->port()) + "\n");
 }
 
@@ -815,15 +1199,17 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   Impl& impl = *impl_;
   impl.stop = &stop;
   impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
-        std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, scheduler " +
-        impl.scheduler->name() + ")");
+        std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, " +
+        (impl.coordinator ? "scheduler " + impl.scheduler->name() : "the scheme of coordinator " + impl.opt.coordinator) +
+        (impl.several ? ", devices reach it at " + impl.my_address : std::string()) + ")");
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
-    if (impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
+    if (impl.coordinator && impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
   }
   std::vector<std::thread> threads;
   for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });
-  threads.emplace_back([&impl] { impl.scheduler_loop(); });
+  if (impl.coordinator) threads.emplace_back([&impl] { impl.scheduler_loop(); });
+  else threads.emplace_back([&impl] { impl.peer_loop(); });
   threads.emplace_back([&impl] { impl.batch_timer_loop(); });
   bool starved = false;  // out of descriptors: logged once per episode
   while (!stop) {
@@ -842,12 +1228,14 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     if (c) impl.start_handshake(std::move(c));
     std::lock_guard<std::mutex> lock(impl.mutex);
     impl.reap_retired();
+    impl.reap_peers();
   }
   impl.listener->close();
   impl.handshakes.wait_idle();
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
     for (auto& [i, h] : impl.handlers) h->conn->close();
+    for (auto& [j, p] : impl.peers) p->conn->close();
     impl.work_cv.notify_all();
     impl.sched_cv.notify_all();
     impl.timer_cv.notify_all();
@@ -862,6 +1250,16 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   for (auto& h : all) {
     h->conn->close();
     if (h->reader.joinable()) h->reader.join();
+  }
+  std::vector<std::shared_ptr<Impl::Peer>> peers;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    for (auto& [j, p] : impl.peers) peers.push_back(p);
+    peers.insert(peers.end(), impl.ended_peers.begin(), impl.ended_peers.end());
+  }
+  for (auto& p : peers) {
+    p->conn->close();
+    if (p->reader.joinable()) p->reader.join();
   }
   impl.log("stopped");
 }

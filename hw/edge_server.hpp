@@ -36,6 +36,12 @@ struct ServeOptions {
   // appended to, and the first decision, once the devices present now have registered again (or 10 s
   // have passed), is triggered "recover:SERVER" instead of "start".
   bool recovering = false;
+  // Several edge servers (hw/README.md "Several edge servers"): the scenario's first server is the
+  // coordinator (it holds the scheduler); every other server is its peer, reports to it and applies
+  // its scheme. `coordinator`: where a peer reaches the coordinator ("host:port"; required for a peer,
+  // ignored by the coordinator). `advertise`: where devices reach this server ("host:port"; default
+  // the bind address and port, which must then not be 0.0.0.0 when the scenario has several servers).
+  std::string coordinator, advertise;
   std::function<void(const std::string&)> log;  // one line per event (stderr by default)
 };
 

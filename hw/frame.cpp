@@ -35,6 +35,10 @@ const char* to_string(MsgType t) {
     case MsgType::heartbeat: return "heartbeat";
     case MsgType::error: return "error";
     case MsgType::resend: return "resend";
+    case MsgType::peer_register: return "peer_register";
+    case MsgType::peer_report: return "peer_report";
+    case MsgType::peer_scheme: return "peer_scheme";
+    case MsgType::redirect: return "redirect";
   }
   return "unknown";
 }
@@ -84,7 +88,7 @@ FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
   if (p[4] != kProtocolVersion)
     throw ProtocolError("protocol version " + std::to_string(p[4]) + " (this side speaks " +
                         std::to_string(kProtocolVersion) + ")");
-  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::resend))
+  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::redirect))
     throw ProtocolError("unknown message type " + std::to_string(p[5]));
   if ((p[6] & ~kFlagCompressed) != 0 || p[7] != 0) throw ProtocolError("unknown flags");
   FrameHeader h;

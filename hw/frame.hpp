@@ -38,6 +38,12 @@ enum class MsgType : std::uint8_t {
   heartbeat = 7,   // either way, keeps the connection alive
   error = 8,       // either way, then the sender closes the connection
   resend = 9,      // either way: a handover caught this task's transfer; send its bytes again (mobility.mid_transfer: resend)
+  // Between edge servers of one run (hw/README.md "Several edge servers"): the first server of the
+  // scenario (the coordinator) holds the scheduler; every other server is its peer.
+  peer_register = 10,  // peer -> coordinator: the peer's server id, its address for devices, HMAC of the challenge
+  peer_report = 11,    // peer -> coordinator: triggers it saw (registrations, leaves, bandwidth) and what it observes
+  peer_scheme = 12,    // coordinator -> peer: the scheme now (every device's strategy, helper role, server), its helpers and batching, the servers' addresses
+  redirect = 13,       // server -> device, answering a registration: the device belongs to another server now; register there
 };
 const char* to_string(MsgType t);
 

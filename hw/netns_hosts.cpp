@@ -91,6 +91,11 @@ class NetnsHosts final : public TestbedHosts {
     if (nd_ > kMaxTestbedDevices)
       throw InputError(SourceLocation{o.scenario, 0, 0}, "devices",
                        "the scenario names " + std::to_string(nd_) + " devices; the testbed creates at most " + std::to_string(kMaxTestbedDevices));
+    if (sc.servers.size() > static_cast<size_t>(kMaxTestbedServers))
+      throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
+                       "the scenario names " + std::to_string(sc.servers.size()) + " servers; the testbed runs at most " +
+                           std::to_string(kMaxTestbedServers));
+    servers_.resize(sc.servers.size());
     for (const auto& d : sc.devices) schedules_.emplace_back(d, sc.events);
     tag_ = "cf" + std::to_string(::getpid() % 10000);
     // Background load takes its share from the device's CPU cap (the cgroup quota is lowered at the
@@ -116,10 +121,10 @@ class NetnsHosts final : public TestbedHosts {
       if (::geteuid() != 0) {
         netns_ = false;
         why_not_ = "not root";
-      } else if (run_command({"ip", "netns", "add", server_ns()}, &why_not_) != 0) {
+      } else if (run_command({"ip", "netns", "add", server_ns(0)}, &why_not_) != 0) {
         netns_ = false;
       } else {
-        namespaces_.push_back(server_ns());
+        namespaces_.push_back(server_ns(0));
       }
       if (!netns_ && !o_.quiet)
         log::info("testbed", "cannot create network namespaces (" + why_not_ + "): falling back to loopback with shaping inside the middleware");
@@ -136,43 +141,72 @@ class NetnsHosts final : public TestbedHosts {
     common_.insert(common_.end(), {"--secret-file", secret_file_, "--threads", std::to_string(o_.threads)});
     if (!netns_) common_.push_back("--shape");
     else if (!use_netem_) common_.push_back("--shape-latency");
+    start_one_server(0);  // the coordinator first: its peers need its port (server_listening starts them)
+  }
+
+  // Server j: the first writes the decisions; with several, each says where devices reach it, and the
+  // others where the first (the coordinator) listens.
+  void start_one_server(int j) {
+    ServerProc& p = servers_[static_cast<size_t>(j)];
     std::vector<std::string> argv;
-    if (netns_) argv = {"ip", "netns", "exec", server_ns()};
-    argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--bind", netns_ ? "0.0.0.0" : "127.0.0.1", "--port", netns_ ? "7070" : "0",
-                             "--port-file", port_file(), "--decisions-out", work_ + "/decisions.jsonl"});
+    if (netns_) argv = {"ip", "netns", "exec", server_ns(j)};
+    argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--server", sc_.servers[static_cast<size_t>(j)].id, "--bind",
+                             netns_ ? "0.0.0.0" : "127.0.0.1", "--port", netns_ ? "7070" : "0", "--port-file", port_file(j)});
+    if (j == 0) argv.insert(argv.end(), {"--decisions-out", work_ + "/decisions.jsonl"});
     argv.insert(argv.end(), common_.begin(), common_.end());
-    // The epoch is given to every process, the server included (its decision times, periods and the
+    // The epoch is given to every process, the servers included (their decision times, periods and the
     // end of arrivals count from it).
     argv.insert(argv.end(), {"--epoch", epoch_text_});
-    server_argv_ = argv;
-    server_ = start_logged(argv, work_ + "/logs/server.log");
+    if (servers_.size() > 1) {
+      if (j > 0) argv.insert(argv.end(), {"--coordinator", address(0)});
+      if (netns_) argv.insert(argv.end(), {"--advertise", address(j)});
+    }
+    p.argv = argv;
+    p.child = start_logged(argv, work_ + "/logs/" + server_log_name(sc_, j));
+    p.started = true;
   }
 
   bool can_fail_server() const override { return true; }
-  void kill_server() override {
-    server_.signal(SIGKILL);
-    server_.wait();
+  void kill_server(int j) override {
+    ServerProc& p = servers_[static_cast<size_t>(j)];
+    p.child.signal(SIGKILL);
+    p.child.wait();
   }
   // The same command on the same address: a namespace's server listens on 7070 in any case; on
   // loopback, on the port the first start was given (the devices reconnect there).
-  void restart_server() override {
-    std::vector<std::string> argv = server_argv_;
+  void restart_server(int j) override {
+    ServerProc& p = servers_[static_cast<size_t>(j)];
+    std::vector<std::string> argv = p.argv;
     for (size_t k = 0; k + 1 < argv.size(); ++k)
-      if (argv[k] == "--port" && argv[k + 1] == "0") argv[k + 1] = port_;
+      if (argv[k] == "--port" && argv[k + 1] == "0") argv[k + 1] = p.port;
     argv.push_back("--recovering");
-    server_ = start_logged(argv, work_ + "/logs/server.log", true);
+    p.child = start_logged(argv, work_ + "/logs/" + server_log_name(sc_, j), true);
   }
 
   bool server_listening() override {
-    if (fs::exists(port_file())) {
-      port_ = read_run_file(port_file());
-      port_ = port_.substr(0, port_.find('\n'));
-      return true;
+    bool all = true;
+    for (size_t j = 0; j < servers_.size(); ++j) {
+      ServerProc& p = servers_[j];
+      if (!p.started) {
+        all = false;
+        continue;
+      }
+      if (!p.port.empty()) continue;
+      if (fs::exists(port_file(static_cast<int>(j)))) {
+        p.port = read_run_file(port_file(static_cast<int>(j)));
+        p.port = p.port.substr(0, p.port.find('\n'));
+        if (j == 0)  // the coordinator listens: its peers can start
+          for (size_t k = 1; k < servers_.size(); ++k) start_one_server(static_cast<int>(k));
+        continue;
+      }
+      all = false;
+      if (!p.child.running()) {
+        const std::string log = work_ + "/logs/" + server_log_name(sc_, static_cast<int>(j));
+        throw std::runtime_error("edge server " + sc_.servers[j].id + " exited (status " + std::to_string(p.child.status()) +
+                                 ") before listening; see " + log + ":\n" + read_run_file(log));
+      }
     }
-    if (!server_.running())
-      throw std::runtime_error("the edge server exited (status " + std::to_string(server_.status()) + ") before listening; see " + work_ +
-                               "/logs/server.log:\n" + read_run_file(work_ + "/logs/server.log"));
-    return false;
+    return all;
   }
 
   bool start_devices(const std::atomic<bool>& interrupted) override {
@@ -186,8 +220,10 @@ class NetnsHosts final : public TestbedHosts {
       const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
       std::vector<std::string> argv;
       if (netns_) argv = {"ip", "netns", "exec", dev_ns(i)};
-      argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", netns_ ? "10.200.0.1" : "127.0.0.1", "--port",
-                               port_, "--epoch", epoch_text_, "--records", journal(i)});
+      const int k = sc_.server_index(d.server);
+      argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
+                               servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
+      if (servers_.size() > 1) argv.insert(argv.end(), {"--coordinator", address(0)});
       argv.insert(argv.end(), common_.begin(), common_.end());
       const bool mem_cap = memory_capacity(i) > 0 && memory_mode_ != "off";
       if ((cap && cap_scope_ == "work") || mem_cap) argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
@@ -251,12 +287,14 @@ class NetnsHosts final : public TestbedHosts {
         st.why = "the kernel killed it for memory (" + mem->description() + ")";
     return st;
   }
-  ProcessState server_state() override { return state_of(server_); }
+  ProcessState server_state(int j) override { return state_of(servers_[static_cast<size_t>(j)].child); }
   double poll_interval_s() const override { return 0.01; }
   void stop_devices(double grace_s) override {
     for (auto& c : devices_) c.stop(grace_s);
   }
-  void stop_server(double grace_s) override { server_.stop(grace_s); }
+  void stop_server(double grace_s) override {
+    for (size_t j = servers_.size(); j-- > 0;) servers_[j].child.stop(grace_s);  // the peers first, the coordinator last
+  }
 
   bool collect(std::vector<std::string>& journals, std::string& decisions) override {
     note_memory_caps();
@@ -285,15 +323,22 @@ class NetnsHosts final : public TestbedHosts {
                                      : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
   }
   std::string summary_mode() const override { return netns_ ? "network namespaces + tc" : "loopback + middleware shaping"; }
-  std::string started_what() const override { return "the edge server and " + std::to_string(nd_) + " device processes"; }
+  std::string started_what() const override {
+    return (servers_.size() == 1 ? std::string("the edge server") : std::to_string(servers_.size()) + " edge servers") + " and " +
+           std::to_string(nd_) + " device processes";
+  }
 
  private:
-  std::string server_ns() const { return tag_ + "s"; }
+  std::string server_ns(int j) const { return j == 0 ? tag_ + "s" : tag_ + "s" + std::to_string(j); }
+  // Server j's address for devices and peers: 10.200.j.1:7070 in its namespace, 127.0.0.1 and the port
+  // it listens on over loopback.
+  std::string server_host(int j) const { return netns_ ? "10.200." + std::to_string(j) + ".1" : "127.0.0.1"; }
+  std::string address(int j) const { return server_host(j) + ":" + (netns_ ? std::string("7070") : servers_[static_cast<size_t>(j)].port); }
   std::string ap_ns() const { return tag_ + "p"; }
   std::string dev_ns(int i) const { return tag_ + "d" + std::to_string(i); }
   std::string veth_ap(int i) const { return tag_ + "a" + std::to_string(i); }
   std::string veth_device(int i) const { return tag_ + "b" + std::to_string(i); }
-  std::string port_file() const { return work_ + "/port"; }
+  std::string port_file(int j) const { return j == 0 ? work_ + "/port" : work_ + "/port-" + std::to_string(j); }
   std::string journal(int i) const { return work_ + "/device-" + std::to_string(i) + ".jsonl"; }
   std::string tids_file(int i) const { return work_ + "/device-" + std::to_string(i) + ".tids"; }
 
@@ -415,27 +460,36 @@ class NetnsHosts final : public TestbedHosts {
   // each device in its own namespace, the access point a namespace that routes between them, where
   // every device's traffic in both directions goes through one intermediate functional block (ifb)
   // shaped at the access point's rate: the shared medium, both directions sharing it as the
-  // simulator's single access_point link does. The server has one address, 10.200.0.1.
+  // simulator's single access_point link does. Server j has its own namespace and link to the access
+  // point and the address 10.200.j.1; the servers reach each other through the access point too.
   bool build_network(const std::atomic<bool>& interrupted) {
-    const std::string ap_medium = tag_ + "m";                                          // the ifb in the access point
-    const std::string veth_server_side = tag_ + "sv", veth_ap_uplink = tag_ + "up";  // server link: server ns / ap ns
-    const ServerSpec& sv = sc_.servers.front();
-    must({"ip", "-n", server_ns(), "link", "set", "lo", "up"});
+    const std::string ap_medium = tag_ + "m";  // the ifb in the access point
     run_command({"ip", "netns", "add", ap_ns()});
     namespaces_.push_back(ap_ns());
     must({"ip", "-n", ap_ns(), "link", "set", "lo", "up"});
     must({"ip", "netns", "exec", ap_ns(), "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"});
-    // The server link.
-    must({"ip", "link", "add", veth_server_side, "type", "veth", "peer", "name", veth_ap_uplink});
-    must({"ip", "link", "set", veth_server_side, "netns", server_ns()});
-    must({"ip", "link", "set", veth_ap_uplink, "netns", ap_ns()});
-    must({"ip", "-n", server_ns(), "addr", "add", "10.200.0.1/24", "dev", veth_server_side});
-    must({"ip", "-n", ap_ns(), "addr", "add", "10.200.0.2/24", "dev", veth_ap_uplink});
-    must({"ip", "-n", server_ns(), "link", "set", veth_server_side, "up"});
-    must({"ip", "-n", ap_ns(), "link", "set", veth_ap_uplink, "up"});
-    must({"ip", "-n", server_ns(), "route", "add", "10.201.0.0/16", "via", "10.200.0.2"});
-    tbf(server_ns(), veth_server_side, sv.link.bandwidth_mbps, true);  // server -> devices
-    tbf(ap_ns(), veth_ap_uplink, sv.link.bandwidth_mbps, true);        // devices -> server
+    for (size_t j = 0; j < sc_.servers.size(); ++j) {  // the server links
+      const int k = static_cast<int>(j);
+      const std::string suffix = j == 0 ? "" : std::to_string(j);
+      const std::string veth_server_side = tag_ + "sv" + suffix, veth_ap_uplink = tag_ + "up" + suffix;  // server ns / ap ns
+      const std::string net = "10.200." + std::to_string(j) + ".";
+      if (j > 0) {
+        run_command({"ip", "netns", "add", server_ns(k)});
+        namespaces_.push_back(server_ns(k));
+      }
+      must({"ip", "-n", server_ns(k), "link", "set", "lo", "up"});
+      must({"ip", "link", "add", veth_server_side, "type", "veth", "peer", "name", veth_ap_uplink});
+      must({"ip", "link", "set", veth_server_side, "netns", server_ns(k)});
+      must({"ip", "link", "set", veth_ap_uplink, "netns", ap_ns()});
+      must({"ip", "-n", server_ns(k), "addr", "add", net + "1/24", "dev", veth_server_side});
+      must({"ip", "-n", ap_ns(), "addr", "add", net + "2/24", "dev", veth_ap_uplink});
+      must({"ip", "-n", server_ns(k), "link", "set", veth_server_side, "up"});
+      must({"ip", "-n", ap_ns(), "link", "set", veth_ap_uplink, "up"});
+      must({"ip", "-n", server_ns(k), "route", "add", "10.201.0.0/16", "via", net + "2"});
+      if (sc_.servers.size() > 1) must({"ip", "-n", server_ns(k), "route", "add", "10.200.0.0/16", "via", net + "2"});
+      tbf(server_ns(k), veth_server_side, sc_.servers[j].link.bandwidth_mbps, true);  // server -> devices
+      tbf(ap_ns(), veth_ap_uplink, sc_.servers[j].link.bandwidth_mbps, true);         // devices -> server
+    }
     // The access point's shared medium.
     must({"ip", "-n", ap_ns(), "link", "add", ap_medium, "type", "ifb"});
     must({"ip", "-n", ap_ns(), "link", "set", ap_medium, "up"});
@@ -463,18 +517,20 @@ class NetnsHosts final : public TestbedHosts {
               "action", "mirred", "egress", "redirect", "dev", ap_medium});
     }
     if (!o_.quiet)
-      log::info("testbed", "created " + std::to_string(nd_ + 2) + " network namespaces (server " + server_ns() + ", access point " + ap_ns() +
+      log::info("testbed", "created " + std::to_string(nd_ + 1 + static_cast<int>(sc_.servers.size())) + " network namespaces (server" +
+                               (sc_.servers.size() > 1 ? "s " + server_ns(0) + ".." : " " + server_ns(0)) + ", access point " + ap_ns() +
                                ", devices " + dev_ns(0) + "..): device links shaped by tc " + (use_netem_ ? "netem" : "tbf") +
                                ", the access point's shared medium (" + format_double(sc_.access_point.bandwidth_mbps) +
-                               " Mbit/s, both directions) and the server link (" + format_double(sv.link.bandwidth_mbps) +
-                               " Mbit/s each way) by tbf");
+                               " Mbit/s, both directions) and the server link" + (sc_.servers.size() > 1 ? "s" : "") + " (" +
+                               format_double(sc_.servers.front().link.bandwidth_mbps) + " Mbit/s each way" +
+                               (sc_.servers.size() > 1 ? " for the first" : "") + ") by tbf");
     return true;
   }
 
   // Processes stopped, cgroups removed once their processes are gone, namespaces deleted.
   void undo() {
     for (auto& c : devices_) c.stop(2);
-    server_.stop(2);
+    for (size_t j = servers_.size(); j-- > 0;) servers_[j].child.stop(2);
     devices_.clear();
     caps_.clear();
     mem_caps_.clear();
@@ -486,14 +542,20 @@ class NetnsHosts final : public TestbedHosts {
   const TestbedOptions& o_;
   const int nd_;
   std::vector<BandwidthSchedule> schedules_;
-  std::string tag_, work_, secret_file_, why_not_, port_, cap_scope_;
+  std::string tag_, work_, secret_file_, why_not_, cap_scope_;
   bool netns_ = false, use_netem_ = true;
   double epoch_ = 0;
   char epoch_text_[64] = {0};
   std::vector<std::string> common_;  // arguments for the server and every device
   std::vector<std::string> namespaces_;
-  Child server_;
-  std::vector<std::string> server_argv_;  // how it was started (restart_server starts it so again)
+  // Per scenario server: its process, how it was started (restart_server starts it so again), its port.
+  struct ServerProc {
+    Child child;
+    std::vector<std::string> argv;
+    std::string port;
+    bool started = false;
+  };
+  std::vector<ServerProc> servers_;
   std::vector<Child> devices_;
   std::vector<std::unique_ptr<CpuCap>> caps_;
   nlohmann::json loads_applied_ = nlohmann::json::array();  // background-load changes as applied (testbed.json)

@@ -62,13 +62,17 @@ json unpack(const std::string& payload, std::string& bytes, const char* what) {
 
 std::string encode(const Hello& h) { return json{{"protocol", h.protocol}, {"nonce", h.nonce}}.dump(); }
 std::string encode(const Registration& r) {
-  return json{{"device", r.device_id}, {"type", r.type},         {"model", r.model},
-              {"dataset", r.dataset},  {"generates", r.generates}, {"hmac", r.hmac}}
-      .dump();
+  json j{{"device", r.device_id}, {"type", r.type}, {"model", r.model}, {"dataset", r.dataset}, {"generates", r.generates}, {"hmac", r.hmac}};
+  if (r.moved) j["moved"] = true;
+  return j.dump();
 }
 std::string encode(const Assignment& a) {
   json j{{"strategy", a.strategy}, {"helper", a.helper}};
   if (a.epoch_unix_s > 0) j["epoch_unix_s"] = a.epoch_unix_s;
+  if (!a.server.empty()) {
+    j["server"] = a.server;
+    j["address"] = a.address;
+  }
   return j.dump();
 }
 std::string encode(const DeviceStatus& s) {
@@ -93,12 +97,19 @@ Registration decode_registration(const std::string& p) {
   r.dataset = field<std::string>(j, "dataset", "register");
   r.generates = field<bool>(j, "generates", "register");
   r.hmac = field<std::string>(j, "hmac", "register");
+  if (j.contains("moved")) r.moved = field<bool>(j, "moved", "register");
   return r;
 }
 Assignment decode_assignment(const std::string& p) {
   json j = parse(p, "scheduling");
   Assignment a{field<std::string>(j, "strategy", "scheduling"), field<bool>(j, "helper", "scheduling")};
   if (j.contains("epoch_unix_s")) a.epoch_unix_s = field<double>(j, "epoch_unix_s", "scheduling");
+  if (j.contains("server")) {
+    a.server = field<std::string>(j, "server", "scheduling");
+    a.address = field<std::string>(j, "address", "scheduling");
+    if (a.server.empty()) throw ProtocolError("scheduling message: empty server");
+    split_address(a.address, "scheduling");
+  }
   return a;
 }
 ClockEcho decode_clock_echo(const std::string& p) {
@@ -186,6 +197,141 @@ ResendRequest decode_resend(const std::string& p) {
   if (r.bytes < 0 || r.bytes > static_cast<std::int64_t>(kDefaultMaxPayload))
     throw ProtocolError("resend message: bytes " + std::to_string(r.bytes) + " outside 0.." + std::to_string(kDefaultMaxPayload));
   if (!std::isfinite(r.not_before_unix_s)) throw ProtocolError("resend message: not_before is not a finite time");
+  return r;
+}
+
+std::pair<std::string, int> split_address(const std::string& address, const char* what) {
+  const auto colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size() || address.size() - colon > 6)
+    throw ProtocolError(std::string(what) + " message: address '" + address + "' is not host:port");
+  int port = 0;
+  for (size_t i = colon + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9') throw ProtocolError(std::string(what) + " message: address '" + address + "' has a bad port");
+    port = port * 10 + (address[i] - '0');
+  }
+  if (port < 1 || port > 65535) throw ProtocolError(std::string(what) + " message: port of '" + address + "' outside 1..65535");
+  return {address.substr(0, colon), port};
+}
+
+namespace {
+const char* peer_event_name(PeerEvent::Kind k) {
+  switch (k) {
+    case PeerEvent::Kind::registered: return "registered";
+    case PeerEvent::Kind::leave: return "leave";
+    case PeerEvent::Kind::bandwidth: return "bandwidth";
+  }
+  return "?";
+}
+const json& array_field(const json& j, const char* key, const char* what) {
+  auto it = j.find(key);
+  if (it == j.end()) throw ProtocolError(std::string(what) + " message: missing field '" + key + "'");
+  if (!it->is_array()) throw ProtocolError(std::string(what) + " message: field '" + key + "' is not an array");
+  if (it->size() > kMaxPeerEntries)
+    throw ProtocolError(std::string(what) + " message: field '" + key + "' has more than " + std::to_string(kMaxPeerEntries) + " entries");
+  return *it;
+}
+json status_json(const DeviceStatus& s) {
+  return json{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy},
+              {"completed", s.completed}, {"latency_sum_s", s.latency_sum_s}};
+}
+}  // namespace
+
+std::string encode(const PeerRegistration& r) { return json{{"server", r.server_id}, {"address", r.address}, {"hmac", r.hmac}}.dump(); }
+PeerRegistration decode_peer_registration(const std::string& p) {
+  const json j = parse(p, "peer_register");
+  PeerRegistration r{field<std::string>(j, "server", "peer_register"), field<std::string>(j, "address", "peer_register"),
+                     field<std::string>(j, "hmac", "peer_register")};
+  split_address(r.address, "peer_register");
+  return r;
+}
+
+std::string encode(const PeerReport& r) {
+  json events = json::array(), devices = json::array();
+  for (const PeerEvent& e : r.events) {
+    json x{{"kind", peer_event_name(e.kind)}, {"device", e.device}};
+    if (e.kind == PeerEvent::Kind::bandwidth) x["mbps"] = e.bandwidth_mbps;
+    events.push_back(x);
+  }
+  for (const PeerDevice& d : r.devices) {
+    json x = status_json(d.status);
+    x["device"] = d.device;
+    x["generates"] = d.generates;
+    devices.push_back(x);
+  }
+  return json{{"events", events}, {"queue", r.queue_length}, {"busy", r.busy_workers}, {"devices", devices}}.dump();
+}
+PeerReport decode_peer_report(const std::string& p) {
+  const char* what = "peer_report";
+  const json j = parse(p, what);
+  PeerReport r;
+  r.queue_length = field<int>(j, "queue", what);
+  r.busy_workers = field<int>(j, "busy", what);
+  for (const json& x : array_field(j, "events", what)) {
+    if (!x.is_object()) throw ProtocolError("peer_report message: an event is not an object");
+    PeerEvent e;
+    const std::string kind = field<std::string>(x, "kind", what);
+    if (kind == "registered") e.kind = PeerEvent::Kind::registered;
+    else if (kind == "leave") e.kind = PeerEvent::Kind::leave;
+    else if (kind == "bandwidth") e.kind = PeerEvent::Kind::bandwidth;
+    else throw ProtocolError("peer_report message: unknown event kind '" + kind + "'");
+    e.device = field<int>(x, "device", what);
+    if (e.kind == PeerEvent::Kind::bandwidth) {
+      e.bandwidth_mbps = field<double>(x, "mbps", what);
+      if (!std::isfinite(e.bandwidth_mbps) || e.bandwidth_mbps <= 0) throw ProtocolError("peer_report message: bandwidth not a positive number");
+    }
+    r.events.push_back(e);
+  }
+  for (const json& x : array_field(j, "devices", what)) {
+    if (!x.is_object()) throw ProtocolError("peer_report message: a device is not an object");
+    PeerDevice d;
+    d.device = field<int>(x, "device", what);
+    d.generates = field<bool>(x, "generates", what);
+    d.status = decode_status(x.dump());
+    r.devices.push_back(d);
+  }
+  return r;
+}
+
+std::string encode(const PeerScheme& s) {
+  return json{{"strategies", s.strategies}, {"helpers", s.helpers},       {"servers", s.servers},
+              {"server_helpers", s.server_helpers}, {"batch_window_ms", s.batch_window_ms}, {"batch_max_size", s.batch_max_size},
+              {"addresses", s.addresses}}
+      .dump();
+}
+PeerScheme decode_peer_scheme(const std::string& p) {
+  const char* what = "peer_scheme";
+  const json j = parse(p, what);
+  PeerScheme s;
+  try {
+    s.strategies = array_field(j, "strategies", what).get<std::vector<std::string>>();
+    s.helpers = array_field(j, "helpers", what).get<std::vector<bool>>();
+    s.servers = array_field(j, "servers", what).get<std::vector<int>>();
+    s.server_helpers = array_field(j, "server_helpers", what).get<std::vector<int>>();
+  } catch (const json::exception&) {
+    throw ProtocolError("peer_scheme message: an array has entries of the wrong type");
+  }
+  if (s.helpers.size() != s.strategies.size() || s.servers.size() != s.strategies.size())
+    throw ProtocolError("peer_scheme message: strategies, helpers and servers differ in length");
+  s.batch_window_ms = field<double>(j, "batch_window_ms", what);
+  s.batch_max_size = field<int>(j, "batch_max_size", what);
+  if (!std::isfinite(s.batch_window_ms) || s.batch_window_ms < 0 || s.batch_max_size < 1 ||
+      s.batch_max_size > static_cast<int>(limits::kMaxBatch))
+    throw ProtocolError("peer_scheme message: batching outside window >= 0, 1 <= size <= " + std::to_string(limits::kMaxBatch));
+  const auto a = j.find("addresses");
+  if (a == j.end() || !a->is_object() || a->size() > kMaxPeerEntries) throw ProtocolError("peer_scheme message: addresses is not an object");
+  for (const auto& [id, addr] : a->items()) {
+    if (!addr.is_string()) throw ProtocolError("peer_scheme message: the address of '" + id + "' is not a string");
+    split_address(addr.get<std::string>(), what);
+    s.addresses[id] = addr.get<std::string>();
+  }
+  return s;
+}
+
+std::string encode(const Redirect& r) { return json{{"server", r.server}, {"address", r.address}}.dump(); }
+Redirect decode_redirect(const std::string& p) {
+  const json j = parse(p, "redirect");
+  Redirect r{field<std::string>(j, "server", "redirect"), field<std::string>(j, "address", "redirect")};
+  split_address(r.address, "redirect");
   return r;
 }
 

@@ -6,7 +6,10 @@
 // real boards need NTP-synchronised clocks for the per-step timestamps (latency is measured on the
 // device alone and needs no synchronisation).
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/limits.hpp"
 #include "hw/frame.hpp"
@@ -24,12 +27,19 @@ struct Registration {
   std::string device_id, type, model, dataset;
   bool generates = true;  // false: an idle device that only serves as a helper
   std::string hmac;       // HMAC-SHA256(secret, nonce + device_id), hex
+  // Registering because the scheme moved it here (a scheduling message naming this server, or a
+  // redirect): not a join (optional on the wire).
+  bool moved = false;
 };
 
 struct Assignment {        // registered and scheduling messages
   std::string strategy;    // Strategy::to_string()
   bool helper = false;     // may be sent pending server work
   double epoch_unix_s = 0; // registered only: the server's time zero (Unix s, its clock); 0 = not sent
+  // scheduling only, several servers: the scheme moved the device to server `server` (scenario id),
+  // listening at `address` ("host:port"): its new requests go there, its in-flight ones finish where
+  // they are (optional on the wire; "" = its server is unchanged).
+  std::string server, address;
 };
 
 struct DeviceStatus {      // heartbeat from a device
@@ -44,6 +54,45 @@ struct DeviceStatus {      // heartbeat from a device
 struct ClockEcho {         // heartbeat from the server answering a clock probe (hw/clock_sync.hpp)
   double t1 = 0;           // the probe's t1, echoed
   double t2 = 0, t3 = 0;   // the server's clock when the probe arrived and when this leaves
+};
+
+// Several edge servers (hw/README.md "Several edge servers").
+// A peer server's registration with the coordinator (the scenario's first server).
+struct PeerRegistration {
+  std::string server_id;  // the scenario's id of the registering server
+  std::string address;    // "host:port" where its devices reach it
+  std::string hmac;       // HMAC-SHA256(secret, nonce + "server:" + server_id), hex
+};
+// What a peer saw and observes, for the coordinator's scheduler.
+struct PeerEvent {
+  enum class Kind { registered, leave, bandwidth };
+  Kind kind = Kind::registered;
+  int device = -1;            // scenario index
+  double bandwidth_mbps = 0;  // bandwidth: the device's report
+};
+struct PeerDevice {           // one of the peer's connected devices, as its last heartbeat said
+  int device = -1;            // scenario index
+  bool generates = true;
+  DeviceStatus status;        // probe_t1 unused
+};
+struct PeerReport {
+  std::vector<PeerEvent> events;  // in the order seen, since the last report
+  int queue_length = 0, busy_workers = 0;
+  std::vector<PeerDevice> devices;
+};
+// The scheme now, as the coordinator's last decision left it (the whole of it: a peer that starts
+// again catches up from one message).
+struct PeerScheme {
+  std::vector<std::string> strategies;  // per scenario device, Strategy::to_string()
+  std::vector<bool> helpers;            // per scenario device: the scheme names it a helper
+  std::vector<int> servers;             // per scenario device: its server (scenario index)
+  std::vector<int> server_helpers;      // the helpers this peer forwards to (Decision::helpers_of)
+  double batch_window_ms = 0;           // this peer's batching now
+  int batch_max_size = 1;
+  std::map<std::string, std::string> addresses;  // server id -> "host:port", the servers registered so far
+};
+struct Redirect {
+  std::string server, address;  // where the device registers instead
 };
 
 // The largest forwarded batch a helper accepts (core/limits.hpp's largest batch).
@@ -93,6 +142,19 @@ std::string encode(const Assignment&);
 std::string encode(const DeviceStatus&);
 std::string encode_error(const std::string& message);
 std::string encode(const ResendRequest&);
+std::string encode(const PeerRegistration&);
+std::string encode(const PeerReport&);
+std::string encode(const PeerScheme&);
+std::string encode(const Redirect&);
+PeerRegistration decode_peer_registration(const std::string&);
+// At most kMaxPeerEntries events, devices, strategies...; indices are checked by the receiver against
+// its scenario.
+constexpr std::size_t kMaxPeerEntries = 100000;
+PeerReport decode_peer_report(const std::string&);
+PeerScheme decode_peer_scheme(const std::string&);
+Redirect decode_redirect(const std::string&);
+// "host:port" -> host and port 1..65535; throws ProtocolError naming `what` otherwise.
+std::pair<std::string, int> split_address(const std::string& address, const char* what);
 ResendRequest decode_resend(const std::string&);
 // `n` bytes that do not compress (so a copy crosses the link as the first copy did), different for
 // each task id; content carries nothing.

@@ -15,14 +15,30 @@ namespace coinfer::hw {
 struct RegistrationCheck {
   int device_index = -1;  // in the scenario's devices, when accepted
   std::string refusal;    // why not (sent to the device in an error frame); empty = accepted
+  // Refused only because the device is another server's now (scenario index): a redirect to that
+  // server answers it (several servers); -1 otherwise.
+  int other_server = -1;
   bool accepted() const { return refusal.empty(); }
 };
 
 // Accepted when the HMAC of (nonce + device id) under `secret` matches (compared in constant time),
 // the device is in the scenario, belongs to server `server_index`, and registered with the type,
-// model and dataset the scenario gives it.
+// model and dataset the scenario gives it. Which server a device belongs to: `servers_now` (per
+// scenario device, the scheme's server now) where given, else the scenario's binding.
 RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                     int server_index);
+                                     int server_index, const std::vector<int>* servers_now = nullptr);
+
+// A peer server's registration with the coordinator (several servers): accepted when the HMAC of
+// (nonce + "server:" + id) matches and the id names a server of the scenario other than the
+// coordinator's own (`coordinator_index`). Returns the peer's server index, or throws nothing and
+// sets `refusal`.
+struct PeerCheck {
+  int server_index = -1;
+  std::string refusal;
+  bool accepted() const { return refusal.empty(); }
+};
+PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
+                                  int coordinator_index);
 
 // At most `limit` handshakes at once: a connection beyond that is refused (the caller answers it
 // with an error frame); shutdown waits for the running ones. Thread-safe.
@@ -49,8 +65,9 @@ class HandshakeGate {
 // calls it under its lock).
 class StartGate {
  public:
-  // The devices of `server_index` present at run time `now_s` (joined by then, not left) make up the
-  // start; the gate opens when all have registered or at run time `deadline_s`.
+  // The devices of `server_index` (-1: of every server, the coordinator of several) present at run time
+  // `now_s` (joined by then, not left) make up the start; the gate opens when all have registered or
+  // at run time `deadline_s`.
   StartGate(const Scenario& sc, int server_index, double deadline_s, double now_s = 0);
   // A device registered at time now_s: true when it completes the start set (offer start now).
   // Whether it counts as a join: joins_after_start() below.

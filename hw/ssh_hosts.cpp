@@ -177,6 +177,11 @@ class SshHosts final : public TestbedHosts {
   SshHosts(const Scenario& sc, const TestbedOptions& o)
       : sc_(sc), o_(o), inv_(load_inventory(o.inventory)), nd_(static_cast<int>(sc.devices.size())) {
     check_inventory_against(inv_, sc);
+    if (sc.servers.size() > 1)
+      throw InputError(SourceLocation{o.inventory, 0, 0}, "server",
+                       "the scenario has " + std::to_string(sc.servers.size()) +
+                           " servers; an inventory names one server host. Several servers run on the namespace and loopback testbed "
+                           "(run without --inventory), or as `coinfer serve --server ID --coordinator HOST:PORT` on each host by hand");
     if (o.loopback || o.device_cpu_cores > 0)
       throw InputError(SourceLocation{o.inventory, 0, 0}, o.loopback ? "--loopback" : "--device-cpu",
                        "does not apply to real hosts (--inventory): they run at their own speed on their own network");
@@ -287,7 +292,7 @@ class SshHosts final : public TestbedHosts {
     }
     return s;
   }
-  ProcessState server_state() override {
+  ProcessState server_state(int) override {
     HostRun& server = setup_.hosts.front();
     ProcessState s;
     if (!server.ssh.running()) {

@@ -79,11 +79,11 @@ TestbedTimeline::TestbedTimeline(const Scenario& sc, const std::vector<Bandwidth
   std::sort(load_changes_.begin(), load_changes_.end());
   for (const EventSpec& e : sc.events)  // in time order (the loader sorts them)
     if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
-      server_changes_.emplace_back(e.at_s, e.kind == EventSpec::Kind::server_fail);
+      server_changes_.push_back({e.at_s, {sc.server_index(e.server), e.kind == EventSpec::Kind::server_fail}});
 }
 
-std::vector<bool> TestbedTimeline::due_server_changes(double t) {
-  std::vector<bool> out;
+std::vector<std::pair<int, bool>> TestbedTimeline::due_server_changes(double t) {
+  std::vector<std::pair<int, bool>> out;
   for (; next_server_ < server_changes_.size() && server_changes_[next_server_].first <= t; ++next_server_)
     out.push_back(server_changes_[next_server_].second);
   return out;
@@ -121,6 +121,10 @@ std::string read_run_file(const std::string& path) {
   return ss.str();
 }
 
+std::string server_log_name(const Scenario& sc, int server) {
+  return server == 0 ? "server.log" : "server-" + sc.servers[static_cast<size_t>(server)].id + ".log";
+}
+
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
   const MetricsSummary& total = r.summary.back();
   std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
@@ -140,7 +144,7 @@ void start_server(TestbedHosts& hosts, double epoch, const std::string& work, co
   while (!hosts.server_listening()) {
     if (interrupted) return;
     if (std::chrono::steady_clock::now() - wait_start > Seconds(60))
-      throw std::runtime_error("the edge server did not listen within 60 s; see " + work + "/logs/server.log");
+      throw std::runtime_error("the edge servers did not listen within 60 s; see " + work + "/logs/server*.log");
     std::this_thread::sleep_for(Seconds(0.05));
   }
 }
@@ -155,21 +159,23 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
   TestbedTimeline timeline(sc, schedules, hosts.shaped_devices());
   std::vector<bool> reported(static_cast<size_t>(nd), false);
   int exit_code = 0;
-  bool server_exit_reported = false;
-  bool server_down = false;  // killed by a fail event, not yet started again
+  const size_t ns = sc.servers.size();
+  std::vector<bool> server_exit_reported(ns, false);
+  std::vector<bool> server_down(ns, false);  // killed by a fail event, not yet started again
   for (;;) {
     const double t = unix_now() - epoch;
     for (const auto& [i, mbps] : timeline.due(t)) hosts.reshape(i, mbps);
     for (const auto& [i, share] : timeline.due_loads(t)) hosts.set_load(i, share);
-    for (const bool fails : timeline.due_server_changes(t)) {  // issue 36 item 3: a real kill, a real restart
-      if (fails && !server_down) {
-        hosts.kill_server();
-        say(o, strprintf("t = %.2f s: killed the edge server (a fail event)", t));
-      } else if (!fails && server_down) {
-        hosts.restart_server();
-        say(o, strprintf("t = %.2f s: started the edge server again (a recover event); its devices reconnect", t));
+    for (const auto& [j, fails] : timeline.due_server_changes(t)) {  // issue 36 item 3: a real kill, a real restart
+      const std::string& id = sc.servers[static_cast<size_t>(j)].id;
+      if (fails && !server_down[static_cast<size_t>(j)]) {
+        hosts.kill_server(j);
+        say(o, strprintf("t = %.2f s: killed the edge server (%s; a fail event)", t, id.c_str()));
+      } else if (!fails && server_down[static_cast<size_t>(j)]) {
+        hosts.restart_server(j);
+        say(o, strprintf("t = %.2f s: started the edge server again (%s; a recover event); its devices reconnect", t, id.c_str()));
       }
-      server_down = fails;
+      server_down[static_cast<size_t>(j)] = fails;
     }
     bool running = false;
     for (int i = 0; i < nd; ++i) {
@@ -192,11 +198,13 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
     }
     if (!running) break;
     if (interrupted) return 130;
-    if (const ProcessState server = hosts.server_state(); !server_down && !server_exit_reported && !server.running() && t < sc.duration_s) {
-      log::warn("testbed", "the edge server exited (" + describe_exit_status(server.status) + ") before the run's end; see " + o.out +
-                               "/logs/server.log");
-      server_exit_reported = true;
-    }
+    for (size_t j = 0; j < ns; ++j)
+      if (const ProcessState server = hosts.server_state(static_cast<int>(j));
+          !server_down[j] && !server_exit_reported[j] && !server.running() && t < sc.duration_s) {
+        log::warn("testbed", "edge server " + sc.servers[j].id + " exited (" + describe_exit_status(server.status) + ") before the run's end; see " +
+                                 o.out + "/logs/" + server_log_name(sc, static_cast<int>(j)));
+        server_exit_reported[j] = true;
+      }
     if (t > timeline.deadline_s()) {
       say(o, "devices still running " + format_double(timeline.deadline_s()) + " s after time zero: stopping them");
       hosts.stop_devices(5);
@@ -214,9 +222,6 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   // What can be refused is refused before anything exists.
   const Scenario sc = load_scenario(o.scenario, o.sets);
   check_real_runtime_scope(sc);
-  if (sc.servers.size() != 1)
-    throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
-                     "a testbed runs one edge server; the scenario has " + std::to_string(sc.servers.size()));
   const std::unique_ptr<TestbedHosts> hosts = o.inventory.empty() ? make_netns_hosts(sc, o) : make_ssh_hosts(sc, o);
   if (!hosts->can_fail_server())
     for (const EventSpec& e : sc.events)

@@ -53,6 +53,7 @@ struct TestbedOptions {
 
 // Largest number of devices the testbed creates (address plan 10.201.<i>.0/24, i < 250).
 constexpr int kMaxTestbedDevices = 200;
+constexpr int kMaxTestbedServers = 16;  // edge servers on one namespace or loopback testbed
 
 // Runs the scenario, on the hosts of `o.inventory` or emulated here; returns 0 on success, 1 when the
 // run finished with faults (a device ended badly or was lost, something could not be collected or
@@ -85,9 +86,9 @@ class TestbedTimeline {
   // The background-load changes due by run time t, each once: (device, the share of its processor
   // taken from then on; core/background_load.hpp, the share on the processor the Rescheduler reads).
   std::vector<std::pair<int, double>> due_loads(double t);
-  // The server failures due by run time t, each once, in time order: true = the server fails (the
-  // testbed kills it), false = it recovers (the testbed starts it again). The testbed runs one server.
-  std::vector<bool> due_server_changes(double t);
+  // The server failures due by run time t, each once, in time order: (server index, true = the server
+  // fails (the testbed kills it), false = it recovers (the testbed starts it again)).
+  std::vector<std::pair<int, bool>> due_server_changes(double t);
   // Logs "t = 5 / 60 s" (or the drain) at most every 5 s, from time zero on.
   void progress(double t);
   double deadline_s() const { return deadline_s_; }
@@ -100,7 +101,7 @@ class TestbedTimeline {
   std::vector<LoadSchedule> loads_;
   std::vector<std::string> processors_;  // per device: the processor whose share applies
   size_t next_load_ = 0;
-  std::vector<std::pair<double, bool>> server_changes_;  // (run time, fails)
+  std::vector<std::pair<double, std::pair<int, bool>>> server_changes_;  // (run time, (server, fails))
   size_t next_server_ = 0;
   double duration_s_, drain_s_, deadline_s_;
   double last_progress_ = -1e9;
@@ -108,6 +109,9 @@ class TestbedTimeline {
 
 // The whole text of a log or another small file of the run ("" when it is absent or unreadable).
 std::string read_run_file(const std::string& path);
+// The log of server j in a run's logs/ folder: server.log for the first (the coordinator), else
+// server-ID.log.
+std::string server_log_name(const Scenario& sc, int server);
 
 // The one-line summary at the end.
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out);

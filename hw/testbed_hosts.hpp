@@ -48,9 +48,11 @@ class TestbedHosts {
   virtual bool prepare(const std::string& work, const std::atomic<bool>& interrupted) = 0;
   // Seconds the server is given to start before the devices' start-up time (--startup) begins.
   virtual double server_start_s() const = 0;
-  // Phase 2: starts the server with time zero at `epoch` (Unix seconds on this machine's clock).
+  // Phase 2: starts the servers with time zero at `epoch` (Unix seconds on this machine's clock): the
+  // scenario's first (the coordinator of several, hw/README.md "Several edge servers"), then, once it
+  // listens, the others (its peers).
   virtual void start_server(double epoch) = 0;
-  // Whether the server listens now; throws runtime_error when it exited before listening.
+  // Whether every server listens now; throws runtime_error when one exited before listening.
   virtual bool server_listening() = 0;
   // Phase 3: starts every device; false when `interrupted` was seen.
   virtual bool start_devices(const std::atomic<bool>& interrupted) = 0;
@@ -61,18 +63,19 @@ class TestbedHosts {
   // on. A back-end that cannot apply load refuses a scenario with load events when it is made.
   virtual void set_load(int device, double share) = 0;
   virtual ProcessState device_state(int device, double run_time_s) = 0;
-  virtual ProcessState server_state() = 0;
+  // Server `server` (scenario index).
+  virtual ProcessState server_state(int server) = 0;
   virtual double poll_interval_s() const = 0;
   virtual void stop_devices(double grace_s) = 0;
-  virtual void stop_server(double grace_s) = 0;
+  virtual void stop_server(double grace_s) = 0;  // every server: its peers first, then the coordinator
   // A server failure (events[] fail/recover, servers[].failures; issue 36 item 3): kill_server kills
   // the server process at once (SIGKILL: nothing it holds survives), restart_server starts it again on
   // the same address with --recovering (its decisions journal and log appended to, the same epoch).
   // A back-end that cannot (the SSH testbed so far) says so in can_fail_server(), and the run is
   // refused before anything starts.
   virtual bool can_fail_server() const { return false; }
-  virtual void kill_server() {}
-  virtual void restart_server() {}
+  virtual void kill_server(int /*server*/) {}
+  virtual void restart_server(int /*server*/) {}
   // Phase 5: every device's journal on this machine (scenario order; "" = none) and the server's
   // decisions journal ("" = none). False when something could not be brought back complete (the run
   // then ends with exit 1; what came back is still used).

@@ -31,6 +31,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             case MsgType::heartbeat: decode_status(f->payload); break;
             case MsgType::error: decode_error(f->payload); break;
             case MsgType::resend: decode_resend(f->payload); break;
+            case MsgType::peer_register: decode_peer_registration(f->payload); break;
+            case MsgType::peer_report: decode_peer_report(f->payload); break;
+            case MsgType::peer_scheme: decode_peer_scheme(f->payload); break;
+            case MsgType::redirect: decode_redirect(f->payload); break;
           }
         } catch (const ProtocolError&) {
         }

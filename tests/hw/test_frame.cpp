@@ -81,7 +81,8 @@ TEST(Frame, RejectsBadHeaders) {
   EXPECT_THROW(parse(with_byte(ok, 4, 2)), ProtocolError);         // version
   EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);         // type 0
   EXPECT_NO_THROW(parse(with_byte(ok, 5, 9)));                     // type 9: resend
-  EXPECT_THROW(parse(with_byte(ok, 5, 10)), ProtocolError);        // type 10
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 13)));                    // type 13: redirect (several servers)
+  EXPECT_THROW(parse(with_byte(ok, 5, 14)), ProtocolError);        // type 14
   EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);         // unknown flag
   EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);        // raw sizes disagree
   // Oversized: refused from the header alone, before any payload byte arrives.
@@ -175,6 +176,103 @@ TEST(Protocol, HandoverCopiesAndResendRequests) {
   const std::string wire = encode_frame({MsgType::task, 1, a});
   EXPECT_EQ(wire[6], 0);  // not compressed
   EXPECT_EQ(wire.size(), 24u + 10001u);
+}
+
+TEST(Protocol, SeveralServersMessagesRoundTripAndAreBounded) {
+  // hw/README.md "Several edge servers": a move in a scheduling message, a peer's registration, report
+  // and scheme, a redirect. What a single server sends is unchanged (no "server" key).
+  Assignment a;
+  a.strategy = "offload";
+  EXPECT_EQ(encode(a).find("server"), std::string::npos);
+  a.server = "edge1";
+  a.address = "10.200.1.1:7070";
+  const Assignment ab = decode_assignment(encode(a));
+  EXPECT_EQ(ab.server, "edge1");
+  EXPECT_EQ(ab.address, "10.200.1.1:7070");
+  EXPECT_THROW(decode_assignment(R"({"strategy": "local", "helper": false, "server": "e", "address": "nohost"})"), ProtocolError);
+  EXPECT_THROW(decode_assignment(R"({"strategy": "local", "helper": false, "server": "", "address": "h:1"})"), ProtocolError);
+  // Addresses: host:port, port 1..65535, the last colon splits (a bracket-less IPv6 host keeps its colons).
+  EXPECT_EQ(split_address("127.0.0.1:65535", "x"), (std::pair<std::string, int>{"127.0.0.1", 65535}));
+  EXPECT_EQ(split_address("::1:80", "x"), (std::pair<std::string, int>{"::1", 80}));
+  for (const char* bad : {"host", ":80", "host:", "host:0", "host:65536", "host:8a", "host:1234567"})
+    EXPECT_THROW(split_address(bad, "x"), ProtocolError) << bad;
+
+  Registration r{"pi0", "rpi4b", "gcn", "mr", true, "h"};
+  EXPECT_EQ(encode(r).find("moved"), std::string::npos);
+  r.moved = true;
+  EXPECT_TRUE(decode_registration(encode(r)).moved);
+
+  const PeerRegistration pr = decode_peer_registration(encode(PeerRegistration{"edge1", "127.0.0.1:4000", "ab"}));
+  EXPECT_EQ(pr.server_id, "edge1");
+  EXPECT_EQ(pr.address, "127.0.0.1:4000");
+  EXPECT_THROW(decode_peer_registration(R"({"server": "e", "address": "x", "hmac": ""})"), ProtocolError);
+
+  PeerReport rep;
+  rep.events = {{PeerEvent::Kind::registered, 2, 0}, {PeerEvent::Kind::bandwidth, 1, 12.5}, {PeerEvent::Kind::leave, 3, 0}};
+  rep.queue_length = 4;
+  rep.busy_workers = 1;
+  DeviceStatus st;
+  st.bandwidth_mbps = 40;
+  st.queue_length = 2;
+  st.completed = 17;
+  rep.devices = {{2, false, st}};
+  const PeerReport rb = decode_peer_report(encode(rep));
+  ASSERT_EQ(rb.events.size(), 3u);
+  EXPECT_EQ(rb.events[1].kind, PeerEvent::Kind::bandwidth);
+  EXPECT_EQ(rb.events[1].bandwidth_mbps, 12.5);
+  EXPECT_EQ(rb.events[2].kind, PeerEvent::Kind::leave);
+  EXPECT_EQ(rb.events[2].device, 3);
+  EXPECT_EQ(rb.queue_length, 4);
+  EXPECT_EQ(rb.busy_workers, 1);
+  ASSERT_EQ(rb.devices.size(), 1u);
+  EXPECT_FALSE(rb.devices[0].generates);
+  EXPECT_EQ(rb.devices[0].status.queue_length, 2);
+  EXPECT_EQ(rb.devices[0].status.completed, 17);
+  EXPECT_THROW(decode_peer_report(R"({"events": [{"kind": "teleport", "device": 0}], "queue": 0, "busy": 0, "devices": []})"), ProtocolError);
+  EXPECT_THROW(decode_peer_report(R"({"events": [{"kind": "bandwidth", "device": 0, "mbps": -1}], "queue": 0, "busy": 0, "devices": []})"),
+               ProtocolError);
+  EXPECT_THROW(decode_peer_report(R"({"events": {}, "queue": 0, "busy": 0, "devices": []})"), ProtocolError);
+
+  PeerScheme ps;
+  ps.strategies = {"offload", "pp(2)"};
+  ps.helpers = {false, true};
+  ps.servers = {1, 0};
+  ps.server_helpers = {1};
+  ps.batch_window_ms = 20;
+  ps.batch_max_size = 8;
+  ps.addresses = {{"edge0", "127.0.0.1:1"}, {"edge1", "127.0.0.1:2"}};
+  const PeerScheme sb = decode_peer_scheme(encode(ps));
+  EXPECT_EQ(sb.strategies, ps.strategies);
+  EXPECT_EQ(sb.helpers, ps.helpers);
+  EXPECT_EQ(sb.servers, ps.servers);
+  EXPECT_EQ(sb.server_helpers, ps.server_helpers);
+  EXPECT_EQ(sb.batch_window_ms, 20);
+  EXPECT_EQ(sb.batch_max_size, 8);
+  EXPECT_EQ(sb.addresses, ps.addresses);
+  // Lengths must agree; batching within the batch limit; addresses host:port.
+  PeerScheme bad = ps;
+  bad.servers = {1};
+  EXPECT_THROW(decode_peer_scheme(encode(bad)), ProtocolError);
+  bad = ps;
+  bad.batch_max_size = 4097;  // core/limits.hpp kMaxBatch = 4096
+  EXPECT_THROW(decode_peer_scheme(encode(bad)), ProtocolError);
+  bad = ps;
+  bad.batch_window_ms = -1;
+  EXPECT_THROW(decode_peer_scheme(encode(bad)), ProtocolError);
+  bad = ps;
+  bad.addresses["edge2"] = "nowhere";
+  EXPECT_THROW(decode_peer_scheme(encode(bad)), ProtocolError);
+
+  const Redirect to = decode_redirect(encode(Redirect{"edge1", "10.200.1.1:7070"}));
+  EXPECT_EQ(to.server, "edge1");
+  EXPECT_EQ(to.address, "10.200.1.1:7070");
+  EXPECT_THROW(decode_redirect(R"({"server": "edge1"})"), ProtocolError);
+  // The frame layer knows the four new types and nothing past them.
+  EXPECT_STREQ(to_string(MsgType::redirect), "redirect");
+  std::string wire = encode_frame({MsgType::redirect, 0, "{}"});
+  EXPECT_EQ(parse_header(reinterpret_cast<const unsigned char*>(wire.data())).type, MsgType::redirect);
+  wire[5] = 14;
+  EXPECT_THROW(parse_header(reinterpret_cast<const unsigned char*>(wire.data())), ProtocolError);
 }
 
 TEST(Auth, HmacSha256KnownAnswer) {

@@ -59,6 +59,55 @@ TEST(Registration, AcceptsTheRightDeviceAndNamesEveryRefusal) {
   EXPECT_NE(refusal(wrong_model).find("does not have model gcn/modelnet40"), std::string::npos);
 }
 
+TEST(Registration, SeveralServersFollowTheSchemeAndRegisterPeers) {
+  // hw/README.md "Several edge servers": a device belongs where the scheme has it now; refused only for
+  // that, the refusal names the other server (the server then redirects it there).
+  const Scenario sc = two_servers();
+  const std::string secret = "s3cret", nonce = "n";
+  const std::vector<int> moved = {1, 1};  // pi0 moved from edge to other
+  RegistrationCheck c = check_registration(signed_as("pi0", secret, nonce), nonce, secret, sc, 0, &moved);
+  EXPECT_FALSE(c.accepted());
+  EXPECT_EQ(c.other_server, 1);
+  EXPECT_NE(c.refusal.find("belongs to server 'other'"), std::string::npos) << c.refusal;
+  c = check_registration(signed_as("pi0", secret, nonce), nonce, secret, sc, 1, &moved);
+  EXPECT_TRUE(c.accepted()) << c.refusal;
+  EXPECT_EQ(c.device_index, 0);
+  // Without the scheme, the scenario's binding; any other refusal has no server to go to.
+  c = check_registration(signed_as("pi1", secret, nonce), nonce, secret, sc, 0);
+  EXPECT_EQ(c.other_server, 1);
+  c = check_registration(signed_as("pi0", "wrong", nonce), nonce, secret, sc, 1, &moved);
+  EXPECT_FALSE(c.accepted());
+  EXPECT_EQ(c.other_server, -1);
+
+  // Peers register with the first server (the coordinator) only, as another of the scenario's servers.
+  auto peer = [&](const std::string& id, const std::string& key) {
+    return PeerRegistration{id, "127.0.0.1:7071", hmac_sha256_hex(key, nonce + "server:" + id)};
+  };
+  PeerCheck p = check_peer_registration(peer("other", secret), nonce, secret, sc, 0);
+  EXPECT_TRUE(p.accepted()) << p.refusal;
+  EXPECT_EQ(p.server_index, 1);
+  EXPECT_NE(check_peer_registration(peer("other", "wrong"), nonce, secret, sc, 0).refusal.find("wrong secret"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("nope", secret), nonce, secret, sc, 0).refusal.find("unknown server"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0).refusal.find("coordinator itself"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1).refusal.find("not the scenario's first server"), std::string::npos);
+  // A device's HMAC (nonce + id) does not pass as a server's (nonce + "server:" + id).
+  PeerRegistration forged{"other", "127.0.0.1:1", hmac_sha256_hex(secret, nonce + "other")};
+  EXPECT_FALSE(check_peer_registration(forged, nonce, secret, sc, 0).accepted());
+}
+
+TEST(StartGate, TheCoordinatorOfSeveralServersWaitsForEveryServersDevices) {
+  // Server index -1: the start decision waits for pi0 (edge) and pi1 (other), as the simulator's
+  // first decision sees both; a gate of one server waits for its own device only.
+  const Scenario sc = two_servers();
+  StartGate all(sc, -1, 30);
+  EXPECT_FALSE(all.registered(0));
+  EXPECT_FALSE(all.is_join(1));
+  EXPECT_TRUE(all.registered(1));
+  EXPECT_TRUE(all.is_join(1));  // after the start, a registration is a join
+  StartGate one(sc, 0, 30);
+  EXPECT_TRUE(one.registered(0));
+}
+
 TEST(HandshakeGate, AdmitsUpToTheLimitAndWaitsForTheRunningOnes) {
   HandshakeGate gate(2);
   EXPECT_TRUE(gate.try_enter());

@@ -55,13 +55,13 @@ class ScriptedHosts final : public TestbedHosts {
     if (polls_ <= polls_before_end) return ProcessState{};
     return end[static_cast<size_t>(device)];
   }
-  ProcessState server_state() override { return ProcessState{}; }
+  ProcessState server_state(int) override { return ProcessState{}; }
   double poll_interval_s() const override { return 0.001; }
   void stop_devices(double) override { calls.push_back("stop_devices"); }
   void stop_server(double) override { calls.push_back("stop_server"); }
   bool can_fail_server() const override { return true; }
-  void kill_server() override { calls.push_back("kill_server"); }
-  void restart_server() override { calls.push_back("restart_server"); }
+  void kill_server(int) override { calls.push_back("kill_server"); }
+  void restart_server(int) override { calls.push_back("restart_server"); }
   bool collect(std::vector<std::string>& journals, std::string& decisions) override {
     calls.push_back("collect");
     journals.assign(end.size(), "");
