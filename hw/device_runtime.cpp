@@ -703,9 +703,9 @@ struct DeviceRuntime::Impl {
       }
       const bool via_coordinator = ask_coordinator && !opt.coordinator.empty();
       try {
-        if (via_coordinator) {
+        if (via_coordinator) {  // it takes the registration only where the scheme moved the device to it: not a join
           const auto [ch, cp] = split_address(opt.coordinator, "--coordinator");
-          c = connect_and_register(ch, cp, moved);
+          c = connect_and_register(ch, cp, true);
           std::lock_guard<std::mutex> lock(mutex);
           set_server_now(0, opt.coordinator);  // it took the registration: the first server is its server now
         } else {
@@ -729,7 +729,9 @@ struct DeviceRuntime::Impl {
         if (check_done(hard_end)) break;
         std::this_thread::sleep_for(Seconds(backoff));
         backoff = std::min(2.0, backoff * 2);
-        if (!opt.coordinator.empty()) ask_coordinator = !ask_coordinator;
+        // Several servers: every other attempt asks the first server where the device belongs now (its
+        // own may be down, and the scheme may have moved it meanwhile).
+        if (!opt.coordinator.empty() && opt.coordinator != host + ":" + std::to_string(port)) ask_coordinator = !ask_coordinator;
         continue;
       }
       {

@@ -165,6 +165,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   static constexpr size_t kMaxPeerEvents = 10000;
   std::deque<PeerEvent> peer_events;
   std::vector<double> reported_mbps;  // per device: the bandwidth last reported to the coordinator
+  // Coordinator of several: per device, whether it is present (registered somewhere, not left) and
+  // what was last observed of it (under mutex).
+  std::vector<bool> present;
+  std::vector<std::optional<DeviceObservation>> last_seen;
 
   double now() const { return unix_now() - opt.epoch_unix_s; }
   void log(const std::string& line) const {
@@ -224,6 +228,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
         // A device the scheme moved here registers without a trigger (the simulator's move has none).
         if (!r.moved) device_registered(index);
+        else if (coordinator) present[static_cast<size_t>(index)] = true;
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       try {
@@ -311,12 +316,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // into the start decision and offers later ones as joins; a peer reports it (mutex held).
   void device_registered(int index) {
     if (!coordinator) return report(PeerEvent{PeerEvent::Kind::registered, index, 0});
+    present[static_cast<size_t>(index)] = true;
     if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
     else if (start_gate->registered(index)) trigger(start_trigger());
   }
   // A device of this server went before the end of the arrivals (mutex held).
   void device_left(int index) {
     if (!coordinator) return report(PeerEvent{PeerEvent::Kind::leave, index, 0});
+    present[static_cast<size_t>(index)] = false;
     trigger(Trigger{Trigger::Kind::leave, index, 0});
   }
   void device_bandwidth(int index, double mbps) {  // mutex held
@@ -776,6 +783,20 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         o.generates = d.generates;
       }
     }
+    // Several servers: a device is present from its registration until it leaves (a leave trigger), as
+    // in the simulator, whether or not a connection to it exists at this moment (its server may have
+    // just been killed, and its devices are finding their new one): one not observed now is taken as
+    // last seen.
+    if (several)
+      for (size_t i = 0; i < devices.size(); ++i) {
+        if (devices[i]->connected) {
+          last_seen[i] = devices[i];
+        } else if (present[i]) {
+          if (last_seen[i]) devices[i] = last_seen[i];
+          devices[i]->connected = true;
+          if (!last_seen[i]) devices[i]->generates = sc.devices[i].workload.arrival != WorkloadSpec::Arrival::none;
+        }
+      }
     return rescheduler->snapshot(now(), devices, servers);
   }
 
@@ -894,7 +915,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         std::lock_guard<std::mutex> lock(mutex);
         for (const PeerEvent& e : rep.events) {
           if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
-          else if (e.kind == PeerEvent::Kind::leave) trigger(Trigger{Trigger::Kind::leave, e.device, 0});
+          else if (e.kind == PeerEvent::Kind::leave) device_left(e.device);
           else trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
         }
         rep.events.clear();
@@ -1163,6 +1184,8 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     impl.view_server.push_back(impl.rescheduler->server(static_cast<int>(i)));
   }
   impl.reported_mbps.assign(impl.sc.devices.size(), 0);
+  impl.present.assign(impl.sc.devices.size(), false);
+  impl.last_seen.assign(impl.sc.devices.size(), std::nullopt);
   impl.batching_now = me.batch;
   if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
   // After a failure, the devices present now make up the first decision, given 10 s to come back.

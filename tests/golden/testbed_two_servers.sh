@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# coinfer-rt testbed with two edge servers (issue 36 items 1, 3 and 5; hw/README.md "Several edge
+# servers"): the first server (edge0) holds the scheduler, edge1 is its peer. Four devices start on
+# edge0; static with scheduler.choose_servers moves pi0 and pi1 to edge1 at the start, back to edge0
+# when edge1 fails (the testbed really kills it at 4 s) and to edge1 again when it recovers (started
+# again at 6 s). Checked against the simulator: the same decisions (triggers and schemes), every
+# request accounted for, the devices served where the scheme had them, failures only edge1's; both
+# servers' logs show the peer registering and the devices moving. Loopback, then network namespaces
+# (root). Also: a peer without --coordinator and an SSH testbed with two servers are refused (exit 2).
+# Exit 77 (skip) without coinfer-rt.
+set -u
+rt="$1"; root="$2"
+[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
+sim="$(dirname "$rt")/coinfer"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$root"
+fails=0; passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL $1"; fails=$((fails+1)); }
+strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
+dev() {  # $1: id
+  echo "  - {id: $1, type: rpi4b, model: gcn, dataset: mr, server: edge0, link: {bandwidth_mbps: 40, latency_ms: 2}, strategy: offload,"
+  echo "     workload: {arrival: poisson, rate_per_s: 20}}"
+}
+{
+  cat <<YAML
+name: tbtwo
+seed: 3
+duration_s: 10
+warmup_s: 1
+drain_s: 3
+luts: [traces/lut]
+scheduler: {name: static, choose_servers: true}
+servers:
+  - {id: edge0, type: gtx1060, workers: 1}
+  - {id: edge1, type: gtx1060, workers: 1}
+devices:
+YAML
+  for i in 0 1 2 3; do dev pi$i; done
+  cat <<YAML
+events:
+  - {at_s: 4, server: edge1, fail: true}
+  - {at_s: 6, server: edge1, recover: true}
+YAML
+} > "$work/s.yaml"
+
+"$sim" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }
+
+check() {  # $1: the testbed run's folder, $2: its output
+  /usr/bin/python3 - "$1" "$work/sim" <<'PY' && ok || { bad "two-server records ($1)"; tail -20 "$2"; tail -20 "$1/logs/server.log"; tail -20 "$1/logs/server-edge1.log"; }
+import json, sys, h5py, numpy as np
+d, sim = sys.argv[1], sys.argv[2]
+def decisions(x):
+    return [(r["trigger"], r["scheme"]) for r in map(json.loads, open(x + "/decisions.jsonl"))]
+tb, sm = decisions(d), decisions(sim)
+# The simulator's decisions: start (pi0, pi1 to edge1), fail:edge1 (back to edge0), recover:edge1.
+assert [t for t, _ in sm] == ["start", "fail:edge1", "recover:edge1"], sm
+assert tb == sm, (tb, sm)
+with h5py.File(d + "/results.h5") as f:
+    g = f["requests"]
+    txt = lambda a: [x.decode() if isinstance(x, bytes) else x for x in a]
+    status, device, server = g["status"][()], g["device"][()], g["server"][()]
+    created, failure = g["t_created"][()], txt(g["failure"][()])
+    servers = txt(f["servers/id"][()]) if "servers/id" in f else None
+# Nothing lost silently, and every failure is edge1's (held at the kill, or sent while it was down).
+assert all(s == 0 or failure[i] for i, s in enumerate(status)), "a failed request without a reason"
+others = sorted({x for x in failure if x and not x.startswith(("server edge1 failed at 4 s", "server edge1 is down (failed at 4 s)"))})
+assert not others, others
+# The moved devices find edge0 after one or two reconnection attempts (0.2-0.6 s; the simulator moves
+# them at the failure itself): at most a second of their 2 x 20 inputs/s fail, where the simulator fails
+# the one or two edge1 held.
+assert sum(1 for x in failure if x) <= 40, sum(1 for x in failure if x)
+# Where the scheme had them: pi0 and pi1 on edge1 before the failure and after the recovery (once it
+# listens again), on edge0 in between; pi2 and pi3 on edge0 throughout. Half a second of slack at each
+# change (the scheduling message, a registration; edge1 starts again in about a second).
+done = status == 0
+def share_on(devs, srv, t0, t1):
+    m = done & np.isin(device, devs) & (created >= t0) & (created < t1)
+    return (server[m] == srv).mean() if m.sum() else float("nan"), int(m.sum())
+for (t0, t1, srv) in [(0.5, 4.0, 1), (4.5, 6.0, 0), (8.0, 10.0, 1)]:
+    share, n = share_on([0, 1], srv, t0, t1)
+    assert n > 10 and share > 0.95, (t0, t1, srv, share, n)
+share, n = share_on([2, 3], 0, 0, 10)
+assert n > 100 and share == 1.0, (share, n)
+log0 = open(d + "/logs/server.log").read()
+log1 = open(d + "/logs/server-edge1.log").read()
+assert log0.count("server edge1 registered from") == 2, "edge1 did not register twice with the coordinator"
+assert log1.count("serving edge1 of scenario tbtwo") == 2, "edge1 did not start twice"
+for dv in ("pi0", "pi1"):
+    dl = open(d + "/logs/device-" + dv + ".log").read()
+    assert "moved to server edge1" in dl and "(server edge1)" in dl, dv
+PY
+}
+
+run() {  # $1: name, rest: options
+  local name=$1; shift
+  "$rt" testbed "$work/s.yaml" "$@" --out "$work/$name" --startup 2 > "$work/$name.txt" 2>&1; local rc=$?
+  [ $rc -eq 0 ] && grep -q "started 2 edge servers" "$work/$name.txt" && grep -q "killed the edge server (edge1" "$work/$name.txt" \
+    && grep -q "started the edge server again (edge1" "$work/$name.txt" && ok || { bad "$name run: exit $rc"; tail -20 "$work/$name.txt"; }
+  [ -s "$work/$name/results.h5" ] && check "$work/$name" "$work/$name.txt"
+  [ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
+}
+run lo --loopback
+if [ "$(id -u)" -eq 0 ] && ip netns add cf_probe_$$ 2>/dev/null; then
+  ip netns del cf_probe_$$
+  run ns
+  ip netns list | grep -q "^cf$$" && bad "namespaces left behind" || ok
+fi
+
+# A peer needs to know where the coordinator is; refused before it listens.
+COINFER_SECRET=x "$rt" serve "$work/s.yaml" --server edge1 --port 0 > "$work/peer.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--coordinator" "$work/peer.txt" && ok || { bad "peer without --coordinator: exit $rc"; cat "$work/peer.txt"; }
+# Listening on every address, a server of several must say where devices reach it.
+COINFER_SECRET=x "$rt" serve "$work/s.yaml" --server edge0 --port 0 > "$work/adv.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q -- "--advertise" "$work/adv.txt" && ok || { bad "0.0.0.0 without --advertise: exit $rc"; cat "$work/adv.txt"; }
+# An inventory names one server host: refused before anything starts.
+printf 'defaults: {coinfer: /opt/coinfer/coinfer-rt, arch: x86_64}\nserver: {address: 127.0.0.1}\nboards:\n' > "$work/inv.yaml"
+for i in 0 1 2 3; do printf '  - {device: pi%s, address: 127.0.0.1}\n' $i >> "$work/inv.yaml"; done
+"$rt" testbed "$work/s.yaml" --inventory "$work/inv.yaml" --out "$work/ssh" > "$work/ssh.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "an inventory names one server host" "$work/ssh.txt" && [ ! -e "$work/ssh" ] && ok \
+  || { bad "SSH testbed with two servers: exit $rc"; cat "$work/ssh.txt"; }
+
+echo "testbed_two_servers: $passes passed, $fails failed"
+[ $fails -eq 0 ]
