@@ -5,7 +5,8 @@
 # when edge1 fails (the testbed really kills it at 4 s) and to edge1 again when it recovers (started
 # again at 6 s). Checked against the simulator: the same decisions (triggers and schemes), every
 # request accounted for, the devices served where the scheme had them, failures only edge1's; both
-# servers' logs show the peer registering and the devices moving. Loopback, then network namespaces
+# servers' logs show the peer registering and the devices moving (scenarios/servers/failover_two_servers.yaml).
+# Loopback, then network namespaces
 # (root). Also: a peer without --coordinator and an SSH testbed with two servers are refused (exit 2).
 # Exit 77 (skip) without coinfer-rt.
 set -u
@@ -18,31 +19,7 @@ fails=0; passes=0
 ok() { passes=$((passes+1)); }
 bad() { echo "FAIL $1"; fails=$((fails+1)); }
 strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
-dev() {  # $1: id
-  echo "  - {id: $1, type: rpi4b, model: gcn, dataset: mr, server: edge0, link: {bandwidth_mbps: 40, latency_ms: 2}, strategy: offload,"
-  echo "     workload: {arrival: poisson, rate_per_s: 20}}"
-}
-{
-  cat <<YAML
-name: tbtwo
-seed: 3
-duration_s: 10
-warmup_s: 1
-drain_s: 3
-luts: [traces/lut]
-scheduler: {name: static, choose_servers: true}
-servers:
-  - {id: edge0, type: gtx1060, workers: 1}
-  - {id: edge1, type: gtx1060, workers: 1}
-devices:
-YAML
-  for i in 0 1 2 3; do dev pi$i; done
-  cat <<YAML
-events:
-  - {at_s: 4, server: edge1, fail: true}
-  - {at_s: 6, server: edge1, recover: true}
-YAML
-} > "$work/s.yaml"
+cp scenarios/servers/failover_two_servers.yaml "$work/s.yaml"  # edge1 fails at 4 s, recovers at 6 s
 
 "$sim" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }
 
@@ -85,7 +62,7 @@ assert n > 100 and share == 1.0, (share, n)
 log0 = open(d + "/logs/server.log").read()
 log1 = open(d + "/logs/server-edge1.log").read()
 assert log0.count("server edge1 registered from") == 2, "edge1 did not register twice with the coordinator"
-assert log1.count("serving edge1 of scenario tbtwo") == 2, "edge1 did not start twice"
+assert log1.count("serving edge1 of scenario failover_two_servers") == 2, "edge1 did not start twice"
 for dv in ("pi0", "pi1"):
     dl = open(d + "/logs/device-" + dv + ".log").read()
     assert "moved to server edge1" in dl and "(server edge1)" in dl, dv
