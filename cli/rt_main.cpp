@@ -83,6 +83,9 @@ int main(int argc, char** argv) {
                     "several servers: where this server reaches the scenario's first server, which holds the scheduler (host:port)");
   serve->add_option("--advertise", sv->advertise,
                     "several servers: where devices reach this server (host:port; default --bind and the port listened on)");
+  serve->add_flag("--coordinate-only", sv->coordinate_only,
+                  "several servers: only hold the scheduler (every server, the first too, runs as a peer with --coordinator); "
+                  "no server failure stops it");
   serve->add_flag("--recovering", sv->recovering,
                   "started again after a fail event (coinfer testbed does this): append to --decisions-out, first decision 'recover:SERVER'");
   serve->callback([&] {

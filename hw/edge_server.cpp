@@ -204,6 +204,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       }
       const RegistrationCheck check = check_registration(r, nonce, opt.secret, sc, server_index, &servers_now);
       if (check.other_server >= 0) return redirect(*conn, peer, r.device_id, check.other_server);
+      if (opt.coordinate_only && check.accepted()) return redirect(*conn, peer, r.device_id, server_index);  // served by the first server's own process
       if (!check.accepted()) return reject(*conn, peer, check.refusal);
       const int index = check.device_index;
       auto h = std::make_shared<Handler>();
@@ -764,7 +765,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       devices[i] = o;
     }
     std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
-    servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
+    if (!opt.coordinate_only)  // else the first server reports as a peer
+      servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
     // Several servers: what each peer last reported (every 0.1 s) of itself and of its devices; a
     // device connected at two servers (draining its old one after a move) is seen at its server now.
     for (const auto& [j, p] : peers) {
@@ -848,8 +850,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     ps.strategies = view_strategy;
     ps.helpers = view_helper;
     ps.servers = view_server;
-    for (size_t i = 0; i < sc.devices.size(); ++i)
-      if (view_helper[i] && !helpers_released && sc.devices[i].server == sc.servers[static_cast<size_t>(j)].id) ps.server_helpers.push_back(static_cast<int>(i));
+    for (size_t i = 0; i < sc.devices.size(); ++i)  // each peer releases its helpers itself at the end of the arrivals
+      if (view_helper[i] && sc.devices[i].server == sc.servers[static_cast<size_t>(j)].id) ps.server_helpers.push_back(static_cast<int>(i));
     const BatchSpec& b = rescheduler->batching(j);
     ps.batch_window_ms = b.window_ms;
     ps.batch_max_size = b.max_size;
@@ -867,7 +869,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void accept_peer(std::unique_ptr<Connection> conn, const PeerRegistration& r, const std::string& nonce, const std::string& from) {
-    const PeerCheck check = check_peer_registration(r, nonce, opt.secret, sc, server_index);
+    const PeerCheck check = check_peer_registration(r, nonce, opt.secret, sc, server_index, opt.coordinate_only);
     if (!check.accepted()) return reject(*conn, from, check.refusal);
     auto p = std::make_shared<Peer>();
     p->index = check.server_index;
@@ -1058,12 +1060,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     }
     follow_scheme(strategy, helper, server);
     send_schemes();
-    // Helpers (once told): each serves its own server (Decision::helpers_of, the simulator's rule too,
-    // in the same order); none once released at the end of arrivals.
-    loop->set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id), now());
-    // Batching: this server applies the rule the scheme gave it now (the simulator does the same).
-    for (const auto& [j, spec] : d.batching)
-      if (j == server_index) set_batching_now(spec);
+    if (!opt.coordinate_only) {  // else the first server's own process takes its part from its scheme
+      // Helpers (once told): each serves its own server (Decision::helpers_of, the simulator's rule too,
+      // in the same order); none once released at the end of arrivals.
+      loop->set_helpers(helpers_released ? std::vector<int>{} : d.helpers_of(sc, sc.servers[server_index].id), now());
+      // Batching: this server applies the rule the scheme gave it now (the simulator does the same).
+      for (const auto& [j, spec] : d.batching)
+        if (j == server_index) set_batching_now(spec);
+    }
     work_cv.notify_all();
     log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
     if (decisions.is_open()) {
@@ -1086,7 +1090,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     // decision is the recovery).
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
       if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
-          ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) && e.second.device != server_index))
+          ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) &&
+           (e.second.device != server_index || opt.coordinate_only)))
         timed.push_back(e);
     size_t next_timed = 0;
     if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's
@@ -1168,7 +1173,14 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
   impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
   impl.several = impl.sc.servers.size() > 1;
-  impl.coordinator = impl.server_index == 0;
+  // The first server coordinates unless told where the coordinator is (a coordinator that only
+  // coordinates runs beside it: --coordinate-only).
+  impl.coordinator = impl.opt.coordinate_only || !impl.several || (impl.server_index == 0 && impl.opt.coordinator.empty());
+  if (impl.opt.coordinate_only && (!impl.several || impl.server_index != 0))
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinate-only",
+                     impl.several ? "a coordinator that only coordinates stands for the scenario's first server (" + impl.sc.servers.front().id +
+                                        "): drop --server"
+                                  : "the scenario has one server, which coordinates itself: drop --coordinate-only");
   if (!impl.coordinator && impl.opt.coordinator.empty())
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator",
                      "server " + me.id + " is not the scenario's first server: give --coordinator HOST:PORT, where " + impl.sc.servers.front().id +
@@ -1200,7 +1212,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.listener = std::make_unique<Listener>(impl.opt.bind, impl.opt.port, kMaxUnauthenticatedPayload);
   impl.my_address = impl.opt.advertise.empty() ? impl.opt.bind + ":" + std::to_string(impl.listener->port()) : impl.opt.advertise;
   if (impl.several) {
-    if (impl.opt.advertise.empty() && impl.opt.bind == "0.0.0.0")
+    if (impl.opt.advertise.empty() && impl.opt.bind == "0.0.0.0" && !impl.opt.coordinate_only)
       throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise",
                        "the scenario has several servers: give --advertise HOST:PORT, where devices moved to this server reach it "
                        "(it listens on every address)");
@@ -1209,7 +1221,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     } catch (const ProtocolError& e) {
       throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise", e.what());
     }
-    impl.addresses[me.id] = impl.my_address;
+    if (!impl.opt.coordinate_only) impl.addresses[me.id] = impl.my_address;  // else the first server's own process says
   }
   if (!impl.opt.port_file.empty()) write_text_atomic(impl.opt.port_file, std::to_string(impl.listener->port()) + "\n");
 }
@@ -1221,7 +1233,10 @@ int EdgeServer::port() const { return impl_->listener->port(); }
 void EdgeServer::run(const std::atomic<bool>& stop) {
   Impl& impl = *impl_;
   impl.stop = &stop;
-  impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
+  if (impl.opt.coordinate_only)
+    impl.log("coordinating the " + std::to_string(impl.sc.servers.size()) + " servers of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
+             std::to_string(port()) + " (scheduler " + impl.scheduler->name() + ")");
+  else impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
         std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, " +
         (impl.coordinator ? "scheduler " + impl.scheduler->name() : "the scheme of coordinator " + impl.opt.coordinator) +
         (impl.several ? ", devices reach it at " + impl.my_address : std::string()) + ")");
@@ -1230,7 +1245,8 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     if (impl.coordinator && impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
   }
   std::vector<std::thread> threads;
-  for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });
+  if (!impl.opt.coordinate_only)
+    for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });
   if (impl.coordinator) threads.emplace_back([&impl] { impl.scheduler_loop(); });
   else threads.emplace_back([&impl] { impl.peer_loop(); });
   threads.emplace_back([&impl] { impl.batch_timer_loop(); });

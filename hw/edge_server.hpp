@@ -42,6 +42,10 @@ struct ServeOptions {
   // ignored by the coordinator). `advertise`: where devices reach this server ("host:port"; default
   // the bind address and port, which must then not be 0.0.0.0 when the scenario has several servers).
   std::string coordinator, advertise;
+  // Several servers: this process only coordinates (the scheduler, for every server, the first one
+  // included, which then runs as a peer with --coordinator): it serves no device and no server failure
+  // stops it, as the simulator's monitor outlives its host's server. `server_id` stays the first's.
+  bool coordinate_only = false;
   std::function<void(const std::string&)> log;  // one line per event (stderr by default)
 };
 

@@ -141,24 +141,43 @@ class NetnsHosts final : public TestbedHosts {
     common_.insert(common_.end(), {"--secret-file", secret_file_, "--threads", std::to_string(o_.threads)});
     if (!netns_) common_.push_back("--shape");
     else if (!use_netem_) common_.push_back("--shape-latency");
-    start_one_server(0);  // the coordinator first: its peers need its port (server_listening starts them)
+    // One server coordinates itself. Several: a coordinator of its own first (hw/README.md "Several
+    // edge servers": it holds the scheduler and writes the decisions; no fail event kills it, as the
+    // simulator's monitor outlives its host's server), in the first server's namespace on port 7071;
+    // the servers once it listens (server_listening starts them: they need its port).
+    if (servers_.size() == 1) {
+      start_one_server(0);
+      return;
+    }
+    std::vector<std::string> argv;
+    if (netns_) argv = {"ip", "netns", "exec", server_ns(0)};
+    argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--coordinate-only", "--bind", netns_ ? "0.0.0.0" : "127.0.0.1", "--port",
+                             netns_ ? "7071" : "0", "--port-file", work_ + "/port-coordinator", "--decisions-out", work_ + "/decisions.jsonl"});
+    argv.insert(argv.end(), common_.begin(), common_.end());
+    argv.insert(argv.end(), {"--epoch", epoch_text_});
+    coordinator_.argv = argv;
+    coordinator_.child = start_logged(argv, work_ + "/logs/coordinator.log");
+    coordinator_.started = true;
+  }
+  std::string coordinator_address() const {
+    return server_host(0) + ":" + (netns_ ? std::string("7071") : coordinator_.port);
   }
 
-  // Server j: the first writes the decisions; with several, each says where devices reach it, and the
-  // others where the first (the coordinator) listens.
+  // Server j: a single server writes the decisions; with several, each says where devices reach it and
+  // where the coordinator listens.
   void start_one_server(int j) {
     ServerProc& p = servers_[static_cast<size_t>(j)];
     std::vector<std::string> argv;
     if (netns_) argv = {"ip", "netns", "exec", server_ns(j)};
     argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--server", sc_.servers[static_cast<size_t>(j)].id, "--bind",
                              netns_ ? "0.0.0.0" : "127.0.0.1", "--port", netns_ ? "7070" : "0", "--port-file", port_file(j)});
-    if (j == 0) argv.insert(argv.end(), {"--decisions-out", work_ + "/decisions.jsonl"});
+    if (servers_.size() == 1) argv.insert(argv.end(), {"--decisions-out", work_ + "/decisions.jsonl"});
     argv.insert(argv.end(), common_.begin(), common_.end());
     // The epoch is given to every process, the servers included (their decision times, periods and the
     // end of arrivals count from it).
     argv.insert(argv.end(), {"--epoch", epoch_text_});
     if (servers_.size() > 1) {
-      if (j > 0) argv.insert(argv.end(), {"--coordinator", address(0)});
+      argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       if (netns_) argv.insert(argv.end(), {"--advertise", address(j)});
     }
     p.argv = argv;
@@ -184,6 +203,17 @@ class NetnsHosts final : public TestbedHosts {
   }
 
   bool server_listening() override {
+    if (coordinator_.started && coordinator_.port.empty()) {
+      if (!fs::exists(work_ + "/port-coordinator")) {
+        if (!coordinator_.child.running())
+          throw std::runtime_error("the coordinator exited (status " + std::to_string(coordinator_.child.status()) + ") before listening; see " +
+                                   work_ + "/logs/coordinator.log:\n" + read_run_file(work_ + "/logs/coordinator.log"));
+        return false;
+      }
+      coordinator_.port = read_run_file(work_ + "/port-coordinator");
+      coordinator_.port = coordinator_.port.substr(0, coordinator_.port.find('\n'));
+      for (size_t j = 0; j < servers_.size(); ++j) start_one_server(static_cast<int>(j));  // it listens: the servers can start
+    }
     bool all = true;
     for (size_t j = 0; j < servers_.size(); ++j) {
       ServerProc& p = servers_[j];
@@ -195,8 +225,6 @@ class NetnsHosts final : public TestbedHosts {
       if (fs::exists(port_file(static_cast<int>(j)))) {
         p.port = read_run_file(port_file(static_cast<int>(j)));
         p.port = p.port.substr(0, p.port.find('\n'));
-        if (j == 0)  // the coordinator listens: its peers can start
-          for (size_t k = 1; k < servers_.size(); ++k) start_one_server(static_cast<int>(k));
         continue;
       }
       all = false;
@@ -223,7 +251,7 @@ class NetnsHosts final : public TestbedHosts {
       const int k = sc_.server_index(d.server);
       argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
                                servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
-      if (servers_.size() > 1) argv.insert(argv.end(), {"--coordinator", address(0)});
+      if (servers_.size() > 1) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       argv.insert(argv.end(), common_.begin(), common_.end());
       const bool mem_cap = memory_capacity(i) > 0 && memory_mode_ != "off";
       if ((cap && cap_scope_ == "work") || mem_cap) argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
@@ -293,7 +321,8 @@ class NetnsHosts final : public TestbedHosts {
     for (auto& c : devices_) c.stop(grace_s);
   }
   void stop_server(double grace_s) override {
-    for (size_t j = servers_.size(); j-- > 0;) servers_[j].child.stop(grace_s);  // the peers first, the coordinator last
+    for (size_t j = servers_.size(); j-- > 0;) servers_[j].child.stop(grace_s);  // the servers first, the coordinator last
+    coordinator_.child.stop(grace_s);
   }
 
   bool collect(std::vector<std::string>& journals, std::string& decisions) override {
@@ -531,6 +560,7 @@ class NetnsHosts final : public TestbedHosts {
   void undo() {
     for (auto& c : devices_) c.stop(2);
     for (size_t j = servers_.size(); j-- > 0;) servers_[j].child.stop(2);
+    coordinator_.child.stop(2);
     devices_.clear();
     caps_.clear();
     mem_caps_.clear();
@@ -556,6 +586,7 @@ class NetnsHosts final : public TestbedHosts {
     bool started = false;
   };
   std::vector<ServerProc> servers_;
+  ServerProc coordinator_;  // several servers: the process that only coordinates
   std::vector<Child> devices_;
   std::vector<std::unique_ptr<CpuCap>> caps_;
   nlohmann::json loads_applied_ = nlohmann::json::array();  // background-load changes as applied (testbed.json)

@@ -36,13 +36,13 @@ RegistrationCheck check_registration(const Registration& r, const std::string& n
 }
 
 PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                  int coordinator_index) {
+                                  int coordinator_index, bool coordinate_only) {
   PeerCheck c;
   if (!constant_time_equal(r.hmac, hmac_sha256_hex(secret, nonce + "server:" + r.server_id)))
     c.refusal = "authentication failed for server '" + r.server_id + "' (wrong secret)";
   else if (sc.server_index(r.server_id) < 0)
     c.refusal = "unknown server '" + r.server_id + "' (not in scenario " + sc.name + ")";
-  else if (sc.server_index(r.server_id) == coordinator_index)
+  else if (sc.server_index(r.server_id) == coordinator_index && !coordinate_only)
     c.refusal = "server '" + r.server_id + "' is this coordinator itself";
   else if (coordinator_index != 0)
     c.refusal = "this server (" + sc.servers[static_cast<size_t>(coordinator_index)].id + ") is not the scenario's first server: peers register with " +

@@ -37,8 +37,9 @@ struct PeerCheck {
   std::string refusal;
   bool accepted() const { return refusal.empty(); }
 };
+// A coordinator that only coordinates (`coordinate_only`) takes the first server as a peer too.
 PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                  int coordinator_index);
+                                  int coordinator_index, bool coordinate_only = false);
 
 // At most `limit` handshakes at once: a connection beyond that is refused (the caller answers it
 // with an error frame); shutdown waits for the running ones. Thread-safe.

@@ -7,7 +7,8 @@
 # request accounted for, the devices served where the scheme had them, failures only edge1's; both
 # servers' logs show the peer registering and the devices moving (scenarios/servers/failover_two_servers.yaml).
 # Loopback, then network namespaces
-# (root). Also: a peer without --coordinator and an SSH testbed with two servers are refused (exit 2).
+# (root). Then the first server fails instead (its coordinator runs on). Also: a peer without
+# --coordinator and an SSH testbed with two servers are refused (exit 2).
 # Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
@@ -24,7 +25,7 @@ cp scenarios/servers/failover_two_servers.yaml "$work/s.yaml"  # edge1 fails at 
 "$sim" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }
 
 check() {  # $1: the testbed run's folder, $2: its output
-  /usr/bin/python3 - "$1" "$work/sim" <<'PY' && ok || { bad "two-server records ($1)"; tail -20 "$2"; tail -20 "$1/logs/server.log"; tail -20 "$1/logs/server-edge1.log"; }
+  /usr/bin/python3 - "$1" "$work/sim" <<'PY' && ok || { bad "two-server records ($1)"; tail -20 "$2"; tail -20 "$1/logs/coordinator.log"; tail -20 "$1/logs/server-edge1.log"; }
 import json, sys, h5py, numpy as np
 d, sim = sys.argv[1], sys.argv[2]
 def decisions(x):
@@ -59,9 +60,10 @@ for (t0, t1, srv) in [(0.5, 4.0, 1), (4.5, 6.0, 0), (8.0, 10.0, 1)]:
     assert n > 10 and share > 0.95, (t0, t1, srv, share, n)
 share, n = share_on([2, 3], 0, 0, 10)
 assert n > 100 and share == 1.0, (share, n)
-log0 = open(d + "/logs/server.log").read()
+logc = open(d + "/logs/coordinator.log").read()
 log1 = open(d + "/logs/server-edge1.log").read()
-assert log0.count("server edge1 registered from") == 2, "edge1 did not register twice with the coordinator"
+assert logc.count("server edge1 registered from") == 2, "edge1 did not register twice with the coordinator"
+assert logc.count("server edge0 registered from") == 1, "edge0 did not register with the coordinator"
 assert log1.count("serving edge1 of scenario failover_two_servers") == 2, "edge1 did not start twice"
 for dv in ("pi0", "pi1"):
     dl = open(d + "/logs/device-" + dv + ".log").read()
@@ -83,6 +85,28 @@ if [ "$(id -u)" -eq 0 ] && ip netns add cf_probe_$$ 2>/dev/null; then
   run ns
   ip netns list | grep -q "^cf$$" && bad "namespaces left behind" || ok
 fi
+
+# The first server fails instead: the coordinator is a process of its own (--coordinate-only), which
+# no fail event stops, so the testbed's decisions are the simulator's here too (pi2 and pi3 go to edge1
+# at the failure, pi0 and pi1 back to edge0 at the recovery). Loopback only.
+sets=(--set events.0.server=edge0 --set events.1.server=edge0)
+"$sim" run "$work/s.yaml" "${sets[@]}" --out "$work/sim0" -q || bad "simulator run, edge0 failing"
+"$rt" testbed "$work/s.yaml" "${sets[@]}" --loopback --out "$work/lo0" --startup 2 > "$work/lo0.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && grep -q "killed the edge server (edge0" "$work/lo0.txt" && ok || { bad "loopback run, edge0 failing: exit $rc"; tail -20 "$work/lo0.txt"; }
+/usr/bin/python3 - "$work/lo0" "$work/sim0" <<'PY' && ok || { bad "edge0 failing: decisions or records"; tail -20 "$work/lo0/logs/coordinator.log"; }
+import json, sys, h5py
+d, sim = sys.argv[1], sys.argv[2]
+dec = lambda x: [(r["trigger"], r["scheme"]) for r in map(json.loads, open(x + "/decisions.jsonl"))]
+assert [t for t, _ in dec(sim)] == ["start", "fail:edge0", "recover:edge0"], dec(sim)
+assert dec(d) == dec(sim), (dec(d), dec(sim))
+with h5py.File(d + "/results.h5") as f:
+    failure = [x.decode() if isinstance(x, bytes) else x for x in f["requests/failure"][()]]
+    status = f["requests/status"][()]
+assert all(s == 0 or failure[i] for i, s in enumerate(status))
+others = sorted({x for x in failure if x and not x.startswith(("server edge0 failed at 4 s", "server edge0 is down (failed at 4 s)"))})
+assert not others and sum(1 for x in failure if x) <= 40, (others, sum(1 for x in failure if x))
+PY
+[ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
 
 # A peer needs to know where the coordinator is; refused before it listens.
 COINFER_SECRET=x "$rt" serve "$work/s.yaml" --server edge1 --port 0 > "$work/peer.txt" 2>&1; rc=$?
