@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds libFuzzer targets with clang (AddressSanitizer + UBSan, leaks detected) and runs each for a
 # bounded time from a seed corpus made of the shipped files:
-#   frame        the middleware's frame parser and payload decoders (seeds: one valid frame per type)
+#   frame        the middleware's frame parser and payload decoders (seeds: one valid frame per type, the
+#                several-server messages included)
 #   scenario     the scenario loader, YAML text + --set overrides + a side file (fuzz.csv: mobility and
 #                bandwidth traces, or the hardware file), checked against models and LUTs (seeds: every
 #                shipped scenario, some with overrides, two with traces, one with traces/devices.yaml)
@@ -104,7 +105,13 @@ d = sys.argv[1]
 payloads = {1: b'{"protocol":1,"nonce":"00"}', 2: b'{"device":"a","type":"t","model":"m","dataset":"d","generates":true,"hmac":"x"}',
             3: b'{"strategy":"local","helper":false}', 4: b'{"strategy":"pp(2)","helper":true}',
             5: struct.pack('<I', 2) + b'{}' + b'CIST', 6: struct.pack('<I', 2) + b'{}', 7: b'{"bandwidth_mbps":1,"queue":0,"unfinished":0,"busy":false}',
-            8: b'{"error":"e"}'}
+            8: b'{"error":"e"}', 9: b'{"bytes":10,"not_before":1.5}',
+            10: b'{"server":"edge1","address":"127.0.0.1:7071","hmac":"x"}',
+            11: b'{"events":[{"kind":"registered","device":0},{"kind":"bandwidth","device":1,"mbps":2.5}],"queue":1,"busy":0,'
+                b'"devices":[{"device":0,"generates":true,"bandwidth_mbps":1,"queue":0,"unfinished":0,"busy":false}]}',
+            12: b'{"strategies":["local","pp(2)"],"helpers":[false,true],"servers":[0,1],"server_helpers":[1],"batch_window_ms":5,'
+                b'"batch_max_size":4,"addresses":{"edge0":"127.0.0.1:1","edge1":"127.0.0.1:2"}}',
+            13: b'{"server":"edge1","address":"10.200.1.1:7070"}'}
 for t, p in payloads.items():
     frame = b'CIFR' + bytes([1, t, 0, 0]) + struct.pack('<QII', t, len(p), len(p)) + p
     open(os.path.join(d, f'seed{t}'), 'wb').write(bytes([t]) + frame)

@@ -7,7 +7,8 @@
 # request accounted for, the devices served where the scheme had them, failures only edge1's; both
 # servers' logs show the peer registering and the devices moving (scenarios/servers/failover_two_servers.yaml).
 # Loopback, then network namespaces
-# (root). Then the first server fails instead (its coordinator runs on). Also: a peer without
+# (root). Then the first server fails instead (its coordinator runs on), and a peer forwards to its
+# helpers. Also: a peer without
 # --coordinator and an SSH testbed with two servers are refused (exit 2).
 # Exit 77 (skip) without coinfer-rt.
 set -u
@@ -107,6 +108,33 @@ others = sorted({x for x in failure if x and not x.startswith(("server edge0 fai
 assert not others and sum(1 for x in failure if x) <= 40, (others, sum(1 for x in failure if x))
 PY
 [ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
+
+# Helpers of a peer: the coordinator's scheme names them (peer_scheme's server_helpers), the peer
+# forwards to them (tests/golden/testbed.sh's helper run, its devices on the second server).
+cat > "$work/h.yaml" <<YAML
+name: helpers_on_a_peer
+seed: 1
+duration_s: 5
+drain_s: 5
+luts: [traces/lut_measured]
+servers:
+  - {id: edge0, type: x86-epyc-2vcpu, workers: 1, batch: {window_ms: 0, max_size: 1}}
+  - {id: edge1, type: x86-epyc-2vcpu, workers: 1, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: d, count: 3, type: x86-epyc-0.3cpu, model: dgcnn, dataset: modelnet40, server: edge1, link: {bandwidth_mbps: 100}, strategy: offload}
+  - {id: idle, type: x86-epyc-2vcpu, model: dgcnn, dataset: modelnet40, server: edge1, link: {bandwidth_mbps: 100}, strategy: offload,
+     workload: {arrival: none}}
+scheduler: {name: static, helpers: true}
+YAML
+"$rt" testbed "$work/h.yaml" --loopback --out "$work/h" --startup 2 > "$work/h.txt" 2>&1; rc=$?
+[ $rc -eq 0 ] && ok || { bad "helpers on a peer: exit $rc"; tail -5 "$work/h.txt"; }
+/usr/bin/python3 - "$work/h/results.h5" <<'PY' && ok || bad "no request ran on the peer's helper"
+import sys, h5py, numpy as np
+r = h5py.File(sys.argv[1])["requests"]
+helper, status, server = r["helper"][:], r["status"][:], r["server"][:]
+assert np.sum((helper == 3) & (status == 0)) >= 3, np.unique(helper, return_counts=True)
+assert np.sum(status != 0) == 0 and np.all(server == 1), (np.sum(status != 0), np.unique(server))
+PY
 
 # A peer needs to know where the coordinator is; refused before it listens.
 COINFER_SECRET=x "$rt" serve "$work/s.yaml" --server edge1 --port 0 > "$work/peer.txt" 2>&1; rc=$?
