@@ -341,7 +341,16 @@ class NetnsHosts final : public TestbedHosts {
 
   nlohmann::json info() const override {
     const bool capped = o_.device_cpu_cores > 0;
+    // Where each server listened (and the coordinator of several), with its log (hw/README.md "Several
+    // edge servers").
+    nlohmann::json servers = nlohmann::json::array();
+    for (size_t j = 0; j < servers_.size(); ++j)
+      servers.push_back({{"id", sc_.servers[j].id}, {"address", address(static_cast<int>(j))}, {"log", "logs/" + server_log_name(sc_, static_cast<int>(j))}});
+    nlohmann::json coordinator = nullptr;
+    if (coordinator_.started) coordinator = {{"address", coordinator_address()}, {"log", "logs/coordinator.log"}};
     return {{"mode", netns_ ? "netns" : "loopback"},
+            {"servers", servers},
+            {"coordinator", coordinator},
             {"device_cpu_cores", o_.device_cpu_cores},
             {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
             {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},

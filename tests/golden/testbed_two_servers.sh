@@ -66,6 +66,8 @@ log1 = open(d + "/logs/server-edge1.log").read()
 assert logc.count("server edge1 registered from") == 2, "edge1 did not register twice with the coordinator"
 assert logc.count("server edge0 registered from") == 1, "edge0 did not register with the coordinator"
 assert log1.count("serving edge1 of scenario failover_two_servers") == 2, "edge1 did not start twice"
+info = json.load(open(d + "/testbed.json"))
+assert [x["id"] for x in info["servers"]] == ["edge0", "edge1"] and info["coordinator"]["log"] == "logs/coordinator.log", info
 for dv in ("pi0", "pi1"):
     dl = open(d + "/logs/device-" + dv + ".log").read()
     assert "moved to server edge1" in dl and "(server edge1)" in dl, dv
