@@ -487,3 +487,81 @@ TEST_F(ServerFixture, AnAnnouncedPayloadIsAllocatedAsItsBytesArrive) {
   EXPECT_LT(grown_kb, 16 * 1024) << "resident memory grew by " << grown_kb << " kB for one announced 64 MiB frame";
   raw->close();
 }
+
+namespace {
+// Two servers (hw/README.md "Several edge servers"): this one, the first, coordinates; pi1 belongs to
+// edge1, its peer, which the tests play by hand.
+struct CoordinatorFixture : ServerFixture {
+  std::string scenario_text() const override {
+    std::string t = kScenario;
+    t.replace(t.find("devices:"), 8, "  - {id: edge1, type: gtx1060, workers: 1}\ndevices:");
+    for (const std::string id : {"pi0", "pi1"}) {
+      const std::string d = "{id: " + id + ", type: rpi4b,";
+      t.replace(t.find(d), d.size(), "{id: " + id + ", server: " + (id == "pi0" ? "edge" : "edge1") + ", type: rpi4b,");
+    }
+    return t;
+  }
+  // Connects as peer server `id` (answering the challenge with `secret`), listening at `address`.
+  std::unique_ptr<Connection> as_peer(const std::string& id, const std::string& secret, const std::string& address) {
+    auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+    auto hello = c->receive(Seconds(5));
+    EXPECT_TRUE(hello && hello->type == MsgType::hello);
+    c->send({MsgType::peer_register, 0,
+             encode(PeerRegistration{id, address, hmac_sha256_hex(secret, decode_hello(hello->payload).nonce + "server:" + id)})});
+    return c;
+  }
+  std::optional<Frame> next_of(Connection& c, MsgType type) {
+    for (int i = 0; i < 50; ++i) {
+      auto f = c.receive(Seconds(0.1));
+      if (f && f->type == type) return f;
+    }
+    return std::nullopt;
+  }
+};
+}  // namespace
+
+TEST_F(CoordinatorFixture, APeerRegistersGetsTheSchemeAndABadReportClosesOnlyIt) {
+  // Refused: a wrong secret, and the coordinator's own id; each with an error frame, then the close.
+  auto wrong = as_peer("edge1", "wrong", "127.0.0.1:4567");
+  expect_closed(*wrong);
+  EXPECT_TRUE(logged_soon("authentication failed for server 'edge1'"));
+  auto self = as_peer("edge", "right", "127.0.0.1:4567");
+  expect_closed(*self);
+  EXPECT_TRUE(logged_soon("is this coordinator itself"));
+  // Accepted: the whole scheme at once, with both servers' addresses.
+  auto peer = as_peer("edge1", "right", "127.0.0.1:4567");
+  auto first = next_of(*peer, MsgType::peer_scheme);
+  ASSERT_TRUE(first);
+  const PeerScheme s = decode_peer_scheme(first->payload);
+  EXPECT_EQ(s.strategies, (std::vector<std::string>{"offload", "offload"}));
+  EXPECT_EQ(s.servers, (std::vector<int>{0, 1}));
+  EXPECT_EQ(s.addresses.at("edge1"), "127.0.0.1:4567");
+  EXPECT_EQ(s.addresses.at("edge"), "127.0.0.1:" + std::to_string(server->port()));
+  // A report naming a device the scenario does not have: a protocol error for that connection only.
+  PeerReport bad;
+  bad.events = {{PeerEvent::Kind::leave, 7, 0}};
+  peer->send({MsgType::peer_report, 0, encode(bad)});
+  expect_closed(*peer);
+  EXPECT_TRUE(logged_soon("device index out of range"));
+  auto [c, ok] = join("pi0", "right");
+  EXPECT_EQ(ok.type, MsgType::registered);
+}
+
+TEST_F(CoordinatorFixture, ADeviceOfAnotherServerIsRedirectedOnceItsAddressIsKnown) {
+  // pi1 belongs to edge1: before edge1 has registered its address is unknown, and the coordinator
+  // closes without an answer (the device tries again); afterwards it answers with a redirect.
+  auto before = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+  auto hello = before->receive(Seconds(5));
+  ASSERT_TRUE(hello);
+  Registration r{"pi1", "rpi4b", "gcn", "mr", true, hmac_sha256_hex("right", decode_hello(hello->payload).nonce + "pi1")};
+  before->send({MsgType::register_, 0, encode(r)});
+  expect_closed(*before);
+  EXPECT_TRUE(logged_soon("whose address is not known yet"));
+  auto peer = as_peer("edge1", "right", "127.0.0.1:4567");
+  ASSERT_TRUE(next_of(*peer, MsgType::peer_scheme));
+  auto [c, answer] = join("pi1", "right");
+  ASSERT_EQ(answer.type, MsgType::redirect);
+  const Redirect to = decode_redirect(answer.payload);
+  EXPECT_EQ(to.server, "edge1");
+  EXPECT_EQ(to.address, "127.0.0.1:4567");
+}
