@@ -281,7 +281,8 @@ struct DeviceRuntime::Impl {
       // Sent on a connection that has been lost meanwhile: no result will come on it.
       if (error.empty() && connection_for(job->id) != c) error = "connection to the server lost";
       // An upload cut by the scenario's failure of its server fails as in the simulator (nobody received it).
-      const std::string failed = error.empty() ? "" : scheduled_failure_reason(now());
+      const RequestRecord* sent = rq->find(job->id);
+      const std::string failed = error.empty() ? "" : scheduled_failure_reason(now(), sent ? sent->server : -1);
       rq->loop().on_uploaded(job->id, now(), error.empty(), failed.empty() ? "upload failed: " + error : failed);
       wake();
     }
