@@ -1172,15 +1172,18 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.scheduler = make_scheduler(impl.sc, *impl.estimator);
   check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
   impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
-  impl.several = impl.sc.servers.size() > 1;
+  // Coordinated across processes: several servers, or one whose scheduler runs in a process of its own
+  // (a coordinator with --coordinate-only, the server its peer with --coordinator; the testbed does so
+  // when the server fails, so that the failure is decided on as in the simulator).
+  impl.several = impl.sc.servers.size() > 1 || impl.opt.coordinate_only || !impl.opt.coordinator.empty();
   // The first server coordinates unless told where the coordinator is (a coordinator that only
   // coordinates runs beside it: --coordinate-only).
-  impl.coordinator = impl.opt.coordinate_only || !impl.several || (impl.server_index == 0 && impl.opt.coordinator.empty());
-  if (impl.opt.coordinate_only && (!impl.several || impl.server_index != 0))
+  impl.coordinator = impl.opt.coordinate_only || (impl.server_index == 0 && impl.opt.coordinator.empty());
+  if (impl.opt.coordinate_only && impl.server_index != 0)
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinate-only",
-                     impl.several ? "a coordinator that only coordinates stands for the scenario's first server (" + impl.sc.servers.front().id +
-                                        "): drop --server"
-                                  : "the scenario has one server, which coordinates itself: drop --coordinate-only");
+                     "a coordinator that only coordinates stands for the scenario's first server (" + impl.sc.servers.front().id + "): drop --server");
+  if (impl.opt.coordinate_only && !impl.opt.coordinator.empty())
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator", "a coordinator (--coordinate-only) has no coordinator of its own: drop one");
   if (!impl.coordinator && impl.opt.coordinator.empty())
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator",
                      "server " + me.id + " is not the scenario's first server: give --coordinator HOST:PORT, where " + impl.sc.servers.front().id +

@@ -145,7 +145,7 @@ class NetnsHosts final : public TestbedHosts {
     // edge servers": it holds the scheduler and writes the decisions; no fail event kills it, as the
     // simulator's monitor outlives its host's server), in the first server's namespace on port 7071;
     // the servers once it listens (server_listening starts them: they need its port).
-    if (servers_.size() == 1) {
+    if (!coordinated()) {
       start_one_server(0);
       return;
     }
@@ -171,12 +171,12 @@ class NetnsHosts final : public TestbedHosts {
     if (netns_) argv = {"ip", "netns", "exec", server_ns(j)};
     argv.insert(argv.end(), {o_.rt_exe, "serve", o_.scenario, "--server", sc_.servers[static_cast<size_t>(j)].id, "--bind",
                              netns_ ? "0.0.0.0" : "127.0.0.1", "--port", netns_ ? "7070" : "0", "--port-file", port_file(j)});
-    if (servers_.size() == 1) argv.insert(argv.end(), {"--decisions-out", work_ + "/decisions.jsonl"});
+    if (!coordinated()) argv.insert(argv.end(), {"--decisions-out", work_ + "/decisions.jsonl"});
     argv.insert(argv.end(), common_.begin(), common_.end());
     // The epoch is given to every process, the servers included (their decision times, periods and the
     // end of arrivals count from it).
     argv.insert(argv.end(), {"--epoch", epoch_text_});
-    if (servers_.size() > 1) {
+    if (coordinated()) {
       argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       if (netns_) argv.insert(argv.end(), {"--advertise", address(j)});
     }
@@ -251,7 +251,7 @@ class NetnsHosts final : public TestbedHosts {
       const int k = sc_.server_index(d.server);
       argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
                                servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
-      if (servers_.size() > 1) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
+      if (coordinated()) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       argv.insert(argv.end(), common_.begin(), common_.end());
       const bool mem_cap = memory_capacity(i) > 0 && memory_mode_ != "off";
       if ((cap && cap_scope_ == "work") || mem_cap) argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
@@ -367,6 +367,14 @@ class NetnsHosts final : public TestbedHosts {
   }
 
  private:
+  // A coordinator of its own: with several servers, and with one that fails (its scheduler then
+  // outlives it, as the simulator's monitor does, and decides on its failure and recovery).
+  bool coordinated() const {
+    if (servers_.size() > 1) return true;
+    for (const EventSpec& e : sc_.events)
+      if (e.kind == EventSpec::Kind::server_fail) return true;
+    return false;
+  }
   std::string server_ns(int j) const { return j == 0 ? tag_ + "s" : tag_ + "s" + std::to_string(j); }
   // Server j's address for devices and peers: 10.200.j.1:7070 in its namespace, 127.0.0.1 and the port
   // it listens on over loopback.
