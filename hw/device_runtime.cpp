@@ -787,6 +787,18 @@ struct DeviceRuntime::Impl {
       }
       lose_connection(server_now);
       if (!fatal.empty() || check_done(hard_end)) break;
+      // Its server failed (the scenario says so): the scheduler may move it elsewhere at this very
+      // failure. Ask the coordinator first, once it has had time to decide (it gathers triggers for
+      // 20 ms), instead of trying the dead server first.
+      bool failed_now = false;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        failed_now = !scheduled_failure_reason(now(), server_now).empty();
+      }
+      if (failed_now && !opt.coordinator.empty()) {
+        ask_coordinator = true;
+        std::this_thread::sleep_for(Seconds(0.05));
+      }
     }
     // The connections it still drained: whatever they held is over with the run.
     std::vector<Draining> left;
@@ -845,8 +857,12 @@ struct DeviceRuntime::Impl {
     std::lock_guard<std::mutex> lock(mutex);
     if (*stop) return true;
     if (arrivals_over && rq->loop().unfinished() == 0) {
+      // A device that creates inputs stays until the end of the arrivals (or its leave), as present as
+      // in the simulator, even when it has nothing more to send (no Poisson arrival left before the
+      // end): leaving earlier would be a leave trigger the simulator does not have.
+      if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none)
+        return now() >= std::min(sc.duration_s, sc.devices[index].leave_at_s) || now() >= hard_end;
       // An idle helper serves forwarded work until the others stop creating inputs.
-      if (sc.devices[index].workload.arrival != WorkloadSpec::Arrival::none) return true;
       // A helper stays through the drain until the server releases it (hw/edge_server.cpp), unless
       // the scenario says it leaves.
       const bool idle = !rq->loop().helping() && !rq->loop().helper_work_waiting();
