@@ -37,4 +37,10 @@ double BandwidthSchedule::peak_mbps() const {
   return m;
 }
 
+BandwidthSchedule server_link_schedule(const ServerSpec& server) {
+  std::vector<BandwidthPoint> pts = {{0, server.link.bandwidth_mbps}};
+  pts.insert(pts.end(), server.link.trace.begin(), server.link.trace.end());
+  return BandwidthSchedule(std::move(pts));
+}
+
 }  // namespace coinfer

@@ -25,4 +25,8 @@ class BandwidthSchedule {
   std::vector<BandwidthPoint> points_;  // strictly increasing times, first at 0, no repeated values
 };
 
+// A server's link over time (servers[].link: its bandwidth, then its trace; e.g. a cloud's WAN). The
+// simulator's server links and the real runtime's edge-to-cloud pacing.
+BandwidthSchedule server_link_schedule(const ServerSpec& server);
+
 }  // namespace coinfer

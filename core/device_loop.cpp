@@ -1,5 +1,6 @@
 #include "core/device_loop.hpp"
 
+#include "core/cloud_handoff.hpp"
 #include "core/text_util.hpp"
 
 #include <algorithm>
@@ -228,6 +229,7 @@ void DeviceLoop::create(double now_s) {
 void DeviceLoop::route(DeviceRequest& r) {
   r.rec.split = r.device_split;
   if (r.device_split < num_stages_) r.rec.server = server_;
+  r.cloud_split = cloud_split_of(strategy_, r.device_split, num_stages_);
   r.segment = 0;
   act_.routed(r);
   if (memory_limited_) hold(r, r.device_split > 0 || !r.plan->invalid.empty() ? DeviceRequest::Held::segment_input : DeviceRequest::Held::upload);

@@ -63,6 +63,9 @@ namespace coinfer {
 struct DeviceRequest {
   RequestRecord rec;
   int device_split = 0;        // the device runs [0, device_split); the server the rest
+  // pp(k,m) (a cloud tier): m, where its edge passes it on to the cloud, set when routed
+  // (core/cloud_handoff.hpp cloud_split_of); 0: none.
+  int cloud_split = 0;
   std::int16_t segment = 0;    // the segment it is at (plan->segments[segment]; a plan has at most 64)
   bool data_parallel = false;  // created under data_parallel
   bool data_parallel_to_server = false;   // data_parallel input sent whole to the server

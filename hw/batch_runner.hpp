@@ -22,9 +22,12 @@ class BatchRunner {
  public:
   BatchRunner();
   ~BatchRunner();
-  // Serialised final states, one per input, in order. Throws std::exception when a state cannot be
-  // decoded or the model fails (the whole batch fails).
-  std::vector<std::string> run(const ModelSpec& spec, const std::vector<const std::string*>& states);
+  // Runs every state to stage `end` (< 0: the model's end; an edge's part of pp(k,m) ends at m,
+  // core/cloud_handoff.hpp) and returns the serialised states there, one per input, in order: at the
+  // end, final states; before it, each request's own state at `end` again (a stacked batch split back
+  // by rows), ready for the cloud. Throws std::exception when a state cannot be decoded or the model
+  // fails (the whole batch fails).
+  std::vector<std::string> run(const ModelSpec& spec, const std::vector<const std::string*>& states, int end = -1);
 
  private:
   std::map<ModelKey, std::unique_ptr<models::GnnModel>> models_;

@@ -23,7 +23,7 @@ void DeviceRequests::created(DeviceRequest& r) { journal_.created(r.rec); }
 void DeviceRequests::start_compute(DeviceRequest& r) { compute_ = RequestStages{r.rec.id, r.device_split}; }
 
 void DeviceRequests::start_upload(DeviceRequest& r) {
-  UploadJob job{r.rec.id, r.device_split, {}};
+  UploadJob job{r.rec.id, r.device_split, {}, r.cloud_split};
   if (auto it = state_.find(r.rec.id); it != state_.end()) {
     job.state_bytes = std::move(it->second);
     state_.erase(it);

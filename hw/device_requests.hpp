@@ -42,6 +42,7 @@ struct UploadJob {
   std::int64_t id = 0;
   int split = 0;
   std::string state_bytes;
+  int cloud_split = 0;  // pp(k,m): m, told to the server (core/cloud_handoff.hpp); 0 none
 };
 
 class DeviceRequests final : private DeviceActions {

@@ -263,6 +263,7 @@ struct DeviceRuntime::Impl {
         std::string bytes = std::move(job->state_bytes);
         if (job->split == 0) bytes = model->input_state(job->id);
         TaskHeader th{job->split, opt.device_id, device_unix()};
+        th.cloud_split = job->cloud_split;
         {
           std::lock_guard<std::mutex> relock(mutex);
           if (const RequestRecord* r = rq->find(job->id)) th.t_created = opt.epoch_unix_s + r->t_created;
@@ -397,6 +398,16 @@ struct DeviceRuntime::Impl {
       r.batch_size = h.batch_size;
       r.helper = h.helper.empty() ? -1 : sc.device_index(h.helper);
     }
+    if (!h.cloud.empty()) {  // pp(k,m): its edge passed it on to this cloud (hw/README.md "Cloud tier")
+      r.cloud = sc.server_index(h.cloud);
+      r.bytes_to_cloud = h.cloud_bytes;
+      if (h.t_cloud_queued > 0) r.t_cloud_queued = h.t_cloud_queued - opt.epoch_unix_s;
+      if (h.t_cloud_batch_end > 0) {
+        r.t_cloud_batch_start = h.t_cloud_batch_start - opt.epoch_unix_s;
+        r.t_cloud_batch_end = h.t_cloud_batch_end - opt.epoch_unix_s;
+        r.cloud_batch_size = h.cloud_batch_size;
+      }
+    }
     if (!handover_failed.empty()) rq->loop().on_result(r.id, now(), false, handover_failed);
     else rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
     wake();
@@ -407,7 +418,6 @@ struct DeviceRuntime::Impl {
     try {
       s = parse_strategy(a.strategy);
       if (s.kind == Strategy::Kind::pp) spec.check_split(s.split);
-      if (s.has_cloud_part()) throw std::invalid_argument("strategy " + s.to_string() + " needs a cloud tier, which is simulated only");
       if (!s.variant.empty() && model_under(spec.name, s) != spec.name)
         throw std::invalid_argument("strategy " + s.to_string() + " names another model variant than " + spec.name +
                                     ": the testbed runs each device's model as the scenario names it");

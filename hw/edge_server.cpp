@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "core/bandwidth_schedule.hpp"
+#include "core/cloud_handoff.hpp"
+#include "core/server_failures.hpp"
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/server_loop.hpp"
@@ -28,6 +30,7 @@
 #include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/batch_runner.hpp"
+#include "hw/cloud_link.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
 #include "hw/protocol.hpp"
@@ -47,7 +50,7 @@ using Seconds = std::chrono::duration<double>;
 
 // One connected device (ACE-GNN Fig. 9's per-device handler).
 struct Handler {
-  int index = -1;  // in the scenario's devices
+  int index = -1;  // in the scenario's devices (-1: an edge server connected to this server as its cloud)
   std::string id;
   std::unique_ptr<Connection> conn;
   std::thread reader;
@@ -64,9 +67,15 @@ struct Handler {
 };
 
 struct Pending {
+  // Who gets the result: the device's handler, or at a cloud the edge's connection (hw/README.md "Cloud tier").
   std::shared_ptr<Handler> origin;
   std::uint64_t task = 0;
+  int device = -1;  // the request's device (scenario index)
   int split = 0;
+  // pp(k,m) (core/cloud_handoff.hpp): at its edge, m (its batch ends at m and goes on to the cloud);
+  // 0 none. At the cloud: at_cloud, and split is m.
+  int cloud_split = 0;
+  bool at_cloud = false;
   std::string state_bytes;
   double t_received = 0, t_queued = 0;  // Unix s
   double t_created = 0;                 // Unix s (the device's clock); 0: not sent
@@ -170,6 +179,25 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::vector<bool> present;
   std::vector<std::optional<DeviceObservation>> last_seen;
 
+  // --- a cloud tier (hw/README.md "Cloud tier"; core/cloud_handoff.hpp) ---------------------------
+  // At an edge with a cloud (servers[].cloud): the cloud's index, the link to it, and the requests
+  // handed to it (by the link's id) with what the edge stamped, until their result or failure comes.
+  int cloud_index = -1;
+  // The scenario's server failures: a part passed on while the scenario says the cloud is down fails
+  // at once with the cloud's reason, as in the simulator (the testbed kills it then).
+  ServerAvailability availability;
+  std::unique_ptr<CloudLink> cloud_link;
+  struct AtCloud {
+    std::shared_ptr<Handler> origin;
+    std::uint64_t task = 0;
+    ResultHeader edge;  // the edge's stamps
+    double bytes = 0;   // the state sent to the cloud
+  };
+  std::map<std::uint64_t, AtCloud> at_cloud;  // under mutex
+  std::uint64_t next_cloud_id = 1;            // under mutex
+  // At a cloud: the edge servers connected to it (handlers with index -1; under mutex).
+  std::vector<std::shared_ptr<Handler>> edges;
+
   double now() const { return unix_now() - opt.epoch_unix_s; }
   void log(const std::string& line) const {
     if (opt.log) opt.log(line);
@@ -193,9 +221,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       conn->send({MsgType::hello, 0, encode(Hello{kProtocolVersion, nonce})}, Seconds(5));
       auto f = conn->receive(Seconds(10));
       if (!f) throw ProtocolError("no registration within 10 s");
-      if (f->type != MsgType::register_ && f->type != MsgType::peer_register)
+      if (f->type != MsgType::register_ && f->type != MsgType::peer_register && f->type != MsgType::cloud_register)
         throw ProtocolError(std::string("expected register, got ") + to_string(f->type));
       if (f->type == MsgType::peer_register) return accept_peer(std::move(conn), decode_peer_registration(f->payload), nonce, peer);
+      if (f->type == MsgType::cloud_register) return accept_edge(std::move(conn), decode_peer_registration(f->payload), nonce, peer);
       Registration r = decode_registration(f->payload);
       std::vector<int> servers_now;
       {
@@ -456,7 +485,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     TaskHeader th = unpack_task(f.payload, p.state_bytes);
     const int n = specs[h->index].num_stages();
     if (th.split < 0 || th.split >= n) throw ProtocolError("task split " + std::to_string(th.split) + " out of range 0.." + std::to_string(n - 1));
+    if (th.cloud_split != 0 && (th.cloud_split <= th.split || th.cloud_split >= n))
+      throw ProtocolError("task cloud_split " + std::to_string(th.cloud_split) + " out of range " + std::to_string(th.split + 1) + ".." +
+                          std::to_string(n - 1));
+    p.device = h->index;
     p.split = th.split;
+    p.cloud_split = cloud_split_at_server(th.cloud_split, cloud_index >= 0);
     p.t_created = th.t_created;
     p.t_queued = unix_now();
     std::lock_guard<std::mutex> lock(mutex);
@@ -490,7 +524,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       return;
     }
     const DeviceSpec& d = sc.devices[h->index];
-    const int group = group_ids.id({{d.model, d.dataset}, p.split});
+    const int group = group_ids.id(edge_batch_group({d.model, d.dataset}, p.split, p.cloud_split));
     const auto added = loop->on_upload(std::move(p), group, now());
     if (added.sealed) work_cv.notify_all();
     else if (added.opened) timer_cv.notify_all();
@@ -616,38 +650,40 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   // --- the server loop's actions (core/server_loop.hpp), mutex held -------------------------------------
-  int priority(const Pending& p) const override {
-    return p.origin && p.origin->index >= 0 ? sc.devices[static_cast<size_t>(p.origin->index)].workload.priority : 0;
-  }
+  int priority(const Pending& p) const override { return p.device >= 0 ? sc.devices[static_cast<size_t>(p.device)].workload.priority : 0; }
   // workload.drop_late: the request's creation (sent by its device) plus its deadline, on this clock.
   double drop_after_s(const Pending& p) const override {
-    if (!p.origin || p.origin->index < 0 || p.t_created <= 0) return std::numeric_limits<double>::infinity();
-    return p.t_created - opt.epoch_unix_s + sc.devices[static_cast<size_t>(p.origin->index)].workload.drop_after_s();
+    if (p.device < 0 || p.t_created <= 0) return std::numeric_limits<double>::infinity();
+    return p.t_created - opt.epoch_unix_s + sc.devices[static_cast<size_t>(p.device)].workload.drop_after_s();
   }
   void drop(Pending p, double now_s) override {
     ResultHeader r;
     r.ok = false;
     r.dropped = true;
     r.error = server_drop_reason(sc.servers[static_cast<size_t>(server_index)].id, now_s - (p.t_created - opt.epoch_unix_s),
-                                 sc.devices[static_cast<size_t>(p.origin->index)].workload.deadline_ms, seconds_alone(p));
+                                 sc.devices[static_cast<size_t>(p.device)].workload.deadline_ms, seconds_alone(p));
     r.t_received = p.t_received;
     r.t_queued = p.t_queued;
     dropped_replies.emplace_back(std::move(p), r);  // sent by a worker thread, outside the lock
   }
-  double seconds_alone(const Pending& p) const override { return p.origin ? timing->batch_seconds(p.origin->index, 0, p.split, 1) : 0; }
-  int batch_limit(const Pending& p) const override { return p.origin ? timing->batch_limit(p.origin->index, 0, p.split) : 0; }
+  // The end of the part this server runs (core/cloud_handoff.hpp; -1: the model's end).
+  static int part_end(const Pending& p) { return p.cloud_split > 0 && !p.at_cloud ? p.cloud_split : -1; }
+  double seconds_alone(const Pending& p) const override { return p.device >= 0 ? timing->batch_seconds(p.device, 0, p.split, 1, part_end(p)) : 0; }
+  int batch_limit(const Pending& p) const override { return p.device >= 0 ? timing->batch_limit(p.device, 0, p.split, part_end(p)) : 0; }
   double expected_seconds(const std::vector<Pending>& batch) const override {
-    return timing->batch_seconds(batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()));
+    return timing->batch_seconds(batch.front().device, 0, batch.front().split, static_cast<int>(batch.size()), part_end(batch.front()));
   }
 
   // What this engine observes for a helper's time: the batch's input bytes as received, the helper's
   // bandwidth as it last reported it (the scenario's schedule before its first report).
   double helper_seconds(int helper, const std::vector<Pending>& batch) const override {
+    // A batch with a cloud part, or a cloud's batch, stays here (core/cloud_handoff.hpp).
+    if (!may_forward_to_helper(batch.front().cloud_split) || batch.front().at_cloud) return std::numeric_limits<double>::infinity();
     double bytes = 0;
     for (const auto& p : batch) bytes += static_cast<double>(p.state_bytes.size());
     double mbps = schedules[helper].mbps_at(now());
     if (auto h = handlers.find(helper); h != handlers.end() && h->second->status.bandwidth_mbps > 0) mbps = h->second->status.bandwidth_mbps;
-    return timing->helper_seconds(helper, batch.front().origin->index, 0, batch.front().split, static_cast<int>(batch.size()), bytes,
+    return timing->helper_seconds(helper, batch.front().device, 0, batch.front().split, static_cast<int>(batch.size()), bytes,
                                   mbps_to_bytes_per_s(mbps));
   }
 
@@ -718,7 +754,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void run_batch(std::vector<Pending>& batch, BatchRunner& runner) {
-    const ModelSpec& spec = specs[batch.front().origin->index];
+    const ModelSpec& spec = specs[static_cast<size_t>(batch.front().device)];
     ResultHeader r;
     r.batch_size = static_cast<int>(batch.size());
     r.t_batch_start = unix_now();
@@ -727,7 +763,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     try {
       std::vector<const std::string*> states;
       for (auto& p : batch) states.push_back(&p.state_bytes);
-      outputs = runner.run(spec, states);
+      outputs = runner.run(spec, states, part_end(batch.front()));
     } catch (const std::exception& e) {
       error = e.what();
       log("batch of " + std::to_string(batch.size()) + " for " + spec.name + "/" + spec.dataset.name + " failed: " + error);
@@ -739,8 +775,155 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       ri.t_queued = batch[i].t_queued;
       ri.ok = error.empty();
       ri.error = error;
-      reply(batch[i].origin, batch[i].task, ri, outputs[i]);
+      if (ri.ok && passes_to_cloud(batch[i].cloud_split, batch[i].at_cloud)) pass_to_cloud(batch[i], ri, std::move(outputs[i]));
+      else reply(batch[i].origin, batch[i].task, ri, outputs[i]);
     }
+  }
+
+  // --- a cloud tier (hw/README.md "Cloud tier"; the simulator's ServerActors::pass_to_cloud) ---------
+  // Request p's edge part [k,m) ended (stamped in `edge`): its state at m goes to the cloud, which from
+  // then on holds it. A cloud the scenario says is down now fails it at once with the cloud's reason.
+  void pass_to_cloud(const Pending& p, const ResultHeader& edge, std::string state) {
+    const double t = now();
+    if (availability.any() && !availability.up_at(cloud_index, t + 0.25)) {
+      ResultHeader r = edge;
+      r.ok = false;
+      r.error = server_down_reason(sc.servers[static_cast<size_t>(cloud_index)].id, availability.failed_at(cloud_index, t + 0.25));
+      return reply(p.origin, p.task, r, "");
+    }
+    TaskHeader th;
+    th.split = p.cloud_split;
+    th.origin = sc.devices[static_cast<size_t>(p.device)].id;
+    th.t_sent = unix_now();
+    th.t_created = p.t_created;
+    std::uint64_t id = 0;
+    std::string address;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      id = next_cloud_id++;
+      at_cloud[id] = AtCloud{p.origin, p.task, edge, static_cast<double>(state.size())};
+      if (auto a = addresses.find(sc.servers[static_cast<size_t>(cloud_index)].id); a != addresses.end()) address = a->second;
+    }
+    cloud_link->submit(id, address, th, std::move(state));
+  }
+
+  // The cloud's answer for request `id` (or the link's failure): its device gets one result with the
+  // edge's stamps and the cloud's (called on the link's threads, no lock held).
+  void on_cloud_result(std::uint64_t id, const ResultHeader& cloud, std::string output) {
+    AtCloud a;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = at_cloud.find(id);
+      if (it == at_cloud.end()) return;
+      a = std::move(it->second);
+      at_cloud.erase(it);
+    }
+    ResultHeader r = a.edge;
+    r.ok = cloud.ok;
+    r.error = cloud.error;
+    // Lost with a cloud the scenario fails now (the testbed killed it): the simulator's reason.
+    const double t = now();
+    if (!cloud.ok && cloud.t_queued == 0 && availability.any() && !availability.up_at(cloud_index, t + 0.25))
+      r.error = server_failed_reason(sc.servers[static_cast<size_t>(cloud_index)].id, availability.failed_at(cloud_index, t + 0.25));
+    r.dropped = cloud.dropped;
+    const std::string& cloud_id = sc.servers[static_cast<size_t>(cloud_index)].id;
+    r.cloud = cloud_id;
+    r.cloud_bytes = a.bytes;
+    if (cloud.t_queued > 0) {  // it reached the cloud (a failure before has no cloud stamps)
+      r.t_cloud_queued = cloud.t_queued;
+      if (!cloud.dropped) {
+        r.t_cloud_batch_start = cloud.t_batch_start;
+        r.t_cloud_batch_end = cloud.t_batch_end;
+        r.cloud_batch_size = cloud.batch_size;
+      }
+    }
+    r.t_sent = 0;
+    reply(a.origin, a.task, r, output);
+  }
+
+  // At a cloud: an edge server whose servers[].cloud is this one registers (MsgType::cloud_register);
+  // acknowledged with a heartbeat, then its task frames are cloud parts.
+  void accept_edge(std::unique_ptr<Connection> conn, const PeerRegistration& r, const std::string& nonce, const std::string& from) {
+    const PeerCheck check = check_cloud_registration(r, nonce, opt.secret, sc, server_index);
+    if (!check.accepted()) return reject(*conn, from, check.refusal);
+    auto h = std::make_shared<Handler>();
+    h->index = -1;
+    h->id = r.server_id;
+    h->generates = false;
+    h->conn = std::move(conn);
+    h->conn->set_max_payload(kDefaultMaxPayload);
+    h->conn->set_shaping(wan_shaping(check.server_index));
+    h->conn->send({MsgType::heartbeat, 0, ""}, Seconds(5));
+    log("edge server " + h->id + " connected from " + from + " (this server is its cloud)");
+    std::lock_guard<std::mutex> lock(mutex);
+    edges.push_back(h);
+    h->reader = std::thread([this, h] { edge_read_loop(h); });
+  }
+
+  // The path between edge server `edge` and this server's cloud (or this cloud): the cloud's link,
+  // paced in the middleware at its rate over time, and the one-way latency of both server links.
+  Shaping wan_shaping(int edge) const {
+    const int cloud = cloud_index >= 0 ? cloud_index : server_index;
+    const ServerSpec& c = sc.servers[static_cast<size_t>(cloud)];
+    Shaping s;
+    s.latency_s = (c.link.latency_ms + sc.servers[static_cast<size_t>(edge)].link.latency_ms) * 1e-3;
+    s.schedule = std::make_shared<const BandwidthSchedule>(server_link_schedule(c));
+    s.epoch_unix_s = opt.epoch_unix_s;
+    return s;
+  }
+
+  void edge_read_loop(std::shared_ptr<Handler> h) {
+    std::string why = "closed";
+    try {
+      while (!*stop && h->alive) {
+        auto f = h->conn->receive(Seconds(0.5));
+        if (!f) continue;
+        if (f->type == MsgType::heartbeat) continue;
+        if (f->type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f->payload));
+        if (f->type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from an edge server");
+        on_cloud_task(h, *f);
+      }
+    } catch (const ProtocolError& e) {
+      why = std::string("protocol error: ") + e.what();
+      try {
+        h->conn->send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
+      } catch (const std::exception&) {
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    h->conn->close();
+    std::lock_guard<std::mutex> lock(mutex);
+    h->alive = false;
+    h->reader_done = true;
+    edges.erase(std::remove(edges.begin(), edges.end(), h), edges.end());
+    retire(h);
+    if (!*stop) log("edge server " + h->id + " disconnected: " + why);
+    const size_t dropped = loop->remove_if([&h](const Pending& p) { return p.origin == h; });
+    if (dropped) log("dropped " + std::to_string(dropped) + " queued cloud parts of " + h->id);
+  }
+
+  // A cloud part: stages [m,n) of device `origin`'s request, batched with any [m,n) of that model.
+  void on_cloud_task(const std::shared_ptr<Handler>& h, const Frame& f) {
+    Pending p;
+    p.origin = h;
+    p.task = f.task_id;
+    p.at_cloud = true;
+    p.t_received = unix_now();
+    const TaskHeader th = unpack_task(f.payload, p.state_bytes);
+    p.device = sc.device_index(th.origin);
+    if (p.device < 0) throw ProtocolError("cloud part of unknown device '" + th.origin + "'");
+    const int n = specs[static_cast<size_t>(p.device)].num_stages();
+    if (th.split < 1 || th.split >= n) throw ProtocolError("cloud part split " + std::to_string(th.split) + " out of range 1.." + std::to_string(n - 1));
+    p.split = th.split;
+    p.t_created = th.t_created;
+    p.t_queued = unix_now();
+    const DeviceSpec& d = sc.devices[static_cast<size_t>(p.device)];
+    std::lock_guard<std::mutex> lock(mutex);
+    const int group = group_ids.id(cloud_batch_group({d.model, d.dataset}, p.split));
+    const auto added = loop->on_upload(std::move(p), group, now());
+    if (added.sealed) work_cv.notify_all();
+    else if (added.opened) timer_cv.notify_all();
   }
 
   // --- scheduling --------------------------------------------------------------------------------
@@ -1203,6 +1386,8 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.last_seen.assign(impl.sc.devices.size(), std::nullopt);
   impl.batching_now = me.batch;
   if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
+  impl.availability = ServerAvailability(impl.sc);
+  impl.cloud_index = me.cloud.empty() ? -1 : impl.sc.server_index(me.cloud);
   // After a failure, the devices present now make up the first decision, given 10 s to come back.
   const double started_at = impl.opt.recovering ? std::max(0.0, impl.now()) : 0;
   impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.several ? -1 : impl.server_index,
@@ -1225,6 +1410,18 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
       throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise", e.what());
     }
     if (!impl.opt.coordinate_only) impl.addresses[me.id] = impl.my_address;  // else the first server's own process says
+  }
+  if (impl.cloud_index >= 0 && !impl.opt.coordinate_only) {
+    CloudLink::Options o;
+    o.edge_id = me.id;
+    o.edge_address = impl.my_address;
+    o.cloud_id = me.cloud;
+    o.secret = impl.opt.secret;
+    o.shaping = impl.wan_shaping(impl.server_index);
+    Impl* self = &impl;
+    impl.cloud_link = std::make_unique<CloudLink>(
+        o, [self](std::uint64_t id, const ResultHeader& h, std::string out) { self->on_cloud_result(id, h, std::move(out)); },
+        [self](const std::string& line) { self->log(line); });
   }
   if (!impl.opt.port_file.empty()) write_text_atomic(impl.opt.port_file, std::to_string(impl.listener->port()) + "\n");
 }
@@ -1277,17 +1474,20 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
     for (auto& [i, h] : impl.handlers) h->conn->close();
+    for (auto& h : impl.edges) h->conn->close();
     for (auto& [j, p] : impl.peers) p->conn->close();
     impl.work_cv.notify_all();
     impl.sched_cv.notify_all();
     impl.timer_cv.notify_all();
   }
   for (auto& t : threads) t.join();
+  if (impl.cloud_link) impl.cloud_link->close();  // what the cloud still holds fails ("the edge server is stopping")
   std::set<std::shared_ptr<Handler>> all;
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
     for (auto& [i, h] : impl.handlers) all.insert(h);
     for (auto& h : impl.retired) all.insert(h);
+    for (auto& h : impl.edges) all.insert(h);
   }
   for (auto& h : all) {
     h->conn->close();

@@ -39,6 +39,7 @@ const char* to_string(MsgType t) {
     case MsgType::peer_report: return "peer_report";
     case MsgType::peer_scheme: return "peer_scheme";
     case MsgType::redirect: return "redirect";
+    case MsgType::cloud_register: return "cloud_register";
   }
   return "unknown";
 }
@@ -88,7 +89,7 @@ FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
   if (p[4] != kProtocolVersion)
     throw ProtocolError("protocol version " + std::to_string(p[4]) + " (this side speaks " +
                         std::to_string(kProtocolVersion) + ")");
-  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::redirect))
+  if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::cloud_register))
     throw ProtocolError("unknown message type " + std::to_string(p[5]));
   if ((p[6] & ~kFlagCompressed) != 0 || p[7] != 0) throw ProtocolError("unknown flags");
   FrameHeader h;

@@ -140,6 +140,7 @@ std::string pack_task(const TaskHeader& h, const std::string& state_bytes) {
   json j{{"split", h.split}, {"origin", h.origin}, {"t_sent", h.t_sent}};
   if (h.t_created != 0) j["t_created"] = h.t_created;
   if (h.copy) j["copy"] = true;
+  if (h.cloud_split != 0) j["cloud_split"] = h.cloud_split;
   if (h.batch != 0) {
     j["batch"] = h.batch;
     j["batch_size"] = h.batch_size;
@@ -151,6 +152,7 @@ TaskHeader unpack_task(const std::string& payload, std::string& state_bytes) {
   TaskHeader h{field<int>(j, "split", "task"), field<std::string>(j, "origin", "task"), field<double>(j, "t_sent", "task")};
   if (j.contains("t_created")) h.t_created = field<double>(j, "t_created", "task");
   if (j.contains("copy")) h.copy = field<bool>(j, "copy", "task");
+  if (j.contains("cloud_split")) h.cloud_split = field<int>(j, "cloud_split", "task");  // checked against the model by the receiver
   if (j.contains("batch")) {
     h.batch = field<std::uint64_t>(j, "batch", "task");
     h.batch_size = field<int>(j, "batch_size", "task");
@@ -171,6 +173,13 @@ std::string pack_result(const ResultHeader& h, const std::string& output_bytes) 
   if (h.dropped) j["dropped"] = true;
   if (h.t_sent != 0) j["t_sent"] = h.t_sent;
   if (h.copy) j["copy"] = true;
+  if (!h.cloud.empty())
+    j["cloud"] = {{"server", h.cloud},
+                  {"t_queued", h.t_cloud_queued},
+                  {"t_batch_start", h.t_cloud_batch_start},
+                  {"t_batch_end", h.t_cloud_batch_end},
+                  {"batch_size", h.cloud_batch_size},
+                  {"bytes", h.cloud_bytes}};
   return pack(j, output_bytes);
 }
 ResultHeader unpack_result(const std::string& payload, std::string& output_bytes) {
@@ -187,6 +196,17 @@ ResultHeader unpack_result(const std::string& payload, std::string& output_bytes
   h.t_batch_end = field<double>(j, "t_batch_end", "result");
   if (j.contains("t_sent")) h.t_sent = field<double>(j, "t_sent", "result");
   if (j.contains("copy")) h.copy = field<bool>(j, "copy", "result");
+  if (j.contains("cloud")) {
+    const json& c = j["cloud"];
+    if (!c.is_object()) throw ProtocolError("result message: cloud is not an object");
+    h.cloud = field<std::string>(c, "server", "result.cloud");
+    h.t_cloud_queued = field<double>(c, "t_queued", "result.cloud");
+    h.t_cloud_batch_start = field<double>(c, "t_batch_start", "result.cloud");
+    h.t_cloud_batch_end = field<double>(c, "t_batch_end", "result.cloud");
+    h.cloud_batch_size = field<int>(c, "batch_size", "result.cloud");
+    h.cloud_bytes = field<double>(c, "bytes", "result.cloud");
+    if (h.cloud.empty()) throw ProtocolError("result message: cloud.server is empty");
+  }
   return h;
 }
 

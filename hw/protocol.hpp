@@ -114,6 +114,9 @@ struct TaskHeader {
   // (mobility.mid_transfer: resend). The server computes the copy it kept; this one's bytes only cross
   // the link again (incompressible filler of the first copy's size). Optional on the wire.
   bool copy = false;
+  // Device -> server: pp(k,m)'s m (core/cloud_handoff.hpp), where the edge passes the request on to its
+  // cloud; 0: none. Optional on the wire. (Edge -> cloud: 0; `split` is m and `origin` the device.)
+  int cloud_split = 0;
 };
 
 struct ResultHeader {
@@ -125,6 +128,12 @@ struct ResultHeader {
   bool dropped = false;    // the server gave it up past its deadline (no payload; optional on the wire)
   double t_sent = 0;       // Unix s, when the server handed it to the connection (0: not sent; optional)
   bool copy = false;       // the second copy of a result a handover caught: filler; the device kept the first (optional)
+  // pp(k,m): the cloud that ran [m,n) ("" none) and its stamps (Unix s, the cloud's clock), put in by
+  // the edge from the cloud's own result header (optional on the wire).
+  std::string cloud;
+  double t_cloud_queued = 0, t_cloud_batch_start = 0, t_cloud_batch_end = 0;
+  int cloud_batch_size = 0;
+  double cloud_bytes = 0;  // the state at m the edge sent to the cloud (bytes)
 };
 
 // A handover caught a transfer on the device's link (mobility.mid_transfer: resend; core/mobility.hpp):

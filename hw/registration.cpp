@@ -52,6 +52,22 @@ PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& 
   return c;
 }
 
+PeerCheck check_cloud_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
+                                   int cloud_index) {
+  PeerCheck c;
+  const int edge = sc.server_index(r.server_id);
+  const std::string& me = sc.servers[static_cast<size_t>(cloud_index)].id;
+  if (!constant_time_equal(r.hmac, hmac_sha256_hex(secret, nonce + "edge:" + r.server_id)))
+    c.refusal = "authentication failed for edge server '" + r.server_id + "' (wrong secret)";
+  else if (edge < 0)
+    c.refusal = "unknown server '" + r.server_id + "' (not in scenario " + sc.name + ")";
+  else if (sc.servers[static_cast<size_t>(edge)].cloud != me)
+    c.refusal = "server '" + r.server_id + "' does not have this server (" + me + ") as its cloud (servers[].cloud)";
+  else
+    c.server_index = edge;
+  return c;
+}
+
 bool HandshakeGate::try_enter() {
   std::lock_guard<std::mutex> lock(m_);
   if (running_ >= limit_) return false;

@@ -40,6 +40,11 @@ struct PeerCheck {
 // A coordinator that only coordinates (`coordinate_only`) takes the first server as a peer too.
 PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
                                   int coordinator_index, bool coordinate_only = false);
+// An edge server registering with its cloud (MsgType::cloud_register): the HMAC is over nonce + "edge:"
+// + its id (a device's or a peer's does not pass), and the scenario must name this server
+// (`cloud_index`) as that edge's servers[].cloud.
+PeerCheck check_cloud_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
+                                   int cloud_index);
 
 // At most `limit` handshakes at once: a connection beyond that is refused (the caller answers it
 // with an error frame); shutdown waits for the running ones. Thread-safe.

@@ -5,8 +5,7 @@
 
 namespace coinfer::hw {
 
-// Throws InputError naming the key: model variants chosen at run time (scheduler.max_output_error) and
-// a cloud tier (servers[].cloud: pp(k,m)).
+// Throws InputError naming the key: model variants chosen at run time (scheduler.max_output_error).
 void check_real_runtime_scope(const Scenario& sc);
 
 }  // namespace coinfer::hw

@@ -385,15 +385,14 @@ void SimDevice::routed(DeviceRequest& dr) {
   r.rec.bytes_up = request_wire_bytes(b.lut, r.device_split, bytes[r.device_split], u_up);
   r.rec.bytes_down = request_wire_bytes(srv, num_stages_, bytes[num_stages_], u_down);
   r.batch_group = b.batch_group[r.device_split];
-  const Strategy& st = loop_.strategy();
-  if (st.has_cloud_part() && st.split == r.device_split && st.cloud_split < num_stages_) {
-    // pp(k,m): the edge batches [k,m) with others of the same range, the cloud [m,n) with any [m,n).
-    r.cloud_split = st.cloud_split;
-    r.whole_group = r.batch_group;
-    r.rec.bytes_to_cloud = bytes[static_cast<size_t>(st.cloud_split)];
+  if (r.cloud_split > 0) {
+    // pp(k,m) (core/cloud_handoff.hpp): the edge batches [k,m) with others of the same range, the cloud
+    // [m,n) with any [m,n).
     const ModelKey key{b.run_model, s_.spec->dataset};
-    r.batch_group = s_.groups->id({key, r.device_split, st.cloud_split});
-    r.cloud_group = b.batch_group[static_cast<size_t>(st.cloud_split)];
+    r.whole_group = r.batch_group;
+    r.rec.bytes_to_cloud = bytes[static_cast<size_t>(r.cloud_split)];
+    r.batch_group = s_.groups->id(edge_batch_group(key, r.device_split, r.cloud_split));
+    r.cloud_group = s_.groups->id(cloud_batch_group(key, r.cloud_split));
   }
 }
 

@@ -51,11 +51,7 @@ void build_platform(const Scenario& s, Platform& p) {
   p.device_bandwidth.clear();
   for (const auto& d : s.devices) p.device_bandwidth.emplace_back(d, s.events);
   p.server_bandwidth.clear();
-  for (const auto& sv : s.servers) {  // built whole before any link points into it
-    std::vector<BandwidthPoint> pts = {{0, sv.link.bandwidth_mbps}};
-    pts.insert(pts.end(), sv.link.trace.begin(), sv.link.trace.end());
-    p.server_bandwidth.emplace_back(pts);
-  }
+  for (const auto& sv : s.servers) p.server_bandwidth.push_back(server_link_schedule(sv));  // built whole before any link points into it
   auto* zone = add_star_zone("coinfer");
   sg4::Link* ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
   ap->seal();

@@ -6,6 +6,7 @@
 
 #include <deque>
 
+#include "core/cloud_handoff.hpp"
 #include "core/device_loop.hpp"
 #include "core/limits.hpp"
 #include "core/request_record.hpp"
@@ -20,15 +21,15 @@ struct SimRequest : DeviceRequest {
   int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
   bool finished = false;
   bool dropped_at_server = false;  // the server gave it up past its deadline (its result says so)
-  // pp(k,m) (a cloud tier): m (0: none), the batch group of [m,n) at the cloud, and whether the edge has
-  // passed it on (from then on the cloud holds it: rec.cloud).
-  int cloud_split = 0;
+  // pp(k,m) (a cloud tier; DeviceRequest::cloud_split is m): the batch group of [m,n) at the cloud, and
+  // whether the edge has passed it on (from then on the cloud holds it: rec.cloud).
   int cloud_group = 0;
   int whole_group = 0;  // the group of [k,n): where it batches at a server without a cloud (see ServerActors)
   bool at_cloud = false;
-  // The stages the server now holding it runs: [server_begin, server_end).
-  int server_begin() const { return at_cloud ? cloud_split : device_split; }
-  int server_end(int num_stages) const { return cloud_split > 0 && !at_cloud ? cloud_split : num_stages; }
+  // The stages the server now holding it runs (core/cloud_handoff.hpp server_part; end -1: the model's
+  // end when num_stages is -1 and there is no cloud part).
+  int server_begin() const { return server_part(device_split, cloud_split, at_cloud, 0).begin; }
+  int server_end(int num_stages) const { return server_part(device_split, cloud_split, at_cloud, num_stages).end; }
   std::string drop_reason;
 };
 

@@ -73,9 +73,9 @@ void ServerActors::dispatcher_loop() {
       if (!added.sealed && added.opened) timers_sem_->release();
       continue;
     }
-    if (r->cloud_split > 0 && s_.cloud < 0) {
+    if (r->cloud_split > 0 && cloud_split_at_server(r->cloud_split, s_.cloud >= 0) == 0) {
       // A pp(k,m) request routed while its device's server had a cloud, uploaded here after a scheme
-      // moved the device to this server, which has none: it runs [k,n) here (never half a model).
+      // moved the device to this server, which has none: it runs [k,n) here (core/cloud_handoff.hpp).
       r->cloud_split = 0;
       r->rec.bytes_to_cloud = 0;
       r->batch_group = r->whole_group;
@@ -157,8 +157,8 @@ double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch
 // The engine's observations: the batch's upload bytes, the helper's bandwidth now.
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
   const SimRequest& first = *batch.front();
-  // A batch with a cloud part stays on the server (a helper sends results straight to the devices).
-  if (first.cloud_split > 0) return std::numeric_limits<double>::infinity();
+  // A batch with a cloud part stays on the server (core/cloud_handoff.hpp).
+  if (!may_forward_to_helper(first.cloud_split)) return std::numeric_limits<double>::infinity();
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
   return s_.timing->helper_seconds(helper, first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()), bytes,
@@ -232,7 +232,7 @@ void ServerActors::worker_loop() {
         r->rec.t_cloud_batch_end = end;
       } else {
         r->rec.t_batch_end = end;
-        if (r->cloud_split > 0 && s_.cloud >= 0) {  // its edge part: on to the cloud
+        if (passes_to_cloud(r->cloud_split, r->at_cloud)) {  // its edge part: on to the cloud (core/cloud_handoff.hpp)
           for_cloud.push_back(r);
           continue;
         }

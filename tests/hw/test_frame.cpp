@@ -82,7 +82,8 @@ TEST(Frame, RejectsBadHeaders) {
   EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);         // type 0
   EXPECT_NO_THROW(parse(with_byte(ok, 5, 9)));                     // type 9: resend
   EXPECT_NO_THROW(parse(with_byte(ok, 5, 13)));                    // type 13: redirect (several servers)
-  EXPECT_THROW(parse(with_byte(ok, 5, 14)), ProtocolError);        // type 14
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 14)));                    // type 14: cloud_register (a cloud tier)
+  EXPECT_THROW(parse(with_byte(ok, 5, 15)), ProtocolError);        // type 15
   EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);         // unknown flag
   EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);        // raw sizes disagree
   // Oversized: refused from the header alone, before any payload byte arrives.
@@ -271,7 +272,7 @@ TEST(Protocol, SeveralServersMessagesRoundTripAndAreBounded) {
   EXPECT_STREQ(to_string(MsgType::redirect), "redirect");
   std::string wire = encode_frame({MsgType::redirect, 0, "{}"});
   EXPECT_EQ(parse_header(reinterpret_cast<const unsigned char*>(wire.data())).type, MsgType::redirect);
-  wire[5] = 14;
+  wire[5] = 15;  // cloud_register (14) is the last
   EXPECT_THROW(parse_header(reinterpret_cast<const unsigned char*>(wire.data())), ProtocolError);
 }
 
