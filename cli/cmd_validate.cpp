@@ -158,6 +158,14 @@ std::vector<LutUse> lut_uses(const Scenario& s) {
     // An idle helper runs the server's part of its server's batches.
     add(d.lut_key(d.model), true, d.workload.arrival == WorkloadSpec::Arrival::none ? sv.batch.max_size : 1);
     add({sv.type, d.model, d.dataset}, false, sv.batch.max_size);
+    // Its server's cloud runs the cloud part of pp(k,m) (a cloud tier; hw/README.md "Cloud tier").
+    if (!sv.cloud.empty()) {
+      const ServerSpec& cloud = s.servers[static_cast<size_t>(s.server_index(sv.cloud))];
+      add({cloud.type, d.model, d.dataset}, false, cloud.batch.max_size);
+    }
+    // A scheduler choosing servers may move the device to any of them.
+    if (s.scheduler.choose_servers)
+      for (const ServerSpec& other : s.servers) add({other.type, d.model, d.dataset}, false, other.batch.max_size);
   }
   return uses;
 }

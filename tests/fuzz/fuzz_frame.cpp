@@ -35,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             case MsgType::peer_report: decode_peer_report(f->payload); break;
             case MsgType::peer_scheme: decode_peer_scheme(f->payload); break;
             case MsgType::redirect: decode_redirect(f->payload); break;
+            case MsgType::cloud_register: decode_peer_registration(f->payload); break;
           }
         } catch (const ProtocolError&) {
         }

@@ -111,10 +111,17 @@ payloads = {1: b'{"protocol":1,"nonce":"00"}', 2: b'{"device":"a","type":"t","mo
                 b'"devices":[{"device":0,"generates":true,"bandwidth_mbps":1,"queue":0,"unfinished":0,"busy":false}]}',
             12: b'{"strategies":["local","pp(2)"],"helpers":[false,true],"servers":[0,1],"server_helpers":[1],"batch_window_ms":5,'
                 b'"batch_max_size":4,"addresses":{"edge0":"127.0.0.1:1","edge1":"127.0.0.1:2"}}',
-            13: b'{"server":"edge1","address":"10.200.1.1:7070"}'}
-for t, p in payloads.items():
+            13: b'{"server":"edge1","address":"10.200.1.1:7070"}',
+            14: b'{"server":"edge","address":"127.0.0.1:7071","hmac":"x"}'}
+# A cloud tier: a task naming its cloud split, a result with the cloud's stamps.
+cloud_task = b'{"split":1,"origin":"pi0","t_sent":1,"cloud_split":2}'
+cloud_result = (b'{"ok":true,"error":"","batch_size":1,"helper":"","t_received":1,"t_queued":1,"t_batch_start":1,"t_batch_end":1,'
+                b'"cloud":{"server":"cloud","t_queued":2,"t_batch_start":2,"t_batch_end":3,"batch_size":2,"bytes":100}}')
+extra = {'5c': (5, struct.pack('<I', len(cloud_task)) + cloud_task + b'CIST'), '6c': (6, struct.pack('<I', len(cloud_result)) + cloud_result)}
+for t, p in list(payloads.items()) + list(extra.values()):
+    name = next((k for k, v in extra.items() if v == (t, p)), t)
     frame = b'CIFR' + bytes([1, t, 0, 0]) + struct.pack('<QII', t, len(p), len(p)) + p
-    open(os.path.join(d, f'seed{t}'), 'wb').write(bytes([t]) + frame)
+    open(os.path.join(d, f'seed{name}'), 'wb').write(bytes([t]) + frame)
 PY
       run frame -max_len=4096 || status=1
       ;;

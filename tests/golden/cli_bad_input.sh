@@ -234,7 +234,7 @@ expect_bad hysteresis_negative "mobility.hysteresis_db" run "$base" --set "$aps"
 expect_bad mid_transfer_bad "mobility.mid_transfer.*allowed: wait, resend, fail" run "$base" --set "$aps" --set mobility.mid_transfer=drop
 printf 't_s,x_m,y_m\n0,1,2\n1,x,3\n' > "$work/walk.csv"
 # A cloud tier (servers[].cloud, pp(K,M)): an unknown cloud, a server its own cloud, a chain of clouds,
-# pp(K,M) without a cloud, out of order or with an empty cloud part; simulated only (the testbed refuses).
+# pp(K,M) without a cloud, out of order or with an empty cloud part.
 cloudbase="$root/scenarios/cloud/edge_cloud.yaml"
 expect_bad cloud_unknown "servers\[1\].cloud.*unknown server 'nowhere'" run "$cloudbase" --set servers.1.cloud=nowhere
 expect_bad cloud_self "a server cannot be its own cloud" run "$cloudbase" --set servers.1.cloud=edge
@@ -245,9 +245,6 @@ expect_bad pp_cloud_empty "pp(K,M) needs M < 9" run "$cloudbase" --set 'devices.
 expect_bad cloud_gin "estimator gin's system graph has no cloud tier" run "$cloudbase" --set 'scheduler={name: greedy, estimator: gin, predictor: /etc/hostname}'
 printf 'time_s,bandwidth_mbps\n0,200\n5,x\n' > "$work/wan.csv"
 expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
-if [ -x "$(dirname "$coinfer")/coinfer-rt" ]; then
-  expect_bad cloud_testbed "cloud.*simulated only" testbed "$cloudbase"
-fi
 expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -179,6 +179,46 @@ TEST(Protocol, HandoverCopiesAndResendRequests) {
   EXPECT_EQ(wire.size(), 24u + 10001u);
 }
 
+TEST(Protocol, CloudTierFieldsRoundTripAndAreOptional) {
+  // hw/README.md "Cloud tier": a device's task names m (cloud_split); the edge's result carries the
+  // cloud's stamps. Without a cloud part neither key is on the wire (what a two-tier run sends is unchanged).
+  TaskHeader t{2, "pi0", 1.5};
+  std::string bytes;
+  EXPECT_EQ(pack_task(t, "s").find("cloud_split"), std::string::npos);
+  t.cloud_split = 5;
+  const TaskHeader tb = unpack_task(pack_task(t, "state"), bytes);
+  EXPECT_EQ(tb.cloud_split, 5);
+  EXPECT_EQ(tb.split, 2);
+  EXPECT_EQ(bytes, "state");
+  ResultHeader r;
+  EXPECT_EQ(pack_result(r, "").find("cloud"), std::string::npos);
+  r.cloud = "cloud";
+  r.t_cloud_queued = 10.25;
+  r.t_cloud_batch_start = 10.5;
+  r.t_cloud_batch_end = 10.75;
+  r.cloud_batch_size = 3;
+  r.cloud_bytes = 524288;
+  const ResultHeader rb = unpack_result(pack_result(r, "out"), bytes);
+  EXPECT_EQ(rb.cloud, "cloud");
+  EXPECT_DOUBLE_EQ(rb.t_cloud_queued, 10.25);
+  EXPECT_DOUBLE_EQ(rb.t_cloud_batch_start, 10.5);
+  EXPECT_DOUBLE_EQ(rb.t_cloud_batch_end, 10.75);
+  EXPECT_EQ(rb.cloud_batch_size, 3);
+  EXPECT_DOUBLE_EQ(rb.cloud_bytes, 524288);
+  EXPECT_EQ(bytes, "out");
+  // A cloud that is not an object, or names no server, is a protocol error.
+  const std::string head = R"({"ok": true, "error": "", "batch_size": 1, "helper": "", "t_received": 0, "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, )";
+  for (const char* bad : {R"("cloud": 3})", R"("cloud": {"server": "", "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, "batch_size": 0, "bytes": 0}})",
+                          R"("cloud": {"server": "c"}})"}) {
+    std::string h = head + bad;
+    std::string payload;
+    const std::uint32_t n = static_cast<std::uint32_t>(h.size());
+    for (int i = 0; i < 4; ++i) payload.push_back(static_cast<char>((n >> (8 * i)) & 0xff));
+    payload += h;
+    EXPECT_THROW(unpack_result(payload, bytes), ProtocolError) << bad;
+  }
+}
+
 TEST(Protocol, SeveralServersMessagesRoundTripAndAreBounded) {
   // hw/README.md "Several edge servers": a move in a scheduling message, a peer's registration, report
   // and scheme, a redirect. What a single server sends is unchanged (no "server" key).

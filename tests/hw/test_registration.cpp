@@ -95,6 +95,27 @@ TEST(Registration, SeveralServersFollowTheSchemeAndRegisterPeers) {
   EXPECT_FALSE(check_peer_registration(forged, nonce, secret, sc, 0).accepted());
 }
 
+TEST(Registration, AnEdgeRegistersWithTheCloudTheScenarioGivesIt) {
+  // hw/README.md "Cloud tier": "other" is edge's cloud here; the HMAC is over nonce + "edge:" + id.
+  Scenario sc = two_servers();
+  sc.servers[0].cloud = "other";
+  const std::string secret = "s3cret", nonce = "n";
+  auto edge = [&](const std::string& id, const std::string& key, const std::string& prefix) {
+    return PeerRegistration{id, "127.0.0.1:7071", hmac_sha256_hex(key, nonce + prefix + id)};
+  };
+  PeerCheck c = check_cloud_registration(edge("edge", secret, "edge:"), nonce, secret, sc, 1);
+  EXPECT_TRUE(c.accepted()) << c.refusal;
+  EXPECT_EQ(c.server_index, 0);
+  EXPECT_NE(check_cloud_registration(edge("edge", "wrong", "edge:"), nonce, secret, sc, 1).refusal.find("wrong secret"), std::string::npos);
+  // A peer's HMAC (nonce + "server:" + id) does not pass as an edge's.
+  EXPECT_FALSE(check_cloud_registration(edge("edge", secret, "server:"), nonce, secret, sc, 1).accepted());
+  EXPECT_NE(check_cloud_registration(edge("nope", secret, "edge:"), nonce, secret, sc, 1).refusal.find("unknown server"), std::string::npos);
+  // Only the cloud the scenario names: edge's cloud is not edge itself, and "other" has no cloud.
+  EXPECT_NE(check_cloud_registration(edge("edge", secret, "edge:"), nonce, secret, sc, 0).refusal.find("does not have this server (edge) as its cloud"),
+            std::string::npos);
+  EXPECT_FALSE(check_cloud_registration(edge("other", secret, "edge:"), nonce, secret, sc, 1).accepted());
+}
+
 TEST(StartGate, TheCoordinatorOfSeveralServersWaitsForEveryServersDevices) {
   // Server index -1: the start decision waits for pi0 (edge) and pi1 (other), as the simulator's
   // first decision sees both; a gate of one server waits for its own device only.
