@@ -52,6 +52,13 @@ std::string server_down_reason(const std::string& server, double failed_at_s) {
   return "server " + server + " is down (failed at " + microseconds(failed_at_s) + " s)";
 }
 
+bool is_server_failure(const std::string& failure) {
+  if (failure.rfind("server ", 0) != 0) return false;
+  const auto rest = failure.find(' ', 7);
+  if (rest == std::string::npos) return false;
+  return failure.compare(rest, 11, " failed at ") == 0 || failure.compare(rest, 20, " is down (failed at ") == 0;
+}
+
 void add_modelled_failures(Scenario& s) {
   bool added = false;
   for (size_t j = 0; j < s.servers.size(); ++j) {

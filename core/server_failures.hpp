@@ -44,6 +44,9 @@ class ServerAvailability {
 std::string server_failed_reason(const std::string& server, double failed_at_s);
 // Why a request could not be sent to a server that is down: "server ID is down (failed at T s)".
 std::string server_down_reason(const std::string& server, double failed_at_s);
+// Whether `failure` is one of the two above (a real device takes such a reason from its server as is,
+// e.g. its request lost with the edge's cloud: hw/README.md "Cloud tier").
+bool is_server_failure(const std::string& failure);
 
 // The model of servers[].failures: appends to s.events each server's fail and recover events before
 // s.hard_end_s(), drawn from its stream (header), then sorts the events by time (stable).

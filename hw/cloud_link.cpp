@@ -19,9 +19,9 @@ CloudLink::CloudLink(Options o, ResultFn on_result, std::function<void(const std
 
 CloudLink::~CloudLink() { close(); }
 
-void CloudLink::submit(std::uint64_t id, const std::string& address, const TaskHeader& header, std::string state_bytes) {
+void CloudLink::submit(std::uint64_t id, const TaskHeader& header, std::string state_bytes) {
   std::lock_guard<std::mutex> lock(m_);
-  queue_.push_back({id, address, header, std::move(state_bytes)});
+  queue_.push_back({id, header, std::move(state_bytes), steady_s() + o_.wait_s});
   cv_.notify_all();
 }
 
@@ -85,6 +85,38 @@ std::shared_ptr<Connection> CloudLink::connect(const std::string& address) {
   return c;
 }
 
+std::shared_ptr<Connection> CloudLink::connected(std::unique_lock<std::mutex>& lock) {
+  if (conn_) return conn_;
+  if (steady_s() < retry_at_) return nullptr;
+  retry_at_ = steady_s() + o_.retry_s;
+  lock.unlock();
+  const std::string address = o_.address ? o_.address() : std::string();
+  std::shared_ptr<Connection> c;
+  std::string error;
+  try {
+    if (address.empty()) throw ConnectionClosed("its address is not known yet");
+    c = connect(address);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  lock.lock();
+  if (!c) {
+    if (error != last_error_) log_("cloud " + o_.cloud_id + (address.empty() ? "" : " at " + address) + " cannot be reached: " + error);
+    last_error_ = error;
+    return nullptr;
+  }
+  log_("connected to cloud " + o_.cloud_id + " at " + address);
+  last_error_.clear();
+  if (reader_.joinable()) {  // the last connection's reader has ended or is ending (lose() closed it)
+    lock.unlock();
+    reader_.join();
+    lock.lock();
+  }
+  conn_ = c;
+  reader_ = std::thread([this, c] { reader_loop(c); });
+  return c;
+}
+
 void CloudLink::sender_loop() {
   std::unique_lock<std::mutex> lock(m_);
   while (!closing_) {
@@ -92,43 +124,28 @@ void CloudLink::sender_loop() {
       cv_.wait_for(lock, Seconds(0.2));
       continue;
     }
+    std::shared_ptr<Connection> c = connected(lock);
+    if (closing_) break;
+    if (!c) {
+      // Not reachable now: what has waited long enough fails, the rest waits for the next attempt.
+      std::vector<Job> expired;
+      const double now = steady_s();
+      for (auto it = queue_.begin(); it != queue_.end();)
+        if (it->give_up_at <= now) {
+          expired.push_back(std::move(*it));
+          it = queue_.erase(it);
+        } else {
+          ++it;
+        }
+      const std::string why = "cloud " + o_.cloud_id + " cannot be reached: " + last_error_;
+      lock.unlock();
+      for (const Job& j : expired) fail(j.id, why);
+      std::this_thread::sleep_for(Seconds(o_.retry_s / 2));
+      lock.lock();
+      continue;
+    }
     Job job = std::move(queue_.front());
     queue_.pop_front();
-    std::shared_ptr<Connection> c = conn_;
-    if (!c || conn_address_ != job.address) {
-      if (job.address.empty() || steady_s() < retry_at_) {
-        lock.unlock();
-        fail(job.id, job.address.empty() ? "cloud " + o_.cloud_id + " has no known address yet"
-                                         : "cloud " + o_.cloud_id + " cannot be reached: " + last_error_);
-        lock.lock();
-        continue;
-      }
-      std::shared_ptr<Connection> old = conn_;
-      lock.unlock();
-      if (old) lose(old, "cloud " + o_.cloud_id + " moved to " + job.address);
-      try {
-        c = connect(job.address);
-        log_("connected to cloud " + o_.cloud_id + " at " + job.address);
-      } catch (const std::exception& e) {
-        lock.lock();
-        last_error_ = e.what();
-        retry_at_ = steady_s() + o_.retry_s;
-        lock.unlock();
-        log_("cloud " + o_.cloud_id + " at " + job.address + " cannot be reached: " + e.what());
-        fail(job.id, "cloud " + o_.cloud_id + " cannot be reached: " + e.what());
-        lock.lock();
-        continue;
-      }
-      lock.lock();
-      if (reader_.joinable()) {  // the last connection's reader has ended (lose() closed it)
-        lock.unlock();
-        reader_.join();
-        lock.lock();
-      }
-      conn_ = c;
-      conn_address_ = job.address;
-      reader_ = std::thread([this, c] { reader_loop(c); });
-    }
     sent_[job.id] = true;  // before sending: its result may overtake this thread
     lock.unlock();
     std::string error;

@@ -32,8 +32,13 @@ class CloudLink {
     std::string cloud_id;      // the scenario's id of the cloud
     std::string secret;        // the run's shared secret
     Shaping shaping;           // of the WAN, applied to this end of the connection
-    // Seconds to wait after a failed connection before trying again (requests meanwhile fail at once).
-    double retry_s = 0.5;
+    // Where the cloud listens now ("host:port"; empty: not known yet), asked before each connection
+    // attempt (a cloud started again may listen elsewhere). Called without the link's lock held.
+    std::function<std::string()> address;
+    // A request waits at most this long for the cloud to be reachable (a cloud the testbed has just
+    // started again listens about a second later), trying every retry_s; then it fails saying why.
+    double wait_s = 3;
+    double retry_s = 0.1;
   };
   // `on_result(id, header, output)`: the cloud's result for request `id` (as given to submit), or a
   // failure; called on the link's own threads, never under a lock of the link. `log`: one line.
@@ -43,9 +48,8 @@ class CloudLink {
   CloudLink(const CloudLink&) = delete;
   CloudLink& operator=(const CloudLink&) = delete;
 
-  // Queues request `id` for the cloud at `address` ("host:port"; empty: not known yet, it fails). The
-  // header's split is m and its origin the device.
-  void submit(std::uint64_t id, const std::string& address, const TaskHeader& header, std::string state_bytes);
+  // Queues request `id` for the cloud. The header's split is m and its origin the device.
+  void submit(std::uint64_t id, const TaskHeader& header, std::string state_bytes);
   // Fails every request the cloud holds with `why` and drops the connection (the scenario says the
   // cloud failed; the next submit connects again).
   void drop_connection(const std::string& why);
@@ -58,13 +62,16 @@ class CloudLink {
  private:
   struct Job {
     std::uint64_t id = 0;
-    std::string address;
     TaskHeader header;
     std::string state;
+    double give_up_at = 0;  // steady seconds
   };
   void sender_loop();
   void reader_loop(std::shared_ptr<Connection> c);
   std::shared_ptr<Connection> connect(const std::string& address);  // lock not held
+  // Connects (lock held on entry and return, released meanwhile); null when the cloud cannot be
+  // reached now (last_error_ says why).
+  std::shared_ptr<Connection> connected(std::unique_lock<std::mutex>& lock);
   void fail(std::uint64_t id, const std::string& why);
   void lose(const std::shared_ptr<Connection>& c, const std::string& why);
 
@@ -76,10 +83,9 @@ class CloudLink {
   std::deque<Job> queue_;
   std::map<std::uint64_t, bool> sent_;  // at the cloud now
   std::shared_ptr<Connection> conn_;
-  std::string conn_address_;
   std::thread reader_;
   double retry_at_ = 0;                 // steady seconds: no connection attempt before
-  std::string last_error_;
+  std::string last_error_ = "not tried yet";
   bool closing_ = false;
   std::thread sender_;
 };

@@ -409,7 +409,7 @@ struct DeviceRuntime::Impl {
       }
     }
     if (!handover_failed.empty()) rq->loop().on_result(r.id, now(), false, handover_failed);
-    else rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
+    else rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) || is_server_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
     wake();
   }
 

@@ -797,14 +797,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     th.t_sent = unix_now();
     th.t_created = p.t_created;
     std::uint64_t id = 0;
-    std::string address;
     {
       std::lock_guard<std::mutex> lock(mutex);
       id = next_cloud_id++;
       at_cloud[id] = AtCloud{p.origin, p.task, edge, static_cast<double>(state.size())};
-      if (auto a = addresses.find(sc.servers[static_cast<size_t>(cloud_index)].id); a != addresses.end()) address = a->second;
     }
-    cloud_link->submit(id, address, th, std::move(state));
+    cloud_link->submit(id, th, std::move(state));
   }
 
   // The cloud's answer for request `id` (or the link's failure): its device gets one result with the
@@ -1419,6 +1417,11 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     o.secret = impl.opt.secret;
     o.shaping = impl.wan_shaping(impl.server_index);
     Impl* self = &impl;
+    o.address = [self] {  // as the coordinator's last scheme gave it
+      std::lock_guard<std::mutex> lock(self->mutex);
+      auto a = self->addresses.find(self->sc.servers[static_cast<size_t>(self->cloud_index)].id);
+      return a == self->addresses.end() ? std::string() : a->second;
+    };
     impl.cloud_link = std::make_unique<CloudLink>(
         o, [self](std::uint64_t id, const ResultHeader& h, std::string out) { self->on_cloud_result(id, h, std::move(out)); },
         [self](const std::string& line) { self->log(line); });

@@ -60,7 +60,10 @@ else:
     assert sum(1 for x in failure if x) >= 1, "nothing failed while the cloud was down"
     late = done & (created > 6.0)
     assert late.sum() >= 5, "no request completed at the cloud after its recovery"
-    assert not (done & (created > 3.2) & (created < 4.8)).any(), "completed while the cloud was down"
+    # None passed on while it was down completed (the edge takes the scenario's failure 0.25 s early,
+    # as the devices do, and the cloud is up again at 5 s: a request whose edge part ends after that
+    # completes, as in the simulator).
+    assert not (done & (be > 3.0) & (be < 4.75)).any(), "passed on while the cloud was down, and completed"
 logc = open(d + "/logs/server-cloud.log").read() if __import__("os").path.exists(d + "/logs/server-cloud.log") else open(d + "/logs/server.log").read()
 assert "edge server edge connected" in logc, "the edge did not register with the cloud"
 PY
@@ -72,7 +75,7 @@ run() {  # $1: name, $2: simulator folder, $3: "fail" or "", rest: options
   "$rt" testbed "$work/s.yaml" "${sets[@]}" "$@" --out "$work/$name" --startup 2 > "$work/$name.txt" 2>&1; local rc=$?
   [ $rc -eq 0 ] && grep -q "started 2 edge servers" "$work/$name.txt" && ok || { bad "$name run: exit $rc"; tail -20 "$work/$name.txt"; }
   if [ -s "$work/$name/results.h5" ]; then
-    check "$work/$name" "$simd" "$mode" && ok || { bad "cloud records ($name)"; tail -5 "$work/$name/logs/"server*.log; }
+    check "$work/$name" "$simd" "$mode" && ok || { bad "cloud records ($name)"; tail -n 5 "$work/$name/logs/"server*.log; }
   fi
   [ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
 }
