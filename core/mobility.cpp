@@ -115,6 +115,16 @@ int associate_from(const MobilitySpec& s, double x, double y, int current) {
 void expand_mobility(Scenario& s) {
   const MobilitySpec& m = s.mobility;
   if (m.access_points.empty()) return;
+  for (size_t k = 0; k < m.access_points.size(); ++k) {  // access points tied to servers
+    const AccessPointPlace& a = m.access_points[k];
+    if (a.server.empty()) continue;
+    const std::string key = "mobility.access_points[" + std::to_string(k) + "].server";
+    if (s.server_index(a.server) < 0) throw InputError(a.where, key, "unknown server '" + a.server + "'");
+    if (s.scheduler.choose_servers)
+      throw InputError(a.where, key,
+                       "a device behind this access point is served by its server, and scheduler.choose_servers lets the scheduler "
+                       "choose: one or the other");
+  }
   const double end_s = s.hard_end_s();
   const double steps = std::ceil(end_s / m.step_s) + 1;
   for (size_t i = 0; i < s.devices.size(); ++i) {
@@ -143,6 +153,8 @@ void expand_mobility(Scenario& s) {
       if (t > end_s) break;
       const PositionPoint p = position_at(d.movement, legs, t);
       const int now = associate_from(m, p.x_m, p.y_m, ap);
+      // Its first access point's server serves it from the start (one tied to a server).
+      if (ap == -2 && now >= 0 && !m.access_points[static_cast<size_t>(now)].server.empty()) d.server = m.access_points[static_cast<size_t>(now)].server;
       if (ap >= 0 && now >= 0 && now != ap) {  // a handover: the link carries nothing for handover_ms
         EventSpec e;
         e.at_s = t;

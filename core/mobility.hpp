@@ -63,6 +63,10 @@ struct AccessPointPlace {
   std::string id;
   double x_m = 0, y_m = 0, range_m = 100;
   double tx_power_dbm = 0;  // 0: the radio model's
+  // The edge server behind this access point (scenario id; empty: none): a device associated with it
+  // is served there — from the start and from each handover to it on (its devices[].server then
+  // names its first access point's server; sched/rescheduler.hpp moves it at each handover).
+  std::string server;
   SourceLocation where;
 };
 

@@ -209,7 +209,7 @@ MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
   for (size_t k = 0; k < aps.size(); ++k) {
     const YAML::Node& a = aps[k];
     const std::string ap = path + ".access_points[" + std::to_string(k) + "]";
-    r.check_keys(a, {"id", "x_m", "y_m", "range_m", "tx_power_dbm"}, ap);
+    r.check_keys(a, {"id", "x_m", "y_m", "range_m", "tx_power_dbm", "server"}, ap);
     AccessPointPlace p;
     p.where = r.where(a);
     p.id = r.get_name(a, "id", ap);
@@ -218,6 +218,7 @@ MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
     p.y_m = r.require_double(a, "y_m", ap, -kMaxDistanceM, false);
     p.range_m = r.get_double(a, "range_m", ap, 100, 0, true);
     p.tx_power_dbm = r.get_double(a, "tx_power_dbm", ap, 0, -100, false);
+    if (a["server"]) p.server = r.get_name(a, "server", ap);  // checked against servers when mobility is expanded
     for (const char* key : {"x_m", "y_m", "range_m"})
       if (a[key] && std::fabs(r.get_double(a, key, ap, 0, -kMaxDistanceM, false)) > kMaxDistanceM)
         r.fail(a[key], ap + "." + key, "at most " + format_double(kMaxDistanceM) + " m");

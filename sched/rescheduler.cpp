@@ -31,12 +31,28 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const E
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
   helper_.assign(scenario.devices.size(), false);
   for (const auto& d : scenario.devices) server_.push_back(scenario.server_index(d.server));
+  access_point_server_.resize(scenario.devices.size());
+  for (const EventSpec& e : scenario.events) {  // in time order
+    if (e.kind != EventSpec::Kind::handover) continue;
+    const int i = scenario.device_index(e.device);
+    for (const AccessPointPlace& a : scenario.mobility.access_points)
+      if (a.id == e.access_point && !a.server.empty() && i >= 0) access_point_server_[static_cast<size_t>(i)].emplace_back(e.at_s, scenario.server_index(a.server));
+  }
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
   for (const auto& d : scenario.devices) load_.emplace_back(d, scenario.events);
   load_at_decision_.assign(scenario.devices.size(), 0);
   availability_ = ServerAvailability(scenario);
   // Until the first decision, bandwidth events compare with the scenario's configured rate.
   for (const auto& d : scenario.devices) bandwidth_at_decision_.push_back(d.link.bandwidth_mbps);
+}
+
+int Rescheduler::access_point_server(size_t device, double t_s) const {
+  int j = -1;
+  for (const auto& [at, server] : access_point_server_[device]) {
+    if (at > t_s) break;
+    j = server;
+  }
+  return j;
 }
 
 bool Rescheduler::offer(const Trigger& t) {
@@ -90,7 +106,10 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
   for (size_t i = 0; i < st.devices.size(); ++i) {
     DeviceState& x = st.devices[i];
     x.strategy = strategy_[i];
-    if (server_[i] >= 0) x.server = scenario_.servers[static_cast<size_t>(server_[i])].id;  // as last decided
+    // As last decided, or the server of the access point it has handed over to since.
+    const int ap_server = access_point_server(i, now_s);
+    const int server = ap_server >= 0 ? ap_server : server_[i];
+    if (server >= 0) x.server = scenario_.servers[static_cast<size_t>(server)].id;
     if (i >= devices.size() || !devices[i]) continue;
     const DeviceObservation& o = *devices[i];
     x.connected = o.connected;
@@ -112,6 +131,11 @@ Decision Rescheduler::decide(const SystemState& state) {
   pending_.clear();
   const auto t0 = std::chrono::steady_clock::now();
   d.scheme = scheduler_.decide(state);
+  // A device that handed over to an access point tied to a server is that server's from then on
+  // (mobility.access_points[].server; the scheme cannot choose servers then): in the scheme, so that
+  // the record, the predictions and both engines carry the move out.
+  for (size_t i = 0; i < scenario_.devices.size(); ++i)
+    if (const int j = access_point_server(i, state.time_s); j >= 0) d.scheme.servers[scenario_.devices[i].id] = scenario_.servers[static_cast<size_t>(j)].id;
   // Server choice (Scheme::servers): only devices and servers the scenario has can be moved.
   std::vector<int> moved_to(scenario_.devices.size(), -1);
   for (const auto& [device, server] : d.scheme.servers) {

@@ -139,6 +139,10 @@ class Rescheduler {
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;
   std::vector<int> server_;                    // per device: its server (scenario index) as last decided
+  // Per device: its handovers to access points tied to a server (mobility.access_points[].server), in
+  // time order: from each on, the device is that server's (the scheme cannot choose servers then).
+  std::vector<std::vector<std::pair<double, int>>> access_point_server_;
+  int access_point_server(size_t device, double t_s) const;  // -1: no such handover at or before t_s
   std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
   std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
   std::vector<LoadSchedule> load_;             // per device: its background load (events[].load)

@@ -246,5 +246,9 @@ expect_bad cloud_gin "estimator gin's system graph has no cloud tier" run "$clou
 printf 'time_s,bandwidth_mbps\n0,200\n5,x\n' > "$work/wan.csv"
 expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
 expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"
+# Access points tied to servers: an unknown server, and with a scheduler that chooses servers.
+walk2="$root/scenarios/servers/walk_two_servers.yaml"
+expect_bad ap_server_unknown "access_points\[1\].server.*unknown server 'nowhere'" run "$walk2" --set mobility.access_points.1.server=nowhere
+expect_bad ap_server_choose "access_points\[0\].server.*one or the other" run "$walk2" --set scheduler.choose_servers=true
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

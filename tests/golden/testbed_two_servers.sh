@@ -151,5 +151,37 @@ for i in 0 1 2 3; do printf '  - {device: pi%s, address: 127.0.0.1}\n' $i >> "$w
 [ $rc -eq 2 ] && grep -q "an inventory names one server host" "$work/ssh.txt" && [ ! -e "$work/ssh" ] && ok \
   || { bad "SSH testbed with two servers: exit $rc"; cat "$work/ssh.txt"; }
 
+# Access points tied to servers (scenarios/servers/walk_two_servers.yaml): car0 hands over from ap0
+# (edge0's) to ap1 (edge1's) at ~5 s and moves to edge1 then, at the scenario's time, without a
+# scheduler choosing servers; still1 is edge1's from the start (its first access point). The simulator
+# and the testbed (namespaces when root, else loopback): a handover decision naming the move at the
+# same time, the same schemes in the same order, and each device's requests served where its access
+# point's server is (the simulator's bandwidth triggers at the handover's outage are the scenario's
+# schedule; the testbed's devices report their rate every heartbeat and may miss a 50 ms outage).
+walk="scenarios/servers/walk_two_servers.yaml"
+"$sim" run "$walk" --out "$work/wsim" -q || bad "simulator run of $walk"
+wopt=(--loopback); [ "$(id -u)" -eq 0 ] && wopt=()
+"$rt" testbed "$walk" "${wopt[@]}" --out "$work/wtb" --startup 2 > "$work/wtb.txt" 2>&1 && ok || { bad "testbed run of $walk"; tail -20 "$work/wtb.txt"; }
+for d in "$work/wsim" "$work/wtb"; do
+  /usr/bin/python3 - "$d" <<'PY' && ok || bad "access points tied to servers ($d)"
+import json, sys, h5py, numpy as np
+d = sys.argv[1]
+dec = [json.loads(l) for l in open(d + "/decisions.jsonl")]
+ho = [x for x in dec if "handover:car0" in x["trigger"]]
+assert len(ho) == 1 and 5.0 <= ho[0]["t_s"] < 5.6 and ho[0]["scheme"].endswith("servers=[car0:edge1]"), dec
+schemes = [x["scheme"] for x in dec]
+schemes = [x for i, x in enumerate(schemes) if i == 0 or x != schemes[i - 1]]
+assert schemes == ["car0=offload still0=offload still1=offload helpers=[]",
+                   "car0=offload still0=offload still1=offload helpers=[] servers=[car0:edge1]"], schemes
+with h5py.File(d + "/results.h5") as f:
+    g = f["requests"]
+    dev, srv, t, st = g["device"][()], g["server"][()], g["t_created"][()], g["status"][()]
+assert (st == 0).all(), "failed requests"
+on = lambda i, t0, t1: set(srv[(dev == i) & (t >= t0) & (t < t1)].tolist())
+assert on(0, 0, 4.9) == {0} and on(0, 5.4, 10) == {1}, (on(0, 0, 4.9), on(0, 5.4, 10))
+assert on(1, 0, 10) == {0} and on(2, 0, 10) == {1}
+PY
+done
+
 echo "testbed_two_servers: $passes passed, $fails failed"
 [ $fails -eq 0 ]
