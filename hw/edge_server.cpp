@@ -980,6 +980,11 @@ struct EdgeServer::Impl : ServerActions<Pending> {
           if (!last_seen[i]) devices[i]->generates = sc.devices[i].workload.arrival != WorkloadSpec::Arrival::none;
         }
       }
+    // A moving device's rate is its schedule's now (its positions: what the simulator observes, and
+    // what its next heartbeat will report), not its last heartbeat's.
+    for (size_t i = 0; i < devices.size(); ++i)
+      if (devices[i] && devices[i]->connected && sc.devices[i].movement.kind != MovementSpec::Kind::none)
+        devices[i]->link_bandwidth_mbps = schedules[i].mbps_at(now());
     return rescheduler->snapshot(now(), devices, servers);
   }
 
@@ -1269,8 +1274,16 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     // Several servers: the coordinator also offers its peers' failures and recoveries at their times,
     // as the simulator's monitor does (its own: it is not running then; started again, its first
     // decision is the recovery).
+    // A moving device's rate (mobility: its positions, not a measurement) changes at the scenario's
+    // times too, a handover's outage among them: offered here at those times, as the simulator does, so
+    // that a handover and its outage are one decision in both engines (its heartbeats report the same
+    // rates; a report equal to the last is no trigger).
+    auto moving = [this](int device) {
+      return device >= 0 && sc.devices[static_cast<size_t>(device)].movement.kind != MovementSpec::Kind::none;
+    };
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
       if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
+          (e.second.kind == Trigger::Kind::bandwidth && moving(e.second.device)) ||
           ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) &&
            (e.second.device != server_index || opt.coordinate_only)))
         timed.push_back(e);

@@ -155,9 +155,9 @@ for i in 0 1 2 3; do printf '  - {device: pi%s, address: 127.0.0.1}\n' $i >> "$w
 # (edge0's) to ap1 (edge1's) at ~5 s and moves to edge1 then, at the scenario's time, without a
 # scheduler choosing servers; still1 is edge1's from the start (its first access point). The simulator
 # and the testbed (namespaces when root, else loopback): a handover decision naming the move at the
-# same time, the same schemes in the same order, and each device's requests served where its access
-# point's server is (the simulator's bandwidth triggers at the handover's outage are the scenario's
-# schedule; the testbed's devices report their rate every heartbeat and may miss a 50 ms outage).
+# same time, the same decisions (triggers and schemes: the handover with its outage's rate change,
+# then the outage's end; the coordinator offers a moving device's rate changes at their times, as the
+# simulator does), and each device's requests served where its access point's server is.
 walk="scenarios/servers/walk_two_servers.yaml"
 "$sim" run "$walk" --out "$work/wsim" -q || bad "simulator run of $walk"
 wopt=(--loopback); [ "$(id -u)" -eq 0 ] && wopt=()
@@ -182,6 +182,13 @@ assert on(0, 0, 4.9) == {0} and on(0, 5.4, 10) == {1}, (on(0, 0, 4.9), on(0, 5.4
 assert on(1, 0, 10) == {0} and on(2, 0, 10) == {1}
 PY
 done
+/usr/bin/python3 - "$work/wsim" "$work/wtb" <<'PY' && ok || bad "access points tied to servers: the testbed's decisions are not the simulator's"
+import json, sys
+dec = lambda d: [(x["trigger"], x["scheme"]) for x in map(json.loads, open(d + "/decisions.jsonl"))]
+sm, tb = dec(sys.argv[1]), dec(sys.argv[2])
+assert [t for t, _ in sm] == ["start", "bandwidth:car0+handover:car0", "bandwidth:car0"], sm
+assert tb == sm, (tb, sm)
+PY
 
 echo "testbed_two_servers: $passes passed, $fails failed"
 [ $fails -eq 0 ]
