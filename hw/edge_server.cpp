@@ -401,47 +401,60 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     c.close();
   }
 
-  void read_loop(std::shared_ptr<Handler> h) {
+  // The readers' common loop (a device's, a peer's, an edge's at its cloud): frames from `c` while the
+  // server runs and `alive` (null: always) holds, until the other side errs or is silent for `silent_s`
+  // (0: never). `before()` runs before each receive (at most `poll_s` apart); `on_frame` handles each
+  // frame and throws ProtocolError for a bad one (answered with an error frame, then the close) or
+  // ConnectionClosed to end. Returns why it ended; `c` is closed then. Blocks (its own thread).
+  template <class Before, class OnFrame>
+  std::string read_frames(Connection& c, const std::atomic<bool>* alive, double poll_s, double silent_s, Before before, OnFrame on_frame) {
     double last_heard = now();
     std::string why = "closed";
     try {
-      while (!*stop && h->alive) {
-        apply_shaping(*h);
-        auto f = h->conn->receive(Seconds(opt.heartbeat_s));
+      while (!*stop && (!alive || *alive)) {
+        before();
+        auto f = c.receive(Seconds(poll_s));
         if (!f) {
-          if (now() - last_heard > 5 * opt.heartbeat_s) throw ConnectionClosed("silent for " + std::to_string(5 * opt.heartbeat_s) + " s");
+          if (silent_s > 0 && now() - last_heard > silent_s) throw ConnectionClosed("silent for " + std::to_string(silent_s) + " s");
           continue;
         }
-        const double t_arrived = unix_now();  // t2 of a clock probe
         last_heard = now();
-        switch (f->type) {
-          case MsgType::task: on_task(h, *f); break;
-          case MsgType::result: on_helper_result(h, *f); break;
-          case MsgType::resend: on_resend(h, *f); break;
-          case MsgType::heartbeat: {
-            const DeviceStatus st = decode_status(f->payload);
-            if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
-              ClockEcho e{st.probe_t1, t_arrived, 0};
-              e.t3 = unix_now();
-              h->conn->send({MsgType::heartbeat, 0, encode(e)}, Seconds(2));
-            }
-            on_status(h, st);
-            break;
-          }
-          case MsgType::error: throw ConnectionClosed("device said: " + decode_error(f->payload));
-          default: throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from a device");
-        }
+        on_frame(*f);
       }
     } catch (const ProtocolError& e) {
       why = std::string("protocol error: ") + e.what();
       try {
-        h->conn->send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
+        c.send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
       } catch (const std::exception&) {
       }
     } catch (const std::exception& e) {
       why = e.what();
     }
-    h->conn->close();
+    c.close();
+    return why;
+  }
+
+  void read_loop(std::shared_ptr<Handler> h) {
+    const std::string why = read_frames(*h->conn, &h->alive, opt.heartbeat_s, 5 * opt.heartbeat_s, [&] { apply_shaping(*h); }, [&](const Frame& f) {
+      const double t_arrived = unix_now();  // t2 of a clock probe
+      switch (f.type) {
+        case MsgType::task: on_task(h, f); break;
+        case MsgType::result: on_helper_result(h, f); break;
+        case MsgType::resend: on_resend(h, f); break;
+        case MsgType::heartbeat: {
+          const DeviceStatus st = decode_status(f.payload);
+          if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
+            ClockEcho e{st.probe_t1, t_arrived, 0};
+            e.t3 = unix_now();
+            h->conn->send({MsgType::heartbeat, 0, encode(e)}, Seconds(2));
+          }
+          on_status(h, st);
+          break;
+        }
+        case MsgType::error: throw ConnectionClosed("device said: " + decode_error(f.payload));
+        default: throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a device");
+      }
+    });
     std::lock_guard<std::mutex> lock(mutex);
     h->alive = false;
     h->reader_done = true;  // from here on only this lock is held: reap_retired() may join
@@ -871,26 +884,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void edge_read_loop(std::shared_ptr<Handler> h) {
-    std::string why = "closed";
-    try {
-      while (!*stop && h->alive) {
-        auto f = h->conn->receive(Seconds(0.5));
-        if (!f) continue;
-        if (f->type == MsgType::heartbeat) continue;
-        if (f->type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f->payload));
-        if (f->type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from an edge server");
-        on_cloud_task(h, *f);
-      }
-    } catch (const ProtocolError& e) {
-      why = std::string("protocol error: ") + e.what();
-      try {
-        h->conn->send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
-      } catch (const std::exception&) {
-      }
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    h->conn->close();
+    const std::string why = read_frames(*h->conn, &h->alive, 0.5, 0, [] {}, [&](const Frame& f) {
+      if (f.type == MsgType::heartbeat) return;
+      if (f.type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f.payload));
+      if (f.type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from an edge server");
+      on_cloud_task(h, f);
+    });
     std::lock_guard<std::mutex> lock(mutex);
     h->alive = false;
     h->reader_done = true;
@@ -1083,43 +1082,24 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   void peer_read_loop(std::shared_ptr<Peer> p) {
     const std::string& id = sc.servers[static_cast<size_t>(p->index)].id;
-    std::string why = "closed";
-    double last_heard = now();
-    try {
-      while (!*stop) {
-        auto f = p->conn->receive(Seconds(0.5));
-        if (!f) {
-          if (now() - last_heard > 5 * opt.heartbeat_s) throw ConnectionClosed("silent for " + std::to_string(5 * opt.heartbeat_s) + " s");
-          continue;
-        }
-        last_heard = now();
-        if (f->type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f->payload));
-        if (f->type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from a peer server");
-        PeerReport rep = decode_peer_report(f->payload);
-        for (const PeerEvent& e : rep.events)
-          if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
-        for (const PeerDevice& d : rep.devices)
-          if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
-        std::lock_guard<std::mutex> lock(mutex);
-        for (const PeerEvent& e : rep.events) {
-          if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
-          else if (e.kind == PeerEvent::Kind::leave) device_left(e.device);
-          else trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
-        }
-        rep.events.clear();
-        p->last = std::move(rep);
-        p->reported = true;
+    const std::string why = read_frames(*p->conn, nullptr, 0.5, 5 * opt.heartbeat_s, [] {}, [&](const Frame& f) {
+      if (f.type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f.payload));
+      if (f.type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a peer server");
+      PeerReport rep = decode_peer_report(f.payload);
+      for (const PeerEvent& e : rep.events)
+        if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+      for (const PeerDevice& d : rep.devices)
+        if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+      std::lock_guard<std::mutex> lock(mutex);
+      for (const PeerEvent& e : rep.events) {
+        if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
+        else if (e.kind == PeerEvent::Kind::leave) device_left(e.device);
+        else trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
       }
-    } catch (const ProtocolError& e) {
-      why = std::string("protocol error: ") + e.what();
-      try {
-        p->conn->send({MsgType::error, 0, encode_error(e.what())}, Seconds(1));
-      } catch (const std::exception&) {
-      }
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
-    p->conn->close();
+      rep.events.clear();
+      p->last = std::move(rep);
+      p->reported = true;
+    });
     std::lock_guard<std::mutex> lock(mutex);
     p->reader_done = true;
     if (auto it = peers.find(p->index); it != peers.end() && it->second == p) {
