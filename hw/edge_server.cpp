@@ -679,8 +679,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     r.t_queued = p.t_queued;
     dropped_replies.emplace_back(std::move(p), r);  // sent by a worker thread, outside the lock
   }
-  // The end of the part this server runs (core/cloud_handoff.hpp; -1: the model's end).
-  static int part_end(const Pending& p) { return p.cloud_split > 0 && !p.at_cloud ? p.cloud_split : -1; }
+  // The end of the part this server runs (core/cloud_handoff.hpp server_part; -1: the model's end).
+  static int part_end(const Pending& p) { return server_part(p.split, p.cloud_split, p.at_cloud, -1).end; }
   double seconds_alone(const Pending& p) const override { return p.device >= 0 ? timing->batch_seconds(p.device, 0, p.split, 1, part_end(p)) : 0; }
   int batch_limit(const Pending& p) const override { return p.device >= 0 ? timing->batch_limit(p.device, 0, p.split, part_end(p)) : 0; }
   double expected_seconds(const std::vector<Pending>& batch) const override {
