@@ -312,7 +312,9 @@ void DeviceLoop::start_idle_stages(double now_s) {
     uploading_ = up_queue_.front();
     up_queue_.pop_front();
     uploading_->where = Where::on_stage;
-    if (tracing()) trace("> upload " + num(uploading_->rec.id) + " " + std::to_string(uploading_->device_split));
+    if (tracing())
+      trace("> upload " + num(uploading_->rec.id) + " " + std::to_string(uploading_->device_split) +
+            (uploading_->cloud_split > 0 ? " cloud " + std::to_string(uploading_->cloud_split) : ""));
     act_.start_upload(*uploading_);
   }
 }

@@ -102,8 +102,10 @@ struct Drift {
   bool strategy_after_computation = false;  // apply a scheduling message only after the next "computed"
 };
 
-// Replays device `d`'s recorded events through the real runtime's adapter; returns its trace.
-Trace replay(const World& w, int d, const Drift& drift = {}) {
+// Replays device `d`'s recorded events through the real runtime's adapter; returns its trace. `uploads`
+// (if given) gets each upload job the adapter hands its upload thread, as "split K cloud M" in order:
+// what the real device puts in its task header.
+Trace replay(const World& w, int d, const Drift& drift = {}, std::vector<std::string>* uploads = nullptr) {
   const Scenario& sc = w.scenario;
   const DeviceSpec& spec = sc.devices[static_cast<size_t>(d)];
   const ModelSpec model = w.models.instantiate(spec.model, spec.dataset);
@@ -127,6 +129,11 @@ Trace replay(const World& w, int d, const Drift& drift = {}) {
     auto id_of = [&](const std::string& s) { return req.count(s) ? req.at(s) : std::int64_t{-1}; };
     std::vector<std::string> held;  // scheduling messages held back by the drift
     for (const std::string& line : w.traces.at(d)) {
+      while (uploads) {  // what the upload thread would take now
+        const std::optional<hw::UploadJob> job = rq.take_upload();
+        if (!job) break;
+        uploads->push_back("split " + std::to_string(job->split) + " cloud " + std::to_string(job->cloud_split));
+      }
       const std::vector<std::string> x = words(line);
       if (x.empty()) continue;
       const std::string& k = x[0];
@@ -273,6 +280,39 @@ TEST(DeviceConformance, DecisionsArriveMidRequest) {
   for (const auto& [d, t] : w.traces) changes += count(t, "strategy ");
   EXPECT_GT(changes, 0u) << "no decision reached a device: the world does not test decisions";
   expect_conformance(w);
+}
+
+// A cloud tier (core/cloud_handoff.hpp): pp(2,8) on an edge with a cloud, and pp(3) beside it. Both
+// engines take the same actions, and each upload the real adapter hands its upload thread names the
+// split and the cloud split the simulator's device routed it with ("> upload ID K cloud M"): what the
+// real device tells its edge (TaskHeader::cloud_split).
+TEST(DeviceConformance, ACloudPartIsRoutedAlike) {
+  SimSetup s;
+  write_standard_luts(s);
+  std::string y = scenario("  - {id: a, server: srv, type: testdev, model: dgcnn, dataset: modelnet40, link: " + kLink +
+                               ", strategy: \"pp(2,8)\", workload: {arrival: closed_loop, in_flight: 2}}\n" +
+                               "  - {id: b, server: srv, type: testdev, model: dgcnn, dataset: modelnet40, link: " + kLink +
+                               ", strategy: \"pp(3)\", workload: {arrival: poisson, rate_per_s: 20}}\n",
+                           "{window_ms: 5, max_size: 4}", 1);
+  const std::string edge = "  - {id: srv, type: testsrv,";
+  y.replace(y.find(edge), edge.size(),
+            "  - {id: cloud, type: testsrv, batch: {window_ms: 0, max_size: 1}, link: {bandwidth_mbps: 8, latency_ms: 20}}\n"
+            "  - {id: srv, type: testsrv, cloud: cloud,");
+  const World w = simulate(s, y);
+  expect_conformance(w);
+  for (const auto& [d, trace] : w.traces) {
+    std::vector<std::string> sim_uploads, real_uploads;
+    for (const std::string& line : trace)
+      if (line.rfind("> upload ", 0) == 0) {
+        const std::vector<std::string> x = words(line);
+        sim_uploads.push_back("split " + x[3] + " cloud " + (x.size() >= 6 ? x[5] : "0"));
+      }
+    replay(w, d, {}, &real_uploads);
+    ASSERT_GT(sim_uploads.size(), 3u) << "device " << d;
+    // a (index 0) routes every request with its cloud part at 8; b has none.
+    EXPECT_EQ(sim_uploads.front(), d == 0 ? "split 2 cloud 8" : "split 3 cloud 0") << "device " << d;
+    EXPECT_EQ(real_uploads, sim_uploads) << "device " << d;
+  }
 }
 
 // The mutation check: the real runtime's side applies a scheduling message only once the computation
