@@ -259,11 +259,17 @@ int plan(const PlanOptions& o) {
                   100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12), row.latency_mean_ms, row.failed,
                   verdict.c_str());
     }
-    if (std::fabs(off_pct) > 50)
+    if (std::fabs(off_pct) > 50) {
+      // The remedy depends on which estimator ranked: the analytic one is the alternative to a learned one.
+      const bool analytic = rank.describe() == "analytic";
       log::warn("plan", strprintf("the prediction was %+.0f %% off the simulation: the estimator (%s) does not describe this system well, "
                                   "so the search ranked its schemes on wrong numbers; check the chosen scheme against others with "
-                                  "coinfer run, or use the analytic estimator",
-                                  off_pct, rank.describe().c_str()));
+                                  "coinfer run%s",
+                                  off_pct, rank.describe().c_str(),
+                                  analytic ? " (the analytic estimator predicts the scenario's state at time 0, which later bandwidth changes, events "
+                                             "and joins change; and a saturated system is where its queueing model is weakest)"
+                                           : ", or use the analytic estimator (scheduler.estimator: analytic)"));
+    }
     if (!simulated_meets) return 1;
   }
   return met ? 0 : 1;

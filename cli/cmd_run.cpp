@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "core/text_util.hpp"
 #include "core/log.hpp"
@@ -28,25 +29,75 @@ namespace fs = std::filesystem;
 namespace coinfer::cli {
 
 void print_run_table(const RunResults& r, std::ostream& os) {
-  char line[256];
-  std::snprintf(line, sizeof line, "%-12s %-14s %9s %7s %9s %9s %9s %9s %10s\n", "device", "strategy", "completed", "failed",
-                "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)", "J/infer");
-  os << line;
   // Beyond kMaxRows devices the console shows the first ones and the total (summary.json has all).
   constexpr size_t kMaxRows = 40, kShown = 20;
   const size_t devices = r.summary.empty() ? 0 : r.summary.size() - 1;
+  const auto shown = [&](size_t i) { return i >= devices || devices <= kMaxRows || i < kShown; };
+  // Columns as wide as their longest shown entry: strategies such as local[cpu:0-1,gpu:1-9] are long.
+  size_t wid = 6, wsv = 6, wst = 8;
+  for (size_t i = 0; i < r.summary.size(); ++i) {
+    if (!shown(i)) continue;
+    wid = std::max(wid, r.summary[i].id.size());
+    if (i < r.devices.size()) {
+      wsv = std::max(wsv, r.devices[i].server.size());
+      wst = std::max(wst, r.devices[i].strategy.size());
+    }
+  }
+  const auto row = [&](const std::string& id, const std::string& server, const std::string& strategy, const std::string& rest) {
+    std::string line = id + std::string(wid + 1 - std::min(wid, id.size()), ' ') + server +
+                       std::string(wsv + 1 - std::min(wsv, server.size()), ' ') + strategy +
+                       std::string(wst + 1 - std::min(wst, strategy.size()), ' ') + rest + "\n";
+    os << line;
+    return line.size();
+  };
+  char rest[192];
+  std::snprintf(rest, sizeof rest, "%9s %7s %9s %9s %9s %9s %10s", "completed", "failed", "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)",
+                "J/infer");
+  const size_t width = row("device", "server", "strategy", rest) - 1;
   for (size_t i = 0; i < r.summary.size(); ++i) {
     const auto& m = r.summary[i];
     const bool total = m.id == "total";
-    if (!total && devices > kMaxRows && i >= kShown) {
+    if (!shown(i)) {
       if (i == kShown) os << "... " << devices - kShown << " more devices (summary.json and results.h5 have every one)\n";
       continue;
     }
-    std::snprintf(line, sizeof line, "%-12s %-14s %9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f\n", m.id.c_str(),
-                  total ? "" : r.devices[i].strategy.c_str(), m.completed, m.failed, m.throughput_rps,
-                  m.latency.mean_ms, m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference);
-    if (total) os << std::string(96, '-') << "\n";
+    std::snprintf(rest, sizeof rest, "%9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f%s", m.completed, m.failed, m.throughput_rps,
+                  m.latency.mean_ms, m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference, m.saturated ? "  SATURATED" : "");
+    if (total) os << std::string(width, '-') << "\n";
+    const bool has = !total && i < r.devices.size();
+    row(m.id, has ? (r.devices[i].server.empty() ? "-" : r.devices[i].server) : "", has ? r.devices[i].strategy : "", rest);
+  }
+  if (!r.summary.empty() && r.summary.back().saturated) {
+    const MetricsSummary& t = r.summary.back();
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "SATURATED: queues grew over the measurement window (%d of %zu devices): %lld requests waiting at its end against %lld at "
+                  "its start. Arrivals %.2f req/s, delivered in the window %.2f req/s (thr); the window's requests completed with the "
+                  "drain: %.2f req/s (%lld finished after the window). Figures of this run describe an overloaded system.\n",
+                  t.saturated_devices, devices, t.backlog_end, t.backlog_start, t.offered_rps, t.throughput_rps, t.throughput_incl_drain_rps,
+                  t.completed_in_drain);
     os << line;
+  }
+  // Why requests failed: the most frequent reasons (results.h5 /requests/failure has each one's).
+  std::map<std::string, long long> reasons;
+  long long failed = 0;
+  for (const RequestRecord& q : r.requests) {
+    if (q.status == RequestRecord::Status::ok || q.t_created < r.warmup_s) continue;
+    ++failed;
+    ++reasons[q.failure.empty() ? "(no reason recorded)" : q.failure];
+  }
+  if (failed > 0) {
+    std::vector<std::pair<long long, std::string>> top;
+    for (const auto& [why, n] : reasons) top.emplace_back(n, why);
+    std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
+    constexpr size_t kReasons = 3;
+    os << "failed requests by reason (" << failed << " in the window; results.h5 /requests/failure has each one's):\n";
+    for (size_t k = 0; k < top.size() && k < kReasons; ++k) {
+      std::string why = top[k].second;
+      if (why.size() > 200) why = why.substr(0, 197) + "...";
+      os << "  " << top[k].first << " x " << why << "\n";
+    }
+    if (top.size() > kReasons) os << "  ... " << top.size() - kReasons << " other reasons\n";
   }
 }
 

@@ -96,6 +96,10 @@ void record_final_choices(const Scenario& s, RunResults& r) {
   }
 }
 
+namespace {
+constexpr const char* kDrainFailurePrefix = "not finished ";
+}
+
 std::string drain_failure_text(const RequestRecord& x, double drain_s) {
   const char* where = "waiting to start on the device";
   if (!std::isnan(x.t_cloud_batch_end)) where = "result on its way back from the cloud";
@@ -108,7 +112,28 @@ std::string drain_failure_text(const RequestRecord& x, double drain_s) {
   else if (!std::isnan(x.t_device_end) || (x.split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
     where = "on the uplink or waiting for it";
   else if (!std::isnan(x.t_device_start)) where = "computing on the device";
-  return "not finished " + format_double(drain_s) + " s after arrivals ended (drain_s): " + where;
+  return kDrainFailurePrefix + format_double(drain_s) + " s after arrivals ended (drain_s): " + where;
+}
+
+bool is_drain_failure(const std::string& failure) { return failure.rfind(kDrainFailurePrefix, 0) == 0 && failure.find("(drain_s)") != std::string::npos; }
+
+void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j) {
+  std::vector<std::string> ids;
+  std::vector<double> deadlines;
+  for (const auto& d : s.devices) {
+    ids.push_back(d.id);
+    deadlines.push_back(d.workload.deadline_ms * 1e-3);
+  }
+  r.summary = summarise(r.requests, ids, window_energy_j, s.warmup_s, s.duration_s - s.warmup_s, deadlines);
+  for (size_t i = 0; i < r.devices.size() && i < r.summary.size(); ++i) {
+    const MetricsSummary& m = r.summary[i];
+    DeviceResult& d = r.devices[i];
+    d.throughput_rps = m.throughput_rps;
+    d.throughput_incl_drain_rps = m.throughput_incl_drain_rps;
+    d.offered_rps = m.offered_rps;
+    d.saturated = m.saturated;
+  }
+  r.server_results = server_results(s, r.requests);
 }
 
 std::vector<ServerResult> server_results(const Scenario& s, const std::vector<RequestRecord>& records) {

@@ -35,6 +35,15 @@ void record_final_choices(const Scenario& s, RunResults& r);
 // record's timestamps (what its engine knew of it: the real device sees the server's times only
 // with the result).
 std::string drain_failure_text(const RequestRecord& r, double drain_s);
+// Whether a request's failure text is drain_failure_text's (it never ended: core/metrics.hpp counts it
+// in the backlog at the window's end).
+bool is_drain_failure(const std::string& failure);
+
+// The run's summary (core/metrics.hpp) over r.requests, with each device's `window_energy_j` (NaN: not
+// measured) and its workload's deadline; each device's result gets its delivered and offered rates
+// and saturation (results.h5 /devices); and every server's result (server_results). Both engines'
+// last step.
+void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j);
 
 // Per server (scenario order), over the window [warmup_s, duration_s): its busy seconds (the union of
 // the [t_batch_start, t_batch_end) of the requests it computed, clipped to the window: the host draws

@@ -35,6 +35,11 @@ const std::vector<RecordField<DeviceResult>>& device_result_fields() {
       radio("radio_idle_j", "J: radio idle; NaN: flat rate", &RadioEnergy::idle_j),
       number_field("bytes_sent", K::real, "bytes", &R::bytes_sent),
       number_field("bytes_received", K::real, "bytes", &R::bytes_received),
+      number_field("throughput_rps", K::real, "requests/s: results delivered inside the measurement window (core/metrics.hpp)", &R::throughput_rps),
+      number_field("throughput_incl_drain_rps", K::real, "requests/s: requests created in the window that completed, drain included",
+                   &R::throughput_incl_drain_rps),
+      number_field("offered_rps", K::real, "requests/s: requests created in the window", &R::offered_rps),
+      integer_field("saturated", K::flag, "1 = its queues grew over the measurement window (core/metrics.hpp)", &R::saturated),
   };
   return table;
 }

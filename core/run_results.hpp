@@ -27,6 +27,11 @@ struct DeviceResult {
   RadioEnergy radio;
   double energy_j() const { return energy_compute_j + (std::isnan(energy_idle_j) ? 0 : energy_idle_j) + energy_radio_j; }
   double bytes_sent = 0, bytes_received = 0;  // whole run
+  // Its rates over the measurement window and whether its queues grew (core/metrics.hpp; the same as
+  // its summary's): results delivered in the window, the window's requests completed with the drain,
+  // the window's arrivals (requests/s).
+  double throughput_rps = 0, throughput_incl_drain_rps = 0, offered_rps = 0;
+  bool saturated = false;
   // Its processors and memory (issue 34), for a device whose type has a hardware profile (empty
   // otherwise): per processor its computing seconds in the window and its memory peak (its weights
   // and running working sets, bytes); per memory pool its capacity (0 = none stated) and peak need.

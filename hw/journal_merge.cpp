@@ -73,7 +73,6 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
   RunResults r = run_results_of(sc);
   r.service_time = "measured";  // real executions: nothing sampled
   r.end_s = end_s;
-  std::vector<std::string> ids;
   const size_t nd = sc.devices.size();
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = sc.devices[i];
@@ -88,7 +87,6 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
         r.requests.push_back(rec);
       }
     r.devices.push_back(dr);
-    ids.push_back(d.id);
   }
   std::stable_sort(r.requests.begin(), r.requests.end(), [](const RequestRecord& a, const RequestRecord& b) {
     return a.t_created < b.t_created || (a.t_created == b.t_created && a.device < b.device);
@@ -109,10 +107,7 @@ RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<Requ
     r.devices[i].energy_radio_j = std::isnan(energy[i]) ? NAN : 0;
     r.devices[i].energy_idle_j = NAN;  // not split: the meter measures the whole board
   }
-  std::vector<double> deadlines;
-  for (const auto& d : sc.devices) deadlines.push_back(d.workload.deadline_ms * 1e-3);
-  r.summary = summarise(r.requests, ids, energy, sc.warmup_s, sc.duration_s - sc.warmup_s, deadlines);
-  r.server_results = server_results(sc, r.requests);  // the simulator's rule, on the real batches' times
+  summarise_run(sc, r, energy);  // the simulator's rules, on the real batches' times (core/run_assembly.hpp)
   return r;
 }
 

@@ -127,8 +127,10 @@ std::string server_log_name(const Scenario& sc, int server) {
 
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
   const MetricsSummary& total = r.summary.back();
-  std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s, latency mean %.1f ms p95 %.1f ms; wrote %s/results.h5, summary.json\n",
-              mode.c_str(), total.completed, total.failed, total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms, out.c_str());
+  std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s delivered in the window, latency mean %.1f ms p95 %.1f ms%s; wrote "
+              "%s/results.h5, summary.json\n",
+              mode.c_str(), total.completed, total.failed, total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms,
+              total.saturated ? "; SATURATED: queues grew over the window (summary.json total.saturation)" : "", out.c_str());
 }
 
 namespace {

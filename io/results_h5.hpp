@@ -6,7 +6,10 @@
 
 namespace coinfer {
 
-constexpr int kResultsSchemaVersion = 2;  // 2: text attributes variable-length UTF-8; service_time and transfer_bytes attributes
+// 2: text attributes variable-length UTF-8; service_time and transfer_bytes attributes.
+// 3: /devices gains throughput_rps (results delivered inside the measurement window), throughput_incl_drain_rps,
+//    offered_rps and saturated (core/metrics.hpp); summary.json's throughput_rps changed to the same rule.
+constexpr int kResultsSchemaVersion = 3;
 
 // Writes atomically. Same results -> byte-identical file.
 void write_results_h5(const std::string& path, const RunResults& r);

@@ -18,18 +18,31 @@ nlohmann::ordered_json number(double v) {
 nlohmann::ordered_json metrics(const MetricsSummary& m) {
   nlohmann::ordered_json j;
   j["throughput_rps"] = number(m.throughput_rps);
+  j["throughput_incl_drain_rps"] = number(m.throughput_incl_drain_rps);
+  j["offered_rps"] = number(m.offered_rps);
   j["latency_ms"] = {{"mean", number(m.latency.mean_ms)},
                      {"p50", number(m.latency.p50_ms)},
                      {"p95", number(m.latency.p95_ms)},
                      {"p99", number(m.latency.p99_ms)}};
   j["energy_j"] = number(m.energy_j);
   j["energy_j_per_inference"] = number(m.energy_j_per_inference);
+  j["created"] = m.created;
   j["completed"] = m.completed;
+  j["delivered"] = m.delivered;
+  j["completed_in_drain"] = m.completed_in_drain;
   j["failed"] = m.failed;
   if (m.dropped) j["dropped"] = m.dropped;
   if (!std::isnan(m.slo_attainment) || m.deadline_met) {
     j["deadline_met"] = m.deadline_met;
     j["slo_attainment"] = number(m.slo_attainment);
+  }
+  j["saturated"] = m.saturated;
+  if (m.saturated || m.backlog_end > m.backlog_start) {
+    nlohmann::ordered_json e = {{"backlog_start", m.backlog_start}, {"backlog_end", m.backlog_end},
+                                {"backlog_growth", m.backlog_end - m.backlog_start},
+                                {"growth_share_of_created", number(m.created ? static_cast<double>(m.backlog_end - m.backlog_start) / static_cast<double>(m.created) : NAN)}};
+    if (m.id == "total") e["saturated_devices"] = m.saturated_devices;
+    j["saturation"] = e;
   }
   return j;
 }
@@ -161,7 +174,7 @@ std::string summary_json_text(const RunResults& r) {
             (std::isfinite(d.energy_radio_j) && d.energy_radio_j != 0);
     if (any) {
       std::map<std::string, long long> completed;
-      for (const auto& m : r.summary) completed[m.id] = m.completed;
+      for (const auto& m : r.summary) completed[m.id] = m.delivered;  // per inference delivered in the window
       double tc = 0, ti = 0, tr = 0;
       long long tn = 0;
       nlohmann::ordered_json per = nlohmann::ordered_json::object();
@@ -186,12 +199,16 @@ std::string summary_json_text(const RunResults& r) {
       }
       j["energy"] = {{"note", "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
                               "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
-                              "per inference over its completed requests; on a real testbed compute is the whole board as metered and idle is null"},
+                              "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null"},
                      {"total", split(tc, ti, tr, tn)},
                      {"devices", per}};
     }
   }
-  j["note"] = "only requests created at or after warmup_s count; energy covers warmup_s..duration_s";
+  j["note"] = "measurement window warmup_s..duration_s (core/metrics.hpp): throughput_rps = results delivered inside the window per second; "
+              "throughput_incl_drain_rps = requests created in the window that completed, drain included, per second; offered_rps = "
+              "requests created in the window per second; latency, completed, failed and SLO attainment over requests created in the "
+              "window (drain included); energy over the window, per inference over the results delivered in it; saturated = the "
+              "backlog (created, not yet ended) grew over the window by >= 10 % of its arrivals and >= 10 requests (saturation: the evidence)";
   nlohmann::ordered_json devices = nlohmann::ordered_json::object();
   // Appended to the object's vector directly: ordered_json's operator[] searches its keys linearly, which
   // made writing 100,000 devices' summaries quadratic (5 s). Device ids are unique (the loader checks).

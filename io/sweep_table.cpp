@@ -37,6 +37,10 @@ void read_point_summary(const std::string& file, SweepRow& row) {
     nlohmann::json j = nlohmann::json::parse(in);
     const auto& t = j.at("total");
     row.throughput_rps = num(t.at("throughput_rps"));
+    // Summaries before the window rule (core/metrics.hpp) have neither: NaN and not flagged.
+    row.throughput_incl_drain_rps = t.contains("throughput_incl_drain_rps") ? num(t.at("throughput_incl_drain_rps")) : NAN;
+    row.offered_rps = t.contains("offered_rps") ? num(t.at("offered_rps")) : NAN;
+    row.saturated = t.value("saturated", false);
     row.latency_mean_ms = num(t.at("latency_ms").at("mean"));
     row.latency_p50_ms = num(t.at("latency_ms").at("p50"));
     row.latency_p95_ms = num(t.at("latency_ms").at("p95"));
@@ -65,7 +69,10 @@ const std::vector<RecordField<SweepRow>>& sweep_metric_fields() {
   using R = SweepRow;
   using K = FieldKind;
   static const std::vector<RecordField<R>> table = {
-      number_field("throughput_rps", K::real, "requests/s", &R::throughput_rps),
+      number_field("throughput_rps", K::real, "requests/s: results delivered inside the measurement window", &R::throughput_rps),
+      number_field("throughput_incl_drain_rps", K::real, "requests/s: the window's requests that completed, drain included", &R::throughput_incl_drain_rps),
+      number_field("offered_rps", K::real, "requests/s: requests created in the window", &R::offered_rps),
+      integer_field("saturated", K::flag, "1 = queues grew over the window (core/metrics.hpp)", &R::saturated),
       number_field("latency_mean_ms", K::real, "ms", &R::latency_mean_ms),
       number_field("latency_p50_ms", K::real, "ms", &R::latency_p50_ms),
       number_field("latency_p95_ms", K::real, "ms", &R::latency_p95_ms),
@@ -83,7 +90,7 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-sweep"));
-    f.write_attr("/", "schema_version", static_cast<std::int64_t>(2));  // 2: text attributes are variable-length UTF-8
+    f.write_attr("/", "schema_version", static_cast<std::int64_t>(3));  // 2: text attributes are variable-length UTF-8; 3: throughput_rps delivered in the window, throughput_incl_drain_rps, offered_rps, saturated
     f.write_attr("/", "scenario", t.scenario);
     f.write_attr("/", "axes", join(t.axes, ","));
     if (!t.axis_labels.empty()) f.write_attr("/", "axis_labels", join(t.axis_labels, "\n"));  // one line per axis

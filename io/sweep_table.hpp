@@ -1,6 +1,6 @@
 #pragma once
 // The merged table of a sweep: one row per point (grid values, seed, the run's total metrics).
-// Written as sweep.h5 (schema "coinfer-sweep" version 1, documented in plots/README.md) and sweep.csv.
+// Written as sweep.h5 (schema "coinfer-sweep" version 3, documented in plots/README.md) and sweep.csv.
 #include <cmath>
 #include <string>
 #include <vector>
@@ -14,9 +14,10 @@ struct SweepRow {
   long long seed = 0;
   std::vector<std::string> values;  // one per grid axis, as given on the command line
   bool ok = false;                  // the point ran and produced a summary
-  double throughput_rps = NAN, latency_mean_ms = NAN, latency_p50_ms = NAN, latency_p95_ms = NAN,
+  double throughput_rps = NAN, throughput_incl_drain_rps = NAN, offered_rps = NAN, latency_mean_ms = NAN, latency_p50_ms = NAN, latency_p95_ms = NAN,
          latency_p99_ms = NAN, energy_j_per_inference = NAN;
   long long completed = 0, failed = 0, decisions = 0;
+  bool saturated = false;  // the point's run was saturated (summary.json total.saturated)
 };
 
 struct SweepTable {

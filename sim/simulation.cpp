@@ -369,7 +369,6 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
     }
     out.requests.push_back(r.rec);
   }
-  std::vector<std::string> ids;
   std::vector<double> window_energy;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
@@ -399,16 +398,12 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
         dr.memory.push_back({hw.pool_names[k], hw.pool_capacity_bytes[k], devices[i]->pool_peak_bytes()[k]});
     }
     out.devices.push_back(dr);
-    ids.push_back(d.id);
     window_energy.push_back(dr.energy_j());
   }
   out.events = scenario_event_records(s);
   out.bandwidth = bandwidth_samples(s, end_s);
   record_final_choices(s, out);  // each device's strategy and server at the end (core/run_assembly.hpp)
-  std::vector<double> deadlines;
-  for (const auto& d : s.devices) deadlines.push_back(d.workload.deadline_ms * 1e-3);
-  out.summary = summarise(out.requests, ids, window_energy, s.warmup_s, s.duration_s - s.warmup_s, deadlines);
-  out.server_results = server_results(s, out.requests);
+  summarise_run(s, out, window_energy);  // the summary, each device's rates and the servers' (core/run_assembly.hpp)
   return out;
 }
 

@@ -30,14 +30,15 @@ RESULTS_COLUMNS = {
                  "t_cloud_batch_start", "t_cloud_batch_end", "cloud_batch_size",
                  "t_result", "status", "failure"],
     "devices": ["id", "type", "model", "dataset", "server", "strategy", "energy_compute_j", "energy_idle_j", "energy_radio_j",
-                "radio_active_j", "radio_tail_j", "radio_promotion_j", "radio_idle_j", "bytes_sent", "bytes_received"],
+                "radio_active_j", "radio_tail_j", "radio_promotion_j", "radio_idle_j", "bytes_sent", "bytes_received",
+                "throughput_rps", "throughput_incl_drain_rps", "offered_rps", "saturated"],
     "servers": ["id", "busy_s", "energy_j", "down_s", "failures", "batches", "requests"],
     "events": ["t", "kind", "device", "server", "value", "access_point", "from_access_point"],
     "decisions": ["t", "trigger", "scheme", "predicted_throughput_rps", "predicted_latency_ms", "switched"],
     "bandwidth": ["t", "device", "mbps"],
 }
 # sweep.h5: one dataset per metric under /metrics (beside /point, /seed, /ok and /grid/AXIS).
-SWEEP_METRICS = ["throughput_rps", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
+SWEEP_METRICS = ["throughput_rps", "throughput_incl_drain_rps", "offered_rps", "saturated", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
                  "energy_j_per_inference", "completed", "failed", "decisions"]
 # decisions.jsonl: one object per line with these keys (detail only for schedulers that explain
 # themselves, e.g. sac).
@@ -229,8 +230,10 @@ def load_decisions(path):
 
 
 def load_summary(path):
-    """A run's summary.json: one row for the total and one per device, with throughput_rps,
-    latency_mean_ms/p50/p95/p99, energy, completed, failed; the run's description in `df.attrs`."""
+    """A run's summary.json: one row for the total and one per device, with throughput_rps (results
+    delivered inside the measurement window), throughput_incl_drain_rps (the window's requests that
+    completed, drain included), offered_rps, saturated, latency_mean_ms/p50/p95/p99, energy, completed,
+    delivered, failed; the run's description in `df.attrs`."""
     pd = _pd()
     path, j = _json(path, "summary.json")
     if "total" not in j:
@@ -238,13 +241,15 @@ def load_summary(path):
 
     def row(scope, m):
         lat = m.get("latency_ms", {}) or {}
-        return {"scope": scope, "throughput_rps": m.get("throughput_rps"), "latency_mean_ms": lat.get("mean"),
+        return {"scope": scope, "throughput_rps": m.get("throughput_rps"),
+                "throughput_incl_drain_rps": m.get("throughput_incl_drain_rps"), "offered_rps": m.get("offered_rps"),
+                "saturated": bool(m.get("saturated", False)), "latency_mean_ms": lat.get("mean"),
                 "latency_p50_ms": lat.get("p50"), "latency_p95_ms": lat.get("p95"), "latency_p99_ms": lat.get("p99"),
                 "energy_j": m.get("energy_j"), "energy_j_per_inference": m.get("energy_j_per_inference"),
-                "completed": m.get("completed"), "failed": m.get("failed")}
+                "completed": m.get("completed"), "delivered": m.get("delivered"), "failed": m.get("failed")}
 
     rows = [row("total", j["total"])] + [row(k, v) for k, v in j.get("devices", {}).items()]
-    df = pd.DataFrame(rows).astype({c: float for c in ("throughput_rps", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
+    df = pd.DataFrame(rows).astype({c: float for c in ("throughput_rps", "throughput_incl_drain_rps", "offered_rps", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
                                                          "latency_p99_ms", "energy_j", "energy_j_per_inference")})
     df.attrs.update({k: v for k, v in j.items() if k not in ("total", "devices")})
     return df

@@ -32,3 +32,100 @@ TEST(Metrics, OnlyRequestsCreatedAfterWarmupCount) {
   EXPECT_NEAR(s[2].latency.mean_ms, 200, 1e-9);
   EXPECT_DOUBLE_EQ(s[2].energy_j_per_inference, 4.0);  // 8 J / 2 inferences
 }
+
+namespace {
+RequestRecord made(int device, double created, double result) {
+  RequestRecord r;
+  r.device = device;
+  r.t_created = created;
+  r.t_result = result;
+  return r;
+}
+}  // namespace
+
+// Issue 64 item 1: an overloaded device. 100 arrivals at 10 req/s (t = 0.0, 0.1, ..., 9.9) served one
+// after another at 4 req/s (results at 0.5, 0.75, ..., 0.5 + 0.25 i). Window [0, 10]:
+//   delivered inside it: 0.5 + 0.25 i <= 10  ->  i <= 38  ->  39 results  ->  3.9 req/s,
+//   the window's requests completed with the drain: all 100 -> 10 req/s (61 of them after t = 10),
+//   offered 100 / 10 = 10 req/s; waiting at the end: 61, at the start 0 -> grew by 61 >= 10 and >= 10 % of
+//   100: saturated. The old rule (completed / window) said 10 req/s, above the 4 req/s the server carries.
+TEST(Metrics, ThroughputCountsResultsDeliveredInsideTheWindow) {
+  std::vector<RequestRecord> r;
+  for (int i = 0; i < 100; ++i) r.push_back(made(0, 0.1 * i, 0.5 + 0.25 * i));
+  auto s = summarise(r, {"a"}, {40.0}, 0.0, 10.0);
+  EXPECT_EQ(s[0].delivered, 39);
+  EXPECT_DOUBLE_EQ(s[0].throughput_rps, 3.9);
+  EXPECT_EQ(s[0].completed, 100);
+  EXPECT_DOUBLE_EQ(s[0].throughput_incl_drain_rps, 10.0);
+  EXPECT_DOUBLE_EQ(s[0].offered_rps, 10.0);
+  EXPECT_EQ(s[0].completed_in_drain, 61);
+  EXPECT_EQ(s[0].backlog_start, 0);
+  EXPECT_EQ(s[0].backlog_end, 61);
+  EXPECT_TRUE(s[0].saturated);
+  EXPECT_NEAR(s[0].energy_j_per_inference, 40.0 / 39, 1e-12);  // window energy over results delivered in it
+  EXPECT_TRUE(s[1].saturated);
+  EXPECT_EQ(s[1].saturated_devices, 1);
+}
+
+// The same arrivals each answered 50 ms later: every result but none after t = 10 (the last at 9.95),
+// nothing waiting at the end: not saturated; delivered = completed = 100.
+TEST(Metrics, ASteadyRunIsNotSaturated) {
+  std::vector<RequestRecord> r;
+  for (int i = 0; i < 100; ++i) r.push_back(made(0, 0.1 * i, 0.1 * i + 0.05));
+  auto s = summarise(r, {"a"}, {}, 0.0, 10.0);
+  EXPECT_EQ(s[0].delivered, 100);
+  EXPECT_DOUBLE_EQ(s[0].throughput_rps, 10.0);
+  EXPECT_EQ(s[0].backlog_end, 0);
+  EXPECT_FALSE(s[0].saturated);
+  EXPECT_FALSE(s[1].saturated);
+  EXPECT_EQ(s[1].saturated_devices, 0);
+}
+
+// Window [1, 5]. A request created before warm-up whose result arrives inside the window is delivered
+// (throughput counts it) but not one of the window's (completed does not); one created before warm-up
+// and still unanswered at t = 1 is the backlog at the start.
+TEST(Metrics, ResultsOfRequestsMadeBeforeWarmupCountAsDelivered) {
+  std::vector<RequestRecord> r = {made(0, 0.5, 1.5), made(0, 0.9, 0.95), made(0, 2.0, 2.1), made(0, 4.9, 5.2)};
+  auto s = summarise(r, {"a"}, {}, 1.0, 4.0);
+  EXPECT_EQ(s[0].delivered, 2);  // 1.5 and 2.1; 0.95 is before the window, 5.2 after it
+  EXPECT_DOUBLE_EQ(s[0].throughput_rps, 0.5);
+  EXPECT_EQ(s[0].completed, 2);  // created at 2.0 and 4.9
+  EXPECT_EQ(s[0].completed_in_drain, 1);
+  EXPECT_EQ(s[0].backlog_start, 1);  // created 0.5, answered 1.5
+  EXPECT_EQ(s[0].backlog_end, 1);    // created 4.9, answered 5.2
+  EXPECT_FALSE(s[0].saturated);
+}
+
+// Failures: one at the drain's end never ended (the backlog at the end holds it); any other failure
+// (out of memory here) ended when it was made. 12 of each, created in [0, 10):
+//   drain failures: backlog 0 -> 12, >= 10 and >= 10 % of 12: saturated;
+//   out of memory:  backlog 0 -> 0: not saturated (failing is not queueing).
+TEST(Metrics, RequestsUnfinishedAtTheDrainsEndAreBacklogOtherFailuresAreNot) {
+  std::vector<RequestRecord> drained, oom;
+  for (int i = 0; i < 12; ++i) {
+    RequestRecord a = made(0, 0.5 * i, NAN);
+    a.status = RequestRecord::Status::failed;
+    a.failure = "not finished 30 s after arrivals ended (drain_s): queued at the server";
+    drained.push_back(a);
+    a.failure = "out of memory on rpi4b: needs 1094.6 MB, has 1000.0 MB";
+    oom.push_back(a);
+  }
+  auto d = summarise(drained, {"a"}, {}, 0.0, 10.0);
+  EXPECT_EQ(d[0].failed, 12);
+  EXPECT_EQ(d[0].backlog_end, 12);
+  EXPECT_TRUE(d[0].saturated);
+  auto o = summarise(oom, {"a"}, {}, 0.0, 10.0);
+  EXPECT_EQ(o[0].backlog_end, 0);
+  EXPECT_FALSE(o[0].saturated);
+  EXPECT_TRUE(std::isnan(o[0].energy_j_per_inference));  // nothing delivered
+}
+
+// The rule's two thresholds: growth of 9 is below the 10-request floor however small the window's
+// arrivals; growth of 10 over 100 arrivals is exactly 10 %; over 101 it is below.
+TEST(Metrics, SaturationNeedsTenRequestsAndATenthOfTheArrivals) {
+  EXPECT_FALSE(is_saturated(0, 9, 9));
+  EXPECT_TRUE(is_saturated(0, 10, 100));
+  EXPECT_FALSE(is_saturated(0, 10, 101));
+  EXPECT_TRUE(is_saturated(5, 25, 200));
+  EXPECT_FALSE(is_saturated(30, 25, 10));  // a backlog that shrank
+}
