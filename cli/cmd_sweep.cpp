@@ -21,6 +21,9 @@
 #include "plumbing/atomic_dir.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
+#include "io/input_fingerprint.hpp"
+#include "core/metrics.hpp"
+#include "core/run_results.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 #include "io/sweep_table.hpp"
@@ -114,7 +117,8 @@ int collect(const std::string& dir, bool quiet) {
     r.point = static_cast<int>(i);
     r.seed = p["seed"].get<long long>();
     for (const auto& v : p["values"]) r.values.push_back(v.get<std::string>());
-    read_point_summary((point_dir(dir, static_cast<int>(i)) / "summary.json").string(), r);
+    // A point whose inputs changed since it ran (its digest differs) has no result yet: its old one is stale.
+    if (point_done(dir, static_cast<int>(i), m)) read_point_summary((point_dir(dir, static_cast<int>(i)) / "summary.json").string(), r);
     if (!r.ok) ++missing;
     t.rows.push_back(r);
   }
@@ -202,8 +206,20 @@ int sweep(const SweepOptions& o) {
   }
   manifest["seeds"] = o.seeds;
   manifest["sets"] = o.sets;
+  {
+    RunResults stamp;  // this invocation: program, commit, command line (cli/cmd_version.cpp)
+    stamp_provenance(stamp);
+    manifest["made_by"] = {{"program", stamp.made_by.program},
+                           {"commit", stamp.made_by.commit},
+                           {"command", stamp.made_by.command_line},
+                           {"working_directory", stamp.made_by.working_directory},
+                           {"scenario_copy", "scenario_as_run.yaml"},
+                           {"note", "each point's scenario as run (overrides applied) is in points/pNNNNN/summary.json made_by.scenario_as_run; "
+                                    "a point's inputs digest covers it and every file it read (io/input_fingerprint.hpp)"}};
+  }
   manifest["points"] = json::array();
   ModelCatalog models = ModelCatalog::load(data_path("models"));
+  ContentDigests digests;
   std::map<std::string, std::unique_ptr<LutSet>> lut_cache;
   size_t combos = 1;
   for (const auto& a : axes) combos *= a.values.size();
@@ -236,6 +252,7 @@ int sweep(const SweepOptions& o) {
         if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
         random = scenario_uses_seed(sc, !sim::sampled_service_luts(sc, *lut_cache[key]).empty());
         sim::validate_simulation(sc, models, *lut_cache[key]);
+        p["inputs"] = input_fingerprint(sc, *lut_cache[key], digests, kMetricsRules);
       } catch (const InputError& e) {
         throw InputError(std::string("grid point ") + join(sets, " ") + ": " + e.what());
       }
@@ -250,26 +267,51 @@ int sweep(const SweepOptions& o) {
     log::info("sweep", strprintf("note: %zu of %zu grid points have no random element (no Poisson arrivals): seeds 2..%d would "
                                  "repeat seed 1 exactly, so those points run once, with seed 1",
                                  seedless, combos, o.seeds));
-  fs::create_directories(dir);
   const fs::path mpath = fs::path(dir) / "sweep.json";
   if (fs::exists(mpath)) {
     json old = read_manifest(dir);
     if (old["scenario"] != manifest["scenario"] || old["grid"] != manifest["grid"] || old["seeds"] != manifest["seeds"] ||
         old.value("sets", json::array()) != manifest["sets"])
       throw InputError(SourceLocation{dir, 0, 0}, "--out", "this folder holds a different sweep; choose another --out");
-  } else {
-    write_text_atomic(mpath.string(), manifest.dump(1) + "\n");
   }
   const int total = static_cast<int>(manifest["points"].size());
   std::vector<int> todo;
-  for (int i = 0; i < total; ++i)
-    if (!point_done(dir, i)) todo.push_back(i);
-  if (!o.quiet)
+  int stale = 0;  // finished once, but their scenario or data files changed since
+  for (int i = 0; i < total; ++i) {
+    if (point_done(dir, i, manifest)) continue;
+    todo.push_back(i);
+    if (point_done(dir, i)) ++stale;
+  }
+  // The manifest (and the scenario's copy) describe the sweep as this invocation runs it.
+  std::error_code ec;
+  const bool new_folder = !fs::exists(dir, ec);
+  fs::create_directories(dir);
+  write_text_atomic(mpath.string(), manifest.dump(1) + "\n");
+  {
+    std::ifstream in(o.scenario, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    write_text_atomic((fs::path(dir) / "scenario_as_run.yaml").string(), text.str());
+  }
+  if (!o.quiet) {
     log::info("sweep", strprintf("%d points (%zu grid axes x %d seeds), %d already done, %zu to run", total, axes.size(), o.seeds,
                                  total - static_cast<int>(todo.size()), todo.size()));
+    if (stale > 0)
+      log::info("sweep", strprintf("%d of them ran before with other inputs (the scenario file, a LUT, trace or model spec changed, or "
+                                   "a coinfer whose figures meant something else): running them again",
+                                   stale));
+  }
   if (o.runner.backend == "slurm") {
     const int chunk = o.runner.slurm.chunk;
-    const std::string job = submit_slurm(dir, total, o.runner.slurm);
+    std::string job;
+    try {
+      job = submit_slurm(dir, total, o.runner.slurm);
+    } catch (...) {
+      // Nothing was submitted: leave no sweep folder (or, in an earlier one, no script) behind.
+      if (new_folder) fs::remove_all(dir, ec);
+      else fs::remove(fs::path(dir) / "sweep.sbatch", ec);
+      throw;
+    }
     std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n",
                 job.c_str(), (total + chunk - 1) / chunk, chunk, dir.c_str());
     if (o.runner.slurm.wait) return collect(dir, o.quiet);
@@ -287,7 +329,7 @@ int run_task(const SweepOptions& o) {
   std::vector<int> todo;
   const int chunk = o.runner.slurm.chunk;
   for (int i = o.task * chunk; i < std::min(total, (o.task + 1) * chunk); ++i)
-    if (!point_done(o.dir, i)) todo.push_back(i);
+    if (!point_done(o.dir, i, m)) todo.push_back(i);
   return run_points(m, o.dir, todo, 1, true) > 0 ? 1 : 0;
 }
 

@@ -31,6 +31,28 @@ fs::path point_dir(const std::string& dir, int id) {
 bool point_done(const std::string& dir, int id) { return fs::exists(point_dir(dir, id) / "summary.json"); }
 
 namespace {
+fs::path inputs_file(const std::string& dir, int id) { return point_dir(dir, id).string() + ".inputs"; }
+std::string inputs_of(const json& manifest, int id) {
+  const json& points = manifest.at("points");
+  if (id < 0 || static_cast<size_t>(id) >= points.size()) return "";
+  return points[static_cast<size_t>(id)].value("inputs", std::string());
+}
+}  // namespace
+
+std::string point_inputs_recorded(const std::string& dir, int id) {
+  std::ifstream in(inputs_file(dir, id));
+  std::string digest;
+  std::getline(in, digest);
+  return digest;
+}
+
+bool point_done(const std::string& dir, int id, const json& manifest) {
+  if (!point_done(dir, id)) return false;
+  const std::string want = inputs_of(manifest, id);
+  return want.empty() || point_inputs_recorded(dir, id) == want;
+}
+
+namespace {
 
 // Starts `coinfer run` for one point; its output goes to the point's log.
 Child start_point(const json& manifest, const std::string& dir, int id) {
@@ -59,6 +81,8 @@ int run_points(const json& manifest, const std::string& dir, const std::vector<i
   while (next < todo.size() || !running.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < jobs) {
       fs::create_directories(point_dir(dir, todo[next]).parent_path());
+      std::error_code ec;
+      fs::remove(inputs_file(dir, todo[next]), ec);  // the point's old digest goes before it runs again
       running.emplace_back(std::make_unique<Child>(start_point(manifest, dir, todo[next])), todo[next]);
       ++next;
     }
@@ -70,7 +94,9 @@ int run_points(const json& manifest, const std::string& dir, const std::vector<i
     const int status = running[k].first->status();
     running.erase(running.begin() + k);
     ++finished;
-    if (status != 0 || !point_done(dir, id)) {
+    const std::string inputs = inputs_of(manifest, id);
+    if (status == 0 && point_done(dir, id) && !inputs.empty()) write_text_atomic(inputs_file(dir, id).string(), inputs + "\n");
+    if (status != 0 || !point_done(dir, id, manifest)) {
       ++failed;
       progress.finish();
       log::warn("sweep", strprintf("%s: point %d failed; log: %s.log (%s)", label.c_str(), id, point_dir(dir, id).c_str(),

@@ -4,8 +4,11 @@
 // `coinfer sweep run-task`. Used by `coinfer sweep` and `coinfer predictor samples`.
 //
 // Manifest: {"scenario": PATH, "points": [{"sets": ["key=value", ...], "scenario": PATH (optional,
-// overrides the manifest's)}, ...], ...}. Point i writes DIR/points/pNNNNN/ (summary.json marks it
-// done, so a rerun resumes) and its log DIR/points/pNNNNN.log.
+// overrides the manifest's), "inputs": DIGEST (optional)}, ...], ...}. Point i writes DIR/points/pNNNNN/
+// (summary.json marks it done, so a rerun resumes) and its log DIR/points/pNNNNN.log. A point with
+// "inputs" (io/input_fingerprint.hpp: the scenario as run and the content of every file it reads) is
+// done only while DIR/points/pNNNNN.inputs, written when it finished, holds the same digest: a point
+// whose scenario or data files changed since it ran runs again.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -16,7 +19,10 @@
 namespace coinfer::cli {
 
 std::filesystem::path point_dir(const std::string& dir, int id);
-bool point_done(const std::string& dir, int id);
+bool point_done(const std::string& dir, int id);  // summary.json only
+bool point_done(const std::string& dir, int id, const nlohmann::json& manifest);  // and its inputs' digest
+// The digest a finished point ran with ("" when none was recorded).
+std::string point_inputs_recorded(const std::string& dir, int id);
 nlohmann::json read_manifest(const std::string& dir);  // InputError when DIR/sweep.json is missing or corrupt
 
 // Runs `todo` with at most `jobs` children at a time; a progress line labelled `label` (unless quiet)
