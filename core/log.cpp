@@ -58,7 +58,7 @@ bool known_level(const std::string& name) {
 const std::vector<std::string>& categories() {
   static const std::vector<std::string> c = {"run",      "sweep",    "plan",    "predictor", "profile", "lut",
                                              "data",     "sched",    "scenario", "validate", "testbed", "serve",
-                                             "device",   "train",    "report"};
+                                             "device",   "train",    "report",  "output"};
   return c;
 }
 

@@ -26,7 +26,7 @@ namespace coinfer::log {
 enum class Level { debug, info, warn, error, off };
 
 // Category names, one per module that logs: "run", "sweep", "plan", "predictor", "profile",
-// "lut", "data", "sched", "scenario", "validate", "testbed", "serve", "device", "train", "report".
+// "lut", "data", "sched", "scenario", "validate", "testbed", "serve", "device", "train", "report", "output".
 const std::vector<std::string>& categories();
 
 void write(Level level, const std::string& category, const std::string& message);

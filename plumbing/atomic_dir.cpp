@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "core/input_error.hpp"
+#include "core/log.hpp"
 
 namespace coinfer {
 
@@ -57,7 +59,7 @@ void check_replaceable_output(const std::string& dir, const std::string& option)
     if (fs::exists(target / ours, ec)) return;
   throw InputError(SourceLocation{dir, 0, 0}, option,
                    "output folder exists and holds files that are not an earlier coinfer output (no " + std::string(kOutputMarker) +
-                       "): an output replaces its folder as a whole, so give a new or empty folder (nothing was written)");
+                       "): coinfer writes only into a new or empty folder or an earlier output of its own, so give one of those (nothing was written)");
 }
 
 StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(std::move(dir)) {
@@ -85,7 +87,6 @@ StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(st
     for (auto made = created_parents_.rbegin(); made != created_parents_.rend(); ++made) fs::remove(*made, ec);
     fail("output folder cannot be created or written (" + target.parent_path().string() + ")");
   }
-  std::ofstream(fs::path(staging_) / kOutputMarker) << "written by coinfer: this folder is replaced as a whole by the next output written to it\n";
   dir_ = target.string();
 }
 
@@ -98,23 +99,92 @@ StagedOutput::~StagedOutput() {
 
 std::string StagedOutput::path(const std::string& file) const { return (fs::path(staging_) / file).string(); }
 
+namespace {
+
+std::set<std::string> names_in(const std::string& dir) {
+  std::set<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator i(dir, ec), end; !ec && i != end; i.increment(ec)) out.insert(i->path().filename().string());
+  return out;
+}
+
+// The files an earlier output's marker lists as coinfer's (empty: a marker of a program before the
+// list, or none).
+std::set<std::string> listed_in_marker(const fs::path& dir) {
+  std::set<std::string> out;
+  std::ifstream in(dir / kOutputMarker);
+  std::string line;
+  bool listing = false;
+  while (std::getline(in, line)) {
+    if (listing && !line.empty()) out.insert(line);
+    if (line == kOutputListHeader) listing = true;
+  }
+  return out;
+}
+
+}  // namespace
+
 void StagedOutput::commit() {
   std::error_code ec;
   std::string aside;
+  kept_.clear();
+  {
+    // The marker lists what this output wrote: the next output replaces those and keeps the rest.
+    std::ofstream marker(fs::path(staging_) / kOutputMarker);
+    marker << "written by coinfer: the next coinfer output written to this folder replaces the files listed below and keeps any "
+              "others (plumbing/atomic_dir.hpp)\n"
+           << kOutputListHeader << "\n";
+    for (const std::string& name : names_in(staging_))
+      if (name != kOutputMarker) marker << name << "\n";
+  }
+  // Files moved from the earlier output into the new one, (from, to): moved back if anything fails, so
+  // that the staging folder's removal never takes a user's file with it.
+  std::vector<std::pair<fs::path, fs::path>> moved;
+  const auto restore = [&] {
+    for (auto it = moved.rbegin(); it != moved.rend(); ++it) std::rename(it->second.c_str(), it->first.c_str());
+    moved.clear();
+  };
   if (fs::exists(fs::symlink_status(dir_, ec))) {
     check_replaceable_output(dir_, "");  // still an output of ours (nothing replaced it meanwhile)
+    // What the user added beside an earlier output moves into the new one. Ours: what the old marker
+    // lists; for an output made before the list, only what the new output writes again.
+    std::set<std::string> ours = listed_in_marker(dir_);
+    const std::set<std::string> fresh = names_in(staging_);
+    if (ours.empty()) ours = fresh;
+    ours.insert(kOutputMarker);
+    for (const std::string& name : names_in(dir_)) {
+      if (ours.count(name)) continue;
+      std::string to = name;
+      while (fresh.count(to) || fs::exists(fs::symlink_status(fs::path(staging_) / to, ec))) to += ".kept";  // never over a new file
+      const fs::path from = fs::path(dir_) / name, into = fs::path(staging_) / to;
+      if (std::rename(from.c_str(), into.c_str()) != 0) {
+        restore();
+        throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot keep " + name + " (added beside an earlier output): nothing was replaced");
+      }
+      moved.emplace_back(from, into);
+      kept_.push_back(to == name ? name : name + " (as " + to + ")");
+    }
     const fs::path t(dir_);
     aside = (t.parent_path() / ("." + t.filename().string() + ".replaced-" + std::to_string(::getpid()))).string();
     fs::remove_all(aside, ec);
-    if (std::rename(dir_.c_str(), aside.c_str()) != 0)
+    if (std::rename(dir_.c_str(), aside.c_str()) != 0) {
+      restore();
       throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the previous output aside to replace it");
+    }
   }
   if (std::rename(staging_.c_str(), dir_.c_str()) != 0) {
     if (!aside.empty()) std::rename(aside.c_str(), dir_.c_str());  // the previous output back in place
+    restore();                                                      // and the user's files back into it
     throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the outputs into place");
   }
   if (!aside.empty()) fs::remove_all(aside, ec);
   committed_ = true;
+  if (!kept_.empty()) {
+    std::string names;
+    for (const std::string& k : kept_) names += (names.empty() ? "" : ", ") + k;
+    log::info("output", "kept " + std::to_string(kept_.size()) + " file" + (kept_.size() == 1 ? "" : "s") + " of " + dir_ +
+                            " that an earlier output did not write: " + names);
+  }
 }
 
 }  // namespace coinfer

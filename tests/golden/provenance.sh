@@ -95,13 +95,19 @@ import json,sys; j=json.load(open('$work/r4/summary.json'))
 luts=[f['path'] for f in j['data_files'] if f['role']=='lut']
 assert luts and all(p.startswith('$work/myproject/traces/lut') for p in luts), luts" && ok || { bad "--root for LUTs"; cat "$work/r4.out"; }
 
-# 4. Outputs replace their folder as a whole (issue 31 item 8): a second run into the same folder leaves
-# no file of the first (a stale figure), and a folder of the user's own files is refused untouched.
+# 4. A re-run into an earlier output (issue 64 item 3) replaces the files that output's marker lists and
+# keeps, and names, what the user added beside them (a figure, a report); a file the earlier output
+# listed as its own (a stale output) goes; a folder of the user's own files is refused untouched.
 cd "$work/proj"
 touch "$work/r1/latency_timeline.png"
-"$coinfer" run s/small.yaml --out "$work/r1" -q --set duration_s=2 > "$work/r5.out" 2>&1 \
-  && [ ! -e "$work/r1/latency_timeline.png" ] && [ -f "$work/r1/.coinfer-output" ] && [ -f "$work/r1/summary.json" ] \
-  && ! ls -a "$work" | grep -q "replaced\|staging" && ok || { bad "rerun into a result folder"; cat "$work/r5.out"; ls -a "$work" "$work/r1"; }
+echo "my notes" > "$work/r1/report.html"
+grep -qx "summary.json" "$work/r1/.coinfer-output" && grep -qx "results.h5" "$work/r1/.coinfer-output" && ok || { bad "the marker lists the output's files"; cat "$work/r1/.coinfer-output"; }
+echo "old_output.png" >> "$work/r1/.coinfer-output"; touch "$work/r1/old_output.png"   # as if the earlier output had written it
+"$coinfer" run s/small.yaml --out "$work/r1" --set duration_s=2 > "$work/r5.out" 2>&1 \
+  && [ -e "$work/r1/latency_timeline.png" ] && [ "$(cat "$work/r1/report.html")" = "my notes" ] && [ ! -e "$work/r1/old_output.png" ] \
+  && [ -f "$work/r1/.coinfer-output" ] && [ -f "$work/r1/summary.json" ] && grep -q "kept 2 files.*latency_timeline.png.*report.html" "$work/r5.out" \
+  && ! grep -qx "report.html" "$work/r1/.coinfer-output" \
+  && ! ls -a "$work" | grep -q "replaced\|staging" && ok || { bad "rerun into a result folder keeps the user's files"; cat "$work/r5.out"; ls -a "$work" "$work/r1"; }
 mkdir -p "$work/mine" && echo "precious" > "$work/mine/notes.txt"
 "$coinfer" run s/small.yaml --out "$work/mine" -q > "$work/r6.out" 2>&1
 rc=$?
