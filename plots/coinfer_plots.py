@@ -87,11 +87,91 @@ def sort_values(values):
     return sorted(vals, key=float) if all(is_number(v) for v in vals) else sorted(vals, key=str)
 
 
-def save(fig, out, describe):
-    """PNG (with the figure's description as metadata: title, axis labels, legend, ticks, aggregation),
-    PDF and SVG beside it; deterministic bytes."""
-    fig.tight_layout()
+def clipped_texts(fig):
+    """Every piece of text that reaches beyond the figure's edges (and so is cut off in the saved image),
+    measured with the renderer: titles, axis labels, drawn tick labels, legends and the figure's own
+    texts (the caption). Returns short descriptions; [] when nothing is clipped."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    fb = fig.bbox
+    out = []
+
+    def check(what, bb):
+        if bb is None or bb.width == 0 or bb.height == 0:
+            return
+        if bb.x0 < fb.x0 - 0.5 or bb.x1 > fb.x1 + 0.5 or bb.y0 < fb.y0 - 0.5 or bb.y1 > fb.y1 + 0.5:
+            out.append(what)
+    for i, ax in enumerate(fig.axes):
+        for name, t in (("title", ax.title), ("xlabel", ax.xaxis.label), ("ylabel", ax.yaxis.label)):
+            if t.get_visible() and t.get_text().strip():
+                check(f"axes {i} {name}: {t.get_text()[:50]!r}", t.get_window_extent(r))
+        for name, axis in (("x tick labels", ax.xaxis), ("y tick labels", ax.yaxis)):
+            check(f"axes {i} {name}", axis.get_tightbbox(r))
+        leg = ax.get_legend()
+        if leg is not None and leg.get_visible():
+            check(f"axes {i} legend", leg.get_window_extent(r))
+    for t in fig.texts:
+        if t.get_visible() and t.get_text().strip():
+            check(f"figure text: {t.get_text()[:50]!r}", t.get_window_extent(r))
+    if fig._suptitle is not None and fig._suptitle.get_text().strip():
+        check(f"suptitle: {fig._suptitle.get_text()[:50]!r}", fig._suptitle.get_window_extent(r))
+    return out
+
+
+def wrap_to_width(fig, artist, words, max_px):
+    """Sets `artist`'s text to `words`, wrapped so that its rendered width fits max_px (pixels)."""
+    r = fig.canvas.get_renderer()
+    artist._coinfer_words = words  # the unwrapped text, for fit_titles()
+    artist.set_text(words)
+    width = max(10, len(words))
+    for _ in range(12):
+        if artist.get_window_extent(r).width <= max_px or width <= 10:
+            break
+        width = max(10, int(width * max_px / artist.get_window_extent(r).width * 0.97))
+        artist.set_text("\n".join(textwrap.wrap(words, width)))
+
+
+def fit_titles(fig):
+    """Wraps every axes title to fit the figure: a title is centred over its axes, so it may be at most
+    twice as wide as the distance from the axes' centre to the nearer edge of the figure."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        t = ax.title
+        words = getattr(t, "_coinfer_words", None) or " ".join(t.get_text().split("\n"))
+        if not words.strip():
+            continue
+        box = ax.get_window_extent(r)
+        centre = (box.x0 + box.x1) / 2
+        wrap_to_width(fig, t, words, 2 * min(centre - fig.bbox.x0, fig.bbox.x1 - centre) * 0.97)
+
+
+def caption(fig, words, style):
+    """The figure's caption (what each point averages over), once, at the bottom, wrapped to the
+    figure's width. Returns the fraction of the figure's height it takes (for the layout's rect)."""
+    t = fig.text(0.01, 0.005, words, fontsize=6 if style == "paper" else 7, color="0.35", ha="left", va="bottom")
+    fig.canvas.draw()
+    wrap_to_width(fig, t, words, fig.bbox.width * 0.98)
+    return (t.get_window_extent(fig.canvas.get_renderer()).height + 4) / fig.bbox.height
+
+
+def save(fig, out, describe, rect=(0, 0, 1, 1)):
+    """PNG (with the figure's description as metadata: title, axis labels, legend, ticks, aggregation,
+    and any text that the figure's edges cut off), PDF and SVG beside it; deterministic bytes. The
+    layout leaves `rect` (figure fractions) for the axes: the caption sits below it."""
+    fig.tight_layout(rect=rect)
+    fit_titles(fig)
+    fig.tight_layout(rect=rect)
     import json
+    describe = dict(describe)
+    describe["clipped"] = clipped_texts(fig)  # draws the figure: tick labels are known from here on
+
+    def tick_labels(ax):
+        lo, hi = sorted(ax.get_ylim())
+        return [t.get_text() for t, v in zip(ax.get_yticklabels(), ax.get_yticks()) if lo <= v <= hi and t.get_text()]
+    describe["ytick_labels"] = [tick_labels(ax) for ax in fig.axes]
+    if describe["clipped"]:
+        print(f"warning: {out}: text cut off by the figure's edges: {'; '.join(describe['clipped'])}", file=sys.stderr)
     meta = {"Software": None, "Description": json.dumps(describe, sort_keys=True), "Title": describe.get("title", "")}
     tmp = out + ".tmp.png"
     fig.savefig(tmp, dpi=150, metadata=meta)
@@ -103,6 +183,28 @@ def save(fig, out, describe):
     fig.savefig(base + ".tmp.svg", metadata={"Date": None, "Creator": None, "Title": describe.get("title", "")}, format="svg")
     os.replace(base + ".tmp.svg", base + ".svg")
     plt.close(fig)
+
+
+def plain_log_ticks(axis):
+    """A log axis labelled with plain numbers (1, 2, 5, 10, 20, ...), not 2x10^1."""
+    axis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
+    axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+
+
+# What a grid axis is called in a figure when the sweep recorded no words for it (its label is then
+# "NAME (KEY.PATH)", the key, not words).
+AXIS_WORDS = {"scheduler": "scheduler", "max_batch": "maximum batch size", "window_ms": "batch window (ms)",
+              "workers": "server workers", "devices": "devices", "bandwidth_mbps": "link bandwidth (Mbit/s)"}
+
+
+def axis_words(axis, labels):
+    """The words for a grid axis: the sweep's recorded label (sweep.json / sweep.h5 axis_labels), or a
+    plain name for the common axes."""
+    lab = labels.get(axis, "")
+    if lab and not lab.startswith(axis + " (") and lab != axis:
+        return lab
+    return AXIS_WORDS.get(axis, axis)
 
 
 def parse_where(where, axes, grid, path):
@@ -135,6 +237,8 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         axes = [a for a in text(f.attrs["axes"]).split(",") if a]
         ok = f["ok"][:].astype(bool)
         y = f[f"metrics/{metric}"][:]
+        # Points whose run was saturated (sweep schema 3; older sweeps: none known).
+        saturated = f["metrics/saturated"][:].astype(bool) if "metrics/saturated" in f else np.zeros(len(ok), bool)
         grid = {a: [fmt_value(text(v)) if is_number(text(v)) else text(v) for v in f[f"grid/{a}"][:]] for a in axes}
         seeds = f["seed"][:]
         scenario = text(f.attrs["scenario"])
@@ -170,6 +274,8 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         agg += " and " + "; ".join(pooled_text)
     agg += "; bars: 1 standard deviation over " + ("the seeds" if not pooled_text else "all pooled points")
     fixed_text = ", ".join(f"{a}={'/'.join(fmt_value(v) for v in sort_values(vs))}" for a, vs in fixed.items())
+    fixed_words = ", ".join(f"{axis_words(a, labels)}: {'/'.join(fmt_value(v) for v in sort_values(vs))}" for a, vs in fixed.items())
+    sat_points = 0
     st = STYLES[style]
     series = sort_values(np.array(grid[series_axis])[keep]) if series_axis else [""]
     fig, ax = plt.subplots(figsize=st["figsize"])
@@ -181,12 +287,22 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
             m = keep & (np.array(grid[series_axis]) == s) if series_axis else keep
             means.append(np.nanmean(y[m]) if m.any() else np.nan)
             stds.append(np.nanstd(y[m]) if m.any() else 0)
-        ax.bar(range(len(cats)), means, yerr=stds, capsize=3, color=[plt.get_cmap("tab10")(i % 10) for i in range(len(cats))],
-               hatch=None)
+        sat = [bool((saturated & (keep & (np.array(grid[series_axis]) == c) if series_axis else keep)).any()) for c in cats]
+        bars = ax.bar(range(len(cats)), means, yerr=stds, capsize=3, color=[plt.get_cmap("tab10")(i % 10) for i in range(len(cats))],
+                      hatch=None)
+        for b, sflag in zip(bars, sat):
+            if sflag:  # a bar over a saturated run: hatched, and said in the legend
+                b.set_hatch("//")
+                b.set_edgecolor("0.15")
+        sat_points = sum(sat)
+        if sat_points:
+            ax.bar([0], [0], color="white", edgecolor="0.15", hatch="//", label="saturated run (queues grew)")
+            ax.legend(fontsize="small")
+            legend.append("saturated run (queues grew)")
         ax.set_xticks(range(len(cats)))
         ax.set_xticklabels([fmt_value(c) for c in cats], rotation=20)
         ticks = [fmt_value(c) for c in cats]
-        ax.set_xlabel(labels.get(series_axis, series_axis) if series_axis else "")
+        ax.set_xlabel(axis_words(series_axis, labels) if series_axis else "")
     else:
         xgrid = np.array([float(v) if is_number(v) else np.nan for v in grid[x_axis]])
         if np.isnan(xgrid).any():
@@ -197,7 +313,7 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         # sideways offset (a fraction of the gap between x values, in log space for log axes).
         nser = len(series)
         for i, sname in enumerate(series):
-            xs, means, stds = [], [], []
+            xs, means, stds, sat = [], [], [], []
             for xv in xs_all:
                 m = keep & (xgrid == xv)
                 if series_axis:
@@ -206,6 +322,7 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
                     xs.append(xv)
                     means.append(np.nanmean(y[m]))
                     stds.append(np.nanstd(y[m]))
+                    sat.append(bool(saturated[m].any()))
             if not xs:
                 continue
             off = (i - (nser - 1) / 2) * 0.06 / max(1, nser)
@@ -219,7 +336,14 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
                         capsize=2, label=label, color=plt.get_cmap("tab10")(i % 10), markerfacecolor="none" if i % 2 else None)
             if label:
                 legend.append(label)
-        ax.set_xlabel(labels.get(x_axis) or (xlabel if x_axis == default_x else x_axis))
+            # A point over a saturated run (its queues grew: core/metrics.hpp) is ringed.
+            ring = [(x, v) for x, v, sflag in zip(xd, means, sat) if sflag]
+            if ring:
+                sat_points += len(ring)
+                ax.plot([r[0] for r in ring], [r[1] for r in ring], "o", ms=11, mfc="none", mec="0.15", mew=1.0, ls="none",
+                        label="saturated run (queues grew)" if sat_points == len(ring) else None, zorder=5)
+        ax.set_xlabel(labels.get(x_axis) if labels.get(x_axis) and not labels.get(x_axis).startswith(x_axis + " (")
+                      else (xlabel if x_axis == default_x else axis_words(x_axis, labels)))
         if log_x:
             ax.set_xscale("log")
             ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
@@ -227,26 +351,35 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         ax.set_xticks(xs_all)
         ticks = [fmt_value(v) for v in xs_all]
         ax.set_xticklabels(ticks)
-        if series_axis and legend:
-            ax.legend(title=series_axis, fontsize="small")
+        if sat_points:
+            legend.append("saturated run (queues grew)")
+        if (series_axis and legend) or sat_points:
+            ax.legend(title=axis_words(series_axis, labels) if series_axis else None, fontsize="small", title_fontsize="small")
     ax.set_ylabel(ylabel)
     if logy:
         ax.set_yscale("log")
+        plain_log_ticks(ax.yaxis)
     if ylim:
         ax.set_ylim(*ylim)
-    title = f"{os.path.basename(scenario)}: {kind}" + (f" ({fixed_text})" if fixed_text else "")
-    # The data selection is part of the figure, under its title (and in the footnote).
-    width = 50 if style == "paper" else 90
-    shown = textwrap.wrap(title, width) + textwrap.wrap(agg, int(width * 1.3))
-    ax.set_title("\n".join(shown), fontsize="medium")
-    title = " ".join(shown)  # what the figure shows, selection included
+    # The title says what is plotted, in the sweep's words, and what is held fixed; the caption (once, at
+    # the bottom) what each point averages over; the scenario is in the caption too.
+    what = ylabel[0].upper() + ylabel[1:]
+    title = what + (" vs " + ax.get_xlabel() if x_axis is not None and kind != "energy" else " per " + (axis_words(series_axis, labels) if series_axis else "run"))
+    if fixed_words:
+        title += "; " + fixed_words
+    agg = f"{os.path.basename(scenario)}: " + agg
+    if sat_points:
+        agg += "; ringed/hatched: a saturated run, whose queues grew over the measurement window"
+    t = ax.set_title(title, fontsize="medium")
     ax.grid(alpha=0.3)
-    fig.text(0.01, 0.005, agg, fontsize=6 if style == "paper" else 7, color="0.35", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    bottom = caption(fig, agg, style)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    wrap_to_width(fig, t, title, fig.bbox.width * 0.96)
     save(fig, out, {"kind": kind, "title": title, "xlabel": ax.get_xlabel(), "ylabel": ylabel, "legend": legend,
-                    "legend_title": series_axis or "", "xticks": ticks, "aggregation": agg, "where": fixed_text,
+                    "legend_title": axis_words(series_axis, labels) if series_axis else "", "xticks": ticks, "aggregation": agg,
+                    "caption": agg, "where": fixed_text, "saturated_points": sat_points,
                     "xscale": ax.get_xscale(), "yscale": ax.get_yscale(), "ylim": list(ax.get_ylim()) if ylim else None,
-                    "pooled": varied, "style": style})
+                    "pooled": varied, "style": style}, rect=(0, bottom, 1, 1))
 
 
 def timeline_plot(path, out, style):
@@ -287,27 +420,43 @@ def timeline_plot(path, out, style):
     else:
         fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=stl["timeline_figsize"], sharex=True, gridspec_kw={"height_ratios": [3, 1.2, 1.4]})
         panels = (a1, a2, a3)
-    cm = plt.get_cmap("tab10")
-    legend = []
+    # Device colours: tab10 without its red and grey, which mark decisions (red: switched, grey: not).
+    palette = [plt.get_cmap("tab10")(i) for i in (0, 1, 2, 4, 5, 6, 8, 9)]
+
+    def cm(i):
+        return palette[i % len(palette)]
+    # A device's bandwidth line ends where it leaves (events kind leave), not at the run's end.
+    left_at = {}
+    for k, dn, t in zip(ev_kind, ev_dev, ev_t):
+        if k == "leave" and dn not in left_at:
+            left_at[dn] = min(float(t), end)
+    legend, bw_legend = [], []
     for d, name in enumerate(ids):
         m = (dev == d) & (st == 0) & np.isfinite(t1)
         if m.any():
-            a1.plot(t0[m], (t1[m] - t0[m]) * 1e3, MARKERS[d % len(MARKERS)], ms=2, color=cm(d % 10), label=name, linestyle="none")
+            a1.plot(t0[m], (t1[m] - t0[m]) * 1e3, MARKERS[d % len(MARKERS)], ms=2, color=cm(d), label=name, linestyle="none")
             legend.append(name)
             # Where each request ran: the fraction of the model on the device (split / n per request
             # would comb between 0 and 1 for data_parallel); drawn as dots, one row of them per device.
-            a3.plot(t0[m], split[m], MARKERS[d % len(MARKERS)], ms=1.5, color=cm(d % 10), linestyle="none")
+            a3.plot(t0[m], split[m], MARKERS[d % len(MARKERS)], ms=1.5, color=cm(d), linestyle="none")
         if servers_panel:
             went = (dev == d) & (used >= 0)
             # Each device a little above or below its server's line, so that devices sharing one stay apart.
-            a4.plot(t0[went], used[went] + (d % 10 - 4.5) * 0.06, "|", ms=3, color=cm(d % 10), linestyle="none")
+            a4.plot(t0[went], used[went] + (d % 10 - 4.5) * 0.06, "|", ms=3, color=cm(d), linestyle="none")
             # A cloud tier (pp(k,m)): its cloud part on the cloud's row, as an x.
             up = (dev == d) & (cloud >= 0)
             if up.any():
-                a4.plot(t0[up], cloud[up] + (d % 10 - 4.5) * 0.06, "x", ms=2.5, color=cm(d % 10), linestyle="none")
+                a4.plot(t0[up], cloud[up] + (d % 10 - 4.5) * 0.06, "x", ms=2.5, color=cm(d), linestyle="none")
         b = bw_d == d
         if b.any():
-            a2.step(np.append(bw_t[b], end), np.append(bw_v[b], bw_v[b][-1]), where="post", color=cm(d % 10))
+            stop = left_at.get(name, end)
+            keep_t = bw_t[b] <= stop
+            ts, vs = bw_t[b][keep_t], bw_v[b][keep_t]
+            if len(ts):
+                # Devices on equal links would hide one another: each its own line style, and a legend.
+                a2.step(np.append(ts, stop), np.append(vs, vs[-1]), where="post", color=cm(d),
+                        ls=LINESTYLES[d % len(LINESTYLES)], lw=1.0, label=name)
+                bw_legend.append(name)
     # Background load (events[].load): each loaded device's share over time, on a second axis of the
     # bandwidth panel (dashed, its colour).
     loaded = sorted({d for k, d in zip(ev_kind, ev_dev) if k == "load"})
@@ -318,7 +467,7 @@ def timeline_plot(path, out, style):
             pts = [(0.0, 0.0)] + [(float(t), float(v)) for k, dn, t, v in zip(ev_kind, ev_dev, ev_t, ev_val) if k == "load" and dn == name]
             xs = [p[0] for p in pts] + [end]
             ys = [p[1] for p in pts] + [pts[-1][1]]
-            a2b.step(xs, ys, where="post", color=cm(d % 10), ls="--", lw=1)
+            a2b.step(xs, ys, where="post", color=cm(d), ls="--", lw=1)
         a2b.set_ylim(0, 1)
         a2b.set_ylabel("load (dashed)", fontsize="x-small")
     # Servers down (events fail/recover, issue 36): a hatched band per outage on the latency panel.
@@ -339,7 +488,7 @@ def timeline_plot(path, out, style):
     for t, dn, ap in handovers:
         d = ids.index(dn) if dn in ids else 0
         for a in (a1, a2):
-            a.axvline(t, color=cm(d % 10), ls="-.", lw=0.7)
+            a.axvline(t, color=cm(d), ls="-.", lw=0.7)
         a1.annotate(f"{dn} -> {ap}", (t, 0.98), xycoords=("data", "axes fraction"), fontsize=5, rotation=90, va="top")
     shown = 0
     for t, sw in zip(dec_t, dec_sw):
@@ -359,11 +508,20 @@ def timeline_plot(path, out, style):
     a1.legend(loc="upper left", fontsize="x-small", markerscale=3, ncol=max(1, min(4, len(legend) // 6 + 1)))
     title = (f"{scenario}: latency, bandwidth{', background load (dashed)' if loaded else ''} and scheme switches (red: a decision that switched devices; "
              f"grey band: warm-up, not counted{'; hatched: a server down' if outages else ''})")
-    a1.set_title(title, fontsize="small")
+    tt = a1.set_title(title, fontsize="small")
     a2.set_yscale("log")
-    a2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
+    plain_log_ticks(a2.yaxis)
     a2.set_ylabel("Mbit/s")
+    if len(bw_legend) > 1:
+        a2.legend(loc="lower left", fontsize="xx-small", ncol=max(1, min(6, len(bw_legend) // 3 + 1)))
     a3.set_ylabel("split k\n(stages on device)")
+    # The split is a whole number of stages: integer ticks, never 2.95 .. 3.05 for a constant split.
+    a3.yaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    a3.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: fmt_value(v)))
+    done = np.isfinite(t1) & (st == 0)
+    if done.any():
+        lo, hi = int(np.min(split[done])), int(np.max(split[done]))
+        a3.set_ylim(lo - 0.5, hi + 0.5)
     xlabel = "time since the testbed's time zero (s)" if testbed else "simulated time (s)"
     if servers_panel:
         for sv, a, b in outages:
@@ -373,7 +531,9 @@ def timeline_plot(path, out, style):
         a4.set_ylim(-0.6, len(server_ids) - 0.4)
         a4.set_ylabel("server" + (" (x: cloud part)" if (cloud >= 0).any() else ""))
     panels[-1].set_xlabel(xlabel)
-    save(fig, out, {"kind": "timeline", "title": title, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
+    fig.tight_layout()
+    wrap_to_width(fig, tt, title, fig.bbox.width * 0.96)
+    save(fig, out, {"kind": "timeline", "title": title, "bandwidth_legend": bw_legend, "left_at": left_at, "xlabel": xlabel, "ylabel": "latency (ms)", "legend": legend,
                     "decisions_drawn": shown, "warmup_s": warmup, "testbed": testbed, "style": style, "loaded_devices": loaded,
                     "server_outages": [[sv, a, b] for sv, a, b in outages], "handovers": len(handovers),
                     "servers_panel": servers_panel, "cloud_requests": int((cloud >= 0).sum())})

@@ -107,17 +107,12 @@ def kv_table(ident, pairs):
 
 
 def figure(ident, png_path, caption):
-    """The PNG embedded, its caption from the figure's own description (what it pools)."""
+    """The PNG embedded under a short caption (the figure's own caption, drawn in it, says what it averages)."""
     with open(png_path, "rb") as f:
         data = f.read()
-    desc = {}
-    try:
-        from PIL import Image
-        desc = json.loads(Image.open(png_path).text.get("Description", "{}"))
-    except Exception:  # noqa: BLE001 - the caption is then the given one
-        desc = {}
-    extra = desc.get("aggregation", "")
-    cap = caption + (f" — {extra}" if extra else "")
+    # The figure carries its own caption (what each point averages over) at its bottom: the page's caption
+    # names the figure only, so the caption is read once.
+    cap = caption
     b64 = base64.b64encode(data).decode()
     return (f'<figure id="{esc(ident)}"><img alt="{esc(caption)}" src="data:image/png;base64,{b64}">'
             f"<figcaption>{esc(cap)}</figcaption></figure>")
@@ -238,6 +233,7 @@ def run_report(d, tmp, cp, co):
 
 # --- a sweep ----------------------------------------------------------------------------------------------
 
+FACETS = 6  # figures per kind at most: one per combination of the axes a figure does not show
 SWEEP_FIGURES = [("latency-vs-bandwidth", "bandwidth_mbps"), ("throughput-vs-devices", "devices"), ("throughput-vs-batch", "max_batch"),
                  ("energy", None)]
 
@@ -262,13 +258,26 @@ def sweep_report(d, tmp, cp, co):
     for kind, needs in SWEEP_FIGURES:
         if needs is not None and needs not in axes:
             continue
-        png = os.path.join(tmp, kind + ".png")
-        try:
-            cp.sweep_plot(path, kind, png, None, None, [], "screen", pool=True)  # the pooling is stated in the figure
-        except cp.PlotError as e:
-            s.append(f'<p class="note">{esc(kind)}: not drawn ({esc(e)})</p>')
-            continue
-        s.append(figure("figure-" + kind, png, cp.KINDS[kind][2] + (" vs " + cp.KINDS[kind][3] if cp.KINDS[kind][3] else " per scheduler")))
+        # Never pooled (issue 64 item 5): one figure per combination of the axes it neither plots nor uses
+        # as series, each fixed by --where; beyond kFacets combinations, the first ones and a note.
+        shown_axes = {needs, "scheduler" if "scheduler" in axes and needs != "scheduler" else None}
+        others = [a for a in axes if a not in shown_axes and len(set(str(v) for v in df[a].tolist())) > 1]
+        combos = [[]]
+        for a in others:
+            vals = cp.sort_values([str(v) for v in df[a].tolist()])
+            combos = [c + [f"{a}={cp.fmt_value(v)}"] for c in combos for v in vals]
+        for n, where in enumerate(combos[:FACETS]):
+            png = os.path.join(tmp, f"{kind}-{n}.png")
+            try:
+                cp.sweep_plot(path, kind, png, None, None, where, "screen")
+            except cp.PlotError as e:
+                s.append(f'<p class="note">{esc(kind)} {esc(" ".join(where))}: not drawn ({esc(e)})</p>')
+                continue
+            what = cp.KINDS[kind][2] + (" vs " + cp.KINDS[kind][3] if cp.KINDS[kind][3] else " per scheduler")
+            s.append(figure(f"figure-{kind}" + (f"-{n}" if where else ""), png, what + (f" ({', '.join(where)})" if where else "")))
+        if len(combos) > FACETS:
+            s.append(f'<p class="note">{esc(kind)}: {len(combos) - FACETS} more combinations of {esc(", ".join(others))} not drawn; '
+                     f'draw one with coinfer plot {esc(d)} --kind {esc(kind)} --where AXIS=V</p>')
     s.append("<h2>Points</h2>")
     s.append('<div class="scroll">' + table("sweep-points", list(df.columns), df.values.tolist()) + "</div>")
     prov = [(k, v) for k, v in sorted(manifest.items()) if k != "points"]

@@ -52,6 +52,26 @@ done
 # A cloud tier: every request of pp(0,1) also marked on the cloud's row.
 "$coinfer" run scenarios/cloud/edge_cloud.yaml -q --out "$work/cloud" --set duration_s=3 --set warmup_s=1 --set 'devices.*.strategy=pp(0,1)' > /dev/null 2>&1 \
   && "$coinfer" plot "$work/cloud/results.h5" --kind timeline --out "$work/cloud.png" > /dev/null || { echo "FAIL cloud timeline"; fails=$((fails+1)); }
+# Every kind at --style paper (one column), and the quickstart's timeline (pi2 leaves at 40 s).
+for kind in latency-vs-bandwidth throughput-vs-devices throughput-vs-batch energy timeline; do
+  src="$work/s/sweep.h5"; [ $kind = timeline ] && src="$work/r/results.h5"
+  pool=(--pool); [ $kind = timeline ] && pool=()
+  "$coinfer" plot "$src" --kind $kind --style paper --out "$work/paper-$kind.png" "${pool[@]}" > /dev/null 2>&1 || { echo "FAIL paper $kind"; fails=$((fails+1)); }
+done
+"$coinfer" run scenarios/quickstart.yaml -q --out "$work/qrun" --set duration_s=45 > /dev/null 2>&1 \
+  && "$coinfer" plot "$work/qrun/results.h5" --kind timeline --out "$work/q_timeline.png" > /dev/null || { echo "FAIL quickstart timeline"; fails=$((fails+1)); }
+# The clipping check itself finds text beyond the figure's edge (so the checks below can fail).
+/usr/bin/python3 - "$root" <<'PY' && passes=$((passes+1)) || { echo "FAIL clipping detector"; fails=$((fails+1)); }
+import sys
+sys.path.insert(0, sys.argv[1] + "/plots")
+import coinfer_plots as cp
+fig, ax = cp.plt.subplots(figsize=(3.4, 2.4))
+ax.set_title("a title far too long for one column of a two-column paper, which the old figures clipped at its ends")
+assert any("title" in c for c in cp.clipped_texts(fig)), cp.clipped_texts(fig)
+ax.set_title("short")
+fig.tight_layout()
+assert cp.clipped_texts(fig) == [], cp.clipped_texts(fig)
+PY
 /usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
 import json, sys
 from PIL import Image
@@ -65,13 +85,16 @@ assert d["legend"] == ["hierarchical", "local"] and d["legend_title"] == "schedu
 assert "1 seed " in d["aggregation"] and "bandwidth_mbps in {5, 40}" in d["aggregation"] and "max_batch in {1, 5}" in d["aggregation"], d["aggregation"]
 d, size_paper = meta("tvd40.png")
 assert "bandwidth_mbps" not in d["aggregation"] and "max_batch" not in d["aggregation"], d["aggregation"]
-assert d["where"] == "bandwidth_mbps=40, max_batch=5" and "(bandwidth_mbps=40, max_batch=5)" in d["title"], d
+assert d["where"] == "bandwidth_mbps=40, max_batch=5" and "link bandwidth (Mbit/s): 40, maximum batch size: 5" in d["title"], d
+assert d["title"].startswith("System throughput (req/s) vs devices"), d["title"]    # words, not the file name and a kind slug
 assert d["style"] == "paper" and size_paper[0] < size[0] * 0.6, (size_paper, size)   # 3.4 in at 150 dpi
 d, _ = meta("lvb.png")
 assert d["legend"] == ["1", "5"] and d["xticks"] == ["5", "40"], d                 # numeric order, no ".0"
 assert "devices in {1, 2}" in d["aggregation"], d["aggregation"]
 assert d["yscale"] == "log" and d["ylim"] == [1, 100000], d                      # --logy, --ylim
-assert d["aggregation"].split(";")[0] in d["title"], d                            # the selection is in the figure, under the title
+assert "mean over" not in d["title"] and d["caption"] == d["aggregation"], d       # the caption once, at the bottom
+assert all("\\times" not in t and "$" not in t for t in d["ytick_labels"][0]), d["ytick_labels"]   # log ticks as plain numbers
+assert "10" in d["ytick_labels"][0] and "100" in d["ytick_labels"][0], d["ytick_labels"]
 assert d["xlabel"] == "link bandwidth (Mbit/s)", d["xlabel"]                       # every device's link follows it
 d, _ = meta("tvd.png")
 assert d["xlabel"] == "devices", d["xlabel"]                                       # one device entry: its count is the system's
@@ -79,6 +102,20 @@ d, _ = meta("q_tvd.png")
 assert d["xlabel"] == "devices of the first device entry (2 other devices fixed)", d["xlabel"]
 d, _ = meta("q_lvb.png")
 assert d["xlabel"] == "link bandwidth (Mbit/s) of 2 of 3 devices (pi0: trace or event)", d["xlabel"]
+# Nothing is cut off by the figure's edges, on screen or at --style paper (issue 64 item 5: clipped subtitles).
+import glob, os
+for png in sorted(glob.glob(f"{w}/*.png")):
+    d, _ = meta(os.path.basename(png))
+    assert d["clipped"] == [], (png, d["clipped"])
+for kind in ("latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline"):
+    d, _ = meta(f"paper-{kind}.png")
+    assert d["style"] == "paper" and d["clipped"] == [], (kind, d["clipped"])
+d, _ = meta("paper-throughput-vs-devices.png")
+assert d["legend_title"] == "scheduler", d                                           # words, never a raw key path
+d, _ = meta("q_timeline.png")
+# The timeline: a legend for the bandwidth lines, pi2's ends where it leaves (40 s), whole-number splits.
+assert d["bandwidth_legend"] == ["pi0", "pi1", "pi2"] and abs(d["left_at"]["pi2"] - 40) < 1e-9, d
+assert all(t == str(int(float(t))) for t in d["ytick_labels"][2]), d["ytick_labels"]
 d, _ = meta("timeline.png")
 assert d["xlabel"] == "simulated time (s)" and d["warmup_s"] >= 0 and len(d["legend"]) >= 1, d
 assert d["handovers"] == 0 and not d["servers_panel"], d                         # one server, nobody moves

@@ -63,16 +63,28 @@ PY
 "$coinfer" sweep scenarios/paper/fig14_15_gpu.yaml --set duration_s=3 --set warmup_s=1 --grid bandwidth_mbps=5,40 \
   --grid scheduler=local,offload --grid devices=1,2 --out "$work/sw" -q || { echo "FAIL sweep"; exit 1; }
 "$coinfer" report "$work/sw/sweep.h5" --out "$work/sweep.html" > "$work/s.out" 2>&1 && ok || { bad "report of a sweep"; cat "$work/s.out"; }
-check_page sweep "$work/sweep.html" sweep-grid figure-latency-vs-bandwidth figure-throughput-vs-devices figure-energy sweep-points sweep-provenance
-# Every point is a row; the pooled axes are stated under each figure.
+check_page sweep "$work/sweep.html" sweep-grid figure-latency-vs-bandwidth-0 figure-latency-vs-bandwidth-1 figure-throughput-vs-devices-0 \
+  figure-throughput-vs-devices-1 figure-energy-3 sweep-points sweep-provenance
+# Every point is a row; nothing is pooled (issue 64 item 5: throughput over two bandwidths in one error
+# bar): one figure per value of the axis a figure does not show, named under it, its caption once.
 /usr/bin/python3 - "$work/sweep.html" <<'PY' && ok || bad "sweep page content"
 import re, sys
 page = open(sys.argv[1]).read()
 tab = page[page.index('id="sweep-points"'):]
 tab = tab[:tab.index("</table>")]
 assert len(re.findall(r"<tr>", tab)) == 1 + 8, len(re.findall(r"<tr>", tab))  # header + 2 x 2 x 2 points
-fig = page[page.index('id="figure-latency-vs-bandwidth"'):]
-assert "mean over 1 seed and devices in {1, 2}" in fig[:fig.index("</figure>")], "the figure does not say what it pools"
+import base64, io, json
+from PIL import Image
+for ident, fixed in (("figure-latency-vs-bandwidth-0", "devices=1"), ("figure-latency-vs-bandwidth-1", "devices=2"),
+                     ("figure-throughput-vs-devices-0", "bandwidth_mbps=5"), ("figure-throughput-vs-devices-1", "bandwidth_mbps=40")):
+    fig = page[page.index(f'id="{ident}"'):]
+    fig = fig[:fig.index("</figure>")]
+    cap = fig[fig.index("<figcaption>"):]
+    assert f"({fixed})" in cap and "mean over" not in cap, (ident, cap)     # named once, the caption is in the image
+    png = base64.b64decode(re.search(r'src="data:image/png;base64,([^"]+)"', fig).group(1))
+    d = json.loads(Image.open(io.BytesIO(png)).text["Description"])
+    assert d["pooled"] == [] and fixed in d["where"] and d["clipped"] == [], (ident, d)
+assert "figure-latency-vs-bandwidth-2" not in page
 PY
 
 # --- bad input: exit 2, a reason, no page ---
