@@ -2,6 +2,7 @@
 // that scripts (tests/golden/matrix.py) pick up a new scheduler by themselves.
 // coinfer scheduler estimate SCENARIO: what the analytic estimator (sched/README.md) predicts for the
 // scenario's own strategies at time 0 — the prediction schedulers rank schemes by, without simulating.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -73,16 +74,34 @@ int estimate(const EstimateOptions& o) {
 void register_scheduler(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("scheduler", "schedulers a scenario can name, and what their estimator predicts (sched/README.md)");
   cmd->require_subcommand(1);
-  CLI::App* list = cmd->add_subcommand("list", "print every scheduler name, one per line (--markdown: the table of sched/README.md)");
-  auto markdown = std::make_shared<bool>(false);
+  CLI::App* list = cmd->add_subcommand("list", "print every scheduler with what it does (--names: the names only; --markdown: the table of sched/README.md)");
+  auto markdown = std::make_shared<bool>(false), names = std::make_shared<bool>(false);
   list->add_flag("--markdown", *markdown, "each scheduler with what it does and its parameters, as a Markdown table");
-  list->callback([&exit_code, markdown] {
-    exit_code = guarded([markdown] {
+  list->add_flag("--names", *names, "the names only, one per line (for scripts)");
+  list->callback([&exit_code, markdown, names] {
+    exit_code = guarded([markdown, names] {
       if (*markdown) {
         std::cout << scheduler_table_markdown();
         return 0;
       }
-      for (const auto& n : scheduler_names()) std::cout << n << "\n";
+      if (*names) {
+        for (const auto& n : scheduler_names()) std::cout << n << "\n";
+        return 0;
+      }
+      // Each name with the first sentence of what it does, Markdown marks removed.
+      const auto catalog = scheduler_catalog();
+      size_t width = 0;
+      for (const auto& i : catalog) width = std::max(width, i.name.size());
+      for (const auto& i : catalog) {
+        std::string what;
+        for (const char c : i.summary)
+          if (c != '`' && c != '*') what += c;
+        const size_t stop = what.find(". ");
+        if (stop != std::string::npos) what = what.substr(0, stop + 1);
+        if (what.size() > 110) what = what.substr(0, what.rfind(' ', 106)) + " ...";
+        std::cout << i.name << std::string(width + 2 - i.name.size(), ' ') << what << "\n";
+      }
+      std::cout << "(scheduler.name in a scenario; parameters: coinfer scheduler list --markdown, or sched/README.md)\n";
       return 0;
     });
   });

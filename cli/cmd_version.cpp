@@ -53,7 +53,14 @@ void set_invocation(int argc, char** argv) {
   s.clear();
   // The program by its name ("coinfer"), not the path it was started from: the same command from another
   // build (or engine) reads the same.
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(i == 0 ? std::filesystem::path(argv[0]).filename().string() : argv[i]);
+  // A child started as /proc/self/exe (a sweep's points, validate, plan) is that program too, not "exe".
+  std::string program = argc > 0 ? std::filesystem::path(argv[0]).filename().string() : std::string("coinfer");
+  if (argc > 0 && std::string(argv[0]) == "/proc/self/exe") {
+    std::error_code ec;
+    const auto real = std::filesystem::canonical("/proc/self/exe", ec);
+    if (!ec) program = real.filename().string();
+  }
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(i == 0 ? program : argv[i]);
 }
 
 const std::string& invocation() { return invocation_storage(); }

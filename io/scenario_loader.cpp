@@ -81,8 +81,16 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
     const auto& f = rec.fields;
     if (f.size() == 2 && f[0] == "time_s" && f[1] == "bandwidth_mbps") continue;
     BandwidthPoint p;
-    if (f.size() != 2 || !parse_number(f[0], p.t_s) || !parse_number(f[1], p.mbps))
-      throw InputError(SourceLocation{file, no, 1}, "", "expected 'time_s,bandwidth_mbps', got '" + printable(join(f, ","), 80) + "'");
+    if (f.size() != 2)
+      throw InputError(SourceLocation{file, no, 1}, "",
+                       "expected two fields 'time_s,bandwidth_mbps' (a header of those names, or two numbers), got " + std::to_string(f.size()) +
+                           ": '" + printable(join(f, ","), 80) + "'");
+    // A data row with a bad value names its column (issue 64 item 6: "5,abc" read as a bad header).
+    if (!parse_number(f[0], p.t_s))
+      throw InputError(SourceLocation{file, no, 1}, "time_s", "'" + printable(f[0], 40) + "' is not a number (column 1 of '" + printable(join(f, ","), 80) + "')");
+    if (!parse_number(f[1], p.mbps))
+      throw InputError(SourceLocation{file, no, 2}, "bandwidth_mbps",
+                       "'" + printable(f[1], 40) + "' is not a number (column 2 of '" + printable(join(f, ","), 80) + "')");
     if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "time_s", "must be >= 0");
     if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
     if (p.mbps > limits::kMaxBandwidthMbps)
@@ -793,6 +801,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       DeviceSpec copy = d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
       if (!device_ids.insert(copy.id).second) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
+      // Devices and servers are hosts of one platform (and names in one scheme): one name each (issue 65 item 5).
+      if (s.server_index(copy.id) >= 0)
+        r.fail(n["id"], path + ".id", "device id '" + copy.id + "' is also a server's id (servers[" + std::to_string(s.server_index(copy.id)) +
+                                          "]); devices and servers need distinct ids");
       s.devices.push_back(copy);
       entry_of_device.push_back(static_cast<int>(i));
     }
@@ -1040,10 +1052,20 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
     } catch (const LutMissingError& e) {
       // The ways to get the missing numbers (issue 31 item 9: the error offered none).
       const LutKey& k = need.key;
+      // lut synth needs the type's profile (traces/devices.yaml): offer it as is only where one exists
+      // (issue 64 item 6: the remedy offered for rpi5 itself failed).
+      bool profiled = false;
+      const std::string profiles_file = data_path("traces/devices.yaml");
+      try {
+        profiled = load_device_profiles(profiles_file).count(k.device_type) > 0;
+      } catch (const std::exception&) {
+      }
+      const std::string synth = "coinfer lut synth --device " + k.device_type + (k.processor.empty() ? "" : " --processor " + k.processor);
       const std::string ways = "; to get it: measure it on that hardware (coinfer profile --model " + k.model + " --dataset " + k.dataset +
                                " --device-type " + k.device_type + " --out FILE), estimate the missing entries from measured ones "
-                               "(coinfer lut fill SCENARIO --out DIR, then luts_fill: allow), or synthesise a table (coinfer lut synth "
-                               "--device " + k.device_type + (k.processor.empty() ? "" : " --processor " + k.processor) +
+                               "(coinfer lut fill SCENARIO --out DIR, then luts_fill: allow), or synthesise a table (" +
+                               (profiled ? synth : "first add a profile of " + k.device_type + " to " + profiles_file +
+                                                       " (its processors' peak figures, traces/README.md), then " + synth) +
                                ": a formula, NOT a measurement)";
       if (need.on_server) {  // the server's table: blame the server's type, or its batch size beyond the table
         const ServerSpec& sv = s.servers[s.server_index(d.server)];

@@ -60,7 +60,7 @@ YAML::Node YamlReader::load_text(const std::string& text) const {
 }
 
 namespace {
-void collect_nodes(const YAML::Node& n, const std::string& assignment, std::vector<std::pair<YAML::Node, std::string>>& out) {
+void collect_nodes(const YAML::Node& n, size_t assignment, std::vector<std::pair<YAML::Node, size_t>>& out) {
   out.emplace_back(n, assignment);
   if (n.IsMap())
     for (auto it = n.begin(); it != n.end(); ++it) {
@@ -73,13 +73,14 @@ void collect_nodes(const YAML::Node& n, const std::string& assignment, std::vect
 }  // namespace
 
 void YamlReader::note_override(const YAML::Node& value, const std::string& assignment) {
-  collect_nodes(value, assignment, override_nodes_);
+  override_texts_.push_back(printable(assignment, 200));  // what an error names: its first 200 characters
+  collect_nodes(value, override_texts_.size() - 1, override_nodes_);
 }
 
 SourceLocation YamlReader::where(const YAML::Node& node) const {
   // The latest override first: a later --set replaces what an earlier one put there.
   for (auto it = override_nodes_.rbegin(); it != override_nodes_.rend(); ++it)
-    if (it->first.is(node)) return SourceLocation{"--set " + printable(it->second, 200), 0, 0};
+    if (it->first.is(node)) return SourceLocation{"--set " + override_texts_[it->second], 0, 0};
   if (!node.IsDefined()) return SourceLocation{file_, 0, 0};  // a key that is not there: the file, no line
   YAML::Mark m = node.Mark();
   if (m.is_null()) return SourceLocation{file_ + " (--set)", 0, 0};

@@ -245,10 +245,34 @@ expect_bad pp_cloud_empty "pp(K,M) needs M < 9" run "$cloudbase" --set 'devices.
 expect_bad cloud_gin "estimator gin's system graph has no cloud tier" run "$cloudbase" --set 'scheduler={name: greedy, estimator: gin, predictor: /etc/hostname}'
 printf 'time_s,bandwidth_mbps\n0,200\n5,x\n' > "$work/wan.csv"
 expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
+# A device named like a server (issue 65 item 5: an internal error, exit 1, from SimGrid's host names).
+expect_bad device_named_server "devices\[0\].id.*device id 'edge0' is also a server's id" run "$root/scenarios/quickstart.yaml" --set devices.0.id=edge0
+expect_bad server_named_device "device id 'pi0' is also a server's id" run "$root/scenarios/servers/failover_two_servers.yaml" --set servers.1.id=pi0
+# A data row's bad value names its column, not the header (issue 64 item 6).
+expect_bad wan_trace_value "wan.csv:3:2.*bandwidth_mbps.*'x' is not a number (column 2" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
 expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"
 # Access points tied to servers: an unknown server, and with a scheduler that chooses servers.
 walk2="$root/scenarios/servers/walk_two_servers.yaml"
 expect_bad ap_server_unknown "access_points\[1\].server.*unknown server 'nowhere'" run "$walk2" --set mobility.access_points.1.server=nowhere
 expect_bad ap_server_choose "access_points\[0\].server.*one or the other" run "$walk2" --set scheduler.choose_servers=true
+# A long --set (issue 65 item 4): 2,500 events in one 114 KB --set peaked at 3.7 GB because every YAML
+# node kept its own copy of the whole text. The same list costs ~60 MB from the file; from --set it
+# must stay within 400 MB (the child's own peak, from wait4). It is refused or run; either way exit 0 or 2.
+/usr/bin/python3 - "$coinfer" "$root/scenarios/quickstart.yaml" <<'PY' && passes=$((passes+1)) || { echo "FAIL long --set memory"; fails=$((fails+1)); }
+import os, subprocess, sys
+coinfer, scenario = sys.argv[1], sys.argv[2]
+events = ", ".join(f"{{at_s: {1 + i * 0.01:.2f}, device: pi1, bandwidth_mbps: {5 + i % 30}}}" for i in range(2500))
+arg = f"events=[{events}]"
+assert len(arg) > 100_000, len(arg)
+import tempfile
+err = tempfile.TemporaryFile()
+p = subprocess.Popen([coinfer, "scheduler", "estimate", scenario, "--set", arg], stdout=subprocess.DEVNULL, stderr=err)
+_, status, usage = os.wait4(p.pid, 0)
+rc = os.waitstatus_to_exitcode(status)
+err.seek(0)
+assert rc in (0, 2), (rc, err.read()[-500:])
+assert usage.ru_maxrss < 400 * 1024, f"peak {usage.ru_maxrss // 1024} MiB"
+print(f"long --set: exit {rc}, peak {usage.ru_maxrss // 1024} MiB")
+PY
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -179,7 +179,7 @@ def main():
     root = os.path.abspath(a.root)
     scenarios = sorted(glob.glob(os.path.join(root, "scenarios", "**", "*.yaml"), recursive=True))
     scenarios = [sc for sc in scenarios if a.only in os.path.relpath(sc, os.path.join(root, "scenarios"))]
-    schedulers = subprocess.run([coinfer, "scheduler", "list"], check=True, capture_output=True, text=True).stdout.split()
+    schedulers = subprocess.run([coinfer, "scheduler", "list", "--names"], check=True, capture_output=True, text=True).stdout.split()
     if a.schedulers:
         unknown = set(a.schedulers.split(",")) - set(schedulers)
         if unknown:

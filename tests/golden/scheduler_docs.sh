@@ -14,7 +14,7 @@ if [ "$table" != "$docs" ]; then
 fi
 row=$(grep -m1 '^| `name` | `static`' "$root/scenarios/README.md" | cut -d'|' -f3)
 listed=$(echo "$row" | grep -o '`[a-z_]*`' | tr -d '`' | sort)
-known=$("$coinfer" scheduler list | sort)
+known=$("$coinfer" scheduler list --names | sort)
 if [ "$listed" != "$known" ]; then
   echo "FAIL: scenarios/README.md's scheduler.name row lists: $(echo $listed); coinfer knows: $(echo $known)"
   fails=$((fails+1))
