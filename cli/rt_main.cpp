@@ -26,6 +26,7 @@
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace {
 
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   install_signal_handlers();
+  // Started by a testbed (ChildSpec::die_with_parent): stop as at SIGTERM when it is gone (issue 65
+  // item 7: kill -9 of `coinfer testbed` left its server running).
+  watch_parent_from_environment([] { g_stop = true; });
   coinfer::hw::keep_tensor_memory();  // large LibTorch temporaries reuse memory instead of page-faulting
 
   // serve
@@ -181,12 +185,16 @@ int main(int argc, char** argv) {
   testbed->add_option("--inventory", tb->inventory,
                       "run on real hosts over SSH as this inventory file says (hw/README.md \"A real testbed over SSH\")");
   testbed->add_flag("--keep-remote", tb->keep_remote, "with --inventory: keep each host's run folder (default: removed at the end)");
-  testbed->add_flag("--cleanup", *tb_cleanup, "remove namespaces left by a killed testbed, then exit");
+  testbed->add_flag("--cleanup", *tb_cleanup, "stop the processes and remove the namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
     exit_code = cli::guarded([&] {
       if (*tb_cleanup) {
+        // First the processes a killed testbed left (servers and devices whose testbed is gone), then
+        // the namespaces (hw/netns_hosts.cpp stops what still runs inside them too).
+        const auto stopped = stop_orphaned_processes("coinfer-rt", 3.0);
+        for (pid_t pid : stopped) std::cout << "stopped process " << pid << " (coinfer-rt of a testbed that is gone)\n";
         const int n = hw::cleanup_stray_namespaces();
-        std::cout << "removed " << n << " stray namespaces\n";
+        std::cout << "stopped " << stopped.size() << " stray processes, removed " << n << " stray namespaces\n";
         return 0;
       }
       tb->quiet = cli::quiet("testbed");

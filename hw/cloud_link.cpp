@@ -119,9 +119,24 @@ std::shared_ptr<Connection> CloudLink::connected(std::unique_lock<std::mutex>& l
 
 void CloudLink::sender_loop() {
   std::unique_lock<std::mutex> lock(m_);
+  double last_sent = steady_s();
   while (!closing_) {
     if (queue_.empty()) {
       cv_.wait_for(lock, Seconds(0.2));
+      // An idle connection says it is alive: the cloud closes one silent for kCloudSilenceS.
+      if (conn_ && !closing_ && steady_s() - last_sent >= kCloudHeartbeatS) {
+        std::shared_ptr<Connection> c = conn_;
+        last_sent = steady_s();
+        lock.unlock();
+        std::string error;
+        try {
+          c->send({MsgType::heartbeat, 0, ""}, Seconds(5));
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+        if (!error.empty()) lose(c, "connection to cloud " + o_.cloud_id + " lost: " + error);
+        lock.lock();
+      }
       continue;
     }
     std::shared_ptr<Connection> c = connected(lock);
@@ -149,6 +164,7 @@ void CloudLink::sender_loop() {
     sent_[job.id] = true;  // before sending: its result may overtake this thread
     lock.unlock();
     std::string error;
+    last_sent = steady_s();
     try {
       c->send({MsgType::task, job.id, pack_task(job.header, job.state)}, Seconds(60));
     } catch (const std::exception& e) {

@@ -24,6 +24,12 @@
 
 namespace coinfer::hw {
 
+// An edge's idle connection to its cloud sends a heartbeat every kCloudHeartbeatS; the cloud closes a
+// connection silent for kCloudSilenceS (issue 65 item 8).
+constexpr double kCloudHeartbeatS = 1.0;
+constexpr double kCloudSilenceS = 10.0;
+
+
 class CloudLink {
  public:
   struct Options {

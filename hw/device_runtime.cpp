@@ -28,6 +28,7 @@
 #include "hw/batch_runner.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/connection.hpp"
+#include "hw/registration.hpp"
 #include "hw/cpu_cap.hpp"
 #include "hw/protocol.hpp"
 #include "hw/device_requests.hpp"
@@ -691,6 +692,7 @@ struct DeviceRuntime::Impl {
     // still waits for results keeps the run's drain (it used to end at leave_at_s + drain_s here).
     const double hard_end = sc.hard_end_s();
     double backoff = 0.2;
+    RedirectGuard redirects;  // redirects since the last registration
     std::string fatal;
     bool moved = false;            // the next registration follows a move or a redirect (not a join)
     bool ask_coordinator = false;  // several servers: every other attempt asks the first server where to go
@@ -725,18 +727,34 @@ struct DeviceRuntime::Impl {
         backoff = 0.2;
         moved = false;
         ask_coordinator = false;
+        redirects.on_registered();
       } catch (const RegistrationRedirected& e) {
-        log(std::string("registration ") + e.what());
-        std::lock_guard<std::mutex> lock(mutex);
-        set_server_now(sc.server_index(e.server), e.address);
+        // Bounded (hw/registration.hpp RedirectGuard): back-off, a loop asks the coordinator, the
+        // fifth loop is an error, and the run's end holds here too.
+        double wait = 0;
+        try {
+          wait = redirects.on_redirect(e.address);
+        } catch (const RedirectLoop& loop) {
+          fatal = loop.what();
+          break;
+        }
+        log(std::string("registration ") + e.what() + (redirects.looped() ? " (a loop: asking the coordinator next)" : "") +
+            (wait > 0 ? ", following in " + std::to_string(wait).substr(0, 4) + " s" : ""));
+        {
+          std::lock_guard<std::mutex> lock(mutex);
+          set_server_now(sc.server_index(e.server), e.address);
+        }
         moved = true;
-        ask_coordinator = false;
+        ask_coordinator = redirects.looped() && !opt.coordinator.empty();
+        for (double waited = 0; waited < wait && !check_done(hard_end); waited += 0.05) std::this_thread::sleep_for(Seconds(0.05));
+        if (check_done(hard_end)) break;
         continue;
       } catch (const Refused& e) {
         fatal = e.what();
         break;
       } catch (const std::exception& e) {
         log(std::string("cannot reach the server (") + e.what() + "), retrying in " + std::to_string(backoff).substr(0, 4) + " s");
+        redirects.on_unreachable();
         if (check_done(hard_end)) break;
         std::this_thread::sleep_for(Seconds(backoff));
         backoff = std::min(2.0, backoff * 2);

@@ -199,7 +199,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::vector<std::shared_ptr<Handler>> edges;
 
   double now() const { return unix_now() - opt.epoch_unix_s; }
-  void log(const std::string& line) const {
+  // Lines may quote what a peer, an edge or a device sent: control characters and invalid UTF-8 are
+  // escaped (core/text_util.hpp printable), and a line is at most 20,000 bytes.
+  void log(const std::string& raw) const {
+    const std::string line = printable(raw, 20000);
     if (opt.log) opt.log(line);
     else log::info("serve", line);
   }
@@ -214,13 +217,22 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   // --- connections -------------------------------------------------------------------------------
-  void handshake(std::unique_ptr<Connection> conn) {
+  void handshake(std::unique_ptr<Connection> conn, HandshakeGate::Ticket ticket) {
     const std::string peer = conn->peer();
+    // The gate may close this connection (evicting a silent stranger) until the first frame arrives;
+    // never once it is moved on or destroyed: disarmed before `conn` (a parameter) goes.
+    struct Disarm {
+      HandshakeGate& gate;
+      HandshakeGate::Ticket t;
+      ~Disarm() { gate.disarm(t); }
+    } disarm{handshakes, ticket};
     try {
       const std::string nonce = random_nonce_hex();
       conn->send({MsgType::hello, 0, encode(Hello{kProtocolVersion, nonce})}, Seconds(5));
-      auto f = conn->receive(Seconds(10));
-      if (!f) throw ProtocolError("no registration within 10 s");
+      auto f = conn->receive(Seconds(kRegistrationDeadlineS));
+      handshakes.heard_from(ticket);  // it spoke (or the deadline passed): the gate leaves it alone from here
+      handshakes.disarm(ticket);
+      if (!f) throw ProtocolError("no registration within " + std::to_string(static_cast<int>(kRegistrationDeadlineS)) + " s");
       if (f->type != MsgType::register_ && f->type != MsgType::peer_register && f->type != MsgType::cloud_register)
         throw ProtocolError(std::string("expected register, got ") + to_string(f->type));
       if (f->type == MsgType::peer_register) return accept_peer(std::move(conn), decode_peer_registration(f->payload), nonce, peer);
@@ -284,26 +296,32 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     }
   }
 
-  // Handshakes run on their own threads, detached; at most 32 at once (a connection beyond that is
-  // refused with an error frame), each thread's resources are reclaimed when it ends, and shutdown
-  // waits for the running ones (each is bounded by its 10 s registration timeout).
-  HandshakeGate handshakes{32};
+  // Handshakes run on their own threads, detached; at most 32 at once, each bounded by its
+  // registration deadline. When all 32 are taken, the oldest one silent for 1 s is closed to make room
+  // (strangers cannot hold the bound: hw/registration.hpp HandshakeGate); only when none is silent is
+  // a connection refused with an error frame. Each thread's resources are reclaimed when it ends, and
+  // shutdown waits for the running ones.
+  static constexpr double kRegistrationDeadlineS = 3;  // hello -> registration: milliseconds for a real device
+  HandshakeGate handshakes{32, 1.0};
   void start_handshake(std::unique_ptr<Connection> conn) {
-    if (!handshakes.try_enter()) {
+    Connection* raw = conn.get();
+    const HandshakeGate::Ticket ticket = handshakes.try_enter(unix_now(), [raw] { raw->close(); });
+    if (ticket == 0) {
       const std::string peer = conn->peer();
-      reject(*conn, peer, "too many registrations in progress (" + std::to_string(handshakes.limit()) + "); try again");
+      reject(*conn, peer, "too many registrations in progress (" + std::to_string(handshakes.limit()) + ", none silent); try again");
       return;
     }
     // The connection is handed over only once the thread exists: if it cannot be created, the
     // connection is still ours to refuse.
     auto slot = std::make_shared<std::unique_ptr<Connection>>(std::move(conn));
     try {
-      std::thread([this, slot]() mutable {
-        handshake(std::move(*slot));
-        handshakes.leave();
+      std::thread([this, slot, ticket]() mutable {
+        handshake(std::move(*slot), ticket);
+        handshakes.leave(ticket);
       }).detach();
     } catch (const std::system_error& e) {
-      handshakes.leave();
+      handshakes.disarm(ticket);
+      handshakes.leave(ticket);
       if (*slot) {
         const std::string peer = (*slot)->peer();
         reject(**slot, peer, std::string("server cannot take a connection now (") + e.what() + "); try again");
@@ -379,12 +397,13 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       if (auto a = addresses.find(sc.servers[static_cast<size_t>(other)].id); a != addresses.end()) address = a->second;
     }
     if (address.empty()) {
-      log("device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id +
-          ", whose address is not known yet: closed, it will try again");
+      log_throttled("redirect", "device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id +
+                                    ", whose address is not known yet: closed, it will try again");
       c.close();
       return;
     }
-    log("device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id + ": redirected to " + address);
+    log_throttled("redirect", "device " + device + " from " + peer + " belongs to server " + sc.servers[static_cast<size_t>(other)].id +
+                                  ": redirected to " + address);
     try {
       c.send({MsgType::redirect, 0, encode(Redirect{sc.servers[static_cast<size_t>(other)].id, address})}, Seconds(2));
     } catch (const std::exception&) {
@@ -392,8 +411,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     c.close();
   }
 
+  // Refusals, redirects and bad frames are what a stranger can cause: logged at a bounded rate.
+  LogThrottle stranger_log{20, 10.0};
+  void log_throttled(const std::string& kind, const std::string& line) {
+    std::string note;
+    if (stranger_log.allow(kind, now(), &note)) log(note + line);
+  }
   void reject(Connection& c, const std::string& peer, const std::string& why) {
-    log("rejected " + peer + ": " + why);
+    log_throttled("refusal", "rejected " + peer + ": " + why);
     try {
       c.send({MsgType::error, 0, encode_error(why)}, Seconds(2));
     } catch (const std::exception&) {
@@ -867,6 +892,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     h->conn->send({MsgType::heartbeat, 0, ""}, Seconds(5));
     log("edge server " + h->id + " connected from " + from + " (this server is its cloud)");
     std::lock_guard<std::mutex> lock(mutex);
+    // One connection per edge (issue 65 item 8: 200 connections of one edge id were all kept): a new
+    // one replaces the older, whose reader ends and drops what it queued.
+    for (const auto& old : edges)
+      if (old->id == h->id) {
+        old->alive = false;
+        old->conn->close();
+        log("edge server " + h->id + ": its older connection closed (replaced by the new one)");
+      }
     edges.push_back(h);
     h->reader = std::thread([this, h] { edge_read_loop(h); });
   }
@@ -884,7 +917,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void edge_read_loop(std::shared_ptr<Handler> h) {
-    const std::string why = read_frames(*h->conn, &h->alive, 0.5, 0, [] {}, [&](const Frame& f) {
+    const std::string why = read_frames(*h->conn, &h->alive, 0.5, kCloudSilenceS, [] {}, [&](const Frame& f) {
       if (f.type == MsgType::heartbeat) return;
       if (f.type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f.payload));
       if (f.type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from an edge server");
@@ -1054,7 +1087,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void accept_peer(std::unique_ptr<Connection> conn, const PeerRegistration& r, const std::string& nonce, const std::string& from) {
-    const PeerCheck check = check_peer_registration(r, nonce, opt.secret, sc, server_index, opt.coordinate_only);
+    const PeerCheck check = check_peer_registration(r, nonce, opt.secret, sc, server_index, opt.coordinate_only, coordinator);
     if (!check.accepted()) return reject(*conn, from, check.refusal);
     auto p = std::make_shared<Peer>();
     p->index = check.server_index;
@@ -1085,12 +1118,28 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     const std::string why = read_frames(*p->conn, nullptr, 0.5, 5 * opt.heartbeat_s, [] {}, [&](const Frame& f) {
       if (f.type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f.payload));
       if (f.type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a peer server");
-      PeerReport rep = decode_peer_report(f.payload);
+      PeerReport rep = decode_peer_report(f.payload);  // bounds of every field: hw/protocol.cpp
+      // A report covers 0.1 s: a few events per device at most (issue 65 item 6: 100,000 events made a
+      // 1.5 MB trigger string).
+      if (rep.events.size() > 4 * sc.devices.size() + 64 || rep.devices.size() > sc.devices.size())
+        throw ProtocolError("peer_report: " + std::to_string(rep.events.size()) + " events and " + std::to_string(rep.devices.size()) +
+                            " devices for a scenario of " + std::to_string(sc.devices.size()) + " devices");
       for (const PeerEvent& e : rep.events)
         if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
       for (const PeerDevice& d : rep.devices)
         if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
       std::lock_guard<std::mutex> lock(mutex);
+      // A peer speaks for the devices the scheme gives it, no other (a leave of another server's
+      // device was a leave trigger). A device the scheme just moved away may still be reported by its
+      // old server until that server has the new scheme: ignored, as the simulator's move has no leave.
+      const auto others = [&](int device) { return view_server[static_cast<size_t>(device)] != p->index; };
+      size_t ignored = 0;
+      rep.events.erase(std::remove_if(rep.events.begin(), rep.events.end(), [&](const PeerEvent& e) { return others(e.device) && ++ignored; }),
+                       rep.events.end());
+      rep.devices.erase(std::remove_if(rep.devices.begin(), rep.devices.end(), [&](const PeerDevice& d) { return others(d.device) && ++ignored; }),
+                        rep.devices.end());
+      if (ignored > 0)
+        log_throttled("peer-report", "peer server " + id + " reported " + std::to_string(ignored) + " devices that the scheme gives another server: ignored");
       for (const PeerEvent& e : rep.events) {
         if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
         else if (e.kind == PeerEvent::Kind::leave) device_left(e.device);
@@ -1201,6 +1250,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         }
       } catch (const std::exception& e) {
         if (*stop) break;
+        // A bad message from the coordinator is answered with an error frame naming it, then the close
+        // (hw/README.md "Wire protocol"), as every other receiver does.
+        if (c && dynamic_cast<const ProtocolError*>(&e) != nullptr) {
+          try {
+            c->send({MsgType::error, 0, encode_error(std::string("protocol error: ") + e.what())}, Seconds(2));
+          } catch (const std::exception&) {
+          }
+        }
         log("coordinator at " + opt.coordinator + ": " + e.what() + "; trying again in " + format_double(backoff) + " s");
         if (c) c->close();
         std::this_thread::sleep_for(Seconds(backoff));

@@ -81,6 +81,7 @@ Child start_logged(const std::vector<std::string>& argv, const std::string& log_
   spec.append = append;
   spec.stderr_file = "&1";
   spec.own_process_group = true;
+  spec.die_with_parent = true;  // it stops when the testbed is gone, however it died (cli/rt_main.cpp)
   log::debug("testbed", join(argv, " ") + " > " + log_path);
   return Child::start(spec);
 }
@@ -626,7 +627,21 @@ int cleanup_stray_namespaces() {
   while (std::getline(in, line)) {
     const std::string name = line.substr(0, line.find(' '));
     bool ours = name.size() > 3 && name.rfind("cf", 0) == 0 && std::isdigit(static_cast<unsigned char>(name[2]));
-    if (ours && run_command({"ip", "netns", "del", name}) == 0) {
+    if (!ours) continue;
+    // What still runs inside it goes first (a namespace with processes is only unlinked by `del`).
+    ChildSpec pids;
+    pids.argv = {"ip", "netns", "pids", name};
+    pids.capture_stdout = true;
+    std::istringstream listed(run_child(pids, 60).out);
+    std::vector<pid_t> inside;
+    for (long pid = 0; listed >> pid;)
+      if (pid > 1 && ::kill(static_cast<pid_t>(pid), SIGTERM) == 0) inside.push_back(static_cast<pid_t>(pid));
+    for (int waited = 0; waited < 60 && std::any_of(inside.begin(), inside.end(), [](pid_t p) { return ::kill(p, 0) == 0; }); ++waited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (pid_t p : inside)
+      if (::kill(p, 0) == 0) ::kill(p, SIGKILL);
+    for (pid_t p : inside) std::cout << "stopped process " << p << " in namespace " << name << "\n";
+    if (run_command({"ip", "netns", "del", name}) == 0) {
       std::cout << "removed namespace " << name << "\n";
       ++removed;
     }

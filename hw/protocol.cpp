@@ -4,8 +4,15 @@
 
 #include "core/random_stream.hpp"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "core/limits.hpp"
+#include "core/text_util.hpp"
 
 namespace coinfer::hw {
 
@@ -31,11 +38,33 @@ template <class T>
 T field(const json& j, const char* key, const char* what) {
   auto it = j.find(key);
   if (it == j.end()) throw ProtocolError(std::string(what) + " message: missing field '" + key + "'");
+  // Integers are integers, within the type (issue 65 item 6: device 4294967296 was read as device 0,
+  // and 2.9 as 2). JSON numbers for doubles must be finite (nlohmann reads no NaN, but keep it so).
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    bool fits = false;
+    if (it->is_number_unsigned()) {
+      fits = it->get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    } else if (it->is_number_integer()) {
+      const long long v = it->get<long long>();
+      fits = v < 0 ? v >= static_cast<long long>(std::numeric_limits<T>::min())
+                   : static_cast<unsigned long long>(v) <= static_cast<unsigned long long>(std::numeric_limits<T>::max());
+    }
+    if (!fits) throw ProtocolError(std::string(what) + " message: field '" + key + "' is not an integer within range");
+  }
   try {
     return it->get<T>();
   } catch (const json::exception&) {
     throw ProtocolError(std::string(what) + " message: field '" + key + "' has the wrong type");
   }
+}
+
+// A number field within [lo, hi] (the scenario loader's bounds, core/limits.hpp).
+template <class T>
+T field_in(const json& j, const char* key, const char* what, T lo, T hi) {
+  const T v = field<T>(j, key, what);
+  if (!(v >= lo && v <= hi))  // NaN fails too
+    throw ProtocolError(std::string(what) + " message: field '" + key + "' outside " + std::to_string(lo) + " .. " + std::to_string(hi));
+  return v;
 }
 
 std::string pack(const json& header, const std::string& bytes) {
@@ -125,13 +154,14 @@ ClockEcho decode_clock_echo(const std::string& p) {
 DeviceStatus decode_status(const std::string& p) {
   json j = parse(p, "heartbeat");
   DeviceStatus s;
-  s.bandwidth_mbps = field<double>(j, "bandwidth_mbps", "heartbeat");
-  s.queue_length = field<int>(j, "queue", "heartbeat");
-  s.unfinished = field<int>(j, "unfinished", "heartbeat");
+  // 0: no estimate yet; the bounds are the scenario's (core/limits.hpp).
+  s.bandwidth_mbps = field_in<double>(j, "bandwidth_mbps", "heartbeat", 0, limits::kMaxBandwidthMbps);
+  s.queue_length = field_in<int>(j, "queue", "heartbeat", 0, kMaxQueueOnWire);
+  s.unfinished = field_in<int>(j, "unfinished", "heartbeat", 0, kMaxQueueOnWire);
   s.busy = field<bool>(j, "busy", "heartbeat");
-  if (j.contains("probe_t1")) s.probe_t1 = field<double>(j, "probe_t1", "heartbeat");
-  if (j.contains("completed")) s.completed = field<long long>(j, "completed", "heartbeat");
-  if (j.contains("latency_sum_s")) s.latency_sum_s = field<double>(j, "latency_sum_s", "heartbeat");
+  if (j.contains("probe_t1")) s.probe_t1 = field_in<double>(j, "probe_t1", "heartbeat", 0, 1e11);
+  if (j.contains("completed")) s.completed = field_in<long long>(j, "completed", "heartbeat", 0, limits::kMaxRequests);
+  if (j.contains("latency_sum_s")) s.latency_sum_s = field_in<double>(j, "latency_sum_s", "heartbeat", 0, 1e15);
   return s;
 }
 std::string decode_error(const std::string& p) { return field<std::string>(parse(p, "error"), "error", "error"); }
@@ -222,8 +252,16 @@ ResendRequest decode_resend(const std::string& p) {
 
 std::pair<std::string, int> split_address(const std::string& address, const char* what) {
   const auto colon = address.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size() || address.size() - colon > 6)
-    throw ProtocolError(std::string(what) + " message: address '" + address + "' is not host:port");
+  if (address.size() > kMaxHostBytes + 6 || colon == std::string::npos || colon == 0 || colon + 1 == address.size() || address.size() - colon > 6)
+    throw ProtocolError(std::string(what) + " message: address '" + printable(address, 80) + "' is not host:port");
+  // A host a peer can connect to (issue 65 item 6: "a b:80", "0.0.0.0:1" and a 15,000-character host
+  // were accepted and sent to every peer): a DNS name or an IPv4/IPv6 address, not "any".
+  const std::string host = address.substr(0, colon);
+  for (const char ch : host)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '.' || ch == '-' || ch == '_' || ch == ':' || ch == '[' || ch == ']'))
+      throw ProtocolError(std::string(what) + " message: address '" + printable(address, 80) + "' has a character a host name cannot have");
+  if (host == "0.0.0.0" || host == "::" || host == "[::]")
+    throw ProtocolError(std::string(what) + " message: address '" + address + "' names no host (" + host + " means any)");
   int port = 0;
   for (size_t i = colon + 1; i < address.size(); ++i) {
     if (address[i] < '0' || address[i] > '9') throw ProtocolError(std::string(what) + " message: address '" + address + "' has a bad port");
@@ -284,8 +322,8 @@ PeerReport decode_peer_report(const std::string& p) {
   const char* what = "peer_report";
   const json j = parse(p, what);
   PeerReport r;
-  r.queue_length = field<int>(j, "queue", what);
-  r.busy_workers = field<int>(j, "busy", what);
+  r.queue_length = field_in<int>(j, "queue", what, 0, kMaxQueueOnWire);
+  r.busy_workers = field_in<int>(j, "busy", what, 0, static_cast<int>(limits::kMaxWorkers));
   for (const json& x : array_field(j, "events", what)) {
     if (!x.is_object()) throw ProtocolError("peer_report message: an event is not an object");
     PeerEvent e;
@@ -294,17 +332,18 @@ PeerReport decode_peer_report(const std::string& p) {
     else if (kind == "leave") e.kind = PeerEvent::Kind::leave;
     else if (kind == "bandwidth") e.kind = PeerEvent::Kind::bandwidth;
     else throw ProtocolError("peer_report message: unknown event kind '" + kind + "'");
-    e.device = field<int>(x, "device", what);
+    e.device = field_in<int>(x, "device", what, 0, static_cast<int>(limits::kMaxDevices) - 1);
     if (e.kind == PeerEvent::Kind::bandwidth) {
       e.bandwidth_mbps = field<double>(x, "mbps", what);
-      if (!std::isfinite(e.bandwidth_mbps) || e.bandwidth_mbps <= 0) throw ProtocolError("peer_report message: bandwidth not a positive number");
+      if (!std::isfinite(e.bandwidth_mbps) || e.bandwidth_mbps <= 0 || e.bandwidth_mbps > limits::kMaxBandwidthMbps)
+        throw ProtocolError("peer_report message: bandwidth not a number in (0, " + std::to_string(limits::kMaxBandwidthMbps) + "]");
     }
     r.events.push_back(e);
   }
   for (const json& x : array_field(j, "devices", what)) {
     if (!x.is_object()) throw ProtocolError("peer_report message: a device is not an object");
     PeerDevice d;
-    d.device = field<int>(x, "device", what);
+    d.device = field_in<int>(x, "device", what, 0, static_cast<int>(limits::kMaxDevices) - 1);
     d.generates = field<bool>(x, "generates", what);
     d.status = decode_status(x.dump());
     r.devices.push_back(d);
@@ -334,9 +373,10 @@ PeerScheme decode_peer_scheme(const std::string& p) {
     throw ProtocolError("peer_scheme message: strategies, helpers and servers differ in length");
   s.batch_window_ms = field<double>(j, "batch_window_ms", what);
   s.batch_max_size = field<int>(j, "batch_max_size", what);
-  if (!std::isfinite(s.batch_window_ms) || s.batch_window_ms < 0 || s.batch_max_size < 1 ||
+  if (!std::isfinite(s.batch_window_ms) || s.batch_window_ms < 0 || s.batch_window_ms > kMaxBatchWindowMs || s.batch_max_size < 1 ||
       s.batch_max_size > static_cast<int>(limits::kMaxBatch))
-    throw ProtocolError("peer_scheme message: batching outside window >= 0, 1 <= size <= " + std::to_string(limits::kMaxBatch));
+    throw ProtocolError("peer_scheme message: batching outside 0 <= window <= " + std::to_string(static_cast<long long>(kMaxBatchWindowMs)) +
+                        " ms, 1 <= size <= " + std::to_string(limits::kMaxBatch));
   const auto a = j.find("addresses");
   if (a == j.end() || !a->is_object() || a->size() > kMaxPeerEntries) throw ProtocolError("peer_scheme message: addresses is not an object");
   for (const auto& [id, addr] : a->items()) {

@@ -159,6 +159,11 @@ PeerRegistration decode_peer_registration(const std::string&);
 // At most kMaxPeerEntries events, devices, strategies...; indices are checked by the receiver against
 // its scenario.
 constexpr std::size_t kMaxPeerEntries = 100000;
+// Bounds of numbers on the wire, with the scenario's where it has one (core/limits.hpp): a queue or a
+// count of unfinished requests, a batch window, a host name.
+constexpr int kMaxQueueOnWire = 10000000;
+constexpr double kMaxBatchWindowMs = 1e6;
+constexpr std::size_t kMaxHostBytes = 253;
 PeerReport decode_peer_report(const std::string&);
 PeerScheme decode_peer_scheme(const std::string&);
 Redirect decode_redirect(const std::string&);

@@ -36,10 +36,13 @@ RegistrationCheck check_registration(const Registration& r, const std::string& n
 }
 
 PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                  int coordinator_index, bool coordinate_only) {
+                                  int coordinator_index, bool coordinate_only, bool coordinates) {
   PeerCheck c;
   if (!constant_time_equal(r.hmac, hmac_sha256_hex(secret, nonce + "server:" + r.server_id)))
     c.refusal = "authentication failed for server '" + r.server_id + "' (wrong secret)";
+  else if (!coordinates)
+    c.refusal = "this process (server " + sc.servers[static_cast<size_t>(coordinator_index)].id +
+                ") is a peer, not the coordinator: peers register with the coordinator (its --coordinator address)";
   else if (sc.server_index(r.server_id) < 0)
     c.refusal = "unknown server '" + r.server_id + "' (not in scenario " + sc.name + ")";
   else if (sc.server_index(r.server_id) == coordinator_index && !coordinate_only)
@@ -68,22 +71,118 @@ PeerCheck check_cloud_registration(const PeerRegistration& r, const std::string&
   return c;
 }
 
-bool HandshakeGate::try_enter() {
+HandshakeGate::Ticket HandshakeGate::try_enter(double now_s, std::function<void()> close) {
   std::lock_guard<std::mutex> lock(m_);
-  if (running_ >= limit_) return false;
-  ++running_;
-  return true;
+  if (counted_ >= limit_) {
+    // Full: the oldest handshake silent for long enough gives its place (its thread ends and leaves).
+    auto oldest = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (!it->second.heard && !it->second.evicted && now_s - it->second.since_s >= silent_evict_s_ &&
+          (oldest == entries_.end() || it->second.since_s < oldest->second.since_s))
+        oldest = it;
+    if (oldest == entries_.end()) {
+      ++refused_;
+      return 0;
+    }
+    oldest->second.evicted = true;
+    --counted_;
+    ++evicted_;
+    if (oldest->second.close) oldest->second.close();
+    oldest->second.close = nullptr;
+  }
+  const Ticket t = next_++;
+  entries_[t] = Entry{now_s, false, false, std::move(close)};
+  ++counted_;
+  return t;
 }
 
-void HandshakeGate::leave() {
+void HandshakeGate::heard_from(Ticket t) {
   std::lock_guard<std::mutex> lock(m_);
-  --running_;
+  if (auto it = entries_.find(t); it != entries_.end()) it->second.heard = true;
+}
+
+void HandshakeGate::disarm(Ticket t) {
+  std::lock_guard<std::mutex> lock(m_);
+  if (auto it = entries_.find(t); it != entries_.end()) it->second.close = nullptr;
+}
+
+void HandshakeGate::leave(Ticket t) {
+  std::lock_guard<std::mutex> lock(m_);
+  auto it = entries_.find(t);
+  if (it == entries_.end()) return;
+  if (!it->second.evicted) --counted_;
+  entries_.erase(it);
   cv_.notify_all();
 }
 
 void HandshakeGate::wait_idle() {
   std::unique_lock<std::mutex> lock(m_);
-  cv_.wait(lock, [this] { return running_ == 0; });
+  cv_.wait(lock, [this] { return entries_.empty(); });
+}
+
+long long HandshakeGate::evicted() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return evicted_;
+}
+
+long long HandshakeGate::refused() const {
+  std::lock_guard<std::mutex> lock(m_);
+  return refused_;
+}
+
+double RedirectGuard::on_redirect(const std::string& address) {
+  ++redirects_;
+  looped_ = std::find(chain_.begin(), chain_.end(), address) != chain_.end();
+  if (looped_) {
+    ++loops_;
+    if (loops_ >= kMaxLoops) {
+      std::string seen;
+      for (const std::string& a : chain_) seen += (seen.empty() ? "" : " -> ") + a;
+      throw RedirectLoop("redirect loop: sent back to " + address + " again after " + seen + " (" + std::to_string(loops_) +
+                         " loops since the last registration); the servers disagree on where this device belongs, or one "
+                         "advertises a wrong address (--advertise)");
+    }
+    chain_.clear();
+  }
+  chain_.push_back(address);
+  return redirects_ <= 1 ? 0.0 : std::min(2.0, 0.05 * static_cast<double>(1LL << std::min(redirects_ - 2, 10)));
+}
+
+void RedirectGuard::on_registered() {
+  chain_.clear();
+  redirects_ = loops_ = 0;
+  looped_ = false;
+}
+
+void RedirectGuard::on_unreachable() {
+  chain_.clear();
+  looped_ = false;
+}
+
+bool LogThrottle::allow(const std::string& kind, double now_s, std::string* note) {
+  std::lock_guard<std::mutex> lock(m_);
+  Kind& k = kinds_[kind];
+  if (note) note->clear();
+  if (now_s - k.window_start_s >= period_s_) {
+    k.window_start_s = now_s;
+    k.in_window = 0;
+  }
+  if (k.in_window >= burst_) {
+    ++k.pending;
+    ++k.total;
+    return false;
+  }
+  ++k.in_window;
+  if (k.pending > 0 && note)
+    *note = "(" + std::to_string(k.pending) + " more " + kind + " lines left out before this one) ";
+  k.pending = 0;
+  return true;
+}
+
+long long LogThrottle::suppressed(const std::string& kind) const {
+  std::lock_guard<std::mutex> lock(m_);
+  auto it = kinds_.find(kind);
+  return it == kinds_.end() ? 0 : it->second.total;
 }
 
 StartGate::StartGate(const Scenario& sc, int server_index, double deadline_s, double now_s) : deadline_s_(deadline_s) {

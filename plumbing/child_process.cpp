@@ -1,5 +1,13 @@
 #include "plumbing/child_process.hpp"
 
+#include <cstdlib>
+
+#include <filesystem>
+
+#include <sstream>
+
+#include <fstream>
+
 #include "core/input_error.hpp"
 #include "core/text_util.hpp"
 
@@ -114,7 +122,9 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  std::vector<std::string> env = child_environment(spec.env);
+  std::vector<std::pair<std::string, std::string>> vars = spec.env;
+  if (spec.die_with_parent) vars.emplace_back(kParentPidVariable, std::to_string(::getpid()));
+  std::vector<std::string> env = child_environment(vars);
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
@@ -382,6 +392,84 @@ std::vector<std::string> split_command_line(const std::string& command, const So
   if (in_word) words.push_back(cur);
   if (words.empty()) throw InputError(where, key, "the command is empty");
   return words;
+}
+
+namespace {
+
+// The parent pid a process was started with (its /proc/PID/environ keeps the variable even after
+// unsetenv), or -1.
+pid_t parent_in_environ(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string entry;
+  const std::string key = std::string(kParentPidVariable) + "=";
+  while (std::getline(in, entry, '\0'))
+    if (entry.rfind(key, 0) == 0) {
+      try {
+        return static_cast<pid_t>(std::stol(entry.substr(key.size())));
+      } catch (const std::exception&) {
+        return -1;
+      }
+    }
+  return -1;
+}
+
+pid_t parent_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(in, line);
+  const size_t close = line.rfind(')');  // comm may hold spaces and parentheses: fields follow the last ')'
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 1));
+  std::string state;
+  long ppid = -1;
+  rest >> state >> ppid;
+  return static_cast<pid_t>(ppid);
+}
+
+}  // namespace
+
+bool watch_parent_from_environment(std::function<void()> on_parent_gone, double hard_exit_after_s) {
+  const char* v = std::getenv(kParentPidVariable);
+  if (!v) return false;
+  pid_t parent = -1;
+  try {
+    parent = static_cast<pid_t>(std::stol(v));
+  } catch (const std::exception&) {
+    parent = -1;
+  }
+  ::unsetenv(kParentPidVariable);
+  if (parent <= 1) return false;
+  std::thread([parent, on_parent_gone = std::move(on_parent_gone), hard_exit_after_s] {
+    while (::getppid() == parent) std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    if (on_parent_gone) on_parent_gone();
+    std::this_thread::sleep_for(std::chrono::duration<double>(hard_exit_after_s));
+    ::_exit(1);
+  }).detach();
+  return true;
+}
+
+std::vector<pid_t> stop_orphaned_processes(const std::string& comm, double grace_s) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    std::ifstream c(it->path() / "comm");
+    std::string its;
+    std::getline(c, its);
+    if (its != comm) continue;
+    const pid_t want = parent_in_environ(pid);
+    if (want <= 0 || parent_of(pid) == want) continue;  // not ours, or its parent still runs it
+    ::kill(pid, SIGTERM);
+    found.push_back(pid);
+  }
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_s);
+  for (pid_t pid : found) {
+    while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
+  }
+  return found;
 }
 
 }  // namespace coinfer

@@ -9,6 +9,7 @@
 // signal mask, whatever the parent ignores or blocks.
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,7 +39,24 @@ struct ChildSpec {
   std::string cwd;
   // Variables set (or replaced) in the child's environment, on top of this process's.
   std::vector<std::pair<std::string, std::string>> env;
+  // The child is told this process's pid (kParentPidVariable): a coinfer program that calls
+  // watch_parent_from_environment() stops when this process is gone, whatever killed it (kill -9
+  // included), and stop_orphaned_processes() finds it if it did not.
+  bool die_with_parent = false;
 };
+
+// The environment variable die_with_parent sets: the parent's pid.
+constexpr const char* kParentPidVariable = "COINFER_PARENT_PID";
+// When this process was started with die_with_parent: removes the variable from the environment (so
+// that programs it starts do not inherit it) and watches, on a thread of its own, every 0.25 s, that
+// its parent is still that process; when not, calls `on_parent_gone` once (e.g. the SIGTERM path's
+// stop flag) and, if the process is still alive `hard_exit_after_s` later, ends it (_exit(1)). Returns
+// whether a watch started. Does not block.
+bool watch_parent_from_environment(std::function<void()> on_parent_gone, double hard_exit_after_s = 20);
+// Processes named `comm` (as /proc/PID/comm says) started with die_with_parent whose parent is gone
+// (the pid in their environment is no longer their parent): SIGTERM, then SIGKILL after `grace_s`.
+// Returns the pids it stopped. For `coinfer testbed --cleanup`.
+std::vector<pid_t> stop_orphaned_processes(const std::string& comm, double grace_s);
 
 // 0..255: the exit code; 128 + N: killed by signal N (as a shell reports it).
 int exit_status_of(int wait_status);

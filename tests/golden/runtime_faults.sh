@@ -4,7 +4,8 @@
 #     journal shows its unfinished requests (the testbed merge reports them failed);
 #  2. the server killed and restarted on the same port: the device reconnects and carries on; the
 #     requests lost with the connection are recorded failed with the reason, none silently;
-#  3. a wrong secret: the device exits 2 naming the reason, the server keeps serving.
+#  3. a wrong secret: the device exits 2 naming the reason, the server keeps serving;
+#  4. a testbed killed with -9: the processes it started stop by themselves.
 set -u
 rt="$1"; root="$2"
 source "$(dirname "$0")/rt_processes.sh"
@@ -163,5 +164,26 @@ import json, sys
 t = json.load(open(sys.argv[1]))["total"]
 assert t["completed"] == 0 and t["failed"] > 0, t' "$work/m_sim/summary.json" && ok || bad "the simulator on the same board"
 kill "$server"; wait "$server" 2>/dev/null
+
+# 4. `kill -9` of a testbed (issue 65 item 7: its server ran on, parent PID 1): the processes it
+# started stop by themselves within a few seconds; --cleanup finds none left.
+"$rt" testbed "$work/s.yaml" --loopback --out "$work/tb9" > "$work/tb9.log" 2>&1 &
+tb=$!
+kids=""
+for _ in $(seq 150); do
+  kids=$(pgrep -P "$tb" 2>/dev/null | tr '\n' ' ')
+  [ "$(echo $kids | wc -w)" -ge 2 ] && break   # the server and at least one device
+  sleep 0.1
+done
+kill -9 "$tb"; wait "$tb" 2>/dev/null
+gone=1
+for _ in $(seq 100); do
+  gone=1
+  for k in $kids; do kill -0 "$k" 2>/dev/null && gone=0; done
+  [ $gone -eq 1 ] && break
+  sleep 0.1
+done
+[ -n "$kids" ] && [ $gone -eq 1 ] && ok || { bad "processes of a testbed killed with -9 still run: $kids"; for k in $kids; do kill -9 "$k" 2>/dev/null; done; }
+"$rt" testbed --cleanup > "$work/cleanup.out" 2>&1 && grep -q "stopped 0 stray processes" "$work/cleanup.out" && ok || { bad "--cleanup after the kill"; cat "$work/cleanup.out"; }
 echo "runtime_faults: $passes passed, $fails failed"
 [ $fails -eq 0 ]

@@ -17,7 +17,9 @@
 #include "core/input_error.hpp"
 #include "hw/auth.hpp"
 #include "hw/connection.hpp"
+#include "hw/device_runtime.hpp"
 #include "hw/edge_server.hpp"
+#include "hw/registration.hpp"
 #include "hw/protocol.hpp"
 #include "io/lut_repository.hpp"
 #include "io/scenario_loader.hpp"
@@ -564,4 +566,102 @@ TEST_F(CoordinatorFixture, ADeviceOfAnotherServerIsRedirectedOnceItsAddressIsKno
   const Redirect to = decode_redirect(answer.payload);
   EXPECT_EQ(to.server, "edge1");
   EXPECT_EQ(to.address, "127.0.0.1:4567");
+}
+
+// Issue 65 item 3: silent strangers cannot hold the registration slots. 40 connections that take the
+// hello and say nothing: 32 take the slots, 8 are refused at once. After 1.2 s a device registers all
+// the same (the oldest silent one gives its place), and 100 more refusals in a burst are logged at a
+// bounded rate (20 lines per 10 s, then a count), not one line each.
+TEST_F(ServerFixture, SilentStrangersCannotHoldTheRegistrationSlots) {
+  std::vector<std::unique_ptr<Connection>> silent;
+  for (int i = 0; i < 40; ++i) {
+    silent.push_back(Connection::connect("127.0.0.1", server->port(), Seconds(5)));
+    silent.back()->receive(Seconds(5));  // the hello (or the refusal)
+  }
+  std::this_thread::sleep_for(Seconds(1.2));
+  auto [c, answer] = join("pi0", "right");
+  EXPECT_EQ(answer.type, MsgType::registered) << (answer.type == MsgType::error ? decode_error(answer.payload) : "");
+  EXPECT_TRUE(logged_soon("device pi0 registered"));
+  std::vector<std::unique_ptr<Connection>> burst;
+  for (int i = 0; i < 100; ++i) burst.push_back(Connection::connect("127.0.0.1", server->port(), Seconds(5)));
+  std::this_thread::sleep_for(Seconds(0.5));
+  size_t refusals = 0;
+  {
+    std::lock_guard<std::mutex> lock(log_m);
+    for (const auto& l : log) refusals += l.find("rejected") != std::string::npos;
+  }
+  EXPECT_LE(refusals, 21u);
+}
+
+// Issue 65 item 6: an authenticated peer's report is held to the scenario's bounds. A device index
+// beyond an int (4294967296 read as device 0 before) closes that peer's connection; a report naming a
+// device the scheme gives another server is ignored (it made a leave trigger of the coordinator's own
+// device before), and the peer stays connected.
+TEST_F(CoordinatorFixture, APeersReportIsBoundedAndSpeaksOnlyForItsOwnDevices) {
+  auto peer = as_peer("edge1", "right", "127.0.0.1:4567");
+  ASSERT_TRUE(next_of(*peer, MsgType::peer_scheme));
+  PeerReport other;  // pi0 is edge's (the coordinator's own), not edge1's
+  other.events = {{PeerEvent::Kind::leave, 0, 0}};
+  peer->send({MsgType::peer_report, 0, encode(other)});
+  EXPECT_TRUE(logged_soon("reported 1 devices that the scheme gives another server: ignored"));
+  EXPECT_FALSE(logged("leave:pi0"));
+  PeerReport fine;
+  peer->send({MsgType::peer_report, 0, encode(fine)});  // still connected: a report goes through
+  std::this_thread::sleep_for(Seconds(0.2));
+  EXPECT_FALSE(logged("peer server edge1 disconnected"));
+  const std::string huge = R"({"queue": 0, "busy": 0, "events": [{"kind": "leave", "device": 4294967296}], "devices": []})";
+  peer->send({MsgType::peer_report, 0, huge});
+  expect_closed(*peer);
+  EXPECT_TRUE(logged_soon("is not an integer within range"));
+}
+
+// Issue 65 item 1: a device against a server that redirects it to itself. It used to register ~5,000
+// times a second until killed; now each redirect waits longer, the loop is recognised, and the fifth
+// loop ends the device with an error naming it: 6 registrations in all, then the run ends (long before
+// its hard end of 3 s would).
+TEST(DeviceRedirects, ARedirectLoopEndsTheDevice) {
+  const std::string path = testing::TempDir() + "/hwredirect-" + std::to_string(::getpid()) + ".yaml";
+  std::string text = kScenario;
+  text.replace(text.find("%ROOT%"), 6, COINFER_SOURCE_DIR);
+  text.replace(text.find("duration_s: 5"), 13, "duration_s: 2\ndrain_s: 1");
+  std::ofstream(path) << text;
+  Scenario sc = load_scenario(path);
+  Listener fake("127.0.0.1", 0);
+  std::atomic<bool> done{false};
+  std::atomic<int> registrations{0};
+  std::thread server([&] {
+    while (!done) {
+      auto c = fake.accept(Seconds(0.05));
+      if (!c) continue;
+      try {
+        c->send({MsgType::hello, 0, encode(Hello{kProtocolVersion, "n"})}, Seconds(2));
+        auto f = c->receive(Seconds(2));
+        if (f && f->type == MsgType::register_) {
+          ++registrations;
+          c->send({MsgType::redirect, 0, encode(Redirect{"edge", "127.0.0.1:" + std::to_string(fake.port())})}, Seconds(2));
+        }
+      } catch (const std::exception&) {
+      }
+      c->close();
+    }
+  });
+  DeviceOptions o;
+  o.device_id = "pi0";
+  o.port = fake.port();
+  o.secret = "right";
+  o.records_out = testing::TempDir() + "/hwredirect-" + std::to_string(::getpid()) + ".jsonl";
+  std::string error;
+  {
+    DeviceRuntime device(sc, ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"), load_luts(sc.luts), o);
+    std::atomic<bool> stop{false};
+    try {
+      device.run(stop);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  done = true;
+  server.join();
+  EXPECT_EQ(registrations.load(), 1 + RedirectGuard::kMaxLoops);
+  EXPECT_NE(error.find("redirect loop: sent back to 127.0.0.1:" + std::to_string(fake.port())), std::string::npos) << error;
 }

@@ -83,16 +83,22 @@ TEST(Registration, SeveralServersFollowTheSchemeAndRegisterPeers) {
   auto peer = [&](const std::string& id, const std::string& key) {
     return PeerRegistration{id, "127.0.0.1:7071", hmac_sha256_hex(key, nonce + "server:" + id)};
   };
-  PeerCheck p = check_peer_registration(peer("other", secret), nonce, secret, sc, 0);
+  PeerCheck p = check_peer_registration(peer("other", secret), nonce, secret, sc, 0, false, true);
   EXPECT_TRUE(p.accepted()) << p.refusal;
   EXPECT_EQ(p.server_index, 1);
-  EXPECT_NE(check_peer_registration(peer("other", "wrong"), nonce, secret, sc, 0).refusal.find("wrong secret"), std::string::npos);
-  EXPECT_NE(check_peer_registration(peer("nope", secret), nonce, secret, sc, 0).refusal.find("unknown server"), std::string::npos);
-  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0).refusal.find("coordinator itself"), std::string::npos);
-  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1).refusal.find("not the scenario's first server"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("other", "wrong"), nonce, secret, sc, 0, false, true).refusal.find("wrong secret"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("nope", secret), nonce, secret, sc, 0, false, true).refusal.find("unknown server"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0, false, true).refusal.find("coordinator itself"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1, false, true).refusal.find("not the scenario's first server"), std::string::npos);
+  // A process that does not coordinate takes no peer, though it is the first server (issue 65 item 2:
+  // edge0 as a peer beside a --coordinate-only coordinator took one and redirected devices to it).
+  EXPECT_NE(check_peer_registration(peer("other", secret), nonce, secret, sc, 0, false, false).refusal.find("is a peer, not the coordinator"),
+            std::string::npos);
+  // The coordinator that only coordinates takes the first server itself as a peer.
+  EXPECT_TRUE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0, true, true).accepted());
   // A device's HMAC (nonce + id) does not pass as a server's (nonce + "server:" + id).
   PeerRegistration forged{"other", "127.0.0.1:1", hmac_sha256_hex(secret, nonce + "other")};
-  EXPECT_FALSE(check_peer_registration(forged, nonce, secret, sc, 0).accepted());
+  EXPECT_FALSE(check_peer_registration(forged, nonce, secret, sc, 0, false, true).accepted());
 }
 
 TEST(Registration, AnEdgeRegistersWithTheCloudTheScenarioGivesIt) {
@@ -130,21 +136,118 @@ TEST(StartGate, TheCoordinatorOfSeveralServersWaitsForEveryServersDevices) {
 }
 
 TEST(HandshakeGate, AdmitsUpToTheLimitAndWaitsForTheRunningOnes) {
-  HandshakeGate gate(2);
-  EXPECT_TRUE(gate.try_enter());
-  EXPECT_TRUE(gate.try_enter());
-  EXPECT_FALSE(gate.try_enter());  // a third at once is refused
-  gate.leave();
-  EXPECT_TRUE(gate.try_enter());
+  HandshakeGate gate(2, 1.0);
+  const auto a = gate.try_enter(0.0, nullptr), b = gate.try_enter(0.0, nullptr);
+  EXPECT_NE(a, 0u);
+  EXPECT_NE(b, 0u);
+  gate.heard_from(a);
+  gate.heard_from(b);
+  EXPECT_EQ(gate.try_enter(5.0, nullptr), 0u);  // a third at once is refused: both have spoken
+  EXPECT_EQ(gate.refused(), 1);
+  gate.leave(a);
+  const auto c = gate.try_enter(5.0, nullptr);
+  EXPECT_NE(c, 0u);
   std::atomic<bool> waited{false};
   std::thread waiter([&] {
     gate.wait_idle();
     waited = true;
   });
-  gate.leave();
+  gate.leave(b);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_FALSE(waited);  // one still running
-  gate.leave();
+  gate.leave(c);
   waiter.join();
   EXPECT_TRUE(waited);
+}
+
+// Issue 65 item 3: silent connections cannot hold the bound. Full with two silent handshakes (entered
+// at 0 s and 0.5 s), a newcomer at 0.8 s is refused (none silent for 1 s yet); at 1.2 s the one from
+// 0 s is closed and the newcomer takes its place; at 1.3 s the one from 0.5 s is not yet 1 s silent
+// (0.8 s), so a fourth is refused; one that has spoken is never closed.
+TEST(HandshakeGate, TheOldestSilentHandshakeMakesRoom) {
+  HandshakeGate gate(2, 1.0);
+  int closed_first = 0, closed_second = 0, closed_talker = 0;
+  const auto first = gate.try_enter(0.0, [&] { ++closed_first; });
+  const auto second = gate.try_enter(0.5, [&] { ++closed_second; });
+  EXPECT_EQ(gate.try_enter(0.8, nullptr), 0u);
+  const auto third = gate.try_enter(1.2, [&] { ++closed_talker; });
+  EXPECT_NE(third, 0u);
+  EXPECT_EQ(closed_first, 1);
+  EXPECT_EQ(closed_second, 0);
+  EXPECT_EQ(gate.evicted(), 1);
+  EXPECT_EQ(gate.try_enter(1.3, nullptr), 0u);
+  gate.heard_from(third);
+  // At 10 s only `second` is silent: it makes room; `third` spoke and stays.
+  const auto fourth = gate.try_enter(10.0, nullptr);
+  EXPECT_NE(fourth, 0u);
+  EXPECT_EQ(closed_second, 1);
+  EXPECT_EQ(closed_talker, 0);
+  // The evicted ones' threads leave later; that frees nothing the limit counts (they no longer count).
+  gate.leave(first);
+  gate.leave(second);
+  EXPECT_EQ(gate.try_enter(10.9, nullptr), 0u);  // third and fourth fill it; fourth silent for 0.9 s only
+  // A disarmed handshake is never closed, even when evicted.
+  gate.disarm(fourth);
+  EXPECT_NE(gate.try_enter(12.0, nullptr), 0u);
+  EXPECT_EQ(gate.evicted(), 3);
+}
+
+TEST(LogThrottle, AtMostABurstPerPeriodThenSaysHowManyWereLeftOut) {
+  LogThrottle t(2, 10.0);
+  std::string note;
+  EXPECT_TRUE(t.allow("refusal", 0.0, &note));
+  EXPECT_TRUE(t.allow("refusal", 1.0, &note));
+  EXPECT_FALSE(t.allow("refusal", 2.0, &note));
+  EXPECT_FALSE(t.allow("refusal", 3.0, &note));
+  EXPECT_TRUE(t.allow("redirect", 3.0, &note));  // kinds are counted apart
+  EXPECT_EQ(note, "");
+  EXPECT_TRUE(t.allow("refusal", 10.5, &note));  // a new period: the first line says what was left out
+  EXPECT_EQ(note, "(2 more refusal lines left out before this one) ");
+  EXPECT_EQ(t.suppressed("refusal"), 2);
+  EXPECT_TRUE(t.allow("refusal", 11.0, &note));
+  EXPECT_EQ(note, "");
+}
+
+// Issue 65 item 1. Waits: 0 for the first redirect, then 0.05, 0.1, 0.2, ... up to 2 s. A -> B -> A is
+// a loop (the device asks the coordinator next); the fifth loop since the last registration is an
+// error naming the addresses. A registration starts everything again; a failed connection the chain
+// (A after a failure is no loop) but not the count of loops.
+TEST(RedirectGuard, BacksOffAndEndsALoop) {
+  RedirectGuard g;
+  EXPECT_DOUBLE_EQ(g.on_redirect("a:1"), 0.0);
+  EXPECT_FALSE(g.looped());
+  EXPECT_DOUBLE_EQ(g.on_redirect("b:2"), 0.05);
+  EXPECT_DOUBLE_EQ(g.on_redirect("a:1"), 0.1);
+  EXPECT_TRUE(g.looped());
+  g.on_unreachable();
+  EXPECT_DOUBLE_EQ(g.on_redirect("a:1"), 0.2);  // after a failed connection: no loop
+  EXPECT_FALSE(g.looped());
+  for (int i = 0; i < 20; ++i) {
+    g.on_registered();
+    g.on_redirect("x:9");
+  }
+  EXPECT_EQ(g.redirects(), 1);
+  // A server redirecting to itself: loops 1..4 are waited out, the fifth is the error.
+  RedirectGuard self;
+  double waited = 0;
+  self.on_redirect("me:7");
+  for (int loop = 1; loop < RedirectGuard::kMaxLoops; ++loop) {
+    waited += self.on_redirect("me:7");
+    EXPECT_TRUE(self.looped());
+  }
+  EXPECT_NEAR(waited, 0.05 + 0.1 + 0.2 + 0.4, 1e-12);
+  try {
+    self.on_redirect("me:7");
+    FAIL() << "the fifth loop must end the redirects";
+  } catch (const RedirectLoop& e) {
+    EXPECT_NE(std::string(e.what()).find("redirect loop: sent back to me:7"), std::string::npos) << e.what();
+  }
+  // The back-off is bounded: 2 s at most.
+  RedirectGuard many;
+  double last = 0;
+  for (int i = 0; i < 40; ++i) {
+    many.on_unreachable();
+    last = many.on_redirect("n:" + std::to_string(i));
+  }
+  EXPECT_DOUBLE_EQ(last, 2.0);
 }
