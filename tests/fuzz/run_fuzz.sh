@@ -97,7 +97,7 @@ status=0
 for t in "${targets[@]}"; do
   case $t in
     frame)
-      build frame "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" "$src/core/random_stream.cpp" -- -lzstd
+      build frame "$src/tests/fuzz/fuzz_frame.cpp" "$src/hw/frame.cpp" "$src/hw/protocol.cpp" "$src/core/random_stream.cpp" "$src/core/text_util.cpp" -- -lzstd
       mkdir -p "$out/frame.seed"
       /usr/bin/python3 - "$out/frame.seed" <<'PY'
 import struct, sys, os
@@ -117,7 +117,16 @@ payloads = {1: b'{"protocol":1,"nonce":"00"}', 2: b'{"device":"a","type":"t","mo
 cloud_task = b'{"split":1,"origin":"pi0","t_sent":1,"cloud_split":2}'
 cloud_result = (b'{"ok":true,"error":"","batch_size":1,"helper":"","t_received":1,"t_queued":1,"t_batch_start":1,"t_batch_end":1,'
                 b'"cloud":{"server":"cloud","t_queued":2,"t_batch_start":2,"t_batch_end":3,"batch_size":2,"bytes":100}}')
-extra = {'5c': (5, struct.pack('<I', len(cloud_task)) + cloud_task + b'CIST'), '6c': (6, struct.pack('<I', len(cloud_result)) + cloud_result)}
+extra = {'5c': (5, struct.pack('<I', len(cloud_task)) + cloud_task + b'CIST'), '6c': (6, struct.pack('<I', len(cloud_result)) + cloud_result),
+         # Issue 65 item 6's escapes, at the edge of the bounds: an index beyond an int, a fraction, a negative
+         # bandwidth, a window past 10^6 ms, an address with a space, "any", a long host.
+         '11big': (11, b'{"events":[{"kind":"leave","device":4294967296}],"queue":0,"busy":0,"devices":[]}'),
+         '11frac': (11, b'{"events":[{"kind":"leave","device":2.9}],"queue":0,"busy":0,"devices":[]}'),
+         '7neg': (7, b'{"bandwidth_mbps":-5,"queue":-7,"unfinished":0,"busy":false}'),
+         '12win': (12, b'{"strategies":["local"],"helpers":[false],"servers":[0],"server_helpers":[],"batch_window_ms":1e308,'
+                       b'"batch_max_size":4,"addresses":{"edge0":"a b:80"}}'),
+         '13any': (13, b'{"server":"edge1","address":"0.0.0.0:1"}'),
+         '13long': (13, b'{"server":"edge1","address":"' + b'h' * 300 + b':80"}')}
 for t, p in list(payloads.items()) + list(extra.values()):
     name = next((k for k, v in extra.items() if v == (t, p)), t)
     frame = b'CIFR' + bytes([1, t, 0, 0]) + struct.pack('<QII', t, len(p), len(p)) + p

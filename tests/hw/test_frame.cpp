@@ -421,3 +421,31 @@ TEST(RequestFields, EveryFieldSurvivesTheJournalAndResultsH5) {
   ASSERT_EQ(from_h5.size(), 1u);
   expect_same(from_h5[0], "results.h5");
 }
+
+// Issue 65 item 6: every number on the wire within its type and the scenario's bounds, every address
+// one a peer can connect to. Each of these was accepted before (device 4294967296 read as 0, 2.9 as 2,
+// bandwidth -5 and queue -7 kept, a window of 1e308 ms applied, "a b:80", "0.0.0.0:1" and a 15,000-byte
+// host sent to every peer).
+TEST(Protocol, NumbersAndAddressesAreBounded) {
+  const auto report = [](const std::string& event) {
+    return R"({"events": [)" + event + R"(], "queue": 0, "busy": 0, "devices": []})";
+  };
+  EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": 4294967296})")), ProtocolError);
+  EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": 2.9})")), ProtocolError);
+  EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": -1})")), ProtocolError);
+  EXPECT_THROW(decode_peer_report(report(R"({"kind": "bandwidth", "device": 0, "mbps": 2e6})")), ProtocolError);
+  EXPECT_EQ(decode_peer_report(report(R"({"kind": "leave", "device": 5})")).events.at(0).device, 5);
+  EXPECT_THROW(decode_peer_report(R"({"events": [], "queue": -7, "busy": 0, "devices": []})"), ProtocolError);
+  EXPECT_THROW(decode_peer_report(R"({"events": [], "queue": 0, "busy": 300, "devices": []})"), ProtocolError);  // > 256 workers
+  EXPECT_THROW(decode_status(R"({"bandwidth_mbps": -5, "queue": 0, "unfinished": 0, "busy": false})"), ProtocolError);
+  EXPECT_THROW(decode_status(R"({"bandwidth_mbps": 5, "queue": -7, "unfinished": 0, "busy": false})"), ProtocolError);
+  EXPECT_THROW(decode_status(R"({"bandwidth_mbps": 5, "queue": 0, "unfinished": 0, "busy": false, "latency_sum_s": -1})"), ProtocolError);
+  EXPECT_EQ(decode_status(R"({"bandwidth_mbps": 0, "queue": 0, "unfinished": 0, "busy": false})").bandwidth_mbps, 0);  // no estimate yet
+  const std::string scheme = R"({"strategies": ["local"], "helpers": [false], "servers": [0], "server_helpers": [], "batch_max_size": 4, )";
+  EXPECT_THROW(decode_peer_scheme(scheme + R"("batch_window_ms": 1e308, "addresses": {}})"), ProtocolError);
+  EXPECT_EQ(decode_peer_scheme(scheme + R"("batch_window_ms": 1e6, "addresses": {}})").batch_window_ms, 1e6);
+  EXPECT_THROW(decode_peer_scheme(scheme + R"("batch_window_ms": 5, "addresses": {"e": "a b:80"}})"), ProtocolError);
+  for (const std::string& bad : std::vector<std::string>{"a b:80", "0.0.0.0:1", "[::]:80", std::string(15000, 'h') + ":80", "h\x01:80"})
+    EXPECT_THROW(split_address(bad, "x"), ProtocolError) << bad.substr(0, 20);
+  EXPECT_EQ(split_address("edge-1.lab_net:7070", "x").first, "edge-1.lab_net");
+}
