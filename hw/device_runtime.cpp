@@ -630,6 +630,7 @@ struct DeviceRuntime::Impl {
   // The scheme moved this device (move_to): registers at its new server (or takes back the
   // connection it still drains there); `c` and `reader` become the new ones, the old pair drains.
   // Returns false when the new server cannot be reached yet (tried again later). Throws Refused.
+  RedirectGuard move_redirects;  // redirects met while carrying out a move (its own thread: the registration loop's)
   bool carry_out_move(std::shared_ptr<Connection>& c, std::thread& reader) {
     std::pair<int, std::string> to;
     Draining again;
@@ -650,7 +651,15 @@ struct DeviceRuntime::Impl {
       try {
         const auto [host, port] = split_address(to.second, "scheduling");
         next = connect_and_register(host, port, true);
+        move_redirects.on_registered();
       } catch (const RegistrationRedirected& e) {
+        // Bounded as the registration loop's (hw/registration.hpp RedirectGuard); the caller waits 0.2 s
+        // between attempts and stops at the run's end.
+        try {
+          move_redirects.on_redirect(e.address);
+        } catch (const RedirectLoop& loop) {
+          throw Refused(loop.what());
+        }
         std::lock_guard<std::mutex> lock(mutex);
         move_to = std::make_pair(sc.server_index(e.server), e.address);
         return false;
@@ -658,6 +667,7 @@ struct DeviceRuntime::Impl {
         throw;
       } catch (const std::exception& e) {
         log("cannot register with server " + sc.servers[static_cast<size_t>(to.first)].id + " at " + to.second + " yet (" + e.what() + ")");
+        move_redirects.on_unreachable();
         return false;
       }
       next_reader = std::thread([this, next] { read_loop(next, false); });

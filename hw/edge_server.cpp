@@ -1453,7 +1453,9 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
                        "the scenario has several servers: give --advertise HOST:PORT, where devices moved to this server reach it "
                        "(it listens on every address)");
     try {
-      split_address(impl.my_address, "--advertise");
+      // A coordinator that only coordinates tells no device where it is (the first server's own process
+      // does): its bind address, 0.0.0.0 in a namespace, is no address to check.
+      if (!(impl.opt.coordinate_only && impl.opt.advertise.empty())) split_address(impl.my_address, "--advertise");
     } catch (const ProtocolError& e) {
       throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--advertise", e.what());
     }
