@@ -248,6 +248,10 @@ expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trac
 # A device named like a server (issue 65 item 5: an internal error, exit 1, from SimGrid's host names).
 expect_bad device_named_server "devices\[0\].id.*device id 'edge0' is also a server's id" run "$root/scenarios/quickstart.yaml" --set devices.0.id=edge0
 expect_bad server_named_device "device id 'pi0' is also a server's id" run "$root/scenarios/servers/failover_two_servers.yaml" --set servers.1.id=pi0
+# A type without a LUT and without a device profile: the remedy offered is one that works (issue 64
+# item 6: it offered `lut synth --device rpi5`, which itself failed for want of a profile).
+expect_bad no_lut_no_profile "first add a profile of rpi5 to .*devices.yaml.*then coinfer lut synth --device rpi5" run "$root/scenarios/quickstart.yaml" --set devices.0.type=rpi5
+expect_bad no_lut_profiled "or synthesise a table (coinfer lut synth --device rpi4b --processor cpu: a formula" run "$root/scenarios/quickstart.yaml" --set "luts=[$root/traces/lut/gtx1060.h5]"
 # A data row's bad value names its column, not the header (issue 64 item 6).
 expect_bad wan_trace_value "wan.csv:3:2.*bandwidth_mbps.*'x' is not a number (column 2" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
 expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"

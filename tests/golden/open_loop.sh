@@ -92,6 +92,11 @@ t = j["total"]
 assert t["saturated"] and t["saturation"]["saturated_devices"] == len(ids), t
 assert t["delivered"] == round(t["throughput_rps"] * j["window_s"]), t
 PY
+# The run table names each device's server and why requests failed (issue 64 item 4: "failed 30, nan"
+# and nothing else for the 1 GB Pi without feature decomposition).
+"$coinfer" run scenarios/processors/pi_1gb_feature_decomposition.yaml --out "$work/fd1" > "$work/fd1.out" 2>&1 \
+  && grep -q "^device .*server .*strategy" "$work/fd1.out" && grep -q "^pi  *edge0  *local" "$work/fd1.out" \
+  && grep -q "30 x out of memory on pi:cpu (needs 1094.6 MB, has 1000.0 MB)" "$work/fd1.out" && ok || { bad "the run table's server column and failure reasons"; cat "$work/fd1.out"; }
 # The quickstart as shipped is not saturated (no false alarm).
 "$coinfer" run $q --out "$work/qs" > "$work/qs.out" 2>&1 && ! grep -q SATURATED "$work/qs.out" \
   && /usr/bin/python3 -c "import json; j=json.load(open('$work/qs/summary.json')); assert not j['total']['saturated']" \

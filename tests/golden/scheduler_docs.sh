@@ -19,5 +19,10 @@ if [ "$listed" != "$known" ]; then
   echo "FAIL: scenarios/README.md's scheduler.name row lists: $(echo $listed); coinfer knows: $(echo $known)"
   fails=$((fails+1))
 fi
+# The plain list says what each scheduler does (issue 64 item 6: bare names before).
+plain=$("$coinfer" scheduler list)
+for n in $known; do
+  echo "$plain" | grep -q "^$n  *[A-Za-z(]" || { echo "FAIL: coinfer scheduler list has no description for $n"; fails=$((fails+1)); }
+done
 [ $fails -eq 0 ] && echo "scheduler docs: $(echo "$known" | wc -l) schedulers, the table and the name row match the registrations"
 exit $((fails > 0))

@@ -89,6 +89,9 @@ m = json.load(open(sys.argv[1]))
 assert m["made_by"]["program"].startswith("coinfer "), m["made_by"]
 assert m["made_by"]["commit"], m["made_by"]
 assert all(len(p["inputs"]) == 64 for p in m["points"]), m["points"]
+# A point's recorded command names the program (issue 64 item 6: "exe run ...").
+s = json.load(open(sys.argv[1].replace("sweep.json", "points/p00000/summary.json")))
+assert s["made_by"]["command"].startswith("coinfer run "), s["made_by"]["command"]
 PY
 
 # A different grid in the same folder is refused.
