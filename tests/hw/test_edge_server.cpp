@@ -665,3 +665,43 @@ TEST(DeviceRedirects, ARedirectLoopEndsTheDevice) {
   EXPECT_EQ(registrations.load(), 1 + RedirectGuard::kMaxLoops);
   EXPECT_NE(error.find("redirect loop: sent back to 127.0.0.1:" + std::to_string(fake.port())), std::string::npos) << error;
 }
+
+namespace {
+// This process is the cloud behind edge server `edge` (servers[0] is the cloud; hw/README.md "Cloud tier").
+struct CloudFixture : ServerFixture {
+  std::string scenario_text() const override {
+    return R"yaml(name: hwcloud
+seed: 1
+duration_s: 5
+luts: [%ROOT%/traces/lut]
+servers:
+  - {id: cloud, type: gtx1060, workers: 1}
+  - {id: edge, type: gtx1060, workers: 1, cloud: cloud}
+devices:
+  - {id: pi0, server: edge, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 20}, strategy: "pp(1,2)"}
+)yaml";
+  }
+  std::unique_ptr<Connection> as_edge(const std::string& id) {
+    auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
+    auto hello = c->receive(Seconds(5));
+    EXPECT_TRUE(hello && hello->type == MsgType::hello);
+    c->send({MsgType::cloud_register, 0,
+             encode(PeerRegistration{id, "127.0.0.1:4999", hmac_sha256_hex("right", decode_hello(hello->payload).nonce + "edge:" + id)})});
+    auto ack = c->receive(Seconds(5));
+    EXPECT_TRUE(ack && ack->type == MsgType::heartbeat);
+    return c;
+  }
+};
+}  // namespace
+
+// Issue 65 item 8: a cloud keeps one connection per edge id (200 concurrent ones were all kept, each with
+// its thread): a new one replaces the older, which is closed; the newest stays.
+TEST_F(CloudFixture, ACloudKeepsOneConnectionPerEdge) {
+  std::vector<std::unique_ptr<Connection>> conns;
+  for (int i = 0; i < 5; ++i) conns.push_back(as_edge("edge"));
+  for (int i = 0; i < 4; ++i) expect_closed(*conns[static_cast<size_t>(i)]);
+  EXPECT_TRUE(logged_soon("edge server edge: its older connection closed (replaced by the new one)"));
+  conns.back()->send({MsgType::heartbeat, 0, ""});
+  std::this_thread::sleep_for(Seconds(0.3));
+  EXPECT_NO_THROW(conns.back()->receive(Seconds(0.1)));  // still open: nothing to read, no close
+}
