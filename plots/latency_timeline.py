@@ -19,7 +19,8 @@ import matplotlib
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.hashsalt"] = "coinfer"
 import h5py  # noqa: E402
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
+import matplotlib.ticker  # noqa: E402
 import numpy as np  # noqa: E402
 
 
@@ -65,24 +66,34 @@ def main():
         fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(9, 7.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.4, 1.2]})
     else:
         fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 6), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]})
-    colours = plt.get_cmap("tab10")
+    # Device colours: tab10 without red, green and grey, which mark server failures, recoveries, joins and leaves.
+    palette = [plt.get_cmap("tab10")(i) for i in (0, 1, 4, 5, 6, 8, 9)]
+
+    def colours(i):
+        return palette[i % len(palette)]
+    left_at = {d: t for t, k, d in zip(ev_t, ev_kind, ev_dev) if k == "leave"}
+    styles = ["-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1))]
     bottom = ax1.get_xaxis_transform()  # x in data, y in axes fraction: a failure has no latency to plot
     for d, name in enumerate(ids):
         ok = (dev == d) & (status == 0) & np.isfinite(result)
-        ax1.plot(created[ok], (result[ok] - created[ok]) * 1e3, ".", ms=2.5, color=colours(d % 10), label=name)
+        ax1.plot(created[ok], (result[ok] - created[ok]) * 1e3, ".", ms=2.5, color=colours(d), label=name)
         bad = (dev == d) & (status != 0)
         if bad.any():
-            ax1.plot(created[bad], np.full(bad.sum(), 0.02), "x", color=colours(d % 10), ms=4, transform=bottom)
+            ax1.plot(created[bad], np.full(bad.sum(), 0.02), "x", color=colours(d), ms=4, transform=bottom)
         if servers_panel:
             went = (dev == d) & (used_server >= 0)
             # Each device a little above or below its server's line, so that devices sharing one stay apart.
             offset = (d % 10 - 4.5) * 0.06
-            ax3.plot(created[went], used_server[went] + offset, "|", ms=4, color=colours(d % 10))
+            ax3.plot(created[went], used_server[went] + offset, "|", ms=4, color=colours(d))
         m = bw_dev == d
         if m.any():
-            t = np.append(bw_t[m], max(end_s, duration_s))
-            v = np.append(bw_mbps[m], bw_mbps[m][-1])
-            ax2.step(t, v, where="post", color=colours(d % 10), label=name)
+            # Its line ends where it leaves; each device its own line style (equal links would hide one another).
+            stop = min(left_at.get(name, np.inf), max(end_s, duration_s))
+            keep = bw_t[m] <= stop
+            if keep.any():
+                t = np.append(bw_t[m][keep], stop)
+                v = np.append(bw_mbps[m][keep], bw_mbps[m][keep][-1])
+                ax2.step(t, v, where="post", color=colours(d), ls=styles[d % len(styles)], label=name)
     for t, k, d, ap, sv in zip(ev_t, ev_kind, ev_dev, ev_ap, ev_server):
         if k in ("leave", "join"):
             ax1.axvline(t, color="grey", ls=":", lw=0.8)
@@ -90,7 +101,7 @@ def main():
         elif k == "handover":
             d_index = ids.index(d) if d in ids else 0
             for ax in (ax1, ax2):
-                ax.axvline(t, color=colours(d_index % 10), ls="--", lw=0.8)
+                ax.axvline(t, color=colours(d_index), ls="--", lw=0.8)
             ax1.annotate(f"{d} -> {ap}", (t, 0.97), xycoords=("data", "axes fraction"), fontsize=7, rotation=90, va="top")
         elif k in ("fail", "recover"):
             for ax in (ax1, ax3) if servers_panel else (ax1,):
@@ -104,6 +115,13 @@ def main():
     ax2.set_ylabel("link (Mbit/s)")
     ax2.set_xlabel("simulated time (s)")
     ax2.set_yscale("log")
+    # Plain numbers on the log axes (1, 2, 5, 10, ...), not 2x10^1.
+    for ax in (ax1, ax2):
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    if len(ids) > 1:
+        ax2.legend(loc="lower left", fontsize=7, ncol=min(6, len(ids)))
     ax2.grid(alpha=0.3)
     if servers_panel:
         ax2.set_xlabel("")
