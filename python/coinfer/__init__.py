@@ -123,7 +123,8 @@ def run_attributes(path):
 
 def load_devices(path):
     """One row per device of a run: id, type, model, dataset, server, strategy (at the end of the run),
-    energies and bytes."""
+    energies, bytes, and (results schema 3) throughput_rps (results delivered inside the measurement
+    window), throughput_incl_drain_rps, offered_rps and saturated."""
     pd = _pd()
     _, f = _open(path, "results.h5", "coinfer-results")
     with f:
