@@ -51,6 +51,7 @@ void register_plan(CLI::App& app, int& exit_code);       // plan (ACE-GNN's plan
 void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
 void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
 void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-sac)
+void register_reproduce(CLI::App& app, int& exit_code);  // reproduce (the seed papers' items, reproduce/)
 
 // The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
 void print_run_table(const RunResults& r, std::ostream& os);

@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_predictor(app, exit_code);
   coinfer::cli::register_train(app, exit_code);
   coinfer::cli::register_plan(app, exit_code);
+  coinfer::cli::register_reproduce(app, exit_code);
   coinfer::cli::register_version(app, exit_code);
   coinfer::cli::register_schema(app, exit_code);
   coinfer::cli::add_log_flags(app);

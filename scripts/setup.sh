@@ -56,7 +56,7 @@ packages=(
   libopenblas0-pthread      # fast BLAS for LibTorch (DESIGN.md: 2.6 -> 76 GFLOP/s sgemm)
   python3 python3-matplotlib python3-h5py python3-numpy   # plots/
   python3-pandas            # python/coinfer: results as DataFrames
-  python3-yaml              # tests/golden/matrix.py reads the shipped scenarios
+  python3-yaml              # coinfer reproduce reads the published numbers; tests/golden/matrix.py the scenarios
   chromium                  # tests/golden/report.sh opens coinfer report's pages in a headless browser
   slurm-wlm munge           # the Slurm sweep backend and its test cluster
   libtorch-dev              # models/: real GNNs in LibTorch (CPU)

@@ -1,0 +1,51 @@
+// coinfer reproduce [list | PAPER[/ITEM]...] --out DIR [--quick] [--jobs N]: the seed papers' tables and
+// figures regenerated beside their published numbers (reproduce/coinfer_reproduce.py; reproduce/README.md).
+#include <filesystem>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "io/data_root.hpp"
+#include "plumbing/child_process.hpp"
+
+namespace coinfer::cli {
+
+namespace {
+struct ReproduceOptions {
+  std::vector<std::string> selection;
+  std::string out, published;
+  bool quick = false;
+  int jobs = 0;
+};
+
+int reproduce(const ReproduceOptions& o) {
+  std::error_code ec;
+  const std::string self = std::filesystem::canonical("/proc/self/exe", ec).string();
+  std::vector<std::string> args = {"/usr/bin/python3", data_path("reproduce/coinfer_reproduce.py"), "--coinfer", ec ? "coinfer" : self,
+                                   "--plots-dir", data_path("plots"), "--published",
+                                   o.published.empty() ? data_path("reproduce/published") : o.published};
+  if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
+  if (o.quick) args.push_back("--quick");
+  if (o.jobs > 0) args.insert(args.end(), {"--jobs", std::to_string(o.jobs)});
+  args.insert(args.end(), o.selection.begin(), o.selection.end());
+  try {
+    exec_replace(args);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string(e.what()) + " (scripts/setup.sh installs python3 and python3-yaml)");
+  }
+}
+}  // namespace
+
+void register_reproduce(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ReproduceOptions>();
+  CLI::App* cmd = app.add_subcommand("reproduce",
+                                     "the five seed papers' tables and figures regenerated beside their published numbers: `reproduce list` names "
+                                     "every item and what it needs; `reproduce [PAPER[/ITEM]...] --out DIR` runs them (reproduce/README.md)");
+  cmd->add_option("selection", o->selection, "list, or papers / items to run (default: all), e.g. ace-gnn or ace-gnn/table3");
+  cmd->add_option("--out", o->out, "output folder: reproduce.json, report.html, items/ (kept: a rerun resumes)");
+  cmd->add_flag("--quick", o->quick, "every item at small scale: shape, not precision (CI)");
+  cmd->add_option("--jobs,-j", o->jobs, "simulations at once (default: the number of cores)");
+  cmd->add_option("--published", o->published, "folder of PAPER.yaml files (default: reproduce/published)");
+  cmd->callback([o, &exit_code] { exit_code = guarded([&] { return reproduce(*o); }); });
+}
+
+}  // namespace coinfer::cli

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# coinfer reproduce (issue 63's shared part): the published-number files parse and every number names
+# its source and role; a malformed file is refused naming it; --quick runs every runnable ACE-GNN item;
+# a planted wrong published value flips its verdict (the verdicts are computed from the files, the
+# simulations are reused); a rerun resumes from the kept items.
+set -u
+coinfer="$1"; root="$2"
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+cd "$root"
+fails=0; passes=0
+ok() { passes=$((passes+1)); }
+bad() { echo "FAIL $1"; fails=$((fails+1)); }
+
+"$coinfer" reproduce list > "$work/list" 2>&1 && for p in ace-gnn sparoa grannite feature-decomposition medn; do grep -q "^$p: " "$work/list" || exit 1; done \
+  && ! grep "^  " "$work/list" | grep -vq " runs: \| lacks: " && grep -q "ace-gnn/table3   runs: 64 published numbers (16 inputs, 48 predictions)" "$work/list" \
+  && ok || { bad "reproduce list"; cat "$work/list"; }
+/usr/bin/python3 - reproduce/published <<'PY' && ok || bad "every published number names its source and role"
+import os, sys, yaml
+n = 0
+for f in sorted(os.listdir(sys.argv[1])):
+    d = yaml.safe_load(open(os.path.join(sys.argv[1], f)))
+    for it in d["items"]:
+        assert it.get("lacks") or it.get("published"), (f, it["id"])
+        for p in it.get("published", []):
+            assert p["role"] in ("input", "prediction") and len(p["source"]) > 10 and isinstance(p["value"], (int, float)), (f, it["id"], p)
+            n += 1
+assert n >= 72, n
+PY
+# A published number without its source: refused, naming the file and the item; nothing written.
+cp -r reproduce/published "$work/bad"
+sed -i '0,/, source: "Table II, row PP (KB), column ModelNet40 \/ DGCNN"/s///' "$work/bad/ace-gnn.yaml"
+"$coinfer" reproduce ace-gnn --published "$work/bad" --out "$work/none" > "$work/bad.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "ace-gnn.yaml: items\[0\] (table2) published\[0\]: source must say where" "$work/bad.out" && [ ! -e "$work/none" ] \
+  && ok || { bad "a published number without a source (rc $rc)"; cat "$work/bad.out"; }
+"$coinfer" reproduce ace-gnn/table9 --out "$work/none" > "$work/bad2.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "unknown item 'table9'" "$work/bad2.out" && ok || { bad "unknown item (rc $rc)"; cat "$work/bad2.out"; }
+
+# --quick: every runnable item of ACE-GNN at small scale.
+"$coinfer" reproduce ace-gnn --quick --out "$work/q" > "$work/q.out" 2>&1 || { bad "reproduce ace-gnn --quick"; cat "$work/q.out"; }
+/usr/bin/python3 - "$work/q/reproduce.json" <<'PY' && ok || bad "reproduce.json"
+import json, sys
+r = json.load(open(sys.argv[1]))
+p = r["papers"][0]
+assert p["paper"] == "ace-gnn" and p["items_run"] == 2 and p["items_lacking"] >= 10, p
+t3 = next(i for i in p["items"] if i["item"] == "table3")
+ran = [x for x in t3["rows"] if x["coinfer"] is not None]
+assert len(ran) == 48 and all(x["scheme"] != "Brancy" for x in ran), len(ran)           # Branchy is not expressible: said so
+assert all(x["verdict"].startswith("not expressible") for x in t3["rows"] if x["scheme"] == "Brancy")
+hg = [x for x in ran if x["scheme"] == "HGNAS"]
+assert all(x["role"] == "input" and x["within"] for x in hg), hg                           # the calibration inputs match by construction
+assert t3["ordering"]["pairs"] == 48 and len(t3["headlines"]) == 3, t3["ordering"]
+print(f"table3 --quick: orderings {t3['ordering']['held']}/48, predictions within {t3['predictions']['within']}/{t3['predictions']['compared']}")
+PY
+grep -q 'id="reproduce-summary"' "$work/q/report.html" && grep -q 'id="ace-gnn-table3-table"' "$work/q/report.html" && ok || bad "report.html"
+
+# A planted wrong published value flips its verdict; the simulations are not run again (kept items).
+cp -r reproduce/published "$work/planted"
+sed -i 's/{config: {pair: tx2-gpu, bandwidth_mbps: 100}, scheme: HGNAS, value: 52.1,/{config: {pair: tx2-gpu, bandwidth_mbps: 100}, scheme: HGNAS, value: 152.1,/' "$work/planted/ace-gnn.yaml"
+before=$(stat -c %Y "$work/q/items/ace-gnn__table3.json")
+"$coinfer" reproduce ace-gnn/table3 --quick --published "$work/planted" --out "$work/q" > "$work/p.out" 2>&1 || { bad "reproduce with a planted value"; cat "$work/p.out"; }
+/usr/bin/python3 - "$work/q/reproduce.json" <<'PY' && ok || bad "the planted value's verdict"
+import json, sys
+t3 = json.load(open(sys.argv[1]))["papers"][0]["items"][0]
+row = next(x for x in t3["rows"] if x["scheme"] == "HGNAS" and x["config"] == {"pair": "tx2-gpu", "bandwidth_mbps": 100})
+assert row["published"] == 152.1 and row["verdict"].startswith("outside"), row
+PY
+[ "$(stat -c %Y "$work/q/items/ace-gnn__table3.json")" = "$before" ] && ! grep -q "runs, " "$work/p.out" && ok || { bad "the rerun did not resume"; cat "$work/p.out"; }
+
+echo "reproduce: $passes passed, $fails failed"
+[ $fails -eq 0 ]
