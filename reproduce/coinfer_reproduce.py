@@ -134,6 +134,81 @@ TABLE3_SETS = {"HGNAS": ["devices.0.strategy=local"],
                "ACE-GNN": ["scheduler.name=hierarchical", "scheduler.objective=latency", "devices.0.strategy=local"]}
 
 
+def table3_cell(ctx, pair, bandwidth_mbps, scheme):
+    """summary.json's total for one Table III set-up (pair, bandwidth, scheme), or {"error": why}; kept
+    per process (Figs. 11 and 12 read the same runs)."""
+    key = (pair, bandwidth_mbps, scheme, ctx.quick)
+    if key in _CELLS:
+        return _CELLS[key]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    dev, srv = TABLE3_PAIRS[pair]
+    scenario = os.path.join(root, "scenarios", "paper", f"table3_{dev}_{srv}_{bandwidth_mbps}mbps.yaml")
+    folder = tempfile.mkdtemp(dir=ctx.work)
+    cmd = [ctx.coinfer, "run", scenario, "-q", "--out", os.path.join(folder, "r")]
+    for x in TABLE3_SETS[scheme] + (["duration_s=6", "warmup_s=1"] if ctx.quick else []):
+        cmd += ["--set", x]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        out = {"error": f"coinfer run exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+    else:
+        with open(os.path.join(folder, "r", "summary.json")) as f:
+            out = json.load(f)["total"]
+    _CELLS[key] = out
+    return out
+
+
+_CELLS = {}
+
+
+def run_cells(ctx, cells):
+    """Runs the Table III set-ups `cells` ((pair, bandwidth, scheme) ...) --jobs at a time, with progress."""
+    cells = sorted(set(cells))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
+        for i, _ in enumerate(pool.map(lambda c: table3_cell(ctx, *c), cells)):
+            ctx.progress(i + 1, len(cells))
+
+
+def run_fig11(item, ctx):
+    """Fig. 11 as the text states it: ACE-GNN's speed-up over on-device inference on a Pi 4B, the best of
+    its two servers ("up to"): the on-device (HGNAS row) mean latency over the hierarchical scheduler's."""
+    pairs = {"pi": ("pi-gpu", "pi-cpu"), "tx2": ("tx2-gpu", "tx2-cpu")}
+    run_cells(ctx, [(pr, p["config"]["bandwidth_mbps"], s) for p in item["published"] for pr in pairs[p["config"]["device"]]
+                    for s in ("HGNAS", "ACE-GNN")])
+    out = {}
+    for p in item["published"]:
+        c, best, why = p["config"], None, ""
+        for pr in pairs[c["device"]]:
+            a, b = table3_cell(ctx, pr, c["bandwidth_mbps"], "HGNAS"), table3_cell(ctx, pr, c["bandwidth_mbps"], "ACE-GNN")
+            if "error" in a or "error" in b:
+                why = a.get("error") or b.get("error")
+                continue
+            v = a["latency_ms"]["mean"] / b["latency_ms"]["mean"]
+            if best is None or v > best[0]:
+                best = (v, pr)
+        out[key_of(c, p["scheme"])] = {"value": best[0], "detail": f"best pair {best[1]}"} if best else {"error": why}
+    return out
+
+
+def run_fig12(item, ctx):
+    """Fig. 12 as the text states it: ACE-GNN's reduction (%) of the TX2's energy per inference and of the
+    latency against GCoDE's, per server, at the lowest bandwidth."""
+    run_cells(ctx, [(p["config"]["pair"], p["config"]["bandwidth_mbps"], s) for p in item["published"] for s in ("GCoDE", "ACE-GNN")])
+    out = {}
+    for p in item["published"]:
+        c = p["config"]
+        g, a = table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "GCoDE"), table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "ACE-GNN")
+        if "error" in g or "error" in a:
+            out[key_of(c, p["scheme"])] = {"error": g.get("error") or a.get("error")}
+            continue
+        field = (lambda t: t["energy_j_per_inference"]) if p["scheme"] == "energy reduction" else (lambda t: t["latency_ms"]["mean"])
+        if not field(g) or field(a) is None:
+            out[key_of(c, p["scheme"])] = {"error": "no energy in the runs (the scenario states no power)"}
+            continue
+        out[key_of(c, p["scheme"])] = {"value": 100 * (1 - field(a) / field(g)),
+                                       "detail": f"GCoDE {field(g):.4g}, ACE-GNN {field(a):.4g}"}
+    return out
+
+
 def run_table3(item, ctx):
     """Table III: one `coinfer run` per cell (the scenario of its pair and bandwidth, the scheme's
     strategy or scheduler); the mean latency of the run's requests."""
@@ -170,7 +245,7 @@ def run_table3(item, ctx):
     return out
 
 
-RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3}
+RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
