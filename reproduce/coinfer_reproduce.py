@@ -85,6 +85,13 @@ def load_published(folder):
                         raise InputError(f"{w}: source must say where the number was read (table cell, text, plot with its uncertainty)")
                 if not item.get("published"):
                     raise InputError(f"{where} ({item['id']}): a runner without published numbers")
+                if item["runner"] == "ratio":
+                    if not isinstance(item.get("schemes"), dict) or len(item.get("ratio_of") or []) != 2 or \
+                            any(x not in item["schemes"] for x in item["ratio_of"]) or not item.get("metric_path"):
+                        raise InputError(f"{where} ({item['id']}): the ratio runner needs schemes, ratio_of (two of them) and metric_path")
+                    for j, x in enumerate(item["published"]):
+                        if not isinstance(x.get("setup"), dict) or not x["setup"].get("scenario"):
+                            raise InputError(f"{where} ({item['id']}) published[{j}]: the ratio runner needs a setup with a scenario")
                 keys = {key_of(x["config"], x["scheme"]) for x in item["published"]}
                 for j, h in enumerate(item.get("headlines") or []):
                     w = f"{where} ({item['id']}) headlines[{j}]"
@@ -209,6 +216,73 @@ def run_fig12(item, ctx):
     return out
 
 
+def run_scenario(ctx, scenario, sets):
+    """summary.json of `coinfer run SCENARIO --set ...` (kept per process), or {"error": why}."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sets = list(sets) + (["duration_s=6", "warmup_s=1"] if ctx.quick else [])
+    key = (scenario, tuple(sets))
+    if key in _RUNS:
+        return _RUNS[key]
+    folder = tempfile.mkdtemp(dir=ctx.work)
+    cmd = [ctx.coinfer, "run", os.path.join(root, scenario), "-q", "--out", os.path.join(folder, "r")]
+    for x in sets:
+        cmd += ["--set", x]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        out = {"error": f"coinfer run exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+    else:
+        with open(os.path.join(folder, "r", "summary.json")) as f:
+            out = json.load(f)
+    _RUNS[key] = out
+    return out
+
+
+_RUNS = {}
+
+
+def run_ratio(item, ctx):
+    """A ratio the paper states between two schemes (item `ratio_of`: [numerator, denominator], each
+    scheme's overrides in `schemes`) of a summary.json metric (`metric_path`), on each published entry's
+    `setup` (scenario, overrides); with `max_over` {key, values} the largest ratio over those values
+    (the paper's "up to")."""
+    num, den = item["ratio_of"]
+    jobs, plan = [], {}
+    for p in item["published"]:
+        st = p["setup"]
+        variants = [[]] if "max_over" not in st else [[f"{st['max_over']['key']}={v}"] for v in st["max_over"]["values"]]
+        plan[key_of(p["config"], p["scheme"])] = (st, variants)
+        for v in variants:
+            for sch in (num, den):
+                jobs.append((st["scenario"], tuple(st.get("sets", []) + v + item["schemes"][sch])))
+    jobs = sorted(set(jobs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
+        for i, _ in enumerate(pool.map(lambda j: run_scenario(ctx, j[0], j[1]), jobs)):
+            ctx.progress(i + 1, len(jobs))
+
+    def metric(summary):
+        x = summary
+        for k in item["metric_path"]:
+            x = x[k]
+        return x
+    out = {}
+    for key, (st, variants) in plan.items():
+        best, why = None, ""
+        for v in variants:
+            a = run_scenario(ctx, st["scenario"], st.get("sets", []) + v + item["schemes"][num])
+            b = run_scenario(ctx, st["scenario"], st.get("sets", []) + v + item["schemes"][den])
+            if "error" in a or "error" in b:
+                why = a.get("error") or b.get("error")
+                continue
+            if not metric(b):
+                why = f"{den}'s {'.'.join(item['metric_path'])} is 0"
+                continue
+            r = metric(a) / metric(b)
+            if best is None or r > best[0]:
+                best = (r, " ".join(v) or "as set up", metric(a), metric(b))
+        out[key] = ({"value": best[0], "detail": f"{best[1]}: {num} {best[2]:.4g}, {den} {best[3]:.4g}"} if best else {"error": why})
+    return out
+
+
 def run_table3(item, ctx):
     """Table III: one `coinfer run` per cell (the scenario of its pair and bandwidth, the scheme's
     strategy or scheduler); the mean latency of the run's requests."""
@@ -245,7 +319,7 @@ def run_table3(item, ctx):
     return out
 
 
-RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12}
+RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
@@ -417,8 +491,11 @@ def main():
                 entry["items"].append({"item": it["id"], "title": it["title"], "lacks": it["lacks"]})
                 continue
             # coinfer's numbers, kept per item (resumable): valid for this coinfer, this scale and these configurations.
-            ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, it["runner"], it.get("not_expressible"),
-                                               [[x["config"], x["scheme"]] for x in it["published"]]], sort_keys=True).encode()).hexdigest()
+            # Everything that decides the runs (not the published values, roles, sources, headlines or texts).
+            setup = {k: v for k, v in it.items() if k not in ("published", "headlines", "title", "how", "tolerance", "metric", "unit",
+                                                               "lower_is_better", "ordering_groups")}
+            setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup")} for x in it["published"]]
+            ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, setup], sort_keys=True).encode()).hexdigest()
             cache = os.path.join(a.out, "items", f"{p['paper']}__{it['id']}.json")
             values = None
             if os.path.exists(cache):
