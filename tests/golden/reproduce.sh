@@ -41,7 +41,7 @@ sed -i '0,/, source: "Table II, row PP (KB), column ModelNet40 \/ DGCNN"/s///' "
 import json, sys
 r = json.load(open(sys.argv[1]))
 p = r["papers"][0]
-assert p["paper"] == "ace-gnn" and p["items_run"] == 7 and p["items_lacking"] >= 10, p
+assert p["paper"] == "ace-gnn" and p["items_run"] == 7 and p["items_lacking"] == 9, (p["items_run"], p["items_lacking"])
 t3 = next(i for i in p["items"] if i["item"] == "table3")
 ran = [x for x in t3["rows"] if x["coinfer"] is not None]
 assert len(ran) == 48 and all(x["scheme"] != "Brancy" for x in ran), len(ran)           # Branchy is not expressible: said so
