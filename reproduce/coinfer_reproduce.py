@@ -142,29 +142,12 @@ TABLE3_SETS = {"HGNAS": ["devices.0.strategy=local"],
 
 
 def table3_cell(ctx, pair, bandwidth_mbps, scheme):
-    """summary.json's total for one Table III set-up (pair, bandwidth, scheme), or {"error": why}; kept
-    per process (Figs. 11 and 12 read the same runs)."""
-    key = (pair, bandwidth_mbps, scheme, ctx.quick)
-    if key in _CELLS:
-        return _CELLS[key]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """summary.json's total for one Table III set-up (pair, bandwidth, scheme), or {"error": why}."""
     dev, srv = TABLE3_PAIRS[pair]
-    scenario = os.path.join(root, "scenarios", "paper", f"table3_{dev}_{srv}_{bandwidth_mbps}mbps.yaml")
-    folder = tempfile.mkdtemp(dir=ctx.work)
-    cmd = [ctx.coinfer, "run", scenario, "-q", "--out", os.path.join(folder, "r")]
-    for x in TABLE3_SETS[scheme] + (["duration_s=6", "warmup_s=1"] if ctx.quick else []):
-        cmd += ["--set", x]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        out = {"error": f"coinfer run exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
-    else:
-        with open(os.path.join(folder, "r", "summary.json")) as f:
-            out = json.load(f)["total"]
-    _CELLS[key] = out
-    return out
+    summary = run_scenario(ctx, f"scenarios/paper/table3_{dev}_{srv}_{bandwidth_mbps}mbps.yaml", TABLE3_SETS[scheme])
+    return summary if "error" in summary else summary["total"]
 
 
-_CELLS = {}
 
 
 def run_cells(ctx, cells):
@@ -286,36 +269,18 @@ def run_ratio(item, ctx):
 def run_table3(item, ctx):
     """Table III: one `coinfer run` per cell (the scenario of its pair and bandwidth, the scheme's
     strategy or scheduler); the mean latency of the run's requests."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out, tasks = {}, []
+    out, cells = {}, []
     for p in item["published"]:
         c, scheme = p["config"], p["scheme"]
         if scheme in (item.get("not_expressible") or {}):
             out[key_of(c, scheme)] = {"error": "not expressible: " + item["not_expressible"][scheme]}
-            continue
-        dev, srv = TABLE3_PAIRS[c["pair"]]
-        scenario = os.path.join(root, "scenarios", "paper", f"table3_{dev}_{srv}_{c['bandwidth_mbps']}mbps.yaml")
-        sets = TABLE3_SETS[scheme] + (["duration_s=6", "warmup_s=1"] if ctx.quick else [])
-        tasks.append((key_of(c, scheme), scenario, sets))
-
-    def one(task):
-        key, scenario, sets = task
-        folder = tempfile.mkdtemp(dir=ctx.work)
-        cmd = [ctx.coinfer, "run", scenario, "-q", "--out", os.path.join(folder, "r")]
-        for s in sets:
-            cmd += ["--set", s]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            return key, {"error": f"coinfer run exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
-        with open(os.path.join(folder, "r", "summary.json")) as f:
-            t = json.load(f)["total"]
-        v = t["latency_ms"]["mean"]
-        return key, {"value": v, "detail": f"{t['completed']} requests" + (", SATURATED" if t.get("saturated") else "")}
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
-        for i, (key, result) in enumerate(pool.map(one, tasks)):
-            out[key] = result
-            ctx.progress(i + 1, len(tasks))
+        else:
+            cells.append((c["pair"], c["bandwidth_mbps"], scheme))
+    run_cells(ctx, cells)
+    for pair, bw, scheme in cells:
+        t = table3_cell(ctx, pair, bw, scheme)
+        out[key_of({"pair": pair, "bandwidth_mbps": bw}, scheme)] = t if "error" in t else {
+            "value": t["latency_ms"]["mean"], "detail": f"{t['completed']} requests" + (", SATURATED" if t.get("saturated") else "")}
     return out
 
 
