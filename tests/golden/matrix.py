@@ -9,7 +9,8 @@ scenarios/) and new schedulers (`coinfer scheduler list`) join the matrix by the
 Coverage: the full cross of scenarios x schedulers with the base overrides (short run, drain 0.001 s),
 and every other override on every scenario with --per-override schedulers (default 1) rotating over
 the scenarios, so that every override meets every scheduler on some scenarios; --full crosses
-everything (9,500 runs at 42 scenarios, ~18 min on 2 cores; CI runs --per-override 2, ~2,100 runs).
+everything (9,500 runs at 42 scenarios, ~18 min on 2 cores; CI runs --per-override 1: ~1,400 runs at 45
+scenarios, ~2.5 min, every scenario x every scheduler and every override with every scheduler on some scenario).
 
 usage: matrix.py COINFER SOURCE_DIR [--full | --per-override N] [--jobs N] [--duration S] [--only TEXT] [--schedulers A,B]
                  [--overrides NAME,...]
