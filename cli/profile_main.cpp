@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", o.warmup, "untimed runs per range and batch (default 2)");
   app.add_option("--repeats", o.repeats, "timed runs per range and batch (default 10)");
   app.add_option("--threads", o.threads, "LibTorch intra-op threads (default 1)");
-  app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition chunks (default 1)");
+  app.add_option("--feature-chunks", o.feature_chunks, "feature decomposition slices (default: the variant's, fd<P> in --variant, else 1)");
   std::string ranges = "all";
   app.add_option("--ranges", ranges, "which stage ranges: all (default), whole (only [0,n): a quick calibration) or stages (only [i,i+1))")
       ->check(CLI::IsMember({"all", "whole", "stages"}));
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
       throw InputError(SourceLocation{"--processor", 0, 0}, "--processor", "module samples (--modules) are measured on the CPU only");
     o.whole_model_only = ranges == "whole";
     o.single_stages_only = ranges == "stages";
-    if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 1)
+    if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.feature_chunks < 0)
       throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads >= 1, feature-chunks >= 1");
     ModelCatalog cat = ModelCatalog::load(data_path("models"));
     if (modules < 0 || modules > 100000) throw InputError(SourceLocation{"--modules", 0, 0}, "--modules", "N must be in 1..100000");

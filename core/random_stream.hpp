@@ -36,6 +36,7 @@ enum class StreamPurpose : std::uint64_t {
   mobility = 17,     // devices[].movement random_waypoint: start, destinations, speeds, pauses (index = device index)
   sac_batching = 18,  // coinfer train sac --learn-batching: the batching agent's seed (index 0)
   handover_copy = 19,  // the real runtime's filler bytes of a transfer sent again after a handover (index = task id; seed 0); content only
+  graph_generation = 20,  // models/power_law_graph: a synthetic graph's endpoints and node order (index = 0)
   test = 99,         // tests only
 };
 

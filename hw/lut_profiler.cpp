@@ -155,7 +155,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   const torch::Device device = profiling_device(o.torch_device);
   const bool on_cpu = device.is_cpu();
   models::GnnModel model(spec, o.seed);
-  model.set_feature_chunks(o.feature_chunks);
+  if (o.feature_chunks > 0) model.set_feature_chunks(o.feature_chunks);  // else the variant's fd<P> stands
   model.to(device);
   // CUDA runs asynchronously: a timed run ends when the device has finished it.
   const auto sync = [on_cpu] {
@@ -306,7 +306,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
                                            "stages whose output is not floating point (KNN indices) have none";
   pv.attributes["processor"] = (o.processor.empty() ? std::string("the device type's only processor") : o.processor) + ", run by LibTorch on " +
                                device.str();
-  pv.attributes["feature_chunks"] = std::to_string(o.feature_chunks);
+  pv.attributes["feature_chunks"] = std::to_string(model.feature_chunks());
   pv.attributes["role"] = "device";
   pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;
   // The number alone, so that a testbed can cap its device processes the same way (coinfer validate).

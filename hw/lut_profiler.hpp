@@ -28,7 +28,7 @@ struct ProfileOptions {
   int warmup = 2;
   int repeats = 10;
   int threads = 1;          // intra-op threads (torch::set_num_threads)
-  int feature_chunks = 1;   // feature decomposition while profiling
+  int feature_chunks = 0;   // feature decomposition slices while profiling; 0: the model variant's own (fd<P> or 1)
   std::uint64_t seed = 1;   // inputs and weights
   std::string command_line; // recorded in the provenance
   std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty

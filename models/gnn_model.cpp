@@ -1,5 +1,7 @@
 #include "models/gnn_model.hpp"
 
+#include "models/aggregation_schemes.hpp"
+
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <limits>
@@ -294,17 +296,10 @@ const std::vector<torch::Tensor>& GnnModel::gcn_norm(const torch::Tensor& edge_i
 
 torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
                                            const torch::Tensor& weight, int64_t n) const {
-  // out[dst] += h[src] * weight, over chunks of the feature dimension (feature decomposition).
-  const int64_t F = h.size(1);
-  auto out = torch::zeros({n, F}, h.options());
-  const int64_t step = (F + chunks_ - 1) / chunks_;
-  for (int64_t c = 0; c < F; c += step) {
-    const int64_t w = std::min(step, F - c);
-    auto msg = h.narrow(1, c, w).index_select(0, src);
-    if (weight.defined()) msg = msg * weight.unsqueeze(1);
-    out.narrow(1, c, w).index_add_(0, dst, msg);
-  }
-  return out;
+  // out[dst] += h[src] * weight: PyG's gather-scatter, or feature decomposition over `chunks_` slices
+  // (models/aggregation_schemes.hpp).
+  if (chunks_ == 1) return scatter_aggregate(h, src, dst, weight, n);
+  return sliced_aggregate(h, src, dst, weight, n, slice_width_for(h.size(1), chunks_));
 }
 
 torch::Tensor GnnModel::linear(int stage, int j, const torch::Tensor& x) const {

@@ -83,8 +83,10 @@ def load_published(folder):
                         raise InputError(f"{w}: role must be one of {', '.join(ROLES)}")
                     if not isinstance(p.get("source"), str) or len(p["source"].strip()) < 5:
                         raise InputError(f"{w}: source must say where the number was read (table cell, text, plot with its uncertainty)")
-                if not item.get("published"):
-                    raise InputError(f"{where} ({item['id']}): a runner without published numbers")
+                if not item.get("published") and not item.get("grid"):
+                    raise InputError(f"{where} ({item['id']}): a runner without published numbers (or a grid it reports)")
+                if item["runner"] == "aggregation" and item.get("measure") not in AGG_MEASURES:
+                    raise InputError(f"{where} ({item['id']}): the aggregation runner needs measure: one of {', '.join(AGG_MEASURES)}")
                 if item["runner"] == "ratio":
                     if not isinstance(item.get("schemes"), dict) or len(item.get("ratio_of") or []) != 2 or \
                             any(x not in item["schemes"] for x in item["ratio_of"]) or not item.get("metric_path"):
@@ -284,7 +286,138 @@ def run_table3(item, ctx):
     return out
 
 
-RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio}
+# --- measured on this CPU: `coinfer aggregation` (the feature decomposition paper) ------------------------
+
+# Graph sizes: Pubmed whole; ogbn-proteins and Reddit with a fraction of their edges (nodes kept), so the
+# standard scheme's E x F messages fit this 24 GiB machine at hidden 32 (Reddit at 1/8: 14.3 M edges,
+# 4.9 GB of tensors). --quick: 1/256 of them (shape only).
+AGG_EDGE_SCALE = {"pubmed": 1.0, "proteins": 0.125, "reddit": 0.125}
+AGG_EDGE_SCALE_QUICK = {"pubmed": 1.0, "proteins": 1 / 256, "reddit": 1 / 256}
+
+
+def expand_grid(config):
+    """A published config whose values may be lists ("up to" over them): every combination."""
+    keys = sorted(config)
+    combos = [{}]
+    for k in keys:
+        vals = config[k] if isinstance(config[k], list) else [config[k]]
+        combos = [dict(c, **{k: v}) for c in combos for v in vals]
+    return combos
+
+
+def aggregation_run(ctx, graph, model, hidden, scheme, slice_width=None, memory_limit_mb=None, counters=False):
+    """One `coinfer aggregation` measurement (kept per process), or {"error": why}."""
+    scale = (AGG_EDGE_SCALE_QUICK if ctx.quick else AGG_EDGE_SCALE)[graph]
+    args = ["--graph", graph, "--model", model, "--hidden", str(hidden), "--scheme", scheme, "--edge-scale", repr(scale)]
+    args += ["--repeats", "1", "--warmup", "0"] if ctx.quick else ["--repeats", "3", "--warmup", "1"]
+    if slice_width and scheme == "sliced":
+        args += ["--slice-width", str(slice_width)]
+    if memory_limit_mb:
+        args += ["--memory-limit", str(memory_limit_mb)]
+    if counters:
+        args.append("--counters")
+    key = tuple(args)
+    if key in _AGG:
+        return _AGG[key]
+    r = subprocess.run([ctx.coinfer, "aggregation"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        out = {"error": f"coinfer aggregation exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+    else:
+        out = json.loads(r.stdout)
+        out["command"] = "coinfer aggregation " + " ".join(args)
+        if out.get("cpu"):
+            _AGG_CPU["cpu"] = f"{out['cpu']}, LibTorch {out.get('libtorch', '?')}, {out.get('threads', '')}"
+    _AGG[key] = out
+    return out
+
+
+_AGG = {}
+_AGG_CPU = {}
+
+
+def aggregation_value(item, ctx, c, scheme):
+    """coinfer's number for one concrete configuration `c` and scheme, per the item's `measure`:
+    speedup (standard's total time / the scheme's), memory_reduction (standard's peak tensor bytes /
+    the scheme's), time_s (the scheme's median time of phase `phase`), oom (1 when the kernel's OOM killer
+    stopped it under `memory_limit_mb`, else 0), or a counter rate (l1d_miss_rate, llc_miss_rate,
+    dtlb_miss_rate, ipc). Returns (value, detail) or raises ValueError(why)."""
+    m = item["measure"]
+    limit = item.get("memory_limit_mb")
+    sw = c.get("slice_width")
+    run = lambda sch: aggregation_run(ctx, c["graph"], c["model"], c["hidden"], sch, sw, limit, m in COUNTER_RATES)
+    if m in ("speedup", "memory_reduction"):
+        base, mine = run("standard"), run(scheme)
+        for r in (base, mine):
+            if "error" in r:
+                raise ValueError(r["error"])
+            if r["status"] != "ok":
+                raise ValueError(f"{r['scheme']} {r['status']}")
+        if m == "speedup":
+            return base["total_s"] / mine["total_s"], f"standard {base['total_s']:.4g} s, {scheme} {mine['total_s']:.4g} s"
+        return base["peak_tensor_bytes"] / mine["peak_tensor_bytes"], \
+            f"standard {base['peak_tensor_bytes'] / 1e6:.1f} MB, {scheme} {mine['peak_tensor_bytes'] / 1e6:.1f} MB"
+    r = run(scheme)
+    if "error" in r:
+        raise ValueError(r["error"])
+    if m == "oom":
+        if r["status"] not in ("ok", "oom"):
+            raise ValueError(f"run {r['status']}")
+        peak = r.get("cgroup_peak_bytes")
+        return (1.0 if r["status"] == "oom" else 0.0), f"{r['status']} under {limit} MiB" + (f", cgroup peak {peak / 2**20:.0f} MiB" if peak else "")
+    if r["status"] != "ok":
+        raise ValueError(r["status"])
+    if m == "time_s":
+        return r["phase_s"][item["phase"]], f"{item['phase']} of {r['total_s']:.4g} s"
+    if m in COUNTER_RATES:
+        v = r["counters"].get(m)
+        if v is None:
+            why = sorted(set(r["counters"]["unavailable"].values()))
+            raise ValueError("hardware counters unavailable on this machine: " + "; ".join(why))
+        return v * (1 if m == "ipc" else 100), "aggregation phase"
+    raise ValueError(f"unknown measure {m}")
+
+
+COUNTER_RATES = ("l1d_miss_rate", "llc_miss_rate", "dtlb_miss_rate", "ipc")
+AGG_MEASURES = ("speedup", "memory_reduction", "time_s", "oom") + COUNTER_RATES
+
+
+def run_aggregation(item, ctx):
+    """Items measured with LibTorch on this CPU (`coinfer aggregation`, one process per measurement, one
+    at a time: they time both cores). A published config may give lists (the paper's "up to": the
+    largest value over every combination). Also keeps every measured combination in `_grid` for the page."""
+    todo = []
+    for p in item["published"]:
+        for c in expand_grid(p["config"]):
+            todo.append((c, p["scheme"]))
+    for c in expand_grid(item.get("grid") or {}):
+        for sch in item.get("grid_schemes") or []:
+            todo.append((c, sch))
+    out, grid, done = {}, {}, 0
+    for c, sch in todo:
+        k = key_of(c, sch)
+        if k not in grid:
+            try:
+                v, d = aggregation_value(item, ctx, c, sch)
+                grid[k] = {"config": c, "scheme": sch, "value": v, "detail": d, "detail_cpu": _AGG_CPU.get("cpu", "")}
+            except ValueError as e:
+                grid[k] = {"config": c, "scheme": sch, "error": str(e)}
+        done += 1
+        ctx.progress(done, len(todo))
+    for p in item["published"]:
+        cells = [grid[key_of(c, p["scheme"])] for c in expand_grid(p["config"])]
+        have = [x for x in cells if "value" in x]
+        if not have:
+            out[key_of(p["config"], p["scheme"])] = {"error": cells[0].get("error", "no value")}
+            continue
+        best = max(have, key=lambda x: x["value"])
+        where = ", ".join(f"{k} {v}" for k, v in best["config"].items())
+        out[key_of(p["config"], p["scheme"])] = {"value": best["value"], "detail": (f"largest at {where}: " if len(cells) > 1 else "") + best["detail"]}
+    out["_grid"] = list(grid.values())
+    return out
+
+
+RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio,
+           "aggregation": run_aggregation}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
@@ -298,7 +431,12 @@ def compare(paper, item, values):
         got = values.get(key_of(p["config"], p["scheme"]), {"error": "not run"})
         row = {"config": p["config"], "scheme": p["scheme"], "published": p["value"], "role": p["role"], "source": p["source"],
                "unit": item.get("unit", "")}
-        if "value" in got and got["value"] is not None and p["value"] != 0:
+        if "value" in got and got["value"] is not None and item.get("exact"):
+            # A yes/no outcome (1/0: e.g. out of memory or not): the same, or not.
+            row["coinfer"] = got["value"]
+            row["within"] = got["value"] == p["value"]
+            row["verdict"] = "same outcome" if row["within"] else "different outcome"
+        elif "value" in got and got["value"] is not None and p["value"] != 0:
             row["coinfer"] = got["value"]
             row["ratio"] = got["value"] / p["value"]
             row["within"] = abs(row["ratio"] - 1) <= tol
@@ -335,7 +473,10 @@ def compare(paper, item, values):
         heads.append({"name": h["name"], "published": h["published"], "coinfer": got, "source": h["source"],
                       "ratio": got / h["published"] if got is not None else None,
                       "verdict": ("within" if ok else "outside") + f" +-{tol:.0%}" if got is not None else "not computable"})
+    grid = values.get("_grid") or []
+    measured_on = sorted({g["detail_cpu"] for g in grid if g.get("detail_cpu")})
     return {"paper": paper["paper"], "item": item["id"], "title": item["title"], "how": item.get("how", ""), "rows": rows,
+            "grid": grid, "measured_on": measured_on, "unit": item.get("unit", ""),
             "ordering": {"held": held, "pairs": total, "lower_is_better": lower}, "headlines": heads,
             "predictions": {"compared": len(preds), "within": sum(1 for r in preds if r["within"]),
                             "not_run": sum(1 for r in rows if r["role"] == "prediction" and r["coinfer"] is None)},
@@ -374,8 +515,14 @@ def html_page(result, plots_dir):
                                   [[h["name"], h["published"], h["coinfer"], h["ratio"], h["verdict"], h["source"]] for h in it["headlines"]]))
             trs = [[", ".join(f"{k} {v}" for k, v in r["config"].items()), r["scheme"], r["role"], r["published"], r["coinfer"],
                     r.get("ratio"), r["verdict"], r["source"]] for r in it["rows"]]
-            s.append(cr.table(f"{p['paper']}-{it['item']}-table", ["configuration", "scheme", "role", f"published ({it['rows'][0]['unit']})",
+            s.append(cr.table(f"{p['paper']}-{it['item']}-table", ["configuration", "scheme", "role", f"published ({it['unit']})",
                                                                    "coinfer", "ratio", "verdict", "read from"], trs))
+            if it.get("measured_on"):
+                s.append(f"<p class=\"note\">MEASURED on this machine (not simulated): {cr.esc('; '.join(it['measured_on']))}.</p>")
+            if it.get("grid"):
+                s.append(cr.table(f"{p['paper']}-{it['item']}-grid", ["configuration", "scheme", f"coinfer ({it['unit']})", "detail"],
+                                  [[", ".join(f"{k} {v}" for k, v in g["config"].items()), g["scheme"], g.get("value"),
+                                    g.get("detail") or g.get("error", "")] for g in it["grid"]]))
     made = result["made_by"]
     return cr.page("coinfer reproduce", f"{made['coinfer_version']}; {'quick (shape, not precision)' if result['quick'] else 'full scale'}", s)
 

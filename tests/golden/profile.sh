@@ -142,5 +142,21 @@ journaled=$(($(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 1) - 1))
   && "$coinfer" lut check "$work/res/m.h5" --min-batch 3 | grep -q "^complete" \
   && "$coinfer" lut show "$work/res/m.h5" | grep -q "resumed: [0-9]* of 30 (range, batch) entries were measured by an earlier run" \
   && passes=$((passes+1)) || { echo "FAIL resume"; cat "$work/res.out" "$work/res.err"; fails=$((fails+1)); }
+# A profiled fd<P> variant decomposes (issue 67's defect: the command line's default used to undo the
+# variant's slices, so gcn@fd8 was the base model under another name). GCN on the Yelp-like graph, whole model, batch
+# 1: the base scatters E x 64 hidden features at once, fd8 eight columns at a time, so its peak tensor
+# memory must be lower (the messages are 1/8 as wide; the input features, 10,000 x 100, are shared by
+# both), and the provenance must say 8 slices.
+"$coinfer" profile --model gcn --dataset yelp --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/fd/base.h5" -q > "$work/fdb.out" 2>&1 \
+  && "$coinfer" profile --model gcn --dataset yelp --variant fd8 --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/fd/fd8.h5" -q > "$work/fd8.out" 2>&1 \
+  && "$coinfer" lut show "$work/fd/fd8.h5" | grep -q "feature_chunks: 8" \
+  && /usr/bin/python3 - "$work/fd/base.h5" "$work/fd/fd8.h5" <<'PY' && passes=$((passes+1)) || { echo "FAIL profiled fd8 does not decompose"; cat "$work/fdb.out" "$work/fd8.out"; "$coinfer" lut show "$work/fd/fd8.h5"; fails=$((fails+1)); }
+import sys, h5py, numpy as np
+base = h5py.File(sys.argv[1])["gcn/yelp"]["peak_memory_bytes"][:]
+fd8 = h5py.File(sys.argv[2])["gcn@fd8/yelp"]["peak_memory_bytes"][:]
+b, f = base[~np.isnan(base)].max(), fd8[~np.isnan(fd8)].max()
+print("peak bytes base %.0f fd8 %.0f" % (b, f))
+assert f < 0.9 * b, (b, f)
+PY
 echo "$passes passed, $fails failed"
 [ $fails -eq 0 ]
