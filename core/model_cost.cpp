@@ -107,7 +107,9 @@ void derive_costs(ModelSpec& m) {
       if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
       // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
       // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
-      if (!v.dense()) message = 2 * (E + N) * out * kFloat / P;
+      // With P > 1 (models/aggregation_schemes.cpp sliced_aggregate) also the slice made contiguous and
+      // its sums before they are copied into the result: 2 N out / P floats.
+      if (!v.dense()) message = 2 * (E + N) * out * kFloat / P + (P > 1 ? 2 * N * out * kFloat / P : 0);
     } else if (s.op == "gat" && v.dense()) {
       // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
       // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads
@@ -128,14 +130,15 @@ void derive_costs(ModelSpec& m) {
       workspace = E * s.heads * 2 * kFloat;
       // All heads' messages at once: the gathered rows (self loops included, E + N) and their
       // attention-weighted copy, alive together; with P > 1 head by head, each in P slices (models/gnn_model.cpp).
-      message = P == 1 ? 2 * (E + N) * out * kFloat : 2 * (E + N) * per_head * kFloat / P;
+      message = P == 1 ? 2 * (E + N) * out * kFloat : 2 * (E + N) * per_head * kFloat / P + 2 * N * per_head * kFloat / P;
     } else if (s.op == "sage") {
       // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
       s.needs_graph = true;
       s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
       weights = (2 * in * out + out) * kFloat;
       workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
-      if (!v.dense()) message = E * in * kFloat / P;  // the neighbours' input features gathered per edge
+      // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
+      if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
     } else {
       bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
     }

@@ -58,15 +58,16 @@ torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src,
   if (slice_width < 1) throw std::invalid_argument("a feature slice must be >= 1 column wide");
   const std::int64_t F = h.size(1);
   if (slice_width >= F) return scatter_aggregate(h, src, dst, weight, n);
-  std::vector<torch::Tensor> parts;
-  parts.reserve(static_cast<size_t>((F + slice_width - 1) / slice_width));
+  // Each slice's sums go straight to their columns of the result (what torch.cat of the slices gives,
+  // without holding every slice's result and the concatenation at once).
+  auto out = torch::empty({n, F}, h.options());
   for (std::int64_t c = 0; c < F; c += slice_width) {
     const std::int64_t w = std::min(slice_width, F - c);
     // The slice of every vertex, contiguous: n x w floats that the random gathers below reuse from cache.
     const torch::Tensor slice = h.narrow(1, c, w).contiguous();
-    parts.push_back(scatter_aggregate(slice, src, dst, weight, n));
+    out.narrow(1, c, w).copy_(scatter_aggregate(slice, src, dst, weight, n));
   }
-  return torch::cat(parts, 1);
+  return out;
 }
 
 CsrAdjacency to_csr(const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight, std::int64_t n) {

@@ -12,7 +12,9 @@
 //   sliced      feature decomposition (the paper's Algorithm 1): the feature dimension is cut into
 //               slices of `slice_width` columns (its "granularity"); each slice is made contiguous
 //               (n x slice_width, small enough to stay in cache), aggregated by the standard scheme
-//               over every edge, and the slices are concatenated at the end.
+//               over every edge, and each slice's sums are written to its columns of the result
+//               (torch.cat's result without holding both). Memory above the standard scheme's output:
+//               the slice, its sums and its E x slice_width messages, one slice at a time.
 //
 // All three compute out[d] = sum over edges (s -> d) of w_e * h[s] (w_e = 1 where no weights are
 // given), exactly up to float summation order. Tensors: h [n, F] float32 on the CPU; src, dst [E]
