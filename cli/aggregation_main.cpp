@@ -21,7 +21,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <limits>
 #include <thread>
@@ -29,6 +31,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>  // client requests: no-ops unless the program runs under callgrind
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
 
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
@@ -38,6 +47,7 @@
 #include "hw/tracking_allocator.hpp"
 #include "models/aggregation_schemes.hpp"
 #include "models/power_law_graph.hpp"
+#include "plumbing/child_process.hpp"
 
 namespace {
 
@@ -68,6 +78,7 @@ struct Options {
   std::uint64_t seed = 1;
   bool counters = false;
   bool keep_memory = false;  // glibc keeps freed blocks (no page faults for large temporaries)
+  bool cache_sim = false;    // run under Valgrind's callgrind with this CPU's L1D and last-level cache
 };
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
@@ -195,6 +206,7 @@ class Study {
         t["attention"] += seconds_since(t0);
         t0 = Clock::now();
         if (counters) counters->start();
+        CALLGRIND_START_INSTRUMENTATION;
         if (scheme_ == AggregationScheme::standard) {
           auto msg = zh.index_select(0, src) * alpha.unsqueeze(2);
           agg = torch::zeros({n_, H, D}).index_add_(0, dst, msg).reshape({n_, H * D});
@@ -207,10 +219,12 @@ class Study {
       } else {
         t0 = Clock::now();
         if (counters) counters->start();
+        CALLGRIND_START_INSTRUMENTATION;
         if (scheme_ == AggregationScheme::standard) agg = models::scatter_aggregate(z, src, dst, weight, n_);
         else if (scheme_ == AggregationScheme::csr) agg = models::csr_aggregate(csr, z);
         else agg = models::sliced_aggregate(z, src, dst, weight, n_, slice_width());
       }
+      CALLGRIND_STOP_INSTRUMENTATION;  // no-ops unless run under callgrind (--cache-sim)
       if (counters) {
         counters->stop();
         for (int i = 0; i < hw::PerfCounters::kEvents; ++i) {
@@ -378,6 +392,102 @@ nlohmann::ordered_json measure_capped(const Options& o, const PublishedGraph& g)
   return j;
 }
 
+// This CPU's cache of `level` and `type` ("Data", "Unified") from sysfs: size, ways, line (bytes).
+struct CacheGeometry {
+  long size = 0, ways = 0, line = 0;
+};
+CacheGeometry cache_geometry(int level, const std::string& type) {
+  namespace fs = std::filesystem;
+  auto read = [](const fs::path& p) {
+    std::ifstream f(p);
+    std::string v;
+    std::getline(f, v);
+    return v;
+  };
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/devices/system/cpu/cpu0/cache", ec)) {
+    if (e.path().filename().string().rfind("index", 0) != 0) continue;
+    if (read(e.path() / "level") != std::to_string(level) || read(e.path() / "type") != type) continue;
+    CacheGeometry g;
+    std::string size = read(e.path() / "size");
+    long mult = 1;
+    if (!size.empty() && (size.back() == 'K' || size.back() == 'M')) mult = size.back() == 'K' ? 1024 : 1024 * 1024, size.pop_back();
+    try {
+      g.size = std::stol(size) * mult;
+      g.ways = std::stol(read(e.path() / "ways_of_associativity"));
+      g.line = std::stol(read(e.path() / "coherency_line_size"));
+    } catch (const std::exception&) {
+      continue;
+    }
+    return g;
+  }
+  return {};
+}
+
+// The measurement again under Valgrind's callgrind with its cache simulator set to this CPU's L1 data
+// cache and last-level cache (sysfs), instrumented over the aggregation phases only (client requests
+// in infer()), one thread, one inference of one layer (every layer aggregates at the hidden width):
+// L1D and LLC read miss rates where no hardware counter is exposed. Simulated caches (two levels, LRU, no prefetcher, no TLB): a model of this CPU's, not its
+// counters.
+nlohmann::ordered_json measure_cache_sim(const Options& o) {
+  CacheGeometry d1 = cache_geometry(1, "Data"), ll;
+  for (int level = 4; level >= 2 && ll.size == 0; --level) ll = cache_geometry(level, "Unified");
+  if (d1.size == 0 || ll.size == 0) throw std::runtime_error("this CPU's cache sizes are not in /sys/devices/system/cpu/cpu0/cache");
+  char dir_template[] = "/tmp/coinfer-cachesim-XXXXXX";
+  if (::mkdtemp(dir_template) == nullptr) throw std::runtime_error("cannot make a temporary folder");
+  const std::string dir = dir_template, out = dir + "/callgrind.out";
+  auto geometry = [](const CacheGeometry& g) { return std::to_string(g.size) + "," + std::to_string(g.ways) + "," + std::to_string(g.line); };
+  ChildSpec spec;
+  spec.argv = {"valgrind", "--tool=callgrind", "--cache-sim=yes", "--instr-atstart=no", "--D1=" + geometry(d1), "--LL=" + geometry(ll),
+               "--callgrind-out-file=" + out, "/proc/self/exe", "--graph", o.graph, "--model", o.model, "--scheme", o.scheme,
+               "--hidden", std::to_string(o.hidden), "--edge-scale", std::to_string(o.edge_scale), "--layers", "1",
+               "--seed", std::to_string(o.seed), "--threads", "1", "--repeats", "1", "--warmup", "0"};
+  spec.argv[7] = std::filesystem::canonical("/proc/self/exe").string();
+  if (o.slice_width > 0) spec.argv.insert(spec.argv.end(), {"--slice-width", std::to_string(o.slice_width)});
+  spec.capture_stdout = spec.capture_stderr = true;
+  ChildResult r;
+  try {
+    r = run_child(spec);
+  } catch (const std::exception& e) {
+    std::filesystem::remove_all(dir);
+    throw std::runtime_error(std::string("valgrind could not be started (scripts/setup.sh installs it): ") + e.what());
+  }
+  std::ifstream f(out);
+  std::string line, events, totals;
+  while (std::getline(f, line)) {
+    if (line.rfind("events:", 0) == 0) events = line.substr(7);
+    if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0) totals = line.substr(line.find(':') + 1);
+  }
+  std::filesystem::remove_all(dir);
+  if (r.status != 0 || totals.empty())
+    throw std::runtime_error("the run under callgrind failed (exit " + std::to_string(r.status) + "): " + r.err.substr(r.err.size() > 400 ? r.err.size() - 400 : 0));
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
+  std::map<std::string, double> v;
+  std::istringstream en(events), tn(totals);
+  for (std::string name; en >> name;) {
+    double x = 0;
+    tn >> x;
+    v[name] = x;
+  }
+  auto rate = [&](const char* a, const char* b) -> nlohmann::json {
+    if (!v.count(a) || !v.count(b) || v[b] <= 0) return nullptr;
+    return v[a] / v[b];
+  };
+  j["cache_simulation"] = {
+      {"tool", "valgrind callgrind --cache-sim=yes, instrumented over the aggregation of one layer of one inference, one thread"},
+      {"d1", {{"bytes", d1.size}, {"ways", d1.ways}, {"line", d1.line}}},
+      {"ll", {{"bytes", ll.size}, {"ways", ll.ways}, {"line", ll.line}}},
+      {"events", v},
+      {"l1d_miss_rate", rate("D1mr", "Dr")},
+      {"llc_miss_rate", rate("DLmr", "D1mr")},
+      {"dtlb_miss_rate", nullptr},
+      {"ipc", nullptr},
+      {"note", "simulated two-level caches of this CPU's sizes (LRU, no prefetcher, no TLB, no cycles): L1D misses per data read, "
+               "last-level misses per L1D read miss; TLB and IPC are not simulated"}};
+  j["threads"] = "torch=1 (under valgrind)";
+  return j;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -402,6 +512,9 @@ int main(int argc, char** argv) {
   app.add_flag("--keep-memory", o.keep_memory,
                "let glibc keep freed tensor memory for reuse (as coinfer's runtime does) instead of its default, which maps and "
                "unmaps every large temporary (as PyG in Python runs); shows what page faults cost each scheme");
+  app.add_flag("--cache-sim", o.cache_sim,
+               "simulate this CPU's L1 data and last-level caches with Valgrind (callgrind) over the aggregation: miss rates where "
+               "no hardware counter is exposed (one layer, one thread, one inference, ~100x slower)");
   app.add_option("--memory-limit", o.memory_limit_mb, "run inside a memory cgroup of this many MiB (root); an OOM kill is reported as status oom");
   try {
     app.parse(argc, argv);
@@ -424,7 +537,8 @@ int main(int argc, char** argv) {
     const PublishedGraph* g = nullptr;
     for (const auto& p : kGraphs)
       if (o.graph == p.name) g = &p;
-    const nlohmann::ordered_json j = o.memory_limit_mb > 0 ? measure_capped(o, *g) : measure(o, *g);
+    if (o.cache_sim && (o.memory_limit_mb > 0 || o.counters)) bad("--cache-sim", "not with --memory-limit or --counters");
+    const nlohmann::ordered_json j = o.cache_sim ? measure_cache_sim(o) : o.memory_limit_mb > 0 ? measure_capped(o, *g) : measure(o, *g);
     std::cout << j.dump() << std::endl;
     return 0;
   });

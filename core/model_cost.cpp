@@ -192,6 +192,17 @@ void derive_costs(ModelSpec& m) {
     double in_bytes = 0;
     for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
     s.traffic_bytes = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);
+    // Feature decomposition reads the edge list again for every extra pass (the paper's "redundant memory
+    // access of edge data", Sec. III-B): gcn and gat (self loops included) read a source and a destination
+    // index and a weight per edge, sage the two indices; P slices (gat: heads x P, head by head) make P - 1
+    // extra passes (gat: heads x P - 1). Measured on this CPU (`coinfer reproduce feature-decomposition`,
+    // fig5): thinner slices cost more. What slicing saves (a slice of the features that stays in cache) is
+    // not in this roofline; a LUT measured with `coinfer profile --variant fdP` carries both.
+    if (P > 1 && !v.dense() && (s.op == "gcn" || s.op == "sage" || s.op == "gat")) {
+      const double passes = s.op == "gat" ? s.heads * P - 1 : P - 1;
+      const double per_edge = s.op == "sage" ? 2 * kIndex : 2 * kIndex + kFloat;
+      s.traffic_bytes += passes * (s.op == "sage" ? E : E + N) * per_edge;
+    }
   }
 }
 

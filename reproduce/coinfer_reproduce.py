@@ -305,11 +305,19 @@ def expand_grid(config):
     return combos
 
 
-def aggregation_run(ctx, graph, model, hidden, scheme, slice_width=None, memory_limit_mb=None, counters=False):
-    """One `coinfer aggregation` measurement (kept per process), or {"error": why}."""
+def aggregation_run(ctx, graph, model, hidden, scheme, slice_width=None, memory_limit_mb=None, counters=False, cache_sim_scale=None):
+    """One `coinfer aggregation` measurement (kept per process), or {"error": why}. With cache_sim_scale:
+    the run under callgrind's cache simulator (--cache-sim) on that fraction of the edges."""
     scale = (AGG_EDGE_SCALE_QUICK if ctx.quick else AGG_EDGE_SCALE)[graph]
+    if cache_sim_scale:
+        scale = min(scale, cache_sim_scale)
     args = ["--graph", graph, "--model", model, "--hidden", str(hidden), "--scheme", scheme, "--edge-scale", repr(scale)]
-    args += ["--repeats", "1", "--warmup", "0"] if ctx.quick else ["--repeats", "3", "--warmup", "1"]
+    if cache_sim_scale:
+        args.append("--cache-sim")
+    elif ctx.quick:
+        args += ["--repeats", "1", "--warmup", "0"]
+    else:
+        args += ["--repeats", "3", "--warmup", "1"]
     if slice_width and scheme == "sliced":
         args += ["--slice-width", str(slice_width)]
     if memory_limit_mb:
@@ -370,10 +378,21 @@ def aggregation_value(item, ctx, c, scheme):
         return r["phase_s"][item["phase"]], f"{item['phase']} of {r['total_s']:.4g} s"
     if m in COUNTER_RATES:
         v = r["counters"].get(m)
+        if v is not None:
+            return v * (1 if m == "ipc" else 100), "hardware counters over the aggregation phases"
+        why = "hardware counters unavailable on this machine (" + "; ".join(sorted(set(r["counters"]["unavailable"].values()))) + ")"
+        if not item.get("cache_sim_edge_scale"):
+            raise ValueError(why)
+        # No counters here: this CPU's caches simulated by callgrind instead, on a smaller graph.
+        sim = aggregation_run(ctx, c["graph"], c["model"], c["hidden"], scheme, sw, None, False, item["cache_sim_edge_scale"])
+        if "error" in sim:
+            raise ValueError(why + "; the cache simulation failed: " + sim["error"])
+        v = sim["cache_simulation"].get(m)
         if v is None:
-            why = sorted(set(r["counters"]["unavailable"].values()))
-            raise ValueError("hardware counters unavailable on this machine: " + "; ".join(why))
-        return v * (1 if m == "ipc" else 100), "aggregation phase"
+            raise ValueError(why + "; callgrind simulates no " + ("TLB" if m == "dtlb_miss_rate" else "cycles (no IPC)"))
+        d1, ll = sim["cache_simulation"]["d1"], sim["cache_simulation"]["ll"]
+        return v * (1 if m == "ipc" else 100), (f"SIMULATED caches (callgrind: L1D {d1['bytes'] // 1024} KiB {d1['ways']}-way, last level "
+                                                f"{ll['bytes'] // 2**20} MiB {ll['ways']}-way) on {sim['graph']['directed_edges']:,} edges, one thread: " + why)
     raise ValueError(f"unknown measure {m}")
 
 
