@@ -1,4 +1,4 @@
-// coinfer reproduce [list | PAPER[/ITEM]...] --out DIR [--quick] [--jobs N]: the seed papers' tables and
+// coinfer reproduce [list | PAPER[/ITEM]...] --out DIR [--quick] [--here] [--jobs N]: the seed papers' tables and
 // figures regenerated beside their published numbers (reproduce/coinfer_reproduce.py; reproduce/README.md).
 #include <filesystem>
 #include <vector>
@@ -14,6 +14,7 @@ struct ReproduceOptions {
   std::vector<std::string> selection;
   std::string out, published;
   bool quick = false;
+  bool here = false;
   int jobs = 0;
 };
 
@@ -25,6 +26,7 @@ int reproduce(const ReproduceOptions& o) {
                                    o.published.empty() ? data_path("reproduce/published") : o.published};
   if (!o.out.empty()) args.insert(args.end(), {"--out", o.out});
   if (o.quick) args.push_back("--quick");
+  if (o.here) args.push_back("--here");
   if (o.jobs > 0) args.insert(args.end(), {"--jobs", std::to_string(o.jobs)});
   args.insert(args.end(), o.selection.begin(), o.selection.end());
   try {
@@ -40,9 +42,10 @@ void register_reproduce(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("reproduce",
                                      "the five seed papers' tables and figures regenerated beside their published numbers: `reproduce list` names "
                                      "every item and what it needs; `reproduce [PAPER[/ITEM]...] --out DIR` runs them (reproduce/README.md)");
-  cmd->add_option("selection", o->selection, "list, or papers / items to run (default: all), e.g. ace-gnn or ace-gnn/table3");
+  cmd->add_option("selection", o->selection, "list, or papers / items to run (default: all), e.g. ace-gnn, ace-gnn/table3, fd (feature-decomposition)");
   cmd->add_option("--out", o->out, "output folder: reproduce.json, report.html, items/ (kept: a rerun resumes)");
   cmd->add_flag("--quick", o->quick, "every item at small scale: shape, not precision (CI)");
+  cmd->add_flag("--here", o->here, "only the items measured on this machine with LibTorch (feature decomposition's), not the simulated ones");
   cmd->add_option("--jobs,-j", o->jobs, "simulations at once (default: the number of cores)");
   cmd->add_option("--published", o->published, "folder of PAPER.yaml files (default: reproduce/published)");
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return reproduce(*o); }); });

@@ -3,7 +3,8 @@
 `coinfer reproduce` runs this.
 
 usage: coinfer reproduce list
-       coinfer reproduce [PAPER[/ITEM] ...] --out DIR [--quick] [--jobs N]
+       coinfer reproduce [PAPER[/ITEM] ...] --out DIR [--quick] [--here] [--jobs N]
+       (PAPER: ace-gnn, sparoa, grannite, feature-decomposition (fd), medn)
 
 The published numbers are data (reproduce/published/PAPER.yaml; format in reproduce/README.md): each
 with its configuration, scheme, value, unit, where it was read, and whether it is a calibration INPUT
@@ -31,6 +32,10 @@ import time
 import yaml
 
 ROLES = ("input", "prediction")
+# Short names a user may type (the issue tracker's and the README's): PAPER = the file's name.
+PAPER_ALIASES = {"fd": "feature-decomposition", "ace": "ace-gnn"}
+# Runners that measure on the machine running them (LibTorch on this CPU) instead of simulating.
+MEASURED_RUNNERS = ("aggregation",)
 
 
 class InputError(Exception):
@@ -327,7 +332,7 @@ def aggregation_run(ctx, graph, model, hidden, scheme, slice_width=None, memory_
     key = tuple(args)
     if key in _AGG:
         return _AGG[key]
-    r = subprocess.run([ctx.coinfer, "aggregation"] + args, capture_output=True, text=True)
+    r = subprocess.run(aggregation_program(ctx.coinfer) + args, capture_output=True, text=True)
     if r.returncode != 0:
         out = {"error": f"coinfer aggregation exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
     else:
@@ -341,6 +346,17 @@ def aggregation_run(ctx, graph, model, hidden, scheme, slice_width=None, memory_
 
 _AGG = {}
 _AGG_CPU = {}
+
+
+def aggregation_program(coinfer):
+    """`coinfer aggregation`, or the companion coinfer-aggregation itself: a board's runtime-only build
+    has no `coinfer` (--coinfer build-rt/coinfer-aggregation, or a `coinfer` path whose folder holds it)."""
+    if os.path.basename(coinfer) == "coinfer-aggregation":
+        return [coinfer]
+    beside = os.path.join(os.path.dirname(coinfer), "coinfer-aggregation")
+    if os.path.dirname(coinfer) and not os.path.exists(coinfer) and os.path.exists(beside):
+        return [beside]
+    return [coinfer, "aggregation"]
 
 
 def aggregation_value(item, ctx, c, scheme):
@@ -558,6 +574,9 @@ def main():
     ap.add_argument("selection", nargs="*", help="list, or PAPER or PAPER/ITEM (default: every paper)")
     ap.add_argument("--out", help="output folder")
     ap.add_argument("--quick", action="store_true", help="every item at small scale (shape, not precision)")
+    ap.add_argument("--here", action="store_true",
+                    help="only the items measured on this machine (LibTorch on its CPU), not the simulated ones: on a board, "
+                         "its own Fig. 7 (coinfer reproduce fd --here)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--coinfer", default="coinfer")
     ap.add_argument("--published", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "published"))
@@ -584,17 +603,27 @@ def main():
         wanted = {}
         for sel in a.selection or list(by_name):
             name, _, item = sel.partition("/")
+            name = PAPER_ALIASES.get(name, name)
             if name not in by_name:
                 raise InputError(f"unknown paper '{name}' (papers: {', '.join(by_name)})")
             ids = [i["id"] for i in by_name[name]["items"]]
             if item and item not in ids:
                 raise InputError(f"{name}: unknown item '{item}' (items: {', '.join(ids)})")
             wanted.setdefault(name, set()).update([item] if item else ids)
+        if a.here:
+            measured = {p["paper"]: {i["id"] for i in p["items"] if i.get("runner") in MEASURED_RUNNERS} for p in papers}
+            wanted = {n: ids & measured[n] for n, ids in wanted.items() if ids & measured[n]}
+            if not wanted:
+                raise InputError("--here: none of the selected items is measured on this machine (they are simulated)")
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    version = subprocess.run([a.coinfer, "version", "--json"], capture_output=True, text=True)
-    made = {"coinfer_version": json.loads(version.stdout).get("commit", "?") if version.returncode == 0 else "?",
+    try:
+        version = subprocess.run([a.coinfer, "version", "--json"], capture_output=True, text=True)
+        commit = json.loads(version.stdout).get("commit", "?") if version.returncode == 0 else "?"
+    except (OSError, ValueError):  # a board's build: no `coinfer`
+        commit = "?"
+    made = {"coinfer_version": commit,
             "command": " ".join(["coinfer", "reproduce"] + sys.argv[1:])}
     os.makedirs(os.path.join(a.out, "items"), exist_ok=True)
     work = tempfile.mkdtemp(prefix="coinfer-reproduce-")

@@ -141,7 +141,9 @@ cmd_build() {
   need_root
   cd "$tree"
   in_root cmake -S . -B build-debian13 -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" > /dev/null
-  in_root ninja -C build-debian13 -j"${COINFER_JOBS:-2}"
+  # DEBIAN13_TARGETS: only these targets (scripts/test_debian13.sh: what its tests run); default all.
+  # shellcheck disable=SC2086
+  in_root ninja -C build-debian13 -j"${COINFER_JOBS:-2}" ${DEBIAN13_TARGETS:-}
 }
 
 case "${1:-}" in

@@ -31,6 +31,7 @@ runtime_packages=(
   libopenblas0-pthread libtorch-dev
   libasio-dev libzstd-dev libssl-dev
   iproute2                  # tc: shaping a board's interface (inventory shape: true)
+  python3-yaml              # coinfer reproduce fd --here on the board (reproduce/README.md "On a board")
 )
 
 # The quickstart set: the simulator `coinfer` (it links the middleware's socket, compression and HMAC

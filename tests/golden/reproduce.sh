@@ -20,7 +20,8 @@ n = 0
 for f in sorted(os.listdir(sys.argv[1])):
     d = yaml.safe_load(open(os.path.join(sys.argv[1], f)))
     for it in d["items"]:
-        assert it.get("lacks") or it.get("published"), (f, it["id"])
+        # An item says what coinfer lacks, or has published numbers, or reports measurements only (a grid).
+        assert it.get("lacks") or it.get("published") or it.get("grid"), (f, it["id"])
         for p in it.get("published", []):
             assert p["role"] in ("input", "prediction") and len(p["source"]) > 10 and isinstance(p["value"], (int, float)), (f, it["id"], p)
             n += 1
