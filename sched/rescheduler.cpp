@@ -26,6 +26,40 @@ std::string Trigger::describe(const Scenario& s) const {
   return "?";
 }
 
+std::string trigger_text(const std::vector<std::string>& descriptions, size_t max_listed) {
+  // Triggers per kind (the text before ':'), and their ids.
+  std::vector<std::string> kinds;
+  std::vector<std::vector<std::string>> ids;
+  for (const std::string& d : descriptions) {
+    const auto colon = d.find(':');
+    const std::string kind = colon == std::string::npos ? d : d.substr(0, colon);
+    size_t k = std::find(kinds.begin(), kinds.end(), kind) - kinds.begin();
+    if (k == kinds.size()) kinds.push_back(kind), ids.emplace_back();
+    if (colon != std::string::npos) ids[k].push_back(d.substr(colon + 1));
+  }
+  std::string out;
+  std::vector<bool> summarised(kinds.size(), false);
+  for (const std::string& d : descriptions) {
+    const auto colon = d.find(':');
+    const size_t k = std::find(kinds.begin(), kinds.end(), colon == std::string::npos ? d : d.substr(0, colon)) - kinds.begin();
+    std::string part = d;
+    if (colon != std::string::npos && ids[k].size() > max_listed) {
+      if (summarised[k]) continue;
+      summarised[k] = true;
+      std::string prefix = ids[k].front();
+      for (const std::string& id : ids[k]) {
+        size_t n = 0;
+        while (n < prefix.size() && n < id.size() && prefix[n] == id[n]) ++n;
+        prefix.resize(n);
+      }
+      const bool servers = kinds[k] == "fail" || kinds[k] == "recover";
+      part = kinds[k] + ":" + std::to_string(ids[k].size()) + (servers ? " servers of " : " devices of ") + prefix + "*";
+    }
+    out += (out.empty() ? "" : "+") + part;
+  }
+  return out;
+}
+
 Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const Estimator& estimator)
     : scenario_(scenario), scheduler_(scheduler), estimator_(estimator) {
   for (const auto& d : scenario.devices) strategy_.push_back(d.strategy);
@@ -127,7 +161,10 @@ SystemState Rescheduler::snapshot(double now_s, const std::vector<std::optional<
 
 Decision Rescheduler::decide(const SystemState& state) {
   Decision d;
-  for (const Trigger& t : pending_) d.record.trigger += (d.record.trigger.empty() ? "" : "+") + t.describe(scenario_);
+  std::vector<std::string> described;
+  described.reserve(pending_.size());
+  for (const Trigger& t : pending_) described.push_back(t.describe(scenario_));
+  d.record.trigger = trigger_text(described);
   pending_.clear();
   const auto t0 = std::chrono::steady_clock::now();
   d.scheme = scheduler_.decide(state);

@@ -39,6 +39,12 @@ struct Trigger {
   std::string describe(const Scenario& s) const;
 };
 
+// A decision's trigger text: the triggers' descriptions joined by '+', in order, except that a kind
+// with more than `max_listed` triggers naming devices or servers ("join:d0_17", ...) is summarised
+// once, where its first one was, as "join:1000 devices of d0_*" (the ids' longest common prefix, then
+// '*'; "fail:3 servers of edge*" for servers). The full list stays in results.h5's /events.
+std::string trigger_text(const std::vector<std::string>& descriptions, size_t max_listed = 8);
+
 // What one device is told after a decision.
 struct DeviceChange {
   int device = -1;

@@ -861,3 +861,21 @@ TEST(Rescheduler, ServerFailuresAreTriggersAndTheSnapshotSaysWhichServersAreUp) 
   EXPECT_DOUBLE_EQ(avail.failed_at(0, 3), -1);
   EXPECT_EQ(server_failed_reason("b", 2.0000004), "server b failed at 2 s");  // to the microsecond
 }
+
+TEST(Rescheduler, TriggerTextSummarisesAKindOnlyPastItsLimit) {
+  // Up to the limit every trigger is named, in order, joined by '+'.
+  EXPECT_EQ(trigger_text({"start"}), "start");
+  EXPECT_EQ(trigger_text({"join:a", "bandwidth:b", "join:c"}, 2), "join:a+bandwidth:b+join:c");
+  // Past it (three joins, limit 2): one summary where the first join was, the ids' common prefix
+  // ("d0_1" of d0_10, d0_11, d0_12) then '*'; other kinds keep their place and names.
+  EXPECT_EQ(trigger_text({"period", "join:d0_10", "leave:x", "join:d0_11", "join:d0_12"}, 2),
+            "period+join:3 devices of d0_1*+leave:x");
+  // Servers are counted as servers; ids with nothing in common give a bare '*'.
+  EXPECT_EQ(trigger_text({"fail:edge0", "fail:edge1", "fail:cloud"}, 2), "fail:3 servers of *");
+  // The default limit is 8: nine joins are summarised, eight are not.
+  std::vector<std::string> nine;
+  for (int i = 0; i < 9; ++i) nine.push_back("join:dev" + std::to_string(i));
+  EXPECT_EQ(trigger_text(nine), "join:9 devices of dev*");
+  nine.pop_back();
+  EXPECT_EQ(trigger_text(nine).size(), std::string("join:dev0").size() * 8 + 7);
+}
