@@ -106,8 +106,11 @@ torch::Device profiling_device(const std::string& name) {
   return torch::Device(torch::kCUDA, 0);
 }
 
-int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const ProfileOptions& o, LutTable& t) {
+// Splits whose state is larger than the middleware's largest frame (kDefaultMaxPayload) cannot be
+// sent by the testbed at all: they get no wire bytes (NaN) and are listed in `oversized`.
+int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const ProfileOptions& o, LutTable& t, std::vector<int>& oversized) {
   const int n = spec.num_stages();
+  std::vector<bool> too_large(n + 1, false);
   const int inputs = std::max(o.repeats, 10);
   std::vector<std::vector<double>> wire(n + 1);
   std::vector<double> compress_s(n + 1, 0), decompress_s(n + 1, 0);
@@ -118,6 +121,10 @@ int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const Pro
       const double now = unix_now();
       const std::string payload = k < n ? pack_task(TaskHeader{k, o.device_type, now}, models::serialize(st))
                                         : pack_result(ResultHeader{true, "", 1, "", now, now, now, now}, models::serialize(st));
+      if (payload.size() > kDefaultMaxPayload) {
+        too_large[k] = true;
+        continue;
+      }
       auto t0 = std::chrono::steady_clock::now();
       const std::optional<std::string> z = payload.size() >= kCompressThreshold ? compress_payload(payload) : std::nullopt;
       compress_s[k] += seconds_since(t0);
@@ -133,6 +140,10 @@ int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const Pro
   }
   const auto& levels = t.quantile_levels();
   for (int k = 0; k <= n; ++k) {
+    if (too_large[k] || wire[k].empty()) {
+      oversized.push_back(k);
+      continue;
+    }
     std::vector<double> q(levels.size());
     for (size_t i = 0; i < levels.size(); ++i) q[i] = percentile(wire[k], 100 * levels[i]);
     t.set_wire(k, q, compress_s[k] / inputs, decompress_s[k] / inputs);
@@ -251,7 +262,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
       }
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
-  const int wire_inputs = o.single_stages_only ? 0 : measure_wire_bytes(model, spec, o, t);
+  std::vector<int> oversized_splits;
+  const int wire_inputs = o.single_stages_only ? 0 : measure_wire_bytes(model, spec, o, t, oversized_splits);
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j <= n; ++j)
       if (wanted(i, j))
@@ -299,6 +311,12 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["distribution"] = "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
   if (wire_inputs > 0) pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
                                 std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
+  if (!oversized_splits.empty()) {
+    std::string list;
+    for (int k : oversized_splits) list += (list.empty() ? "" : ", ") + std::to_string(k);
+    pv.attributes["wire_bytes_missing"] = (oversized_splits.size() == 1 ? "split " : "splits ") + list + ": the state at batch 1 is larger than the middleware's largest frame (" +
+                                          std::to_string(kDefaultMaxPayload >> 20) + " MiB), so the testbed cannot send it; no wire bytes";
+  }
   pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
   pv.attributes["peak_memory"] = on_cpu ? "peak bytes from LibTorch's CPU allocator above the input state, every batch size"
                                         : "not measured (the model ran on CUDA; LibTorch's CPU allocator does not see its memory)";
