@@ -200,9 +200,7 @@ class Study {
         auto zh = z.view({n_, H, D});
         auto a_src = (zh * L.att_src).sum(-1), a_dst = (zh * L.att_dst).sum(-1);  // [n, H]
         auto e = torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);
-        auto mx = torch::full({n_, H}, -std::numeric_limits<float>::infinity()).scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
-        auto ex = (e - mx.index_select(0, dst)).exp();
-        auto alpha = ex / torch::zeros({n_, H}).index_add_(0, dst, ex).index_select(0, dst);  // [E, H]
+        auto alpha = models::edge_softmax(e, dst, n_);  // [E, H]
         t["attention"] += seconds_since(t0);
         t0 = Clock::now();
         if (counters) counters->start();

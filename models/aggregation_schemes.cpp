@@ -3,6 +3,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +69,16 @@ torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src,
     out.narrow(1, c, w).copy_(scatter_aggregate(slice, src, dst, weight, n));
   }
   return out;
+}
+
+torch::Tensor edge_softmax(const torch::Tensor& e, const torch::Tensor& dst, std::int64_t n) {
+  if (e.dim() != 2 || dst.dim() != 1 || e.size(0) != dst.size(0)) throw std::invalid_argument("edge_softmax needs scores [E, H] and dst [E]");
+  const std::int64_t H = e.size(1);
+  auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity(), e.options());
+  mx = mx.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
+  auto ex = (e - mx.index_select(0, dst)).exp();
+  auto denom = torch::zeros({n, H}, ex.options()).index_add_(0, dst, ex);
+  return ex / denom.index_select(0, dst);
 }
 
 CsrAdjacency to_csr(const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight, std::int64_t n) {

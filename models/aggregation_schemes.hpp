@@ -43,6 +43,10 @@ torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src,
 // ceil(F / slices)).
 std::int64_t slice_width_for(std::int64_t width, std::int64_t slices);
 
+// GAT's attention: the softmax of per-edge scores e [E, H] over each destination's incoming edges
+// (dst [E] in [0, n)): exp(e - max) / sum, the maximum and the sum taken per destination and head.
+torch::Tensor edge_softmax(const torch::Tensor& e, const torch::Tensor& dst, std::int64_t n);
+
 // A CSR adjacency over destinations: row_ptr [n + 1], col [E] (source of each edge, grouped by
 // destination), value [E] (weights in the same order; ones where none were given).
 struct CsrAdjacency {

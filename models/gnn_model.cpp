@@ -480,12 +480,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
       // GrAx2: one LeakyReLU'd score per source node, gathered; the destination's term cancels in the softmax.
       auto e = v.grax2 ? torch::leaky_relu(a_src, 0.2).index_select(0, src)
                        : torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);  // [E, H]
-      // Softmax over each node's incoming edges.
-      auto mx = torch::full({n, H}, -std::numeric_limits<float>::infinity(), e.options());
-      mx = mx.scatter_reduce(0, dst.unsqueeze(1).expand({dst.size(0), H}), e, "amax", true);
-      auto ex = (e - mx.index_select(0, dst)).exp();
-      auto denom = torch::zeros({n, H}, ex.options()).index_add_(0, dst, ex);
-      auto alpha = ex / denom.index_select(0, dst);  // [E, H]
+      auto alpha = edge_softmax(e, dst, n);  // [E, H]: softmax over each node's incoming edges
       if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
         auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
         agg = torch::zeros({n, H, D}, msg.options()).index_add_(0, dst, msg).reshape({n, H * D});

@@ -6,11 +6,8 @@
 set -u
 coinfer="$1"; root="$2"
 [ -x "$(dirname "$coinfer")/coinfer-aggregation" ] || { echo "SKIP: built without LibTorch"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$root/tests/golden/lib.sh"
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 "$coinfer" aggregation --graph pubmed --model sage --scheme sliced --hidden 16 --repeats 1 --warmup 0 --counters > "$work/a.json" 2> "$work/a.err" \
   && /usr/bin/python3 - "$work/a.json" <<'PY' && ok || { bad "one measurement"; cat "$work/a.json" "$work/a.err"; }
@@ -52,5 +49,4 @@ PY
 else
   echo "note: not root or no writable cgroup file system: the 1 GiB OOM boundary is not checked"
 fi
-echo "aggregation: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish aggregation

@@ -102,3 +102,15 @@ TEST(PowerLawGraph, HasTheAskedSizeAHeavyTailAndNoSelfLoops) {
   spec.gamma = 2;
   EXPECT_THROW(make_power_law_graph(spec), std::invalid_argument);
 }
+
+TEST(AggregationSchemes, EdgeSoftmaxNormalisesEachDestinationsIncomingEdges) {
+  // Edges 0->2 (score 0), 1->2 (score ln 3), 2->0 (score 5), one head: node 2's weights are 1/4 and
+  // 3/4 (e^0 : e^ln3 = 1 : 3), node 0's single edge gets 1.
+  auto e = torch::tensor({0.f, std::log(3.f), 5.f}).view({3, 1});
+  auto dst = torch::tensor({2, 2, 0}, torch::kInt64);
+  auto a = edge_softmax(e, dst, 3);
+  EXPECT_NEAR(a[0][0].item<float>(), 0.25f, 1e-6);
+  EXPECT_NEAR(a[1][0].item<float>(), 0.75f, 1e-6);
+  EXPECT_NEAR(a[2][0].item<float>(), 1.f, 1e-6);
+  EXPECT_THROW(edge_softmax(e, torch::tensor({0}, torch::kInt64), 3), std::invalid_argument);
+}
