@@ -1,5 +1,5 @@
 // Subcommands carried out by the LibTorch companion programs built beside coinfer (so that the
-// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; aggregation -> coinfer-aggregation; lut fill -> coinfer-lutfill; predictor train|eval -> coinfer-predictor; serve, device, testbed ->
+// simulator's `coinfer` never loads Torch): profile -> coinfer-profile; aggregation -> coinfer-aggregation; medn -> coinfer-medn; lut fill -> coinfer-lutfill; predictor train|eval -> coinfer-predictor; serve, device, testbed ->
 // coinfer-rt; train sac|sparoa|thresholds -> coinfer-sac. The command line is passed through unchanged (--help included).
 #include <unistd.h>
 
@@ -49,6 +49,13 @@ void register_aggregation(CLI::App& app, int& exit_code) {
   pass_through(app, exit_code, "aggregation",
                "time one GNN inference on this CPU with PyG's standard, PyG's memory-efficient or feature-decomposed aggregation (see coinfer aggregation --help)",
                "coinfer-aggregation", "");
+}
+
+void register_medn(CLI::App& app, int& exit_code) {
+  pass_through(app, exit_code, "medn",
+               "the MEDN paper's latency-prediction study on this machine: time its nine modules under real background load, fit and "
+               "compare the regressors (see coinfer medn --help)",
+               "coinfer-medn", "");
 }
 
 void register_lut_fill(CLI::App& lut, int& exit_code) {

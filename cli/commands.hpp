@@ -44,6 +44,7 @@ void register_plot(CLI::App& app, int& exit_code);
 void register_report(CLI::App& app, int& exit_code);  // report (an HTML page; in cmd_plot.cpp)
 void register_profile(CLI::App& app, int& exit_code);
 void register_aggregation(CLI::App& app, int& exit_code);
+void register_medn(CLI::App& app, int& exit_code);
 void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbed
 void register_lut_fill(CLI::App& lut, int& exit_code);   // lut fill (a subcommand of lut)
 void register_validate(CLI::App& app, int& exit_code);

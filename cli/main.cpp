@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
   coinfer::cli::register_collect(app, exit_code);
   coinfer::cli::register_profile(app, exit_code);
   coinfer::cli::register_aggregation(app, exit_code);
+  coinfer::cli::register_medn(app, exit_code);
   coinfer::cli::register_runtime(app, exit_code);
   coinfer::cli::register_validate(app, exit_code);
   coinfer::cli::register_scheduler(app, exit_code);

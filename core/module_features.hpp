@@ -45,8 +45,12 @@ struct ModuleSample {
 };
 
 // A sample set with where its numbers came from (io/module_samples_h5.hpp reads and writes them).
+// A set of the MEDN study's own modules (models/paper_modules.hpp) declares its features: names of
+// its choosing with a class each ("sampling", "measurable", "inferable"); a set of GNN operators
+// leaves feature_classes empty and has module_feature_names().
 struct ModuleSampleSet {
   std::vector<std::string> feature_names = module_feature_names();
+  std::vector<std::string> feature_classes;
   std::vector<ModuleSample> samples;
   Provenance provenance;
 };

@@ -37,6 +37,8 @@ enum class StreamPurpose : std::uint64_t {
   sac_batching = 18,  // coinfer train sac --learn-batching: the batching agent's seed (index 0)
   handover_copy = 19,  // the real runtime's filler bytes of a transfer sent again after a handover (index = task id; seed 0); content only
   graph_generation = 20,  // models/power_law_graph: a synthetic graph's endpoints and node order (index = 0)
+  paper_module_sampling = 21,  // coinfer medn sample: a module's sampled configurations (index = module's rank in the paper's list)
+  background_load = 22,  // coinfer medn sample: the background load levels (index = module's rank)
   test = 99,         // tests only
 };
 

@@ -23,8 +23,10 @@ constexpr size_t kMaxRows = 1000000;
 }  // namespace
 
 void write_module_samples(const std::string& path, const ModuleSampleSet& set) {
-  if (set.feature_names != module_feature_names())
+  if (set.feature_classes.empty() && set.feature_names != module_feature_names())
     throw InputError(SourceLocation{path, 0, 0}, "", "sample set features differ from this build's (" + join(module_feature_names()) + ")");
+  if (!set.feature_classes.empty() && set.feature_classes.size() != set.feature_names.size())
+    throw InputError(SourceLocation{path, 0, 0}, "", "as many feature classes as feature names");
   std::string text = std::string(kMagic) + "\n# provenance kind=" + set.provenance.kind + "\n";
   for (const auto& [k, v] : set.provenance.attributes) {
     std::string one_line = v;
@@ -32,6 +34,7 @@ void write_module_samples(const std::string& path, const ModuleSampleSet& set) {
       if (c == '\n' || c == '\r') c = ' ';
     text += "# provenance " + k + "=" + one_line + "\n";
   }
+  if (!set.feature_classes.empty()) text += "# feature-classes " + join(set.feature_classes, ",") + "\n";
   std::vector<std::string> header = kFixedColumns;
   header.insert(header.end(), set.feature_names.begin(), set.feature_names.end());
   text += csv_record(header);
@@ -58,6 +61,15 @@ ModuleSampleSet read_module_samples(const std::string& path) {
     const std::string l = text.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
     ++line;
     pos = eol == std::string::npos ? text.size() : eol + 1;
+    const std::string classes_tag = "# feature-classes ";
+    if (l.compare(0, classes_tag.size(), classes_tag) == 0) {
+      if (!set.feature_classes.empty()) fail(line, "feature-classes", "given twice");
+      set.feature_classes = split(l.substr(classes_tag.size()), ',');
+      for (const auto& c : set.feature_classes)
+        if (c != "sampling" && c != "measurable" && c != "inferable")
+          fail(line, "feature-classes", "'" + printable(c) + "' is not a class (sampling, measurable, inferable)");
+      continue;
+    }
     const std::string tag = "# provenance ";
     if (l.compare(0, tag.size(), tag) != 0) continue;
     const size_t eq = l.find('=', tag.size());
@@ -74,6 +86,18 @@ ModuleSampleSet read_module_samples(const std::string& path) {
   std::map<std::string, size_t> col;
   for (size_t i = 0; i < head.fields.size(); ++i)
     if (!col.emplace(head.fields[i], i).second) fail(head.line, printable(head.fields[i]), "column given twice");
+  if (!set.feature_classes.empty()) {
+    // Its own features: the header's columns after the fixed ones, one class each.
+    if (head.fields.size() < kFixedColumns.size() ||
+        !std::equal(kFixedColumns.begin(), kFixedColumns.end(), head.fields.begin()))
+      fail(head.line, "", "a set with feature classes starts its header with " + join(kFixedColumns));
+    set.feature_names.assign(head.fields.begin() + static_cast<long>(kFixedColumns.size()), head.fields.end());
+    if (set.feature_names.size() != set.feature_classes.size())
+      fail(head.line, "feature-classes", std::to_string(set.feature_classes.size()) + " classes for " + std::to_string(set.feature_names.size()) +
+                                             " feature columns");
+    for (const auto& n : set.feature_names)
+      if (n.empty() || n.size() > 64 || !valid_utf8(n)) fail(head.line, printable(n), "not a feature name");
+  }
   std::vector<std::string> want = kFixedColumns;
   want.insert(want.end(), set.feature_names.begin(), set.feature_names.end());
   for (const auto& w : want)

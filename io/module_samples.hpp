@@ -8,6 +8,10 @@
 //   op,device_type,model,stage,mean_s,p50_s,count,<feature names of core/module_features.hpp>
 //   edgeconv,x86-epyc-2vcpu,dgcnn~v3/modelnet40~v3,edgeconv1,0.0131,0.0130,3,1,512,...
 //
+// A set with its own features (`coinfer medn sample`: the MEDN paper's modules) adds, before the
+// header, `# feature-classes <class>,<class>,...`: one class (sampling, measurable or inferable) per
+// feature column, the feature columns being the header's columns after count, in order.
+//
 // Values: latencies in [1e-7, 86400] s, count >= 1, features finite and >= 0, at most 10^6 rows,
 // every feature column present (in any order; extra columns refused). Errors are InputErrors naming
 // the file, line and column; files are written atomically.
