@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Background load (issue 37 items 5-6): a Jetson TX2 (GPU) computing DGCNN next to a GTX 1060 server
+"""Background load: a Jetson TX2 (GPU) computing DGCNN next to a GTX 1060 server
 over a slow link (2 Mbit/s: computing locally is fastest while the board is free), one request in flight,
 schedulers minimising latency; from 10 s to 20 s other work takes a share of its processor (events[].load). A static
 scheme keeps computing locally through it; an adaptive scheduler (hierarchical, greedy) sees the load in

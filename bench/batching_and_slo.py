@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Batching as a decision and deadlines, in simulation (issue 37 items 3, 4 and 6).
+"""Batching as a decision and deadlines, in simulation.
 
 ACE-GNN's Fig. 21a setting (scenarios/paper/fig21a_batch.yaml: five Raspberry Pi 4B offloading DGCNN to
 the GTX 1060 server, two workers, synthesised LUTs), with Poisson arrivals at a load swept per device:

@@ -1,4 +1,4 @@
-// Decision time of every search scheduler with the analytic estimator (issue 15, items 1 and 4), at
+// Decision time of every search scheduler with the analytic estimator, at
 // 3 / 9 / 30 / 100 / 1,000 devices: mixed Raspberry Pi / Jetson boards alternating DGCNN and GCoDE,
 // links 1 .. 100 Mbit/s (log-spaced), one GTX 1060 (2 workers, batch window 10 ms, at most 4) per 100
 // devices (--devices-per-server: another share). Also the cost of one prediction (AnalyticEstimator::predict) at each size, the reference

@@ -1,4 +1,4 @@
-// Inference and decision time of ACE-GNN's learned predictors (issue 17, item 7), one intra-op thread:
+// Inference and decision time of ACE-GNN's learned predictors, one intra-op thread:
 //   per call         GinEstimator::score (the system predictor, one graph) and compare (one pair)
 //   batched round    GinEstimator::best_of with K candidates against an incumbent (one forward pass),
 //                    reported per candidate pair (target <= 0.5 ms)

@@ -1,4 +1,4 @@
-// Execution variants against the base model on this machine (issue 14, item 4): for each model and
+// Execution variants against the base model on this machine: for each model and
 // dataset and each variant, the median forward time, the peak tensor memory of one forward (LibTorch's
 // CPU allocator, hw/tracking_allocator: the first forward on the input of a fresh model, whose weights
 // and INT8 calibration come before the measurement) and the output error against the base model with the same

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Memory budget per request and per device, measured on `coinfer run` (issue 10, item 3).
+"""Memory budget per request and per device, measured on `coinfer run`.
 
 Per request: a closed-loop Pi 4B running DGCNN locally on a LUT scaled to a tiny latency creates many
 requests quickly; two durations give two request counts, and the slope of peak RSS against requests

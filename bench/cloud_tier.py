@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A cloud tier (issue 36 item 4): two tiers (device + edge) against three (device + edge + cloud) on the
+"""A cloud tier: two tiers (device + edge) against three (device + edge + cloud) on the
 shipped scenarios/cloud/edge_cloud.yaml (Raspberry Pi 4B running DGCNN/ModelNet40, Poisson 3 req/s each,
 an i7-7700 edge with a GTX 1060 cloud behind a WAN), in three cases: as shipped (8 Pi; WAN 200 Mbit/s,
 25 ms, congested to 20 Mbit/s from 10 s to 20 s), 16 Pi on that WAN (the edge overloaded), and 16 Pi with

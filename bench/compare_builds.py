@@ -4,7 +4,7 @@ scenarios/paper/*.yaml, scenarios/validate/*.yaml) under every listed scheduler,
 once with --set devices.0.strategy=data_parallel, with both binaries, and compares the results: the exit
 status, and every dataset and attribute of results.h5 except /provenance (which names the build); datasets only
 the new build writes are listed, not compared. A
-refactoring of the simulator that must not change its results (issue 33: the device and server loops)
+refactoring of the simulator that must not change its results (the device and server loops)
 shows "differ 0".
 --ignore A,B leaves out datasets whose names contain A or B (e.g. devices/energy after a change of the
 energy model alone), counted apart: a run whose only differences are there is "differs only in ignored".
@@ -39,7 +39,7 @@ def datasets(path):
 
 
 def same(a, b, added, ignored=(), hit=None):
-    """Equal on every dataset both have; the new build's extra datasets (a schema addition, e.g. issue 37's
+    """Equal on every dataset both have; the new build's extra datasets (a schema addition, e.g.
     /servers/energy_j) are collected in `added` instead of counting as a difference. A dataset the new
     build lost is a difference."""
     if not a.keys() <= b.keys():

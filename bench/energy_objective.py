@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Energy as an objective, with and without a tail-latency bound (issue 37 items 2 and 6), in simulation.
+"""Energy as an objective, with and without a tail-latency bound, in simulation.
 
 For ACE-GNN's Table III scenarios (one device, four bandwidths, Pi 4B / TX2, CPU / GPU server) and the
 Fig. 20 nine-device scenario (synthesised LUTs; the scenarios' power figures): the hierarchical

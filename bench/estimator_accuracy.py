@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""How well the analytic estimator predicts the simulator (issue 17's baseline): random systems, random
+"""How well the analytic estimator predicts the simulator (the baseline): random systems, random
 static schemes for each, every scheme simulated (`coinfer run`) and estimated (`coinfer scheduler
 estimate`); system-throughput error (share within 10 % / 20 %, MAPE, share over-predicted) and pairwise
 ranking accuracy within each system (pairs whose simulated throughputs differ by more than 1 %); the same
-for the mean latency (objective: latency), the p95 latency and the energy per inference (issue 37 item
-2; every device with the quickstart's Pi 4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB; with
+for the mean latency (objective: latency), the p95 latency and the energy per inference (every
+device with the quickstart's Pi 4B power figures: idle 2.7 W, busy 6.4 W, radio 0.05 J/MB; with
 --radio wifi or lte the radio's power states of traces/devices.yaml instead of the flat rate). Writes
 per_scheme.json in --out: every scheme's figures beside its scenario file.
 
@@ -220,7 +220,7 @@ def main():
         m = out[name]
         label = "this build" if name == "current" else f"old ({a.old})"
         print(f"| {label} | {pc(m['within_10'])} | {pc(m['within_20'])} | {pc(m['mape'])} | {pc(m['over_predicted'])} | {pc(m['pairwise'])} ({m['pairs']} pairs) |")
-    # The tail (p95) and energy per inference (issue 37 item 2), this build against the simulator.
+    # The tail (p95) and energy per inference, this build against the simulator.
     # Also over the schemes the estimator predicts to serve every open-loop arrival ("unsaturated"): where a
     # device is saturated its queue grows for the whole run, and the simulator's mean and p95 cover only the
     # requests that completed (a saturated device's requests created after the warm-up mostly never do:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GraNNite Fig. 20 for GCN as a cumulative bar (issue 35): the throughput of one GCN on the AI PC
+"""GraNNite Fig. 20 for GCN as a cumulative bar: the throughput of one GCN on the AI PC
 (core-ultra-165h: CPU, Arc GPU, NPU) as GraNNite's techniques are added one after the other, each
 normalised to the baseline, beside the paper's figures for its Intel Core Ultra NPU on Cora.
 

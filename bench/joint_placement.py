@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Placement inside boards jointly with the device-edge split (issue 35): ACE-GNN's Fig. 20 nine devices
+"""Placement inside boards jointly with the device-edge split: ACE-GNN's Fig. 20 nine devices
 (3 Jetson TX2, 3 Jetson Nano, 3 Raspberry Pi 4B, DGCNN, one GTX 1060) at each link rate, each search
 scheduler with the boards' default processors only ("split-only": traces/lut/, ACE-GNN's one-processor
 device model) and with their other processors' tables ("joint": + traces/lut_processors/).

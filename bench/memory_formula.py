@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost model's memory against what LibTorch allocates (issue 34 item 2).
+"""The cost model's memory against what LibTorch allocates.
 
 For every model and dataset of the catalog (or those given), `coinfer profile --ranges stages` measures
 each stage [s, s+1) at batch 1 and 2 on this machine: the peak of LibTorch's CPU allocator above the

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""What a handover does to the transfer it catches (issue 36 item 2, mobility.mid_transfer): the shipped
+"""What a handover does to the transfer it catches (mobility.mid_transfer): the shipped
 scenarios/servers/walk_two_cells.yaml (one walker, four rovers, DGCNN offloaded over a 50 ms handover),
 the same with the rovers driving (5-30 m/s, pauses of 0-1 s: many handovers), and driving with every
 link capped at 5 Mbit/s (a 12 KB upload then takes ~20 ms: more are caught), under each rule:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Throughput under overload (issue 64 item 1): N Raspberry Pi 4Bs offload DGCNN (ModelNet40, ~12 KB
+"""Throughput under overload: N Raspberry Pi 4Bs offload DGCNN (ModelNet40, ~12 KB
 inputs) to a GTX 1060 over links of B Mbit/s, Poisson at R req/s each, window 2..20 s, drain 30 s.
 For each (N, B) prints: the link cap per device (B / (8 x the median bytes_up), what the uplink can
 carry), summary.json's throughput_rps (results delivered inside the window) and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Operator placement inside a board (issue 35): SparOA's baselines and GraNNite's GraphSplit on every
+"""Operator placement inside a board: SparOA's baselines and GraNNite's GraphSplit on every
 shipped multi-processor board and every shipped model (SparOA Fig. 5's comparison, for GNNs).
 
 For each board, model and rule, a one-device scenario (local, the board alone) is simulated for 1 s

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""ACE-GNN's learned predictors against the analytic estimator (issue 17, items 4 and 7), from sample sets
+"""ACE-GNN's learned predictors against the analytic estimator, from sample sets
 made by `coinfer predictor samples` and models made by `coinfer predictor train`:
 
   held-out   every model and the analytic estimator on a sample set of fresh systems (another seed)

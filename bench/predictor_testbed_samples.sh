@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Testbed-measured predictor samples (issue 17, item 3/4c): the emulated testbed (network namespaces,
+# Testbed-measured predictor samples (item 3/4c): the emulated testbed (network namespaces,
 # tc, real LibTorch processes; root) plays scenarios/validate/bw5_dev3.yaml under several static schemes;
 # each run is appended to a copy of a sample set as a measured sample (coinfer predictor add), so
 # `coinfer predictor eval OUT/measured.h5 --measured-only` compares the estimators with measurements.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times the README's first command on a fresh Debian 12 (issue 31 item 11: target under 5 minutes).
+# Times the README's first command on a fresh Debian 12 (target under 5 minutes).
 # Makes a bookworm root with `debootstrap --variant=minbase` from the mirror the host's apt sources
 # name (scripts/debian13.sh mirror), clones this checkout's HEAD into it, and runs
 # `bash scripts/quickstart.sh` inside (chroot, with /proc, /sys and /dev bound in a private mount

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Batching learned by SAC (issue 37 item 4; sched/README.md "Batching learned by SAC"), in simulation.
+"""Batching learned by SAC (sched/README.md "Batching learned by SAC"), in simulation.
 
 ACE-GNN's Fig. 21a setting (scenarios/paper/fig21a_batch.yaml: five Raspberry Pi 4B with DGCNN and the
 GTX 1060 server, two workers, synthesised LUTs) with Poisson arrivals and the batching candidates of
 bench/batching_and_slo.py (windows [0, 5, 10, 20, 50] ms x sizes [1, 2, 5]):
-  1. trains one SAC policy with `coinfer train sac --learn-batching` (the device agents and the server's
+  1. Trains one SAC policy with `coinfer train sac --learn-batching` (the device agents and the server's
      batching agent together; loads varied per episode by --load-spread, the scenario's bandwidths);
   2. runs it at each offered load against the same device policy whose batching is (a) the analytic
      estimator's pass over the same candidates and (b) the scenario's fixed 10 ms / 5, and against the

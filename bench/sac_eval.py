@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""SAC against the other schedulers (issue 12, item 5). Two parts, both printed as Markdown tables:
+"""SAC against the other schedulers. Two parts, both printed as Markdown tables:
 
 1. Convergence: `coinfer train sac` on Fig. 20 (default options) resumed in steps of --step episodes
    (each step continues the same checkpoint); after each step the deterministic policy runs Fig. 20 and

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Scale of server choice and mobility (issue 36 items 1, 2, 6): 1,000 Raspberry Pi 4B running DGCNN
+"""Scale of server choice and mobility: 1,000 Raspberry Pi 4B running DGCNN
 pp(6) in a closed loop on 10 GTX 1060 servers (bench/sim_speed.py's workload), simulated 5 s.
 1. hierarchical with scheduler.choose_servers: true, devices bound 100 per server ("balanced") or 800
    on edge0 and the rest spread ("skewed"): the first decision's wall time (timing.json), against

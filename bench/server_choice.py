@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Server choice against static binding (issue 36 items 1 and 7): scenarios/servers/skewed_four_servers.yaml
+"""Server choice against static binding: scenarios/servers/skewed_four_servers.yaml
 (Intel i7-7700 edge servers, 80 % of the Raspberry Pi 4B bound to edge0 and the rest spread over the
 others, Poisson offloading at 4 req/s each) with 1..4 servers and several device counts, each
 scheduler with the scenario's binding and with scheduler.choose_servers: true, over seeds. Prints, per

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Server failure (issue 36 item 3): six Raspberry Pi 4B offloading DGCNN to one i7-7700 edge server
+"""Server failure: six Raspberry Pi 4B offloading DGCNN to one i7-7700 edge server
 (ACE-GNN Fig. 16's devices, 40 Mbit/s), closed loop; the server fails at 10 s and recovers at 20 s
 (events[].fail/recover), or fails by a model (servers[].failures, mean 8 s up and 2 s down) over
 several seeds. A static scheme keeps offloading: its devices wait through the outage; the adaptive
@@ -33,7 +33,7 @@ devices:
 {events}"""
 OUTAGE = "events:\n  - {at_s: 10, server: edge0, fail: true}\n  - {at_s: 20, server: edge0, recover: true}\n"
 PHASES = [("before (0-10 s)", 0, 10), ("down (10-20 s)", 10, 20), ("after (20-30 s)", 20, 30)]
-# Two servers (issue 36 items 1, 3, 7): pi0-pi2 bound to edge0, pi3-pi5 to edge1; edge0 fails 10-20 s.
+# Two servers: pi0-pi2 bound to edge0, pi3-pi5 to edge1; edge0 fails 10-20 s.
 # With scheduler.choose_servers the scheduler may move edge0's devices to edge1 (failover) and back.
 TWO_SERVERS = """name: failover
 seed: 1

@@ -50,7 +50,7 @@ MAX_MBPS = 1e6
 
 def ap_mbps(devices, given):
     """The access point: 40 Mbit/s per device (never the bottleneck) up to the loader's 1 Tbit/s bound
-    (issue 69: 100,000 devices asked for 4 Tbit/s, a scenario coinfer refuses). Beyond 25,000 devices
+    (100,000 devices asked for 4 Tbit/s, a scenario coinfer refuses). Beyond 25,000 devices
     the access point is then shared below 40 Mbit/s per device, and the script says so."""
     want = given if given else 40.0 * devices
     if want > MAX_MBPS:

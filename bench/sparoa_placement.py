@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SparOA's operator scheduler against its baselines (issue 35; SparOA Figs. 5, 6, 10, 11), for GNNs.
+"""SparOA's operator scheduler against its baselines (SparOA Figs. 5, 6, 10, 11), for GNNs.
 
 For each board (SparOA's two: Jetson Orin Nano and AGX Orin), `coinfer train thresholds` first trains
 the board's threshold predictor (Sec. 3; Table 3's accuracy printed). Then for every shipped model,

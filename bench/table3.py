@@ -3,7 +3,7 @@
 server pair and bandwidth, beside the paper's figures. Runs `coinfer run` on scenarios/paper/table3_*.
 usage: /usr/bin/python3 bench/table3.py [--coinfer build/coinfer] [--variants]   (from the repository root)
 Prints a Markdown table (pasted into bench/RESULTS.md). --variants prints instead the rows of execution
-variants (issue 14): greedy (latency objective) with and without scheduler.max_output_error, DGCNN's INT8
+variants: greedy (latency objective) with and without scheduler.max_output_error, DGCNN's INT8
 variant synthesised for each device type with its output error measured here by coinfer profile --variant."""
 import argparse
 import json
@@ -69,7 +69,7 @@ def variant_rows(coinfer, bound=0.05):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--coinfer", default="build/coinfer")
-    ap.add_argument("--variants", action="store_true", help="the execution-variant rows (issue 14) instead")
+    ap.add_argument("--variants", action="store_true", help="the execution-variant rows instead")
     args = ap.parse_args()
     if args.variants:
         return variant_rows(args.coinfer)

@@ -514,11 +514,8 @@ int main(int argc, char** argv) {
                "simulate this CPU's L1 data and last-level caches with Valgrind (callgrind) over the aggregation: miss rates where "
                "no hardware counter is exposed (one layer, one thread, one inference, ~100x slower)");
   app.add_option("--memory-limit", o.memory_limit_mb, "run inside a memory cgroup of this many MiB (root); an OOM kill is reported as status oom");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  std::string command_line;
+  if (const int rc = cli::parse_command_line(app, argc, argv, command_line); rc >= 0) return rc;  // -q and -v as every companion
   return cli::guarded([&]() -> int {
     auto bad = [](const std::string& opt, const std::string& why) { throw InputError(SourceLocation{opt, 0, 0}, opt, why); };
     if (!(o.edge_scale > 0 && o.edge_scale <= 1)) bad("--edge-scale", "must be in (0, 1]");

@@ -52,7 +52,10 @@ void add_log_flags(CLI::App& app) {
     app.add_flag_function(
         "-q,--quiet", [](std::int64_t) { verbosity().quiet = true, apply_verbosity(); },
         "print warnings and errors only (no progress, no notes, no summary on success)");
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) add_log_flags(*sub);
+  // A subcommand carried out by a companion program (it takes extras: cmd_companions.cpp) passes -q and
+  // -v through to the companion, which has its own.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    if (!sub->get_allow_extras()) add_log_flags(*sub);
 }
 
 bool quiet(const std::string& category) { return !log::enabled(log::Level::info, category); }

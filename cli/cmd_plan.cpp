@@ -111,7 +111,7 @@ int plan(const PlanOptions& o) {
   const Scenario s = load_scenario(o.scenario, o.sets);
   const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
   const LutSet luts = load_scenario_luts(s);
-  check_scenario_against(s, catalog, luts);
+  check_scenario_against(s, catalog, luts, scheduler_traits(s.scheduler.name));
   ModelSpecs specs = scenario_model_specs(s, catalog);
   const AnalyticEstimator analytic(luts, specs);
   std::unique_ptr<Estimator> learned;
@@ -245,7 +245,7 @@ int plan(const PlanOptions& o) {
     j["simulated_completed"] = row.completed;
     j["simulated_failed"] = row.failed;
     j["simulated_meets"] = simulated_meets;
-    // How far to trust the search (issue 31 item 10: a plan 662 % off was still "met" without a word).
+    // How far to trust the search (a plan 662 % off was still "met" without a word).
     const double off_pct = 100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12);
     j["prediction_error_pct"] = off_pct;
     write_text_atomic((fs::path(dir) / "plan.json").string(), j.dump(1) + "\n");

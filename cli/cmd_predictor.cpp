@@ -152,7 +152,7 @@ PredictorSample sample_of(const std::string& scenario_path, const std::string& s
   const std::string key = join(sc.luts, "|");
   if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
   const LutSet& luts = *lut_cache[key];
-  check_scenario_against(sc, catalog, luts);
+  check_scenario_against(sc, catalog, luts, scheduler_traits(sc.scheduler.name));
   ModelSpecs specs = scenario_model_specs(sc, catalog);
   const auto est = make_estimator(sc, luts, specs);
   const SystemState state = scenario_state(sc, 0);
@@ -232,7 +232,7 @@ int samples(const SamplesOptions& o) {
   if (o.systems < 1 || o.systems > 100000) throw InputError(SourceLocation{"--systems", 0, 0}, "--systems", "must be 1 .. 100000");
   if (o.schemes < 1 || o.schemes > 10000) throw InputError(SourceLocation{"--schemes", 0, 0}, "--schemes", "must be 1 .. 10000");
   if (!(o.duration_s >= 1 && o.duration_s <= 3600)) throw InputError(SourceLocation{"--duration", 0, 0}, "--duration", "must be 1 .. 3600 s");
-  // Each bound blamed on the option the user typed (issue 32, item 3: both were blamed on "--mbps").
+  // Each bound blamed on the option the user typed (both were blamed on "--mbps").
   if (!(o.min_mbps > 0 && o.min_mbps <= 1e5))
     throw InputError(SourceLocation{"--min-mbps", 0, 0}, "--min-mbps", format_double(o.min_mbps) + " must be in (0, 100000]");
   if (!(o.max_mbps > 0 && o.max_mbps <= 1e5))

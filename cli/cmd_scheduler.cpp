@@ -34,7 +34,7 @@ int estimate(const EstimateOptions& o) {
   const Scenario s = load_scenario(o.scenario, o.sets);
   const ModelCatalog models = ModelCatalog::load(data_path("models"));
   const LutSet luts = load_scenario_luts(s);
-  check_scenario_against(s, models, luts);
+  check_scenario_against(s, models, luts, scheduler_traits(s.scheduler.name));
   ModelSpecs specs = scenario_model_specs(s, models);
   const auto est = make_estimator(s, luts, specs);
   const SystemState state = scenario_state(s, 0);

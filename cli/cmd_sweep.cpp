@@ -129,7 +129,7 @@ int collect(const std::string& dir, bool quiet) {
   return missing == 0 ? 0 : 1;
 }
 
-// What an axis varies on this scenario, for the figures' axis labels (issue 31 item 6: the x axis read
+// What an axis varies on this scenario, for the figures' axis labels (the x axis read
 // "devices" when only the first entry's count varied, "link bandwidth" when some devices follow a
 // trace). `s` is the scenario with the sweep's --set overrides and the axis's first value.
 std::string axis_label(const Axis& a, const Scenario& s) {

@@ -196,7 +196,7 @@ std::vector<std::string> decision_sequence(const std::string& dir) {
 
 // Where each completed request ran, counted by route: "dev<i> split <k> server <s> helper <h>" (h = -1:
 // none; data_parallel requests show their side as split 0 or n), and by the batch size its server part
-// ran at (0: it ran whole on its device). Issue 33: both engines must route alike.
+// ran at (0: it ran whole on its device). Both engines must route alike.
 struct Routes {
   std::map<std::string, long long> routes;
   std::map<int, long long> batch_sizes;
@@ -397,7 +397,7 @@ void reprofile(Validation& v) {
 }
 
 // Phase 5: calibration: does each LUT describe this machine as the testbed will run it? When it does not
-// run, validate.json says so and why (issue 31 item 10: a reader could not tell).
+// run, validate.json says so and why (a reader could not tell).
 void calibrate(Validation& v) {
   const ValidateOptions& o = v.o;
   const SourceLocation& where = v.where;

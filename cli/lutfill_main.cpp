@@ -27,6 +27,7 @@
 #include "io/module_samples.hpp"
 #include "io/scenario_loader.hpp"
 #include "models/latency_regressor.hpp"
+#include "sched/scheduler_factory.hpp"
 
 namespace {
 
@@ -53,7 +54,7 @@ int fill(const FillOptions& o) {
   check_replaceable_output(o.out, "--out");
   ModelCatalog cat = ModelCatalog::load(data_path("models"));
   LutSet luts = load_scenario_luts(s);
-  const std::vector<LutNeed> needs = lut_entries_needed(s, cat);
+  const std::vector<LutNeed> needs = lut_entries_needed(s, cat, scheduler_traits(s.scheduler.name));
   // The sample sets named are read first, whether or not anything needs filling: a file that is
   // missing or malformed is an error, never ignored.
   std::vector<std::pair<std::string, ModuleSampleSet>> sets;

@@ -110,7 +110,7 @@ struct SampleOptions {
   std::string out, modules = "all", device_type = "local-cpu";
   int samples = 2000, warmup = 1, repeats = 3, load_every = 25, threads = 0;
   std::uint64_t seed = 1;
-  double max_mflop = 300, max_mib = 64, max_load_mib = 2048;
+  double max_mflop = 300, max_mib = 64, max_load_mib = 2048, min_timed_ms = 2, settle_s = 0.3;
   bool load = true, quiet = false;
   std::string command_line;
 };
@@ -121,7 +121,8 @@ std::map<std::string, std::string> settings_of(const SampleOptions& o) {
           {"max_mflop", format_double(o.max_mflop)},  {"max_mib", format_double(o.max_mib)},
           {"warmup", std::to_string(o.warmup)},       {"repeats", std::to_string(o.repeats)},
           {"background_load", o.load ? "on" : "off"}, {"load_every", std::to_string(o.load_every)},
-          {"max_load_mib", format_double(o.max_load_mib)}, {"threads", std::to_string(o.threads)}};
+          {"max_load_mib", format_double(o.max_load_mib)}, {"threads", std::to_string(o.threads)},
+          {"min_timed_ms", format_double(o.min_timed_ms)}, {"settle_s", format_double(o.settle_s)}};
 }
 
 bool kept(const std::string& path, const SampleOptions& o) {
@@ -155,6 +156,8 @@ int sample(const SampleOptions& o, const std::string& self) {
   if (!(o.max_mib >= 1 && o.max_mib <= 65536)) bad("--max-mib", "must be 1..65536");
   if (!(o.max_load_mib >= 0 && o.max_load_mib <= 1 << 20)) bad("--max-load-mib", "must be 0..1048576");
   if (o.threads < 0 || o.threads > 1024) bad("--threads", "must be 0..1024");
+  if (!(o.min_timed_ms >= 0 && o.min_timed_ms <= 10000)) bad("--min-timed-ms", "must be 0..10000");
+  if (!(o.settle_s >= 0 && o.settle_s <= 60)) bad("--settle", "must be 0..60 s");
   const std::vector<PaperModule> modules = parse_modules(o.modules);
   std::filesystem::create_directories(o.out);
   if (o.threads > 0) hw::set_compute_threads(o.threads);
@@ -186,20 +189,34 @@ int sample(const SampleOptions& o, const std::string& self) {
     set.feature_classes = layout.classes;
     models::RejectionCounts rejections;
     std::map<std::string, long long> level_samples;
+    double utilisation = 0;
     for (int i = 0; i < o.samples; ++i) {
-      if (o.load && i % o.load_every == 0) {
-        const long long cap = std::min<long long>(static_cast<long long>(o.max_load_mib * 1048576.0), meter.available_memory_bytes() / 4);
-        load.set(hw::random_load_level(levels, cores, cap));
+      if (i % o.load_every == 0) {
+        // A new load level (with --no-load: none), then the others' share of the CPUs read while this
+        // process waits (--settle): the device's status before the next stretch of samples, over
+        // enough kernel ticks to be fine-grained. (A share read over the samples themselves would mix
+        // levels: 25 samples of a fast module take milliseconds.)
+        if (o.load) {
+          const long long cap = std::min<long long>(static_cast<long long>(o.max_load_mib * 1048576.0), meter.available_memory_bytes() / 4);
+          load.set(hw::random_load_level(levels, cores, cap));
+        }
+        meter.mark();
+        std::this_thread::sleep_for(std::chrono::duration<double>(o.settle_s));
+        utilisation = meter.utilisation_since_mark();
       }
       const models::PaperModuleConfig c = models::sample_paper_module(m, configs, bounds, &rejections);
       models::PaperModuleInstance instance(c);
       for (int w = 0; w < o.warmup; ++w) instance.forward();
-      // The measurable parameters as a predictor would read them just before the inference: memory
-      // available now, the others' share of the CPUs over the last half second.
+      // The memory available as a predictor would read it just before the inference.
       const double available = static_cast<double>(meter.available_memory_bytes());
-      const double utilisation = meter.utilisation_over(0.5);
+      // At least --repeats runs and --min-timed-ms of them (at most 1000): a 50 us module timed 3 times
+      // is mostly timer and scheduling noise.
       std::vector<double> times;
-      for (int r = 0; r < o.repeats; ++r) times.push_back(instance.forward());
+      double timed = 0;
+      while (static_cast<int>(times.size()) < o.repeats || (timed < o.min_timed_ms * 1e-3 && times.size() < 1000)) {
+        times.push_back(instance.forward());
+        timed += times.back();
+      }
       ModuleSample s;
       s.op = models::paper_module_name(m);
       s.device_type = o.device_type;
@@ -222,8 +239,9 @@ int sample(const SampleOptions& o, const std::string& self) {
     Provenance& pv = set.provenance;
     pv.kind = "measured";
     pv.attributes["what"] = std::string("the MEDN paper's module ") + models::paper_module_name(m) +
-                            " timed with LibTorch on this CPU (forward pass, eval mode, no autograd); mean of " + std::to_string(o.repeats) +
-                            " runs after " + std::to_string(o.warmup) + " warm-up";
+                            " timed with LibTorch on this CPU (forward pass, eval mode, no autograd); the mean of at least " +
+                            std::to_string(o.repeats) + " runs and " + format_double(o.min_timed_ms) + " ms of them, after " +
+                            std::to_string(o.warmup) + " warm-up";
     pv.attributes["cpu"] = hw::cpu_model_name();
     pv.attributes["cores"] = std::to_string(cores);
     pv.attributes["threads"] = std::to_string(threads);
@@ -239,7 +257,8 @@ int sample(const SampleOptions& o, const std::string& self) {
                      " MiB, MemAvailable / 4)); " + std::to_string(level_samples["loaded"]) + " samples under load, " +
                      std::to_string(level_samples["idle"]) + " idle"
                : "none (a static environment)";
-    pv.attributes["measurable"] = "M: /proc/meminfo MemAvailable before the timed runs; U: /proc/stat busy share less this process's CPU time over the last 0.5 s";
+    pv.attributes["measurable"] = "M: /proc/meminfo MemAvailable before the timed runs; U: /proc/stat's busy share less this process's CPU time, "
+                                  "read over " + format_double(o.settle_s) + " s while this process waited, after each load change";
     for (const auto& [k, v] : settings_of(o)) pv.attributes["setting_" + k] = v;
     write_module_samples(file_of(o.out, m), set);
   }
@@ -362,13 +381,14 @@ int main(int argc, char** argv) {
   sample_cmd->add_option("--max-mflop", so.max_mflop, "redraw configurations above this many MFLOP (default 300)");
   sample_cmd->add_option("--max-mib", so.max_mib, "redraw configurations whose input, output and weights exceed this many MiB (default 64)");
   sample_cmd->add_option("--warmup", so.warmup, "untimed runs per sample (default 1)");
-  sample_cmd->add_option("--repeats", so.repeats, "timed runs per sample, their mean the latency (default 3)");
+  sample_cmd->add_option("--repeats", so.repeats, "timed runs per sample at least, their mean the latency (default 3)");
+  sample_cmd->add_option("--min-timed-ms", so.min_timed_ms, "time each sample at least this long in all (more runs for fast modules; default 2)");
+  sample_cmd->add_option("--settle", so.settle_s, "seconds waited after each load change, over which the utilisation U is read (default 0.3)");
   sample_cmd->add_option("--load-every", so.load_every, "samples between background load changes (default 25)");
   sample_cmd->add_option("--max-load-mib", so.max_load_mib, "largest memory the background load holds (default 2048; also at most MemAvailable / 4)");
   sample_cmd->add_flag("!--no-load", so.load, "no background load (a static environment)");
   sample_cmd->add_option("--threads", so.threads, "LibTorch intra-op threads (default: every core)");
   sample_cmd->add_option("--device-type", so.device_type, "device type written with each sample (default local-cpu)");
-  sample_cmd->add_flag("-q,--quiet", so.quiet, "no progress");
   EvaluateOptions eo;
   auto* eval_cmd = app.add_subcommand("evaluate", "fit LR, RF, MLP, MEDN and its ablations per module; Tables 5, 6 and Fig. 4 as JSON");
   eval_cmd->add_option("DIR", eo.dir, "folder of the sample sets (coinfer medn sample --out)")->required();
@@ -376,14 +396,9 @@ int main(int argc, char** argv) {
   eval_cmd->add_option("--modules", eo.modules, "comma-separated modules, or all (default)");
   eval_cmd->add_option("--epochs", eo.epochs, "training epochs of the networks (default 500, the paper's)");
   eval_cmd->add_option("--seed", eo.seed, "data split and initial weights (default 1)");
-  eval_cmd->add_flag("-q,--quiet", eo.quiet, "no progress");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
-  std::string command = "coinfer medn";
-  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  std::string command;
+  if (const int rc = cli::parse_command_line(app, argc, argv, command); rc >= 0) return rc;  // -q and -v as every companion
+  so.quiet = eo.quiet = cli::quiet("medn");
   so.command_line = command;
   char self[4096] = {0};
   const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);

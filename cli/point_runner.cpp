@@ -168,8 +168,8 @@ std::string submit_slurm(const std::string& dir, int points, const SlurmOptions&
   const ChildResult r = run_child(sbatch);
   const std::string out = r.out;
   // A Slurm that refuses the job (no controller, a partition or account it does not know) is this
-  // machine's set-up, not a coinfer fault: exit 2 with Slurm's own words and where to look (issue 31
-  // item 9: "Unable to contact slurm controller" was reported as an internal error, exit 1).
+  // machine's set-up, not a coinfer fault: exit 2 with Slurm's own words and where to look
+  // ("Unable to contact slurm controller" was reported as an internal error, exit 1).
   if (r.status != 0)
     throw InputError(SourceLocation{"--backend", 0, 0}, "--backend slurm",
                      "sbatch refused the job (" + describe_exit_status(r.status) + "): " + r.err + r.out +

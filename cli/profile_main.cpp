@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
       }
     }
     // A profile runs for minutes to hours: its entries are journaled as they are measured, and a
-    // killed run resumes where it stopped when it is run again with the same options (issue 31 item 8).
+    // killed run resumes where it stopped when it is run again with the same options.
     ProfileJournal journal(out + ".partial",
                            nlohmann::json{{"format", "coinfer-profile-journal"}, {"device_type", o.device_type}, {"model", model},
                                           {"dataset", dataset}, {"batch_max", hi}, {"warmup", o.warmup}, {"repeats", o.repeats},

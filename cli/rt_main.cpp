@@ -27,6 +27,7 @@
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 #include "plumbing/child_process.hpp"
+#include "sched/scheduler_factory.hpp"
 
 namespace {
 
@@ -59,8 +60,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   install_signal_handlers();
-  // Started by a testbed (ChildSpec::die_with_parent): stop as at SIGTERM when it is gone (issue 65
-  // item 7: kill -9 of `coinfer testbed` left its server running).
+  // Started by a testbed (ChildSpec::die_with_parent): stop as at SIGTERM when it is gone
+  // (kill -9 of `coinfer testbed` left its server running).
   watch_parent_from_environment([] { g_stop = true; });
   coinfer::hw::keep_tensor_memory();  // large LibTorch temporaries reuse memory instead of page-faulting
 
@@ -245,7 +246,7 @@ int main(int argc, char** argv) {
       Scenario s = load_scenario(*ck_scenario, *ck_sets);
       const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
       const LutSet luts = load_scenario_luts(s);
-      check_scenario_against(s, catalog, luts);
+      check_scenario_against(s, catalog, luts, scheduler_traits(s.scheduler.name));
       if (!ck_secret->empty()) {
         hw::check_secret_file_permissions(*ck_secret);
         secret_or_input_error(*ck_secret);

@@ -23,6 +23,7 @@
 #include "sched/sparoa_learner.hpp"
 #include "sched/threshold_predictor.hpp"
 #include "core/random_stream.hpp"
+#include "sched/scheduler_factory.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -59,7 +60,7 @@ std::unique_ptr<ResolvedBoard> resolve_board(const std::string& scenario, const 
   auto b = std::make_unique<ResolvedBoard>();
   b->s = load_scenario(scenario, sets);
   b->luts = load_scenario_luts(b->s);
-  check_scenario_against(b->s, catalog, b->luts);
+  check_scenario_against(b->s, catalog, b->luts, scheduler_traits(b->s.scheduler.name));
   b->specs = scenario_model_specs(b->s, catalog);
   const auto two_kinds = [](const DeviceSpec& d) {
     if (!d.hardware) return false;

@@ -3,7 +3,7 @@
 // runtime (wall clock since the run's start) ask the same object.
 //   - Open loop (poisson, trace): next() gives the next arrival time, so a testbed replays exactly
 //     the arrivals the simulator drew for (seed, device).
-//   - Closed loop: admits() says whether a new input may be created now (DESIGN.md): the device has
+//   - Closed loop: admits() says whether a new input may be created now (docs/ARCHITECTURE.md): the device has
 //     fewer than in_flight unfinished requests and the first stage the new input needs is idle (the
 //     device's computation for local and pp(k), its uplink for offload); data_parallel: no input
 //     waits for a side and one of the two sides is free.

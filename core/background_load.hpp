@@ -1,5 +1,5 @@
 #pragma once
-// Devices whose free compute changes (issue 37 item 5): a device's processors may be partly taken by
+// Devices whose free compute changes: a device's processors may be partly taken by
 // other work, from the scenario's `load` events on (events[].load: the share of the processor, 0..0.99,
 // on one named processor or on all of them). A computation that starts while a share L is taken runs
 // 1 / (1 - L) times as long as its LUT says (the processor's time is shared in proportion, as a CPU

@@ -1,5 +1,5 @@
 #pragma once
-// The rules of a cloud tier (issue 36 item 4; sim/README.md "Cloud tier"), written once for both
+// The rules of a cloud tier (sim/README.md "Cloud tier"), written once for both
 // engines: a request of pp(k,m) runs [0,k) on its device, [k,m) at its edge server in the edge's batch
 // group of (model, k, end m), and [m,n) at the edge's cloud (servers[].cloud) in the cloud's group of
 // split m, the same as pp(m) requests bound to the cloud. The simulator's device and server actors and

@@ -1,5 +1,5 @@
 #pragma once
-// Where the next input of a data_parallel device goes (DESIGN.md): each input runs whole on the
+// Where the next input of a data_parallel device goes (docs/ARCHITECTURE.md): each input runs whole on the
 // device or whole on the server. A free side takes the next input; when both are free, the side
 // with the lower estimated latency at the bandwidth the device sees now:
 //     device: local_s                                         (whole model here, batch 1)

@@ -1,7 +1,7 @@
 #pragma once
 // A device's compute energy over the measurement window, by the formula of SimGrid's host energy
-// plugin (idle power all along, busy - idle while computing), for a board of one processor or of several
-// (issue 34). Engine-free: the simulator calls it with the busy seconds it counted. Units: W, s, J.
+// plugin (idle power all along, busy - idle while computing), for a board of one processor or of several.
+// Engine-free: the simulator calls it with the busy seconds it counted. Units: W, s, J.
 #include <vector>
 
 #include "core/scenario.hpp"
@@ -9,7 +9,7 @@
 namespace coinfer {
 
 struct DeviceEnergy {
-  // Split (issue 37): compute_j = what computing adds above idle power; idle_j = idle power all along.
+  // Split: compute_j = what computing adds above idle power; idle_j = idle power all along.
   double compute_j = 0;
   double idle_j = 0;
   double total_j() const { return compute_j + idle_j; }

@@ -1,5 +1,5 @@
 #pragma once
-// What a device's hardware is to the runtime (issue 34): its processors, which memory each works in,
+// What a device's hardware is to the runtime: its processors, which memory each works in,
 // how much memory there is and what moving a tensor between processors costs. Built from the
 // device's type profile (traces/devices.yaml, core/lut_synth.hpp DeviceProfile) by the scenario
 // loader; a type without a profile is one unnamed processor with no memory limit (the model every

@@ -8,17 +8,17 @@
 //   - arrivals: open loop from ArrivalProcess (the simulator's draws for (seed, device)); closed loop
 //     by ArrivalProcess::admits on the queues as they are now; none before join, at or after leave,
 //     at or after the end of arrivals, or once DeviceActions::may_create says no;
-//   - routing (DESIGN.md strategies): local and pp(k) with k > 0 to the device's processor first,
+//   - routing (strategies, docs/ARCHITECTURE.md): local and pp(k) with k > 0 to the device's processor first,
 //     offload (split 0) straight to the uplink, data_parallel to a side chosen by DataParallelRouter
 //     (inputs wait while both sides are busy);
-//   - processors (issue 34): a request's device stages are a plan of segments, each on one of the
+//   - processors: a request's device stages are a plan of segments, each on one of the
 //     device's processors (DeviceHardware) or split between two that run it at once (the strategy's
 //     placement; none: every device stage on processor 0, the device's default). Each processor runs
 //     one segment at a time in arrival order (FIFO; a split segment starts when it heads both
 //     processors' queues), the device pipelines across its processors as it does with its server;
 //     a forwarded batch runs on processor 0 before the device's own queued segments; the uplink
 //     sends one upload at a time, FIFO;
-//   - memory (issue 34, when some memory pool of the device has a capacity): at the start of a
+//   - memory (when some memory pool of the device has a capacity): at the start of a
 //     segment, for each pool it touches, need = the weights its request's plan keeps in the pool +
 //     the working sets of the segments running in the pool (this one's included; a split segment's
 //     share on each processor) + in main memory the tensors held by the device's requests that wait

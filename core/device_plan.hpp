@@ -1,5 +1,5 @@
 #pragma once
-// A request's device stages as segments on the device's processors (issue 34), and what a segment
+// A request's device stages as segments on the device's processors, and what a segment
 // costs: written once for the device loop (core/device_loop.hpp), the simulator (sim/device.cpp) and
 // the analytic estimator (sched/analytic_estimator.cpp). Times in seconds, sizes in bytes.
 #include <string>

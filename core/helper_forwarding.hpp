@@ -20,7 +20,7 @@
 
 namespace coinfer {
 
-// Who may help whom, one rule for both engines (issue 33): a device with `arrival: none` (an idle
+// Who may help whom, one rule for both engines: a device with `arrival: none` (an idle
 // device) may run the server part of any device of its own server that creates inputs. Pairs
 // (helper, origin) of device indices, helpers in index order, then origins. Whether the scheme names
 // the helper is decided per decision (Scheme::helpers); this is what the engines prepare LUTs for.

@@ -68,7 +68,7 @@ class LutTable {
   // Whether any peak memory is known at a batch size above 1.
   bool has_peak_memory_beyond_batch_one() const;
 
-  // Activation sparsity (issue 34 item 7, for SparOA's scheduler): the fraction of exact zeros in stage
+  // Activation sparsity (for SparOA's scheduler): the fraction of exact zeros in stage
   // s's output over the inputs the table was measured on; none for synthesised or older tables.
   // Throws std::invalid_argument for a stage outside 0..n-1 or a fraction outside [0, 1].
   void set_stage_output_sparsity(int stage, double fraction);

@@ -26,7 +26,7 @@
 namespace coinfer {
 
 // Names the rules above; a sweep point made under other rules is made again (io/input_fingerprint.hpp).
-constexpr const char* kMetricsRules = "metrics: throughput delivered in the window, saturation by backlog growth (issue 64)";
+constexpr const char* kMetricsRules = "metrics: throughput delivered in the window, saturation by backlog growth";
 constexpr double kSaturationShare = 0.10;
 constexpr long long kSaturationMinRequests = 10;
 

@@ -1,5 +1,5 @@
 #pragma once
-// Mobility (issue 36 item 2): access points with positions and coverage, devices whose position
+// Mobility: access points with positions and coverage, devices whose position
 // changes over time (a trace, or the random-waypoint model), association to an access point, link
 // rate as a function of distance, and handovers. Expanded when the scenario is loaded
 // (expand_mobility) into what both engines already carry out: each moving device's link rate over

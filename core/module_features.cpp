@@ -23,7 +23,7 @@ MeasurableParams measurable_params_of(const Provenance& p) {
   MeasurableParams m;
   const double cap = p.attributes.count("cpu_cap_cores") ? leading_number(p, "cpu_cap_cores") : 0;
   m.cpu_cores = cap > 0 ? cap : leading_number(p, "cores");
-  // Utilisation by other work (issue 37 item 5; coinfer profile --background-load): the cores left to
+  // Utilisation by other work (coinfer profile --background-load): the cores left to
   // the model, cap x (1 - load), MEDN's measurable parameter as the run saw it.
   const double load = p.attributes.count("background_load") ? leading_number(p, "background_load") : 0;
   if (!(load >= 0 && load < 1)) throw std::invalid_argument("provenance 'background_load' is outside [0, 1)");

@@ -1,6 +1,6 @@
 #pragma once
-// Where a strategy runs a device's stages among the device's processors (issue 34, item 3;
-// scenarios/README.md "Placement"). Text form, inside the strategy's brackets:
+// Where a strategy runs a device's stages among the device's processors
+// (scenarios/README.md "Placement"). Text form, inside the strategy's brackets:
 //   [gpu]                       every device stage on the GPU
 //   [cpu:0-1,gpu:1-3]           stages [0,1) on the CPU, [1,3) on the GPU (ranges in order, from 0,
 //                               together exactly the device's stages)

@@ -1,5 +1,5 @@
 #pragma once
-// A device radio's energy with power states (issue 37 item 1), engine-free: the simulator tells the meter
+// A device radio's energy with power states, engine-free: the simulator tells the meter
 // when each of the device's transfers starts and ends (simulated seconds) and reads the energy at the
 // end; the estimator uses the same model per inference (sched/analytic_estimator.cpp). Units: W, s, J,
 // bytes; rates in Mbit/s (1e6 bits per second).

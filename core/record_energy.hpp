@@ -1,5 +1,5 @@
 #pragma once
-// A device's energy over a window [t0, t1) rebuilt from its request records (issue 37: SAC's energy
+// A device's energy over a window [t0, t1) rebuilt from its request records (SAC's energy
 // reward, whose transitions are computed after an episode from its results). Engine-free. Units: s, J.
 // The same parts as the simulator's (scenarios/README.md "Energy"), from what the records hold:
 //   idle    = the device's idle power (board, and every processor's where stated) x (t1 - t0);

@@ -1,6 +1,6 @@
 #pragma once
-// One field of a record type as a column (issue 38 item 3). A record type declares its fields once,
-// as a table of RecordField<R> (core/request_record.cpp, core/run_records.cpp); results.h5's writer
+// One field of a record type as a column. A record type declares its fields once,
+// as a table of RecordField<R> (core/request_record.cpp, core/run_record_fields.cpp); results.h5's writer
 // and reader (io/record_columns.hpp), the JSON-lines formats (io/record_json.hpp: the real runtime's
 // records journal, decisions.jsonl) and `coinfer schema` (the Python loader's check) all walk the
 // table, so a new field is one row there plus its member.

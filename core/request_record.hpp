@@ -31,7 +31,7 @@ struct RequestRecord {
   // Its transfers (upload, result) started again from the first byte after a handover caught them on
   // the device's link (mobility.mid_transfer: resend; core/mobility.hpp).
   std::int32_t resends = 0;
-  // A cloud tier (pp(k,m), issue 36 item 4): the cloud server that ran [m,n) (-1: none), the bytes the
+  // A cloud tier (pp(k,m)): the cloud server that ran [m,n) (-1: none), the bytes the
   // edge sent it (the tensor at stage m), and the request's time there (queued, its batch).
   std::int32_t cloud = -1;
   double bytes_to_cloud = 0;

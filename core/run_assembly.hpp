@@ -1,5 +1,5 @@
 #pragma once
-// Result assembly shared by the engines (issue 33, "one runtime, two clocks"): the simulator
+// Result assembly shared by the engines ("one runtime, two clocks"): the simulator
 // (sim/simulation.cpp) and the merge of a real run's journals (hw/journal_merge.cpp) finish their
 // RunResults with these functions, so that a results.h5 means the same whichever engine made it.
 // Pure functions of their arguments: no engine, no clock, no I/O.

@@ -32,7 +32,7 @@ struct DeviceResult {
   // the window's arrivals (requests/s).
   double throughput_rps = 0, throughput_incl_drain_rps = 0, offered_rps = 0;
   bool saturated = false;
-  // Its processors and memory (issue 34), for a device whose type has a hardware profile (empty
+  // Its processors and memory, for a device whose type has a hardware profile (empty
   // otherwise): per processor its computing seconds in the window and its memory peak (its weights
   // and running working sets, bytes); per memory pool its capacity (0 = none stated) and peak need.
   struct Processor {
@@ -104,7 +104,7 @@ struct ClockRecord {
   int samples = 0;           // probes answered
 };
 
-// How a result was made, so that it can be made again (issue 31 item 2).
+// How a result was made, so that it can be made again.
 struct RunProvenance {
   std::string program;       // "coinfer 0.x.y"
   std::string commit;        // the build's git commit ("-dirty" when the tree had changes)

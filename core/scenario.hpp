@@ -64,7 +64,7 @@ struct PowerSpec {
   // Where idle_w and busy_w come from: "scenario" (devices[].power) or the type profile's board_power
   // source; "" when not stated.
   std::string source;
-  // Per processor (issue 34), in the device's hardware order (every processor it has): its power when
+  // Per processor, in the device's hardware order (every processor it has): its power when
   // idle and when computing (core/device_energy.hpp). From devices[].power.processors, else the type's
   // profile where it states them (traces/devices.yaml processors.P.power).
   struct Processor {
@@ -123,7 +123,7 @@ struct ServerSpec {
     double mtbf_s = 0, mttr_s = 0;
   };
   std::optional<FailureModel> failures;
-  // servers[].cloud (issue 36 item 4): the id of the server behind a WAN this edge server passes the
+  // servers[].cloud: the id of the server behind a WAN this edge server passes the
   // cloud part of pp(k,m) requests to (that server's link is the WAN: latency, bandwidth, trace); ""
   // none. A cloud server has no cloud of its own (three tiers: device, edge, cloud).
   std::string cloud;
@@ -136,10 +136,10 @@ struct AccessPointSpec {
 };
 
 struct EventSpec {
-  // server_fail / server_recover (issue 36): server `server` stops at at_s (everything it holds is
+  // server_fail / server_recover: server `server` stops at at_s (everything it holds is
   // lost: its devices fail those requests and hold back new work that needs it) and comes back at the
   // recover's at_s (sim/README.md "Server failure").
-  // handover (issue 36 item 2, core/mobility.hpp): device `device` moves from access point
+  // handover (core/mobility.hpp): device `device` moves from access point
   // `from_access_point` to `access_point` (made by expand_mobility, never written by hand).
   enum class Kind { bandwidth, leave, join, load, server_fail, server_recover, handover };
   double at_s = 0;
@@ -173,7 +173,7 @@ struct SchedulerSpec {
   // stays. A size is at most every server's batch.max_size (its LUTs are checked up to it).
   std::vector<double> batch_windows_ms;
   std::vector<int> batch_sizes;
-  // Server choice as a decision (sched/server_choice.hpp, issue 36 item 1): after the scheduler chose
+  // Server choice as a decision (sched/server_choice.hpp): after the scheduler chose
   // its strategies, each device's server is chosen among the live servers that can run its model;
   // false: every device keeps its devices[].server binding (the external scheduler may still set
   // servers in its answers).
@@ -214,7 +214,7 @@ struct Scenario {
   // loader refuses duplicates); a list holding duplicates gets the position of one of them.
   int server_index(const std::string& id) const;
   int device_index(const std::string& id) const;
-  // The run's hard end, one rule for both engines (issue 33): requests unfinished at duration_s +
+  // The run's hard end, one rule for both engines: requests unfinished at duration_s +
   // drain_s are failed, whatever device made them (a device that left earlier included: it stops
   // creating requests at leave_at_s, its requests in flight keep the run's drain). The simulator's
   // ledger and the real device runtime both end there.

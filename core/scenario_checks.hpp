@@ -1,5 +1,5 @@
 #pragma once
-// The rules a whole scenario must meet across its sections (issue 38 item 1: the loader parses and
+// The rules a whole scenario must meet across its sections (the loader parses and
 // reports positions, the domain says what is valid). Each rule throws InputError at the position of
 // the entry at fault (the specs carry where they came from). Called by io/scenario_loader.cpp once
 // everything is read, before the failure models are expanded into events (core/server_failures.hpp

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/scheduler_traits.hpp"
 #include "core/scenario.hpp"
 #include "core/scheme.hpp"
 #include "core/system_state.hpp"

@@ -17,7 +17,7 @@ struct Scheme {
   // Server id -> its batch window and size from this decision on; a server not named keeps the one
   // it has (the scenario's servers[].batch until a scheme sets another).
   std::map<std::string, BatchSpec> batching;
-  // Device id -> the server (id) its requests go to from this decision on (issue 36 item 1: server
+  // Device id -> the server (id) its requests go to from this decision on (server
   // choice); a device not named keeps the one it has (the scenario's devices[].server until a scheme
   // sets another). Requests already uploading or at a server finish there (sim/README.md "Server choice").
   std::map<std::string, std::string> servers;

@@ -1,5 +1,5 @@
 #pragma once
-// Servers that fail and recover (issue 36 item 3), engine-free. A scenario states them as events
+// Servers that fail and recover, engine-free. A scenario states them as events
 // (`events[]: {at_s, server: ID, fail: true}` and `{..., recover: true}`) or as a model per server
 // (`servers[].failures: {mtbf_s, mttr_s}`: up times and repair times drawn from exponential laws of
 // those means, stream (seed, server_failure, server index), expanded into the same events when the

@@ -1,6 +1,6 @@
 #pragma once
 // What one edge server expects a batch to take, on its own workers and on each of its helper devices:
-// the LUTs that describe them and the formulas, written once for both engines (issue 33: the
+// the LUTs that describe them and the formulas, written once for both engines (the
 // simulator's server actors and the real server used to build these maps and formulas each their own
 // way). The engines only supply what they observe: the batch's input bytes and the helper's bandwidth.
 //   server:  time.seconds(server LUT of the device's model, split, n, batch size)

@@ -1,5 +1,5 @@
 #pragma once
-// Per-device co-inference strategy (DESIGN.md vocabulary).
+// Per-device co-inference strategy (docs/ARCHITECTURE.md, "Vocabulary").
 #include <string>
 
 #include "core/placement.hpp"
@@ -10,7 +10,7 @@ struct Strategy {
   enum class Kind { local, offload, pp, data_parallel };
   Kind kind = Kind::local;
   int split = 0;  // pp(k) only: device runs [0,k), server [k,n)
-  // pp(k,m) only (issue 36 item 4, a cloud tier): > 0 when the device's server runs [k,m) and passes
+  // pp(k,m) only (a cloud tier): > 0 when the device's server runs [k,m) and passes
   // each request on to its cloud server (servers[].cloud), which runs [m,n); k < m < n. 0: no cloud part.
   int cloud_split = 0;
   // The execution variant to run (core/model_variant.hpp), chosen by a scheduler among those the LUTs

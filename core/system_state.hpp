@@ -56,7 +56,7 @@ struct ServerState {
   int batch_size_limit = 1;       // the largest max_size a scheme may set: the scenario's servers[].batch.max_size (its LUTs cover it)
   double link_bandwidth_mbps = 1000;
   double link_latency_ms = 0;
-  // false between a server_fail event and its server_recover (issue 36): work sent to it is lost, its
+  // false between a server_fail event and its server_recover: work sent to it is lost, its
   // devices hold back work that needs it (the analytic estimator predicts such paths serve nothing).
   bool up = true;
   // Its cloud (servers[].cloud): the id of the server it passes pp(k,m)'s [m,n) to; "" none.

@@ -1,5 +1,5 @@
 #pragma once
-// Clock offsets between a board and the edge server (issue 13, item 4), NTP's on-wire exchange over
+// Clock offsets between a board and the edge server, NTP's on-wire exchange over
 // the middleware's heartbeats: the device stamps t1 when it sends a heartbeat, the server t2 when it
 // receives it and t3 when it answers, the device t4 when the answer arrives -- each on its own clock,
 // Unix seconds. Engine-free and pure: the device keeps the estimate, the journal merge applies it.

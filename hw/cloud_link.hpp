@@ -25,7 +25,7 @@
 namespace coinfer::hw {
 
 // An edge's idle connection to its cloud sends a heartbeat every kCloudHeartbeatS; the cloud closes a
-// connection silent for kCloudSilenceS (issue 65 item 8).
+// connection silent for kCloudSilenceS.
 constexpr double kCloudHeartbeatS = 1.0;
 constexpr double kCloudSilenceS = 10.0;
 

@@ -537,8 +537,8 @@ struct DeviceRuntime::Impl {
   }
 
   // The connection is gone: what the server held is lost. When the scenario's failure of its server
-  // explains it (a fail event at or before now, no recover since: `coinfer testbed` killed the server,
-  // issue 36 item 3), the requests fail with the simulator's reasons (core/server_failures.hpp) and the
+  // explains it (a fail event at or before now, no recover since: `coinfer testbed` killed the server),
+  // the requests fail with the simulator's reasons (core/server_failures.hpp) and the
   // loop treats the server as down until it registers again, as the simulator's devices do; any other
   // loss is "connection to the server lost" and only pauses the closed loop.
   // "server ID failed at T s" when the scenario has its server down at run time t (a fail event at
@@ -577,7 +577,7 @@ struct DeviceRuntime::Impl {
 
   // The connection to `server` is gone: what that server held is lost (the requests whose records
   // name it). When the scenario's failure of that server explains it (a fail event at or before now,
-  // no recover since: `coinfer testbed` killed it, issue 36 item 3), they fail with the simulator's
+  // no recover since: `coinfer testbed` killed it), they fail with the simulator's
   // reasons (core/server_failures.hpp) and, for its server now, the loop treats the server as down
   // until it registers again, as the simulator's devices do; any other loss is "connection to the
   // server lost" and only pauses the closed loop.
@@ -926,7 +926,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   const DeviceSpec& d = impl.sc.devices[impl.index];
   // This runtime computes with LibTorch on this machine's CPU: a device placed on another processor
-  // (a Jetson's GPU, an NPU) is simulated only (issue 34: CUDA placement comes with a CUDA LibTorch).
+  // (a Jetson's GPU, an NPU) is simulated only (CUDA placement comes with a CUDA LibTorch).
   if (!d.processor.empty() && d.processor != "cpu")
     throw InputError(d.where, "devices (id " + d.id + ").processor",
                      "the real device runtime computes on this machine's CPU; processor '" + d.processor +

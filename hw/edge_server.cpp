@@ -892,7 +892,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     h->conn->send({MsgType::heartbeat, 0, ""}, Seconds(5));
     log("edge server " + h->id + " connected from " + from + " (this server is its cloud)");
     std::lock_guard<std::mutex> lock(mutex);
-    // One connection per edge (issue 65 item 8: 200 connections of one edge id were all kept): a new
+    // One connection per edge (200 connections of one edge id were all kept): a new
     // one replaces the older, whose reader ends and drops what it queued.
     for (const auto& old : edges)
       if (old->id == h->id) {
@@ -1119,7 +1119,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       if (f.type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f.payload));
       if (f.type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a peer server");
       PeerReport rep = decode_peer_report(f.payload);  // bounds of every field: hw/protocol.cpp
-      // A report covers 0.1 s: a few events per device at most (issue 65 item 6: 100,000 events made a
+      // A report covers 0.1 s: a few events per device at most (100,000 events made a
       // 1.5 MB trigger string).
       if (rep.events.size() > 4 * sc.devices.size() + 64 || rep.devices.size() > sc.devices.size())
         throw ProtocolError("peer_report: " + std::to_string(rep.events.size()) + " events and " + std::to_string(rep.devices.size()) +
@@ -1371,16 +1371,16 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "servers", "no server '" + impl.opt.server_id + "' in the scenario");
   // Every LUT entry the scenario's scheduler and strategies may need, checked before serving: a gap
   // found later would stop the scheduler mid-run.
-  check_scenario_against(impl.sc, impl.catalog, impl.luts);
+  check_scenario_against(impl.sc, impl.catalog, impl.luts, scheduler_traits(impl.sc.scheduler.name));
   check_real_runtime_scope(impl.sc);
-  for (const auto& e : impl.sc.events)  // issue 36 item 3: the testbed kills and restarts this process at their times
+  for (const auto& e : impl.sc.events)  // the testbed kills and restarts this process at their times
     if (e.kind == EventSpec::Kind::server_fail) {
       if (!impl.opt.recovering)
         log::info("server", "server failures: `coinfer testbed` kills this process at each fail event and starts it again (--recovering) "
                             "at the recover; under `coinfer serve` alone nothing fails by itself");
       break;
     }
-  for (const auto& e : impl.sc.events)  // issue 37 item 5: the scheduler sees loads at their times; the testbed applies them
+  for (const auto& e : impl.sc.events)  // the scheduler sees loads at their times; the testbed applies them
     if (e.kind == EventSpec::Kind::load) {
       log::info("server", "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
                           "caps, real boards under `coinfer serve` must carry that load themselves");

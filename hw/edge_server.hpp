@@ -32,7 +32,7 @@ struct ServeOptions {
   bool shape = false;              // loopback fallback: pace each device's downlink as its scenario link
   bool shape_latency = false;      // add each device's one-way link latency to its downlink (no tc netem)
   int threads_per_worker = 1;      // LibTorch threads of each worker
-  // Started again after a fail event (coinfer testbed, issue 36 item 3): the decisions journal is
+  // Started again after a fail event (coinfer testbed): the decisions journal is
   // appended to, and the first decision, once the devices present now have registered again (or 10 s
   // have passed), is triggered "recover:SERVER" instead of "start".
   bool recovering = false;

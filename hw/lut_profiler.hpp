@@ -33,7 +33,7 @@ struct ProfileOptions {
   std::string command_line; // recorded in the provenance
   std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty
   double cpu_cap_cores = 0;  // the cap in cores (0 = none)
-  // Background load (issue 37 item 5): the share of the capped cores other work takes while profiling;
+  // Background load: the share of the capped cores other work takes while profiling;
   // the process then runs under a cap of cpu_cap_cores x (1 - background_load), the testbed's rule.
   double background_load = 0;
   bool whole_model_only = false;  // measure only [0, n) (a calibration: validate compares it with a LUT)

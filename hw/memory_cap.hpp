@@ -1,5 +1,5 @@
 #pragma once
-// A real memory limit on a process (issue 34 item 7): the testbed puts each emulated board's device
+// A real memory limit on a process: the testbed puts each emulated board's device
 // process into its own cgroup whose memory is capped (cgroup v2 memory.max with memory.swap.max 0,
 // or cgroup v1 memory.limit_in_bytes with memory.memsw.limit_in_bytes where swap accounting exists),
 // so a board that runs out of memory is stopped by the kernel's OOM killer as a real board's process

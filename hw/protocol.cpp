@@ -38,7 +38,7 @@ template <class T>
 T field(const json& j, const char* key, const char* what) {
   auto it = j.find(key);
   if (it == j.end()) throw ProtocolError(std::string(what) + " message: missing field '" + key + "'");
-  // Integers are integers, within the type (issue 65 item 6: device 4294967296 was read as device 0,
+  // Integers are integers, within the type (device 4294967296 was read as device 0,
   // and 2.9 as 2). JSON numbers for doubles must be finite (nlohmann reads no NaN, but keep it so).
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     bool fits = false;
@@ -254,7 +254,7 @@ std::pair<std::string, int> split_address(const std::string& address, const char
   const auto colon = address.rfind(':');
   if (address.size() > kMaxHostBytes + 6 || colon == std::string::npos || colon == 0 || colon + 1 == address.size() || address.size() - colon > 6)
     throw ProtocolError(std::string(what) + " message: address '" + printable(address, 80) + "' is not host:port");
-  // A host a peer can connect to (issue 65 item 6: "a b:80", "0.0.0.0:1" and a 15,000-character host
+  // A host a peer can connect to ("a b:80", "0.0.0.0:1" and a 15,000-character host
   // were accepted and sent to every peer): a DNS name or an IPv4/IPv6 address, not "any".
   const std::string host = address.substr(0, colon);
   for (const char ch : host)

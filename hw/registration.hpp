@@ -43,7 +43,7 @@ struct PeerCheck {
 };
 // A coordinator that only coordinates (`coordinate_only`) takes the first server as a peer too. A
 // process that does not coordinate (`coordinates` false: a peer, the first server's own process
-// beside a --coordinate-only coordinator included) takes no peer at all (issue 65 item 2: such a peer
+// beside a --coordinate-only coordinator included) takes no peer at all (such a peer
 // answered peer_register with a scheme and then redirected devices to the stranger's address).
 PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
                                   int coordinator_index, bool coordinate_only, bool coordinates);
@@ -53,7 +53,7 @@ PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& 
 PeerCheck check_cloud_registration(const PeerRegistration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
                                    int cloud_index);
 
-// At most `limit` handshakes at once, and strangers cannot hold them (issue 65 item 3: 32 silent
+// At most `limit` handshakes at once, and strangers cannot hold them (32 silent
 // connections re-opened every 10 s made every device's registration fail). A handshake enters with
 // a way to close its connection; once its first frame arrived (heard_from) it cannot be evicted. When
 // the gate is full, the oldest handshake that has been silent for at least `silent_evict_s` is closed
@@ -92,7 +92,7 @@ class HandshakeGate {
   std::condition_variable cv_;
 };
 
-// A device following redirects (issue 65 item 1: a server redirecting to itself drew 54,566
+// A device following redirects (a server redirecting to itself drew 54,566
 // registrations in 10 s, and a device still ran 27 s past its run's end). Each redirect since the
 // last registration waits longer before it is followed (0, then 0.05 s doubling up to 2 s). A
 // redirect to an address already redirected to since then is a loop: the guard says so (the device

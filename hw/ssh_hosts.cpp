@@ -39,6 +39,7 @@
 #include "hw/inventory.hpp"
 #include "io/lut_repository.hpp"
 #include "io/scenario_loader.hpp"
+#include "sched/scheduler_factory.hpp"
 
 namespace fs = std::filesystem;
 
@@ -207,7 +208,7 @@ class SshHosts final : public TestbedHosts {
   bool prepare(const std::string& work, const std::atomic<bool>& interrupted) override {
     work_ = work;
     const LutSet luts = load_scenario_luts(sc_);
-    check_scenario_against(sc_, ModelCatalog::load(data_path("models")), luts);
+    check_scenario_against(sc_, ModelCatalog::load(data_path("models")), luts, scheduler_traits(sc_.scheduler.name));
     bundle(luts);
     const std::string run_id = "coinfer-" + sc_.name.substr(0, 40) + "-" + std::to_string(static_cast<long long>(unix_now())) + "-" +
                                std::to_string(::getpid());

@@ -69,12 +69,11 @@ double own_cpu_seconds() {
 SystemMeter::SystemMeter() {
   const long hz = sysconf(_SC_CLK_TCK);
   if (hz > 0) ticks_per_second_ = static_cast<double>(hz);
-  readings_.push_back(read_now());
+  mark();
 }
 
 SystemMeter::Reading SystemMeter::read_now() const {
   Reading r;
-  r.at = std::chrono::steady_clock::now();
   r.ticks = parse_proc_stat(read_all("/proc/stat"));
   r.own_cpu_s = own_cpu_seconds();
   return r;
@@ -82,17 +81,11 @@ SystemMeter::Reading SystemMeter::read_now() const {
 
 long long SystemMeter::available_memory_bytes() const { return parse_mem_available(read_all("/proc/meminfo")); }
 
-double SystemMeter::utilisation_over(double window_s) {
+void SystemMeter::mark() { mark_ = read_now(); }
+
+double SystemMeter::utilisation_since_mark() const {
   const Reading now = read_now();
-  // Drop readings while the next one is itself at least window_s old: the oldest kept spans the window.
-  const auto window = std::chrono::duration<double>(window_s);
-  size_t drop = 0;
-  while (drop + 1 < readings_.size() && now.at - readings_[drop + 1].at >= window) ++drop;
-  readings_.erase(readings_.begin(), readings_.begin() + static_cast<long>(drop));
-  const Reading& from = readings_.front();
-  const double u = others_utilisation(from.ticks, now.ticks, now.own_cpu_s - from.own_cpu_s, ticks_per_second_);
-  readings_.push_back(now);
-  return u;
+  return others_utilisation(mark_.ticks, now.ticks, now.own_cpu_s - mark_.own_cpu_s, ticks_per_second_);
 }
 
 std::string cpu_model_name() {

@@ -3,9 +3,7 @@
 // the memory available (/proc/meminfo MemAvailable) and the share of the CPUs used by other work
 // (/proc/stat's busy time less this process's own CPU time, over the interval between two readings).
 // Linux only. The parsers are separate so that they can be checked on given text.
-#include <chrono>
 #include <string>
-#include <vector>
 
 namespace coinfer::hw {
 
@@ -30,20 +28,19 @@ class SystemMeter {
  public:
   SystemMeter();  // the first interval starts here
   long long available_memory_bytes() const;
-  // Utilisation by other work over about the last `window_s` seconds: from the oldest reading this
-  // meter still holds that is at least window_s old (or the first, at construction) to now. Each call
-  // is a reading. (The kernel counts in ticks of 1 / ticks_per_second: a window of many ticks keeps the
-  // share from being coarse.)
-  double utilisation_over(double window_s);
+  // Starts an interval (construction starts the first).
+  void mark();
+  // Utilisation by other work since the last mark(). The kernel counts in ticks of 1 / ticks_per_second
+  // per CPU: an interval of a few hundred ms keeps the share from being coarse.
+  double utilisation_since_mark() const;
 
  private:
   struct Reading {
-    std::chrono::steady_clock::time_point at;
     CpuTicks ticks;
     double own_cpu_s = 0;
   };
   Reading read_now() const;
-  std::vector<Reading> readings_;  // oldest first
+  Reading mark_;
   double ticks_per_second_ = 100;
 };
 

@@ -168,7 +168,7 @@ int follow_run(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions& o,
     const double t = unix_now() - epoch;
     for (const auto& [i, mbps] : timeline.due(t)) hosts.reshape(i, mbps);
     for (const auto& [i, share] : timeline.due_loads(t)) hosts.set_load(i, share);
-    for (const auto& [j, fails] : timeline.due_server_changes(t)) {  // issue 36 item 3: a real kill, a real restart
+    for (const auto& [j, fails] : timeline.due_server_changes(t)) {  // a real kill, a real restart
       const std::string& id = sc.servers[static_cast<size_t>(j)].id;
       if (fails && !server_down[static_cast<size_t>(j)]) {
         hosts.kill_server(j);

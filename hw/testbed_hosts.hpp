@@ -68,7 +68,7 @@ class TestbedHosts {
   virtual double poll_interval_s() const = 0;
   virtual void stop_devices(double grace_s) = 0;
   virtual void stop_server(double grace_s) = 0;  // every server: its peers first, then the coordinator
-  // A server failure (events[] fail/recover, servers[].failures; issue 36 item 3): kill_server kills
+  // A server failure (events[] fail/recover, servers[].failures): kill_server kills
   // the server process at once (SIGKILL: nothing it holds survives), restart_server starts it again on
   // the same address with --recovering (its decisions journal and log appended to, the same epoch).
   // A back-end that cannot (the SSH testbed so far) says so in can_fail_server(), and the run is

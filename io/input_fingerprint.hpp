@@ -1,5 +1,5 @@
 #pragma once
-// What a run's result depends on, as one digest (issue 64 item 2): the scenario as run (after its
+// What a run's result depends on, as one digest: the scenario as run (after its
 // overrides) and the content of every file it reads (the scenario file, LUTs, traces, device profiles,
 // model specs: io/data_root.hpp run_data_files). A sweep keeps a point only while its digest is the
 // one the point ran with, so an edit of any of those files re-runs exactly the points it changes.

@@ -1,5 +1,5 @@
 #pragma once
-// Predictor sample sets (ACE-GNN's "co-inference samples", issue 17): systems x schemes, each with the
+// Predictor sample sets (ACE-GNN's "co-inference samples"): systems x schemes, each with the
 // system graph of the scheme (raw, unnormalised features) and the throughput and latencies it reached,
 // simulated (`coinfer predictor samples`) or measured on a testbed (`coinfer predictor samples
 // --add-testbed`). Written by io/, read by `coinfer predictor train|eval` (models/gin_predictor).

@@ -85,7 +85,7 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
       throw InputError(SourceLocation{file, no, 1}, "",
                        "expected two fields 'time_s,bandwidth_mbps' (a header of those names, or two numbers), got " + std::to_string(f.size()) +
                            ": '" + printable(join(f, ","), 80) + "'");
-    // A data row with a bad value names its column (issue 64 item 6: "5,abc" read as a bad header).
+    // A data row with a bad value names its column ("5,abc" read as a bad header).
     if (!parse_number(f[0], p.t_s))
       throw InputError(SourceLocation{file, no, 1}, "time_s", "'" + printable(f[0], 40) + "' is not a number (column 1 of '" + printable(join(f, ","), 80) + "')");
     if (!parse_number(f[1], p.mbps))
@@ -472,18 +472,11 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
 }
 }  // namespace
 
-Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
-  set_scenario_hint(file);  // its project's models/ and traces/ come first (io/data_root.hpp)
-  YamlReader r(file);
-  YAML::Node root = r.load_file();
-  if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
-  for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
-  r.check_keys(root,
-               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware",
-                "servers", "access_point", "mobility", "devices", "scheduler", "events"},
-               "");
-  Scenario s;
-  s.file = file;
+namespace {
+
+// The run's top-level settings: name, seed, duration, warm-up, drain, network model, service time,
+// luts_fill.
+void read_run_settings(const YamlReader& r, const YAML::Node& root, Scenario& s, const std::string& file) {
   s.name = r.get_string(root, "name", "", fs::path(file).stem().string());
   check_scenario_name(r, root, s.name);
   s.seed = static_cast<unsigned long long>(r.get_int(root, "seed", "", 1, 0));
@@ -507,6 +500,10 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (lf == "allow") s.luts_fill = Scenario::LutsFill::allow;
     else if (lf != "refuse") r.fail(root["luts_fill"], "luts_fill", "'" + lf + "' is not allowed; allowed: refuse, allow");
   }
+}
+
+// luts: each path resolved from the scenario's folder (the resolved scenario lists the resolved paths).
+void read_luts(const YamlReader& r, YAML::Node& root, Scenario& s, const std::string& file) {
   s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
     std::string resolved = resolve_scenario_path(file, l);
@@ -516,11 +513,18 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   }
   if (s.luts.empty()) r.fail(root, "luts", "missing required key (a list of LUT files or folders)");
   root["luts"] = s.luts;
-  // The device types' hardware (traces/devices.yaml unless `hardware` names another file): a type it
-  // lists gets its processors, memory and interconnect (core/device_hardware.hpp); a type it does not
-  // list is one processor with no memory limit.
+}
+
+// The device types' hardware (traces/devices.yaml unless `hardware` names another file): a type it
+// lists gets its processors, memory and interconnect (core/device_hardware.hpp); a type it does not
+// list is one processor with no memory limit.
+struct HardwareProfiles {
   std::map<std::string, DeviceProfile> profiles;
   std::map<std::string, RadioStates> radios;  // the file's `radios:` (devices[].power.radio names one)
+};
+
+HardwareProfiles read_hardware(const YamlReader& r, YAML::Node& root, Scenario& s, const std::string& file) {
+  HardwareProfiles h;
   {
     const std::string given = r.get_string(root, "hardware", "", "");
     const std::string resolved = resolve_scenario_path(file, given.empty() ? "traces/devices.yaml" : given);
@@ -529,8 +533,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     if (!resolved.empty()) {
       try {
         HardwareFile hardware = load_hardware_file(resolved);
-        profiles = std::move(hardware.profiles);
-        radios = std::move(hardware.radios);
+        h.profiles = std::move(hardware.profiles);
+        h.radios = std::move(hardware.radios);
       } catch (const InputError& e) {
         if (!given.empty()) throw;
         log::warn("scenario", std::string("ignoring the default hardware profiles: ") + e.what());
@@ -539,75 +543,83 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       s.hardware_file = resolved;
     }
   }
+  return h;
+}
 
-  // Servers.
+// servers[].batch: a fixed window and size, or SparOA's dynamic batching.
+void read_server_batch(const YamlReader& r, const YAML::Node& b, const std::string& path, ServerSpec& sv) {
+  const std::vector<std::string> dynamic_keys = {"real_time_ms", "memory_gb", "sparsity_threshold", "learning_rate"};
+  std::vector<std::string> keys = {"window_ms", "max_size", "policy"};
+  keys.insert(keys.end(), dynamic_keys.begin(), dynamic_keys.end());
+  r.check_keys(b, keys, path + ".batch");
+  sv.batch.window_ms = r.get_double(b, "window_ms", path + ".batch", 0, 0, false);
+  sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1, limits::kMaxBatch, "the largest batch a LUT file can hold"));
+  // SparOA's dynamic batching (core/dynamic_batching.hpp): each batch group's size by Alg. 2.
+  const std::string policy = r.get_string(b, "policy", path + ".batch", "fixed");
+  if (policy == "sparoa") {
+    DynamicBatchingParams d;
+    if (b["real_time_ms"]) d.real_time_s = r.get_double(b, "real_time_ms", path + ".batch", 0, 0, true) * 1e-3;
+    if (b["memory_gb"]) d.memory_bytes = r.get_double(b, "memory_gb", path + ".batch", 0, 0, true) * 1e9;
+    if (b["sparsity_threshold"]) {
+      d.sparsity_threshold = r.get_double(b, "sparsity_threshold", path + ".batch", 0, 0, false);
+      if (d.sparsity_threshold > 1) r.fail(b["sparsity_threshold"], path + ".batch.sparsity_threshold", "a fraction of zeros, 0..1");
+    }
+    d.learning_rate = r.get_double(b, "learning_rate", path + ".batch", d.learning_rate, 0, false);
+    if (d.learning_rate > 1e6) r.fail(b["learning_rate"], path + ".batch.learning_rate", "at most 1e6");
+    sv.dynamic_batching = d;
+  } else if (policy != "fixed") {
+    r.fail(b["policy"], path + ".batch.policy", "'" + policy + "' is not a batching policy (fixed, sparoa)");
+  } else {
+    for (const auto& k : dynamic_keys)
+      if (b[k]) r.fail(b[k], path + ".batch." + k, "is read only with policy: sparoa (SparOA's dynamic batching)");
+  }
+}
+
+// One entry of servers[] (`s`: the servers read before it, for duplicate ids).
+ServerSpec read_server(const YamlReader& r, const YAML::Node& n, const std::string& path, const Scenario& s, const std::string& file,
+                       const std::map<std::string, DeviceProfile>& profiles) {
+  r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power", "failures", "cloud"}, path);
+  ServerSpec sv;
+  sv.where = r.where(n);
+  sv.id = r.get_name(n, "id", path);
+  if (s.server_index(sv.id) >= 0) r.fail(n["id"], path + ".id", "duplicate server id '" + sv.id + "'");
+  sv.type = r.get_name(n, "type", path);
+  sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1, limits::kMaxWorkers, "each worker is a simulated actor; no edge server runs more concurrent batches"));
+  sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, limits::kMaxCores));
+  if (n["batch"]) read_server_batch(r, n["batch"], path, sv);
+  sv.link = read_link(r, n["link"], path + ".link", file, true, sv.link);  // a trace: e.g. a cloud's WAN
+  if (n["power"]) {
+    const YAML::Node& p = n["power"];
+    r.check_keys(p, {"idle_w", "busy_w"}, path + ".power");
+    sv.idle_w = r.get_double(p, "idle_w", path + ".power", 0, 0, false);
+    sv.busy_w = r.get_double(p, "busy_w", path + ".power", sv.idle_w, sv.idle_w, false);
+    sv.power_source = "scenario";
+  } else if (const auto prof = profiles.find(sv.type); prof != profiles.end() && (prof->second.board_power.idle_w > 0 || prof->second.board_power.busy_w > 0)) {
+    // The type profile's board power, where it states one (traces/devices.yaml board_power).
+    sv.idle_w = prof->second.board_power.idle_w;
+    sv.busy_w = prof->second.board_power.busy_w;
+    sv.power_source = "traces profile " + sv.type + ": " + prof->second.board_power.source;
+  }
+  if (n["failures"]) {  // a failure model (core/server_failures.hpp), expanded after the events
+    const YAML::Node& f = n["failures"];
+    r.check_keys(f, {"mtbf_s", "mttr_s"}, path + ".failures");
+    ServerSpec::FailureModel m;
+    m.mtbf_s = r.require_double(f, "mtbf_s", path + ".failures", 0, true);
+    m.mttr_s = r.require_double(f, "mttr_s", path + ".failures", 0, true);
+    for (const auto& [k, v] : {std::pair<const char*, double>{"mtbf_s", m.mtbf_s}, {"mttr_s", m.mttr_s}})
+      if (v > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
+    sv.failures = m;
+  }
+  if (n["cloud"]) sv.cloud = r.get_name(n, "cloud", path);
+  return sv;
+}
+
+void read_servers(const YamlReader& r, const YAML::Node& root, Scenario& s, const std::string& file,
+                  const std::map<std::string, DeviceProfile>& profiles) {
   YAML::Node servers = root["servers"];
   if (!servers || !servers.IsSequence() || servers.size() == 0) r.fail(servers ? servers : root, "servers", "expected a non-empty list of servers");
-  for (size_t i = 0; i < servers.size(); ++i) {
-    const YAML::Node& n = servers[i];
-    const std::string path = "servers[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "type", "workers", "cores", "batch", "link", "power", "failures", "cloud"}, path);
-    ServerSpec sv;
-    sv.where = r.where(n);
-    sv.id = r.get_name(n, "id", path);
-    if (s.server_index(sv.id) >= 0) r.fail(n["id"], path + ".id", "duplicate server id '" + sv.id + "'");
-    sv.type = r.get_name(n, "type", path);
-    sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1, limits::kMaxWorkers, "each worker is a simulated actor; no edge server runs more concurrent batches"));
-    sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, limits::kMaxCores));
-    if (n["batch"]) {
-      const YAML::Node& b = n["batch"];
-      const std::vector<std::string> dynamic_keys = {"real_time_ms", "memory_gb", "sparsity_threshold", "learning_rate"};
-      std::vector<std::string> keys = {"window_ms", "max_size", "policy"};
-      keys.insert(keys.end(), dynamic_keys.begin(), dynamic_keys.end());
-      r.check_keys(b, keys, path + ".batch");
-      sv.batch.window_ms = r.get_double(b, "window_ms", path + ".batch", 0, 0, false);
-      sv.batch.max_size = static_cast<int>(r.get_int(b, "max_size", path + ".batch", 1, 1, limits::kMaxBatch, "the largest batch a LUT file can hold"));
-      // SparOA's dynamic batching (core/dynamic_batching.hpp): each batch group's size by Alg. 2.
-      const std::string policy = r.get_string(b, "policy", path + ".batch", "fixed");
-      if (policy == "sparoa") {
-        DynamicBatchingParams d;
-        if (b["real_time_ms"]) d.real_time_s = r.get_double(b, "real_time_ms", path + ".batch", 0, 0, true) * 1e-3;
-        if (b["memory_gb"]) d.memory_bytes = r.get_double(b, "memory_gb", path + ".batch", 0, 0, true) * 1e9;
-        if (b["sparsity_threshold"]) {
-          d.sparsity_threshold = r.get_double(b, "sparsity_threshold", path + ".batch", 0, 0, false);
-          if (d.sparsity_threshold > 1) r.fail(b["sparsity_threshold"], path + ".batch.sparsity_threshold", "a fraction of zeros, 0..1");
-        }
-        d.learning_rate = r.get_double(b, "learning_rate", path + ".batch", d.learning_rate, 0, false);
-        if (d.learning_rate > 1e6) r.fail(b["learning_rate"], path + ".batch.learning_rate", "at most 1e6");
-        sv.dynamic_batching = d;
-      } else if (policy != "fixed") {
-        r.fail(b["policy"], path + ".batch.policy", "'" + policy + "' is not a batching policy (fixed, sparoa)");
-      } else {
-        for (const auto& k : dynamic_keys)
-          if (b[k]) r.fail(b[k], path + ".batch." + k, "is read only with policy: sparoa (SparOA's dynamic batching)");
-      }
-    }
-    sv.link = read_link(r, n["link"], path + ".link", file, true, sv.link);  // a trace: e.g. a cloud's WAN
-    if (n["power"]) {
-      const YAML::Node& p = n["power"];
-      r.check_keys(p, {"idle_w", "busy_w"}, path + ".power");
-      sv.idle_w = r.get_double(p, "idle_w", path + ".power", 0, 0, false);
-      sv.busy_w = r.get_double(p, "busy_w", path + ".power", sv.idle_w, sv.idle_w, false);
-      sv.power_source = "scenario";
-    } else if (const auto prof = profiles.find(sv.type); prof != profiles.end() && (prof->second.board_power.idle_w > 0 || prof->second.board_power.busy_w > 0)) {
-      // The type profile's board power, where it states one (traces/devices.yaml board_power).
-      sv.idle_w = prof->second.board_power.idle_w;
-      sv.busy_w = prof->second.board_power.busy_w;
-      sv.power_source = "traces profile " + sv.type + ": " + prof->second.board_power.source;
-    }
-    if (n["failures"]) {  // a failure model (core/server_failures.hpp), expanded after the events
-      const YAML::Node& f = n["failures"];
-      r.check_keys(f, {"mtbf_s", "mttr_s"}, path + ".failures");
-      ServerSpec::FailureModel m;
-      m.mtbf_s = r.require_double(f, "mtbf_s", path + ".failures", 0, true);
-      m.mttr_s = r.require_double(f, "mttr_s", path + ".failures", 0, true);
-      for (const auto& [k, v] : {std::pair<const char*, double>{"mtbf_s", m.mtbf_s}, {"mttr_s", m.mttr_s}})
-        if (v > 1e9) r.fail(f[k], path + ".failures." + k, "at most 1e9 s");
-      sv.failures = m;
-    }
-    if (n["cloud"]) sv.cloud = r.get_name(n, "cloud", path);
-    s.servers.push_back(sv);
-  }
+  for (size_t i = 0; i < servers.size(); ++i)
+    s.servers.push_back(read_server(r, servers[i], "servers[" + std::to_string(i) + "]", s, file, profiles));
   // Clouds name servers of the list (any order), never themselves, and a cloud has none of its own.
   for (size_t i = 0; i < servers.size(); ++i) {
     const ServerSpec& sv = s.servers[i];
@@ -625,17 +637,179 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
              "server '" + sv.cloud + "' has a cloud of its own (" + s.servers[static_cast<size_t>(j)].cloud +
                  "); three tiers at most: device, edge, cloud");
   }
+}
 
-  if (root["access_point"]) {
-    const YAML::Node& ap = root["access_point"];
-    r.check_keys(ap, {"bandwidth_mbps", "latency_ms"}, "access_point");
-    s.access_point.bandwidth_mbps = r.get_double(ap, "bandwidth_mbps", "access_point", 1000, 0, true);
-    s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
-    check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms);
+void read_access_point(const YamlReader& r, const YAML::Node& ap, Scenario& s) {
+  r.check_keys(ap, {"bandwidth_mbps", "latency_ms"}, "access_point");
+  s.access_point.bandwidth_mbps = r.get_double(ap, "bandwidth_mbps", "access_point", 1000, 0, true);
+  s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
+  check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms);
+}
+
+// devices[].workload: how its inputs arrive, their deadline and priority.
+WorkloadSpec read_workload(const YamlReader& r, const YAML::Node& w, const std::string& wp, const std::string& file) {
+  WorkloadSpec wl;
+  r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight", "deadline_ms", "drop_late", "priority"}, wp);
+  wl.priority = static_cast<int>(r.get_int(w, "priority", wp, 0, -1000, 1000));
+  wl.deadline_ms = r.get_double(w, "deadline_ms", wp, 0, 0, false);
+  if (wl.deadline_ms > 86400e3) r.fail(w["deadline_ms"], wp + ".deadline_ms", "value " + format_double(wl.deadline_ms) + " must be <= 86400000 (a day)");
+  wl.drop_late = r.get_bool(w, "drop_late", wp, false);
+  if (wl.drop_late && !(wl.deadline_ms > 0))
+    r.fail(w["drop_late"], wp + ".drop_late", "needs workload.deadline_ms (a request is dropped when it is past its deadline)");
+  const std::string arrival = r.get_string(w, "arrival", wp, "closed_loop");
+  if (arrival == "closed_loop") {
+    wl.arrival = WorkloadSpec::Arrival::closed_loop;
+    wl.in_flight = static_cast<int>(r.get_int(w, "in_flight", wp, 0, 1, limits::kMaxInFlight));
+  } else if (arrival == "poisson") {
+    wl.arrival = WorkloadSpec::Arrival::poisson;
+    wl.rate_per_s = r.require_double(w, "rate_per_s", wp, 0, true);
+    if (wl.rate_per_s > limits::kMaxRatePerS)
+      r.fail(w["rate_per_s"], wp + ".rate_per_s", "value " + format_double(wl.rate_per_s) + " must be <= " + format_double(limits::kMaxRatePerS));
+  } else if (arrival == "none") {
+    wl.arrival = WorkloadSpec::Arrival::none;
+  } else if (arrival == "trace") {
+    wl.arrival = WorkloadSpec::Arrival::trace;
+    wl.file = r.get_string(w, "file", wp);
+    std::string resolved = resolve_scenario_path(file, wl.file);
+    if (resolved.empty()) r.fail(w["file"], wp + ".file", "file '" + wl.file + "' not found");
+    wl.file = resolved;
+    wl.arrival_times_s = load_arrival_trace(resolved);
+    YAML::Node writable = w;
+    writable["file"] = resolved;
+  } else {
+    std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace", "none"});
+    r.fail(w["arrival"], wp + ".arrival",
+           "'" + arrival + "' is not allowed" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+               " (allowed: closed_loop, poisson, trace, none)");
   }
-  if (root["mobility"]) s.mobility = read_mobility(r, root["mobility"]);
+  if (arrival != "closed_loop" && w["in_flight"]) r.fail(w["in_flight"], wp + ".in_flight", "only for arrival: closed_loop");
+  if (arrival != "poisson" && w["rate_per_s"]) r.fail(w["rate_per_s"], wp + ".rate_per_s", "only for arrival: poisson");
+  return wl;
+}
 
-  // Devices.
+// devices[].power: the scenario's figures, else its type profile's (board power, or each processor's).
+void read_device_power(const YamlReader& r, const YAML::Node& n, const std::string& path, const Scenario& s, const HardwareProfiles& hw,
+                       DeviceSpec& d) {
+  if (n["power"]) {
+    const YAML::Node& p = n["power"];
+    const std::string pp = path + ".power";
+    r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb", "radio", "processors"}, pp);
+    if (p["idle_w"] || p["busy_w"]) {
+      d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
+      d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
+      d.power.source = "scenario";
+    } else if (!p["processors"]) {
+      board_power_of_profile(d, hw.profiles);
+    }
+    d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
+    if (p["radio"]) {
+      if (p["radio_j_per_mb"])
+        r.fail(p["radio"], pp + ".radio", "give either radio (power states) or radio_j_per_mb (a flat rate), not both");
+      const YAML::Node& rn = p["radio"];
+      if (rn.IsMap()) {
+        d.power.radio = read_radio_states(r, rn, pp + ".radio", false);
+      } else {
+        const std::string name = r.get_name(p, "radio", pp);
+        const auto it = hw.radios.find(name);
+        if (it == hw.radios.end()) {
+          std::vector<std::string> names;
+          for (const auto& [k, v] : hw.radios) names.push_back(k);
+          const std::string near = nearest_word(name, names);
+          r.fail(rn, pp + ".radio",
+                 "no radio '" + name + "' in " + (s.hardware_file.empty() ? std::string("the hardware hw.profiles (none found)") : s.hardware_file) +
+                     (near.empty() ? "" : "; did you mean '" + near + "'?") + " (known: " + (names.empty() ? std::string("none") : join(names, ", ")) +
+                     "; or state {base_w, up_w_per_mbps, ...} inline)");
+        }
+        d.power.radio = it->second;
+      }
+    }
+    if (p["processors"]) {
+      if (p["busy_w"])
+        r.fail(p["busy_w"], pp + ".busy_w",
+               "give either busy_w (the device's power while any processor computes) or processors (each processor's own), not both");
+      d.power.processors = read_processor_power(r, p["processors"], pp + ".processors", d, hw.profiles, s.hardware_file);
+    }
+  } else {
+    d.power.processors = profile_processor_power(d, hw.profiles);  // the profile's, where it states every processor's
+    if (d.power.processors.empty()) board_power_of_profile(d, hw.profiles);
+  }
+}
+
+// One entry of devices[] as one device (read_devices makes its `count` copies); its id and count are
+// read by the caller.
+DeviceSpec read_device(const YamlReader& r, const YAML::Node& n, const std::string& path, const Scenario& s, const std::string& file,
+                       const HardwareProfiles& hw) {
+  const auto& profiles = hw.profiles;
+  DeviceSpec d;
+  d.where = r.where(n);
+  d.type = r.get_name(n, "type", path);
+  if (n["processor"]) d.processor = r.get_name(n, "processor", path);
+  {
+    const double memory_gb = r.get_double(n, "memory_gb", path, 0, 0, false);
+    if (memory_gb > limits::kMaxMemoryGb)
+      r.fail(n["memory_gb"], path + ".memory_gb", "value " + format_double(memory_gb) + " must be <= " + format_double(limits::kMaxMemoryGb));
+    const auto prof = profiles.find(d.type);
+    try {
+      if (prof != profiles.end())
+        d.hardware = std::make_shared<const DeviceHardware>(hardware_from_profile(prof->second, d.processor, memory_gb * 1e9));
+      else if (memory_gb > 0)
+        d.hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(d.processor, memory_gb * 1e9));
+    } catch (const std::invalid_argument& e) {
+      r.fail(n["processor"], path + ".processor", std::string(e.what()) + " (" + s.hardware_file + ")");
+    }
+  }
+  d.model = read_model_with_variant(r, n, path);
+  d.dataset = r.get_name(n, "dataset", path);
+  if (n["server"]) {
+    d.server = r.get_string(n, "server", path);
+    if (s.server_index(d.server) < 0) {
+      std::vector<std::string> ids;
+      for (const auto& sv : s.servers) ids.push_back(sv.id);
+      r.fail(n["server"], path + ".server", "unknown server '" + d.server + "' (servers: " + join(ids) + ")");
+    }
+  } else if (s.servers.size() == 1) {
+    d.server = s.servers[0].id;
+  } else {
+    r.fail(n, path + ".server", "missing required key (the scenario has several servers)");
+  }
+  if (!n["link"]) r.fail(n, path + ".link", "missing required key");
+  d.link = read_link(r, n["link"], path + ".link", file, true, LinkSpec{0, 0, {}, {}});
+  if (n["movement"]) {
+    if (s.mobility.access_points.empty())
+      r.fail(n["movement"], path + ".movement", "needs mobility.access_points (where the device can associate; scenarios/README.md \"Mobility\")");
+    d.movement = read_movement(r, n["movement"], path + ".movement", file);
+  }
+  const std::string st = r.get_string(n, "strategy", path, "local");
+  try {
+    d.strategy = parse_strategy(st);
+  } catch (const std::invalid_argument& e) {
+    r.fail(n["strategy"], path + ".strategy", e.what());
+  }
+  if (d.strategy.has_cloud_part() && s.servers[static_cast<size_t>(s.server_index(d.server))].cloud.empty())
+    r.fail(n["strategy"], path + ".strategy",
+           d.strategy.to_string() + " runs [" + std::to_string(d.strategy.cloud_split) + ",n) on a cloud, but server '" + d.server +
+               "' has none (servers[].cloud; scenarios/README.md \"Cloud tier\")");
+  for (const std::string& name : d.strategy.placement.processors())
+    if (!d.hardware || d.hardware->slot(name) < 0)
+      r.fail(n["strategy"], path + ".strategy",
+             "device type '" + d.type + "' has no processor '" + name + "'" +
+                 (d.hardware ? " (it has: " + d.hardware->describe() + "; " + s.hardware_file + ")"
+                             : " (" + (s.hardware_file.empty() ? std::string("no hardware profiles found") : s.hardware_file + " does not list the type") + ")"));
+  // A strategy naming a variant ("pp(1)@int8") names the model the device runs: folded into it.
+  if (!d.strategy.variant.empty()) {
+    if (n["variant"] || d.model.find('@') != std::string::npos)
+      r.fail(n["strategy"], path + ".strategy", "the device's model already names a variant ('" + d.model + "'); give it once");
+    d.model = model_under(d.model, d.strategy);
+    d.strategy.variant.clear();
+  }
+  if (n["workload"]) d.workload = read_workload(r, n["workload"], path + ".workload", file);
+  read_device_power(r, n, path, s, hw, d);
+  d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
+  return d;
+}
+
+// devices[]: every entry and its copies. Returns, per scenario device, its entry in the YAML list.
+std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scenario& s, const std::string& file, const HardwareProfiles& hw) {
   std::vector<int> entry_of_device;  // per scenario device: its entry in the YAML list (count expands one entry)
   std::unordered_set<std::string> device_ids;  // duplicate ids found in O(1) (100,000 devices: a linear search took 9 s)
   YAML::Node devices = root["devices"];
@@ -646,153 +820,9 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
     r.check_keys(n, {"id", "count", "type", "processor", "memory_gb", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power",
                      "join_at_s", "movement"},
                  path);
-    DeviceSpec d;
-    d.where = r.where(n);
     const std::string id = r.get_name(n, "id", path);
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15-25 KB of simulator memory");
-    d.type = r.get_name(n, "type", path);
-    if (n["processor"]) d.processor = r.get_name(n, "processor", path);
-    {
-      const double memory_gb = r.get_double(n, "memory_gb", path, 0, 0, false);
-      if (memory_gb > limits::kMaxMemoryGb)
-        r.fail(n["memory_gb"], path + ".memory_gb", "value " + format_double(memory_gb) + " must be <= " + format_double(limits::kMaxMemoryGb));
-      const auto prof = profiles.find(d.type);
-      try {
-        if (prof != profiles.end())
-          d.hardware = std::make_shared<const DeviceHardware>(hardware_from_profile(prof->second, d.processor, memory_gb * 1e9));
-        else if (memory_gb > 0)
-          d.hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(d.processor, memory_gb * 1e9));
-      } catch (const std::invalid_argument& e) {
-        r.fail(n["processor"], path + ".processor", std::string(e.what()) + " (" + s.hardware_file + ")");
-      }
-    }
-    d.model = read_model_with_variant(r, n, path);
-    d.dataset = r.get_name(n, "dataset", path);
-    if (n["server"]) {
-      d.server = r.get_string(n, "server", path);
-      if (s.server_index(d.server) < 0) {
-        std::vector<std::string> ids;
-        for (const auto& sv : s.servers) ids.push_back(sv.id);
-        r.fail(n["server"], path + ".server", "unknown server '" + d.server + "' (servers: " + join(ids) + ")");
-      }
-    } else if (s.servers.size() == 1) {
-      d.server = s.servers[0].id;
-    } else {
-      r.fail(n, path + ".server", "missing required key (the scenario has several servers)");
-    }
-    if (!n["link"]) r.fail(n, path + ".link", "missing required key");
-    d.link = read_link(r, n["link"], path + ".link", file, true, LinkSpec{0, 0, {}, {}});
-    if (n["movement"]) {
-      if (s.mobility.access_points.empty())
-        r.fail(n["movement"], path + ".movement", "needs mobility.access_points (where the device can associate; scenarios/README.md \"Mobility\")");
-      d.movement = read_movement(r, n["movement"], path + ".movement", file);
-    }
-    const std::string st = r.get_string(n, "strategy", path, "local");
-    try {
-      d.strategy = parse_strategy(st);
-    } catch (const std::invalid_argument& e) {
-      r.fail(n["strategy"], path + ".strategy", e.what());
-    }
-    if (d.strategy.has_cloud_part() && s.servers[static_cast<size_t>(s.server_index(d.server))].cloud.empty())
-      r.fail(n["strategy"], path + ".strategy",
-             d.strategy.to_string() + " runs [" + std::to_string(d.strategy.cloud_split) + ",n) on a cloud, but server '" + d.server +
-                 "' has none (servers[].cloud; scenarios/README.md \"Cloud tier\")");
-    for (const std::string& name : d.strategy.placement.processors())
-      if (!d.hardware || d.hardware->slot(name) < 0)
-        r.fail(n["strategy"], path + ".strategy",
-               "device type '" + d.type + "' has no processor '" + name + "'" +
-                   (d.hardware ? " (it has: " + d.hardware->describe() + "; " + s.hardware_file + ")"
-                               : " (" + (s.hardware_file.empty() ? std::string("no hardware profiles found") : s.hardware_file + " does not list the type") + ")"));
-    // A strategy naming a variant ("pp(1)@int8") names the model the device runs: folded into it.
-    if (!d.strategy.variant.empty()) {
-      if (n["variant"] || d.model.find('@') != std::string::npos)
-        r.fail(n["strategy"], path + ".strategy", "the device's model already names a variant ('" + d.model + "'); give it once");
-      d.model = model_under(d.model, d.strategy);
-      d.strategy.variant.clear();
-    }
-    if (n["workload"]) {
-      const YAML::Node& w = n["workload"];
-      const std::string wp = path + ".workload";
-      r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight", "deadline_ms", "drop_late", "priority"}, wp);
-      d.workload.priority = static_cast<int>(r.get_int(w, "priority", wp, 0, -1000, 1000));
-      d.workload.deadline_ms = r.get_double(w, "deadline_ms", wp, 0, 0, false);
-      if (d.workload.deadline_ms > 86400e3) r.fail(w["deadline_ms"], wp + ".deadline_ms", "value " + format_double(d.workload.deadline_ms) + " must be <= 86400000 (a day)");
-      d.workload.drop_late = r.get_bool(w, "drop_late", wp, false);
-      if (d.workload.drop_late && !(d.workload.deadline_ms > 0))
-        r.fail(w["drop_late"], wp + ".drop_late", "needs workload.deadline_ms (a request is dropped when it is past its deadline)");
-      const std::string arrival = r.get_string(w, "arrival", wp, "closed_loop");
-      if (arrival == "closed_loop") {
-        d.workload.arrival = WorkloadSpec::Arrival::closed_loop;
-        d.workload.in_flight = static_cast<int>(r.get_int(w, "in_flight", wp, 0, 1, limits::kMaxInFlight));
-      } else if (arrival == "poisson") {
-        d.workload.arrival = WorkloadSpec::Arrival::poisson;
-        d.workload.rate_per_s = r.require_double(w, "rate_per_s", wp, 0, true);
-        if (d.workload.rate_per_s > limits::kMaxRatePerS)
-          r.fail(w["rate_per_s"], wp + ".rate_per_s", "value " + format_double(d.workload.rate_per_s) + " must be <= " + format_double(limits::kMaxRatePerS));
-      } else if (arrival == "none") {
-        d.workload.arrival = WorkloadSpec::Arrival::none;
-      } else if (arrival == "trace") {
-        d.workload.arrival = WorkloadSpec::Arrival::trace;
-        d.workload.file = r.get_string(w, "file", wp);
-        std::string resolved = resolve_scenario_path(file, d.workload.file);
-        if (resolved.empty()) r.fail(w["file"], wp + ".file", "file '" + d.workload.file + "' not found");
-        d.workload.file = resolved;
-        d.workload.arrival_times_s = load_arrival_trace(resolved);
-        YAML::Node writable = w;
-        writable["file"] = resolved;
-      } else {
-        std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace", "none"});
-        r.fail(w["arrival"], wp + ".arrival",
-               "'" + arrival + "' is not allowed" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                   " (allowed: closed_loop, poisson, trace, none)");
-      }
-      if (arrival != "closed_loop" && w["in_flight"]) r.fail(w["in_flight"], wp + ".in_flight", "only for arrival: closed_loop");
-      if (arrival != "poisson" && w["rate_per_s"]) r.fail(w["rate_per_s"], wp + ".rate_per_s", "only for arrival: poisson");
-    }
-    if (n["power"]) {
-      const YAML::Node& p = n["power"];
-      const std::string pp = path + ".power";
-      r.check_keys(p, {"idle_w", "busy_w", "radio_j_per_mb", "radio", "processors"}, pp);
-      if (p["idle_w"] || p["busy_w"]) {
-        d.power.idle_w = r.get_double(p, "idle_w", pp, 0, 0, false);
-        d.power.busy_w = r.get_double(p, "busy_w", pp, d.power.idle_w, d.power.idle_w, false);
-        d.power.source = "scenario";
-      } else if (!p["processors"]) {
-        board_power_of_profile(d, profiles);
-      }
-      d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
-      if (p["radio"]) {
-        if (p["radio_j_per_mb"])
-          r.fail(p["radio"], pp + ".radio", "give either radio (power states) or radio_j_per_mb (a flat rate), not both");
-        const YAML::Node& rn = p["radio"];
-        if (rn.IsMap()) {
-          d.power.radio = read_radio_states(r, rn, pp + ".radio", false);
-        } else {
-          const std::string name = r.get_name(p, "radio", pp);
-          const auto it = radios.find(name);
-          if (it == radios.end()) {
-            std::vector<std::string> names;
-            for (const auto& [k, v] : radios) names.push_back(k);
-            const std::string near = nearest_word(name, names);
-            r.fail(rn, pp + ".radio",
-                   "no radio '" + name + "' in " + (s.hardware_file.empty() ? std::string("the hardware profiles (none found)") : s.hardware_file) +
-                       (near.empty() ? "" : "; did you mean '" + near + "'?") + " (known: " + (names.empty() ? std::string("none") : join(names, ", ")) +
-                       "; or state {base_w, up_w_per_mbps, ...} inline)");
-          }
-          d.power.radio = it->second;
-        }
-      }
-      if (p["processors"]) {
-        if (p["busy_w"])
-          r.fail(p["busy_w"], pp + ".busy_w",
-                 "give either busy_w (the device's power while any processor computes) or processors (each processor's own), not both");
-        d.power.processors = read_processor_power(r, p["processors"], pp + ".processors", d, profiles, s.hardware_file);
-      }
-    } else {
-      d.power.processors = profile_processor_power(d, profiles);  // the profile's, where it states every processor's
-      if (d.power.processors.empty()) board_power_of_profile(d, profiles);
-    }
-    d.join_at_s = r.get_double(n, "join_at_s", path, 0, 0, false);
+    const DeviceSpec d = read_device(r, n, path, s, file, hw);
     const int copies = count > 0 ? static_cast<int>(count) : 1;
     if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
       r.fail(n, path + (count > 0 ? ".count" : ""), "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " +
@@ -801,7 +831,7 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       DeviceSpec copy = d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
       if (!device_ids.insert(copy.id).second) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
-      // Devices and servers are hosts of one platform (and names in one scheme): one name each (issue 65 item 5).
+      // Devices and servers are hosts of one platform (and names in one scheme): one name each.
       if (s.server_index(copy.id) >= 0)
         r.fail(n["id"], path + ".id", "device id '" + copy.id + "' is also a server's id (servers[" + std::to_string(s.server_index(copy.id)) +
                                           "]); devices and servers need distinct ids");
@@ -809,117 +839,143 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
       entry_of_device.push_back(static_cast<int>(i));
     }
   }
+  return entry_of_device;
+}
 
-  if (root["scheduler"]) {
-    const YAML::Node& sc = root["scheduler"];
-    r.require_map(sc, "scheduler");
-    s.scheduler.where = r.where(sc);
-    s.scheduler.name = r.get_string(sc, "name", "scheduler", "static");  // scenarios/README.md: the default
-    s.scheduler.period_s = r.get_double(sc, "period_s", "scheduler", 0, 0, false);
-    if (s.scheduler.period_s > 0 && s.duration_s / s.scheduler.period_s > limits::kMaxPeriodicDecisions)
-      r.fail(sc["period_s"], "scheduler.period_s",
-             "value " + format_double(s.scheduler.period_s) + " gives " + format_double(s.duration_s / s.scheduler.period_s) +
-                 " periodic decisions over duration_s = " + format_double(s.duration_s) + " s; at most " +
-                 format_double(limits::kMaxPeriodicDecisions) + " (period_s >= " + format_double(s.duration_s / limits::kMaxPeriodicDecisions) + ")");
-    s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
-    s.scheduler.load_threshold = r.get_double(sc, "load_threshold", "scheduler", 0.1, 0, false);
-    s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
-    s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
-    if (sc["max_output_error"]) {
-      s.scheduler.max_output_error = r.get_double(sc, "max_output_error", "scheduler", 0, 0, false);
-      if (s.scheduler.max_output_error > 1e6) r.fail(sc["max_output_error"], "scheduler.max_output_error", "at most 1e6 (a relative error)");
-    }
-    // Batching as a decision: candidates (at most 64 each; sizes checked against the servers below).
-    s.scheduler.batch_windows_ms = r.get_number_list(sc, "batch_windows_ms", "scheduler", 0, limits::kMaxLatencyMs, 64, false);
-    for (double b : r.get_number_list(sc, "batch_sizes", "scheduler", 1, static_cast<double>(limits::kMaxBatch), 64, true))
-      s.scheduler.batch_sizes.push_back(static_cast<int>(b));
-    if (sc["batch_sizes"]) s.scheduler.batch_sizes_where = r.where(sc["batch_sizes"]);  // checked against the servers: core/scenario_checks.hpp
-    s.scheduler.choose_servers = r.get_bool(sc, "choose_servers", "scheduler", false);
-    for (auto it = sc.begin(); it != sc.end(); ++it) {
-      if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
-      std::string k = it->first.as<std::string>();
-      if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" || k == "control_bytes" ||
-          k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes" || k == "choose_servers")
-        continue;
-      if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
-      s.scheduler.params[k] = r.get_string(sc, k, "scheduler");
-    }
+// scheduler: its name, when it decides, the decision's candidates, and its own parameters.
+void read_scheduler(const YamlReader& r, const YAML::Node& sc, Scenario& s) {
+  r.require_map(sc, "scheduler");
+  s.scheduler.where = r.where(sc);
+  s.scheduler.name = r.get_string(sc, "name", "scheduler", "static");  // scenarios/README.md: the default
+  s.scheduler.period_s = r.get_double(sc, "period_s", "scheduler", 0, 0, false);
+  if (s.scheduler.period_s > 0 && s.duration_s / s.scheduler.period_s > limits::kMaxPeriodicDecisions)
+    r.fail(sc["period_s"], "scheduler.period_s",
+           "value " + format_double(s.scheduler.period_s) + " gives " + format_double(s.duration_s / s.scheduler.period_s) +
+               " periodic decisions over duration_s = " + format_double(s.duration_s) + " s; at most " +
+               format_double(limits::kMaxPeriodicDecisions) + " (period_s >= " + format_double(s.duration_s / limits::kMaxPeriodicDecisions) + ")");
+  s.scheduler.bandwidth_threshold_pct = r.get_double(sc, "bandwidth_threshold_pct", "scheduler", 20, 0, false);
+  s.scheduler.load_threshold = r.get_double(sc, "load_threshold", "scheduler", 0.1, 0, false);
+  s.scheduler.charge_decision_time = r.get_bool(sc, "charge_decision_time", "scheduler", false);
+  s.scheduler.control_bytes = r.get_double(sc, "control_bytes", "scheduler", 256, 0, false);
+  if (sc["max_output_error"]) {
+    s.scheduler.max_output_error = r.get_double(sc, "max_output_error", "scheduler", 0, 0, false);
+    if (s.scheduler.max_output_error > 1e6) r.fail(sc["max_output_error"], "scheduler.max_output_error", "at most 1e6 (a relative error)");
   }
+  // Batching as a decision: candidates (at most 64 each; sizes checked against the servers below).
+  s.scheduler.batch_windows_ms = r.get_number_list(sc, "batch_windows_ms", "scheduler", 0, limits::kMaxLatencyMs, 64, false);
+  for (double b : r.get_number_list(sc, "batch_sizes", "scheduler", 1, static_cast<double>(limits::kMaxBatch), 64, true))
+    s.scheduler.batch_sizes.push_back(static_cast<int>(b));
+  if (sc["batch_sizes"]) s.scheduler.batch_sizes_where = r.where(sc["batch_sizes"]);  // checked against the servers: core/scenario_checks.hpp
+  s.scheduler.choose_servers = r.get_bool(sc, "choose_servers", "scheduler", false);
+  for (auto it = sc.begin(); it != sc.end(); ++it) {
+    if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
+    std::string k = it->first.as<std::string>();
+    if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" || k == "control_bytes" ||
+        k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes" || k == "choose_servers")
+      continue;
+    if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
+    s.scheduler.params[k] = r.get_string(sc, k, "scheduler");
+  }
+}
 
-  if (root["events"]) {
-    const YAML::Node& ev = root["events"];
-    if (!ev.IsSequence()) r.fail(ev, "events", "expected a list of events");
-    if (ev.size() > limits::kMaxEvents)
-      r.fail(ev, "events", std::to_string(ev.size()) + " events; at most " + std::to_string(limits::kMaxEvents));
-    for (size_t i = 0; i < ev.size(); ++i) {
-      const YAML::Node& n = ev[i];
-      const std::string path = "events[" + std::to_string(i) + "]";
-      r.check_keys(n, {"at_s", "device", "server", "bandwidth_mbps", "leave", "join", "load", "processor", "fail", "recover"}, path);
-      EventSpec e;
-      e.where = r.where(n);
-      e.at_s = r.require_double(n, "at_s", path, 0, false);
-      if (n["server"] || n["fail"] || n["recover"]) {  // a server fails or recovers (issue 36)
-        if (n["device"]) r.fail(n["device"], path + ".device", "a server event names a server, not a device");
-        if (!n["server"]) r.fail(n, path, "fail and recover name the server: server: ID");
-        e.server = r.get_string(n, "server", path);
-        if (s.server_index(e.server) < 0) {
-          std::vector<std::string> ids;
-          for (const auto& sv : s.servers) ids.push_back(sv.id);
-          const std::string near = nearest_word(e.server, ids);
-          r.fail(n["server"], path + ".server", "unknown server '" + e.server + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
-        }
-        const int server_kinds = (n["fail"] ? 1 : 0) + (n["recover"] ? 1 : 0);
-        if (server_kinds != 1 || n["bandwidth_mbps"] || n["leave"] || n["join"] || n["load"] || n["processor"])
-          r.fail(n, path, "a server event gives exactly one of fail: true, recover: true");
-        const char* key = n["fail"] ? "fail" : "recover";
-        if (!r.get_bool(n, key, path, false)) r.fail(n[key], path + "." + key, std::string("only '") + key + ": true' is meaningful");
-        e.kind = n["fail"] ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover;
-        s.events.push_back(e);
-        continue;
-      }
-      e.device = r.get_string(n, "device", path);
-      int di = s.device_index(e.device);
-      if (di < 0) {
-        std::vector<std::string> ids;
-        for (const auto& d : s.devices) ids.push_back(d.id);
-        std::string near = nearest_word(e.device, ids);
-        r.fail(n["device"], path + ".device",
-               "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
-      }
-      int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0) + (n["load"] ? 1 : 0);
-      if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true, load");
-      if (n["processor"] && !n["load"]) r.fail(n["processor"], path + ".processor", "names the processor of a load event only");
-      if (n["load"]) {  // background load (core/background_load.hpp)
-        e.kind = EventSpec::Kind::load;
-        e.load = r.require_double(n, "load", path, 0, false);
-        if (e.load > 0.99) r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
-        if (n["processor"]) {
-          e.processor = r.get_name(n, "processor", path);
-          const DeviceSpec& d = s.devices[di];
-          const bool known = d.hardware ? d.hardware->slot(e.processor) >= 0 : e.processor == d.default_processor();
-          if (!known)
-            r.fail(n["processor"], path + ".processor",
-                   "device " + d.id + " has no processor '" + e.processor + "'" + (d.hardware ? " (it has: " + d.hardware->describe() + ")" : ""));
-        }
-      } else if (n["bandwidth_mbps"]) {
-        e.kind = EventSpec::Kind::bandwidth;
-        e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
-        if (e.bandwidth_mbps > limits::kMaxBandwidthMbps)
-          r.fail(n["bandwidth_mbps"], path + ".bandwidth_mbps",
-                 "value " + format_double(e.bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
-      } else if (n["leave"]) {
-        if (!r.get_bool(n, "leave", path, false)) r.fail(n["leave"], path + ".leave", "only 'leave: true' is meaningful");
-        e.kind = EventSpec::Kind::leave;
-        s.devices[di].leave_at_s = std::min(s.devices[di].leave_at_s, e.at_s);
-      } else {
-        if (!r.get_bool(n, "join", path, false)) r.fail(n["join"], path + ".join", "only 'join: true' is meaningful");
-        e.kind = EventSpec::Kind::join;
-        s.devices[di].join_at_s = e.at_s;
-      }
-      s.events.push_back(e);
+// One entry of events[]: a server's failure or recovery, or a device's bandwidth change, leave, join or
+// background load (a join or leave also sets the device's join_at_s or leave_at_s).
+EventSpec read_event(const YamlReader& r, const YAML::Node& n, const std::string& path, Scenario& s) {
+  r.check_keys(n, {"at_s", "device", "server", "bandwidth_mbps", "leave", "join", "load", "processor", "fail", "recover"}, path);
+  EventSpec e;
+  e.where = r.where(n);
+  e.at_s = r.require_double(n, "at_s", path, 0, false);
+  if (n["server"] || n["fail"] || n["recover"]) {  // a server fails or recovers
+    if (n["device"]) r.fail(n["device"], path + ".device", "a server event names a server, not a device");
+    if (!n["server"]) r.fail(n, path, "fail and recover name the server: server: ID");
+    e.server = r.get_string(n, "server", path);
+    if (s.server_index(e.server) < 0) {
+      std::vector<std::string> ids;
+      for (const auto& sv : s.servers) ids.push_back(sv.id);
+      const std::string near = nearest_word(e.server, ids);
+      r.fail(n["server"], path + ".server", "unknown server '" + e.server + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
-    std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
+    const int server_kinds = (n["fail"] ? 1 : 0) + (n["recover"] ? 1 : 0);
+    if (server_kinds != 1 || n["bandwidth_mbps"] || n["leave"] || n["join"] || n["load"] || n["processor"])
+      r.fail(n, path, "a server event gives exactly one of fail: true, recover: true");
+    const char* key = n["fail"] ? "fail" : "recover";
+    if (!r.get_bool(n, key, path, false)) r.fail(n[key], path + "." + key, std::string("only '") + key + ": true' is meaningful");
+    e.kind = n["fail"] ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover;
+    return e;
   }
+  e.device = r.get_string(n, "device", path);
+  int di = s.device_index(e.device);
+  if (di < 0) {
+    std::vector<std::string> ids;
+    for (const auto& d : s.devices) ids.push_back(d.id);
+    std::string near = nearest_word(e.device, ids);
+    r.fail(n["device"], path + ".device",
+           "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+  }
+  int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0) + (n["load"] ? 1 : 0);
+  if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true, load");
+  if (n["processor"] && !n["load"]) r.fail(n["processor"], path + ".processor", "names the processor of a load event only");
+  if (n["load"]) {  // background load (core/background_load.hpp)
+    e.kind = EventSpec::Kind::load;
+    e.load = r.require_double(n, "load", path, 0, false);
+    if (e.load > 0.99) r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
+    if (n["processor"]) {
+      e.processor = r.get_name(n, "processor", path);
+      const DeviceSpec& d = s.devices[di];
+      const bool known = d.hardware ? d.hardware->slot(e.processor) >= 0 : e.processor == d.default_processor();
+      if (!known)
+        r.fail(n["processor"], path + ".processor",
+               "device " + d.id + " has no processor '" + e.processor + "'" + (d.hardware ? " (it has: " + d.hardware->describe() + ")" : ""));
+    }
+  } else if (n["bandwidth_mbps"]) {
+    e.kind = EventSpec::Kind::bandwidth;
+    e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
+    if (e.bandwidth_mbps > limits::kMaxBandwidthMbps)
+      r.fail(n["bandwidth_mbps"], path + ".bandwidth_mbps",
+             "value " + format_double(e.bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+  } else if (n["leave"]) {
+    if (!r.get_bool(n, "leave", path, false)) r.fail(n["leave"], path + ".leave", "only 'leave: true' is meaningful");
+    e.kind = EventSpec::Kind::leave;
+    s.devices[di].leave_at_s = std::min(s.devices[di].leave_at_s, e.at_s);
+  } else {
+    if (!r.get_bool(n, "join", path, false)) r.fail(n["join"], path + ".join", "only 'join: true' is meaningful");
+    e.kind = EventSpec::Kind::join;
+    s.devices[di].join_at_s = e.at_s;
+  }
+  return e;
+}
+
+void read_events(const YamlReader& r, const YAML::Node& ev, Scenario& s) {
+  if (!ev.IsSequence()) r.fail(ev, "events", "expected a list of events");
+  if (ev.size() > limits::kMaxEvents)
+    r.fail(ev, "events", std::to_string(ev.size()) + " events; at most " + std::to_string(limits::kMaxEvents));
+  for (size_t i = 0; i < ev.size(); ++i) s.events.push_back(read_event(r, ev[i], "events[" + std::to_string(i) + "]", s));
+  std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  set_scenario_hint(file);  // its project's models/ and traces/ come first (io/data_root.hpp)
+  YamlReader r(file);
+  YAML::Node root = r.load_file();
+  if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
+  for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
+  r.check_keys(root,
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware",
+                "servers", "access_point", "mobility", "devices", "scheduler", "events"},
+               "");
+  Scenario s;
+  s.file = file;
+  read_run_settings(r, root, s, file);
+  read_luts(r, root, s, file);
+  const HardwareProfiles hw = read_hardware(r, root, s, file);
+  read_servers(r, root, s, file, hw.profiles);
+  if (root["access_point"]) read_access_point(r, root["access_point"], s);
+  if (root["mobility"]) s.mobility = read_mobility(r, root["mobility"]);
+  const std::vector<int> entry_of_device = read_devices(r, root, s, file, hw);
+  if (root["scheduler"]) read_scheduler(r, root["scheduler"], s);
+  if (root["events"]) read_events(r, root["events"], s);
   check_scenario(s);  // the rules across sections (core/scenario_checks.hpp)
   add_modelled_failures(s);
   expand_mobility(s);  // each moving device's link rate and handovers (core/mobility.hpp)
@@ -931,14 +987,15 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   return s;
 }
 
-std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models) {
+std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler) {
   std::vector<LutNeed> out;
+  const bool fixed = scheduler.keeps_scenario_strategies;
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     const int n = models.spec(d.model, d.dataset).num_stages();
     const ServerSpec& sv = s.servers[s.server_index(d.server)];
     std::vector<int> device_ends, server_begins;
-    if (s.scheduler.name != "static") {
+    if (!fixed) {
       // An adaptive scheduler may choose any split: every range must be there.
       for (int k = 1; k <= n; ++k) device_ends.push_back(k);
       for (int k = 0; k < n; ++k) server_begins.push_back(k);
@@ -948,7 +1005,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
       case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
       case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
     }
-    if (!d.strategy.placement.empty() && s.scheduler.name == "static") {  // each part on its processor's table
+    if (!d.strategy.placement.empty() && fixed) {  // each part on its processor's table
       device_ends.clear();
       for (const PlacementPart& part : d.strategy.placement.resolved(d.strategy.placed_stages(n)))
         for (const std::string* on : {&part.processor, &part.with})
@@ -959,10 +1016,10 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
     for (int k : server_begins)
       for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({{sv.type, d.model, d.dataset}, n, k, n, b, i, "", true});
     // A cloud tier (servers[].cloud): the edge's [k,m) and the cloud's [m,n) of every pp(k,m) it may run.
-    if (!sv.cloud.empty() && (s.scheduler.name != "static" || d.strategy.has_cloud_part())) {
+    if (!sv.cloud.empty() && (!fixed || d.strategy.has_cloud_part())) {
       const ServerSpec& cloud = s.servers[static_cast<size_t>(s.server_index(sv.cloud))];
       std::vector<std::pair<int, int>> parts;  // (k, m)
-      if (s.scheduler.name != "static") {
+      if (!fixed) {
         for (int k = 0; k < n; ++k)
           for (int m = k + 1; m < n; ++m) parts.push_back({k, m});
       } else {
@@ -994,7 +1051,7 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
   return out;
 }
 
-void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts, const SchedulerTraits& scheduler) {
   auto fail = [](const SourceLocation& w, const std::string& key, const std::string& what) {
     throw InputError(w, key, what);
   };
@@ -1030,7 +1087,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       }
     }
   }
-  for (const LutNeed& need : lut_entries_needed(s, models)) {
+  for (const LutNeed& need : lut_entries_needed(s, models, scheduler)) {
     const DeviceSpec& d = s.devices[need.device];
     const std::string path = "devices (id " + d.id + ")";
     const std::string as = need.helper_for.empty() ? "" : "as a helper for " + need.helper_for + ": ";
@@ -1050,10 +1107,10 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
                    std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
                    ", error " + format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
-      // The ways to get the missing numbers (issue 31 item 9: the error offered none).
+      // The ways to get the missing numbers (the error offered none).
       const LutKey& k = need.key;
       // lut synth needs the type's profile (traces/devices.yaml): offer it as is only where one exists
-      // (issue 64 item 6: the remedy offered for rpi5 itself failed).
+      // (the remedy offered for rpi5 itself failed).
       bool profiled = false;
       const std::string profiles_file = data_path("traces/devices.yaml");
       try {
@@ -1082,10 +1139,11 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
   }
 }
 
-std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts) {
+std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
+                                                 const SchedulerTraits& scheduler) {
   std::set<std::tuple<LutKey, int, int, int>> seen;
   std::vector<EstimatedUse> out;
-  for (const LutNeed& need : lut_entries_needed(s, models)) {
+  for (const LutNeed& need : lut_entries_needed(s, models, scheduler)) {
     if (need.table_only || !luts.contains(need.key)) continue;
     const LutTable& t = luts.table(need.key);
     const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch);

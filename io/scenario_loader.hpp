@@ -8,6 +8,7 @@
 
 #include "core/lut.hpp"
 #include "core/scenario.hpp"
+#include "core/scheduler_traits.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer {
@@ -37,7 +38,8 @@ std::string resolve_scenario_path(const std::string& scenario_file, const std::s
 // split is in range, and every LUT entry the run will consult is present (device ranges at batch 1,
 // server ranges at batch 1..max_size). Throws InputError naming the device entry and key.
 // Where the scenario's luts_fill is not `allow`, an estimated entry among them is refused too (key luts_fill).
-void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
+// `scheduler`: the traits of the scenario's scheduler (sched/scheduler_factory.hpp scheduler_traits).
+void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts, const SchedulerTraits& scheduler);
 // The spec of every device's (model, dataset) pair, its execution variants' too: what the analytic
 // estimator takes.
 ModelSpecs scenario_model_specs(const Scenario& s, const ModelCatalog& models);
@@ -57,7 +59,7 @@ struct LutNeed {
   // absent one with the whole-model entry [0, num_stages) at batch 1.
   bool table_only = false;
 };
-std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models);
+std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler);
 
 // The estimated entries (coinfer lut fill) among those a run may consult, each once.
 struct EstimatedUse {
@@ -66,7 +68,8 @@ struct EstimatedUse {
   std::string method;
   double relative_error = 0;
 };
-std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts);
+std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
+                                                 const SchedulerTraits& scheduler);
 
 // Execution variants as a scheduling dimension (scheduler.max_output_error >= 0): fills each device's
 // variant_choices with the variants of its model (and "fp32", the base) that it may run: a LUT for

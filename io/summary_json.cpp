@@ -140,7 +140,7 @@ std::string summary_json_text(const RunResults& r) {
                     {"servers", servers}};
   }
   {
-    // Handovers between access points (issue 36 item 2, core/mobility.hpp), where any happened.
+    // Handovers between access points (core/mobility.hpp), where any happened.
     nlohmann::ordered_json devices = nlohmann::ordered_json::object();
     size_t count = 0;
     for (const EventRecord& e : r.events) {
@@ -167,7 +167,7 @@ std::string summary_json_text(const RunResults& r) {
                         {"devices", devices}};
   }
   {
-    // Energy per device split into compute, idle and radio (issue 37), where any is stated.
+    // Energy per device split into compute, idle and radio, where any is stated.
     bool any = false;
     for (const auto& d : r.devices)
       any = any || (std::isfinite(d.energy_compute_j) && d.energy_compute_j != 0) || (std::isfinite(d.energy_idle_j) && d.energy_idle_j != 0) ||

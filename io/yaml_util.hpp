@@ -59,7 +59,7 @@ class YamlReader {
   void check_text(const YAML::Node& value, const std::string& key, const std::string& text) const;
   std::string file_;
   // (node, index into override_texts_ of the --set it came from): each --set's text is held once, not
-  // once per node (issue 65 item 4: a 114 KB --set of 2,500 events peaked at 3.7 GB).
+  // once per node (a 114 KB --set of 2,500 events peaked at 3.7 GB).
   std::vector<std::pair<YAML::Node, size_t>> override_nodes_;
   std::vector<std::string> override_texts_;
 };

@@ -64,7 +64,7 @@ class GnnModel {
   // gcn/gat/sage stages runs over P chunks of the feature dimension, cutting the peak memory of the
   // gathered messages by about P. Results equal the unchunked ones up to float rounding.
   void set_feature_chunks(int p);
-  // Moves the parameters to `device` (CPU, or a CUDA device of a CUDA LibTorch: issue 34's GPU
+  // Moves the parameters to `device` (CPU, or a CUDA device of a CUDA LibTorch: a GPU
   // placement); inputs must be there too (start() refuses others, naming both). INT8 variants run on
   // the CPU only (LibTorch's quantized engines): std::invalid_argument for another device.
   void to(const torch::Device& device);

@@ -257,8 +257,8 @@ def sweep_plot(path, kind, out, x_axis, series_axis, where, style, pool=False, l
         raise PlotError(f"{path}: no completed point left after --where {' '.join(where or [])}")
     # What each point averages over: the seeds and every axis that is neither plotted nor fixed.
     pooled = [a for a in axes if a not in (x_axis, series_axis) and not (a in fixed and len(fixed[a]) == 1)]
-    # Averaging over an axis the figure does not show mixes different systems into one point (issue 31
-    # item 7: the README's throughput-vs-devices averaged 1-100 Mbit/s): refused unless asked for.
+    # Averaging over an axis the figure does not show mixes different systems into one point
+    # (the README's throughput-vs-devices averaged 1-100 Mbit/s): refused unless asked for.
     varied = [a for a in pooled if len(set(np.array(grid[a])[keep])) > 1]
     if varied and not pool:
         def vals(a):
@@ -470,7 +470,7 @@ def timeline_plot(path, out, style):
             a2b.step(xs, ys, where="post", color=cm(d), ls="--", lw=1)
         a2b.set_ylim(0, 1)
         a2b.set_ylabel("load (dashed)", fontsize="x-small")
-    # Servers down (events fail/recover, issue 36): a hatched band per outage on the latency panel.
+    # Servers down (events fail/recover): a hatched band per outage on the latency panel.
     outages, down_since = [], {}
     for k, sv, t in zip(ev_kind, ev_srv, ev_t):
         if k == "fail":

@@ -258,7 +258,7 @@ def sweep_report(d, tmp, cp, co):
     for kind, needs in SWEEP_FIGURES:
         if needs is not None and needs not in axes:
             continue
-        # Never pooled (issue 64 item 5): one figure per combination of the axes it neither plots nor uses
+        # Never pooled: one figure per combination of the axes it neither plots nor uses
         # as series, each fixed by --where; beyond kFacets combinations, the first ones and a note.
         shown_axes = {needs, "scheduler" if "scheduler" in axes and needs != "scheduler" else None}
         others = [a for a in axes if a not in shown_axes and len(set(str(v) for v in df[a].tolist())) > 1]
@@ -291,8 +291,8 @@ def sweep_report(d, tmp, cp, co):
 # --- a validation -----------------------------------------------------------------------------------------
 
 def ranking_text(rank):
-    """validate.json's ranking ("a > b" strings) as a sentence; none with one scheduler (issue 31 item 10:
-    the page read "ranking did not hold ( ; )", joining the strings' characters)."""
+    """validate.json's ranking ("a > b" strings) as a sentence; none with one scheduler (the page
+    once read "ranking did not hold ( ; )", joining the strings' characters)."""
     if not rank:
         return "no ranking to check (one scheduler validated)"
     def order(v):

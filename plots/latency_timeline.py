@@ -55,7 +55,7 @@ def main():
         end_s = float(f.attrs["end_s"])
         duration_s = float(f.attrs["duration_s"])
         ev_t, ev_kind, ev_dev = f["events/t"][:], text(f["events/kind"][:]), text(f["events/device"][:])
-        # Handovers (issue 36 item 2): the access point joined; results written before it have no such column.
+        # Handovers: the access point joined; results written before it have no such column.
         ev_ap = text(f["events/access_point"][:]) if "events/access_point" in f else [""] * len(ev_t)
         ev_server = text(f["events/server"][:]) if "events/server" in f else [""] * len(ev_t)
         scenario = f.attrs["scenario"]

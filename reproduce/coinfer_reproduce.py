@@ -35,7 +35,7 @@ ROLES = ("input", "prediction")
 # Short names a user may type (the issue tracker's and the README's): PAPER = the file's name.
 PAPER_ALIASES = {"fd": "feature-decomposition", "ace": "ace-gnn"}
 # Runners that measure on the machine running them (LibTorch on this CPU) instead of simulating.
-MEASURED_RUNNERS = ("aggregation",)
+MEASURED_RUNNERS = ("aggregation", "medn")
 
 
 class InputError(Exception):
@@ -90,6 +90,8 @@ def load_published(folder):
                         raise InputError(f"{w}: source must say where the number was read (table cell, text, plot with its uncertainty)")
                 if not item.get("published") and not item.get("grid"):
                     raise InputError(f"{where} ({item['id']}): a runner without published numbers (or a grid it reports)")
+                if item["runner"] == "medn" and item.get("measure") not in MEDN_MEASURES:
+                    raise InputError(f"{where} ({item['id']}): the medn runner needs measure: one of {', '.join(MEDN_MEASURES)}")
                 if item["runner"] == "aggregation" and item.get("measure") not in AGG_MEASURES:
                     raise InputError(f"{where} ({item['id']}): the aggregation runner needs measure: one of {', '.join(AGG_MEASURES)}")
                 if item["runner"] == "ratio":
@@ -123,8 +125,9 @@ def key_of(config, scheme):
 # --- runners: coinfer's numbers for an item ----------------------------------------------------------------
 
 class Context:
-    def __init__(self, coinfer, quick, jobs, work, progress):
+    def __init__(self, coinfer, quick, jobs, work, progress, out=None):
         self.coinfer, self.quick, self.jobs, self.work, self.progress = coinfer, quick, jobs, work, progress
+        self.out = out or work  # the run's folder: measurements kept there survive a kill (medn's sample sets)
 
 
 def run_model_bytes(item, ctx):
@@ -451,8 +454,90 @@ def run_aggregation(item, ctx):
     return out
 
 
+# --- measured on this CPU: `coinfer medn` (the MEDN paper) ------------------------------------------------
+
+MEDN_MEASURES = ("p20", "r2", "selection", "ablation")
+MEDN_SCHEMES = {"MEDN": "medn", "RF": "rf", "MLP": "mlp", "LR": "lr", "MEDN-D": "medn-d", "MEDN-XI": "medn-xi", "MEDN-XM": "medn-xm",
+                "MEDN-R": "medn-r"}
+_MEDN = {}
+
+
+def medn_program(coinfer):
+    """`coinfer medn`, or the companion coinfer-medn beside a given program."""
+    if os.path.basename(coinfer) == "coinfer-medn":
+        return [coinfer]
+    return [coinfer, "medn"]
+
+
+def medn_results(ctx):
+    """The study's numbers (`coinfer medn sample`, then `evaluate`), once per process. The sample sets go
+    to OUT/medn-samples[-quick] and are kept: a killed run measures only the modules it had not finished.
+    --quick: 30 samples per module of at most 20 MFLOP, 50 epochs (shape only)."""
+    key = bool(ctx.quick)
+    if key in _MEDN:
+        return _MEDN[key]
+    samples = os.path.join(os.path.abspath(ctx.out), "medn-samples" + ("-quick" if ctx.quick else ""))
+    quick_sample = ["--samples", "30", "--max-mflop", "20", "--load-every", "10"] if ctx.quick else []
+    # Its progress (a line every 10 s with an ETA) goes to this run's stderr: the sampling is the long part.
+    print(file=sys.stderr)
+    r = subprocess.run(medn_program(ctx.coinfer) + ["sample", "--out", samples] + quick_sample, stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        raise ValueError(f"coinfer medn sample exit {r.returncode} (its error is above)")
+    ctx.progress(1, 2)
+    out = os.path.join(ctx.work, "medn-evaluate.json")
+    r = subprocess.run(medn_program(ctx.coinfer) + ["evaluate", samples, "--out", out, "-q"] + (["--epochs", "50"] if ctx.quick else []),
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise ValueError(f"coinfer medn evaluate exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:])
+    with open(out) as f:
+        _MEDN[key] = json.load(f)
+    _MEDN[key]["samples_dir"] = samples
+    ctx.progress(2, 2)
+    return _MEDN[key]
+
+
+def run_medn(item, ctx):
+    """Items measured with LibTorch on this CPU by the MEDN study (`coinfer medn`): Table 5's scores per
+    module (measure p20 or r2; module "mean": over the modules), Table 6's selections (measure
+    selection: the selected regressors' mean score over MEDN's), Fig. 4's ablation (measure ablation)."""
+    d = medn_results(ctx)
+    cpu = d.get("cpu", "")
+    out = {}
+    for p in item["published"]:
+        c, sch = p["config"], p["scheme"]
+        k = key_of(c, sch)
+        try:
+            m = item["measure"]
+            if m in ("p20", "r2"):
+                rm = MEDN_SCHEMES[sch]
+                if c["module"] == "mean":
+                    v, det = d["means"][rm][m], f"mean over {len(d['modules'])} modules"
+                else:
+                    r = d["modules"][c["module"]]["regressors"][rm]
+                    v, det = r["test"][m], f"{r['test']['samples']} test samples; {r['tps_ms']:.3g} ms per sample, {r['size_kb']:.3g} KB"
+            elif m == "selection":
+                metric = c["metric"]
+                if sch == "MEDN alone":
+                    v, det = 1.0, "the reference: MEDN for every module (1 by definition)"
+                else:
+                    sel = d["auto_selection"][c["selection"]]
+                    v = sel["mean"][metric] / d["means"]["medn"][metric]
+                    picks = ", ".join(f"{mod} {x[c['selection'] + '_efficient']}" for mod, x in d["modules"].items())
+                    det = f"selected: {picks}"
+            else:  # ablation
+                v, det = d["means"][MEDN_SCHEMES[sch]][c["metric"]], f"mean {c['metric']} over {len(d['modules'])} modules"
+            out[k] = {"value": v, "detail": det + f" (MEASURED on {cpu}; samples in {d['samples_dir']})"}
+        except (KeyError, ZeroDivisionError) as e:
+            out[k] = {"error": f"not in coinfer medn evaluate's output: {e}"}
+    out["_grid"] = [{"config": {"module": mod}, "scheme": "selection", "value": None,
+                     "detail": f"space-efficient {x['space_efficient']}, time-efficient {x['time_efficient']}; {x['samples']} samples",
+                     "detail_cpu": cpu} for mod, x in d.get("modules", {}).items()] if item["measure"] == "selection" else []
+    out["_measured_on"] = cpu
+    return out
+
+
 RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio,
-           "aggregation": run_aggregation}
+           "aggregation": run_aggregation, "medn": run_medn}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
@@ -466,7 +551,12 @@ def compare(paper, item, values):
         got = values.get(key_of(p["config"], p["scheme"]), {"error": "not run"})
         row = {"config": p["config"], "scheme": p["scheme"], "published": p["value"], "role": p["role"], "source": p["source"],
                "unit": item.get("unit", "")}
-        if "value" in got and got["value"] is not None and item.get("exact"):
+        if "value" in got and got["value"] is not None and item.get("ordinal"):
+            # The paper states an order, not values: the published numbers are ranks; only the ordering counts.
+            row["coinfer"] = got["value"]
+            row["within"] = None
+            row["verdict"] = "order only (published: a rank from the text)"
+        elif "value" in got and got["value"] is not None and item.get("exact"):
             # A yes/no outcome (1/0: e.g. out of memory or not): the same, or not.
             row["coinfer"] = got["value"]
             row["within"] = got["value"] == p["value"]
@@ -497,7 +587,7 @@ def compare(paper, item, values):
                     continue
                 total += 1
                 held += (a["published"] < b["published"]) == (a["coinfer"] < b["coinfer"])
-    preds = [r for r in rows if r["role"] == "prediction" and r["coinfer"] is not None]
+    preds = [r for r in rows if r["role"] == "prediction" and r["coinfer"] is not None and r.get("within") is not None]
     # Headline ratios (a speed-up the paper states): coinfer's ratio of the same two cells.
     heads = []
     for h in item.get("headlines") or []:
@@ -509,7 +599,7 @@ def compare(paper, item, values):
                       "ratio": got / h["published"] if got is not None else None,
                       "verdict": ("within" if ok else "outside") + f" +-{tol:.0%}" if got is not None else "not computable"})
     grid = values.get("_grid") or []
-    measured_on = sorted({g["detail_cpu"] for g in grid if g.get("detail_cpu")})
+    measured_on = sorted({g["detail_cpu"] for g in grid if g.get("detail_cpu")} | ({values["_measured_on"]} if values.get("_measured_on") else set()))
     return {"paper": paper["paper"], "item": item["id"], "title": item["title"], "how": item.get("how", ""), "rows": rows,
             "grid": grid, "measured_on": measured_on, "unit": item.get("unit", ""),
             "ordering": {"held": held, "pairs": total, "lower_is_better": lower}, "headlines": heads,
@@ -653,7 +743,7 @@ def main():
             # coinfer's numbers, kept per item (resumable): valid for this coinfer, this scale and these configurations.
             # Everything that decides the runs (not the published values, roles, sources, headlines or texts).
             setup = {k: v for k, v in it.items() if k not in ("published", "headlines", "title", "how", "tolerance", "metric", "unit",
-                                                               "lower_is_better", "ordering_groups")}
+                                                               "lower_is_better", "ordering_groups", "ordinal")}
             setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup")} for x in it["published"]]
             ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, setup], sort_keys=True).encode()).hexdigest()
             cache = os.path.join(a.out, "items", f"{p['paper']}__{it['id']}.json")
@@ -663,7 +753,7 @@ def main():
                     c = json.load(f)
                 values = c["values"] if c.get("ident") == ident else None
             if values is None:
-                ctx = Context(a.coinfer, a.quick, a.jobs, work, progress_for(f"{p['paper']}/{it['id']}"))
+                ctx = Context(a.coinfer, a.quick, a.jobs, work, progress_for(f"{p['paper']}/{it['id']}"), a.out)
                 try:
                     values = RUNNERS[it["runner"]](it, ctx)
                 except Exception as e:  # noqa: BLE001 - one item's failure is reported, the others go on

@@ -35,8 +35,8 @@ struct PathSpec {
   int n = 0;
   int server_end = 0;         // its server runs [split, server_end): n, or m under pp(k,m) (a cloud tier)
   double device_s = 0;        // device stages
-  // The busiest of the device's processors per request (a device pipelines across its processors,
-  // issue 34): device_s unless a placement spreads the stages.
+  // The busiest of the device's processors per request (a device pipelines across its
+  // processors): device_s unless a placement spreads the stages.
   double device_bottleneck_s = 0;
   // The device's memory cannot hold one request's device part (its weights and largest working set,
   // core/device_loop.hpp "memory"): every request fails, the path serves nothing.
@@ -154,7 +154,7 @@ struct ServerSolution {
   std::vector<std::pair<long long, double>> rates;
 };
 
-// The load a server's solve takes from the servers it shares a cloud with (issue 36: each server used to
+// The load a server's solve takes from the servers it shares a cloud with (each server used to
 // be solved apart, so an edge's cloud paths saw neither the other edges' cloud paths nor the cloud's
 // own devices, and the cloud's devices did not see the work passed on to it). All 0 where nothing is
 // shared: the solve is then what it was, to the bit.
@@ -754,7 +754,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
   // part in the rounds: a third of the paths of bench_decisions' systems.)
   auto target_rate = [](const PathSpec& p, double latency, double bottleneck) {
-    // Open loop: what arrives, up to what the path's bottleneck can serve (issue 31 item 1: the rate
+    // Open loop: what arrives, up to what the path's bottleneck can serve (the rate
     // offered whatever the capacity had a Pi 4B at 241.5 ms predicted to do 100 req/s).
     if (p.in_flight <= 0) return bottleneck > 0 ? std::min(p.rate, 1 / bottleneck) : p.rate;
     // min(in_flight / latency, 1 / bottleneck) with one division
@@ -895,7 +895,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         // previous one in a closed loop): M/M/c waiting time (Sakasegawa) at the others' utilisation,
         // in units of the others' mean batch time: what is queued ahead is their work, not this path's
         // (scaling by this path's own batch time had a light gcode split predicted at 3.3x its
-        // simulated throughput beside two DGCNN offloaders: issue 17).
+        // simulated throughput beside two DGCNN offloaders).
         const double own_load = f.lambda * f.per_request_s;
         const double own_batches = f.per_request_s > 0 ? f.lambda / f.b : 0;  // per_request_s = batch_s / b
         const double others_load = std::max(0.0, server_load - own_load);

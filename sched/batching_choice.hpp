@@ -1,5 +1,5 @@
 #pragma once
-// Batching as a decision (issue 37 item 4): after a scheduler chose its scheme, each server's batch
+// Batching as a decision: after a scheduler chose its scheme, each server's batch
 // window and maximum size are chosen among the scenario's candidates (scheduler.batch_windows_ms,
 // scheduler.batch_sizes) by the analytic estimator, and set in the scheme (Scheme::batching).
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The learned estimator (`scheduler.estimator: gin`, issue 17): ACE-GNN's predictors behind the
+// The learned estimator (`scheduler.estimator: gin`): ACE-GNN's predictors behind the
 // Estimator interface. score() is the system predictor's throughput of the scheme's system graph;
 // compare() and best_of() use the relative predictor. best_of runs knock-out rounds: every remaining
 // candidate against the incumbent in one batched forward pass (per 512 candidates), the most probable

@@ -111,7 +111,7 @@ class GinPredictor {
   // largest seen (with the factor). Empty when inside.
   std::vector<std::string> range_warnings(const GraphInput& g, const std::vector<std::string>& device_types,
                                           const std::vector<std::string>& models) const;
-  // Why its predictions may not be trusted anywhere (issue 31 item 10): a system predictor whose
+  // Why its predictions may not be trusted anywhere: a system predictor whose
   // held-out accuracy is poor (fewer than half within 20 %, ACE-GNN reports > 90 % within 10 %) or
   // measured on fewer than kGinTrustedValidationSamples samples. Empty when none.
   std::vector<std::string> trust_warnings() const;

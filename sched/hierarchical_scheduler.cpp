@@ -79,11 +79,11 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       auto as_strategy = [n, &v](int k) { return Strategy::at_split(k, n).with_variant(v); };
       std::vector<Strategy> coarse = {Strategy::data_parallel().with_variant(v), as_strategy(pp_comp_of(est_, state, dv)),
                                       as_strategy(pp_comm_of(est_, dv))};
-      // A cloud behind the group's server (issue 36 item 4): PP_comp over three tiers as a fourth.
+      // A cloud behind the group's server: PP_comp over three tiers as a fourth.
       if (const auto cloud = pp_cloud_of(est_, state, dv)) coarse.push_back(cloud->with_variant(v));
       for (const Strategy& s : coarse)
         // Each as ACE-GNN has it and, on a board with several processors, with the stages the board runs
-        // placed by the operator-placement DP (issue 35: placement jointly with the split).
+        // placed by the operator-placement DP (placement jointly with the split).
         for (const Strategy& c : {s, placed_strategy(est_, dv, s, PlacementRule::dp)})
           if (std::find(o.begin(), o.end(), c) == o.end()) o.push_back(c);
     }
@@ -177,7 +177,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
       }
       // The ends too (local = pp(n), offload = pp(0)): a climb from PP_comp or PP_comm stops at a local
       // optimum, and with objective latency local was out of reach behind one (a Nano on gcode at
-      // 1 Mbit/s got data_parallel, 8.2 ms, with local rated 4.3 ms: issue 17).
+      // 1 Mbit/s got data_parallel, 8.2 ms, with local rated 4.3 ms).
       if (t == 0) {
         for (const Strategy& s : std::vector<Strategy>(starts))
           for (int end : {n, 0}) add_start(split_strategy(end, n, s.variant));

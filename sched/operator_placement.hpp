@@ -1,5 +1,5 @@
 #pragma once
-// Operator (stage) placement inside one board (issue 35): which of a board's processors runs each
+// Operator (stage) placement inside one board: which of a board's processors runs each
 // stage it computes, [0, k), or how a stage's output rows are shared between two of them. The rules
 // are SparOA's baselines (../shared/papers/004_..., Sec. 6.2) and GraNNite's GraphSplit (001_...,
 // Sec. IV-A); each gives a Placement (core/placement.hpp) priced by the simulator's own segment rule

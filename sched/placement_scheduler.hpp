@@ -1,5 +1,5 @@
 #pragma once
-// The `placement` scheduler (issue 35): each device keeps its scenario strategy's split between board
+// The `placement` scheduler: each device keeps its scenario strategy's split between board
 // and server, and the stages it runs are placed on its processors by one operator-placement rule
 // (sched/operator_placement.hpp: SparOA's baselines, GraNNite's GraphSplit). SparOA's own problem is
 // one board's latency, so the rule minimises (dp) or sets (the others) each board's device seconds

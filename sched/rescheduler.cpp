@@ -191,7 +191,7 @@ Decision Rescheduler::decide(const SystemState& state) {
   d.record.predicted_throughput_rps = p.throughput_rps;
   d.record.predicted_latency_ms = p.mean_latency_ms;
   // Constraints (scheduler.max_p95_ms, ...): whether the chosen scheme is predicted to meet them, said
-  // in the record rather than a scheme returned silently (issue 37 item 2).
+  // in the record rather than a scheme returned silently.
   if (p.constrained) {
     nlohmann::ordered_json j = d.record.detail.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(d.record.detail);
     auto finite = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };

@@ -103,12 +103,12 @@ class Rescheduler {
   // The next periodic trigger strictly after t_s: k * scheduler.period_s for an integer k >= 1, while
   // before the end of arrivals (duration_s); +infinity after it (no decisions during the drain: there
   // is nothing left to schedule) and when period_s is 0. The one rule for both engines: the
-  // simulator's scenario_events and the real server's timer both ask it (issue 33: the real server
+  // simulator's scenario_events and the real server's timer both ask it (the real server
   // used to keep firing through the drain).
   double next_period_after(double t_s) const;
   static double next_period_after(const Scenario& s, double t_s);
 
-  // The one snapshot both engines decide on (issue 33): the scenario's state at now_s, each device's
+  // The one snapshot both engines decide on: the scenario's state at now_s, each device's
   // strategy as last decided here, then what the engine observed (nullopt: nothing observed, the
   // scenario's figures stay; a device observed disconnected keeps them too). One entry per scenario
   // device and server (shorter vectors: the rest unobserved).

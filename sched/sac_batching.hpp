@@ -1,5 +1,5 @@
 #pragma once
-// Batching learned by the SAC scheduler (issue 37 item 4; sched/README.md "SAC", "Batching learned"):
+// Batching learned by the SAC scheduler (sched/README.md "SAC", "Batching learned"):
 // beside the device agents (sched/sac_mdp.hpp) each edge server is an agent of a second policy whose
 // action chooses the server's batch window and maximum size among the scenario's candidates
 // (scheduler.batch_windows_ms x scheduler.batch_sizes). It acts after the devices, on the strategies

@@ -31,10 +31,10 @@ struct SacSchedulerOptions {
   bool online = false;
   int updates_per_decision = 8;
   SacRewardWeights reward;
-  // Operator-level mode (issue 35 item 4): after the policy's split, a SparOA policy (sched/sparoa_mdp.hpp,
+  // Operator-level mode: after the policy's split, a SparOA policy (sched/sparoa_mdp.hpp,
   // trained with --any-split) places the board stages of each device it was trained for. Null: device-level.
   std::shared_ptr<const SparoaActor> placement_policy;
-  // Batching learned (issue 37 item 4, sched/sac_batching.hpp): a second policy whose action chooses each
+  // Batching learned (sched/sac_batching.hpp): a second policy whose action chooses each
   // server's batch window and size among `batching_choices`, after the devices acted (with exploration,
   // its noise follows the devices' on the same stream). Null: the scheme sets no batching.
   std::shared_ptr<const SacActor> batching_policy;

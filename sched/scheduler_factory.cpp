@@ -130,7 +130,7 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.predictor",
                      "estimator gin needs the predictor file (scheduler.predictor: a model from coinfer predictor train)");
-  if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
+  if (!std::filesystem::is_regular_file(file))  // located at the key that named it
     throw InputError(s.scheduler.where, "scheduler.predictor", "no such predictor file '" + file + "' (a model from coinfer predictor train)");
   std::set<std::string> types, models;
   for (const auto& d : s.devices) types.insert(d.type), models.insert(d.model + "/" + d.dataset);
@@ -280,7 +280,7 @@ class CheckedScheduler : public Scheduler {
 
 void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator, Scheduler& scheduler, SystemState all) {
   check_decision_work(s, estimator, all);
-  if (s.scheduler.name != "oracle") return;
+  if (scheduler_traits(s.scheduler.name).size_check != SchedulerTraits::SizeCheck::scheme_count) return;
   for (auto& d : all.devices) d.connected = true;
   try {
     scheduler.decide(all);
@@ -291,7 +291,7 @@ void check_scheduler_size(const Scenario& s, const AnalyticEstimator& estimator,
 
 void check_decision_work(const Scenario& s, const AnalyticEstimator& est, SystemState state) {
   const std::string& name = s.scheduler.name;
-  if (name != "greedy" && name != "hierarchical") return;
+  if (scheduler_traits(name).size_check != SchedulerTraits::SizeCheck::decision_work) return;
   std::vector<std::string> keys;  // make_scheduler checks which keys are allowed
   for (const auto& kv : s.scheduler.params) keys.push_back(kv.first);
   const Params p(s, keys);
@@ -336,7 +336,8 @@ const SchedulerRegistration* registered_scheduler(const std::string& name) {
 
 std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstimator& est) {
   // Refused before an outside scheduler's process is started.
-  if (s.scheduler.choose_servers && (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external"))
+  const bool from_outside = scheduler_traits(s.scheduler.name).from_outside;
+  if (s.scheduler.choose_servers && from_outside)
     throw InputError(s.scheduler.where, "scheduler.choose_servers",
                      "scheduler " + s.scheduler.name + " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
                      "server choice is for the built-in schedulers");
@@ -344,7 +345,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   if (s.scheduler.choose_servers) inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty() || inner->chooses_batching()) return inner;
-  if (registered_scheduler(s.scheduler.name) || s.scheduler.name == "external")
+  if (from_outside)
     throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
                      "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
                      "batch candidates are for the built-in schedulers");
@@ -353,7 +354,7 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
 
 namespace {
 
-// One registration per built-in scheduler (issue 38 item 2): its name, what it does and its own
+// One registration per built-in scheduler: its name, what it does and its own
 // parameters as the docs show them (`coinfer scheduler list --markdown` prints the table that
 // sched/README.md holds; tests/golden/scheduler_docs.sh keeps the two equal), the scheduler.* keys it
 // reads (any other is refused naming these) and how it is built.
@@ -361,7 +362,16 @@ struct BuiltinScheduler {
   std::string name, summary, params_doc;
   std::vector<std::string> keys;
   std::function<std::unique_ptr<Scheduler>(const Scenario&, const AnalyticEstimator&, const Params&)> make;
+  SchedulerTraits traits;  // default: adaptive, built in, no size check
 };
+
+SchedulerTraits traits_of(bool keeps_strategies, bool from_outside, SchedulerTraits::SizeCheck check) {
+  SchedulerTraits t;
+  t.keeps_scenario_strategies = keeps_strategies;
+  t.from_outside = from_outside;
+  t.size_check = check;
+  return t;
+}
 
 // dp (a knapsack of throughput over server capacity) and gcode (bandwidth presets chosen by throughput)
 // optimise system throughput only: objective latency is refused, not ignored.
@@ -421,7 +431,7 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
   const std::string file = scenario_relative_file(s, "policy");
   if (file.empty())
     throw InputError(s.scheduler.where, "scheduler.policy", "scheduler sac needs its policy file (scheduler.policy: a file from coinfer train sac)");
-  if (!std::filesystem::is_regular_file(file))  // located at the key that named it (issue 32, item 3)
+  if (!std::filesystem::is_regular_file(file))  // located at the key that named it
     throw InputError(s.scheduler.where, "scheduler.policy", "no such policy file '" + file + "' (a file from coinfer train sac)");
   std::set<std::string> models;
   for (const auto& d : s.devices) models.insert(d.model + "/" + d.dataset);
@@ -433,7 +443,7 @@ std::unique_ptr<Scheduler> make_sac(const Scenario& s, const AnalyticEstimator& 
   o.online = p.flag("online", false);
   o.updates_per_decision = static_cast<int>(p.number("online_updates", 8, 1));
   auto actor = load_sac_actor(file, {models.begin(), models.end()}, o.allow_data_parallel, o.online);
-  for (const auto& w : actor->trust_warnings(s.name)) log::warn_once("sched", w);  // issue 31 item 10
+  for (const auto& w : actor->trust_warnings(s.name)) log::warn_once("sched", w);
   // The operator-level mode: scheduler.placement_policy, else the one the policy was trained with.
   std::string placement = scenario_relative_file(s, "placement_policy");
   if (placement.empty()) placement = actor->placement_policy();
@@ -495,7 +505,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
       {"static", "every device keeps its scenario strategy", "`helpers` (false): name idle devices helpers", {"helpers"},
        [](const Scenario& s, const AnalyticEstimator&, const Params& p) -> std::unique_ptr<Scheduler> {
          return std::make_unique<StaticScheduler>(scenario_strategies(s), p.flag("helpers", false));
-       }},
+       },
+       traits_of(true, false, SchedulerTraits::SizeCheck::none)},
       {"local", "every device local", "-", {},
        [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
          return std::make_unique<UniformScheduler>("local", Strategy::local());
@@ -523,7 +534,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
          auto rank = ranking_estimator(s, p, est);
          auto inner = std::make_unique<GreedyScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est));
          return owning(std::move(rank), std::move(inner));
-       }},
+       },
+       traits_of(false, false, SchedulerTraits::SizeCheck::decision_work)},
       {"dp",
        "per server, a multiple-choice knapsack: an option's value is its isolated throughput (the device alone), its weight the server "
        "capacity it uses (isolated utilisation, rounded up to 1/`resolution` of the workers); maximise total value within capacity by "
@@ -542,7 +554,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        {"max_schemes", "objective", "max_p95_ms", "min_throughput_rps", "max_energy_j"},
        [](const Scenario&, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
          return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
-       }},
+       },
+       traits_of(false, false, SchedulerTraits::SizeCheck::scheme_count)},
       {"hierarchical", "ACE-GNN Alg. 1, below",
        "`iterations` T (10), `share_groups` (true), `max_schemes` (729), `helpers` (true), `objective`, `max_p95_ms`, `min_throughput_rps`, "
        "`max_energy_j`, `estimator`, `predictor`, `max_work` (5e6)",
@@ -554,14 +567,15 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
                                                               static_cast<int>(p.number("iterations", 10, 0)), p.flag("share_groups", true),
                                                               static_cast<long long>(p.number("max_schemes", 729, 1)), p.flag("helpers", true));
          return owning(std::move(rank), std::move(inner));
-       }},
+       },
+       traits_of(false, false, SchedulerTraits::SizeCheck::decision_work)},
       {"sac", "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
        "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
        "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\"), "
        "`batching_policy` (the one the policy was trained with, else none; `none`: not that one either: batching learned, below \"Batching learned by SAC\")",
        {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac},
       {"placement",
-       "operator placement inside each board (issue 35; below, \"Operator placement\"): every device keeps its scenario strategy's split and "
+       "operator placement inside each board (below, \"Operator placement\"): every device keeps its scenario strategy's split and "
        "variant; the stages its board runs are placed on its processors by `rule`. Devices of one processor, offloading or data_parallel ones "
        "keep their strategy. The decision's `detail` gives each placement and its device milliseconds",
        "`rule`: `dp` (default), `greedy`, `codl`, `graphsplit`, `cpu_only`, `accelerator_only`, or `sac` with `policy`: a file from `coinfer "
@@ -572,7 +586,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "`command` (required), `timeout_s` (10), `objective` (passed on)", {"command", "timeout_s", "objective"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params&) -> std::unique_ptr<Scheduler> {
          return checked_from_outside(s, est, make_external_scheduler);
-       }},
+       },
+       traits_of(false, true, SchedulerTraits::SizeCheck::none)},
   };
   return table;
 }
@@ -597,7 +612,7 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
 
 std::vector<SchedulerInfo> scheduler_catalog() {
   std::vector<SchedulerInfo> out;
-  for (const BuiltinScheduler& b : builtin_schedulers()) out.push_back({b.name, b.summary, b.params_doc, b.keys});
+  for (const BuiltinScheduler& b : builtin_schedulers()) out.push_back({b.name, b.summary, b.params_doc, b.keys, b.traits});
   std::lock_guard<std::mutex> lock(registered_mutex());
   for (const auto& [name, row] : registered()) out.push_back(row.info);
   return out;
@@ -606,9 +621,18 @@ std::vector<SchedulerInfo> scheduler_catalog() {
 void register_scheduler(SchedulerRegistration registration) {
   for (const BuiltinScheduler& b : builtin_schedulers())
     if (b.name == registration.info.name) throw std::invalid_argument("scheduler '" + b.name + "' is built in; register another name");
+  registration.info.traits.from_outside = true;  // it sets servers and batching in its own schemes
+  registration.info.traits.keeps_scenario_strategies = false;
   std::lock_guard<std::mutex> lock(registered_mutex());
   std::string name = registration.info.name;
   registered()[name] = std::move(registration);
+}
+
+SchedulerTraits scheduler_traits(const std::string& name) {
+  for (const BuiltinScheduler& b : builtin_schedulers())
+    if (b.name == name) return b.traits;
+  if (const SchedulerRegistration* row = registered_scheduler(name)) return row->info.traits;
+  return SchedulerTraits{};
 }
 
 std::vector<std::string> scheduler_names() {

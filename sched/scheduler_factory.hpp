@@ -14,7 +14,7 @@
 
 namespace coinfer {
 
-// Every scheduler a scenario can name (issue 38 item 2: one table, one registration each): the
+// Every scheduler a scenario can name (one table, one registration each): the
 // built-ins of sched/scheduler_factory.cpp (the external process among them), then those a program
 // adds at run time with register_scheduler (a test's own scheduler).
 struct SchedulerInfo {
@@ -22,8 +22,12 @@ struct SchedulerInfo {
   std::string summary;     // what it does (Markdown)
   std::string params_doc;  // its own parameters with defaults, as the docs show them (Markdown)
   std::vector<std::string> keys;  // the scheduler.* keys it reads
+  SchedulerTraits traits;         // a registration at run time is always from_outside
 };
 std::vector<SchedulerInfo> scheduler_catalog();
+// The traits of the scheduler named `name` (built in or registered); an unknown name gets the default
+// traits (an adaptive scheduler: any split), and make_scheduler refuses it.
+SchedulerTraits scheduler_traits(const std::string& name);
 // A scheduler added to the table at run time: built with each "model/dataset" of the scenario's number
 // of stages (what a pp(k) may split); every scheme it returns is checked (devices known, splits in
 // range) before the engines see it. Replaces one of the same name; a built-in's name is refused

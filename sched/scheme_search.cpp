@@ -30,7 +30,7 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
   std::vector<Strategy> v;
   for (const auto& choice : variants) {
     for (const Strategy& p : splits) v.push_back(choice.empty() ? p : p.with_variant(choice));
-    // On a device with several processors (issue 34): its device stages whole on each other processor
+    // On a device with several processors: its device stages whole on each other processor
     // whose table the LUTs hold, for every split that runs stages on the device.
     if (!d.hardware) continue;
     const std::string run_model = model_under(d.model, Strategy::local().with_variant(choice));
@@ -45,7 +45,7 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
         v.push_back(placed);
       }
     }
-    // And, jointly with the split (issue 35), the stages it runs placed across its processors by the
+    // And, jointly with the split, the stages it runs placed across its processors by the
     // operator-placement DP (the least device seconds, split stages included; data_parallel: the
     // inputs it keeps): placement and split are searched together, the server's sharing by the
     // scheduler's own search.

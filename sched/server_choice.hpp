@@ -1,5 +1,5 @@
 #pragma once
-// Server choice as a decision (issue 36 item 1): after a scheduler chose its strategies, each device's
+// Server choice as a decision: after a scheduler chose its strategies, each device's
 // server is chosen among the scenario's servers (Scheme::servers), by the analytic estimator, under
 // the scheduler's objective and constraints.
 //

@@ -5,7 +5,7 @@
 // global node, and whose edges follow the data flow device -> middleware -> handler -> server, with a
 // self-loop on every node and links between the global node and every other node in both directions.
 // A scheme changes only the node features, never the graph of a system. Engine-free, Torch-free
-// (Boost.Graph); the learned predictors (issue 17) read edges() and features().
+// (Boost.Graph); the learned predictors read edges() and features().
 //
 // Node features: a one-hot of the node's type (device, middleware, handler, server, global) and one
 // latency feature (ms), normalised by a FeatureNormalisation fitted on a training set:

@@ -31,7 +31,7 @@ root="${COINFER_DEBIAN13_ROOT:-/var/cache/coinfer/debian13}"
 suite=trixie
 
 # What the simulator, the schedulers and their tests need (no LibTorch: the simulator builds and tests
-# without it; DESIGN.md "Architecture").
+# without it; docs/ARCHITECTURE.md).
 packages=(
   g++ cmake ninja-build pkg-config ccache
   libsimgrid-dev libboost-dev libyaml-cpp-dev libhdf5-dev libcli11-dev libspdlog-dev nlohmann-json3-dev

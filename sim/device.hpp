@@ -14,7 +14,7 @@
 // other running one when it ends: SimGrid 3.32 keeps them in one list; see bench/RESULTS.md "Scale".)
 // The request's life (arrivals, admission, routing, stage queues, data_parallel sides, completion) is
 // the engine-free device loop the real device runtime runs too (core/device_loop.hpp); this adapter
-// supplies simulated time, SimGrid transfers and LUT execution times (core/execution_time.hpp). Strategies (DESIGN.md):
+// supplies simulated time, SimGrid transfers and LUT execution times (core/execution_time.hpp). Strategies (docs/ARCHITECTURE.md):
 //   local: all stages here; offload: raw input to the server; pp(k): [0,k) here, [k,n) on the server,
 //   pipelined (the device computes input i+1 while input i is on the link or the server);
 //   data_parallel: each input goes whole to the device or whole to the server.

@@ -107,9 +107,9 @@ bool valid_log_setting(const std::string& s) {
 }
 
 // The servers device d's requests may reach: its own, and every other where schemes may move it
-// (scheduler.choose_servers, or an external scheduler, which may set servers in its answers).
+// (scheduler.choose_servers, or a scheduler from outside, which may set servers in its answers).
 std::vector<int> servers_reachable(const Scenario& s, const DeviceSpec& d) {
-  if (!s.scheduler.choose_servers && s.scheduler.name != "external") return {s.server_index(d.server)};
+  if (!s.scheduler.choose_servers && !scheduler_traits(s.scheduler.name).from_outside) return {s.server_index(d.server)};
   std::vector<int> out;
   for (size_t j = 0; j < s.servers.size(); ++j) out.push_back(static_cast<int>(j));
   return out;
@@ -135,7 +135,7 @@ std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) 
 }
 
 void validate_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts) {
-  check_scenario_against(scenario, models, luts);
+  check_scenario_against(scenario, models, luts, scheduler_traits(scenario.scheduler.name));
   Scenario s = scenario;
   resolve_variant_choices(s, models, luts);
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
@@ -211,7 +211,7 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
       b.run_model = m;
       b.model = &models.spec(m, d.dataset);  // the catalog's, one per (model, dataset)
       // Both tables are bound whatever the strategy (a scheduler may move the split); a missing one is
-      // blamed on the type that lacks it, at its line (issue 32, item 3).
+      // blamed on the type that lacks it, at its line.
       try {
         b.lut = &luts.table(d.lut_key(m));
       } catch (const LutMissingError& e) {
@@ -347,7 +347,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   out.estimator = estimator_of(s);
   out.service_time = s.service_time == Scenario::ServiceTime::sampled ? "sampled" : "mean";
   for (const LutKey& k : sampled_service_luts(s, luts)) out.sampled_luts.push_back(k.to_string());
-  for (const EstimatedUse& e : estimated_entries_used(s, models, luts))
+  for (const EstimatedUse& e : estimated_entries_used(s, models, luts, scheduler_traits(s.scheduler.name)))
     out.estimated_lut_entries.push_back(e.key.to_string() + " [" + std::to_string(e.begin) + "," + std::to_string(e.end) + ") batch " +
                                         std::to_string(e.batch) + ": " + e.method + ", error " + format_percent(e.relative_error));
   {
@@ -415,7 +415,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
 RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
                           const SimulationOptions& options) {
   log::PhaseTimer phase("run");  // coinfer -v: where the time goes
-  check_scenario_against(scenario, models, luts);
+  check_scenario_against(scenario, models, luts, scheduler_traits(scenario.scheduler.name));
   // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not.
   Scenario s = scenario;
   for (const std::string& note : resolve_variant_choices(s, models, luts)) log::info("variants", note);

@@ -1,4 +1,4 @@
-// Conformance of the two engines' device adapters (issue 33): a scripted world runs in the simulator
+// Conformance of the two engines' device adapters: a scripted world runs in the simulator
 // (sim/device.cpp over SimGrid) with the device loop's trace on; every event each device's loop
 // received is then replayed, with a fake clock and no transport, through the real runtime's adapter
 // (hw/device_requests.hpp, what `coinfer device` drives from its threads), and both must take the same
@@ -223,7 +223,7 @@ TEST(DeviceConformance, BatchingWithAWindowAndOpenLoopArrivals) {
 }
 
 TEST(DeviceConformance, LateRequestsAreDroppedAlikeAndPrioritiesApply) {
-  // Overloaded devices with deadlines and drop_late (issue 37): requests dropped before a device segment
+  // Overloaded devices with deadlines and drop_late: requests dropped before a device segment
   // (local, pp) and before an upload (offload) must be the same in both engines; b's priority reorders
   // the server's queue, which the devices see through their results.
   SimSetup s;

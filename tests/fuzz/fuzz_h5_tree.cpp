@@ -1,4 +1,4 @@
-// libFuzzer target: the HDF5 readers over what libhdf5 could hand them (issue 32 item 7). The bytes
+// libFuzzer target: the HDF5 readers over what libhdf5 could hand them. The bytes
 // are an in-memory HDF5 tree (tests/fuzz/h5_tree.hpp: groups, datasets of any shape and class,
 // attributes); the seeds are every shipped LUT file, a predictor sample set and a results.h5, in that
 // form. Each input goes to

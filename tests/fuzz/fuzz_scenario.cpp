@@ -85,7 +85,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ofstream(w.file, std::ios::binary | std::ios::trunc) << text;
   try {
     Scenario s = load_scenario(w.file, sets);
-    check_scenario_against(s, *w.models, *w.luts);
+    // Both kinds of scheduler (the registry is not linked here): any split, and the scenario's strategies kept.
+    SchedulerTraits adaptive, fixed;
+    fixed.keeps_scenario_strategies = true;
+    check_scenario_against(s, *w.models, *w.luts, fixed);
+    check_scenario_against(s, *w.models, *w.luts, adaptive);
   } catch (const InputError&) {
   } catch (const std::exception& e) {
     std::cerr << "not an InputError: " << e.what() << "\n";

@@ -118,7 +118,7 @@ cloud_task = b'{"split":1,"origin":"pi0","t_sent":1,"cloud_split":2}'
 cloud_result = (b'{"ok":true,"error":"","batch_size":1,"helper":"","t_received":1,"t_queued":1,"t_batch_start":1,"t_batch_end":1,'
                 b'"cloud":{"server":"cloud","t_queued":2,"t_batch_start":2,"t_batch_end":3,"batch_size":2,"bytes":100}}')
 extra = {'5c': (5, struct.pack('<I', len(cloud_task)) + cloud_task + b'CIST'), '6c': (6, struct.pack('<I', len(cloud_result)) + cloud_result),
-         # Issue 65 item 6's escapes, at the edge of the bounds: an index beyond an int, a fraction, a negative
+         # Escapes at the edge of the bounds: an index beyond an int, a fraction, a negative
          # bandwidth, a window past 10^6 ms, an address with a space, "any", a long host.
          '11big': (11, b'{"events":[{"kind":"leave","device":4294967296}],"queue":0,"busy":0,"devices":[]}'),
          '11frac': (11, b'{"events":[{"kind":"leave","device":2.9}],"queue":0,"busy":0,"devices":[]}'),
@@ -142,18 +142,18 @@ PY
         i=$((i+1)); cp "$f" "$out/scenario.seed/s$i"
         { cat "$f"; printf '\n%%%%SET%%%%\nduration_s=3\ndevices.0.link.bandwidth_mbps=5\nscheduler.name=hierarchical\n'; } > "$out/scenario.seed/s${i}set"
       done
-      # Issue 37's keys: batch candidates, objective and constraints, SparOA's batching policy, deadlines
+      # Batch candidates, objective and constraints, SparOA's batching policy, deadlines
       # and priorities, background load.
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n%s\n%s\n' \
           'scheduler={name: greedy, batch_windows_ms: [0, 5, 50], batch_sizes: [1, 4], objective: energy, max_p95_ms: 100, load_threshold: 0.2}' \
           'servers.0.batch={window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 40, memory_gb: 2, sparsity_threshold: 0.5}' \
           'devices.2.workload={arrival: poisson, rate_per_s: 20, deadline_ms: 50, drop_late: true, priority: 3}' \
           'events=[{at_s: 1, device: pi0, load: 0.5}, {at_s: 2, device: pi1, load: 0.2, processor: cpu}]'; } > "$out/scenario.seed/issue37set"
-      # Issue 36's server failures: events by hand, and a failure model.
+      # Server failures: events by hand, and a failure model.
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' \
           'events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, recover: true}]'; } > "$out/scenario.seed/issue36set"
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'servers.0.failures={mtbf_s: 2, mttr_s: 0.5}'; } > "$out/scenario.seed/issue36model"
-      # Issue 36's server choice and mobility: access points, a fixed and a wandering device.
+      # Server choice and mobility: access points, a fixed and a wandering device.
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n%s\n' \
           'mobility={access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}, {id: b, x_m: 200, y_m: 0, range_m: 150, tx_power_dbm: 23}], association: strongest, handover_ms: 20, mid_transfer: resend, step_s: 0.5, radio: {exponent: 3.5}}' \
           'devices.2.movement={model: random_waypoint, area_m: [200, 50], speed_mps: [1, 20], pause_s: [0, 2]}' \

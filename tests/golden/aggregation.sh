@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer aggregation (the feature decomposition paper's measurement, issue 67) end to end: one JSON
+# coinfer aggregation (the feature decomposition paper's measurement) end to end: one JSON
 # object with the phases, peak memory and the graph's statistics; the paper's OOM boundary under a 1 GiB
 # cgroup (coinfer reproduce feature-decomposition/fig7 --quick: PyG's standard scheme is killed at hidden
 # 1024 and runs at 512, feature decomposition runs at 1024); bad options exit 2 with the option named.

@@ -32,7 +32,7 @@ mk '0,/strategy: offload/s//strategy: pp(42)/' bad_split
 expect_bad bad_split "outside 0..9" run "$work/bad_split.yaml"
 mk '0,/type: rpi4b/s//type: rpi9/' bad_type
 expect_bad bad_type "no LUT for device type 'rpi9'" run "$work/bad_type.yaml"
-# ... and says how to get one (issue 31 item 9): profile, lut fill, lut synth, for that key.
+# ... And says how to get one: profile, lut fill, lut synth, for that key.
 expect_bad bad_type_ways "coinfer profile --model .* --device-type rpi9 .*coinfer lut fill.*coinfer lut synth --device rpi9" run "$work/bad_type.yaml"
 mk '0,/model: dgcnn/s//model: resnet/' bad_model
 expect_bad bad_model "unknown model 'resnet'" run "$work/bad_model.yaml"
@@ -109,14 +109,14 @@ expect_bad oracle_too_big "max_schemes" run "$base" --set scheduler.name=oracle 
 if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stderr"; then passes=$((passes+1)); else echo "FAIL unwritable_out"; cat "$work/unwritable.stderr"; fails=$((fails+1)); fi
 
 
-# --- Bounds (issue 10): each refused with the key, the bound and why, before anything runs. ---
+# --- Bounds: each refused with the key, the bound and why, before anything runs. ---
 expect_bad tiny_period "at most 100000" run "$base" --set scheduler.period_s=1e-12
 expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set servers.0.workers=40000
 # Each bound of a range is blamed on the option typed (both used to be blamed on a "--mbps" that does not exist).
 expect_bad mbps_order "key '--max-mbps': 1 is below --min-mbps 100" predictor samples --min-mbps 100 --max-mbps 1 --systems 2
 expect_bad mbps_min "key '--min-mbps': 0 must be in" predictor samples --min-mbps 0 --systems 2
 # A LUT missing for a server's type (even for a device that runs locally) blames the server's type; a
-# missing policy file its key; a bad --set value that --set, not line 1 of the file (issue 32, item 3).
+# missing policy file its key; a bad --set value that --set, not line 1 of the file.
 expect_bad server_type_lut "key 'servers (id edge0).type': for device pi: no LUT for device type 'rtx4090'" run "$root/scenarios/paper/table3_pi_cpu_20mbps.yaml" --set servers.0.type=rtx4090
 expect_bad sac_policy_missing "key 'scheduler.policy': no such policy file" run "$base" --set "scheduler={name: sac, policy: /nonexistent.pt}"
 expect_bad set_located "^error: --set seed=seven: key 'seed'" run "$base" --set seed=seven
@@ -125,7 +125,7 @@ expect_bad huge_seed "value 18446744073709551615 must be <= 9223372036854775807"
 expect_bad many_devices "must be <= 1000000" run "$base" --set devices.0.count=10000000
 expect_bad huge_batch "must be <= 4096" run "$base" --set servers.0.batch.max_size=100000000000
 expect_bad huge_rate "rate_per_s.*must be <=" run "$base" --set devices.2.workload.rate_per_s=1e300
-# Bandwidths and latencies beyond any link (issue 31 item 9: 40,000,000 Mbit/s was simulated).
+# Bandwidths and latencies beyond any link (40,000,000 Mbit/s was simulated).
 expect_bad huge_bandwidth "devices.1.link.bandwidth_mbps.*must be <= 1000000" run "$base" --set devices.1.link.bandwidth_mbps=40000000
 expect_bad huge_ap_bandwidth "access_point.bandwidth_mbps.*must be <= 1000000" run "$base" --set access_point.bandwidth_mbps=1e9
 expect_bad huge_latency "latency_ms.*must be <= 1000000" run "$base" --set devices.1.link.latency_ms=1e12
@@ -136,7 +136,7 @@ expect_bad folder_scenario "is a folder" run "$root/scenarios"
 head -c $((65 * 1024 * 1024)) /dev/zero | tr '\0' '1' > "$work/huge.csv"
 expect_bad huge_trace "input files are limited" run "$base" --set devices.0.link.trace="$work/huge.csv"
 rm -f "$work/huge.csv"
-# --- Exit paths (issue 10). ---
+# --- Exit paths. ---
 long=$(head -c 70000 /dev/zero | tr '\0' 'n')
 expect_bad long_name "too long" run "$base" --set name=$long
 expect_bad dotdot_name "is not allowed" run "$base" --set name=../escape
@@ -214,11 +214,11 @@ for k in ("latency_mean_s", "latency_p50_s", "latency_p95_s"):
     d = f["dgcnn/modelnet40/" + k]; a = d[...]; a[~np.isnan(a)] = 1e-7; d[...] = a
 PY
 expect_bad request_budget "10000000 requests, the bound" run "$base" --set "luts=[$work/fast]" --set scheduler.name=local
-# Server failures (issue 36): a failure model with a bad mean; a second fail of a down server, by its
+# Server failures: a failure model with a bad mean; a second fail of a down server, by its
 # --set; and the real server refuses them before it listens (simulated only so far).
 expect_bad mtbf_negative "servers\[0\].failures.mtbf_s" run "$base" --set "servers.0.failures={mtbf_s: -1, mttr_s: 1}"
 expect_bad fail_twice "fails at 2 s while it is already down" run "$base" --set "events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, fail: true}]"
-# Server choice and mobility (issue 36 items 1, 2): a non-boolean choice; an external scheduler with
+# Server choice and mobility: a non-boolean choice; an external scheduler with
 # it; a movement without access points; an unknown association; a moving device with a link trace; a
 # mobility trace with a bad row (its file and line).
 aps='mobility={access_points: [{id: a, x_m: 0, y_m: 0}, {id: b, x_m: 200, y_m: 0}]}'
@@ -245,21 +245,21 @@ expect_bad pp_cloud_empty "pp(K,M) needs M < 9" run "$cloudbase" --set 'devices.
 expect_bad cloud_gin "estimator gin's system graph has no cloud tier" run "$cloudbase" --set 'scheduler={name: greedy, estimator: gin, predictor: /etc/hostname}'
 printf 'time_s,bandwidth_mbps\n0,200\n5,x\n' > "$work/wan.csv"
 expect_bad wan_trace_row "wan.csv:3" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
-# A device named like a server (issue 65 item 5: an internal error, exit 1, from SimGrid's host names).
+# A device named like a server (an internal error, exit 1, from SimGrid's host names).
 expect_bad device_named_server "devices\[0\].id.*device id 'edge0' is also a server's id" run "$root/scenarios/quickstart.yaml" --set devices.0.id=edge0
 expect_bad server_named_device "device id 'pi0' is also a server's id" run "$root/scenarios/servers/failover_two_servers.yaml" --set servers.1.id=pi0
-# A type without a LUT and without a device profile: the remedy offered is one that works (issue 64
-# item 6: it offered `lut synth --device rpi5`, which itself failed for want of a profile).
+# A type without a LUT and without a device profile: the remedy offered is one that works (it
+# once offered `lut synth --device rpi5`, which itself failed for want of a profile).
 expect_bad no_lut_no_profile "first add a profile of rpi5 to .*devices.yaml.*then coinfer lut synth --device rpi5" run "$root/scenarios/quickstart.yaml" --set devices.0.type=rpi5
 expect_bad no_lut_profiled "or synthesise a table (coinfer lut synth --device rpi4b --processor cpu: a formula" run "$root/scenarios/quickstart.yaml" --set "luts=[$root/traces/lut/gtx1060.h5]"
-# A data row's bad value names its column, not the header (issue 64 item 6).
+# A data row's bad value names its column, not the header.
 expect_bad wan_trace_value "wan.csv:3:2.*bandwidth_mbps.*'x' is not a number (column 2" run "$cloudbase" --set "servers.0.link.trace=$work/wan.csv"
 expect_bad mobility_trace_row "walk.csv:3" run "$base" --set "$aps" --set "devices.2.movement={trace: $work/walk.csv}"
 # Access points tied to servers: an unknown server, and with a scheduler that chooses servers.
 walk2="$root/scenarios/servers/walk_two_servers.yaml"
 expect_bad ap_server_unknown "access_points\[1\].server.*unknown server 'nowhere'" run "$walk2" --set mobility.access_points.1.server=nowhere
 expect_bad ap_server_choose "access_points\[0\].server.*one or the other" run "$walk2" --set scheduler.choose_servers=true
-# A long --set (issue 65 item 4): 2,500 events in one 114 KB --set peaked at 3.7 GB because every YAML
+# A long --set: 2,500 events in one 114 KB --set peaked at 3.7 GB because every YAML
 # node kept its own copy of the whole text. The same list costs ~60 MB from the file; from --set it
 # must stay within 400 MB (the child's own peak, from wait4). It is refused or run; either way exit 0 or 2.
 /usr/bin/python3 - "$coinfer" "$root/scenarios/quickstart.yaml" <<'PY' && passes=$((passes+1)) || { echo "FAIL long --set memory"; fails=$((fails+1)); }

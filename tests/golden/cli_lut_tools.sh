@@ -68,7 +68,7 @@ m = json.load(sys.stdin)[0]
 assert m["model"] == "dgcnn" and m["pp_comm"] == 8 and len(m["stages"]) == 9 and len(m["bytes_at_split"]) == 10, m["pp_comm"]
 assert m["bytes_at_split"][0] == 12288 and m["pp_comp"], m["bytes_at_split"][0]' 
 "$coinfer" run --help | grep -q -- "--set"
-# Processors (issue 34): the TX2's CPU synthesised beside its GPU; a device says which it computes on.
+# Processors: the TX2's CPU synthesised beside its GPU; a device says which it computes on.
 mkdir "$work/tx2cpu"
 "$coinfer" lut synth --device jetson-tx2 --processor cpu --model dgcnn --dataset modelnet40 --out "$work/tx2cpu/jetson-tx2-cpu.h5" | grep -q "processor cpu"
 "$coinfer" lut show "$work/tx2cpu/jetson-tx2-cpu.h5" | grep -q "^jetson-tx2  processor cpu  model dgcnn"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Every relative link in every Markdown file of the repository resolves in a clone (issue 31 item 11).
+"""Every relative link in every Markdown file of the repository resolves in a clone.
 
 Checks links written [text](target) and <img src="target">: the target, relative to the file's folder
 (or to the repository root when it starts with '/'), must exist inside the repository; '#anchor'

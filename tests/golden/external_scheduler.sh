@@ -106,12 +106,12 @@ assert d and d[0]['scheme'].startswith('pi0=offload pi1=offload pi2=offload'), d
 s = json.load(open('$work/tb/summary.json'))
 assert s['scheduler'] == 'external' and s['total']['completed'] > 0, s" \
     && ok || { bad "external scheduler on the testbed: exit $rc"; tail -20 "$work/tb.out"; tail -20 "$work/tb/logs/server.log" 2>/dev/null; }
-  # Batching as a decision on the real server (issue 37 item 4): no batching (0 ms / 1) from the start,
+  # Batching as a decision on the real server: no batching (0 ms / 1) from the start,
   # 200 ms / 4 from the decision at 2 s (period 1 s). The real server applies each when decided, as the
   # simulator does: before 2 s every batch is one request; after it, batches of several wait at most
   # the 200 ms window (a batch seals when full or when the window since its first request ends; the
   # worker pool's wait comes after). The simulator of the same scenario decides the same sequence.
-  # Deadlines too (issue 37 item 3): 1 s with drop_late on every device; this 2-core machine is
+  # Deadlines too: 1 s with drop_late on every device; this 2-core machine is
   # overloaded by the run, so requests pass their deadline waiting at the server, which drops them
   # and tells their devices (status 2, "dropped at server edge0").
   sed -e "s|^scheduler: .*|scheduler: {name: external, period_s: 1, command: \"python3 '$example' --batching edge0:0:0:1 --batching edge0:2:200:4\"}|" \

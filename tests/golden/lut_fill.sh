@@ -98,7 +98,7 @@ expect2 "missing samples file" "samples.csv" "$coinfer" lut fill "$scenario" "${
 sed 's/^edgeconv,\([^,]*\),\([^,]*\),\([^,]*\),[^,]*,/edgeconv,\1,\2,\3,banana,/' "$work/samples.csv" > "$work/corrupt.csv"
 expect2 "corrupt samples" "corrupt.csv:[0-9]*.*mean_s" "$coinfer" lut fill "$scenario" "${set8[@]}" --samples "$work/corrupt.csv" --out "$work/bad" -q
 expect2 "synthesised LUTs only" "no measured" "$coinfer" lut fill scenarios/quickstart.yaml --set servers.0.batch.max_size=20 --out "$work/bad" -q
-# A device type with no LUT at all, on a static offload (issue 32 item 4): the simulator binds its table
+# A device type with no LUT at all, on a static offload: the simulator binds its table
 # (wire bytes; a scheduler's moves), so it is a gap -- not "nothing to fill" -- and filling it needs a
 # measured table of that type; run refuses the same scenario at the device's type.
 mkdir -p "$work/onlyserver"; cp traces/lut_measured/x86-epyc-2vcpu.h5 "$work/onlyserver/"
@@ -107,7 +107,7 @@ expect2 "absent device type" "no measured LUT of device type x86-epyc-0.3cpu" "$
 expect2 "run with an absent device table" "devices (id dev[0-9]*).type" "$coinfer" run "$scenario" "${absent[@]}" --out "$work/bad" -q
 # A --samples file that does not exist is refused even when nothing needs filling.
 expect2 "missing samples, nothing to fill" "no such file" "$coinfer" lut fill "$scenario" --samples "$work/nope.csv" --out "$work/bad" -q
-# An imported LUT without the hardware it was measured on (issue 31 item 9: "internal error: provenance has
+# An imported LUT without the hardware it was measured on ("internal error: provenance has
 # no 'cores'", exit 1): refused naming the file and the import options that record it; with them, accepted.
 /usr/bin/python3 - "$work/imp.csv" <<'PY'
 import h5py, sys, numpy as np

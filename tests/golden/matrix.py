@@ -69,23 +69,23 @@ def overrides_for(scenario_path):
         "workers4": ["servers.*.workers=4"],
         "helpers": ["devices.0.workload={arrival: none}"],
         "period": ["scheduler.period_s=0.25", "scheduler.charge_decision_time=true"],
-        # Deadlines with late requests dropped and a priority (issue 37 item 3).
+        # Deadlines with late requests dropped and a priority.
         "deadline": ["devices.*.workload.deadline_ms=40", "devices.*.workload.drop_late=true", "devices.0.workload.priority=5"],
-        # Background load (issue 37 item 5): half the first device's processors taken from 0.5 s.
+        # Background load: half the first device's processors taken from 0.5 s.
         "load": [f"events=[{{at_s: 0.5, device: {first}, load: 0.5}}]"],
-        # Radio power states (issue 37 item 1): every device's radio is the LTE of traces/devices.yaml.
+        # Radio power states: every device's radio is the LTE of traces/devices.yaml.
         "radio": ["devices.*.power={radio: lte}"],
-        # Batching as a decision (issue 37 item 4): windows and sizes chosen at every decision.
+        # Batching as a decision: windows and sizes chosen at every decision.
         "batching": ["servers.*.batch={window_ms: 10, max_size: 4}", "scheduler.batch_windows_ms=[0, 5, 50]",
                      "scheduler.batch_sizes=[1, 4]", "scheduler.period_s=0.25"],
-        # Server failure (issue 36 item 3): the first server down over [0.3, 0.6) s; every server failing
+        # Server failure: the first server down over [0.3, 0.6) s; every server failing
         # by the failure model (mean 0.3 s up, 0.1 s down).
         "server_fail": [f"events=[{{at_s: 0.3, server: {server}, fail: true}}, {{at_s: 0.6, server: {server}, recover: true}}]"],
         "mtbf": ["servers.*.failures={mtbf_s: 0.3, mttr_s: 0.1}"],
-        # Server choice (issue 36 item 1): devices moved among the servers at every decision, also
+        # Server choice: devices moved among the servers at every decision, also
         # while the first server fails and recovers.
         "servers": ["scheduler.choose_servers=true", "scheduler.period_s=0.25"],
-        # Mobility (issue 36 item 2): two access points, every device wandering between them; what a
+        # Mobility: two access points, every device wandering between them; what a
         # handover catches on the link resent (the default, waiting, is what walk_two_cells.yaml runs), or
         # failed with a 2 dB hysteresis in the association.
         "mobility": [mobility.format(rule="resend", extra=""), wander],

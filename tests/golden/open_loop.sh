@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Open-loop (Poisson) devices and the schedulers (issue 31 item 1), on the quickstart (pi2: Poisson):
+# Open-loop (Poisson) devices and the schedulers, on the quickstart (pi2: Poisson):
 #  1. the estimate of a Pi 4B doing its whole DGCNN locally at 100 req/s says it serves ~4.1 req/s
 #     (1 / 241.5 ms) and is SATURATED -- it used to say 100 req/s;
 #  2. dp, greedy and hierarchical no longer pick schemes that fail requests (dp lost 431, greedy 220);
@@ -38,7 +38,7 @@ done
 # predicted 405, simulated 78 with 4,919 failed).
 # At time 0 (what the plan predicts) pi1 and pi2 have 40 Mbit/s; from 1 s on, 1 Mbit/s: the
 # prediction is far off the simulation. (Before throughput_rps counted results delivered in the window,
-# overload alone made it look > 50 % off; issue 64 item 1.)
+# overload alone made it look > 50 % off.)
 "$coinfer" plan $q --throughput 10 --set devices.2.workload.rate_per_s=1000 --set duration_s=10 \
   --set 'events=[{at_s: 1, device: pi2, bandwidth_mbps: 1}, {at_s: 1, device: pi1, bandwidth_mbps: 1}]' --out "$work/plan" > "$work/plan.out" 2>&1
 rc=$?
@@ -47,7 +47,7 @@ rc=$?
   && /usr/bin/python3 -c "import json; j=json.load(open('$work/plan/plan.json')); assert j['simulated_failed'] > 0 and not j['simulated_meets']" \
   && ok || { bad "plan with failed requests (rc $rc)"; cat "$work/plan.out"; }
 
-# 4. Issue 64 item 1: an overloaded run's throughput is what its links carry. Two Pi 4Bs offload DGCNN
+# 4. An overloaded run's throughput is what its links carry. Two Pi 4Bs offload DGCNN
 # at 60 req/s each over 2 Mbit/s links: an input of B bytes takes 8 B / 2e6 s on the uplink, so each
 # device delivers at most 2e6 / (8 B) req/s (~20.3 for B ~ 12.3 KB). throughput_rps (results delivered
 # in the window) must stay under that cap, the run must say SATURATED (console, summary.json with its
@@ -92,7 +92,7 @@ t = j["total"]
 assert t["saturated"] and t["saturation"]["saturated_devices"] == len(ids), t
 assert t["delivered"] == round(t["throughput_rps"] * j["window_s"]), t
 PY
-# The run table names each device's server and why requests failed (issue 64 item 4: "failed 30, nan"
+# The run table names each device's server and why requests failed ("failed 30, nan"
 # and nothing else for the 1 GB Pi without feature decomposition).
 "$coinfer" run scenarios/processors/pi_1gb_feature_decomposition.yaml --out "$work/fd1" > "$work/fd1.out" 2>&1 \
   && grep -q "^device .*server .*strategy" "$work/fd1.out" && grep -q "^pi  *edge0  *local" "$work/fd1.out" \

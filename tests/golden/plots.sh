@@ -37,13 +37,13 @@ done
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --style paper \
   --out "$work/tvd40.png" > /dev/null
 "$coinfer" plot "$work/s/sweep.h5" --kind latency-vs-bandwidth --series max_batch --where scheduler=hierarchical --out "$work/lvb.png" --pool --logy --ylim 1,100000 > /dev/null
-# Axis labels say what the axis varies (issue 31 item 6): on the quickstart `devices` is the first of
+# Axis labels say what the axis varies: on the quickstart `devices` is the first of
 # three entries' count, and pi0's bandwidth follows its trace whatever `bandwidth_mbps` says.
 "$coinfer" sweep scenarios/quickstart.yaml --set duration_s=2 --set warmup_s=0.5 --grid devices=1,2 --grid bandwidth_mbps=5,40 \
   --out "$work/q" -q > /dev/null 2>&1 || { echo "FAIL quickstart sweep"; fails=$((fails+1)); }
 "$coinfer" plot "$work/q" --kind throughput-vs-devices --where bandwidth_mbps=40 --out "$work/q_tvd.png" > /dev/null
 "$coinfer" plot "$work/q" --kind latency-vs-bandwidth --where devices=1 --out "$work/q_lvb.png" > /dev/null
-# Issue 36's timelines: a walker's handover at 25.1 s is marked; with four servers a panel shows where
+# Timelines with mobility and several servers: a walker's handover at 25.1 s is marked; with four servers a panel shows where
 # each request went.
 "$coinfer" run scenarios/servers/walk_two_cells.yaml -q --out "$work/walk" --set duration_s=26 > /dev/null 2>&1 \
   && "$coinfer" plot "$work/walk/results.h5" --kind timeline --out "$work/walk.png" > /dev/null || { echo "FAIL walk timeline"; fails=$((fails+1)); }
@@ -102,7 +102,7 @@ d, _ = meta("q_tvd.png")
 assert d["xlabel"] == "devices of the first device entry (2 other devices fixed)", d["xlabel"]
 d, _ = meta("q_lvb.png")
 assert d["xlabel"] == "link bandwidth (Mbit/s) of 2 of 3 devices (pi0: trace or event)", d["xlabel"]
-# Nothing is cut off by the figure's edges, on screen or at --style paper (issue 64 item 5: clipped subtitles).
+# Nothing is cut off by the figure's edges, on screen or at --style paper (clipped subtitles).
 import glob, os
 for png in sorted(glob.glob(f"{w}/*.png")):
     d, _ = meta(os.path.basename(png))
@@ -128,7 +128,7 @@ assert d["servers_panel"] and d["cloud_requests"] > 20, d                       
 PY
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }
-# Pooling an axis the figure does not show is refused unless asked for (issue 31 item 7), naming the
+# Pooling an axis the figure does not show is refused unless asked for, naming the
 # axes and the ways out; a folder is accepted for its sweep.h5.
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "varies bandwidth_mbps (5, 40); max_batch (1, 5), which this figure neither plots nor fixes" "$work/err" \

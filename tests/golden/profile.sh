@@ -113,7 +113,7 @@ else
   grep -q "cannot cap the CPU" "$work/cap.out" && echo "note: CPU capping unavailable here: $(cat "$work/cap.out")" && passes=$((passes+1)) || { echo "FAIL cpu cap error"; cat "$work/cap.out"; fails=$((fails+1)); }
 fi
 cp "$work/new/m.h5" "$work/keep.h5"
-# An existing LUT file keeps its tables (issue 31 item 8: profiling a second model used to delete the
+# An existing LUT file keeps its tables (profiling a second model used to delete the
 # first): a second table is added; measuring a table the file holds is refused unless --replace.
 "$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" -q > "$work/add.out" 2>&1 \
   && "$coinfer" lut show "$work/keep.h5" > "$work/add.show" && grep -q "model gcn  dataset mr" "$work/add.show" && grep -q "model gat  dataset mr" "$work/add.show" \
@@ -124,7 +124,7 @@ cp "$work/keep.h5" "$work/before.h5"
   && passes=$((passes+1)) || { echo "FAIL the same table again without --replace"; cat "$work/again.out"; fails=$((fails+1)); }
 "$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" --replace -q > "$work/rep.out" 2>&1 \
   && "$coinfer" lut show "$work/keep.h5" | grep -q "model gcn  dataset mr" && passes=$((passes+1)) || { echo "FAIL --replace"; cat "$work/rep.out"; fails=$((fails+1)); }
-# A killed profile resumes (issue 31 item 8): entries are journaled in OUT.partial as they are measured;
+# A killed profile resumes: entries are journaled in OUT.partial as they are measured;
 # the same command again measures only the rest, says so, records it and removes the journal; other
 # options are refused while the journal waits. (Many repeats: entries take long enough to kill between.
 # gcn has 4 stages: 10 ranges x 3 batch sizes = 30 entries.)
@@ -142,7 +142,7 @@ journaled=$(($(wc -l < "$work/res/m.h5.partial" 2>/dev/null || echo 1) - 1))
   && "$coinfer" lut check "$work/res/m.h5" --min-batch 3 | grep -q "^complete" \
   && "$coinfer" lut show "$work/res/m.h5" | grep -q "resumed: [0-9]* of 30 (range, batch) entries were measured by an earlier run" \
   && passes=$((passes+1)) || { echo "FAIL resume"; cat "$work/res.out" "$work/res.err"; fails=$((fails+1)); }
-# A profiled fd<P> variant decomposes (issue 67's defect: the command line's default used to undo the
+# A profiled fd<P> variant decomposes (the command line's default once undid the
 # variant's slices, so gcn@fd8 was the base model under another name). GCN on the Yelp-like graph, whole model, batch
 # 1: the base scatters E x 64 hidden features at once, fd8 eight columns at a time, so its peak tensor
 # memory must be lower (the messages are 1/8 as wide; the input features, 10,000 x 100, are shared by

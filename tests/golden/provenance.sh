@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Results say how they were made, and paths in a scenario mean the same files wherever it is run from
-# (issue 31 items 2-4):
+# (a result folder says how to re-make it):
 #  1. summary.json "made_by" and results.h5 attributes record the program, commit, command, working
 #     directory, every --set override and the scenario as run (after the overrides, paths absolute);
 #     `coinfer report` shows that, not the file as it is now (the file is edited after the run here).
@@ -95,7 +95,7 @@ import json,sys; j=json.load(open('$work/r4/summary.json'))
 luts=[f['path'] for f in j['data_files'] if f['role']=='lut']
 assert luts and all(p.startswith('$work/myproject/traces/lut') for p in luts), luts" && ok || { bad "--root for LUTs"; cat "$work/r4.out"; }
 
-# 4. A re-run into an earlier output (issue 64 item 3) replaces the files that output's marker lists and
+# 4. A re-run into an earlier output replaces the files that output's marker lists and
 # keeps, and names, what the user added beside them (a figure, a report); a file the earlier output
 # listed as its own (a stale output) goes; a folder of the user's own files is refused untouched.
 cd "$work/proj"

@@ -89,8 +89,8 @@ PY
   || { bad "example"; cat "$work/fig15.txt"; }
 /usr/bin/python3 examples/fig15_throughput_vs_devices.py "$work/run" > "$work/ex_bad.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "error: .*sweep.h5: no such file" "$work/ex_bad.txt" && ok || { bad "example on a run folder: exit $rc"; cat "$work/ex_bad.txt"; }
-# A sweep that also varies the bandwidth: the example refuses to average over it silently (issue 64
-# item 5), and draws it with --where.
+# A sweep that also varies the bandwidth: the example refuses to average over it silently,
+# and draws it with --where.
 "$coinfer" sweep scenarios/paper/fig14_15_gpu.yaml --grid devices=1..2 --grid scheduler=local --grid bandwidth_mbps=5,40 \
   --set duration_s=3 --set warmup_s=1 --out "$work/sweep_bw" -q > /dev/null 2>&1 || bad "sweep with a bandwidth axis"
 /usr/bin/python3 examples/fig15_throughput_vs_devices.py "$work/sweep_bw" --out "$work/f.png" > "$work/ex_pool.txt" 2>&1; rc=$?

@@ -53,7 +53,7 @@ assert set(by) == set(s["devices"]) | {"total"}, by.keys()
 assert int(by["total"][2]) == s["total"]["completed"], (by["total"], s["total"])
 for dev, m in s["devices"].items():
     assert abs(float(by[dev][4]) - m["throughput_rps"]) <= 1e-3 * m["throughput_rps"] + 1e-9, (dev, by[dev], m)
-# the scenario as the run read it (issue 31 item 2): the --set values, not the file's 60 s
+# the scenario as the run read it: the --set values, not the file's 60 s
 assert "quickstart.yaml" in page and "duration_s: 12" in page and "warmup_s: 2" in page and "duration_s: 60" not in page, "the scenario as run is missing"
 PY
 # Same inputs, same bytes.
@@ -65,7 +65,7 @@ PY
 "$coinfer" report "$work/sw/sweep.h5" --out "$work/sweep.html" > "$work/s.out" 2>&1 && ok || { bad "report of a sweep"; cat "$work/s.out"; }
 check_page sweep "$work/sweep.html" sweep-grid figure-latency-vs-bandwidth-0 figure-latency-vs-bandwidth-1 figure-throughput-vs-devices-0 \
   figure-throughput-vs-devices-1 figure-energy-3 sweep-points sweep-provenance
-# Every point is a row; nothing is pooled (issue 64 item 5: throughput over two bandwidths in one error
+# Every point is a row; nothing is pooled (throughput over two bandwidths in one error
 # bar): one figure per value of the axis a figure does not show, named under it, its caption once.
 /usr/bin/python3 - "$work/sweep.html" <<'PY' && ok || bad "sweep page content"
 import re, sys

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer reproduce (issue 63's shared part): the published-number files parse and every number names
+# coinfer reproduce: the published-number files parse and every number names
 # its source and role; a malformed file is refused naming it; --quick runs every runnable ACE-GNN item;
 # a planted wrong published value flips its verdict (the verdicts are computed from the files, the
 # simulations are reused); a rerun resumes from the kept items.

@@ -111,7 +111,7 @@ kill -0 "$server" 2>/dev/null && ok || bad "server died after the wrong secret"
 "$rt" device "$work/s.yaml" --id ghost --port "$port" --secret-file "$work/secret" --records "$work/g.jsonl" > "$work/g.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "unknown device 'ghost'" "$work/g.log" && ok || bad "unknown device: exit $rc: $(cat $work/g.log)"
-# Stages placed on a board's GPU (issue 34): this runtime computes on the CPU; refused before connecting,
+# Stages placed on a board's GPU: this runtime computes on the CPU; refused before connecting,
 # exit 2, saying what a GPU would need (a CUDA LibTorch with a visible GPU; Debian's has none).
 cat > "$work/gpu.yaml" <<YAML
 name: gpu
@@ -128,7 +128,7 @@ rc=$?
   && [ ! -s "$work/gpu.jsonl" ] && ok || bad "a GPU placement on the CPU runtime: exit $rc: $(cat $work/gpu.log)"
 kill "$server"; wait "$server" 2>/dev/null
 
-# 4. A board with too little memory (issue 34): the real runtime's tensors may not pass memory_gb, so a
+# 4. A board with too little memory: the real runtime's tensors may not pass memory_gb, so a
 #    local DGCNN request (its edge features and distances, tens of MB) fails with the simulator's
 #    reason; the weights (~7 MB) fit. The simulator says the same of the same scenario.
 cat > "$work/m.yaml" <<YAML
@@ -165,7 +165,7 @@ t = json.load(open(sys.argv[1]))["total"]
 assert t["completed"] == 0 and t["failed"] > 0, t' "$work/m_sim/summary.json" && ok || bad "the simulator on the same board"
 kill "$server"; wait "$server" 2>/dev/null
 
-# 4. `kill -9` of a testbed (issue 65 item 7: its server ran on, parent PID 1): the processes it
+# 4. `kill -9` of a testbed (its server ran on, parent PID 1): the processes it
 # started stop by themselves within a few seconds; --cleanup finds none left.
 "$rt" testbed "$work/s.yaml" --loopback --out "$work/tb9" > "$work/tb9.log" 2>&1 &
 tb=$!

@@ -58,7 +58,7 @@ done
 # --- the policy in a run ---
 policy="$work/a/p.pt"
 "$coinfer" run "$quick" --out "$work/run" -q --set "scheduler={name: sac, policy: '$policy', period_s: 2}" > "$work/run.txt" 2>&1 && ok || { bad "run with the policy"; cat "$work/run.txt"; }
-# How far to trust it (issue 31 item 10): 6 episodes are fewer than the 10 Fig. 20 needed; a scenario
+# How far to trust it: 6 episodes are fewer than the 10 Fig. 20 needed; a scenario
 # it never trained on is named. The quickstart itself is one it trained on: no such warning there.
 # Once, though `coinfer run` builds the scheduler twice (checked before the run, then run).
 [ "$(grep -c "warning: .*p.pt was trained for 6 episodes only" "$work/run.txt")" = 1 ] && ! grep -q "not on 'quickstart'" "$work/run.txt" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The schedulers' docs cannot fall behind their registrations (issue 38 item 2): sched/README.md's
+# The schedulers' docs cannot fall behind their registrations: sched/README.md's
 # generated table equals `coinfer scheduler list --markdown`, and scenarios/README.md's scheduler.name
 # row names every scheduler `coinfer scheduler list` knows (and no other).
 set -u
@@ -19,7 +19,7 @@ if [ "$listed" != "$known" ]; then
   echo "FAIL: scenarios/README.md's scheduler.name row lists: $(echo $listed); coinfer knows: $(echo $known)"
   fails=$((fails+1))
 fi
-# The plain list says what each scheduler does (issue 64 item 6: bare names before).
+# The plain list says what each scheduler does (bare names before).
 plain=$("$coinfer" scheduler list)
 for n in $known; do
   echo "$plain" | grep -q "^$n  *[A-Za-z(]" || { echo "FAIL: coinfer scheduler list has no description for $n"; fails=$((fails+1)); }

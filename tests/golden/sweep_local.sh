@@ -26,7 +26,7 @@ expect2 bad_value "grid point scheduler.name=greedi.*did you mean" $scn --grid s
 expect2 bad_backend "local, slurm" $scn --grid devices=1..2 --backend mpi
 env PATH=/nonexistent "$coinfer" sweep $scn --grid devices=1..2 --backend slurm --out "$work/nosb" > "$work/nosb.out" 2>&1
 [ $? -eq 2 ] && grep -q "sbatch not found" "$work/nosb.out" && [ ! -e "$work/nosb" ] && ok || { bad "no sbatch"; cat "$work/nosb.out"; }
-# A Slurm without a reachable controller (issue 31 item 9: an "internal error", exit 1): exit 2 with
+# A Slurm without a reachable controller (an "internal error", exit 1): exit 2 with
 # sbatch's words and the hint. A stand-in sbatch answers as Slurm's does when slurmctld is down.
 mkdir -p "$work/fakebin"
 printf '#!/bin/sh\necho "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' > "$work/fakebin/sbatch"
@@ -37,7 +37,7 @@ env PATH="$work/fakebin:$PATH" "$coinfer" sweep $scn --grid devices=1..2 --backe
 "$coinfer" sweep $scn --grid devices=1..2 --out /proc/nope > "$work/unw.out" 2>&1
 [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unw.out" && ok || bad "unwritable folder"
 
-# Keys the file leaves at their defaults are grid keys too, as they are --set keys (issue 31 item 5):
+# Keys the file leaves at their defaults are grid keys too, as they are --set keys:
 # the quickstart has no devices.0.count, drain_s or workload.in_flight.
 "$coinfer" sweep scenarios/quickstart.yaml --grid devices=1..2 --grid drain_s=1,2 --grid devices.0.workload.in_flight=1,2 \
   --set duration_s=2 --set warmup_s=0 --jobs 2 --out "$work/defaults" > "$work/defaults.out" 2>&1
@@ -69,7 +69,7 @@ rm -rf "$work/s/points/p00001" "$work/s/points/p00006"
 "$coinfer" sweep $scn --grid scheduler=greedy,hierarchical --grid devices=1,5 --seeds 2 --jobs 2 --set "$poisson" --out "$work/s" > "$work/s2.out" 2>&1
 grep -q "6 already done, 2 to run" "$work/s2.out" && ok || { bad "resume"; cat "$work/s2.out"; }
 [ -f "$work/s/points/p00001/summary.json" ] && ok || bad "resumed point not rerun"
-# Issue 64 item 2: a point's identity is the content of what it reads. The quickstart with its trace
+# A point's identity is the content of what it reads. The quickstart with its trace
 # copied here: editing the scenario file, or the trace it names, re-runs the points; an unchanged rerun
 # runs nothing; the folder records the program, commit and the scenario's copy.
 sed -e "s#traces/lut/#$root/traces/lut/#" -e "s#traces/bandwidth/drop_40_to_1.csv#$work/trace.csv#" scenarios/quickstart.yaml > "$work/edit.yaml"
@@ -89,7 +89,7 @@ m = json.load(open(sys.argv[1]))
 assert m["made_by"]["program"].startswith("coinfer "), m["made_by"]
 assert m["made_by"]["commit"], m["made_by"]
 assert all(len(p["inputs"]) == 64 for p in m["points"]), m["points"]
-# A point's recorded command names the program (issue 64 item 6: "exe run ...").
+# A point's recorded command names the program ("exe run ...").
 s = json.load(open(sys.argv[1].replace("sweep.json", "points/p00000/summary.json")))
 assert s["made_by"]["command"].startswith("coinfer run "), s["made_by"]["command"]
 PY

@@ -70,7 +70,7 @@ real = json.load(open(sys.argv[2] + "/summary.json"))
 assert list(v["schedulers"]) == [real["scheduler"]] and v["real_runs"][real["scheduler"]].endswith("/col"), v.keys()
 rows = {(r["scope"], r["metric"]): r for r in v["schedulers"][real["scheduler"]]}
 assert rows[("total", "throughput_rps")]["testbed"] == real["total"]["throughput_rps"], rows[("total", "throughput_rps")]
-# No calibration for a run made elsewhere, and the file says so (issue 31 item 10).
+# No calibration for a run made elsewhere, and the file says so.
 assert v["calibration"]["done"] is False and "nothing is measured on this machine" in v["calibration"]["why"], v.get("calibration")
 PY
 "$coinfer" report "$work/vreal" --out "$work/vreal.html" > /dev/null 2>&1 && grep -q "Caveats: calibration skipped" "$work/vreal.html" \
@@ -158,7 +158,7 @@ assert np.sum(status != 0) == 0, ("failed requests", [x.decode() for x in r["fai
 print(f"{np.sum(helper == 3)} of {len(helper)} requests ran on the idle helper")
 PY
 
-# Background load (issue 37 item 5): at 3 s a load of 0.5 takes half of the device's 0.3-core CPU cap
+# Background load: at 3 s a load of 0.5 takes half of the device's 0.3-core CPU cap
 # (the cgroup quota of its work threads drops to 0.15 cores, testbed.json says so); its computations
 # then take about twice as long, and the scheduler re-decided on the load trigger as in the simulator.
 if [ -d /sys/fs/cgroup/cpu ] || grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
@@ -305,7 +305,7 @@ open(sys.argv[2], "w").write(t)
 PY
 "$rt" testbed "$work/big.yaml" --out "$work/big" > "$work/big.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "at most 200" "$work/big.txt" && [ ! -e "$work/big" ] && [ "$(ours)" -eq "$before" ] && ok || bad "too many devices: exit $rc: $(cat $work/big.txt)"
-# The real server forms batches larger than one (issue 33: no test ever saw it): three closed-loop
+# The real server forms batches larger than one (no test ever saw it): three closed-loop
 # devices offloading everything, a 20 ms window, loopback; batch sizes from the results.
 sed -e 's/window_ms: 5, max_size: 4/window_ms: 20, max_size: 4/' -e 's/strategy: pp(1),/strategy: offload,/' \
     -e 's/strategy: data_parallel/strategy: offload/' -e 's/workload: {arrival: poisson, rate_per_s: 30}/workload: {arrival: closed_loop}/' \
@@ -320,7 +320,7 @@ hist = collections.Counter(sizes)
 print("batch sizes on the real server:", dict(sorted(hist.items())))
 assert len(sizes) > 20 and max(sizes) > 1, hist
 PY
-# The kernel's memory limit on device processes (issue 34 item 7; a cgroup per device, where this machine
+# The kernel's memory limit on device processes (a cgroup per device, where this machine
 # lets us write one). A DGCNN board, local: auto adds the process's footprint before its first request to
 # the board's 4 GB, and nothing is killed; exact at 0.1 GB for the whole process (LibTorch alone takes
 # ~70 MB; a DGCNN request's tensors tens of MB more) is killed by the kernel's OOM killer, and the run

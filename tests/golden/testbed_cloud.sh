@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer-rt testbed with a cloud tier (issue 36 item 4 on the emulated testbed; hw/README.md "Cloud
+# coinfer-rt testbed with a cloud tier (on the emulated testbed; hw/README.md "Cloud
 # tier"): scenarios/cloud/edge_cloud.yaml, shortened: three Pis run pp(1,2) — [0,1) on the Pi, [1,2)
 # at the edge, [2,9) at the cloud behind a WAN (25 ms, 200 Mbit/s). The edge really passes each state
 # at stage 2 on to the cloud process, which batches and runs the rest. Checked against the simulator:

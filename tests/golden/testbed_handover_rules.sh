@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# mobility.mid_transfer resend and fail on the emulated testbed (issue 36 items 2 and 5): a device walks
+# mobility.mid_transfer resend and fail on the emulated testbed: a device walks
 # between two access points ten times while it offloads in a closed loop over a link with 60 ms of
 # latency, so that most handovers catch an upload or a result on the link. The server decides for
 # uploads and the device for results, each where the transfer ends (core/mobility.hpp

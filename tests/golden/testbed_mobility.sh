@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer-rt testbed with a device that moves between two access points (issue 36 item 2): the link
+# coinfer-rt testbed with a device that moves between two access points: the link
 # schedule its positions give (core/mobility.hpp) is shaped with tc like any bandwidth trace, and the
 # server offers the handover trigger at its time, as the simulator does. Checks: the run completes, its
 # /events hold the handover (4.5 s, to b), the server decided on "handover:pi0" at about 4.5 s, and the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer-rt testbed with a server that fails and recovers (issue 36 item 3): the testbed really kills
+# coinfer-rt testbed with a server that fails and recovers: the testbed really kills
 # the edge server process at the fail event and starts it again (--recovering) at the recover; the
 # devices reconnect. The records say what the simulator's say (core/server_failures.hpp): requests the
 # server held fail "server edge failed at 3 s", inputs that reach their upload while it is down fail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer-rt testbed with two edge servers (issue 36 items 1, 3 and 5; hw/README.md "Several edge
+# coinfer-rt testbed with two edge servers (hw/README.md "Several edge
 # servers"): the first server (edge0) holds the scheduler, edge1 is its peer. Four devices start on
 # edge0; static with scheduler.choose_servers moves pi0 and pi1 to edge1 at the start, back to edge0
 # when edge1 fails (the testbed really kills it at 4 s) and to edge1 again when it recovers (started

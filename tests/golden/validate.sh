@@ -72,10 +72,10 @@ for sched in ("offload", "local"):
         assert key in rows, key
     assert rows[("total", "latency_p95_ms")]["checked"]
     d = r["decisions"][sched]
-    # Static schedulers decide once, at the start, in both engines (issue 33: the test used to pass
+    # Static schedulers decide once, at the start, in both engines (the test used to pass
     # whatever the sequences were).
     assert d["sim"] >= 1 and d["testbed"] >= 1 and d["identical"] is True, d
-    # Every request went the same way in both engines (issue 33): neither engine shows a route the
+    # Every request went the same way in both engines: neither engine shows a route the
     # other does not, and most requests take the scheduler's route (local: whole on dev0; offload:
     # split 0 to server 0; the first request may still run under the scenario's own strategy, sent
     # before the start decision arrives, in both engines alike).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Execution variants end to end (issue 14): coinfer profile --variant writes a LUT keyed MODEL@VARIANT
+# Execution variants end to end: coinfer profile --variant writes a LUT keyed MODEL@VARIANT
 # with the output error in its provenance; bad variants are refused (exit 2, nothing written); a scenario
 # whose devices name a variant runs on it; with scheduler.max_output_error greedy chooses among the
 # variants the LUTs hold (and says why the others are not offered); the testbed refuses the key.

@@ -363,7 +363,7 @@ std::string header_announcing(MsgType type, std::uint32_t bytes) {
 }  // namespace
 
 TEST_F(ServerFixture, RegisterDisconnectCyclesLeaveDescriptorsAndThreadsFlat) {
-  // Issue 32 item 1: every registration used to keep its connection (4 descriptors: the socket and
+  // Every registration used to keep its connection (4 descriptors: the socket and
   // an event loop's epoll, eventfd and timerfd) and its reader thread until shutdown, and the server
   // aborted ("terminate called without an active exception") when accept() ran out of descriptors.
   // Here the whole process (server and clients) gets a 128-descriptor limit above what it holds now;
@@ -435,7 +435,7 @@ TEST_F(ServerFixture, OutOfDescriptorsTheServerWaitsAndKeepsServing) {
 }
 
 TEST_F(ServerFixture, AHeaderFromAStrangerCommitsNoMemory) {
-  // Issue 32 item 2: a 24-byte header declaring a 64 MiB `register` payload made the server allocate
+  // A 24-byte header declaring a 64 MiB `register` payload made the server allocate
   // and zero 64 MiB per connection (32 connections: 166 MB -> 2.2 GB resident). Before registration a
   // frame may carry 16 KiB: the header is refused at once, and nothing is allocated for it.
   const long rss0 = proc_status("VmRSS");
@@ -568,7 +568,7 @@ TEST_F(CoordinatorFixture, ADeviceOfAnotherServerIsRedirectedOnceItsAddressIsKno
   EXPECT_EQ(to.address, "127.0.0.1:4567");
 }
 
-// Issue 65 item 3: silent strangers cannot hold the registration slots. 40 connections that take the
+// Silent strangers cannot hold the registration slots. 40 connections that take the
 // hello and say nothing: 32 take the slots, 8 are refused at once. After 1.2 s a device registers all
 // the same (the oldest silent one gives its place), and 100 more refusals in a burst are logged at a
 // bounded rate (20 lines per 10 s, then a count), not one line each.
@@ -593,7 +593,7 @@ TEST_F(ServerFixture, SilentStrangersCannotHoldTheRegistrationSlots) {
   EXPECT_LE(refusals, 21u);
 }
 
-// Issue 65 item 6: an authenticated peer's report is held to the scenario's bounds. A device index
+// An authenticated peer's report is held to the scenario's bounds. A device index
 // beyond an int (4294967296 read as device 0 before) closes that peer's connection; a report naming a
 // device the scheme gives another server is ignored (it made a leave trigger of the coordinator's own
 // device before), and the peer stays connected.
@@ -615,7 +615,7 @@ TEST_F(CoordinatorFixture, APeersReportIsBoundedAndSpeaksOnlyForItsOwnDevices) {
   EXPECT_TRUE(logged_soon("is not an integer within range"));
 }
 
-// Issue 65 item 1: a device against a server that redirects it to itself. It used to register ~5,000
+// A device against a server that redirects it to itself. It used to register ~5,000
 // times a second until killed; now each redirect waits longer, the loop is recognised, and the fifth
 // loop ends the device with an error naming it: 6 registrations in all, then the run ends (long before
 // its hard end of 3 s would).
@@ -694,7 +694,7 @@ devices:
 };
 }  // namespace
 
-// Issue 65 item 8: a cloud keeps one connection per edge id (200 concurrent ones were all kept, each with
+// A cloud keeps one connection per edge id (200 concurrent ones were all kept, each with
 // its thread): a new one replaces the older, which is closed; the newest stays.
 TEST_F(CloudFixture, ACloudKeepsOneConnectionPerEdge) {
   std::vector<std::unique_ptr<Connection>> conns;

@@ -422,7 +422,7 @@ TEST(RequestFields, EveryFieldSurvivesTheJournalAndResultsH5) {
   expect_same(from_h5[0], "results.h5");
 }
 
-// Issue 65 item 6: every number on the wire within its type and the scenario's bounds, every address
+// Every number on the wire within its type and the scenario's bounds, every address
 // one a peer can connect to. Each of these was accepted before (device 4294967296 read as 0, 2.9 as 2,
 // bandwidth -5 and queue -7 kept, a window of 1e308 ms applied, "a b:80", "0.0.0.0:1" and a 15,000-byte
 // host sent to every peer).

@@ -90,8 +90,8 @@ TEST(Registration, SeveralServersFollowTheSchemeAndRegisterPeers) {
   EXPECT_NE(check_peer_registration(peer("nope", secret), nonce, secret, sc, 0, false, true).refusal.find("unknown server"), std::string::npos);
   EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0, false, true).refusal.find("coordinator itself"), std::string::npos);
   EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1, false, true).refusal.find("not the scenario's first server"), std::string::npos);
-  // A process that does not coordinate takes no peer, though it is the first server (issue 65 item 2:
-  // edge0 as a peer beside a --coordinate-only coordinator took one and redirected devices to it).
+  // A process that does not coordinate takes no peer, though it is the first server
+  // (edge0 as a peer beside a --coordinate-only coordinator took one and redirected devices to it).
   EXPECT_NE(check_peer_registration(peer("other", secret), nonce, secret, sc, 0, false, false).refusal.find("is a peer, not the coordinator"),
             std::string::npos);
   // The coordinator that only coordinates takes the first server itself as a peer.
@@ -160,7 +160,7 @@ TEST(HandshakeGate, AdmitsUpToTheLimitAndWaitsForTheRunningOnes) {
   EXPECT_TRUE(waited);
 }
 
-// Issue 65 item 3: silent connections cannot hold the bound. Full with two silent handshakes (entered
+// Silent connections cannot hold the bound. Full with two silent handshakes (entered
 // at 0 s and 0.5 s), a newcomer at 0.8 s is refused (none silent for 1 s yet); at 1.2 s the one from
 // 0 s is closed and the newcomer takes its place; at 1.3 s the one from 0.5 s is not yet 1 s silent
 // (0.8 s), so a fourth is refused; one that has spoken is never closed.
@@ -208,7 +208,7 @@ TEST(LogThrottle, AtMostABurstPerPeriodThenSaysHowManyWereLeftOut) {
   EXPECT_EQ(note, "");
 }
 
-// Issue 65 item 1. Waits: 0 for the first redirect, then 0.05, 0.1, 0.2, ... up to 2 s. A -> B -> A is
+// A device following redirects. Waits: 0 for the first redirect, then 0.05, 0.1, 0.2, ... up to 2 s. A -> B -> A is
 // a loop (the device asks the coordinator next); the fifth loop since the last registration is an
 // error naming the addresses. A registration starts everything again; a failed connection the chain
 // (A after a failure is no loop) but not the count of loops.

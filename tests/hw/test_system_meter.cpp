@@ -38,7 +38,8 @@ TEST(SystemMeter, OthersUtilisationByHand) {
 TEST(SystemMeter, ReadsThisMachine) {
   SystemMeter m;
   EXPECT_GT(m.available_memory_bytes(), 0);
-  const double u = m.utilisation_over(0.5);
+  m.mark();
+  const double u = m.utilisation_since_mark();
   EXPECT_GE(u, 0.0);
   EXPECT_LE(u, 1.0);
   EXPECT_FALSE(cpu_model_name().empty());

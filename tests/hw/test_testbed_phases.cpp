@@ -154,7 +154,7 @@ TEST(TestbedPhases, AnInterruptedSetUpStartsNothingAndWritesNoResults) {
 }
 
 TEST(TestbedPhases, AServerFailureKillsTheServerAndARecoverStartsItAgainInTime) {
-  // Issue 36 item 3: the scenario's fail at 20 ms and recover at 50 ms of run time are carried out
+  // The scenario's fail at 20 ms and recover at 50 ms of run time are carried out
   // once each, in order, while the devices run (about 1 ms a poll for 300 polls), and the server
   // that was killed and started again is stopped at the end like any other.
   PhasedRun run("failure");

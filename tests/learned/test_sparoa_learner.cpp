@@ -1,6 +1,6 @@
 // SparOA's operator scheduler trained (sched/sparoa_learner.hpp): on the hand-priced board of
-// tests/unit/test_sparoa_mdp.cpp it learns a placement within 5 % of the exhaustive DP's (issue 35's
-// target), training is deterministic for a seed, and policy files round-trip and are checked at load.
+// tests/unit/test_sparoa_mdp.cpp it learns a placement within 5 % of the exhaustive DP's
+// (the target), training is deterministic for a seed, and policy files round-trip and are checked at load.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 

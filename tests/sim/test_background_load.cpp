@@ -1,4 +1,4 @@
-// Devices whose free compute changes (issue 37 item 5): events[].load slows a device's computations
+// Devices whose free compute changes: events[].load slows a device's computations
 // that start while the share is taken (core/background_load.hpp), and a load change beyond
 // scheduler.load_threshold triggers a decision that sees it. Worked by hand on the fixture's test
 // device (every stage 10 ms: local = 90 ms).

@@ -125,7 +125,7 @@ TEST(Batching, EqualPrioritiesKeepTheOrderBatchesWereSealed) {
   EXPECT_LT(batch_start(r, 0, 1), batch_start(r, 1, 0));  // a's second arrived first
 }
 
-// ---- Batching as a decision (issue 37 item 4) ------------------------------------------------------
+// ---- Batching as a decision ------------------------------------------------------
 
 namespace {
 // A scheduler from outside sched/ (the plugin registry) that keeps every device offloading and sets
@@ -144,7 +144,7 @@ class BatchingByTime : public Scheduler {
 }  // namespace
 
 TEST(Batching, ANewWindowAppliesToTheOpenBatchAndLaterOnesAndNoWindowEndsBatching) {
-  register_scheduler({{"batching_by_time", "test", "", {}}, [](const Scenario&, const std::map<std::string, int>&) {
+  register_scheduler({{"batching_by_time", "test", "", {}, {}}, [](const Scenario&, const std::map<std::string, int>&) {
                         return std::unique_ptr<Scheduler>(new BatchingByTime);
                       }});
   SimSetup s;

@@ -1,4 +1,4 @@
-// A cloud tier (issue 36 item 4; sim/README.md "Cloud tier"): pp(k,m) runs [0,k) on the device, [k,m)
+// A cloud tier (sim/README.md "Cloud tier"): pp(k,m) runs [0,k) on the device, [k,m)
 // on its edge server and [m,n) on the edge's cloud (servers[].cloud), timed by hand on the fixture
 // (sim_fixture.hpp: CM02, a transfer = the sum of its route's latencies + bytes / the bottleneck rate).
 //

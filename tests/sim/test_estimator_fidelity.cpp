@@ -1,4 +1,4 @@
-// The analytic estimator against the simulator on a shared server (issue 17, defect 1): a light
+// The analytic estimator against the simulator on a shared server (defect 1): a light
 // gcode split beside two DGCNN offloaders on a 1-worker i7-7700. The queueing wait of a request is the
 // work queued ahead of it (the others' batches), not its own batch time; with its own, the gcode
 // device was predicted at 3.3x its simulated throughput.

@@ -1,4 +1,4 @@
-// Mobility in the simulator (issue 36 item 2; core/mobility.hpp), timed by hand on the fixture
+// Mobility in the simulator (core/mobility.hpp), timed by hand on the fixture
 // (sim_fixture.hpp): device a offloads (closed loop, one in flight) over a link capped at 8 Mbit/s (1e6
 // B/s) with 5 ms latency; it sits 10 m from access point p until 0.5 s, then walks to 10 m from q by
 // 0.6 s (a trace). 10 m gives far more than the cap (PL = 70 dB, SNR 40 dB: 132.9 Mbit/s), so the link

@@ -1,4 +1,4 @@
-// Devices with several processors in the simulator (issue 34): a test board with a CPU (stages 10 ms
+// Devices with several processors in the simulator: a test board with a CPU (stages 10 ms
 // each) and a GPU (stages 2 ms each) of dgcnn (9 stages), its hardware in a test profile file; the
 // server and links of sim_fixture.hpp. Every expected time is worked out by hand below.
 #include <gtest/gtest.h>
@@ -304,7 +304,7 @@ TEST(Processors, ProcessorPowerIsRefusedWhereItCannotApply) {
 TEST(Processors, DataParallelRunsTheInputsItKeepsAsPlaced) {
   SimSetup s;
   write_board(s);
-  // data_parallel with its device inputs placed (issue 35): each input it keeps runs [0,2) on the CPU
+  // data_parallel with its device inputs placed: each input it keeps runs [0,2) on the CPU
   // (20 ms) and [2,9) on the GPU (14 ms), 34 ms on the board as local placed so does; the others go
   // whole to the server.
   RunResults r = s.run(with_hardware(board("d", "data_parallel[cpu:0-2,gpu:2-9]")));

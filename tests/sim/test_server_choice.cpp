@@ -1,4 +1,4 @@
-// Server choice (issue 36 item 1; sched/server_choice.hpp, Scheme::servers), timed by hand on the
+// Server choice (sched/server_choice.hpp, Scheme::servers), timed by hand on the
 // fixture (sim_fixture.hpp). Device a (testdev, 8 Mbit/s = 1e6 B/s, 5 ms link) offloads, one request in
 // flight, and is bound to server "slow" (testslow: 10 ms a stage, 90 ms the model); "fast" (testsrv: 1
 // ms a stage, 9 ms) is idle. Both servers have a 0.1 ms link. Offload on fast: up 17.388 ms (5.1 ms +

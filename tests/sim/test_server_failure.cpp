@@ -1,4 +1,4 @@
-// Servers that fail and recover (issue 36 item 3; core/server_failures.hpp), timed by hand on the
+// Servers that fail and recover (core/server_failures.hpp), timed by hand on the
 // fixture (sim_fixture.hpp): offload = up 17.388 ms (5.1 ms + 12,288 B / 1e6 B/s) + server 9 ms + down
 // 5.26 ms = 31.648 ms a request, closed loop, one in flight; pp(6) = 60 ms on the device + up 13.292
 // ms + 3 ms + 5.26 ms = 81.552 ms.

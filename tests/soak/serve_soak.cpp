@@ -1,4 +1,4 @@
-// Soak test of the real edge server (issue 32 item 8): `coinfer-rt serve` runs as its own process;
+// Soak test of the real edge server: `coinfer-rt serve` runs as its own process;
 // this program is N devices speaking the wire protocol (registration with the shared secret, real
 // GCN tasks the server runs with LibTorch, heartbeats) that register, run, disconnect -- gracefully
 // or abruptly with a task in flight -- and reconnect, for a given time, while peers that never

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak of the real edge server (issue 32 item 8): `coinfer-rt serve` under a 256-descriptor limit,
+# Soak of the real edge server: `coinfer-rt serve` under a 256-descriptor limit,
 # with DEVICES devices registering, running real GCN tasks, disconnecting (1 in 5 with a task in flight)
 # and reconnecting for SECONDS, plus garbage from unauthenticated peers (tests/soak/serve_soak.cpp
 # says what is checked). Samples every SAMPLE_EVERY s go to OUT/soak.csv when OUT is given.

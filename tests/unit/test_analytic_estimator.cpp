@@ -2,7 +2,7 @@
 // placement of its devices, identical paths computed once, batch-group quantities once per group, the
 // fixed point Anderson-accelerated) must give what the formulas of sched/README.md give path by path.
 // `reference_predict` below is those formulas written directly (the estimator's implementation before
-// issue 15's speed-up): one path per device (two for data_parallel), one global fixed point over all
+// its speed-up): one path per device (two for data_parallel), one global fixed point over all
 // paths by damped rounds. Where its 60 rounds of damping 1/2 reach the fixed point (a round that changes
 // nothing), the fast prediction must equal it to 1e-12; where they do not (a saturated server alternating
 // between two states: the prediction used to be whichever the 60th round left), the fast prediction must
@@ -509,7 +509,7 @@ TEST(AnalyticEstimator, AHeldStateIsNotComparedAgainButAnotherStateStillIs) {
 }
 
 TEST(AnalyticEstimator, AnOpenLoopDeviceBeyondItsCapacityIsPredictedSaturated) {
-  // Issue 31 item 1. The fixture's "slow" device takes D s for the whole model locally; at 100 req/s
+  // The fixture's "slow" device takes D s for the whole model locally; at 100 req/s
   // offered it can serve 1/D, and the prediction must say so: throughput 1/D (not 100), unserved
   // 100 - 1/D, and a latency that includes the queue's growth over the horizon,
   // (100 / (1/D) - 1) x H / 2 = (100 D - 1) x 30 s for H = 60 s.
@@ -630,7 +630,7 @@ TEST(AnalyticEstimator, ASchemeThatSaturatesLosesToOneThatDoesNotWhateverTheObje
 }
 
 TEST(AnalyticEstimator, PathsThroughAFailedServerServeNothingAndLoseToLocal) {
-  // Issue 36 item 3 (core/server_failures.hpp). The fixture's slow device: 0.9 s locally (1/0.9 req/s
+  // In core/server_failures.hpp's terms: the fixture's slow device: 0.9 s locally (1/0.9 req/s
   // closed loop, one in flight). Its server down: offload serves nothing (throughput 0), so local beats
   // it for throughput and for latency (where offload's 0 s of latency over no request must not win);
   // data_parallel keeps only its device path: 1/0.9 req/s, as local. Up again: offload serves.
@@ -651,7 +651,7 @@ TEST(AnalyticEstimator, PathsThroughAFailedServerServeNothingAndLoseToLocal) {
 }
 
 TEST(AnalyticEstimator, ACloudTiersWanIsOneQueueThatSaturates) {
-  // Issue 36 item 4 (sched/README.md "Cloud tier"). The fixture's fast device (5 ms a stage) on server
+  // sched/README.md "Cloud tier". The fixture's fast device (5 ms a stage) on server
   // s0 (busy: 10 ms a stage), whose cloud c (srv: 1 ms a stage) sits behind a WAN of 0.1 Mbit/s =
   // 12,500 B/s. pp(6,7): the device runs [0,6) (30 ms), the edge [6,7) (10 ms), the WAN carries the
   // tensor at 7 (2,048 B: 163.84 ms), the cloud runs [7,9) (2 ms). Offered 10 req/s (open loop), the
@@ -701,13 +701,13 @@ SystemState edge_and_cloud(std::vector<DeviceState> devices) {
 }  // namespace
 
 TEST(AnalyticEstimator, ServersSharingACloudSeeEachOthersLoadOnIt) {
-  // Issue 36 item 4 (sched/README.md "Cloud tier": servers sharing a cloud are solved together). Edges
+  // sched/README.md "Cloud tier" (servers sharing a cloud are solved together). Edges
   // s0 and s1 ("busy": 10 ms a stage) have the same cloud c (also "busy", one worker, no batching; all
   // links fast). Device p0 on s0 runs pp(6,7) open loop at 10 req/s: its cloud part [7,9) takes
   // c = 20 ms, so alone it keeps the cloud at rho = 10 x 0.02 = 0.2 and waits M/G/1's
   // lambda c^2 / (2 (1 - rho)) = 10 x 4e-4 / 1.6 = 2.5 ms there.
   //  - p1 on s1, the same: the cloud at rho 0.4, each waits 20 x 4e-4 / (2 x 0.6) = 6.6667 ms, so p0's
-  //    latency grows by 4.1667 ms (until issue 36's fix each edge was solved alone: +0).
+  //    latency grows by 4.1667 ms (solving each edge alone would give +0).
   //  - instead p2 bound to c itself, offloading its whole model (90 ms) at 2 req/s (rho 0.18, its
   //    lambda s^2 = 2 x 0.0081 = 0.0162): p0 waits (0.004 + 0.0162) / (2 (1 - 0.38)) = 16.2903 ms,
   //    13.7903 ms more; p2 waits behind the work s0 passes on (open, batch-1 requests of 20 ms at

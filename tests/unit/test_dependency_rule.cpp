@@ -1,4 +1,4 @@
-// DESIGN.md's dependency rule, checked on the include lines of every source file.
+// The dependency rule (docs/ARCHITECTURE.md), checked on the include lines of every source file.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -13,7 +13,7 @@ TEST(DependencyRule, ModulesIncludeOnlyWhatTheyMay) {
   // module -> modules of ours it may include (besides itself)
   const std::map<std::string, std::set<std::string>> allowed = {
       {"core", {}},
-      {"plumbing", {"core"}},  // process, fork-isolation and atomic-folder plumbing (not I/O: DESIGN.md)
+      {"plumbing", {"core"}},  // process, fork-isolation and atomic-folder plumbing (not I/O: docs/ARCHITECTURE.md)
       {"io", {"core", "plumbing"}},
       {"sched", {"core", "plumbing"}},
       {"models", {"core", "io", "plumbing"}},
@@ -58,7 +58,7 @@ TEST(DependencyRule, ModulesIncludeOnlyWhatTheyMay) {
 }
 
 // The real runtime's two big programs reach LibTorch only through models/model_runner.hpp and
-// hw/batch_runner.hpp (issue 33): no Torch header, not even through a models/ header that has one.
+// hw/batch_runner.hpp: no Torch header, not even through a models/ header that has one.
 TEST(DependencyRule, TheRealRuntimeKeepsTorchBehindInterfaces) {
   const std::regex include_re(R"re(^\s*#\s*include\s*[<"]([^>"]+)[>"])re");
   // The headers of ours that bring Torch in: any models/ or hw/ header that includes torch/ itself.

@@ -1,4 +1,4 @@
-// Devices with several processors (issue 34): the placement grammar (core/placement.hpp), and the
+// Devices with several processors: the placement grammar (core/placement.hpp), and the
 // device loop (core/device_loop.hpp) running a request's segments on its processors, pipelining
 // across them, splitting a stage between two, and accounting memory. Expected sequences and byte
 // counts are worked out by hand from the rules in the headers.
@@ -54,7 +54,7 @@ TEST(Placement, RefusesWhatCannotRunWithTheReason) {
     }
   };
   refused("offload[gpu]", "only local, pp(K) and data_parallel");  // offloading runs nothing on the device
-  // data_parallel places the inputs it keeps (whole on the device, issue 35).
+  // data_parallel places the inputs it keeps (whole on the device).
   EXPECT_EQ(parse_strategy("data_parallel[cpu:0-2,gpu:2-9]").to_string(), "data_parallel[cpu:0-2,gpu:2-9]");
   refused("pp(0)[gpu]", "no stage on the device");
   refused("local[]", "empty placement");

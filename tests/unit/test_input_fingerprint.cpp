@@ -1,4 +1,4 @@
-// The digest a sweep point is kept by (issue 64 item 2): it changes with the content of the files a
+// The digest a sweep point is kept by: it changes with the content of the files a
 // run reads and with the scenario as run, not with a file's modification alone.
 #include <gtest/gtest.h>
 #include <unistd.h>

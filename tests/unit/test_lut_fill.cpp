@@ -20,6 +20,7 @@
 #include "tests/unit/test_support.hpp"
 #include "io/module_samples.hpp"
 #include "io/scenario_loader.hpp"
+#include "sched/scheduler_factory.hpp"
 
 using namespace coinfer;
 namespace fs = std::filesystem;
@@ -325,20 +326,21 @@ TEST(LutsFill, ARunRefusesEstimatedEntriesUnlessTheScenarioAllowsThem) {
   EXPECT_EQ(s.luts_fill, Scenario::LutsFill::refuse);
   const LutSet luts = load_scenario_luts(s);
   try {
-    check_scenario_against(s, catalog(), luts);
+    check_scenario_against(s, catalog(), luts, scheduler_traits(s.scheduler.name));
     FAIL() << "an estimated entry was accepted without luts_fill: allow";
   } catch (const InputError& e) {
     EXPECT_EQ(e.key(), "luts_fill");
     EXPECT_NE(std::string(e.what()).find("[2,9) at batch 3 is estimated"), std::string::npos) << e.what();
   }
   Scenario allowed = load_scenario(dir + "/s.yaml", {"luts_fill=allow"});
-  EXPECT_NO_THROW(check_scenario_against(allowed, catalog(), luts));
-  const auto used = estimated_entries_used(allowed, catalog(), luts);
+  EXPECT_NO_THROW(check_scenario_against(allowed, catalog(), luts, scheduler_traits(allowed.scheduler.name)));
+  const auto used = estimated_entries_used(allowed, catalog(), luts, scheduler_traits(allowed.scheduler.name));
   ASSERT_EQ(used.size(), 1u);
   EXPECT_EQ(used[0].begin, 2);
   EXPECT_EQ(used[0].batch, 3);
   // pp(3) never consults [2,9): nothing to refuse.
-  EXPECT_NO_THROW(check_scenario_against(load_scenario(dir + "/s.yaml", {"devices.0.strategy=pp(3)"}), catalog(), luts));
+  const Scenario pp3 = load_scenario(dir + "/s.yaml", {"devices.0.strategy=pp(3)"});
+  EXPECT_NO_THROW(check_scenario_against(pp3, catalog(), luts, scheduler_traits(pp3.scheduler.name)));
   EXPECT_THROW(load_scenario(dir + "/s.yaml", {"luts_fill=maybe"}), InputError);
   fs::remove_all(dir);
 }

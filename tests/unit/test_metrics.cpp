@@ -43,7 +43,7 @@ RequestRecord made(int device, double created, double result) {
 }
 }  // namespace
 
-// Issue 64 item 1: an overloaded device. 100 arrivals at 10 req/s (t = 0.0, 0.1, ..., 9.9) served one
+// An overloaded device. 100 arrivals at 10 req/s (t = 0.0, 0.1, ..., 9.9) served one
 // after another at 4 req/s (results at 0.5, 0.75, ..., 0.5 + 0.25 i). Window [0, 10]:
 //   delivered inside it: 0.5 + 0.25 i <= 10  ->  i <= 38  ->  39 results  ->  3.9 req/s,
 //   the window's requests completed with the drain: all 100 -> 10 req/s (61 of them after t = 10),

@@ -1,4 +1,4 @@
-// Mobility (issue 36 item 2; core/mobility.hpp): the path-loss rate, association, positions, the
+// Mobility (core/mobility.hpp): the path-loss rate, association, positions, the
 // random waypoint and the expansion into link rates and handover events, with values worked out by hand.
 #include <gtest/gtest.h>
 

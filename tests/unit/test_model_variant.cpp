@@ -9,6 +9,7 @@
 #include "core/input_error.hpp"
 #include "core/model_variant.hpp"
 #include "io/scenario_loader.hpp"
+#include "sched/scheduler_factory.hpp"
 #include "test_support.hpp"
 
 using namespace coinfer;
@@ -156,7 +157,7 @@ InputError scenario_error(const std::string& device_lines) {
   try {
     Scenario s = load_scenario(scenario_with(device_lines));
     LutSet none;
-    check_scenario_against(s, catalog(), none);
+    check_scenario_against(s, catalog(), none, scheduler_traits(s.scheduler.name));
   } catch (const InputError& e) {
     return e;
   }

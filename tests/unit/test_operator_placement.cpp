@@ -1,4 +1,4 @@
-// Operator placement inside one board (issue 35): SparOA's baselines and GraNNite's GraphSplit on a
+// Operator placement inside one board: SparOA's baselines and GraNNite's GraphSplit on a
 // two-processor board whose stage times are set by hand, and the dynamic program against an exhaustive
 // enumeration on random boards.
 #include <gtest/gtest.h>

@@ -601,7 +601,7 @@ TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
   EXPECT_DOUBLE_EQ(r.next_period_after(3.9), 4);
 }
 
-// One rule for periodic triggers in both engines (issue 33): k * period while before the end of
+// One rule for periodic triggers in both engines: k * period while before the end of
 // arrivals, none during the drain. duration 7 s, period 2 s: 2, 4, 6, then nothing (8 > 7); the real
 // server's timer (next_period_after) and the simulator's list (scenario_events) agree.
 TEST(Rescheduler, PeriodicTriggersStopAtTheEndOfArrivalsInBothEngines) {

@@ -1,4 +1,4 @@
-// Batching learned by the SAC scheduler (sched/sac_batching.hpp, issue 37 item 4): the candidates and
+// Batching learned by the SAC scheduler (sched/sac_batching.hpp): the candidates and
 // the action's slots, the server observation worked by hand, a server's reward (the mean of its
 // devices'), the decision record, and the scheduler carrying out the batching action with a stand-in
 // for the network (the network and the trainer: tests/golden/sac.sh).

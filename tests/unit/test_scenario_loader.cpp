@@ -12,6 +12,7 @@
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
+#include "sched/scheduler_factory.hpp"
 
 using namespace coinfer;
 namespace fs = std::filesystem;
@@ -59,7 +60,7 @@ InputError error_of(const std::string& text, const std::vector<std::string>& set
     Scenario s = load_scenario(file, sets);
     static ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
     LutSet luts = load_luts(s.luts);
-    check_scenario_against(s, models, luts);
+    check_scenario_against(s, models, luts, scheduler_traits(s.scheduler.name));
   } catch (const InputError& e) {
     return e;
   }
@@ -158,15 +159,15 @@ TEST(ScenarioLoader, LoadEventsAreSharesOfAProcessorTheDeviceHas) {
 
 TEST(ScenarioLoader, SchedulerWithoutNameIsStatic) {
   // scenarios/README.md: scheduler.name defaults to static, also when the section names only its
-  // triggers (issue 32, item 5: such a section was refused for its missing name).
+  // triggers (such a section was refused for its missing name).
   Scenario s = load_scenario(write(kBase), {"scheduler.period_s=2"});
   EXPECT_EQ(s.scheduler.name, "static");
   EXPECT_DOUBLE_EQ(s.scheduler.period_s, 2);
 }
 
 TEST(ScenarioLoader, IntegersBeyondRangeAreNamedAsSuch) {
-  // 2^64 - 1 is an integer, only beyond int64's range: the error says which bound, not "not an integer"
-  // (issue 32, item 3); a word is still "not an integer".
+  // 2^64 - 1 is an integer, only beyond int64's range: the error says which bound, not "not an integer";
+  // a word is still "not an integer".
   const std::string big = error_of(kBase, {"seed=18446744073709551615"}).what();
   EXPECT_NE(big.find("must be <= 9223372036854775807"), std::string::npos) << big;
   const std::string low = error_of(kBase, {"seed=-99999999999999999999"}).what();
@@ -176,7 +177,7 @@ TEST(ScenarioLoader, IntegersBeyondRangeAreNamedAsSuch) {
 }
 
 TEST(ScenarioLoader, SetValueErrorsNameTheSet) {
-  // A bad value given by --set is located at that --set, not at line 1 of the file (issue 32, item 3);
+  // A bad value given by --set is located at that --set, not at line 1 of the file;
   // a bad value inside a mapping given by --set too; a bad value in the file keeps its line.
   const std::string scalar = error_of(kBase, {"seed=seven"}).what();
   EXPECT_EQ(scalar.rfind("--set seed=seven: ", 0), 0u) << scalar;
@@ -273,13 +274,13 @@ TEST(ScenarioLoader, LutWithoutNeededEntriesIsRejected) {
   InputError e = error_of(replaced("max_size: 5", "max_size: 32"));
   EXPECT_NE(std::string(e.what()).find("batch size 17"), std::string::npos) << e.what();
   // The server's table is short, not the device's: the server's batch size is blamed, at the server's
-  // line (line 6 of kBase), not the device's type (issue 32, item 3; issue 31, item 9).
+  // line (line 6 of kBase), not the device's type.
   EXPECT_EQ(e.key(), "servers (id edge0).batch.max_size") << e.what();
   EXPECT_EQ(e.where().line, 6);
 }
 
 TEST(ScenarioLoader, ServerTypeWithoutLutBlamesTheServer) {
-  // A server type with no LUT names the server's type at the server's line (issue 32, item 3), and the
+  // A server type with no LUT names the server's type at the server's line, and the
   // device it was looked up for.
   InputError e = error_of(replaced("type: gtx1060", "type: rtx4090"));
   EXPECT_EQ(e.key(), "servers (id edge0).type") << e.what();

@@ -1,4 +1,4 @@
-// Every registered scheduler against the same rules (issue 38 item 5, as WRENCH loops over its
+// Every registered scheduler against the same rules (as WRENCH loops over its
 // schedulers): on a search over states of shipped scenarios — links from 1/20 to twice nominal,
 // devices disconnected, background load, queues at the server — each decision is a valid scheme for the
 // state it was given, and a second instance fed the same states decides the same (deterministic).
@@ -91,7 +91,7 @@ std::unique_ptr<Built> build(const std::string& file, const std::string& name) {
   auto b = std::make_unique<Built>();
   b->scenario = load_scenario(kRoot + "/" + file, sets_for(name));
   b->luts = load_luts(b->scenario.luts);
-  check_scenario_against(b->scenario, models, b->luts);
+  check_scenario_against(b->scenario, models, b->luts, scheduler_traits(b->scenario.scheduler.name));
   ModelSpecs specs;
   for (const auto& d : b->scenario.devices) specs.emplace(ModelKey{d.model, d.dataset}, models.instantiate(d.model, d.dataset));
   b->est = make_estimator(b->scenario, b->luts, std::move(specs));

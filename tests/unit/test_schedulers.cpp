@@ -670,7 +670,7 @@ TEST(Schedulers, UniformAndStaticSchedulersDoWhatTheySay) {
 
 // A search over every shipped device type, model and dataset, on either server type, at 1, 5 and 40
 // Mbit/s, one device alone: hierarchical is never predicted worse than `local` or `offload` by its own
-// estimator, for either objective (issue 17: with objective latency it could not reach `local`, e.g. a
+// estimator, for either objective (with objective latency it could not reach `local`, e.g. a
 // Jetson Nano on gcode at 1 Mbit/s given data_parallel at 8.2 ms although local was rated 4.3 ms).
 TEST(Schedulers, HierarchicalNeverLosesToTheEndsForEitherObjective) {
   LutSet luts = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut"});
@@ -819,7 +819,7 @@ TEST(Schedulers, SearchesWhoseWorkExceedsMaxWorkAreRefusedAtLoad) {
   EXPECT_NO_THROW(check_decision_work(s, *f.est, st));
 }
 
-// A device with several processors (issue 34): the search schedulers' options add its device stages
+// A device with several processors: the search schedulers' options add its device stages
 // whole on each other processor whose own table is loaded; nothing is added without that table.
 TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) {
   const std::string root = COINFER_SOURCE_DIR;
@@ -834,7 +834,7 @@ TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) 
   const DeviceHardware hw = test::gpu_cpu_board(8e9);
   d.hardware = std::make_shared<const DeviceHardware>(hw);
   // gcode has 9 stages: local, offload, pp(1..8), data_parallel = 11; on the CPU: local and pp(1..8);
-  // then, jointly with the split (issue 35), local, pp(1..8) and data_parallel with the stages they
+  // then, jointly with the split, local, pp(1..8) and data_parallel with the stages they
   // run on the board placed by the operator-placement DP (sched/operator_placement.hpp) where that is
   // not one whole processor: 10 more.
   const LutSet both = load_luts({root + "/traces/lut", root + "/traces/lut_processors/jetson-tx2-cpu.h5"});
@@ -926,15 +926,42 @@ TEST(Schedulers, JointPlacementAndSplitIsNeverWorseThanSplitOnly) {
 }
 
 TEST(SchedulerTable, ARunTimeRegistrationIsOneMoreRowAndCannotReplaceABuiltIn) {
-  // Issue 38 item 2: one table. A scheduler registered at run time is listed with the built-ins (the
+  // One table. A scheduler registered at run time is listed with the built-ins (the
   // CLI's list, the docs' table and the matrix read scheduler_catalog()), and a built-in's name is refused.
   auto make = [](const Scenario&, const std::map<std::string, int>&) { return std::unique_ptr<Scheduler>(new StaticScheduler({})); };
   const size_t before = scheduler_names().size();
-  register_scheduler({{"test_row", "a test's own", "", {"k"}}, make});
+  register_scheduler({{"test_row", "a test's own", "", {"k"}, {}}, make});
   const std::vector<std::string> names = scheduler_names();
   ASSERT_EQ(names.size(), before + 1);
   EXPECT_EQ(names.back(), "test_row");
   EXPECT_NE(scheduler_table_markdown().find("| `test_row` | a test's own |"), std::string::npos);
-  EXPECT_THROW(register_scheduler({{"greedy", "x", "", {}}, make}), std::invalid_argument);
+  EXPECT_THROW(register_scheduler({{"greedy", "x", "", {}, {}}, make}), std::invalid_argument);
   EXPECT_EQ(scheduler_names().size(), before + 1);
+}
+
+TEST(SchedulerTable, TraitsComeFromTheRegistry) {
+  // What the loader, the simulator and the pre-flight checks rely on, declared with each registration.
+  using Check = SchedulerTraits::SizeCheck;
+  EXPECT_TRUE(scheduler_traits("static").keeps_scenario_strategies);  // only its strategies' LUT entries are needed
+  for (const char* adaptive : {"local", "offload", "gcode", "greedy", "dp", "oracle", "hierarchical", "sac", "placement", "external"})
+    EXPECT_FALSE(scheduler_traits(adaptive).keeps_scenario_strategies) << adaptive;
+  EXPECT_TRUE(scheduler_traits("external").from_outside);
+  EXPECT_FALSE(scheduler_traits("hierarchical").from_outside);
+  EXPECT_EQ(scheduler_traits("greedy").size_check, Check::decision_work);
+  EXPECT_EQ(scheduler_traits("hierarchical").size_check, Check::decision_work);
+  EXPECT_EQ(scheduler_traits("oracle").size_check, Check::scheme_count);
+  EXPECT_EQ(scheduler_traits("dp").size_check, Check::none);
+  // A run-time registration comes from outside whatever it declares: it sets servers and batching in
+  // its own schemes (the simulator lets it move devices, the factory refuses choose_servers for it).
+  auto make = [](const Scenario&, const std::map<std::string, int>&) { return std::unique_ptr<Scheduler>(new StaticScheduler({})); };
+  SchedulerInfo info{"test_traits", "a test's own", "", {}, {}};
+  info.traits.keeps_scenario_strategies = true;
+  register_scheduler({info, make});
+  EXPECT_TRUE(scheduler_traits("test_traits").from_outside);
+  EXPECT_FALSE(scheduler_traits("test_traits").keeps_scenario_strategies);
+  // Every catalog row carries the same traits as the lookup.
+  for (const auto& row : scheduler_catalog()) EXPECT_EQ(row.traits.from_outside, scheduler_traits(row.name).from_outside) << row.name;
+  // An unknown name: an adaptive scheduler's defaults (make_scheduler refuses the name itself).
+  EXPECT_FALSE(scheduler_traits("no_such").keeps_scenario_strategies);
+  EXPECT_FALSE(scheduler_traits("no_such").from_outside);
 }

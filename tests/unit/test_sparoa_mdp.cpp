@@ -1,4 +1,4 @@
-// SparOA's operator MDP (sched/sparoa_mdp.hpp, issue 35 item 2): transitions, observations and rewards
+// SparOA's operator MDP (sched/sparoa_mdp.hpp): transitions, observations and rewards
 // worked out by hand on the two-processor board of test_operator_placement.cpp, and a search over random
 // boards and actions that the rewards always sum to minus the placement's latency.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// StagedOutput over an earlier output (issue 64 item 3): the files the earlier output's marker lists
+// StagedOutput over an earlier output: the files the earlier output's marker lists
 // are replaced, anything else in the folder is kept and named.
 #include <gtest/gtest.h>
 #include <unistd.h>
