@@ -44,6 +44,7 @@
 #include "hw/compute_threads.hpp"
 #include "hw/memory_cap.hpp"
 #include "hw/perf_counters.hpp"
+#include "hw/system_meter.hpp"
 #include "hw/tracking_allocator.hpp"
 #include "models/aggregation_schemes.hpp"
 #include "models/power_law_graph.hpp"
@@ -88,17 +89,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0 || line.rfind("Model", 0) == 0) {
-      auto c = line.find(':');
-      if (c != std::string::npos) return line.substr(c + 2);
-    }
-  return "unknown";
 }
 
 double vm_hwm_bytes() {
@@ -320,7 +310,7 @@ nlohmann::ordered_json measure(const Options& o, const PublishedGraph& g) {
                      {"ipc", rate(P::instructions, P::cycles)},
                      {"unavailable", why}};
   }
-  j["cpu"] = cpu_model();
+  j["cpu"] = hw::cpu_model_name();
   j["libtorch"] = TORCH_VERSION;
   return j;
 }
@@ -381,7 +371,7 @@ nlohmann::ordered_json measure_capped(const Options& o, const PublishedGraph& g)
     j["model"] = o.model;
     j["scheme"] = o.scheme;
     j["hidden"] = o.hidden;
-    j["cpu"] = cpu_model();
+    j["cpu"] = hw::cpu_model_name();
     if (!oom) j["exit"] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   j["memory_limit_bytes"] = o.memory_limit_mb * 1024 * 1024;

@@ -19,20 +19,13 @@
 #include "hw/frame.hpp"
 #include "hw/protocol.hpp"
 #include "hw/tracking_allocator.hpp"
+#include "hw/system_meter.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
 
 namespace coinfer::hw {
 
 namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown";
-}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -276,7 +269,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   pv.attributes["note"] = "MEASURED by coinfer profile on this machine with the LibTorch model";
-  pv.attributes["cpu"] = cpu_model();
+  pv.attributes["cpu"] = cpu_model_name();
   pv.attributes["cores"] = std::to_string(::sysconf(_SC_NPROCESSORS_ONLN));
   pv.attributes["threads"] = std::to_string(o.threads) + " (" + threads_text + ")";
   pv.attributes["malloc"] = "glibc, mmap and trim thresholds 1 GiB (hw/compute_threads.hpp keep_tensor_memory)";
