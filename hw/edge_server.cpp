@@ -209,7 +209,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // What the first decision answers: the run's start, or this server's recovery when it was started
   // again after a fail event (ServeOptions::recovering).
   Trigger start_trigger() const {
-    return opt.recovering ? Trigger{Trigger::Kind::server_recover, server_index, 0} : Trigger{Trigger::Kind::start, -1, 0};
+    return opt.recovering ? Trigger::for_server(Trigger::Kind::server_recover, server_index) : Trigger{Trigger::Kind::start, -1, 0};
   }
 
   void trigger(const Trigger& t) {  // mutex held
@@ -1322,7 +1322,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
           (e.second.kind == Trigger::Kind::bandwidth && moving(e.second.device)) ||
           ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) &&
-           (e.second.device != server_index || opt.coordinate_only)))
+           (e.second.server != server_index || opt.coordinate_only)))
         timed.push_back(e);
     size_t next_timed = 0;
     if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's

@@ -9,12 +9,19 @@
 
 namespace coinfer {
 
+Trigger Trigger::for_server(Kind kind, int server) {
+  Trigger t;
+  t.kind = kind;
+  t.server = server;
+  return t;
+}
+
 std::string Trigger::describe(const Scenario& s) const {
   const std::string id = device >= 0 && device < static_cast<int>(s.devices.size()) ? s.devices[device].id : "?";
-  const std::string server = device >= 0 && device < static_cast<int>(s.servers.size()) ? s.servers[device].id : "?";
+  const std::string server_id = server >= 0 && server < static_cast<int>(s.servers.size()) ? s.servers[static_cast<size_t>(server)].id : "?";
   switch (kind) {
-    case Kind::server_fail: return "fail:" + server;
-    case Kind::server_recover: return "recover:" + server;
+    case Kind::server_fail: return "fail:" + server_id;
+    case Kind::server_recover: return "recover:" + server_id;
     case Kind::start: return "start";
     case Kind::join: return "join:" + id;
     case Kind::leave: return "leave:" + id;
@@ -263,8 +270,8 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
     if (e.kind == EventSpec::Kind::handover && e.at_s > 0 && e.at_s < end_s) ev.push_back({e.at_s, Trigger{Trigger::Kind::handover, s.device_index(e.device), 0}});
   for (const EventSpec& e : s.events)  // servers failing and recovering (core/server_failures.hpp)
     if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s > 0 && e.at_s < end_s)
-      ev.push_back({e.at_s, Trigger{e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,
-                                    s.server_index(e.server), 0}});
+      ev.push_back({e.at_s, Trigger::for_server(e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,
+                                                s.server_index(e.server))});
   for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return ev;

@@ -31,9 +31,12 @@ namespace coinfer {
 struct Trigger {
   enum class Kind { start, join, leave, bandwidth, period, load, server_fail, server_recover, handover };
   Kind kind = Kind::start;
-  int device = -1;             // join, leave, bandwidth, load, handover: the scenario's device index; server_*: the server's index
+  int device = -1;             // join, leave, bandwidth, load, handover: the scenario's device index (-1 otherwise)
   double bandwidth_mbps = 0;   // bandwidth: the rate now
   double load = 0;             // load: the share of the device's default processor taken now
+  int server = -1;             // server_fail, server_recover: the scenario's server index (-1 otherwise)
+  // A server's failure or recovery (kind server_fail or server_recover).
+  static Trigger for_server(Kind kind, int server);
   // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID", "fail:SERVER", "recover:SERVER",
   // "handover:ID" (the decision record's trigger field).
   std::string describe(const Scenario& s) const;

@@ -510,11 +510,13 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
       {"local", "every device local", "-", {},
        [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
          return std::make_unique<UniformScheduler>("local", Strategy::local());
-       }},
+       },
+       SchedulerTraits{}},
       {"offload", "every device offloading everything", "-", {},
        [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
          return std::make_unique<UniformScheduler>("offload", Strategy::offload());
-       }},
+       },
+       SchedulerTraits{}},
       {"gcode",
        "GCoDE-like: at a device's first decision (nominal bandwidth B₀) it picks, offline, the interior split with the lowest predicted "
        "latency of that device alone at each level B₀, B₀/2, B₀/4, ... ≥ `min_mbps`; afterwards it only switches between these presets on "
@@ -523,7 +525,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
          throughput_only(s);
          return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
-       }},
+       },
+       SchedulerTraits{}},
       {"greedy",
        "devices one by one (state order), each taking its best option (local, offload, pp(1..n−1), data_parallel) for the system of the "
        "devices decided so far",
@@ -547,7 +550,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
          auto inner = std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
                                                     static_cast<int>(p.number("resolution", 200, 1)));
          return owning(std::move(rank), std::move(inner));
-       }},
+       },
+       SchedulerTraits{}},
       {"oracle",
        "every combination of every device's options; refuses systems above `max_schemes` combinations with an error (before the run starts)",
        "`max_schemes` (20000), `objective`, `max_p95_ms`, `min_throughput_rps`, `max_energy_j`",
@@ -573,7 +577,7 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
        "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\"), "
        "`batching_policy` (the one the policy was trained with, else none; `none`: not that one either: batching learned, below \"Batching learned by SAC\")",
-       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac},
+       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac, SchedulerTraits{}},
       {"placement",
        "operator placement inside each board (below, \"Operator placement\"): every device keeps its scenario strategy's split and "
        "variant; the stages its board runs are placed on its processors by `rule`. Devices of one processor, offloading or data_parallel ones "
@@ -581,7 +585,7 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "`rule`: `dp` (default), `greedy`, `codl`, `graphsplit`, `cpu_only`, `accelerator_only`, or `sac` with `policy`: a file from `coinfer "
        "train sparoa` (below, \"SparOA\"); it places the boards of the type, model and stage count it was trained for, and the decision's "
        "`detail` says why any other device kept its strategy",
-       {"rule", "policy"}, make_placement},
+       {"rule", "policy"}, make_placement, SchedulerTraits{}},
       {"external", "a scheduler in another process, any language: below (\"External schedulers\")",
        "`command` (required), `timeout_s` (10), `objective` (passed on)", {"command", "timeout_s", "objective"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params&) -> std::unique_ptr<Scheduler> {

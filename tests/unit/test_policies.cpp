@@ -846,6 +846,9 @@ TEST(Rescheduler, ServerFailuresAreTriggersAndTheSnapshotSaysWhichServersAreUp) 
   std::vector<std::string> seen;
   for (const auto& [t, trig] : events) seen.push_back(format_double(t) + " " + trig.describe(s));
   EXPECT_EQ(seen, (std::vector<std::string>{"0 start", "2 fail:b", "4 recover:b"}));  // 12 s is past end_s
+  // A server trigger names its server in `server` (index 1, "b"), never in `device`.
+  EXPECT_EQ(events[1].second.server, 1);
+  EXPECT_EQ(events[1].second.device, -1);
   ScriptedScheduler sched;
   LutSet luts;
   AnalyticEstimator est(luts, {});
