@@ -32,6 +32,7 @@ runtime_packages=(
   libasio-dev libzstd-dev libssl-dev
   iproute2                  # tc: shaping a board's interface (inventory shape: true)
   python3-yaml              # coinfer reproduce fd --here on the board (reproduce/README.md "On a board")
+  libxgboost-dev            # coinfer medn's random forest (the MEDN study on the board)
 )
 
 # The quickstart set: the simulator `coinfer` (it links the middleware's socket, compression and HMAC

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The board build (-DCOINFER_RUNTIME_ONLY=ON, scripts/build.sh --runtime-only) configures without
 # SimGrid (pkg-config is pointed at an empty folder, so a SimGrid lookup would fail) and plans exactly
-# the runtime: coinfer-rt, coinfer-profile and coinfer-aggregation, no simulator, no tests, no benchmarks; without LibTorch it
+# the runtime: coinfer-rt, coinfer-profile, coinfer-aggregation and coinfer-medn, no simulator, no tests, no benchmarks; without LibTorch it
 # stops with a message naming the package. Configure only: building it is what scripts/build.sh does.
 set -u
 root="$1"
@@ -12,7 +12,7 @@ if [ $rc -ne 0 ] && grep -q "Torch" "$work/cfg.txt" && ! grep -q "simgrid" "$wor
 fi
 [ $rc -eq 0 ] && ok || { bad "configure without SimGrid: exit $rc"; tail -20 "$work/cfg.txt"; }
 targets=$(ninja -C "$work/rt" -t targets all 2>/dev/null | sed 's/:.*//')
-for t in coinfer-rt coinfer-profile coinfer-aggregation; do
+for t in coinfer-rt coinfer-profile coinfer-aggregation coinfer-medn; do
   grep -qx "$t" <<< "$targets" && ok || bad "the runtime-only build does not build $t"
 done
 for t in coinfer unit_tests sim_tests libcoinfer_sim.a bench_decisions coinfer-sac coinfer-predictor coinfer-lutfill; do
