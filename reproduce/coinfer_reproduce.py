@@ -472,12 +472,12 @@ def medn_program(coinfer):
 def medn_results(ctx):
     """The study's numbers (`coinfer medn sample`, then `evaluate`), once per process. The sample sets go
     to OUT/medn-samples[-quick] and are kept: a killed run measures only the modules it had not finished.
-    --quick: 30 samples per module of at most 20 MFLOP, 50 epochs (shape only)."""
+    --quick: 20 samples per module of at most 20 MFLOP, U read over 0.1 s, 50 epochs (shape only)."""
     key = bool(ctx.quick)
     if key in _MEDN:
         return _MEDN[key]
     samples = os.path.join(os.path.abspath(ctx.out), "medn-samples" + ("-quick" if ctx.quick else ""))
-    quick_sample = ["--samples", "30", "--max-mflop", "20", "--load-every", "10"] if ctx.quick else []
+    quick_sample = ["--samples", "20", "--max-mflop", "20", "--load-every", "10", "--settle", "0.1"] if ctx.quick else []
     # Its progress (a line every 10 s with an ETA) goes to this run's stderr: the sampling is the long part.
     print(file=sys.stderr)
     r = subprocess.run(medn_program(ctx.coinfer) + ["sample", "--out", samples] + quick_sample, stdout=subprocess.PIPE, text=True)
