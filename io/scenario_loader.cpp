@@ -145,6 +145,18 @@ std::vector<double> load_arrival_trace(const std::string& file) {
 namespace {
 
 // The scenario's name becomes the default output folder results/<name>: a plain file name only.
+// The data file `key` of map `n` names, resolved from the scenario's folder (InputError when none is
+// found); the resolved scenario (Scenario::resolved_yaml) names the file read.
+std::string read_data_file(const YamlReader& r, const YAML::Node& n, const std::string& key, const std::string& path,
+                           const std::string& scenario_file) {
+  const std::string given = r.get_string(n, key, path);
+  const std::string resolved = resolve_scenario_path(scenario_file, given);
+  if (resolved.empty()) r.fail(n[key], path + "." + key, "file '" + given + "' not found");
+  YAML::Node writable = n;
+  writable[key] = resolved;
+  return resolved;
+}
+
 void check_scenario_name(const YamlReader& r, const YAML::Node& root, const std::string& name) {
   const YAML::Node& where = root["name"] ? root["name"] : root;
   bool plain = !name.empty() && name.size() <= limits::kMaxNameBytes && name[0] != '.';
@@ -177,13 +189,8 @@ LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& 
   l.latency_ms = r.get_double(n, "latency_ms", path, fallback.latency_ms, 0, false);
   check_link_bounds(r, n, path, l.bandwidth_mbps, l.latency_ms);
   if (allow_trace && n["trace"]) {
-    l.trace_file = r.get_string(n, "trace", path);
-    std::string resolved = resolve_scenario_path(scenario_file, l.trace_file);
-    if (resolved.empty()) r.fail(n["trace"], path + ".trace", "file '" + l.trace_file + "' not found");
-    l.trace_file = resolved;
-    l.trace = load_bandwidth_trace(resolved);
-    YAML::Node writable = n;
-    writable["trace"] = resolved;  // the resolved scenario (Scenario::resolved_yaml) names the file read
+    l.trace_file = read_data_file(r, n, "trace", path, scenario_file);
+    l.trace = load_bandwidth_trace(l.trace_file);
   }
   return l;
 }
@@ -275,13 +282,8 @@ MovementSpec read_movement(const YamlReader& r, const YAML::Node& n, const std::
   if (n["trace"]) {
     r.check_keys(n, {"trace"}, path);
     m.kind = MovementSpec::Kind::trace;
-    m.trace_file = r.get_string(n, "trace", path);
-    const std::string resolved = resolve_scenario_path(scenario_file, m.trace_file);
-    if (resolved.empty()) r.fail(n["trace"], path + ".trace", "file '" + m.trace_file + "' not found");
-    m.trace_file = resolved;
-    m.trace = load_position_trace(resolved);
-    YAML::Node writable = n;
-    writable["trace"] = resolved;  // the resolved scenario names the file read
+    m.trace_file = read_data_file(r, n, "trace", path, scenario_file);
+    m.trace = load_position_trace(m.trace_file);
   } else if (n["model"]) {
     r.check_keys(n, {"model", "area_m", "speed_mps", "pause_s"}, path);
     const std::string model = r.get_string(n, "model", path);
@@ -669,13 +671,8 @@ WorkloadSpec read_workload(const YamlReader& r, const YAML::Node& w, const std::
     wl.arrival = WorkloadSpec::Arrival::none;
   } else if (arrival == "trace") {
     wl.arrival = WorkloadSpec::Arrival::trace;
-    wl.file = r.get_string(w, "file", wp);
-    std::string resolved = resolve_scenario_path(file, wl.file);
-    if (resolved.empty()) r.fail(w["file"], wp + ".file", "file '" + wl.file + "' not found");
-    wl.file = resolved;
-    wl.arrival_times_s = load_arrival_trace(resolved);
-    YAML::Node writable = w;
-    writable["file"] = resolved;
+    wl.file = read_data_file(r, w, "file", wp, file);
+    wl.arrival_times_s = load_arrival_trace(wl.file);
   } else {
     std::string near = nearest_word(arrival, {"closed_loop", "poisson", "trace", "none"});
     r.fail(w["arrival"], wp + ".arrival",
