@@ -34,12 +34,8 @@ def run(coinfer, args, cwd):
     return n, usage.ru_maxrss / 1024, wall
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--coinfer", default="build/coinfer")
-    a = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    coinfer = os.path.abspath(a.coinfer)
+def tiny_luts(root):
+    """A folder with the quickstart's LUTs, the Pi 4B's DGCNN scaled to 10 us per request (caller removes it)."""
     work = tempfile.mkdtemp(prefix="coinfer-bounds-luts-")
     for f in ("gtx1060.h5", "rpi4b.h5"):
         shutil.copy(os.path.join(root, "traces/lut", f), work)
@@ -49,8 +45,23 @@ def main():
             x = d[...]
             x[~np.isnan(x)] = 1e-5  # 10 us per request: 100k requests per simulated second
             d[...] = x
-    base = ["scenarios/quickstart.yaml", "--set", f"luts=[{work}]", "--set", "scheduler.name=local", "--set", "warmup_s=0",
+    return work
+
+
+def closed_loop_args(work):
+    """The quickstart with its Pi 4B in a closed loop, run locally on tiny_luts' folder."""
+    return ["scenarios/quickstart.yaml", "--set", f"luts=[{work}]", "--set", "scheduler.name=local", "--set", "warmup_s=0",
             "--set", "devices.2.workload={arrival: closed_loop}"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--coinfer", default="build/coinfer")
+    a = ap.parse_args()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    coinfer = os.path.abspath(a.coinfer)
+    work = tiny_luts(root)
+    base = closed_loop_args(work)
     rows = []
     for dur in (2, 6):
         rows.append(run(coinfer, base + ["--set", f"duration_s={dur}"], root))

@@ -1,16 +1,27 @@
 #include "core/helper_forwarding.hpp"
 
 #include <algorithm>
+#include <map>
+#include <string>
 
 namespace coinfer {
 
 std::vector<std::pair<int, int>> helper_pairs(const Scenario& s) {
-  std::vector<std::pair<int, int>> out;
+  // Linear in the devices: each server's input-creating devices listed once, in scenario order.
   const auto idle = [](const DeviceSpec& d) { return d.workload.arrival == WorkloadSpec::Arrival::none; };
+  std::map<std::string, std::vector<int>> creating;  // server id -> its non-idle devices
+  bool any_idle = false;
+  for (size_t o = 0; o < s.devices.size(); ++o) {
+    if (idle(s.devices[o])) any_idle = true;
+    else creating[s.devices[o].server].push_back(static_cast<int>(o));
+  }
+  std::vector<std::pair<int, int>> out;
+  if (!any_idle) return out;
   for (size_t h = 0; h < s.devices.size(); ++h) {
     if (!idle(s.devices[h])) continue;
-    for (size_t o = 0; o < s.devices.size(); ++o)
-      if (!idle(s.devices[o]) && s.devices[o].server == s.devices[h].server) out.emplace_back(static_cast<int>(h), static_cast<int>(o));
+    const auto it = creating.find(s.devices[h].server);
+    if (it == creating.end()) continue;
+    for (const int o : it->second) out.emplace_back(static_cast<int>(h), o);
   }
   return out;
 }

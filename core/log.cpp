@@ -1,5 +1,7 @@
 #include "core/log.hpp"
 
+#include <fstream>
+
 #include <spdlog/cfg/helpers.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
@@ -129,9 +131,23 @@ double steady_seconds() { return std::chrono::duration<double>(std::chrono::stea
 
 PhaseTimer::PhaseTimer(std::string category) : category_(std::move(category)), last_s_(steady_seconds()) {}
 
+namespace {
+// The process's peak resident memory so far in MiB (Linux /proc/self/status VmHWM), -1 where unknown.
+long peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtol(line.c_str() + 6, nullptr, 10) / 1024;
+  return -1;
+}
+}  // namespace
+
 void PhaseTimer::mark(const std::string& what) {
   const double now = steady_seconds();
-  if (enabled(Level::debug, category_)) debug(category_, what + ": " + strprintf("%.3f", now - last_s_) + " s");
+  if (enabled(Level::debug, category_)) {
+    const long peak = peak_rss_mib();
+    debug(category_, what + ": " + strprintf("%.3f", now - last_s_) + " s" + (peak >= 0 ? " (peak RSS so far " + std::to_string(peak) + " MiB)" : ""));
+  }
   last_s_ = now;
 }
 

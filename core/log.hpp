@@ -55,8 +55,9 @@ void set_from_flags(int verbose, bool quiet);
 // Reads $COINFER_LOG only (programs started by coinfer, before their own flags are parsed).
 void set_from_environment();
 
-// Where time goes, at debug level: each mark() logs "WHAT: S s" since the previous mark (or the
-// construction) in `category`. Costs a clock reading when debug is off.
+// Where time goes, at debug level: each mark() logs "WHAT: S s (peak RSS so far M MiB)" since the
+// previous mark (or the construction) in `category`; the peak from /proc/self/status (Linux). Costs a
+// clock reading when debug is off.
 class PhaseTimer {
  public:
   explicit PhaseTimer(std::string category);

@@ -8,18 +8,17 @@ namespace coinfer {
 
 ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, const std::vector<std::vector<std::string>>& run_models,
                            const ExecutionTimeModel& time)
-    : server_luts_(s.devices.size()), time_(&time) {
+    : ServerTiming(s, server, luts, std::make_shared<const ServerLutIndex>(s, luts, run_models), helper_pairs(s), run_models, time) {}
+
+ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, std::shared_ptr<const ServerLutIndex> tables,
+                           const std::vector<std::pair<int, int>>& helpers, const std::vector<std::vector<std::string>>& run_models,
+                           const ExecutionTimeModel& time)
+    : server_(server), tables_(std::move(tables)), time_(&time) {
   const ServerSpec& me = s.servers.at(static_cast<size_t>(server));
   dynamic_ = me.dynamic_batching;
   max_size_ = me.batch.max_size;
-  for (size_t d = 0; d < s.devices.size(); ++d) {  // every device: a scheme may move any here (Scheme::servers)
-    for (const std::string& m : run_models.at(d)) {
-      const LutKey key{me.type, m, s.devices[d].dataset};
-      server_luts_[d].push_back(luts.contains(key) ? &luts.table(key) : nullptr);
-    }
-  }
-  // Who may help whom: core/helper_forwarding.hpp's helper_pairs.
-  for (const auto& [h, o] : helper_pairs(s)) {
+  // Who may help whom: core/helper_forwarding.hpp's helper_pairs; only this server's helpers.
+  for (const auto& [h, o] : helpers) {
     if (s.server_index(s.devices[static_cast<size_t>(h)].server) != server) continue;
     may_have_helpers_ = true;
     const std::vector<std::string>& models = run_models.at(static_cast<size_t>(o));
@@ -37,10 +36,7 @@ std::vector<std::vector<std::string>> ServerTiming::named_models(const Scenario&
   return out;
 }
 
-const LutTable* ServerTiming::server_lut(int device, int binding) const {
-  const auto& luts = server_luts_.at(static_cast<size_t>(device));
-  return static_cast<size_t>(binding) < luts.size() ? luts[static_cast<size_t>(binding)] : nullptr;
-}
+const LutTable* ServerTiming::server_lut(int device, int binding) const { return tables_->table(server_, device, binding); }
 
 double ServerTiming::batch_seconds(int device, int binding, int split, int size, int end) const {
   const LutTable* lut = server_lut(device, binding);

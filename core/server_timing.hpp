@@ -11,6 +11,7 @@
 // binding 0 (checked when the scenario is checked against its LUTs); for the variants only where one
 // exists. Times in seconds. Holds pointers into `luts`, which must outlive it.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -19,6 +20,7 @@
 #include "core/execution_time.hpp"
 #include "core/lut.hpp"
 #include "core/scenario.hpp"
+#include "core/server_lut_index.hpp"
 
 namespace coinfer {
 
@@ -30,11 +32,17 @@ class ServerTiming {
   // engines check the scenario against its LUTs first).
   ServerTiming(const Scenario& s, int server, const LutSet& luts, const std::vector<std::vector<std::string>>& run_models,
                const ExecutionTimeModel& time = lut_mean_time());
+  // The same with the run's shared index of server tables and its helper pairs (helper_pairs(s)),
+  // computed once for all servers: a run of many servers builds each in time proportional to its own
+  // helpers, not to the devices.
+  ServerTiming(const Scenario& s, int server, const LutSet& luts, std::shared_ptr<const ServerLutIndex> tables,
+               const std::vector<std::pair<int, int>>& helper_pairs, const std::vector<std::vector<std::string>>& run_models,
+               const ExecutionTimeModel& time = lut_mean_time());
   // The run_models of a scenario whose devices run only the model they name.
   static std::vector<std::vector<std::string>> named_models(const Scenario& s);
 
-  // This server's LUT for device `device`'s binding; null when the device is not this server's (or
-  // no LUT describes this server for that model).
+  // This server's LUT for device `device`'s binding (any device: a scheme may move it here); null
+  // where no LUT describes this server's type for that model.
   const LutTable* server_lut(int device, int binding = 0) const;
   // This server's expected seconds for a batch of `size` inputs of that binding, server part from
   // `split` to `end` (< 0: the model's end; an edge's part of pp(k,m) ends at m); 0 without a LUT.
@@ -53,7 +61,8 @@ class ServerTiming {
   const ExecutionTimeModel& time() const { return *time_; }
 
  private:
-  std::vector<std::vector<const LutTable*>> server_luts_;                // [device][binding]; null where this type has no table for it
+  int server_ = 0;
+  std::shared_ptr<const ServerLutIndex> tables_;                     // every server's tables (shared)
   std::map<std::tuple<int, int, int>, const LutTable*> helper_luts_;  // (helper, origin, binding)
   bool may_have_helpers_ = false;
   const ExecutionTimeModel* time_;

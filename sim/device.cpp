@@ -17,7 +17,7 @@ SimDevice::SimDevice(DeviceSlice slice)
       wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)),
       loop_(*s_.spec, s_.index, s_.server_index, s_.seed, num_stages_, s_.ledger->arrivals_end_s(),
             data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut,
-                                s_.bindings[0].server_luts[static_cast<size_t>(s_.server_index)], *s_.time),
+                                s_.server_tables->table(s_.server_index, s_.index, 0), *s_.time),
             *this) {
   if (s_.spec->power.radio.stated()) radio_.emplace(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
   for (const ModelBinding& b : s_.bindings) {

@@ -30,6 +30,7 @@
 #include "core/bandwidth_schedule.hpp"
 #include "core/data_parallel_router.hpp"
 #include "core/device_loop.hpp"
+#include "core/server_lut_index.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_key.hpp"
 #include "core/model_spec.hpp"
@@ -49,9 +50,6 @@ struct ModelBinding {
   const LutTable* lut = nullptr;        // this device's type, on its default processor
   // Per processor of the device (DeviceHardware order; [0] = lut): its table, null where it has none.
   std::vector<const LutTable*> processor_luts;
-  // Per server (scenario index): that server's type's table for this model, null where it has none
-  // (a scheme may move the device to any server whose table exists: Scheme::servers).
-  std::vector<const LutTable*> server_luts;
   std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
 };
 
@@ -66,6 +64,9 @@ struct DeviceSlice {
   // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
   // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
   std::vector<ModelBinding> bindings;
+  // Every server's table for each binding (shared, owned by the simulation): a scheme may move the
+  // device to any server whose table exists (Scheme::servers).
+  const ServerLutIndex* server_tables = nullptr;
   // Helpers: (origin device, its binding) -> this type's LUT for that model; absent: cannot help it.
   std::map<std::pair<int, int>, const LutTable*> helper_luts;
   const BandwidthSchedule* bandwidth = nullptr;      // its link
@@ -211,7 +212,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void on_help_done();
   void apply_control(const ControlMessage& m);
   // The table of binding b on the device's current server (null: that server has none).
-  const LutTable* server_lut(int b) const { return s_.bindings[static_cast<size_t>(b)].server_luts[static_cast<size_t>(loop_.server())]; }
+  const LutTable* server_lut(int b) const { return s_.server_tables->table(loop_.server(), s_.index, b); }
   void count_radio(double bytes);
 
   void use_binding(int b);  // the model new requests run from now on

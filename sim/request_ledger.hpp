@@ -4,7 +4,10 @@
 // run; actors hold a pointer to it, valid for the whole Engine::run().
 #include <simgrid/s4u.hpp>
 
-#include <deque>
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <vector>
 
 #include "core/cloud_handoff.hpp"
 #include "core/device_loop.hpp"
@@ -14,8 +17,8 @@
 namespace coinfer::sim {
 
 // One request in flight: what the device loop knows of it (core/device_loop.hpp: the record, its
-// split, data_parallel side) and what the simulation adds. Lives in RequestLedger::requests (a deque:
-// stable addresses).
+// split, data_parallel side) and what the simulation adds. Lives in the RequestLedger (stable
+// addresses).
 struct SimRequest : DeviceRequest {
   int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
   int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
@@ -41,7 +44,7 @@ class RequestLedger {
   SimRequest& create(int device);
   // False once the run holds limits::kMaxRequests requests: devices stop creating, and the run is
   // refused afterwards (run_simulation throws InputError).
-  bool may_create() const { return static_cast<long long>(requests_.size()) < limits::kMaxRequests; }
+  bool may_create() const { return static_cast<long long>(size_) < limits::kMaxRequests; }
   // Marks a request finished now (its status and failure as the device loop set them) and wakes the
   // controller if it was the last.
   void finish(SimRequest& r);
@@ -50,13 +53,41 @@ class RequestLedger {
   long long unfinished() const { return unfinished_; }
   // Released when arrivals ended and the last unfinished request finished.
   const simgrid::s4u::SemaphorePtr& all_done() const { return all_done_; }
-  std::deque<SimRequest>& requests() { return requests_; }
+  // How many requests were created, and the last one (size() > 0).
+  std::size_t size() const { return size_; }
+  const SimRequest& back() const { return chunks_.back()[(size_ - 1) % kChunk]; }
+  // After the run: hands every request to `take` in id order, freeing each chunk of kChunk requests
+  // once taken, so the records assembled from them replace the ledger's memory instead of adding to it
+  // (each chunk is one allocation large enough for the allocator to give back at once). The ledger is
+  // empty afterwards; no pointer to a request may be used again.
+  template <class F>
+  void drain(F take) {
+    std::size_t left = size_;
+    for (auto& chunk : chunks_) {
+      const std::size_t n = std::min(left, kChunk);
+      for (std::size_t k = 0; k < n; ++k) take(chunk[k]);
+      left -= n;
+      chunk.reset();
+    }
+    chunks_.clear();
+    size_ = 0;
+  }
 
  private:
+  // Requests live in chunks of kChunk (stable addresses; ~1.3 MB each at 320 bytes a request), each
+  // mapped from the system on its own and unmapped when freed, so a drained chunk leaves the process
+  // at once (a deque's node per request, or a malloc'd chunk once glibc's threshold has risen, stays
+  // in the heap after free: the assembled records then came on top, ~550 instead of ~330 bytes per
+  // request at the peak; bench/memory_budget.py).
+  static constexpr std::size_t kChunk = 4096;
+  struct Unmap {
+    void operator()(SimRequest* chunk) const;
+  };
   double arrivals_end_s_, hard_end_s_;
   long long unfinished_ = 0;
   simgrid::s4u::SemaphorePtr all_done_;
-  std::deque<SimRequest> requests_;
+  std::vector<std::unique_ptr<SimRequest[], Unmap>> chunks_;
+  std::size_t size_ = 0;
 };
 
 }  // namespace coinfer::sim

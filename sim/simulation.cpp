@@ -106,27 +106,44 @@ bool valid_log_setting(const std::string& s) {
   return false;
 }
 
-// The servers device d's requests may reach: its own, and every other where schemes may move it
-// (scheduler.choose_servers, or a scheduler from outside, which may set servers in its answers).
-std::vector<int> servers_reachable(const Scenario& s, const DeviceSpec& d) {
-  if (!s.scheduler.choose_servers && !scheduler_traits(s.scheduler.name).from_outside) return {s.server_index(d.server)};
-  std::vector<int> out;
-  for (size_t j = 0; j < s.servers.size(); ++j) out.push_back(static_cast<int>(j));
-  return out;
-}
+// The server types device d's requests may reach: its own server's, and every other's where schemes
+// may move it (scheduler.choose_servers, or a scheduler from outside, which may set servers in its
+// answers). Types, not servers: a run of 1,000 servers of one type asks one table per device.
+class ReachableServerTypes {
+ public:
+  explicit ReachableServerTypes(const Scenario& s)
+      : s_(s), any_server_(s.scheduler.choose_servers || scheduler_traits(s.scheduler.name).from_outside) {
+    std::set<std::string> types;
+    for (const ServerSpec& sv : s.servers) types.insert(sv.type);
+    all_.assign(types.begin(), types.end());
+  }
+  std::vector<std::string> of(const DeviceSpec& d) const {
+    if (any_server_) return all_;
+    const int j = s_.server_index(d.server);
+    if (j < 0) return {};
+    return {s_.servers[static_cast<size_t>(j)].type};
+  }
+
+ private:
+  const Scenario& s_;
+  bool any_server_;
+  std::vector<std::string> all_;
+};
 
 }  // namespace
 
 std::vector<LutKey> sampled_service_luts(const Scenario& s, const LutSet& luts) {
   std::set<LutKey> used;
   if (s.service_time != Scenario::ServiceTime::sampled) return {};
+  const ReachableServerTypes reachable(s);
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> served;  // server id -> its devices' (model, dataset)
+  for (const auto& o : s.devices) served[o.server].insert({o.model, o.dataset});
   for (const auto& d : s.devices) {
     used.insert(d.lut_key(d.model));
-    for (int j : servers_reachable(s, d))
-      if (j >= 0) used.insert({s.servers[static_cast<size_t>(j)].type, d.model, d.dataset});
+    for (const std::string& type : reachable.of(d)) used.insert({type, d.model, d.dataset});
     if (d.workload.arrival != WorkloadSpec::Arrival::none) continue;
-    for (const auto& o : s.devices)  // a helper may run any model of its server's devices
-      if (o.server == d.server) used.insert({d.type, o.model, o.dataset, d.default_processor()});
+    for (const auto& [model, dataset] : served[d.server])  // a helper may run any model of its server's devices
+      used.insert({d.type, model, dataset, d.default_processor()});
   }
   std::vector<LutKey> out;
   for (const LutKey& k : used)
@@ -225,11 +242,6 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
         throw InputError(s.servers[j].where, "servers (id " + s.servers[j].id + ").type",
                          "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
       }
-      // Every server's, where the LUTs have it (a scheme may move the device: Scheme::servers).
-      for (const ServerSpec& sv : s.servers) {
-        const LutKey key{sv.type, m, d.dataset};
-        b.server_luts.push_back(luts.contains(key) ? &luts.table(key) : nullptr);
-      }
       for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
       out[i].push_back(std::move(b));
     }
@@ -250,24 +262,33 @@ struct RunWiring {
   ActivityRetirement* retirement;
   std::vector<ServerStatus>* server_status;    // per server
   BatchGroupIds* groups;                       // the run's batch groups (pp(k,m)'s are made as requests need them)
+  std::shared_ptr<const ServerLutIndex> server_tables;  // every server's table per device binding
+  const std::vector<std::pair<int, int>>* helpers;      // (helper, origin): core/helper_forwarding.hpp
 };
+
+// The models each device may run, binding order (what ServerTiming and ServerLutIndex take).
+std::vector<std::vector<std::string>> run_models_of(const DeviceBindings& bindings) {
+  std::vector<std::vector<std::string>> run_models;
+  run_models.reserve(bindings.size());
+  for (const auto& device : bindings) {
+    run_models.emplace_back();
+    for (const ModelBinding& b : device) run_models.back().push_back(b.run_model);
+  }
+  return run_models;
+}
 
 // Phase: each server's timing (its LUTs and its helpers', core/server_timing.hpp) and its actors
 // (dispatcher, timer, workers, forwarding to helpers).
 std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std::vector<std::unique_ptr<ServerTiming>>& timings) {
   const Scenario& s = *w.s;
-  std::vector<std::vector<std::string>> run_models;
-  for (const auto& bindings : *w.bindings) {
-    run_models.emplace_back();
-    for (const ModelBinding& b : bindings) run_models.back().push_back(b.run_model);
-  }
+  const std::vector<std::vector<std::string>> run_models = run_models_of(*w.bindings);
   std::vector<std::unique_ptr<ServerActors>> servers;
   auto priorities = std::make_shared<std::vector<int>>();  // shared by the servers
   for (const auto& d : s.devices) priorities->push_back(d.workload.priority);
   auto drop_after = std::make_shared<std::vector<double>>();  // per device: deadline s when drop_late, else none
   for (const auto& d : s.devices) drop_after->push_back(d.workload.drop_after_s());
   for (size_t j = 0; j < s.servers.size(); ++j) {
-    timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, run_models, *w.time));
+    timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, w.server_tables, *w.helpers, run_models, *w.time));
     ServerSlice x;
     x.index = static_cast<int>(j);
     x.spec = &s.servers[j];
@@ -293,7 +314,10 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
 // Phase: the devices (each an event handler in the simulation's kernel, sim/device.hpp).
 std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
   const Scenario& s = *w.s;
+  std::vector<std::vector<int>> origins(s.devices.size());  // per helper: the devices it may help, in order
+  for (const auto& [h, o] : *w.helpers) origins[static_cast<size_t>(h)].push_back(o);
   std::vector<std::unique_ptr<SimDevice>> devices;
+  devices.reserve(s.devices.size());
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
@@ -306,8 +330,8 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.duration_s = s.duration_s;
     x.host = w.platform->device_hosts[i];
     x.bindings = (*w.bindings)[i];
-    for (const auto& [h, o] : helper_pairs(s)) {
-      if (h != static_cast<int>(i)) continue;
+    x.server_tables = w.server_tables.get();
+    for (const int o : origins[i]) {
       const auto& bindings = (*w.bindings)[o];
       for (size_t b = 0; b < bindings.size(); ++b) {
         const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset, d.default_processor()};
@@ -352,23 +376,27 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
                                         std::to_string(e.batch) + ": " + e.method + ", error " + format_percent(e.relative_error));
   {
     std::set<LutKey> senders;  // devices send uploads, servers send results
+    const ReachableServerTypes reachable(s);
     for (const auto& d : s.devices) {
       senders.insert(d.lut_key(d.model));
-      for (int j : servers_reachable(s, d)) {
-        const LutKey k{s.servers[static_cast<size_t>(j)].type, d.model, d.dataset};
+      for (const std::string& type : reachable.of(d)) {
+        const LutKey k{type, d.model, d.dataset};
         if (luts.contains(k)) senders.insert(k);
       }
     }
     for (const LutKey& k : senders) (luts.table(k).has_wire_bytes() ? out.wire_bytes_luts : out.tensor_bytes_luts).push_back(k.to_string());
   }
-  out.requests.reserve(ledger.requests().size());
-  for (auto& r : ledger.requests()) {
+  // Moved out of the ledger in id order, its memory freed as it goes (the engine has ended; nothing
+  // reads the ledger's requests from here on): a run holds each request once, not twice, while it is
+  // assembled.
+  out.requests.reserve(ledger.size());
+  ledger.drain([&](SimRequest& r) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
       r.rec.failure = drain_failure_text(r.rec, s.drain_s);
     }
-    out.requests.push_back(r.rec);
-  }
+    out.requests.push_back(std::move(r.rec));
+  });
   std::vector<double> window_energy;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
@@ -440,7 +468,10 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<DeviceInbox*> inboxes(nd, nullptr);
   ActivityRetirement retirement;
   std::vector<ServerStatus> server_status(ns);
-  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status, &groups};
+  const auto server_tables = std::make_shared<const ServerLutIndex>(s, luts, run_models_of(bindings));
+  const std::vector<std::pair<int, int>> helpers = helper_pairs(s);
+  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status, &groups,
+                         server_tables, &helpers};
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
@@ -482,7 +513,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     const ModelBinding* use = &bindings[static_cast<size_t>(i)].front();
     for (const ModelBinding& b : bindings[static_cast<size_t>(i)])
       if (b.run_model == run_model) use = &b;
-    if (use->server_luts[static_cast<size_t>(j)] != nullptr) return "";
+    if (server_tables->table(j, i, static_cast<int>(use - bindings[static_cast<size_t>(i)].data())) != nullptr) return "";
     return "the LUTs have no table for " + LutKey{s.servers[static_cast<size_t>(j)].type, use->run_model, s.devices[static_cast<size_t>(i)].dataset}.to_string();
   };
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
@@ -514,7 +545,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
       const double step = s.duration_s / 20;
       for (int k = 1; k <= 20; ++k) {
         sg4::this_actor::sleep_until(k * step);
-        options.progress(sg4::Engine::get_clock(), static_cast<long long>(ledger.requests().size()));
+        options.progress(sg4::Engine::get_clock(), static_cast<long long>(ledger.size()));
       }
     })->daemonize();
   }
@@ -528,7 +559,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   if (!ledger.may_create())
     throw InputError(SourceLocation{s.file, 0, 0}, "duration_s",
                      "the run reached " + std::to_string(limits::kMaxRequests) + " requests, the bound of one simulation, by " +
-                         format_double(ledger.requests().back().rec.t_created) +
+                         format_double(ledger.back().rec.t_created) +
                          " s of simulated time (a near-zero LUT latency or a very high arrival rate?); shorten duration_s or "
                          "split the run");
 

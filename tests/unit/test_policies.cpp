@@ -21,6 +21,7 @@
 #include "core/model_key.hpp"
 #include "core/server_failures.hpp"
 #include "core/server_timing.hpp"
+#include "core/server_lut_index.hpp"
 #include "core/system_state.hpp"
 #include "core/text_util.hpp"
 #include "core/units.hpp"
@@ -231,6 +232,52 @@ TEST(ServerTiming, EachServerTimesEveryDevicesBatchesByItsTypesLutsAndItsOwnHelp
   sc.devices[1].workload.arrival = WorkloadSpec::Arrival::poisson;
   EXPECT_FALSE(ServerTiming(sc, 0, luts, run_models).may_have_helpers());
   EXPECT_TRUE(ServerTiming(sc, 1, luts, run_models).may_have_helpers());
+}
+
+// One index of server tables for the whole run (core/server_lut_index.hpp): three servers of two types
+// and four devices over two (model, dataset) pairs. Expected by hand: a server answers by its type's
+// table for the device's binding's (model, dataset); a missing table, an unknown binding, server or
+// device is null. The index holds one column per distinct (model, dataset), not one per device.
+TEST(ServerLutIndex, EachServerAnswersByItsTypeForTheDevicesModelAndDataset) {
+  Scenario sc;
+  for (const auto& [id, type] : {std::pair<const char*, const char*>{"A", "srv"}, {"B", "srv2"}, {"C", "srv"}}) {
+    ServerSpec sv;
+    sv.id = id;
+    sv.type = type;
+    sc.servers.push_back(sv);
+  }
+  for (const char* ds : {"d", "d", "e", "d"}) {
+    DeviceSpec d;
+    d.id = "x" + std::to_string(sc.devices.size());
+    d.server = "A";
+    d.model = "m";
+    d.dataset = ds;
+    sc.devices.push_back(d);
+  }
+  LutSet luts;
+  for (const auto& [type, model, ds] : {std::tuple<const char*, const char*, const char*>{"srv", "m", "d"}, {"srv", "m@v", "d"},
+                                        {"srv2", "m", "e"}}) {
+    LutTable t({type, model, ds}, 3, 1);
+    t.set_latency(0, 3, 1, {0.01, 0, 0, 0, 1});
+    luts.add(std::move(t), "test");
+  }
+  const std::vector<std::vector<std::string>> run_models = {{"m", "m@v"}, {"m"}, {"m"}, {"m", "m@v"}};
+  const ServerLutIndex index(sc, luts, run_models);
+  const LutTable* srv_m_d = &luts.table({"srv", "m", "d"});
+  const LutTable* srv_v_d = &luts.table({"srv", "m@v", "d"});
+  EXPECT_EQ(index.table(0, 0, 0), srv_m_d);
+  EXPECT_EQ(index.table(0, 0, 1), srv_v_d);
+  EXPECT_EQ(index.table(2, 3, 1), srv_v_d);  // C has A's type
+  EXPECT_EQ(index.table(0, 1, 0), srv_m_d);
+  EXPECT_EQ(index.table(1, 1, 0), nullptr);  // srv2 has no (m, d)
+  EXPECT_EQ(index.table(1, 2, 0), &luts.table({"srv2", "m", "e"}));
+  EXPECT_EQ(index.table(0, 2, 0), nullptr);  // srv has no (m, e)
+  EXPECT_EQ(index.table(0, 1, 1), nullptr);  // x1 runs one model only
+  EXPECT_EQ(index.table(3, 0, 0), nullptr);  // no server 3
+  EXPECT_EQ(index.table(0, 4, 0), nullptr);  // no device 4
+  EXPECT_EQ(index.table(0, 0, -1), nullptr);
+  EXPECT_EQ(index.types(), 2u);
+  EXPECT_EQ(index.models(), 3u);  // (m, d), (m@v, d), (m, e)
 }
 
 TEST(HelperForwarding, NothingMovesWhileIdleWorkersWillTakeTheBatches) {
