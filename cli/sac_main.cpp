@@ -10,7 +10,6 @@
 // (POLICY.ckpt) and the learning curve (POLICY.learning.csv): a killed training resumes from the last
 // round with the same command.
 #include <CLI/CLI.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include <torch/torch.h>
 
@@ -73,7 +72,7 @@ struct TrainScenario {
   std::string file;
   Scenario scenario;
   std::vector<bool> entry_has_trace;
-  std::vector<std::string> entry_arrival;  // per YAML device entry: workload.arrival (closed_loop by default)
+  std::vector<WorkloadSpec::Arrival> entry_arrival;  // per YAML device entry: workload.arrival
   std::vector<double> entry_rate, entry_in_flight;  // its rate_per_s (poisson) and in_flight (0: the default)
   std::vector<std::string> device_ids;
 };
@@ -152,13 +151,13 @@ int train(TrainOptions& o) {
     ts.file = fs::absolute(f).string();
     ts.scenario = load_scenario(f);
     for (const auto& d : ts.scenario.devices) ts.device_ids.push_back(d.id), models.insert(d.model + "/" + d.dataset);
-    const YAML::Node root = YAML::LoadFile(f);
-    for (const auto& entry : root["devices"]) {
-      ts.entry_has_trace.push_back(entry["link"] && entry["link"]["trace"]);
-      const YAML::Node w = entry["workload"];
-      ts.entry_arrival.push_back(w && w["arrival"] ? w["arrival"].as<std::string>() : "closed_loop");
-      ts.entry_rate.push_back(w && w["rate_per_s"] ? w["rate_per_s"].as<double>() : 0);
-      ts.entry_in_flight.push_back(w && w["in_flight"] ? w["in_flight"].as<double>() : 0);
+    // Per YAML device entry, from its first device (the copies of a count: group share the entry's keys).
+    for (const auto& d : ts.scenario.devices) {
+      if (static_cast<size_t>(d.entry) < ts.entry_arrival.size()) continue;
+      ts.entry_has_trace.push_back(!d.link.trace_file.empty());
+      ts.entry_arrival.push_back(d.workload.arrival);
+      ts.entry_rate.push_back(d.workload.rate_per_s);
+      ts.entry_in_flight.push_back(d.workload.in_flight);
     }
     scenarios.push_back(std::move(ts));
   }
@@ -305,13 +304,13 @@ int train(TrainOptions& o) {
       for (size_t k = 0; k < ts.entry_arrival.size(); ++k) {
         const std::string key = "devices." + std::to_string(k) + ".";
         const double u_join = rng.next_unit(), t_join = rng.next_unit() * duration / 2, u_load = rng.next_unit();
-        if (ts.entry_arrival[k] == "none") continue;
+        if (ts.entry_arrival[k] == WorkloadSpec::Arrival::none) continue;
         if (u_join < o.join_probability) argv.insert(argv.end(), {"--set", key + "join_at_s=" + fmt(t_join)});
         if (o.load_spread <= 1) continue;
         const double factor = std::exp((2 * u_load - 1) * std::log(o.load_spread));  // log-uniform in [1/spread, spread]
-        if (ts.entry_arrival[k] == "poisson" && ts.entry_rate[k] > 0)
+        if (ts.entry_arrival[k] == WorkloadSpec::Arrival::poisson && ts.entry_rate[k] > 0)
           argv.insert(argv.end(), {"--set", key + "workload.rate_per_s=" + fmt(ts.entry_rate[k] * factor)});
-        else if (ts.entry_arrival[k] == "closed_loop") {
+        else if (ts.entry_arrival[k] == WorkloadSpec::Arrival::closed_loop) {
           const double base = ts.entry_in_flight[k] > 0 ? ts.entry_in_flight[k] : 1.5;
           argv.insert(argv.end(), {"--set", key + "workload.in_flight=" + std::to_string(std::max(1L, std::lround(base * factor)))});
         }

@@ -104,6 +104,7 @@ struct DeviceSpec {
   // when the scheduler has a max_output_error): "fp32" or variant names; empty: no choice.
   std::vector<std::string> variant_choices;
   SourceLocation where;  // the YAML entry it came from, for later errors
+  int entry = 0;         // that entry's index in the scenario's devices list (a count: group shares one)
 };
 
 struct ServerSpec {

@@ -827,6 +827,7 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
     for (int c = 0; c < copies; ++c) {
       DeviceSpec copy = d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
+      copy.entry = static_cast<int>(i);
       if (!device_ids.insert(copy.id).second) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
       // Devices and servers are hosts of one platform (and names in one scheme): one name each.
       if (s.server_index(copy.id) >= 0)
