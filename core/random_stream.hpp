@@ -39,6 +39,7 @@ enum class StreamPurpose : std::uint64_t {
   graph_generation = 20,  // models/power_law_graph: a synthetic graph's endpoints and node order (index = 0)
   paper_module_sampling = 21,  // coinfer medn sample: a module's sampled configurations (index = module's rank in the paper's list)
   background_load = 22,  // coinfer medn sample: the background load levels (index = module's rank)
+  device_population = 23,  // devices[] entries with distributions: a device's drawn keys (index = entry * 2^32 + copy)
   test = 99,         // tests only
 };
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -17,6 +18,7 @@
 #include "core/server_failures.hpp"
 #include "core/limits.hpp"
 #include "io/data_root.hpp"
+#include "io/device_population.hpp"
 #include "io/device_profile_loader.hpp"
 #include "core/text_util.hpp"
 #include "io/csv.hpp"
@@ -819,13 +821,17 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
                  path);
     const std::string id = r.get_name(n, "id", path);
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~15-25 KB of simulator memory");
-    const DeviceSpec d = read_device(r, n, path, s, file, hw);
     const int copies = count > 0 ? static_cast<int>(count) : 1;
+    // A population: keys with distributions, each device drawn (io/device_population.hpp).
+    std::optional<DevicePopulation> population;
+    if (DevicePopulation::has_distributions(n))
+      population.emplace(r, n, path, s.seed, static_cast<int>(i), [&](const YAML::Node& one) { return read_device(r, one, path, s, file, hw); });
+    const DeviceSpec d = population ? DeviceSpec() : read_device(r, n, path, s, file, hw);
     if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
       r.fail(n, path + (count > 0 ? ".count" : ""), "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " +
                                                         std::to_string(limits::kMaxDevices) + " (each takes ~15-25 KB of simulator memory; split a larger system into several runs)");
     for (int c = 0; c < copies; ++c) {
-      DeviceSpec copy = d;
+      DeviceSpec copy = population ? population->device(c) : d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
       copy.entry = static_cast<int>(i);
       if (!device_ids.insert(copy.id).second) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");

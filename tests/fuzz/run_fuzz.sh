@@ -35,7 +35,7 @@ cxx=(clang++ -std=c++17 -O1 -g -fsanitize=address,undefined -fno-sanitize-recove
 h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
 loglibs=(-lspdlog -lfmt)  # core/log.cpp
 core=("$src"/core/*.cpp)
-io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
+io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/device_population.cpp "$src"/io/csv.cpp "$src"/io/input_file.cpp "$src"/io/model_spec_loader.cpp "$src"/io/data_root.cpp
         "$src"/io/lut_repository.cpp "$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp
         "$src"/io/device_profile_loader.cpp)
 io_lut=("$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp "$src"/io/input_file.cpp)
@@ -149,6 +149,11 @@ PY
           'servers.0.batch={window_ms: 10, max_size: 5, policy: sparoa, real_time_ms: 40, memory_gb: 2, sparsity_threshold: 0.5}' \
           'devices.2.workload={arrival: poisson, rate_per_s: 20, deadline_ms: 50, drop_late: true, priority: 3}' \
           'events=[{at_s: 1, device: pi0, load: 0.5}, {at_s: 2, device: pi1, load: 0.2, processor: cpu}]'; } > "$out/scenario.seed/issue37set"
+      # A device population: keys drawn per device (io/device_population.hpp).
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n%s\n%s\n' \
+          'devices.2.count=50' \
+          'devices.2.type={choice: [rpi4b, rpi3b], weights: [3, 1]}' \
+          'devices.2.link={bandwidth_mbps: {uniform: [5, 40]}, latency_ms: {choice: [1, 2, 5]}}'; } > "$out/scenario.seed/population"
       # Server failures: events by hand, and a failure model.
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' \
           'events=[{at_s: 1, server: edge0, fail: true}, {at_s: 2, server: edge0, recover: true}]'; } > "$out/scenario.seed/issue36set"

@@ -2,12 +2,14 @@
 
 #include <cmath>
 #include <random>
+#include <set>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/input_error.hpp"
+#include "core/random_stream.hpp"
 #include "core/scenario_checks.hpp"
 #include "io/lut_repository.hpp"
 #include "io/model_spec_loader.hpp"
@@ -528,4 +530,73 @@ TEST(ScenarioLoader, AMovingDevicesLinkCapCanBeSetAndCapsItsRate) {
   ASSERT_EQ(s.devices.size(), 2u);
   ASSERT_FALSE(s.devices[0].link.trace.empty());
   EXPECT_DOUBLE_EQ(s.devices[0].link.trace.front().mbps, 5);
+}
+
+// Device populations (io/device_population.hpp): keys drawn per device from the scenario's seed.
+// The contract the test states: device c of entry e reads six uniforms from RandomStream(seed,
+// device_population, e * 2^32 + c), one per drawable key in the order type, join_at_s,
+// link.bandwidth_mbps, link.latency_ms, workload.rate_per_s, workload.in_flight; a uniform [lo, hi]
+// gives lo + u (hi - lo).
+static std::string with(std::string text, const std::string& from, const std::string& to) {
+  const auto pos = text.find(from);
+  EXPECT_NE(pos, std::string::npos) << from;
+  return text.replace(pos, from.size(), to);
+}
+
+TEST(DevicePopulation, EachDeviceDrawsItsKeysFromItsOwnStream) {
+  const std::string text = replaced("count: 2", "count: 400") + "    join_at_s: {uniform: [0, 8]}\n";
+  const Scenario s = load_scenario(write(text));
+  ASSERT_EQ(s.devices.size(), 400u);
+  for (int c : {0, 1, 399}) {
+    RandomStream rng(3, StreamPurpose::device_population, static_cast<std::uint64_t>(c));  // entry 0, seed 3
+    (void)rng.next_unit();                                                                 // type's uniform
+    EXPECT_DOUBLE_EQ(s.devices[static_cast<size_t>(c)].join_at_s, 8 * rng.next_unit()) << c;
+    EXPECT_EQ(s.devices[static_cast<size_t>(c)].id, "pi" + std::to_string(c));
+    EXPECT_EQ(s.devices[static_cast<size_t>(c)].entry, 0);
+  }
+  // Another key drawn too: join_at_s's draws do not move; the link's lie in its range.
+  const Scenario both = load_scenario(write(with(text, "bandwidth_mbps: 40", "bandwidth_mbps: {uniform: [10, 20]}")));
+  double lo = 1e9, hi = 0;
+  for (size_t c = 0; c < 400; ++c) {
+    EXPECT_EQ(both.devices[c].join_at_s, s.devices[c].join_at_s);
+    lo = std::min(lo, both.devices[c].link.bandwidth_mbps), hi = std::max(hi, both.devices[c].link.bandwidth_mbps);
+  }
+  EXPECT_GE(lo, 10);
+  EXPECT_LE(hi, 20);
+  EXPECT_LT(lo, 11);  // 400 draws cover the range (each end missed with probability 0.9^400)
+  EXPECT_GT(hi, 19);
+  // Another seed, another population.
+  const Scenario other = load_scenario(write(text), {"seed=4"});
+  EXPECT_NE(other.devices[0].join_at_s, s.devices[0].join_at_s);
+}
+
+// Choices: weights 3:1 over 4,000 devices give 3,000 +- 3 standard deviations (sqrt(4000 * 0.75 * 0.25)
+// = 27.4) of the first; a weight of 0 is never drawn; whole-number ranges give every whole number.
+TEST(DevicePopulation, ChoicesFollowTheirWeightsAndRangesOfWholeNumbersGiveWholeNumbers) {
+  const std::string base = replaced("count: 2", "count: 4000");
+  const Scenario s = load_scenario(write(with(base, "type: rpi4b", "type: {choice: [rpi4b, rpi3b], weights: [3, 1]}")));
+  int first = 0;
+  for (const DeviceSpec& d : s.devices) first += d.type == "rpi4b";
+  EXPECT_GT(first, 3000 - 83);
+  EXPECT_LT(first, 3000 + 83);
+  const Scenario never = load_scenario(write(base), {"devices.0.type={choice: [rpi4b, rpi3b], weights: [0, 2]}"});
+  for (const DeviceSpec& d : never.devices) ASSERT_EQ(d.type, "rpi3b");
+  const Scenario w = load_scenario(write(base), {"devices.0.workload={arrival: closed_loop, in_flight: {uniform: [1, 3]}}"});
+  std::set<int> seen;
+  for (const DeviceSpec& d : w.devices) seen.insert(d.workload.in_flight);
+  EXPECT_EQ(seen, (std::set<int>{1, 2, 3}));
+}
+
+// Every value a distribution can give is checked where it is written: a range's end out of bounds is
+// reported at that end's line and column; a bad distribution names its key.
+TEST(DevicePopulation, BadDistributionsAreRefusedAtTheirPlace) {
+  const std::string text = with(replaced("count: 2", "count: 5"), "bandwidth_mbps: 40", "bandwidth_mbps: {uniform: [10, 4e12]}");
+  const InputError e = error_of(text);
+  EXPECT_EQ(e.where().line, 13);  // the link line of kBase
+  EXPECT_EQ(e.key(), "devices[0].link.bandwidth_mbps");
+  EXPECT_NE(std::string(e.what()).find("1 Tbit/s"), std::string::npos) << e.what();
+  EXPECT_EQ(error_of(kBase, {"devices.0.join_at_s={uniform: [3, 1]}"}).key(), "devices[0].join_at_s.uniform");
+  EXPECT_EQ(error_of(kBase, {"devices.0.type={choice: [rpi4b], weights: [1, 2]}"}).key(), "devices[0].type.weights");
+  EXPECT_EQ(error_of(kBase, {"devices.0.type={uniform: [1, 2]}"}).key(), "devices[0].type.uniform");
+  EXPECT_EQ(error_of(kBase, {"devices.0.link.latency_ms={choice: [1, -2]}"}).key(), "devices[0].link.latency_ms");
 }
