@@ -59,7 +59,7 @@ def ap_mbps(devices, given):
     return min(want, MAX_MBPS)
 
 
-def scenario(devices, servers, duration, ap=300.0, stagger=0.0):
+def scenario(devices, servers, duration, ap=300.0, stagger=0.0, compact=False):
     per = devices // servers
     s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: {min(1.0, duration / 4):g}\nluts: [traces/lut/]\nservers:\n"]
     for k in range(servers):
@@ -70,6 +70,9 @@ def scenario(devices, servers, duration, ap=300.0, stagger=0.0):
     for k in range(servers):
         if stagger <= 0:
             s.append(f"  - {{id: d{k}_, count: {per}, server: edge{k}, {common}}}\n")
+        elif compact:  # one entry per server: each device draws its wave (scenarios/README.md "Device populations")
+            waves = ", ".join(repr(stagger * g / STAGGER_GROUPS) for g in range(STAGGER_GROUPS))
+            s.append(f"  - {{id: d{k}_, count: {per}, server: edge{k}, join_at_s: {{choice: [{waves}]}}, {common}}}\n")
         else:  # device i of each server joins at ((i mod G) / G) x stagger: G waves instead of one lock-step
             for g in range(STAGGER_GROUPS):
                 n = len(range(g, per, STAGGER_GROUPS))
@@ -90,6 +93,9 @@ def main():
                          "instead of all devices in lock-step from time 0")
     ap.add_argument("--duration", type=float, default=None, help="simulated seconds of every size (default: max(1, min(60, 20000/N)))")
     ap.add_argument("--write-scenario", default=None, help="write the scenario of the first size to this file and exit")
+    ap.add_argument("--compact", action="store_true",
+                    help="with --stagger --write-scenario: one entry per server whose devices draw their wave at random "
+                         "(a device population) instead of 16 entries per server, each wave exactly 1/16 of the devices")
     args = ap.parse_args()
     configs = CONFIGS
     if args.sizes:
@@ -108,7 +114,7 @@ def main():
     if args.write_scenario:
         _, devices, servers, duration = configs[0]
         with open(args.write_scenario, "w") as f:
-            f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0))
+            f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0, args.compact))
         return 0
     print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
           f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, access point {args.ap_mbps or 40} Mbit/s"
@@ -119,7 +125,7 @@ def main():
         for label, devices, servers, duration in configs:
             path = f"{tmp}/s{devices}.yaml"
             with open(path, "w") as f:
-                f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0))
+                f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0, args.compact))
             builds = [args.build] + ([args.compare] if args.compare else [])
             eng, whole, rss, setup = {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}, {b: [] for b in builds}
             bare = []

@@ -52,8 +52,9 @@ class DevicePopulation {
     double number(double u, bool integer) const;
   };
   Distribution read_distribution(const YamlReader& r, const YAML::Node& node, const std::string& key, bool text, bool integer) const;
-  // The entry with the given keys (index into kKeys) set to the given value nodes, the rest shared.
-  YAML::Node with_values(const YamlReader& r, const YAML::Node& entry, const std::vector<std::pair<int, YAML::Node>>& set) const;
+  // One device read from the entry with the given keys (index into kKeys) set to the given value
+  // nodes; the entry is as it was afterwards, whether the read succeeded or threw.
+  DeviceSpec read_with_values(const YAML::Node& entry, const std::vector<std::pair<int, YAML::Node>>& set, const ReadOne& read_one) const;
 
   std::uint64_t seed_ = 0;
   int entry_index_ = 0;

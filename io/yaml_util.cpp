@@ -77,13 +77,7 @@ void YamlReader::note_override(const YAML::Node& value, const std::string& assig
   collect_nodes(value, override_texts_.size() - 1, override_nodes_);
 }
 
-void YamlReader::stand_in(const YAML::Node& made, const YAML::Node& original, const std::string& note) const {
-  stand_ins_.push_back({made, original, note});
-}
-
 SourceLocation YamlReader::where(const YAML::Node& node) const {
-  for (auto it = stand_ins_.rbegin(); it != stand_ins_.rend(); ++it)
-    if (it->made.is(node)) return where(it->original);
   // The latest override first: a later --set replaces what an earlier one put there.
   for (auto it = override_nodes_.rbegin(); it != override_nodes_.rend(); ++it)
     if (it->first.is(node)) return SourceLocation{"--set " + override_texts_[it->second], 0, 0};
@@ -94,8 +88,6 @@ SourceLocation YamlReader::where(const YAML::Node& node) const {
 }
 
 void YamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
-  for (auto it = stand_ins_.rbegin(); it != stand_ins_.rend(); ++it)
-    if (it->made.is(node) && !it->note.empty()) throw InputError(where(node), key, what + " (" + it->note + ")");
   throw InputError(where(node), key, what);
 }
 

@@ -26,11 +26,6 @@ class YamlReader {
   // Remembers that `value` and every node inside it came from the override `assignment`.
   void note_override(const YAML::Node& value, const std::string& assignment);
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) const;
-  // A node the loader made in place of `original` (a device population's draw, its entry rebuilt
-  // around it) is reported at `original`'s place, with `note` after an error's message. Held until
-  // forget_stand_ins(); a handful at a time.
-  void stand_in(const YAML::Node& made, const YAML::Node& original, const std::string& note = "") const;
-  void forget_stand_ins() const { stand_ins_.clear(); }
 
   // Rejects keys not in `allowed`, suggesting the nearest. `path` prefixes key names in messages.
   void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& path) const;
@@ -67,11 +62,6 @@ class YamlReader {
   // once per node (a 114 KB --set of 2,500 events peaked at 3.7 GB).
   std::vector<std::pair<YAML::Node, size_t>> override_nodes_;
   std::vector<std::string> override_texts_;
-  struct StandIn {
-    YAML::Node made, original;
-    std::string note;
-  };
-  mutable std::vector<StandIn> stand_ins_;  // the loader's scratch, not the tree's content
 };
 
 std::string key_path(const std::string& path, const std::string& key);
