@@ -1,6 +1,7 @@
 #include "core/run_assembly.hpp"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include <algorithm>
 #include <cmath>
@@ -24,6 +25,13 @@ std::vector<EventRecord> scenario_event_records(const Scenario& s) {
     const double value = e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : e.kind == EventSpec::Kind::load ? e.load : 0;
     out.push_back(EventRecord{e.at_s, kind, e.device, value, e.server, e.access_point, e.from_access_point});
   }
+  // Devices that join by their own join_at_s (not an events[] join, listed above): one record each, so
+  // the list a decision's summarised trigger ("join:7000 devices of d*") stands for is in the results.
+  std::unordered_set<std::string> joined_by_event;
+  for (const auto& e : s.events)
+    if (e.kind == EventSpec::Kind::join) joined_by_event.insert(e.device);
+  for (const auto& d : s.devices)
+    if (d.join_at_s > 0 && !joined_by_event.count(d.id)) out.push_back(EventRecord{d.join_at_s, "join", d.id, 0, "", "", ""});
   out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0, "", "", ""});
   std::stable_sort(out.begin(), out.end(), [](const EventRecord& a, const EventRecord& b) { return a.t_s < b.t_s; });
   return out;

@@ -45,6 +45,30 @@ TEST(RunAssembly, EventsInTimeOrderWithTheEndOfArrivalsAfterEqualTimes) {
   EXPECT_DOUBLE_EQ(ev[2].t_s, 5);
 }
 
+// Every join is an event: b joins by its own join_at_s (3 s), c by an events[] join (4 s, which also
+// set its join_at_s: listed once), a from the start (no join). In time order: leave a (2), join b (3),
+// join c (4), bandwidth (5), arrivals_end (5).
+TEST(RunAssembly, EveryJoinIsListedOnceWhetherByJoinAtOrByAnEvent) {
+  Scenario s = small();
+  s.devices[1].join_at_s = 3;
+  DeviceSpec c = s.devices[0];
+  c.id = "c";
+  c.join_at_s = 4;
+  s.devices.push_back(c);
+  EventSpec join;
+  join.at_s = 4, join.device = "c", join.kind = EventSpec::Kind::join;
+  s.events.push_back(join);
+  const auto ev = scenario_event_records(s);
+  ASSERT_EQ(ev.size(), 5u);
+  EXPECT_EQ(ev[1].kind, "join");
+  EXPECT_EQ(ev[1].device, "b");
+  EXPECT_DOUBLE_EQ(ev[1].t_s, 3);
+  EXPECT_EQ(ev[2].kind, "join");
+  EXPECT_EQ(ev[2].device, "c");
+  EXPECT_EQ(ev[3].kind, "bandwidth");
+  EXPECT_EQ(ev[4].kind, "arrivals_end");
+}
+
 TEST(RunAssembly, BandwidthSamplesAreEachDevicesChangePointsUpToTheEnd) {
   // a: 40 from 0. b: 10 from 0, 5 from 5. Cut at 4 s: b's drop is after the end.
   auto at4 = bandwidth_samples(small(), 4);
