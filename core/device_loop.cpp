@@ -14,7 +14,7 @@ namespace coinfer {
 namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-void erase_from(std::deque<DeviceRequest*>& q, const DeviceRequest* r) { q.erase(std::remove(q.begin(), q.end(), r), q.end()); }
+void erase_from(RingQueue<DeviceRequest*>& q, const DeviceRequest* r) { q.erase_value(const_cast<DeviceRequest*>(r)); }
 
 DeviceLoop::TraceSink g_sink;  // conformance tests only
 bool g_tracing = false;          // g_sink is set: one plain load per event when it is not
@@ -451,7 +451,7 @@ void DeviceLoop::fail(std::int64_t id, double now_s, const std::string& why) {
   if (stopped_ || found == nullptr) return;
   DeviceRequest& r = *found;
   if (running(&r) || &r == uploading_) return;
-  const bool waiting_for_side = std::find(data_parallel_waiting_.begin(), data_parallel_waiting_.end(), &r) != data_parallel_waiting_.end();
+  const bool waiting_for_side = data_parallel_waiting_.contains(&r);
   drop_from_processors(&r);
   erase_from(up_queue_, &r);
   erase_from(data_parallel_waiting_, &r);

@@ -41,7 +41,7 @@
 // Times are seconds on the engine's clock (the run's time zero at 0); bytes/s for bandwidths. Not
 // thread-safe (the real runtime calls it under its mutex); never blocks, never advances time.
 #include <cstdint>
-#include <deque>
+#include "core/ring_queue.hpp"
 #include <functional>
 #include <map>
 #include <memory>
@@ -256,7 +256,7 @@ class DeviceLoop {
   long long given_up_ = 0;       // requests dropped past their deadline or failed at a down server (wake's re-admission)
   double next_arrival_s_;
   struct Processor {
-    std::deque<DeviceRequest*> queue;  // segments waiting for it, FIFO
+    RingQueue<DeviceRequest*> queue;  // segments waiting for it, FIFO
     DeviceRequest* running = nullptr;
     double working_bytes = 0;          // of the running segment's share (memory accounting)
   };
@@ -270,8 +270,8 @@ class DeviceLoop {
   double held_total_ = 0;
   std::vector<std::pair<DeviceRequest*, std::string>> out_of_memory_;  // running segments that do not fit, and why
   std::vector<double> pool_peak_, proc_peak_;
-  std::deque<DeviceRequest*> up_queue_, data_parallel_waiting_;
-  std::deque<std::int64_t> help_queue_;
+  RingQueue<DeviceRequest*> up_queue_, data_parallel_waiting_;
+  RingQueue<std::int64_t> help_queue_;
   DeviceRequest* uploading_ = nullptr;
   bool helping_ = false;
   using Where = DeviceRequest::Where;

@@ -988,11 +988,23 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   YAML::Emitter out;
   out << root;
   s.resolved_yaml = std::string(out.c_str()) + "\n";
+  s.devices.shrink_to_fit();  // read one by one: up to twice the room (~0.9 KB a device) kept for nothing
   return s;
 }
 
 std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler) {
   std::vector<LutNeed> out;
+  for_each_lut_need(s, models, scheduler, [&out](const LutNeed& need) { out.push_back(need); });
+  return out;
+}
+
+void for_each_lut_need(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler,
+                       const std::function<void(const LutNeed&)>& visit) {
+  // `out` is the visitor: each need is made, handed over and dropped.
+  struct Visitor {
+    const std::function<void(const LutNeed&)>& visit;
+    void push_back(const LutNeed& need) const { visit(need); }
+  } out{visit};
   const bool fixed = scheduler.keeps_scenario_strategies;
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
@@ -1052,7 +1064,6 @@ std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& m
         for (int b = 1; b <= sv.batch.max_size; ++b) out.push_back({hd.lut_key(d.model), n, k, n, b, h, d.id});
     }
   }
-  return out;
 }
 
 void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts, const SchedulerTraits& scheduler) {
@@ -1091,7 +1102,12 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       }
     }
   }
-  for (const LutNeed& need : lut_entries_needed(s, models, scheduler)) {
+  // Devices alike need the same entries: each distinct one is checked once (the first device that
+  // needs an entry that fails is the one named).
+  std::set<std::tuple<LutKey, int, int, int, int, bool, bool>> passed;
+  for_each_lut_need(s, models, scheduler, [&](const LutNeed& need) {
+    if (!passed.insert({need.key, need.num_stages, need.begin, need.end, need.batch, need.table_only, need.helper_for.empty()}).second)
+      return;
     const DeviceSpec& d = s.devices[need.device];
     const std::string path = "devices (id " + d.id + ")";
     const std::string as = need.helper_for.empty() ? "" : "as a helper for " + need.helper_for + ": ";
@@ -1101,8 +1117,8 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
         fail(d.where, path + ".model",
              as + "LUT " + need.key.to_string() + " has " + std::to_string(t.num_stages()) + " stages, the model spec " +
                  std::to_string(need.num_stages) + " (" + luts.origin(need.key) + ")");
-      if (need.table_only) continue;
-      if (!need.helper_for.empty() && need.batch > t.max_batch()) continue;  // helpers run what their table covers
+      if (need.table_only) return;
+      if (!need.helper_for.empty() && need.batch > t.max_batch()) return;  // helpers run what their table covers
       t.latency(need.begin, need.end, need.batch);
       if (s.luts_fill != Scenario::LutsFill::allow)
         if (const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch))
@@ -1140,20 +1156,20 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       const bool about_processor = !owner.processor.empty() || std::string(e.what()).find("several processors") != std::string::npos;
       fail(owner.where, path + (about_processor ? ".processor" : ".type"), as + std::string(e.what()) + " (LUTs: " + join(s.luts) + ")" + ways);
     }
-  }
+  });
 }
 
 std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
                                                  const SchedulerTraits& scheduler) {
   std::set<std::tuple<LutKey, int, int, int>> seen;
   std::vector<EstimatedUse> out;
-  for (const LutNeed& need : lut_entries_needed(s, models, scheduler)) {
-    if (need.table_only || !luts.contains(need.key)) continue;
+  for_each_lut_need(s, models, scheduler, [&](const LutNeed& need) {
+    if (need.table_only || !luts.contains(need.key)) return;
     const LutTable& t = luts.table(need.key);
     const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch);
-    if (!e || !seen.insert({need.key, need.begin, need.end, need.batch}).second) continue;
+    if (!e || !seen.insert({need.key, need.begin, need.end, need.batch}).second) return;
     out.push_back({need.key, need.begin, need.end, need.batch, e->method, e->relative_error});
-  }
+  });
   return out;
 }
 

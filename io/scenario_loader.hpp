@@ -3,6 +3,7 @@
 // InputErrors naming file, line and key. Cross-checks against models and LUTs are in
 // check_scenario_against().
 #include <map>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,10 @@ struct LutNeed {
   bool table_only = false;
 };
 std::vector<LutNeed> lut_entries_needed(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler);
+// The same needs handed to `visit` one at a time, in the same order, none kept: a run's checks at
+// 100,000 devices would otherwise hold ~50 needs of ~200 bytes per device at once.
+void for_each_lut_need(const Scenario& s, const ModelCatalog& models, const SchedulerTraits& scheduler,
+                       const std::function<void(const LutNeed&)>& visit);
 
 // The estimated entries (coinfer lut fill) among those a run may consult, each once.
 struct EstimatedUse {

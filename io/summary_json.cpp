@@ -2,9 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
 #include <nlohmann/json.hpp>
 
+#include "core/input_error.hpp"
 #include "core/mobility.hpp"
 #include "plumbing/atomic_dir.hpp"
 
@@ -46,9 +51,54 @@ nlohmann::ordered_json metrics(const MetricsSummary& m) {
   }
   return j;
 }
-}  // namespace
 
-std::string summary_json_text(const RunResults& r) {
+// Writes one JSON document as nlohmann's dump(2) would, member by member, so that a section with a member
+// per device is written one device at a time instead of as one tree and one string of the whole file
+// (at 100,000 devices those were ~1 GB at the end of a run). The text is the same byte for byte.
+class JsonOut {
+ public:
+  explicit JsonOut(std::ostream& out) : out_(out) {}
+  void begin_object() {
+    out_ << '{';
+    first_.push_back(true);
+  }
+  void key(const std::string& k) {
+    out_ << (first_.back() ? "\n" : ",\n");
+    first_.back() = false;
+    indent();
+    out_ << nlohmann::ordered_json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << ": ";
+  }
+  // A value at the current depth: its dump re-indented (a dumped string holds no raw newline).
+  void value(const nlohmann::ordered_json& v) {
+    const std::string text = v.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    const std::string pad(2 * first_.size(), ' ');
+    size_t from = 0;
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) out_ << text.substr(from, nl + 1 - from) << pad;
+    out_ << text.substr(from);
+  }
+  void member(const std::string& k, const nlohmann::ordered_json& v) {
+    key(k);
+    value(v);
+  }
+  void end_object() {
+    const bool empty = first_.back();
+    first_.pop_back();
+    if (!empty) {
+      out_ << '\n';
+      indent();
+    }
+    out_ << '}';
+  }
+
+ private:
+  void indent() { out_ << std::string(2 * first_.size(), ' '); }
+  std::ostream& out_;
+  std::vector<bool> first_;  // per open object: no member written yet
+};
+
+void write_summary(std::ostream& out, const RunResults& r) {
+  JsonOut w(out);
+  w.begin_object();
   nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
   {
@@ -95,9 +145,20 @@ std::string summary_json_text(const RunResults& r) {
     for (const auto& f : r.data_files) files.push_back({{"role", f.role}, {"path", f.path}, {"origin", f.origin}});
     j["data_files"] = files;
   }
-  {
-    nlohmann::ordered_json hw = nlohmann::ordered_json::object();
-    auto& by = static_cast<std::vector<nlohmann::ordered_json::object_t::value_type>&>(hw.get_ref<nlohmann::ordered_json::object_t&>());
+  // What is in `j` so far goes out; the sections with a member per device are written one device at a time.
+  const auto flush = [&] {
+    for (const auto& [k, v] : j.items()) w.member(k, v);
+    j = nlohmann::ordered_json();
+  };
+  flush();
+  if (std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceResult& d) { return !d.processors.empty() || !d.memory.empty(); })) {
+    w.key("hardware");
+    w.begin_object();
+    w.member("note", "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
+                     "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's capacity (0: none stated) and the peak need seen when a segment "
+                     "started (scenarios/README.md \"Placement\")");
+    w.key("devices");
+    w.begin_object();
     for (const auto& d : r.devices) {
       if (d.processors.empty() && d.memory.empty()) continue;
       nlohmann::ordered_json procs = nlohmann::ordered_json::object(), pools = nlohmann::ordered_json::object();
@@ -108,13 +169,10 @@ std::string summary_json_text(const RunResults& r) {
       }
       for (const auto& m : d.memory)
         pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
-      by.emplace_back(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
+      w.member(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
     }
-    if (!hw.empty())
-      j["hardware"] = {{"note", "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
-                                "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's capacity (0: none stated) and the peak need seen when a segment "
-                                "started (scenarios/README.md \"Placement\")"},
-                       {"devices", hw}};
+    w.end_object();
+    w.end_object();
   }
   if (!r.server_results.empty()) {
     const double window = std::max(0.0, r.duration_s - std::max(0.0, r.warmup_s));
@@ -173,35 +231,44 @@ std::string summary_json_text(const RunResults& r) {
       any = any || (std::isfinite(d.energy_compute_j) && d.energy_compute_j != 0) || (std::isfinite(d.energy_idle_j) && d.energy_idle_j != 0) ||
             (std::isfinite(d.energy_radio_j) && d.energy_radio_j != 0);
     if (any) {
-      std::map<std::string, long long> completed;
+      std::unordered_map<std::string, long long> completed;
       for (const auto& m : r.summary) completed[m.id] = m.delivered;  // per inference delivered in the window
+      const auto delivered = [&completed](const std::string& id) {
+        const auto it = completed.find(id);
+        return it == completed.end() ? 0LL : it->second;
+      };
       double tc = 0, ti = 0, tr = 0;
       long long tn = 0;
-      nlohmann::ordered_json per = nlohmann::ordered_json::object();
-      auto& by = static_cast<std::vector<nlohmann::ordered_json::object_t::value_type>&>(per.get_ref<nlohmann::ordered_json::object_t&>());
       const auto split = [](double c, double i, double rr, long long n) {
         nlohmann::ordered_json one = {{"compute_j", number(c)}, {"idle_j", number(i)}, {"radio_j", number(rr)}};
         const double k = n > 0 ? static_cast<double>(n) : NAN;
         one["per_inference_j"] = {{"compute", number(c / k)}, {"idle", number(i / k)}, {"radio", number(rr / k)}};
         return one;
       };
-      for (const auto& d : r.devices) {
-        const long long n = completed.count(d.id) ? completed[d.id] : 0;
-        nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, n);
-        if (d.radio_states)
-          one["radio"] = {{"active_j", number(d.radio.active_j)}, {"tail_j", number(d.radio.tail_j)}, {"promotion_j", number(d.radio.promotion_j)},
-                          {"idle_j", number(d.radio.idle_j)}, {"active_s", number(d.radio.active_s)}, {"tail_s", number(d.radio.tail_s)}};
-        by.emplace_back(d.id, one);
+      for (const auto& d : r.devices) {  // the total first: it comes before the devices
         tc += d.energy_compute_j;
         ti += d.energy_idle_j;
         tr += d.energy_radio_j;
-        tn += n;
+        tn += delivered(d.id);
       }
-      j["energy"] = {{"note", "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
-                              "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
-                              "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null"},
-                     {"total", split(tc, ti, tr, tn)},
-                     {"devices", per}};
+      flush();
+      w.key("energy");
+      w.begin_object();
+      w.member("note", "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
+                       "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
+                       "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null");
+      w.member("total", split(tc, ti, tr, tn));
+      w.key("devices");
+      w.begin_object();
+      for (const auto& d : r.devices) {
+        nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, delivered(d.id));
+        if (d.radio_states)
+          one["radio"] = {{"active_j", number(d.radio.active_j)}, {"tail_j", number(d.radio.tail_j)}, {"promotion_j", number(d.radio.promotion_j)},
+                          {"idle_j", number(d.radio.idle_j)}, {"active_s", number(d.radio.active_s)}, {"tail_s", number(d.radio.tail_s)}};
+        w.member(d.id, one);
+      }
+      w.end_object();
+      w.end_object();
     }
   }
   j["note"] = "measurement window warmup_s..duration_s (core/metrics.hpp): throughput_rps = results delivered inside the window per second; "
@@ -209,20 +276,36 @@ std::string summary_json_text(const RunResults& r) {
               "requests created in the window per second; latency, completed, failed and SLO attainment over requests created in the "
               "window (drain included); energy over the window, per inference over the results delivered in it; saturated = the "
               "backlog (created, not yet ended) grew over the window by >= 10 % of its arrivals and >= 10 requests (saturation: the evidence)";
-  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
-  // Appended to the object's vector directly: ordered_json's operator[] searches its keys linearly, which
-  // made writing 100,000 devices' summaries quadratic (5 s). Device ids are unique (the loader checks).
-  auto& by_device = static_cast<std::vector<nlohmann::ordered_json::object_t::value_type>&>(
-      devices.get_ref<nlohmann::ordered_json::object_t&>());
-  for (const auto& m : r.summary) {
+  for (const auto& m : r.summary)
     if (m.id == "total") j["total"] = metrics(m);
-    else by_device.emplace_back(m.id, metrics(m));
-  }
-  j["devices"] = devices;
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  flush();
+  w.key("devices");
+  w.begin_object();
+  for (const auto& m : r.summary)
+    if (m.id != "total") w.member(m.id, metrics(m));
+  w.end_object();
+  w.end_object();
+  out << "\n";
 }
 
-void write_summary_json(const std::string& path, const RunResults& r) { write_text_atomic(path, summary_json_text(r)); }
+}  // namespace
+
+std::string summary_json_text(const RunResults& r) {
+  std::ostringstream out;
+  write_summary(out, r);
+  return out.str();
+}
+
+void write_summary_json(const std::string& path, const RunResults& r) {
+  AtomicFile f(path);
+  {
+    std::ofstream out(f.temp_path(), std::ios::binary);
+    if (!out) throw InputError(SourceLocation{path, 0, 0}, "", "cannot write output file (folder not writable?)");
+    write_summary(out, r);
+    if (!out.flush()) throw InputError(SourceLocation{path, 0, 0}, "", "write failed");
+  }
+  f.commit();
+}
 
 std::string timing_json_text(const RunResults& r) {
   nlohmann::ordered_json j;

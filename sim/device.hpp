@@ -20,7 +20,6 @@
 //   data_parallel: each input goes whole to the device or whole to the server.
 #include <simgrid/s4u.hpp>
 
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -30,6 +29,7 @@
 #include "core/bandwidth_schedule.hpp"
 #include "core/data_parallel_router.hpp"
 #include "core/device_loop.hpp"
+#include "core/ring_queue.hpp"
 #include "core/server_lut_index.hpp"
 #include "core/execution_time.hpp"
 #include "core/model_key.hpp"
@@ -155,7 +155,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     };
     explicit Inbound(int s) : slot(s) {}
     const int slot;  // its completion hook
-    std::deque<Item> waiting;
+    RingQueue<Item> waiting;
     simgrid::s4u::CommPtr comm;
     simgrid::s4u::Host* from = nullptr;  // of the one on its way or arrived
     Payload payload{};  // of the one on its way or arrived

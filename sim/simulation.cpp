@@ -7,6 +7,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <optional>
 #include <cctype>
 #include <cstdlib>
 #include <chrono>
@@ -444,9 +445,14 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                           const SimulationOptions& options) {
   log::PhaseTimer phase("run");  // coinfer -v: where the time goes
   check_scenario_against(scenario, models, luts, scheduler_traits(scenario.scheduler.name));
-  // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not.
-  Scenario s = scenario;
-  for (const std::string& note : resolve_variant_choices(s, models, luts)) log::info("variants", note);
+  // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not:
+  // on a copy only where there are choices to make (a copy is ~0.9 KB per device).
+  std::optional<Scenario> with_choices;
+  if (scenario.scheduler.max_output_error >= 0) {
+    with_choices = scenario;
+    for (const std::string& note : resolve_variant_choices(*with_choices, models, luts)) log::info("variants", note);
+  }
+  const Scenario& s = with_choices ? *with_choices : scenario;
   phase.mark("checked the scenario against the models and LUTs");
 
   int argc = 1;
