@@ -481,6 +481,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
+  phase.mark("created the servers and devices");
   std::deque<KernelTimer> join_timers;  // one per join time (below)
   const auto stop_devices = [&devices, &join_timers] {
     in_kernel([&devices, &join_timers] {
@@ -490,6 +491,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   };
   std::unique_ptr<AnalyticEstimator> estimator = make_estimator(s, models, luts);
   std::unique_ptr<Scheduler> scheduler = make_scheduler(s, *estimator);
+  phase.mark("set up the estimator and the scheduler");
   MonitorSlice ms;
   ms.scenario = &s;
   ms.host = platform.server_hosts[0];
@@ -555,7 +557,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
       }
     })->daemonize();
   }
-  phase.mark("created the actors");
+  phase.mark("created the monitor, the joins and the actors");
   const auto wall_start = std::chrono::steady_clock::now();
   engine.run();
   phase.mark("simulated");
