@@ -61,6 +61,8 @@ SystemState scenario_state(const Scenario& s, double now) {
   st.warmup_left_s = std::max(0.0, s.warmup_s - now);
   st.access_point_mbps = s.access_point.bandwidth_mbps;
   st.access_point_latency_ms = s.access_point.latency_ms;
+  st.servers.reserve(s.servers.size());
+  st.devices.reserve(s.devices.size());  // a DeviceState is ~0.5 KB of strings: regrowing copied them all again
   for (const auto& sv : s.servers) {
     ServerState x;
     x.id = sv.id;

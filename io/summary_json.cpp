@@ -73,8 +73,11 @@ class JsonOut {
     const std::string text = v.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     const std::string pad(2 * first_.size(), ' ');
     size_t from = 0;
-    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) out_ << text.substr(from, nl + 1 - from) << pad;
-    out_ << text.substr(from);
+    for (size_t nl; (nl = text.find('\n', from)) != std::string::npos; from = nl + 1) {
+      out_.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+      out_.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+    }
+    out_.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
   }
   void member(const std::string& k, const nlohmann::ordered_json& v) {
     key(k);
