@@ -2,7 +2,8 @@
 """Do two builds of coinfer simulate alike? Runs every shipped scenario (scenarios/quickstart.yaml,
 scenarios/paper/*.yaml, scenarios/validate/*.yaml) under every listed scheduler, each once as written and
 once with --set devices.0.strategy=data_parallel, with both binaries, and compares the results: the exit
-status, and every dataset and attribute of results.h5 except /provenance (which names the build); datasets only
+status, every dataset and attribute of results.h5 except /provenance (which names the build), and summary.json
+in key order except made_by and data_files (the build and its paths); datasets only
 the new build writes are listed, not compared. A
 refactoring of the simulator that must not change its results (the device and server loops)
 shows "differ 0".
@@ -18,6 +19,8 @@ import os
 import subprocess
 import sys
 import tempfile
+
+import json
 
 import h5py
 import numpy as np
@@ -36,6 +39,15 @@ def datasets(path):
                 out[name + "@" + k] = v
         f.visititems(visit)
     return out
+
+
+def summary(path):
+    """summary.json as nested (key, value) lists in file order, without made_by and data_files."""
+    def strip(pairs):
+        return [(k, v) for k, v in pairs if k not in ("made_by", "data_files")]
+    with open(path) as f:
+        top = json.load(f, object_pairs_hook=list)
+    return strip(top)
 
 
 def same(a, b, added, ignored=(), hit=None):
@@ -86,7 +98,8 @@ def main():
                         cwd = a.old_root if i == 0 and a.old_root else None
                         rc = subprocess.run([os.path.abspath(binary), "run", "-q", scenario, "--out", out, "--set", f"scheduler.name={sched}"] + extra,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd).returncode
-                        results.append((rc, datasets(out + "/results.h5") if rc == 0 else None))
+                        results.append((rc, datasets(out + "/results.h5") if rc == 0 else None,
+                                        summary(out + "/summary.json") if rc == 0 else None))
                     runs += 1
                     label = f"{scenario} x {sched}" + (" x data_parallel" if extra else "")
                     if results[0][0] != results[1][0]:
@@ -96,6 +109,9 @@ def main():
                         hit = set()
                         if not same(results[0][1], results[1][1], added, ignored, hit):
                             print(f"DIFFER {label}: results.h5", flush=True)
+                            differ += 1
+                        elif results[0][2] != results[1][2]:
+                            print(f"DIFFER {label}: summary.json", flush=True)
                             differ += 1
                         elif hit:
                             only_ignored += 1

@@ -112,6 +112,17 @@ def load_published(folder):
                             raise InputError(f"{w}: {part} must name a published cell of this item (config and scheme)")
             elif not item.get("lacks"):
                 raise InputError(f"{where} ({item['id']}): give a runner, or say what coinfer lacks (lacks:)")
+            # Why coinfer's numbers differ, as measured: the effect it lacks and the evidence (reproduce/README.md).
+            dis = item.get("disagreements")
+            if dis is not None:
+                if not isinstance(dis, list) or not dis:
+                    raise InputError(f"{where} ({item['id']}): disagreements must be a non-empty list")
+                for j, x in enumerate(dis):
+                    w = f"{where} ({item['id']}) disagreements[{j}]"
+                    if not isinstance(x, dict) or any(not isinstance(x.get(k), str) or len(x[k].strip()) < 5 for k in ("about", "effect", "evidence")):
+                        raise InputError(f"{w}: needs about (the cells or headline), effect (what coinfer lacks) and evidence (what was measured), each a sentence")
+                    if "command" in x and not isinstance(x["command"], str):
+                        raise InputError(f"{w}: command must be the command line that measures the evidence")
         papers.append(d)
     if not papers:
         raise InputError(f"{folder}: no PAPER.yaml files")
@@ -601,7 +612,7 @@ def compare(paper, item, values):
     grid = values.get("_grid") or []
     measured_on = sorted({g["detail_cpu"] for g in grid if g.get("detail_cpu")} | ({values["_measured_on"]} if values.get("_measured_on") else set()))
     return {"paper": paper["paper"], "item": item["id"], "title": item["title"], "how": item.get("how", ""), "rows": rows,
-            "grid": grid, "measured_on": measured_on, "unit": item.get("unit", ""),
+            "disagreements": item.get("disagreements") or [], "grid": grid, "measured_on": measured_on, "unit": item.get("unit", ""),
             "ordering": {"held": held, "pairs": total, "lower_is_better": lower}, "headlines": heads,
             "predictions": {"compared": len(preds), "within": sum(1 for r in preds if r["within"]),
                             "not_run": sum(1 for r in rows if r["role"] == "prediction" and r["coinfer"] is None)},
@@ -642,6 +653,9 @@ def html_page(result, plots_dir):
                     r.get("ratio"), r["verdict"], r["source"]] for r in it["rows"]]
             s.append(cr.table(f"{p['paper']}-{it['item']}-table", ["configuration", "scheme", "role", f"published ({it['unit']})",
                                                                    "coinfer", "ratio", "verdict", "read from"], trs))
+            if it.get("disagreements"):
+                s.append(cr.table(f"{p['paper']}-{it['item']}-disagreements", ["where coinfer differs", "the effect it lacks", "evidence (measured)", "command"],
+                                  [[d["about"], d["effect"], d["evidence"], d.get("command", "")] for d in it["disagreements"]]))
             if it.get("measured_on"):
                 s.append(f"<p class=\"note\">MEASURED on this machine (not simulated): {cr.esc('; '.join(it['measured_on']))}.</p>")
             if it.get("grid"):
@@ -743,7 +757,7 @@ def main():
             # coinfer's numbers, kept per item (resumable): valid for this coinfer, this scale and these configurations.
             # Everything that decides the runs (not the published values, roles, sources, headlines or texts).
             setup = {k: v for k, v in it.items() if k not in ("published", "headlines", "title", "how", "tolerance", "metric", "unit",
-                                                               "lower_is_better", "ordering_groups", "ordinal")}
+                                                               "lower_is_better", "ordering_groups", "ordinal", "disagreements")}
             setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup")} for x in it["published"]]
             ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, setup], sort_keys=True).encode()).hexdigest()
             cache = os.path.join(a.out, "items", f"{p['paper']}__{it['id']}.json")

@@ -53,6 +53,20 @@ assert t3["ordering"]["pairs"] == 48 and len(t3["headlines"]) == 3, t3["ordering
 print(f"table3 --quick: orderings {t3['ordering']['held']}/48, predictions within {t3['predictions']['within']}/{t3['predictions']['compared']}")
 PY
 grep -q 'id="reproduce-summary"' "$work/q/report.html" && grep -q 'id="ace-gnn-table3-table"' "$work/q/report.html" && ok || bad "report.html"
+# The measured reasons coinfer differs are in the report, under their item.
+grep -q 'id="ace-gnn-table3-disagreements"' "$work/q/report.html" && grep -q "using GCoDE&#x27;s model\|using GCoDE's model" "$work/q/report.html" \
+  && ok || bad "table3's disagreements in report.html"
+# A disagreement without its evidence: refused, naming the file, the item and the entry.
+cp -r reproduce/published "$work/bad3"
+/usr/bin/python3 - "$work/bad3/ace-gnn.yaml" <<'PY'
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+del next(i for i in d["items"] if i["id"] == "table3")["disagreements"][0]["evidence"]
+yaml.safe_dump(d, open(sys.argv[1], "w"), sort_keys=False)
+PY
+"$coinfer" reproduce ace-gnn/table3 --published "$work/bad3" --out "$work/none" > "$work/bad3.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "ace-gnn.yaml: items\[1\] (table3) disagreements\[0\]: needs about" "$work/bad3.out" && [ ! -e "$work/none" ] \
+  && ok || { bad "a disagreement without evidence (rc $rc)"; cat "$work/bad3.out"; }
 
 # A planted wrong published value flips its verdict; the simulations are not run again (kept items).
 cp -r reproduce/published "$work/planted"
