@@ -6,8 +6,9 @@
 
 namespace coinfer::limits {
 
-// Devices in one scenario (after `count:` expansion): ~15-25 KB each in the simulator (a device is no actor;
-// its hosts, links and state), so 1,000,000 devices take ~16.5 GB (bench/RESULTS.md "SimGrid 4.0").
+// Devices in one scenario (after `count:` expansion): ~10-15 KB each in the simulator (a device is no actor;
+// its hosts, links and state; bench/memory_budget.py), so 1,000,000 devices set up in ~9.6 GiB (bench/RESULTS.md
+// "Third pass"), plus ~320 bytes per simulated request.
 constexpr long long kMaxDevices = 1000000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;
