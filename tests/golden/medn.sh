@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# coinfer medn (the MEDN paper's study, issue 67) end to end: sample sets of the paper's modules measured
+# coinfer medn (the MEDN paper's study) end to end: sample sets of the paper's modules measured
 # on this CPU under real background load, with their features' classes and provenance; a resumed run
 # keeps a finished module; evaluate's JSON holds every regressor's scores and both selections; the
 # reproduce runner compares with the paper (medn/table6 --quick); bad options exit 2 naming the option.
