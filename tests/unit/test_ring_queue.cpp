@@ -2,6 +2,7 @@
 // std::deque over a random sequence of operations, and its wrap-around and erase by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <random>
 #include <vector>
