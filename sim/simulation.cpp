@@ -190,7 +190,7 @@ void configure_engine(const Scenario& s, const SimulationOptions& options) {
     // Without guard pages SimGrid takes each 8 MiB stack from calloc, and glibc's mmap threshold,
     // raised as the set-up freed large blocks, then served them from the heap, cleared: 1,000,000
     // devices' 50,000 actors took 13 s and 4.2 GB more. A fixed threshold keeps them mmap'd (pages
-    // only when touched): 0.1 s at 300,000 devices instead of 3.6 s (bench/RESULTS.md "Set-up").
+    // only when touched): 0.1 s at 300,000 devices instead of 3.6 s (bench/RESULTS.md "Third pass").
     if (user_off || (!user_set && 2 * actors + 10000 > maps)) mallopt(M_MMAP_THRESHOLD, 1 << 20);
     if (!user_set && 2 * actors + 10000 > maps) {
       sg4::Engine::set_config("contexts/guard-size:0");
