@@ -1,8 +1,7 @@
 #pragma once
 // What one edge server expects a batch to take, on its own workers and on each of its helper devices:
-// the LUTs that describe them and the formulas, written once for both engines (the
-// simulator's server actors and the real server used to build these maps and formulas each their own
-// way). The engines only supply what they observe: the batch's input bytes and the helper's bandwidth.
+// the LUTs that describe them and the formulas, written once for both engines. The engines only supply
+// what they observe: the batch's input bytes and the helper's bandwidth.
 //   server:  time.seconds(server LUT of the device's model, split, n, batch size)
 //   helper:  helper_batch_seconds(input bytes, helper bandwidth, helper LUT, split, batch size)
 //            (core/helper_forwarding.hpp); +infinity when no LUT describes the helper for that model.

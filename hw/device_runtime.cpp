@@ -699,7 +699,7 @@ struct DeviceRuntime::Impl {
     while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
     std::thread arrivals([this] { arrivals_loop(); });
     // The run's hard end (Scenario::hard_end_s, the simulator's too): a device that left early and
-    // still waits for results keeps the run's drain (it used to end at leave_at_s + drain_s here).
+    // still waits for results keeps the run's drain, not leave_at_s + drain_s.
     const double hard_end = sc.hard_end_s();
     double backoff = 0.2;
     RedirectGuard redirects;  // redirects since the last registration

@@ -1003,7 +1003,7 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // zero until a round moves no rate by more than kTolerance of itself: undamped rounds (at most 100),
   // then, from where that left off, rounds of damping 1/10 (at most 400 more: a saturated server whose
   // rates swing too far in a round). Should neither get there, the rates of the round that moved them
-  // least (the damped rounds alone, 60 of them as the estimator used to make, could end anywhere in a
+  // least (damped rounds alone, 60 of them, could end anywhere in a
   // swing: a saturated server alternating between its capacity and far below it). The damping does not
   // move the fixed point: unsaturated, rate = target; saturated, the rates are the targets scaled to the
   // capacity whatever the damping (rate = s((1 - d) rate + d target) with s < 1 makes rate parallel to

@@ -106,8 +106,7 @@ class Rescheduler {
   // The next periodic trigger strictly after t_s: k * scheduler.period_s for an integer k >= 1, while
   // before the end of arrivals (duration_s); +infinity after it (no decisions during the drain: there
   // is nothing left to schedule) and when period_s is 0. The one rule for both engines: the
-  // simulator's scenario_events and the real server's timer both ask it (the real server
-  // used to keep firing through the drain).
+  // simulator's scenario_events and the real server's timer both ask it.
   double next_period_after(double t_s) const;
   static double next_period_after(const Scenario& s, double t_s);
 

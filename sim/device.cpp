@@ -275,7 +275,7 @@ void SimDevice::arrived(Inbound<Payload>& in) {
 }
 
 void SimDevice::take_arrived() {
-  // In the order the device's event loop used to look at them: results, scheduling messages, help (one
+  // In this order: results, scheduling messages, help (one
   // forwarded batch at a time: a batch that arrived while it computes another waits for it).
   if (!live_ || stopped_) return;
   if (results_.arrived) {

@@ -71,8 +71,7 @@ void SchedulerMonitor::decide() {
   }
   if (sc.scheduler.charge_decision_time && d.record.wall_s > 0) sg4::this_actor::execute(d.record.wall_s * kFlopsPerSecond);
   // Every device in d.changes is told (control_bytes over its link), as the real server tells it:
-  // its strategy, its helper role or its server changed (the simulator used to tell strategy
-  // changes only).
+  // its strategy, its helper role or its server changed.
   for (const DeviceChange& c : d.changes) {
     messages_.push_back(ControlMessage{c.strategy, c.server});
     s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
