@@ -21,7 +21,7 @@ by more than 20 %. A figure more than 20 % below its reference is reported (upda
 stable from run to run (a few per cent), so no repetition is needed.
 
 usage: /usr/bin/python3 bench/memory_budget.py [--coinfer build/coinfer] [--check] [--update]
-       (from the repository root; ~30 s here)"""
+       (from the repository root; ~20 s here)"""
 import argparse
 import json
 import os
