@@ -8,7 +8,7 @@ namespace coinfer::limits {
 
 // Devices in one scenario (after `count:` expansion): ~10-15 KB each in the simulator (a device is no actor;
 // its hosts, links and state; bench/memory_budget.py), so 1,000,000 devices set up in ~9.6 GiB (bench/RESULTS.md
-// "Third pass"), plus ~320 bytes per simulated request.
+// "Third pass"), plus ~280 bytes per simulated request.
 constexpr long long kMaxDevices = 1000000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;

@@ -218,6 +218,11 @@ void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
   in_kernel([&] { send(results_, from, r->rec.bytes_down, r); });
 }
 
+void SimDevice::send_dropped(SimRequest* r, sg4::Host* from, std::string why) {
+  drop_reasons_.emplace_back(r->rec.id, std::move(why));
+  send_result(r, from);
+}
+
 void SimDevice::send_control(const ControlMessage* m, sg4::Host* from, double bytes) {
   in_kernel([&] { send(control_, from, bytes, m); });
 }
@@ -490,7 +495,16 @@ void SimDevice::on_uploaded() {
 void SimDevice::on_result(SimRequest* r) {
   bytes_received_ += r->rec.bytes_down;
   count_radio(r->rec.bytes_down);
-  if (r->dropped_at_server) loop_.on_result(*r, sg4::Engine::get_clock(), false, r->drop_reason, true);
+  if (r->dropped_at_server) {
+    std::string why;
+    for (auto it = drop_reasons_.begin(); it != drop_reasons_.end(); ++it)
+      if (it->first == r->rec.id) {
+        why = std::move(it->second);
+        drop_reasons_.erase(it);
+        break;
+      }
+    loop_.on_result(*r, sg4::Engine::get_clock(), false, why, true);
+  }
   else loop_.on_result(*r, sg4::Engine::get_clock());
 }
 

@@ -113,6 +113,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void server_status_changed(int server);
 
   void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
+  void send_dropped(SimRequest* r, simgrid::s4u::Host* from, std::string why) override;
   void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) override;
   void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
   void fail_request(SimRequest* r, const std::string& why) override;
@@ -227,6 +228,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   KernelTimer arrival_timer_;
   double arrival_timer_at_s_ = -1;
   std::vector<simgrid::s4u::ActivityPtr> cancelled_;  // kept until the device is destroyed (after the engine's run)
+  // Why the server dropped each request whose notice is on its way (send_dropped), by request id: a
+  // few at a time, kept here rather than a string in every request (32 bytes a request).
+  std::vector<std::pair<std::int64_t, std::string>> drop_reasons_;
   int binding_ = 0;  // index into s_.bindings
   int num_stages_;   // equal for every binding (variants keep the stages)
   std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once

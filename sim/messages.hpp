@@ -63,6 +63,9 @@ class DeviceInbox {
  public:
   virtual ~DeviceInbox() = default;
   virtual void send_result(SimRequest* r, simgrid::s4u::Host* from) = 0;  // r->rec.bytes_down on the wire
+  // The server gave `r` up past its deadline: its notice travels as a result does, and the device
+  // records it dropped with `why` when it arrives (the text waits at the device, not in every request).
+  virtual void send_dropped(SimRequest* r, simgrid::s4u::Host* from, std::string why) = 0;
   virtual void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) = 0;
   virtual void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) = 0;
   // `r` failed where it is now (an edge found its cloud down when passing it on): the device records

@@ -33,7 +33,6 @@ struct SimRequest : DeviceRequest {
   // end when num_stages is -1 and there is no cloud part).
   int server_begin() const { return server_part(device_split, cloud_split, at_cloud, 0).begin; }
   int server_end(int num_stages) const { return server_part(device_split, cloud_split, at_cloud, num_stages).end; }
-  std::string drop_reason;
 };
 
 class RequestLedger {
@@ -74,7 +73,7 @@ class RequestLedger {
   }
 
  private:
-  // Requests live in chunks of kChunk (stable addresses; ~1.3 MB each at 320 bytes a request), each
+  // Requests live in chunks of kChunk (stable addresses; ~1.2 MB each at 288 bytes a request), each
   // mapped from the system on its own and unmapped when freed, so a drained chunk leaves the process
   // at once (a deque's node per request, or a malloc'd chunk once glibc's threshold has risen, stays
   // in the heap after free: the assembled records then came on top, ~550 instead of ~330 bytes per

@@ -174,10 +174,10 @@ void ServerActors::drop(SimRequest* r, double now_s) {
   // A notice with no payload (its few header bytes are not modelled): the device records it dropped.
   if (!r->at_cloud) r->rec.server = s_.index;
   r->dropped_at_server = true;
-  r->drop_reason = server_drop_reason(s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3,
-                                      seconds_alone(r));
   r->rec.bytes_down = 0;
-  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
+  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_dropped(
+      r, s_.host,
+      server_drop_reason(s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3, seconds_alone(r)));
 }
 
 void ServerActors::forward(int helper, std::vector<SimRequest*> batch) {
