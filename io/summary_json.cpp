@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <unordered_map>
 #include <vector>
 #include <nlohmann/json.hpp>
 
-#include "core/input_error.hpp"
 #include "core/mobility.hpp"
 #include "plumbing/atomic_dir.hpp"
 
@@ -300,14 +298,7 @@ std::string summary_json_text(const RunResults& r) {
 }
 
 void write_summary_json(const std::string& path, const RunResults& r) {
-  AtomicFile f(path);
-  {
-    std::ofstream out(f.temp_path(), std::ios::binary);
-    if (!out) throw InputError(SourceLocation{path, 0, 0}, "", "cannot write output file (folder not writable?)");
-    write_summary(out, r);
-    if (!out.flush()) throw InputError(SourceLocation{path, 0, 0}, "", "write failed");
-  }
-  f.commit();
+  write_stream_atomic(path, [&r](std::ostream& out) { write_summary(out, r); });
 }
 
 std::string timing_json_text(const RunResults& r) {

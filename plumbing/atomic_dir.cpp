@@ -36,15 +36,19 @@ void AtomicFile::commit() {
   committed_ = true;
 }
 
-void write_text_atomic(const std::string& path, const std::string& text) {
+void write_stream_atomic(const std::string& path, const std::function<void(std::ostream&)>& write) {
   AtomicFile f(path);
   {
     std::ofstream out(f.temp_path(), std::ios::binary);
     if (!out) throw InputError(SourceLocation{path, 0, 0}, "", "cannot write output file (folder not writable?)");
-    out << text;
+    write(out);
     if (!out.flush()) throw InputError(SourceLocation{path, 0, 0}, "", "write failed");
   }
   f.commit();
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) {
+  write_stream_atomic(path, [&text](std::ostream& out) { out << text; });
 }
 
 namespace fs = std::filesystem;

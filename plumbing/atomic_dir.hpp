@@ -1,6 +1,8 @@
 #pragma once
 // Atomic output: write to a temporary name beside the target, then rename. If commit() is never
 // called (an error was thrown), the temporary is removed and the target is untouched.
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,9 @@ class AtomicFile {
 
 // Writes text atomically.
 void write_text_atomic(const std::string& path, const std::string& text);
+// The same, the text written by `write` into the temporary file as it goes (a long output never held
+// whole in memory).
+void write_stream_atomic(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 // A folder of outputs that appear together or not at all. Files are written under a staging folder
 // beside the target (".<name>.staging-<pid>"); commit() writes the marker file kOutputMarker listing
