@@ -15,6 +15,7 @@
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
 #include "core/log.hpp"
+#include "core/text_util.hpp"
 #include "hw/auth.hpp"
 #include "hw/compute_threads.hpp"
 #include "hw/cpu_cap.hpp"
@@ -185,6 +186,11 @@ int main(int argc, char** argv) {
   testbed->add_option("--device-clock-skew", *tb_skews, "testing: ID=S sets device ID's clock off by S seconds (repeatable)")->group("");
   testbed->add_option("--inventory", tb->inventory,
                       "run on real hosts over SSH as this inventory file says (hw/README.md \"A real testbed over SSH\")");
+  testbed->add_option("--device-rt", tb->device_rt_exe,
+                      "the coinfer-rt the devices run (default: this one), e.g. build-arm64/coinfer-rt (hw/README.md \"An arm64 board under emulation\")");
+  auto tb_launcher = std::make_shared<std::string>();
+  testbed->add_option("--device-launcher", *tb_launcher,
+                      "words put before the devices' program, e.g. \"bash scripts/board.sh run\" (inside the arm64 root, emulated)");
   testbed->add_flag("--keep-remote", tb->keep_remote, "with --inventory: keep each host's run folder (default: removed at the end)");
   testbed->add_flag("--cleanup", *tb_cleanup, "stop the processes and remove the namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
@@ -217,6 +223,17 @@ int main(int argc, char** argv) {
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");
       tb->rt_exe = std::filesystem::canonical("/proc/self/exe").string();
+      tb->device_launcher.clear();
+      for (const std::string& w : split(*tb_launcher, ' '))
+        if (!w.empty()) tb->device_launcher.push_back(w);
+      if (!tb->inventory.empty() && (!tb->device_rt_exe.empty() || !tb->device_launcher.empty()))
+        throw InputError(SourceLocation{"--device-rt", 0, 0}, "--device-rt",
+                         "with --inventory each host's program is its inventory's `coinfer:` line; --device-rt and --device-launcher are for the emulated testbed");
+      if (!tb->device_rt_exe.empty()) {
+        if (!std::filesystem::exists(tb->device_rt_exe))
+          throw InputError(SourceLocation{"--device-rt", 0, 0}, "--device-rt", "no such program: " + tb->device_rt_exe);
+        tb->device_rt_exe = std::filesystem::absolute(tb->device_rt_exe).lexically_normal().string();
+      }
       return hw::run_testbed(*tb, g_stop);
     });
   });

@@ -15,6 +15,8 @@ std::string join(const std::vector<std::string>& items, const std::string& sep =
 std::vector<std::string> split(const std::string& text, char sep);
 // Without leading and trailing spaces and tabs.
 std::string trim(const std::string& s);
+// Without trailing spaces, carriage returns and newlines (a program's output).
+std::string trim_end(std::string s);
 // ASCII letters lower-cased; other bytes unchanged.
 std::string to_lower(std::string s);
 // Whether `s` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF).

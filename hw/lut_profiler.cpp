@@ -1,13 +1,16 @@
 #include "hw/lut_profiler.hpp"
+#include "models/model_runner.hpp"
 
 #include "hw/compute_threads.hpp"
 
 #include <torch/torch.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -92,7 +95,7 @@ models::GraphSample on_device(models::GraphSample g, const torch::Device& device
 torch::Device profiling_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
   if (name != "cuda") throw std::invalid_argument("unknown LibTorch device '" + name + "' (allowed: cpu, cuda)");
-  if (!torch::cuda::is_available())
+  if (!models::cuda_available())
     throw std::invalid_argument("--processor cuda: torch::cuda::is_available() is false here: this LibTorch (" + std::string(TORCH_VERSION) +
                                 ") was built without CUDA or no GPU is visible; build coinfer against a CUDA LibTorch on the GPU board "
                                 "(hw/README.md \"Building on the boards\"), or profile its CPU with --processor cpu");
@@ -274,12 +277,19 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   pv.attributes["threads"] = std::to_string(o.threads) + " (" + threads_text + ")";
   pv.attributes["malloc"] = "glibc, mmap and trim thresholds 1 GiB (hw/compute_threads.hpp keep_tensor_memory)";
   pv.attributes["host"] = host;
+  struct utsname uts {};
+  ::uname(&uts);
+  pv.attributes["machine"] = uts.machine;
+  // Under qemu-user emulation (scripts/board.sh sets COINFER_EMULATED) the times are the emulated
+  // board's, and the cpu line names the machine that emulates it.
+  if (const char* emulated = std::getenv("COINFER_EMULATED"); emulated && *emulated)
+    pv.attributes["emulated"] = std::string(emulated) + " (times are the emulated program's; cpu names the emulating machine)";
   pv.attributes["libtorch"] = TORCH_VERSION;
   const std::string config = at::show_config();
   const auto blas = config.find("BLAS_INFO=");
   std::string blas_lib;
   std::error_code ec;
-  auto target = std::filesystem::read_symlink("/etc/alternatives/libblas.so.3-x86_64-linux-gnu", ec);
+  auto target = std::filesystem::read_symlink(std::string("/etc/alternatives/libblas.so.3-") + uts.machine + "-linux-gnu", ec);
   if (!ec) blas_lib = " (libblas.so.3 -> " + target.string() + ")";
   pv.attributes["blas"] = (blas == std::string::npos ? "unknown" : config.substr(blas + 10, config.find_first_of(",\n", blas) - blas - 10)) + blas_lib;
   pv.attributes["date"] = utc_now();

@@ -29,6 +29,7 @@
 #include "core/device_hardware.hpp"
 #include "hw/protocol.hpp"
 #include "hw/record_journal.hpp"
+#include "hw/runtime_version.hpp"
 #include "hw/testbed.hpp"
 #include "hw/testbed_hosts.hpp"
 #include "plumbing/child_process.hpp"
@@ -106,8 +107,55 @@ class NetnsHosts final : public TestbedHosts {
         throw InputError(e.where, "events",
                          "a load event on the testbed lowers the device's CPU cap to (1 - load) x its cores: give the cap with "
                          "--device-cpu CORES (e.g. the cores the device LUT was profiled with)");
+    if (!o.device_launcher.empty()) {
+      // A launcher stands between the testbed and the device process: a cap applied to the process the
+      // testbed started would miss the device, already forked below it. Work-thread caps (by thread id,
+      // hw/cpu_cap.hpp) still reach it.
+      if (o.device_cpu_cores > 0 && (o.device_cpu_scope == "process" || (o.device_cpu_scope == "auto" && !fs::exists("/sys/fs/cgroup/cpu/tasks"))))
+        throw InputError(SourceLocation{"--device-launcher", 0, 0}, "--device-launcher",
+                         "--device-cpu caps the device process itself here (no cgroup v1 for its work threads), which a launcher hides: "
+                         "drop --device-cpu or the launcher");
+      if (o.device_memory == "exact")
+        throw InputError(SourceLocation{"--device-launcher", 0, 0}, "--device-launcher",
+                         "--device-memory exact limits the device process itself, which a launcher hides: use auto or off");
+    }
+    if (!o.device_rt_exe.empty() || !o.device_launcher.empty()) check_device_program();
   }
   ~NetnsHosts() override { undo(); }
+
+  // The devices' own program (o.device_rt_exe run by o.device_launcher, e.g. an arm64 build inside its
+  // root under emulation): it runs here and is the same coinfer, or nothing starts.
+  void check_device_program() {
+    const SourceLocation where{"--device-rt", 0, 0};
+    const std::string exe = o_.device_rt_exe.empty() ? o_.rt_exe : o_.device_rt_exe;
+    std::vector<std::string> argv = o_.device_launcher;
+    argv.insert(argv.end(), {exe, "version", "--json"});
+    ChildSpec spec;
+    spec.argv = argv;
+    spec.capture_stdout = true;
+    spec.capture_stderr = true;
+    // Emulated, LibTorch's libraries alone take seconds to load.
+    const ChildResult r = run_child(spec, 120);
+    const std::string what = "'" + join(argv, " ") + "'";
+    if (r.timed_out) throw InputError(where, "--device-rt", what + " did not answer within 120 s");
+    if (r.status == 127 || r.status == 126 || r.err.find("Exec format error") != std::string::npos)
+      throw InputError(where, "--device-rt",
+                       what + " cannot run here (exit " + std::to_string(r.status) + ": " + printable(trim_end(r.err), 300) +
+                           "); a program built for another architecture needs its launcher (e.g. --device-launcher \"bash scripts/board.sh run\")");
+    const std::optional<nlohmann::json> parsed = parse_runtime_version(trim_end(r.out));
+    if (!parsed)
+      throw InputError(where, "--device-rt",
+                       what + " did not print coinfer's version (exit " + std::to_string(r.status) + "): " + printable(trim_end(r.out + " " + r.err), 300));
+    const nlohmann::json& v = *parsed;
+    const nlohmann::json here = runtime_version();
+    if (!same_runtime(v, here))
+      throw InputError(where, "--device-rt", what + " is " + describe_runtime(v) + "; the server runs " + describe_runtime(here) + ": build both from one tree");
+    device_program_ = {{"program", exe}, {"launcher", join(o_.device_launcher, " ")}, {"built_for", v.value("built_for", "")},
+                       {"machine", v.value("machine", "")}};
+    if (!o_.quiet)
+      log::info("testbed", "the devices run " + exe + " (" + v.value("built_for", std::string("?")) + ", on " + v.value("machine", std::string("?")) +
+                               (o_.device_launcher.empty() ? std::string(")") : ") through '" + join(o_.device_launcher, " ") + "'"));
+  }
 
   bool prepare(const std::string& work, const std::atomic<bool>& interrupted) override {
     work_ = work;
@@ -250,7 +298,8 @@ class NetnsHosts final : public TestbedHosts {
       std::vector<std::string> argv;
       if (netns_) argv = {"ip", "netns", "exec", dev_ns(i)};
       const int k = sc_.server_index(d.server);
-      argv.insert(argv.end(), {o_.rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
+      argv.insert(argv.end(), o_.device_launcher.begin(), o_.device_launcher.end());
+      argv.insert(argv.end(), {o_.device_rt_exe.empty() ? o_.rt_exe : o_.device_rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
                                servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
       if (coordinated()) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       argv.insert(argv.end(), common_.begin(), common_.end());
@@ -356,6 +405,7 @@ class NetnsHosts final : public TestbedHosts {
             {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
             {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},
             {"fallback_reason", why_not_},
+            {"device_program", device_program_},
             {"loads_applied", loads_applied_},
             {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
                         : use_netem_ ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
@@ -428,6 +478,12 @@ class NetnsHosts final : public TestbedHosts {
     bool any = false;
     for (int i = 0; i < nd_; ++i) any = any || memory_capacity(i) > 0;
     if (memory_mode_ == "off" || !any) {
+      memory_mode_ = "off";
+      return;
+    }
+    if (!o_.device_launcher.empty()) {  // the cgroup would hold the launcher, not the device (see the constructor)
+      memory_unavailable_ = "the devices run under a launcher (--device-launcher)";
+      if (!o_.quiet) log::warn("testbed", "the devices' memory is not limited by the kernel: " + memory_unavailable_);
       memory_mode_ = "off";
       return;
     }
@@ -611,6 +667,7 @@ class NetnsHosts final : public TestbedHosts {
   // Per device: its memory cgroup (null where none); the mode in force; figures for testbed.json.
   std::vector<std::unique_ptr<MemoryCap>> mem_caps_;
   std::string memory_mode_ = "off", memory_unavailable_;
+  nlohmann::json device_program_ = nullptr;  // the devices' own program, when not the testbed's (check_device_program)
   std::map<std::string, double> footprint_bytes_;
   nlohmann::json memory_info_ = nlohmann::json::object();
 };

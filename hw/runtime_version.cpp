@@ -29,4 +29,23 @@ nlohmann::json runtime_version() {
           {"unix_time_s", unix_now()}};
 }
 
+std::optional<nlohmann::json> parse_runtime_version(const std::string& printed) {
+  try {
+    nlohmann::json v = nlohmann::json::parse(printed);
+    if (!v.is_object() || !v.contains("coinfer") || !v["coinfer"].is_string() || !v.contains("protocol") || !v["protocol"].is_number_integer())
+      return std::nullopt;
+    return v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string describe_runtime(const nlohmann::json& v) {
+  return "coinfer " + v.value("coinfer", std::string("?")) + " (wire protocol " + std::to_string(v.value("protocol", -1)) + ")";
+}
+
+bool same_runtime(const nlohmann::json& a, const nlohmann::json& b) {
+  return a.value("coinfer", std::string()) == b.value("coinfer", std::string()) && a.value("protocol", -1) == b.value("protocol", -1);
+}
+
 }  // namespace coinfer::hw

@@ -67,11 +67,6 @@ struct HostRun {
   explicit HostRun(const InventoryHost& h, std::string p) : host(h), path(std::move(p)) {}
 };
 
-std::string trim_text(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 // The remote shell command that stops the process group named by DIR/pid: SIGTERM, up to `grace_s`
 // for it to end, then SIGKILL; prints "gone" when nothing of it is left.
 std::string stop_command(const std::string& dir, double grace_s) {
@@ -104,7 +99,7 @@ struct RemoteSetup {
     if (r.status != 0 || r.out.find("gone") == std::string::npos) {
       clean = false;
       log::error("testbed", "could not stop coinfer on " + h.host.host().name + " (" + h.host.describe() + "): " +
-                                (RemoteHost::ssh_failure(r).empty() ? trim_text(r.err) : RemoteHost::ssh_failure(r)) +
+                                (RemoteHost::ssh_failure(r).empty() ? trim_end(r.err) : RemoteHost::ssh_failure(r)) +
                                 "; its process group is in " + h.dir + "/pid there: stop it by hand");
     }
     if (h.ssh.pid() > 0) h.ssh.stop(2);
@@ -277,7 +272,7 @@ class SshHosts final : public TestbedHosts {
       // The ssh session broke while the device ran: the board is unreachable (or sshd died).
       h.lost = true;
       h.lost_at_s = run_time_s;
-      h.lost_why = trim_text(read_run_file(work_ + "/logs/device-" + boards_[static_cast<size_t>(device)]->device + ".log"));
+      h.lost_why = trim_end(read_run_file(work_ + "/logs/device-" + boards_[static_cast<size_t>(device)]->device + ".log"));
       const auto nl = h.lost_why.rfind('\n');
       if (nl != std::string::npos) h.lost_why = h.lost_why.substr(nl + 1);
       h.lost_report = strprintf("board %s (%s) at t = %.1f s: %s", boards_[static_cast<size_t>(device)]->device.c_str(),
@@ -323,7 +318,7 @@ class SshHosts final : public TestbedHosts {
       const std::string why = h.lost ? strprintf("board %s became unreachable at t = %.1f s (%s); nothing it did after that was collected",
                                                  id.c_str(), h.lost_at_s, h.lost_why.c_str())
                                      : "the journal of board " + id + " could not be copied back (" + RemoteHost::ssh_failure(r) +
-                                           trim_text(r.err) + "); its live copy ends here";
+                                           trim_end(r.err) + "); its live copy ends here";
       std::ofstream(local) << cut_journal_text(read_run_file(stream_file(i)), why);
       if (!h.lost) log::warn("testbed", why);
       complete = false;
@@ -333,7 +328,7 @@ class SshHosts final : public TestbedHosts {
     HostRun& server = setup_.hosts.front();
     const ChildResult r = server.host.run_to_file("cat " + shell_quote(server.dir + "/decisions.jsonl"), decisions, 120);
     if (r.status != 0) {
-      log::warn("testbed", "the decisions journal could not be copied from " + server.host.describe() + ": " + trim_text(r.err));
+      log::warn("testbed", "the decisions journal could not be copied from " + server.host.describe() + ": " + trim_end(r.err));
       fs::remove(decisions);
       decisions.clear();
       complete = false;
@@ -407,7 +402,7 @@ class SshHosts final : public TestbedHosts {
     tar.argv = {"tar", "-c", "-f", work_ + "/bundle.tar", "-C", work_ + "/bundle", "."};
     tar.capture_stderr = true;
     const ChildResult r = run_child(tar, 120);
-    if (r.status != 0) throw std::runtime_error("packing the run's files failed: " + trim_text(r.err));
+    if (r.status != 0) throw std::runtime_error("packing the run's files failed: " + trim_end(r.err));
   }
 
   // Every host: reachable, the same coinfer, the stated architecture.
@@ -425,7 +420,7 @@ class SshHosts final : public TestbedHosts {
       const std::string err = r.err;
       const auto ex = err.rfind("exit=");
       const int code = ex == std::string::npos ? -1 : std::atoi(err.c_str() + ex + 5);
-      const std::string machine = ex == std::string::npos ? "" : trim_text(err.substr(err.find('\n', ex) + 1));
+      const std::string machine = ex == std::string::npos ? "" : trim_end(err.substr(err.find('\n', ex) + 1));
       if (code == 127)
         throw InputError(ih.at("coinfer"), h.path + ".coinfer", "'" + ih.coinfer + "' is not installed on " + h.host.describe() +
                                                                    " (hw/README.md \"Building on the boards\")");
@@ -435,21 +430,16 @@ class SshHosts final : public TestbedHosts {
                          "'" + ih.coinfer + "' cannot run on " + h.host.describe() + " (a " + machine +
                              " machine): it is not executable or was built for another architecture; build coinfer on the host itself "
                              "(hw/README.md \"Building on the boards\")");
-      nlohmann::json v;
-      try {
-        v = nlohmann::json::parse(trim_text(r.out));
-        (void)v.at("coinfer").get<std::string>();
-        (void)v.at("protocol").get<int>();
-      } catch (const std::exception&) {
+      const std::optional<nlohmann::json> parsed = parse_runtime_version(trim_end(r.out));
+      if (!parsed)
         throw InputError(ih.at("coinfer"), h.path + ".coinfer", "'" + ih.coinfer + " version --json' on " + h.host.describe() +
                                                                    " did not print coinfer's version (exit " + std::to_string(code) +
-                                                                   "): " + printable(trim_text(r.out + " " + err.substr(0, ex)), 200));
-      }
-      if (v["coinfer"] != here["coinfer"] || v["protocol"] != here["protocol"])
+                                                                   "): " + printable(trim_end(r.out + " " + err.substr(0, ex)), 200));
+      const nlohmann::json& v = *parsed;
+      if (!same_runtime(v, here))
         throw InputError(ih.at("coinfer"), h.path + ".coinfer",
-                         h.host.describe() + " runs coinfer " + v["coinfer"].get<std::string>() + " (wire protocol " +
-                             std::to_string(v["protocol"].get<int>()) + "); this machine runs coinfer " + here["coinfer"].get<std::string>() +
-                             " (wire protocol " + std::to_string(here["protocol"].get<int>()) + "): install the same version on every host");
+                         h.host.describe() + " runs " + describe_runtime(v) + "; this machine runs " + describe_runtime(here) +
+                             ": install the same version on every host");
       const std::string host_machine = v.value("machine", machine);
       if (host_machine != ih.arch)
         throw InputError(ih.at("arch"), h.path + ".arch", h.host.describe() + " is a " + host_machine + " machine; the inventory says " + ih.arch);
@@ -475,10 +465,10 @@ class SshHosts final : public TestbedHosts {
       h.has_dir = true;
       if (r.status != 0)
         throw InputError(ih.at("workdir"), h.path + ".workdir",
-                         "cannot create the run folder " + h.dir + " on " + h.host.describe() + ": " + printable(trim_text(r.err), 300));
-      if (trim_text(r.out) != "600")
+                         "cannot create the run folder " + h.dir + " on " + h.host.describe() + ": " + printable(trim_end(r.err), 300));
+      if (trim_end(r.out) != "600")
         throw InputError(ih.at("workdir"), h.path + ".workdir",
-                         "the secret in " + h.dir + " on " + h.host.describe() + " has mode " + trim_text(r.out) + ", not 600");
+                         "the secret in " + h.dir + " on " + h.host.describe() + " has mode " + trim_end(r.out) + ", not 600");
       std::vector<std::string> check = {ih.coinfer, "check", h.dir + "/data/" + rel_scenario_, "--secret-file", h.dir + "/secret"};
       for (const auto& s : o_.sets) check.insert(check.end(), {"--set", s});
       const ChildResult c = h.host.run("cd " + shell_quote(h.cwd) + " && " + shell_words(check), 120);
@@ -486,7 +476,7 @@ class SshHosts final : public TestbedHosts {
         throw InputError(ih.at("address"), h.path + ".address", "cannot reach " + h.host.describe() + " over ssh: " + f);
       if (c.status != 0)
         throw InputError(ih.at("coinfer"), h.path + ".coinfer",
-                         "the scenario cannot run on " + h.host.describe() + ": " + printable(trim_text(c.err + c.out), 600));
+                         "the scenario cannot run on " + h.host.describe() + ": " + printable(trim_end(c.err + c.out), 600));
     }
     say("every host checked: the same coinfer, the scenario's models and LUTs present, the secret in place (mode 600)");
     return true;
@@ -511,7 +501,7 @@ class SshHosts final : public TestbedHosts {
     if (add) h.shaped = true;  // whatever part of it was applied is removed at the end
     const ChildResult r = h.host.run(cmd, 20);
     if (r.status != 0) {
-      const std::string why = RemoteHost::ssh_failure(r).empty() ? trim_text(r.err) : RemoteHost::ssh_failure(r);
+      const std::string why = RemoteHost::ssh_failure(r).empty() ? trim_end(r.err) : RemoteHost::ssh_failure(r);
       if (add) throw InputError(b.at("shape"), board_of(i).path + ".shape", "cannot shape " + b.interface + " on " + h.host.describe() + ": " + why);
       log::warn("testbed", "could not change the shaping of " + b.device + " to " + format_double(mbps) + " Mbit/s: " + why);
     }

@@ -29,6 +29,12 @@ struct TestbedOptions {
   std::vector<std::string> sets;   // --set overrides, passed on to every process
   std::string out;                 // output folder (results.h5, summary.json, testbed.json, logs/)
   std::string rt_exe;              // the coinfer-rt program
+  // The devices' own program, when it is not rt_exe: e.g. an arm64 build (scripts/board.sh build ->
+  // build-arm64/coinfer-rt) run by `device_launcher`, the words put before it (e.g. "bash
+  // scripts/board.sh run": inside the arm64 root, under emulation). Checked before anything starts
+  // (`LAUNCHER PROGRAM version --json`: the same coinfer and wire protocol). Namespace/loopback only.
+  std::string device_rt_exe;
+  std::vector<std::string> device_launcher;
   bool loopback = false;           // force the loopback fallback
   double device_cpu_cores = 0;     // > 0: cap every device at this many cores (cgroup)
   // What the cap covers: "work" (the compute and upload threads, as coinfer profile --cpu-quota

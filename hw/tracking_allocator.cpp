@@ -1,5 +1,7 @@
 #include "hw/tracking_allocator.hpp"
 
+#include <cstring>
+
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 
@@ -23,6 +25,12 @@ TensorMemoryExhausted::TensorMemoryExhausted(size_t need_bytes, size_t have_byte
     : std::runtime_error("tensor memory exhausted: needs " + std::to_string(need_bytes) + " bytes, has " + std::to_string(have_bytes)),
       need(need_bytes),
       have(have_bytes) {}
+
+c10::DataPtr TrackingAllocator::allocate(size_t nbytes) { return static_cast<const TrackingAllocator*>(this)->allocate(nbytes); }
+
+void TrackingAllocator::copy_data(void* dest, const void* src, std::size_t count) const {
+  if (count > 0) std::memcpy(dest, src, count);
+}
 
 c10::DataPtr TrackingAllocator::allocate(size_t nbytes) const {
   const size_t now = current_.fetch_add(nbytes) + nbytes;

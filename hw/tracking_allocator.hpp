@@ -16,9 +16,15 @@ struct TensorMemoryExhausted : std::runtime_error {
   size_t need, have;
 };
 
+// LibTorch 2.3 made c10::Allocator::allocate non-const and added a pure copy_data (Debian 12 has 1.13,
+// Debian 13's CUDA build 2.6, a GPU machine's PyTorch whatever it ships). Both allocate signatures are
+// declared, neither marked override: whichever the base class has is overridden, the other is an
+// overload; copy_data likewise. (No Torch version header here: this header stays Torch-free.)
 class TrackingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t nbytes) const override;
+  c10::DataPtr allocate(size_t nbytes) const;  // LibTorch < 2.3
+  c10::DataPtr allocate(size_t nbytes);        // LibTorch >= 2.3
+  void copy_data(void* dest, const void* src, std::size_t count) const;  // LibTorch >= 2.3: a plain copy
   c10::DeleterFnPtr raw_deleter() const override { return &TrackingAllocator::free; }
   // Restarts the peak at the current allocation.
   void reset_peak() { peak_.store(current_.load()); }

@@ -1,6 +1,9 @@
 #include "models/model_runner.hpp"
 
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/torch.h>
+
+#include <cstdio>
 
 #include <vector>
 
@@ -52,6 +55,21 @@ std::string DeviceModelRunner::input_state(std::int64_t request) {
 
 void check_realisable(const ModelSpec& spec) { GnnModel check(spec, 1); }
 
-bool cuda_available() { return torch::cuda::is_available(); }
+bool cuda_available() {
+  if (!torch::cuda::is_available()) return false;
+  // A CUDA LibTorch whose cuDNN is the stand-in of scripts/cudnn_absent.sh (NVIDIA's cuDNN not
+  // installed: version 0) computes without cuDNN, on LibTorch's own CUDA kernels, rather than fail at
+  // the first operator that would use it.
+  static const bool checked = [] {
+    const auto& hooks = at::detail::getCUDAHooks();
+    if (hooks.compiledWithCuDNN() && hooks.versionCuDNN() == 0) {
+      at::globalContext().setUserEnabledCuDNN(false);
+      std::fprintf(stderr, "warning: cuDNN is absent on this machine (scripts/cudnn_absent.sh's stand-in): computing without it\n");
+    }
+    return true;
+  }();
+  (void)checked;
+  return true;
+}
 
 }  // namespace coinfer::models

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,30 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 std::string errno_text(int e) { return std::strerror(e); }
+
+// 0 when `program` can be executed as posix_spawn(p) would find it (a path: as it is, from `cwd` when
+// relative and `cwd` is given; a name: on this process's PATH), else the errno why not. Checked before
+// the spawn because posix_spawn's report of a failed exec is lost under qemu-user emulation (the exec
+// fails in a child that no longer shares the parent's memory, and only exit 127 is seen).
+int cannot_execute(const std::string& program, const std::string& cwd) {
+  auto check = [](const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return errno;
+    if (S_ISDIR(st.st_mode)) return EACCES;
+    return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
+  };
+  if (program.empty()) return ENOENT;
+  if (program.find('/') != std::string::npos)
+    return check(program[0] != '/' && !cwd.empty() ? cwd + "/" + program : program);
+  const char* path = std::getenv("PATH");
+  int first = ENOENT;
+  for (const std::string& dir : split(path ? path : "/bin:/usr/bin", ':')) {
+    const int e = check((dir.empty() ? std::string(".") : dir) + "/" + program);
+    if (e == 0) return 0;
+    if (e != ENOENT && e != ENOTDIR && first == ENOENT) first = e;  // as execvp: EACCES wins over "not found"
+  }
+  return first;
+}
 
 // Owns the posix_spawn structures for one start.
 struct SpawnSetup {
@@ -128,6 +153,7 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
   std::vector<char*> envp;
   for (auto& e : env) envp.push_back(e.data());
   envp.push_back(nullptr);
+  if (const int e = cannot_execute(program, spec.cwd); e != 0) throw std::runtime_error("cannot start " + program + ": " + errno_text(e));
   std::fflush(nullptr);  // nothing buffered here is written twice or out of order
   pid_t pid = -1;
   const int rc = program.find('/') == std::string::npos

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 arch="${1:-arm64}"
 # The list, read from setup.sh itself so the two cannot drift.
-mapfile -t pkgs < <(sed -n '/^runtime_packages=(/,/^)/p' scripts/setup.sh | sed '1d;$d' | sed 's/#.*//' | tr ' ' '\n' | grep -v '^$')
+mapfile -t pkgs < <(bash scripts/setup.sh --runtime-only --list)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/lists/partial" "$tmp/cache/archives/partial"
 opts=(-o "Dir::State::Lists=$tmp/lists" -o "Dir::Cache=$tmp/cache" -o "Dir::State::status=/dev/null"

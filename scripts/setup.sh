@@ -10,6 +10,7 @@
 #   scripts/setup.sh --runtime-only --no-torch
 #                                    the same without Debian's LibTorch (JetPack: NVIDIA's CUDA LibTorch instead,
 #                                    given to CMake with -DTorch_DIR; hw/README.md "Building on the boards")
+#   scripts/setup.sh ... --list      print the packages of that set and install nothing
 #   scripts/setup.sh --debian13      a Debian 13 root with SimGrid 4.0 and coinfer built in it (scripts/debian13.sh;
 #                                    for runs beyond ~1,000 devices: README "Beyond ~1,000 devices")
 set -euo pipefail
@@ -74,8 +75,16 @@ packages=(
   valgrind                  # coinfer aggregation --cache-sim: this CPU's caches simulated where no hardware counter is exposed
 )
 
+# --list (last): print the chosen set, one package per line, and install nothing (scripts/board.sh and
+# scripts/check_arm64_packages.sh read the runtime-only set this way, so the lists cannot drift).
+list=0
+if [ $# -gt 0 ] && [ "${!#}" = "--list" ]; then
+  list=1
+  set -- "${@:1:$(($# - 1))}"
+fi
+
 if [ "${1:-}" = "--quickstart" ]; then
-  [ $# -eq 1 ] || { echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2; exit 2; }
+  [ $# -eq 1 ] || { echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13] [--list]" >&2; exit 2; }
   packages=("${quickstart_packages[@]}")
 elif [ "${1:-}" = "--runtime-only" ]; then
   packages=("${runtime_packages[@]}")
@@ -84,12 +93,17 @@ elif [ "${1:-}" = "--runtime-only" ]; then
     packages=("${packages[@]/libopenblas0-pthread}")
     mapfile -t packages < <(printf '%s\n' "${packages[@]}" | grep -v '^$')
   elif [ $# -gt 1 ]; then
-    echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2
+    echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13] [--list]" >&2
     exit 2
   fi
 elif [ $# -gt 0 ]; then
-  echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13]" >&2
+  echo "usage: scripts/setup.sh [--quickstart | --runtime-only [--no-torch] | --debian13] [--list]" >&2
   exit 2
+fi
+
+if [ $list -eq 1 ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
 fi
 
 missing=()

@@ -8,6 +8,7 @@
 #include "io/model_spec_loader.hpp"
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
+#include "models/model_runner.hpp"
 #include "models_test_support.hpp"
 
 using namespace coinfer;
@@ -155,6 +156,38 @@ TEST(Models, DevicePlacementKeepsOutputsAndRefusesWhatCannotRun) {
   GnnModel int8(catalog().instantiate("gcn@int8", "siot"), 5);
   EXPECT_THROW(int8.to(torch::Device(torch::kCUDA, 0)), std::invalid_argument);
   EXPECT_TRUE(int8.device().is_cpu());
+}
+
+// On a GPU (a CUDA LibTorch with a visible GPU: scripts/gpu_check.sh runs it there) every model computes
+// on it what it computes on the CPU, split at every stage: the state moved between the two at a split
+// (what a cpu/gpu placement does) changes nothing. Skipped, saying so, where there is no GPU.
+TEST(GpuModels, EveryModelComputesOnTheGpuWhatItComputesOnTheCpu) {
+  if (!cuda_available()) GTEST_SKIP() << "no GPU here (torch::cuda::is_available() is false)";
+  const torch::Device gpu(torch::kCUDA, 0);
+  for (const auto& [name, dataset] : std::vector<std::pair<const char*, const char*>>{
+           {"gcn", "siot"}, {"gat", "siot"}, {"sage", "siot"}, {"dgcnn", "modelnet40"}, {"gcn", "mr"}}) {
+    ModelSpec m = catalog().instantiate(name, dataset);
+    GnnModel cpu_model(m, 5), gpu_model(m, 5);
+    gpu_model.to(gpu);
+    const GraphSample g = sample(m, 200, 3);
+    const torch::Tensor want = cpu_model.forward(g);
+    GraphSample on_gpu = g;
+    on_gpu.x = on_gpu.x.to(gpu);
+    if (on_gpu.edge_index.defined()) on_gpu.edge_index = on_gpu.edge_index.to(gpu);
+    const torch::Tensor got = gpu_model.forward(on_gpu).cpu();
+    // Float32 sums in another order (GPU reductions): agreement to 1e-4 of the output's scale.
+    const double scale = std::max(1.0, want.abs().max().item<double>());
+    EXPECT_LE(max_abs_diff(got, want), 1e-4 * scale) << name << "/" << dataset;
+    for (int k = 1; k < m.num_stages(); ++k) {  // CPU for [0, k), GPU for [k, n): the state crosses once
+      SplitState st = cpu_model.start(g);
+      cpu_model.run(st, k);
+      SplitState moved = st;
+      for (auto& [producer, t] : moved.tensors) t = t.to(gpu);
+      if (moved.edge_index.defined()) moved.edge_index = moved.edge_index.to(gpu);
+      gpu_model.run(moved, m.num_stages());
+      EXPECT_LE(max_abs_diff(gpu_model.output(moved).cpu(), want), 1e-4 * scale) << name << "/" << dataset << " split at " << k;
+    }
+  }
 }
 
 TEST(Models, BadInputsAreRejectedWithTheReason) {

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -329,12 +330,19 @@ int main(int argc, char** argv) {
   check(idle1.fds <= idle0.fds + 2, "descriptors " + std::to_string(idle0.fds) + " idle before -> " + std::to_string(idle1.fds) + " idle after");
   check(idle1.threads <= idle0.threads + 2,
         "threads " + std::to_string(idle0.threads) + " idle before -> " + std::to_string(idle1.threads) + " idle after");
-  check(idle1.rss_kb - first_loaded.rss_kb <= 64 * 1024,
-        "resident memory " + std::to_string(first_loaded.rss_kb) + " kB under load at first -> " + std::to_string(idle1.rss_kb) + " kB at the end");
-  const long cores = std::max(1u, std::thread::hardware_concurrency());
-  const long arena_budget_kb = 8 * cores * 64 * 1024;
-  check(idle1.vm_kb - first_loaded.vm_kb <= arena_budget_kb + 128 * 1024,
-        "virtual memory " + std::to_string(first_loaded.vm_kb) + " -> " + std::to_string(idle1.vm_kb) + " kB");
+  // Under qemu-user emulation (scripts/board.sh test sets COINFER_EMULATED) the server's memory
+  // includes the emulator's translation cache, which grows as new code runs: not checked there.
+  const char* emulated = std::getenv("COINFER_EMULATED");
+  if (emulated && *emulated) {
+    std::fprintf(stderr, "serve_soak: under %s emulation the server's memory includes the emulator's: not checked\n", emulated);
+  } else {
+    check(idle1.rss_kb - first_loaded.rss_kb <= 64 * 1024,
+          "resident memory " + std::to_string(first_loaded.rss_kb) + " kB under load at first -> " + std::to_string(idle1.rss_kb) + " kB at the end");
+    const long cores = std::max(1u, std::thread::hardware_concurrency());
+    const long arena_budget_kb = 8 * cores * 64 * 1024;
+    check(idle1.vm_kb - first_loaded.vm_kb <= arena_budget_kb + 128 * 1024,
+          "virtual memory " + std::to_string(first_loaded.vm_kb) + " -> " + std::to_string(idle1.vm_kb) + " kB");
+  }
   std::fprintf(stderr,
                "serve_soak: %.0f s, %d devices: %lld sessions (%lld busy refusals retried), %lld tasks sent, %lld ok, %lld failed, "
                "%lld abandoned by a hang-up, %lld missing; %lld garbage connections; descriptors %ld -> %ld, threads %ld -> %ld, "
