@@ -3,6 +3,7 @@
 // every stage range [i,j) and batch size, warm-up then timed runs (mean, p50, p95, std), the real
 // serialised bytes at every split, the peak tensor memory of every range and batch size, the
 // activation sparsity of every stage's output, and the provenance.
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>

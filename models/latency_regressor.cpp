@@ -1,6 +1,8 @@
 #include "models/latency_regressor.hpp"
 
 #include <torch/torch.h>
+// After torch.h (LibTorch 1.13 needs its types); 2.6's torch.h no longer includes it.
+#include <torch/linalg.h>
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,7 @@
 #include "sched/threshold_predictor.hpp"
 
+#include <torch/linalg.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>

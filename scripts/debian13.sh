@@ -11,7 +11,7 @@
 #   scripts/debian13.sh run CMD...     run CMD inside the root, in the current directory
 #   scripts/debian13.sh path           print where the root is
 #   scripts/debian13.sh --cuda ...     the CUDA flavour: its own root with contrib and non-free and Debian's
-#                                      CUDA LibTorch (libtorch-cuda-dev 2.6, ~6.6 GB installed), built into
+#                                      CUDA LibTorch (libtorch-cuda-dev 2.6; the root is 11 GB), built into
 #                                      build-debian13-cuda/ (hw/README.md "The CUDA build")
 #   scripts/coinfer13 ARGS...          = run build-debian13/coinfer ARGS (builds first when needed)
 #

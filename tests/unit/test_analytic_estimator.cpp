@@ -414,7 +414,9 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
           ++alternating;
           want.back() = reference_predict(*f.est, s, schemes[k], 0.1, 20000, &converged, 1e-12);
           ASSERT_TRUE(converged) << where << ": damping 1/10 does not reach a fixed point either";
-          tolerance = 1e-9;
+          // Rounds that move by 1e-12 still sit some way from the fixed point when damped by 1/10: 1e-9
+          // held on x86-64, the arm64 build (scripts/board.sh test) missed it once by 2.2e-9 (system 24).
+          tolerance = 1e-8;
         }
         expect_near(f.est->predict(s, schemes[k]), want.back(), tolerance, where);
         EXPECT_PRED3(near, f.est->score(s, schemes[k]), want.back().throughput_rps, tolerance) << where;

@@ -54,7 +54,20 @@ TEST(ChildProcess, AProgramThatCannotStartIsAnErrorNamingIt) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot start no-such-program-of-coinfer: No such file"), std::string::npos) << e.what();
   }
-  s.argv = {"/etc/hostname"};  // exists, not executable
+  // A file that exists and is not executable (made here: /etc/hostname, used before, is executable in a
+  // debootstrapped root), and a folder: refused, saying why.
+  const std::string plain = std::filesystem::temp_directory_path() / ("coinfer-not-executable-" + std::to_string(::getpid()));
+  std::ofstream(plain) << "#!/bin/sh\n";
+  std::filesystem::permissions(plain, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  s.argv = {plain};
+  try {
+    (void)Child::start(s);
+    ADD_FAILURE() << "a file without execute permission started";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot start " + plain + ": Permission denied"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(plain);
+  s.argv = {"/tmp"};
   EXPECT_THROW(Child::start(s), std::runtime_error);
   ChildSpec f = sh("true");
   f.stdout_file = "/nonexistent-dir/x.log";
