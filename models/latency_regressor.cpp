@@ -1,8 +1,6 @@
 #include "models/latency_regressor.hpp"
 
 #include <torch/torch.h>
-// After torch.h (LibTorch 1.13 needs its types); 2.6's torch.h no longer includes it.
-#include <torch/linalg.h>
 
 #include <algorithm>
 #include <chrono>
@@ -197,7 +195,7 @@ Fitted fit_one(RegressorKind kind, const torch::Tensor& full_x, const torch::Ten
     // Ridge-stabilised least squares (lambda 1e-6) in double precision.
     auto a = torch::cat({x, torch::ones({n, 1})}, 1).to(torch::kFloat64);
     auto ata = a.t().matmul(a) + 1e-6 * torch::eye(d + 1, torch::kFloat64);
-    f.lr_weights = torch::linalg::solve(ata, a.t().matmul(y.to(torch::kFloat64)), true);
+    f.lr_weights = torch::linalg_solve(ata, a.t().matmul(y.to(torch::kFloat64)), true);
     f.parameters = d + 1;
     f.size_bytes = (d + 1) * 8;
     return f;

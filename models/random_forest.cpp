@@ -72,10 +72,16 @@ void RandomForestRegressor::fit(const std::vector<std::vector<float>>& x, const 
   next->width = width;
   check(XGBoosterCreate(&m.h, 1, &next->booster), "create");
   const double per_split = std::min(1.0, static_cast<double>(o.features_per_split) / static_cast<double>(width));
+  // Exact splits, as Breiman's forest; XGBoost 2 (Debian 13) samples features per split only with its
+  // histogram method (exact: "column sample by node is not yet supported"), so there it uses hist, whose
+  // split candidates are 256 quantile bins of each feature (Debian 12's XGBoost 1.7 keeps exact).
+  int xgb_major = 0, xgb_minor = 0, xgb_patch = 0;
+  XGBoostVersion(&xgb_major, &xgb_minor, &xgb_patch);
+  const char* tree_method = (xgb_major >= 2 && per_split < 1) ? "hist" : "exact";
   const std::vector<std::pair<std::string, std::string>> params = {
       {"booster", "gbtree"},
       {"objective", "reg:squarederror"},
-      {"tree_method", "exact"},
+      {"tree_method", tree_method},
       {"num_parallel_tree", std::to_string(o.trees)},
       {"eta", "1"},
       {"lambda", "0"},

@@ -1,7 +1,5 @@
 #include "sched/threshold_predictor.hpp"
 
-#include <torch/linalg.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -149,7 +147,7 @@ ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequen
       }
     const torch::Tensor X = torch::from_blob(xs.data(), {rows, static_cast<int64_t>(F + 1)}).clone();
     const torch::Tensor Y = torch::from_blob(ys.data(), {rows, 2}).clone();
-    const torch::Tensor W = torch::linalg::pinv(X).matmul(Y);
+    const torch::Tensor W = torch::linalg_pinv(X).matmul(Y);
     std::vector<std::array<float, 2>> p, truth;
     for (const auto* s : test)
       for (size_t t = 0; t < s->inputs.size(); ++t) {

@@ -233,9 +233,18 @@ chmod +x "$work/old-coinfer"
 inventory "$work/bad.yaml" "$work/old-coinfer"
 refused "wrong version" "bad.yaml:19" "boards[1].coinfer" "runs coinfer 0.0.9"
 # A program built for another architecture (a copy of a small ELF program with its machine field set to
-# aarch64 on x86_64 hosts, or x86_64 elsewhere): the host cannot execute it.
+# another architecture's): the host cannot execute it. Not one that qemu-user runs here through
+# binfmt_misc (scripts/board.sh registers aarch64): the first of aarch64, riscv64, s390x, ppc64 without
+# an enabled handler, else x86_64 where this is not an x86_64 machine.
+foreign=""
+for a in "aarch64 \xb7" "riscv64 \xf3" "s390x \x16" "ppc64 \x15" "x86_64 \x3e"; do
+  set -- $a
+  [ "$1" = "$(uname -m)" ] && continue
+  grep -qs '^enabled' "/proc/sys/fs/binfmt_misc/qemu-$1" && continue
+  foreign="$2"; break
+done
 cp /bin/true "$work/foreign-coinfer"
-if [ "$(uname -m)" = x86_64 ]; then printf '\xb7\x00'; else printf '\x3e\x00'; fi | dd of="$work/foreign-coinfer" bs=1 seek=18 conv=notrunc status=none
+printf "$foreign\x00" | dd of="$work/foreign-coinfer" bs=1 seek=18 conv=notrunc status=none
 inventory "$work/bad.yaml" "$work/foreign-coinfer"
 refused "coinfer built for another architecture" "bad.yaml:19" "boards[1].coinfer" "built for another architecture"
 inventory "$work/bad.yaml" "/nonexistent/coinfer-rt"
