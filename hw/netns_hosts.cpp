@@ -138,14 +138,19 @@ class NetnsHosts final : public TestbedHosts {
     const ChildResult r = run_child(spec, 120);
     const std::string what = "'" + join(argv, " ") + "'";
     if (r.timed_out) throw InputError(where, "--device-rt", what + " did not answer within 120 s");
+    // Another architecture's program fails to start: "Exec format error" without emulation, qemu's
+    // missing loader ("Could not open '/lib/ld-linux-aarch64.so.1'") where binfmt_misc runs it.
+    const std::string launcher_hint = o_.device_launcher.empty()
+        ? "; a program built for another architecture needs its launcher (e.g. --device-launcher \"bash scripts/board.sh run\")"
+        : "";
     if (r.status == 127 || r.status == 126 || r.err.find("Exec format error") != std::string::npos)
       throw InputError(where, "--device-rt",
-                       what + " cannot run here (exit " + std::to_string(r.status) + ": " + printable(trim_end(r.err), 300) +
-                           "); a program built for another architecture needs its launcher (e.g. --device-launcher \"bash scripts/board.sh run\")");
+                       what + " cannot run here (exit " + std::to_string(r.status) + ": " + printable(trim_end(r.err), 300) + ")" + launcher_hint);
     const std::optional<nlohmann::json> parsed = parse_runtime_version(trim_end(r.out));
     if (!parsed)
       throw InputError(where, "--device-rt",
-                       what + " did not print coinfer's version (exit " + std::to_string(r.status) + "): " + printable(trim_end(r.out + " " + r.err), 300));
+                       what + " did not print coinfer's version (exit " + std::to_string(r.status) + "): " + printable(trim_end(r.out + " " + r.err), 300) +
+                           launcher_hint);
     const nlohmann::json& v = *parsed;
     const nlohmann::json here = runtime_version();
     if (!same_runtime(v, here))

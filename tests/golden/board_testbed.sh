@@ -26,7 +26,7 @@ name: tiny
 duration_s: 1
 luts: [traces/lut]
 servers: [{id: edge, type: gtx1060}]
-devices: [{id: pi0, type: rpi4b, model: gcn, dataset: mr, strategy: offload}]
+devices: [{id: pi0, type: rpi4b, model: gcn, dataset: mr, strategy: offload, link: {bandwidth_mbps: 40, latency_ms: 2}}]
 YAML
 "$rt" testbed "$work/tiny.yaml" --device-rt build-arm64/coinfer-rt --out "$work/refused" > "$work/refused.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q -- "--device-launcher" "$work/refused.txt" && [ ! -e "$work/refused" ] && ok || bad "arm64 program without launcher: exit $rc: $(tail -3 "$work/refused.txt")"
