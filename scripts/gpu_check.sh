@@ -17,7 +17,8 @@
 # Not yet: a cpu+gpu placement on the real runtime compared with its simulation (the device runtime
 # does not place stages on a GPU yet; hw/README.md "On a GPU machine").
 #
-# Rehearsed on a CPU-only machine with a CPU LibTorch: steps (4) and (5) then skip, saying so.
+# On a CPU-only machine with a CPU LibTorch steps (4) and (5) skip, saying so (that rehearsal has not
+# been run yet: hw/README.md "On a GPU machine").
 # Environment: OUT (results folder), COINFER_JOBS (build jobs; default: the machine's cores),
 # COINFER_TORCH_DIR (LibTorch's CMake folder, when python3 cannot tell).
 set -uo pipefail
