@@ -87,6 +87,13 @@ Child start_logged(const std::vector<std::string>& argv, const std::string& log_
   return Child::start(spec);
 }
 
+// What the device CPU cap covers: the scope asked for, "auto" resolved to the work threads where
+// cgroup v1 takes thread ids (hw/cpu_cap.hpp), else the whole process.
+std::string cpu_cap_scope(const TestbedOptions& o) {
+  if (o.device_cpu_scope != "auto") return o.device_cpu_scope;
+  return fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";
+}
+
 class NetnsHosts final : public TestbedHosts {
  public:
   NetnsHosts(const Scenario& sc, const TestbedOptions& o) : sc_(sc), o_(o), nd_(static_cast<int>(sc.devices.size())) {
@@ -111,7 +118,7 @@ class NetnsHosts final : public TestbedHosts {
       // A launcher stands between the testbed and the device process: a cap applied to the process the
       // testbed started would miss the device, already forked below it. Work-thread caps (by thread id,
       // hw/cpu_cap.hpp) still reach it.
-      if (o.device_cpu_cores > 0 && (o.device_cpu_scope == "process" || (o.device_cpu_scope == "auto" && !fs::exists("/sys/fs/cgroup/cpu/tasks"))))
+      if (o.device_cpu_cores > 0 && cpu_cap_scope(o) == "process")
         throw InputError(SourceLocation{"--device-launcher", 0, 0}, "--device-launcher",
                          "--device-cpu caps the device process itself here (no cgroup v1 for its work threads), which a launcher hides: "
                          "drop --device-cpu or the launcher");
@@ -293,8 +300,7 @@ class NetnsHosts final : public TestbedHosts {
 
   bool start_devices(const std::atomic<bool>& interrupted) override {
     // The device cap: on the work threads only where cgroup v1 takes thread ids (hw/cpu_cap.hpp).
-    cap_scope_ = o_.device_cpu_scope;
-    if (cap_scope_ == "auto") cap_scope_ = fs::exists("/sys/fs/cgroup/cpu/tasks") ? "work" : "process";
+    cap_scope_ = cpu_cap_scope(o_);
     const bool cap = o_.device_cpu_cores > 0;
     plan_memory_caps();
     mem_caps_.resize(static_cast<size_t>(nd_));
