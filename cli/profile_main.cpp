@@ -221,6 +221,10 @@ int main(int argc, char** argv) {
                  "'cpu') or cuda (a CUDA LibTorch's GPU; the table's processor is 'gpu'). Default: the CPU, as the device type's only "
                  "processor (no processor named in the file)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  std::string as_processor;
+  app.add_option("--as-processor", as_processor,
+                 "with --processor: the processor name the table gives what it measured, instead of cpu/gpu: e.g. the CPU standing for a "
+                 "board's GPU in a rehearsal of a placement where there is no GPU (its provenance says what ran it)");
   double cpu_quota = 0;
   app.add_option("--cpu-quota", cpu_quota, "emulate a slower device: cap this process at this many cores (cgroup; root)");
   double background_load = 0;
@@ -245,6 +249,12 @@ int main(int argc, char** argv) {
     if (!processor.empty()) {
       o.torch_device = processor;
       o.processor = processor == "cuda" ? "gpu" : "cpu";  // the processor names traces/devices.yaml gives them
+    }
+    if (!as_processor.empty()) {
+      if (processor.empty()) throw InputError(SourceLocation{"--as-processor", 0, 0}, "--as-processor", "needs --processor (which device runs it)");
+      if (as_processor.find_first_of(" /:[],*+") != std::string::npos)
+        throw InputError(SourceLocation{"--as-processor", 0, 0}, "--as-processor", "'" + as_processor + "' is not a processor name");
+      o.processor = as_processor;
     }
     if (!processor.empty()) try {
         hw::check_profiling_device(o.torch_device);

@@ -9,11 +9,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/input_error.hpp"
+#include "core/execution_time.hpp"
+#include "core/device_plan.hpp"
 #include "core/log.hpp"
 #include "core/text_util.hpp"
 #include "hw/auth.hpp"
@@ -42,6 +45,67 @@ void install_signal_handlers() {
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
+}
+
+// --processor-device NAME=DEVICE (repeatable) as a map; exit 2 naming the option for another form or a
+// processor named twice. Whether NAME is a processor of the board and DEVICE usable here is the
+// device runtime's to say (it knows the board).
+std::map<std::string, std::string> processor_device_map(const std::vector<std::string>& given) {
+  std::map<std::string, std::string> out;
+  for (const std::string& kv : given) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device", "expected NAME=DEVICE (e.g. gpu=cuda:0, gpu=cpu), got '" + kv + "'");
+    if (!out.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
+      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device", "processor '" + kv.substr(0, eq) + "' is given twice");
+  }
+  return out;
+}
+
+std::string fixed3(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f", v);
+  return b;
+}
+
+// `check --plan`: per device, its strategy's segments and what each costs one request alone (expected
+// LUT times, core/device_plan.hpp segment_seconds: copies between processors included), and their sum:
+// the device's time per request as the simulator gives it with nothing else running. A plan that
+// cannot run says why; a device whose LUTs lack a processor's table says which.
+void print_device_plans(const coinfer::Scenario& s, const coinfer::ModelCatalog& catalog, const coinfer::LutSet& luts, std::ostream& out) {
+  using namespace coinfer;
+  for (const DeviceSpec& d : s.devices) {
+    const ModelSpec model = catalog.instantiate(d.model, d.dataset);
+    const DeviceHardware hw = d.hardware ? *d.hardware : single_processor_hardware(d.default_processor(), 0);
+    const DevicePlan plan = make_device_plan(d.strategy, model.num_stages(), hw, d.id);
+    out << "plan " << d.id << ": " << d.strategy.to_string();
+    if (!plan.invalid.empty()) {
+      out << ": cannot run: " << plan.invalid << "\n";
+      continue;
+    }
+    if (plan.segments.empty()) {
+      out << ": nothing on the device\n";
+      continue;
+    }
+    const LutKey own = d.lut_key(d.model);
+    const std::vector<const LutTable*> tables = processor_tables(luts, own, luts.contains(own) ? &luts.table(own) : nullptr, hw);
+    const int split = plan.segments.back().end;
+    double total = 0;
+    std::string missing;
+    for (size_t j = 0; j < plan.segments.size(); ++j) {
+      const DeviceSegment& seg = plan.segments[j];
+      for (int p : {seg.proc, seg.with})
+        if (p >= 0 && !tables[static_cast<size_t>(p)]) missing = hw.processors[static_cast<size_t>(p)];
+      if (!missing.empty()) break;
+      const double t = segment_seconds(plan, j, split, model, hw, tables, lut_mean_time(), -1);
+      total += t;
+      out << (j ? ", " : ": ") << (hw.processors[static_cast<size_t>(seg.proc)].empty() ? "processor" : hw.processors[static_cast<size_t>(seg.proc)])
+          << (seg.with >= 0 ? "*" + format_double(seg.share) + "+" + hw.processors[static_cast<size_t>(seg.with)] : "") << " [" << seg.begin << ","
+          << seg.end << ") " << fixed3(t * 1e3) << " ms";
+    }
+    if (!missing.empty()) out << ": no LUT of processor '" << missing << "' of " << d.type << "\n";
+    else out << " = " << fixed3(total * 1e3) << " ms per request alone\n";
+  }
 }
 
 std::string secret_or_input_error(const std::string& file) {
@@ -136,11 +200,17 @@ int main(int argc, char** argv) {
                      "a command printing this board's power draw in watts, one reading per line (energy measured; hw/README.md)");
   device->add_option("--clock-skew", dv->clock_skew_s, "testing: set this device's clock off by S seconds (the clock probes measure it)")
       ->group("");  // hidden
+  auto dv_processors = std::make_shared<std::vector<std::string>>();
+  device->add_option("--processor-device", *dv_processors,
+                     "NAME=DEVICE: the LibTorch device computing the board's processor NAME here: cpu, cuda, cuda:N or none (repeatable; "
+                     "default: the device's default processor on the CPU, a gpu-kind processor on cuda:0 where LibTorch sees a GPU; "
+                     "hw/README.md \"Stages on several processors\")");
   device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
   device->add_flag("--shape-latency", dv->shape_latency, "add the link latency to the uplink (testbeds without tc netem)");
   device->callback([&] {
     exit_code = cli::guarded([&] {
       dv->secret = secret_or_input_error(*dv_secret);
+      dv->processor_devices = processor_device_map(*dv_processors);
       Scenario s = load_scenario(*dv_scenario, *dv_sets);
       std::unique_ptr<hw::CpuCap> cap;
       if (*dv_cap > 0 && *dv_cap_scope == "process") cap = hw::CpuCap::apply(*dv_cap);
@@ -191,6 +261,8 @@ int main(int argc, char** argv) {
   auto tb_launcher = std::make_shared<std::string>();
   testbed->add_option("--device-launcher", *tb_launcher,
                       "words put before the devices' program, e.g. \"bash scripts/board.sh run\" (inside the arm64 root, emulated)");
+  testbed->add_option("--processor-device", tb->processor_devices,
+                      "NAME=DEVICE given to every device: the LibTorch device computing its board's processor NAME (coinfer-rt device --help)");
   testbed->add_flag("--keep-remote", tb->keep_remote, "with --inventory: keep each host's run folder (default: removed at the end)");
   testbed->add_flag("--cleanup", *tb_cleanup, "stop the processes and remove the namespaces left by a killed testbed, then exit");
   testbed->callback([&] {
@@ -219,6 +291,7 @@ int main(int argc, char** argv) {
           throw InputError(SourceLocation{"--device-power-command", 0, 0}, "--device-power-command", "expected ID=COMMAND, got '" + kv + "'");
         tb->device_power_command[kv.substr(0, eq)] = kv.substr(eq + 1);
       }
+      (void)processor_device_map(tb->processor_devices);  // the form checked here; each device checks its board's names
       if (tb->scenario.empty()) throw InputError(SourceLocation{"testbed", 0, 0}, "scenario", "a scenario file is required");
       if (tb->out.empty()) tb->out = "results/" + load_scenario(tb->scenario, tb->sets).name + "-testbed";
       cli::check_output_folder(tb->out, "--out");
@@ -258,6 +331,10 @@ int main(int argc, char** argv) {
   check->add_option("scenario", *ck_scenario, "scenario YAML file")->required();
   check->add_option("--set", *ck_sets, "override a scenario key (repeatable)");
   check->add_option("--secret-file", *ck_secret, "the shared secret's file: readable, not readable by group or others");
+  auto ck_plan = std::make_shared<bool>(false);
+  check->add_flag("--plan", *ck_plan,
+                  "also print each device's stages as segments on its processors with their times from the LUTs (core/device_plan.hpp: "
+                  "what the simulator gives one request alone on the device, copies included)");
   check->callback([&] {
     exit_code = cli::guarded([&] {
       Scenario s = load_scenario(*ck_scenario, *ck_sets);
@@ -269,6 +346,7 @@ int main(int argc, char** argv) {
         secret_or_input_error(*ck_secret);
       }
       std::cout << "ok: " << s.file << " (" << s.devices.size() << " devices) runs here; models from " << data_path("models") << "\n";
+      if (*ck_plan) print_device_plans(s, catalog, luts, std::cout);
       return 0;
     });
   });

@@ -20,7 +20,24 @@ DeviceRequest& DeviceRequests::new_request(double now_s) {
 
 void DeviceRequests::created(DeviceRequest& r) { journal_.created(r.rec); }
 
-void DeviceRequests::start_compute(DeviceRequest& r) { compute_ = RequestStages{r.rec.id, r.device_split}; }
+void DeviceRequests::start_compute(DeviceRequest& r) {
+  RequestStages job{r.rec.id, r.device_split, 0, r.device_split, 0, -1, 1};
+  if (r.plan && static_cast<size_t>(r.segment) < r.plan->segments.size()) {
+    const DeviceSegment& seg = r.plan->segments[static_cast<size_t>(r.segment)];
+    job.begin = seg.begin;
+    job.end = seg.end;
+    job.proc = seg.proc;
+    job.with = seg.with;
+    job.share = seg.share;
+  }
+  slot(job.proc) = std::move(job);
+}
+
+std::optional<ComputeJob>& DeviceRequests::slot(int proc) {
+  if (proc < 0) proc = 0;
+  if (compute_.size() <= static_cast<size_t>(proc)) compute_.resize(static_cast<size_t>(proc) + 1);
+  return compute_[static_cast<size_t>(proc)];
+}
 
 void DeviceRequests::start_upload(DeviceRequest& r) {
   UploadJob job{r.rec.id, r.device_split, {}, r.cloud_split};
@@ -34,12 +51,13 @@ void DeviceRequests::start_upload(DeviceRequest& r) {
 void DeviceRequests::start_help(std::int64_t task) {
   auto it = help_.find(task);
   if (it == help_.end()) return;
-  compute_ = std::move(it->second);
+  slot(0) = std::move(it->second);
   help_.erase(it);
 }
 
 void DeviceRequests::finished(DeviceRequest& r) {
   journal_.done(r.rec);
+  if (release_) release_(r.rec.id);
   state_.erase(r.rec.id);
   reqs_.erase(r.rec.id);
 }
@@ -49,9 +67,10 @@ RequestRecord* DeviceRequests::find(std::int64_t id) {
   return it == reqs_.end() ? nullptr : &it->second.rec;
 }
 
-std::optional<ComputeJob> DeviceRequests::take_compute() {
-  std::optional<ComputeJob> j = std::move(compute_);
-  compute_.reset();
+std::optional<ComputeJob> DeviceRequests::take_compute(int proc) {
+  if (proc < 0 || static_cast<size_t>(proc) >= compute_.size()) return std::nullopt;
+  std::optional<ComputeJob> j = std::move(compute_[static_cast<size_t>(proc)]);
+  compute_[static_cast<size_t>(proc)].reset();
   return j;
 }
 

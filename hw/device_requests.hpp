@@ -1,10 +1,11 @@
 #pragma once
 // The real device's side of its device loop (core/device_loop.hpp, the request life the simulator
 // runs too): storage for its unfinished requests, the journal, and the work the loop hands to the
-// device runtime's threads (one computation and one upload at a time). No threads, sockets or Torch
-// here: the runtime's threads hold its mutex while they call in. Times are run time (s since the
-// run's time zero). Not thread-safe.
+// device runtime's threads (one computation per processor and one upload at a time). No threads,
+// sockets or Torch here: the runtime's threads hold its mutex while they call in. Times are run time
+// (s since the run's time zero). Not thread-safe.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,12 +24,19 @@ struct HelperPart {
   std::string state_bytes;
 };
 
-// Work for the compute thread: one of ours, a request's device stages [0, split) ...
+// Work for a processor's compute thread: one of ours, a segment of a request's device stages (its
+// plan, core/device_plan.hpp: stages [begin, end) on processor `proc`, the device's [0, split) in all;
+// the default plan is one segment [0, split) on processor 0) ...
 struct RequestStages {
   std::int64_t request = 0;
-  int split = 0;
+  int split = 0;             // the request's device split: end == split is its last device segment
+  int begin = 0, end = 0;    // this segment's stages
+  int proc = 0;              // the processor (DeviceHardware slot) that runs it
+  int with = -1;             // >= 0: the segment is split with this processor (share of its rows on proc)
+  double share = 1;
 };
-// ... or a batch forwarded to this device as a helper (not requests of ours), run as one batch.
+// ... or a batch forwarded to this device as a helper (not requests of ours), run as one batch on
+// processor 0.
 struct HelperBatch {
   std::int64_t batch = 0;  // this device's number for it (DeviceRequests::add_helper_batch)
   int split = 0;           // its states are at `split`; the helper runs [split, n)
@@ -59,8 +67,14 @@ class DeviceRequests final : private DeviceActions {
   // An unfinished request's record; nullptr once it finished (the journal has it).
   RequestRecord* find(std::int64_t id);
 
-  // The compute thread: the job the loop started, taken once (nullopt: none).
-  std::optional<ComputeJob> take_compute();
+  // Processor `proc`'s compute thread: the job the loop started there, taken once (nullopt: none).
+  // Processors compute at once (the loop pipelines a request's segments across them).
+  std::optional<ComputeJob> take_compute(int proc = 0);
+  // The device's processors (the loop's hardware): one compute thread each.
+  int processors() const { return loop_.hardware().size(); }
+  // Called with a request's id when it finishes (any way): the engine drops what it kept for it
+  // between segments. Called under the caller's lock, from inside a loop call.
+  void on_release(std::function<void(std::int64_t)> f) { release_ = std::move(f); }
   // The upload thread: likewise.
   std::optional<UploadJob> take_upload();
   // What request `id`'s device stages produced, for its upload.
@@ -76,6 +90,7 @@ class DeviceRequests final : private DeviceActions {
   void start_upload(DeviceRequest& r) override;
   void start_help(std::int64_t task) override;
   void finished(DeviceRequest& r) override;
+  std::optional<ComputeJob>& slot(int proc);  // compute_[proc], grown as needed
 
   int device_;
   const BandwidthSchedule& link_;
@@ -83,7 +98,8 @@ class DeviceRequests final : private DeviceActions {
   std::map<std::int64_t, DeviceRequest> reqs_;  // unfinished requests (node-based: stable addresses)
   std::map<std::int64_t, std::string> state_;   // computed, awaiting upload
   std::map<std::int64_t, HelperBatch> help_;    // forwarded, not started yet
-  std::optional<ComputeJob> compute_;
+  std::vector<std::optional<ComputeJob>> compute_;  // per processor slot
+  std::function<void(std::int64_t)> release_;
   std::optional<UploadJob> upload_;
   std::int64_t next_id_ = 0;
   DeviceLoop loop_;  // last: it is built with *this

@@ -55,6 +55,7 @@ struct DeviceRuntime::Impl {
   ModelSpec spec;
   int num_stages = 0;  // of its model
   std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
+  std::vector<std::string> torch_devices;  // per processor slot: the LibTorch device computing it, "" none
   BandwidthSchedule schedule;
   std::shared_ptr<const BandwidthSchedule> shared_schedule;  // the same, for the connection's pacing (opt.shape)
   ServerAvailability availability;  // the scenario's server failures (the testbed carries them out)
@@ -163,12 +164,14 @@ struct DeviceRuntime::Impl {
     }
   }
 
-  void compute_loop() {
+  // Processor `proc`'s compute thread: the segments the loop starts there (and, on processor 0, the
+  // batches forwarded to this device as a helper). Processors compute at once.
+  void compute_loop(int proc) {
     join_work_cap("compute");
     set_compute_threads(opt.threads);
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping()) {
-      std::optional<ComputeJob> job = rq->take_compute();
+      std::optional<ComputeJob> job = rq->take_compute(proc);
       if (!job) {
         cv.wait_for(lock, Seconds(0.5));
         continue;
@@ -187,14 +190,15 @@ struct DeviceRuntime::Impl {
       lock.unlock();
       std::string bytes, error;
       try {
-        bytes = model->run_stages(own.request, own.split);
+        if (own.with >= 0) throw std::invalid_argument("a stage split between two processors runs in the simulator only");
+        bytes = model->run_segment(own.request, own.proc, own.begin, own.end, own.split);
       } catch (const TensorMemoryExhausted& e) {  // the board's memory limit (memory_gb): as the simulator says it
         error = out_of_memory_text(e);
       } catch (const std::exception& e) {
         error = "device stages failed: " + std::string(e.what());
       }
       lock.lock();
-      if (own.split < num_stages) rq->keep_state(own.request, std::move(bytes));
+      if (own.end == own.split && own.split < num_stages) rq->keep_state(own.request, std::move(bytes));
       rq->loop().on_computed(own.request, now(), error.empty(), error);
       wake();
     }
@@ -694,7 +698,8 @@ struct DeviceRuntime::Impl {
     // The work threads start (idle) before time zero, so that a testbed can cap them before the run.
     std::thread power;
     if (meter.pid() > 0) power = std::thread([this] { meter_loop(); });
-    std::thread compute([this] { compute_loop(); });
+    std::vector<std::thread> compute;  // one per processor of the board
+    for (int p = 0; p < rq->processors(); ++p) compute.emplace_back([this, p] { compute_loop(p); });
     std::thread upload([this] { upload_loop(); });
     while (!*stop && now() < join) std::this_thread::sleep_for(Seconds(std::min(0.05, join - now())));
     std::thread arrivals([this] { arrivals_loop(); });
@@ -855,7 +860,7 @@ struct DeviceRuntime::Impl {
       cv.notify_all();
     }
     arrivals.join();
-    compute.join();
+    for (std::thread& t : compute) t.join();
     upload.join();
     if (power.joinable()) power.join();
     meter.close_channel();
@@ -925,49 +930,94 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--id", "unknown device '" + impl.opt.device_id + "' (scenario devices: " + known + ")");
   }
   const DeviceSpec& d = impl.sc.devices[impl.index];
-  // This runtime computes with LibTorch on this machine's CPU: a device placed on another processor
-  // (a Jetson's GPU, an NPU) is simulated only (CUDA placement comes with a CUDA LibTorch).
-  if (!d.processor.empty() && d.processor != "cpu")
+  // The board's processors (its profile's; one where its type has none), each computed here by a
+  // LibTorch device (DeviceOptions::processor_devices): by default this machine's CPU stands for the
+  // device's default processor (slot 0) and a GPU for a processor of kind gpu where LibTorch sees one.
+  const std::string stands_for = d.default_processor();
+  const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's
+  DeviceHardware here = board ? *board : single_processor_hardware(stands_for, 0);
+  const SourceLocation option_where{"--processor-device", 0, 0};
+  std::vector<std::string> torch_devices(static_cast<size_t>(here.size()));
+  for (const auto& [name, device] : impl.opt.processor_devices) {
+    const int slot = here.slot(name);
+    if (slot < 0)
+      throw InputError(option_where, "--processor-device",
+                       "device " + d.id + " (" + d.type + ") has no processor '" + name + "' (its processors: " + here.describe() + ")");
+    if (device == "none") continue;
+    if (const std::string problem = models::torch_device_problem(device); !problem.empty())
+      throw InputError(option_where, "--processor-device", "processor '" + name + "' of device " + d.id + ": " + problem);
+    torch_devices[static_cast<size_t>(slot)] = device;
+  }
+  for (int p = 0; p < here.size(); ++p) {
+    const std::string& name = here.processors[static_cast<size_t>(p)];
+    if (impl.opt.processor_devices.count(name)) continue;
+    if (p == 0) torch_devices[0] = "cpu";
+    else if (here.kinds[static_cast<size_t>(p)] == "gpu" && models::cuda_available()) torch_devices[static_cast<size_t>(p)] = "cuda:0";
+  }
+  if (torch_devices[0].empty())
+    throw InputError(option_where, "--processor-device", "processor '" + here.processors[0] + "' of device " + d.id +
+                                                             " is its default processor (forwarded batches run there): it needs a device here");
+  // A device placed on another processor than its default one by `processor:` keeps the old rule
+  // unless that processor is mapped: this machine's CPU stands for the default.
+  if (!d.processor.empty() && d.processor != "cpu" && !impl.opt.processor_devices.count(d.processor))
     throw InputError(d.where, "devices (id " + d.id + ").processor",
                      "the real device runtime computes on this machine's CPU; processor '" + d.processor +
-                         "' is simulated only (coinfer run): remove the key or name processor: cpu");
-  // Its hardware here is this machine's CPU, standing for the device's default processor (as it did
-  // before processors existed): a strategy placing stages elsewhere fails its requests with the
-  // reason (core/device_loop.hpp); the real memory is the limit (no accounting).
-  const std::string stands_for = d.default_processor();
+                         "' is simulated only (coinfer run): remove the key, name processor: cpu, or map it (--processor-device " + d.processor + "=cuda)");
   // Its memory (memory_gb, or its profile's): LibTorch's tensors may not pass it, so that a request
   // that needs more fails "out of memory" as in the simulator (the process's own code, libraries and
-  // stacks are not counted, as the simulator counts tensors and weights only).
+  // stacks are not counted, as the simulator counts tensors and weights only). The CPU's tensors are
+  // counted against the main memory (pool 0); a GPU's own memory is its own (CUDA's allocator).
   impl.memory_processor = stands_for;
   if (d.hardware && d.hardware->pool_capacity_bytes.at(0) > 0) {
     TrackingAllocator::install();
     TrackingAllocator::instance().set_limit(static_cast<size_t>(d.hardware->pool_capacity_bytes[0]));
     log::info("device", "tensor memory limited to " + format_double(d.hardware->pool_capacity_bytes[0] / 1e6) + " MB (" + d.type + ")");
   }
-  const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's, before this machine's CPU stands for it
-  impl.sc.devices[static_cast<size_t>(impl.index)].hardware = std::make_shared<const DeviceHardware>(single_processor_hardware(stands_for, 0));
+  // The loop keeps the board's processors (the plans the simulator makes) but accounts no memory: the
+  // real tensors are the limit.
+  for (double& c : here.pool_capacity_bytes) c = 0;
+  impl.sc.devices[static_cast<size_t>(impl.index)].hardware = std::make_shared<const DeviceHardware>(here);
+  impl.torch_devices = torch_devices;
   if (!d.strategy.placement.empty())
-    for (const std::string& p : d.strategy.placement.processors())
-      if (p != stands_for)
-        throw InputError(d.where, "devices (id " + d.id + ").strategy",
-                         "the real device runtime computes on this machine's CPU; a placement on '" + p + "' is simulated only (coinfer run)" +
-                             (board && board->slot(p) >= 0 && board->kinds[static_cast<size_t>(board->slot(p))] == "gpu"
-                                  ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
-                                        (models::cuda_available() ? "this one has one, but the runtime does not place stages on it yet"
-                                                                  : "torch::cuda::is_available() is false here") + ")"
-                                  : std::string()));
+    for (const std::string& p : d.strategy.placement.processors()) {
+      const int slot = here.slot(p);
+      if (slot >= 0 && !torch_devices[static_cast<size_t>(slot)].empty()) continue;
+      const bool gpu = slot >= 0 && here.kinds[static_cast<size_t>(slot)] == "gpu";
+      throw InputError(d.where, "devices (id " + d.id + ").strategy",
+                       "the real device runtime has no LibTorch device for processor '" + p + "' here: a placement on '" + p +
+                           "' is simulated only (coinfer run)" +
+                           (gpu ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
+                                      (models::cuda_available() ? "this one has one: --processor-device " + p + "=cuda"
+                                                                : "torch::cuda::is_available() is false here") + ")"
+                                : std::string()) +
+                           "; or let another device of this machine stand for it: --processor-device " + p + "=cpu");
+    }
+  for (const DeviceSegment& seg : make_device_plan(d.strategy, impl.catalog.instantiate(d.model, d.dataset).num_stages(), here, d.id).segments)
+    if (seg.with >= 0)
+      throw InputError(d.where, "devices (id " + d.id + ").strategy",
+                       "a stage split between two processors (" + d.strategy.placement.to_string() +
+                           ") runs in the simulator only: the real runtime runs whole stages on one processor each");
   impl.spec = impl.catalog.instantiate(d.model, d.dataset);
   impl.num_stages = impl.spec.num_stages();
   try {
-    impl.model = std::make_unique<models::DeviceModelRunner>(impl.spec, impl.sc.seed, impl.opt.input_file);
+    impl.model = std::make_unique<models::DeviceModelRunner>(impl.spec, impl.sc.seed, impl.opt.input_file, torch_devices, here.processors);
   } catch (const InputError&) {
     throw;
   } catch (const TensorMemoryExhausted& e) {  // the weights and inputs alone do not fit the board's memory
     throw InputError(d.where, "devices (id " + d.id + ").memory_gb",
                      "the model's weights and inputs alone need more than the device's memory: " + impl.out_of_memory_text(e));
   } catch (const std::exception& e) {
+    // models::DeviceModelRunner: "processor 'P' on DEVICE: why" when a processor's device cannot be used
+    if (std::string(e.what()).rfind("processor ", 0) == 0) throw InputError(option_where, "--processor-device", e.what());
     if (impl.opt.input_file.empty()) throw;
     throw InputError(SourceLocation{impl.opt.input_file, 0, 0}, "--input", e.what());
+  }
+  {
+    std::string mapped;
+    for (int p = 0; p < here.size(); ++p)
+      mapped += (mapped.empty() ? "" : ", ") + (here.processors[static_cast<size_t>(p)].empty() ? std::string("processor") : here.processors[static_cast<size_t>(p)]) +
+                " on " + (torch_devices[static_cast<size_t>(p)].empty() ? std::string("none") : torch_devices[static_cast<size_t>(p)]);
+    if (here.size() > 1) log::info("device", d.id + ": " + mapped);
   }
   impl.schedule = BandwidthSchedule(d, impl.sc.events);
   impl.shared_schedule = std::make_shared<const BandwidthSchedule>(impl.schedule);
@@ -996,6 +1046,8 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // the simulated arrivals exactly.
   impl.rq = std::make_unique<DeviceRequests>(impl.sc.devices[static_cast<size_t>(impl.index)], impl.index, impl.sc.server_index(d.server), impl.sc.seed, impl.num_stages,
                                           impl.sc.duration_s, router_costs, impl.schedule, *impl.journal);
+  // What a request kept between its segments goes when it finishes, whichever way.
+  impl.rq->on_release([runner = impl.model.get()](std::int64_t id) { runner->forget(id); });
 }
 
 DeviceRuntime::~DeviceRuntime() = default;

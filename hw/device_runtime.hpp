@@ -13,6 +13,7 @@
 // a device killed mid-run leaves behind which of its requests never finished (hw/README.md).
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -66,6 +67,12 @@ struct DeviceOptions {
   // Where to write the kernel thread ids of the work threads (one per line, when each starts), for a
   // testbed that caps them from outside the device's network namespace (no cgroup file system there).
   std::string work_threads_file;
+  // Which LibTorch device computes each of the board's processors here (hw/README.md "Stages on
+  // several processors"): processor name -> "cpu", "cuda", "cuda:N" or "none". Unnamed processors:
+  // the device's default processor on the CPU; a processor of kind gpu on cuda:0 where this LibTorch
+  // sees a GPU; any other none (a segment placed there fails, naming it). Each mapped processor has its
+  // own compute thread.
+  std::map<std::string, std::string> processor_devices;
   std::function<void(const std::string&)> log;
 };
 

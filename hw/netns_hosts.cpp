@@ -314,6 +314,7 @@ class NetnsHosts final : public TestbedHosts {
                                servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
       if (coordinated()) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       argv.insert(argv.end(), common_.begin(), common_.end());
+      for (const std::string& pd : o_.processor_devices) argv.insert(argv.end(), {"--processor-device", pd});
       const bool mem_cap = memory_capacity(i) > 0 && memory_mode_ != "off";
       if ((cap && cap_scope_ == "work") || mem_cap) argv.insert(argv.end(), {"--work-threads-file", tids_file(i)});
       if (auto skew = o_.device_clock_skew_s.find(d.id); skew != o_.device_clock_skew_s.end())
@@ -462,6 +463,15 @@ class NetnsHosts final : public TestbedHosts {
       for (long t; in >> t;) tids.push_back(t);
       if (tids.size() >= 2) return tids;
       if (!devices_[static_cast<size_t>(i)].running()) {
+        // A device that refused its input (exit 2: the scenario, an option) is the user's to fix: its
+        // message, exit 2 here too (the testbed's output folder is not made).
+        if (devices_[static_cast<size_t>(i)].status() == 2) {
+          std::ifstream log(work_ + "/logs/device-" + id + ".log");
+          std::string line, error;
+          while (std::getline(log, line))
+            if (line.rfind("error: ", 0) == 0) error = line.substr(7);
+          if (!error.empty()) throw InputError("device " + id + " refused to start: " + error);
+        }
         const MemoryCap* mem = mem_caps_[static_cast<size_t>(i)].get();
         throw std::runtime_error("device " + id + " exited before starting" +
                                  (mem && mem->oom_kills() > 0 ? ": the kernel killed it for memory (" + mem->description() +

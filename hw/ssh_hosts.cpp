@@ -248,6 +248,7 @@ class SshHosts final : public TestbedHosts {
       std::string meter = b.power_command;
       if (auto m = o_.device_power_command.find(b.device); m != o_.device_power_command.end()) meter = m->second;
       if (!meter.empty()) argv.insert(argv.end(), {"--power-command", meter});
+      for (const std::string& pd : o_.processor_devices) argv.insert(argv.end(), {"--processor-device", pd});
       argv.insert(argv.end(), common_sets_.begin(), common_sets_.end());
       launch(h, argv, stream_file(i), work_ + "/logs/device-" + b.device + ".log");
     }

@@ -252,7 +252,12 @@ int run_testbed_on(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions
   if (epoch - unix_now() < 1)
     log::warn("testbed", "the edge server took long to start: the devices have less than 1 s before time zero (raise --startup)");
   // 3. The devices.
-  if (!hosts.start_devices(interrupted)) return 130;
+  try {
+    if (!hosts.start_devices(interrupted)) return 130;
+  } catch (const InputError&) {  // a device refused its input, saying why: nothing to look at in the logs
+    fs::remove_all(work);
+    throw;
+  }
   say(o, "started " + hosts.started_what() + "; the run starts in " + std::to_string(static_cast<int>(std::max(0.0, epoch - unix_now()))) +
              " s and lasts " + format_double(sc.duration_s) + " s");
   // 4. The run.

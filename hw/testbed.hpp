@@ -35,6 +35,8 @@ struct TestbedOptions {
   // (`LAUNCHER PROGRAM version --json`: the same coinfer and wire protocol). Namespace/loopback only.
   std::string device_rt_exe;
   std::vector<std::string> device_launcher;
+  // --processor-device NAME=DEVICE, passed to every device (hw/device_runtime.hpp processor_devices).
+  std::vector<std::string> processor_devices;
   bool loopback = false;           // force the loopback fallback
   double device_cpu_cores = 0;     // > 0: cap every device at this many cores (cgroup)
   // What the cap covers: "work" (the compute and upload threads, as coinfer profile --cpu-quota

@@ -7,7 +7,9 @@
 
 #include <filesystem>
 
+#include "core/strategy.hpp"
 #include "hw/device_requests.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 using namespace coinfer::hw;
@@ -99,4 +101,51 @@ TEST(DeviceRequests, JournalsEveryRequestWhenCreatedAndWhenItFinishes) {
   EXPECT_EQ(recs[0].failure, "connection to the server lost");
   EXPECT_DOUBLE_EQ(recs[1].t_created, 1.6);
   EXPECT_EQ(recs[1].failure, "unfinished at the end of the drain");
+}
+
+// A device placing its stages on two processors (local[cpu:0-2,gpu:2-9], closed loop, 2 in flight:
+// core/scenario.cpp default_in_flight): each processor's thread gets its own segment jobs, and both
+// compute at once once the pipeline fills. Worked out from the loop's rules (core/device_loop.hpp):
+//   t=0    request 0 created, its segment [0,2) starts on cpu; request 1 created, queued behind it.
+//   t=0.1  request 0's [0,2) ends: its [2,9) starts on gpu, request 1's [0,2) on cpu - two jobs at once.
+//   t=0.2  request 0's [2,9) ends: it finishes (local), released once; request 2 is admitted behind 1.
+TEST(DeviceRequests, HandsEachProcessorItsOwnSegmentsAndReleasesAFinishedRequestOnce) {
+  Journal j;
+  DeviceSpec d = device(parse_strategy("local[cpu:0-2,gpu:2-9]"));
+  d.hardware = std::make_shared<const DeviceHardware>(coinfer::test::two_processor_board("cpu", "gpu", 0));
+  JournalWriter w(j.path);
+  DeviceRequests rq(d, 2, 0, 1, 9, 100, costs(), kLink, w);
+  std::vector<std::int64_t> released;
+  rq.on_release([&](std::int64_t id) { released.push_back(id); });
+  EXPECT_EQ(rq.processors(), 2);
+  rq.loop().on_join(0);
+  rq.loop().wake(0);
+  auto first = rq.take_compute(0);
+  ASSERT_TRUE(first);
+  const RequestStages a = std::get<RequestStages>(*first);
+  EXPECT_EQ(a.request, 0);
+  EXPECT_EQ(a.begin, 0);
+  EXPECT_EQ(a.end, 2);
+  EXPECT_EQ(a.proc, 0);
+  EXPECT_EQ(a.split, 9);
+  EXPECT_FALSE(rq.take_compute(1));  // nothing on the GPU yet
+  EXPECT_FALSE(rq.take_compute(7));  // no such processor: nothing, no crash
+  rq.loop().on_computed(0, 0.1);
+  rq.loop().wake(0.1);
+  auto on_gpu = rq.take_compute(1), on_cpu = rq.take_compute(0);
+  ASSERT_TRUE(on_gpu);
+  ASSERT_TRUE(on_cpu);
+  const RequestStages b = std::get<RequestStages>(*on_gpu), c = std::get<RequestStages>(*on_cpu);
+  EXPECT_EQ(b.request, 0);
+  EXPECT_EQ(b.begin, 2);
+  EXPECT_EQ(b.end, 9);
+  EXPECT_EQ(b.proc, 1);
+  EXPECT_EQ(c.request, 1);
+  EXPECT_EQ(c.begin, 0);
+  EXPECT_EQ(c.end, 2);
+  EXPECT_TRUE(released.empty());
+  rq.loop().on_computed(0, 0.2);
+  rq.loop().wake(0.2);
+  EXPECT_EQ(released, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(rq.find(0), nullptr);
 }

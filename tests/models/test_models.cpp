@@ -9,6 +9,7 @@
 #include "models/datasets.hpp"
 #include "models/gnn_model.hpp"
 #include "models/model_runner.hpp"
+#include "models/split_state.hpp"
 #include "models_test_support.hpp"
 
 using namespace coinfer;
@@ -187,6 +188,82 @@ TEST(GpuModels, EveryModelComputesOnTheGpuWhatItComputesOnTheCpu) {
       gpu_model.run(moved, m.num_stages());
       EXPECT_LE(max_abs_diff(gpu_model.output(moved).cpu(), want), 1e-4 * scale) << name << "/" << dataset << " split at " << k;
     }
+  }
+}
+
+// A device's stages as segments on two processors (models/model_runner.hpp run_segment), both on the CPU
+// here (two slots, two copies of the model: what a test of local[cpu:0-j,gpu:j-k] does where no GPU
+// exists): every way of cutting [0, k) in two gives the bytes the whole run gives, to the bit (the
+// same operators on the same CPU; the state is handed over, not copied). The state kept between the
+// segments is dropped after the second, and by forget().
+TEST(DeviceModelRunner, SegmentsOnTwoCpuSlotsGiveTheWholeRunsBytes) {
+  for (const auto& [name, dataset] : std::vector<std::pair<const char*, const char*>>{{"gcn", "siot"}, {"sage", "siot"}}) {
+    const ModelSpec m = catalog().instantiate(name, dataset);
+    DeviceModelRunner whole(m, 3, ""), two(m, 3, "", {"cpu", "cpu"}, {"cpu", "gpu"});
+    const int n = m.num_stages();
+    for (int k = 2; k <= n; ++k)
+      for (int j = 1; j < k; ++j) {
+        const std::int64_t r = 10 * k + j;
+        const std::string want = whole.run_stages(r, k);
+        EXPECT_EQ(two.run_segment(r, 0, 0, j, k), "") << "the first segment keeps its state";
+        EXPECT_EQ(two.states_kept(), 1u);
+        const std::string got = two.run_segment(r, 1, j, k, k);
+        EXPECT_EQ(got, want) << name << " [0," << j << ") cpu, [" << j << "," << k << ") gpu";
+        EXPECT_EQ(got.empty(), k == n) << "a local run's result stays on the device";
+        EXPECT_EQ(two.states_kept(), 0u);
+      }
+    // A request that fails between its segments: forget() drops its state; its next segment refuses.
+    EXPECT_EQ(two.run_segment(99, 0, 0, 1, n), "");
+    two.forget(99);
+    EXPECT_EQ(two.states_kept(), 0u);
+    EXPECT_THROW(two.run_segment(99, 1, 1, n, n), std::logic_error);
+  }
+}
+
+// A processor without a LibTorch device here: its segment is refused naming it; a CUDA device where
+// there is no GPU is refused when the runner is built, naming the processor and why.
+TEST(DeviceModelRunner, RefusesAProcessorWithoutADeviceNamingIt) {
+  const ModelSpec m = catalog().instantiate("gcn", "siot");
+  DeviceModelRunner runner(m, 3, "", {"cpu", ""}, {"cpu", "gpu"});
+  try {
+    runner.run_segment(0, 1, 0, 1, 2);
+    FAIL() << "a segment on an unmapped processor ran";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("processor 'gpu' has no LibTorch device"), std::string::npos) << e.what();
+  }
+  EXPECT_NE(torch_device_problem("tpu:3"), "");
+  EXPECT_EQ(torch_device_problem("cpu"), "");
+  if (cuda_available()) GTEST_SKIP() << "this machine has a GPU: the no-GPU refusal cannot be checked here";
+  try {
+    DeviceModelRunner no_gpu(m, 3, "", {"cpu", "cuda:0"}, {"cpu", "gpu"});
+    FAIL() << "a CUDA slot was accepted without a GPU";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("processor 'gpu' on cuda:0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is_available() is false"), std::string::npos) << e.what();
+  }
+}
+
+// On a GPU: the device's [0, j) on the CPU, [j, k) on the GPU (the copy between them in the second
+// segment), as the real runtime runs local[cpu:0-j,gpu:j-n]: the state at the split agrees with the CPU's
+// run to 1e-4 of its scale (GPU reductions sum in another order). Skipped where there is no GPU.
+TEST(GpuModels, SegmentsOnTheCpuThenTheGpuGiveTheCpusResult) {
+  if (!cuda_available()) GTEST_SKIP() << "no GPU here (torch::cuda::is_available() is false)";
+  for (const auto& [name, dataset] : std::vector<std::pair<const char*, const char*>>{{"gcn", "siot"}, {"dgcnn", "modelnet40"}}) {
+    const ModelSpec m = catalog().instantiate(name, dataset);
+    DeviceModelRunner cpu(m, 3, ""), placed(m, 3, "", {"cpu", "cuda:0"}, {"cpu", "gpu"});
+    const int n = m.num_stages();
+    for (int k = 2; k < n; ++k) {
+      const SplitState want = deserialize(cpu.run_stages(k, k));
+      EXPECT_EQ(placed.run_segment(k, 0, 0, 1, k), "");
+      const SplitState got = deserialize(placed.run_segment(k, 1, 1, k, k));
+      ASSERT_EQ(got.tensors.size(), want.tensors.size());
+      for (const auto& [id, t] : want.tensors) {
+        if (t.scalar_type() != torch::kFloat32) continue;
+        const double scale = std::max(1.0, t.abs().max().item<double>());
+        EXPECT_LE(max_abs_diff(got.tensors.at(id), t), 1e-4 * scale) << name << " split " << k << " tensor " << id;
+      }
+    }
+    EXPECT_EQ(placed.states_kept(), 0u);
   }
 }
 
