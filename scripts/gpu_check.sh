@@ -14,11 +14,16 @@
 # what it computes on the CPU, split at every stage) and the models tests; (5) profiles a GPU LUT of two
 # models (gcn/mr, dgcnn/modelnet40: per-stage GPU latencies) and the same on the CPU. Every step's log
 # and result goes to $OUT; the step that failed is named and later steps still run where they can.
-# Not yet: a cpu+gpu placement on the real runtime compared with its simulation (the device runtime
-# does not place stages on a GPU yet; hw/README.md "On a GPU machine").
+# (6) runs DGCNN's stages placed on the CPU and the GPU (local[cpu], local[gpu], local[cpu:0-1,gpu:1-9]:
+# KNN on the CPU, the rest on the GPU, ACE-GNN's premise) on the real runtime (a loopback testbed, one
+# request at a time) and compares each with its simulation: the LUT times of its segments, the copies
+# between them at the host-GPU bandwidth measured in (1) (`coinfer-rt check --plan`: what the simulator
+# gives one request alone). placement.txt has the table; `coinfer run $OUT/placement/<name>.yaml` here
+# re-makes the simulated side with the full simulator.
 #
-# On a CPU-only machine with a CPU LibTorch steps (4) and (5) skip, saying so (that rehearsal has not
-# been run yet: hw/README.md "On a GPU machine").
+# Rehearsal on a CPU-only machine with a CPU LibTorch (hw/README.md "On a GPU machine"): the GPU test
+# skips, saying so; the "gpu" processor's LUT is measured on the CPU (coinfer profile --as-processor
+# gpu) and the runtime computes it there (--processor-device gpu=cpu), so every step still runs.
 # Environment: OUT (results folder), COINFER_JOBS (build jobs; default: the machine's cores),
 # COINFER_TORCH_DIR (LibTorch's CMake folder, when python3 cannot tell).
 set -uo pipefail
@@ -64,6 +69,20 @@ print("cuda_available", torch.cuda.is_available())
 print("gpu", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")
 print("cxx11_abi", int(torch._C._GLIBCXX_USE_CXX11_ABI))
 print("cmake_prefix", torch.utils.cmake_prefix_path)
+if torch.cuda.is_available():
+    import time
+    print("gpu_memory_gb", torch.cuda.get_device_properties(0).total_memory / 1e9)
+    # Host -> GPU copies as the runtime makes them (pageable memory, .to()): a 4-byte tensor's time is
+    # the latency, a 64 MB one's gives the bandwidth; medians of 20.
+    def median_copy_s(n):
+        x = torch.ones(n // 4)
+        ts = []
+        for _ in range(25):
+            torch.cuda.synchronize(); t = time.perf_counter(); x.to("cuda"); torch.cuda.synchronize(); ts.append(time.perf_counter() - t)
+        ts = sorted(ts[5:]); return ts[len(ts) // 2]
+    lat = median_copy_s(4); big = median_copy_s(64 << 20)
+    print("copy_latency_us", lat * 1e6)
+    print("copy_gbps", (64 << 20) / max(big - lat, 1e-9) / 1e9)
 PY
 cat "$out/torch.txt" | tee -a "$report"
 torch_dir="${COINFER_TORCH_DIR:-$(sed -n 's/^cmake_prefix //p' "$out/torch.txt")/Torch}"
@@ -117,21 +136,93 @@ if [ -x "$bdir/tests/models_tests" ]; then
   say "models tests: $(grep -E '^\[  (PASSED|FAILED)' "$out/models_tests.txt" | tr '\n' ' ')"
 fi
 
-# 5. GPU LUTs of two models (per-stage latencies), and the CPU's for comparison.
+# 5. LUTs of two models on both processors of this machine, one device type (gpu-machine: tables
+# gpu-machine:gpu and gpu-machine:cpu, one file per processor in luts/): per-stage GPU latencies, and
+# what the placement needs.
+# Without a GPU (the rehearsal) the "gpu" table is the CPU's, measured again under that name.
+gpu_available=$(sed -n 's/^cuda_available //p' "$out/torch.txt")
+if [ "$gpu_available" = "True" ]; then gpu_profile=(--processor cuda); gpu_device=cuda:0
+else gpu_profile=(--processor cpu --as-processor gpu); gpu_device=cpu; say "no GPU: rehearsal (the 'gpu' processor is this machine's CPU)"; fi
+luts="$out/luts"
+mkdir -p "$luts"
+# profile_table PROCESSOR ARGS...: into luts/gpu-machine-PROCESSOR.h5; a table a previous run of this
+# script wrote into the same $OUT is kept (run it again after a failure: nothing is measured twice).
+profile_table() {
+  local proc=$1; shift
+  local t0; t0=$(date +%s)
+  if "$bdir/coinfer-profile" "$@" --device-type gpu-machine --batch 1..4 --repeats 5 --warmup 2 --out "$luts/gpu-machine-$proc.h5" \
+       >> "$out/profile.txt" 2>&1; then
+    say "$proc LUT of $model written in $(( $(date +%s) - t0 )) s (luts/gpu-machine-$proc.h5)"
+  elif tail -1 "$out/profile.txt" | grep -q "already holds"; then
+    say "$proc LUT of $model: kept from an earlier run into this folder"
+  else
+    say "$proc LUT of $model: $(tail -1 "$out/profile.txt")"; failed+=("${proc}_lut_${model%%/*}")
+  fi
+}
 if [ -x "$bdir/coinfer-profile" ]; then
-  gpu=$(sed -n 's/^gpu //p' "$out/torch.txt" | tr ' ' '-' | tr -cd 'A-Za-z0-9._-')
   for m in "gcn mr" "dgcnn modelnet40"; do
     set -- $m
-    if "$bdir/coinfer-profile" --processor cuda --model "$1" --dataset "$2" --device-type "gpu-${gpu:-none}" --batch 1..8 \
-         --repeats 10 --warmup 3 --out "$out/gpu_luts.h5" >> "$out/profile.txt" 2>&1; then
-      say "GPU LUT of $1/$2 written (gpu_luts.h5)"
-    else
-      say "GPU LUT of $1/$2: $(tail -1 "$out/profile.txt")"
-      grep -q "is_available() is false" "$out/profile.txt" || failed+=("gpu_lut_$1")
-    fi
-    "$bdir/coinfer-profile" --processor cpu --model "$1" --dataset "$2" --device-type cpu-of-gpu-machine --batch 1..8 \
-      --repeats 5 --warmup 2 --threads "$jobs" --out "$out/cpu_luts.h5" >> "$out/profile.txt" 2>&1 || failed+=("cpu_lut_$1")
+    model="$1/$2"
+    profile_table gpu "${gpu_profile[@]}" --model "$1" --dataset "$2"
+    profile_table cpu --processor cpu --model "$1" --dataset "$2"
   done
+fi
+
+# 6. The placement on the real runtime against its simulation.
+if [ -x "$bdir/coinfer-rt" ] && [ -f "$luts/gpu-machine-gpu.h5" ] && [ -f "$luts/gpu-machine-cpu.h5" ]; then
+  pdir="$out/placement"; mkdir -p "$pdir"
+  copy_gbps=$(sed -n 's/^copy_gbps //p' "$out/torch.txt"); copy_us=$(sed -n 's/^copy_latency_us //p' "$out/torch.txt")
+  gpu_gb=$(sed -n 's/^gpu_memory_gb //p' "$out/torch.txt")
+  if [ -n "$copy_gbps" ]; then
+    memory="{capacity_gb: 64, gpu: separate, gpu_gb: ${gpu_gb}, source: \"MEASURED by scripts/gpu_check.sh: torch.cuda.get_device_properties; host memory ASSUMED 64 GB\"}"
+    interconnect="{kind: copy, gbps: ${copy_gbps}, latency_us: ${copy_us}, source: \"MEASURED by scripts/gpu_check.sh: median host-to-GPU copy of 4 B and 64 MB (PyTorch, pageable memory)\"}"
+  else
+    memory="{capacity_gb: 64, gpu: shared, source: \"rehearsal on a CPU-only machine: the 'gpu' is this machine's CPU; ASSUMED 64 GB\"}"
+    interconnect="{kind: shared, source: \"rehearsal: both processors are this machine's CPU (no copy)\"}"
+  fi
+  cat > "$pdir/hardware.yaml" <<YAML
+# The GPU machine as a board with two processors, for the placement check (scripts/gpu_check.sh step 6).
+# Its LUTs are MEASURED (luts.h5); the peak figures below only satisfy the profile format (unused: a
+# measured LUT replaces every synthesised time).
+profiles:
+  gpu-machine:
+    role: device
+    description: "the machine scripts/gpu_check.sh ran on: $(sed -n 's/^gpu //p' "$out/torch.txt") and its CPU"
+    default_processor: cpu
+    memory: $memory
+    interconnect: $interconnect
+    processors:
+      cpu: {kind: cpu, cores: $(nproc), description: "this machine's CPU (LibTorch)", peak_gflops: 100, mem_gbps: 10, stage_overhead_ms: 0.05, batch_half: 0.3, efficiency: 0.5, efficiency_note: "unused: measured LUT"}
+      gpu: {kind: gpu, cores: 1, description: "this machine's GPU (LibTorch CUDA)", peak_gflops: 1000, mem_gbps: 100, stage_overhead_ms: 0.1, batch_half: 3, efficiency: 0.5, efficiency_note: "unused: measured LUT"}
+YAML
+  printf "%-28s %12s %12s %8s\n" placement "simulated_ms" "real_ms" "error" > "$pdir/placement.txt"
+  for p in "cpu local[cpu]" "gpu local[gpu]" "knn_cpu local[cpu:0-1,gpu:1-9]"; do
+    set -- $p
+    cat > "$pdir/$1.yaml" <<YAML
+# scripts/gpu_check.sh step 6: DGCNN on the GPU machine as a board, placed $2, one request at a time.
+name: gpu_check_$1
+seed: 1
+duration_s: 15
+warmup_s: 3
+drain_s: 5
+hardware: hardware.yaml
+# The server is never asked (every request stays on the board): any type with a DGCNN table will do.
+luts: [$luts/, $tree/traces/lut/gtx1060.h5]
+servers:
+  - {id: edge, type: gtx1060}
+devices:
+  - {id: board, type: gpu-machine, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 1000}, processor: cpu, workload: {arrival: closed_loop, in_flight: 1}, strategy: '$2'}
+YAML
+    sim=$("$bdir/coinfer-rt" check "$pdir/$1.yaml" --plan 2>&1 | tee -a "$pdir/plans.txt" | sed -n 's/.* = \([0-9.]*\) ms per request alone/\1/p')
+    if "$bdir/coinfer-rt" testbed "$pdir/$1.yaml" --loopback --device-memory off --processor-device gpu=$gpu_device --out "$pdir/$1-real" > "$pdir/$1.log" 2>&1; then
+      real=$(python3 -c "import json,sys; t=json.load(open(sys.argv[1]))['total']; print('%.3f' % t['latency_ms']['mean'] if t['failed'] == 0 else 'failed:%d' % t['failed'])" "$pdir/$1-real/summary.json")
+      err=$(python3 -c "import sys; s,r=float(sys.argv[1]),float(sys.argv[2]); print('%+.1f%%' % (100*(r-s)/s))" "$sim" "$real" 2>/dev/null || echo "n/a")
+      printf "%-28s %12s %12s %8s\n" "$2" "${sim:-n/a}" "$real" "$err" >> "$pdir/placement.txt"
+    else
+      say "placement $2: the testbed failed: $(tail -2 "$pdir/$1.log")"; failed+=("placement_$1")
+    fi
+  done
+  cat "$pdir/placement.txt" | tee -a "$report"
 fi
 
 say "finished in $(( $(date +%s) - start )) s; failed: ${failed[*]:-nothing}"
