@@ -5,9 +5,12 @@
 # the testbed describe the same (slow) device. Checks: the run completes, every request is accounted
 # for (each device's requests all ended ok), and the decisions (trigger -> scheme) are the simulator's.
 # Also: a device program that cannot run here, or another coinfer, is refused before anything starts.
+# Then the SSH testbed (`coinfer testbed --inventory`) with an `arch: aarch64` board: the arm64 root's
+# own sshd (arm64, emulated) in a network namespace of its own, the edge server a native sshd in
+# another, on a bridge; the run completes, every request ok, testbed.json names the board aarch64.
 # Exit 77 (skip, with the reason) without root, namespaces or the arm64 root and build.
 set -u
-rt="$1"; root="$2"
+rt=$(readlink -f "$1"); root=$(readlink -f "$2")
 source "$root/tests/golden/lib.sh"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (namespaces, the arm64 root)"; exit 77; }
@@ -85,4 +88,101 @@ assert a == b, f"decisions differ:\n simulator {a}\n testbed   {b}"
 assert len(a) >= 3, a  # the start and the two bandwidth drops
 print(f"arm64 testbed: {len(status)} requests, all ok; {len(a)} decisions, the simulator's: {a}")
 PY
+
+# --- the SSH testbed with an emulated aarch64 board ---------------------------------------------------
+tag="cfbd$$"; tag=${tag:0:9}
+ssh_hosts=(s b)
+ssh_cleanup() {
+  for h in "${ssh_hosts[@]}"; do
+    for p in $(ip netns pids "$tag$h" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    ip netns del "$tag$h" 2>/dev/null
+  done
+  ip link del "${tag}br" 2>/dev/null
+  rm -rf "$work"
+}
+trap ssh_cleanup EXIT
+if [ ! -x /usr/sbin/sshd ] || ! command -v ssh > /dev/null; then
+  echo "note: no sshd or ssh client here: the SSH part is not run"
+else
+  ssh-keygen -q -t ed25519 -N "" -f "$work/id" -C coinfer-test && ssh-keygen -q -t ed25519 -N "" -f "$work/host_key" -C coinfer-test-host
+  cp "$work/id.pub" "$work/authorized_keys"
+  mkdir -p /run/sshd "$work/remote"
+  ip link add "${tag}br" type bridge && ip addr add 10.206.0.254/24 dev "${tag}br" && ip link set "${tag}br" up
+  n=0
+  for h in "${ssh_hosts[@]}"; do
+    n=$((n+1)); ns="$tag$h"
+    ip netns add "$ns"
+    ip link add "${tag}v$h" type veth peer name "${tag}p$h"
+    ip link set "${tag}p$h" netns "$ns"
+    ip link set "${tag}v$h" master "${tag}br" up
+    ip -n "$ns" addr add "10.206.0.$n/24" dev "${tag}p$h"
+    ip -n "$ns" link set "${tag}p$h" up
+    ip -n "$ns" link set lo up
+    printf '%s\n' "ListenAddress 10.206.0.$n" "HostKey $work/host_key" "PidFile $work/sshd_$h.pid" "AuthorizedKeysFile $work/authorized_keys" \
+      "PermitRootLogin prohibit-password" "PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM no" "StrictModes no" > "$work/sshd_$h.conf"
+  done
+  ip netns exec "${tag}s" /usr/sbin/sshd -f "$work/sshd_s.conf" -E "$work/sshd_s.log"
+  # The board: the arm64 root's sshd (its /work, /tmp and this tree are the host's, bound in).
+  (ip netns exec "${tag}b" bash "$root/scripts/board.sh" run bash -c "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -f $work/sshd_b.conf -E $work/sshd_b.log" \
+    > "$work/sshd_b.out" 2>&1 &)
+  for n in 1 2; do
+    for try in $(seq 100); do
+      ssh -T -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$work/known_hosts" \
+        -i "$work/id" root@10.206.0.$n true 2>/dev/null && break
+      sleep 0.2
+    done
+  done
+  arch=$(ssh -T -o BatchMode=yes -o UserKnownHostsFile="$work/known_hosts" -i "$work/id" root@10.206.0.2 uname -m 2>&1)
+  [ "$arch" = aarch64 ] && ok || bad "the emulated board's sshd: uname -m says '$arch' ($(tail -3 "$work/sshd_b.out" "$work/sshd_b.log" 2>/dev/null))"
+  cat > "$work/ssh.yaml" <<YAML
+name: board-ssh
+seed: 4
+duration_s: 10
+warmup_s: 1
+drain_s: 20
+luts: [$work/lut]
+servers:
+  - {id: edge, type: x86-server, workers: 1, batch: {window_ms: 0, max_size: 1}}
+devices:
+  - {id: pi0, type: qemu-arm64, model: gcn, dataset: mr, link: {bandwidth_mbps: 40, latency_ms: 2}, workload: {arrival: closed_loop}, strategy: offload}
+YAML
+  cat > "$work/hosts.yaml" <<INV
+# tests/golden/board_testbed.sh: a native edge server and an emulated arm64 board, each behind its sshd
+defaults:
+  user: root
+  key: $work/id
+  known_hosts: $work/known_hosts
+  coinfer: $rt
+  workdir: $work/remote
+  arch: $(uname -m)
+server:
+  address: 10.206.0.1
+  service_port: 7172
+boards:
+  - device: pi0
+    address: 10.206.0.2
+    arch: aarch64
+    coinfer: $root/build-arm64/coinfer-rt
+INV
+  t0=$(date +%s)
+  "$rt" testbed "$work/ssh.yaml" --inventory "$work/hosts.yaml" --out "$work/sshrun" --startup 30 > "$work/sshrun.txt" 2>&1; rc=$?
+  echo "note: the SSH testbed with an emulated aarch64 board: $(( $(date +%s) - t0 )) s wall for a 10 s scenario"
+  [ $rc -eq 0 ] && /usr/bin/python3 - "$work/sshrun" <<'PY' && ok || { bad "SSH testbed with an aarch64 board: exit $rc"; tail -20 "$work/sshrun.txt"; }
+import json, sys
+d = sys.argv[1]
+s = json.load(open(d + "/summary.json"))
+tb = json.load(open(d + "/testbed.json"))
+assert tb["mode"] == "ssh", tb["mode"]
+text = json.dumps(tb["hosts"])
+assert "aarch64" in text, tb["hosts"]
+dev = s["devices"]["pi0"]
+assert dev["completed"] >= 3 and dev["failed"] == 0 and dev["completed"] == dev["created"], dev
+print(f"SSH testbed, emulated aarch64 board: {dev['completed']} requests, all ok")
+PY
+  # An inventory saying x86_64 for the emulated board: refused before anything starts, naming the key.
+  sed 's/    arch: aarch64/    arch: x86_64/' "$work/hosts.yaml" > "$work/hosts_wrong.yaml"
+  "$rt" testbed "$work/ssh.yaml" --inventory "$work/hosts_wrong.yaml" --out "$work/sshwrong" --startup 30 > "$work/sshwrong.txt" 2>&1; rc=$?
+  [ $rc -eq 2 ] && grep -q "arch" "$work/sshwrong.txt" && grep -q "aarch64" "$work/sshwrong.txt" && [ ! -e "$work/sshwrong" ] && ok \
+    || bad "an inventory with the wrong arch: exit $rc: $(tail -3 "$work/sshwrong.txt")"
+fi
 finish board_testbed
