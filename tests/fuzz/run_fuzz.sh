@@ -18,7 +18,7 @@
 #                file, a tiny LUT with every optional dataset, a small sample set and a small
 #                results.h5, as trees; inputs up to 16 KB)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
-#        FUZZ_RUNS=N stops after N executions instead; FUZZ_OPT=-O0|-O1|-O2, default -O1: CI uses -O0)
+#        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
 src=$(cd "$1" && pwd)
 mkdir -p "$2/fuzz"
@@ -27,14 +27,9 @@ shift 2
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal h5_tree)
 secs=${FUZZ_SECONDS:-20}
-# Optimisation of the instrumented build: -O1 (default: the most executions per second, for long runs
-# by hand) or -O0 (CI: compiles ~3x faster - io/scenario_loader.cpp 36 s at -O1 -g, 10 s at -O0 with
-# line tables - at fewer executions per second). Objects and programs are kept per level.
-opt=${FUZZ_OPT:--O1}
-case "$opt" in -O0|-O1|-O2) ;; *) echo "FUZZ_OPT must be -O0, -O1 or -O2, not '$opt'"; exit 2 ;; esac
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
-cxx=(clang++ -std=c++17 "$opt" -gline-tables-only -fsanitize=address,undefined -fno-sanitize-recover=undefined -I"$src" -I/usr/include/hdf5/serial
+cxx=(clang++ -std=c++17 -O1 -gline-tables-only -fsanitize=address,undefined -fno-sanitize-recover=undefined -I"$src" -I/usr/include/hdf5/serial
      -DCOINFER_SOURCE_DIR="\"$src\"" -DSPDLOG_SHARED_LIB -DSPDLOG_COMPILED_LIB -DSPDLOG_FMT_EXTERNAL
      -DCOINFER_READER_TIMEOUT_S=2)  # a file reader's child that hangs in libhdf5 is killed after 2 s, not 60 (plumbing/isolated_reader.cpp)
 h5libs=(-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
@@ -45,14 +40,13 @@ io_scn=("$src"/io/yaml_util.cpp "$src"/io/scenario_loader.cpp "$src"/io/device_p
         "$src"/io/device_profile_loader.cpp)
 io_lut=("$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_codec.cpp "$src"/io/h5_file.cpp "$src"/plumbing/atomic_dir.cpp "$src"/io/input_file.cpp)
 
-# Every source is compiled once into $out/obj-O1 (per FUZZ_OPT; instrumented for coverage, not linked), shared by every
+# Every source is compiled once into $out/obj (instrumented for coverage, not linked), shared by every
 # target and seeder that needs it: the targets link 24 core sources each, and ctest runs two fuzz tests
 # at a time. A per-object lock makes concurrent runs share the work (each walks its list in a random
 # order, so two builds compile different objects instead of queueing on the same one). An object is
 # stale when its source or any header of core/, io/, plumbing/, sched/, hw/ or tests/fuzz/ is newer.
-objdir="$out/obj$opt"
-bin="$out/bin$opt"
-mkdir -p "$objdir" "$bin"
+objdir="$out/obj"
+mkdir -p "$objdir"
 object_of() { local rel=${1#"$src"/}; echo "$objdir/${rel//\//_}.o"; }
 compile_objects() {  # sources...
   local s o
@@ -83,7 +77,7 @@ link_program() {  # binary link-flag sources... -- libs...   (relinks when an ob
 }
 build() {  # name sources... -- libs...
   local name=$1; shift
-  link_program "$bin/fuzz_$name" -fsanitize=fuzzer "$@"
+  link_program "$out/fuzz_$name" -fsanitize=fuzzer "$@"
 }
 run() {  # name extra-args...   (corpus: $out/NAME.corpus; seeds: $out/NAME.seed)
   local name=$1; shift
@@ -93,7 +87,7 @@ run() {  # name extra-args...   (corpus: $out/NAME.corpus; seeds: $out/NAME.seed
   if [ -n "${FUZZ_RUNS:-}" ]; then echo "[fuzz] $name: $FUZZ_RUNS runs"; else echo "[fuzz] $name: $secs s"; fi
   # Seeds stay in NAME.seed (read-only input); new finds go to NAME.corpus.
   mkdir -p "$corpus"
-  (cd "$src" && "$bin/fuzz_$name" "${limit[@]}" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$name-" "$@" "$corpus" "$out/$name.seed") > "$out/$name.log" 2>&1
+  (cd "$src" && "$out/fuzz_$name" "${limit[@]}" -rss_limit_mb=4096 -timeout=30 -print_final_stats=1 -artifact_prefix="$out/$name-" "$@" "$corpus" "$out/$name.seed") > "$out/$name.log" 2>&1
   local rc=$?
   grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb|Done [0-9]+ runs" "$out/$name.log" | tr '\n' ' '; echo
   if [ $rc -ne 0 ]; then tail -40 "$out/$name.log"; echo "[fuzz] $name FAILED (log: $out/$name.log)"; return 1; fi
@@ -183,7 +177,7 @@ PY
       ;;
     lut_codec)
       build lut_codec "$src/tests/fuzz/fuzz_lut_codec.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
-      seeder="$bin/lut_codec_seeder"
+      seeder="$out/lut_codec_seeder"
       printf '#include "io/lut_codec.hpp"\n#include "io/lut_h5.hpp"\n#include <fstream>\nint main(int c, char** v) { for (int i = 2; i < c; ++i) std::ofstream(std::string(v[1]) + "/lut" + std::to_string(i), std::ios::binary) << coinfer::encode_lut_tables(coinfer::read_lut_file_in_process(v[i])); }\n' > "$out/seeder.cpp.new"
       cmp -s "$out/seeder.cpp.new" "$out/seeder.cpp" && rm "$out/seeder.cpp.new" || mv "$out/seeder.cpp.new" "$out/seeder.cpp"
       link_program "$seeder" -fsanitize=fuzzer-no-link "$out/seeder.cpp" "${core[@]}" "${io_lut[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
@@ -226,7 +220,7 @@ PY
       build predictor_samples "$src/tests/fuzz/fuzz_predictor_samples.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
       mkdir -p "$out/predictor_samples.seed"
       # Seed: a small sample set written by the writer (three systems x two schemes of a tiny sample run).
-      seeder="$bin/predictor_samples_seeder"
+      seeder="$out/predictor_samples_seeder"
       printf '#include "io/predictor_samples.hpp"\nusing namespace coinfer;\nint main(int, char** v) { PredictorSampleSet s; s.provenance = "seed"; for (int i = 0; i < 6; ++i) { PredictorSample x; x.system = i / 2; x.scheme = "d0=local"; x.throughput_rps = 1 + i; x.mean_latency_ms = 5; x.p95_latency_ms = 9; x.analytic_throughput_rps = 2; x.analytic_mean_latency_ms = 4; x.node_type = {3, 0, 1, 2, 4}; x.node_latency_ms = {0, 1, 2, 3, 0}; x.node_settings.assign(15, 0); x.edges = {{1, 2}, {2, 3}, {3, 0}, {4, 4}}; s.samples.push_back(x); } write_predictor_samples(v[1], s); }\n' > "$out/ps_seeder.cpp.new"
       cmp -s "$out/ps_seeder.cpp.new" "$out/ps_seeder.cpp" && rm "$out/ps_seeder.cpp.new" || mv "$out/ps_seeder.cpp.new" "$out/ps_seeder.cpp"
       link_program "$seeder" -fsanitize=fuzzer-no-link "$out/ps_seeder.cpp" "${core[@]}" "${io_ps[@]}" -- "${h5libs[@]}" "${loglibs[@]}"
