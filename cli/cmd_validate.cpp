@@ -302,7 +302,7 @@ void choose_runs(Validation& v) {
       throw InputError(SourceLocation{"--schedulers", 0, 0}, "--schedulers", "unknown scheduler '" + name + "' (known: " + join(known, ", ") + ")");
 }
 
-// Phase 2: is the machine quiet enough to measure? What else runs now shows in /proc/stat. (Not for
+// Phase 3: is the machine quiet enough to measure? What else runs now shows in /proc/stat. (Not for
 // real runs made elsewhere: nothing is measured here.)
 void check_machine(Validation& v) {
   const ValidateOptions& o = v.o;
@@ -329,7 +329,7 @@ void check_machine(Validation& v) {
   }
 }
 
-// Phase 3: the LUTs: measured (not synthesised), and the device CPU cap they were measured with.
+// Phase 2: the LUTs: measured (not synthesised), and the device CPU cap they were measured with.
 void choose_luts(Validation& v) {
   const ValidateOptions& o = v.o;
   Scenario& s = v.s;
@@ -605,8 +605,10 @@ int validate_command(const ValidateOptions& o) {
   v.report = json{{"scenario", v.s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct},
                   {"p95_tolerance_pct", o.p95_tolerance_pct}};
 
-  check_machine(v);
+  // The inputs before the machine: a LUT that cannot be compared is the user's to fix, however busy
+  // the machine is now.
   choose_luts(v);
+  check_machine(v);
   reprofile(v);
   calibrate(v);
   cleanup.keep = true;  // from here on, runs and their logs are results
