@@ -92,46 +92,21 @@ PY
 # --- the SSH testbed with an emulated aarch64 board ---------------------------------------------------
 tag="cfbd$$"; tag=${tag:0:9}
 ssh_hosts=(s b)
+source "$root/tests/golden/ssh_hosts.sh"
 ssh_cleanup() {
-  for h in "${ssh_hosts[@]}"; do
-    for p in $(ip netns pids "$tag$h" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-    ip netns del "$tag$h" 2>/dev/null
-  done
-  ip link del "${tag}br" 2>/dev/null
+  ssh_hosts_down "$tag" "${ssh_hosts[@]}"
   rm -rf "$work"
 }
 trap ssh_cleanup EXIT
 if [ ! -x /usr/sbin/sshd ] || ! command -v ssh > /dev/null; then
   echo "note: no sshd or ssh client here: the SSH part is not run"
 else
-  ssh-keygen -q -t ed25519 -N "" -f "$work/id" -C coinfer-test && ssh-keygen -q -t ed25519 -N "" -f "$work/host_key" -C coinfer-test-host
-  cp "$work/id.pub" "$work/authorized_keys"
-  mkdir -p /run/sshd "$work/remote"
-  ip link add "${tag}br" type bridge && ip addr add 10.206.0.254/24 dev "${tag}br" && ip link set "${tag}br" up
-  n=0
-  for h in "${ssh_hosts[@]}"; do
-    n=$((n+1)); ns="$tag$h"
-    ip netns add "$ns"
-    ip link add "${tag}v$h" type veth peer name "${tag}p$h"
-    ip link set "${tag}p$h" netns "$ns"
-    ip link set "${tag}v$h" master "${tag}br" up
-    ip -n "$ns" addr add "10.206.0.$n/24" dev "${tag}p$h"
-    ip -n "$ns" link set "${tag}p$h" up
-    ip -n "$ns" link set lo up
-    printf '%s\n' "ListenAddress 10.206.0.$n" "HostKey $work/host_key" "PidFile $work/sshd_$h.pid" "AuthorizedKeysFile $work/authorized_keys" \
-      "PermitRootLogin prohibit-password" "PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM no" "StrictModes no" > "$work/sshd_$h.conf"
-  done
+  ssh_hosts_up "$tag" 10.206.0 "${ssh_hosts[@]}" || bad "making the SSH hosts"
   ip netns exec "${tag}s" /usr/sbin/sshd -f "$work/sshd_s.conf" -E "$work/sshd_s.log"
   # The board: the arm64 root's sshd (its /work, /tmp and this tree are the host's, bound in).
   (ip netns exec "${tag}b" bash "$root/scripts/board.sh" run bash -c "mkdir -p /run/sshd && exec /usr/sbin/sshd -D -f $work/sshd_b.conf -E $work/sshd_b.log" \
     > "$work/sshd_b.out" 2>&1 &)
-  for n in 1 2; do
-    for try in $(seq 100); do
-      ssh -T -o BatchMode=yes -o ConnectTimeout=5 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$work/known_hosts" \
-        -i "$work/id" root@10.206.0.$n true 2>/dev/null && break
-      sleep 0.2
-    done
-  done
+  ssh_wait_for 10.206.0.1 10.206.0.2 10.206.0.2  # the emulated sshd starts slowly: asked twice
   arch=$(ssh -T -o BatchMode=yes -o UserKnownHostsFile="$work/known_hosts" -i "$work/id" root@10.206.0.2 uname -m 2>&1)
   [ "$arch" = aarch64 ] && ok || bad "the emulated board's sshd: uname -m says '$arch' ($(tail -3 "$work/sshd_b.out" "$work/sshd_b.log" 2>/dev/null))"
   cat > "$work/ssh.yaml" <<YAML

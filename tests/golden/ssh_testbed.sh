@@ -24,54 +24,20 @@ ip netns del "${tag}x"
 source "$root/tests/golden/lib.sh"
 cd "$root"
 hosts=(s b0 b1)
+source "$root/tests/golden/ssh_hosts.sh"
 cleanup() {
-  for h in "${hosts[@]}"; do
-    for p in $(ip netns pids "$tag$h" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
-    ip netns del "$tag$h" 2>/dev/null
-  done
-  ip link del "${tag}br" 2>/dev/null
+  ssh_hosts_down "$tag" "${hosts[@]}"
   rm -rf "$work"
 }
 trap cleanup EXIT
 
 # --- the hosts -------------------------------------------------------------------------------------
-ssh-keygen -q -t ed25519 -N "" -f "$work/id" -C coinfer-test || exit 1
-ssh-keygen -q -t ed25519 -N "" -f "$work/host_key" -C coinfer-test-host || exit 1
-cp "$work/id.pub" "$work/authorized_keys"
-mkdir -p /run/sshd "$work/remote"
-ip link add "${tag}br" type bridge && ip addr add 10.203.0.254/24 dev "${tag}br" && ip link set "${tag}br" up || exit 1
-n=0
+ssh_hosts_up "$tag" 10.203.0 "${hosts[@]}" || { echo "FAIL: making the hosts"; exit 1; }
 for h in "${hosts[@]}"; do
-  n=$((n+1))
-  ns="$tag$h"
-  ip netns add "$ns"
-  ip link add "${tag}v$h" type veth peer name "${tag}p$h"
-  ip link set "${tag}p$h" netns "$ns"
-  ip link set "${tag}v$h" master "${tag}br" up
-  ip -n "$ns" addr add "10.203.0.$n/24" dev "${tag}p$h"
-  ip -n "$ns" link set "${tag}p$h" up
-  ip -n "$ns" link set lo up
-  cat > "$work/sshd_$h.conf" <<CONF
-ListenAddress 10.203.0.$n
-HostKey $work/host_key
-PidFile $work/sshd_$h.pid
-AuthorizedKeysFile $work/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-CONF
-  ip netns exec "$ns" /usr/sbin/sshd -f "$work/sshd_$h.conf" -E "$work/sshd_$h.log" || { echo "FAIL: sshd in $ns"; exit 1; }
+  ip netns exec "$tag$h" /usr/sbin/sshd -f "$work/sshd_$h.conf" -E "$work/sshd_$h.log" || { echo "FAIL: sshd in $tag$h"; exit 1; }
 done
 # Each sshd answers (the bridge works) before anything else.
-for n in 1 2 3; do
-  for try in $(seq 50); do
-    ssh -T -o BatchMode=yes -o ConnectTimeout=2 -o StrictHostKeyChecking=accept-new -o UserKnownHostsFile="$work/known_hosts" \
-      -i "$work/id" root@10.203.0.$n true 2>/dev/null && break
-    sleep 0.1
-  done
-done
+ssh_wait_for 10.203.0.1 10.203.0.2 10.203.0.3
 
 cat > "$work/s.yaml" <<YAML
 name: sshtb
