@@ -47,6 +47,21 @@ else
   echo "note: this LibTorch sees a GPU: the refusal of cuda without one is not checked here"
 fi
 
+# check --plan: the device's segments with their LUT times and their sum (the simulator's time for one
+# request alone); the parts add up to the total (each printed to the microsecond).
+"$rt" check "$work/tx.yaml" --plan > "$work/plan.txt" 2>&1; rc=$?
+/usr/bin/python3 - "$work/plan.txt" <<'PY' && [ $rc -eq 0 ] && ok || bad "check --plan: exit $rc: $(cat "$work/plan.txt")"
+import re, sys
+line = [l for l in open(sys.argv[1]) if l.startswith("plan tx: ")][0]
+m = re.fullmatch(r"plan tx: local\[cpu:0-1,gpu:1-9\]: cpu \[0,1\) ([0-9.]+) ms, gpu \[1,9\) ([0-9.]+) ms = ([0-9.]+) ms per request alone\n", line)
+assert m, line
+a, b, total = map(float, m.groups())
+assert a > 0 and b > 0 and abs(a + b - total) <= 0.0015, line
+PY
+# coinfer profile --as-processor names what it measured only together with --processor.
+"$(dirname "$rt")/coinfer-profile" --as-processor gpu --model gcn --out "$work/x.h5" > "$work/as.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "needs --processor" "$work/as.txt" && [ ! -e "$work/x.h5" ] && ok || bad "--as-processor alone: exit $rc: $(cat "$work/as.txt")"
+
 # The testbed passes the mapping to its devices; without one it stops with the device's reason, exit 2,
 # and leaves no output folder.
 "$rt" testbed "$work/tx.yaml" --loopback --out "$work/none" > "$work/none.log" 2>&1; rc=$?
