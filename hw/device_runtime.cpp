@@ -992,13 +992,13 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
                                 : std::string()) +
                            "; or let another device of this machine stand for it: --processor-device " + p + "=cpu");
     }
-  for (const DeviceSegment& seg : make_device_plan(d.strategy, impl.catalog.instantiate(d.model, d.dataset).num_stages(), here, d.id).segments)
+  impl.spec = impl.catalog.instantiate(d.model, d.dataset);
+  impl.num_stages = impl.spec.num_stages();
+  for (const DeviceSegment& seg : make_device_plan(d.strategy, impl.num_stages, here, d.id).segments)
     if (seg.with >= 0)
       throw InputError(d.where, "devices (id " + d.id + ").strategy",
                        "a stage split between two processors (" + d.strategy.placement.to_string() +
                            ") runs in the simulator only: the real runtime runs whole stages on one processor each");
-  impl.spec = impl.catalog.instantiate(d.model, d.dataset);
-  impl.num_stages = impl.spec.num_stages();
   try {
     impl.model = std::make_unique<models::DeviceModelRunner>(impl.spec, impl.sc.seed, impl.opt.input_file, torch_devices, here.processors);
   } catch (const InputError&) {

@@ -123,13 +123,7 @@ devices:
 YAML
   cat > "$work/hosts.yaml" <<INV
 # tests/golden/board_testbed.sh: a native edge server and an emulated arm64 board, each behind its sshd
-defaults:
-  user: root
-  key: $work/id
-  known_hosts: $work/known_hosts
-  coinfer: $rt
-  workdir: $work/remote
-  arch: $(uname -m)
+$(ssh_inventory_defaults "$rt")
 server:
   address: 10.206.0.1
   service_port: 7172

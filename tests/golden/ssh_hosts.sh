@@ -6,6 +6,8 @@
 #   the bridge, TAGp<HOST> inside) and $work/sshd_<HOST>.conf. Starting each sshd is the caller's (a
 #   native one, or one inside an emulated root). Returns non-zero when a step fails.
 # ssh_wait_for ADDRESS...: waits (up to ~10 s each) until each sshd answers; records their host keys.
+# ssh_inventory_defaults RT: an inventory's `defaults:` block for these hosts (root, this key, coinfer
+#   RT, $work/remote, this machine's arch).
 # ssh_hosts_down TAG HOST...: kills what runs in the namespaces, removes them and the bridge.
 ssh_hosts_up() {
   local tag=$1 net=$2; shift 2
@@ -42,4 +44,8 @@ ssh_hosts_down() {
     ip netns del "$tag$h" 2>/dev/null
   done
   ip link del "${tag}br" 2>/dev/null
+}
+ssh_inventory_defaults() {
+  printf '%s\n' "defaults:" "  user: root" "  key: $work/id" "  known_hosts: $work/known_hosts" "  coinfer: $1" "  workdir: $work/remote" \
+    "  arch: $(uname -m)"
 }

@@ -57,13 +57,7 @@ YAML
 inventory() {  # inventory FILE [b1 coinfer] [b0 device] [extra board lines]
   cat > "$1" <<INV
 # hosts of the namespace test (tests/golden/ssh_testbed.sh)
-defaults:
-  user: root
-  key: $work/id
-  known_hosts: $work/known_hosts
-  coinfer: $rt
-  workdir: $work/remote
-  arch: $(uname -m)
+$(ssh_inventory_defaults "$rt")
 server:
   address: 10.203.0.1
   service_port: 7171
