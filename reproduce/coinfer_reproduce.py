@@ -27,6 +27,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 
 import yaml
@@ -94,13 +95,32 @@ def load_published(folder):
                     raise InputError(f"{where} ({item['id']}): the medn runner needs measure: one of {', '.join(MEDN_MEASURES)}")
                 if item["runner"] == "aggregation" and item.get("measure") not in AGG_MEASURES:
                     raise InputError(f"{where} ({item['id']}): the aggregation runner needs measure: one of {', '.join(AGG_MEASURES)}")
-                if item["runner"] == "ratio":
-                    if not isinstance(item.get("schemes"), dict) or len(item.get("ratio_of") or []) != 2 or \
-                            any(x not in item["schemes"] for x in item["ratio_of"]) or not item.get("metric_path"):
-                        raise InputError(f"{where} ({item['id']}): the ratio runner needs schemes, ratio_of (two of them) and metric_path")
+                if "models" in item and (not isinstance(item["models"], dict) or not all(isinstance(v, str) for v in item["models"].values())):
+                    raise InputError(f"{where} ({item['id']}): models must map a scheme to a model name")
+                if item["runner"] in ("ratio", "outcome"):
+                    if not isinstance(item.get("schemes"), dict) or not item.get("metric_path") or \
+                            not all(isinstance(v, list) for v in item["schemes"].values()):
+                        raise InputError(f"{where} ({item['id']}): the {item['runner']} runner needs schemes (each a list of overrides) and metric_path")
                     for j, x in enumerate(item["published"]):
                         if not isinstance(x.get("setup"), dict) or not x["setup"].get("scenario"):
-                            raise InputError(f"{where} ({item['id']}) published[{j}]: the ratio runner needs a setup with a scenario")
+                            raise InputError(f"{where} ({item['id']}) published[{j}]: the {item['runner']} runner needs a setup with a scenario")
+                if item["runner"] == "ratio" and (len(item.get("ratio_of") or []) not in (1, 2) or any(x not in item["schemes"] for x in item["ratio_of"])):
+                    raise InputError(f"{where} ({item['id']}): the ratio runner needs ratio_of: two of its schemes (or one: its metric itself)")
+                if item["runner"] == "outcome":
+                    if not item.get("exact"):
+                        raise InputError(f"{where} ({item['id']}): the outcome runner's numbers are outcomes: give exact: true")
+                    for j, x in enumerate(item["published"]):
+                        c = x.get("claim")
+                        w = f"{where} ({item['id']}) published[{j}]"
+                        if not isinstance(c, dict) or sum(k in c for k in CLAIMS) != 1:
+                            raise InputError(f"{w}: needs a claim with one of {', '.join(CLAIMS)}")
+                        named = c["among"] if "best" in c else [c.get("scheme")]
+                        if "best" in c and (not isinstance(c.get("among"), list) or c["best"] not in c["among"]):
+                            raise InputError(f"{w}: claim best needs among: a list of schemes that holds it")
+                        if any(s not in item["schemes"] for s in named):
+                            raise InputError(f"{w}: the claim names a scheme that is not in the item's schemes ({', '.join(item['schemes'])})")
+                        if x["value"] not in (0, 1):
+                            raise InputError(f"{w}: an outcome's value is 1 (holds) or 0 (does not)")
                 keys = {key_of(x["config"], x["scheme"]) for x in item["published"]}
                 for j, h in enumerate(item.get("headlines") or []):
                     w = f"{where} ({item['id']}) headlines[{j}]"
@@ -162,18 +182,18 @@ TABLE3_SETS = {"HGNAS": ["devices.0.strategy=local"],
                "ACE-GNN": ["scheduler.name=hierarchical", "scheduler.objective=latency", "devices.0.strategy=local"]}
 
 
-def table3_cell(ctx, pair, bandwidth_mbps, scheme):
-    """summary.json's total for one Table III set-up (pair, bandwidth, scheme), or {"error": why}."""
+def table3_cell(ctx, pair, bandwidth_mbps, scheme, model=None):
+    """summary.json's total for one Table III set-up (pair, bandwidth, scheme; `model` replaces the scenario's
+    DGCNN), or {"error": why}."""
     dev, srv = TABLE3_PAIRS[pair]
-    summary = run_scenario(ctx, f"scenarios/paper/table3_{dev}_{srv}_{bandwidth_mbps}mbps.yaml", TABLE3_SETS[scheme])
+    sets = TABLE3_SETS[scheme] + ([f"devices.0.model={model}"] if model else [])
+    summary = run_scenario(ctx, f"scenarios/paper/table3_{dev}_{srv}_{bandwidth_mbps}mbps.yaml", sets)
     return summary if "error" in summary else summary["total"]
 
 
-
-
 def run_cells(ctx, cells):
-    """Runs the Table III set-ups `cells` ((pair, bandwidth, scheme) ...) --jobs at a time, with progress."""
-    cells = sorted(set(cells))
+    """Runs the Table III set-ups `cells` ((pair, bandwidth, scheme, model) ...) --jobs at a time, with progress."""
+    cells = sorted(set(cells), key=str)
     with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
         for i, _ in enumerate(pool.map(lambda c: table3_cell(ctx, *c), cells)):
             ctx.progress(i + 1, len(cells))
@@ -183,13 +203,15 @@ def run_fig11(item, ctx):
     """Fig. 11 as the text states it: ACE-GNN's speed-up over on-device inference on a Pi 4B, the best of
     its two servers ("up to"): the on-device (HGNAS row) mean latency over the hierarchical scheduler's."""
     pairs = {"pi": ("pi-gpu", "pi-cpu"), "tx2": ("tx2-gpu", "tx2-cpu")}
-    run_cells(ctx, [(pr, p["config"]["bandwidth_mbps"], s) for p in item["published"] for pr in pairs[p["config"]["device"]]
+    models = item.get("models") or {}
+    run_cells(ctx, [(pr, p["config"]["bandwidth_mbps"], s, models.get(s)) for p in item["published"] for pr in pairs[p["config"]["device"]]
                     for s in ("HGNAS", "ACE-GNN")])
     out = {}
     for p in item["published"]:
         c, best, why = p["config"], None, ""
         for pr in pairs[c["device"]]:
-            a, b = table3_cell(ctx, pr, c["bandwidth_mbps"], "HGNAS"), table3_cell(ctx, pr, c["bandwidth_mbps"], "ACE-GNN")
+            a = table3_cell(ctx, pr, c["bandwidth_mbps"], "HGNAS", models.get("HGNAS"))
+            b = table3_cell(ctx, pr, c["bandwidth_mbps"], "ACE-GNN", models.get("ACE-GNN"))
             if "error" in a or "error" in b:
                 why = a.get("error") or b.get("error")
                 continue
@@ -203,11 +225,13 @@ def run_fig11(item, ctx):
 def run_fig12(item, ctx):
     """Fig. 12 as the text states it: ACE-GNN's reduction (%) of the TX2's energy per inference and of the
     latency against GCoDE's, per server, at the lowest bandwidth."""
-    run_cells(ctx, [(p["config"]["pair"], p["config"]["bandwidth_mbps"], s) for p in item["published"] for s in ("GCoDE", "ACE-GNN")])
+    models = item.get("models") or {}
+    run_cells(ctx, [(p["config"]["pair"], p["config"]["bandwidth_mbps"], s, models.get(s)) for p in item["published"] for s in ("GCoDE", "ACE-GNN")])
     out = {}
     for p in item["published"]:
         c = p["config"]
-        g, a = table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "GCoDE"), table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "ACE-GNN")
+        g = table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "GCoDE", models.get("GCoDE"))
+        a = table3_cell(ctx, c["pair"], c["bandwidth_mbps"], "ACE-GNN", models.get("ACE-GNN"))
         if "error" in g or "error" in a:
             out[key_of(c, p["scheme"])] = {"error": g.get("error") or a.get("error")}
             continue
@@ -237,6 +261,11 @@ def run_scenario(ctx, scenario, sets):
     else:
         with open(os.path.join(folder, "r", "summary.json")) as f:
             out = json.load(f)
+        # The decisions taken (time, scheme) and their wall-clock times (timing.json: not deterministic).
+        with open(os.path.join(folder, "r", "decisions.jsonl")) as f:
+            out["_decisions"] = [{"t_s": d["t_s"], "scheme": d["scheme"]} for d in map(json.loads, filter(str.strip, f))]
+        with open(os.path.join(folder, "r", "timing.json")) as f:
+            out["_decision_wall_s"] = [d["wall_s"] for d in json.load(f).get("decisions", [])]
     _RUNS[key] = out
     return out
 
@@ -244,62 +273,170 @@ def run_scenario(ctx, scenario, sets):
 _RUNS = {}
 
 
-def run_ratio(item, ctx):
-    """A ratio the paper states between two schemes (item `ratio_of`: [numerator, denominator], each
-    scheme's overrides in `schemes`) of a summary.json metric (`metric_path`), on each published entry's
-    `setup` (scenario, overrides); with `max_over` {key, values} the largest ratio over those values
-    (the paper's "up to")."""
-    num, den = item["ratio_of"]
-    jobs, plan = [], {}
-    for p in item["published"]:
-        st = p["setup"]
-        variants = [[]] if "max_over" not in st else [[f"{st['max_over']['key']}={v}"] for v in st["max_over"]["values"]]
-        plan[key_of(p["config"], p["scheme"])] = (st, variants)
-        for v in variants:
-            for sch in (num, den):
-                jobs.append((st["scenario"], tuple(st.get("sets", []) + v + item["schemes"][sch])))
+def metric_at(summary, path):
+    """summary.json's number at `path` (a list of keys)."""
+    x = summary
+    for k in path:
+        x = x[k]
+    return x
+
+
+def setup_variants(st):
+    """A published entry's set-up runs: [[]] (as set up), or one per value of its `max_over` key."""
+    return [[]] if "max_over" not in st else [[f"{st['max_over']['key']}={v}"] for v in st["max_over"]["values"]]
+
+
+def run_jobs(ctx, jobs):
+    """`coinfer run` of every (scenario, overrides) in `jobs`, --jobs at a time, with progress."""
     jobs = sorted(set(jobs))
     with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
         for i, _ in enumerate(pool.map(lambda j: run_scenario(ctx, j[0], j[1]), jobs)):
             ctx.progress(i + 1, len(jobs))
 
-    def metric(summary):
-        x = summary
-        for k in item["metric_path"]:
-            x = x[k]
-        return x
+
+def run_ratio(item, ctx):
+    """A ratio the paper states between two schemes (item `ratio_of`: [numerator, denominator], each
+    scheme's overrides in `schemes`) of a summary.json metric (`metric_path`), on each published entry's
+    `setup` (scenario, overrides); with `max_over` {key, values} the largest ratio over those values
+    (the paper's "up to"). `ratio_of` with one scheme: that scheme's metric itself (a number the paper
+    states for one scheme)."""
+    names = item["ratio_of"]
+    jobs, plan = [], {}
+    for p in item["published"]:
+        st = p["setup"]
+        plan[key_of(p["config"], p["scheme"])] = st
+        for v in setup_variants(st):
+            for sch in names:
+                jobs.append((st["scenario"], tuple(st.get("sets", []) + v + item["schemes"][sch])))
+    run_jobs(ctx, jobs)
     out = {}
-    for key, (st, variants) in plan.items():
+    for key, st in plan.items():
         best, why = None, ""
-        for v in variants:
-            a = run_scenario(ctx, st["scenario"], st.get("sets", []) + v + item["schemes"][num])
-            b = run_scenario(ctx, st["scenario"], st.get("sets", []) + v + item["schemes"][den])
-            if "error" in a or "error" in b:
-                why = a.get("error") or b.get("error")
+        for v in setup_variants(st):
+            runs = [run_scenario(ctx, st["scenario"], st.get("sets", []) + v + item["schemes"][sch]) for sch in names]
+            bad = next((r for r in runs if "error" in r), None)
+            if bad:
+                why = bad["error"]
                 continue
-            if not metric(b):
-                why = f"{den}'s {'.'.join(item['metric_path'])} is 0"
+            got = [metric_at(r, item["metric_path"]) for r in runs]
+            if len(got) == 2 and not got[1]:
+                why = f"{names[1]}'s {'.'.join(item['metric_path'])} is 0"
                 continue
-            r = metric(a) / metric(b)
+            r = got[0] / got[1] if len(got) == 2 else got[0]
             if best is None or r > best[0]:
-                best = (r, " ".join(v) or "as set up", metric(a), metric(b))
-        out[key] = ({"value": best[0], "detail": f"{best[1]}: {num} {best[2]:.4g}, {den} {best[3]:.4g}"} if best else {"error": why})
+                best = (r, " ".join(v) or "as set up", got)
+        out[key] = ({"value": best[0], "detail": f"{best[1]}: " + ", ".join(f"{n} {g:.4g}" for n, g in zip(names, best[2]))}
+                    if best else {"error": why})
+    return out
+
+
+# A scheme's kind, as ACE-GNN names them: PP splits the model between the device and the server; DP sends each
+# input whole to one side (data_parallel, and its two degenerate forms: everything local, everything offloaded).
+def strategy_kind(strategy):
+    s = strategy.split("@")[0].split("[")[0]
+    return "PP" if s.startswith("pp(") else "DP" if s in ("data_parallel", "local", "offload") else s
+
+
+def device_strategies(scheme_text, device):
+    """The strategy of `device` in a decision's scheme text ("a=pp(3) b=local helpers=[]"), or None."""
+    for tok in scheme_text.split():
+        name, eq, strat = tok.partition("=")
+        if eq and name == device:
+            return strat
+    return None
+
+
+def outcome_of(item, claim, run_of):
+    """1 when `claim` holds in coinfer's runs, else 0, with a detail (run_of(scheme, extra_sets) -> summary)."""
+    lower = item.get("lower_is_better", True)
+    m = lambda r: metric_at(r, item["metric_path"])  # noqa: E731
+    if "best" in claim:  # `best` has the best metric among `among`
+        got = {s: run_of(s, []) for s in claim["among"]}
+        bad = next((r for r in got.values() if "error" in r), None)
+        if bad:
+            return {"error": bad["error"]}
+        vals = {s: m(r) for s, r in got.items()}
+        win = (min if lower else max)(vals, key=vals.get)
+        return {"value": int(win == claim["best"]), "detail": ", ".join(f"{s} {v:.4g}" for s, v in vals.items())}
+    if "peak_inside" in claim:  # the best over the key's values is at neither end (rises, then falls)
+        key, values = claim["peak_inside"], claim["values"]
+        got = [run_of(claim["scheme"], [f"{key}={v}"]) for v in values]
+        bad = next((r for r in got if "error" in r), None)
+        if bad:
+            return {"error": bad["error"]}
+        vals = [m(r) for r in got]
+        i = vals.index((min if lower else max)(vals))
+        return {"value": int(0 < i < len(vals) - 1), "detail": ", ".join(f"{key}={v}: {x:.4g}" for v, x in zip(values, vals))}
+    if "switches" in claim:  # the scheme's decisions move `device` from one kind (PP, DP) to the other
+        r = run_of(claim["scheme"], [])
+        if "error" in r:
+            return {"error": r["error"]}
+        kinds = [(d["t_s"], device_strategies(d["scheme"], claim["device"])) for d in r["_decisions"]]
+        seq = [strategy_kind(k) for _, k in kinds if k]
+        frm, to = claim["switches"]
+        hit = frm in seq and to in seq[seq.index(frm):]
+        return {"value": int(hit), "detail": "; ".join(f"{t:g} s {k}" for t, k in kinds)}
+    if "kind" in claim:  # the scheme's last decision gives `device` a strategy of this kind (PP or DP)
+        r = run_of(claim["scheme"], [])
+        if "error" in r:
+            return {"error": r["error"]}
+        last = device_strategies(r["_decisions"][-1]["scheme"], claim["device"]) if r["_decisions"] else None
+        return {"value": int(last is not None and strategy_kind(last) == claim["kind"]), "detail": f"{claim['device']}: {last}"}
+    if "decisions_under_s" in claim:  # every decision of the scheme took less wall-clock time than this
+        r = run_of(claim["scheme"], [])
+        if "error" in r:
+            return {"error": r["error"]}
+        walls = r["_decision_wall_s"]
+        worst = max(walls) if walls else 0.0
+        return {"value": int(worst < claim["decisions_under_s"]), "detail": f"{len(walls)} decisions, the longest {worst * 1000:.3g} ms (wall clock)"}
+    raise InputError(f"unknown claim {claim}")
+
+
+CLAIMS = ("best", "peak_inside", "switches", "kind", "decisions_under_s")
+
+
+def claim_runs(claim):
+    """The (scheme, extra overrides) runs a claim needs."""
+    if "best" in claim:
+        return [(s, []) for s in claim["among"]]
+    if "peak_inside" in claim:
+        return [(claim["scheme"], [f"{claim['peak_inside']}={v}"]) for v in claim["values"]]
+    return [(claim["scheme"], [])]
+
+
+def run_outcome(item, ctx):
+    """Outcomes the paper states in words (1 = holds, 0 = does not), each published entry's `claim` checked on
+    its `setup`'s runs: `best` (that scheme has the best metric among `among`), `peak_inside` (the scheme's
+    metric peaks at neither end of a key's values), `switches` [FROM, TO] (the scheme's decisions move a device
+    from a PP to a DP strategy or back), `kind` (its last decision gives the device that kind),
+    `decisions_under_s` (every decision's wall-clock time below a bound)."""
+    jobs = []
+    for p in item["published"]:
+        st = p["setup"]
+        for sch, extra in claim_runs(p["claim"]):
+            jobs.append((st["scenario"], tuple(st.get("sets", []) + item["schemes"][sch] + extra)))
+    run_jobs(ctx, jobs)
+    out = {}
+    for p in item["published"]:
+        st = p["setup"]
+        run_of = lambda sch, extra, st=st: run_scenario(ctx, st["scenario"], st.get("sets", []) + item["schemes"][sch] + extra)  # noqa: E731
+        out[key_of(p["config"], p["scheme"])] = outcome_of(item, p["claim"], run_of)
     return out
 
 
 def run_table3(item, ctx):
     """Table III: one `coinfer run` per cell (the scenario of its pair and bandwidth, the scheme's
     strategy or scheduler); the mean latency of the run's requests."""
-    out, cells = {}, []
+    out, cells, models = {}, [], item.get("models") or {}
     for p in item["published"]:
         c, scheme = p["config"], p["scheme"]
         if scheme in (item.get("not_expressible") or {}):
             out[key_of(c, scheme)] = {"error": "not expressible: " + item["not_expressible"][scheme]}
         else:
-            cells.append((c["pair"], c["bandwidth_mbps"], scheme))
+            cells.append((c["pair"], c["bandwidth_mbps"], scheme, models.get(scheme)))
     run_cells(ctx, cells)
-    for pair, bw, scheme in cells:
-        t = table3_cell(ctx, pair, bw, scheme)
+    for pair, bw, scheme, model in cells:
+        t = table3_cell(ctx, pair, bw, scheme, model)
         out[key_of({"pair": pair, "bandwidth_mbps": bw}, scheme)] = t if "error" in t else {
             "value": t["latency_ms"]["mean"], "detail": f"{t['completed']} requests" + (", SATURATED" if t.get("saturated") else "")}
     return out
@@ -547,7 +684,7 @@ def run_medn(item, ctx):
     return out
 
 
-RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio,
+RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio, "outcome": run_outcome,
            "aggregation": run_aggregation, "medn": run_medn}
 
 
@@ -622,7 +759,45 @@ def compare(paper, item, values):
 
 # --- the page ----------------------------------------------------------------------------------------------
 
-def html_page(result, plots_dir):
+def draw_item(it, path):
+    """coinfer's numbers of an item as bars, the published ones overlaid as points (inputs hollow), one bar
+    per published number; a log scale when they span more than a factor of 30. Outcome and rank items
+    (exact, ordinal) are tables only. Returns the PNG's path, or None when there is nothing to draw."""
+    rows = [r for r in it["rows"] if isinstance(r["published"], (int, float))]
+    if not rows or it.get("exact") or it.get("ordinal") or it["unit"] in ("outcome", "rank"):
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    labels = [" ".join(str(v) for v in r["config"].values()) + "\n" + r["scheme"] for r in rows]
+    xs = list(range(len(rows)))
+    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.42 * len(rows) + 2)), 4.2))
+    got = [r["coinfer"] if isinstance(r["coinfer"], (int, float)) else 0 for r in rows]
+    ax.bar(xs, got, color="#4c72b0", label="coinfer")
+    for x, r in zip(xs, rows):
+        hollow = r["role"] == "input"
+        ax.plot([x], [r["published"]], marker="D", linestyle="none", markersize=6, markeredgecolor="black",
+                markerfacecolor="none" if hollow else "black")
+        if not isinstance(r["coinfer"], (int, float)):
+            ax.annotate("not run", (x, r["published"]), textcoords="offset points", xytext=(0, 6), ha="center", fontsize=6, rotation=90)
+    vals = [v for v in got + [r["published"] for r in rows] if v and v > 0]
+    if vals and max(vals) / min(vals) > 30:
+        ax.set_yscale("log")
+    ax.plot([], [], marker="D", linestyle="none", color="black", label="published (prediction)")
+    if any(r["role"] == "input" for r in rows):
+        ax.plot([], [], marker="D", linestyle="none", markerfacecolor="none", markeredgecolor="black", label="published (input)")
+    ax.set_xticks(xs)
+    ax.set_xticklabels(labels, rotation=90, fontsize=6)
+    ax.set_ylabel(f"{it.get('unit', '')}")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(textwrap.fill(it["title"], 100), fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
+def html_page(result, plots_dir, figures_dir=None):
     sys.path.insert(0, plots_dir)
     import coinfer_report as cr  # the report's page and table helpers (plots/coinfer_report.py)
     s = []
@@ -653,6 +828,10 @@ def html_page(result, plots_dir):
                     r.get("ratio"), r["verdict"], r["source"]] for r in it["rows"]]
             s.append(cr.table(f"{p['paper']}-{it['item']}-table", ["configuration", "scheme", "role", f"published ({it['unit']})",
                                                                    "coinfer", "ratio", "verdict", "read from"], trs))
+            png = draw_item(it, os.path.join(figures_dir, f"{p['paper']}__{it['item']}.png")) if figures_dir else None
+            if png:
+                s.append(cr.figure(f"{p['paper']}-{it['item']}-figure", png,
+                                   f"{it['item']}: coinfer's numbers (bars) with the published ones overlaid (points; hollow: calibration inputs)"))
             if it.get("disagreements"):
                 s.append(cr.table(f"{p['paper']}-{it['item']}-disagreements", ["where coinfer differs", "the effect it lacks", "evidence (measured)", "command"],
                                   [[d["about"], d["effect"], d["evidence"], d.get("command", "")] for d in it["disagreements"]]))
@@ -758,7 +937,7 @@ def main():
             # Everything that decides the runs (not the published values, roles, sources, headlines or texts).
             setup = {k: v for k, v in it.items() if k not in ("published", "headlines", "title", "how", "tolerance", "metric", "unit",
                                                                "lower_is_better", "ordering_groups", "ordinal", "disagreements")}
-            setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup")} for x in it["published"]]
+            setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup", "claim")} for x in it["published"]]
             ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, setup], sort_keys=True).encode()).hexdigest()
             cache = os.path.join(a.out, "items", f"{p['paper']}__{it['id']}.json")
             values = None
@@ -790,8 +969,9 @@ def main():
               f"{entry['predictions_compared']}; headline ratios within tolerance {entry['headlines_within']}/{entry['headlines']}; "
               f"inputs {entry['inputs_within']}/{entry['inputs_compared']}")
     write_atomic(os.path.join(a.out, "reproduce.json"), json.dumps(result, indent=1, sort_keys=True) + "\n")
-    write_atomic(os.path.join(a.out, "report.html"), html_page(result, a.plots_dir))
-    print(f"wrote {a.out}/reproduce.json and {a.out}/report.html")
+    os.makedirs(os.path.join(a.out, "figures"), exist_ok=True)
+    write_atomic(os.path.join(a.out, "report.html"), html_page(result, a.plots_dir, os.path.join(a.out, "figures")))
+    print(f"wrote {a.out}/reproduce.json, {a.out}/report.html and the items' figures in {a.out}/figures/")
     return 1 if failed else 0
 
 
