@@ -1,4 +1,4 @@
-// coinfer reproduce [list | PAPER[/ITEM]...] --out DIR [--quick] [--here] [--jobs N]: the seed papers' tables and
+// coinfer reproduce [list | PAPER[/ITEM]...] --out DIR [--quick] [--here] [--jobs N] [--docs FILE... [--check-docs]]: the seed papers' tables and
 // figures regenerated beside their published numbers (reproduce/coinfer_reproduce.py; reproduce/README.md).
 #include <filesystem>
 #include <vector>
@@ -13,6 +13,8 @@ namespace {
 struct ReproduceOptions {
   std::vector<std::string> selection;
   std::string out, published;
+  std::vector<std::string> docs;
+  bool check_docs = false;
   bool quick = false;
   bool here = false;
   int jobs = 0;
@@ -28,6 +30,8 @@ int reproduce(const ReproduceOptions& o) {
   if (o.quick) args.push_back("--quick");
   if (o.here) args.push_back("--here");
   if (o.jobs > 0) args.insert(args.end(), {"--jobs", std::to_string(o.jobs)});
+  for (const auto& d : o.docs) args.insert(args.end(), {"--docs", d});
+  if (o.check_docs) args.push_back("--check-docs");
   args.insert(args.end(), o.selection.begin(), o.selection.end());
   try {
     exec_replace(args);
@@ -43,11 +47,15 @@ void register_reproduce(CLI::App& app, int& exit_code) {
                                      "the five seed papers' tables and figures regenerated beside their published numbers: `reproduce list` names "
                                      "every item and what it needs; `reproduce [PAPER[/ITEM]...] --out DIR` runs them (reproduce/README.md)");
   cmd->add_option("selection", o->selection, "list, or papers / items to run (default: all), e.g. ace-gnn, ace-gnn/table3, fd (feature-decomposition)");
-  cmd->add_option("--out", o->out, "output folder: reproduce.json, report.html, items/ (kept: a rerun resumes)");
+  cmd->add_option("--out", o->out, "output folder: reproduce.json, report.html, summary_PAPER.md, figures/, items/ (kept: a rerun resumes)");
   cmd->add_flag("--quick", o->quick, "every item at small scale: shape, not precision (CI)");
   cmd->add_flag("--here", o->here, "only the items measured on this machine with LibTorch (feature decomposition's), not the simulated ones");
   cmd->add_option("--jobs,-j", o->jobs, "simulations at once (default: the number of cores)");
   cmd->add_option("--published", o->published, "folder of PAPER.yaml files (default: reproduce/published)");
+  cmd->add_option("--docs", o->docs,
+                  "a Markdown file whose generated blocks of these papers this run replaces (repeatable; full scale only): "
+                  "reproduce/README.md, bench/RESULTS.md");
+  cmd->add_flag("--check-docs", o->check_docs, "with --docs: change nothing, exit 1 when a generated block no longer matches this build");
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return reproduce(*o); }); });
 }
 

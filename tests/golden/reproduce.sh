@@ -127,5 +127,18 @@ sed -i 's/{config: {outcome: rises then drops}, scheme: batch inference, value: 
 "$coinfer" reproduce ace-gnn/fig21 --published "$work/bad5" --out "$work/none" > "$work/bad5.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "(fig21) published\[0\]: an outcome's value is 1 (holds) or 0 (does not)" "$work/bad5.out" && ok || { bad "an outcome of 0.5 (rc $rc)"; cat "$work/bad5.out"; }
 
+# No stale figures: the generated blocks of reproduce/README.md and bench/RESULTS.md are this build's
+# full-scale ACE-GNN run (~15 s); a planted edit in a block is found; --docs refuses --quick.
+"$coinfer" reproduce ace-gnn --out "$work/full" --docs reproduce/README.md --docs bench/RESULTS.md --check-docs > "$work/docs.out" 2>&1 \
+  && grep -q "checked reproduce/README.md, bench/RESULTS.md" "$work/docs.out" && ok \
+  || { bad "the documents' generated ACE-GNN blocks are stale: run coinfer reproduce ace-gnn --out DIR --docs reproduce/README.md --docs bench/RESULTS.md"; tail -5 "$work/docs.out"; }
+cp reproduce/README.md "$work/doc.md"
+sed -i '0,/| 45 \/ 48 |/s//| 44 \/ 48 |/; 0,/^| table3: .* | \([0-9]*\) \/ 48 |/s//| table3: planted | \1 \/ 48 |/' "$work/doc.md"
+"$coinfer" reproduce ace-gnn --out "$work/full" --docs "$work/doc.md" --check-docs > "$work/docs2.out" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -q "doc.md: ace-gnn summary" "$work/docs2.out" && ! cmp -s "$work/doc.md" reproduce/README.md && ok || { bad "a planted edit in a generated block (rc $rc)"; cat "$work/docs2.out"; }
+"$coinfer" reproduce ace-gnn --out "$work/full" --docs "$work/doc.md" > /dev/null 2>&1 && cmp -s "$work/doc.md" reproduce/README.md && ok || bad "--docs regenerates the block"
+"$coinfer" reproduce ace-gnn --quick --out "$work/q" --docs "$work/doc.md" > "$work/docs3.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "full-scale figures" "$work/docs3.out" && ok || { bad "--docs with --quick (rc $rc)"; cat "$work/docs3.out"; }
+
 echo "reproduce: $passes passed, $fails failed"
 [ $fails -eq 0 ]
