@@ -14,7 +14,10 @@ struct ReproduceOptions {
   std::vector<std::string> selection;
   std::string out, published;
   std::vector<std::string> docs;
+  std::vector<std::string> skip;
   bool check_docs = false;
+  bool paper_width = false;
+  std::string backend;
   bool quick = false;
   bool here = false;
   int jobs = 0;
@@ -32,6 +35,9 @@ int reproduce(const ReproduceOptions& o) {
   if (o.jobs > 0) args.insert(args.end(), {"--jobs", std::to_string(o.jobs)});
   for (const auto& d : o.docs) args.insert(args.end(), {"--docs", d});
   if (o.check_docs) args.push_back("--check-docs");
+  if (o.paper_width) args.push_back("--paper-width");
+  if (!o.backend.empty()) args.insert(args.end(), {"--backend", o.backend});
+  for (const auto& k : o.skip) args.insert(args.end(), {"--skip", k});
   args.insert(args.end(), o.selection.begin(), o.selection.end());
   try {
     exec_replace(args);
@@ -55,6 +61,10 @@ void register_reproduce(CLI::App& app, int& exit_code) {
   cmd->add_option("--docs", o->docs,
                   "a Markdown file whose generated blocks of these papers this run replaces (repeatable; full scale only): "
                   "reproduce/README.md, bench/RESULTS.md");
+  cmd->add_option("--skip", o->skip, "PAPER/ITEM not to run (repeatable), e.g. ace-gnn/fig18 (its training takes minutes)");
+  cmd->add_option("--backend", o->backend, "local (default) or slurm: Fig. 18's sample simulations as a Slurm array job (as sweep --backend slurm), waited for")
+      ->check(CLI::IsMember({"local", "slurm"}));
+  cmd->add_flag("--paper-width", o->paper_width, "train the learned predictors (ace-gnn/fig18) at the paper's width, GIN hidden 512 (default 128; ~4x the time)");
   cmd->add_flag("--check-docs", o->check_docs, "with --docs: change nothing, exit 1 when a generated block no longer matches this build");
   cmd->callback([o, &exit_code] { exit_code = guarded([&] { return reproduce(*o); }); });
 }

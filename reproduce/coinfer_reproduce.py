@@ -106,6 +106,13 @@ def load_published(folder):
                             raise InputError(f"{where} ({item['id']}) published[{j}]: the {item['runner']} runner needs a setup with a scenario")
                 if item["runner"] == "ratio" and (len(item.get("ratio_of") or []) not in (1, 2) or any(x not in item["schemes"] for x in item["ratio_of"])):
                     raise InputError(f"{where} ({item['id']}): the ratio runner needs ratio_of: two of its schemes (or one: its metric itself)")
+                if item["runner"] == "predictor":
+                    cfg = item.get("predictor")
+                    if not isinstance(cfg, dict) or any(not isinstance(cfg.get(k), int) or cfg[k] < 1 for k in ("systems", "schemes", "hidden", "epochs", "patience")):
+                        raise InputError(f"{where} ({item['id']}): the predictor runner needs predictor: systems, schemes, hidden, epochs, patience (positive integers)")
+                    for j, x in enumerate(item["published"]):
+                        if x.get("measure") not in ("within_10", "within_20", "mape", "pairwise"):
+                            raise InputError(f"{where} ({item['id']}) published[{j}]: measure must be within_10, within_20, mape or pairwise")
                 if item["runner"] == "outcome":
                     if not item.get("exact"):
                         raise InputError(f"{where} ({item['id']}): the outcome runner's numbers are outcomes: give exact: true")
@@ -156,9 +163,11 @@ def key_of(config, scheme):
 # --- runners: coinfer's numbers for an item ----------------------------------------------------------------
 
 class Context:
-    def __init__(self, coinfer, quick, jobs, work, progress, out=None):
+    def __init__(self, coinfer, quick, jobs, work, progress, out=None, paper_width=False):
         self.coinfer, self.quick, self.jobs, self.work, self.progress = coinfer, quick, jobs, work, progress
         self.out = out or work  # the run's folder: measurements kept there survive a kill (medn's sample sets)
+        self.paper_width = paper_width  # learned predictors at the paper's width (512) instead of the item's
+        self.backend = "local"  # or "slurm": the predictor's samples as a Slurm array job (sweep's backend)
 
 
 def run_model_bytes(item, ctx):
@@ -327,6 +336,58 @@ def run_ratio(item, ctx):
                 best = (r, " ".join(v) or "as set up", got)
         out[key] = ({"value": best[0], "detail": f"{best[1]}: " + ", ".join(f"{n} {g:.4g}" for n, g in zip(names, best[2]))}
                     if best else {"error": why})
+    return out
+
+
+PREDICTOR_QUICK = {"systems": 6, "schemes": 5, "duration": 2, "hidden": 16, "epochs": 3, "patience": 3}
+
+
+def run_predictor(item, ctx):
+    """ACE-GNN Fig. 18: draw the paper's sample count of random systems and schemes (`coinfer predictor
+    samples`, each simulated), train the GIN system and relative predictors on 70 % (`coinfer predictor
+    train`, the paper's split), and read their accuracy on the held-out 30 %: the system predictor's share
+    within 10 % and 20 %, the relative predictor's pairwise accuracy. Item `predictor`: systems, schemes,
+    duration, seed, hidden, epochs, patience, layout; --paper-width trains at the paper's 512."""
+    cfg = dict(item["predictor"])
+    if ctx.quick:
+        cfg.update(PREDICTOR_QUICK)
+    if ctx.paper_width:
+        cfg["hidden"] = 512
+    folder = tempfile.mkdtemp(dir=ctx.work)
+    steps = 2
+    samples = [ctx.coinfer, "predictor", "samples", "-q", "--out", os.path.join(folder, "s"), "--systems", str(cfg["systems"]),
+               "--schemes", str(cfg["schemes"]), "--duration", str(cfg.get("duration", 10)), "--seed", str(cfg.get("seed", 1)),
+               "--jobs", str(ctx.jobs)] + (["--backend", "slurm", "--wait"] if ctx.backend == "slurm" else [])
+    print(f"[reproduce] predictor: simulating up to {cfg['systems'] * cfg['schemes']} samples ({cfg['systems']} systems x {cfg['schemes']} "
+          f"schemes, {cfg.get('duration', 10)} s each; ~{cfg['systems'] * cfg['schemes'] * 0.3 / max(1, ctx.jobs) / 60:.0f} min on {ctx.jobs} cores)",
+          file=sys.stderr, flush=True)
+    r = subprocess.run(samples, capture_output=True, text=True)
+    ctx.progress(1, steps)
+    if r.returncode != 0:
+        return {key_of(p["config"], p["scheme"]): {"error": f"predictor samples exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+                for p in item["published"]}
+    train = [ctx.coinfer, "predictor", "train", "-q", os.path.join(folder, "s", "samples.h5"), "--out", os.path.join(folder, "m.pt"),
+             "--json", os.path.join(folder, "m.json"), "--hidden", str(cfg["hidden"]), "--epochs", str(cfg["epochs"]),
+             "--patience", str(cfg["patience"]), "--layout", cfg.get("layout", "paper"), "--seed", str(cfg.get("seed", 1)),
+             "--threads", str(ctx.jobs)]
+    print(f"[reproduce] predictor: training the GIN system and relative predictors (width {cfg['hidden']}, at most {cfg['epochs']} epochs)",
+          file=sys.stderr, flush=True)
+    r = subprocess.run(train, capture_output=True, text=True)
+    ctx.progress(2, steps)
+    if r.returncode != 0:
+        return {key_of(p["config"], p["scheme"]): {"error": f"predictor train exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+                for p in item["published"]}
+    with open(os.path.join(folder, "m.json")) as f:
+        m = json.load(f)
+    v = m["validation"]
+    what = (f"{cfg['layout'] if 'layout' in cfg else 'paper'} layout, hidden {m['hidden']}, {m['train_samples']} training and "
+            f"{m['validation_samples']} held-out samples")
+    out = {}
+    for p in item["published"]:
+        field = p["measure"]
+        x = v.get(field)
+        out[key_of(p["config"], p["scheme"])] = ({"value": 100 * x, "detail": what + (f", {v['pairs']} pairs" if field == "pairwise" else "")}
+                                                 if x is not None else {"error": f"no {field} in the training's validation"})
     return out
 
 
@@ -685,6 +746,7 @@ def run_medn(item, ctx):
 
 
 RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio, "outcome": run_outcome,
+           "predictor": run_predictor,
            "aggregation": run_aggregation, "medn": run_medn}
 
 
@@ -860,14 +922,34 @@ def md_cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_block(entry, kind):
+TRAINED_RUNNERS = ("predictor",)  # their numbers depend on training: not in the generated blocks
+
+
+def markdown_block(entry, kind, paper, require_all=True):
     """A paper's results as Markdown: `summary` (one row per item) or `detail` (every comparison, item by item).
-    Deterministic for a build (no wall-clock figure, no commit), so a document holding it can be checked."""
+    Deterministic for a build (no wall-clock figure, no commit), so a document holding it can be checked.
+    Items whose numbers come from training (`TRAINED_RUNNERS`) are named, not tabulated. Raises InputError when
+    an item of `paper` that belongs in the block was not run."""
+    ran = {it["item"]: it for it in entry["items"]}
+    missing = [i["id"] for i in paper["items"] if i["id"] not in ran and i.get("runner") not in TRAINED_RUNNERS]
+    if missing and require_all:
+        raise InputError(f"the generated blocks of {paper['paper']} need every item run (not run: {', '.join(missing)})")
+    items = []
+    for i in paper["items"]:
+        if i.get("runner") in TRAINED_RUNNERS and require_all:  # the documents' blocks (the run's own Markdown has them)
+            items.append({"item": i["id"], "title": i["title"], "trained": True})
+        elif i["id"] in ran:
+            items.append(ran[i["id"]])
+    counted = [it for it in items if "rows" in it]
     out = []
     if kind == "summary":
         out.append("| item | orderings held | predictions within tolerance | headline ratios within | outcomes as stated | inputs |")
         out.append("|---|---|---|---|---|---|")
-        for it in entry["items"]:
+        for it in items:
+            if it.get("trained"):
+                out.append(f"| {it['item']}: {md_cell(it['title'])} | trained, not in this generated table: `coinfer reproduce "
+                           f"{paper['paper']}/{it['item']}` | | | | |")
+                continue
             if "lacks" in it:
                 out.append(f"| {it['item']}: {md_cell(it['title'])} | not run: {md_cell(it['lacks'])} | | | | |")
                 continue
@@ -882,14 +964,21 @@ def markdown_block(entry, kind):
                        + (f"{sum(1 for r in exact if r['within'])} / {len(exact)}" if exact else "—") + " | "
                        + (f"{it['inputs']['within']} / {it['inputs']['compared']}" if it["inputs"]["compared"] else "—") + " |")
         out.append("")
-        out.append(f"Totals: {entry['items_run']} items run, {entry['items_lacking']} not; orderings held {entry['ordering_held']} / "
-                   f"{entry['ordering_pairs']}; predictions within tolerance {entry['predictions_within']} / {entry['predictions_compared']} "
-                   f"(outcomes counted here too); headline ratios {entry['headlines_within']} / {entry['headlines']}; inputs "
-                   f"{entry['inputs_within']} / {entry['inputs_compared']}.")
+        tot = lambda f: sum(f(it) for it in counted)  # noqa: E731
+        out.append(f"Totals over the {len(counted)} items in this table ({sum(1 for it in items if 'lacks' in it)} not run, "
+                   f"{sum(1 for it in items if it.get('trained'))} trained apart): orderings held {tot(lambda i: i['ordering']['held'])} / "
+                   f"{tot(lambda i: i['ordering']['pairs'])}; predictions within tolerance {tot(lambda i: i['predictions']['within'])} / "
+                   f"{tot(lambda i: i['predictions']['compared'])} (outcomes counted here too); headline ratios "
+                   f"{tot(lambda i: sum(1 for h in i['headlines'] if h['verdict'].startswith('within')))} / {tot(lambda i: len(i['headlines']))}; "
+                   f"inputs {tot(lambda i: i['inputs']['within'])} / {tot(lambda i: i['inputs']['compared'])}.")
         return "\n".join(out)
-    for it in entry["items"]:
+    for it in items:
         out.append(f"**{md_cell(it['title'])}** (`{entry['paper']}/{it['item']}`)")
         out.append("")
+        if it.get("trained"):
+            out.append(f"Trained, not in this generated block (its numbers depend on training): `coinfer reproduce {entry['paper']}/{it['item']}`.")
+            out.append("")
+            continue
         if "lacks" in it:
             out.append(f"Not run: {md_cell(it['lacks'])}")
             out.append("")
@@ -914,7 +1003,7 @@ BLOCK_BEGIN = "<!-- coinfer reproduce {paper} {kind}: generated by `coinfer repr
 BLOCK_END = "<!-- end coinfer reproduce {paper} {kind} -->"
 
 
-def update_docs(result, files, check):
+def update_docs(result, papers, files, check):
     """Replaces, in each file, the generated blocks of the run's papers. With `check`, writes nothing and
     returns the stale blocks. A file without any such block is an input error."""
     stale = []
@@ -932,7 +1021,7 @@ def update_docs(result, files, check):
                 if j < 0:
                     raise InputError(f"{path}: block '{b}' has no end marker '{e}'")
                 found += 1
-                body = "\n" + markdown_block(entry, kind).rstrip() + "\n"
+                body = "\n" + markdown_block(entry, kind, papers[entry["paper"]]).rstrip() + "\n"
                 if text[i + len(b):j] != body:
                     stale.append(f"{path}: {entry['paper']} {kind}")
                     text = text[:i + len(b)] + body + text[j:]
@@ -961,6 +1050,10 @@ def main():
                          "its own Fig. 7 (coinfer reproduce fd --here)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--coinfer", default="coinfer")
+    ap.add_argument("--paper-width", action="store_true", help="train learned predictors at the paper's width (GIN hidden 512; hours on 2 cores)")
+    ap.add_argument("--backend", choices=("local", "slurm"), default="local",
+                    help="where the predictor's sample simulations run (Fig. 18): this machine's cores, or a Slurm array job (waited for)")
+    ap.add_argument("--skip", action="append", default=[], help="PAPER/ITEM not to run (repeatable)")
     ap.add_argument("--docs", action="append", default=[],
                     help="a Markdown file whose generated blocks of these papers are replaced by this run's (repeatable; full scale only)")
     ap.add_argument("--check-docs", action="store_true", help="with --docs: change nothing; exit 1 when a block differs from this run's")
@@ -1002,6 +1095,12 @@ def main():
             if item and item not in ids:
                 raise InputError(f"{name}: unknown item '{item}' (items: {', '.join(ids)})")
             wanted.setdefault(name, set()).update([item] if item else ids)
+        for sk in a.skip:
+            name, _, item = sk.partition("/")
+            name = PAPER_ALIASES.get(name, name)
+            if name not in by_name or item not in [i["id"] for i in by_name[name]["items"]]:
+                raise InputError(f"--skip {sk}: no such item (PAPER/ITEM, e.g. ace-gnn/fig18)")
+            wanted.get(name, set()).discard(item)
         if a.here:
             measured = {p["paper"]: {i["id"] for i in p["items"] if i.get("runner") in MEASURED_RUNNERS} for p in papers}
             wanted = {n: ids & measured[n] for n, ids in wanted.items() if ids & measured[n]}
@@ -1046,7 +1145,9 @@ def main():
             # Everything that decides the runs (not the published values, roles, sources, headlines or texts).
             setup = {k: v for k, v in it.items() if k not in ("published", "headlines", "title", "how", "tolerance", "metric", "unit",
                                                                "lower_is_better", "ordering_groups", "ordinal", "disagreements")}
-            setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup", "claim")} for x in it["published"]]
+            setup["cells"] = [{k: v for k, v in x.items() if k in ("config", "scheme", "setup", "claim", "measure")} for x in it["published"]]
+            if it["runner"] == "predictor":
+                setup["paper_width"] = a.paper_width
             ident = hashlib.sha256(json.dumps([made["coinfer_version"], a.quick, setup], sort_keys=True).encode()).hexdigest()
             cache = os.path.join(a.out, "items", f"{p['paper']}__{it['id']}.json")
             values = None
@@ -1055,7 +1156,8 @@ def main():
                     c = json.load(f)
                 values = c["values"] if c.get("ident") == ident else None
             if values is None:
-                ctx = Context(a.coinfer, a.quick, a.jobs, work, progress_for(f"{p['paper']}/{it['id']}"), a.out)
+                ctx = Context(a.coinfer, a.quick, a.jobs, work, progress_for(f"{p['paper']}/{it['id']}"), a.out, a.paper_width)
+                ctx.backend = a.backend
                 try:
                     values = RUNNERS[it["runner"]](it, ctx)
                 except Exception as e:  # noqa: BLE001 - one item's failure is reported, the others go on
@@ -1081,15 +1183,16 @@ def main():
     os.makedirs(os.path.join(a.out, "figures"), exist_ok=True)
     write_atomic(os.path.join(a.out, "report.html"), html_page(result, a.plots_dir, os.path.join(a.out, "figures")))
     for entry in result["papers"]:
-        write_atomic(os.path.join(a.out, f"summary_{entry['paper']}.md"),
-                     markdown_block(entry, "summary") + "\n\n" + markdown_block(entry, "detail"))
+        paper = by_name[entry["paper"]]
+        md = markdown_block(entry, "summary", paper, False) + "\n\n" + markdown_block(entry, "detail", paper, False)
+        write_atomic(os.path.join(a.out, f"summary_{entry['paper']}.md"), md)
     print(f"wrote {a.out}/reproduce.json, {a.out}/report.html, summary_PAPER.md and the items' figures in {a.out}/figures/")
     if a.docs:
         if failed:
             print("error: an item failed: the documents are left as they are", file=sys.stderr)
             return 1
         try:
-            stale = update_docs(result, a.docs, a.check_docs)
+            stale = update_docs(result, by_name, a.docs, a.check_docs)
         except InputError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
