@@ -2,6 +2,7 @@
 // clear InputError naming the file and dataset for each kind of inconsistency a file can hold.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -72,6 +73,24 @@ TEST(PredictorSamples, RoundTripIsExactAndRewritesAreByteIdentical) {
   std::filesystem::remove_all(dir);
 }
 
+// A saturated system: one result delivered in the window (of a request created before it) and no request
+// created in the window completed: throughput 0.125 req/s, latencies NaN. `coinfer predictor samples` wrote
+// such a sample in a 2,000-sample set (ACE-GNN Fig. 18's) and the reader refused the whole file.
+TEST(PredictorSamples, ASaturatedSampleWithDeliveriesAndNoLatencyIsRead) {
+  const std::string dir = test::temp_dir("samples");
+  PredictorSampleSet set = two_samples();
+  set.samples[1].throughput_rps = 0.125;
+  set.samples[1].mean_latency_ms = NAN;
+  set.samples[1].p95_latency_ms = NAN;
+  write_predictor_samples(dir + "/saturated.h5", set);
+  const PredictorSampleSet back = read_predictor_samples(dir + "/saturated.h5");
+  ASSERT_EQ(back.samples.size(), 2u);
+  EXPECT_EQ(back.samples[1].throughput_rps, 0.125);
+  EXPECT_TRUE(std::isnan(back.samples[1].mean_latency_ms));
+  EXPECT_TRUE(std::isnan(back.samples[1].p95_latency_ms));
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PredictorSamples, EveryInconsistencyIsAnInputErrorNamingFileAndDataset) {
   const std::string dir = test::temp_dir("samples");
   struct Case {
@@ -83,6 +102,8 @@ TEST(PredictorSamples, EveryInconsistencyIsAnInputErrorNamingFileAndDataset) {
       {"bad_type", "/nodes/type", [](PredictorSampleSet& s) { s.samples[0].node_type[2] = 9; }},
       {"negative_label", "/samples", [](PredictorSampleSet& s) { s.samples[0].throughput_rps = -1; }},
       {"nan_latency", "/nodes/latency_ms", [](PredictorSampleSet& s) { s.samples[1].node_latency_ms[1] = NAN; }},
+      {"negative_mean_latency", "/samples", [](PredictorSampleSet& s) { s.samples[1].mean_latency_ms = -1; }},
+      {"infinite_p95", "/samples", [](PredictorSampleSet& s) { s.samples[0].p95_latency_ms = INFINITY; }},
       {"huge_setting", "/nodes/settings", [](PredictorSampleSet& s) { s.samples[0].node_settings[0] = 1e9; }},
   };
   for (const auto& c : cases) {
