@@ -339,6 +339,21 @@ def run_ratio(item, ctx):
     return out
 
 
+def run_teed(cmd):
+    """Runs `cmd`, its stderr (progress lines, messages) shown on ours as it comes and its tail kept; returns
+    (exit status, the stderr's last 300 characters)."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tail = b""
+    while True:
+        chunk = proc.stderr.read1(4096) if hasattr(proc.stderr, "read1") else proc.stderr.read(4096)
+        if not chunk:
+            break
+        sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+        tail = (tail + chunk)[-2000:]
+    return proc.wait(), tail.decode(errors="replace").replace("\r", "\n").strip()[-300:]
+
+
 PREDICTOR_QUICK = {"systems": 6, "schemes": 5, "duration": 2, "hidden": 16, "epochs": 3, "patience": 3}
 
 
@@ -355,28 +370,27 @@ def run_predictor(item, ctx):
         cfg["hidden"] = 512
     folder = tempfile.mkdtemp(dir=ctx.work)
     steps = 2
-    samples = [ctx.coinfer, "predictor", "samples", "-q", "--out", os.path.join(folder, "s"), "--systems", str(cfg["systems"]),
+    # Both steps take minutes at full scale: their own progress lines go to our stderr as they come.
+    samples = [ctx.coinfer, "predictor", "samples", "--out", os.path.join(folder, "s"), "--systems", str(cfg["systems"]),
                "--schemes", str(cfg["schemes"]), "--duration", str(cfg.get("duration", 10)), "--seed", str(cfg.get("seed", 1)),
                "--jobs", str(ctx.jobs)] + (["--backend", "slurm", "--wait"] if ctx.backend == "slurm" else [])
     print(f"[reproduce] predictor: simulating up to {cfg['systems'] * cfg['schemes']} samples ({cfg['systems']} systems x {cfg['schemes']} "
           f"schemes, {cfg.get('duration', 10)} s each; ~{cfg['systems'] * cfg['schemes'] * 0.3 / max(1, ctx.jobs) / 60:.0f} min on {ctx.jobs} cores)",
           file=sys.stderr, flush=True)
-    r = subprocess.run(samples, capture_output=True, text=True)
+    rc, tail = run_teed(samples)
     ctx.progress(1, steps)
-    if r.returncode != 0:
-        return {key_of(p["config"], p["scheme"]): {"error": f"predictor samples exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
-                for p in item["published"]}
-    train = [ctx.coinfer, "predictor", "train", "-q", os.path.join(folder, "s", "samples.h5"), "--out", os.path.join(folder, "m.pt"),
+    if rc != 0:
+        return {key_of(p["config"], p["scheme"]): {"error": f"predictor samples exit {rc}: {tail}"} for p in item["published"]}
+    train = [ctx.coinfer, "predictor", "train", os.path.join(folder, "s", "samples.h5"), "--out", os.path.join(folder, "m.pt"),
              "--json", os.path.join(folder, "m.json"), "--hidden", str(cfg["hidden"]), "--epochs", str(cfg["epochs"]),
              "--patience", str(cfg["patience"]), "--layout", cfg.get("layout", "paper"), "--seed", str(cfg.get("seed", 1)),
              "--threads", str(ctx.jobs)]
     print(f"[reproduce] predictor: training the GIN system and relative predictors (width {cfg['hidden']}, at most {cfg['epochs']} epochs)",
           file=sys.stderr, flush=True)
-    r = subprocess.run(train, capture_output=True, text=True)
+    rc, tail = run_teed(train)
     ctx.progress(2, steps)
-    if r.returncode != 0:
-        return {key_of(p["config"], p["scheme"]): {"error": f"predictor train exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
-                for p in item["published"]}
+    if rc != 0:
+        return {key_of(p["config"], p["scheme"]): {"error": f"predictor train exit {rc}: {tail}"} for p in item["published"]}
     with open(os.path.join(folder, "m.json")) as f:
         m = json.load(f)
     v = m["validation"]
