@@ -100,8 +100,10 @@ int main(int argc, char** argv) {
   int per_server = 100;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--repeats" && i + 1 < argc) repeats = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--budget" && i + 1 < argc) budget_s = std::atof(argv[++i]);
+    if (a == "--repeats" && i + 1 < argc)
+      repeats = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--budget" && i + 1 < argc)
+      budget_s = std::atof(argv[++i]);
     else if (a == "--sizes" && i + 1 < argc) {
       sizes.clear();
       for (const auto& x : split(argv[++i], ',')) sizes.push_back(std::atoi(x.c_str()));
@@ -127,8 +129,8 @@ int main(int argc, char** argv) {
   // sac: the shipped policy (sched/policies/sac_paper.pt) through the LibTorch plugin, when this build has it.
   std::unique_ptr<Scheduler> sac;
   try {
-    sac = std::make_unique<SacScheduler>(est, load_sac_actor(data_path("sched/policies/sac_paper.pt"), {"dgcnn/modelnet40", "gcode/modelnet40"}, true),
-                                         SacSchedulerOptions{});
+    sac = std::make_unique<SacScheduler>(
+        est, load_sac_actor(data_path("sched/policies/sac_paper.pt"), {"dgcnn/modelnet40", "gcode/modelnet40"}, true), SacSchedulerOptions{});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "sac not measured: %s\n", e.what());
   }
@@ -187,11 +189,13 @@ int main(int argc, char** argv) {
         // Each call decides on a state of its own (a later time, as every decision of a run has), so
         // no prediction the estimator remembers from the previous call is reused.
         double tick = 0;
-        ms = median_ms([&] {
-          SystemState later = s;
-          later.time_s += (tick += 1e-3);
-          chosen = e.make()->decide(later);
-        }, repeats, budget_s);
+        ms = median_ms(
+            [&] {
+              SystemState later = s;
+              later.time_s += (tick += 1e-3);
+              chosen = e.make()->decide(later);
+            },
+            repeats, budget_s);
       } catch (const std::exception& ex) {
         refused = ex.what();
       }

@@ -150,8 +150,8 @@ int rtt(int rounds) {
     }
     echo.join();
     bare_echo.join();
-    std::printf("{\"bench\": \"rtt\", \"payload_bytes\": %zu, \"rounds\": %d, \"middleware_us\": %.1f, \"bare_us\": %.1f, \"ratio\": %.3f}\n",
-                size, n, median(mw) * 1e6, median(bare) * 1e6, median(mw) / median(bare));
+    std::printf("{\"bench\": \"rtt\", \"payload_bytes\": %zu, \"rounds\": %d, \"middleware_us\": %.1f, \"bare_us\": %.1f, \"ratio\": %.3f}\n", size,
+                n, median(mw) * 1e6, median(bare) * 1e6, median(mw) / median(bare));
     std::fflush(stdout);
     (void)done;
   }

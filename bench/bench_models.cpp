@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
     j["kind"] = spec.dataset.kind;
     j["stages"] = nlohmann::json::array();
     for (const auto& s : spec.stages)
-      j["stages"].push_back({{"op", s.op}, {"in", s.in_width}, {"out", s.out_width}, {"k", s.k}, {"heads", s.heads},
-                             {"mode", s.pool_mode}, {"inputs", s.inputs}});
+      j["stages"].push_back(
+          {{"op", s.op}, {"in", s.in_width}, {"out", s.out_width}, {"k", s.k}, {"heads", s.heads}, {"mode", s.pool_mode}, {"inputs", s.inputs}});
     std::ofstream(out + "/" + name + "_" + ds + ".json") << j.dump();
     if (spec.dataset.kind == "point_cloud") {
       PointCloudFile p;

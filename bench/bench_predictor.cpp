@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
   const AnalyticEstimator analytic(luts, specs);
   GinPredictor predictor = GinPredictor::load(argv[1]);
   const auto& meta = predictor.meta();
-  std::printf("predictor %s: layout %s, hidden %d, %d GIN layers, system %s, relative %s\n", argv[1], meta.config.layout.c_str(),
-              meta.config.hidden, meta.config.layers, meta.has_system ? "yes" : "no", meta.has_relative ? "yes" : "no");
+  std::printf("predictor %s: layout %s, hidden %d, %d GIN layers, system %s, relative %s\n", argv[1], meta.config.layout.c_str(), meta.config.hidden,
+              meta.config.layers, meta.has_system ? "yes" : "no", meta.has_relative ? "yes" : "no");
   const GinEstimator gin(analytic, std::move(predictor), argv[1]);
 
   const SystemState s3 = system_of(3);
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
               median_ms([&] { analytic.compare(s3, a, b); }, repeats));
   std::printf("\n| batched round: K candidates vs the incumbent | median ms | per pair, ms |\n|---|---|---|\n");
   const std::vector<Strategy> opts = {Strategy::local(), Strategy::offload(), Strategy::data_parallel(), Strategy::pp(1),
-                                      Strategy::pp(2), Strategy::pp(3), Strategy::pp(4), Strategy::pp(5)};
+                                      Strategy::pp(2),   Strategy::pp(3),     Strategy::pp(4),           Strategy::pp(5)};
   for (int k : {1, 2, 8, 32, 128}) {
     std::vector<Scheme> cands;
     for (int i = 0; i < k; ++i) {

@@ -24,7 +24,6 @@ using namespace coinfer;
 
 namespace {
 
-
 // Peak of a fresh model's first forward: it builds what it keeps per graph (normalisation, masks),
 // which later forwards reuse, so a warm model's peak would leave out a dense mask.
 double peak_mib(const ModelSpec& spec, const models::GraphSample& g) {
@@ -82,7 +81,8 @@ int main(int argc, char** argv) {
       for (const auto& d : cat.datasets_for(m)) pairs.emplace_back(m, d);
   std::printf("# threads: %s; quantised engine: %s; %d timed forwards per row (median), 2 warm-up\n", threads.c_str(),
               hw::quantized_engine_name().c_str(), repeats);
-  std::printf("| model/dataset | variant | forward (ms) | x base | peak (MiB) | x base | max abs err | mean abs err (mean |out|) | top-1 agreement |\n");
+  std::printf(
+      "| model/dataset | variant | forward (ms) | x base | peak (MiB) | x base | max abs err | mean abs err (mean |out|) | top-1 agreement |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& [name, ds] : pairs) {
     const ModelSpec& base_spec = cat.spec(name, ds);
@@ -96,9 +96,8 @@ int main(int argc, char** argv) {
       const models::GnnModel model(spec, 1);
       const double ms = bench::median_forward_ms(model, g, repeats), mib = peak_mib(spec, g);
       const models::VariantAccuracy a = models::measure_variant_accuracy(base_spec, spec, 2, 1);
-      std::printf("| %s/%s | %s | %.3f | %.2f | %.2f | %.2f | %.2g | %.2g (%.2g) | %.3f |\n", name.c_str(), ds.c_str(), v.c_str(), ms,
-                  ms / base_ms, mib, base_mib > 0 ? mib / base_mib : 0.0, a.max_abs_error, a.mean_abs_error, a.output_scale,
-                  a.top1_agreement);
+      std::printf("| %s/%s | %s | %.3f | %.2f | %.2f | %.2f | %.2g | %.2g (%.2g) | %.3f |\n", name.c_str(), ds.c_str(), v.c_str(), ms, ms / base_ms,
+                  mib, base_mib > 0 ? mib / base_mib : 0.0, a.max_abs_error, a.mean_abs_error, a.output_scale, a.top1_agreement);
       std::fflush(stdout);
     }
   }

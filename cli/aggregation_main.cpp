@@ -67,7 +67,8 @@ const PublishedGraph kGraphs[] = {
     {"pubmed", 19717, 88676, 500, "FD paper Table II: 19,717 vertices, 88,676 edges (avg degree 4.5, so directed); 500 features (Planetoid)"},
     {"proteins", 132534, 2 * 39561252LL, 8,
      "FD paper Table II: 132,534 vertices, 39,561,252 edges listed once per pair (avg degree 597 = 2 x 39.56 M / 132,534); 8 features (OGB)"},
-    {"reddit", 232965, 114615892, 602, "FD paper Table II: 232,965 vertices, 114,615,892 directed edges (avg degree 492); 602 features (GraphSAGE's Reddit)"},
+    {"reddit", 232965, 114615892, 602,
+     "FD paper Table II: 232,965 vertices, 114,615,892 directed edges (avg degree 492); 602 features (GraphSAGE's Reddit)"},
 };
 
 struct Options {
@@ -208,17 +209,22 @@ class Study {
         t0 = Clock::now();
         if (counters) counters->start();
         CALLGRIND_START_INSTRUMENTATION;
-        if (scheme_ == AggregationScheme::standard) agg = models::scatter_aggregate(z, src, dst, weight, n_);
-        else if (scheme_ == AggregationScheme::csr) agg = models::csr_aggregate(csr, z);
-        else agg = models::sliced_aggregate(z, src, dst, weight, n_, slice_width());
+        if (scheme_ == AggregationScheme::standard)
+          agg = models::scatter_aggregate(z, src, dst, weight, n_);
+        else if (scheme_ == AggregationScheme::csr)
+          agg = models::csr_aggregate(csr, z);
+        else
+          agg = models::sliced_aggregate(z, src, dst, weight, n_, slice_width());
       }
       CALLGRIND_STOP_INSTRUMENTATION;  // no-ops unless run under callgrind (--cache-sim)
       if (counters) {
         counters->stop();
         for (int i = 0; i < hw::PerfCounters::kEvents; ++i) {
           const auto ev = static_cast<hw::PerfCounters::Event>(i);
-          if (counters->count(ev) >= 0) m.counts[i] += counters->count(ev), m.counted[i] = true;
-          else m.why_not[i] = counters->why_not(ev);
+          if (counters->count(ev) >= 0)
+            m.counts[i] += counters->count(ev), m.counted[i] = true;
+          else
+            m.why_not[i] = counters->why_not(ev);
         }
       }
       t["aggregation"] += seconds_since(t0);
@@ -247,7 +253,8 @@ class Study {
 
 nlohmann::ordered_json measure(const Options& o, const PublishedGraph& g) {
   torch::NoGradGuard no_grad;
-  const std::string threads = hw::set_compute_threads(o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  const std::string threads =
+      hw::set_compute_threads(o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
   if (o.keep_memory) hw::keep_tensor_memory();
   hw::TrackingAllocator::install();
   const auto t_setup = Clock::now();
@@ -279,7 +286,8 @@ nlohmann::ordered_json measure(const Options& o, const PublishedGraph& g) {
   j["layers"] = o.layers;
   if (o.scheme == "sliced") j["slice_width"] = study.slice_width();
   j["threads"] = threads;
-  j["allocator"] = o.keep_memory ? "glibc, freed memory kept (mmap and trim thresholds 1 GiB)" : "glibc defaults (large blocks mapped and unmapped per tensor)";
+  j["allocator"] =
+      o.keep_memory ? "glibc, freed memory kept (mmap and trim thresholds 1 GiB)" : "glibc defaults (large blocks mapped and unmapped per tensor)";
   j["repeats"] = o.repeats;
   j["warmup"] = o.warmup;
   j["setup_s"] = setup_s;
@@ -295,8 +303,10 @@ nlohmann::ordered_json measure(const Options& o, const PublishedGraph& g) {
     nlohmann::ordered_json c = nlohmann::ordered_json::object(), why = nlohmann::ordered_json::object();
     using P = hw::PerfCounters;
     for (int i = 0; i < P::kEvents; ++i) {
-      if (m.counted[i]) c[P::event_name(static_cast<P::Event>(i))] = m.counts[i];
-      else why[P::event_name(static_cast<P::Event>(i))] = m.why_not[i].empty() ? "not counted" : m.why_not[i];
+      if (m.counted[i])
+        c[P::event_name(static_cast<P::Event>(i))] = m.counts[i];
+      else
+        why[P::event_name(static_cast<P::Event>(i))] = m.why_not[i].empty() ? "not counted" : m.why_not[i];
     }
     auto rate = [&](int a, int b) -> nlohmann::json {
       if (!m.counted[a] || !m.counted[b] || m.counts[b] <= 0) return nullptr;
@@ -319,7 +329,8 @@ nlohmann::ordered_json measure(const Options& o, const PublishedGraph& g) {
 // pipe. An OOM kill is an outcome ("status": "oom").
 nlohmann::ordered_json measure_capped(const Options& o, const PublishedGraph& g) {
   std::string why;
-  if (!hw::MemoryCap::available(&why)) throw InputError(SourceLocation{"--memory-limit", 0, 0}, "--memory-limit", "no cgroup memory controller here: " + why);
+  if (!hw::MemoryCap::available(&why))
+    throw InputError(SourceLocation{"--memory-limit", 0, 0}, "--memory-limit", "no cgroup memory controller here: " + why);
   int go[2], back[2];
   if (::pipe(go) != 0 || ::pipe(back) != 0) throw std::runtime_error("pipe failed");
   const pid_t pid = ::fork();
@@ -351,7 +362,8 @@ nlohmann::ordered_json measure_capped(const Options& o, const PublishedGraph& g)
     ::waitpid(pid, nullptr, 0);
     throw;
   }
-  if (::write(go[1], "g", 1) != 1) {}
+  if (::write(go[1], "g", 1) != 1) {
+  }
   std::string text;
   char buf[65536];
   for (ssize_t r; (r = ::read(back[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(r));
@@ -426,10 +438,34 @@ nlohmann::ordered_json measure_cache_sim(const Options& o) {
   const std::string dir = dir_template, out = dir + "/callgrind.out";
   auto geometry = [](const CacheGeometry& g) { return std::to_string(g.size) + "," + std::to_string(g.ways) + "," + std::to_string(g.line); };
   ChildSpec spec;
-  spec.argv = {"valgrind", "--tool=callgrind", "--cache-sim=yes", "--instr-atstart=no", "--D1=" + geometry(d1), "--LL=" + geometry(ll),
-               "--callgrind-out-file=" + out, "/proc/self/exe", "--graph", o.graph, "--model", o.model, "--scheme", o.scheme,
-               "--hidden", std::to_string(o.hidden), "--edge-scale", std::to_string(o.edge_scale), "--layers", "1",
-               "--seed", std::to_string(o.seed), "--threads", "1", "--repeats", "1", "--warmup", "0"};
+  spec.argv = {"valgrind",
+               "--tool=callgrind",
+               "--cache-sim=yes",
+               "--instr-atstart=no",
+               "--D1=" + geometry(d1),
+               "--LL=" + geometry(ll),
+               "--callgrind-out-file=" + out,
+               "/proc/self/exe",
+               "--graph",
+               o.graph,
+               "--model",
+               o.model,
+               "--scheme",
+               o.scheme,
+               "--hidden",
+               std::to_string(o.hidden),
+               "--edge-scale",
+               std::to_string(o.edge_scale),
+               "--layers",
+               "1",
+               "--seed",
+               std::to_string(o.seed),
+               "--threads",
+               "1",
+               "--repeats",
+               "1",
+               "--warmup",
+               "0"};
   spec.argv[7] = std::filesystem::canonical("/proc/self/exe").string();
   if (o.slice_width > 0) spec.argv.insert(spec.argv.end(), {"--slice-width", std::to_string(o.slice_width)});
   spec.capture_stdout = spec.capture_stderr = true;
@@ -448,7 +484,8 @@ nlohmann::ordered_json measure_cache_sim(const Options& o) {
   }
   std::filesystem::remove_all(dir);
   if (r.status != 0 || totals.empty())
-    throw std::runtime_error("the run under callgrind failed (exit " + std::to_string(r.status) + "): " + r.err.substr(r.err.size() > 400 ? r.err.size() - 400 : 0));
+    throw std::runtime_error("the run under callgrind failed (exit " + std::to_string(r.status) +
+                             "): " + r.err.substr(r.err.size() > 400 ? r.err.size() - 400 : 0));
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(r.out);
   std::map<std::string, double> v;
   std::istringstream en(events), tn(totals);
@@ -470,8 +507,9 @@ nlohmann::ordered_json measure_cache_sim(const Options& o) {
       {"llc_miss_rate", rate("DLmr", "D1mr")},
       {"dtlb_miss_rate", nullptr},
       {"ipc", nullptr},
-      {"note", "simulated two-level caches of this CPU's sizes (LRU, no prefetcher, no TLB, no cycles): L1D misses per data read, "
-               "last-level misses per L1D read miss; TLB and IPC are not simulated"}};
+      {"note",
+       "simulated two-level caches of this CPU's sizes (LRU, no prefetcher, no TLB, no cycles): L1D misses per data read, "
+       "last-level misses per L1D read miss; TLB and IPC are not simulated"}};
   j["threads"] = "torch=1 (under valgrind)";
   return j;
 }
@@ -479,18 +517,22 @@ nlohmann::ordered_json measure_cache_sim(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"coinfer aggregation: time one GNN inference on this CPU with PyG's standard aggregation, PyG's "
-               "memory-efficient CSR aggregation or feature decomposition, on a graph with a published graph's statistics "
-               "(prints one JSON object; models/README.md \"Aggregation schemes\")"};
+  CLI::App app{
+      "coinfer aggregation: time one GNN inference on this CPU with PyG's standard aggregation, PyG's "
+      "memory-efficient CSR aggregation or feature decomposition, on a graph with a published graph's statistics "
+      "(prints one JSON object; models/README.md \"Aggregation schemes\")"};
   app.name("coinfer aggregation");
   Options o;
-  app.add_option("--graph", o.graph, "pubmed, proteins or reddit (the FD paper's Table II; default pubmed)")->check(CLI::IsMember({"pubmed", "proteins", "reddit"}));
+  app.add_option("--graph", o.graph, "pubmed, proteins or reddit (the FD paper's Table II; default pubmed)")
+      ->check(CLI::IsMember({"pubmed", "proteins", "reddit"}));
   app.add_option("--edge-scale", o.edge_scale, "fraction of the published edge count to generate, nodes kept (default 1; (0, 1])");
   app.add_option("--model", o.model, "gcn, gat or sage (GraphSAGE mean, the paper's GSC); default gcn")->check(CLI::IsMember({"gcn", "gat", "sage"}));
-  app.add_option("--scheme", o.scheme, "standard (PyG's gather-scatter), csr (PyG's memory-efficient aggregation) or sliced (feature decomposition); default standard")
+  app.add_option("--scheme", o.scheme,
+                 "standard (PyG's gather-scatter), csr (PyG's memory-efficient aggregation) or sliced (feature decomposition); default standard")
       ->check(CLI::IsMember({"standard", "csr", "sliced"}));
   app.add_option("--hidden", o.hidden, "hidden width: the combination's output and the aggregation's width (default 16; 1..4096)");
-  app.add_option("--slice-width", o.slice_width, "columns per slice with --scheme sliced (default: the paper's granularity, GCN 1 (4 on pubmed), GAT 8, GSC 4)");
+  app.add_option("--slice-width", o.slice_width,
+                 "columns per slice with --scheme sliced (default: the paper's granularity, GCN 1 (4 on pubmed), GAT 8, GSC 4)");
   app.add_option("--layers", o.layers, "GNN layers (default 2; 1..8)");
   app.add_option("--repeats", o.repeats, "timed inferences (median reported; default 3; 1..1000)");
   app.add_option("--warmup", o.warmup, "untimed inferences first (default 1; 0..100)");
@@ -518,7 +560,8 @@ int main(int argc, char** argv) {
     if (o.threads < 0 || o.threads > 1024) bad("--threads", "must be 0..1024");
     if (o.memory_limit_mb < 0 || (o.memory_limit_mb > 0 && o.memory_limit_mb < 16)) bad("--memory-limit", "must be at least 16 MiB");
     if (o.model == "gat" && o.scheme == "csr") bad("--scheme", "PyG's memory-efficient aggregation has no GAT (the paper omits it too)");
-    if (o.model == "gat" && o.hidden % std::max<std::int64_t>(1, o.hidden / 8) != 0) bad("--hidden", "GAT needs a hidden width that its heads (hidden / 8) divide");
+    if (o.model == "gat" && o.hidden % std::max<std::int64_t>(1, o.hidden / 8) != 0)
+      bad("--hidden", "GAT needs a hidden width that its heads (hidden / 8) divide");
     const PublishedGraph* g = nullptr;
     for (const auto& p : kGraphs)
       if (o.graph == p.name) g = &p;

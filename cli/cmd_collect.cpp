@@ -92,15 +92,15 @@ int collect(CollectOptions o) {
     const int i = sc.device_index(id);
     if (i < 0)
       throw InputError(SourceLocation{path, 1, 0}, "device",
-                       "device '" + printable(id, 80) + "' is not in the scenario " + sc.file + " (its devices: " +
-                           join([&] {
-                             std::vector<std::string> ids;
-                             for (const auto& d : sc.devices) ids.push_back(d.id);
-                             return ids;
-                           }()) +
+                       "device '" + printable(id, 80) + "' is not in the scenario " + sc.file + " (its devices: " + join([&] {
+                         std::vector<std::string> ids;
+                         for (const auto& d : sc.devices) ids.push_back(d.id);
+                         return ids;
+                       }()) +
                            ")");
     if (!from[static_cast<size_t>(i)].empty())
-      throw InputError(SourceLocation{path, 0, 0}, "device", "a second journal of device '" + id + "' (the first: " + from[static_cast<size_t>(i)] + ")");
+      throw InputError(SourceLocation{path, 0, 0}, "device",
+                       "a second journal of device '" + id + "' (the first: " + from[static_cast<size_t>(i)] + ")");
     from[static_cast<size_t>(i)] = path;
     files.push_back({"device journal", path, "given on the command line (device " + id + ")"});
   }

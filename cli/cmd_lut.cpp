@@ -63,20 +63,29 @@ int lut_show(const LutOptions& o) {
         if (t.has_latency(0, t.num_stages(), b)) whole[std::to_string(b)] = t.mean_seconds(0, t.num_stages(), b) * 1e3;
       for (int st = 0; st < t.num_stages(); ++st)
         stages.push_back(t.has_latency(st, st + 1, 1) ? nlohmann::json(t.mean_seconds(st, st + 1, 1) * 1e3) : nlohmann::json(nullptr));
-      j["tables"].push_back({{"device_type", k.device_type}, {"processor", k.processor}, {"model", k.model}, {"dataset", k.dataset}, {"stages", t.num_stages()},
-                             {"max_batch", t.max_batch()}, {"provenance", provenance_json(t.provenance())},
-                             {"whole_model_mean_ms_by_batch", whole}, {"stage_mean_ms_batch1", stages},
-                             {"bytes_per_split", t.bytes_per_split()},
-                             {"distributions", {{"levels", t.has_distributions() ? t.quantile_levels() : std::vector<double>{}},
-                                                {"entries", entries_with_distributions(t)}}}});
+      j["tables"].push_back(
+          {{"device_type", k.device_type},
+           {"processor", k.processor},
+           {"model", k.model},
+           {"dataset", k.dataset},
+           {"stages", t.num_stages()},
+           {"max_batch", t.max_batch()},
+           {"provenance", provenance_json(t.provenance())},
+           {"whole_model_mean_ms_by_batch", whole},
+           {"stage_mean_ms_batch1", stages},
+           {"bytes_per_split", t.bytes_per_split()},
+           {"distributions",
+            {{"levels", t.has_distributions() ? t.quantile_levels() : std::vector<double>{}}, {"entries", entries_with_distributions(t)}}}});
       nlohmann::json wq = nlohmann::json::object();
       for (const auto& [u, ms] : whole_model_quantiles_ms(t)) wq[format_double(u)] = ms;
       j["tables"].back()["distributions"]["whole_model_batch1_ms"] = wq;
       nlohmann::json wire = nlohmann::json::array();
       for (int k = 0; k <= t.num_stages(); ++k) {
         const double* q = t.wire_bytes_quantiles(k);
-        wire.push_back(q ? nlohmann::json{{"median", quantile_at(t.quantile_levels(), q, 0.5)}, {"min", q[0]},
-                                          {"max", q[t.quantile_levels().size() - 1]}, {"compress_s", t.wire_compress_seconds(k)},
+        wire.push_back(q ? nlohmann::json{{"median", quantile_at(t.quantile_levels(), q, 0.5)},
+                                          {"min", q[0]},
+                                          {"max", q[t.quantile_levels().size() - 1]},
+                                          {"compress_s", t.wire_compress_seconds(k)},
                                           {"decompress_s", t.wire_decompress_seconds(k)}}
                          : nlohmann::json(nullptr));
       }
@@ -84,7 +93,11 @@ int lut_show(const LutOptions& o) {
       nlohmann::json est = nlohmann::json::array();
       for (const auto& [i, jj, b] : t.estimated_cells()) {
         const LutTable::Estimate* e = t.estimate(i, jj, b);
-        est.push_back({{"begin", i}, {"end", jj}, {"batch", b}, {"mean_ms", t.mean_seconds(i, jj, b) * 1e3}, {"method", e->method},
+        est.push_back({{"begin", i},
+                       {"end", jj},
+                       {"batch", b},
+                       {"mean_ms", t.mean_seconds(i, jj, b) * 1e3},
+                       {"method", e->method},
                        {"relative_error", e->relative_error}});
       }
       j["tables"].back()["estimated_entries"] = est;
@@ -124,8 +137,7 @@ int lut_show(const LutOptions& o) {
       if (!common.count(kv.first)) std::printf("  %s: %s\n", kv.first.c_str(), kv.second.c_str());
     std::printf("  whole model [0,%d):", t.num_stages());
     for (int b : {1, 2, 4, 8, 16})
-      if (b <= t.max_batch() && t.has_latency(0, t.num_stages(), b))
-        std::printf("  b=%d %.3f ms", b, t.mean_seconds(0, t.num_stages(), b) * 1e3);
+      if (b <= t.max_batch() && t.has_latency(0, t.num_stages(), b)) std::printf("  b=%d %.3f ms", b, t.mean_seconds(0, t.num_stages(), b) * 1e3);
     std::printf("\n  per stage at batch 1 (ms):");
     for (int st = 0; st < t.num_stages(); ++st)
       std::printf(" %s", t.has_latency(st, st + 1, 1) ? format_double(std::round(t.mean_seconds(st, st + 1, 1) * 1e6) / 1e3).c_str() : "-");
@@ -161,8 +173,9 @@ int lut_show(const LutOptions& o) {
       const auto cells = t.estimated_cells();
       const auto& [i, j, b] = cells.front();
       const LutTable::Estimate* e = t.estimate(i, j, b);
-      std::printf("\n  ESTIMATED entries: %lld (coinfer lut fill; used only where a scenario says luts_fill: allow); first [%d,%d) batch %d: %s, error %s",
-                  t.estimated_entries(), i, j, b, e->method.c_str(), format_percent(e->relative_error).c_str());
+      std::printf(
+          "\n  ESTIMATED entries: %lld (coinfer lut fill; used only where a scenario says luts_fill: allow); first [%d,%d) batch %d: %s, error %s",
+          t.estimated_entries(), i, j, b, e->method.c_str(), format_percent(e->relative_error).c_str());
     }
     std::printf("\n");
   }
@@ -179,8 +192,7 @@ int lut_upgrade(const LutOptions& o) {
     return 0;
   }
   write_lut_file(out, tables);  // atomic: the old file stays whole until the new one is complete
-  std::printf("%s: schema %d -> %d, %zu tables, same numbers; written to %s%s\n", o.file.c_str(), version, target,
-              tables.size(), out.c_str(),
+  std::printf("%s: schema %d -> %d, %zu tables, same numbers; written to %s%s\n", o.file.c_str(), version, target, tables.size(), out.c_str(),
               version < 2 ? " (schema 1 had no distributions: re-profile to get them)" : "");
   return 0;
 }
@@ -200,17 +212,22 @@ int lut_check(const LutOptions& o) {
     if (o.json) {
       nlohmann::json gaps_list = nlohmann::json::array();
       for (const auto& [i, j, b] : missing) gaps_list.push_back({{"begin", i}, {"end", j}, {"batch", b}});
-      report["tables"].push_back({{"device_type", k.device_type}, {"processor", k.processor}, {"model", k.model}, {"dataset", k.dataset}, {"ranges", ranges},
-                                  {"max_batch", t.max_batch()}, {"latency_gaps", gaps_list},
+      report["tables"].push_back({{"device_type", k.device_type},
+                                  {"processor", k.processor},
+                                  {"model", k.model},
+                                  {"dataset", k.dataset},
+                                  {"ranges", ranges},
+                                  {"max_batch", t.max_batch()},
+                                  {"latency_gaps", gaps_list},
                                   {"ranges_without_peak_memory", mem_missing},
                                   {"batch_coverage_short", t.max_batch() < o.min_batch_coverage},
-                                  {"zero_bytes_per_split", zero_bytes}, {"provenance", provenance_json(t.provenance())}});
-      gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes ||
-             t.provenance().kind.empty();
+                                  {"zero_bytes_per_split", zero_bytes},
+                                  {"provenance", provenance_json(t.provenance())}});
+      gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes || t.provenance().kind.empty();
       continue;
     }
-    std::printf("%s: %d ranges x %d batch sizes, %zu latency gaps, %d ranges without peak memory, provenance %s\n",
-                k.to_string().c_str(), ranges, t.max_batch(), missing.size(), mem_missing, t.provenance().kind.c_str());
+    std::printf("%s: %d ranges x %d batch sizes, %zu latency gaps, %d ranges without peak memory, provenance %s\n", k.to_string().c_str(), ranges,
+                t.max_batch(), missing.size(), mem_missing, t.provenance().kind.c_str());
     size_t shown = 0;
     for (const auto& [i, j, b] : missing) {
       if (shown++ == 20) {
@@ -223,8 +240,7 @@ int lut_check(const LutOptions& o) {
       std::printf("  batch sizes cover 1..%d only (at least 1..%d expected)\n", t.max_batch(), o.min_batch_coverage);
     if (zero_bytes) std::printf("  some bytes_per_split entries are 0 or missing\n");
     if (t.provenance().kind.empty()) std::printf("  no provenance: say where the numbers came from\n");
-    gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes ||
-           t.provenance().kind.empty();
+    gaps = gaps || !missing.empty() || mem_missing > 0 || t.max_batch() < o.min_batch_coverage || zero_bytes || t.provenance().kind.empty();
   }
   if (o.json) {
     report["complete"] = !gaps;
@@ -255,8 +271,8 @@ const ProcessorProfile& processor_named(const std::map<std::string, DeviceProfil
   return *all.at(ref.substr(0, dot)).processor(dot == std::string::npos ? "" : ref.substr(dot + 1));
 }
 
-double efficiency_of(const std::string& where, const ProcessorProfile& p, const std::map<std::string, DeviceProfile>& all,
-                     const ModelCatalog& cat, std::string& how, int depth = 0) {
+double efficiency_of(const std::string& where, const ProcessorProfile& p, const std::map<std::string, DeviceProfile>& all, const ModelCatalog& cat,
+                     std::string& how, int depth = 0) {
   if (depth > 4) throw InputError("efficiency_from chain too long at " + where);
   if (p.efficiency) {
     how = "assumed: " + format_double(*p.efficiency) + " of peak" + (p.efficiency_note.empty() ? "" : " (" + p.efficiency_note + ")");
@@ -291,7 +307,8 @@ int lut_synth(const LutOptions& o) {
     types.push_back(o.device);
   }
   if (types.size() > 1 && o.out_dir.empty()) throw InputError(SourceLocation{"--out-dir", 0, 0}, "--out-dir", "needed with --device all");
-  if (types.size() == 1 && o.out.empty() && o.out_dir.empty()) throw InputError(SourceLocation{"--out", 0, 0}, "--out", "give --out FILE or --out-dir DIR");
+  if (types.size() == 1 && o.out.empty() && o.out_dir.empty())
+    throw InputError(SourceLocation{"--out", 0, 0}, "--out", "give --out FILE or --out-dir DIR");
   if (!o.out_dir.empty()) fs::create_directories(o.out_dir);
   SynthOptions so;
   so.max_batch = o.max_batch;

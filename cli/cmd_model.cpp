@@ -34,8 +34,7 @@ std::vector<PpCompRow> pp_comp_rows(const ModelSpec& m, const LutSet* luts) {
   for (const auto& key : luts->keys()) {
     if (key.model != m.name || key.dataset != m.dataset.name) continue;
     const auto& t = luts->table(key);
-    (t.provenance().attributes.count("role") && t.provenance().attributes.at("role") == "server" ? servers : devices)
-        .push_back(key.device_type);
+    (t.provenance().attributes.count("role") && t.provenance().attributes.at("role") == "server" ? servers : devices).push_back(key.device_type);
   }
   const ExecutionTimeModel& time = lut_mean_time();
   for (const auto& d : devices)
@@ -53,8 +52,16 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
   for (size_t k = 0; k < m.stages.size(); ++k) {
     const auto& st = m.stages[k];
     // Memory per sample (models/README.md "Peak memory of a range"): what the simulator charges.
-    stages.push_back({{"name", st.name}, {"op", st.op}, {"in", st.in_width}, {"out", st.out_width}, {"flops", st.flops}, {"out_bytes", st.out_bytes},
-                      {"weight_bytes", st.weight_bytes}, {"workspace_bytes", st.workspace_bytes}, {"message_bytes", st.message_bytes}, {"memory_bytes", st.memory_bytes},
+    stages.push_back({{"name", st.name},
+                      {"op", st.op},
+                      {"in", st.in_width},
+                      {"out", st.out_width},
+                      {"flops", st.flops},
+                      {"out_bytes", st.out_bytes},
+                      {"weight_bytes", st.weight_bytes},
+                      {"workspace_bytes", st.workspace_bytes},
+                      {"message_bytes", st.message_bytes},
+                      {"memory_bytes", st.memory_bytes},
                       {"peak_memory_bytes", m.peak_memory_bytes(static_cast<int>(k), static_cast<int>(k) + 1)}});
   }
   for (int k = 0; k <= m.num_stages(); ++k) bytes.push_back(m.bytes_at_split(k));
@@ -62,8 +69,13 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
     pp.push_back({{"device_type", r.device}, {"server_type", r.server}, {"split", r.split}, {"device_ms", r.device_ms}, {"server_ms", r.server_ms}});
   return {{"model", m.name},
           {"spec", m.file},
-          {"dataset", {{"name", m.dataset.name}, {"task", m.dataset.task}, {"nodes", m.dataset.nodes}, {"edges", m.dataset.edges},
-                       {"features", m.dataset.features}, {"classes", m.dataset.classes}}},
+          {"dataset",
+           {{"name", m.dataset.name},
+            {"task", m.dataset.task},
+            {"nodes", m.dataset.nodes},
+            {"edges", m.dataset.edges},
+            {"features", m.dataset.features},
+            {"classes", m.dataset.classes}}},
           {"stages", stages},
           {"bytes_at_split", bytes},
           {"pp_comm", m.pp_comm()},
@@ -71,19 +83,20 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
 }
 
 void show(const ModelSpec& m, const LutSet* luts) {
-  std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(),
-              m.dataset.name.c_str(), m.dataset.task.c_str(), m.dataset.nodes, m.dataset.edges, m.dataset.features,
-              m.dataset.classes, m.file.c_str());
+  std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(), m.dataset.name.c_str(),
+              m.dataset.task.c_str(), m.dataset.nodes, m.dataset.edges, m.dataset.features, m.dataset.classes, m.file.c_str());
   std::printf("%3s %-12s %-10s %6s %6s %14s %14s\n", "#", "stage", "op", "in", "out", "MFLOPs", "out KB");
   for (int i = 0; i < m.num_stages(); ++i) {
     const auto& s = m.stages[i];
-    std::printf("%3d %-12s %-10s %6d %6d %14.3f %14.2f\n", i, s.name.c_str(), s.op.c_str(), s.in_width, s.out_width,
-                s.flops / 1e6, s.out_bytes / 1024);
+    std::printf("%3d %-12s %-10s %6d %6d %14.3f %14.2f\n", i, s.name.c_str(), s.op.c_str(), s.in_width, s.out_width, s.flops / 1e6,
+                s.out_bytes / 1024);
   }
   std::printf("bytes crossing each split k (device runs [0,k), server [k,n)):\n");
   for (int k = 0; k <= m.num_stages(); ++k)
     std::printf("  k=%-2d %12.1f KB%s\n", k, m.bytes_at_split(k) / 1024,
-                k == 0 ? "  (offload: raw input)" : k == m.num_stages() ? "  (local: result)" : "");
+                k == 0                ? "  (offload: raw input)"
+                : k == m.num_stages() ? "  (local: result)"
+                                      : "");
   std::printf("PP_comm = pp(%d) (fewest bytes crossing among interior splits)\n", m.pp_comm());
   const std::vector<PpCompRow> rows = pp_comp_rows(m, luts);
   if (rows.empty()) return;

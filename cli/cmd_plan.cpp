@@ -195,15 +195,20 @@ int plan(const PlanOptions& o) {
   const size_t examined_until = met ? static_cast<size_t>(met - examined.data()) + 1 : examined.size();
 
   // Outputs: the plan as a scenario, and what was examined.
-  const std::string header = "# Written by coinfer plan from " + fs::absolute(s.file).string() + " (requirement " +
-                             format_double(o.throughput) + " req/s, estimator " + rank.describe() + "): " +
-                             (met ? "meets it" : "the best scheme found; it does NOT meet the requirement") + ", predicted " +
+  const std::string header = "# Written by coinfer plan from " + fs::absolute(s.file).string() + " (requirement " + format_double(o.throughput) +
+                             " req/s, estimator " + rank.describe() +
+                             "): " + (met ? "meets it" : "the best scheme found; it does NOT meet the requirement") + ", predicted " +
                              format_double(chosen.predicted) + " req/s.\n";
   write_text_atomic(staged.path("plan.yaml"), plan_yaml(s, o.sets, chosen.scheme, header));
-  nlohmann::ordered_json j = {{"scenario", fs::absolute(s.file).string()}, {"requirement_rps", o.throughput},
-                              {"estimator", rank.describe()}, {"design_space", static_cast<double>(space)},
-                              {"max_iterations", o.max_iterations}, {"examined", examined_until}, {"met", met != nullptr},
-                              {"scheme", chosen.scheme.to_string()}, {"predicted_rps", chosen.predicted}};
+  nlohmann::ordered_json j = {{"scenario", fs::absolute(s.file).string()},
+                              {"requirement_rps", o.throughput},
+                              {"estimator", rank.describe()},
+                              {"design_space", static_cast<double>(space)},
+                              {"max_iterations", o.max_iterations},
+                              {"examined", examined_until},
+                              {"met", met != nullptr},
+                              {"scheme", chosen.scheme.to_string()},
+                              {"predicted_rps", chosen.predicted}};
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (size_t i = 0; i < examined_until && i < 10000; ++i)
     list.push_back({{"scheme", examined[i].scheme.to_string()}, {"predicted_rps", examined[i].predicted}});
@@ -216,8 +221,7 @@ int plan(const PlanOptions& o) {
     std::vector<const Examined*> top;
     for (size_t i = 0; i < examined_until; ++i) top.push_back(&examined[i]);
     std::stable_sort(top.begin(), top.end(), [](const Examined* a, const Examined* b) { return a->predicted > b->predicted; });
-    for (size_t i = 0; i < top.size() && i < 5; ++i)
-      std::printf("  %10.2f req/s  %s\n", top[i]->predicted, top[i]->scheme.to_string().c_str());
+    for (size_t i = 0; i < top.size() && i < 5; ++i) std::printf("  %10.2f req/s  %s\n", top[i]->predicted, top[i]->scheme.to_string().c_str());
     if (met)
       std::printf("chosen (candidate %zu, the first to meet %s req/s): %s, predicted %.2f req/s\n", examined_until,
                   format_double(o.throughput).c_str(), chosen.scheme.to_string().c_str(), chosen.predicted);
@@ -232,8 +236,9 @@ int plan(const PlanOptions& o) {
     bool dynamic = !s.events.empty();
     for (const auto& d : s.devices) dynamic = dynamic || !d.link.trace_file.empty() || d.join_at_s > 0;
     if (dynamic && !o.quiet)
-      std::printf("note: the scenario has bandwidth traces, events or late joins; the plan is for its state at time 0, the "
-                  "verification plays the whole scenario\n");
+      std::printf(
+          "note: the scenario has bandwidth traces, events or late joins; the plan is for its state at time 0, the "
+          "verification plays the whole scenario\n");
     const SweepRow row = simulate((fs::path(dir) / "plan.yaml").string(), (fs::path(dir) / "verify").string());
     if (!row.ok) throw std::runtime_error("the plan's verification run failed; see coinfer run " + dir + "/plan.yaml");
     // Met only when the simulated throughput reaches the requirement AND no request failed (an open-loop
@@ -254,21 +259,21 @@ int plan(const PlanOptions& o) {
       if (throughput_ok && row.failed > 0)
         verdict += " (" + std::to_string(row.failed) + " of " + std::to_string(row.completed + row.failed) +
                    " requests failed: a device or the server cannot keep up with its arrivals)";
-      std::printf("verified by simulation (%s/verify): %.2f req/s (predicted %.2f, %+.1f %%), mean latency %.1f ms, %lld failed: %s\n",
-                  dir.c_str(), row.throughput_rps, chosen.predicted,
-                  100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12), row.latency_mean_ms, row.failed,
-                  verdict.c_str());
+      std::printf("verified by simulation (%s/verify): %.2f req/s (predicted %.2f, %+.1f %%), mean latency %.1f ms, %lld failed: %s\n", dir.c_str(),
+                  row.throughput_rps, chosen.predicted, 100 * (chosen.predicted - row.throughput_rps) / std::max(row.throughput_rps, 1e-12),
+                  row.latency_mean_ms, row.failed, verdict.c_str());
     }
     if (std::fabs(off_pct) > 50) {
       // The remedy depends on which estimator ranked: the analytic one is the alternative to a learned one.
       const bool analytic = rank.describe() == "analytic";
-      log::warn("plan", strprintf("the prediction was %+.0f %% off the simulation: the estimator (%s) does not describe this system well, "
-                                  "so the search ranked its schemes on wrong numbers; check the chosen scheme against others with "
-                                  "coinfer run%s",
-                                  off_pct, rank.describe().c_str(),
-                                  analytic ? " (the analytic estimator predicts the scenario's state at time 0, which later bandwidth changes, events "
-                                             "and joins change; and a saturated system is where its queueing model is weakest)"
-                                           : ", or use the analytic estimator (scheduler.estimator: analytic)"));
+      log::warn("plan",
+                strprintf("the prediction was %+.0f %% off the simulation: the estimator (%s) does not describe this system well, "
+                          "so the search ranked its schemes on wrong numbers; check the chosen scheme against others with "
+                          "coinfer run%s",
+                          off_pct, rank.describe().c_str(),
+                          analytic ? " (the analytic estimator predicts the scenario's state at time 0, which later bandwidth changes, events "
+                                     "and joins change; and a saturated system is where its queueing model is weakest)"
+                                   : ", or use the analytic estimator (scheduler.estimator: analytic)"));
     }
     if (!simulated_meets) return 1;
   }
@@ -279,9 +284,9 @@ int plan(const PlanOptions& o) {
 
 void register_plan(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlanOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "plan", "ACE-GNN's planning phase: examine the design space best-first until a scheme meets a throughput requirement; "
-              "write it as a ready-to-run scenario and verify it by simulation (exit 1 when no examined scheme meets it)");
+  CLI::App* cmd = app.add_subcommand("plan",
+                                     "ACE-GNN's planning phase: examine the design space best-first until a scheme meets a throughput requirement; "
+                                     "write it as a ready-to-run scenario and verify it by simulation (exit 1 when no examined scheme meets it)");
   cmd->add_option("scenario", o->scenario, "scenario YAML file (its devices at time 0 are planned)")->required();
   cmd->add_option("--throughput", o->throughput, "required system throughput, requests/s")->required();
   cmd->add_option("--max-iterations", o->max_iterations, "most schemes to examine (default 1000)");

@@ -62,11 +62,14 @@ void register_report(CLI::App& app, int& exit_code) {
 
 void register_plot(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<PlotOptions>();
-  CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG, PDF, SVG) from a sweep.h5, a results.h5 (--kind timeline) predictor eval JSON (--kind predictor-accuracy) or a SAC POLICY.learning.csv (--kind learning-curve)");
+  CLI::App* cmd = app.add_subcommand("plot",
+                                     "draw a figure (PNG, PDF, SVG) from a sweep.h5, a results.h5 (--kind timeline) predictor eval JSON (--kind "
+                                     "predictor-accuracy) or a SAC POLICY.learning.csv (--kind learning-curve)");
   cmd->add_option("file", o->file, "sweep.h5 (or results.h5 for timeline), or the sweep's or run's folder")->required();
   cmd->add_option("--kind", o->kind, "figure")
       ->required()
-      ->check(CLI::IsMember({"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline", "predictor-accuracy", "learning-curve"}));
+      ->check(CLI::IsMember(
+          {"latency-vs-bandwidth", "throughput-vs-devices", "throughput-vs-batch", "energy", "timeline", "predictor-accuracy", "learning-curve"}));
   cmd->add_option("--out", o->out, "PNG file (PDF and SVG are written beside it); default: <kind>.png beside FILE");
   cmd->add_option("--x", o->x, "grid axis on the x axis (default: the kind's)");
   cmd->add_option("--series", o->series, "grid axis giving one line per value (default: scheduler if swept)");

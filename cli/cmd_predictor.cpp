@@ -119,15 +119,15 @@ std::vector<std::vector<std::string>> draw_schemes(const SamplesOptions& o, cons
   return out;
 }
 
-std::string scenario_yaml(const SamplesOptions& o, const DrawnSystem& s, const std::vector<std::string>& scheme,
-                          const std::string& name, const std::vector<std::string>& luts) {
+std::string scenario_yaml(const SamplesOptions& o, const DrawnSystem& s, const std::vector<std::string>& scheme, const std::string& name,
+                          const std::vector<std::string>& luts) {
   std::ostringstream y;
   y << "# Drawn by coinfer predictor samples (seed " << o.seed << "): one system and one static scheme.\n"
-    << "name: " << name << "\nseed: 1\nduration_s: " << format_double(o.duration_s) << "\nwarmup_s: "
-    << format_double(o.duration_s / 5) << "\ndrain_s: 10\nservice_time: mean\nluts: [";
+    << "name: " << name << "\nseed: 1\nduration_s: " << format_double(o.duration_s) << "\nwarmup_s: " << format_double(o.duration_s / 5)
+    << "\ndrain_s: 10\nservice_time: mean\nluts: [";
   for (size_t i = 0; i < luts.size(); ++i) y << (i ? ", " : "") << "\"" << luts[i] << "\"";
-  y << "]\nservers:\n  - {id: edge, type: " << s.server << ", workers: " << s.workers << ", batch: {window_ms: "
-    << format_double(s.window_ms) << ", max_size: " << s.batch_max << "}}\ndevices:\n";
+  y << "]\nservers:\n  - {id: edge, type: " << s.server << ", workers: " << s.workers << ", batch: {window_ms: " << format_double(s.window_ms)
+    << ", max_size: " << s.batch_max << "}}\ndevices:\n";
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const auto& d = s.devices[i];
     y << "  - {id: d" << i << ", type: " << d.type << ", model: " << d.model << ", dataset: " << d.dataset
@@ -146,8 +146,7 @@ std::string sorted_join(std::vector<std::string> v) {
 
 // The sample of one scenario: its graph (with the analytic hint) and the labels of its summary.json.
 PredictorSample sample_of(const std::string& scenario_path, const std::string& summary_path, const ModelCatalog& catalog,
-                          std::map<std::string, std::unique_ptr<LutSet>>& lut_cache, std::int64_t system, bool measured,
-                          const std::string& source) {
+                          std::map<std::string, std::unique_ptr<LutSet>>& lut_cache, std::int64_t system, bool measured, const std::string& source) {
   const Scenario sc = load_scenario(scenario_path);
   const std::string key = join(sc.luts, "|");
   if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
@@ -166,7 +165,8 @@ PredictorSample sample_of(const std::string& scenario_path, const std::string& s
   s.system = system;
   std::vector<std::string> types, models;
   std::ostringstream k;
-  for (const auto& sv : sc.servers) k << sv.type << " x" << sv.workers << " batch " << sv.batch.max_size << "/" << format_double(sv.batch.window_ms) << "ms; ";
+  for (const auto& sv : sc.servers)
+    k << sv.type << " x" << sv.workers << " batch " << sv.batch.max_size << "/" << format_double(sv.batch.window_ms) << "ms; ";
   for (const auto& d : sc.devices) {
     types.push_back(d.type), models.push_back(d.model + "/" + d.dataset);
     k << d.type << ":" << d.model << "/" << d.dataset << "@" << format_double(d.link.bandwidth_mbps) << "Mbps ";
@@ -212,8 +212,8 @@ int collect_samples(const std::string& dir, const json& m, bool quiet) {
       continue;
     }
     const std::string scen = p["scenario"].get<std::string>();
-    set.samples.push_back(sample_of(scen, summary.string(), catalog, lut_cache, p["system"].get<std::int64_t>(), false,
-                                    fs::relative(scen, dir).string()));
+    set.samples.push_back(
+        sample_of(scen, summary.string(), catalog, lut_cache, p["system"].get<std::int64_t>(), false, fs::relative(scen, dir).string()));
   }
   if (set.samples.empty()) throw std::runtime_error("no sample finished; see the logs under " + dir + "/points");
   const json& o = m["options"];
@@ -271,14 +271,21 @@ int samples(const SamplesOptions& o) {
   }
   if (pairs.empty()) throw InputError(SourceLocation{"--luts", 0, 0}, "--luts", "no model/dataset has a LUT for every device and server type");
   // The manifest: one point per (system, scheme).
-  json options = {{"seed", o.seed}, {"systems", o.systems}, {"schemes", o.schemes}, {"devices", o.devices},
-                  {"device_types", o.device_types}, {"server_types", o.server_types}, {"duration_s", o.duration_s},
-                  {"mbps", {o.min_mbps, o.max_mbps}}, {"luts", luts}};
+  json options = {{"seed", o.seed},
+                  {"systems", o.systems},
+                  {"schemes", o.schemes},
+                  {"devices", o.devices},
+                  {"device_types", o.device_types},
+                  {"server_types", o.server_types},
+                  {"duration_s", o.duration_s},
+                  {"mbps", {o.min_mbps, o.max_mbps}},
+                  {"luts", luts}};
   json mp = json::array();
   for (const auto& [m, ds] : pairs) mp.push_back(m + "/" + ds);
   options["models"] = mp;
-  json manifest = {{"kind", "predictor-samples"}, {"coinfer_version", COINFER_VERSION_STRING}, {"options", options},
-                   {"systems", o.systems}, {"scenario", ""}, {"points", json::array()}};
+  json manifest = {
+      {"kind", "predictor-samples"}, {"coinfer_version", COINFER_VERSION_STRING}, {"options", options}, {"systems", o.systems}, {"scenario", ""},
+      {"points", json::array()}};
   std::vector<std::pair<std::string, std::string>> files;  // path, text
   const fs::path dir = o.out;
   for (int i = 0; i < o.systems; ++i) {
@@ -314,8 +321,7 @@ int samples(const SamplesOptions& o) {
     SlurmOptions so = o.runner.slurm;
     so.job_name = "coinfer-samples";
     const std::string job = submit_slurm(dir.string(), total, so);
-    std::printf("submitted Slurm job %s; when it is done, run this command again to write %s/samples.h5\n", job.c_str(),
-                dir.c_str());
+    std::printf("submitted Slurm job %s; when it is done, run this command again to write %s/samples.h5\n", job.c_str(), dir.c_str());
     if (!so.wait) return 0;
   } else {
     const int failed = run_points(manifest, dir.string(), todo, o.runner.local_jobs(), o.quiet, "samples");

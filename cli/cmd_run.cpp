@@ -44,15 +44,13 @@ void print_run_table(const RunResults& r, std::ostream& os) {
     }
   }
   const auto row = [&](const std::string& id, const std::string& server, const std::string& strategy, const std::string& rest) {
-    std::string line = id + std::string(wid + 1 - std::min(wid, id.size()), ' ') + server +
-                       std::string(wsv + 1 - std::min(wsv, server.size()), ' ') + strategy +
-                       std::string(wst + 1 - std::min(wst, strategy.size()), ' ') + rest + "\n";
+    std::string line = id + std::string(wid + 1 - std::min(wid, id.size()), ' ') + server + std::string(wsv + 1 - std::min(wsv, server.size()), ' ') +
+                       strategy + std::string(wst + 1 - std::min(wst, strategy.size()), ' ') + rest + "\n";
     os << line;
     return line.size();
   };
   char rest[192];
-  std::snprintf(rest, sizeof rest, "%9s %7s %9s %9s %9s %9s %10s", "completed", "failed", "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)",
-                "J/infer");
+  std::snprintf(rest, sizeof rest, "%9s %7s %9s %9s %9s %9s %10s", "completed", "failed", "thr(rps)", "mean(ms)", "p95(ms)", "p99(ms)", "J/infer");
   const size_t width = row("device", "server", "strategy", rest) - 1;
   for (size_t i = 0; i < r.summary.size(); ++i) {
     const auto& m = r.summary[i];
@@ -61,8 +59,8 @@ void print_run_table(const RunResults& r, std::ostream& os) {
       if (i == kShown) os << "... " << devices - kShown << " more devices (summary.json and results.h5 have every one)\n";
       continue;
     }
-    std::snprintf(rest, sizeof rest, "%9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f%s", m.completed, m.failed, m.throughput_rps,
-                  m.latency.mean_ms, m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference, m.saturated ? "  SATURATED" : "");
+    std::snprintf(rest, sizeof rest, "%9lld %7lld %9.2f %9.2f %9.2f %9.2f %10.4f%s", m.completed, m.failed, m.throughput_rps, m.latency.mean_ms,
+                  m.latency.p95_ms, m.latency.p99_ms, m.energy_j_per_inference, m.saturated ? "  SATURATED" : "");
     if (total) os << std::string(width, '-') << "\n";
     const bool has = !total && i < r.devices.size();
     row(m.id, has ? (r.devices[i].server.empty() ? "-" : r.devices[i].server) : "", has ? r.devices[i].strategy : "", rest);
@@ -112,7 +110,6 @@ struct RunOptions {
   std::vector<std::string> cfg, log;
 };
 
-
 int run_command(const RunOptions& o) {
   log::PhaseTimer phase("run");  // coinfer -v: where the time goes
   Scenario s = load_scenario(o.scenario, o.sets);
@@ -154,8 +151,7 @@ int run_command(const RunOptions& o) {
   if (o.timing)
     std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);  // asked for: not a log message
   if (!o.quiet) {
-    std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s
-              << " s simulated\n";
+    std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s << " s simulated\n";
     print_run_table(r, std::cout);
     if (!r.decisions.empty()) {
       int switches = 0;
@@ -170,8 +166,8 @@ int run_command(const RunOptions& o) {
         last.resize(last.rfind(' ', 300));
         last += " ... (decisions.jsonl has the whole scheme)";
       }
-      std::printf("scheduler %s: %zu decisions (mean %.3f ms, max %.3f ms of wall time), %d strategy switches; last: %s\n",
-                  r.scheduler.c_str(), r.decisions.size(), total_wall / r.decisions.size() * 1e3, max_wall * 1e3, switches, last.c_str());
+      std::printf("scheduler %s: %zu decisions (mean %.3f ms, max %.3f ms of wall time), %d strategy switches; last: %s\n", r.scheduler.c_str(),
+                  r.decisions.size(), total_wall / r.decisions.size() * 1e3, max_wall * 1e3, switches, last.c_str());
       std::fflush(stdout);
     }
     std::cout << "wrote " << out << "/results.h5, summary.json, decisions.jsonl and timing.json\n";

@@ -41,17 +41,29 @@ int estimate(const EstimateOptions& o) {
   const Scheme scheme = current_scheme(state);
   const Prediction p = est->predict(state, scheme);
   if (o.json) {
-    nlohmann::ordered_json j{{"scenario", o.scenario}, {"scheme", scheme.to_string()}, {"estimator", "analytic"},
-                             {"throughput_rps", p.throughput_rps}, {"mean_latency_ms", p.mean_latency_s * 1e3},
-                             {"mean_device_latency_ms", p.mean_device_latency_s * 1e3}, {"server_utilisation", p.server_utilisation},
-                             {"offered_rps", p.offered_rps}, {"unserved_rps", p.unserved_rps},
-                             {"p95_latency_ms", std::isfinite(p.p95_latency_s) ? nlohmann::ordered_json(p.p95_latency_s * 1e3) : nlohmann::ordered_json(nullptr)},
-                             {"power_w", p.power_w},
-                             {"energy_j_per_inference", std::isfinite(p.energy_per_inference_j) ? nlohmann::ordered_json(p.energy_per_inference_j) : nlohmann::ordered_json(nullptr)}};
+    nlohmann::ordered_json j{
+        {"scenario", o.scenario},
+        {"scheme", scheme.to_string()},
+        {"estimator", "analytic"},
+        {"throughput_rps", p.throughput_rps},
+        {"mean_latency_ms", p.mean_latency_s * 1e3},
+        {"mean_device_latency_ms", p.mean_device_latency_s * 1e3},
+        {"server_utilisation", p.server_utilisation},
+        {"offered_rps", p.offered_rps},
+        {"unserved_rps", p.unserved_rps},
+        {"p95_latency_ms", std::isfinite(p.p95_latency_s) ? nlohmann::ordered_json(p.p95_latency_s * 1e3) : nlohmann::ordered_json(nullptr)},
+        {"power_w", p.power_w},
+        {"energy_j_per_inference",
+         std::isfinite(p.energy_per_inference_j) ? nlohmann::ordered_json(p.energy_per_inference_j) : nlohmann::ordered_json(nullptr)}};
     nlohmann::ordered_json devs = nlohmann::ordered_json::array();
     for (const auto& d : p.devices)
-      devs.push_back({{"id", d.id}, {"throughput_rps", d.throughput_rps}, {"latency_ms", d.latency_s * 1e3}, {"server_rps", d.server_rps},
-                      {"offered_rps", d.offered_rps}, {"unserved_rps", d.unserved_rps}, {"saturated", d.saturated()}});
+      devs.push_back({{"id", d.id},
+                      {"throughput_rps", d.throughput_rps},
+                      {"latency_ms", d.latency_s * 1e3},
+                      {"server_rps", d.server_rps},
+                      {"offered_rps", d.offered_rps},
+                      {"unserved_rps", d.unserved_rps},
+                      {"saturated", d.saturated()}});
     j["devices"] = devs;
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -61,7 +73,8 @@ int estimate(const EstimateOptions& o) {
   for (const auto& d : p.devices)
     std::printf("%-12s %10.2f %10.2f %12.2f%s\n", d.id.c_str(), d.throughput_rps, d.latency_s * 1e3, d.server_rps,
                 d.saturated() ? strprintf("  SATURATED: %.2f of %.2f req/s arriving cannot be served; its queue grows for the rest of the run",
-                                          d.unserved_rps, d.offered_rps).c_str()
+                                          d.unserved_rps, d.offered_rps)
+                                    .c_str()
                               : "");
   std::printf("%-12s %10.2f %10.2f\n", "total", p.throughput_rps, p.mean_latency_s * 1e3);
   std::printf("p95 %.2f ms; devices' power %.3f W, %.6f J per inference\n", p.p95_latency_s * 1e3, p.power_w, p.energy_per_inference_j);
@@ -74,7 +87,8 @@ int estimate(const EstimateOptions& o) {
 void register_scheduler(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("scheduler", "schedulers a scenario can name, and what their estimator predicts (sched/README.md)");
   cmd->require_subcommand(1);
-  CLI::App* list = cmd->add_subcommand("list", "print every scheduler with what it does (--names: the names only; --markdown: the table of sched/README.md)");
+  CLI::App* list =
+      cmd->add_subcommand("list", "print every scheduler with what it does (--names: the names only; --markdown: the table of sched/README.md)");
   auto markdown = std::make_shared<bool>(false), names = std::make_shared<bool>(false);
   list->add_flag("--markdown", *markdown, "each scheduler with what it does and its parameters, as a Markdown table");
   list->add_flag("--names", *names, "the names only, one per line (for scripts)");

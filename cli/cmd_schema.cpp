@@ -49,8 +49,9 @@ nlohmann::ordered_json schema() {
 }  // namespace
 
 void register_schema(CLI::App& app, int& exit_code) {
-  CLI::App* cmd = app.add_subcommand("schema", "the columns of results.h5 and the keys of decisions.jsonl and of the records journal "
-                                               "(from the tables that write them; sim/README.md explains each)");
+  CLI::App* cmd = app.add_subcommand("schema",
+                                     "the columns of results.h5 and the keys of decisions.jsonl and of the records journal "
+                                     "(from the tables that write them; sim/README.md explains each)");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "as one JSON document: {file: {group: [{name, kind, unit}]}}");
   cmd->callback([&exit_code, json] {

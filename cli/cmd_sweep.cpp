@@ -124,8 +124,7 @@ int collect(const std::string& dir, bool quiet) {
   }
   write_sweep_h5((fs::path(dir) / "sweep.h5").string(), t);
   write_sweep_csv((fs::path(dir) / "sweep.csv").string(), t);
-  if (!quiet)
-    std::printf("merged %zu points (%d without results) into %s/sweep.h5 and sweep.csv\n", t.rows.size(), missing, dir.c_str());
+  if (!quiet) std::printf("merged %zu points (%d without results) into %s/sweep.h5 and sweep.csv\n", t.rows.size(), missing, dir.c_str());
   return missing == 0 ? 0 : 1;
 }
 
@@ -148,15 +147,14 @@ std::string axis_label(const Axis& a, const Scenario& s) {
     std::vector<std::string> fixed;  // devices whose bandwidth a trace or an event at 0 s sets instead
     for (const auto& d : s.devices) {
       bool by_event = false;
-      for (const auto& e : s.events)
-        by_event |= e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0;
+      for (const auto& e : s.events) by_event |= e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0;
       if ((!d.link.trace.empty() && d.link.trace.front().t_s <= 0) || by_event) fixed.push_back(d.id);
     }
     if (fixed.empty()) return "link bandwidth (Mbit/s)";
     const size_t varied = s.devices.size() - fixed.size();
     if (fixed.size() > 3) fixed = {fixed[0], fixed[1], "..."};
-    return "link bandwidth (Mbit/s) of " + std::to_string(varied) + " of " + std::to_string(s.devices.size()) + " devices (" +
-           join(fixed, ", ") + ": trace or event)";
+    return "link bandwidth (Mbit/s) of " + std::to_string(varied) + " of " + std::to_string(s.devices.size()) + " devices (" + join(fixed, ", ") +
+           ": trace or event)";
   }
   return a.name == a.path ? a.name : a.name + " (" + a.path + ")";
 }
@@ -214,8 +212,9 @@ int sweep(const SweepOptions& o) {
                            {"command", stamp.made_by.command_line},
                            {"working_directory", stamp.made_by.working_directory},
                            {"scenario_copy", "scenario_as_run.yaml"},
-                           {"note", "each point's scenario as run (overrides applied) is in points/pNNNNN/summary.json made_by.scenario_as_run; "
-                                    "a point's inputs digest covers it and every file it read (io/input_fingerprint.hpp)"}};
+                           {"note",
+                            "each point's scenario as run (overrides applied) is in points/pNNNNN/summary.json made_by.scenario_as_run; "
+                            "a point's inputs digest covers it and every file it read (io/input_fingerprint.hpp)"}};
   }
   manifest["points"] = json::array();
   ModelCatalog models = ModelCatalog::load(data_path("models"));
@@ -308,12 +307,14 @@ int sweep(const SweepOptions& o) {
       job = submit_slurm(dir, total, o.runner.slurm);
     } catch (...) {
       // Nothing was submitted: leave no sweep folder (or, in an earlier one, no script) behind.
-      if (new_folder) fs::remove_all(dir, ec);
-      else fs::remove(fs::path(dir) / "sweep.sbatch", ec);
+      if (new_folder)
+        fs::remove_all(dir, ec);
+      else
+        fs::remove(fs::path(dir) / "sweep.sbatch", ec);
       throw;
     }
-    std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n",
-                job.c_str(), (total + chunk - 1) / chunk, chunk, dir.c_str());
+    std::printf("submitted Slurm job %s (%d array tasks of %d points); when it is done: coinfer sweep collect %s\n", job.c_str(),
+                (total + chunk - 1) / chunk, chunk, dir.c_str());
     if (o.runner.slurm.wait) return collect(dir, o.quiet);
     return 0;
   }
@@ -340,7 +341,8 @@ void register_sweep(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("sweep", "run a scenario over a grid of keys and seeds; merge into sweep.h5/sweep.csv");
   cmd->add_option("scenario", o->scenario, "scenario YAML file");
   cmd->add_option("--grid", o->grids,
-                  "KEY=v1,v2,... or KEY=a..b (repeatable; a comma inside (), [] or {} is part of a value: pp(0,1)). KEY is a scenario key path (devices.0.link.latency_ms, * for "
+                  "KEY=v1,v2,... or KEY=a..b (repeatable; a comma inside (), [] or {} is part of a value: pp(0,1)). KEY is a scenario key path "
+                  "(devices.0.link.latency_ms, * for "
                   "every list entry) or devices, bandwidth_mbps, scheduler, max_batch, window_ms, workers");
   cmd->add_option("--set", o->sets, "a fixed override for every point, e.g. --set duration_s=20 (repeatable)");
   cmd->add_option("--seeds", o->seeds, "run every grid point with seeds 1..N (default 1)");

@@ -42,11 +42,11 @@ namespace {
 struct ValidateOptions {
   std::string scenario, out;
   std::vector<std::string> sets;
-  std::string schedulers;  // comma-separated; empty = the scenario's
-  double tolerance_pct = 5;        // mean latency and throughput
-  double p95_tolerance_pct = 10;   // p95 latency
+  std::string schedulers;         // comma-separated; empty = the scenario's
+  double tolerance_pct = 5;       // mean latency and throughput
+  double p95_tolerance_pct = 10;  // p95 latency
   double calibration_tolerance_pct = 5;
-  bool reprofile = false;          // re-profile every LUT the scenario uses and validate against those
+  bool reprofile = false;  // re-profile every LUT the scenario uses and validate against those
   int reprofile_repeats = 5;
   bool calibrate = true;
   bool allow_loaded = false;
@@ -173,12 +173,29 @@ std::vector<LutUse> lut_uses(const Scenario& s) {
 std::string lut_file_name(const LutKey& k) { return k.device_type + "--" + k.model + "--" + k.dataset + ".h5"; }
 
 // Runs coinfer-profile on one LUT's model as the testbed will run it (the device cap, the threads).
-void profile_as_testbed(const LutUse& u, bool whole_only, int max_batch, int repeats, double device_cpu, int threads,
-                        const std::string& out_file, const std::string& log) {
-  std::vector<std::string> args = {companion_path("coinfer-profile"), "--model", u.key.model, "--dataset", u.key.dataset,
-                                   "--device-type", u.key.device_type, "--ranges", whole_only ? "whole" : "all",
-                                   "--batch", "1.." + std::to_string(max_batch), "--repeats", std::to_string(repeats),
-                                   "--warmup", "3", "--threads", std::to_string(threads), "--out", out_file, "--replace", "-q"};  // a scratch file, measured again on a second attempt
+void profile_as_testbed(const LutUse& u, bool whole_only, int max_batch, int repeats, double device_cpu, int threads, const std::string& out_file,
+                        const std::string& log) {
+  std::vector<std::string> args = {companion_path("coinfer-profile"),
+                                   "--model",
+                                   u.key.model,
+                                   "--dataset",
+                                   u.key.dataset,
+                                   "--device-type",
+                                   u.key.device_type,
+                                   "--ranges",
+                                   whole_only ? "whole" : "all",
+                                   "--batch",
+                                   "1.." + std::to_string(max_batch),
+                                   "--repeats",
+                                   std::to_string(repeats),
+                                   "--warmup",
+                                   "3",
+                                   "--threads",
+                                   std::to_string(threads),
+                                   "--out",
+                                   out_file,
+                                   "--replace",
+                                   "-q"};  // a scratch file, measured again on a second attempt
   if (u.device && device_cpu > 0) args.insert(args.end(), {"--cpu-quota", std::to_string(device_cpu)});
   const int rc = run_logged(args, log);
   if (rc != 0)
@@ -225,9 +242,9 @@ struct Validation {
   explicit Validation(const ValidateOptions& opts) : o(opts), where{opts.scenario, 0, 0} {}
   const ValidateOptions& o;
   SourceLocation where;
-  Scenario s;                 // with --reprofile: reloaded with the fresh LUTs
-  std::string out, rt, log;   // output folder, the coinfer-rt program, the log of every child run
-  bool real_mode = false;     // --real: compare with runs made elsewhere
+  Scenario s;                // with --reprofile: reloaded with the fresh LUTs
+  std::string out, rt, log;  // output folder, the coinfer-rt program, the log of every child run
+  bool real_mode = false;    // --real: compare with runs made elsewhere
   std::vector<std::string> schedulers;
   std::map<std::string, std::string> real_dir;  // scheduler -> the real run's folder
   std::vector<std::string> sets;                // the runs' overrides (--set, and the fresh LUTs)
@@ -250,9 +267,10 @@ const LutTable& check_measured(const Validation& v, const LutSet& set, const Lut
     return t;
   }
   if (t.provenance().kind != "measured")
-    throw InputError(v.where, "luts", "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
-                                          ", not measured on this machine; make one with coinfer profile --model " + k.model + " --dataset " +
-                                          k.dataset + " --device-type " + k.device_type + " --out FILE, or pass --reprofile");
+    throw InputError(v.where, "luts",
+                     "the LUT for " + k.to_string() + " (" + set.origin(k) + ") is " + t.provenance().kind +
+                         ", not measured on this machine; make one with coinfer profile --model " + k.model + " --dataset " + k.dataset +
+                         " --device-type " + k.device_type + " --out FILE, or pass --reprofile");
   return t;
 }
 
@@ -279,7 +297,8 @@ void choose_runs(Validation& v) {
     for (const auto& d : o.real) {
       const std::string summary = d + "/summary.json";
       if (!fs::is_regular_file(summary) || !fs::is_regular_file(d + "/results.h5"))
-        throw InputError(SourceLocation{d, 0, 0}, "--real", "not a run's results folder (no summary.json and results.h5; coinfer collect makes one from journals)");
+        throw InputError(SourceLocation{d, 0, 0}, "--real",
+                         "not a run's results folder (no summary.json and results.h5; coinfer collect makes one from journals)");
       json j;
       try {
         j = read_json(summary);
@@ -354,7 +373,8 @@ void choose_luts(Validation& v) {
     device_cpu = caps.empty() ? 0 : caps[0];
     for (double c : caps)
       if (c != device_cpu)
-        throw InputError(where, "devices", "device LUTs were measured with different CPU caps; the testbed caps every device alike: pass --device-cpu");
+        throw InputError(where, "devices",
+                         "device LUTs were measured with different CPU caps; the testbed caps every device alike: pass --device-cpu");
   } else {
     try {
       device_cpu = std::stod(o.device_cpu);
@@ -381,7 +401,7 @@ void reprofile(Validation& v) {
     json fresh = json::array();
     for (const auto& u : v.uses) {
       log::info("validate", "re-profiling " + u.key.to_string() + " (" + (u.device ? "device" : "server") + ", batch 1.." +
-                                 std::to_string(u.max_batch) + ") ...");
+                                std::to_string(u.max_batch) + ") ...");
       profile_as_testbed(u, false, u.max_batch, o.reprofile_repeats, v.device_cpu, o.threads, dir + "/" + lut_file_name(u.key), log);
       fresh.push_back(dir + "/" + lut_file_name(u.key));
     }
@@ -437,12 +457,18 @@ void calibrate(Validation& v) {
       }
       const bool ok = std::fabs(diff) <= o.calibration_tolerance_pct;
       const std::string entry = u.key.to_string() + " [0," + std::to_string(n) + ") batch 1";
-      std::printf("  %-48s %-6s LUT %9.3f ms  now %9.3f ms  %+6.1f %% %s\n", entry.c_str(), u.device ? "device" : "server", lut_ms,
-                  now_ms, diff, ok ? "ok" : "OFF");
-      if (!ok) off_entries.push_back(entry + " (" + v.luts.origin(u.key) + "): LUT " + fmt(lut_ms, 3) + " ms, measured now " + fmt(now_ms, 3) +
-                                     " ms (" + (diff > 0 ? "+" : "") + fmt(diff, 1) + " %)");
-      rows.push_back({{"lut", u.key.to_string()}, {"role", u.device ? "device" : "server"}, {"lut_ms", lut_ms}, {"measured_ms", now_ms},
-                      {"difference_pct", diff}, {"within_tolerance", ok}, {"measurements", measurements}});
+      std::printf("  %-48s %-6s LUT %9.3f ms  now %9.3f ms  %+6.1f %% %s\n", entry.c_str(), u.device ? "device" : "server", lut_ms, now_ms, diff,
+                  ok ? "ok" : "OFF");
+      if (!ok)
+        off_entries.push_back(entry + " (" + v.luts.origin(u.key) + "): LUT " + fmt(lut_ms, 3) + " ms, measured now " + fmt(now_ms, 3) + " ms (" +
+                              (diff > 0 ? "+" : "") + fmt(diff, 1) + " %)");
+      rows.push_back({{"lut", u.key.to_string()},
+                      {"role", u.device ? "device" : "server"},
+                      {"lut_ms", lut_ms},
+                      {"measured_ms", now_ms},
+                      {"difference_pct", diff},
+                      {"within_tolerance", ok},
+                      {"measurements", measurements}});
     }
     report["calibration"] = {{"done", true}, {"tolerance_pct", o.calibration_tolerance_pct}, {"entries", rows}};
     if (!off_entries.empty() && !o.reprofile)
@@ -475,7 +501,7 @@ bool run_testbed_for(Validation& v, const std::string& name, const std::string& 
   }
   if (steal > o.max_steal_pct && !o.allow_loaded) {
     log::warn("validate", name + ": NOT REPORTED: the hypervisor took " + fmt(steal, 1) + " % of the CPU during the testbed run (limit " +
-                               fmt(o.max_steal_pct, 0) + " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)");
+                              fmt(o.max_steal_pct, 0) + " %): its timings describe the neighbours, not this testbed (--allow-loaded reports anyway)");
     v.report["not_reported"][name] = "CPU steal " + fmt(steal, 1) + " % during the testbed run";
     return false;
   }
@@ -521,13 +547,17 @@ void compare_scheduler(Validation& v, const std::string& name) {
     const double tolerance = m.name == "latency_p95_ms" ? o.p95_tolerance_pct : o.tolerance_pct;
     const bool within = !std::isnan(e) && std::fabs(e) <= tolerance;
     if (checked && !within) ++v.off;
-    std::printf("  %-8s %-24s %12s %12s %8s%% %s\n", m.scope.c_str(), m.name.c_str(), fmt(m.sim).c_str(), fmt(m.real).c_str(),
-                fmt(e, 1).c_str(), checked ? (within ? "ok" : "OFF") : "");
-    rows.push_back({{"scope", m.scope}, {"metric", m.name}, {"sim", std::isnan(m.sim) ? json(nullptr) : json(m.sim)},
+    std::printf("  %-8s %-24s %12s %12s %8s%% %s\n", m.scope.c_str(), m.name.c_str(), fmt(m.sim).c_str(), fmt(m.real).c_str(), fmt(e, 1).c_str(),
+                checked ? (within ? "ok" : "OFF") : "");
+    rows.push_back({{"scope", m.scope},
+                    {"metric", m.name},
+                    {"sim", std::isnan(m.sim) ? json(nullptr) : json(m.sim)},
                     {"testbed", std::isnan(m.real) ? json(nullptr) : json(m.real)},
-                    {"error_pct", std::isnan(e) ? json(nullptr) : json(e)}, {"checked", checked}, {"within_tolerance", within}});
+                    {"error_pct", std::isnan(e) ? json(nullptr) : json(e)},
+                    {"checked", checked},
+                    {"within_tolerance", within}});
     v.csv << name << "," << m.scope << "," << m.name << "," << fmt(m.sim, 6) << "," << fmt(m.real, 6) << "," << fmt(e, 3) << ","
-        << (checked ? (within ? "yes" : "no") : "") << "\n";
+          << (checked ? (within ? "yes" : "no") : "") << "\n";
     if (m.scope == "total" && m.name == "throughput_rps") v.throughput.emplace_back(m.sim, m.real);
   }
   report["schedulers"][name] = rows;
@@ -537,7 +567,8 @@ void compare_scheduler(Validation& v, const std::string& name) {
   if (sim_seq != real_seq) {
     size_t k = 0;
     while (k < sim_seq.size() && k < real_seq.size() && sim_seq[k] == real_seq[k]) ++k;
-    dj["first_difference"] = {{"index", k}, {"sim", k < sim_seq.size() ? json(sim_seq[k]) : json(nullptr)},
+    dj["first_difference"] = {{"index", k},
+                              {"sim", k < sim_seq.size() ? json(sim_seq[k]) : json(nullptr)},
                               {"testbed", k < real_seq.size() ? json(real_seq[k]) : json(nullptr)}};
     ++v.off;
   }
@@ -602,8 +633,8 @@ int validate_command(const ValidateOptions& o) {
   for (const char* name : {"validate.log", "calibration", "luts"})
     if (!fs::exists(out + "/" + name)) cleanup.created.push_back(out + "/" + name);
   std::ofstream(log, std::ios::trunc) << "";
-  v.report = json{{"scenario", v.s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct},
-                  {"p95_tolerance_pct", o.p95_tolerance_pct}};
+  v.report =
+      json{{"scenario", v.s.name}, {"scenario_file", o.scenario}, {"tolerance_pct", o.tolerance_pct}, {"p95_tolerance_pct", o.p95_tolerance_pct}};
 
   // The inputs before the machine: a LUT that cannot be compared is the user's to fix, however busy
   // the machine is now.
@@ -621,9 +652,10 @@ int validate_command(const ValidateOptions& o) {
   report["failed_runs"] = v.failures;
   write_text_atomic(out + "/validate.json", report.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   write_text_atomic(out + "/validate.csv", v.csv.str());
-  std::printf("\n%d checks missed (mean latency and throughput within +-%.0f %%, p95 within +-%.0f %%, decision sequences identical); wrote "
-              "%s/validate.json and validate.csv\n",
-              v.off, o.tolerance_pct, o.p95_tolerance_pct, out.c_str());
+  std::printf(
+      "\n%d checks missed (mean latency and throughput within +-%.0f %%, p95 within +-%.0f %%, decision sequences identical); wrote "
+      "%s/validate.json and validate.csv\n",
+      v.off, o.tolerance_pct, o.p95_tolerance_pct, out.c_str());
   if (v.failures) return 1;
   return (o.strict && v.off) ? 1 : 0;
 }
@@ -645,7 +677,8 @@ void register_validate(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0.0, 1000.0));
   cmd->add_flag("--reprofile", o->reprofile, "profile every LUT the scenario uses now, as the testbed runs it, and validate against those");
   cmd->add_option("--reprofile-repeats", o->reprofile_repeats, "timed runs per range with --reprofile (default 5)")->check(CLI::Range(1, 1000));
-  cmd->add_flag("--no-calibration", [o](std::int64_t) { o->calibrate = false; }, "skip the calibration (compare with LUTs that may describe another machine)");
+  cmd->add_flag(
+      "--no-calibration", [o](std::int64_t) { o->calibrate = false; }, "skip the calibration (compare with LUTs that may describe another machine)");
   cmd->add_flag("--allow-loaded", o->allow_loaded, "report even when other programs load the machine or the hypervisor steals CPU");
   cmd->add_option("--device-cpu", o->device_cpu,
                   "cap each device process at this many cores; 'auto' (default) takes the cap the device LUT was measured with");

@@ -39,8 +39,7 @@ std::string& invocation_storage() {
 
 // 'word' when it needs no quoting for a POSIX shell, else single-quoted.
 std::string shell_quoted(const std::string& w) {
-  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos)
-    return w;
+  if (!w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=/.,:@%") == std::string::npos) return w;
   std::string q = "'";
   for (char c : w) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return q + "'";
@@ -88,7 +87,9 @@ void register_version(CLI::App& app, int& exit_code) {
                 << "SimGrid " << v["simgrid"].get<std::string>();
       if (v["simgrid"] != v["simgrid_built_with"]) std::cout << " (built with " << v["simgrid_built_with"].get<std::string>() << ")";
       std::cout << "\nHDF5 " << v["hdf5"].get<std::string>() << "\n"
-                << "LibTorch " << (v["libtorch"].is_null() ? std::string("not built (no companion programs)") : v["libtorch"].get<std::string>() + " (companion programs)")
+                << "LibTorch "
+                << (v["libtorch"].is_null() ? std::string("not built (no companion programs)")
+                                            : v["libtorch"].get<std::string>() + " (companion programs)")
                 << "\n";
     }
     exit_code = 0;

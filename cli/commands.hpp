@@ -46,20 +46,21 @@ void register_profile(CLI::App& app, int& exit_code);
 void register_aggregation(CLI::App& app, int& exit_code);
 void register_medn(CLI::App& app, int& exit_code);
 void register_runtime(CLI::App& app, int& exit_code);   // serve, device, testbed
-void register_lut_fill(CLI::App& lut, int& exit_code);   // lut fill (a subcommand of lut)
+void register_lut_fill(CLI::App& lut, int& exit_code);  // lut fill (a subcommand of lut)
 void register_validate(CLI::App& app, int& exit_code);
-void register_scheduler(CLI::App& app, int& exit_code);  // scheduler list
-void register_plan(CLI::App& app, int& exit_code);       // plan (ACE-GNN's planning phase)
-void register_predictor(CLI::App& app, int& exit_code);  // predictor samples|add (train|eval: coinfer-predictor)
+void register_scheduler(CLI::App& app, int& exit_code);                  // scheduler list
+void register_plan(CLI::App& app, int& exit_code);                       // plan (ACE-GNN's planning phase)
+void register_predictor(CLI::App& app, int& exit_code);                  // predictor samples|add (train|eval: coinfer-predictor)
 void register_predictor_companion(CLI::App& predictor, int& exit_code);  // predictor train|eval
-void register_train(CLI::App& app, int& exit_code);      // train sac (coinfer-sac)
-void register_reproduce(CLI::App& app, int& exit_code);  // reproduce (the seed papers' items, reproduce/)
+void register_train(CLI::App& app, int& exit_code);                      // train sac (coinfer-sac)
+void register_reproduce(CLI::App& app, int& exit_code);                  // reproduce (the seed papers' items, reproduce/)
 
 // The per-device table `coinfer run` prints (completed, failed, throughput, latency, energy).
 void print_run_table(const RunResults& r, std::ostream& os);
 void register_collect(CLI::App& app, int& exit_code);  // collect (journals of a real run -> results)
 void register_version(CLI::App& app, int& exit_code);
-void register_schema(CLI::App& app, int& exit_code);   // schema (results.h5 columns, JSON-lines keys)  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
+void register_schema(
+    CLI::App& app, int& exit_code);  // schema (results.h5 columns, JSON-lines keys)  // version (program, commit, protocol, SimGrid, HDF5, LibTorch)
 // The command line this process was started with (main() records it), shell-quoted.
 void set_invocation(int argc, char** argv);
 const std::string& invocation();

@@ -82,8 +82,7 @@ int fill(const FillOptions& o) {
     gaps[n.key].push_back(&n);
   }
   if (gaps.empty()) {
-    std::printf("every LUT entry scenario %s needs is in its LUTs (%s): nothing to fill, nothing written\n", s.name.c_str(),
-                join(s.luts).c_str());
+    std::printf("every LUT entry scenario %s needs is in its LUTs (%s): nothing to fill, nothing written\n", s.name.c_str(), join(s.luts).c_str());
     return 0;
   }
 
@@ -190,11 +189,17 @@ int fill(const FillOptions& o) {
     filled_per_key[key] = outcome.filled - before;
     for (const auto& [i, j, b] : t.estimated_cells()) {
       const LutTable::Estimate* e = t.estimate(i, j, b);
-      filled_json.push_back({{"lut", key.to_string()}, {"begin", i}, {"end", j}, {"batch", b}, {"mean_s", t.mean_seconds(i, j, b)},
-                             {"method", e->method}, {"relative_error", e->relative_error}});
+      filled_json.push_back({{"lut", key.to_string()},
+                             {"begin", i},
+                             {"end", j},
+                             {"batch", b},
+                             {"mean_s", t.mean_seconds(i, j, b)},
+                             {"method", e->method},
+                             {"relative_error", e->relative_error}});
     }
     auto& a = t.provenance().attributes;
-    a["estimated_entries"] = std::to_string(t.estimated_entries()) + " entries ESTIMATED by coinfer lut fill (per-module regressors; "
+    a["estimated_entries"] = std::to_string(t.estimated_entries()) +
+                             " entries ESTIMATED by coinfer lut fill (per-module regressors; "
                              "each entry's method and held-out error in latency_estimate_*)";
     a["fill_command"] = o.command_line;
     a["fill_samples"] = std::to_string(from_luts) + " measured single-stage entries of the scenario's LUTs" +
@@ -206,8 +211,8 @@ int fill(const FillOptions& o) {
     std::string ops;
     for (const auto& [op, n] : model.skipped()) ops += (ops.empty() ? "" : ", ") + op + " (" + std::to_string(n) + " samples)";
     throw InputError(SourceLocation{o.scenario, 0, 0}, "luts",
-                     "cannot fill " + why + "; ops with too few samples (need " + std::to_string(o.fit.min_samples) + "): " +
-                         (ops.empty() ? "none" : ops) + ". Measure samples of that op: coinfer profile --modules N --out samples.csv");
+                     "cannot fill " + why + "; ops with too few samples (need " + std::to_string(o.fit.min_samples) +
+                         "): " + (ops.empty() ? "none" : ops) + ". Measure samples of that op: coinfer profile --modules N --out samples.csv");
   }
 
   // Held-out check: filled entries against measured LUTs the user kept aside.
@@ -231,8 +236,8 @@ int fill(const FillOptions& o) {
   report["sum_rule_error"] = sum_rule;
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto& f : model.fits()) {
-    nlohmann::ordered_json j{{"op", f.op}, {"train", f.train}, {"validation", f.validation}, {"test", f.test},
-                             {"chosen", models::regressor_name(f.chosen)}};
+    nlohmann::ordered_json j{
+        {"op", f.op}, {"train", f.train}, {"validation", f.validation}, {"test", f.test}, {"chosen", models::regressor_name(f.chosen)}};
     for (const auto& [k, sc] : f.test_scores) j["test_scores"][models::regressor_name(k)] = score_json(sc);
     for (const auto& [k, sc] : f.validation_scores) j["validation_scores"][models::regressor_name(k)] = score_json(sc);
     for (const auto& [k, p] : f.parameters) j["parameters"][models::regressor_name(k)] = p;
@@ -263,19 +268,20 @@ int fill(const FillOptions& o) {
         const auto& sc = f.test_scores.at(k);
         cols[c++] = format_percent(sc.p10) + "/" + format_percent(sc.p20) + "/" + format_percent(sc.mape);
       }
-      std::printf("%-10s %6lld %6lld  %-25s %-25s %-25s %s\n", f.op.c_str(), f.train, f.test, cols[0].c_str(), cols[1].c_str(),
-                  cols[2].c_str(), models::regressor_name(f.chosen));
+      std::printf("%-10s %6lld %6lld  %-25s %-25s %-25s %s\n", f.op.c_str(), f.train, f.test, cols[0].c_str(), cols[1].c_str(), cols[2].c_str(),
+                  models::regressor_name(f.chosen));
     }
-    for (const auto& [op, n] : model.skipped()) std::printf("%-10s %6lld samples: too few for a regressor (need %d)\n", op.c_str(), n, o.fit.min_samples);
+    for (const auto& [op, n] : model.skipped())
+      std::printf("%-10s %6lld samples: too few for a regressor (need %d)\n", op.c_str(), n, o.fit.min_samples);
     std::printf("sum rule (a range = the sum of its stages) error on measured tables: %s\n", format_percent(sum_rule).c_str());
     for (const auto& [k, n] : filled_per_key) std::printf("filled %lld entries of %s\n", n, k.to_string().c_str());
     for (const auto& [op, names] : outside)
       if (!names.empty())
         log::warn("lut", "op " + op + " predicted outside its training range in " + join(std::vector<std::string>(names.begin(), names.end())) +
-                                ": an extrapolation, trust its error less");
+                             ": an extrapolation, trust its error less");
     if (!check.is_null())
-      std::printf("check against %s: %zu filled entries measured there: P10 %s, P20 %s, MAPE %s\n", join(o.check_against).c_str(),
-                  meas.size(), format_percent(check["p10"].get<double>()).c_str(), format_percent(check["p20"].get<double>()).c_str(),
+      std::printf("check against %s: %zu filled entries measured there: P10 %s, P20 %s, MAPE %s\n", join(o.check_against).c_str(), meas.size(),
+                  format_percent(check["p10"].get<double>()).c_str(), format_percent(check["p20"].get<double>()).c_str(),
                   format_percent(check["mape"].get<double>()).c_str());
     std::printf("wrote %s (LUTs with %lld estimated entries, fill_report.json)\nrun with: coinfer run %s --set luts=[%s] --set luts_fill=allow\n",
                 o.out.c_str(), outcome.filled, o.scenario.c_str(), o.out.c_str());

@@ -81,7 +81,9 @@ std::vector<PaperModule> parse_modules(const std::string& list) {
   return out;
 }
 
-std::string file_of(const std::string& dir, PaperModule m) { return (std::filesystem::path(dir) / (std::string(models::paper_module_name(m)) + ".csv")).string(); }
+std::string file_of(const std::string& dir, PaperModule m) {
+  return (std::filesystem::path(dir) / (std::string(models::paper_module_name(m)) + ".csv")).string();
+}
 
 int rank_of(PaperModule m) {
   const auto& all = models::paper_modules();
@@ -117,12 +119,18 @@ struct SampleOptions {
 
 // The settings a kept file must match to be reused (its provenance says them).
 std::map<std::string, std::string> settings_of(const SampleOptions& o) {
-  return {{"samples", std::to_string(o.samples)},     {"seed", std::to_string(o.seed)},
-          {"max_mflop", format_double(o.max_mflop)},  {"max_mib", format_double(o.max_mib)},
-          {"warmup", std::to_string(o.warmup)},       {"repeats", std::to_string(o.repeats)},
-          {"background_load", o.load ? "on" : "off"}, {"load_every", std::to_string(o.load_every)},
-          {"max_load_mib", format_double(o.max_load_mib)}, {"threads", std::to_string(o.threads)},
-          {"min_timed_ms", format_double(o.min_timed_ms)}, {"settle_s", format_double(o.settle_s)}};
+  return {{"samples", std::to_string(o.samples)},
+          {"seed", std::to_string(o.seed)},
+          {"max_mflop", format_double(o.max_mflop)},
+          {"max_mib", format_double(o.max_mib)},
+          {"warmup", std::to_string(o.warmup)},
+          {"repeats", std::to_string(o.repeats)},
+          {"background_load", o.load ? "on" : "off"},
+          {"load_every", std::to_string(o.load_every)},
+          {"max_load_mib", format_double(o.max_load_mib)},
+          {"threads", std::to_string(o.threads)},
+          {"min_timed_ms", format_double(o.min_timed_ms)},
+          {"settle_s", format_double(o.settle_s)}};
 }
 
 bool kept(const std::string& path, const SampleOptions& o) {
@@ -249,16 +257,17 @@ int sample(const SampleOptions& o, const std::string& self) {
     pv.attributes["date"] = now_utc();
     pv.attributes["command"] = o.command_line;
     pv.attributes["configurations"] = "the paper's ranges (Sec. 2.1), uniform; " + std::to_string(rejections.rejected) + " of " +
-                                      std::to_string(rejections.drawn) + " draws redrawn for exceeding " + format_double(o.max_mflop) +
-                                      " MFLOP or " + format_double(o.max_mib) + " MiB";
+                                      std::to_string(rejections.drawn) + " draws redrawn for exceeding " + format_double(o.max_mflop) + " MFLOP or " +
+                                      format_double(o.max_mib) + " MiB";
     pv.attributes["background_load"] =
         o.load ? "real: a child process whose threads, duty and touched memory change every " + std::to_string(o.load_every) +
-                     " samples (idle with probability 0.3; memory up to min(" + format_double(o.max_load_mib) +
-                     " MiB, MemAvailable / 4)); " + std::to_string(level_samples["loaded"]) + " samples under load, " +
-                     std::to_string(level_samples["idle"]) + " idle"
+                     " samples (idle with probability 0.3; memory up to min(" + format_double(o.max_load_mib) + " MiB, MemAvailable / 4)); " +
+                     std::to_string(level_samples["loaded"]) + " samples under load, " + std::to_string(level_samples["idle"]) + " idle"
                : "none (a static environment)";
-    pv.attributes["measurable"] = "M: /proc/meminfo MemAvailable before the timed runs; U: /proc/stat's busy share less this process's CPU time, "
-                                  "read over " + format_double(o.settle_s) + " s while this process waited, after each load change";
+    pv.attributes["measurable"] =
+        "M: /proc/meminfo MemAvailable before the timed runs; U: /proc/stat's busy share less this process's CPU time, "
+        "read over " +
+        format_double(o.settle_s) + " s while this process waited, after each load change";
     for (const auto& [k, v] : settings_of(o)) pv.attributes["setting_" + k] = v;
     write_module_samples(file_of(o.out, m), set);
   }
@@ -343,11 +352,14 @@ int evaluate(const EvaluateOptions& o) {
   const double n = static_cast<double>(fitted);
   // Means over modules, and each regressor's difference from MEDN's mean, in % of MEDN's.
   const auto& medn = sums[RegressorKind::medn];
-  auto diff = [&](double x, const std::string& metric) { return medn.at(metric) != 0 ? 100.0 * (x - medn.at(metric)) / std::abs(medn.at(metric)) : 0.0; };
+  auto diff = [&](double x, const std::string& metric) {
+    return medn.at(metric) != 0 ? 100.0 * (x - medn.at(metric)) / std::abs(medn.at(metric)) : 0.0;
+  };
   for (RegressorKind k : kinds) {
     auto& mean = j["means"][models::regressor_name(k)];
     for (const auto& [metric, v] : sums[k]) mean[metric] = v / n;
-    for (const auto& metric : {"p20", "r2", "tps_ms", "size_kb"}) j["diff_vs_medn_pct"][models::regressor_name(k)][metric] = diff(sums[k][metric], metric);
+    for (const auto& metric : {"p20", "r2", "tps_ms", "size_kb"})
+      j["diff_vs_medn_pct"][models::regressor_name(k)][metric] = diff(sums[k][metric], metric);
   }
   for (const auto& [name, s] : selected_sums) {
     auto& sj = j["auto_selection"][name];
@@ -358,8 +370,10 @@ int evaluate(const EvaluateOptions& o) {
       "means are over the modules evaluated; diff_vs_medn_pct = 100 (mean of the regressor - mean of MEDN) / |mean of MEDN| (the paper's "
       "'Avg diff% vs. MEDN' cannot be re-derived from its own Table 5 by any averaging tried: see reproduce/README.md)";
   const std::string text = j.dump(1) + "\n";
-  if (o.out.empty()) std::cout << text;
-  else write_text_atomic(o.out, text);
+  if (o.out.empty())
+    std::cout << text;
+  else
+    write_text_atomic(o.out, text);
   return 0;
 }
 

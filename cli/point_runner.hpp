@@ -19,7 +19,7 @@
 namespace coinfer::cli {
 
 std::filesystem::path point_dir(const std::string& dir, int id);
-bool point_done(const std::string& dir, int id);  // summary.json only
+bool point_done(const std::string& dir, int id);                                  // summary.json only
 bool point_done(const std::string& dir, int id, const nlohmann::json& manifest);  // and its inputs' digest
 // The digest a finished point ran with ("" when none was recorded).
 std::string point_inputs_recorded(const std::string& dir, int id);

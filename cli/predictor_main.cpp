@@ -143,13 +143,21 @@ struct TrainOptions {
 };
 
 int train(TrainOptions& o) {
-  if (o.layout == "paper") o.config.layout = kFeatureLayoutPaper;
-  else if (o.layout == "hint") o.config.layout = kFeatureLayoutHint;
-  else throw InputError(SourceLocation{"--layout", 0, 0}, "--layout", "'" + o.layout + "' is not allowed (paper, hint)");
-  if (o.normalisation == "log_minmax") o.config.normalisation = FeatureNormalisation::Kind::log_minmax;
-  else if (o.normalisation == "minmax") o.config.normalisation = FeatureNormalisation::Kind::minmax;
-  else if (o.normalisation == "zscore") o.config.normalisation = FeatureNormalisation::Kind::zscore;
-  else throw InputError(SourceLocation{"--normalisation", 0, 0}, "--normalisation", "'" + o.normalisation + "' is not allowed (log_minmax, minmax, zscore)");
+  if (o.layout == "paper")
+    o.config.layout = kFeatureLayoutPaper;
+  else if (o.layout == "hint")
+    o.config.layout = kFeatureLayoutHint;
+  else
+    throw InputError(SourceLocation{"--layout", 0, 0}, "--layout", "'" + o.layout + "' is not allowed (paper, hint)");
+  if (o.normalisation == "log_minmax")
+    o.config.normalisation = FeatureNormalisation::Kind::log_minmax;
+  else if (o.normalisation == "minmax")
+    o.config.normalisation = FeatureNormalisation::Kind::minmax;
+  else if (o.normalisation == "zscore")
+    o.config.normalisation = FeatureNormalisation::Kind::zscore;
+  else
+    throw InputError(SourceLocation{"--normalisation", 0, 0}, "--normalisation",
+                     "'" + o.normalisation + "' is not allowed (log_minmax, minmax, zscore)");
   if (o.config.aggregation != "add" && o.config.aggregation != "mean" && o.config.aggregation != "max")
     throw InputError(SourceLocation{"--aggregation", 0, 0}, "--aggregation", "'" + o.config.aggregation + "' is not allowed (add, mean, max)");
   if (!o.only.empty() && o.only != "system" && o.only != "relative")
@@ -159,20 +167,22 @@ int train(TrainOptions& o) {
   o.filter.seed = o.train.seed;
   const Loaded data = load(o.samples, o.filter);
   if (data.samples.size() < 4)
-    throw InputError(SourceLocation{o.samples.front(), 0, 0}, "", std::to_string(data.samples.size()) + " samples after the filters; at least 4 are needed");
+    throw InputError(SourceLocation{o.samples.front(), 0, 0}, "",
+                     std::to_string(data.samples.size()) + " samples after the filters; at least 4 are needed");
   cli::check_output_folder(fs::path(fs::absolute(o.out)).parent_path().string(), "--out");
   cli::ProgressLine progress("train", o.quiet, 10);
   o.train.progress = [&](const std::string& which, int epoch, double train_loss, double val_loss) {
     const bool sys = which == "system";
     progress.update(epoch, o.train.epochs,
-                    which + " predictor epoch " + std::to_string(epoch) + ": " + (sys ? "|log error| " + format_double(train_loss) + ", validation " + format_double(val_loss)
-                                                                                      : "cross-entropy " + format_double(train_loss) + ", validation " + format_double(val_loss)));
+                    which + " predictor epoch " + std::to_string(epoch) + ": " +
+                        (sys ? "|log error| " + format_double(train_loss) + ", validation " + format_double(val_loss)
+                             : "cross-entropy " + format_double(train_loss) + ", validation " + format_double(val_loss)));
   };
   std::ostringstream prov;
   prov << "trained by `" << o.command_line << "` on " << data.samples.size() << " samples (" << join(data.provenance, "; ") << ")";
   if (!o.quiet)
     log::info("train", strprintf("%zu samples, %s layout, hidden %d, %d GIN layers, %s aggregation, %s normalisation", data.samples.size(),
-                                  o.config.layout.c_str(), o.config.hidden, o.config.layers, o.config.aggregation.c_str(), o.normalisation.c_str()));
+                                 o.config.layout.c_str(), o.config.hidden, o.config.layers, o.config.aggregation.c_str(), o.normalisation.c_str()));
   GinPredictor p = GinPredictor::train(data.samples, o.config, o.train, prov.str());
   progress.finish();
   p.save(o.out);
@@ -200,8 +210,8 @@ int train(TrainOptions& o) {
     write_text_atomic(o.json_out, j.dump(2) + "\n");
   }
   if (!o.quiet) {
-    std::printf("wrote %s: %lld training and %lld validation samples, %lld training pairs\n", o.out.c_str(), m.train_samples,
-                m.validation_samples, m.train_pairs);
+    std::printf("wrote %s: %lld training and %lld validation samples, %lld training pairs\n", o.out.c_str(), m.train_samples, m.validation_samples,
+                m.train_pairs);
     std::printf("validation (held-out 30 %%): within 10 %% %s, within 20 %% %s, MAPE %s, pairwise ranking %s (%lld pairs)\n",
                 m.has_system ? pc(m.validation.within_10).c_str() : "-", m.has_system ? pc(m.validation.within_20).c_str() : "-",
                 m.has_system ? pc(m.validation.mape).c_str() : "-", pc(m.validation.pairwise).c_str(), m.validation.pairs);
@@ -221,13 +231,19 @@ int eval(const EvalOptions& o) {
   const Loaded data = load(o.samples, o.filter);
   if (data.samples.empty()) throw InputError(SourceLocation{o.samples.front(), 0, 0}, "", "no samples after the filters");
   const auto pairs = ranking_pairs(data.samples);
-  nlohmann::ordered_json out = {{"samples", data.samples.size()}, {"pairs", pairs.size()}, {"sample_files", o.samples}, {"rows", nlohmann::ordered_json::array()}};
+  nlohmann::ordered_json out = {
+      {"samples", data.samples.size()}, {"pairs", pairs.size()}, {"sample_files", o.samples}, {"rows", nlohmann::ordered_json::array()}};
   auto row = [&](const std::string& name, const PredictorAccuracy& a, bool has_thr, const std::string& note) {
     std::printf("| %s | %s | %s | %s | %s (%lld pairs) |%s\n", name.c_str(), has_thr ? pc(a.within_10).c_str() : "-",
                 has_thr ? pc(a.within_20).c_str() : "-", has_thr ? pc(a.mape).c_str() : "-", pc(a.pairwise).c_str(), a.pairs,
                 note.empty() ? "" : (" " + note).c_str());
-    out["rows"].push_back({{"estimator", name}, {"within_10", has_thr ? a.within_10 : NAN}, {"within_20", has_thr ? a.within_20 : NAN},
-                           {"mape", has_thr ? a.mape : NAN}, {"pairwise", a.pairwise}, {"pairs", a.pairs}, {"note", note}});
+    out["rows"].push_back({{"estimator", name},
+                           {"within_10", has_thr ? a.within_10 : NAN},
+                           {"within_20", has_thr ? a.within_20 : NAN},
+                           {"mape", has_thr ? a.mape : NAN},
+                           {"pairwise", a.pairwise},
+                           {"pairs", a.pairs},
+                           {"note", note}});
   };
   std::printf("%zu samples, %zu ranking pairs (one system, throughputs more than 1 %% apart)\n\n", data.samples.size(), pairs.size());
   std::printf("| estimator | within 10 %% | within 20 %% | MAPE | pairwise ranking |\n|---|---|---|---|---|\n");
@@ -242,7 +258,8 @@ int eval(const EvalOptions& o) {
     const GinPredictor& p = predictors[k];
     std::vector<double> thr(data.samples.size(), 0);
     for (size_t start = 0; start < graphs.size() && p.meta().has_system; start += 512) {
-      std::vector<const GraphInput*> chunk(graphs.begin() + static_cast<long>(start), graphs.begin() + static_cast<long>(std::min(graphs.size(), start + 512)));
+      std::vector<const GraphInput*> chunk(graphs.begin() + static_cast<long>(start),
+                                           graphs.begin() + static_cast<long>(std::min(graphs.size(), start + 512)));
       const auto t = p.throughput(chunk);
       std::copy(t.begin(), t.end(), thr.begin() + static_cast<long>(start));
     }
@@ -289,13 +306,15 @@ int main(int argc, char** argv) {
   tr->add_option("--normalisation", t.normalisation, "log_minmax (default, the paper's equation 1), minmax or zscore");
   tr->add_option("--only", t.only, "train only the system or only the relative predictor");
   tr->add_option("--epochs", t.train.epochs, "most epochs (default 200)")->check(CLI::Range(1, 100000));
-  tr->add_option("--patience", t.train.patience, "early stopping: epochs without a better validation loss (default 20)")->check(CLI::Range(1, 100000));
+  tr->add_option("--patience", t.train.patience, "early stopping: epochs without a better validation loss (default 20)")
+      ->check(CLI::Range(1, 100000));
   tr->add_option("--batch", t.train.batch_size, "graphs or pairs per step (default 64)")->check(CLI::Range(1, 100000));
   tr->add_option("--pairs-per-epoch", t.train.pairs_per_epoch, "relative pairs drawn per epoch (default 4096)")->check(CLI::Range(1, 10000000));
   tr->add_option("--lr", t.train.learning_rate, "Adam learning rate (default 0.001)")->check(CLI::Range(1e-7, 1.0));
   tr->add_option("--seed", t.train.seed, "seed of the split, the weights and the batches (default 1)");
   tr->add_option("--json", t.json_out, "also write the held-out 30 %'s accuracy as JSON to this file");
-  tr->add_option("--threads", t.train.threads, "intra-op threads (default 1; results are reproducible for a seed and thread count)")->check(CLI::Range(1, 256));
+  tr->add_option("--threads", t.train.threads, "intra-op threads (default 1; results are reproducible for a seed and thread count)")
+      ->check(CLI::Range(1, 256));
   add_filter_options(*tr, t.filter);
   EvalOptions e;
   CLI::App* ev = app.add_subcommand("eval", "accuracy of predictors and of the analytic estimator on sample sets (ACE-GNN Fig. 18)");

@@ -50,15 +50,16 @@ std::unique_ptr<coinfer::hw::CpuCap> apply_cpu_quota(double cores, coinfer::hw::
 }
 
 // coinfer profile --modules N: module latency samples for the regressors of coinfer lut fill.
-int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_model, long long count,
-                    coinfer::hw::ProfileOptions o, const std::string& out, bool quiet, double cpu_quota, double background_load) {
+int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_model, long long count, coinfer::hw::ProfileOptions o,
+                    const std::string& out, bool quiet, double cpu_quota, double background_load) {
   using namespace coinfer;
   std::vector<ModelSpec> bases;
   for (const auto& m : cat.model_names()) {
     if (!only_model.empty() && m != only_model) continue;
     for (const auto& d : cat.datasets_for(m)) bases.push_back(cat.instantiate(m, d));
   }
-  if (bases.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "unknown model '" + only_model + "' (models: " + join(cat.model_names()) + ")");
+  if (bases.empty())
+    throw InputError(SourceLocation{"--model", 0, 0}, "--model", "unknown model '" + only_model + "' (models: " + join(cat.model_names()) + ")");
   cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
   o.single_stages_only = true;
   o.whole_model_only = false;
@@ -91,8 +92,8 @@ int profile_modules(const coinfer::ModelCatalog& cat, const std::string& only_mo
   a.erase("peak_memory");
   a.erase("inputs");
   a["note"] = "MEASURED by coinfer profile --modules on this machine with the LibTorch models";
-  a["samples"] = std::to_string(count - skipped) + " random variants (core/random_model_variant.hpp, seed " + std::to_string(o.seed) +
-                 ") of " + (only_model.empty() ? std::string("every model") : only_model) +
+  a["samples"] = std::to_string(count - skipped) + " random variants (core/random_model_variant.hpp, seed " + std::to_string(o.seed) + ") of " +
+                 (only_model.empty() ? std::string("every model") : only_model) +
                  "; every single stage [i,i+1) at every batch size; synthetic inputs of each variant's dataset";
   std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
   write_module_samples(out, set);
@@ -128,14 +129,15 @@ class ProfileJournal {
       try {
         j = nlohmann::json::parse(line);
       } catch (const std::exception& e) {
-        throw InputError(SourceLocation{path_, n, 1}, "", std::string("not a profile journal line (") + e.what() +
-                                                              "); delete the file to profile from the start");
+        throw InputError(SourceLocation{path_, n, 1}, "",
+                         std::string("not a profile journal line (") + e.what() + "); delete the file to profile from the start");
       }
       if (n == 1) {
         if (j != identity_)
           throw InputError(SourceLocation{path_, 1, 1}, "",
-                           "an interrupted profile with other options (" + j.dump() + ") is waiting in this file; run that command "
-                           "again to resume it, or delete the file to profile from the start with these options");
+                           "an interrupted profile with other options (" + j.dump() +
+                               ") is waiting in this file; run that command "
+                               "again to resume it, or delete the file to profile from the start with these options");
         continue;
       }
       try {
@@ -145,8 +147,8 @@ class ProfileJournal {
         e.peak_bytes = j.at("peak_bytes").is_null() ? std::nan("") : j.at("peak_bytes").get<double>();  // null: not measured
         done[{j.at("i").get<int>(), j.at("j").get<int>(), j.at("batch").get<int>()}] = e;
       } catch (const std::exception& e) {
-        throw InputError(SourceLocation{path_, n, 1}, "", std::string("a corrupt profile journal entry (") + e.what() +
-                                                              "); delete the file to profile from the start");
+        throw InputError(SourceLocation{path_, n, 1}, "",
+                         std::string("a corrupt profile journal entry (") + e.what() + "); delete the file to profile from the start");
       }
     }
     return done;
@@ -162,8 +164,8 @@ class ProfileJournal {
       if (!out_) throw std::runtime_error("cannot write the profile journal " + path_);
       if (!resuming_) out_ << identity_.dump() << "\n" << std::flush;
     }
-    nlohmann::json j{{"i", std::get<0>(k)}, {"j", std::get<1>(k)},      {"batch", std::get<2>(k)}, {"mean_s", e.stats.mean_s},
-                     {"p50_s", e.stats.p50_s}, {"p95_s", e.stats.p95_s}, {"std_s", e.stats.std_s},  {"count", e.stats.count},
+    nlohmann::json j{{"i", std::get<0>(k)},      {"j", std::get<1>(k)},    {"batch", std::get<2>(k)}, {"mean_s", e.stats.mean_s},
+                     {"p50_s", e.stats.p50_s},   {"p95_s", e.stats.p95_s}, {"std_s", e.stats.std_s},  {"count", e.stats.count},
                      {"quantiles", e.quantiles}, {"peak_bytes", nullptr}};
     if (std::isfinite(e.peak_bytes)) j["peak_bytes"] = e.peak_bytes;
     out_ << j.dump() << "\n" << std::flush;
@@ -196,9 +198,10 @@ int main(int argc, char** argv) {
                  "execution variant (GraNNite's techniques, models/README.md \"Variants\"): parts joined by '+' from dense_mask, "
                  "cap<N> (node capacity), symmetric, int8, grax1, grax2, e.g. dense_mask+int8; the LUT's model is then "
                  "MODEL@VARIANT and its provenance holds the variant's output error against the base model");
-  app.add_option("--accuracy-samples", accuracy_samples,
-                 "with --variant: generated samples the output error is measured on (default 4; at least 1)");
-  app.add_option("--out", out, "LUT file to write (e.g. traces/lut/my-board.h5): an existing one keeps its other tables; with --modules: the sample set (.csv)")->required();
+  app.add_option("--accuracy-samples", accuracy_samples, "with --variant: generated samples the output error is measured on (default 4; at least 1)");
+  app.add_option("--out", out,
+                 "LUT file to write (e.g. traces/lut/my-board.h5): an existing one keeps its other tables; with --modules: the sample set (.csv)")
+      ->required();
   app.add_flag("--replace", replace, "measure again a table the --out file already holds (else refused)");
   long long modules = 0;
   app.add_option("--modules", modules,
@@ -317,8 +320,9 @@ int main(int argc, char** argv) {
         for (auto it = kept.begin(); it != kept.end(); ++it)
           if (it->key() == key) {
             if (!replace)
-              throw InputError(SourceLocation{out, 0, 0}, "--out",
-                               "already holds " + key.to_string() + " (" + it->provenance().kind + "); add --replace to measure it again, or give another file");
+              throw InputError(
+                  SourceLocation{out, 0, 0}, "--out",
+                  "already holds " + key.to_string() + " (" + it->provenance().kind + "); add --replace to measure it again, or give another file");
             kept.erase(it);
             break;
           }
@@ -326,15 +330,24 @@ int main(int argc, char** argv) {
     }
     // A profile runs for minutes to hours: its entries are journaled as they are measured, and a
     // killed run resumes where it stopped when it is run again with the same options.
-    ProfileJournal journal(out + ".partial",
-                           nlohmann::json{{"format", "coinfer-profile-journal"}, {"device_type", o.device_type}, {"model", model},
-                                          {"dataset", dataset}, {"batch_max", hi}, {"warmup", o.warmup}, {"repeats", o.repeats},
-                                          {"threads", o.threads}, {"feature_chunks", o.feature_chunks}, {"seed", o.seed},
-                                          {"ranges", ranges}, {"input", o.input_file}, {"cpu_quota", cpu_quota}, {"background_load", background_load}, {"processor", processor}});
+    ProfileJournal journal(out + ".partial", nlohmann::json{{"format", "coinfer-profile-journal"},
+                                                            {"device_type", o.device_type},
+                                                            {"model", model},
+                                                            {"dataset", dataset},
+                                                            {"batch_max", hi},
+                                                            {"warmup", o.warmup},
+                                                            {"repeats", o.repeats},
+                                                            {"threads", o.threads},
+                                                            {"feature_chunks", o.feature_chunks},
+                                                            {"seed", o.seed},
+                                                            {"ranges", ranges},
+                                                            {"input", o.input_file},
+                                                            {"cpu_quota", cpu_quota},
+                                                            {"background_load", background_load},
+                                                            {"processor", processor}});
     o.resume = journal.load();
     if (!o.resume.empty())
-      log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out +
-                               ".partial)");
+      log::info("profile", "resuming an interrupted profile: " + std::to_string(o.resume.size()) + " entries measured before (" + out + ".partial)");
     journal.resume_into_existing(!o.resume.empty());
     o.measured = [&journal](const hw::ProfiledKey& k, const hw::ProfiledEntry& e) { journal.append(k, e); };
     // Progress with an ETA whether or not stderr is a terminal (a line every 10 s under Slurm or nohup).
@@ -351,30 +364,28 @@ int main(int argc, char** argv) {
     progress->finish();
     if (!spec.variant.is_default()) {
       // The quality side of the trade: the variant's outputs against the base model's (same weights).
-      const models::VariantAccuracy a =
-          models::measure_variant_accuracy(cat.spec(spec.base_name(), dataset), spec, accuracy_samples, o.seed);
+      const models::VariantAccuracy a = models::measure_variant_accuracy(cat.spec(spec.base_name(), dataset), spec, accuracy_samples, o.seed);
       auto& at = t.provenance().attributes;
       at["variant"] = spec.variant.name();
       at["output_max_abs_error"] = format_double(a.max_abs_error);
       at["output_mean_abs_error"] = format_double(a.mean_abs_error);
       at["output_mean_abs"] = format_double(a.output_scale);
       at["output_top1_agreement"] = format_double(a.top1_agreement);
-      at["output_error_samples"] = std::to_string(a.samples) + " generated samples of " + dataset + " (indices 1000..), against " +
-                                   spec.base_name() + " with the same weights (seed " + std::to_string(o.seed) + ")";
+      at["output_error_samples"] = std::to_string(a.samples) + " generated samples of " + dataset + " (indices 1000..), against " + spec.base_name() +
+                                   " with the same weights (seed " + std::to_string(o.seed) + ")";
       if (spec.variant.int8()) at["quantized_engine"] = hw::quantized_engine_name();
       std::printf("variant %s: output error max %.3g, mean %.3g (outputs average %.3g), top-1 agreement %.1f %% on %d samples\n",
                   spec.variant.name().c_str(), a.max_abs_error, a.mean_abs_error, a.output_scale, 100 * a.top1_agreement, a.samples);
     }
     std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());
-    if (!kept.empty())
-      std::printf("%s keeps its %zu other table%s; this one is added\n", out.c_str(), kept.size(), kept.size() == 1 ? "" : "s");
+    if (!kept.empty()) std::printf("%s keeps its %zu other table%s; this one is added\n", out.c_str(), kept.size(), kept.size() == 1 ? "" : "s");
     kept.push_back(t);
     write_lut_file(out, kept);  // atomic: the old file stays whole until the new one replaces it
     journal.remove();
     const bool whole = t.has_latency(0, t.num_stages(), 1);  // --ranges stages measures no whole model
     std::printf("wrote %s: %s/%s on %s%s, %d stages, batch 1..%d%s [MEASURED]\n", out.c_str(), model.c_str(), dataset.c_str(),
-                t.provenance().attributes.at("cpu").c_str(), o.processor.empty() ? "" : (" (processor " + o.processor + ")").c_str(),
-                t.num_stages(), hi, whole ? (", whole model at batch 1: " + strprintf("%.3f", t.mean_seconds(0, t.num_stages(), 1) * 1e3) + " ms").c_str() : "");
+                t.provenance().attributes.at("cpu").c_str(), o.processor.empty() ? "" : (" (processor " + o.processor + ")").c_str(), t.num_stages(),
+                hi, whole ? (", whole model at batch 1: " + strprintf("%.3f", t.mean_seconds(0, t.num_stages(), 1) * 1e3) + " ms").c_str() : "");
     return 0;
   });
 }

@@ -11,9 +11,12 @@ std::string format_duration(double s) {
   char b[64];
   if (!(s >= 0) || std::isinf(s)) return "?";
   const long t = std::lround(s);
-  if (t < 60) std::snprintf(b, sizeof b, "%ld s", t);
-  else if (t < 3600) std::snprintf(b, sizeof b, "%ld min %02ld s", t / 60, t % 60);
-  else std::snprintf(b, sizeof b, "%ld h %02ld min", t / 3600, (t % 3600) / 60);
+  if (t < 60)
+    std::snprintf(b, sizeof b, "%ld s", t);
+  else if (t < 3600)
+    std::snprintf(b, sizeof b, "%ld min %02ld s", t / 60, t % 60);
+  else
+    std::snprintf(b, sizeof b, "%ld h %02ld min", t / 3600, (t % 3600) / 60);
   return b;
 }
 

@@ -55,9 +55,11 @@ std::map<std::string, std::string> processor_device_map(const std::vector<std::s
   for (const std::string& kv : given) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
-      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device", "expected NAME=DEVICE (e.g. gpu=cuda:0, gpu=cpu), got '" + kv + "'");
+      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device",
+                                "expected NAME=DEVICE (e.g. gpu=cuda:0, gpu=cpu), got '" + kv + "'");
     if (!out.emplace(kv.substr(0, eq), kv.substr(eq + 1)).second)
-      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device", "processor '" + kv.substr(0, eq) + "' is given twice");
+      throw coinfer::InputError(coinfer::SourceLocation{"--processor-device", 0, 0}, "--processor-device",
+                                "processor '" + kv.substr(0, eq) + "' is given twice");
   }
   return out;
 }
@@ -103,8 +105,10 @@ void print_device_plans(const coinfer::Scenario& s, const coinfer::ModelCatalog&
           << (seg.with >= 0 ? "*" + format_double(seg.share) + "+" + hw.processors[static_cast<size_t>(seg.with)] : "") << " [" << seg.begin << ","
           << seg.end << ") " << fixed3(t * 1e3) << " ms";
     }
-    if (!missing.empty()) out << ": no LUT of processor '" << missing << "' of " << d.type << "\n";
-    else out << " = " << fixed3(total * 1e3) << " ms per request alone\n";
+    if (!missing.empty())
+      out << ": no LUT of processor '" << missing << "' of " << d.type << "\n";
+    else
+      out << " = " << fixed3(total * 1e3) << " ms per request alone\n";
   }
 }
 
@@ -190,8 +194,9 @@ int main(int argc, char** argv) {
   device->add_option("--input", dv->input_file, "dataset file to take inputs from (models/README.md layouts)");
   device->add_option("--cpu-cap", *dv_cap, "cap this process at this many cores (cgroup), emulating a slower device");
   auto dv_cap_scope = std::make_shared<std::string>("process");
-  device->add_option("--cpu-cap-scope", *dv_cap_scope,
-                     "what --cpu-cap caps: process (all threads, default) or work (compute and upload threads only; cgroup v1)")
+  device
+      ->add_option("--cpu-cap-scope", *dv_cap_scope,
+                   "what --cpu-cap caps: process (all threads, default) or work (compute and upload threads only; cgroup v1)")
       ->check(CLI::IsMember({"process", "work"}));
   device->add_option("--work-threads-file", dv->work_threads_file,
                      "write the compute and upload threads' kernel ids here (a testbed caps them from outside)");
@@ -230,25 +235,29 @@ int main(int argc, char** argv) {
   // testbed
   auto tb = std::make_shared<hw::TestbedOptions>();
   auto tb_cleanup = std::make_shared<bool>(false);
-  CLI::App* testbed = app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc), or on real hosts over SSH (--inventory)");
+  CLI::App* testbed =
+      app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc), or on real hosts over SSH (--inventory)");
   testbed->add_option("scenario", tb->scenario, "scenario YAML file");
   testbed->add_option("--set", tb->sets, "override a scenario key (repeatable)");
   testbed->add_option("--out", tb->out, "output folder (default: results/<scenario name>-testbed)");
   testbed->add_flag("--loopback", tb->loopback, "skip network namespaces: loopback with shaping inside the middleware");
   testbed->add_option("--device-cpu", tb->device_cpu_cores, "cap each device at this many cores (cgroup)");
-  testbed->add_option("--device-cpu-scope", tb->device_cpu_scope,
-                      "what --device-cpu caps: work (the compute and upload threads, as the LUT was profiled; default where cgroup v1 "
-                      "allows) or process (every thread of the device process)")
+  testbed
+      ->add_option("--device-cpu-scope", tb->device_cpu_scope,
+                   "what --device-cpu caps: work (the compute and upload threads, as the LUT was profiled; default where cgroup v1 "
+                   "allows) or process (every thread of the device process)")
       ->check(CLI::IsMember({"work", "process"}));
-  testbed->add_option("--device-memory", tb->device_memory,
-                      "the kernel's memory limit on each device process whose memory the scenario states (a cgroup): auto (default: the "
-                      "board's memory plus the process's footprint before its first request, where cgroups allow), exact (the board's "
-                      "memory for the whole process) or off")
+  testbed
+      ->add_option("--device-memory", tb->device_memory,
+                   "the kernel's memory limit on each device process whose memory the scenario states (a cgroup): auto (default: the "
+                   "board's memory plus the process's footprint before its first request, where cgroups allow), exact (the board's "
+                   "memory for the whole process) or off")
       ->check(CLI::IsMember({"auto", "exact", "off"}));
   testbed->add_option("--threads", tb->threads, "LibTorch threads per device and per server worker (default 1)");
   testbed->add_option("--startup", tb->startup_s, "seconds given to the processes to start before time zero (default 4)");
-  testbed->add_option("--clock-tolerance", tb->clock_tolerance_s,
-                      "warn when a board's clock offset is known less well than this many seconds (default 0.005)")
+  testbed
+      ->add_option("--clock-tolerance", tb->clock_tolerance_s,
+                   "warn when a board's clock offset is known less well than this many seconds (default 0.005)")
       ->check(CLI::PositiveNumber);
   auto tb_meters = std::make_shared<std::vector<std::string>>();
   testbed->add_option("--device-power-command", *tb_meters, "testing: ID=COMMAND gives device ID a power meter (repeatable)")->group("");
@@ -256,8 +265,9 @@ int main(int argc, char** argv) {
   testbed->add_option("--device-clock-skew", *tb_skews, "testing: ID=S sets device ID's clock off by S seconds (repeatable)")->group("");
   testbed->add_option("--inventory", tb->inventory,
                       "run on real hosts over SSH as this inventory file says (hw/README.md \"A real testbed over SSH\")");
-  testbed->add_option("--device-rt", tb->device_rt_exe,
-                      "the coinfer-rt the devices run (default: this one), e.g. build-arm64/coinfer-rt (hw/README.md \"An arm64 board under emulation\")");
+  testbed->add_option(
+      "--device-rt", tb->device_rt_exe,
+      "the coinfer-rt the devices run (default: this one), e.g. build-arm64/coinfer-rt (hw/README.md \"An arm64 board under emulation\")");
   auto tb_launcher = std::make_shared<std::string>();
   testbed->add_option("--device-launcher", *tb_launcher,
                       "words put before the devices' program, e.g. \"bash scripts/board.sh run\" (inside the arm64 root, emulated)");
@@ -301,7 +311,8 @@ int main(int argc, char** argv) {
         if (!w.empty()) tb->device_launcher.push_back(w);
       if (!tb->inventory.empty() && (!tb->device_rt_exe.empty() || !tb->device_launcher.empty()))
         throw InputError(SourceLocation{"--device-rt", 0, 0}, "--device-rt",
-                         "with --inventory each host's program is its inventory's `coinfer:` line; --device-rt and --device-launcher are for the emulated testbed");
+                         "with --inventory each host's program is its inventory's `coinfer:` line; --device-rt and --device-launcher are for the "
+                         "emulated testbed");
       if (!tb->device_rt_exe.empty()) {
         if (!std::filesystem::exists(tb->device_rt_exe))
           throw InputError(SourceLocation{"--device-rt", 0, 0}, "--device-rt", "no such program: " + tb->device_rt_exe);
@@ -317,7 +328,8 @@ int main(int argc, char** argv) {
   version->add_flag("--json", *vs_json, "as one JSON object (coinfer, protocol, built_for, machine, unix_time_s)");
   version->callback([&] {
     const nlohmann::json v = hw::runtime_version();
-    if (*vs_json) std::cout << v.dump() << "\n";
+    if (*vs_json)
+      std::cout << v.dump() << "\n";
     else
       std::cout << "coinfer " << v["coinfer"].get<std::string>() << " (wire protocol " << v["protocol"].get<int>() << ", built for "
                 << v["built_for"].get<std::string>() << ", running on " << v["machine"].get<std::string>() << ")\n";

@@ -50,13 +50,13 @@ struct TrainOptions {
   int workers = 2;
   std::uint64_t seed = 1;
   double period_s = 1;
-  double bw_min = 1, bw_max = 100;     // Mbit/s: random traces' levels, log-uniform
-  double step_min = 2, step_max = 8;   // s between a random trace's changes
-  double duration_s = 0;               // episode length; 0 = the scenario's
-  double updates_per_decision = 8;     // gradient steps per decision of an episode (SB3: 1 per environment step)
-  bool keep_bandwidth = false;         // no random traces: the scenarios' own links
-  double join_probability = 0;         // per device entry and episode: joins late, at U(0, duration / 2)
-  double load_spread = 1;              // per device entry and episode: in_flight (closed loop) or rate (poisson) x or / up to this
+  double bw_min = 1, bw_max = 100;    // Mbit/s: random traces' levels, log-uniform
+  double step_min = 2, step_max = 8;  // s between a random trace's changes
+  double duration_s = 0;              // episode length; 0 = the scenario's
+  double updates_per_decision = 8;    // gradient steps per decision of an episode (SB3: 1 per environment step)
+  bool keep_bandwidth = false;        // no random traces: the scenarios' own links
+  double join_probability = 0;        // per device entry and episode: joins late, at U(0, duration / 2)
+  double load_spread = 1;             // per device entry and episode: in_flight (closed loop) or rate (poisson) x or / up to this
   bool restart = false;
   int threads = 1;
   std::string placement_policy;  // operator-level mode: a SparOA policy (absolute path) placing the boards' stages
@@ -73,7 +73,7 @@ struct TrainScenario {
   Scenario scenario;
   std::vector<bool> entry_has_trace;
   std::vector<WorkloadSpec::Arrival> entry_arrival;  // per YAML device entry: workload.arrival
-  std::vector<double> entry_rate, entry_in_flight;  // its rate_per_s (poisson) and in_flight (0: the default)
+  std::vector<double> entry_rate, entry_in_flight;   // its rate_per_s (poisson) and in_flight (0: the default)
   std::vector<std::string> device_ids;
 };
 
@@ -81,8 +81,8 @@ std::string fmt(double x) { return strprintf("%.6g", x); }
 
 // A random bandwidth trace: log-uniform levels in [lo, hi], each held U(step_min, step_max) seconds.
 std::string random_trace(RandomStream& rng, double duration_s, const TrainOptions& o) {
-  std::string out = "# source: SYNTHETIC, coinfer train sac's random episode trace: log-uniform levels in [" + fmt(o.bw_min) + ", " +
-                    fmt(o.bw_max) + "] Mbit/s held U(" + fmt(o.step_min) + ", " + fmt(o.step_max) + ") s each\ntime_s,bandwidth_mbps\n";
+  std::string out = "# source: SYNTHETIC, coinfer train sac's random episode trace: log-uniform levels in [" + fmt(o.bw_min) + ", " + fmt(o.bw_max) +
+                    "] Mbit/s held U(" + fmt(o.step_min) + ", " + fmt(o.step_max) + ") s each\ntime_s,bandwidth_mbps\n";
   double t = 0;
   while (t < duration_s + 1) {
     const double level = std::exp(std::log(o.bw_min) + rng.next_unit() * (std::log(o.bw_max) - std::log(o.bw_min)));
@@ -176,11 +176,11 @@ int train(TrainOptions& o) {
         throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
                          "--learn-batching needs the batching candidates in every training scenario (scheduler.batch_windows_ms, "
                          "scheduler.batch_sizes)");
-      if (k == 0) binfo.candidates = c;
+      if (k == 0)
+        binfo.candidates = c;
       else if (c.windows_ms != binfo.candidates.windows_ms || c.sizes != binfo.candidates.sizes)
         throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
-                         "--learn-batching needs the same batching candidates in every training scenario; " + scenarios[0].file +
-                             " lists others");
+                         "--learn-batching needs the same batching candidates in every training scenario; " + scenarios[0].file + " lists others");
     }
     binfo.hidden = o.hyper.hidden;
   }
@@ -192,14 +192,28 @@ int train(TrainOptions& o) {
   info.models = {models.begin(), models.end()};
   info.placement_policy = o.placement_policy;
   // What must match for a checkpoint to be resumed: everything but the episode count and the log level.
-  nlohmann::json identity{{"scenarios", o.scenarios}, {"seed", o.seed}, {"workers", o.workers}, {"period_s", o.period_s},
-                          {"bandwidth", {o.bw_min, o.bw_max}}, {"trace_step", {o.step_min, o.step_max}}, {"keep_bandwidth", o.keep_bandwidth},
-                          {"duration_s", o.duration_s}, {"updates_per_decision", o.updates_per_decision},
-                          {"joins", o.join_probability}, {"load_spread", o.load_spread},
-                          {"hidden", o.hyper.hidden}, {"lr", o.hyper.learning_rate}, {"gamma", o.hyper.gamma}, {"tau", o.hyper.tau},
-                          {"batch", o.hyper.batch_size}, {"buffer", o.hyper.buffer_size}, {"alpha0", o.hyper.initial_alpha},
-                          {"data_parallel", o.hyper.allow_data_parallel}, {"placement_policy", o.placement_policy},
-                          {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result, o.reward.energy_per_result}}};
+  nlohmann::json identity{
+      {"scenarios", o.scenarios},
+      {"seed", o.seed},
+      {"workers", o.workers},
+      {"period_s", o.period_s},
+      {"bandwidth", {o.bw_min, o.bw_max}},
+      {"trace_step", {o.step_min, o.step_max}},
+      {"keep_bandwidth", o.keep_bandwidth},
+      {"duration_s", o.duration_s},
+      {"updates_per_decision", o.updates_per_decision},
+      {"joins", o.join_probability},
+      {"load_spread", o.load_spread},
+      {"hidden", o.hyper.hidden},
+      {"lr", o.hyper.learning_rate},
+      {"gamma", o.hyper.gamma},
+      {"tau", o.hyper.tau},
+      {"batch", o.hyper.batch_size},
+      {"buffer", o.hyper.buffer_size},
+      {"alpha0", o.hyper.initial_alpha},
+      {"data_parallel", o.hyper.allow_data_parallel},
+      {"placement_policy", o.placement_policy},
+      {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result, o.reward.energy_per_result}}};
   if (o.learn_batching) identity["learn_batching"] = {binfo.candidates.windows_ms, binfo.candidates.sizes};
   SacAgent agent(o.hyper, o.seed);
   // The batching agent: its own networks and buffer over the server observation, its own seed.
@@ -287,10 +301,19 @@ int train(TrainOptions& o) {
       const std::string dir = work + "/episode-" + std::to_string(episode);
       fs::remove_all(dir);
       fs::create_directories(dir + "-in");
-      std::vector<std::string> argv = {coinfer, "run", ts.file, "--out", dir, "-q",
-                                       "--set", "seed=" + std::to_string(seed), "--set", "warmup_s=0",  // rewards count every request
-                                       "--set", scheduler_override(ts.scenario, fs::absolute(current).string(),
-                                                                   o.learn_batching ? fs::absolute(current_batching).string() : "", seed, o)};
+      std::vector<std::string> argv = {
+          coinfer,
+          "run",
+          ts.file,
+          "--out",
+          dir,
+          "-q",
+          "--set",
+          "seed=" + std::to_string(seed),
+          "--set",
+          "warmup_s=0",  // rewards count every request
+          "--set",
+          scheduler_override(ts.scenario, fs::absolute(current).string(), o.learn_batching ? fs::absolute(current_batching).string() : "", seed, o)};
       if (o.duration_s > 0) argv.insert(argv.end(), {"--set", "duration_s=" + fmt(o.duration_s)});
       if (!o.keep_bandwidth) {
         for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
@@ -342,8 +365,7 @@ int train(TrainOptions& o) {
       for (const auto& t : r.transitions) agent.add(t);
       decisions += r.decisions;
     }
-    const SacUpdateStats st =
-        agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+    const SacUpdateStats st = agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
     if (o.learn_batching) {
       for (const auto& r : results)
         for (const auto& t : r.server_transitions) batching_agent.add(t);
@@ -353,9 +375,8 @@ int train(TrainOptions& o) {
       const EpisodeResult& r = results[static_cast<size_t>(w)];
       curve_text += std::to_string(done_episodes + w) + "," + fs::path(used[static_cast<size_t>(w)]->file).filename().string() + "," +
                     std::to_string(seeds[static_cast<size_t>(w)]) + "," + fmt(r.episode_return) + "," + std::to_string(r.decisions) + "," +
-                    std::to_string(r.transitions.size()) + "," + fmt(r.throughput_rps) + "," + fmt(r.mean_latency_s) + "," +
-                    fmt(st.alpha) + "," + fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," +
-                    strprintf("%.3f", elapsed()) + "\n";
+                    std::to_string(r.transitions.size()) + "," + fmt(r.throughput_rps) + "," + fmt(r.mean_latency_s) + "," + fmt(st.alpha) + "," +
+                    fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," + strprintf("%.3f", elapsed()) + "\n";
       last_return = r.episode_return;
       fs::remove_all(dirs[static_cast<size_t>(w)]);
       fs::remove_all(dirs[static_cast<size_t>(w)] + "-in");
@@ -375,9 +396,10 @@ int train(TrainOptions& o) {
                     strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done_episodes, last_return, st.alpha, agent.buffer_size()));
   }
   progress.finish();
-  info.provenance = "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " +
-                    std::to_string(o.episodes) + " episodes, seed " + std::to_string(o.seed) +
-                    (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
+  info.provenance =
+      "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " + std::to_string(o.episodes) + " episodes, seed " +
+      std::to_string(o.seed) +
+      (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
   info.episodes = o.episodes;
   for (const auto& ts : scenarios) info.scenarios.push_back(ts.scenario.name);
   if (o.learn_batching) {
@@ -401,7 +423,8 @@ int train(TrainOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"coinfer train: SparOA's Soft Actor-Critic trained in simulation (sac: the device-level scheduler; sparoa: operator placement on a board)"};
+  CLI::App app{
+      "coinfer train: SparOA's Soft Actor-Critic trained in simulation (sac: the device-level scheduler; sparoa: operator placement on a board)"};
   app.name("coinfer train");
   app.require_subcommand(1);
   TrainOptions o;
@@ -422,10 +445,16 @@ int main(int argc, char** argv) {
                  "vary each device entry's load per episode by a log-uniform factor in [1/X, X]: closed loop in_flight (from its own or 1.5), "
                  "poisson rate_per_s (default 1: unchanged)")
       ->check(CLI::Range(1.0, 100.0));
-  tr->add_option("--episode-duration", o.duration_s, "simulated seconds per episode (default: the scenario's duration_s)")->check(CLI::Range(0.1, 1e6));
-  tr->add_option("--updates-per-decision", o.updates_per_decision, "gradient steps per decision of the episodes (default 8; SB3 makes 1 per environment step)")->check(CLI::Range(0.0, 1000.0));
-  tr->add_option("--hidden", o.hyper.hidden, "hidden width of the two layers of each network (default 64; the SAC paper's 256 learns slower per second)")->check(CLI::Range(1, 8192));
-  tr->add_option("--lr", o.hyper.learning_rate, "Adam learning rate (default 1e-3; the SAC paper's 3e-4 learns slower per episode)")->check(CLI::Range(1e-7, 1.0));
+  tr->add_option("--episode-duration", o.duration_s, "simulated seconds per episode (default: the scenario's duration_s)")
+      ->check(CLI::Range(0.1, 1e6));
+  tr->add_option("--updates-per-decision", o.updates_per_decision,
+                 "gradient steps per decision of the episodes (default 8; SB3 makes 1 per environment step)")
+      ->check(CLI::Range(0.0, 1000.0));
+  tr->add_option("--hidden", o.hyper.hidden,
+                 "hidden width of the two layers of each network (default 64; the SAC paper's 256 learns slower per second)")
+      ->check(CLI::Range(1, 8192));
+  tr->add_option("--lr", o.hyper.learning_rate, "Adam learning rate (default 1e-3; the SAC paper's 3e-4 learns slower per episode)")
+      ->check(CLI::Range(1e-7, 1.0));
   tr->add_option("--gamma", o.hyper.gamma, "discount per decision (default 0.9)")->check(CLI::Range(0.0, 0.9999));
   tr->add_option("--tau", o.hyper.tau, "target networks' Polyak coefficient (default 0.005)")->check(CLI::Range(1e-6, 1.0));
   tr->add_option("--batch", o.hyper.batch_size, "mini-batch (default 256)")->check(CLI::Range(1, 1000000));
@@ -440,7 +469,8 @@ int main(int argc, char** argv) {
                  "throughput (default: the latency term is each device's time per result), latency (its mean request latency) or energy "
                  "(its energy per result in the window, from its records and its devices[].power: sched/README.md)")
       ->check(CLI::IsMember({"throughput", "latency", "energy"}));
-  tr->add_option("--shared", o.reward.shared, "share of the system's mean latency in each device's latency term (default 0.5)")->check(CLI::Range(0.0, 1.0));
+  tr->add_option("--shared", o.reward.shared, "share of the system's mean latency in each device's latency term (default 0.5)")
+      ->check(CLI::Range(0.0, 1.0));
   tr->add_option("--threads", o.threads, "LibTorch intra-op threads of the learner (default 1; results are reproducible for a seed and thread count)")
       ->check(CLI::Range(1, 256));
   tr->add_flag("--restart", o.restart, "ignore an existing checkpoint and begin again");

@@ -98,12 +98,15 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_ = train.add_subcommand("sparoa",
                               "SparOA's operator scheduler: a SAC policy placing one device's stages on its CPU and GPU (or NPU), trained on "
                               "inferences priced by the simulator's segment rule (sched/README.md \"SparOA\")");
-  cmd_->add_option("scenario", o.scenario, "scenario file naming the device (its board's processors, model and LUTs)")->required()->check(CLI::ExistingFile);
+  cmd_->add_option("scenario", o.scenario, "scenario file naming the device (its board's processors, model and LUTs)")
+      ->required()
+      ->check(CLI::ExistingFile);
   cmd_->add_option("--set", o.sets, "override a scenario key (KEY=VALUE; repeatable)");
   cmd_->add_option("--device", o.device, "the device whose board and model the policy is for (default: the first with a CPU and a GPU or NPU)");
   cmd_->add_option("--out", o.out, "policy file to write; POLICY.learning.csv is written beside it")->required();
   cmd_->add_option("--episodes", o.train.episodes, "episodes (one inference each; default 1000)")->check(CLI::Range(1, 1000000));
-  cmd_->add_option("--warmup", o.train.warmup_episodes, "episodes of uniform random actions before learning (default 30)")->check(CLI::Range(0, 1000000));
+  cmd_->add_option("--warmup", o.train.warmup_episodes, "episodes of uniform random actions before learning (default 30)")
+      ->check(CLI::Range(0, 1000000));
   cmd_->add_option("--seed", o.train.seed, "seed of the weights, the exploration and the mini-batches (default 1)");
   cmd_->add_option("--hidden", o.train.hyper.hidden, "hidden width of the networks (default 64)")->check(CLI::Range(1, 8192));
   cmd_->add_option("--lr", o.train.hyper.learning_rate, "Adam learning rate (default 1e-3)")->check(CLI::Range(1e-7, 1.0));
@@ -127,13 +130,16 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
       "thresholds",
       "SparOA's threshold predictor (Transformer encoder + BiLSTM) for a device's board, trained on the ground truth of a grid search over "
       "each shipped model's stages on the board's synthesised roofline (sched/README.md \"SparOA\")");
-  thresholds_cmd_->add_option("scenario", o.t_scenario, "scenario file naming the device (its board type and LUTs)")->required()->check(CLI::ExistingFile);
+  thresholds_cmd_->add_option("scenario", o.t_scenario, "scenario file naming the device (its board type and LUTs)")
+      ->required()
+      ->check(CLI::ExistingFile);
   thresholds_cmd_->add_option("--set", o.t_sets, "override a scenario key (KEY=VALUE; repeatable)");
   thresholds_cmd_->add_option("--device", o.t_device, "the device whose board the predictor is for (default: the first with a CPU and a GPU or NPU)");
   thresholds_cmd_->add_option("--out", o.t_out, "predictor file to write; PREDICTOR.samples.csv (the sample set) is written beside it")->required();
   thresholds_cmd_->add_option("--sequences", o.sequences, "sample sequences per model and dataset, each with its own sparsity per stage (default 40)")
       ->check(CLI::Range(1, 100000));
-  thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 300; SparOA trains 100 at a tenth of the rate)")->check(CLI::Range(1, 100000));
+  thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 300; SparOA trains 100 at a tenth of the rate)")
+      ->check(CLI::Range(1, 100000));
   thresholds_cmd_->add_option("--lr", o.t_train.learning_rate, "Adam learning rate (default 1e-3; SparOA 1e-4)")->check(CLI::Range(1e-8, 1.0));
   thresholds_cmd_->add_option("--seed", o.t_train.seed, "seed of the weights, the sparsity draws, the split and the batches (default 1)");
 }
@@ -206,7 +212,8 @@ int SparoaTrainCommand::run(const std::string& command_line) {
   info.provenance = command_line + "; device " + dev->id + " of " + o.scenario + "; tables: " + [&] {
     std::string t;
     for (size_t p = 0; p < tables.size(); ++p)
-      if (tables[p]) t += (t.empty() ? "" : ", ") + dev->hardware->processors[p] + " " + luts.origin(tables[p]->key()) + " (" + tables[p]->provenance().kind + ")";
+      if (tables[p])
+        t += (t.empty() ? "" : ", ") + dev->hardware->processors[p] + " " + luts.origin(tables[p]->key()) + " (" + tables[p]->provenance().kind + ")";
     return t;
   }();
   const std::string csv = o.out + ".learning.csv";
@@ -235,15 +242,19 @@ int SparoaTrainCommand::run(const std::string& command_line) {
       for (const auto& seg : plan.segments)
         on_acc += (seg.end - seg.begin) * (seg.proc == accelerator ? seg.share : seg.with == accelerator ? 1 - seg.share : 0);
       const DeviceEnergy e = device_compute_energy(dev->power, seconds, seconds, busy);
-      return nlohmann::ordered_json{{"placement", pl.to_string()}, {"device_ms", seconds * 1e3}, {"accelerator_share", on_acc / k},
-                                    {"energy_mj", e.total_j() * 1e3}, {"decide_s", decide_s}};
+      return nlohmann::ordered_json{{"placement", pl.to_string()},
+                                    {"device_ms", seconds * 1e3},
+                                    {"accelerator_share", on_acc / k},
+                                    {"energy_mj", e.total_j() * 1e3},
+                                    {"decide_s", decide_s}};
     };
     nlohmann::ordered_json rules = nlohmann::ordered_json::object();
     for (PlacementRule rule : all_placement_rules()) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
         const PlacementChoice c = place_stages(rule, m, k, *dev->hardware, tables);
-        rules[rule_name(rule)] = describe(c.placement, c.device_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        rules[rule_name(rule)] =
+            describe(c.placement, c.device_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       } catch (const std::invalid_argument& e) {
         rules[rule_name(rule)] = {{"unavailable", e.what()}};
       }
@@ -266,16 +277,16 @@ int SparoaTrainCommand::run(const std::string& command_line) {
     rules["sac"] = describe(r.placement, r.device_seconds, r.wall_s);
     rules["sac"]["converged_s"] = r.converged_s;
     rules["sac"]["converged_episode"] = r.converged_episode;
-    nlohmann::ordered_json j{{"device", dev->id}, {"type", dev->type}, {"model", info.model}, {"k", k}, {"episodes", o.train.episodes},
-                             {"seed", o.train.seed}, {"policy", o.out}, {"learning_curve", csv}, {"rules", rules}};
+    nlohmann::ordered_json j{{"device", dev->id},    {"type", dev->type}, {"model", info.model},   {"k", k},        {"episodes", o.train.episodes},
+                             {"seed", o.train.seed}, {"policy", o.out},   {"learning_curve", csv}, {"rules", rules}};
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%s on %s (%s): SAC placement %s, %.4g ms alone on the board (DP over tenths: %s, %.4g ms; best single processor %.4g ms); "
-              "converged after %d episodes, %.3g s of %.3g s training; wrote %s and %s\n",
-              info.model.c_str(), dev->id.c_str(), dev->type.c_str(), info.placement.c_str(), r.device_seconds * 1e3,
-              dp.placement.to_string().c_str(), dp.device_seconds * 1e3, r.reference_seconds * 1e3, r.converged_episode, r.converged_s,
-              r.wall_s, o.out.c_str(), csv.c_str());
+  std::printf(
+      "%s on %s (%s): SAC placement %s, %.4g ms alone on the board (DP over tenths: %s, %.4g ms; best single processor %.4g ms); "
+      "converged after %d episodes, %.3g s of %.3g s training; wrote %s and %s\n",
+      info.model.c_str(), dev->id.c_str(), dev->type.c_str(), info.placement.c_str(), r.device_seconds * 1e3, dp.placement.to_string().c_str(),
+      dp.device_seconds * 1e3, r.reference_seconds * 1e3, r.converged_episode, r.converged_s, r.wall_s, o.out.c_str(), csv.c_str());
   return 0;
 }
 
@@ -324,16 +335,17 @@ int SparoaTrainCommand::run_thresholds(const std::string& command_line) {
           const StageThresholds t = threshold_truth(m, st, rho, rc, ra);
           seq.inputs.push_back(threshold_inputs(m, st, rho));
           seq.targets.push_back({static_cast<float>(t.sparsity), static_cast<float>(scale_intensity(t.intensity))});
-          csv_rows += strprintf("%zu,%s,%s,%d,%s,%.2f,%.6g,%.4f,%.6g\n", data.size(), model.c_str(), ds.c_str(), st, m.stages[static_cast<size_t>(st)].op.c_str(),
-                                rho, stage_intensity(m, st), t.sparsity, t.intensity);
+          csv_rows += strprintf("%zu,%s,%s,%d,%s,%.2f,%.6g,%.4f,%.6g\n", data.size(), model.c_str(), ds.c_str(), st,
+                                m.stages[static_cast<size_t>(st)].op.c_str(), rho, stage_intensity(m, st), t.sparsity, t.intensity);
         }
         data.push_back(std::move(seq));
       }
     }
   if (data.size() < 2)
-    throw InputError(o.t_scenario + ": the board of " + dev->id + " (" + dev->type + ") has " +
-                     (skipped ? "no synthesised CPU and GPU tables (" + why_skipped + ")" : std::string("CPU and GPU (or NPU) tables of no shipped model")) +
-                     "; the threshold ground truth is a grid search on the synthesised roofline (coinfer lut synth)");
+    throw InputError(
+        o.t_scenario + ": the board of " + dev->id + " (" + dev->type + ") has " +
+        (skipped ? "no synthesised CPU and GPU tables (" + why_skipped + ")" : std::string("CPU and GPU (or NPU) tables of no shipped model")) +
+        "; the threshold ground truth is a grid search on the synthesised roofline (coinfer lut synth)");
   const bool quiet = cli::quiet("train");
   if (!quiet) std::fprintf(stderr, "train thresholds: %zu sequences, training %d epochs...\n", data.size(), o.t_train.epochs);
   ThresholdNet net(static_cast<int>(threshold_input_names().size()));
@@ -356,10 +368,11 @@ int SparoaTrainCommand::run_thresholds(const std::string& command_line) {
   info.provenance = command_line + "; " + std::to_string(data.size()) + " sequences; samples " + csv;
   info.result = r;
   save_threshold_predictor(o.t_out, info, net);
-  std::printf("threshold predictor for %s: %d train / %d test sequences (%d test operators); within ±10%% on the test split: sparsity %.1f%%, "
-              "intensity %.1f%% (linear regression: %.1f%%, %.1f%%; SparOA Table 3: 92.3%%, 90.6%%); wrote %s and %s\n",
-              dev->type.c_str(), r.train_sequences, r.test_sequences, r.test.operators, 100 * r.test.sparsity, 100 * r.test.intensity,
-              100 * r.linear_test.sparsity, 100 * r.linear_test.intensity, o.t_out.c_str(), csv.c_str());
+  std::printf(
+      "threshold predictor for %s: %d train / %d test sequences (%d test operators); within ±10%% on the test split: sparsity %.1f%%, "
+      "intensity %.1f%% (linear regression: %.1f%%, %.1f%%; SparOA Table 3: 92.3%%, 90.6%%); wrote %s and %s\n",
+      dev->type.c_str(), r.train_sequences, r.test_sequences, r.test.operators, 100 * r.test.sparsity, 100 * r.test.intensity,
+      100 * r.linear_test.sparsity, 100 * r.linear_test.intensity, o.t_out.c_str(), csv.c_str());
   return 0;
 }
 

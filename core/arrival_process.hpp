@@ -20,10 +20,10 @@ namespace coinfer {
 // What the closed-loop rule looks at, as the device sees it now.
 struct ClosedLoopView {
   int num_stages = 1;
-  int unfinished = 0;          // requests created and not finished
-  int in_flight_limit = 1;     // workload.in_flight, or default_in_flight(strategy)
-  bool compute_idle = true;    // nothing computing on the device and nothing waiting to
-  bool upload_idle = true;     // nothing on the uplink and nothing waiting for it
+  int unfinished = 0;                        // requests created and not finished
+  int in_flight_limit = 1;                   // workload.in_flight, or default_in_flight(strategy)
+  bool compute_idle = true;                  // nothing computing on the device and nothing waiting to
+  bool upload_idle = true;                   // nothing on the uplink and nothing waiting for it
   bool data_parallel_input_waiting = false;  // data_parallel: an input waits for a side
   bool data_parallel_side_free = true;       // data_parallel: the device or the server path is free
 };

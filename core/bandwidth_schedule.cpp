@@ -7,8 +7,10 @@ namespace coinfer {
 BandwidthSchedule::BandwidthSchedule(std::vector<BandwidthPoint> pts) {
   std::stable_sort(pts.begin(), pts.end(), [](const BandwidthPoint& a, const BandwidthPoint& b) { return a.t_s < b.t_s; });
   for (const auto& p : pts) {
-    if (!points_.empty() && points_.back().t_s == p.t_s) points_.back().mbps = p.mbps;  // later entry wins
-    else points_.push_back(p);
+    if (!points_.empty() && points_.back().t_s == p.t_s)
+      points_.back().mbps = p.mbps;  // later entry wins
+    else
+      points_.push_back(p);
   }
   if (points_.empty() || points_.front().t_s > 0) points_.insert(points_.begin(), BandwidthPoint{0, pts.empty() ? 1 : pts.front().mbps});
   // Drop points that do not change the value.

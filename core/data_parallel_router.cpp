@@ -2,8 +2,8 @@
 
 namespace coinfer {
 
-DataParallelCosts data_parallel_costs(const DeviceSpec& device, const AccessPointSpec& ap, const ModelSpec& model,
-                                      const LutTable* device_lut, const LutTable* server_lut, const ExecutionTimeModel& time) {
+DataParallelCosts data_parallel_costs(const DeviceSpec& device, const AccessPointSpec& ap, const ModelSpec& model, const LutTable* device_lut,
+                                      const LutTable* server_lut, const ExecutionTimeModel& time) {
   DataParallelCosts c;
   const int n = model.num_stages();
   if (device_lut) c.local_s = time.seconds(*device_lut, 0, n, 1);

@@ -16,18 +16,17 @@
 namespace coinfer {
 
 struct DataParallelCosts {
-  double local_s = 0;             // whole model on the device
-  double remote_compute_s = 0;    // whole model on the server
-  double input_bytes = 0;         // the raw input (bytes at split 0)
-  double result_bytes = 0;        // the result (bytes at split n)
+  double local_s = 0;           // whole model on the device
+  double remote_compute_s = 0;  // whole model on the server
+  double input_bytes = 0;       // the raw input (bytes at split 0)
+  double result_bytes = 0;      // the result (bytes at split n)
   double round_trip_latency_s = 0;
 };
 
 // The costs of one device from its spec, the access point, its model and the two LUTs (device
 // type and its server's type); a missing LUT leaves that side's compute at 0.
-DataParallelCosts data_parallel_costs(const DeviceSpec& device, const AccessPointSpec& ap, const ModelSpec& model,
-                                      const LutTable* device_lut, const LutTable* server_lut,
-                                      const ExecutionTimeModel& time = lut_mean_time());
+DataParallelCosts data_parallel_costs(const DeviceSpec& device, const AccessPointSpec& ap, const ModelSpec& model, const LutTable* device_lut,
+                                      const LutTable* server_lut, const ExecutionTimeModel& time = lut_mean_time());
 
 class DataParallelRouter {
  public:

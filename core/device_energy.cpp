@@ -4,8 +4,7 @@
 
 namespace coinfer {
 
-DeviceEnergy device_compute_energy(const PowerSpec& power, double window_s, double union_busy_s,
-                                   const std::vector<double>& processor_busy_s) {
+DeviceEnergy device_compute_energy(const PowerSpec& power, double window_s, double union_busy_s, const std::vector<double>& processor_busy_s) {
   DeviceEnergy e;
   if (power.processors.empty()) {
     e.idle_j = power.idle_w * window_s;

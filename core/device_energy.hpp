@@ -22,7 +22,6 @@ struct DeviceEnergy {
 // busy while any of its processors computes). Otherwise: idle idle_w x window (the rest of the board) +
 // each processor's idle_w_p x window, compute each processor's (busy_w_p - idle_w_p) x busy_p.
 // processor_busy_s: per processor of the hardware, in power.processors order.
-DeviceEnergy device_compute_energy(const PowerSpec& power, double window_s, double union_busy_s,
-                                   const std::vector<double>& processor_busy_s);
+DeviceEnergy device_compute_energy(const PowerSpec& power, double window_s, double union_busy_s, const std::vector<double>& processor_busy_s);
 
 }  // namespace coinfer

@@ -19,7 +19,7 @@ struct DeviceHardware {
   std::vector<std::string> kinds;  // per processor: "cpu", "gpu", "npu" or "" (not stated)
   // Memory pools: [0] the main memory; [1] a GPU's own memory when the profile says it is separate.
   // Capacity 0 = not stated (nothing runs out of memory).
-  std::vector<int> pool_of;             // per processor
+  std::vector<int> pool_of;  // per processor
   std::vector<double> pool_capacity_bytes;
   std::vector<std::string> pool_names;  // "memory", "gpu_memory"
   // Moving a tensor from one processor to another: free with shared memory (zero copy), else

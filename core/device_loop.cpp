@@ -17,7 +17,7 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 void erase_from(RingQueue<DeviceRequest*>& q, const DeviceRequest* r) { q.erase_value(const_cast<DeviceRequest*>(r)); }
 
 DeviceLoop::TraceSink g_sink;  // conformance tests only
-bool g_tracing = false;          // g_sink is set: one plain load per event when it is not
+bool g_tracing = false;        // g_sink is set: one plain load per event when it is not
 inline bool tracing() { return g_tracing; }
 std::string num(double x) {
   char b[40];
@@ -37,8 +37,8 @@ void DeviceLoop::trace(const std::string& line) const {
   if (g_tracing) g_sink(device_index_, line);
 }
 
-DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                       double arrivals_end_s, DataParallelCosts router_costs, DeviceActions& actions)
+DeviceLoop::DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages, double arrivals_end_s,
+                       DataParallelCosts router_costs, DeviceActions& actions)
     : device_(device),
       act_(actions),
       device_index_(device_index),
@@ -138,8 +138,8 @@ void DeviceLoop::on_strategy(const Strategy& s) {
 bool DeviceLoop::accepting(double now_s) const {
   // A server that is down holds back the closed loop of a strategy that needs it (data_parallel keeps
   // the device side; local never needs it).
-  const bool needs_down_server = !server_down_why_.empty() && strategy_.kind != Strategy::Kind::data_parallel &&
-                                 strategy_.device_split(num_stages_) < num_stages_;
+  const bool needs_down_server =
+      !server_down_why_.empty() && strategy_.kind != Strategy::Kind::data_parallel && strategy_.device_split(num_stages_) < num_stages_;
   return joined_ && !stopped_ && !admission_paused_ && !needs_down_server && now_s >= device_.join_at_s && now_s < device_.leave_at_s &&
          now_s < arrivals_end_s_ && act_.may_create();
 }
@@ -155,7 +155,8 @@ bool DeviceLoop::closed_loop_admits() const {
     v.compute_idle = procs_[0].running == nullptr && procs_[0].queue.empty();
   else if (!plan_->segments.empty())
     for (const int i : {plan_->segments[0].proc, plan_->segments[0].with})
-      if (i >= 0) v.compute_idle = v.compute_idle && procs_[static_cast<size_t>(i)].running == nullptr && procs_[static_cast<size_t>(i)].queue.empty();
+      if (i >= 0)
+        v.compute_idle = v.compute_idle && procs_[static_cast<size_t>(i)].running == nullptr && procs_[static_cast<size_t>(i)].queue.empty();
   v.upload_idle = uploading_ == nullptr && up_queue_.empty();
   v.data_parallel_input_waiting = !data_parallel_waiting_.empty();
   v.data_parallel_side_free = server_down_why_.empty() ? router_.any_free() : !router_.busy(DataParallelRouter::Side::device);
@@ -439,7 +440,7 @@ void DeviceLoop::on_result(std::int64_t id, double now_s, bool ok, const std::st
 void DeviceLoop::on_result(DeviceRequest& r, double now_s, bool ok, const std::string& why, bool dropped) {
   if (tracing()) trace("result " + num(r.rec.id) + " " + num(now_s) + " " + (dropped ? "dropped" : ok_text(ok)) + " " + why);
   if (stopped_ || r.where == Where::finished) return;
-  if (running(&r)) return;  // not sent yet: not its result
+  if (running(&r)) return;                     // not sent yet: not its result
   if (&r == uploading_) uploading_ = nullptr;  // overtook its upload's event: the server has it all
   if (ok) r.rec.t_result = now_s;
   finish(r, ok && !dropped, why, true, dropped);

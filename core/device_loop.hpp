@@ -62,13 +62,13 @@ namespace coinfer {
 // the real runtime's table), which may derive from it; the address must stay valid until finished().
 struct DeviceRequest {
   RequestRecord rec;
-  int device_split = 0;        // the device runs [0, device_split); the server the rest
+  int device_split = 0;  // the device runs [0, device_split); the server the rest
   // pp(k,m) (a cloud tier): m, where its edge passes it on to the cloud, set when routed
   // (core/cloud_handoff.hpp cloud_split_of); 0: none.
   int cloud_split = 0;
-  std::int16_t segment = 0;    // the segment it is at (plan->segments[segment]; a plan has at most 64)
-  bool data_parallel = false;  // created under data_parallel
-  bool data_parallel_to_server = false;   // data_parallel input sent whole to the server
+  std::int16_t segment = 0;              // the segment it is at (plan->segments[segment]; a plan has at most 64)
+  bool data_parallel = false;            // created under data_parallel
+  bool data_parallel_to_server = false;  // data_parallel input sent whole to the server
   // The loop's own bookkeeping (engines leave it alone): where the request is now.
   enum class Where : std::int8_t { waiting, on_stage, at_server, finished };
   Where where = Where::waiting;
@@ -76,7 +76,7 @@ struct DeviceRequest {
   // segment's input, or what it uploads; the bytes are asked again when it lets go (no storage).
   enum class Held : std::int8_t { none, segment_input, upload };
   Held held = Held::none;
-  std::size_t live_index = 0;  // its place in the loop's list of unfinished requests
+  std::size_t live_index = 0;        // its place in the loop's list of unfinished requests
   const DevicePlan* plan = nullptr;  // its device stages (the loop's; set when routed)
 };
 
@@ -102,9 +102,23 @@ class DeviceActions {
   // Memory figures of r's model for the accounting (bytes per sample; asked only when the device has
   // a memory capacity): the tensors crossing split k, the weights of stages [b, e), and the working
   // set of running [b, e) (the largest of one stage's live inputs, output and workspace).
-  virtual double tensor_bytes(const DeviceRequest& r, int k) { (void)r; (void)k; return 0; }
-  virtual double weight_bytes(const DeviceRequest& r, int b, int e) { (void)r; (void)b; (void)e; return 0; }
-  virtual double working_bytes(const DeviceRequest& r, int b, int e) { (void)r; (void)b; (void)e; return 0; }
+  virtual double tensor_bytes(const DeviceRequest& r, int k) {
+    (void)r;
+    (void)k;
+    return 0;
+  }
+  virtual double weight_bytes(const DeviceRequest& r, int b, int e) {
+    (void)r;
+    (void)b;
+    (void)e;
+    return 0;
+  }
+  virtual double working_bytes(const DeviceRequest& r, int b, int e) {
+    (void)r;
+    (void)b;
+    (void)e;
+    return 0;
+  }
   // Sends the request's state at its split to the server; the engine calls on_uploaded when the
   // server has it (or the upload failed).
   virtual void start_upload(DeviceRequest& r) = 0;
@@ -130,8 +144,8 @@ class DeviceLoop {
   // request is created at or after it. `seed`, `device_index`: the arrival stream (ArrivalProcess).
   // `server_index`: the server its requests go to (rec.server of a request that leaves the device;
   // -1 stays on one that runs whole here).
-  DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-             double arrivals_end_s, DataParallelCosts router_costs, DeviceActions& actions);
+  DeviceLoop(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages, double arrivals_end_s,
+             DataParallelCosts router_costs, DeviceActions& actions);
 
   // ---- events -----------------------------------------------------------------------------------
   // The device joins at `now_s` (its join time, or when the engine first may send): it creates
@@ -205,7 +219,7 @@ class DeviceLoop {
   const std::vector<double>& processor_peak_bytes() const { return proc_peak_; }
   const DeviceHardware& hardware() const { return *hw_; }
   bool helper_work_waiting() const { return !help_queue_.empty(); }
-  long long completed() const { return completed_; }   // finished ok since the start
+  long long completed() const { return completed_; }  // finished ok since the start
   long long failed() const { return failed_; }
   double latency_sum_s() const { return latency_sum_s_; }  // of the completed ones (s)
   // The unfinished requests, in creation order; at_server: only those sent and awaiting a result.
@@ -229,7 +243,7 @@ class DeviceLoop {
   const DevicePlan* plan_for(const Strategy& s);
   void enqueue_segment(DeviceRequest& r);
   void start_segment(DeviceRequest& r, double now_s);
-  std::string memory_shortfall(DeviceRequest& r);      // "" or the out-of-memory reason
+  std::string memory_shortfall(DeviceRequest& r);         // "" or the out-of-memory reason
   void hold(DeviceRequest& r, DeviceRequest::Held what);  // Held::none lets go
   std::vector<double> need_, proc_need_;                  // memory_shortfall's scratch
   bool running(const DeviceRequest* r) const;
@@ -258,7 +272,7 @@ class DeviceLoop {
   struct Processor {
     RingQueue<DeviceRequest*> queue;  // segments waiting for it, FIFO
     DeviceRequest* running = nullptr;
-    double working_bytes = 0;          // of the running segment's share (memory accounting)
+    double working_bytes = 0;  // of the running segment's share (memory accounting)
   };
   std::shared_ptr<const DeviceHardware> hw_;  // the device's, or one unnamed processor
   std::vector<Processor> procs_;

@@ -34,19 +34,19 @@
 namespace coinfer {
 
 struct DynamicBatchingParams {
-  double learning_rate = 4;   // eta, requests per (ms per request)
-  double epsilon_ms = 0.01;   // convergence threshold on L, ms per request
+  double learning_rate = 4;  // eta, requests per (ms per request)
+  double epsilon_ms = 0.01;  // convergence threshold on L, ms per request
   int max_iterations = 100;
-  double memory_bytes = std::numeric_limits<double>::infinity();     // M_max
-  double real_time_s = std::numeric_limits<double>::infinity();      // T_real-time, a batch's seconds
+  double memory_bytes = std::numeric_limits<double>::infinity();         // M_max
+  double real_time_s = std::numeric_limits<double>::infinity();          // T_real-time, a batch's seconds
   double sparsity_threshold = std::numeric_limits<double>::quiet_NaN();  // NaN: the sparsity branch is off
 };
 
 // What the policy reads of one batch group (the server's LUT for its model and split).
 struct DynamicBatchingInputs {
-  int initial = 1;   // B0: the server's batch.max_size
-  int max_size = 1;  // the largest size the LUT is checked for (the same)
-  std::function<double(int)> batch_seconds;                    // a batch of b, seconds
+  int initial = 1;                                              // B0: the server's batch.max_size
+  int max_size = 1;                                             // the largest size the LUT is checked for (the same)
+  std::function<double(int)> batch_seconds;                     // a batch of b, seconds
   std::function<std::optional<double>(int)> peak_memory_bytes;  // of a batch of b; nullopt: unknown
   std::optional<double> input_sparsity;                         // nullopt: not measured
 };

@@ -15,9 +15,7 @@ double LutMeanTime::seconds(const LutTable& lut, int begin, int end, int batch) 
   return batch > measured ? t * static_cast<double>(batch) / measured : t;
 }
 
-double LutSampledTime::seconds(const LutTable& lut, int begin, int end, int batch) const {
-  return lut_mean_time().seconds(lut, begin, end, batch);
-}
+double LutSampledTime::seconds(const LutTable& lut, int begin, int end, int batch) const { return lut_mean_time().seconds(lut, begin, end, batch); }
 
 double LutSampledTime::sample_seconds(const LutTable& lut, int begin, int end, int batch, double u) const {
   if (begin >= end) return 0;

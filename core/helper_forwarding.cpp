@@ -12,8 +12,10 @@ std::vector<std::pair<int, int>> helper_pairs(const Scenario& s) {
   std::map<std::string, std::vector<int>> creating;  // server id -> its non-idle devices
   bool any_idle = false;
   for (size_t o = 0; o < s.devices.size(); ++o) {
-    if (idle(s.devices[o])) any_idle = true;
-    else creating[s.devices[o].server].push_back(static_cast<int>(o));
+    if (idle(s.devices[o]))
+      any_idle = true;
+    else
+      creating[s.devices[o].server].push_back(static_cast<int>(o));
   }
   std::vector<std::pair<int, int>> out;
   if (!any_idle) return out;
@@ -57,8 +59,7 @@ std::vector<int> HelperForwardPolicy::helpers() const {
 }
 
 std::vector<int> HelperForwardPolicy::plan(const ServerLoad& load, const std::vector<double>& ready_server_s,
-                                           const std::function<double(int, size_t)>& helper_s,
-                                           const std::function<bool(int)>& available) {
+                                           const std::function<double(int, size_t)>& helper_s, const std::function<bool(int)>& available) {
   std::vector<int> chosen;
   if (busy_.empty() || load.workers <= 0) return chosen;
   double first_free = load.now_s;
@@ -67,9 +68,7 @@ std::vector<int> HelperForwardPolicy::plan(const ServerLoad& load, const std::ve
   const int idle_workers = std::max(0, load.workers - load.busy_workers);
   size_t waiting = ready_server_s.size();
   while (static_cast<int>(waiting) > idle_workers) {
-    auto free_helper = std::find_if(busy_.begin(), busy_.end(), [&](const auto& kv) {
-      return !kv.second && (!available || available(kv.first));
-    });
+    auto free_helper = std::find_if(busy_.begin(), busy_.end(), [&](const auto& kv) { return !kv.second && (!available || available(kv.first)); });
     if (free_helper == busy_.end()) break;
     const size_t newest = waiting - 1;
     double ahead = 0;  // server work queued before the newest batch

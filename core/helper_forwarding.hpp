@@ -60,8 +60,7 @@ class HelperForwardPolicy {
   // Returns the helpers chosen, newest batch first: result[j] takes ready[size - 1 - j]. The caller
   // moves those batches out; the chosen helpers are marked busy.
   std::vector<int> plan(const ServerLoad& load, const std::vector<double>& ready_server_s,
-                        const std::function<double(int helper, size_t batch)>& helper_s,
-                        const std::function<bool(int helper)>& available = nullptr);
+                        const std::function<double(int helper, size_t batch)>& helper_s, const std::function<bool(int helper)>& available = nullptr);
 
  private:
   std::map<int, bool> busy_;  // helper device index -> running a forwarded batch now

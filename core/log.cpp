@@ -21,11 +21,16 @@ namespace {
 
 spdlog::level::level_enum to_spdlog(Level l) {
   switch (l) {
-    case Level::debug: return spdlog::level::debug;
-    case Level::info: return spdlog::level::info;
-    case Level::warn: return spdlog::level::warn;
-    case Level::error: return spdlog::level::err;
-    case Level::off: return spdlog::level::off;
+    case Level::debug:
+      return spdlog::level::debug;
+    case Level::info:
+      return spdlog::level::info;
+    case Level::warn:
+      return spdlog::level::warn;
+    case Level::error:
+      return spdlog::level::err;
+    case Level::off:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -58,9 +63,8 @@ bool known_level(const std::string& name) {
 }  // namespace
 
 const std::vector<std::string>& categories() {
-  static const std::vector<std::string> c = {"run",      "sweep",    "plan",    "predictor", "profile", "lut",
-                                             "data",     "sched",    "scenario", "validate", "testbed", "serve",
-                                             "device",   "train",    "report",  "output"};
+  static const std::vector<std::string> c = {"run",      "sweep",    "plan",    "predictor", "profile", "lut",   "data",   "sched",
+                                             "scenario", "validate", "testbed", "serve",     "device",  "train", "report", "output"};
   return c;
 }
 
@@ -69,9 +73,15 @@ void write(Level level, const std::string& category, const std::string& message)
   const auto sl = to_spdlog(level);
   if (!l->should_log(sl)) return;
   switch (level) {
-    case Level::warn: l->log(sl, "warning: {}", message); break;
-    case Level::error: l->log(sl, "error: {}", message); break;
-    default: l->log(sl, "[{}] {}", category, message); break;
+    case Level::warn:
+      l->log(sl, "warning: {}", message);
+      break;
+    case Level::error:
+      l->log(sl, "error: {}", message);
+      break;
+    default:
+      l->log(sl, "[{}] {}", category, message);
+      break;
   }
 }
 
@@ -95,14 +105,13 @@ void set_levels(const std::string& spec, const std::string& source) {
     const auto eq = item.find('=');
     const std::string category = eq == std::string::npos ? "" : trim(item.substr(0, eq));
     const std::string level = to_lower(trim(eq == std::string::npos ? item : item.substr(eq + 1)));
-    if (!known_level(level))
-      throw InputError(source + ": '" + printable(level, 40) + "' is not a log level (debug, info, warn, error, off)");
+    if (!known_level(level)) throw InputError(source + ": '" + printable(level, 40) + "' is not a log level (debug, info, warn, error, off)");
     if (eq != std::string::npos) {
       const auto& cs = categories();
       if (std::find(cs.begin(), cs.end(), category) == cs.end()) {
         const std::string near = nearest_word(category, cs);
-        throw InputError(source + ": no log category '" + printable(category, 40) + "'" +
-                         (near.empty() ? "" : "; did you mean '" + near + "'?") + " (categories: " + join(cs) + ")");
+        throw InputError(source + ": no log category '" + printable(category, 40) + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                         " (categories: " + join(cs) + ")");
       }
     }
   }
@@ -146,7 +155,8 @@ void PhaseTimer::mark(const std::string& what) {
   const double now = steady_seconds();
   if (enabled(Level::debug, category_)) {
     const long peak = peak_rss_mib();
-    debug(category_, what + ": " + strprintf("%.3f", now - last_s_) + " s" + (peak >= 0 ? " (peak RSS so far " + std::to_string(peak) + " MiB)" : ""));
+    debug(category_,
+          what + ": " + strprintf("%.3f", now - last_s_) + " s" + (peak >= 0 ? " (peak RSS so far " + std::to_string(peak) + " MiB)" : ""));
   }
   last_s_ = now;
 }

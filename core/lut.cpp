@@ -34,15 +34,19 @@ void LutTable::check_values() const {
         if (!e) continue;
         const std::string at = " at " + range + " batch " + std::to_string(b);
         if (!in(e->mean_s, limits::kMinLutLatencyS, limits::kMaxLutLatencyS)) bad("latency_mean_s" + at, e->mean_s, lat_range);
-        if (!in(e->p50_s, 0, limits::kMaxLutLatencyS)) bad("latency_p50_s" + at, e->p50_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
-        if (!in(e->p95_s, 0, limits::kMaxLutLatencyS)) bad("latency_p95_s" + at, e->p95_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
+        if (!in(e->p50_s, 0, limits::kMaxLutLatencyS))
+          bad("latency_p50_s" + at, e->p50_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
+        if (!in(e->p95_s, 0, limits::kMaxLutLatencyS))
+          bad("latency_p95_s" + at, e->p95_s, "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
         if (!in(e->std_s, 0, limits::kMaxLutLatencyS)) bad("latency_std_s" + at, e->std_s, "a finite number >= 0");
         if (e->count < 0) bad("latency_count" + at, static_cast<double>(e->count), ">= 0");
         if (const double* q = quantiles(i, j, b))
           for (size_t k = 0; k < quantile_levels_.size(); ++k) {
-            const std::string qat = "latency_quantiles_s at " + range + " batch " + std::to_string(b) + " level " + format_double(quantile_levels_[k]);
+            const std::string qat =
+                "latency_quantiles_s at " + range + " batch " + std::to_string(b) + " level " + format_double(quantile_levels_[k]);
             if (!in(q[k], 0, limits::kMaxLutLatencyS)) bad(qat, q[k], "a finite number in [0, " + format_double(limits::kMaxLutLatencyS) + "] s");
-            if (k > 0 && q[k] < q[k - 1]) bad(qat, q[k], "not below the previous level's " + format_double(q[k - 1]) + " s (quantiles never decrease)");
+            if (k > 0 && q[k] < q[k - 1])
+              bad(qat, q[k], "not below the previous level's " + format_double(q[k - 1]) + " s (quantiles never decrease)");
           }
       }
       for (int b = 1; b <= max_batch_; ++b) {
@@ -56,7 +60,8 @@ void LutTable::check_values() const {
     if (!std::isnan(v) && !in(v, 0, 1)) bad("stage_output_sparsity at stage " + std::to_string(s), v, "a fraction in [0, 1]");
   }
   if (bytes_per_split_.size() != static_cast<size_t>(num_stages_ + 1))
-    throw std::invalid_argument("bytes_per_split has " + std::to_string(bytes_per_split_.size()) + " values, not num_stages + 1 = " + std::to_string(num_stages_ + 1));
+    throw std::invalid_argument("bytes_per_split has " + std::to_string(bytes_per_split_.size()) +
+                                " values, not num_stages + 1 = " + std::to_string(num_stages_ + 1));
   for (size_t k = 0; k < bytes_per_split_.size(); ++k)
     if (!in(bytes_per_split_[k], 0, limits::kMaxSplitBytes))
       bad("bytes_per_split at split " + std::to_string(k), bytes_per_split_[k], "a finite number of bytes in [0, 1e12]");
@@ -66,10 +71,12 @@ void LutTable::check_values() const {
     const std::string at = " at split " + std::to_string(k);
     for (size_t i = 0; i < quantile_levels_.size(); ++i) {
       if (!in(q[i], 0, limits::kMaxSplitBytes)) bad("wire_bytes_quantiles" + at, q[i], "a finite number of bytes in [0, 1e12]");
-      if (i > 0 && q[i] < q[i - 1]) bad("wire_bytes_quantiles" + at, q[i], "not below the previous level's " + format_double(q[i - 1]) + " (quantiles never decrease)");
+      if (i > 0 && q[i] < q[i - 1])
+        bad("wire_bytes_quantiles" + at, q[i], "not below the previous level's " + format_double(q[i - 1]) + " (quantiles never decrease)");
     }
     if (!in(wire_compress_s_[k], 0, limits::kMaxLutLatencyS)) bad("wire_compress_s" + at, wire_compress_s_[k], "a finite number in [0, 86400] s");
-    if (!in(wire_decompress_s_[k], 0, limits::kMaxLutLatencyS)) bad("wire_decompress_s" + at, wire_decompress_s_[k], "a finite number in [0, 86400] s");
+    if (!in(wire_decompress_s_[k], 0, limits::kMaxLutLatencyS))
+      bad("wire_decompress_s" + at, wire_decompress_s_[k], "a finite number in [0, 86400] s");
   }
 }
 
@@ -87,12 +94,14 @@ const std::vector<double>& standard_quantile_levels() {
 void LutTable::set_quantile_levels(std::vector<double> levels) {
   const size_t k = levels.size();
   if (k < 2 || static_cast<long long>(k) > limits::kMaxLutQuantileLevels)
-    throw std::invalid_argument("quantile levels: " + std::to_string(k) + " given (allowed: 2.." + std::to_string(limits::kMaxLutQuantileLevels) + ")");
+    throw std::invalid_argument("quantile levels: " + std::to_string(k) + " given (allowed: 2.." + std::to_string(limits::kMaxLutQuantileLevels) +
+                                ")");
   if (static_cast<double>(latency_.size()) * static_cast<double>(k) > static_cast<double>(limits::kMaxLutQuantileValues))
     throw std::invalid_argument("quantile levels: " + std::to_string(k) + " levels x " + std::to_string(latency_.size()) +
                                 " latency cells is more than " + std::to_string(limits::kMaxLutQuantileValues) + " values");
   if (levels.front() != 0.0 || levels.back() != 1.0)
-    throw std::invalid_argument("quantile levels must start at 0 and end at 1 (given " + format_double(levels.front()) + " .. " + format_double(levels.back()) + ")");
+    throw std::invalid_argument("quantile levels must start at 0 and end at 1 (given " + format_double(levels.front()) + " .. " +
+                                format_double(levels.back()) + ")");
   for (size_t i = 1; i < k; ++i)
     if (!(levels[i] >= levels[i - 1]) || !std::isfinite(levels[i]))
       throw std::invalid_argument("quantile level " + std::to_string(i) + " is " + format_double(levels[i]) + " (levels never decrease)");
@@ -107,7 +116,8 @@ void LutTable::set_quantile_levels(std::vector<double> levels) {
 
 void LutTable::set_wire(int split, const std::vector<double>& bytes_quantiles, double compress_s, double decompress_s) {
   if (split < 0 || split > num_stages_)
-    throw std::invalid_argument("LUT " + key_.to_string() + ": wire bytes for split " + std::to_string(split) + " outside 0.." + std::to_string(num_stages_));
+    throw std::invalid_argument("LUT " + key_.to_string() + ": wire bytes for split " + std::to_string(split) + " outside 0.." +
+                                std::to_string(num_stages_));
   if (quantile_levels_.empty()) throw std::invalid_argument("LUT " + key_.to_string() + ": set the quantile levels before wire bytes");
   const size_t K = quantile_levels_.size();
   if (bytes_quantiles.size() != K)
@@ -160,11 +170,11 @@ const double* LutTable::quantiles(int begin, int end, int batch) const {
 
 void LutTable::check_range(int begin, int end, int batch) const {
   if (begin < 0 || end > num_stages_ || begin > end)
-    throw LutMissingError("LUT " + key_.to_string() + ": stage range [" + std::to_string(begin) + "," +
-                          std::to_string(end) + ") is outside 0.." + std::to_string(num_stages_));
+    throw LutMissingError("LUT " + key_.to_string() + ": stage range [" + std::to_string(begin) + "," + std::to_string(end) + ") is outside 0.." +
+                          std::to_string(num_stages_));
   if (batch < 1 || batch > max_batch_)
-    throw LutMissingError("LUT " + key_.to_string() + ": no entries for batch size " + std::to_string(batch) +
-                          " (table covers 1.." + std::to_string(max_batch_) + ")");
+    throw LutMissingError("LUT " + key_.to_string() + ": no entries for batch size " + std::to_string(batch) + " (table covers 1.." +
+                          std::to_string(max_batch_) + ")");
 }
 
 size_t LutTable::index(int begin, int end, int batch) const {
@@ -187,8 +197,8 @@ const LatencyStats& LutTable::latency(int begin, int end, int batch) const {
   if (begin == end) return kZero;
   const auto& e = latency_[index(begin, end, batch)];
   if (!e)
-    throw LutMissingError("LUT " + key_.to_string() + ": no latency entry for stages [" + std::to_string(begin) +
-                          "," + std::to_string(end) + ") at batch size " + std::to_string(batch));
+    throw LutMissingError("LUT " + key_.to_string() + ": no latency entry for stages [" + std::to_string(begin) + "," + std::to_string(end) +
+                          ") at batch size " + std::to_string(batch));
   return *e;
 }
 
@@ -216,7 +226,8 @@ void LutTable::set_stage_output_sparsity(int stage, double fraction) {
   if (stage < 0 || stage >= num_stages_)
     throw std::invalid_argument("LUT " + key_.to_string() + ": no stage " + std::to_string(stage) + " (0.." + std::to_string(num_stages_ - 1) + ")");
   if (!(fraction >= 0 && fraction <= 1))
-    throw std::invalid_argument("LUT " + key_.to_string() + ": stage output sparsity " + format_double(fraction) + " (allowed: a fraction in [0, 1])");
+    throw std::invalid_argument("LUT " + key_.to_string() + ": stage output sparsity " + format_double(fraction) +
+                                " (allowed: a fraction in [0, 1])");
   stage_sparsity_[static_cast<size_t>(stage)] = fraction;
 }
 
@@ -296,9 +307,7 @@ std::vector<std::tuple<int, int, int>> LutTable::latency_gaps() const {
 
 void LutSet::add(LutTable table, const std::string& origin) {
   LutKey key = table.key();
-  if (tables_.count(key))
-    throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + origins_[key] + " and by " +
-                                origin);
+  if (tables_.count(key)) throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + origins_[key] + " and by " + origin);
   origins_[key] = origin;
   tables_.emplace(key, std::move(table));
 }
@@ -311,9 +320,8 @@ std::map<LutKey, LutTable>::const_iterator LutSet::find(const LutKey& key) const
   if (!key.processor.empty()) return tables_.find(plain);  // a table naming no processor: the type's only one
   // No processor named: the one table of this type, model and dataset, whatever processor it names.
   std::vector<std::map<LutKey, LutTable>::const_iterator> same;
-  for (auto t = tables_.lower_bound(plain); t != tables_.end() && t->first.device_type == key.device_type && t->first.model == key.model &&
-                                             t->first.dataset == key.dataset;
-       ++t)
+  for (auto t = tables_.lower_bound(plain);
+       t != tables_.end() && t->first.device_type == key.device_type && t->first.model == key.model && t->first.dataset == key.dataset; ++t)
     same.push_back(t);
   if (same.size() == 1) return same.front();
   if (same.empty()) return tables_.end();
@@ -332,10 +340,10 @@ const LutTable& LutSet::table(const LutKey& key) const {
     for (const auto& kv : tables_)
       if (kv.first.model == key.model && kv.first.dataset == key.dataset)
         have.push_back(kv.first.device_type + (kv.first.processor.empty() ? "" : ":" + kv.first.processor));
-    throw LutMissingError("no LUT for device type '" + key.device_type + "'" + (key.processor.empty() ? "" : ", processor '" + key.processor + "'") +
-                          ", model '" + key.model + "', dataset '" + key.dataset + "'" +
-                          (have.empty() ? std::string(" (no LUT has this model and dataset)")
-                                        : " (device types with this model and dataset: " + join(have) + ")"));
+    throw LutMissingError(
+        "no LUT for device type '" + key.device_type + "'" + (key.processor.empty() ? "" : ", processor '" + key.processor + "'") + ", model '" +
+        key.model + "', dataset '" + key.dataset + "'" +
+        (have.empty() ? std::string(" (no LUT has this model and dataset)") : " (device types with this model and dataset: " + join(have) + ")"));
   }
   return it->second;
 }

@@ -150,9 +150,9 @@ class LutTable {
   std::vector<std::optional<double>> peak_memory_;  // per latency cell (index())
   std::vector<double> stage_sparsity_;              // per stage; NaN = not measured
   std::vector<double> quantile_levels_;
-  std::vector<double> quantiles_;  // per latency cell, quantile_levels_.size() values; NaN first value = none
-  long long distributions_ = 0;    // entries with quantiles
-  std::vector<double> wire_quantiles_;       // per split, quantile_levels_.size() values; NaN first value = none
+  std::vector<double> quantiles_;                            // per latency cell, quantile_levels_.size() values; NaN first value = none
+  long long distributions_ = 0;                              // entries with quantiles
+  std::vector<double> wire_quantiles_;                       // per split, quantile_levels_.size() values; NaN first value = none
   std::vector<double> wire_compress_s_, wire_decompress_s_;  // per split
   int wire_splits_ = 0;
   std::map<size_t, Estimate> estimates_;  // by latency cell index

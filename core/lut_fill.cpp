@@ -43,8 +43,8 @@ double batch_ratio_lower(int from_batch, int to_batch) {
   return 1 / std::ceil(static_cast<double>(from_batch) / to_batch);
 }
 
-bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw,
-                const ModulePredictor& predict, double sum_rule_relative_error, FillOutcome& outcome) {
+bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw, const ModulePredictor& predict,
+                double sum_rule_relative_error, FillOutcome& outcome) {
   if (begin >= end || table.has_latency(begin, end, batch)) return true;
   double sum = 0, weighted_error = 0;
   int measured = 0;
@@ -83,9 +83,8 @@ bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int 
     }
     if (!(seconds > 0) || !std::isfinite(seconds) || seconds > limits::kMaxLutLatencyS) {
       outcome.unfillable.push_back(table.key().to_string() + " [" + std::to_string(begin) + "," + std::to_string(end) + ") batch " +
-                                   std::to_string(batch) + ": stage " + std::to_string(s) + " (" + st.name + ", op " + st.op +
-                                   "): " + p->method + " predicts " + format_double(seconds) + " s, outside (0, " +
-                                   format_double(limits::kMaxLutLatencyS) + "] s");
+                                   std::to_string(batch) + ": stage " + std::to_string(s) + " (" + st.name + ", op " + st.op + "): " + p->method +
+                                   " predicts " + format_double(seconds) + " s, outside (0, " + format_double(limits::kMaxLutLatencyS) + "] s");
       return false;
     }
     sum += seconds;

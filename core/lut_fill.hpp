@@ -34,8 +34,8 @@ struct ModulePrediction {
 };
 // nullopt: no regressor for this stage's op. `method` empty: the predictor chooses; otherwise it must
 // use that method (an anchored estimate takes both of its predictions from one regressor).
-using ModulePredictor = std::function<std::optional<ModulePrediction>(const ModelSpec&, int stage, int batch, const MeasurableParams&,
-                                                                      const std::string& method)>;
+using ModulePredictor =
+    std::function<std::optional<ModulePrediction>(const ModelSpec&, int stage, int batch, const MeasurableParams&, const std::string& method)>;
 
 // The mean relative difference between measured multi-stage entries and the sum of their measured
 // single-stage entries, over the measured or imported tables given (0 when none can be compared).
@@ -57,7 +57,7 @@ struct FillOutcome {
 // table's hardware). The table must cover `batch` (LutTable::with_max_batch first). A present entry is
 // left alone. Returns false (and says why in outcome.unfillable) when a stage has neither a
 // measurement nor a prediction.
-bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw,
-                const ModulePredictor& predict, double sum_rule_relative_error, FillOutcome& outcome);
+bool fill_entry(LutTable& table, const ModelSpec& spec, int begin, int end, int batch, const MeasurableParams& hw, const ModulePredictor& predict,
+                double sum_rule_relative_error, FillOutcome& outcome);
 
 }  // namespace coinfer

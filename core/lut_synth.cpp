@@ -25,9 +25,8 @@ double calibrate_efficiency(const ModelSpec& spec, const ProcessorProfile& p, do
   for (const auto& s : spec.stages) work += roofline_seconds_at_full_efficiency(s, p);
   const double budget = whole_model_ms * 1e-3 - spec.num_stages() * p.stage_overhead_ms * 1e-3;
   if (budget <= 0 || work <= 0)
-    throw std::invalid_argument("cannot calibrate processor " + p.name + " to " + format_double(whole_model_ms) + " ms for " +
-                                spec.name + ": stage overheads alone take " +
-                                format_double(spec.num_stages() * p.stage_overhead_ms) + " ms");
+    throw std::invalid_argument("cannot calibrate processor " + p.name + " to " + format_double(whole_model_ms) + " ms for " + spec.name +
+                                ": stage overheads alone take " + format_double(spec.num_stages() * p.stage_overhead_ms) + " ms");
   return work / budget;
 }
 
@@ -74,8 +73,7 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = spec.bytes_at_split(k);
   Provenance& pv = t.provenance();
   pv.kind = "synthesised";
-  pv.attributes["note"] =
-      "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";
+  pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";
   pv.attributes["formula"] =
       "t_stage(b) = overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); range = sum of its stages; "
       "p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md)";

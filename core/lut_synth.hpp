@@ -12,15 +12,15 @@ namespace coinfer {
 
 // One processor of a device or server type (traces/devices.yaml): what the synthesis formula needs.
 struct ProcessorProfile {
-  std::string name;          // its name within the type, e.g. "gpu"
-  std::string kind;          // "cpu", "gpu" or "npu" ("" = not stated: an old-style profile)
-  int cores = 0;             // CPU cores, GPU CUDA cores / execution units, NPU tiles (0 = not stated)
-  std::string description;   // hardware, with the source of the peak figures
-  double peak_gflops = 0;    // peak of the unit that runs the GNN (fp32; an NPU's fp16, as its description says)
-  double mem_gbps = 0;       // memory bandwidth it reaches, GB/s (1e9 bytes/s)
+  std::string name;              // its name within the type, e.g. "gpu"
+  std::string kind;              // "cpu", "gpu" or "npu" ("" = not stated: an old-style profile)
+  int cores = 0;                 // CPU cores, GPU CUDA cores / execution units, NPU tiles (0 = not stated)
+  std::string description;       // hardware, with the source of the peak figures
+  double peak_gflops = 0;        // peak of the unit that runs the GNN (fp32; an NPU's fp16, as its description says)
+  double mem_gbps = 0;           // memory bandwidth it reaches, GB/s (1e9 bytes/s)
   double stage_overhead_ms = 0;  // fixed cost per stage (kernel launches, framework dispatch)
-  double batch_half = 0;     // h: parallel utilisation u(b) = b(1+h)/(b+h); 0 = no gain from batching
-  double latency_cv = 0.05;  // relative spread used for the synthesised p95/std
+  double batch_half = 0;         // h: parallel utilisation u(b) = b(1+h)/(b+h); 0 = no gain from batching
+  double latency_cv = 0.05;      // relative spread used for the synthesised p95/std
   // Efficiency: the fraction of peak reached. Either given, or calibrated so that a named model runs
   // whole on this processor in a published time, or copied from another (calibrated) processor.
   std::optional<double> efficiency;
@@ -42,9 +42,9 @@ struct ProcessorProfile {
 // named "default" (kind: the optional top-level `kind`, else not stated); traces/README.md "Device
 // profiles".
 struct DeviceProfile {
-  std::string type;          // e.g. "jetson-tx2"
-  std::string role;          // "device" or "server"
-  std::string description;   // the board or machine, with the source of its figures
+  std::string type;                          // e.g. "jetson-tx2"
+  std::string role;                          // "device" or "server"
+  std::string description;                   // the board or machine, with the source of its figures
   std::vector<ProcessorProfile> processors;  // file order; at least one
   std::string default_processor;             // what a LUT without a processor describes (the first by default)
   bool processors_named = true;              // false: an old-style profile (its one processor's LUTs name none)

@@ -61,10 +61,8 @@ MetricsSummary make(const std::string& id, Tally& t, double window_s) {
 }
 }  // namespace
 
-std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records,
-                                      const std::vector<std::string>& device_ids,
-                                      const std::vector<double>& energy_j, double warmup_s, double window_s,
-                                      const std::vector<double>& deadline_s) {
+std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records, const std::vector<std::string>& device_ids,
+                                      const std::vector<double>& energy_j, double warmup_s, double window_s, const std::vector<double>& deadline_s) {
   const size_t n = device_ids.size();
   const double t0 = warmup_s, t1 = warmup_s + window_s;
   std::vector<Tally> per(n);

@@ -35,13 +35,13 @@ struct LatencySummary {
 };
 
 struct MetricsSummary {
-  std::string id;          // device id or "total"
-  long long created = 0;   // requests created in the window (every status)
-  long long completed = 0; // created in the window, finished OK (drain included)
-  long long delivered = 0; // results (status ok) delivered inside the window, whenever created
+  std::string id;                    // device id or "total"
+  long long created = 0;             // requests created in the window (every status)
+  long long completed = 0;           // created in the window, finished OK (drain included)
+  long long delivered = 0;           // results (status ok) delivered inside the window, whenever created
   long long completed_in_drain = 0;  // created in the window, finished OK after the window's end
-  long long failed = 0;     // created in the window, failed or dropped
-  long long dropped = 0;    // of which dropped past their deadline (workload.drop_late)
+  long long failed = 0;              // created in the window, failed or dropped
+  long long dropped = 0;             // of which dropped past their deadline (workload.drop_late)
   // Deadlines (workload.deadline_ms): requests created in the window that completed within it, and
   // their share of those that completed, failed or were dropped; NaN without a deadline.
   long long deadline_met = 0;
@@ -54,7 +54,7 @@ struct MetricsSummary {
   bool saturated = false;     // the total: any device saturated (or the total's own backlog grew)
   int saturated_devices = 0;  // the total only: how many devices are saturated
   LatencySummary latency;
-  double energy_j = 0;        // device energy over the window (compute + radio)
+  double energy_j = 0;                  // device energy over the window (compute + radio)
   double energy_j_per_inference = NAN;  // energy_j / delivered
 };
 
@@ -69,8 +69,7 @@ bool is_saturated(long long backlog_start, long long backlog_end, long long crea
 // window_s: the measured span, from warm-up to the end of arrivals.
 // energy_j[d]: energy of device d over that window. deadline_s[d]: its requests' deadline (0 or absent:
 // none); the total's attainment is over the devices with one. Per-device summaries first, then "total".
-std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records,
-                                      const std::vector<std::string>& device_ids,
+std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records, const std::vector<std::string>& device_ids,
                                       const std::vector<double>& energy_j, double warmup_s, double window_s,
                                       const std::vector<double>& deadline_s = {});
 

@@ -93,9 +93,7 @@ int associate(const MobilitySpec& s, double x, double y) {
     const AccessPointPlace& a = s.access_points[k];
     const double d = std::hypot(x - a.x_m, y - a.y_m);
     if (d > a.range_m) continue;
-    const double key = s.association == MobilitySpec::Association::nearest
-                           ? -d
-                           : tx_of(s, a) - path_loss_db(s.radio, d);
+    const double key = s.association == MobilitySpec::Association::nearest ? -d : tx_of(s, a) - path_loss_db(s.radio, d);
     if (key > best_key) {  // ties: the first listed
       best_key = key;
       best = static_cast<int>(k);
@@ -135,15 +133,16 @@ void expand_mobility(Scenario& s) {
                        "a moving device's link rate comes from its positions; it cannot also have link.trace (" + d.link.trace_file + ")");
     for (const EventSpec& e : s.events)
       if (e.kind == EventSpec::Kind::bandwidth && e.device == d.id)
-        throw InputError(e.where, "events", "device " + d.id + " moves (devices[].movement): its link rate comes from its positions, not bandwidth events");
+        throw InputError(e.where, "events",
+                         "device " + d.id + " moves (devices[].movement): its link rate comes from its positions, not bandwidth events");
     if (steps * static_cast<double>(s.devices.size()) > static_cast<double>(limits::kMaxTraceRows) * 10)
       throw InputError(m.where, "mobility.step_s",
                        format_double(steps) + " steps a device over " + format_double(end_s) + " s x " + std::to_string(s.devices.size()) +
                            " devices is more than " + std::to_string(limits::kMaxTraceRows * 10) + " samples; raise step_s");
-    const std::vector<WaypointLeg> legs = d.movement.kind == MovementSpec::Kind::random_waypoint
-                                              ? random_waypoint_legs(d.movement, s.seed, static_cast<std::uint64_t>(i), end_s,
-                                                                     4 * static_cast<std::size_t>(steps) + 16)
-                                              : std::vector<WaypointLeg>{};
+    const std::vector<WaypointLeg> legs =
+        d.movement.kind == MovementSpec::Kind::random_waypoint
+            ? random_waypoint_legs(d.movement, s.seed, static_cast<std::uint64_t>(i), end_s, 4 * static_cast<std::size_t>(steps) + 16)
+            : std::vector<WaypointLeg>{};
     const double cap = d.link.bandwidth_mbps;
     std::vector<BandwidthPoint> rate;
     int ap = -2;               // the access point at the previous step (-2: before the first)
@@ -154,7 +153,8 @@ void expand_mobility(Scenario& s) {
       const PositionPoint p = position_at(d.movement, legs, t);
       const int now = associate_from(m, p.x_m, p.y_m, ap);
       // Its first access point's server serves it from the start (one tied to a server).
-      if (ap == -2 && now >= 0 && !m.access_points[static_cast<size_t>(now)].server.empty()) d.server = m.access_points[static_cast<size_t>(now)].server;
+      if (ap == -2 && now >= 0 && !m.access_points[static_cast<size_t>(now)].server.empty())
+        d.server = m.access_points[static_cast<size_t>(now)].server;
       if (ap >= 0 && now >= 0 && now != ap) {  // a handover: the link carries nothing for handover_ms
         EventSpec e;
         e.at_s = t;
@@ -183,15 +183,19 @@ void expand_mobility(Scenario& s) {
     d.link.trace_file = "";  // from its movement (the resolved scenario says how)
   }
   if (s.events.size() > limits::kMaxEvents)
-    throw InputError(m.where, "mobility", std::to_string(s.events.size()) + " events with the handovers; at most " + std::to_string(limits::kMaxEvents));
+    throw InputError(m.where, "mobility",
+                     std::to_string(s.events.size()) + " events with the handovers; at most " + std::to_string(limits::kMaxEvents));
   std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
 }
 
 const char* mid_transfer_name(MobilitySpec::MidTransfer m) {
   switch (m) {
-    case MobilitySpec::MidTransfer::resend: return "resend";
-    case MobilitySpec::MidTransfer::fail: return "fail";
-    case MobilitySpec::MidTransfer::wait: break;
+    case MobilitySpec::MidTransfer::resend:
+      return "resend";
+    case MobilitySpec::MidTransfer::fail:
+      return "fail";
+    case MobilitySpec::MidTransfer::wait:
+      break;
   }
   return "wait";
 }
@@ -219,7 +223,8 @@ std::string handover_failure(const DeviceHandover& h, bool upload) {
 
 bool is_handover_failure(const std::string& failure) {
   static const std::string tail = "(mobility.mid_transfer: fail)";
-  return failure.rfind("handover from ", 0) == 0 && failure.size() >= tail.size() && failure.compare(failure.size() - tail.size(), tail.size(), tail) == 0;
+  return failure.rfind("handover from ", 0) == 0 && failure.size() >= tail.size() &&
+         failure.compare(failure.size() - tail.size(), tail.size(), tail) == 0;
 }
 
 }  // namespace coinfer

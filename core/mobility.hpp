@@ -51,12 +51,12 @@ struct Scenario;
 constexpr double kNoLinkMbps = 0.001;
 
 struct RadioModel {
-  double bandwidth_mhz = 20;         // channel width
-  double tx_power_dbm = 20;          // an access point's transmit power unless it states its own
-  double noise_dbm = -90;            // noise floor over the channel
-  double path_loss_db_at_1m = 40;    // PL(1 m): 40 dB is free space at 2.4 GHz
-  double exponent = 3;               // n: 2 free space, 2.7-3.5 urban, 4-6 indoors with obstructions (Rappaport Table 4.2)
-  double efficiency = 0.5;           // share of Shannon's capacity reached
+  double bandwidth_mhz = 20;       // channel width
+  double tx_power_dbm = 20;        // an access point's transmit power unless it states its own
+  double noise_dbm = -90;          // noise floor over the channel
+  double path_loss_db_at_1m = 40;  // PL(1 m): 40 dB is free space at 2.4 GHz
+  double exponent = 3;             // n: 2 free space, 2.7-3.5 urban, 4-6 indoors with obstructions (Rappaport Table 4.2)
+  double efficiency = 0.5;         // share of Shannon's capacity reached
 };
 
 struct AccessPointPlace {
@@ -93,10 +93,10 @@ struct PositionPoint {
 struct MovementSpec {
   enum class Kind { none, fixed, trace, random_waypoint };
   Kind kind = Kind::none;
-  double x_m = 0, y_m = 0;              // fixed
-  std::string trace_file;               // trace: CSV t_s,x_m,y_m (traces/README.md "Mobility traces")
-  std::vector<PositionPoint> trace;     // loaded
-  double area_w_m = 0, area_h_m = 0;    // random_waypoint: [0, w] x [0, h]
+  double x_m = 0, y_m = 0;            // fixed
+  std::string trace_file;             // trace: CSV t_s,x_m,y_m (traces/README.md "Mobility traces")
+  std::vector<PositionPoint> trace;   // loaded
+  double area_w_m = 0, area_h_m = 0;  // random_waypoint: [0, w] x [0, h]
   double speed_min_mps = 1, speed_max_mps = 1;
   double pause_min_s = 0, pause_max_s = 0;
   SourceLocation where;

@@ -11,9 +11,7 @@ namespace {
 constexpr double kFloat = 4;  // float32
 constexpr double kIndex = 8;  // int64 indices (PyG edge_index, KNN indices)
 
-[[noreturn]] void bad(const StageSpec& s, const std::string& why) {
-  throw std::invalid_argument("stage '" + s.name + "' (op " + s.op + "): " + why);
-}
+[[noreturn]] void bad(const StageSpec& s, const std::string& why) { throw std::invalid_argument("stage '" + s.name + "' (op " + s.op + "): " + why); }
 
 double input_width(const ModelSpec& m, const StageSpec& s) {
   // The feature width a stage reads: the sum over its feature inputs (the knn graph carries none).
@@ -47,8 +45,7 @@ void derive_costs(ModelSpec& m) {
     const double in_w = input_width(m, s);
     if (s.in_width == 0) s.in_width = static_cast<int>(in_w);
     if (s.op != "knn" && s.op != "aggregate" && s.in_width != static_cast<int>(in_w))
-      bad(s, "in width " + std::to_string(s.in_width) + " differs from the width of its inputs (" +
-                 std::to_string(static_cast<int>(in_w)) + ")");
+      bad(s, "in width " + std::to_string(s.in_width) + " differs from the width of its inputs (" + std::to_string(static_cast<int>(in_w)) + ")");
     const double in = s.in_width;
     double out = s.out_width;
     s.needs_graph = false;
@@ -75,8 +72,10 @@ void derive_costs(ModelSpec& m) {
       double feat = 0;
       bool has_knn = false;
       for (int p : s.inputs) {
-        if (p >= 0 && m.stages[p].op == "knn") has_knn = true;
-        else feat += p < 0 ? m.dataset.features : m.stages[p].out_width;
+        if (p >= 0 && m.stages[p].op == "knn")
+          has_knn = true;
+        else
+          feat += p < 0 ? m.dataset.features : m.stages[p].out_width;
       }
       if (!has_knn) bad(s, "needs a knn stage among its inputs");
       s.in_width = static_cast<int>(feat);
@@ -92,8 +91,7 @@ void derive_costs(ModelSpec& m) {
       // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in).
       if (s.pool_mode.empty()) s.pool_mode = "max+mean";
       int factor = s.pool_mode == "max+mean" ? 2 : 1;
-      if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean")
-        bad(s, "pool mode must be max, mean or max+mean");
+      if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean") bad(s, "pool mode must be max, mean or max+mean");
       out = s.out_width = factor * s.in_width;
       s.flops = N * in * factor;
       s.out_level = TensorLevel::graph;
@@ -103,7 +101,7 @@ void derive_costs(ModelSpec& m) {
       s.needs_graph = true;
       s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
       weights = (in * out + out) * kFloat;
-      workspace = v.dense() ? N * N * mask : E * kFloat;  // cached edge weights (PreG/CacheG) or the mask
+      workspace = v.dense() ? N * N * mask : E * kFloat;                              // cached edge weights (PreG/CacheG) or the mask
       if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
       // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
       // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
@@ -142,14 +140,16 @@ void derive_costs(ModelSpec& m) {
     } else {
       bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
     }
-    if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" &&
-        s.op != "combine")
+    if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" && s.op != "combine")
       bad(s, "cannot follow global pooling");
     const bool result = i + 1 == m.stages.size();
     const double out_rows = s.out_level == TensorLevel::graph ? 1 : N;
-    if (s.op == "knn") s.out_bytes = N * s.k * kIndex;
-    else if (v.int8() && !result) s.out_bytes = out_rows * out * act + 8;  // + scale and zero point
-    else s.out_bytes = out_rows * out * kFloat;
+    if (s.op == "knn")
+      s.out_bytes = N * s.k * kIndex;
+    else if (v.int8() && !result)
+      s.out_bytes = out_rows * out * act + 8;  // + scale and zero point
+    else
+      s.out_bytes = out_rows * out * kFloat;
     if (v.int8()) weights = weights / kFloat + out * kFloat;  // int8 entries (biases too, a slight undercount) + scales
     s.weight_bytes = weights;
     s.workspace_bytes = workspace;
@@ -158,13 +158,13 @@ void derive_costs(ModelSpec& m) {
     // makes its tensors (a C++ expression's temporaries live to the end of its statement); memory only,
     // not the roofline's traffic. bench/memory_formula.py compares it with LibTorch's allocator.
     double mem = s.out_bytes + workspace + message;  // the general rule (sage, dense variants)
-    const double act_out = out_rows * out * kFloat;   // one float tensor of the output's shape
+    const double act_out = out_rows * out * kFloat;  // one float tensor of the output's shape
     if (s.op == "knn") {
       // sq - 2 x x^T + sq^T: four N x N temporaries; topk's values beside its indices (the output).
       mem = 4 * N * N * kFloat + N * s.k * kFloat + s.out_bytes;
     } else if (s.op == "edgeconv") {
-      const double K = N * s.k;  // edges
-      mem = std::max({4 * N * N * kFloat + K * (kFloat + kIndex),  // its KNN
+      const double K = N * s.k;                                     // edges
+      mem = std::max({4 * N * N * kFloat + K * (kFloat + kIndex),   // its KNN
                       K * (4 * in + out) * kFloat,                  // neighbours, differences, their concatenation, the edge MLP
                       K * (in + 2 * out) * kFloat + s.out_bytes});  // neighbours, MLP output and its LeakyReLU, the max over k
     } else if (s.op == "aggregate") {

@@ -8,8 +8,7 @@ namespace coinfer {
 
 void ModelSpec::check_split(int k) const {
   if (k < 0 || k > num_stages())
-    throw std::out_of_range("split " + std::to_string(k) + " is outside 0.." + std::to_string(num_stages()) +
-                            " for model " + name);
+    throw std::out_of_range("split " + std::to_string(k) + " is outside 0.." + std::to_string(num_stages()) + " for model " + name);
 }
 
 double ModelSpec::bytes_at_split(int k) const {
@@ -23,8 +22,7 @@ double ModelSpec::bytes_at_split(int k) const {
   // Every tensor produced before k (or the raw input) and read by a stage at or after k crosses.
   for (int producer = -1; producer < k; ++producer) {
     bool live = false;
-    for (int s = k; s < n && !live; ++s)
-      live = std::find(stages[s].inputs.begin(), stages[s].inputs.end(), producer) != stages[s].inputs.end();
+    for (int s = k; s < n && !live; ++s) live = std::find(stages[s].inputs.begin(), stages[s].inputs.end(), producer) != stages[s].inputs.end();
     if (live) bytes += producer < 0 ? input_bytes : stages[producer].out_bytes;
   }
   if (graph_needed) bytes += graph_bytes;
@@ -66,8 +64,7 @@ int ModelSpec::pp_comm() const {
   return best;
 }
 
-int ModelSpec::pp_comp(const std::function<double(int, int)>& device_seconds,
-                       const std::function<double(int, int)>& server_seconds) const {
+int ModelSpec::pp_comp(const std::function<double(int, int)>& device_seconds, const std::function<double(int, int)>& server_seconds) const {
   int best = -1;
   double best_t = std::numeric_limits<double>::infinity();
   for (int k = 0; k <= num_stages(); ++k) {

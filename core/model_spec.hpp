@@ -15,13 +15,13 @@ namespace coinfer {
 // Statistics of a dataset that the cost formulas need (see models/README.md).
 struct DatasetSpec {
   std::string name;
-  std::string kind;  // "point_cloud" or "graph"
-  std::string task;  // "graph_classification" or "node_classification"
+  std::string kind;     // "point_cloud" or "graph"
+  std::string task;     // "graph_classification" or "node_classification"
   long long nodes = 0;  // nodes (points) per sample
   long long edges = 0;  // directed edges per sample (graphs; point clouds build theirs with KNN)
   int features = 0;     // input feature width
   int classes = 0;
-  std::string source;   // where these statistics come from
+  std::string source;  // where these statistics come from
 };
 
 // Level of a stage's output tensor: one row per node, or one row per sample (after pooling).
@@ -29,21 +29,21 @@ enum class TensorLevel { node, graph };
 
 struct StageSpec {
   std::string name;
-  std::string op;          // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage
-  int in_width = 0;        // feature width read from the main input
-  int out_width = 0;       // feature width produced (0 for knn, whose output is a graph)
-  int k = 0;               // neighbours (edgeconv, knn, aggregate)
-  int heads = 1;           // attention heads (gat); out_width is the concatenated width
-  std::string pool_mode;   // pool: "max", "mean" or "max+mean"
-  std::vector<int> inputs; // producing stage indices; -1 = the raw input sample
+  std::string op;            // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage
+  int in_width = 0;          // feature width read from the main input
+  int out_width = 0;         // feature width produced (0 for knn, whose output is a graph)
+  int k = 0;                 // neighbours (edgeconv, knn, aggregate)
+  int heads = 1;             // attention heads (gat); out_width is the concatenated width
+  std::string pool_mode;     // pool: "max", "mean" or "max+mean"
+  std::vector<int> inputs;   // producing stage indices; -1 = the raw input sample
   bool needs_graph = false;  // consumes the dataset's static graph (gcn, gat, sage)
   TensorLevel out_level = TensorLevel::node;
   // Derived by model_cost.cpp (or overridden in the spec file):
-  double flops = 0;             // per sample
-  double out_bytes = 0;         // bytes of this stage's output tensor, per sample
-  double weight_bytes = 0;      // parameters
-  double traffic_bytes = 0;     // memory traffic estimate for the roofline (reads + writes + weights)
-  double workspace_bytes = 0;   // transient memory beyond inputs/outputs (e.g. gathered edge features)
+  double flops = 0;            // per sample
+  double out_bytes = 0;        // bytes of this stage's output tensor, per sample
+  double weight_bytes = 0;     // parameters
+  double traffic_bytes = 0;    // memory traffic estimate for the roofline (reads + writes + weights)
+  double workspace_bytes = 0;  // transient memory beyond inputs/outputs (e.g. gathered edge features)
   // The gathered-message tensor of sparse aggregation (gcn, gat, sage without dense masks): E x F floats
   // at once, E x F/P with feature decomposition (variant fdP). In peak memory only: the roofline's
   // traffic was calibrated without it (models/README.md).
@@ -78,8 +78,7 @@ class ModelSpec {
   int pp_comm() const;
   // PP_comp: the split (0..n: every splitting point, offload and local included) minimising
   // device_seconds(0,k) + server_seconds(k,n), the least total compute; ties -> smaller k.
-  int pp_comp(const std::function<double(int, int)>& device_seconds,
-              const std::function<double(int, int)>& server_seconds) const;
+  int pp_comp(const std::function<double(int, int)>& device_seconds, const std::function<double(int, int)>& server_seconds) const;
   // Throws std::out_of_range with a clear message unless 0 <= k <= n.
   void check_split(int k) const;
 };

@@ -15,14 +15,16 @@ const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, c
 // N in 1..max_value, else std::invalid_argument saying `what` it is.
 bool parse_numbered(const std::string& part, const std::string& prefix, long long max_value, const std::string& what, long long& out) {
   std::string digits;
-  if (part.rfind(prefix + "=", 0) == 0) digits = part.substr(prefix.size() + 1);
-  else if (part.rfind(prefix, 0) == 0) digits = part.substr(prefix.size());
-  else return false;
+  if (part.rfind(prefix + "=", 0) == 0)
+    digits = part.substr(prefix.size() + 1);
+  else if (part.rfind(prefix, 0) == 0)
+    digits = part.substr(prefix.size());
+  else
+    return false;
   if (digits.empty() || digits.size() > 12 || digits.find_first_not_of("0123456789") != std::string::npos)
     throw std::invalid_argument("variant part '" + part + "': " + what + " is " + prefix + "<N> with N a whole number");
   out = std::stoll(digits);
-  if (out < 1 || out > max_value)
-    throw std::invalid_argument("variant part '" + part + "': " + what + " must be 1.." + std::to_string(max_value));
+  if (out < 1 || out > max_value) throw std::invalid_argument("variant part '" + part + "': " + what + " must be 1.." + std::to_string(max_value));
   return true;
 }
 }  // namespace
@@ -54,14 +56,22 @@ ModelVariant ModelVariant::parse(const std::string& name) {
       if (s == part) throw std::invalid_argument("variant '" + name + "' names '" + part + "' twice");
     seen.push_back(part);
     long long number = 0;
-    if (part == "dense_mask") v.aggregation = Aggregation::dense_mask;
-    else if (part == "sparse") v.aggregation = Aggregation::sparse;
-    else if (part == "symmetric") v.normalisation = Normalisation::symmetric;
-    else if (part == "cached") v.normalisation = Normalisation::cached;
-    else if (part == "int8") v.precision = Precision::int8;
-    else if (part == "fp32") v.precision = Precision::fp32;
-    else if (part == "grax1") v.grax1 = true;
-    else if (part == "grax2") v.grax2 = true;
+    if (part == "dense_mask")
+      v.aggregation = Aggregation::dense_mask;
+    else if (part == "sparse")
+      v.aggregation = Aggregation::sparse;
+    else if (part == "symmetric")
+      v.normalisation = Normalisation::symmetric;
+    else if (part == "cached")
+      v.normalisation = Normalisation::cached;
+    else if (part == "int8")
+      v.precision = Precision::int8;
+    else if (part == "fp32")
+      v.precision = Precision::fp32;
+    else if (part == "grax1")
+      v.grax1 = true;
+    else if (part == "grax2")
+      v.grax2 = true;
     else if (parse_numbered(part, "cap", kMaxNodeCapacity, "a node capacity", number)) {
       if (v.node_capacity > 0) throw std::invalid_argument("variant '" + name + "' gives a node capacity twice");
       v.node_capacity = number;
@@ -103,18 +113,20 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
   if (v.node_capacity > 0) {
     if (spec.dataset.kind != "graph") throw std::invalid_argument(what + "a node capacity needs a graph dataset");
     if (v.node_capacity < spec.dataset.nodes)
-      throw std::invalid_argument(what + "node capacity " + std::to_string(v.node_capacity) + " is below the " +
-                                  std::to_string(spec.dataset.nodes) + " nodes per sample of " + spec.dataset.name);
+      throw std::invalid_argument(what + "node capacity " + std::to_string(v.node_capacity) + " is below the " + std::to_string(spec.dataset.nodes) +
+                                  " nodes per sample of " + spec.dataset.name);
   }
   if (v.normalisation == ModelVariant::Normalisation::symmetric && !gcn)
     throw std::invalid_argument(what + "symmetric normalisation (SymG) applies to gcn stages; this model has none");
   if (v.normalisation == ModelVariant::Normalisation::symmetric && v.dense())
-    throw std::invalid_argument(what + "symmetric applies to sparse aggregation only: LibTorch has no packed-triangular "
+    throw std::invalid_argument(what +
+                                "symmetric applies to sparse aggregation only: LibTorch has no packed-triangular "
                                 "matrix product, so a dense mask stored as one triangle would be rebuilt whole at every layer");
   if (v.grax1 && !(gat && v.dense())) throw std::invalid_argument(what + "grax1 approximates masked attention: it needs gat stages and dense_mask");
   if (v.grax2 && !gat) throw std::invalid_argument(what + "grax2 approximates attention scores: it needs gat stages");
   if (v.feature_chunks > 1 && (!graph || v.dense()))
-    throw std::invalid_argument(what + "feature decomposition slices the messages of sparse aggregation: it needs gcn, gat or sage stages "
+    throw std::invalid_argument(what +
+                                "feature decomposition slices the messages of sparse aggregation: it needs gcn, gat or sage stages "
                                 "without dense_mask");
 }
 

@@ -35,10 +35,9 @@ MeasurableParams measurable_params_of(const Provenance& p) {
 }
 
 const std::vector<std::string>& module_feature_names() {
-  static const std::vector<std::string> names = {
-      "batch",     "nodes",       "edges",         "in_width",          "out_width",     "k",         "heads",
-      "cpu_cores", "threads",     "flops",         "weight_bytes",      "in_bytes",      "out_bytes", "traffic_bytes",
-      "workspace_bytes"};
+  static const std::vector<std::string> names = {"batch",     "nodes",         "edges",          "in_width", "out_width",    "k",
+                                                 "heads",     "cpu_cores",     "threads",        "flops",    "weight_bytes", "in_bytes",
+                                                 "out_bytes", "traffic_bytes", "workspace_bytes"};
   return names;
 }
 
@@ -74,16 +73,16 @@ std::vector<ModuleSample> module_samples_from_lut(const LutTable& table, const M
   const std::string& kind = table.provenance().kind;
   if (kind != "measured" && kind != "imported") return out;
   if (spec.num_stages() != table.num_stages())
-    throw std::invalid_argument("LUT " + table.key().to_string() + " has " + std::to_string(table.num_stages()) +
-                                " stages, the model spec " + std::to_string(spec.num_stages()));
+    throw std::invalid_argument("LUT " + table.key().to_string() + " has " + std::to_string(table.num_stages()) + " stages, the model spec " +
+                                std::to_string(spec.num_stages()));
   const MeasurableParams hw = measurable_params_of(table.provenance());
   for (int st = 0; st < table.num_stages(); ++st)
     for (int b = 1; b <= table.max_batch(); ++b) {
       if (!table.has_latency(st, st + 1, b) || table.estimate(st, st + 1, b)) continue;
       const LatencyStats& l = table.latency(st, st + 1, b);
       const StageSpec& stage = spec.stages[static_cast<size_t>(st)];
-      out.push_back({stage.op, table.key().device_type, table.key().model + "/" + table.key().dataset, stage.name,
-                     module_features(spec, st, b, hw), l.mean_s, l.p50_s, l.count});
+      out.push_back({stage.op, table.key().device_type, table.key().model + "/" + table.key().dataset, stage.name, module_features(spec, st, b, hw),
+                     l.mean_s, l.p50_s, l.count});
     }
   return out;
 }

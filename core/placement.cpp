@@ -87,10 +87,10 @@ Placement parse_placement(const std::string& text) {
   for (const auto& p : parts) out.parts.push_back(parse_part(p, parts.size() == 1));
   for (size_t i = 1; i < out.parts.size(); ++i)
     if (out.parts[i].begin != out.parts[i - 1].end)
-      throw std::invalid_argument("placement '" + text + "': part " + std::to_string(i + 1) + " starts at stage " + std::to_string(out.parts[i].begin) +
-                                  ", not where part " + std::to_string(i) + " ends (" + std::to_string(out.parts[i - 1].end) + ")");
-  if (out.parts.size() > 1 && out.parts[0].begin != 0)
-    throw std::invalid_argument("placement '" + text + "': the first part must start at stage 0");
+      throw std::invalid_argument("placement '" + text + "': part " + std::to_string(i + 1) + " starts at stage " +
+                                  std::to_string(out.parts[i].begin) + ", not where part " + std::to_string(i) + " ends (" +
+                                  std::to_string(out.parts[i - 1].end) + ")");
+  if (out.parts.size() > 1 && out.parts[0].begin != 0) throw std::invalid_argument("placement '" + text + "': the first part must start at stage 0");
   return out;
 }
 

@@ -19,10 +19,10 @@
 namespace coinfer {
 
 struct PlacementPart {
-  std::string processor;   // runs the part (its `share` of each stage when `with` is set)
-  std::string with;        // "" or the processor that runs the rest of each stage at the same time
-  double share = 1;        // of each stage's output rows on `processor`; 0 < share < 1 with `with`
-  int begin = 0, end = -1; // stages [begin, end); end -1: to the device's split (the one-part form)
+  std::string processor;    // runs the part (its `share` of each stage when `with` is set)
+  std::string with;         // "" or the processor that runs the rest of each stage at the same time
+  double share = 1;         // of each stage's output rows on `processor`; 0 < share < 1 with `with`
+  int begin = 0, end = -1;  // stages [begin, end); end -1: to the device's split (the one-part form)
   bool operator==(const PlacementPart& o) const {
     return processor == o.processor && with == o.with && share == o.share && begin == o.begin && end == o.end;
   }

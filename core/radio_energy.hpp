@@ -28,10 +28,10 @@
 namespace coinfer {
 
 struct RadioStates {
-  std::string name;  // the traces/devices.yaml radios: entry ("wifi", "lte"), "" when stated inline
-  double base_w = 0;          // active: the base power while any transfer is in progress
-  double up_w_per_mbps = 0;   // active: W added per Mbit/s sent (= J per Mbit sent)
-  double down_w_per_mbps = 0; // active: W added per Mbit/s received (= J per Mbit received)
+  std::string name;            // the traces/devices.yaml radios: entry ("wifi", "lte"), "" when stated inline
+  double base_w = 0;           // active: the base power while any transfer is in progress
+  double up_w_per_mbps = 0;    // active: W added per Mbit/s sent (= J per Mbit sent)
+  double down_w_per_mbps = 0;  // active: W added per Mbit/s received (= J per Mbit received)
   double tail_w = 0, tail_s = 0;
   double idle_w = 0;
   double promotion_w = 0, promotion_s = 0;
@@ -44,7 +44,7 @@ struct RadioStates {
 };
 
 struct RadioEnergy {
-  double active_j = 0;     // base power over active seconds + the rate terms
+  double active_j = 0;  // base power over active seconds + the rate terms
   double tail_j = 0;
   double idle_j = 0;
   double promotion_j = 0;
@@ -73,9 +73,9 @@ class RadioEnergyMeter {
   RadioStates m_;
   double begin_s_ = 0, end_s_ = 0;
   int active_ = 0;
-  double mark_s_ = 0;              // integrated up to here
+  double mark_s_ = 0;  // integrated up to here
   bool ever_active_ = false;
-  double last_end_s_ = 0;          // when the radio last became inactive
+  double last_end_s_ = 0;  // when the radio last became inactive
   RadioEnergy e_;
 };
 

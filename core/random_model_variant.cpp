@@ -9,7 +9,9 @@ namespace coinfer {
 
 ModelSpec random_model_variant(const ModelSpec& base, std::uint64_t seed, std::uint64_t index) {
   RandomStream rng(seed, StreamPurpose::module_sampling, index);
-  auto pick = [&](std::initializer_list<double> v) { return *(v.begin() + std::min<size_t>(v.size() - 1, static_cast<size_t>(rng.next_unit() * v.size()))); };
+  auto pick = [&](std::initializer_list<double> v) {
+    return *(v.begin() + std::min<size_t>(v.size() - 1, static_cast<size_t>(rng.next_unit() * v.size())));
+  };
   ModelSpec m = base;
   const std::string tag = "~v" + std::to_string(index);
   m.name += tag;

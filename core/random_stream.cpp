@@ -5,7 +5,7 @@
 namespace coinfer {
 
 namespace {
-constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;    // splitmix64 increment (golden ratio)
+constexpr std::uint64_t kGamma = 0x9E3779B97F4A7C15ULL;       // splitmix64 increment (golden ratio)
 constexpr std::uint64_t kPurposeMul = 0xD1B54A32D192ED03ULL;  // odd: purpose enters the key here
 constexpr std::uint64_t kIndexMul = 0xAEF17502108EF2D9ULL;    // odd, different: index enters here
 

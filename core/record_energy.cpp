@@ -59,8 +59,10 @@ WindowEnergy window_energy_from_records(const PowerSpec& power, const std::vecto
   RadioEnergyMeter meter(power.radio, t0_s, t1_s);
   for (const Event& ev : events) {
     const auto& [start, end, bytes, up] = transfers[ev.k];
-    if (ev.order != 0) meter.transfer_started(start);
-    else meter.transfer_ended(start, end, bytes, up);
+    if (ev.order != 0)
+      meter.transfer_started(start);
+    else
+      meter.transfer_ended(start, end, bytes, up);
   }
   e.radio_j = meter.energy().total_j();
   return e;

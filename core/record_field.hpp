@@ -27,7 +27,7 @@ template <class R>
 struct RecordField {
   const char* name = "";  // the JSON key, and the results.h5 dataset GROUP/NAME unless `column` is set
   FieldKind kind = FieldKind::real;
-  const char* unit = "";  // results.h5's unit attribute ("" none)
+  const char* unit = "";         // results.h5's unit attribute ("" none)
   const char* column = nullptr;  // the results.h5 dataset where it differs from `name` (schema 1's "t")
   bool in_results_h5 = true;     // false: JSON only (a decision's wall_s and detail)
   bool in_json = true;           // false: results.h5 only
@@ -39,7 +39,7 @@ struct RecordField {
   std::function<bool(const R&)> present;
   std::function<std::int64_t(const R&)> get_int;  // int64, int32, status (its code), flag (1 / 0)
   std::function<void(R&, std::int64_t)> set_int;
-  std::function<double(const R&)> get_real;       // real, time
+  std::function<double(const R&)> get_real;  // real, time
   std::function<void(R&, double)> set_real;
   std::function<const std::string&(const R&)> get_text;  // text, json_object
   std::function<void(R&, std::string)> set_text;

@@ -16,10 +16,10 @@ struct RequestRecord {
   // (core/device_loop.hpp); failure says where and how late.
   enum class Status : std::int8_t { ok = 0, failed = 1, dropped = 2 };
   std::int64_t id = 0;
-  std::int32_t device = 0;  // index into the scenario's devices
-  std::int32_t server = -1; // index of the server used, -1 if none
-  std::string strategy;     // strategy the request started with ("pp(2)")
-  std::int32_t split = 0;   // device ran [0,split); for data_parallel, 0 (server) or n (device)
+  std::int32_t device = 0;   // index into the scenario's devices
+  std::int32_t server = -1;  // index of the server used, -1 if none
+  std::string strategy;      // strategy the request started with ("pp(2)")
+  std::int32_t split = 0;    // device ran [0,split); for data_parallel, 0 (server) or n (device)
   double bytes_up = 0, bytes_down = 0;
   double t_created = NAN;
   double t_device_start = NAN, t_device_end = NAN;
@@ -38,9 +38,9 @@ struct RequestRecord {
   double t_cloud_queued = NAN;
   double t_cloud_batch_start = NAN, t_cloud_batch_end = NAN;
   std::int32_t cloud_batch_size = 0;
-  double t_result = NAN;      // result available on the device
+  double t_result = NAN;  // result available on the device
   Status status = Status::ok;
-  std::string failure;        // why, when failed
+  std::string failure;  // why, when failed
 
   bool done() const { return !std::isnan(t_result); }
   double latency_s() const { return t_result - t_created; }

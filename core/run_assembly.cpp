@@ -15,10 +15,10 @@ namespace coinfer {
 std::vector<EventRecord> scenario_event_records(const Scenario& s) {
   std::vector<EventRecord> out;
   for (const auto& e : s.events) {
-    const char* kind = e.kind == EventSpec::Kind::bandwidth ? "bandwidth"
-                       : e.kind == EventSpec::Kind::leave ? "leave"
-                       : e.kind == EventSpec::Kind::join  ? "join"
-                       : e.kind == EventSpec::Kind::load  ? "load"
+    const char* kind = e.kind == EventSpec::Kind::bandwidth     ? "bandwidth"
+                       : e.kind == EventSpec::Kind::leave       ? "leave"
+                       : e.kind == EventSpec::Kind::join        ? "join"
+                       : e.kind == EventSpec::Kind::load        ? "load"
                        : e.kind == EventSpec::Kind::server_fail ? "fail"
                        : e.kind == EventSpec::Kind::handover    ? "handover"
                                                                 : "recover";
@@ -69,7 +69,8 @@ FinalChoices final_choices(const Scenario& s, const std::vector<DecisionRecord>&
       const auto eq = w.rfind('=');  // ids may hold '=', strategy texts do not
       if (eq == std::string::npos) continue;
       auto it = index.find(w.substr(0, eq));
-      if (it != index.end() && it->first != "helpers" && it->first != "batching" && it->first != "servers") out.strategy[it->second] = w.substr(eq + 1);
+      if (it != index.end() && it->first != "helpers" && it->first != "batching" && it->first != "servers")
+        out.strategy[it->second] = w.substr(eq + 1);
     }
     if (at == std::string::npos) continue;
     const size_t end = d.scheme.find(']', at);
@@ -110,20 +111,30 @@ constexpr const char* kDrainFailurePrefix = "not finished ";
 
 std::string drain_failure_text(const RequestRecord& x, double drain_s) {
   const char* where = "waiting to start on the device";
-  if (!std::isnan(x.t_cloud_batch_end)) where = "result on its way back from the cloud";
-  else if (!std::isnan(x.t_cloud_batch_start)) where = "running on the cloud server";
-  else if (!std::isnan(x.t_cloud_queued)) where = "queued at the cloud server";
-  else if (x.cloud >= 0) where = "on its way to the cloud server";
-  else if (!std::isnan(x.t_batch_end)) where = "result on its way back to the device";
-  else if (!std::isnan(x.t_batch_start)) where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
-  else if (!std::isnan(x.t_queued)) where = "queued at the server";
+  if (!std::isnan(x.t_cloud_batch_end))
+    where = "result on its way back from the cloud";
+  else if (!std::isnan(x.t_cloud_batch_start))
+    where = "running on the cloud server";
+  else if (!std::isnan(x.t_cloud_queued))
+    where = "queued at the cloud server";
+  else if (x.cloud >= 0)
+    where = "on its way to the cloud server";
+  else if (!std::isnan(x.t_batch_end))
+    where = "result on its way back to the device";
+  else if (!std::isnan(x.t_batch_start))
+    where = x.helper >= 0 ? "running on an idle helper device" : "running on the server";
+  else if (!std::isnan(x.t_queued))
+    where = "queued at the server";
   else if (!std::isnan(x.t_device_end) || (x.split == 0 && !std::isnan(x.t_created) && x.bytes_up > 0))
     where = "on the uplink or waiting for it";
-  else if (!std::isnan(x.t_device_start)) where = "computing on the device";
+  else if (!std::isnan(x.t_device_start))
+    where = "computing on the device";
   return kDrainFailurePrefix + format_double(drain_s) + " s after arrivals ended (drain_s): " + where;
 }
 
-bool is_drain_failure(const std::string& failure) { return failure.rfind(kDrainFailurePrefix, 0) == 0 && failure.find("(drain_s)") != std::string::npos; }
+bool is_drain_failure(const std::string& failure) {
+  return failure.rfind(kDrainFailurePrefix, 0) == 0 && failure.find("(drain_s)") != std::string::npos;
+}
 
 void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j) {
   std::vector<std::string> ids;
@@ -151,8 +162,7 @@ std::vector<ServerResult> server_results(const Scenario& s, const std::vector<Re
   for (size_t i = 0; i < s.servers.size(); ++i) out[i].id = s.servers[i].id, out[i].type = s.servers[i].type;
   for (const auto& r : records) {
     // Its cloud's batch (pp(k,m)) counts on the cloud as its edge's counts on the edge.
-    if (r.cloud >= 0 && static_cast<size_t>(r.cloud) < s.servers.size() && !std::isnan(r.t_cloud_batch_start) &&
-        !std::isnan(r.t_cloud_batch_end)) {
+    if (r.cloud >= 0 && static_cast<size_t>(r.cloud) < s.servers.size() && !std::isnan(r.t_cloud_batch_start) && !std::isnan(r.t_cloud_batch_end)) {
       if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.cloud)].requests;
       spans[static_cast<size_t>(r.cloud)].push_back({r.t_cloud_batch_start, r.t_cloud_batch_end});
     }

@@ -83,7 +83,10 @@ const std::vector<RecordField<DecisionRecord>>& decision_fields() {
       number_field("predicted_throughput_rps", K::real, "requests/s", &R::predicted_throughput_rps).required_key(),
       number_field("predicted_latency_ms", K::real, "ms", &R::predicted_latency_ms).required_key(),
       integer_field("switched", K::int32, "devices sent a new strategy", &R::switched).accepts(0, kInt32, 0, true),
-      number_field("wall_s", K::real, "s of wall-clock time in decide()", &R::wall_s).required_key().json_only(),
+      number_field("wall_s", K::real, "s of wall-clock time in decide(); 0 in decisions.jsonl (a deterministic file: the times are in timing.json)",
+                   &R::wall_s)
+          .required_key()
+          .json_only(),
       text_field("detail", &R::detail, K::json_object).json_only(),
   };
   return table;

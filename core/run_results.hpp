@@ -63,10 +63,10 @@ inline DeviceResult device_result_of(const DeviceSpec& d) {
 
 struct EventRecord {
   double t_s = 0;
-  std::string kind;    // "bandwidth", "join", "leave", "load", "fail", "recover" (a server's), "handover", "arrivals_end"
-  std::string device;  // "" when not about one device
-  double value = 0;    // bandwidth_mbps for "bandwidth", the share for "load"
-  std::string server;  // fail, recover: the server's id; "" otherwise
+  std::string kind;                             // "bandwidth", "join", "leave", "load", "fail", "recover" (a server's), "handover", "arrivals_end"
+  std::string device;                           // "" when not about one device
+  double value = 0;                             // bandwidth_mbps for "bandwidth", the share for "load"
+  std::string server;                           // fail, recover: the server's id; "" otherwise
   std::string access_point, from_access_point;  // handover: the access point it joins, the one it leaves; "" otherwise
 };
 
@@ -79,13 +79,13 @@ struct BandwidthSample {
 // One scheduling decision (the scheme it chose and why).
 struct DecisionRecord {
   double t_s = 0;
-  std::string trigger;          // "start", "join:ID", "leave:ID", "bandwidth:ID", "load:ID", "fail:SERVER", "recover:SERVER", "period", joined by '+'
-  std::string scheme;           // Scheme::to_string()
+  std::string trigger;  // "start", "join:ID", "leave:ID", "bandwidth:ID", "load:ID", "fail:SERVER", "recover:SERVER", "period", joined by '+'
+  std::string scheme;   // Scheme::to_string()
   double predicted_throughput_rps = 0;  // the analytic estimator's prediction for the chosen scheme
   double predicted_latency_ms = 0;
-  int switched = 0;             // devices sent a new strategy or moved to another server
-  double wall_s = 0;            // wall-clock time of decide(); not deterministic, kept out of results.h5
-  std::string detail;           // Scheduler::decision_detail() (JSON object text; "" none); decisions.jsonl only
+  int switched = 0;    // devices sent a new strategy or moved to another server
+  double wall_s = 0;   // wall-clock time of decide(); not deterministic, kept out of results.h5
+  std::string detail;  // Scheduler::decision_detail() (JSON object text; "" none); decisions.jsonl only
 };
 
 // A file a run read its numbers from, and why that file (io/data_root.hpp: which project it was
@@ -118,9 +118,9 @@ struct RunProvenance {
 // (core/run_assembly.hpp server_results): the same rule for both engines.
 struct ServerResult {
   std::string id, type;
-  double busy_s = 0;        // the union of its batches' [start, end) in the window: computing while any worker is
-  long long batches = 0;    // batches that ran on it (started in the window)
-  long long requests = 0;   // requests it computed a part of (created in the window, completed)
+  double busy_s = 0;       // the union of its batches' [start, end) in the window: computing while any worker is
+  long long batches = 0;   // batches that ran on it (started in the window)
+  long long requests = 0;  // requests it computed a part of (created in the window, completed)
   // Failures (core/server_failures.hpp): fail events in the window, and the seconds of the window it was down.
   int failures = 0;
   double down_s = 0;
@@ -137,7 +137,7 @@ struct RunResults {
   std::vector<DeviceResult> devices;
   std::vector<std::string> servers;
   std::vector<ServerResult> server_results;  // per server, in scenario order
-  std::vector<RequestRecord> requests;  // ordered by id
+  std::vector<RequestRecord> requests;       // ordered by id
   std::vector<EventRecord> events;
   std::vector<BandwidthSample> bandwidth;
   std::vector<MetricsSummary> summary;  // per device, then "total"
@@ -156,7 +156,7 @@ struct RunResults {
   std::vector<std::string> estimated_lut_entries;
   std::vector<DataFileOrigin> data_files;  // every file the run's numbers came from
   std::vector<ClockRecord> clocks;         // real runs: each board's clock against the server's
-  double engine_wall_s = 0;  // wall-clock seconds inside the engine; never written to files (not deterministic)
+  double engine_wall_s = 0;                // wall-clock seconds inside the engine; never written to files (not deterministic)
 };
 
 // The records' field tables (core/record_field.hpp): results.h5's /devices, /servers (beside

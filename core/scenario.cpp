@@ -32,8 +32,10 @@ int find_by_id(const std::vector<T>& v, const std::string& id) {
     auto it = x.at.find(id);
     if (it != x.at.end() && it->second < static_cast<int>(v.size()) && v[static_cast<size_t>(it->second)].id == id) return it->second;
     const int i = linear();
-    if (i >= 0) x.data = nullptr;  // stale: rebuilt below
-    else return -1;
+    if (i >= 0)
+      x.data = nullptr;  // stale: rebuilt below
+    else
+      return -1;
     break;
   }
   Index& x = indexes[next++ % indexes.size()];

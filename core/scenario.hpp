@@ -26,19 +26,19 @@ struct BandwidthPoint {
 };
 
 struct LinkSpec {
-  double bandwidth_mbps = 0;  // 1 Mbps = 1e6 bit/s
-  double latency_ms = 0;      // one way
-  std::string trace_file;     // optional CSV (traces/README.md); empty = constant bandwidth
+  double bandwidth_mbps = 0;          // 1 Mbps = 1e6 bit/s
+  double latency_ms = 0;              // one way
+  std::string trace_file;             // optional CSV (traces/README.md); empty = constant bandwidth
   std::vector<BandwidthPoint> trace;  // loaded trace (absolute times), empty if none
 };
 
 struct WorkloadSpec {
   enum class Arrival { closed_loop, poisson, trace, none };  // none: an idle device (a possible helper)
   Arrival arrival = Arrival::closed_loop;
-  double rate_per_s = 0;               // poisson
-  std::string file;                    // trace: one arrival time (s) per line
-  std::vector<double> arrival_times_s; // trace, loaded
-  int in_flight = 0;                   // closed loop: max unfinished requests; 0 = strategy default
+  double rate_per_s = 0;                // poisson
+  std::string file;                     // trace: one arrival time (s) per line
+  std::vector<double> arrival_times_s;  // trace, loaded
+  int in_flight = 0;                    // closed loop: max unfinished requests; 0 = strategy default
   // A request's deadline (ms from its creation; 0 = none): it met it when it completed within it
   // (summary.json slo_attainment). drop_late: a request the device finds past its deadline before it
   // starts a device segment or its upload is dropped there (RequestRecord::Status::dropped).
@@ -191,9 +191,9 @@ struct Scenario {
   std::vector<std::string> overrides;
   std::string resolved_yaml;
   unsigned long long seed = 1;
-  double duration_s = 60;   // arrivals stop here
-  double warmup_s = 0;      // requests created before this are not counted
-  double drain_s = 30;      // after duration, in-flight requests may finish; the rest are failed
+  double duration_s = 60;              // arrivals stop here
+  double warmup_s = 0;                 // requests created before this are not counted
+  double drain_s = 30;                 // after duration, in-flight requests may finish; the rest are failed
   std::string network_model = "cm02";  // cm02 | lv08
   // How the simulator times each execution: `sampled` draws it from the LUT entry's measured
   // distribution where the LUT has one (else its mean); `mean` uses every entry's mean.
@@ -201,13 +201,13 @@ struct Scenario {
   // Whether LUT entries estimated by `coinfer lut fill` (fitted regressors, not measurements) may be
   // used: refuse (default) makes a run that would consult one stop with an error naming it.
   enum class LutsFill { refuse, allow } luts_fill = LutsFill::refuse;
-  std::vector<std::string> luts;       // files or folders
-  SourceLocation luts_where;           // the `luts` key, for errors found while reading them
-  std::string hardware_file;           // the device profiles the devices' hardware came from ("" = none found)
+  std::vector<std::string> luts;  // files or folders
+  SourceLocation luts_where;      // the `luts` key, for errors found while reading them
+  std::string hardware_file;      // the device profiles the devices' hardware came from ("" = none found)
   std::vector<ServerSpec> servers;
   AccessPointSpec access_point;
-  MobilitySpec mobility;  // access points with positions (core/mobility.hpp); none: devices do not move
-  std::vector<DeviceSpec> devices;     // expanded (count: N gives N entries)
+  MobilitySpec mobility;            // access points with positions (core/mobility.hpp); none: devices do not move
+  std::vector<DeviceSpec> devices;  // expanded (count: N gives N entries)
   SchedulerSpec scheduler;
   std::vector<EventSpec> events;
 

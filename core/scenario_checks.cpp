@@ -16,14 +16,16 @@ void check_scenario(const Scenario& s) {
   for (const EventSpec& e : s.events) {
     const int si = e.server.empty() ? -1 : s.server_index(e.server);
     if (si >= 0 && s.servers[static_cast<size_t>(si)].failures)
-      throw InputError(e.where, "events.server",
-                       "server " + e.server + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
+      throw InputError(
+          e.where, "events.server",
+          "server " + e.server + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
   }
   check_server_failures(s);
   for (const auto& d : s.devices)
     if (d.leave_at_s <= d.join_at_s)
-      throw InputError(d.where, "events", "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) +
-                                              " s, not after it joins at " + format_double(d.join_at_s) + " s");
+      throw InputError(
+          d.where, "events",
+          "device '" + d.id + "' leaves at " + format_double(d.leave_at_s) + " s, not after it joins at " + format_double(d.join_at_s) + " s");
 }
 
 }  // namespace coinfer

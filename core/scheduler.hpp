@@ -21,9 +21,7 @@ class Estimator {
   // Higher is better (e.g. system throughput in requests/s).
   virtual double score(const SystemState& state, const Scheme& scheme) const = 0;
   // > 0 if a is predicted better than b, < 0 if worse, 0 if equal.
-  virtual double compare(const SystemState& state, const Scheme& a, const Scheme& b) const {
-    return score(state, a) - score(state, b);
-  }
+  virtual double compare(const SystemState& state, const Scheme& a, const Scheme& b) const { return score(state, a) - score(state, b); }
   // One round of a search: the index of the candidate to move to from `incumbent`, or -1 to stay. The
   // default walks the candidates in order, moving whenever compare() says the next one beats the best
   // so far (exact estimators: the best candidate). A learned estimator overrides it to compare every
@@ -59,8 +57,8 @@ class Estimator {
   struct RecordFigures {
     bool has_figures = false;
     double throughput_rps = 0, mean_latency_ms = 0, p95_latency_ms = 0, energy_j_per_inference = 0;
-    bool constrained = false;                 // the scenario states constraints
-    std::vector<std::string> missed;          // those predicted missed ("p95 412.3 ms > 100 ms")
+    bool constrained = false;         // the scenario states constraints
+    std::vector<std::string> missed;  // those predicted missed ("p95 412.3 ms > 100 ms")
   };
   virtual RecordFigures figures_for_record(const SystemState&, const Scheme&) const { return {}; }
   // A search that asks about one state many times (one decision) may hold it (StateHold): while held,

@@ -89,8 +89,7 @@ void add_modelled_failures(Scenario& s) {
     }
     added = true;
   }
-  if (added)
-    std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
+  if (added) std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
 }
 
 void check_server_failures(const Scenario& s) {

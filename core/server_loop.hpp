@@ -165,8 +165,10 @@ class ServerLoop {
       for (int helper : chosen) {
         Batch b = queue_.take_newest();
         drop_late(b, now_s);
-        if (b.empty()) helpers_.helper_done(helper);  // nothing left to send: the helper stays free
-        else act_.forward(helper, std::move(b));
+        if (b.empty())
+          helpers_.helper_done(helper);  // nothing left to send: the helper stays free
+        else
+          act_.forward(helper, std::move(b));
       }
     }
     while (busy_workers_ < workers_ && queue_.has_ready()) {

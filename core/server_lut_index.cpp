@@ -36,8 +36,8 @@ ServerLutIndex::ServerLutIndex(const Scenario& s, const LutSet& luts, const std:
 }
 
 const LutTable* ServerLutIndex::table(int server, int device, int binding) const {
-  if (server < 0 || static_cast<std::size_t>(server) >= server_type_.size() || device < 0 ||
-      static_cast<std::size_t>(device) + 1 >= first_.size() || binding < 0)
+  if (server < 0 || static_cast<std::size_t>(server) >= server_type_.size() || device < 0 || static_cast<std::size_t>(device) + 1 >= first_.size() ||
+      binding < 0)
     return nullptr;
   const std::size_t at = first_[static_cast<std::size_t>(device)] + static_cast<std::size_t>(binding);
   if (at >= first_[static_cast<std::size_t>(device) + 1]) return nullptr;

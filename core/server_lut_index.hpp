@@ -29,9 +29,9 @@ class ServerLutIndex {
   std::size_t types() const { return tables_.size(); }
 
  private:
-  std::vector<int> server_type_;                    // per server: its type's row in tables_
-  std::vector<std::size_t> first_;                  // per device, then one past the last: offsets into model_of_
-  std::vector<int> model_of_;                       // per (device, binding): its (model, dataset) column
+  std::vector<int> server_type_;                      // per server: its type's row in tables_
+  std::vector<std::size_t> first_;                    // per device, then one past the last: offsets into model_of_
+  std::vector<int> model_of_;                         // per (device, binding): its (model, dataset) column
   std::vector<std::vector<const LutTable*>> tables_;  // [type][(model, dataset)]
 };
 

@@ -24,7 +24,7 @@ ServerTiming::ServerTiming(const Scenario& s, int server, const LutSet& luts, st
     const std::vector<std::string>& models = run_models.at(static_cast<size_t>(o));
     for (size_t b = 0; b < models.size(); ++b) {
       const LutKey key{s.devices[static_cast<size_t>(h)].type, models[b], s.devices[static_cast<size_t>(o)].dataset,
-                        s.devices[static_cast<size_t>(h)].default_processor()};
+                       s.devices[static_cast<size_t>(h)].default_processor()};
       if (b == 0 || luts.contains(key)) helper_luts_[{h, o, static_cast<int>(b)}] = &luts.table(key);
     }
   }
@@ -54,8 +54,7 @@ int ServerTiming::batch_limit(int device, int binding, int split, int end) const
   in.initial = in.max_size = max_size_;
   in.batch_seconds = [&](int b) { return time_->seconds(*lut, split, n, b); };
   const bool memory_known = lut->peak_memory(split, n, std::min(max_size_, lut->max_batch())).has_value();
-  if (memory_known)
-    in.peak_memory_bytes = [&](int b) { return lut->peak_memory(split, n, std::min(b, lut->max_batch())); };
+  if (memory_known) in.peak_memory_bytes = [&](int b) { return lut->peak_memory(split, n, std::min(b, lut->max_batch())); };
   if (split > 0) in.input_sparsity = lut->stage_output_sparsity(split - 1);
   it->second = sparoa_batch_size(in, *dynamic_).batch;
   return it->second;

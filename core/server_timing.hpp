@@ -61,7 +61,7 @@ class ServerTiming {
 
  private:
   int server_ = 0;
-  std::shared_ptr<const ServerLutIndex> tables_;                     // every server's tables (shared)
+  std::shared_ptr<const ServerLutIndex> tables_;                      // every server's tables (shared)
   std::map<std::tuple<int, int, int>, const LutTable*> helper_luts_;  // (helper, origin, binding)
   bool may_have_helpers_ = false;
   const ExecutionTimeModel* time_;

@@ -9,10 +9,14 @@ namespace coinfer {
 
 int Strategy::device_split(int num_stages) const {
   switch (kind) {
-    case Kind::local: return num_stages;
-    case Kind::offload: return 0;
-    case Kind::pp: return split;
-    case Kind::data_parallel: return -1;
+    case Kind::local:
+      return num_stages;
+    case Kind::offload:
+      return 0;
+    case Kind::pp:
+      return split;
+    case Kind::data_parallel:
+      return -1;
   }
   return -1;
 }
@@ -20,10 +24,14 @@ int Strategy::device_split(int num_stages) const {
 std::string Strategy::to_string() const {
   const std::string at = placement.to_string() + (variant.empty() ? "" : "@" + variant);
   switch (kind) {
-    case Kind::local: return "local" + at;
-    case Kind::offload: return "offload" + at;
-    case Kind::pp: return "pp(" + std::to_string(split) + (cloud_split > 0 ? "," + std::to_string(cloud_split) : "") + ")" + at;
-    case Kind::data_parallel: return "data_parallel" + at;
+    case Kind::local:
+      return "local" + at;
+    case Kind::offload:
+      return "offload" + at;
+    case Kind::pp:
+      return "pp(" + std::to_string(split) + (cloud_split > 0 ? "," + std::to_string(cloud_split) : "") + ")" + at;
+    case Kind::data_parallel:
+      return "data_parallel" + at;
   }
   return "?";
 }
@@ -52,7 +60,8 @@ Strategy parse_strategy(const std::string& text) {
     if (open == std::string::npos) throw std::invalid_argument("'" + text + "': a placement is written [PARTS] after the strategy");
     Strategy s = parse_strategy(text.substr(0, open));
     if (s.kind == Strategy::Kind::offload)
-      throw std::invalid_argument("'" + text + "': only local, pp(K) and data_parallel run stages on the device to place (not " + s.to_string() + ")");
+      throw std::invalid_argument("'" + text + "': only local, pp(K) and data_parallel run stages on the device to place (not " + s.to_string() +
+                                  ")");
     if (s.kind == Strategy::Kind::pp && s.split == 0) throw std::invalid_argument("'" + text + "': pp(0) runs no stage on the device to place");
     try {
       s.placement = parse_placement(text.substr(open + 1, text.size() - open - 2));
@@ -79,13 +88,14 @@ Strategy parse_strategy(const std::string& text) {
     } else {
       const int k = number(inside.substr(0, comma)), m = number(inside.substr(comma + 1));
       if (k >= 0 && m >= 0) {
-        if (m <= k)
-          throw std::invalid_argument("'" + text + "': in pp(K,M) the cloud's part [M,n) starts after the edge's [K,M): K < M");
+        if (m <= k) throw std::invalid_argument("'" + text + "': in pp(K,M) the cloud's part [M,n) starts after the edge's [K,M): K < M");
         return Strategy::pp(k, m);
       }
     }
   }
-  throw std::invalid_argument("'" + text + "' is not a strategy; allowed: local, offload, pp(K), pp(K,M), data_parallel, each with an optional @VARIANT; local, pp(K) and data_parallel with an optional placement [PARTS]");
+  throw std::invalid_argument("'" + text +
+                              "' is not a strategy; allowed: local, offload, pp(K), pp(K,M), data_parallel, each with an optional @VARIANT; local, "
+                              "pp(K) and data_parallel with an optional placement [PARTS]");
 }
 
 }  // namespace coinfer

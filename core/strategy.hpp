@@ -29,9 +29,7 @@ struct Strategy {
   static Strategy data_parallel() { return {Kind::data_parallel, 0, 0, {}, {}}; }
   // The strategy whose device part is [0, k) of an n-stage model: k = 0 is offload, k = n local,
   // anything between pp(k).
-  static Strategy at_split(int k, int num_stages) {
-    return k <= 0 ? offload() : k >= num_stages ? local() : pp(k);
-  }
+  static Strategy at_split(int k, int num_stages) { return k <= 0 ? offload() : k >= num_stages ? local() : pp(k); }
 
   // Device stages are [0, device_split(n)); server stages are the rest. local -> n, offload -> 0,
   // pp(k) -> k. data_parallel has no fixed split (each input runs whole on one side): returns -1.
@@ -51,7 +49,8 @@ struct Strategy {
     return s;
   }
   bool operator==(const Strategy& o) const {
-    return kind == o.kind && (kind != Kind::pp || (split == o.split && cloud_split == o.cloud_split)) && variant == o.variant && placement == o.placement;
+    return kind == o.kind && (kind != Kind::pp || (split == o.split && cloud_split == o.cloud_split)) && variant == o.variant &&
+           placement == o.placement;
   }
   bool operator!=(const Strategy& o) const { return !(*this == o); }
 };

@@ -111,22 +111,22 @@ bool operator==(const DeviceState& a, const DeviceState& b) {
   return a.id == b.id && a.type == b.type && a.processor == b.processor && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
          a.strategy == b.strategy && a.connected == b.connected && a.busy == b.busy && a.queue_length == b.queue_length &&
          a.unfinished == b.unfinished && a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms &&
-         a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates &&
-         a.completed == b.completed && a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices &&
-         a.idle_w == b.idle_w && a.busy_w == b.busy_w && a.radio_j_per_mb == b.radio_j_per_mb && a.processor_idle_w == b.processor_idle_w &&
-         a.processor_busy_w == b.processor_busy_w && a.load == b.load && a.radio == b.radio;
+         a.in_flight == b.in_flight && a.arrival_rate_per_s == b.arrival_rate_per_s && a.generates == b.generates && a.completed == b.completed &&
+         a.latency_sum_s == b.latency_sum_s && a.variant_choices == b.variant_choices && a.idle_w == b.idle_w && a.busy_w == b.busy_w &&
+         a.radio_j_per_mb == b.radio_j_per_mb && a.processor_idle_w == b.processor_idle_w && a.processor_busy_w == b.processor_busy_w &&
+         a.load == b.load && a.radio == b.radio;
 }
 
 bool operator==(const ServerState& a, const ServerState& b) {
-  return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers &&
-         a.workers == b.workers && a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size &&
-         a.batch_size_limit == b.batch_size_limit &&
-         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up && a.cloud == b.cloud && a.to_cloud == b.to_cloud;
+  return a.id == b.id && a.type == b.type && a.queue_length == b.queue_length && a.busy_workers == b.busy_workers && a.workers == b.workers &&
+         a.batch_window_ms == b.batch_window_ms && a.batch_max_size == b.batch_max_size && a.batch_size_limit == b.batch_size_limit &&
+         a.link_bandwidth_mbps == b.link_bandwidth_mbps && a.link_latency_ms == b.link_latency_ms && a.up == b.up && a.cloud == b.cloud &&
+         a.to_cloud == b.to_cloud;
 }
 
 bool operator==(const SystemState& a, const SystemState& b) {
-  return a.time_s == b.time_s && a.horizon_s == b.horizon_s && a.warmup_left_s == b.warmup_left_s && a.access_point_mbps == b.access_point_mbps && a.access_point_latency_ms == b.access_point_latency_ms &&
-         a.devices == b.devices && a.servers == b.servers;
+  return a.time_s == b.time_s && a.horizon_s == b.horizon_s && a.warmup_left_s == b.warmup_left_s && a.access_point_mbps == b.access_point_mbps &&
+         a.access_point_latency_ms == b.access_point_latency_ms && a.devices == b.devices && a.servers == b.servers;
 }
 
 }  // namespace coinfer

@@ -14,24 +14,22 @@ namespace coinfer {
 
 struct DeviceState {
   std::string id, type, model, dataset, server;
-  std::string processor;            // which of its type's processors it computes on by default ("" = its LUT's one)
+  std::string processor;                           // which of its type's processors it computes on by default ("" = its LUT's one)
   std::shared_ptr<const DeviceHardware> hardware;  // its processors and memory (null: one processor, no limit)
   // The key of its LUT for `run_model` (its model or a variant) on its processor.
   // `on`: another of its processors ("" = its default one).
-  LutKey lut_key(const std::string& run_model, const std::string& on = "") const {
-    return {type, run_model, dataset, on.empty() ? processor : on};
-  }
-  Strategy strategy;                // current
+  LutKey lut_key(const std::string& run_model, const std::string& on = "") const { return {type, run_model, dataset, on.empty() ? processor : on}; }
+  Strategy strategy;  // current
   bool connected = true;
-  bool busy = false;                // computing or holding unfinished requests
-  int queue_length = 0;             // requests waiting on the device
-  int unfinished = 0;               // requests created and not finished
-  double link_bandwidth_mbps = 0;   // latest measured/known estimate
-  double link_latency_ms = 0;       // one way
-  double load = 0;                  // the share of its default processor other work takes now (events[].load; its computations take 1 / (1 - load) as long)
-  int in_flight = 0;                // closed loop: max unfinished requests; 0 = strategy default
-  double arrival_rate_per_s = 0;    // open loop rate; 0 = closed loop
-  bool generates = true;            // false: an idle device with no inputs of its own (a possible helper)
+  bool busy = false;               // computing or holding unfinished requests
+  int queue_length = 0;            // requests waiting on the device
+  int unfinished = 0;              // requests created and not finished
+  double link_bandwidth_mbps = 0;  // latest measured/known estimate
+  double link_latency_ms = 0;      // one way
+  double load = 0;    // the share of its default processor other work takes now (events[].load; its computations take 1 / (1 - load) as long)
+  int in_flight = 0;  // closed loop: max unfinished requests; 0 = strategy default
+  double arrival_rate_per_s = 0;  // open loop rate; 0 = closed loop
+  bool generates = true;          // false: an idle device with no inputs of its own (a possible helper)
   // Execution variants a scheduler may give this device (Strategy::variant values: "fp32" or a
   // variant name), those its LUTs hold within the scenario's max_output_error; empty: no choice.
   std::vector<std::string> variant_choices;
@@ -51,9 +49,9 @@ struct ServerState {
   int queue_length = 0;  // requests waiting to be batched or for a worker
   int busy_workers = 0;
   int workers = 1;
-  double batch_window_ms = 0;     // its batching now (the scenario's until a scheme set another)
+  double batch_window_ms = 0;  // its batching now (the scenario's until a scheme set another)
   int batch_max_size = 1;
-  int batch_size_limit = 1;       // the largest max_size a scheme may set: the scenario's servers[].batch.max_size (its LUTs cover it)
+  int batch_size_limit = 1;  // the largest max_size a scheme may set: the scenario's servers[].batch.max_size (its LUTs cover it)
   double link_bandwidth_mbps = 1000;
   double link_latency_ms = 0;
   // false between a server_fail event and its server_recover: work sent to it is lost, its

@@ -34,16 +34,14 @@ std::string to_hex(const unsigned char* p, size_t n) {
 
 std::string random_nonce_hex(int bytes) {
   std::string raw(static_cast<size_t>(bytes), '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes) != 1)
-    throw std::runtime_error("no random bytes from OpenSSL");
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes) != 1) throw std::runtime_error("no random bytes from OpenSSL");
   return to_hex(reinterpret_cast<const unsigned char*>(raw.data()), raw.size());
 }
 
 std::string hmac_sha256_hex(const std::string& key, const std::string& message) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-            reinterpret_cast<const unsigned char*>(message.data()), message.size(), md, &len))
+  if (!HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(message.data()), message.size(), md, &len))
     throw std::runtime_error("HMAC-SHA256 failed");
   return to_hex(md, len);
 }
@@ -60,7 +58,8 @@ void check_secret_file_permissions(const std::string& file) {
   const SourceLocation where{file, 0, 0};
   if (::stat(file.c_str(), &st) != 0) throw InputError(where, "--secret-file", "cannot read the secret file: " + std::string(std::strerror(errno)));
   if (!S_ISREG(st.st_mode)) throw InputError(where, "--secret-file", "the secret file is not a regular file");
-  if (st.st_uid != ::geteuid()) throw InputError(where, "--secret-file", "the secret file belongs to another user (uid " + std::to_string(st.st_uid) + ")");
+  if (st.st_uid != ::geteuid())
+    throw InputError(where, "--secret-file", "the secret file belongs to another user (uid " + std::to_string(st.st_uid) + ")");
   if (st.st_mode & 077) {
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
@@ -81,8 +80,7 @@ std::string load_secret(const std::string& file) {
     return secret;
   }
   if (const char* env = std::getenv("COINFER_SECRET")) secret = env;
-  if (secret.empty())
-    throw std::runtime_error("no shared secret: pass --secret-file FILE or set COINFER_SECRET");
+  if (secret.empty()) throw std::runtime_error("no shared secret: pass --secret-file FILE or set COINFER_SECRET");
   return secret;
 }
 

@@ -5,7 +5,7 @@
 
 namespace coinfer::hw {
 
-std::string random_nonce_hex(int bytes = 16);       // from the OS's random source
+std::string random_nonce_hex(int bytes = 16);  // from the OS's random source
 std::string hmac_sha256_hex(const std::string& key, const std::string& message);
 bool constant_time_equal(const std::string& a, const std::string& b);
 // The shared secret: the contents of `file` (trailing newline dropped) if given, else the environment

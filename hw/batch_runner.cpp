@@ -35,8 +35,8 @@ bool concatenated(const std::vector<models::SplitState>& states, models::SplitSt
 // Splits the batch state `all` (run to `end` < n) back into one state per request: every tensor has
 // either a row per node of the union (`rows` per request) or a row per request (past pooling; point
 // clouds: always); the static graph is each request's own. False when a tensor has neither.
-bool split_back(const models::SplitState& all, const std::vector<models::SplitState>& states, const std::vector<std::int64_t>& rows,
-                int end, std::vector<std::string>& outputs) {
+bool split_back(const models::SplitState& all, const std::vector<models::SplitState>& states, const std::vector<std::int64_t>& rows, int end,
+                std::vector<std::string>& outputs) {
   std::int64_t total = 0;
   for (std::int64_t r : rows) total += r;
   const auto b = static_cast<std::int64_t>(states.size());
@@ -81,8 +81,7 @@ bool stack_graphs(const models::GnnModel& model, std::vector<models::SplitState>
   std::vector<std::int64_t> rows;
   const bool graph = states[0].edge_index.defined();
   for (auto& s : states) {
-    if (s.real_nodes > 0 || s.graph_nodes.size() > 1 || s.next_stage != states[0].next_stage || s.edge_index.defined() != graph ||
-        s.tensors.empty())
+    if (s.real_nodes > 0 || s.graph_nodes.size() > 1 || s.next_stage != states[0].next_stage || s.edge_index.defined() != graph || s.tensors.empty())
       return false;
     std::int64_t r = -1;
     for (auto& [id, t] : s.tensors) {

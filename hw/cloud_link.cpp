@@ -73,9 +73,9 @@ std::shared_ptr<Connection> CloudLink::connect(const std::string& address) {
   auto hello = c->receive(Seconds(5));
   if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello from the cloud");
   const Hello h = decode_hello(hello->payload);
-  c->send({MsgType::cloud_register, 0,
-           encode(PeerRegistration{o_.edge_id, o_.edge_address, hmac_sha256_hex(o_.secret, h.nonce + "edge:" + o_.edge_id)})},
-          Seconds(5));
+  c->send(
+      {MsgType::cloud_register, 0, encode(PeerRegistration{o_.edge_id, o_.edge_address, hmac_sha256_hex(o_.secret, h.nonce + "edge:" + o_.edge_id)})},
+      Seconds(5));
   auto ack = c->receive(Seconds(5));  // a heartbeat: accepted; an error frame says why not
   if (!ack) throw ConnectionClosed("the cloud did not answer the registration within 5 s");
   if (ack->type == MsgType::error) throw ConnectionClosed("the cloud refused the registration: " + decode_error(ack->payload));

@@ -29,7 +29,6 @@ namespace coinfer::hw {
 constexpr double kCloudHeartbeatS = 1.0;
 constexpr double kCloudSilenceS = 10.0;
 
-
 class CloudLink {
  public:
   struct Options {
@@ -90,7 +89,7 @@ class CloudLink {
   std::map<std::uint64_t, bool> sent_;  // at the cloud now
   std::shared_ptr<Connection> conn_;
   std::thread reader_;
-  double retry_at_ = 0;                 // steady seconds: no connection attempt before
+  double retry_at_ = 0;  // steady seconds: no connection attempt before
   std::string last_error_ = "not tried yet";
   bool closing_ = false;
   std::thread sender_;

@@ -18,8 +18,6 @@ bool keep_tensor_memory() {
   return a == 1 && b == 1;
 }
 
-std::string quantized_engine_name() {
-  return c10::toString(at::globalContext().qEngine());
-}
+std::string quantized_engine_name() { return c10::toString(at::globalContext().qEngine()); }
 
 }  // namespace coinfer::hw

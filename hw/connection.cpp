@@ -36,13 +36,10 @@ bool wait_fd(int fd, short events, Clock::time_point deadline, const std::atomic
   return false;
 }
 
-Clock::time_point deadline_after(Connection::Seconds t) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(t);
-}
+Clock::time_point deadline_after(Connection::Seconds t) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(t); }
 }  // namespace
 
-std::unique_ptr<Connection> Connection::connect(const std::string& host, int port, Seconds timeout,
-                                                std::uint32_t max_payload) {
+std::unique_ptr<Connection> Connection::connect(const std::string& host, int port, Seconds timeout, std::uint32_t max_payload) {
   auto io = std::make_unique<asio::io_context>();
   asio::ip::tcp::socket socket(*io);
   asio::error_code ec;
@@ -175,8 +172,7 @@ void Connection::write_parts(const std::string& header, const std::string& body,
 
 void Connection::send(const Frame& f, Seconds timeout) {
   if (f.payload.size() > max_payload_)
-    throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " +
-                        std::to_string(max_payload_));
+    throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " + std::to_string(max_payload_));
   std::unique_lock<std::mutex> lock(send_mutex_);
   // After 8 payloads in a row that would not compress, try only every 16th (dense tensors stay dense).
   std::optional<std::string> z;
@@ -279,8 +275,7 @@ std::optional<Frame> Connection::receive(Seconds timeout) {
   return f;
 }
 
-Listener::Listener(const std::string& bind_address, int port, std::uint32_t max_payload)
-    : acceptor_(io_), max_payload_(max_payload) {
+Listener::Listener(const std::string& bind_address, int port, std::uint32_t max_payload) : acceptor_(io_), max_payload_(max_payload) {
   asio::ip::tcp::endpoint ep(asio::ip::make_address(bind_address), static_cast<unsigned short>(port));
   acceptor_.open(ep.protocol());
   acceptor_.set_option(asio::ip::tcp::acceptor::reuse_address(true));

@@ -51,8 +51,7 @@ class Connection {
  public:
   using Seconds = std::chrono::duration<double>;
   // Connects within `timeout`; throws ConnectionClosed saying why.
-  static std::unique_ptr<Connection> connect(const std::string& host, int port, Seconds timeout,
-                                             std::uint32_t max_payload = kDefaultMaxPayload);
+  static std::unique_ptr<Connection> connect(const std::string& host, int port, Seconds timeout, std::uint32_t max_payload = kDefaultMaxPayload);
   // Takes ownership of a connected TCP socket descriptor (closed by the destructor).
   Connection(int fd, std::uint32_t max_payload);
   ~Connection();
@@ -91,8 +90,8 @@ class Connection {
   std::mutex send_mutex_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> sent_{0}, received_{0};
-  double send_rate_bytes_per_s();        // the rate to pace the next chunk at (0: unshaped)
-  std::mutex shaping_mutex_;             // guards shaping_ (never held while sending)
+  double send_rate_bytes_per_s();  // the rate to pace the next chunk at (0: unshaped)
+  std::mutex shaping_mutex_;       // guards shaping_ (never held while sending)
   Shaping shaping_;
   std::atomic<double> rx_latency_s_{0};  // shaping_.latency_s, for the receiving thread
   // With a latency: (bytes received in all after a read, when that read returned), receiving thread only.

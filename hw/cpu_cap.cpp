@@ -16,8 +16,7 @@ namespace fs = std::filesystem;
 
 namespace coinfer::hw {
 
-namespace {
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<CpuCap> CpuCap::apply(double cores) { return apply_to(::getpid(), cores); }
 
@@ -39,8 +38,7 @@ std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
       cap->dir_ = dir.string();
       cap->v2_ = true;
       cap->parent_procs_ = (root / "cgroup.procs").string();
-      cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" +
-                          std::to_string(cores) + " cores)";
+      cap->description_ = "cgroup v2 cpu.max " + std::to_string(quota) + "/" + std::to_string(period) + " us (" + std::to_string(cores) + " cores)";
       return cap;
     }
     fs::remove(dir, ec);
@@ -53,15 +51,16 @@ std::unique_ptr<CpuCap> CpuCap::apply_to(int pid, double cores) {
         write_cgroup_file(dir / "cpu.cfs_quota_us", std::to_string(quota)) && write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
       cap->parent_procs_ = (v1 / "cgroup.procs").string();
-      cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) +
-                          " us (" + std::to_string(cores) + " cores)";
+      cap->description_ =
+          "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) + " us (" + std::to_string(cores) + " cores)";
       return cap;
     }
     fs::remove(dir, ec);
   }
-  throw std::runtime_error("cannot cap the CPU: no writable cgroup with a cpu controller (cgroup v2 cpu.max or v1 "
-                           "cpu.cfs_quota_us; needs root). Alternative: profile on the real board, or limit "
-                           "threads with --threads and cores with taskset");
+  throw std::runtime_error(
+      "cannot cap the CPU: no writable cgroup with a cpu controller (cgroup v2 cpu.max or v1 "
+      "cpu.cfs_quota_us; needs root). Alternative: profile on the real board, or limit "
+      "threads with --threads and cores with taskset");
 }
 
 std::unique_ptr<CpuCap> CpuCap::for_threads(double cores, const std::string& tag) {
@@ -70,8 +69,9 @@ std::unique_ptr<CpuCap> CpuCap::for_threads(double cores, const std::string& tag
   const long quota = std::max(1000L, std::lround(cores * period));
   const fs::path v1 = "/sys/fs/cgroup/cpu";
   if (!fs::exists(v1 / "tasks"))
-    throw std::runtime_error("cannot cap single threads: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu (cgroup v2 needs "
-                             "threaded mode); cap the whole process instead (--cpu-cap-scope process)");
+    throw std::runtime_error(
+        "cannot cap single threads: no cgroup v1 cpu controller at /sys/fs/cgroup/cpu (cgroup v2 needs "
+        "threaded mode); cap the whole process instead (--cpu-cap-scope process)");
   const fs::path dir = v1 / ("coinfer-cap-threads-" + std::to_string(::getpid()) + "-" + tag);
   std::error_code ec;
   if (!fs::create_directory(dir, ec) || !write_cgroup_file(dir / "cpu.cfs_period_us", std::to_string(period)) ||
@@ -84,8 +84,8 @@ std::unique_ptr<CpuCap> CpuCap::for_threads(double cores, const std::string& tag
   cap->threads_only_ = true;
   cap->dir_ = dir.string();
   cap->parent_procs_ = (v1 / "tasks").string();
-  cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) + " us (" +
-                      std::to_string(cores) + " cores) on the device's work threads only";
+  cap->description_ = "cgroup v1 cpu.cfs_quota_us " + std::to_string(quota) + " per " + std::to_string(period) + " us (" + std::to_string(cores) +
+                      " cores) on the device's work threads only";
   return cap;
 }
 

@@ -29,10 +29,10 @@ struct HelperPart {
 // the default plan is one segment [0, split) on processor 0) ...
 struct RequestStages {
   std::int64_t request = 0;
-  int split = 0;             // the request's device split: end == split is its last device segment
-  int begin = 0, end = 0;    // this segment's stages
-  int proc = 0;              // the processor (DeviceHardware slot) that runs it
-  int with = -1;             // >= 0: the segment is split with this processor (share of its rows on proc)
+  int split = 0;           // the request's device split: end == split is its last device segment
+  int begin = 0, end = 0;  // this segment's stages
+  int proc = 0;            // the processor (DeviceHardware slot) that runs it
+  int with = -1;           // >= 0: the segment is split with this processor (share of its rows on proc)
   double share = 1;
 };
 // ... or a batch forwarded to this device as a helper (not requests of ours), run as one batch on
@@ -57,8 +57,8 @@ class DeviceRequests final : private DeviceActions {
  public:
   // `device`, `link` and `journal` must outlive this object. Arguments as DeviceLoop's; `link`: the
   // device's link as the scenario describes it (data_parallel routing).
-  DeviceRequests(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages,
-                 double arrivals_end_s, DataParallelCosts router_costs, const BandwidthSchedule& link, JournalWriter& journal);
+  DeviceRequests(const DeviceSpec& device, int device_index, int server_index, std::uint64_t seed, int num_stages, double arrivals_end_s,
+                 DataParallelCosts router_costs, const BandwidthSchedule& link, JournalWriter& journal);
   DeviceRequests(const DeviceRequests&) = delete;
   DeviceRequests& operator=(const DeviceRequests&) = delete;
 
@@ -95,9 +95,9 @@ class DeviceRequests final : private DeviceActions {
   int device_;
   const BandwidthSchedule& link_;
   JournalWriter& journal_;
-  std::map<std::int64_t, DeviceRequest> reqs_;  // unfinished requests (node-based: stable addresses)
-  std::map<std::int64_t, std::string> state_;   // computed, awaiting upload
-  std::map<std::int64_t, HelperBatch> help_;    // forwarded, not started yet
+  std::map<std::int64_t, DeviceRequest> reqs_;      // unfinished requests (node-based: stable addresses)
+  std::map<std::int64_t, std::string> state_;       // computed, awaiting upload
+  std::map<std::int64_t, HelperBatch> help_;        // forwarded, not started yet
   std::vector<std::optional<ComputeJob>> compute_;  // per processor slot
   std::function<void(std::int64_t)> release_;
   std::optional<UploadJob> upload_;

@@ -53,12 +53,12 @@ struct DeviceRuntime::Impl {
   DeviceOptions opt;
   int index = 0;
   ModelSpec spec;
-  int num_stages = 0;  // of its model
+  int num_stages = 0;                                // of its model
   std::unique_ptr<models::DeviceModelRunner> model;  // its model and inputs (LibTorch behind it)
-  std::vector<std::string> torch_devices;  // per processor slot: the LibTorch device computing it, "" none
+  std::vector<std::string> torch_devices;            // per processor slot: the LibTorch device computing it, "" none
   BandwidthSchedule schedule;
   std::shared_ptr<const BandwidthSchedule> shared_schedule;  // the same, for the connection's pacing (opt.shape)
-  ServerAvailability availability;  // the scenario's server failures (the testbed carries them out)
+  ServerAvailability availability;                           // the scenario's server failures (the testbed carries them out)
   // Its handovers where a transfer caught by one does not wait through it (mobility.mid_transfer
   // resend or fail; empty under wait): the server decides for uploads, this device for results.
   std::vector<DeviceHandover> handovers;
@@ -73,7 +73,7 @@ struct DeviceRuntime::Impl {
   std::unique_ptr<JournalWriter> journal;
   std::unique_ptr<DeviceRequests> rq;  // requests and stage queues (hw/device_requests.hpp), under mutex
 
-  std::mutex mutex;  // guards the members and calls marked "under mutex" / "mutex held"
+  std::mutex mutex;            // guards the members and calls marked "under mutex" / "mutex held"
   std::condition_variable cv;  // any state change
   bool helper = false;
   std::shared_ptr<Connection> conn;  // to its server now (under mutex)
@@ -98,18 +98,20 @@ struct DeviceRuntime::Impl {
   bool ever_connected = false;
   bool finished = false;
   const std::atomic<bool>* stop = nullptr;
-  Child meter;               // the power meter command (opt.power_command), if any
+  Child meter;                // the power meter command (opt.power_command), if any
   ClockEstimate clock;        // offset to the server's clock (reader thread only)
   bool epochs_noted = false;  // the journal has both time zeros
   int beats = 0;
-  std::int64_t next_help_batch = 0;                 // under mutex
-  std::map<std::int64_t, ModelSpec> helper_specs;   // helper batch -> its origin's model (under mutex)
+  std::int64_t next_help_batch = 0;                // under mutex
+  std::map<std::int64_t, ModelSpec> helper_specs;  // helper batch -> its origin's model (under mutex)
 
   double device_unix() const { return unix_now() + opt.clock_skew_s; }  // this device's clock
   double now() const { return device_unix() - opt.epoch_unix_s; }
   void log(const std::string& s) const {
-    if (opt.log) opt.log(s);
-    else log::info("device", opt.device_id + ": " + s);
+    if (opt.log)
+      opt.log(s);
+    else
+      log::info("device", opt.device_id + ": " + s);
   }
   bool stopping() const { return *stop || finished; }
 
@@ -348,7 +350,7 @@ struct DeviceRuntime::Impl {
     if (h.copy) {
       auto held = held_results.find(f.task_id);
       if (held == held_results.end()) return;  // its request is over meanwhile
-      if (!caught) {  // the copy crossed: the first copy completes the request
+      if (!caught) {                           // the copy crossed: the first copy completes the request
         std::pair<Frame, std::size_t> first = std::move(held->second);
         held_results.erase(held);
         out.clear();
@@ -360,10 +362,11 @@ struct DeviceRuntime::Impl {
     if (caught) {
       if (sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail || (!h.copy && held_results.size() >= kMaxHeldResults)) {
         // Failed with what the server's stamps say of it, as the simulator's record of a result caught so.
-        complete_result(f, frame_bytes, h,
-                        sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
-                            ? handover_failure(*caught, false)
-                            : "a handover caught its result and " + std::to_string(kMaxHeldResults) + " caught results already wait for their copies");
+        complete_result(
+            f, frame_bytes, h,
+            sc.mobility.mid_transfer == MobilitySpec::MidTransfer::fail
+                ? handover_failure(*caught, false)
+                : "a handover caught its result and " + std::to_string(kMaxHeldResults) + " caught results already wait for their copies");
         return;
       }
       std::lock_guard<std::mutex> lock(mutex);
@@ -374,8 +377,9 @@ struct DeviceRuntime::Impl {
           " s) caught the result of task " + std::to_string(task) + ": asking for it again");
       if (!h.copy) held_results.emplace(task, std::make_pair(std::move(f), frame_bytes));
       try {
-        c.send({MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(frame_bytes - kHeaderBytes), opt.epoch_unix_s + caught->ends_s})},
-               Seconds(2));
+        c.send(
+            {MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(frame_bytes - kHeaderBytes), opt.epoch_unix_s + caught->ends_s})},
+            Seconds(2));
       } catch (const std::exception& e) {
         log(std::string("resend request not delivered: ") + e.what());
       }
@@ -413,8 +417,11 @@ struct DeviceRuntime::Impl {
         r.cloud_batch_size = h.cloud_batch_size;
       }
     }
-    if (!handover_failed.empty()) rq->loop().on_result(r.id, now(), false, handover_failed);
-    else rq->loop().on_result(r.id, now(), h.ok, h.dropped || is_handover_failure(h.error) || is_server_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
+    if (!handover_failed.empty())
+      rq->loop().on_result(r.id, now(), false, handover_failed);
+    else
+      rq->loop().on_result(r.id, now(), h.ok,
+                           h.dropped || is_handover_failure(h.error) || is_server_failure(h.error) ? h.error : "server: " + h.error, h.dropped);
     wake();
   }
 
@@ -494,9 +501,15 @@ struct DeviceRuntime::Impl {
         auto f = c->receive(Seconds(0.2));
         if (!f) continue;
         switch (f->type) {
-          case MsgType::result: on_result(*c, std::move(*f), kHeaderBytes + f->payload.size()); break;
-          case MsgType::resend: on_resend_request(*f); break;
-          case MsgType::scheduling: apply(decode_assignment(f->payload)); break;
+          case MsgType::result:
+            on_result(*c, std::move(*f), kHeaderBytes + f->payload.size());
+            break;
+          case MsgType::resend:
+            on_resend_request(*f);
+            break;
+          case MsgType::scheduling:
+            apply(decode_assignment(f->payload));
+            break;
           case MsgType::task: {
             // Work forwarded to this helper: collected until its batch is complete (hw/README.md).
             std::string bytes;
@@ -518,7 +531,8 @@ struct DeviceRuntime::Impl {
             collecting.erase(th.batch == 0 ? ~f->task_id : th.batch);
             std::lock_guard<std::mutex> lock(mutex);
             const std::int64_t id = next_help_batch++;
-            helper_specs[id] = catalog.instantiate(sc.devices[static_cast<size_t>(done.origin)].model, sc.devices[static_cast<size_t>(done.origin)].dataset);
+            helper_specs[id] =
+                catalog.instantiate(sc.devices[static_cast<size_t>(done.origin)].model, sc.devices[static_cast<size_t>(done.origin)].dataset);
             rq->add_helper_batch(id, done.split, std::move(done.parts));
             wake();
             break;
@@ -530,8 +544,11 @@ struct DeviceRuntime::Impl {
             if (e.t1 > 0 && clock.add(clock_sample(e.t1, e.t2, e.t3, t4))) journal->clock(clock.offset_s(), clock.uncertainty_s(), clock.samples());
             break;
           }
-          case MsgType::error: log("server said: " + decode_error(f->payload)); break;
-          default: throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " from the server");
+          case MsgType::error:
+            log("server said: " + decode_error(f->payload));
+            break;
+          default:
+            throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " from the server");
         }
       }
     } catch (const std::exception& e) {
@@ -575,7 +592,8 @@ struct DeviceRuntime::Impl {
     if (server == rq->loop().server()) return;
     const double t = now();
     const bool up = !availability.any() || availability.up_at(server, t + 0.25);
-    rq->loop().set_server(server, up, up ? "" : server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
+    rq->loop().set_server(server, up,
+                          up ? "" : server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
     wake();
   }
 
@@ -595,7 +613,9 @@ struct DeviceRuntime::Impl {
     const double t = now();
     std::string why = scheduled_failure_reason(t, server);
     if (!why.empty()) {
-      if (current) rq->loop().set_server_available(false, server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
+      if (current)
+        rq->loop().set_server_available(false,
+                                        server_down_reason(sc.servers[static_cast<size_t>(server)].id, availability.failed_at(server, t + 0.25)));
     } else {
       why = "connection to the server lost";
     }
@@ -683,8 +703,8 @@ struct DeviceRuntime::Impl {
     reader = std::move(next_reader);
     conn = next;
     set_server_now(to.first, to.second);
-    log("registered with " + next->peer() + " (server " + sc.servers[static_cast<size_t>(to.first)].id + ") as " + opt.device_id + "; the connection to " +
-        sc.servers[static_cast<size_t>(old)].id + " stays until its requests there are over");
+    log("registered with " + next->peer() + " (server " + sc.servers[static_cast<size_t>(to.first)].id + ") as " + opt.device_id +
+        "; the connection to " + sc.servers[static_cast<size_t>(old)].id + " stays until its requests there are over");
     return true;
   }
 
@@ -783,7 +803,7 @@ struct DeviceRuntime::Impl {
         conn = c;
         ever_connected = true;
         if (!rq->loop().server_up()) rq->loop().set_server_available(true);  // its server is back (a recover)
-        if (!rq->loop().joined()) rq->loop().on_join(now());  // inputs start with the first registration
+        if (!rq->loop().joined()) rq->loop().on_join(now());                 // inputs start with the first registration
         wake();
         log("registered with " + c->peer() + " as " + opt.device_id + " (" + strategy().to_string() + ")");
       }
@@ -798,8 +818,10 @@ struct DeviceRuntime::Impl {
         }
         close_drained();
         const double latency = one_way_latency_s(sc, index);
-        if (opt.shape) c->set_shaping({0, latency, shared_schedule, opt.epoch_unix_s - opt.clock_skew_s});  // paced on the run's time
-        else if (opt.shape_latency) c->set_shaping({0, latency, nullptr, 0});
+        if (opt.shape)
+          c->set_shaping({0, latency, shared_schedule, opt.epoch_unix_s - opt.clock_skew_s});  // paced on the run's time
+        else if (opt.shape_latency)
+          c->set_shaping({0, latency, nullptr, 0});
         if (now() >= next_beat) {
           DeviceStatus s;
           {
@@ -916,8 +938,7 @@ struct DeviceRuntime::Impl {
   }
 };
 
-DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options)
-    : impl_(std::make_unique<Impl>()) {
+DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
   impl.sc = std::move(scenario);
   impl.catalog = std::move(catalog);
@@ -951,18 +972,22 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   for (int p = 0; p < here.size(); ++p) {
     const std::string& name = here.processors[static_cast<size_t>(p)];
     if (impl.opt.processor_devices.count(name)) continue;
-    if (p == 0) torch_devices[0] = "cpu";
-    else if (here.kinds[static_cast<size_t>(p)] == "gpu" && models::cuda_available()) torch_devices[static_cast<size_t>(p)] = "cuda:0";
+    if (p == 0)
+      torch_devices[0] = "cpu";
+    else if (here.kinds[static_cast<size_t>(p)] == "gpu" && models::cuda_available())
+      torch_devices[static_cast<size_t>(p)] = "cuda:0";
   }
   if (torch_devices[0].empty())
-    throw InputError(option_where, "--processor-device", "processor '" + here.processors[0] + "' of device " + d.id +
-                                                             " is its default processor (forwarded batches run there): it needs a device here");
+    throw InputError(option_where, "--processor-device",
+                     "processor '" + here.processors[0] + "' of device " + d.id +
+                         " is its default processor (forwarded batches run there): it needs a device here");
   // A device placed on another processor than its default one by `processor:` keeps the old rule
   // unless that processor is mapped: this machine's CPU stands for the default.
   if (!d.processor.empty() && d.processor != "cpu" && !impl.opt.processor_devices.count(d.processor))
     throw InputError(d.where, "devices (id " + d.id + ").processor",
                      "the real device runtime computes on this machine's CPU; processor '" + d.processor +
-                         "' is simulated only (coinfer run): remove the key, name processor: cpu, or map it (--processor-device " + d.processor + "=cuda)");
+                         "' is simulated only (coinfer run): remove the key, name processor: cpu, or map it (--processor-device " + d.processor +
+                         "=cuda)");
   // Its memory (memory_gb, or its profile's): LibTorch's tensors may not pass it, so that a request
   // that needs more fails "out of memory" as in the simulator (the process's own code, libraries and
   // stacks are not counted, as the simulator counts tensors and weights only). The CPU's tensors are
@@ -988,7 +1013,8 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
                            "' is simulated only (coinfer run)" +
                            (gpu ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
                                       (models::cuda_available() ? "this one has one: --processor-device " + p + "=cuda"
-                                                                : "torch::cuda::is_available() is false here") + ")"
+                                                                : "torch::cuda::is_available() is false here") +
+                                      ")"
                                 : std::string()) +
                            "; or let another device of this machine stand for it: --processor-device " + p + "=cpu");
     }
@@ -1015,8 +1041,9 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   {
     std::string mapped;
     for (int p = 0; p < here.size(); ++p)
-      mapped += (mapped.empty() ? "" : ", ") + (here.processors[static_cast<size_t>(p)].empty() ? std::string("processor") : here.processors[static_cast<size_t>(p)]) +
-                " on " + (torch_devices[static_cast<size_t>(p)].empty() ? std::string("none") : torch_devices[static_cast<size_t>(p)]);
+      mapped += (mapped.empty() ? "" : ", ") +
+                (here.processors[static_cast<size_t>(p)].empty() ? std::string("processor") : here.processors[static_cast<size_t>(p)]) + " on " +
+                (torch_devices[static_cast<size_t>(p)].empty() ? std::string("none") : torch_devices[static_cast<size_t>(p)]);
     if (here.size() > 1) log::info("device", d.id + ": " + mapped);
   }
   impl.schedule = BandwidthSchedule(d, impl.sc.events);
@@ -1025,9 +1052,9 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   if (impl.sc.mobility.mid_transfer != MobilitySpec::MidTransfer::wait) impl.handovers = handovers_of(impl.sc, impl.opt.device_id);
   const std::string server_type = impl.sc.servers[impl.sc.server_index(d.server)].type;
   const LutKey dev_key = d.lut_key(d.model), srv_key{server_type, d.model, d.dataset};
-  const DataParallelCosts router_costs = data_parallel_costs(d, impl.sc.access_point, impl.spec,
-                                                         impl.luts.contains(dev_key) ? &impl.luts.table(dev_key) : nullptr,
-                                                         impl.luts.contains(srv_key) ? &impl.luts.table(srv_key) : nullptr);
+  const DataParallelCosts router_costs =
+      data_parallel_costs(d, impl.sc.access_point, impl.spec, impl.luts.contains(dev_key) ? &impl.luts.table(dev_key) : nullptr,
+                          impl.luts.contains(srv_key) ? &impl.luts.table(srv_key) : nullptr);
   if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now() + impl.opt.clock_skew_s;
   impl.journal = std::make_unique<JournalWriter>(impl.opt.records_out);
   if (impl.opt.records_stdout) impl.journal->also_to_stdout();
@@ -1044,8 +1071,8 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   // Open-loop times come from the simulator's own generator for (seed, device): a testbed run replays
   // the simulated arrivals exactly.
-  impl.rq = std::make_unique<DeviceRequests>(impl.sc.devices[static_cast<size_t>(impl.index)], impl.index, impl.sc.server_index(d.server), impl.sc.seed, impl.num_stages,
-                                          impl.sc.duration_s, router_costs, impl.schedule, *impl.journal);
+  impl.rq = std::make_unique<DeviceRequests>(impl.sc.devices[static_cast<size_t>(impl.index)], impl.index, impl.sc.server_index(d.server),
+                                             impl.sc.seed, impl.num_stages, impl.sc.duration_s, router_costs, impl.schedule, *impl.journal);
   // What a request kept between its segments goes when it finishes, whichever way.
   impl.rq->on_release([runner = impl.model.get()](std::int64_t id) { runner->forget(id); });
 }

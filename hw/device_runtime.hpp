@@ -32,7 +32,8 @@ struct RegistrationRefused : std::runtime_error {
 // The server answered the registration with a redirect (several servers): the device belongs to
 // `server`, listening at `address`, now.
 struct RegistrationRedirected : std::runtime_error {
-  RegistrationRedirected(std::string s, std::string a) : std::runtime_error("redirected to " + s + " at " + a), server(std::move(s)), address(std::move(a)) {}
+  RegistrationRedirected(std::string s, std::string a)
+      : std::runtime_error("redirected to " + s + " at " + a), server(std::move(s)), address(std::move(a)) {}
   std::string server, address;
 };
 
@@ -45,13 +46,13 @@ struct DeviceOptions {
   // reached (it is redirected to its server now). "" = ask none.
   std::string coordinator;
   std::string secret;
-  double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the device starts
-  std::string records_out;         // journal file (JSON lines); required
-  bool records_stdout = false;     // every journal line also on stdout (a testbed over SSH streams it)
-  int threads = 1;                 // LibTorch threads
-  bool shape = false;              // loopback fallback: pace the uplink as the scenario's link
-  bool shape_latency = false;      // add the one-way link latency to the uplink (no tc netem)
-  std::string input_file;          // optional dataset file (io/dataset_h5.hpp layouts)
+  double epoch_unix_s = 0;      // the run's time zero (Unix s); 0 = when the device starts
+  std::string records_out;      // journal file (JSON lines); required
+  bool records_stdout = false;  // every journal line also on stdout (a testbed over SSH streams it)
+  int threads = 1;              // LibTorch threads
+  bool shape = false;           // loopback fallback: pace the uplink as the scenario's link
+  bool shape_latency = false;   // add the one-way link latency to the uplink (no tc netem)
+  std::string input_file;       // optional dataset file (io/dataset_h5.hpp layouts)
   double heartbeat_s = 1.0;
   // Testing: seconds added to every reading of this device's clock (a board whose clock is off). The
   // clock probes (hw/clock_sync.hpp) measure it, and the journal merge takes it out.

@@ -99,8 +99,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   LutSet luts;
   ServeOptions opt;
   int server_index = 0;
-  std::vector<ModelSpec> specs;              // per scenario device
-  std::vector<BandwidthSchedule> schedules;  // per scenario device
+  std::vector<ModelSpec> specs;                                            // per scenario device
+  std::vector<BandwidthSchedule> schedules;                                // per scenario device
   std::vector<std::shared_ptr<const BandwidthSchedule>> shared_schedules;  // the same, for the connections' pacing (shape)
   // Per scenario device: its handovers where a transfer caught by one does not wait through it
   // (mobility.mid_transfer resend or fail; empty under wait).
@@ -203,8 +203,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // escaped (core/text_util.hpp printable), and a line is at most 20,000 bytes.
   void log(const std::string& raw) const {
     const std::string line = printable(raw, 20000);
-    if (opt.log) opt.log(line);
-    else log::info("serve", line);
+    if (opt.log)
+      opt.log(line);
+    else
+      log::info("serve", line);
   }
   // What the first decision answers: the run's start, or this server's recovery when it was started
   // again after a fail event (ServeOptions::recovering).
@@ -245,7 +247,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       }
       const RegistrationCheck check = check_registration(r, nonce, opt.secret, sc, server_index, &servers_now);
       if (check.other_server >= 0) return redirect(*conn, peer, r.device_id, check.other_server);
-      if (opt.coordinate_only && check.accepted()) return redirect(*conn, peer, r.device_id, server_index);  // served by the first server's own process
+      if (opt.coordinate_only && check.accepted())
+        return redirect(*conn, peer, r.device_id, server_index);  // served by the first server's own process
       if (!check.accepted()) return reject(*conn, peer, check.refusal);
       const int index = check.device_index;
       auto h = std::make_shared<Handler>();
@@ -269,8 +272,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         a.epoch_unix_s = opt.epoch_unix_s;  // the device's journal is put on this time zero (hw/clock_sync.hpp)
         h->conn->send({MsgType::registered, 0, encode(a)}, Seconds(5));
         // A device the scheme moved here registers without a trigger (the simulator's move has none).
-        if (!r.moved) device_registered(index);
-        else if (coordinator) present[static_cast<size_t>(index)] = true;
+        if (!r.moved)
+          device_registered(index);
+        else if (coordinator)
+          present[static_cast<size_t>(index)] = true;
       }
       log("device " + h->id + " registered from " + peer + " (" + a.strategy + ")");
       try {
@@ -344,7 +349,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         continue;
       }
       if (h->reader.joinable()) h->reader.join();  // also releases the thread's own copy of h
-      if (h.use_count() == 1) {  // no queued task, forwarded task or map entry refers to it
+      if (h.use_count() == 1) {                    // no queued task, forwarded task or map entry refers to it
         it = retired.erase(it);
         ++freed;
       } else {
@@ -356,8 +361,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   void apply_shaping(Handler& h) const {
     const double latency = one_way_latency_s(sc, h.index);
-    if (opt.shape) h.conn->set_shaping({0, latency, shared_schedules[static_cast<size_t>(h.index)], opt.epoch_unix_s});
-    else if (opt.shape_latency) h.conn->set_shaping({0, latency, nullptr, 0});
+    if (opt.shape)
+      h.conn->set_shaping({0, latency, shared_schedules[static_cast<size_t>(h.index)], opt.epoch_unix_s});
+    else if (opt.shape_latency)
+      h.conn->set_shaping({0, latency, nullptr, 0});
   }
 
   // A device registered here (not moved here): the coordinator folds the scenario's initial devices
@@ -365,8 +372,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   void device_registered(int index) {
     if (!coordinator) return report(PeerEvent{PeerEvent::Kind::registered, index, 0});
     present[static_cast<size_t>(index)] = true;
-    if (start_gate->is_join(index)) trigger(Trigger{Trigger::Kind::join, index, 0});
-    else if (start_gate->registered(index)) trigger(start_trigger());
+    if (start_gate->is_join(index))
+      trigger(Trigger{Trigger::Kind::join, index, 0});
+    else if (start_gate->registered(index))
+      trigger(start_trigger());
   }
   // A device of this server went before the end of the arrivals (mutex held).
   void device_left(int index) {
@@ -460,26 +469,36 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void read_loop(std::shared_ptr<Handler> h) {
-    const std::string why = read_frames(*h->conn, &h->alive, opt.heartbeat_s, 5 * opt.heartbeat_s, [&] { apply_shaping(*h); }, [&](const Frame& f) {
-      const double t_arrived = unix_now();  // t2 of a clock probe
-      switch (f.type) {
-        case MsgType::task: on_task(h, f); break;
-        case MsgType::result: on_helper_result(h, f); break;
-        case MsgType::resend: on_resend(h, f); break;
-        case MsgType::heartbeat: {
-          const DeviceStatus st = decode_status(f.payload);
-          if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
-            ClockEcho e{st.probe_t1, t_arrived, 0};
-            e.t3 = unix_now();
-            h->conn->send({MsgType::heartbeat, 0, encode(e)}, Seconds(2));
+    const std::string why = read_frames(
+        *h->conn, &h->alive, opt.heartbeat_s, 5 * opt.heartbeat_s, [&] { apply_shaping(*h); },
+        [&](const Frame& f) {
+          const double t_arrived = unix_now();  // t2 of a clock probe
+          switch (f.type) {
+            case MsgType::task:
+              on_task(h, f);
+              break;
+            case MsgType::result:
+              on_helper_result(h, f);
+              break;
+            case MsgType::resend:
+              on_resend(h, f);
+              break;
+            case MsgType::heartbeat: {
+              const DeviceStatus st = decode_status(f.payload);
+              if (st.probe_t1 > 0) {  // answer at once: the time spent here is t3 - t2, excluded from the round trip
+                ClockEcho e{st.probe_t1, t_arrived, 0};
+                e.t3 = unix_now();
+                h->conn->send({MsgType::heartbeat, 0, encode(e)}, Seconds(2));
+              }
+              on_status(h, st);
+              break;
+            }
+            case MsgType::error:
+              throw ConnectionClosed("device said: " + decode_error(f.payload));
+            default:
+              throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a device");
           }
-          on_status(h, st);
-          break;
-        }
-        case MsgType::error: throw ConnectionClosed("device said: " + decode_error(f.payload));
-        default: throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a device");
-      }
-    });
+        });
     std::lock_guard<std::mutex> lock(mutex);
     h->alive = false;
     h->reader_done = true;  // from here on only this lock is held: reap_retired() may join
@@ -534,7 +553,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     std::lock_guard<std::mutex> lock(mutex);
     // A handover on the device's link while this upload crossed it (core/mobility.hpp "mid_transfer"):
     // from its first byte leaving (the device's stamp) to its last arriving (now).
-    const DeviceHandover* caught = handover_catching(handovers[static_cast<size_t>(h->index)], th.t_sent - opt.epoch_unix_s, p.t_received - opt.epoch_unix_s);
+    const DeviceHandover* caught =
+        handover_catching(handovers[static_cast<size_t>(h->index)], th.t_sent - opt.epoch_unix_s, p.t_received - opt.epoch_unix_s);
     const auto key = std::make_pair(h->index, f.task_id);
     if (th.copy) {  // the bytes of an upload caught before, again: go on with the first copy, kept here
       auto held = held_uploads.find(key);
@@ -564,8 +584,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     const DeviceSpec& d = sc.devices[h->index];
     const int group = group_ids.id(edge_batch_group({d.model, d.dataset}, p.split, p.cloud_split));
     const auto added = loop->on_upload(std::move(p), group, now());
-    if (added.sealed) work_cv.notify_all();
-    else if (added.opened) timer_cv.notify_all();
+    if (added.sealed)
+      work_cv.notify_all();
+    else if (added.opened)
+      timer_cv.notify_all();
   }
 
   void on_status(const std::shared_ptr<Handler>& h, const DeviceStatus& s) {
@@ -813,8 +835,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
       ri.t_queued = batch[i].t_queued;
       ri.ok = error.empty();
       ri.error = error;
-      if (ri.ok && passes_to_cloud(batch[i].cloud_split, batch[i].at_cloud)) pass_to_cloud(batch[i], ri, std::move(outputs[i]));
-      else reply(batch[i].origin, batch[i].task, ri, outputs[i]);
+      if (ri.ok && passes_to_cloud(batch[i].cloud_split, batch[i].at_cloud))
+        pass_to_cloud(batch[i], ri, std::move(outputs[i]));
+      else
+        reply(batch[i].origin, batch[i].task, ri, outputs[i]);
     }
   }
 
@@ -917,12 +941,14 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   void edge_read_loop(std::shared_ptr<Handler> h) {
-    const std::string why = read_frames(*h->conn, &h->alive, 0.5, kCloudSilenceS, [] {}, [&](const Frame& f) {
-      if (f.type == MsgType::heartbeat) return;
-      if (f.type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f.payload));
-      if (f.type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from an edge server");
-      on_cloud_task(h, f);
-    });
+    const std::string why = read_frames(
+        *h->conn, &h->alive, 0.5, kCloudSilenceS, [] {},
+        [&](const Frame& f) {
+          if (f.type == MsgType::heartbeat) return;
+          if (f.type == MsgType::error) throw ConnectionClosed("edge server said: " + decode_error(f.payload));
+          if (f.type != MsgType::task) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from an edge server");
+          on_cloud_task(h, f);
+        });
     std::lock_guard<std::mutex> lock(mutex);
     h->alive = false;
     h->reader_done = true;
@@ -944,7 +970,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     p.device = sc.device_index(th.origin);
     if (p.device < 0) throw ProtocolError("cloud part of unknown device '" + th.origin + "'");
     const int n = specs[static_cast<size_t>(p.device)].num_stages();
-    if (th.split < 1 || th.split >= n) throw ProtocolError("cloud part split " + std::to_string(th.split) + " out of range 1.." + std::to_string(n - 1));
+    if (th.split < 1 || th.split >= n)
+      throw ProtocolError("cloud part split " + std::to_string(th.split) + " out of range 1.." + std::to_string(n - 1));
     p.split = th.split;
     p.t_created = th.t_created;
     p.t_queued = unix_now();
@@ -952,8 +979,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     std::lock_guard<std::mutex> lock(mutex);
     const int group = group_ids.id(cloud_batch_group({d.model, d.dataset}, p.split));
     const auto added = loop->on_upload(std::move(p), group, now());
-    if (added.sealed) work_cv.notify_all();
-    else if (added.opened) timer_cv.notify_all();
+    if (added.sealed)
+      work_cv.notify_all();
+    else if (added.opened)
+      timer_cv.notify_all();
   }
 
   // --- scheduling --------------------------------------------------------------------------------
@@ -979,7 +1008,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     }
     std::vector<std::optional<ServerObservation>> servers(sc.servers.size());
     if (!opt.coordinate_only)  // else the first server reports as a peer
-      servers[static_cast<size_t>(server_index)] = ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
+      servers[static_cast<size_t>(server_index)] =
+          ServerObservation{loop->queued(), loop->busy_workers(), 0};  // no cloud: refused (hw/runtime_scope.hpp)
     // Several servers: what each peer last reported (every 0.1 s) of itself and of its devices; a
     // device connected at two servers (draining its old one after a move) is seen at its server now.
     for (const auto& [j, p] : peers) {
@@ -1115,40 +1145,47 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   void peer_read_loop(std::shared_ptr<Peer> p) {
     const std::string& id = sc.servers[static_cast<size_t>(p->index)].id;
-    const std::string why = read_frames(*p->conn, nullptr, 0.5, 5 * opt.heartbeat_s, [] {}, [&](const Frame& f) {
-      if (f.type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f.payload));
-      if (f.type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a peer server");
-      PeerReport rep = decode_peer_report(f.payload);  // bounds of every field: hw/protocol.cpp
-      // A report covers 0.1 s: a few events per device at most (100,000 events made a
-      // 1.5 MB trigger string).
-      if (rep.events.size() > 4 * sc.devices.size() + 64 || rep.devices.size() > sc.devices.size())
-        throw ProtocolError("peer_report: " + std::to_string(rep.events.size()) + " events and " + std::to_string(rep.devices.size()) +
-                            " devices for a scenario of " + std::to_string(sc.devices.size()) + " devices");
-      for (const PeerEvent& e : rep.events)
-        if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
-      for (const PeerDevice& d : rep.devices)
-        if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
-      std::lock_guard<std::mutex> lock(mutex);
-      // A peer speaks for the devices the scheme gives it, no other (a leave of another server's
-      // device was a leave trigger). A device the scheme just moved away may still be reported by its
-      // old server until that server has the new scheme: ignored, as the simulator's move has no leave.
-      const auto others = [&](int device) { return view_server[static_cast<size_t>(device)] != p->index; };
-      size_t ignored = 0;
-      rep.events.erase(std::remove_if(rep.events.begin(), rep.events.end(), [&](const PeerEvent& e) { return others(e.device) && ++ignored; }),
-                       rep.events.end());
-      rep.devices.erase(std::remove_if(rep.devices.begin(), rep.devices.end(), [&](const PeerDevice& d) { return others(d.device) && ++ignored; }),
-                        rep.devices.end());
-      if (ignored > 0)
-        log_throttled("peer-report", "peer server " + id + " reported " + std::to_string(ignored) + " devices that the scheme gives another server: ignored");
-      for (const PeerEvent& e : rep.events) {
-        if (e.kind == PeerEvent::Kind::registered) device_registered(e.device);
-        else if (e.kind == PeerEvent::Kind::leave) device_left(e.device);
-        else trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
-      }
-      rep.events.clear();
-      p->last = std::move(rep);
-      p->reported = true;
-    });
+    const std::string why = read_frames(
+        *p->conn, nullptr, 0.5, 5 * opt.heartbeat_s, [] {},
+        [&](const Frame& f) {
+          if (f.type == MsgType::error) throw ConnectionClosed("it said: " + decode_error(f.payload));
+          if (f.type != MsgType::peer_report) throw ProtocolError(std::string("unexpected ") + to_string(f.type) + " message from a peer server");
+          PeerReport rep = decode_peer_report(f.payload);  // bounds of every field: hw/protocol.cpp
+          // A report covers 0.1 s: a few events per device at most (100,000 events made a
+          // 1.5 MB trigger string).
+          if (rep.events.size() > 4 * sc.devices.size() + 64 || rep.devices.size() > sc.devices.size())
+            throw ProtocolError("peer_report: " + std::to_string(rep.events.size()) + " events and " + std::to_string(rep.devices.size()) +
+                                " devices for a scenario of " + std::to_string(sc.devices.size()) + " devices");
+          for (const PeerEvent& e : rep.events)
+            if (e.device < 0 || static_cast<size_t>(e.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+          for (const PeerDevice& d : rep.devices)
+            if (d.device < 0 || static_cast<size_t>(d.device) >= sc.devices.size()) throw ProtocolError("peer_report: device index out of range");
+          std::lock_guard<std::mutex> lock(mutex);
+          // A peer speaks for the devices the scheme gives it, no other (a leave of another server's
+          // device was a leave trigger). A device the scheme just moved away may still be reported by its
+          // old server until that server has the new scheme: ignored, as the simulator's move has no leave.
+          const auto others = [&](int device) { return view_server[static_cast<size_t>(device)] != p->index; };
+          size_t ignored = 0;
+          rep.events.erase(std::remove_if(rep.events.begin(), rep.events.end(), [&](const PeerEvent& e) { return others(e.device) && ++ignored; }),
+                           rep.events.end());
+          rep.devices.erase(
+              std::remove_if(rep.devices.begin(), rep.devices.end(), [&](const PeerDevice& d) { return others(d.device) && ++ignored; }),
+              rep.devices.end());
+          if (ignored > 0)
+            log_throttled("peer-report",
+                          "peer server " + id + " reported " + std::to_string(ignored) + " devices that the scheme gives another server: ignored");
+          for (const PeerEvent& e : rep.events) {
+            if (e.kind == PeerEvent::Kind::registered)
+              device_registered(e.device);
+            else if (e.kind == PeerEvent::Kind::leave)
+              device_left(e.device);
+            else
+              trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
+          }
+          rep.events.clear();
+          p->last = std::move(rep);
+          p->reported = true;
+        });
     std::lock_guard<std::mutex> lock(mutex);
     p->reader_done = true;
     if (auto it = peers.find(p->index); it != peers.end() && it->second == p) {
@@ -1220,7 +1257,8 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         if (!hello || hello->type != MsgType::hello) throw ConnectionClosed("no hello from the coordinator");
         const Hello h = decode_hello(hello->payload);
         const std::string& me = sc.servers[static_cast<size_t>(server_index)].id;
-        c->send({MsgType::peer_register, 0, encode(PeerRegistration{me, my_address, hmac_sha256_hex(opt.secret, h.nonce + "server:" + me)})}, Seconds(5));
+        c->send({MsgType::peer_register, 0, encode(PeerRegistration{me, my_address, hmac_sha256_hex(opt.secret, h.nonce + "server:" + me)})},
+                Seconds(5));
         c->set_max_payload(kDefaultMaxPayload);
         log("registered with the coordinator at " + opt.coordinator);
         backoff = 0.2;
@@ -1234,9 +1272,12 @@ struct EdgeServer::Impl : ServerActions<Pending> {
         double next_report = 0;
         while (!*stop) {
           if (auto f = c->receive(Seconds(0.02))) {
-            if (f->type == MsgType::peer_scheme) apply_scheme(decode_peer_scheme(f->payload));
-            else if (f->type == MsgType::error) throw ConnectionClosed("the coordinator said: " + decode_error(f->payload));
-            else throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from the coordinator");
+            if (f->type == MsgType::peer_scheme)
+              apply_scheme(decode_peer_scheme(f->payload));
+            else if (f->type == MsgType::error)
+              throw ConnectionClosed("the coordinator said: " + decode_error(f->payload));
+            else
+              throw ProtocolError(std::string("unexpected ") + to_string(f->type) + " message from the coordinator");
           }
           std::optional<PeerReport> rep;
           {
@@ -1315,9 +1356,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     // times too, a handover's outage among them: offered here at those times, as the simulator does, so
     // that a handover and its outage are one decision in both engines (its heartbeats report the same
     // rates; a report equal to the last is no trigger).
-    auto moving = [this](int device) {
-      return device >= 0 && sc.devices[static_cast<size_t>(device)].movement.kind != MovementSpec::Kind::none;
-    };
+    auto moving = [this](int device) { return device >= 0 && sc.devices[static_cast<size_t>(device)].movement.kind != MovementSpec::Kind::none; };
     for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
       if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
           (e.second.kind == Trigger::Kind::bandwidth && moving(e.second.device)) ||
@@ -1358,8 +1397,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 };
 
-EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, ServeOptions options)
-    : impl_(std::make_unique<Impl>()) {
+EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, ServeOptions options) : impl_(std::make_unique<Impl>()) {
   Impl& impl = *impl_;
   impl.sc = std::move(scenario);
   impl.catalog = std::move(catalog);
@@ -1376,14 +1414,16 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   for (const auto& e : impl.sc.events)  // the testbed kills and restarts this process at their times
     if (e.kind == EventSpec::Kind::server_fail) {
       if (!impl.opt.recovering)
-        log::info("server", "server failures: `coinfer testbed` kills this process at each fail event and starts it again (--recovering) "
-                            "at the recover; under `coinfer serve` alone nothing fails by itself");
+        log::info("server",
+                  "server failures: `coinfer testbed` kills this process at each fail event and starts it again (--recovering) "
+                  "at the recover; under `coinfer serve` alone nothing fails by itself");
       break;
     }
   for (const auto& e : impl.sc.events)  // the scheduler sees loads at their times; the testbed applies them
     if (e.kind == EventSpec::Kind::load) {
-      log::info("server", "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
-                          "caps, real boards under `coinfer serve` must carry that load themselves");
+      log::info("server",
+                "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
+                "caps, real boards under `coinfer serve` must carry that load themselves");
       break;
     }
   ModelSpecs specs;
@@ -1394,7 +1434,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     impl.schedules.emplace_back(d, impl.sc.events);
     impl.shared_schedules.push_back(std::make_shared<const BandwidthSchedule>(impl.schedules.back()));
     impl.handovers.push_back(impl.sc.mobility.mid_transfer == MobilitySpec::MidTransfer::wait ? std::vector<DeviceHandover>{}
-                                                                                               : handovers_of(impl.sc, d.id));
+                                                                                              : handovers_of(impl.sc, d.id));
     if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves
   }
   impl.timing = std::make_unique<ServerTiming>(impl.sc, impl.server_index, impl.luts, ServerTiming::named_models(impl.sc));
@@ -1411,10 +1451,12 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   // coordinates runs beside it: --coordinate-only).
   impl.coordinator = impl.opt.coordinate_only || (impl.server_index == 0 && impl.opt.coordinator.empty());
   if (impl.opt.coordinate_only && impl.server_index != 0)
-    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinate-only",
-                     "a coordinator that only coordinates stands for the scenario's first server (" + impl.sc.servers.front().id + "): drop --server");
+    throw InputError(
+        SourceLocation{impl.sc.file, 0, 0}, "--coordinate-only",
+        "a coordinator that only coordinates stands for the scenario's first server (" + impl.sc.servers.front().id + "): drop --server");
   if (impl.opt.coordinate_only && !impl.opt.coordinator.empty())
-    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator", "a coordinator (--coordinate-only) has no coordinator of its own: drop one");
+    throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator",
+                     "a coordinator (--coordinate-only) has no coordinator of its own: drop one");
   if (!impl.coordinator && impl.opt.coordinator.empty())
     throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator",
                      "server " + me.id + " is not the scenario's first server: give --coordinator HOST:PORT, where " + impl.sc.servers.front().id +
@@ -1491,10 +1533,11 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   if (impl.opt.coordinate_only)
     impl.log("coordinating the " + std::to_string(impl.sc.servers.size()) + " servers of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
              std::to_string(port()) + " (scheduler " + impl.scheduler->name() + ")");
-  else impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
-        std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, " +
-        (impl.coordinator ? "scheduler " + impl.scheduler->name() : "the scheme of coordinator " + impl.opt.coordinator) +
-        (impl.several ? ", devices reach it at " + impl.my_address : std::string()) + ")");
+  else
+    impl.log("serving " + impl.sc.servers[impl.server_index].id + " of scenario " + impl.sc.name + " on " + impl.opt.bind + ":" +
+             std::to_string(port()) + " (" + std::to_string(impl.sc.servers[impl.server_index].workers) + " workers, " +
+             (impl.coordinator ? "scheduler " + impl.scheduler->name() : "the scheme of coordinator " + impl.opt.coordinator) +
+             (impl.several ? ", devices reach it at " + impl.my_address : std::string()) + ")");
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
     if (impl.coordinator && impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
@@ -1502,8 +1545,10 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
   std::vector<std::thread> threads;
   if (!impl.opt.coordinate_only)
     for (int w = 0; w < impl.sc.servers[impl.server_index].workers; ++w) threads.emplace_back([&impl, w] { impl.worker_loop(w); });
-  if (impl.coordinator) threads.emplace_back([&impl] { impl.scheduler_loop(); });
-  else threads.emplace_back([&impl] { impl.peer_loop(); });
+  if (impl.coordinator)
+    threads.emplace_back([&impl] { impl.scheduler_loop(); });
+  else
+    threads.emplace_back([&impl] { impl.peer_loop(); });
   threads.emplace_back([&impl] { impl.batch_timer_loop(); });
   bool starved = false;  // out of descriptors: logged once per episode
   while (!stop) {
@@ -1517,7 +1562,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     if (impl.listener->out_of_descriptors() != starved) {
       starved = !starved;
       impl.log(starved ? "out of file descriptors: new connections wait until some close"
-                    : "file descriptors available again: accepting connections");
+                       : "file descriptors available again: accepting connections");
     }
     if (c) impl.start_handshake(std::move(c));
     std::lock_guard<std::mutex> lock(impl.mutex);

@@ -21,17 +21,17 @@
 namespace coinfer::hw {
 
 struct ServeOptions {
-  std::string server_id;           // the scenario's server this process is ("" = the first)
+  std::string server_id;  // the scenario's server this process is ("" = the first)
   std::string bind = "0.0.0.0";
-  int port = 7070;                 // 0 = ephemeral
-  std::string port_file;           // written (atomically) with the port once listening
-  std::string secret;              // shared secret for the registration challenge
-  double epoch_unix_s = 0;         // the run's time zero (Unix s); 0 = when the server starts
-  std::string decisions_out;       // JSON lines, one per decision ("" = not written)
-  double heartbeat_s = 1.0;        // a device silent for 5 heartbeats is considered gone
-  bool shape = false;              // loopback fallback: pace each device's downlink as its scenario link
-  bool shape_latency = false;      // add each device's one-way link latency to its downlink (no tc netem)
-  int threads_per_worker = 1;      // LibTorch threads of each worker
+  int port = 7070;             // 0 = ephemeral
+  std::string port_file;       // written (atomically) with the port once listening
+  std::string secret;          // shared secret for the registration challenge
+  double epoch_unix_s = 0;     // the run's time zero (Unix s); 0 = when the server starts
+  std::string decisions_out;   // JSON lines, one per decision ("" = not written)
+  double heartbeat_s = 1.0;    // a device silent for 5 heartbeats is considered gone
+  bool shape = false;          // loopback fallback: pace each device's downlink as its scenario link
+  bool shape_latency = false;  // add each device's one-way link latency to its downlink (no tc netem)
+  int threads_per_worker = 1;  // LibTorch threads of each worker
   // Started again after a fail event (coinfer testbed): the decisions journal is
   // appended to, and the first decision, once the devices present now have registered again (or 10 s
   // have passed), is triggered "recover:SERVER" instead of "start".

@@ -26,20 +26,34 @@ std::uint64_t get_le(const unsigned char* p, int bytes) {
 
 const char* to_string(MsgType t) {
   switch (t) {
-    case MsgType::hello: return "hello";
-    case MsgType::register_: return "register";
-    case MsgType::registered: return "registered";
-    case MsgType::scheduling: return "scheduling";
-    case MsgType::task: return "task";
-    case MsgType::result: return "result";
-    case MsgType::heartbeat: return "heartbeat";
-    case MsgType::error: return "error";
-    case MsgType::resend: return "resend";
-    case MsgType::peer_register: return "peer_register";
-    case MsgType::peer_report: return "peer_report";
-    case MsgType::peer_scheme: return "peer_scheme";
-    case MsgType::redirect: return "redirect";
-    case MsgType::cloud_register: return "cloud_register";
+    case MsgType::hello:
+      return "hello";
+    case MsgType::register_:
+      return "register";
+    case MsgType::registered:
+      return "registered";
+    case MsgType::scheduling:
+      return "scheduling";
+    case MsgType::task:
+      return "task";
+    case MsgType::result:
+      return "result";
+    case MsgType::heartbeat:
+      return "heartbeat";
+    case MsgType::error:
+      return "error";
+    case MsgType::resend:
+      return "resend";
+    case MsgType::peer_register:
+      return "peer_register";
+    case MsgType::peer_report:
+      return "peer_report";
+    case MsgType::peer_scheme:
+      return "peer_scheme";
+    case MsgType::redirect:
+      return "redirect";
+    case MsgType::cloud_register:
+      return "cloud_register";
   }
   return "unknown";
 }
@@ -75,8 +89,7 @@ std::string encode_header(MsgType type, std::uint64_t task_id, bool compressed, 
 
 std::string encode_frame(const Frame& f, std::uint32_t max_payload) {
   if (f.payload.size() > max_payload)
-    throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " +
-                        std::to_string(max_payload));
+    throw ProtocolError("payload of " + std::to_string(f.payload.size()) + " bytes exceeds the maximum of " + std::to_string(max_payload));
   const std::optional<std::string> z = compress_payload(f.payload);
   const std::string& wire = z ? *z : f.payload;
   std::string out = encode_header(f.type, f.task_id, z.has_value(), wire.size(), f.payload.size());
@@ -87,8 +100,7 @@ std::string encode_frame(const Frame& f, std::uint32_t max_payload) {
 FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
   if (std::memcmp(p, kMagic, 4) != 0) throw ProtocolError("bad magic (not a coinfer frame)");
   if (p[4] != kProtocolVersion)
-    throw ProtocolError("protocol version " + std::to_string(p[4]) + " (this side speaks " +
-                        std::to_string(kProtocolVersion) + ")");
+    throw ProtocolError("protocol version " + std::to_string(p[4]) + " (this side speaks " + std::to_string(kProtocolVersion) + ")");
   if (p[5] < static_cast<unsigned>(MsgType::hello) || p[5] > static_cast<unsigned>(MsgType::cloud_register))
     throw ProtocolError("unknown message type " + std::to_string(p[5]));
   if ((p[6] & ~kFlagCompressed) != 0 || p[7] != 0) throw ProtocolError("unknown flags");
@@ -99,8 +111,8 @@ FrameHeader parse_header(const unsigned char* p, std::uint32_t max_payload) {
   h.wire_size = static_cast<std::uint32_t>(get_le(p + 16, 4));
   h.payload_size = static_cast<std::uint32_t>(get_le(p + 20, 4));
   if (h.payload_size > max_payload || h.wire_size > max_payload)
-    throw ProtocolError("message of " + std::to_string(std::max(h.payload_size, h.wire_size)) +
-                        " bytes exceeds the maximum of " + std::to_string(max_payload));
+    throw ProtocolError("message of " + std::to_string(std::max(h.payload_size, h.wire_size)) + " bytes exceeds the maximum of " +
+                        std::to_string(max_payload));
   if (!h.compressed && h.wire_size != h.payload_size) throw ProtocolError("inconsistent payload sizes");
   return h;
 }

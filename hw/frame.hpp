@@ -42,8 +42,9 @@ enum class MsgType : std::uint8_t {
   // scenario (the coordinator) holds the scheduler; every other server is its peer.
   peer_register = 10,  // peer -> coordinator: the peer's server id, its address for devices, HMAC of the challenge
   peer_report = 11,    // peer -> coordinator: triggers it saw (registrations, leaves, bandwidth) and what it observes
-  peer_scheme = 12,    // coordinator -> peer: the scheme now (every device's strategy, helper role, server), its helpers and batching, the servers' addresses
-  redirect = 13,       // server -> device, answering a registration: the device belongs to another server now; register there
+  peer_scheme =
+      12,  // coordinator -> peer: the scheme now (every device's strategy, helper role, server), its helpers and batching, the servers' addresses
+  redirect = 13,  // server -> device, answering a registration: the device belongs to another server now; register there
   // An edge server with a cloud (servers[].cloud; hw/README.md "Cloud tier") registers with it, then
   // sends task frames of pp(k,m) requests' cloud parts [m,n) and receives their result frames.
   cloud_register = 14,  // edge -> its cloud: the edge's server id, its address, HMAC of the challenge over "edge:" + id

@@ -60,8 +60,7 @@ void finish_host(const YamlReader& r, const YAML::Node& n, const std::string& pa
   // A value given in defaults is reported under defaults.KEY.
   auto kp = [&](const std::string& k) { return n[k] ? key_path(path, k) : key_path("defaults", k); };
   if (h.address.empty()) r.fail(n, key_path(path, "address"), "missing required key (the host name or address ssh connects to)");
-  if (h.coinfer.empty())
-    r.fail(n, key_path(path, "coinfer"), "missing required key (the coinfer-rt program on this host; or give it in defaults)");
+  if (h.coinfer.empty()) r.fail(n, key_path(path, "coinfer"), "missing required key (the coinfer-rt program on this host; or give it in defaults)");
   if (h.arch.empty()) r.fail(n, key_path(path, "arch"), "missing required key (the host's `uname -m`: x86_64, aarch64, armv7l, ...)");
   if (h.workdir.empty()) h.workdir = "/tmp";
   if (h.workdir[0] != '/') throw InputError(h.at("workdir"), kp("workdir"), "must be an absolute path on the host");
@@ -132,8 +131,8 @@ Inventory load_inventory(const std::string& file) {
     board.shape = r.get_bool(b, "shape", path, false);
     if (board.shape && board.interface.empty())
       r.fail(b["shape"], key_path(path, "shape"), "shaping needs the board's network interface (interface: eth0)");
-    if (!board.interface.empty() && (board.interface.size() > 15 || board.interface.find_first_of(" /'\"\\") != std::string::npos ||
-                                     board.interface[0] == '-'))
+    if (!board.interface.empty() &&
+        (board.interface.size() > 15 || board.interface.find_first_of(" /'\"\\") != std::string::npos || board.interface[0] == '-'))
       r.fail(b["interface"], key_path(path, "interface"), "'" + printable(board.interface) + "' is not a network interface name");
     board.power_command = r.get_string(b, "power_command", path, "");
     auto [it, fresh] = device_board.emplace(board.device, static_cast<int>(i));
@@ -154,9 +153,9 @@ void check_inventory_against(const Inventory& inv, const Scenario& sc) {
     if (!ids.count(b.device)) {
       std::vector<std::string> all(ids.begin(), ids.end());
       const std::string near = nearest_word(b.device, all);
-      throw InputError(b.at("device"), "boards[" + std::to_string(i) + "].device",
-                       "the scenario (" + sc.file + ") has no device '" + b.device + "'" +
-                           (near.empty() ? std::string() : "; did you mean '" + near + "'?"));
+      throw InputError(
+          b.at("device"), "boards[" + std::to_string(i) + "].device",
+          "the scenario (" + sc.file + ") has no device '" + b.device + "'" + (near.empty() ? std::string() : "; did you mean '" + near + "'?"));
     }
     played.insert(b.device);
   }

@@ -14,8 +14,8 @@ namespace coinfer {
 
 // One machine reached over SSH (OpenSSH's client, non-interactive: keys only).
 struct InventoryHost {
-  std::string name;         // "server" or the board's device id (for messages and log files)
-  std::string address;      // host name or address ssh connects to
+  std::string name;     // "server" or the board's device id (for messages and log files)
+  std::string address;  // host name or address ssh connects to
   int ssh_port = 22;
   std::string user;         // "" = ssh's default (the local user, or ~/.ssh/config)
   std::string key;          // private key file on this machine ("" = ssh's default identities)

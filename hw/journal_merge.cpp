@@ -13,8 +13,8 @@
 namespace coinfer::hw {
 
 std::vector<std::vector<RequestRecord>> read_journals_server_clock(const Scenario& sc, const std::vector<std::string>& paths,
-                                                                   std::vector<ClockRecord>& clocks, double tolerance_s,
-                                                                   const std::string& warn_as, std::vector<PowerReadings>* power) {
+                                                                   std::vector<ClockRecord>& clocks, double tolerance_s, const std::string& warn_as,
+                                                                   std::vector<PowerReadings>* power) {
   std::vector<std::vector<RequestRecord>> journals(sc.devices.size());
   if (power) power->assign(sc.devices.size(), {});
   for (size_t i = 0; i < paths.size() && i < sc.devices.size(); ++i) {
@@ -43,8 +43,10 @@ double energy_from_power(const PowerReadings& p, double from_s, double to_s, std
     return NAN;
   };
   if (p.empty()) return fail("no power readings");
-  if (p.front().first > from_s + 2) return fail("the first power reading comes " + strprintf("%.1f", p.front().first - from_s) + " s after the window opens");
-  if (p.back().first < to_s - 2) return fail("the last power reading comes " + strprintf("%.1f", to_s - p.back().first) + " s before the window closes");
+  if (p.front().first > from_s + 2)
+    return fail("the first power reading comes " + strprintf("%.1f", p.front().first - from_s) + " s after the window opens");
+  if (p.back().first < to_s - 2)
+    return fail("the last power reading comes " + strprintf("%.1f", to_s - p.back().first) + " s before the window closes");
   // Piecewise linear between readings, constant beyond the first and the last.
   auto at = [&](double t) {
     if (t <= p.front().first) return p.front().second;
@@ -68,8 +70,8 @@ double energy_from_power(const PowerReadings& p, double from_s, double to_s, std
   return joules;
 }
 
-RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals,
-                          std::vector<DecisionRecord> decisions, double end_s, const std::vector<PowerReadings>* power) {
+RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals, std::vector<DecisionRecord> decisions,
+                          double end_s, const std::vector<PowerReadings>* power) {
   RunResults r = run_results_of(sc);
   r.service_time = "measured";  // real executions: nothing sampled
   r.end_s = end_s;

@@ -24,8 +24,8 @@ using PowerReadings = std::vector<std::pair<double, double>>;
 
 // `power`, if given, receives each device's power readings (moved onto the server's clock too).
 std::vector<std::vector<RequestRecord>> read_journals_server_clock(const Scenario& sc, const std::vector<std::string>& paths,
-                                                                   std::vector<ClockRecord>& clocks, double tolerance_s,
-                                                                   const std::string& warn_as, std::vector<PowerReadings>* power = nullptr);
+                                                                   std::vector<ClockRecord>& clocks, double tolerance_s, const std::string& warn_as,
+                                                                   std::vector<PowerReadings>* power = nullptr);
 
 // Energy (J) over [from_s, to_s] from power readings (trapezoids; the readings at the ends extended to
 // the window's edges). NaN, with the reason in `why`, when there are none or they do not cover the
@@ -34,7 +34,7 @@ double energy_from_power(const PowerReadings& readings, double from_s, double to
 
 // power[i], when given and not empty, measures device i's energy over the measurement window (its
 // whole board, radio included: energy_compute_j holds it, energy_radio_j is 0); otherwise NaN.
-RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals,
-                          std::vector<DecisionRecord> decisions, double end_s, const std::vector<PowerReadings>* power = nullptr);
+RunResults merge_journals(const Scenario& sc, const std::vector<std::vector<RequestRecord>>& journals, std::vector<DecisionRecord> decisions,
+                          double end_s, const std::vector<PowerReadings>* power = nullptr);
 
 }  // namespace coinfer::hw

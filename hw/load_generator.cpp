@@ -58,7 +58,7 @@ void LoadGenerator::set(const LoadLevel& level) {
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   const std::string t = std::to_string(level.threads), d = std::to_string(level.duty), m = std::to_string(level.memory_bytes);
   std::vector<char*> argv = {const_cast<char*>(program_.c_str()), const_cast<char*>("_load-child"), const_cast<char*>(t.c_str()),
-                             const_cast<char*>(d.c_str()), const_cast<char*>(m.c_str()), nullptr};
+                             const_cast<char*>(d.c_str()),        const_cast<char*>(m.c_str()),     nullptr};
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, program_.c_str(), &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);

@@ -14,9 +14,9 @@
 namespace coinfer::hw {
 
 struct LoadLevel {
-  int threads = 0;              // 0: no load (no child)
-  double duty = 0;              // in (0, 1] when threads > 0
-  long long memory_bytes = 0;   // touched before the load starts
+  int threads = 0;             // 0: no load (no child)
+  double duty = 0;             // in (0, 1] when threads > 0
+  long long memory_bytes = 0;  // touched before the load starts
 };
 
 // A level drawn for the next stretch of samples: idle with probability 0.3, otherwise 1..max_threads

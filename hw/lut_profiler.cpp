@@ -124,7 +124,8 @@ int measure_wire_bytes(models::GnnModel& model, const ModelSpec& spec, const Pro
       auto t0 = std::chrono::steady_clock::now();
       const std::optional<std::string> z = payload.size() >= kCompressThreshold ? compress_payload(payload) : std::nullopt;
       compress_s[k] += seconds_since(t0);
-      const std::string header = encode_header(k < n ? MsgType::task : MsgType::result, 1, z.has_value(), z ? z->size() : payload.size(), payload.size());
+      const std::string header =
+          encode_header(k < n ? MsgType::task : MsgType::result, 1, z.has_value(), z ? z->size() : payload.size(), payload.size());
       if (z) {
         t0 = std::chrono::steady_clock::now();
         const std::string back = decode_payload(parse_header(reinterpret_cast<const unsigned char*>(header.data())), *z);
@@ -220,7 +221,9 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
           if (on_cpu && (b == 1 || e.peak_bytes > 0) && std::isfinite(e.peak_bytes)) peak[i][j][static_cast<size_t>(b - 1)] = e.peak_bytes;
           ++resumed;
           done_work += b;
-          if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ") (resumed)");
+          if (o.progress)
+            o.progress(done_work, total_work,
+                       "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ") (resumed)");
           continue;
         }
         std::vector<double> samples;
@@ -245,8 +248,7 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
         const double mean = sum / samples.size();
         for (double s : samples) sq += (s - mean) * (s - mean);
         std::vector<double> sorted = samples;
-        LatencyStats st{mean, percentile(sorted, 50), percentile(sorted, 95),
-                        samples.size() > 1 ? std::sqrt(sq / (samples.size() - 1)) : 0.0,
+        LatencyStats st{mean, percentile(sorted, 50), percentile(sorted, 95), samples.size() > 1 ? std::sqrt(sq / (samples.size() - 1)) : 0.0,
                         static_cast<long long>(samples.size())};
         t.set_latency(i, j, b, st);
         std::vector<double> q(levels.size());
@@ -254,7 +256,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
         t.set_quantiles(i, j, b, q);
         if (o.measured) o.measured({i, j, b}, ProfiledEntry{st, q, peak[i][j][static_cast<size_t>(b - 1)]});
         done_work += b;
-        if (o.progress) o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ")");
+        if (o.progress)
+          o.progress(done_work, total_work, "batch " + std::to_string(b) + " range [" + std::to_string(i) + "," + std::to_string(j) + ")");
       }
   }
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = bytes[k];
@@ -291,14 +294,15 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
   std::error_code ec;
   auto target = std::filesystem::read_symlink(std::string("/etc/alternatives/libblas.so.3-") + uts.machine + "-linux-gnu", ec);
   if (!ec) blas_lib = " (libblas.so.3 -> " + target.string() + ")";
-  pv.attributes["blas"] = (blas == std::string::npos ? "unknown" : config.substr(blas + 10, config.find_first_of(",\n", blas) - blas - 10)) + blas_lib;
+  pv.attributes["blas"] =
+      (blas == std::string::npos ? "unknown" : config.substr(blas + 10, config.find_first_of(",\n", blas) - blas - 10)) + blas_lib;
   pv.attributes["date"] = utc_now();
   pv.attributes["command"] = o.command_line;
   if (resumed > 0)
     pv.attributes["resumed"] = std::to_string(resumed) + " of " + std::to_string(entries) +
                                " (range, batch) entries were measured by an earlier run of the same profile that was interrupted";
-  pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " +
-                            std::to_string(o.repeats) + " timed runs per (range, batch)";
+  pv.attributes["timing"] = "steady_clock around each range run; " + std::to_string(o.warmup) + " warm-up + " + std::to_string(o.repeats) +
+                            " timed runs per (range, batch)";
   pv.attributes["ranges"] = o.whole_model_only     ? "whole model [0,n) only (a calibration, not a complete LUT)"
                             : o.single_stages_only ? "single stages [i,i+1) only (module samples, not a complete LUT)"
                                                    : "every range [i,j)";
@@ -306,37 +310,44 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;
   if (o.batch_sizes.size() > 1)
-    pv.attributes["batches"] =
-        spec.dataset.kind == "point_cloud"  ? "a batch of b: b clouds stacked along dimension 0, one forward pass (hw/batch_runner.hpp)"
-        : spec.variant.node_capacity <= 0 ? "a batch of b: one disjoint union of b graphs, each pooled on its own, one forward pass (hw/batch_runner.hpp)"
-                                           : "a batch of b: one union padded to b x the node capacity, pooled as one; the real server runs padded "
-                                             "inputs one at a time, so these entries are not its work";
-  pv.attributes["distribution"] = "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
-  if (wire_inputs > 0) pv.attributes["wire_bytes"] = "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), quantiles over " +
-                                std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
+    pv.attributes["batches"] = spec.dataset.kind == "point_cloud"
+                                   ? "a batch of b: b clouds stacked along dimension 0, one forward pass (hw/batch_runner.hpp)"
+                               : spec.variant.node_capacity <= 0
+                                   ? "a batch of b: one disjoint union of b graphs, each pooled on its own, one forward pass (hw/batch_runner.hpp)"
+                                   : "a batch of b: one union padded to b x the node capacity, pooled as one; the real server runs padded "
+                                     "inputs one at a time, so these entries are not its work";
+  pv.attributes["distribution"] =
+      "quantiles of the timed runs at 23 levels (0, 0.01, 0.05 .. 0.95, 0.99, 1), linear between runs as percentile() interpolates";
+  if (wire_inputs > 0)
+    pv.attributes["wire_bytes"] =
+        "bytes the middleware sends per request at batch 1 (frame + task or result header + serialised state, zstd level 1 when a probe shrinks it), "
+        "quantiles over " +
+        std::to_string(wire_inputs) + " inputs; compress/decompress: mean seconds on this machine";
   if (!oversized_splits.empty()) {
     std::string list;
     for (int k : oversized_splits) list += (list.empty() ? "" : ", ") + std::to_string(k);
-    pv.attributes["wire_bytes_missing"] = (oversized_splits.size() == 1 ? "split " : "splits ") + list + ": the state at batch 1 is larger than the middleware's largest frame (" +
+    pv.attributes["wire_bytes_missing"] = (oversized_splits.size() == 1 ? "split " : "splits ") + list +
+                                          ": the state at batch 1 is larger than the middleware's largest frame (" +
                                           std::to_string(kDefaultMaxPayload >> 20) + " MiB), so the testbed cannot send it; no wire bytes";
   }
   pv.attributes["bytes_per_split"] = "payload bytes of the real serialised split state at batch 1";
   pv.attributes["peak_memory"] = on_cpu ? "peak bytes from LibTorch's CPU allocator above the input state, every batch size"
                                         : "not measured (the model ran on CUDA; LibTorch's CPU allocator does not see its memory)";
-  pv.attributes["stage_output_sparsity"] = "fraction of exact zeros in each stage's output over every profiled input (all batch sizes); "
-                                           "stages whose output is not floating point (KNN indices) have none";
-  pv.attributes["processor"] = (o.processor.empty() ? std::string("the device type's only processor") : o.processor) + ", run by LibTorch on " +
-                               device.str();
+  pv.attributes["stage_output_sparsity"] =
+      "fraction of exact zeros in each stage's output over every profiled input (all batch sizes); "
+      "stages whose output is not floating point (KNN indices) have none";
+  pv.attributes["processor"] =
+      (o.processor.empty() ? std::string("the device type's only processor") : o.processor) + ", run by LibTorch on " + device.str();
   pv.attributes["feature_chunks"] = std::to_string(model.feature_chunks());
   pv.attributes["role"] = "device";
   pv.attributes["cpu_cap"] = o.cpu_cap.empty() ? "none" : "emulated slower device: " + o.cpu_cap;
   // The number alone, so that a testbed can cap its device processes the same way (coinfer validate).
   pv.attributes["cpu_cap_cores"] = o.cpu_cap_cores > 0 ? std::to_string(o.cpu_cap_cores) : "0";
-  pv.attributes["background_load"] = o.background_load > 0
-                                         ? std::to_string(o.background_load) + ": other work took this share of the " + std::to_string(o.cpu_cap_cores) +
-                                               " capped cores (the process ran under a cap of " + std::to_string(o.cpu_cap_cores * (1 - o.background_load)) +
-                                               " cores: a load event's rule on the testbed, core/background_load.hpp)"
-                                         : "0";
+  pv.attributes["background_load"] = o.background_load > 0 ? std::to_string(o.background_load) + ": other work took this share of the " +
+                                                                 std::to_string(o.cpu_cap_cores) + " capped cores (the process ran under a cap of " +
+                                                                 std::to_string(o.cpu_cap_cores * (1 - o.background_load)) +
+                                                                 " cores: a load event's rule on the testbed, core/background_load.hpp)"
+                                                           : "0";
   return t;
 }
 

@@ -28,18 +28,18 @@ struct ProfileOptions {
   std::vector<int> batch_sizes = {1, 2, 3, 4, 5, 6, 7, 8};  // must be 1..B without holes
   int warmup = 2;
   int repeats = 10;
-  int threads = 1;          // intra-op threads (torch::set_num_threads)
-  int feature_chunks = 0;   // feature decomposition slices while profiling; 0: the model variant's own (fd<P> or 1)
-  std::uint64_t seed = 1;   // inputs and weights
-  std::string command_line; // recorded in the provenance
-  std::string cpu_cap;      // description of a CPU cap in force (emulating a slower device), or empty
+  int threads = 1;           // intra-op threads (torch::set_num_threads)
+  int feature_chunks = 0;    // feature decomposition slices while profiling; 0: the model variant's own (fd<P> or 1)
+  std::uint64_t seed = 1;    // inputs and weights
+  std::string command_line;  // recorded in the provenance
+  std::string cpu_cap;       // description of a CPU cap in force (emulating a slower device), or empty
   double cpu_cap_cores = 0;  // the cap in cores (0 = none)
   // Background load: the share of the capped cores other work takes while profiling;
   // the process then runs under a cap of cpu_cap_cores x (1 - background_load), the testbed's rule.
   double background_load = 0;
-  bool whole_model_only = false;  // measure only [0, n) (a calibration: validate compares it with a LUT)
+  bool whole_model_only = false;    // measure only [0, n) (a calibration: validate compares it with a LUT)
   bool single_stages_only = false;  // measure only [i, i+1) (module latency samples for the regressors)
-  std::string input_file;   // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
+  std::string input_file;           // a real dataset file (PointNet or graph HDF5 layout) instead of synthetic samples
   // Which processor the table describes (its LUT key, traces/README.md; "" = the device type's only
   // processor) and the LibTorch device that runs the model: "cpu", or "cuda" (a CUDA LibTorch with a GPU
   // visible: torch::cuda::is_available(); otherwise profile_model throws std::invalid_argument saying so).

@@ -101,9 +101,9 @@ class NetnsHosts final : public TestbedHosts {
       throw InputError(SourceLocation{o.scenario, 0, 0}, "devices",
                        "the scenario names " + std::to_string(nd_) + " devices; the testbed creates at most " + std::to_string(kMaxTestbedDevices));
     if (sc.servers.size() > static_cast<size_t>(kMaxTestbedServers))
-      throw InputError(SourceLocation{o.scenario, 0, 0}, "servers",
-                       "the scenario names " + std::to_string(sc.servers.size()) + " servers; the testbed runs at most " +
-                           std::to_string(kMaxTestbedServers));
+      throw InputError(
+          SourceLocation{o.scenario, 0, 0}, "servers",
+          "the scenario names " + std::to_string(sc.servers.size()) + " servers; the testbed runs at most " + std::to_string(kMaxTestbedServers));
     servers_.resize(sc.servers.size());
     for (const auto& d : sc.devices) schedules_.emplace_back(d, sc.events);
     tag_ = "cf" + std::to_string(::getpid() % 10000);
@@ -147,23 +147,25 @@ class NetnsHosts final : public TestbedHosts {
     if (r.timed_out) throw InputError(where, "--device-rt", what + " did not answer within 120 s");
     // Another architecture's program fails to start: "Exec format error" without emulation, qemu's
     // missing loader ("Could not open '/lib/ld-linux-aarch64.so.1'") where binfmt_misc runs it.
-    const std::string launcher_hint = o_.device_launcher.empty()
-        ? "; a program built for another architecture needs its launcher (e.g. --device-launcher \"bash scripts/board.sh run\")"
-        : "";
+    const std::string launcher_hint =
+        o_.device_launcher.empty()
+            ? "; a program built for another architecture needs its launcher (e.g. --device-launcher \"bash scripts/board.sh run\")"
+            : "";
     if (r.status == 127 || r.status == 126 || r.err.find("Exec format error") != std::string::npos)
       throw InputError(where, "--device-rt",
                        what + " cannot run here (exit " + std::to_string(r.status) + ": " + printable(trim_end(r.err), 300) + ")" + launcher_hint);
     const std::optional<nlohmann::json> parsed = parse_runtime_version(trim_end(r.out));
     if (!parsed)
       throw InputError(where, "--device-rt",
-                       what + " did not print coinfer's version (exit " + std::to_string(r.status) + "): " + printable(trim_end(r.out + " " + r.err), 300) +
-                           launcher_hint);
+                       what + " did not print coinfer's version (exit " + std::to_string(r.status) +
+                           "): " + printable(trim_end(r.out + " " + r.err), 300) + launcher_hint);
     const nlohmann::json& v = *parsed;
     const nlohmann::json here = runtime_version();
     if (!same_runtime(v, here))
-      throw InputError(where, "--device-rt", what + " is " + describe_runtime(v) + "; the server runs " + describe_runtime(here) + ": build both from one tree");
-    device_program_ = {{"program", exe}, {"launcher", join(o_.device_launcher, " ")}, {"built_for", v.value("built_for", "")},
-                       {"machine", v.value("machine", "")}};
+      throw InputError(where, "--device-rt",
+                       what + " is " + describe_runtime(v) + "; the server runs " + describe_runtime(here) + ": build both from one tree");
+    device_program_ = {
+        {"program", exe}, {"launcher", join(o_.device_launcher, " ")}, {"built_for", v.value("built_for", "")}, {"machine", v.value("machine", "")}};
     if (!o_.quiet)
       log::info("testbed", "the devices run " + exe + " (" + v.value("built_for", std::string("?")) + ", on " + v.value("machine", std::string("?")) +
                                (o_.device_launcher.empty() ? std::string(")") : ") through '" + join(o_.device_launcher, " ") + "'"));
@@ -200,8 +202,10 @@ class NetnsHosts final : public TestbedHosts {
     std::snprintf(epoch_text_, sizeof epoch_text_, "%.6f", epoch);
     for (const auto& s : o_.sets) common_.insert(common_.end(), {"--set", s});
     common_.insert(common_.end(), {"--secret-file", secret_file_, "--threads", std::to_string(o_.threads)});
-    if (!netns_) common_.push_back("--shape");
-    else if (!use_netem_) common_.push_back("--shape-latency");
+    if (!netns_)
+      common_.push_back("--shape");
+    else if (!use_netem_)
+      common_.push_back("--shape-latency");
     // One server coordinates itself. Several: a coordinator of its own first (hw/README.md "Several
     // edge servers": it holds the scheduler and writes the decisions; no fail event kills it, as the
     // simulator's monitor outlives its host's server), in the first server's namespace on port 7071;
@@ -220,9 +224,7 @@ class NetnsHosts final : public TestbedHosts {
     coordinator_.child = start_logged(argv, work_ + "/logs/coordinator.log");
     coordinator_.started = true;
   }
-  std::string coordinator_address() const {
-    return server_host(0) + ":" + (netns_ ? std::string("7071") : coordinator_.port);
-  }
+  std::string coordinator_address() const { return server_host(0) + ":" + (netns_ ? std::string("7071") : coordinator_.port); }
 
   // Server j: a single server writes the decisions; with several, each says where devices reach it and
   // where the coordinator listens.
@@ -310,8 +312,8 @@ class NetnsHosts final : public TestbedHosts {
       if (netns_) argv = {"ip", "netns", "exec", dev_ns(i)};
       const int k = sc_.server_index(d.server);
       argv.insert(argv.end(), o_.device_launcher.begin(), o_.device_launcher.end());
-      argv.insert(argv.end(), {o_.device_rt_exe.empty() ? o_.rt_exe : o_.device_rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k), "--port",
-                               servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
+      argv.insert(argv.end(), {o_.device_rt_exe.empty() ? o_.rt_exe : o_.device_rt_exe, "device", o_.scenario, "--id", d.id, "--host", server_host(k),
+                               "--port", servers_[static_cast<size_t>(k)].port, "--epoch", epoch_text_, "--records", journal(i)});
       if (coordinated()) argv.insert(argv.end(), {"--coordinator", coordinator_address()});
       argv.insert(argv.end(), common_.begin(), common_.end());
       for (const std::string& pd : o_.processor_devices) argv.insert(argv.end(), {"--processor-device", pd});
@@ -326,8 +328,9 @@ class NetnsHosts final : public TestbedHosts {
       // once, so that what LibTorch loads is charged to its cgroup (exact: the board's memory; auto:
       // accounted now, limited once it has started, below).
       if (mem_cap)
-        mem_caps_[static_cast<size_t>(i)] = MemoryCap::apply_to(
-            devices_.back().pid(), memory_mode_ == "exact" ? memory_capacity(i) : std::numeric_limits<double>::infinity(), tag_ + "d" + std::to_string(i));
+        mem_caps_[static_cast<size_t>(i)] =
+            MemoryCap::apply_to(devices_.back().pid(), memory_mode_ == "exact" ? memory_capacity(i) : std::numeric_limits<double>::infinity(),
+                                tag_ + "d" + std::to_string(i));
       if (cap && cap_scope_ == "process") caps_.push_back(CpuCap::apply_to(devices_.back().pid(), o_.device_cpu_cores));
     }
     for (int i = 0; i < nd_; ++i) {
@@ -407,21 +410,24 @@ class NetnsHosts final : public TestbedHosts {
     // edge servers").
     nlohmann::json servers = nlohmann::json::array();
     for (size_t j = 0; j < servers_.size(); ++j)
-      servers.push_back({{"id", sc_.servers[j].id}, {"address", address(static_cast<int>(j))}, {"log", "logs/" + server_log_name(sc_, static_cast<int>(j))}});
+      servers.push_back(
+          {{"id", sc_.servers[j].id}, {"address", address(static_cast<int>(j))}, {"log", "logs/" + server_log_name(sc_, static_cast<int>(j))}});
     nlohmann::json coordinator = nullptr;
     if (coordinator_.started) coordinator = {{"address", coordinator_address()}, {"log", "logs/coordinator.log"}};
-    return {{"mode", netns_ ? "netns" : "loopback"},
-            {"servers", servers},
-            {"coordinator", coordinator},
-            {"device_cpu_cores", o_.device_cpu_cores},
-            {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
-            {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},
-            {"fallback_reason", why_not_},
-            {"device_program", device_program_},
-            {"loads_applied", loads_applied_},
-            {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
-                        : use_netem_ ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
-                                     : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
+    return {
+        {"mode", netns_ ? "netns" : "loopback"},
+        {"servers", servers},
+        {"coordinator", coordinator},
+        {"device_cpu_cores", o_.device_cpu_cores},
+        {"device_cpu_scope", capped ? cap_scope_ : std::string("none")},
+        {"device_memory", {{"mode", memory_mode_}, {"requested", o_.device_memory}, {"unavailable", memory_unavailable_}, {"devices", memory_info_}}},
+        {"fallback_reason", why_not_},
+        {"device_program", device_program_},
+        {"loads_applied", loads_applied_},
+        {"shaping", !netns_ ? "middleware (rate and latency per device; no shared access point)"
+                    : use_netem_
+                        ? "device links: tc netem (rate and latency); access point (shared, both directions) and server link: tc tbf"
+                        : "device links: tc tbf (rate), middleware (latency); access point (shared, both directions) and server link: tc tbf"}};
   }
   std::string summary_mode() const override { return netns_ ? "network namespaces + tc" : "loopback + middleware shaping"; }
   std::string started_what() const override {
@@ -526,8 +532,8 @@ class NetnsHosts final : public TestbedHosts {
       if (!mem) continue;
       const DeviceSpec& d = sc_.devices[static_cast<size_t>(i)];
       const long kills = mem->oom_kills();
-      nlohmann::json j = {{"limit_mb", mem->limit_bytes() / 1e6}, {"board_memory_mb", memory_capacity(i) / 1e6}, {"how", mem->description()},
-                          {"oom_kills", kills}};
+      nlohmann::json j = {
+          {"limit_mb", mem->limit_bytes() / 1e6}, {"board_memory_mb", memory_capacity(i) / 1e6}, {"how", mem->description()}, {"oom_kills", kills}};
       if (auto f = footprint_bytes_.find(d.id); f != footprint_bytes_.end()) j["footprint_before_first_request_mb"] = f->second / 1e6;
       if (const double peak = mem->peak_bytes(); std::isfinite(peak)) j["peak_mb"] = peak / 1e6;
       memory_info_[d.id] = j;
@@ -565,8 +571,9 @@ class NetnsHosts final : public TestbedHosts {
     for (int side = 0; side < 2; ++side) {
       const std::string ns = side == 0 ? dev_ns(i) : ap_ns();
       const std::string dev = side == 0 ? veth_device(i) : veth_ap(i);
-      std::vector<std::string> netem = {"ip", "netns", "exec", ns, "tc", "qdisc", add ? "add" : "change", "dev", dev, "root",
-                                        "netem", "rate", rate_text(mbps), "delay", delay_text(lat), "limit", "100000"};
+      std::vector<std::string> netem = {
+          "ip",    "netns",         "exec",  ns,      "tc", "qdisc", add ? "add" : "change", "dev", dev, "root", "netem", "rate", rate_text(mbps),
+          "delay", delay_text(lat), "limit", "100000"};
       std::string err;
       if (use_netem_ && run_command(netem, &err) == 0) continue;
       if (use_netem_ && add && side == 0 && i == 0 && err.find("unknown") != std::string::npos) {
@@ -637,8 +644,8 @@ class NetnsHosts final : public TestbedHosts {
       // and what it receives (egress here, before its own link's qdisc).
       must({"ip", "netns", "exec", ap_ns(), "tc", "qdisc", "add", "dev", veth_ap(i), "clsact"});
       for (const char* hook : {"ingress", "egress"})
-        must({"ip", "netns", "exec", ap_ns(), "tc", "filter", "add", "dev", veth_ap(i), hook, "protocol", "all", "u32", "match", "u32", "0", "0",
-              "action", "mirred", "egress", "redirect", "dev", ap_medium});
+        must({"ip",  "netns", "exec", ap_ns(), "tc", "filter", "add",    "dev",    veth_ap(i), hook,  "protocol", "all",
+              "u32", "match", "u32",  "0",     "0",  "action", "mirred", "egress", "redirect", "dev", ap_medium});
     }
     if (!o_.quiet)
       log::info("testbed", "created " + std::to_string(nd_ + 1 + static_cast<int>(sc_.servers.size())) + " network namespaces (server" +

@@ -36,9 +36,12 @@ EventCode code_of(PerfCounters::Event e) {
       return {PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_ACCESS)};
     case PerfCounters::dtlb_miss:
       return {PERF_TYPE_HW_CACHE, cache_event(PERF_COUNT_HW_CACHE_DTLB, PERF_COUNT_HW_CACHE_OP_READ, PERF_COUNT_HW_CACHE_RESULT_MISS)};
-    case PerfCounters::instructions: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
-    case PerfCounters::cycles: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
-    default: return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
+    case PerfCounters::instructions:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS};
+    case PerfCounters::cycles:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
+    default:
+      return {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES};
   }
 }
 
@@ -66,9 +69,10 @@ PerfCounters::PerfCounters() {
     const long fd = ::syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
     fd_[i] = static_cast<int>(fd);
     if (fd < 0)
-      why_[i] = errno == ENOENT || errno == EOPNOTSUPP ? "the CPU or the kernel does not expose this event (" + std::string(std::strerror(errno)) + ")"
-              : errno == EACCES || errno == EPERM ? "not permitted (kernel.perf_event_paranoid; run as root or lower it)"
-                                                  : std::string("perf_event_open: ") + std::strerror(errno);
+      why_[i] = errno == ENOENT || errno == EOPNOTSUPP
+                    ? "the CPU or the kernel does not expose this event (" + std::string(std::strerror(errno)) + ")"
+                : errno == EACCES || errno == EPERM ? "not permitted (kernel.perf_event_paranoid; run as root or lower it)"
+                                                    : std::string("perf_event_open: ") + std::strerror(errno);
   }
 }
 

@@ -18,9 +18,7 @@ namespace coinfer::hw {
 
 using nlohmann::json;
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 namespace {
 
@@ -105,8 +103,8 @@ std::string encode(const Assignment& a) {
   return j.dump();
 }
 std::string encode(const DeviceStatus& s) {
-  json j{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy},
-         {"completed", s.completed}, {"latency_sum_s", s.latency_sum_s}};
+  json j{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length},         {"unfinished", s.unfinished}, {"busy", s.busy},
+         {"completed", s.completed},           {"latency_sum_s", s.latency_sum_s}};
   if (s.probe_t1 > 0) j["probe_t1"] = s.probe_t1;
   return j.dump();
 }
@@ -274,9 +272,12 @@ std::pair<std::string, int> split_address(const std::string& address, const char
 namespace {
 const char* peer_event_name(PeerEvent::Kind k) {
   switch (k) {
-    case PeerEvent::Kind::registered: return "registered";
-    case PeerEvent::Kind::leave: return "leave";
-    case PeerEvent::Kind::bandwidth: return "bandwidth";
+    case PeerEvent::Kind::registered:
+      return "registered";
+    case PeerEvent::Kind::leave:
+      return "leave";
+    case PeerEvent::Kind::bandwidth:
+      return "bandwidth";
   }
   return "?";
 }
@@ -289,8 +290,8 @@ const json& array_field(const json& j, const char* key, const char* what) {
   return *it;
 }
 json status_json(const DeviceStatus& s) {
-  return json{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length}, {"unfinished", s.unfinished}, {"busy", s.busy},
-              {"completed", s.completed}, {"latency_sum_s", s.latency_sum_s}};
+  return json{{"bandwidth_mbps", s.bandwidth_mbps}, {"queue", s.queue_length},         {"unfinished", s.unfinished}, {"busy", s.busy},
+              {"completed", s.completed},           {"latency_sum_s", s.latency_sum_s}};
 }
 }  // namespace
 
@@ -328,10 +329,14 @@ PeerReport decode_peer_report(const std::string& p) {
     if (!x.is_object()) throw ProtocolError("peer_report message: an event is not an object");
     PeerEvent e;
     const std::string kind = field<std::string>(x, "kind", what);
-    if (kind == "registered") e.kind = PeerEvent::Kind::registered;
-    else if (kind == "leave") e.kind = PeerEvent::Kind::leave;
-    else if (kind == "bandwidth") e.kind = PeerEvent::Kind::bandwidth;
-    else throw ProtocolError("peer_report message: unknown event kind '" + kind + "'");
+    if (kind == "registered")
+      e.kind = PeerEvent::Kind::registered;
+    else if (kind == "leave")
+      e.kind = PeerEvent::Kind::leave;
+    else if (kind == "bandwidth")
+      e.kind = PeerEvent::Kind::bandwidth;
+    else
+      throw ProtocolError("peer_report message: unknown event kind '" + kind + "'");
     e.device = field_in<int>(x, "device", what, 0, static_cast<int>(limits::kMaxDevices) - 1);
     if (e.kind == PeerEvent::Kind::bandwidth) {
       e.bandwidth_mbps = field<double>(x, "mbps", what);
@@ -352,8 +357,12 @@ PeerReport decode_peer_report(const std::string& p) {
 }
 
 std::string encode(const PeerScheme& s) {
-  return json{{"strategies", s.strategies}, {"helpers", s.helpers},       {"servers", s.servers},
-              {"server_helpers", s.server_helpers}, {"batch_window_ms", s.batch_window_ms}, {"batch_max_size", s.batch_max_size},
+  return json{{"strategies", s.strategies},
+              {"helpers", s.helpers},
+              {"servers", s.servers},
+              {"server_helpers", s.server_helpers},
+              {"batch_window_ms", s.batch_window_ms},
+              {"batch_max_size", s.batch_max_size},
               {"addresses", s.addresses}}
       .dump();
 }

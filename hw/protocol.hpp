@@ -32,28 +32,28 @@ struct Registration {
   bool moved = false;
 };
 
-struct Assignment {        // registered and scheduling messages
-  std::string strategy;    // Strategy::to_string()
-  bool helper = false;     // may be sent pending server work
-  double epoch_unix_s = 0; // registered only: the server's time zero (Unix s, its clock); 0 = not sent
+struct Assignment {         // registered and scheduling messages
+  std::string strategy;     // Strategy::to_string()
+  bool helper = false;      // may be sent pending server work
+  double epoch_unix_s = 0;  // registered only: the server's time zero (Unix s, its clock); 0 = not sent
   // scheduling only, several servers: the scheme moved the device to server `server` (scenario id),
   // listening at `address` ("host:port"): its new requests go there, its in-flight ones finish where
   // they are (optional on the wire; "" = its server is unchanged).
   std::string server, address;
 };
 
-struct DeviceStatus {      // heartbeat from a device
+struct DeviceStatus {         // heartbeat from a device
   double bandwidth_mbps = 0;  // the device's current estimate of its link
   int queue_length = 0, unfinished = 0;
   bool busy = false;
-  double probe_t1 = 0;     // the device's clock when it sent this (Unix s); 0 = no clock probe
-  long long completed = 0;    // own requests completed since the start (optional on the wire)
-  double latency_sum_s = 0;   // the sum of their latencies (s)
+  double probe_t1 = 0;       // the device's clock when it sent this (Unix s); 0 = no clock probe
+  long long completed = 0;   // own requests completed since the start (optional on the wire)
+  double latency_sum_s = 0;  // the sum of their latencies (s)
 };
 
-struct ClockEcho {         // heartbeat from the server answering a clock probe (hw/clock_sync.hpp)
-  double t1 = 0;           // the probe's t1, echoed
-  double t2 = 0, t3 = 0;   // the server's clock when the probe arrived and when this leaves
+struct ClockEcho {        // heartbeat from the server answering a clock probe (hw/clock_sync.hpp)
+  double t1 = 0;          // the probe's t1, echoed
+  double t2 = 0, t3 = 0;  // the server's clock when the probe arrived and when this leaves
 };
 
 // Several edge servers (hw/README.md "Several edge servers").
@@ -70,10 +70,10 @@ struct PeerEvent {
   int device = -1;            // scenario index
   double bandwidth_mbps = 0;  // bandwidth: the device's report
 };
-struct PeerDevice {           // one of the peer's connected devices, as its last heartbeat said
-  int device = -1;            // scenario index
+struct PeerDevice {  // one of the peer's connected devices, as its last heartbeat said
+  int device = -1;   // scenario index
   bool generates = true;
-  DeviceStatus status;        // probe_t1 unused
+  DeviceStatus status;  // probe_t1 unused
 };
 struct PeerReport {
   std::vector<PeerEvent> events;  // in the order seen, since the last report
@@ -99,9 +99,9 @@ struct Redirect {
 constexpr int kMaxForwardedBatch = static_cast<int>(limits::kMaxBatch);
 
 struct TaskHeader {
-  int split = 0;           // stages [0, split) are done; the receiver runs [split, n)
-  std::string origin;      // device that created the request (tasks sent to helpers)
-  double t_sent = 0;       // Unix s, when the sender started sending
+  int split = 0;       // stages [0, split) are done; the receiver runs [split, n)
+  std::string origin;  // device that created the request (tasks sent to helpers)
+  double t_sent = 0;   // Unix s, when the sender started sending
   // Server -> helper: the forwarded batch this task belongs to and how many tasks it has; the helper
   // runs the batch as one batch once all have arrived (0 / 1: a task on its own). Optional on the wire.
   std::uint64_t batch = 0;
@@ -123,11 +123,11 @@ struct ResultHeader {
   bool ok = true;
   std::string error;
   int batch_size = 0;
-  std::string helper;      // device id of the helper that ran it, "" if the server did
+  std::string helper;                                                       // device id of the helper that ran it, "" if the server did
   double t_received = 0, t_queued = 0, t_batch_start = 0, t_batch_end = 0;  // Unix s
-  bool dropped = false;    // the server gave it up past its deadline (no payload; optional on the wire)
-  double t_sent = 0;       // Unix s, when the server handed it to the connection (0: not sent; optional)
-  bool copy = false;       // the second copy of a result a handover caught: filler; the device kept the first (optional)
+  bool dropped = false;  // the server gave it up past its deadline (no payload; optional on the wire)
+  double t_sent = 0;     // Unix s, when the server handed it to the connection (0: not sent; optional)
+  bool copy = false;     // the second copy of a result a handover caught: filler; the device kept the first (optional)
   // pp(k,m): the cloud that ran [m,n) ("" none) and its stamps (Unix s, the cloud's clock), put in by
   // the edge from the cloud's own result header (optional on the wire).
   std::string cloud;
@@ -141,8 +141,8 @@ struct ResultHeader {
 // ends. Server -> device for an upload (the device answers with a task frame, `copy`), device ->
 // server for a result (a result frame, `copy`). The frame's task id names the task.
 struct ResendRequest {
-  std::int64_t bytes = 0;       // the first copy's payload bytes, 0..kDefaultMaxPayload
-  double not_before_unix_s = 0; // the handover's end (Unix s, the receiver's clock)
+  std::int64_t bytes = 0;        // the first copy's payload bytes, 0..kDefaultMaxPayload
+  double not_before_unix_s = 0;  // the handover's end (Unix s, the receiver's clock)
 };
 
 std::string encode(const Hello&);

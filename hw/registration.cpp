@@ -6,8 +6,8 @@
 
 namespace coinfer::hw {
 
-RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                     int server_index, const std::vector<int>* servers_now) {
+RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc, int server_index,
+                                     const std::vector<int>* servers_now) {
   RegistrationCheck c;
   if (!constant_time_equal(r.hmac, hmac_sha256_hex(secret, nonce + r.device_id))) {
     c.refusal = "authentication failed for device '" + r.device_id + "' (wrong secret)";
@@ -19,8 +19,8 @@ RegistrationCheck check_registration(const Registration& r, const std::string& n
     return c;
   }
   const DeviceSpec& d = sc.devices[index];
-  const int now_at = servers_now && static_cast<size_t>(index) < servers_now->size() ? (*servers_now)[static_cast<size_t>(index)]
-                                                                                      : sc.server_index(d.server);
+  const int now_at =
+      servers_now && static_cast<size_t>(index) < servers_now->size() ? (*servers_now)[static_cast<size_t>(index)] : sc.server_index(d.server);
   if (now_at != server_index) {
     c.refusal = "device '" + r.device_id + "' belongs to server '" +
                 (now_at >= 0 && static_cast<size_t>(now_at) < sc.servers.size() ? sc.servers[static_cast<size_t>(now_at)].id : d.server) + "'";
@@ -28,8 +28,8 @@ RegistrationCheck check_registration(const Registration& r, const std::string& n
   } else if (r.type != d.type)
     c.refusal = "device '" + r.device_id + "' registered as type '" + r.type + "', the scenario says '" + d.type + "'";
   else if (r.model != d.model || r.dataset != d.dataset)
-    c.refusal = "this server does not have model " + r.model + "/" + r.dataset + " for device '" + r.device_id + "' (it serves " +
-                d.model + "/" + d.dataset + ")";
+    c.refusal = "this server does not have model " + r.model + "/" + r.dataset + " for device '" + r.device_id + "' (it serves " + d.model + "/" +
+                d.dataset + ")";
   else
     c.device_index = index;
   return c;
@@ -48,8 +48,8 @@ PeerCheck check_peer_registration(const PeerRegistration& r, const std::string& 
   else if (sc.server_index(r.server_id) == coordinator_index && !coordinate_only)
     c.refusal = "server '" + r.server_id + "' is this coordinator itself";
   else if (coordinator_index != 0)
-    c.refusal = "this server (" + sc.servers[static_cast<size_t>(coordinator_index)].id + ") is not the scenario's first server: peers register with " +
-                sc.servers.front().id;
+    c.refusal = "this server (" + sc.servers[static_cast<size_t>(coordinator_index)].id +
+                ") is not the scenario's first server: peers register with " + sc.servers.front().id;
   else
     c.server_index = sc.server_index(r.server_id);
   return c;
@@ -173,8 +173,7 @@ bool LogThrottle::allow(const std::string& kind, double now_s, std::string* note
     return false;
   }
   ++k.in_window;
-  if (k.pending > 0 && note)
-    *note = "(" + std::to_string(k.pending) + " more " + kind + " lines left out before this one) ";
+  if (k.pending > 0 && note) *note = "(" + std::to_string(k.pending) + " more " + kind + " lines left out before this one) ";
   k.pending = 0;
   return true;
 }
@@ -187,7 +186,8 @@ long long LogThrottle::suppressed(const std::string& kind) const {
 
 StartGate::StartGate(const Scenario& sc, int server_index, double deadline_s, double now_s) : deadline_s_(deadline_s) {
   for (size_t i = 0; i < sc.devices.size(); ++i)
-    if ((server_index < 0 || sc.devices[i].server == sc.servers[server_index].id) && sc.devices[i].join_at_s <= now_s && sc.devices[i].leave_at_s > now_s)
+    if ((server_index < 0 || sc.devices[i].server == sc.servers[server_index].id) && sc.devices[i].join_at_s <= now_s &&
+        sc.devices[i].leave_at_s > now_s)
       initial_.push_back(static_cast<int>(i));
   waiting_ = initial_;
 }
@@ -206,8 +206,6 @@ bool StartGate::deadline_passed(double now_s) {
   return true;
 }
 
-bool StartGate::is_join(int device) const {
-  return started_ || std::find(initial_.begin(), initial_.end(), device) == initial_.end();
-}
+bool StartGate::is_join(int device) const { return started_ || std::find(initial_.begin(), initial_.end(), device) == initial_.end(); }
 
 }  // namespace coinfer::hw

@@ -29,8 +29,8 @@ struct RegistrationCheck {
 // the device is in the scenario, belongs to server `server_index`, and registered with the type,
 // model and dataset the scenario gives it. Which server a device belongs to: `servers_now` (per
 // scenario device, the scheme's server now) where given, else the scenario's binding.
-RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc,
-                                     int server_index, const std::vector<int>* servers_now = nullptr);
+RegistrationCheck check_registration(const Registration& r, const std::string& nonce, const std::string& secret, const Scenario& sc, int server_index,
+                                     const std::vector<int>* servers_now = nullptr);
 
 // A peer server's registration with the coordinator (several servers): accepted when the HMAC of
 // (nonce + "server:" + id) matches and the id names a server of the scenario other than the
@@ -73,8 +73,8 @@ class HandshakeGate {
   void leave(Ticket t);
   void wait_idle();
   int limit() const { return limit_; }
-  long long evicted() const;   // handshakes closed to make room, so far
-  long long refused() const;   // newcomers refused, so far
+  long long evicted() const;  // handshakes closed to make room, so far
+  long long refused() const;  // newcomers refused, so far
 
  private:
   struct Entry {
@@ -108,9 +108,9 @@ class RedirectGuard {
   static constexpr int kMaxLoops = 5;
   // A redirect to `address`: the seconds to wait before following it; throws RedirectLoop.
   double on_redirect(const std::string& address);
-  bool looped() const { return looped_; }  // the last redirect closed a loop
-  void on_registered();   // a registration succeeded: everything starts again
-  void on_unreachable();  // a connection failed: the chain of addresses starts again
+  bool looped() const { return looped_; }       // the last redirect closed a loop
+  void on_registered();                         // a registration succeeded: everything starts again
+  void on_unreachable();                        // a connection failed: the chain of addresses starts again
   int redirects() const { return redirects_; }  // since the last registration
 
  private:

@@ -8,8 +8,10 @@ namespace coinfer::hw {
 std::string shell_quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) {
-    if (c == '\'') out += "'\\''";
-    else out += c;
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
   }
   return out + "'";
 }
@@ -25,9 +27,16 @@ std::string RemoteHost::describe() const {
 }
 
 std::vector<std::string> RemoteHost::ssh_argv(const std::string& remote_command) const {
-  std::vector<std::string> a = {"ssh", "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "-o", "ServerAliveInterval=1",
-                                "-o", "ServerAliveCountMax=5", "-o", "StrictHostKeyChecking=accept-new", "-o", "LogLevel=ERROR",
-                                "-o", "ControlMaster=no", "-o", "GSSAPIAuthentication=no", "-p", std::to_string(host_.ssh_port)};
+  std::vector<std::string> a = {"ssh", "-T",
+                                "-o",  "BatchMode=yes",
+                                "-o",  "ConnectTimeout=5",
+                                "-o",  "ServerAliveInterval=1",
+                                "-o",  "ServerAliveCountMax=5",
+                                "-o",  "StrictHostKeyChecking=accept-new",
+                                "-o",  "LogLevel=ERROR",
+                                "-o",  "ControlMaster=no",
+                                "-o",  "GSSAPIAuthentication=no",
+                                "-p",  std::to_string(host_.ssh_port)};
   if (!host_.key.empty()) a.insert(a.end(), {"-i", host_.key, "-o", "IdentitiesOnly=yes"});
   if (!host_.known_hosts.empty()) a.insert(a.end(), {"-o", "UserKnownHostsFile=" + host_.known_hosts});
   if (!host_.user.empty()) a.insert(a.end(), {"-l", host_.user});

@@ -52,18 +52,18 @@ using Seconds = std::chrono::duration<double>;
 // One host's part of the run.
 struct HostRun {
   RemoteHost host;
-  std::string path;          // "server" or "boards[i]": the inventory's key for messages
-  std::string dir;           // its run folder on the host
-  std::string cwd;           // where its processes run (inside dir/data: relative paths as here)
-  bool has_dir = false;      // dir exists there (removed at the end)
-  bool started = false;      // a process of ours may run there (dir/pid names its process group)
-  bool shaped = false;       // tc shaping applied on its interface
+  std::string path;           // "server" or "boards[i]": the inventory's key for messages
+  std::string dir;            // its run folder on the host
+  std::string cwd;            // where its processes run (inside dir/data: relative paths as here)
+  bool has_dir = false;       // dir exists there (removed at the end)
+  bool started = false;       // a process of ours may run there (dir/pid names its process group)
+  bool shaped = false;        // tc shaping applied on its interface
   double clock_offset_s = 0;  // its clock minus ours, from the check (a coarse estimate: start times only)
-  Child ssh;                 // the local ssh client of its process
-  bool lost = false;         // its ssh session broke (255) before its process ended
-  double lost_at_s = NAN;    // run time when that was seen
-  std::string lost_why;      // the last line its ssh client wrote
-  std::string lost_report;   // what the run reports: board, address, time and lost_why
+  Child ssh;                  // the local ssh client of its process
+  bool lost = false;          // its ssh session broke (255) before its process ended
+  double lost_at_s = NAN;     // run time when that was seen
+  std::string lost_why;       // the last line its ssh client wrote
+  std::string lost_report;    // what the run reports: board, address, time and lost_why
   explicit HostRun(const InventoryHost& h, std::string p) : host(h), path(std::move(p)) {}
 };
 
@@ -72,9 +72,12 @@ struct HostRun {
 std::string stop_command(const std::string& dir, double grace_s) {
   const std::string pid = shell_quote(dir + "/pid");
   const int tenths = static_cast<int>(std::ceil(grace_s * 10));
-  return "p=$(cat " + pid + " 2>/dev/null) || { echo gone; exit 0; }; "
+  return "p=$(cat " + pid +
+         " 2>/dev/null) || { echo gone; exit 0; }; "
          "kill -s TERM -- -$p 2>/dev/null; i=0; "
-         "while kill -s 0 -- -$p 2>/dev/null && [ $i -lt " + std::to_string(tenths) + " ]; do sleep 0.1; i=$((i+1)); done; "
+         "while kill -s 0 -- -$p 2>/dev/null && [ $i -lt " +
+         std::to_string(tenths) +
+         " ]; do sleep 0.1; i=$((i+1)); done; "
          "kill -s KILL -- -$p 2>/dev/null; sleep 0.1; kill -s 0 -- -$p 2>/dev/null || echo gone";
 }
 
@@ -90,7 +93,7 @@ struct RemoteSetup {
   std::vector<HostRun> hosts;  // [0] the server, then the boards in scenario device order
   std::string ifb;             // the ifb device name used for shaping a board's downlink
   bool keep = false;
-  bool clean = true;           // every undo step succeeded
+  bool clean = true;  // every undo step succeeded
 
   void stop_process(HostRun& h, double grace_s) {
     if (!h.started) return;
@@ -98,8 +101,8 @@ struct RemoteSetup {
     h.started = false;  // one attempt: an unreachable host is reported once, with what to do by hand
     if (r.status != 0 || r.out.find("gone") == std::string::npos) {
       clean = false;
-      log::error("testbed", "could not stop coinfer on " + h.host.host().name + " (" + h.host.describe() + "): " +
-                                (RemoteHost::ssh_failure(r).empty() ? trim_end(r.err) : RemoteHost::ssh_failure(r)) +
+      log::error("testbed", "could not stop coinfer on " + h.host.host().name + " (" + h.host.describe() +
+                                "): " + (RemoteHost::ssh_failure(r).empty() ? trim_end(r.err) : RemoteHost::ssh_failure(r)) +
                                 "; its process group is in " + h.dir + "/pid there: stop it by hand");
     }
     if (h.ssh.pid() > 0) h.ssh.stop(2);
@@ -109,14 +112,13 @@ struct RemoteSetup {
     const std::string tc = h.host.host().sudo ? "sudo -n tc" : "tc";
     const std::string ip = h.host.host().sudo ? "sudo -n ip" : "ip";
     const std::string dev = shell_quote(iface_of(h));
-    const ChildResult r = h.host.run(tc + " qdisc del dev " + dev + " root; " + tc + " qdisc del dev " + dev + " ingress; " + ip +
-                                         " link del " + shell_quote(ifb) + "; true",
-                                     20);
+    const ChildResult r = h.host.run(
+        tc + " qdisc del dev " + dev + " root; " + tc + " qdisc del dev " + dev + " ingress; " + ip + " link del " + shell_quote(ifb) + "; true", 20);
     if (!RemoteHost::ssh_failure(r).empty()) {
       clean = false;
-      log::error("testbed", "could not remove the tc shaping on " + h.host.host().name + " (" + h.host.describe() + "): " +
-                                RemoteHost::ssh_failure(r) + "; remove it by hand: tc qdisc del dev " + iface_of(h) + " root; tc qdisc del dev " +
-                                iface_of(h) + " ingress; ip link del " + ifb);
+      log::error("testbed", "could not remove the tc shaping on " + h.host.host().name + " (" + h.host.describe() +
+                                "): " + RemoteHost::ssh_failure(r) + "; remove it by hand: tc qdisc del dev " + iface_of(h) +
+                                " root; tc qdisc del dev " + iface_of(h) + " ingress; ip link del " + ifb);
     } else {
       h.shaped = false;
     }
@@ -205,8 +207,8 @@ class SshHosts final : public TestbedHosts {
     const LutSet luts = load_scenario_luts(sc_);
     check_scenario_against(sc_, ModelCatalog::load(data_path("models")), luts, scheduler_traits(sc_.scheduler.name));
     bundle(luts);
-    const std::string run_id = "coinfer-" + sc_.name.substr(0, 40) + "-" + std::to_string(static_cast<long long>(unix_now())) + "-" +
-                               std::to_string(::getpid());
+    const std::string run_id =
+        "coinfer-" + sc_.name.substr(0, 40) + "-" + std::to_string(static_cast<long long>(unix_now())) + "-" + std::to_string(::getpid());
     return check_hosts(interrupted) && send_run_folders(run_id, interrupted) && shape_boards();
   }
 
@@ -216,10 +218,23 @@ class SshHosts final : public TestbedHosts {
     epoch_ = epoch;
     for (const auto& s : o_.sets) common_sets_.insert(common_sets_.end(), {"--set", s});
     HostRun& server = setup_.hosts.front();
-    std::vector<std::string> argv = {inv_.server.coinfer, "serve", server.dir + "/data/" + rel_scenario_, "--bind", "0.0.0.0", "--port",
-                                     std::to_string(inv_.server.service_port), "--port-file", server.dir + "/port", "--decisions-out",
-                                     server.dir + "/decisions.jsonl", "--secret-file", server.dir + "/secret", "--threads",
-                                     std::to_string(o_.threads), "--epoch", epoch_on(server, 0)};
+    std::vector<std::string> argv = {inv_.server.coinfer,
+                                     "serve",
+                                     server.dir + "/data/" + rel_scenario_,
+                                     "--bind",
+                                     "0.0.0.0",
+                                     "--port",
+                                     std::to_string(inv_.server.service_port),
+                                     "--port-file",
+                                     server.dir + "/port",
+                                     "--decisions-out",
+                                     server.dir + "/decisions.jsonl",
+                                     "--secret-file",
+                                     server.dir + "/secret",
+                                     "--threads",
+                                     std::to_string(o_.threads),
+                                     "--epoch",
+                                     epoch_on(server, 0)};
     argv.insert(argv.end(), common_sets_.begin(), common_sets_.end());
     launch(server, argv, work_ + "/logs/server.log", "&1");
   }
@@ -240,10 +255,24 @@ class SshHosts final : public TestbedHosts {
       const InventoryBoard& b = *boards_[static_cast<size_t>(i)];
       const auto skew = o_.device_clock_skew_s.find(b.device);
       const double skew_s = skew == o_.device_clock_skew_s.end() ? 0 : skew->second;
-      std::vector<std::string> argv = {b.coinfer, "device", h.dir + "/data/" + rel_scenario_, "--id", b.device, "--host",
-                                       inv_.server.service_address, "--port", std::to_string(inv_.server.service_port), "--secret-file",
-                                       h.dir + "/secret", "--epoch", epoch_on(h, skew_s), "--records", h.dir + "/journal.jsonl",
-                                       "--records-stdout", "--threads", std::to_string(o_.threads)};
+      std::vector<std::string> argv = {b.coinfer,
+                                       "device",
+                                       h.dir + "/data/" + rel_scenario_,
+                                       "--id",
+                                       b.device,
+                                       "--host",
+                                       inv_.server.service_address,
+                                       "--port",
+                                       std::to_string(inv_.server.service_port),
+                                       "--secret-file",
+                                       h.dir + "/secret",
+                                       "--epoch",
+                                       epoch_on(h, skew_s),
+                                       "--records",
+                                       h.dir + "/journal.jsonl",
+                                       "--records-stdout",
+                                       "--threads",
+                                       std::to_string(o_.threads)};
       if (skew_s != 0) argv.insert(argv.end(), {"--clock-skew", format_double(skew_s)});
       std::string meter = b.power_command;
       if (auto m = o_.device_power_command.find(b.device); m != o_.device_power_command.end()) meter = m->second;
@@ -276,8 +305,8 @@ class SshHosts final : public TestbedHosts {
       h.lost_why = trim_end(read_run_file(work_ + "/logs/device-" + boards_[static_cast<size_t>(device)]->device + ".log"));
       const auto nl = h.lost_why.rfind('\n');
       if (nl != std::string::npos) h.lost_why = h.lost_why.substr(nl + 1);
-      h.lost_report = strprintf("board %s (%s) at t = %.1f s: %s", boards_[static_cast<size_t>(device)]->device.c_str(),
-                                h.host.describe().c_str(), run_time_s, h.lost_why.c_str());
+      h.lost_report = strprintf("board %s (%s) at t = %.1f s: %s", boards_[static_cast<size_t>(device)]->device.c_str(), h.host.describe().c_str(),
+                                run_time_s, h.lost_why.c_str());
     }
     if (h.lost) {
       s.kind = ProcessState::Kind::lost;
@@ -318,8 +347,8 @@ class SshHosts final : public TestbedHosts {
       // its unfinished requests failed (hw/record_journal.hpp).
       const std::string why = h.lost ? strprintf("board %s became unreachable at t = %.1f s (%s); nothing it did after that was collected",
                                                  id.c_str(), h.lost_at_s, h.lost_why.c_str())
-                                     : "the journal of board " + id + " could not be copied back (" + RemoteHost::ssh_failure(r) +
-                                           trim_end(r.err) + "); its live copy ends here";
+                                     : "the journal of board " + id + " could not be copied back (" + RemoteHost::ssh_failure(r) + trim_end(r.err) +
+                                           "); its live copy ends here";
       std::ofstream(local) << cut_journal_text(read_run_file(stream_file(i)), why);
       if (!h.lost) log::warn("testbed", why);
       complete = false;
@@ -423,8 +452,8 @@ class SshHosts final : public TestbedHosts {
       const int code = ex == std::string::npos ? -1 : std::atoi(err.c_str() + ex + 5);
       const std::string machine = ex == std::string::npos ? "" : trim_end(err.substr(err.find('\n', ex) + 1));
       if (code == 127)
-        throw InputError(ih.at("coinfer"), h.path + ".coinfer", "'" + ih.coinfer + "' is not installed on " + h.host.describe() +
-                                                                   " (hw/README.md \"Building on the boards\")");
+        throw InputError(ih.at("coinfer"), h.path + ".coinfer",
+                         "'" + ih.coinfer + "' is not installed on " + h.host.describe() + " (hw/README.md \"Building on the boards\")");
       if (code == 126 || (code != 0 && err.find("Exec format error") != std::string::npos) ||
           (code != 0 && err.find("cannot execute binary") != std::string::npos))
         throw InputError(ih.at("coinfer"), h.path + ".coinfer",
@@ -433,9 +462,9 @@ class SshHosts final : public TestbedHosts {
                              "(hw/README.md \"Building on the boards\")");
       const std::optional<nlohmann::json> parsed = parse_runtime_version(trim_end(r.out));
       if (!parsed)
-        throw InputError(ih.at("coinfer"), h.path + ".coinfer", "'" + ih.coinfer + " version --json' on " + h.host.describe() +
-                                                                   " did not print coinfer's version (exit " + std::to_string(code) +
-                                                                   "): " + printable(trim_end(r.out + " " + err.substr(0, ex)), 200));
+        throw InputError(ih.at("coinfer"), h.path + ".coinfer",
+                         "'" + ih.coinfer + " version --json' on " + h.host.describe() + " did not print coinfer's version (exit " +
+                             std::to_string(code) + "): " + printable(trim_end(r.out + " " + err.substr(0, ex)), 200));
       const nlohmann::json& v = *parsed;
       if (!same_runtime(v, here))
         throw InputError(ih.at("coinfer"), h.path + ".coinfer",
@@ -458,8 +487,8 @@ class SshHosts final : public TestbedHosts {
       const InventoryHost& ih = h.host.host();
       h.dir = ih.workdir + "/" + run_id + "-" + h.host.host().name;
       h.cwd = h.dir + "/data" + (rel_cwd_ == "." || rel_cwd_.empty() ? "" : "/" + rel_cwd_);
-      const ChildResult r = h.host.run("umask 077 && mkdir -p " + shell_quote(h.dir) + " && tar -x -f - -C " + shell_quote(h.dir) +
-                                           " && mkdir -p " + shell_quote(h.cwd) + " && stat -c %a " + shell_quote(h.dir + "/secret"),
+      const ChildResult r = h.host.run("umask 077 && mkdir -p " + shell_quote(h.dir) + " && tar -x -f - -C " + shell_quote(h.dir) + " && mkdir -p " +
+                                           shell_quote(h.cwd) + " && stat -c %a " + shell_quote(h.dir + "/secret"),
                                        120, work_ + "/bundle.tar");
       if (const std::string f = RemoteHost::ssh_failure(r); !f.empty())
         throw InputError(ih.at("address"), h.path + ".address", "cannot reach " + h.host.describe() + " over ssh: " + f);
@@ -492,10 +521,10 @@ class SshHosts final : public TestbedHosts {
     const std::string dev = shell_quote(b.interface), ifb = shell_quote(setup_.ifb);
     std::string cmd;
     if (add)
-      cmd = "set -e; " + ip + " link add " + ifb + " type ifb; " + ip + " link set " + ifb + " up; " + tc + " qdisc replace dev " + dev +
-            " root " + tbf_args(mbps) + "; " + tc + " qdisc replace dev " + dev + " handle ffff: ingress; " + tc + " filter replace dev " +
-            dev + " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev " + ifb + "; " + tc + " qdisc replace dev " +
-            ifb + " root " + tbf_args(mbps);
+      cmd = "set -e; " + ip + " link add " + ifb + " type ifb; " + ip + " link set " + ifb + " up; " + tc + " qdisc replace dev " + dev + " root " +
+            tbf_args(mbps) + "; " + tc + " qdisc replace dev " + dev + " handle ffff: ingress; " + tc + " filter replace dev " + dev +
+            " parent ffff: protocol all u32 match u32 0 0 action mirred egress redirect dev " + ifb + "; " + tc + " qdisc replace dev " + ifb +
+            " root " + tbf_args(mbps);
     else
       cmd = "set -e; " + tc + " qdisc change dev " + dev + " root " + tbf_args(mbps) + "; " + tc + " qdisc change dev " + ifb + " root " +
             tbf_args(mbps);

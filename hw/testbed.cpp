@@ -41,8 +41,8 @@ namespace {
 using Seconds = std::chrono::duration<double>;
 }  // namespace
 
-RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
-                                 double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info) {
+RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path, double end_s,
+                                 double clock_tolerance_s, const std::string& out, const nlohmann::json& info) {
   // Each journal is moved onto the server's clock first (hw/clock_sync.hpp), then merged into the
   // simulator's schema (hw/journal_merge.hpp).
   std::vector<ClockRecord> clocks;
@@ -110,8 +110,10 @@ std::vector<std::pair<int, double>> TestbedTimeline::due(double t) {
 void TestbedTimeline::progress(double t) {
   if (t < 0 || t - last_progress_ < 5) return;
   last_progress_ = t;
-  if (t <= duration_s_) log::info("testbed", strprintf("t = %.0f / %.0f s", t, duration_s_));
-  else log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, drain_s_));
+  if (t <= duration_s_)
+    log::info("testbed", strprintf("t = %.0f / %.0f s", t, duration_s_));
+  else
+    log::info("testbed", strprintf("t = %.0f s: arrivals ended, waiting for unfinished requests (drain %.0f s)", t, drain_s_));
 }
 
 std::string read_run_file(const std::string& path) {
@@ -127,10 +129,11 @@ std::string server_log_name(const Scenario& sc, int server) {
 
 void print_testbed_summary(const RunResults& r, const std::string& mode, const std::string& out) {
   const MetricsSummary& total = r.summary.back();
-  std::printf("testbed (%s): %lld completed, %lld failed, %.2f req/s delivered in the window, latency mean %.1f ms p95 %.1f ms%s; wrote "
-              "%s/results.h5, summary.json\n",
-              mode.c_str(), total.completed, total.failed, total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms,
-              total.saturated ? "; SATURATED: queues grew over the window (summary.json total.saturation)" : "", out.c_str());
+  std::printf(
+      "testbed (%s): %lld completed, %lld failed, %.2f req/s delivered in the window, latency mean %.1f ms p95 %.1f ms%s; wrote "
+      "%s/results.h5, summary.json\n",
+      mode.c_str(), total.completed, total.failed, total.throughput_rps, total.latency.mean_ms, total.latency.p95_ms,
+      total.saturated ? "; SATURATED: queues grew over the window (summary.json total.saturation)" : "", out.c_str());
 }
 
 namespace {

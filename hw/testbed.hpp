@@ -25,10 +25,10 @@
 namespace coinfer::hw {
 
 struct TestbedOptions {
-  std::string scenario;            // file
-  std::vector<std::string> sets;   // --set overrides, passed on to every process
-  std::string out;                 // output folder (results.h5, summary.json, testbed.json, logs/)
-  std::string rt_exe;              // the coinfer-rt program
+  std::string scenario;           // file
+  std::vector<std::string> sets;  // --set overrides, passed on to every process
+  std::string out;                // output folder (results.h5, summary.json, testbed.json, logs/)
+  std::string rt_exe;             // the coinfer-rt program
   // The devices' own program, when it is not rt_exe: e.g. an arm64 build (scripts/board.sh build ->
   // build-arm64/coinfer-rt) run by `device_launcher`, the words put before it (e.g. "bash
   // scripts/board.sh run": inside the arm64 root, under emulation). Checked before anything starts
@@ -37,8 +37,8 @@ struct TestbedOptions {
   std::vector<std::string> device_launcher;
   // --processor-device NAME=DEVICE, passed to every device (hw/device_runtime.hpp processor_devices).
   std::vector<std::string> processor_devices;
-  bool loopback = false;           // force the loopback fallback
-  double device_cpu_cores = 0;     // > 0: cap every device at this many cores (cgroup)
+  bool loopback = false;        // force the loopback fallback
+  double device_cpu_cores = 0;  // > 0: cap every device at this many cores (cgroup)
   // What the cap covers: "work" (the compute and upload threads, as coinfer profile --cpu-quota
   // measured the LUT; needs cgroup v1), "process" (every thread), "auto" (work where possible).
   std::string device_cpu_scope = "auto";
@@ -47,9 +47,9 @@ struct TestbedOptions {
   // the process's footprint before its first request; where cgroups allow, else a warning), "exact"
   // (the board's memory for the whole process; an error without cgroups) or "off".
   std::string device_memory = "auto";
-  int threads = 1;                 // LibTorch threads per device and per server worker
+  int threads = 1;  // LibTorch threads per device and per server worker
   bool quiet = false;
-  double startup_s = 4;            // time given to processes to load models before time zero
+  double startup_s = 4;  // time given to processes to load models before time zero
   // Testing: device id -> seconds its clock is set off by (coinfer device --clock-skew).
   std::map<std::string, double> device_clock_skew_s;
   // Testing: device id -> its power meter command (coinfer device --power-command).
@@ -80,8 +80,8 @@ int run_testbed_on(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions
 // (`journal_paths[i]` for scenario device i, "" = none) onto the server's clock, merge them with the
 // server's decisions journal ("" or a missing file = none) into the simulator's schema, and write
 // OUT/results.h5, summary.json, decisions.jsonl and testbed.json (`info`).
-RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path,
-                                 double end_s, double clock_tolerance_s, const std::string& out, const nlohmann::json& info);
+RunResults write_testbed_results(const Scenario& sc, const std::vector<std::string>& journal_paths, const std::string& decisions_path, double end_s,
+                                 double clock_tolerance_s, const std::string& out, const nlohmann::json& info);
 // The run's clock: the bandwidth changes of the shaped devices in time
 // order, a progress line every 5 s, and the deadline (arrivals, drain and 30 s) after which devices
 // still running are stopped.

@@ -12,7 +12,7 @@ namespace coinfer::hw {
 namespace {
 // Each block is prefixed by its size so that free() can account for it.
 constexpr size_t kHeader = 64;  // keeps the data 64-byte aligned
-}
+}  // namespace
 
 TrackingAllocator& TrackingAllocator::instance() {
   static TrackingAllocator a;

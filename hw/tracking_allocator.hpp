@@ -22,8 +22,8 @@ struct TensorMemoryExhausted : std::runtime_error {
 // overload; copy_data likewise. (No Torch version header here: this header stays Torch-free.)
 class TrackingAllocator final : public c10::Allocator {
  public:
-  c10::DataPtr allocate(size_t nbytes) const;  // LibTorch < 2.3
-  c10::DataPtr allocate(size_t nbytes);        // LibTorch >= 2.3
+  c10::DataPtr allocate(size_t nbytes) const;                            // LibTorch < 2.3
+  c10::DataPtr allocate(size_t nbytes);                                  // LibTorch >= 2.3
   void copy_data(void* dest, const void* src, std::size_t count) const;  // LibTorch >= 2.3: a plain copy
   c10::DeleterFnPtr raw_deleter() const override { return &TrackingAllocator::free; }
   // Restarts the peak at the current allocation.

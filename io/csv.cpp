@@ -53,7 +53,8 @@ std::vector<CsvRecord> parse_csv(const std::string& text, const std::string& fil
         }
         while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
         if (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-          throw InputError(SourceLocation{file, line, 0}, "", std::string("unexpected '") + text[i] + "' after a closing quote (write a quote inside a quoted field as \"\")");
+          throw InputError(SourceLocation{file, line, 0}, "",
+                           std::string("unexpected '") + text[i] + "' after a closing quote (write a quote inside a quoted field as \"\")");
       } else {
         while (i < n && text[i] != ',' && text[i] != '\n' && text[i] != '\r') {
           if (text[i] == '"')

@@ -129,8 +129,9 @@ std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts
       if (d.hardware) types.insert(d.type);
     std::string t;
     for (const auto& x : types) t += (t.empty() ? "" : ", ") + x;
-    out.push_back({"device profiles", s.hardware_file,
-                   "the scenario's hardware (processors, memory, interconnect)" + (t.empty() ? std::string("; no device type uses it") : " of " + t)});
+    out.push_back(
+        {"device profiles", s.hardware_file,
+         "the scenario's hardware (processors, memory, interconnect)" + (t.empty() ? std::string("; no device type uses it") : " of " + t)});
   }
   std::set<std::string> seen;
   for (const auto& d : s.devices) {

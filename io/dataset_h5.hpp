@@ -12,15 +12,15 @@ namespace coinfer {
 
 struct PointCloudFile {
   std::int64_t clouds = 0, points = 0;
-  std::vector<float> data;            // clouds x points x 3
-  std::vector<std::int64_t> labels;   // clouds
+  std::vector<float> data;           // clouds x points x 3
+  std::vector<std::int64_t> labels;  // clouds
 };
 
 struct GraphFile {
   std::int64_t nodes = 0, features = 0, edges = 0;
-  std::vector<float> x;               // nodes x features
+  std::vector<float> x;                  // nodes x features
   std::vector<std::int64_t> edge_index;  // 2 x edges (sources, then targets)
-  std::vector<std::int64_t> y;        // nodes, or empty
+  std::vector<std::int64_t> y;           // nodes, or empty
 };
 
 PointCloudFile load_pointnet_h5(const std::string& path);

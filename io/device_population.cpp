@@ -18,9 +18,12 @@ struct DrawnKey {
   bool integer;  // drawn values are whole numbers
 };
 // In draw order (a device's stream gives one uniform to each, drawn or not).
-constexpr DrawnKey kKeys[] = {{"", "type", true, false},           {"", "join_at_s", false, false},
-                              {"link", "bandwidth_mbps", false, false}, {"link", "latency_ms", false, false},
-                              {"workload", "rate_per_s", false, false}, {"workload", "in_flight", false, true}};
+constexpr DrawnKey kKeys[] = {{"", "type", true, false},
+                              {"", "join_at_s", false, false},
+                              {"link", "bandwidth_mbps", false, false},
+                              {"link", "latency_ms", false, false},
+                              {"workload", "rate_per_s", false, false},
+                              {"workload", "in_flight", false, true}};
 constexpr int kNumKeys = static_cast<int>(sizeof(kKeys) / sizeof(kKeys[0]));
 constexpr std::size_t kMaxChoices = 1000;
 
@@ -31,9 +34,7 @@ YAML::Node value_at(const YAML::Node& entry, const DrawnKey& k) {
   return sub && sub.IsMap() ? sub[k.key] : YAML::Node();
 }
 
-std::string key_name(const std::string& path, const DrawnKey& k) {
-  return path + "." + (*k.section ? std::string(k.section) + "." : "") + k.key;
-}
+std::string key_name(const std::string& path, const DrawnKey& k) { return path + "." + (*k.section ? std::string(k.section) + "." : "") + k.key; }
 
 double number_of(const YamlReader& r, const YAML::Node& node, const std::string& key) {
   if (!node.IsScalar()) r.fail(node, key, "expected a number");
@@ -67,14 +68,16 @@ double DevicePopulation::Distribution::number(double u, bool integer) const {
   return lo + u * (hi - lo);
 }
 
-DevicePopulation::Distribution DevicePopulation::read_distribution(const YamlReader& r, const YAML::Node& node, const std::string& key,
-                                                                   bool text, bool integer) const {
+DevicePopulation::Distribution DevicePopulation::read_distribution(const YamlReader& r, const YAML::Node& node, const std::string& key, bool text,
+                                                                   bool integer) const {
   Distribution d;
   d.given = true;
   const std::string allowed = text ? "{choice: [...], weights: [...]}" : "{uniform: [min, max]} or {choice: [...], weights: [...]}";
   if (node["uniform"] && node["choice"]) r.fail(node, key, "give one of uniform and choice");
-  if (text) r.check_keys(node, {"choice", "weights"}, key);
-  else r.check_keys(node, {"uniform", "choice", "weights"}, key);
+  if (text)
+    r.check_keys(node, {"choice", "weights"}, key);
+  else
+    r.check_keys(node, {"uniform", "choice", "weights"}, key);
   if (node["uniform"]) {
     if (node["weights"]) r.fail(node["weights"], key + ".weights", "only with choice");
     const YAML::Node u = node["uniform"];
@@ -146,8 +149,8 @@ DeviceSpec DevicePopulation::read_with_values(const YAML::Node& entry, const std
   }
 }
 
-DevicePopulation::DevicePopulation(const YamlReader& r, const YAML::Node& entry, const std::string& path, std::uint64_t seed,
-                                   int entry_index, const ReadOne& read_one)
+DevicePopulation::DevicePopulation(const YamlReader& r, const YAML::Node& entry, const std::string& path, std::uint64_t seed, int entry_index,
+                                   const ReadOne& read_one)
     : seed_(seed), entry_index_(entry_index), dist_(kNumKeys) {
   for (int k = 0; k < kNumKeys; ++k) {
     const YAML::Node v = value_at(entry, kKeys[k]);

@@ -58,8 +58,8 @@ class DevicePopulation {
 
   std::uint64_t seed_ = 0;
   int entry_index_ = 0;
-  std::vector<Distribution> dist_;        // per drawn key, in kKeys order
-  std::vector<DeviceSpec> prototypes_;    // per type choice (one when the type is not drawn)
+  std::vector<Distribution> dist_;      // per drawn key, in kKeys order
+  std::vector<DeviceSpec> prototypes_;  // per type choice (one when the type is not drawn)
 };
 
 }  // namespace coinfer

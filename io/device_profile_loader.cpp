@@ -15,9 +15,9 @@ namespace {
 // The synthesis figures of one processor, from `n` (a `processors.NAME` entry, or an old-style
 // profile's top level); `extra` are the keys the caller allows besides.
 ProcessorProfile read_processor(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::vector<std::string>& extra) {
-  std::vector<std::string> keys = {"kind",         "cores",       "description",     "peak_gflops",     "mem_gbps",
-                                   "stage_overhead_ms", "batch_half", "latency_cv",   "efficiency",      "efficiency_note",
-                                   "calibrate",    "efficiency_from", "power"};
+  std::vector<std::string> keys = {"kind",       "cores",      "description", "peak_gflops",     "mem_gbps",  "stage_overhead_ms",
+                                   "batch_half", "latency_cv", "efficiency",  "efficiency_note", "calibrate", "efficiency_from",
+                                   "power"};
   keys.insert(keys.end(), extra.begin(), extra.end());
   r.check_keys(n, keys, path);
   ProcessorProfile p;
@@ -107,8 +107,8 @@ std::map<std::string, DeviceProfile> profiles_from(const YamlReader& r, const YA
   r.check_keys(root, {"profiles", "radios"}, "");
   YAML::Node list = root["profiles"];
   if (!list || !list.IsMap()) r.fail(root, "profiles", "expected a mapping of device types");
-  const std::vector<std::string> device_keys = {"role", "description", "processors", "default_processor", "memory", "interconnect",
-                                                "power_modes_w", "power_source", "board_power"};
+  const std::vector<std::string> device_keys = {"role",         "description",   "processors",   "default_processor", "memory",
+                                                "interconnect", "power_modes_w", "power_source", "board_power"};
   std::map<std::string, DeviceProfile> out;
   std::map<std::string, YAML::Node> nodes;
   for (auto it = list.begin(); it != list.end(); ++it) {
@@ -156,8 +156,10 @@ std::map<std::string, DeviceProfile> profiles_from(const YamlReader& r, const YA
       const std::string gpu = r.get_string(m, "gpu", mp, "shared");
       if (gpu != "shared" && gpu != "separate") r.fail(m["gpu"], mp + ".gpu", "allowed: shared (one memory for every processor), separate");
       p.memory.gpu_shared = gpu == "shared";
-      if (!p.memory.gpu_shared) p.memory.gpu_bytes = r.require_double(m, "gpu_gb", mp, 0, true) * 1e9;
-      else if (m["gpu_gb"]) r.fail(m["gpu_gb"], mp + ".gpu_gb", "only with gpu: separate");
+      if (!p.memory.gpu_shared)
+        p.memory.gpu_bytes = r.require_double(m, "gpu_gb", mp, 0, true) * 1e9;
+      else if (m["gpu_gb"])
+        r.fail(m["gpu_gb"], mp + ".gpu_gb", "only with gpu: separate");
       p.memory.source = r.get_string(m, "source", mp);
     }
     if (n["interconnect"]) {

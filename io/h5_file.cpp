@@ -43,9 +43,7 @@ Handle::~Handle() {
   if (id_ >= 0 && closer_) closer_(id_);
 }
 
-void File::fail(const std::string& object, const std::string& what) const {
-  throw InputError(SourceLocation{path_, 0, 0}, object, what);
-}
+void File::fail(const std::string& object, const std::string& what) const { throw InputError(SourceLocation{path_, 0, 0}, object, what); }
 
 File File::create(const std::string& path) {
   File f;
@@ -226,12 +224,11 @@ std::int64_t File::read_attr_int(const std::string& obj, const std::string& name
   return v;
 }
 
-void File::write_raw(const std::string& dataset, hid_t type, const void* data, const std::vector<hsize_t>& dims,
-                     const std::string& unit) {
+void File::write_raw(const std::string& dataset, hid_t type, const void* data, const std::vector<hsize_t>& dims, const std::string& unit) {
   make_group(parent_of(dataset));
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle dcpl = no_times_dcpl();
-  hid_t file_type = type == H5T_NATIVE_DOUBLE ? H5T_IEEE_F64LE
+  hid_t file_type = type == H5T_NATIVE_DOUBLE  ? H5T_IEEE_F64LE
                     : type == H5T_NATIVE_INT64 ? H5T_STD_I64LE
                     : type == H5T_NATIVE_INT32 ? H5T_STD_I32LE
                                                : H5T_STD_I8LE;
@@ -310,8 +307,7 @@ std::vector<T> read_any(const File& f, hid_t h5file, const std::string& ds, hid_
 }  // namespace
 
 std::vector<double> File::read_double(const std::string& ds, std::vector<hsize_t>* dims) const {
-  return read_any<double>(*this, file_.get(), ds, H5T_NATIVE_DOUBLE, dims,
-                          [this](const std::string& o, const std::string& w) { fail(o, w); });
+  return read_any<double>(*this, file_.get(), ds, H5T_NATIVE_DOUBLE, dims, [this](const std::string& o, const std::string& w) { fail(o, w); });
 }
 
 std::vector<std::string> File::read_strings(const std::string& ds) const {
@@ -353,13 +349,11 @@ File::DatasetInfo File::info(const std::string& ds) const {
 }
 
 std::vector<float> File::read_float(const std::string& ds) const {
-  return read_any<float>(*this, file_.get(), ds, H5T_NATIVE_FLOAT, nullptr,
-                         [this](const std::string& o, const std::string& w) { fail(o, w); });
+  return read_any<float>(*this, file_.get(), ds, H5T_NATIVE_FLOAT, nullptr, [this](const std::string& o, const std::string& w) { fail(o, w); });
 }
 
 std::vector<std::int64_t> File::read_int64(const std::string& ds, std::vector<hsize_t>* dims) const {
-  return read_any<std::int64_t>(*this, file_.get(), ds, H5T_NATIVE_INT64, dims,
-                                [this](const std::string& o, const std::string& w) { fail(o, w); });
+  return read_any<std::int64_t>(*this, file_.get(), ds, H5T_NATIVE_INT64, dims, [this](const std::string& o, const std::string& w) { fail(o, w); });
 }
 
 std::string library_version() {

@@ -60,8 +60,8 @@ class Reader {
 
 class File final : public Reader {
  public:
-  static File create(const std::string& path);   // truncates
-  static File open_read(const std::string& path); // InputError if missing or not HDF5
+  static File create(const std::string& path);     // truncates
+  static File open_read(const std::string& path);  // InputError if missing or not HDF5
   const std::string& path() const override { return path_; }
   hid_t root() const { return file_.get(); }
 

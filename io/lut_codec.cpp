@@ -149,8 +149,7 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     key.dataset = r.str();
     key.processor = r.str();
     const int n = r.get<std::int32_t>(), B = r.get<std::int32_t>();
-    if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch ||
-        static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)
+    if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch || static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)
       throw std::invalid_argument("LUT bytes: num_stages/max_batch out of range");
     // Every cell takes at least its presence byte: refuse before allocating for bytes that are not there.
     const size_t cells = static_cast<size_t>(n + 1) * (n + 1);

@@ -14,10 +14,12 @@
 namespace coinfer {
 
 std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog& models, const std::string& source) {
-  if (source.empty()) throw InputError(SourceLocation{file, 0, 0}, "--source", "say where the measurements come from (e.g. 'measured on my Pi 4B, 4 threads, 2026-11-20')");
+  if (source.empty())
+    throw InputError(SourceLocation{file, 0, 0}, "--source",
+                     "say where the measurements come from (e.g. 'measured on my Pi 4B, 4 threads, 2026-11-20')");
   const std::vector<CsvRecord> records = parse_csv(read_input_file(file, "LUT CSV"), file);
-  const std::vector<std::string> required = {"device_type", "model", "dataset", "start", "end", "batch",
-                                             "mean_ms", "p50_ms", "p95_ms", "std_ms", "count"};
+  const std::vector<std::string> required = {"device_type", "model",  "dataset", "start",  "end",  "batch",
+                                             "mean_ms",     "p50_ms", "p95_ms",  "std_ms", "count"};
   int no = records.empty() ? 0 : records.front().line;
   const std::vector<std::string> header = records.empty() ? std::vector<std::string>{} : records.front().fields;
   std::map<std::string, size_t> col;
@@ -32,14 +34,19 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
       std::string near = nearest_word(h, all);
       throw InputError(SourceLocation{file, no, 1}, h, "unknown column" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
-  struct Row { int i, j, b; LatencyStats s; double mem; };
+  struct Row {
+    int i, j, b;
+    LatencyStats s;
+    double mem;
+  };
   std::map<LutKey, std::vector<Row>> rows;
   std::string device_type, processor;
   for (size_t rec = 1; rec < records.size(); ++rec) {
     no = records[rec].line;
     const std::vector<std::string>& cells = records[rec].fields;
     if (cells.size() != header.size())
-      throw InputError(SourceLocation{file, no, 1}, "", "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(cells.size()));
+      throw InputError(SourceLocation{file, no, 1}, "",
+                       "expected " + std::to_string(header.size()) + " columns, got " + std::to_string(cells.size()));
     auto num = [&](const std::string& c) {
       const std::string& t = cells[col[c]];
       try {
@@ -54,7 +61,8 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
     LutKey key{cells[col["device_type"]], cells[col["model"]], cells[col["dataset"]], col.count("processor") ? cells[col["processor"]] : ""};
     if (device_type.empty()) device_type = key.device_type;
     if (key.device_type != device_type)
-      throw InputError(SourceLocation{file, no, 1}, "device_type", "one CSV imports one device type ('" + device_type + "' and '" + key.device_type + "' found)");
+      throw InputError(SourceLocation{file, no, 1}, "device_type",
+                       "one CSV imports one device type ('" + device_type + "' and '" + key.device_type + "' found)");
     if (rec == 1) processor = key.processor;
     if (key.processor != processor)
       throw InputError(SourceLocation{file, no, static_cast<int>(col["processor"]) + 1}, "processor",
@@ -63,8 +71,7 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
     r.i = static_cast<int>(num("start"));
     r.j = static_cast<int>(num("end"));
     r.b = static_cast<int>(num("batch"));
-    r.s = LatencyStats{num("mean_ms") * 1e-3, num("p50_ms") * 1e-3, num("p95_ms") * 1e-3, num("std_ms") * 1e-3,
-                       static_cast<long long>(num("count"))};
+    r.s = LatencyStats{num("mean_ms") * 1e-3, num("p50_ms") * 1e-3, num("p95_ms") * 1e-3, num("std_ms") * 1e-3, static_cast<long long>(num("count"))};
     r.mem = col.count("peak_memory_bytes") && !cells[col["peak_memory_bytes"]].empty() ? num("peak_memory_bytes") : NAN;
     if (r.b < 1 || r.b > limits::kMaxBatch)
       throw InputError(SourceLocation{file, no, 1}, "batch", "must be in 1.." + std::to_string(limits::kMaxBatch));
@@ -85,8 +92,9 @@ std::vector<LutTable> import_lut_csv(const std::string& file, const ModelCatalog
     LutTable t(kv.first, spec.num_stages(), max_b);
     for (const auto& r : kv.second) {
       if (r.j > spec.num_stages())
-        throw InputError(SourceLocation{file, 0, 0}, "end", "range [" + std::to_string(r.i) + "," + std::to_string(r.j) +
-                                                                ") exceeds the " + std::to_string(spec.num_stages()) + " stages of " + spec.name);
+        throw InputError(SourceLocation{file, 0, 0}, "end",
+                         "range [" + std::to_string(r.i) + "," + std::to_string(r.j) + ") exceeds the " + std::to_string(spec.num_stages()) +
+                             " stages of " + spec.name);
       t.set_latency(r.i, r.j, r.b, r.s);
       if (!std::isnan(r.mem)) t.set_peak_memory(r.i, r.j, std::max(r.mem, t.peak_memory(r.i, r.j).value_or(0)));
     }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <filesystem>
 
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -35,11 +34,11 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
   const std::string processor = tables.front().key().processor;
   for (const auto& t : tables) {
     if (t.key().device_type != device_type)
-      throw InputError(SourceLocation{path, 0, 0}, "", "one LUT file holds one device type (" + device_type +
-                                                           " and " + t.key().device_type + " given)");
+      throw InputError(SourceLocation{path, 0, 0}, "",
+                       "one LUT file holds one device type (" + device_type + " and " + t.key().device_type + " given)");
     if (t.key().processor != processor)
-      throw InputError(SourceLocation{path, 0, 0}, "", "one LUT file holds one processor of its device type ('" + processor + "' and '" +
-                                                           t.key().processor + "' given)");
+      throw InputError(SourceLocation{path, 0, 0}, "",
+                       "one LUT file holds one processor of its device type ('" + processor + "' and '" + t.key().processor + "' given)");
   }
   AtomicFile out(path);
   {
@@ -172,7 +171,8 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
       const hsize_t N1 = static_cast<hsize_t>(n + 1);
       std::vector<hsize_t> dims;
       auto mean = f.read_double(g + "/latency_mean_s", &dims);
-      if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)}) fail(g + "/latency_mean_s", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+      if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+        fail(g + "/latency_mean_s", "shape differs from (num_stages+1, num_stages+1, max_batch)");
       auto p50 = f.read_double(g + "/latency_p50_s");
       auto p95 = f.read_double(g + "/latency_p95_s");
       auto sd = f.read_double(g + "/latency_std_s");
@@ -180,8 +180,7 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
       auto bytes = f.read_double(g + "/bytes_per_split", &dims);
       if (dims != std::vector<hsize_t>{N1}) fail(g + "/bytes_per_split", "shape must be (num_stages+1)");
       auto mem = f.read_double(g + "/peak_memory_bytes");
-      if (p50.size() != mean.size() || p95.size() != mean.size() || sd.size() != mean.size() ||
-          count.size() != mean.size() || mem.size() != N1 * N1)
+      if (p50.size() != mean.size() || p95.size() != mean.size() || sd.size() != mean.size() || count.size() != mean.size() || mem.size() != N1 * N1)
         fail(g, "latency/memory datasets have inconsistent shapes");
       LutTable t({device_type, model, dataset, processor}, n, B);
       for (int i = 0; i <= n; ++i)
@@ -217,10 +216,12 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
       }
       const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
       const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
-      if (version < 2 && (has_levels || has_q || has_wire)) fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
+      if (version < 2 && (has_levels || has_q || has_wire))
+        fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
       if (has_q && !has_levels) fail(g + "/latency_quantile_levels", "missing: latency_quantiles_s needs latency_quantile_levels");
       if (has_wire && !has_levels) fail(g + "/latency_quantile_levels", "missing: wire_bytes_quantiles needs latency_quantile_levels");
-      if (has_levels && !has_q && !has_wire) fail(g + "/latency_quantiles_s", "missing: latency_quantile_levels without latency_quantiles_s or wire_bytes_quantiles");
+      if (has_levels && !has_q && !has_wire)
+        fail(g + "/latency_quantiles_s", "missing: latency_quantile_levels without latency_quantiles_s or wire_bytes_quantiles");
       if (has_levels) {
         auto levels = f.read_double(g + "/latency_quantile_levels", &dims);
         if (dims.size() != 1) fail(g + "/latency_quantile_levels", "must be one-dimensional");
@@ -271,12 +272,15 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
         }
       }
       const bool has_estimates = f.exists(g + "/latency_estimate_error");
-      if (has_estimates && version < 3) fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
+      if (has_estimates && version < 3)
+        fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
       if (has_estimates) {
         auto err = f.read_double(g + "/latency_estimate_error", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)}) fail(g + "/latency_estimate_error", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+          fail(g + "/latency_estimate_error", "shape differs from (num_stages+1, num_stages+1, max_batch)");
         auto method = f.read_int64(g + "/latency_estimate_method", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)}) fail(g + "/latency_estimate_method", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+          fail(g + "/latency_estimate_method", "shape differs from (num_stages+1, num_stages+1, max_batch)");
         const std::vector<std::string> methods = f.read_strings(g + "/latency_estimate_methods");
         for (int i = 0; i <= n; ++i)
           for (int j = 0; j <= n; ++j)

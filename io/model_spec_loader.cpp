@@ -121,8 +121,7 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   if (it == models_.end()) throw InputError("unknown model '" + model + "' (known: " + join(model_names()) + ")");
   const ModelEntry& e = it->second;
   if (std::find(e.datasets.begin(), e.datasets.end(), dataset) == e.datasets.end())
-    throw InputError("model '" + model + "' is not defined for dataset '" + dataset + "' (its datasets: " +
-                     join(e.datasets) + ")");
+    throw InputError("model '" + model + "' is not defined for dataset '" + dataset + "' (its datasets: " + join(e.datasets) + ")");
   YamlReader r(e.file);
   ModelSpec m;
   m.name = model;

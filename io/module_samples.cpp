@@ -39,8 +39,8 @@ void write_module_samples(const std::string& path, const ModuleSampleSet& set) {
   header.insert(header.end(), set.feature_names.begin(), set.feature_names.end());
   text += csv_record(header);
   for (const ModuleSample& s : set.samples) {
-    std::vector<std::string> row = {s.op, s.device_type, s.model, s.stage_name, format_double(s.mean_s), format_double(s.p50_s),
-                                    std::to_string(s.count)};
+    std::vector<std::string> row = {
+        s.op, s.device_type, s.model, s.stage_name, format_double(s.mean_s), format_double(s.p50_s), std::to_string(s.count)};
     for (double f : s.features) row.push_back(format_double(f));
     text += csv_record(row);
   }
@@ -75,8 +75,10 @@ ModuleSampleSet read_module_samples(const std::string& path) {
     const size_t eq = l.find('=', tag.size());
     if (eq == std::string::npos) fail(line, "provenance", "expected '# provenance key=value'");
     const std::string k = l.substr(tag.size(), eq - tag.size()), v = l.substr(eq + 1);
-    if (k == "kind") set.provenance.kind = v;
-    else set.provenance.attributes[k] = v;
+    if (k == "kind")
+      set.provenance.kind = v;
+    else
+      set.provenance.attributes[k] = v;
   }
   if (set.provenance.kind != "measured" && set.provenance.kind != "imported")
     fail(0, "provenance", "kind '" + printable(set.provenance.kind) + "' (a sample set says where its numbers came from: measured or imported)");
@@ -88,13 +90,12 @@ ModuleSampleSet read_module_samples(const std::string& path) {
     if (!col.emplace(head.fields[i], i).second) fail(head.line, printable(head.fields[i]), "column given twice");
   if (!set.feature_classes.empty()) {
     // Its own features: the header's columns after the fixed ones, one class each.
-    if (head.fields.size() < kFixedColumns.size() ||
-        !std::equal(kFixedColumns.begin(), kFixedColumns.end(), head.fields.begin()))
+    if (head.fields.size() < kFixedColumns.size() || !std::equal(kFixedColumns.begin(), kFixedColumns.end(), head.fields.begin()))
       fail(head.line, "", "a set with feature classes starts its header with " + join(kFixedColumns));
     set.feature_names.assign(head.fields.begin() + static_cast<long>(kFixedColumns.size()), head.fields.end());
     if (set.feature_names.size() != set.feature_classes.size())
-      fail(head.line, "feature-classes", std::to_string(set.feature_classes.size()) + " classes for " + std::to_string(set.feature_names.size()) +
-                                             " feature columns");
+      fail(head.line, "feature-classes",
+           std::to_string(set.feature_classes.size()) + " classes for " + std::to_string(set.feature_names.size()) + " feature columns");
     for (const auto& n : set.feature_names)
       if (n.empty() || n.size() > 64 || !valid_utf8(n)) fail(head.line, printable(n), "not a feature name");
   }

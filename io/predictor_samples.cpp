@@ -75,15 +75,13 @@ void write_predictor_samples(const std::string& path, const PredictorSampleSet& 
 
 PredictorSampleSet read_predictor_samples_from(const h5::Reader& f) {
   const std::string& path = f.path();
-  auto bad = [&](const std::string& object, const std::string& what) -> InputError {
-    return InputError(SourceLocation{path, 0, 0}, object, what);
-  };
+  auto bad = [&](const std::string& object, const std::string& what) -> InputError { return InputError(SourceLocation{path, 0, 0}, object, what); };
   if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != kFormat)
     throw bad("format", std::string("not a predictor sample set (attribute format is not '") + kFormat + "')");
   const std::int64_t version = f.read_attr_int("/", "schema_version");
   if (version != kPredictorSamplesSchema)
-    throw bad("schema_version", "schema " + std::to_string(version) + " is not supported (this coinfer reads schema " +
-                                    std::to_string(kPredictorSamplesSchema) + ")");
+    throw bad("schema_version",
+              "schema " + std::to_string(version) + " is not supported (this coinfer reads schema " + std::to_string(kPredictorSamplesSchema) + ")");
   PredictorSampleSet set;
   set.provenance = f.has_attr("/", "provenance") ? f.read_attr_string("/", "provenance") : "";
   // Every per-sample column must be one-dimensional with S rows (offsets S + 1) before anything is read.
@@ -143,8 +141,7 @@ PredictorSampleSet read_predictor_samples_from(const h5::Reader& f) {
     }
     const std::int64_t nodes = n1 - n0;
     for (std::int64_t e = e0; e < e1; ++e) {
-      if (!(src[e] >= 0 && src[e] < nodes && dst[e] >= 0 && dst[e] < nodes))
-        throw bad("/edges", "an edge names a node outside its sample" + row);
+      if (!(src[e] >= 0 && src[e] < nodes && dst[e] >= 0 && dst[e] < nodes)) throw bad("/edges", "an edge names a node outside its sample" + row);
       s.edges.emplace_back(static_cast<int>(src[e]), static_cast<int>(dst[e]));
     }
     set.samples.push_back(std::move(s));

@@ -101,8 +101,9 @@ std::vector<R> read_columns(const h5::Reader& f, const std::string& file, const 
       const std::int64_t lo = fd.kind == FieldKind::flag ? 0 : fd.lo, hi = fd.kind == FieldKind::flag ? 1 : fd.hi;
       for (size_t i = 0; i < n; ++i) {
         if (hi > lo && (v[i] < lo || v[i] > hi))
-          throw InputError(SourceLocation{file, 0, 0}, name,
-                           "row " + std::to_string(i) + " holds " + std::to_string(v[i]) + ", outside " + std::to_string(lo) + " .. " + std::to_string(hi));
+          throw InputError(
+              SourceLocation{file, 0, 0}, name,
+              "row " + std::to_string(i) + " holds " + std::to_string(v[i]) + ", outside " + std::to_string(lo) + " .. " + std::to_string(hi));
         fd.set_int(out[i], v[i]);
       }
     }

@@ -23,16 +23,26 @@ nlohmann::json record_to_json(const R& r, const std::vector<RecordField<R>>& fie
     if (!fd.in_json) continue;
     switch (fd.kind) {
       case FieldKind::int64:
-      case FieldKind::int32: j[fd.name] = fd.get_int(r); break;
-      case FieldKind::status: j[fd.name] = status_text(static_cast<RequestRecord::Status>(fd.get_int(r))); break;
-      case FieldKind::flag: j[fd.name] = fd.get_int(r) != 0; break;
-      case FieldKind::real: j[fd.name] = fd.get_real(r); break;
+      case FieldKind::int32:
+        j[fd.name] = fd.get_int(r);
+        break;
+      case FieldKind::status:
+        j[fd.name] = status_text(static_cast<RequestRecord::Status>(fd.get_int(r)));
+        break;
+      case FieldKind::flag:
+        j[fd.name] = fd.get_int(r) != 0;
+        break;
+      case FieldKind::real:
+        j[fd.name] = fd.get_real(r);
+        break;
       case FieldKind::time: {
         const double v = fd.get_real(r);
         j[fd.name] = std::isnan(v) ? json(nullptr) : json(v);
         break;
       }
-      case FieldKind::text: j[fd.name] = fd.get_text(r); break;
+      case FieldKind::text:
+        j[fd.name] = fd.get_text(r);
+        break;
       case FieldKind::json_object:
         if (!fd.get_text(r).empty()) j[fd.name] = json::parse(fd.get_text(r));
         break;
@@ -76,12 +86,24 @@ R record_from_json(const nlohmann::json& j, const std::vector<RecordField<R>>& f
     const nlohmann::json& v = *it;
     switch (fd.kind) {
       case FieldKind::int64:
-      case FieldKind::int32: fd.set_int(r, json_integer_in(v, fd.name, fd.lo, fd.hi)); break;
-      case FieldKind::status: fd.set_int(r, static_cast<std::int64_t>(status_from_text(v.get<std::string>()))); break;
-      case FieldKind::flag: fd.set_int(r, v.get<bool>() ? 1 : 0); break;
-      case FieldKind::real: fd.set_real(r, v.get<double>()); break;
-      case FieldKind::time: fd.set_real(r, v.is_null() ? NAN : v.get<double>()); break;
-      case FieldKind::text: fd.set_text(r, v.get<std::string>()); break;
+      case FieldKind::int32:
+        fd.set_int(r, json_integer_in(v, fd.name, fd.lo, fd.hi));
+        break;
+      case FieldKind::status:
+        fd.set_int(r, static_cast<std::int64_t>(status_from_text(v.get<std::string>())));
+        break;
+      case FieldKind::flag:
+        fd.set_int(r, v.get<bool>() ? 1 : 0);
+        break;
+      case FieldKind::real:
+        fd.set_real(r, v.get<double>());
+        break;
+      case FieldKind::time:
+        fd.set_real(r, v.is_null() ? NAN : v.get<double>());
+        break;
+      case FieldKind::text:
+        fd.set_text(r, v.get<std::string>());
+        break;
       case FieldKind::json_object:
         if (!v.is_object()) throw std::invalid_argument(std::string("'") + fd.name + "' is not an object");
         fd.set_text(r, v.dump());

@@ -75,8 +75,6 @@ void write_results_h5(const std::string& path, const RunResults& r) {
 
 std::vector<RequestRecord> read_request_records(const std::string& path) { return read_request_records_from(h5::File::open_read(path)); }
 
-std::vector<RequestRecord> read_request_records_from(const h5::Reader& f) {
-  return read_columns(f, f.path(), "/requests", request_fields());
-}
+std::vector<RequestRecord> read_request_records_from(const h5::Reader& f) { return read_columns(f, f.path(), "/requests", request_fields()); }
 
 }  // namespace coinfer

@@ -89,16 +89,17 @@ std::vector<BandwidthPoint> load_bandwidth_trace(const std::string& file) {
                            ": '" + printable(join(f, ","), 80) + "'");
     // A data row with a bad value names its column ("5,abc" read as a bad header).
     if (!parse_number(f[0], p.t_s))
-      throw InputError(SourceLocation{file, no, 1}, "time_s", "'" + printable(f[0], 40) + "' is not a number (column 1 of '" + printable(join(f, ","), 80) + "')");
+      throw InputError(SourceLocation{file, no, 1}, "time_s",
+                       "'" + printable(f[0], 40) + "' is not a number (column 1 of '" + printable(join(f, ","), 80) + "')");
     if (!parse_number(f[1], p.mbps))
       throw InputError(SourceLocation{file, no, 2}, "bandwidth_mbps",
                        "'" + printable(f[1], 40) + "' is not a number (column 2 of '" + printable(join(f, ","), 80) + "')");
     if (p.t_s < 0) throw InputError(SourceLocation{file, no, 1}, "time_s", "must be >= 0");
     if (!(p.mbps > 0)) throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "must be > 0");
     if (p.mbps > limits::kMaxBandwidthMbps)
-      throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps", "value " + format_double(p.mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
-    if (!out.empty() && p.t_s < out.back().t_s)
-      throw InputError(SourceLocation{file, no, 1}, "time_s", "times must not decrease");
+      throw InputError(SourceLocation{file, no, 1}, "bandwidth_mbps",
+                       "value " + format_double(p.mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+    if (!out.empty() && p.t_s < out.back().t_s) throw InputError(SourceLocation{file, no, 1}, "time_s", "times must not decrease");
     if (out.size() >= limits::kMaxTraceRows)
       throw InputError(SourceLocation{file, no, 1}, "", "more than " + std::to_string(limits::kMaxTraceRows) + " rows (the bound of a trace file)");
     out.push_back(p);
@@ -164,8 +165,9 @@ void check_scenario_name(const YamlReader& r, const YAML::Node& root, const std:
   bool plain = !name.empty() && name.size() <= limits::kMaxNameBytes && name[0] != '.';
   for (char c : name) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
   if (!plain)
-    r.fail(where, "name", "'" + printable(name, 80) + "' is not allowed: a scenario name is 1-" + std::to_string(limits::kMaxNameBytes) +
-                              " letters, digits, '_', '-' or '.', not starting with '.' (it names the output folder results/<name>)");
+    r.fail(where, "name",
+           "'" + printable(name, 80) + "' is not allowed: a scenario name is 1-" + std::to_string(limits::kMaxNameBytes) +
+               " letters, digits, '_', '-' or '.', not starting with '.' (it names the output folder results/<name>)");
 }
 
 // Bandwidth and latency within limits::kMaxBandwidthMbps / kMaxLatencyMs (both key paths under `path`).
@@ -178,16 +180,15 @@ void check_link_bounds(const YamlReader& r, const YAML::Node& n, const std::stri
            "value " + format_double(latency_ms) + " must be <= " + format_double(limits::kMaxLatencyMs) + " (1,000 s)");
 }
 
-LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file,
-                   bool allow_trace, LinkSpec fallback) {
+LinkSpec read_link(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::string& scenario_file, bool allow_trace,
+                   LinkSpec fallback) {
   if (!n) return fallback;
   std::vector<std::string> keys = {"bandwidth_mbps", "latency_ms"};
   if (allow_trace) keys.push_back("trace");
   r.check_keys(n, keys, path);
   LinkSpec l = fallback;
-  l.bandwidth_mbps = n["bandwidth_mbps"] || fallback.bandwidth_mbps <= 0
-                         ? r.require_double(n, "bandwidth_mbps", path, 0, true)
-                         : fallback.bandwidth_mbps;
+  l.bandwidth_mbps =
+      n["bandwidth_mbps"] || fallback.bandwidth_mbps <= 0 ? r.require_double(n, "bandwidth_mbps", path, 0, true) : fallback.bandwidth_mbps;
   l.latency_ms = r.get_double(n, "latency_ms", path, fallback.latency_ms, 0, false);
   check_link_bounds(r, n, path, l.bandwidth_mbps, l.latency_ms);
   if (allow_trace && n["trace"]) {
@@ -243,18 +244,25 @@ MobilitySpec read_mobility(const YamlReader& r, const YAML::Node& n) {
     m.access_points.push_back(p);
   }
   const std::string assoc = r.get_string(n, "association", path, "nearest");
-  if (assoc == "nearest") m.association = MobilitySpec::Association::nearest;
-  else if (assoc == "strongest") m.association = MobilitySpec::Association::strongest;
-  else r.fail(n["association"], path + ".association", "'" + printable(assoc, 40) + "' is not allowed (allowed: nearest, strongest)");
+  if (assoc == "nearest")
+    m.association = MobilitySpec::Association::nearest;
+  else if (assoc == "strongest")
+    m.association = MobilitySpec::Association::strongest;
+  else
+    r.fail(n["association"], path + ".association", "'" + printable(assoc, 40) + "' is not allowed (allowed: nearest, strongest)");
   m.handover_ms = r.get_double(n, "handover_ms", path, 50, 0, false);
   if (m.handover_ms > 60000) r.fail(n["handover_ms"], path + ".handover_ms", "at most 60000 (a minute)");
   m.hysteresis_db = r.get_double(n, "hysteresis_db", path, 0, 0, false);
   if (m.hysteresis_db > 100) r.fail(n["hysteresis_db"], path + ".hysteresis_db", "at most 100 dB");
   const std::string mid = r.get_string(n, "mid_transfer", path, "wait");
-  if (mid == "wait") m.mid_transfer = MobilitySpec::MidTransfer::wait;
-  else if (mid == "resend") m.mid_transfer = MobilitySpec::MidTransfer::resend;
-  else if (mid == "fail") m.mid_transfer = MobilitySpec::MidTransfer::fail;
-  else r.fail(n["mid_transfer"], path + ".mid_transfer", "'" + printable(mid, 40) + "' is not allowed (allowed: wait, resend, fail)");
+  if (mid == "wait")
+    m.mid_transfer = MobilitySpec::MidTransfer::wait;
+  else if (mid == "resend")
+    m.mid_transfer = MobilitySpec::MidTransfer::resend;
+  else if (mid == "fail")
+    m.mid_transfer = MobilitySpec::MidTransfer::fail;
+  else
+    r.fail(n["mid_transfer"], path + ".mid_transfer", "'" + printable(mid, 40) + "' is not allowed (allowed: wait, resend, fail)");
   m.step_s = r.get_double(n, "step_s", path, 0.1, 0.001, false);
   if (m.step_s > 3600) r.fail(n["step_s"], path + ".step_s", "at most 3600");
   if (const YAML::Node& rd = n["radio"]) {
@@ -292,7 +300,8 @@ MovementSpec read_movement(const YamlReader& r, const YAML::Node& n, const std::
     if (model != "random_waypoint") r.fail(n["model"], path + ".model", "'" + printable(model, 40) + "' is not allowed (allowed: random_waypoint)");
     m.kind = MovementSpec::Kind::random_waypoint;
     const std::vector<double> area = r.get_number_list(n, "area_m", path, 0, kMaxDistanceM, 2, false);
-    if (area.size() != 2 || !(area[0] > 0) || !(area[1] > 0)) r.fail(n["area_m"] ? n["area_m"] : n, path + ".area_m", "expected [width, height] in m, both > 0");
+    if (area.size() != 2 || !(area[0] > 0) || !(area[1] > 0))
+      r.fail(n["area_m"] ? n["area_m"] : n, path + ".area_m", "expected [width, height] in m, both > 0");
     m.area_w_m = area[0];
     m.area_h_m = area[1];
     std::tie(m.speed_min_mps, m.speed_max_mps) = read_range(r, n, "speed_mps", path, 1, 1000);
@@ -304,7 +313,8 @@ MovementSpec read_movement(const YamlReader& r, const YAML::Node& n, const std::
     m.x_m = r.require_double(n, "x_m", path, -kMaxDistanceM, false);
     m.y_m = r.require_double(n, "y_m", path, -kMaxDistanceM, false);
     for (const char* key : {"x_m", "y_m"})
-      if (std::fabs(r.require_double(n, key, path, -kMaxDistanceM, false)) > kMaxDistanceM) r.fail(n[key], path + "." + key, "at most " + format_double(kMaxDistanceM) + " m");
+      if (std::fabs(r.require_double(n, key, path, -kMaxDistanceM, false)) > kMaxDistanceM)
+        r.fail(n[key], path + "." + key, "at most " + format_double(kMaxDistanceM) + " m");
   }
   return m;
 }
@@ -344,8 +354,8 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
     // One warning for all of them, once per process (a sweep loads every point's scenario: it used to
     // print one per point and device, 243 copies in an 81-point sweep).
     static std::set<std::string> warned;
-    const std::string text = "--set " + path + " has no effect on " + std::to_string(ineffective.size()) + " of its " +
-                             std::to_string(matched) + " devices: " + join(ineffective, "; ");
+    const std::string text = "--set " + path + " has no effect on " + std::to_string(ineffective.size()) + " of its " + std::to_string(matched) +
+                             " devices: " + join(ineffective, "; ");
     if (warned.insert(text).second) log::warn("scenario", text);
   }
 }
@@ -369,9 +379,10 @@ std::vector<PowerSpec::Processor> read_processor_power(const YamlReader& r, cons
                                                        const std::map<std::string, DeviceProfile>& profiles, const std::string& hardware_file) {
   r.require_map(n, path);
   if (!d.hardware)
-    r.fail(n, path, "device type '" + d.type + "' has no processors described (" +
-                        (hardware_file.empty() ? std::string("no hardware profiles found") : hardware_file + " does not list the type") +
-                        "); give power.busy_w instead");
+    r.fail(n, path,
+           "device type '" + d.type + "' has no processors described (" +
+               (hardware_file.empty() ? std::string("no hardware profiles found") : hardware_file + " does not list the type") +
+               "); give power.busy_w instead");
   std::map<std::string, PowerSpec::Processor> given;
   for (auto it = n.begin(); it != n.end(); ++it) {
     if (!it->first.IsScalar()) r.fail(it->first, path, "a key must be a processor name");
@@ -393,9 +404,9 @@ std::vector<PowerSpec::Processor> read_processor_power(const YamlReader& r, cons
     } else if (const ProcessorProfile* p = stated_power(profiles, d.type, name)) {
       out.push_back({name, p->idle_w, p->busy_w});
     } else {
-      r.fail(n, path, "no power for processor '" + name + "' of device type '" + d.type + "' (give " + path + "." + name +
-                          ": {idle_w, busy_w}; " + (hardware_file.empty() ? std::string("no profile") : hardware_file) +
-                          " states none for it)");
+      r.fail(n, path,
+             "no power for processor '" + name + "' of device type '" + d.type + "' (give " + path + "." + name + ": {idle_w, busy_w}; " +
+                 (hardware_file.empty() ? std::string("no profile") : hardware_file) + " states none for it)");
     }
   }
   return out;
@@ -465,9 +476,12 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
     variant.feature_chunks =
         static_cast<int>(r.get_int(v, "feature_chunks", vpath, 1, 1, kMaxFeatureChunks, "slices of the feature dimension (feature decomposition)"));
     for (const auto& a : r.get_string_list(v, "approximations", vpath)) {
-      if (a == "grax1") variant.grax1 = true;
-      else if (a == "grax2") variant.grax2 = true;
-      else r.fail(v["approximations"], vpath + ".approximations", "'" + a + "' is not one of: grax1, grax2");
+      if (a == "grax1")
+        variant.grax1 = true;
+      else if (a == "grax2")
+        variant.grax2 = true;
+      else
+        r.fail(v["approximations"], vpath + ".approximations", "'" + a + "' is not one of: grax1, grax2");
     }
   } else {
     r.fail(v, vpath, "expected a variant name (e.g. dense_mask+int8) or a mapping");
@@ -495,14 +509,19 @@ void read_run_settings(const YamlReader& r, const YAML::Node& root, Scenario& s,
     r.fail(root["network_model"], "network_model", "'" + s.network_model + "' is not allowed; allowed: cm02, lv08");
   {
     const std::string st = r.get_string(root, "service_time", "", "sampled");
-    if (st == "mean") s.service_time = Scenario::ServiceTime::mean;
-    else if (st == "sampled") s.service_time = Scenario::ServiceTime::sampled;
-    else r.fail(root["service_time"], "service_time", "'" + st + "' is not allowed; allowed: sampled, mean");
+    if (st == "mean")
+      s.service_time = Scenario::ServiceTime::mean;
+    else if (st == "sampled")
+      s.service_time = Scenario::ServiceTime::sampled;
+    else
+      r.fail(root["service_time"], "service_time", "'" + st + "' is not allowed; allowed: sampled, mean");
   }
   {
     const std::string lf = r.get_string(root, "luts_fill", "", "refuse");
-    if (lf == "allow") s.luts_fill = Scenario::LutsFill::allow;
-    else if (lf != "refuse") r.fail(root["luts_fill"], "luts_fill", "'" + lf + "' is not allowed; allowed: refuse, allow");
+    if (lf == "allow")
+      s.luts_fill = Scenario::LutsFill::allow;
+    else if (lf != "refuse")
+      r.fail(root["luts_fill"], "luts_fill", "'" + lf + "' is not allowed; allowed: refuse, allow");
   }
 }
 
@@ -511,8 +530,11 @@ void read_luts(const YamlReader& r, YAML::Node& root, Scenario& s, const std::st
   s.luts_where = r.where(root["luts"] ? root["luts"] : root);
   for (const auto& l : r.get_string_list(root, "luts", "")) {
     std::string resolved = resolve_scenario_path(file, l);
-    if (resolved.empty()) r.fail(root["luts"], "luts", "'" + l + "' not found (relative paths are tried from the scenario's folder upwards, then the data roots: --root, the working "
-                  "directory's project, the installed data, the source tree; then the working directory)");
+    if (resolved.empty())
+      r.fail(root["luts"], "luts",
+             "'" + l +
+                 "' not found (relative paths are tried from the scenario's folder upwards, then the data roots: --root, the working "
+                 "directory's project, the installed data, the source tree; then the working directory)");
     s.luts.push_back(resolved);
   }
   if (s.luts.empty()) r.fail(root, "luts", "missing required key (a list of LUT files or folders)");
@@ -532,8 +554,7 @@ HardwareProfiles read_hardware(const YamlReader& r, YAML::Node& root, Scenario& 
   {
     const std::string given = r.get_string(root, "hardware", "", "");
     const std::string resolved = resolve_scenario_path(file, given.empty() ? "traces/devices.yaml" : given);
-    if (resolved.empty() && !given.empty())
-      r.fail(root["hardware"], "hardware", "'" + given + "' not found (relative paths are tried as for luts)");
+    if (resolved.empty() && !given.empty()) r.fail(root["hardware"], "hardware", "'" + given + "' not found (relative paths are tried as for luts)");
     if (!resolved.empty()) {
       try {
         HardwareFile hardware = load_hardware_file(resolved);
@@ -588,7 +609,8 @@ ServerSpec read_server(const YamlReader& r, const YAML::Node& n, const std::stri
   sv.id = r.get_name(n, "id", path);
   if (s.server_index(sv.id) >= 0) r.fail(n["id"], path + ".id", "duplicate server id '" + sv.id + "'");
   sv.type = r.get_name(n, "type", path);
-  sv.workers = static_cast<int>(r.get_int(n, "workers", path, 1, 1, limits::kMaxWorkers, "each worker is a simulated actor; no edge server runs more concurrent batches"));
+  sv.workers = static_cast<int>(
+      r.get_int(n, "workers", path, 1, 1, limits::kMaxWorkers, "each worker is a simulated actor; no edge server runs more concurrent batches"));
   sv.cores = static_cast<int>(r.get_int(n, "cores", path, 0, 0, limits::kMaxCores));
   if (n["batch"]) read_server_batch(r, n["batch"], path, sv);
   sv.link = read_link(r, n["link"], path + ".link", file, true, sv.link);  // a trace: e.g. a cloud's WAN
@@ -598,7 +620,8 @@ ServerSpec read_server(const YamlReader& r, const YAML::Node& n, const std::stri
     sv.idle_w = r.get_double(p, "idle_w", path + ".power", 0, 0, false);
     sv.busy_w = r.get_double(p, "busy_w", path + ".power", sv.idle_w, sv.idle_w, false);
     sv.power_source = "scenario";
-  } else if (const auto prof = profiles.find(sv.type); prof != profiles.end() && (prof->second.board_power.idle_w > 0 || prof->second.board_power.busy_w > 0)) {
+  } else if (const auto prof = profiles.find(sv.type);
+             prof != profiles.end() && (prof->second.board_power.idle_w > 0 || prof->second.board_power.busy_w > 0)) {
     // The type profile's board power, where it states one (traces/devices.yaml board_power).
     sv.idle_w = prof->second.board_power.idle_w;
     sv.busy_w = prof->second.board_power.busy_w;
@@ -656,7 +679,8 @@ WorkloadSpec read_workload(const YamlReader& r, const YAML::Node& w, const std::
   r.check_keys(w, {"arrival", "rate_per_s", "file", "in_flight", "deadline_ms", "drop_late", "priority"}, wp);
   wl.priority = static_cast<int>(r.get_int(w, "priority", wp, 0, -1000, 1000));
   wl.deadline_ms = r.get_double(w, "deadline_ms", wp, 0, 0, false);
-  if (wl.deadline_ms > 86400e3) r.fail(w["deadline_ms"], wp + ".deadline_ms", "value " + format_double(wl.deadline_ms) + " must be <= 86400000 (a day)");
+  if (wl.deadline_ms > 86400e3)
+    r.fail(w["deadline_ms"], wp + ".deadline_ms", "value " + format_double(wl.deadline_ms) + " must be <= 86400000 (a day)");
   wl.drop_late = r.get_bool(w, "drop_late", wp, false);
   if (wl.drop_late && !(wl.deadline_ms > 0))
     r.fail(w["drop_late"], wp + ".drop_late", "needs workload.deadline_ms (a request is dropped when it is past its deadline)");
@@ -702,8 +726,7 @@ void read_device_power(const YamlReader& r, const YAML::Node& n, const std::stri
     }
     d.power.radio_j_per_mb = r.get_double(p, "radio_j_per_mb", pp, 0, 0, false);
     if (p["radio"]) {
-      if (p["radio_j_per_mb"])
-        r.fail(p["radio"], pp + ".radio", "give either radio (power states) or radio_j_per_mb (a flat rate), not both");
+      if (p["radio_j_per_mb"]) r.fail(p["radio"], pp + ".radio", "give either radio (power states) or radio_j_per_mb (a flat rate), not both");
       const YAML::Node& rn = p["radio"];
       if (rn.IsMap()) {
         d.power.radio = read_radio_states(r, rn, pp + ".radio", false);
@@ -716,8 +739,8 @@ void read_device_power(const YamlReader& r, const YAML::Node& n, const std::stri
           const std::string near = nearest_word(name, names);
           r.fail(rn, pp + ".radio",
                  "no radio '" + name + "' in " + (s.hardware_file.empty() ? std::string("the hardware hw.profiles (none found)") : s.hardware_file) +
-                     (near.empty() ? "" : "; did you mean '" + near + "'?") + " (known: " + (names.empty() ? std::string("none") : join(names, ", ")) +
-                     "; or state {base_w, up_w_per_mbps, ...} inline)");
+                     (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                     " (known: " + (names.empty() ? std::string("none") : join(names, ", ")) + "; or state {base_w, up_w_per_mbps, ...} inline)");
         }
         d.power.radio = it->second;
       }
@@ -792,8 +815,10 @@ DeviceSpec read_device(const YamlReader& r, const YAML::Node& n, const std::stri
     if (!d.hardware || d.hardware->slot(name) < 0)
       r.fail(n["strategy"], path + ".strategy",
              "device type '" + d.type + "' has no processor '" + name + "'" +
-                 (d.hardware ? " (it has: " + d.hardware->describe() + "; " + s.hardware_file + ")"
-                             : " (" + (s.hardware_file.empty() ? std::string("no hardware profiles found") : s.hardware_file + " does not list the type") + ")"));
+                 (d.hardware
+                      ? " (it has: " + d.hardware->describe() + "; " + s.hardware_file + ")"
+                      : " (" + (s.hardware_file.empty() ? std::string("no hardware profiles found") : s.hardware_file + " does not list the type") +
+                            ")"));
   // A strategy naming a variant ("pp(1)@int8") names the model the device runs: folded into it.
   if (!d.strategy.variant.empty()) {
     if (n["variant"] || d.model.find('@') != std::string::npos)
@@ -809,7 +834,7 @@ DeviceSpec read_device(const YamlReader& r, const YAML::Node& n, const std::stri
 
 // devices[]: every entry and its copies. Returns, per scenario device, its entry in the YAML list.
 std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scenario& s, const std::string& file, const HardwareProfiles& hw) {
-  std::vector<int> entry_of_device;  // per scenario device: its entry in the YAML list (count expands one entry)
+  std::vector<int> entry_of_device;            // per scenario device: its entry in the YAML list (count expands one entry)
   std::unordered_set<std::string> device_ids;  // duplicate ids found in O(1) (100,000 devices: a linear search took 9 s)
   // The servers' ids, for a device id that is also a server's: a miss of Scenario::server_index searches
   // its list linearly (1,000,000 devices x 10,000 servers: most of the 35 s of loading).
@@ -820,8 +845,9 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
   for (size_t i = 0; i < devices.size(); ++i) {
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
-    r.check_keys(n, {"id", "count", "type", "processor", "memory_gb", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power",
-                     "join_at_s", "movement"},
+    r.check_keys(n,
+                 {"id", "count", "type", "processor", "memory_gb", "model", "variant", "dataset", "server", "link", "workload", "strategy", "power",
+                  "join_at_s", "movement"},
                  path);
     const std::string id = r.get_name(n, "id", path);
     const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~10-15 KB of simulator memory");
@@ -832,8 +858,9 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
       population.emplace(r, n, path, s.seed, static_cast<int>(i), [&](const YAML::Node& one) { return read_device(r, one, path, s, file, hw); });
     const DeviceSpec d = population ? DeviceSpec() : read_device(r, n, path, s, file, hw);
     if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
-      r.fail(n, path + (count > 0 ? ".count" : ""), "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " +
-                                                        std::to_string(limits::kMaxDevices) + " (each takes ~10-15 KB of simulator memory; split a larger system into several runs)");
+      r.fail(n, path + (count > 0 ? ".count" : ""),
+             "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " + std::to_string(limits::kMaxDevices) +
+                 " (each takes ~10-15 KB of simulator memory; split a larger system into several runs)");
     for (int c = 0; c < copies; ++c) {
       DeviceSpec copy = population ? population->device(c) : d;
       copy.id = count > 0 ? id + std::to_string(c) : id;
@@ -841,8 +868,9 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
       if (!device_ids.insert(copy.id).second) r.fail(n["id"], path + ".id", "duplicate device id '" + copy.id + "'");
       // Devices and servers are hosts of one platform (and names in one scheme): one name each.
       if (server_ids.count(copy.id) > 0)
-        r.fail(n["id"], path + ".id", "device id '" + copy.id + "' is also a server's id (servers[" + std::to_string(s.server_index(copy.id)) +
-                                          "]); devices and servers need distinct ids");
+        r.fail(n["id"], path + ".id",
+               "device id '" + copy.id + "' is also a server's id (servers[" + std::to_string(s.server_index(copy.id)) +
+                   "]); devices and servers need distinct ids");
       s.devices.push_back(copy);
       entry_of_device.push_back(static_cast<int>(i));
     }
@@ -878,8 +906,8 @@ void read_scheduler(const YamlReader& r, const YAML::Node& sc, Scenario& s) {
   for (auto it = sc.begin(); it != sc.end(); ++it) {
     if (!it->first.IsScalar()) r.fail(it->first, "scheduler", "a key must be a plain text value");
     std::string k = it->first.as<std::string>();
-    if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" || k == "control_bytes" ||
-        k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes" || k == "choose_servers")
+    if (k == "name" || k == "period_s" || k == "bandwidth_threshold_pct" || k == "load_threshold" || k == "charge_decision_time" ||
+        k == "control_bytes" || k == "max_output_error" || k == "batch_windows_ms" || k == "batch_sizes" || k == "choose_servers")
       continue;
     if (!it->second.IsScalar()) r.fail(it->second, "scheduler." + printable(k, 80), "expected a single value");
     s.scheduler.params[k] = r.get_string(sc, k, "scheduler");
@@ -917,8 +945,7 @@ EventSpec read_event(const YamlReader& r, const YAML::Node& n, const std::string
     std::vector<std::string> ids;
     for (const auto& d : s.devices) ids.push_back(d.id);
     std::string near = nearest_word(e.device, ids);
-    r.fail(n["device"], path + ".device",
-           "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    r.fail(n["device"], path + ".device", "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0) + (n["load"] ? 1 : 0);
   if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true, load");
@@ -926,7 +953,8 @@ EventSpec read_event(const YamlReader& r, const YAML::Node& n, const std::string
   if (n["load"]) {  // background load (core/background_load.hpp)
     e.kind = EventSpec::Kind::load;
     e.load = r.require_double(n, "load", path, 0, false);
-    if (e.load > 0.99) r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
+    if (e.load > 0.99)
+      r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
     if (n["processor"]) {
       e.processor = r.get_name(n, "processor", path);
       const DeviceSpec& d = s.devices[di];
@@ -955,8 +983,7 @@ EventSpec read_event(const YamlReader& r, const YAML::Node& n, const std::string
 
 void read_events(const YamlReader& r, const YAML::Node& ev, Scenario& s) {
   if (!ev.IsSequence()) r.fail(ev, "events", "expected a list of events");
-  if (ev.size() > limits::kMaxEvents)
-    r.fail(ev, "events", std::to_string(ev.size()) + " events; at most " + std::to_string(limits::kMaxEvents));
+  if (ev.size() > limits::kMaxEvents) r.fail(ev, "events", std::to_string(ev.size()) + " events; at most " + std::to_string(limits::kMaxEvents));
   for (size_t i = 0; i < ev.size(); ++i) s.events.push_back(read_event(r, ev[i], "events[" + std::to_string(i) + "]", s));
   std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
 }
@@ -970,8 +997,8 @@ Scenario load_scenario(const std::string& file, const std::vector<std::string>& 
   if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping of keys (see scenarios/README.md)");
   for (const auto& o : overrides) r.note_override(apply_override(root, o), o);
   r.check_keys(root,
-               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware",
-                "servers", "access_point", "mobility", "devices", "scheduler", "events"},
+               {"name", "seed", "duration_s", "warmup_s", "drain_s", "network_model", "service_time", "luts", "luts_fill", "hardware", "servers",
+                "access_point", "mobility", "devices", "scheduler", "events"},
                "");
   Scenario s;
   s.file = file;
@@ -1019,12 +1046,23 @@ void for_each_lut_need(const Scenario& s, const ModelCatalog& models, const Sche
       // An adaptive scheduler may choose any split: every range must be there.
       for (int k = 1; k <= n; ++k) device_ends.push_back(k);
       for (int k = 0; k < n; ++k) server_begins.push_back(k);
-    } else switch (d.strategy.kind) {
-      case Strategy::Kind::local: device_ends = {n}; break;
-      case Strategy::Kind::offload: server_begins = {0}; break;
-      case Strategy::Kind::pp: device_ends = {d.strategy.split}; server_begins = {d.strategy.split}; break;
-      case Strategy::Kind::data_parallel: device_ends = {n}; server_begins = {0}; break;
-    }
+    } else
+      switch (d.strategy.kind) {
+        case Strategy::Kind::local:
+          device_ends = {n};
+          break;
+        case Strategy::Kind::offload:
+          server_begins = {0};
+          break;
+        case Strategy::Kind::pp:
+          device_ends = {d.strategy.split};
+          server_begins = {d.strategy.split};
+          break;
+        case Strategy::Kind::data_parallel:
+          device_ends = {n};
+          server_begins = {0};
+          break;
+      }
     if (!d.strategy.placement.empty() && fixed) {  // each part on its processor's table
       device_ends.clear();
       for (const PlacementPart& part : d.strategy.placement.resolved(d.strategy.placed_stages(n)))
@@ -1071,18 +1109,14 @@ void for_each_lut_need(const Scenario& s, const ModelCatalog& models, const Sche
 }
 
 void check_scenario_against(const Scenario& s, const ModelCatalog& models, const LutSet& luts, const SchedulerTraits& scheduler) {
-  auto fail = [](const SourceLocation& w, const std::string& key, const std::string& what) {
-    throw InputError(w, key, what);
-  };
+  auto fail = [](const SourceLocation& w, const std::string& key, const std::string& what) { throw InputError(w, key, what); };
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     const std::string path = "devices (id " + d.id + ")";
-    if (!models.has_model(d.model))
-      fail(d.where, path + ".model", "unknown model '" + d.model + "' (models: " + join(models.model_names()) + ")");
+    if (!models.has_model(d.model)) fail(d.where, path + ".model", "unknown model '" + d.model + "' (models: " + join(models.model_names()) + ")");
     const auto& ds = models.datasets_for(d.model);
     if (std::find(ds.begin(), ds.end(), d.dataset) == ds.end())
-      fail(d.where, path + ".dataset",
-           "unknown dataset '" + d.dataset + "' for model " + d.model + " (allowed: " + join(ds) + ")");
+      fail(d.where, path + ".dataset", "unknown dataset '" + d.dataset + "' for model " + d.model + " (allowed: " + join(ds) + ")");
     if (d.model.find('@') != std::string::npos) {
       try {
         models.spec(d.model, d.dataset);
@@ -1110,8 +1144,7 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
   // needs an entry that fails is the one named).
   std::set<std::tuple<LutKey, int, int, int, int, bool, bool>> passed;
   for_each_lut_need(s, models, scheduler, [&](const LutNeed& need) {
-    if (!passed.insert({need.key, need.num_stages, need.begin, need.end, need.batch, need.table_only, need.helper_for.empty()}).second)
-      return;
+    if (!passed.insert({need.key, need.num_stages, need.begin, need.end, need.batch, need.table_only, need.helper_for.empty()}).second) return;
     const DeviceSpec& d = s.devices[need.device];
     const std::string path = "devices (id " + d.id + ")";
     const std::string as = need.helper_for.empty() ? "" : "as a helper for " + need.helper_for + ": ";
@@ -1128,8 +1161,8 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
         if (const LutTable::Estimate* e = t.estimate(need.begin, need.end, need.batch))
           fail(s.luts_where, "luts_fill",
                as + "LUT " + need.key.to_string() + " (" + luts.origin(need.key) + ") entry [" + std::to_string(need.begin) + "," +
-                   std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method +
-                   ", error " + format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
+                   std::to_string(need.end) + ") at batch " + std::to_string(need.batch) + " is estimated (" + e->method + ", error " +
+                   format_percent(e->relative_error) + "), not measured; set luts_fill: allow to use estimates");
     } catch (const LutMissingError& e) {
       // The ways to get the missing numbers (the error offered none).
       const LutKey& k = need.key;
@@ -1143,10 +1176,12 @@ void check_scenario_against(const Scenario& s, const ModelCatalog& models, const
       }
       const std::string synth = "coinfer lut synth --device " + k.device_type + (k.processor.empty() ? "" : " --processor " + k.processor);
       const std::string ways = "; to get it: measure it on that hardware (coinfer profile --model " + k.model + " --dataset " + k.dataset +
-                               " --device-type " + k.device_type + " --out FILE), estimate the missing entries from measured ones "
+                               " --device-type " + k.device_type +
+                               " --out FILE), estimate the missing entries from measured ones "
                                "(coinfer lut fill SCENARIO --out DIR, then luts_fill: allow), or synthesise a table (" +
-                               (profiled ? synth : "first add a profile of " + k.device_type + " to " + profiles_file +
-                                                       " (its processors' peak figures, traces/README.md), then " + synth) +
+                               (profiled ? synth
+                                         : "first add a profile of " + k.device_type + " to " + profiles_file +
+                                               " (its processors' peak figures, traces/README.md), then " + synth) +
                                ": a formula, NOT a measurement)";
       if (need.on_server) {  // the server's table: blame the server's type, or its batch size beyond the table
         const ServerSpec& sv = s.servers[s.server_index(d.server)];

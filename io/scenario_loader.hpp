@@ -73,8 +73,7 @@ struct EstimatedUse {
   std::string method;
   double relative_error = 0;
 };
-std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts,
-                                                 const SchedulerTraits& scheduler);
+std::vector<EstimatedUse> estimated_entries_used(const Scenario& s, const ModelCatalog& models, const LutSet& luts, const SchedulerTraits& scheduler);
 
 // Execution variants as a scheduling dimension (scheduler.max_output_error >= 0): fills each device's
 // variant_choices with the variants of its model (and "fp32", the base) that it may run: a LUT for

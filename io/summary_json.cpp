@@ -23,10 +23,8 @@ nlohmann::ordered_json metrics(const MetricsSummary& m) {
   j["throughput_rps"] = number(m.throughput_rps);
   j["throughput_incl_drain_rps"] = number(m.throughput_incl_drain_rps);
   j["offered_rps"] = number(m.offered_rps);
-  j["latency_ms"] = {{"mean", number(m.latency.mean_ms)},
-                     {"p50", number(m.latency.p50_ms)},
-                     {"p95", number(m.latency.p95_ms)},
-                     {"p99", number(m.latency.p99_ms)}};
+  j["latency_ms"] = {
+      {"mean", number(m.latency.mean_ms)}, {"p50", number(m.latency.p50_ms)}, {"p95", number(m.latency.p95_ms)}, {"p99", number(m.latency.p99_ms)}};
   j["energy_j"] = number(m.energy_j);
   j["energy_j_per_inference"] = number(m.energy_j_per_inference);
   j["created"] = m.created;
@@ -41,9 +39,11 @@ nlohmann::ordered_json metrics(const MetricsSummary& m) {
   }
   j["saturated"] = m.saturated;
   if (m.saturated || m.backlog_end > m.backlog_start) {
-    nlohmann::ordered_json e = {{"backlog_start", m.backlog_start}, {"backlog_end", m.backlog_end},
-                                {"backlog_growth", m.backlog_end - m.backlog_start},
-                                {"growth_share_of_created", number(m.created ? static_cast<double>(m.backlog_end - m.backlog_start) / static_cast<double>(m.created) : NAN)}};
+    nlohmann::ordered_json e = {
+        {"backlog_start", m.backlog_start},
+        {"backlog_end", m.backlog_end},
+        {"backlog_growth", m.backlog_end - m.backlog_start},
+        {"growth_share_of_created", number(m.created ? static_cast<double>(m.backlog_end - m.backlog_start) / static_cast<double>(m.created) : NAN)}};
     if (m.id == "total") e["saturated_devices"] = m.saturated_devices;
     j["saturation"] = e;
   }
@@ -126,8 +126,7 @@ void write_summary(std::ostream& out, const RunResults& r) {
     triggers[first] = triggers.value(first, 0) + 1;
   }
   j["decisions"] = {{"count", r.decisions.size()}, {"by_trigger", triggers}};
-  if (!r.service_time.empty())
-    j["service_time"] = {{"mode", r.service_time}, {"distributions_from", r.sampled_luts}};
+  if (!r.service_time.empty()) j["service_time"] = {{"mode", r.service_time}, {"distributions_from", r.sampled_luts}};
   if (!r.wire_bytes_luts.empty() || !r.tensor_bytes_luts.empty())
     j["transfer_bytes"] = {{"measured_wire_bytes_from", r.wire_bytes_luts}, {"spec_tensor_bytes_for", r.tensor_bytes_luts}};
   if (!r.estimated_lut_entries.empty())
@@ -155,9 +154,11 @@ void write_summary(std::ostream& out, const RunResults& r) {
   if (std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceResult& d) { return !d.processors.empty() || !d.memory.empty(); })) {
     w.key("hardware");
     w.begin_object();
-    w.member("note", "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
-                     "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's capacity (0: none stated) and the peak need seen when a segment "
-                     "started (scenarios/README.md \"Placement\")");
+    w.member("note",
+             "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
+             "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's "
+             "capacity (0: none stated) and the peak need seen when a segment "
+             "started (scenarios/README.md \"Placement\")");
     w.key("devices");
     w.begin_object();
     for (const auto& d : r.devices) {
@@ -168,8 +169,7 @@ void write_summary(std::ostream& out, const RunResults& r) {
         if (std::isfinite(p.energy_j)) one["energy_j"] = number(p.energy_j);
         procs[p.name.empty() ? "default" : p.name] = one;
       }
-      for (const auto& m : d.memory)
-        pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
+      for (const auto& m : d.memory) pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
       w.member(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
     }
     w.end_object();
@@ -193,9 +193,11 @@ void write_summary(std::ostream& out, const RunResults& r) {
       }
       servers[sv.id] = one;
     }
-    j["servers"] = {{"note", "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
-                             "is); with failures (events fail/recover), failures in the window and down_s, the seconds of it the server was down; energy (where its power is stated) = idle_w x (window - down_s) + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
-                             "a model also for a real run; per inference over the requests it computed a part of"},
+    j["servers"] = {{"note",
+                     "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
+                     "is); with failures (events fail/recover), failures in the window and down_s, the seconds of it the server was down; energy "
+                     "(where its power is stated) = idle_w x (window - down_s) + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
+                     "a model also for a real run; per inference over the requests it computed a part of"},
                     {"servers", servers}};
   }
   {
@@ -217,9 +219,10 @@ void write_summary(std::ostream& out, const RunResults& r) {
       failed += is_handover_failure(q.failure) ? 1 : 0;
     }
     if (count > 0)
-      j["handovers"] = {{"note", "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
-                                 "transfers_resent and requests_failed: what they caught on the link (mobility.mid_transfer resend, fail); "
-                                 "the whole run, not only the measurement window"},
+      j["handovers"] = {{"note",
+                         "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
+                         "transfers_resent and requests_failed: what they caught on the link (mobility.mid_transfer resend, fail); "
+                         "the whole run, not only the measurement window"},
                         {"count", count},
                         {"transfers_resent", resent},
                         {"requests_failed", failed},
@@ -255,28 +258,31 @@ void write_summary(std::ostream& out, const RunResults& r) {
       flush();
       w.key("energy");
       w.begin_object();
-      w.member("note", "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
-                       "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
-                       "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null");
+      w.member("note",
+               "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
+               "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
+               "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null");
       w.member("total", split(tc, ti, tr, tn));
       w.key("devices");
       w.begin_object();
       for (const auto& d : r.devices) {
         nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, delivered(d.id));
         if (d.radio_states)
-          one["radio"] = {{"active_j", number(d.radio.active_j)}, {"tail_j", number(d.radio.tail_j)}, {"promotion_j", number(d.radio.promotion_j)},
-                          {"idle_j", number(d.radio.idle_j)}, {"active_s", number(d.radio.active_s)}, {"tail_s", number(d.radio.tail_s)}};
+          one["radio"] = {{"active_j", number(d.radio.active_j)},       {"tail_j", number(d.radio.tail_j)},
+                          {"promotion_j", number(d.radio.promotion_j)}, {"idle_j", number(d.radio.idle_j)},
+                          {"active_s", number(d.radio.active_s)},       {"tail_s", number(d.radio.tail_s)}};
         w.member(d.id, one);
       }
       w.end_object();
       w.end_object();
     }
   }
-  j["note"] = "measurement window warmup_s..duration_s (core/metrics.hpp): throughput_rps = results delivered inside the window per second; "
-              "throughput_incl_drain_rps = requests created in the window that completed, drain included, per second; offered_rps = "
-              "requests created in the window per second; latency, completed, failed and SLO attainment over requests created in the "
-              "window (drain included); energy over the window, per inference over the results delivered in it; saturated = the "
-              "backlog (created, not yet ended) grew over the window by >= 10 % of its arrivals and >= 10 requests (saturation: the evidence)";
+  j["note"] =
+      "measurement window warmup_s..duration_s (core/metrics.hpp): throughput_rps = results delivered inside the window per second; "
+      "throughput_incl_drain_rps = requests created in the window that completed, drain included, per second; offered_rps = "
+      "requests created in the window per second; latency, completed, failed and SLO attainment over requests created in the "
+      "window (drain included); energy over the window, per inference over the results delivered in it; saturated = the "
+      "backlog (created, not yet ended) grew over the window by >= 10 % of its arrivals and >= 10 requests (saturation: the evidence)";
   for (const auto& m : r.summary)
     if (m.id == "total") j["total"] = metrics(m);
   flush();

@@ -70,7 +70,8 @@ const std::vector<RecordField<SweepRow>>& sweep_metric_fields() {
   using K = FieldKind;
   static const std::vector<RecordField<R>> table = {
       number_field("throughput_rps", K::real, "requests/s: results delivered inside the measurement window", &R::throughput_rps),
-      number_field("throughput_incl_drain_rps", K::real, "requests/s: the window's requests that completed, drain included", &R::throughput_incl_drain_rps),
+      number_field("throughput_incl_drain_rps", K::real, "requests/s: the window's requests that completed, drain included",
+                   &R::throughput_incl_drain_rps),
       number_field("offered_rps", K::real, "requests/s: requests created in the window", &R::offered_rps),
       integer_field("saturated", K::flag, "1 = queues grew over the window (core/metrics.hpp)", &R::saturated),
       number_field("latency_mean_ms", K::real, "ms", &R::latency_mean_ms),
@@ -90,7 +91,10 @@ void write_sweep_h5(const std::string& path, const SweepTable& t) {
   {
     h5::File f = h5::File::create(out.temp_path());
     f.write_attr("/", "format", std::string("coinfer-sweep"));
-    f.write_attr("/", "schema_version", static_cast<std::int64_t>(3));  // 2: text attributes are variable-length UTF-8; 3: throughput_rps delivered in the window, throughput_incl_drain_rps, offered_rps, saturated
+    f.write_attr(
+        "/", "schema_version",
+        static_cast<std::int64_t>(
+            3));  // 2: text attributes are variable-length UTF-8; 3: throughput_rps delivered in the window, throughput_incl_drain_rps, offered_rps, saturated
     f.write_attr("/", "scenario", t.scenario);
     f.write_attr("/", "axes", join(t.axes, ","));
     if (!t.axis_labels.empty()) f.write_attr("/", "axis_labels", join(t.axis_labels, "\n"));  // one line per axis
@@ -124,8 +128,10 @@ void write_sweep_csv(const std::string& path, const SweepTable& t) {
     for (const auto& v : r.values) os << "," << csv_field(v);  // e.g. scheduler={name: dp, ...}
     os << "," << (r.ok ? 1 : 0);
     for (const auto& m : sweep_metric_fields()) {
-      if (m.is_integer()) os << "," << m.get_int(r);
-      else os << "," << (std::isnan(m.get_real(r)) ? std::string() : format_double(m.get_real(r)));  // NaN: empty
+      if (m.is_integer())
+        os << "," << m.get_int(r);
+      else
+        os << "," << (std::isnan(m.get_real(r)) ? std::string() : format_double(m.get_real(r)));  // NaN: empty
     }
     os << "\n";
   }

@@ -12,9 +12,7 @@
 
 namespace coinfer {
 
-std::string key_path(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
+std::string key_path(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
 namespace {
 
@@ -87,16 +85,13 @@ SourceLocation YamlReader::where(const YAML::Node& node) const {
   return SourceLocation{file_, m.line + 1, m.column + 1};
 }
 
-void YamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const {
-  throw InputError(where(node), key, what);
-}
+void YamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& what) const { throw InputError(where(node), key, what); }
 
 void YamlReader::require_map(const YAML::Node& node, const std::string& path) const {
   if (!node.IsMap()) fail(node, path, "expected a mapping of keys to values");
 }
 
-void YamlReader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
-                            const std::string& path) const {
+void YamlReader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& path) const {
   require_map(map, path);
   for (auto it = map.begin(); it != map.end(); ++it) {
     if (!it->first.IsScalar()) fail(it->first, path, "a key must be a plain text value");
@@ -106,8 +101,7 @@ void YamlReader::check_keys(const YAML::Node& map, const std::vector<std::string
     if (ok) continue;
     std::string near = nearest_word(k, allowed);
     fail(it->first, key_path(path, printable(k, 80)),
-         "unknown key" + (near.empty() ? std::string() : "; did you mean '" + near + "'?") + " (allowed: " +
-             join(allowed) + ")");
+         "unknown key" + (near.empty() ? std::string() : "; did you mean '" + near + "'?") + " (allowed: " + join(allowed) + ")");
   }
 }
 
@@ -124,7 +118,8 @@ std::string YamlReader::get_name(const YAML::Node& map, const std::string& key, 
   std::string name = get_string(map, key, path);
   if (name.empty()) fail(map[key], key_path(path, key), "must not be empty");
   if (name.size() > limits::kMaxNameBytes)
-    fail(map[key], key_path(path, key), "a name of " + std::to_string(name.size()) + " bytes is too long (at most " + std::to_string(limits::kMaxNameBytes) + ")");
+    fail(map[key], key_path(path, key),
+         "a name of " + std::to_string(name.size()) + " bytes is too long (at most " + std::to_string(limits::kMaxNameBytes) + ")");
   return name;
 }
 
@@ -136,8 +131,7 @@ void YamlReader::check_text(const YAML::Node& v, const std::string& key, const s
     fail(v, key, "text of " + std::to_string(text.size()) + " bytes is too long (at most " + std::to_string(limits::kMaxTextValueBytes) + ")");
 }
 
-std::string YamlReader::get_string(const YAML::Node& map, const std::string& key, const std::string& path,
-                                   const std::string& fallback) const {
+std::string YamlReader::get_string(const YAML::Node& map, const std::string& key, const std::string& path, const std::string& fallback) const {
   if (!map[key]) return fallback;
   return get_string(map, key, path);
 }
@@ -155,14 +149,14 @@ double YamlReader::to_double(const YAML::Node& v, const std::string& key) const 
   }
 }
 
-double YamlReader::get_double(const YAML::Node& map, const std::string& key, const std::string& path,
-                              double fallback, double min_value, bool strictly_greater) const {
+double YamlReader::get_double(const YAML::Node& map, const std::string& key, const std::string& path, double fallback, double min_value,
+                              bool strictly_greater) const {
   if (!map[key]) return fallback;
   return require_double(map, key, path, min_value, strictly_greater);
 }
 
-double YamlReader::require_double(const YAML::Node& map, const std::string& key, const std::string& path,
-                                  double min_value, bool strictly_greater) const {
+double YamlReader::require_double(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
+                                  bool strictly_greater) const {
   YAML::Node v = map[key];
   const std::string kp = key_path(path, key);
   if (!v) fail(map, kp, "missing required key");
@@ -172,8 +166,8 @@ double YamlReader::require_double(const YAML::Node& map, const std::string& key,
   return d;
 }
 
-long long YamlReader::get_int(const YAML::Node& map, const std::string& key, const std::string& path,
-                              long long fallback, long long min_value, long long max_value, const std::string& why_max) const {
+long long YamlReader::get_int(const YAML::Node& map, const std::string& key, const std::string& path, long long fallback, long long min_value,
+                              long long max_value, const std::string& why_max) const {
   YAML::Node v = map[key];
   const std::string kp = key_path(path, key);
   if (!v) return fallback;
@@ -186,8 +180,9 @@ long long YamlReader::get_int(const YAML::Node& map, const std::string& key, con
     if (used != text.size()) throw std::invalid_argument(text);
   } catch (const std::out_of_range&) {  // an integer all the same: say which bound it passes
     const bool negative = !text.empty() && text[0] == '-';
-    fail(v, kp, "value " + printable(text, 40) + " must be " +
-                    (negative ? ">= " + std::to_string(min_value) : "<= " + std::to_string(max_value) + (why_max.empty() ? "" : " (" + why_max + ")")));
+    fail(v, kp,
+         "value " + printable(text, 40) + " must be " +
+             (negative ? ">= " + std::to_string(min_value) : "<= " + std::to_string(max_value) + (why_max.empty() ? "" : " (" + why_max + ")")));
   } catch (const std::exception&) {
     fail(v, kp, "'" + text + "' is not an integer");
   }
@@ -197,8 +192,7 @@ long long YamlReader::get_int(const YAML::Node& map, const std::string& key, con
   return x;
 }
 
-bool YamlReader::get_bool(const YAML::Node& map, const std::string& key, const std::string& path,
-                          bool fallback) const {
+bool YamlReader::get_bool(const YAML::Node& map, const std::string& key, const std::string& path, bool fallback) const {
   YAML::Node v = map[key];
   if (!v) return fallback;
   std::string t = v.IsScalar() ? v.as<std::string>() : "";
@@ -207,8 +201,7 @@ bool YamlReader::get_bool(const YAML::Node& map, const std::string& key, const s
   fail(v, key_path(path, key), "expected true or false");
 }
 
-std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, const std::string& key,
-                                                     const std::string& path) const {
+std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, const std::string& key, const std::string& path) const {
   std::vector<std::string> out;
   YAML::Node v = map[key];
   if (!v) return out;
@@ -225,16 +218,19 @@ std::vector<std::string> YamlReader::get_string_list(const YAML::Node& map, cons
   return out;
 }
 
-std::vector<double> YamlReader::get_number_list(const YAML::Node& map, const std::string& key, const std::string& path,
-                                                double min_value, double max_value, std::size_t max_count, bool integers) const {
+std::vector<double> YamlReader::get_number_list(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
+                                                double max_value, std::size_t max_count, bool integers) const {
   std::vector<double> out;
   YAML::Node v = map[key];
   const std::string kp = key_path(path, key);
   if (!v) return out;
   std::vector<YAML::Node> items;
-  if (v.IsScalar()) items.push_back(v);
-  else if (v.IsSequence()) for (const auto& e : v) items.push_back(e);
-  else fail(v, kp, "expected a list of numbers");
+  if (v.IsScalar())
+    items.push_back(v);
+  else if (v.IsSequence())
+    for (const auto& e : v) items.push_back(e);
+  else
+    fail(v, kp, "expected a list of numbers");
   if (items.empty()) fail(v, kp, "expected at least one number");
   if (items.size() > max_count) fail(v, kp, std::to_string(items.size()) + " values; at most " + std::to_string(max_count));
   for (const YAML::Node& e : items) {
@@ -262,9 +258,7 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
-[[noreturn]] void bad_set(const std::string& path, const std::string& what) {
-  throw InputError(SourceLocation{"--set", 0, 0}, path, what);
-}
+[[noreturn]] void bad_set(const std::string& path, const std::string& what) { throw InputError(SourceLocation{"--set", 0, 0}, path, what); }
 
 // Sets `value` at parts[i..] below `cur`; "*" stands for every entry of a list.
 void set_at(YAML::Node cur, const std::vector<std::string>& parts, size_t i, const YAML::Node& value, const std::string& path) {
@@ -275,8 +269,10 @@ void set_at(YAML::Node cur, const std::vector<std::string>& parts, size_t i, con
     if (p == "*") {
       if (cur.size() == 0) bad_set(path, "'*' matches no list entry");
       for (size_t k = 0; k < cur.size(); ++k) {
-        if (last) cur[k] = YAML::Clone(value);
-        else set_at(cur[k], parts, i + 1, value, path);
+        if (last)
+          cur[k] = YAML::Clone(value);
+        else
+          set_at(cur[k], parts, i + 1, value, path);
       }
       return;
     }
@@ -288,16 +284,19 @@ void set_at(YAML::Node cur, const std::vector<std::string>& parts, size_t i, con
     } catch (const std::exception&) {
       bad_set(path, "'" + p + "' must be a list index or *");
     }
-    if (idx >= cur.size())
-      bad_set(path, "index " + p + " is out of range (the list has " + std::to_string(cur.size()) + " entries)");
-    if (last) cur[idx] = value;
-    else set_at(cur[idx], parts, i + 1, value, path);
+    if (idx >= cur.size()) bad_set(path, "index " + p + " is out of range (the list has " + std::to_string(cur.size()) + " entries)");
+    if (last)
+      cur[idx] = value;
+    else
+      set_at(cur[idx], parts, i + 1, value, path);
     return;
   }
   if (cur.IsDefined() && !cur.IsMap() && !cur.IsNull()) bad_set(path, "'" + p + "' is inside a value that is not a mapping");
   if (p == "*") bad_set(path, "'*' used on a mapping");
-  if (last) cur[p] = value;
-  else set_at(cur[p], parts, i + 1, value, path);
+  if (last)
+    cur[p] = value;
+  else
+    set_at(cur[p], parts, i + 1, value, path);
 }
 
 bool exists_at(const YAML::Node& cur, const std::vector<std::string>& parts, size_t i) {
@@ -326,8 +325,7 @@ bool exists_at(const YAML::Node& cur, const std::vector<std::string>& parts, siz
 
 YAML::Node apply_override(YAML::Node& root, const std::string& assignment) {
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    bad_set(assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
+  if (eq == std::string::npos || eq == 0) bad_set(assignment, "expected KEY=VALUE (e.g. devices.0.link.bandwidth_mbps=5)");
   const std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {

@@ -33,25 +33,22 @@ class YamlReader {
 
   bool has(const YAML::Node& map, const std::string& key) const { return map.IsMap() && map[key]; }
   std::string get_string(const YAML::Node& map, const std::string& key, const std::string& path) const;
-  std::string get_string(const YAML::Node& map, const std::string& key, const std::string& path,
-                         const std::string& fallback) const;
+  std::string get_string(const YAML::Node& map, const std::string& key, const std::string& path, const std::string& fallback) const;
   // Numbers: `min_exclusive`/`min_inclusive` bounds are checked and reported with the value.
-  double get_double(const YAML::Node& map, const std::string& key, const std::string& path, double fallback,
-                    double min_value, bool strictly_greater) const;
-  double require_double(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
-                        bool strictly_greater) const;
+  double get_double(const YAML::Node& map, const std::string& key, const std::string& path, double fallback, double min_value,
+                    bool strictly_greater) const;
+  double require_double(const YAML::Node& map, const std::string& key, const std::string& path, double min_value, bool strictly_greater) const;
   // A name or id (get_string, at most limits::kMaxNameBytes bytes, not empty).
   std::string get_name(const YAML::Node& map, const std::string& key, const std::string& path) const;
   // Integers in [min_value, max_value]; `why_max` explains the upper bound in the error.
-  long long get_int(const YAML::Node& map, const std::string& key, const std::string& path, long long fallback,
-                    long long min_value, long long max_value = LLONG_MAX, const std::string& why_max = "") const;
+  long long get_int(const YAML::Node& map, const std::string& key, const std::string& path, long long fallback, long long min_value,
+                    long long max_value = LLONG_MAX, const std::string& why_max = "") const;
   bool get_bool(const YAML::Node& map, const std::string& key, const std::string& path, bool fallback) const;
-  std::vector<std::string> get_string_list(const YAML::Node& map, const std::string& key,
-                                           const std::string& path) const;
+  std::vector<std::string> get_string_list(const YAML::Node& map, const std::string& key, const std::string& path) const;
   // A list of numbers (a single number is a list of one), each in [min_value, max_value] (integers
   // only when `integers`), at most `max_count` of them, none repeated; empty when the key is absent.
-  std::vector<double> get_number_list(const YAML::Node& map, const std::string& key, const std::string& path, double min_value,
-                                      double max_value, std::size_t max_count, bool integers) const;
+  std::vector<double> get_number_list(const YAML::Node& map, const std::string& key, const std::string& path, double min_value, double max_value,
+                                      std::size_t max_count, bool integers) const;
 
  private:
   double to_double(const YAML::Node& value, const std::string& key) const;

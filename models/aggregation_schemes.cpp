@@ -12,9 +12,12 @@ namespace coinfer::models {
 
 const char* scheme_name(AggregationScheme s) {
   switch (s) {
-    case AggregationScheme::standard: return "standard";
-    case AggregationScheme::csr: return "csr";
-    case AggregationScheme::sliced: return "sliced";
+    case AggregationScheme::standard:
+      return "standard";
+    case AggregationScheme::csr:
+      return "csr";
+    case AggregationScheme::sliced:
+      return "sliced";
   }
   return "?";
 }
@@ -37,8 +40,8 @@ void check_edges(const torch::Tensor& h, const torch::Tensor& src, const torch::
 
 }  // namespace
 
-torch::Tensor scatter_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
-                                const torch::Tensor& weight, std::int64_t n) {
+torch::Tensor scatter_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                                std::int64_t n) {
   check_edges(h, src, dst, weight);
   // PyG's propagate: message = x_j (index_select of the source rows), times the edge weight, then
   // torch_geometric.utils.scatter(reduce='sum'): the destination index broadcast over the feature
@@ -53,8 +56,8 @@ std::int64_t slice_width_for(std::int64_t width, std::int64_t slices) {
   return std::max<std::int64_t>(1, (width + slices - 1) / slices);
 }
 
-torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
-                               const torch::Tensor& weight, std::int64_t n, std::int64_t slice_width) {
+torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                               std::int64_t n, std::int64_t slice_width) {
   check_edges(h, src, dst, weight);
   if (slice_width < 1) throw std::invalid_argument("a feature slice must be >= 1 column wide");
   const std::int64_t F = h.size(1);

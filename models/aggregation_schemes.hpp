@@ -31,13 +31,13 @@ const char* scheme_name(AggregationScheme s);
 // "standard" | "csr" | "sliced"; throws std::invalid_argument naming the accepted names otherwise.
 AggregationScheme scheme_from_name(const std::string& name);
 
-torch::Tensor scatter_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
-                                const torch::Tensor& weight, std::int64_t n);
+torch::Tensor scatter_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                                std::int64_t n);
 
 // slice_width >= 1 (columns per slice; the last slice may be narrower). slice_width >= F is the
 // standard scheme.
-torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
-                               const torch::Tensor& weight, std::int64_t n, std::int64_t slice_width);
+torch::Tensor sliced_aggregate(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                               std::int64_t n, std::int64_t slice_width);
 
 // The columns per slice when a feature width F is cut into `slices` parts (torch.chunk's rule:
 // ceil(F / slices)).

@@ -144,9 +144,11 @@ LabelledSample generate_sample(const DatasetSpec& d, std::uint64_t seed, std::in
 }
 
 GraphSample sample_from_file(const PointCloudFile& f, std::int64_t cloud, std::int64_t points) {
-  if (cloud < 0 || cloud >= f.clouds) throw std::invalid_argument("cloud index " + std::to_string(cloud) + " is outside 0.." + std::to_string(f.clouds - 1));
+  if (cloud < 0 || cloud >= f.clouds)
+    throw std::invalid_argument("cloud index " + std::to_string(cloud) + " is outside 0.." + std::to_string(f.clouds - 1));
   if (points <= 0) points = f.points;
-  if (points > f.points) throw std::invalid_argument("the file has " + std::to_string(f.points) + " points per cloud, " + std::to_string(points) + " asked");
+  if (points > f.points)
+    throw std::invalid_argument("the file has " + std::to_string(f.points) + " points per cloud, " + std::to_string(points) + " asked");
   auto all = torch::from_blob(const_cast<float*>(f.data.data()), {f.clouds, f.points, 3}, torch::kFloat32);
   GraphSample g;
   g.x = all.select(0, cloud).narrow(0, 0, points).clone().unsqueeze(0);

@@ -58,15 +58,15 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chu
       lin.emplace_back(torch::nn::LinearOptions(in, out).bias(s.op != "gcn"));
       if (s.op == "gcn") extra.push_back(torch::zeros({out}));
     } else if (s.op == "sage") {
-      lin.emplace_back(torch::nn::LinearOptions(in, out));                 // self
-      lin.emplace_back(torch::nn::LinearOptions(in, out).bias(false));    // neighbours
+      lin.emplace_back(torch::nn::LinearOptions(in, out));              // self
+      lin.emplace_back(torch::nn::LinearOptions(in, out).bias(false));  // neighbours
     } else if (s.op == "gat") {
       if (s.heads < 1 || out % s.heads) bad(s, "out width must be a multiple of heads");
       lin.emplace_back(torch::nn::LinearOptions(in, out).bias(false));
       const int d = out / s.heads;
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_src
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_dst
-      extra.push_back(torch::zeros({out}));                                 // bias
+      extra.push_back(torch::zeros({out}));                                // bias
     } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool") {
       bad(s, "no LibTorch implementation for this op");
     }
@@ -144,13 +144,12 @@ SplitState GnnModel::start(const GraphSample& in) const {
     throw std::invalid_argument("input on " + in.x.device().str() + ", model on " + device_.str() + " (move the input with .to())");
   const int64_t feat = in.x.size(-1);
   if (feat != spec_.dataset.features)
-    throw std::invalid_argument("input has " + std::to_string(feat) + " features; " + spec_.name + "/" +
-                                spec_.dataset.name + " expects " + std::to_string(spec_.dataset.features));
+    throw std::invalid_argument("input has " + std::to_string(feat) + " features; " + spec_.name + "/" + spec_.dataset.name + " expects " +
+                                std::to_string(spec_.dataset.features));
   if (is_point_cloud(spec_) && in.x.dim() != 3) throw std::invalid_argument("point clouds are x [B, N, features]");
   if (!is_point_cloud(spec_)) {
     if (in.x.dim() != 2) throw std::invalid_argument("graphs are x [N, features]");
-    if (!in.edge_index.defined() || in.edge_index.dim() != 2 || in.edge_index.size(0) != 2 ||
-        in.edge_index.scalar_type() != torch::kInt64)
+    if (!in.edge_index.defined() || in.edge_index.dim() != 2 || in.edge_index.size(0) != 2 || in.edge_index.scalar_type() != torch::kInt64)
       throw std::invalid_argument("graphs need edge_index [2, E] int64");
   }
   SplitState st;
@@ -160,8 +159,8 @@ SplitState GnnModel::start(const GraphSample& in) const {
     // GrAd + NodePad: shapes fixed at the capacity; padding rows are zero and have no edges.
     const std::int64_t n = in.x.size(0);
     if (n > cap)
-      throw NodeCapacityError("input has " + std::to_string(n) + " nodes, above the node capacity " + std::to_string(cap) +
-                              " of " + spec_.name + "/" + spec_.dataset.name + " (refused, not truncated)");
+      throw NodeCapacityError("input has " + std::to_string(n) + " nodes, above the node capacity " + std::to_string(cap) + " of " + spec_.name +
+                              "/" + spec_.dataset.name + " (refused, not truncated)");
     st.tensors[-1] = n == cap ? in.x : torch::cat({in.x, torch::zeros({cap - n, in.x.size(1)}, in.x.options())}, 0);
     st.real_nodes = n;
   }
@@ -193,8 +192,8 @@ void GnnModel::drop_dead(SplitState& st) const {
 
 void GnnModel::run(SplitState& st, int end) const {
   if (end < st.next_stage || end > num_stages())
-    throw std::out_of_range("cannot run to split " + std::to_string(end) + " from " + std::to_string(st.next_stage) +
-                            " (model has " + std::to_string(num_stages()) + " stages)");
+    throw std::out_of_range("cannot run to split " + std::to_string(end) + " from " + std::to_string(st.next_stage) + " (model has " +
+                            std::to_string(num_stages()) + " stages)");
   torch::NoGradGuard no_grad;
   const bool int8 = spec_.variant.int8();
   if (int8 && !calibrated_ && !calibrating_) throw std::invalid_argument("INT8 variant " + spec_.name + " is not calibrated");
@@ -202,8 +201,10 @@ void GnnModel::run(SplitState& st, int end) const {
     torch::Tensor out = run_stage(st, s);
     // QuantGr: a stage's output is kept (and crosses a split) as int8, except the result and KNN indices.
     const bool keep_int8 = int8 && s + 1 < num_stages() && spec_.stages[s].op != "knn";
-    if (keep_int8 && calibrating_) ranges_[s].out.observe(out);
-    else if (keep_int8) out = quantize(out, ranges_[s].out);
+    if (keep_int8 && calibrating_)
+      ranges_[s].out.observe(out);
+    else if (keep_int8)
+      out = quantize(out, ranges_[s].out);
     st.tensors[s] = out;
     st.next_stage = s + 1;
     drop_dead(st);
@@ -236,8 +237,7 @@ std::vector<torch::Tensor> GnnModel::stage_parameters(int s) const {
 
 std::uint64_t GnnModel::payload_bytes(const SplitState& st) {
   std::uint64_t b = 0;
-  for (const auto& kv : st.tensors)
-    b += kv.second.numel() * kv.second.element_size() + (kv.second.is_quantized() ? 8 : 0);  // + scale, zero point
+  for (const auto& kv : st.tensors) b += kv.second.numel() * kv.second.element_size() + (kv.second.is_quantized() ? 8 : 0);  // + scale, zero point
   if (st.edge_index.defined()) b += st.edge_index.numel() * st.edge_index.element_size();
   return b;
 }
@@ -258,7 +258,7 @@ torch::Tensor GnnModel::stage_input(const SplitState& st, int s) const {
 namespace {
 // Indices [B, N, k] of each point's k nearest neighbours (itself included) by Euclidean distance.
 torch::Tensor knn(const torch::Tensor& x, int k) {
-  auto sq = (x * x).sum(-1, true);                             // [B, N, 1]
+  auto sq = (x * x).sum(-1, true);  // [B, N, 1]
   auto d = sq - 2 * torch::matmul(x, x.transpose(1, 2)) + sq.transpose(1, 2);
   return std::get<1>(d.topk(std::min<int64_t>(k, x.size(1)), -1, /*largest=*/false));
 }
@@ -294,8 +294,8 @@ const std::vector<torch::Tensor>& GnnModel::gcn_norm(const torch::Tensor& edge_i
   return remember("norm", edge_index, n, {src, dst, w});
 }
 
-torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst,
-                                           const torch::Tensor& weight, int64_t n) const {
+torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                                           int64_t n) const {
   // out[dst] += h[src] * weight: PyG's gather-scatter, or feature decomposition over `chunks_` slices
   // (models/aggregation_schemes.hpp).
   if (chunks_ == 1) return scatter_aggregate(h, src, dst, weight, n);
@@ -367,7 +367,7 @@ torch::Tensor GnnModel::gcn_symmetric(const torch::Tensor& h, const torch::Tenso
     c = &remember("sym", ei, n, {a, b, w, sa, sw, deg.reciprocal()});
   }
   const auto& v = *c;
-  auto out = h * v[5].unsqueeze(1);                                  // the loops
+  auto out = h * v[5].unsqueeze(1);                                      // the loops
   out.index_add_(0, v[1], h.index_select(0, v[0]) * v[2].unsqueeze(1));  // a -> b
   out.index_add_(0, v[0], h.index_select(0, v[1]) * v[2].unsqueeze(1));  // b -> a, the same weight
   if (v[3].numel() > 0) out.index_add_(0, v[3], h.index_select(0, v[3]) * v[4].unsqueeze(1));
@@ -379,10 +379,12 @@ torch::Tensor GnnModel::gat_dense(int s, const torch::Tensor& x, const torch::Te
   const int64_t H = sp.heads, D = sp.out_width / sp.heads;
   auto h = linear(s, 0, x).view({n, H, D});
   auto a_src = (h * params_[s][0]).sum(-1).t(), a_dst = (h * params_[s][1]).sum(-1).t();  // [H, n]
-  const torch::Tensor& mask = dense_mask("gat", ei, n);                                  // [dst, src]
-  torch::Tensor logits;  // [H, dst, src]
-  if (spec_.variant.grax2) logits = torch::leaky_relu(a_src, 0.2).unsqueeze(1).expand({H, n, n});  // GrAx2
-  else logits = torch::leaky_relu(a_dst.unsqueeze(2) + a_src.unsqueeze(1), 0.2);
+  const torch::Tensor& mask = dense_mask("gat", ei, n);                                   // [dst, src]
+  torch::Tensor logits;                                                                   // [H, dst, src]
+  if (spec_.variant.grax2)
+    logits = torch::leaky_relu(a_src, 0.2).unsqueeze(1).expand({H, n, n});  // GrAx2
+  else
+    logits = torch::leaky_relu(a_dst.unsqueeze(2) + a_src.unsqueeze(1), 0.2);
   torch::Tensor alpha;
   if (spec_.variant.grax1) {
     // GrAx1: a large negative added on non-edges (a repeated edge counts once here).
@@ -403,7 +405,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   const torch::Tensor xin = stage_input(st, s);  // int8 when an INT8 variant kept it so
   const torch::Tensor x = float_of(xin);
   if (sp.op == "edgeconv") {
-    auto nb = gather_neighbours(x, knn(x, sp.k));            // [B, N, k, F]
+    auto nb = gather_neighbours(x, knn(x, sp.k));  // [B, N, k, F]
     auto xi = x.unsqueeze(2).expand_as(nb);
     auto e = linear(s, 0, torch::cat({xi, nb - xi}, -1));  // [B, N, k, out]
     return torch::leaky_relu(e, 0.2).amax(2);
@@ -481,13 +483,12 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
       auto e = v.grax2 ? torch::leaky_relu(a_src, 0.2).index_select(0, src)
                        : torch::leaky_relu(a_src.index_select(0, src) + a_dst.index_select(0, dst), 0.2);  // [E, H]
       auto alpha = edge_softmax(e, dst, n);  // [E, H]: softmax over each node's incoming edges
-      if (chunks_ == 1) {  // all heads at once: one gather and one scatter of E x H x D messages
+      if (chunks_ == 1) {                    // all heads at once: one gather and one scatter of E x H x D messages
         auto msg = h.index_select(0, src) * alpha.unsqueeze(2);
         agg = torch::zeros({n, H, D}, msg.options()).index_add_(0, dst, msg).reshape({n, H * D});
       } else {  // feature decomposition: head by head, each in chunks
         std::vector<torch::Tensor> heads;
-        for (int64_t k = 0; k < H; ++k)
-          heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
+        for (int64_t k = 0; k < H; ++k) heads.push_back(aggregate_messages(h.select(1, k), src, dst, alpha.select(1, k).contiguous(), n));
         agg = torch::cat(heads, 1);
       }
     }

@@ -85,8 +85,8 @@ class GnnModel {
  private:
   torch::Tensor stage_input(const SplitState& st, int s) const;
   torch::Tensor run_stage(const SplitState& st, int s) const;
-  torch::Tensor aggregate_messages(const torch::Tensor& messages_src, const torch::Tensor& src,
-                                   const torch::Tensor& dst, const torch::Tensor& weight, int64_t n) const;
+  torch::Tensor aggregate_messages(const torch::Tensor& messages_src, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
+                                   int64_t n) const;
   // {src, dst} (self loops appended) and the weight of each: 1/sqrt(deg src deg dst).
   const std::vector<torch::Tensor>& gcn_norm(const torch::Tensor& edge_index, int64_t n) const;
   // Variants (core/model_variant.hpp).
@@ -112,7 +112,7 @@ class GnnModel {
   int chunks_ = 1;
   torch::Device device_ = torch::kCPU;
   mutable std::vector<std::vector<torch::nn::Linear>> linears_;  // per stage (forward() is not const)
-  std::vector<std::vector<torch::Tensor>> params_;       // per stage: extra parameters (GAT attention)
+  std::vector<std::vector<torch::Tensor>> params_;               // per stage: extra parameters (GAT attention)
   // Per-graph precomputations, reused by every layer and every run on the same graph: PreG/CacheG's
   // normalisation ("norm": {src+loops, dst+loops} stacked, weights), StaGr's masks ("mask:gcn",
   // "mask:sage", "mask:gat") and SymG's half normalisation ("sym"). An entry holds its edge_index

@@ -14,22 +14,29 @@ namespace coinfer::models {
 
 const char* regressor_name(RegressorKind k) {
   switch (k) {
-    case RegressorKind::lr: return "lr";
-    case RegressorKind::rf: return "rf";
-    case RegressorKind::mlp: return "mlp";
-    case RegressorKind::medn: return "medn";
-    case RegressorKind::medn_d: return "medn-d";
-    case RegressorKind::medn_xi: return "medn-xi";
-    case RegressorKind::medn_xm: return "medn-xm";
-    case RegressorKind::medn_r: return "medn-r";
+    case RegressorKind::lr:
+      return "lr";
+    case RegressorKind::rf:
+      return "rf";
+    case RegressorKind::mlp:
+      return "mlp";
+    case RegressorKind::medn:
+      return "medn";
+    case RegressorKind::medn_d:
+      return "medn-d";
+    case RegressorKind::medn_xi:
+      return "medn-xi";
+    case RegressorKind::medn_xm:
+      return "medn-xm";
+    case RegressorKind::medn_r:
+      return "medn-r";
   }
   return "?";
 }
 
 const std::vector<RegressorKind>& all_regressor_kinds() {
-  static const std::vector<RegressorKind> kinds = {RegressorKind::lr,     RegressorKind::rf,      RegressorKind::mlp,
-                                                   RegressorKind::medn,   RegressorKind::medn_d,  RegressorKind::medn_xi,
-                                                   RegressorKind::medn_xm, RegressorKind::medn_r};
+  static const std::vector<RegressorKind> kinds = {RegressorKind::lr,     RegressorKind::rf,      RegressorKind::mlp,     RegressorKind::medn,
+                                                   RegressorKind::medn_d, RegressorKind::medn_xi, RegressorKind::medn_xm, RegressorKind::medn_r};
   return kinds;
 }
 
@@ -64,8 +71,8 @@ RegressorScore score_predictions(const std::vector<double>& predicted_s, const s
   return s;
 }
 
-RegressorKind select_regressor(const std::map<RegressorKind, RegressorScore>& validation,
-                               const std::map<RegressorKind, double>& extra, double eps_a, double eps_r) {
+RegressorKind select_regressor(const std::map<RegressorKind, RegressorScore>& validation, const std::map<RegressorKind, double>& extra, double eps_a,
+                               double eps_r) {
   if (validation.empty()) throw std::invalid_argument("select_regressor: no candidates");
   for (const auto& [k, s] : validation)
     if (!extra.count(k)) throw std::invalid_argument(std::string("select_regressor: no extra objective for ") + regressor_name(k));
@@ -139,14 +146,22 @@ std::vector<int64_t> columns_for(RegressorKind k, const std::vector<std::string>
 // existed (so LUT fills stay as they were); the others get streams of their own (see fit_one).
 std::uint64_t stream_index(RegressorKind k) {
   switch (k) {
-    case RegressorKind::lr: return 0;
-    case RegressorKind::mlp: return 1;
-    case RegressorKind::medn: return 2;
-    case RegressorKind::rf: return 3;
-    case RegressorKind::medn_d: return 4;
-    case RegressorKind::medn_xi: return 5;
-    case RegressorKind::medn_xm: return 6;
-    case RegressorKind::medn_r: return 7;
+    case RegressorKind::lr:
+      return 0;
+    case RegressorKind::mlp:
+      return 1;
+    case RegressorKind::medn:
+      return 2;
+    case RegressorKind::rf:
+      return 3;
+    case RegressorKind::medn_d:
+      return 4;
+    case RegressorKind::medn_xi:
+      return 5;
+    case RegressorKind::medn_xm:
+      return 6;
+    case RegressorKind::medn_r:
+      return 7;
   }
   return 8;
 }
@@ -155,9 +170,9 @@ std::uint64_t stream_index(RegressorKind k) {
 struct Fitted {
   RegressorKind kind;
   std::vector<int64_t> columns;  // of the scaled features
-  torch::Tensor lr_weights;  // [f + 1] (LR)
+  torch::Tensor lr_weights;      // [f + 1] (LR)
   std::shared_ptr<RandomForestRegressor> forest;
-  mutable torch::nn::Sequential net{nullptr};  // MLP, or MEDN's encoder
+  mutable torch::nn::Sequential net{nullptr};        // MLP, or MEDN's encoder
   mutable torch::nn::Sequential predictor{nullptr};  // MEDN's prediction decoder
   long long parameters = 0, size_bytes = 0;
 
@@ -345,7 +360,8 @@ ModuleLatencyModel ModuleLatencyModel::fit(const std::vector<ModuleSample>& samp
     const size_t F = xtr.front().size();
     ModuleFit fit;
     fit.op = op;
-    fit.train = static_cast<long long>(xtr.size()), fit.validation = static_cast<long long>(xva.size()), fit.test = static_cast<long long>(xte.size());
+    fit.train = static_cast<long long>(xtr.size()), fit.validation = static_cast<long long>(xva.size()),
+    fit.test = static_cast<long long>(xte.size());
     m.scaler.lo.assign(F, 1e300), m.scaler.hi.assign(F, -1e300);
     fit.feature_min.assign(F, 1e300), fit.feature_max.assign(F, -1e300);
     for (const auto& r : xtr)
@@ -428,7 +444,8 @@ std::vector<std::string> ModuleLatencyModel::outside_training_range(const std::s
   const ModuleFit& f = fit_of(op);
   std::vector<std::string> out;
   for (size_t j = 0; j < features.size() && j < f.feature_min.size(); ++j)
-    if (features[j] < f.feature_min[j] * (1 - 1e-9) || features[j] > f.feature_max[j] * (1 + 1e-9)) out.push_back(j < f.feature_names.size() ? f.feature_names[j] : "feature " + std::to_string(j));
+    if (features[j] < f.feature_min[j] * (1 - 1e-9) || features[j] > f.feature_max[j] * (1 + 1e-9))
+      out.push_back(j < f.feature_names.size() ? f.feature_names[j] : "feature " + std::to_string(j));
   return out;
 }
 

@@ -60,13 +60,13 @@ struct RegressorFitOptions {
   int epochs = 500;
   double learning_rate = 0.005;
   double epsilon_accuracy = 0.05, epsilon_r2 = 0.05;  // Algorithm 1's tolerances
-  int min_samples = 10;  // an op with fewer measured samples gets no regressor
+  int min_samples = 10;                               // an op with fewer measured samples gets no regressor
   std::vector<RegressorKind> kinds = {RegressorKind::lr, RegressorKind::mlp, RegressorKind::medn};  // fitted, and chosen among
   // The features' names and classes ("sampling", "measurable", "inferable"), in the samples' order.
   // Names empty: core/module_features.hpp's. Classes empty: MEDN's ablations cannot be fitted.
   std::vector<std::string> feature_names, feature_classes;
   std::vector<std::int64_t> medn_encoder = {64, 32, 16};  // hidden widths after the input (Table 4)
-  double medn_weight_ratio = 1;                         // reconstruction loss weight : prediction loss weight (Table 4)
+  double medn_weight_ratio = 1;                           // reconstruction loss weight : prediction loss weight (Table 4)
   std::vector<std::int64_t> mlp_hidden = {64, 32};
   RandomForestOptions forest;
   int timing_samples = 200;  // test samples predicted one at a time for the time per sample
@@ -77,11 +77,11 @@ struct ModuleFit {
   std::string op;
   long long train = 0, validation = 0, test = 0;  // samples in each split
   std::map<RegressorKind, RegressorScore> validation_scores, test_scores;
-  std::map<RegressorKind, long long> parameters;  // learned values (an RF: its tree nodes)
-  std::map<RegressorKind, long long> size_bytes;  // model size (see above)
+  std::map<RegressorKind, long long> parameters;       // learned values (an RF: its tree nodes)
+  std::map<RegressorKind, long long> size_bytes;       // model size (see above)
   std::map<RegressorKind, double> time_per_sample_ms;  // median over single-sample predictions (scaling included)
-  RegressorKind chosen = RegressorKind::lr;       // Algorithm 1, space-efficient
-  RegressorKind chosen_time = RegressorKind::lr;  // Algorithm 1, time-efficient
+  RegressorKind chosen = RegressorKind::lr;            // Algorithm 1, space-efficient
+  RegressorKind chosen_time = RegressorKind::lr;       // Algorithm 1, time-efficient
   std::vector<std::string> feature_names;
   std::vector<double> feature_min, feature_max;  // of the training samples (raw features)
 };
@@ -107,7 +107,7 @@ class ModuleLatencyModel {
   std::vector<std::string> outside_training_range(const std::string& op, const std::vector<double>& features) const;
 
   const std::vector<ModuleFit>& fits() const { return fits_; }
-  const ModuleFit& fit_of(const std::string& op) const;  // std::out_of_range if none
+  const ModuleFit& fit_of(const std::string& op) const;                         // std::out_of_range if none
   const std::map<std::string, long long>& skipped() const { return skipped_; }  // op -> samples it had
 
  private:
@@ -121,8 +121,8 @@ class ModuleLatencyModel {
 // epsilon_r2 of the best R^2 among those, then the least extra objective (model size, or time per
 // sample). Ties keep RegressorKind's order. Throws std::invalid_argument when a candidate lacks its
 // extra objective, or there is none.
-RegressorKind select_regressor(const std::map<RegressorKind, RegressorScore>& validation,
-                               const std::map<RegressorKind, double>& extra_objective, double epsilon_accuracy, double epsilon_r2);
+RegressorKind select_regressor(const std::map<RegressorKind, RegressorScore>& validation, const std::map<RegressorKind, double>& extra_objective,
+                               double epsilon_accuracy, double epsilon_r2);
 
 // The score of predictions against measurements (both in seconds, same length, measurements > 0).
 RegressorScore score_predictions(const std::vector<double>& predicted_s, const std::vector<double>& measured_s);

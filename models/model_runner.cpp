@@ -38,9 +38,9 @@ struct DeviceModelRunner::Impl {
   std::unique_ptr<GnnModel> model;  // slot 0's
   std::vector<GraphSample> inputs;  // on the CPU
   struct Slot {
-    std::string name;               // the processor's, for messages
-    std::string device_name;        // "" none
-    GnnModel* model = nullptr;      // slot 0: `model`; else its own copy
+    std::string name;           // the processor's, for messages
+    std::string device_name;    // "" none
+    GnnModel* model = nullptr;  // slot 0: `model`; else its own copy
     std::unique_ptr<GnnModel> own;
     std::vector<GraphSample> inputs;  // moved to its device (the CPU's share the tensors)
   };
@@ -50,9 +50,10 @@ struct DeviceModelRunner::Impl {
 
   Slot& slot(int proc) {
     if (proc < 0 || static_cast<size_t>(proc) >= slots.size() || !slots[static_cast<size_t>(proc)].model)
-      throw std::invalid_argument("processor " + (proc >= 0 && static_cast<size_t>(proc) < slots.size() && !slots[static_cast<size_t>(proc)].name.empty()
-                                                      ? "'" + slots[static_cast<size_t>(proc)].name + "'"
-                                                      : std::to_string(proc)) +
+      throw std::invalid_argument("processor " +
+                                  (proc >= 0 && static_cast<size_t>(proc) < slots.size() && !slots[static_cast<size_t>(proc)].name.empty()
+                                       ? "'" + slots[static_cast<size_t>(proc)].name + "'"
+                                       : std::to_string(proc)) +
                                   " has no LibTorch device on this machine");
     return slots[static_cast<size_t>(proc)];
   }
@@ -152,8 +153,10 @@ std::string DeviceModelRunner::run_segment(std::int64_t request, int proc, int b
       impl_->kept[request] = std::move(st);
       return out;
     }
-    if (device_split < model.num_stages()) out = serialize(st);  // copies to the CPU
-    else if (!model.device().is_cpu()) (void)model.output(st).to(torch::kCPU);  // the result back in main memory
+    if (device_split < model.num_stages())
+      out = serialize(st);  // copies to the CPU
+    else if (!model.device().is_cpu())
+      (void)model.output(st).to(torch::kCPU);  // the result back in main memory
     return out;
   } catch (...) {
     forget(request);

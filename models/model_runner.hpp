@@ -26,8 +26,8 @@ class DeviceModelRunner {
   // parameters) on its device, so that the slots compute at once. Default: one slot, the CPU.
   // Throws std::invalid_argument naming the processor when a device cannot be used here (a CUDA
   // device without a CUDA LibTorch and a visible GPU; an INT8 variant on a GPU).
-  DeviceModelRunner(const ModelSpec& spec, std::uint64_t seed, const std::string& input_file,
-                    const std::vector<std::string>& processors = {"cpu"}, const std::vector<std::string>& processor_names = {});
+  DeviceModelRunner(const ModelSpec& spec, std::uint64_t seed, const std::string& input_file, const std::vector<std::string>& processors = {"cpu"},
+                    const std::vector<std::string>& processor_names = {});
   ~DeviceModelRunner();
   DeviceModelRunner(const DeviceModelRunner&) = delete;
   DeviceModelRunner& operator=(const DeviceModelRunner&) = delete;

@@ -8,23 +8,32 @@
 namespace coinfer::models {
 
 const std::vector<PaperModule>& paper_modules() {
-  static const std::vector<PaperModule> all = {PaperModule::avgpool, PaperModule::bn,        PaperModule::bn_relu,
-                                               PaperModule::conv_bn, PaperModule::conv_bn_relu, PaperModule::conv,
-                                               PaperModule::conv_relu, PaperModule::linear,  PaperModule::maxpool};
+  static const std::vector<PaperModule> all = {PaperModule::avgpool,   PaperModule::bn,           PaperModule::bn_relu,
+                                               PaperModule::conv_bn,   PaperModule::conv_bn_relu, PaperModule::conv,
+                                               PaperModule::conv_relu, PaperModule::linear,       PaperModule::maxpool};
   return all;
 }
 
 const char* paper_module_name(PaperModule m) {
   switch (m) {
-    case PaperModule::avgpool: return "avgpool";
-    case PaperModule::bn: return "bn";
-    case PaperModule::bn_relu: return "bn+relu";
-    case PaperModule::conv_bn: return "conv+bn";
-    case PaperModule::conv_bn_relu: return "conv+bn+relu";
-    case PaperModule::conv: return "conv";
-    case PaperModule::conv_relu: return "conv+relu";
-    case PaperModule::linear: return "linear";
-    case PaperModule::maxpool: return "maxpool";
+    case PaperModule::avgpool:
+      return "avgpool";
+    case PaperModule::bn:
+      return "bn";
+    case PaperModule::bn_relu:
+      return "bn+relu";
+    case PaperModule::conv_bn:
+      return "conv+bn";
+    case PaperModule::conv_bn_relu:
+      return "conv+bn+relu";
+    case PaperModule::conv:
+      return "conv";
+    case PaperModule::conv_relu:
+      return "conv+relu";
+    case PaperModule::linear:
+      return "linear";
+    case PaperModule::maxpool:
+      return "maxpool";
   }
   return "?";
 }
@@ -38,7 +47,9 @@ std::optional<PaperModule> paper_module_named(const std::string& name) {
 bool has_convolution(PaperModule m) {
   return m == PaperModule::conv || m == PaperModule::conv_bn || m == PaperModule::conv_bn_relu || m == PaperModule::conv_relu;
 }
-bool has_batch_norm(PaperModule m) { return m == PaperModule::bn || m == PaperModule::bn_relu || m == PaperModule::conv_bn || m == PaperModule::conv_bn_relu; }
+bool has_batch_norm(PaperModule m) {
+  return m == PaperModule::bn || m == PaperModule::bn_relu || m == PaperModule::conv_bn || m == PaperModule::conv_bn_relu;
+}
 bool has_relu(PaperModule m) { return m == PaperModule::bn_relu || m == PaperModule::conv_bn_relu || m == PaperModule::conv_relu; }
 bool is_pool(PaperModule m) { return m == PaperModule::avgpool || m == PaperModule::maxpool; }
 
@@ -74,17 +85,18 @@ double output_elements(const PaperModuleConfig& c) {
 double paper_module_flops(const PaperModuleConfig& c) {
   const double out = output_elements(c);
   double f = 0;
-  if (c.module == PaperModule::linear) f = 2.0 * c.n * c.c_in * c.c_out;
-  else if (has_convolution(c.module)) f = 2.0 * out * c.c_in * c.k * c.k;
-  else if (is_pool(c.module)) f = out * c.k * c.k;
+  if (c.module == PaperModule::linear)
+    f = 2.0 * c.n * c.c_in * c.c_out;
+  else if (has_convolution(c.module))
+    f = 2.0 * out * c.c_in * c.k * c.k;
+  else if (is_pool(c.module))
+    f = out * c.k * c.k;
   if (has_batch_norm(c.module)) f += 2 * out;
   if (has_relu(c.module)) f += out;
   return f;
 }
 
-double paper_module_bytes(const PaperModuleConfig& c) {
-  return 4 * (paper_module_input_elements(c) + output_elements(c) + paper_module_weights(c));
-}
+double paper_module_bytes(const PaperModuleConfig& c) { return 4 * (paper_module_input_elements(c) + output_elements(c) + paper_module_weights(c)); }
 
 FeatureLayout paper_module_features(PaperModule m) {
   FeatureLayout f;
@@ -109,16 +121,26 @@ std::vector<double> paper_module_feature_values(const PaperModuleConfig& c, doub
   const FeatureLayout layout = paper_module_features(c.module);
   std::vector<double> v;
   for (const auto& name : layout.names) {
-    if (name == "N") v.push_back(c.n);
-    else if (name == "L") v.push_back(c.l);
-    else if (name == "C_i") v.push_back(c.c_in);
-    else if (name == "C_o") v.push_back(c.c_out);
-    else if (name == "K") v.push_back(c.k);
-    else if (name == "S") v.push_back(c.s);
-    else if (name == "M") v.push_back(available_memory_bytes);
-    else if (name == "U") v.push_back(utilisation);
-    else if (name == "N_d") v.push_back(paper_module_input_elements(c));
-    else v.push_back(paper_module_weights(c));  // N_m
+    if (name == "N")
+      v.push_back(c.n);
+    else if (name == "L")
+      v.push_back(c.l);
+    else if (name == "C_i")
+      v.push_back(c.c_in);
+    else if (name == "C_o")
+      v.push_back(c.c_out);
+    else if (name == "K")
+      v.push_back(c.k);
+    else if (name == "S")
+      v.push_back(c.s);
+    else if (name == "M")
+      v.push_back(available_memory_bytes);
+    else if (name == "U")
+      v.push_back(utilisation);
+    else if (name == "N_d")
+      v.push_back(paper_module_input_elements(c));
+    else
+      v.push_back(paper_module_weights(c));  // N_m
   }
   return v;
 }

@@ -62,7 +62,7 @@ FeatureLayout paper_module_features(PaperModule m);
 std::vector<double> paper_module_feature_values(const PaperModuleConfig& c, double available_memory_bytes, double utilisation);
 
 struct PaperModuleBounds {
-  double max_flops = 3e8;        // per forward pass
+  double max_flops = 3e8;             // per forward pass
   double max_bytes = 64 * 1048576.0;  // input + output + weights
 };
 struct RejectionCounts {

@@ -16,11 +16,11 @@
 namespace coinfer::models {
 
 struct RandomForestOptions {
-  int trees = 320;              // nn-Meter's conv predictor: n_estimators 320
-  int max_depth = 70;           // max_depth 70
-  int features_per_split = 6;   // max_features 6 (all of them when the data has fewer)
+  int trees = 320;             // nn-Meter's conv predictor: n_estimators 320
+  int max_depth = 70;          // max_depth 70
+  int features_per_split = 6;  // max_features 6 (all of them when the data has fewer)
   double row_subsample = 0.632;
-  double min_leaf_weight = 1;   // min_samples_leaf 1 (each sample weighs 1 with the squared error)
+  double min_leaf_weight = 1;  // min_samples_leaf 1 (each sample weighs 1 with the squared error)
   std::uint64_t seed = 1;
 };
 

@@ -24,10 +24,14 @@ void put(std::string& out, T v) {
 void put_tensor(std::string& out, std::int32_t id, const torch::Tensor& t0) {
   torch::Tensor t = t0.contiguous().cpu();
   std::uint8_t dtype;
-  if (t.scalar_type() == torch::kFloat32) dtype = kFloat32;
-  else if (t.scalar_type() == torch::kInt64) dtype = kInt64;
-  else if (t.scalar_type() == torch::kQUInt8 && t.qscheme() == torch::kPerTensorAffine) dtype = kQUInt8;
-  else throw std::invalid_argument("serialize: only float32, int64 and per-tensor quint8 tensors cross a split");
+  if (t.scalar_type() == torch::kFloat32)
+    dtype = kFloat32;
+  else if (t.scalar_type() == torch::kInt64)
+    dtype = kInt64;
+  else if (t.scalar_type() == torch::kQUInt8 && t.qscheme() == torch::kPerTensorAffine)
+    dtype = kQUInt8;
+  else
+    throw std::invalid_argument("serialize: only float32, int64 and per-tensor quint8 tensors cross a split");
   put(out, id);
   put(out, dtype);
   put(out, static_cast<std::uint8_t>(t.dim()));
@@ -71,8 +75,7 @@ SplitState deserialize(const std::string& bytes) {
     const auto id = r.get<std::int32_t>();
     const auto dtype = r.get<std::uint8_t>();
     const auto rank = r.get<std::uint8_t>();
-    if (dtype != kFloat32 && dtype != kInt64 && !(dtype == kQUInt8 && version >= 2))
-      throw std::invalid_argument("split state: unknown dtype");
+    if (dtype != kFloat32 && dtype != kInt64 && !(dtype == kQUInt8 && version >= 2)) throw std::invalid_argument("split state: unknown dtype");
     if (rank > 8) throw std::invalid_argument("split state: rank too large");
     std::vector<std::int64_t> dims(rank);
     std::uint64_t numel = 1;
@@ -95,8 +98,10 @@ SplitState deserialize(const std::string& bytes) {
     auto t = torch::empty(dims, dtype == kFloat32 ? torch::kFloat32 : dtype == kInt64 ? torch::kInt64 : torch::kUInt8);
     if (nbytes) std::memcpy(t.data_ptr(), data, nbytes);
     if (dtype == kQUInt8) t = at::_make_per_tensor_quantized_tensor(t, scale, zero_point);
-    if (id == kGraphId) s.edge_index = t;
-    else s.tensors[id] = t;
+    if (id == kGraphId)
+      s.edge_index = t;
+    else
+      s.tensors[id] = t;
   }
   if (!r.done()) throw std::invalid_argument("split state has trailing bytes");
   return s;

@@ -9,8 +9,8 @@ namespace coinfer::models {
 
 VariantAccuracy measure_variant_accuracy(const ModelSpec& base, const ModelSpec& variant, int samples, std::uint64_t seed) {
   if (base.base_name() != variant.base_name() || base.dataset.name != variant.dataset.name)
-    throw std::invalid_argument("variant accuracy: " + variant.name + "/" + variant.dataset.name + " is not a variant of " +
-                                base.name + "/" + base.dataset.name);
+    throw std::invalid_argument("variant accuracy: " + variant.name + "/" + variant.dataset.name + " is not a variant of " + base.name + "/" +
+                                base.dataset.name);
   if (samples < 1) throw std::invalid_argument("variant accuracy needs at least one sample");
   torch::NoGradGuard no_grad;
   const GnnModel ref(base, seed), var(variant, seed);

@@ -19,10 +19,8 @@ AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
   std::error_code ec;
   if (!std::filesystem::exists(folder, ec))
     throw InputError(SourceLocation{target_, 0, 0}, "", "the folder " + folder.string() + " does not exist (create it first)");
-  if (!std::filesystem::is_directory(folder, ec))
-    throw InputError(SourceLocation{target_, 0, 0}, "", folder.string() + " is not a folder");
-  if (::access(folder.c_str(), W_OK) != 0)
-    throw InputError(SourceLocation{target_, 0, 0}, "", "the folder " + folder.string() + " is not writable");
+  if (!std::filesystem::is_directory(folder, ec)) throw InputError(SourceLocation{target_, 0, 0}, "", folder.string() + " is not a folder");
+  if (::access(folder.c_str(), W_OK) != 0) throw InputError(SourceLocation{target_, 0, 0}, "", "the folder " + folder.string() + " is not writable");
   temp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
 }
 
@@ -61,9 +59,10 @@ void check_replaceable_output(const std::string& dir, const std::string& option)
   if (fs::is_empty(target, ec)) return;
   for (const char* ours : {kOutputMarker, "summary.json", "results.h5", "fill_report.json", "plan.json"})
     if (fs::exists(target / ours, ec)) return;
-  throw InputError(SourceLocation{dir, 0, 0}, option,
-                   "output folder exists and holds files that are not an earlier coinfer output (no " + std::string(kOutputMarker) +
-                       "): coinfer writes only into a new or empty folder or an earlier output of its own, so give one of those (nothing was written)");
+  throw InputError(
+      SourceLocation{dir, 0, 0}, option,
+      "output folder exists and holds files that are not an earlier coinfer output (no " + std::string(kOutputMarker) +
+          "): coinfer writes only into a new or empty folder or an earlier output of its own, so give one of those (nothing was written)");
 }
 
 StagedOutput::StagedOutput(std::string dir, const std::string& option) : dir_(std::move(dir)) {
@@ -178,7 +177,7 @@ void StagedOutput::commit() {
   }
   if (std::rename(staging_.c_str(), dir_.c_str()) != 0) {
     if (!aside.empty()) std::rename(aside.c_str(), dir_.c_str());  // the previous output back in place
-    restore();                                                      // and the user's files back into it
+    restore();                                                     // and the user's files back into it
     throw InputError(SourceLocation{dir_, 0, 0}, "", "cannot move the outputs into place");
   }
   if (!aside.empty()) fs::remove_all(aside, ec);

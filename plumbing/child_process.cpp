@@ -50,8 +50,7 @@ int cannot_execute(const std::string& program, const std::string& cwd) {
     return ::access(path.c_str(), X_OK) == 0 ? 0 : errno;
   };
   if (program.empty()) return ENOENT;
-  if (program.find('/') != std::string::npos)
-    return check(program[0] != '/' && !cwd.empty() ? cwd + "/" + program : program);
+  if (program.find('/') != std::string::npos) return check(program[0] != '/' && !cwd.empty() ? cwd + "/" + program : program);
   const char* path = std::getenv("PATH");
   int first = ENOENT;
   for (const std::string& dir : split(path ? path : "/bin:/usr/bin", ':')) {
@@ -110,7 +109,8 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
     if (::access(spec.stdin_file.c_str(), R_OK) != 0)
       throw std::runtime_error("cannot start " + program + ": cannot read " + spec.stdin_file + ": " + errno_text(errno));
     posix_spawn_file_actions_addopen(&s.actions, 0, spec.stdin_file.c_str(), O_RDONLY, 0);
-  } else if (!spec.inherit_stdin) posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
+  } else if (!spec.inherit_stdin)
+    posix_spawn_file_actions_addopen(&s.actions, 0, "/dev/null", O_RDONLY, 0);
   if (stdio >= 0) {
     posix_spawn_file_actions_adddup2(&s.actions, stdio, 1);
   } else if (out_pipe >= 0) {
@@ -156,9 +156,8 @@ pid_t spawn(const ChildSpec& spec, int out_pipe, int err_pipe, int stdio = -1) {
   if (const int e = cannot_execute(program, spec.cwd); e != 0) throw std::runtime_error("cannot start " + program + ": " + errno_text(e));
   std::fflush(nullptr);  // nothing buffered here is written twice or out of order
   pid_t pid = -1;
-  const int rc = program.find('/') == std::string::npos
-                     ? posix_spawnp(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data())
-                     : posix_spawn(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
+  const int rc = program.find('/') == std::string::npos ? posix_spawnp(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data())
+                                                        : posix_spawn(&pid, program.c_str(), &s.actions, &s.attr, argv.data(), envp.data());
   if (rc != 0) throw std::runtime_error("cannot start " + program + ": " + errno_text(rc));
   return pid;
 }
@@ -249,8 +248,10 @@ int Child::wait() {
   while (status_ < 0) {
     int st = 0;
     const pid_t r = ::waitpid(pid_, &st, 0);
-    if (r == pid_) status_ = exit_status_of(st);
-    else if (r < 0 && errno != EINTR) status_ = 128;
+    if (r == pid_)
+      status_ = exit_status_of(st);
+    else if (r < 0 && errno != EINTR)
+      status_ = 128;
   }
   return status_;
 }
@@ -353,8 +354,10 @@ ChildResult run_child(const ChildSpec& spec, double timeout_s) {
       pollfd probe{*fd, POLLIN, 0};
       if (::poll(&probe, 1, 0) <= 0) continue;
       const ssize_t n = ::read(*fd, buf, sizeof buf);
-      if (n > 0) text->append(buf, static_cast<size_t>(n));
-      else if (n == 0 || errno != EINTR) close_fd(*fd);
+      if (n > 0)
+        text->append(buf, static_cast<size_t>(n));
+      else if (n == 0 || errno != EINTR)
+        close_fd(*fd);
     }
   }
   if (!r.timed_out && timeout_s > 0) {
@@ -378,8 +381,10 @@ void exec_replace(const std::vector<std::string>& argv) {
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::fflush(nullptr);
-  if (argv[0].find('/') == std::string::npos) ::execvp(args[0], args.data());
-  else ::execv(args[0], args.data());
+  if (argv[0].find('/') == std::string::npos)
+    ::execvp(args[0], args.data());
+  else
+    ::execv(args[0], args.data());
   throw std::runtime_error("cannot run " + argv[0] + ": " + errno_text(errno));
 }
 

@@ -111,7 +111,7 @@ class Child {
 int wait_any(std::vector<Child*>& children);
 
 struct ChildResult {
-  int status = -1;      // exit_status_of() convention; -1 when it was stopped at the timeout
+  int status = -1;  // exit_status_of() convention; -1 when it was stopped at the timeout
   bool timed_out = false;
   std::string out, err;  // captured output (when asked for)
 };

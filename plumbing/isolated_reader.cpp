@@ -58,7 +58,9 @@ void write_all(int fd, const std::string& bytes) {
   __sanitizer_set_death_callback(nullptr);
 #endif
 #if !COINFER_ASAN  // AddressSanitizer reserves terabytes of shadow address space: no cap under it
-  struct rlimit cap{static_cast<rlim_t>(limits::kLutReaderMemoryBytes), static_cast<rlim_t>(limits::kLutReaderMemoryBytes)};
+  struct rlimit cap {
+    static_cast<rlim_t>(limits::kLutReaderMemoryBytes), static_cast<rlim_t>(limits::kLutReaderMemoryBytes)
+  };
   ::setrlimit(RLIMIT_AS, &cap);
 #endif
   std::string reply;
@@ -88,9 +90,7 @@ constexpr int kReaderTimeoutS = limits::kLutReaderTimeoutS;
 }  // namespace
 
 std::string read_isolated(const std::string& path, const std::string& what_file, const std::function<std::string()>& parse) {
-  auto fail = [&](const std::string& key, const std::string& what) -> std::string {
-    throw InputError(SourceLocation{path, 0, 0}, key, what);
-  };
+  auto fail = [&](const std::string& key, const std::string& what) -> std::string { throw InputError(SourceLocation{path, 0, 0}, key, what); };
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) fail("", "cannot start the " + what_file + " reader: " + std::strerror(errno));
   const pid_t pid = ::fork();
@@ -114,7 +114,9 @@ std::string read_isolated(const std::string& path, const std::string& what_file,
       timed_out = true;
       break;
     }
-    struct pollfd p{fds[0], POLLIN, 0};
+    struct pollfd p {
+      fds[0], POLLIN, 0
+    };
     const int r = ::poll(&p, 1, static_cast<int>(left));
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) {
@@ -132,8 +134,7 @@ std::string read_isolated(const std::string& path, const std::string& what_file,
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (timed_out) fail("", "reading took longer than " + std::to_string(kReaderTimeoutS) + " s (corrupt file?)");
-  if (WIFSIGNALED(status))
-    fail("", "corrupt " + what_file + ": the HDF5 library crashed reading it (" + strsignal(WTERMSIG(status)) + ")");
+  if (WIFSIGNALED(status)) fail("", "corrupt " + what_file + ": the HDF5 library crashed reading it (" + strsignal(WTERMSIG(status)) + ")");
   if (reply.empty() || !WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("", "corrupt " + what_file + ": the reader ended without an answer");
   if (reply[0] == 'E') {
     const size_t nul = reply.find('\0');

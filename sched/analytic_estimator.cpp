@@ -31,10 +31,10 @@ constexpr double kSettledShare = 0.999;
 // for a state.
 struct PathSpec {
   bool to_server = false;
-  int split = 0;              // device runs [0, split)
+  int split = 0;  // device runs [0, split)
   int n = 0;
-  int server_end = 0;         // its server runs [split, server_end): n, or m under pp(k,m) (a cloud tier)
-  double device_s = 0;        // device stages
+  int server_end = 0;   // its server runs [split, server_end): n, or m under pp(k,m) (a cloud tier)
+  double device_s = 0;  // device stages
   // The busiest of the device's processors per request (a device pipelines across its
   // processors): device_s unless a placement spreads the stages.
   double device_bottleneck_s = 0;
@@ -44,24 +44,24 @@ struct PathSpec {
   // Its server is down (ServerState::up false, core/server_failures.hpp): the path serves nothing.
   bool server_down = false;
   bool serves_nothing() const { return out_of_memory || server_down; }
-  double up_s = 0, down_s = 0;        // transfer incl. latency
-  double up_xfer_s = 0;       // bytes / bandwidth only (the radio's busy time)
+  double up_s = 0, down_s = 0;  // transfer incl. latency
+  double up_xfer_s = 0;         // bytes / bandwidth only (the radio's busy time)
   // pp(k,m), a cloud tier: the tensor at m on the WAN (bytes / the slower of the edge's and the cloud's
   // link: the edge's one sender to its cloud is a queue of its own) and the cloud's batch-1 time for
   // [m,n) on one of its `cloud_workers`; both also in down_s. 0 without a cloud part.
   double wan_xfer_s = 0, cloud_s = 0;
   int cloud_workers = 1;
-  double cloud_link_s = 0;    // the tensor at m on the cloud's own link alone (which every edge of that cloud crosses)
+  double cloud_link_s = 0;  // the tensor at m on the cloud's own link alone (which every edge of that cloud crosses)
   // Its upload and its result on its server's own link alone (bytes / that link's rate; 0 for a local
   // path): as a cloud's own device, its uploads share the cloud's inbound link with the edges' tensors
   // to it; as an edge's device, its results share the edge's outbound link with its tensors to the cloud.
   double server_link_up_s = 0, server_link_down_s = 0;
-  double energy_j = 0;        // the device's energy above idle per request: its compute and its (flat) radio
+  double energy_j = 0;  // the device's energy above idle per request: its compute and its (flat) radio
   // A radio with power states (core/radio_energy.hpp): bytes each way and seconds on the radio per
   // request (its energy depends on the device's rate: DeviceOutcome).
   double radio_up_bytes = 0, radio_down_bytes = 0, radio_active_s = 0;
-  int in_flight = 1;          // closed loop; 0 = open loop
-  double rate = 0;            // open loop
+  int in_flight = 1;  // closed loop; 0 = open loop
+  double rate = 0;    // open loop
   // An open-loop data_parallel device (both its paths; 0 otherwise): its whole arrival rate, which the
   // two sides share as core/data_parallel_router.hpp routes it (dp_server_rate, not by `rate`); the
   // device side's seconds per input; whether an input finding both sides free goes to the server.
@@ -71,7 +71,7 @@ struct PathSpec {
   // data_parallel server side (it holds one input at a time); 0: no bound (an open loop).
   int population() const { return in_flight > 0 ? in_flight : dp_rate > 0 && to_server ? 1 : 0; }
   const LutTable* server_lut = nullptr;
-  int batch_key = -1;         // (model run, dataset, split): paths at one server with one key batch together
+  int batch_key = -1;  // (model run, dataset, split): paths at one server with one key batch together
   // Server seconds of [split, server_end) at batch k (index k), asked of the LUT once each (NaN: not yet).
   mutable std::vector<double> batch_time;
 
@@ -115,8 +115,8 @@ struct DeviceOutcome {
   // Open-loop paths: the rate offered, and what of it no bottleneck can serve (a queue that grows).
   double offered_rps = 0, unserved_rps = 0;
   int serves_nothing = 0;  // 1: a path of it serves nothing (PathSpec::serves_nothing: out of memory, or its server down)
-  double idle_w = 0;      // its power when idle (the board's and every processor's)
-  double dynamic_w = 0;   // its power above idle: per second, compute and radio energy of what it serves
+  double idle_w = 0;       // its power when idle (the board's and every processor's)
+  double dynamic_w = 0;    // its power above idle: per second, compute and radio energy of what it serves
   // Its radio with power states: requests per second through it, and their rate-weighted sums of
   // bytes up and down and of radio seconds (the radio's power: radio_power_w).
   double radio_rps = 0, radio_up_bytes = 0, radio_down_bytes = 0, radio_active_s = 0;
@@ -124,7 +124,7 @@ struct DeviceOutcome {
   // the p95 (PathTail; at most two paths).
   struct Tail {
     double rate = 0, fixed_s = 0, wait_s = 0;  // wait_s: the mean wait over all requests
-    double wait_p = 1;                          // the probability of waiting at all (those that wait: wait_s / wait_p on average)
+    double wait_p = 1;                         // the probability of waiting at all (those that wait: wait_s / wait_p on average)
     // theta > 0: the wait is one M/D/1 queue's, P(W > x) = min(wait_p, c exp(-theta x)) (sched/queue_tail.hpp);
     // else the exponential of the mean, wait_p exp(-x wait_p / wait_s)
     double c = 0, theta = 0;
@@ -195,12 +195,12 @@ struct Outcome {
 // Identical paths of one server's devices: one unknown rate of its fixed point.
 struct Flow {
   const PathSpec* spec;
-  long long key;   // (class, option, path)
-  int group = -1;  // batch group at this server (index into SolverScratch::groups)
+  long long key;       // (class, option, path)
+  int group = -1;      // batch group at this server (index into SolverScratch::groups)
   int population = 0;  // spec->population(), read in every round
   double lambda = 0, latency_s = 0, batch_s = 0, per_request_s = 0, b = 1;
-  double wait_s = 0;  // of latency_s, the queueing waits: the random part (the p95's model)
-  double wait_p = 0;  // the probability that a request waits at all (Erlang C's at the server, rho on the device)
+  double wait_s = 0;        // of latency_s, the queueing waits: the random part (the p95's model)
+  double wait_p = 0;        // the probability that a request waits at all (Erlang C's at the server, rho on the device)
   double bottleneck_s = 0;  // its slowest stage's seconds per request (1 / the most it can serve)
   double offered = -1;      // open loop: the arrivals it is offered, req/s (< 0: spec->rate)
   double dp_wait_s = -1;    // an open-loop data_parallel server side: the one queue's wait, once added (< 0: not yet)
@@ -221,8 +221,8 @@ struct BatchGroup {
 // Working memory of solve_server, kept between solves (a search solves one server thousands of times:
 // allocating these each time was a sixth of a decision).
 struct SolverScratch {
-  std::vector<Flow> flows;        // through the server: the unknowns of the fixed point
-  std::vector<Flow> local_flows;  // on their devices alone
+  std::vector<Flow> flows;            // through the server: the unknowns of the fixed point
+  std::vector<Flow> local_flows;      // on their devices alone
   std::vector<int> path_flow;         // per path, in path order: index into flows, or -1 - index into local_flows
   std::vector<int> server_path_flow;  // per path to the server, in path order
   std::vector<int> group_key;         // per batch group: its batch key
@@ -243,9 +243,9 @@ struct SolverScratch {
 // The state's devices resolved for predictions (see the header). Device pointers point into the state
 // the cache was made for.
 struct AnalyticStateCache {
-  SystemState state;                          // what the cache is for (a copy; unused by predict())
-  std::vector<const DeviceState*> devs;       // connected, with inputs of their own, in state order
-  std::vector<int> class_of;                  // per device
+  SystemState state;                     // what the cache is for (a copy; unused by predict())
+  std::vector<const DeviceState*> devs;  // connected, with inputs of their own, in state order
+  std::vector<int> class_of;             // per device
   std::vector<DeviceClass> classes;
   std::vector<int> by_id;                     // device indices sorted by id
   std::vector<std::vector<int>> server_devs;  // per server: its devices (indices), in state order
@@ -261,7 +261,7 @@ struct AnalyticStateCache {
   std::vector<BatchKey> batch_keys;
   // Solutions per server, keyed by the options of its devices (their indices, as bytes).
   std::vector<std::unordered_map<std::string, ServerSolution>> solved;  // empty in predict()
-  std::vector<const ServerSolution*> last_solved;  // per server: the latest solution (into `solved`), or null
+  std::vector<const ServerSolution*> last_solved;                       // per server: the latest solution (into `solved`), or null
   size_t solved_bytes = 0;
   // best_of_edits' latest base and its devices' options: a search asks with one base for a whole round
   // (resolving it again took 6 % of a hierarchical decision's instructions).
@@ -277,9 +277,9 @@ struct AnalyticStateCache {
   // state gives no horizon). A decision late in a run sees queues that have had the whole run to fill,
   // never emptied ones. sched/queue_transient.hpp.
   double window_from_s = 0, window_to_s = std::numeric_limits<double>::infinity();
-  double other_idle_w = 0;           // idle power of the connected devices that create no inputs (helpers)
-  bool need_p95 = false;             // totals compute the p95 (a max_p95_ms constraint is set)
-  Outcome outcome;                   // of the latest candidate (buffers reused)
+  double other_idle_w = 0;  // idle power of the connected devices that create no inputs (helpers)
+  bool need_p95 = false;    // totals compute the p95 (a max_p95_ms constraint is set)
+  Outcome outcome;          // of the latest candidate (buffers reused)
 };
 
 namespace {
@@ -292,8 +292,8 @@ bool same_inputs(const DeviceState& a, const DeviceState& b) {
   return a.type == b.type && a.model == b.model && a.dataset == b.dataset && a.server == b.server &&
          same_bits(a.link_bandwidth_mbps, b.link_bandwidth_mbps) && same_bits(a.link_latency_ms, b.link_latency_ms) &&
          same_bits(a.arrival_rate_per_s, b.arrival_rate_per_s) && a.in_flight == b.in_flight && same_bits(a.idle_w, b.idle_w) &&
-         same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.radio == b.radio && a.processor_idle_w == b.processor_idle_w &&
-         a.processor_busy_w == b.processor_busy_w && same_bits(a.load, b.load);
+         same_bits(a.busy_w, b.busy_w) && same_bits(a.radio_j_per_mb, b.radio_j_per_mb) && a.radio == b.radio &&
+         a.processor_idle_w == b.processor_idle_w && a.processor_busy_w == b.processor_busy_w && same_bits(a.load, b.load);
 }
 
 // Devices and servers of `state` (pointers into it) with nothing resolved yet. Few servers and device
@@ -327,13 +327,15 @@ void prepare(AnalyticStateCache& c, const SystemState& state) {
     return -1;
   };
   auto class_key = [](const DeviceState& d) {
-    return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) +
-           bits_of(d.link_latency_ms) + bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.load) + bits_of(d.idle_w) + bits_of(d.busy_w) +
-           bits_of(d.radio_j_per_mb) + d.radio.name + '\0' + bits_of(d.radio.base_w) + bits_of(d.radio.up_w_per_mbps) + bits_of(d.radio.down_w_per_mbps) +
-           bits_of(d.radio.tail_w) + bits_of(d.radio.tail_s) + bits_of(d.radio.idle_w) + bits_of(d.radio.promotion_w) + bits_of(d.radio.promotion_s) +
-           std::to_string(d.processor_idle_w.size()) +
-           (d.processor_idle_w.empty() ? std::string() : std::string(reinterpret_cast<const char*>(d.processor_idle_w.data()), d.processor_idle_w.size() * sizeof(double)) +
-                                                            std::string(reinterpret_cast<const char*>(d.processor_busy_w.data()), d.processor_busy_w.size() * sizeof(double)));
+    return d.type + '\0' + d.model + '\0' + d.dataset + '\0' + d.server + '\0' + bits_of(d.link_bandwidth_mbps) + bits_of(d.link_latency_ms) +
+           bits_of(d.arrival_rate_per_s) + std::to_string(d.in_flight) + bits_of(d.load) + bits_of(d.idle_w) + bits_of(d.busy_w) +
+           bits_of(d.radio_j_per_mb) + d.radio.name + '\0' + bits_of(d.radio.base_w) + bits_of(d.radio.up_w_per_mbps) +
+           bits_of(d.radio.down_w_per_mbps) + bits_of(d.radio.tail_w) + bits_of(d.radio.tail_s) + bits_of(d.radio.idle_w) +
+           bits_of(d.radio.promotion_w) + bits_of(d.radio.promotion_s) + std::to_string(d.processor_idle_w.size()) +
+           (d.processor_idle_w.empty()
+                ? std::string()
+                : std::string(reinterpret_cast<const char*>(d.processor_idle_w.data()), d.processor_idle_w.size() * sizeof(double)) +
+                      std::string(reinterpret_cast<const char*>(d.processor_busy_w.data()), d.processor_busy_w.size() * sizeof(double)));
   };
   c.server_devs.assign(state.servers.size(), {});
   for (const auto& d : state.devices) {
@@ -389,9 +391,11 @@ std::vector<std::string> Constraints::missed(const Prediction& p) const {
   auto ms = [](double s) { return format_double(std::round(s * 1e4) / 10); };
   if (std::isfinite(max_p95_s) && p.p95_latency_s > max_p95_s) out.push_back("p95 " + ms(p.p95_latency_s) + " ms > " + ms(max_p95_s) + " ms");
   if (min_throughput_rps > 0 && p.throughput_rps < min_throughput_rps)
-    out.push_back("throughput " + format_double(std::round(p.throughput_rps * 100) / 100) + " req/s < " + format_double(min_throughput_rps) + " req/s");
+    out.push_back("throughput " + format_double(std::round(p.throughput_rps * 100) / 100) + " req/s < " + format_double(min_throughput_rps) +
+                  " req/s");
   if (std::isfinite(max_energy_j) && p.energy_per_inference_j > max_energy_j)
-    out.push_back("energy " + format_double(std::round(p.energy_per_inference_j * 1e6) / 1e6) + " J per inference > " + format_double(max_energy_j) + " J");
+    out.push_back("energy " + format_double(std::round(p.energy_per_inference_j * 1e6) / 1e6) + " J per inference > " + format_double(max_energy_j) +
+                  " J");
   return out;
 }
 AnalyticEstimator::~AnalyticEstimator() = default;
@@ -435,7 +439,8 @@ DeviceOption resolve_option(const AnalyticEstimator& est, const SystemState& sta
       const std::vector<double> busy = processor_seconds(plan, split, m, hw, tables, lut_mean_time());
       p.device_bottleneck_s = *std::max_element(busy.begin(), busy.end());
       if (!d.processor_busy_w.empty())  // each processor's busy seconds at its own power (core/device_energy.hpp)
-        for (size_t q = 0; q < busy.size() && q < d.processor_busy_w.size(); ++q) p.energy_j += busy[q] * (d.processor_busy_w[q] - d.processor_idle_w[q]);
+        for (size_t q = 0; q < busy.size() && q < d.processor_busy_w.size(); ++q)
+          p.energy_j += busy[q] * (d.processor_busy_w[q] - d.processor_idle_w[q]);
     }
     if (d.load > 0) {  // background load (core/background_load.hpp): every device stage takes 1 / (1 - load) as long
       const double slow = load_slowdown(d.load);
@@ -562,11 +567,10 @@ std::vector<int> options_of(const AnalyticEstimator& est, const SystemState& sta
 
 // `option` (every device's option index) with the devices the edit names moved to its strategies;
 // devices not taking part are passed over (as options_of passes over a scheme's other entries).
-void apply_edit(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const SchemeEdit& edit,
-                std::vector<int>& option) {
+void apply_edit(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const SchemeEdit& edit, std::vector<int>& option) {
   for (const auto& [id, strategy] : edit.set) {
-    auto it = std::lower_bound(c.by_id.begin(), c.by_id.end(), id,
-                               [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
+    auto it =
+        std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
     if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
     option[static_cast<size_t>(*it)] = option_index(est, state, c, static_cast<size_t>(*it), strategy);
   }
@@ -584,7 +588,12 @@ class AndersonMixer {
   static constexpr size_t kMaxDepth = 4;
   // Its history lives in `scratch` (resized here, contents unused until written).
   AndersonMixer(size_t n, size_t depth, SolverScratch& scratch)
-      : n_(n), depth_(std::min(depth, kMaxDepth)), dg_(scratch.dg), dr_(scratch.dr), r_(scratch.r), g_prev_(scratch.g_prev),
+      : n_(n),
+        depth_(std::min(depth, kMaxDepth)),
+        dg_(scratch.dg),
+        dr_(scratch.dr),
+        r_(scratch.r),
+        g_prev_(scratch.g_prev),
         r_prev_(scratch.r_prev) {}
 
   // x: the current iterate, g = G(x). Leaves the next iterate in x. When the combination leaves the
@@ -727,7 +736,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     const int opt = option[static_cast<size_t>(di)];
     const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(opt)];
     std::vector<int>& slots = sc.flow_of[static_cast<size_t>(cls)];
-    if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size()) slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), SolverScratch::kNoFlow);
+    if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size())
+      slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), SolverScratch::kNoFlow);
     for (int j = 0; j < o.num_paths; ++j) {
       int& fi = slots[static_cast<size_t>(2 * opt + j)];
       if (fi == SolverScratch::kNoFlow) {
@@ -801,8 +811,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       BatchGroup& g = groups[static_cast<size_t>(f.group)];
       g.rate += f.lambda;
-      if (f.population > 0) g.population += f.population;
-      else g.open = true;
+      if (f.population > 0)
+        g.population += f.population;
+      else
+        g.open = true;
     }
     for (BatchGroup& g : groups) {
       const double L = g.rate;
@@ -838,8 +850,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       const Flow& f = flows[static_cast<size_t>(fi)];
       server_load += f.lambda * f.per_request_s;
       server_batch_rate += f.lambda / f.b;
-      if (f.population > 0) server_closed_work += f.population * f.batch_s;
-      else ++server_open_paths;
+      if (f.population > 0)
+        server_closed_work += f.population * f.batch_s;
+      else
+        ++server_open_paths;
     }
     // As a cloud: the work its edges pass on queues with its own, an open stream of batch-1 requests
     // as this server sees it (CloudBackground; 0 where nothing is passed on).
@@ -853,17 +867,17 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     // the paths are scaled down below (sched/README.md "Cloud tier").
     double wan_rho = 0, cloud_rho = 0, cloud_second = 0;
     if (cloud_paths)
-    for (int fi : server_path_flow) {
-      const Flow& f = flows[static_cast<size_t>(fi)];
-      if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) {  // its result leaves on the link the tensors to the cloud take
-        wan_rho += f.lambda * f.spec->server_link_down_s;
-        continue;
+      for (int fi : server_path_flow) {
+        const Flow& f = flows[static_cast<size_t>(fi)];
+        if (f.spec->cloud_s <= 0 && f.spec->wan_xfer_s <= 0) {  // its result leaves on the link the tensors to the cloud take
+          wan_rho += f.lambda * f.spec->server_link_down_s;
+          continue;
+        }
+        const double c = f.spec->cloud_s / f.spec->cloud_workers;
+        wan_rho += f.lambda * f.spec->wan_xfer_s;
+        cloud_rho += f.lambda * c;
+        cloud_second += f.lambda * c * c;
       }
-      const double c = f.spec->cloud_s / f.spec->cloud_workers;
-      wan_rho += f.lambda * f.spec->wan_xfer_s;
-      cloud_rho += f.lambda * c;
-      cloud_second += f.lambda * c * c;
-    }
     // ... and as the other servers sharing the cloud load it and its link (CloudBackground; 0 where
     // none does).
     cloud_rho += bg.cloud_rho;
@@ -940,8 +954,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       f.bottleneck_s = bottleneck;
       if (!update_rates) continue;
       const double target = p.serves_nothing() ? 0
-                            : p.dp_rate > 0 ? dp_server_rate(p.dp_rate, latency, p.dp_local_s, p.dp_prefers_server)
-                                            : target_rate(p, latency, bottleneck);
+                            : p.dp_rate > 0    ? dp_server_rate(p.dp_rate, latency, p.dp_local_s, p.dp_prefers_server)
+                                               : target_rate(p, latency, bottleneck);
       f.target = target;
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
@@ -1053,8 +1067,10 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
         best_offered_link = round_offered_link;
       }
       if (change <= kTolerance) return converged = true;
-      if (from_zero) x = g;  // a plain round from zero (most isolated devices end on the next)
-      else mixer.step(x, g);
+      if (from_zero)
+        x = g;  // a plain round from zero (most isolated devices end on the next)
+      else
+        mixer.step(x, g);
     }
     return false;
   };
@@ -1095,7 +1111,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     const double spare = (hold_server > 0 ? 1 / hold_server : 0) + (p.device_s > 0 ? 1 / p.device_s : 0) - server_rate - f.lambda;
     const double both_busy = ua * ub;
     // (M/M/c's wait halved: deterministic hold times, Allen-Cunneen's (c_a^2 + c_s^2) / 2 with c_s = 0.)
-    const double wait = f.lambda < f.offered * (1 - 1e-9) || !(spare > 0) ? 0 : both_busy / spare / 2;  // saturated: the unserved rate's growth instead
+    const double wait =
+        f.lambda < f.offered * (1 - 1e-9) || !(spare > 0) ? 0 : both_busy / spare / 2;  // saturated: the unserved rate's growth instead
     f.wait_s = wait;
     f.wait_p = wait > 0 ? both_busy : 0;
     f.latency_s = p.device_s + wait;
@@ -1112,7 +1129,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   size_t path = 0;
   for (size_t k = 0; k < devices.size(); ++k) {
     const int di = devices[k];
-    const DeviceOption& o = c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
+    const DeviceOption& o =
+        c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
     for (int j = 0; j < o.num_paths; ++j, ++path) {
       const int fi = path_flow[path];
       const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
@@ -1153,7 +1171,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
       const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
       const double sibling_wait = f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9)
-                                      ? std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s) : 0.0;
+                                      ? std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s)
+                                      : 0.0;
       double latency = f.latency_s + sibling_wait;
       double wait = f.wait_s;
       if (f.spec->in_flight <= 0) {
@@ -1255,10 +1274,8 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   return stored;
 }
 
-
 // Fills `out` (its buffers reused).
-void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vector<int>& option, bool memo, size_t memo_bytes,
-                Outcome& out) {
+void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vector<int>& option, bool memo, size_t memo_bytes, Outcome& out) {
   out.devices.resize(c.devs.size());
   out.server_load.assign(state.servers.size(), 0);
   const size_t S = state.servers.size();
@@ -1322,10 +1339,10 @@ void outcome_of(const SystemState& state, AnalyticStateCache& c, const std::vect
 // The system's figures from the devices' outcomes (in state order).
 struct Totals {
   double throughput_rps = 0, mean_latency_s = 0, mean_device_latency_s = 0;
-  double offered_rps = 0, unserved_rps = 0;  // open-loop arrivals, and those no bottleneck serves
-  int serves_nothing = 0;                      // devices with a path predicted to serve nothing (out of memory, server down)
-  double power_w = 0;                          // the devices' power: idle, compute and radio
-  double energy_per_inference_j = 0;           // power / throughput (+inf without throughput)
+  double offered_rps = 0, unserved_rps = 0;                 // open-loop arrivals, and those no bottleneck serves
+  int serves_nothing = 0;                                   // devices with a path predicted to serve nothing (out of memory, server down)
+  double power_w = 0;                                       // the devices' power: idle, compute and radio
+  double energy_per_inference_j = 0;                        // power / throughput (+inf without throughput)
   double p95_s = std::numeric_limits<double>::quiet_NaN();  // NaN: not asked for
 };
 
@@ -1359,11 +1376,13 @@ double p95_of(const std::vector<DeviceOutcome>& devices, double from_s, double t
       for (int i = 0; i < d.num_tails; ++i) {
         const auto& t = d.tails[i];
         if (!(t.rate > 0) || std::isinf(t.wait_s)) continue;
-        if (x < t.fixed_s) above += t.rate;
+        if (x < t.fixed_s)
+          above += t.rate;
         else if (t.theta > 0)
           above += t.rate * std::min(t.wait_p, t.c * std::exp(-(x - t.fixed_s) * t.theta)) *
                    (t.transient_m > 0 ? transient_tail_ratio(x - t.fixed_s, t.transient_m, t.transient_v, from_s, to_s) : 1);
-        else if (t.wait_s > 0 && t.wait_p > 0) above += t.rate * t.wait_p * std::exp(-(x - t.fixed_s) * t.wait_p / t.wait_s);
+        else if (t.wait_s > 0 && t.wait_p > 0)
+          above += t.rate * t.wait_p * std::exp(-(x - t.fixed_s) * t.wait_p / t.wait_s);
       }
     return above;
   };
@@ -1512,7 +1531,8 @@ double compare_totals(Objective objective, const Constraints& k, const Totals& p
       pa.mean_device_latency_s > 0 && pb.mean_device_latency_s > 0 ? pb.mean_device_latency_s / pa.mean_device_latency_s - 1 : 0;
   if (objective == Objective::energy) {
     const double ea = pa.energy_per_inference_j, eb = pb.energy_per_inference_j;
-    const double by_energy = std::isfinite(ea) && std::isfinite(eb) && ea > 0 ? eb / ea - 1 : (std::isfinite(ea) == std::isfinite(eb) ? 0 : (std::isfinite(ea) ? 1 : -1));
+    const double by_energy =
+        std::isfinite(ea) && std::isfinite(eb) && ea > 0 ? eb / ea - 1 : (std::isfinite(ea) == std::isfinite(eb) ? 0 : (std::isfinite(ea) ? 1 : -1));
     return std::fabs(by_energy) > 1e-9 ? by_energy : by_throughput;
   }
   if (objective == Objective::throughput) return std::fabs(by_throughput) > 1e-9 ? by_throughput : by_latency;
@@ -1578,9 +1598,8 @@ int walk_candidates(Objective objective, const Constraints& k, size_t n, TotalsO
 int AnalyticEstimator::best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const {
   std::lock_guard<std::mutex> lock(cache_mutex_);
   AnalyticStateCache& c = cache_for(state);
-  return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
-    return cached_totals(*this, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], kMemoBytes);
-  });
+  return walk_candidates(objective_, constraints_, candidates.size(),
+                         [&](int i) { return cached_totals(*this, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], kMemoBytes); });
 }
 
 int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,

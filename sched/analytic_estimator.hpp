@@ -30,10 +30,10 @@ struct DevicePrediction {
 };
 
 struct Prediction {
-  std::vector<DevicePrediction> devices;  // connected devices, in state order
-  double throughput_rps = 0;              // sum over devices (ACE-GNN's system throughput)
-  double mean_latency_s = 0;              // throughput-weighted mean latency (what a request sees)
-  double mean_device_latency_s = 0;       // unweighted mean over devices (the latency objective)
+  std::vector<DevicePrediction> devices;             // connected devices, in state order
+  double throughput_rps = 0;                         // sum over devices (ACE-GNN's system throughput)
+  double mean_latency_s = 0;                         // throughput-weighted mean latency (what a request sees)
+  double mean_device_latency_s = 0;                  // unweighted mean over devices (the latency objective)
   std::map<std::string, double> server_utilisation;  // busy workers / workers
   double offered_rps = 0, unserved_rps = 0;          // sums over the open-loop devices
   // The devices' power (idle, compute and radio: devices[].power) and energy per completed request

@@ -57,8 +57,12 @@ std::string BatchingChoosingScheduler::decision_detail() const {
   nlohmann::ordered_json j = inner.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(inner);
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const BatchingChosen& c : chosen_)
-    list.push_back({{"server", c.server}, {"window_ms", c.batching.window_ms}, {"max_size", c.batching.max_size}, {"candidates", c.candidates},
-                    {"predicted_throughput_rps", c.predicted_throughput_rps}, {"predicted_latency_ms", c.predicted_latency_ms}});
+    list.push_back({{"server", c.server},
+                    {"window_ms", c.batching.window_ms},
+                    {"max_size", c.batching.max_size},
+                    {"candidates", c.candidates},
+                    {"predicted_throughput_rps", c.predicted_throughput_rps},
+                    {"predicted_latency_ms", c.predicted_latency_ms}});
   j["batching"] = list;
   return j.dump();
 }

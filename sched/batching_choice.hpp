@@ -33,7 +33,7 @@ std::vector<BatchSpec> batching_candidates(const BatchingChoices& choices, const
 struct BatchingChosen {
   std::string server;
   BatchSpec batching;
-  int candidates = 0;  // predicted, the server's current batching included
+  int candidates = 0;                                             // predicted, the server's current batching included
   double predicted_throughput_rps = 0, predicted_latency_ms = 0;  // of the scheme after this server's choice
 };
 

@@ -16,7 +16,11 @@ Scheme DpScheduler::decide(const SystemState& state) {
   for (const auto& [server_id, devices] : by_server) {
     const ServerState* sv = state.server(server_id);
     const int Q = resolution_;
-    struct Item { Strategy s; double value; int weight; };
+    struct Item {
+      Strategy s;
+      double value;
+      int weight;
+    };
     std::vector<std::vector<Item>> items;
     for (const DeviceState* d : devices) {
       // The device alone: the state without the others (a prediction sees connected devices only).
@@ -41,8 +45,8 @@ Scheme DpScheduler::decide(const SystemState& state) {
       for (size_t k = 0; k < schemes.size(); ++k) {
         const Prediction p = est_.predict(alone, schemes[k]);
         const double used = p.server_utilisation.at(server_id);  // fraction of the workers
-        opts.push_back({schemes[k].strategies.at(d->id), analytic_values ? p.throughput_rps : learned[k],
-                        static_cast<int>(std::ceil(used * Q - 1e-9))});
+        opts.push_back(
+            {schemes[k].strategies.at(d->id), analytic_values ? p.throughput_rps : learned[k], static_cast<int>(std::ceil(used * Q - 1e-9))});
       }
       items.push_back(opts);
     }

@@ -17,8 +17,7 @@ namespace coinfer {
 class DpScheduler : public Scheduler {
  public:
   DpScheduler(const AnalyticEstimator& est, int resolution = 200) : DpScheduler(est, est, resolution) {}
-  DpScheduler(const AnalyticEstimator& est, const Estimator& rank, int resolution = 200)
-      : est_(est), rank_(rank), resolution_(resolution) {}
+  DpScheduler(const AnalyticEstimator& est, const Estimator& rank, int resolution = 200) : est_(est), rank_(rank), resolution_(resolution) {}
   std::string name() const override { return "dp"; }
   Scheme decide(const SystemState& state) override;
   // The knapsack objective of the last decision (sum of isolated throughputs), for tests.

@@ -94,8 +94,8 @@ class ExternalScheduler : public Scheduler {
     const std::string type = answer.is_object() ? answer.value("type", "") : "";
     if (type == "error" && answer.contains("message")) fail("reported an error: " + printable(answer["message"].dump(), 400));
     if (type != "scheme" || !answer.contains("id") || answer["id"] != id || !answer.contains("scheme"))
-      fail("answered " + printable(answer.dump(), 200) + " to decision " + std::to_string(id) + ", expected {\"type\":\"scheme\",\"id\":" +
-           std::to_string(id) + ",\"scheme\":{...}}");
+      fail("answered " + printable(answer.dump(), 200) + " to decision " + std::to_string(id) +
+           ", expected {\"type\":\"scheme\",\"id\":" + std::to_string(id) + ",\"scheme\":{...}}");
     try {
       return scheme_from_json(answer["scheme"].dump());
     } catch (const InputError& e) {
@@ -127,8 +127,10 @@ class ExternalScheduler : public Scheduler {
       if (left <= 0) fail("did not read its input within " + format_double(timeout_s_) + " s (scheduler.timeout_s)");
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::send(child_.channel(), data.data() + done, data.size() - done, MSG_NOSIGNAL);
-      if (n > 0) done += static_cast<size_t>(n);
-      else if (n < 0 && errno != EINTR && errno != EAGAIN) fail(exit_text() + " before reading its input");
+      if (n > 0)
+        done += static_cast<size_t>(n);
+      else if (n < 0 && errno != EINTR && errno != EAGAIN)
+        fail(exit_text() + " before reading its input");
     }
   }
 
@@ -150,9 +152,10 @@ class ExternalScheduler : public Scheduler {
       pollfd p{child_.channel(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::read(child_.channel(), buf, sizeof buf);
-      if (n > 0) buffer_.append(buf, static_cast<size_t>(n));
-      else if (n == 0 || (errno != EINTR && errno != EAGAIN)) fail(exit_text() + " instead of answering" +
-                                                                   (buffer_.empty() ? "" : " (its last output, unterminated: " + printable(buffer_, 200) + ")"));
+      if (n > 0)
+        buffer_.append(buf, static_cast<size_t>(n));
+      else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+        fail(exit_text() + " instead of answering" + (buffer_.empty() ? "" : " (its last output, unterminated: " + printable(buffer_, 200) + ")"));
     }
   }
 

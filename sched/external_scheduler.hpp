@@ -35,5 +35,4 @@ namespace coinfer {
 // schedulers' table (sched/scheduler_factory.cpp), which checks every scheme it returns.
 std::unique_ptr<Scheduler> make_external_scheduler(const Scenario& scenario, const std::map<std::string, int>& stages);
 
-
 }  // namespace coinfer

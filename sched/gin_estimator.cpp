@@ -27,9 +27,7 @@ GraphInput GinEstimator::graph(const SystemState& state, const Scheme& scheme) c
   return GraphInput::of(SystemGraph::build(state, scheme, analytic_.luts(), analytic_.models()));
 }
 
-double GinEstimator::score(const SystemState& state, const Scheme& scheme) const {
-  return score_many(state, {scheme}).front();
-}
+double GinEstimator::score(const SystemState& state, const Scheme& scheme) const { return score_many(state, {scheme}).front(); }
 
 std::vector<double> GinEstimator::score_many(const SystemState& state, const std::vector<Scheme>& schemes) const {
   OneThread one;

@@ -43,9 +43,7 @@ Batch make_batch(const std::vector<const GraphInput*>& gs, const FeatureNormalis
   Batch b;
   b.graphs = static_cast<std::int64_t>(gs.size());
   b.x = torch::from_blob(x.data(), {offset, kSystemFeatureWidth}, torch::kFloat32).clone();
-  auto i64 = [](std::vector<std::int64_t>& v) {
-    return torch::from_blob(v.data(), {static_cast<std::int64_t>(v.size())}, torch::kInt64).clone();
-  };
+  auto i64 = [](std::vector<std::int64_t>& v) { return torch::from_blob(v.data(), {static_cast<std::int64_t>(v.size())}, torch::kInt64).clone(); };
   b.src = i64(src), b.dst = i64(dst), b.graph = i64(graph);
   b.node_count = torch::bincount(b.graph, {}, b.graphs).to(torch::kFloat32).clamp_min(1).unsqueeze(1);
   b.indegree = torch::bincount(b.dst, {}, offset).to(torch::kFloat32).clamp_min(1).unsqueeze(1);
@@ -123,16 +121,31 @@ const char* aggregation_check(const std::string& a) {
 }
 
 nlohmann::json meta_json(const GinMeta& m) {
-  nlohmann::json v = {{"format", "coinfer-gin-predictor"}, {"version", kGinFileVersion},
-                      {"layout", m.config.layout}, {"hidden", m.config.hidden}, {"layers", m.config.layers},
-                      {"aggregation", m.config.aggregation}, {"normalisation", normalisation_name(m.config.normalisation)},
-                      {"norm_a", m.norm.a}, {"norm_b", m.norm.b}, {"system", m.has_system}, {"relative", m.has_relative},
-                      {"device_types", m.device_types}, {"models", m.models}, {"max_latency_ms", m.max_latency_ms},
-                      {"max_hint_ms", m.max_hint_ms}, {"train_samples", m.train_samples},
-                      {"validation_samples", m.validation_samples}, {"train_pairs", m.train_pairs},
-                      {"validation", {{"samples", m.validation.samples}, {"pairs", m.validation.pairs},
-                                      {"within_10", m.validation.within_10}, {"within_20", m.validation.within_20},
-                                      {"mape", m.validation.mape}, {"pairwise", m.validation.pairwise}}},
+  nlohmann::json v = {{"format", "coinfer-gin-predictor"},
+                      {"version", kGinFileVersion},
+                      {"layout", m.config.layout},
+                      {"hidden", m.config.hidden},
+                      {"layers", m.config.layers},
+                      {"aggregation", m.config.aggregation},
+                      {"normalisation", normalisation_name(m.config.normalisation)},
+                      {"norm_a", m.norm.a},
+                      {"norm_b", m.norm.b},
+                      {"system", m.has_system},
+                      {"relative", m.has_relative},
+                      {"device_types", m.device_types},
+                      {"models", m.models},
+                      {"max_latency_ms", m.max_latency_ms},
+                      {"max_hint_ms", m.max_hint_ms},
+                      {"train_samples", m.train_samples},
+                      {"validation_samples", m.validation_samples},
+                      {"train_pairs", m.train_pairs},
+                      {"validation",
+                       {{"samples", m.validation.samples},
+                        {"pairs", m.validation.pairs},
+                        {"within_10", m.validation.within_10},
+                        {"within_20", m.validation.within_20},
+                        {"mape", m.validation.mape},
+                        {"pairwise", m.validation.pairwise}}},
                       {"provenance", m.provenance}};
   return v;
 }
@@ -283,7 +296,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
   const Tensor perm = torch::randperm(static_cast<std::int64_t>(samples.size()), torch::kInt64);
   const size_t n_val = std::max<size_t>(1, static_cast<size_t>(std::round(o.validation_share * static_cast<double>(samples.size()))));
   std::vector<size_t> val_idx, train_idx;
-  for (std::int64_t i = 0; i < perm.size(0); ++i) (static_cast<size_t>(i) < n_val ? val_idx : train_idx).push_back(static_cast<size_t>(perm[i].item<std::int64_t>()));
+  for (std::int64_t i = 0; i < perm.size(0); ++i)
+    (static_cast<size_t>(i) < n_val ? val_idx : train_idx).push_back(static_cast<size_t>(perm[i].item<std::int64_t>()));
   std::sort(val_idx.begin(), val_idx.end());
   std::sort(train_idx.begin(), train_idx.end());
   std::vector<TrainingSample> train, val;
@@ -329,7 +343,8 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
   for (size_t i = 0; i < val.size(); ++i) all_val[i] = i;
 
   if (o.system) {
-    if (train_pos.empty() || val_pos.empty()) throw std::invalid_argument("no samples with a positive throughput to fit in the training or validation split");
+    if (train_pos.empty() || val_pos.empty())
+      throw std::invalid_argument("no samples with a positive throughput to fit in the training or validation split");
     im.meta.has_system = true;
     im.system = SystemNet(config);
     {  // start the head at the training set's mean log-throughput
@@ -379,8 +394,7 @@ GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, con
   if (o.relative) {
     const auto train_pairs = ranking_pairs(train);
     im.meta.train_pairs = static_cast<long long>(train_pairs.size());
-    if (train_pairs.empty() && !o.system)
-      throw std::invalid_argument("no training pairs: the relative predictor needs several schemes per system");
+    if (train_pairs.empty() && !o.system) throw std::invalid_argument("no training pairs: the relative predictor needs several schemes per system");
     if (!train_pairs.empty()) {
       im.meta.has_relative = true;
       im.relative = RelativeNet(config);
@@ -523,8 +537,8 @@ std::vector<std::string> GinPredictor::trust_warnings() const {
   if (!m.has_system) return w;  // ranking only: judged by its pairwise share, which plan and eval report
   auto pc = [](double share) { return format_percent(share); };
   if (m.validation.samples > 0 && m.validation.within_20 < 0.5)
-    w.push_back("its throughput predictions were within 20 % on " + pc(m.validation.within_20) + " of " +
-                std::to_string(m.validation.samples) + " held-out samples (MAPE " + pc(m.validation.mape) +
+    w.push_back("its throughput predictions were within 20 % on " + pc(m.validation.within_20) + " of " + std::to_string(m.validation.samples) +
+                " held-out samples (MAPE " + pc(m.validation.mape) +
                 "): do not trust its ranking; train on more samples (coinfer predictor samples --systems 1000) or use estimator: analytic");
   if (m.validation.samples < kGinTrustedValidationSamples)
     w.push_back("its accuracy was measured on " + std::to_string(m.validation.samples) + " held-out samples only (fewer than " +
@@ -553,8 +567,8 @@ GinPredictor GinPredictor::load(const std::string& path) {
                                std::to_string(kGinFileVersion) + "); train it again with this coinfer");
     m.config.layout = j.at("layout").get<std::string>();
     if (m.config.layout != kFeatureLayoutPaper && m.config.layout != kFeatureLayoutHint)
-      throw bad("layout", "feature layout '" + m.config.layout + "' is not one this coinfer builds (" + kFeatureLayoutPaper + ", " +
-                              kFeatureLayoutHint + ")");
+      throw bad("layout",
+                "feature layout '" + m.config.layout + "' is not one this coinfer builds (" + kFeatureLayoutPaper + ", " + kFeatureLayoutHint + ")");
     m.config.hidden = j.at("hidden").get<int>();
     m.config.layers = j.at("layers").get<int>();
     m.config.aggregation = j.at("aggregation").get<std::string>();

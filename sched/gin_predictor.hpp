@@ -36,7 +36,7 @@ namespace coinfer {
 struct TrainingSample {
   GraphInput graph;
   double throughput_rps = 0;
-  std::int64_t system = 0;  // samples of one system (same hardware, bandwidths) share it: relative pairs
+  std::int64_t system = 0;           // samples of one system (same hardware, bandwidths) share it: relative pairs
   std::string device_types, models;  // comma-separated (training range)
 };
 
@@ -51,10 +51,10 @@ struct GinConfig {
 struct GinTrainOptions {
   std::uint64_t seed = 1;
   int epochs = 200;
-  int patience = 20;            // early stopping: epochs without a better validation loss
-  int batch_size = 64;          // graphs (system) or pairs (relative) per step
-  int pairs_per_epoch = 4096;   // relative pairs drawn per epoch (all when fewer)
-  double learning_rate = 1e-3;  // Adam
+  int patience = 20;              // early stopping: epochs without a better validation loss
+  int batch_size = 64;            // graphs (system) or pairs (relative) per step
+  int pairs_per_epoch = 4096;     // relative pairs drawn per epoch (all when fewer)
+  double learning_rate = 1e-3;    // Adam
   double validation_share = 0.3;  // the paper's 70/30 split (by sample)
   int threads = 1;
   bool system = true, relative = true;  // which predictors to train
@@ -66,7 +66,7 @@ struct GinTrainOptions {
 struct PredictorAccuracy {
   long long samples = 0, pairs = 0;
   double within_10 = 0, within_20 = 0, mape = 0;  // shares (0.9 = 90 %)
-  double pairwise = 0;  // share of pairs (one system, throughputs > 1 % apart) ordered correctly
+  double pairwise = 0;                            // share of pairs (one system, throughputs > 1 % apart) ordered correctly
 };
 // Pairs for ranking: samples of one system whose throughputs differ by more than 1 %.
 std::vector<std::pair<size_t, size_t>> ranking_pairs(const std::vector<TrainingSample>& samples);
@@ -82,7 +82,7 @@ struct GinMeta {
   FeatureNormalisation norm;
   bool has_system = false, has_relative = false;
   std::vector<std::string> device_types, models;  // seen in training
-  double max_latency_ms = 0, max_hint_ms = 0;      // largest raw values seen in training
+  double max_latency_ms = 0, max_hint_ms = 0;     // largest raw values seen in training
   long long train_samples = 0, validation_samples = 0, train_pairs = 0;
   PredictorAccuracy validation;  // on the held-out 30 %
   std::string provenance;        // what it was trained on, with which command

@@ -18,13 +18,12 @@ namespace coinfer {
 // Sec. III-D): the server forwards pending work to it.
 class HierarchicalScheduler : public Scheduler {
  public:
-  HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true,
-                        long long max_schemes = 729, bool use_helpers = true)
+  HierarchicalScheduler(const AnalyticEstimator& est, int iterations = 10, bool share_groups = true, long long max_schemes = 729,
+                        bool use_helpers = true)
       : HierarchicalScheduler(est, est, iterations, share_groups, max_schemes, use_helpers) {}
   HierarchicalScheduler(const AnalyticEstimator& est, const Estimator& rank, int iterations = 10, bool share_groups = true,
                         long long max_schemes = 729, bool use_helpers = true)
-      : est_(est), rank_(rank), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes),
-        use_helpers_(use_helpers) {}
+      : est_(est), rank_(rank), iterations_(iterations), share_groups_(share_groups), max_schemes_(max_schemes), use_helpers_(use_helpers) {}
   std::string name() const override { return "hierarchical"; }
   Scheme decide(const SystemState& state) override;
 

@@ -36,9 +36,8 @@ void* plugin_symbol(const char* symbol, const std::string& file, const std::stri
 }  // namespace
 
 std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, const AnalyticEstimator& analytic,
-                                              const std::vector<std::string>& device_types,
-                                              const std::vector<std::string>& models, double max_latency_ms,
-                                              std::vector<std::string>& warnings) {
+                                              const std::vector<std::string>& device_types, const std::vector<std::string>& models,
+                                              double max_latency_ms, std::vector<std::string>& warnings) {
   auto make = reinterpret_cast<MakeGinEstimatorFn>(plugin_symbol(kMakeGinEstimatorSymbol, model_file, "scheduler.estimator", "estimator gin"));
   std::string error;
   bool input_error = false;

@@ -19,16 +19,13 @@ namespace coinfer {
 // the scenario's, checked against the training range: what lies outside it is appended to `warnings`. Throws InputError (bad or foreign model file, plugin missing
 // because this build has no LibTorch) naming the file.
 std::unique_ptr<Estimator> load_gin_estimator(const std::string& model_file, const AnalyticEstimator& analytic,
-                                              const std::vector<std::string>& device_types,
-                                              const std::vector<std::string>& models, double max_latency_ms,
-                                              std::vector<std::string>& warnings);
+                                              const std::vector<std::string>& device_types, const std::vector<std::string>& models,
+                                              double max_latency_ms, std::vector<std::string>& warnings);
 
 // The plugin's entry point (extern "C", versioned): returns nullptr and fills `error` (and
 // `input_error` = true for bad input) on failure.
-using MakeGinEstimatorFn = Estimator* (*)(const char* model_file, const AnalyticEstimator* analytic,
-                                          const std::vector<std::string>* device_types,
-                                          const std::vector<std::string>* models, double max_latency_ms,
-                                          std::vector<std::string>* warnings,
+using MakeGinEstimatorFn = Estimator* (*)(const char* model_file, const AnalyticEstimator* analytic, const std::vector<std::string>* device_types,
+                                          const std::vector<std::string>* models, double max_latency_ms, std::vector<std::string>* warnings,
                                           std::string* error, bool* input_error);
 constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v2";
 
@@ -39,8 +36,8 @@ constexpr const char* kMakeGinEstimatorSymbol = "coinfer_make_gin_estimator_v2";
 // InputError naming the file.
 std::unique_ptr<SacActor> load_sac_actor(const std::string& policy_file, const std::vector<std::string>& models, bool allow_data_parallel,
                                          bool online = false);
-using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel,
-                                     bool online, std::string* error, bool* input_error);
+using MakeSacActorFn = SacActor* (*)(const char* policy_file, const std::vector<std::string>* models, bool allow_data_parallel, bool online,
+                                     std::string* error, bool* input_error);
 constexpr const char* kMakeSacActorSymbol = "coinfer_make_sac_actor_v4";  // v4: SacActor::placement_policy
 
 // SparOA's operator-level policy of `policy_file` (a file from `coinfer train sparoa`). Throws InputError

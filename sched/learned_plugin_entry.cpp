@@ -9,8 +9,7 @@
 
 extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_make_gin_estimator_v2(
     const char* model_file, const coinfer::AnalyticEstimator* analytic, const std::vector<std::string>* device_types,
-    const std::vector<std::string>* models, double max_latency_ms, std::vector<std::string>* warnings, std::string* error,
-    bool* input_error) {
+    const std::vector<std::string>* models, double max_latency_ms, std::vector<std::string>* warnings, std::string* error, bool* input_error) {
   static_assert(std::is_same_v<decltype(&coinfer_make_gin_estimator_v2), coinfer::MakeGinEstimatorFn>);
   try {
     coinfer::GinPredictor p = coinfer::GinPredictor::load(model_file);
@@ -32,9 +31,9 @@ extern "C" __attribute__((visibility("default"))) coinfer::Estimator* coinfer_ma
 
 // The SAC policy network (sched/sac_agent.hpp) for `coinfer::load_sac_actor`.
 extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_actor_v4(const char* policy_file,
-                                                                                             const std::vector<std::string>* models,
-                                                                                             bool allow_data_parallel, bool online,
-                                                                                             std::string* error, bool* input_error) {
+                                                                                               const std::vector<std::string>* models,
+                                                                                               bool allow_data_parallel, bool online,
+                                                                                               std::string* error, bool* input_error) {
   static_assert(std::is_same_v<decltype(&coinfer_make_sac_actor_v4), coinfer::MakeSacActorFn>);
   try {
     auto actor = std::make_unique<coinfer::TorchSacActor>(policy_file);
@@ -64,8 +63,8 @@ extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_mak
 }
 
 // SparOA's operator-level policy (sched/sparoa_learner.hpp) for `coinfer::load_sparoa_policy`.
-extern "C" __attribute__((visibility("default"))) coinfer::SparoaActor* coinfer_make_sparoa_policy_v1(const char* policy_file,
-                                                                                                   std::string* error, bool* input_error) {
+extern "C" __attribute__((visibility("default"))) coinfer::SparoaActor* coinfer_make_sparoa_policy_v1(const char* policy_file, std::string* error,
+                                                                                                      bool* input_error) {
   static_assert(std::is_same_v<decltype(&coinfer_make_sparoa_policy_v1), coinfer::MakeSparoaPolicyFn>);
   try {
     return new coinfer::SparoaPolicy(policy_file);
@@ -81,8 +80,8 @@ extern "C" __attribute__((visibility("default"))) coinfer::SparoaActor* coinfer_
 
 // A SAC batching policy (sched/sac_batching.hpp) for `coinfer::load_sac_batching_policy`.
 extern "C" __attribute__((visibility("default"))) coinfer::SacActor* coinfer_make_sac_batching_actor_v1(const char* policy_file,
-                                                                                                      std::string* info_json,
-                                                                                                      std::string* error, bool* input_error) {
+                                                                                                        std::string* info_json, std::string* error,
+                                                                                                        bool* input_error) {
   static_assert(std::is_same_v<decltype(&coinfer_make_sac_batching_actor_v1), coinfer::MakeSacBatchingActorFn>);
   try {
     auto actor = std::make_unique<coinfer::TorchSacBatchingActor>(policy_file);

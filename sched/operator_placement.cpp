@@ -77,19 +77,25 @@ double snap(double share, const std::vector<double>& grid) {
 
 std::string rule_name(PlacementRule r) {
   switch (r) {
-    case PlacementRule::cpu_only: return "cpu_only";
-    case PlacementRule::accelerator_only: return "accelerator_only";
-    case PlacementRule::greedy: return "greedy";
-    case PlacementRule::dp: return "dp";
-    case PlacementRule::codl: return "codl";
-    case PlacementRule::graphsplit: return "graphsplit";
+    case PlacementRule::cpu_only:
+      return "cpu_only";
+    case PlacementRule::accelerator_only:
+      return "accelerator_only";
+    case PlacementRule::greedy:
+      return "greedy";
+    case PlacementRule::dp:
+      return "dp";
+    case PlacementRule::codl:
+      return "codl";
+    case PlacementRule::graphsplit:
+      return "graphsplit";
   }
   return "?";
 }
 
 std::vector<PlacementRule> all_placement_rules() {
-  return {PlacementRule::cpu_only, PlacementRule::accelerator_only, PlacementRule::greedy,
-          PlacementRule::dp,       PlacementRule::codl,             PlacementRule::graphsplit};
+  return {PlacementRule::cpu_only, PlacementRule::accelerator_only, PlacementRule::greedy, PlacementRule::dp,
+          PlacementRule::codl,     PlacementRule::graphsplit};
 }
 
 PlacementRule parse_placement_rule(const std::string& name) {
@@ -130,8 +136,8 @@ double placement_seconds(const Placement& placement, const ModelSpec& model, int
   return seconds;
 }
 
-PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, const DeviceHardware& hw,
-                             const std::vector<const LutTable*>& tables, const ExecutionTimeModel& time, const std::vector<double>& share_grid) {
+PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, const DeviceHardware& hw, const std::vector<const LutTable*>& tables,
+                             const ExecutionTimeModel& time, const std::vector<double>& share_grid) {
   if (tables.size() != static_cast<size_t>(hw.size())) throw std::invalid_argument("place_stages: one table per processor");
   if (share_grid.empty()) throw std::invalid_argument("place_stages: an empty share grid");
   PlacementChoice out;
@@ -140,8 +146,7 @@ PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, 
   switch (rule) {
     case PlacementRule::cpu_only:
     case PlacementRule::accelerator_only: {
-      const int p = rule == PlacementRule::cpu_only ? require(cpu_of(hw, tables), "CPU", hw)
-                                                    : require(accelerator_of(hw, tables), "GPU or NPU", hw);
+      const int p = rule == PlacementRule::cpu_only ? require(cpu_of(hw, tables), "CPU", hw) : require(accelerator_of(hw, tables), "GPU or NPU", hw);
       for (auto& u : per_stage) u = Unit{p, -1, 1};
       break;
     }
@@ -189,8 +194,9 @@ PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, 
       std::vector<std::vector<std::pair<int, int>>> from(static_cast<size_t>(k) + 1, std::vector<std::pair<int, int>>(U, {-1, -1}));
       const auto cost = [&](int s, int e, int u, int prev) {
         DevicePlan plan;
-        if (prev >= 0) plan.segments.push_back({s - 1, s, units[static_cast<size_t>(prev)].proc, units[static_cast<size_t>(prev)].with,
-                                                units[static_cast<size_t>(prev)].share});
+        if (prev >= 0)
+          plan.segments.push_back(
+              {s - 1, s, units[static_cast<size_t>(prev)].proc, units[static_cast<size_t>(prev)].with, units[static_cast<size_t>(prev)].share});
         const Unit& x = units[static_cast<size_t>(u)];
         plan.segments.push_back({s, e, x.proc, x.with, x.share});
         if (e < k) plan.segments.push_back({e, e + 1, x.proc, x.with, x.share});
@@ -207,7 +213,8 @@ PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, 
             for (size_t v = 0; v < U; ++v) {
               if (v == u || best[static_cast<size_t>(s)][v] == inf) continue;
               const double c = best[static_cast<size_t>(s)][v] + cost(s, e, static_cast<int>(u), static_cast<int>(v));
-              if (c < best[static_cast<size_t>(e)][u]) best[static_cast<size_t>(e)][u] = c, from[static_cast<size_t>(e)][u] = {s, static_cast<int>(v)};
+              if (c < best[static_cast<size_t>(e)][u])
+                best[static_cast<size_t>(e)][u] = c, from[static_cast<size_t>(e)][u] = {s, static_cast<int>(v)};
             }
           }
       size_t u = 0;

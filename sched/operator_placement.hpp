@@ -54,9 +54,8 @@ struct PlacementChoice {
 // none, the processor is not used), the model it runs and how many stages k it computes (the rest
 // goes to the server when k < n). Throws std::invalid_argument when the rule needs a processor the
 // board has no table for (cpu_only without a CPU table, ...).
-PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, const DeviceHardware& hw,
-                             const std::vector<const LutTable*>& tables, const ExecutionTimeModel& time = lut_mean_time(),
-                             const std::vector<double>& share_grid = default_share_grid());
+PlacementChoice place_stages(PlacementRule rule, const ModelSpec& model, int k, const DeviceHardware& hw, const std::vector<const LutTable*>& tables,
+                             const ExecutionTimeModel& time = lut_mean_time(), const std::vector<double>& share_grid = default_share_grid());
 
 // The device seconds of `placement` over [0, k) (segment_seconds summed over its plan).
 double placement_seconds(const Placement& placement, const ModelSpec& model, int k, const DeviceHardware& hw,

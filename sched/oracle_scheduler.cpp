@@ -17,9 +17,9 @@ Scheme OracleScheduler::decide(const SystemState& state) {
     combos *= opts.back().size();
   }
   if (combos > max_schemes_)
-    throw std::invalid_argument("oracle: " + std::to_string(devs.size()) + " devices give " +
-                                format_double(static_cast<double>(combos)) + " schemes, more than max_schemes = " +
-                                std::to_string(max_schemes_) + " (raise scheduler.max_schemes or use hierarchical)");
+    throw std::invalid_argument("oracle: " + std::to_string(devs.size()) + " devices give " + format_double(static_cast<double>(combos)) +
+                                " schemes, more than max_schemes = " + std::to_string(max_schemes_) +
+                                " (raise scheduler.max_schemes or use hierarchical)");
   std::vector<size_t> idx(devs.size(), 0);
   Scheme best;
   bool have = false;

@@ -22,9 +22,9 @@ namespace coinfer {
 
 class PowerNearBase {
  public:
-  static constexpr int kTerms = 17;             // a_0 .. a_16
-  static constexpr double kMaxT = 0.125;        // the series is used for t <= kMaxT
-  static constexpr int kShortTerms = 10;        // a_0 .. a_9, enough for t <= kShortT
+  static constexpr int kTerms = 17;       // a_0 .. a_16
+  static constexpr double kMaxT = 0.125;  // the series is used for t <= kMaxT
+  static constexpr int kShortTerms = 10;  // a_0 .. a_9, enough for t <= kShortT
   static constexpr double kShortT = 1.0 / 32;
   static constexpr double kMaxExponent = 3.25;  // and e <= this (Sakasegawa's e at c = 8 workers: 3.243)
 

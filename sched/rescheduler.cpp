@@ -20,15 +20,24 @@ std::string Trigger::describe(const Scenario& s) const {
   const std::string id = device >= 0 && device < static_cast<int>(s.devices.size()) ? s.devices[device].id : "?";
   const std::string server_id = server >= 0 && server < static_cast<int>(s.servers.size()) ? s.servers[static_cast<size_t>(server)].id : "?";
   switch (kind) {
-    case Kind::server_fail: return "fail:" + server_id;
-    case Kind::server_recover: return "recover:" + server_id;
-    case Kind::start: return "start";
-    case Kind::join: return "join:" + id;
-    case Kind::leave: return "leave:" + id;
-    case Kind::bandwidth: return "bandwidth:" + id;
-    case Kind::period: return "period";
-    case Kind::load: return "load:" + id;
-    case Kind::handover: return "handover:" + id;
+    case Kind::server_fail:
+      return "fail:" + server_id;
+    case Kind::server_recover:
+      return "recover:" + server_id;
+    case Kind::start:
+      return "start";
+    case Kind::join:
+      return "join:" + id;
+    case Kind::leave:
+      return "leave:" + id;
+    case Kind::bandwidth:
+      return "bandwidth:" + id;
+    case Kind::period:
+      return "period";
+    case Kind::load:
+      return "load:" + id;
+    case Kind::handover:
+      return "handover:" + id;
   }
   return "?";
 }
@@ -77,7 +86,8 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const E
     if (e.kind != EventSpec::Kind::handover) continue;
     const int i = scenario.device_index(e.device);
     for (const AccessPointPlace& a : scenario.mobility.access_points)
-      if (a.id == e.access_point && !a.server.empty() && i >= 0) access_point_server_[static_cast<size_t>(i)].emplace_back(e.at_s, scenario.server_index(a.server));
+      if (a.id == e.access_point && !a.server.empty() && i >= 0)
+        access_point_server_[static_cast<size_t>(i)].emplace_back(e.at_s, scenario.server_index(a.server));
   }
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
   for (const auto& d : scenario.devices) load_.emplace_back(d, scenario.events);
@@ -179,15 +189,17 @@ Decision Rescheduler::decide(const SystemState& state) {
   // (mobility.access_points[].server; the scheme cannot choose servers then): in the scheme, so that
   // the record, the predictions and both engines carry the move out.
   for (size_t i = 0; i < scenario_.devices.size(); ++i)
-    if (const int j = access_point_server(i, state.time_s); j >= 0) d.scheme.servers[scenario_.devices[i].id] = scenario_.servers[static_cast<size_t>(j)].id;
+    if (const int j = access_point_server(i, state.time_s); j >= 0)
+      d.scheme.servers[scenario_.devices[i].id] = scenario_.servers[static_cast<size_t>(j)].id;
   // Server choice (Scheme::servers): only devices and servers the scenario has can be moved.
   std::vector<int> moved_to(scenario_.devices.size(), -1);
   for (const auto& [device, server] : d.scheme.servers) {
     const int i = scenario_.device_index(device);
     const int j = scenario_.server_index(server);
     if (i < 0 || j < 0)
-      throw SchedulerFailure("scheduler " + scheduler_.name() + " moved " + (i < 0 ? "device '" + device + "', which the scenario does not have," : "device " + device) +
-                             " to " + (j < 0 ? "server '" + server + "', which the scenario does not have" : "server " + server));
+      throw SchedulerFailure("scheduler " + scheduler_.name() + " moved " +
+                             (i < 0 ? "device '" + device + "', which the scenario does not have," : "device " + device) + " to " +
+                             (j < 0 ? "server '" + server + "', which the scenario does not have" : "server " + server));
     moved_to[static_cast<size_t>(i)] = j;
   }
   d.record.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -202,8 +214,11 @@ Decision Rescheduler::decide(const SystemState& state) {
   if (p.constrained) {
     nlohmann::ordered_json j = d.record.detail.empty() ? nlohmann::ordered_json::object() : nlohmann::ordered_json::parse(d.record.detail);
     auto finite = [](double x) { return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr); };
-    j["constraints"] = {{"met", p.missed.empty()}, {"missed", p.missed}, {"predicted_p95_ms", finite(p.p95_latency_ms)},
-                        {"predicted_energy_j", finite(p.energy_j_per_inference)}, {"predicted_throughput_rps", p.throughput_rps}};
+    j["constraints"] = {{"met", p.missed.empty()},
+                        {"missed", p.missed},
+                        {"predicted_p95_ms", finite(p.p95_latency_ms)},
+                        {"predicted_energy_j", finite(p.energy_j_per_inference)},
+                        {"predicted_throughput_rps", p.throughput_rps}};
     d.record.detail = j.dump();
   }
   std::vector<bool> helper(scenario_.devices.size(), false);
@@ -267,7 +282,8 @@ std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scena
       }
   }
   for (const EventSpec& e : s.events)  // devices changing access point (core/mobility.hpp)
-    if (e.kind == EventSpec::Kind::handover && e.at_s > 0 && e.at_s < end_s) ev.push_back({e.at_s, Trigger{Trigger::Kind::handover, s.device_index(e.device), 0}});
+    if (e.kind == EventSpec::Kind::handover && e.at_s > 0 && e.at_s < end_s)
+      ev.push_back({e.at_s, Trigger{Trigger::Kind::handover, s.device_index(e.device), 0}});
   for (const EventSpec& e : s.events)  // servers failing and recovering (core/server_failures.hpp)
     if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s > 0 && e.at_s < end_s)
       ev.push_back({e.at_s, Trigger::for_server(e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,

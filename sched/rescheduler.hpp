@@ -31,10 +31,10 @@ namespace coinfer {
 struct Trigger {
   enum class Kind { start, join, leave, bandwidth, period, load, server_fail, server_recover, handover };
   Kind kind = Kind::start;
-  int device = -1;             // join, leave, bandwidth, load, handover: the scenario's device index (-1 otherwise)
-  double bandwidth_mbps = 0;   // bandwidth: the rate now
-  double load = 0;             // load: the share of the device's default processor taken now
-  int server = -1;             // server_fail, server_recover: the scenario's server index (-1 otherwise)
+  int device = -1;            // join, leave, bandwidth, load, handover: the scenario's device index (-1 otherwise)
+  double bandwidth_mbps = 0;  // bandwidth: the rate now
+  double load = 0;            // load: the share of the device's default processor taken now
+  int server = -1;            // server_fail, server_recover: the scenario's server index (-1 otherwise)
   // A server's failure or recovery (kind server_fail or server_recover).
   static Trigger for_server(Kind kind, int server);
   // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID", "fail:SERVER", "recover:SERVER",
@@ -52,11 +52,11 @@ std::string trigger_text(const std::vector<std::string>& descriptions, size_t ma
 struct DeviceChange {
   int device = -1;
   Strategy strategy;
-  bool helper = false;           // the scheme names it a helper
-  int server = -1;               // the server (scenario index) its new requests go to
+  bool helper = false;  // the scheme names it a helper
+  int server = -1;      // the server (scenario index) its new requests go to
   bool strategy_changed = false;
   bool helper_changed = false;
-  bool server_changed = false;   // the scheme moved it to `server` (Scheme::servers)
+  bool server_changed = false;  // the scheme moved it to `server` (Scheme::servers)
 };
 
 struct Decision {
@@ -66,7 +66,7 @@ struct Decision {
   // Servers (scenario index) whose batching the scheme changed, with the new rule: each engine applies
   // it to that server's loop (core/server_loop.hpp set_batching) at the decision's time.
   std::vector<std::pair<int, BatchSpec>> batching;
-  DecisionRecord record;              // t_s, trigger, scheme, prediction, switched, wall_s
+  DecisionRecord record;  // t_s, trigger, scheme, prediction, switched, wall_s
 
   // The helpers server `server_id` may forward to: the scheme's helpers bound to it in the scenario
   // (each helper serves its own server; a scheme's server choice moves devices that create inputs,
@@ -83,8 +83,8 @@ struct Decision {
 // objects, the real server the device's last heartbeat.
 struct DeviceObservation {
   bool connected = true;
-  bool generates = true;            // creates inputs of its own (false: an idle device, a possible helper)
-  double link_bandwidth_mbps = 0;   // as measured; <= 0: not measured (the scenario's figure stays)
+  bool generates = true;           // creates inputs of its own (false: an idle device, a possible helper)
+  double link_bandwidth_mbps = 0;  // as measured; <= 0: not measured (the scenario's figure stays)
   int queue_length = 0, unfinished = 0;
   bool busy = false;
   long long completed = 0;
@@ -136,8 +136,7 @@ class Rescheduler {
   // joins after 0, leaves, each point of each device's bandwidth schedule after 0, and periods. The
   // simulator knows the scenario's future and offers these at their times; the real server offers
   // what it observes instead (registrations, disconnections, heartbeats, its own timer).
-  static std::vector<std::pair<double, Trigger>> scenario_events(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth,
-                                                                 double end_s);
+  static std::vector<std::pair<double, Trigger>> scenario_events(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth, double end_s);
 
  private:
   const Scenario& scenario_;
@@ -146,16 +145,16 @@ class Rescheduler {
   std::vector<Trigger> pending_;
   std::vector<Strategy> strategy_;
   std::vector<bool> helper_;
-  std::vector<int> server_;                    // per device: its server (scenario index) as last decided
+  std::vector<int> server_;  // per device: its server (scenario index) as last decided
   // Per device: its handovers to access points tied to a server (mobility.access_points[].server), in
   // time order: from each on, the device is that server's (the scheme cannot choose servers then).
   std::vector<std::vector<std::pair<double, int>>> access_point_server_;
   int access_point_server(size_t device, double t_s) const;  // -1: no such handover at or before t_s
-  std::vector<double> bandwidth_at_decision_;  // per device, Mbit/s (the scenario's until the first decision)
-  std::vector<BatchSpec> batching_;            // per server: as last decided (the scenario's until a scheme sets one)
-  std::vector<LoadSchedule> load_;             // per device: its background load (events[].load)
-  std::vector<double> load_at_decision_;       // per device: its default processor's share the last decision saw
-  ServerAvailability availability_;            // the servers' failures (events[].fail, .recover)
+  std::vector<double> bandwidth_at_decision_;                // per device, Mbit/s (the scenario's until the first decision)
+  std::vector<BatchSpec> batching_;                          // per server: as last decided (the scenario's until a scheme sets one)
+  std::vector<LoadSchedule> load_;                           // per device: its background load (events[].load)
+  std::vector<double> load_at_decision_;                     // per device: its default processor's share the last decision saw
+  ServerAvailability availability_;                          // the servers' failures (events[].fail, .recover)
 };
 
 }  // namespace coinfer

@@ -16,11 +16,17 @@ constexpr const char* kPolicyFormat = "coinfer-sac-policy";
 constexpr const char* kCheckpointFormat = "coinfer-sac-checkpoint";
 
 nlohmann::json info_json(const SacPolicyInfo& i, const char* format) {
-  return {{"format", format},          {"layout_version", i.layout_version}, {"feature_names", i.feature_names},
-          {"hidden", i.hidden},        {"allow_data_parallel", i.allow_data_parallel},
-          {"models", i.models},        {"provenance", i.provenance},
-          {"episodes", i.episodes},    {"scenarios", i.scenarios},
-          {"placement_policy", i.placement_policy}, {"batching_policy", i.batching_policy}};
+  return {{"format", format},
+          {"layout_version", i.layout_version},
+          {"feature_names", i.feature_names},
+          {"hidden", i.hidden},
+          {"allow_data_parallel", i.allow_data_parallel},
+          {"models", i.models},
+          {"provenance", i.provenance},
+          {"episodes", i.episodes},
+          {"scenarios", i.scenarios},
+          {"placement_policy", i.placement_policy},
+          {"batching_policy", i.batching_policy}};
 }
 
 // The meta record of a policy or checkpoint, checked against this build's layout.
@@ -101,8 +107,7 @@ std::pair<torch::Tensor, torch::Tensor> sample_squashed(ActorNet& actor, const t
   const torch::Tensor std = log_std.exp();
   const torch::Tensor u = mean + std * torch::randn_like(mean);
   const torch::Tensor y = torch::tanh(u);
-  const torch::Tensor log_prob = (-0.5 * ((u - mean) / std).pow(2) - log_std - 0.5 * std::log(2 * M_PI)) -
-                                 torch::log(1 - y.pow(2) + 1e-6);
+  const torch::Tensor log_prob = (-0.5 * ((u - mean) / std).pow(2) - log_std - 0.5 * std::log(2 * M_PI)) - torch::log(1 - y.pow(2) + 1e-6);
   return {y, log_prob.sum(1, true)};
 }
 
@@ -182,8 +187,7 @@ torch::Tensor SacAgent::rows(const std::vector<float>& v, int width, const std::
   torch::Tensor out = torch::empty({static_cast<int64_t>(idx.size()), width});
   float* p = out.data_ptr<float>();
   for (size_t r = 0; r < idx.size(); ++r)
-    std::copy(v.begin() + static_cast<std::ptrdiff_t>(idx[r] * width), v.begin() + static_cast<std::ptrdiff_t>((idx[r] + 1) * width),
-              p + r * width);
+    std::copy(v.begin() + static_cast<std::ptrdiff_t>(idx[r] * width), v.begin() + static_cast<std::ptrdiff_t>((idx[r] + 1) * width), p + r * width);
   return out;
 }
 
@@ -203,8 +207,7 @@ SacUpdateStats SacAgent::update(int steps, std::uint64_t round) {
       const size_t age = static_cast<size_t>(pick.next_u64() % size_);
       i = size_ < cap ? age : (head_ + age) % cap;
     }
-    const torch::Tensor o = rows(obs_, f, idx), a = rows(act_, 1, idx), r = rows(rew_, 1, idx), n = rows(next_, f, idx),
-                        d = rows(done_, 1, idx);
+    const torch::Tensor o = rows(obs_, f, idx), a = rows(act_, 1, idx), r = rows(rew_, 1, idx), n = rows(next_, f, idx), d = rows(done_, 1, idx);
     const torch::Tensor alpha = log_alpha_.exp().detach();
     torch::Tensor target;
     {
@@ -213,8 +216,7 @@ SacUpdateStats SacAgent::update(int steps, std::uint64_t round) {
       const torch::Tensor qn = torch::min(q1_target_->forward(n, yn), q2_target_->forward(n, yn)) - alpha * logp_n;
       target = r + h_.gamma * (1 - d) * qn;
     }
-    const torch::Tensor critic_loss =
-        torch::mse_loss(q1_->forward(o, a), target) + torch::mse_loss(q2_->forward(o, a), target);
+    const torch::Tensor critic_loss = torch::mse_loss(q1_->forward(o, a), target) + torch::mse_loss(q2_->forward(o, a), target);
     critic_opt_->zero_grad();
     critic_loss.backward();
     critic_opt_->step();
@@ -267,7 +269,8 @@ void SacAgent::save_checkpoint(const std::string& path, const SacPolicyInfo& inf
   write_net(archive, q2_target_, "q2_target");
   archive.write("log_alpha", log_alpha_);
   for (auto [name, opt] : {std::pair<const char*, torch::optim::Adam*>{"actor_opt", actor_opt_.get()},
-                           {"critic_opt", critic_opt_.get()}, {"alpha_opt", alpha_opt_.get()}}) {
+                           {"critic_opt", critic_opt_.get()},
+                           {"alpha_opt", alpha_opt_.get()}}) {
     torch::serialize::OutputArchive sub;
     opt->save(sub);
     archive.write(name, sub);
@@ -290,8 +293,8 @@ std::string SacAgent::load_checkpoint(const std::string& path) {
   load_archive(archive, path, kCheckpointFormat);
   const SacPolicyInfo info = read_info(archive, path, kCheckpointFormat);
   if (info.hidden != h_.hidden)
-    throw InputError(SourceLocation{path, 0, 0}, "hidden", "the checkpoint's networks are " + std::to_string(info.hidden) + " wide, not " +
-                                                               std::to_string(h_.hidden));
+    throw InputError(SourceLocation{path, 0, 0}, "hidden",
+                     "the checkpoint's networks are " + std::to_string(info.hidden) + " wide, not " + std::to_string(h_.hidden));
   if (info.allow_data_parallel != h_.allow_data_parallel)
     throw InputError(SourceLocation{path, 0, 0}, "allow_data_parallel", "the checkpoint's action mapping differs (data_parallel slot)");
   c10::IValue progress;
@@ -316,7 +319,8 @@ std::string SacAgent::load_checkpoint(const std::string& path) {
     log_alpha_.copy_(la);
   }
   for (auto [name, opt] : {std::pair<const char*, torch::optim::Adam*>{"actor_opt", actor_opt_.get()},
-                           {"critic_opt", critic_opt_.get()}, {"alpha_opt", alpha_opt_.get()}}) {
+                           {"critic_opt", critic_opt_.get()},
+                           {"alpha_opt", alpha_opt_.get()}}) {
     torch::serialize::InputArchive sub;
     if (!archive.try_read(name, sub)) throw InputError(SourceLocation{path, 0, 0}, name, "missing optimiser state");
     opt->load(sub);
@@ -384,7 +388,8 @@ std::string read_actor_meta(const std::string& path, const std::string& format) 
   torch::serialize::InputArchive archive;
   load_archive(archive, path, format.c_str());
   c10::IValue v;
-  if (!archive.try_read("meta", v) || !v.isString()) throw InputError(SourceLocation{path, 0, 0}, "meta", "not a " + format + " file (no meta record)");
+  if (!archive.try_read("meta", v) || !v.isString())
+    throw InputError(SourceLocation{path, 0, 0}, "meta", "not a " + format + " file (no meta record)");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(v.toStringRef());

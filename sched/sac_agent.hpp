@@ -61,12 +61,12 @@ struct SacPolicyInfo {
   std::vector<std::string> feature_names = sac_feature_names();
   int hidden = 64;
   bool allow_data_parallel = true;
-  std::vector<std::string> models;  // "model/dataset" the training scenarios ran
-  std::string provenance;           // the training command, scenarios, episodes, seed
-  int episodes = -1;                // training episodes (-1: not recorded, policies made before it was)
+  std::vector<std::string> models;     // "model/dataset" the training scenarios ran
+  std::string provenance;              // the training command, scenarios, episodes, seed
+  int episodes = -1;                   // training episodes (-1: not recorded, policies made before it was)
   std::vector<std::string> scenarios;  // names of the training scenarios (empty: not recorded)
-  std::string placement_policy;  // operator-level mode: the SparOA policy that placed the boards' stages ("": device-level)
-  std::string batching_policy;   // learned batching (--learn-batching): the batching policy's file name, beside this file ("": none)
+  std::string placement_policy;        // operator-level mode: the SparOA policy that placed the boards' stages ("": device-level)
+  std::string batching_policy;         // learned batching (--learn-batching): the batching policy's file name, beside this file ("": none)
 };
 // The batching policy `info` names, as a path beside `policy_path` ("" when it names none).
 std::string sac_batching_policy_path(const std::string& policy_path, const SacPolicyInfo& info);
@@ -134,9 +134,7 @@ class TorchSacActor : public SacActor {
   explicit TorchSacActor(const std::string& path);
   void forward(const std::vector<std::vector<float>>& obs, std::vector<double>& mean, std::vector<double>& log_std) const override;
   std::string describe() const override { return path_; }
-  std::vector<std::string> trust_warnings(const std::string& scenario_name) const override {
-    return sac_trust_warnings(path_, info_, scenario_name);
-  }
+  std::vector<std::string> trust_warnings(const std::string& scenario_name) const override { return sac_trust_warnings(path_, info_, scenario_name); }
   std::string placement_policy() const override { return info_.placement_policy; }
   std::string batching_policy() const override { return sac_batching_policy_path(path_, info_); }
   const SacPolicyInfo& info() const { return info_; }
@@ -174,9 +172,7 @@ class OnlineSacActor : public SacActor {
   std::string describe() const override { return path_; }
   bool can_learn() const override { return true; }
   void learn(const std::vector<SacTransition>& transitions, int steps) override;
-  std::vector<std::string> trust_warnings(const std::string& scenario_name) const override {
-    return sac_trust_warnings(path_, info_, scenario_name);
-  }
+  std::vector<std::string> trust_warnings(const std::string& scenario_name) const override { return sac_trust_warnings(path_, info_, scenario_name); }
   std::string placement_policy() const override { return info_.placement_policy; }
   std::string batching_policy() const override { return sac_batching_policy_path(path_, info_); }
 

@@ -16,20 +16,20 @@ const std::vector<std::string>& sac_batching_feature_names() {
   // Scaled so that typical values lie within a few units of 0 (the networks' inputs). "Offloading":
   // a device bound to the server whose strategy (as just decided) runs a part of its model there.
   static const std::vector<std::string> names = {
-      "log1p_offloading_devices",      // how many devices send it work
-      "log1p_open_loop_rate",          // their Poisson rates summed (1/s)
-      "log1p_closed_loop_in_flight",   // their closed loops' in_flight summed (at least 1 each)
-      "log10_server_s",                // their mean server part at batch 1 (s), from the server's LUT
-      "batch_gain_at_limit",           // their mean time per request at the size limit over batch 1's (1: batching gains nothing)
-      "log10_transfer_s",              // their mean time to upload the tensor at their split, plus the path's latency
-      "log1p_server_queue",            // requests waiting at the server
-      "server_busy_share",             // busy workers / workers
+      "log1p_offloading_devices",     // how many devices send it work
+      "log1p_open_loop_rate",         // their Poisson rates summed (1/s)
+      "log1p_closed_loop_in_flight",  // their closed loops' in_flight summed (at least 1 each)
+      "log10_server_s",               // their mean server part at batch 1 (s), from the server's LUT
+      "batch_gain_at_limit",          // their mean time per request at the size limit over batch 1's (1: batching gains nothing)
+      "log10_transfer_s",             // their mean time to upload the tensor at their split, plus the path's latency
+      "log1p_server_queue",           // requests waiting at the server
+      "server_busy_share",            // busy workers / workers
       "log2_workers/4",
-      "batch_window_s*10",             // its batching now
+      "batch_window_s*10",  // its batching now
       "log2_batch_max/6",
-      "log2_batch_size_limit/6",       // the largest size it may be given
-      "current_action",                // the centre of the current batching's slot (0.5 when it is no candidate)
-      "log2_devices/10",               // connected devices with inputs of their own, in the system
+      "log2_batch_size_limit/6",  // the largest size it may be given
+      "current_action",           // the centre of the current batching's slot (0.5 when it is no candidate)
+      "log2_devices/10",          // connected devices with inputs of their own, in the system
   };
   return names;
 }
@@ -38,9 +38,8 @@ int sac_batching_feature_count() { return static_cast<int>(sac_batching_feature_
 
 std::vector<BatchSpec> sac_batching_candidates(const BatchingChoices& choices, const BatchSpec& current, int size_limit) {
   std::vector<BatchSpec> out = batching_candidates(choices, current, size_limit);
-  std::sort(out.begin(), out.end(), [](const BatchSpec& a, const BatchSpec& b) {
-    return a.window_ms != b.window_ms ? a.window_ms < b.window_ms : a.max_size < b.max_size;
-  });
+  std::sort(out.begin(), out.end(),
+            [](const BatchSpec& a, const BatchSpec& b) { return a.window_ms != b.window_ms ? a.window_ms < b.window_ms : a.max_size < b.max_size; });
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.empty()) out.push_back(current);
   return out;
@@ -84,8 +83,10 @@ std::vector<SacBatchingObservation> sac_batching_observe(const SystemState& stat
       const int k = s.device_split(n), end = s.server_end(n);
       if (k >= end) continue;
       ++offloading;
-      if (d.arrival_rate_per_s > 0) rate += d.arrival_rate_per_s;
-      else in_flight += std::max(1, d.in_flight);
+      if (d.arrival_rate_per_s > 0)
+        rate += d.arrival_rate_per_s;
+      else
+        in_flight += std::max(1, d.in_flight);
       const LutTable& sl = est.luts().table({sv.type, d.model, d.dataset});
       const double one = time.seconds(sl, k, end, 1);
       server_s += one;

@@ -38,10 +38,10 @@ int sac_batching_slot(double action, int count);
 double sac_batching_slot_action(int index, int count);
 
 struct SacBatchingObservation {
-  std::string server;                    // id
-  std::vector<BatchSpec> candidates;     // what the action indexes (sac_batching_candidates)
-  std::vector<std::string> devices;      // the connected devices with inputs of their own bound to it (the reward's)
-  std::vector<float> features;           // sac_batching_feature_count() values
+  std::string server;                 // id
+  std::vector<BatchSpec> candidates;  // what the action indexes (sac_batching_candidates)
+  std::vector<std::string> devices;   // the connected devices with inputs of their own bound to it (the reward's)
+  std::vector<float> features;        // sac_batching_feature_count() values
 };
 
 // One observation per server of `state` that is up and has at least one device bound to it, in state

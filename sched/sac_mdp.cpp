@@ -19,32 +19,30 @@ const std::vector<std::string>& sac_feature_names() {
   // Scaled so that typical values lie within a few units of 0 (the networks' inputs).
   static const std::vector<std::string> names = {
       // the device
-      "log10_bandwidth_mbps/2",        // the bottleneck of its link, the access point and the server link
-      "link_latency_s*10",             // one way, summed over the hops
-      "log1p_queue_length",            // requests waiting on the device
-      "log1p_unfinished",              // requests created and not finished
-      "log1p_arrival_rate",            // open loop rate (1/s); 0 = closed loop
-      "log10_local_s",                 // the whole model on the device, batch 1
-      "log10_offload_s",               // the whole model on the server alone: input up, server, result down
-      "log10_best_isolated_s",         // the best split's latency for the device alone (the reward's unit)
-      "best_isolated_share",           // that split's device share k/n
-      "log10_input_upload_s",          // the raw input's transfer time
-      "log10_min_interior_upload_s",   // the smallest intermediate state's transfer time (pp(1..n-1))
-      "current_action",                // the centre of the current strategy's action slot
-      "stages/10",                     // n
+      "log10_bandwidth_mbps/2",       // the bottleneck of its link, the access point and the server link
+      "link_latency_s*10",            // one way, summed over the hops
+      "log1p_queue_length",           // requests waiting on the device
+      "log1p_unfinished",             // requests created and not finished
+      "log1p_arrival_rate",           // open loop rate (1/s); 0 = closed loop
+      "log10_local_s",                // the whole model on the device, batch 1
+      "log10_offload_s",              // the whole model on the server alone: input up, server, result down
+      "log10_best_isolated_s",        // the best split's latency for the device alone (the reward's unit)
+      "best_isolated_share",          // that split's device share k/n
+      "log10_input_upload_s",         // the raw input's transfer time
+      "log10_min_interior_upload_s",  // the smallest intermediate state's transfer time (pp(1..n-1))
+      "current_action",               // the centre of the current strategy's action slot
+      "stages/10",                    // n
       // its server
-      "log1p_server_queue",            // requests waiting at the server
-      "server_busy_share",             // busy workers / workers
-      "log2_workers/4",
-      "batch_window_s*10",
-      "log2_batch_max/6",
-      "server_offload_pressure",       // sum over the server's devices of server time / offload latency, per worker
-      "device_share_of_server",        // 1 / devices on this server
-      "rank_on_server",                // the device's place among this server's devices (state order), k / count:
-                                       // identical devices see different values, so one shared policy can
-                                       // give them different strategies (some offload, the rest local)
+      "log1p_server_queue",  // requests waiting at the server
+      "server_busy_share",   // busy workers / workers
+      "log2_workers/4", "batch_window_s*10", "log2_batch_max/6",
+      "server_offload_pressure",  // sum over the server's devices of server time / offload latency, per worker
+      "device_share_of_server",   // 1 / devices on this server
+      "rank_on_server",           // the device's place among this server's devices (state order), k / count:
+                                  // identical devices see different values, so one shared policy can
+                                  // give them different strategies (some offload, the rest local)
       // the system
-      "log2_devices/10",               // connected devices with inputs of their own
+      "log2_devices/10",  // connected devices with inputs of their own
   };
   return names;
 }
@@ -151,14 +149,17 @@ std::vector<SacObservation> sac_observe(const SystemState& state, const Analytic
 
 std::string sac_decision_to_json(const SacDecision& d) {
   nlohmann::json steps = nlohmann::json::array();
-  for (const auto& s : d.steps)
-    steps.push_back({{"device", s.device}, {"action", s.action}, {"strategy", s.strategy}, {"features", s.features}});
+  for (const auto& s : d.steps) steps.push_back({{"device", s.device}, {"action", s.action}, {"strategy", s.strategy}, {"features", s.features}});
   nlohmann::json j{{"sac_layout", kSacLayoutVersion}, {"t_s", d.t_s}, {"steps", steps}};
   if (!d.servers.empty()) {
     nlohmann::json servers = nlohmann::json::array();
     for (const auto& s : d.servers)
-      servers.push_back({{"server", s.server}, {"action", s.action}, {"window_ms", s.batching.window_ms}, {"max_size", s.batching.max_size},
-                         {"devices", s.devices}, {"features", s.features}});
+      servers.push_back({{"server", s.server},
+                         {"action", s.action},
+                         {"window_ms", s.batching.window_ms},
+                         {"max_size", s.batching.max_size},
+                         {"devices", s.devices},
+                         {"features", s.features}});
     j["sac_batching_layout"] = kSacBatchingLayoutVersion;
     j["servers"] = servers;
   }
@@ -191,7 +192,8 @@ SacDecision sac_decision_from_json(const std::string& text) {
     }
     if (j.contains("servers")) {
       if (!j.contains("sac_batching_layout") || j.at("sac_batching_layout").get<int>() != kSacBatchingLayoutVersion)
-        throw std::invalid_argument("SAC batching layout " + (j.contains("sac_batching_layout") ? j.at("sac_batching_layout").dump() : std::string("missing")) +
+        throw std::invalid_argument("SAC batching layout " +
+                                    (j.contains("sac_batching_layout") ? j.at("sac_batching_layout").dump() : std::string("missing")) +
                                     ", this build reads " + std::to_string(kSacBatchingLayoutVersion));
       for (const auto& s : j.at("servers")) {
         SacServerStep x;

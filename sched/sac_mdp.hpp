@@ -34,8 +34,8 @@ Strategy action_strategy(double action, int num_stages, bool allow_data_parallel
 double strategy_action(const Strategy& s, int num_stages, bool allow_data_parallel);
 
 struct SacObservation {
-  std::string device;        // id
-  int num_stages = 0;        // of its model
+  std::string device;           // id
+  int num_stages = 0;           // of its model
   std::vector<float> features;  // sac_feature_count() values
 };
 
@@ -86,7 +86,7 @@ SacDecision sac_decision_from_json(const std::string& text);
 //   S = 1 when the decision switched device i's strategy, else 0.
 struct SacRewardWeights {
   double latency = 1, energy = 0, switching = 0.05, shared = 0.5;
-  bool per_result = true;  // objective throughput: time per result; false (objective latency): mean latency
+  bool per_result = true;          // objective throughput: time per result; false (objective latency): mean latency
   bool energy_per_result = false;  // objective energy: energy per result (needs the devices' power)
 };
 
@@ -120,9 +120,8 @@ struct SacTransition {
 // (a server none of whose devices did gets no transition); its next observation is its step in the next
 // decision (done: none, or the last window).
 std::vector<SacTransition> sac_transitions(const std::vector<SacDecision>& decisions, const std::vector<RequestRecord>& requests,
-                                           const std::vector<std::string>& device_ids, double end_s,
-                                           const SacRewardWeights& w, double* episode_return = nullptr,
-                                           const std::vector<PowerSpec>* power = nullptr,
+                                           const std::vector<std::string>& device_ids, double end_s, const SacRewardWeights& w,
+                                           double* episode_return = nullptr, const std::vector<PowerSpec>* power = nullptr,
                                            std::vector<SacTransition>* server_transitions = nullptr);
 
 // The policy network's forward pass, implemented by the learned part of sched/ (LibTorch, loaded as a

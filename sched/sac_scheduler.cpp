@@ -26,8 +26,8 @@ std::vector<SacTransition> SacScheduler::online_transitions(const SystemState& s
     steps.push_back(&s);
     // Online the age of the oldest unfinished request is not in the state: a device that completed
     // nothing while it had requests is charged the window.
-    l.push_back(sac_latency_term(o_.reward, window, d->completed - c->second.first, d->latency_sum_s - c->second.second,
-                                 d->unfinished > 0, window, sac_reference_s(s.features)));
+    l.push_back(sac_latency_term(o_.reward, window, d->completed - c->second.first, d->latency_sum_s - c->second.second, d->unfinished > 0, window,
+                                 sac_reference_s(s.features)));
     mb.push_back(0);  // bytes per window are not in the state: the energy term is offline only
     auto b = strategy_before_.find(s.device);
     switched.push_back(b != strategy_before_.end() && b->second != s.strategy);

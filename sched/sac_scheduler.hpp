@@ -64,7 +64,7 @@ class SacScheduler : public Scheduler {
   bool have_previous_ = false;
   SacDecision previous_;
   std::map<std::string, std::pair<long long, double>> counters_;  // device -> (completed, latency sum)
-  std::map<std::string, std::string> strategy_before_;             // device -> strategy before the previous decision
+  std::map<std::string, std::string> strategy_before_;            // device -> strategy before the previous decision
 };
 
 }  // namespace coinfer

@@ -32,7 +32,6 @@
 
 namespace coinfer {
 
-
 namespace {
 
 // Reads the scheduler's own parameters; anything else is an error naming the allowed keys.
@@ -45,8 +44,8 @@ class Params {
         for (const char* k : {"period_s", "bandwidth_threshold_pct", "load_threshold", "charge_decision_time", "control_bytes"}) all.push_back(k);
         std::string near = nearest_word(kv.first, all);
         throw InputError(s.scheduler.where, "scheduler." + kv.first,
-                         "unknown parameter for scheduler '" + s.scheduler.name + "'" +
-                             (near.empty() ? "" : "; did you mean '" + near + "'?") + " (allowed: " + join(all) + ")");
+                         "unknown parameter for scheduler '" + s.scheduler.name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+                             " (allowed: " + join(all) + ")");
       }
   }
   double number(const std::string& key, double fallback, double min_value) const {
@@ -93,8 +92,7 @@ std::string scenario_relative_file(const Scenario& s, const std::string& key) {
 // A scheduler together with the learned estimator it ranks with (destroyed after the scheduler).
 class WithOwnedEstimator : public Scheduler {
  public:
-  WithOwnedEstimator(std::unique_ptr<Estimator> est, std::unique_ptr<Scheduler> inner)
-      : est_(std::move(est)), inner_(std::move(inner)) {}
+  WithOwnedEstimator(std::unique_ptr<Estimator> est, std::unique_ptr<Scheduler> inner) : est_(std::move(est)), inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   Scheme decide(const SystemState& state) override { return inner_->decide(state); }
   std::string decision_detail() const override { return inner_->decision_detail(); }
@@ -114,14 +112,14 @@ std::unique_ptr<Estimator> ranking_estimator(const Scenario& s, const Params& p,
       throw InputError(s.scheduler.where, "scheduler.predictor", "a predictor file is read only with estimator: gin");
     return nullptr;
   }
-  if (kind != "gin")
-    throw InputError(s.scheduler.where, "scheduler.estimator", "'" + kind + "' is not allowed (analytic, gin)");
+  if (kind != "gin") throw InputError(s.scheduler.where, "scheduler.estimator", "'" + kind + "' is not allowed (analytic, gin)");
   if (est.objective() != Objective::throughput)
     throw InputError(s.scheduler.where, "scheduler.objective",
                      "estimator gin predicts system throughput; objectives latency and energy need estimator: analytic");
   if (est.constraints().any())
-    throw InputError(s.scheduler.where, "scheduler.estimator",
-                     "estimator gin predicts system throughput only; constraints (max_p95_ms, min_throughput_rps, max_energy_j) need estimator: analytic");
+    throw InputError(
+        s.scheduler.where, "scheduler.estimator",
+        "estimator gin predicts system throughput only; constraints (max_p95_ms, min_throughput_rps, max_energy_j) need estimator: analytic");
   for (const ServerSpec& sv : s.servers)  // its system graph has a device and a server part per device (ACE-GNN Sec. III-B)
     if (!sv.cloud.empty())
       throw InputError(sv.where, "servers (id " + sv.id + ").cloud",
@@ -221,8 +219,8 @@ class CheckedScheduler : public Scheduler {
       if (!d) throw SchedulerFailure("scheduler " + name() + " chose a strategy for '" + printable(id, 80) + "', which is no device of the system");
       const int n = est_.model(d->model, d->dataset).num_stages();
       if (strategy.kind == Strategy::Kind::pp && (strategy.split < 0 || strategy.split > n))
-        throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model " + d->model +
-                               "/" + d->dataset + " has " + std::to_string(n) + " stages (pp(0).. pp(" + std::to_string(n) + "))");
+        throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model " + d->model + "/" +
+                               d->dataset + " has " + std::to_string(n) + " stages (pp(0).. pp(" + std::to_string(n) + "))");
       if (strategy.has_cloud_part()) {  // pp(k,m): m < n, and the device's server (after this scheme) has a cloud
         if (strategy.cloud_split >= n)
           throw SchedulerFailure("scheduler " + name() + " chose " + strategy.to_string() + " for device '" + id + "', whose model has " +
@@ -252,13 +250,16 @@ class CheckedScheduler : public Scheduler {
                                "'; allowed: 0.." + format_double(limits::kMaxLatencyMs) + " ms");
       if (spec.max_size < 1 || spec.max_size > sv->batch_size_limit)
         throw SchedulerFailure("scheduler " + name() + " set a batch size of " + std::to_string(spec.max_size) + " for server '" + id +
-                               "'; allowed: 1.." + std::to_string(sv->batch_size_limit) + " (its servers[].batch.max_size, up to which its LUTs are checked)");
+                               "'; allowed: 1.." + std::to_string(sv->batch_size_limit) +
+                               " (its servers[].batch.max_size, up to which its LUTs are checked)");
     }
     for (const auto& [id, server] : scheme.servers) {  // server choice: a known device, to a known server that can run its model
       const DeviceState* d = state.device(id);
       if (!d) throw SchedulerFailure("scheduler " + name() + " moved '" + printable(id, 80) + "', which is no device of the system");
       const ServerState* sv = state.server(server);
-      if (!sv) throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' to '" + printable(server, 80) + "', which is no server of the system");
+      if (!sv)
+        throw SchedulerFailure("scheduler " + name() + " moved device '" + id + "' to '" + printable(server, 80) +
+                               "', which is no server of the system");
       auto st = scheme.strategies.find(id);
       const LutKey key{sv->type, model_under(d->model, st != scheme.strategies.end() ? st->second : d->strategy), d->dataset};
       if (!est_.luts().contains(key))
@@ -299,20 +300,19 @@ void check_decision_work(const Scenario& s, const AnalyticEstimator& est, System
   for (auto& d : state.devices) d.connected = true;
   const bool greedy = name == "greedy";
   const double work = greedy ? greedy_work(est, state)
-                             : hierarchical_work(est, state, p.flag("share_groups", true),
-                                                 static_cast<long long>(p.number("max_schemes", 729, 1)));
+                             : hierarchical_work(est, state, p.flag("share_groups", true), static_cast<long long>(p.number("max_schemes", 729, 1)));
   if (work <= max_work) return;
   size_t devices = 0;
   for (const auto& d : state.devices) devices += d.generates ? 1 : 0;
-  throw InputError(s.scheduler.where, "scheduler.max_work",
-                   name + " on " + std::to_string(devices) + " devices needs " + (greedy ? "" : "about ") + format_double(work) +
-                       " device-solves a decision (" +
-                       (greedy ? "every option of each device on the devices decided before it, re-solving its server: O(D^2 (n + 2) / servers)"
-                               : "stage 1 over its groups' options, then climbs over every split, each re-solving the group's server: "
-                                 "O(groups x (options + n) x devices per server)") +
-                       "), more than scheduler.max_work = " + format_double(max_work) + " (~0.4-1 us each here: about " +
-                       format_double(std::round(work * 0.4e-6)) + "-" + format_double(std::round(work * 1e-6)) + " s a decision); use dp, gcode or sac for a system this large" +
-                       (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
+  throw InputError(
+      s.scheduler.where, "scheduler.max_work",
+      name + " on " + std::to_string(devices) + " devices needs " + (greedy ? "" : "about ") + format_double(work) + " device-solves a decision (" +
+          (greedy ? "every option of each device on the devices decided before it, re-solving its server: O(D^2 (n + 2) / servers)"
+                  : "stage 1 over its groups' options, then climbs over every split, each re-solving the group's server: "
+                    "O(groups x (options + n) x devices per server)") +
+          "), more than scheduler.max_work = " + format_double(max_work) + " (~0.4-1 us each here: about " +
+          format_double(std::round(work * 0.4e-6)) + "-" + format_double(std::round(work * 1e-6)) +
+          " s a decision); use dp, gcode or sac for a system this large" + (greedy ? "" : ", share_groups: true") + ", or raise scheduler.max_work");
 }
 
 namespace {
@@ -339,16 +339,18 @@ std::unique_ptr<Scheduler> make_scheduler(const Scenario& s, const AnalyticEstim
   const bool from_outside = scheduler_traits(s.scheduler.name).from_outside;
   if (s.scheduler.choose_servers && from_outside)
     throw InputError(s.scheduler.where, "scheduler.choose_servers",
-                     "scheduler " + s.scheduler.name + " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
-                     "server choice is for the built-in schedulers");
+                     "scheduler " + s.scheduler.name +
+                         " comes from outside; it sets servers in its own schemes (\"servers\" in its answer), "
+                         "server choice is for the built-in schedulers");
   std::unique_ptr<Scheduler> inner = make_strategy_scheduler(s, est);
   if (s.scheduler.choose_servers) inner = std::make_unique<ServerChoosingScheduler>(std::move(inner), est);
   const BatchingChoices choices{s.scheduler.batch_windows_ms, s.scheduler.batch_sizes};
   if (choices.empty() || inner->chooses_batching()) return inner;
   if (from_outside)
     throw InputError(s.scheduler.where, "scheduler.batch_windows_ms",
-                     "scheduler " + s.scheduler.name + " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
-                     "batch candidates are for the built-in schedulers");
+                     "scheduler " + s.scheduler.name +
+                         " comes from outside; it sets batching in its own schemes (\"batching\" in its answer), "
+                         "batch candidates are for the built-in schedulers");
   return std::make_unique<BatchingChoosingScheduler>(std::move(inner), est, choices);
 }
 
@@ -502,17 +504,26 @@ std::unique_ptr<Scheduler> checked_from_outside(const Scenario& s, const Analyti
 
 const std::vector<BuiltinScheduler>& builtin_schedulers() {
   static const std::vector<BuiltinScheduler> table = {
-      {"static", "every device keeps its scenario strategy", "`helpers` (false): name idle devices helpers", {"helpers"},
+      {"static",
+       "every device keeps its scenario strategy",
+       "`helpers` (false): name idle devices helpers",
+       {"helpers"},
        [](const Scenario& s, const AnalyticEstimator&, const Params& p) -> std::unique_ptr<Scheduler> {
          return std::make_unique<StaticScheduler>(scenario_strategies(s), p.flag("helpers", false));
        },
        traits_of(true, false, SchedulerTraits::SizeCheck::none)},
-      {"local", "every device local", "-", {},
+      {"local",
+       "every device local",
+       "-",
+       {},
        [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
          return std::make_unique<UniformScheduler>("local", Strategy::local());
        },
        SchedulerTraits{}},
-      {"offload", "every device offloading everything", "-", {},
+      {"offload",
+       "every device offloading everything",
+       "-",
+       {},
        [](const Scenario&, const AnalyticEstimator&, const Params&) -> std::unique_ptr<Scheduler> {
          return std::make_unique<UniformScheduler>("offload", Strategy::offload());
        },
@@ -521,7 +532,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "GCoDE-like: at a device's first decision (nominal bandwidth B₀) it picks, offline, the interior split with the lowest predicted "
        "latency of that device alone at each level B₀, B₀/2, B₀/4, ... ≥ `min_mbps`; afterwards it only switches between these presets on "
        "the measured bandwidth (largest level not above it). Bandwidth is its only awareness. `objective: latency` is refused (exit 2).",
-       "`min_mbps` (0.5)", {"min_mbps", "objective"},
+       "`min_mbps` (0.5)",
+       {"min_mbps", "objective"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
          throughput_only(s);
          return std::make_unique<GcodeScheduler>(est, p.number("min_mbps", 0.5, 1e-6));
@@ -543,12 +555,13 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "per server, a multiple-choice knapsack: an option's value is its isolated throughput (the device alone), its weight the server "
        "capacity it uses (isolated utilisation, rounded up to 1/`resolution` of the workers); maximise total value within capacity by "
        "dynamic programming over devices × capacity. Exact for that model. Throughput only: `objective: latency` is refused (exit 2).",
-       "`resolution` (200), `objective` (throughput), `estimator`, `predictor`", {"resolution", "objective", "estimator", "predictor"},
+       "`resolution` (200), `objective` (throughput), `estimator`, `predictor`",
+       {"resolution", "objective", "estimator", "predictor"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params& p) -> std::unique_ptr<Scheduler> {
          throughput_only(s);
          auto rank = ranking_estimator(s, p, est);
-         auto inner = std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est),
-                                                    static_cast<int>(p.number("resolution", 200, 1)));
+         auto inner =
+             std::make_unique<DpScheduler>(est, rank ? *rank : static_cast<const Estimator&>(est), static_cast<int>(p.number("resolution", 200, 1)));
          return owning(std::move(rank), std::move(inner));
        },
        SchedulerTraits{}},
@@ -560,7 +573,8 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
          return std::make_unique<OracleScheduler>(est, static_cast<long long>(p.number("max_schemes", 20000, 1)));
        },
        traits_of(false, false, SchedulerTraits::SizeCheck::scheme_count)},
-      {"hierarchical", "ACE-GNN Alg. 1, below",
+      {"hierarchical",
+       "ACE-GNN Alg. 1, below",
        "`iterations` T (10), `share_groups` (true), `max_schemes` (729), `helpers` (true), `objective`, `max_p95_ms`, `min_throughput_rps`, "
        "`max_energy_j`, `estimator`, `predictor`, `max_work` (5e6)",
        {"iterations", "share_groups", "max_schemes", "objective", "helpers", "estimator", "predictor", "max_work", "max_p95_ms", "min_throughput_rps",
@@ -573,11 +587,15 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
          return owning(std::move(rank), std::move(inner));
        },
        traits_of(false, false, SchedulerTraits::SizeCheck::decision_work)},
-      {"sac", "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
+      {"sac",
+       "SparOA's Soft Actor-Critic: a trained policy maps each device's observation to its strategy, below (\"SAC\")",
        "`policy` (required), `explore` (false), `seed` (the scenario's), `data_parallel` (true), `helpers` (true), `online` (false), "
        "`online_updates` (8), `placement_policy` (the one the policy was trained with, else none: the operator-level mode, below \"SparOA\"), "
-       "`batching_policy` (the one the policy was trained with, else none; `none`: not that one either: batching learned, below \"Batching learned by SAC\")",
-       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"}, make_sac, SchedulerTraits{}},
+       "`batching_policy` (the one the policy was trained with, else none; `none`: not that one either: batching learned, below \"Batching learned "
+       "by SAC\")",
+       {"policy", "explore", "seed", "data_parallel", "helpers", "online", "online_updates", "placement_policy", "batching_policy"},
+       make_sac,
+       SchedulerTraits{}},
       {"placement",
        "operator placement inside each board (below, \"Operator placement\"): every device keeps its scenario strategy's split and "
        "variant; the stages its board runs are placed on its processors by `rule`. Devices of one processor, offloading or data_parallel ones "
@@ -585,9 +603,13 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        "`rule`: `dp` (default), `greedy`, `codl`, `graphsplit`, `cpu_only`, `accelerator_only`, or `sac` with `policy`: a file from `coinfer "
        "train sparoa` (below, \"SparOA\"); it places the boards of the type, model and stage count it was trained for, and the decision's "
        "`detail` says why any other device kept its strategy",
-       {"rule", "policy"}, make_placement, SchedulerTraits{}},
-      {"external", "a scheduler in another process, any language: below (\"External schedulers\")",
-       "`command` (required), `timeout_s` (10), `objective` (passed on)", {"command", "timeout_s", "objective"},
+       {"rule", "policy"},
+       make_placement,
+       SchedulerTraits{}},
+      {"external",
+       "a scheduler in another process, any language: below (\"External schedulers\")",
+       "`command` (required), `timeout_s` (10), `objective` (passed on)",
+       {"command", "timeout_s", "objective"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params&) -> std::unique_ptr<Scheduler> {
          return checked_from_outside(s, est, make_external_scheduler);
        },
@@ -608,9 +630,9 @@ std::unique_ptr<Scheduler> make_strategy_scheduler(const Scenario& s, const Anal
       return b.make(s, est, p);
     }
   std::string near = nearest_word(name, scheduler_names());
-  throw InputError(s.scheduler.where, "scheduler.name",
-                   "unknown scheduler '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") +
-                       " (available: " + join(scheduler_names()) + ")");
+  throw InputError(
+      s.scheduler.where, "scheduler.name",
+      "unknown scheduler '" + name + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?") + " (available: " + join(scheduler_names()) + ")");
 }
 }  // namespace
 

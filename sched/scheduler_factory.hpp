@@ -19,8 +19,8 @@ namespace coinfer {
 // adds at run time with register_scheduler (a test's own scheduler).
 struct SchedulerInfo {
   std::string name;
-  std::string summary;     // what it does (Markdown)
-  std::string params_doc;  // its own parameters with defaults, as the docs show them (Markdown)
+  std::string summary;            // what it does (Markdown)
+  std::string params_doc;         // its own parameters with defaults, as the docs show them (Markdown)
   std::vector<std::string> keys;  // the scheduler.* keys it reads
   SchedulerTraits traits;         // a registration at run time is always from_outside
 };

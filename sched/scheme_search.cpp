@@ -60,9 +60,7 @@ std::vector<Strategy> device_options(const AnalyticEstimator& est, const DeviceS
   return v;
 }
 
-int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) {
-  return est.model(model_under(d.model, d.strategy), d.dataset).pp_comm();
-}
+int pp_comm_of(const AnalyticEstimator& est, const DeviceState& d) { return est.model(model_under(d.model, d.strategy), d.dataset).pp_comm(); }
 
 int pp_comp_of(const AnalyticEstimator& est, const SystemState& state, const DeviceState& d) {
   const std::string run_model = model_under(d.model, d.strategy);
@@ -111,9 +109,7 @@ std::vector<std::string> idle_helpers(const SystemState& state) {
   return v;
 }
 
-bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b) {
-  return est.compare(state, a, b) > 1e-12;
-}
+bool better(const Estimator& est, const SystemState& state, const Scheme& a, const Scheme& b) { return est.compare(state, a, b) > 1e-12; }
 
 std::vector<const DeviceState*> searched_devices(const SystemState& state) {
   std::vector<const DeviceState*> v;

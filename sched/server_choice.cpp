@@ -86,8 +86,7 @@ struct PartFigures {
 };
 
 // The exact rule on the whole system: a p95 (a max_p95_ms constraint) needs every device at once.
-Scheme choose_on_whole_system(const AnalyticEstimator& est, const SystemState& state, Scheme scheme, std::vector<ServerMove>* moves,
-                              int* predicted) {
+Scheme choose_on_whole_system(const AnalyticEstimator& est, const SystemState& state, Scheme scheme, std::vector<ServerMove>* moves, int* predicted) {
   for (const DeviceState& d : state.devices) {
     if (!d.connected || !d.generates) continue;
     auto placed = scheme.servers.find(d.id);

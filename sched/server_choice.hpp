@@ -37,8 +37,7 @@ struct ServerMove {
 // `scheme` with each device's server chosen (an entry only for devices it moves away from the server
 // `state` has them on); `moves` (may be null) gets one entry per device moved; `candidates` (may be
 // null) counts the schemes predicted.
-Scheme choose_servers(const AnalyticEstimator& est, const SystemState& state, Scheme scheme, std::vector<ServerMove>* moves,
-                      int* candidates);
+Scheme choose_servers(const AnalyticEstimator& est, const SystemState& state, Scheme scheme, std::vector<ServerMove>* moves, int* candidates);
 
 // A scheduler whose schemes get their servers chosen by choose_servers (scheduler.choose_servers).
 // Owns `inner`; `est` must outlive it.

@@ -96,8 +96,8 @@ SparoaTrainResult train_sparoa(const SparoaBoard& board, const SparoaTrainOption
     for (size_t i = 0; i < params.size() && i < best_params.size(); ++i) params[i].copy_(best_params[i]);
   }
   SparoaEnvironment final_env(board, o.reward);
-  out.placement = sparoa_rollout(final_env, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); },
-                                 &out.device_seconds);
+  out.placement = sparoa_rollout(
+      final_env, [&agent](const std::vector<float>& obs) { return sparoa_policy_action(agent.actor(), obs); }, &out.device_seconds);
   // Convergence: the first evaluation within 1 % of the kept policy's score.
   for (const auto& p : out.curve)
     if (p.score <= 1.01 * best_score) {

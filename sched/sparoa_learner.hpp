@@ -50,7 +50,7 @@ struct SparoaTrainOptions {
 
 struct SparoaCurvePoint {
   int episode = 0;
-  double wall_s = 0;        // training time so far
+  double wall_s = 0;          // training time so far
   double episode_return = 0;  // the sampled episode's
   double device_seconds = 0;  // the deterministic policy's placement
   double score = 0;           // what the kept policy is chosen by: device_seconds over the reference (any split: summed over every split)

@@ -15,8 +15,8 @@
 namespace coinfer {
 
 const std::vector<std::string>& sparoa_feature_names() {
-  static const std::vector<std::string> names = {"rho",   "rho_known", "intensity", "n_in",       "n_out",
-                                                 "m_gpu", "m_cpu",     "o_switch",  "prev_share", "position",
+  static const std::vector<std::string> names = {"rho",   "rho_known", "intensity",        "n_in",       "n_out",
+                                                 "m_gpu", "m_cpu",     "o_switch",         "prev_share", "position",
                                                  "s_hat", "c_hat",     "thresholds_known", "split_share"};
   return names;
 }
@@ -98,8 +98,7 @@ double SparoaEnvironment::prefix_seconds(int j, bool final_step) const {
   const size_t real = plan.segments.size();
   if (!final_step) plan.segments.push_back({j, j + 1, cpu_, -1, 1});
   double seconds = 0;
-  for (size_t s = 0; s < real; ++s)
-    seconds += segment_seconds(plan, s, board_.k, *board_.model, *board_.hw, board_.tables, *board_.time, -1);
+  for (size_t s = 0; s < real; ++s) seconds += segment_seconds(plan, s, board_.k, *board_.model, *board_.hw, board_.tables, *board_.time, -1);
   return seconds;
 }
 
@@ -192,7 +191,8 @@ Placement sparoa_place(const SparoaActor& policy, const SparoaBoard& board, doub
   SparoaBoard with = board;
   with.thresholds = policy.info().thresholds;
   SparoaEnvironment env(with);
-  return sparoa_rollout(env, [&policy](const std::vector<float>& obs) { return policy.act(obs); }, device_seconds);
+  return sparoa_rollout(
+      env, [&policy](const std::vector<float>& obs) { return policy.act(obs); }, device_seconds);
 }
 
 std::string sparoa_info_to_json(const SparoaPolicyInfo& i) {

@@ -132,24 +132,23 @@ class SparoaEnvironment {
 };
 
 // The deterministic policy's placement: each step's action from `act(observation)` in [0, 1].
-Placement sparoa_rollout(SparoaEnvironment& env, const std::function<double(const std::vector<float>&)>& act,
-                         double* device_seconds = nullptr);
+Placement sparoa_rollout(SparoaEnvironment& env, const std::function<double(const std::vector<float>&)>& act, double* device_seconds = nullptr);
 
 // What a SparOA policy was trained on (recorded in the policy file; checked where it is used).
 struct SparoaPolicyInfo {
   int layout_version = kSparoaLayoutVersion;
   std::vector<std::string> feature_names = sparoa_feature_names();
   int hidden = 64;
-  std::string device_type;          // the board's type (traces/devices.yaml)
+  std::string device_type;              // the board's type (traces/devices.yaml)
   std::vector<std::string> processors;  // its processors, in the device's order
-  std::string model;                // "model/dataset" (the variant's model name)
-  int k = 0;                        // stages on the board; 0: any (trained over every split 1..n)
+  std::string model;                    // "model/dataset" (the variant's model name)
+  int k = 0;                            // stages on the board; 0: any (trained over every split 1..n)
   int episodes = 0;
-  double device_ms = 0;             // the trained policy's placement, device ms alone on the board
-  std::string placement;            // its text form
+  double device_ms = 0;                     // the trained policy's placement, device ms alone on the board
+  std::string placement;                    // its text form
   std::vector<StageThresholds> thresholds;  // what the threshold predictor gave its stages (empty: none)
-  std::string thresholds_from;      // the predictor file
-  std::string provenance;           // the training command and what the tables are
+  std::string thresholds_from;              // the predictor file
+  std::string provenance;                   // the training command and what the tables are
 };
 std::string sparoa_info_to_json(const SparoaPolicyInfo& i);
 

@@ -36,9 +36,7 @@ double RooflineProcessor::seconds(double flops, double traffic_bytes) const {
   return overhead_s + std::max(flops / peak_flops_per_s, traffic_bytes / bytes_per_s) / efficiency;
 }
 
-double stage_intensity(const ModelSpec& m, int s) {
-  return m.stages.at(static_cast<size_t>(s)).flops / std::max(1.0, m.bytes_at_split(s));
-}
+double stage_intensity(const ModelSpec& m, int s) { return m.stages.at(static_cast<size_t>(s)).flops / std::max(1.0, m.bytes_at_split(s)); }
 
 StageThresholds threshold_truth(const ModelSpec& m, int s, double rho, const RooflineProcessor& cpu, const RooflineProcessor& gpu) {
   const StageSpec& st = m.stages.at(static_cast<size_t>(s));

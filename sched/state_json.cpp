@@ -17,25 +17,46 @@ std::string state_to_json(const SystemState& s) {
   j["access_point_latency_ms"] = s.access_point_latency_ms;
   j["devices"] = json::array();
   for (const auto& d : s.devices)
-    j["devices"].push_back({{"id", d.id}, {"type", d.type}, {"model", d.model}, {"dataset", d.dataset},
-                            {"server", d.server}, {"strategy", d.strategy.to_string()}, {"connected", d.connected},
-                            {"busy", d.busy}, {"queue_length", d.queue_length}, {"unfinished", d.unfinished},
-                            {"link_bandwidth_mbps", d.link_bandwidth_mbps}, {"link_latency_ms", d.link_latency_ms},
-                            {"in_flight", d.in_flight}, {"arrival_rate_per_s", d.arrival_rate_per_s},
-                            {"generates", d.generates}, {"completed", d.completed}, {"latency_sum_s", d.latency_sum_s},
+    j["devices"].push_back({{"id", d.id},
+                            {"type", d.type},
+                            {"model", d.model},
+                            {"dataset", d.dataset},
+                            {"server", d.server},
+                            {"strategy", d.strategy.to_string()},
+                            {"connected", d.connected},
+                            {"busy", d.busy},
+                            {"queue_length", d.queue_length},
+                            {"unfinished", d.unfinished},
+                            {"link_bandwidth_mbps", d.link_bandwidth_mbps},
+                            {"link_latency_ms", d.link_latency_ms},
+                            {"in_flight", d.in_flight},
+                            {"arrival_rate_per_s", d.arrival_rate_per_s},
+                            {"generates", d.generates},
+                            {"completed", d.completed},
+                            {"latency_sum_s", d.latency_sum_s},
                             {"load", d.load}});
   for (size_t i = 0; i < s.devices.size(); ++i) {  // only where stated: states without power read as before
     const DeviceState& d = s.devices[i];
     if (d.idle_w != 0 || d.busy_w != 0 || d.radio_j_per_mb != 0 || !d.processor_idle_w.empty())
-      j["devices"][i]["power"] = {{"idle_w", d.idle_w}, {"busy_w", d.busy_w}, {"radio_j_per_mb", d.radio_j_per_mb},
-                                  {"processor_idle_w", d.processor_idle_w}, {"processor_busy_w", d.processor_busy_w}};
+      j["devices"][i]["power"] = {{"idle_w", d.idle_w},
+                                  {"busy_w", d.busy_w},
+                                  {"radio_j_per_mb", d.radio_j_per_mb},
+                                  {"processor_idle_w", d.processor_idle_w},
+                                  {"processor_busy_w", d.processor_busy_w}};
   }
   for (size_t i = 0; i < s.devices.size(); ++i) {  // its radio's power states, where stated (core/radio_energy.hpp)
     const RadioStates& m = s.devices[i].radio;
     if (m.stated())
-      j["devices"][i]["radio"] = {{"name", m.name},           {"base_w", m.base_w}, {"up_w_per_mbps", m.up_w_per_mbps}, {"down_w_per_mbps", m.down_w_per_mbps},
-                                  {"tail_w", m.tail_w},       {"tail_s", m.tail_s}, {"idle_w", m.idle_w},               {"promotion_w", m.promotion_w},
-                                  {"promotion_s", m.promotion_s}, {"source", m.source}};
+      j["devices"][i]["radio"] = {{"name", m.name},
+                                  {"base_w", m.base_w},
+                                  {"up_w_per_mbps", m.up_w_per_mbps},
+                                  {"down_w_per_mbps", m.down_w_per_mbps},
+                                  {"tail_w", m.tail_w},
+                                  {"tail_s", m.tail_s},
+                                  {"idle_w", m.idle_w},
+                                  {"promotion_w", m.promotion_w},
+                                  {"promotion_s", m.promotion_s},
+                                  {"source", m.source}};
   }
   for (size_t i = 0; i < s.devices.size(); ++i)  // only where named: states of one-processor devices read as before
     if (!s.devices[i].processor.empty()) j["devices"][i]["processor"] = s.devices[i].processor;
@@ -44,19 +65,31 @@ std::string state_to_json(const SystemState& s) {
     if (h == nullptr) continue;
     json procs = json::array(), pools = json::array();
     for (int p = 0; p < h->size(); ++p)
-      procs.push_back({{"name", h->processors[static_cast<size_t>(p)]}, {"kind", h->kinds[static_cast<size_t>(p)]},
+      procs.push_back({{"name", h->processors[static_cast<size_t>(p)]},
+                       {"kind", h->kinds[static_cast<size_t>(p)]},
                        {"memory", h->pool_names[static_cast<size_t>(h->pool_of[static_cast<size_t>(p)])]}});
     for (size_t k = 0; k < h->pool_names.size(); ++k) pools.push_back({{"name", h->pool_names[k]}, {"capacity_bytes", h->pool_capacity_bytes[k]}});
-    j["devices"][i]["hardware"] = {{"processors", procs}, {"memory", pools}, {"zero_copy", h->zero_copy},
-                                   {"copy_bytes_per_s", h->copy_bytes_per_s}, {"copy_latency_s", h->copy_latency_s}};
+    j["devices"][i]["hardware"] = {{"processors", procs},
+                                   {"memory", pools},
+                                   {"zero_copy", h->zero_copy},
+                                   {"copy_bytes_per_s", h->copy_bytes_per_s},
+                                   {"copy_latency_s", h->copy_latency_s}};
   }
   j["servers"] = json::array();
   for (const auto& v : s.servers)
-    j["servers"].push_back({{"id", v.id}, {"type", v.type}, {"queue_length", v.queue_length},
-                            {"busy_workers", v.busy_workers}, {"workers", v.workers},
-                            {"batch_window_ms", v.batch_window_ms}, {"batch_max_size", v.batch_max_size},
+    j["servers"].push_back({{"id", v.id},
+                            {"type", v.type},
+                            {"queue_length", v.queue_length},
+                            {"busy_workers", v.busy_workers},
+                            {"workers", v.workers},
+                            {"batch_window_ms", v.batch_window_ms},
+                            {"batch_max_size", v.batch_max_size},
                             {"batch_size_limit", v.batch_size_limit},
-                            {"link_bandwidth_mbps", v.link_bandwidth_mbps}, {"link_latency_ms", v.link_latency_ms}, {"up", v.up}, {"cloud", v.cloud}, {"to_cloud", v.to_cloud}});
+                            {"link_bandwidth_mbps", v.link_bandwidth_mbps},
+                            {"link_latency_ms", v.link_latency_ms},
+                            {"up", v.up},
+                            {"cloud", v.cloud},
+                            {"to_cloud", v.to_cloud}});
   return j.dump();
 }
 
@@ -124,7 +157,8 @@ SystemState state_from_json(const std::string& text) {
           const std::string pool = p.value("memory", std::string("memory"));
           int k = 0;
           while (static_cast<size_t>(k) < hw.pool_names.size() && hw.pool_names[static_cast<size_t>(k)] != pool) ++k;
-          if (static_cast<size_t>(k) == hw.pool_names.size()) throw std::invalid_argument("processor memory '" + pool + "' is not in hardware.memory");
+          if (static_cast<size_t>(k) == hw.pool_names.size())
+            throw std::invalid_argument("processor memory '" + pool + "' is not in hardware.memory");
           hw.pool_of.push_back(k);
         }
         if (hw.processors.empty() || hw.pool_names.empty()) throw std::invalid_argument("hardware needs processors and memory");

@@ -12,6 +12,6 @@ namespace coinfer {
 std::string state_to_json(const SystemState& s);
 SystemState state_from_json(const std::string& text);  // throws InputError on malformed input
 std::string scheme_to_json(const Scheme& s);
-Scheme scheme_from_json(const std::string& text);      // throws InputError on malformed input
+Scheme scheme_from_json(const std::string& text);  // throws InputError on malformed input
 
 }  // namespace coinfer

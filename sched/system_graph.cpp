@@ -12,20 +12,28 @@ namespace coinfer {
 
 const char* system_node_type_name(SystemNodeType t) {
   switch (t) {
-    case SystemNodeType::device: return "device";
-    case SystemNodeType::middleware: return "middleware";
-    case SystemNodeType::handler: return "handler";
-    case SystemNodeType::server: return "server";
-    case SystemNodeType::global: return "global";
+    case SystemNodeType::device:
+      return "device";
+    case SystemNodeType::middleware:
+      return "middleware";
+    case SystemNodeType::handler:
+      return "handler";
+    case SystemNodeType::server:
+      return "server";
+    case SystemNodeType::global:
+      return "global";
   }
   return "?";
 }
 
 const char* normalisation_name(FeatureNormalisation::Kind k) {
   switch (k) {
-    case FeatureNormalisation::Kind::log_minmax: return "log_minmax";
-    case FeatureNormalisation::Kind::minmax: return "minmax";
-    case FeatureNormalisation::Kind::zscore: return "zscore";
+    case FeatureNormalisation::Kind::log_minmax:
+      return "log_minmax";
+    case FeatureNormalisation::Kind::minmax:
+      return "minmax";
+    case FeatureNormalisation::Kind::zscore:
+      return "zscore";
   }
   return "?";
 }
@@ -55,9 +63,12 @@ FeatureNormalisation FeatureNormalisation::fit(Kind kind, const std::vector<doub
 
 double FeatureNormalisation::apply(double x) const {
   switch (kind) {
-    case Kind::log_minmax: return (std::log(x + 1) - a) / (b - a);
-    case Kind::minmax: return (x - a) / (b - a);
-    case Kind::zscore: return (x - a) / b;
+    case Kind::log_minmax:
+      return (std::log(x + 1) - a) / (b - a);
+    case Kind::minmax:
+      return (x - a) / (b - a);
+    case Kind::zscore:
+      return (x - a) / b;
   }
   return x;
 }
@@ -83,10 +94,18 @@ SystemGraph SystemGraph::build(const SystemState& state, const Scheme& scheme, c
       const int n = spec.num_stages();
       int device_end = 0, server_begin = n;  // device runs [0, device_end), server [server_begin, n)
       switch (st.kind) {
-        case Strategy::Kind::local: device_end = n; break;
-        case Strategy::Kind::offload: server_begin = 0; break;
-        case Strategy::Kind::pp: device_end = server_begin = st.split; break;
-        case Strategy::Kind::data_parallel: device_end = n, server_begin = 0; break;
+        case Strategy::Kind::local:
+          device_end = n;
+          break;
+        case Strategy::Kind::offload:
+          server_begin = 0;
+          break;
+        case Strategy::Kind::pp:
+          device_end = server_begin = st.split;
+          break;
+        case Strategy::Kind::data_parallel:
+          device_end = n, server_begin = 0;
+          break;
       }
       const LutTable& dev = luts.table(d.lut_key(d.model));
       device_ms = dev.mean_seconds(0, device_end, 1) * 1e3;
@@ -158,9 +177,8 @@ GraphInput GraphInput::of(const SystemGraph& g) {
   return in;
 }
 
-std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms,
-                                   const std::vector<double>& settings, double hint_ms, const FeatureNormalisation& norm,
-                                   bool with_hint) {
+std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms, const std::vector<double>& settings,
+                                   double hint_ms, const FeatureNormalisation& norm, bool with_hint) {
   constexpr int W = kSystemFeatureWidth;
   const size_t n = types.size();
   std::vector<float> out(n * W, 0.0f);

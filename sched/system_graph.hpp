@@ -106,8 +106,7 @@ struct GraphInput {
 
 // Row-major features of a graph given as raw arrays (a sample file's nodes): node types, latencies,
 // server settings [n x 3], the hint (ms). Same columns as SystemGraph::features.
-std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms,
-                                   const std::vector<double>& settings, double hint_ms, const FeatureNormalisation& norm,
-                                   bool with_hint);
+std::vector<float> system_features(const std::vector<int>& types, const std::vector<double>& latency_ms, const std::vector<double>& settings,
+                                   double hint_ms, const FeatureNormalisation& norm, bool with_hint);
 
 }  // namespace coinfer

@@ -13,9 +13,8 @@ namespace coinfer {
 
 ThresholdNetImpl::ThresholdNetImpl(int features, int width, int heads, int layers) {
   embed = register_module("embed", torch::nn::Linear(features, width));
-  encoder = register_module(
-      "encoder", torch::nn::TransformerEncoder(
-                     torch::nn::TransformerEncoderOptions(torch::nn::TransformerEncoderLayerOptions(width, heads).dim_feedforward(2 * width).dropout(0.0), layers)));
+  encoder = register_module("encoder", torch::nn::TransformerEncoder(torch::nn::TransformerEncoderOptions(
+                                           torch::nn::TransformerEncoderLayerOptions(width, heads).dim_feedforward(2 * width).dropout(0.0), layers)));
   lstm = register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(width, width / 2).bidirectional(true)));
   head = register_module("head", torch::nn::Linear(width, 2));
 }
@@ -91,7 +90,8 @@ ThresholdAccuracy threshold_accuracy(const std::vector<std::array<float, 2>>& pr
 ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequence>& data, const ThresholdTrainOptions& o, ThresholdNet& net) {
   if (data.size() < 2) throw std::invalid_argument("the threshold predictor needs at least two sequences (one to test)");
   for (const auto& s : data)
-    if (s.inputs.empty() || s.inputs.size() != s.targets.size()) throw std::invalid_argument("sequence '" + s.name + "': inputs and targets differ in length");
+    if (s.inputs.empty() || s.inputs.size() != s.targets.size())
+      throw std::invalid_argument("sequence '" + s.name + "': inputs and targets differ in length");
   // 80/20 split of the sequences, drawn with the stream (seed, predictor_training, 2).
   RandomStream rng(o.seed, StreamPurpose::predictor_training, 2);
   std::vector<size_t> order(data.size());
@@ -225,7 +225,8 @@ ThresholdNet load_threshold_predictor(const std::string& path, ThresholdPredicto
     throw bad("meta", std::string("corrupt meta record: ") + e.what());
   }
   if (i.input_names != threshold_input_names())
-    throw bad("input_names", "the predictor reads " + std::to_string(i.input_names.size()) + " inputs of another layout; train it again with this coinfer");
+    throw bad("input_names",
+              "the predictor reads " + std::to_string(i.input_names.size()) + " inputs of another layout; train it again with this coinfer");
   ThresholdNet net(static_cast<int>(i.input_names.size()));
   torch::serialize::InputArchive sub;
   if (!archive.try_read("net", sub)) throw bad("net", "the network's weights are missing");

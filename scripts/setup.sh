@@ -71,6 +71,7 @@ packages=(
   openssh-client            # hw/: coinfer testbed --inventory reaches real hosts with ssh
   openssh-server            # tests/golden/ssh_testbed.sh: an sshd per namespace plays a board (the system's sshd is left off)
   clang libclang-rt-14-dev  # the libFuzzer target of the frame parser (tests/fuzz)
+  clang-format              # tests/golden/format.sh: the C++ sources stay as .clang-format has them
   libxgboost-dev            # models/random_forest: the MEDN study's random forest (XGBoost's random-forest mode)
   valgrind                  # coinfer aggregation --cache-sim: this CPU's caches simulated where no hardware counter is exposed
 )

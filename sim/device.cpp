@@ -92,7 +92,11 @@ void SimDevice::on_handover() {
   arm_handover();
   // A transfer already held for a resend starts when this later handover ends (it sends nothing meanwhile).
   if (upload_resend_.pending()) upload_resend_.set(h.ends_s, [this] { transfer_upload(); });
-  if (result_resend_.pending()) result_resend_.set(h.ends_s, [this] { results_.held = false; transfer_inbound(results_); });
+  if (result_resend_.pending())
+    result_resend_.set(h.ends_s, [this] {
+      results_.held = false;
+      transfer_inbound(results_);
+    });
   const bool up = upload_caught(h);
   const bool down = result_caught(h);
   if (!live_ || !(up || down)) return;
@@ -273,8 +277,7 @@ void SimDevice::transfer_inbound(Inbound<Payload>& in) {
 template <class Payload>
 void SimDevice::arrived(Inbound<Payload>& in) {
   finished(in.comm);
-  if (in.slot == kResultIn && radio_)
-    radio_->transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
+  if (in.slot == kResultIn && radio_) radio_->transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
   in.arrived = true;
   take_arrived();
 }
@@ -504,8 +507,8 @@ void SimDevice::on_result(SimRequest* r) {
         break;
       }
     loop_.on_result(*r, sg4::Engine::get_clock(), false, why, true);
-  }
-  else loop_.on_result(*r, sg4::Engine::get_clock());
+  } else
+    loop_.on_result(*r, sg4::Engine::get_clock());
 }
 
 void SimDevice::use_binding(int b) {

@@ -45,21 +45,21 @@ namespace coinfer::sim {
 
 // One model the device may run (its model as named, or an execution variant a scheduler may choose).
 struct ModelBinding {
-  std::string run_model;                // "gcn" or "gcn@int8": what model_under() gives for a strategy
+  std::string run_model;  // "gcn" or "gcn@int8": what model_under() gives for a strategy
   const ModelSpec* model = nullptr;
-  const LutTable* lut = nullptr;        // this device's type, on its default processor
+  const LutTable* lut = nullptr;  // this device's type, on its default processor
   // Per processor of the device (DeviceHardware order; [0] = lut): its table, null where it has none.
   std::vector<const LutTable*> processor_luts;
-  std::vector<int> batch_group;         // per split k = 0..n: the batch group id at the server
+  std::vector<int> batch_group;  // per split k = 0..n: the batch group id at the server
 };
 
 // What one device sees of the run; built by the simulation, valid for the whole run.
 struct DeviceSlice {
   int index = 0;
   const DeviceSpec* spec = nullptr;
-  std::uint64_t seed = 0;                            // the scenario's: arrivals and service-time draws
+  std::uint64_t seed = 0;  // the scenario's: arrivals and service-time draws
   AccessPointSpec access_point;
-  double warmup_s = 0, duration_s = 0;              // the measurement window (energy)
+  double warmup_s = 0, duration_s = 0;  // the measurement window (energy)
   simgrid::s4u::Host* host = nullptr;
   // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
   // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
@@ -69,10 +69,10 @@ struct DeviceSlice {
   const ServerLutIndex* server_tables = nullptr;
   // Helpers: (origin device, its binding) -> this type's LUT for that model; absent: cannot help it.
   std::map<std::pair<int, int>, const LutTable*> helper_luts;
-  const BandwidthSchedule* bandwidth = nullptr;      // its link
-  LoadSchedule load;                                 // the share of its processors other work takes (events[].load)
+  const BandwidthSchedule* bandwidth = nullptr;  // its link
+  LoadSchedule load;                             // the share of its processors other work takes (events[].load)
   RequestLedger* ledger = nullptr;
-  int server_index = -1;                             // its server at the start (the scenario's index)
+  int server_index = -1;  // its server at the start (the scenario's index)
   // Per server (scenario index), shared by all devices (owned by the simulation): its host, where its
   // arrived uploads go, and whether it is up with the reasons requests then fail with (the
   // simulation updates it before telling the devices: set_server_available).
@@ -82,7 +82,7 @@ struct DeviceSlice {
   // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
   // simulation): a copy per device would cost devices^2 pointers.
   const std::vector<DeviceInbox*>* peers = nullptr;
-  ActivityRetirement* retirement = nullptr;          // shared (owned by the simulation)
+  ActivityRetirement* retirement = nullptr;  // shared (owned by the simulation)
   // Its handovers between access points (core/mobility.hpp), in time order, and what happens to a
   // transfer on its link when one starts (mobility.mid_transfer; wait: nothing to do).
   std::vector<DeviceHandover> handovers;
@@ -159,10 +159,10 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     RingQueue<Item> waiting;
     simgrid::s4u::CommPtr comm;
     simgrid::s4u::Host* from = nullptr;  // of the one on its way or arrived
-    Payload payload{};  // of the one on its way or arrived
-    bool held = false;  // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
-    std::uint64_t bytes = 0;  // of the one on its way or arrived
-    double started_s = 0;     // when its transfer started
+    Payload payload{};                   // of the one on its way or arrived
+    bool held = false;                   // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
+    std::uint64_t bytes = 0;             // of the one on its way or arrived
+    double started_s = 0;                // when its transfer started
     bool arrived = false;
   };
 
@@ -181,8 +181,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double segment_seconds(const SimRequest& r, std::string& why);  // "" why: ran; else it cannot run
 
   void on_activity_done(int slot) override;
-  void step();                // after every event: the loop's wake, then the timer for its next arrival
-  void take_arrived();        // hands arrived results, scheduling messages and help to their handlers
+  void step();          // after every event: the loop's wake, then the timer for its next arrival
+  void take_arrived();  // hands arrived results, scheduling messages and help to their handlers
   template <class Payload>
   void send(Inbound<Payload>& in, simgrid::s4u::Host* from, double bytes, Payload payload);
   template <class Payload>
@@ -231,8 +231,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // Why the server dropped each request whose notice is on its way (send_dropped), by request id: a
   // few at a time, kept here rather than a string in every request (32 bytes a request).
   std::vector<std::pair<std::int64_t, std::string>> drop_reasons_;
-  int binding_ = 0;  // index into s_.bindings
-  int num_stages_;   // equal for every binding (variants keep the stages)
+  int binding_ = 0;                                  // index into s_.bindings
+  int num_stages_;                                   // equal for every binding (variants keep the stages)
   std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once
   // Per binding, for the memory accounting: weights of stages [0, k) (k = 0..n) and each stage's working set.
   std::vector<std::vector<double>> weight_prefix_, stage_working_;
@@ -243,9 +243,9 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     KernelTimer done;
     std::int64_t id = -1;
     bool help = false;
-    bool busy = false;      // computing (as a split segment's second processor too)
-    int with = -1;          // a split segment's second processor (busy until the same moment)
-    std::string why;        // "" or why the segment could not run (it fails when `done` fires)
+    bool busy = false;  // computing (as a split segment's second processor too)
+    int with = -1;      // a split segment's second processor (busy until the same moment)
+    std::string why;    // "" or why the segment could not run (it fails when `done` fires)
     double since_s = 0;
   };
   std::vector<ProcessorRun> proc_;
@@ -254,20 +254,20 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double busy_window_s_ = 0;
   std::vector<double> proc_busy_window_s_;
   simgrid::s4u::CommPtr upload_;
-  KernelTimer handover_timer_;     // the next handover (only where mid_transfer is not wait)
-  std::size_t next_handover_ = 0;  // index into s_.handovers
+  KernelTimer handover_timer_;                 // the next handover (only where mid_transfer is not wait)
+  std::size_t next_handover_ = 0;              // index into s_.handovers
   KernelTimer upload_resend_, result_resend_;  // a caught transfer starting again when its handover ends
-  HelpTask* help_arrived_ = nullptr;  // taken from its transfer, not started yet
-  HelpTask* helping_ = nullptr;       // the batch computing now (one at a time)
-  std::int64_t help_tasks_ = 0;       // forwarded batches received so far (their ids for the loop)
-  RandomStream service_rng_;  // purpose service_time, index = device index: its own and helped executions
-  RandomStream wire_rng_;     // purpose wire_bytes, index = device index: its requests' upload and result bytes
+  HelpTask* help_arrived_ = nullptr;           // taken from its transfer, not started yet
+  HelpTask* helping_ = nullptr;                // the batch computing now (one at a time)
+  std::int64_t help_tasks_ = 0;                // forwarded batches received so far (their ids for the loop)
+  RandomStream service_rng_;                   // purpose service_time, index = device index: its own and helped executions
+  RandomStream wire_rng_;                      // purpose wire_bytes, index = device index: its requests' upload and result bytes
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
   std::optional<RadioEnergyMeter> radio_;  // its uploads and results, when its power states radio states
   double upload_started_s_ = 0;
-  int upload_server_ = -1;            // where the upload on the link goes (scenario index)
+  int upload_server_ = -1;             // where the upload on the link goes (scenario index)
   std::uint64_t upload_failures_ = 0;  // that server's failures when the upload started
-  DeviceLoop loop_;  // the request life (core/device_loop.hpp); last: it is built from the members above
+  DeviceLoop loop_;                    // the request life (core/device_loop.hpp); last: it is built from the members above
 };
 
 }  // namespace coinfer::sim

@@ -17,8 +17,8 @@ class ObservedDevice {
   virtual int unfinished() const = 0;
   virtual int queued() const = 0;
   virtual bool busy() const = 0;
-  virtual long long completed() const = 0;     // own requests completed since the start
-  virtual double latency_sum_s() const = 0;    // the sum of their latencies (s)
+  virtual long long completed() const = 0;   // own requests completed since the start
+  virtual double latency_sum_s() const = 0;  // the sum of their latencies (s)
 };
 
 class ObservedServer {

@@ -20,8 +20,8 @@ namespace coinfer::sim {
 // split, data_parallel side) and what the simulation adds. Lives in the RequestLedger (stable
 // addresses).
 struct SimRequest : DeviceRequest {
-  int batch_group = 0;        // BatchGroupIds id of (model, dataset, split): equal ids batch together
-  int binding = 0;            // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
+  int batch_group = 0;  // BatchGroupIds id of (model, dataset, split): equal ids batch together
+  int binding = 0;      // which of its device's models (DeviceSlice::bindings) it runs: 0 = as named
   bool finished = false;
   bool dropped_at_server = false;  // the server gave it up past its deadline (its result says so)
   // pp(k,m) (a cloud tier; DeviceRequest::cloud_split is m): the batch group of [m,n) at the cloud, and

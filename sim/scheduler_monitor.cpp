@@ -22,13 +22,16 @@ SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, con
       server_changes_.push_back({e.at_s, {s_.scenario->server_index(e.server), e.kind == EventSpec::Kind::server_recover}});
 }
 
-void SchedulerMonitor::start() { add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize(); }
+void SchedulerMonitor::start() {
+  add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize();
+}
 
 // What the simulator observes; the snapshot itself is the Rescheduler's (the real server's too).
 SystemState SchedulerMonitor::snapshot(double now) const {
   const Scenario& sc = *s_.scenario;
   std::vector<std::optional<ServerObservation>> servers(s_.servers.size());
-  for (size_t i = 0; i < s_.servers.size(); ++i) servers[i] = ServerObservation{s_.servers[i]->queued(), s_.servers[i]->busy_workers(), s_.servers[i]->to_cloud()};
+  for (size_t i = 0; i < s_.servers.size(); ++i)
+    servers[i] = ServerObservation{s_.servers[i]->queued(), s_.servers[i]->busy_workers(), s_.servers[i]->to_cloud()};
   std::vector<std::optional<DeviceObservation>> devices(sc.devices.size());
   for (size_t i = 0; i < sc.devices.size(); ++i) {
     const DeviceSpec& d = sc.devices[i];
@@ -90,7 +93,8 @@ void SchedulerMonitor::loop() {
   while (i < events_.size() || k < server_changes_.size()) {
     const double t = std::min(i < events_.size() ? events_[i].first : never, k < server_changes_.size() ? server_changes_[k].first : never);
     sg4::this_actor::sleep_until(t);
-    for (; k < server_changes_.size() && server_changes_[k].first == t; ++k) s_.set_server_up(server_changes_[k].second.first, server_changes_[k].second.second);
+    for (; k < server_changes_.size() && server_changes_[k].first == t; ++k)
+      s_.set_server_up(server_changes_[k].second.first, server_changes_[k].second.second);
     for (; i < events_.size() && events_[i].first == t; ++i) rescheduler_.offer(events_[i].second);
     if (rescheduler_.has_pending()) decide();
     if (!failure_.empty()) return;

@@ -22,11 +22,11 @@ namespace coinfer::sim {
 
 struct MonitorSlice {
   const Scenario* scenario = nullptr;
-  simgrid::s4u::Host* host = nullptr;               // the first server's
-  std::vector<const ObservedDevice*> devices;       // per scenario device
-  std::vector<ObservedServer*> servers;             // per scenario server
-  std::vector<DeviceInbox*> control;                // per scenario device: where its scheduling messages go
-  std::function<void()> stop_devices;               // ends every device's activities (a failed scheduler)
+  simgrid::s4u::Host* host = nullptr;                         // the first server's
+  std::vector<const ObservedDevice*> devices;                 // per scenario device
+  std::vector<ObservedServer*> servers;                       // per scenario server
+  std::vector<DeviceInbox*> control;                          // per scenario device: where its scheduling messages go
+  std::function<void()> stop_devices;                         // ends every device's activities (a failed scheduler)
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device (the links' true rates)
   double arrivals_end_s = 0;
   // Servers failing and recovering (core/server_failures.hpp): the monitor carries each out at its time
@@ -58,7 +58,7 @@ class SchedulerMonitor {
   Rescheduler rescheduler_;
   std::vector<std::pair<double, Trigger>> events_;
   std::vector<std::pair<double, std::pair<int, bool>>> server_changes_;  // (t, (server, up)) before hard_end_s
-  std::deque<ControlMessage> messages_;  // payloads of scheduling messages (stable addresses)
+  std::deque<ControlMessage> messages_;                                  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
   std::string failure_;
 };

@@ -64,7 +64,7 @@ void ServerActors::dispatcher_loop() {
     SimRequest* r = s_.uploads->queue.front();
     s_.uploads->queue.pop_front();
     const std::uint64_t failures = failures_;
-    if (r->at_cloud) {  // passed on by its edge (pp(k,m)): its cloud part joins this server's queue as is
+    if (r->at_cloud) {                     // passed on by its edge (pp(k,m)): its cloud part joins this server's queue as is
       if (down_ || r->finished) continue;  // lost with this server, or failed meanwhile (its device knows)
       const double now = sg4::Engine::get_clock();
       r->rec.t_cloud_queued = now;
@@ -128,8 +128,10 @@ void ServerActors::set_helpers(const std::vector<int>& devices) {
 
 void ServerActors::set_batching(const BatchSpec& spec) {
   loop_.set_batching(spec, sg4::Engine::get_clock());
-  if (spec.windowed()) start_timer();
-  else ++timer_generation_;  // no window: no timer (the one before ends when it next wakes)
+  if (spec.windowed())
+    start_timer();
+  else
+    ++timer_generation_;  // no window: no timer (the one before ends when it next wakes)
   wake_actors();
 }
 

@@ -31,17 +31,17 @@ struct ServerSlice {
   int index = 0;
   const ServerSpec* spec = nullptr;
   simgrid::s4u::Host* host = nullptr;
-  ArrivedUploads* uploads = nullptr;                        // what devices' finished transfers brought (owned by the simulation)
+  ArrivedUploads* uploads = nullptr;  // what devices' finished transfers brought (owned by the simulation)
   // Per scenario device, shared by all servers (owned by the simulation): where its results (and, for
   // a helper, forwarded batches) go.
   const std::vector<DeviceInbox*>* devices = nullptr;
   // This server's LUTs for its devices' bindings (DeviceSlice::bindings) and its helpers' LUTs, and the
   // execution time model: what a batch is expected to take (core/server_timing.hpp, the real server's too).
   const ServerTiming* timing = nullptr;
-  const std::vector<BandwidthSchedule>* bandwidth = nullptr;   // per scenario device
-  std::uint64_t seed = 0;                                   // the scenario's: service-time draws (core/random_stream.hpp)
-  std::shared_ptr<const std::vector<int>> priorities;      // per scenario device: workload.priority
-  std::shared_ptr<const std::vector<double>> drop_after;   // per scenario device: its deadline (s) with drop_late, else +inf
+  const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device
+  std::uint64_t seed = 0;                                     // the scenario's: service-time draws (core/random_stream.hpp)
+  std::shared_ptr<const std::vector<int>> priorities;         // per scenario device: workload.priority
+  std::shared_ptr<const std::vector<double>> drop_after;      // per scenario device: its deadline (s) with drop_late, else +inf
   // Its cloud (servers[].cloud; -1 none): the server it passes pp(k,m) requests on to, its host, where
   // they arrive there, and every server's status (a request passed on while the cloud is down fails).
   int cloud = -1;
@@ -97,20 +97,20 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
 
   ServerSlice s_;
   ServerLoop<SimRequest*> loop_;
-  simgrid::s4u::SemaphorePtr timers_sem_;   // one permit per batch opened (the current timer's)
-  std::uint64_t timer_generation_ = 0;      // the current timer's; 0: none started
-  simgrid::s4u::SemaphorePtr run_sem_;      // one permit per batch started (a worker actor runs it)
-  simgrid::s4u::SemaphorePtr forward_sem_;  // one permit per batch to forward
+  simgrid::s4u::SemaphorePtr timers_sem_;                                  // one permit per batch opened (the current timer's)
+  std::uint64_t timer_generation_ = 0;                                     // the current timer's; 0: none started
+  simgrid::s4u::SemaphorePtr run_sem_;                                     // one permit per batch started (a worker actor runs it)
+  simgrid::s4u::SemaphorePtr forward_sem_;                                 // one permit per batch to forward
   std::deque<std::pair<std::uint64_t, std::vector<SimRequest*>>> to_run_;  // started, for the worker actors
   int runs_to_wake_ = 0, forwards_to_wake_ = 0;
-  RandomStream service_rng_;                // purpose service_time, index kServerStreamBase + server index
-  std::deque<std::pair<int, HelpTask>> to_forward_;  // (helper, task) waiting for the forwarder
-  std::deque<HelpTask> in_help_;            // tasks sent to helpers (stable addresses for the mailbox)
-  std::vector<simgrid::s4u::ActorPtr> workers_;  // the worker actors now (killed when the server fails)
+  RandomStream service_rng_;                              // purpose service_time, index kServerStreamBase + server index
+  std::deque<std::pair<int, HelpTask>> to_forward_;       // (helper, task) waiting for the forwarder
+  std::deque<HelpTask> in_help_;                          // tasks sent to helpers (stable addresses for the mailbox)
+  std::vector<simgrid::s4u::ActorPtr> workers_;           // the worker actors now (killed when the server fails)
   std::vector<const std::vector<SimRequest*>*> running_;  // the batches the workers execute now (a worker's own)
-  int to_cloud_ = 0;                        // transfers to the cloud under way
+  int to_cloud_ = 0;                                      // transfers to the cloud under way
   bool down_ = false;
-  std::uint64_t failures_ = 0;              // failures so far: an upload taken before one is dropped after it
+  std::uint64_t failures_ = 0;  // failures so far: an upload taken before one is dropped after it
 };
 
 }  // namespace coinfer::sim

@@ -99,8 +99,7 @@ inline std::string runtime_version() {
 }
 
 inline std::string build_version() {
-  return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) + "." +
-         std::to_string(SIMGRID_VERSION_PATCH);
+  return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) + "." + std::to_string(SIMGRID_VERSION_PATCH);
 }
 
 }  // namespace coinfer::sim

@@ -63,19 +63,21 @@ std::string engine_setting_problem(const std::string& setting) {
   // The Constant network model refuses links; a zero precision never converges; a zero bandwidth
   // factor aborts at the first transfer (all found by tests/golden/cli_bad_input.sh's search).
   const std::map<std::string, std::vector<std::string>> choices = {
-      {"network/model", {"LV08", "CM02"}}, {"cpu/model", {"Cas01"}},
+    {"network/model", {"LV08", "CM02"}},
+    {"cpu/model", {"Cas01"}},
 #if COINFER_SIMGRID_4
-      {"host/model", {"default"}},  // 4.0 has no "compound" host model
+    {"host/model", {"default"}},  // 4.0 has no "compound" host model
 #else
-      {"host/model", {"default", "compound"}},
+    {"host/model", {"default", "compound"}},
 #endif
-      {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}},
-      {"contexts/guard-size", {"0", "1"}}};  // pages below each actor's stack (0: none; see max_map_count)
+    {"network/crosstraffic", {"0", "1", "yes", "no", "true", "false"}},
+    {"contexts/guard-size", {"0", "1"}}
+  };  // pages below each actor's stack (0: none; see max_map_count)
   struct Range {
     double lo, hi;
     bool lo_open;
   };
-  const std::map<std::string, Range> numbers = {{"network/TCP-gamma", {0, 1e15, true}},      {"network/latency-factor", {0, 1e3, false}},
+  const std::map<std::string, Range> numbers = {{"network/TCP-gamma", {0, 1e15, true}},       {"network/latency-factor", {0, 1e3, false}},
                                                 {"network/bandwidth-factor", {0, 1e3, true}}, {"network/weight-S", {0, 1e9, false}},
                                                 {"maxmin/precision", {1e-12, 1e-3, false}},   {"surf/precision", {1e-12, 1e-3, false}}};
   if (auto it = choices.find(key); it != choices.end()) {
@@ -186,7 +188,8 @@ void configure_engine(const Scenario& s, const SimulationOptions& options) {
     const long long maps = max_map_count();
     const bool user_set = std::any_of(options.engine_config.begin(), options.engine_config.end(),
                                       [](const std::string& c) { return c.rfind("contexts/guard-size:", 0) == 0; });
-    const bool user_off = std::find(options.engine_config.begin(), options.engine_config.end(), "contexts/guard-size:0") != options.engine_config.end();
+    const bool user_off =
+        std::find(options.engine_config.begin(), options.engine_config.end(), "contexts/guard-size:0") != options.engine_config.end();
     // Without guard pages SimGrid takes each 8 MiB stack from calloc, and glibc's mmap threshold,
     // raised as the set-up freed large blocks, then served them from the heap, cleared: 1,000,000
     // devices' 50,000 actors took 13 s and 4.2 GB more. A fixed threshold keeps them mmap'd (pages
@@ -266,11 +269,11 @@ struct RunWiring {
   Platform* platform;
   RequestLedger* ledger;
   DeviceBindings* bindings;
-  std::vector<ArrivedUploads>* arrived;        // per server
-  std::vector<DeviceInbox*>* inboxes;          // per device (filled once the devices exist)
+  std::vector<ArrivedUploads>* arrived;  // per server
+  std::vector<DeviceInbox*>* inboxes;    // per device (filled once the devices exist)
   ActivityRetirement* retirement;
-  std::vector<ServerStatus>* server_status;    // per server
-  BatchGroupIds* groups;                       // the run's batch groups (pp(k,m)'s are made as requests need them)
+  std::vector<ServerStatus>* server_status;             // per server
+  BatchGroupIds* groups;                                // the run's batch groups (pp(k,m)'s are made as requests need them)
   std::shared_ptr<const ServerLutIndex> server_tables;  // every server's table per device binding
   const std::vector<std::pair<int, int>>* helpers;      // (helper, origin): core/helper_forwarding.hpp
 };
@@ -439,7 +442,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   }
   out.events = scenario_event_records(s);
   out.bandwidth = bandwidth_samples(s, end_s);
-  record_final_choices(s, out);  // each device's strategy and server at the end (core/run_assembly.hpp)
+  record_final_choices(s, out);          // each device's strategy and server at the end (core/run_assembly.hpp)
   summarise_run(s, out, window_energy);  // the summary, each device's rates and the servers' (core/run_assembly.hpp)
   return out;
 }
@@ -449,8 +452,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
 // The run in phases: checks, the engine's settings, the platform, models and LUTs bound to devices,
 // servers and devices, the scheduler and its monitor, joins and the controller, the engine's run,
 // results. Each phase is timed under coinfer -v.
-RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
-                          const SimulationOptions& options) {
+RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts, const SimulationOptions& options) {
   log::PhaseTimer phase("run");  // coinfer -v: where the time goes
   check_scenario_against(scenario, models, luts, scheduler_traits(scenario.scheduler.name));
   // The variants each device's scheduler may choose (scheduler.max_output_error), and why others are not:
@@ -484,8 +486,8 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<ServerStatus> server_status(ns);
   const auto server_tables = std::make_shared<const ServerLutIndex>(s, luts, run_models_of(bindings));
   const std::vector<std::pair<int, int>> helpers = helper_pairs(s);
-  const RunWiring wiring{&s, &luts, &time, &platform, &ledger, &bindings, &arrived, &inboxes, &retirement, &server_status, &groups,
-                         server_tables, &helpers};
+  const RunWiring wiring{&s,       &luts,       &time,          &platform, &ledger,       &bindings, &arrived,
+                         &inboxes, &retirement, &server_status, &groups,   server_tables, &helpers};
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
@@ -530,7 +532,8 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     for (const ModelBinding& b : bindings[static_cast<size_t>(i)])
       if (b.run_model == run_model) use = &b;
     if (server_tables->table(j, i, static_cast<int>(use - bindings[static_cast<size_t>(i)].data())) != nullptr) return "";
-    return "the LUTs have no table for " + LutKey{s.servers[static_cast<size_t>(j)].type, use->run_model, s.devices[static_cast<size_t>(i)].dataset}.to_string();
+    return "the LUTs have no table for " +
+           LutKey{s.servers[static_cast<size_t>(j)].type, use->run_model, s.devices[static_cast<size_t>(i)].dataset}.to_string();
   };
   SchedulerMonitor monitor(std::move(ms), *scheduler, *estimator);
   check_scheduler_size(s, *estimator, *scheduler, monitor.snapshot(0));
@@ -570,8 +573,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   engine.run();
   phase.mark("simulated");
   const double engine_wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (!monitor.failure().empty())
-    throw InputError(s.scheduler.where, "scheduler", "the run stopped " + monitor.failure());
+  if (!monitor.failure().empty()) throw InputError(s.scheduler.where, "scheduler", "the run stopped " + monitor.failure());
   if (!ledger.may_create())
     throw InputError(SourceLocation{s.file, 0, 0}, "duration_s",
                      "the run reached " + std::to_string(limits::kMaxRequests) + " requests, the bound of one simulation, by " +

@@ -32,7 +32,6 @@ void validate_simulation(const Scenario& scenario, const ModelCatalog& models, c
 std::vector<LutKey> sampled_service_luts(const Scenario& scenario, const LutSet& luts);
 
 // Throws InputError for scenario/LUT inconsistencies (before anything runs).
-RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts,
-                          const SimulationOptions& options = {});
+RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, const LutSet& luts, const SimulationOptions& options = {});
 
 }  // namespace coinfer::sim

@@ -84,8 +84,8 @@ Trace normalised(const Trace& t) {
     }
     if (w.size() > id_at) {
       std::map<std::string, std::string>& ids = (k == "help" || k == "help_arrived") ? task : req;
-      if (k == "new" || k == "compute" || k == "upload" || k == "finished" || k == "computed" || k == "uploaded" || k == "result" ||
-          k == "fail" || k == "help" || k == "help_arrived") {
+      if (k == "new" || k == "compute" || k == "upload" || k == "finished" || k == "computed" || k == "uploaded" || k == "result" || k == "fail" ||
+          k == "help" || k == "help_arrived") {
         auto it = ids.find(w[id_at]);
         if (it != ids.end()) w[id_at] = it->second;
       }
@@ -141,28 +141,40 @@ Trace replay(const World& w, int d, const Drift& drift = {}, std::vector<std::st
         if (x.size() >= 3 && x[1] == "new") req[x[2]] = next_req++;
         continue;  // an action: the adapter must take it by itself
       }
-      if (k == "join") loop.on_join(std::stod(x[1]));
-      else if (k == "wake") loop.wake(std::stod(x[1]));
+      if (k == "join")
+        loop.on_join(std::stod(x[1]));
+      else if (k == "wake")
+        loop.wake(std::stod(x[1]));
       else if (k == "computed") {
         const std::int64_t id = id_of(x[1]);
         if (x[3] == "ok") rq.keep_state(id, "state");
         loop.on_computed(id, std::stod(x[2]), x[3] == "ok", rest(line, 4));
         for (const std::string& s : held) loop.on_strategy(parse_strategy(s));
         held.clear();
-      } else if (k == "uploaded") loop.on_uploaded(id_of(x[1]), std::stod(x[2]), x[3] == "ok", rest(line, 4));
-      else if (k == "result") loop.on_result(id_of(x[1]), std::stod(x[2]), x[3] == "ok", rest(line, 4), x[3] == "dropped");
-      else if (k == "fail") loop.fail(id_of(x[1]), std::stod(x[2]), rest(line, 3));
+      } else if (k == "uploaded")
+        loop.on_uploaded(id_of(x[1]), std::stod(x[2]), x[3] == "ok", rest(line, 4));
+      else if (k == "result")
+        loop.on_result(id_of(x[1]), std::stod(x[2]), x[3] == "ok", rest(line, 4), x[3] == "dropped");
+      else if (k == "fail")
+        loop.fail(id_of(x[1]), std::stod(x[2]), rest(line, 3));
       else if (k == "help_arrived") {
         task[x[1]] = next_task++;
         rq.add_helper_batch(task[x[1]], 0, {{1, "forwarded"}});
-      } else if (k == "help_done") loop.on_help_done();
+      } else if (k == "help_done")
+        loop.on_help_done();
       else if (k == "strategy") {
-        if (drift.strategy_after_computation && loop.processor_busy()) held.push_back(x[1]);
-        else loop.on_strategy(parse_strategy(x[1]));
-      } else if (k == "pause") loop.set_admission_paused(x[1] == "1");
-      else if (k == "stop") loop.stop();
-      else if (k == "abandon") loop.abandon([](const DeviceRequest&) { return std::string("abandoned"); });
-      else ADD_FAILURE() << "unknown trace line: " << line;
+        if (drift.strategy_after_computation && loop.processor_busy())
+          held.push_back(x[1]);
+        else
+          loop.on_strategy(parse_strategy(x[1]));
+      } else if (k == "pause")
+        loop.set_admission_paused(x[1] == "1");
+      else if (k == "stop")
+        loop.stop();
+      else if (k == "abandon")
+        loop.abandon([](const DeviceRequest&) { return std::string("abandoned"); });
+      else
+        ADD_FAILURE() << "unknown trace line: " << line;
     }
     DeviceLoop::set_trace_sink(nullptr);
   }
@@ -228,10 +240,11 @@ TEST(DeviceConformance, LateRequestsAreDroppedAlikeAndPrioritiesApply) {
   // the server's queue, which the devices see through their results.
   SimSetup s;
   write_standard_luts(s);
-  const World w = simulate(s, scenario(device("a", "local", "{arrival: poisson, rate_per_s: 30, deadline_ms: 150, drop_late: true}") +
-                                           device("b", "offload", "{arrival: poisson, rate_per_s: 120, deadline_ms: 40, drop_late: true, priority: 2}", kLink) +
-                                           device("c", "pp(3)", "{arrival: poisson, rate_per_s: 40, deadline_ms: 60, drop_late: true}", kLink),
-                                       "{window_ms: 0, max_size: 1}", 2));
+  const World w =
+      simulate(s, scenario(device("a", "local", "{arrival: poisson, rate_per_s: 30, deadline_ms: 150, drop_late: true}") +
+                               device("b", "offload", "{arrival: poisson, rate_per_s: 120, deadline_ms: 40, drop_late: true, priority: 2}", kLink) +
+                               device("c", "pp(3)", "{arrival: poisson, rate_per_s: 40, deadline_ms: 60, drop_late: true}", kLink),
+                           "{window_ms: 0, max_size: 1}", 2));
   int dropped = 0, dropped_at_server = 0;
   for (const auto& t : w.traces)
     for (const auto& line : t.second) {
@@ -250,9 +263,10 @@ TEST(DeviceConformance, AnIdleHelperRunsForwardedBatches) {
   write_standard_luts(s);
   s.write_lut("helper", 0.0005);
   const std::string wl = "{arrival: closed_loop, in_flight: 2}";
-  const World w = simulate(s, scenario(device("a", "offload", wl, kLink) + device("b", "offload", wl, kLink) + device("c", "offload", wl, kLink) +
-                                           "  - {id: h, type: helper, model: dgcnn, dataset: modelnet40, link: " + kLink + ", workload: {arrival: none}}\n",
-                                       "{window_ms: 0, max_size: 1}", 1, 0, 1, "scheduler: {name: static, helpers: true}\n"));
+  const World w =
+      simulate(s, scenario(device("a", "offload", wl, kLink) + device("b", "offload", wl, kLink) + device("c", "offload", wl, kLink) +
+                               "  - {id: h, type: helper, model: dgcnn, dataset: modelnet40, link: " + kLink + ", workload: {arrival: none}}\n",
+                           "{window_ms: 0, max_size: 1}", 1, 0, 1, "scheduler: {name: static, helpers: true}\n"));
   ASSERT_TRUE(w.traces.count(3));
   EXPECT_GT(count(w.traces.at(3), "> help"), 0u) << "the helper was never used: the world does not test helpers";
   expect_conformance(w);
@@ -271,11 +285,12 @@ TEST(DeviceConformance, ADeviceLeavesMidBatchAndAnotherJoins) {
 TEST(DeviceConformance, DecisionsArriveMidRequest) {
   SimSetup s;
   write_standard_luts(s);
-  const std::string devs = device("a", "offload", "{arrival: closed_loop, in_flight: 1}", kLink) +
-                           device("b", "pp(5)", "{arrival: closed_loop, in_flight: 2}", kLink);
-  const World w = simulate(s, scenario(devs, "{window_ms: 5, max_size: 2}", 3, 0, 1,
-                                       "scheduler: {name: hierarchical, objective: latency}\n"
-                                       "events:\n  - {at_s: 1.013, device: a, bandwidth_mbps: 0.05}\n  - {at_s: 2.007, device: a, bandwidth_mbps: 100}\n"));
+  const std::string devs =
+      device("a", "offload", "{arrival: closed_loop, in_flight: 1}", kLink) + device("b", "pp(5)", "{arrival: closed_loop, in_flight: 2}", kLink);
+  const World w =
+      simulate(s, scenario(devs, "{window_ms: 5, max_size: 2}", 3, 0, 1,
+                           "scheduler: {name: hierarchical, objective: latency}\n"
+                           "events:\n  - {at_s: 1.013, device: a, bandwidth_mbps: 0.05}\n  - {at_s: 2.007, device: a, bandwidth_mbps: 100}\n"));
   size_t changes = 0;
   for (const auto& [d, t] : w.traces) changes += count(t, "strategy ");
   EXPECT_GT(changes, 0u) << "no decision reached a device: the world does not test decisions";

@@ -22,20 +22,46 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         std::string bytes;
         try {
           switch (f->type) {
-            case MsgType::hello: decode_hello(f->payload); break;
-            case MsgType::register_: decode_registration(f->payload); break;
+            case MsgType::hello:
+              decode_hello(f->payload);
+              break;
+            case MsgType::register_:
+              decode_registration(f->payload);
+              break;
             case MsgType::registered:
-            case MsgType::scheduling: decode_assignment(f->payload); break;
-            case MsgType::task: unpack_task(f->payload, bytes); break;
-            case MsgType::result: unpack_result(f->payload, bytes); break;
-            case MsgType::heartbeat: decode_status(f->payload); break;
-            case MsgType::error: decode_error(f->payload); break;
-            case MsgType::resend: decode_resend(f->payload); break;
-            case MsgType::peer_register: decode_peer_registration(f->payload); break;
-            case MsgType::peer_report: decode_peer_report(f->payload); break;
-            case MsgType::peer_scheme: decode_peer_scheme(f->payload); break;
-            case MsgType::redirect: decode_redirect(f->payload); break;
-            case MsgType::cloud_register: decode_peer_registration(f->payload); break;
+            case MsgType::scheduling:
+              decode_assignment(f->payload);
+              break;
+            case MsgType::task:
+              unpack_task(f->payload, bytes);
+              break;
+            case MsgType::result:
+              unpack_result(f->payload, bytes);
+              break;
+            case MsgType::heartbeat:
+              decode_status(f->payload);
+              break;
+            case MsgType::error:
+              decode_error(f->payload);
+              break;
+            case MsgType::resend:
+              decode_resend(f->payload);
+              break;
+            case MsgType::peer_register:
+              decode_peer_registration(f->payload);
+              break;
+            case MsgType::peer_report:
+              decode_peer_report(f->payload);
+              break;
+            case MsgType::peer_scheme:
+              decode_peer_scheme(f->payload);
+              break;
+            case MsgType::redirect:
+              decode_redirect(f->payload);
+              break;
+            case MsgType::cloud_register:
+              decode_peer_registration(f->payload);
+              break;
           }
         } catch (const ProtocolError&) {
         }

@@ -27,7 +27,8 @@ struct World {
     key = fuzz::scratch_path("inventory-key");  // a readable "key" the seeds name
     std::ofstream(key) << "not a real key\n";
     const std::string scn = fuzz::scratch_path("inventory-scenario", ".yaml");
-    std::ofstream(scn) << "name: f\nduration_s: 1\nluts: [" COINFER_SOURCE_DIR "/traces/lut]\nservers: [{id: e, type: gtx1060}]\n"
+    std::ofstream(scn) << "name: f\nduration_s: 1\nluts: [" COINFER_SOURCE_DIR
+                          "/traces/lut]\nservers: [{id: e, type: gtx1060}]\n"
                           "devices:\n  - {id: pi0, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n"
                           "  - {id: pi1, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 10}}\n";
     scenario = load_scenario(scn, {});

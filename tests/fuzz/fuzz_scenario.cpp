@@ -69,8 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     text.resize(at);
     has_side = true;
   }
-  if (has_side) std::ofstream(w.side_file, std::ios::binary | std::ios::trunc) << side;
-  else std::remove(w.side_file.c_str());
+  if (has_side)
+    std::ofstream(w.side_file, std::ios::binary | std::ios::trunc) << side;
+  else
+    std::remove(w.side_file.c_str());
   const std::string marker = "\n%%SET%%\n";
   if (auto at = text.find(marker); at != std::string::npos) {
     std::string rest = text.substr(at + marker.size());

@@ -252,9 +252,7 @@ class H5Tree final : public h5::Reader {
     objects_.emplace(path, std::move(o));
   }
 
-  [[noreturn]] void fail(const std::string& object, const std::string& what) const {
-    throw InputError(SourceLocation{path_, 0, 0}, object, what);
-  }
+  [[noreturn]] void fail(const std::string& object, const std::string& what) const { throw InputError(SourceLocation{path_, 0, 0}, object, what); }
   const Object& object(const std::string& name) const {
     auto it = objects_.find(name);
     if (it == objects_.end()) fail(name, "missing object");

@@ -92,7 +92,7 @@ void expect_edge_then_cloud_equals_alone(const std::string& model, const std::st
 TEST(BatchRunner, AnEdgePartEndsAtTheCloudSplitAndTheCloudFinishesIt) {
   expect_edge_then_cloud_equals_alone("dgcnn", "modelnet40", 1, 2, 3);  // edge_cloud.yaml's pp(1,2)
   expect_edge_then_cloud_equals_alone("dgcnn", "modelnet40", 0, 5, 2);
-  expect_edge_then_cloud_equals_alone("gcn", "mr", 0, 1, 3);   // graphs: a row per node at m
+  expect_edge_then_cloud_equals_alone("gcn", "mr", 0, 1, 3);  // graphs: a row per node at m
   expect_edge_then_cloud_equals_alone("gat", "mr", 1, 2, 2);
   expect_edge_then_cloud_equals_alone("gcn", "mr", 1, 1 + 1, 1);  // one request alone
 }

@@ -32,7 +32,7 @@ TEST(ClockSync, TheSmallestRoundTripWins) {
   EXPECT_TRUE(e.add(clock_sample(0, 3.010, 3.011, 0.021)));   // rtt 20 ms, offset 3
   EXPECT_TRUE(e.add(clock_sample(1, 4.002, 4.003, 1.005)));   // rtt 4 ms, offset ((3.002) + (2.998)) / 2 = 3
   EXPECT_FALSE(e.add(clock_sample(2, 5.050, 5.051, 2.100)));  // rtt 99 ms: a loaded link, ignored
-  EXPECT_FALSE(e.add(clock_sample(3, 2.0, 2.5, 3.0)));       // negative round trip (server stamps wrong): rejected
+  EXPECT_FALSE(e.add(clock_sample(3, 2.0, 2.5, 3.0)));        // negative round trip (server stamps wrong): rejected
   EXPECT_EQ(e.samples(), 3);
   EXPECT_NEAR(e.offset_s(), 3.0, 1e-9);
   EXPECT_NEAR(e.uncertainty_s(), 0.002, 1e-9);

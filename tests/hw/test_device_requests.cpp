@@ -88,7 +88,7 @@ TEST(DeviceRequests, JournalsEveryRequestWhenCreatedAndWhenItFinishes) {
     ASSERT_NE(rq.find(0), nullptr);
     rq.loop().fail(0, 1.5, "connection to the server lost");
     EXPECT_EQ(rq.find(0), nullptr);  // finished: only the journal has it
-    rq.loop().wake(1.6);        // request 1 on the uplink; the run ends
+    rq.loop().wake(1.6);             // request 1 on the uplink; the run ends
     rq.loop().abandon([](const DeviceRequest&) { return std::string("unfinished at the end of the drain"); });
   }
   const auto recs = read_journal(j.path);

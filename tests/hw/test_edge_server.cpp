@@ -68,8 +68,7 @@ struct ServerFixture : testing::Test {
       std::lock_guard<std::mutex> lock(log_m);
       log.push_back(s);
     };
-    server = std::make_unique<EdgeServer>(sc, ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"),
-                                          load_luts(sc.luts), o);
+    server = std::make_unique<EdgeServer>(sc, ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"), load_luts(sc.luts), o);
     thread = std::thread([this] { server->run(stop); });
   }
   void TearDown() override {
@@ -77,8 +76,7 @@ struct ServerFixture : testing::Test {
     thread.join();
   }
   // Connects and answers the challenge with `secret`; returns the connection and the server's answer.
-  std::pair<std::unique_ptr<Connection>, Frame> join(const std::string& id, const std::string& secret,
-                                                     const std::string& model = "gcn") {
+  std::pair<std::unique_ptr<Connection>, Frame> join(const std::string& id, const std::string& secret, const std::string& model = "gcn") {
     auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
     auto hello = c->receive(Seconds(5));
     EXPECT_TRUE(hello && hello->type == MsgType::hello);
@@ -220,9 +218,9 @@ TEST_F(ServerFixture, FiveThousandUnauthenticatedConnectionsLeaveMemoryFlat) {
   ASSERT_EQ(::mallopt(M_ARENA_MAX, 2), 1);
   auto connect_and_drop = [this](int i) {
     auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
-    c->receive(Seconds(5));                                    // the challenge
-    if (i % 2) c->send({MsgType::heartbeat, 0, ""});           // a protocol error: error frame, close
-    c->close();                                                 // or just hang up
+    c->receive(Seconds(5));                           // the challenge
+    if (i % 2) c->send({MsgType::heartbeat, 0, ""});  // a protocol error: error frame, close
+    c->close();                                       // or just hang up
   };
   // Threads settle: wait until only the server's own threads are left.
   auto settle = [] {

@@ -77,15 +77,15 @@ TEST(Frame, RejectsBadHeaders) {
     return d.next();
   };
   EXPECT_NO_THROW(parse(ok));
-  EXPECT_THROW(parse(with_byte(ok, 0, 'X')), ProtocolError);       // magic
-  EXPECT_THROW(parse(with_byte(ok, 4, 2)), ProtocolError);         // version
-  EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);         // type 0
-  EXPECT_NO_THROW(parse(with_byte(ok, 5, 9)));                     // type 9: resend
-  EXPECT_NO_THROW(parse(with_byte(ok, 5, 13)));                    // type 13: redirect (several servers)
-  EXPECT_NO_THROW(parse(with_byte(ok, 5, 14)));                    // type 14: cloud_register (a cloud tier)
-  EXPECT_THROW(parse(with_byte(ok, 5, 15)), ProtocolError);        // type 15
-  EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);         // unknown flag
-  EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);        // raw sizes disagree
+  EXPECT_THROW(parse(with_byte(ok, 0, 'X')), ProtocolError);  // magic
+  EXPECT_THROW(parse(with_byte(ok, 4, 2)), ProtocolError);    // version
+  EXPECT_THROW(parse(with_byte(ok, 5, 0)), ProtocolError);    // type 0
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 9)));                // type 9: resend
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 13)));               // type 13: redirect (several servers)
+  EXPECT_NO_THROW(parse(with_byte(ok, 5, 14)));               // type 14: cloud_register (a cloud tier)
+  EXPECT_THROW(parse(with_byte(ok, 5, 15)), ProtocolError);   // type 15
+  EXPECT_THROW(parse(with_byte(ok, 6, 2)), ProtocolError);    // unknown flag
+  EXPECT_THROW(parse(with_byte(ok, 16, 3)), ProtocolError);   // raw sizes disagree
   // Oversized: refused from the header alone, before any payload byte arrives.
   std::string huge = ok.substr(0, 24);
   huge[16] = huge[20] = 0;
@@ -207,9 +207,11 @@ TEST(Protocol, CloudTierFieldsRoundTripAndAreOptional) {
   EXPECT_DOUBLE_EQ(rb.cloud_bytes, 524288);
   EXPECT_EQ(bytes, "out");
   // A cloud that is not an object, or names no server, is a protocol error.
-  const std::string head = R"({"ok": true, "error": "", "batch_size": 1, "helper": "", "t_received": 0, "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, )";
-  for (const char* bad : {R"("cloud": 3})", R"("cloud": {"server": "", "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, "batch_size": 0, "bytes": 0}})",
-                          R"("cloud": {"server": "c"}})"}) {
+  const std::string head =
+      R"({"ok": true, "error": "", "batch_size": 1, "helper": "", "t_received": 0, "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, )";
+  for (const char* bad :
+       {R"("cloud": 3})", R"("cloud": {"server": "", "t_queued": 0, "t_batch_start": 0, "t_batch_end": 0, "batch_size": 0, "bytes": 0}})",
+        R"("cloud": {"server": "c"}})"}) {
     std::string h = head + bad;
     std::string payload;
     const std::uint32_t n = static_cast<std::uint32_t>(h.size());
@@ -318,8 +320,7 @@ TEST(Protocol, SeveralServersMessagesRoundTripAndAreBounded) {
 
 TEST(Auth, HmacSha256KnownAnswer) {
   // RFC 4231 test case 2.
-  EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(hmac_sha256_hex("Jefe", "what do ya want for nothing?"), "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
   EXPECT_TRUE(constant_time_equal("abc", "abc"));
   EXPECT_FALSE(constant_time_equal("abc", "abd"));
   EXPECT_FALSE(constant_time_equal("abc", "ab"));
@@ -427,9 +428,7 @@ TEST(RequestFields, EveryFieldSurvivesTheJournalAndResultsH5) {
 // bandwidth -5 and queue -7 kept, a window of 1e308 ms applied, "a b:80", "0.0.0.0:1" and a 15,000-byte
 // host sent to every peer).
 TEST(Protocol, NumbersAndAddressesAreBounded) {
-  const auto report = [](const std::string& event) {
-    return R"({"events": [)" + event + R"(], "queue": 0, "busy": 0, "devices": []})";
-  };
+  const auto report = [](const std::string& event) { return R"({"events": [)" + event + R"(], "queue": 0, "busy": 0, "devices": []})"; };
   EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": 4294967296})")), ProtocolError);
   EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": 2.9})")), ProtocolError);
   EXPECT_THROW(decode_peer_report(report(R"({"kind": "leave", "device": -1})")), ProtocolError);

@@ -44,9 +44,7 @@ TEST(Registration, AcceptsTheRightDeviceAndNamesEveryRefusal) {
   auto ok = check_registration(signed_as("pi0", "s3cret", nonce), nonce, "s3cret", sc, 0);
   EXPECT_TRUE(ok.accepted()) << ok.refusal;
   EXPECT_EQ(ok.device_index, 0);
-  auto refusal = [&](Registration r, const std::string& secret = "s3cret") {
-    return check_registration(r, nonce, secret, sc, 0).refusal;
-  };
+  auto refusal = [&](Registration r, const std::string& secret = "s3cret") { return check_registration(r, nonce, secret, sc, 0).refusal; };
   EXPECT_NE(refusal(signed_as("pi0", "s3cret", nonce), "other").find("wrong secret"), std::string::npos);
   EXPECT_NE(refusal(signed_as("pi0", "s3cret", "another nonce")).find("wrong secret"), std::string::npos);  // replayed
   EXPECT_NE(refusal(signed_as("ghost", "s3cret", nonce)).find("unknown device 'ghost'"), std::string::npos);
@@ -89,7 +87,8 @@ TEST(Registration, SeveralServersFollowTheSchemeAndRegisterPeers) {
   EXPECT_NE(check_peer_registration(peer("other", "wrong"), nonce, secret, sc, 0, false, true).refusal.find("wrong secret"), std::string::npos);
   EXPECT_NE(check_peer_registration(peer("nope", secret), nonce, secret, sc, 0, false, true).refusal.find("unknown server"), std::string::npos);
   EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 0, false, true).refusal.find("coordinator itself"), std::string::npos);
-  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1, false, true).refusal.find("not the scenario's first server"), std::string::npos);
+  EXPECT_NE(check_peer_registration(peer("edge", secret), nonce, secret, sc, 1, false, true).refusal.find("not the scenario's first server"),
+            std::string::npos);
   // A process that does not coordinate takes no peer, though it is the first server
   // (edge0 as a peer beside a --coordinate-only coordinator took one and redirected devices to it).
   EXPECT_NE(check_peer_registration(peer("other", secret), nonce, secret, sc, 0, false, false).refusal.find("is a peer, not the coordinator"),
@@ -117,8 +116,9 @@ TEST(Registration, AnEdgeRegistersWithTheCloudTheScenarioGivesIt) {
   EXPECT_FALSE(check_cloud_registration(edge("edge", secret, "server:"), nonce, secret, sc, 1).accepted());
   EXPECT_NE(check_cloud_registration(edge("nope", secret, "edge:"), nonce, secret, sc, 1).refusal.find("unknown server"), std::string::npos);
   // Only the cloud the scenario names: edge's cloud is not edge itself, and "other" has no cloud.
-  EXPECT_NE(check_cloud_registration(edge("edge", secret, "edge:"), nonce, secret, sc, 0).refusal.find("does not have this server (edge) as its cloud"),
-            std::string::npos);
+  EXPECT_NE(
+      check_cloud_registration(edge("edge", secret, "edge:"), nonce, secret, sc, 0).refusal.find("does not have this server (edge) as its cloud"),
+      std::string::npos);
   EXPECT_FALSE(check_cloud_registration(edge("other", secret, "edge:"), nonce, secret, sc, 1).accepted());
 }
 

@@ -110,14 +110,14 @@ TEST(TestbedPhases, RunInOrderAndWriteResultsWithTheBackEndsInfo) {
   EXPECT_EQ(run.go(h), 0);
   // prepare, the server until it listens (false twice, then true), the devices, then (no deadline
   // reached, nothing shaped) the server stopped once every device ended, collect, finish.
-  const std::vector<std::string> expected = {"prepare", "start_server", "server_listening", "server_listening", "server_listening",
-                                             "start_devices", "stop_server", "collect", "finish"};
+  const std::vector<std::string> expected = {
+      "prepare", "start_server", "server_listening", "server_listening", "server_listening", "start_devices", "stop_server", "collect", "finish"};
   EXPECT_EQ(h.calls, expected);
   ASSERT_TRUE(fs::exists(run.o.out + "/results.h5"));
   std::ifstream in(run.o.out + "/testbed.json");
   const nlohmann::json tb = nlohmann::json::parse(in);
-  EXPECT_EQ(tb["mode"], "scripted");  // the back-end's fields ...
-  EXPECT_EQ(tb["devices"], 3);        // ... and the run's
+  EXPECT_EQ(tb["mode"], "scripted");                               // the back-end's fields ...
+  EXPECT_EQ(tb["devices"], 3);                                     // ... and the run's
   EXPECT_TRUE(fs::exists(run.o.out + "/logs/journal-pi0.jsonl"));  // journals kept beside the results
   EXPECT_FALSE(fs::exists(run.o.out + ".work"));                   // the scratch folder is gone
 }
@@ -169,7 +169,8 @@ TEST(TestbedPhases, AServerFailureKillsTheServerAndARecoverStartsItAgainInTime) 
   ScriptedHosts h(static_cast<int>(run.sc.devices.size()));
   h.polls_before_end = 300;
   EXPECT_EQ(run.go(h), 0);
-  const std::vector<std::string> expected = {"prepare", "start_server", "server_listening", "server_listening", "server_listening",
-                                             "start_devices", "kill_server", "restart_server", "stop_server", "collect", "finish"};
+  const std::vector<std::string> expected = {"prepare",       "start_server", "server_listening", "server_listening", "server_listening",
+                                             "start_devices", "kill_server",  "restart_server",   "stop_server",      "collect",
+                                             "finish"};
   EXPECT_EQ(h.calls, expected);
 }

@@ -205,8 +205,8 @@ TEST(GinPredictor, BadModelFilesAreInputErrorsNamingTheFile) {
     return path;
   };
   const std::string no_meta = archive_with_meta("no_meta.pt", "");
-  const std::string foreign = archive_with_meta(
-      "foreign.pt", R"({"format":"coinfer-gin-predictor","version":2,"layout":"graph-v9","hidden":8,"layers":2})");
+  const std::string foreign =
+      archive_with_meta("foreign.pt", R"({"format":"coinfer-gin-predictor","version":2,"layout":"graph-v9","hidden":8,"layers":2})");
   const std::string corrupt = archive_with_meta("corrupt.pt", "{not json");
   const std::string newer = archive_with_meta("newer.pt", R"({"format":"coinfer-gin-predictor","version":99})");
   for (const auto& path : {no_meta, foreign, corrupt, newer}) {

@@ -53,8 +53,8 @@ TEST(ThresholdPredictor, LearnsAPlantedRuleThatNeedsThePreviousOperator) {
   o.learning_rate = 2e-3;  // the paper's 1e-4 needs more epochs than a unit test should take
   const ThresholdTrainResult r = train_threshold_predictor(data, o, net);
   EXPECT_EQ(r.test_sequences, 32);
-  std::printf("planted: test sparsity %.3f intensity %.3f; linear regression %.3f %.3f\n", r.test.sparsity, r.test.intensity,
-              r.linear_test.sparsity, r.linear_test.intensity);
+  std::printf("planted: test sparsity %.3f intensity %.3f; linear regression %.3f %.3f\n", r.test.sparsity, r.test.intensity, r.linear_test.sparsity,
+              r.linear_test.intensity);
   // ±10 %: the sparsity threshold within 10 % of the truth; the intensity threshold within 10 % in
   // FLOPs per byte, i.e. within log10(1.1) / 5 = 0.008 of the scaled truth.
   EXPECT_GE(r.test.sparsity, 0.9) << r.test.sparsity;

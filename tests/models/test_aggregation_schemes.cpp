@@ -48,7 +48,9 @@ TEST(AggregationSchemes, EveryScheme_EqualsTheStandardSumOnRandomGraphs) {
         const auto ref = scatter_aggregate(h, g.src, g.dst, w, n);
         // A double-precision reference: float summation order differs by scheme.
         const auto exact = torch::zeros({n, F}, torch::kFloat64)
-                               .index_add_(0, g.dst, h.to(torch::kFloat64).index_select(0, g.src) * (w.defined() ? w.to(torch::kFloat64) : torch::ones({e}, torch::kFloat64)).unsqueeze(1));
+                               .index_add_(0, g.dst,
+                                           h.to(torch::kFloat64).index_select(0, g.src) *
+                                               (w.defined() ? w.to(torch::kFloat64) : torch::ones({e}, torch::kFloat64)).unsqueeze(1));
         EXPECT_LT((ref.to(torch::kFloat64) - exact).abs().max().item<double>(), 1e-5) << "seed " << seed << " F " << F;
         for (std::int64_t sw : {1, 2, 3, 8, 64})
           EXPECT_LT((sliced_aggregate(h, g.src, g.dst, w, n, sw).to(torch::kFloat64) - exact).abs().max().item<double>(), 1e-5)

@@ -79,8 +79,8 @@ std::vector<ModuleSample> power_law_samples(int n, std::uint64_t seed, const std
     ModuleSample s;
     s.op = op;
     s.device_type = "synthetic";
-    s.features = {b, nodes, 0, in, o, 0, 1, cores, 1, flops, in * o * 4, b * nodes * in * 4, b * nodes * o * 4,
-                  b * nodes * (in + o) * 4 + in * o * 4, 0};
+    s.features = {b, nodes, 0, in, o, 0, 1, cores, 1, flops, in * o * 4, b * nodes * in * 4, b * nodes * o * 4, b * nodes * (in + o) * 4 + in * o * 4,
+                  0};
     s.mean_s = s.p50_s = 3e-10 * std::pow(flops, 0.9) / cores;
     s.count = 3;
     out.push_back(s);

@@ -19,7 +19,6 @@ using coinfer::models::test::max_abs_diff;
 
 namespace {
 
-
 // A random input shaped for the spec's dataset, with `nodes` nodes (points) and about 4 edges per node.
 GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4, uint64_t seed = 7) {
   torch::manual_seed(seed);
@@ -32,7 +31,6 @@ GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4
   }
   return g;
 }
-
 
 }  // namespace
 
@@ -165,8 +163,8 @@ TEST(Models, DevicePlacementKeepsOutputsAndRefusesWhatCannotRun) {
 TEST(GpuModels, EveryModelComputesOnTheGpuWhatItComputesOnTheCpu) {
   if (!cuda_available()) GTEST_SKIP() << "no GPU here (torch::cuda::is_available() is false)";
   const torch::Device gpu(torch::kCUDA, 0);
-  for (const auto& [name, dataset] : std::vector<std::pair<const char*, const char*>>{
-           {"gcn", "siot"}, {"gat", "siot"}, {"sage", "siot"}, {"dgcnn", "modelnet40"}, {"gcn", "mr"}}) {
+  for (const auto& [name, dataset] :
+       std::vector<std::pair<const char*, const char*>>{{"gcn", "siot"}, {"gat", "siot"}, {"sage", "siot"}, {"dgcnn", "modelnet40"}, {"gcn", "mr"}}) {
     ModelSpec m = catalog().instantiate(name, dataset);
     GnnModel cpu_model(m, 5), gpu_model(m, 5);
     gpu_model.to(gpu);
@@ -302,7 +300,7 @@ TEST(Datasets, GeneratorsHaveTheDocumentedStatistics) {
     if (d.kind == "point_cloud") {
       EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.nodes, d.features}));
       EXPECT_LE(s.sample.x.norm(2, 2).max().item<double>(), 1.0 + 1e-5);  // inside the unit ball
-      EXPECT_EQ(generate_sample(d, 1, 45).label, 5);                    // class = index mod 40
+      EXPECT_EQ(generate_sample(d, 1, 45).label, 5);                      // class = index mod 40
     } else {
       EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{d.nodes, d.features}));
       const auto& ei = s.sample.edge_index;

@@ -22,15 +22,15 @@ TEST(PaperModules, ConvolutionFeaturesByHand) {
   PaperModuleConfig c{PaperModule::conv, 2, 8, 3, 4, 3, 2};
   EXPECT_EQ(paper_module_output_size(c), 4);
   EXPECT_EQ(paper_module_input_elements(c), 2 * 3 * 8 * 8);  // N_d = 384
-  EXPECT_EQ(paper_module_weights(c), 4 * 3 * 3 * 3 + 4);    // N_m = 108 weights + 4 biases
+  EXPECT_EQ(paper_module_weights(c), 4 * 3 * 3 * 3 + 4);     // N_m = 108 weights + 4 biases
   // 2 x output elements (2 x 4 x 4 x 4 = 128) x C_i K^2 (27) = 6912.
   EXPECT_EQ(paper_module_flops(c), 6912);
   // Bytes: 4 x (384 input + 128 output + 112 weights) = 2496.
   EXPECT_EQ(paper_module_bytes(c), 2496);
   const FeatureLayout f = paper_module_features(PaperModule::conv);
   EXPECT_EQ(f.names, (std::vector<std::string>{"N", "L", "C_i", "C_o", "K", "S", "M", "U", "N_d", "N_m"}));
-  EXPECT_EQ(f.classes, (std::vector<std::string>{"sampling", "sampling", "sampling", "sampling", "sampling", "sampling", "measurable",
-                                                 "measurable", "inferable", "inferable"}));
+  EXPECT_EQ(f.classes, (std::vector<std::string>{"sampling", "sampling", "sampling", "sampling", "sampling", "sampling", "measurable", "measurable",
+                                                 "inferable", "inferable"}));
   EXPECT_EQ(paper_module_feature_values(c, 1e9, 0.25), (std::vector<double>{2, 8, 3, 4, 3, 2, 1e9, 0.25, 384, 112}));
   // With batch normalisation: no bias, a scale and a shift per output channel: 108 + 8; bn adds 2 FLOPs
   // per output element and ReLU 1: 6912 + 256 + 128.

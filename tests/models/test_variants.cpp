@@ -16,7 +16,6 @@ using coinfer::models::test::max_abs_diff;
 
 namespace {
 
-
 // An undirected random graph (every link both ways), `nodes` nodes, about 3 links per node.
 GraphSample undirected(const ModelSpec& m, int64_t nodes, uint64_t seed = 11) {
   torch::manual_seed(seed);
@@ -32,10 +31,7 @@ GraphSample undirected(const ModelSpec& m, int64_t nodes, uint64_t seed = 11) {
   return g;
 }
 
-
-torch::Tensor run(const std::string& model, const std::string& ds, const GraphSample& g) {
-  return GnnModel(catalog().spec(model, ds), 5).forward(g);
-}
+torch::Tensor run(const std::string& model, const std::string& ds, const GraphSample& g) { return GnnModel(catalog().spec(model, ds), 5).forward(g); }
 
 }  // namespace
 
@@ -145,8 +141,8 @@ TEST(Variants, Int8IsCalibratedCloseToFp32AndRefusesToRunUncalibrated) {
       const ModelSpec& base = catalog().spec(model, ds);
       const ModelSpec& var = catalog().spec(model + "@" + v, ds);
       const VariantAccuracy acc = measure_variant_accuracy(base, var, 2, 3);
-      std::printf("%s@%s/%s: max %.4g mean %.4g scale %.4g top1 %.3f\n", model.c_str(), v.c_str(), ds.c_str(), acc.max_abs_error,
-                  acc.mean_abs_error, acc.output_scale, acc.top1_agreement);
+      std::printf("%s@%s/%s: max %.4g mean %.4g scale %.4g top1 %.3f\n", model.c_str(), v.c_str(), ds.c_str(), acc.max_abs_error, acc.mean_abs_error,
+                  acc.output_scale, acc.top1_agreement);
       // Symmetric 8-bit steps are 1/127 of each range: errors a few percent of the outputs, not more.
       EXPECT_GT(acc.mean_abs_error, 0) << model << "@" << v;  // it is quantised, not fp32 in disguise
       EXPECT_LT(acc.mean_abs_error, 0.1 * acc.output_scale) << model << "@" << v;

@@ -21,9 +21,9 @@ namespace coinfer::test {
 constexpr double kTol = 1e-6;  // seconds; SimGrid's timing precision is 1e-9 s
 
 // dgcnn/modelnet40 bytes per sample (tests/unit/test_model_spec.cpp derives them):
-constexpr double kRawBytes = 12288;   // split 0: 1024 points x 3 floats
-constexpr double kPooledBytes = 8192; // split 6: 2048 floats after pooling
-constexpr double kResultBytes = 160;  // split 9: 40 floats
+constexpr double kRawBytes = 12288;    // split 0: 1024 points x 3 floats
+constexpr double kPooledBytes = 8192;  // split 6: 2048 floats after pooling
+constexpr double kResultBytes = 160;   // split 9: 40 floats
 
 class SimSetup {
  public:
@@ -120,12 +120,11 @@ inline void write_standard_luts(SimSetup& s) {
 
 // A one-server scenario: server "srv" of type testsrv with a 1000 Mbit/s, 0.1 ms link; access point
 // 1000 Mbit/s; `devices` is the YAML list body.
-inline std::string scenario(const std::string& devices, const std::string& batch = "{window_ms: 0, max_size: 1}",
-                            double duration_s = 1, double warmup_s = 0, int workers = 1, const std::string& extra = "") {
+inline std::string scenario(const std::string& devices, const std::string& batch = "{window_ms: 0, max_size: 1}", double duration_s = 1,
+                            double warmup_s = 0, int workers = 1, const std::string& extra = "") {
   return "name: t\nseed: 1\nduration_s: " + std::to_string(duration_s) + "\nwarmup_s: " + std::to_string(warmup_s) +
-         "\nluts: [LUTDIR]\nservers:\n  - {id: srv, type: testsrv, workers: " + std::to_string(workers) +
-         ", batch: " + batch + ", link: {bandwidth_mbps: 1000, latency_ms: 0.1}}\naccess_point: {bandwidth_mbps: 1000}\ndevices:\n" +
-         devices + extra;
+         "\nluts: [LUTDIR]\nservers:\n  - {id: srv, type: testsrv, workers: " + std::to_string(workers) + ", batch: " + batch +
+         ", link: {bandwidth_mbps: 1000, latency_ms: 0.1}}\naccess_point: {bandwidth_mbps: 1000}\ndevices:\n" + devices + extra;
 }
 
 // A device entry: testdev running dgcnn on an 8 Mbit/s (1e6 B/s), 5 ms link.

@@ -43,8 +43,8 @@ TEST(Adaptation, JoinTriggersADecisionThatIncludesTheNewDevice) {
   SimSetup s;
   write_standard_luts(s);
   const std::string devs = device("a", "offload") + device("b", "offload");
-  RunResults r = s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 2, 0, 1,
-                                "scheduler: {name: greedy}\nevents:\n  - {at_s: 0.5, device: b, join: true}\n"));
+  RunResults r =
+      s.run(scenario(devs, "{window_ms: 0, max_size: 1}", 2, 0, 1, "scheduler: {name: greedy}\nevents:\n  - {at_s: 0.5, device: b, join: true}\n"));
   ASSERT_EQ(r.decisions.size(), 2u);
   EXPECT_EQ(r.decisions[0].scheme.find("b="), std::string::npos) << r.decisions[0].scheme;  // not yet joined
   EXPECT_EQ(r.decisions[1].trigger, "join:b");
@@ -76,8 +76,10 @@ TEST(Adaptation, ChargedDecisionTimeDelaysTheSchemeOnTheServer) {
     std::ofstream trace(s.dir() + "/arrivals.txt");
     for (int k = 0; k < 2500; ++k) trace << k * 2e-6 << "\n";
   }
-  const std::string dev = "  - {id: a, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 1000, latency_ms: 0}, "
-                          "strategy: local, workload: {arrival: trace, file: " + s.dir() + "/arrivals.txt}}\n";
+  const std::string dev =
+      "  - {id: a, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 1000, latency_ms: 0}, "
+      "strategy: local, workload: {arrival: trace, file: " +
+      s.dir() + "/arrivals.txt}}\n";
   RunResults r = s.run(scenario(dev, "{window_ms: 0, max_size: 1}", 0.005, 0, 1,
                                 "network_model: cm02\n"
                                 "scheduler: {name: oracle, charge_decision_time: true, objective: latency, control_bytes: 1}\n"));

@@ -17,8 +17,8 @@ TEST(BackgroundLoad, AComputationStartedUnderLoadTakesOneOverOneMinusTheShare) {
   // 1.08-1.26, 1.26-1.44.
   SimSetup s;
   write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "local"), "{window_ms: 0, max_size: 1}", 1.5, 0, 1,
-                                      "events:\n  - {at_s: 1.0, device: a, load: 0.5}\n"));
+  const RunResults r =
+      s.run(scenario(device("a", "local"), "{window_ms: 0, max_size: 1}", 1.5, 0, 1, "events:\n  - {at_s: 1.0, device: a, load: 0.5}\n"));
   int checked = 0;
   for (const auto& q : r.requests)
     for (const auto& [start, end] : {std::pair{0.99, 1.08}, std::pair{1.08, 1.26}, std::pair{1.26, 1.44}})

@@ -16,11 +16,9 @@ using namespace coinfer;
 using namespace coinfer::test;
 
 namespace {
-const double kArrive = 0.0051 + kRawBytes / 1e6;  // 17.388 ms
-const double kDown = 0.0051 + kResultBytes / 1e6; // 5.26 ms
-std::string three_offloaders() {
-  return device("a", "offload") + device("b", "offload") + device("c", "offload");
-}
+const double kArrive = 0.0051 + kRawBytes / 1e6;   // 17.388 ms
+const double kDown = 0.0051 + kResultBytes / 1e6;  // 5.26 ms
+std::string three_offloaders() { return device("a", "offload") + device("b", "offload") + device("c", "offload"); }
 }  // namespace
 
 TEST(Batching, SimultaneousArrivalsWaitForTheWindowAndRunAsOneBatch) {
@@ -30,7 +28,7 @@ TEST(Batching, SimultaneousArrivalsWaitForTheWindowAndRunAsOneBatch) {
   ASSERT_EQ(r.requests.size(), 3u);  // closed loop, in_flight 1, only t=0 arrivals before 10 ms
   for (const auto& q : r.requests) {
     EXPECT_NEAR(q.t_queued, kArrive, kTol);
-    EXPECT_NEAR(q.t_batch_start, kArrive + 0.010, kTol);   // window closes 10 ms after the first arrival
+    EXPECT_NEAR(q.t_batch_start, kArrive + 0.010, kTol);  // window closes 10 ms after the first arrival
     EXPECT_EQ(q.batch_size, 3);
     EXPECT_NEAR(q.t_batch_end, kArrive + 0.010 + 0.018, kTol);  // 9 ms x (1 + 0.5 x 2)
     EXPECT_NEAR(q.t_result, kArrive + 0.010 + 0.018 + kDown, kTol);
@@ -46,8 +44,8 @@ TEST(Batching, FullBatchLeavesAtOnceAndTheRestWaitsForWindowAndWorker) {
   for (const auto& q : r.requests) {
     if (q.batch_size == 2) {
       ++pairs;
-      EXPECT_NEAR(q.t_batch_start, kArrive, kTol);           // full: no waiting
-      EXPECT_NEAR(q.t_batch_end, kArrive + 0.0135, kTol);    // 9 ms x 1.5
+      EXPECT_NEAR(q.t_batch_start, kArrive, kTol);         // full: no waiting
+      EXPECT_NEAR(q.t_batch_end, kArrive + 0.0135, kTol);  // 9 ms x 1.5
     } else {
       ++singles;
       EXPECT_EQ(q.batch_size, 1);
@@ -144,9 +142,8 @@ class BatchingByTime : public Scheduler {
 }  // namespace
 
 TEST(Batching, ANewWindowAppliesToTheOpenBatchAndLaterOnesAndNoWindowEndsBatching) {
-  register_scheduler({{"batching_by_time", "test", "", {}, {}}, [](const Scenario&, const std::map<std::string, int>&) {
-                        return std::unique_ptr<Scheduler>(new BatchingByTime);
-                      }});
+  register_scheduler({{"batching_by_time", "test", "", {}, {}},
+                      [](const Scenario&, const std::map<std::string, int>&) { return std::unique_ptr<Scheduler>(new BatchingByTime); }});
   SimSetup s;
   write_standard_luts(s);
   // Three closed-loop offloaders (in_flight 1): a cycle is 17.388 ms up + the window + 18 ms for the

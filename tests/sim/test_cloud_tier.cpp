@@ -47,8 +47,9 @@ std::string three_tier(const std::string& devices, double duration_s = 1, const 
 }
 
 std::string device_at_srv(const std::string& id, const std::string& strategy) {
-  return "  - {id: " + id + ", server: srv, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: \"" +
-         strategy + "\", workload: {arrival: closed_loop, in_flight: 1}}\n";
+  return "  - {id: " + id +
+         ", server: srv, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: \"" + strategy +
+         "\", workload: {arrival: closed_loop, in_flight: 1}}\n";
 }
 
 }  // namespace
@@ -96,14 +97,16 @@ TEST(CloudTier, AnEdgeBatchesOnlyRequestsWhosePartEndsAtTheSameStage) {
   // with c (a batch of 2 occurs) and never either with b.
   SimSetup s;
   write_luts(s);
-  const RunResults r = s.run(three_tier(device_at_srv("a", "pp(6,8)") + device_at_srv("b", "pp(6)") + device_at_srv("c", "pp(6,8)"), 1,
-                                        "", "{window_ms: 50, max_size: 3}"));
+  const RunResults r = s.run(
+      three_tier(device_at_srv("a", "pp(6,8)") + device_at_srv("b", "pp(6)") + device_at_srv("c", "pp(6,8)"), 1, "", "{window_ms: 50, max_size: 3}"));
   int with_b = 0, a_with_c = 0;
   for (const auto& q : r.requests)
     for (const auto& o : r.requests) {
       if (!q.done() || !o.done() || q.device >= o.device || q.t_batch_start != o.t_batch_start) continue;
-      if (q.device == 1 || o.device == 1) ++with_b;
-      else ++a_with_c;
+      if (q.device == 1 || o.device == 1)
+        ++with_b;
+      else
+        ++a_with_c;
     }
   EXPECT_EQ(with_b, 0);
   EXPECT_GT(a_with_c, 0);

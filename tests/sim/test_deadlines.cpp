@@ -63,9 +63,12 @@ TEST(Deadlines, ALateRequestIsDroppedBeforeItsUpload) {
   int before_upload = 0, at_server = 0;
   for (const auto& q : r.requests) {
     if (q.status != RequestRecord::Status::dropped) continue;
-    if (q.failure.find("dropped before its upload: 34.776 ms old") != std::string::npos) ++before_upload;
-    else if (q.failure.find("dropped at server srv: 34.776 ms old, its deadline of 30 ms cannot be met") != std::string::npos) ++at_server;
-    else ADD_FAILURE() << q.failure;
+    if (q.failure.find("dropped before its upload: 34.776 ms old") != std::string::npos)
+      ++before_upload;
+    else if (q.failure.find("dropped at server srv: 34.776 ms old, its deadline of 30 ms cannot be met") != std::string::npos)
+      ++at_server;
+    else
+      ADD_FAILURE() << q.failure;
   }
   EXPECT_EQ(before_upload, 2);
   EXPECT_EQ(at_server, 1);
@@ -100,7 +103,8 @@ TEST(Deadlines, AnUploadedRequestPastItsDeadlineIsDroppedAtTheServer) {
     ++dropped;
     EXPECT_TRUE(std::isnan(q.t_batch_start)) << "it never ran";
     EXPECT_NEAR(q.t_queued, 0.017388, 1e-9);
-    EXPECT_NE(q.failure.find("dropped at server srv: 35.388 ms old, its deadline of 40 ms cannot be met (9 ms alone"), std::string::npos) << q.failure;
+    EXPECT_NE(q.failure.find("dropped at server srv: 35.388 ms old, its deadline of 40 ms cannot be met (9 ms alone"), std::string::npos)
+        << q.failure;
   }
   EXPECT_EQ(ok, 2);
   EXPECT_EQ(dropped, 1);

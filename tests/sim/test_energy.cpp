@@ -10,7 +10,9 @@ using namespace coinfer::test;
 namespace {
 std::string powered(const std::string& strategy) {
   return "  - {id: d, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, "
-         "strategy: " + strategy + ", workload: {arrival: trace, file: LUTDIR/arrivals.txt}, "
+         "strategy: " +
+         strategy +
+         ", workload: {arrival: trace, file: LUTDIR/arrivals.txt}, "
          "power: {idle_w: 2, busy_w: 5, radio_j_per_mb: 0.5}}\n";
 }
 }  // namespace
@@ -68,4 +70,3 @@ TEST(Energy, RadioWithPowerStatesByHand) {
   // Per inference: idle 6 J + radio 2.3585312 J over one inference.
   EXPECT_NEAR(r.summary[0].energy_j_per_inference, 6 + 2.3585312, 1e-6);
 }
-

@@ -20,11 +20,12 @@ using namespace coinfer;
 TEST(EstimatorFidelity, LightSplitBesideHeavyOffloadersOnOneWorker) {
   char tmpl[] = "/tmp/coinfer-estfid-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
-  std::ofstream(dir + "/s.yaml") << "name: estfid\nseed: 1\nduration_s: 60\nwarmup_s: 10\nservice_time: mean\nluts: [" << COINFER_SOURCE_DIR
-                                 << "/traces/lut]\nservers:\n  - {id: edge, type: i7-7700, workers: 1, batch: {window_ms: 0, max_size: 1}}\n"
-                                    "devices:\n"
-                                    "  - {id: light, type: rpi4b, model: gcode, dataset: modelnet40, link: {bandwidth_mbps: 40}, strategy: pp(7)}\n"
-                                    "  - {id: heavy, count: 2, type: rpi4b, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 40}, strategy: offload}\n";
+  std::ofstream(dir + "/s.yaml")
+      << "name: estfid\nseed: 1\nduration_s: 60\nwarmup_s: 10\nservice_time: mean\nluts: [" << COINFER_SOURCE_DIR
+      << "/traces/lut]\nservers:\n  - {id: edge, type: i7-7700, workers: 1, batch: {window_ms: 0, max_size: 1}}\n"
+         "devices:\n"
+         "  - {id: light, type: rpi4b, model: gcode, dataset: modelnet40, link: {bandwidth_mbps: 40}, strategy: pp(7)}\n"
+         "  - {id: heavy, count: 2, type: rpi4b, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 40}, strategy: offload}\n";
   const Scenario s = load_scenario(dir + "/s.yaml");
   const ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
   const LutSet luts = load_scenario_luts(s);

@@ -24,7 +24,8 @@ std::string walking_scenario(SimSetup& s) {
          "mobility: {access_points: [{id: p, x_m: 0, y_m: 0, range_m: 150}, {id: q, x_m: 200, y_m: 0, range_m: 150}], handover_ms: 50, step_s: 0.1}\n"
          "devices:\n"
          "  - {id: a, type: testdev, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: offload, "
-         "workload: {arrival: closed_loop, in_flight: 1}, movement: {trace: " + s.dir() + "/walk.csv}}\n";
+         "workload: {arrival: closed_loop, in_flight: 1}, movement: {trace: " +
+         s.dir() + "/walk.csv}}\n";
 }
 }  // namespace
 

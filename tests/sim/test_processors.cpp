@@ -36,17 +36,21 @@ void write_board(SimSetup& s, const std::string& interconnect = "{kind: shared, 
                "    role: device\n"
                "    description: a test board\n"
                "    default_processor: gpu\n"
-               "    memory: {capacity_gb: " + std::to_string(memory_gb) + ", gpu: shared, source: test}\n"
-               "    interconnect: " + interconnect + "\n"
-               "    processors:\n"
-               "      gpu: {kind: gpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n"
-               "      cpu: {kind: cpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n");
+               "    memory: {capacity_gb: " +
+                   std::to_string(memory_gb) +
+                   ", gpu: shared, source: test}\n"
+                   "    interconnect: " +
+                   interconnect +
+                   "\n"
+                   "    processors:\n"
+                   "      gpu: {kind: gpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n"
+                   "      cpu: {kind: cpu, description: test, peak_gflops: 1, mem_gbps: 1, efficiency: 0.5}\n");
 }
 
 std::string board(const std::string& id, const std::string& strategy, const std::string& workload = "{arrival: closed_loop, in_flight: 1}",
-                   const std::string& extra = "") {
-  return "  - {id: " + id + ", type: testboard, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: '" +
-         strategy + "', workload: " + workload + extra + "}\n";
+                  const std::string& extra = "") {
+  return "  - {id: " + id + ", type: testboard, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: '" + strategy +
+         "', workload: " + workload + extra + "}\n";
 }
 
 std::string with_hardware(const std::string& devices) { return scenario(devices) + "hardware: LUTDIR/hardware.yaml\n"; }
@@ -230,7 +234,8 @@ TEST(Processors, WithoutFeatureDecompositionOnlyOffloadingFits) {
   // the only scheme that completes anything. A memory-blind estimator prefers the faster ones.
   SimSetup setup;
   const std::string root = COINFER_SOURCE_DIR;
-  RunResults r = setup.run("name: t\nduration_s: 40\nluts: [" + root + "/traces/lut/]\nservers: [{id: edge0, type: i7-7700}]\n"
+  RunResults r = setup.run("name: t\nduration_s: 40\nluts: [" + root +
+                           "/traces/lut/]\nservers: [{id: edge0, type: i7-7700}]\n"
                            "scheduler: {name: greedy}\ndevices:\n"
                            "  - {id: pi, type: rpi4b, memory_gb: 1, model: gcn_wide, dataset: pubmed, link: {bandwidth_mbps: 20, latency_ms: 2}}\n");
   ASSERT_FALSE(r.decisions.empty());

@@ -22,9 +22,11 @@ std::string two_servers(const std::string& scheduler, const std::string& extra =
   return "name: t\nseed: 1\nduration_s: 0.3\nwarmup_s: 0\nluts: [LUTDIR]\nservers:\n"
          "  - {id: slow, type: testslow, workers: 1, batch: {window_ms: 0, max_size: 1}, link: {bandwidth_mbps: 1000, latency_ms: 0.1}}\n"
          "  - {id: fast, type: testsrv, workers: 1, batch: {window_ms: 0, max_size: 1}, link: {bandwidth_mbps: 1000, latency_ms: 0.1}}\n"
-         "access_point: {bandwidth_mbps: 1000}\nscheduler: " + scheduler + "\ndevices:\n" +
+         "access_point: {bandwidth_mbps: 1000}\nscheduler: " +
+         scheduler + "\ndevices:\n" +
          "  - {id: a, type: testdev, model: dgcnn, dataset: modelnet40, server: slow, link: {bandwidth_mbps: 8, latency_ms: 5}, strategy: offload, "
-         "workload: {arrival: closed_loop, in_flight: 1}}\n" + extra;
+         "workload: {arrival: closed_loop, in_flight: 1}}\n" +
+         extra;
 }
 
 void write_luts(SimSetup& s) {

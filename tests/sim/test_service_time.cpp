@@ -66,8 +66,7 @@ TEST(ServiceTime, MeanModeIsMD1) {
   SimSetup s;
   s.write_distributed_lut("testdev", {0, 0.5, 0.5, 1}, {0.005, 0.005, 0.035, 0.035});
   s.write_lut("testsrv", 0.001);
-  RunResults r = s.run(scenario(local_device("{arrival: poisson, rate_per_s: 25}"), "{window_ms: 0, max_size: 1}", 4000, 100),
-                       {"service_time=mean"});
+  RunResults r = s.run(scenario(local_device("{arrival: poisson, rate_per_s: 25}"), "{window_ms: 0, max_size: 1}", 4000, 100), {"service_time=mean"});
   for (const auto& q : r.requests)
     if (q.status == RequestRecord::Status::ok) {
       EXPECT_NEAR(q.t_device_end - q.t_device_start, 0.020, kTol);
@@ -84,10 +83,14 @@ TEST(ServiceTime, P95OfOneDeviceIsTheLutP95) {
   const auto& levels = standard_quantile_levels();
   std::vector<double> q;
   for (double l : levels) {
-    if (l <= 0.9) q.push_back(0.010 + 0.010 * l / 0.9);
-    else if (l <= 0.95) q.push_back(0.020 + 0.010 * (l - 0.9) / 0.05);
-    else if (l <= 0.99) q.push_back(0.030 + 0.010 * (l - 0.95) / 0.04);
-    else q.push_back(0.040 + 0.040 * (l - 0.99) / 0.01);
+    if (l <= 0.9)
+      q.push_back(0.010 + 0.010 * l / 0.9);
+    else if (l <= 0.95)
+      q.push_back(0.020 + 0.010 * (l - 0.9) / 0.05);
+    else if (l <= 0.99)
+      q.push_back(0.030 + 0.010 * (l - 0.95) / 0.04);
+    else
+      q.push_back(0.040 + 0.040 * (l - 0.99) / 0.01);
   }
   SimSetup s;
   s.write_distributed_lut("testdev", levels, q);
@@ -113,9 +116,12 @@ TEST(ServiceTime, ServerBatchesDrawFromTheServerLut) {
   for (const auto& q : r.requests) {
     if (q.status != RequestRecord::Status::ok) continue;
     const double b = q.t_batch_end - q.t_batch_start;
-    if (std::abs(b - 0.002) < kTol) ++short_runs;
-    else if (std::abs(b - 0.006) < kTol) ++long_runs;
-    else ADD_FAILURE() << "batch time " << b;
+    if (std::abs(b - 0.002) < kTol)
+      ++short_runs;
+    else if (std::abs(b - 0.006) < kTol)
+      ++long_runs;
+    else
+      ADD_FAILURE() << "batch time " << b;
   }
   const int n = short_runs + long_runs;
   ASSERT_GT(n, 1000);
@@ -134,8 +140,8 @@ TEST(ServiceTime, DrawsDependOnTheSeedOnly) {
       SimSetup s;
       s.write_distributed_lut("testdev", {0, 0.5, 0.5, 1}, {0.005, 0.005, 0.035, 0.035});
       s.write_lut("testsrv", 0.001);
-      const auto lat = latencies_s(s.run(scenario(local_device("{arrival: closed_loop, in_flight: 1}"), "{window_ms: 0, max_size: 1}", 5, 0),
-                                         {"seed=" + seed}));
+      const auto lat =
+          latencies_s(s.run(scenario(local_device("{arrival: closed_loop, in_flight: 1}"), "{window_ms: 0, max_size: 1}", 5, 0), {"seed=" + seed}));
       const std::string bytes(reinterpret_cast<const char*>(lat.data()), lat.size() * sizeof(double));
       if (::write(fds[1], bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) ::_exit(1);
       ::_exit(0);

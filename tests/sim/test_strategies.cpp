@@ -69,8 +69,8 @@ TEST(Strategies, PipelineSplitLatencyAddsBothSides) {
 
 TEST(Strategies, PipelineThroughputIsOneOverTheSlowestStage) {
   SimSetup s;
-  s.write_lut("testdev", 0.002);   // device [0,6) = 12 ms
-  s.write_lut("testsrv", 0.040);   // server [6,9) = 120 ms: the bottleneck
+  s.write_lut("testdev", 0.002);  // device [0,6) = 12 ms
+  s.write_lut("testsrv", 0.040);  // server [6,9) = 120 ms: the bottleneck
   // in_flight 4 keeps the server busy; up = 13.292 ms, down = 5.26 ms are shorter than 120 ms.
   RunResults r = s.run(scenario(device("d", "pp(6)", "{arrival: closed_loop, in_flight: 4}"), "{window_ms: 0, max_size: 1}", 5));
   std::vector<double> ends;
@@ -86,7 +86,7 @@ TEST(Strategies, PipelineThroughputIsOneOverTheSlowestStage) {
 
 TEST(Strategies, DeviceBottleneckPipelineRunsAtDeviceRate) {
   SimSetup s;
-  s.write_lut("testdev", 0.010);   // device [0,6) = 60 ms: the bottleneck
+  s.write_lut("testdev", 0.010);  // device [0,6) = 60 ms: the bottleneck
   s.write_lut("testsrv", 0.001);
   RunResults r = s.run(scenario(device("d", "pp(6)", "{arrival: closed_loop}"), "{window_ms: 0, max_size: 1}", 3));  // default in_flight 2
   std::vector<double> ends;

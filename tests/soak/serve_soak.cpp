@@ -57,8 +57,8 @@ struct Options {
 };
 
 struct Totals {
-  std::atomic<long long> sessions{0}, registrations_refused_busy{0}, tasks_sent{0}, results_ok{0}, results_failed{0},
-      failed_without_reason{0}, missing{0}, abandoned{0}, dropped_sessions{0}, duplicate_results{0}, garbage{0};
+  std::atomic<long long> sessions{0}, registrations_refused_busy{0}, tasks_sent{0}, results_ok{0}, results_failed{0}, failed_without_reason{0},
+      missing{0}, abandoned{0}, dropped_sessions{0}, duplicate_results{0}, garbage{0};
   std::mutex m;
   std::set<std::string> failure_reasons, drop_reasons;
 };
@@ -103,8 +103,7 @@ void device_loop(const Options& o, int index, const std::string& state_bytes, Cl
     try {
       c = Connection::connect("127.0.0.1", o.port, Seconds(5));
       auto hello = c->receive(Seconds(10));
-      if (hello && hello->type == MsgType::error &&
-          decode_error(hello->payload).find("too many registrations in progress") != std::string::npos) {
+      if (hello && hello->type == MsgType::error && decode_error(hello->payload).find("too many registrations in progress") != std::string::npos) {
         ++t.registrations_refused_busy;  // the server's handshake gate was full: it said so, try again
         c.reset();
         std::this_thread::sleep_for(Seconds(0.1));
@@ -211,8 +210,10 @@ void garbage_loop(const Options& o, int index, Clock::time_point end, Totals& t)
     } else if (kind == 3) {
       bytes = encode_frame({MsgType::register_, 0, "{}"}).substr(0, 11);
     }
-    if (!bytes.empty()) asio::write(s, asio::buffer(bytes), ec);
-    else std::this_thread::sleep_for(Seconds(1 + 2 * rng.next_unit()));
+    if (!bytes.empty())
+      asio::write(s, asio::buffer(bytes), ec);
+    else
+      std::this_thread::sleep_for(Seconds(1 + 2 * rng.next_unit()));
     s.close(ec);
     ++t.garbage;
     std::this_thread::sleep_for(Seconds(0.02));
@@ -237,18 +238,30 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) return usage(("missing value after " + a).c_str());
     const std::string v = argv[++i];
     try {
-      if (a == "--port") o.port = std::stoi(v);
-      else if (a == "--secret-file") secret_file = v;
-      else if (a == "--server-pid") o.pid = std::stol(v);
-      else if (a == "--root") o.root = v;
-      else if (a == "--devices") o.devices = std::stoi(v);
-      else if (a == "--garbage-peers") o.garbage_peers = std::stoi(v);
-      else if (a == "--seconds") o.seconds = std::stod(v);
-      else if (a == "--sample-every") o.sample_every = std::stod(v);
-      else if (a == "--csv") o.csv = v;
-      else if (a == "--id-prefix") o.id_prefix = v;
-      else if (a == "--seed") o.seed = std::stoull(v);
-      else return usage(("unknown option " + a).c_str());
+      if (a == "--port")
+        o.port = std::stoi(v);
+      else if (a == "--secret-file")
+        secret_file = v;
+      else if (a == "--server-pid")
+        o.pid = std::stol(v);
+      else if (a == "--root")
+        o.root = v;
+      else if (a == "--devices")
+        o.devices = std::stoi(v);
+      else if (a == "--garbage-peers")
+        o.garbage_peers = std::stoi(v);
+      else if (a == "--seconds")
+        o.seconds = std::stod(v);
+      else if (a == "--sample-every")
+        o.sample_every = std::stod(v);
+      else if (a == "--csv")
+        o.csv = v;
+      else if (a == "--id-prefix")
+        o.id_prefix = v;
+      else if (a == "--seed")
+        o.seed = std::stoull(v);
+      else
+        return usage(("unknown option " + a).c_str());
     } catch (const std::exception&) {
       return usage(("bad value for " + a + ": " + v).c_str());
     }
@@ -271,8 +284,8 @@ int main(int argc, char** argv) {
   std::ofstream csv;
   if (!o.csv.empty()) {
     csv.open(o.csv, std::ios::trunc);
-    csv << "# serve_soak: " << o.devices << " devices, " << o.garbage_peers << " garbage peers, " << o.seconds
-        << " s; server pid " << o.pid << " (/proc/PID: fd count, Threads, VmRSS, VmSize)\n"
+    csv << "# serve_soak: " << o.devices << " devices, " << o.garbage_peers << " garbage peers, " << o.seconds << " s; server pid " << o.pid
+        << " (/proc/PID: fd count, Threads, VmRSS, VmSize)\n"
         << "t_s,phase,fds,threads,rss_kb,vm_kb,sessions,tasks_sent,results_ok,results_failed,garbage\n";
   }
   Totals t;
@@ -323,9 +336,8 @@ int main(int argc, char** argv) {
   check(t.dropped_sessions == 0, std::to_string(t.dropped_sessions.load()) + " sessions dropped by the server");
   check(t.failed_without_reason == 0, std::to_string(t.failed_without_reason.load()) + " failed results without a reason");
   check(t.duplicate_results == 0, std::to_string(t.duplicate_results.load()) + " results for tasks not outstanding");
-  check(answered + t.abandoned == t.tasks_sent,
-        "tasks sent " + std::to_string(t.tasks_sent.load()) + " != answered " + std::to_string(answered) + " + abandoned " +
-            std::to_string(t.abandoned.load()));
+  check(answered + t.abandoned == t.tasks_sent, "tasks sent " + std::to_string(t.tasks_sent.load()) + " != answered " + std::to_string(answered) +
+                                                    " + abandoned " + std::to_string(t.abandoned.load()));
   check(t.sessions >= o.devices, "only " + std::to_string(t.sessions.load()) + " sessions");
   check(idle1.fds <= idle0.fds + 2, "descriptors " + std::to_string(idle0.fds) + " idle before -> " + std::to_string(idle1.fds) + " idle after");
   check(idle1.threads <= idle0.threads + 2,
@@ -348,8 +360,8 @@ int main(int argc, char** argv) {
                "%lld abandoned by a hang-up, %lld missing; %lld garbage connections; descriptors %ld -> %ld, threads %ld -> %ld, "
                "RSS %ld -> %ld kB (first loaded sample %ld kB), VmSize %ld -> %ld kB\n",
                o.seconds, o.devices, t.sessions.load(), t.registrations_refused_busy.load(), t.tasks_sent.load(), t.results_ok.load(),
-               t.results_failed.load(), t.abandoned.load(), t.missing.load(), t.garbage.load(), idle0.fds, idle1.fds, idle0.threads,
-               idle1.threads, idle0.rss_kb, idle1.rss_kb, first_loaded.rss_kb, idle0.vm_kb, idle1.vm_kb);
+               t.results_failed.load(), t.abandoned.load(), t.missing.load(), t.garbage.load(), idle0.fds, idle1.fds, idle0.threads, idle1.threads,
+               idle0.rss_kb, idle1.rss_kb, first_loaded.rss_kb, idle0.vm_kb, idle1.vm_kb);
   for (const auto& r : t.failure_reasons) std::fprintf(stderr, "serve_soak: a failure reason: %s\n", r.c_str());
   for (const auto& r : t.drop_reasons) std::fprintf(stderr, "serve_soak: a dropped session: %s\n", r.c_str());
   for (const auto& f : failures) std::fprintf(stderr, "serve_soak FAIL: %s\n", f.c_str());

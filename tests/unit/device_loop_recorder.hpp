@@ -32,7 +32,9 @@ struct Recorder : DeviceActions {
   }
   bool may_create() const override { return next < capacity; }
   double link_bytes_per_s(double) override { return kRecorderBw; }
-  void start_compute(DeviceRequest& r) override { log.push_back("compute " + std::to_string(r.rec.id) + " [0," + std::to_string(r.device_split) + ")"); }
+  void start_compute(DeviceRequest& r) override {
+    log.push_back("compute " + std::to_string(r.rec.id) + " [0," + std::to_string(r.device_split) + ")");
+  }
   void start_upload(DeviceRequest& r) override { log.push_back("upload " + std::to_string(r.rec.id) + " @" + std::to_string(r.device_split)); }
   void start_help(std::int64_t task) override { log.push_back("help " + std::to_string(task)); }
   void finished(DeviceRequest& r) override {

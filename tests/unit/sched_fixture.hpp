@@ -29,11 +29,11 @@ struct Fixture {
   LutSet luts;
   std::unique_ptr<AnalyticEstimator> est;
   explicit Fixture(Objective o = Objective::throughput) {
-    luts.add(lut("slow", 0.100), "mem");   // whole model 0.9 s
-    luts.add(lut("fast", 0.005), "mem");   // whole model 45 ms
-    luts.add(lut("srv", 0.001), "mem");    // whole model 9 ms
-    luts.add(lut("busy", 0.010), "mem");   // whole model 90 ms
-    luts.add(lut("mid", 0.011), "mem");    // whole model 99 ms
+    luts.add(lut("slow", 0.100), "mem");  // whole model 0.9 s
+    luts.add(lut("fast", 0.005), "mem");  // whole model 45 ms
+    luts.add(lut("srv", 0.001), "mem");   // whole model 9 ms
+    luts.add(lut("busy", 0.010), "mem");  // whole model 90 ms
+    luts.add(lut("mid", 0.011), "mem");   // whole model 99 ms
     ModelSpecs specs;
     specs.emplace(ModelKey{"dgcnn", "modelnet40"}, catalog().instantiate("dgcnn", "modelnet40"));
     est = std::make_unique<AnalyticEstimator>(luts, specs, o);
@@ -54,8 +54,8 @@ inline DeviceState device(const std::string& id, const std::string& type, double
   return d;
 }
 
-inline SystemState state(std::vector<DeviceState> devices, const std::string& server_type = "srv", int workers = 1,
-                  double window_ms = 0, int max_size = 1) {
+inline SystemState state(std::vector<DeviceState> devices, const std::string& server_type = "srv", int workers = 1, double window_ms = 0,
+                         int max_size = 1) {
   SystemState s;
   s.access_point_mbps = 1e6;
   s.access_point_latency_ms = 0;

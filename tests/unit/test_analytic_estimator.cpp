@@ -76,8 +76,8 @@ double reference_dp_server_rate(double R, double server_s, double device_s, bool
 // `damping` and `max_rounds`: the damped rounds (the estimator's were 1/2 and 60); they stop at a round
 // that moves no rate by more than `still` of itself (0: a round that changes nothing), and `converged`
 // tells whether that happened.
-Prediction reference_predict(const AnalyticEstimator& est, const SystemState& state, const Scheme& scheme, double damping = 0.5,
-                             int max_rounds = 60, bool* converged = nullptr, double still = 0) {
+Prediction reference_predict(const AnalyticEstimator& est, const SystemState& state, const Scheme& scheme, double damping = 0.5, int max_rounds = 60,
+                             bool* converged = nullptr, double still = 0) {
   std::vector<RefPath> paths;
   std::vector<const DeviceState*> devs;
   std::map<std::tuple<int, std::string, std::string, int>, int> group_ids;
@@ -140,7 +140,8 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
   std::vector<double> group_population(group_ids.size());
   std::vector<bool> group_open(group_ids.size());
   auto largest_batch = [&](const RefPath& p, const ServerState& sv) {
-    return group_open[p.group] ? static_cast<double>(sv.batch_max_size) : std::min<double>(sv.batch_max_size, std::max(1.0, group_population[p.group]));
+    return group_open[p.group] ? static_cast<double>(sv.batch_max_size)
+                               : std::min<double>(sv.batch_max_size, std::max(1.0, group_population[p.group]));
   };
   std::vector<int> open_paths(S);
   // the most requests a path can have at its server (0: no bound): an open-loop data_parallel server
@@ -153,8 +154,10 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
     for (const auto& p : paths)
       if (p.to_server) {
         group_rate[p.group] += p.lambda;
-        if (population(p) > 0) group_population[p.group] += population(p);
-        else group_open[p.group] = true;
+        if (population(p) > 0)
+          group_population[p.group] += population(p);
+        else
+          group_open[p.group] = true;
       }
     std::fill(load.begin(), load.end(), 0.0);
     std::fill(batch_rate.begin(), batch_rate.end(), 0.0);
@@ -170,8 +173,10 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
       p.per_request_s = p.batch_s / b;
       load[p.server] += p.lambda * p.per_request_s;
       batch_rate[p.server] += p.lambda / b;
-      if (population(p) > 0) closed_work[p.server] += population(p) * p.batch_s;
-      else ++open_paths[p.server];
+      if (population(p) > 0)
+        closed_work[p.server] += population(p) * p.batch_s;
+      else
+        ++open_paths[p.server];
     }
     for (auto& p : paths) {
       double latency = p.device_s, bottleneck = p.device_s;
@@ -229,8 +234,7 @@ Prediction reference_predict(const AnalyticEstimator& est, const SystemState& st
     for (size_t i = 0; i < paths.size(); ++i) before[i] = paths[i].lambda;
     evaluate(true);
     bool unchanged = true;
-    for (size_t i = 0; i < paths.size() && unchanged; ++i)
-      unchanged = std::fabs(paths[i].lambda - before[i]) <= still * std::fabs(paths[i].lambda);
+    for (size_t i = 0; i < paths.size() && unchanged; ++i) unchanged = std::fabs(paths[i].lambda - before[i]) <= still * std::fabs(paths[i].lambda);
     if (unchanged) {
       if (converged) *converged = true;
       break;
@@ -436,7 +440,8 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
         if (reference_compare(objective, want[k], best < 0 ? want[0] : want[static_cast<size_t>(best) + 1]) > 1e-12) best = static_cast<int>(k - 1);
       const Prediction& picked = want[static_cast<size_t>(got + 1)];
       const Prediction& best_one = want[static_cast<size_t>(best + 1)];
-      EXPECT_LE(reference_compare(objective, best_one, picked), 1e-9) << "system " << system << ": best_of took " << got << ", the reference " << best;
+      EXPECT_LE(reference_compare(objective, best_one, picked), 1e-9)
+          << "system " << system << ": best_of took " << got << ", the reference " << best;
       // The same candidates as edits of schemes[0] (every entry of the candidate, and each device the
       // candidate leaves out back on its own strategy; an id of no device, passed over): the same pick,
       // through the analytic estimator's edits and through Estimator's default, which builds the schemes.

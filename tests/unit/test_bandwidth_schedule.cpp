@@ -10,14 +10,18 @@ TEST(BandwidthSchedule, MergesBaseTraceAndEventsInTimeOrder) {
   d.link.bandwidth_mbps = 40;
   d.link.trace = {{10, 20}, {20, 5}};
   std::vector<EventSpec> ev(2);
-  ev[0].at_s = 15; ev[0].device = "x"; ev[0].bandwidth_mbps = 1;
-  ev[1].at_s = 15; ev[1].device = "other"; ev[1].bandwidth_mbps = 99;  // another device: ignored
+  ev[0].at_s = 15;
+  ev[0].device = "x";
+  ev[0].bandwidth_mbps = 1;
+  ev[1].at_s = 15;
+  ev[1].device = "other";
+  ev[1].bandwidth_mbps = 99;  // another device: ignored
   BandwidthSchedule s(d, ev);
   EXPECT_DOUBLE_EQ(s.mbps_at(0), 40);
   EXPECT_DOUBLE_EQ(s.mbps_at(9.99), 40);
   EXPECT_DOUBLE_EQ(s.mbps_at(10), 20);
-  EXPECT_DOUBLE_EQ(s.mbps_at(15), 1);   // the event
-  EXPECT_DOUBLE_EQ(s.mbps_at(25), 5);   // the next trace point
+  EXPECT_DOUBLE_EQ(s.mbps_at(15), 1);  // the event
+  EXPECT_DOUBLE_EQ(s.mbps_at(25), 5);  // the next trace point
   EXPECT_DOUBLE_EQ(s.peak_mbps(), 40);
   EXPECT_DOUBLE_EQ(s.bytes_per_s_at(0), 5e6);
   EXPECT_FALSE(s.constant());

@@ -11,10 +11,10 @@ TEST(CloudHandoff, TheCloudSplitIsTheStrategysOnlyForItsOwnDeviceSplit) {
   EXPECT_EQ(cloud_split_of(pp12, 1, 9), 2);
   // The device ran another split (e.g. a placement changed it): no cloud part, the edge runs [k,n).
   EXPECT_EQ(cloud_split_of(pp12, 0, 9), 0);
-  EXPECT_EQ(cloud_split_of(parse_strategy("pp(2)"), 2, 9), 0);     // two tiers
+  EXPECT_EQ(cloud_split_of(parse_strategy("pp(2)"), 2, 9), 0);  // two tiers
   EXPECT_EQ(cloud_split_of(parse_strategy("offload"), 0, 9), 0);
-  EXPECT_EQ(cloud_split_of(parse_strategy("pp(3,8)"), 3, 9), 8);   // the last stage at the cloud
-  EXPECT_EQ(cloud_split_of(parse_strategy("pp(3,8)"), 3, 8), 0);   // ... of a model that has no stage 8
+  EXPECT_EQ(cloud_split_of(parse_strategy("pp(3,8)"), 3, 9), 8);  // the last stage at the cloud
+  EXPECT_EQ(cloud_split_of(parse_strategy("pp(3,8)"), 3, 8), 0);  // ... of a model that has no stage 8
 }
 
 TEST(CloudHandoff, EachServerRunsItsOwnPart) {
@@ -47,7 +47,7 @@ TEST(CloudHandoff, BatchGroupsSeparateEdgeRangesAndJoinAtTheCloud) {
 
 TEST(CloudHandoff, OnlyAnEdgePartGoesOnAndNeverToAHelper) {
   EXPECT_TRUE(passes_to_cloud(2, false));
-  EXPECT_FALSE(passes_to_cloud(2, true));   // the cloud's result goes to the device
+  EXPECT_FALSE(passes_to_cloud(2, true));  // the cloud's result goes to the device
   EXPECT_FALSE(passes_to_cloud(0, false));
   EXPECT_FALSE(may_forward_to_helper(2));
   EXPECT_TRUE(may_forward_to_helper(0));

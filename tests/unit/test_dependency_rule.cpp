@@ -49,8 +49,7 @@ TEST(DependencyRule, ModulesIncludeOnlyWhatTheyMay) {
         if (allowed.count(top) && top != module)
           EXPECT_TRUE(deps.count(top)) << e.path() << " includes " << inc << ": " << module << " may not depend on " << top;
         if (forbidden.count(module))
-          for (const auto& f : forbidden.at(module))
-            EXPECT_EQ(inc.rfind(f, 0), std::string::npos) << e.path() << " includes " << inc;
+          for (const auto& f : forbidden.at(module)) EXPECT_EQ(inc.rfind(f, 0), std::string::npos) << e.path() << " includes " << inc;
       }
     }
   }

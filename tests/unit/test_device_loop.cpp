@@ -57,7 +57,7 @@ TEST(DeviceLoop, PipelinedClosedLoopComputesTheNextInputWhileTheLastIsUploaded) 
   loop.on_result(0, 0.5);
   loop.wake(0.5);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 2@0.5", "compute 2 [0,3)"}));
-  EXPECT_EQ(e.done[0].server, 4);       // it left the device: the server is recorded
+  EXPECT_EQ(e.done[0].server, 4);  // it left the device: the server is recorded
   EXPECT_EQ(e.done[0].strategy, "pp(3)");
   EXPECT_DOUBLE_EQ(e.done[0].t_device_start, 0);
   EXPECT_DOUBLE_EQ(e.done[0].t_device_end, 0.1);
@@ -143,7 +143,7 @@ TEST(DeviceLoop, AResultThatOvertakesItsUploadEventFreesTheUplinkAndTheLateEvent
   loop.on_join(0);
   loop.wake(0);
   EXPECT_EQ(e.take(), (Log{"new 0@0", "upload 0 @0"}));  // 1 waits: the uplink is busy
-  loop.on_result(0, 0.3);  // the real server answered before the sending thread reported
+  loop.on_result(0, 0.3);                                // the real server answered before the sending thread reported
   loop.wake(0.3);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 1@0.3", "upload 1 @0"}));
   loop.on_uploaded(0, 0.31);  // late: request 0 is gone, the uplink carries 1

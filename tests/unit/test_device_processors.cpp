@@ -133,8 +133,8 @@ TEST(DeviceProcessors, SegmentsRunInOrderAndTheDevicePipelinesAcrossItsProcessor
   loop.on_computed(0, 0.3);
   loop.wake(0.3);
   EXPECT_EQ(e.take(), (Log{"finished 0 ok", "new 2@0.3", "compute 2 [0,1) on 0", "compute 1 [1,3) on 1"}));
-  EXPECT_DOUBLE_EQ(e.done[0].t_device_start, 0);    // the first segment's start
-  EXPECT_DOUBLE_EQ(e.done[0].t_device_end, 0.3);    // the last segment's end
+  EXPECT_DOUBLE_EQ(e.done[0].t_device_start, 0);  // the first segment's start
+  EXPECT_DOUBLE_EQ(e.done[0].t_device_end, 0.3);  // the last segment's end
   EXPECT_DOUBLE_EQ(e.done[0].t_result, 0.3);
   EXPECT_EQ(e.done[0].strategy, "local[cpu:0-1,gpu:1-3]");
 }

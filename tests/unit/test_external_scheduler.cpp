@@ -25,7 +25,7 @@ TEST(ExternalScheduler, CommandLineWords) {
   EXPECT_EQ(words("echo '$HOME \\n' \"it's\""), (V{"echo", "$HOME \\n", "it's"}));
   // Inside double quotes a backslash escapes " and itself only; outside, any character.
   EXPECT_EQ(words("a \"x\\\"y\\\\z\\q\" b\\ c"), (V{"a", "x\"y\\z\\q", "b c"}));
-  EXPECT_EQ(words("''"), (V{""}));  // an empty argument, as a shell gives
+  EXPECT_EQ(words("''"), (V{""}));                             // an empty argument, as a shell gives
   EXPECT_EQ(words("a|b > c; d"), (V{"a|b", ">", "c;", "d"}));  // no shell: these are words
 }
 
@@ -99,7 +99,9 @@ TEST(ExternalScheduler, EachMisbehaviourIsASchedulerFailureThatSaysWhat) {
   // process that never says ready is refused before the run (InputError on scheduler.command).
   const std::string answer = "for line in sys.stdin:\n    m = json.loads(line)\n    ";
   EXPECT_NE(failure_of(external(std::string(kHello) + answer + R"py(print(json.dumps({"type": "scheme", "id": m["id"] + 1, "scheme": {}}), flush=True)
-)py")).find("to decision 1"), std::string::npos);
+)py"))
+                .find("to decision 1"),
+            std::string::npos);
   EXPECT_NE(failure_of(external(std::string(kHello) + answer + "print('hello there', flush=True)\n")).find("not JSON: 'hello there'"),
             std::string::npos);
   EXPECT_NE(failure_of(external(std::string(kHello) + answer + "import time; time.sleep(30)\n", 0.5)).find("0.5"), std::string::npos);

@@ -29,7 +29,10 @@ fuzz::H5Tree tree_of_bytes(const std::string& bytes) {
   return fuzz::H5Tree::decode("t.h5", reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
 }
 std::string str(const std::string& s) { return std::string{static_cast<char>(s.size()), 0} + s; }
-std::string u32(std::uint32_t v) { return std::string{static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff), static_cast<char>((v >> 16) & 0xff), static_cast<char>(v >> 24)}; }
+std::string u32(std::uint32_t v) {
+  return std::string{static_cast<char>(v & 0xff), static_cast<char>((v >> 8) & 0xff), static_cast<char>((v >> 16) & 0xff),
+                     static_cast<char>(v >> 24)};
+}
 std::string f64(double x) {
   std::string s(8, '\0');
   std::memcpy(s.data(), &x, 8);

@@ -17,8 +17,14 @@ std::string logged(const std::function<void()>& f) {
 
 class Log : public testing::Test {
  protected:
-  void SetUp() override { ::unsetenv("COINFER_LOG"); log::set_levels("info", "test"); }
-  void TearDown() override { ::unsetenv("COINFER_LOG"); log::set_levels("info", "test"); }
+  void SetUp() override {
+    ::unsetenv("COINFER_LOG");
+    log::set_levels("info", "test");
+  }
+  void TearDown() override {
+    ::unsetenv("COINFER_LOG");
+    log::set_levels("info", "test");
+  }
 };
 
 TEST_F(Log, PrefixesByLevel) {

@@ -70,8 +70,8 @@ TEST(DeviceProfiles, BoardsHaveTheirProcessorsMemoryAndInterconnect) {
 TEST(DeviceProfiles, ACopyBetweenProcessorsCostsItsLatencyPlusItsBytesAtTheLinkRate) {
   DeviceProfile p;
   p.interconnect.zero_copy = false;
-  p.interconnect.gbps = 8;          // 8e9 B/s
-  p.interconnect.latency_us = 10;   // 1e-5 s
+  p.interconnect.gbps = 8;         // 8e9 B/s
+  p.interconnect.latency_us = 10;  // 1e-5 s
   // 4 MB: 1e-5 + 4e6 / 8e9 = 1e-5 + 5e-4 = 5.1e-4 s.
   EXPECT_DOUBLE_EQ(p.copy_seconds(4e6), 5.1e-4);
   EXPECT_DOUBLE_EQ(p.copy_seconds(0), 0);
@@ -96,13 +96,15 @@ TEST(DeviceProfiles, BadProcessorsAreRefusedWithTheirKey) {
   refused(head + "    default_processor: q\n    processors:\n      p:\n        kind: cpu\n" + proc, "no processor 'q'");
   refused(head + "    memory: {capacity_gb: 0, source: s}\n    processors:\n      p:\n        kind: cpu\n" + proc, "capacity_gb");
   refused(head + "    interconnect: {kind: copy, source: s}\n    processors:\n      p:\n        kind: cpu\n" + proc, "gbps");
-  refused(head + "    processors:\n      p:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
-                 "        efficiency_from: nosuch.cpu\n",
+  refused(head +
+              "    processors:\n      p:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
+              "        efficiency_from: nosuch.cpu\n",
           "unknown profile or processor 'nosuch.cpu'");
   // A processor named "default" is still under processors (it was looked up as an old-style profile:
   // an internal error, exit 1, found by the scenario fuzzer through a hardware file).
-  refused(head + "    processors:\n      default:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
-                 "        efficiency_from: nosuch\n",
+  refused(head +
+              "    processors:\n      default:\n        kind: cpu\n        peak_gflops: 1\n        mem_gbps: 1\n        description: y\n"
+              "        efficiency_from: nosuch\n",
           "profiles.yaml:11:26: key 'profiles.b.processors.default.efficiency_from'");  // its value's line and column
   // A processor named twice (yaml-cpp keeps both; the lookup by name found the other one).
   refused(head + "    processors:\n      p:\n        kind: cpu\n" + proc + "      p:\n        kind: gpu\n" + proc, "repeated key (first at line 6)");
@@ -116,7 +118,9 @@ TEST(DeviceProfiles, AFileRewrittenInPlaceIsReadAnew) {
   const std::string file = dir + "/hw.yaml";
   const auto write = [&](const std::string& cores) {
     std::ofstream(file, std::ios::trunc) << "profiles:\n  b:\n    role: device\n    description: x\n    processors:\n      p:\n"
-                                            "        kind: cpu\n        cores: " << cores << "\n        peak_gflops: 1\n        mem_gbps: 1\n"
+                                            "        kind: cpu\n        cores: "
+                                         << cores
+                                         << "\n        peak_gflops: 1\n        mem_gbps: 1\n"
                                             "        efficiency: 0.5\n        description: y\n";
   };
   const auto cores = [&] { return load_hardware_file(file).profiles.at("b").processor()->cores; };
@@ -417,7 +421,7 @@ TEST(LutValues, ImplausibleValuesAreRefusedNamingTheEntry) {
     }
   };
   const double nan = std::nan(""), inf = HUGE_VAL;
-  refused([](LutTable& t) { t.set_latency(0, 1, 1, {0, 0, 0, 0, 1}); }, "latency_mean_s at [0,1) batch 1");      // spins at time 0
+  refused([](LutTable& t) { t.set_latency(0, 1, 1, {0, 0, 0, 0, 1}); }, "latency_mean_s at [0,1) batch 1");  // spins at time 0
   refused([](LutTable& t) { t.set_latency(0, 1, 1, {1e-320, 0, 0, 0, 1}); }, "latency_mean_s");
   refused([&](LutTable& t) { t.set_latency(0, 1, 1, {inf, 0, 0, 0, 1}); }, "latency_mean_s");
   refused([](LutTable& t) { t.set_latency(0, 1, 1, {1e300, 0, 0, 0, 1}); }, "latency_mean_s");
@@ -538,12 +542,12 @@ TEST(LutDistribution, SchemaOneFilesAreStillReadWithoutDistributions) {
 
 TEST(LutDistribution, MalformedLevelsAndQuantilesAreRefused) {
   LutTable t = distributed_table();
-  EXPECT_THROW(t.set_quantile_levels({0}), std::invalid_argument);             // one level
-  EXPECT_THROW(t.set_quantile_levels({0.1, 1}), std::invalid_argument);        // not from 0
-  EXPECT_THROW(t.set_quantile_levels({0, 0.9}), std::invalid_argument);        // not to 1
+  EXPECT_THROW(t.set_quantile_levels({0}), std::invalid_argument);               // one level
+  EXPECT_THROW(t.set_quantile_levels({0.1, 1}), std::invalid_argument);          // not from 0
+  EXPECT_THROW(t.set_quantile_levels({0, 0.9}), std::invalid_argument);          // not to 1
   EXPECT_THROW(t.set_quantile_levels({0, 0.6, 0.4, 1}), std::invalid_argument);  // decreasing
   EXPECT_THROW(t.set_quantile_levels({0, NAN, 1}), std::invalid_argument);
-  EXPECT_THROW(t.set_quantiles(0, 3, 1, {0.1, 0.2}), std::invalid_argument);   // wrong count
+  EXPECT_THROW(t.set_quantiles(0, 3, 1, {0.1, 0.2}), std::invalid_argument);            // wrong count
   EXPECT_THROW(t.set_quantiles(0, 1, 1, {0.1, 0.1, 0.2, 0.2}), std::invalid_argument);  // no mean for [0,1)
   LutTable dec = distributed_table();
   dec.set_quantiles(0, 3, 1, {0.035, 0.005, 0.005, 0.035});

@@ -124,16 +124,16 @@ TEST(ModuleFeatures, ValuesOfAStageByHand) {
   EXPECT_DOUBLE_EQ(hw.threads, 1);
   const auto f = module_features(m, 1, 4, hw);  // edgeconv2 (64 -> 64, k 20) at batch 4
   ASSERT_EQ(f.size(), module_feature_names().size());
-  EXPECT_EQ(f[0], 4);              // batch
-  EXPECT_EQ(f[1], 1024);           // nodes
-  EXPECT_EQ(f[2], 1024 * 20);      // edges of the KNN graph: N x k
-  EXPECT_EQ(f[3], 64);             // in width
-  EXPECT_EQ(f[4], 64);             // out width
-  EXPECT_EQ(f[5], 20);             // k
+  EXPECT_EQ(f[0], 4);          // batch
+  EXPECT_EQ(f[1], 1024);       // nodes
+  EXPECT_EQ(f[2], 1024 * 20);  // edges of the KNN graph: N x k
+  EXPECT_EQ(f[3], 64);         // in width
+  EXPECT_EQ(f[4], 64);         // out width
+  EXPECT_EQ(f[5], 20);         // k
   EXPECT_EQ(f[7], 0.3);
-  EXPECT_DOUBLE_EQ(f[9], m.stages[1].flops * 4);                  // FLOPs scale with the batch
-  EXPECT_DOUBLE_EQ(f[10], m.stages[1].weight_bytes);               // weights do not
-  EXPECT_DOUBLE_EQ(f[11], m.stages[0].out_bytes * 4);              // its input is edgeconv1's output
+  EXPECT_DOUBLE_EQ(f[9], m.stages[1].flops * 4);       // FLOPs scale with the batch
+  EXPECT_DOUBLE_EQ(f[10], m.stages[1].weight_bytes);   // weights do not
+  EXPECT_DOUBLE_EQ(f[11], m.stages[0].out_bytes * 4);  // its input is edgeconv1's output
   Provenance bad;
   bad.attributes = {{"cores", "two"}, {"threads", "1"}};
   EXPECT_THROW(measurable_params_of(bad), std::invalid_argument);
@@ -319,7 +319,8 @@ TEST(LutsFill, ARunRefusesEstimatedEntriesUnlessTheScenarioAllowsThem) {
   fs::create_directories(dir + "/luts");
   write_lut_file(dir + "/luts/gtx1060.h5", gpu);
   fs::copy_file(std::string(COINFER_SOURCE_DIR) + "/traces/lut/rpi4b.h5", dir + "/luts/rpi4b.h5");
-  const std::string yaml = "name: t\nduration_s: 5\nluts: [" + dir + "/luts]\nservers:\n  - {id: e, type: gtx1060, batch: {window_ms: 10, max_size: 5}}\n"
+  const std::string yaml = "name: t\nduration_s: 5\nluts: [" + dir +
+                           "/luts]\nservers:\n  - {id: e, type: gtx1060, batch: {window_ms: 10, max_size: 5}}\n"
                            "devices:\n  - {id: pi, type: rpi4b, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 10}, strategy: pp(2)}\n";
   std::ofstream(dir + "/s.yaml") << yaml;
   Scenario s = load_scenario(dir + "/s.yaml");

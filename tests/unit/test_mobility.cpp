@@ -44,10 +44,10 @@ TEST(Mobility, TracePositionsAreLinearBetweenRowsAndHeldOutside) {
   MovementSpec m;
   m.kind = MovementSpec::Kind::trace;
   m.trace = {{1, 0, 0}, {11, 100, -50}};
-  EXPECT_DOUBLE_EQ(position_at(m, {}, 0).x_m, 0);          // before the first row: the first
-  EXPECT_DOUBLE_EQ(position_at(m, {}, 3.5).x_m, 25);       // 2.5 s of 10 s: a quarter of the way
+  EXPECT_DOUBLE_EQ(position_at(m, {}, 0).x_m, 0);     // before the first row: the first
+  EXPECT_DOUBLE_EQ(position_at(m, {}, 3.5).x_m, 25);  // 2.5 s of 10 s: a quarter of the way
   EXPECT_DOUBLE_EQ(position_at(m, {}, 3.5).y_m, -12.5);
-  EXPECT_DOUBLE_EQ(position_at(m, {}, 99).y_m, -50);       // after the last: the last
+  EXPECT_DOUBLE_EQ(position_at(m, {}, 99).y_m, -50);  // after the last: the last
 }
 
 TEST(Mobility, RandomWaypointIsSeededPerDeviceAndStaysInItsBounds) {
@@ -71,8 +71,8 @@ TEST(Mobility, RandomWaypointIsSeededPerDeviceAndStaysInItsBounds) {
     const double speed = std::hypot(l.x1 - l.x0, l.y1 - l.y0) / (l.t1_s - l.t0_s);
     EXPECT_TRUE(speed >= 1 - 1e-9 && speed <= 3 + 1e-9) << k << " " << speed;
     if (k > 0) {
-      EXPECT_DOUBLE_EQ(l.x0, a[k - 1].x1);                    // it starts where the last leg ended
-      EXPECT_TRUE(l.t0_s - a[k - 1].t1_s <= 5 + 1e-9);        // after a pause of at most 5 s
+      EXPECT_DOUBLE_EQ(l.x0, a[k - 1].x1);              // it starts where the last leg ended
+      EXPECT_TRUE(l.t0_s - a[k - 1].t1_s <= 5 + 1e-9);  // after a pause of at most 5 s
     }
   }
   EXPECT_GE(a.back().t0_s, 0);

@@ -148,7 +148,8 @@ namespace {
 std::string scenario_with(const std::string& device_lines) {
   char tmpl[] = "/tmp/coinfer-variant-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
-  std::ofstream(dir + "/s.yaml") << "name: t\nseed: 1\nduration_s: 5\nluts: [" << COINFER_SOURCE_DIR << "/traces/lut]\nservers:\n  - {id: e, type: gtx1060}\n"
+  std::ofstream(dir + "/s.yaml") << "name: t\nseed: 1\nduration_s: 5\nluts: [" << COINFER_SOURCE_DIR
+                                 << "/traces/lut]\nservers:\n  - {id: e, type: gtx1060}\n"
                                     "devices:\n  - id: d\n    type: rpi4b\n    dataset: mr\n    link: {bandwidth_mbps: 10}\n"
                                  << device_lines;
   return dir + "/s.yaml";
@@ -265,7 +266,8 @@ TEST(VariantChoice, OnlyVariantsWithCompleteTablesAndADocumentedErrorWithinTheBo
   using namespace coinfer::test;
   char tmpl[] = "/tmp/coinfer-vchoice-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
-  std::ofstream(dir + "/s.yaml") << "name: t\nluts: [" << COINFER_SOURCE_DIR << "/traces/lut]\nservers:\n"
+  std::ofstream(dir + "/s.yaml") << "name: t\nluts: [" << COINFER_SOURCE_DIR
+                                 << "/traces/lut]\nservers:\n"
                                     "  - {id: e, type: srv, batch: {max_size: 4}}\n"
                                     "devices:\n  - {id: d, type: slow, model: dgcnn, dataset: modelnet40, link: {bandwidth_mbps: 8}}\n"
                                     "scheduler: {name: greedy, max_output_error: 0.05}\n";

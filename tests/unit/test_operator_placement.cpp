@@ -105,8 +105,9 @@ TEST(OperatorPlacement, DpIsTheOptimumOfEveryPlacementItConsiders) {
         Placement pl;
         for (int t = 0; t < n; ++t) {
           const int c = pick[static_cast<size_t>(t)];
-          pl.parts.push_back(c == 0 ? PlacementPart{"gpu", "", 1, t, t + 1}
-                                    : c == 1 ? PlacementPart{"cpu", "", 1, t, t + 1} : PlacementPart{"gpu", "cpu", grid[static_cast<size_t>(c - 2)], t, t + 1});
+          pl.parts.push_back(c == 0   ? PlacementPart{"gpu", "", 1, t, t + 1}
+                             : c == 1 ? PlacementPart{"cpu", "", 1, t, t + 1}
+                                      : PlacementPart{"gpu", "cpu", grid[static_cast<size_t>(c - 2)], t, t + 1});
         }
         best = std::min(best, placement_seconds(pl, m, n, hw, tables));
         return;

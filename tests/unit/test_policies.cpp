@@ -47,7 +47,7 @@ TEST(BatchQueue, ABatchSealsWhenItsWindowEndsNotWhenAWorkerFrees) {
   EXPECT_DOUBLE_EQ(q.next_deadline_s(), 0.010);
   EXPECT_EQ(q.seal_due(0.0099), 0);  // still open just before the deadline
   EXPECT_FALSE(q.has_ready());
-  EXPECT_EQ(q.seal_due(0.010), 1);   // sealed at the deadline, workers or not
+  EXPECT_EQ(q.seal_due(0.010), 1);  // sealed at the deadline, workers or not
   // A request after the seal opens the next batch instead of joining the sealed one.
   EXPECT_TRUE(q.add(4, 0, 0.011).opened);
   EXPECT_EQ(q.take_oldest(), (std::vector<int>{1, 2, 3}));
@@ -58,7 +58,7 @@ TEST(BatchQueue, ABatchSealsWhenItsWindowEndsNotWhenAWorkerFrees) {
 TEST(BatchQueue, AFullBatchSealsAtOnceAndGroupsNeverMix) {
   BatchQueue<int> q(BatchSpec{50, 2});
   q.add(1, 0, 0);
-  q.add(2, 1, 0);                       // another group: its own batch
+  q.add(2, 1, 0);                          // another group: its own batch
   EXPECT_TRUE(q.add(3, 0, 0.001).sealed);  // group 0 reaches max_size 2
   ASSERT_EQ(q.ready().size(), 1u);
   EXPECT_EQ(q.ready().front(), (std::vector<int>{1, 3}));
@@ -92,9 +92,9 @@ TEST(BatchQueue, SealsDueBatchesInTheOrderTheyOpenedAndTakesOldestOrNewest) {
 TEST(BatchQueue, RemovingADevicesItemsDropsEmptiedBatches) {
   BatchQueue<int> q(BatchSpec{10, 2});
   q.add(1, 0, 0);
-  q.add(2, 0, 0);  // sealed {1, 2}
-  q.add(3, 1, 0);  // open {3}
-  q.add(5, 0, 0);  // open {5}
+  q.add(2, 0, 0);                                                // sealed {1, 2}
+  q.add(3, 1, 0);                                                // open {3}
+  q.add(5, 0, 0);                                                // open {5}
   EXPECT_EQ(q.remove_if([](int x) { return x % 2 == 1; }), 3u);  // 1, 3, 5
   EXPECT_EQ(q.queued(), 1);
   ASSERT_EQ(q.ready().size(), 1u);
@@ -255,8 +255,8 @@ TEST(ServerLutIndex, EachServerAnswersByItsTypeForTheDevicesModelAndDataset) {
     sc.devices.push_back(d);
   }
   LutSet luts;
-  for (const auto& [type, model, ds] : {std::tuple<const char*, const char*, const char*>{"srv", "m", "d"}, {"srv", "m@v", "d"},
-                                        {"srv2", "m", "e"}}) {
+  for (const auto& [type, model, ds] :
+       {std::tuple<const char*, const char*, const char*>{"srv", "m", "d"}, {"srv", "m@v", "d"}, {"srv2", "m", "e"}}) {
     LutTable t({type, model, ds}, 3, 1);
     t.set_latency(0, 3, 1, {0.01, 0, 0, 0, 1});
     luts.add(std::move(t), "test");
@@ -293,7 +293,8 @@ TEST(HelperForwarding, UnavailableOrBusyHelpersAreSkippedAndKeepTheirFlagAcrossS
   HelperForwardPolicy p;
   p.set_helpers({1, 2});
   ServerLoad full{0, 1, 1, {10}};
-  auto chosen = p.plan(full, {1, 1}, [](int, size_t) { return 0.1; }, [](int h) { return h != 1; });
+  auto chosen = p.plan(
+      full, {1, 1}, [](int, size_t) { return 0.1; }, [](int h) { return h != 1; });
   EXPECT_EQ(chosen, (std::vector<int>{2}));
   p.set_helpers({2, 3});  // 2 stays busy, 1 leaves, 3 arrives free
   EXPECT_TRUE(p.busy(2));
@@ -347,7 +348,7 @@ TEST(ClosedLoop, AdmitsWhenTheFirstStageIsIdleAndFewerThanInFlightAreUnfinished)
   v.unfinished = 1;
   v.compute_idle = true;
   v.upload_idle = false;
-  EXPECT_TRUE(ArrivalProcess::admits(Strategy::pp(3), v));   // pp starts by computing
+  EXPECT_TRUE(ArrivalProcess::admits(Strategy::pp(3), v));  // pp starts by computing
   EXPECT_TRUE(ArrivalProcess::admits(Strategy::local(), v));
   EXPECT_FALSE(ArrivalProcess::admits(Strategy::offload(), v));  // offload starts by uploading
   v.unfinished = 2;
@@ -657,7 +658,7 @@ TEST(Rescheduler, PeriodicTriggersStopAtTheEndOfArrivalsInBothEngines) {
   f.sc.drain_s = 5;
   Rescheduler r(f.sc, f.sched, *f.est);
   EXPECT_DOUBLE_EQ(r.next_period_after(5.5), 6);
-  EXPECT_EQ(r.next_period_after(6), std::numeric_limits<double>::infinity());   // 8 s is in the drain
+  EXPECT_EQ(r.next_period_after(6), std::numeric_limits<double>::infinity());  // 8 s is in the drain
   EXPECT_EQ(r.next_period_after(9), std::numeric_limits<double>::infinity());
   std::vector<double> periods;
   for (const auto& [t, tr] : Rescheduler::scenario_events(f.sc, {}, f.sc.duration_s))
@@ -918,8 +919,7 @@ TEST(Rescheduler, TriggerTextSummarisesAKindOnlyPastItsLimit) {
   EXPECT_EQ(trigger_text({"join:a", "bandwidth:b", "join:c"}, 2), "join:a+bandwidth:b+join:c");
   // Past it (three joins, limit 2): one summary where the first join was, the ids' common prefix
   // ("d0_1" of d0_10, d0_11, d0_12) then '*'; other kinds keep their place and names.
-  EXPECT_EQ(trigger_text({"period", "join:d0_10", "leave:x", "join:d0_11", "join:d0_12"}, 2),
-            "period+join:3 devices of d0_1*+leave:x");
+  EXPECT_EQ(trigger_text({"period", "join:d0_10", "leave:x", "join:d0_11", "join:d0_12"}, 2), "period+join:3 devices of d0_1*+leave:x");
   // Servers are counted as servers; ids with nothing in common give a bare '*'.
   EXPECT_EQ(trigger_text({"fail:edge0", "fail:edge1", "fail:cloud"}, 2), "fail:3 servers of *");
   // The default limit is 8: nine joins are summarised, eight are not.

@@ -98,7 +98,10 @@ TEST(PredictorSamples, EveryInconsistencyIsAnInputErrorNamingFileAndDataset) {
     std::function<void(PredictorSampleSet&)> edit;
   };
   const std::vector<Case> cases = {
-      {"edge_out_of_range", "/edges", [](PredictorSampleSet& s) { s.samples[1].edges.push_back({0, 5}); }},
+      {"edge_out_of_range", "/edges",
+       [](PredictorSampleSet& s) {
+         s.samples[1].edges.push_back({0, 5});
+       }},
       {"bad_type", "/nodes/type", [](PredictorSampleSet& s) { s.samples[0].node_type[2] = 9; }},
       {"negative_label", "/samples", [](PredictorSampleSet& s) { s.samples[0].throughput_rps = -1; }},
       {"nan_latency", "/nodes/latency_ms", [](PredictorSampleSet& s) { s.samples[1].node_latency_ms[1] = NAN; }},

@@ -121,9 +121,9 @@ TEST(RecordEnergy, IdleComputeAndFlatRadioByHand) {
   p.busy_w = 5;
   p.radio_j_per_mb = 0.5;
   const WindowEnergy e = window_energy_from_records(p, {&r[0], &r[1]}, 1, 2);
-  EXPECT_NEAR(e.idle_j, 2, 1e-12);           // 2 W x 1 s
-  EXPECT_NEAR(e.compute_j, 0.27, 1e-12);     // 3 W x 0.09 s
-  EXPECT_NEAR(e.radio_j, 0.006224, 1e-12);   // 12,448 B x 0.5 J/MB
+  EXPECT_NEAR(e.idle_j, 2, 1e-12);          // 2 W x 1 s
+  EXPECT_NEAR(e.compute_j, 0.27, 1e-12);    // 3 W x 0.09 s
+  EXPECT_NEAR(e.radio_j, 0.006224, 1e-12);  // 12,448 B x 0.5 J/MB
 }
 
 TEST(RecordEnergy, RadioStatesOverTheRecordsTransfersByHand) {

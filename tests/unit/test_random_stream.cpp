@@ -66,9 +66,7 @@ double ks_exponential(std::vector<double> x, double rate) {
 
 }  // namespace
 
-TEST(RandomStream, SameNamesGiveTheSameNumbers) {
-  EXPECT_EQ(words(7, StreamPurpose::arrivals, 3, 1000), words(7, StreamPurpose::arrivals, 3, 1000));
-}
+TEST(RandomStream, SameNamesGiveTheSameNumbers) { EXPECT_EQ(words(7, StreamPurpose::arrivals, 3, 1000), words(7, StreamPurpose::arrivals, 3, 1000)); }
 
 TEST(RandomStream, KnownFirstWordsArePinned) {
   // Pinned so that a change of the derivation (which would change every simulated arrival and break

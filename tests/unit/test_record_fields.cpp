@@ -57,7 +57,8 @@ RunResults one_of_each() {
   ServerResult s;
   s.id = "edge0", s.busy_s = 3.5, s.energy_j = 40.25, s.down_s = 1.25, s.failures = 2, s.batches = 17, s.requests = 33;
   r.server_results = {s};
-  r.events = {EventRecord{4.5, "fail", "", 0, "edge0", "", ""}, EventRecord{5.5, "bandwidth", "pi0", 12.5, "", "", ""}, EventRecord{6.5, "handover", "pi0", 0, "", "ap1", "ap0"}};
+  r.events = {EventRecord{4.5, "fail", "", 0, "edge0", "", ""}, EventRecord{5.5, "bandwidth", "pi0", 12.5, "", "", ""},
+              EventRecord{6.5, "handover", "pi0", 0, "", "ap1", "ap0"}};
   r.decisions = {DecisionRecord{1.25, "start+join:a", "a=local helpers=[]", 12.5, 80.25, 3, 0.003, R"({"x":1})"}};
   r.bandwidth = {BandwidthSample{0.5, 0, 25}};
   return r;
@@ -91,8 +92,8 @@ TEST(RecordFields, EveryRecordSurvivesResultsH5) {
   EXPECT_EQ(dec[0].predicted_throughput_rps, 12.5);
   EXPECT_EQ(dec[0].predicted_latency_ms, 80.25);
   EXPECT_EQ(dec[0].switched, 3);
-  EXPECT_EQ(dec[0].wall_s, 0);     // not stored
-  EXPECT_EQ(dec[0].detail, "");    // not stored
+  EXPECT_EQ(dec[0].wall_s, 0);   // not stored
+  EXPECT_EQ(dec[0].detail, "");  // not stored
   const auto ev = read_columns(f, path, "/events", event_fields());
   ASSERT_EQ(ev.size(), 3u);
   EXPECT_EQ(ev[0].t_s, 4.5);

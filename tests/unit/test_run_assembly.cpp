@@ -154,8 +154,8 @@ TEST(RunAssembly, ServerBusyTimeIsTheUnionOfItsBatchesInTheWindowAndItsEnergyThe
     r.helper = helper;
     return r;
   };
-  const std::vector<RequestRecord> records = {rec(0.4, 0.5, 1.5), rec(1.2, 0.5, 1.5), rec(1.9, 2.0, 3.0), rec(2.4, 2.5, 3.5),
-                                              rec(4.4, 4.5, 6.0), rec(3.5, 3.6, 3.9, 1)};
+  const std::vector<RequestRecord> records = {rec(0.4, 0.5, 1.5), rec(1.2, 0.5, 1.5), rec(1.9, 2.0, 3.0),
+                                              rec(2.4, 2.5, 3.5), rec(4.4, 4.5, 6.0), rec(3.5, 3.6, 3.9, 1)};
   const auto out = server_results(s, records);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].id, "e0");

@@ -228,7 +228,7 @@ TEST(SacScheduler, OnlineLearningRewardsEachWindowFromTheStatesCounters) {
   EXPECT_TRUE(seen.empty());  // nothing to learn from before the first window
   SystemState b = a;
   b.time_s = 2;
-  b.devices[0].completed = 4;        // 4 results in 2 s: 0.5 s per result
+  b.devices[0].completed = 4;  // 4 results in 2 s: 0.5 s per result
   b.devices[0].latency_sum_s = 1.2;
   s.decide(b);
   ASSERT_EQ(seen.size(), 1u);

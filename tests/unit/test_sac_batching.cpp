@@ -139,7 +139,8 @@ TEST(SacBatching, AServersRewardIsTheMeanOfItsDevices) {
   // The windows of SacMdp.RewardsOfHandComputedWindows: in [0, 1) a's time per result is 0.5 s = 5
   // references (ln 5), b waits the whole window (ln 10); shared 0.5, so a's reward is
   // -(0.5 ln 5 + 0.5 m) and b's -(0.5 ln 10 + 0.5 m), m = (ln 5 + ln 10) / 2.
-  SacDecision d0{0, {device_step("a", 1), device_step("b", 2)}, {server_step("s0", {"a"}, 5), server_step("s1", {"a", "b"}, 6), server_step("s2", {"z"}, 7)}};
+  SacDecision d0{
+      0, {device_step("a", 1), device_step("b", 2)}, {server_step("s0", {"a"}, 5), server_step("s1", {"a", "b"}, 6), server_step("s2", {"z"}, 7)}};
   SacDecision d1{1, {device_step("a", 3), device_step("b", 4)}, {server_step("s0", {"a"}, 8)}};
   d1.steps[0].strategy = "offload";  // a switches: 0.05 in window [1, 2)
   const std::vector<RequestRecord> reqs = {done(0, 0.2, 0.5), done(0, 0.6, 0.9), done(1, 0.1, 1.5)};

@@ -345,12 +345,23 @@ TEST(ScenarioIndex, LookupsAgreeWithALinearSearchWhateverTheListsBecome) {
     Scenario& s = scenarios[rng() % scenarios.size()];
     auto& v = s.devices;
     switch (rng() % 6) {
-      case 0: v.emplace_back().id = "d" + std::to_string(fresh++); break;
-      case 1: if (!v.empty()) v.erase(v.begin() + static_cast<long>(rng() % v.size())); break;
-      case 2: if (!v.empty()) v[rng() % v.size()].id = "d" + std::to_string(fresh++); break;  // renamed in place
-      case 3: std::swap(v, scenarios[rng() % scenarios.size()].devices); break;
-      case 4: if (!v.empty()) std::swap(v[rng() % v.size()].id, v[rng() % v.size()].id); break;
-      default: break;
+      case 0:
+        v.emplace_back().id = "d" + std::to_string(fresh++);
+        break;
+      case 1:
+        if (!v.empty()) v.erase(v.begin() + static_cast<long>(rng() % v.size()));
+        break;
+      case 2:
+        if (!v.empty()) v[rng() % v.size()].id = "d" + std::to_string(fresh++);
+        break;  // renamed in place
+      case 3:
+        std::swap(v, scenarios[rng() % scenarios.size()].devices);
+        break;
+      case 4:
+        if (!v.empty()) std::swap(v[rng() % v.size()].id, v[rng() % v.size()].id);
+        break;
+      default:
+        break;
     }
     for (int q = 0; q < 5; ++q) {
       const std::string id = "d" + std::to_string(rng() % (fresh + 10));

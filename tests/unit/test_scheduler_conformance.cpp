@@ -132,7 +132,6 @@ TEST(SchedulerConformance, EveryRegisteredSchedulerDecidesValidSchemesDeterminis
     }
   }
   // Every registered name ran on at least one scenario.
-  for (const std::string& name : scheduler_names())
-    EXPECT_TRUE(covered.count(name) || no_plugin.count(name)) << name << " never ran";
+  for (const std::string& name : scheduler_names()) EXPECT_TRUE(covered.count(name) || no_plugin.count(name)) << name << " never ran";
   EXPECT_GT(decisions, 0);
 }

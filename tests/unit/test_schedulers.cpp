@@ -156,13 +156,12 @@ TEST(BatchingChoice, AWindowIsChosenWhereOnlyBatchingServesTheLoad) {
   EXPECT_EQ(chosen.batching.at("s0"), (BatchSpec{200, 8}));
   ASSERT_EQ(detail.size(), 1u);
   EXPECT_EQ(detail[0].batching, (BatchSpec{200, 8}));
-  EXPECT_EQ(detail[0].candidates, 2);  // 0 ms / 8 (the current one) and 200 ms / 8
+  EXPECT_EQ(detail[0].candidates, 2);                         // 0 ms / 8 (the current one) and 200 ms / 8
   EXPECT_NEAR(detail[0].predicted_throughput_rps, 16, 1e-6);  // every arrival served
   // A lone closed-loop device gains nothing from a window: the server keeps 0 ms (no entry).
   SystemState lone = state({device("a", "slow", 8)}, "srv", 1, 0, 8);
   lone.servers[0].batch_size_limit = 8;
-  EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{0, 10, 50}, {2, 8}}, nullptr)
-                  .batching.empty());
+  EXPECT_TRUE(choose_batching(*f.est, lone, scheme({{"a", Strategy::offload()}}), BatchingChoices{{0, 10, 50}, {2, 8}}, nullptr).batching.empty());
   // Sizes beyond the server's limit are never tried: limit 1 leaves only size 1 (no window effect).
   lone.servers[0].batch_size_limit = 1;
   lone.servers[0].batch_max_size = 1;
@@ -300,8 +299,8 @@ TEST(ServerChoice, ByServerPartsAndOnTheWholeSystemChooseAlike) {
 TEST(ServerChoice, TheWrappedSchedulerDecidesAndTheRecordNamesTheMoves) {
   Fixture f;
   const SystemState st = two_servers_one_loaded();
-  ServerChoosingScheduler s(std::make_unique<StaticScheduler>(std::map<std::string, Strategy>{{"d0", Strategy::offload()}, {"d1", Strategy::offload()}}),
-                            *f.est);
+  ServerChoosingScheduler s(
+      std::make_unique<StaticScheduler>(std::map<std::string, Strategy>{{"d0", Strategy::offload()}, {"d1", Strategy::offload()}}), *f.est);
   const Scheme chosen = s.decide(st);
   EXPECT_EQ(chosen.servers, (std::map<std::string, std::string>{{"d0", "s1"}}));
   EXPECT_EQ(chosen.strategies.at("d0"), Strategy::offload());
@@ -363,7 +362,8 @@ TEST(Estimator, TheP95IsTheMixturesPercentileOfFixedPartsAndTheirWaitsTails) {
   Fixture f;
   // Two local closed-loop devices never wait: the slow one (0.9 s, 1.11 req/s) carries 4.76 % of the
   // 23.33 req/s, less than 5 %: the p95 is the fast one's 45 ms.
-  Prediction p = f.est->predict(state({device("a", "slow", 8), device("b", "fast", 8)}), scheme({{"a", Strategy::local()}, {"b", Strategy::local()}}));
+  Prediction p =
+      f.est->predict(state({device("a", "slow", 8), device("b", "fast", 8)}), scheme({{"a", Strategy::local()}, {"b", Strategy::local()}}));
   EXPECT_NEAR(p.p95_latency_s, 0.045, 1e-8);
   // An open-loop device at 5 req/s on the 'busy' device (90 ms): an M/D/1 queue at rho = 0.45, whose
   // wait's tail is P(W > x) ~ C exp(-theta x) (sched/queue_tail.hpp): y = theta 0.09 solves
@@ -586,7 +586,9 @@ TEST(Schedulers, DpIsExactForItsKnapsackModel) {
   DpScheduler dp(*f.est, 1000);
   dp.decide(s);
   // Brute force over the same model: isolated throughputs add up while server load stays <= 1.
-  struct Opt { double value, load; };
+  struct Opt {
+    double value, load;
+  };
   std::vector<std::vector<Opt>> per_device;
   for (const auto& d : s.devices) {
     SystemState alone = s;
@@ -848,7 +850,7 @@ TEST(Schedulers, SearchOptionsPlaceTheDevicePartOnEachProcessorWithItsOwnTable) 
   EXPECT_EQ(texts[19], "pp(8)[cpu]");
   for (size_t i = 20; i < 30; ++i) {
     const Strategy s = parse_strategy(texts[i]);
-    const int k = i == 29 ? 9 : s.device_split(9);  // data_parallel last: the inputs it keeps, whole
+    const int k = i == 29 ? 9 : s.device_split(9);                                // data_parallel last: the inputs it keeps, whole
     EXPECT_EQ(k, i == 20 || i == 29 ? 9 : static_cast<int>(i) - 20) << texts[i];  // local, pp(1..8), data_parallel
     EXPECT_EQ(s.kind == Strategy::Kind::data_parallel, i == 29) << texts[i];
     const PlacementChoice dp = place_stages(PlacementRule::dp, catalog().spec("gcode", "modelnet40"), k, hw,

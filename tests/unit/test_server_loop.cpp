@@ -17,8 +17,8 @@ namespace {
 
 struct Recorder : ServerActions<int> {
   std::vector<std::string> log;
-  std::map<int, double> helper_s;  // helper -> expected seconds for any batch (absent: +infinity)
-  std::map<int, bool> available;   // helper -> available (absent: yes)
+  std::map<int, double> helper_s;    // helper -> expected seconds for any batch (absent: +infinity)
+  std::map<int, bool> available;     // helper -> available (absent: yes)
   std::map<int, double> drop_after;  // item -> when it is past its deadline (absent: never)
 
   static std::string text(const std::vector<int>& b) {
@@ -56,7 +56,7 @@ using Log = std::vector<std::string>;
 
 TEST(ServerLoop, ABatchSealsAtItsWindowsEndAndWaitsForTheOnlyWorker) {
   Recorder e;
-  ServerLoop<int> loop(BatchSpec{10, 4}, 1, e);  // 10 ms window, up to 4
+  ServerLoop<int> loop(BatchSpec{10, 4}, 1, e);      // 10 ms window, up to 4
   EXPECT_TRUE(loop.on_upload(1, 0, 0.000).opened);   // group 0 opens a window ending at 0.010
   EXPECT_FALSE(loop.on_upload(2, 0, 0.005).opened);  // joins it
   EXPECT_TRUE(loop.on_upload(3, 1, 0.006).opened);   // another group: its own window (0.016)

@@ -100,7 +100,7 @@ TEST(SparoaMdp, SwitchingIsPaidWhereTheInputMoves) {
   w.switching = 1;
   SparoaEnvironment env(SparoaBoard{&m, 4, &hw, {&gpu, &cpu}}, w);
   EXPECT_NEAR(env.observe()[o_switch], 10.0 / 13, 1e-6);  // a move would cost 10 of the 13 reference ms
-  EXPECT_NEAR(env.step(0.0), -4 * 1.0 / 13, 1e-9);          // CPU, no move (main memory)
+  EXPECT_NEAR(env.step(0.0), -4 * 1.0 / 13, 1e-9);        // CPU, no move (main memory)
   EXPECT_NEAR(env.step(1.0), -(4 * 12.0 / 13 + 10.0 / 13), 1e-6);
   EXPECT_NEAR(env.last_switch_s(), 0.010, 1e-8);
   EXPECT_NEAR(env.step(1.0), -4 * 5.0 / 13, 1e-9);  // stays on the GPU: no move

@@ -127,7 +127,7 @@ TEST(SystemGraph, FeatureRowsAndNormalisationsByHand) {
   EXPECT_DOUBLE_EQ(h.analytic_throughput_rps(), rps);
   const auto xh = h.features(lm, true);
   EXPECT_FLOAT_EQ(xh[10 * W + 9], static_cast<float>(lm.apply(1e3 / rps)));
-  EXPECT_EQ(h.features(lm, false)[10 * W + 9], 0.0f);  // the paper's layout ignores it
+  EXPECT_EQ(h.features(lm, false)[10 * W + 9], 0.0f);           // the paper's layout ignores it
   for (int i = 0; i < 10; ++i) EXPECT_EQ(xh[i * W + 9], 0.0f);  // on the global node only
 }
 
