@@ -277,6 +277,8 @@ GinPredictor::GinPredictor() : impl_(std::make_unique<Impl>()) {}
 GinPredictor::~GinPredictor() = default;
 GinPredictor::GinPredictor(GinPredictor&&) noexcept = default;
 GinPredictor& GinPredictor::operator=(GinPredictor&&) noexcept = default;
+std::string GinPredictor::meta_json_text() const { return meta_json(impl_->meta).dump(); }
+
 const GinMeta& GinPredictor::meta() const { return impl_->meta; }
 
 GinPredictor GinPredictor::train(const std::vector<TrainingSample>& samples, const GinConfig& config, const GinTrainOptions& o,
@@ -515,7 +517,7 @@ std::vector<std::string> GinPredictor::range_warnings(const GraphInput& g, const
 
 void GinPredictor::save(const std::string& path) const {
   torch::serialize::OutputArchive archive;
-  archive.write("meta", c10::IValue(meta_json(impl_->meta).dump()));
+  archive.write("meta", c10::IValue(meta_json_text()));
   if (impl_->meta.has_system) {
     torch::serialize::OutputArchive sub;
     impl_->system->save(sub);

@@ -102,6 +102,9 @@ class GinPredictor {
   static GinPredictor load(const std::string& path);
   void save(const std::string& path) const;  // atomic
   const GinMeta& meta() const;
+  // The metadata a saved file carries (format, configuration, normalisation, training range, the held-out
+  // 30 %'s accuracy), as JSON text: the one writer of it (the file's "meta", `predictor train --json`).
+  std::string meta_json_text() const;
 
   // System throughput (requests/s) of each graph, one forward pass.
   std::vector<double> throughput(const std::vector<const GraphInput*>& graphs) const;
