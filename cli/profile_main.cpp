@@ -296,8 +296,8 @@ int main(int argc, char** argv) {
     }
     cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
     // An existing LUT file keeps its other tables: the new table is added to them (profiling a second
-    // dataset used to delete the first). Its own table is replaced only with --replace. Checked now,
-    // before the (long) profile.
+    // dataset keeps the first). Its own table is replaced only with --replace. Checked now, before the
+    // (long) profile.
     std::vector<LutTable> kept;
     {
       std::error_code ec;

@@ -351,8 +351,8 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
     // Ineffective for every device it names: an error. For some of a wildcard's devices: a warning
     // naming them (the others do change).
     if (ineffective.size() == matched) throw InputError(SourceLocation{"--set", 0, 0}, path, "has no effect on " + join(ineffective, "; "));
-    // One warning for all of them, once per process (a sweep loads every point's scenario: it used to
-    // print one per point and device, 243 copies in an 81-point sweep).
+    // One warning for all of them, once per process (a sweep loads every point's scenario: one warning
+    // per point and device would print 243 copies in an 81-point sweep).
     static std::set<std::string> warned;
     const std::string text = "--set " + path + " has no effect on " + std::to_string(ineffective.size()) + " of its " + std::to_string(matched) +
                              " devices: " + join(ineffective, "; ");

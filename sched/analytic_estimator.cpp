@@ -154,10 +154,10 @@ struct ServerSolution {
   std::vector<std::pair<long long, double>> rates;
 };
 
-// The load a server's solve takes from the servers it shares a cloud with (each server used to
-// be solved apart, so an edge's cloud paths saw neither the other edges' cloud paths nor the cloud's
-// own devices, and the cloud's devices did not see the work passed on to it). All 0 where nothing is
-// shared: the solve is then what it was, to the bit.
+// The load a server's solve takes from the servers it shares a cloud with: an edge's cloud paths see the
+// other edges' cloud paths and the cloud's own devices, and the cloud's devices see the work passed on to
+// it (solved apart, each would see none of it). All 0 where nothing is shared: the solve is then a lone
+// server's, to the bit.
 struct CloudBackground {
   // As an edge: its cloud's utilisation by others (the other edges' cloud paths and the cloud's own
   // devices, offered: before saturation scales them) and their sum of rate x (seconds per request per
