@@ -1,4 +1,4 @@
-// coinfer-medn (`coinfer medn`): the MEDN paper's study (../shared/papers/002_cdfaf0684215d5e8.txt)
+// coinfer-medn (`coinfer medn`): the MEDN paper's study (docs/PAPERS.md)
 // measured on this machine.
 //
 //   coinfer medn modules                 the nine modules, their features and Table 4's MEDN configuration

@@ -1,5 +1,5 @@
 #pragma once
-// How a model is executed (GraNNite's techniques, ../shared/papers/001_cbad911aa9a6a66b.txt, Sec. IV):
+// How a model is executed (GraNNite's techniques, docs/PAPERS.md: GraNNite, Sec. IV):
 // a variant changes the operators, not the weights, so a variant's outputs are comparable with the
 // base model's (models/README.md, "Variants"). A variant is part of a model's identity: the model
 // "gcn" run as INT8 with dense masks is "gcn@dense_mask+int8" in scenarios, LUT keys and results, so
@@ -18,7 +18,7 @@
 //   grax2         GAT: the pairwise LeakyReLU(s_dst_i + s_src_j) becomes LeakyReLU(s_src_j) + s_dst_i,
 //                 one score per node broadcast over destinations (GrAx2; see models/README.md for when
 //                 it is exact)
-//   feature_chunks 1 | P (fdP: feature decomposition, ../shared/papers/003_...: sparse aggregation
+//   feature_chunks 1 | P (fdP: feature decomposition, docs/PAPERS.md: the feature decomposition paper: sparse aggregation
 //                 gathers and scatters the messages in P slices of the feature dimension, so the E x F
 //                 gathered-message tensor is E x F/P at a time; outputs equal the base model's)
 // Canonical name: the non-default parts in the order above joined by '+' ("dense_mask+cap64+int8");

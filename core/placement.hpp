@@ -7,7 +7,7 @@
 //   [cpu:0-1,gpu*0.75+cpu:1-3]  each stage of [1,3) split: 75 % of its output rows on the GPU, the
 //                               rest on the CPU, both at once (CoDL-style: the two parts are
 //                               concatenated, so the output is exact)
-// Departure from SparOA (../shared/papers/004_..., Eq. 14), which mixes a stage's CPU and GPU
+// Departure from SparOA (docs/PAPERS.md: SparOA, Eq. 14), which mixes a stage's CPU and GPU
 // executions by averaging two whole outputs weighted by the share: that keeps no output exact, so a
 // share here divides the output rows instead, and its time is max(S t_P, (1 - S) t_Q) plus the
 // exchange (core/device_plan.hpp).

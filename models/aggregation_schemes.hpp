@@ -1,6 +1,6 @@
 #pragma once
 // The three ways of aggregating a GNN layer's messages that the feature decomposition paper compares
-// (../shared/papers/003_bfa37f70f8f3030f.txt, Secs. II-III), written once in LibTorch so that the
+// (docs/PAPERS.md: the feature decomposition paper, Secs. II-III), written once in LibTorch so that the
 // model (models/gnn_model.cpp), the profiler and the measurement of the paper's figures
 // (`coinfer aggregation`, cli/aggregation_main.cpp) run the same code:
 //

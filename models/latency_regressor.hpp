@@ -1,5 +1,5 @@
 #pragma once
-// Per-module latency regressors (the MEDN paper, ../shared/papers/002_cdfaf0684215d5e8.txt): for each
+// Per-module latency regressors (the MEDN paper, docs/PAPERS.md): for each
 // op ("module") a linear regression (LR), a random forest (RF, models/random_forest.hpp, configured as
 // nn-Meter's), a multi-layer perceptron (MLP) and the multi-task encoder-decoder network (MEDN: an
 // encoder into a latent space, a prediction decoder for the latency and a reconstruction decoder for the

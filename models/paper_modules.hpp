@@ -1,5 +1,5 @@
 #pragma once
-// The MEDN paper's nine modules (../shared/papers/002_cdfaf0684215d5e8.txt, Table 3 and Sec. 3.1):
+// The MEDN paper's nine modules (docs/PAPERS.md: the MEDN paper, Table 3 and Sec. 3.1):
 // convolution, batch normalisation, max and average pooling, linear, and the composites conv+bn,
 // conv+bn+relu, conv+relu, bn+relu; their sampling parameters drawn from the paper's ranges, their
 // input features (sampling, measurable, inferable), and a built instance to time with LibTorch on this

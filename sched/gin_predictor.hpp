@@ -1,6 +1,6 @@
 #pragma once
 // ACE-GNN's learned system predictors (paper section III-B, "System Performance Prediction" and
-// "Relative Performance Prediction"; ../shared/papers/000_9fd57079edcae8d5.txt), in LibTorch:
+// "Relative Performance Prediction"; docs/PAPERS.md: ACE-GNN), in LibTorch:
 //   system predictor    2 GIN layers (hidden 512), global mean pooling, a regression head -> system
 //                       throughput (requests/s). It predicts log-throughput (schemes span 0.1 .. 10^4
 //                       req/s) and trains on the L1 error of the log, a symmetric relative error. The

@@ -1,7 +1,7 @@
 #pragma once
 // Operator (stage) placement inside one board: which of a board's processors runs each
 // stage it computes, [0, k), or how a stage's output rows are shared between two of them. The rules
-// are SparOA's baselines (../shared/papers/004_..., Sec. 6.2) and GraNNite's GraphSplit (001_...,
+// are SparOA's baselines (docs/PAPERS.md: SparOA, Sec. 6.2) and GraNNite's GraphSplit (docs/PAPERS.md: GraNNite,
 // Sec. IV-A); each gives a Placement (core/placement.hpp) priced by the simulator's own segment rule
 // (core/device_plan.hpp segment_seconds): the seconds one request's device part takes alone on the
 // board, copies between processors and the share exchange of split stages included. Engine-free, no

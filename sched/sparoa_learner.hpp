@@ -1,5 +1,5 @@
 #pragma once
-// SparOA's operator scheduler trained (../shared/papers/004_..., Alg. 1): episodes of
+// SparOA's operator scheduler trained (docs/PAPERS.md: SparOA, Alg. 1): episodes of
 // the operator MDP (sched/sparoa_mdp.hpp), each one inference of the model on the board priced by the
 // simulator's segment rule, actions sampled from the SAC policy (sched/sac_agent.hpp), the transitions
 // in the replay buffer, gradient steps after each episode. The result is the best deterministic policy's

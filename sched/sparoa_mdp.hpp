@@ -1,5 +1,5 @@
 #pragma once
-// SparOA's own problem (../shared/papers/004_..., Sec. 4.1): the Markov decision
+// SparOA's own problem (docs/PAPERS.md: SparOA, Sec. 4.1): the Markov decision
 // process of placing one model's operators (our stages) on one board's CPU and GPU (or NPU), one
 // step per stage, learned by the SAC of sched/sac_agent.hpp (sched/sparoa_learner.hpp trains it).
 // Torch-free and engine-free: the trainer, the `placement` scheduler's rule `sac` and the tests all

@@ -1,5 +1,5 @@
 #pragma once
-// SparOA's thresholds (../shared/papers/004_..., Sec. 3), torch-free: per operator
+// SparOA's thresholds (docs/PAPERS.md: SparOA, Sec. 3), torch-free: per operator
 // (our stage) on a board, the sparsity above which its CPU runs it faster than its GPU (or NPU) and the
 // computational intensity above which the GPU does; the ground truth found by SparOA's exhaustive grid
 // search (Sec. 3.3) in simulation, and the predictor's inputs. sched/threshold_predictor.hpp learns them.

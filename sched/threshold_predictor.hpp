@@ -1,5 +1,5 @@
 #pragma once
-// SparOA's threshold predictor (../shared/papers/004_..., Sec. 3, Fig. 3) in LibTorch:
+// SparOA's threshold predictor (docs/PAPERS.md: SparOA, Sec. 3, Fig. 3) in LibTorch:
 // per operator of a model, in order, an embedding (linear, 128), a Transformer encoder (2 layers,
 // 4 heads, 128 wide) for the interactions among the operators' features, a bidirectional LSTM (64 per
 // direction) for the operator sequence, and a fully connected head with a sigmoid giving the two
