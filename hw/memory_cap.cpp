@@ -15,6 +15,31 @@ namespace fs = std::filesystem;
 namespace coinfer::hw {
 
 namespace {
+// Creates the cgroup folder `dir` for a new cap. Its name holds this process's pid and a tag, so a folder
+// of that name left by an earlier run (killed before it removed its caps) belonged to a process with this
+// pid, which is gone: the pid was reused. Such a leftover is removed first when no process is in it.
+// False, with the reason in `why`, when the folder cannot be made.
+bool make_cap_folder(const fs::path& dir, std::string& why) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    std::ifstream procs(dir / "cgroup.procs");
+    std::string first;
+    if (procs && std::getline(procs, first) && !first.empty()) {
+      why = dir.string() + " exists and holds processes";
+      return false;
+    }
+    if (!fs::remove(dir, ec)) {
+      why = "cannot remove the leftover " + dir.string() + " of an earlier run: " + ec.message();
+      return false;
+    }
+  }
+  if (!fs::create_directory(dir, ec)) {
+    why = "cannot create " + dir.string() + (ec ? ": " + ec.message() : "");
+    return false;
+  }
+  return true;
+}
+
 // "key value" lines (memory.events, memory.oom_control): the value of `key`, -1 when absent.
 long keyed_value(const fs::path& p, const std::string& key) {
   std::ifstream in(p);
@@ -54,10 +79,11 @@ std::unique_ptr<MemoryCap> MemoryCap::apply_to(int pid, double bytes, const std:
   cap->pid_ = pid;
   cap->limit_ = bytes;
   std::error_code ec;
+  std::string failed;  // why the last attempt failed
   for (const fs::path& root : kV2Roots) {
     if (!fs::exists(root / "cgroup.procs") || !cgroup_v2_has_controller(root, "memory")) continue;
     const fs::path dir = root / name;
-    if (!fs::create_directory(dir, ec)) continue;
+    if (!make_cap_folder(dir, failed)) continue;
     // No swap: a board without swap space runs out of memory at its memory.
     if (write_cgroup_file(dir / "memory.max", limit) && (!fs::exists(dir / "memory.swap.max") || write_cgroup_file(dir / "memory.swap.max", "0")) &&
         write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
@@ -67,12 +93,14 @@ std::unique_ptr<MemoryCap> MemoryCap::apply_to(int pid, double bytes, const std:
       cap->description_ = "cgroup v2 memory.max (" + std::string(unlimited ? "unlimited" : limit + " B") + "), memory.swap.max 0";
       return cap;
     }
+    failed = "writing the limit or the pid into " + dir.string() + " failed";
     fs::remove(dir, ec);
   }
   if (fs::exists(kV1 / "cgroup.procs")) {
     const fs::path dir = kV1 / name;
     // memsw (memory + swap) may only be set at or above the memory limit: memory first.
-    if (fs::create_directory(dir, ec) && write_cgroup_file(dir / "memory.limit_in_bytes", limit_v1) &&
+    const bool made = make_cap_folder(dir, failed);
+    if (made && write_cgroup_file(dir / "memory.limit_in_bytes", limit_v1) &&
         (!fs::exists(dir / "memory.memsw.limit_in_bytes") || write_cgroup_file(dir / "memory.memsw.limit_in_bytes", limit_v1)) &&
         write_cgroup_file(dir / "cgroup.procs", std::to_string(pid))) {
       cap->dir_ = dir.string();
@@ -81,10 +109,13 @@ std::unique_ptr<MemoryCap> MemoryCap::apply_to(int pid, double bytes, const std:
                           (fs::exists(dir / "memory.memsw.limit_in_bytes") ? ", memory.memsw.limit_in_bytes the same (no swap)" : "");
       return cap;
     }
-    fs::remove(dir, ec);
+    if (made) {
+      failed = "writing the limit or the pid into " + dir.string() + " failed";
+      fs::remove(dir, ec);
+    }
   }
-  std::string why;
-  available(&why);
+  std::string why = failed;
+  if (why.empty()) available(&why);
   throw std::runtime_error("cannot limit the memory of process " + std::to_string(pid) + ": " + why);
 }
 
