@@ -66,6 +66,36 @@ class Estimator {
   // resolves a state once (AnalyticEstimator) skips comparing it field by field again. The holder must
   // not change the state while it holds it. nullptr: the hold ends. The default keeps nothing.
   virtual void hold_state(const SystemState* state) const { (void)state; }
+  // A search that moves one scheme by edits (its base for best_of_edits) may hold it (BaseHold): while
+  // held, best_of_edits with that same object as base takes it to be what it was when last asked,
+  // changed by the edits base_edited() was told of since, and an estimator that keeps a base's figures
+  // (AnalyticEstimator) skips comparing it device by device and keeps what the edit did not reach. The
+  // holder changes it only through BaseHold::apply / replace. nullptr: the hold ends. The default
+  // keeps nothing.
+  virtual void hold_base(const Scheme* base) const { (void)base; }
+  // The held base has just had `edit` applied (BaseHold::apply).
+  virtual void base_edited(const SchemeEdit& edit) const { (void)edit; }
+  // Holds `base` for its own lifetime; apply() and replace() change it and say so (do not block;
+  // advance no simulated time).
+  class BaseHold {
+   public:
+    BaseHold(const Estimator& e, Scheme& base) : e_(e), base_(base) { e_.hold_base(&base_); }
+    ~BaseHold() { e_.hold_base(nullptr); }
+    BaseHold(const BaseHold&) = delete;
+    BaseHold& operator=(const BaseHold&) = delete;
+    void apply(const SchemeEdit& edit) {
+      edit.apply_to(base_);
+      e_.base_edited(edit);
+    }
+    void replace(const Scheme& scheme) {
+      base_ = scheme;
+      e_.hold_base(&base_);  // held anew: the estimator compares it once more
+    }
+
+   private:
+    const Estimator& e_;
+    Scheme& base_;
+  };
   // Holds `state` for its own lifetime (does not block; advances no simulated time).
   class StateHold {
    public:

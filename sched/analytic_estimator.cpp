@@ -192,6 +192,26 @@ struct Outcome {
   std::vector<double> server_load;
 };
 
+// What totals_of sums of one device, in the order it sums them (a compact copy that a search over
+// edits keeps per device: summing it gives the same bits as summing the outcomes).
+struct DeviceSums {
+  double throughput_rps = 0, weighted_latency = 0, offered_rps = 0, unserved_rps = 0;
+  int serves_nothing = 0;
+  double power_w = 0;          // idle_w + dynamic_w
+  double latency_share_s = 0;  // its latency / the number of devices
+};
+DeviceSums sums_of(const DeviceOutcome& d, size_t num_devices) {
+  DeviceSums s;
+  s.throughput_rps = d.throughput_rps;
+  s.weighted_latency = d.weighted_latency;
+  s.offered_rps = d.offered_rps;
+  s.unserved_rps = d.unserved_rps;
+  s.serves_nothing = d.serves_nothing;
+  s.power_w = d.idle_w + d.dynamic_w;
+  s.latency_share_s = (d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0) / num_devices;
+  return s;
+}
+
 // Identical paths of one server's devices: one unknown rate of its fixed point.
 struct Flow {
   const PathSpec* spec;
@@ -268,6 +288,18 @@ struct AnalyticStateCache {
   Scheme base;
   std::vector<int> base_option;
   bool has_base = false;
+  // best_of_edits on servers that share no cloud (edit_totals): each server's solution for the base,
+  // found when an edit first leaves that server as the base has it (a pointer into `solved`, known
+  // while memo_clears is unchanged), the devices' outcomes under the base, and the buffers an edit is
+  // evaluated in (equal to the base's wherever the edit does not reach, between evaluations).
+  std::vector<const ServerSolution*> base_solved;  // per server; null: not known
+  size_t base_solved_clears = 0;                   // memo_clears when base_solved was last known
+  std::vector<DeviceOutcome> base_devices, edit_devices;
+  std::vector<DeviceSums> base_sums, edit_sums;  // of base_devices and edit_devices
+  std::vector<int> edit_option;
+  std::vector<int> edited;          // device indices an edit names
+  std::vector<char> server_edited;  // per server: an edited device is its
+  size_t memo_clears = 0;           // how often `solved` was emptied (its pointers then dangle)
   SolverScratch scratch;
   SolverScratch* solver = &scratch;  // what solve_server works in (predict(): the thread's own)
   double horizon_s = 60;             // SystemState::horizon_s (60 s when the state does not say)
@@ -1263,6 +1295,7 @@ const ServerSolution& server_solution(const SystemState& state, AnalyticStateCac
   const size_t bytes = key.size() + devices.size() * sizeof(DeviceOutcome) + 96;
   if (c.solved_bytes + bytes > memo_bytes) {
     for (auto& m : c.solved) m.clear();
+    ++c.memo_clears;
     std::fill(c.last_solved.begin(), c.last_solved.end(), nullptr);
     c.solved_bytes = 0;
   }
@@ -1394,23 +1427,29 @@ double p95_of(const std::vector<DeviceOutcome>& devices, double from_s, double t
   return hi;
 }
 
-Totals totals_of(const AnalyticStateCache& c, const std::vector<DeviceOutcome>& devices, bool need_p95) {
-  const double other_idle_w = c.other_idle_w;
+// The system's figures (all but the p95) from each device's sums, in state order.
+template <class SumsOf>
+Totals sum_totals(const AnalyticStateCache& c, size_t num_devices, SumsOf sums) {
   Totals t;
-  t.power_w = other_idle_w;
+  t.power_w = c.other_idle_w;
   double total_weighted = 0;
-  auto latency = [](const DeviceOutcome& d) { return d.throughput_rps > 0 ? d.weighted_latency / d.throughput_rps : 0; };
-  for (const DeviceOutcome& d : devices) {
+  for (size_t i = 0; i < num_devices; ++i) {
+    const DeviceSums d = sums(i);
     t.throughput_rps += d.throughput_rps;
     total_weighted += d.weighted_latency;
     t.offered_rps += d.offered_rps;
     t.unserved_rps += d.unserved_rps;
     t.serves_nothing += d.serves_nothing;
-    t.power_w += d.idle_w + d.dynamic_w;
+    t.power_w += d.power_w;
   }
   t.mean_latency_s = t.throughput_rps > 0 ? total_weighted / t.throughput_rps : 0;
-  for (const DeviceOutcome& d : devices) t.mean_device_latency_s += latency(d) / devices.size();
+  for (size_t i = 0; i < num_devices; ++i) t.mean_device_latency_s += sums(i).latency_share_s;
   t.energy_per_inference_j = t.throughput_rps > 0 ? t.power_w / t.throughput_rps : std::numeric_limits<double>::infinity();
+  return t;
+}
+
+Totals totals_of(const AnalyticStateCache& c, const std::vector<DeviceOutcome>& devices, bool need_p95) {
+  Totals t = sum_totals(c, devices.size(), [&](size_t i) { return sums_of(devices[i], devices.size()); });
   if (need_p95) t.p95_s = p95_of(devices, c.window_from_s, c.window_to_s);
   return t;
 }
@@ -1466,10 +1505,35 @@ void AnalyticEstimator::hold_state(const SystemState* state) const {
   held_cached_ = false;
 }
 
+void AnalyticEstimator::hold_base(const Scheme* base) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  held_base_ = base;
+  held_base_cached_ = false;
+}
+
+void AnalyticEstimator::base_edited(const SchemeEdit& edit) const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  if (!held_base_cached_ || !cache_ || !cache_->has_base) return;
+  AnalyticStateCache& c = *cache_;
+  edit.apply_to(c.base);
+  // The devices the edit names take its options; a server of one of them has another base solution
+  // (found again when asked: a memo hit on the candidate just applied, as a full comparison would find).
+  for (const auto& [id, strategy] : edit.set) {
+    auto it =
+        std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
+    if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
+    const size_t di = static_cast<size_t>(*it);
+    c.base_option[di] = c.edit_option[di] = option_index(*this, c.state, c, di, strategy);
+    if (const int j = c.classes[static_cast<size_t>(c.class_of[di])].server; j >= 0 && static_cast<size_t>(j) < c.base_solved.size())
+      c.base_solved[static_cast<size_t>(j)] = nullptr;
+  }
+}
+
 AnalyticStateCache& AnalyticEstimator::cache_for(const SystemState& state) const {
   if (held_cached_ && &state == held_) return *cache_;
   if (!cache_ || !(cache_->state == state)) {
     cache_ = std::make_unique<AnalyticStateCache>();
+    held_base_cached_ = false;
     cache_->state = state;
     cache_->need_p95 = std::isfinite(constraints_.max_p95_s);
     prepare(*cache_, cache_->state);
@@ -1500,6 +1564,76 @@ Totals cached_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const 
     return totals_of(oc, o.devices, c.need_p95);
   }
   return cached_totals(c, options_of(est, c.state, c, scheme), memo_bytes);
+}
+
+// The figures of c.base with `edit` made, on servers that share no cloud: the same figures, bit for
+// bit, as cached_totals(c, options with the edit made), in a time that grows with the servers and the
+// devices the edit reaches instead of with all devices. cached_totals solves every server in turn (a
+// memo hit for each server the edit leaves as it was) and totals every device's outcome; here a server
+// the edit leaves as it was contributes the base's outcome, kept from the first time it was solved
+// for this base, and takes that solution as its latest (c.last_solved: the next solve of that server
+// starts from it, as after cached_totals' memo hit). Servers go in the same order, so every solve
+// starts from the same solution. When the memo is emptied, the base's solutions are found again.
+Totals edit_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const SchemeEdit& edit, size_t memo_bytes) {
+  const size_t n = c.devs.size(), S = c.state.servers.size();
+  if (c.edit_devices.size() != n) {  // devices of no server keep their default outcome, as in outcome_of
+    c.base_devices.assign(n, DeviceOutcome{});
+    c.edit_devices.assign(n, DeviceOutcome{});
+    c.base_sums.assign(n, sums_of(DeviceOutcome{}, n));
+    c.edit_sums = c.base_sums;
+  }
+  c.server_edited.assign(S, 0);
+  c.edited.clear();
+  for (const auto& [id, strategy] : edit.set) {  // apply_edit, keeping which devices it reaches
+    auto it =
+        std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
+    if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
+    const size_t di = static_cast<size_t>(*it);
+    c.edit_option[di] = option_index(est, c.state, c, di, strategy);
+    c.edited.push_back(static_cast<int>(di));
+  }
+  for (int di : c.edited)
+    if (const int j = c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].server; j >= 0) c.server_edited[static_cast<size_t>(j)] = 1;
+  ServerSolution unused;
+  for (size_t j = 0; j < S; ++j) {
+    const std::vector<int>& devices = c.server_devs[j];
+    if (devices.empty()) continue;
+    if (c.base_solved_clears != c.memo_clears) {  // the pointers into the memo dangle
+      std::fill(c.base_solved.begin(), c.base_solved.end(), nullptr);
+      c.base_solved_clears = c.memo_clears;
+    }
+    if (!c.server_edited[j] && c.base_solved[j]) {
+      c.last_solved[j] = c.base_solved[j];
+      continue;  // edit_devices holds the base's outcome for its devices
+    }
+    const ServerSolution& sol = server_solution(c.state, c, j, c.edit_option, CloudBackground{}, unused, true, memo_bytes);
+    for (size_t k = 0; k < devices.size(); ++k) {
+      const size_t di = static_cast<size_t>(devices[k]);
+      c.edit_devices[di] = sol.devices[k];
+      c.edit_sums[di] = sums_of(sol.devices[k], n);
+    }
+    if (!c.server_edited[j]) {                      // the base's solution (the edit's options are the base's here)
+      if (c.base_solved_clears != c.memo_clears) {  // emptied before `sol` was stored: only it is known
+        std::fill(c.base_solved.begin(), c.base_solved.end(), nullptr);
+        c.base_solved_clears = c.memo_clears;
+      }
+      c.base_solved[j] = &sol;
+      for (int di : devices) {
+        c.base_devices[static_cast<size_t>(di)] = c.edit_devices[static_cast<size_t>(di)];
+        c.base_sums[static_cast<size_t>(di)] = c.edit_sums[static_cast<size_t>(di)];
+      }
+    }
+  }
+  Totals t = sum_totals(c, n, [&](size_t i) { return c.edit_sums[i]; });
+  if (c.need_p95) t.p95_s = p95_of(c.edit_devices, c.window_from_s, c.window_to_s);
+  for (size_t j = 0; j < S; ++j)  // back to the base's outcome where it is known
+    if (c.server_edited[j])
+      for (int di : c.server_devs[j]) {
+        c.edit_devices[static_cast<size_t>(di)] = c.base_devices[static_cast<size_t>(di)];
+        c.edit_sums[static_cast<size_t>(di)] = c.base_sums[static_cast<size_t>(di)];
+      }
+  for (int di : c.edited) c.edit_option[static_cast<size_t>(di)] = c.base_option[static_cast<size_t>(di)];
+  return t;
 }
 
 // How far `t` is from meeting `k`: the sum of each constraint's relative excess (0: all met).
@@ -1611,18 +1745,26 @@ int AnalyticEstimator::best_of_edits(const SystemState& state, const Scheme& bas
     return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
       return cached_totals(*this, c, (i < 0 ? incumbent : candidates[static_cast<size_t>(i)]).applied_to(base), kMemoBytes);
     });
-  if (!c.has_base || !(c.base == base)) {
+  const bool held = held_base_cached_ && &base == held_base_ && c.has_base;
+  if (!held && (!c.has_base || !(c.base == base))) {
     c.base_option = options_of(*this, c.state, c, base);
     c.base = base;
     c.has_base = true;
+    c.base_solved.assign(c.state.servers.size(), nullptr);
+    c.edit_option = c.base_option;
   }
-  const std::vector<int>& base_option = c.base_option;
-  std::vector<int> option;
-  return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
-    option = base_option;
-    apply_edit(*this, c.state, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], option);
-    return cached_totals(c, option, kMemoBytes);
-  });
+  held_base_cached_ = &base == held_base_;
+  if (c.cloud_coupled) {  // servers solved together: every candidate as a whole
+    const std::vector<int>& base_option = c.base_option;
+    std::vector<int> option;
+    return walk_candidates(objective_, constraints_, candidates.size(), [&](int i) {
+      option = base_option;
+      apply_edit(*this, c.state, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], option);
+      return cached_totals(c, option, kMemoBytes);
+    });
+  }
+  return walk_candidates(objective_, constraints_, candidates.size(),
+                         [&](int i) { return edit_totals(*this, c, i < 0 ? incumbent : candidates[static_cast<size_t>(i)], kMemoBytes); });
 }
 
 Estimator::RecordFigures AnalyticEstimator::figures_for_record(const SystemState& state, const Scheme& scheme) const {

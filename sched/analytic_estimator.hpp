@@ -95,6 +95,8 @@ class AnalyticEstimator : public Estimator {
   // predict()'s figures and the constraints' verdict, for the decision records.
   RecordFigures figures_for_record(const SystemState& state, const Scheme& scheme) const override;
   void hold_state(const SystemState* state) const override;
+  void hold_base(const Scheme* base) const override;
+  void base_edited(const SchemeEdit& edit) const override;
   const ModelSpec& model(const std::string& model, const std::string& dataset) const;
   const LutSet& luts() const { return luts_; }
   const ModelSpecs& models() const { return models_; }
@@ -117,6 +119,11 @@ class AnalyticEstimator : public Estimator {
   // not compare it again (a decision at 100 devices spent 8 % of its instructions comparing).
   mutable const SystemState* held_ = nullptr;
   mutable bool held_cached_ = false;
+  // The base a search holds (Estimator::hold_base), and whether cache_'s base is it as it is now: then
+  // best_of_edits does not compare it again (a hierarchical decision at 1,000 devices spent a quarter
+  // of its instructions comparing), and an edit of it re-solves only the servers the edit reaches.
+  mutable const Scheme* held_base_ = nullptr;
+  mutable bool held_base_cached_ = false;
   static constexpr size_t kMemoBytes = size_t{64} << 20;
 
   const LutSet& luts_;

@@ -107,6 +107,8 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
   std::vector<Strategy> choice(groups.size());
   for (size_t gi = 0; gi < groups.size(); ++gi) choice[gi] = options[gi][0];
   Scheme best = scheme_of(choice);  // always scheme_of(choice)
+  // The searches below edit `best` through the hold: the estimator keeps its figures between rounds.
+  Estimator::BaseHold base_hold(rank_, best);
   // Stage 1: coarse-grained tuning.
   if (combos <= max_schemes_) {
     // Every combination, ranked in one round.
@@ -124,7 +126,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
     }
     const int k = rank_.best_of(state, best, candidates);
     if (k >= 0) {
-      best = candidates[static_cast<size_t>(k)];
+      base_hold.replace(candidates[static_cast<size_t>(k)]);
       choice = combos_list[static_cast<size_t>(k)];
     }
   } else {
@@ -143,7 +145,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
         }
         const int k = rank_.best_of_edits(state, best, SchemeEdit{}, candidates);
         if (k >= 0) {
-          candidates[static_cast<size_t>(k)].apply_to(best);
+          base_hold.apply(candidates[static_cast<size_t>(k)]);
           choice[gi] = options[gi][which[static_cast<size_t>(k)]];
           changed = true;
         }
@@ -203,7 +205,7 @@ Scheme HierarchicalScheduler::decide(const SystemState& state) {
           cur_edit = std::move(candidates[static_cast<size_t>(pick)]);
         }
         if (rank_.best_of_edits(state, best, SchemeEdit{}, {cur_edit}) == 0) {
-          cur_edit.apply_to(best);
+          base_hold.apply(cur_edit);
           choice[gi] = cur;
           improved = true;
         }

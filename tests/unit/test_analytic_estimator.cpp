@@ -477,6 +477,57 @@ TEST(AnalyticEstimator, FastEvaluationFindsTheFixedPointOfThePathByPathFormulas)
   EXPECT_GT(alternating, 10);
 }
 
+// A search that holds its base (Estimator::BaseHold) and moves it by edits gets from best_of_edits what
+// it gets without the hold, pick for pick: two estimators asked the same questions in the same order,
+// one through a held base changed by apply()/replace(), the other with a plain scheme changed alike
+// (compared with its last base device by device on every call). The held one keeps each server's
+// base solution between calls and re-solves only the servers an applied edit reaches: a stale option
+// or solution after apply() would rank some candidates differently.
+TEST(AnalyticEstimator, AHeldBaseMovedByEditsPicksAsAnUnheldOne) {
+  const std::vector<Strategy> options = all_options(9);
+  int moves = 0, steps = 0;
+  for (Objective objective : {Objective::throughput, Objective::latency}) {
+    for (std::uint64_t system = 0; system < 60; ++system) {
+      RandomStream r(2027, StreamPurpose::test, system);
+      auto pick = [&](size_t n) { return static_cast<size_t>(r.next_u64() % n); };
+      const SystemState s = random_system(r);
+      Fixture held_fixture(objective), plain_fixture(objective);
+      const AnalyticEstimator &held_est = *held_fixture.est, &plain_est = *plain_fixture.est;
+      Scheme held_base = random_scheme(r, s), plain_base = held_base;
+      const Estimator::StateHold state_hold(held_est, s);
+      Estimator::BaseHold hold(held_est, held_base);
+      auto random_edit = [&](size_t max_devices) {
+        SchemeEdit e;
+        const size_t k = pick(max_devices + 1);
+        for (size_t i = 0; i < k; ++i) e.set.emplace_back(s.devices[pick(s.devices.size())].id, options[pick(options.size())]);
+        return e;
+      };
+      for (int step = 0; step < 25; ++step, ++steps) {
+        const std::string where = "system " + std::to_string(system) + " step " + std::to_string(step);
+        if (step % 9 == 8) {  // a search's other rounds: a whole new base
+          const Scheme other = random_scheme(r, s);
+          hold.replace(other);
+          plain_base = other;
+        }
+        const SchemeEdit incumbent = pick(3) == 0 ? random_edit(2) : SchemeEdit{};
+        std::vector<SchemeEdit> candidates;
+        for (size_t c = 1 + pick(4); c > 0; --c) candidates.push_back(random_edit(3));
+        const int got = held_est.best_of_edits(s, held_base, incumbent, candidates);
+        const int want = plain_est.best_of_edits(s, plain_base, incumbent, candidates);
+        ASSERT_EQ(got, want) << where;
+        if (got >= 0) {
+          hold.apply(candidates[static_cast<size_t>(got)]);
+          candidates[static_cast<size_t>(got)].apply_to(plain_base);
+          ++moves;
+        }
+        ASSERT_TRUE(held_base == plain_base) << where;
+      }
+    }
+  }
+  // The walks moved (the held base was edited between calls, not just asked about).
+  EXPECT_GT(moves, steps / 4) << moves << " moves in " << steps << " steps";
+}
+
 // Two states differing only in one device's bandwidth (10 and 1 Mbit/s), and both devices offloading.
 struct TwoStates {
   SystemState a = state({device("a", "fast", 10), device("b", "fast", 10)}, "busy", 1, 5, 4);
