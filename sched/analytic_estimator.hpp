@@ -88,7 +88,9 @@ class AnalyticEstimator : public Estimator {
   double compare_predictions(const Prediction& a, const Prediction& b) const;
   // Estimator::best_of's walk, with the state checked once for all candidates.
   int best_of(const SystemState& state, const Scheme& incumbent, const std::vector<Scheme>& candidates) const override;
-  // The same on edits of `base`, without building the edited schemes: O(devices) integers a candidate.
+  // The same on edits of `base`, without building the edited schemes: a candidate costs the servers
+  // its edit reaches and a sum over the devices' compact figures (sched/README.md "Complexity and
+  // decision time"); a held base (hold_base) is not compared again.
   int best_of_edits(const SystemState& state, const Scheme& base, const SchemeEdit& incumbent,
                     const std::vector<SchemeEdit>& candidates) const override;
   std::string describe() const override { return "analytic"; }
