@@ -24,7 +24,7 @@ namespace coinfer {
 namespace {
 
 // An open-loop queue whose run meets at least this share of its steady mean wait keeps its steady tail
-// in the p95 (solve_server's outcome stage).
+// in the p95 (ServerSolver::device_outcomes).
 constexpr double kSettledShare = 0.999;
 
 // One path of a device under one strategy: its traffic through its server, or its local path. Constant
@@ -748,96 +748,151 @@ double dp_server_rate(double rate, double server_s, double device_s, bool prefer
 // over the paths of its devices (a server's paths depend on each other and on nothing else). Paths of
 // one device class under one option are identical in every round, so each such set is computed once
 // and counted once per path in the sums, in path order (the very same sums as path by path).
-// `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
-ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
-                            const ServerSolution* start, bool keep_rates, const CloudBackground& bg) {
-  SolverScratch& sc = *c.solver;
-  std::vector<Flow>& flows = sc.flows;
-  std::vector<int>& path_flow = sc.path_flow;
-  std::vector<int>& server_path_flow = sc.server_path_flow;
-  std::vector<int>& group_key = sc.group_key;
-  std::vector<Flow>& local_flows = sc.local_flows;
-  flows.clear();
-  local_flows.clear();
-  path_flow.clear();
-  server_path_flow.clear();
-  group_key.clear();
-  if (sc.flow_of.size() < c.classes.size()) sc.flow_of.resize(c.classes.size());
-  for (int di : devices) {
-    const int cls = c.class_of[static_cast<size_t>(di)];
-    const int opt = option[static_cast<size_t>(di)];
-    const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(opt)];
-    std::vector<int>& slots = sc.flow_of[static_cast<size_t>(cls)];
-    if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size())
-      slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), SolverScratch::kNoFlow);
-    for (int j = 0; j < o.num_paths; ++j) {
-      int& fi = slots[static_cast<size_t>(2 * opt + j)];
-      if (fi == SolverScratch::kNoFlow) {
-        const long long key = (static_cast<long long>(cls) << 32) | (static_cast<long long>(opt) << 1) | j;
-        Flow f{&o.path[j], key};
-        f.population = f.spec->population();
-        if (f.spec->to_server) {
-          fi = static_cast<int>(flows.size());
-          auto g = std::find(group_key.begin(), group_key.end(), f.spec->batch_key);
-          f.group = static_cast<int>(g - group_key.begin());
-          if (g == group_key.end()) group_key.push_back(f.spec->batch_key);
-          flows.push_back(f);
-        } else {
-          fi = -1 - static_cast<int>(local_flows.size());
-          local_flows.push_back(f);
-        }
-      }
-      path_flow.push_back(fi);
-      if (o.path[j].to_server) server_path_flow.push_back(fi);
-    }
+// One solve of one server (solve_server): its flows, their rounds to the fixed point, and what the
+// devices and the server get from it, each a step below. Works in c.solver's memory (SolverScratch);
+// every reference must outlive it. Advances no simulated time.
+class ServerSolver {
+ public:
+  // `bg`: the load from the servers it shares a cloud with (all 0: a lone server's solve).
+  ServerSolver(const ServerState& sv, AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
+               const CloudBackground& bg)
+      : sv(sv),
+        c(c),
+        devices(devices),
+        option(option),
+        bg(bg),
+        sc(*c.solver),
+        flows(sc.flows),
+        local_flows(sc.local_flows),
+        path_flow(sc.path_flow),
+        server_path_flow(sc.server_path_flow),
+        group_key(sc.group_key),
+        groups(sc.groups),
+        best(sc.best),
+        workers(std::max(1, sv.workers)),
+        w(sv.batch_window_ms * 1e-3),
+        batching(w > 0 && sv.batch_max_size > 1),
+        others_power(std::sqrt(2 * (workers + 1)) - 1),
+        inv_workers(1 / workers),
+        cap(0.999 * std::max(1, sv.workers)),
+        shared(bg.cloud_rho > 0 || bg.cloud_second > 0 || bg.wan_rho > 0 || bg.forwarded_load > 0 || bg.forwarded_rate > 0) {}
+
+  // `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
+  ServerSolution solve(const ServerSolution* start, bool keep_rates) {
+    collect_flows();
+    solve_local_flows();
+    prepare_groups();
+    fixed_point(start);
+    data_parallel_local_sides();
+    ServerSolution out = device_outcomes();
+    server_figures(out, keep_rates);
+    return out;
   }
-  for (const std::vector<Flow>* v : {&flows, &local_flows})  // every slot back to kNoFlow for the next solve
-    for (const Flow& f : *v) sc.flow_of[static_cast<size_t>(f.key >> 32)][static_cast<size_t>(f.key & 0xffffffff)] = SolverScratch::kNoFlow;
-  // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
-  // part in the rounds: a third of the paths of bench_decisions' systems.)
-  auto target_rate = [](const PathSpec& p, double latency, double bottleneck) {
+
+ private:
+  // What a round sums over the paths through the server: busy worker-seconds per second, batches per
+  // second; what closed loops can have queued here at most (their in-flight requests' batch times), and
+  // how many open loops (no such bound) send here.
+  struct ServerSums {
+    double server_load = 0, server_batch_rate = 0, server_closed_work = 0;
+    int server_open_paths = 0;
+  };
+  // A cloud tier's utilisation of the WAN and of the cloud's workers, and the cloud's sum of rate x
+  // (seconds per request per worker)^2.
+  struct CloudSums {
+    double wan_rho = 0, cloud_rho = 0, cloud_second = 0;
+  };
+
+  // A path's target rate at a latency and bottleneck.
+  static double target_rate(const PathSpec& p, double latency, double bottleneck) {
     // Open loop: what arrives, up to what the path's bottleneck can serve (the rate
     // offered whatever the capacity had a Pi 4B at 241.5 ms predicted to do 100 req/s).
     if (p.in_flight <= 0) return bottleneck > 0 ? std::min(p.rate, 1 / bottleneck) : p.rate;
     // min(in_flight / latency, 1 / bottleneck) with one division
     if (bottleneck > 0) return p.in_flight * bottleneck < latency ? p.in_flight / latency : 1 / bottleneck;
     return std::min(p.in_flight / latency, 1e12);
-  };
+  }
   // An open-loop path also queues at its own device (and radio) in front of each stage: M/D/1's mean
   // wait rho s / (2 (1 - rho)) at utilisation rho = lambda s (LUT means: deterministic service). A
   // closed loop with one request in flight never queues there. At or past saturation the wait is the
   // queue's growth, added once the rates are known.
-  auto open_wait = [](const PathSpec& p, double lambda, double service_s) {
+  static double open_wait(const PathSpec& p, double lambda, double service_s) {
     if (p.in_flight > 0 || service_s <= 0) return 0.0;
     const double rho = lambda * service_s;
     return rho < 0.999 ? rho * service_s / (2 * (1 - rho)) : 0.0;
-  };
-  for (Flow& f : local_flows) {
-    f.lambda = f.spec->serves_nothing() ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
-    f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
-    f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * f.spec->device_s) : 0;
-    f.latency_s = f.spec->device_s + f.wait_s;
-    f.bottleneck_s = f.spec->device_bottleneck_s;
   }
-  double damping = 1;  // of the rounds: rate <- (1 - damping) rate + damping target
-  const double workers = std::max(1, sv.workers);
-  const double w = sv.batch_window_ms * 1e-3;
-  const bool batching = w > 0 && sv.batch_max_size > 1;
-  // rho^e of Sakasegawa's wait, e = sqrt(2 (c + 1)) - 1, for utilisations just below the server's
-  // total (sched/power_near_base.hpp)
-  PowerNearBase others_power(std::sqrt(2 * (workers + 1)) - 1);
-  const double inv_workers = 1 / workers;
-  const double cap = 0.999 * std::max(1, sv.workers);
-  // Whether any path here has a cloud part (pp(k,m)): the rounds' cloud terms only then.
-  const bool cloud_paths = std::any_of(flows.begin(), flows.end(), [](const Flow& f) { return f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0; });
-  std::vector<BatchGroup>& groups = sc.groups;
-  groups.assign(group_key.size(), BatchGroup{});
-  for (const Flow& f : flows)
-    if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
-  double round_offered_load = 0, round_offered_cloud = 0, round_offered_link = 0;  // the round's work before saturation scaled it
-  // Whether it shares a cloud (CloudBackground): saturation is then shared in proportion to the offers.
-  const bool shared = bg.cloud_rho > 0 || bg.cloud_second > 0 || bg.wan_rho > 0 || bg.forwarded_load > 0 || bg.forwarded_rate > 0;
-  auto round = [&](bool update_rates) {
+
+  // The server's paths as flows (identical paths of a class under one option: one flow), its local paths
+  // apart, and each path's flow in path order.
+  void collect_flows() {
+    flows.clear();
+    local_flows.clear();
+    path_flow.clear();
+    server_path_flow.clear();
+    group_key.clear();
+    if (sc.flow_of.size() < c.classes.size()) sc.flow_of.resize(c.classes.size());
+    for (int di : devices) {
+      const int cls = c.class_of[static_cast<size_t>(di)];
+      const int opt = option[static_cast<size_t>(di)];
+      const DeviceOption& o = c.classes[static_cast<size_t>(cls)].options[static_cast<size_t>(opt)];
+      std::vector<int>& slots = sc.flow_of[static_cast<size_t>(cls)];
+      if (slots.size() < 2 * c.classes[static_cast<size_t>(cls)].options.size())
+        slots.resize(2 * c.classes[static_cast<size_t>(cls)].options.size(), SolverScratch::kNoFlow);
+      for (int j = 0; j < o.num_paths; ++j) {
+        int& fi = slots[static_cast<size_t>(2 * opt + j)];
+        if (fi == SolverScratch::kNoFlow) {
+          const long long key = (static_cast<long long>(cls) << 32) | (static_cast<long long>(opt) << 1) | j;
+          Flow f{&o.path[j], key};
+          f.population = f.spec->population();
+          if (f.spec->to_server) {
+            fi = static_cast<int>(flows.size());
+            auto g = std::find(group_key.begin(), group_key.end(), f.spec->batch_key);
+            f.group = static_cast<int>(g - group_key.begin());
+            if (g == group_key.end()) group_key.push_back(f.spec->batch_key);
+            flows.push_back(f);
+          } else {
+            fi = -1 - static_cast<int>(local_flows.size());
+            local_flows.push_back(f);
+          }
+        }
+        path_flow.push_back(fi);
+        if (o.path[j].to_server) server_path_flow.push_back(fi);
+      }
+    }
+    for (const std::vector<Flow>* v : {&flows, &local_flows})  // every slot back to kNoFlow for the next solve
+      for (const Flow& f : *v) sc.flow_of[static_cast<size_t>(f.key >> 32)][static_cast<size_t>(f.key & 0xffffffff)] = SolverScratch::kNoFlow;
+  }
+
+  // A path that stays on its device depends on nothing else: its rate and latency once. (It takes no
+  // part in the rounds: a third of the paths of bench_decisions' systems.)
+  void solve_local_flows() {
+    for (Flow& f : local_flows) {
+      f.lambda = f.spec->serves_nothing() ? 0 : target_rate(*f.spec, f.spec->device_s, f.spec->device_bottleneck_s);
+      f.wait_s = open_wait(*f.spec, f.lambda, f.spec->device_s);
+      f.wait_p = f.wait_s > 0 ? std::min(1.0, f.lambda * f.spec->device_s) : 0;
+      f.latency_s = f.spec->device_s + f.wait_s;
+      f.bottleneck_s = f.spec->device_bottleneck_s;
+    }
+  }
+
+  // The batch groups of the flows through the server.
+  void prepare_groups() {
+    // Whether any path here has a cloud part (pp(k,m)): the rounds' cloud terms only then.
+    cloud_paths = std::any_of(flows.begin(), flows.end(), [](const Flow& f) { return f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0; });
+    groups.assign(group_key.size(), BatchGroup{});
+    for (const Flow& f : flows)
+      if (f.group >= 0 && !groups[static_cast<size_t>(f.group)].spec) groups[static_cast<size_t>(f.group)].spec = f.spec;
+  }
+
+  // One round: rates -> batch sizes and server utilisation -> latencies -> (update_rates) damped rates,
+  // scaled to the server's capacity.
+  void round(bool update_rates) {
+    batch_groups();
+    path_latencies(update_rates, server_sums(), cloud_sums());
+    scale_to_capacity(update_rates);
+  }
+
+  void batch_groups() {
     for (BatchGroup& g : groups) g.rate = g.population = 0, g.open = false;
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
@@ -874,30 +929,37 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       f.batch_s = g.batch_s;
       f.per_request_s = g.per_request_s;
     }
+  }
+
+  ServerSums server_sums() const {
     // busy worker-seconds per second, batches per second; what closed loops can have queued here at
     // most (their in-flight requests' batch times), and whether an open loop (no such bound) sends here.
-    double server_load = 0, server_batch_rate = 0, server_closed_work = 0;
-    int server_open_paths = 0;
+    ServerSums s;
     for (int fi : server_path_flow) {
       const Flow& f = flows[static_cast<size_t>(fi)];
-      server_load += f.lambda * f.per_request_s;
-      server_batch_rate += f.lambda / f.b;
+      s.server_load += f.lambda * f.per_request_s;
+      s.server_batch_rate += f.lambda / f.b;
       if (f.population > 0)
-        server_closed_work += f.population * f.batch_s;
+        s.server_closed_work += f.population * f.batch_s;
       else
-        ++server_open_paths;
+        ++s.server_open_paths;
     }
     // As a cloud: the work its edges pass on queues with its own, an open stream of batch-1 requests
     // as this server sees it (CloudBackground; 0 where nothing is passed on).
-    server_load += bg.forwarded_load;
-    server_batch_rate += bg.forwarded_rate;
-    if (bg.forwarded_rate > 0) ++server_open_paths;
+    s.server_load += bg.forwarded_load;
+    s.server_batch_rate += bg.forwarded_rate;
+    if (bg.forwarded_rate > 0) ++s.server_open_paths;
+    return s;
+  }
+
+  CloudSums cloud_sums() const {
     // A cloud tier (pp(k,m)): the WAN to its cloud and the cloud's workers, as this server's cloud paths
     // load them (the cloud's other load is not seen here). The WAN shares its rate among the transfers
     // on it (processor sharing: a transfer of s seconds alone takes s / (1 - rho)); the cloud is a queue
     // (M/G/1's mean wait sum(lambda c^2) / (2 (1 - rho)), c its batch-1 time per worker). Past saturation
     // the paths are scaled down below (sched/README.md "Cloud tier").
-    double wan_rho = 0, cloud_rho = 0, cloud_second = 0;
+    CloudSums k;
+    double &wan_rho = k.wan_rho, &cloud_rho = k.cloud_rho, &cloud_second = k.cloud_second;
     if (cloud_paths)
       for (int fi : server_path_flow) {
         const Flow& f = flows[static_cast<size_t>(fi)];
@@ -915,6 +977,14 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     cloud_rho += bg.cloud_rho;
     cloud_second += bg.cloud_second;
     wan_rho += bg.wan_rho;
+    return k;
+  }
+
+  // Each flow's latency, bottleneck and waits at the round's rates, and (update_rates) its next rate.
+  void path_latencies(bool update_rates, const ServerSums& s, const CloudSums& k) {
+    const double server_load = s.server_load, server_batch_rate = s.server_batch_rate, server_closed_work = s.server_closed_work;
+    const int server_open_paths = s.server_open_paths;
+    const double wan_rho = k.wan_rho, cloud_rho = k.cloud_rho, cloud_second = k.cloud_second;
     // The wait of one path's request: beside the others' transfers and behind their batches, and its
     // own device's only in an open loop (a closed loop's next request starts after this one's result).
     auto cloud_tier_wait = [&](const Flow& f) {
@@ -991,6 +1061,9 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
       f.target = target;
       f.lambda = f.lambda == 0 ? target : (1 - damping) * f.lambda + damping * target;
     }
+  }
+
+  void scale_to_capacity(bool update_rates) {
     // A saturated server cannot serve more than its workers: scale its paths down.
     double load = 0;
     for (int fi : server_path_flow) load += flows[static_cast<size_t>(fi)].lambda * flows[static_cast<size_t>(fi)].per_request_s;
@@ -1044,7 +1117,8 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
     if (scale < 1)
       for (Flow& f : flows)
         if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) f.lambda *= scale;
-  };
+  }
+
   // The fixed point of the round (a round is a function of the rates alone), Anderson-accelerated from
   // zero until a round moves no rate by more than kTolerance of itself: undamped rounds (at most 100),
   // then, from where that left off, rounds of damping 1/10 (at most 400 more: a saturated server whose
@@ -1054,226 +1128,272 @@ ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const 
   // move the fixed point: unsaturated, rate = target; saturated, the rates are the targets scaled to the
   // capacity whatever the damping (rate = s((1 - d) rate + d target) with s < 1 makes rate parallel to
   // target). Undamped, the accelerated rounds need ~30 % fewer (measured on bench_decisions' systems).
-  constexpr size_t kDepth = 3;
-  constexpr double kTolerance = 1e-13;
-  const size_t F = flows.size();
-  std::vector<double>&x = sc.x, &g = sc.g, &best = sc.best;
-  x.assign(F, 0.0);
-  g.assign(F, 0.0);
-  best.assign(F, 0.0);
-  if (start) {  // flows the start had keep their rates (a search changes a few devices at a time)
-    for (size_t i = 0; i < F; ++i) {
-      auto it = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(flows[i].key, -std::numeric_limits<double>::infinity()));
-      if (it != start->rates.end() && it->first == flows[i].key) {
-        x[i] = it->second;
-      } else {  // a device moved to another option: from the rate its class had there
-        const long long cls_first = flows[i].key >> 32 << 32;
-        auto same = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(cls_first, -std::numeric_limits<double>::infinity()));
-        if (same != start->rates.end() && same->first >> 32 == flows[i].key >> 32) x[i] = same->second;
-      }
-    }
-  }
-  double best_change = std::numeric_limits<double>::infinity();
-  double best_offered_load = 0, best_offered_cloud = 0, best_offered_link = 0;
-  bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
-  bool converged = false;  // the latest round moved no rate by more than kTolerance
-  auto accelerated = [&](double d, int rounds) {
-    damping = d;
-    AndersonMixer mixer(F, kDepth, sc);
-    for (int it = 0; it < rounds; ++it) {
-      const bool from_zero = !started;  // every rate still 0: no start and no round yet
-      started = true;
-      for (size_t i = 0; i < F; ++i) flows[i].lambda = x[i];
-      round(true);
-      converged = false;
-      double change = 0;
-      for (size_t i = 0; i < F; ++i) {
-        g[i] = flows[i].lambda;
-        change = std::max(change, std::fabs(g[i] - x[i]) / std::fabs(g[i]));
-      }
-      if (change < best_change) {
-        best_change = change;
-        best = g;
-        best_offered_load = round_offered_load;
-        best_offered_cloud = round_offered_cloud;
-        best_offered_link = round_offered_link;
-      }
-      if (change <= kTolerance) return converged = true;
-      if (from_zero)
-        x = g;  // a plain round from zero (most isolated devices end on the next)
-      else
-        mixer.step(x, g);
-    }
-    return false;
-  };
-  if (!accelerated(1.0, 100) && !accelerated(0.1, 400) && start) {
-    // From the start it did not get there (seen once in the differential test's 80 systems, an open-loop
-    // data_parallel device whose split moved with the server's waits: its least-moving round 1.3e-4 off
-    // the fixed point): from zero, as a solve without a start.
+  void fixed_point(const ServerSolution* start) {
+    constexpr size_t kDepth = 3;
+    constexpr double kTolerance = 1e-13;
+    const size_t F = flows.size();
+    std::vector<double>&x = sc.x, &g = sc.g;
     x.assign(F, 0.0);
-    best_change = std::numeric_limits<double>::infinity();
-    started = false;
-    if (!accelerated(1.0, 100)) accelerated(0.1, 400);
+    g.assign(F, 0.0);
+    best.assign(F, 0.0);
+    if (start) {  // flows the start had keep their rates (a search changes a few devices at a time)
+      for (size_t i = 0; i < F; ++i) {
+        auto it = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(flows[i].key, -std::numeric_limits<double>::infinity()));
+        if (it != start->rates.end() && it->first == flows[i].key) {
+          x[i] = it->second;
+        } else {  // a device moved to another option: from the rate its class had there
+          const long long cls_first = flows[i].key >> 32 << 32;
+          auto same = std::lower_bound(start->rates.begin(), start->rates.end(), std::make_pair(cls_first, -std::numeric_limits<double>::infinity()));
+          if (same != start->rates.end() && same->first >> 32 == flows[i].key >> 32) x[i] = same->second;
+        }
+      }
+    }
+    double best_change = std::numeric_limits<double>::infinity();
+    bool started = start && std::any_of(x.begin(), x.end(), [](double v) { return v != 0; });
+    bool converged = false;  // the latest round moved no rate by more than kTolerance
+    auto accelerated = [&](double d, int rounds) {
+      damping = d;
+      AndersonMixer mixer(F, kDepth, sc);
+      for (int it = 0; it < rounds; ++it) {
+        const bool from_zero = !started;  // every rate still 0: no start and no round yet
+        started = true;
+        for (size_t i = 0; i < F; ++i) flows[i].lambda = x[i];
+        round(true);
+        converged = false;
+        double change = 0;
+        for (size_t i = 0; i < F; ++i) {
+          g[i] = flows[i].lambda;
+          change = std::max(change, std::fabs(g[i] - x[i]) / std::fabs(g[i]));
+        }
+        if (change < best_change) {
+          best_change = change;
+          best = g;
+          best_offered_load = round_offered_load;
+          best_offered_cloud = round_offered_cloud;
+          best_offered_link = round_offered_link;
+        }
+        if (change <= kTolerance) return converged = true;
+        if (from_zero)
+          x = g;  // a plain round from zero (most isolated devices end on the next)
+        else
+          mixer.step(x, g);
+      }
+      return false;
+    };
+    if (!accelerated(1.0, 100) && !accelerated(0.1, 400) && start) {
+      // From the start it did not get there (seen once in the differential test's 80 systems, an open-loop
+      // data_parallel device whose split moved with the server's waits: its least-moving round 1.3e-4 off
+      // the fixed point): from zero, as a solve without a start.
+      x.assign(F, 0.0);
+      best_change = std::numeric_limits<double>::infinity();
+      started = false;
+      if (!accelerated(1.0, 100)) accelerated(0.1, 400);
+    }
+    // The latencies at the rates found: a round at them, unless the last round converged (its latencies,
+    // at rates within kTolerance of these, are kept: the round at the fixed point would only repeat it to
+    // the last bits; 7 % of a hierarchical decision's instructions at 100 devices).
+    if (!converged) {
+      for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
+      round(false);
+    }
   }
-  // The latencies at the rates found: a round at them, unless the last round converged (its latencies,
-  // at rates within kTolerance of these, are kept: the round at the fixed point would only repeat it to
-  // the last bits; 7 % of a hierarchical decision's instructions at 100 devices).
-  if (!converged) {
-    for (size_t i = 0; i < F; ++i) flows[i].lambda = best[i];
-    round(false);
-  }
+
   // Open-loop data_parallel: the device side takes what the server side does not (dp_server_rate), up
   // to its capacity; the rest is unserved. The server side is offered what it serves. An input that
   // finds both sides busy (probability u_a u_b) waits for the first to free: the two sides as one queue
   // with their speeds added, mean wait u_a u_b / (2 (c_a + c_b - R)) (M/M/c's, the sides' speeds as its
   // servers', halved for hold times that do not vary), on both sides' latencies. A side's hold time:
   // the device's computation, the server side's round trip (its server queue's wait included).
-  for (Flow& f : local_flows) {
-    const PathSpec& p = *f.spec;
-    if (!(p.dp_rate > 0)) continue;
-    Flow* server_side = nullptr;
-    for (Flow& r : flows)
-      if (r.key == (f.key | 1)) server_side = &r;
-    const double server_rate = server_side ? server_side->lambda : 0;
-    if (server_side) server_side->offered = server_rate;
-    f.offered = std::max(0.0, p.dp_rate - server_rate);
-    f.lambda = p.serves_nothing() ? 0 : (p.device_bottleneck_s > 0 ? std::min(f.offered, 1 / p.device_bottleneck_s) : f.offered);
-    const double hold_server = !server_side ? 0 : server_side->latency_s - std::max(0.0, server_side->dp_wait_s);
-    const double ua = std::min(server_rate * hold_server, 0.999), ub = std::min(f.lambda * p.device_s, 0.999);
-    const double spare = (hold_server > 0 ? 1 / hold_server : 0) + (p.device_s > 0 ? 1 / p.device_s : 0) - server_rate - f.lambda;
-    const double both_busy = ua * ub;
-    // (M/M/c's wait halved: deterministic hold times, Allen-Cunneen's (c_a^2 + c_s^2) / 2 with c_s = 0.)
-    const double wait =
-        f.lambda < f.offered * (1 - 1e-9) || !(spare > 0) ? 0 : both_busy / spare / 2;  // saturated: the unserved rate's growth instead
-    f.wait_s = wait;
-    f.wait_p = wait > 0 ? both_busy : 0;
-    f.latency_s = p.device_s + wait;
-    if (server_side && server_side->dp_wait_s < 0) {  // once (the devices of a class share their flows)
-      server_side->dp_wait_s = wait;
-      server_side->latency_s += wait;
-      server_side->wait_s += wait;
-      server_side->wait_p = 1 - (1 - server_side->wait_p) * (1 - both_busy);
+  void data_parallel_local_sides() {
+    for (Flow& f : local_flows) {
+      const PathSpec& p = *f.spec;
+      if (!(p.dp_rate > 0)) continue;
+      Flow* server_side = nullptr;
+      for (Flow& r : flows)
+        if (r.key == (f.key | 1)) server_side = &r;
+      const double server_rate = server_side ? server_side->lambda : 0;
+      if (server_side) server_side->offered = server_rate;
+      f.offered = std::max(0.0, p.dp_rate - server_rate);
+      f.lambda = p.serves_nothing() ? 0 : (p.device_bottleneck_s > 0 ? std::min(f.offered, 1 / p.device_bottleneck_s) : f.offered);
+      const double hold_server = !server_side ? 0 : server_side->latency_s - std::max(0.0, server_side->dp_wait_s);
+      const double ua = std::min(server_rate * hold_server, 0.999), ub = std::min(f.lambda * p.device_s, 0.999);
+      const double spare = (hold_server > 0 ? 1 / hold_server : 0) + (p.device_s > 0 ? 1 / p.device_s : 0) - server_rate - f.lambda;
+      const double both_busy = ua * ub;
+      // (M/M/c's wait halved: deterministic hold times, Allen-Cunneen's (c_a^2 + c_s^2) / 2 with c_s = 0.)
+      const double wait =
+          f.lambda < f.offered * (1 - 1e-9) || !(spare > 0) ? 0 : both_busy / spare / 2;  // saturated: the unserved rate's growth instead
+      f.wait_s = wait;
+      f.wait_p = wait > 0 ? both_busy : 0;
+      f.latency_s = p.device_s + wait;
+      if (server_side && server_side->dp_wait_s < 0) {  // once (the devices of a class share their flows)
+        server_side->dp_wait_s = wait;
+        server_side->latency_s += wait;
+        server_side->wait_s += wait;
+        server_side->wait_p = 1 - (1 - server_side->wait_p) * (1 - both_busy);
+      }
     }
   }
 
-  ServerSolution out;
-  out.devices.resize(devices.size());
-  size_t path = 0;
-  for (size_t k = 0; k < devices.size(); ++k) {
-    const int di = devices[k];
-    const DeviceOption& o =
-        c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
-    for (int j = 0; j < o.num_paths; ++j, ++path) {
-      const int fi = path_flow[path];
-      const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
-      DeviceOutcome& d = out.devices[k];
-      if (j == 0) {
-        const DeviceState& ds = *c.devs[static_cast<size_t>(di)];
-        d.idle_w = ds.idle_w;
-        for (double w : ds.processor_idle_w) d.idle_w += w;
-      }
-      if (f.spec->serves_nothing()) d.serves_nothing = 1;
-      d.throughput_rps += f.lambda;
-      d.dynamic_w += f.lambda * f.spec->energy_j;
-      if (f.spec->to_server) {
-        d.radio_rps += f.lambda;
-        d.radio_up_bytes += f.lambda * f.spec->radio_up_bytes;
-        d.radio_down_bytes += f.lambda * f.spec->radio_down_bytes;
-        d.radio_active_s += f.lambda * f.spec->radio_active_s;
-      }
-      if (j + 1 == o.num_paths) {
-        const RadioStates& radio = c.devs[static_cast<size_t>(di)]->radio;
-        if (radio.stated()) {
-          // core/radio_energy.hpp: per request, with its transfers (an upload and a result) evenly
-          // spaced over the device's cycle through the server; idle all along without one.
-          if (d.radio_rps > 0)
-            d.dynamic_w += d.radio_rps * radio_energy_per_inference(radio, 1 / d.radio_rps, d.radio_active_s / d.radio_rps,
-                                                                    d.radio_up_bytes / d.radio_rps, d.radio_down_bytes / d.radio_rps, 2);
-          else
-            d.idle_w += radio.idle_w;
+  // Each device's figures from its paths' flows.
+  ServerSolution device_outcomes() const {
+    ServerSolution out;
+    out.devices.resize(devices.size());
+    size_t path = 0;
+    for (size_t k = 0; k < devices.size(); ++k) {
+      const int di = devices[k];
+      const DeviceOption& o =
+          c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].options[static_cast<size_t>(option[static_cast<size_t>(di)])];
+      for (int j = 0; j < o.num_paths; ++j, ++path) {
+        const int fi = path_flow[path];
+        const Flow& f = fi >= 0 ? flows[static_cast<size_t>(fi)] : local_flows[static_cast<size_t>(-1 - fi)];
+        DeviceOutcome& d = out.devices[k];
+        if (j == 0) {
+          const DeviceState& ds = *c.devs[static_cast<size_t>(di)];
+          d.idle_w = ds.idle_w;
+          for (double w : ds.processor_idle_w) d.idle_w += w;
         }
-      }
-      if (f.spec->to_server) d.server_rps += f.lambda;
-      // A closed loop whose bottleneck binds after its first stage keeps in_flight requests in its
-      // pipeline, so each spends in_flight / rate (Little's law) in all: the time beyond its own path
-      // waits for its siblings at the bottleneck, the same for every request (the tail's fixed part
-      // too). Where the first stage itself binds (the device's computation for local and pp(k), the
-      // upload for offload) nothing waits: a closed loop creates an input only once that stage is free
-      // (core/arrival_process.hpp), so it is never full and each request takes its own path's time
-      // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
-      const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
-      const double sibling_wait = f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9)
-                                      ? std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s)
-                                      : 0.0;
-      double latency = f.latency_s + sibling_wait;
-      double wait = f.wait_s;
-      if (f.spec->in_flight <= 0) {
-        // Open loop beyond its bottleneck: the queue grows by (offered - served) a second for the
-        // rest of the run, so a request arriving t s from now waits (offered / served - 1) t more;
-        // over the horizon H that is (offered / served - 1) H / 2 on average.
-        const double offered = f.offered >= 0 ? f.offered : f.spec->rate;
-        d.offered_rps += offered;
-        if (f.lambda < offered * (1 - 1e-9)) {
-          d.unserved_rps += offered - f.lambda;
-          latency += (f.lambda > 0 ? offered / f.lambda - 1 : 1e9) * c.horizon_s / 2;
-          wait = std::numeric_limits<double>::infinity();  // a queue that grows: no tail to speak of
+        if (f.spec->serves_nothing()) d.serves_nothing = 1;
+        d.throughput_rps += f.lambda;
+        d.dynamic_w += f.lambda * f.spec->energy_j;
+        if (f.spec->to_server) {
+          d.radio_rps += f.lambda;
+          d.radio_up_bytes += f.lambda * f.spec->radio_up_bytes;
+          d.radio_down_bytes += f.lambda * f.spec->radio_down_bytes;
+          d.radio_active_s += f.lambda * f.spec->radio_active_s;
         }
-      }
-      // The tail: the fixed part, then the waits (p95_of).
-      const double fixed = f.latency_s - f.wait_s + sibling_wait;
-      DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
-      if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
-        // An open loop's M/D/1 queue on its device (its computation and its radio in tandem: one queue at
-        // the longer time, above) starts empty: over a run its requests meet transient_mean_ratio of its
-        // steady wait (sched/queue_transient.hpp; the queue's drift 1 - rho, its variance lambda s^2 =
-        // rho s a second).
-        const double sq = f.spec->to_server ? std::max(f.spec->device_s, f.spec->up_xfer_s) : f.spec->device_s;
-        const double wq = open_wait(*f.spec, f.lambda, sq), rq = f.lambda * sq;
-        const double share = wq > 0 ? transient_mean_ratio(1 - rq, rq * sq, c.window_from_s, c.window_to_s) : 1;
-        latency -= wq * (1 - share);
-        tail.wait_s -= wq * (1 - share);
-        // Where its whole wait is there (none at the server): that queue's own tail, not the exponential
-        // of the mean (sched/queue_tail.hpp), with its transient (transient_m, transient_v) where the run
-        // meets less than 99.9 % of the steady wait (the tail ratio costs two integrals at every point
-        // the p95's bisection tries; a queue that has settled over the run keeps its steady tail).
-        if (wq > 0 && std::fabs(wait - wq) <= 1e-12 * wait) {
-          const WaitTail q = md1_wait_tail(rq, sq);
-          if (q.theta > 0) {
-            tail.c = q.c;
-            tail.theta = q.theta;
-            if (share < kSettledShare) {
-              tail.transient_m = 1 - rq;
-              tail.transient_v = rq * sq;
+        if (j + 1 == o.num_paths) {
+          const RadioStates& radio = c.devs[static_cast<size_t>(di)]->radio;
+          if (radio.stated()) {
+            // core/radio_energy.hpp: per request, with its transfers (an upload and a result) evenly
+            // spaced over the device's cycle through the server; idle all along without one.
+            if (d.radio_rps > 0)
+              d.dynamic_w += d.radio_rps * radio_energy_per_inference(radio, 1 / d.radio_rps, d.radio_active_s / d.radio_rps,
+                                                                      d.radio_up_bytes / d.radio_rps, d.radio_down_bytes / d.radio_rps, 2);
+            else
+              d.idle_w += radio.idle_w;
+          }
+        }
+        if (f.spec->to_server) d.server_rps += f.lambda;
+        // A closed loop whose bottleneck binds after its first stage keeps in_flight requests in its
+        // pipeline, so each spends in_flight / rate (Little's law) in all: the time beyond its own path
+        // waits for its siblings at the bottleneck, the same for every request (the tail's fixed part
+        // too). Where the first stage itself binds (the device's computation for local and pp(k), the
+        // upload for offload) nothing waits: a closed loop creates an input only once that stage is free
+        // (core/arrival_process.hpp), so it is never full and each request takes its own path's time
+        // (Little's law then gives fewer than in_flight in the loop, not a longer latency).
+        const double first_stage_s = f.spec->split > 0 ? f.spec->device_s : f.spec->up_xfer_s;
+        const double sibling_wait = f.spec->in_flight > 0 && f.lambda > 0 && first_stage_s < f.bottleneck_s * (1 - 1e-9)
+                                        ? std::max(0.0, f.spec->in_flight / f.lambda - f.latency_s)
+                                        : 0.0;
+        double latency = f.latency_s + sibling_wait;
+        double wait = f.wait_s;
+        if (f.spec->in_flight <= 0) {
+          // Open loop beyond its bottleneck: the queue grows by (offered - served) a second for the
+          // rest of the run, so a request arriving t s from now waits (offered / served - 1) t more;
+          // over the horizon H that is (offered / served - 1) H / 2 on average.
+          const double offered = f.offered >= 0 ? f.offered : f.spec->rate;
+          d.offered_rps += offered;
+          if (f.lambda < offered * (1 - 1e-9)) {
+            d.unserved_rps += offered - f.lambda;
+            latency += (f.lambda > 0 ? offered / f.lambda - 1 : 1e9) * c.horizon_s / 2;
+            wait = std::numeric_limits<double>::infinity();  // a queue that grows: no tail to speak of
+          }
+        }
+        // The tail: the fixed part, then the waits (p95_of).
+        const double fixed = f.latency_s - f.wait_s + sibling_wait;
+        DeviceOutcome::Tail tail{f.lambda, fixed, wait, f.wait_p};
+        if (f.spec->in_flight <= 0 && !(f.spec->dp_rate > 0) && std::isfinite(wait) && wait > 0) {
+          // An open loop's M/D/1 queue on its device (its computation and its radio in tandem: one queue at
+          // the longer time, above) starts empty: over a run its requests meet transient_mean_ratio of its
+          // steady wait (sched/queue_transient.hpp; the queue's drift 1 - rho, its variance lambda s^2 =
+          // rho s a second).
+          const double sq = f.spec->to_server ? std::max(f.spec->device_s, f.spec->up_xfer_s) : f.spec->device_s;
+          const double wq = open_wait(*f.spec, f.lambda, sq), rq = f.lambda * sq;
+          const double share = wq > 0 ? transient_mean_ratio(1 - rq, rq * sq, c.window_from_s, c.window_to_s) : 1;
+          latency -= wq * (1 - share);
+          tail.wait_s -= wq * (1 - share);
+          // Where its whole wait is there (none at the server): that queue's own tail, not the exponential
+          // of the mean (sched/queue_tail.hpp), with its transient (transient_m, transient_v) where the run
+          // meets less than 99.9 % of the steady wait (the tail ratio costs two integrals at every point
+          // the p95's bisection tries; a queue that has settled over the run keeps its steady tail).
+          if (wq > 0 && std::fabs(wait - wq) <= 1e-12 * wait) {
+            const WaitTail q = md1_wait_tail(rq, sq);
+            if (q.theta > 0) {
+              tail.c = q.c;
+              tail.theta = q.theta;
+              if (share < kSettledShare) {
+                tail.transient_m = 1 - rq;
+                tail.transient_v = rq * sq;
+              }
             }
           }
         }
+        d.weighted_latency += f.lambda * latency;
+        if (d.num_tails < 2) d.tails[d.num_tails++] = tail;
       }
-      d.weighted_latency += f.lambda * latency;
-      if (d.num_tails < 2) d.tails[d.num_tails++] = tail;
+    }
+    return out;
+  }
+
+  // The server's own figures (its load, its cloud's share, what others sharing its cloud see) and
+  // (keep_rates) each flow's rate for a later solve to start from.
+  void server_figures(ServerSolution& out, bool keep_rates) const {
+    for (int fi : server_path_flow) {
+      const Flow& f = flows[static_cast<size_t>(fi)];
+      out.load += f.lambda * f.per_request_s;
+      out.cloud_load += f.lambda * f.spec->cloud_s;
+      const double s_worker = f.per_request_s / workers;
+      out.own_second += f.lambda * s_worker * s_worker;
+      if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) {
+        const double c_worker = f.spec->cloud_s / f.spec->cloud_workers;
+        out.cloud_second += f.lambda * c_worker * c_worker;
+        out.cloud_rate += f.lambda;
+      }
+      out.link_in_used += f.lambda * f.spec->server_link_up_s;
+    }
+    out.offered_load = best_offered_load;
+    out.cloud_offered_work = best_offered_cloud;
+    out.cloud_link_offered = best_offered_link;
+    if (keep_rates) {
+      out.rates.reserve(flows.size());
+      for (size_t i = 0; i < flows.size(); ++i) out.rates.emplace_back(flows[i].key, best[i]);
+      std::sort(out.rates.begin(), out.rates.end());
     }
   }
-  for (int fi : server_path_flow) {
-    const Flow& f = flows[static_cast<size_t>(fi)];
-    out.load += f.lambda * f.per_request_s;
-    out.cloud_load += f.lambda * f.spec->cloud_s;
-    const double s_worker = f.per_request_s / workers;
-    out.own_second += f.lambda * s_worker * s_worker;
-    if (f.spec->cloud_s > 0 || f.spec->wan_xfer_s > 0) {
-      const double c_worker = f.spec->cloud_s / f.spec->cloud_workers;
-      out.cloud_second += f.lambda * c_worker * c_worker;
-      out.cloud_rate += f.lambda;
-    }
-    out.link_in_used += f.lambda * f.spec->server_link_up_s;
-  }
-  out.offered_load = best_offered_load;
-  out.cloud_offered_work = best_offered_cloud;
-  out.cloud_link_offered = best_offered_link;
-  if (keep_rates) {
-    out.rates.reserve(F);
-    for (size_t i = 0; i < F; ++i) out.rates.emplace_back(flows[i].key, best[i]);
-    std::sort(out.rates.begin(), out.rates.end());
-  }
-  return out;
+
+  const ServerState& sv;
+  AnalyticStateCache& c;
+  const std::vector<int>& devices;
+  const std::vector<int>& option;
+  const CloudBackground& bg;
+  SolverScratch& sc;
+  std::vector<Flow>& flows;        // through the server: the unknowns of the fixed point
+  std::vector<Flow>& local_flows;  // on their devices alone
+  std::vector<int>& path_flow;     // per path, in path order: index into flows, or -1 - index into local_flows
+  std::vector<int>& server_path_flow;
+  std::vector<int>& group_key;
+  std::vector<BatchGroup>& groups;
+  std::vector<double>& best;  // the rates of the round that moved them least
+  double damping = 1;         // of the rounds: rate <- (1 - damping) rate + damping target
+  const double workers;
+  const double w;  // the batch window, s
+  const bool batching;
+  // rho^e of Sakasegawa's wait, e = sqrt(2 (c + 1)) - 1, for utilisations just below the server's
+  // total (sched/power_near_base.hpp)
+  PowerNearBase others_power;
+  const double inv_workers;
+  const double cap;
+  // Whether it shares a cloud (CloudBackground): saturation is then shared in proportion to the offers.
+  const bool shared;
+  bool cloud_paths = false;                                                        // whether any path here has a cloud part (prepare_groups)
+  double round_offered_load = 0, round_offered_cloud = 0, round_offered_link = 0;  // the round's work before saturation scaled it
+  double best_offered_load = 0, best_offered_cloud = 0, best_offered_link = 0;     // of the round that moved the rates least
+};
+
+// `start`: a solution of the server to start from (null: from zero); `keep_rates`: fill ServerSolution::rates.
+ServerSolution solve_server(const ServerState& sv, AnalyticStateCache& c, const std::vector<int>& devices, const std::vector<int>& option,
+                            const ServerSolution* start, bool keep_rates, const CloudBackground& bg) {
+  return ServerSolver(sv, c, devices, option, bg).solve(start, keep_rates);
 }
 
 // The solution of server j for the devices' options and the load `bg` from the servers it shares a
