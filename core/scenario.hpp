@@ -100,7 +100,7 @@ struct DeviceSpec {
   PowerSpec power;
   double join_at_s = 0;
   double leave_at_s = std::numeric_limits<double>::infinity();
-  // Execution variants the scheduler may choose (filled by resolve_variant_choices, io/scenario_loader.hpp,
+  // Execution variants the scheduler may choose (filled by resolve_variant_choices, core/scenario_binding.hpp,
   // when the scheduler has a max_output_error): "fp32" or variant names; empty: no choice.
   std::vector<std::string> variant_choices;
   SourceLocation where;  // the YAML entry it came from, for later errors

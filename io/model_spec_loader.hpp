@@ -9,29 +9,30 @@
 #include <string>
 #include <vector>
 
+#include "core/model_source.hpp"
 #include "core/model_spec.hpp"
 
 namespace coinfer {
 
-class ModelCatalog {
+class ModelCatalog : public ModelSource {
  public:
   // Loads every spec under `models_dir`/specs and `models_dir`/datasets.yaml. Throws InputError.
   static ModelCatalog load(const std::string& models_dir);
 
-  std::vector<std::string> model_names() const;
+  std::vector<std::string> model_names() const override;
   std::vector<std::string> dataset_names() const;
   // A model name may carry a variant ("gcn@dense_mask+int8", core/model_variant.hpp).
-  bool has_model(const std::string& model) const { return models_.count(split_variant_name(model).first) != 0; }
+  bool has_model(const std::string& model) const override { return models_.count(split_variant_name(model).first) != 0; }
   bool has_dataset(const std::string& dataset) const { return datasets_.count(dataset) != 0; }
   // Datasets the model's spec declares it runs on.
-  const std::vector<std::string>& datasets_for(const std::string& model) const;
+  const std::vector<std::string>& datasets_for(const std::string& model) const override;
   // The spec with all costs derived, built once per pair when the catalog loads (every declared pair
   // is built then, so a broken spec fails at load). Throws InputError for an unknown model/dataset or
   // a pair the spec does not declare, naming the allowed values. The reference lives as long as the
   // catalog. A variant ("gcn@int8") is built on first use from the base spec (its costs derived for
   // the variant; the spec file's measured flops/bytes_out overrides, taken for the base, are not
   // applied) and kept; an unknown or unsupported variant is an InputError saying why. Thread-safe.
-  const ModelSpec& spec(const std::string& model, const std::string& dataset) const;
+  const ModelSpec& spec(const std::string& model, const std::string& dataset) const override;
   // A copy of spec().
   ModelSpec instantiate(const std::string& model, const std::string& dataset) const { return spec(model, dataset); }
 
