@@ -599,12 +599,15 @@ std::vector<int> options_of(const AnalyticEstimator& est, const SystemState& sta
 
 // `option` (every device's option index) with the devices the edit names moved to its strategies;
 // devices not taking part are passed over (as options_of passes over a scheme's other entries).
-void apply_edit(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const SchemeEdit& edit, std::vector<int>& option) {
+// `reached`: where given, the indices of the devices moved are appended (in the edit's order).
+void apply_edit(const AnalyticEstimator& est, const SystemState& state, AnalyticStateCache& c, const SchemeEdit& edit, std::vector<int>& option,
+                std::vector<int>* reached = nullptr) {
   for (const auto& [id, strategy] : edit.set) {
     auto it =
         std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
     if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
     option[static_cast<size_t>(*it)] = option_index(est, state, c, static_cast<size_t>(*it), strategy);
+    if (reached) reached->push_back(*it);
   }
 }
 
@@ -1638,12 +1641,11 @@ void AnalyticEstimator::base_edited(const SchemeEdit& edit) const {
   edit.apply_to(c.base);
   // The devices the edit names take its options; a server of one of them has another base solution
   // (found again when asked: a memo hit on the candidate just applied, as a full comparison would find).
-  for (const auto& [id, strategy] : edit.set) {
-    auto it =
-        std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
-    if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
-    const size_t di = static_cast<size_t>(*it);
-    c.base_option[di] = c.edit_option[di] = option_index(*this, c.state, c, di, strategy);
+  std::vector<int> reached;
+  apply_edit(*this, c.state, c, edit, c.base_option, &reached);
+  for (int i : reached) {
+    const size_t di = static_cast<size_t>(i);
+    c.edit_option[di] = c.base_option[di];
     if (const int j = c.classes[static_cast<size_t>(c.class_of[di])].server; j >= 0 && static_cast<size_t>(j) < c.base_solved.size())
       c.base_solved[static_cast<size_t>(j)] = nullptr;
   }
@@ -1704,14 +1706,7 @@ Totals edit_totals(const AnalyticEstimator& est, AnalyticStateCache& c, const Sc
   }
   c.server_edited.assign(S, 0);
   c.edited.clear();
-  for (const auto& [id, strategy] : edit.set) {  // apply_edit, keeping which devices it reaches
-    auto it =
-        std::lower_bound(c.by_id.begin(), c.by_id.end(), id, [&](int di, const std::string& v) { return c.devs[static_cast<size_t>(di)]->id < v; });
-    if (it == c.by_id.end() || c.devs[static_cast<size_t>(*it)]->id != id) continue;
-    const size_t di = static_cast<size_t>(*it);
-    c.edit_option[di] = option_index(est, c.state, c, di, strategy);
-    c.edited.push_back(static_cast<int>(di));
-  }
+  apply_edit(est, c.state, c, edit, c.edit_option, &c.edited);
   for (int di : c.edited)
     if (const int j = c.classes[static_cast<size_t>(c.class_of[static_cast<size_t>(di)])].server; j >= 0) c.server_edited[static_cast<size_t>(j)] = 1;
   ServerSolution unused;
