@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 cd build
-ctest --output-on-failure -j"${COINFER_JOBS:-2}" --timeout 300
+# COINFER_CTEST_ARGS: more ctest arguments (CI: "-LE fuzz", the fuzz label run beside; .ci/run).
+ctest --output-on-failure -j"${COINFER_JOBS:-2}" --timeout 300 ${COINFER_CTEST_ARGS:-}
