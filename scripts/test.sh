@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 cd build
-# COINFER_CTEST_ARGS: more ctest arguments (CI: "-LE fuzz", the fuzz label run beside; .ci/run).
+# COINFER_CTEST_ARGS: more ctest arguments, e.g. "-L hw" or "-LE fuzz" (unset: the whole suite).
 ctest --output-on-failure -j"${COINFER_JOBS:-2}" --timeout 300 ${COINFER_CTEST_ARGS:-}
