@@ -40,7 +40,7 @@
 #include "io/decisions_jsonl.hpp"
 #include "io/scenario_loader.hpp"
 #include "models/model_runner.hpp"
-#include "sched/rescheduler.hpp"
+#include "hw/coordinator.hpp"
 #include "sched/scheduler_factory.hpp"
 
 namespace coinfer::hw {
@@ -115,11 +115,10 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   std::unique_ptr<ServerTiming> timing;
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<Rescheduler> rescheduler;  // under mutex
+  std::unique_ptr<Coordinator> coordination;  // the coordinator's loop, start gate and Rescheduler (under mutex)
   // The start decision waits for the scenario's initial devices (hw/registration.hpp); under mutex.
   static constexpr double kStartDeadlineS = 30;
   static constexpr double kRecoverDeadlineS = 10;  // run seconds after a restart (--recovering)
-  std::unique_ptr<StartGate> start_gate;
   std::unique_ptr<Listener> listener;
 
   // The server loop (core/server_loop.hpp: batching, forwarding, workers), the simulator's too, driven
@@ -208,14 +207,9 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     else
       log::info("serve", line);
   }
-  // What the first decision answers: the run's start, or this server's recovery when it was started
-  // again after a fail event (ServeOptions::recovering).
-  Trigger start_trigger() const {
-    return opt.recovering ? Trigger::for_server(Trigger::Kind::server_recover, server_index) : Trigger{Trigger::Kind::start, -1, 0};
-  }
-
-  void trigger(const Trigger& t) {  // mutex held
-    if (rescheduler->offer(t)) sched_cv.notify_all();
+  // An observation that became a pending trigger wakes the scheduler thread (mutex held).
+  void wake_if(bool pending) {
+    if (pending) sched_cv.notify_all();
   }
 
   // --- connections -------------------------------------------------------------------------------
@@ -372,19 +366,16 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   void device_registered(int index) {
     if (!coordinator) return report(PeerEvent{PeerEvent::Kind::registered, index, 0});
     present[static_cast<size_t>(index)] = true;
-    if (start_gate->is_join(index))
-      trigger(Trigger{Trigger::Kind::join, index, 0});
-    else if (start_gate->registered(index))
-      trigger(start_trigger());
+    wake_if(coordination->registered(index));
   }
   // A device of this server went before the end of the arrivals (mutex held).
   void device_left(int index) {
     if (!coordinator) return report(PeerEvent{PeerEvent::Kind::leave, index, 0});
     present[static_cast<size_t>(index)] = false;
-    trigger(Trigger{Trigger::Kind::leave, index, 0});
+    wake_if(coordination->left(index));
   }
   void device_bandwidth(int index, double mbps) {  // mutex held
-    if (coordinator) return trigger(Trigger{Trigger::Kind::bandwidth, index, mbps});
+    if (coordinator) return wake_if(coordination->bandwidth(index, mbps));
     if (reported_mbps[static_cast<size_t>(index)] == mbps) return;  // the coordinator has it
     reported_mbps[static_cast<size_t>(index)] = mbps;
     report(PeerEvent{PeerEvent::Kind::bandwidth, index, mbps});
@@ -1047,7 +1038,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     for (size_t i = 0; i < devices.size(); ++i)
       if (devices[i] && devices[i]->connected && sc.devices[i].movement.kind != MovementSpec::Kind::none)
         devices[i]->link_bandwidth_mbps = schedules[i].mbps_at(now());
-    return rescheduler->snapshot(now(), devices, servers);
+    return coordination->rescheduler().snapshot(now(), devices, servers);
   }
 
   // --- the scheme as this server follows it (mutex held) -------------------------------------------
@@ -1100,7 +1091,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     ps.servers = view_server;
     for (size_t i = 0; i < sc.devices.size(); ++i)  // each peer releases its helpers itself at the end of the arrivals
       if (view_helper[i] && sc.devices[i].server == sc.servers[static_cast<size_t>(j)].id) ps.server_helpers.push_back(static_cast<int>(i));
-    const BatchSpec& b = rescheduler->batching(j);
+    const BatchSpec& b = coordination->rescheduler().batching(j);
     ps.batch_window_ms = b.window_ms;
     ps.batch_max_size = b.max_size;
     ps.addresses = addresses;
@@ -1180,7 +1171,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
             else if (e.kind == PeerEvent::Kind::leave)
               device_left(e.device);
             else
-              trigger(Trigger{Trigger::Kind::bandwidth, e.device, e.bandwidth_mbps});
+              wake_if(coordination->bandwidth(e.device, e.bandwidth_mbps));
           }
           rep.events.clear();
           p->last = std::move(rep);
@@ -1310,7 +1301,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // Carries out a decision of the shared Rescheduler (sched/rescheduler.hpp): only devices whose
   // strategy or helper role changed get a scheduling message (mutex held).
   void decide() {
-    Decision d = rescheduler->decide(snapshot());
+    Decision d = coordination->decide(snapshot());
     // The devices connected here are told what changed for them (Decision::changes are exactly the
     // devices whose strategy, helper role or server changed); the peers get the whole scheme and tell
     // theirs.
@@ -1318,9 +1309,9 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     std::vector<bool> helper(sc.devices.size());
     std::vector<int> server(sc.devices.size());
     for (size_t i = 0; i < sc.devices.size(); ++i) {
-      strategy[i] = rescheduler->strategy(static_cast<int>(i)).to_string();
-      helper[i] = rescheduler->is_helper(static_cast<int>(i));
-      server[i] = rescheduler->server(static_cast<int>(i));
+      strategy[i] = coordination->rescheduler().strategy(static_cast<int>(i)).to_string();
+      helper[i] = coordination->rescheduler().is_helper(static_cast<int>(i));
+      server[i] = coordination->rescheduler().server(static_cast<int>(i));
     }
     follow_scheme(strategy, helper, server);
     send_schemes();
@@ -1342,45 +1333,16 @@ struct EdgeServer::Impl : ServerActions<Pending> {
 
   void scheduler_loop() {
     std::unique_lock<std::mutex> lock(mutex);
-    // Periodic triggers start at time zero, as in the simulator (none before the run begins).
-    double next_period = rescheduler->next_period_after(std::max(0.0, now()));
-    // The scenario's timed triggers this server is not told of by a device (background load, a
-    // handover between access points: its rate change reaches the link through the shaping of the
-    // device's schedule), at their times: the simulator's list (Rescheduler::scenario_events), the
-    // same in both engines.
-    std::vector<std::pair<double, Trigger>> timed;
-    // Several servers: the coordinator also offers its peers' failures and recoveries at their times,
-    // as the simulator's monitor does (its own: it is not running then; started again, its first
-    // decision is the recovery).
-    // A moving device's rate (mobility: its positions, not a measurement) changes at the scenario's
-    // times too, a handover's outage among them: offered here at those times, as the simulator does, so
-    // that a handover and its outage are one decision in both engines (its heartbeats report the same
-    // rates; a report equal to the last is no trigger).
-    auto moving = [this](int device) { return device >= 0 && sc.devices[static_cast<size_t>(device)].movement.kind != MovementSpec::Kind::none; };
-    for (const auto& e : Rescheduler::scenario_events(sc, schedules, sc.duration_s))
-      if (e.second.kind == Trigger::Kind::load || e.second.kind == Trigger::Kind::handover ||
-          (e.second.kind == Trigger::Kind::bandwidth && moving(e.second.device)) ||
-          ((e.second.kind == Trigger::Kind::server_fail || e.second.kind == Trigger::Kind::server_recover) &&
-           (e.second.server != server_index || opt.coordinate_only)))
-        timed.push_back(e);
-    size_t next_timed = 0;
-    if (opt.recovering)  // started again after a failure: what came before the restart was this process's predecessor's
-      while (next_timed < timed.size() && timed[next_timed].first <= now()) ++next_timed;
+    // The coordinator (hw/coordinator.hpp) holds the start gate and, in its loop, the scenario's timed
+    // triggers and periods (the simulator's too); this thread waits for them in real time.
     while (!*stop) {
-      for (; next_timed < timed.size() && now() >= timed[next_timed].first; ++next_timed) rescheduler->offer(timed[next_timed].second);
-      if (!rescheduler->has_pending()) {
-        const double next_at = next_timed < timed.size() ? std::min(next_period, timed[next_timed].first) : next_period;
-        sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, next_at - now()))));
-        if (start_gate->deadline_passed(now())) {
-          std::string missing;
-          for (int i : start_gate->missing()) missing += " " + sc.devices[i].id;
-          log("starting without devices that have not registered:" + missing);
-          rescheduler->offer(start_trigger());
-        }
-        if (now() >= next_period) {
-          rescheduler->offer(Trigger{Trigger::Kind::period, -1, 0});
-          next_period = rescheduler->next_period_after(std::max(0.0, now()));
-        }
+      if (const auto went_without = coordination->advance_to(now())) {
+        std::string missing;
+        for (int i : *went_without) missing += " " + sc.devices[static_cast<size_t>(i)].id;
+        log("starting without devices that have not registered:" + missing);
+      }
+      if (!coordination->has_pending()) {
+        sched_cv.wait_for(lock, Seconds(std::min(0.2, std::max(0.0, coordination->next_event_s() - now()))));
         continue;
       }
       // Gather triggers arriving together (e.g. several devices registering) into one decision.
@@ -1442,11 +1404,24 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   impl.estimator = make_estimator(impl.sc, impl.luts, std::move(specs));
   impl.scheduler = make_scheduler(impl.sc, *impl.estimator);
   check_scheduler_size(impl.sc, *impl.estimator, *impl.scheduler, scenario_state(impl.sc, 0));
-  impl.rescheduler = std::make_unique<Rescheduler>(impl.sc, *impl.scheduler, *impl.estimator);
   // Coordinated across processes: several servers, or one whose scheduler runs in a process of its own
   // (a coordinator with --coordinate-only, the server its peer with --coordinator; the testbed does so
   // when the server fails, so that the failure is decided on as in the simulator).
   impl.several = impl.sc.servers.size() > 1 || impl.opt.coordinate_only || !impl.opt.coordinator.empty();
+  if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
+  // The coordinator (hw/coordinator.hpp; only the coordinating process uses it, every process keeps its
+  // Rescheduler's view). After a failure, the devices present now make up the first decision, given
+  // 10 s to come back.
+  {
+    Coordinator::Options o;
+    o.server_index = impl.server_index;
+    o.coordinate_only = impl.opt.coordinate_only;
+    o.several = impl.several;
+    o.recovering = impl.opt.recovering;
+    o.now_s = impl.opt.recovering ? std::max(0.0, impl.now()) : 0;
+    o.start_deadline_s = impl.opt.recovering ? o.now_s + Impl::kRecoverDeadlineS : Impl::kStartDeadlineS;
+    impl.coordination = std::make_unique<Coordinator>(impl.sc, *impl.scheduler, *impl.estimator, impl.schedules, o);
+  }
   // The first server coordinates unless told where the coordinator is (a coordinator that only
   // coordinates runs beside it: --coordinate-only).
   impl.coordinator = impl.opt.coordinate_only || (impl.server_index == 0 && impl.opt.coordinator.empty());
@@ -1467,21 +1442,16 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
       throw InputError(SourceLocation{impl.sc.file, 0, 0}, "--coordinator", e.what());
     }
   for (size_t i = 0; i < impl.sc.devices.size(); ++i) {
-    impl.view_strategy.push_back(impl.rescheduler->strategy(static_cast<int>(i)).to_string());
-    impl.view_helper.push_back(impl.rescheduler->is_helper(static_cast<int>(i)));
-    impl.view_server.push_back(impl.rescheduler->server(static_cast<int>(i)));
+    impl.view_strategy.push_back(impl.coordination->rescheduler().strategy(static_cast<int>(i)).to_string());
+    impl.view_helper.push_back(impl.coordination->rescheduler().is_helper(static_cast<int>(i)));
+    impl.view_server.push_back(impl.coordination->rescheduler().server(static_cast<int>(i)));
   }
   impl.reported_mbps.assign(impl.sc.devices.size(), 0);
   impl.present.assign(impl.sc.devices.size(), false);
   impl.last_seen.assign(impl.sc.devices.size(), std::nullopt);
   impl.batching_now = me.batch;
-  if (impl.opt.epoch_unix_s <= 0) impl.opt.epoch_unix_s = unix_now();
   impl.availability = ServerAvailability(impl.sc);
   impl.cloud_index = me.cloud.empty() ? -1 : impl.sc.server_index(me.cloud);
-  // After a failure, the devices present now make up the first decision, given 10 s to come back.
-  const double started_at = impl.opt.recovering ? std::max(0.0, impl.now()) : 0;
-  impl.start_gate = std::make_unique<StartGate>(impl.sc, impl.several ? -1 : impl.server_index,
-                                                impl.opt.recovering ? started_at + Impl::kRecoverDeadlineS : Impl::kStartDeadlineS, started_at);
   if (!impl.opt.decisions_out.empty()) {
     impl.decisions.open(impl.opt.decisions_out, impl.opt.recovering ? std::ios::app : std::ios::trunc);
     if (!impl.decisions) throw InputError(SourceLocation{impl.opt.decisions_out, 0, 0}, "--decisions-out", "cannot write this file");
@@ -1540,7 +1510,7 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
              (impl.several ? ", devices reach it at " + impl.my_address : std::string()) + ")");
   {
     std::lock_guard<std::mutex> lock(impl.mutex);
-    if (impl.coordinator && impl.start_gate->registered(-1)) impl.trigger(impl.start_trigger());  // no device to wait for
+    if (impl.coordinator) impl.wake_if(impl.coordination->registered(-1));  // no device to wait for
   }
   std::vector<std::thread> threads;
   if (!impl.opt.coordinate_only)

@@ -3,8 +3,6 @@
 #include "core/text_util.hpp"
 
 #include <cmath>
-#include <limits>
-#include <map>
 
 #include "sim/platform_builder.hpp"
 #include "sim/simgrid_api.hpp"
@@ -15,12 +13,9 @@ namespace coinfer::sim {
 
 SchedulerMonitor::SchedulerMonitor(MonitorSlice slice, Scheduler& scheduler, const Estimator& estimator)
     : s_(std::move(slice)),
-      rescheduler_(*s_.scenario, scheduler, estimator),
-      events_(Rescheduler::scenario_events(*s_.scenario, *s_.bandwidth, s_.arrivals_end_s)) {
-  for (const EventSpec& e : s_.scenario->events)
-    if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s < s_.hard_end_s)
-      server_changes_.push_back({e.at_s, {s_.scenario->server_index(e.server), e.kind == EventSpec::Kind::server_recover}});
-}
+      // The simulator observes nothing by itself: every trigger at the scenario's time, and it carries
+      // out the servers' failures and recoveries until the drain's end.
+      loop_(*s_.scenario, scheduler, estimator, *s_.bandwidth, s_.arrivals_end_s, SelfObserved{}, s_.hard_end_s) {}
 
 void SchedulerMonitor::start() {
   add_actor("scheduler-monitor", s_.host, [this] { loop(); })->daemonize();
@@ -49,14 +44,14 @@ SystemState SchedulerMonitor::snapshot(double now) const {
     }
     devices[i] = o;
   }
-  return rescheduler_.snapshot(now, devices, servers);
+  return loop_.rescheduler().snapshot(now, devices, servers);
 }
 
 void SchedulerMonitor::decide() {
   const Scenario& sc = *s_.scenario;
   Decision d;
   try {
-    d = rescheduler_.decide(snapshot(sg4::Engine::get_clock()));
+    d = loop_.decide(snapshot(sg4::Engine::get_clock()));
   } catch (const SchedulerFailure& e) {
     failure_ = "at t = " + format_double(sg4::Engine::get_clock()) + " s: " + e.what();
     s_.stop_devices();
@@ -87,16 +82,11 @@ void SchedulerMonitor::decide() {
 }
 
 void SchedulerMonitor::loop() {
-  // At each time: the servers' failures and recoveries first (the engine's state), then the triggers.
-  size_t i = 0, k = 0;
-  const double never = std::numeric_limits<double>::infinity();
-  while (i < events_.size() || k < server_changes_.size()) {
-    const double t = std::min(i < events_.size() ? events_[i].first : never, k < server_changes_.size() ? server_changes_[k].first : never);
+  // At each time: the servers' failures and recoveries first (the engine's state), then the decision.
+  for (double t; std::isfinite(t = loop_.next_event_s());) {
     sg4::this_actor::sleep_until(t);
-    for (; k < server_changes_.size() && server_changes_[k].first == t; ++k)
-      s_.set_server_up(server_changes_[k].second.first, server_changes_[k].second.second);
-    for (; i < events_.size() && events_[i].first == t; ++i) rescheduler_.offer(events_[i].second);
-    if (rescheduler_.has_pending()) decide();
+    for (const ServerChange& c : loop_.advance_to(t)) s_.set_server_up(c.server, c.up);
+    if (loop_.has_pending()) decide();
     if (!failure_.empty()) return;
   }
 }

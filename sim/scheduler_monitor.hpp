@@ -1,8 +1,9 @@
 #pragma once
-// The server-side system monitor (ACE-GNN Sec. III-D/E) as a SimGrid actor: it offers the scenario's
-// own events (start, joins, leaves, bandwidth changes, loads, server failures, periods) to the engine-free Rescheduler
-// (sched/rescheduler.hpp, the same object the real server's scheduler thread feeds) at their
-// simulated times, and carries out each decision: a scheduling message of scheduler.control_bytes
+// The server-side system monitor (ACE-GNN Sec. III-D/E) as a SimGrid actor: the simulator's adapter of
+// the engine-free coordinator loop (sched/coordinator_loop.hpp, which the real coordinator's scheduler
+// thread drives too). It waits in simulated time for the loop's next event (the scenario's own: start,
+// joins, leaves, bandwidth changes, loads, handovers, server failures, periods), carries out the
+// servers' failures and recoveries it returns, and carries out each decision: a scheduling message of scheduler.control_bytes
 // to every device whose strategy changed (requests already created keep theirs), and the helpers to
 // each server. The decision's wall-clock time is recorded and, if the scenario asks, charged to
 // simulated time on the first server (an execution on one of its cores) before the messages leave.
@@ -14,7 +15,7 @@
 
 #include "core/bandwidth_schedule.hpp"
 #include "core/run_results.hpp"
-#include "sched/rescheduler.hpp"
+#include "sched/coordinator_loop.hpp"
 #include "sim/messages.hpp"
 #include "sim/observation.hpp"
 
@@ -55,10 +56,8 @@ class SchedulerMonitor {
   void decide();
 
   MonitorSlice s_;
-  Rescheduler rescheduler_;
-  std::vector<std::pair<double, Trigger>> events_;
-  std::vector<std::pair<double, std::pair<int, bool>>> server_changes_;  // (t, (server, up)) before hard_end_s
-  std::deque<ControlMessage> messages_;                                  // payloads of scheduling messages (stable addresses)
+  CoordinatorLoop loop_;
+  std::deque<ControlMessage> messages_;  // payloads of scheduling messages (stable addresses)
   std::vector<DecisionRecord> decisions_;
   std::string failure_;
 };

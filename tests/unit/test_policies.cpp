@@ -28,6 +28,7 @@
 #include "io/decisions_jsonl.hpp"
 #include "io/model_spec_loader.hpp"
 #include "sched/analytic_estimator.hpp"
+#include "sched/coordinator_loop.hpp"
 #include "sched/rescheduler.hpp"
 
 using namespace coinfer;
@@ -687,6 +688,89 @@ TEST(Rescheduler, TheScenarioEventsComeInTimeOrder) {
   std::vector<std::string> got;
   for (const auto& [t, tr] : ev) got.push_back(std::to_string(t).substr(0, 3) + " " + tr.describe(f.sc));
   EXPECT_EQ(got, (std::vector<std::string>{"0.0 start", "1.5 join:b", "2.0 period", "2.5 bandwidth:idle", "3.0 leave:a", "4.0 period"}));
+}
+
+// ---- Coordinator loop (sched/coordinator_loop.hpp) -------------------------------------------------
+
+namespace {
+// The fixture's world with a second server s1 that fails at 2.2 s and recovers at 6.5 s, device b
+// joining at 1.5 s, device a leaving at 3 s and the idle device's rate falling from 10 to 1 Mbit/s at
+// 2.5 s; periods every 2 s; arrivals end at 5 s, the drain at 10 s.
+struct CoordinatorWorld : RescheduleFixture {
+  std::vector<BandwidthSchedule> bw;
+  CoordinatorWorld() {
+    ServerSpec s1 = sc.servers[0];
+    s1.id = "s1";
+    sc.servers.push_back(s1);
+    sc.duration_s = 5;
+    sc.drain_s = 5;
+    sc.devices[1].join_at_s = 1.5;
+    sc.devices[0].leave_at_s = 3;
+    for (auto [t, kind] : {std::pair{2.2, EventSpec::Kind::server_fail}, std::pair{6.5, EventSpec::Kind::server_recover}}) {
+      EventSpec e;
+      e.at_s = t;
+      e.kind = kind;
+      e.server = "s1";
+      sc.events.push_back(e);
+    }
+    for (const auto& d : sc.devices) bw.emplace_back(d, sc.events);
+    bw[2] = BandwidthSchedule({{0, 10}, {2.5, 1}});
+  }
+  // Drives `loop` as an engine would: at each next event, advance, then decide on what is pending.
+  // Returns "t trigger" per decision and "t s1 down|up" per server change.
+  std::vector<std::string> drive(CoordinatorLoop& loop) {
+    std::vector<std::string> out;
+    for (double t; std::isfinite(t = loop.next_event_s());) {
+      for (const ServerChange& c : loop.advance_to(t))
+        out.push_back(format_double(t) + " " + sc.servers[static_cast<size_t>(c.server)].id + (c.up ? " up" : " down"));
+      if (!loop.has_pending()) continue;
+      sched.next.push_back(scheme(Strategy::local(), Strategy::local()));
+      out.push_back(format_double(t) + " " + loop.decide(loop.rescheduler().snapshot(t, {}, {})).record.trigger);
+    }
+    return out;
+  }
+};
+}  // namespace
+
+TEST(CoordinatorLoop, TheSimulatorIsOfferedEveryScenarioEventAtItsTimeAndCarriesOutServerChangesUntilTheDrainEnds) {
+  CoordinatorWorld w;
+  // The simulator observes nothing itself; server changes until the drain's end (10 s).
+  CoordinatorLoop loop(w.sc, w.sched, *w.est, w.bw, w.sc.duration_s, SelfObserved{}, 10);
+  // By hand: start at 0; b joins at 1.5; the period at 2; s1 fails at 2.2 (the change, then the
+  // trigger); the idle device's rate moves 90 % at 2.5 (> 20 %); a leaves at 3; the period at 4 (the
+  // next, 6, is after the end of arrivals); s1 recovers at 6.5, in the drain: carried out, no decision.
+  EXPECT_EQ(w.drive(loop), (std::vector<std::string>{"0 start", "1.5 join:b", "2 period", "2.2 s1 down", "2.2 fail:s1", "2.5 bandwidth:idle",
+                                                     "3 leave:a", "4 period", "6.5 s1 up"}));
+}
+
+TEST(CoordinatorLoop, TheRealCoordinatorTimesOnlyWhatItDoesNotObserveAndFiresALatePeriodOnce) {
+  CoordinatorWorld w;
+  w.sc.duration_s = 9;  // periods at 2, 4, 6 and 8
+  // Server s0's own process: it observes the start, joins, leaves, fixed devices' rates and its own
+  // failure; s1's failure and recovery stay timed (both before 9 s now); no server changes (0).
+  const SelfObserved real{true, true, true, 0};
+  std::vector<std::string> timed;
+  for (const auto& [t, tr] : timed_triggers(w.sc, w.bw, w.sc.duration_s, real)) timed.push_back(format_double(t) + " " + tr.describe(w.sc));
+  EXPECT_EQ(timed, (std::vector<std::string>{"2.2 fail:s1", "6.5 recover:s1"}));
+  CoordinatorLoop loop(w.sc, w.sched, *w.est, w.bw, w.sc.duration_s, real, 0);
+  EXPECT_EQ(loop.next_event_s(), 2);
+  EXPECT_TRUE(loop.advance_to(1.9).empty());
+  EXPECT_FALSE(loop.has_pending());
+  // Woken late, at 4.1: the fail at 2.2 and one period for the two that passed (2 and 4); the next is 6.
+  EXPECT_TRUE(loop.advance_to(4.1).empty());
+  w.sched.next.push_back(w.scheme(Strategy::local(), Strategy::local()));
+  EXPECT_EQ(loop.decide(loop.rescheduler().snapshot(4.1, {}, {})).record.trigger, "fail:s1+period");
+  EXPECT_EQ(loop.next_event_s(), 6);
+  // Started again at 7 after a failure: what came before was its predecessor's; the period at 8 remains.
+  CoordinatorLoop restarted(w.sc, w.sched, *w.est, w.bw, w.sc.duration_s, real, 0);
+  restarted.skip_to(7);
+  EXPECT_EQ(restarted.next_event_s(), 8);
+  restarted.advance_to(8);
+  EXPECT_TRUE(restarted.has_pending());
+  EXPECT_TRUE(std::isinf([&] {
+    restarted.advance_to(9);
+    return restarted.next_event_s();
+  }()));
 }
 
 // ---- Decision codec -------------------------------------------------------------------------------
