@@ -20,7 +20,9 @@
 // mutex); never blocks, never advances time.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -29,6 +31,19 @@
 #include "core/scenario.hpp"
 
 namespace coinfer {
+
+// Conformance tracing (tests/conformance): while a sink is set, every server loop of the process that
+// was given a trace id writes each event it receives and each action it takes as one line, "event
+// args @t" or "> action args", with that id (its server index); items as ServerActions::describe
+// names them, times as %.17g (they read back exactly). Not for production use: one sink per process,
+// no locking.
+struct ServerLoopTrace {
+  using Sink = std::function<void(int server, const std::string& line)>;
+  static void set_sink(Sink sink);
+  static bool on();
+  static void write(int server, const std::string& line);
+  static std::string time(double t_s);  // " @" and t_s as %.17g
+};
 
 template <class Item>
 class ServerActions {
@@ -78,6 +93,11 @@ class ServerActions {
     (void)item;
     return 0;
   }
+  // How a trace names `item` (ServerLoopTrace; an engine that is traced overrides it).
+  virtual std::string describe(const Item& item) const {
+    (void)item;
+    return "?";
+  }
 };
 
 template <class Item>
@@ -91,6 +111,7 @@ class ServerLoop {
   // An upload fully received (and decoded) at now_s joins its batch group (core/model_key.hpp). The
   // result says whether it opened a window (the engine's timer must then wake by next_deadline_s()).
   typename BatchQueue<Item>::Added on_upload(Item item, int group, double now_s) {
+    if (tracing()) trace("upload " + act_.describe(item) + " g" + std::to_string(group) + ServerLoopTrace::time(now_s));
     const int limit = act_.batch_limit(item);
     const auto added = queue_.add(std::move(item), group, now_s, limit);
     if (added.sealed) dispatch(now_s);
@@ -98,10 +119,12 @@ class ServerLoop {
   }
   // The engine's timer: seals the batches whose window ended by now_s.
   void on_timer(double now_s) {
+    if (tracing()) trace("timer" + ServerLoopTrace::time(now_s));
     if (queue_.seal_due(now_s) > 0) dispatch(now_s);
   }
   // The batch started with `token` ended on its worker.
   void on_batch_done(std::uint64_t token, double now_s) {
+    if (tracing()) trace("done " + std::to_string(token) + ServerLoopTrace::time(now_s));
     const auto it = std::find_if(running_until_s_.begin(), running_until_s_.end(), [&](const auto& r) { return r.first == token; });
     if (it == running_until_s_.end()) return;
     running_until_s_.erase(it);
@@ -110,17 +133,24 @@ class ServerLoop {
   }
   // `helper` finished (or failed) the batch forwarded to it.
   void on_helper_done(int helper, double now_s) {
+    if (tracing()) trace("helper_done " + std::to_string(helper) + ServerLoopTrace::time(now_s));
     helpers_.helper_done(helper);
     dispatch(now_s);
   }
   // The scheme's helpers for this server (device indices).
   void set_helpers(const std::vector<int>& devices, double now_s) {
+    if (tracing()) {
+      std::string line = "helpers";
+      for (int d : devices) line += " " + std::to_string(d);
+      trace(line + ServerLoopTrace::time(now_s));
+    }
     helpers_.set_helpers(devices);
     dispatch(now_s);
   }
   // The scheme's batching for this server (core/batch_queue.hpp's set_spec rule). The engine's timer
   // must then wake by next_deadline_s() again: a window may end earlier than it was waiting for.
   void set_batching(BatchSpec spec, double now_s) {
+    if (tracing()) trace("batching " + spec.to_string() + ServerLoopTrace::time(now_s));
     queue_.set_spec(spec, now_s);
     dispatch(now_s);
   }
@@ -130,6 +160,7 @@ class ServerLoop {
   // what the server held). Batches at helpers stay theirs: on_helper_done still frees each helper.
   // Returns how many queued requests it dropped.
   size_t on_failure() {
+    if (tracing()) trace("failure");
     const size_t dropped = queue_.remove_if([](const Item&) { return true; });
     running_until_s_.clear();
     busy_workers_ = 0;
@@ -147,8 +178,18 @@ class ServerLoop {
   int busy_workers() const { return busy_workers_; }
   int workers() const { return workers_; }
   const HelperForwardPolicy& helpers() const { return helpers_; }
+  // Traced as server `server` while ServerLoopTrace has a sink (-1: never).
+  void trace_as(int server) { trace_id_ = server; }
 
  private:
+  bool tracing() const { return trace_id_ >= 0 && ServerLoopTrace::on(); }
+  void trace(const std::string& line) const { ServerLoopTrace::write(trace_id_, line); }
+  std::string names(const Batch& b) const {
+    std::string out;
+    for (const Item& item : b) out += " " + act_.describe(item);
+    return out;
+  }
+
   void dispatch(double now_s) {
     if (helpers_.has_helpers() && queue_.has_ready()) {
       ServerLoad load;
@@ -165,10 +206,12 @@ class ServerLoop {
       for (int helper : chosen) {
         Batch b = queue_.take_newest();
         drop_late(b, now_s);
-        if (b.empty())
+        if (b.empty()) {
           helpers_.helper_done(helper);  // nothing left to send: the helper stays free
-        else
+        } else {
+          if (tracing()) trace("> forward " + std::to_string(helper) + names(b));
           act_.forward(helper, std::move(b));
+        }
       }
     }
     while (busy_workers_ < workers_ && queue_.has_ready()) {
@@ -178,6 +221,7 @@ class ServerLoop {
       const std::uint64_t token = next_token_++;
       running_until_s_.emplace_back(token, now_s + act_.expected_seconds(b));
       ++busy_workers_;
+      if (tracing()) trace("> start " + std::to_string(token) + names(b));
       act_.start_batch(token, std::move(b));
     }
   }
@@ -188,7 +232,10 @@ class ServerLoop {
       const double deadline = act_.drop_after_s(item);
       return deadline == std::numeric_limits<double>::infinity() || now_s + act_.seconds_alone(item) <= deadline;
     });
-    for (auto it = keep; it != b.end(); ++it) act_.drop(std::move(*it), now_s);
+    for (auto it = keep; it != b.end(); ++it) {
+      if (tracing()) trace("> drop " + act_.describe(*it));
+      act_.drop(std::move(*it), now_s);
+    }
     b.erase(keep, b.end());
   }
 
@@ -198,6 +245,7 @@ class ServerLoop {
   int busy_workers_ = 0;
   std::vector<std::pair<std::uint64_t, double>> running_until_s_;  // (token, expected end) per batch running now (at most `workers`)
   std::uint64_t next_token_ = 0;
+  int trace_id_ = -1;
   ServerActions<Item>& act_;
 };
 

@@ -37,16 +37,15 @@
 #include "hw/registration.hpp"
 #include "hw/runtime_scope.hpp"
 #include "plumbing/atomic_dir.hpp"
+#include "core/server_request_rules.hpp"
+#include "hw/coordinator.hpp"
+#include "hw/pending_request.hpp"
 #include "io/decisions_jsonl.hpp"
 #include "io/scenario_loader.hpp"
 #include "models/model_runner.hpp"
-#include "hw/coordinator.hpp"
 #include "sched/scheduler_factory.hpp"
 
 namespace coinfer::hw {
-
-namespace {
-using Seconds = std::chrono::duration<double>;
 
 // One connected device (ACE-GNN Fig. 9's per-device handler).
 struct Handler {
@@ -66,20 +65,8 @@ struct Handler {
   std::deque<std::pair<std::uint64_t, std::size_t>> recent_results;
 };
 
-struct Pending {
-  // Who gets the result: the device's handler, or at a cloud the edge's connection (hw/README.md "Cloud tier").
-  std::shared_ptr<Handler> origin;
-  std::uint64_t task = 0;
-  int device = -1;  // the request's device (scenario index)
-  int split = 0;
-  // pp(k,m) (core/cloud_handoff.hpp): at its edge, m (its batch ends at m and goes on to the cloud);
-  // 0 none. At the cloud: at_cloud, and split is m.
-  int cloud_split = 0;
-  bool at_cloud = false;
-  std::string state_bytes;
-  double t_received = 0, t_queued = 0;  // Unix s
-  double t_created = 0;                 // Unix s (the device's clock); 0: not sent
-};
+namespace {
+using Seconds = std::chrono::duration<double>;
 
 // Requests forwarded to a helper, awaiting its result (keyed by the helper's task id). A batch
 // forwarded whole is one task per request; the helper is free again when the last one returns.
@@ -113,6 +100,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   // This server's LUTs for its devices' models and its helpers' (core/server_timing.hpp, the simulator's
   // too); the testbed runs each device's model as named (binding 0).
   std::unique_ptr<ServerTiming> timing;
+  std::unique_ptr<ServerRequestRules> rules;  // on `timing`
   std::unique_ptr<AnalyticEstimator> estimator;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Coordinator> coordination;  // the coordinator's loop, start gate and Rescheduler (under mutex)
@@ -701,41 +689,34 @@ struct EdgeServer::Impl : ServerActions<Pending> {
   }
 
   // --- the server loop's actions (core/server_loop.hpp), mutex held -------------------------------------
-  int priority(const Pending& p) const override { return p.device >= 0 ? sc.devices[static_cast<size_t>(p.device)].workload.priority : 0; }
-  // workload.drop_late: the request's creation (sent by its device) plus its deadline, on this clock.
-  double drop_after_s(const Pending& p) const override {
-    if (p.device < 0 || p.t_created <= 0) return std::numeric_limits<double>::infinity();
-    return p.t_created - opt.epoch_unix_s + sc.devices[static_cast<size_t>(p.device)].workload.drop_after_s();
+  // What the loop asks about requests: the server's rules (core/server_request_rules.hpp, the
+  // simulator's too) on each request's facts.
+  int priority(const Pending& p) const override { return rules->priority(facts(p)); }
+  double drop_after_s(const Pending& p) const override { return rules->drop_after_s(facts(p)); }
+  double seconds_alone(const Pending& p) const override { return rules->seconds_alone(facts(p)); }
+  int batch_limit(const Pending& p) const override { return rules->batch_limit(facts(p)); }
+  double expected_seconds(const std::vector<Pending>& batch) const override {
+    return rules->expected_seconds(facts(batch.front()), static_cast<int>(batch.size()));
   }
   void drop(Pending p, double now_s) override {
     ResultHeader r;
     r.ok = false;
     r.dropped = true;
-    r.error = server_drop_reason(sc.servers[static_cast<size_t>(server_index)].id, now_s - (p.t_created - opt.epoch_unix_s),
-                                 sc.devices[static_cast<size_t>(p.device)].workload.deadline_ms, seconds_alone(p));
+    r.error = rules->drop_reason(facts(p), now_s);
     r.t_received = p.t_received;
     r.t_queued = p.t_queued;
     dropped_replies.emplace_back(std::move(p), r);  // sent by a worker thread, outside the lock
   }
-  // The end of the part this server runs (core/cloud_handoff.hpp server_part; -1: the model's end).
-  static int part_end(const Pending& p) { return server_part(p.split, p.cloud_split, p.at_cloud, -1).end; }
-  double seconds_alone(const Pending& p) const override { return p.device >= 0 ? timing->batch_seconds(p.device, 0, p.split, 1, part_end(p)) : 0; }
-  int batch_limit(const Pending& p) const override { return p.device >= 0 ? timing->batch_limit(p.device, 0, p.split, part_end(p)) : 0; }
-  double expected_seconds(const std::vector<Pending>& batch) const override {
-    return timing->batch_seconds(batch.front().device, 0, batch.front().split, static_cast<int>(batch.size()), part_end(batch.front()));
-  }
+  ServerRequestFacts facts(const Pending& p) const { return request_facts(p, opt.epoch_unix_s); }
 
   // What this engine observes for a helper's time: the batch's input bytes as received, the helper's
   // bandwidth as it last reported it (the scenario's schedule before its first report).
   double helper_seconds(int helper, const std::vector<Pending>& batch) const override {
-    // A batch with a cloud part, or a cloud's batch, stays here (core/cloud_handoff.hpp).
-    if (!may_forward_to_helper(batch.front().cloud_split) || batch.front().at_cloud) return std::numeric_limits<double>::infinity();
     double bytes = 0;
     for (const auto& p : batch) bytes += static_cast<double>(p.state_bytes.size());
     double mbps = schedules[helper].mbps_at(now());
     if (auto h = handlers.find(helper); h != handlers.end() && h->second->status.bandwidth_mbps > 0) mbps = h->second->status.bandwidth_mbps;
-    return timing->helper_seconds(helper, batch.front().device, 0, batch.front().split, static_cast<int>(batch.size()), bytes,
-                                  mbps_to_bytes_per_s(mbps));
+    return rules->helper_seconds(helper, facts(batch.front()), static_cast<int>(batch.size()), bytes, mbps_to_bytes_per_s(mbps));
   }
 
   bool helper_available(int helper) const override {
@@ -814,7 +795,7 @@ struct EdgeServer::Impl : ServerActions<Pending> {
     try {
       std::vector<const std::string*> states;
       for (auto& p : batch) states.push_back(&p.state_bytes);
-      outputs = runner.run(spec, states, part_end(batch.front()));
+      outputs = runner.run(spec, states, facts(batch.front()).end);  // where this server's part ends
     } catch (const std::exception& e) {
       error = e.what();
       log("batch of " + std::to_string(batch.size()) + " for " + spec.name + "/" + spec.dataset.name + " failed: " + error);
@@ -1400,6 +1381,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
     if (d.server == me.id) models::check_realisable(impl.specs.back());  // the server must be able to realise every model it serves
   }
   impl.timing = std::make_unique<ServerTiming>(impl.sc, impl.server_index, impl.luts, ServerTiming::named_models(impl.sc));
+  impl.rules = std::make_unique<ServerRequestRules>(impl.sc, impl.server_index, *impl.timing);
   impl.loop = std::make_unique<ServerLoop<Pending>>(me.batch, me.workers, impl);
   impl.estimator = make_estimator(impl.sc, impl.luts, std::move(specs));
   impl.scheduler = make_scheduler(impl.sc, *impl.estimator);

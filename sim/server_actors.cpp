@@ -1,5 +1,6 @@
 #include "sim/server_actors.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,11 +15,14 @@ namespace coinfer::sim {
 
 ServerActors::ServerActors(ServerSlice slice)
     : s_(std::move(slice)),
+      rules_(*s_.scenario, s_.index, *s_.timing),
       loop_(s_.spec->batch, s_.spec->workers, *this),
       timers_sem_(sg4::Semaphore::create(0)),
       run_sem_(sg4::Semaphore::create(0)),
       forward_sem_(sg4::Semaphore::create(0)),
-      service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {}
+      service_rng_(s_.seed, StreamPurpose::service_time, kServerStreamBase + static_cast<std::uint64_t>(s_.index)) {
+  loop_.trace_as(s_.index);  // written only while a conformance test sets ServerLoopTrace's sink
+}
 
 void ServerActors::start() {
   const std::string& id = s_.spec->id;
@@ -144,9 +148,28 @@ void ServerActors::wake_actors() {
   for (int i = 0; i < forwards; ++i) forward_sem_->release();
 }
 
+ServerRequestFacts ServerActors::facts(const SimRequest& r) {
+  ServerRequestFacts f;
+  f.device = r.rec.device;
+  f.binding = r.binding;
+  f.begin = r.server_begin();
+  f.end = r.server_end(-1);
+  f.device_split = r.device_split;
+  f.may_forward = may_forward_to_helper(r.cloud_split);  // a request at its cloud has its cloud split
+  f.t_created_s = r.rec.t_created;
+  f.bytes = r.rec.bytes_up;
+  return f;
+}
+
+std::string ServerActors::describe(SimRequest* const& r) const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "r%lld d%d s%d c%d a%d t%.17g b%.17g", static_cast<long long>(r->rec.id), r->rec.device, r->device_split,
+                r->cloud_split, r->at_cloud ? 1 : 0, r->rec.t_created, r->rec.bytes_up);
+  return buf;
+}
+
 double ServerActors::expected_seconds(const std::vector<SimRequest*>& batch) const {
-  const SimRequest& first = *batch.front();
-  return s_.timing->batch_seconds(first.rec.device, first.binding, first.server_begin(), static_cast<int>(batch.size()), first.server_end(-1));
+  return rules_.expected_seconds(facts(*batch.front()), static_cast<int>(batch.size()));
 }
 
 double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch) {
@@ -158,13 +181,10 @@ double ServerActors::sample_server_seconds(const std::vector<SimRequest*>& batch
 
 // The engine's observations: the batch's upload bytes, the helper's bandwidth now.
 double ServerActors::helper_seconds(int helper, const std::vector<SimRequest*>& batch) const {
-  const SimRequest& first = *batch.front();
-  // A batch with a cloud part stays on the server (core/cloud_handoff.hpp).
-  if (!may_forward_to_helper(first.cloud_split)) return std::numeric_limits<double>::infinity();
   double bytes = 0;
   for (const SimRequest* r : batch) bytes += r->rec.bytes_up;
-  return s_.timing->helper_seconds(helper, first.rec.device, first.binding, first.device_split, static_cast<int>(batch.size()), bytes,
-                                   (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()));
+  return rules_.helper_seconds(helper, facts(*batch.front()), static_cast<int>(batch.size()), bytes,
+                               (*s_.bandwidth)[helper].bytes_per_s_at(sg4::Engine::get_clock()));
 }
 
 void ServerActors::start_batch(std::uint64_t token, std::vector<SimRequest*> batch) {
@@ -177,9 +197,7 @@ void ServerActors::drop(SimRequest* r, double now_s) {
   if (!r->at_cloud) r->rec.server = s_.index;
   r->dropped_at_server = true;
   r->rec.bytes_down = 0;
-  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_dropped(
-      r, s_.host,
-      server_drop_reason(s_.spec->id, now_s - r->rec.t_created, (*s_.drop_after)[static_cast<size_t>(r->rec.device)] * 1e3, seconds_alone(r)));
+  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_dropped(r, s_.host, rules_.drop_reason(facts(*r), now_s));
 }
 
 void ServerActors::forward(int helper, std::vector<SimRequest*> batch) {

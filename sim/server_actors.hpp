@@ -18,6 +18,7 @@
 #include "core/execution_time.hpp"
 #include "core/helper_forwarding.hpp"
 #include "core/server_loop.hpp"
+#include "core/server_request_rules.hpp"
 #include "core/server_timing.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
@@ -28,6 +29,7 @@ namespace coinfer::sim {
 
 // What one server's actors see of the run; built by the simulation, valid for the whole run.
 struct ServerSlice {
+  const Scenario* scenario = nullptr;
   int index = 0;
   const ServerSpec* spec = nullptr;
   simgrid::s4u::Host* host = nullptr;
@@ -40,8 +42,6 @@ struct ServerSlice {
   const ServerTiming* timing = nullptr;
   const std::vector<BandwidthSchedule>* bandwidth = nullptr;  // per scenario device
   std::uint64_t seed = 0;                                     // the scenario's: service-time draws (core/random_stream.hpp)
-  std::shared_ptr<const std::vector<int>> priorities;         // per scenario device: workload.priority
-  std::shared_ptr<const std::vector<double>> drop_after;      // per scenario device: its deadline (s) with drop_late, else +inf
   // Its cloud (servers[].cloud; -1 none): the server it passes pp(k,m) requests on to, its host, where
   // they arrive there, and every server's status (a request passed on while the cloud is down fails).
   int cloud = -1;
@@ -69,17 +69,16 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   double helper_seconds(int helper, const std::vector<SimRequest*>& batch) const override;
   void start_batch(std::uint64_t token, std::vector<SimRequest*> batch) override;
   void forward(int helper, std::vector<SimRequest*> batch) override;
-  int batch_limit(SimRequest* const& r) const override {
-    return s_.timing->batch_limit(r->rec.device, r->binding, r->server_begin(), r->server_end(-1));
-  }
-  double drop_after_s(SimRequest* const& r) const override {
-    return s_.drop_after ? r->rec.t_created + (*s_.drop_after)[static_cast<size_t>(r->rec.device)] : std::numeric_limits<double>::infinity();
-  }
+  int batch_limit(SimRequest* const& r) const override { return rules_.batch_limit(facts(*r)); }
+  double drop_after_s(SimRequest* const& r) const override { return rules_.drop_after_s(facts(*r)); }
   void drop(SimRequest* r, double now_s) override;
-  double seconds_alone(SimRequest* const& r) const override {
-    return s_.timing->batch_seconds(r->rec.device, r->binding, r->server_begin(), 1, r->server_end(-1));
-  }
-  int priority(SimRequest* const& r) const override { return s_.priorities ? (*s_.priorities)[static_cast<size_t>(r->rec.device)] : 0; }
+  double seconds_alone(SimRequest* const& r) const override { return rules_.seconds_alone(facts(*r)); }
+  int priority(SimRequest* const& r) const override { return rules_.priority(facts(*r)); }
+  // A simulated request as the server's rules see it (core/server_request_rules.hpp).
+  static ServerRequestFacts facts(const SimRequest& r);
+  // How a conformance trace names it (core/server_loop.hpp ServerLoopTrace): "r<id> d<device>
+  // s<device split> c<cloud split> a<at cloud 0/1> t<creation> b<upload bytes>", numbers as %.17g.
+  std::string describe(SimRequest* const& r) const override;
 
   void wake_actors();  // the worker and forwarder actors the loop's last call gave work to
   void dispatcher_loop();
@@ -96,6 +95,7 @@ class ServerActors final : public ObservedServer, private ServerActions<SimReque
   double sample_server_seconds(const std::vector<SimRequest*>& batch);
 
   ServerSlice s_;
+  ServerRequestRules rules_;
   ServerLoop<SimRequest*> loop_;
   simgrid::s4u::SemaphorePtr timers_sem_;                                  // one permit per batch opened (the current timer's)
   std::uint64_t timer_generation_ = 0;                                     // the current timer's; 0: none started

@@ -295,13 +295,10 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
   const Scenario& s = *w.s;
   const std::vector<std::vector<std::string>> run_models = run_models_of(*w.bindings);
   std::vector<std::unique_ptr<ServerActors>> servers;
-  auto priorities = std::make_shared<std::vector<int>>();  // shared by the servers
-  for (const auto& d : s.devices) priorities->push_back(d.workload.priority);
-  auto drop_after = std::make_shared<std::vector<double>>();  // per device: deadline s when drop_late, else none
-  for (const auto& d : s.devices) drop_after->push_back(d.workload.drop_after_s());
   for (size_t j = 0; j < s.servers.size(); ++j) {
     timings.push_back(std::make_unique<ServerTiming>(s, static_cast<int>(j), *w.luts, w.server_tables, *w.helpers, run_models, *w.time));
     ServerSlice x;
+    x.scenario = &s;
     x.index = static_cast<int>(j);
     x.spec = &s.servers[j];
     x.host = w.platform->server_hosts[j];
@@ -310,8 +307,6 @@ std::vector<std::unique_ptr<ServerActors>> make_servers(const RunWiring& w, std:
     x.bandwidth = &w.platform->device_bandwidth;
     x.timing = timings.back().get();
     x.seed = s.seed;
-    x.priorities = priorities;
-    x.drop_after = drop_after;
     if (!s.servers[j].cloud.empty()) {
       x.cloud = s.server_index(s.servers[j].cloud);
       x.cloud_host = w.platform->server_hosts[static_cast<size_t>(x.cloud)];

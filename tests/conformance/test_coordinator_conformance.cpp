@@ -26,7 +26,7 @@
 #include "core/text_util.hpp"
 #include "hw/coordinator.hpp"
 #include "sched/scheduler_factory.hpp"
-#include "tests/sim/sim_fixture.hpp"
+#include "tests/conformance/conformance_world.hpp"
 
 using namespace coinfer;
 using namespace coinfer::test;
@@ -111,25 +111,14 @@ Timeline replayed(const Scenario& sc, const ModelCatalog& models, const LutSet& 
 
 // One run in the simulator and its replays (a simulation runs once per process: SimGrid 3.32 keeps
 // its network model).
-struct World {
-  Scenario sc;
-  ModelCatalog models;
-  LutSet luts;
+struct World : LoadedWorld {
   Timeline sim;
-  Timeline real(const Drift& drift = {}) const { return replayed(sc, models, luts, drift); }
+  Timeline real(const Drift& drift = {}) const { return replayed(scenario, models, luts, drift); }
 };
 
 World simulate(SimSetup& s, const std::string& yaml_or_path, const std::vector<std::string>& sets = {}) {
-  std::string path = yaml_or_path;
-  if (yaml_or_path.find('\n') != std::string::npos) {
-    std::string y = yaml_or_path;
-    for (size_t p; (p = y.find("LUTDIR")) != std::string::npos;) y.replace(p, 6, s.dir());
-    s.write_file("scenario.yaml", y);
-    path = s.dir() + "/scenario.yaml";
-  }
-  World w{load_scenario(path, sets), ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"), {}, {}};
-  w.luts = load_luts(w.sc.luts);
-  w.sim = simulated(sim::run_simulation(w.sc, w.models, w.luts));
+  World w{load_world(s, yaml_or_path, sets), {}};
+  w.sim = simulated(sim::run_simulation(w.scenario, w.models, w.luts));
   return w;
 }
 

@@ -21,7 +21,7 @@
 #include "core/device_loop.hpp"
 #include "core/execution_time.hpp"
 #include "hw/device_requests.hpp"
-#include "tests/sim/sim_fixture.hpp"
+#include "tests/conformance/conformance_world.hpp"
 
 using namespace coinfer;
 using namespace coinfer::test;
@@ -30,30 +30,17 @@ namespace {
 
 using Trace = std::vector<std::string>;
 
-struct World {
-  Scenario scenario;
-  ModelCatalog models;
-  LutSet luts;
+struct World : LoadedWorld {
   std::map<int, Trace> traces;  // per device index, as the simulator's loops wrote them
 };
 
 // Runs `yaml` in the simulator with the loop trace on.
-World simulate(SimSetup& s, std::string yaml) {
-  for (size_t p; (p = yaml.find("LUTDIR")) != std::string::npos;) yaml.replace(p, 6, s.dir());
-  s.write_file("scenario.yaml", yaml);
-  World w{load_scenario(s.dir() + "/scenario.yaml"), ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models"), {}, {}};
-  w.luts = load_luts(w.scenario.luts);
+World simulate(SimSetup& s, const std::string& yaml) {
+  World w{load_world(s, yaml), {}};
   DeviceLoop::set_trace_sink([&w](int device, const std::string& line) { w.traces[device].push_back(line); });
   sim::run_simulation(w.scenario, w.models, w.luts);
   DeviceLoop::set_trace_sink(nullptr);
   return w;
-}
-
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string x; in >> x;) out.push_back(x);
-  return out;
 }
 
 // The text after the first `n` words (a failure reason may hold spaces).

@@ -22,6 +22,7 @@
 #include "core/server_failures.hpp"
 #include "core/server_timing.hpp"
 #include "core/server_lut_index.hpp"
+#include "core/server_request_rules.hpp"
 #include "core/system_state.hpp"
 #include "core/text_util.hpp"
 #include "core/units.hpp"
@@ -233,6 +234,67 @@ TEST(ServerTiming, EachServerTimesEveryDevicesBatchesByItsTypesLutsAndItsOwnHelp
   sc.devices[1].workload.arrival = WorkloadSpec::Arrival::poisson;
   EXPECT_FALSE(ServerTiming(sc, 0, luts, run_models).may_have_helpers());
   EXPECT_TRUE(ServerTiming(sc, 1, luts, run_models).may_have_helpers());
+}
+
+// A server's rules on a request's facts (core/server_request_rules.hpp), both engines'. By hand, with
+// server A's table "srv m" (stages [1,3): 0.025 s at batch 1, 0.050 s at batch 2), helper h's "nano m"
+// (0.080 s at batch 2) and d0 dropping late at 40 ms with priority 2:
+TEST(ServerRequestRules, AnswerFromTheFactsAsBothEnginesNeed) {
+  Scenario sc;
+  ServerSpec sv;
+  sv.id = "A";
+  sv.type = "srv";
+  sc.servers.push_back(sv);
+  for (const char* id : {"d0", "d1", "h"}) {
+    DeviceSpec d;
+    d.id = id;
+    d.type = std::string(id) == "h" ? "nano" : "pi";
+    d.server = "A";
+    d.model = "m";
+    d.dataset = "d";
+    d.workload.arrival = std::string(id) == "h" ? WorkloadSpec::Arrival::none : WorkloadSpec::Arrival::poisson;
+    sc.devices.push_back(d);
+  }
+  sc.devices[0].workload.drop_late = true;
+  sc.devices[0].workload.deadline_ms = 40;
+  sc.devices[0].workload.priority = 2;
+  LutSet luts;
+  for (auto [type, s] : {std::pair{"srv", 0.050}, std::pair{"nano", 0.080}}) {
+    LutTable t({type, "m", "d"}, 3, 2);
+    t.set_latency(1, 3, 2, {s, 0, 0, 0, 1});
+    t.set_latency(1, 3, 1, {s / 2, 0, 0, 0, 1});
+    luts.add(std::move(t), "test");
+  }
+  const ServerTiming timing(sc, 0, luts, ServerTiming::named_models(sc));
+  const ServerRequestRules rules(sc, 0, timing);
+  ServerRequestFacts r;
+  r.device = 0;
+  r.begin = 1;
+  r.device_split = 1;
+  r.t_created_s = 2.5;
+  EXPECT_DOUBLE_EQ(rules.expected_seconds(r, 2), 0.050);
+  EXPECT_DOUBLE_EQ(rules.seconds_alone(r), 0.025);
+  EXPECT_EQ(rules.priority(r), 2);
+  EXPECT_DOUBLE_EQ(rules.drop_after_s(r), 2.5 + 0.040);  // created at 2.5 s, 40 ms deadline
+  // Dropped at 2.55 s: 50 ms old, against its 40 ms, 25 ms alone.
+  EXPECT_EQ(rules.drop_reason(r, 2.55),
+            "dropped at server A: 50 ms old, its deadline of 40 ms cannot be met (25 ms alone on the server; workload.drop_late)");
+  // Helper h: 25,000 B at 125,000 B/s = 0.2 s, plus its 0.080 s at batch 2; not when the batch may not go.
+  EXPECT_DOUBLE_EQ(rules.helper_seconds(2, r, 2, 25000, 125000), 0.2 + 0.080);
+  r.may_forward = false;
+  EXPECT_EQ(rules.helper_seconds(2, r, 2, 25000, 125000), std::numeric_limits<double>::infinity());
+  // d1 does not drop late; a request whose creation is unknown (the testbed's "not sent") is never
+  // dropped; a request of no device has priority 0, no time alone and no batch limit.
+  ServerRequestFacts q = r;
+  q.device = 1;
+  EXPECT_EQ(rules.drop_after_s(q), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(rules.priority(q), 0);
+  r.t_created_s = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(rules.drop_after_s(r), std::numeric_limits<double>::infinity());
+  q.device = -1;
+  EXPECT_EQ(rules.priority(q), 0);
+  EXPECT_EQ(rules.seconds_alone(q), 0);
+  EXPECT_EQ(rules.batch_limit(q), 0);
 }
 
 // One index of server tables for the whole run (core/server_lut_index.hpp): three servers of two types
