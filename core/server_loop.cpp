@@ -6,18 +6,15 @@ namespace coinfer {
 
 namespace {
 ServerLoopTrace::Sink g_sink;
-bool g_on = false;
 }  // namespace
 
 void ServerLoopTrace::set_sink(Sink sink) {
   g_sink = std::move(sink);
-  g_on = static_cast<bool>(g_sink);
+  on_ = static_cast<bool>(g_sink);
 }
 
-bool ServerLoopTrace::on() { return g_on; }
-
 void ServerLoopTrace::write(int server, const std::string& line) {
-  if (g_on) g_sink(server, line);
+  if (on_) g_sink(server, line);
 }
 
 std::string ServerLoopTrace::time(double t_s) {

@@ -40,9 +40,12 @@ namespace coinfer {
 struct ServerLoopTrace {
   using Sink = std::function<void(int server, const std::string& line)>;
   static void set_sink(Sink sink);
-  static bool on();
+  static bool on() { return on_; }
   static void write(int server, const std::string& line);
   static std::string time(double t_s);  // " @" and t_s as %.17g
+
+ private:
+  static inline bool on_ = false;  // read on every event of every loop: inline, no call
 };
 
 template <class Item>
