@@ -120,20 +120,9 @@ std::string secret_or_input_error(const std::string& file) {
   }
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// `serve`: an edge server for a scenario.
+void add_serve(CLI::App& app, int& exit_code) {
   using namespace coinfer;
-  CLI::App app{"coinfer-rt: the real co-inference runtime (edge server, device, emulated testbed)"};
-  app.name("coinfer");  // usage lines read "coinfer serve ...", the way users call it
-  app.require_subcommand(1);
-  int exit_code = 0;
-  install_signal_handlers();
-  // Started by a testbed (ChildSpec::die_with_parent): stop as at SIGTERM when it is gone
-  // (kill -9 of `coinfer testbed` left its server running).
-  watch_parent_from_environment([] { g_stop = true; });
-  coinfer::hw::keep_tensor_memory();  // large LibTorch temporaries reuse memory instead of page-faulting
-
   // serve
   auto sv = std::make_shared<hw::ServeOptions>();
   auto sv_scenario = std::make_shared<std::string>();
@@ -162,7 +151,7 @@ int main(int argc, char** argv) {
                   "no server failure stops it");
   serve->add_flag("--recovering", sv->recovering,
                   "started again after a fail event (coinfer testbed does this): append to --decisions-out, first decision 'recover:SERVER'");
-  serve->callback([&] {
+  serve->callback([=, &exit_code] {
     exit_code = cli::guarded([&] {
       sv->secret = secret_or_input_error(*sv_secret);
       Scenario s = load_scenario(*sv_scenario, *sv_sets);
@@ -171,7 +160,11 @@ int main(int argc, char** argv) {
       return 0;
     });
   });
+}
 
+// `device`: one device of a scenario against its edge server.
+void add_device(CLI::App& app, int& exit_code) {
+  using namespace coinfer;
   // device
   auto dv = std::make_shared<hw::DeviceOptions>();
   auto dv_scenario = std::make_shared<std::string>();
@@ -212,7 +205,7 @@ int main(int argc, char** argv) {
                      "hw/README.md \"Stages on several processors\")");
   device->add_flag("--shape", dv->shape, "pace the uplink as the scenario link (loopback testbeds)");
   device->add_flag("--shape-latency", dv->shape_latency, "add the link latency to the uplink (testbeds without tc netem)");
-  device->callback([&] {
+  device->callback([=, &exit_code] {
     exit_code = cli::guarded([&] {
       dv->secret = secret_or_input_error(*dv_secret);
       dv->processor_devices = processor_device_map(*dv_processors);
@@ -231,7 +224,11 @@ int main(int argc, char** argv) {
       return 0;
     });
   });
+}
 
+// `testbed`: a scenario on an emulated testbed, or on real hosts over SSH.
+void add_testbed(CLI::App& app, int& exit_code) {
+  using namespace coinfer;
   // testbed
   auto tb = std::make_shared<hw::TestbedOptions>();
   auto tb_cleanup = std::make_shared<bool>(false);
@@ -275,7 +272,7 @@ int main(int argc, char** argv) {
                       "NAME=DEVICE given to every device: the LibTorch device computing its board's processor NAME (coinfer-rt device --help)");
   testbed->add_flag("--keep-remote", tb->keep_remote, "with --inventory: keep each host's run folder (default: removed at the end)");
   testbed->add_flag("--cleanup", *tb_cleanup, "stop the processes and remove the namespaces left by a killed testbed, then exit");
-  testbed->callback([&] {
+  testbed->callback([=, &exit_code] {
     exit_code = cli::guarded([&] {
       if (*tb_cleanup) {
         // First the processes a killed testbed left (servers and devices whose testbed is gone), then
@@ -321,12 +318,16 @@ int main(int argc, char** argv) {
       return hw::run_testbed(*tb, g_stop);
     });
   });
+}
 
+// `version`: what a testbed over SSH checks on every host before it starts anything.
+void add_version(CLI::App& app) {
+  using namespace coinfer;
   // version: what a testbed over SSH checks on every host before it starts anything.
   auto vs_json = std::make_shared<bool>(false);
   CLI::App* version = app.add_subcommand("version", "print this program's version, wire protocol and architecture");
   version->add_flag("--json", *vs_json, "as one JSON object (coinfer, protocol, built_for, machine, unix_time_s)");
-  version->callback([&] {
+  version->callback([=] {
     const nlohmann::json v = hw::runtime_version();
     if (*vs_json)
       std::cout << v.dump() << "\n";
@@ -334,7 +335,11 @@ int main(int argc, char** argv) {
       std::cout << "coinfer " << v["coinfer"].get<std::string>() << " (wire protocol " << v["protocol"].get<int>() << ", built for "
                 << v["built_for"].get<std::string>() << ", running on " << v["machine"].get<std::string>() << ")\n";
   });
+}
 
+// `check`: the scenario, its models and LUTs, and the secret, as serve and device would load them.
+void add_check(CLI::App& app, int& exit_code) {
+  using namespace coinfer;
   // check: the scenario, its models and LUTs, and the secret, as serve and device would load them.
   auto ck_scenario = std::make_shared<std::string>();
   auto ck_sets = std::make_shared<std::vector<std::string>>();
@@ -347,7 +352,7 @@ int main(int argc, char** argv) {
   check->add_flag("--plan", *ck_plan,
                   "also print each device's stages as segments on its processors with their times from the LUTs (core/device_plan.hpp: "
                   "what the simulator gives one request alone on the device, copies included)");
-  check->callback([&] {
+  check->callback([=, &exit_code] {
     exit_code = cli::guarded([&] {
       Scenario s = load_scenario(*ck_scenario, *ck_sets);
       const ModelCatalog catalog = ModelCatalog::load(data_path("models"));
@@ -362,6 +367,27 @@ int main(int argc, char** argv) {
       return 0;
     });
   });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace coinfer;
+  CLI::App app{"coinfer-rt: the real co-inference runtime (edge server, device, emulated testbed)"};
+  app.name("coinfer");  // usage lines read "coinfer serve ...", the way users call it
+  app.require_subcommand(1);
+  int exit_code = 0;
+  install_signal_handlers();
+  // Started by a testbed (ChildSpec::die_with_parent): stop as at SIGTERM when it is gone
+  // (kill -9 of `coinfer testbed` left its server running).
+  watch_parent_from_environment([] { g_stop = true; });
+  coinfer::hw::keep_tensor_memory();  // large LibTorch temporaries reuse memory instead of page-faulting
+
+  add_serve(app, exit_code);
+  add_device(app, exit_code);
+  add_testbed(app, exit_code);
+  add_version(app);
+  add_check(app, exit_code);
 
   std::string command_line;
   if (const int rc = cli::parse_command_line(app, argc, argv, command_line); rc >= 0) return rc;

@@ -97,9 +97,9 @@ class JsonOut {
   std::vector<bool> first_;  // per open object: no member written yet
 };
 
-void write_summary(std::ostream& out, const RunResults& r) {
-  JsonOut w(out);
-  w.begin_object();
+// The run's identity and inputs: scenario, how it was made, seed, window, scheduler, decisions by
+// trigger, service time, transfer bytes, estimated LUT entries, clocks, data files.
+nlohmann::ordered_json head_members(const RunResults& r) {
   nlohmann::ordered_json j;
   j["scenario"] = r.scenario;
   {
@@ -145,137 +145,159 @@ void write_summary(std::ostream& out, const RunResults& r) {
     for (const auto& f : r.data_files) files.push_back({{"role", f.role}, {"path", f.path}, {"origin", f.origin}});
     j["data_files"] = files;
   }
+  return j;
+}
+
+// Per device: its processors' busy seconds, memory peaks and energy (only where a device has processors or memory).
+void write_hardware(JsonOut& w, const RunResults& r) {
+  if (!std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceResult& d) { return !d.processors.empty() || !d.memory.empty(); })) return;
+  w.key("hardware");
+  w.begin_object();
+  w.member("note",
+           "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
+           "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's "
+           "capacity (0: none stated) and the peak need seen when a segment "
+           "started (scenarios/README.md \"Placement\")");
+  w.key("devices");
+  w.begin_object();
+  for (const auto& d : r.devices) {
+    if (d.processors.empty() && d.memory.empty()) continue;
+    nlohmann::ordered_json procs = nlohmann::ordered_json::object(), pools = nlohmann::ordered_json::object();
+    for (const auto& p : d.processors) {
+      nlohmann::ordered_json one = {{"busy_s", number(p.busy_s)}, {"peak_memory_mb", number(p.peak_bytes / 1e6)}};
+      if (std::isfinite(p.energy_j)) one["energy_j"] = number(p.energy_j);
+      procs[p.name.empty() ? "default" : p.name] = one;
+    }
+    for (const auto& m : d.memory) pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
+    w.member(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
+  }
+  w.end_object();
+  w.end_object();
+}
+
+// Per server over the window: busy seconds, utilisation, batches, failures, energy (null: no server results).
+nlohmann::ordered_json servers_member(const RunResults& r) {
+  if (r.server_results.empty()) return nullptr;
+  const double window = std::max(0.0, r.duration_s - std::max(0.0, r.warmup_s));
+  nlohmann::ordered_json servers = nlohmann::ordered_json::object();
+  for (const auto& sv : r.server_results) {
+    nlohmann::ordered_json one = {{"busy_s", number(sv.busy_s)},
+                                  {"utilisation", number(window > 0 ? sv.busy_s / window : NAN)},
+                                  {"batches", sv.batches},
+                                  {"requests", sv.requests}};
+    if (sv.failures > 0 || sv.down_s > 0) {  // core/server_failures.hpp
+      one["failures"] = sv.failures;
+      one["down_s"] = number(sv.down_s);
+    }
+    if (std::isfinite(sv.energy_j)) {
+      one["energy_j"] = number(sv.energy_j);
+      one["energy_j_per_inference"] = number(sv.requests > 0 ? sv.energy_j / static_cast<double>(sv.requests) : NAN);
+    }
+    servers[sv.id] = one;
+  }
+  return {{"note",
+           "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
+           "is); with failures (events fail/recover), failures in the window and down_s, the seconds of it the server was down; energy "
+           "(where its power is stated) = idle_w x (window - down_s) + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
+           "a model also for a real run; per inference over the requests it computed a part of"},
+          {"servers", servers}};
+}
+
+// Handovers between access points (core/mobility.hpp), where any happened (null: none).
+nlohmann::ordered_json handovers_member(const RunResults& r) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  size_t count = 0;
+  for (const EventRecord& e : r.events) {
+    if (e.kind != "handover") continue;
+    ++count;
+    auto& one = devices[e.device];
+    if (one.is_null()) one = {{"count", 0}, {"at_s", nlohmann::ordered_json::array()}, {"access_points", {e.from_access_point}}};
+    one["count"] = one["count"].get<int>() + 1;
+    one["at_s"].push_back(number(e.t_s));
+    one["access_points"].push_back(e.access_point);
+  }
+  long long resent = 0, failed = 0;  // what the handovers caught on the link (mobility.mid_transfer)
+  for (const RequestRecord& q : r.requests) {
+    resent += q.resends;
+    failed += is_handover_failure(q.failure) ? 1 : 0;
+  }
+  if (count == 0) return nullptr;
+  return {{"note",
+           "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
+           "transfers_resent and requests_failed: what they caught on the link (mobility.mid_transfer resend, fail); "
+           "the whole run, not only the measurement window"},
+          {"count", count},
+          {"transfers_resent", resent},
+          {"requests_failed", failed},
+          {"devices", devices}};
+}
+
+// Whether any device's energy (compute, idle or radio) is stated and not zero.
+bool energy_stated(const RunResults& r) {
+  return std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceResult& d) {
+    return (std::isfinite(d.energy_compute_j) && d.energy_compute_j != 0) || (std::isfinite(d.energy_idle_j) && d.energy_idle_j != 0) ||
+           (std::isfinite(d.energy_radio_j) && d.energy_radio_j != 0);
+  });
+}
+
+// Energy per device split into compute, idle and radio (written one device at a time).
+void write_energy(JsonOut& w, const RunResults& r) {
+  std::unordered_map<std::string, long long> completed;
+  for (const auto& m : r.summary) completed[m.id] = m.delivered;  // per inference delivered in the window
+  const auto delivered = [&completed](const std::string& id) {
+    const auto it = completed.find(id);
+    return it == completed.end() ? 0LL : it->second;
+  };
+  double tc = 0, ti = 0, tr = 0;
+  long long tn = 0;
+  const auto split = [](double c, double i, double rr, long long n) {
+    nlohmann::ordered_json one = {{"compute_j", number(c)}, {"idle_j", number(i)}, {"radio_j", number(rr)}};
+    const double k = n > 0 ? static_cast<double>(n) : NAN;
+    one["per_inference_j"] = {{"compute", number(c / k)}, {"idle", number(i / k)}, {"radio", number(rr / k)}};
+    return one;
+  };
+  for (const auto& d : r.devices) {  // the total first: it comes before the devices
+    tc += d.energy_compute_j;
+    ti += d.energy_idle_j;
+    tr += d.energy_radio_j;
+    tn += delivered(d.id);
+  }
+  w.key("energy");
+  w.begin_object();
+  w.member("note",
+           "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
+           "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
+           "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null");
+  w.member("total", split(tc, ti, tr, tn));
+  w.key("devices");
+  w.begin_object();
+  for (const auto& d : r.devices) {
+    nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, delivered(d.id));
+    if (d.radio_states)
+      one["radio"] = {{"active_j", number(d.radio.active_j)}, {"tail_j", number(d.radio.tail_j)},     {"promotion_j", number(d.radio.promotion_j)},
+                      {"idle_j", number(d.radio.idle_j)},     {"active_s", number(d.radio.active_s)}, {"tail_s", number(d.radio.tail_s)}};
+    w.member(d.id, one);
+  }
+  w.end_object();
+  w.end_object();
+}
+
+void write_summary(std::ostream& out, const RunResults& r) {
+  JsonOut w(out);
+  w.begin_object();
+  nlohmann::ordered_json j = head_members(r);
   // What is in `j` so far goes out; the sections with a member per device are written one device at a time.
   const auto flush = [&] {
     for (const auto& [k, v] : j.items()) w.member(k, v);
     j = nlohmann::ordered_json();
   };
   flush();
-  if (std::any_of(r.devices.begin(), r.devices.end(), [](const DeviceResult& d) { return !d.processors.empty() || !d.memory.empty(); })) {
-    w.key("hardware");
-    w.begin_object();
-    w.member("note",
-             "per device: each processor's computing seconds in the measurement window and its memory peak (weights it holds + "
-             "working sets running on it) and, with per-processor power, its energy (idle all along + busy - idle while computing, J); each memory's "
-             "capacity (0: none stated) and the peak need seen when a segment "
-             "started (scenarios/README.md \"Placement\")");
-    w.key("devices");
-    w.begin_object();
-    for (const auto& d : r.devices) {
-      if (d.processors.empty() && d.memory.empty()) continue;
-      nlohmann::ordered_json procs = nlohmann::ordered_json::object(), pools = nlohmann::ordered_json::object();
-      for (const auto& p : d.processors) {
-        nlohmann::ordered_json one = {{"busy_s", number(p.busy_s)}, {"peak_memory_mb", number(p.peak_bytes / 1e6)}};
-        if (std::isfinite(p.energy_j)) one["energy_j"] = number(p.energy_j);
-        procs[p.name.empty() ? "default" : p.name] = one;
-      }
-      for (const auto& m : d.memory) pools[m.name] = {{"capacity_mb", number(m.capacity_bytes / 1e6)}, {"peak_mb", number(m.peak_bytes / 1e6)}};
-      w.member(d.id, nlohmann::ordered_json{{"processors", procs}, {"memory", pools}});
-    }
-    w.end_object();
-    w.end_object();
-  }
-  if (!r.server_results.empty()) {
-    const double window = std::max(0.0, r.duration_s - std::max(0.0, r.warmup_s));
-    nlohmann::ordered_json servers = nlohmann::ordered_json::object();
-    for (const auto& sv : r.server_results) {
-      nlohmann::ordered_json one = {{"busy_s", number(sv.busy_s)},
-                                    {"utilisation", number(window > 0 ? sv.busy_s / window : NAN)},
-                                    {"batches", sv.batches},
-                                    {"requests", sv.requests}};
-      if (sv.failures > 0 || sv.down_s > 0) {  // core/server_failures.hpp
-        one["failures"] = sv.failures;
-        one["down_s"] = number(sv.down_s);
-      }
-      if (std::isfinite(sv.energy_j)) {
-        one["energy_j"] = number(sv.energy_j);
-        one["energy_j_per_inference"] = number(sv.requests > 0 ? sv.energy_j / static_cast<double>(sv.requests) : NAN);
-      }
-      servers[sv.id] = one;
-    }
-    j["servers"] = {{"note",
-                     "per server over the measurement window: busy_s = the union of its batches' spans (computing while any worker "
-                     "is); with failures (events fail/recover), failures in the window and down_s, the seconds of it the server was down; energy "
-                     "(where its power is stated) = idle_w x (window - down_s) + (busy_w - idle_w) x busy_s, SimGrid's host rule, "
-                     "a model also for a real run; per inference over the requests it computed a part of"},
-                    {"servers", servers}};
-  }
-  {
-    // Handovers between access points (core/mobility.hpp), where any happened.
-    nlohmann::ordered_json devices = nlohmann::ordered_json::object();
-    size_t count = 0;
-    for (const EventRecord& e : r.events) {
-      if (e.kind != "handover") continue;
-      ++count;
-      auto& one = devices[e.device];
-      if (one.is_null()) one = {{"count", 0}, {"at_s", nlohmann::ordered_json::array()}, {"access_points", {e.from_access_point}}};
-      one["count"] = one["count"].get<int>() + 1;
-      one["at_s"].push_back(number(e.t_s));
-      one["access_points"].push_back(e.access_point);
-    }
-    long long resent = 0, failed = 0;  // what the handovers caught on the link (mobility.mid_transfer)
-    for (const RequestRecord& q : r.requests) {
-      resent += q.resends;
-      failed += is_handover_failure(q.failure) ? 1 : 0;
-    }
-    if (count > 0)
-      j["handovers"] = {{"note",
-                         "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "
-                         "transfers_resent and requests_failed: what they caught on the link (mobility.mid_transfer resend, fail); "
-                         "the whole run, not only the measurement window"},
-                        {"count", count},
-                        {"transfers_resent", resent},
-                        {"requests_failed", failed},
-                        {"devices", devices}};
-  }
-  {
-    // Energy per device split into compute, idle and radio, where any is stated.
-    bool any = false;
-    for (const auto& d : r.devices)
-      any = any || (std::isfinite(d.energy_compute_j) && d.energy_compute_j != 0) || (std::isfinite(d.energy_idle_j) && d.energy_idle_j != 0) ||
-            (std::isfinite(d.energy_radio_j) && d.energy_radio_j != 0);
-    if (any) {
-      std::unordered_map<std::string, long long> completed;
-      for (const auto& m : r.summary) completed[m.id] = m.delivered;  // per inference delivered in the window
-      const auto delivered = [&completed](const std::string& id) {
-        const auto it = completed.find(id);
-        return it == completed.end() ? 0LL : it->second;
-      };
-      double tc = 0, ti = 0, tr = 0;
-      long long tn = 0;
-      const auto split = [](double c, double i, double rr, long long n) {
-        nlohmann::ordered_json one = {{"compute_j", number(c)}, {"idle_j", number(i)}, {"radio_j", number(rr)}};
-        const double k = n > 0 ? static_cast<double>(n) : NAN;
-        one["per_inference_j"] = {{"compute", number(c / k)}, {"idle", number(i / k)}, {"radio", number(rr / k)}};
-        return one;
-      };
-      for (const auto& d : r.devices) {  // the total first: it comes before the devices
-        tc += d.energy_compute_j;
-        ti += d.energy_idle_j;
-        tr += d.energy_radio_j;
-        tn += delivered(d.id);
-      }
-      flush();
-      w.key("energy");
-      w.begin_object();
-      w.member("note",
-               "per device over the measurement window: compute = what computing adds above idle power, idle = idle power all "
-               "along, radio = flat J/MB or by power states (active, tail, promotion, idle; scenarios/README.md \"Energy\"); "
-               "per inference over the results delivered in the window; on a real testbed compute is the whole board as metered and idle is null");
-      w.member("total", split(tc, ti, tr, tn));
-      w.key("devices");
-      w.begin_object();
-      for (const auto& d : r.devices) {
-        nlohmann::ordered_json one = split(d.energy_compute_j, d.energy_idle_j, d.energy_radio_j, delivered(d.id));
-        if (d.radio_states)
-          one["radio"] = {{"active_j", number(d.radio.active_j)},       {"tail_j", number(d.radio.tail_j)},
-                          {"promotion_j", number(d.radio.promotion_j)}, {"idle_j", number(d.radio.idle_j)},
-                          {"active_s", number(d.radio.active_s)},       {"tail_s", number(d.radio.tail_s)}};
-        w.member(d.id, one);
-      }
-      w.end_object();
-      w.end_object();
-    }
+  write_hardware(w, r);
+  if (auto servers = servers_member(r); !servers.is_null()) j["servers"] = std::move(servers);
+  if (auto handovers = handovers_member(r); !handovers.is_null()) j["handovers"] = std::move(handovers);
+  if (energy_stated(r)) {
+    flush();
+    write_energy(w, r);
   }
   j["note"] =
       "measurement window warmup_s..duration_s (core/metrics.hpp): throughput_rps = results delivered inside the window per second; "
