@@ -20,6 +20,179 @@ double input_width(const ModelSpec& m, const StageSpec& s) {
   return w;
 }
 
+// One sample's graph as the formulas see it, and the variant's byte sizes.
+struct Shape {
+  const ModelVariant& v;
+  double N, E;       // nodes (the node capacity where set) and directed edges
+  double act, mask;  // bytes of one activation crossing a split and of one dense-mask entry
+  double P;          // feature chunks (feature decomposition)
+};
+
+// What an op costs besides its FLOPs (set on `s`): its output width and its weight, workspace and
+// message bytes. May set `s`'s widths, pooling mode, output level and graph need.
+struct OpCosts {
+  double out = 0, weights = 0, workspace = 0, message = 0;
+};
+
+OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, double rows) {
+  const ModelVariant& v = g.v;
+  const double N = g.N, E = g.E, mask = g.mask, P = g.P;
+  double out = s.out_width;
+  double weights = 0, workspace = 0, message = 0;
+  if (s.op == "edgeconv") {
+    // Dynamic KNN on the input features (N^2 distances of 3*in FLOPs), an MLP on edge features
+    // [x_i, x_j - x_i] (2*in -> out) for N*k edges, max over the k neighbours.
+    if (s.k <= 0) bad(s, "needs k > 0");
+    s.flops = N * N * 3 * in + N * s.k * 2 * (2 * in) * out + N * s.k * out;
+    weights = (2 * in * out + out) * kFloat;
+    workspace = N * N * kFloat + N * s.k * (2 * in + out) * kFloat;
+  } else if (s.op == "knn") {
+    // Builds the KNN graph from the input features: N^2 distances; output = N*k int64 indices.
+    if (s.k <= 0) bad(s, "needs k > 0");
+    out = 0;
+    s.flops = N * N * 3 * in;
+    workspace = N * N * kFloat;
+  } else if (s.op == "aggregate") {
+    // Max over k neighbours of the feature input (the knn stage supplies the graph): N*k*in compares.
+    if (s.k <= 0) bad(s, "needs k > 0");
+    double feat = 0;
+    bool has_knn = false;
+    for (int p : s.inputs) {
+      if (p >= 0 && m.stages[p].op == "knn")
+        has_knn = true;
+      else
+        feat += p < 0 ? m.dataset.features : m.stages[p].out_width;
+    }
+    if (!has_knn) bad(s, "needs a knn stage among its inputs");
+    s.in_width = static_cast<int>(feat);
+    out = s.out_width = s.in_width;
+    s.flops = N * s.k * feat;
+    workspace = N * s.k * feat * kFloat;
+  } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
+    // Dense layer applied to every row: rows * in * out multiply-adds.
+    if (out <= 0) bad(s, "needs out > 0");
+    s.flops = rows * in * out * 2;
+    weights = (in * out + out) * kFloat;
+  } else if (s.op == "pool") {
+    // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in).
+    if (s.pool_mode.empty()) s.pool_mode = "max+mean";
+    int factor = s.pool_mode == "max+mean" ? 2 : 1;
+    if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean") bad(s, "pool mode must be max, mean or max+mean");
+    out = s.out_width = factor * s.in_width;
+    s.flops = N * in * factor;
+    s.out_level = TensorLevel::graph;
+  } else if (s.op == "gcn") {
+    // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached.
+    // Dense mask (StaGr): the sum is one N x N by N x out product.
+    s.needs_graph = true;
+    s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
+    weights = (in * out + out) * kFloat;
+    workspace = v.dense() ? N * N * mask : E * kFloat;                              // cached edge weights (PreG/CacheG) or the mask
+    if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
+    // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
+    // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
+    // With P > 1 (models/aggregation_schemes.cpp sliced_aggregate) also the slice made contiguous and
+    // its sums before they are copied into the result: 2 N out / P floats.
+    if (!v.dense()) message = 2 * (E + N) * out * kFloat / P + (P > 1 ? 2 * N * out * kFloat / P : 0);
+  } else if (s.op == "gat" && v.dense()) {
+    // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
+    // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads
+    // per head.
+    s.needs_graph = true;
+    if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
+    s.flops = N * in * out * 2 + 2 * N * out + s.heads * N * N * 6 + N * N * out * 2;
+    weights = (in * out + 2 * out + out) * kFloat;
+    workspace = N * N * mask + s.heads * N * N * kFloat;
+  } else if (s.op == "gat") {
+    // Per head: transform N*in*(out/heads) MACs; attention logits 2*(out/heads) per edge; softmax
+    // (~5 FLOPs per edge); weighted sum E*(out/heads) MACs.
+    s.needs_graph = true;
+    if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
+    double per_head = out / s.heads;
+    s.flops = N * in * out * 2 + s.heads * (E * (2 * per_head + 5) + E * per_head * 2);
+    weights = (in * out + 2 * out + out) * kFloat;
+    workspace = E * s.heads * 2 * kFloat;
+    // All heads' messages at once: the gathered rows (self loops included, E + N) and their
+    // attention-weighted copy, alive together; with P > 1 head by head, each in P slices (models/gnn_model.cpp).
+    message = P == 1 ? 2 * (E + N) * out * kFloat : 2 * (E + N) * per_head * kFloat / P + 2 * N * per_head * kFloat / P;
+  } else if (s.op == "sage") {
+    // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
+    s.needs_graph = true;
+    s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
+    weights = (2 * in * out + out) * kFloat;
+    workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
+    // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
+    if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
+  } else {
+    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
+  }
+  return {out, weights, workspace, message};
+}
+
+// What the stage allocates above its live inputs at its peak (its memory_bytes).
+double peak_memory(const StageSpec& s, const Shape& g, double in, double out, double rows, double workspace, double message, bool result,
+                   double out_rows) {
+  const ModelVariant& v = g.v;
+  const double N = g.N, E = g.E, P = g.P;
+  // What the stage allocates above its live inputs at its peak, phase by phase as models/gnn_model.cpp
+  // makes its tensors (a C++ expression's temporaries live to the end of its statement); memory only,
+  // not the roofline's traffic. bench/memory_formula.py compares it with LibTorch's allocator.
+  double mem = s.out_bytes + workspace + message;  // the general rule (sage, dense variants)
+  const double act_out = out_rows * out * kFloat;  // one float tensor of the output's shape
+  if (s.op == "knn") {
+    // sq - 2 x x^T + sq^T: four N x N temporaries; topk's values beside its indices (the output).
+    mem = 4 * N * N * kFloat + N * s.k * kFloat + s.out_bytes;
+  } else if (s.op == "edgeconv") {
+    const double K = N * s.k;                                     // edges
+    mem = std::max({4 * N * N * kFloat + K * (kFloat + kIndex),   // its KNN
+                    K * (4 * in + out) * kFloat,                  // neighbours, differences, their concatenation, the edge MLP
+                    K * (in + 2 * out) * kFloat + s.out_bytes});  // neighbours, MLP output and its LeakyReLU, the max over k
+  } else if (s.op == "aggregate") {
+    mem = N * s.k * s.in_width * kFloat + s.out_bytes;  // the gathered neighbours, then their max
+  } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
+    const bool activation = !(s.op == "fc" && result);
+    mem = (activation ? 2 : 1) * act_out + (s.inputs.size() > 1 ? rows * in * kFloat : 0);  // pre-activation; concatenated inputs
+  } else if (s.op == "pool") {
+    mem = (s.pool_mode == "max+mean" ? 2 : 1) * s.out_bytes;  // both halves, then their concatenation
+  } else if (s.op == "gcn" && !v.dense()) {
+    // The transformed rows and the accumulator beside the messages; then bias and activation (three
+    // N x out); besides, the normalisation cached per graph (source and destination indices with self
+    // loops and a weight per edge: made on the first run on a graph, kept for the next ones).
+    const double cache = v.normalisation == ModelVariant::Normalisation::symmetric ? workspace : (E + N) * (2 * kIndex + kFloat);
+    mem = std::max(2 * N * out * kFloat + message, 3 * act_out) + cache;
+  } else if (s.op == "gat" && !v.dense()) {
+    // The edge indices with self loops (made per run), the transformed rows, scores, their
+    // exponentials and the attention (3 per edge and head), the messages, the accumulator (P > 1: the
+    // heads done so far and one head's); then bias and activation.
+    const double L = E + N, H = s.heads;
+    mem = 2 * L * kIndex +
+          std::max(2 * N * out * kFloat + 3 * L * H * kFloat + message + (P == 1 ? 0 : L * kFloat + N * (out / H) * kFloat), 3 * act_out);
+  }
+  return mem;
+}
+
+// The bytes the stage moves (the roofline's traffic): its inputs, output, weights, workspace, the
+// graph where it needs one, and feature decomposition's extra passes over the edges.
+double stage_traffic(const ModelSpec& m, const StageSpec& s, const Shape& g, double weights, double workspace) {
+  const ModelVariant& v = g.v;
+  const double E = g.E, N = g.N, P = g.P;
+  double in_bytes = 0;
+  for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
+  double traffic = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);
+  // Feature decomposition reads the edge list again for every extra pass (the paper's "redundant memory
+  // access of edge data", Sec. III-B): gcn and gat (self loops included) read a source and a destination
+  // index and a weight per edge, sage the two indices; P slices (gat: heads x P, head by head) make P - 1
+  // extra passes (gat: heads x P - 1). Measured on this CPU (`coinfer reproduce feature-decomposition`,
+  // fig5): thinner slices cost more. What slicing saves (a slice of the features that stays in cache) is
+  // not in this roofline; a LUT measured with `coinfer profile --variant fdP` carries both.
+  if (P > 1 && !v.dense() && (s.op == "gcn" || s.op == "sage" || s.op == "gat")) {
+    const double passes = s.op == "gat" ? s.heads * P - 1 : P - 1;
+    const double per_edge = s.op == "sage" ? 2 * kIndex : 2 * kIndex + kFloat;
+    traffic += passes * (s.op == "sage" ? E : E + N) * per_edge;
+  }
+  return traffic;
+}
+
 }  // namespace
 
 void derive_costs(ModelSpec& m) {
@@ -35,6 +208,7 @@ void derive_costs(ModelSpec& m) {
   const double mask = v.int8() ? 1 : kFloat;  // one dense-mask entry
   m.input_bytes = N * m.dataset.features * kFloat;
   m.graph_bytes = E * 2 * kIndex;
+  const Shape g{v, N, E, act, mask, static_cast<double>(v.feature_chunks)};
   for (size_t i = 0; i < m.stages.size(); ++i) {
     StageSpec& s = m.stages[i];
     if (s.inputs.empty()) s.inputs = {static_cast<int>(i) - 1};
@@ -47,99 +221,13 @@ void derive_costs(ModelSpec& m) {
     if (s.op != "knn" && s.op != "aggregate" && s.in_width != static_cast<int>(in_w))
       bad(s, "in width " + std::to_string(s.in_width) + " differs from the width of its inputs (" + std::to_string(static_cast<int>(in_w)) + ")");
     const double in = s.in_width;
-    double out = s.out_width;
     s.needs_graph = false;
     s.out_level = graph_input ? TensorLevel::graph : TensorLevel::node;
     const double rows = graph_input ? 1 : N;
-    double weights = 0, workspace = 0, message = 0;
-    const double P = v.feature_chunks;
-    if (s.op == "edgeconv") {
-      // Dynamic KNN on the input features (N^2 distances of 3*in FLOPs), an MLP on edge features
-      // [x_i, x_j - x_i] (2*in -> out) for N*k edges, max over the k neighbours.
-      if (s.k <= 0) bad(s, "needs k > 0");
-      s.flops = N * N * 3 * in + N * s.k * 2 * (2 * in) * out + N * s.k * out;
-      weights = (2 * in * out + out) * kFloat;
-      workspace = N * N * kFloat + N * s.k * (2 * in + out) * kFloat;
-    } else if (s.op == "knn") {
-      // Builds the KNN graph from the input features: N^2 distances; output = N*k int64 indices.
-      if (s.k <= 0) bad(s, "needs k > 0");
-      out = 0;
-      s.flops = N * N * 3 * in;
-      workspace = N * N * kFloat;
-    } else if (s.op == "aggregate") {
-      // Max over k neighbours of the feature input (the knn stage supplies the graph): N*k*in compares.
-      if (s.k <= 0) bad(s, "needs k > 0");
-      double feat = 0;
-      bool has_knn = false;
-      for (int p : s.inputs) {
-        if (p >= 0 && m.stages[p].op == "knn")
-          has_knn = true;
-        else
-          feat += p < 0 ? m.dataset.features : m.stages[p].out_width;
-      }
-      if (!has_knn) bad(s, "needs a knn stage among its inputs");
-      s.in_width = static_cast<int>(feat);
-      out = s.out_width = s.in_width;
-      s.flops = N * s.k * feat;
-      workspace = N * s.k * feat * kFloat;
-    } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
-      // Dense layer applied to every row: rows * in * out multiply-adds.
-      if (out <= 0) bad(s, "needs out > 0");
-      s.flops = rows * in * out * 2;
-      weights = (in * out + out) * kFloat;
-    } else if (s.op == "pool") {
-      // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in).
-      if (s.pool_mode.empty()) s.pool_mode = "max+mean";
-      int factor = s.pool_mode == "max+mean" ? 2 : 1;
-      if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean") bad(s, "pool mode must be max, mean or max+mean");
-      out = s.out_width = factor * s.in_width;
-      s.flops = N * in * factor;
-      s.out_level = TensorLevel::graph;
-    } else if (s.op == "gcn") {
-      // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached.
-      // Dense mask (StaGr): the sum is one N x N by N x out product.
-      s.needs_graph = true;
-      s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
-      weights = (in * out + out) * kFloat;
-      workspace = v.dense() ? N * N * mask : E * kFloat;                              // cached edge weights (PreG/CacheG) or the mask
-      if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
-      // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
-      // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
-      // With P > 1 (models/aggregation_schemes.cpp sliced_aggregate) also the slice made contiguous and
-      // its sums before they are copied into the result: 2 N out / P floats.
-      if (!v.dense()) message = 2 * (E + N) * out * kFloat / P + (P > 1 ? 2 * N * out * kFloat / P : 0);
-    } else if (s.op == "gat" && v.dense()) {
-      // Dense masked attention: transform, one score per node and head (2*N*out), an N x N logit map per
-      // head (broadcast add, LeakyReLU, mask, softmax: ~6 FLOPs per entry), then N x N by N x out/heads
-      // per head.
-      s.needs_graph = true;
-      if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
-      s.flops = N * in * out * 2 + 2 * N * out + s.heads * N * N * 6 + N * N * out * 2;
-      weights = (in * out + 2 * out + out) * kFloat;
-      workspace = N * N * mask + s.heads * N * N * kFloat;
-    } else if (s.op == "gat") {
-      // Per head: transform N*in*(out/heads) MACs; attention logits 2*(out/heads) per edge; softmax
-      // (~5 FLOPs per edge); weighted sum E*(out/heads) MACs.
-      s.needs_graph = true;
-      if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
-      double per_head = out / s.heads;
-      s.flops = N * in * out * 2 + s.heads * (E * (2 * per_head + 5) + E * per_head * 2);
-      weights = (in * out + 2 * out + out) * kFloat;
-      workspace = E * s.heads * 2 * kFloat;
-      // All heads' messages at once: the gathered rows (self loops included, E + N) and their
-      // attention-weighted copy, alive together; with P > 1 head by head, each in P slices (models/gnn_model.cpp).
-      message = P == 1 ? 2 * (E + N) * out * kFloat : 2 * (E + N) * per_head * kFloat / P + 2 * N * per_head * kFloat / P;
-    } else if (s.op == "sage") {
-      // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
-      s.needs_graph = true;
-      s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
-      weights = (2 * in * out + out) * kFloat;
-      workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
-      // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
-      if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
-    } else {
-      bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
-    }
+    const OpCosts c = op_costs(m, s, g, in, rows);
+    const double out = c.out;
+    double weights = c.weights;
+    const double workspace = c.workspace, message = c.message;
     if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" && s.op != "combine")
       bad(s, "cannot follow global pooling");
     const bool result = i + 1 == m.stages.size();
@@ -154,55 +242,8 @@ void derive_costs(ModelSpec& m) {
     s.weight_bytes = weights;
     s.workspace_bytes = workspace;
     s.message_bytes = message;
-    // What the stage allocates above its live inputs at its peak, phase by phase as models/gnn_model.cpp
-    // makes its tensors (a C++ expression's temporaries live to the end of its statement); memory only,
-    // not the roofline's traffic. bench/memory_formula.py compares it with LibTorch's allocator.
-    double mem = s.out_bytes + workspace + message;  // the general rule (sage, dense variants)
-    const double act_out = out_rows * out * kFloat;  // one float tensor of the output's shape
-    if (s.op == "knn") {
-      // sq - 2 x x^T + sq^T: four N x N temporaries; topk's values beside its indices (the output).
-      mem = 4 * N * N * kFloat + N * s.k * kFloat + s.out_bytes;
-    } else if (s.op == "edgeconv") {
-      const double K = N * s.k;                                     // edges
-      mem = std::max({4 * N * N * kFloat + K * (kFloat + kIndex),   // its KNN
-                      K * (4 * in + out) * kFloat,                  // neighbours, differences, their concatenation, the edge MLP
-                      K * (in + 2 * out) * kFloat + s.out_bytes});  // neighbours, MLP output and its LeakyReLU, the max over k
-    } else if (s.op == "aggregate") {
-      mem = N * s.k * s.in_width * kFloat + s.out_bytes;  // the gathered neighbours, then their max
-    } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
-      const bool activation = !(s.op == "fc" && result);
-      mem = (activation ? 2 : 1) * act_out + (s.inputs.size() > 1 ? rows * in * kFloat : 0);  // pre-activation; concatenated inputs
-    } else if (s.op == "pool") {
-      mem = (s.pool_mode == "max+mean" ? 2 : 1) * s.out_bytes;  // both halves, then their concatenation
-    } else if (s.op == "gcn" && !v.dense()) {
-      // The transformed rows and the accumulator beside the messages; then bias and activation (three
-      // N x out); besides, the normalisation cached per graph (source and destination indices with self
-      // loops and a weight per edge: made on the first run on a graph, kept for the next ones).
-      const double cache = v.normalisation == ModelVariant::Normalisation::symmetric ? workspace : (E + N) * (2 * kIndex + kFloat);
-      mem = std::max(2 * N * out * kFloat + message, 3 * act_out) + cache;
-    } else if (s.op == "gat" && !v.dense()) {
-      // The edge indices with self loops (made per run), the transformed rows, scores, their
-      // exponentials and the attention (3 per edge and head), the messages, the accumulator (P > 1: the
-      // heads done so far and one head's); then bias and activation.
-      const double L = E + N, H = s.heads;
-      mem = 2 * L * kIndex +
-            std::max(2 * N * out * kFloat + 3 * L * H * kFloat + message + (P == 1 ? 0 : L * kFloat + N * (out / H) * kFloat), 3 * act_out);
-    }
-    s.memory_bytes = mem;
-    double in_bytes = 0;
-    for (int p : s.inputs) in_bytes += p < 0 ? m.input_bytes : m.stages[p].out_bytes;
-    s.traffic_bytes = in_bytes + s.out_bytes + weights + workspace + (s.needs_graph ? m.graph_bytes : 0);
-    // Feature decomposition reads the edge list again for every extra pass (the paper's "redundant memory
-    // access of edge data", Sec. III-B): gcn and gat (self loops included) read a source and a destination
-    // index and a weight per edge, sage the two indices; P slices (gat: heads x P, head by head) make P - 1
-    // extra passes (gat: heads x P - 1). Measured on this CPU (`coinfer reproduce feature-decomposition`,
-    // fig5): thinner slices cost more. What slicing saves (a slice of the features that stays in cache) is
-    // not in this roofline; a LUT measured with `coinfer profile --variant fdP` carries both.
-    if (P > 1 && !v.dense() && (s.op == "gcn" || s.op == "sage" || s.op == "gat")) {
-      const double passes = s.op == "gat" ? s.heads * P - 1 : P - 1;
-      const double per_edge = s.op == "sage" ? 2 * kIndex : 2 * kIndex + kFloat;
-      s.traffic_bytes += passes * (s.op == "sage" ? E : E + N) * per_edge;
-    }
+    s.memory_bytes = peak_memory(s, g, in, out, rows, workspace, message, result, out_rows);
+    s.traffic_bytes = stage_traffic(m, s, g, weights, workspace);
   }
 }
 
