@@ -145,6 +145,165 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
 
 std::vector<LutTable> read_lut_file_in_process(const std::string& path) { return read_lut_tables(h5::File::open_read(path)); }
 
+namespace {
+
+// One table's group being read: its file, path, shape, and the error that names both.
+struct GroupReader {
+  const h5::Reader& f;
+  std::string g;  // "/model/dataset"
+  int n = 0, B = 0;
+  hsize_t N1 = 0;
+  std::int64_t version = 0;
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const { throw InputError(SourceLocation{f.path(), 0, 0}, key, what); }
+};
+
+// Optional: the peak memory per batch size.
+void read_memory_by_batch(const GroupReader& r, LutTable& t) {
+  const h5::Reader& f = r.f;
+  const std::string& g = r.g;
+  const int n = r.n, B = r.B;
+  const hsize_t N1 = r.N1;
+  std::vector<hsize_t> dims;
+  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
+  if (!f.exists(g + "/peak_memory_bytes_by_batch")) return;
+  auto memb = f.read_double(g + "/peak_memory_bytes_by_batch", &dims);
+  if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+    fail(g + "/peak_memory_bytes_by_batch", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+  for (int i = 0; i <= n; ++i)
+    for (int j = i + 1; j <= n; ++j)
+      for (int b = 1; b <= B; ++b)
+        if (const double m = memb[(i * N1 + j) * B + (b - 1)]; !std::isnan(m)) t.set_peak_memory(i, j, b, m);
+}
+
+// Optional: the share of zeros in each stage's output.
+void read_sparsity(const GroupReader& r, LutTable& t) {
+  const h5::Reader& f = r.f;
+  const std::string& g = r.g;
+  const int n = r.n;
+  std::vector<hsize_t> dims;
+  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
+  if (!f.exists(g + "/stage_output_sparsity")) return;
+  auto sp = f.read_double(g + "/stage_output_sparsity", &dims);
+  if (dims != std::vector<hsize_t>{static_cast<hsize_t>(n)}) fail(g + "/stage_output_sparsity", "shape must be (num_stages)");
+  for (int k = 0; k < n; ++k) {
+    if (std::isnan(sp[static_cast<size_t>(k)])) continue;
+    try {
+      t.set_stage_output_sparsity(k, sp[static_cast<size_t>(k)]);
+    } catch (const std::invalid_argument& e) {
+      fail(g + "/stage_output_sparsity", e.what());
+    }
+  }
+}
+
+// Optional (schema 2): latency distributions as quantiles, and wire bytes with their compression times.
+void read_distributions(const GroupReader& r, LutTable& t) {
+  const h5::Reader& f = r.f;
+  const std::string& g = r.g;
+  const int n = r.n, B = r.B;
+  const hsize_t N1 = r.N1;
+  const std::int64_t version = r.version;
+  std::vector<hsize_t> dims;
+  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
+  const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
+  const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
+  if (version < 2 && (has_levels || has_q || has_wire))
+    fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
+  if (has_q && !has_levels) fail(g + "/latency_quantile_levels", "missing: latency_quantiles_s needs latency_quantile_levels");
+  if (has_wire && !has_levels) fail(g + "/latency_quantile_levels", "missing: wire_bytes_quantiles needs latency_quantile_levels");
+  if (has_levels && !has_q && !has_wire)
+    fail(g + "/latency_quantiles_s", "missing: latency_quantile_levels without latency_quantiles_s or wire_bytes_quantiles");
+  if (has_levels) {
+    auto levels = f.read_double(g + "/latency_quantile_levels", &dims);
+    if (dims.size() != 1) fail(g + "/latency_quantile_levels", "must be one-dimensional");
+    try {
+      t.set_quantile_levels(levels);
+    } catch (const std::invalid_argument& e) {
+      fail(g + "/latency_quantile_levels", e.what());
+    }
+  }
+  if (has_q) {
+    const hsize_t K = t.quantile_levels().size();
+    auto q = f.read_double(g + "/latency_quantiles_s", &dims);
+    if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B), K})
+      fail(g + "/latency_quantiles_s", "shape differs from (num_stages+1, num_stages+1, max_batch, levels)");
+    std::vector<double> v(K);
+    for (int i = 0; i <= n; ++i)
+      for (int j = i + 1; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const size_t at = ((i * N1 + j) * B + (b - 1)) * K;
+          bool any = false, all = true;
+          for (hsize_t k = 0; k < K; ++k) {
+            v[k] = q[at + k];
+            any = any || !std::isnan(v[k]);
+            all = all && !std::isnan(v[k]);
+          }
+          if (!any) continue;
+          const std::string where = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
+          if (!all) fail(g + "/latency_quantiles_s", "some but not all quantiles given" + where);
+          if (!t.has_latency(i, j, b)) fail(g + "/latency_quantiles_s", "quantiles for an entry without a mean" + where);
+          t.set_quantiles(i, j, b, v);
+        }
+  }
+  if (has_wire) {
+    const hsize_t K = t.quantile_levels().size();
+    auto wq = f.read_double(g + "/wire_bytes_quantiles", &dims);
+    if (dims != std::vector<hsize_t>{N1, K}) fail(g + "/wire_bytes_quantiles", "shape differs from (num_stages+1, levels)");
+    auto wc = f.read_double(g + "/wire_compress_s", &dims);
+    if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_compress_s", "shape must be (num_stages+1)");
+    auto wd = f.read_double(g + "/wire_decompress_s", &dims);
+    if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_decompress_s", "shape must be (num_stages+1)");
+    for (int k = 0; k <= n; ++k) {
+      std::vector<double> v(wq.begin() + k * K, wq.begin() + (k + 1) * K);
+      bool any = false, all = true;
+      for (double x : v) any = any || !std::isnan(x), all = all && !std::isnan(x);
+      if (!any) continue;
+      if (!all) fail(g + "/wire_bytes_quantiles", "some but not all quantiles given at split " + std::to_string(k));
+      t.set_wire(k, v, wc[k], wd[k]);
+    }
+  }
+}
+
+// Optional (schema 3): entries estimated by regressors, each with its method and error.
+void read_estimates(const GroupReader& r, LutTable& t) {
+  const h5::Reader& f = r.f;
+  const std::string& g = r.g;
+  const int n = r.n, B = r.B;
+  const hsize_t N1 = r.N1;
+  const std::int64_t version = r.version;
+  std::vector<hsize_t> dims;
+  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
+  const bool has_estimates = f.exists(g + "/latency_estimate_error");
+  if (has_estimates && version < 3)
+    fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
+  if (has_estimates) {
+    auto err = f.read_double(g + "/latency_estimate_error", &dims);
+    if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+      fail(g + "/latency_estimate_error", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+    auto method = f.read_int64(g + "/latency_estimate_method", &dims);
+    if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
+      fail(g + "/latency_estimate_method", "shape differs from (num_stages+1, num_stages+1, max_batch)");
+    const std::vector<std::string> methods = f.read_strings(g + "/latency_estimate_methods");
+    for (int i = 0; i <= n; ++i)
+      for (int j = 0; j <= n; ++j)
+        for (int b = 1; b <= B; ++b) {
+          const size_t idx = (i * N1 + j) * B + (b - 1);
+          const std::string at = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
+          if (method[idx] == -1 && std::isnan(err[idx])) continue;
+          if (method[idx] < 0 || method[idx] >= static_cast<std::int64_t>(methods.size()))
+            fail(g + "/latency_estimate_method",
+                 "index " + std::to_string(method[idx]) + at + " is not in latency_estimate_methods (" + std::to_string(methods.size()) + " given)");
+          if (i >= j || !t.has_latency(i, j, b)) fail(g + "/latency_estimate_error", "an estimate for an entry without a latency" + at);
+          try {
+            t.set_estimate(i, j, b, {methods[method[idx]], err[idx]});
+          } catch (const std::invalid_argument& e) {
+            fail(g + "/latency_estimate_error", e.what() + at);
+          }
+        }
+  }
+}
+
+}  // namespace
+
 std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
   const std::string& path = f.path();
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(SourceLocation{path, 0, 0}, key, what); };
@@ -193,112 +352,11 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
           }
         }
       t.bytes_per_split() = bytes;
-      if (f.exists(g + "/peak_memory_bytes_by_batch")) {
-        auto memb = f.read_double(g + "/peak_memory_bytes_by_batch", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
-          fail(g + "/peak_memory_bytes_by_batch", "shape differs from (num_stages+1, num_stages+1, max_batch)");
-        for (int i = 0; i <= n; ++i)
-          for (int j = i + 1; j <= n; ++j)
-            for (int b = 1; b <= B; ++b)
-              if (const double m = memb[(i * N1 + j) * B + (b - 1)]; !std::isnan(m)) t.set_peak_memory(i, j, b, m);
-      }
-      if (f.exists(g + "/stage_output_sparsity")) {
-        auto sp = f.read_double(g + "/stage_output_sparsity", &dims);
-        if (dims != std::vector<hsize_t>{static_cast<hsize_t>(n)}) fail(g + "/stage_output_sparsity", "shape must be (num_stages)");
-        for (int k = 0; k < n; ++k) {
-          if (std::isnan(sp[static_cast<size_t>(k)])) continue;
-          try {
-            t.set_stage_output_sparsity(k, sp[static_cast<size_t>(k)]);
-          } catch (const std::invalid_argument& e) {
-            fail(g + "/stage_output_sparsity", e.what());
-          }
-        }
-      }
-      const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
-      const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
-      if (version < 2 && (has_levels || has_q || has_wire))
-        fail(g + "/latency_quantiles_s", "distributions in a schema 1 file (they came with schema 2)");
-      if (has_q && !has_levels) fail(g + "/latency_quantile_levels", "missing: latency_quantiles_s needs latency_quantile_levels");
-      if (has_wire && !has_levels) fail(g + "/latency_quantile_levels", "missing: wire_bytes_quantiles needs latency_quantile_levels");
-      if (has_levels && !has_q && !has_wire)
-        fail(g + "/latency_quantiles_s", "missing: latency_quantile_levels without latency_quantiles_s or wire_bytes_quantiles");
-      if (has_levels) {
-        auto levels = f.read_double(g + "/latency_quantile_levels", &dims);
-        if (dims.size() != 1) fail(g + "/latency_quantile_levels", "must be one-dimensional");
-        try {
-          t.set_quantile_levels(levels);
-        } catch (const std::invalid_argument& e) {
-          fail(g + "/latency_quantile_levels", e.what());
-        }
-      }
-      if (has_q) {
-        const hsize_t K = t.quantile_levels().size();
-        auto q = f.read_double(g + "/latency_quantiles_s", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B), K})
-          fail(g + "/latency_quantiles_s", "shape differs from (num_stages+1, num_stages+1, max_batch, levels)");
-        std::vector<double> v(K);
-        for (int i = 0; i <= n; ++i)
-          for (int j = i + 1; j <= n; ++j)
-            for (int b = 1; b <= B; ++b) {
-              const size_t at = ((i * N1 + j) * B + (b - 1)) * K;
-              bool any = false, all = true;
-              for (hsize_t k = 0; k < K; ++k) {
-                v[k] = q[at + k];
-                any = any || !std::isnan(v[k]);
-                all = all && !std::isnan(v[k]);
-              }
-              if (!any) continue;
-              const std::string where = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
-              if (!all) fail(g + "/latency_quantiles_s", "some but not all quantiles given" + where);
-              if (!t.has_latency(i, j, b)) fail(g + "/latency_quantiles_s", "quantiles for an entry without a mean" + where);
-              t.set_quantiles(i, j, b, v);
-            }
-      }
-      if (has_wire) {
-        const hsize_t K = t.quantile_levels().size();
-        auto wq = f.read_double(g + "/wire_bytes_quantiles", &dims);
-        if (dims != std::vector<hsize_t>{N1, K}) fail(g + "/wire_bytes_quantiles", "shape differs from (num_stages+1, levels)");
-        auto wc = f.read_double(g + "/wire_compress_s", &dims);
-        if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_compress_s", "shape must be (num_stages+1)");
-        auto wd = f.read_double(g + "/wire_decompress_s", &dims);
-        if (dims != std::vector<hsize_t>{N1}) fail(g + "/wire_decompress_s", "shape must be (num_stages+1)");
-        for (int k = 0; k <= n; ++k) {
-          std::vector<double> v(wq.begin() + k * K, wq.begin() + (k + 1) * K);
-          bool any = false, all = true;
-          for (double x : v) any = any || !std::isnan(x), all = all && !std::isnan(x);
-          if (!any) continue;
-          if (!all) fail(g + "/wire_bytes_quantiles", "some but not all quantiles given at split " + std::to_string(k));
-          t.set_wire(k, v, wc[k], wd[k]);
-        }
-      }
-      const bool has_estimates = f.exists(g + "/latency_estimate_error");
-      if (has_estimates && version < 3)
-        fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
-      if (has_estimates) {
-        auto err = f.read_double(g + "/latency_estimate_error", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
-          fail(g + "/latency_estimate_error", "shape differs from (num_stages+1, num_stages+1, max_batch)");
-        auto method = f.read_int64(g + "/latency_estimate_method", &dims);
-        if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
-          fail(g + "/latency_estimate_method", "shape differs from (num_stages+1, num_stages+1, max_batch)");
-        const std::vector<std::string> methods = f.read_strings(g + "/latency_estimate_methods");
-        for (int i = 0; i <= n; ++i)
-          for (int j = 0; j <= n; ++j)
-            for (int b = 1; b <= B; ++b) {
-              const size_t idx = (i * N1 + j) * B + (b - 1);
-              const std::string at = " at [" + std::to_string(i) + "," + std::to_string(j) + ") batch " + std::to_string(b);
-              if (method[idx] == -1 && std::isnan(err[idx])) continue;
-              if (method[idx] < 0 || method[idx] >= static_cast<std::int64_t>(methods.size()))
-                fail(g + "/latency_estimate_method", "index " + std::to_string(method[idx]) + at + " is not in latency_estimate_methods (" +
-                                                         std::to_string(methods.size()) + " given)");
-              if (i >= j || !t.has_latency(i, j, b)) fail(g + "/latency_estimate_error", "an estimate for an entry without a latency" + at);
-              try {
-                t.set_estimate(i, j, b, {methods[method[idx]], err[idx]});
-              } catch (const std::invalid_argument& e) {
-                fail(g + "/latency_estimate_error", e.what() + at);
-              }
-            }
-      }
+      const GroupReader r{f, g, n, B, N1, version};
+      read_memory_by_batch(r, t);
+      read_sparsity(r, t);
+      read_distributions(r, t);
+      read_estimates(r, t);
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))
         if (a.rfind("provenance:", 0) == 0) t.provenance().attributes[a.substr(11)] = f.read_attr_string(g, a);
