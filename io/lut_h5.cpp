@@ -155,16 +155,15 @@ struct GroupReader {
   hsize_t N1 = 0;
   std::int64_t version = 0;
   [[noreturn]] void fail(const std::string& key, const std::string& what) const { throw InputError(SourceLocation{f.path(), 0, 0}, key, what); }
+  void read_memory_by_batch(LutTable& t) const;  // optional: the peak memory per batch size
+  void read_sparsity(LutTable& t) const;         // optional: the share of zeros in each stage's output
+  void read_distributions(LutTable& t) const;    // optional (schema 2): latency quantiles, wire bytes
+  void read_estimates(LutTable& t) const;        // optional (schema 3): estimated entries, method and error
 };
 
 // Optional: the peak memory per batch size.
-void read_memory_by_batch(const GroupReader& r, LutTable& t) {
-  const h5::Reader& f = r.f;
-  const std::string& g = r.g;
-  const int n = r.n, B = r.B;
-  const hsize_t N1 = r.N1;
+void GroupReader::read_memory_by_batch(LutTable& t) const {
   std::vector<hsize_t> dims;
-  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
   if (!f.exists(g + "/peak_memory_bytes_by_batch")) return;
   auto memb = f.read_double(g + "/peak_memory_bytes_by_batch", &dims);
   if (dims != std::vector<hsize_t>{N1, N1, static_cast<hsize_t>(B)})
@@ -176,12 +175,8 @@ void read_memory_by_batch(const GroupReader& r, LutTable& t) {
 }
 
 // Optional: the share of zeros in each stage's output.
-void read_sparsity(const GroupReader& r, LutTable& t) {
-  const h5::Reader& f = r.f;
-  const std::string& g = r.g;
-  const int n = r.n;
+void GroupReader::read_sparsity(LutTable& t) const {
   std::vector<hsize_t> dims;
-  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
   if (!f.exists(g + "/stage_output_sparsity")) return;
   auto sp = f.read_double(g + "/stage_output_sparsity", &dims);
   if (dims != std::vector<hsize_t>{static_cast<hsize_t>(n)}) fail(g + "/stage_output_sparsity", "shape must be (num_stages)");
@@ -196,14 +191,8 @@ void read_sparsity(const GroupReader& r, LutTable& t) {
 }
 
 // Optional (schema 2): latency distributions as quantiles, and wire bytes with their compression times.
-void read_distributions(const GroupReader& r, LutTable& t) {
-  const h5::Reader& f = r.f;
-  const std::string& g = r.g;
-  const int n = r.n, B = r.B;
-  const hsize_t N1 = r.N1;
-  const std::int64_t version = r.version;
+void GroupReader::read_distributions(LutTable& t) const {
   std::vector<hsize_t> dims;
-  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
   const bool has_levels = f.exists(g + "/latency_quantile_levels"), has_q = f.exists(g + "/latency_quantiles_s");
   const bool has_wire = f.exists(g + "/wire_bytes_quantiles");
   if (version < 2 && (has_levels || has_q || has_wire))
@@ -264,14 +253,8 @@ void read_distributions(const GroupReader& r, LutTable& t) {
 }
 
 // Optional (schema 3): entries estimated by regressors, each with its method and error.
-void read_estimates(const GroupReader& r, LutTable& t) {
-  const h5::Reader& f = r.f;
-  const std::string& g = r.g;
-  const int n = r.n, B = r.B;
-  const hsize_t N1 = r.N1;
-  const std::int64_t version = r.version;
+void GroupReader::read_estimates(LutTable& t) const {
   std::vector<hsize_t> dims;
-  auto fail = [&r](const std::string& key, const std::string& what) { r.fail(key, what); };
   const bool has_estimates = f.exists(g + "/latency_estimate_error");
   if (has_estimates && version < 3)
     fail(g + "/latency_estimate_error", "estimated entries in a schema " + std::to_string(version) + " file (they came with schema 3)");
@@ -353,10 +336,10 @@ std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
         }
       t.bytes_per_split() = bytes;
       const GroupReader r{f, g, n, B, N1, version};
-      read_memory_by_batch(r, t);
-      read_sparsity(r, t);
-      read_distributions(r, t);
-      read_estimates(r, t);
+      r.read_memory_by_batch(t);
+      r.read_sparsity(t);
+      r.read_distributions(t);
+      r.read_estimates(t);
       t.provenance().kind = f.read_attr_string(g, "provenance");
       for (const auto& a : f.attr_names(g))
         if (a.rfind("provenance:", 0) == 0) t.provenance().attributes[a.substr(11)] = f.read_attr_string(g, a);
