@@ -147,7 +147,7 @@ std::string axis_label(const Axis& a, const Scenario& s) {
     std::vector<std::string> fixed;  // devices whose bandwidth a trace or an event at 0 s sets instead
     for (const auto& d : s.devices) {
       bool by_event = false;
-      for (const auto& e : s.events) by_event |= e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0;
+      for (const auto& e : s.events) by_event |= e.of_device<event::Bandwidth>(d.id) && e.at_s <= 0;
       if ((!d.link.trace.empty() && d.link.trace.front().t_s <= 0) || by_event) fixed.push_back(d.id);
     }
     if (fixed.empty()) return "link bandwidth (Mbit/s)";

@@ -6,7 +6,7 @@ namespace coinfer {
 
 LoadSchedule::LoadSchedule(const DeviceSpec& d, const std::vector<EventSpec>& events) {
   for (const auto& e : events)
-    if (e.kind == EventSpec::Kind::load && e.device == d.id) points_.push_back({e.at_s, e.processor, e.load});
+    if (const auto* l = e.of_device<event::Load>(d.id)) points_.push_back({e.at_s, l->processor, l->share});
   std::stable_sort(points_.begin(), points_.end(), [](const Point& a, const Point& b) { return a.t_s < b.t_s; });
 }
 

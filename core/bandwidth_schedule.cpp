@@ -24,7 +24,7 @@ BandwidthSchedule::BandwidthSchedule(const DeviceSpec& d, const std::vector<Even
   std::vector<BandwidthPoint> pts = {{0, d.link.bandwidth_mbps}};
   for (const auto& p : d.link.trace) pts.push_back(p);
   for (const auto& e : events)
-    if (e.kind == EventSpec::Kind::bandwidth && e.device == d.id) pts.push_back({e.at_s, e.bandwidth_mbps});
+    if (const auto* b = e.of_device<event::Bandwidth>(d.id)) pts.push_back({e.at_s, b->mbps});
   *this = BandwidthSchedule(pts);
 }
 

@@ -132,7 +132,7 @@ void expand_mobility(Scenario& s) {
       throw InputError(d.movement.where, "devices (id " + d.id + ").movement",
                        "a moving device's link rate comes from its positions; it cannot also have link.trace (" + d.link.trace_file + ")");
     for (const EventSpec& e : s.events)
-      if (e.kind == EventSpec::Kind::bandwidth && e.device == d.id)
+      if (e.of_device<event::Bandwidth>(d.id))
         throw InputError(e.where, "events",
                          "device " + d.id + " moves (devices[].movement): its link rate comes from its positions, not bandwidth events");
     if (steps * static_cast<double>(s.devices.size()) > static_cast<double>(limits::kMaxTraceRows) * 10)
@@ -158,10 +158,7 @@ void expand_mobility(Scenario& s) {
       if (ap >= 0 && now >= 0 && now != ap) {  // a handover: the link carries nothing for handover_ms
         EventSpec e;
         e.at_s = t;
-        e.device = d.id;
-        e.kind = EventSpec::Kind::handover;
-        e.access_point = m.access_points[static_cast<size_t>(now)].id;
-        e.from_access_point = m.access_points[static_cast<size_t>(ap)].id;
+        e.what = event::Handover{d.id, m.access_points[static_cast<size_t>(now)].id, m.access_points[static_cast<size_t>(ap)].id};
         e.where = d.movement.where;
         s.events.push_back(e);
         outage_until = t + m.handover_ms * 1e-3;
@@ -203,8 +200,8 @@ const char* mid_transfer_name(MobilitySpec::MidTransfer m) {
 std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& device_id) {
   std::vector<DeviceHandover> out;
   for (const EventSpec& e : s.events)  // in time order (expand_mobility sorts them)
-    if (e.kind == EventSpec::Kind::handover && e.device == device_id)
-      out.push_back(DeviceHandover{e.at_s, e.at_s + s.mobility.handover_ms * 1e-3, e.from_access_point, e.access_point});
+    if (const auto* h = e.of_device<event::Handover>(device_id))
+      out.push_back(DeviceHandover{e.at_s, e.at_s + s.mobility.handover_ms * 1e-3, h->from_access_point, h->access_point});
   return out;
 }
 

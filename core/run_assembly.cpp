@@ -15,21 +15,17 @@ namespace coinfer {
 std::vector<EventRecord> scenario_event_records(const Scenario& s) {
   std::vector<EventRecord> out;
   for (const auto& e : s.events) {
-    const char* kind = e.kind == EventSpec::Kind::bandwidth     ? "bandwidth"
-                       : e.kind == EventSpec::Kind::leave       ? "leave"
-                       : e.kind == EventSpec::Kind::join        ? "join"
-                       : e.kind == EventSpec::Kind::load        ? "load"
-                       : e.kind == EventSpec::Kind::server_fail ? "fail"
-                       : e.kind == EventSpec::Kind::handover    ? "handover"
-                                                                : "recover";
-    const double value = e.kind == EventSpec::Kind::bandwidth ? e.bandwidth_mbps : e.kind == EventSpec::Kind::load ? e.load : 0;
-    out.push_back(EventRecord{e.at_s, kind, e.device, value, e.server, e.access_point, e.from_access_point});
+    const auto* b = e.as<event::Bandwidth>();
+    const auto* l = e.as<event::Load>();
+    const auto* h = e.as<event::Handover>();
+    const double value = b ? b->mbps : l ? l->share : 0;
+    out.push_back(EventRecord{e.at_s, e.kind_name(), e.device(), value, e.server(), h ? h->access_point : "", h ? h->from_access_point : ""});
   }
   // Devices that join by their own join_at_s (not an events[] join, listed above): one record each, so
   // the list a decision's summarised trigger ("join:7000 devices of d*") stands for is in the results.
   std::unordered_set<std::string> joined_by_event;
   for (const auto& e : s.events)
-    if (e.kind == EventSpec::Kind::join) joined_by_event.insert(e.device);
+    if (const auto* j = e.as<event::Join>()) joined_by_event.insert(j->device);
   for (const auto& d : s.devices)
     if (d.join_at_s > 0 && !joined_by_event.count(d.id)) out.push_back(EventRecord{d.join_at_s, "join", d.id, 0, "", "", ""});
   out.push_back(EventRecord{s.duration_s, "arrivals_end", "", 0, "", "", ""});
@@ -193,11 +189,11 @@ std::vector<ServerResult> server_results(const Scenario& s, const std::vector<Re
     // Down: from each fail to its recover (or the run's end), clipped to the window.
     double down_since = -1;
     for (const EventSpec& e : s.events) {
-      if (e.server != sv.id) continue;
-      if (e.kind == EventSpec::Kind::server_fail) {
+      if (e.server() != sv.id) continue;
+      if (e.is<event::ServerFail>()) {
         down_since = e.at_s;
         out[i].failures += e.at_s >= t0 && e.at_s < t1;
-      } else if (e.kind == EventSpec::Kind::server_recover && down_since >= 0) {
+      } else if (e.is<event::ServerRecover>() && down_since >= 0) {
         out[i].down_s += std::max(0.0, std::min(t1, e.at_s) - std::max(t0, down_since));
         down_since = -1;
       }

@@ -49,6 +49,31 @@ int find_by_id(const std::vector<T>& v, const std::string& id) {
 
 }  // namespace
 
+namespace {
+const std::string kNone;
+}  // namespace
+
+const std::string& EventSpec::device() const {
+  return std::visit(Overloaded{[](const event::ServerFail&) -> const std::string& { return kNone; },
+                               [](const event::ServerRecover&) -> const std::string& { return kNone; },
+                               [](const auto& k) -> const std::string& { return k.device; }},
+                    what);
+}
+
+const std::string& EventSpec::server() const {
+  if (const auto* f = as<event::ServerFail>()) return f->server;
+  if (const auto* r = as<event::ServerRecover>()) return r->server;
+  return kNone;
+}
+
+const char* EventSpec::kind_name() const {
+  return std::visit(Overloaded{[](const event::Bandwidth&) { return "bandwidth"; }, [](const event::Leave&) { return "leave"; },
+                               [](const event::Join&) { return "join"; }, [](const event::Load&) { return "load"; },
+                               [](const event::ServerFail&) { return "fail"; }, [](const event::ServerRecover&) { return "recover"; },
+                               [](const event::Handover&) { return "handover"; }},
+                    what);
+}
+
 int Scenario::server_index(const std::string& id) const { return find_by_id(servers, id); }
 
 int Scenario::device_index(const std::string& id) const { return find_by_id(devices, id); }

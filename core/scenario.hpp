@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/batch_spec.hpp"
@@ -15,6 +16,7 @@
 #include "core/input_error.hpp"
 #include "core/lut.hpp"
 #include "core/mobility.hpp"
+#include "core/one_of_kinds.hpp"
 #include "core/strategy.hpp"
 
 namespace coinfer {
@@ -136,24 +138,57 @@ struct AccessPointSpec {
   double latency_ms = 0;
 };
 
-struct EventSpec {
-  // server_fail / server_recover: server `server` stops at at_s (everything it holds is
-  // lost: its devices fail those requests and hold back new work that needs it) and comes back at the
-  // recover's at_s (sim/README.md "Server failure").
-  // handover (core/mobility.hpp): device `device` moves from access point
-  // `from_access_point` to `access_point` (made by expand_mobility, never written by hand).
-  enum class Kind { bandwidth, leave, join, load, server_fail, server_recover, handover };
-  double at_s = 0;
-  std::string device;  // "" for the server events
-  std::string server;  // the server events' server id
-  Kind kind = Kind::bandwidth;
-  double bandwidth_mbps = 0;
-  // load: the share (0..0.99) of the device's processor taken by other work from at_s on
-  // (core/background_load.hpp); `processor`: which one ("": every processor of the device).
-  double load = 0;
+// What a scenario event does, one struct per kind (EventSpec::what). Devices and servers by id.
+namespace event {
+struct Bandwidth {  // the device's link rate from at_s on
+  std::string device;
+  double mbps = 0;
+};
+struct Leave {
+  std::string device;
+};
+struct Join {
+  std::string device;
+};
+// The share (0..0.99) of the device's processor taken by other work from at_s on
+// (core/background_load.hpp); `processor`: which one ("": every processor of the device).
+struct Load {
+  std::string device;
+  double share = 0;
   std::string processor;
-  std::string access_point, from_access_point;  // handover
+};
+// The server stops at at_s (everything it holds is lost: its devices fail those requests and hold back
+// new work that needs it) and comes back at the recover's at_s (sim/README.md "Server failure").
+struct ServerFail {
+  std::string server;
+};
+struct ServerRecover {
+  std::string server;
+};
+// The device moves from access point `from_access_point` to `access_point` (core/mobility.hpp; made
+// by expand_mobility, never written by hand).
+struct Handover {
+  std::string device;
+  std::string access_point, from_access_point;
+};
+}  // namespace event
+
+struct EventSpec : OneOfKinds<event::Bandwidth, event::Leave, event::Join, event::Load, event::ServerFail, event::ServerRecover, event::Handover> {
+  double at_s = 0;
   SourceLocation where;
+
+  // The event of `Kind` about device `id` (null: another kind, or another device).
+  template <class Kind>
+  const Kind* of_device(const std::string& id) const {
+    const Kind* k = as<Kind>();
+    return k && k->device == id ? k : nullptr;
+  }
+  bool about_server() const { return is<event::ServerFail>() || is<event::ServerRecover>(); }
+  // The device it is about ("" for a server's event); the server ("" for a device's).
+  const std::string& device() const;
+  const std::string& server() const;
+  // As results.h5's /events names it: "bandwidth", "leave", "join", "load", "fail", "recover", "handover".
+  const char* kind_name() const;
 };
 
 struct SchedulerSpec {

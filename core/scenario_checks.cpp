@@ -14,11 +14,11 @@ void check_scenario(const Scenario& s) {
                          "size " + std::to_string(b) + " is larger than server " + sv.id + "'s batch.max_size " + std::to_string(sv.batch.max_size) +
                              " (the largest batch its LUTs are checked for; raise servers[].batch.max_size to allow it)");
   for (const EventSpec& e : s.events) {
-    const int si = e.server.empty() ? -1 : s.server_index(e.server);
+    const int si = e.server().empty() ? -1 : s.server_index(e.server());
     if (si >= 0 && s.servers[static_cast<size_t>(si)].failures)
       throw InputError(
           e.where, "events.server",
-          "server " + e.server + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
+          "server " + e.server() + " has a failure model (servers[].failures): its fail and recover events are drawn from it, give none by hand");
   }
   check_server_failures(s);
   for (const auto& d : s.devices)

@@ -12,10 +12,10 @@ namespace coinfer {
 
 ServerAvailability::ServerAvailability(const Scenario& s) : changes_(s.servers.size()) {
   for (const EventSpec& e : s.events) {
-    if (e.kind != EventSpec::Kind::server_fail && e.kind != EventSpec::Kind::server_recover) continue;
-    const int j = s.server_index(e.server);
+    if (!e.about_server()) continue;
+    const int j = s.server_index(e.server());
     if (j < 0) continue;
-    changes_[static_cast<size_t>(j)].push_back({e.at_s, e.kind == EventSpec::Kind::server_recover});
+    changes_[static_cast<size_t>(j)].push_back({e.at_s, e.is<event::ServerRecover>()});
     any_ = true;
   }
 }
@@ -76,15 +76,14 @@ void add_modelled_failures(Scenario& s) {
                              " s of duration and drain); raise mtbf_s");
       EventSpec fail;
       fail.at_s = t;
-      fail.server = sv.id;
-      fail.kind = EventSpec::Kind::server_fail;
+      fail.what = event::ServerFail{sv.id};
       fail.where = sv.where;
       s.events.push_back(fail);
       t += rng.next_exponential(1 / sv.failures->mttr_s);  // then down for one of mean mttr_s
       if (t >= s.hard_end_s()) break;
       EventSpec recover = fail;
       recover.at_s = t;
-      recover.kind = EventSpec::Kind::server_recover;
+      recover.what = event::ServerRecover{sv.id};
       s.events.push_back(recover);
     }
     added = true;
@@ -95,13 +94,13 @@ void add_modelled_failures(Scenario& s) {
 void check_server_failures(const Scenario& s) {
   std::vector<bool> up(s.servers.size(), true);
   for (const EventSpec& e : s.events) {
-    if (e.kind != EventSpec::Kind::server_fail && e.kind != EventSpec::Kind::server_recover) continue;
-    const int j = s.server_index(e.server);
-    if (j < 0) throw InputError(e.where, "events", "unknown server '" + e.server + "'");
-    const bool fails = e.kind == EventSpec::Kind::server_fail;
+    if (!e.about_server()) continue;
+    const int j = s.server_index(e.server());
+    if (j < 0) throw InputError(e.where, "events", "unknown server '" + e.server() + "'");
+    const bool fails = e.is<event::ServerFail>();
     if (fails != up[static_cast<size_t>(j)])
       throw InputError(e.where, fails ? "events.fail" : "events.recover",
-                       "server " + e.server + (fails ? " fails at " : " recovers at ") + format_double(e.at_s) + " s while it is already " +
+                       "server " + e.server() + (fails ? " fails at " : " recovers at ") + format_double(e.at_s) + " s while it is already " +
                            (fails ? "down (give a recover: true before it fails again)" : "up (a recover follows a fail of the same server)"));
     up[static_cast<size_t>(j)] = !fails;
   }

@@ -154,16 +154,13 @@ void CloudTier::edge_read_loop(std::shared_ptr<Handler> h) {
 
 // A cloud part: stages [m,n) of device `origin`'s request, batched with any [m,n) of that model.
 void CloudTier::on_cloud_task(const std::shared_ptr<Handler>& h, const Frame& f) {
-  Pending p;
-  p.origin = h;
-  p.task = f.task_id;
-  p.at_cloud = true;
-  p.t_received = unix_now();
-  const TaskHeader th = unpack_task(f.payload, p.state_bytes);
+  TaskHeader th;
+  Pending p = received_task(h, f.task_id, f.payload, true, th);
   p.device = ctx_.sc.device_index(th.origin);
   if (p.device < 0) throw ProtocolError("cloud part of unknown device '" + th.origin + "'");
   const int n = ctx_.specs[static_cast<size_t>(p.device)].num_stages();
-  if (th.split < 1 || th.split >= n) throw ProtocolError("cloud part split " + std::to_string(th.split) + " out of range 1.." + std::to_string(n - 1));
+  if (th.split < 1 || th.split >= n)
+    throw ProtocolError("cloud part split " + std::to_string(th.split) + " out of range 1.." + std::to_string(n - 1));
   p.split = th.split;
   p.t_created = th.t_created;
   p.t_queued = unix_now();

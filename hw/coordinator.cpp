@@ -9,25 +9,26 @@ namespace coinfer::hw {
 Coordinator::Coordinator(const Scenario& sc, Scheduler& scheduler, const Estimator& estimator, const std::vector<BandwidthSchedule>& schedules,
                          Options options)
     : opt_(options),
-      loop_(sc, scheduler, estimator, schedules, sc.duration_s, SelfObserved{true, true, true, options.coordinate_only ? -1 : options.server_index},
-            0.0),
+      loop_(sc, scheduler, estimator, schedules, sc.duration_s,
+            SelfObserved{true, true, true, ServerIndex(options.coordinate_only ? -1 : options.server_index)}, 0.0),
       start_gate_(sc, options.several ? -1 : options.server_index, options.start_deadline_s, options.now_s) {
   // Started again after a failure: what came before the restart was this process's predecessor's.
   if (opt_.recovering) loop_.skip_to(opt_.now_s);
 }
 
 Trigger Coordinator::start_trigger() const {
-  return opt_.recovering ? Trigger::for_server(Trigger::Kind::server_recover, opt_.server_index) : Trigger{Trigger::Kind::start, -1, 0};
+  if (opt_.recovering) return trigger::ServerRecover{ServerIndex(opt_.server_index)};
+  return trigger::Start{};
 }
 
 bool Coordinator::registered(int device) {
-  if (device >= 0 && start_gate_.is_join(device)) return loop_.offer(Trigger{Trigger::Kind::join, device, 0});
+  if (device >= 0 && start_gate_.is_join(device)) return loop_.offer(trigger::Join{DeviceIndex(device)});
   return start_gate_.registered(device) && loop_.offer(start_trigger());
 }
 
-bool Coordinator::left(int device) { return loop_.offer(Trigger{Trigger::Kind::leave, device, 0}); }
+bool Coordinator::left(int device) { return loop_.offer(trigger::Leave{DeviceIndex(device)}); }
 
-bool Coordinator::bandwidth(int device, double mbps) { return loop_.offer(Trigger{Trigger::Kind::bandwidth, device, mbps}); }
+bool Coordinator::bandwidth(int device, double mbps) { return loop_.offer(trigger::Bandwidth{DeviceIndex(device), mbps}); }
 
 std::optional<std::vector<int>> Coordinator::advance_to(double now_s) {
   std::optional<std::vector<int>> went_without;

@@ -92,28 +92,15 @@ void DeviceRuntime::Impl::meter_loop() {
   }
 }
 
-DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options) : impl_(std::make_unique<Impl>()) {
-  Impl& impl = *impl_;
-  impl.ctx.sc = std::move(scenario);
-  impl.ctx.catalog = std::move(catalog);
-  impl.ctx.luts = std::move(luts);
-  impl.ctx.opt = std::move(options);
-  impl.ctx.index = impl.ctx.sc.device_index(impl.ctx.opt.device_id);
-  if (impl.ctx.index < 0) {
-    std::string known;
-    for (const auto& d : impl.ctx.sc.devices) known += (known.empty() ? "" : ", ") + d.id;
-    throw InputError(SourceLocation{impl.ctx.sc.file, 0, 0}, "--id", "unknown device '" + impl.ctx.opt.device_id + "' (scenario devices: " + known + ")");
-  }
-  const DeviceSpec& d = impl.ctx.sc.devices[impl.ctx.index];
-  // The board's processors (its profile's; one where its type has none), each computed here by a
-  // LibTorch device (DeviceOptions::processor_devices): by default this machine's CPU stands for the
-  // device's default processor (slot 0) and a GPU for a processor of kind gpu where LibTorch sees one.
-  const std::string stands_for = d.default_processor();
-  const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's
-  DeviceHardware here = board ? *board : single_processor_hardware(stands_for, 0);
+namespace {
+
+// The LibTorch device computing each of the board's processors here (DeviceOptions::processor_devices;
+// "" none): by default this machine's CPU for the default processor (slot 0) and a GPU for a processor
+// of kind gpu where LibTorch sees one. Throws InputError for a mapping that cannot be.
+std::vector<std::string> torch_devices_for(const DeviceSpec& d, const DeviceHardware& here, const DeviceOptions& opt) {
   const SourceLocation option_where{"--processor-device", 0, 0};
   std::vector<std::string> torch_devices(static_cast<size_t>(here.size()));
-  for (const auto& [name, device] : impl.ctx.opt.processor_devices) {
+  for (const auto& [name, device] : opt.processor_devices) {
     const int slot = here.slot(name);
     if (slot < 0)
       throw InputError(option_where, "--processor-device",
@@ -125,7 +112,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   }
   for (int p = 0; p < here.size(); ++p) {
     const std::string& name = here.processors[static_cast<size_t>(p)];
-    if (impl.ctx.opt.processor_devices.count(name)) continue;
+    if (opt.processor_devices.count(name)) continue;
     if (p == 0)
       torch_devices[0] = "cpu";
     else if (here.kinds[static_cast<size_t>(p)] == "gpu" && models::cuda_available())
@@ -137,11 +124,58 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
                          " is its default processor (forwarded batches run there): it needs a device here");
   // A device placed on another processor than its default one by `processor:` keeps the old rule
   // unless that processor is mapped: this machine's CPU stands for the default.
-  if (!d.processor.empty() && d.processor != "cpu" && !impl.ctx.opt.processor_devices.count(d.processor))
+  if (!d.processor.empty() && d.processor != "cpu" && !opt.processor_devices.count(d.processor))
     throw InputError(d.where, "devices (id " + d.id + ").processor",
                      "the real device runtime computes on this machine's CPU; processor '" + d.processor +
                          "' is simulated only (coinfer run): remove the key, name processor: cpu, or map it (--processor-device " + d.processor +
                          "=cuda)");
+  return torch_devices;
+}
+
+// A placement (strategy placement) on a processor that has no LibTorch device here is simulated only:
+// throws InputError saying how to map one.
+void check_placement_runs_here(const DeviceSpec& d, const DeviceHardware& here, const std::vector<std::string>& torch_devices) {
+  if (d.strategy.placement.empty()) return;
+  for (const std::string& p : d.strategy.placement.processors()) {
+    const int slot = here.slot(p);
+    if (slot >= 0 && !torch_devices[static_cast<size_t>(slot)].empty()) continue;
+    const bool gpu = slot >= 0 && here.kinds[static_cast<size_t>(slot)] == "gpu";
+    throw InputError(d.where, "devices (id " + d.id + ").strategy",
+                     "the real device runtime has no LibTorch device for processor '" + p + "' here: a placement on '" + p +
+                         "' is simulated only (coinfer run)" +
+                         (gpu ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
+                                    (models::cuda_available() ? "this one has one: --processor-device " + p + "=cuda"
+                                                              : "torch::cuda::is_available() is false here") +
+                                    ")"
+                              : std::string()) +
+                         "; or let another device of this machine stand for it: --processor-device " + p + "=cpu");
+  }
+}
+
+}  // namespace
+
+DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet luts, DeviceOptions options) : impl_(std::make_unique<Impl>()) {
+  Impl& impl = *impl_;
+  impl.ctx.sc = std::move(scenario);
+  impl.ctx.catalog = std::move(catalog);
+  impl.ctx.luts = std::move(luts);
+  impl.ctx.opt = std::move(options);
+  impl.ctx.index = impl.ctx.sc.device_index(impl.ctx.opt.device_id);
+  if (impl.ctx.index < 0) {
+    std::string known;
+    for (const auto& d : impl.ctx.sc.devices) known += (known.empty() ? "" : ", ") + d.id;
+    throw InputError(SourceLocation{impl.ctx.sc.file, 0, 0}, "--id",
+                     "unknown device '" + impl.ctx.opt.device_id + "' (scenario devices: " + known + ")");
+  }
+  const DeviceSpec& d = impl.ctx.sc.devices[impl.ctx.index];
+  // The board's processors (its profile's; one where its type has none), each computed here by a
+  // LibTorch device (DeviceOptions::processor_devices): by default this machine's CPU stands for the
+  // device's default processor (slot 0) and a GPU for a processor of kind gpu where LibTorch sees one.
+  const std::string stands_for = d.default_processor();
+  const std::shared_ptr<const DeviceHardware> board = d.hardware;  // the profile's
+  DeviceHardware here = board ? *board : single_processor_hardware(stands_for, 0);
+  const SourceLocation option_where{"--processor-device", 0, 0};
+  const std::vector<std::string> torch_devices = torch_devices_for(d, here, impl.ctx.opt);
   // Its memory (memory_gb, or its profile's): LibTorch's tensors may not pass it, so that a request
   // that needs more fails "out of memory" as in the simulator (the process's own code, libraries and
   // stacks are not counted, as the simulator counts tensors and weights only). The CPU's tensors are
@@ -156,21 +190,7 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
   // real tensors are the limit.
   for (double& c : here.pool_capacity_bytes) c = 0;
   impl.ctx.sc.devices[static_cast<size_t>(impl.ctx.index)].hardware = std::make_shared<const DeviceHardware>(here);
-  if (!d.strategy.placement.empty())
-    for (const std::string& p : d.strategy.placement.processors()) {
-      const int slot = here.slot(p);
-      if (slot >= 0 && !torch_devices[static_cast<size_t>(slot)].empty()) continue;
-      const bool gpu = slot >= 0 && here.kinds[static_cast<size_t>(slot)] == "gpu";
-      throw InputError(d.where, "devices (id " + d.id + ").strategy",
-                       "the real device runtime has no LibTorch device for processor '" + p + "' here: a placement on '" + p +
-                           "' is simulated only (coinfer run)" +
-                           (gpu ? std::string("; running stages on a GPU needs a CUDA LibTorch with a visible GPU (") +
-                                      (models::cuda_available() ? "this one has one: --processor-device " + p + "=cuda"
-                                                                : "torch::cuda::is_available() is false here") +
-                                      ")"
-                                : std::string()) +
-                           "; or let another device of this machine stand for it: --processor-device " + p + "=cpu");
-    }
+  check_placement_runs_here(d, here, torch_devices);
   impl.ctx.spec = impl.ctx.catalog.instantiate(d.model, d.dataset);
   impl.ctx.num_stages = impl.ctx.spec.num_stages();
   for (const DeviceSegment& seg : make_device_plan(d.strategy, impl.ctx.num_stages, here, d.id).segments)
@@ -179,12 +199,14 @@ DeviceRuntime::DeviceRuntime(Scenario scenario, ModelCatalog catalog, LutSet lut
                        "a stage split between two processors (" + d.strategy.placement.to_string() +
                            ") runs in the simulator only: the real runtime runs whole stages on one processor each");
   try {
-    impl.ctx.model = std::make_unique<models::DeviceModelRunner>(impl.ctx.spec, impl.ctx.sc.seed, impl.ctx.opt.input_file, torch_devices, here.processors);
+    impl.ctx.model =
+        std::make_unique<models::DeviceModelRunner>(impl.ctx.spec, impl.ctx.sc.seed, impl.ctx.opt.input_file, torch_devices, here.processors);
   } catch (const InputError&) {
     throw;
   } catch (const TensorMemoryExhausted& e) {  // the weights and inputs alone do not fit the board's memory
     throw InputError(d.where, "devices (id " + d.id + ").memory_gb",
-                     "the model's weights and inputs alone need more than the device's memory: " + impl.ctx.out_of_memory_text(static_cast<double>(e.need), static_cast<double>(e.have)));
+                     "the model's weights and inputs alone need more than the device's memory: " +
+                         impl.ctx.out_of_memory_text(static_cast<double>(e.need), static_cast<double>(e.have)));
   } catch (const std::exception& e) {
     // models::DeviceModelRunner: "processor 'P' on DEVICE: why" when a processor's device cannot be used
     if (std::string(e.what()).rfind("processor ", 0) == 0) throw InputError(option_where, "--processor-device", e.what());

@@ -236,7 +236,8 @@ void DeviceServerLink::read_loop(std::shared_ptr<Connection> c, bool fresh) {
           const double t4 = ctx_.device_unix();
           const ClockEcho e = decode_clock_echo(f->payload);
           std::lock_guard<std::mutex> readers(reader_mutex_);
-          if (e.t1 > 0 && clock_.add(clock_sample(e.t1, e.t2, e.t3, t4))) ctx_.journal->clock(clock_.offset_s(), clock_.uncertainty_s(), clock_.samples());
+          if (e.t1 > 0 && clock_.add(clock_sample(e.t1, e.t2, e.t3, t4)))
+            ctx_.journal->clock(clock_.offset_s(), clock_.uncertainty_s(), clock_.samples());
           break;
         }
         case MsgType::error:

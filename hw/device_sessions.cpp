@@ -15,7 +15,7 @@ DeviceSessions::DeviceSessions(ServerContext& ctx, const ServerRooms& rooms, Fol
     : ctx_(ctx), rooms_(rooms), scheme_(std::move(start)) {
   for (const auto& d : ctx.sc.devices)
     handovers_.push_back(ctx.sc.mobility.mid_transfer == MobilitySpec::MidTransfer::wait ? std::vector<DeviceHandover>{}
-                                                                                        : handovers_of(ctx.sc, d.id));
+                                                                                         : handovers_of(ctx.sc, d.id));
 }
 
 // --- registration ------------------------------------------------------------------------------------
@@ -157,11 +157,8 @@ void DeviceSessions::ended(const ServerLock::Held& held, const std::shared_ptr<H
 }
 
 void DeviceSessions::on_task(const std::shared_ptr<Handler>& h, const Frame& f) {
-  Pending p;
-  p.origin = h;
-  p.task = f.task_id;
-  p.t_received = unix_now();
-  TaskHeader th = unpack_task(f.payload, p.state_bytes);
+  TaskHeader th;
+  Pending p = received_task(h, f.task_id, f.payload, false, th);
   const int n = ctx_.specs[static_cast<size_t>(h->index)].num_stages();
   if (th.split < 0 || th.split >= n) throw ProtocolError("task split " + std::to_string(th.split) + " out of range 0.." + std::to_string(n - 1));
   if (th.cloud_split != 0 && (th.cloud_split <= th.split || th.cloud_split >= n))
@@ -175,8 +172,8 @@ void DeviceSessions::on_task(const std::shared_ptr<Handler>& h, const Frame& f) 
   const auto held = ctx_.lock.hold();
   // A handover on the device's link while this upload crossed it (core/mobility.hpp "mid_transfer"):
   // from its first byte leaving (the device's stamp) to its last arriving (now).
-  const DeviceHandover* caught = handover_catching(handovers_[static_cast<size_t>(h->index)], th.t_sent - ctx_.opt.epoch_unix_s,
-                                                   p.t_received - ctx_.opt.epoch_unix_s);
+  const DeviceHandover* caught =
+      handover_catching(handovers_[static_cast<size_t>(h->index)], th.t_sent - ctx_.opt.epoch_unix_s, p.t_received - ctx_.opt.epoch_unix_s);
   const auto key = std::make_pair(h->index, f.task_id);
   if (th.copy) {  // the bytes of an upload caught before, again: go on with the first copy, kept here
     auto kept = held_uploads_.find(key);
@@ -217,8 +214,7 @@ void DeviceSessions::ask_resend(Handler& h, std::uint64_t task, size_t bytes, co
   ctx_.log("a handover (" + caught.from_access_point + " to " + caught.access_point + " at " + format_double(caught.at_s) +
            " s) caught the upload of " + h.id + " task " + std::to_string(task) + ": asking for it again");
   try {
-    h.conn->send({MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(bytes), ctx_.opt.epoch_unix_s + caught.ends_s})},
-                 Seconds(2));
+    h.conn->send({MsgType::resend, task, encode(ResendRequest{static_cast<std::int64_t>(bytes), ctx_.opt.epoch_unix_s + caught.ends_s})}, Seconds(2));
   } catch (const std::exception& e) {
     ctx_.log("resend request to " + h.id + " not delivered: " + e.what());
   }

@@ -164,7 +164,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
   check_scenario_against(sc, ctx.catalog, ctx.luts, scheduler_traits(sc.scheduler.name));
   check_real_runtime_scope(sc);
   for (const auto& e : sc.events)  // the testbed kills and restarts this process at their times
-    if (e.kind == EventSpec::Kind::server_fail) {
+    if (e.is<event::ServerFail>()) {
       if (!ctx.opt.recovering)
         log::info("server",
                   "server failures: `coinfer testbed` kills this process at each fail event and starts it again (--recovering) "
@@ -172,7 +172,7 @@ EdgeServer::EdgeServer(Scenario scenario, ModelCatalog catalog, LutSet luts, Ser
       break;
     }
   for (const auto& e : sc.events)  // the scheduler sees loads at their times; the testbed applies them
-    if (e.kind == EventSpec::Kind::load) {
+    if (e.is<event::Load>()) {
       log::info("server",
                 "load events: the scheduler sees each at its time; `coinfer testbed` applies them to the device processes' CPU "
                 "caps, real boards under `coinfer serve` must carry that load themselves");
@@ -232,8 +232,8 @@ void EdgeServer::run(const std::atomic<bool>& stop) {
     ctx.log("coordinating the " + std::to_string(ctx.sc.servers.size()) + " servers of scenario " + ctx.sc.name + " on " + ctx.opt.bind + ":" +
             std::to_string(port()) + " (scheduler " + impl.scheduling->scheduler().name() + ")");
   else
-    ctx.log("serving " + me + " of scenario " + ctx.sc.name + " on " + ctx.opt.bind + ":" + std::to_string(port()) + " (" +
-            std::to_string(workers) + " workers, " +
+    ctx.log("serving " + me + " of scenario " + ctx.sc.name + " on " + ctx.opt.bind + ":" + std::to_string(port()) + " (" + std::to_string(workers) +
+            " workers, " +
             (ctx.coordinator ? "scheduler " + impl.scheduling->scheduler().name() : "the scheme of coordinator " + ctx.opt.coordinator) +
             (ctx.several ? ", devices reach it at " + ctx.my_address : std::string()) + ")");
   {

@@ -110,7 +110,7 @@ class NetnsHosts final : public TestbedHosts {
     // Background load takes its share from the device's CPU cap (the cgroup quota is lowered at the
     // event's time): without a cap there is nothing to take it from.
     for (const auto& e : sc.events)
-      if (e.kind == EventSpec::Kind::load && !(o.device_cpu_cores > 0))
+      if (e.is<event::Load>() && !(o.device_cpu_cores > 0))
         throw InputError(e.where, "events",
                          "a load event on the testbed lowers the device's CPU cap to (1 - load) x its cores: give the cap with "
                          "--device-cpu CORES (e.g. the cores the device LUT was profiled with)");
@@ -441,7 +441,7 @@ class NetnsHosts final : public TestbedHosts {
   bool coordinated() const {
     if (servers_.size() > 1) return true;
     for (const EventSpec& e : sc_.events)
-      if (e.kind == EventSpec::Kind::server_fail) return true;
+      if (e.is<event::ServerFail>()) return true;
     return false;
   }
   std::string server_ns(int j) const { return j == 0 ? tag_ + "s" : tag_ + "s" + std::to_string(j); }

@@ -9,8 +9,7 @@
 namespace coinfer::hw {
 
 void PeerServers::accept(std::unique_ptr<Connection> conn, const PeerRegistration& r, const std::string& nonce, const std::string& from) {
-  const PeerCheck check =
-      check_peer_registration(r, nonce, ctx_.opt.secret, ctx_.sc, ctx_.server_index, ctx_.opt.coordinate_only, ctx_.coordinator);
+  const PeerCheck check = check_peer_registration(r, nonce, ctx_.opt.secret, ctx_.sc, ctx_.server_index, ctx_.opt.coordinate_only, ctx_.coordinator);
   if (!check.accepted()) return ctx_.reject(*conn, from, check.refusal);
   auto p = std::make_shared<Peer>();
   p->index = check.server_index;

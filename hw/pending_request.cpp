@@ -6,6 +6,16 @@
 
 namespace coinfer::hw {
 
+Pending received_task(std::shared_ptr<Handler> origin, std::uint64_t task, const std::string& payload, bool at_cloud, TaskHeader& header) {
+  Pending p;
+  p.origin = std::move(origin);
+  p.task = task;
+  p.at_cloud = at_cloud;
+  p.t_received = unix_now();
+  header = unpack_task(payload, p.state_bytes);
+  return p;
+}
+
 ServerRequestFacts request_facts(const Pending& p, double epoch_unix_s) {
   ServerRequestFacts f;
   f.device = p.device;

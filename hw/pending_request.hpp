@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/server_request_rules.hpp"
+#include "hw/protocol.hpp"
 
 namespace coinfer::hw {
 
@@ -26,6 +27,11 @@ struct Pending {
   double t_received = 0, t_queued = 0;  // Unix s
   double t_created = 0;                 // Unix s (the device's clock); 0: not sent
 };
+
+// A task frame's payload received whole now from `origin` (a device, or at a cloud an edge): its state
+// bytes unpacked (hw/protocol.hpp; throws ProtocolError for a malformed one), its header in `header`;
+// the caller checks the header and fills in device, split and the rest. `at_cloud`: a cloud part.
+Pending received_task(std::shared_ptr<Handler> origin, std::uint64_t task, const std::string& payload, bool at_cloud, TaskHeader& header);
 
 // `p` as the server's rules see it, on the run's clock (`epoch_unix_s`: Unix time of run time 0). The
 // testbed runs each device's model as named (binding 0); its part ends where core/cloud_handoff.hpp

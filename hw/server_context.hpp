@@ -76,9 +76,9 @@ struct ServerContext {
   // The scenario's first server is the coordinator: it holds the one Rescheduler, as the simulator's
   // monitor sits on the first server's host. Every other server is its peer (hw/README.md "Several
   // edge servers").
-  bool coordinator = true;  // this process decides (the only server, or the first of several)
-  bool several = false;     // coordinated across processes
-  std::string my_address;   // where devices reach this server (host:port)
+  bool coordinator = true;                  // this process decides (the only server, or the first of several)
+  bool several = false;                     // coordinated across processes
+  std::string my_address;                   // where devices reach this server (host:port)
   const std::atomic<bool>* stop = nullptr;  // set by EdgeServer::run
 
   ServerLock lock;

@@ -140,7 +140,7 @@ void ServerScheduling::decide(const ServerLock::Held& held) {
     rooms_.work->set_helpers(held, d.helpers_of(ctx_.sc, ctx_.sc.servers[static_cast<size_t>(ctx_.server_index)].id));
     // Batching: this server applies the rule the scheme gave it now (the simulator does the same).
     for (const auto& [j, spec] : d.batching)
-      if (j == ctx_.server_index) rooms_.work->set_batching(held, spec);
+      if (j.value == ctx_.server_index) rooms_.work->set_batching(held, spec);
   }
   ctx_.log("decision (" + d.record.trigger + "): " + d.record.scheme + ", " + std::to_string(d.record.switched) + " switched");
   if (decisions_.is_open()) {

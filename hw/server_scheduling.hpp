@@ -35,11 +35,11 @@ class ServerScheduling {
   // --- the lock held ---
   // What this process's devices do. The coordinator folds the scenario's initial devices into the
   // start decision and offers later ones as joins; a peer reports them to its coordinator.
-  void registered(const ServerLock::Held& held, int device);  // registered here (not moved here)
-  void present(const ServerLock::Held& held, int device);     // moved here by the scheme (no trigger)
-  void left(const ServerLock::Held& held, int device);        // went before the end of the arrivals
+  void registered(const ServerLock::Held& held, int device);              // registered here (not moved here)
+  void present(const ServerLock::Held& held, int device);                 // moved here by the scheme (no trigger)
+  void left(const ServerLock::Held& held, int device);                    // went before the end of the arrivals
   void bandwidth(const ServerLock::Held& held, int device, double mbps);  // a heartbeat's rate
-  void open_gate(const ServerLock::Held& held);  // at the run's start: no device to wait for opens the start gate
+  void open_gate(const ServerLock::Held& held);                           // at the run's start: no device to wait for opens the start gate
   const Rescheduler& rescheduler(const ServerLock::Held&) const { return coordination_->rescheduler(); }
 
   // --- the lock not held ---

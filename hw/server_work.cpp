@@ -88,8 +88,8 @@ void ServerWork::forward(int helper_index, std::vector<Pending> batch) {
 // --- the lock held ---------------------------------------------------------------------------------
 void ServerWork::take(const ServerLock::Held& held, Pending p) {
   const DeviceSpec& d = ctx_.sc.devices[static_cast<size_t>(p.device)];
-  const int group = group_ids_.id(p.at_cloud ? cloud_batch_group({d.model, d.dataset}, p.split)
-                                             : edge_batch_group({d.model, d.dataset}, p.split, p.cloud_split));
+  const int group =
+      group_ids_.id(p.at_cloud ? cloud_batch_group({d.model, d.dataset}, p.split) : edge_batch_group({d.model, d.dataset}, p.split, p.cloud_split));
   const auto added = enter(held, [&](ServerLoop<Pending>& loop) { return loop.on_upload(std::move(p), group, ctx_.now()); });
   if (added.sealed)
     work_cv_.notify_all();

@@ -184,7 +184,7 @@ class SshHosts final : public TestbedHosts {
       throw InputError(SourceLocation{o.inventory, 0, 0}, o.loopback ? "--loopback" : "--device-cpu",
                        "does not apply to real hosts (--inventory): they run at their own speed on their own network");
     for (const auto& e : sc.events)
-      if (e.kind == EventSpec::Kind::load)
+      if (e.is<event::Load>())
         throw InputError(e.where, "events",
                          "background load is applied on namespace or loopback testbeds (a cgroup CPU cap on this machine); real boards over "
                          "SSH would need a competing process on each board, which is not built: remove the load events, or run the testbed without "

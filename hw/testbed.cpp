@@ -78,8 +78,7 @@ TestbedTimeline::TestbedTimeline(const Scenario& sc, const std::vector<Bandwidth
   }
   std::sort(load_changes_.begin(), load_changes_.end());
   for (const EventSpec& e : sc.events)  // in time order (the loader sorts them)
-    if (e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover)
-      server_changes_.push_back({e.at_s, {sc.server_index(e.server), e.kind == EventSpec::Kind::server_fail}});
+    if (e.about_server()) server_changes_.push_back({e.at_s, {sc.server_index(e.server()), e.is<event::ServerFail>()}});
 }
 
 std::vector<std::pair<int, bool>> TestbedTimeline::due_server_changes(double t) {
@@ -230,7 +229,7 @@ int run_testbed(const TestbedOptions& o, const std::atomic<bool>& interrupted) {
   const std::unique_ptr<TestbedHosts> hosts = o.inventory.empty() ? make_netns_hosts(sc, o) : make_ssh_hosts(sc, o);
   if (!hosts->can_fail_server())
     for (const EventSpec& e : sc.events)
-      if (e.kind == EventSpec::Kind::server_fail)
+      if (e.is<event::ServerFail>())
         throw InputError(e.where, "events",
                          "server failures are emulated on the namespace and loopback testbed (the server process is killed and "
                          "started again); the SSH testbed cannot do that yet: remove the fail/recover events or run without --inventory");

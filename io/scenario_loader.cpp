@@ -343,7 +343,7 @@ void check_overrides_take_effect(const Scenario& s, const std::vector<std::strin
         by = "its link trace " + d.link.trace_file + " sets the bandwidth from t = 0 s (edit the trace, or --set devices." +
              std::to_string(entry_of_device[i]) + ".link.trace=OTHER.csv)";
       for (const auto& e : s.events)
-        if (by.empty() && e.kind == EventSpec::Kind::bandwidth && e.device == d.id && e.at_s <= 0)
+        if (by.empty() && e.of_device<event::Bandwidth>(d.id) && e.at_s <= 0)
           by = "a bandwidth event at 0 s sets it (events, line " + std::to_string(e.where.line) + ")";
       if (!by.empty()) ineffective.push_back("device '" + d.id + "': " + by);
     }
@@ -924,58 +924,62 @@ EventSpec read_event(const YamlReader& r, const YAML::Node& n, const std::string
   if (n["server"] || n["fail"] || n["recover"]) {  // a server fails or recovers
     if (n["device"]) r.fail(n["device"], path + ".device", "a server event names a server, not a device");
     if (!n["server"]) r.fail(n, path, "fail and recover name the server: server: ID");
-    e.server = r.get_string(n, "server", path);
-    if (s.server_index(e.server) < 0) {
+    const std::string server = r.get_string(n, "server", path);
+    if (s.server_index(server) < 0) {
       std::vector<std::string> ids;
       for (const auto& sv : s.servers) ids.push_back(sv.id);
-      const std::string near = nearest_word(e.server, ids);
-      r.fail(n["server"], path + ".server", "unknown server '" + e.server + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+      const std::string near = nearest_word(server, ids);
+      r.fail(n["server"], path + ".server", "unknown server '" + server + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
     }
     const int server_kinds = (n["fail"] ? 1 : 0) + (n["recover"] ? 1 : 0);
     if (server_kinds != 1 || n["bandwidth_mbps"] || n["leave"] || n["join"] || n["load"] || n["processor"])
       r.fail(n, path, "a server event gives exactly one of fail: true, recover: true");
     const char* key = n["fail"] ? "fail" : "recover";
     if (!r.get_bool(n, key, path, false)) r.fail(n[key], path + "." + key, std::string("only '") + key + ": true' is meaningful");
-    e.kind = n["fail"] ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover;
+    if (n["fail"])
+      e.what = event::ServerFail{server};
+    else
+      e.what = event::ServerRecover{server};
     return e;
   }
-  e.device = r.get_string(n, "device", path);
-  int di = s.device_index(e.device);
+  const std::string device = r.get_string(n, "device", path);
+  int di = s.device_index(device);
   if (di < 0) {
     std::vector<std::string> ids;
     for (const auto& d : s.devices) ids.push_back(d.id);
-    std::string near = nearest_word(e.device, ids);
-    r.fail(n["device"], path + ".device", "unknown device '" + e.device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
+    std::string near = nearest_word(device, ids);
+    r.fail(n["device"], path + ".device", "unknown device '" + device + "'" + (near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
   int kinds = (n["bandwidth_mbps"] ? 1 : 0) + (n["leave"] ? 1 : 0) + (n["join"] ? 1 : 0) + (n["load"] ? 1 : 0);
   if (kinds != 1) r.fail(n, path, "give exactly one of bandwidth_mbps, leave: true, join: true, load");
   if (n["processor"] && !n["load"]) r.fail(n["processor"], path + ".processor", "names the processor of a load event only");
   if (n["load"]) {  // background load (core/background_load.hpp)
-    e.kind = EventSpec::Kind::load;
-    e.load = r.require_double(n, "load", path, 0, false);
-    if (e.load > 0.99)
-      r.fail(n["load"], path + ".load", "value " + format_double(e.load) + " must be <= 0.99 (the share of the processor other work takes)");
+    event::Load load{device};
+    load.share = r.require_double(n, "load", path, 0, false);
+    if (load.share > 0.99)
+      r.fail(n["load"], path + ".load", "value " + format_double(load.share) + " must be <= 0.99 (the share of the processor other work takes)");
     if (n["processor"]) {
-      e.processor = r.get_name(n, "processor", path);
+      load.processor = r.get_name(n, "processor", path);
       const DeviceSpec& d = s.devices[di];
-      const bool known = d.hardware ? d.hardware->slot(e.processor) >= 0 : e.processor == d.default_processor();
+      const bool known = d.hardware ? d.hardware->slot(load.processor) >= 0 : load.processor == d.default_processor();
       if (!known)
         r.fail(n["processor"], path + ".processor",
-               "device " + d.id + " has no processor '" + e.processor + "'" + (d.hardware ? " (it has: " + d.hardware->describe() + ")" : ""));
+               "device " + d.id + " has no processor '" + load.processor + "'" + (d.hardware ? " (it has: " + d.hardware->describe() + ")" : ""));
     }
+    e.what = load;
   } else if (n["bandwidth_mbps"]) {
-    e.kind = EventSpec::Kind::bandwidth;
-    e.bandwidth_mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
-    if (e.bandwidth_mbps > limits::kMaxBandwidthMbps)
+    const double mbps = r.require_double(n, "bandwidth_mbps", path, 0, true);
+    if (mbps > limits::kMaxBandwidthMbps)
       r.fail(n["bandwidth_mbps"], path + ".bandwidth_mbps",
-             "value " + format_double(e.bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+             "value " + format_double(mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+    e.what = event::Bandwidth{device, mbps};
   } else if (n["leave"]) {
     if (!r.get_bool(n, "leave", path, false)) r.fail(n["leave"], path + ".leave", "only 'leave: true' is meaningful");
-    e.kind = EventSpec::Kind::leave;
+    e.what = event::Leave{device};
     s.devices[di].leave_at_s = std::min(s.devices[di].leave_at_s, e.at_s);
   } else {
     if (!r.get_bool(n, "join", path, false)) r.fail(n["join"], path + ".join", "only 'join: true' is meaningful");
-    e.kind = EventSpec::Kind::join;
+    e.what = event::Join{device};
     s.devices[di].join_at_s = e.at_s;
   }
   return e;

@@ -6,31 +6,17 @@ namespace coinfer {
 
 std::vector<std::pair<double, Trigger>> timed_triggers(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth, double arrivals_end_s,
                                                        const SelfObserved& self) {
-  auto moves = [&s](int device) { return device >= 0 && s.devices[static_cast<size_t>(device)].movement.kind != MovementSpec::Kind::none; };
+  auto moves = [&s](DeviceIndex device) { return device.valid() && s.devices[device.at()].movement.kind != MovementSpec::Kind::none; };
   std::vector<std::pair<double, Trigger>> out;
   for (const auto& e : Rescheduler::scenario_events(s, bandwidth, arrivals_end_s)) {
     const Trigger& t = e.second;
-    switch (t.kind) {
-      case Trigger::Kind::period:  // the loop's own timer (CoordinatorLoop::advance_to)
-        continue;
-      case Trigger::Kind::start:
-        if (self.start) continue;
-        break;
-      case Trigger::Kind::join:
-      case Trigger::Kind::leave:
-        if (self.joins_and_leaves) continue;
-        break;
-      case Trigger::Kind::bandwidth:
-        if (self.fixed_bandwidth && !moves(t.device)) continue;
-        break;
-      case Trigger::Kind::server_fail:
-      case Trigger::Kind::server_recover:
-        if (t.server == self.own_server) continue;
-        break;
-      case Trigger::Kind::load:
-      case Trigger::Kind::handover:
-        break;
-    }
+    if (t.is<trigger::Period>()) continue;  // the loop's own timer (CoordinatorLoop::advance_to)
+    if (t.is<trigger::Start>() && self.start) continue;
+    if ((t.is<trigger::Join>() || t.is<trigger::Leave>()) && self.joins_and_leaves) continue;
+    if (const auto* b = t.as<trigger::Bandwidth>(); b && self.fixed_bandwidth && !moves(b->device)) continue;
+    if (const auto* f = t.as<trigger::ServerFail>(); f && f->server == self.own_server) continue;
+    if (const auto* r = t.as<trigger::ServerRecover>(); r && r->server == self.own_server) continue;
+    // load and handover: always offered at their times
     out.push_back(e);
   }
   return out;
@@ -45,8 +31,8 @@ CoordinatorLoop::CoordinatorLoop(const Scenario& scenario, Scheduler& scheduler,
   const double first_period = Rescheduler::next_period_after(scenario, 0);
   if (first_period < arrivals_end_s) next_period_ = first_period;
   for (const EventSpec& e : scenario.events)
-    if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s < server_changes_until_s)
-      server_changes_.push_back({e.at_s, ServerChange{scenario.server_index(e.server), e.kind == EventSpec::Kind::server_recover}});
+    if (e.about_server() && e.at_s < server_changes_until_s)
+      server_changes_.push_back({e.at_s, ServerChange{ServerIndex(scenario.server_index(e.server())), e.is<event::ServerRecover>()}});
   std::stable_sort(server_changes_.begin(), server_changes_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
@@ -65,7 +51,7 @@ void CoordinatorLoop::rearm_period(double t_s) {
 std::vector<ServerChange> CoordinatorLoop::advance_to(double t_s) {
   for (; next_timed_ < timed_.size() && timed_[next_timed_].first <= t_s; ++next_timed_) rescheduler_.offer(timed_[next_timed_].second);
   if (next_period_ <= t_s) {
-    rescheduler_.offer(Trigger{Trigger::Kind::period, -1, 0});
+    rescheduler_.offer(trigger::Period{});
     rearm_period(t_s);
   }
   std::vector<ServerChange> due;

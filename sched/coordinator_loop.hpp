@@ -29,12 +29,12 @@ struct SelfObserved {
   bool start = false;
   bool joins_and_leaves = false;
   bool fixed_bandwidth = false;  // bandwidth triggers of devices with no movement (mobility's rates stay timed)
-  int own_server = -1;           // this server's failure and recovery are not timed (-1: every server's are)
+  ServerIndex own_server;        // this server's failure and recovery are not timed (none: every server's are)
 };
 
 // A server failing (up = false) or coming back, for the engine to carry out.
 struct ServerChange {
-  int server = -1;
+  ServerIndex server;
   bool up = true;
 };
 

@@ -9,37 +9,25 @@
 
 namespace coinfer {
 
-Trigger Trigger::for_server(Kind kind, int server) {
-  Trigger t;
-  t.kind = kind;
-  t.server = server;
-  return t;
+DeviceIndex Trigger::device() const {
+  return std::visit(Overloaded{[](const trigger::Join& k) { return k.device; }, [](const trigger::Leave& k) { return k.device; },
+                               [](const trigger::Bandwidth& k) { return k.device; }, [](const trigger::Load& k) { return k.device; },
+                               [](const trigger::Handover& k) { return k.device; }, [](const auto&) { return DeviceIndex(); }},
+                    what);
 }
 
 std::string Trigger::describe(const Scenario& s) const {
-  const std::string id = device >= 0 && device < static_cast<int>(s.devices.size()) ? s.devices[device].id : "?";
-  const std::string server_id = server >= 0 && server < static_cast<int>(s.servers.size()) ? s.servers[static_cast<size_t>(server)].id : "?";
-  switch (kind) {
-    case Kind::server_fail:
-      return "fail:" + server_id;
-    case Kind::server_recover:
-      return "recover:" + server_id;
-    case Kind::start:
-      return "start";
-    case Kind::join:
-      return "join:" + id;
-    case Kind::leave:
-      return "leave:" + id;
-    case Kind::bandwidth:
-      return "bandwidth:" + id;
-    case Kind::period:
-      return "period";
-    case Kind::load:
-      return "load:" + id;
-    case Kind::handover:
-      return "handover:" + id;
-  }
-  return "?";
+  const auto device_id = [&s](DeviceIndex d) { return d.within(s.devices.size()) ? s.devices[d.at()].id : std::string("?"); };
+  const auto server_id = [&s](ServerIndex j) { return j.within(s.servers.size()) ? s.servers[j.at()].id : std::string("?"); };
+  return std::visit(
+      Overloaded{[&](const trigger::ServerFail& k) { return "fail:" + server_id(k.server); },
+                 [&](const trigger::ServerRecover& k) { return "recover:" + server_id(k.server); },
+                 [](const trigger::Start&) { return std::string("start"); }, [&](const trigger::Join& k) { return "join:" + device_id(k.device); },
+                 [&](const trigger::Leave& k) { return "leave:" + device_id(k.device); },
+                 [&](const trigger::Bandwidth& k) { return "bandwidth:" + device_id(k.device); },
+                 [](const trigger::Period&) { return std::string("period"); }, [&](const trigger::Load& k) { return "load:" + device_id(k.device); },
+                 [&](const trigger::Handover& k) { return "handover:" + device_id(k.device); }},
+      what);
 }
 
 std::string trigger_text(const std::vector<std::string>& descriptions, size_t max_listed) {
@@ -83,10 +71,11 @@ Rescheduler::Rescheduler(const Scenario& scenario, Scheduler& scheduler, const E
   for (const auto& d : scenario.devices) server_.push_back(scenario.server_index(d.server));
   access_point_server_.resize(scenario.devices.size());
   for (const EventSpec& e : scenario.events) {  // in time order
-    if (e.kind != EventSpec::Kind::handover) continue;
-    const int i = scenario.device_index(e.device);
+    const auto* h = e.as<event::Handover>();
+    if (!h) continue;
+    const int i = scenario.device_index(h->device);
     for (const AccessPointPlace& a : scenario.mobility.access_points)
-      if (a.id == e.access_point && !a.server.empty() && i >= 0)
+      if (a.id == h->access_point && !a.server.empty() && i >= 0)
         access_point_server_[static_cast<size_t>(i)].emplace_back(e.at_s, scenario.server_index(a.server));
   }
   for (const auto& sv : scenario.servers) batching_.push_back(sv.batch);
@@ -107,18 +96,18 @@ int Rescheduler::access_point_server(size_t device, double t_s) const {
 }
 
 bool Rescheduler::offer(const Trigger& t) {
-  if (t.kind == Trigger::Kind::bandwidth) {
-    if (t.device < 0 || t.device >= static_cast<int>(bandwidth_at_decision_.size())) return false;
-    double& before = bandwidth_at_decision_[static_cast<size_t>(t.device)];
+  if (const auto* b = t.as<trigger::Bandwidth>()) {
+    if (!b->device.within(bandwidth_at_decision_.size())) return false;
+    double& before = bandwidth_at_decision_[b->device.at()];
     const double threshold = scenario_.scheduler.bandwidth_threshold_pct / 100;
-    if (before > 0 && std::fabs(t.bandwidth_mbps - before) / before <= threshold) return false;
-    if (before > 0) before = t.bandwidth_mbps;  // one trigger per change
+    if (before > 0 && std::fabs(b->mbps - before) / before <= threshold) return false;
+    if (before > 0) before = b->mbps;  // one trigger per change
   }
-  if (t.kind == Trigger::Kind::load) {
-    if (t.device < 0 || t.device >= static_cast<int>(load_at_decision_.size())) return false;
-    double& before = load_at_decision_[static_cast<size_t>(t.device)];
-    if (std::fabs(t.load - before) <= scenario_.scheduler.load_threshold) return false;
-    before = t.load;  // one trigger per change
+  if (const auto* l = t.as<trigger::Load>()) {
+    if (!l->device.within(load_at_decision_.size())) return false;
+    double& before = load_at_decision_[l->device.at()];
+    if (std::fabs(l->share - before) <= scenario_.scheduler.load_threshold) return false;
+    before = l->share;  // one trigger per change
   }
   pending_.push_back(t);
   return true;
@@ -230,7 +219,7 @@ Decision Rescheduler::decide(const SystemState& state) {
   }
   for (size_t i = 0; i < scenario_.devices.size(); ++i) {
     DeviceChange c;
-    c.device = static_cast<int>(i);
+    c.device = DeviceIndex(static_cast<int>(i));
     c.strategy = strategy_[i];
     auto it = d.scheme.strategies.find(scenario_.devices[i].id);
     if (it != d.scheme.strategies.end()) {
@@ -244,7 +233,7 @@ Decision Rescheduler::decide(const SystemState& state) {
       c.server_changed = true;
       server_[i] = moved_to[i];
     }
-    c.server = server_[i];
+    c.server = ServerIndex(server_[i]);
     d.record.switched += c.strategy_changed || c.server_changed;  // sent a new strategy or a new server
     if (c.strategy_changed || c.helper_changed || c.server_changed) d.changes.push_back(c);
   }
@@ -253,7 +242,7 @@ Decision Rescheduler::decide(const SystemState& state) {
     auto it = d.scheme.batching.find(scenario_.servers[j].id);
     if (it == d.scheme.batching.end() || it->second == batching_[j]) continue;
     batching_[j] = it->second;
-    d.batching.emplace_back(static_cast<int>(j), it->second);
+    d.batching.emplace_back(ServerIndex(static_cast<int>(j)), it->second);
   }
   for (size_t i = 0; i < state.devices.size() && i < bandwidth_at_decision_.size(); ++i)
     bandwidth_at_decision_[i] = state.devices[i].link_bandwidth_mbps;
@@ -264,31 +253,29 @@ Decision Rescheduler::decide(const SystemState& state) {
 std::vector<std::pair<double, Trigger>> Rescheduler::scenario_events(const Scenario& s, const std::vector<BandwidthSchedule>& bandwidth,
                                                                      double end_s) {
   std::vector<std::pair<double, Trigger>> ev;
-  ev.push_back({0, Trigger{Trigger::Kind::start, -1, 0}});
+  ev.push_back({0, trigger::Start{}});
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
-    const int di = static_cast<int>(i);
-    if (d.join_at_s > 0 && d.join_at_s < end_s) ev.push_back({d.join_at_s, Trigger{Trigger::Kind::join, di, 0}});
-    if (d.leave_at_s < end_s) ev.push_back({d.leave_at_s, Trigger{Trigger::Kind::leave, di, 0}});
+    const DeviceIndex di(static_cast<int>(i));
+    if (d.join_at_s > 0 && d.join_at_s < end_s) ev.push_back({d.join_at_s, trigger::Join{di}});
+    if (d.leave_at_s < end_s) ev.push_back({d.leave_at_s, trigger::Leave{di}});
     if (i < bandwidth.size())
       for (const auto& p : bandwidth[i].points())
-        if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, Trigger{Trigger::Kind::bandwidth, di, p.mbps}});
+        if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, trigger::Bandwidth{di, p.mbps}});
     const LoadSchedule load(d, s.events);
     for (const auto& p : load.points())
-      if (p.t_s > 0 && p.t_s < end_s) {
-        Trigger t{Trigger::Kind::load, di, 0};
-        t.load = load.share_at(p.t_s, d.default_processor());
-        ev.push_back({p.t_s, t});
-      }
+      if (p.t_s > 0 && p.t_s < end_s) ev.push_back({p.t_s, trigger::Load{di, load.share_at(p.t_s, d.default_processor())}});
   }
   for (const EventSpec& e : s.events)  // devices changing access point (core/mobility.hpp)
-    if (e.kind == EventSpec::Kind::handover && e.at_s > 0 && e.at_s < end_s)
-      ev.push_back({e.at_s, Trigger{Trigger::Kind::handover, s.device_index(e.device), 0}});
-  for (const EventSpec& e : s.events)  // servers failing and recovering (core/server_failures.hpp)
-    if ((e.kind == EventSpec::Kind::server_fail || e.kind == EventSpec::Kind::server_recover) && e.at_s > 0 && e.at_s < end_s)
-      ev.push_back({e.at_s, Trigger::for_server(e.kind == EventSpec::Kind::server_fail ? Trigger::Kind::server_fail : Trigger::Kind::server_recover,
-                                                s.server_index(e.server))});
-  for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, Trigger{Trigger::Kind::period, -1, 0}});
+    if (const auto* h = e.as<event::Handover>(); h && e.at_s > 0 && e.at_s < end_s)
+      ev.push_back({e.at_s, trigger::Handover{DeviceIndex(s.device_index(h->device))}});
+  for (const EventSpec& e : s.events) {  // servers failing and recovering (core/server_failures.hpp)
+    if (!(e.at_s > 0 && e.at_s < end_s)) continue;
+    const ServerIndex j(s.server_index(e.server()));
+    if (e.is<event::ServerFail>()) ev.push_back({e.at_s, trigger::ServerFail{j}});
+    if (e.is<event::ServerRecover>()) ev.push_back({e.at_s, trigger::ServerRecover{j}});
+  }
+  for (double t = next_period_after(s, 0); t < end_s; t = next_period_after(s, t)) ev.push_back({t, trigger::Period{}});
   std::stable_sort(ev.begin(), ev.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return ev;
 }

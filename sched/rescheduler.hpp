@@ -17,26 +17,59 @@
 // change gets no message), the helpers by device index, and the decision record.
 #include <optional>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "core/background_load.hpp"
 #include "core/server_failures.hpp"
 #include "core/bandwidth_schedule.hpp"
+#include "core/indices.hpp"
+#include "core/one_of_kinds.hpp"
 #include "core/run_results.hpp"
 #include "core/scenario.hpp"
 #include "core/scheduler.hpp"
 
 namespace coinfer {
 
-struct Trigger {
-  enum class Kind { start, join, leave, bandwidth, period, load, server_fail, server_recover, handover };
-  Kind kind = Kind::start;
-  int device = -1;            // join, leave, bandwidth, load, handover: the scenario's device index (-1 otherwise)
-  double bandwidth_mbps = 0;  // bandwidth: the rate now
-  double load = 0;            // load: the share of the device's default processor taken now
-  int server = -1;            // server_fail, server_recover: the scenario's server index (-1 otherwise)
-  // A server's failure or recovery (kind server_fail or server_recover).
-  static Trigger for_server(Kind kind, int server);
+// What prompts a decision, one struct per kind (held in Trigger::what).
+namespace trigger {
+struct Start {};   // the run begins (or, for a restarted real server, ServerRecover of itself)
+struct Period {};  // every scheduler.period_s
+struct Join {      // a device connects
+  DeviceIndex device;
+};
+struct Leave {  // a device goes
+  DeviceIndex device;
+};
+struct Bandwidth {  // a device's link rate now
+  DeviceIndex device;
+  double mbps = 0;
+};
+struct Load {  // the share of a device's default processor taken by other work now
+  DeviceIndex device;
+  double share = 0;
+};
+struct Handover {  // a device changes access point
+  DeviceIndex device;
+};
+struct ServerFail {
+  ServerIndex server;
+};
+struct ServerRecover {
+  ServerIndex server;
+};
+}  // namespace trigger
+
+struct Trigger : OneOfKinds<trigger::Start, trigger::Period, trigger::Join, trigger::Leave, trigger::Bandwidth, trigger::Load, trigger::Handover,
+                            trigger::ServerFail, trigger::ServerRecover> {
+  // From any kind: Trigger{trigger::Join{DeviceIndex(3)}}.
+  template <class Kind, class = std::enable_if_t<std::is_constructible_v<What, Kind>>>
+  Trigger(Kind k) {  // NOLINT: implicit by design
+    what = std::move(k);
+  }
+  // The device it names (join, leave, bandwidth, load, handover), else none.
+  DeviceIndex device() const;
   // "start", "join:ID", "leave:ID", "bandwidth:ID", "period", "load:ID", "fail:SERVER", "recover:SERVER",
   // "handover:ID" (the decision record's trigger field).
   std::string describe(const Scenario& s) const;
@@ -50,10 +83,10 @@ std::string trigger_text(const std::vector<std::string>& descriptions, size_t ma
 
 // What one device is told after a decision.
 struct DeviceChange {
-  int device = -1;
+  DeviceIndex device;
   Strategy strategy;
   bool helper = false;  // the scheme names it a helper
-  int server = -1;      // the server (scenario index) its new requests go to
+  ServerIndex server;   // the server its new requests go to
   bool strategy_changed = false;
   bool helper_changed = false;
   bool server_changed = false;  // the scheme moved it to `server` (Scheme::servers)
@@ -63,9 +96,9 @@ struct Decision {
   Scheme scheme;
   std::vector<DeviceChange> changes;  // the devices to tell, in both engines: those whose strategy, helper role or server changed
   std::vector<int> helpers;           // the scheme's helpers as device indices
-  // Servers (scenario index) whose batching the scheme changed, with the new rule: each engine applies
-  // it to that server's loop (core/server_loop.hpp set_batching) at the decision's time.
-  std::vector<std::pair<int, BatchSpec>> batching;
+  // Servers whose batching the scheme changed, with the new rule: each engine applies it to that
+  // server's loop (core/server_loop.hpp set_batching) at the decision's time.
+  std::vector<std::pair<ServerIndex, BatchSpec>> batching;
   DecisionRecord record;  // t_s, trigger, scheme, prediction, switched, wall_s
 
   // The helpers server `server_id` may forward to: the scheme's helpers bound to it in the scenario

@@ -59,10 +59,10 @@ void SchedulerMonitor::decide() {
     return;
   }
   for (const DeviceChange& c : d.changes) {
-    const std::string why = c.server_changed && s_.move_problem ? s_.move_problem(c.device, c.server, c.strategy) : "";
+    const std::string why = c.server_changed && s_.move_problem ? s_.move_problem(c.device.value, c.server.value, c.strategy) : "";
     if (why.empty()) continue;
     failure_ = "at t = " + format_double(sg4::Engine::get_clock()) + " s: scheduler " + sc.scheduler.name + " moved device " +
-               sc.devices[static_cast<size_t>(c.device)].id + " to server " + sc.servers[static_cast<size_t>(c.server)].id + ": " + why;
+               sc.devices[c.device.at()].id + " to server " + sc.servers[c.server.at()].id + ": " + why;
     s_.stop_devices();
     sg4::Actor::kill_all();
     return;
@@ -71,13 +71,13 @@ void SchedulerMonitor::decide() {
   // Every device in d.changes is told (control_bytes over its link), as the real server tells it:
   // its strategy, its helper role or its server changed.
   for (const DeviceChange& c : d.changes) {
-    messages_.push_back(ControlMessage{c.strategy, c.server});
-    s_.control[static_cast<size_t>(c.device)]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
+    messages_.push_back(ControlMessage{c.strategy, c.server.value});
+    s_.control[c.device.at()]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
   }
   // Helpers: each serves its own server (Decision::helpers_of, the real server's rule too).
   for (size_t j = 0; j < s_.servers.size(); ++j) s_.servers[j]->set_helpers(d.helpers_of(sc, sc.servers[j].id));
   // Batching: the servers the scheme gave another rule apply it now (the real server does the same).
-  for (const auto& [j, spec] : d.batching) s_.servers[static_cast<size_t>(j)]->set_batching(spec);
+  for (const auto& [j, spec] : d.batching) s_.servers[j.at()]->set_batching(spec);
   decisions_.push_back(d.record);
 }
 
@@ -85,7 +85,7 @@ void SchedulerMonitor::loop() {
   // At each time: the servers' failures and recoveries first (the engine's state), then the decision.
   for (double t; std::isfinite(t = loop_.next_event_s());) {
     sg4::this_actor::sleep_until(t);
-    for (const ServerChange& c : loop_.advance_to(t)) s_.set_server_up(c.server, c.up);
+    for (const ServerChange& c : loop_.advance_to(t)) s_.set_server_up(c.server.value, c.up);
     if (loop_.has_pending()) decide();
     if (!failure_.empty()) return;
   }

@@ -73,7 +73,7 @@ Timeline replayed(const Scenario& sc, const ModelCatalog& models, const LutSet& 
   hw::Coordinator::Options o;
   // A scenario whose first server fails runs its scheduler in a process of its own (the testbed's
   // --coordinate-only), as the real runtime does.
-  for (const EventSpec& e : sc.events) o.coordinate_only |= e.kind == EventSpec::Kind::server_fail && e.server == sc.servers.front().id;
+  for (const EventSpec& e : sc.events) o.coordinate_only |= e.is<event::ServerFail>() && e.server() == sc.servers.front().id;
   o.several = sc.servers.size() > 1 || o.coordinate_only;
   o.start_deadline_s = 30;
   hw::Coordinator c(sc, *scheduler, *estimator, schedules, o);

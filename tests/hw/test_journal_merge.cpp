@@ -35,9 +35,7 @@ TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummar
   }
   EventSpec e;
   e.at_s = 2.0;
-  e.device = "b";
-  e.kind = EventSpec::Kind::bandwidth;
-  e.bandwidth_mbps = 1.0;
+  e.what = event::Bandwidth{"b", 1.0};
   sc.events.push_back(e);
   // a: two requests (the second under offload); b: one created between them, and one failed.
   std::vector<std::vector<RequestRecord>> journals(2);

@@ -160,11 +160,10 @@ TEST(TestbedPhases, AServerFailureKillsTheServerAndARecoverStartsItAgainInTime) 
   PhasedRun run("failure");
   EventSpec fail;
   fail.at_s = 0.02;
-  fail.server = "edge0";
-  fail.kind = EventSpec::Kind::server_fail;
+  fail.what = event::ServerFail{"edge0"};
   EventSpec recover = fail;
   recover.at_s = 0.05;
-  recover.kind = EventSpec::Kind::server_recover;
+  recover.what = event::ServerRecover{"edge0"};
   run.sc.events.insert(run.sc.events.begin(), {fail, recover});
   ScriptedHosts h(static_cast<int>(run.sc.devices.size()));
   h.polls_before_end = 300;

@@ -11,11 +11,9 @@ TEST(BandwidthSchedule, MergesBaseTraceAndEventsInTimeOrder) {
   d.link.trace = {{10, 20}, {20, 5}};
   std::vector<EventSpec> ev(2);
   ev[0].at_s = 15;
-  ev[0].device = "x";
-  ev[0].bandwidth_mbps = 1;
+  ev[0].what = event::Bandwidth{"x", 1};
   ev[1].at_s = 15;
-  ev[1].device = "other";
-  ev[1].bandwidth_mbps = 99;  // another device: ignored
+  ev[1].what = event::Bandwidth{"other", 99};  // another device: ignored
   BandwidthSchedule s(d, ev);
   EXPECT_DOUBLE_EQ(s.mbps_at(0), 40);
   EXPECT_DOUBLE_EQ(s.mbps_at(9.99), 40);

@@ -82,11 +82,12 @@ TEST(DependencyRule, TheRealRuntimeKeepsTorchBehindInterfaces) {
           if (inc.rfind("torch/", 0) == 0) torch_headers.insert(std::string(module) + "/" + e.path().filename().string());
   EXPECT_TRUE(torch_headers.count("models/gnn_model.hpp")) << "the scan must see the headers that include Torch";
   // The real runtime's processes and their rooms (hw/server_context.hpp, hw/device_context.hpp).
-  for (const char* file : {"hw/edge_server.cpp", "hw/device_runtime.cpp", "hw/edge_server.hpp", "hw/device_runtime.hpp", "hw/device_requests.hpp",
-                           "hw/batch_runner.hpp", "models/model_runner.hpp", "hw/server_context.hpp", "hw/server_context.cpp", "hw/server_work.hpp",
-                           "hw/server_work.cpp", "hw/device_sessions.cpp", "hw/server_scheduling.cpp", "hw/peer_servers.cpp",
-                           "hw/coordinator_link.cpp", "hw/cloud_tier.cpp", "hw/device_context.hpp", "hw/device_context.cpp", "hw/device_work.hpp",
-                           "hw/device_work.cpp", "hw/device_server_link.cpp", "hw/runtime_lock.hpp"})
+  for (const char* file :
+       {"hw/edge_server.cpp",        "hw/device_runtime.cpp",   "hw/edge_server.hpp",       "hw/device_runtime.hpp", "hw/device_requests.hpp",
+        "hw/batch_runner.hpp",       "models/model_runner.hpp", "hw/server_context.hpp",    "hw/server_context.cpp", "hw/server_work.hpp",
+        "hw/server_work.cpp",        "hw/device_sessions.cpp",  "hw/server_scheduling.cpp", "hw/peer_servers.cpp",   "hw/coordinator_link.cpp",
+        "hw/cloud_tier.cpp",         "hw/device_context.hpp",   "hw/device_context.cpp",    "hw/device_work.hpp",    "hw/device_work.cpp",
+        "hw/device_server_link.cpp", "hw/runtime_lock.hpp"})
     for (const std::string& inc : includes(fs::path(COINFER_SOURCE_DIR) / file)) {
       EXPECT_NE(inc.rfind("torch/", 0), 0u) << file << " includes " << inc;
       EXPECT_EQ(torch_headers.count(inc), 0u) << file << " includes " << inc << ", which includes Torch";

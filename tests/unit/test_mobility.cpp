@@ -112,10 +112,10 @@ TEST(Mobility, ExpansionGivesTheRateOverTimeAndOneHandoverEvent) {
   // nearer: one handover, a -> b, at 1.1 s.
   ASSERT_EQ(s.events.size(), 1u);
   const EventSpec& h = s.events[0];
-  EXPECT_EQ(h.kind, EventSpec::Kind::handover);
-  EXPECT_EQ(h.device, "m");
-  EXPECT_EQ(h.from_access_point, "a");
-  EXPECT_EQ(h.access_point, "b");
+  ASSERT_TRUE(h.is<event::Handover>());
+  EXPECT_EQ(h.device(), "m");
+  EXPECT_EQ(h.as<event::Handover>()->from_access_point, "a");
+  EXPECT_EQ(h.as<event::Handover>()->access_point, "b");
   EXPECT_NEAR(h.at_s, 1.1, 1e-9);
   const auto& tr = s.devices[0].link.trace;
   auto rate_at = [&](double t) {
@@ -141,10 +141,10 @@ TEST(Mobility, AHandoverIsASchedulerTrigger) {
   const std::vector<BandwidthSchedule> schedules = {BandwidthSchedule(s.devices[0], s.events), BandwidthSchedule(s.devices[1], s.events)};
   int handovers = 0;
   for (const auto& [t, trig] : Rescheduler::scenario_events(s, schedules, s.duration_s))
-    if (trig.kind == Trigger::Kind::handover) {
+    if (trig.is<trigger::Handover>()) {
       ++handovers;
       EXPECT_NEAR(t, 1.1, 1e-9);
-      EXPECT_EQ(trig.device, 0);
+      EXPECT_EQ(trig.device().value, 0);
       EXPECT_EQ(trig.describe(s), "handover:m");
     }
   EXPECT_EQ(handovers, 1);
@@ -156,8 +156,7 @@ TEST(Mobility, AMovingDeviceCannotAlsoHaveABandwidthTraceOrEvents) {
   EXPECT_THROW(expand_mobility(s), InputError);
   s = walking();
   EventSpec e;
-  e.device = "m";
-  e.kind = EventSpec::Kind::bandwidth;
+  e.what = event::Bandwidth{"m"};
   s.events.push_back(e);
   EXPECT_THROW(expand_mobility(s), InputError);
 }

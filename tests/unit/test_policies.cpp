@@ -541,21 +541,21 @@ struct RescheduleFixture {
 TEST(Rescheduler, OnlyDevicesWhoseStrategyOrHelperRoleChangedAreTold) {
   RescheduleFixture f;
   Rescheduler r(f.sc, f.sched, *f.est);
-  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::start}));
-  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::join, 1}));
+  EXPECT_TRUE(r.offer(Trigger{trigger::Start{}}));
+  EXPECT_TRUE(r.offer(Trigger{trigger::Join{DeviceIndex(1)}}));
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local(), {"idle"}));
   Decision d = r.decide(scenario_state(f.sc, 0));
   EXPECT_EQ(d.record.trigger, "start+join:b");
   ASSERT_EQ(d.changes.size(), 2u);  // a: local -> offload; idle: becomes a helper; b unchanged
-  EXPECT_EQ(d.changes[0].device, 0);
+  EXPECT_EQ(d.changes[0].device.value, 0);
   EXPECT_TRUE(d.changes[0].strategy_changed);
-  EXPECT_EQ(d.changes[1].device, 2);
+  EXPECT_EQ(d.changes[1].device.value, 2);
   EXPECT_TRUE(d.changes[1].helper && d.changes[1].helper_changed && !d.changes[1].strategy_changed);
   EXPECT_EQ(d.record.switched, 1);
   EXPECT_EQ(d.helpers, std::vector<int>{2});
   EXPECT_FALSE(r.has_pending());
   // The same scheme again: nobody is told anything.
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local(), {"idle"}));
   d = r.decide(scenario_state(f.sc, 2));
   EXPECT_TRUE(d.changes.empty());
@@ -570,21 +570,21 @@ TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
   RescheduleFixture f;
   f.sc.servers[0].batch = BatchSpec{0, 4};
   Rescheduler r(f.sc, f.sched, *f.est);
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
   x.batching["s0"] = BatchSpec{20, 4};
   f.sched.next.push_back(x);
   Decision d = r.decide(r.snapshot(0, {}, {}));
   ASSERT_EQ(d.batching.size(), 1u);
-  EXPECT_EQ(d.batching[0].first, 0);
+  EXPECT_EQ(d.batching[0].first.value, 0);
   EXPECT_EQ(d.batching[0].second, (BatchSpec{20, 4}));
   EXPECT_NE(d.record.scheme.find("batching=[s0:20ms/4]"), std::string::npos) << d.record.scheme;
   EXPECT_EQ(r.batching(0), (BatchSpec{20, 4}));
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(x);
   d = r.decide(r.snapshot(2, {}, {}));
   EXPECT_TRUE(d.batching.empty());
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::offload()));
   d = r.decide(r.snapshot(4, {}, {}));
   EXPECT_TRUE(d.batching.empty());
@@ -607,25 +607,25 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   f.sc.servers.push_back(s1);
   Rescheduler r(f.sc, f.sched, *f.est);
   EXPECT_EQ(r.server(0), 0);
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
   x.servers["a"] = "s1";
   f.sched.next.push_back(x);
   Decision d = r.decide(r.snapshot(0, {}, {}));
   ASSERT_EQ(d.changes.size(), 2u);  // a (strategy and server), b (strategy)
-  EXPECT_EQ(d.changes[0].device, 0);
+  EXPECT_EQ(d.changes[0].device.value, 0);
   EXPECT_TRUE(d.changes[0].server_changed);
-  EXPECT_EQ(d.changes[0].server, 1);
+  EXPECT_EQ(d.changes[0].server.value, 1);
   EXPECT_FALSE(d.changes[1].server_changed);
-  EXPECT_EQ(d.changes[1].server, 0);
+  EXPECT_EQ(d.changes[1].server.value, 0);
   EXPECT_EQ(d.record.switched, 2);
   EXPECT_NE(d.record.scheme.find(" servers=[a:s1]"), std::string::npos) << d.record.scheme;
   EXPECT_EQ(r.server(0), 1);
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(x);
   d = r.decide(r.snapshot(2, {}, {}));
   EXPECT_TRUE(d.changes.empty());
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::offload()));
   d = r.decide(r.snapshot(4, {}, {}));
   EXPECT_TRUE(d.changes.empty());
@@ -635,21 +635,21 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   EXPECT_EQ(f.sched.seen[2].devices[0].server, "s1");
   EXPECT_EQ(f.sched.seen[2].devices[1].server, "s0");
   // Moved back: told again.
-  r.offer(Trigger{Trigger::Kind::period});
+  r.offer(Trigger{trigger::Period{}});
   x.servers["a"] = "s0";
   f.sched.next.push_back(x);
   d = r.decide(r.snapshot(6, {}, {}));
   ASSERT_EQ(d.changes.size(), 1u);
   EXPECT_TRUE(d.changes[0].server_changed);
   EXPECT_FALSE(d.changes[0].strategy_changed);
-  EXPECT_EQ(d.changes[0].server, 0);
+  EXPECT_EQ(d.changes[0].server.value, 0);
   EXPECT_EQ(d.record.switched, 1);
 }
 
 TEST(Rescheduler, AMoveToAServerOrOfADeviceTheScenarioLacksIsTheSchedulersFailure) {
   RescheduleFixture f;
   Rescheduler r(f.sc, f.sched, *f.est);
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
   x.servers["a"] = "nowhere";
   f.sched.next.push_back(x);
@@ -659,7 +659,7 @@ TEST(Rescheduler, AMoveToAServerOrOfADeviceTheScenarioLacksIsTheSchedulersFailur
   } catch (const SchedulerFailure& e) {
     EXPECT_EQ(std::string(e.what()), "scheduler scripted moved device a to server 'nowhere', which the scenario does not have");
   }
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   x.servers = {{"ghost", "s0"}};
   f.sched.next.push_back(x);
   try {
@@ -678,13 +678,13 @@ TEST(Rescheduler, ADecisionThatMissesAConstraintSaysSoInItsRecord) {
   k.max_p95_s = 0.050;
   AnalyticEstimator est(f.luts, f.est->models(), Objective::throughput, k);
   Rescheduler r(f.sc, f.sched, est);
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
   const Decision d = r.decide(r.snapshot(0, {}, {}));
   EXPECT_NE(d.record.detail.find("\"constraints\":{\"met\":false,\"missed\":[\"p95 90 ms > 50 ms\"]"), std::string::npos) << d.record.detail;
   // Without constraints the record has no such part.
   Rescheduler plain(f.sc, f.sched, *f.est);
-  plain.offer(Trigger{Trigger::Kind::start});
+  plain.offer(Trigger{trigger::Start{}});
   f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
   EXPECT_EQ(plain.decide(plain.snapshot(0, {}, {})).record.detail.find("constraints"), std::string::npos);
 }
@@ -694,17 +694,17 @@ TEST(Rescheduler, BandwidthTriggersOnlyBeyondTheThresholdOncePerChange) {
   Rescheduler r(f.sc, f.sched, *f.est);
   // Before the first decision a heartbeat compares with the scenario's rate (10 Mbit/s): the same
   // rate is no trigger.
-  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 1, 10}));
-  r.offer(Trigger{Trigger::Kind::start});
+  EXPECT_FALSE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(1), 10}}));
+  r.offer(Trigger{trigger::Start{}});
   f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
   r.decide(scenario_state(f.sc, 0));  // every device decided at 10 Mbit/s
   // 20 % threshold: 12 Mbit/s is exactly 20 % (not beyond), 12.5 is 25 %.
-  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12}));
-  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 8}));
-  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12.5}));
+  EXPECT_FALSE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(0), 12}}));
+  EXPECT_FALSE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(0), 8}}));
+  EXPECT_TRUE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(0), 12.5}}));
   // Heartbeats repeating the new rate do not trigger again; a further 25 % move does.
-  EXPECT_FALSE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 12.5}));
-  EXPECT_TRUE(r.offer(Trigger{Trigger::Kind::bandwidth, 0, 9.0}));
+  EXPECT_FALSE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(0), 12.5}}));
+  EXPECT_TRUE(r.offer(Trigger{trigger::Bandwidth{DeviceIndex(0), 9.0}}));
   f.sched.next.push_back(f.scheme(Strategy::local(), Strategy::local()));
   EXPECT_EQ(r.decide(scenario_state(f.sc, 1)).record.trigger, "bandwidth:a+bandwidth:a");
   EXPECT_DOUBLE_EQ(r.next_period_after(0), 2);
@@ -725,14 +725,14 @@ TEST(Rescheduler, PeriodicTriggersStopAtTheEndOfArrivalsInBothEngines) {
   EXPECT_EQ(r.next_period_after(9), std::numeric_limits<double>::infinity());
   std::vector<double> periods;
   for (const auto& [t, tr] : Rescheduler::scenario_events(f.sc, {}, f.sc.duration_s))
-    if (tr.kind == Trigger::Kind::period) periods.push_back(t);
+    if (tr.is<trigger::Period>()) periods.push_back(t);
   EXPECT_EQ(periods, (std::vector<double>{2, 4, 6}));
   // 0.1 s periods: exactly k * 0.1 (a running sum drifts: its eighth is 0.7999999999999999, not 0.8).
   f.sc.scheduler.period_s = 0.1;
   f.sc.duration_s = 0.85;
   periods.clear();
   for (const auto& [t, tr] : Rescheduler::scenario_events(f.sc, {}, f.sc.duration_s))
-    if (tr.kind == Trigger::Kind::period) periods.push_back(t);
+    if (tr.is<trigger::Period>()) periods.push_back(t);
   ASSERT_EQ(periods.size(), 8u);
   EXPECT_EQ(periods.back(), 8 * 0.1);
   f.sc.duration_s = 60;  // strictly after, also where k * p rounds just below t
@@ -768,11 +768,13 @@ struct CoordinatorWorld : RescheduleFixture {
     sc.drain_s = 5;
     sc.devices[1].join_at_s = 1.5;
     sc.devices[0].leave_at_s = 3;
-    for (auto [t, kind] : {std::pair{2.2, EventSpec::Kind::server_fail}, std::pair{6.5, EventSpec::Kind::server_recover}}) {
+    for (auto [t, fails] : {std::pair{2.2, true}, std::pair{6.5, false}}) {
       EventSpec e;
       e.at_s = t;
-      e.kind = kind;
-      e.server = "s1";
+      if (fails)
+        e.what = event::ServerFail{"s1"};
+      else
+        e.what = event::ServerRecover{"s1"};
       sc.events.push_back(e);
     }
     for (const auto& d : sc.devices) bw.emplace_back(d, sc.events);
@@ -784,7 +786,7 @@ struct CoordinatorWorld : RescheduleFixture {
     std::vector<std::string> out;
     for (double t; std::isfinite(t = loop.next_event_s());) {
       for (const ServerChange& c : loop.advance_to(t))
-        out.push_back(format_double(t) + " " + sc.servers[static_cast<size_t>(c.server)].id + (c.up ? " up" : " down"));
+        out.push_back(format_double(t) + " " + sc.servers[c.server.at()].id + (c.up ? " up" : " down"));
       if (!loop.has_pending()) continue;
       sched.next.push_back(scheme(Strategy::local(), Strategy::local()));
       out.push_back(format_double(t) + " " + loop.decide(loop.rescheduler().snapshot(t, {}, {})).record.trigger);
@@ -810,7 +812,7 @@ TEST(CoordinatorLoop, TheRealCoordinatorTimesOnlyWhatItDoesNotObserveAndFiresALa
   w.sc.duration_s = 9;  // periods at 2, 4, 6 and 8
   // Server s0's own process: it observes the start, joins, leaves, fixed devices' rates and its own
   // failure; s1's failure and recovery stay timed (both before 9 s now); no server changes (0).
-  const SelfObserved real{true, true, true, 0};
+  const SelfObserved real{true, true, true, ServerIndex(0)};
   std::vector<std::string> timed;
   for (const auto& [t, tr] : timed_triggers(w.sc, w.bw, w.sc.duration_s, real)) timed.push_back(format_double(t) + " " + tr.describe(w.sc));
   EXPECT_EQ(timed, (std::vector<std::string>{"2.2 fail:s1", "6.5 recover:s1"}));
@@ -887,7 +889,7 @@ TEST(HelperPairs, IdleDevicesHelpTheirOwnServersInputCreatingDevices) {
 TEST(Rescheduler, TheSnapshotIsTheDecidedStrategyAndWhatWasObserved) {
   RescheduleFixture f;
   Rescheduler r(f.sc, f.sched, *f.est);
-  r.offer(Trigger{Trigger::Kind::start});
+  r.offer(Trigger{trigger::Start{}});
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::local()));
   r.decide(scenario_state(f.sc, 0));
   DeviceObservation a;
@@ -1003,11 +1005,8 @@ TEST(BackgroundLoad, TheShareIsTheLatestEventNamingTheProcessorOrNone) {
   d.id = "a";
   auto ev = [](double t, const std::string& dev, double share, const std::string& proc) {
     EventSpec e;
-    e.kind = EventSpec::Kind::load;
     e.at_s = t;
-    e.device = dev;
-    e.load = share;
-    e.processor = proc;
+    e.what = event::Load{dev, share, proc};
     return e;
   };
   // 0.5 on every processor at 1 s, 0.2 on the gpu at 2 s, 0 on every one at 3 s; b's event is not a's.
@@ -1028,21 +1027,24 @@ TEST(Rescheduler, ServerFailuresAreTriggersAndTheSnapshotSaysWhichServersAreUp) 
   ServerSpec a, b;
   a.id = "a", b.id = "b";
   s.servers = {a, b};
-  auto ev = [](double t, EventSpec::Kind k) {
+  auto ev = [](double t, bool fails) {
     EventSpec e;
     e.at_s = t;
-    e.server = "b";
-    e.kind = k;
+    if (fails)
+      e.what = event::ServerFail{"b"};
+    else
+      e.what = event::ServerRecover{"b"};
     return e;
   };
-  s.events = {ev(2, EventSpec::Kind::server_fail), ev(4, EventSpec::Kind::server_recover), ev(12, EventSpec::Kind::server_fail)};
+  s.events = {ev(2, true), ev(4, false), ev(12, true)};
   const auto events = Rescheduler::scenario_events(s, {}, s.duration_s);
   std::vector<std::string> seen;
   for (const auto& [t, trig] : events) seen.push_back(format_double(t) + " " + trig.describe(s));
   EXPECT_EQ(seen, (std::vector<std::string>{"0 start", "2 fail:b", "4 recover:b"}));  // 12 s is past end_s
-  // A server trigger names its server in `server` (index 1, "b"), never in `device`.
-  EXPECT_EQ(events[1].second.server, 1);
-  EXPECT_EQ(events[1].second.device, -1);
+  // A server trigger names its server (index 1, "b"), and no device.
+  ASSERT_NE(events[1].second.as<trigger::ServerFail>(), nullptr);
+  EXPECT_EQ(events[1].second.as<trigger::ServerFail>()->server.value, 1);
+  EXPECT_FALSE(events[1].second.device().valid());
   ScriptedScheduler sched;
   LutSet luts;
   AnalyticEstimator est(luts, {});

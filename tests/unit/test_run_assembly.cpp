@@ -24,9 +24,9 @@ Scenario small() {
     s.devices.push_back(d);
   }
   EventSpec bw;
-  bw.at_s = 5, bw.device = "b", bw.kind = EventSpec::Kind::bandwidth, bw.bandwidth_mbps = 5;
+  bw.at_s = 5, bw.what = event::Bandwidth{"b", 5};
   EventSpec leave;
-  leave.at_s = 2, leave.device = "a", leave.kind = EventSpec::Kind::leave;
+  leave.at_s = 2, leave.what = event::Leave{"a"};
   s.events = {bw, leave};
   return s;
 }
@@ -56,7 +56,7 @@ TEST(RunAssembly, EveryJoinIsListedOnceWhetherByJoinAtOrByAnEvent) {
   c.join_at_s = 4;
   s.devices.push_back(c);
   EventSpec join;
-  join.at_s = 4, join.device = "c", join.kind = EventSpec::Kind::join;
+  join.at_s = 4, join.what = event::Join{"c"};
   s.events.push_back(join);
   const auto ev = scenario_event_records(s);
   ASSERT_EQ(ev.size(), 5u);

@@ -146,8 +146,8 @@ TEST(ScenarioLoader, SparoasDynamicBatchingIsAServerBatchPolicy) {
 TEST(ScenarioLoader, LoadEventsAreSharesOfAProcessorTheDeviceHas) {
   Scenario s = load_scenario(write(kBase), {"events=[{at_s: 2, device: pi0, load: 0.5}]"});
   ASSERT_EQ(s.events.size(), 1u);
-  EXPECT_EQ(s.events[0].kind, EventSpec::Kind::load);
-  EXPECT_DOUBLE_EQ(s.events[0].load, 0.5);
+  ASSERT_TRUE(s.events[0].is<event::Load>());
+  EXPECT_DOUBLE_EQ(s.events[0].as<event::Load>()->share, 0.5);
   const std::string full = error_of(kBase, {"events=[{at_s: 2, device: pi0, load: 1}]"}).what();
   EXPECT_NE(full.find("events[0].load"), std::string::npos) << full;
   EXPECT_NE(full.find("<= 0.99"), std::string::npos) << full;
@@ -421,10 +421,10 @@ TEST(ScenarioLoader, PowerComesFromTheTypeProfileWithItsSourceAndRadiosByName) {
 TEST(ScenarioLoader, ServerEventsNameAServerAndAlternate) {
   Scenario s = load_scenario(write(kBase), {"events=[{at_s: 5, server: edge0, recover: true}, {at_s: 2, server: edge0, fail: true}]"});
   ASSERT_EQ(s.events.size(), 2u);  // sorted by time
-  EXPECT_EQ(s.events[0].kind, EventSpec::Kind::server_fail);
-  EXPECT_EQ(s.events[0].server, "edge0");
-  EXPECT_EQ(s.events[0].device, "");
-  EXPECT_EQ(s.events[1].kind, EventSpec::Kind::server_recover);
+  EXPECT_TRUE(s.events[0].is<event::ServerFail>());
+  EXPECT_EQ(s.events[0].server(), "edge0");
+  EXPECT_EQ(s.events[0].device(), "");
+  EXPECT_TRUE(s.events[1].is<event::ServerRecover>());
   const std::string unknown = error_of(kBase, {"events=[{at_s: 2, server: edge9, fail: true}]"}).what();
   EXPECT_NE(unknown.find("unknown server 'edge9'; did you mean 'edge0'?"), std::string::npos) << unknown;
   const std::string dev = error_of(kBase, {"events=[{at_s: 2, device: pi0, server: edge0, fail: true}]"}).what();
@@ -453,7 +453,7 @@ TEST(ScenarioLoader, AFailureModelDrawsUpAndDownTimesOfItsMeans) {
   int fails = 0, recovers = 0;
   for (size_t i = 0; i < s.events.size(); ++i) {
     const EventSpec& e = s.events[i];
-    ASSERT_EQ(e.kind, i % 2 == 0 ? EventSpec::Kind::server_fail : EventSpec::Kind::server_recover) << i;
+    ASSERT_TRUE(i % 2 == 0 ? e.is<event::ServerFail>() : e.is<event::ServerRecover>()) << i;
     ASSERT_GT(e.at_s, last) << i;
     (i % 2 == 0 ? up : down) += e.at_s - last;
     (i % 2 == 0 ? fails : recovers) += 1;
@@ -516,8 +516,7 @@ TEST(ScenarioChecks, EachRuleNamesTheEntryAtFault) {
   modelled.servers[0].failures = ServerSpec::FailureModel{100, 10};
   EventSpec fail;
   fail.at_s = 1;
-  fail.server = "edge0";
-  fail.kind = EventSpec::Kind::server_fail;
+  fail.what = event::ServerFail{"edge0"};
   fail.where = {"s.yaml", 20, 5};
   modelled.events = {fail};
   refused_at(modelled, "s.yaml:20:5", "has a failure model");
