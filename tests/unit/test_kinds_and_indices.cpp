@@ -1,0 +1,73 @@
+// Scenario events and rescheduling triggers as one struct per kind (core/one_of_kinds.hpp), and the
+// scenario's index types (core/indices.hpp).
+#include <gtest/gtest.h>
+
+#include <type_traits>
+
+#include "core/indices.hpp"
+#include "core/scenario.hpp"
+#include "sched/rescheduler.hpp"
+
+using namespace coinfer;
+
+// A device index is not a server index, and neither is an int: each must be made explicitly.
+static_assert(!std::is_convertible_v<DeviceIndex, ServerIndex>);
+static_assert(!std::is_convertible_v<ServerIndex, DeviceIndex>);
+static_assert(!std::is_convertible_v<int, DeviceIndex>);
+static_assert(!std::is_convertible_v<DeviceIndex, int>);
+
+TEST(Indices, NoneByDefaultAndWithinTheirVector) {
+  EXPECT_FALSE(DeviceIndex().valid());
+  EXPECT_TRUE(DeviceIndex(0).valid());
+  EXPECT_TRUE(ServerIndex(2).within(3));   // 0, 1, 2 of three servers
+  EXPECT_FALSE(ServerIndex(3).within(3));  // one past the end
+  EXPECT_FALSE(ServerIndex().within(3));   // none
+  EXPECT_EQ(DeviceIndex(4).at(), 4u);
+}
+
+TEST(EventKinds, EachKindSaysItsDeviceOrServerAndItsResultsName) {
+  // The names are those results.h5's /events uses (core/run_results.hpp EventRecord::kind).
+  EventSpec e;
+  e.what = event::ServerFail{"edge1"};
+  EXPECT_EQ(e.server(), "edge1");
+  EXPECT_EQ(e.device(), "");
+  EXPECT_STREQ(e.kind_name(), "fail");
+  EXPECT_TRUE(e.about_server());
+  e.what = event::ServerRecover{"edge1"};
+  EXPECT_STREQ(e.kind_name(), "recover");
+  e.what = event::Load{"pi0", 0.5, "gpu"};
+  EXPECT_EQ(e.device(), "pi0");
+  EXPECT_EQ(e.server(), "");
+  EXPECT_STREQ(e.kind_name(), "load");
+  EXPECT_FALSE(e.about_server());
+  EXPECT_NE(e.of_device<event::Load>("pi0"), nullptr);
+  EXPECT_EQ(e.of_device<event::Load>("pi1"), nullptr);       // another device
+  EXPECT_EQ(e.of_device<event::Bandwidth>("pi0"), nullptr);  // another kind
+  e.what = event::Handover{"m", "b", "a"};
+  EXPECT_STREQ(e.kind_name(), "handover");
+  EXPECT_EQ(e.device(), "m");
+  e.what = event::Bandwidth{"x", 3};
+  EXPECT_STREQ(e.kind_name(), "bandwidth");
+  e.what = event::Join{"x"};
+  EXPECT_STREQ(e.kind_name(), "join");
+  e.what = event::Leave{"x"};
+  EXPECT_STREQ(e.kind_name(), "leave");
+}
+
+TEST(TriggerKinds, OnlyDeviceTriggersNameADeviceAndServerTriggersDescribeTheirServer) {
+  Scenario s;
+  s.devices.resize(2);
+  s.devices[0].id = "a", s.devices[1].id = "b";
+  s.servers.resize(2);
+  s.servers[0].id = "s0", s.servers[1].id = "s1";
+  const Trigger join = trigger::Join{DeviceIndex(1)};
+  EXPECT_EQ(join.device().value, 1);
+  EXPECT_EQ(join.describe(s), "join:b");
+  const Trigger fail = trigger::ServerFail{ServerIndex(1)};
+  EXPECT_FALSE(fail.device().valid());  // server 1 is not device 1
+  EXPECT_EQ(fail.describe(s), "fail:s1");
+  const Trigger load = trigger::Load{DeviceIndex(0), 0.4};
+  EXPECT_EQ(load.describe(s), "load:a");
+  EXPECT_EQ(Trigger(trigger::Period{}).describe(s), "period");
+  EXPECT_EQ(Trigger(trigger::Join{DeviceIndex(7)}).describe(s), "join:?");  // out of range: no id
+}
