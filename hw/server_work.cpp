@@ -113,28 +113,19 @@ void ServerWork::helper_gone(const ServerLock::Held& held, const Handler& h) {
     } else {
       ++f;
     }
-  enter(held, [&](ServerLoop<Pending>& loop) {
-    loop.on_helper_done(h.index, ctx_.now());
-    return 0;
-  });
+  enter(held, [&](ServerLoop<Pending>& loop) { loop.on_helper_done(h.index, ctx_.now()); });
   work_cv_.notify_all();
 }
 
 void ServerWork::set_helpers(const ServerLock::Held& held, const std::vector<int>& helpers) {
-  enter(held, [&](ServerLoop<Pending>& loop) {
-    loop.set_helpers(helpers_released_ ? std::vector<int>{} : helpers, ctx_.now());
-    return 0;
-  });
+  enter(held, [&](ServerLoop<Pending>& loop) { loop.set_helpers(helpers_released_ ? std::vector<int>{} : helpers, ctx_.now()); });
   work_cv_.notify_all();
 }
 
 void ServerWork::set_batching(const ServerLock::Held& held, const BatchSpec& spec) {
   if (spec == batching_now_) return;
   batching_now_ = spec;
-  enter(held, [&](ServerLoop<Pending>& loop) {
-    loop.set_batching(spec, ctx_.now());
-    return 0;
-  });
+  enter(held, [&](ServerLoop<Pending>& loop) { loop.set_batching(spec, ctx_.now()); });
   timer_cv_.notify_all();  // a window may now end sooner than the timer waits for
   ctx_.log("batching now " + spec.to_string());
 }
@@ -142,10 +133,7 @@ void ServerWork::set_batching(const ServerLock::Held& held, const BatchSpec& spe
 std::vector<int> ServerWork::release_helpers(const ServerLock::Held& held) {
   helpers_released_ = true;
   const std::vector<int> helpers = loop_->helpers().helpers();
-  enter(held, [&](ServerLoop<Pending>& loop) {
-    loop.set_helpers({}, ctx_.now());
-    return 0;
-  });
+  enter(held, [&](ServerLoop<Pending>& loop) { loop.set_helpers({}, ctx_.now()); });
   return helpers;
 }
 
@@ -163,7 +151,6 @@ void ServerWork::helper_result(const std::shared_ptr<Handler>& helper, const Fra
       forwarded_batch_left_.erase(left);
       enter(held, [&](ServerLoop<Pending>& loop) {  // its whole batch is back
         loop.on_helper_done(helper->index, ctx_.now());
-        return 0;
       });
       work_cv_.notify_all();
     }
@@ -183,10 +170,7 @@ void ServerWork::batch_timer_loop() {
     const double due = loop_->next_deadline_s();
     const double wait = std::min(0.1, std::max(0.0, due - ctx_.now()));
     if (wait > 0) held.wait_for(timer_cv_, wait);
-    enter(held, [&](ServerLoop<Pending>& loop) {
-      loop.on_timer(ctx_.now());
-      return 0;
-    });
+    enter(held, [&](ServerLoop<Pending>& loop) { loop.on_timer(ctx_.now()); });
     work_cv_.notify_all();
     rooms_.sessions->release_helpers_when_done(held);
   }
@@ -217,10 +201,7 @@ void ServerWork::worker_loop(int worker) {
     }
     run_batch(batch, runner);
     const auto held = ctx_.lock.hold();
-    enter(held, [&](ServerLoop<Pending>& loop) {
-      loop.on_batch_done(token, ctx_.now());
-      return 0;
-    });
+    enter(held, [&](ServerLoop<Pending>& loop) { loop.on_batch_done(token, ctx_.now()); });
     work_cv_.notify_all();
   }
 }
