@@ -20,10 +20,12 @@ precision: shorter simulated runs). Exit 0 when every selected runnable item ran
 2 on bad input (an unknown paper or item, a malformed published file).
 """
 import argparse
+import atexit
 import concurrent.futures
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -1132,6 +1134,7 @@ def main():
             "command": " ".join(["coinfer", "reproduce"] + sys.argv[1:])}
     os.makedirs(os.path.join(a.out, "items"), exist_ok=True)
     work = tempfile.mkdtemp(prefix="coinfer-reproduce-")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)  # the runs' scratch folders, whatever the exit
     failed = 0
     t0 = time.time()
 

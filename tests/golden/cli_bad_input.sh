@@ -2,8 +2,7 @@
 # Bad input: exit code 2, an error naming the file/line/key, and no output folder left behind.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 base="$root/scenarios/quickstart.yaml"
 
@@ -12,10 +11,10 @@ expect_bad() {  # name, expected stderr fragment, coinfer args...
   local out="$work/out-$name"
   "$coinfer" "$@" --out "$out" >"$work/$name.stdout" 2>"$work/$name.stderr"
   local rc=$?
-  if [ $rc -ne 2 ]; then echo "FAIL $name: exit $rc, expected 2"; cat "$work/$name.stderr"; fails=$((fails+1)); return; fi
-  if ! grep -q -- "$frag" "$work/$name.stderr"; then echo "FAIL $name: stderr lacks '$frag':"; cat "$work/$name.stderr"; fails=$((fails+1)); return; fi
-  if [ -e "$out" ]; then echo "FAIL $name: output folder was created"; fails=$((fails+1)); return; fi
-  passes=$((passes+1))
+  if [ $rc -ne 2 ]; then bad "$name: exit $rc, expected 2"; cat "$work/$name.stderr"; return; fi
+  if ! grep -q -- "$frag" "$work/$name.stderr"; then bad "$name: stderr lacks '$frag':"; cat "$work/$name.stderr"; return; fi
+  if [ -e "$out" ]; then bad "$name: output folder was created"; return; fi
+  ok
 }
 
 mk() { sed "$1" "$base" > "$work/$2.yaml"; }
@@ -50,35 +49,35 @@ for kv in network/model:LV08 network/model:CM02 network/model:Constant network/m
           host/model:compound host/model:default host/model:ptask_L07 network/crosstraffic:yes network/crosstraffic:2 bogus/key:1 nokey; do
   timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--cfg=$kv" >/dev/null 2>"$work/cfg.err"; rc=$?
   rm -rf "$work/cfg"
-  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --cfg=$kv: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then ok; else bad "--cfg=$kv: exit $rc"; head -3 "$work/cfg.err"; fi
 done
 for key in network/TCP-gamma network/latency-factor network/bandwidth-factor network/weight-S maxmin/precision surf/precision; do
   for v in 0 -1 1e-300 1e-12 1e-5 0.5 1 1e9 1e300 inf nan x; do
     timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--cfg=$key:$v" >/dev/null 2>"$work/cfg.err"; rc=$?
     rm -rf "$work/cfg"
-    if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --cfg=$key:$v: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+    if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --cfg" "$work/cfg.err"; }; then ok; else bad "--cfg=$key:$v: exit $rc"; head -3 "$work/cfg.err"; fi
   done
 done
 for l in root.thresh:info root.thresh:critical surf.thresh:debug garbage root.thresh:loud .thresh:info "root.fmt:%m" "a b.thresh:info"; do
   timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/cfg" "--log=$l" >/dev/null 2>"$work/cfg.err"; rc=$?
   rm -rf "$work/cfg"
-  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --log" "$work/cfg.err"; }; then passes=$((passes+1)); else echo "FAIL --log=$l: exit $rc"; head -3 "$work/cfg.err"; fails=$((fails+1)); fi
+  if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --log" "$work/cfg.err"; }; then ok; else bad "--log=$l: exit $rc"; head -3 "$work/cfg.err"; fi
 done
 # An output file in a folder that does not exist: the user's path and the real cause.
 "$coinfer" lut synth --device rpi4b --out "$work/no/such/dir/x.h5" >/dev/null 2>"$work/synth.err"
-if [ $? -eq 2 ] && grep -q "x.h5: the folder .*no/such/dir does not exist" "$work/synth.err"; then passes=$((passes+1))
-else echo "FAIL lut synth into a missing folder:"; cat "$work/synth.err"; fails=$((fails+1)); fi
+if [ $? -eq 2 ] && grep -q "x.h5: the folder .*no/such/dir does not exist" "$work/synth.err"; then ok
+else bad "lut synth into a missing folder:"; cat "$work/synth.err"; fi
 # An unknown subcommand is named, with the nearest one.
 "$coinfer" rnu >/dev/null 2>"$work/sub.err"
-if [ $? -eq 2 ] && grep -q "has no subcommand 'rnu'; did you mean 'run'" "$work/sub.err"; then passes=$((passes+1))
-else echo "FAIL unknown subcommand:"; cat "$work/sub.err"; fails=$((fails+1)); fi
+if [ $? -eq 2 ] && grep -q "has no subcommand 'rnu'; did you mean 'run'" "$work/sub.err"; then ok
+else bad "unknown subcommand:"; cat "$work/sub.err"; fi
 "$coinfer" lut shwo x >/dev/null 2>"$work/sub2.err"
-if [ $? -eq 2 ] && grep -q "'coinfer lut' has no subcommand 'shwo'; did you mean 'show'" "$work/sub2.err"; then passes=$((passes+1))
-else echo "FAIL unknown nested subcommand:"; cat "$work/sub2.err"; fails=$((fails+1)); fi
+if [ $? -eq 2 ] && grep -q "'coinfer lut' has no subcommand 'shwo'; did you mean 'show'" "$work/sub2.err"; then ok
+else bad "unknown nested subcommand:"; cat "$work/sub2.err"; fi
 # ... on some of a wildcard's devices only: a warning naming them, and the run goes on.
 "$coinfer" run "$base" -q --set duration_s=2 --set warmup_s=0 --set 'devices.*.link.bandwidth_mbps=5' --out "$work/wild" 2>"$work/wild.err"
 if [ $? -eq 0 ] && grep -q "warning: --set devices.\*.link.bandwidth_mbps has no effect on 1 of its 3 devices: device 'pi0'" "$work/wild.err" &&
-   ! grep -q "pi1" "$work/wild.err"; then passes=$((passes+1)); else echo "FAIL wildcard set warning:"; cat "$work/wild.err"; fails=$((fails+1)); fi
+   ! grep -q "pi1" "$work/wild.err"; then ok; else bad "wildcard set warning:"; cat "$work/wild.err"; fi
 sed 's/  - {at_s: 30, device: pi1, bandwidth_mbps: 1}/  - {at_s: 0, device: pi1, bandwidth_mbps: 1}/' "$base" > "$work/event0.yaml"
 expect_bad ineffective_set_event "has no effect on device 'pi1': a bandwidth event at 0 s" run "$work/event0.yaml" --set devices.1.link.bandwidth_mbps=5
 # Log levels (core/log.hpp): a bad $COINFER_LOG or both -v and -q are refused before anything runs,
@@ -89,12 +88,12 @@ expect_bad log_both "give one of them" run "$base" -v -q
 for companion in coinfer-rt coinfer-profile; do
   if [ -x "$(dirname "$coinfer")/$companion" ]; then
     COINFER_LOG=loud "$(dirname "$coinfer")/$companion" --help > "$work/$companion.log" 2>&1
-    if [ $? -eq 2 ] && grep -q "'loud' is not a log level" "$work/$companion.log"; then passes=$((passes+1)); else echo "FAIL $companion ignores a bad COINFER_LOG"; cat "$work/$companion.log"; fails=$((fails+1)); fi
+    if [ $? -eq 2 ] && grep -q "'loud' is not a log level" "$work/$companion.log"; then ok; else bad "$companion ignores a bad COINFER_LOG"; cat "$work/$companion.log"; fi
   fi
 done
 # -q prints nothing on success, whatever $COINFER_LOG says; warnings still print.
 COINFER_LOG=debug "$coinfer" run "$base" -q --out "$work/quiet" > "$work/quiet.out" 2>&1
-if [ $? -eq 0 ] && [ ! -s "$work/quiet.out" ]; then passes=$((passes+1)); else echo "FAIL -q printed:"; cat "$work/quiet.out"; fails=$((fails+1)); fi
+if [ $? -eq 0 ] && [ ! -s "$work/quiet.out" ]; then ok; else bad "-q printed:"; cat "$work/quiet.out"; fi
 # A LUT without the entries the scenario needs, and a corrupt LUT.
 mkdir -p "$work/luts" && cp "$root/traces/lut/rpi4b.h5" "$work/luts/"
 expect_bad lut_missing_server "no LUT for device type 'gtx1060'" run "$base" --set "luts=[$work/luts]"
@@ -106,7 +105,7 @@ expect_bad bad_sched_param "unknown parameter for scheduler 'hierarchical'" run 
 expect_bad bad_objective "allowed: throughput, latency" run "$base" --set scheduler.name=greedy --set scheduler.objective=fast
 expect_bad oracle_too_big "max_schemes" run "$base" --set scheduler.name=oracle --set scheduler.max_schemes=10
 "$coinfer" run "$base" --set duration_s=6 --out /proc/nope > /dev/null 2> "$work/unwritable.stderr"
-if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stderr"; then passes=$((passes+1)); else echo "FAIL unwritable_out"; cat "$work/unwritable.stderr"; fails=$((fails+1)); fi
+if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stderr"; then ok; else bad "unwritable_out"; cat "$work/unwritable.stderr"; fi
 
 
 # --- Bounds: each refused with the key, the bound and why, before anything runs. ---
@@ -140,7 +139,7 @@ rm -f "$work/huge.csv"
 long=$(head -c 70000 /dev/zero | tr '\0' 'n')
 expect_bad long_name "too long" run "$base" --set name=$long
 expect_bad dotdot_name "is not allowed" run "$base" --set name=../escape
-[ -e "$root/escape" ] && { echo "FAIL dotdot_name wrote outside results/"; fails=$((fails+1)); rm -rf "$root/escape"; }
+[ -e "$root/escape" ] && { bad "dotdot_name wrote outside results/"; rm -rf "$root/escape"; }
 printf 'name: "bad\xff\xfeutf8"\n' > "$work/utf8.yaml"; grep -v '^name:' "$base" >> "$work/utf8.yaml"  # the bad name replaces the file's (a repeated key is refused first)
 expect_bad bad_utf8 "not valid UTF-8" run "$work/utf8.yaml"
 expect_bad bad_utf8_line "utf8.yaml:1:" run "$work/utf8.yaml"
@@ -191,18 +190,18 @@ PY
     "$coinfer" $cmd "$work/flip.h5" > /dev/null 2> "$work/flip.err"; rc=$?
     grep -q "HDF5 library crashed" "$work/flip.err" && crashed=$((crashed+1))
     if [ $rc -ne 0 ] && [ $rc -ne 2 ] && ! { [ "$cmd" = "lut check" ] && [ $rc -eq 1 ] && ! grep -q "internal error" "$work/flip.err"; }; then
-      echo "FAIL corrupt LUT (seed $seed) $cmd: exit $rc: $(tail -2 $work/flip.err)"; fails=$((fails+1)); lut_ok=1
+      bad "corrupt LUT (seed $seed) $cmd: exit $rc: $(tail -2 $work/flip.err)"; lut_ok=1
     fi
   done
   mkdir -p "$work/fl" && cp "$work/flip.h5" "$work/fl/rpi4b.h5" && cp "$root/traces/lut/gtx1060.h5" "$work/fl/"
   "$coinfer" run "$base" --set duration_s=2 --set warmup_s=0 --set "luts=[$work/fl]" --out "$work/flout" -q 2> "$work/flip.err"; rc=$?
-  if [ $rc -ne 0 ] && { [ $rc -ne 2 ] || [ -e "$work/flout" ]; }; then echo "FAIL corrupt LUT (seed $seed) run: exit $rc: $(tail -2 $work/flip.err)"; fails=$((fails+1)); lut_ok=1; fi
+  if [ $rc -ne 0 ] && { [ $rc -ne 2 ] || [ -e "$work/flout" ]; }; then bad "corrupt LUT (seed $seed) run: exit $rc: $(tail -2 $work/flip.err)"; lut_ok=1; fi
   rm -rf "$work/flout" "$work/fl"
 done
-[ $lut_ok -eq 0 ] && passes=$((passes+1))
+[ $lut_ok -eq 0 ] && ok
 # Those seeds crash HDF5 1.10 (Debian 12); a later HDF5 (Debian 13's 1.14) may refuse them cleanly instead.
 if "$coinfer" version --json | grep -q '"hdf5":"1\.10\.'; then
-  [ $crashed -gt 0 ] && passes=$((passes+1)) || { echo "FAIL: no corrupted LUT reached the crash path (the test lost its teeth)"; fails=$((fails+1)); }
+  [ $crashed -gt 0 ] && ok || { bad "no corrupted LUT reached the crash path (the test lost its teeth)"; }
 fi
 # A request budget: a closed loop on 100 ns LUT latencies (legal, but 10^7 requests per simulated
 # second) stops at limits::kMaxRequests and is refused, nothing written (~25 s, ~2.5 GB).
@@ -262,7 +261,7 @@ expect_bad ap_server_choose "access_points\[0\].server.*one or the other" run "$
 # A long --set: 2,500 events in one 114 KB --set peaked at 3.7 GB because every YAML
 # node kept its own copy of the whole text. The same list costs ~60 MB from the file; from --set it
 # must stay within 400 MB (the child's own peak, from wait4). It is refused or run; either way exit 0 or 2.
-/usr/bin/python3 - "$coinfer" "$root/scenarios/quickstart.yaml" <<'PY' && passes=$((passes+1)) || { echo "FAIL long --set memory"; fails=$((fails+1)); }
+/usr/bin/python3 - "$coinfer" "$root/scenarios/quickstart.yaml" <<'PY' && ok || { bad "long --set memory"; }
 import os, subprocess, sys
 coinfer, scenario = sys.argv[1], sys.argv[2]
 events = ", ".join(f"{{at_s: {1 + i * 0.01:.2f}, device: pi1, bandwidth_mbps: {5 + i % 30}}}" for i in range(2500))
@@ -278,5 +277,4 @@ assert rc in (0, 2), (rc, err.read()[-500:])
 assert usage.ru_maxrss < 400 * 1024, f"peak {usage.ru_maxrss // 1024} MiB"
 print(f"long --set: exit {rc}, peak {usage.ru_maxrss // 1024} MiB")
 PY
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish cli_bad_input

@@ -4,7 +4,7 @@
 # the Poisson arrivals.
 set -eu
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 "$coinfer" run scenarios/quickstart.yaml --out "$work/a" -q
 mv "$work/a" "$work/b"

@@ -2,7 +2,7 @@
 # lut synth / show / check / import and model show, end to end.
 set -eu
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 "$coinfer" lut synth --device rpi4b --model dgcnn --out "$work/rpi4b.h5" | grep -q "SYNTHESISED"
 "$coinfer" lut show "$work/rpi4b.h5" > "$work/show.txt"
 grep -q "common provenance: synthesised" "$work/show.txt"

@@ -5,9 +5,8 @@
 # from the next candidate.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL $1"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
+check() { if eval "$2"; then ok; else bad "$1"; fi; }
 proj="$work/myproject"
 mkdir -p "$proj/models/specs" "$proj/luts" "$proj/scenarios"
 cp "$root/models/datasets.yaml" "$proj/models/"
@@ -58,7 +57,6 @@ if cmake --install "$build" --prefix "$work/inst" > "$work/install.log" 2>&1; th
   check "installed plots, python package and scenarios" '[ -f "$work/inst/share/coinfer/plots/coinfer_plots.py" ] && [ -f "$work/inst/share/coinfer/python/coinfer/__init__.py" ] && [ -f "$work/inst/share/coinfer/scenarios/quickstart.yaml" ] && [ ! -e "$work/inst/share/coinfer/models/gnn_model.cpp" ]'
   check "installed quickstart runs" '(cd "$work" && "$work/inst/bin/coinfer" run "$work/inst/share/coinfer/scenarios/quickstart.yaml" --set duration_s=2 --set warmup_s=0 --out "$work/instrun" -q) && [ -s "$work/instrun/summary.json" ]'
 else
-  echo "FAIL cmake --install"; cat "$work/install.log"; fails=$((fails+1))
+  bad "cmake --install"; cat "$work/install.log"; 
 fi
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish data_root

@@ -5,11 +5,8 @@
 set -u
 coinfer="$1"; root="$2"
 [ -x "$(dirname "$coinfer")/coinfer-lutfill" ] || { echo "SKIP: built without LibTorch"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 scenario=scenarios/validate/bw5_dev1.yaml
 
 # Module samples: three random variants of every model and dataset, every stage at batch 1..2 (small, fast).
@@ -130,5 +127,4 @@ expect2 "imported without cores" "x86-epyc-0.3cpu.h5.*--cores N --threads T" "$c
 expect2 "bad epochs" "epochs" "$coinfer" lut fill "$scenario" --epochs 0 --out "$work/bad"
 expect2 "bad --modules" "modules" "$coinfer" profile --modules -3 --out "$work/bad/s.csv"
 
-echo "lut_fill: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish lut_fill

@@ -7,11 +7,8 @@
 #     and plan exits 1; a prediction more than 50 % off the simulation is warned about (item 10).
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 q=scenarios/quickstart.yaml
 
 "$coinfer" scheduler estimate $q --set devices.2.strategy=local --set devices.2.workload.rate_per_s=100 --json > "$work/e.json" 2>&1
@@ -102,5 +99,4 @@ PY
   && /usr/bin/python3 -c "import json; j=json.load(open('$work/qs/summary.json')); assert not j['total']['saturated']" \
   && ok || { bad "the quickstart is not saturated"; cat "$work/qs.out"; }
 
-echo "open_loop: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish open_loop

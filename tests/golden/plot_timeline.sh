@@ -2,7 +2,7 @@
 # The quickstart figure is produced, is a real PNG, and is not blank.
 set -eu
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 "$coinfer" run scenarios/quickstart.yaml --out "$work/q" -q --set duration_s=20
 /usr/bin/python3 plots/latency_timeline.py "$work/q/results.h5" --out "$work/t.png" --pdf > /dev/null

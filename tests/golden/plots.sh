@@ -3,9 +3,8 @@
 # PDF, and is byte-identical when drawn twice; a bad axis is a clear error with exit code 2.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
 "$coinfer" sweep scenarios/paper/fig14_15_gpu.yaml --set duration_s=3 --set warmup_s=1 --grid bandwidth_mbps=5,40 \
   --grid scheduler=local,hierarchical --grid devices=1,2 --grid max_batch=1,5 --seeds 2 --out "$work/s" -q || { echo "FAIL sweep"; exit 1; }
 "$coinfer" run scenarios/paper/fig10_network_deterioration_gpu.yaml -q --out "$work/r" --set duration_s=40 || { echo "FAIL run"; exit 1; }
@@ -26,10 +25,10 @@ for kind in latency-vs-bandwidth throughput-vs-devices throughput-vs-batch energ
     && test -s "$work/$kind.svg" \
     && "$coinfer" plot "$src" --kind $kind --out "$work/again.png" "${pool[@]}" > /dev/null && cmp -s "$work/$kind.png" "$work/again.png" \
     && cmp -s "$work/$kind.svg" "$work/again.svg" \
-    && passes=$((passes+1)) || { echo "FAIL $kind"; fails=$((fails+1)); }
+    && ok || { bad "$kind"; }
 done
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --x colour > /dev/null 2> "$work/err"
-[ $? -eq 2 ] && grep -q "no grid axis 'colour'" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad axis"; cat "$work/err"; fails=$((fails+1)); }
+[ $? -eq 2 ] && grep -q "no grid axis 'colour'" "$work/err" && ok || { bad "bad axis"; cat "$work/err"; }
 # What the figures say, read back from the saved PNG's metadata (not from the script): the aggregation
 # names every pooled axis, --where fixes one and says so, ticks are the swept values without ".0",
 # legends in numeric order, --style paper is one column wide.
@@ -40,28 +39,28 @@ done
 # Axis labels say what the axis varies: on the quickstart `devices` is the first of
 # three entries' count, and pi0's bandwidth follows its trace whatever `bandwidth_mbps` says.
 "$coinfer" sweep scenarios/quickstart.yaml --set duration_s=2 --set warmup_s=0.5 --grid devices=1,2 --grid bandwidth_mbps=5,40 \
-  --out "$work/q" -q > /dev/null 2>&1 || { echo "FAIL quickstart sweep"; fails=$((fails+1)); }
+  --out "$work/q" -q > /dev/null 2>&1 || { bad "quickstart sweep"; }
 "$coinfer" plot "$work/q" --kind throughput-vs-devices --where bandwidth_mbps=40 --out "$work/q_tvd.png" > /dev/null
 "$coinfer" plot "$work/q" --kind latency-vs-bandwidth --where devices=1 --out "$work/q_lvb.png" > /dev/null
 # Timelines with mobility and several servers: a walker's handover at 25.1 s is marked; with four servers a panel shows where
 # each request went.
 "$coinfer" run scenarios/servers/walk_two_cells.yaml -q --out "$work/walk" --set duration_s=26 > /dev/null 2>&1 \
-  && "$coinfer" plot "$work/walk/results.h5" --kind timeline --out "$work/walk.png" > /dev/null || { echo "FAIL walk timeline"; fails=$((fails+1)); }
+  && "$coinfer" plot "$work/walk/results.h5" --kind timeline --out "$work/walk.png" > /dev/null || { bad "walk timeline"; }
 "$coinfer" run scenarios/servers/skewed_four_servers.yaml -q --out "$work/four" --set duration_s=2 --set warmup_s=0 > /dev/null 2>&1 \
-  && "$coinfer" plot "$work/four/results.h5" --kind timeline --out "$work/four.png" > /dev/null || { echo "FAIL four-server timeline"; fails=$((fails+1)); }
+  && "$coinfer" plot "$work/four/results.h5" --kind timeline --out "$work/four.png" > /dev/null || { bad "four-server timeline"; }
 # A cloud tier: every request of pp(0,1) also marked on the cloud's row.
 "$coinfer" run scenarios/cloud/edge_cloud.yaml -q --out "$work/cloud" --set duration_s=3 --set warmup_s=1 --set 'devices.*.strategy=pp(0,1)' > /dev/null 2>&1 \
-  && "$coinfer" plot "$work/cloud/results.h5" --kind timeline --out "$work/cloud.png" > /dev/null || { echo "FAIL cloud timeline"; fails=$((fails+1)); }
+  && "$coinfer" plot "$work/cloud/results.h5" --kind timeline --out "$work/cloud.png" > /dev/null || { bad "cloud timeline"; }
 # Every kind at --style paper (one column), and the quickstart's timeline (pi2 leaves at 40 s).
 for kind in latency-vs-bandwidth throughput-vs-devices throughput-vs-batch energy timeline; do
   src="$work/s/sweep.h5"; [ $kind = timeline ] && src="$work/r/results.h5"
   pool=(--pool); [ $kind = timeline ] && pool=()
-  "$coinfer" plot "$src" --kind $kind --style paper --out "$work/paper-$kind.png" "${pool[@]}" > /dev/null 2>&1 || { echo "FAIL paper $kind"; fails=$((fails+1)); }
+  "$coinfer" plot "$src" --kind $kind --style paper --out "$work/paper-$kind.png" "${pool[@]}" > /dev/null 2>&1 || { bad "paper $kind"; }
 done
 "$coinfer" run scenarios/quickstart.yaml -q --out "$work/qrun" --set duration_s=45 > /dev/null 2>&1 \
-  && "$coinfer" plot "$work/qrun/results.h5" --kind timeline --out "$work/q_timeline.png" > /dev/null || { echo "FAIL quickstart timeline"; fails=$((fails+1)); }
+  && "$coinfer" plot "$work/qrun/results.h5" --kind timeline --out "$work/q_timeline.png" > /dev/null || { bad "quickstart timeline"; }
 # The clipping check itself finds text beyond the figure's edge (so the checks below can fail).
-/usr/bin/python3 - "$root" <<'PY' && passes=$((passes+1)) || { echo "FAIL clipping detector"; fails=$((fails+1)); }
+/usr/bin/python3 - "$root" <<'PY' && ok || { bad "clipping detector"; }
 import sys
 sys.path.insert(0, sys.argv[1] + "/plots")
 import coinfer_plots as cp
@@ -72,7 +71,7 @@ ax.set_title("short")
 fig.tight_layout()
 assert cp.clipped_texts(fig) == [], cp.clipped_texts(fig)
 PY
-/usr/bin/python3 - "$work" <<'PY' && passes=$((passes+1)) || { echo "FAIL figure metadata"; fails=$((fails+1)); }
+/usr/bin/python3 - "$work" <<'PY' && ok || { bad "figure metadata"; }
 import json, sys
 from PIL import Image
 w = sys.argv[1]
@@ -127,15 +126,14 @@ d, _ = meta("cloud.png")
 assert d["servers_panel"] and d["cloud_requests"] > 20, d                        # 8 Pi at 3 req/s for 3 s, all through the cloud
 PY
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices --where bandwidth_mbps=7 > /dev/null 2> "$work/err"
-[ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --where"; cat "$work/err"; fails=$((fails+1)); }
+[ $? -eq 2 ] && grep -q "'7' is not a value of bandwidth_mbps (values: 5, 40)" "$work/err" && ok || { bad "bad --where"; cat "$work/err"; }
 # Pooling an axis the figure does not show is refused unless asked for, naming the
 # axes and the ways out; a folder is accepted for its sweep.h5.
 "$coinfer" plot "$work/s/sweep.h5" --kind throughput-vs-devices > /dev/null 2> "$work/err"
 [ $? -eq 2 ] && grep -q "varies bandwidth_mbps (5, 40); max_batch (1, 5), which this figure neither plots nor fixes" "$work/err" \
-  && grep -q -- "--pool" "$work/err" && passes=$((passes+1)) || { echo "FAIL pooling refused"; cat "$work/err"; fails=$((fails+1)); }
+  && grep -q -- "--pool" "$work/err" && ok || { bad "pooling refused"; cat "$work/err"; }
 "$coinfer" plot "$work/s" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --out "$work/folder.png" > /dev/null 2> "$work/err" \
-  && check_image "$work/folder.png" && passes=$((passes+1)) || { echo "FAIL plot a sweep folder"; cat "$work/err"; fails=$((fails+1)); }
+  && check_image "$work/folder.png" && ok || { bad "plot a sweep folder"; cat "$work/err"; }
 "$coinfer" plot "$work/s" --kind throughput-vs-devices --where bandwidth_mbps=40 --where max_batch=5 --ylim 5,1 > /dev/null 2> "$work/err"
-[ $? -eq 2 ] && grep -q "expected LO,HI" "$work/err" && passes=$((passes+1)) || { echo "FAIL bad --ylim"; cat "$work/err"; fails=$((fails+1)); }
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+[ $? -eq 2 ] && grep -q "expected LO,HI" "$work/err" && ok || { bad "bad --ylim"; cat "$work/err"; }
+finish plots

@@ -6,11 +6,8 @@
 set -u
 coinfer="$1"; root="$2"
 [ -x "$(dirname "$coinfer")/coinfer-predictor" ] || { echo "SKIP: built without LibTorch"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 samples=(predictor samples --systems 6 --schemes 5 --devices 1..3 --duration 4 --device-types rpi4b jetson-tx2 --models gcn/mr gat/siot sage/yelp --out "$work/s" -j2)
 "$coinfer" "${samples[@]}" > "$work/s.out" 2> "$work/s.err"
@@ -123,5 +120,4 @@ expect2 "plan zero throughput" "--throughput" "$coinfer" plan "$plan_s" --throug
 expect2 "plan gin without predictor" "--predictor" "$coinfer" plan "$plan_s" --throughput 1 --estimator gin --out "$work/out-bad"
 expect2 "plan garbage predictor" "garbage.pt" "$coinfer" plan "$plan_s" --throughput 1 --estimator gin --predictor "$work/garbage.pt" --out "$work/out-bad"
 
-echo "predictor: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish predictor

@@ -10,10 +10,7 @@
 #  3. a scenario copied out of the project finds the LUTs of the project named by --root.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 py=/usr/bin/python3
 
 # A small scenario of its own folder, with its own LUT folder beside it.
@@ -114,5 +111,4 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "not an earlier coinfer output" "$work/r6.out" && [ "$(cat "$work/mine/notes.txt")" = precious ] \
   && [ "$(ls -A "$work/mine")" = notes.txt ] && ok || { bad "run into a folder of other files (rc $rc)"; cat "$work/r6.out"; }
 
-echo "provenance: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish provenance

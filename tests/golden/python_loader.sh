@@ -4,11 +4,8 @@
 # decoded, clear errors; and the worked example (examples/) reproducing ACE-GNN Fig. 15 from a sweep.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 /usr/bin/python3 -c "import pandas" 2>/dev/null || { echo "FAIL python3-pandas is missing (scripts/setup.sh installs it)"; exit 1; }
 
 "$coinfer" run scenarios/quickstart.yaml --set duration_s=20 --set warmup_s=4 --out "$work/run" -q > /dev/null || bad "run"
@@ -97,5 +94,4 @@ PY
 [ $rc -eq 2 ] && grep -q "varies bandwidth_mbps" "$work/ex_pool.txt" && [ ! -e "$work/f.png" ] && ok || { bad "example pools silently: exit $rc"; cat "$work/ex_pool.txt"; }
 /usr/bin/python3 examples/fig15_throughput_vs_devices.py "$work/sweep_bw" --where bandwidth_mbps=40 --out "$work/f.png" > "$work/ex_where.txt" 2>&1 \
   && [ -s "$work/f.png" ] && ok || { bad "example with --where"; cat "$work/ex_where.txt"; }
-echo "python_loader: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish python_loader

@@ -5,11 +5,8 @@
 # simulations are reused); a rerun resumes from the kept items.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 "$coinfer" reproduce list > "$work/list" 2>&1 && for p in ace-gnn sparoa grannite feature-decomposition medn; do grep -q "^$p: " "$work/list" || exit 1; done \
   && ! grep "^  " "$work/list" | grep -vq " runs: \| lacks: " && grep -q "ace-gnn/table3   runs: 64 published numbers (16 inputs, 48 predictions)" "$work/list" \
@@ -146,5 +143,4 @@ sed -i '0,/| 45 \/ 48 |/s//| 44 \/ 48 |/; 0,/^| table3: .* | \([0-9]*\) \/ 48 |/
 "$coinfer" reproduce ace-gnn --quick --out "$work/q" --docs "$work/doc.md" > "$work/docs3.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "full-scale figures" "$work/docs3.out" && ok || { bad "--docs with --quick (rc $rc)"; cat "$work/docs3.out"; }
 
-echo "reproduce: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish reproduce

@@ -9,9 +9,6 @@
 set -u
 rt="$1"; root="$2"
 source "$(dirname "$0")/rt_processes.sh"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 echo "faults-secret" > "$work/secret"
 cat > "$work/s.yaml" <<YAML
 name: faults
@@ -185,5 +182,4 @@ for _ in $(seq 100); do
 done
 [ -n "$kids" ] && [ $gone -eq 1 ] && ok || { bad "processes of a testbed killed with -9 still run: $kids"; for k in $kids; do kill -9 "$k" 2>/dev/null; done; }
 "$rt" testbed --cleanup > "$work/cleanup.out" 2>&1 && grep -q "stopped 0 stray processes" "$work/cleanup.out" && ok || { bad "--cleanup after the kill"; cat "$work/cleanup.out"; }
-echo "runtime_faults: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish runtime_faults

@@ -3,12 +3,9 @@
 # reported without stopping the others, resumption, merged outputs.
 set -u
 coinfer="$1"; root="$2"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 scn=scenarios/paper/fig14_15_gpu.yaml
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 expect2() {  # name fragment args...
   local name="$1" frag="$2"; shift 2
@@ -110,5 +107,4 @@ assert f["ok"][:].tolist() == [1] * 8
 assert np.all(f["metrics/throughput_rps"][:] > 0)
 assert list(f["seed"][:]) == [1, 2] * 4
 PY
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish sweep_local

@@ -5,11 +5,8 @@
 set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 ours() { ip netns list 2>/dev/null | grep -c '^cf[0-9]' ; }
 strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
 cat > "$work/s.yaml" <<YAML
@@ -365,5 +362,4 @@ PY
 else
   echo "note: no writable cgroup memory controller: the kernel memory limit is not tested"
 fi
-echo "testbed: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish testbed

@@ -13,11 +13,8 @@ set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
 sim="$(dirname "$rt")/coinfer"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
 # Shortened: 8 s, three Pis at 2 inputs/s each (the cloud's [2,9) takes ~0.1 s on this CPU). The
 # scenario's LUTs are synthesised (not this machine's): only records and decisions are compared here;
@@ -93,5 +90,4 @@ sets+=(--set 'events=[{at_s: 3, server: cloud, fail: true}, {at_s: 5, server: cl
 run lof "$work/simf" fail --loopback
 grep -q "killed the edge server (cloud" "$work/lof.txt" && ok || bad "the cloud was not killed"
 
-echo "testbed_cloud: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish testbed_cloud

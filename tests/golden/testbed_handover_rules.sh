@@ -11,7 +11,7 @@
 set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 # At x = 10 m the device is nearest a, at 190 m nearest b: it walks across in 0.5 s and stays 0.5 to
 # 0.62 s. The stays differ because a request caught at a handover ends there and the closed loop starts

@@ -8,7 +8,7 @@
 set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
 printf 't_s,x_m,y_m\n0,10,0\n3,10,0\n5,190,0\n' > "$work/walk.csv"
 cat > "$work/s.yaml" <<YAML

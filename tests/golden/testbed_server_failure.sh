@@ -9,11 +9,8 @@
 set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
 cat > "$work/s.yaml" <<YAML
 name: tbfail
@@ -93,5 +90,4 @@ ip netns del cfprobe$$
 [ $rc -eq 0 ] && grep -q '"mode": "netns"' "$work/ns/testbed.json" && ok || { bad "namespace run: exit $rc"; tail -20 "$work/ns.txt"; }
 [ -s "$work/ns/results.h5" ] && check "$work/ns" "$work/ns.txt"
 [ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
-echo "$passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish testbed_server_failure

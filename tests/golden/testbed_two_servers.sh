@@ -15,11 +15,8 @@ set -u
 rt="$1"; root="$2"
 [ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
 sim="$(dirname "$rt")/coinfer"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
 cp scenarios/servers/failover_two_servers.yaml "$work/s.yaml"  # edge1 fails at 4 s, recovers at 6 s
 
@@ -190,5 +187,4 @@ assert [t for t, _ in sm] == ["start", "bandwidth:car0+handover:car0", "bandwidt
 assert tb == sm, (tb, sm)
 PY
 
-echo "testbed_two_servers: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish testbed_two_servers

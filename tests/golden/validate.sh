@@ -5,11 +5,8 @@
 set -u
 coinfer="$1"; root="$2"
 [ -x "$(dirname "$coinfer")/coinfer-rt" ] || { echo "SKIP: built without LibTorch"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 for f in traces/lut_measured/*.h5; do
   "$coinfer" lut check "$f" --min-batch 1 | grep -q "provenance measured" && "$coinfer" lut check "$f" --min-batch 1 | grep -q "^complete" && ok || bad "measured LUT $f: $("$coinfer" lut check "$f")"
@@ -129,5 +126,4 @@ PY
 else
   bad "chromium is not installed (scripts/setup.sh installs it)"
 fi
-echo "validate: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish validate

@@ -6,11 +6,8 @@
 set -u
 coinfer="$1"; root="$2"
 [ -x "$(dirname "$coinfer")/coinfer-profile" ] || { echo "SKIP: built without LibTorch"; exit 77; }
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
 cd "$root"
-fails=0; passes=0
-ok() { passes=$((passes+1)); }
-bad() { echo "FAIL $1"; fails=$((fails+1)); }
 
 # A measured INT8 + dense-mask table: key, bytes per split, error attributes.
 "$coinfer" profile --model gcn --dataset mr --variant int8+dense_mask --batch 1..2 --repeats 2 --warmup 1 \
@@ -87,5 +84,4 @@ PY
 "$coinfer" run "$work/v.yaml" --set "scheduler.max_output_error=-0.5" --out "$work/run3" > "$work/r3.out" 2>&1
 [ $? -eq 2 ] && grep -q "scheduler.max_output_error" "$work/r3.out" && [ ! -e "$work/run3" ] && ok || { bad "negative bound"; cat "$work/r3.out"; }
 
-echo "variants: $passes passed, $fails failed"
-[ $fails -eq 0 ]
+finish variants

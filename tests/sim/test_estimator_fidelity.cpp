@@ -14,12 +14,12 @@
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "sim/simulation.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
 TEST(EstimatorFidelity, LightSplitBesideHeavyOffloadersOnOneWorker) {
-  char tmpl[] = "/tmp/coinfer-estfid-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = coinfer::test::temp_dir("estfid");
   std::ofstream(dir + "/s.yaml")
       << "name: estfid\nseed: 1\nduration_s: 60\nwarmup_s: 10\nservice_time: mean\nluts: [" << COINFER_SOURCE_DIR
       << "/traces/lut]\nservers:\n  - {id: edge, type: i7-7700, workers: 1, batch: {window_ms: 0, max_size: 1}}\n"

@@ -137,14 +137,17 @@ TEST(ServiceTime, DrawsDependOnTheSeedOnly) {
     const pid_t pid = ::fork();
     if (pid == 0) {
       ::close(fds[0]);
-      SimSetup s;
-      s.write_distributed_lut("testdev", {0, 0.5, 0.5, 1}, {0.005, 0.005, 0.035, 0.035});
-      s.write_lut("testsrv", 0.001);
-      const auto lat =
-          latencies_s(s.run(scenario(local_device("{arrival: closed_loop, in_flight: 1}"), "{window_ms: 0, max_size: 1}", 5, 0), {"seed=" + seed}));
-      const std::string bytes(reinterpret_cast<const char*>(lat.data()), lat.size() * sizeof(double));
-      if (::write(fds[1], bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) ::_exit(1);
-      ::_exit(0);
+      bool sent = false;
+      {
+        SimSetup s;  // its folder removed here: _exit below runs no destructor
+        s.write_distributed_lut("testdev", {0, 0.5, 0.5, 1}, {0.005, 0.005, 0.035, 0.035});
+        s.write_lut("testsrv", 0.001);
+        const auto lat =
+            latencies_s(s.run(scenario(local_device("{arrival: closed_loop, in_flight: 1}"), "{window_ms: 0, max_size: 1}", 5, 0), {"seed=" + seed}));
+        const std::string bytes(reinterpret_cast<const char*>(lat.data()), lat.size() * sizeof(double));
+        sent = ::write(fds[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+      }
+      ::_exit(sent ? 0 : 1);
     }
     ::close(fds[1]);
     std::string got;

@@ -7,14 +7,12 @@
 #include "core/input_error.hpp"
 #include "io/dataset_h5.hpp"
 #include "io/h5_file.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
 namespace {
-std::string temp_dir() {
-  char tmpl[] = "/tmp/coinfer-ds-XXXXXX";
-  return mkdtemp(tmpl);
-}
+std::string temp_dir() { return coinfer::test::temp_dir("ds"); }
 InputError error_of(const std::function<void()>& f) {
   try {
     f();

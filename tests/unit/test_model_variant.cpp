@@ -146,8 +146,7 @@ TEST(ModelVariant, TheCatalogBuildsSupportedVariantsAndSaysWhyOthersAreNot) {
 
 namespace {
 std::string scenario_with(const std::string& device_lines) {
-  char tmpl[] = "/tmp/coinfer-variant-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = coinfer::test::temp_dir("variant");
   std::ofstream(dir + "/s.yaml") << "name: t\nseed: 1\nduration_s: 5\nluts: [" << COINFER_SOURCE_DIR
                                  << "/traces/lut]\nservers:\n  - {id: e, type: gtx1060}\n"
                                     "devices:\n  - id: d\n    type: rpi4b\n    dataset: mr\n    link: {bandwidth_mbps: 10}\n"
@@ -264,8 +263,7 @@ TEST(VariantChoice, TheEstimatorRunsTheVariantsTablesAndGreedyTakesTheFasterVari
 
 TEST(VariantChoice, OnlyVariantsWithCompleteTablesAndADocumentedErrorWithinTheBoundAreOffered) {
   using namespace coinfer::test;
-  char tmpl[] = "/tmp/coinfer-vchoice-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = temp_dir("vchoice");
   std::ofstream(dir + "/s.yaml") << "name: t\nluts: [" << COINFER_SOURCE_DIR
                                  << "/traces/lut]\nservers:\n"
                                     "  - {id: e, type: srv, batch: {max_size: 4}}\n"

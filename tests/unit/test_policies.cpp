@@ -31,6 +31,7 @@
 #include "sched/analytic_estimator.hpp"
 #include "sched/coordinator_loop.hpp"
 #include "sched/rescheduler.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -847,8 +848,7 @@ TEST(DecisionCodec, RoundTripsAndReadsAJournalWithATornLastLine) {
   EXPECT_DOUBLE_EQ(back.t_s, 1.25);
   EXPECT_DOUBLE_EQ(back.predicted_latency_ms, 80.25);
   EXPECT_EQ(back.switched, 1);
-  char tmpl[] = "/tmp/coinfer-dec-XXXXXX";
-  const std::string dir = mkdtemp(tmpl);
+  const std::string dir = coinfer::test::temp_dir("dec");
   {
     std::ofstream o(dir + "/d.jsonl");
     o << decision_to_json(d) << "\n" << decision_to_json(d) << "\n{\"t_s\": 3, \"trig";

@@ -15,6 +15,7 @@
 #include "io/record_columns.hpp"
 #include "io/record_json.hpp"
 #include "io/results_h5.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -37,9 +38,7 @@ void expect_unique_names(const std::vector<RecordField<R>>& fields, const char* 
 }
 
 std::string temp_dir() {
-  const std::string d = testing::TempDir() + "/record-fields-" + std::to_string(::getpid());
-  std::filesystem::create_directories(d);
-  return d;
+  return coinfer::test::temp_dir("record-fields");
 }
 
 // A run with one row in each table, every member set to a value that is not its default.

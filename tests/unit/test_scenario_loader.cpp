@@ -15,6 +15,7 @@
 #include "io/model_spec_loader.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 namespace fs = std::filesystem;
@@ -38,8 +39,7 @@ devices:
 )";
 
 std::string write(const std::string& text) {
-  char tmpl[] = "/tmp/coinfer-scn-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  const std::string dir = coinfer::test::temp_dir("scn");
   std::string t = text;
   auto pos = t.find("LUTDIR");
   if (pos != std::string::npos) t.replace(pos, 6, std::string(COINFER_SOURCE_DIR) + "/traces/lut");

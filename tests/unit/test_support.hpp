@@ -2,8 +2,13 @@
 // Helpers shared by the unit tests: the project's model catalog, fresh temporary folders and a board
 // with a GPU and a CPU.
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/device_hardware.hpp"
@@ -18,10 +23,38 @@ inline const ModelCatalog& catalog() {
   return c;
 }
 
-// A new empty folder /tmp/coinfer-<what>-XXXXXX; the test removes it.
+// The folders temp_dir made, removed with their contents when the test process exits normally (only by
+// the process that made them: a forked child that exits leaves its parent's folders alone).
+class TempDirs {
+ public:
+  static TempDirs& instance() {
+    static TempDirs dirs;
+    return dirs;
+  }
+  void add(const std::string& dir) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    dirs_.push_back(dir);
+  }
+  ~TempDirs() {
+    if (getpid() != owner_) return;
+    std::error_code ignored;
+    for (const auto& d : dirs_) std::filesystem::remove_all(d, ignored);
+  }
+
+ private:
+  TempDirs() : owner_(getpid()) {}
+  pid_t owner_;
+  std::mutex mutex_;
+  std::vector<std::string> dirs_;
+};
+
+// A new empty folder /tmp/coinfer-<what>-XXXXXX, removed when the test process exits. Aborts the test
+// process (throws) when the folder cannot be made.
 inline std::string temp_dir(const std::string& what = "unit") {
   std::string tmpl = "/tmp/coinfer-" + what + "-XXXXXX";
-  return mkdtemp(tmpl.data());
+  if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot make " + tmpl);
+  TempDirs::instance().add(tmpl);
+  return tmpl;
 }
 
 // A board of two processors named (and of the kinds) `first`, its default, and `second`, in one
