@@ -34,6 +34,7 @@
 #include "sched/learned_plugin.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "sched/scheme_search.hpp"
+#include "cli/scenario_args.hpp"
 
 namespace fs = std::filesystem;
 
@@ -287,12 +288,11 @@ void register_plan(CLI::App& app, int& exit_code) {
   CLI::App* cmd = app.add_subcommand("plan",
                                      "ACE-GNN's planning phase: examine the design space best-first until a scheme meets a throughput requirement; "
                                      "write it as a ready-to-run scenario and verify it by simulation (exit 1 when no examined scheme meets it)");
-  cmd->add_option("scenario", o->scenario, "scenario YAML file (its devices at time 0 are planned)")->required();
+  add_scenario_args(*cmd, o->scenario, o->sets, "scenario YAML file (its devices at time 0 are planned)");
   cmd->add_option("--throughput", o->throughput, "required system throughput, requests/s")->required();
   cmd->add_option("--max-iterations", o->max_iterations, "most schemes to examine (default 1000)");
   cmd->add_option("--estimator", o->estimator, "analytic (default) or gin");
   cmd->add_option("--predictor", o->predictor, "with --estimator gin: a model from coinfer predictor train");
-  cmd->add_option("--set", o->sets, "override a scenario key (repeatable), as in coinfer run");
   cmd->add_option("--out", o->out, "output folder (default results/plan-<scenario name>): plan.yaml, plan.json, verify/");
   cmd->add_flag("!--no-verify", o->verify, "do not simulate the chosen scheme");
   cmd->callback([o, &exit_code] {

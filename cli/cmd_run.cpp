@@ -23,6 +23,7 @@
 #include "plumbing/atomic_dir.hpp"
 #include "io/summary_json.hpp"
 #include "sim/simulation.hpp"
+#include "cli/scenario_args.hpp"
 
 namespace fs = std::filesystem;
 
@@ -180,9 +181,8 @@ int run_command(const RunOptions& o) {
 void register_run(CLI::App& app, int& exit_code) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand("run", "simulate a scenario; writes DIR/results.h5 and DIR/summary.json");
-  cmd->add_option("scenario", opts->scenario, "scenario YAML file (see scenarios/README.md)")->required();
+  add_scenario_args(*cmd, opts->scenario, opts->sets, "scenario YAML file (see scenarios/README.md)");
   cmd->add_option("--out", opts->out, "output folder (default: results/<scenario name>)");
-  cmd->add_option("--set", opts->sets, "override a scenario key, e.g. --set devices.0.link.bandwidth_mbps=5 (repeatable)");
   cmd->add_flag("--timing", opts->timing, "print the engine's wall-clock time and request count on stderr");
   cmd->add_option("--cfg", opts->cfg, "a SimGrid setting KEY:VALUE, applied after coinfer's (repeatable), e.g. --cfg=network/model:LV08");
   cmd->add_option("--log", opts->log, "a SimGrid log threshold CATEGORY.thresh:LEVEL (repeatable), e.g. --log=root.thresh:info");

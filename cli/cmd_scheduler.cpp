@@ -19,6 +19,7 @@
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "sched/scheme_search.hpp"
+#include "cli/scenario_args.hpp"
 
 namespace coinfer::cli {
 
@@ -121,8 +122,7 @@ void register_scheduler(CLI::App& app, int& exit_code) {
   });
   auto o = std::make_shared<EstimateOptions>();
   CLI::App* est = cmd->add_subcommand("estimate", "the analytic estimator's prediction for the scenario's own strategies at time 0");
-  est->add_option("scenario", o->scenario, "scenario YAML file")->required();
-  est->add_option("--set", o->sets, "override a scenario key (repeatable), as in coinfer run");
+  add_scenario_args(*est, o->scenario, o->sets);
   est->add_flag("--json", o->json, "print one JSON document");
   est->callback([o, &exit_code] { exit_code = guarded([&] { return estimate(*o); }); });
 }

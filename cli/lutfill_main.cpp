@@ -28,6 +28,7 @@
 #include "io/scenario_loader.hpp"
 #include "models/latency_regressor.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "cli/scenario_args.hpp"
 
 namespace {
 
@@ -295,10 +296,9 @@ int main(int argc, char** argv) {
   CLI::App app{"coinfer lut fill: estimate the LUT entries a scenario needs and its LUTs lack (per-module regressors, MEDN paper)"};
   app.name("coinfer lut fill");
   FillOptions o;
-  app.add_option("scenario", o.scenario, "scenario YAML file")->required();
+  cli::add_scenario_args(app, o.scenario, o.sets);
   app.add_option("--out", o.out, "folder for the filled LUTs (one file per device type) and fill_report.json")->required();
   app.add_option("--samples", o.samples, "module sample sets from coinfer profile --modules (repeatable)");
-  app.add_option("--set", o.sets, "override a scenario key (repeatable), as in coinfer run");
   app.add_option("--check-against", o.check_against, "measured LUT files or folders: compare every filled entry they hold (a held-out check)");
   app.add_option("--seed", o.fit.seed, "seed of the data split and the networks' initial weights (default 1)");
   app.add_option("--epochs", o.fit.epochs, "training epochs of the MLP and MEDN (default 500, as the paper)")->check(CLI::Range(1, 100000));

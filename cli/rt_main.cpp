@@ -32,6 +32,7 @@
 #include "io/scenario_loader.hpp"
 #include "plumbing/child_process.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "cli/scenario_args.hpp"
 
 namespace {
 
@@ -129,8 +130,7 @@ void add_serve(CLI::App& app, int& exit_code) {
   auto sv_sets = std::make_shared<std::vector<std::string>>();
   auto sv_secret = std::make_shared<std::string>();
   CLI::App* serve = app.add_subcommand("serve", "run an edge server for a scenario (until Ctrl-C or SIGTERM)");
-  serve->add_option("scenario", *sv_scenario, "scenario YAML file")->required();
-  serve->add_option("--set", *sv_sets, "override a scenario key (repeatable)");
+  cli::add_scenario_args(*serve, *sv_scenario, *sv_sets);
   serve->add_option("--server", sv->server_id, "which of the scenario's servers this is (default: the first)");
   serve->add_option("--bind", sv->bind, "address to listen on (default 0.0.0.0)");
   serve->add_option("--port", sv->port, "TCP port (default 7070; 0 = any free port)");
@@ -172,8 +172,7 @@ void add_device(CLI::App& app, int& exit_code) {
   auto dv_secret = std::make_shared<std::string>();
   auto dv_cap = std::make_shared<double>(0);
   CLI::App* device = app.add_subcommand("device", "run one device of a scenario against its edge server");
-  device->add_option("scenario", *dv_scenario, "scenario YAML file")->required();
-  device->add_option("--set", *dv_sets, "override a scenario key (repeatable)");
+  cli::add_scenario_args(*device, *dv_scenario, *dv_sets);
   device->add_option("--id", dv->device_id, "the scenario's device this process is")->required();
   device->add_option("--host", dv->host, "edge server address (default 127.0.0.1)");
   device->add_option("--port", dv->port, "edge server port (default 7070)");
@@ -234,8 +233,7 @@ void add_testbed(CLI::App& app, int& exit_code) {
   auto tb_cleanup = std::make_shared<bool>(false);
   CLI::App* testbed =
       app.add_subcommand("testbed", "run a scenario on an emulated testbed (network namespaces + tc), or on real hosts over SSH (--inventory)");
-  testbed->add_option("scenario", tb->scenario, "scenario YAML file");
-  testbed->add_option("--set", tb->sets, "override a scenario key (repeatable)");
+  cli::add_scenario_args(*testbed, tb->scenario, tb->sets, "scenario YAML file", false);
   testbed->add_option("--out", tb->out, "output folder (default: results/<scenario name>-testbed)");
   testbed->add_flag("--loopback", tb->loopback, "skip network namespaces: loopback with shaping inside the middleware");
   testbed->add_option("--device-cpu", tb->device_cpu_cores, "cap each device at this many cores (cgroup)");
@@ -345,8 +343,7 @@ void add_check(CLI::App& app, int& exit_code) {
   auto ck_sets = std::make_shared<std::vector<std::string>>();
   auto ck_secret = std::make_shared<std::string>();
   CLI::App* check = app.add_subcommand("check", "check that a scenario runs here (models, LUTs, secret) without starting anything");
-  check->add_option("scenario", *ck_scenario, "scenario YAML file")->required();
-  check->add_option("--set", *ck_sets, "override a scenario key (repeatable)");
+  cli::add_scenario_args(*check, *ck_scenario, *ck_sets);
   check->add_option("--secret-file", *ck_secret, "the shared secret's file: readable, not readable by group or others");
   auto ck_plan = std::make_shared<bool>(false);
   check->add_flag("--plan", *ck_plan,

@@ -24,6 +24,7 @@
 #include "sched/threshold_predictor.hpp"
 #include "core/random_stream.hpp"
 #include "sched/scheduler_factory.hpp"
+#include "cli/scenario_args.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -98,10 +99,7 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_ = train.add_subcommand("sparoa",
                               "SparOA's operator scheduler: a SAC policy placing one device's stages on its CPU and GPU (or NPU), trained on "
                               "inferences priced by the simulator's segment rule (sched/README.md \"SparOA\")");
-  cmd_->add_option("scenario", o.scenario, "scenario file naming the device (its board's processors, model and LUTs)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd_->add_option("--set", o.sets, "override a scenario key (KEY=VALUE; repeatable)");
+  add_scenario_args(*cmd_, o.scenario, o.sets, "scenario file naming the device (its board's processors, model and LUTs)")->check(CLI::ExistingFile);
   cmd_->add_option("--device", o.device, "the device whose board and model the policy is for (default: the first with a CPU and a GPU or NPU)");
   cmd_->add_option("--out", o.out, "policy file to write; POLICY.learning.csv is written beside it")->required();
   cmd_->add_option("--episodes", o.train.episodes, "episodes (one inference each; default 1000)")->check(CLI::Range(1, 1000000));
@@ -130,10 +128,7 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
       "thresholds",
       "SparOA's threshold predictor (Transformer encoder + BiLSTM) for a device's board, trained on the ground truth of a grid search over "
       "each shipped model's stages on the board's synthesised roofline (sched/README.md \"SparOA\")");
-  thresholds_cmd_->add_option("scenario", o.t_scenario, "scenario file naming the device (its board type and LUTs)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  thresholds_cmd_->add_option("--set", o.t_sets, "override a scenario key (KEY=VALUE; repeatable)");
+  add_scenario_args(*thresholds_cmd_, o.t_scenario, o.t_sets, "scenario file naming the device (its board type and LUTs)")->check(CLI::ExistingFile);
   thresholds_cmd_->add_option("--device", o.t_device, "the device whose board the predictor is for (default: the first with a CPU and a GPU or NPU)");
   thresholds_cmd_->add_option("--out", o.t_out, "predictor file to write; PREDICTOR.samples.csv (the sample set) is written beside it")->required();
   thresholds_cmd_->add_option("--sequences", o.sequences, "sample sequences per model and dataset, each with its own sparsity per stage (default 40)")

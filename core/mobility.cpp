@@ -8,6 +8,7 @@
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
 #include "core/text_util.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer {
 
@@ -185,17 +186,13 @@ void expand_mobility(Scenario& s) {
   std::stable_sort(s.events.begin(), s.events.end(), [](const EventSpec& a, const EventSpec& b) { return a.at_s < b.at_s; });
 }
 
-const char* mid_transfer_name(MobilitySpec::MidTransfer m) {
-  switch (m) {
-    case MobilitySpec::MidTransfer::resend:
-      return "resend";
-    case MobilitySpec::MidTransfer::fail:
-      return "fail";
-    case MobilitySpec::MidTransfer::wait:
-      break;
-  }
-  return "wait";
-}
+namespace {
+using MidTransfer = MobilitySpec::MidTransfer;
+constexpr auto kMidTransferNames = enum_names<MidTransfer>({"wait", "resend", "fail"});
+static_assert(kMidTransferNames.names_each_of(MidTransfer::wait, MidTransfer::fail));
+}  // namespace
+
+const char* mid_transfer_name(MobilitySpec::MidTransfer m) { return kMidTransferNames.name(m, "wait"); }
 
 std::vector<DeviceHandover> handovers_of(const Scenario& s, const std::string& device_id) {
   std::vector<DeviceHandover> out;

@@ -1,27 +1,13 @@
 #include "core/record_field.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer {
 
-const char* field_kind_name(FieldKind k) {
-  switch (k) {
-    case FieldKind::int64:
-      return "int64";
-    case FieldKind::int32:
-      return "int32";
-    case FieldKind::status:
-      return "status";
-    case FieldKind::flag:
-      return "flag";
-    case FieldKind::real:
-      return "real";
-    case FieldKind::time:
-      return "time";
-    case FieldKind::text:
-      return "text";
-    case FieldKind::json_object:
-      return "json_object";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kFieldKindNames = enum_names<FieldKind>({"int64", "int32", "status", "flag", "real", "time", "text", "json_object"});
+static_assert(kFieldKindNames.names_each_of(FieldKind::int64, FieldKind::json_object));
+}  // namespace
+
+const char* field_kind_name(FieldKind k) { return kFieldKindNames.name(k); }
 
 }  // namespace coinfer

@@ -129,4 +129,16 @@ bool operator==(const SystemState& a, const SystemState& b) {
          a.access_point_latency_ms == b.access_point_latency_ms && a.devices == b.devices && a.servers == b.servers;
 }
 
+SystemState alone_in(const SystemState& state, const DeviceState& device) {
+  SystemState alone;
+  alone.time_s = state.time_s;
+  alone.horizon_s = state.horizon_s;
+  alone.warmup_left_s = state.warmup_left_s;
+  alone.access_point_mbps = state.access_point_mbps;
+  alone.access_point_latency_ms = state.access_point_latency_ms;
+  alone.servers = state.servers;
+  alone.devices = {device};
+  return alone;
+}
+
 }  // namespace coinfer

@@ -85,6 +85,10 @@ struct SystemState {
   const ServerState* server(const std::string& id) const;
 };
 
+// `state` with `device` as its only device (the servers and the access point as they are): what a
+// scheduler predicts one device on, alone. Copies the servers, not the other devices.
+SystemState alone_in(const SystemState& state, const DeviceState& device);
+
 // Field by field (estimators cache predictions by state).
 bool operator==(const DeviceState& a, const DeviceState& b);
 bool operator==(const ServerState& a, const ServerState& b);

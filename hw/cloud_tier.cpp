@@ -117,8 +117,6 @@ void CloudTier::accept_edge(std::unique_ptr<Connection> conn, const PeerRegistra
   h->generates = false;
   h->conn = std::move(conn);
   h->conn->set_max_payload(kDefaultMaxPayload);
-  h->conn->set_shaping(wan_shaping(check.server_index));
-  h->conn->send({MsgType::heartbeat, 0, ""}, Seconds(5));
   ctx_.log("edge server " + h->id + " connected from " + from + " (this server is its cloud)");
   const auto held = ctx_.lock.hold();
   // One connection per edge (200 connections of one edge id were all kept): a new
@@ -129,6 +127,12 @@ void CloudTier::accept_edge(std::unique_ptr<Connection> conn, const PeerRegistra
       old->conn->close();
       ctx_.log("edge server " + h->id + ": its older connection closed (replaced by the new one)");
     }
+  // Acknowledged once it is the edge's connection, so that a connection of this edge made after the
+  // acknowledgement replaces this one, never the other way round (acknowledged before, a registration
+  // that came second could take the lock first and close the newer connection). Under the lock and
+  // before the WAN shaping: a frame of a few bytes into a new socket's empty buffer does not wait.
+  h->conn->send({MsgType::heartbeat, 0, ""}, Seconds(5));
+  h->conn->set_shaping(wan_shaping(check.server_index));
   edges_.push_back(h);
   h->reader = std::thread([this, h] { edge_read_loop(h); });
 }

@@ -1,4 +1,5 @@
 #include "hw/frame.hpp"
+#include "core/enum_names.hpp"
 
 #include <zstd.h>
 
@@ -24,39 +25,14 @@ std::uint64_t get_le(const unsigned char* p, int bytes) {
 
 }  // namespace
 
-const char* to_string(MsgType t) {
-  switch (t) {
-    case MsgType::hello:
-      return "hello";
-    case MsgType::register_:
-      return "register";
-    case MsgType::registered:
-      return "registered";
-    case MsgType::scheduling:
-      return "scheduling";
-    case MsgType::task:
-      return "task";
-    case MsgType::result:
-      return "result";
-    case MsgType::heartbeat:
-      return "heartbeat";
-    case MsgType::error:
-      return "error";
-    case MsgType::resend:
-      return "resend";
-    case MsgType::peer_register:
-      return "peer_register";
-    case MsgType::peer_report:
-      return "peer_report";
-    case MsgType::peer_scheme:
-      return "peer_scheme";
-    case MsgType::redirect:
-      return "redirect";
-    case MsgType::cloud_register:
-      return "cloud_register";
-  }
-  return "unknown";
-}
+namespace {
+constexpr auto kMsgTypeNames = enum_names<MsgType>({"hello", "register", "registered", "scheduling", "task", "result", "heartbeat", "error", "resend",
+                                                    "peer_register", "peer_report", "peer_scheme", "redirect", "cloud_register"},
+                                                   MsgType::hello);
+static_assert(kMsgTypeNames.names_each_of(MsgType::hello, MsgType::cloud_register));
+}  // namespace
+
+const char* to_string(MsgType t) { return kMsgTypeNames.name(t, "unknown"); }
 
 std::optional<std::string> compress_payload(const std::string& payload) {
   if (payload.size() < kCompressThreshold) return std::nullopt;

@@ -13,6 +13,7 @@
 
 #include "core/limits.hpp"
 #include "core/text_util.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer::hw {
 
@@ -129,7 +130,9 @@ Registration decode_registration(const std::string& p) {
 }
 Assignment decode_assignment(const std::string& p) {
   json j = parse(p, "scheduling");
-  Assignment a{field<std::string>(j, "strategy", "scheduling"), field<bool>(j, "helper", "scheduling")};
+  Assignment a;
+  a.strategy = field<std::string>(j, "strategy", "scheduling");
+  a.helper = field<bool>(j, "helper", "scheduling");
   if (j.contains("epoch_unix_s")) a.epoch_unix_s = field<double>(j, "epoch_unix_s", "scheduling");
   if (j.contains("server")) {
     a.server = field<std::string>(j, "server", "scheduling");
@@ -270,17 +273,9 @@ std::pair<std::string, int> split_address(const std::string& address, const char
 }
 
 namespace {
-const char* peer_event_name(PeerEvent::Kind k) {
-  switch (k) {
-    case PeerEvent::Kind::registered:
-      return "registered";
-    case PeerEvent::Kind::leave:
-      return "leave";
-    case PeerEvent::Kind::bandwidth:
-      return "bandwidth";
-  }
-  return "?";
-}
+constexpr auto kPeerEventNames = enum_names<PeerEvent::Kind>({"registered", "leave", "bandwidth"});
+static_assert(kPeerEventNames.names_each_of(PeerEvent::Kind::registered, PeerEvent::Kind::bandwidth));
+const char* peer_event_name(PeerEvent::Kind k) { return kPeerEventNames.name(k); }
 const json& array_field(const json& j, const char* key, const char* what) {
   auto it = j.find(key);
   if (it == j.end()) throw ProtocolError(std::string(what) + " message: missing field '" + key + "'");
@@ -329,12 +324,8 @@ PeerReport decode_peer_report(const std::string& p) {
     if (!x.is_object()) throw ProtocolError("peer_report message: an event is not an object");
     PeerEvent e;
     const std::string kind = field<std::string>(x, "kind", what);
-    if (kind == "registered")
-      e.kind = PeerEvent::Kind::registered;
-    else if (kind == "leave")
-      e.kind = PeerEvent::Kind::leave;
-    else if (kind == "bandwidth")
-      e.kind = PeerEvent::Kind::bandwidth;
+    if (const auto k = kPeerEventNames.value(kind))
+      e.kind = *k;
     else
       throw ProtocolError("peer_report message: unknown event kind '" + kind + "'");
     e.device = field_in<int>(x, "device", what, 0, static_cast<int>(limits::kMaxDevices) - 1);

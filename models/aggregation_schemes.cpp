@@ -1,4 +1,5 @@
 #include "models/aggregation_schemes.hpp"
+#include "core/enum_names.hpp"
 
 #include <ATen/Parallel.h>
 
@@ -10,23 +11,16 @@
 
 namespace coinfer::models {
 
-const char* scheme_name(AggregationScheme s) {
-  switch (s) {
-    case AggregationScheme::standard:
-      return "standard";
-    case AggregationScheme::csr:
-      return "csr";
-    case AggregationScheme::sliced:
-      return "sliced";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kSchemeNames = enum_names<AggregationScheme>({"standard", "csr", "sliced"});
+static_assert(kSchemeNames.names_each_of(AggregationScheme::standard, AggregationScheme::sliced));
+}  // namespace
+
+const char* scheme_name(AggregationScheme s) { return kSchemeNames.name(s); }
 
 AggregationScheme scheme_from_name(const std::string& name) {
-  if (name == "standard") return AggregationScheme::standard;
-  if (name == "csr") return AggregationScheme::csr;
-  if (name == "sliced") return AggregationScheme::sliced;
-  throw std::invalid_argument("unknown aggregation scheme '" + name + "' (standard, csr or sliced)");
+  if (const auto s = kSchemeNames.value(name)) return *s;
+  throw std::invalid_argument("unknown aggregation scheme '" + name + "' (" + kSchemeNames.listed() + ")");
 }
 
 namespace {

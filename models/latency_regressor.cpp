@@ -9,30 +9,16 @@
 #include <stdexcept>
 
 #include "core/random_stream.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer::models {
 
-const char* regressor_name(RegressorKind k) {
-  switch (k) {
-    case RegressorKind::lr:
-      return "lr";
-    case RegressorKind::rf:
-      return "rf";
-    case RegressorKind::mlp:
-      return "mlp";
-    case RegressorKind::medn:
-      return "medn";
-    case RegressorKind::medn_d:
-      return "medn-d";
-    case RegressorKind::medn_xi:
-      return "medn-xi";
-    case RegressorKind::medn_xm:
-      return "medn-xm";
-    case RegressorKind::medn_r:
-      return "medn-r";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kRegressorNames = enum_names<RegressorKind>({"lr", "rf", "mlp", "medn", "medn-d", "medn-xi", "medn-xm", "medn-r"});
+static_assert(kRegressorNames.names_each_of(RegressorKind::lr, RegressorKind::medn_r));
+}  // namespace
+
+const char* regressor_name(RegressorKind k) { return kRegressorNames.name(k); }
 
 const std::vector<RegressorKind>& all_regressor_kinds() {
   static const std::vector<RegressorKind> kinds = {RegressorKind::lr,     RegressorKind::rf,      RegressorKind::mlp,     RegressorKind::medn,
@@ -40,11 +26,7 @@ const std::vector<RegressorKind>& all_regressor_kinds() {
   return kinds;
 }
 
-std::optional<RegressorKind> regressor_kind_named(const std::string& name) {
-  for (RegressorKind k : all_regressor_kinds())
-    if (name == regressor_name(k)) return k;
-  return std::nullopt;
-}
+std::optional<RegressorKind> regressor_kind_named(const std::string& name) { return kRegressorNames.value(name); }
 
 RegressorScore score_predictions(const std::vector<double>& predicted_s, const std::vector<double>& measured_s) {
   if (predicted_s.size() != measured_s.size()) throw std::invalid_argument("score_predictions: lengths differ");
@@ -145,25 +127,10 @@ std::vector<int64_t> columns_for(RegressorKind k, const std::vector<std::string>
 // Index of a kind in the seed streams: lr, mlp and medn keep the indices they had before the others
 // existed (so LUT fills stay as they were); the others get streams of their own (see fit_one).
 std::uint64_t stream_index(RegressorKind k) {
-  switch (k) {
-    case RegressorKind::lr:
-      return 0;
-    case RegressorKind::mlp:
-      return 1;
-    case RegressorKind::medn:
-      return 2;
-    case RegressorKind::rf:
-      return 3;
-    case RegressorKind::medn_d:
-      return 4;
-    case RegressorKind::medn_xi:
-      return 5;
-    case RegressorKind::medn_xm:
-      return 6;
-    case RegressorKind::medn_r:
-      return 7;
-  }
-  return 8;
+  // by the enum's order: lr, rf, mlp, medn, medn_d, medn_xi, medn_xm, medn_r
+  constexpr std::uint64_t kIndex[] = {0, 3, 1, 2, 4, 5, 6, 7};
+  static_assert(sizeof kIndex / sizeof kIndex[0] == static_cast<std::size_t>(RegressorKind::medn_r) + 1);
+  return kIndex[static_cast<std::size_t>(k)];
 }
 
 // One fitted regressor on scaled inputs -> log latency.

@@ -1,4 +1,5 @@
 #include "models/paper_modules.hpp"
+#include "core/enum_names.hpp"
 
 #include <torch/torch.h>
 
@@ -14,29 +15,13 @@ const std::vector<PaperModule>& paper_modules() {
   return all;
 }
 
-const char* paper_module_name(PaperModule m) {
-  switch (m) {
-    case PaperModule::avgpool:
-      return "avgpool";
-    case PaperModule::bn:
-      return "bn";
-    case PaperModule::bn_relu:
-      return "bn+relu";
-    case PaperModule::conv_bn:
-      return "conv+bn";
-    case PaperModule::conv_bn_relu:
-      return "conv+bn+relu";
-    case PaperModule::conv:
-      return "conv";
-    case PaperModule::conv_relu:
-      return "conv+relu";
-    case PaperModule::linear:
-      return "linear";
-    case PaperModule::maxpool:
-      return "maxpool";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kPaperModuleNames =
+    enum_names<PaperModule>({"avgpool", "bn", "bn+relu", "conv+bn", "conv+bn+relu", "conv", "conv+relu", "linear", "maxpool"});
+static_assert(kPaperModuleNames.names_each_of(PaperModule::avgpool, PaperModule::maxpool));
+}  // namespace
+
+const char* paper_module_name(PaperModule m) { return kPaperModuleNames.name(m); }
 
 std::optional<PaperModule> paper_module_named(const std::string& name) {
   for (PaperModule m : paper_modules())

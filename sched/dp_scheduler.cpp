@@ -24,14 +24,7 @@ Scheme DpScheduler::decide(const SystemState& state) {
     std::vector<std::vector<Item>> items;
     for (const DeviceState* d : devices) {
       // The device alone: the state without the others (a prediction sees connected devices only).
-      SystemState alone;
-      alone.time_s = state.time_s;
-      alone.horizon_s = state.horizon_s;
-      alone.warmup_left_s = state.warmup_left_s;
-      alone.access_point_mbps = state.access_point_mbps;
-      alone.access_point_latency_ms = state.access_point_latency_ms;
-      alone.servers = state.servers;
-      alone.devices = {*d};
+      const SystemState alone = alone_in(state, *d);
       std::vector<Item> opts;
       std::vector<Scheme> schemes;
       for (const Strategy& o : device_options(est_, *d, &state)) {

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -67,8 +68,11 @@ class ExternalScheduler : public Scheduler {
     hello["servers"] = json::array();
     for (const auto& sv : s.servers) hello["servers"].push_back(sv.id);
     try {
-      send(hello.dump());
-      const json answer = parse(receive(), "{\"type\":\"ready\"}");
+      // Starting an interpreter and its imports may take longer than a decision may (and a loaded
+      // machine slows it further): the hello has its own allowance.
+      const double startup_s = std::max(timeout_s_, kStartupAllowanceS);
+      send(hello.dump(), startup_s);
+      const json answer = parse(receive(startup_s), "{\"type\":\"ready\"}");
       if (answer.value("type", "") != "ready") fail("answered the hello with " + printable(answer.dump(), 200) + ", expected {\"type\":\"ready\"}");
       if (answer.contains("name") && answer["name"].is_string()) name_ = answer["name"].get<std::string>();
     } catch (const SchedulerFailure& e) {
@@ -117,14 +121,16 @@ class ExternalScheduler : public Scheduler {
     return "closed its output";
   }
 
-  void send(const std::string& line) {
+  // Sends `line`, waiting at most limit_s for the process to take it (the decisions' timeout_s unless given).
+  void send(const std::string& line, double limit_s = 0) {
+    if (limit_s <= 0) limit_s = timeout_s_;
     const std::string data = line + "\n";
     size_t done = 0;
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+    const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
     while (done < data.size()) {
       pollfd p{child_.channel(), POLLOUT, 0};
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) fail("did not read its input within " + format_double(timeout_s_) + " s (scheduler.timeout_s)");
+      if (left <= 0) fail("did not read its input within " + limit_text(limit_s));
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::send(child_.channel(), data.data() + done, data.size() - done, MSG_NOSIGNAL);
       if (n > 0)
@@ -134,8 +140,10 @@ class ExternalScheduler : public Scheduler {
     }
   }
 
-  std::string receive() {
-    const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+  // The next line the process writes, waiting at most limit_s (the decisions' timeout_s unless given).
+  std::string receive(double limit_s = 0) {
+    if (limit_s <= 0) limit_s = timeout_s_;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
     char buf[65536];
     for (;;) {
       const size_t nl = buffer_.find('\n');
@@ -148,7 +156,7 @@ class ExternalScheduler : public Scheduler {
       }
       if (buffer_.size() > kMaxLineBytes) fail("answered a line longer than 64 MiB");
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) fail("did not answer within " + format_double(timeout_s_) + " s (scheduler.timeout_s)");
+      if (left <= 0) fail("did not answer within " + limit_text(limit_s));
       pollfd p{child_.channel(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::read(child_.channel(), buf, sizeof buf);
@@ -169,6 +177,11 @@ class ExternalScheduler : public Scheduler {
   }
 
   std::string command_, name_, failed_, buffer_;
+  // Seconds a scheduler process has to start and answer the hello, at least (scheduler.timeout_s when larger).
+  static constexpr double kStartupAllowanceS = 30;
+  std::string limit_text(double limit_s) const {
+    return format_double(limit_s) + (limit_s == timeout_s_ ? " s (scheduler.timeout_s)" : " s (the start-up allowance)");
+  }
   double timeout_s_ = 10;
   Child child_;
   long long next_id_ = 1;

@@ -7,14 +7,7 @@ namespace coinfer {
 GcodeScheduler::Presets GcodeScheduler::plan(const SystemState& state, const DeviceState& d) const {
   Presets p;
   const int n = est_.model(d.model, d.dataset).num_stages();
-  SystemState alone;  // the device alone (copying the state's other devices only to drop them cost O(devices))
-  alone.time_s = state.time_s;
-  alone.horizon_s = state.horizon_s;
-  alone.warmup_left_s = state.warmup_left_s;
-  alone.access_point_mbps = state.access_point_mbps;
-  alone.access_point_latency_ms = state.access_point_latency_ms;
-  alone.servers = state.servers;
-  alone.devices = {d};
+  SystemState alone = alone_in(state, d);  // the device alone
   alone.devices[0].connected = true;
   for (double level = d.link_bandwidth_mbps; level >= min_mbps_ || p.level_mbps.empty(); level /= 2) {
     alone.devices[0].link_bandwidth_mbps = level;

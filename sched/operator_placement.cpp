@@ -8,6 +8,7 @@
 #include "core/lut.hpp"
 #include "core/model_spec.hpp"
 #include "core/text_util.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer {
 
@@ -75,23 +76,12 @@ double snap(double share, const std::vector<double>& grid) {
 
 }  // namespace
 
-std::string rule_name(PlacementRule r) {
-  switch (r) {
-    case PlacementRule::cpu_only:
-      return "cpu_only";
-    case PlacementRule::accelerator_only:
-      return "accelerator_only";
-    case PlacementRule::greedy:
-      return "greedy";
-    case PlacementRule::dp:
-      return "dp";
-    case PlacementRule::codl:
-      return "codl";
-    case PlacementRule::graphsplit:
-      return "graphsplit";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kRuleNames = enum_names<PlacementRule>({"cpu_only", "accelerator_only", "greedy", "dp", "codl", "graphsplit"});
+static_assert(kRuleNames.names_each_of(PlacementRule::cpu_only, PlacementRule::graphsplit));
+}  // namespace
+
+std::string rule_name(PlacementRule r) { return kRuleNames.name(r); }
 
 std::vector<PlacementRule> all_placement_rules() {
   return {PlacementRule::cpu_only, PlacementRule::accelerator_only, PlacementRule::greedy, PlacementRule::dp,
@@ -99,12 +89,8 @@ std::vector<PlacementRule> all_placement_rules() {
 }
 
 PlacementRule parse_placement_rule(const std::string& name) {
-  std::vector<std::string> names;
-  for (PlacementRule r : all_placement_rules()) {
-    if (rule_name(r) == name) return r;
-    names.push_back(rule_name(r));
-  }
-  throw std::invalid_argument("'" + printable(name, 80) + "' is not a placement rule (allowed: " + join(names) + ")");
+  if (const auto r = kRuleNames.value(name)) return *r;
+  throw std::invalid_argument("'" + printable(name, 80) + "' is not a placement rule (allowed: " + kRuleNames.listed() + ")");
 }
 
 const std::vector<double>& default_share_grid() {

@@ -53,10 +53,6 @@ int sac_batching_slot(double action, int count) {
 
 double sac_batching_slot_action(int index, int count) { return (std::clamp(index, 0, count - 1) + 0.5) / count; }
 
-namespace {
-double safe_log10(double x) { return std::log10(std::max(x, 1e-6)); }
-}  // namespace
-
 std::vector<SacBatchingObservation> sac_batching_observe(const SystemState& state, const AnalyticEstimator& est,
                                                          const std::map<std::string, Strategy>& strategies, const BatchingChoices& choices) {
   const ExecutionTimeModel& time = lut_mean_time();
@@ -106,9 +102,9 @@ std::vector<SacBatchingObservation> sac_batching_observe(const SystemState& stat
         static_cast<float>(std::log1p(offloading)),
         static_cast<float>(std::log1p(rate)),
         static_cast<float>(std::log1p(in_flight)),
-        static_cast<float>(offloading > 0 ? safe_log10(server_s * per) : 0),
+        static_cast<float>(offloading > 0 ? sac_log_feature(server_s * per) : 0),
         static_cast<float>(offloading > 0 ? gain * per : 1),
-        static_cast<float>(offloading > 0 ? safe_log10(transfer_s * per) : 0),
+        static_cast<float>(offloading > 0 ? sac_log_feature(transfer_s * per) : 0),
         static_cast<float>(std::log1p(std::max(0, sv.queue_length))),
         static_cast<float>(static_cast<double>(sv.busy_workers) / std::max(1, sv.workers)),
         static_cast<float>(std::log2(std::max(1, sv.workers)) / 4),

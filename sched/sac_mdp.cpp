@@ -51,8 +51,9 @@ int sac_feature_count() { return static_cast<int>(sac_feature_names().size()); }
 
 namespace {
 int slot_count(int n, bool dp) { return n + 1 + (dp ? 1 : 0); }
-double safe_log10(double x) { return std::log10(std::max(x, 1e-6)); }
 }  // namespace
+
+double sac_log_feature(double x) { return std::log10(std::max(x, 1e-6)); }
 
 Strategy action_strategy(double action, int n, bool dp) {
   const int slots = slot_count(n, dp);
@@ -119,17 +120,17 @@ std::vector<SacObservation> sac_observe(const SystemState& state, const Analytic
     o.device = d.id;
     o.num_stages = x.n;
     o.features = {
-        static_cast<float>(safe_log10(x.bw) / 2),
+        static_cast<float>(sac_log_feature(x.bw) / 2),
         static_cast<float>(x.lat * 10),
         static_cast<float>(std::log1p(std::max(0, d.queue_length))),
         static_cast<float>(std::log1p(std::max(0, d.unfinished))),
         static_cast<float>(std::log1p(std::max(0.0, d.arrival_rate_per_s))),
-        static_cast<float>(safe_log10(x.local_s)),
-        static_cast<float>(safe_log10(x.offload_s)),
-        static_cast<float>(safe_log10(x.best_s)),
+        static_cast<float>(sac_log_feature(x.local_s)),
+        static_cast<float>(sac_log_feature(x.offload_s)),
+        static_cast<float>(sac_log_feature(x.best_s)),
         static_cast<float>(x.best_k / std::max(1, x.n)),
-        static_cast<float>(safe_log10(x.input_s)),
-        static_cast<float>(safe_log10(x.min_interior_s)),
+        static_cast<float>(sac_log_feature(x.input_s)),
+        static_cast<float>(sac_log_feature(x.min_interior_s)),
         static_cast<float>(strategy_action(d.strategy, x.n, dp)),
         static_cast<float>(x.n / 10.0),
         static_cast<float>(std::log1p(std::max(0, x.sv->queue_length))),

@@ -26,6 +26,9 @@ class AnalyticEstimator;
 constexpr int kSacLayoutVersion = 1;
 const std::vector<std::string>& sac_feature_names();
 int sac_feature_count();
+// log10(max(x, 1e-6)): how the observations (and the batching policy's) carry a time or a rate, floored
+// so that 0 is a finite feature.
+double sac_log_feature(double x);
 
 // The action of one device, a in [0, 1], maps to the share of the model it runs: the slots are
 // offload (k = 0), pp(1) .. pp(n-1), local (k = n), then, with data_parallel allowed, data_parallel;

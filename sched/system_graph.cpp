@@ -7,36 +7,21 @@
 
 #include "core/units.hpp"
 #include "core/wire_bytes.hpp"
+#include "core/enum_names.hpp"
 
 namespace coinfer {
 
-const char* system_node_type_name(SystemNodeType t) {
-  switch (t) {
-    case SystemNodeType::device:
-      return "device";
-    case SystemNodeType::middleware:
-      return "middleware";
-    case SystemNodeType::handler:
-      return "handler";
-    case SystemNodeType::server:
-      return "server";
-    case SystemNodeType::global:
-      return "global";
-  }
-  return "?";
-}
+namespace {
+constexpr auto kNodeTypeNames = enum_names<SystemNodeType>({"device", "middleware", "handler", "server", "global"});
+static_assert(kNodeTypeNames.names_each_of(SystemNodeType::device, SystemNodeType::global));
+using Normalisation = FeatureNormalisation::Kind;
+constexpr auto kNormalisationNames = enum_names<Normalisation>({"log_minmax", "minmax", "zscore"});
+static_assert(kNormalisationNames.names_each_of(Normalisation::log_minmax, Normalisation::zscore));
+}  // namespace
 
-const char* normalisation_name(FeatureNormalisation::Kind k) {
-  switch (k) {
-    case FeatureNormalisation::Kind::log_minmax:
-      return "log_minmax";
-    case FeatureNormalisation::Kind::minmax:
-      return "minmax";
-    case FeatureNormalisation::Kind::zscore:
-      return "zscore";
-  }
-  return "?";
-}
+const char* system_node_type_name(SystemNodeType t) { return kNodeTypeNames.name(t); }
+
+const char* normalisation_name(FeatureNormalisation::Kind k) { return kNormalisationNames.name(k); }
 
 FeatureNormalisation FeatureNormalisation::fit(Kind kind, const std::vector<double>& xs) {
   FeatureNormalisation n;

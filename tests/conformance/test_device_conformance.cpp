@@ -28,20 +28,10 @@ using namespace coinfer::test;
 
 namespace {
 
-using Trace = std::vector<std::string>;
+using World = TracedWorld;  // traces per device index
 
-struct World : LoadedWorld {
-  std::map<int, Trace> traces;  // per device index, as the simulator's loops wrote them
-};
-
-// Runs `yaml` in the simulator with the loop trace on.
-World simulate(SimSetup& s, const std::string& yaml) {
-  World w{load_world(s, yaml), {}};
-  DeviceLoop::set_trace_sink([&w](int device, const std::string& line) { w.traces[device].push_back(line); });
-  sim::run_simulation(w.scenario, w.models, w.luts);
-  DeviceLoop::set_trace_sink(nullptr);
-  return w;
-}
+// Runs `yaml` in the simulator with the device loops' trace on.
+World simulate(SimSetup& s, const std::string& yaml) { return simulate_traced(s, yaml, DeviceLoop::set_trace_sink); }
 
 // The text after the first `n` words (a failure reason may hold spaces).
 std::string rest(const std::string& line, int n) {

@@ -35,20 +35,10 @@ using namespace coinfer::test;
 
 namespace {
 
-using Trace = std::vector<std::string>;
-
-struct World : LoadedWorld {
-  std::map<int, Trace> traces;  // per server index, as the simulator's loops wrote them
-};
+using World = TracedWorld;  // traces per server index
 
 // Runs `yaml` in the simulator with the server loops' trace on.
-World simulate(SimSetup& s, const std::string& yaml) {
-  World w{load_world(s, yaml), {}};
-  ServerLoopTrace::set_sink([&w](int server, const std::string& line) { w.traces[server].push_back(line); });
-  sim::run_simulation(w.scenario, w.models, w.luts);
-  ServerLoopTrace::set_sink(nullptr);
-  return w;
-}
+World simulate(SimSetup& s, const std::string& yaml) { return simulate_traced(s, yaml, ServerLoopTrace::set_sink); }
 
 // The number after a one-letter tag ("d3" -> 3) or "@" ("@0.25" -> 0.25).
 double tagged(const std::string& word) { return std::strtod(word.c_str() + 1, nullptr); }

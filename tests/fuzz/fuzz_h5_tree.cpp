@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/input_error.hpp"
+#include "tests/fuzz/fuzz_support.hpp"
 #include "io/lut_codec.hpp"
 #include "io/lut_h5.hpp"
 #include "io/predictor_samples.hpp"
@@ -27,36 +28,25 @@ using namespace coinfer;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const fuzz::H5Tree tree = fuzz::H5Tree::decode("fuzz.h5", data, size);
-  try {
+  fuzz::refusals_only([&] {
     const std::vector<LutTable> tables = read_lut_tables(tree);
     const std::string bytes = encode_lut_tables(tables);
     try {
-      if (encode_lut_tables(decode_lut_tables(bytes)) != bytes) {
-        std::cerr << "tables the reader accepted do not come back through the child's bytes unchanged\n";
-        std::abort();
-      }
+      if (encode_lut_tables(decode_lut_tables(bytes)) != bytes)
+        fuzz::finding("tables the reader accepted do not come back through the child's bytes unchanged");
     } catch (const std::invalid_argument& e) {
-      std::cerr << "tables the reader accepted are refused by the parent's decoder: " << e.what() << "\n";
-      std::abort();
+      fuzz::finding(std::string("tables the reader accepted are refused by the parent's decoder: ") + e.what());
     }
-  } catch (const InputError&) {
-  }
-  try {
+  });
+  fuzz::refusals_only([&] {
     const PredictorSampleSet set = read_predictor_samples_from(tree);
     for (const PredictorSample& s : set.samples) {
       const std::size_t n = s.node_type.size();
       bool ok = n >= 1 && n <= 512 && s.node_latency_ms.size() == n && s.node_settings.size() == 3 * n;
       for (const auto& [a, b] : s.edges) ok = ok && a >= 0 && b >= 0 && static_cast<std::size_t>(a) < n && static_cast<std::size_t>(b) < n;
-      if (!ok) {
-        std::cerr << "an accepted sample breaks the sample set's limits\n";
-        std::abort();
-      }
+      if (!ok) fuzz::finding("an accepted sample breaks the sample set's limits");
     }
-  } catch (const InputError&) {
-  }
-  try {
-    (void)read_request_records_from(tree);
-  } catch (const InputError&) {
-  }
+  });
+  fuzz::refusals_only([&] { (void)read_request_records_from(tree); });
   return 0;
 }

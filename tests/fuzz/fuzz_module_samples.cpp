@@ -12,7 +12,7 @@
 #include <iostream>
 #include <string>
 
-#include "tests/fuzz/scratch.hpp"
+#include "tests/fuzz/fuzz_support.hpp"
 #include "core/input_error.hpp"
 #include "io/module_samples.hpp"
 
@@ -21,22 +21,16 @@ using namespace coinfer;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const std::string file = fuzz::scratch_path("samples", ".csv");
   static const std::string again = file + ".again.csv";
-  std::ofstream(file, std::ios::binary).write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  try {
+  fuzz::write_input(file, data, size);
+  fuzz::refusals_only([&] {
     const ModuleSampleSet set = read_module_samples(file);
     write_module_samples(again, set);
     const ModuleSampleSet back = read_module_samples(again);
-    if (back.samples.size() != set.samples.size()) {
-      std::cerr << "round trip changed the sample count\n";
-      std::abort();
-    }
+    if (back.samples.size() != set.samples.size()) fuzz::finding("round trip changed the sample count");
     for (size_t i = 0; i < set.samples.size(); ++i)
       if (back.samples[i].features != set.samples[i].features || back.samples[i].mean_s != set.samples[i].mean_s ||
-          back.samples[i].op != set.samples[i].op) {
-        std::cerr << "round trip changed sample " << i << "\n";
-        std::abort();
-      }
-  } catch (const InputError&) {
-  }
+          back.samples[i].op != set.samples[i].op)
+        fuzz::finding("round trip changed sample " + std::to_string(i));
+  });
   return 0;
 }

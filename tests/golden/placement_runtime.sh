@@ -11,17 +11,7 @@ rt="$1"; root="$2"
 source "$root/tests/golden/lib.sh"
 cd "$root"
 secret="$work/secret"; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$secret"; chmod 600 "$secret"
-cat > "$work/tx.yaml" <<YAML
-name: placed
-seed: 2
-duration_s: 3
-drain_s: 3
-luts: [traces/lut, traces/lut_processors]
-servers:
-  - {id: edge, type: gtx1060}
-devices:
-  - {id: tx, type: jetson-tx2, processor: cpu, model: gcode, dataset: modelnet40, link: {bandwidth_mbps: 50}, strategy: 'local[cpu:0-1,gpu:1-9]'}
-YAML
+cp tests/golden/tx2_cpu_gpu.yaml "$work/tx.yaml"
 
 # refused NAME "WHAT TO FIND" ARGS...: `coinfer-rt device` stops before connecting.
 refused() {

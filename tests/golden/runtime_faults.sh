@@ -110,16 +110,7 @@ rc=$?
 [ $rc -eq 2 ] && grep -q "unknown device 'ghost'" "$work/g.log" && ok || bad "unknown device: exit $rc: $(cat $work/g.log)"
 # Stages placed on a board's GPU: this runtime computes on the CPU; refused before connecting,
 # exit 2, saying what a GPU would need (a CUDA LibTorch with a visible GPU; Debian's has none).
-cat > "$work/gpu.yaml" <<YAML
-name: gpu
-duration_s: 2
-luts: [traces/lut, traces/lut_processors]
-servers:
-  - {id: edge, type: gtx1060}
-devices:
-  - {id: tx, type: jetson-tx2, processor: cpu, model: gcode, dataset: modelnet40, link: {bandwidth_mbps: 50}, strategy: 'local[cpu:0-1,gpu:1-9]'}
-YAML
-"$rt" device "$work/gpu.yaml" --id tx --port "$port" --secret-file "$work/secret" --records "$work/gpu.jsonl" > "$work/gpu.log" 2>&1
+"$rt" device tests/golden/tx2_cpu_gpu.yaml --id tx --port "$port" --secret-file "$work/secret" --records "$work/gpu.jsonl" > "$work/gpu.log" 2>&1
 rc=$?
 [ $rc -eq 2 ] && grep -q "devices (id tx).strategy.*placement on 'gpu' is simulated only.*needs a CUDA LibTorch with a visible GPU" "$work/gpu.log" \
   && [ ! -s "$work/gpu.jsonl" ] && ok || bad "a GPU placement on the CPU runtime: exit $rc: $(cat $work/gpu.log)"

@@ -4,11 +4,8 @@
 # too many devices is exit 2 with nothing created. Exit 77 (skip) without root or namespaces.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 ours() { ip netns list 2>/dev/null | grep -c '^cf[0-9]' ; }
-strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
 cat > "$work/s.yaml" <<YAML
 name: tb
 seed: 2

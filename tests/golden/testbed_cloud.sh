@@ -11,11 +11,7 @@
 # cloud again. Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-sim="$(dirname "$rt")/coinfer"
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
-strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 # Shortened: 8 s, three Pis at 2 inputs/s each (the cloud's [2,9) takes ~0.1 s on this CPU). The
 # scenario's LUTs are synthesised (not this machine's): only records and decisions are compared here;
 # bench/RESULTS.md "A cloud tier on the testbed" compares times (coinfer validate --reprofile).

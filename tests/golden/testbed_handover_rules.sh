@@ -10,9 +10,7 @@
 # say. Network namespaces (root), else loopback. Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 # At x = 10 m the device is nearest a, at 190 m nearest b: it walks across in 0.5 s and stays 0.5 to
 # 0.62 s. The stays differ because a request caught at a handover ends there and the closed loop starts
 # the next one at once: with crossings exactly 1 s apart (and positions sampled every 50 ms) every
@@ -47,7 +45,7 @@ devices:
 YAML
   "$rt" testbed "$work/$rule.yaml" "${mode[@]}" --out "$work/tb_$rule" --startup 2 > "$work/tb_$rule.txt" 2>&1; rc=$?
   [ $rc -eq 0 ] || { echo "FAIL testbed run ($rule): exit $rc"; tail -20 "$work/tb_$rule.txt"; exit 1; }
-  "$(dirname "$rt")/coinfer" run "$work/$rule.yaml" --out "$work/sim_$rule" -q || { echo "FAIL simulator run ($rule)"; exit 1; }
+  "$sim" run "$work/$rule.yaml" --out "$work/sim_$rule" -q || { echo "FAIL simulator run ($rule)"; exit 1; }
   /usr/bin/python3 - "$rule" "$work/tb_$rule" "$work/sim_$rule" <<'PY' || { tail -30 "$work/tb_$rule.txt"; exit 1; }
 import json, re, sys, h5py
 rule = sys.argv[1]

@@ -7,9 +7,7 @@
 # (no shaping there; the trigger and the records are the same). Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 printf 't_s,x_m,y_m\n0,10,0\n3,10,0\n5,190,0\n' > "$work/walk.csv"
 cat > "$work/s.yaml" <<YAML
 name: tbwalk
@@ -29,7 +27,7 @@ mode=()
 if [ "$(id -u)" -ne 0 ] || ! ip netns add cfprobe$$ 2>/dev/null; then mode=(--loopback); else ip netns del cfprobe$$; fi
 "$rt" testbed "$work/s.yaml" "${mode[@]}" --out "$work/tb" --startup 2 > "$work/tb.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] || { echo "FAIL testbed run: exit $rc"; tail -20 "$work/tb.txt"; exit 1; }
-"$(dirname "$rt")/coinfer" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }
+"$sim" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }
 /usr/bin/python3 - "$work/tb" "$work/sim" <<'PY' || { tail -20 "$work/tb.txt"; exit 1; }
 import json, sys, h5py
 def handovers(d):

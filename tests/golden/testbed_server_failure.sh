@@ -8,10 +8,7 @@
 # Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
-strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 cat > "$work/s.yaml" <<YAML
 name: tbfail
 seed: 3

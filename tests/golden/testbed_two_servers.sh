@@ -13,11 +13,7 @@
 # Exit 77 (skip) without coinfer-rt.
 set -u
 rt="$1"; root="$2"
-[ -x "$rt" ] || { echo "SKIP: built without LibTorch (no coinfer-rt)"; exit 77; }
-sim="$(dirname "$rt")/coinfer"
-source "$(dirname "$0")/lib.sh"  # $work (removed on exit), ok, bad, finish
-cd "$root"
-strays() { pgrep -f "coinfer-rt (serve|device)" | wc -l; }
+source "$(dirname "$0")/rt_processes.sh"  # skips without coinfer-rt; $work, ok, bad, finish, $sim, strays
 cp scenarios/servers/failover_two_servers.yaml "$work/s.yaml"  # edge1 fails at 4 s, recovers at 6 s
 
 "$sim" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL simulator run"; exit 1; }

@@ -14,23 +14,35 @@
 using namespace coinfer;
 
 namespace {
-void expect_stacked_equals_alone(const std::string& model, const std::string& dataset, int split, int b) {
-  torch::NoGradGuard no_grad;
-  const ModelSpec spec = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models").instantiate(model, dataset);
-  const models::GnnModel m(spec, 1);  // the runner's models have the same deterministic weights (seed 1)
+// `b` samples of `model` on `dataset` (drawn with `seed`): each one's state after the stages before
+// `split`, and the output the whole model gives it alone (the reference).
+struct Inputs {
+  ModelSpec spec;
   std::vector<std::string> states;
+  std::vector<const std::string*> ptrs;  // into states, as the runner takes them
   std::vector<torch::Tensor> alone;
+};
+Inputs inputs_at(const std::string& model, const std::string& dataset, std::uint64_t seed, int split, int b) {
+  Inputs in{ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models").instantiate(model, dataset), {}, {}, {}};
+  const models::GnnModel m(in.spec, 1);  // the runner's models have the same deterministic weights (seed 1)
   for (int i = 0; i < b; ++i) {
-    const models::GraphSample g = models::generate_sample(spec.dataset, 7, i).sample;
+    const models::GraphSample g = models::generate_sample(in.spec.dataset, seed, i).sample;
     models::SplitState st = m.start(g);
     m.run(st, split);
-    states.push_back(models::serialize(st));
-    alone.push_back(m.forward(g));
+    in.states.push_back(models::serialize(st));
+    in.alone.push_back(m.forward(g));
   }
-  std::vector<const std::string*> ptrs;
-  for (const auto& s : states) ptrs.push_back(&s);
+  for (const auto& s : in.states) in.ptrs.push_back(&s);
+  return in;
+}
+
+void expect_stacked_equals_alone(const std::string& model, const std::string& dataset, int split, int b) {
+  torch::NoGradGuard no_grad;
+  const Inputs in = inputs_at(model, dataset, 7, split, b);
+  const ModelSpec& spec = in.spec;
+  const std::vector<torch::Tensor>& alone = in.alone;
   hw::BatchRunner runner;
-  const std::vector<std::string> out = runner.run(spec, ptrs);
+  const std::vector<std::string> out = runner.run(spec, in.ptrs);
   ASSERT_EQ(out.size(), static_cast<size_t>(b));
   for (int i = 0; i < b; ++i) {
     const models::SplitState o = models::deserialize(out[static_cast<size_t>(i)]);
@@ -57,21 +69,11 @@ TEST(BatchRunner, StackedPointCloudsMatchTheirOwnRuns) { expect_stacked_equals_a
 namespace {
 void expect_edge_then_cloud_equals_alone(const std::string& model, const std::string& dataset, int k, int m, int b) {
   torch::NoGradGuard no_grad;
-  const ModelSpec spec = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models").instantiate(model, dataset);
-  const models::GnnModel ref(spec, 1);
-  std::vector<std::string> states;
-  std::vector<torch::Tensor> alone;
-  for (int i = 0; i < b; ++i) {
-    const models::GraphSample g = models::generate_sample(spec.dataset, 11, i).sample;
-    models::SplitState st = ref.start(g);
-    ref.run(st, k);
-    states.push_back(models::serialize(st));
-    alone.push_back(ref.forward(g));
-  }
-  std::vector<const std::string*> ptrs;
-  for (const auto& s : states) ptrs.push_back(&s);
+  const Inputs in = inputs_at(model, dataset, 11, k, b);
+  const ModelSpec& spec = in.spec;
+  const std::vector<torch::Tensor>& alone = in.alone;
   hw::BatchRunner edge, cloud;
-  const std::vector<std::string> at_m = edge.run(spec, ptrs, m);
+  const std::vector<std::string> at_m = edge.run(spec, in.ptrs, m);
   ASSERT_EQ(at_m.size(), static_cast<size_t>(b));
   std::vector<const std::string*> mid;
   for (const auto& s : at_m) {

@@ -30,6 +30,12 @@ TEST(Frame, HeaderLayoutByHand) {
   EXPECT_EQ(b[16], 3);
   EXPECT_EQ(b[20], 3);
   EXPECT_EQ(b.substr(24), "abc");
+  // Types as logs name them: the list starts at type 1; a byte beyond it has no name.
+  EXPECT_STREQ(to_string(MsgType::hello), "hello");
+  EXPECT_STREQ(to_string(MsgType::register_), "register");
+  EXPECT_STREQ(to_string(MsgType::cloud_register), "cloud_register");
+  EXPECT_STREQ(to_string(static_cast<MsgType>(0)), "unknown");
+  EXPECT_STREQ(to_string(static_cast<MsgType>(15)), "unknown");
 }
 
 TEST(Frame, RoundTripSmallAndCompressed) {

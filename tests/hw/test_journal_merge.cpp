@@ -5,17 +5,15 @@
 #include <cmath>
 
 #include "hw/journal_merge.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
 namespace {
 RequestRecord rec(int device, double created, double result, const std::string& strategy, double up, double down) {
-  RequestRecord r;
+  RequestRecord r = test::request(device, created, result);
   r.id = 99;  // journals number per device; the merge renumbers
-  r.device = device;
   r.strategy = strategy;
-  r.t_created = created;
-  r.t_result = result;
   r.bytes_up = up;
   r.bytes_down = down;
   return r;
@@ -26,13 +24,7 @@ TEST(JournalMerge, RequestsInCreationOrderRenumberedWithBytesStrategiesAndSummar
   Scenario sc;
   sc.duration_s = 10;
   sc.warmup_s = 0;
-  for (const char* id : {"a", "b"}) {
-    DeviceSpec d;
-    d.id = id;
-    d.link.bandwidth_mbps = 5;
-    d.strategy = Strategy::local();
-    sc.devices.push_back(d);
-  }
+  for (const char* id : {"a", "b"}) sc.devices.push_back(test::device_spec(id, 5, Strategy::local()));
   EventSpec e;
   e.at_s = 2.0;
   e.what = event::Bandwidth{"b", 1.0};

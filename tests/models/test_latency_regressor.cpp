@@ -66,6 +66,17 @@ TEST(Regressor, NamesRoundTrip) {
 
 namespace {
 
+// A measured sample of `op` on the device type "synthetic": its features and its latency (mean = p50).
+ModuleSample synthetic_sample(const std::string& op, std::vector<double> features, double latency_s, int count) {
+  ModuleSample s;
+  s.op = op;
+  s.device_type = "synthetic";
+  s.features = std::move(features);
+  s.mean_s = s.p50_s = latency_s;
+  s.count = count;
+  return s;
+}
+
 // Samples of one op whose latency follows a known law: 3e-10 s x flops^0.9 / cpu_cores, flops =
 // 2 x batch x nodes x in x out; the other features are consistent functions of the same parameters.
 std::vector<ModuleSample> power_law_samples(int n, std::uint64_t seed, const std::string& op = "linear") {
@@ -76,14 +87,9 @@ std::vector<ModuleSample> power_law_samples(int n, std::uint64_t seed, const std
     const double in = 16 + std::floor(r.next_unit() * 240), o = 16 + std::floor(r.next_unit() * 240);
     const double cores = r.next_unit() < 0.5 ? 0.3 : 2;
     const double flops = 2 * b * nodes * in * o;
-    ModuleSample s;
-    s.op = op;
-    s.device_type = "synthetic";
-    s.features = {b, nodes, 0, in, o, 0, 1, cores, 1, flops, in * o * 4, b * nodes * in * 4, b * nodes * o * 4, b * nodes * (in + o) * 4 + in * o * 4,
-                  0};
-    s.mean_s = s.p50_s = 3e-10 * std::pow(flops, 0.9) / cores;
-    s.count = 3;
-    out.push_back(s);
+    out.push_back(synthetic_sample(
+        op, {b, nodes, 0, in, o, 0, 1, cores, 1, flops, in * o * 4, b * nodes * in * 4, b * nodes * o * 4, b * nodes * (in + o) * 4 + in * o * 4, 0},
+        3e-10 * std::pow(flops, 0.9) / cores, 3));
   }
   return out;
 }
@@ -149,13 +155,7 @@ std::vector<ModuleSample> needs_the_measurable(int n) {
   std::vector<ModuleSample> out;
   for (int i = 0; i < n; ++i) {
     const double sp = 1 + 9 * r.next_unit(), m = 1 + 9 * r.next_unit();
-    ModuleSample x;
-    x.op = "planted";
-    x.device_type = "synthetic";
-    x.features = {sp, m, sp};
-    x.mean_s = x.p50_s = 1e-3 * sp * m;
-    x.count = 1;
-    out.push_back(x);
+    out.push_back(synthetic_sample("planted", {sp, m, sp}, 1e-3 * sp * m, 1));
   }
   return out;
 }

@@ -55,15 +55,26 @@ std::string board(const std::string& id, const std::string& strategy, const std:
 
 std::string with_hardware(const std::string& devices) { return scenario(devices) + "hardware: LUTDIR/hardware.yaml\n"; }
 
+// One device "d" on the fixture's board (write_board's defaults) following `strategy`, closed loop, one
+// in flight.
+RunResults run_on_board(const std::string& strategy) {
+  SimSetup s;
+  write_board(s);
+  return s.run(with_hardware(board("d", strategy)));
+}
+
+// More than `at_least` requests, each of which took `latency_s`.
+void expect_every_latency(const RunResults& r, size_t at_least, double latency_s) {
+  ASSERT_GT(r.requests.size(), at_least);
+  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), latency_s, kTol);
+}
+
 }  // namespace
 
 TEST(Processors, WithoutAPlacementTheDefaultProcessorRunsEverything) {
-  SimSetup s;
-  write_board(s);
-  RunResults r = s.run(with_hardware(board("d", "local")));
+  const RunResults r = run_on_board("local");
   // The profile's default processor is the GPU: 9 x 2 ms = 18 ms per request, back to back.
-  ASSERT_GT(r.requests.size(), 10u);
-  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), 0.018, kTol);
+  expect_every_latency(r, 10, 0.018);
   ASSERT_EQ(r.devices[0].processors.size(), 2u);
   EXPECT_EQ(r.devices[0].processors[0].name, "gpu");
   EXPECT_EQ(r.devices[0].processors[1].name, "cpu");
@@ -72,11 +83,9 @@ TEST(Processors, WithoutAPlacementTheDefaultProcessorRunsEverything) {
 }
 
 TEST(Processors, StagesOnTwoProcessorsAddUpAndPipeline) {
-  SimSetup s;
-  write_board(s);
   // [0,2) on the CPU: 20 ms; [2,9) on the GPU: 14 ms; shared memory, no copy -> 34 ms per request.
   // In flight 1: requests back to back every 34 ms.
-  RunResults one = s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]")));
+  const RunResults one = run_on_board("local[cpu:0-2,gpu:2-9]");
   ASSERT_GT(one.requests.size(), 10u);
   for (size_t i = 0; i < one.requests.size(); ++i) {
     EXPECT_NEAR(one.requests[i].latency_s(), 0.034, kTol);
@@ -114,37 +123,25 @@ TEST(Processors, ACopyInterconnectChargesTheTensorThatMoves) {
   RunResults r = s.run(with_hardware(board("d", "local[cpu:0-2,gpu:2-9]")));
   // Both processors are in main memory: only the move between them is charged.
   const double expected = 0.020 + 0.014 + 100e-6 + moved / 1e7;
-  ASSERT_GT(r.requests.size(), 5u);
-  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), expected, kTol);
+  expect_every_latency(r, 5, expected);
 }
 
 TEST(Processors, ASplitStageTakesTheSlowerShare) {
-  SimSetup s;
-  write_board(s);
   // Each stage: 75 % on the GPU (0.75 x 2 = 1.5 ms), 25 % on the CPU (0.25 x 10 = 2.5 ms): 2.5 ms,
   // 9 stages = 22.5 ms (shared memory: the exchange is free). 80 % on the GPU: max(1.6, 2.0) = 2 ms
   // per stage, 18 ms: no faster than the GPU alone.
-  RunResults r = s.run(with_hardware(board("d", "local[gpu*0.75+cpu]")));
-  ASSERT_GT(r.requests.size(), 5u);
-  for (const auto& q : r.requests) EXPECT_NEAR(q.latency_s(), 0.0225, kTol);
+  const RunResults r = run_on_board("local[gpu*0.75+cpu]");
+  expect_every_latency(r, 5, 0.0225);
   // Both processors are busy for the whole segment.
   EXPECT_NEAR(r.devices[0].processors[0].busy_s, r.devices[0].processors[1].busy_s, 1e-9);
 }
 
-TEST(Processors, ASplitStageIsNoFasterThanItsSlowerShare) {
-  SimSetup s;
-  write_board(s);
-  RunResults r2 = s.run(with_hardware(board("d", "local[gpu*0.8+cpu]")));
-  ASSERT_GT(r2.requests.size(), 5u);
-  for (const auto& q : r2.requests) EXPECT_NEAR(q.latency_s(), 0.018, kTol);
-}
+TEST(Processors, ASplitStageIsNoFasterThanItsSlowerShare) { expect_every_latency(run_on_board("local[gpu*0.8+cpu]"), 5, 0.018); }
 
 TEST(Processors, PipelineSplitWithAPlacementThenTheServer) {
-  SimSetup s;
-  write_board(s);
   // pp(6): [0,2) CPU 20 ms + [2,6) GPU 8 ms = 28 ms, then as Strategies.PipelineSplit...: up(8192 B)
   // = 5.1 ms + 8.192 ms, server [6,9) 3 ms, down 5.1 + 0.16 ms.
-  RunResults r = s.run(with_hardware(board("d", "pp(6)[cpu:0-2,gpu:2-6]", "{arrival: closed_loop, in_flight: 1}")));
+  const RunResults r = run_on_board("pp(6)[cpu:0-2,gpu:2-6]");
   const double expected = 0.028 + (0.0051 + kPooledBytes / 1e6) + 0.003 + (0.0051 + kResultBytes / 1e6);
   ASSERT_GT(r.requests.size(), 5u);
   for (const auto& q : r.requests) {

@@ -20,6 +20,15 @@ int count_failed(const RunResults& r, const std::string& reason) {
   for (const auto& q : r.requests) n += q.status == RequestRecord::Status::failed && q.failure == reason;
   return n;
 }
+// `device_entry` alone on the fixture's server "srv" (one worker, no batching) for `duration_s`, the
+// server failing at `fail_s` and recovering at `recover_s`; `extra` is more top-level YAML.
+RunResults run_with_outage(const std::string& device_entry, double duration_s, double fail_s, double recover_s, const std::string& extra = "") {
+  SimSetup s;
+  write_standard_luts(s);
+  return s.run(scenario(device_entry, "{window_ms: 0, max_size: 1}", duration_s, 0, 1,
+                        extra + "events:\n  - {at_s: " + std::to_string(fail_s) +
+                            ", server: srv, fail: true}\n  - {at_s: " + std::to_string(recover_s) + ", server: srv, recover: true}\n"));
+}
 }  // namespace
 
 TEST(ServerFailure, WorkAtTheServerFailsAtTheFailureAndTheClosedLoopWaitsForTheRecovery) {
@@ -27,10 +36,7 @@ TEST(ServerFailure, WorkAtTheServerFailsAtTheFailureAndTheClosedLoopWaitsForTheR
   // 112.332 ms and runs on the server until 121.332 ms: the failure at 120 ms loses it (failed then).
   // Nothing is created while the server is down; at the recovery (200 ms) requests start again at 200
   // + k x 31.648 ms for k = 0..3 (< 300 ms), all completing.
-  SimSetup s;
-  write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "offload"), "{window_ms: 0, max_size: 1}", 0.3, 0, 1,
-                                      "events:\n  - {at_s: 0.12, server: srv, fail: true}\n  - {at_s: 0.2, server: srv, recover: true}\n"));
+  const RunResults r = run_with_outage(device("a", "offload"), 0.3, 0.12, 0.2);
   ASSERT_EQ(r.requests.size(), 8u);
   for (int i = 0; i < 3; ++i) EXPECT_TRUE(r.requests[static_cast<size_t>(i)].done()) << i;
   const auto& lost = r.requests[3];
@@ -68,10 +74,7 @@ TEST(ServerFailure, WorkAtTheServerFailsAtTheFailureAndTheClosedLoopWaitsForTheR
 TEST(ServerFailure, AnUploadOnTheLinkWhenTheServerFailsFailsWhenItEnds) {
   // Request 3 (created 94.944 ms) is on the link until 112.332 ms when the server fails at 100 ms: it
   // fails at the end of its upload; no request is created before the recovery at 200 ms.
-  SimSetup s;
-  write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "offload"), "{window_ms: 0, max_size: 1}", 0.3, 0, 1,
-                                      "events:\n  - {at_s: 0.1, server: srv, fail: true}\n  - {at_s: 0.2, server: srv, recover: true}\n"));
+  const RunResults r = run_with_outage(device("a", "offload"), 0.3, 0.1, 0.2);
   ASSERT_EQ(r.requests.size(), 8u);
   EXPECT_EQ(r.requests[3].failure, "server srv failed at 0.1 s");
   EXPECT_TRUE(std::isnan(r.requests[3].t_uplink_end));  // never received
@@ -83,10 +86,7 @@ TEST(ServerFailure, ARequestThatReachesItsUploadWhileTheServerIsDownFailsThere) 
   // pp(6): request 0 computes [0, 60 ms); the server fails at 50 ms; at 60 ms its upload would start:
   // it fails there ("is down"); the loop waits; at the recovery (150 ms) request 1 starts and takes
   // 81.552 ms.
-  SimSetup s;
-  write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "pp(6)"), "{window_ms: 0, max_size: 1}", 0.2, 0, 1,
-                                      "events:\n  - {at_s: 0.05, server: srv, fail: true}\n  - {at_s: 0.15, server: srv, recover: true}\n"));
+  const RunResults r = run_with_outage(device("a", "pp(6)"), 0.2, 0.05, 0.15);
   ASSERT_EQ(r.requests.size(), 2u);
   EXPECT_EQ(r.requests[0].failure, "server srv is down (failed at 0.05 s)");
   EXPECT_NEAR(r.requests[0].t_device_end, 0.06, kTol);
@@ -98,10 +98,7 @@ TEST(ServerFailure, OpenLoopArrivalsDuringTheOutageFailAtOnceAndNoneIsLostSilent
   // Poisson offload at 20/s for 2 s, the server down over [0.5, 1.5): every request created in the
   // outage fails at its upload with the reason (the uplink is free then: nothing else is queued), the
   // rest complete; every request ends ok or with a reason.
-  SimSetup s;
-  write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "offload", "{arrival: poisson, rate_per_s: 20}"), "{window_ms: 0, max_size: 1}", 2, 0, 1,
-                                      "events:\n  - {at_s: 0.5, server: srv, fail: true}\n  - {at_s: 1.5, server: srv, recover: true}\n"));
+  const RunResults r = run_with_outage(device("a", "offload", "{arrival: poisson, rate_per_s: 20}"), 2, 0.5, 1.5);
   int in_outage = 0, failed_down = 0;
   for (const auto& q : r.requests) {
     EXPECT_TRUE(q.done() || !q.failure.empty()) << q.id;
@@ -120,11 +117,7 @@ TEST(ServerFailure, OpenLoopArrivalsDuringTheOutageFailAtOnceAndNoneIsLostSilent
 TEST(ServerFailure, TheSchedulerIsTriggeredAndKeepsTheDeviceLocalWhileTheServerIsDown) {
   // hierarchical (latency): offload (31.6 ms) beats local (90 ms); at the failure local is the only
   // scheme that serves; at the recovery offload again. Both decisions name their trigger.
-  SimSetup s;
-  write_standard_luts(s);
-  const RunResults r = s.run(scenario(device("a", "local"), "{window_ms: 0, max_size: 1}", 1, 0, 1,
-                                      "scheduler: {name: hierarchical, objective: latency}\n"
-                                      "events:\n  - {at_s: 0.3, server: srv, fail: true}\n  - {at_s: 0.6, server: srv, recover: true}\n"));
+  const RunResults r = run_with_outage(device("a", "local"), 1, 0.3, 0.6, "scheduler: {name: hierarchical, objective: latency}\n");
   ASSERT_EQ(r.decisions.size(), 3u);
   EXPECT_NE(r.decisions[0].scheme.find("a=offload"), std::string::npos) << r.decisions[0].scheme;
   EXPECT_EQ(r.decisions[1].trigger, "fail:srv");

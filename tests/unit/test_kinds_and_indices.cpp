@@ -1,12 +1,17 @@
-// Scenario events and rescheduling triggers as one struct per kind (core/one_of_kinds.hpp), and the
-// scenario's index types (core/indices.hpp).
+// Scenario events and rescheduling triggers as one struct per kind (core/one_of_kinds.hpp), the
+// scenario's index types (core/indices.hpp), and enum names read both ways (core/enum_names.hpp).
 #include <gtest/gtest.h>
 
 #include <type_traits>
 
+#include "core/enum_names.hpp"
 #include "core/indices.hpp"
+#include "core/mobility.hpp"
+#include "core/record_field.hpp"
 #include "core/scenario.hpp"
+#include "sched/operator_placement.hpp"
 #include "sched/rescheduler.hpp"
+#include "sched/system_graph.hpp"
 
 using namespace coinfer;
 
@@ -70,4 +75,51 @@ TEST(TriggerKinds, OnlyDeviceTriggersNameADeviceAndServerTriggersDescribeTheirSe
   EXPECT_EQ(load.describe(s), "load:a");
   EXPECT_EQ(Trigger(trigger::Period{}).describe(s), "period");
   EXPECT_EQ(Trigger(trigger::Join{DeviceIndex(7)}).describe(s), "join:?");  // out of range: no id
+}
+
+namespace {
+enum class Colour { red, green, blue };
+// Written out here, not taken from the code under test: what a list must hold.
+constexpr auto kColours = enum_names<Colour>({"red", "green", "blue"});
+constexpr auto kFromGreen = enum_names<Colour>({"green", "blue"}, Colour::green);  // red has no name
+// Lists that break the rule names_each_of checks: a value missing at the end, a name twice.
+constexpr auto kShort = enum_names<Colour>({"red", "green"});
+constexpr auto kNameTwice = enum_names<Colour>({"red", "red", "blue"});
+}  // namespace
+
+static_assert(kColours.names_each_of(Colour::red, Colour::blue));
+static_assert(kFromGreen.names_each_of(Colour::green, Colour::blue));
+static_assert(!kFromGreen.names_each_of(Colour::red, Colour::blue));  // it does not start at red
+static_assert(!kShort.names_each_of(Colour::red, Colour::blue));
+static_assert(!kNameTwice.names_each_of(Colour::red, Colour::blue));
+static_assert(!kColours.names_each_of(Colour::red, Colour::green));  // blue lies beyond the range given
+
+TEST(EnumNames, ReadBothWaysAndListedInTheirOrder) {
+  EXPECT_STREQ(kColours.name(Colour::green), "green");
+  EXPECT_STREQ(kFromGreen.name(Colour::blue), "blue");
+  EXPECT_STREQ(kFromGreen.name(Colour::red), "?");                   // a value the list does not name
+  EXPECT_STREQ(kFromGreen.name(Colour::red, "unknown"), "unknown");  // ... with the caller's word for it
+  EXPECT_STREQ(kColours.name(static_cast<Colour>(7)), "?");          // an integer cast to no value
+  EXPECT_EQ(kColours.value("blue"), Colour::blue);
+  EXPECT_EQ(kFromGreen.value("green"), Colour::green);
+  EXPECT_FALSE(kColours.value("Blue").has_value());  // exact, case-sensitive
+  EXPECT_FALSE(kColours.value("").has_value());
+  EXPECT_EQ(kColours.listed(), "red, green, blue");
+}
+
+TEST(EnumNames, TheProjectsNamesAreTheOnesItsFilesUse) {
+  // Names that files and messages carry (results.h5's schema, scenario keys, placement rules, feature
+  // normalisations): a renamed value would break files written before.
+  EXPECT_STREQ(field_kind_name(FieldKind::json_object), "json_object");
+  EXPECT_STREQ(mid_transfer_name(MobilitySpec::MidTransfer::resend), "resend");
+  EXPECT_STREQ(normalisation_name(FeatureNormalisation::Kind::log_minmax), "log_minmax");
+  EXPECT_STREQ(system_node_type_name(SystemNodeType::middleware), "middleware");
+  for (PlacementRule r : all_placement_rules()) EXPECT_EQ(parse_placement_rule(rule_name(r)), r) << rule_name(r);
+  EXPECT_EQ(rule_name(PlacementRule::accelerator_only), "accelerator_only");
+  try {
+    parse_placement_rule("fastest");
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("(allowed: cpu_only, accelerator_only, greedy, dp, codl, graphsplit)"), std::string::npos) << e.what();
+  }
 }

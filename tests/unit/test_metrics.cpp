@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/metrics.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -42,13 +43,7 @@ TEST(Metrics, OnlyRequestsCreatedAfterWarmupCount) {
 }
 
 namespace {
-RequestRecord made(int device, double created, double result) {
-  RequestRecord r;
-  r.device = device;
-  r.t_created = created;
-  r.t_result = result;
-  return r;
-}
+using coinfer::test::request;
 }  // namespace
 
 // An overloaded device. 100 arrivals at 10 req/s (t = 0.0, 0.1, ..., 9.9) served one
@@ -59,7 +54,7 @@ RequestRecord made(int device, double created, double result) {
 //   100: saturated. The old rule (completed / window) said 10 req/s, above the 4 req/s the server carries.
 TEST(Metrics, ThroughputCountsResultsDeliveredInsideTheWindow) {
   std::vector<RequestRecord> r;
-  for (int i = 0; i < 100; ++i) r.push_back(made(0, 0.1 * i, 0.5 + 0.25 * i));
+  for (int i = 0; i < 100; ++i) r.push_back(request(0, 0.1 * i, 0.5 + 0.25 * i));
   auto s = summarise(r, {"a"}, {40.0}, 0.0, 10.0);
   EXPECT_EQ(s[0].delivered, 39);
   EXPECT_DOUBLE_EQ(s[0].throughput_rps, 3.9);
@@ -79,7 +74,7 @@ TEST(Metrics, ThroughputCountsResultsDeliveredInsideTheWindow) {
 // nothing waiting at the end: not saturated; delivered = completed = 100.
 TEST(Metrics, ASteadyRunIsNotSaturated) {
   std::vector<RequestRecord> r;
-  for (int i = 0; i < 100; ++i) r.push_back(made(0, 0.1 * i, 0.1 * i + 0.05));
+  for (int i = 0; i < 100; ++i) r.push_back(request(0, 0.1 * i, 0.1 * i + 0.05));
   auto s = summarise(r, {"a"}, {}, 0.0, 10.0);
   EXPECT_EQ(s[0].delivered, 100);
   EXPECT_DOUBLE_EQ(s[0].throughput_rps, 10.0);
@@ -93,7 +88,7 @@ TEST(Metrics, ASteadyRunIsNotSaturated) {
 // (throughput counts it) but not one of the window's (completed does not); one created before warm-up
 // and still unanswered at t = 1 is the backlog at the start.
 TEST(Metrics, ResultsOfRequestsMadeBeforeWarmupCountAsDelivered) {
-  std::vector<RequestRecord> r = {made(0, 0.5, 1.5), made(0, 0.9, 0.95), made(0, 2.0, 2.1), made(0, 4.9, 5.2)};
+  std::vector<RequestRecord> r = {request(0, 0.5, 1.5), request(0, 0.9, 0.95), request(0, 2.0, 2.1), request(0, 4.9, 5.2)};
   auto s = summarise(r, {"a"}, {}, 1.0, 4.0);
   EXPECT_EQ(s[0].delivered, 2);  // 1.5 and 2.1; 0.95 is before the window, 5.2 after it
   EXPECT_DOUBLE_EQ(s[0].throughput_rps, 0.5);
@@ -111,7 +106,7 @@ TEST(Metrics, ResultsOfRequestsMadeBeforeWarmupCountAsDelivered) {
 TEST(Metrics, RequestsUnfinishedAtTheDrainsEndAreBacklogOtherFailuresAreNot) {
   std::vector<RequestRecord> drained, oom;
   for (int i = 0; i < 12; ++i) {
-    RequestRecord a = made(0, 0.5 * i, NAN);
+    RequestRecord a = request(0, 0.5 * i, NAN);
     a.status = RequestRecord::Status::failed;
     a.failure = "not finished 30 s after arrivals ended (drain_s): queued at the server";
     drained.push_back(a);

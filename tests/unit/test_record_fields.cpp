@@ -37,9 +37,7 @@ void expect_unique_names(const std::vector<RecordField<R>>& fields, const char* 
   }
 }
 
-std::string temp_dir() {
-  return coinfer::test::temp_dir("record-fields");
-}
+std::string temp_dir() { return coinfer::test::temp_dir("record-fields"); }
 
 // A run with one row in each table, every member set to a value that is not its default.
 RunResults one_of_each() {

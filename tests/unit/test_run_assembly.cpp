@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/run_assembly.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -16,13 +17,7 @@ Scenario small() {
   Scenario s;
   s.duration_s = 5;
   s.drain_s = 30;
-  for (const char* id : {"a", "b"}) {
-    DeviceSpec d;
-    d.id = id;
-    d.link.bandwidth_mbps = d.id == "a" ? 40 : 10;
-    d.strategy = d.id == "a" ? Strategy::local() : Strategy::offload();
-    s.devices.push_back(d);
-  }
+  s.devices = {test::device_spec("a", 40, Strategy::local()), test::device_spec("b", 10, Strategy::offload())};
   EventSpec bw;
   bw.at_s = 5, bw.what = event::Bandwidth{"b", 5};
   EventSpec leave;

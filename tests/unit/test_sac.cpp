@@ -78,11 +78,9 @@ SacStep step(const std::string& id, const std::string& strategy, float marker) {
   s.strategy = strategy;
   return s;
 }
-RequestRecord request(int device, double created, double result) {
-  RequestRecord r;
-  r.device = device;
-  r.t_created = created;
-  r.t_result = result;
+// A request that uploaded 1 MB (test::request's, with its bytes).
+RequestRecord uploaded(int device, double created, double result) {
+  RequestRecord r = request(device, created, result);
   r.bytes_up = 1e6;
   return r;
 }
@@ -93,7 +91,7 @@ TEST(SacMdp, RewardsOfHandComputedWindows) {
   // and none in [1, 2); device b (index 1) has one request from 0.1 s that completes at 1.5 s.
   SacDecision d0{0, {step("a", "local", 1), step("b", "local", 2)}};
   SacDecision d1{1, {step("a", "offload", 3), step("b", "local", 4)}};
-  const std::vector<RequestRecord> reqs = {request(0, 0.2, 0.5), request(0, 0.6, 0.9), request(1, 0.1, 1.5)};
+  const std::vector<RequestRecord> reqs = {uploaded(0, 0.2, 0.5), uploaded(0, 0.6, 0.9), uploaded(1, 0.1, 1.5)};
   SacRewardWeights w;  // latency 1, energy 0, switching 0.05, shared 0.5, objective throughput
   double ret = 0;
   const auto t = sac_transitions({d0, d1}, reqs, {"a", "b"}, 2.0, w, &ret);
@@ -261,7 +259,7 @@ TEST(SacMdp, EnergyObjectiveChargesEachDevicesJoulesPerResult) {
   // (0.5 J each: ln 0.5) and b 2 J for none while its request waits (charged as one: ln 2).
   SacDecision d0{0, {step("a", "local", 1), step("b", "local", 2)}};
   SacDecision d1{1, {step("a", "local", 3), step("b", "local", 4)}};
-  const std::vector<RequestRecord> reqs = {request(0, 0.2, 0.5), request(0, 0.6, 0.9), request(1, 0.1, 1.5)};
+  const std::vector<RequestRecord> reqs = {uploaded(0, 0.2, 0.5), uploaded(0, 0.6, 0.9), uploaded(1, 0.1, 1.5)};
   SacRewardWeights w;
   w.energy_per_result = true;
   w.shared = 0;

@@ -10,6 +10,7 @@
 #include "sched/sac_mdp.hpp"
 #include "sched/sac_scheduler.hpp"
 #include "sched_fixture.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 using namespace coinfer::test;
@@ -126,13 +127,7 @@ SacServerStep server_step(const std::string& id, std::vector<std::string> device
   s.devices = std::move(devices);
   return s;
 }
-RequestRecord done(int device, double created, double result) {
-  RequestRecord r;
-  r.device = device;
-  r.t_created = created;
-  r.t_result = result;
-  return r;
-}
+using coinfer::test::request;
 }  // namespace
 
 TEST(SacBatching, AServersRewardIsTheMeanOfItsDevices) {
@@ -143,7 +138,7 @@ TEST(SacBatching, AServersRewardIsTheMeanOfItsDevices) {
       0, {device_step("a", 1), device_step("b", 2)}, {server_step("s0", {"a"}, 5), server_step("s1", {"a", "b"}, 6), server_step("s2", {"z"}, 7)}};
   SacDecision d1{1, {device_step("a", 3), device_step("b", 4)}, {server_step("s0", {"a"}, 8)}};
   d1.steps[0].strategy = "offload";  // a switches: 0.05 in window [1, 2)
-  const std::vector<RequestRecord> reqs = {done(0, 0.2, 0.5), done(0, 0.6, 0.9), done(1, 0.1, 1.5)};
+  const std::vector<RequestRecord> reqs = {request(0, 0.2, 0.5), request(0, 0.6, 0.9), request(1, 0.1, 1.5)};
   std::vector<SacTransition> servers;
   const auto devices = sac_transitions({d0, d1}, reqs, {"a", "b"}, 2.0, SacRewardWeights{}, nullptr, nullptr, &servers);
   ASSERT_EQ(devices.size(), 4u);

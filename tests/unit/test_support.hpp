@@ -13,6 +13,8 @@
 
 #include "core/device_hardware.hpp"
 #include "core/lut.hpp"
+#include "core/request_record.hpp"
+#include "core/scenario.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::test {
@@ -55,6 +57,25 @@ inline std::string temp_dir(const std::string& what = "unit") {
   if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot make " + tmpl);
   TempDirs::instance().add(tmpl);
   return tmpl;
+}
+
+// A request of device index `device` created at `created` s whose result came at `result` s (NAN: none
+// came); every other field its default.
+inline RequestRecord request(int device, double created, double result) {
+  RequestRecord r;
+  r.device = device;
+  r.t_created = created;
+  r.t_result = result;
+  return r;
+}
+
+// A device `id` on a link of `mbps` Mbit/s following `strategy`; every other field its default.
+inline DeviceSpec device_spec(const std::string& id, double mbps, const Strategy& strategy) {
+  DeviceSpec d;
+  d.id = id;
+  d.link.bandwidth_mbps = mbps;
+  d.strategy = strategy;
+  return d;
 }
 
 // A board of two processors named (and of the kinds) `first`, its default, and `second`, in one
