@@ -52,12 +52,13 @@ PY
   > "$work/cal.txt" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "do not describe this machine" "$work/cal.txt" && grep -q "dgcnn/modelnet40 \[0,9) batch 1" "$work/cal.txt" \
   && grep -q -- "--reprofile" "$work/cal.txt" && [ ! -e "$work/cal/validate.json" ] && ok || bad "calibration refusal: exit $rc: $(cat $work/cal.txt)"
-# The real comparison, against LUTs profiled now as the testbed runs them (--reprofile, 2 runs each).
+# The real comparison, against LUTs profiled now as the testbed runs them (--reprofile, 1 run each: the
+# checks below are of the report, the routes and the decisions, not of the latencies' agreement).
 # The device uncapped here (--device-cpu 0): re-profiling all 45 ranges of DGCNN under the 0.3-core cap
 # takes ~160 s of this test's ~5 minutes; the cap itself is exercised by the calibration above.
 vextra=("${extra[@]}"); [ ${#vextra[@]} -eq 0 ] && vextra=(--device-cpu 0)
 "$coinfer" validate scenarios/validate/bw40_dev1.yaml --schedulers offload,local --set duration_s=6 --set warmup_s=1 --set drain_s=5 \
-  --reprofile --reprofile-repeats 2 --allow-loaded --out "$work/v" "${vextra[@]}" > "$work/v.txt" 2>&1; rc=$?
+  --reprofile --reprofile-repeats 1 --allow-loaded --out "$work/v" "${vextra[@]}" > "$work/v.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && ok || bad "validate run: exit $rc: $(tail -20 $work/v.txt; cat $work/v/validate.log 2>/dev/null | tail -20)"
 /usr/bin/python3 - "$work/v" <<'PY' && ok || bad "validate.json"
 import json, sys
