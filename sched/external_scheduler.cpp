@@ -37,12 +37,17 @@ class ExternalScheduler : public Scheduler {
       throw InputError(s.scheduler.where, "scheduler.command", "scheduler external needs a command (e.g. command: \"python3 my_scheduler.py\")");
     command_ = it->second;
     const std::vector<std::string> argv = split_command_line(command_, s.scheduler.where, "scheduler.command");
-    if (auto t = params.find("timeout_s"); t != params.end()) {
-      char* end = nullptr;
-      timeout_s_ = std::strtod(t->second.c_str(), &end);
-      if (end != t->second.c_str() + t->second.size() || !(timeout_s_ > 0) || timeout_s_ > 3600)
-        throw InputError(s.scheduler.where, "scheduler.timeout_s", "'" + printable(t->second, 40) + "' must be a number of seconds in (0, 3600]");
-    }
+    const auto seconds = [&](const char* key, double& into) {
+      if (auto t = params.find(key); t != params.end()) {
+        char* end = nullptr;
+        into = std::strtod(t->second.c_str(), &end);
+        if (end != t->second.c_str() + t->second.size() || !(into > 0) || into > 3600)
+          throw InputError(s.scheduler.where, std::string("scheduler.") + key,
+                           "'" + printable(t->second, 40) + "' must be a number of seconds in (0, 3600]");
+      }
+    };
+    seconds("timeout_s", timeout_s_);
+    seconds("startup_s", startup_s_);
     const std::string objective = params.count("objective") ? params.at("objective") : "throughput";
 
     ChildSpec spec;
@@ -70,9 +75,10 @@ class ExternalScheduler : public Scheduler {
     try {
       // Starting an interpreter and its imports may take longer than a decision may (and a loaded
       // machine slows it further): the hello has its own allowance.
-      const double startup_s = std::max(timeout_s_, kStartupAllowanceS);
-      send(hello.dump(), startup_s);
-      const json answer = parse(receive(startup_s), "{\"type\":\"ready\"}");
+      const double startup_s = std::max(timeout_s_, startup_s_);
+      const char* key = startup_s_ >= timeout_s_ ? "scheduler.startup_s" : "scheduler.timeout_s";
+      send(hello.dump(), startup_s, key);
+      const json answer = parse(receive(startup_s, key), "{\"type\":\"ready\"}");
       if (answer.value("type", "") != "ready") fail("answered the hello with " + printable(answer.dump(), 200) + ", expected {\"type\":\"ready\"}");
       if (answer.contains("name") && answer["name"].is_string()) name_ = answer["name"].get<std::string>();
     } catch (const SchedulerFailure& e) {
@@ -121,8 +127,9 @@ class ExternalScheduler : public Scheduler {
     return "closed its output";
   }
 
-  // Sends `line`, waiting at most limit_s for the process to take it (the decisions' timeout_s unless given).
-  void send(const std::string& line, double limit_s = 0) {
+  // Sends `line`, waiting at most limit_s for the process to take it (the decisions' timeout_s unless
+  // given; `key` names the limit in the failure).
+  void send(const std::string& line, double limit_s = 0, const char* key = "scheduler.timeout_s") {
     if (limit_s <= 0) limit_s = timeout_s_;
     const std::string data = line + "\n";
     size_t done = 0;
@@ -130,7 +137,7 @@ class ExternalScheduler : public Scheduler {
     while (done < data.size()) {
       pollfd p{child_.channel(), POLLOUT, 0};
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) fail("did not read its input within " + limit_text(limit_s));
+      if (left <= 0) fail("did not read its input within " + format_double(limit_s) + " s (" + key + ")");
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::send(child_.channel(), data.data() + done, data.size() - done, MSG_NOSIGNAL);
       if (n > 0)
@@ -140,8 +147,9 @@ class ExternalScheduler : public Scheduler {
     }
   }
 
-  // The next line the process writes, waiting at most limit_s (the decisions' timeout_s unless given).
-  std::string receive(double limit_s = 0) {
+  // The next line the process writes, waiting at most limit_s (the decisions' timeout_s unless given;
+  // `key` names the limit in the failure).
+  std::string receive(double limit_s = 0, const char* key = "scheduler.timeout_s") {
     if (limit_s <= 0) limit_s = timeout_s_;
     const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
     char buf[65536];
@@ -156,7 +164,7 @@ class ExternalScheduler : public Scheduler {
       }
       if (buffer_.size() > kMaxLineBytes) fail("answered a line longer than 64 MiB");
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) fail("did not answer within " + limit_text(limit_s));
+      if (left <= 0) fail("did not answer within " + format_double(limit_s) + " s (" + key + ")");
       pollfd p{child_.channel(), POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000))) <= 0) continue;
       const ssize_t n = ::read(child_.channel(), buf, sizeof buf);
@@ -177,12 +185,10 @@ class ExternalScheduler : public Scheduler {
   }
 
   std::string command_, name_, failed_, buffer_;
-  // Seconds a scheduler process has to start and answer the hello, at least (scheduler.timeout_s when larger).
-  static constexpr double kStartupAllowanceS = 30;
-  std::string limit_text(double limit_s) const {
-    return format_double(limit_s) + (limit_s == timeout_s_ ? " s (scheduler.timeout_s)" : " s (the start-up allowance)");
-  }
   double timeout_s_ = 10;
+  // Seconds the process has to start and answer the hello, at least (timeout_s when larger): an
+  // interpreter and its imports may take longer than a decision may.
+  double startup_s_ = 30;
   Child child_;
   long long next_id_ = 1;
 };

@@ -64,7 +64,8 @@ expect_bad quote "unterminated '" "{name: external, command: \"python3 'x\"}"
 expect_bad nocommand "needs a command" "{name: external}"
 expect_bad badkey "unknown parameter for scheduler 'external'" "{name: external, command: true, comand: x}"
 expect_bad badtimeout "scheduler.timeout_s" "{name: external, command: true, timeout_s: -1}"
-expect_bad silent "did not answer within 1 s" "{name: external, command: \"sleep 30\", timeout_s: 1}"
+expect_bad silent "did not answer within 1 s (scheduler.startup_s)" "{name: external, command: \"sleep 30\", timeout_s: 1, startup_s: 1}"
+expect_bad badstartup "scheduler.startup_s" "{name: external, command: true, startup_s: 0}"
 expect_bad dies "the run stopped at t = 30 s: external scheduler .* exited (exit 3) instead of answering" \
   "{name: external, command: \"python3 '$example' --fail-after 2\"}"
 # (3 s, not 1: the example's Python start-up must answer the hello in time on a loaded machine.)
