@@ -19,7 +19,10 @@ devices:
   - {id: b, type: rpi4b, model: gcn, dataset: mr, link: {bandwidth_mbps: 50}, strategy: local, workload: {arrival: poisson, rate_per_s: 8}}
 YAML
 "$coinfer" run "$work/s.yaml" --out "$work/sim" -q || { echo "FAIL: simulation"; exit 1; }
-epoch=$(date +%s.%N | awk '{printf "%.3f", $1 + 2}')
+# Time zero 6 s ahead: the server and both devices must be up (LibTorch loaded, registered) before it,
+# or the first arrivals are missed. 2 s was too little beside CI's niced background builds and fuzzing
+# (23 of 32 arrivals replayed once).
+epoch=$(date +%s.%N | awk '{printf "%.3f", $1 + 6}')
 "$rt" serve "$work/s.yaml" --bind 127.0.0.1 --port 0 --port-file "$work/port" --secret-file "$work/secret" --epoch "$epoch" > "$work/server.log" 2>&1 &
 server=$!; pids+=($server)
 for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
