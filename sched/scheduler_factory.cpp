@@ -608,7 +608,7 @@ const std::vector<BuiltinScheduler>& builtin_schedulers() {
        SchedulerTraits{}},
       {"external",
        "a scheduler in another process, any language: below (\"External schedulers\")",
-       "`command` (required), `timeout_s` (10), `objective` (passed on)",
+       "`command` (required), `timeout_s` (10), `startup_s` (30), `objective` (passed on)",
        {"command", "timeout_s", "startup_s", "objective"},
        [](const Scenario& s, const AnalyticEstimator& est, const Params&) -> std::unique_ptr<Scheduler> {
          return checked_from_outside(s, est, make_external_scheduler);
