@@ -274,6 +274,10 @@ const ProcessorProfile& processor_named(const std::map<std::string, DeviceProfil
 double efficiency_of(const std::string& where, const ProcessorProfile& p, const std::map<std::string, DeviceProfile>& all, const ModelCatalog& cat,
                      std::string& how, int depth = 0) {
   if (depth > 4) throw InputError("efficiency_from chain too long at " + where);
+  if (p.operator_classes) {
+    how = "none: rates per operator class (" + p.operator_classes->source + ")";
+    return 1;
+  }
   if (p.efficiency) {
     how = "assumed: " + format_double(*p.efficiency) + " of peak" + (p.efficiency_note.empty() ? "" : " (" + p.efficiency_note + ")");
     return *p.efficiency;

@@ -18,6 +18,7 @@ namespace {
 struct ModelOptions {
   std::string name, dataset, luts;
   bool json = false;
+  bool operators = false;
 };
 
 struct PpCompRow {
@@ -63,6 +64,10 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
                       {"message_bytes", st.message_bytes},
                       {"memory_bytes", st.memory_bytes},
                       {"peak_memory_bytes", m.peak_memory_bytes(static_cast<int>(k), static_cast<int>(k) + 1)}});
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OperatorCost& o : st.operators)
+      ops.push_back({{"class", kOperatorClassNames.name(o.cls)}, {"what", o.what}, {"flops", o.flops}, {"bytes", o.bytes}, {"launches", o.launches}});
+    stages.back()["operators"] = ops;
   }
   for (int k = 0; k <= m.num_stages(); ++k) bytes.push_back(m.bytes_at_split(k));
   for (const auto& r : pp_comp_rows(m, luts))
@@ -82,7 +87,7 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
           {"pp_comp", pp}};
 }
 
-void show(const ModelSpec& m, const LutSet* luts) {
+void show(const ModelSpec& m, const LutSet* luts, bool operators) {
   std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(), m.dataset.name.c_str(),
               m.dataset.task.c_str(), m.dataset.nodes, m.dataset.edges, m.dataset.features, m.dataset.classes, m.file.c_str());
   std::printf("%3s %-12s %-10s %6s %6s %14s %14s\n", "#", "stage", "op", "in", "out", "MFLOPs", "out KB");
@@ -90,6 +95,10 @@ void show(const ModelSpec& m, const LutSet* luts) {
     const auto& s = m.stages[i];
     std::printf("%3d %-12s %-10s %6d %6d %14.3f %14.2f\n", i, s.name.c_str(), s.op.c_str(), s.in_width, s.out_width, s.flops / 1e6,
                 s.out_bytes / 1024);
+    if (!operators) continue;
+    for (const OperatorCost& o : s.operators)
+      std::printf("      %-11s %-34s %10.3f MFLOPs %10.1f KB moved %3d launch%s\n", kOperatorClassNames.name(o.cls), o.what.c_str(), o.flops / 1e6,
+                  o.bytes / 1024, o.launches, o.launches == 1 ? "" : "es");
   }
   std::printf("bytes crossing each split k (device runs [0,k), server [k,n)):\n");
   for (int k = 0; k <= m.num_stages(); ++k)
@@ -119,7 +128,7 @@ int model_show(const ModelOptions& o) {
   }
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (i) std::printf("\n");
-    show(cat.instantiate(o.name, datasets[i]), luts.get());
+    show(cat.instantiate(o.name, datasets[i]), luts.get(), o.operators);
   }
   return 0;
 }
@@ -143,6 +152,9 @@ void register_model(CLI::App& app, int& exit_code) {
   sh->add_option("--dataset", opts->dataset, "dataset (default: every dataset of the model)");
   sh->add_option("--luts", opts->luts, "LUT folder for PP_comp (default: traces/lut)");
   sh->add_flag("--json", opts->json, "print a JSON list (one entry per dataset) instead of text");
+  sh->add_flag("--operators", opts->operators,
+               "under each stage, its operators: class, FLOPs, bytes moved, kernel launches (models/README.md \"Operator classes\"; the JSON "
+               "always has them)");
   sh->callback([opts, &exit_code] { exit_code = guarded([&] { return model_show(*opts); }); });
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +21,8 @@
 #include "hw/cpu_cap.hpp"
 #include "cli/progress_line.hpp"
 #include "hw/lut_profiler.hpp"
+#include "hw/operator_class_bench.hpp"
+#include "hw/system_meter.hpp"
 #include "io/lut_h5.hpp"
 #include "io/data_root.hpp"
 #include "io/model_spec_loader.hpp"
@@ -182,6 +185,56 @@ class ProfileJournal {
   bool resuming_ = false;
 };
 
+// coinfer profile --operator-classes: this CPU's rate per operator class, written as a profile's
+// `operator_classes` entry (traces/README.md "Operator classes") with every measured point as a comment.
+int profile_operator_classes(const std::string& out, int threads, int repeats, int warmup, bool quiet, const std::string& command_line) {
+  using namespace coinfer;
+  if (out.size() < 5 || (out.substr(out.size() - 5) != ".yaml" && out.substr(out.size() - 4) != ".yml"))
+    throw InputError(SourceLocation{"--out", 0, 0}, "--out", "with --operator-classes: a .yaml file (the profile entry is written there)");
+  cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
+  hw::OperatorClassOptions o;
+  o.threads = threads;
+  o.repeats = repeats;
+  o.warmup = warmup;
+  auto progress = std::make_shared<cli::ProgressLine>("profile --operator-classes", quiet);
+  o.progress = [progress](double done, double all, const std::string& what) { progress->update(done, all, what); };
+  const hw::OperatorClassMeasurement m = hw::measure_operator_classes(o);
+  progress->finish();
+  char day[16];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(day, sizeof day, "%Y-%m-%d", std::gmtime(&now));
+  const std::string source = "MEASURED on " + hw::cpu_model_name() + ", " + std::to_string(threads) + " LibTorch thread" + (threads == 1 ? "" : "s") +
+                             ", by coinfer " + COINFER_VERSION_STRING + " profile --operator-classes on " + day + " (median of " +
+                             std::to_string(repeats) + " runs per size; a class's rate is its median over four sizes of the shipped models' range)";
+  std::ostringstream y;
+  y << "# " << command_line << "\n# Every measured point (work, median seconds) and its fitted line:\n";
+  for (const hw::ClassLine& l : m.lines) {
+    y << "#   " << l.cls << " (" << l.work << "): " << l.what << ": rate " << format_double(l.rate_per_s / 1e9) << " G" << l.work << "/s, intercept "
+      << format_double(l.intercept_s * 1e6) << " us; points";
+    for (const auto& [x, t] : l.points) y << " (" << format_double(x) << ", " << format_double(t) << ")";
+    y << "\n";
+  }
+  y << "# launch (the median of the smallest operators, seconds):";
+  for (const auto& [what, t] : m.launches) y << " " << what << " " << format_double(t) << ";";
+  y << "\noperator_classes:\n  source: \"" << source << "\"\n  launch_us: " << format_double(m.classes.launch_us) << "\n";
+  for (int c = 0; c < kOperatorClassCount; ++c) {
+    const auto& r = m.classes.rates[c];
+    y << "  " << kOperatorClassNames.name(static_cast<OperatorClass>(c)) << ": {";
+    if (r.gflops > 0) y << "gflops: " << format_double(r.gflops) << ", ";
+    y << "gbps: " << format_double(r.gbps) << "}\n";
+  }
+  const std::string tmp = out + ".tmp";
+  {
+    std::ofstream f(tmp);
+    f << y.str();
+    if (!f) throw InputError(SourceLocation{out, 0, 0}, "--out", "cannot write " + tmp);
+  }
+  std::filesystem::rename(tmp, out);
+  std::fputs(y.str().c_str(), stdout);
+  std::printf("wrote %s [MEASURED]\n", out.c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -235,9 +288,20 @@ int main(int argc, char** argv) {
                  "profile under background load: other work takes this share (0..0.99) of the --cpu-quota cores, so the process runs "
                  "under a cap of CORES x (1 - SHARE), as a load event does on the testbed; the LUT's provenance says so")
       ->check(CLI::Range(0.0, 0.99));
+  bool operator_classes = false;
+  app.add_flag("--operator-classes", operator_classes,
+               "measure this CPU's rate per operator class instead of a LUT (dense, irregular, elementwise, reduction, select, movement "
+               "and the launch cost; traces/README.md \"Operator classes\"): --out FILE.yaml receives a profile's operator_classes entry; "
+               "--threads, --repeats (default 15 here) and --warmup apply");
   if (const int rc = coinfer::cli::parse_command_line(app, argc, argv, o.command_line); rc >= 0) return rc;
   return coinfer::cli::guarded([&] {
     using namespace coinfer;
+    if (operator_classes) {
+      if (o.repeats < 1 || o.warmup < 0 || o.threads < 1 || o.threads > 1024)
+        throw InputError(SourceLocation{"profile", 0, 0}, "--repeats", "need repeats >= 1, warmup >= 0, threads in 1..1024");
+      const bool repeats_given = app.get_option("--repeats")->count() > 0;
+      return profile_operator_classes(out, o.threads, repeats_given ? o.repeats : 15, o.warmup, cli::quiet("profile"), o.command_line);
+    }
     auto dots = batches.find("..");
     int hi = 0;
     try {

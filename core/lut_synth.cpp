@@ -14,13 +14,28 @@ double roofline_seconds_at_full_efficiency(const StageSpec& s, const ProcessorPr
 }
 }  // namespace
 
+double operator_seconds(const OperatorCost& op, const ProcessorProfile& p, int batch) {
+  const ProcessorProfile::ClassRate& r = p.operator_classes->rate(op.cls);
+  const double h = p.batch_half;
+  const double scale = (batch + h) / (1.0 + h);
+  const double work = std::max(r.gflops > 0 ? op.flops / (r.gflops * 1e9) : 0.0, op.bytes / (r.gbps * 1e9));
+  return op.launches * p.operator_classes->launch_us * 1e-6 + work * scale;
+}
+
 double synth_stage_seconds(const StageSpec& stage, const ProcessorProfile& p, double efficiency, int batch) {
+  if (p.operator_classes) {
+    double t = p.stage_overhead_ms * 1e-3;
+    for (const OperatorCost& op : stage.operators) t += operator_seconds(op, p, batch);
+    return t;
+  }
   const double h = p.batch_half;
   const double scale = (batch + h) / (1.0 + h);
   return p.stage_overhead_ms * 1e-3 + roofline_seconds_at_full_efficiency(stage, p) / efficiency * scale;
 }
 
 double calibrate_efficiency(const ModelSpec& spec, const ProcessorProfile& p, double whole_model_ms) {
+  if (p.operator_classes)
+    throw std::invalid_argument("processor " + p.name + " has operator classes: its rates are per class, it has no efficiency to calibrate");
   double work = 0;
   for (const auto& s : spec.stages) work += roofline_seconds_at_full_efficiency(s, p);
   const double budget = whole_model_ms * 1e-3 - spec.num_stages() * p.stage_overhead_ms * 1e-3;
@@ -73,10 +88,26 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
   for (int k = 0; k <= n; ++k) t.bytes_per_split()[k] = spec.bytes_at_split(k);
   Provenance& pv = t.provenance();
   pv.kind = "synthesised";
-  pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";
-  pv.attributes["formula"] =
-      "t_stage(b) = overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); range = sum of its stages; "
-      "p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md)";
+  if (p.operator_classes) {
+    pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from per-operator-class rates; these are not measurements";
+    pv.attributes["formula"] =
+        "t_stage(b) = overhead + sum over the stage's operators o of class c: launches_o*launch + max(F_o/gflops_c, B_o/gbps_c) * "
+        "(b+h)/(1+h); range = sum of its stages; p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md "
+        "\"Operator classes\")";
+    const ProcessorProfile::OperatorClasses& oc = *p.operator_classes;
+    pv.attributes["operator_classes_source"] = oc.source;
+    pv.attributes["launch_us"] = format_double(oc.launch_us);
+    for (int c = 0; c < kOperatorClassCount; ++c) {
+      const std::string name = kOperatorClassNames.name(static_cast<OperatorClass>(c));
+      pv.attributes["class_" + name + "_gflops"] = format_double(oc.rates[c].gflops);
+      pv.attributes["class_" + name + "_gbps"] = format_double(oc.rates[c].gbps);
+    }
+  } else {
+    pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";
+    pv.attributes["formula"] =
+        "t_stage(b) = overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); range = sum of its stages; "
+        "p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md)";
+  }
   pv.attributes["model_spec"] = spec.file;
   pv.attributes["role"] = profile.role;
   pv.attributes["device_description"] = profile.description;
@@ -88,8 +119,10 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
   pv.attributes["stage_overhead_ms"] = format_double(p.stage_overhead_ms);
   pv.attributes["batch_half"] = format_double(p.batch_half);
   pv.attributes["latency_cv"] = format_double(p.latency_cv);
-  pv.attributes["efficiency"] = format_double(efficiency);
-  pv.attributes["efficiency_source"] = efficiency_how;
+  if (!p.operator_classes) {
+    pv.attributes["efficiency"] = format_double(efficiency);
+    pv.attributes["efficiency_source"] = efficiency_how;
+  }
   return t;
 }
 

@@ -7,6 +7,7 @@
 
 #include "core/lut.hpp"
 #include "core/model_spec.hpp"
+#include "core/operator_class.hpp"
 
 namespace coinfer {
 
@@ -32,6 +33,20 @@ struct ProcessorProfile {
   std::optional<Calibration> calibration;
   std::string efficiency_from;  // "TYPE" (its default processor) or "TYPE.PROCESSOR"
   std::string efficiency_note;  // why this efficiency
+  // Per operator class (traces/README.md "Operator classes"): where a profile gives them, a stage costs
+  // the sum over its operators of launches x launch_us + max(F / gflops, B / gbps), instead of the
+  // roofline of the whole stage at one efficiency (no efficiency is given then).
+  struct ClassRate {
+    double gflops = 0;  // FLOP/s reached by this class, 1e9/s (0: its FLOPs are not what limits it)
+    double gbps = 0;    // bytes/s it moves, 1e9/s (> 0)
+  };
+  struct OperatorClasses {
+    double launch_us = 0;                  // cost of launching one operator (framework dispatch + kernel launch), us
+    ClassRate rates[kOperatorClassCount];  // by OperatorClass
+    std::string source;                    // measured on what (or derived from which source)
+    const ClassRate& rate(OperatorClass c) const { return rates[static_cast<int>(c)]; }
+  };
+  std::optional<OperatorClasses> operator_classes;
   // Power while idle and while computing, W, where a source states them per processor (0 = not stated).
   double idle_w = 0, busy_w = 0;
   std::string power_source;
@@ -82,9 +97,14 @@ struct SynthOptions {
   int max_batch = 16;
 };
 
-// Seconds for one stage at batch b: overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h).
+// Seconds for one stage at batch b: overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); on a processor
+// with operator classes overhead + sum over the stage's operators of
+// launches*launch + max(F_o/gflops_c, B_o/gbps_c) * (b+h)/(1+h) (efficiency unused).
 double synth_stage_seconds(const StageSpec& stage, const ProcessorProfile& processor, double efficiency, int batch);
-// Efficiency that makes the whole model take `whole_model_ms` at batch 1 on this processor.
+// The class formula's seconds for one operator at batch b on `processor` (which has operator classes).
+double operator_seconds(const OperatorCost& op, const ProcessorProfile& processor, int batch);
+// Efficiency that makes the whole model take `whole_model_ms` at batch 1 on this processor (a processor
+// with operator classes has none: std::invalid_argument).
 // Throws std::invalid_argument if the per-stage overheads alone exceed the target.
 double calibrate_efficiency(const ModelSpec& spec, const ProcessorProfile& processor, double whole_model_ms);
 // Builds the full table for `processor` of `profile`: every range [i,j), batches 1..max_batch, bytes

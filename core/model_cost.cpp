@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/model_spec.hpp"
+#include "core/stage_operators.hpp"
 
 namespace coinfer {
 namespace {
@@ -244,6 +245,7 @@ void derive_costs(ModelSpec& m) {
     s.message_bytes = message;
     s.memory_bytes = peak_memory(s, g, in, out, rows, workspace, message, result, out_rows);
     s.traffic_bytes = stage_traffic(m, s, g, weights, workspace);
+    s.operators = stage_operators(m, static_cast<int>(i));
   }
 }
 

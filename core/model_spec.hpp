@@ -9,6 +9,7 @@
 
 #include "core/model_key.hpp"
 #include "core/model_variant.hpp"
+#include "core/operator_class.hpp"
 
 namespace coinfer {
 
@@ -52,6 +53,9 @@ struct StageSpec {
   // gathered messages, caches), per sample, derived from the LibTorch implementation phase by phase
   // (core/model_cost.cpp; measured against LibTorch's allocator by bench/memory_formula.py).
   double memory_bytes = 0;
+  // Its operators by class (core/stage_operators.hpp; models/README.md "Operator classes"): what a
+  // processor with per-class figures charges (traces/README.md "Operator classes").
+  std::vector<OperatorCost> operators;
 };
 
 class ModelSpec {

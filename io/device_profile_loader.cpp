@@ -12,12 +12,35 @@ namespace coinfer {
 
 namespace {
 
+// A processor's rates per operator class (traces/README.md "Operator classes"): every class, each with
+// gbps (> 0) and optionally gflops; the launch cost and the source.
+ProcessorProfile::OperatorClasses read_operator_classes(const YamlReader& r, const YAML::Node& n, const std::string& path) {
+  r.require_map(n, path);
+  std::vector<std::string> keys = {"launch_us", "source"};
+  for (int c = 0; c < kOperatorClassCount; ++c) keys.push_back(kOperatorClassNames.name(static_cast<OperatorClass>(c)));
+  r.check_keys(n, keys, path);
+  ProcessorProfile::OperatorClasses oc;
+  oc.launch_us = r.require_double(n, "launch_us", path, 0, false);
+  oc.source = r.get_string(n, "source", path);
+  for (int c = 0; c < kOperatorClassCount; ++c) {
+    const std::string name = kOperatorClassNames.name(static_cast<OperatorClass>(c));
+    const std::string cp = key_path(path, name);
+    if (!n[name]) r.fail(n, cp, "missing: every class needs its rate (" + kOperatorClassNames.listed() + ")");
+    const YAML::Node& cn = n[name];
+    r.require_map(cn, cp);
+    r.check_keys(cn, {"gflops", "gbps"}, cp);
+    oc.rates[c].gflops = r.get_double(cn, "gflops", cp, 0, 0, false);
+    oc.rates[c].gbps = r.require_double(cn, "gbps", cp, 0, true);
+  }
+  return oc;
+}
+
 // The synthesis figures of one processor, from `n` (a `processors.NAME` entry, or an old-style
 // profile's top level); `extra` are the keys the caller allows besides.
 ProcessorProfile read_processor(const YamlReader& r, const YAML::Node& n, const std::string& path, const std::vector<std::string>& extra) {
-  std::vector<std::string> keys = {"kind",       "cores",      "description", "peak_gflops",     "mem_gbps",  "stage_overhead_ms",
-                                   "batch_half", "latency_cv", "efficiency",  "efficiency_note", "calibrate", "efficiency_from",
-                                   "power"};
+  std::vector<std::string> keys = {"kind",       "cores",           "description", "peak_gflops",     "mem_gbps",  "stage_overhead_ms",
+                                   "batch_half", "latency_cv",      "efficiency",  "efficiency_note", "calibrate", "efficiency_from",
+                                   "power",      "operator_classes"};
   keys.insert(keys.end(), extra.begin(), extra.end());
   r.check_keys(n, keys, path);
   ProcessorProfile p;
@@ -53,7 +76,14 @@ ProcessorProfile read_processor(const YamlReader& r, const YAML::Node& n, const 
     p.efficiency_from = r.get_string(n, "efficiency_from", path);
     ++ways;
   }
-  if (ways != 1) r.fail(n, path, "give exactly one of efficiency, calibrate, efficiency_from");
+  if (n["operator_classes"]) {
+    p.operator_classes = read_operator_classes(r, n["operator_classes"], key_path(path, "operator_classes"));
+    if (ways != 0)
+      r.fail(n["operator_classes"], key_path(path, "operator_classes"),
+             "replaces efficiency, calibrate and efficiency_from: give none of them beside it");
+  } else if (ways != 1) {
+    r.fail(n, path, "give exactly one of efficiency, calibrate, efficiency_from (or operator_classes)");
+  }
   if (n["power"]) {
     const YAML::Node& w = n["power"];
     const std::string wp = key_path(path, "power");
@@ -215,6 +245,11 @@ std::map<std::string, DeviceProfile> profiles_from(const YamlReader& r, const YA
       const std::string from_type = proc.efficiency_from.substr(0, dot);
       const std::string from_proc = dot == std::string::npos ? "" : proc.efficiency_from.substr(dot + 1);
       const auto it = out.find(from_type);
+      if (it != out.end() && it->second.processor(from_proc) && it->second.processor(from_proc)->operator_classes) {
+        const YAML::Node n = p.processors_named ? nodes[type]["processors"][proc.name] : nodes[type];
+        r.fail(n["efficiency_from"], "profiles." + type + (p.processors_named ? ".processors." + proc.name : "") + ".efficiency_from",
+               "'" + proc.efficiency_from + "' has operator classes, not an efficiency to copy");
+      }
       if (it == out.end() || !it->second.processor(from_proc)) {
         // An old-style profile is its own processor; a named one (even one called "default") is under processors.
         const YAML::Node n = p.processors_named ? nodes[type]["processors"][proc.name] : nodes[type];

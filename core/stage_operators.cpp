@@ -1,0 +1,153 @@
+// A stage's operators, class by class, as models/gnn_model.cpp runs them (models/README.md "Operator
+// classes"; keep the two in step). Per input sample; float32 tensors (4 bytes), int64 indices (8).
+// The stage's FLOPs (core/model_cost.cpp) are split among its operators: their sum is the stage's.
+#include "core/stage_operators.hpp"
+
+#include <algorithm>
+
+namespace coinfer {
+namespace {
+
+constexpr double kF = 4;  // float32
+constexpr double kI = 8;  // int64
+
+class Ops {
+ public:
+  void add(OperatorClass c, const char* what, double flops, double bytes, int launches = 1) { ops_.push_back({c, what, flops, bytes, launches}); }
+  // A Linear layer (one addmm, its bias fused): rows x in by in x out.
+  void linear(double rows, double in, double out, double flops) {
+    add(OperatorClass::dense, "linear", flops, kF * (rows * in + rows * out + in * out + out));
+  }
+  // An element-wise operator reading `reads` and writing `writes` floats.
+  void elementwise(const char* what, double reads, double writes, double flops = 0, int launches = 1) {
+    add(OperatorClass::elementwise, what, flops, kF * (reads + writes), launches);
+  }
+  std::vector<OperatorCost> take() { return std::move(ops_); }
+
+ private:
+  std::vector<OperatorCost> ops_;
+};
+
+// KNN on [N, in] features: squares and their sums, x x^T, the distance combination (three operators
+// over N x N), top-k. Its formula's 3 N^2 in FLOPs: 2 N^2 in of the product, the rest element-wise.
+void knn_operators(Ops& o, double N, double in, double k) {
+  o.elementwise("x*x, sum", 2 * N * in, N * in + N, 0, 2);
+  o.add(OperatorClass::dense, "matmul x x^T", 2 * N * N * in, kF * (N * in + N * N));
+  o.elementwise("sq - 2 d + sq^T", 4 * N * N + 2 * N, 3 * N * N, N * N * in, 3);
+  o.add(OperatorClass::select, "topk", 0, kF * (N * N + N * k) + kI * N * k);
+}
+
+// out[dst] += h[src] (x w): index_select of the source rows, the weight product, zeros, scatter_add
+// into them, for L = edges (with self loops where the op adds them) and `width` columns, over P
+// feature slices (each slice made contiguous and copied into the result). `flops` are split between
+// the product and the scatter (the formula's E x width each), or all in the scatter without a weight.
+void scatter_operators(Ops& o, double N, double L, double width, double P, bool weighted, double flops) {
+  const double launches = P;  // one set per slice
+  o.add(OperatorClass::irregular, "index_select", 0, kF * 2 * L * width + kI * L * P, static_cast<int>(launches));
+  if (weighted) o.elementwise("message * weight", L * width + L * P, L * width, flops / 2, static_cast<int>(launches));
+  o.elementwise("zeros", 0, N * width, 0, static_cast<int>(launches));
+  o.add(OperatorClass::irregular, "scatter_add", weighted ? flops / 2 : flops, kF * (L * width + 2 * N * width) + kI * L * P,
+        static_cast<int>(launches));
+  if (P > 1) o.add(OperatorClass::movement, "slice contiguous, copy", 0, kF * 4 * N * width, static_cast<int>(2 * P));
+}
+
+void gat_operators(Ops& o, const StageSpec& s, double N, double E, double in, double out, double P, bool dense) {
+  const double H = s.heads, D = out / s.heads;
+  if (dense) {
+    // Transform; one score per node and head; the H x N x N logits (broadcast add, LeakyReLU, mask),
+    // their softmax; the attention by the features (its formula: 6 FLOPs per logit, 4 of them here
+    // element-wise and 2 in the softmax).
+    o.linear(N, in, out, 2 * N * in * out);
+    o.elementwise("scores", 2 * N * out, 2 * N * H, 2 * N * out, 4);
+    o.elementwise("logits, LeakyReLU, mask", 3 * H * N * N + N * N, 3 * H * N * N, 4 * H * N * N, 3);
+    o.add(OperatorClass::reduction, "softmax", 2 * H * N * N, kF * 2 * H * N * N);
+    o.add(OperatorClass::dense, "matmul attention x h", 2 * N * N * out, kF * (H * N * N + 2 * N * out), static_cast<int>(H));
+    o.add(OperatorClass::movement, "permute, reshape", 0, kF * 2 * N * out);
+  } else {
+    const double L = E + N;  // self loops added per run
+    o.add(OperatorClass::movement, "self loops (arange, cat)", 0, kI * 4 * L, 3);
+    o.linear(N, in, out, 2 * N * in * out);
+    o.elementwise("h * a, sum (both ends)", 4 * N * out, 2 * N * out + 2 * N * H, H * E * 2 * D, 4);
+    o.add(OperatorClass::irregular, "index_select scores", 0, 2 * (kF * 2 * L * H + kI * L), 2);
+    o.elementwise("add, LeakyReLU", 4 * L * H, 2 * L * H, 0, 2);
+    // edge_softmax: scatter max, gather it, subtract and exp, scatter sum, gather it, divide.
+    o.add(OperatorClass::reduction, "edge softmax", H * E * 5, kF * 12 * L * H + kI * 4 * L, 7);
+    if (P == 1) {
+      scatter_operators(o, N, L, out, 1, true, H * E * D * 2);
+    } else {  // head by head, each in P slices
+      scatter_operators(o, N, L, out, H * P, true, H * E * D * 2);
+      o.add(OperatorClass::movement, "cat heads", 0, kF * 2 * N * out);
+    }
+  }
+  o.elementwise("bias", N * out + out, N * out);
+  o.elementwise("ELU", N * out, N * out);
+}
+
+}  // namespace
+
+std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
+  const StageSpec& s = m.stages.at(static_cast<size_t>(index));
+  const ModelVariant& v = m.variant;
+  const double N = static_cast<double>(v.node_capacity > 0 ? v.node_capacity : m.dataset.nodes);
+  const double E = static_cast<double>(m.dataset.edges);
+  const double P = std::max(1, v.feature_chunks);
+  const bool dense = v.dense();
+  const bool graph_level = s.out_level == TensorLevel::graph && s.op != "pool";
+  const double rows = graph_level ? 1 : N;
+  const double in = s.in_width, out = s.out_width, k = s.k;
+  const bool last = index + 1 == m.num_stages();
+  Ops o;
+  int feature_inputs = 0;
+  for (int p : s.inputs) feature_inputs += p < 0 || m.stages[p].op != "knn";
+  if (feature_inputs > 1) o.add(OperatorClass::movement, "cat inputs", 0, kF * 2 * rows * in);
+  if (s.op == "knn") {
+    knn_operators(o, N, in, k);
+  } else if (s.op == "edgeconv") {
+    knn_operators(o, N, in, k);
+    o.add(OperatorClass::irregular, "gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in);
+    o.elementwise("nb - x_i", 2 * N * k * in, N * k * in);
+    o.add(OperatorClass::movement, "cat [x_i, nb - x_i]", 0, kF * 4 * N * k * in);
+    o.linear(N * k, 2 * in, out, N * k * 2 * (2 * in) * out);
+    o.elementwise("LeakyReLU", N * k * out, N * k * out);
+    o.add(OperatorClass::reduction, "amax over k", N * k * out, kF * (N * k * out + N * out));
+  } else if (s.op == "aggregate") {
+    o.add(OperatorClass::irregular, "gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in);
+    o.add(OperatorClass::reduction, "amax over k", N * k * in, kF * (N * k * in + N * in));
+  } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
+    o.linear(rows, in, out, s.flops);
+    if (!(s.op == "fc" && last)) o.elementwise("ReLU", rows * out, rows * out);
+  } else if (s.op == "pool") {
+    const int parts = s.pool_mode == "max+mean" ? 2 : 1;
+    o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", N * in, kF * (N * in + in));
+    if (parts == 2) {
+      o.add(OperatorClass::reduction, "mean", N * in, kF * (N * in + in));
+      o.add(OperatorClass::movement, "cat max, mean", 0, kF * 4 * in);
+    }
+  } else if (s.op == "gcn") {
+    o.linear(N, in, out, 2 * N * in * out);
+    if (dense)
+      o.add(OperatorClass::dense, "matmul mask x h", 2 * N * N * out, kF * (N * N + 2 * N * out));
+    else  // the normalisation (edge weights with self loops) is cached per graph: not per run
+      scatter_operators(o, N, E + N, out, P, true, 2 * E * out);
+    o.elementwise("bias", N * out + out, N * out);
+    if (!last) o.elementwise("ReLU", N * out, N * out);
+  } else if (s.op == "sage") {
+    if (dense) {
+      o.add(OperatorClass::dense, "matmul mask x x", 2 * N * N * in, kF * (N * N + 2 * N * in));
+    } else {
+      o.elementwise("degree: zeros, ones, clamp", 2 * N + E, 2 * N + E, 0, 3);
+      o.add(OperatorClass::irregular, "degree: index_add", 0, kF * (E + 2 * N) + kI * E);
+      scatter_operators(o, N, E, in, P, false, E * in);
+      o.elementwise("mean: divide by degree", N * in + N, N * in);
+    }
+    o.linear(N, in, out, 2 * N * in * out);
+    o.linear(N, in, out, 2 * N * in * out);
+    o.elementwise("add", 2 * N * out, N * out);
+    if (!last) o.elementwise("ReLU", N * out, N * out);
+  } else if (s.op == "gat") {
+    gat_operators(o, s, N, E, in, out, P, dense);
+  }
+  return o.take();
+}
+
+}  // namespace coinfer

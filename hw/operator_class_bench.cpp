@@ -1,0 +1,163 @@
+#include "hw/operator_class_bench.hpp"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "hw/compute_threads.hpp"
+
+namespace coinfer::hw {
+namespace {
+
+constexpr double kF = 4, kI = 8;  // float32, int64 bytes (as core/stage_operators.cpp counts them)
+
+// Median seconds of `run` over `repeats` timed calls after `warmup` untimed ones.
+double median_seconds(const std::function<void()>& run, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) run();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    run();
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// The rate: the median over the sizes of work / (time - launch). A straight line through the points
+// does not describe them: the rate changes as the tensors outgrow each cache level, so the sizes are
+// those of the shipped models' tensors (~0.25-16 MiB) and the class's rate is its typical one there.
+void fit(ClassLine& line, double launch_s) {
+  std::vector<double> rates;
+  for (const auto& [x, y] : line.points) rates.push_back(x / std::max(y - launch_s, 1e-9));
+  std::sort(rates.begin(), rates.end());
+  line.rate_per_s = rates[rates.size() / 2];
+  line.intercept_s = launch_s;
+}
+
+// One class's line: for each size, make the operator's tensors with `setup(size)` (returns the work and
+// the operator to time).
+using Timed = std::pair<double, std::function<void()>>;
+ClassLine measure_line(const std::string& cls, const std::string& what, const std::string& work, const std::vector<long>& sizes,
+                       const std::function<Timed(long)>& setup, const OperatorClassOptions& o, double launch_s, double& done, double all) {
+  ClassLine line{cls, what, work, {}, 0, 0};
+  for (long size : sizes) {
+    const Timed t = setup(size);
+    line.points.emplace_back(t.first, median_seconds(t.second, o.warmup, o.repeats));
+    if (o.progress) o.progress(++done, all, cls + " " + std::to_string(size));
+  }
+  fit(line, launch_s);
+  return line;
+}
+
+}  // namespace
+
+OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o) {
+  if (o.threads < 1 || o.repeats < 1 || o.warmup < 0) throw std::invalid_argument("operator classes: need threads >= 1, repeats >= 1, warmup >= 0");
+  set_compute_threads(o.threads);
+  torch::NoGradGuard no_grad;
+  torch::manual_seed(1);
+  OperatorClassMeasurement m;
+  keep_tensor_memory();  // as coinfer-profile and the runtime run the models: freed tensors reused, no page faults
+  const std::vector<long> rows = {1 << 10, 1 << 12, 1 << 14, 1 << 16};  // rows of 64 floats: 0.25-16 MiB
+  const std::vector<long> square = {64, 128, 256, 384};
+  double done = 0;
+  const double all = 7 * 4 + 6;
+  double launch_s = 0;
+  // The launch cost: the smallest operator of each class (one element, one row).
+  {
+    auto one = torch::randn({1, 1}), row = torch::randn({1, 64});
+    auto i0 = torch::zeros({1}, torch::kLong);
+    const std::vector<std::pair<std::string, std::function<void()>>> small = {
+        {"matmul [1,1]", [one] { (void)torch::matmul(one, one); }},
+        {"index_select 1 row", [row, i0] { (void)row.index_select(0, i0); }},
+        {"add [1,1]", [one] { (void)(one + one); }},
+        {"amax [1,64]", [row] { (void)row.amax(1); }},
+        {"topk 1 of [1,64]", [row] { (void)row.topk(1, -1); }},
+        {"cat [1,64] x2",
+         [row] {
+           (void)torch::cat({row, row}, 1);
+         }},
+    };
+    std::vector<double> t;
+    for (const auto& [what, run] : small) {
+      m.launches.emplace_back(what, median_seconds(run, o.warmup * 10, o.repeats * 10));
+      t.push_back(m.launches.back().second);
+      if (o.progress) o.progress(++done, all, "launch " + what);
+    }
+    std::sort(t.begin(), t.end());
+    launch_s = 0.5 * (t[2] + t[3]);  // the median of six
+    m.classes.launch_us = launch_s * 1e6;
+  }
+  // Dense: square matrix products (compute) and a thin product, 3 columns into 64 (its bytes).
+  m.lines.push_back(measure_line(
+      "dense", "matmul [n,n] x [n,n]", "flops", square,
+      [](long n) {
+        auto a = torch::randn({n, n}), b = torch::randn({n, n});
+        return Timed{2.0 * n * n * n, [a, b] { (void)torch::matmul(a, b); }};
+      },
+      o, launch_s, done, all));
+  m.lines.push_back(measure_line(
+      "dense", "linear [r,3] x [3,64]", "bytes", rows,
+      [](long r) {
+        auto a = torch::randn({r, 3}), w = torch::randn({64, 3}), bias = torch::randn({64});
+        return Timed{kF * (r * 3 + r * 64 + 3 * 64 + 64), [a, w, bias] { (void)torch::nn::functional::linear(a, w, bias); }};
+      },
+      o, launch_s, done, all));
+  // Irregular: gather 64-float rows by random index, then scatter-add them back (PyG's aggregation).
+  m.lines.push_back(measure_line(
+      "irregular", "index_select + scatter_add, rows of 64, 4 edges per row", "bytes", rows,
+      [](long r) {
+        const long n = r / 4, w = 64;
+        auto h = torch::randn({n, w});
+        auto src = torch::randint(n, {r}, torch::kLong), dst = torch::randint(n, {r}, torch::kLong);
+        auto idx = dst.unsqueeze(1).expand({r, w});
+        const double bytes = (kF * 2 * r * w + kI * r) + (kF * (r * w + 2 * n * w) + kI * r);
+        return Timed{bytes, [h, src, idx, n, w] { (void)torch::zeros({n, w}).scatter_add_(0, idx, h.index_select(0, src)); }};
+      },
+      o, launch_s, done, all));
+  m.lines.push_back(measure_line(
+      "elementwise", "add [r,64] + [r,64]", "bytes", rows,
+      [](long r) {
+        auto a = torch::randn({r, 64}), b = torch::randn({r, 64});
+        return Timed{kF * 3 * r * 64, [a, b] { (void)(a + b); }};
+      },
+      o, launch_s, done, all));
+  m.lines.push_back(measure_line(
+      "reduction", "amax over k of [n,20,64] (DGCNN's neighbour max)", "bytes", rows,
+      [](long r) {
+        const long n = r / 20;
+        auto a = torch::randn({n, 20, 64});
+        return Timed{kF * (n * 20 * 64 + n * 64), [a] { (void)a.amax(1); }};
+      },
+      o, launch_s, done, all));
+  m.lines.push_back(measure_line(
+      "select", "topk 20 of each row of [n,n] (KNN)", "bytes", {128, 256, 512, 1024},
+      [](long n) {
+        auto d = torch::randn({n, n});
+        return Timed{kF * (n * n + n * 20) + kI * n * 20, [d] { (void)d.topk(20, -1, true); }};
+      },
+      o, launch_s, done, all));
+  m.lines.push_back(measure_line(
+      "movement", "cat [r,32], [r,32] along columns", "bytes", rows,
+      [](long r) {
+        auto a = torch::randn({r, 32}), b = torch::randn({r, 32});
+        return Timed{kF * 2 * 2 * r * 32, [a, b] { (void)torch::cat({a, b}, 1); }};
+      },
+      o, launch_s, done, all));
+  auto& r = m.classes.rates;
+  const auto rate = [&](const std::string& cls, const std::string& work) {
+    for (const ClassLine& l : m.lines)
+      if (l.cls == cls && l.work == work) return l.rate_per_s / 1e9;
+    return 0.0;
+  };
+  r[static_cast<int>(OperatorClass::dense)] = {rate("dense", "flops"), rate("dense", "bytes")};
+  for (OperatorClass c :
+       {OperatorClass::irregular, OperatorClass::elementwise, OperatorClass::reduction, OperatorClass::select, OperatorClass::movement})
+    r[static_cast<int>(c)] = {0, rate(kOperatorClassNames.name(c), "bytes")};
+  return m;
+}
+
+}  // namespace coinfer::hw

@@ -1,0 +1,185 @@
+// Operator classes: a stage's operators derived from its op (core/stage_operators.cpp), a processor's
+// rates per class (traces/README.md "Operator classes"), the synthesis formula on them, the profile
+// loader's checks, and a placement that follows the classes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "core/input_error.hpp"
+#include "core/lut_synth.hpp"
+#include "io/device_profile_loader.hpp"
+#include "sched/operator_placement.hpp"
+#include "tests/unit/test_support.hpp"
+
+using namespace coinfer;
+
+namespace {
+
+// A processor whose every class moves `gbps` and computes dense work at `dense_gflops`, `launch_us` per
+// operator, no batching gain and no stage overhead.
+ProcessorProfile class_processor(const std::string& name, double dense_gflops, double gbps, double launch_us) {
+  ProcessorProfile p;
+  p.name = name;
+  p.kind = name == "cpu" ? "cpu" : "gpu";
+  p.peak_gflops = dense_gflops;
+  p.mem_gbps = gbps;
+  ProcessorProfile::OperatorClasses oc;
+  oc.launch_us = launch_us;
+  oc.source = "test";
+  for (auto& r : oc.rates) r.gbps = gbps;
+  oc.rates[static_cast<int>(OperatorClass::dense)].gflops = dense_gflops;
+  p.operator_classes = oc;
+  return p;
+}
+
+// One combine stage (8 -> 4 features on 100 nodes) followed by max pooling.
+ModelSpec combine_then_pool() {
+  ModelSpec m;
+  m.name = "t";
+  m.dataset.name = "d";
+  m.dataset.kind = "graph";
+  m.dataset.task = "graph_classification";
+  m.dataset.nodes = 100;
+  m.dataset.features = 8;
+  m.dataset.classes = 4;
+  StageSpec c;
+  c.name = "c";
+  c.op = "combine";
+  c.out_width = 4;
+  StageSpec p;
+  p.name = "p";
+  p.op = "pool";
+  p.pool_mode = "max";
+  m.stages = {c, p};
+  derive_costs(m);
+  return m;
+}
+
+}  // namespace
+
+TEST(OperatorClasses, AStagesOperatorsAndCostByHandOnATwoClassProcessor) {
+  const ModelSpec m = combine_then_pool();
+  const StageSpec& s = m.stages[0];
+  // The combine stage is a Linear layer then a ReLU (it is not the last stage):
+  //   linear: 2 x 100 rows x 8 x 4 = 6,400 FLOPs; reads 100 x 8 floats and the 8 x 4 weights and 4
+  //           biases, writes 100 x 4: 4 B x (800 + 32 + 4 + 400) = 4,944 B;
+  //   ReLU:   reads and writes 100 x 4 floats: 3,200 B, no FLOPs counted.
+  ASSERT_EQ(s.operators.size(), 2u);
+  EXPECT_EQ(s.operators[0].cls, OperatorClass::dense);
+  EXPECT_DOUBLE_EQ(s.operators[0].flops, 6400);
+  EXPECT_DOUBLE_EQ(s.operators[0].bytes, 4944);
+  EXPECT_EQ(s.operators[1].cls, OperatorClass::elementwise);
+  EXPECT_DOUBLE_EQ(s.operators[1].flops, 0);
+  EXPECT_DOUBLE_EQ(s.operators[1].bytes, 3200);
+  // Two classes with different rates: dense 1 GFLOP/s and 2 GB/s, element-wise 1 GB/s; 10 us per launch.
+  ProcessorProfile p = class_processor("cpu", 1, 1, 10);
+  p.operator_classes->rates[static_cast<int>(OperatorClass::dense)].gbps = 2;
+  // linear: 10 us + max(6,400 / 1e9, 4,944 / 2e9) = 10 + 6.4 us; ReLU: 10 us + 3,200 / 1e9 = 13.2 us.
+  EXPECT_NEAR(synth_stage_seconds(s, p, 1, 1), 29.6e-6, 1e-15);
+  // At batch 3 with h = 1 the work (not the launches) scales by (3 + 1) / (1 + 1) = 2: 20 + 2 x 9.6 us.
+  p.batch_half = 1;
+  EXPECT_NEAR(synth_stage_seconds(s, p, 1, 3), 39.2e-6, 1e-15);
+  // The stage overhead comes on top, once per stage: + 10 us.
+  p.stage_overhead_ms = 0.01;
+  EXPECT_NEAR(synth_stage_seconds(s, p, 1, 3), 49.2e-6, 1e-15);
+  // The efficiency argument is the roofline's: unused here.
+  EXPECT_NEAR(synth_stage_seconds(s, p, 0.01, 3), 49.2e-6, 1e-15);
+  EXPECT_THROW(calibrate_efficiency(m, p, 1.0), std::invalid_argument);
+}
+
+TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVariant) {
+  const ModelCatalog& cat = test::catalog();
+  int checked = 0;
+  for (const std::string& model : cat.model_names())
+    for (const std::string& dataset : cat.datasets_for(model))
+      for (const std::string& variant : {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8"}) {
+        ModelSpec m;
+        try {
+          m = cat.instantiate(variant[0] ? model + "@" + variant : model, dataset);
+        } catch (const std::exception&) {
+          continue;  // a variant the model does not support
+        }
+        for (const StageSpec& s : m.stages) {
+          ASSERT_FALSE(s.operators.empty()) << m.name << "/" << dataset << " " << s.name;
+          double flops = 0;
+          for (const OperatorCost& o : s.operators) {
+            flops += o.flops;
+            EXPECT_GE(o.flops, 0) << m.name << " " << s.name << " " << o.what;
+            EXPECT_GT(o.bytes, 0) << m.name << " " << s.name << " " << o.what;
+            EXPECT_GE(o.launches, 1) << m.name << " " << s.name << " " << o.what;
+          }
+          EXPECT_NEAR(flops, s.flops, 1e-9 * s.flops) << m.name << "/" << dataset << " " << s.name;
+          ++checked;
+        }
+      }
+  EXPECT_GT(checked, 100);
+}
+
+TEST(OperatorClasses, APlantedWrongClassChangesThePlacement) {
+  // gcn on mr (conv1, conv2: gcn; pool; head: fc) on a board whose GPU computes dense work at 1,000
+  // GFLOP/s and moves 100 GB/s in every class but the irregular one (0.01 GB/s: gathers and scatters
+  // by index are what it is bad at), and whose CPU does 1 GFLOP/s and 10 GB/s in every class.
+  // conv1's gather and scatter move ~75 KB: ~7.5 ms on the GPU, ~7.5 us on the CPU, against its
+  // transform's 0.65 MFLOPs (0.65 ms on the CPU): both convolutions on the CPU; pooling and the head,
+  // regular and small, on the GPU.
+  const ModelSpec& m = test::catalog().spec("gcn", "mr");
+  DeviceProfile board;
+  board.type = "board";
+  board.role = "device";
+  board.processors = {class_processor("gpu", 1000, 100, 1), class_processor("cpu", 1, 10, 1)};
+  board.processors[0].operator_classes->rates[static_cast<int>(OperatorClass::irregular)].gbps = 0.01;
+  const auto greedy = [&](const ModelSpec& spec) {
+    SynthOptions o;
+    o.max_batch = 1;
+    const LutTable gpu = synthesise_lut(spec, board, board.processors[0], 1, "", o);
+    const LutTable cpu = synthesise_lut(spec, board, board.processors[1], 1, "", o);
+    return place_stages(PlacementRule::greedy, spec, spec.num_stages(), test::gpu_cpu_board(), {&gpu, &cpu}).placement.to_string();
+  };
+  EXPECT_EQ(greedy(m), "[cpu:0-2,gpu:2-4]");
+  // Planted: the aggregation's gathers and scatters called dense. The GPU now looks fast at them and
+  // takes every stage.
+  ModelSpec planted = m;
+  for (StageSpec& s : planted.stages)
+    for (OperatorCost& o : s.operators)
+      if (o.cls == OperatorClass::irregular) o.cls = OperatorClass::dense;
+  EXPECT_EQ(greedy(planted), "[gpu:0-4]");
+}
+
+TEST(OperatorClasses, ProfilesGiveEveryClassAndNoEfficiencyBeside) {
+  const std::string dir = test::temp_dir("unit");
+  const std::string file = dir + "/profiles.yaml";
+  const std::string head =
+      "profiles:\n  b:\n    role: device\n    description: x\n    processors:\n      p:\n        kind: cpu\n"
+      "        description: y\n        peak_gflops: 10\n        mem_gbps: 5\n";
+  const std::string classes =
+      "        operator_classes:\n          source: measured\n          launch_us: 2\n"
+      "          dense: {gflops: 8, gbps: 4}\n          irregular: {gbps: 1}\n          elementwise: {gbps: 5}\n"
+      "          reduction: {gbps: 3}\n          select: {gbps: 0.5}\n";
+  const std::string movement = "          movement: {gbps: 6}\n";
+  std::ofstream(file) << head + classes + movement;
+  const DeviceProfile b = load_device_profiles(file).at("b");
+  ASSERT_TRUE(b.processor("p")->operator_classes);
+  const auto& oc = *b.processor("p")->operator_classes;
+  EXPECT_DOUBLE_EQ(oc.launch_us, 2);
+  EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::dense).gflops, 8);
+  EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::select).gbps, 0.5);
+  EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::movement).gflops, 0);
+  EXPECT_EQ(oc.source, "measured");
+  const auto refused = [&](const std::string& text, const std::string& fragment) {
+    std::ofstream(file) << text;
+    try {
+      load_device_profiles(file);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  refused(head + classes, "operator_classes.movement");                                     // a class missing
+  refused(head + classes + "          movement: {gbps: 0}\n", "movement.gbps");             // a rate of 0
+  refused(head + classes + movement + "          vector: {gbps: 1}\n", "vector");           // no such class
+  refused(head + "        efficiency: 0.5\n" + classes + movement, "replaces efficiency");  // both models at once
+  refused(head + classes + movement + "      q:\n        kind: gpu\n        description: z\n        peak_gflops: 1\n        mem_gbps: 1\n" +
+              "        efficiency_from: b.p\n",
+          "has operator classes");  // no efficiency to copy from a class processor
+}
