@@ -192,6 +192,7 @@ int profile_operator_classes(const std::string& out, int threads, int repeats, i
   if (out.size() < 5 || (out.substr(out.size() - 5) != ".yaml" && out.substr(out.size() - 4) != ".yml"))
     throw InputError(SourceLocation{"--out", 0, 0}, "--out", "with --operator-classes: a .yaml file (the profile entry is written there)");
   cli::check_output_folder(std::filesystem::path(std::filesystem::absolute(out)).parent_path().string(), "--out");
+  std::filesystem::create_directories(std::filesystem::absolute(out).parent_path());  // before the measurement, as a LUT's profile
   hw::OperatorClassOptions o;
   o.threads = threads;
   o.repeats = repeats;

@@ -163,4 +163,18 @@ PY
 "$coinfer" profile --model gcn_wide --dataset pubmed --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/wide.h5" -q > "$work/wide.out" 2>&1 \
   && "$coinfer" lut show "$work/wide.h5" | grep -q "wire_bytes_missing: split 1: the state at batch 1 is larger than the middleware's largest frame" \
   && ok || { bad "a split larger than a frame"; cat "$work/wide.out"; }
+# Operator classes (traces/README.md "Operator classes"): the entry written is a valid processor's once
+# pasted under one, its tables say they come from the class rates, and a synthesised stage of gcn/mr is
+# then priced from them; an --out that is not YAML exits 2 and writes nothing.
+"$coinfer" profile --operator-classes --repeats 3 --warmup 1 --out "$work/oc/classes.yaml" -q > "$work/oc.out" 2>&1 \
+  && grep -q "^operator_classes:" "$work/oc/classes.yaml" && grep -q "MEASURED on " "$work/oc/classes.yaml" && ok \
+  || { bad "profile --operator-classes"; cat "$work/oc.out"; }
+{ printf 'profiles:\n  here:\n    role: device\n    description: "this CPU"\n    processors:\n      cpu:\n        kind: cpu\n'
+  printf '        description: "test"\n        peak_gflops: 10\n        mem_gbps: 10\n'
+  grep -v "^#" "$work/oc/classes.yaml" | sed 's/^/        /'; } > "$work/oc/profiles.yaml"
+"$coinfer" lut synth --profiles "$work/oc/profiles.yaml" --device here --model gcn --dataset mr --max-batch 1 --out "$work/oc/here.h5" -q > "$work/oc2.out" 2>&1 \
+  && "$coinfer" lut show "$work/oc/here.h5" | grep -q "operator_classes_source: MEASURED on " && ok \
+  || { bad "a profile with the measured classes"; cat "$work/oc2.out" "$work/oc/profiles.yaml"; }
+"$coinfer" profile --operator-classes --out "$work/oc/classes.txt" > "$work/oc3.out" 2>&1; rc=$?
+[ "$rc" = 2 ] && [ ! -e "$work/oc/classes.txt" ] && grep -q "\-\-out" "$work/oc3.out" && ok || { bad "--operator-classes --out not YAML (exit $rc)"; cat "$work/oc3.out"; }
 finish profile
