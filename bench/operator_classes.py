@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 import h5py
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRS = ["dgcnn/modelnet40", "gcode/modelnet40", "gcn/mr", "gcn/siot", "gcn/yelp", "gat/mr", "gat/siot", "gat/yelp",
@@ -48,18 +49,11 @@ def stage_means(path, pair):
 
 
 def read_classes(path):
-    """The operator_classes entry written by coinfer profile (a YAML map; read without PyYAML)."""
-    out, launch, source = {}, None, None
-    for line in open(path):
-        s = line.strip()
-        if s.startswith("launch_us:"):
-            launch = float(s.split(":")[1])
-        elif s.startswith("source:"):
-            source = s.split(":", 1)[1].strip().strip('"')
-        elif s.endswith("}") and ": {" in s:
-            name, rest = s.split(": {", 1)
-            out[name] = {k.strip(): float(v) for k, v in (kv.split(":") for kv in rest.rstrip("}").split(","))}
-    return out, launch, source
+    """The operator_classes entry written by coinfer profile: (rates per class, launch_us, source)."""
+    with open(path) as f:
+        oc = yaml.safe_load(f)["operator_classes"]
+    launch, source = oc.pop("launch_us"), oc.pop("source")
+    return oc, launch, source
 
 
 def main():
@@ -88,7 +82,7 @@ def main():
         run([profile, "--model", model, "--dataset", dataset, "--ranges", "stages", "--batch", "1..1", "--repeats", str(a.repeats),
              "--warmup", "2", "--threads", str(a.threads), "--device-type", "this-cpu", "--out", measured, "--replace", "-q"])
     cal_ms = sum(stage_means(measured, CALIBRATION)) * 1e3
-    entry = "".join("        %s: {%s}\n" % (c, ", ".join("%s: %r" % kv for kv in r.items())) for c, r in rates.items())
+    entry = "".join("        %s: %s\n" % (c, json.dumps(r)) for c, r in rates.items())
     peaks = "        peak_gflops: %r\n        mem_gbps: %r\n" % (rates["dense"]["gflops"], rates["elementwise"]["gbps"])
     profiles = os.path.join(out, "profiles.yaml")
     with open(profiles, "w") as f:

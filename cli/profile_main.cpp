@@ -206,7 +206,8 @@ int profile_operator_classes(const std::string& out, int threads, int repeats, i
   std::strftime(day, sizeof day, "%Y-%m-%d", std::gmtime(&now));
   const std::string source = "MEASURED on " + hw::cpu_model_name() + ", " + std::to_string(threads) + " LibTorch thread" + (threads == 1 ? "" : "s") +
                              ", by coinfer " + COINFER_VERSION_STRING + " profile --operator-classes on " + day + " (median of " +
-                             std::to_string(repeats) + " runs per size; a class's rate is its median over four sizes of the shipped models' range)";
+                             std::to_string(repeats) +
+                             " runs per size at five sizes of the shipped models' range; gbps: the median, gbps_by_bytes: each size)";
   std::ostringstream y;
   y << "# " << command_line << "\n# Every measured point (work, median seconds) and its fitted line:\n";
   for (const hw::ClassLine& l : m.lines) {
@@ -222,7 +223,15 @@ int profile_operator_classes(const std::string& out, int threads, int repeats, i
     const auto& r = m.classes.rates[c];
     y << "  " << kOperatorClassNames.name(static_cast<OperatorClass>(c)) << ": {";
     if (r.gflops > 0) y << "gflops: " << format_double(r.gflops) << ", ";
-    y << "gbps: " << format_double(r.gbps) << "}\n";
+    y << "gbps: " << format_double(r.gbps);
+    if (r.ns_per_row > 0) y << ", ns_per_row: " << format_double(r.ns_per_row);
+    if (!r.gbps_by_bytes.empty()) {
+      y << ", gbps_by_bytes: [";
+      for (size_t i = 0; i < r.gbps_by_bytes.size(); ++i)
+        y << (i ? ", " : "") << "[" << format_double(r.gbps_by_bytes[i].first) << ", " << format_double(r.gbps_by_bytes[i].second) << "]";
+      y << "]";
+    }
+    y << "}\n";
   }
   const std::string tmp = out + ".tmp";
   {

@@ -3,6 +3,7 @@
 #include "core/device_hardware.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/text_util.hpp"
@@ -14,11 +15,23 @@ double roofline_seconds_at_full_efficiency(const StageSpec& s, const ProcessorPr
 }
 }  // namespace
 
+double ProcessorProfile::ClassRate::gbps_at(double bytes) const {
+  const auto& v = gbps_by_bytes;
+  if (v.empty()) return gbps;
+  if (bytes <= v.front().first) return v.front().second;
+  if (bytes >= v.back().first) return v.back().second;
+  size_t i = 1;
+  while (v[i].first < bytes) ++i;
+  const double f = std::log(bytes / v[i - 1].first) / std::log(v[i].first / v[i - 1].first);
+  return v[i - 1].second + f * (v[i].second - v[i - 1].second);
+}
+
 double operator_seconds(const OperatorCost& op, const ProcessorProfile& p, int batch) {
   const ProcessorProfile::ClassRate& r = p.operator_classes->rate(op.cls);
   const double h = p.batch_half;
   const double scale = (batch + h) / (1.0 + h);
-  const double work = std::max(r.gflops > 0 ? op.flops / (r.gflops * 1e9) : 0.0, op.bytes / (r.gbps * 1e9));
+  const double work =
+      std::max(r.gflops > 0 ? op.flops / (r.gflops * 1e9) : 0.0, op.bytes / (r.gbps_at(op.bytes) * 1e9)) + op.rows * r.ns_per_row * 1e-9;
   return op.launches * p.operator_classes->launch_us * 1e-6 + work * scale;
 }
 
@@ -91,8 +104,9 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
   if (p.operator_classes) {
     pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from per-operator-class rates; these are not measurements";
     pv.attributes["formula"] =
-        "t_stage(b) = overhead + sum over the stage's operators o of class c: launches_o*launch + max(F_o/gflops_c, B_o/gbps_c) * "
-        "(b+h)/(1+h); range = sum of its stages; p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see traces/README.md "
+        "t_stage(b) = overhead + sum over the stage's operators o of class c: launches_o*launch + (max(F_o/gflops_c, B_o/gbps_c) + "
+        "rows_o*ns_per_row_c) * (b+h)/(1+h); range = sum of its stages; p50 = mean, std = cv*mean, p95 = mean*(1+1.645*cv); count = 0 (see "
+        "traces/README.md "
         "\"Operator classes\")";
     const ProcessorProfile::OperatorClasses& oc = *p.operator_classes;
     pv.attributes["operator_classes_source"] = oc.source;
@@ -101,6 +115,10 @@ LutTable synthesise_lut(const ModelSpec& spec, const DeviceProfile& profile, con
       const std::string name = kOperatorClassNames.name(static_cast<OperatorClass>(c));
       pv.attributes["class_" + name + "_gflops"] = format_double(oc.rates[c].gflops);
       pv.attributes["class_" + name + "_gbps"] = format_double(oc.rates[c].gbps);
+      if (oc.rates[c].ns_per_row > 0) pv.attributes["class_" + name + "_ns_per_row"] = format_double(oc.rates[c].ns_per_row);
+      std::string curve;
+      for (const auto& [b, g] : oc.rates[c].gbps_by_bytes) curve += (curve.empty() ? "" : ", ") + format_double(b) + " B: " + format_double(g);
+      if (!curve.empty()) pv.attributes["class_" + name + "_gbps_by_bytes"] = curve;
     }
   } else {
     pv.attributes["note"] = "SYNTHESISED by coinfer lut synth from a roofline formula; these are not measurements";

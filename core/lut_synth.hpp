@@ -34,11 +34,18 @@ struct ProcessorProfile {
   std::string efficiency_from;  // "TYPE" (its default processor) or "TYPE.PROCESSOR"
   std::string efficiency_note;  // why this efficiency
   // Per operator class (traces/README.md "Operator classes"): where a profile gives them, a stage costs
-  // the sum over its operators of launches x launch_us + max(F / gflops, B / gbps), instead of the
+  // the sum over its operators of launches x launch_us + max(F / gflops, B / gbps) + rows x ns_per_row, instead of the
   // roofline of the whole stage at one efficiency (no efficiency is given then).
   struct ClassRate {
-    double gflops = 0;  // FLOP/s reached by this class, 1e9/s (0: its FLOPs are not what limits it)
-    double gbps = 0;    // bytes/s it moves, 1e9/s (> 0)
+    double gflops = 0;      // FLOP/s reached by this class, 1e9/s (0: its FLOPs are not what limits it)
+    double gbps = 0;        // bytes/s it moves, 1e9/s (> 0)
+    double ns_per_row = 0;  // ns per row read or written by index, on top of the bytes (gathers of short rows; 0: none)
+    // The bandwidth by the bytes an operator moves, where measured (its working set against the caches):
+    // (bytes, GB/s) points in increasing bytes; an operator's rate is interpolated in log(bytes), the
+    // end points' below and above them. Empty: gbps at every size.
+    std::vector<std::pair<double, double>> gbps_by_bytes;
+    // The GB/s this class moves an operator of `bytes` at.
+    double gbps_at(double bytes) const;
   };
   struct OperatorClasses {
     double launch_us = 0;                  // cost of launching one operator (framework dispatch + kernel launch), us
@@ -99,7 +106,7 @@ struct SynthOptions {
 
 // Seconds for one stage at batch b: overhead + max(F/(eta*P), M/(eta*BW)) * (b+h)/(1+h); on a processor
 // with operator classes overhead + sum over the stage's operators of
-// launches*launch + max(F_o/gflops_c, B_o/gbps_c) * (b+h)/(1+h) (efficiency unused).
+// launches*launch + (max(F_o/gflops_c, B_o/gbps_c) + rows_o*ns_per_row_c) * (b+h)/(1+h) (efficiency unused).
 double synth_stage_seconds(const StageSpec& stage, const ProcessorProfile& processor, double efficiency, int batch);
 // The class formula's seconds for one operator at batch b on `processor` (which has operator classes).
 double operator_seconds(const OperatorCost& op, const ProcessorProfile& processor, int batch);

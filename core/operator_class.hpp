@@ -32,6 +32,7 @@ struct OperatorCost {
   double flops = 0;  // multiply-add = 2; the stage's FLOPs are split among its operators (their sum)
   double bytes = 0;  // bytes the operator reads and writes, its tensors materialised (nothing fused)
   int launches = 1;  // kernels it launches (framework dispatches)
+  double rows = 0;   // rows it reads or writes by index (gathers and scatters; 0 for the others)
 };
 
 }  // namespace coinfer

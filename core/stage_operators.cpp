@@ -13,7 +13,11 @@ constexpr double kI = 8;  // int64
 
 class Ops {
  public:
-  void add(OperatorClass c, const char* what, double flops, double bytes, int launches = 1) { ops_.push_back({c, what, flops, bytes, launches}); }
+  void add(OperatorClass c, const char* what, double flops, double bytes, int launches = 1) { ops_.push_back({c, what, flops, bytes, launches, 0}); }
+  // An operator that reads or writes `rows` rows by index (gather, scatter): its cost has a term per row.
+  void indexed(const char* what, double flops, double bytes, double rows, int launches = 1) {
+    ops_.push_back({OperatorClass::irregular, what, flops, bytes, launches, rows});
+  }
   // A Linear layer (one addmm, its bias fused): rows x in by in x out.
   void linear(double rows, double in, double out, double flops) {
     add(OperatorClass::dense, "linear", flops, kF * (rows * in + rows * out + in * out + out));
@@ -43,11 +47,10 @@ void knn_operators(Ops& o, double N, double in, double k) {
 // the product and the scatter (the formula's E x width each), or all in the scatter without a weight.
 void scatter_operators(Ops& o, double N, double L, double width, double P, bool weighted, double flops) {
   const double launches = P;  // one set per slice
-  o.add(OperatorClass::irregular, "index_select", 0, kF * 2 * L * width + kI * L * P, static_cast<int>(launches));
+  o.indexed("index_select", 0, kF * 2 * L * width + kI * L * P, L * P, static_cast<int>(launches));
   if (weighted) o.elementwise("message * weight", L * width + L * P, L * width, flops / 2, static_cast<int>(launches));
   o.elementwise("zeros", 0, N * width, 0, static_cast<int>(launches));
-  o.add(OperatorClass::irregular, "scatter_add", weighted ? flops / 2 : flops, kF * (L * width + 2 * N * width) + kI * L * P,
-        static_cast<int>(launches));
+  o.indexed("scatter_add", weighted ? flops / 2 : flops, kF * (L * width + 2 * N * width) + kI * L * P, L * P, static_cast<int>(launches));
   if (P > 1) o.add(OperatorClass::movement, "slice contiguous, copy", 0, kF * 4 * N * width, static_cast<int>(2 * P));
 }
 
@@ -68,10 +71,17 @@ void gat_operators(Ops& o, const StageSpec& s, double N, double E, double in, do
     o.add(OperatorClass::movement, "self loops (arange, cat)", 0, kI * 4 * L, 3);
     o.linear(N, in, out, 2 * N * in * out);
     o.elementwise("h * a, sum (both ends)", 4 * N * out, 2 * N * out + 2 * N * H, H * E * 2 * D, 4);
-    o.add(OperatorClass::irregular, "index_select scores", 0, 2 * (kF * 2 * L * H + kI * L), 2);
+    o.indexed("index_select scores", 0, 2 * (kF * 2 * L * H + kI * L), 2 * L, 2);
     o.elementwise("add, LeakyReLU", 4 * L * H, 2 * L * H, 0, 2);
-    // edge_softmax: scatter max, gather it, subtract and exp, scatter sum, gather it, divide.
-    o.add(OperatorClass::reduction, "edge softmax", H * E * 5, kF * 12 * L * H + kI * 4 * L, 7);
+    // edge_softmax (models/aggregation_schemes.cpp): the maximum per destination (a fill, then a
+    // scatter-reduce), gathered back per edge, subtracted and exponentiated, summed per destination
+    // (a fill and an index_add), gathered back, divided. Its formula's 5 FLOPs per edge and head: the
+    // max, subtract, exp, sum and divide.
+    o.elementwise("softmax: fills", 0, 2 * N * H, 0, 2);
+    o.indexed("softmax: scatter max", H * E, kF * (L * H + 2 * N * H) + kI * L * H, L);
+    o.indexed("softmax: gather max, gather sum", 0, 2 * (kF * 2 * L * H + kI * L), 2 * L, 2);
+    o.elementwise("softmax: subtract, exp, divide", 5 * L * H, 3 * L * H, 3 * H * E, 3);
+    o.indexed("softmax: index_add sum", H * E, kF * (L * H + 2 * N * H) + kI * L, L);
     if (P == 1) {
       scatter_operators(o, N, L, out, 1, true, H * E * D * 2);
     } else {  // head by head, each in P slices
@@ -104,14 +114,14 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     knn_operators(o, N, in, k);
   } else if (s.op == "edgeconv") {
     knn_operators(o, N, in, k);
-    o.add(OperatorClass::irregular, "gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in);
+    o.indexed("gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in, N * k);
     o.elementwise("nb - x_i", 2 * N * k * in, N * k * in);
     o.add(OperatorClass::movement, "cat [x_i, nb - x_i]", 0, kF * 4 * N * k * in);
     o.linear(N * k, 2 * in, out, N * k * 2 * (2 * in) * out);
     o.elementwise("LeakyReLU", N * k * out, N * k * out);
     o.add(OperatorClass::reduction, "amax over k", N * k * out, kF * (N * k * out + N * out));
   } else if (s.op == "aggregate") {
-    o.add(OperatorClass::irregular, "gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in);
+    o.indexed("gather neighbours", 0, kF * 2 * N * k * in + kI * N * k * in, N * k);
     o.add(OperatorClass::reduction, "amax over k", N * k * in, kF * (N * k * in + N * in));
   } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
     o.linear(rows, in, out, s.flops);
@@ -136,7 +146,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
       o.add(OperatorClass::dense, "matmul mask x x", 2 * N * N * in, kF * (N * N + 2 * N * in));
     } else {
       o.elementwise("degree: zeros, ones, clamp", 2 * N + E, 2 * N + E, 0, 3);
-      o.add(OperatorClass::irregular, "degree: index_add", 0, kF * (E + 2 * N) + kI * E);
+      o.indexed("degree: index_add", 0, kF * (E + 2 * N) + kI * E, E);
       scatter_operators(o, N, E, in, P, false, E * in);
       o.elementwise("mean: divide by degree", N * in + N, N * in);
     }

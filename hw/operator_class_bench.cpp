@@ -31,7 +31,10 @@ double median_seconds(const std::function<void()>& run, int warmup, int repeats)
 // those of the shipped models' tensors (~0.25-16 MiB) and the class's rate is its typical one there.
 void fit(ClassLine& line, double launch_s) {
   std::vector<double> rates;
-  for (const auto& [x, y] : line.points) rates.push_back(x / std::max(y - launch_s, 1e-9));
+  for (const auto& [x, y] : line.points) {
+    rates.push_back(x / std::max(y - launch_s, 1e-9));
+    line.rate_by_work.emplace_back(x, rates.back());
+  }
   std::sort(rates.begin(), rates.end());
   line.rate_per_s = rates[rates.size() / 2];
   line.intercept_s = launch_s;
@@ -42,7 +45,7 @@ void fit(ClassLine& line, double launch_s) {
 using Timed = std::pair<double, std::function<void()>>;
 ClassLine measure_line(const std::string& cls, const std::string& what, const std::string& work, const std::vector<long>& sizes,
                        const std::function<Timed(long)>& setup, const OperatorClassOptions& o, double launch_s, double& done, double all) {
-  ClassLine line{cls, what, work, {}, 0, 0};
+  ClassLine line{cls, what, work, {}, 0, {}, 0};
   for (long size : sizes) {
     const Timed t = setup(size);
     line.points.emplace_back(t.first, median_seconds(t.second, o.warmup, o.repeats));
@@ -61,11 +64,13 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
   torch::manual_seed(1);
   OperatorClassMeasurement m;
   keep_tensor_memory();  // as coinfer-profile and the runtime run the models: freed tensors reused, no page faults
-  const std::vector<long> rows = {1 << 10, 1 << 12, 1 << 14, 1 << 16};  // rows of 64 floats: 0.25-16 MiB
-  const std::vector<long> square = {64, 128, 256, 384};
+  const std::vector<long> rows = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};  // rows of 64 floats: 0.25-64 MiB
+  const std::vector<long> square = {64, 128, 256, 384, 512};
   double done = 0;
-  const double all = 7 * 4 + 6;
+  const double all = 8 * 5 + 6;
   double launch_s = 0;
+  double irregular_rate = 0, irregular_ns_per_row = 0;
+  std::vector<std::pair<double, double>> irregular_by_bytes;
   // The launch cost: the smallest operator of each class (one element, one row).
   {
     auto one = torch::randn({1, 1}), row = torch::randn({1, 64});
@@ -106,18 +111,47 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
         return Timed{kF * (r * 3 + r * 64 + 3 * 64 + 64), [a, w, bias] { (void)torch::nn::functional::linear(a, w, bias); }};
       },
       o, launch_s, done, all));
-  // Irregular: gather 64-float rows by random index, then scatter-add them back (PyG's aggregation).
-  m.lines.push_back(measure_line(
-      "irregular", "index_select + scatter_add, rows of 64, 4 edges per row", "bytes", rows,
-      [](long r) {
-        const long n = r / 4, w = 64;
-        auto h = torch::randn({n, w});
-        auto src = torch::randint(n, {r}, torch::kLong), dst = torch::randint(n, {r}, torch::kLong);
-        auto idx = dst.unsqueeze(1).expand({r, w});
-        const double bytes = (kF * 2 * r * w + kI * r) + (kF * (r * w + 2 * n * w) + kI * r);
-        return Timed{bytes, [h, src, idx, n, w] { (void)torch::zeros({n, w}).scatter_add_(0, idx, h.index_select(0, src)); }};
-      },
-      o, launch_s, done, all));
+  // Irregular: gather rows by random index, then scatter-add them back (PyG's aggregation), 4 edges per
+  // row, rows of 64 floats and of 4 floats (the same indices): the two widths separate the cost per row
+  // (ns_per_row) from the cost per byte (gbps).
+  const auto irregular = [](long width) {
+    return [width](long r) {
+      const long n = r / 4, w = width;
+      auto h = torch::randn({n, w});
+      auto src = torch::randint(n, {r}, torch::kLong), dst = torch::randint(n, {r}, torch::kLong);
+      auto idx = dst.unsqueeze(1).expand({r, w});
+      const double bytes = (kF * 2 * r * w + kI * r) + (kF * (r * w + 2 * n * w) + kI * r);
+      return Timed{bytes, [h, src, idx, n, w] { (void)torch::zeros({n, w}).scatter_add_(0, idx, h.index_select(0, src)); }};
+    };
+  };
+  m.lines.push_back(measure_line("irregular", "zeros + index_select + scatter_add, rows of 64, 4 edges per row", "bytes", rows, irregular(64), o,
+                                 launch_s, done, all));
+  m.lines.push_back(measure_line("irregular", "zeros + index_select + scatter_add, rows of 4, 4 edges per row (the same rows)", "bytes (rows of 4)",
+                                 rows, irregular(4), o, launch_s, done, all));
+  {
+    // Per size: t - 3 launches = 2 r x per_row + bytes / rate at both widths (2 r rows by index: the
+    // gather's and the scatter's); the two equations give both. Medians over the sizes.
+    const ClassLine& wide = m.lines[m.lines.size() - 2];
+    const ClassLine& narrow = m.lines.back();
+    std::vector<double> rates, per_row;
+    std::vector<std::pair<double, double>> by_bytes;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const double r = static_cast<double>(rows[i]);
+      const double tw = wide.points[i].second - 3 * launch_s, tn = narrow.points[i].second - 3 * launch_s;
+      const double bw = wide.points[i].first, bn = narrow.points[i].first;
+      double g = tw > tn ? (bw - bn) / (tw - tn) : bw / std::max(tw, 1e-9);
+      double x = (tn - bn / g) / (2 * r);
+      if (!(x > 0)) x = 0, g = bw / std::max(tw, 1e-9);
+      rates.push_back(g);
+      per_row.push_back(x);
+      by_bytes.emplace_back(bw, g / 1e9);
+    }
+    std::sort(rates.begin(), rates.end());
+    std::sort(per_row.begin(), per_row.end());
+    irregular_rate = rates[rates.size() / 2];
+    irregular_ns_per_row = per_row[per_row.size() / 2] * 1e9;
+    irregular_by_bytes = by_bytes;
+  }
   m.lines.push_back(measure_line(
       "elementwise", "add [r,64] + [r,64]", "bytes", rows,
       [](long r) {
@@ -134,7 +168,7 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
       },
       o, launch_s, done, all));
   m.lines.push_back(measure_line(
-      "select", "topk 20 of each row of [n,n] (KNN)", "bytes", {128, 256, 512, 1024},
+      "select", "topk 20 of each row of [n,n] (KNN)", "bytes", {128, 256, 512, 1024, 2048},
       [](long n) {
         auto d = torch::randn({n, n});
         return Timed{kF * (n * n + n * 20) + kI * n * 20, [d] { (void)d.topk(20, -1, true); }};
@@ -153,10 +187,18 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
       if (l.cls == cls && l.work == work) return l.rate_per_s / 1e9;
     return 0.0;
   };
-  r[static_cast<int>(OperatorClass::dense)] = {rate("dense", "flops"), rate("dense", "bytes")};
-  for (OperatorClass c :
-       {OperatorClass::irregular, OperatorClass::elementwise, OperatorClass::reduction, OperatorClass::select, OperatorClass::movement})
-    r[static_cast<int>(c)] = {0, rate(kOperatorClassNames.name(c), "bytes")};
+  // Each class's bandwidth by the bytes its operator moved (GB/s): the curve the synthesis interpolates.
+  const auto curve = [&](const std::string& cls) {
+    std::vector<std::pair<double, double>> v;
+    for (const ClassLine& l : m.lines)
+      if (l.cls == cls && l.work == "bytes")
+        for (const auto& [bytes, per_s] : l.rate_by_work) v.emplace_back(bytes, per_s / 1e9);
+    return v;
+  };
+  r[static_cast<int>(OperatorClass::dense)] = {rate("dense", "flops"), rate("dense", "bytes"), 0, curve("dense")};
+  for (OperatorClass c : {OperatorClass::elementwise, OperatorClass::reduction, OperatorClass::select, OperatorClass::movement})
+    r[static_cast<int>(c)] = {0, rate(kOperatorClassNames.name(c), "bytes"), 0, curve(kOperatorClassNames.name(c))};
+  r[static_cast<int>(OperatorClass::irregular)] = {0, irregular_rate / 1e9, irregular_ns_per_row, irregular_by_bytes};
   return m;
 }
 

@@ -2,8 +2,8 @@
 // Measures a processor's rate per operator class on this machine's CPU with LibTorch (coinfer profile
 // --operator-classes; traces/README.md "Operator classes"): the launch cost (the median time of the
 // smallest operator of each class), then for each class one representative operator at four sizes
-// (the shipped models' tensor sizes, ~0.25-16 MiB), the median of timed runs at each, and the class's
-// rate = the median over the sizes of work / (time - launch) (work = the bytes, or for the dense
+// (the shipped models' tensor sizes, ~0.25-64 MiB), the median of timed runs at each, and the class's
+// rate at each size = work / (time - launch): the class's bandwidth by bytes moved, and its median (work = the bytes, or for the dense
 // class's compute rate the FLOPs, counted as core/stage_operators.cpp counts them). Blocks for tens of seconds; uses LibTorch's intra-op threads as set by `threads`.
 #include <functional>
 #include <string>
@@ -26,8 +26,9 @@ struct ClassLine {
   std::string what;  // the LibTorch operator and its shapes
   std::string work;  // "bytes" or "flops"
   std::vector<std::pair<double, double>> points;
-  double rate_per_s = 0;   // work per second, the fitted line's inverse slope
-  double intercept_s = 0;  // the launch cost subtracted from each point
+  double rate_per_s = 0;                                // work per second: the median over the sizes
+  std::vector<std::pair<double, double>> rate_by_work;  // (work, work per second) at each size
+  double intercept_s = 0;                               // the launch cost subtracted from each point
 };
 
 struct OperatorClassMeasurement {

@@ -28,9 +28,32 @@ ProcessorProfile::OperatorClasses read_operator_classes(const YamlReader& r, con
     if (!n[name]) r.fail(n, cp, "missing: every class needs its rate (" + kOperatorClassNames.listed() + ")");
     const YAML::Node& cn = n[name];
     r.require_map(cn, cp);
-    r.check_keys(cn, {"gflops", "gbps"}, cp);
+    r.check_keys(cn, {"gflops", "gbps", "ns_per_row", "gbps_by_bytes"}, cp);
     oc.rates[c].gflops = r.get_double(cn, "gflops", cp, 0, 0, false);
     oc.rates[c].gbps = r.require_double(cn, "gbps", cp, 0, true);
+    oc.rates[c].ns_per_row = r.get_double(cn, "ns_per_row", cp, 0, 0, false);
+    if (cn["gbps_by_bytes"]) {
+      // [[bytes, GB/s], ...]: increasing bytes, both > 0, at most 64 points.
+      const YAML::Node& list = cn["gbps_by_bytes"];
+      const std::string lp = key_path(cp, "gbps_by_bytes");
+      if (!list.IsSequence() || list.size() < 1 || list.size() > 64) r.fail(list, lp, "a list of 1..64 [bytes, GB/s] pairs");
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const YAML::Node& pair = list[i];
+        double b = 0, g = 0;
+        try {
+          if (!pair.IsSequence() || pair.size() != 2) throw YAML::Exception(YAML::Mark(), "");
+          b = pair[0].as<double>();
+          g = pair[1].as<double>();
+        } catch (const YAML::Exception&) {
+          r.fail(pair, lp + "[" + std::to_string(i) + "]", "a [bytes, GB/s] pair of numbers");
+        }
+        if (!(b > 0) || !(g > 0) || !std::isfinite(b) || !std::isfinite(g))
+          r.fail(pair, lp + "[" + std::to_string(i) + "]", "bytes and GB/s must be finite and > 0");
+        if (!oc.rates[c].gbps_by_bytes.empty() && b <= oc.rates[c].gbps_by_bytes.back().first)
+          r.fail(pair, lp + "[" + std::to_string(i) + "]", "bytes must increase along the list");
+        oc.rates[c].gbps_by_bytes.emplace_back(b, g);
+      }
+    }
   }
   return oc;
 }

@@ -88,6 +88,25 @@ TEST(OperatorClasses, AStagesOperatorsAndCostByHandOnATwoClassProcessor) {
   EXPECT_THROW(calibrate_efficiency(m, p, 1.0), std::invalid_argument);
 }
 
+TEST(OperatorClasses, BandwidthByBytesAndACostPerRowByHand) {
+  // Element-wise bandwidth measured at two sizes: 10 GB/s at 1 MB (in cache), 2 GB/s at 100 MB.
+  ProcessorProfile p = class_processor("cpu", 1, 1, 0);
+  auto& ew = p.operator_classes->rates[static_cast<int>(OperatorClass::elementwise)];
+  ew.gbps_by_bytes = {{1e6, 10}, {1e8, 2}};
+  // Interpolated in log(bytes): 10 MB is half-way from 1 MB to 100 MB, so 10 + 0.5 x (2 - 10) = 6 GB/s;
+  // below and above the points, the end points' rates.
+  EXPECT_DOUBLE_EQ(ew.gbps_at(1e7), 6);
+  EXPECT_DOUBLE_EQ(ew.gbps_at(1e3), 10);
+  EXPECT_DOUBLE_EQ(ew.gbps_at(1e9), 2);
+  OperatorCost add{OperatorClass::elementwise, "add", 0, 1e7, 1, 0};
+  EXPECT_NEAR(operator_seconds(add, p, 1), 1e7 / 6e9, 1e-15);
+  // A gather of 1,000 rows moving 1 MB at 1 GB/s, 2 ns a row on top: 1 ms + 2 us.
+  auto& ir = p.operator_classes->rates[static_cast<int>(OperatorClass::irregular)];
+  ir.ns_per_row = 2;
+  OperatorCost gather{OperatorClass::irregular, "index_select", 0, 1e6, 1, 1000};
+  EXPECT_NEAR(operator_seconds(gather, p, 1), 1e-3 + 2e-6, 1e-15);
+}
+
 TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVariant) {
   const ModelCatalog& cat = test::catalog();
   int checked = 0;
@@ -156,7 +175,7 @@ TEST(OperatorClasses, ProfilesGiveEveryClassAndNoEfficiencyBeside) {
       "        operator_classes:\n          source: measured\n          launch_us: 2\n"
       "          dense: {gflops: 8, gbps: 4}\n          irregular: {gbps: 1}\n          elementwise: {gbps: 5}\n"
       "          reduction: {gbps: 3}\n          select: {gbps: 0.5}\n";
-  const std::string movement = "          movement: {gbps: 6}\n";
+  const std::string movement = "          movement: {gbps: 6, gbps_by_bytes: [[1000, 7], [2000, 5]]}\n";
   std::ofstream(file) << head + classes + movement;
   const DeviceProfile b = load_device_profiles(file).at("b");
   ASSERT_TRUE(b.processor("p")->operator_classes);
@@ -165,6 +184,8 @@ TEST(OperatorClasses, ProfilesGiveEveryClassAndNoEfficiencyBeside) {
   EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::dense).gflops, 8);
   EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::select).gbps, 0.5);
   EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::movement).gflops, 0);
+  ASSERT_EQ(oc.rate(OperatorClass::movement).gbps_by_bytes.size(), 2u);
+  EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::movement).gbps_at(2000), 5);
   EXPECT_EQ(oc.source, "measured");
   const auto refused = [&](const std::string& text, const std::string& fragment) {
     std::ofstream(file) << text;
