@@ -374,8 +374,12 @@ int lut_synth(const LutOptions& o) {
     if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");
     const std::string path = o.out_dir.empty() ? o.out : (fs::path(o.out_dir) / (type + ".h5")).string();
     write_lut_file(path, tables);
-    std::printf("wrote %s: %zu tables, processor %s, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(),
-                proc->name.c_str(), eta, how.c_str());
+    if (proc->operator_classes)
+      std::printf("wrote %s: %zu tables, processor %s, %s [SYNTHESISED, not measured]\n", path.c_str(), tables.size(), proc->name.c_str(),
+                  how.c_str());
+    else
+      std::printf("wrote %s: %zu tables, processor %s, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(),
+                  proc->name.c_str(), eta, how.c_str());
   }
   return 0;
 }

@@ -173,6 +173,11 @@ PY
       # and radio; io/device_profile_loader.hpp).
       { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'hardware=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
         cat "$src/traces/devices.yaml"; } > "$out/scenario.seed/hardware_file"
+      # ... and with a processor priced by operator classes (traces/README.md "Operator classes": every class,
+      # a cost per row, a bandwidth by bytes).
+      { cat "$src/scenarios/quickstart.yaml"; printf '\n%%%%SET%%%%\n%s\n' 'hardware=fuzz.csv'; printf '\n%%%%FILE%%%%\n'
+        sed '/^profiles:$/a\  classy:\n    role: device\n    description: "x"\n    processors:\n      cpu:\n        kind: cpu\n        description: "y"\n        peak_gflops: 100\n        mem_gbps: 60\n        operator_classes:\n          source: "measured"\n          launch_us: 1.4\n          dense: {gflops: 100, gbps: 16}\n          irregular: {gbps: 6, ns_per_row: 2, gbps_by_bytes: [[933888, 7.7], [239075328, 2.4]]}\n          elementwise: {gbps: 60, gbps_by_bytes: [[786432, 75], [201326592, 16]]}\n          reduction: {gbps: 40}\n          select: {gbps: 0.45}\n          movement: {gbps: 42}' \
+          "$src/traces/devices.yaml"; } > "$out/scenario.seed/hardware_classes"
       run scenario -max_len=16384 || status=1
       ;;
     lut_codec)
