@@ -187,15 +187,7 @@ TEST(OperatorClasses, ProfilesGiveEveryClassAndNoEfficiencyBeside) {
   ASSERT_EQ(oc.rate(OperatorClass::movement).gbps_by_bytes.size(), 2u);
   EXPECT_DOUBLE_EQ(oc.rate(OperatorClass::movement).gbps_at(2000), 5);
   EXPECT_EQ(oc.source, "measured");
-  const auto refused = [&](const std::string& text, const std::string& fragment) {
-    std::ofstream(file) << text;
-    try {
-      load_device_profiles(file);
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
-    }
-  };
+  const auto refused = [&](const std::string& text, const std::string& fragment) { test::expect_profiles_refused(file, text, fragment); };
   refused(head + classes, "operator_classes.movement");                                     // a class missing
   refused(head + classes + "          movement: {gbps: 0}\n", "movement.gbps");             // a rate of 0
   refused(head + classes + movement + "          vector: {gbps: 1}\n", "vector");           // no such class

@@ -1,10 +1,12 @@
 #pragma once
 // Helpers shared by the unit tests: the project's model catalog, fresh temporary folders and a board
 // with a GPU and a CPU.
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -15,6 +17,8 @@
 #include "core/lut.hpp"
 #include "core/request_record.hpp"
 #include "core/scenario.hpp"
+#include "core/input_error.hpp"
+#include "io/device_profile_loader.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::test {
@@ -114,6 +118,18 @@ inline LutTable summed_stage_table(const std::string& processor, const std::vect
     }
   t.provenance().kind = "synthesised";
   return t;
+}
+
+// Writes `text` (a device profiles file) to `file` and expects load_device_profiles to refuse it with a
+// message that contains `fragment` (a gtest failure otherwise).
+inline void expect_profiles_refused(const std::string& file, const std::string& text, const std::string& fragment) {
+  std::ofstream(file) << text;
+  try {
+    load_device_profiles(file);
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace coinfer::test
