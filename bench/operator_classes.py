@@ -49,11 +49,12 @@ def stage_means(path, pair):
 
 
 def read_classes(path):
-    """The operator_classes entry written by coinfer profile: (rates per class, launch_us, source)."""
+    """The entry written by coinfer profile: (rates per class, launch_us, source, stage_overhead_ms)."""
     with open(path) as f:
-        oc = yaml.safe_load(f)["operator_classes"]
+        doc = yaml.safe_load(f)
+    oc = doc["operator_classes"]
     launch, source = oc.pop("launch_us"), oc.pop("source")
-    return oc, launch, source
+    return oc, launch, source, doc.get("stage_overhead_ms", 0)
 
 
 def main():
@@ -74,7 +75,7 @@ def main():
     classes_yaml = os.path.join(out, "classes.yaml")
     print("measuring the operator classes ...", flush=True)
     run([profile, "--operator-classes", "--threads", str(a.threads), "--out", classes_yaml, "-q"])
-    rates, launch, source = read_classes(classes_yaml)
+    rates, launch, source, overhead_ms = read_classes(classes_yaml)
     measured = os.path.join(out, "measured.h5")
     for pair in pairs:
         model, dataset = pair.split("/")
@@ -89,6 +90,7 @@ def main():
         f.write("# bench/operator_classes.py: this CPU as two processors, the class model and a calibrated roofline\nprofiles:\n")
         f.write("  this-cpu:\n    role: device\n    description: \"this machine's CPU (%s)\"\n    processors:\n" % source)
         f.write("      classes:\n        kind: cpu\n        description: \"operator classes measured here\"\n" + peaks +
+                "        stage_overhead_ms: %r\n" % overhead_ms +
                 "        operator_classes:\n          source: \"%s\"\n          launch_us: %r\n" % (source, launch) +
                 entry.replace("        ", "          "))
         f.write("      roofline:\n        kind: cpu\n        description: \"peaks: the measured dense FLOP rate and element-wise bandwidth\"\n" + peaks +
@@ -137,7 +139,7 @@ def main():
             pair, len(sel), sc["median_abs_log2"], 100 * sc["within_1.25"], 100 * sc["within_2"], sr["median_abs_log2"],
             100 * sr["within_1.25"], 100 * sr["within_2"]))
     with open(os.path.join(out, "report.json"), "w") as f:
-        json.dump({"classes": rates, "launch_us": launch, "source": source, "calibration_ms": cal_ms, "stages": rows, "summary": summary}, f,
+        json.dump({"classes": rates, "launch_us": launch, "stage_overhead_ms": overhead_ms, "source": source, "calibration_ms": cal_ms, "stages": rows, "summary": summary}, f,
                   indent=1)
     print("\nwrote %s" % out)
 

@@ -218,6 +218,8 @@ int profile_operator_classes(const std::string& out, int threads, int repeats, i
   }
   y << "# launch (the median of the smallest operators, seconds):";
   for (const auto& [what, t] : m.launches) y << " " << what << " " << format_double(t) << ";";
+  y << "\nstage_overhead_ms: " << format_double(m.stage_overhead_ms)
+    << "  # the model runner's cost per stage beyond its operators (a one-row, one-Linear stage, less a launch)";
   y << "\noperator_classes:\n  source: \"" << source << "\"\n  launch_us: " << format_double(m.classes.launch_us) << "\n";
   for (int c = 0; c < kOperatorClassCount; ++c) {
     const auto& r = m.classes.rates[c];

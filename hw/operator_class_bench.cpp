@@ -7,6 +7,8 @@
 #include <stdexcept>
 
 #include "hw/compute_threads.hpp"
+#include "hw/tracking_allocator.hpp"
+#include "models/gnn_model.hpp"
 
 namespace coinfer::hw {
 namespace {
@@ -63,11 +65,12 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
   torch::NoGradGuard no_grad;
   torch::manual_seed(1);
   OperatorClassMeasurement m;
-  keep_tensor_memory();  // as coinfer-profile and the runtime run the models: freed tensors reused, no page faults
+  keep_tensor_memory();          // as coinfer-profile and the runtime run the models: freed tensors reused, no page faults
+  TrackingAllocator::install();  // and through the same allocator (it counts every tensor's bytes)
   const std::vector<long> rows = {1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 18};  // rows of 64 floats: 0.25-64 MiB
   const std::vector<long> square = {64, 128, 256, 384, 512};
   double done = 0;
-  const double all = 8 * 5 + 6;
+  const double all = 8 * 5 + 7;
   double launch_s = 0;
   double irregular_rate = 0, irregular_ns_per_row = 0;
   std::vector<std::pair<double, double>> irregular_by_bytes;
@@ -181,6 +184,33 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
         return Timed{kF * 2 * 2 * r * 32, [a, b] { (void)torch::cat({a, b}, 1); }};
       },
       o, launch_s, done, all));
+  // The model runner's cost per stage beyond its operators (the stage's input gathered, its output kept,
+  // the dead tensors dropped): a one-stage model of one Linear layer on one row of one feature, whose
+  // time is that cost plus one launch (its work is nothing). Not one of the shipped models.
+  {
+    ModelSpec tiny;
+    tiny.name = "operator-class-stage";
+    tiny.dataset = {"one-row", "graph", "node_classification", 1, 0, 1, 1, "a single row: the runner's cost per stage"};
+    StageSpec fc;
+    fc.name = "fc";
+    fc.op = "fc";
+    fc.out_width = 1;
+    tiny.stages = {fc};
+    derive_costs(tiny);
+    const models::GnnModel model(tiny, 1);
+    models::GraphSample in;
+    in.x = torch::randn({1, 1});
+    in.edge_index = torch::zeros({2, 0}, torch::kLong);
+    const models::SplitState start = model.start(in);
+    const double t = median_seconds(
+        [&] {
+          models::SplitState st = start;
+          model.run(st, 1);
+        },
+        o.warmup * 10, o.repeats * 10);
+    m.stage_overhead_ms = std::max(0.0, t - launch_s) * 1e3;
+    if (o.progress) o.progress(++done, all, "stage overhead");
+  }
   auto& r = m.classes.rates;
   const auto rate = [&](const std::string& cls, const std::string& work) {
     for (const ClassLine& l : m.lines)

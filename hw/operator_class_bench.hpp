@@ -35,6 +35,9 @@ struct OperatorClassMeasurement {
   ProcessorProfile::OperatorClasses classes;  // source left for the caller to complete
   std::vector<ClassLine> lines;
   std::vector<std::pair<std::string, double>> launches;  // the smallest operators' median seconds
+  // The model runner's cost per stage beyond its operators' (a processor's stage_overhead_ms): a one-row,
+  // one-Linear stage run by models::GnnModel, less one launch.
+  double stage_overhead_ms = 0;
 };
 
 OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& options);
