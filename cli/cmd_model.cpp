@@ -2,13 +2,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/execution_time.hpp"
+#include "core/input_error.hpp"
+#include "core/lut_synth.hpp"
 #include "core/text_util.hpp"
 #include "io/lut_repository.hpp"
 #include "io/data_root.hpp"
+#include "io/device_profile_loader.hpp"
 #include "io/model_spec_loader.hpp"
 
 namespace coinfer::cli {
@@ -19,7 +23,25 @@ struct ModelOptions {
   std::string name, dataset, luts;
   bool json = false;
   bool operators = false;
+  std::string on, profiles;  // --on TYPE[.PROCESSOR] (a processor with operator classes) and its profiles file
 };
+
+// The processor `--on` names ("TYPE" = its default processor, or "TYPE.PROCESSOR") in the profiles
+// file; it must be priced by operator classes (a roofline has no per-operator times).
+ProcessorProfile class_processor(const ModelOptions& o) {
+  const std::string file = o.profiles.empty() ? data_path("traces/devices.yaml") : o.profiles;
+  const auto profiles = load_device_profiles(file);
+  const auto dot = o.on.find('.');
+  const std::string type = o.on.substr(0, dot), name = dot == std::string::npos ? "" : o.on.substr(dot + 1);
+  const auto it = profiles.find(type);
+  const ProcessorProfile* p = it == profiles.end() ? nullptr : it->second.processor(name);
+  if (!p) throw InputError(SourceLocation{"--on", 0, 0}, "--on", "no processor '" + o.on + "' in " + file + " (TYPE or TYPE.PROCESSOR)");
+  if (!p->operator_classes)
+    throw InputError(
+        SourceLocation{"--on", 0, 0}, "--on",
+        "'" + o.on + "' is priced by its roofline, not per operator class (traces/README.md \"Operator classes\"): no time per operator");
+  return *p;
+}
 
 struct PpCompRow {
   std::string device, server;
@@ -87,7 +109,7 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
           {"pp_comp", pp}};
 }
 
-void show(const ModelSpec& m, const LutSet* luts, bool operators) {
+void show(const ModelSpec& m, const LutSet* luts, bool operators, const ProcessorProfile* on) {
   std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(), m.dataset.name.c_str(),
               m.dataset.task.c_str(), m.dataset.nodes, m.dataset.edges, m.dataset.features, m.dataset.classes, m.file.c_str());
   std::printf("%3s %-12s %-10s %6s %6s %14s %14s\n", "#", "stage", "op", "in", "out", "MFLOPs", "out KB");
@@ -96,9 +118,25 @@ void show(const ModelSpec& m, const LutSet* luts, bool operators) {
     std::printf("%3d %-12s %-10s %6d %6d %14.3f %14.2f\n", i, s.name.c_str(), s.op.c_str(), s.in_width, s.out_width, s.flops / 1e6,
                 s.out_bytes / 1024);
     if (!operators) continue;
-    for (const OperatorCost& o : s.operators)
-      std::printf("      %-11s %-34s %10.3f MFLOPs %10.1f KB moved %3d launch%s\n", kOperatorClassNames.name(o.cls), o.what.c_str(), o.flops / 1e6,
+    for (const OperatorCost& o : s.operators) {
+      std::printf("      %-11s %-34s %10.3f MFLOPs %10.1f KB moved %3d launch%s", kOperatorClassNames.name(o.cls), o.what.c_str(), o.flops / 1e6,
                   o.bytes / 1024, o.launches, o.launches == 1 ? "" : "es");
+      if (on) std::printf(" %12.3f us", operator_seconds(o, *on, 1) * 1e6);
+      std::printf("\n");
+    }
+    if (on) std::printf("      stage on %s at batch 1: %.3f ms\n", on->name.c_str(), synth_stage_seconds(s, *on, 1, 1) * 1e3);
+  }
+  if (on) {
+    // Where the time goes on that processor, class by class (batch 1; the stage overheads apart).
+    double by_class[kOperatorClassCount] = {}, total = 0;
+    for (const auto& st : m.stages)
+      for (const OperatorCost& o : st.operators) by_class[static_cast<int>(o.cls)] += operator_seconds(o, *on, 1);
+    for (double t : by_class) total += t;
+    std::printf("by class on %s at batch 1 (%.3f ms of operators, + %d x %.4f ms per stage):", on->name.c_str(), total * 1e3, m.num_stages(),
+                on->stage_overhead_ms);
+    for (int c = 0; c < kOperatorClassCount; ++c)
+      if (by_class[c] > 0) std::printf(" %s %.1f %%", kOperatorClassNames.name(static_cast<OperatorClass>(c)), 100 * by_class[c] / total);
+    std::printf("\n");
   }
   std::printf("bytes crossing each split k (device runs [0,k), server [k,n)):\n");
   for (int k = 0; k <= m.num_stages(); ++k)
@@ -120,15 +158,18 @@ int model_show(const ModelOptions& o) {
   std::unique_ptr<LutSet> luts;
   const std::string lut_dir = o.luts.empty() ? data_path("traces/lut") : o.luts;
   if (std::filesystem::exists(lut_dir)) luts = std::make_unique<LutSet>(load_luts({lut_dir}));
+  if (o.json && !o.on.empty()) throw InputError(SourceLocation{"--on", 0, 0}, "--on", "prints text: leave out --json");
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
     for (const auto& d : datasets) all.push_back(model_json(cat.instantiate(o.name, d), luts.get()));
     std::printf("%s\n", all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
+  std::optional<ProcessorProfile> on;
+  if (!o.on.empty()) on = class_processor(o);
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (i) std::printf("\n");
-    show(cat.instantiate(o.name, datasets[i]), luts.get(), o.operators);
+    show(cat.instantiate(o.name, datasets[i]), luts.get(), o.operators || on, on ? &*on : nullptr);
   }
   return 0;
 }
@@ -155,6 +196,10 @@ void register_model(CLI::App& app, int& exit_code) {
   sh->add_flag("--operators", opts->operators,
                "under each stage, its operators: class, FLOPs, bytes moved, kernel launches (models/README.md \"Operator classes\"; the JSON "
                "always has them)");
+  sh->add_option("--on", opts->on,
+                 "with the operators, each one's time on this processor (TYPE or TYPE.PROCESSOR of --profiles, priced by operator "
+                 "classes), each stage's, and the model's share by class");
+  sh->add_option("--profiles", opts->profiles, "device profiles for --on (default: traces/devices.yaml)");
   sh->callback([opts, &exit_code] { exit_code = guarded([&] { return model_show(*opts); }); });
 }
 

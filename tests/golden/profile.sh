@@ -175,6 +175,13 @@ PY
 "$coinfer" lut synth --profiles "$work/oc/profiles.yaml" --device here --model gcn --dataset mr --max-batch 1 --out "$work/oc/here.h5" -q > "$work/oc2.out" 2>&1 \
   && "$coinfer" lut show "$work/oc/here.h5" | grep -q "operator_classes_source: MEASURED on " && ok \
   || { bad "a profile with the measured classes"; cat "$work/oc2.out" "$work/oc/profiles.yaml"; }
+# Where the time goes on that processor: each operator's time, each stage's, the share by class; a
+# roofline processor has no time per operator (exit 2).
+"$coinfer" model show gcn --dataset mr --on here.cpu --profiles "$work/oc/profiles.yaml" > "$work/oc4.out" 2>&1 \
+  && grep -q "^by class on cpu at batch 1 (.* ms of operators" "$work/oc4.out" && grep -q "stage on cpu at batch 1: " "$work/oc4.out" && ok \
+  || { bad "model show --on"; cat "$work/oc4.out"; }
+"$coinfer" model show gcn --dataset mr --on rpi4b > "$work/oc5.out" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -q "priced by its roofline" "$work/oc5.out" && ok || { bad "model show --on a roofline (exit $rc)"; cat "$work/oc5.out"; }
 "$coinfer" profile --operator-classes --out "$work/oc/classes.txt" > "$work/oc3.out" 2>&1; rc=$?
 [ "$rc" = 2 ] && [ ! -e "$work/oc/classes.txt" ] && grep -q "\-\-out" "$work/oc3.out" && ok || { bad "--operator-classes --out not YAML (exit $rc)"; cat "$work/oc3.out"; }
 finish profile
