@@ -77,4 +77,17 @@ int ModelSpec::pp_comp(const std::function<double(int, int)>& device_seconds, co
   return best;
 }
 
+ModelSpec one_stage_model(const std::string& name, const DatasetSpec& dataset, const std::string& op, int out_width) {
+  ModelSpec m;
+  m.name = name;
+  m.dataset = dataset;
+  StageSpec s;
+  s.name = op;
+  s.op = op;
+  s.out_width = out_width;
+  m.stages = {s};
+  derive_costs(m);
+  return m;
+}
+
 }  // namespace coinfer

@@ -93,6 +93,10 @@ class ModelSpec {
 // inconsistent widths.
 void derive_costs(ModelSpec& spec);
 
+// A model of one stage (`op`, `out_width` wide, the dataset's features in) on `dataset`, its costs
+// derived: what micro-benchmarks and tests run when no shipped model will do.
+ModelSpec one_stage_model(const std::string& name, const DatasetSpec& dataset, const std::string& op, int out_width);
+
 // Model specs by (model, dataset): what the estimator and the runtimes keep of every model a scenario runs.
 using ModelSpecs = std::map<ModelKey, ModelSpec>;
 

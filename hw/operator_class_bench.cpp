@@ -188,15 +188,7 @@ OperatorClassMeasurement measure_operator_classes(const OperatorClassOptions& o)
   // the dead tensors dropped): a one-stage model of one Linear layer on one row of one feature, whose
   // time is that cost plus one launch (its work is nothing). Not one of the shipped models.
   {
-    ModelSpec tiny;
-    tiny.name = "operator-class-stage";
-    tiny.dataset = {"one-row", "graph", "node_classification", 1, 0, 1, 1, "a single row: the runner's cost per stage"};
-    StageSpec fc;
-    fc.name = "fc";
-    fc.op = "fc";
-    fc.out_width = 1;
-    tiny.stages = {fc};
-    derive_costs(tiny);
+    const ModelSpec tiny = one_stage_model("operator-class-stage", {"one-row", "graph", "node_classification", 1, 0, 1, 1, "a single row"}, "fc", 1);
     const models::GnnModel model(tiny, 1);
     models::GraphSample in;
     in.x = torch::randn({1, 1});

@@ -36,15 +36,7 @@ GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4
 
 TEST(Models, GcnLayerMatchesHandComputation) {
   // Path graph 0 - 1 - 2 (edges both ways), one feature, weight 2, bias 0, a single (last) gcn stage.
-  ModelSpec m;
-  m.name = "tiny";
-  m.dataset = DatasetSpec{"tiny", "graph", "node_classification", 3, 4, 1, 1, "test"};
-  StageSpec s;
-  s.name = "conv";
-  s.op = "gcn";
-  s.out_width = 1;
-  m.stages = {s};
-  derive_costs(m);
+  const ModelSpec m = one_stage_model("tiny", DatasetSpec{"tiny", "graph", "node_classification", 3, 4, 1, 1, "test"}, "gcn", 1);
   GnnModel model(m);
   auto params = model.stage_parameters(0);
   {
