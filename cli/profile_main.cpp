@@ -209,10 +209,10 @@ int profile_operator_classes(const std::string& out, int threads, int repeats, i
                              std::to_string(repeats) +
                              " runs per size at five sizes of the shipped models' range; gbps: the median, gbps_by_bytes: each size)";
   std::ostringstream y;
-  y << "# " << command_line << "\n# Every measured point (work, median seconds) and its fitted line:\n";
+  y << "# " << command_line << "\n# Every measured point (work, median seconds) and the class's median rate over them:\n";
   for (const hw::ClassLine& l : m.lines) {
-    y << "#   " << l.cls << " (" << l.work << "): " << l.what << ": rate " << format_double(l.rate_per_s / 1e9) << " G" << l.work << "/s, intercept "
-      << format_double(l.intercept_s * 1e6) << " us; points";
+    y << "#   " << l.cls << " (" << l.work << "): " << l.what << ": rate " << format_double(l.rate_per_s / 1e9) << " G" << l.work
+      << "/s, launch subtracted " << format_double(l.intercept_s * 1e6) << " us; points";
     for (const auto& [x, t] : l.points) y << " (" << format_double(x) << ", " << format_double(t) << ")";
     y << "\n";
   }
