@@ -78,16 +78,11 @@ void print_run_table(const RunResults& r, std::ostream& os) {
     os << line;
   }
   // Why requests failed: the most frequent reasons (results.h5 /requests/failure has each one's).
-  std::map<std::string, long long> reasons;
   long long failed = 0;
-  for (const RequestRecord& q : r.requests) {
-    if (q.status == RequestRecord::Status::ok || q.t_created < r.warmup_s) continue;
-    ++failed;
-    ++reasons[q.failure.empty() ? "(no reason recorded)" : q.failure];
-  }
+  for (const auto& [why, n] : r.failure_reasons) failed += n;
   if (failed > 0) {
     std::vector<std::pair<long long, std::string>> top;
-    for (const auto& [why, n] : reasons) top.emplace_back(n, why);
+    for (const auto& [why, n] : r.failure_reasons) top.emplace_back(n, why);
     std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
     constexpr size_t kReasons = 3;
     os << "failed requests by reason (" << failed << " in the window; results.h5 /requests/failure has each one's):\n";
@@ -125,6 +120,18 @@ int run_command(const RunOptions& o) {
   sim::SimulationOptions so;
   so.engine_config = o.cfg;
   so.engine_log = o.log;
+  // Everything appears together or not at all (plumbing/atomic_dir.hpp): the staging folder holds the
+  // requests as they finish (a run's length does not set its memory) and goes away if the run throws.
+  StagedOutput staged(out, "--out");
+  // Testing knob as COINFER_REQUEST_CHUNK below: fewer requests held before results.h5's /requests
+  // columns grow block by block.
+  const char* buffer = std::getenv("COINFER_RESULTS_BUFFER_ROWS");
+  ResultsH5Writer results(staged.path("results.h5"),
+                          buffer ? static_cast<std::size_t>(std::max(0L, std::atol(buffer))) : ResultsH5Writer::kBufferRows);
+  so.stream_requests = [&results](std::vector<RequestRecord>& block) { results.add_requests(block); };
+  // Testing knob (sim/README.md "Results written as requests finish"): a smaller ledger chunk hands
+  // requests over mid-run in short runs too. Results do not depend on it.
+  if (const char* chunk = std::getenv("COINFER_REQUEST_CHUNK")) so.request_chunk = static_cast<std::size_t>(std::max(1L, std::atol(chunk)));
   ProgressLine progress("run " + s.name, o.quiet);
   so.progress = [&](double t, long long n) {
     char what[96];
@@ -141,16 +148,13 @@ int run_command(const RunOptions& o) {
                                "listed in summary.json (estimated_lut_entries); first: %s",
                                r.estimated_lut_entries.size(), r.estimated_lut_entries.front().c_str()));
   }
-  // Everything appears together or not at all (plumbing/atomic_dir.hpp); nothing exists before this point.
-  StagedOutput staged(out, "--out");
-  write_results_h5(staged.path("results.h5"), r);
+  results.finish(r);
   write_summary_json(staged.path("summary.json"), r);
   write_text_atomic(staged.path("timing.json"), timing_json_text(r));
   write_text_atomic(staged.path("decisions.jsonl"), decisions_jsonl_text(r.decisions));
   staged.commit();
   phase.mark("wrote the results");
-  if (o.timing)
-    std::fprintf(stderr, "timing: requests=%zu engine_wall_s=%.6f\n", r.requests.size(), r.engine_wall_s);  // asked for: not a log message
+  if (o.timing) std::fprintf(stderr, "timing: requests=%lld engine_wall_s=%.6f\n", r.request_count, r.engine_wall_s);  // asked for: not a log message
   if (!o.quiet) {
     std::cout << "scenario " << s.name << " (seed " << s.seed << "), measured " << s.warmup_s << ".." << s.duration_s << " s simulated\n";
     print_run_table(r, std::cout);

@@ -1,6 +1,7 @@
 #include "core/metrics.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/run_assembly.hpp"
 
@@ -23,13 +24,7 @@ bool is_saturated(long long backlog_start, long long backlog_end, long long crea
 
 namespace {
 
-// What one device's (or the total's) records add up to, before the rates.
-struct Tally {
-  std::vector<double> lat_ms;  // created in the window, completed
-  long long created = 0, delivered = 0, in_drain = 0, failed = 0, dropped = 0, met = 0;
-  long long backlog_start = 0, backlog_end = 0;
-  double energy = 0;
-};
+using Tally = MetricsTally::Tally;
 
 MetricsSummary make(const std::string& id, Tally& t, double window_s) {
   MetricsSummary m;
@@ -61,62 +56,72 @@ MetricsSummary make(const std::string& id, Tally& t, double window_s) {
 }
 }  // namespace
 
-std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records, const std::vector<std::string>& device_ids,
-                                      const std::vector<double>& energy_j, double warmup_s, double window_s, const std::vector<double>& deadline_s) {
-  const size_t n = device_ids.size();
-  const double t0 = warmup_s, t1 = warmup_s + window_s;
-  std::vector<Tally> per(n);
-  Tally all;
-  long long with_deadline = 0;
-  const auto deadline = [&deadline_s](size_t d) { return d < deadline_s.size() ? deadline_s[d] : 0.0; };
-  for (const auto& r : records) {
-    if (r.device < 0 || static_cast<size_t>(r.device) >= n) continue;
-    const size_t d = static_cast<size_t>(r.device);
-    Tally& t = per[d];
-    const bool ok = r.status == RequestRecord::Status::ok && r.done();
-    // When it ended: its result; a failure or drop when it was created (its time is not recorded),
-    // except a failure at the drain's end, which never ended.
-    const double ended = ok ? r.t_result : (is_drain_failure(r.failure) ? INFINITY : r.t_created);
-    for (Tally* x : {&t, &all}) {
-      if (ok && r.t_result >= t0 && r.t_result <= t1) ++x->delivered;
-      if (r.t_created < t0 && ended > t0) ++x->backlog_start;
-      if (r.t_created <= t1 && ended > t1) ++x->backlog_end;
-    }
-    if (r.t_created < warmup_s) continue;
-    for (Tally* x : {&t, &all}) ++x->created;
-    if (ok) {
-      const double ms = r.latency_s() * 1e3;
-      t.lat_ms.push_back(ms);
-      all.lat_ms.push_back(ms);
-      if (r.t_result > t1) ++t.in_drain, ++all.in_drain;
-      if (deadline(d) > 0 && r.latency_s() <= deadline(d)) ++t.met, ++all.met;
-    } else {
-      ++t.failed, ++all.failed;
-      if (r.status == RequestRecord::Status::dropped) ++t.dropped, ++all.dropped;
-    }
-    if (deadline(d) > 0) ++with_deadline;
+MetricsTally::MetricsTally(size_t devices, double warmup_s, double window_s, std::vector<double> deadline_s)
+    : t0_(warmup_s), t1_(warmup_s + window_s), window_s_(window_s), deadline_s_(std::move(deadline_s)), per_(devices) {
+  deadline_s_.resize(devices, 0.0);
+}
+
+void MetricsTally::add(const RequestRecord& r) {
+  if (r.device < 0 || static_cast<size_t>(r.device) >= per_.size()) return;
+  const size_t d = static_cast<size_t>(r.device);
+  Tally& t = per_[d];
+  const bool ok = r.status == RequestRecord::Status::ok && r.done();
+  // When it ended: its result; a failure or drop when it was created (its time is not recorded),
+  // except a failure at the drain's end, which never ended.
+  const double ended = ok ? r.t_result : (is_drain_failure(r.failure) ? INFINITY : r.t_created);
+  for (Tally* x : {&t, &all_}) {
+    if (ok && r.t_result >= t0_ && r.t_result <= t1_) ++x->delivered;
+    if (r.t_created < t0_ && ended > t0_) ++x->backlog_start;
+    if (r.t_created <= t1_ && ended > t1_) ++x->backlog_end;
   }
+  if (r.t_created < t0_) return;
+  for (Tally* x : {&t, &all_}) ++x->created;
+  const double deadline = deadline_s_[d];
+  if (ok) {
+    const double ms = r.latency_s() * 1e3;
+    t.lat_ms.push_back(ms);
+    all_.lat_ms.push_back(ms);
+    if (r.t_result > t1_) ++t.in_drain, ++all_.in_drain;
+    if (deadline > 0 && r.latency_s() <= deadline) ++t.met, ++all_.met;
+  } else {
+    ++t.failed, ++all_.failed;
+    if (r.status == RequestRecord::Status::dropped) ++t.dropped, ++all_.dropped;
+  }
+  if (deadline > 0) ++with_deadline_;
+}
+
+std::vector<MetricsSummary> MetricsTally::finish(const std::vector<std::string>& device_ids, const std::vector<double>& energy_j) {
+  const double window_s = window_s_;
   std::vector<MetricsSummary> out;
   int saturated = 0;
-  for (size_t d = 0; d < n; ++d) {
-    per[d].energy = d < energy_j.size() ? energy_j[d] : 0;
-    all.energy += per[d].energy;
-    out.push_back(make(device_ids[d], per[d], window_s));
+  for (size_t d = 0; d < per_.size() && d < device_ids.size(); ++d) {
+    per_[d].energy = d < energy_j.size() ? energy_j[d] : 0;
+    all_.energy += per_[d].energy;
+    out.push_back(make(device_ids[d], per_[d], window_s));
     saturated += out.back().saturated ? 1 : 0;
-    if (deadline(d) > 0) {
-      out.back().deadline_met = per[d].met;
-      const long long ended = static_cast<long long>(per[d].lat_ms.size()) + per[d].failed;
-      out.back().slo_attainment = ended ? static_cast<double>(per[d].met) / static_cast<double>(ended) : NAN;
+    if (deadline_s_[d] > 0) {
+      out.back().deadline_met = per_[d].met;
+      const long long ended = static_cast<long long>(per_[d].lat_ms.size()) + per_[d].failed;
+      out.back().slo_attainment = ended ? static_cast<double>(per_[d].met) / static_cast<double>(ended) : NAN;
     }
+    per_[d].lat_ms = {};
   }
-  out.push_back(make("total", all, window_s));
+  out.push_back(make("total", all_, window_s));
   out.back().saturated = out.back().saturated || saturated > 0;
   out.back().saturated_devices = saturated;
-  if (with_deadline > 0) {
-    out.back().deadline_met = all.met;
-    out.back().slo_attainment = static_cast<double>(all.met) / static_cast<double>(with_deadline);
+  if (with_deadline_ > 0) {
+    out.back().deadline_met = all_.met;
+    out.back().slo_attainment = static_cast<double>(all_.met) / static_cast<double>(with_deadline_);
   }
+  all_.lat_ms = {};
   return out;
+}
+
+std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records, const std::vector<std::string>& device_ids,
+                                      const std::vector<double>& energy_j, double warmup_s, double window_s, const std::vector<double>& deadline_s) {
+  MetricsTally tally(device_ids.size(), warmup_s, window_s, deadline_s);
+  for (const RequestRecord& r : records) tally.add(r);
+  return tally.finish(device_ids, energy_j);
 }
 
 }  // namespace coinfer

@@ -66,9 +66,38 @@ double percentile(std::vector<double>& values, double q);
 // arrivals is saturation (the rule above).
 bool is_saturated(long long backlog_start, long long backlog_end, long long created);
 
-// window_s: the measured span, from warm-up to the end of arrivals.
-// energy_j[d]: energy of device d over that window. deadline_s[d]: its requests' deadline (0 or absent:
-// none); the total's attainment is over the devices with one. Per-device summaries first, then "total".
+// The summary of a run's requests taken one at a time, in id order (the order fixes the floating-point
+// sums: the same records in the same order give the same bits), so that the records need not be held:
+// a run that writes its requests out as they finish (sim/README.md "Results written as requests finish")
+// keeps only each completed request's latency here (16 bytes: the device's and the total's list, for the
+// percentiles). window_s: the measured span, from warm-up to the end of arrivals. deadline_s[d]: device
+// d's requests' deadline (0 or absent: none); the total's attainment is over the devices with one.
+class MetricsTally {
+ public:
+  MetricsTally(size_t devices, double warmup_s, double window_s, std::vector<double> deadline_s = {});
+  // One request; a device index outside [0, devices) is ignored.
+  void add(const RequestRecord& r);
+  // Per-device summaries first, then "total". energy_j[d]: energy of device d over the window. Leaves
+  // the tally empty (its latency lists are moved into the percentiles).
+  std::vector<MetricsSummary> finish(const std::vector<std::string>& device_ids, const std::vector<double>& energy_j);
+
+  // What one device's (or the total's) records add up to, before the rates.
+  struct Tally {
+    std::vector<double> lat_ms;  // created in the window, completed
+    long long created = 0, delivered = 0, in_drain = 0, failed = 0, dropped = 0, met = 0;
+    long long backlog_start = 0, backlog_end = 0;
+    double energy = 0;
+  };
+
+ private:
+  double t0_, t1_, window_s_;
+  std::vector<double> deadline_s_;
+  std::vector<Tally> per_;
+  Tally all_;
+  long long with_deadline_ = 0;
+};
+
+// The same over a list of records (MetricsTally, each record added in turn).
 std::vector<MetricsSummary> summarise(const std::vector<RequestRecord>& records, const std::vector<std::string>& device_ids,
                                       const std::vector<double>& energy_j, double warmup_s, double window_s,
                                       const std::vector<double>& deadline_s = {});

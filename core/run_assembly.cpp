@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/bandwidth_schedule.hpp"
+#include "core/mobility.hpp"
 #include "core/text_util.hpp"
 
 namespace coinfer {
@@ -132,14 +133,39 @@ bool is_drain_failure(const std::string& failure) {
   return failure.rfind(kDrainFailurePrefix, 0) == 0 && failure.find("(drain_s)") != std::string::npos;
 }
 
-void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j) {
+namespace {
+std::vector<double> deadlines_of(const Scenario& s) {
+  std::vector<double> out;
+  for (const auto& d : s.devices) out.push_back(d.workload.deadline_ms * 1e-3);
+  return out;
+}
+}  // namespace
+
+RequestDigest::RequestDigest(const Scenario& s)
+    : metrics_(s.devices.size(), s.warmup_s, s.duration_s - s.warmup_s, deadlines_of(s)), servers_(s), warmup_s_(s.warmup_s) {}
+
+void RequestDigest::add(const RequestRecord& r) {
+  ++count_;
+  metrics_.add(r);
+  servers_.add(r);
+  resends_ += r.resends;
+  handover_failures_ += is_handover_failure(r.failure) ? 1 : 0;
+  if (r.status == RequestRecord::Status::ok || r.t_created < warmup_s_) return;
+  static const std::string kNone = "(no reason recorded)";
+  const std::string& why = r.failure.empty() ? kNone : r.failure;
+  auto it = reasons_.find(why);
+  if (it != reasons_.end())
+    ++it->second;
+  else if (reasons_.size() < kMaxFailureReasons)
+    reasons_.emplace(why, 1);
+  else
+    ++reasons_[kOtherFailureReasons];
+}
+
+void RequestDigest::finish(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j) {
   std::vector<std::string> ids;
-  std::vector<double> deadlines;
-  for (const auto& d : s.devices) {
-    ids.push_back(d.id);
-    deadlines.push_back(d.workload.deadline_ms * 1e-3);
-  }
-  r.summary = summarise(r.requests, ids, window_energy_j, s.warmup_s, s.duration_s - s.warmup_s, deadlines);
+  for (const auto& d : s.devices) ids.push_back(d.id);
+  r.summary = metrics_.finish(ids, window_energy_j);
   for (size_t i = 0; i < r.devices.size() && i < r.summary.size(); ++i) {
     const MetricsSummary& m = r.summary[i];
     DeviceResult& d = r.devices[i];
@@ -148,25 +174,47 @@ void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& 
     d.offered_rps = m.offered_rps;
     d.saturated = m.saturated;
   }
-  r.server_results = server_results(s, r.requests);
+  r.server_results = servers_.finish(s);
+  r.request_count = count_;
+  r.failure_reasons = std::move(reasons_);
+  reasons_.clear();
+  r.resends = resends_;
+  r.handover_failures = handover_failures_;
 }
 
-std::vector<ServerResult> server_results(const Scenario& s, const std::vector<RequestRecord>& records) {
-  const double t0 = std::max(0.0, s.warmup_s), t1 = std::max(t0, s.duration_s);
-  std::vector<std::vector<std::pair<double, double>>> spans(s.servers.size());
-  std::vector<ServerResult> out(s.servers.size());
-  for (size_t i = 0; i < s.servers.size(); ++i) out[i].id = s.servers[i].id, out[i].type = s.servers[i].type;
-  for (const auto& r : records) {
-    // Its cloud's batch (pp(k,m)) counts on the cloud as its edge's counts on the edge.
-    if (r.cloud >= 0 && static_cast<size_t>(r.cloud) < s.servers.size() && !std::isnan(r.t_cloud_batch_start) && !std::isnan(r.t_cloud_batch_end)) {
-      if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.cloud)].requests;
-      spans[static_cast<size_t>(r.cloud)].push_back({r.t_cloud_batch_start, r.t_cloud_batch_end});
-    }
-    if (r.server < 0 || static_cast<size_t>(r.server) >= s.servers.size() || r.helper >= 0) continue;
-    if (std::isnan(r.t_batch_start) || std::isnan(r.t_batch_end)) continue;
-    if (r.done() && r.t_created >= s.warmup_s) ++out[static_cast<size_t>(r.server)].requests;
-    spans[static_cast<size_t>(r.server)].push_back({r.t_batch_start, r.t_batch_end});
+void summarise_run(const Scenario& s, RunResults& r, const std::vector<double>& window_energy_j) {
+  RequestDigest digest(s);
+  for (const RequestRecord& q : r.requests) digest.add(q);
+  digest.finish(s, r, window_energy_j);
+}
+
+ServerTally::ServerTally(const Scenario& s)
+    : warmup_s_(s.warmup_s), t0_(std::max(0.0, s.warmup_s)), t1_(std::max(t0_, s.duration_s)), spans_(s.servers.size()), out_(s.servers.size()) {
+  for (size_t i = 0; i < s.servers.size(); ++i) out_[i].id = s.servers[i].id, out_[i].type = s.servers[i].type;
+}
+
+void ServerTally::add(const RequestRecord& r) {
+  // A span equal to the server's last one is its batch's again (finish() keeps each span once).
+  auto span = [this](size_t server, double a, double b) {
+    auto& v = spans_[server];
+    if (v.empty() || v.back() != std::make_pair(a, b)) v.emplace_back(a, b);
+  };
+  const size_t servers = spans_.size();
+  // Its cloud's batch (pp(k,m)) counts on the cloud as its edge's counts on the edge.
+  if (r.cloud >= 0 && static_cast<size_t>(r.cloud) < servers && !std::isnan(r.t_cloud_batch_start) && !std::isnan(r.t_cloud_batch_end)) {
+    if (r.done() && r.t_created >= warmup_s_) ++out_[static_cast<size_t>(r.cloud)].requests;
+    span(static_cast<size_t>(r.cloud), r.t_cloud_batch_start, r.t_cloud_batch_end);
   }
+  if (r.server < 0 || static_cast<size_t>(r.server) >= servers || r.helper >= 0) return;
+  if (std::isnan(r.t_batch_start) || std::isnan(r.t_batch_end)) return;
+  if (r.done() && r.t_created >= warmup_s_) ++out_[static_cast<size_t>(r.server)].requests;
+  span(static_cast<size_t>(r.server), r.t_batch_start, r.t_batch_end);
+}
+
+std::vector<ServerResult> ServerTally::finish(const Scenario& s) {
+  const double t0 = t0_, t1 = t1_;
+  std::vector<ServerResult> out = std::move(out_);
+  auto& spans = spans_;
   for (size_t i = 0; i < spans.size(); ++i) {
     auto& v = spans[i];
     std::sort(v.begin(), v.end());
@@ -201,7 +249,15 @@ std::vector<ServerResult> server_results(const Scenario& s, const std::vector<Re
     if (down_since >= 0) out[i].down_s += std::max(0.0, t1 - std::max(t0, down_since));
     if (sv.idle_w > 0 || sv.busy_w > 0) out[i].energy_j = sv.idle_w * (t1 - t0 - out[i].down_s) + (sv.busy_w - sv.idle_w) * busy;
   }
+  spans_.clear();
+  out_.clear();
   return out;
+}
+
+std::vector<ServerResult> server_results(const Scenario& s, const std::vector<RequestRecord>& records) {
+  ServerTally tally(s);
+  for (const RequestRecord& r : records) tally.add(r);
+  return tally.finish(s);
 }
 
 }  // namespace coinfer

@@ -2,6 +2,7 @@
 // Everything a run produces; written to results.h5 and summary.json by io/. Produced by the simulator
 // and by the real runtime (collected from its journals) with the same meaning. Times in seconds since the start, energy in J.
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -137,7 +138,15 @@ struct RunResults {
   std::vector<DeviceResult> devices;
   std::vector<std::string> servers;
   std::vector<ServerResult> server_results;  // per server, in scenario order
-  std::vector<RequestRecord> requests;       // ordered by id
+  std::vector<RequestRecord> requests;       // ordered by id; empty when they were written out as they finished
+  // What the summaries took from the requests (core/run_assembly.hpp RequestDigest), whether or not
+  // `requests` still holds them: how many there were (results.h5 /requests rows), the requests created
+  // in the window that did not complete by failure text (at most kMaxFailureReasons texts, the rest
+  // counted under kOtherFailureReasons), and over the whole run the transfers resent after a handover
+  // and the requests a handover failed.
+  long long request_count = 0;
+  std::map<std::string, long long> failure_reasons;
+  long long resends = 0, handover_failures = 0;
   std::vector<EventRecord> events;
   std::vector<BandwidthSample> bandwidth;
   std::vector<MetricsSummary> summary;  // per device, then "total"

@@ -1,5 +1,6 @@
 #include "io/h5_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -22,6 +23,18 @@ Handle no_times_dcpl() {
   Handle p(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
   H5Pset_obj_track_times(p.get(), false);
   return p;
+}
+hid_t file_type_of(hid_t native) {
+  return native == H5T_NATIVE_DOUBLE  ? H5T_IEEE_F64LE
+         : native == H5T_NATIVE_INT64 ? H5T_STD_I64LE
+         : native == H5T_NATIVE_INT32 ? H5T_STD_I32LE
+                                      : H5T_STD_I8LE;
+}
+Handle utf8_text_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.get(), H5T_VARIABLE);
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  return type;
 }
 std::string parent_of(const std::string& name) {
   auto slash = name.rfind('/');
@@ -228,10 +241,7 @@ void File::write_raw(const std::string& dataset, hid_t type, const void* data, c
   make_group(parent_of(dataset));
   Handle space(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   Handle dcpl = no_times_dcpl();
-  hid_t file_type = type == H5T_NATIVE_DOUBLE  ? H5T_IEEE_F64LE
-                    : type == H5T_NATIVE_INT64 ? H5T_STD_I64LE
-                    : type == H5T_NATIVE_INT32 ? H5T_STD_I32LE
-                                               : H5T_STD_I8LE;
+  hid_t file_type = file_type_of(type);
   Handle d(H5Dcreate2(file_.get(), dataset.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
   if (d.get() < 0) fail(dataset, "cannot create dataset");
   hsize_t total = 1;
@@ -262,13 +272,60 @@ void File::write_float(const std::string& ds, const std::vector<float>& v, const
   if (!v.empty() && H5Dwrite(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) fail(ds, "cannot write dataset");
 }
 
+void File::append_raw(const std::string& ds, hid_t mem_type, hid_t file_type, const void* data, hsize_t n, hsize_t chunk_rows,
+                      const std::string& unit) {
+  if (!exists(ds)) {
+    make_group(parent_of(ds));
+    const hsize_t none = 0, unlimited = H5S_UNLIMITED, chunk = std::max<hsize_t>(1, chunk_rows);
+    Handle space(H5Screate_simple(1, &none, &unlimited), H5Sclose);
+    Handle dcpl = no_times_dcpl();
+    if (H5Pset_chunk(dcpl.get(), 1, &chunk) < 0) fail(ds, "cannot set the dataset's chunks");
+    Handle d(H5Dcreate2(file_.get(), ds.c_str(), file_type, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
+    if (d.get() < 0) fail(ds, "cannot create dataset");
+    if (!unit.empty()) write_attr(ds, "unit", unit);
+  }
+  if (n == 0) return;
+  Handle d(H5Dopen2(file_.get(), ds.c_str(), H5P_DEFAULT), H5Dclose);
+  if (d.get() < 0) fail(ds, "cannot open dataset");
+  hsize_t at = 0;
+  {
+    Handle before(H5Dget_space(d.get()), H5Sclose);
+    if (H5Sget_simple_extent_ndims(before.get()) != 1) fail(ds, "dataset is not one-dimensional");
+    H5Sget_simple_extent_dims(before.get(), &at, nullptr);
+  }
+  const hsize_t total = at + n;
+  if (H5Dset_extent(d.get(), &total) < 0) fail(ds, "cannot grow dataset");
+  Handle space(H5Dget_space(d.get()), H5Sclose);
+  if (H5Sselect_hyperslab(space.get(), H5S_SELECT_SET, &at, nullptr, &n, nullptr) < 0) fail(ds, "cannot select rows");
+  Handle mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  if (H5Dwrite(d.get(), mem_type, mem.get(), space.get(), H5P_DEFAULT, data) < 0) fail(ds, "cannot write dataset");
+}
+
+void File::append(const std::string& ds, const std::vector<double>& v, hsize_t chunk_rows, const std::string& unit) {
+  append_raw(ds, H5T_NATIVE_DOUBLE, file_type_of(H5T_NATIVE_DOUBLE), v.data(), v.size(), chunk_rows, unit);
+}
+void File::append(const std::string& ds, const std::vector<std::int64_t>& v, hsize_t chunk_rows, const std::string& unit) {
+  append_raw(ds, H5T_NATIVE_INT64, file_type_of(H5T_NATIVE_INT64), v.data(), v.size(), chunk_rows, unit);
+}
+void File::append(const std::string& ds, const std::vector<std::int32_t>& v, hsize_t chunk_rows, const std::string& unit) {
+  append_raw(ds, H5T_NATIVE_INT32, file_type_of(H5T_NATIVE_INT32), v.data(), v.size(), chunk_rows, unit);
+}
+void File::append(const std::string& ds, const std::vector<std::int8_t>& v, hsize_t chunk_rows, const std::string& unit) {
+  append_raw(ds, H5T_NATIVE_INT8, file_type_of(H5T_NATIVE_INT8), v.data(), v.size(), chunk_rows, unit);
+}
+void File::append(const std::string& ds, const std::vector<std::string>& v, hsize_t chunk_rows) {
+  const Handle type = utf8_text_type();
+  std::vector<const char*> ptrs;
+  ptrs.reserve(v.size());
+  for (const auto& x : v) ptrs.push_back(x.c_str());
+  append_raw(ds, type.get(), type.get(), ptrs.data(), v.size(), chunk_rows, "");
+}
+
 void File::write(const std::string& ds, const std::vector<std::string>& v) {
   make_group(parent_of(ds));
   hsize_t n = v.size();
   Handle space(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const Handle type = utf8_text_type();
   Handle dcpl = no_times_dcpl();
   Handle d(H5Dcreate2(file_.get(), ds.c_str(), type.get(), space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT), H5Dclose);
   if (d.get() < 0) fail(ds, "cannot create dataset");

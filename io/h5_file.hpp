@@ -85,6 +85,14 @@ class File final : public Reader {
   void write(const std::string& dataset, const std::vector<std::int8_t>& data, const std::vector<hsize_t>& dims, const std::string& unit = "");
   void write(const std::string& dataset, const std::vector<std::string>& data);
   void write_float(const std::string& dataset, const std::vector<float>& data, const std::vector<hsize_t>& dims);
+  // A one-dimensional dataset that grows: the first call creates it (stored in chunks of `chunk_rows`
+  // rows, `unit` as write() gives it), each call adds `data` at its end. Readers see the same values as
+  // a dataset write() made whole.
+  void append(const std::string& dataset, const std::vector<double>& data, hsize_t chunk_rows, const std::string& unit = "");
+  void append(const std::string& dataset, const std::vector<std::int64_t>& data, hsize_t chunk_rows, const std::string& unit = "");
+  void append(const std::string& dataset, const std::vector<std::int32_t>& data, hsize_t chunk_rows, const std::string& unit = "");
+  void append(const std::string& dataset, const std::vector<std::int8_t>& data, hsize_t chunk_rows, const std::string& unit = "");
+  void append(const std::string& dataset, const std::vector<std::string>& data, hsize_t chunk_rows);
   std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const override;
   DatasetInfo info(const std::string& dataset) const override;
   std::vector<float> read_float(const std::string& dataset) const override;
@@ -95,6 +103,8 @@ class File final : public Reader {
   [[noreturn]] void fail(const std::string& object, const std::string& what) const;
   hid_t object(const std::string& name) const;  // opens a group or dataset; caller closes with H5Oclose
   void write_raw(const std::string& dataset, hid_t type, const void* data, const std::vector<hsize_t>& dims, const std::string& unit);
+  void append_raw(const std::string& dataset, hid_t mem_type, hid_t file_type, const void* data, hsize_t n, hsize_t chunk_rows,
+                  const std::string& unit);
   std::string path_;
   Handle file_;
 };

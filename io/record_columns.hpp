@@ -61,6 +61,54 @@ void write_columns(h5::File& f, const std::string& group, const std::vector<R>& 
   }
 }
 
+// The same table written in parts: each call appends `rows` to every column (created on the first call,
+// stored in chunks of `chunk_rows` rows: File::append). Every field stored in results.h5 is written
+// whatever the rows hold (a table whose fields have `present` is written whole, by write_columns).
+template <class R>
+void append_columns(h5::File& f, const std::string& group, const std::vector<R>& rows, const std::vector<RecordField<R>>& fields,
+                    hsize_t chunk_rows) {
+  const size_t n = rows.size();
+  for (const RecordField<R>& fd : fields) {
+    if (!fd.in_results_h5) continue;
+    const std::string name = group + "/" + fd.dataset();
+    switch (fd.kind) {
+      case FieldKind::int64: {
+        std::vector<std::int64_t> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = fd.get_int(rows[i]);
+        f.append(name, v, chunk_rows, fd.unit);
+        break;
+      }
+      case FieldKind::int32: {
+        std::vector<std::int32_t> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(fd.get_int(rows[i]));
+        f.append(name, v, chunk_rows, fd.unit);
+        break;
+      }
+      case FieldKind::status:
+      case FieldKind::flag: {
+        std::vector<std::int8_t> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(fd.get_int(rows[i]));
+        f.append(name, v, chunk_rows, fd.unit);
+        break;
+      }
+      case FieldKind::real:
+      case FieldKind::time: {
+        std::vector<double> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = !fd.present || fd.present(rows[i]) ? fd.get_real(rows[i]) : std::nan("");
+        f.append(name, v, chunk_rows, fd.unit);
+        break;
+      }
+      case FieldKind::text:
+      case FieldKind::json_object: {
+        std::vector<std::string> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = fd.get_text(rows[i]);
+        f.append(name, v, chunk_rows);
+        break;
+      }
+    }
+  }
+}
+
 // The rows back, as many as the table's first column holds; every column must have that length, a
 // flag be 0 or 1 and an integer with a range lie in it (InputError naming the dataset and row). A
 // column with `present` that is missing leaves its field as default-constructed. `file` names the

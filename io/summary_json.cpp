@@ -216,11 +216,7 @@ nlohmann::ordered_json handovers_member(const RunResults& r) {
     one["at_s"].push_back(number(e.t_s));
     one["access_points"].push_back(e.access_point);
   }
-  long long resent = 0, failed = 0;  // what the handovers caught on the link (mobility.mid_transfer)
-  for (const RequestRecord& q : r.requests) {
-    resent += q.resends;
-    failed += is_handover_failure(q.failure) ? 1 : 0;
-  }
+  const long long resent = r.resends, failed = r.handover_failures;  // what the handovers caught on the link (mobility.mid_transfer)
   if (count == 0) return nullptr;
   return {{"note",
            "changes of access point (mobility): per device, their times and the access points it was associated with in turn; "

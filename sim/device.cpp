@@ -457,6 +457,7 @@ double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
 
 void SimDevice::start_upload(DeviceRequest& dr) {
   uploading_ = static_cast<SimRequest*>(&dr);
+  uploading_->left_device = true;
   // To the server it was routed to (rec.server: the device's server when its upload became due).
   upload_server_ = uploading_->rec.server;
   upload_failures_ = (*s_.server_status)[static_cast<size_t>(upload_server_)].failures;

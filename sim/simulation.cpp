@@ -364,12 +364,15 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
   return devices;
 }
 
+// Records handed to SimulationOptions::stream_requests at a time after the engine ends.
+constexpr std::size_t kStreamBlock = 4096;
+
 // Phase: the run's results — every request (those unfinished at the drain's end failed), each device's
 // energy and bytes, events, bandwidth samples, final strategies and the summary; the rules the merge of
 // a real run's journals uses too (core/run_assembly.hpp).
-RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const LutSet& luts, RequestLedger& ledger,
-                            const std::vector<std::unique_ptr<SimDevice>>& devices, std::vector<DecisionRecord> decisions, double end_s,
-                            double engine_wall_s) {
+RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const LutSet& luts, RequestLedger& ledger, RequestDigest& digest,
+                            const std::function<void(std::vector<RequestRecord>&)>& stream, const std::vector<std::unique_ptr<SimDevice>>& devices,
+                            std::vector<DecisionRecord> decisions, double end_s, double engine_wall_s) {
   const size_t nd = s.devices.size();
   RunResults out = run_results_of(s);
   out.end_s = end_s;
@@ -396,14 +399,24 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   // Moved out of the ledger in id order, its memory freed as it goes (the engine has ended; nothing
   // reads the ledger's requests from here on): a run holds each request once, not twice, while it is
   // assembled.
-  out.requests.reserve(ledger.size());
+  // Streamed (options.stream_requests): those not handed over during the run go the same way, in
+  // blocks.
+  std::vector<RequestRecord> block;
+  std::vector<RequestRecord>& to = stream ? block : out.requests;
+  if (!stream) out.requests.reserve(ledger.size() - ledger.released());
   ledger.drain([&](SimRequest& r) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
       r.rec.failure = drain_failure_text(r.rec, s.drain_s);
     }
-    out.requests.push_back(std::move(r.rec));
+    digest.add(r.rec);
+    to.push_back(std::move(r.rec));
+    if (stream && block.size() >= kStreamBlock) {
+      stream(block);
+      block.clear();
+    }
   });
+  if (stream && !block.empty()) stream(block);
   std::vector<double> window_energy;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
@@ -438,7 +451,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   out.events = scenario_event_records(s);
   out.bandwidth = bandwidth_samples(s, end_s);
   record_final_choices(s, out);          // each device's strategy and server at the end (core/run_assembly.hpp)
-  summarise_run(s, out, window_energy);  // the summary, each device's rates and the servers' (core/run_assembly.hpp)
+  digest.finish(s, out, window_energy);  // the summary, each device's rates and the servers' (core/run_assembly.hpp)
   return out;
 }
 
@@ -469,7 +482,18 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   Platform platform;
   build_platform(s, platform);
   phase.mark("built the platform");
-  RequestLedger ledger(s.duration_s, s.hard_end_s());
+  RequestLedger ledger(s.duration_s, s.hard_end_s(), options.request_chunk);
+  RequestDigest digest(s);  // what the summaries take from each request, as it is handed over
+  if (options.stream_requests)
+    ledger.release_as_finished(platform.server_hosts[0], [&digest, &stream = options.stream_requests](SimRequest* first, std::size_t n) {
+      std::vector<RequestRecord> block;
+      block.reserve(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        digest.add(first[k].rec);
+        block.push_back(std::move(first[k].rec));
+      }
+      stream(block);
+    });
   const size_t nd = s.devices.size(), ns = s.servers.size();
   BatchGroupIds groups;
   DeviceBindings bindings = bind_models(s, models, luts, groups);
@@ -576,7 +600,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
                          " s of simulated time (a near-zero LUT latency or a very high arrival rate?); shorten duration_s or "
                          "split the run");
 
-  return assemble_results(s, models, luts, ledger, devices, monitor.decisions(), end_s, engine_wall_s);
+  return assemble_results(s, models, luts, ledger, digest, options.stream_requests, devices, monitor.decisions(), end_s, engine_wall_s);
 }
 
 }  // namespace coinfer::sim

@@ -99,13 +99,13 @@ class SimSetup {
   }
 
   // Runs a scenario whose text may use LUTDIR for this folder.
-  RunResults run(std::string yaml, const std::vector<std::string>& sets = {}) {
+  RunResults run(std::string yaml, const std::vector<std::string>& sets = {}, const sim::SimulationOptions& options = {}) {
     for (size_t p; (p = yaml.find("LUTDIR")) != std::string::npos;) yaml.replace(p, 6, dir_);
     write_file("scenario.yaml", yaml);
     Scenario s = load_scenario(dir_ + "/scenario.yaml", sets);
     ModelCatalog models = ModelCatalog::load(std::string(COINFER_SOURCE_DIR) + "/models");
     LutSet luts = load_luts(s.luts);
-    return sim::run_simulation(s, models, luts);
+    return sim::run_simulation(s, models, luts, options);
   }
 
  private:

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/metrics.hpp"
+#include "core/run_assembly.hpp"
 #include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
@@ -131,4 +132,40 @@ TEST(Metrics, SaturationNeedsTenRequestsAndATenthOfTheArrivals) {
   EXPECT_FALSE(is_saturated(0, 10, 101));
   EXPECT_TRUE(is_saturated(5, 25, 200));
   EXPECT_FALSE(is_saturated(30, 25, 10));  // a backlog that shrank
+}
+
+// The failure texts of the window's requests are tallied one by one up to kMaxFailureReasons; later new
+// texts are counted together. Here kMaxFailureReasons + 3 distinct texts each fail once in the window
+// and the first text fails a second time: the first kMaxFailureReasons texts are listed (the first with
+// 2), the last 3 fall under kOtherFailureReasons. A failure before the warm-up (1 s) is not a reason;
+// resends add up over the whole run (2 + 3).
+TEST(RequestDigest, TalliesAtMostItsCapOfFailureTextsOneByOne) {
+  Scenario s;
+  s.devices.resize(1);
+  s.devices[0].id = "a";
+  s.warmup_s = 1, s.duration_s = 10;
+  RequestDigest digest(s);
+  auto failed = [](double created, const std::string& why) {
+    RequestRecord q = test::request(0, created, NAN);
+    q.status = RequestRecord::Status::failed, q.failure = why;
+    return q;
+  };
+  RequestRecord early = failed(0.5, "early");
+  early.resends = 2;
+  digest.add(early);
+  for (size_t i = 0; i < kMaxFailureReasons + 3; ++i) digest.add(failed(2, "why " + std::to_string(i)));
+  digest.add(failed(3, "why 0"));
+  RequestRecord ok = test::request(0, 4, 4.5);
+  ok.resends = 3;
+  digest.add(ok);
+  RunResults r;
+  digest.finish(s, r, {0.0});
+  EXPECT_EQ(r.request_count, static_cast<long long>(kMaxFailureReasons) + 6);
+  EXPECT_EQ(r.failure_reasons.size(), kMaxFailureReasons + 1);
+  EXPECT_EQ(r.failure_reasons.at("why 0"), 2);
+  EXPECT_EQ(r.failure_reasons.at(kOtherFailureReasons), 3);
+  EXPECT_EQ(r.failure_reasons.count("early"), 0u);
+  EXPECT_EQ(r.resends, 5);
+  ASSERT_EQ(r.summary.size(), 2u);
+  EXPECT_EQ(r.summary[0].failed, static_cast<long long>(kMaxFailureReasons) + 4);
 }

@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <unistd.h>
 
@@ -209,4 +211,109 @@ TEST(RecordFields, RequestJsonDefaultsWhereAKeyIsAbsent) {
   const nlohmann::json j = record_to_json(a, request_fields());
   EXPECT_TRUE(j["t_result"].is_null());
   EXPECT_EQ(j["status"], "ok");
+}
+
+namespace {
+
+// Ten requests, each field of its own value: request i created at i/2 s, strategy "pp(i)", every odd
+// one failed with "why i".
+std::vector<RequestRecord> ten_requests() {
+  std::vector<RequestRecord> out(10);
+  for (int i = 0; i < 10; ++i) {
+    RequestRecord& q = out[static_cast<size_t>(i)];
+    q.id = i, q.device = 0, q.server = i % 2, q.strategy = "pp(" + std::to_string(i) + ")", q.split = i;
+    q.t_created = i * 0.5, q.t_result = i * 0.5 + 0.25, q.batch_size = i + 1, q.bytes_up = 100.0 * i;
+    if (i % 2) q.status = RequestRecord::Status::failed, q.failure = "why " + std::to_string(i), q.t_result = NAN;
+  }
+  return out;
+}
+
+void expect_same_requests(const std::vector<RequestRecord>& a, const std::vector<RequestRecord>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    for (const RequestField& f : request_fields()) {
+      if (f.is_text())
+        EXPECT_EQ(f.get_text(a[i]), f.get_text(b[i])) << f.name << " " << i;
+      else if (f.is_number())
+        EXPECT_TRUE(f.get_real(a[i]) == f.get_real(b[i]) || (std::isnan(f.get_real(a[i])) && std::isnan(f.get_real(b[i])))) << f.name << " " << i;
+      else
+        EXPECT_EQ(f.get_int(a[i]), f.get_int(b[i])) << f.name << " " << i;
+    }
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+bool chunked(const std::string& path, const std::string& dataset) {
+  const h5::File f = h5::File::open_read(path);
+  const hid_t d = H5Dopen2(f.root(), dataset.c_str(), H5P_DEFAULT);
+  const hid_t p = H5Dget_create_plist(d);
+  const bool out = H5Pget_layout(p) == H5D_CHUNKED;
+  H5Pclose(p);
+  H5Dclose(d);
+  return out;
+}
+
+}  // namespace
+
+// Past its buffer (3 rows here) the writer grows /requests block by block (blocks of 4, 4 and 2, then
+// none with the rest of the run): the same rows and the same other tables as the file written whole.
+TEST(ResultsWriter, BlockByBlockReadsBackAsTheWholeFile) {
+  const std::string dir = temp_dir();
+  RunResults whole = one_of_each();
+  whole.requests = ten_requests();
+  write_results_h5(dir + "/whole.h5", whole);
+
+  RunResults rest = one_of_each();
+  rest.requests.clear();
+  const std::vector<RequestRecord> all = ten_requests();
+  ResultsH5Writer writer(dir + "/blocks.h5", 3);
+  for (const auto& [from, to] : std::vector<std::pair<size_t, size_t>>{{0, 4}, {4, 8}, {8, 10}}) {
+    std::vector<RequestRecord> block(all.begin() + static_cast<long>(from), all.begin() + static_cast<long>(to));
+    writer.add_requests(block);
+    EXPECT_TRUE(block.empty());
+    EXPECT_FALSE(std::filesystem::exists(dir + "/blocks.h5")) << "nothing appears before finish()";
+  }
+  writer.finish(rest);
+  EXPECT_EQ(writer.requests(), 10);
+
+  expect_same_requests(read_request_records(dir + "/whole.h5"), read_request_records(dir + "/blocks.h5"));
+  EXPECT_TRUE(chunked(dir + "/blocks.h5", "/requests/t_created"));
+  EXPECT_FALSE(chunked(dir + "/whole.h5", "/requests/t_created"));
+  const h5::File a = h5::File::open_read(dir + "/whole.h5"), b = h5::File::open_read(dir + "/blocks.h5");
+  EXPECT_EQ(a.read_attr_string("/", "scenario"), b.read_attr_string("/", "scenario"));
+  EXPECT_EQ(a.read_double("/devices/energy_idle_j"), b.read_double("/devices/energy_idle_j"));
+  EXPECT_EQ(a.read_strings("/decisions/scheme"), b.read_strings("/decisions/scheme"));
+  EXPECT_EQ(a.read_double("/servers/busy_s"), b.read_double("/servers/busy_s"));
+}
+
+// Within its buffer the writer writes the file exactly as write_results_h5 does, byte for byte, with
+// the requests handed over in blocks or with the rest of the run.
+TEST(ResultsWriter, WithinItsBufferTheFileIsTheWholeFileByteForByte) {
+  const std::string dir = temp_dir();
+  RunResults whole = one_of_each();
+  whole.requests = ten_requests();
+  write_results_h5(dir + "/whole.h5", whole);
+
+  RunResults rest = one_of_each();
+  std::vector<RequestRecord> all = ten_requests();
+  rest.requests.assign(all.begin() + 6, all.end());
+  std::vector<RequestRecord> first(all.begin(), all.begin() + 6);
+  ResultsH5Writer writer(dir + "/held.h5", 10);
+  writer.add_requests(first);
+  writer.finish(rest);
+  EXPECT_EQ(bytes_of(dir + "/whole.h5"), bytes_of(dir + "/held.h5"));
+}
+
+// A writer that never finishes (the run threw) leaves nothing behind, even past its buffer.
+TEST(ResultsWriter, WithoutFinishNothingIsLeft) {
+  const std::string dir = temp_dir();
+  {
+    ResultsH5Writer writer(dir + "/results.h5", 2);
+    std::vector<RequestRecord> all = ten_requests();
+    writer.add_requests(all);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
