@@ -5,8 +5,9 @@ Two measures, each a slope of the coinfer process's peak RSS (wait4's ru_maxrss)
 differ in one quantity only, so the fixed cost (libraries, LUTs, the engine) cancels:
 
 - per request: bench/bounds.py's closed loop (a Pi 4B running DGCNN locally on a LUT scaled to 10 us per
-  request), 2 and 6 simulated seconds: the bytes each extra request costs (its record while it runs and
-  its row when the results are assembled and written).
+  request), 2 and 6 simulated seconds: the bytes each extra request costs (since requests are written out
+  as they finish, sim/README.md "Results written as requests finish": its latency in the summaries' lists,
+  ~30 bytes; it was ~282 when every record stayed until the run's end).
 - per device: bench/sim_speed.py's population (DGCNN pp(6) from Pi 4Bs to GTX 1060 servers, one server
   per 100 devices, constant 40 Mbit/s links), 0.1 simulated seconds, at 3,000, 10,000 and 30,000
   devices: the bytes each extra device costs between 3,000 and 10,000 (the reference) and between 10,000
