@@ -4,6 +4,7 @@
 // (file I/O); throws InputError naming the file and dataset on a malformed file.
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/input_error.hpp"
@@ -11,6 +12,43 @@
 #include "io/h5_file.hpp"
 
 namespace coinfer {
+
+// One field's column over `rows` in its stored type, handed to `put(values)`: int64, int32, int8
+// (status, flag), double (NaN where `present` says the row has none) or text.
+template <class R, class Put>
+void field_column(const RecordField<R>& fd, const std::vector<R>& rows, Put put) {
+  const size_t n = rows.size();
+  switch (fd.kind) {
+    case FieldKind::int64: {
+      std::vector<std::int64_t> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = fd.get_int(rows[i]);
+      return put(v);
+    }
+    case FieldKind::int32: {
+      std::vector<std::int32_t> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(fd.get_int(rows[i]));
+      return put(v);
+    }
+    case FieldKind::status:
+    case FieldKind::flag: {
+      std::vector<std::int8_t> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(fd.get_int(rows[i]));
+      return put(v);
+    }
+    case FieldKind::real:
+    case FieldKind::time: {
+      std::vector<double> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = !fd.present || fd.present(rows[i]) ? fd.get_real(rows[i]) : std::nan("");
+      return put(v);
+    }
+    case FieldKind::text:
+    case FieldKind::json_object: {
+      std::vector<std::string> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = fd.get_text(rows[i]);
+      return put(v);
+    }
+  }
+}
 
 // Writes every field stored in results.h5 (in table order); a field with `present` only where some
 // row has it (the others NaN).
@@ -23,41 +61,12 @@ void write_columns(h5::File& f, const std::string& group, const std::vector<R>& 
     bool any = !fd.present;
     for (hsize_t i = 0; i < n && !any; ++i) any = fd.present(rows[i]);
     if (!any) continue;
-    switch (fd.kind) {
-      case FieldKind::int64: {
-        std::vector<std::int64_t> v(n);
-        for (hsize_t i = 0; i < n; ++i) v[i] = fd.get_int(rows[i]);
-        f.write(name, v, {n}, fd.unit);
-        break;
-      }
-      case FieldKind::int32: {
-        std::vector<std::int32_t> v(n);
-        for (hsize_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(fd.get_int(rows[i]));
-        f.write(name, v, {n}, fd.unit);
-        break;
-      }
-      case FieldKind::status:
-      case FieldKind::flag: {
-        std::vector<std::int8_t> v(n);
-        for (hsize_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(fd.get_int(rows[i]));
-        f.write(name, v, {n}, fd.unit);
-        break;
-      }
-      case FieldKind::real:
-      case FieldKind::time: {
-        std::vector<double> v(n);
-        for (hsize_t i = 0; i < n; ++i) v[i] = !fd.present || fd.present(rows[i]) ? fd.get_real(rows[i]) : std::nan("");
-        f.write(name, v, {n}, fd.unit);
-        break;
-      }
-      case FieldKind::text:
-      case FieldKind::json_object: {
-        std::vector<std::string> v(n);
-        for (hsize_t i = 0; i < n; ++i) v[i] = fd.get_text(rows[i]);
+    field_column(fd, rows, [&](const auto& v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<std::string>>)
         f.write(name, v);
-        break;
-      }
-    }
+      else
+        f.write(name, v, {n}, fd.unit);
+    });
   }
 }
 
@@ -67,45 +76,15 @@ void write_columns(h5::File& f, const std::string& group, const std::vector<R>& 
 template <class R>
 void append_columns(h5::File& f, const std::string& group, const std::vector<R>& rows, const std::vector<RecordField<R>>& fields,
                     hsize_t chunk_rows) {
-  const size_t n = rows.size();
   for (const RecordField<R>& fd : fields) {
     if (!fd.in_results_h5) continue;
     const std::string name = group + "/" + fd.dataset();
-    switch (fd.kind) {
-      case FieldKind::int64: {
-        std::vector<std::int64_t> v(n);
-        for (size_t i = 0; i < n; ++i) v[i] = fd.get_int(rows[i]);
-        f.append(name, v, chunk_rows, fd.unit);
-        break;
-      }
-      case FieldKind::int32: {
-        std::vector<std::int32_t> v(n);
-        for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>(fd.get_int(rows[i]));
-        f.append(name, v, chunk_rows, fd.unit);
-        break;
-      }
-      case FieldKind::status:
-      case FieldKind::flag: {
-        std::vector<std::int8_t> v(n);
-        for (size_t i = 0; i < n; ++i) v[i] = static_cast<std::int8_t>(fd.get_int(rows[i]));
-        f.append(name, v, chunk_rows, fd.unit);
-        break;
-      }
-      case FieldKind::real:
-      case FieldKind::time: {
-        std::vector<double> v(n);
-        for (size_t i = 0; i < n; ++i) v[i] = !fd.present || fd.present(rows[i]) ? fd.get_real(rows[i]) : std::nan("");
-        f.append(name, v, chunk_rows, fd.unit);
-        break;
-      }
-      case FieldKind::text:
-      case FieldKind::json_object: {
-        std::vector<std::string> v(n);
-        for (size_t i = 0; i < n; ++i) v[i] = fd.get_text(rows[i]);
+    field_column(fd, rows, [&](const auto& v) {
+      if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::vector<std::string>>)
         f.append(name, v, chunk_rows);
-        break;
-      }
-    }
+      else
+        f.append(name, v, chunk_rows, fd.unit);
+    });
   }
 }
 
