@@ -228,17 +228,12 @@ std::vector<RequestRecord> ten_requests() {
   return out;
 }
 
-void expect_same_requests(const std::vector<RequestRecord>& a, const std::vector<RequestRecord>& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    for (const RequestField& f : request_fields()) {
-      if (f.is_text())
-        EXPECT_EQ(f.get_text(a[i]), f.get_text(b[i])) << f.name << " " << i;
-      else if (f.is_number())
-        EXPECT_TRUE(f.get_real(a[i]) == f.get_real(b[i]) || (std::isnan(f.get_real(a[i])) && std::isnan(f.get_real(b[i])))) << f.name << " " << i;
-      else
-        EXPECT_EQ(f.get_int(a[i]), f.get_int(b[i])) << f.name << " " << i;
-    }
+// A run with one row in each table and ten_requests(), written whole to DIR/whole.h5; its path.
+std::string whole_file(const std::string& dir) {
+  RunResults whole = one_of_each();
+  whole.requests = ten_requests();
+  write_results_h5(dir + "/whole.h5", whole);
+  return dir + "/whole.h5";
 }
 
 std::string bytes_of(const std::string& path) {
@@ -262,9 +257,7 @@ bool chunked(const std::string& path, const std::string& dataset) {
 // none with the rest of the run): the same rows and the same other tables as the file written whole.
 TEST(ResultsWriter, BlockByBlockReadsBackAsTheWholeFile) {
   const std::string dir = temp_dir();
-  RunResults whole = one_of_each();
-  whole.requests = ten_requests();
-  write_results_h5(dir + "/whole.h5", whole);
+  const std::string whole = whole_file(dir);
 
   RunResults rest = one_of_each();
   rest.requests.clear();
@@ -279,10 +272,10 @@ TEST(ResultsWriter, BlockByBlockReadsBackAsTheWholeFile) {
   writer.finish(rest);
   EXPECT_EQ(writer.requests(), 10);
 
-  expect_same_requests(read_request_records(dir + "/whole.h5"), read_request_records(dir + "/blocks.h5"));
+  test::expect_same_rows(read_request_records(whole), read_request_records(dir + "/blocks.h5"), request_fields(), "requests");
   EXPECT_TRUE(chunked(dir + "/blocks.h5", "/requests/t_created"));
-  EXPECT_FALSE(chunked(dir + "/whole.h5", "/requests/t_created"));
-  const h5::File a = h5::File::open_read(dir + "/whole.h5"), b = h5::File::open_read(dir + "/blocks.h5");
+  EXPECT_FALSE(chunked(whole, "/requests/t_created"));
+  const h5::File a = h5::File::open_read(whole), b = h5::File::open_read(dir + "/blocks.h5");
   EXPECT_EQ(a.read_attr_string("/", "scenario"), b.read_attr_string("/", "scenario"));
   EXPECT_EQ(a.read_double("/devices/energy_idle_j"), b.read_double("/devices/energy_idle_j"));
   EXPECT_EQ(a.read_strings("/decisions/scheme"), b.read_strings("/decisions/scheme"));
@@ -293,9 +286,7 @@ TEST(ResultsWriter, BlockByBlockReadsBackAsTheWholeFile) {
 // the requests handed over in blocks or with the rest of the run.
 TEST(ResultsWriter, WithinItsBufferTheFileIsTheWholeFileByteForByte) {
   const std::string dir = temp_dir();
-  RunResults whole = one_of_each();
-  whole.requests = ten_requests();
-  write_results_h5(dir + "/whole.h5", whole);
+  const std::string whole = whole_file(dir);
 
   RunResults rest = one_of_each();
   std::vector<RequestRecord> all = ten_requests();
@@ -304,7 +295,7 @@ TEST(ResultsWriter, WithinItsBufferTheFileIsTheWholeFileByteForByte) {
   ResultsH5Writer writer(dir + "/held.h5", 10);
   writer.add_requests(first);
   writer.finish(rest);
-  EXPECT_EQ(bytes_of(dir + "/whole.h5"), bytes_of(dir + "/held.h5"));
+  EXPECT_EQ(bytes_of(whole), bytes_of(dir + "/held.h5"));
 }
 
 // A writer that never finishes (the run threw) leaves nothing behind, even past its buffer.

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "core/device_hardware.hpp"
 #include "core/lut.hpp"
+#include "core/record_field.hpp"
 #include "core/request_record.hpp"
 #include "core/scenario.hpp"
 #include "core/input_error.hpp"
@@ -130,6 +132,26 @@ inline void expect_profiles_refused(const std::string& file, const std::string& 
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
   }
+}
+
+// Two tables equal row by row over the fields results.h5 stores (core/record_field.hpp): integers and
+// text exactly, numbers bit for bit with NaN equal to NaN; a field with `present` is compared only where
+// the expected row has it. `what` names the table in failures.
+template <class R>
+void expect_same_rows(const std::vector<R>& expected, const std::vector<R>& got, const std::vector<RecordField<R>>& fields, const std::string& what) {
+  ASSERT_EQ(expected.size(), got.size()) << what;
+  for (size_t i = 0; i < expected.size(); ++i)
+    for (const RecordField<R>& f : fields) {
+      if (!f.in_results_h5 || (f.present && !f.present(expected[i]))) continue;
+      if (f.is_text()) {
+        ASSERT_EQ(f.get_text(expected[i]), f.get_text(got[i])) << what << "." << f.name << " of row " << i;
+      } else if (f.is_number()) {
+        const double a = f.get_real(expected[i]), b = f.get_real(got[i]);
+        ASSERT_TRUE(a == b || (std::isnan(a) && std::isnan(b))) << what << "." << f.name << " of row " << i << ": " << a << " against " << b;
+      } else {
+        ASSERT_EQ(f.get_int(expected[i]), f.get_int(got[i])) << what << "." << f.name << " of row " << i;
+      }
+    }
 }
 
 }  // namespace coinfer::test
