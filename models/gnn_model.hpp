@@ -102,7 +102,7 @@ class GnnModel {
   struct AbsMax {  // largest magnitude seen at one quantisation point while calibrating
     double value = 0;
     void observe(const torch::Tensor& t);
-    double scale() const;  // absmax / 127, at least 1e-8
+    double scale() const;  // absmax / 127 (/ 63 on x86 without VNNI: gnn_model.cpp), at least 1e-8
   };
   torch::Tensor quantize(const torch::Tensor& x, const AbsMax& range) const;
   torch::Tensor float_of(const torch::Tensor& t) const { return t.is_quantized() ? t.dequantize() : t; }
