@@ -484,16 +484,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   phase.mark("built the platform");
   RequestLedger ledger(s.duration_s, s.hard_end_s(), options.request_chunk);
   RequestDigest digest(s);  // what the summaries take from each request, as it is handed over
-  if (options.stream_requests)
-    ledger.release_as_finished(platform.server_hosts[0], [&digest, &stream = options.stream_requests](SimRequest* first, std::size_t n) {
-      std::vector<RequestRecord> block;
-      block.reserve(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        digest.add(first[k].rec);
-        block.push_back(std::move(first[k].rec));
-      }
-      stream(block);
-    });
   const size_t nd = s.devices.size(), ns = s.servers.size();
   BatchGroupIds groups;
   DeviceBindings bindings = bind_models(s, models, luts, groups);
@@ -569,6 +559,17 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
     });
   monitor.start();
 
+  // The ledger's actor with the others (an actor created before a refusal above would outlive it).
+  if (options.stream_requests)
+    ledger.release_as_finished(platform.server_hosts[0], [&digest, &stream = options.stream_requests](SimRequest* first, std::size_t n) {
+      std::vector<RequestRecord> block;
+      block.reserve(n);
+      for (std::size_t k = 0; k < n; ++k) {
+        digest.add(first[k].rec);
+        block.push_back(std::move(first[k].rec));
+      }
+      stream(block);
+    });
   double end_s = 0;
   add_actor("controller", platform.server_hosts[0], [&] {
     sg4::this_actor::sleep_until(s.duration_s);
