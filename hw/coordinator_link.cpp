@@ -1,6 +1,7 @@
 #include "hw/coordinator_link.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include "core/strategy.hpp"
@@ -82,7 +83,9 @@ void CoordinatorLink::run() {
           for (const PeerDevice& d : rooms_.sessions->connected(held)) events_.push_front(PeerEvent{PeerEvent::Kind::registered, d.device, 0});
         first = false;
       }
-      double next_report = 0;
+      // At once, and every 0.1 s from then, before time zero too: the coordinator closes a peer silent
+      // for 5 heartbeats, and the servers start several seconds before time zero (hw/README.md "Processes").
+      double next_report = -std::numeric_limits<double>::infinity();
       while (!ctx_.stopping()) {
         if (auto f = c->receive(Seconds(0.02))) {
           if (f->type == MsgType::peer_scheme)

@@ -195,7 +195,9 @@ class NetnsHosts final : public TestbedHosts {
     return !netns_ || build_network(interrupted);
   }
 
-  double server_start_s() const override { return 3; }
+  // 3 s a server process needs (LibTorch, the models); several start in two steps, the coordinator and,
+  // once it listens, the servers (start_server below).
+  double server_start_s() const override { return coordinated() ? 6 : 3; }
 
   void start_server(double epoch) override {
     epoch_ = epoch;

@@ -260,6 +260,9 @@ int run_testbed_on(TestbedHosts& hosts, const Scenario& sc, const TestbedOptions
     fs::remove_all(work);
     throw;
   }
+  if (unix_now() > epoch)
+    log::warn("testbed", "the devices were started " + format_double(unix_now() - epoch) +
+                             " s after time zero: their first inputs meet a scheme that is not yet in place (raise --startup)");
   say(o, "started " + hosts.started_what() + "; the run starts in " + std::to_string(static_cast<int>(std::max(0.0, epoch - unix_now()))) +
              " s and lasts " + format_double(sc.duration_s) + " s");
   // 4. The run.
