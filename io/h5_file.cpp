@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/input_error.hpp"
+#include "core/limits.hpp"
 #include "io/hdf5_version.hpp"
 
 namespace coinfer::h5 {
@@ -376,7 +377,11 @@ std::vector<std::string> File::read_strings(const std::string& ds) const {
   Handle space(H5Dget_space(d.get()), H5Sclose);
   hsize_t n = 0;
   if (H5Sget_simple_extent_ndims(space.get()) != 1 || H5Sget_simple_extent_dims(space.get(), &n, nullptr) < 0) fail(ds, "must be one-dimensional");
-  if (n > (hsize_t{1} << 20)) fail(ds, "more than 2^20 strings (corrupt?)");
+  // A run's failure texts are one a request: as many as a run may make (a bound, so that a corrupt
+  // extent cannot ask for more than 128 MiB of pointers).
+  constexpr hsize_t kMaxStrings = hsize_t{1} << 24;
+  static_assert(limits::kMaxRequests <= static_cast<long long>(kMaxStrings), "results.h5 must be readable back");
+  if (n > kMaxStrings) fail(ds, "more than 2^24 strings (corrupt?)");
   Handle mem(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(mem.get(), H5T_VARIABLE);
   H5Tset_cset(mem.get(), H5Tget_cset(type.get()));

@@ -53,7 +53,8 @@ class Reader {
   virtual std::vector<double> read_double(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const = 0;
   virtual std::vector<std::int64_t> read_int64(const std::string& dataset, std::vector<hsize_t>* dims = nullptr) const = 0;
   virtual std::vector<float> read_float(const std::string& dataset) const = 0;
-  // A one-dimensional dataset of variable-length strings (as File::write() makes them); at most 2^20 strings.
+  // A one-dimensional dataset of variable-length strings (as File::write() makes them); at most 2^24
+  // strings (a run's limits::kMaxRequests failure texts fit).
   virtual std::vector<std::string> read_strings(const std::string& dataset) const = 0;
   virtual DatasetInfo info(const std::string& dataset) const = 0;  // throws naming it if missing
 };

@@ -364,14 +364,44 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
   return devices;
 }
 
-// Records handed to SimulationOptions::stream_requests at a time after the engine ends.
-constexpr std::size_t kStreamBlock = 4096;
+// Where a finished request goes, during the run (the ledger's hand-over) and after it (the drain): into
+// the summaries (RequestDigest), then either kept for RunResults::requests or, streamed
+// (SimulationOptions::stream_requests), handed on in blocks of at most kBlock records. Owns the block
+// being filled; the digest and the held list are the run's.
+class RecordOutlet {
+ public:
+  using Stream = std::function<void(std::vector<RequestRecord>&)>;
+  static constexpr std::size_t kBlock = 4096;  // records a block holds after the engine ends
+
+  RecordOutlet(RequestDigest& digest, const Stream& stream, std::vector<RequestRecord>& held)
+      : digest_(digest), stream_(stream), to_(stream ? block_ : held) {}
+  RecordOutlet(const RecordOutlet&) = delete;
+  RecordOutlet& operator=(const RecordOutlet&) = delete;
+
+  bool streamed() const { return static_cast<bool>(stream_); }
+  void take(RequestRecord&& rec) {
+    digest_.add(rec);
+    to_.push_back(std::move(rec));
+    if (streamed() && block_.size() >= kBlock) flush();
+  }
+  void flush() {  // hands the block on (streamed only)
+    if (!streamed() || block_.empty()) return;
+    stream_(block_);
+    block_.clear();
+  }
+
+ private:
+  RequestDigest& digest_;
+  const Stream& stream_;
+  std::vector<RequestRecord> block_;
+  std::vector<RequestRecord>& to_;
+};
 
 // Phase: the run's results — every request (those unfinished at the drain's end failed), each device's
 // energy and bytes, events, bandwidth samples, final strategies and the summary; the rules the merge of
 // a real run's journals uses too (core/run_assembly.hpp).
 RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const LutSet& luts, RequestLedger& ledger, RequestDigest& digest,
-                            const std::function<void(std::vector<RequestRecord>&)>& stream, const std::vector<std::unique_ptr<SimDevice>>& devices,
+                            const RecordOutlet::Stream& stream, const std::vector<std::unique_ptr<SimDevice>>& devices,
                             std::vector<DecisionRecord> decisions, double end_s, double engine_wall_s) {
   const size_t nd = s.devices.size();
   RunResults out = run_results_of(s);
@@ -401,22 +431,16 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   // assembled.
   // Streamed (options.stream_requests): those not handed over during the run go the same way, in
   // blocks.
-  std::vector<RequestRecord> block;
-  std::vector<RequestRecord>& to = stream ? block : out.requests;
-  if (!stream) out.requests.reserve(ledger.size() - ledger.released());
+  RecordOutlet outlet(digest, stream, out.requests);
+  if (!outlet.streamed()) out.requests.reserve(ledger.size() - ledger.released());
   ledger.drain([&](SimRequest& r) {
     if (!r.finished) {
       r.rec.status = RequestRecord::Status::failed;
       r.rec.failure = drain_failure_text(r.rec, s.drain_s);
     }
-    digest.add(r.rec);
-    to.push_back(std::move(r.rec));
-    if (stream && block.size() >= kStreamBlock) {
-      stream(block);
-      block.clear();
-    }
+    outlet.take(std::move(r.rec));
   });
-  if (stream && !block.empty()) stream(block);
+  outlet.flush();
   std::vector<double> window_energy;
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
@@ -560,15 +584,13 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   monitor.start();
 
   // The ledger's actor with the others (an actor created before a refusal above would outlive it).
-  if (options.stream_requests)
-    ledger.release_as_finished(platform.server_hosts[0], [&digest, &stream = options.stream_requests](SimRequest* first, std::size_t n) {
-      std::vector<RequestRecord> block;
-      block.reserve(n);
-      for (std::size_t k = 0; k < n; ++k) {
-        digest.add(first[k].rec);
-        block.push_back(std::move(first[k].rec));
-      }
-      stream(block);
+  // Each hand-over is one block of its own (a chunk of the ledger).
+  std::vector<RequestRecord> not_held;  // streamed: the outlet keeps nothing
+  RecordOutlet during_run(digest, options.stream_requests, not_held);
+  if (during_run.streamed())
+    ledger.release_as_finished(platform.server_hosts[0], [&during_run](SimRequest* first, std::size_t n) {
+      for (std::size_t k = 0; k < n; ++k) during_run.take(std::move(first[k].rec));
+      during_run.flush();
     });
   double end_s = 0;
   add_actor("controller", platform.server_hosts[0], [&] {

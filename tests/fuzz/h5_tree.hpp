@@ -6,11 +6,11 @@
 // (lut_file, predictor_samples) feed corrupt files to libhdf5 itself, a forked child per input.
 //
 // It follows io/h5_file.cpp's File: the same InputErrors for a missing object, attribute or dataset,
-// an attribute or dataset of another class, text that is not one-dimensional or beyond 2^20 strings;
+// an attribute or dataset of another class, text that is not one-dimensional;
 // numbers convert between integer and floating point as HDF5 converts them (to an integer: rounded
 // toward zero and clipped to the type's range; NaN, which HDF5 leaves to the C conversion, as 0).
-// Datasets have 0 to 4 dimensions. One difference: a numeric dataset of more than 2^20 elements is
-// refused ("too large"), where File reads up to 2^28 (the tree repeats its given values to fill a
+// Datasets have 0 to 4 dimensions. One difference: a dataset of more than 2^20 elements is refused
+// ("too large"), where File reads up to 2^28 numbers and 2^24 strings (the tree repeats its given values to fill a
 // shape, so a few bytes could otherwise ask for gigabytes on every input).
 //
 // The byte form (decode; encode writes a real file in it, for the seeds): records, until the bytes end
@@ -182,7 +182,7 @@ class H5Tree final : public h5::Reader {
     const Object& o = dataset(ds, "cannot open dataset");
     if (o.cls != H5T_STRING) fail(ds, "dataset is not variable-length text");
     if (o.dims.size() != 1) fail(ds, "must be one-dimensional");
-    if (o.elements > kMaxElements) fail(ds, "more than 2^20 strings (corrupt?)");
+    if (o.elements > kMaxElements) fail(ds, "more than 2^20 strings in the fuzzer's tree");
     std::vector<std::string> out(o.elements);
     for (std::size_t i = 0; i < out.size() && !o.texts.empty(); ++i) out[i] = o.texts[i % o.texts.size()];
     return out;

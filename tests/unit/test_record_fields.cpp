@@ -308,3 +308,23 @@ TEST(ResultsWriter, WithoutFinishNothingIsLeft) {
   }
   EXPECT_TRUE(std::filesystem::is_empty(dir));
 }
+
+// A run's failure column holds one text a request, up to the 10,000,000 requests a run may make: a
+// column past 2^20 texts (the old bound, which refused the results of ~1 M-request runs) reads back
+// whole.
+TEST(ResultsWriter, AFailureColumnOfMoreThanAMillionTextsReadsBack) {
+  const std::string path = temp_dir() + "/texts.h5";
+  const size_t n = (size_t{1} << 20) + 3;
+  std::vector<std::string> texts(n);
+  texts[0] = "first";
+  texts[n - 1] = "last";  // the one past 2^20 + 1, so a cut after 2^20 would lose it
+  {
+    h5::File f = h5::File::create(path);
+    f.write("/requests/failure", texts);
+  }
+  const std::vector<std::string> back = h5::File::open_read(path).read_strings("/requests/failure");
+  ASSERT_EQ(back.size(), n);
+  EXPECT_EQ(back.front(), "first");
+  EXPECT_EQ(back.back(), "last");
+  EXPECT_EQ(back[n / 2], "");
+}
