@@ -93,6 +93,7 @@ void MetricsTally::add(const RequestRecord& r) {
 std::vector<MetricsSummary> MetricsTally::finish(const std::vector<std::string>& device_ids, const std::vector<double>& energy_j) {
   const double window_s = window_s_;
   std::vector<MetricsSummary> out;
+  out.reserve(std::min(per_.size(), device_ids.size()) + 1);  // each device's, then the total
   int saturated = 0;
   for (size_t d = 0; d < per_.size() && d < device_ids.size(); ++d) {
     per_[d].energy = d < energy_j.size() ? energy_j[d] : 0;
