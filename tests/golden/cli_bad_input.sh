@@ -35,8 +35,8 @@ expect_bad bad_type "no LUT for device type 'rpi9'" run "$work/bad_type.yaml"
 expect_bad bad_type_ways "coinfer profile --model .* --device-type rpi9 .*coinfer lut fill.*coinfer lut synth --device rpi9" run "$work/bad_type.yaml"
 mk '0,/model: dgcnn/s//model: resnet/' bad_model
 expect_bad bad_model "unknown model 'resnet'" run "$work/bad_model.yaml"
-mk '0,/dataset: modelnet40/s//dataset: cora/' bad_dataset
-expect_bad bad_dataset "unknown dataset 'cora'" run "$work/bad_dataset.yaml"
+mk '0,/dataset: modelnet40/s//dataset: nosuchset/' bad_dataset
+expect_bad bad_dataset "unknown dataset 'nosuchset'" run "$work/bad_dataset.yaml"
 sed '0,/    type: rpi4b/s//    type: rpi4b\n    server: edge7/' "$base" > "$work/bad_server.yaml"
 expect_bad bad_server "unknown server 'edge7'" run "$work/bad_server.yaml"
 expect_bad batch_beyond_lut "batch size 17" run "$base" --set servers.0.batch.max_size=40

@@ -267,8 +267,8 @@ TEST(ScenarioLoader, UnknownServerTypeModelOrDatasetIsRejected) {
   EXPECT_NE(std::string(t.what()).find("no LUT for device type 'rpi5'"), std::string::npos) << t.what();
   InputError m = error_of(replaced("model: dgcnn", "model: pointnet"));
   EXPECT_NE(std::string(m.what()).find("unknown model 'pointnet'"), std::string::npos) << m.what();
-  InputError d = error_of(replaced("dataset: modelnet40", "dataset: cora"));
-  EXPECT_NE(std::string(d.what()).find("unknown dataset 'cora'"), std::string::npos) << d.what();
+  InputError d = error_of(replaced("dataset: modelnet40", "dataset: nosuchset"));
+  EXPECT_NE(std::string(d.what()).find("unknown dataset 'nosuchset'"), std::string::npos) << d.what();
 }
 
 TEST(ScenarioLoader, LutWithoutNeededEntriesIsRejected) {
