@@ -81,7 +81,7 @@ b = f["gcn/mr/bytes_per_split"][:]
 # mr: 17 nodes x 300 features x 4 B + 68 edges x 16 B; then 17 x 64 x 4 + graph; 17 x 64 x 4 + graph; pooled 64 x 4; 2 classes x 4
 assert list(b) == [17 * 300 * 4 + 68 * 16, 17 * 64 * 4 + 68 * 16, 17 * 64 * 4, 64 * 4, 2 * 4], list(b)
 PY
-for bad in "--model nope --out $work/x.h5" "--model gcn --batch 2..4 --out $work/x.h5" "--model gcn --repeats 0 --out $work/x.h5" "--model gcn --dataset cora --out $work/x.h5"; do
+for bad in "--model nope --out $work/x.h5" "--model gcn --batch 2..4 --out $work/x.h5" "--model gcn --repeats 0 --out $work/x.h5" "--model gcn --dataset nosuchset --out $work/x.h5"; do
   "$coinfer" profile $bad > /dev/null 2>&1; rc=$?
   [ $rc -eq 2 ] && [ ! -e "$work/x.h5" ] && ok || { bad "bad option ($bad): exit $rc"; }
 done
