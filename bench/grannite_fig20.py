@@ -17,7 +17,7 @@ opinion of the techniques, not an NPU. INT8 runs at the fp32 rate in the synthes
 speed-up): QuantGr gains only from bytes. The datasets are GraNNite's, Cora and Citeseer (Sec. V's
 nodes, edges and features; models/datasets.yaml); mr and yelp can be asked for.
 
-What the roofline misses (bench/RESULTS.md "GraNNite's graphs"): GraNNite's out-of-the-box mapping spends
+What the roofline misses (bench/RESULTS.md "GraNNite Fig. 20 as a cumulative bar"): GraNNite's out-of-the-box mapping spends
 ~99 % of a GraphConv layer in graph preprocessing on the NPU's DSP (its Fig. 4), which coinfer's gcn
 does not have (its normalisation is cached per graph), so here StaGr's dense N x N product only adds work.
 

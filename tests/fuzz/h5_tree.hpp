@@ -10,8 +10,8 @@
 // numbers convert between integer and floating point as HDF5 converts them (to an integer: rounded
 // toward zero and clipped to the type's range; NaN, which HDF5 leaves to the C conversion, as 0).
 // Datasets have 0 to 4 dimensions. One difference: a dataset of more than 2^20 elements is refused
-// ("too large"), where File reads up to 2^28 numbers and 2^24 strings (the tree repeats its given values to fill a
-// shape, so a few bytes could otherwise ask for gigabytes on every input).
+// ("too large"), where File reads up to 2^28 numbers and 2^24 strings (the tree repeats its given
+// values to fill a shape, so a few bytes could otherwise ask for gigabytes on every input).
 //
 // The byte form (decode; encode writes a real file in it, for the seeds): records, until the bytes end
 // (a record cut short is dropped):
