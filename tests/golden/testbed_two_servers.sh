@@ -89,7 +89,7 @@ fi
 # at the failure, pi0 and pi1 back to edge0 at the recovery). Loopback only.
 sets=(--set events.0.server=edge0 --set events.1.server=edge0)
 "$sim" run "$work/s.yaml" "${sets[@]}" --out "$work/sim0" -q || bad "simulator run, edge0 failing"
-"$rt" testbed "$work/s.yaml" "${sets[@]}" --loopback --out "$work/lo0" --startup 2 > "$work/lo0.txt" 2>&1; rc=$?
+"$rt" testbed "$work/s.yaml" "${sets[@]}" --loopback --out "$work/lo0" --startup 4 > "$work/lo0.txt" 2>&1; rc=$?
 [ $rc -eq 0 ] && grep -q "killed the edge server (edge0" "$work/lo0.txt" && ok || { bad "loopback run, edge0 failing: exit $rc"; tail -20 "$work/lo0.txt"; }
 /usr/bin/python3 - "$work/lo0" "$work/sim0" <<'PY' && ok || { bad "edge0 failing: decisions or records"; tail -20 "$work/lo0/logs/coordinator.log"; }
 import json, sys, h5py
