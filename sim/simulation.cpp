@@ -367,14 +367,14 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
 // Where a finished request goes, during the run (the ledger's hand-over) and after it (the drain): into
 // the summaries (RequestDigest), then either kept for RunResults::requests or, streamed
 // (SimulationOptions::stream_requests), handed on in blocks of at most kBlock records. Owns the block
-// being filled; the digest and the held list are the run's.
+// being filled; the digest and the held list (null when streamed) are the run's.
 class RecordOutlet {
  public:
   using Stream = std::function<void(std::vector<RequestRecord>&)>;
   static constexpr std::size_t kBlock = 4096;  // records a block holds after the engine ends
 
-  RecordOutlet(RequestDigest& digest, const Stream& stream, std::vector<RequestRecord>& held)
-      : digest_(digest), stream_(stream), to_(stream ? block_ : held) {}
+  RecordOutlet(RequestDigest& digest, const Stream& stream, std::vector<RequestRecord>* held)
+      : digest_(digest), stream_(stream), to_(stream || !held ? block_ : *held) {}
   RecordOutlet(const RecordOutlet&) = delete;
   RecordOutlet& operator=(const RecordOutlet&) = delete;
 
@@ -431,7 +431,7 @@ RunResults assemble_results(const Scenario& s, const ModelCatalog& models, const
   // assembled.
   // Streamed (options.stream_requests): those not handed over during the run go the same way, in
   // blocks.
-  RecordOutlet outlet(digest, stream, out.requests);
+  RecordOutlet outlet(digest, stream, &out.requests);
   if (!outlet.streamed()) out.requests.reserve(ledger.size() - ledger.released());
   ledger.drain([&](SimRequest& r) {
     if (!r.finished) {
@@ -587,8 +587,7 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
 
   // The ledger's actor with the others (an actor created before a refusal above would outlive it).
   // Each hand-over is one block of its own (a chunk of the ledger).
-  std::vector<RequestRecord> not_held;  // streamed: the outlet keeps nothing
-  RecordOutlet during_run(digest, options.stream_requests, not_held);
+  RecordOutlet during_run(digest, options.stream_requests, nullptr);
   if (during_run.streamed())
     ledger.release_as_finished(platform.server_hosts[0], [&during_run](SimRequest* first, std::size_t n) {
       for (std::size_t k = 0; k < n; ++k) during_run.take(std::move(first[k].rec));
