@@ -51,6 +51,7 @@ std::vector<std::string> variants_for(const ModelSpec& m) {
     v.push_back("cap" + std::to_string(cap));
   }
   if (gcn) v.push_back("symmetric");
+  if (graph && dense_fits) v.push_back("dense_mask+uncached");  // GraNNite's out-of-the-box mapping
   v.push_back("int8");
   if (graph && dense_fits) v.push_back("dense_mask+int8");
   if (gat && dense_fits) v.push_back("dense_mask+grax1");

@@ -18,8 +18,10 @@ speed-up): QuantGr gains only from bytes. The datasets are GraNNite's, Cora and 
 nodes, edges and features; models/datasets.yaml); mr and yelp can be asked for.
 
 What the roofline misses (bench/RESULTS.md "GraNNite Fig. 20 as a cumulative bar"): GraNNite's out-of-the-box mapping spends
-~99 % of a GraphConv layer in graph preprocessing on the NPU's DSP (its Fig. 4), which coinfer's gcn
-does not have (its normalisation is cached per graph), so here StaGr's dense N x N product only adds work.
+~99 % of a GraphConv layer in graph preprocessing on the NPU's DSP (its Fig. 4), which this bench's
+baseline (gcn, its normalisation cached per graph) does not have, so here StaGr's dense N x N product only
+adds work. The preprocessing made in every run is the variant `uncached`, and the Series 2 NPU calibrated
+on Figs. 4-5 is `core-ultra-256v`: `coinfer reproduce grannite/fig20` (bench/grannite_npu_calibration.py).
 
   /usr/bin/python3 bench/grannite_fig20.py [--coinfer build/coinfer] [--datasets cora,citeseer]
 """

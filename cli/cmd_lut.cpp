@@ -326,6 +326,12 @@ int lut_synth(const LutOptions& o) {
       throw InputError(SourceLocation{o.output_error_from, 0, 0}, "--output-error-from",
                        "no table in it documents an output error (coinfer profile --variant writes them)");
   }
+  struct File {
+    std::string path;
+    std::vector<LutTable> tables;
+    std::string message;
+  };
+  std::vector<File> files;
   for (const auto& type : types) {
     const DeviceProfile& p = profiles.at(type);
     const ProcessorProfile* proc = p.processor(o.processor);
@@ -372,14 +378,31 @@ int lut_synth(const LutOptions& o) {
       }
     }
     if (tables.empty()) throw InputError(SourceLocation{"--model", 0, 0}, "--model", "no model/dataset matches");
+    // A table the LUT reader would refuse is not written (e.g. a stage faster than the readers' 1e-7 s
+    // floor on a processor with neither a stage overhead nor a launch cost).
+    for (const LutTable& t : tables) {
+      try {
+        t.check_values();
+      } catch (const std::invalid_argument& e) {
+        throw InputError(SourceLocation{profiles_file, 0, 0}, "--device",
+                         where + ": the synthesised table " + t.key().model + "/" + t.key().dataset + " would not load: " + e.what() +
+                             " (a processor this fast needs a stage_overhead_ms or an operator_classes launch_us: traces/README.md)");
+      }
+    }
     const std::string path = o.out_dir.empty() ? o.out : (fs::path(o.out_dir) / (type + ".h5")).string();
-    write_lut_file(path, tables);
+    char line[1024];
     if (proc->operator_classes)
-      std::printf("wrote %s: %zu tables, processor %s, %s [SYNTHESISED, not measured]\n", path.c_str(), tables.size(), proc->name.c_str(),
-                  how.c_str());
+      std::snprintf(line, sizeof line, "wrote %s: %zu tables, processor %s, %s [SYNTHESISED, not measured]\n", path.c_str(), tables.size(),
+                    proc->name.c_str(), how.c_str());
     else
-      std::printf("wrote %s: %zu tables, processor %s, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(), tables.size(),
-                  proc->name.c_str(), eta, how.c_str());
+      std::snprintf(line, sizeof line, "wrote %s: %zu tables, processor %s, efficiency %.4f (%s) [SYNTHESISED, not measured]\n", path.c_str(),
+                    tables.size(), proc->name.c_str(), eta, how.c_str());
+    files.push_back({path, std::move(tables), line});
+  }
+  // Written only once every type's tables are made and checked: no partial output.
+  for (const auto& f : files) {
+    write_lut_file(f.path, f.tables);
+    std::fputs(f.message.c_str(), stdout);
   }
   return 0;
 }

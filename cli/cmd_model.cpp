@@ -70,7 +70,9 @@ std::vector<PpCompRow> pp_comp_rows(const ModelSpec& m, const LutSet* luts) {
   return rows;
 }
 
-nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
+// With `on` (a processor priced by operator classes), each operator's and each stage's seconds on it
+// at batch 1 ("seconds_on"), as the text form prints them.
+nlohmann::json model_json(const ModelSpec& m, const LutSet* luts, const ProcessorProfile* on) {
   nlohmann::json stages = nlohmann::json::array(), bytes = nlohmann::json::array(), pp = nlohmann::json::array();
   for (size_t k = 0; k < m.stages.size(); ++k) {
     const auto& st = m.stages[k];
@@ -87,9 +89,12 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
                       {"memory_bytes", st.memory_bytes},
                       {"peak_memory_bytes", m.peak_memory_bytes(static_cast<int>(k), static_cast<int>(k) + 1)}});
     nlohmann::json ops = nlohmann::json::array();
-    for (const OperatorCost& o : st.operators)
+    for (const OperatorCost& o : st.operators) {
       ops.push_back({{"class", kOperatorClassNames.name(o.cls)}, {"what", o.what}, {"flops", o.flops}, {"bytes", o.bytes}, {"launches", o.launches}});
+      if (on) ops.back()["seconds_on"] = operator_seconds(o, *on, 1);
+    }
     stages.back()["operators"] = ops;
+    if (on) stages.back()["seconds_on"] = synth_stage_seconds(st, *on, 1, 1);
   }
   for (int k = 0; k <= m.num_stages(); ++k) bytes.push_back(m.bytes_at_split(k));
   for (const auto& r : pp_comp_rows(m, luts))
@@ -106,7 +111,8 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts) {
           {"stages", stages},
           {"bytes_at_split", bytes},
           {"pp_comm", m.pp_comm()},
-          {"pp_comp", pp}};
+          {"pp_comp", pp},
+          {"on", on ? nlohmann::json(on->name) : nlohmann::json()}};
 }
 
 void show(const ModelSpec& m, const LutSet* luts, bool operators, const ProcessorProfile* on) {
@@ -158,15 +164,14 @@ int model_show(const ModelOptions& o) {
   std::unique_ptr<LutSet> luts;
   const std::string lut_dir = o.luts.empty() ? data_path("traces/lut") : o.luts;
   if (std::filesystem::exists(lut_dir)) luts = std::make_unique<LutSet>(load_luts({lut_dir}));
-  if (o.json && !o.on.empty()) throw InputError(SourceLocation{"--on", 0, 0}, "--on", "prints text: leave out --json");
+  std::optional<ProcessorProfile> on;
+  if (!o.on.empty()) on = class_processor(o);
   if (o.json) {
     nlohmann::json all = nlohmann::json::array();
-    for (const auto& d : datasets) all.push_back(model_json(cat.instantiate(o.name, d), luts.get()));
+    for (const auto& d : datasets) all.push_back(model_json(cat.instantiate(o.name, d), luts.get(), on ? &*on : nullptr));
     std::printf("%s\n", all.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
-  std::optional<ProcessorProfile> on;
-  if (!o.on.empty()) on = class_processor(o);
   for (size_t i = 0; i < datasets.size(); ++i) {
     if (i) std::printf("\n");
     show(cat.instantiate(o.name, datasets[i]), luts.get(), o.operators || on, on ? &*on : nullptr);
@@ -198,7 +203,7 @@ void register_model(CLI::App& app, int& exit_code) {
                "always has them)");
   sh->add_option("--on", opts->on,
                  "with the operators, each one's time on this processor (TYPE or TYPE.PROCESSOR of --profiles, priced by operator "
-                 "classes), each stage's, and the model's share by class");
+                 "classes), each stage's, and the model's share by class; with --json as each operator's and stage's seconds_on");
   sh->add_option("--profiles", opts->profiles, "device profiles for --on (default: traces/devices.yaml)");
   sh->callback([opts, &exit_code] { exit_code = guarded([&] { return model_show(*opts); }); });
 }

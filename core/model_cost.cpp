@@ -83,7 +83,8 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     s.flops = N * in * factor;
     s.out_level = TensorLevel::graph;
   } else if (s.op == "gcn") {
-    // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached.
+    // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached
+    // (made per run with `uncached`: derive_costs adds it).
     // Dense mask (StaGr): the sum is one N x N by N x out product.
     s.needs_graph = true;
     s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
@@ -226,6 +227,14 @@ void derive_costs(ModelSpec& m) {
     s.out_level = graph_input ? TensorLevel::graph : TensorLevel::node;
     const double rows = graph_input ? 1 : N;
     const OpCosts c = op_costs(m, s, g, in, rows);
+    // `uncached`: the graph preprocessing kept per graph otherwise (core/stage_operators.hpp) is redone
+    // here in every run: its FLOPs, and the bytes it reads and writes on top of the stage's traffic.
+    double preprocessing_bytes = 0;
+    if (v.uncached())
+      for (const auto& op : graph_preprocessing_operators(s.op, v.dense(), N, E)) {
+        s.flops += op.flops;
+        preprocessing_bytes += op.bytes;
+      }
     const double out = c.out;
     double weights = c.weights;
     const double workspace = c.workspace, message = c.message;
@@ -244,7 +253,7 @@ void derive_costs(ModelSpec& m) {
     s.workspace_bytes = workspace;
     s.message_bytes = message;
     s.memory_bytes = peak_memory(s, g, in, out, rows, workspace, message, result, out_rows);
-    s.traffic_bytes = stage_traffic(m, s, g, weights, workspace);
+    s.traffic_bytes = stage_traffic(m, s, g, weights, workspace) + preprocessing_bytes;
     s.operators = stage_operators(m, static_cast<int>(i));
   }
 }

@@ -9,7 +9,7 @@
 namespace coinfer {
 
 namespace {
-const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, cached, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
+const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, uncached, cached, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
 
 // A numbered part "<prefix><N>" or "<prefix>=<N>" (cap64, fd=4): false when `part` is not one;
 // N in 1..max_value, else std::invalid_argument saying `what` it is.
@@ -34,6 +34,7 @@ std::string ModelVariant::name() const {
   if (aggregation == Aggregation::dense_mask) parts.push_back("dense_mask");
   if (node_capacity > 0) parts.push_back("cap" + std::to_string(node_capacity));
   if (normalisation == Normalisation::symmetric) parts.push_back("symmetric");
+  if (normalisation == Normalisation::uncached) parts.push_back("uncached");
   if (precision == Precision::int8) parts.push_back("int8");
   if (grax1) parts.push_back("grax1");
   if (grax2) parts.push_back("grax2");
@@ -62,6 +63,8 @@ ModelVariant ModelVariant::parse(const std::string& name) {
       v.aggregation = Aggregation::sparse;
     else if (part == "symmetric")
       v.normalisation = Normalisation::symmetric;
+    else if (part == "uncached")
+      v.normalisation = Normalisation::uncached;
     else if (part == "cached")
       v.normalisation = Normalisation::cached;
     else if (part == "int8")
@@ -84,7 +87,11 @@ ModelVariant ModelVariant::parse(const std::string& name) {
     start = end + 1;
   }
   auto named = [&](const char* part) { return std::find(seen.begin(), seen.end(), part) != seen.end(); };
-  for (const auto& [a, b] : {std::pair<const char*, const char*>{"dense_mask", "sparse"}, {"int8", "fp32"}, {"symmetric", "cached"}})
+  for (const auto& [a, b] : {std::pair<const char*, const char*>{"dense_mask", "sparse"},
+                             {"int8", "fp32"},
+                             {"symmetric", "cached"},
+                             {"symmetric", "uncached"},
+                             {"uncached", "cached"}})
     if (named(a) && named(b)) throw std::invalid_argument("variant '" + name + "' names both " + a + " and " + b);
   return v;
 }
@@ -122,6 +129,12 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
     throw std::invalid_argument(what +
                                 "symmetric applies to sparse aggregation only: LibTorch has no packed-triangular "
                                 "matrix product, so a dense mask stored as one triangle would be rebuilt whole at every layer");
+  // Sparse gat and sage already make their self loops and degrees in every run (models/gnn_model.cpp):
+  // only gcn's normalisation and the dense masks are kept per graph, so only they can be made per run.
+  if (v.uncached() && !gcn && !(graph && v.dense()))
+    throw std::invalid_argument(what +
+                                "uncached redoes gcn's normalisation or a dense mask in every run; this model has no gcn stage and "
+                                "no dense_mask (sparse gat and sage already make their self loops and degrees in every run)");
   if (v.grax1 && !(gat && v.dense())) throw std::invalid_argument(what + "grax1 approximates masked attention: it needs gat stages and dense_mask");
   if (v.grax2 && !gat) throw std::invalid_argument(what + "grax2 approximates attention scores: it needs gat stages");
   if (v.feature_chunks > 1 && (!graph || v.dense()))

@@ -10,7 +10,10 @@
 //   node_capacity 0 (shapes follow the input) | C (GrAd + NodePad: inputs padded to C nodes, a mask marks
 //                 the real ones; an input with more than C nodes is refused, never truncated)
 //   normalisation cached (PreG + CacheG: GCN's normalisation computed once per graph) | symmetric (SymG:
-//                 only the upper triangle, diagonal included, is stored; needs an undirected graph)
+//                 only the upper triangle, diagonal included, is stored; needs an undirected graph) |
+//                 uncached (the graph preprocessing of GraNNite's Fig. 3, self loops, degrees,
+//                 normalisation and with dense_mask the N x N matrix, redone by every stage in every
+//                 run: PyG's GCNConv(cached=False), GraNNite's out-of-the-box mapping of Fig. 4)
 //   precision     fp32 | int8 (QuantGr: symmetric static quantisation; per-output-channel weight
 //                 scales, per-tensor activation scales calibrated on a sample of the dataset)
 //   grax1         GAT with dense masks: non-edges get a large negative logit added instead of the
@@ -32,7 +35,7 @@ class ModelSpec;
 
 struct ModelVariant {
   enum class Aggregation { sparse, dense_mask };
-  enum class Normalisation { cached, symmetric };
+  enum class Normalisation { cached, symmetric, uncached };
   enum class Precision { fp32, int8 };
   Aggregation aggregation = Aggregation::sparse;
   long long node_capacity = 0;  // nodes per sample the shapes are fixed to; 0 = none
@@ -47,6 +50,7 @@ struct ModelVariant {
   bool exact() const { return precision == Precision::fp32 && !grax2; }
   bool dense() const { return aggregation == Aggregation::dense_mask; }
   bool int8() const { return precision == Precision::int8; }
+  bool uncached() const { return normalisation == Normalisation::uncached; }
   std::string name() const;  // canonical, "" for the default
   // Parses a name as above; also accepts the defaults spelled out ("sparse", "cached", "fp32") and
   // "cap=N". Throws std::invalid_argument naming the part and the allowed parts.

@@ -26,6 +26,7 @@ class Ops {
   void elementwise(const char* what, double reads, double writes, double flops = 0, int launches = 1) {
     add(OperatorClass::elementwise, what, flops, kF * (reads + writes), launches);
   }
+  void push(OperatorCost c) { ops_.push_back(std::move(c)); }
   std::vector<OperatorCost> take() { return std::move(ops_); }
 
  private:
@@ -95,6 +96,40 @@ void gat_operators(Ops& o, const StageSpec& s, double N, double E, double in, do
 
 }  // namespace
 
+std::vector<OperatorCost> graph_preprocessing_operators(const std::string& op, bool dense, double N, double E) {
+  Ops o;
+  const double L = E + N;  // edges with a self loop per node
+  if (op == "gcn" || (op == "gat" && dense)) {
+    // Self loops: arange(N), then source and destination each concatenated with them (as sparse gat's).
+    o.add(OperatorClass::movement, "self loops (arange, cat)", 0, kI * 4 * L, 3);
+  }
+  if (op == "gcn") {
+    // Degrees counting the loop: zeros(N), ones(L), index_add by destination (an add per edge); each
+    // end's degree gathered per edge, 1/sqrt of both, their product: w = 1/sqrt(deg_src deg_dst).
+    o.elementwise("degree: zeros, ones", 0, N + L, 0, 2);
+    o.indexed("degree: index_add", L, kF * (L + 2 * N) + kI * L, L);
+    o.indexed("degree: index_select both ends", 0, 2 * (kF * 2 * L + kI * L), 2 * L, 2);
+    o.elementwise("rsqrt, rsqrt, product", 4 * L, 3 * L, 3 * L, 3);
+    if (dense) {  // the weights put into an N x N matrix, row = destination (accumulating repeats)
+      o.elementwise("mask: zeros N x N", 0, N * N);
+      o.indexed("mask: index_put", L, kF * 2 * L + kI * 2 * L, L);
+    }
+  } else if (op == "sage" && dense) {
+    // In-degrees (clamped to 1), their reciprocal per edge, put into an N x N matrix: row means.
+    o.elementwise("degree: zeros, ones, clamp", 2 * N + E, 2 * N + E, 0, 3);
+    o.indexed("degree: index_add", E, kF * (E + 2 * N) + kI * E, E);
+    o.indexed("degree: index_select", 0, kF * 2 * E + kI * E, E);
+    o.elementwise("reciprocal", E, E, E);
+    o.elementwise("mask: zeros N x N", 0, N * N);
+    o.indexed("mask: index_put", E, kF * 2 * E + kI * 2 * E, E);
+  } else if (op == "gat" && dense) {
+    // Ones per edge (loops included) put into an N x N matrix: each edge's multiplicity.
+    o.elementwise("mask: ones, zeros N x N", 0, L + N * N, 0, 2);
+    o.indexed("mask: index_put", L, kF * 2 * L + kI * 2 * L, L);
+  }
+  return o.take();
+}
+
 std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
   const StageSpec& s = m.stages.at(static_cast<size_t>(index));
   const ModelVariant& v = m.variant;
@@ -107,6 +142,8 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
   const double in = s.in_width, out = s.out_width, k = s.k;
   const bool last = index + 1 == m.num_stages();
   Ops o;
+  if (v.uncached())
+    for (auto& c : graph_preprocessing_operators(s.op, dense, N, E)) o.push(std::move(c));
   int feature_inputs = 0;
   for (int p : s.inputs) feature_inputs += p < 0 || m.stages[p].op != "knn";
   if (feature_inputs > 1) o.add(OperatorClass::movement, "cat inputs", 0, kF * 2 * rows * in);
@@ -137,7 +174,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.linear(N, in, out, 2 * N * in * out);
     if (dense)
       o.add(OperatorClass::dense, "matmul mask x h", 2 * N * N * out, kF * (N * N + 2 * N * out));
-    else  // the normalisation (edge weights with self loops) is cached per graph: not per run
+    else  // the normalisation (edge weights with self loops): per graph, or above with `uncached`
       scatter_operators(o, N, E + N, out, P, true, 2 * E * out);
     o.elementwise("bias", N * out + out, N * out);
     if (!last) o.elementwise("ReLU", N * out, N * out);

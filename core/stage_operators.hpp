@@ -14,4 +14,12 @@ namespace coinfer {
 // variants are costed as float32 tensors (their smaller bytes are not in this breakdown).
 std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index);
 
+// The graph preprocessing a graph op keeps per graph (GraNNite's Fig. 3): gcn's self loops, degrees
+// and normalisation (with `dense`, the N x N normalised adjacency built from them), dense sage's
+// row-normalised adjacency, dense gat's 0/1 mask with self loops. Empty for every other op and for
+// sparse sage and gat (they already make their loops and degrees in every run). Per input sample with
+// N nodes and E directed edges. A model with the `uncached` variant runs these in every stage of every
+// run: stage_operators lists them and derive_costs adds their FLOPs and bytes to the stage.
+std::vector<OperatorCost> graph_preprocessing_operators(const std::string& op, bool dense, double N, double E);
+
 }  // namespace coinfer

@@ -470,7 +470,9 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
       return value;
     };
     if (pick("aggregation", {"sparse", "dense_mask"}) == "dense_mask") variant.aggregation = ModelVariant::Aggregation::dense_mask;
-    if (pick("normalisation", {"cached", "symmetric"}) == "symmetric") variant.normalisation = ModelVariant::Normalisation::symmetric;
+    const std::string normalisation = pick("normalisation", {"cached", "symmetric", "uncached"});
+    if (normalisation == "symmetric") variant.normalisation = ModelVariant::Normalisation::symmetric;
+    if (normalisation == "uncached") variant.normalisation = ModelVariant::Normalisation::uncached;
     if (pick("precision", {"fp32", "int8"}) == "int8") variant.precision = ModelVariant::Precision::int8;
     variant.node_capacity = r.get_int(v, "node_capacity", vpath, 0, 1, kMaxNodeCapacity, "nodes per sample a variant is padded to");
     variant.feature_chunks =

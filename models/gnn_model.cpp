@@ -285,19 +285,20 @@ torch::Tensor gather_neighbours(const torch::Tensor& x, const torch::Tensor& idx
 }  // namespace
 
 const std::vector<torch::Tensor>* GnnModel::cached(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
+  if (spec_.variant.uncached()) return nullptr;
   for (const auto& e : graph_cache_)
     if (e.kind == kind && e.n == n && e.edge_index.data_ptr() == ei.data_ptr() && e.edge_index.sizes() == ei.sizes()) return &e.value;
   return nullptr;
 }
 
-const std::vector<torch::Tensor>& GnnModel::remember(const std::string& kind, const torch::Tensor& ei, int64_t n,
-                                                     std::vector<torch::Tensor> value) const {
+std::vector<torch::Tensor> GnnModel::remember(const std::string& kind, const torch::Tensor& ei, int64_t n, std::vector<torch::Tensor> value) const {
+  if (spec_.variant.uncached()) return value;
   if (graph_cache_.size() >= kGraphCacheEntries) graph_cache_.erase(graph_cache_.begin());
   graph_cache_.push_back(GraphCacheEntry{kind, ei, n, std::move(value)});
   return graph_cache_.back().value;
 }
 
-const std::vector<torch::Tensor>& GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
+std::vector<torch::Tensor> GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
   if (const auto* hit = cached("norm", edge_index, n)) return *hit;
   // Symmetric normalisation with self loops: w_e = 1 / sqrt(deg(src) deg(dst)), deg counting the loop.
   auto loops = torch::arange(n, edge_index.options());
@@ -347,11 +348,11 @@ torch::Tensor GnnModel::dense_aggregate(int stage, const torch::Tensor& mask, co
   return y.dequantize();
 }
 
-const torch::Tensor& GnnModel::dense_mask(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
+torch::Tensor GnnModel::dense_mask(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
   if (const auto* hit = cached("mask:" + kind, ei, n)) return hit->front();
   torch::Tensor m = torch::zeros({n, n}, float_on(ei));
   if (kind == "gcn") {  // PreG + StaGr: the normalised adjacency (self loops included), row = destination
-    const auto& norm = gcn_norm(ei, n);
+    const auto norm = gcn_norm(ei, n);
     m.index_put_({norm[1], norm[0]}, norm[2], /*accumulate=*/true);
   } else if (kind == "sage") {  // the mean over incoming neighbours as a row-normalised matrix
     auto deg = torch::zeros({n}, float_on(ei)).index_add_(0, ei[1], torch::ones({ei.size(1)}, float_on(ei))).clamp_min(1);
@@ -364,8 +365,11 @@ const torch::Tensor& GnnModel::dense_mask(const std::string& kind, const torch::
 }
 
 torch::Tensor GnnModel::gcn_symmetric(const torch::Tensor& h, const torch::Tensor& ei, int64_t n) const {
-  const std::vector<torch::Tensor>* c = cached("sym", ei, n);
-  if (c == nullptr) {
+  const std::vector<torch::Tensor>* hit = cached("sym", ei, n);
+  std::vector<torch::Tensor> v;
+  if (hit != nullptr) {
+    v = *hit;
+  } else {
     // SymG: w(a,b) = w(b,a) = 1/sqrt(deg a deg b), so one weight per undirected pair is stored (the
     // pairs with a < b), plus the self edges and the loops' 1/deg. Needs every a->b to have its b->a.
     auto fwd = std::get<0>((ei[0] * n + ei[1]).sort());
@@ -378,9 +382,8 @@ torch::Tensor GnnModel::gcn_symmetric(const torch::Tensor& h, const torch::Tenso
     auto w = (deg.index_select(0, a) * deg.index_select(0, b)).rsqrt();
     auto sa = ei[0].masked_select(self);
     auto sw = deg.index_select(0, sa).reciprocal();
-    c = &remember("sym", ei, n, {a, b, w, sa, sw, deg.reciprocal()});
+    v = remember("sym", ei, n, {a, b, w, sa, sw, deg.reciprocal()});
   }
-  const auto& v = *c;
   auto out = h * v[5].unsqueeze(1);                                      // the loops
   out.index_add_(0, v[1], h.index_select(0, v[0]) * v[2].unsqueeze(1));  // a -> b
   out.index_add_(0, v[0], h.index_select(0, v[1]) * v[2].unsqueeze(1));  // b -> a, the same weight
@@ -393,7 +396,7 @@ torch::Tensor GnnModel::gat_dense(int s, const torch::Tensor& x, const torch::Te
   const int64_t H = sp.heads, D = sp.out_width / sp.heads;
   auto h = linear(s, 0, x).view({n, H, D});
   auto a_src = (h * params_[s][0]).sum(-1).t(), a_dst = (h * params_[s][1]).sum(-1).t();  // [H, n]
-  const torch::Tensor& mask = dense_mask("gat", ei, n);                                   // [dst, src]
+  const torch::Tensor mask = dense_mask("gat", ei, n);                                    // [dst, src]
   torch::Tensor logits;                                                                   // [H, dst, src]
   if (spec_.variant.grax2)
     logits = torch::leaky_relu(a_src, 0.2).unsqueeze(1).expand({H, n, n});  // GrAx2
@@ -466,7 +469,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     } else if (v.normalisation == ModelVariant::Normalisation::symmetric) {
       agg = gcn_symmetric(linear(s, 0, xin), ei, n);
     } else {
-      const auto& norm = gcn_norm(ei, n);
+      const auto norm = gcn_norm(ei, n);
       agg = aggregate_messages(linear(s, 0, xin), norm[0], norm[1], norm[2], n);
     }
     auto out = agg + params_[s][0];

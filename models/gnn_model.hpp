@@ -87,8 +87,9 @@ class GnnModel {
   torch::Tensor run_stage(const SplitState& st, int s) const;
   torch::Tensor aggregate_messages(const torch::Tensor& messages_src, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
                                    int64_t n) const;
-  // {src, dst} (self loops appended) and the weight of each: 1/sqrt(deg src deg dst).
-  const std::vector<torch::Tensor>& gcn_norm(const torch::Tensor& edge_index, int64_t n) const;
+  // {src, dst} (self loops appended) and the weight of each: 1/sqrt(deg src deg dst). Per graph, or
+  // made anew in every call with the `uncached` variant (as dense_mask).
+  std::vector<torch::Tensor> gcn_norm(const torch::Tensor& edge_index, int64_t n) const;
   // Variants (core/model_variant.hpp).
   torch::Tensor linear(int stage, int j, const torch::Tensor& x) const;  // fp32 or int8 (QuantGr)
   struct AbsMax;
@@ -96,7 +97,7 @@ class GnnModel {
   torch::Tensor dense_aggregate(int stage, const torch::Tensor& mask, const torch::Tensor& h, const AbsMax& h_range) const;
   // The dense mask of a graph (StaGr), cached per graph: "gcn" normalised with self loops, "sage" row
   // means without, "gat" 0/1 with self loops.
-  const torch::Tensor& dense_mask(const std::string& kind, const torch::Tensor& edge_index, int64_t n) const;
+  torch::Tensor dense_mask(const std::string& kind, const torch::Tensor& edge_index, int64_t n) const;
   torch::Tensor gcn_symmetric(const torch::Tensor& h, const torch::Tensor& edge_index, int64_t n) const;  // SymG
   torch::Tensor gat_dense(int stage, const torch::Tensor& x, const torch::Tensor& edge_index, int64_t n) const;
   struct AbsMax {  // largest magnitude seen at one quantisation point while calibrating
@@ -118,6 +119,8 @@ class GnnModel {
   // "mask:sage", "mask:gat") and SymG's half normalisation ("sym"). An entry holds its edge_index
   // tensor, so no other graph can reuse that storage (and address) while the entry lives; the cache
   // keeps the kGraphCacheEntries most recent entries. A graph tensor must not be changed in place.
+  // With the `uncached` variant nothing is kept: every stage of every run makes its own (GraNNite's
+  // out-of-the-box mapping).
   struct GraphCacheEntry {
     std::string kind;
     torch::Tensor edge_index;
@@ -126,8 +129,7 @@ class GnnModel {
   };
   static constexpr size_t kGraphCacheEntries = 16;
   const std::vector<torch::Tensor>* cached(const std::string& kind, const torch::Tensor& edge_index, int64_t n) const;
-  const std::vector<torch::Tensor>& remember(const std::string& kind, const torch::Tensor& edge_index, int64_t n,
-                                             std::vector<torch::Tensor> value) const;
+  std::vector<torch::Tensor> remember(const std::string& kind, const torch::Tensor& edge_index, int64_t n, std::vector<torch::Tensor> value) const;
   mutable std::vector<GraphCacheEntry> graph_cache_;  // oldest first
   // QuantGr: calibration ranges per stage (linear inputs/outputs, stage output, dense aggregation
   // output) and the packed int8 weights per stage and linear.

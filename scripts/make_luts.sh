@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./build/coinfer lut synth --device all --out-dir traces/lut
 mkdir -p traces/lut_processors
-for pair in jetson-tx2:cpu jetson-nano:cpu jetson-orin-nano:cpu jetson-agx-orin:cpu core-ultra-165h:gpu core-ultra-165h:cpu; do
+for pair in jetson-tx2:cpu jetson-nano:cpu jetson-orin-nano:cpu jetson-agx-orin:cpu core-ultra-165h:gpu core-ultra-165h:cpu core-ultra-256v:gpu \
+  core-ultra-256v:cpu; do
   ./build/coinfer lut synth --device "${pair%%:*}" --processor "${pair##*:}" --out "traces/lut_processors/${pair%%:*}-${pair##*:}.h5"
 done
 # Feature decomposition (variant fdP) of the wide GCN on Pubmed, for the 1 GB board of the feature
@@ -15,5 +16,15 @@ mkdir -p traces/lut_variants
 for type in rpi4b i7-7700; do
   for p in 2 4 8; do
     ./build/coinfer lut synth --device "$type" --model "gcn_wide@fd$p" --dataset pubmed --out "traces/lut_variants/$type-gcn_wide-fd$p.h5"
+  done
+done
+# GraNNite's Fig. 20 on the Series 2 AI PC (scenarios/processors/grannite_npu_fig20.yaml): GCN out of the
+# box (dense_mask+uncached) and with StaGr (dense_mask), on each of the board's processors (GraphSplit
+# places stages on them): traces/lut_grannite/TYPE.PROCESSOR.MODEL@VARIANT.h5.
+mkdir -p traces/lut_grannite
+# The scenario's server (i7-7700, one processor: "default") needs its tables too.
+for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu i7-7700.default; do
+  for v in dense_mask dense_mask+uncached; do
+    ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "gcn@$v" --out "traces/lut_grannite/$tp.gcn@$v.h5"
   done
 done

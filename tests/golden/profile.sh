@@ -180,6 +180,16 @@ PY
 "$coinfer" model show gcn --dataset mr --on here.cpu --profiles "$work/oc/profiles.yaml" > "$work/oc4.out" 2>&1 \
   && grep -q "^by class on cpu at batch 1 (.* ms of operators" "$work/oc4.out" && grep -q "stage on cpu at batch 1: " "$work/oc4.out" && ok \
   || { bad "model show --on"; cat "$work/oc4.out"; }
+# The same as JSON: each stage's seconds_on is its operators' plus one stage overhead, the same for every stage.
+"$coinfer" model show gcn --dataset mr --on here.cpu --profiles "$work/oc/profiles.yaml" --json > "$work/oc6.json" 2> "$work/oc6.err" \
+  && /usr/bin/python3 -c '
+import json, sys
+m = json.load(open(sys.argv[1]))[0]
+assert m["on"] == "cpu", m["on"]
+rest = [st["seconds_on"] - sum(o["seconds_on"] for o in st["operators"]) for st in m["stages"]]
+assert all(o["seconds_on"] > 0 for st in m["stages"] for o in st["operators"])
+assert min(rest) >= 0 and max(rest) - min(rest) < 1e-12, rest
+' "$work/oc6.json" && ok || { bad "model show --on --json"; cat "$work/oc6.err"; }
 "$coinfer" model show gcn --dataset mr --on rpi4b > "$work/oc5.out" 2>&1; rc=$?
 [ "$rc" = 2 ] && grep -q "priced by its roofline" "$work/oc5.out" && ok || { bad "model show --on a roofline (exit $rc)"; cat "$work/oc5.out"; }
 "$coinfer" profile --operator-classes --out "$work/oc/classes.txt" > "$work/oc3.out" 2>&1; rc=$?

@@ -45,6 +45,26 @@ TEST(Variants, DenseMaskEqualsSparseAggregation) {
     }
 }
 
+TEST(Variants, UncachedMakesTheGraphPreprocessingInEveryRun) {
+  // The same outputs as the cached model; and nothing kept between runs: a graph changed in place
+  // (which the cached model is told never to see) is read anew by `uncached`, while the cached model
+  // still uses the normalisation or mask it made on the first run.
+  for (const std::string model : {"gcn", "gcn@dense_mask", "sage@dense_mask", "gat@dense_mask"}) {
+    const std::string base = model.substr(0, model.find('@'));
+    const std::string uncached = model + (model.find('@') == std::string::npos ? "@uncached" : "+uncached");
+    const ModelSpec& m = catalog().spec(base, "mr");
+    GraphSample g = undirected(m, 30);
+    GnnModel cached_model(catalog().spec(model, "mr"), 5), uncached_model(catalog().spec(uncached, "mr"), 5);
+    const torch::Tensor first = cached_model.forward(g);
+    EXPECT_LT(max_abs_diff(first, uncached_model.forward(g)), 1e-5) << uncached;
+    g.edge_index.select(0, 1).copy_(g.edge_index.select(0, 1).roll(1));      // other destinations, same storage
+    EXPECT_LT(max_abs_diff(cached_model.forward(g), first), 1e-6) << model;  // kept from the first run
+    const torch::Tensor fresh = GnnModel(catalog().spec(model, "mr"), 5).forward(g);
+    EXPECT_GT(max_abs_diff(fresh, first), 1e-3) << model;  // the change matters
+    EXPECT_LT(max_abs_diff(uncached_model.forward(g), fresh), 1e-5) << uncached;
+  }
+}
+
 TEST(Variants, FeatureDecompositionEqualsTheWholeAggregation) {
   // fdP gathers and scatters the messages in P slices of the features: the same sums, P at a time.
   for (const std::string model : {"gcn", "sage", "gat"})

@@ -8,6 +8,7 @@
 
 #include "core/input_error.hpp"
 #include "core/model_variant.hpp"
+#include "core/operator_class.hpp"
 #include "io/scenario_loader.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "test_support.hpp"
@@ -59,6 +60,43 @@ TEST(ModelVariant, CostsByHand) {
   EXPECT_DOUBLE_EQ(q.bytes_at_split(1), N * out + 8 + base.graph_bytes);
   // SymG halves the cached normalisation: E*4 -> E*2 bytes.
   EXPECT_DOUBLE_EQ(catalog().spec("gcn@symmetric", "mr").stages[0].workspace_bytes, E * 2);
+}
+
+TEST(ModelVariant, UncachedAddsTheGraphPreprocessingToEveryStageByHand) {
+  // gcn, sage and gat on mr: N = 17 nodes, E = 68 edges; with a self loop per node L = 85.
+  const double N = 17, E = 68, L = E + N;
+  const auto flops = [](const std::string& model, int stage) { return catalog().spec(model, "mr").stages[stage].flops; };
+  const auto traffic = [](const std::string& model, int stage) { return catalog().spec(model, "mr").stages[stage].traffic_bytes; };
+  // gcn: per edge with its loop, an add into the degree, two reciprocal square roots and their
+  // product (GraNNite's Fig. 3 normalisation): 4 L, in both gcn layers, not in the pool or the head.
+  for (int stage : {0, 1}) EXPECT_DOUBLE_EQ(flops("gcn@uncached", stage) - flops("gcn", stage), 4 * L) << stage;
+  for (int stage : {2, 3}) EXPECT_DOUBLE_EQ(flops("gcn@uncached", stage), flops("gcn", stage)) << stage;
+  // With the dense mask the weights are also put into the N x N matrix (an accumulating add each), and
+  // the matrix is zeroed first: at least its N^2 floats are written in every run.
+  EXPECT_DOUBLE_EQ(flops("gcn@dense_mask+uncached", 0) - flops("gcn@dense_mask", 0), 5 * L);
+  EXPECT_GE(traffic("gcn@dense_mask+uncached", 0) - traffic("gcn@dense_mask", 0), N * N * 4);
+  // Dense sage: an add per edge into the in-degree, its reciprocal per edge, an add per edge into the
+  // matrix (no loops): 3 E. Dense gat: the 0/1 mask's accumulating put, loops included: L.
+  EXPECT_DOUBLE_EQ(flops("sage@dense_mask+uncached", 0) - flops("sage@dense_mask", 0), 3 * E);
+  EXPECT_DOUBLE_EQ(flops("gat@dense_mask+uncached", 0) - flops("gat@dense_mask", 0), L);
+  // The preprocessing is listed among the stage's operators, classed (the irregular puts and adds).
+  int irregular = 0;
+  for (const OperatorCost& o : catalog().spec("gcn@dense_mask+uncached", "mr").stages[0].operators)
+    irregular += o.cls == OperatorClass::irregular && o.what.find("index_put") != std::string::npos;
+  EXPECT_EQ(irregular, 1);
+  // Names: canonical beside the others, exclusive with cached and symmetric, and refused where it
+  // changes nothing (sparse sage and gat make their loops and degrees in every run already).
+  EXPECT_EQ(ModelVariant::parse("int8+uncached+dense_mask").name(), "dense_mask+uncached+int8");
+  EXPECT_THROW(ModelVariant::parse("uncached+cached"), std::invalid_argument);
+  EXPECT_THROW(ModelVariant::parse("symmetric+uncached"), std::invalid_argument);
+  for (const std::string model : {"sage@uncached", "gat@uncached"}) {
+    try {
+      catalog().spec(model, "mr");
+      ADD_FAILURE() << model;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("already make their self loops"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ModelCost, AStagesMemoryIsTheTensorsItsImplementationHoldsAtOnce) {

@@ -112,7 +112,8 @@ TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVarian
   int checked = 0;
   for (const std::string& model : cat.model_names())
     for (const std::string& dataset : cat.datasets_for(model))
-      for (const std::string& variant : {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8"}) {
+      for (const std::string& variant :
+           {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8", "uncached", "dense_mask+uncached"}) {
         ModelSpec m;
         try {
           m = cat.instantiate(variant[0] ? model + "@" + variant : model, dataset);
