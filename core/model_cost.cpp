@@ -21,6 +21,13 @@ double input_width(const ModelSpec& m, const StageSpec& s) {
   return w;
 }
 
+// Whether stage `s` takes the normalised adjacency a graph_prep stage makes (GrAd) as an input.
+bool has_prep_input(const ModelSpec& m, const StageSpec& s) {
+  for (int p : s.inputs)
+    if (p >= 0 && m.stages[p].op == "graph_prep") return true;
+  return false;
+}
+
 // One sample's graph as the formulas see it, and the variant's byte sizes.
 struct Shape {
   const ModelVariant& v;
@@ -82,6 +89,20 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     out = s.out_width = factor * s.in_width;
     s.flops = N * in * factor;
     s.out_level = TensorLevel::graph;
+  } else if (s.op == "graph_prep") {
+    // GrAd + GraphSplit: gcn's normalised N x N adjacency (self loops, degrees, weights put into zeros)
+    // made by a stage of its own in every run; the gcn stages that take it as an input aggregate by its
+    // product. Its FLOPs are its operators' (core/stage_operators.cpp); its output is the float32 matrix.
+    s.needs_graph = true;
+    out = s.out_width = 0;
+    s.flops = 0;
+    for (const auto& op : graph_preprocessing_operators("gcn", true, N, E)) s.flops += op.flops;
+    workspace = (E + N) * (2 * kIndex + kFloat);  // the edges with their loops and a weight each
+  } else if (s.op == "gcn" && has_prep_input(m, s)) {
+    // Aggregation by the product with the graph_prep stage's matrix (an input, not a workspace).
+    s.needs_graph = true;
+    s.flops = N * in * out * 2 + N * N * out * 2;
+    weights = (in * out + out) * kFloat;
   } else if (s.op == "gcn") {
     // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached
     // (made per run with `uncached`: derive_costs adds it).
@@ -126,7 +147,7 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
     if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
   } else {
-    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage");
+    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep");
   }
   return {out, weights, workspace, message};
 }
@@ -230,7 +251,7 @@ void derive_costs(ModelSpec& m) {
     // `uncached`: the graph preprocessing kept per graph otherwise (core/stage_operators.hpp) is redone
     // here in every run: its FLOPs, and the bytes it reads and writes on top of the stage's traffic.
     double preprocessing_bytes = 0;
-    if (v.uncached())
+    if (v.uncached() && !has_prep_input(m, s))  // a stage given the matrix makes none of its own
       for (const auto& op : graph_preprocessing_operators(s.op, v.dense(), N, E)) {
         s.flops += op.flops;
         preprocessing_bytes += op.bytes;
@@ -244,6 +265,8 @@ void derive_costs(ModelSpec& m) {
     const double out_rows = s.out_level == TensorLevel::graph ? 1 : N;
     if (s.op == "knn")
       s.out_bytes = N * s.k * kIndex;
+    else if (s.op == "graph_prep")
+      s.out_bytes = N * N * kFloat;  // the matrix stays float32 (INT8 variants quantise it where it is used)
     else if (v.int8() && !result)
       s.out_bytes = out_rows * out * act + 8;  // + scale and zero point
     else

@@ -141,11 +141,14 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
   const double rows = graph_level ? 1 : N;
   const double in = s.in_width, out = s.out_width, k = s.k;
   const bool last = index + 1 == m.num_stages();
+  bool prep_input = false;  // takes a graph_prep stage's matrix (GrAd): aggregates by its product
+  for (int p : s.inputs) prep_input = prep_input || (p >= 0 && m.stages[p].op == "graph_prep");
+  if (s.op == "graph_prep") return graph_preprocessing_operators("gcn", true, N, E);
   Ops o;
-  if (v.uncached())
+  if (v.uncached() && !prep_input)
     for (auto& c : graph_preprocessing_operators(s.op, dense, N, E)) o.push(std::move(c));
   int feature_inputs = 0;
-  for (int p : s.inputs) feature_inputs += p < 0 || m.stages[p].op != "knn";
+  for (int p : s.inputs) feature_inputs += p < 0 || (m.stages[p].op != "knn" && m.stages[p].op != "graph_prep");
   if (feature_inputs > 1) o.add(OperatorClass::movement, "cat inputs", 0, kF * 2 * rows * in);
   if (s.op == "knn") {
     knn_operators(o, N, in, k);
@@ -172,7 +175,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     }
   } else if (s.op == "gcn") {
     o.linear(N, in, out, 2 * N * in * out);
-    if (dense)
+    if (dense || prep_input)
       o.add(OperatorClass::dense, "matmul mask x h", 2 * N * N * out, kF * (N * N + 2 * N * out));
     else  // the normalisation (edge weights with self loops): per graph, or above with `uncached`
       scatter_operators(o, N, E + N, out, P, true, 2 * E * out);

@@ -81,7 +81,7 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chu
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_src
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_dst
       extra.push_back(torch::zeros({out}));                                // bias
-    } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool") {
+    } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool" && s.op != "graph_prep") {
       bad(s, "no LibTorch implementation for this op");
     }
     for (auto& l : lin) l->eval();
@@ -214,7 +214,7 @@ void GnnModel::run(SplitState& st, int end) const {
   for (int s = st.next_stage; s < end; ++s) {
     torch::Tensor out = run_stage(st, s);
     // QuantGr: a stage's output is kept (and crosses a split) as int8, except the result and KNN indices.
-    const bool keep_int8 = int8 && s + 1 < num_stages() && spec_.stages[s].op != "knn";
+    const bool keep_int8 = int8 && s + 1 < num_stages() && spec_.stages[s].op != "knn" && spec_.stages[s].op != "graph_prep";
     if (keep_int8 && calibrating_)
       ranges_[s].out.observe(out);
     else if (keep_int8)
@@ -259,7 +259,7 @@ std::uint64_t GnnModel::payload_bytes(const SplitState& st) {
 torch::Tensor GnnModel::stage_input(const SplitState& st, int s) const {
   std::vector<torch::Tensor> parts;
   for (int p : spec_.stages[s].inputs) {
-    if (p >= 0 && spec_.stages[p].op == "knn") continue;  // the graph, not features
+    if (p >= 0 && (spec_.stages[p].op == "knn" || spec_.stages[p].op == "graph_prep")) continue;  // the graph, not features
     auto it = st.tensors.find(p);
     if (it == st.tensors.end()) throw std::invalid_argument("state lacks the input of stage " + spec_.stages[s].name);
     parts.push_back(it->second);
@@ -284,6 +284,26 @@ torch::Tensor gather_neighbours(const torch::Tensor& x, const torch::Tensor& idx
 }
 }  // namespace
 
+namespace {
+// gcn's symmetric normalisation with self loops: {src + loops, dst + loops, w}, w_e = 1 / sqrt(deg(src)
+// deg(dst)), deg counting the loop.
+std::vector<torch::Tensor> gcn_normalisation(const torch::Tensor& edge_index, int64_t n) {
+  auto loops = torch::arange(n, edge_index.options());
+  auto src = torch::cat({edge_index[0], loops});
+  auto dst = torch::cat({edge_index[1], loops});
+  auto deg = torch::zeros({n}, float_on(edge_index)).index_add_(0, dst, torch::ones({dst.size(0)}, float_on(edge_index)));
+  auto w = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt();
+  return {src, dst, w};
+}
+
+// The N x N matrix of those weights, row = destination (repeated edges accumulate).
+torch::Tensor gcn_adjacency(const std::vector<torch::Tensor>& norm, const torch::Tensor& edge_index, int64_t n) {
+  torch::Tensor m = torch::zeros({n, n}, float_on(edge_index));
+  m.index_put_({norm[1], norm[0]}, norm[2], /*accumulate=*/true);
+  return m;
+}
+}  // namespace
+
 const std::vector<torch::Tensor>* GnnModel::cached(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
   if (spec_.variant.uncached()) return nullptr;
   for (const auto& e : graph_cache_)
@@ -300,13 +320,7 @@ std::vector<torch::Tensor> GnnModel::remember(const std::string& kind, const tor
 
 std::vector<torch::Tensor> GnnModel::gcn_norm(const torch::Tensor& edge_index, int64_t n) const {
   if (const auto* hit = cached("norm", edge_index, n)) return *hit;
-  // Symmetric normalisation with self loops: w_e = 1 / sqrt(deg(src) deg(dst)), deg counting the loop.
-  auto loops = torch::arange(n, edge_index.options());
-  auto src = torch::cat({edge_index[0], loops});
-  auto dst = torch::cat({edge_index[1], loops});
-  auto deg = torch::zeros({n}, float_on(edge_index)).index_add_(0, dst, torch::ones({dst.size(0)}, float_on(edge_index)));
-  auto w = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt();
-  return remember("norm", edge_index, n, {src, dst, w});
+  return remember("norm", edge_index, n, gcn_normalisation(edge_index, n));
 }
 
 torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
@@ -350,14 +364,15 @@ torch::Tensor GnnModel::dense_aggregate(int stage, const torch::Tensor& mask, co
 
 torch::Tensor GnnModel::dense_mask(const std::string& kind, const torch::Tensor& ei, int64_t n) const {
   if (const auto* hit = cached("mask:" + kind, ei, n)) return hit->front();
-  torch::Tensor m = torch::zeros({n, n}, float_on(ei));
+  torch::Tensor m;
   if (kind == "gcn") {  // PreG + StaGr: the normalised adjacency (self loops included), row = destination
-    const auto norm = gcn_norm(ei, n);
-    m.index_put_({norm[1], norm[0]}, norm[2], /*accumulate=*/true);
-  } else if (kind == "sage") {  // the mean over incoming neighbours as a row-normalised matrix
+    m = gcn_adjacency(gcn_norm(ei, n), ei, n);
+  } else if (kind == "sage") {
+    m = torch::zeros({n, n}, float_on(ei));  // the mean over incoming neighbours as a row-normalised matrix
     auto deg = torch::zeros({n}, float_on(ei)).index_add_(0, ei[1], torch::ones({ei.size(1)}, float_on(ei))).clamp_min(1);
     m.index_put_({ei[1], ei[0]}, deg.index_select(0, ei[1]).reciprocal(), true);
   } else {  // gat: each edge's multiplicity (a repeated edge weighs as often as the sparse softmax counts it), self loops added
+    m = torch::zeros({n, n}, float_on(ei));
     auto loops = torch::arange(n, ei.options());
     m.index_put_({torch::cat({ei[1], loops}), torch::cat({ei[0], loops})}, torch::ones({ei.size(1) + n}, float_on(ei)), true);
   }
@@ -419,6 +434,11 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   const ModelVariant& v = spec_.variant;
   const bool last = s + 1 == num_stages();
   if (sp.op == "knn") return knn(float_of(stage_input(st, s)), sp.k);
+  if (sp.op == "graph_prep") {  // GrAd: the normalised adjacency made in every run, for the gcn stages after it
+    if (!st.edge_index.defined()) throw std::invalid_argument("stage " + sp.name + " needs the graph");
+    const int64_t n = stage_input(st, s).size(0);
+    return gcn_adjacency(gcn_normalisation(st.edge_index, n), st.edge_index, n);
+  }
   const torch::Tensor xin = stage_input(st, s);  // int8 when an INT8 variant kept it so
   const torch::Tensor x = float_of(xin);
   if (sp.op == "edgeconv") {
@@ -463,8 +483,12 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   if (!ei.defined()) throw std::invalid_argument("stage " + sp.name + " needs the graph");
   const int64_t n = x.size(0);
   if (sp.op == "gcn") {
-    torch::Tensor agg;
-    if (v.dense()) {
+    torch::Tensor agg, given;  // given: the matrix of a graph_prep stage among the inputs (GrAd)
+    for (int p : sp.inputs)
+      if (p >= 0 && spec_.stages[p].op == "graph_prep") given = st.tensors.at(p);
+    if (given.defined()) {
+      agg = dense_aggregate(s, given, linear(s, 0, xin), ranges_[s].lin_out[0]);
+    } else if (v.dense()) {
       agg = dense_aggregate(s, dense_mask("gcn", ei, n), linear(s, 0, xin), ranges_[s].lin_out[0]);
     } else if (v.normalisation == ModelVariant::Normalisation::symmetric) {
       agg = gcn_symmetric(linear(s, 0, xin), ei, n);

@@ -100,9 +100,13 @@ const std::vector<double>& default_share_grid() {
 
 bool irregular_stage(const ModelSpec& model, int stage) {
   const std::string& op = model.stages.at(static_cast<size_t>(stage)).op;
-  if (op == "knn" || op == "aggregate" || op == "pool") return true;
+  if (op == "knn" || op == "aggregate" || op == "pool" || op == "graph_prep") return true;  // graph_prep: GraphSplit's CPU preprocessing
   // Sparse message passing gathers and scatters along the graph's edges; StaGr's dense mask makes it a
   // dense matrix product (GraNNite runs it on the NPU).
+  // So is a gcn stage given a graph_prep stage's matrix as an input.
+  if (op == "gcn")
+    for (int p : model.stages.at(static_cast<size_t>(stage)).inputs)
+      if (p >= 0 && model.stages.at(static_cast<size_t>(p)).op == "graph_prep") return false;
   if (op == "gcn" || op == "gat" || op == "sage") return !model.variant.dense();
   return false;  // linear, fc, combine, edgeconv (its edge MLP dominates), dense-mask aggregation
 }

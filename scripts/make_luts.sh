@@ -18,13 +18,17 @@ for type in rpi4b i7-7700; do
     ./build/coinfer lut synth --device "$type" --model "gcn_wide@fd$p" --dataset pubmed --out "traces/lut_variants/$type-gcn_wide-fd$p.h5"
   done
 done
-# GraNNite's Fig. 20 on the Series 2 AI PC (scenarios/processors/grannite_npu_fig20.yaml): GCN out of the
-# box (dense_mask+uncached) and with StaGr (dense_mask), on each of the board's processors (GraphSplit
-# places stages on them): traces/lut_grannite/TYPE.PROCESSOR.MODEL@VARIANT.h5.
+# GraNNite's Fig. 20 on the Series 2 AI PC (scenarios/processors/grannite_npu_fig20.yaml), on each of the
+# board's processors (GraphSplit places stages on them) and the scenario's server (i7-7700, one processor,
+# "default"): traces/lut_grannite/TYPE.PROCESSOR.MODEL[@VARIANT][.DATASET].h5 (no DATASET: every one of the
+# model's). GCN out of the box (dense_mask+uncached) and with StaGr (dense_mask); GrAd's gcn_grad with
+# NodePad (cap3000: Cora padded to 3,000 nodes, GraNNite Sec. V) and with QuantGr (int8), on Cora.
 mkdir -p traces/lut_grannite
-# The scenario's server (i7-7700, one processor: "default") needs its tables too.
 for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu i7-7700.default; do
-  for v in dense_mask dense_mask+uncached; do
-    ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "gcn@$v" --out "traces/lut_grannite/$tp.gcn@$v.h5"
+  for m in gcn@dense_mask gcn@dense_mask+uncached; do
+    ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --out "traces/lut_grannite/$tp.$m.h5"
+  done
+  for m in gcn_grad@cap3000 gcn_grad@cap3000+int8; do
+    ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --dataset cora --out "traces/lut_grannite/$tp.$m.cora.h5"
   done
 done

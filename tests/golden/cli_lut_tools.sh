@@ -31,9 +31,9 @@ for f in "$root"/traces/lut_variants/*.h5; do  # TYPE-MODEL-fdP.h5: feature deco
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
 done
-for f in "$root"/traces/lut_grannite/*.h5; do  # TYPE.PROCESSOR.MODEL@VARIANT.h5: GraNNite's Fig. 20
-  IFS=. read -r type proc model <<< "$(basename "$f" .h5)"
-  "$coinfer" lut synth --device "$type" --processor "$proc" --model "$model" --out "$work/g.h5" > /dev/null
+for f in "$root"/traces/lut_grannite/*.h5; do  # TYPE.PROCESSOR.MODEL[@VARIANT][.DATASET].h5: GraNNite's Fig. 20
+  IFS=. read -r type proc model dataset <<< "$(basename "$f" .h5)"
+  "$coinfer" lut synth --device "$type" --processor "$proc" --model "$model" ${dataset:+--dataset "$dataset"} --out "$work/g.h5" > /dev/null
   "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/g.h5" > "$work/fresh.txt"
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }

@@ -65,6 +65,24 @@ TEST(Variants, UncachedMakesTheGraphPreprocessingInEveryRun) {
   }
 }
 
+TEST(Variants, AGraphPrepStageGivesTheLayersTheMatrixStaGrKeeps) {
+  // gcn_grad (GrAd: the matrix made by a stage of its own in every run, an input of both layers) draws
+  // the same weights from the same seed as gcn (prep has none): its outputs are gcn@dense_mask's. Each
+  // split carries what the spec says, the N x N matrix included, and reads back.
+  const ModelSpec& m = catalog().spec("gcn_grad", "cora");
+  const GraphSample small = undirected(m, 30);
+  EXPECT_LT(max_abs_diff(run("gcn_grad", "cora", small), run("gcn@dense_mask", "cora", small)), 1e-5);
+  GnnModel model(m, 3);
+  const GraphSample g = generate_sample(m.dataset, 2, 0).sample;
+  ASSERT_EQ(g.x.size(0), m.dataset.nodes);
+  SplitState st = model.start(g);
+  for (int k = 0; k <= m.num_stages(); ++k) {
+    model.run(st, k);
+    EXPECT_DOUBLE_EQ(static_cast<double>(GnnModel::payload_bytes(st)), m.bytes_at_split(k)) << "split " << k;
+  }
+  EXPECT_LT(max_abs_diff(model.output(st), GnnModel(catalog().spec("gcn@dense_mask", "cora"), 3).forward(g)), 1e-4);
+}
+
 TEST(Variants, FeatureDecompositionEqualsTheWholeAggregation) {
   // fdP gathers and scatters the messages in P slices of the features: the same sums, P at a time.
   for (const std::string model : {"gcn", "sage", "gat"})

@@ -10,6 +10,7 @@
 #include "core/model_variant.hpp"
 #include "core/operator_class.hpp"
 #include "io/scenario_loader.hpp"
+#include "sched/operator_placement.hpp"
 #include "sched/scheduler_factory.hpp"
 #include "test_support.hpp"
 
@@ -97,6 +98,37 @@ TEST(ModelVariant, UncachedAddsTheGraphPreprocessingToEveryStageByHand) {
       EXPECT_NE(std::string(e.what()).find("already make their self loops"), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(ModelCost, AGraphPrepStageMakesTheMatrixTheGcnLayersTakeAsAnInput) {
+  // gcn_grad on cora: N = 2,708 nodes, E = 10,858 edges, L = E + N = 13,566 with the self loops;
+  // prep, then conv1 (1,433 -> 64) and conv2 (64 -> 7) reading prep's matrix.
+  const ModelSpec& g = catalog().spec("gcn_grad", "cora");
+  const ModelSpec& d = catalog().spec("gcn@dense_mask", "cora");
+  const double N = 2708, E = 10858, L = E + N, F = 1433;
+  ASSERT_EQ(g.num_stages(), 3);
+  // Per edge with its loop: an add into the degree, two reciprocal square roots, their product, the
+  // accumulating put into the N x N matrix; the matrix (float32) is the stage's output.
+  EXPECT_DOUBLE_EQ(g.stages[0].flops, 5 * L);
+  EXPECT_DOUBLE_EQ(g.stages[0].out_bytes, N * N * 4);
+  // The layers cost what gcn@dense_mask's do, with no mask of their own to keep (it is their input).
+  EXPECT_DOUBLE_EQ(g.stages[1].flops, d.stages[0].flops);
+  EXPECT_DOUBLE_EQ(g.stages[2].flops, d.stages[1].flops);
+  EXPECT_DOUBLE_EQ(g.stages[1].workspace_bytes, 0);
+  // After prep: the raw features, the matrix and the graph cross; after conv1: its output and the
+  // matrix (conv2 reads both) and the graph (conv2 needs it); E edges of two int64 each.
+  EXPECT_DOUBLE_EQ(g.bytes_at_split(1), N * F * 4 + N * N * 4 + E * 16);
+  EXPECT_DOUBLE_EQ(g.bytes_at_split(2), N * 64 * 4 + N * N * 4 + E * 16);
+  // `uncached` changes nothing: the layers take the matrix prep made in this run.
+  EXPECT_DOUBLE_EQ(catalog().spec("gcn_grad@uncached", "cora").stages[1].flops, g.stages[1].flops);
+  // GraphSplit puts the preprocessing on the CPU and the layers (dense products) on the accelerator.
+  EXPECT_TRUE(irregular_stage(g, 0));
+  EXPECT_FALSE(irregular_stage(g, 1));
+  EXPECT_FALSE(irregular_stage(g, 2));
+  // Its operators are the preprocessing's, the irregular degree count and put among them.
+  int irregular = 0;
+  for (const OperatorCost& o : g.stages[0].operators) irregular += o.cls == OperatorClass::irregular;
+  EXPECT_EQ(irregular, 3);  // degree index_add, index_select of both ends, the put
 }
 
 TEST(ModelCost, AStagesMemoryIsTheTensorsItsImplementationHoldsAtOnce) {
