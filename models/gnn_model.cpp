@@ -282,9 +282,7 @@ torch::Tensor gather_neighbours(const torch::Tensor& x, const torch::Tensor& idx
   auto flat = idx.reshape({B, N * K, 1}).expand({B, N * K, F});
   return x.gather(1, flat).reshape({B, N, K, F});
 }
-}  // namespace
 
-namespace {
 // gcn's symmetric normalisation with self loops: {src + loops, dst + loops, w}, w_e = 1 / sqrt(deg(src)
 // deg(dst)), deg counting the loop.
 std::vector<torch::Tensor> gcn_normalisation(const torch::Tensor& edge_index, int64_t n) {
