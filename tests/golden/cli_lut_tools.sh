@@ -45,6 +45,15 @@ for f in "$root"/traces/lut_processors/*.h5; do  # TYPE-PROCESSOR.h5: the boards
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
 done
+# A table the LUT reader would refuse (a stage faster than its 1e-7 s floor: no launch cost, no stage
+# overhead) is not written: exit 2 naming the processor and the table, no file.
+{ printf 'profiles:\n  fast:\n    role: device\n    description: "test"\n    processors:\n      npu:\n        kind: npu\n'
+  printf '        description: "test"\n        peak_gflops: 1000\n        mem_gbps: 1000\n        stage_overhead_ms: 0\n'
+  printf '        operator_classes:\n          source: "test"\n          launch_us: 0\n          dense: {gflops: 1000000, gbps: 1000000}\n'
+  for c in irregular elementwise reduction select movement; do printf '          %s: {gbps: 1000000}\n' "$c"; done; } > "$work/fast.yaml"
+rc=0; "$coinfer" lut synth --profiles "$work/fast.yaml" --device fast --model gcn --dataset mr --out "$work/fast.h5" > "$work/fast.out" 2>&1 || rc=$?
+[ $rc -eq 2 ] && grep -q "fast: the synthesised table gcn/mr would not load: latency_mean_s" "$work/fast.out" && [ ! -e "$work/fast.h5" ] \
+  || { echo "FAIL: a too-fast synthesised table (exit $rc)"; cat "$work/fast.out"; exit 1; }
 cat > "$work/m.csv" <<CSV
 device_type,model,dataset,start,end,batch,mean_ms,p50_ms,p95_ms,std_ms,count
 myboard,gcn,mr,0,4,1,12.5,12,14,0.5,100
