@@ -5,7 +5,7 @@
 // stages on the server host, receive the result. Same transfers and executions as a coinfer pp(k)
 // run with in_flight 1 and no batching, with no coinfer logic (no queues, batching, records).
 // usage: bare_simgrid DEVICES SERVERS DURATION_S DEVICE_S SERVER_S UP_BYTES DOWN_BYTES DEVICE_MBPS [AP_MBPS [STAGGER_S]]
-// (AP_MBPS: the shared access point, default 300; STAGGER_S: device k of each server starts at
+// (AP_MBPS: the shared access point, default 300, 0 for none, as coinfer leaves out one that cannot bind; STAGGER_S: device k of each server starts at
 // ((k mod 16) / 16) x STAGGER_S instead of all at 0, as bench/sim_speed.py --stagger gives coinfer's devices)
 // prints: requests=<completed> wall_s=<engine run time>
 #include <simgrid/plugins/energy.h>
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
   sg4::Engine::set_config("network/TCP-gamma:1e12");
   sg_host_energy_plugin_init();
   auto* zone = coinfer::sim::add_star_zone("bare");
-  auto* ap = add_link(zone, "ap", ap_bps)->seal();
+  sg4::Link* ap = ap_bps > 0 ? add_link(zone, "ap", ap_bps)->seal() : nullptr;
   std::vector<sg4::Host*> srv, dev;
   for (int s = 0; s < servers; ++s) {
     auto* h = add_host(zone, "srv" + std::to_string(s), 1e9)->set_core_count(2);
@@ -61,8 +61,13 @@ int main(int argc, char** argv) {
     h->set_property("wattage_per_state", "2.7:6.4");
     auto* l_up = add_link(zone, "dev" + std::to_string(d) + "_up", dev_bps)->set_latency(2e-3)->seal();
     auto* l_dn = add_link(zone, "dev" + std::to_string(d) + "_down", dev_bps)->set_latency(2e-3)->seal();
-    add_star_route(zone, h, true, {sg4::LinkInRoute(l_up), sg4::LinkInRoute(ap)});
-    add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(l_dn)});
+    if (ap) {
+      add_star_route(zone, h, true, {sg4::LinkInRoute(l_up), sg4::LinkInRoute(ap)});
+      add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(l_dn)});
+    } else {
+      add_star_route(zone, h, true, {sg4::LinkInRoute(l_up)});
+      add_star_route(zone, h, false, {sg4::LinkInRoute(l_dn)});
+    }
     dev.push_back(h);
   }
   zone->seal();

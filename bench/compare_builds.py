@@ -3,7 +3,8 @@
 scenarios/paper/*.yaml, scenarios/validate/*.yaml) under every listed scheduler, each once as written and
 once with --set devices.0.strategy=data_parallel, with both binaries, and compares the results: the exit
 status, every dataset and attribute of results.h5 except /provenance (which names the build), and summary.json
-in key order except made_by and data_files (the build and its paths); datasets only
+in key order except made_by and data_files (the build and its paths), and for a run whose results differ says by
+how much (the largest relative change of summary.json's `total` figures); datasets only
 the new build writes are listed, not compared. A
 refactoring of the simulator that must not change its results (the device and server loops)
 shows "differ 0".
@@ -73,6 +74,27 @@ def same(a, b, added, ignored=(), hit=None):
     return True
 
 
+def total_change(a, b):
+    """The largest relative change between two summaries' `total` figures (throughput, latency mean and
+    percentiles, energy, counts), as (fraction, name): how much a differing run differs."""
+    def flat(pairs, prefix=""):
+        out = {}
+        for k, v in pairs:
+            if isinstance(v, list) and v and isinstance(v[0], tuple):
+                out.update(flat(v, prefix + k + "."))
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
+                out[prefix + k] = float(v)
+        return out
+    ta, tb = flat(dict(a).get("total", [])), flat(dict(b).get("total", []))
+    worst = (0.0, "")
+    for k in ta.keys() & tb.keys():
+        x, y = ta[k], tb[k]
+        change = abs(y - x) / abs(x) if x else (0.0 if y == 0 else float("inf"))
+        if change > worst[0]:
+            worst = (change, k)
+    return worst
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("old")
@@ -86,6 +108,7 @@ def main():
     only_ignored = 0
     scenarios = ["scenarios/quickstart.yaml"] + sorted(glob.glob("scenarios/paper/*.yaml")) + sorted(glob.glob("scenarios/validate/*.yaml"))
     runs = differ = 0
+    worst_change = (0.0, "")
     added = set()
     with tempfile.TemporaryDirectory() as work:
         for scenario in scenarios:
@@ -108,7 +131,9 @@ def main():
                     elif results[0][1] is not None:
                         hit = set()
                         if not same(results[0][1], results[1][1], added, ignored, hit):
-                            print(f"DIFFER {label}: results.h5", flush=True)
+                            change, name = total_change(results[0][2], results[1][2])
+                            worst_change = max(worst_change, (change, label + ": " + name))
+                            print(f"DIFFER {label}: results.h5 (totals: at most {100 * change:.3g} % in {name or 'none'})", flush=True)
                             differ += 1
                         elif results[0][2] != results[1][2]:
                             print(f"DIFFER {label}: summary.json", flush=True)
@@ -122,6 +147,8 @@ def main():
         print("datasets only the new build writes (compared nowhere): " + ", ".join(sorted(added)))
     if ignored:
         print(f"differ only in ignored datasets: {only_ignored} runs ({', '.join(sorted(ignored_hits)) or 'none'})")
+    if differ:
+        print(f"largest change of a `total` figure in a differing run: {100 * worst_change[0]:.3g} % ({worst_change[1]})")
     print(f"runs {runs} differ {differ}")
     sys.exit(1 if differ else 0)
 

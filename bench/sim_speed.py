@@ -8,8 +8,10 @@ runs in the same loop, alternating, and a second row gives its figures: an A/B t
 the same machine at the same time. Set-up (loading, checks, building the platform, writing results:
 the process's wall time minus the engine's) is reported separately, with its share of the run.
 --sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (issue
-15's workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 40 Mbit/s per
-device (never the bottleneck: each device's own link is), or --ap-mbps. Identical devices in a closed loop
+15's workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 80 Mbit/s per
+device, the sum of its link's 40 up and 40 down (so it can never be the bottleneck, and the simulator
+leaves it out of the routes: sim/platform_builder.hpp), or --ap-mbps; past 12,500 devices that sum is
+above the loader's 1 Tbit/s bound, and the access point is kept, shared. Identical devices in a closed loop
 run in lock-step from time 0 (every upload of a wave in flight at once); --stagger makes them join in 16
 groups spread over one device stage, in both programs (16 join decisions; one join per device would make the
 run about its decisions).
@@ -49,10 +51,11 @@ MAX_MBPS = 1e6
 
 
 def ap_mbps(devices, given):
-    """The access point: 40 Mbit/s per device (never the bottleneck) up to the loader's 1 Tbit/s bound
-    (100,000 devices asked for 4 Tbit/s, a scenario coinfer refuses). Beyond 25,000 devices
-    the access point is then shared below 40 Mbit/s per device, and the script says so."""
-    want = given if given else 40.0 * devices
+    """The access point: 80 Mbit/s per device (its link's peak up and down: never the bottleneck) up to
+    the loader's 1 Tbit/s bound (100,000 devices would ask for 8 Tbit/s, a scenario coinfer refuses).
+    Beyond 12,500 devices the access point is then shared below 80 Mbit/s per device, and the script
+    says so."""
+    want = given if given else 80.0 * devices
     if want > MAX_MBPS:
         print(f"note: access point {want:g} Mbit/s capped at the loader's bound {MAX_MBPS:g} Mbit/s "
               f"({MAX_MBPS / devices:g} Mbit/s per device)", file=sys.stderr)
@@ -87,7 +90,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--compare", default=None, help="another build folder whose coinfer runs alternately as a reference")
     ap.add_argument("--sizes", default=None, help="device counts, e.g. 9,1000,10000 (one server per 100 devices)")
-    ap.add_argument("--ap-mbps", type=float, default=None, help="the shared access point (default: 40 Mbit/s per device)")
+    ap.add_argument("--ap-mbps", type=float, default=None, help="the shared access point (default: 80 Mbit/s per device, up to 1 Tbit/s)")
+    ap.add_argument("--bare-without-ap", action="store_true",
+                    help="the bare SimGrid program without its access point link, as coinfer runs one that cannot bind")
     ap.add_argument("--stagger", action="store_true",
                     help="device i of each server joins at ((i mod 16) / 16) x its device stage time (both programs), "
                          "instead of all devices in lock-step from time 0")
@@ -117,7 +122,7 @@ def main():
             f.write(scenario(devices, servers, duration, ap_mbps(devices, args.ap_mbps), dev_s if args.stagger else 0.0, args.compact))
         return 0
     print(f"workload: dgcnn pp({SPLIT}) on rpi4b -> gtx1060, device {dev_s*1e3:.2f} ms, server {srv_s*1e3:.3f} ms, "
-          f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, access point {args.ap_mbps or 40} Mbit/s"
+          f"{up:.0f} B up, {down:.0f} B down, 40 Mbit/s links, access point {args.ap_mbps or 80} Mbit/s"
           f"{'' if args.ap_mbps else ' per device'}, closed loop in_flight 1")
     print("| configuration | coinfer req/wall-s (engine) | coinfer req/wall-s (whole process) | set-up s (share) | bare SimGrid req/wall-s | ratio coinfer/bare | peak RSS coinfer | per device |")
     print("|---|---|---|---|---|---|---|---|")
@@ -142,7 +147,7 @@ def main():
                     setup[build].append((t1 - t0 - w, (t1 - t0 - w) / (t1 - t0)))
                     rss[build].append(mem)
                 out, _ = run([f"{args.build}/bare_simgrid", str(devices), str(servers), str(duration), repr(dev_s),
-                              repr(srv_s), repr(up), repr(down), "40", repr(ap_mbps(devices, args.ap_mbps)),
+                              repr(srv_s), repr(up), repr(down), "40", "0" if args.bare_without_ap else repr(ap_mbps(devices, args.ap_mbps)),
                               repr(dev_s if args.stagger else 0.0)])
                 m = re.search(r"requests=(\d+) wall_s=([\d.]+)", out)
                 bare.append(int(m.group(1)) / float(m.group(2)))

@@ -47,14 +47,30 @@ sg4::Link* scheduled_link(sg4::NetZone* zone, const std::string& name, const Ban
 
 }  // namespace
 
+bool access_point_can_bind(const AccessPointSpec& ap, const std::vector<BandwidthSchedule>& device_bandwidth) {
+  if (ap.latency_ms != 0) return true;
+  // Every flow that crosses the access point crosses a device's link as well (once per crossing: a
+  // device-to-device route crosses it twice and two device links), and with SimGrid's cross-traffic a
+  // flow's 5 % back on the reverse route loads a device link as it loads the access point. So the access
+  // point carries at most what the device links carry, which is at most the sum of their peaks, up and
+  // down. Summed in Mbit/s, compared before any conversion.
+  double sum_mbps = 0;
+  for (const auto& b : device_bandwidth) sum_mbps += 2 * b.peak_mbps();
+  return ap.bandwidth_mbps < sum_mbps;
+}
+
 void build_platform(const Scenario& s, Platform& p) {
   p.device_bandwidth.clear();
   for (const auto& d : s.devices) p.device_bandwidth.emplace_back(d, s.events);
   p.server_bandwidth.clear();
   for (const auto& sv : s.servers) p.server_bandwidth.push_back(server_link_schedule(sv));  // built whole before any link points into it
   auto* zone = add_star_zone("coinfer");
-  sg4::Link* ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
-  ap->seal();
+  p.access_point_in_routes = access_point_can_bind(s.access_point, p.device_bandwidth);
+  sg4::Link* ap = nullptr;
+  if (p.access_point_in_routes) {
+    ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
+    ap->seal();
+  }
   for (size_t j = 0; j < s.servers.size(); ++j) {
     const ServerSpec& sv = s.servers[j];
     const int cores = sv.cores > 0 ? sv.cores : sv.workers;
@@ -75,8 +91,13 @@ void build_platform(const Scenario& s, Platform& p) {
     sg4::Link* down = scheduled_link(zone, d.id + "_down", &p.device_bandwidth[i], lat);
     up->seal();
     down->seal();
-    add_star_route(zone, h, true, {sg4::LinkInRoute(up), sg4::LinkInRoute(ap)});
-    add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(down)});
+    if (ap) {
+      add_star_route(zone, h, true, {sg4::LinkInRoute(up), sg4::LinkInRoute(ap)});
+      add_star_route(zone, h, false, {sg4::LinkInRoute(ap), sg4::LinkInRoute(down)});
+    } else {
+      add_star_route(zone, h, true, {sg4::LinkInRoute(up)});
+      add_star_route(zone, h, false, {sg4::LinkInRoute(down)});
+    }
     p.device_hosts.push_back(h);
   }
   zone->seal();

@@ -4,6 +4,9 @@
 //   every server host a wired split-duplex link; all device traffic crosses one shared access-point
 //   link (half-duplex wireless medium). Routes: device -> server = dev_up, ap, srv_down;
 //   server -> device = srv_up, ap, dev_down.
+//   An access point that can never bind (access_point_can_bind: false) is left out of the routes: the
+//   shares SimGrid's solver gives are the same without it, and without it the devices' flows no longer
+//   form one system of the solver (10,000 devices: +57 % engine rate, bench/RESULTS.md "Sixth pass").
 // Hosts run at kFlopsPerSecond per core, so a LUT time of t seconds is an execution of t*kFlopsPerSecond.
 #include <simgrid/s4u.hpp>
 
@@ -21,7 +24,14 @@ struct Platform {
   std::vector<simgrid::s4u::Host*> server_hosts;
   std::vector<BandwidthSchedule> device_bandwidth;  // per device (owned here; link callbacks read it)
   std::vector<BandwidthSchedule> server_bandwidth;  // per server: its link's (servers[].link.trace, e.g. a cloud's WAN)
+  bool access_point_in_routes = true;               // false: it could never bind and was left out
 };
+
+// Whether the shared access point can ever be a bottleneck: it has a latency of its own (kept, in the
+// routes), or its capacity is below the sum of every device link's peak rate, up and down, over the
+// whole run (`device_bandwidth`: one schedule per device, link and events). Below that sum some moment
+// could load it past its capacity; at or above it no moment can.
+bool access_point_can_bind(const AccessPointSpec& ap, const std::vector<BandwidthSchedule>& device_bandwidth);
 
 // `platform` must outlive the simulation: NONLINEAR link callbacks point into it.
 void build_platform(const Scenario& s, Platform& platform);

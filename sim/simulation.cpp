@@ -507,6 +507,10 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
 
   Platform platform;
   build_platform(s, platform);
+  if (!platform.access_point_in_routes)
+    log::debug("run", "the access point (" + format_double(s.access_point.bandwidth_mbps) +
+                          " Mbit/s, no latency) carries at most the device links' peaks, up and down; it cannot bind and "
+                          "is left out of the routes (the same shares, fewer solver constraints)");
   phase.mark("built the platform");
   RequestLedger ledger(s.duration_s, s.hard_end_s(), options.request_chunk);
   RequestDigest digest(s);  // what the summaries take from each request, as it is handed over

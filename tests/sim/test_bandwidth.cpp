@@ -2,6 +2,8 @@
 // link has no latency, the server link 0.1 ms, so bytes flow from t = 0.1 ms. The step is at 6.2 ms.
 #include <gtest/gtest.h>
 
+#include "core/bandwidth_schedule.hpp"
+#include "sim/platform_builder.hpp"
 #include "tests/sim/sim_fixture.hpp"
 
 using namespace coinfer;
@@ -44,4 +46,28 @@ TEST(Bandwidth, AccessPointIsSharedByAllDevices) {
   RunResults r = s.run(yaml, {"access_point.bandwidth_mbps=16"});
   ASSERT_EQ(r.requests.size(), 2u);
   for (const auto& q : r.requests) EXPECT_NEAR(q.t_uplink_end, 0.0051 + kRawBytes / 1e6, kTol);
+}
+
+// The access point is left out of the routes only where no moment can load it past its capacity: its
+// capacity at least the sum of every device link's peak, up and down, and no latency of its own (which
+// would be lost with it).
+TEST(Bandwidth, AccessPointLeftOutOnlyWhereItCannotBind) {
+  DeviceSpec a, b;
+  a.id = "a";
+  b.id = "b";
+  a.link.bandwidth_mbps = 40;
+  b.link.bandwidth_mbps = 10;
+  // b rises to 100 Mbit/s at 3 s: its peak. Peaks 40 + 100, up and down: 280 Mbit/s.
+  EventSpec rise;
+  rise.at_s = 3, rise.what = event::Bandwidth{"b", 100};
+  const std::vector<EventSpec> events{rise};
+  const std::vector<BandwidthSchedule> links{BandwidthSchedule(a, events), BandwidthSchedule(b, events)};
+  AccessPointSpec ap;
+  ap.bandwidth_mbps = 280;
+  EXPECT_FALSE(sim::access_point_can_bind(ap, links));  // exactly the sum: it cannot be exceeded
+  ap.bandwidth_mbps = 279.9;
+  EXPECT_TRUE(sim::access_point_can_bind(ap, links));  // b's raised rate could load it past 279.9
+  ap.bandwidth_mbps = 1e6;
+  ap.latency_ms = 0.5;
+  EXPECT_TRUE(sim::access_point_can_bind(ap, links));  // its latency is part of every route
 }
