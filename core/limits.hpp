@@ -18,6 +18,9 @@ constexpr long long kMaxBatch = 4096;
 // Link bandwidths (Mbit/s; 1 Tbit/s, beyond any link a device or server has) and one-way latencies
 // (ms; 1,000 s): typos such as 40,000,000 Mbit/s are refused rather than simulated.
 constexpr double kMaxBandwidthMbps = 1e6;
+// The shared access point carries every device's traffic: its bound is the sum of every device link at
+// its bound, up and down, so that an access point which can never bind can be written at any population.
+constexpr double kMaxAccessPointMbps = 2 * kMaxBandwidthMbps * static_cast<double>(kMaxDevices);  // 2e12 Mbit/s
 constexpr double kMaxLatencyMs = 1e6;
 // Poisson arrivals per second of one device.
 constexpr double kMaxRatePerS = 1e6;

@@ -170,11 +170,13 @@ void check_scenario_name(const YamlReader& r, const YAML::Node& root, const std:
                " letters, digits, '_', '-' or '.', not starting with '.' (it names the output folder results/<name>)");
 }
 
-// Bandwidth and latency within limits::kMaxBandwidthMbps / kMaxLatencyMs (both key paths under `path`).
-void check_link_bounds(const YamlReader& r, const YAML::Node& n, const std::string& path, double bandwidth_mbps, double latency_ms) {
-  if (bandwidth_mbps > limits::kMaxBandwidthMbps)
+// Bandwidth and latency within limits::kMaxBandwidthMbps (or `max_mbps`, named by `max_text`) and
+// kMaxLatencyMs (both key paths under `path`).
+void check_link_bounds(const YamlReader& r, const YAML::Node& n, const std::string& path, double bandwidth_mbps, double latency_ms,
+                       double max_mbps = limits::kMaxBandwidthMbps, const std::string& max_text = "1 Tbit/s") {
+  if (bandwidth_mbps > max_mbps)
     r.fail(n["bandwidth_mbps"] ? n["bandwidth_mbps"] : n, path + ".bandwidth_mbps",
-           "value " + format_double(bandwidth_mbps) + " must be <= " + format_double(limits::kMaxBandwidthMbps) + " (1 Tbit/s)");
+           "value " + format_double(bandwidth_mbps) + " must be <= " + format_double(max_mbps) + " (" + max_text + ")");
   if (latency_ms > limits::kMaxLatencyMs)
     r.fail(n["latency_ms"] ? n["latency_ms"] : n, path + ".latency_ms",
            "value " + format_double(latency_ms) + " must be <= " + format_double(limits::kMaxLatencyMs) + " (1,000 s)");
@@ -672,7 +674,8 @@ void read_access_point(const YamlReader& r, const YAML::Node& ap, Scenario& s) {
   r.check_keys(ap, {"bandwidth_mbps", "latency_ms"}, "access_point");
   s.access_point.bandwidth_mbps = r.get_double(ap, "bandwidth_mbps", "access_point", 1000, 0, true);
   s.access_point.latency_ms = r.get_double(ap, "latency_ms", "access_point", 0, 0, false);
-  check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms);
+  check_link_bounds(r, ap, "access_point", s.access_point.bandwidth_mbps, s.access_point.latency_ms, limits::kMaxAccessPointMbps,
+                    "every device link at its 1 Tbit/s bound, up and down, for a million devices");
 }
 
 // devices[].workload: how its inputs arrive, their deadline and priority.

@@ -610,3 +610,17 @@ TEST(DevicePopulation, BadDistributionsAreRefusedAtTheirPlace) {
   EXPECT_EQ(error_of(kBase, {"devices.0.type={uniform: [1, 2]}"}).key(), "devices[0].type.uniform");
   EXPECT_EQ(error_of(kBase, {"devices.0.link.latency_ms={choice: [1, -2]}"}).key(), "devices[0].link.latency_ms");
 }
+
+// The access point carries every device's traffic, so its bound is every device link at its 1 Tbit/s
+// bound, up and down, for a million devices (2e12 Mbit/s): a population's never-binding access point can
+// be written (100,000 devices at 40 Mbit/s up and down: 8e6 Mbit/s), while one link stays at 1 Tbit/s.
+TEST(ScenarioBounds, TheAccessPointMayCarryEveryDeviceLink) {
+  EXPECT_DOUBLE_EQ(load_scenario(write(kBase), {"access_point.bandwidth_mbps=8e6"}).access_point.bandwidth_mbps, 8e6);
+  EXPECT_DOUBLE_EQ(load_scenario(write(kBase), {"access_point.bandwidth_mbps=2e12"}).access_point.bandwidth_mbps, 2e12);
+  const InputError ap = error_of(kBase, {"access_point.bandwidth_mbps=2.1e12"});
+  EXPECT_EQ(ap.key(), "access_point.bandwidth_mbps");
+  EXPECT_NE(std::string(ap.what()).find("a million devices"), std::string::npos) << ap.what();
+  const InputError link = error_of(kBase, {"devices.0.link.bandwidth_mbps=8e6"});
+  EXPECT_EQ(link.key(), "devices[0].link.bandwidth_mbps");
+  EXPECT_NE(std::string(link.what()).find("1 Tbit/s"), std::string::npos) << link.what();
+}
