@@ -66,7 +66,7 @@ def scenario(devices, servers, duration, ap=300.0, stagger=0.0, compact=False):
     s = [f"name: speed\nseed: 1\nduration_s: {duration}\nwarmup_s: {min(1.0, duration / 4):g}\nluts: [traces/lut/]\nservers:\n"]
     for k in range(servers):
         s.append(f"  - {{id: edge{k}, type: gtx1060, workers: 2, batch: {{window_ms: 10, max_size: 5}}}}\n")
-    s.append(f"access_point: {{bandwidth_mbps: {ap:g}}}\ndevices:\n")
+    s.append(f"access_point: {{bandwidth_mbps: {ap!r}}}\ndevices:\n")
     common = (f"type: rpi4b, model: dgcnn, dataset: modelnet40, link: {{bandwidth_mbps: 40, latency_ms: 2}}, "
               f"strategy: pp({SPLIT}), workload: {{arrival: closed_loop, in_flight: 1}}, power: {{idle_w: 2.7, busy_w: 6.4}}")
     for k in range(servers):
