@@ -57,13 +57,13 @@ assert t3["ordering"]["pairs"] == 48 and len(t3["headlines"]) == 3, t3["ordering
 print(f"table3 --quick: orderings {t3['ordering']['held']}/48, predictions within {t3['predictions']['within']}/{t3['predictions']['compared']}")
 PY
 # GraNNite's Fig. 20: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5; its
-# three runnable items (full scale, ~8 s) give every published number a value, all predictions, and
+# four runnable items (full scale, ~15 s) give every published number a value, all predictions, and
 # reproduce/README.md's generated GraNNite block matches them.
 /usr/bin/python3 bench/grannite_npu_calibration.py --coinfer "$coinfer" --check > "$work/cal.out" 2>&1 && ok || { bad "NPU calibration"; cat "$work/cal.out"; }
 "$coinfer" reproduce grannite --out "$work/g" --docs reproduce/README.md --check-docs > "$work/g.out" 2>&1 && /usr/bin/python3 - "$work/g/reproduce.json" <<'PY' && ok || { bad "reproduce grannite (its block in reproduce/README.md stale? coinfer reproduce grannite --out DIR --docs reproduce/README.md)"; tail -5 "$work/g.out"; }
 import json, sys
 items = {i["item"]: i for i in json.load(open(sys.argv[1]))["papers"][0]["items"]}
-for name, rows in (("fig20", 2), ("fig20_grad", 1), ("fig20_quantgr", 1)):
+for name, rows in (("fig20", 2), ("fig20_grad", 1), ("fig20_quantgr", 1), ("fig21", 2)):
     it = items[name]
     assert len(it["rows"]) == rows and all(r["coinfer"] > 1 and r["role"] == "prediction" for r in it["rows"]), (name, it["rows"])
 PY
