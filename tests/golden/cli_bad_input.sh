@@ -126,7 +126,8 @@ expect_bad huge_batch "must be <= 4096" run "$base" --set servers.0.batch.max_si
 expect_bad huge_rate "rate_per_s.*must be <=" run "$base" --set devices.2.workload.rate_per_s=1e300
 # Bandwidths and latencies beyond any link (40,000,000 Mbit/s was simulated).
 expect_bad huge_bandwidth "devices.1.link.bandwidth_mbps.*must be <= 1000000" run "$base" --set devices.1.link.bandwidth_mbps=40000000
-expect_bad huge_ap_bandwidth "access_point.bandwidth_mbps.*must be <= 1000000" run "$base" --set access_point.bandwidth_mbps=1e9
+# The access point may carry every device link (its bound: 2e12 Mbit/s, a million devices at 1 Tbit/s up and down).
+expect_bad huge_ap_bandwidth "access_point.bandwidth_mbps.*must be <= 2000000000000" run "$base" --set access_point.bandwidth_mbps=3e12
 expect_bad huge_latency "latency_ms.*must be <= 1000000" run "$base" --set devices.1.link.latency_ms=1e12
 expect_bad dev_zero_trace "not a regular file" run "$base" --set devices.0.link.trace=/dev/zero
 expect_bad dev_zero_arrivals "not a regular file" run "$base" --set "devices.0.workload={arrival: trace, file: /dev/zero}"
