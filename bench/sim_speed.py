@@ -7,8 +7,8 @@ With --compare DIR (a build folder of another commit: only its `coinfer` is used
 runs in the same loop, alternating, and a second row gives its figures: an A/B test of a change on
 the same machine at the same time. Set-up (loading, checks, building the platform, writing results:
 the process's wall time minus the engine's) is reported separately, with its share of the run.
---sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (issue
-15's workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 80 Mbit/s per
+--sizes N,N,... replaces the two configurations with N devices on max(1, N/100) servers each (the scale
+workload), simulated for max(1, min(60, 20000/N)) s. The shared access point has 80 Mbit/s per
 device, the sum of its link's 40 up and 40 down (so it can never be the bottleneck, and the simulator
 leaves it out of the routes: sim/platform_builder.hpp), or --ap-mbps. Identical devices in a closed loop
 run in lock-step from time 0 (every upload of a wave in flight at once); --stagger makes them join in 16
