@@ -24,6 +24,7 @@ void PeerServers::accept(std::unique_ptr<Connection> conn, const PeerRegistratio
   rooms_.sessions->learn_address(held, r.server_id, r.address);
   ctx_.log("server " + r.server_id + " registered from " + from + " as a peer (devices reach it at " + r.address + ")");
   send_schemes(held);  // every peer learns the new address
+  rooms_.scheduling->peer_registered(held, p->index);
   try {
     p->reader = std::thread([this, p] { read_loop(p); });
   } catch (const std::system_error& e) {

@@ -4,6 +4,7 @@
 
 #include "core/input_error.hpp"
 #include "core/model_key.hpp"
+#include "core/text_util.hpp"
 #include "hw/coordinator_link.hpp"
 #include "hw/peer_servers.hpp"
 #include "hw/server_work.hpp"
@@ -84,6 +85,10 @@ void ServerScheduling::open_gate(const ServerLock::Held&) {
   if (ctx_.coordinator) wake_if(coordination_->registered(-1));
 }
 
+void ServerScheduling::peer_registered(const ServerLock::Held&, int server) {
+  if (ctx_.coordinator) wake_if(coordination_->server_registered(server, ctx_.now()));
+}
+
 // What this server observes (its devices' last heartbeats, its own queue, its peers' last reports);
 // the snapshot itself is the Rescheduler's, the simulator's too.
 SystemState ServerScheduling::snapshot(const ServerLock::Held& held) {
@@ -160,6 +165,9 @@ void ServerScheduling::scheduler_loop() {
       for (int i : *went_without) missing += " " + ctx_.sc.devices[static_cast<size_t>(i)].id;
       ctx_.log("starting without devices that have not registered:" + missing);
     }
+    for (int j : coordination_->overdue_recoveries(ctx_.now(), kRecoverDeadlineS))
+      ctx_.log("server " + ctx_.sc.servers[static_cast<size_t>(j)].id + " has not registered again " + format_double(kRecoverDeadlineS) +
+               " s after its recovery's time: its devices stay where they are until it does");
     if (!coordination_->has_pending()) {
       held.wait_for(sched_cv_, std::min(0.2, std::max(0.0, coordination_->next_event_s() - ctx_.now())));
       continue;

@@ -40,6 +40,7 @@ class ServerScheduling {
   void left(const ServerLock::Held& held, int device);                    // went before the end of the arrivals
   void bandwidth(const ServerLock::Held& held, int device, double mbps);  // a heartbeat's rate
   void open_gate(const ServerLock::Held& held);                           // at the run's start: no device to wait for opens the start gate
+  void peer_registered(const ServerLock::Held& held, int server);         // a peer server registered (the coordinator: maybe its recovery)
   const Rescheduler& rescheduler(const ServerLock::Held&) const { return coordination_->rescheduler(); }
 
   // --- the lock not held ---

@@ -15,7 +15,7 @@ std::vector<std::pair<double, Trigger>> timed_triggers(const Scenario& s, const 
     if ((t.is<trigger::Join>() || t.is<trigger::Leave>()) && self.joins_and_leaves) continue;
     if (const auto* b = t.as<trigger::Bandwidth>(); b && self.fixed_bandwidth && !moves(b->device)) continue;
     if (const auto* f = t.as<trigger::ServerFail>(); f && f->server == self.own_server) continue;
-    if (const auto* r = t.as<trigger::ServerRecover>(); r && r->server == self.own_server) continue;
+    if (const auto* r = t.as<trigger::ServerRecover>(); r && (r->server == self.own_server || self.server_recoveries)) continue;
     // load and handover: always offered at their times
     out.push_back(e);
   }

@@ -23,13 +23,15 @@ namespace coinfer {
 // times. The simulator observes nothing by itself (it knows the scenario's future); the real
 // coordinator observes the start (its devices registered, or the start deadline passed), joins and
 // leaves (registrations, disconnections), the rates of devices that do not move (their heartbeats),
-// and its own failure and recovery (the process itself is down then; started again, its first
-// decision is the recovery).
+// its own failure and recovery (the process itself is down then; started again, its first decision
+// is the recovery), and the other servers' recoveries (a restarted server registers again: until
+// then no device can reach it, however late its process was started).
 struct SelfObserved {
   bool start = false;
   bool joins_and_leaves = false;
-  bool fixed_bandwidth = false;  // bandwidth triggers of devices with no movement (mobility's rates stay timed)
-  ServerIndex own_server;        // this server's failure and recovery are not timed (none: every server's are)
+  bool fixed_bandwidth = false;    // bandwidth triggers of devices with no movement (mobility's rates stay timed)
+  ServerIndex own_server;          // this server's failure and recovery are not timed (none: every server's are)
+  bool server_recoveries = false;  // no server's recovery is timed (each is offered when it is observed)
 };
 
 // A server failing (up = false) or coming back, for the engine to carry out.

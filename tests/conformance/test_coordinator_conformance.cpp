@@ -4,7 +4,8 @@
 // (hw/coordinator.hpp, what EdgeServer's scheduler thread drives) with a fake clock and no transport,
 // fed what the real coordinator observes itself and when: every initial device registering at the
 // start, later ones at their joins, disconnections at their leaves, fixed devices' heartbeats
-// reporting their new rates. Both must decide at the same times on the same triggers, and (the
+// reporting their new rates, a failed server registering again at its recovery's time (the testbed
+// starts it then; in real time it registers a little later, and the decision follows it). Both must decide at the same times on the same triggers, and (the
 // worlds' schedulers depend on no queue) choose the same schemes.
 //
 // The worlds: joins, a leave, bandwidth changes, a background load and periods on one server; a
@@ -42,14 +43,15 @@ Timeline simulated(const RunResults& r) {
 }
 
 struct Drift {
-  double leave_late_s = 0;  // a disconnection noticed this much later than it happened
+  double leave_late_s = 0;    // a disconnection noticed this much later than it happened
+  double recover_late_s = 0;  // a failed server registering again this much after its recovery's time
 };
 
 // What the real coordinator observes, in time order: (t, kind, device, rate).
 struct Observation {
   double t;
-  enum Kind { registered, left, bandwidth } kind;
-  int device;
+  enum Kind { registered, left, bandwidth, server_registered } kind;
+  int device;  // the server's index for server_registered
   double mbps;
 };
 
@@ -66,6 +68,9 @@ Timeline replayed(const Scenario& sc, const ModelCatalog& models, const LutSet& 
       for (const auto& p : schedules[i].points())
         if (p.t_s > 0 && p.t_s < sc.duration_s) obs.push_back({p.t_s, Observation::bandwidth, di, p.mbps});
   }
+  for (const EventSpec& e : sc.events)
+    if (e.is<event::ServerRecover>() && e.at_s < sc.duration_s)
+      obs.push_back({e.at_s + drift.recover_late_s, Observation::server_registered, sc.server_index(e.server()), 0});
   std::stable_sort(obs.begin(), obs.end(), [](const Observation& a, const Observation& b) { return a.t < b.t; });
 
   auto estimator = make_estimator(sc, luts, scenario_model_specs(sc, models));
@@ -88,6 +93,8 @@ Timeline replayed(const Scenario& sc, const ModelCatalog& models, const LutSet& 
         c.registered(x.device);
       else if (x.kind == Observation::left)
         c.left(x.device);
+      else if (x.kind == Observation::server_registered)
+        c.server_registered(x.device, t);
       else
         c.bandwidth(x.device, x.mbps);
     }
@@ -162,6 +169,14 @@ TEST(CoordinatorConformance, AServerFailsAndRecovers) {
   EXPECT_EQ(count(w.sim, "fail:edge1"), 1u);
   EXPECT_EQ(count(w.sim, "recover:edge1"), 1u);
   EXPECT_EQ(w.real(), w.sim);
+  // The real coordinator decides the recovery when the server registers again, not at its time:
+  // one that registers 0.3 s late moves the decision (same trigger, later time).
+  Drift late;
+  late.recover_late_s = 0.3;
+  const Timeline t = w.real(late);
+  ASSERT_EQ(t.size(), w.sim.size());
+  EXPECT_NE(t, w.sim);
+  EXPECT_EQ(count(t, "recover:edge1"), 1u);
 }
 
 // The mutation check: the real side notices a disconnection one heartbeat (0.1 s) late. The
@@ -176,4 +191,33 @@ TEST(CoordinatorConformance, APlantedDriftIsCaught) {
   Drift drift;
   drift.leave_late_s = 0.1;
   EXPECT_NE(w.real(drift), w.sim);  // with it: a decision at another time
+}
+
+// The real coordinator's view of a failed server: its registration at the start is not a recovery;
+// one after its failure (4 s here) is, once; one that never comes is reported once, `grace` after the
+// recovery's time (6 s), and its recovery is then never timed.
+TEST(CoordinatorConformance, ARecoveryIsDecidedWhenTheFailedServerRegistersAgain) {
+  SimSetup s;
+  const LoadedWorld w = load_world(s, kShipped + "servers/failover_two_servers.yaml");
+  const Scenario& sc = w.scenario;
+  std::vector<BandwidthSchedule> schedules;
+  for (const DeviceSpec& d : sc.devices) schedules.emplace_back(d, sc.events);
+  auto estimator = make_estimator(sc, w.luts, scenario_model_specs(sc, w.models));
+  auto scheduler = make_scheduler(sc, *estimator);
+  hw::Coordinator::Options o;
+  o.several = true;
+  {
+    hw::Coordinator c(sc, *scheduler, *estimator, schedules, o);
+    EXPECT_FALSE(c.server_registered(1, 0.5));  // edge1 at the start: no trigger
+    EXPECT_FALSE(c.has_pending());
+    EXPECT_TRUE(c.server_registered(1, 6.4));  // after its failure at 4 s: its recovery
+    EXPECT_TRUE(c.has_pending());
+    EXPECT_FALSE(c.server_registered(1, 7));  // again (a reconnection): nothing more
+    EXPECT_TRUE(c.overdue_recoveries(30, 10).empty());
+  }
+  hw::Coordinator never(sc, *scheduler, *estimator, schedules, o);
+  never.advance_to(15.9);
+  EXPECT_TRUE(never.overdue_recoveries(15.9, 10).empty());
+  EXPECT_EQ(never.overdue_recoveries(16.1, 10), std::vector<int>{1});
+  EXPECT_TRUE(never.overdue_recoveries(20, 10).empty());  // said once
 }

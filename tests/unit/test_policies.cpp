@@ -817,6 +817,13 @@ TEST(CoordinatorLoop, TheRealCoordinatorTimesOnlyWhatItDoesNotObserveAndFiresALa
   std::vector<std::string> timed;
   for (const auto& [t, tr] : timed_triggers(w.sc, w.bw, w.sc.duration_s, real)) timed.push_back(format_double(t) + " " + tr.describe(w.sc));
   EXPECT_EQ(timed, (std::vector<std::string>{"2.2 fail:s1", "6.5 recover:s1"}));
+  // Observing the servers' recoveries (the real coordinator does: a recovered server registers
+  // again) leaves only the failure timed.
+  SelfObserved recoveries = real;
+  recoveries.server_recoveries = true;
+  timed.clear();
+  for (const auto& [t, tr] : timed_triggers(w.sc, w.bw, w.sc.duration_s, recoveries)) timed.push_back(format_double(t) + " " + tr.describe(w.sc));
+  EXPECT_EQ(timed, (std::vector<std::string>{"2.2 fail:s1"}));
   CoordinatorLoop loop(w.sc, w.sched, *w.est, w.bw, w.sc.duration_s, real, 0);
   EXPECT_EQ(loop.next_event_s(), 2);
   EXPECT_TRUE(loop.advance_to(1.9).empty());
