@@ -1,6 +1,7 @@
 // Op cost formulas. Every formula is documented in models/README.md; keep the two in step.
 // N = nodes per sample, E = directed edges per sample, k = neighbours, in/out = widths, 4 bytes per float.
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "core/model_spec.hpp"
@@ -15,10 +16,32 @@ constexpr double kIndex = 8;  // int64 indices (PyG edge_index, KNN indices)
 [[noreturn]] void bad(const StageSpec& s, const std::string& why) { throw std::invalid_argument("stage '" + s.name + "' (op " + s.op + "): " + why); }
 
 double input_width(const ModelSpec& m, const StageSpec& s) {
-  // The feature width a stage reads: the sum over its feature inputs (the knn graph carries none).
+  // The feature width a stage reads: the sum over its feature inputs (the knn graph carries none); a
+  // residual sum (add) reads equal widths and keeps one.
   double w = 0;
-  for (int p : s.inputs) w += p < 0 ? m.dataset.features : m.stages[p].out_width;
+  for (int p : s.inputs) {
+    const double one = p < 0 ? m.dataset.features : m.stages[p].out_width;
+    if (s.op == "add" && w > 0 && one != w) bad(s, "sums inputs of different widths (" + std::to_string(static_cast<int>(w)) + " and " + std::to_string(static_cast<int>(one)) + ")");
+    w = s.op == "add" ? one : w + one;
+  }
   return w;
+}
+
+// The side of a square feature map of `rows` pixels (images): refused unless a whole square.
+double side_of(const StageSpec& s, double rows) {
+  const double side = std::round(std::sqrt(rows));
+  if (side < 1 || side * side != rows) bad(s, "needs a square feature map (its input has " + std::to_string(static_cast<long long>(rows)) + " rows)");
+  return side;
+}
+
+// A convolution's or a pooling window's output side: padding kernel / 2 on each side (PyTorch's
+// floor((side + 2 p - k) / stride) + 1).
+double window_side(const StageSpec& s, double side) {
+  if (s.kernel < 1 || s.kernel > 15) bad(s, "needs a kernel of 1..15");
+  if (s.stride < 1 || s.stride > 8) bad(s, "needs a stride of 1..8");
+  const double out = std::floor((side + 2 * (s.kernel / 2) - s.kernel) / s.stride) + 1;
+  if (out < 1) bad(s, "leaves no pixel (a " + std::to_string(static_cast<long long>(side)) + "-pixel side)");
+  return out;
 }
 
 // Whether stage `s` takes the normalised adjacency a graph_prep stage makes (GrAd) as an input.
@@ -87,7 +110,7 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     int factor = s.pool_mode == "max+mean" ? 2 : 1;
     if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean") bad(s, "pool mode must be max, mean or max+mean");
     out = s.out_width = factor * s.in_width;
-    s.flops = N * in * factor;
+    s.flops = rows * in * factor;  // over its input's rows: the nodes, or a feature map's pixels
     s.out_level = TensorLevel::graph;
   } else if (s.op == "graph_prep") {
     // GrAd + GraphSplit: gcn's normalised N x N adjacency (self loops, degrees, weights put into zeros)
@@ -146,8 +169,33 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
     // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
     if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
+  } else if (s.op == "conv") {
+    // Convolution (no bias) + BatchNorm (scale and shift per channel: 2 FLOPs an output) + the
+    // activation (1 an output) on a side x side map: out_rows x out x (in / groups) x kernel^2 MACs.
+    if (m.dataset.kind != "image") bad(s, "needs an image dataset");
+    if (out <= 0) bad(s, "needs out > 0");
+    if (s.groups < 1 || static_cast<int>(in) % s.groups != 0 || s.out_width % s.groups != 0)
+      bad(s, "groups must divide both widths (in " + std::to_string(static_cast<int>(in)) + ", out " + std::to_string(s.out_width) + ")");
+    const double side = window_side(s, side_of(s, rows));
+    s.out_rows = side * side;
+    const double k2 = static_cast<double>(s.kernel) * s.kernel;
+    s.flops = 2 * s.out_rows * out * (in / s.groups) * k2 + 2 * s.out_rows * out + (s.activation.empty() ? 0 : s.out_rows * out);
+    weights = (out * (in / s.groups) * k2 + 4 * out) * kFloat;  // the kernel; BatchNorm's weight, bias, mean and variance
+  } else if (s.op == "maxpool") {
+    // Max over each kernel x kernel window: a compare per window element.
+    if (m.dataset.kind != "image") bad(s, "needs an image dataset");
+    out = s.out_width = static_cast<int>(in);
+    const double side = window_side(s, side_of(s, rows));
+    s.out_rows = side * side;
+    s.flops = s.out_rows * in * s.kernel * s.kernel;
+  } else if (s.op == "add") {
+    // Residual sum of its inputs (equal shapes), then its activation.
+    if (s.inputs.size() < 2) bad(s, "sums two or more inputs");
+    out = s.out_width = static_cast<int>(in);
+    s.out_rows = rows;
+    s.flops = rows * in * (static_cast<double>(s.inputs.size()) - 1) + (s.activation.empty() ? 0 : rows * in);
   } else {
-    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep");
+    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep, conv, maxpool, add");
   }
   return {out, weights, workspace, message};
 }
@@ -177,6 +225,10 @@ double peak_memory(const StageSpec& s, const Shape& g, double in, double out, do
     mem = (activation ? 2 : 1) * act_out + (s.inputs.size() > 1 ? rows * in * kFloat : 0);  // pre-activation; concatenated inputs
   } else if (s.op == "pool") {
     mem = (s.pool_mode == "max+mean" ? 2 : 1) * s.out_bytes;  // both halves, then their concatenation
+  } else if (s.op == "conv") {
+    mem = 2 * act_out;  // the convolution's output and BatchNorm's beside it (the activation in place)
+  } else if (s.op == "maxpool" || s.op == "add") {
+    mem = act_out;  // its output (add's activation in place)
   } else if (s.op == "gcn" && !v.dense()) {
     // The transformed rows and the accumulator beside the messages; then bias and activation (three
     // N x out); besides, the normalisation cached per graph (source and destination indices with self
@@ -246,7 +298,18 @@ void derive_costs(ModelSpec& m) {
     const double in = s.in_width;
     s.needs_graph = false;
     s.out_level = graph_input ? TensorLevel::graph : TensorLevel::node;
-    const double rows = graph_input ? 1 : N;
+    // The rows it reads: 1 after pooling, else its first feature input's (the nodes; an image's pixels,
+    // fewer after each stride). Every feature input has as many (checked).
+    double rows = graph_input ? 1 : N;
+    if (m.dataset.kind == "image" && !graph_input) {
+      rows = -1;
+      for (int p : s.inputs) {
+        const double r = p < 0 ? N : m.stages[p].out_rows;
+        if (rows >= 0 && r != rows) bad(s, "its inputs have different sizes (" + std::to_string(static_cast<long long>(rows)) + " and " + std::to_string(static_cast<long long>(r)) + " pixels)");
+        rows = r;
+      }
+    }
+    s.out_rows = graph_input || s.op == "pool" ? 1 : N;  // conv, maxpool and add set their own
     const OpCosts c = op_costs(m, s, g, in, rows);
     // `uncached`: the graph preprocessing kept per graph otherwise (core/stage_operators.hpp) is redone
     // here in every run: its FLOPs, and the bytes it reads and writes on top of the stage's traffic.
@@ -262,7 +325,7 @@ void derive_costs(ModelSpec& m) {
     if (s.out_level == TensorLevel::graph && s.op != "pool" && s.op != "fc" && s.op != "linear" && s.op != "combine")
       bad(s, "cannot follow global pooling");
     const bool result = i + 1 == m.stages.size();
-    const double out_rows = s.out_level == TensorLevel::graph ? 1 : N;
+    const double out_rows = s.out_rows;
     if (s.op == "knn")
       s.out_bytes = N * s.k * kIndex;
     else if (s.op == "graph_prep")

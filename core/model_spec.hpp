@@ -16,9 +16,9 @@ namespace coinfer {
 // Statistics of a dataset that the cost formulas need (see models/README.md).
 struct DatasetSpec {
   std::string name;
-  std::string kind;     // "point_cloud" or "graph"
-  std::string task;     // "graph_classification" or "node_classification"
-  long long nodes = 0;  // nodes (points) per sample
+  std::string kind;     // "point_cloud", "graph" or "image"
+  std::string task;     // "graph_classification", "node_classification" or "image_classification"
+  long long nodes = 0;  // nodes (points; an image's pixels, side x side) per sample
   long long edges = 0;  // directed edges per sample (graphs; point clouds build theirs with KNN)
   int features = 0;     // input feature width
   int classes = 0;
@@ -30,16 +30,22 @@ enum class TensorLevel { node, graph };
 
 struct StageSpec {
   std::string name;
-  std::string op;            // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage
+  std::string op;            // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add
   int in_width = 0;          // feature width read from the main input
   int out_width = 0;         // feature width produced (0 for knn, whose output is a graph)
   int k = 0;                 // neighbours (edgeconv, knn, aggregate)
   int heads = 1;             // attention heads (gat); out_width is the concatenated width
   std::string pool_mode;     // pool: "max", "mean" or "max+mean"
+  // Images (models/README.md "Images"): a feature map is side x side rows (pixels) of `width` channels.
+  int kernel = 0;            // conv, maxpool: the kernel's side (square), padded by kernel / 2 on each side
+  int stride = 1;            // conv, maxpool
+  int groups = 1;            // conv: channel groups (groups = the input width: depthwise)
+  std::string activation;    // conv, add: "" (none), "relu" or "relu6" after it (conv: after its BatchNorm)
   std::vector<int> inputs;   // producing stage indices; -1 = the raw input sample
   bool needs_graph = false;  // consumes the dataset's static graph (gcn, gat, sage)
   TensorLevel out_level = TensorLevel::node;
   // Derived by model_cost.cpp (or overridden in the spec file):
+  double out_rows = 0;         // rows of its output per sample: the nodes, a feature map's pixels, 1 after pooling
   double flops = 0;            // per sample
   double out_bytes = 0;        // bytes of this stage's output tensor, per sample
   double weight_bytes = 0;     // parameters

@@ -138,7 +138,9 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
   const double P = std::max(1, v.feature_chunks);
   const bool dense = v.dense();
   const bool graph_level = s.out_level == TensorLevel::graph && s.op != "pool";
-  const double rows = graph_level ? 1 : N;
+  // The rows it reads: 1 after pooling, else the nodes, or an image's pixels at this stage's input.
+  double rows = graph_level ? 1 : N;
+  if (m.dataset.kind == "image" && !graph_level && !s.inputs.empty()) rows = s.inputs[0] < 0 ? N : m.stages[s.inputs[0]].out_rows;
   const double in = s.in_width, out = s.out_width, k = s.k;
   const bool last = index + 1 == m.num_stages();
   bool prep_input = false;  // takes a graph_prep stage's matrix (GrAd): aggregates by its product
@@ -149,7 +151,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     for (auto& c : graph_preprocessing_operators(s.op, dense, N, E)) o.push(std::move(c));
   int feature_inputs = 0;
   for (int p : s.inputs) feature_inputs += p < 0 || (m.stages[p].op != "knn" && m.stages[p].op != "graph_prep");
-  if (feature_inputs > 1) o.add(OperatorClass::movement, "cat inputs", 0, kF * 2 * rows * in);
+  if (feature_inputs > 1 && s.op != "add") o.add(OperatorClass::movement, "cat inputs", 0, kF * 2 * rows * in);
   if (s.op == "knn") {
     knn_operators(o, N, in, k);
   } else if (s.op == "edgeconv") {
@@ -168,9 +170,9 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     if (!(s.op == "fc" && last)) o.elementwise("ReLU", rows * out, rows * out);
   } else if (s.op == "pool") {
     const int parts = s.pool_mode == "max+mean" ? 2 : 1;
-    o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", N * in, kF * (N * in + in));
+    o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", rows * in, kF * (rows * in + in));
     if (parts == 2) {
-      o.add(OperatorClass::reduction, "mean", N * in, kF * (N * in + in));
+      o.add(OperatorClass::reduction, "mean", rows * in, kF * (rows * in + in));
       o.add(OperatorClass::movement, "cat max, mean", 0, kF * 4 * in);
     }
   } else if (s.op == "gcn") {
@@ -196,6 +198,20 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     if (!last) o.elementwise("ReLU", N * out, N * out);
   } else if (s.op == "gat") {
     gat_operators(o, s, N, E, in, out, P, dense);
+  } else if (s.op == "conv") {
+    // conv2d (a matrix product over the kernel's window; depthwise too, with in / groups = 1), then
+    // BatchNorm (scale and shift per channel) and the activation in place (models/gnn_model.cpp).
+    const double R = s.out_rows, k2 = static_cast<double>(s.kernel) * s.kernel;
+    o.add(OperatorClass::dense, s.groups > 1 ? "conv2d (grouped)" : "conv2d", 2 * R * out * (in / s.groups) * k2,
+          kF * (rows * in + R * out + out * (in / s.groups) * k2));
+    o.elementwise("batch_norm", R * out + 4 * out, R * out, 2 * R * out);
+    if (!s.activation.empty()) o.elementwise(s.activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", R * out, R * out, R * out);
+  } else if (s.op == "maxpool") {
+    o.add(OperatorClass::reduction, "max_pool2d", s.flops, kF * (rows * in + s.out_rows * in));
+  } else if (s.op == "add") {
+    const double parts = static_cast<double>(s.inputs.size());
+    o.elementwise("add", parts * rows * in, rows * in, (parts - 1) * rows * in, static_cast<int>(parts - 1));
+    if (!s.activation.empty()) o.elementwise(s.activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", rows * in, rows * in, rows * in);
   }
   return o.take();
 }

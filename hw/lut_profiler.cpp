@@ -47,6 +47,8 @@ models::GraphSample batch_of(const ModelSpec& spec, int b, std::uint64_t seed, c
     models::LabelledSample s;
     if (file.empty()) {
       s = models::generate_sample(spec.dataset, seed, i);
+    } else if (spec.dataset.kind == "image") {
+      throw std::invalid_argument("image datasets take generated inputs only (no input file: " + file + ")");
     } else if (spec.dataset.kind == "point_cloud") {
       static PointCloudFile f;  // loaded once
       static std::string loaded;
@@ -310,8 +312,8 @@ LutTable profile_model(const ModelSpec& spec, const ProfileOptions& o) {
                                 ? "synthetic " + spec.dataset.name + "-like samples (models/README.md), seed " + std::to_string(o.seed)
                                 : "samples from the file " + o.input_file;
   if (o.batch_sizes.size() > 1)
-    pv.attributes["batches"] = spec.dataset.kind == "point_cloud"
-                                   ? "a batch of b: b clouds stacked along dimension 0, one forward pass (hw/batch_runner.hpp)"
+    pv.attributes["batches"] = spec.dataset.kind == "point_cloud" || spec.dataset.kind == "image"
+                                   ? "a batch of b: b clouds (images) stacked along dimension 0, one forward pass (hw/batch_runner.hpp)"
                                : spec.variant.node_capacity <= 0
                                    ? "a batch of b: one disjoint union of b graphs, each pooled on its own, one forward pass (hw/batch_runner.hpp)"
                                    : "a batch of b: one union padded to b x the node capacity, pooled as one; the real server runs padded "

@@ -30,10 +30,11 @@ ModelCatalog ModelCatalog::load(const std::string& models_dir) {
     DatasetSpec s;
     s.name = name;
     s.kind = dr.get_string(d, "kind", path);
-    if (s.kind != "point_cloud" && s.kind != "graph") dr.fail(d["kind"], path + ".kind", "allowed: point_cloud, graph");
+    if (s.kind != "point_cloud" && s.kind != "graph" && s.kind != "image") dr.fail(d["kind"], path + ".kind", "allowed: point_cloud, graph, image");
     s.task = dr.get_string(d, "task", path);
-    if (s.task != "graph_classification" && s.task != "node_classification")
-      dr.fail(d["task"], path + ".task", "allowed: graph_classification, node_classification");
+    if (s.task != "graph_classification" && s.task != "node_classification" && s.task != "image_classification")
+      dr.fail(d["task"], path + ".task", "allowed: graph_classification, node_classification, image_classification");
+    if ((s.kind == "image") != (s.task == "image_classification")) dr.fail(d["task"], path + ".task", "image_classification is an image dataset's task, and its only one");
     s.nodes = dr.get_int(d, "nodes", path, 0, 1);
     s.edges = dr.get_int(d, "edges", path, 0, 0);
     s.features = static_cast<int>(dr.get_int(d, "features", path, 0, 1));
@@ -143,7 +144,7 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   int i = 0;
   for (const auto& st : e.node["stages"]) {
     const std::string path = "stages[" + std::to_string(i++) + "]";
-    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "inputs", "task", "flops", "bytes_out"}, path);
+    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "inputs", "task", "flops", "bytes_out"}, path);
     if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
     StageSpec s;
     s.name = r.get_string(st, "name", path);
@@ -154,6 +155,11 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
     s.k = static_cast<int>(r.get_int(st, "k", path, 0, 0));
     s.heads = static_cast<int>(r.get_int(st, "heads", path, 1, 1));
     s.pool_mode = r.get_string(st, "mode", path, "");
+    s.kernel = static_cast<int>(r.get_int(st, "kernel", path, 0, 1));
+    s.stride = static_cast<int>(r.get_int(st, "stride", path, 1, 1));
+    s.groups = static_cast<int>(r.get_int(st, "groups", path, 1, 1));
+    s.activation = r.get_string(st, "act", path, "");
+    if (!s.activation.empty() && s.activation != "relu" && s.activation != "relu6") r.fail(st["act"], path + ".act", "allowed: relu, relu6");
     for (const auto& in : r.get_string_list(st, "inputs", path)) {
       if (in == "input") {
         s.inputs.push_back(-1);

@@ -124,6 +124,18 @@ torch::Tensor graph_edges(std::int64_t n, std::int64_t edges, Rng& rng) {
 LabelledSample generate_sample(const DatasetSpec& d, std::uint64_t seed, std::int64_t index) {
   Rng rng{seed * 0x2545F4914F6CDD1DULL + static_cast<std::uint64_t>(index) * 0x9E3779B97F4A7C15ULL + 17};
   LabelledSample out;
+  if (d.kind == "image") {
+    // A synthetic image [1, C, side, side] of standard normal pixels (the statistics of a normalised
+    // ImageNet input; no image content: the timing does not depend on it), its label cycling the classes.
+    const auto side = static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(d.nodes))));
+    out.label = index % d.classes;
+    auto x = torch::empty({d.features, side * side});
+    auto a = x.accessor<float, 2>();
+    for (std::int64_t c = 0; c < d.features; ++c)
+      for (std::int64_t i = 0; i < side * side; ++i) a[c][i] = static_cast<float>(rng.normal());
+    out.sample.x = x.view({1, d.features, side, side});
+    return out;
+  }
   if (d.kind == "point_cloud") {
     out.label = index % d.classes;
     auto x = point_cloud(out.label, d.nodes, rng);

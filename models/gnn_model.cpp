@@ -4,6 +4,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -17,6 +18,9 @@ namespace {
   throw std::invalid_argument("model stage '" + s.name + "' (" + s.op + "): " + why);
 }
 bool is_point_cloud(const ModelSpec& m) { return m.dataset.kind == "point_cloud"; }
+bool is_image(const ModelSpec& m) { return m.dataset.kind == "image"; }
+// An image's side (its rows are side x side pixels; checked by derive_costs).
+std::int64_t image_side(const ModelSpec& m) { return static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(m.dataset.nodes)))); }
 // float32 on the device of `t` (a graph's edge_index): tensors made inside a stage live where its input does.
 torch::TensorOptions float_on(const torch::Tensor& t) { return t.options().dtype(torch::kFloat32); }
 
@@ -81,7 +85,17 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chu
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_src
       extra.push_back(torch::randn({s.heads, d}) * (1.0 / std::sqrt(d)));  // a_dst
       extra.push_back(torch::zeros({out}));                                // bias
-    } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool" && s.op != "graph_prep") {
+    } else if (s.op == "conv") {
+      // The kernel [out, in / groups, k, k] (He initialisation, no bias: BatchNorm follows), then
+      // BatchNorm's weight, bias, running mean and variance (inference: the running statistics).
+      const int per_group = in / s.groups;
+      const double fan_in = static_cast<double>(per_group) * s.kernel * s.kernel;
+      extra.push_back(torch::randn({out, per_group, s.kernel, s.kernel}) * std::sqrt(2.0 / fan_in));
+      extra.push_back(torch::ones({out}));
+      extra.push_back(torch::zeros({out}));
+      extra.push_back(torch::randn({out}) * 0.1);
+      extra.push_back(torch::rand({out}) + 0.5);
+    } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool" && s.op != "graph_prep" && s.op != "maxpool" && s.op != "add") {
       bad(s, "no LibTorch implementation for this op");
     }
     for (auto& l : lin) l->eval();
@@ -156,12 +170,17 @@ SplitState GnnModel::start(const GraphSample& in) const {
   if (!in.x.defined() || in.x.scalar_type() != torch::kFloat32) throw std::invalid_argument("input x must be a float32 tensor");
   if (in.x.device() != device_ || (in.edge_index.defined() && in.edge_index.device() != device_))
     throw std::invalid_argument("input on " + in.x.device().str() + ", model on " + device_.str() + " (move the input with .to())");
-  const int64_t feat = in.x.size(-1);
+  const int64_t feat = is_image(spec_) && in.x.dim() == 4 ? in.x.size(1) : in.x.size(-1);
   if (feat != spec_.dataset.features)
     throw std::invalid_argument("input has " + std::to_string(feat) + " features; " + spec_.name + "/" + spec_.dataset.name + " expects " +
                                 std::to_string(spec_.dataset.features));
   if (is_point_cloud(spec_) && in.x.dim() != 3) throw std::invalid_argument("point clouds are x [B, N, features]");
-  if (!is_point_cloud(spec_)) {
+  if (is_image(spec_)) {
+    const std::int64_t side = image_side(spec_);
+    if (in.x.dim() != 4 || in.x.size(1) != spec_.dataset.features || in.x.size(2) != side || in.x.size(3) != side)
+      throw std::invalid_argument("images of " + spec_.dataset.name + " are x [B, " + std::to_string(spec_.dataset.features) + ", " + std::to_string(side) +
+                                  ", " + std::to_string(side) + "]");
+  } else if (!is_point_cloud(spec_)) {
     if (in.x.dim() != 2) throw std::invalid_argument("graphs are x [N, features]");
     if (!in.edge_index.defined() || in.edge_index.dim() != 2 || in.edge_index.size(0) != 2 || in.edge_index.scalar_type() != torch::kInt64)
       throw std::invalid_argument("graphs need edge_index [2, E] int64");
@@ -169,7 +188,7 @@ SplitState GnnModel::start(const GraphSample& in) const {
   SplitState st;
   st.tensors[-1] = in.x;
   const std::int64_t cap = spec_.variant.node_capacity * std::max<std::int64_t>(1, in.graphs);
-  if (cap > 0 && !is_point_cloud(spec_)) {
+  if (cap > 0 && !is_point_cloud(spec_) && !is_image(spec_)) {
     // GrAd + NodePad: shapes fixed at the capacity; padding rows are zero and have no edges.
     const std::int64_t n = in.x.size(0);
     if (n > cap)
@@ -178,11 +197,11 @@ SplitState GnnModel::start(const GraphSample& in) const {
     st.tensors[-1] = n == cap ? in.x : torch::cat({in.x, torch::zeros({cap - n, in.x.size(1)}, in.x.options())}, 0);
     st.real_nodes = n;
   }
-  if (!is_point_cloud(spec_)) st.edge_index = in.edge_index;
+  if (!is_point_cloud(spec_) && !is_image(spec_)) st.edge_index = in.edge_index;
   if (!in.graph_nodes.empty()) {
     std::int64_t total = 0;
     for (std::int64_t k : in.graph_nodes) total += k;
-    if (is_point_cloud(spec_) || total != in.x.size(0) || st.real_nodes > 0)
+    if (is_point_cloud(spec_) || is_image(spec_) || total != in.x.size(0) || st.real_nodes > 0)
       throw std::invalid_argument("graph_nodes must add up to the rows of x of an unpadded graph input");
     if (in.graph_nodes.size() > 1) st.graph_nodes = in.graph_nodes;
   }
@@ -270,6 +289,13 @@ torch::Tensor GnnModel::stage_input(const SplitState& st, int s) const {
 }
 
 namespace {
+// The activation after a conv or add stage, in place ("" none, "relu", "relu6").
+torch::Tensor activate(torch::Tensor y, const std::string& activation) {
+  if (activation == "relu") return y.relu_();
+  if (activation == "relu6") return y.hardtanh_(0, 6);
+  return y;
+}
+
 // Indices [B, N, k] of each point's k nearest neighbours (itself included) by Euclidean distance.
 torch::Tensor knn(const torch::Tensor& x, int k) {
   auto sq = (x * x).sum(-1, true);  // [B, N, 1]
@@ -437,8 +463,24 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     const int64_t n = stage_input(st, s).size(0);
     return gcn_adjacency(gcn_normalisation(st.edge_index, n), st.edge_index, n);
   }
+  if (sp.op == "add") {  // a residual sum of equal shapes [B, C, H, W], then its activation in place
+    torch::Tensor sum;
+    for (int p : sp.inputs) {
+      auto it = st.tensors.find(p);
+      if (it == st.tensors.end()) throw std::invalid_argument("state lacks the input of stage " + sp.name);
+      sum = sum.defined() ? sum + float_of(it->second) : float_of(it->second).clone();
+    }
+    return activate(sum, sp.activation);
+  }
   const torch::Tensor xin = stage_input(st, s);  // int8 when an INT8 variant kept it so
   const torch::Tensor x = float_of(xin);
+  if (sp.op == "conv") {  // x [B, C, H, W]: the convolution, BatchNorm with its running statistics, the activation
+    const auto& p = params_[s];
+    auto y = torch::conv2d(x, p[0], {}, sp.stride, sp.kernel / 2, 1, sp.groups);
+    y = torch::batch_norm(y, p[1], p[2], p[3], p[4], /*training=*/false, 0.1, 1e-5, /*cudnn_enabled=*/true);
+    return activate(y, sp.activation);
+  }
+  if (sp.op == "maxpool") return torch::max_pool2d(x, sp.kernel, sp.stride, sp.kernel / 2);
   if (sp.op == "edgeconv") {
     auto nb = gather_neighbours(x, knn(x, sp.k));  // [B, N, k, F]
     auto xi = x.unsqueeze(2).expand_as(nb);
@@ -455,6 +497,12 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   if (sp.op == "fc") {
     auto y = linear(s, 0, xin);
     return last ? y : torch::relu(y);
+  }
+  if (sp.op == "pool" && x.dim() == 4) {  // an image's feature map [B, C, H, W]: over its pixels
+    auto mx = x.amax({2, 3}), mean = x.mean({2, 3});
+    if (sp.pool_mode == "max") return mx;
+    if (sp.pool_mode == "mean") return mean;
+    return torch::cat({mx, mean}, -1);
   }
   if (sp.op == "pool") {
     const int64_t dim = x.dim() - 2;  // the node dimension

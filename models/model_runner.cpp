@@ -80,7 +80,9 @@ DeviceModelRunner::DeviceModelRunner(const ModelSpec& spec, std::uint64_t seed, 
   impl_->spec = spec;
   impl_->model = std::make_unique<GnnModel>(spec, 1);
   if (!input_file.empty()) {
-    if (spec.dataset.kind == "point_cloud") {
+    if (spec.dataset.kind == "image") {
+      throw std::invalid_argument("image datasets take generated inputs only (no input file: " + input_file + ")");
+    } else if (spec.dataset.kind == "point_cloud") {
       const PointCloudFile f = load_pointnet_h5(input_file);
       for (std::int64_t i = 0; i < std::min<std::int64_t>(8, f.clouds); ++i) impl_->inputs.push_back(sample_from_file(f, i, spec.dataset.nodes));
     } else {

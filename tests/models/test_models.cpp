@@ -19,11 +19,15 @@ using coinfer::models::test::max_abs_diff;
 
 namespace {
 
-// A random input shaped for the spec's dataset, with `nodes` nodes (points) and about 4 edges per node.
+// A random input shaped for the spec's dataset, with `nodes` nodes (points) and about 4 edges per node;
+// an image at its dataset's size whatever `nodes`.
 GraphSample sample(const ModelSpec& m, int64_t nodes, int64_t edges_per_node = 4, uint64_t seed = 7) {
   torch::manual_seed(seed);
   GraphSample g;
-  if (m.dataset.kind == "point_cloud") {
+  if (m.dataset.kind == "image") {
+    const auto side = static_cast<int64_t>(std::llround(std::sqrt(static_cast<double>(m.dataset.nodes))));
+    g.x = torch::randn({1, m.dataset.features, side, side});
+  } else if (m.dataset.kind == "point_cloud") {
     g.x = torch::randn({1, nodes, m.dataset.features});
   } else {
     g.x = torch::randn({nodes, m.dataset.features});
@@ -72,7 +76,9 @@ TEST(Models, SplitExecutionEqualsWholeModelAtEverySplit) {
 
 TEST(Models, BytesCrossingEachSplitMatchTheSpec) {
   // Full-size inputs: 1024 points for the point-cloud models; Yelp's 10000 nodes and 31350 edges for gcn.
-  for (auto [name, ds] : {std::pair<std::string, std::string>{"dgcnn", "modelnet40"}, {"gcode", "modelnet40"}, {"gcn", "yelp"}}) {
+  // Images: ResNet-18's and MobileNet-v2's feature maps, residual branches included.
+  for (auto [name, ds] : {std::pair<std::string, std::string>{"dgcnn", "modelnet40"}, {"gcode", "modelnet40"}, {"gcn", "yelp"}, {"resnet18", "imagenet"},
+                          {"mobilenet_v2", "imagenet"}}) {
     ModelSpec m = catalog().instantiate(name, ds);
     GnnModel model(m);
     GraphSample g = sample(m, m.dataset.nodes);
@@ -289,7 +295,11 @@ TEST(Datasets, GeneratorsHaveTheDocumentedStatistics) {
     EXPECT_TRUE(torch::equal(s.sample.x, again.sample.x)) << name;  // deterministic in (seed, index)
     EXPECT_FALSE(torch::equal(s.sample.x, other.sample.x)) << name;
     EXPECT_LT(s.label, d.classes);
-    if (d.kind == "point_cloud") {
+    if (d.kind == "image") {
+      EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.features, 224, 224}));  // ImageNet at 224 x 224
+      EXPECT_NEAR(s.sample.x.std().item<double>(), 1.0, 0.01);                          // standard normal pixels
+      EXPECT_EQ(generate_sample(d, 1, 1003).label, 3);                                  // class = index mod 1000
+    } else if (d.kind == "point_cloud") {
       EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.nodes, d.features}));
       EXPECT_LE(s.sample.x.norm(2, 2).max().item<double>(), 1.0 + 1e-5);  // inside the unit ball
       EXPECT_EQ(generate_sample(d, 1, 45).label, 5);                      // class = index mod 40
