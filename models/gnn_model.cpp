@@ -292,7 +292,7 @@ namespace {
 // The activation after a conv or add stage, in place ("" none, "relu", "relu6").
 torch::Tensor activate(torch::Tensor y, const std::string& activation) {
   if (activation == "relu") return y.relu_();
-  if (activation == "relu6") return y.hardtanh_(0, 6);
+  if (activation == "relu6") return torch::hardtanh_(y, 0, 6);
   return y;
 }
 
