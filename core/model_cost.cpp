@@ -21,7 +21,8 @@ double input_width(const ModelSpec& m, const StageSpec& s) {
   double w = 0;
   for (int p : s.inputs) {
     const double one = p < 0 ? m.dataset.features : m.stages[p].out_width;
-    if (s.op == "add" && w > 0 && one != w) bad(s, "sums inputs of different widths (" + std::to_string(static_cast<int>(w)) + " and " + std::to_string(static_cast<int>(one)) + ")");
+    if (s.op == "add" && w > 0 && one != w)
+      bad(s, "sums inputs of different widths (" + std::to_string(static_cast<int>(w)) + " and " + std::to_string(static_cast<int>(one)) + ")");
     w = s.op == "add" ? one : w + one;
   }
   return w;
@@ -305,7 +306,9 @@ void derive_costs(ModelSpec& m) {
       rows = -1;
       for (int p : s.inputs) {
         const double r = p < 0 ? N : m.stages[p].out_rows;
-        if (rows >= 0 && r != rows) bad(s, "its inputs have different sizes (" + std::to_string(static_cast<long long>(rows)) + " and " + std::to_string(static_cast<long long>(r)) + " pixels)");
+        if (rows >= 0 && r != rows)
+          bad(s, "its inputs have different sizes (" + std::to_string(static_cast<long long>(rows)) + " and " +
+                     std::to_string(static_cast<long long>(r)) + " pixels)");
         rows = r;
       }
     }

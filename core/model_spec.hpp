@@ -30,12 +30,12 @@ enum class TensorLevel { node, graph };
 
 struct StageSpec {
   std::string name;
-  std::string op;            // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add
-  int in_width = 0;          // feature width read from the main input
-  int out_width = 0;         // feature width produced (0 for knn, whose output is a graph)
-  int k = 0;                 // neighbours (edgeconv, knn, aggregate)
-  int heads = 1;             // attention heads (gat); out_width is the concatenated width
-  std::string pool_mode;     // pool: "max", "mean" or "max+mean"
+  std::string op;         // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add
+  int in_width = 0;       // feature width read from the main input
+  int out_width = 0;      // feature width produced (0 for knn, whose output is a graph)
+  int k = 0;              // neighbours (edgeconv, knn, aggregate)
+  int heads = 1;          // attention heads (gat); out_width is the concatenated width
+  std::string pool_mode;  // pool: "max", "mean" or "max+mean"
   // Images (models/README.md "Images"): a feature map is side x side rows (pixels) of `width` channels.
   int kernel = 0;            // conv, maxpool: the kernel's side (square), padded by kernel / 2 on each side
   int stride = 1;            // conv, maxpool

@@ -116,7 +116,9 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
     graph = graph || s.op == "gcn" || s.op == "gat" || s.op == "sage";
   }
   if (spec.dataset.kind == "image" && !v.is_default())
-    throw std::invalid_argument(what + "image models run as written: no variant applies to convolutions yet (INT8 among them: the LibTorch models quantise Linear layers only)");
+    throw std::invalid_argument(
+        what +
+        "image models run as written: no variant applies to convolutions yet (INT8 among them: the LibTorch models quantise Linear layers only)");
   if (v.dense() && !graph)
     throw std::invalid_argument(what + "dense_mask needs gcn, gat or sage stages over a dataset graph (point clouds build theirs with KNN)");
   if (v.node_capacity > 0) {

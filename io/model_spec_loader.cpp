@@ -34,7 +34,8 @@ ModelCatalog ModelCatalog::load(const std::string& models_dir) {
     s.task = dr.get_string(d, "task", path);
     if (s.task != "graph_classification" && s.task != "node_classification" && s.task != "image_classification")
       dr.fail(d["task"], path + ".task", "allowed: graph_classification, node_classification, image_classification");
-    if ((s.kind == "image") != (s.task == "image_classification")) dr.fail(d["task"], path + ".task", "image_classification is an image dataset's task, and its only one");
+    if ((s.kind == "image") != (s.task == "image_classification"))
+      dr.fail(d["task"], path + ".task", "image_classification is an image dataset's task, and its only one");
     s.nodes = dr.get_int(d, "nodes", path, 0, 1);
     s.edges = dr.get_int(d, "edges", path, 0, 0);
     s.features = static_cast<int>(dr.get_int(d, "features", path, 0, 1));
@@ -144,7 +145,8 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   int i = 0;
   for (const auto& st : e.node["stages"]) {
     const std::string path = "stages[" + std::to_string(i++) + "]";
-    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "inputs", "task", "flops", "bytes_out"}, path);
+    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "inputs", "task", "flops", "bytes_out"},
+                 path);
     if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
     StageSpec s;
     s.name = r.get_string(st, "name", path);

@@ -178,8 +178,8 @@ SplitState GnnModel::start(const GraphSample& in) const {
   if (is_image(spec_)) {
     const std::int64_t side = image_side(spec_);
     if (in.x.dim() != 4 || in.x.size(1) != spec_.dataset.features || in.x.size(2) != side || in.x.size(3) != side)
-      throw std::invalid_argument("images of " + spec_.dataset.name + " are x [B, " + std::to_string(spec_.dataset.features) + ", " + std::to_string(side) +
-                                  ", " + std::to_string(side) + "]");
+      throw std::invalid_argument("images of " + spec_.dataset.name + " are x [B, " + std::to_string(spec_.dataset.features) + ", " +
+                                  std::to_string(side) + ", " + std::to_string(side) + "]");
   } else if (!is_point_cloud(spec_)) {
     if (in.x.dim() != 2) throw std::invalid_argument("graphs are x [N, features]");
     if (!in.edge_index.defined() || in.edge_index.dim() != 2 || in.edge_index.size(0) != 2 || in.edge_index.scalar_type() != torch::kInt64)

@@ -11,7 +11,8 @@ scenario=scenarios/validate/bw5_dev1.yaml
 
 # Module samples: two or three random variants of every model and dataset (round robin over 20), every stage at
 # batch 1..2 (small, fast); enough of every op DGCNN needs for the fill (10 each).
-"$coinfer" profile --modules 44 --batch 1..2 --repeats 1 --warmup 0 --out "$work/samples.csv" -q > "$work/p.out" 2>&1 \
+# Module samples of dgcnn's variants: the model whose gaps the fill below estimates.
+"$coinfer" profile --modules 44 --model dgcnn --batch 1..2 --repeats 1 --warmup 0 --out "$work/samples.csv" -q > "$work/p.out" 2>&1 \
   && grep -q "MEASURED" "$work/p.out" && head -1 "$work/samples.csv" | grep -q "^# coinfer-module-samples schema 1" \
   && grep -q "^# provenance kind=measured" "$work/samples.csv" && grep -q "^# provenance cpu=" "$work/samples.csv" && ok || { bad "profile --modules"; cat "$work/p.out"; }
 

@@ -77,7 +77,10 @@ TEST(Models, SplitExecutionEqualsWholeModelAtEverySplit) {
 TEST(Models, BytesCrossingEachSplitMatchTheSpec) {
   // Full-size inputs: 1024 points for the point-cloud models; Yelp's 10000 nodes and 31350 edges for gcn.
   // Images: ResNet-18's and MobileNet-v2's feature maps, residual branches included.
-  for (auto [name, ds] : {std::pair<std::string, std::string>{"dgcnn", "modelnet40"}, {"gcode", "modelnet40"}, {"gcn", "yelp"}, {"resnet18", "imagenet"},
+  for (auto [name, ds] : {std::pair<std::string, std::string>{"dgcnn", "modelnet40"},
+                          {"gcode", "modelnet40"},
+                          {"gcn", "yelp"},
+                          {"resnet18", "imagenet"},
                           {"mobilenet_v2", "imagenet"}}) {
     ModelSpec m = catalog().instantiate(name, ds);
     GnnModel model(m);
@@ -297,8 +300,8 @@ TEST(Datasets, GeneratorsHaveTheDocumentedStatistics) {
     EXPECT_LT(s.label, d.classes);
     if (d.kind == "image") {
       EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.features, 224, 224}));  // ImageNet at 224 x 224
-      EXPECT_NEAR(s.sample.x.std().item<double>(), 1.0, 0.01);                          // standard normal pixels
-      EXPECT_EQ(generate_sample(d, 1, 1003).label, 3);                                  // class = index mod 1000
+      EXPECT_NEAR(s.sample.x.std().item<double>(), 1.0, 0.01);                         // standard normal pixels
+      EXPECT_EQ(generate_sample(d, 1, 1003).label, 3);                                 // class = index mod 1000
     } else if (d.kind == "point_cloud") {
       EXPECT_EQ(s.sample.x.sizes(), (std::vector<int64_t>{1, d.nodes, d.features}));
       EXPECT_LE(s.sample.x.norm(2, 2).max().item<double>(), 1.0 + 1e-5);  // inside the unit ball
