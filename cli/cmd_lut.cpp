@@ -25,7 +25,8 @@ namespace {
 
 struct LutOptions {
   std::string file, out, out_dir, source, device, model, dataset, profiles, output_error_from;
-  std::string processor;  // synth: which processor of the type ("" = its default)
+  std::vector<std::string> kinds;  // synth: only models whose dataset is of these kinds (empty: all)
+  std::string processor;           // synth: which processor of the type ("" = its default)
   int max_batch = 16;
   int min_batch_coverage = 8;
   bool json = false;
@@ -360,6 +361,7 @@ int lut_synth(const LutOptions& o) {
         } catch (const InputError& e) {
           throw InputError(SourceLocation{"--model", 0, 0}, "--model", e.what());
         }
+        if (!o.kinds.empty() && std::find(o.kinds.begin(), o.kinds.end(), spec.dataset.kind) == o.kinds.end()) continue;
         tables.push_back(synthesise_lut(spec, p, *proc, eta, how, so));
         tables.back().provenance().attributes["profiles_file"] = profiles_file;
         if (!spec.variant.is_default())
@@ -445,6 +447,9 @@ void register_lut(CLI::App& app, int& exit_code) {
                  "which of the type's processors (traces/devices.yaml; default: the type's default_processor, e.g. a Jetson's gpu)");
   sy->add_option("--model", o->model, "only this model (default: all)");
   sy->add_option("--dataset", o->dataset, "only this dataset (default: all of the model's)");
+  sy->add_option("--kinds", o->kinds, "only models on datasets of these kinds (graph, point_cloud, image; default: all)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"graph", "point_cloud", "image"}));
   sy->add_option("--out", o->out, "output file (one device type)");
   sy->add_option("--out-dir", o->out_dir, "output folder: writes TYPE.h5 per device type");
   sy->add_option("--profiles", o->profiles, "device profiles (default: traces/devices.yaml)");

@@ -4,11 +4,20 @@
 # boards that have several, for placements: scenarios/README.md "Placement").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./build/coinfer lut synth --device all --out-dir traces/lut
+./build/coinfer lut synth --device all --kinds graph,point_cloud --out-dir traces/lut
 mkdir -p traces/lut_processors
 for pair in jetson-tx2:cpu jetson-nano:cpu jetson-orin-nano:cpu jetson-agx-orin:cpu core-ultra-165h:gpu core-ultra-165h:cpu core-ultra-256v:gpu \
   core-ultra-256v:cpu; do
-  ./build/coinfer lut synth --device "${pair%%:*}" --processor "${pair##*:}" --out "traces/lut_processors/${pair%%:*}-${pair##*:}.h5"
+  ./build/coinfer lut synth --device "${pair%%:*}" --processor "${pair##*:}" --kinds graph,point_cloud --out "traces/lut_processors/${pair%%:*}-${pair##*:}.h5"
+done
+# The image models (SparOA's CNNs, models/README.md "Images") in a folder of their own: their range tables
+# are ~10x the GNNs' (MobileNet-v2 has 64 stages), and every process loads every table of the folders its
+# scenario names. SparOA's two boards, both processors, batches 1-8: traces/lut_images/TYPE-PROCESSOR.h5.
+rm -rf traces/lut_images
+mkdir -p traces/lut_images
+for pair in jetson-orin-nano:gpu jetson-orin-nano:cpu jetson-agx-orin:gpu jetson-agx-orin:cpu; do
+  ./build/coinfer lut synth --device "${pair%%:*}" --processor "${pair##*:}" --kinds image --max-batch 8 \
+    --out "traces/lut_images/${pair%%:*}-${pair##*:}.h5"
 done
 # Feature decomposition (variant fdP) of the wide GCN on Pubmed, for the 1 GB board of the feature
 # decomposition paper (scenarios/processors/pi_1gb_feature_decomposition.yaml): the board and its server.

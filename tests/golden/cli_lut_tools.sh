@@ -18,7 +18,7 @@ assert t["provenance"]["kind"] == "synthesised" and len(t["bytes_per_split"]) ==
 grep -q "b=1 241.500 ms" "$work/show.txt"
 "$coinfer" lut check "$work/rpi4b.h5" | grep -q "complete"
 # The shipped LUTs are exactly what `lut synth` produces from the shipped profiles and specs.
-"$coinfer" lut synth --device all --out-dir "$work/all" > /dev/null
+"$coinfer" lut synth --device all --kinds graph,point_cloud --out-dir "$work/all" > /dev/null
 for f in "$root"/traces/lut/*.h5; do
   "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/all/$(basename "$f")" > "$work/fresh.txt"
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
@@ -31,6 +31,13 @@ for f in "$root"/traces/lut_variants/*.h5; do  # TYPE-MODEL-fdP.h5: feature deco
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
 done
+for f in "$root"/traces/lut_images/*.h5; do  # TYPE-PROCESSOR.h5: the image models (SparOA's CNNs), batches 1-8
+  base=$(basename "$f" .h5); type=${base%-*}; proc=${base##*-}
+  "$coinfer" lut synth --device "$type" --processor "$proc" --kinds image --max-batch 8 --out "$work/i.h5" > /dev/null
+  "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/i.h5" > "$work/fresh.txt"
+  sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
+  diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }
+done
 for f in "$root"/traces/lut_grannite/*.h5; do  # TYPE.PROCESSOR.MODEL[@VARIANT][.DATASET].h5: GraNNite's Fig. 20
   IFS=. read -r type proc model dataset <<< "$(basename "$f" .h5)"
   "$coinfer" lut synth --device "$type" --processor "$proc" --model "$model" ${dataset:+--dataset "$dataset"} --out "$work/g.h5" > /dev/null
@@ -40,7 +47,7 @@ for f in "$root"/traces/lut_grannite/*.h5; do  # TYPE.PROCESSOR.MODEL[@VARIANT][
 done
 for f in "$root"/traces/lut_processors/*.h5; do  # TYPE-PROCESSOR.h5: the boards' other processors
   base=$(basename "$f" .h5); type=${base%-*}; proc=${base##*-}
-  "$coinfer" lut synth --device "$type" --processor "$proc" --out "$work/p.h5" > /dev/null
+  "$coinfer" lut synth --device "$type" --processor "$proc" --kinds graph,point_cloud --out "$work/p.h5" > /dev/null
   "$coinfer" lut show "$f" > "$work/shipped.txt"; "$coinfer" lut show "$work/p.h5" > "$work/fresh.txt"
   sed -i 's|profiles_file: .*||; s|model_spec: .*||' "$work/shipped.txt" "$work/fresh.txt"
   diff "$work/shipped.txt" "$work/fresh.txt" || { echo "FAIL: $f is stale; run scripts/make_luts.sh"; exit 1; }

@@ -144,11 +144,17 @@ TEST(LutSynth, CalibratedProfilesHitThePublishedDeviceOnlyLatency) {
 }
 
 TEST(LutSynth, ShippedLutsSaySynthesisedAndCoverBatch1To8) {
+  // The graph and point-cloud models in traces/lut; the image models in traces/lut_images, for SparOA's
+  // two boards only (scripts/make_luts.sh).
   LutSet set = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut"});
-  for (const char* type : {"jetson-tx2", "jetson-nano", "rpi4b", "rpi3b", "gtx1060", "i7-7700"})
+  LutSet images = load_luts({std::string(COINFER_SOURCE_DIR) + "/traces/lut_images"});
+  for (const char* type : {"jetson-tx2", "jetson-nano", "rpi4b", "rpi3b", "gtx1060", "i7-7700", "jetson-orin-nano", "jetson-agx-orin"})
     for (const auto& model : catalog().model_names())
       for (const auto& ds : catalog().datasets_for(model)) {
-        const LutTable& t = set.table({type, model, ds});
+        const bool image = catalog().instantiate(model, ds).dataset.kind == "image";
+        if (image && std::string(type).rfind("jetson-", 0) != 0) continue;
+        if (image && (std::string(type) == "jetson-tx2" || std::string(type) == "jetson-nano")) continue;
+        const LutTable& t = image ? images.table({type, model, ds, "gpu"}) : set.table({type, model, ds});
         EXPECT_EQ(t.provenance().kind, "synthesised");
         EXPECT_GE(t.max_batch(), 8);
         EXPECT_TRUE(t.latency_gaps().empty());
