@@ -108,6 +108,25 @@ def load_published(folder):
                             raise InputError(f"{where} ({item['id']}) published[{j}]: the {item['runner']} runner needs a setup with a scenario")
                 if item["runner"] == "ratio" and (len(item.get("ratio_of") or []) not in (1, 2) or any(x not in item["schemes"] for x in item["ratio_of"])):
                     raise InputError(f"{where} ({item['id']}): the ratio runner needs ratio_of: two of its schemes (or one: its metric itself)")
+                if item["runner"] == "sparoa":
+                    cfg = item.get("sparoa")
+                    if not isinstance(item.get("scenario"), str) or not isinstance(cfg, dict) or \
+                            any(not isinstance(cfg.get(k), int) or cfg[k] < 1 for k in ("episodes", "quick_episodes")):
+                        raise InputError(f"{where} ({item['id']}): the sparoa runner needs scenario and sparoa: episodes, quick_episodes (positive integers)")
+                    for j, x in enumerate(item["published"]):
+                        w = f"{where} ({item['id']}) published[{j}]"
+                        m = x.get("measure")
+                        rules_named = ([m.get("ms")] if "ms" in m else [m.get("share")] if "share" in m else m.get("ratio") if "ratio" in m
+                                       else m.get("speedup_over")) if isinstance(m, dict) and len(set(m) & {"ms", "share", "ratio", "speedup_over"}) == 1 else None
+                        if not isinstance(rules_named, list) or not rules_named or any(r not in SPAROA_RULES for r in rules_named):
+                            raise InputError(f"{w}: measure must be one of {{ms: RULE}}, {{share: RULE}}, {{ratio: [A, B]}}, "
+                                             f"{{speedup_over: [RULES], take: max|min}} (rules: {', '.join(SPAROA_RULES)})")
+                        if "speedup_over" in m and m.get("take") not in ("max", "min"):
+                            raise InputError(f"{w}: speedup_over needs take: max or min")
+                        if not x["config"].get("board") or not x["config"].get("model"):
+                            raise InputError(f"{w}: the sparoa runner's config needs board and model (each a name or a list)")
+                        if x.get("reduce", "max") not in ("max", "min", "mean"):
+                            raise InputError(f"{w}: reduce must be max, min or mean")
                 if item["runner"] == "predictor":
                     cfg = item.get("predictor")
                     if not isinstance(cfg, dict) or any(not isinstance(cfg.get(k), int) or cfg[k] < 1 for k in ("systems", "schemes", "hidden", "epochs", "patience")):
@@ -761,9 +780,94 @@ def run_medn(item, ctx):
     return out
 
 
+SPAROA_RULES = ("cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac")
+
+
+def sparoa_rules_of(ctx, item, board, model):
+    """`coinfer train sparoa --json` for one board and model (kept per process): SAC trained for them, every
+    placement rule priced beside it alone on the board (sched/README.md "SparOA"), or {"error": why}. The
+    item's `scenario` is the one-device set-up; its device's type and model are replaced."""
+    episodes = item["sparoa"]["quick_episodes" if ctx.quick else "episodes"]
+    key = ("sparoa", item["scenario"], board, model, episodes)
+    if key in _RUNS:
+        return _RUNS[key]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    with open(os.path.join(root, item["scenario"])) as f:
+        sc = yaml.safe_load(f)
+    sc["devices"][0]["type"], sc["devices"][0]["model"] = board, model
+    sc["luts"] = [x if os.path.isabs(x) else os.path.join(root, x) for x in sc.get("luts", [])]
+    folder = tempfile.mkdtemp(dir=ctx.work)
+    path = os.path.join(folder, "s.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(sc, f, sort_keys=False)
+    cmd = [ctx.coinfer, "-q", "train", "sparoa", path, "--json", "--episodes", str(episodes), "--seed", str(item["sparoa"].get("seed", 1)),
+           "--out", os.path.join(folder, "p.pt")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        out = {"error": f"coinfer train sparoa ({board}, {model}) exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+    else:
+        out = json.loads(r.stdout)
+    _RUNS[key] = out
+    return out
+
+
+def sparoa_value(rules, measure):
+    """One number of a `train sparoa --json` result per a published entry's `measure`: {ms: RULE} (device ms
+    of one inference), {share: RULE} (the GPU's share of the stages' work, %), {ratio: [A, B]} (B's ms over
+    A's: A's speed-up over B), {speedup_over: [RULES], take: max|min} (SAC's speed-up over the slowest or
+    the fastest of RULES)."""
+    ms = lambda rule: rules[rule]["device_ms"]
+    if "ms" in measure:
+        return ms(measure["ms"])
+    if "share" in measure:
+        return 100 * rules[measure["share"]]["accelerator_share"]
+    if "ratio" in measure:
+        a, b = measure["ratio"]
+        return ms(b) / ms(a)
+    ups = [ms(x) / ms("sac") for x in measure["speedup_over"]]
+    return max(ups) if measure["take"] == "max" else min(ups)
+
+
+def run_sparoa(item, ctx):
+    """SparOA's evaluation (Figs. 5, 6, 10 as the text states them): for each board and model of a published
+    entry's config (lists: every combination, reduced by its `reduce`: max, min or mean), SAC trained and
+    every placement rule priced by `coinfer train sparoa --json` (sparoa_rules_of), and the entry's
+    `measure` read from it (sparoa_value)."""
+    plan, jobs, out = {}, [], {}
+    for p in item["published"]:
+        if p["scheme"] in (item.get("not_expressible") or {}):
+            out[key_of(p["config"], p["scheme"])] = {"error": "not expressible: " + item["not_expressible"][p["scheme"]]}
+            continue
+        combos = expand_grid({"board": p["config"]["board"], "model": p["config"]["model"]})
+        plan[key_of(p["config"], p["scheme"])] = (p, combos)
+        jobs += [(c["board"], c["model"]) for c in combos]
+    jobs = sorted(set(jobs))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
+        for i, _ in enumerate(pool.map(lambda j: sparoa_rules_of(ctx, item, *j), jobs)):
+            ctx.progress(i + 1, len(jobs))
+    for key, (p, combos) in plan.items():
+        got, why = [], ""
+        for c in combos:
+            r = sparoa_rules_of(ctx, item, c["board"], c["model"])
+            if "error" in r:
+                why = r["error"]
+                continue
+            try:
+                got.append((sparoa_value(r["rules"], p["measure"]), f"{c['board']} {c['model']}"))
+            except KeyError as e:
+                why = f"{c['board']} {c['model']}: no rule {e} in coinfer train sparoa's output"
+        if len(got) < len(combos):
+            out[key] = {"error": why}
+            continue
+        red = p.get("reduce", "max")
+        v = max(g[0] for g in got) if red == "max" else min(g[0] for g in got) if red == "min" else sum(g[0] for g in got) / len(got)
+        out[key] = {"value": v, "detail": f"{red} of " + ", ".join(f"{w} {x:.4g}" for x, w in got)}
+    return out
+
+
 RUNNERS = {"model_bytes": run_model_bytes, "table3": run_table3, "fig11": run_fig11, "fig12": run_fig12, "ratio": run_ratio, "outcome": run_outcome,
            "predictor": run_predictor,
-           "aggregation": run_aggregation, "medn": run_medn}
+           "aggregation": run_aggregation, "medn": run_medn, "sparoa": run_sparoa}
 
 
 # --- verdicts ----------------------------------------------------------------------------------------------
