@@ -25,6 +25,8 @@ and the CPU; only the energy columns depend on it.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 
+from model_pairs import model_pairs
+
 RULES = ["cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac"]
 # ASSUMED per-processor power (W): rest of the board idle; each processor idle / busy. Sums stay under
 # the maximum power mode of [sparoa] Table 1 (25 W, 60 W).
@@ -59,7 +61,7 @@ def main():
                 scen = os.path.join(tmp, "s.yaml")
                 with open(scen, "w") as f:
                     f.write(f"name: sparoa-{board}-{model}-{ds}\nduration_s: 1\n"
-                            f"luts: [{root}/traces/lut, {root}/traces/lut_processors, {root}/traces/lut_variants]\n"
+                            f"luts: [{root}/traces/lut, {root}/traces/lut_processors, {root}/traces/lut_variants, {root}/traces/lut_images]\n"
                             f"servers: [{{id: e, type: i7-7700}}]\n"
                             f"devices:\n  - {{id: b, type: {board}, model: {model}, dataset: {ds}, strategy: local, "
                             f"power: {POWER.get(board, '{}')}, link: {{bandwidth_mbps: 20}}, workload: {{arrival: closed_loop, in_flight: 1}}}}\n")

@@ -25,6 +25,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,15 +117,21 @@ def load_published(folder):
                     for j, x in enumerate(item["published"]):
                         w = f"{where} ({item['id']}) published[{j}]"
                         m = x.get("measure")
-                        rules_named = ([m.get("ms")] if "ms" in m else [m.get("share")] if "share" in m else m.get("ratio") if "ratio" in m
-                                       else m.get("speedup_over")) if isinstance(m, dict) and len(set(m) & {"ms", "share", "ratio", "speedup_over"}) == 1 else None
-                        if not isinstance(rules_named, list) or not rules_named or any(r not in SPAROA_RULES for r in rules_named):
-                            raise InputError(f"{w}: measure must be one of {{ms: RULE}}, {{share: RULE}}, {{ratio: [A, B]}}, "
-                                             f"{{speedup_over: [RULES], take: max|min}} (rules: {', '.join(SPAROA_RULES)})")
-                        if "speedup_over" in m and m.get("take") not in ("max", "min"):
+                        kind = next(iter(m)) if isinstance(m, dict) and len(set(m) & set(SPAROA_MEASURES)) == 1 else None
+                        arg = m.get(kind) if kind else None
+                        named = [arg] if SPAROA_MEASURES.get(kind) == "rule" else arg if SPAROA_MEASURES.get(kind) in ("pair", "rules") else []
+                        ok = kind is not None and (arg in ("sparsity", "intensity") if SPAROA_MEASURES[kind] == "target" else
+                                                   isinstance(named, list) and named and all(r in SPAROA_RULES for r in named) and
+                                                   (SPAROA_MEASURES[kind] != "pair" or len(named) == 2))
+                        if not ok:
+                            raise InputError(f"{w}: measure must be one of " + ", ".join(f"{{{k}: {v.upper()}}}" for k, v in SPAROA_MEASURES.items()) +
+                                             f" (RULE: one of {', '.join(SPAROA_RULES)}; TARGET: sparsity or intensity)")
+                        if kind == "speedup_over" and m.get("take") not in ("max", "min"):
                             raise InputError(f"{w}: speedup_over needs take: max or min")
-                        if not x["config"].get("board") or not x["config"].get("model"):
-                            raise InputError(f"{w}: the sparoa runner's config needs board and model (each a name or a list)")
+                        if kind == "lowest" and m.get("by") not in ("energy", "ms"):
+                            raise InputError(f"{w}: lowest needs by: energy or ms")
+                        if not x["config"].get("board") or (SPAROA_MEASURES[kind] != "target" and not x["config"].get("model")):
+                            raise InputError(f"{w}: the sparoa runner's config needs board and model (each a name or a list; accuracy: board only)")
                         if x.get("reduce", "max") not in ("max", "min", "mean"):
                             raise InputError(f"{w}: reduce must be max, min or mean")
                 if item["runner"] == "predictor":
@@ -781,27 +788,73 @@ def run_medn(item, ctx):
 
 
 SPAROA_RULES = ("cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac")
+# What a sparoa entry's `measure` reads: one key, its argument's kind.
+SPAROA_MEASURES = {"ms": "rule", "share": "rule", "energy": "rule", "decide_s": "rule", "converged_s": "rule", "ratio": "pair",
+                   "speedup_over": "rules", "lowest": "rules", "accuracy": "target", "accuracy_lr": "target"}
 
 
-def sparoa_rules_of(ctx, item, board, model):
-    """`coinfer train sparoa --json` for one board and model (kept per process): SAC trained for them, every
-    placement rule priced beside it alone on the board (sched/README.md "SparOA"), or {"error": why}. The
-    item's `scenario` is the one-device set-up; its device's type and model are replaced."""
-    episodes = item["sparoa"]["quick_episodes" if ctx.quick else "episodes"]
-    key = ("sparoa", item["scenario"], board, model, episodes)
-    if key in _RUNS:
-        return _RUNS[key]
+def sparoa_scenario(ctx, item, board, model=None):
+    """The item's one-device `scenario` with the board (and model) replaced, written under the run's folder:
+    its path. `sparoa.power` (per board type) gives the device its power figures."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     with open(os.path.join(root, item["scenario"])) as f:
         sc = yaml.safe_load(f)
-    sc["devices"][0]["type"], sc["devices"][0]["model"] = board, model
+    dev = sc["devices"][0]
+    dev["type"] = board
+    if model:
+        dev["model"] = model
+    if board in (item["sparoa"].get("power") or {}):
+        dev["power"] = item["sparoa"]["power"][board]
     sc["luts"] = [x if os.path.isabs(x) else os.path.join(root, x) for x in sc.get("luts", [])]
     folder = tempfile.mkdtemp(dir=ctx.work)
     path = os.path.join(folder, "s.yaml")
     with open(path, "w") as f:
         yaml.safe_dump(sc, f, sort_keys=False)
+    return path
+
+
+def sparoa_thresholds_of(ctx, item, board):
+    """`coinfer train thresholds` for one board (kept per process): SparOA's threshold predictor trained on the
+    grid search's ground truth over the stages of the models the scenario's tables cover, and its accuracy
+    within +-10 % on the held-out 20 % ({"file", "sparsity", "intensity", "lr_sparsity", "lr_intensity"} in
+    %), or {"error": why}. --quick: 8 sequences per model, 20 epochs."""
+    key = ("sparoa-thresholds", item["scenario"], board, ctx.quick)
+    if key in _RUNS:
+        return _RUNS[key]
+    path = sparoa_scenario(ctx, item, board)
+    out_file = os.path.join(os.path.dirname(path), "thresholds.pt")
+    cmd = [ctx.coinfer, "-q", "train", "thresholds", path, "--seed", str(item["sparoa"].get("seed", 1)), "--out", out_file]
+    if ctx.quick:
+        cmd += ["--sequences", "8", "--epochs", "20"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    m = re.search(r"sparsity ([0-9.]+)%, intensity ([0-9.]+)% \(linear regression: ([0-9.]+)%, ([0-9.]+)%", r.stdout)
+    if r.returncode != 0 or not m:
+        out = {"error": f"coinfer train thresholds ({board}) exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
+    else:
+        out = {"file": out_file, "sparsity": float(m.group(1)), "intensity": float(m.group(2)), "lr_sparsity": float(m.group(3)),
+               "lr_intensity": float(m.group(4))}
+    _RUNS[key] = out
+    return out
+
+
+def sparoa_rules_of(ctx, item, board, model):
+    """`coinfer train sparoa --json` for one board and model (kept per process): SAC trained for them (with the
+    board's threshold predictor when `sparoa.thresholds`), every placement rule priced beside it alone on the
+    board (sched/README.md "SparOA"), or {"error": why}."""
+    episodes = item["sparoa"]["quick_episodes" if ctx.quick else "episodes"]
+    use_thresholds = bool(item["sparoa"].get("thresholds"))
+    key = ("sparoa", item["scenario"], board, model, episodes, use_thresholds, json.dumps(item["sparoa"].get("power"), sort_keys=True))
+    if key in _RUNS:
+        return _RUNS[key]
+    path = sparoa_scenario(ctx, item, board, model)
     cmd = [ctx.coinfer, "-q", "train", "sparoa", path, "--json", "--episodes", str(episodes), "--seed", str(item["sparoa"].get("seed", 1)),
-           "--out", os.path.join(folder, "p.pt")]
+           "--out", os.path.join(os.path.dirname(path), "p.pt")]
+    if use_thresholds:
+        t = sparoa_thresholds_of(ctx, item, board)
+        if "error" in t:
+            _RUNS[key] = t
+            return t
+        cmd += ["--thresholds", t["file"]]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         out = {"error": f"coinfer train sparoa ({board}, {model}) exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
@@ -813,49 +866,74 @@ def sparoa_rules_of(ctx, item, board, model):
 
 def sparoa_value(rules, measure):
     """One number of a `train sparoa --json` result per a published entry's `measure`: {ms: RULE} (device ms
-    of one inference), {share: RULE} (the GPU's share of the stages' work, %), {ratio: [A, B]} (B's ms over
-    A's: A's speed-up over B), {speedup_over: [RULES], take: max|min} (SAC's speed-up over the slowest or
-    the fastest of RULES)."""
+    of one inference), {share: RULE} (the GPU's share of the stages' work, %), {energy: RULE} (mJ per
+    inference), {decide_s: RULE} (seconds to decide; SAC's: its whole training), {converged_s: sac} (SAC's
+    training until its kept policy), {ratio: [A, B]} (B's ms over A's: A's speed-up over B),
+    {speedup_over: [RULES], take: max|min} (SAC's speed-up over the slowest or the fastest of RULES),
+    {lowest: [A, ...], by: energy|ms} (1 when A's is the lowest of them, else 0)."""
     ms = lambda rule: rules[rule]["device_ms"]
     if "ms" in measure:
         return ms(measure["ms"])
     if "share" in measure:
         return 100 * rules[measure["share"]]["accelerator_share"]
+    if "energy" in measure:
+        return rules[measure["energy"]]["energy_mj"]
+    if "decide_s" in measure:
+        return rules[measure["decide_s"]]["decide_s"]
+    if "converged_s" in measure:
+        return rules[measure["converged_s"]]["converged_s"]
     if "ratio" in measure:
         a, b = measure["ratio"]
         return ms(b) / ms(a)
+    if "lowest" in measure:
+        field = {"energy": "energy_mj", "ms": "device_ms"}[measure["by"]]
+        first, *others = measure["lowest"]
+        return 1 if all(rules[first][field] < rules[o][field] for o in others) else 0
     ups = [ms(x) / ms("sac") for x in measure["speedup_over"]]
     return max(ups) if measure["take"] == "max" else min(ups)
 
 
 def run_sparoa(item, ctx):
-    """SparOA's evaluation (Figs. 5, 6, 10 as the text states them): for each board and model of a published
-    entry's config (lists: every combination, reduced by its `reduce`: max, min or mean), SAC trained and
-    every placement rule priced by `coinfer train sparoa --json` (sparoa_rules_of), and the entry's
-    `measure` read from it (sparoa_value)."""
-    plan, jobs, out = {}, [], {}
+    """SparOA's evaluation (Figs. 5, 6, 9-11 and Table 3 as the text states them): for each board and model of
+    a published entry's config (lists: every combination, reduced by its `reduce`: max, min or mean), SAC
+    trained and every placement rule priced by `coinfer train sparoa --json` (sparoa_rules_of), and the
+    entry's `measure` read from it (sparoa_value); {accuracy: sparsity|intensity} (and accuracy_lr, the
+    linear regression's) reads the board's threshold predictor instead (sparoa_thresholds_of)."""
+    plan, jobs, boards, out = {}, [], [], {}
     for p in item["published"]:
         if p["scheme"] in (item.get("not_expressible") or {}):
             out[key_of(p["config"], p["scheme"])] = {"error": "not expressible: " + item["not_expressible"][p["scheme"]]}
             continue
-        combos = expand_grid({"board": p["config"]["board"], "model": p["config"]["model"]})
-        plan[key_of(p["config"], p["scheme"])] = (p, combos)
-        jobs += [(c["board"], c["model"]) for c in combos]
-    jobs = sorted(set(jobs))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:
+        accuracy = "accuracy" in p["measure"] or "accuracy_lr" in p["measure"]
+        combos = expand_grid({"board": p["config"]["board"], **({} if accuracy else {"model": p["config"]["model"]})})
+        plan[key_of(p["config"], p["scheme"])] = (p, combos, accuracy)
+        if accuracy or item["sparoa"].get("thresholds"):
+            boards += [c["board"] for c in combos]
+        if not accuracy:
+            jobs += [(c["board"], c["model"]) for c in combos]
+    boards, jobs = sorted(set(boards)), sorted(set(jobs))
+    n = len(boards) + len(jobs)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=ctx.jobs) as pool:  # the predictors first: SAC's runs read them
+        for i, _ in enumerate(pool.map(lambda b: sparoa_thresholds_of(ctx, item, b), boards)):
+            ctx.progress(i + 1, n)
         for i, _ in enumerate(pool.map(lambda j: sparoa_rules_of(ctx, item, *j), jobs)):
-            ctx.progress(i + 1, len(jobs))
-    for key, (p, combos) in plan.items():
+            ctx.progress(len(boards) + i + 1, n)
+    for key, (p, combos, accuracy) in plan.items():
         got, why = [], ""
         for c in combos:
-            r = sparoa_rules_of(ctx, item, c["board"], c["model"])
+            where = c["board"] + ("" if accuracy else f" {c['model']}")
+            r = sparoa_thresholds_of(ctx, item, c["board"]) if accuracy else sparoa_rules_of(ctx, item, c["board"], c["model"])
             if "error" in r:
                 why = r["error"]
                 continue
             try:
-                got.append((sparoa_value(r["rules"], p["measure"]), f"{c['board']} {c['model']}"))
+                if accuracy:
+                    m = p["measure"]
+                    got.append((r[m["accuracy"]] if "accuracy" in m else r["lr_" + m["accuracy_lr"]], where))
+                else:
+                    got.append((sparoa_value(r["rules"], p["measure"]), where))
             except KeyError as e:
-                why = f"{c['board']} {c['model']}: no rule {e} in coinfer train sparoa's output"
+                why = f"{where}: no {e} in coinfer train sparoa's output"
         if len(got) < len(combos):
             out[key] = {"error": why}
             continue

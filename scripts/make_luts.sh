@@ -21,7 +21,7 @@ for pair in jetson-orin-nano:gpu jetson-orin-nano:cpu jetson-agx-orin:gpu jetson
 done
 # The server their one-device scenarios name (scenarios/processors/orin_sparoa_cnn.yaml): the simulator binds
 # a device's server table whatever its strategy (the wire's bytes per stage).
-./build/coinfer lut synth --device i7-7700 --kinds image --max-batch 8 --out traces/lut_images/i7-7700.h5
+./build/coinfer lut synth --device i7-7700 --kinds image --max-batch 8 --out traces/lut_images/i7-7700-default.h5
 # Feature decomposition (variant fdP) of the wide GCN on Pubmed, for the 1 GB board of the feature
 # decomposition paper (scenarios/processors/pi_1gb_feature_decomposition.yaml): the board and its server.
 mkdir -p traces/lut_variants
