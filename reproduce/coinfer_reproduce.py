@@ -46,6 +46,24 @@ class InputError(Exception):
     pass
 
 
+# The keys an item and a published entry may have (reproduce/README.md); any other is refused, naming the nearest.
+ITEM_KEYS = {"id", "title", "runner", "metric", "unit", "lower_is_better", "tolerance", "how", "published", "ordering_groups",
+             "disagreements", "schemes", "metric_path", "measure", "ratio_of", "scenario", "sparoa", "exact", "lacks", "grid",
+             "grid_schemes", "cache_sim_edge_scale", "not_expressible", "models", "phase", "memory_limit_mb", "headlines", "predictor",
+             "ordinal"}
+ENTRY_KEYS = {"config", "scheme", "value", "role", "source", "measure", "setup", "claim", "reduce"}
+
+
+def unknown_keys(where, mapping, known):
+    """Raises InputError for the first key of `mapping` not in `known`, naming the nearest known one."""
+    import difflib
+    for k in mapping:
+        if k not in known:
+            near = difflib.get_close_matches(str(k), sorted(known), n=1)
+            raise InputError(f"{where}: unknown key '{k}'" + (f" (did you mean '{near[0]}'?)" if near else "") +
+                             (" (a comma inside an unquoted scheme name starts a new key: quote the name)" if mapping[k] is None else ""))
+
+
 # --- the published numbers ---------------------------------------------------------------------------------
 
 def load_published(folder):
@@ -75,6 +93,10 @@ def load_published(folder):
             if item["id"] in ids:
                 raise InputError(f"{where}: id '{item['id']}' given twice")
             ids.add(item["id"])
+            unknown_keys(f"{where} ({item['id']})", item, ITEM_KEYS)
+            for j, p in enumerate(item.get("published") or []):
+                if isinstance(p, dict):
+                    unknown_keys(f"{where} ({item['id']}) published[{j}]", p, ENTRY_KEYS)
             if "runner" in item:
                 if item["runner"] not in RUNNERS:
                     raise InputError(f"{where} ({item['id']}): unknown runner '{item['runner']}' (known: {', '.join(sorted(RUNNERS))})")
