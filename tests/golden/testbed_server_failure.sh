@@ -60,9 +60,9 @@ assert next(x for x in decisions if x["trigger"] == "recover:edge")["t_s"] >= 5,
 # The scheduler outlives the server (a coordinator of its own, hw/README.md "Several edge servers"):
 # it decides at the failure, at its time, as the simulator's monitor does, and at the recovery once
 # the server started again has registered (it loads its model first: devices sent to it before it
-# listens would fail), within the 2 s the testbed gives a server to start.
+# listens would fail): ~0.7 s after the recovery's time here; 3 s allowed for a slower machine.
 assert triggers == ["start", "fail:edge", "recover:edge"], triggers
-assert 3 <= decisions[1]["t_s"] < 3.5 and 5 <= decisions[2]["t_s"] < 7, decisions
+assert 3 <= decisions[1]["t_s"] < 3.5 and 5 <= decisions[2]["t_s"] < 8, decisions
 log = open(d + "/logs/server.log").read()
 assert log.count("serving edge of scenario tbfail") == 2, "the server did not start twice"
 coord = open(d + "/logs/coordinator.log").read()
