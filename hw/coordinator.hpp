@@ -3,10 +3,10 @@
 // is sim/scheduler_monitor.cpp): what the scenario's first server (or a --coordinate-only process)
 // observes — devices registering and disconnecting, the rates their heartbeats report, the start
 // gate's deadline, its own restart after a failure, a failed peer server registering again — turned
-// into the loop's triggers. The loop holds
-// the rest (the scenario's timed triggers and periods). No sockets, threads or clock: EdgeServer calls
-// it with its mutex held and the run time now (seconds, 0 = the run's start), and carries out each
-// Decision; the conformance suite (tests/conformance) replays the simulator's worlds through it.
+// into the loop's triggers. The loop holds the rest (the scenario's timed triggers and periods). No
+// sockets, threads or clock: EdgeServer calls it with its mutex held and the run time now (seconds,
+// 0 = the run's start), and carries out each Decision; the conformance suite (tests/conformance)
+// replays the simulator's worlds through it.
 // Torch-free.
 #include <optional>
 #include <vector>
