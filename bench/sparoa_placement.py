@@ -28,12 +28,19 @@ import argparse, json, math, os, subprocess, sys, tempfile
 from model_pairs import model_pairs
 
 RULES = ["cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac"]
-# ASSUMED per-processor power (W): rest of the board idle; each processor idle / busy. Sums stay under
-# the maximum power mode of [sparoa] Table 1 (25 W, 60 W).
-POWER = {
-    "jetson-orin-nano": "{idle_w: 2, processors: {gpu: {idle_w: 0.5, busy_w: 12}, cpu: {idle_w: 0.5, busy_w: 6}}}",
-    "jetson-agx-orin": "{idle_w: 5, processors: {gpu: {idle_w: 1, busy_w: 35}, cpu: {idle_w: 1, busy_w: 15}}}",
-}
+# ASSUMED per-processor power (W): rest of the board idle; each processor idle / busy; sums under the
+# maximum power mode of [sparoa] Table 1 (25 W, 60 W). One source: the figures `coinfer reproduce sparoa`
+# uses (reproduce/published/sparoa.yaml, the first item's sparoa.power), written here as YAML flow (JSON).
+def assumed_power():
+    import yaml
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "reproduce", "published", "sparoa.yaml")) as f:
+        items = yaml.safe_load(f)["items"]
+    power = next(i["sparoa"]["power"] for i in items if "power" in i.get("sparoa", {}))
+    return {board: json.dumps(p) for board, p in power.items()}
+
+
+POWER = assumed_power()
 
 
 def gmean(v):
