@@ -138,14 +138,9 @@ std::string scheduler_override(const Scenario& s, const std::string& policy, con
   return m;
 }
 
-int train(TrainOptions& o) {
-  torch::set_num_threads(o.threads);
-  set_blas_threads(o.threads);  // OpenBLAS's pool ignores LibTorch's count (plumbing/blas_threads.hpp)
-  if (o.bw_min <= 0 || o.bw_max < o.bw_min) throw InputError(SourceLocation{"--bandwidth", 0, 0}, "--bandwidth", "expected 0 < MIN <= MAX");
-  if (o.step_min <= 0 || o.step_max < o.step_min) throw InputError(SourceLocation{"--trace-step", 0, 0}, "--trace-step", "expected 0 < MIN <= MAX");
-  cli::check_output_folder(fs::path(fs::absolute(o.out)).parent_path().string(), "--out");
+// The training scenarios, loaded; `models` gets each device's "model/dataset".
+std::vector<TrainScenario> load_training_scenarios(const TrainOptions& o, std::set<std::string>& models) {
   std::vector<TrainScenario> scenarios;
-  std::set<std::string> models;
   for (const auto& f : o.scenarios) {
     TrainScenario ts;
     ts.file = fs::absolute(f).string();
@@ -161,37 +156,36 @@ int train(TrainOptions& o) {
     }
     scenarios.push_back(std::move(ts));
   }
-  // Learned batching: every scenario lists the same candidates (the batching policy's actions index them).
-  SacBatchingPolicyInfo binfo;
-  if (o.learn_batching) {
-    auto sorted = [](auto v) {
-      std::sort(v.begin(), v.end());
-      v.erase(std::unique(v.begin(), v.end()), v.end());
-      return v;
-    };
-    for (size_t k = 0; k < scenarios.size(); ++k) {
-      const Scenario& sc = scenarios[k].scenario;
-      const BatchingChoices c{sorted(sc.scheduler.batch_windows_ms), sorted(sc.scheduler.batch_sizes)};
-      if (c.empty())
-        throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
-                         "--learn-batching needs the batching candidates in every training scenario (scheduler.batch_windows_ms, "
-                         "scheduler.batch_sizes)");
-      if (k == 0)
-        binfo.candidates = c;
-      else if (c.windows_ms != binfo.candidates.windows_ms || c.sizes != binfo.candidates.sizes)
-        throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
-                         "--learn-batching needs the same batching candidates in every training scenario; " + scenarios[0].file + " lists others");
-    }
-    binfo.hidden = o.hyper.hidden;
+  return scenarios;
+}
+
+// Learned batching: every scenario must list the same candidates (the batching policy's actions index
+// them). Throws InputError naming the first scenario that lists none or others.
+BatchingChoices shared_batching_candidates(const std::vector<TrainScenario>& scenarios) {
+  auto sorted = [](auto v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  BatchingChoices shared;
+  for (size_t k = 0; k < scenarios.size(); ++k) {
+    const Scenario& sc = scenarios[k].scenario;
+    const BatchingChoices c{sorted(sc.scheduler.batch_windows_ms), sorted(sc.scheduler.batch_sizes)};
+    if (c.empty())
+      throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
+                       "--learn-batching needs the batching candidates in every training scenario (scheduler.batch_windows_ms, "
+                       "scheduler.batch_sizes)");
+    if (k == 0)
+      shared = c;
+    else if (c.windows_ms != shared.windows_ms || c.sizes != shared.sizes)
+      throw InputError(sc.scheduler.where, "scheduler.batch_windows_ms",
+                       "--learn-batching needs the same batching candidates in every training scenario; " + scenarios[0].file + " lists others");
   }
-  const std::string coinfer = cli::companion_path("coinfer");
-  const std::string ckpt = o.out + ".ckpt", curve = o.out + ".learning.csv", work = o.out + ".episodes";
-  SacPolicyInfo info;
-  info.hidden = o.hyper.hidden;
-  info.allow_data_parallel = o.hyper.allow_data_parallel;
-  info.models = {models.begin(), models.end()};
-  info.placement_policy = o.placement_policy;
-  // What must match for a checkpoint to be resumed: everything but the episode count and the log level.
+  return shared;
+}
+
+// What must match for a checkpoint to be resumed: everything but the episode count and the log level.
+nlohmann::json checkpoint_identity(const TrainOptions& o, const SacBatchingPolicyInfo& binfo) {
   nlohmann::json identity{
       {"scenarios", o.scenarios},
       {"seed", o.seed},
@@ -215,59 +209,204 @@ int train(TrainOptions& o) {
       {"placement_policy", o.placement_policy},
       {"reward", {o.reward.latency, o.reward.energy, o.reward.switching, o.reward.shared, o.reward.per_result, o.reward.energy_per_result}}};
   if (o.learn_batching) identity["learn_batching"] = {binfo.candidates.windows_ms, binfo.candidates.sizes};
+  return identity;
+}
+
+const char* const kCurveHeader =
+    "episode,scenario,seed,return,decisions,transitions,throughput_rps,mean_latency_s,alpha,critic_loss,actor_loss,entropy,wall_s\n";
+
+// The learning curve's rows of the episodes before `done_episodes` (the curve is written before the
+// checkpoint: rows of a round the checkpoint lacks are dropped, and that round runs again). Throws
+// InputError naming the file and row of a line that is not a curve's.
+std::string curve_before(const std::string& curve, int done_episodes) {
+  std::string text = kCurveHeader;
+  if (!fs::exists(curve)) return text;
+  std::istringstream in(read_input_file(curve, "learning curve"));
+  std::string line;
+  std::getline(in, line);  // header
+  for (int row = 2; std::getline(in, line); ++row) {
+    if (line.empty()) continue;
+    long long episode = -1;
+    try {
+      episode = std::stoll(line.substr(0, line.find(',')));
+    } catch (const std::exception&) {
+      throw InputError(SourceLocation{curve, row, 1}, "episode", "not a row of a learning curve; move the file away to resume without it");
+    }
+    if (episode < done_episodes) text += line + "\n";
+  }
+  return text;
+}
+
+// Where a training stands: episodes done, wall time spent before this process, the curve so far.
+struct TrainingProgress {
+  int episodes = 0;
+  double wall_s = 0;
+  std::string curve_text = kCurveHeader;
+};
+
+// The checkpoint files of a training writing POLICY: the agent's, the batching agent's (its previous
+// one kept beside it), the learning curve, and the batching policy written at the end.
+struct CheckpointFiles {
+  std::string agent, batching, curve, batching_policy;
+  explicit CheckpointFiles(const std::string& out)
+      : agent(out + ".ckpt"), batching(out + ".batching.ckpt"), curve(out + ".learning.csv"), batching_policy(out + ".batching") {}
+};
+
+// Loads both agents from the last round's checkpoints when they exist (and --restart is not given).
+// Throws InputError when the checkpoint was made by another set-up or the batching agent has none of
+// the same round.
+TrainingProgress resume(const TrainOptions& o, const nlohmann::json& identity, const CheckpointFiles& files, SacAgent& agent,
+                        SacAgent& batching_agent, const SacHyperParams& batching_hyper) {
+  TrainingProgress p;
+  if (!fs::exists(files.agent) || o.restart) return p;
+  const auto saved = nlohmann::json::parse(agent.load_checkpoint(files.agent));
+  if (saved.at("identity") != identity)
+    throw InputError(SourceLocation{files.agent, 0, 0}, "identity",
+                     "this checkpoint was made by another training set-up (" + saved.at("identity").dump() +
+                         "); use the same options, or --restart to begin again");
+  p.episodes = saved.at("episodes").get<int>();
+  if (o.learn_batching) {
+    // Of the batching agent's last two checkpoints, the one of the main checkpoint's round (a kill
+    // between writing the two leaves the newer one a round ahead).
+    bool found = false;
+    for (const std::string& f : {files.batching, files.batching + ".prev"}) {
+      if (!fs::exists(f)) continue;
+      SacAgent candidate(batching_hyper, RandomStream(o.seed, StreamPurpose::sac_batching, 0).next_u64());
+      if (nlohmann::json::parse(candidate.load_checkpoint(f)).at("episodes") != saved.at("episodes")) continue;
+      batching_agent.load_checkpoint(f);
+      found = true;
+      break;
+    }
+    if (!found)
+      throw InputError(SourceLocation{files.batching, 0, 0}, "episodes",
+                       "no checkpoint of the batching agent at the round of " + files.agent + "; use --restart to begin again");
+  }
+  p.wall_s = saved.at("wall_s").get<double>();
+  p.curve_text = curve_before(files.curve, p.episodes);
+  log::info("train", "resuming from " + files.agent + " after " + std::to_string(p.episodes) + " episodes");
+  return p;
+}
+
+// One episode of a round: its `coinfer run` and where it writes.
+struct Episode {
+  int index = 0;
+  const TrainScenario* scenario = nullptr;
+  std::uint64_t seed = 0;  // the run's seed (arrivals, service times, exploration)
+  double duration_s = 0;
+  std::string dir;  // the run's output; DIR-in holds its inputs and log
+  std::vector<std::string> argv;
+};
+
+// Episode `index`: the scenario it cycles to, its seed, random bandwidth traces (written into DIR-in)
+// unless --keep-bandwidth, and joins and loads per device entry (a count: group shares them), all
+// drawn in that order from the episode's own stream.
+Episode make_episode(const TrainOptions& o, const std::vector<TrainScenario>& scenarios, int index, const std::string& work,
+                     const std::string& policy, const std::string& batching_policy) {
+  Episode e;
+  e.index = index;
+  e.scenario = &scenarios[static_cast<size_t>(index) % scenarios.size()];
+  const TrainScenario& ts = *e.scenario;
+  RandomStream rng(o.seed, StreamPurpose::sac_episode, static_cast<std::uint64_t>(index));
+  e.seed = rng.next_u64() % 1000000007ULL + 1;
+  e.duration_s = o.duration_s > 0 ? o.duration_s : ts.scenario.duration_s;
+  e.dir = work + "/episode-" + std::to_string(index);
+  fs::remove_all(e.dir);
+  fs::create_directories(e.dir + "-in");
+  e.argv = {cli::companion_path("coinfer"),
+            "run",
+            ts.file,
+            "--out",
+            e.dir,
+            "-q",
+            "--set",
+            "seed=" + std::to_string(e.seed),
+            "--set",
+            "warmup_s=0",  // rewards count every request
+            "--set",
+            scheduler_override(ts.scenario, policy, batching_policy, e.seed, o)};
+  auto set = [&e](const std::string& assignment) { e.argv.insert(e.argv.end(), {"--set", assignment}); };
+  if (o.duration_s > 0) set("duration_s=" + fmt(o.duration_s));
+  if (!o.keep_bandwidth) {
+    for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
+      if (ts.entry_has_trace[k]) continue;
+      const std::string trace = fs::absolute(e.dir + "-in/trace-" + std::to_string(k) + ".csv").string();
+      write_text_atomic(trace, random_trace(rng, e.duration_s, o));
+      set("devices." + std::to_string(k) + ".link.trace=" + trace);
+    }
+  }
+  for (size_t k = 0; k < ts.entry_arrival.size(); ++k) {
+    const std::string key = "devices." + std::to_string(k) + ".";
+    const double u_join = rng.next_unit(), t_join = rng.next_unit() * e.duration_s / 2, u_load = rng.next_unit();
+    if (ts.entry_arrival[k] == WorkloadSpec::Arrival::none) continue;
+    if (u_join < o.join_probability) set(key + "join_at_s=" + fmt(t_join));
+    if (o.load_spread <= 1) continue;
+    const double factor = std::exp((2 * u_load - 1) * std::log(o.load_spread));  // log-uniform in [1/spread, spread]
+    if (ts.entry_arrival[k] == WorkloadSpec::Arrival::poisson && ts.entry_rate[k] > 0)
+      set(key + "workload.rate_per_s=" + fmt(ts.entry_rate[k] * factor));
+    else if (ts.entry_arrival[k] == WorkloadSpec::Arrival::closed_loop) {
+      const double base = ts.entry_in_flight[k] > 0 ? ts.entry_in_flight[k] : 1.5;
+      set(key + "workload.in_flight=" + std::to_string(std::max(1L, std::lround(base * factor))));
+    }
+  }
+  return e;
+}
+
+// Runs a round's episodes as concurrent `coinfer run`s and reads each one's result. Blocks until all
+// have ended; throws InputError with the log of the first one that failed.
+std::vector<EpisodeResult> run_round(const std::vector<Episode>& round, const TrainOptions& o) {
+  std::vector<Child> children;
+  for (const Episode& e : round) {
+    ChildSpec spec;
+    spec.argv = e.argv;
+    spec.stdout_file = e.dir + "-in/run.log";
+    spec.stderr_file = "&1";
+    log::debug("train", "episode " + std::to_string(e.index) + ": " + join(e.argv, " "));
+    children.push_back(Child::start(spec));
+  }
+  std::vector<EpisodeResult> results;
+  for (size_t w = 0; w < round.size(); ++w) {
+    const Episode& e = round[w];
+    const int status = children[w].wait();
+    if (status != 0)
+      throw InputError(SourceLocation{e.scenario->file, 0, 0}, "episode",
+                       "episode " + std::to_string(e.index) + " (coinfer run) ended with " + describe_exit_status(status) + ": " +
+                           trim(read_input_file(e.dir + "-in/run.log", "episode log")));
+    results.push_back(read_episode(e.dir, *e.scenario, e.duration_s, o));
+  }
+  return results;
+}
+
+// One row of the learning curve.
+std::string curve_row(const Episode& e, const EpisodeResult& r, const SacUpdateStats& st, double wall_s) {
+  return std::to_string(e.index) + "," + fs::path(e.scenario->file).filename().string() + "," + std::to_string(e.seed) + "," + fmt(r.episode_return) +
+         "," + std::to_string(r.decisions) + "," + std::to_string(r.transitions.size()) + "," + fmt(r.throughput_rps) + "," + fmt(r.mean_latency_s) +
+         "," + fmt(st.alpha) + "," + fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," + strprintf("%.3f", wall_s) + "\n";
+}
+
+int train(TrainOptions& o) {
+  torch::set_num_threads(o.threads);
+  set_blas_threads(o.threads);  // OpenBLAS's pool ignores LibTorch's count (plumbing/blas_threads.hpp)
+  if (o.bw_min <= 0 || o.bw_max < o.bw_min) throw InputError(SourceLocation{"--bandwidth", 0, 0}, "--bandwidth", "expected 0 < MIN <= MAX");
+  if (o.step_min <= 0 || o.step_max < o.step_min) throw InputError(SourceLocation{"--trace-step", 0, 0}, "--trace-step", "expected 0 < MIN <= MAX");
+  cli::check_output_folder(fs::path(fs::absolute(o.out)).parent_path().string(), "--out");
+  std::set<std::string> models;
+  const std::vector<TrainScenario> scenarios = load_training_scenarios(o, models);
+  SacBatchingPolicyInfo binfo;
+  if (o.learn_batching) binfo.candidates = shared_batching_candidates(scenarios), binfo.hidden = o.hyper.hidden;
+  const CheckpointFiles files(o.out);
+  const std::string work = o.out + ".episodes";
+  SacPolicyInfo info;
+  info.hidden = o.hyper.hidden;
+  info.allow_data_parallel = o.hyper.allow_data_parallel;
+  info.models = {models.begin(), models.end()};
+  info.placement_policy = o.placement_policy;
+  const nlohmann::json identity = checkpoint_identity(o, binfo);
   SacAgent agent(o.hyper, o.seed);
   // The batching agent: its own networks and buffer over the server observation, its own seed.
   SacHyperParams bh = o.hyper;
   bh.features = sac_batching_feature_count();
   SacAgent batching_agent(bh, RandomStream(o.seed, StreamPurpose::sac_batching, 0).next_u64());
-  const std::string batching_out = o.out + ".batching", batching_ckpt = o.out + ".batching.ckpt";
-  int done_episodes = 0;
-  double wall_before = 0;
-  std::string curve_text =
-      "episode,scenario,seed,return,decisions,transitions,throughput_rps,mean_latency_s,alpha,critic_loss,actor_loss,entropy,wall_s\n";
-  if (fs::exists(ckpt) && !o.restart) {
-    const auto progress = nlohmann::json::parse(agent.load_checkpoint(ckpt));
-    if (progress.at("identity") != identity)
-      throw InputError(SourceLocation{ckpt, 0, 0}, "identity",
-                       "this checkpoint was made by another training set-up (" + progress.at("identity").dump() +
-                           "); use the same options, or --restart to begin again");
-    done_episodes = progress.at("episodes").get<int>();
-    if (o.learn_batching) {
-      // Of the batching agent's last two checkpoints, the one of the main checkpoint's round (a kill
-      // between writing the two leaves the newer one a round ahead).
-      bool found = false;
-      for (const std::string& f : {batching_ckpt, batching_ckpt + ".prev"}) {
-        if (!fs::exists(f)) continue;
-        SacAgent candidate(bh, RandomStream(o.seed, StreamPurpose::sac_batching, 0).next_u64());
-        if (nlohmann::json::parse(candidate.load_checkpoint(f)).at("episodes") != progress.at("episodes")) continue;
-        batching_agent.load_checkpoint(f);
-        found = true;
-        break;
-      }
-      if (!found)
-        throw InputError(SourceLocation{batching_ckpt, 0, 0}, "episodes",
-                         "no checkpoint of the batching agent at the round of " + ckpt + "; use --restart to begin again");
-    }
-    wall_before = progress.at("wall_s").get<double>();
-    if (fs::exists(curve)) {
-      // The curve is written before the checkpoint: rows of a round the checkpoint lacks are dropped
-      // (that round runs again).
-      std::istringstream in(read_input_file(curve, "learning curve"));
-      std::string line;
-      std::getline(in, line);  // header
-      for (int row = 2; std::getline(in, line); ++row) {
-        if (line.empty()) continue;
-        long long episode = -1;
-        try {
-          episode = std::stoll(line.substr(0, line.find(',')));
-        } catch (const std::exception&) {
-          throw InputError(SourceLocation{curve, row, 1}, "episode", "not a row of a learning curve; move the file away to resume without it");
-        }
-        if (episode < done_episodes) curve_text += line + "\n";
-      }
-    }
-    log::info("train", "resuming from " + ckpt + " after " + std::to_string(done_episodes) + " episodes");
-  }
+  TrainingProgress done = resume(o, identity, files, agent, batching_agent, bh);
   fs::create_directories(work);
   // The episodes' folders go whatever happens (a failed episode's log is in the error message).
   struct RemoveAtExit {
@@ -280,120 +419,50 @@ int train(TrainOptions& o) {
   const std::string current = work + "/policy-current.pt", current_batching = work + "/policy-current.pt.batching";
   cli::ProgressLine progress("train sac", o.quiet, 5);
   const auto t0 = std::chrono::steady_clock::now();
-  auto elapsed = [&] { return wall_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto elapsed = [&] { return done.wall_s + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   double last_return = NAN;
-  while (done_episodes < o.episodes) {
-    const int round = done_episodes / std::max(1, o.workers);
-    const int n = std::min(o.workers, o.episodes - done_episodes);
+  while (done.episodes < o.episodes) {
+    const int round_index = done.episodes / std::max(1, o.workers);
+    const int n = std::min(o.workers, o.episodes - done.episodes);
     agent.save_policy(current, info);
     if (o.learn_batching) save_sac_batching_policy(current_batching, binfo, batching_agent.actor());
-    std::vector<Child> children;
-    std::vector<std::string> dirs;
-    std::vector<const TrainScenario*> used;
-    std::vector<std::uint64_t> seeds;
-    std::vector<double> durations;
-    for (int w = 0; w < n; ++w) {
-      const int episode = done_episodes + w;
-      const TrainScenario& ts = scenarios[static_cast<size_t>(episode) % scenarios.size()];
-      RandomStream rng(o.seed, StreamPurpose::sac_episode, static_cast<std::uint64_t>(episode));
-      const std::uint64_t seed = rng.next_u64() % 1000000007ULL + 1;  // the run's seed (arrivals, service times, exploration)
-      const double duration = o.duration_s > 0 ? o.duration_s : ts.scenario.duration_s;
-      const std::string dir = work + "/episode-" + std::to_string(episode);
-      fs::remove_all(dir);
-      fs::create_directories(dir + "-in");
-      std::vector<std::string> argv = {
-          coinfer,
-          "run",
-          ts.file,
-          "--out",
-          dir,
-          "-q",
-          "--set",
-          "seed=" + std::to_string(seed),
-          "--set",
-          "warmup_s=0",  // rewards count every request
-          "--set",
-          scheduler_override(ts.scenario, fs::absolute(current).string(), o.learn_batching ? fs::absolute(current_batching).string() : "", seed, o)};
-      if (o.duration_s > 0) argv.insert(argv.end(), {"--set", "duration_s=" + fmt(o.duration_s)});
-      if (!o.keep_bandwidth) {
-        for (size_t k = 0; k < ts.entry_has_trace.size(); ++k) {
-          if (ts.entry_has_trace[k]) continue;
-          const std::string trace = fs::absolute(dir + "-in/trace-" + std::to_string(k) + ".csv").string();
-          write_text_atomic(trace, random_trace(rng, duration, o));
-          argv.insert(argv.end(), {"--set", "devices." + std::to_string(k) + ".link.trace=" + trace});
-        }
-      }
-      // Joins and loads: per device entry (a count: group shares them), from the episode's stream.
-      for (size_t k = 0; k < ts.entry_arrival.size(); ++k) {
-        const std::string key = "devices." + std::to_string(k) + ".";
-        const double u_join = rng.next_unit(), t_join = rng.next_unit() * duration / 2, u_load = rng.next_unit();
-        if (ts.entry_arrival[k] == WorkloadSpec::Arrival::none) continue;
-        if (u_join < o.join_probability) argv.insert(argv.end(), {"--set", key + "join_at_s=" + fmt(t_join)});
-        if (o.load_spread <= 1) continue;
-        const double factor = std::exp((2 * u_load - 1) * std::log(o.load_spread));  // log-uniform in [1/spread, spread]
-        if (ts.entry_arrival[k] == WorkloadSpec::Arrival::poisson && ts.entry_rate[k] > 0)
-          argv.insert(argv.end(), {"--set", key + "workload.rate_per_s=" + fmt(ts.entry_rate[k] * factor)});
-        else if (ts.entry_arrival[k] == WorkloadSpec::Arrival::closed_loop) {
-          const double base = ts.entry_in_flight[k] > 0 ? ts.entry_in_flight[k] : 1.5;
-          argv.insert(argv.end(), {"--set", key + "workload.in_flight=" + std::to_string(std::max(1L, std::lround(base * factor)))});
-        }
-      }
-      ChildSpec spec;
-      spec.argv = argv;
-      spec.stdout_file = dir + "-in/run.log";
-      spec.stderr_file = "&1";
-      log::debug("train", "episode " + std::to_string(episode) + ": " + join(argv, " "));
-      children.push_back(Child::start(spec));
-      dirs.push_back(dir);
-      used.push_back(&ts);
-      seeds.push_back(seed);
-      durations.push_back(duration);
-    }
-    std::vector<EpisodeResult> results;
-    for (int w = 0; w < n; ++w) {
-      const int status = children[static_cast<size_t>(w)].wait();
-      if (status != 0) {
-        throw InputError(SourceLocation{used[static_cast<size_t>(w)]->file, 0, 0}, "episode",
-                         "episode " + std::to_string(done_episodes + w) + " (coinfer run) ended with " + describe_exit_status(status) + ": " +
-                             trim(read_input_file(dirs[static_cast<size_t>(w)] + "-in/run.log", "episode log")));
-      }
-      results.push_back(read_episode(dirs[static_cast<size_t>(w)], *used[static_cast<size_t>(w)], durations[static_cast<size_t>(w)], o));
-    }
+    std::vector<Episode> round;
+    for (int w = 0; w < n; ++w)
+      round.push_back(make_episode(o, scenarios, done.episodes + w, work, fs::absolute(current).string(),
+                                   o.learn_batching ? fs::absolute(current_batching).string() : ""));
+    const std::vector<EpisodeResult> results = run_round(round, o);
     // One environment step is one decision (every device acts at once; each device's step is a transition).
     int decisions = 0;
     for (const auto& r : results) {
       for (const auto& t : r.transitions) agent.add(t);
       decisions += r.decisions;
     }
-    const SacUpdateStats st = agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+    const int updates = static_cast<int>(std::ceil(decisions * o.updates_per_decision));
+    const SacUpdateStats st = agent.update(updates, static_cast<std::uint64_t>(round_index));
     if (o.learn_batching) {
       for (const auto& r : results)
         for (const auto& t : r.server_transitions) batching_agent.add(t);
-      batching_agent.update(static_cast<int>(std::ceil(decisions * o.updates_per_decision)), static_cast<std::uint64_t>(round));
+      batching_agent.update(updates, static_cast<std::uint64_t>(round_index));
     }
     for (int w = 0; w < n; ++w) {
-      const EpisodeResult& r = results[static_cast<size_t>(w)];
-      curve_text += std::to_string(done_episodes + w) + "," + fs::path(used[static_cast<size_t>(w)]->file).filename().string() + "," +
-                    std::to_string(seeds[static_cast<size_t>(w)]) + "," + fmt(r.episode_return) + "," + std::to_string(r.decisions) + "," +
-                    std::to_string(r.transitions.size()) + "," + fmt(r.throughput_rps) + "," + fmt(r.mean_latency_s) + "," + fmt(st.alpha) + "," +
-                    fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," + strprintf("%.3f", elapsed()) + "\n";
-      last_return = r.episode_return;
-      fs::remove_all(dirs[static_cast<size_t>(w)]);
-      fs::remove_all(dirs[static_cast<size_t>(w)] + "-in");
+      done.curve_text += curve_row(round[static_cast<size_t>(w)], results[static_cast<size_t>(w)], st, elapsed());
+      last_return = results[static_cast<size_t>(w)].episode_return;
+      fs::remove_all(round[static_cast<size_t>(w)].dir);
+      fs::remove_all(round[static_cast<size_t>(w)].dir + "-in");
     }
-    done_episodes += n;
-    nlohmann::json prog{{"identity", identity}, {"episodes", done_episodes}, {"wall_s", elapsed()}};
+    done.episodes += n;
+    nlohmann::json prog{{"identity", identity}, {"episodes", done.episodes}, {"wall_s", elapsed()}};
     // The curve first, then the checkpoint: a kill between the two repeats this round's rows, never loses them.
-    write_text_atomic(curve, curve_text);
+    write_text_atomic(files.curve, done.curve_text);
     // The batching agent's first, its previous one kept: a kill before the main checkpoint is written
     // resumes from the previous round of both.
     if (o.learn_batching) {
-      if (fs::exists(batching_ckpt)) fs::rename(batching_ckpt, batching_ckpt + ".prev");
-      batching_agent.save_checkpoint(batching_ckpt, info, prog.dump());
+      if (fs::exists(files.batching)) fs::rename(files.batching, files.batching + ".prev");
+      batching_agent.save_checkpoint(files.batching, info, prog.dump());
     }
-    agent.save_checkpoint(ckpt, info, prog.dump());
-    progress.update(done_episodes, o.episodes,
-                    strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done_episodes, last_return, st.alpha, agent.buffer_size()));
+    agent.save_checkpoint(files.agent, info, prog.dump());
+    progress.update(done.episodes, o.episodes,
+                    strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done.episodes, last_return, st.alpha, agent.buffer_size()));
   }
   progress.finish();
   info.provenance =
@@ -406,17 +475,17 @@ int train(TrainOptions& o) {
     binfo.provenance = info.provenance + "; the batching agent beside it";
     binfo.episodes = o.episodes;
     binfo.scenarios = info.scenarios;
-    save_sac_batching_policy(batching_out, binfo, batching_agent.actor());
-    info.batching_policy = fs::path(batching_out).filename().string();
+    save_sac_batching_policy(files.batching_policy, binfo, batching_agent.actor());
+    info.batching_policy = fs::path(files.batching_policy).filename().string();
     std::error_code ec;
-    fs::remove(batching_ckpt + ".prev", ec);
+    fs::remove(files.batching + ".prev", ec);
   }
   agent.save_policy(o.out, info);
   if (!o.quiet)
     std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)
               << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out
-              << (o.learn_batching ? " and its batching policy " + batching_out : std::string()) << " (checkpoint " << ckpt << ", learning curve "
-              << curve << ")\n";
+              << (o.learn_batching ? " and its batching policy " + files.batching_policy : std::string()) << " (checkpoint " << files.agent
+              << ", learning curve " << files.curve << ")\n";
   return 0;
 }
 
