@@ -383,6 +383,33 @@ std::string curve_row(const Episode& e, const EpisodeResult& r, const SacUpdateS
          "," + fmt(st.alpha) + "," + fmt(st.critic_loss) + "," + fmt(st.actor_loss) + "," + fmt(st.entropy) + "," + strprintf("%.3f", wall_s) + "\n";
 }
 
+// Writes the trained policy POLICY (and its batching policy) with their provenance, drops the batching
+// agent's previous checkpoint, and says what was written unless quiet.
+void write_trained_policies(const TrainOptions& o, const std::vector<TrainScenario>& scenarios, SacPolicyInfo& info, SacBatchingPolicyInfo& binfo,
+                            SacAgent& agent, SacAgent& batching_agent, const CheckpointFiles& files, double wall_s, double last_return) {
+  info.provenance =
+      "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " + std::to_string(o.episodes) + " episodes, seed " +
+      std::to_string(o.seed) +
+      (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
+  info.episodes = o.episodes;
+  for (const auto& ts : scenarios) info.scenarios.push_back(ts.scenario.name);
+  if (o.learn_batching) {
+    binfo.provenance = info.provenance + "; the batching agent beside it";
+    binfo.episodes = o.episodes;
+    binfo.scenarios = info.scenarios;
+    save_sac_batching_policy(files.batching_policy, binfo, batching_agent.actor());
+    info.batching_policy = fs::path(files.batching_policy).filename().string();
+    std::error_code ec;
+    fs::remove(files.batching + ".prev", ec);
+  }
+  agent.save_policy(o.out, info);
+  if (!o.quiet)
+    std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(wall_s) << "; last return " << fmt(last_return)
+              << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out
+              << (o.learn_batching ? " and its batching policy " + files.batching_policy : std::string()) << " (checkpoint " << files.agent
+              << ", learning curve " << files.curve << ")\n";
+}
+
 int train(TrainOptions& o) {
   torch::set_num_threads(o.threads);
   set_blas_threads(o.threads);  // OpenBLAS's pool ignores LibTorch's count (plumbing/blas_threads.hpp)
@@ -465,27 +492,7 @@ int train(TrainOptions& o) {
                     strprintf("episode %d, return %.2f, temperature %.3g, buffer %zu", done.episodes, last_return, st.alpha, agent.buffer_size()));
   }
   progress.finish();
-  info.provenance =
-      "trained by coinfer train sac (" + o.command_line + ") on " + join(o.scenarios, ", ") + ": " + std::to_string(o.episodes) + " episodes, seed " +
-      std::to_string(o.seed) +
-      (o.keep_bandwidth ? ", the scenarios' own bandwidths" : ", random bandwidth traces " + fmt(o.bw_min) + "-" + fmt(o.bw_max) + " Mbit/s");
-  info.episodes = o.episodes;
-  for (const auto& ts : scenarios) info.scenarios.push_back(ts.scenario.name);
-  if (o.learn_batching) {
-    binfo.provenance = info.provenance + "; the batching agent beside it";
-    binfo.episodes = o.episodes;
-    binfo.scenarios = info.scenarios;
-    save_sac_batching_policy(files.batching_policy, binfo, batching_agent.actor());
-    info.batching_policy = fs::path(files.batching_policy).filename().string();
-    std::error_code ec;
-    fs::remove(files.batching + ".prev", ec);
-  }
-  agent.save_policy(o.out, info);
-  if (!o.quiet)
-    std::cout << "trained " << o.episodes << " episodes in " << cli::format_duration(elapsed()) << "; last return " << fmt(last_return)
-              << ", temperature " << fmt(agent.alpha()) << "; wrote " << o.out
-              << (o.learn_batching ? " and its batching policy " + files.batching_policy : std::string()) << " (checkpoint " << files.agent
-              << ", learning curve " << files.curve << ")\n";
+  write_trained_policies(o, scenarios, info, binfo, agent, batching_agent, files, elapsed(), last_return);
   return 0;
 }
 
