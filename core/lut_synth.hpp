@@ -60,7 +60,7 @@ struct ProcessorProfile {
 };
 
 // A device or server type (traces/devices.yaml): its processors, how data moves between them, its
-// memory. A profile written the old way (peak figures at the top, no `processors`) is one processor
+// memory. A profile in the one-processor form (peak figures at the top, no `processors`) is one processor
 // named "default" (kind: the optional top-level `kind`, else not stated); traces/README.md "Device
 // profiles".
 struct DeviceProfile {

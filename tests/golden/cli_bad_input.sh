@@ -111,7 +111,7 @@ if [ $? -eq 2 ] && grep -q "cannot be created or written" "$work/unwritable.stde
 # --- Bounds: each refused with the key, the bound and why, before anything runs. ---
 expect_bad tiny_period "at most 100000" run "$base" --set scheduler.period_s=1e-12
 expect_bad many_workers "servers\[0\].workers.*must be <= 256" run "$base" --set servers.0.workers=40000
-# Each bound of a range is blamed on the option typed (both used to be blamed on a "--mbps" that does not exist).
+# Each bound of a range is blamed on the option typed (never on a "--mbps" that does not exist).
 expect_bad mbps_order "key '--max-mbps': 1 is below --min-mbps 100" predictor samples --min-mbps 100 --max-mbps 1 --systems 2
 expect_bad mbps_min "key '--min-mbps': 0 must be in" predictor samples --min-mbps 0 --systems 2
 # A LUT missing for a server's type (even for a device that runs locally) blames the server's type; a

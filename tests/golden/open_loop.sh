@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Open-loop (Poisson) devices and the schedulers, on the quickstart (pi2: Poisson):
 #  1. the estimate of a Pi 4B doing its whole DGCNN locally at 100 req/s says it serves ~4.1 req/s
-#     (1 / 241.5 ms) and is SATURATED -- it used to say 100 req/s;
-#  2. dp, greedy and hierarchical no longer pick schemes that fail requests (dp lost 431, greedy 220);
+#     (1 / 241.5 ms) and is SATURATED (not 100 req/s);
+#  2. dp, greedy and hierarchical pick no scheme that fails requests (one that does loses hundreds);
 #  3. plan's verification counts failed requests: a plan whose simulation fails requests is "NOT met"
 #     and plan exits 1; a prediction more than 50 % off the simulation is warned about (item 10).
 set -u

@@ -112,7 +112,7 @@ else
   grep -q "cannot cap the CPU" "$work/cap.out" && echo "note: CPU capping unavailable here: $(cat "$work/cap.out")" && ok || { bad "cpu cap error"; cat "$work/cap.out"; }
 fi
 cp "$work/new/m.h5" "$work/keep.h5"
-# An existing LUT file keeps its tables (profiling a second model used to delete the
+# An existing LUT file keeps its tables (profiling a second model must not delete the
 # first): a second table is added; measuring a table the file holds is refused unless --replace.
 "$coinfer" profile --model gat --dataset mr --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/keep.h5" -q > "$work/add.out" 2>&1 \
   && "$coinfer" lut show "$work/keep.h5" > "$work/add.show" && grep -q "model gcn  dataset mr" "$work/add.show" && grep -q "model gat  dataset mr" "$work/add.show" \
@@ -158,7 +158,7 @@ print("peak bytes base %.0f fd8 %.0f" % (b, f))
 assert f < 0.9 * b, (b, f)
 PY
 # A split whose state is larger than the middleware's largest frame (gcn_wide on Pubmed: 19,717 x 1024
-# floats after conv1, 80 MB > 64 MiB) used to end the profile with "internal error" (exit 1); it is
+# floats after conv1, 80 MB > 64 MiB) must not end the profile with "internal error" (exit 1): it is
 # measured without wire bytes for that split, which the provenance names.
 "$coinfer" profile --model gcn_wide --dataset pubmed --batch 1..1 --repeats 1 --warmup 0 --ranges whole --out "$work/wide.h5" -q > "$work/wide.out" 2>&1 \
   && "$coinfer" lut show "$work/wide.h5" | grep -q "wire_bytes_missing: split 1: the state at batch 1 is larger than the middleware's largest frame" \

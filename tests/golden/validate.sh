@@ -70,8 +70,8 @@ for sched in ("offload", "local"):
         assert key in rows, key
     assert rows[("total", "latency_p95_ms")]["checked"]
     d = r["decisions"][sched]
-    # Static schedulers decide once, at the start, in both engines (the test used to pass
-    # whatever the sequences were).
+    # Static schedulers decide once, at the start, in both engines (checked, so that the
+    # test cannot pass whatever the sequences are).
     assert d["sim"] >= 1 and d["testbed"] >= 1 and d["identical"] is True, d
     # Every request went the same way in both engines: neither engine shows a route the
     # other does not, and most requests take the scheduler's route (local: whole on dev0; offload:

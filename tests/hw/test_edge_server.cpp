@@ -211,10 +211,10 @@ bool emulated() {
 }  // namespace
 
 TEST_F(ServerFixture, FiveThousandUnauthenticatedConnectionsLeaveMemoryFlat) {
-  // Each handshake runs on a thread; before the fix those threads were joined only at shutdown, so
-  // every connection kept an 8 MB stack mapped (900 connections: 0.9 -> 8.4 GB of virtual memory).
+  // Each handshake runs on a thread; were those threads joined only at shutdown,
+  // every connection would keep an 8 MB stack mapped (900 connections: 0.9 -> 8.4 GB of virtual memory).
   // glibc's malloc arenas (64 MiB of address space each) are capped at 2 for this process, so the
-  // bound below is the same on every machine (it used to scale with the core count: 8 per core).
+  // bound below is the same on every machine (uncapped, it would scale with the core count: 8 per core).
   ASSERT_EQ(::mallopt(M_ARENA_MAX, 2), 1);
   auto connect_and_drop = [this](int i) {
     auto c = Connection::connect("127.0.0.1", server->port(), Seconds(5));
@@ -374,9 +374,9 @@ std::string header_announcing(MsgType type, std::uint32_t bytes) {
 }  // namespace
 
 TEST_F(ServerFixture, RegisterDisconnectCyclesLeaveDescriptorsAndThreadsFlat) {
-  // Every registration used to keep its connection (4 descriptors: the socket and
-  // an event loop's epoll, eventfd and timerfd) and its reader thread until shutdown, and the server
-  // aborted ("terminate called without an active exception") when accept() ran out of descriptors.
+  // Guards against every registration keeping its connection (4 descriptors: the socket and
+  // an event loop's epoll, eventfd and timerfd) and its reader thread until shutdown, and against the server
+  // aborting ("terminate called without an active exception") when accept() runs out of descriptors.
   // Here the whole process (server and clients) gets a 128-descriptor limit above what it holds now;
   // 400 cycles would need 1,600+ descriptors with the leak.
   const int base = open_descriptors();
@@ -626,8 +626,8 @@ TEST_F(CoordinatorFixture, APeersReportIsBoundedAndSpeaksOnlyForItsOwnDevices) {
   EXPECT_TRUE(logged_soon("is not an integer within range"));
 }
 
-// A device against a server that redirects it to itself. It used to register ~5,000
-// times a second until killed; now each redirect waits longer, the loop is recognised, and the fifth
+// A device against a server that redirects it to itself. Unchecked it would register ~5,000
+// times a second until killed; each redirect waits longer, the loop is recognised, and the fifth
 // loop ends the device with an error naming it: 6 registrations in all, then the run ends (long before
 // its hard end of 3 s would).
 TEST(DeviceRedirects, ARedirectLoopEndsTheDevice) {

@@ -31,8 +31,8 @@ TEST(Faults, EveryRequestCompletesWhenTheSystemKeepsUp) {
 
 // The drain ends while work is in progress on a device, on the uplink, on the server or on an idle
 // helper: the run ends at duration + drain (no abort), every unfinished request is failed with the
-// stage it was in, and nothing else is lost. Before the fix, SimGrid aborted ("The Impossible Did
-// Happen") when a device still had an execution pending at the end of the drain.
+// stage it was in, and nothing else is lost. SimGrid aborts ("The Impossible Did Happen") when a
+// device still has an execution pending at the end of the drain unless the run cancels it.
 namespace {
 void expect_clean_end(const RunResults& r, double end_s) {
   EXPECT_NEAR(r.end_s, end_s, kTol);

@@ -5,7 +5,7 @@
 // its speed-up): one path per device (two for data_parallel), one global fixed point over all
 // paths by damped rounds. Where its 60 rounds of damping 1/2 reach the fixed point (a round that changes
 // nothing), the fast prediction must equal it to 1e-12; where they do not (a saturated server alternating
-// between two states: the prediction used to be whichever the 60th round left), the fast prediction must
+// between two states, where the 60th round's state would be arbitrary), the fast prediction must
 // be the fixed point that rounds of damping 1/10 reach (to 1e-9). A random search over systems (servers with and
 // without batching, closed and open loops, identical and distinct devices, disconnected devices and idle
 // helpers, every strategy) checks every figure of predict(), and score/compare/best_of through the

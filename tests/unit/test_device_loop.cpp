@@ -299,8 +299,8 @@ TEST(DeviceLoop, WhileItsServerIsDownALocalStrategyGoesOnAndDataParallelKeepsToT
 TEST(DeviceLoop, AClosedLoopAdmitsAgainAtOnceWhenItsOnlyRequestIsDroppedBeforeItsUpload) {
   // pp(3), one in flight, a 50 ms deadline with drop_late: request 0 is computed at 0.1 s, 100 ms old,
   // and is dropped where its upload would start. Its place is free at once: request 1 starts at 0.1 s.
-  // (The device used to wait for another event, and with nothing else in flight none came: it created
-  // no request for the rest of the run.)
+  // (Were the device to wait for another event instead, with nothing else in flight none would come: it
+  // would create no request for the rest of the run.)
   DeviceSpec d = device(Strategy::pp(3), 1);
   d.workload.deadline_ms = 50;
   d.workload.drop_late = true;

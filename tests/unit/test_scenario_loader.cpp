@@ -98,7 +98,7 @@ TEST(ScenarioLoader, SetOverridesAnyKey) {
 
 TEST(ScenarioLoader, SetCreatesMissingMaps) {
   // kBase has no scheduler key: scheduler.name=greedy creates the mapping (coinfer validate sets the
-  // scheduler this way; it used to fail with "'name' is inside a value that is not a mapping").
+  // scheduler this way, and must not fail with "'name' is inside a value that is not a mapping").
   Scenario s = load_scenario(write(kBase), {"scheduler.name=greedy", "scheduler.period_s=2"});
   EXPECT_EQ(s.scheduler.name, "greedy");
   EXPECT_DOUBLE_EQ(s.scheduler.period_s, 2);
@@ -531,8 +531,8 @@ TEST(ScenarioChecks, EachRuleNamesTheEntryAtFault) {
 
 TEST(ScenarioLoader, AMovingDevicesLinkCapCanBeSetAndCapsItsRate) {
   // A moving device's link schedule comes from its positions (core/mobility.hpp) and bandwidth_mbps is
-  // its radio's cap: a --set of it takes effect (it used to be refused as overridden by "its link
-  // trace", the one its movement gave). 10 m from the access point the radio gives ~133 Mbit/s, so the
+  // its radio's cap: a --set of it takes effect (it is not refused as overridden by "its link
+  // trace", the one its movement gives). 10 m from the access point the radio gives ~133 Mbit/s, so the
   // cap is the rate: 40 as written, 5 as set.
   const std::string text = replaced("    strategy: pp(2)\n", "    strategy: pp(2)\n    movement: {x_m: 10, y_m: 0}\n") +
                            "mobility: {access_points: [{id: a, x_m: 0, y_m: 0, range_m: 150}]}\n";
