@@ -2,7 +2,7 @@
 // sample, locally or on Slurm, resumable), turned into ACE-GNN system graphs with their throughput and
 // latencies, and written as an HDF5 sample set (io/predictor_samples.hpp). coinfer predictor add: a
 // testbed-measured run as a sample. coinfer predictor train|eval: the LibTorch GIN predictors, carried
-// out by the companion program coinfer-predictor (models/gin_predictor.hpp).
+// out by the companion program coinfer-predictor (sched/gin_predictor.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -44,7 +44,7 @@ struct ModuleSample {
   long long count = 0;
 };
 
-// A sample set with where its numbers came from (io/module_samples_h5.hpp reads and writes them).
+// A sample set with where its numbers came from (io/module_samples.hpp reads and writes them).
 // A set of the MEDN study's own modules (models/paper_modules.hpp) declares its features: names of
 // its choosing with a class each ("sampling", "measurable", "inferable"); a set of GNN operators
 // leaves feature_classes empty and has module_feature_names().
