@@ -102,7 +102,7 @@ PeerScheme PeerServers::scheme_for(const ServerLock::Held& held, int j) const {
   ps.servers = view.server;
   for (size_t i = 0; i < ctx_.sc.devices.size(); ++i)  // each peer releases its helpers itself at the end of the arrivals
     if (view.helper[i] && ctx_.sc.devices[i].server == ctx_.sc.servers[static_cast<size_t>(j)].id) ps.server_helpers.push_back(static_cast<int>(i));
-  const BatchSpec& b = rooms_.scheduling->rescheduler(held).batching(j);
+  const BatchSpec& b = rooms_.scheduling->rescheduler(held).batching(ServerIndex(j));
   ps.batch_window_ms = b.window_ms;
   ps.batch_max_size = b.max_size;
   ps.addresses = view.addresses;

@@ -52,9 +52,9 @@ FollowedScheme ServerScheduling::initial_scheme() const {
   FollowedScheme s;
   const Rescheduler& r = coordination_->rescheduler();
   for (size_t i = 0; i < ctx_.sc.devices.size(); ++i) {
-    s.strategy.push_back(r.strategy(static_cast<int>(i)).to_string());
-    s.helper.push_back(r.is_helper(static_cast<int>(i)));
-    s.server.push_back(r.server(static_cast<int>(i)));
+    s.strategy.push_back(r.strategy(DeviceIndex(static_cast<int>(i))).to_string());
+    s.helper.push_back(r.is_helper(DeviceIndex(static_cast<int>(i))));
+    s.server.push_back(r.server(DeviceIndex(static_cast<int>(i))).value);
   }
   return s;
 }
@@ -133,9 +133,9 @@ void ServerScheduling::decide(const ServerLock::Held& held) {
   std::vector<int> server(n);
   const Rescheduler& r = coordination_->rescheduler();
   for (size_t i = 0; i < n; ++i) {
-    strategy[i] = r.strategy(static_cast<int>(i)).to_string();
-    helper[i] = r.is_helper(static_cast<int>(i));
-    server[i] = r.server(static_cast<int>(i));
+    strategy[i] = r.strategy(DeviceIndex(static_cast<int>(i))).to_string();
+    helper[i] = r.is_helper(DeviceIndex(static_cast<int>(i)));
+    server[i] = r.server(DeviceIndex(static_cast<int>(i))).value;
   }
   rooms_.sessions->follow_scheme(held, strategy, helper, server);
   rooms_.peers->send_schemes(held);

@@ -157,13 +157,13 @@ class Rescheduler {
   Decision decide(const SystemState& state);
 
   // The batching server j has now (the scenario's until a scheme set another).
-  const BatchSpec& batching(int server) const { return batching_[static_cast<size_t>(server)]; }
+  const BatchSpec& batching(ServerIndex server) const { return batching_[server.at()]; }
   // The strategy last decided (the scenario's until the first decision) and the helper role.
-  const Strategy& strategy(int device) const { return strategy_[static_cast<size_t>(device)]; }
-  // The server (scenario index) device `device`'s new requests go to: the scenario's binding until a
-  // scheme moved it (Scheme::servers).
-  int server(int device) const { return server_[static_cast<size_t>(device)]; }
-  bool is_helper(int device) const { return helper_[static_cast<size_t>(device)]; }
+  const Strategy& strategy(DeviceIndex device) const { return strategy_[device.at()]; }
+  // The server device `device`'s new requests go to: the scenario's binding until a scheme moved it
+  // (Scheme::servers).
+  ServerIndex server(DeviceIndex device) const { return ServerIndex(server_[device.at()]); }
+  bool is_helper(DeviceIndex device) const { return helper_[device.at()]; }
 
   // Every event the scenario itself schedules before end_s, in time order (stable): start at 0,
   // joins after 0, leaves, each point of each device's bandwidth schedule after 0, and periods. The

@@ -20,6 +20,13 @@ static_assert(!std::is_convertible_v<DeviceIndex, ServerIndex>);
 static_assert(!std::is_convertible_v<ServerIndex, DeviceIndex>);
 static_assert(!std::is_convertible_v<int, DeviceIndex>);
 static_assert(!std::is_convertible_v<DeviceIndex, int>);
+// The rescheduler's per-device and per-server accessors take their own index, never an int or the other's.
+static_assert(std::is_invocable_v<decltype(&Rescheduler::strategy), const Rescheduler&, DeviceIndex>);
+static_assert(!std::is_invocable_v<decltype(&Rescheduler::strategy), const Rescheduler&, int>);
+static_assert(!std::is_invocable_v<decltype(&Rescheduler::server), const Rescheduler&, ServerIndex>);
+static_assert(std::is_same_v<std::invoke_result_t<decltype(&Rescheduler::server), const Rescheduler&, DeviceIndex>, ServerIndex>);
+static_assert(!std::is_invocable_v<decltype(&Rescheduler::is_helper), const Rescheduler&, int>);
+static_assert(!std::is_invocable_v<decltype(&Rescheduler::batching), const Rescheduler&, DeviceIndex>);
 
 TEST(Indices, NoneByDefaultAndWithinTheirVector) {
   EXPECT_FALSE(DeviceIndex().valid());

@@ -561,8 +561,8 @@ TEST(Rescheduler, OnlyDevicesWhoseStrategyOrHelperRoleChangedAreTold) {
   d = r.decide(scenario_state(f.sc, 2));
   EXPECT_TRUE(d.changes.empty());
   EXPECT_EQ(d.record.switched, 0);
-  EXPECT_EQ(r.strategy(0), Strategy::offload());
-  EXPECT_TRUE(r.is_helper(2));
+  EXPECT_EQ(r.strategy(DeviceIndex(0)), Strategy::offload());
+  EXPECT_TRUE(r.is_helper(DeviceIndex(2)));
 }
 
 TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
@@ -580,7 +580,7 @@ TEST(Rescheduler, AServerIsToldANewBatchingOnceAndLaterSnapshotsCarryIt) {
   EXPECT_EQ(d.batching[0].first.value, 0);
   EXPECT_EQ(d.batching[0].second, (BatchSpec{20, 4}));
   EXPECT_NE(d.record.scheme.find("batching=[s0:20ms/4]"), std::string::npos) << d.record.scheme;
-  EXPECT_EQ(r.batching(0), (BatchSpec{20, 4}));
+  EXPECT_EQ(r.batching(ServerIndex(0)), (BatchSpec{20, 4}));
   r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(x);
   d = r.decide(r.snapshot(2, {}, {}));
@@ -607,7 +607,7 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   s1.type = "srv";
   f.sc.servers.push_back(s1);
   Rescheduler r(f.sc, f.sched, *f.est);
-  EXPECT_EQ(r.server(0), 0);
+  EXPECT_EQ(r.server(DeviceIndex(0)), ServerIndex(0));
   r.offer(Trigger{trigger::Start{}});
   Scheme x = f.scheme(Strategy::offload(), Strategy::offload());
   x.servers["a"] = "s1";
@@ -621,7 +621,7 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   EXPECT_EQ(d.changes[1].server.value, 0);
   EXPECT_EQ(d.record.switched, 2);
   EXPECT_NE(d.record.scheme.find(" servers=[a:s1]"), std::string::npos) << d.record.scheme;
-  EXPECT_EQ(r.server(0), 1);
+  EXPECT_EQ(r.server(DeviceIndex(0)), ServerIndex(1));
   r.offer(Trigger{trigger::Period{}});
   f.sched.next.push_back(x);
   d = r.decide(r.snapshot(2, {}, {}));
@@ -630,7 +630,7 @@ TEST(Rescheduler, ADeviceMovedToAnotherServerIsToldOnceAndLaterSnapshotsCarryIt)
   f.sched.next.push_back(f.scheme(Strategy::offload(), Strategy::offload()));
   d = r.decide(r.snapshot(4, {}, {}));
   EXPECT_TRUE(d.changes.empty());
-  EXPECT_EQ(r.server(0), 1);
+  EXPECT_EQ(r.server(DeviceIndex(0)), ServerIndex(1));
   ASSERT_EQ(f.sched.seen.size(), 3u);
   EXPECT_EQ(f.sched.seen[0].devices[0].server, "s0");
   EXPECT_EQ(f.sched.seen[2].devices[0].server, "s1");
