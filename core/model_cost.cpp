@@ -66,6 +66,13 @@ struct OpCosts {
   double out = 0, weights = 0, workspace = 0, message = 0;
 };
 
+// FLOPs of a conv's or add's activation per output element: relu and relu6 (a clamp) 1; hardswish,
+// x * relu6(x + 3) / 6, 4 (an add, the clamp, a product, a division).
+double activation_flops(const std::string& activation) {
+  if (activation.empty()) return 0;
+  return activation == "hardswish" ? 4 : 1;
+}
+
 OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, double rows) {
   const ModelVariant& v = g.v;
   const double N = g.N, E = g.E, mask = g.mask, P = g.P;
@@ -180,7 +187,7 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     const double side = window_side(s, side_of(s, rows));
     s.out_rows = side * side;
     const double k2 = static_cast<double>(s.kernel) * s.kernel;
-    s.flops = 2 * s.out_rows * out * (in / s.groups) * k2 + 2 * s.out_rows * out + (s.activation.empty() ? 0 : s.out_rows * out);
+    s.flops = 2 * s.out_rows * out * (in / s.groups) * k2 + 2 * s.out_rows * out + activation_flops(s.activation) * s.out_rows * out;
     weights = (out * (in / s.groups) * k2 + 4 * out) * kFloat;  // the kernel; BatchNorm's weight, bias, mean and variance
   } else if (s.op == "maxpool") {
     // Max over each kernel x kernel window: a compare per window element.
@@ -194,9 +201,21 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     if (s.inputs.size() < 2) bad(s, "sums two or more inputs");
     out = s.out_width = static_cast<int>(in);
     s.out_rows = rows;
-    s.flops = rows * in * (static_cast<double>(s.inputs.size()) - 1) + (s.activation.empty() ? 0 : rows * in);
+    s.flops = rows * in * (static_cast<double>(s.inputs.size()) - 1) + activation_flops(s.activation) * rows * in;
+  } else if (s.op == "se") {
+    // Squeeze and excitation (Hu et al. 2018, as MobileNet-v3 has it): the mean of each channel over
+    // the pixels (rows x in adds), a 1x1 conv with bias to `squeeze` channels (2 in sq + sq) and its
+    // ReLU (sq), a 1x1 conv with bias back (2 sq in + in), hardsigmoid, relu6(x + 3) / 6 (3 an
+    // element), then every pixel's channels scaled (rows x in products). Its output has its input's shape.
+    if (m.dataset.kind != "image") bad(s, "needs an image dataset");
+    if (s.squeeze <= 0) bad(s, "needs squeeze > 0 (its bottleneck's channels)");
+    const double sq = s.squeeze;
+    out = s.out_width = static_cast<int>(in);
+    s.out_rows = rows;
+    s.flops = rows * in + (2 * in * sq + sq) + sq + (2 * sq * in + in) + 3 * in + rows * in;
+    weights = (in * sq + sq + sq * in + in) * kFloat;
   } else {
-    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep, conv, maxpool, add");
+    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep, conv, maxpool, add, se");
   }
   return {out, weights, workspace, message};
 }
@@ -230,6 +249,8 @@ double peak_memory(const StageSpec& s, const Shape& g, double in, double out, do
     mem = 2 * act_out;  // the convolution's output and BatchNorm's beside it (the activation in place)
   } else if (s.op == "maxpool" || s.op == "add") {
     mem = act_out;  // its output (add's activation in place)
+  } else if (s.op == "se") {
+    mem = act_out + (2 * in + 2 * s.squeeze) * kFloat;  // the scaled map; the means, both convs' outputs and the scales
   } else if (s.op == "gcn" && !v.dense()) {
     // The transformed rows and the accumulator beside the messages; then bias and activation (three
     // N x out); besides, the normalisation cached per graph (source and destination indices with self

@@ -30,7 +30,7 @@ enum class TensorLevel { node, graph };
 
 struct StageSpec {
   std::string name;
-  std::string op;         // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add
+  std::string op;         // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add | se
   int in_width = 0;       // feature width read from the main input
   int out_width = 0;      // feature width produced (0 for knn, whose output is a graph)
   int k = 0;              // neighbours (edgeconv, knn, aggregate)
@@ -40,7 +40,9 @@ struct StageSpec {
   int kernel = 0;            // conv, maxpool: the kernel's side (square), padded by kernel / 2 on each side
   int stride = 1;            // conv, maxpool
   int groups = 1;            // conv: channel groups (groups = the input width: depthwise)
-  std::string activation;    // conv, add: "" (none), "relu" or "relu6" after it (conv: after its BatchNorm)
+  std::string activation;    // conv, add: "" (none), "relu", "relu6" or "hardswish" after it (conv: after its BatchNorm);
+                             // fc: the activation of a hidden fc ("": relu; a last fc has none)
+  int squeeze = 0;           // se: the squeeze-and-excitation block's bottleneck width (channels)
   std::vector<int> inputs;   // producing stage indices; -1 = the raw input sample
   bool needs_graph = false;  // consumes the dataset's static graph (gcn, gat, sage)
   TensorLevel out_level = TensorLevel::node;

@@ -35,6 +35,16 @@ class Ops {
 
 // KNN on [N, in] features: squares and their sums, x x^T, the distance combination (three operators
 // over N x N), top-k. Its formula's 3 N^2 in FLOPs: 2 N^2 in of the product, the rest element-wise.
+// A conv's or add's activation in place over `n` floats (core/model_cost.cpp counts its FLOPs: relu and
+// relu6 1 an element, hardswish 4).
+void activation_operator(Ops& o, const std::string& activation, double n) {
+  if (activation.empty()) return;
+  if (activation == "hardswish")
+    o.elementwise("hardswish_", n, n, 4 * n);
+  else
+    o.elementwise(activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", n, n, n);
+}
+
 void knn_operators(Ops& o, double N, double in, double k) {
   o.elementwise("x*x, sum", 2 * N * in, N * in + N, 0, 2);
   o.add(OperatorClass::dense, "matmul x x^T", 2 * N * N * in, kF * (N * in + N * N));
@@ -167,7 +177,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.add(OperatorClass::reduction, "amax over k", N * k * in, kF * (N * k * in + N * in));
   } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
     o.linear(rows, in, out, s.flops);
-    if (!(s.op == "fc" && last)) o.elementwise("ReLU", rows * out, rows * out);
+    if (!(s.op == "fc" && last)) o.elementwise(s.activation == "hardswish" ? "hardswish" : s.activation == "relu6" ? "ReLU6" : "ReLU", rows * out, rows * out);
   } else if (s.op == "pool") {
     const int parts = s.pool_mode == "max+mean" ? 2 : 1;
     o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", rows * in, kF * (rows * in + in));
@@ -205,13 +215,23 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.add(OperatorClass::dense, s.groups > 1 ? "conv2d (grouped)" : "conv2d", 2 * R * out * (in / s.groups) * k2,
           kF * (rows * in + R * out + out * (in / s.groups) * k2));
     o.elementwise("batch_norm", R * out + 4 * out, R * out, 2 * R * out);
-    if (!s.activation.empty()) o.elementwise(s.activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", R * out, R * out, R * out);
+    activation_operator(o, s.activation, R * out);
   } else if (s.op == "maxpool") {
     o.add(OperatorClass::reduction, "max_pool2d", s.flops, kF * (rows * in + s.out_rows * in));
   } else if (s.op == "add") {
     const double parts = static_cast<double>(s.inputs.size());
     o.elementwise("add", parts * rows * in, rows * in, (parts - 1) * rows * in, static_cast<int>(parts - 1));
-    if (!s.activation.empty()) o.elementwise(s.activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", rows * in, rows * in, rows * in);
+    activation_operator(o, s.activation, rows * in);
+  } else if (s.op == "se") {
+    // Squeeze and excitation (models/gnn_model.cpp): the channels' means, two 1x1 convs on them (their
+    // biases counted with them) with a ReLU and a hardsigmoid, the map scaled channel by channel.
+    const double sq = s.squeeze;
+    o.add(OperatorClass::reduction, "mean over pixels", rows * in, kF * (rows * in + in));
+    o.add(OperatorClass::dense, "conv 1x1 squeeze", 2 * in * sq + sq, kF * (in + in * sq + 2 * sq));
+    o.elementwise("relu", sq, sq, sq);
+    o.add(OperatorClass::dense, "conv 1x1 excite", 2 * sq * in + in, kF * (sq + sq * in + 2 * in));
+    o.elementwise("hardsigmoid", in, in, 3 * in);
+    o.elementwise("scale", rows * in + in, rows * in, rows * in);
   }
   return o.take();
 }

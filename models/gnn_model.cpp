@@ -95,6 +95,10 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chu
       extra.push_back(torch::zeros({out}));
       extra.push_back(torch::randn({out}) * 0.1);
       extra.push_back(torch::rand({out}) + 0.5);
+    } else if (s.op == "se") {
+      // Squeeze and excitation: two 1x1 convs with biases on the channels' means, in -> squeeze -> in.
+      lin.emplace_back(torch::nn::LinearOptions(in, s.squeeze));
+      lin.emplace_back(torch::nn::LinearOptions(s.squeeze, in));
     } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool" && s.op != "graph_prep" && s.op != "maxpool" && s.op != "add") {
       bad(s, "no LibTorch implementation for this op");
     }
@@ -289,10 +293,11 @@ torch::Tensor GnnModel::stage_input(const SplitState& st, int s) const {
 }
 
 namespace {
-// The activation after a conv or add stage, in place ("" none, "relu", "relu6").
+// The activation after a conv, add or hidden fc stage, in place ("" none, "relu", "relu6", "hardswish").
 torch::Tensor activate(torch::Tensor y, const std::string& activation) {
   if (activation == "relu") return y.relu_();
   if (activation == "relu6") return torch::hardtanh_(y, 0, 6);
+  if (activation == "hardswish") return torch::hardswish_(y);
   return y;
 }
 
@@ -481,6 +486,10 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     return activate(y, sp.activation);
   }
   if (sp.op == "maxpool") return torch::max_pool2d(x, sp.kernel, sp.stride, sp.kernel / 2);
+  if (sp.op == "se") {  // x [B, C, H, W]: per channel, hardsigmoid(W2 relu(W1 mean + b1) + b2) scales the map
+    auto scale = torch::hardsigmoid(linear(s, 1, torch::relu(linear(s, 0, x.mean({2, 3})))));
+    return x * scale.unsqueeze(-1).unsqueeze(-1);
+  }
   if (sp.op == "edgeconv") {
     auto nb = gather_neighbours(x, knn(x, sp.k));  // [B, N, k, F]
     auto xi = x.unsqueeze(2).expand_as(nb);
@@ -496,7 +505,7 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
   if (sp.op == "combine" || sp.op == "linear") return torch::relu(linear(s, 0, xin));
   if (sp.op == "fc") {
     auto y = linear(s, 0, xin);
-    return last ? y : torch::relu(y);
+    return last ? y : activate(y, sp.activation.empty() ? "relu" : sp.activation);
   }
   if (sp.op == "pool" && x.dim() == 4) {  // an image's feature map [B, C, H, W]: over its pixels
     auto mx = x.amax({2, 3}), mean = x.mean({2, 3});

@@ -57,6 +57,37 @@ TEST(Models, GcnLayerMatchesHandComputation) {
   EXPECT_NEAR(y[2][0].item<double>(), 4 / r6 + 6.0 / 2, 1e-5);
 }
 
+TEST(Models, SqueezeExcitationMatchesHandComputation) {
+  // A 2 x 2 image of two channels, x0 = (1, 2, 3, 4) and x1 = (1, 1, 1, 1); squeeze 1. The means (2.5, 1);
+  // the squeeze conv W1 = (1, 1), b1 = -0.5: relu(3.5 - 0.5) = 3; the excite conv W2 = (1, -1)^T, b2 = 0:
+  // (3, -3); hardsigmoid relu6(v + 3) / 6: (1, 0). Channel 0 passes unchanged, channel 1 is zeroed.
+  ModelSpec m;
+  m.name = "se";
+  m.dataset = DatasetSpec{"tiny", "image", "image_classification", 4, 0, 2, 2, "test"};
+  StageSpec se;
+  se.name = "se";
+  se.op = "se";
+  se.squeeze = 1;
+  m.stages = {se};
+  derive_costs(m);
+  GnnModel model(m);
+  auto p = model.stage_parameters(0);  // W1, b1, W2, b2
+  ASSERT_EQ(p.size(), 4u);
+  {
+    torch::NoGradGuard no_grad;
+    p[0].copy_(torch::tensor({{1.0f, 1.0f}}));
+    p[1].fill_(-0.5);
+    p[2].copy_(torch::tensor({{1.0f}, {-1.0f}}));
+    p[3].fill_(0.0);
+  }
+  GraphSample g;
+  g.x = torch::tensor({1.0f, 2.0f, 3.0f, 4.0f, 1.0f, 1.0f, 1.0f, 1.0f}).view({1, 2, 2, 2});
+  const torch::Tensor y = model.forward(g);
+  ASSERT_EQ(y.sizes(), g.x.sizes());
+  EXPECT_LT(max_abs_diff(y[0][0], g.x[0][0]), 1e-6);
+  EXPECT_LT(y[0][1].abs().max().item<double>(), 1e-6);
+}
+
 TEST(Models, SplitExecutionEqualsWholeModelAtEverySplit) {
   for (const auto& name : catalog().model_names())
     for (const auto& ds : catalog().datasets_for(name)) {
@@ -81,7 +112,8 @@ TEST(Models, BytesCrossingEachSplitMatchTheSpec) {
                           {"gcode", "modelnet40"},
                           {"gcn", "yelp"},
                           {"resnet18", "imagenet"},
-                          {"mobilenet_v2", "imagenet"}}) {
+                          {"mobilenet_v2", "imagenet"},
+                          {"mobilenet_v3_small", "imagenet"}}) {
     ModelSpec m = catalog().instantiate(name, ds);
     GnnModel model(m);
     GraphSample g = sample(m, m.dataset.nodes);

@@ -1,5 +1,6 @@
 // Image models (models/README.md "Images"): a CNN's stages as rows (pixels) x width (channels), their
-// costs worked out by hand, and the shipped ResNet-18 and MobileNet-v2 against their published sizes.
+// costs worked out by hand, and the shipped ResNet-18, MobileNet-v2 and MobileNet-v3-small against their
+// published sizes.
 #include <gtest/gtest.h>
 
 #include "core/model_spec.hpp"
@@ -74,6 +75,43 @@ TEST(ImageModels, ConvStagesCostWorkedOutByHand) {
   }
 }
 
+// Squeeze and excitation on c1's 4 x 4 map of 4 channels with hardswish, squeeze 2. The conv: 3,456
+// MACs' FLOPs + 128 BatchNorm + hardswish 4 x 64 = 3,840. The block: means 16 x 4 = 64 adds; 1x1 conv
+// 4 -> 2 with bias 2 x 4 x 2 + 2 = 18; ReLU 2; 1x1 conv 2 -> 4 with bias 2 x 2 x 4 + 4 = 20; hardsigmoid
+// 3 x 4 = 12; the scaling 64: 180 FLOPs. Weights 4 x 2 + 2 + 2 x 4 + 4 = 22 floats. Its output has its
+// input's shape (64 floats, 256 B). Its operators: the mean a reduction, the two convs dense (18 + 20).
+TEST(ImageModels, SqueezeExcitationAndHardswishWorkedOutByHand) {
+  ModelSpec m;
+  m.name = "t";
+  m.dataset = tiny_images();
+  m.stages = {conv("c1", 4, 3, 2, 1, "hardswish")};
+  StageSpec se;
+  se.name = "se";
+  se.op = "se";
+  se.squeeze = 2;
+  se.inputs = {0};
+  m.stages.push_back(se);
+  derive_costs(m);
+  EXPECT_DOUBLE_EQ(m.stages[0].flops, 3840);
+  EXPECT_DOUBLE_EQ(m.stages[1].flops, 180);
+  EXPECT_DOUBLE_EQ(m.stages[1].weight_bytes, 22 * 4);
+  EXPECT_EQ(m.stages[1].out_width, 4);
+  EXPECT_DOUBLE_EQ(m.stages[1].out_rows, 16);
+  EXPECT_DOUBLE_EQ(m.stages[1].out_bytes, 256);
+  double dense = 0, reduction = 0, all = 0;
+  for (const auto& o : m.stages[1].operators) {
+    all += o.flops;
+    if (o.cls == OperatorClass::dense) dense += o.flops;
+    if (o.cls == OperatorClass::reduction) reduction += o.flops;
+  }
+  EXPECT_DOUBLE_EQ(all, 180);
+  EXPECT_DOUBLE_EQ(dense, 38);
+  EXPECT_DOUBLE_EQ(reduction, 64);
+  se.squeeze = 0;  // a block without a bottleneck
+  m.stages[1] = se;
+  EXPECT_THROW(derive_costs(m), std::invalid_argument);
+}
+
 TEST(ImageModels, BadShapesAreRefusedNamingTheStage) {
   ModelSpec m;
   m.name = "t";
@@ -117,6 +155,16 @@ TEST(ImageModels, ShippedCnnsHaveTheirPublishedSizes) {
   EXPECT_DOUBLE_EQ(mw, (3504872.0 + 2 * 17056) * 4);
   EXPECT_NEAR(rmacs / 1e9, 1.814, 0.001);
   EXPECT_NEAR(mmacs / 1e9, 0.301, 0.001);
+  // MobileNet-v3-small (Howard et al. 2019): torchvision's 2,542,856 parameters (BatchNorms over 6,056
+  // channels) and 56.5 M multiply-adds; 52 stages, 1,000 classes from a 1,024-wide hidden fc.
+  const ModelSpec& m3 = catalog().spec("mobilenet_v3_small", "imagenet");
+  double w3 = 0, macs3 = 0;
+  for (const auto& s : m3.stages) w3 += s.weight_bytes, macs3 += macs(s);
+  EXPECT_DOUBLE_EQ(w3, (2542856.0 + 2 * 6056) * 4);
+  EXPECT_NEAR(macs3 / 1e9, 0.0565, 0.0005);  // torchvision rounds it to 0.06
+  EXPECT_EQ(m3.num_stages(), 52);
+  EXPECT_EQ(m3.stages.back().out_width, 1000);
+  EXPECT_EQ(m3.stages[m3.num_stages() - 2].out_width, 1024);
   // ResNet-18's maps: 112 x 112 after conv1, 56 x 56 after the max pool, 7 x 7 at the end; 1,000 classes.
   EXPECT_DOUBLE_EQ(r.stages[0].out_rows, 112 * 112);
   EXPECT_DOUBLE_EQ(r.stages[1].out_rows, 56 * 56);
