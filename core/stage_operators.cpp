@@ -33,8 +33,6 @@ class Ops {
   std::vector<OperatorCost> ops_;
 };
 
-// KNN on [N, in] features: squares and their sums, x x^T, the distance combination (three operators
-// over N x N), top-k. Its formula's 3 N^2 in FLOPs: 2 N^2 in of the product, the rest element-wise.
 // A conv's or add's activation in place over `n` floats (core/model_cost.cpp counts its FLOPs: relu and
 // relu6 1 an element, hardswish 4).
 void activation_operator(Ops& o, const std::string& activation, double n) {
@@ -45,6 +43,8 @@ void activation_operator(Ops& o, const std::string& activation, double n) {
     o.elementwise(activation == "relu6" ? "hardtanh_ (ReLU6)" : "relu_", n, n, n);
 }
 
+// KNN on [N, in] features: squares and their sums, x x^T, the distance combination (three operators
+// over N x N), top-k. Its formula's 3 N^2 in FLOPs: 2 N^2 in of the product, the rest element-wise.
 void knn_operators(Ops& o, double N, double in, double k) {
   o.elementwise("x*x, sum", 2 * N * in, N * in + N, 0, 2);
   o.add(OperatorClass::dense, "matmul x x^T", 2 * N * N * in, kF * (N * in + N * N));
@@ -177,7 +177,8 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.add(OperatorClass::reduction, "amax over k", N * k * in, kF * (N * k * in + N * in));
   } else if (s.op == "combine" || s.op == "linear" || s.op == "fc") {
     o.linear(rows, in, out, s.flops);
-    if (!(s.op == "fc" && last)) o.elementwise(s.activation == "hardswish" ? "hardswish" : s.activation == "relu6" ? "ReLU6" : "ReLU", rows * out, rows * out);
+    if (!(s.op == "fc" && last))
+      o.elementwise(s.activation == "hardswish" ? "hardswish" : s.activation == "relu6" ? "ReLU6" : "ReLU", rows * out, rows * out);
   } else if (s.op == "pool") {
     const int parts = s.pool_mode == "max+mean" ? 2 : 1;
     o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", rows * in, kF * (rows * in + in));

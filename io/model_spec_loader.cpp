@@ -145,8 +145,9 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   int i = 0;
   for (const auto& st : e.node["stages"]) {
     const std::string path = "stages[" + std::to_string(i++) + "]";
-    r.check_keys(st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "squeeze", "inputs", "task", "flops", "bytes_out"},
-                 path);
+    r.check_keys(
+        st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "squeeze", "inputs", "task", "flops", "bytes_out"},
+        path);
     if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
     StageSpec s;
     s.name = r.get_string(st, "name", path);
@@ -163,7 +164,8 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
     s.activation = r.get_string(st, "act", path, "");
     if (!s.activation.empty() && s.activation != "relu" && s.activation != "relu6" && s.activation != "hardswish")
       r.fail(st["act"], path + ".act", "allowed: relu, relu6, hardswish");
-    s.squeeze = static_cast<int>(r.get_int(st, "squeeze", path, 0, 1));
+    s.squeeze = static_cast<int>(r.get_int(st, "squeeze", path, 0, 1, 1 << 20, "channels of a squeeze-and-excitation block"));
+    if (st["squeeze"] && s.op != "se") r.fail(st["squeeze"], path + ".squeeze", "only an se stage has a squeeze width");
     for (const auto& in : r.get_string_list(st, "inputs", path)) {
       if (in == "input") {
         s.inputs.push_back(-1);

@@ -3,7 +3,12 @@
 // published sizes.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "core/input_error.hpp"
 #include "core/model_spec.hpp"
+#include "io/model_spec_loader.hpp"
 #include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
@@ -36,6 +41,15 @@ StageSpec conv(const std::string& name, int out, int kernel, int stride, int gro
   return s;
 }
 
+// A stage of `op` (add, se) over `inputs`, its other keys at their defaults.
+StageSpec op_stage(const std::string& name, const std::string& op, std::vector<int> inputs) {
+  StageSpec s;
+  s.name = name;
+  s.op = op;
+  s.inputs = std::move(inputs);
+  return s;
+}
+
 }  // namespace
 
 // conv 3x3/2, 3 -> 4, ReLU on 8 x 8: side floor((8 + 2 - 3) / 2) + 1 = 4, 16 pixels; 16 x 4 x 3 x 9 =
@@ -48,11 +62,8 @@ TEST(ImageModels, ConvStagesCostWorkedOutByHand) {
   m.name = "t";
   m.dataset = tiny_images();
   m.stages = {conv("c1", 4, 3, 2, 1, "relu"), conv("dw", 4, 3, 1, 4, "", {0})};
-  StageSpec sum;
-  sum.name = "sum";
-  sum.op = "add";
+  StageSpec sum = op_stage("sum", "add", {1, 0});
   sum.activation = "relu";
-  sum.inputs = {1, 0};
   m.stages.push_back(sum);
   derive_costs(m);
   EXPECT_DOUBLE_EQ(m.stages[0].out_rows, 16);
@@ -85,11 +96,8 @@ TEST(ImageModels, SqueezeExcitationAndHardswishWorkedOutByHand) {
   m.name = "t";
   m.dataset = tiny_images();
   m.stages = {conv("c1", 4, 3, 2, 1, "hardswish")};
-  StageSpec se;
-  se.name = "se";
-  se.op = "se";
+  StageSpec se = op_stage("se", "se", {0});
   se.squeeze = 2;
-  se.inputs = {0};
   m.stages.push_back(se);
   derive_costs(m);
   EXPECT_DOUBLE_EQ(m.stages[0].flops, 3840);
@@ -112,6 +120,29 @@ TEST(ImageModels, SqueezeExcitationAndHardswishWorkedOutByHand) {
   EXPECT_THROW(derive_costs(m), std::invalid_argument);
 }
 
+// A spec file's squeeze width belongs to an se stage: on a conv it is refused at load, naming the file's
+// stage and key; hardswish is an activation the loader takes.
+TEST(ImageModels, ASqueezeWidthOutsideAnSeStageIsRefused) {
+  const std::string dir = coinfer::test::temp_dir("se-spec");
+  std::filesystem::create_directories(dir + "/specs");
+  std::filesystem::copy_file(std::string(COINFER_SOURCE_DIR) + "/models/datasets.yaml", dir + "/datasets.yaml");
+  auto write_spec = [&](const std::string& stage) {
+    std::ofstream(dir + "/specs/t.yaml") << "name: t\ndatasets: [imagenet]\nstages:\n  - " << stage << "\n";
+  };
+  write_spec("{name: c, op: conv, out: 8, kernel: 3, act: hardswish}");
+  EXPECT_NO_THROW(ModelCatalog::load(dir));
+  write_spec("{name: c, op: conv, out: 8, kernel: 3, squeeze: 4}");
+  try {
+    ModelCatalog::load(dir);
+    FAIL() << "a conv with a squeeze width was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("stages[0].squeeze"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("only an se stage"), std::string::npos) << e.what();
+  }
+  write_spec("{name: c, op: conv, out: 8, kernel: 3, act: swish}");
+  EXPECT_THROW(ModelCatalog::load(dir), InputError);
+}
+
 TEST(ImageModels, BadShapesAreRefusedNamingTheStage) {
   ModelSpec m;
   m.name = "t";
@@ -119,11 +150,7 @@ TEST(ImageModels, BadShapesAreRefusedNamingTheStage) {
   m.stages = {conv("c1", 4, 3, 2, 2, "relu")};  // 3 input channels in 2 groups
   EXPECT_THROW(derive_costs(m), std::invalid_argument);
   m.stages = {conv("c1", 4, 3, 2, 1, ""), conv("c2", 8, 3, 2, 1, "", {0})};
-  StageSpec sum;
-  sum.name = "sum";
-  sum.op = "add";
-  sum.inputs = {1, 0};  // 4 x 4 pixels of 8 channels and 4 x 4 of 4: different widths
-  m.stages.push_back(sum);
+  m.stages.push_back(op_stage("sum", "add", {1, 0}));  // 4 x 4 pixels of 8 channels and 4 x 4 of 4: different widths
   try {
     derive_costs(m);
     FAIL() << "no error";
