@@ -131,6 +131,7 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   m.dataset = datasets_.at(dataset);
   std::map<std::string, int> index_of;
   auto width = [&](const YAML::Node& v, const std::string& key) -> int {
+    if (!v.IsScalar()) r.fail(v, key, "expected a positive width, 'features' or 'classes'");
     std::string t = v.as<std::string>();
     if (t == "features") return m.dataset.features;
     if (t == "classes") return m.dataset.classes;
@@ -148,7 +149,7 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
     r.check_keys(
         st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "squeeze", "inputs", "task", "flops", "bytes_out"},
         path);
-    if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
+    if (st["task"] && r.get_string(st, "task", path, "") != m.dataset.task) continue;
     StageSpec s;
     s.name = r.get_string(st, "name", path);
     if (index_of.count(s.name)) r.fail(st["name"], path + ".name", "duplicate stage name '" + s.name + "'");
@@ -187,8 +188,8 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   if (!overrides) return m;
   int kept = 0;
   for (const auto& st : e.node["stages"]) {
-    if (st["task"] && st["task"].as<std::string>() != m.dataset.task) continue;
     const std::string path = "stages[" + std::to_string(kept) + "]";
+    if (st["task"] && r.get_string(st, "task", path, "") != m.dataset.task) continue;
     StageSpec& s = m.stages[kept++];
     if (st["flops"]) s.flops = r.require_double(st, "flops", path, 0, false);
     if (st["bytes_out"]) s.out_bytes = r.require_double(st, "bytes_out", path, 0, false);

@@ -17,6 +17,8 @@
 #                tree of what libhdf5 could hand back (tests/fuzz/h5_tree.hpp; seeds: every shipped LUT
 #                file, a tiny LUT with every optional dataset, a small sample set and a small
 #                results.h5, as trees; inputs up to 16 KB)
+#   model_spec   the model spec loader, YAML text as a spec file, every declared pair's costs derived and
+#                checked finite (seeds: every shipped spec)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
 #        FUZZ_RUNS=N stops after N executions instead)
 set -euo pipefail
@@ -25,7 +27,7 @@ mkdir -p "$2/fuzz"
 out=$(cd "$2/fuzz" && pwd)
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal h5_tree)
+[ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal h5_tree model_spec)
 secs=${FUZZ_SECONDS:-20}
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
@@ -312,7 +314,13 @@ CPP
       # Inputs up to 16 KB: the tiny trees whole, the shipped LUTs' first tables (the search stays fast).
       run h5_tree -max_len=16384 || status=1
       ;;
-    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory, journal, h5_tree)"; exit 2 ;;
+    model_spec)
+      build model_spec "$src/tests/fuzz/fuzz_model_spec.cpp" "${core[@]}" "${io_scn[@]}" -- -lyaml-cpp "${h5libs[@]}" "${loglibs[@]}"
+      mkdir -p "$out/model_spec.seed"
+      for f in "$src"/models/specs/*.yaml; do cp "$f" "$out/model_spec.seed/$(basename "$f")"; done
+      run model_spec -max_len=16384 || status=1
+      ;;
+    *) echo "unknown fuzz target '$t' (frame, scenario, lut_codec, lut_file, module_samples, predictor_samples, inventory, journal, h5_tree, model_spec)"; exit 2 ;;
   esac
 done
 exit $status

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "core/input_error.hpp"
 #include "io/model_spec_loader.hpp"
+#include "tests/unit/test_support.hpp"
 
 using namespace coinfer;
 
@@ -78,4 +82,24 @@ TEST(ModelSpec, UnknownPairsNameTheAllowedValues) {
     EXPECT_NE(std::string(e.what()).find("modelnet40"), std::string::npos);
   }
   EXPECT_THROW(catalog().instantiate("resnet", "yelp"), InputError);
+}
+
+// Found by the model_spec fuzz target: a width or a task written as a list was a yaml-cpp conversion
+// error (not an InputError: an abort in the CLI). Each is refused naming the stage's key.
+TEST(ModelSpec, AListWhereAWidthOrATaskGoesIsRefusedNamingTheKey) {
+  const std::string dir = coinfer::test::temp_dir("spec-lists");
+  std::filesystem::create_directories(dir + "/specs");
+  std::filesystem::copy_file(std::string(COINFER_SOURCE_DIR) + "/models/datasets.yaml", dir + "/datasets.yaml");
+  auto refusal = [&](const std::string& stage) -> std::string {
+    std::ofstream(dir + "/specs/t.yaml") << "name: t\ndatasets: [mr]\nstages:\n  - " << stage << "\n";
+    try {
+      ModelCatalog::load(dir);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "(taken)";
+  };
+  EXPECT_NE(refusal("{name: a, op: combine, out: [64, knn]}").find("stages[0].out"), std::string::npos);
+  EXPECT_NE(refusal("{name: a, op: combine, out: 8, task: [node_classification]}").find("stages[0].task"), std::string::npos);
+  EXPECT_EQ(refusal("{name: a, op: combine, out: 8}"), "(taken)");
 }
