@@ -334,6 +334,8 @@ void derive_costs(ModelSpec& m) {
       }
     }
     s.out_rows = graph_input || s.op == "pool" ? 1 : N;  // conv, maxpool and add set their own
+    // The ops on a feature map ([B, C, H, W] in LibTorch) cannot follow a pool: its output is one row.
+    if (graph_input && (s.op == "conv" || s.op == "maxpool" || s.op == "se")) bad(s, "needs a feature map, and its input was pooled");
     const OpCosts c = op_costs(m, s, g, in, rows);
     // `uncached`: the graph preprocessing kept per graph otherwise (core/stage_operators.hpp) is redone
     // here in every run: its FLOPs, and the bytes it reads and writes on top of the stage's traffic.

@@ -157,6 +157,20 @@ TEST(ImageModels, BadShapesAreRefusedNamingTheStage) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'sum'"), std::string::npos) << e.what();
   }
+  // A conv or an se block after the global pool: LibTorch would get a [B, C] tensor, not a map.
+  StageSpec pool = op_stage("pool", "pool", {0});
+  pool.pool_mode = "mean";
+  for (const char* op : {"conv", "se"}) {
+    StageSpec after = op == std::string("conv") ? conv("late", 4, 1, 1, 1, "", {1}) : op_stage("late", "se", {1});
+    after.squeeze = op == std::string("se") ? 2 : 0;
+    m.stages = {conv("c1", 4, 3, 2, 1, ""), pool, after};
+    try {
+      derive_costs(m);
+      FAIL() << op << " after a pool was taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("its input was pooled"), std::string::npos) << e.what();
+    }
+  }
   m.dataset.kind = "graph";
   m.stages = {conv("c1", 4, 3, 2, 1, "")};
   EXPECT_THROW(derive_costs(m), std::invalid_argument);  // a conv needs an image dataset
