@@ -1,4 +1,5 @@
 // coinfer model list | show NAME: the stages of a model spec, bytes per split, PP_comm and PP_comp.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -118,11 +119,16 @@ nlohmann::json model_json(const ModelSpec& m, const LutSet* luts, const Processo
 void show(const ModelSpec& m, const LutSet* luts, bool operators, const ProcessorProfile* on) {
   std::printf("model %s on %s (%s, %lld nodes, %lld edges, %d features, %d classes)\nspec: %s\n", m.name.c_str(), m.dataset.name.c_str(),
               m.dataset.task.c_str(), m.dataset.nodes, m.dataset.edges, m.dataset.features, m.dataset.classes, m.file.c_str());
-  std::printf("%3s %-12s %-10s %6s %6s %14s %14s\n", "#", "stage", "op", "in", "out", "MFLOPs", "out KB");
+  int name_width = 12, op_width = 10;  // the columns widen to the longest stage name and op
+  for (const auto& s : m.stages) {
+    name_width = std::max(name_width, static_cast<int>(s.name.size()));
+    op_width = std::max(op_width, static_cast<int>(s.op.size()));
+  }
+  std::printf("%3s %-*s %-*s %6s %6s %14s %14s\n", "#", name_width, "stage", op_width, "op", "in", "out", "MFLOPs", "out KB");
   for (int i = 0; i < m.num_stages(); ++i) {
     const auto& s = m.stages[i];
-    std::printf("%3d %-12s %-10s %6d %6d %14.3f %14.2f\n", i, s.name.c_str(), s.op.c_str(), s.in_width, s.out_width, s.flops / 1e6,
-                s.out_bytes / 1024);
+    std::printf("%3d %-*s %-*s %6d %6d %14.3f %14.2f\n", i, name_width, s.name.c_str(), op_width, s.op.c_str(), s.in_width, s.out_width,
+                s.flops / 1e6, s.out_bytes / 1024);
     if (!operators) continue;
     for (const OperatorCost& o : s.operators) {
       std::printf("      %-11s %-34s %10.3f MFLOPs %10.1f KB moved %3d launch%s", kOperatorClassNames.name(o.cls), o.what.c_str(), o.flops / 1e6,

@@ -45,6 +45,21 @@ double window_side(const StageSpec& s, double side) {
   return out;
 }
 
+// A windowed attention's window and shift on a side x side grid of T tokens: as torchvision's Swin, a
+// window no smaller than the grid is the grid, unshifted. The grid must split into whole windows.
+int effective_window(const StageSpec& s, double T) {
+  const double side = side_of(s, T);
+  if (s.window < 1 || s.window > 64) bad(s, "needs a window of 1..64 tokens");
+  const int w = static_cast<int>(std::min<double>(s.window, side));
+  if (std::fmod(side, w) != 0)
+    bad(s, "its window " + std::to_string(w) + " must divide the side of its tokens " + std::to_string(static_cast<long long>(side)));
+  return w;
+}
+int effective_shift(const StageSpec& s, double T) {
+  if (s.shift < 0 || s.shift >= s.window) bad(s, "needs a shift of 0..window - 1");
+  return side_of(s, T) > s.window ? s.shift : 0;
+}
+
 // Whether stage `s` takes the normalised adjacency a graph_prep stage makes (GrAd) as an input.
 bool has_prep_input(const ModelSpec& m, const StageSpec& s) {
   for (int p : s.inputs)
@@ -71,6 +86,75 @@ struct OpCosts {
 double activation_flops(const std::string& activation) {
   if (activation.empty()) return 0;
   return activation == "hardswish" ? 4 : 1;
+}
+
+// A transformer stage on T = `rows` tokens of C = `in` features (models/README.md "Transformers"): sets
+// its FLOPs, output rows and width; returns its weight bytes. LayerNorm counts 8 FLOPs an element (the
+// mean 1, the variance 3, normalising 2, the affine 2), GELU 5 (a scale, erf, an add, two products), a
+// softmax 5 a score (max, subtract, exp, sum, divide), a Linear 2 rows in out (its bias not counted, as
+// every Linear here).
+double transformer_costs(StageSpec& s, double C, double T) {
+  constexpr double kLayerNorm = 8, kGelu = 5, kSoftmax = 5;
+  if (s.op == "patch_embed") {
+    // A conv with bias, kernel = stride = the patch side, no padding: (side / patch)^2 tokens of `out`
+    // features; ViT's class token prepended and a learned position embedding added to every token.
+    if (s.out_width <= 0) bad(s, "needs out > 0");
+    if (s.kernel < 1 || s.kernel > 64) bad(s, "needs a patch side (kernel) of 1..64");
+    const double side = side_of(s, T);
+    if (std::fmod(side, s.kernel) != 0)
+      bad(s, "its patch side " + std::to_string(s.kernel) + " must divide the image's side " + std::to_string(static_cast<long long>(side)));
+    const double patches = (side / s.kernel) * (side / s.kernel), D = s.out_width, k2 = static_cast<double>(s.kernel) * s.kernel;
+    s.out_rows = patches + (s.class_token ? 1 : 0);
+    s.flops = 2 * patches * D * C * k2 + patches * D + (s.class_token ? s.out_rows * D : 0);
+    return (D * C * k2 + D + (s.class_token ? D + s.out_rows * D : 0)) * kFloat;
+  }
+  if (s.op == "layernorm") {
+    s.out_width = static_cast<int>(C);
+    s.out_rows = T;
+    s.flops = kLayerNorm * T * C;
+    return 2 * C * kFloat;
+  }
+  if (s.op == "mlp") {
+    // Linear C -> hidden, GELU, Linear hidden -> C (both with biases).
+    if (s.hidden <= 0) bad(s, "needs hidden > 0 (its hidden width)");
+    const double H = s.hidden;
+    s.out_width = static_cast<int>(C);
+    s.out_rows = T;
+    s.flops = 2 * T * C * H + kGelu * T * H + 2 * T * H * C;
+    return (C * H + H + H * C + C) * kFloat;
+  }
+  if (s.op == "patch_merge") {
+    // Swin's patch merging: each 2 x 2 block of tokens concatenated (4C), LayerNorm, Linear 4C -> out
+    // without bias.
+    if (s.out_width <= 0) bad(s, "needs out > 0");
+    const double side = side_of(s, T);
+    if (std::fmod(side, 2) != 0) bad(s, "needs an even side of tokens (its input has " + std::to_string(static_cast<long long>(side)) + ")");
+    s.out_rows = T / 4;
+    s.flops = kLayerNorm * T * C + 2 * (T / 4) * (4 * C) * s.out_width;
+    return (2 * 4 * C + 4 * C * s.out_width) * kFloat;
+  }
+  // attention: multi-head self-attention, every token attending every token (ViT), or within square
+  // windows of `window` x `window` tokens, shifted by `shift` (Swin). Q, K, V by one Linear C -> 3C, the
+  // queries scaled by 1 / sqrt(C / heads), scores Q K^T (2 T W C over the heads, W = the tokens a token
+  // attends: T, or window^2), Swin's relative position bias added (and its mask where shifted: h T W
+  // each), the softmax, the scores times V (2 T W C), the heads joined and projected C -> C.
+  if (s.heads <= 0 || static_cast<int>(C) % s.heads != 0) bad(s, "its width " + std::to_string(static_cast<int>(C)) + " must be a multiple of heads");
+  s.out_width = static_cast<int>(C);
+  s.out_rows = T;
+  const double h = s.heads;
+  double W = T;  // the tokens each token attends
+  double extra_weights = 0;
+  double adds = 0;  // bias and mask additions per score
+  if (s.window > 0) {
+    const int w = effective_window(s, T);
+    W = static_cast<double>(w) * w;
+    extra_weights = (2.0 * w - 1) * (2.0 * w - 1) * h;  // the relative position bias table
+    adds = 1 + (effective_shift(s, T) > 0 ? 1 : 0);
+  } else if (s.shift != 0) {
+    bad(s, "a shift needs windows (window > 0)");
+  }
+  s.flops = 2 * T * C * 3 * C + T * C + 2 * T * W * C + (adds + kSoftmax) * h * T * W + 2 * T * W * C + 2 * T * C * C;
+  return (3 * C * C + 3 * C + C * C + C + extra_weights) * kFloat;
 }
 
 OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, double rows) {
@@ -113,12 +197,14 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     s.flops = rows * in * out * 2;
     weights = (in * out + out) * kFloat;
   } else if (s.op == "pool") {
-    // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in).
+    // Global pooling over the N rows; "max+mean" concatenates both (out = 2*in); "class_token" takes a
+    // token sequence's first row (ViT's class token: no arithmetic).
     if (s.pool_mode.empty()) s.pool_mode = "max+mean";
     int factor = s.pool_mode == "max+mean" ? 2 : 1;
-    if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean") bad(s, "pool mode must be max, mean or max+mean");
+    if (s.pool_mode != "max" && s.pool_mode != "mean" && s.pool_mode != "max+mean" && s.pool_mode != "class_token")
+      bad(s, "pool mode must be max, mean, max+mean or class_token");
     out = s.out_width = factor * s.in_width;
-    s.flops = rows * in * factor;  // over its input's rows: the nodes, or a feature map's pixels
+    s.flops = s.pool_mode == "class_token" ? 0 : rows * in * factor;  // over its input's rows: the nodes, a feature map's pixels, tokens
     s.out_level = TensorLevel::graph;
   } else if (s.op == "graph_prep") {
     // GrAd + GraphSplit: gcn's normalised N x N adjacency (self loops, degrees, weights put into zeros)
@@ -214,8 +300,13 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     s.out_rows = rows;
     s.flops = rows * in + (2 * in * sq + sq) + sq + (2 * sq * in + in) + 3 * in + rows * in;
     weights = (in * sq + sq + sq * in + in) * kFloat;
+  } else if (s.op == "patch_embed" || s.op == "layernorm" || s.op == "attention" || s.op == "mlp" || s.op == "patch_merge") {
+    if (m.dataset.kind != "image") bad(s, "needs an image dataset");
+    weights = transformer_costs(s, in, rows);
+    out = s.out_width;
   } else {
-    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep, conv, maxpool, add, se");
+    bad(s, "unknown op; allowed: edgeconv, knn, aggregate, combine, linear, fc, pool, gcn, gat, sage, graph_prep, conv, maxpool, add, se, " +
+               std::string("patch_embed, layernorm, attention, mlp, patch_merge"));
   }
   return {out, weights, workspace, message};
 }
@@ -251,6 +342,20 @@ double peak_memory(const StageSpec& s, const Shape& g, double in, double out, do
     mem = act_out;  // its output (add's activation in place)
   } else if (s.op == "se") {
     mem = act_out + (2 * in + 2 * s.squeeze) * kFloat;  // the scaled map; the means, both convs' outputs and the scales
+  } else if (s.op == "patch_embed") {
+    // The conv's output beside the tokens made from it (the class token's concatenation, or a contiguous copy).
+    mem = act_out + (out_rows - (s.class_token ? 1 : 0)) * out * kFloat;
+  } else if (s.op == "layernorm") {
+    mem = act_out + 2 * rows * kFloat;  // its output; each token's mean and reciprocal deviation
+  } else if (s.op == "mlp") {
+    mem = 2 * rows * s.hidden * kFloat;  // the hidden layer beside its GELU (then the output beside the GELU, smaller)
+  } else if (s.op == "patch_merge") {
+    mem = 2 * rows * in * kFloat;  // the concatenated 2 x 2 blocks beside their LayerNorm
+  } else if (s.op == "attention") {
+    // At the softmax: Q, K, V (3 T C), the scaled queries (T C), the scores and their softmax (2 h T W);
+    // windows add the shifted and partitioned copies of the input (2 T C).
+    const double W = s.window > 0 ? std::pow(std::min<double>(s.window, std::round(std::sqrt(rows))), 2) : rows;
+    mem = (4 * rows * in + 2 * s.heads * rows * W + (s.window > 0 ? 2 * rows * in : 0)) * kFloat;
   } else if (s.op == "gcn" && !v.dense()) {
     // The transformed rows and the accumulator beside the messages; then bias and activation (three
     // N x out); besides, the normalisation cached per graph (source and destination indices with self
@@ -333,9 +438,24 @@ void derive_costs(ModelSpec& m) {
         rows = r;
       }
     }
-    s.out_rows = graph_input || s.op == "pool" ? 1 : N;  // conv, maxpool and add set their own
-    // The ops on a feature map ([B, C, H, W] in LibTorch) cannot follow a pool: its output is one row.
-    if (graph_input && (s.op == "conv" || s.op == "maxpool" || s.op == "se")) bad(s, "needs a feature map, and its input was pooled");
+    s.out_rows = graph_input || s.op == "pool" ? 1 : m.dataset.kind == "image" ? rows : N;  // conv, maxpool and add set their own
+    // The ops on a feature map ([B, C, H, W] in LibTorch) cannot follow a pool (its output is one row)
+    // or a patch_embed (its output is tokens, [B, T, D]); the transformer ops read tokens.
+    bool token_input = false;
+    for (int p : s.inputs) token_input = token_input || (p >= 0 && m.stages[p].tokens);
+    const bool map_op = s.op == "conv" || s.op == "maxpool" || s.op == "se" || s.op == "patch_embed";
+    const bool token_op = s.op == "layernorm" || s.op == "attention" || s.op == "mlp" || s.op == "patch_merge";
+    if (graph_input && (map_op || token_op)) bad(s, "needs a feature map or tokens, and its input was pooled");
+    if (map_op && token_input) bad(s, "needs a feature map, and its input is tokens (after a patch_embed)");
+    if (token_op && !token_input) bad(s, "needs tokens (a patch_embed before it)");
+    if (s.op == "pool" && s.pool_mode == "class_token") {
+      bool has_class_token = false;
+      for (int p = s.inputs.empty() ? -1 : s.inputs[0]; p >= 0 && !has_class_token; p = m.stages[p].inputs.empty() ? -1 : m.stages[p].inputs[0])
+        has_class_token = m.stages[p].op == "patch_embed" && m.stages[p].class_token;
+      if (!token_input || !has_class_token) bad(s, "class_token pooling needs tokens from a patch_embed with class_token: true");
+    }
+    s.tokens = token_input && !graph_input && s.op != "pool";
+    if (s.op == "patch_embed") s.tokens = true;
     const OpCosts c = op_costs(m, s, g, in, rows);
     // `uncached`: the graph preprocessing kept per graph otherwise (core/stage_operators.hpp) is redone
     // here in every run: its FLOPs, and the bytes it reads and writes on top of the stage's traffic.

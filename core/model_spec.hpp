@@ -31,23 +31,31 @@ enum class TensorLevel { node, graph };
 struct StageSpec {
   std::string name;
   std::string op;         // edgeconv | knn | aggregate | combine | linear | pool | fc | gcn | gat | sage | graph_prep | conv | maxpool | add | se
+                          // | patch_embed | layernorm | attention | mlp | patch_merge
   int in_width = 0;       // feature width read from the main input
   int out_width = 0;      // feature width produced (0 for knn, whose output is a graph)
   int k = 0;              // neighbours (edgeconv, knn, aggregate)
-  int heads = 1;          // attention heads (gat); out_width is the concatenated width
-  std::string pool_mode;  // pool: "max", "mean" or "max+mean"
+  int heads = 1;          // attention heads (gat, attention); out_width is the concatenated width
+  std::string pool_mode;  // pool: "max", "mean", "max+mean" or "class_token" (a token sequence's first row)
   // Images (models/README.md "Images"): a feature map is side x side rows (pixels) of `width` channels.
-  int kernel = 0;            // conv, maxpool: the kernel's side (square), padded by kernel / 2 on each side
-  int stride = 1;            // conv, maxpool
-  int groups = 1;            // conv: channel groups (groups = the input width: depthwise)
-  std::string activation;    // conv, add: "" (none), "relu", "relu6" or "hardswish" after it (conv: after its BatchNorm);
-                             // fc: the activation of a hidden fc ("": relu; a last fc has none)
-  int squeeze = 0;           // se: the squeeze-and-excitation block's bottleneck width (channels)
+  int kernel = 0;          // conv, maxpool: the kernel's side (square), padded by kernel / 2 on each side
+  int stride = 1;          // conv, maxpool
+  int groups = 1;          // conv: channel groups (groups = the input width: depthwise)
+  std::string activation;  // conv, add: "" (none), "relu", "relu6" or "hardswish" after it (conv: after its BatchNorm);
+                           // fc: the activation of a hidden fc ("": relu; a last fc has none)
+  int squeeze = 0;         // se: the squeeze-and-excitation block's bottleneck width (channels)
+  // Transformers (models/README.md "Transformers"): after a patch_embed stage a sample is a sequence of
+  // tokens ([B, T, D] in LibTorch), T rows of D features.
+  int hidden = 0;            // mlp: the hidden width (Linear in -> hidden, GELU, Linear hidden -> in)
+  bool class_token = false;  // patch_embed: prepend ViT's learned class token and add a learned position embedding
+  int window = 0;            // attention: the side of its square windows of tokens (Swin); 0 = every token attends every token
+  int shift = 0;             // attention: the windows shifted by this many tokens (Swin's shifted windows)
   std::vector<int> inputs;   // producing stage indices; -1 = the raw input sample
   bool needs_graph = false;  // consumes the dataset's static graph (gcn, gat, sage)
   TensorLevel out_level = TensorLevel::node;
   // Derived by model_cost.cpp (or overridden in the spec file):
-  double out_rows = 0;         // rows of its output per sample: the nodes, a feature map's pixels, 1 after pooling
+  double out_rows = 0;         // rows of its output per sample: the nodes, a feature map's pixels, tokens, 1 after pooling
+  bool tokens = false;         // its output is a sequence of tokens (patch_embed and the stages after it), not a feature map
   double flops = 0;            // per sample
   double out_bytes = 0;        // bytes of this stage's output tensor, per sample
   double weight_bytes = 0;     // parameters

@@ -20,7 +20,13 @@ ModelSpec random_model_variant(const ModelSpec& base, std::uint64_t seed, std::u
   long long nodes = std::max<long long>(4, std::llround(static_cast<double>(base.dataset.nodes) * node_scale));
   const bool image = base.dataset.kind == "image";
   if (image) {  // a square image: its side scaled by the root of the scale
-    const long long side = std::max<long long>(8, std::llround(std::sqrt(static_cast<double>(base.dataset.nodes) * node_scale)));
+    long long side = std::max<long long>(8, std::llround(std::sqrt(static_cast<double>(base.dataset.nodes) * node_scale)));
+    // Transformers: the side stays a multiple of the patch; windows and patch merging keep the base
+    // image's (their token grids must split into whole windows and halve at every merge).
+    for (const StageSpec& s : base.stages) {
+      if (s.op == "patch_embed" && s.kernel > 0) side = std::max<long long>(s.kernel, std::llround(static_cast<double>(side) / s.kernel) * s.kernel);
+      if (s.window > 0 || s.op == "patch_merge") side = std::llround(std::sqrt(static_cast<double>(base.dataset.nodes)));
+    }
     nodes = side * side;
   }
   const double degree = base.dataset.nodes > 0 ? static_cast<double>(base.dataset.edges) / static_cast<double>(base.dataset.nodes) : 0;
@@ -41,6 +47,7 @@ ModelSpec random_model_variant(const ModelSpec& base, std::uint64_t seed, std::u
       s.out_width = std::max(8, static_cast<int>(std::lround(w / 8)) * 8);
       if (depthwise) s.groups = s.out_width;
     }
+    if (s.hidden > 0) s.hidden = std::max(8, static_cast<int>(std::lround(s.hidden * image_width_scale / 8)) * 8);  // an mlp's, with its width
   }
   derive_costs(m);
   return m;

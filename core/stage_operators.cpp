@@ -4,6 +4,7 @@
 #include "core/stage_operators.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace coinfer {
 namespace {
@@ -104,6 +105,53 @@ void gat_operators(Ops& o, const StageSpec& s, double N, double E, double in, do
   o.elementwise("ELU", N * out, N * out);
 }
 
+// A transformer stage on T tokens of C features (core/model_cost.cpp transformer_costs has its FLOPs,
+// split here among its operators as models/gnn_model.cpp runs them).
+void transformer_operators(Ops& o, const StageSpec& s, double T, double C) {
+  const double D = s.out_width, R = s.out_rows;
+  if (s.op == "patch_embed") {
+    // T is the image's pixels here; the conv (kernel = stride = patch) with its bias; the tokens laid
+    // out [B, T, D] (with the class token, its concatenation; else a contiguous copy); the position embedding.
+    const double patches = R - (s.class_token ? 1 : 0), k2 = static_cast<double>(s.kernel) * s.kernel;
+    o.add(OperatorClass::dense, "conv2d (patches)", 2 * patches * D * C * k2, kF * (T * C + patches * D + D * C * k2));
+    o.elementwise("bias", patches * D + D, patches * D, patches * D);
+    o.add(OperatorClass::movement, s.class_token ? "cat class token" : "flatten, transpose, contiguous", 0, kF * (patches * D + R * D));
+    if (s.class_token) o.elementwise("add position embedding", 2 * R * D, R * D, R * D);
+  } else if (s.op == "layernorm") {
+    o.add(OperatorClass::reduction, "layer_norm", s.flops, kF * (2 * T * C + 2 * C + 2 * T));
+  } else if (s.op == "mlp") {
+    const double H = s.hidden;
+    o.linear(T, C, H, 2 * T * C * H);
+    o.elementwise("GELU", T * H, T * H, 5 * T * H);
+    o.linear(T, H, C, 2 * T * H * C);
+  } else if (s.op == "patch_merge") {
+    o.add(OperatorClass::movement, "2 x 2 blocks, cat", 0, kF * 2 * T * C, 5);
+    o.add(OperatorClass::reduction, "layer_norm", 8 * T * C, kF * (2 * T * C + 8 * C + T / 2));
+    o.add(OperatorClass::dense, "linear (no bias)", 2 * (T / 4) * 4 * C * D, kF * (T * C + (T / 4) * D + 4 * C * D));
+  } else {  // attention
+    const double h = s.heads;
+    const bool windows = s.window > 0;
+    const double w = windows ? std::min<double>(s.window, std::round(std::sqrt(T))) : 0;
+    const double W = windows ? w * w : T;
+    const bool shifted = windows && s.shift > 0 && std::round(std::sqrt(T)) > s.window;
+    if (shifted) o.add(OperatorClass::movement, "roll", 0, kF * 2 * T * C);
+    if (windows) o.add(OperatorClass::movement, "window partition", 0, kF * 2 * T * C);
+    o.linear(T, C, 3 * C, 2 * T * C * 3 * C);
+    o.elementwise("scale queries", T * C, T * C, T * C);
+    o.add(OperatorClass::dense, "matmul Q K^T", 2 * T * W * C, kF * (2 * T * C + h * T * W));
+    if (windows) {
+      o.indexed("relative position bias gather", 0, kF * 2 * h * W * W + kI * W * W, W * W);
+      o.elementwise(shifted ? "add bias, mask" : "add bias", h * T * W, h * T * W, (shifted ? 2 : 1) * h * T * W, shifted ? 2 : 1);
+    }
+    o.add(OperatorClass::reduction, "softmax", 5 * h * T * W, kF * 2 * h * T * W);
+    o.add(OperatorClass::dense, "matmul attention V", 2 * T * W * C, kF * (h * T * W + 2 * T * C));
+    o.add(OperatorClass::movement, "join heads (transpose, reshape)", 0, kF * 2 * T * C);
+    o.linear(T, C, C, 2 * T * C * C);
+    if (windows) o.add(OperatorClass::movement, "window reverse", 0, kF * 2 * T * C);
+    if (shifted) o.add(OperatorClass::movement, "roll back", 0, kF * 2 * T * C);
+  }
+}
+
 }  // namespace
 
 std::vector<OperatorCost> graph_preprocessing_operators(const std::string& op, bool dense, double N, double E) {
@@ -179,6 +227,10 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.linear(rows, in, out, s.flops);
     if (!(s.op == "fc" && last))
       o.elementwise(s.activation == "hardswish" ? "hardswish" : s.activation == "relu6" ? "ReLU6" : "ReLU", rows * out, rows * out);
+  } else if (s.op == "pool" && s.pool_mode == "class_token") {
+    o.add(OperatorClass::movement, "select class token", 0, kF * 2 * in);
+  } else if (s.op == "patch_embed" || s.op == "layernorm" || s.op == "attention" || s.op == "mlp" || s.op == "patch_merge") {
+    transformer_operators(o, s, rows, in);
   } else if (s.op == "pool") {
     const int parts = s.pool_mode == "max+mean" ? 2 : 1;
     o.add(OperatorClass::reduction, s.pool_mode == "mean" ? "mean" : "amax", rows * in, kF * (rows * in + in));

@@ -146,9 +146,9 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
   int i = 0;
   for (const auto& st : e.node["stages"]) {
     const std::string path = "stages[" + std::to_string(i++) + "]";
-    r.check_keys(
-        st, {"name", "op", "in", "out", "k", "heads", "mode", "kernel", "stride", "groups", "act", "squeeze", "inputs", "task", "flops", "bytes_out"},
-        path);
+    r.check_keys(st, {"name", "op",      "in",     "out",         "k",      "heads", "mode",   "kernel", "stride", "groups",
+                      "act",  "squeeze", "hidden", "class_token", "window", "shift", "inputs", "task",   "flops",  "bytes_out"},
+                 path);
     if (st["task"] && r.get_string(st, "task", path, "") != m.dataset.task) continue;
     StageSpec s;
     s.name = r.get_string(st, "name", path);
@@ -165,8 +165,17 @@ ModelSpec ModelCatalog::build(const std::string& model, const std::string& datas
     s.activation = r.get_string(st, "act", path, "");
     if (!s.activation.empty() && s.activation != "relu" && s.activation != "relu6" && s.activation != "hardswish")
       r.fail(st["act"], path + ".act", "allowed: relu, relu6, hardswish");
+    if (st["act"] && s.op == "mlp") r.fail(st["act"], path + ".act", "an mlp's activation is GELU (no act key)");
     s.squeeze = static_cast<int>(r.get_int(st, "squeeze", path, 0, 1, 1 << 20, "channels of a squeeze-and-excitation block"));
     if (st["squeeze"] && s.op != "se") r.fail(st["squeeze"], path + ".squeeze", "only an se stage has a squeeze width");
+    s.hidden = static_cast<int>(r.get_int(st, "hidden", path, 0, 1, 1 << 20, "an mlp's hidden width"));
+    if (st["hidden"] && s.op != "mlp") r.fail(st["hidden"], path + ".hidden", "only an mlp stage has a hidden width");
+    s.class_token = r.get_bool(st, "class_token", path, false);
+    if (st["class_token"] && s.op != "patch_embed") r.fail(st["class_token"], path + ".class_token", "only a patch_embed stage has a class token");
+    s.window = static_cast<int>(r.get_int(st, "window", path, 0, 1, 64, "tokens on a window's side"));
+    s.shift = static_cast<int>(r.get_int(st, "shift", path, 0, 0, 63, "tokens the windows are shifted by"));
+    for (const char* key : {"window", "shift"})
+      if (st[key] && s.op != "attention") r.fail(st[key], path + "." + key, "only an attention stage has windows");
     for (const auto& in : r.get_string_list(st, "inputs", path)) {
       if (in == "input") {
         s.inputs.push_back(-1);

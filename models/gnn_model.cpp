@@ -51,6 +51,44 @@ c10::IValue call_quantized(const char* name, std::vector<c10::IValue> args) {
   it->second.callBoxed(&stack);
   return stack.at(0);
 }
+// A windowed attention stage's grid of tokens (side x side), its window and shift as torchvision's Swin
+// has them: a window no smaller than the grid is the grid, unshifted (core/model_cost.cpp derives the same).
+struct TokenWindows {
+  std::int64_t side = 0, window = 0, shift = 0;
+};
+TokenWindows token_windows(const StageSpec& s) {
+  const double T = s.out_rows;  // an attention stage keeps its input's tokens
+  TokenWindows w;
+  w.side = static_cast<std::int64_t>(std::llround(std::sqrt(T)));
+  w.window = std::min<std::int64_t>(s.window, w.side);
+  w.shift = w.side > s.window ? s.shift : 0;
+  return w;
+}
+
+// Swin's relative position index of a w x w window: for tokens i = (a, b) and j = (c, d), the bias
+// table's row (a - c + w - 1) (2w - 1) + (b - d + w - 1). [w^2, w^2] int64.
+torch::Tensor relative_position_index(std::int64_t w) {
+  auto r = torch::arange(w);
+  auto a = r.repeat_interleave(w), b = r.repeat({w});  // each token's row and column in the window
+  auto dr = a.unsqueeze(1) - a.unsqueeze(0) + (w - 1), dc = b.unsqueeze(1) - b.unsqueeze(0) + (w - 1);
+  return dr * (2 * w - 1) + dc;
+}
+
+// The mask of shifted windows: after the roll, a window may hold tokens from up to 3 x 3 regions that
+// were not neighbours; a score between two regions gets -100 (Swin's value), within one 0. Regions
+// along a side: [0, S - w), [S - w, S - shift), [S - shift, S). [windows, w^2, w^2] float32.
+torch::Tensor shifted_window_mask(const TokenWindows& g) {
+  const std::int64_t S = g.side, w = g.window, n = S / w;
+  auto region = [&](std::int64_t i) { return i < S - w ? 0 : i < S - g.shift ? 1 : 2; };
+  auto id = torch::empty({S, S}, torch::kFloat32);
+  auto acc = id.accessor<float, 2>();
+  for (std::int64_t i = 0; i < S; ++i)
+    for (std::int64_t j = 0; j < S; ++j) acc[i][j] = static_cast<float>(3 * region(i) + region(j));
+  auto win = id.view({n, w, n, w}).permute({0, 2, 1, 3}).reshape({n * n, w * w});
+  auto diff = win.unsqueeze(1) - win.unsqueeze(2);
+  return torch::where(diff != 0, torch::full_like(diff, -100.0f), torch::zeros_like(diff));
+}
+
 }  // namespace
 
 void GnnModel::AbsMax::observe(const torch::Tensor& t) {
@@ -99,6 +137,8 @@ GnnModel::GnnModel(const ModelSpec& spec, std::uint64_t seed) : spec_(spec), chu
       // Squeeze and excitation: two 1x1 convs with biases on the channels' means, in -> squeeze -> in.
       lin.emplace_back(torch::nn::LinearOptions(in, s.squeeze));
       lin.emplace_back(torch::nn::LinearOptions(s.squeeze, in));
+    } else if (s.op == "patch_embed" || s.op == "layernorm" || s.op == "attention" || s.op == "mlp" || s.op == "patch_merge") {
+      transformer_parameters(s, lin, extra);
     } else if (s.op != "knn" && s.op != "aggregate" && s.op != "pool" && s.op != "graph_prep" && s.op != "maxpool" && s.op != "add") {
       bad(s, "no LibTorch implementation for this op");
     }
@@ -360,6 +400,98 @@ torch::Tensor GnnModel::aggregate_messages(const torch::Tensor& h, const torch::
   return sliced_aggregate(h, src, dst, weight, n, slice_width_for(h.size(1), chunks_));
 }
 
+void GnnModel::transformer_parameters(const StageSpec& s, std::vector<torch::nn::Linear>& lin, std::vector<torch::Tensor>& extra) const {
+  const int in = s.in_width, out = s.out_width;
+  if (s.op == "patch_embed") {
+    // The patch conv's kernel [out, in, p, p] and bias; ViT's class token [1, 1, out] and position embedding [1, T, out].
+    const double fan_in = static_cast<double>(in) * s.kernel * s.kernel;
+    extra.push_back(torch::randn({out, in, s.kernel, s.kernel}) * std::sqrt(1.0 / fan_in));
+    extra.push_back(torch::zeros({out}));
+    if (s.class_token) {
+      extra.push_back(torch::randn({1, 1, out}) * 0.02);
+      extra.push_back(torch::randn({1, static_cast<std::int64_t>(s.out_rows), out}) * 0.02);
+    }
+  } else if (s.op == "layernorm") {
+    extra.push_back(torch::ones({in}));
+    extra.push_back(torch::zeros({in}));
+  } else if (s.op == "mlp") {
+    lin.emplace_back(torch::nn::LinearOptions(in, s.hidden));
+    lin.emplace_back(torch::nn::LinearOptions(s.hidden, in));
+  } else if (s.op == "patch_merge") {
+    extra.push_back(torch::ones({4 * in}));  // LayerNorm of the 4C concatenation
+    extra.push_back(torch::zeros({4 * in}));
+    lin.emplace_back(torch::nn::LinearOptions(4 * in, out).bias(false));
+  } else {  // attention: Q, K, V in one Linear, the projection; windows: the bias table, its index (and the shift's mask)
+    lin.emplace_back(torch::nn::LinearOptions(in, 3 * in));
+    lin.emplace_back(torch::nn::LinearOptions(in, in));
+    if (s.window > 0) {
+      const TokenWindows g = token_windows(s);
+      extra.push_back(torch::randn({(2 * g.window - 1) * (2 * g.window - 1), s.heads}) * 0.02);
+      extra.push_back(relative_position_index(g.window));
+      if (g.shift > 0) extra.push_back(shifted_window_mask(g));
+    }
+  }
+}
+
+torch::Tensor GnnModel::run_transformer_stage(int s, const torch::Tensor& x) const {
+  const StageSpec& sp = spec_.stages[s];
+  const auto& p = params_[s];
+  if (sp.op == "patch_embed") {  // x [B, C, H, W] -> tokens [B, T, D]
+    auto y = torch::conv2d(x, p[0], p[1], sp.kernel).flatten(2).transpose(1, 2);
+    if (!sp.class_token) return y.contiguous();
+    y = torch::cat({p[2].expand({y.size(0), 1, -1}), y}, 1);
+    return y.add_(p[3]);
+  }
+  if (sp.op == "layernorm") return torch::layer_norm(x, {x.size(-1)}, p[0], p[1], 1e-5);
+  if (sp.op == "mlp") {
+    auto h = torch::gelu(linear(s, 0, x));
+    return linear(s, 1, h);
+  }
+  if (sp.op == "patch_merge") {  // x [B, T, C] on a side x side grid -> [B, T / 4, out]
+    const std::int64_t B = x.size(0), C = x.size(2), S = std::llround(std::sqrt(static_cast<double>(x.size(1))));
+    auto g = x.view({B, S, S, C});
+    using torch::indexing::None;
+    using torch::indexing::Slice;
+    auto y = torch::cat({g.index({Slice(), Slice(0, None, 2), Slice(0, None, 2)}), g.index({Slice(), Slice(1, None, 2), Slice(0, None, 2)}),
+                         g.index({Slice(), Slice(0, None, 2), Slice(1, None, 2)}), g.index({Slice(), Slice(1, None, 2), Slice(1, None, 2)})},
+                        -1)
+                 .view({B, (S / 2) * (S / 2), 4 * C});
+    y = torch::layer_norm(y, {4 * C}, p[0], p[1], 1e-5);
+    return linear(s, 0, y);
+  }
+  // attention on x [B, T, C]: heads of d = C / heads features; windows regroup the tokens first.
+  const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2), h = sp.heads, d = C / h;
+  torch::Tensor tokens = x;
+  TokenWindows g;
+  std::int64_t groups = B, per = T;  // attention groups (samples, or samples x windows) and tokens in each
+  if (sp.window > 0) {
+    g = token_windows(sp);
+    const std::int64_t n = g.side / g.window;
+    auto grid = x.view({B, g.side, g.side, C});
+    if (g.shift > 0) grid = torch::roll(grid, {-g.shift, -g.shift}, {1, 2});
+    tokens = grid.view({B, n, g.window, n, g.window, C}).permute({0, 1, 3, 2, 4, 5}).reshape({B * n * n, g.window * g.window, C});
+    groups = B * n * n;
+    per = g.window * g.window;
+  }
+  auto qkv = linear(s, 0, tokens).view({groups, per, 3, h, d}).permute({2, 0, 3, 1, 4});  // [3, groups, h, per, d]
+  auto q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(d)));
+  auto scores = torch::matmul(q, qkv[1].transpose(-2, -1));  // [groups, h, per, per]
+  if (sp.window > 0) {
+    scores.add_(p[0].index_select(0, p[1].view({-1})).view({per, per, h}).permute({2, 0, 1}));
+    if (g.shift > 0) {
+      const std::int64_t windows = p[2].size(0);
+      scores = (scores.view({B, windows, h, per, per}) + p[2].unsqueeze(1).unsqueeze(0)).view({groups, h, per, per});
+    }
+  }
+  auto attention = torch::softmax(scores, -1);
+  auto y = linear(s, 1, torch::matmul(attention, qkv[2]).transpose(1, 2).reshape({groups, per, C}));
+  if (sp.window == 0) return y;
+  const std::int64_t n = g.side / g.window;
+  auto grid = y.view({B, n, n, g.window, g.window, C}).permute({0, 1, 3, 2, 4, 5}).reshape({B, g.side, g.side, C});
+  if (g.shift > 0) grid = torch::roll(grid, {g.shift, g.shift}, {1, 2});
+  return grid.reshape({B, T, C});
+}
+
 torch::Tensor GnnModel::linear(int stage, int j, const torch::Tensor& x) const {
   auto& lin = linears_[stage][j];
   if (!spec_.variant.int8()) return lin->forward(x);
@@ -486,6 +618,9 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     return activate(y, sp.activation);
   }
   if (sp.op == "maxpool") return torch::max_pool2d(x, sp.kernel, sp.stride, sp.kernel / 2);
+  if (sp.op == "patch_embed" || sp.op == "layernorm" || sp.op == "attention" || sp.op == "mlp" || sp.op == "patch_merge")
+    return run_transformer_stage(s, x);
+  if (sp.op == "pool" && sp.pool_mode == "class_token") return x.select(1, 0).contiguous();  // tokens [B, T, D]: ViT's class token
   if (sp.op == "se") {  // x [B, C, H, W]: per channel, hardsigmoid(W2 relu(W1 mean + b1) + b2) scales the map
     auto scale = torch::hardsigmoid(linear(s, 1, torch::relu(linear(s, 0, x.mean({2, 3})))));
     return x * scale.unsqueeze(-1).unsqueeze(-1);

@@ -85,6 +85,10 @@ class GnnModel {
  private:
   torch::Tensor stage_input(const SplitState& st, int s) const;
   torch::Tensor run_stage(const SplitState& st, int s) const;
+  // Transformers (models/README.md "Transformers"): a stage's Linears and tensors (parameters, then
+  // Swin's bias index and shift mask), and one stage on its input (an image, or tokens [B, T, D]).
+  void transformer_parameters(const StageSpec& s, std::vector<torch::nn::Linear>& lin, std::vector<torch::Tensor>& extra) const;
+  torch::Tensor run_transformer_stage(int s, const torch::Tensor& x) const;
   torch::Tensor aggregate_messages(const torch::Tensor& messages_src, const torch::Tensor& src, const torch::Tensor& dst, const torch::Tensor& weight,
                                    int64_t n) const;
   // {src, dst} (self loops appended) and the weight of each: 1/sqrt(deg src deg dst). Per graph, or

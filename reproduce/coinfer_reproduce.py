@@ -1052,7 +1052,9 @@ def draw_item(it, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    labels = [" ".join(str(v) for v in r["config"].values()) + "\n" + r["scheme"] for r in rows]
+    # A list in a config (several boards or models reduced to one number) is named by its count: the
+    # rotated labels must fit under the axes.
+    labels = [" ".join(f"{len(v)} {k}s" if isinstance(v, list) else str(v) for k, v in r["config"].items()) + "\n" + r["scheme"] for r in rows]
     xs = list(range(len(rows)))
     fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.42 * len(rows) + 2)), 4.2))
     got = [r["coinfer"] if isinstance(r["coinfer"], (int, float)) else 0 for r in rows]

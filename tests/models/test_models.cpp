@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 
 #include "io/model_spec_loader.hpp"
 #include "models/datasets.hpp"
@@ -88,6 +89,126 @@ TEST(Models, SqueezeExcitationMatchesHandComputation) {
   EXPECT_LT(y[0][1].abs().max().item<double>(), 1e-6);
 }
 
+namespace {
+// A model of a patch_embed (patches of 1 x 1: one token per pixel, width 1, its kernel 1 and bias 0)
+// and `second` on a side x side image of one channel; `x` its pixels row by row.
+ModelSpec token_model(int side, StageSpec second) {
+  ModelSpec m;
+  m.name = "tokens";
+  m.dataset = DatasetSpec{"tiny", "image", "image_classification", side * side, 0, 1, 2, "test"};
+  StageSpec embed;
+  embed.name = "embed";
+  embed.op = "patch_embed";
+  embed.out_width = 1;
+  embed.kernel = 1;
+  second.name = "second";
+  m.stages = {embed, second};
+  derive_costs(m);
+  return m;
+}
+
+// One attention head of width 1 with Q = K = V = x (one Linear 1 -> 3 of ones, no bias) and the
+// projection 1: y_i = sum_j e^(x_i x_j) x_j / sum_j e^(x_i x_j) over the tokens j that i attends.
+std::unique_ptr<GnnModel> identity_attention(const ModelSpec& m) {
+  auto model = std::make_unique<GnnModel>(m);
+  torch::NoGradGuard no_grad;
+  auto e = model->stage_parameters(0);
+  e[0].fill_(1.0);
+  e[1].fill_(0.0);
+  auto a = model->stage_parameters(1);  // Q K V weight and bias, projection weight and bias, then windows' tensors
+  a[0].fill_(1.0);
+  a[1].fill_(0.0);
+  a[2].fill_(1.0);
+  a[3].fill_(0.0);
+  if (a.size() > 4) a[4].fill_(0.0);  // the relative position bias table
+  return model;
+}
+
+double attended(const std::vector<double>& x, int i, const std::vector<int>& group) {
+  double num = 0, den = 0;
+  for (int j : group) {
+    num += std::exp(x[i] * x[j]) * x[j];
+    den += std::exp(x[i] * x[j]);
+  }
+  return num / den;
+}
+}  // namespace
+
+// Global attention over the 4 tokens of a 2 x 2 image x = (0, 0, 0, 1): the three zero tokens score 0
+// with everyone and average the four: 1 / 4; the fourth scores (0, 0, 0, 1) and gets e / (3 + e).
+TEST(Models, AttentionMatchesHandComputation) {
+  StageSpec a;
+  a.op = "attention";
+  a.heads = 1;
+  auto model = identity_attention(token_model(2, a));
+  GraphSample g;
+  g.x = torch::tensor({0.0f, 0.0f, 0.0f, 1.0f}).view({1, 1, 2, 2});
+  const torch::Tensor y = model->forward(g);
+  ASSERT_EQ(y.sizes(), (std::vector<int64_t>{1, 4, 1}));
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[0][i][0].item<double>(), 0.25, 1e-6);
+  EXPECT_NEAR(y[0][3][0].item<double>(), std::exp(1.0) / (3 + std::exp(1.0)), 1e-6);
+}
+
+// Windows of 2 x 2 on a 4 x 4 grid, x_t = t / 8 row by row. Unshifted, token (0, 0) attends its block
+// {(0,0), (0,1), (1,0), (1,1)} = tokens {0, 1, 4, 5}. Shifted by 1, the grid rolls up and left: the
+// rolled top-left window holds tokens (1..2, 1..2) = {5, 6, 9, 10}, all one region, which attend each
+// other; the rolled bottom-right window holds the four corners, each from another region (rows and columns
+// [2, 3) and [3, 4) after the roll), so the mask leaves each corner only itself: y = x there. The output
+// is rolled back: token t's result is at t.
+TEST(Models, ShiftedWindowAttentionMatchesHandComputation) {
+  std::vector<double> x;
+  for (int t = 0; t < 16; ++t) x.push_back(t / 8.0);
+  GraphSample g;
+  g.x = torch::arange(16, torch::kFloat32).div(8).view({1, 1, 4, 4});
+  for (int shift : {0, 1}) {
+    StageSpec a;
+    a.op = "attention";
+    a.heads = 1;
+    a.window = 2;
+    a.shift = shift;
+    auto model = identity_attention(token_model(4, a));
+    const torch::Tensor y = model->forward(g);
+    ASSERT_EQ(y.sizes(), (std::vector<int64_t>{1, 16, 1}));
+    auto at = [&](int t) { return y[0][t][0].item<double>(); };
+    if (shift == 0) {
+      for (int t : {0, 1, 4, 5}) EXPECT_NEAR(at(t), attended(x, t, {0, 1, 4, 5}), 1e-5) << t;
+      for (int t : {10, 11, 14, 15}) EXPECT_NEAR(at(t), attended(x, t, {10, 11, 14, 15}), 1e-5) << t;
+    } else {
+      for (int t : {5, 6, 9, 10}) EXPECT_NEAR(at(t), attended(x, t, {5, 6, 9, 10}), 1e-5) << t;
+      for (int t : {0, 3, 12, 15}) EXPECT_NEAR(at(t), x[t], 1e-5) << t;
+      // The rolled top-right window: rows 1..2, columns 3 and 0 of two regions: {7, 11} and {4, 8}.
+      for (int t : {7, 11}) EXPECT_NEAR(at(t), attended(x, t, {7, 11}), 1e-5) << t;
+      for (int t : {4, 8}) EXPECT_NEAR(at(t), attended(x, t, {4, 8}), 1e-5) << t;
+    }
+  }
+}
+
+// Patch merging of a 2 x 2 grid x = (1, 2; 3, 4): the blocks' tokens concatenated as Swin orders them,
+// (x00, x10, x01, x11) = (1, 3, 2, 4); LayerNorm (mean 2.5, variance 1.25, eps 1e-5); a Linear of
+// weights (1, 10, 100, 1000): (-1.5 + 5 - 50 + 1500) / sqrt(1.25 + 1e-5).
+TEST(Models, PatchMergingMatchesHandComputation) {
+  StageSpec merge;
+  merge.op = "patch_merge";
+  merge.out_width = 1;
+  const ModelSpec m = token_model(2, merge);
+  GnnModel model(m);
+  {
+    torch::NoGradGuard no_grad;
+    auto e = model.stage_parameters(0);
+    e[0].fill_(1.0);
+    e[1].fill_(0.0);
+    auto p = model.stage_parameters(1);  // Linear weight [1, 4]; LayerNorm weight, bias
+    p[0].copy_(torch::tensor({{1.0f, 10.0f, 100.0f, 1000.0f}}));
+    p[1].fill_(1.0);
+    p[2].fill_(0.0);
+  }
+  GraphSample g;
+  g.x = torch::tensor({1.0f, 2.0f, 3.0f, 4.0f}).view({1, 1, 2, 2});
+  const torch::Tensor y = model.forward(g);
+  ASSERT_EQ(y.sizes(), (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_NEAR(y.item<double>(), 1453.5 / std::sqrt(1.25 + 1e-5), 1e-2);
+}
+
 TEST(Models, SplitExecutionEqualsWholeModelAtEverySplit) {
   for (const auto& name : catalog().model_names())
     for (const auto& ds : catalog().datasets_for(name)) {
@@ -107,13 +228,15 @@ TEST(Models, SplitExecutionEqualsWholeModelAtEverySplit) {
 
 TEST(Models, BytesCrossingEachSplitMatchTheSpec) {
   // Full-size inputs: 1024 points for the point-cloud models; Yelp's 10000 nodes and 31350 edges for gcn.
-  // Images: ResNet-18's and MobileNet-v2's feature maps, residual branches included.
+  // Images: the CNNs' feature maps and the transformers' tokens, residual branches included.
   for (auto [name, ds] : {std::pair<std::string, std::string>{"dgcnn", "modelnet40"},
                           {"gcode", "modelnet40"},
                           {"gcn", "yelp"},
                           {"resnet18", "imagenet"},
                           {"mobilenet_v2", "imagenet"},
-                          {"mobilenet_v3_small", "imagenet"}}) {
+                          {"mobilenet_v3_small", "imagenet"},
+                          {"vit_b16", "imagenet"},
+                          {"swin_t", "imagenet"}}) {
     ModelSpec m = catalog().instantiate(name, ds);
     GnnModel model(m);
     GraphSample g = sample(m, m.dataset.nodes);
