@@ -352,10 +352,14 @@ double peak_memory(const StageSpec& s, const Shape& g, double in, double out, do
   } else if (s.op == "patch_merge") {
     mem = 2 * rows * in * kFloat;  // the concatenated 2 x 2 blocks beside their LayerNorm
   } else if (s.op == "attention") {
-    // At the softmax: Q, K, V (3 T C), the scaled queries (T C), the scores and their softmax (2 h T W);
-    // windows add the shifted and partitioned copies of the input (2 T C).
-    const double W = s.window > 0 ? std::pow(std::min<double>(s.window, std::round(std::sqrt(rows))), 2) : rows;
-    mem = (4 * rows * in + 2 * s.heads * rows * W + (s.window > 0 ? 2 * rows * in : 0)) * kFloat;
+    // At the product with V (measured with LibTorch's allocator, bench/memory_formula.py): Q, K, V (3 T C),
+    // the scaled queries (T C), the batched products' contiguous copies of K^T and V (2 T C), the product
+    // (T C), the scores and their softmax (2 h T W); windows add the partitioned copy of the input where the
+    // grid holds more than one window (T C) and the rolled one where they are shifted (T C).
+    const double side = std::round(std::sqrt(rows));
+    const bool windows = s.window > 0, several = windows && s.window < side, shifted = several && s.shift > 0;
+    const double W = windows ? std::pow(std::min<double>(s.window, side), 2) : rows;
+    mem = (7 * rows * in + 2 * s.heads * rows * W + (several ? rows * in : 0) + (shifted ? rows * in : 0)) * kFloat;
   } else if (s.op == "gcn" && !v.dense()) {
     // The transformed rows and the accumulator beside the messages; then bias and activation (three
     // N x out); besides, the normalisation cached per graph (source and destination indices with self

@@ -605,7 +605,10 @@ torch::Tensor GnnModel::run_stage(const SplitState& st, int s) const {
     for (int p : sp.inputs) {
       auto it = st.tensors.find(p);
       if (it == st.tensors.end()) throw std::invalid_argument("state lacks the input of stage " + sp.name);
-      sum = sum.defined() ? sum + float_of(it->second) : float_of(it->second).clone();
+      if (sum.defined())
+        sum.add_(float_of(it->second));  // accumulated in place: one tensor of the output's shape at its peak
+      else
+        sum = float_of(it->second).clone();
     }
     return activate(sum, sp.activation);
   }
