@@ -17,16 +17,7 @@ using coinfer::test::catalog;
 namespace {
 
 // An 8 x 8 RGB "image" dataset.
-DatasetSpec tiny_images() {
-  DatasetSpec d;
-  d.name = "tiny";
-  d.kind = "image";
-  d.task = "image_classification";
-  d.nodes = 64;
-  d.features = 3;
-  d.classes = 10;
-  return d;
-}
+DatasetSpec tiny_images() { return coinfer::test::tiny_images(64, 3, 10); }
 
 StageSpec conv(const std::string& name, int out, int kernel, int stride, int groups, const std::string& act, std::vector<int> inputs = {}) {
   StageSpec s;

@@ -58,6 +58,19 @@ class TempDirs {
 
 // A new empty folder /tmp/coinfer-<what>-XXXXXX, removed when the test process exits. Aborts the test
 // process (throws) when the folder cannot be made.
+// A square "image" dataset named "tiny" of `pixels` (side x side) pixels of `channels` channels, for the
+// image and transformer models' hand-worked costs.
+inline DatasetSpec tiny_images(long long pixels, int channels, int classes) {
+  DatasetSpec d;
+  d.name = "tiny";
+  d.kind = "image";
+  d.task = "image_classification";
+  d.nodes = pixels;
+  d.features = channels;
+  d.classes = classes;
+  return d;
+}
+
 inline std::string temp_dir(const std::string& what = "unit") {
   std::string tmpl = "/tmp/coinfer-" + what + "-XXXXXX";
   if (mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("cannot make " + tmpl);

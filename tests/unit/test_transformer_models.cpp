@@ -17,16 +17,7 @@ using coinfer::test::catalog;
 namespace {
 
 // A 4 x 4 "image" of 2 channels, 3 classes.
-DatasetSpec tiny_images() {
-  DatasetSpec d;
-  d.name = "tiny";
-  d.kind = "image";
-  d.task = "image_classification";
-  d.nodes = 16;
-  d.features = 2;
-  d.classes = 3;
-  return d;
-}
+DatasetSpec tiny_images() { return coinfer::test::tiny_images(16, 2, 3); }
 
 StageSpec stage(const std::string& name, const std::string& op, std::vector<int> inputs = {}) {
   StageSpec s;
@@ -82,7 +73,9 @@ void expect_refused(ModelSpec m, const std::string& what) {
 //   32 + 4 = 76 floats.
 // - the class token's row: no FLOPs, one row of 4; fc 4 -> 3: 24.
 // Split 3 (patch_embed, layernorm, attention on the device): the attention's 5 x 4 floats and the
-// residual (patch_embed's 5 x 4) cross: 160 B.
+// residual (patch_embed's 5 x 4) cross: 160 B. The attention's peak memory as LibTorch holds it at the
+// product with V: 7 T C = 140 floats (Q, K, V, the scaled queries, the copies of K^T and V, the product)
+// beside the scores and their softmax, 2 h T T = 100: 960 B.
 TEST(TransformerModels, GlobalAttentionBlockWorkedOutByHand) {
   ModelSpec m;
   m.name = "t";
@@ -113,6 +106,7 @@ TEST(TransformerModels, GlobalAttentionBlockWorkedOutByHand) {
   EXPECT_DOUBLE_EQ(s[5].out_bytes, 16);
   EXPECT_DOUBLE_EQ(s[6].flops, 24);
   EXPECT_DOUBLE_EQ(m.bytes_at_split(3), 160);
+  EXPECT_DOUBLE_EQ(s[2].memory_bytes, 960);
   for (const auto& st : s) EXPECT_DOUBLE_EQ(operator_flops(st), st.flops) << st.name;
   // The attention's matrix products are dense (480 + 200 + 200 + 160), its softmax a reduction.
   double dense = 0, reduction = 0;
@@ -136,6 +130,9 @@ TEST(TransformerModels, GlobalAttentionBlockWorkedOutByHand) {
 // - patch_merge 4 -> 8: LayerNorm over 16 x 4 = 512, Linear 4 tokens x 16 -> 8: 2 x 4 x 16 x 8 = 1,024:
 //   1,536 FLOPs; 4 tokens of 8; weights 2 x 16 + 16 x 8 = 160 floats.
 // - the mean over 4 tokens of 8: 32 FLOPs.
+// Peak memory of the shifted windows: 7 T C = 448 floats, the scores and softmax 2 h T W = 256, the
+// partitioned and the rolled copies 64 each: 832 floats, 3,328 B; of the window that is the grid, no
+// copies and W = 16: 448 + 1,024 = 1,472 floats, 5,888 B.
 TEST(TransformerModels, ShiftedWindowsAndPatchMergingWorkedOutByHand) {
   ModelSpec m;
   m.name = "t";
@@ -159,6 +156,8 @@ TEST(TransformerModels, ShiftedWindowsAndPatchMergingWorkedOutByHand) {
   EXPECT_EQ(s[3].out_width, 8);
   EXPECT_DOUBLE_EQ(s[3].weight_bytes, 160 * 4);
   EXPECT_DOUBLE_EQ(s[4].flops, 32);
+  EXPECT_DOUBLE_EQ(s[1].memory_bytes, 3328);
+  EXPECT_DOUBLE_EQ(s[2].memory_bytes, 5888);
   for (const auto& st : s) EXPECT_DOUBLE_EQ(operator_flops(st), st.flops) << st.name;
   // The shifted windows roll the grid there and back; the unshifted ones do not.
   auto rolls = [](const StageSpec& st) {
