@@ -45,8 +45,9 @@ double window_side(const StageSpec& s, double side) {
   return out;
 }
 
-// A windowed attention's window and shift on a side x side grid of T tokens: as torchvision's Swin, a
-// window no smaller than the grid is the grid, unshifted. The grid must split into whole windows.
+// A windowed attention's window and shift on a side x side grid of T tokens: as the original Swin code
+// has it, a window no smaller than the grid is the grid, unshifted (torchvision pads the grid to the window
+// instead; both are the same for Swin-T at 224 x 224). The grid must split into whole windows (no padding).
 int effective_window(const StageSpec& s, double T) {
   const double side = side_of(s, T);
   if (s.window < 1 || s.window > 64) bad(s, "needs a window of 1..64 tokens");

@@ -51,8 +51,8 @@ c10::IValue call_quantized(const char* name, std::vector<c10::IValue> args) {
   it->second.callBoxed(&stack);
   return stack.at(0);
 }
-// A windowed attention stage's grid of tokens (side x side), its window and shift as torchvision's Swin
-// has them: a window no smaller than the grid is the grid, unshifted (core/model_cost.cpp derives the same).
+// A windowed attention stage's grid of tokens (side x side), its window and shift as the original Swin
+// code has them: a window no smaller than the grid is the grid, unshifted (core/model_cost.cpp derives the same).
 struct TokenWindows {
   std::int64_t side = 0, window = 0, shift = 0;
 };
