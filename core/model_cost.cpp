@@ -45,20 +45,16 @@ double window_side(const StageSpec& s, double side) {
   return out;
 }
 
-// A windowed attention's window and shift on a side x side grid of T tokens: as the original Swin code
-// has it, a window no smaller than the grid is the grid, unshifted (torchvision pads the grid to the window
-// instead; both are the same for Swin-T at 224 x 224). The grid must split into whole windows (no padding).
-int effective_window(const StageSpec& s, double T) {
-  const double side = side_of(s, T);
+// A windowed attention's windows on its T tokens (core/stage_operators.hpp attention_windows), refused
+// unless the tokens are a square grid that splits into whole windows (no padding) and the shift is
+// within a window.
+AttentionWindows checked_windows(const StageSpec& s, double T) {
+  side_of(s, T);
   if (s.window < 1 || s.window > 64) bad(s, "needs a window of 1..64 tokens");
-  const int w = static_cast<int>(std::min<double>(s.window, side));
-  if (std::fmod(side, w) != 0)
-    bad(s, "its window " + std::to_string(w) + " must divide the side of its tokens " + std::to_string(static_cast<long long>(side)));
-  return w;
-}
-int effective_shift(const StageSpec& s, double T) {
   if (s.shift < 0 || s.shift >= s.window) bad(s, "needs a shift of 0..window - 1");
-  return side_of(s, T) > s.window ? s.shift : 0;
+  const AttentionWindows a = attention_windows(s, T);
+  if (a.side % a.window != 0) bad(s, "its window " + std::to_string(a.window) + " must divide the side of its tokens " + std::to_string(a.side));
+  return a;
 }
 
 // Whether stage `s` takes the normalised adjacency a graph_prep stage makes (GrAd) as an input.
@@ -147,10 +143,10 @@ double transformer_costs(StageSpec& s, double C, double T) {
   double extra_weights = 0;
   double adds = 0;  // bias and mask additions per score
   if (s.window > 0) {
-    const int w = effective_window(s, T);
-    W = static_cast<double>(w) * w;
-    extra_weights = (2.0 * w - 1) * (2.0 * w - 1) * h;  // the relative position bias table
-    adds = 1 + (effective_shift(s, T) > 0 ? 1 : 0);
+    const AttentionWindows a = checked_windows(s, T);
+    W = static_cast<double>(a.window) * a.window;
+    extra_weights = (2.0 * a.window - 1) * (2.0 * a.window - 1) * h;  // the relative position bias table
+    adds = 1 + (a.shift > 0 ? 1 : 0);
   } else if (s.shift != 0) {
     bad(s, "a shift needs windows (window > 0)");
   }
@@ -357,10 +353,9 @@ double peak_memory(const StageSpec& s, const Shape& g, double in, double out, do
     // the scaled queries (T C), the batched products' contiguous copies of K^T and V (2 T C), the product
     // (T C), the scores and their softmax (2 h T W); windows add the partitioned copy of the input where the
     // grid holds more than one window (T C) and the rolled one where they are shifted (T C).
-    const double side = std::round(std::sqrt(rows));
-    const bool windows = s.window > 0, several = windows && s.window < side, shifted = several && s.shift > 0;
-    const double W = windows ? std::pow(std::min<double>(s.window, side), 2) : rows;
-    mem = (7 * rows * in + 2 * s.heads * rows * W + (several ? rows * in : 0) + (shifted ? rows * in : 0)) * kFloat;
+    const AttentionWindows a = attention_windows(s, rows);
+    const double W = a.window > 0 ? static_cast<double>(a.window) * a.window : rows;
+    mem = (7 * rows * in + 2 * s.heads * rows * W + (a.several() ? rows * in : 0) + (a.shift > 0 ? rows * in : 0)) * kFloat;
   } else if (s.op == "gcn" && !v.dense()) {
     // The transformed rows and the accumulator beside the messages; then bias and activation (three
     // N x out); besides, the normalisation cached per graph (source and destination indices with self

@@ -130,10 +130,9 @@ void transformer_operators(Ops& o, const StageSpec& s, double T, double C) {
     o.add(OperatorClass::dense, "linear (no bias)", 2 * (T / 4) * 4 * C * D, kF * (T * C + (T / 4) * D + 4 * C * D));
   } else {  // attention
     const double h = s.heads;
-    const bool windows = s.window > 0;
-    const double w = windows ? std::min<double>(s.window, std::round(std::sqrt(T))) : 0;
-    const double W = windows ? w * w : T;
-    const bool shifted = windows && s.shift > 0 && std::round(std::sqrt(T)) > s.window;
+    const AttentionWindows a = attention_windows(s, T);
+    const bool windows = a.window > 0, shifted = a.shift > 0;
+    const double W = windows ? static_cast<double>(a.window) * a.window : T;
     if (shifted) o.add(OperatorClass::movement, "roll", 0, kF * 2 * T * C);
     if (windows) o.add(OperatorClass::movement, "window partition", 0, kF * 2 * T * C);
     o.linear(T, C, 3 * C, 2 * T * C * 3 * C);
@@ -153,6 +152,15 @@ void transformer_operators(Ops& o, const StageSpec& s, double T, double C) {
 }
 
 }  // namespace
+
+AttentionWindows attention_windows(const StageSpec& s, double tokens) {
+  AttentionWindows a;
+  a.side = static_cast<int>(std::llround(std::sqrt(tokens)));
+  if (s.window <= 0) return a;
+  a.window = std::min(s.window, a.side);
+  a.shift = a.side > s.window ? s.shift : 0;
+  return a;
+}
 
 std::vector<OperatorCost> graph_preprocessing_operators(const std::string& op, bool dense, double N, double E) {
   Ops o;

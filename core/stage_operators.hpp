@@ -22,4 +22,17 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index);
 // run: stage_operators lists them and derive_costs adds their FLOPs and bytes to the stage.
 std::vector<OperatorCost> graph_preprocessing_operators(const std::string& op, bool dense, double N, double E);
 
+// An attention stage on `tokens` tokens as it runs (the cost formulas, the operators and LibTorch read
+// this one rule): with `window` > 0 the tokens are a side x side grid cut into window x window windows,
+// rolled by `shift` first. As the original Swin code has it, a window no smaller than the grid is the grid,
+// unshifted (torchvision pads the grid to the window instead; the two agree on Swin-T at 224 x 224).
+// Unchecked: derive_costs refuses a grid that is not square or does not split into whole windows.
+struct AttentionWindows {
+  int side = 0;                                                 // tokens on the grid's side
+  int window = 0;                                               // tokens on a window's side; 0: every token attends every token
+  int shift = 0;                                                // tokens the grid is rolled by before the windows; 0: unshifted
+  bool several() const { return window > 0 && window < side; }  // the grid holds more than one window
+};
+AttentionWindows attention_windows(const StageSpec& s, double tokens);
+
 }  // namespace coinfer

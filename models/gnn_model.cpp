@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "core/random_stream.hpp"
+#include "core/stage_operators.hpp"
 #include "models/datasets.hpp"
 
 namespace coinfer::models {
@@ -51,19 +52,9 @@ c10::IValue call_quantized(const char* name, std::vector<c10::IValue> args) {
   it->second.callBoxed(&stack);
   return stack.at(0);
 }
-// A windowed attention stage's grid of tokens (side x side), its window and shift as the original Swin
-// code has them: a window no smaller than the grid is the grid, unshifted (core/model_cost.cpp derives the same).
-struct TokenWindows {
-  std::int64_t side = 0, window = 0, shift = 0;
-};
-TokenWindows token_windows(const StageSpec& s) {
-  const double T = s.out_rows;  // an attention stage keeps its input's tokens
-  TokenWindows w;
-  w.side = static_cast<std::int64_t>(std::llround(std::sqrt(T)));
-  w.window = std::min<std::int64_t>(s.window, w.side);
-  w.shift = w.side > s.window ? s.shift : 0;
-  return w;
-}
+// A windowed attention stage's windows (core/stage_operators.hpp: the one rule the cost model reads too);
+// an attention stage keeps its input's tokens, so its output rows are its tokens.
+AttentionWindows token_windows(const StageSpec& s) { return attention_windows(s, s.out_rows); }
 
 // Swin's relative position index of a w x w window: for tokens i = (a, b) and j = (c, d), the bias
 // table's row (a - c + w - 1) (2w - 1) + (b - d + w - 1). [w^2, w^2] int64.
@@ -77,7 +68,7 @@ torch::Tensor relative_position_index(std::int64_t w) {
 // The mask of shifted windows: after the roll, a window may hold tokens from up to 3 x 3 regions that
 // were not neighbours; a score between two regions gets -100 (Swin's value), within one 0. Regions
 // along a side: [0, S - w), [S - w, S - shift), [S - shift, S). [windows, w^2, w^2] float32.
-torch::Tensor shifted_window_mask(const TokenWindows& g) {
+torch::Tensor shifted_window_mask(const AttentionWindows& g) {
   const std::int64_t S = g.side, w = g.window, n = S / w;
   auto region = [&](std::int64_t i) { return i < S - w ? 0 : i < S - g.shift ? 1 : 2; };
   auto id = torch::empty({S, S}, torch::kFloat32);
@@ -425,7 +416,7 @@ void GnnModel::transformer_parameters(const StageSpec& s, std::vector<torch::nn:
     lin.emplace_back(torch::nn::LinearOptions(in, 3 * in));
     lin.emplace_back(torch::nn::LinearOptions(in, in));
     if (s.window > 0) {
-      const TokenWindows g = token_windows(s);
+      const AttentionWindows g = token_windows(s);
       extra.push_back(torch::randn({(2 * g.window - 1) * (2 * g.window - 1), s.heads}) * 0.02);
       extra.push_back(relative_position_index(g.window));
       if (g.shift > 0) extra.push_back(shifted_window_mask(g));
@@ -462,7 +453,7 @@ torch::Tensor GnnModel::run_transformer_stage(int s, const torch::Tensor& x) con
   // attention on x [B, T, C]: heads of d = C / heads features; windows regroup the tokens first.
   const std::int64_t B = x.size(0), T = x.size(1), C = x.size(2), h = sp.heads, d = C / h;
   torch::Tensor tokens = x;
-  TokenWindows g;
+  AttentionWindows g;
   std::int64_t groups = B, per = T;  // attention groups (samples, or samples x windows) and tokens in each
   if (sp.window > 0) {
     g = token_windows(sp);
