@@ -237,7 +237,9 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     // per head.
     s.needs_graph = true;
     if (s.heads <= 0 || s.out_width % s.heads != 0) bad(s, "out width must be a multiple of heads");
-    s.flops = N * in * out * 2 + 2 * N * out + s.heads * N * N * 6 + N * N * out * 2;
+    // GrAx2: the pairwise add and LeakyReLU (2 per logit) become one LeakyReLU per source node and head.
+    const double map_flops = v.grax2 ? s.heads * N * N * 4 + s.heads * N : s.heads * N * N * 6;
+    s.flops = N * in * out * 2 + 2 * N * out + map_flops + N * N * out * 2;
     weights = (in * out + 2 * out + out) * kFloat;
     workspace = N * N * mask + s.heads * N * N * kFloat;
   } else if (s.op == "gat") {

@@ -9,7 +9,8 @@
 namespace coinfer {
 
 namespace {
-const char* kAllowed = "dense_mask, sparse, cap<N> (node capacity), symmetric, uncached, cached, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
+const char* kAllowed =
+    "dense_mask, sparse, cap<N> (node capacity), symmetric, uncached, cached, select_mask, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
 
 // A numbered part "<prefix><N>" or "<prefix>=<N>" (cap64, fd=4): false when `part` is not one;
 // N in 1..max_value, else std::invalid_argument saying `what` it is.
@@ -35,6 +36,7 @@ std::string ModelVariant::name() const {
   if (node_capacity > 0) parts.push_back("cap" + std::to_string(node_capacity));
   if (normalisation == Normalisation::symmetric) parts.push_back("symmetric");
   if (normalisation == Normalisation::uncached) parts.push_back("uncached");
+  if (select_mask) parts.push_back("select_mask");
   if (precision == Precision::int8) parts.push_back("int8");
   if (grax1) parts.push_back("grax1");
   if (grax2) parts.push_back("grax2");
@@ -67,6 +69,8 @@ ModelVariant ModelVariant::parse(const std::string& name) {
       v.normalisation = Normalisation::uncached;
     else if (part == "cached")
       v.normalisation = Normalisation::cached;
+    else if (part == "select_mask")
+      v.select_mask = true;
     else if (part == "int8")
       v.precision = Precision::int8;
     else if (part == "fp32")
@@ -139,6 +143,9 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
     throw std::invalid_argument(what +
                                 "uncached redoes gcn's normalisation or a dense mask in every run; this model has no gcn stage and "
                                 "no dense_mask (sparse gat and sage already make their self loops and degrees in every run)");
+  if (v.select_mask && !(gat && v.dense()))
+    throw std::invalid_argument(what + "select_mask is how gat masks its dense attention: it needs gat stages and dense_mask");
+  if (v.select_mask && v.grax1) throw std::invalid_argument(what + "select_mask and grax1 both replace the mask's product: name one");
   if (v.grax1 && !(gat && v.dense())) throw std::invalid_argument(what + "grax1 approximates masked attention: it needs gat stages and dense_mask");
   if (v.grax2 && !gat) throw std::invalid_argument(what + "grax2 approximates attention scores: it needs gat stages");
   if (v.feature_chunks > 1 && (!graph || v.dense()))

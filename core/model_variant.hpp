@@ -16,6 +16,10 @@
 //                 run: PyG's GCNConv(cached=False), GraNNite's out-of-the-box mapping of Fig. 4)
 //   precision     fp32 | int8 (QuantGr: symmetric static quantisation; per-output-channel weight
 //                 scales, per-tensor activation scales calibrated on a sample of the dataset)
+//   masking       GAT with dense masks: multiply (EffOp, the default: exp of the logits multiplied by the
+//                 connectivity mask on the DPU, GraNNite Fig. 12 right) | select (the out-of-the-box
+//                 mapping of GraNNite Figs. 5 and 12 left: Greater and Select put -inf on non-edges, then
+//                 a plain softmax; the part "select_mask")
 //   grax1         GAT with dense masks: non-edges get a large negative logit added instead of the
 //                 attention map being multiplied by the mask (GrAx1)
 //   grax2         GAT: the pairwise LeakyReLU(s_dst_i + s_src_j) becomes LeakyReLU(s_src_j) + s_dst_i,
@@ -24,7 +28,8 @@
 //   feature_chunks 1 | P (fdP: feature decomposition, docs/PAPERS.md: the feature decomposition paper: sparse aggregation
 //                 gathers and scatters the messages in P slices of the feature dimension, so the E x F
 //                 gathered-message tensor is E x F/P at a time; outputs equal the base model's)
-// Canonical name: the non-default parts in the order above joined by '+' ("dense_mask+cap64+int8");
+// Canonical name: the non-default parts in the order above joined by '+' ("dense_mask+cap64+int8",
+// "dense_mask+uncached+select_mask");
 // the default variant's name is "" and the model keeps its plain name.
 #include <string>
 #include <utility>
@@ -41,12 +46,14 @@ struct ModelVariant {
   long long node_capacity = 0;  // nodes per sample the shapes are fixed to; 0 = none
   Normalisation normalisation = Normalisation::cached;
   Precision precision = Precision::fp32;
+  bool select_mask = false;  // GAT's out-of-the-box masking by Greater and Select (not EffOp's product)
   bool grax1 = false, grax2 = false;
   int feature_chunks = 1;  // P of feature decomposition; 1 = none
 
   bool is_default() const { return name().empty(); }
-  // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG and GrAx1 (whose
-  // -1e4 underflows to 0 in float32). INT8 and GrAx2 change the outputs.
+  // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG, the select
+  // masking and GrAx1 (whose -1e4 underflows to 0 in float32; these two count a repeated edge once).
+  // INT8 and GrAx2 change the outputs.
   bool exact() const { return precision == Precision::fp32 && !grax2; }
   bool dense() const { return aggregation == Aggregation::dense_mask; }
   bool int8() const { return precision == Precision::int8; }
@@ -70,7 +77,8 @@ std::string variant_model_name(const std::string& base, const ModelVariant& v);
 
 // Throws std::invalid_argument saying why `v` cannot run `spec` (the base spec, variant not yet
 // applied): dense masks and node capacities need a graph dataset, a capacity must hold the dataset's
-// nodes per sample, symmetric needs a gcn stage, grax1 needs gat with dense masks, grax2 needs gat,
+// nodes per sample, symmetric needs a gcn stage, select_mask and grax1 need gat with dense masks (and not
+// each other: both replace the mask's product), grax2 needs gat,
 // feature chunks need sparse aggregation (gcn, gat or sage stages without dense masks).
 void check_variant_supported(const ModelSpec& spec, const ModelVariant& v);
 

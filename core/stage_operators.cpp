@@ -66,16 +66,42 @@ void scatter_operators(Ops& o, double N, double L, double width, double P, bool 
   if (P > 1) o.add(OperatorClass::movement, "slice contiguous, copy", 0, kF * 4 * N * width, static_cast<int>(2 * P));
 }
 
-void gat_operators(Ops& o, const StageSpec& s, double N, double E, double in, double out, double P, bool dense) {
+// Dense attention's logits and their normalisation over the H x N x N map (models/gnn_model.cpp
+// gat_dense; its formula in core/model_cost.cpp: 6 FLOPs per logit, with GrAx2 4 per logit and one per
+// source node and head). The logits: a broadcast add of the two ends' scores and a LeakyReLU over the
+// map (2 per logit), or with GrAx2 a LeakyReLU per source node broadcast along the rows. The masking:
+// EffOp's (the default: the exponentials multiplied by the connectivity mask, element-wise work, 2 per
+// logit, then the sums and divisions, 2), the out-of-the-box Greater and Select (selection, then a plain
+// softmax that does all 4), or GrAx1's non-edge bias added (1, then a softmax of 3).
+void gat_dense_attention_operators(Ops& o, const ModelVariant& v, double H, double N) {
+  const double map = H * N * N, nn = N * N;
+  double softmax_flops = 2 * map;
+  if (v.grax2)
+    o.elementwise("LeakyReLU per source (GrAx2)", H * N, H * N, H * N);
+  else
+    o.elementwise("broadcast add, LeakyReLU", 2 * map, 2 * map, 2 * map, 2);
+  if (v.select_mask) {
+    o.add(OperatorClass::select, "greater (mask > 0)", 0, kF * nn + nn);
+    o.add(OperatorClass::select, "select (where): -inf on non-edges", 0, kF * (2 * map) + nn);
+    softmax_flops = 4 * map;
+  } else if (v.grax1) {
+    o.elementwise("non-edge bias from the mask (clamp, -1, x 1e4)", nn, nn, 0, 3);
+    o.elementwise("add non-edge bias (GrAx1)", map + nn, map, map);
+    softmax_flops = 3 * map;
+  } else {
+    o.elementwise("exp, mask", map + nn, map, 2 * map, 2);
+  }
+  o.add(OperatorClass::reduction, "softmax", softmax_flops, kF * 2 * map);
+}
+
+void gat_operators(Ops& o, const StageSpec& s, const ModelVariant& v, double N, double E, double in, double out, double P, bool dense) {
   const double H = s.heads, D = out / s.heads;
   if (dense) {
-    // Transform; one score per node and head; the H x N x N logits (broadcast add, LeakyReLU, mask),
-    // their softmax; the attention by the features (its formula: 6 FLOPs per logit, 4 of them here
-    // element-wise and 2 in the softmax).
+    // Transform; one score per node and head; the H x N x N logits, their masking and softmax; the
+    // attention by the features.
     o.linear(N, in, out, 2 * N * in * out);
     o.elementwise("scores", 2 * N * out, 2 * N * H, 2 * N * out, 4);
-    o.elementwise("logits, LeakyReLU, mask", 3 * H * N * N + N * N, 3 * H * N * N, 4 * H * N * N, 3);
-    o.add(OperatorClass::reduction, "softmax", 2 * H * N * N, kF * 2 * H * N * N);
+    gat_dense_attention_operators(o, v, H, N);
     o.add(OperatorClass::dense, "matmul attention x h", 2 * N * N * out, kF * (H * N * N + 2 * N * out), static_cast<int>(H));
     o.add(OperatorClass::movement, "permute, reshape", 0, kF * 2 * N * out);
   } else {
@@ -268,7 +294,7 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     o.elementwise("add", 2 * N * out, N * out);
     if (!last) o.elementwise("ReLU", N * out, N * out);
   } else if (s.op == "gat") {
-    gat_operators(o, s, N, E, in, out, P, dense);
+    gat_operators(o, s, v, N, E, in, out, P, dense);
   } else if (s.op == "conv") {
     // conv2d (a matrix product over the kernel's window; depthwise too, with in / groups = 1), then
     // BatchNorm (scale and shift per channel) and the activation in place (models/gnn_model.cpp).

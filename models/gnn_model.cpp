@@ -570,11 +570,15 @@ torch::Tensor GnnModel::gat_dense(int s, const torch::Tensor& x, const torch::Te
   else
     logits = torch::leaky_relu(a_dst.unsqueeze(2) + a_src.unsqueeze(1), 0.2);
   torch::Tensor alpha;
-  if (spec_.variant.grax1) {
+  if (spec_.variant.select_mask) {
+    // The out-of-the-box mapping (GraNNite Figs. 5, 12 left): Greater and Select put -inf on non-edges,
+    // then a plain softmax (a repeated edge counts once here).
+    alpha = torch::softmax(torch::where(mask.gt(0), logits, -std::numeric_limits<float>::infinity()), -1);
+  } else if (spec_.variant.grax1) {
     // GrAx1: a large negative added on non-edges (a repeated edge counts once here).
     alpha = torch::softmax(logits + (mask.clamp_max(1) - 1) * 1e4, -1);
-  } else {
-    auto ex = (logits - logits.amax(-1, true)).exp() * mask;  // the mask multiplied in
+  } else {  // EffOp (GraNNite Fig. 12 right): the mask multiplied in
+    auto ex = (logits - logits.amax(-1, true)).exp() * mask;
     alpha = ex / ex.sum(-1, true);
   }
   auto agg = torch::matmul(alpha, h.permute({1, 0, 2}));  // [H, n, D]

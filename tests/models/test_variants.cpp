@@ -138,6 +138,9 @@ TEST(Variants, GraxApproximationsStayCloseAndGrax2IsExactWhereItsSignsAgree) {
   const auto exact = run("gat@dense_mask", "siot", g);
   // GrAx1 adds -1e4 on non-edges: exp(-1e4) underflows to 0 in float32, so it is exact here.
   EXPECT_LT(max_abs_diff(exact, run("gat@dense_mask+grax1", "siot", g)), 1e-5);
+  // The out-of-the-box masking (Greater and Select, -inf on non-edges, a plain softmax) is the same
+  // function on a graph without repeated edges.
+  EXPECT_LT(max_abs_diff(exact, run("gat@dense_mask+select_mask", "siot", g)), 1e-5);
   // GrAx2 by hand on one layer (W = I, a_src = 1, a_dst = 2, so s_j = x_j0 + x_j1, d_i = 2 s_i): logits
   // LeakyReLU(d_i + s_j) vs LeakyReLU(s_j) + d_i. With every score positive the two differ by d_i in
   // each row, which the softmax cancels: equal outputs.

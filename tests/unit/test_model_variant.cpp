@@ -209,6 +209,10 @@ TEST(ModelVariant, TheCatalogBuildsSupportedVariantsAndSaysWhyOthersAreNot) {
   EXPECT_NE(why("sage@symmetric", "mr").find("applies to gcn stages"), std::string::npos);
   EXPECT_NE(why("gcn@grax2", "mr").find("needs gat"), std::string::npos);
   EXPECT_NE(why("gat@grax1", "mr").find("dense_mask"), std::string::npos);
+  EXPECT_NE(why("gat@select_mask", "mr").find("needs gat stages and dense_mask"), std::string::npos);
+  EXPECT_NE(why("gcn@dense_mask+select_mask", "mr").find("needs gat stages and dense_mask"), std::string::npos);
+  EXPECT_NE(why("gat@dense_mask+select_mask+grax1", "mr").find("name one"), std::string::npos);
+  EXPECT_EQ(catalog().spec("gat@select_mask+uncached+dense_mask", "mr").name, "gat@dense_mask+uncached+select_mask");
   EXPECT_NE(why("gcn@dense_mask+symmetric", "mr").find("sparse aggregation only"), std::string::npos);
   EXPECT_NE(why("gcn@int9", "mr").find("unknown variant part 'int9'"), std::string::npos);
   EXPECT_NE(why("nope@int8", "mr").find("unknown model 'nope'"), std::string::npos);
@@ -244,6 +248,11 @@ TEST(ModelVariant, ScenarioDevicesNameVariantsInEveryForm) {
                 .devices[0]
                 .model,
             "gat@dense_mask+cap64+int8+grax1+grax2");
+  EXPECT_EQ(load_scenario(scenario_with("    model: gat\n    variant: {aggregation: dense_mask, normalisation: uncached, masking: select}\n"))
+                .devices[0]
+                .model,
+            "gat@dense_mask+uncached+select_mask");
+  EXPECT_EQ(scenario_error("    model: gat\n    variant: {aggregation: dense_mask, masking: where}\n").key(), "devices[0].variant.masking");
   // Errors name the line and the key.
   InputError e = scenario_error("    model: gcn\n    variant: {precision: int4}\n");
   EXPECT_EQ(e.key(), "devices[0].variant.precision");

@@ -112,8 +112,9 @@ TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVarian
   int checked = 0;
   for (const std::string& model : cat.model_names())
     for (const std::string& dataset : cat.datasets_for(model))
-      for (const std::string& variant :
-           {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8", "uncached", "dense_mask+uncached"}) {
+      for (const std::string& variant : {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8", "uncached",
+                                         "dense_mask+uncached", "dense_mask+select_mask", "dense_mask+uncached+select_mask", "dense_mask+grax2",
+                                         "dense_mask+grax1+grax2", "dense_mask+select_mask+grax2"}) {
         ModelSpec m;
         try {
           m = cat.instantiate(variant[0] ? model + "@" + variant : model, dataset);
@@ -134,6 +135,77 @@ TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVarian
         }
       }
   EXPECT_GT(checked, 100);
+}
+
+namespace {
+// One dense gat layer, 2 heads of 1 feature (1 input feature), on 3 nodes and 2 edges.
+ModelSpec tiny_dense_gat(const std::string& variant) {
+  ModelSpec m;
+  m.name = "g";
+  m.dataset = DatasetSpec{"t", "graph", "node_classification", 3, 2, 1, 2, "test"};
+  StageSpec st;
+  st.name = "att";
+  st.op = "gat";
+  st.out_width = 2;
+  st.heads = 2;
+  m.stages = {st};
+  m.variant = ModelVariant::parse(variant);
+  derive_costs(m);
+  return m;
+}
+const OperatorCost* find_op(const StageSpec& s, const std::string& what) {
+  for (const OperatorCost& o : s.operators)
+    if (o.what == what) return &o;
+  return nullptr;
+}
+}  // namespace
+
+TEST(OperatorClasses, GatsMaskingOutOfTheBoxWithEffOpAndWithGrAx2ByHand) {
+  // H = 2 heads, N = 3 nodes: the logit map has H N^2 = 18 entries, the mask N^2 = 9.
+  const StageSpec effop = tiny_dense_gat("dense_mask").stages[0];
+  const StageSpec select = tiny_dense_gat("dense_mask+select_mask").stages[0];
+  const StageSpec grax2 = tiny_dense_gat("dense_mask+grax2").stages[0];
+  // EffOp (the default): the exponentials times the mask, element-wise: reads 18 + 9 floats, writes
+  // 18: 4 x 45 = 180 B, 2 FLOPs a logit (36); the softmax's sums and divisions keep 2 a logit (36).
+  const OperatorCost* mul = find_op(effop, "exp, mask");
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(mul->cls, OperatorClass::elementwise);
+  EXPECT_DOUBLE_EQ(mul->bytes, 180);
+  EXPECT_DOUBLE_EQ(mul->flops, 36);
+  EXPECT_DOUBLE_EQ(find_op(effop, "softmax")->flops, 36);
+  EXPECT_EQ(find_op(effop, "greater (mask > 0)"), nullptr);
+  // Out of the box (GraNNite Fig. 12 left): Greater reads the 9 float mask, writes 9 one-byte
+  // booleans (45 B); Select reads and writes the map (2 x 18 floats) and reads the booleans (the -inf
+  // is a broadcast scalar): 4 x 36 + 9 = 153 B. Both are selection work without FLOPs; the plain
+  // softmax does all 4 FLOPs a logit (72).
+  const OperatorCost* gt = find_op(select, "greater (mask > 0)");
+  const OperatorCost* where = find_op(select, "select (where): -inf on non-edges");
+  ASSERT_NE(gt, nullptr);
+  ASSERT_NE(where, nullptr);
+  EXPECT_EQ(gt->cls, OperatorClass::select);
+  EXPECT_EQ(where->cls, OperatorClass::select);
+  EXPECT_DOUBLE_EQ(gt->bytes, 45);
+  EXPECT_DOUBLE_EQ(where->bytes, 153);
+  EXPECT_DOUBLE_EQ(find_op(select, "softmax")->flops, 72);
+  EXPECT_EQ(find_op(select, "exp, mask"), nullptr);
+  EXPECT_DOUBLE_EQ(select.flops, effop.flops);  // the same arithmetic, other operators
+  // GrAx2: no broadcast add and LeakyReLU over the map (2 x 18 FLOPs, 4 x 36 B each way), one LeakyReLU
+  // per source node and head instead (6 FLOPs, 4 x 12 = 48 B): 36 - 6 = 30 FLOPs fewer.
+  EXPECT_NE(find_op(effop, "broadcast add, LeakyReLU"), nullptr);
+  EXPECT_EQ(find_op(grax2, "broadcast add, LeakyReLU"), nullptr);
+  const OperatorCost* per_source = find_op(grax2, "LeakyReLU per source (GrAx2)");
+  ASSERT_NE(per_source, nullptr);
+  EXPECT_DOUBLE_EQ(per_source->bytes, 48);
+  EXPECT_DOUBLE_EQ(effop.flops - grax2.flops, 30);
+  // On a processor whose selection is 10x slower than its element-wise work (an NPU's DSP against its
+  // DPU), EffOp's layer is the faster: selection 198 B at 0.1 GB/s against 180 B element-wise at 1.
+  ProcessorProfile p = class_processor("npu", 1, 1, 0);
+  p.operator_classes->rates[static_cast<int>(OperatorClass::select)].gbps = 0.1;
+  EXPECT_LT(synth_stage_seconds(effop, p, 1, 1), synth_stage_seconds(select, p, 1, 1));
+  const double gap = synth_stage_seconds(select, p, 1, 1) - synth_stage_seconds(effop, p, 1, 1);
+  // The two differ by the masking alone: 198 B / 0.1 GB/s - 180 B / 1 GB/s = 1,980 - 180 ns (the
+  // softmax's bytes are equal; its FLOPs are priced by bandwidth on a non-dense class).
+  EXPECT_NEAR(gap, 1800e-9, 1e-15);
 }
 
 TEST(OperatorClasses, APlantedWrongClassChangesThePlacement) {
