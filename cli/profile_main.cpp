@@ -259,10 +259,11 @@ int main(int argc, char** argv) {
   coinfer::hw::ProfileOptions o;
   app.add_option("--model", model, "model name (coinfer model list); with --modules: only this model's variants (default: every model)");
   app.add_option("--dataset", dataset, "dataset (default: the model's first)");
-  app.add_option("--variant", variant,
-                 "execution variant (GraNNite's techniques, models/README.md \"Variants\"): parts joined by '+' from dense_mask, "
-                 "cap<N> (node capacity), symmetric, uncached, select_mask, int8, grax1, grax2, fd<P>, e.g. dense_mask+int8; the LUT's model is then "
-                 "MODEL@VARIANT and its provenance holds the variant's output error against the base model");
+  app.add_option(
+      "--variant", variant,
+      "execution variant (GraNNite's techniques, models/README.md \"Variants\"): parts joined by '+' from dense_mask, "
+      "cap<N> (node capacity), symmetric, uncached, select_mask, grasp, int8, grax1, grax2, fd<P>, e.g. dense_mask+int8; the LUT's model is then "
+      "MODEL@VARIANT and its provenance holds the variant's output error against the base model");
   app.add_option("--accuracy-samples", accuracy_samples, "with --variant: generated samples the output error is measured on (default 4; at least 1)");
   app.add_option("--out", out,
                  "LUT file to write (e.g. traces/lut/my-board.h5): an existing one keeps its other tables; with --modules: the sample set (.csv)")

@@ -65,6 +65,9 @@ bool has_prep_input(const ModelSpec& m, const StageSpec& s) {
 }
 
 // One sample's graph as the formulas see it, and the variant's byte sizes.
+// One entry of a sparse matrix as LibTorch keeps it (COO): two int64 indices and a float32 value.
+constexpr double kSparseEntry = 2 * kIndex + kFloat;
+
 struct Shape {
   const ModelVariant& v;
   double N, E;       // nodes (the node capacity where set) and directed edges
@@ -213,18 +216,24 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
     for (const auto& op : graph_preprocessing_operators("gcn", true, N, E)) s.flops += op.flops;
     workspace = (E + N) * (2 * kIndex + kFloat);  // the edges with their loops and a weight each
   } else if (s.op == "gcn" && has_prep_input(m, s)) {
-    // Aggregation by the product with the graph_prep stage's matrix (an input, not a workspace).
+    // Aggregation by the product with the graph_prep stage's matrix (an input, not a workspace). GraSp:
+    // only its E + N non-zeros (the edges and self loops) are multiplied, from a sparse copy made in
+    // every run (LibTorch's COO: two int64 indices and a float each).
     s.needs_graph = true;
-    s.flops = N * in * out * 2 + N * N * out * 2;
+    s.flops = N * in * out * 2 + (v.grasp ? (E + N) * out * 2 : N * N * out * 2);
     weights = (in * out + out) * kFloat;
+    if (v.grasp) message = (E + N) * kSparseEntry;
   } else if (s.op == "gcn") {
     // Transform (N*in*out MACs) then normalised sum over E edges (E*out MACs); normalisation cached
     // (made per run with `uncached`: derive_costs adds it).
     // Dense mask (StaGr): the sum is one N x N by N x out product.
     s.needs_graph = true;
-    s.flops = N * in * out * 2 + (v.dense() ? N * N * out * 2 : E * out * 2);
+    // GraSp: the mask's E + N non-zeros only, multiplied from its sparse copy (per graph; with `uncached`
+    // made in every run from the dense matrix, both alive then).
+    s.flops = N * in * out * 2 + (v.dense() ? (v.grasp ? (E + N) : N * N) * out * 2 : E * out * 2);
     weights = (in * out + out) * kFloat;
-    workspace = v.dense() ? N * N * mask : E * kFloat;                              // cached edge weights (PreG/CacheG) or the mask
+    workspace = v.dense() ? N * N * mask : E * kFloat;  // cached edge weights (PreG/CacheG) or the mask
+    if (v.dense() && v.grasp) workspace = (E + N) * kSparseEntry + (v.uncached() ? N * N * mask : 0);
     if (v.normalisation == ModelVariant::Normalisation::symmetric) workspace /= 2;  // SymG: one triangle
     // The transformed features gathered per edge, self loops included (E + N rows), and their weighted
     // copy, both alive while it is made (models/gnn_model.cpp aggregate_messages), one slice of P at once.
@@ -257,9 +266,11 @@ OpCosts op_costs(const ModelSpec& m, StageSpec& s, const Shape& g, double in, do
   } else if (s.op == "sage") {
     // Mean of neighbours (E*in adds) then two dense maps (self and neighbour): 2*N*in*out MACs.
     s.needs_graph = true;
-    s.flops = (v.dense() ? N * N * in * 2 : E * in) + 2 * N * in * out * 2;
+    // GraSp: the mask's E non-zeros only, from its sparse copy.
+    s.flops = (v.dense() ? (v.grasp ? E : N * N) * in * 2 : E * in) + 2 * N * in * out * 2;
     weights = (2 * in * out + out) * kFloat;
     workspace = N * in * kFloat + (v.dense() ? N * N * mask : 0);  // the row-normalised mask
+    if (v.dense() && v.grasp) workspace = N * in * kFloat + E * kSparseEntry + (v.uncached() ? N * N * mask : 0);
     // The neighbours' input features gathered per edge (+ with P > 1 the contiguous slice and its sums).
     if (!v.dense()) message = E * in * kFloat / P + (P > 1 ? 2 * N * in * kFloat / P : 0);
   } else if (s.op == "conv") {

@@ -10,7 +10,7 @@ namespace coinfer {
 
 namespace {
 const char* kAllowed =
-    "dense_mask, sparse, cap<N> (node capacity), symmetric, uncached, cached, select_mask, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
+    "dense_mask, sparse, cap<N> (node capacity), symmetric, uncached, cached, select_mask, grasp, int8, fp32, grax1, grax2, fd<P> (feature chunks)";
 
 // A numbered part "<prefix><N>" or "<prefix>=<N>" (cap64, fd=4): false when `part` is not one;
 // N in 1..max_value, else std::invalid_argument saying `what` it is.
@@ -37,6 +37,7 @@ std::string ModelVariant::name() const {
   if (normalisation == Normalisation::symmetric) parts.push_back("symmetric");
   if (normalisation == Normalisation::uncached) parts.push_back("uncached");
   if (select_mask) parts.push_back("select_mask");
+  if (grasp) parts.push_back("grasp");
   if (precision == Precision::int8) parts.push_back("int8");
   if (grax1) parts.push_back("grax1");
   if (grax2) parts.push_back("grax2");
@@ -71,6 +72,8 @@ ModelVariant ModelVariant::parse(const std::string& name) {
       v.normalisation = Normalisation::cached;
     else if (part == "select_mask")
       v.select_mask = true;
+    else if (part == "grasp")
+      v.grasp = true;
     else if (part == "int8")
       v.precision = Precision::int8;
     else if (part == "fp32")
@@ -113,9 +116,11 @@ std::string variant_model_name(const std::string& base, const ModelVariant& v) {
 
 void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
   const std::string what = "variant '" + v.name() + "' of " + spec.name + "/" + spec.dataset.name + ": ";
-  bool gcn = false, gat = false, graph = false;
+  bool gcn = false, gat = false, graph = false, sage = false, prep = false;
   for (const auto& s : spec.stages) {
     gcn = gcn || s.op == "gcn";
+    sage = sage || s.op == "sage";
+    prep = prep || s.op == "graph_prep";
     gat = gat || s.op == "gat";
     graph = graph || s.op == "gcn" || s.op == "gat" || s.op == "sage";
   }
@@ -143,6 +148,11 @@ void check_variant_supported(const ModelSpec& spec, const ModelVariant& v) {
     throw std::invalid_argument(what +
                                 "uncached redoes gcn's normalisation or a dense mask in every run; this model has no gcn stage and "
                                 "no dense_mask (sparse gat and sage already make their self loops and degrees in every run)");
+  if (v.grasp && !(prep || ((gcn || sage) && v.dense())))
+    throw std::invalid_argument(what +
+                                "grasp skips the zeros of a graph matrix in its products: it needs gcn or sage stages with dense_mask, "
+                                "or a graph_prep stage");
+  if (v.grasp && v.int8()) throw std::invalid_argument(what + "grasp with int8: LibTorch's quantised matrix product takes no sparse operand");
   if (v.select_mask && !(gat && v.dense()))
     throw std::invalid_argument(what + "select_mask is how gat masks its dense attention: it needs gat stages and dense_mask");
   if (v.select_mask && v.grax1) throw std::invalid_argument(what + "select_mask and grax1 both replace the mask's product: name one");

@@ -14,6 +14,10 @@
 //                 uncached (the graph preprocessing of GraNNite's Fig. 3, self loops, degrees,
 //                 normalisation and with dense_mask the N x N matrix, redone by every stage in every
 //                 run: PyG's GCNConv(cached=False), GraNNite's out-of-the-box mapping of Fig. 4)
+//   sparsity      none | bitmap (GraSp, the part "grasp": the products with a graph's N x N matrix, gcn's and
+//                 sage's with dense_mask or a graph_prep stage's, skip its zeros; LibTorch multiplies a
+//                 sparse copy of the matrix, made once per graph where the matrix is kept, in every run
+//                 where it is made in every run)
 //   precision     fp32 | int8 (QuantGr: symmetric static quantisation; per-output-channel weight
 //                 scales, per-tensor activation scales calibrated on a sample of the dataset)
 //   masking       GAT with dense masks: multiply (EffOp, the default: exp of the logits multiplied by the
@@ -46,6 +50,7 @@ struct ModelVariant {
   long long node_capacity = 0;  // nodes per sample the shapes are fixed to; 0 = none
   Normalisation normalisation = Normalisation::cached;
   Precision precision = Precision::fp32;
+  bool grasp = false;        // GraSp: the graph matrix's zeros skipped in its products
   bool select_mask = false;  // GAT's out-of-the-box masking by Greater and Select (not EffOp's product)
   bool grax1 = false, grax2 = false;
   int feature_chunks = 1;  // P of feature decomposition; 1 = none

@@ -66,6 +66,16 @@ void scatter_operators(Ops& o, double N, double L, double width, double P, bool 
   if (P > 1) o.add(OperatorClass::movement, "slice contiguous, copy", 0, kF * 4 * N * width, static_cast<int>(2 * P));
 }
 
+// GraSp: the product of a graph's N x N matrix (`nnz` non-zeros) with N x `width` features, its zeros
+// skipped: a sparse copy of the matrix (LibTorch's COO: two int64 indices and a float a non-zero) times
+// the features, 2 FLOPs a non-zero and column. A matrix made in every run (`per_run`: GrAd's input, or
+// `uncached`) is compressed in every run (read whole, its non-zeros written); a kept one once per graph.
+void graph_matrix_product(Ops& o, double N, double nnz, double width, bool per_run) {
+  constexpr double kEntry = 2 * kI + kF;
+  if (per_run) o.add(OperatorClass::movement, "compress the matrix (to_sparse)", 0, kF * N * N + kEntry * nnz);
+  o.add(OperatorClass::dense, "sparse matmul (GraSp: zeros skipped)", 2 * nnz * width, kEntry * nnz + kF * 2 * N * width);
+}
+
 // Dense attention's logits and their normalisation over the H x N x N map (models/gnn_model.cpp
 // gat_dense; its formula in core/model_cost.cpp: 6 FLOPs per logit, with GrAx2 4 per logit and one per
 // source node and head). The logits: a broadcast add of the two ends' scores and a LeakyReLU over the
@@ -274,14 +284,18 @@ std::vector<OperatorCost> stage_operators(const ModelSpec& m, int index) {
     }
   } else if (s.op == "gcn") {
     o.linear(N, in, out, 2 * N * in * out);
-    if (dense || prep_input)
+    if ((dense || prep_input) && v.grasp)
+      graph_matrix_product(o, N, E + N, out, prep_input || v.uncached());
+    else if (dense || prep_input)
       o.add(OperatorClass::dense, "matmul mask x h", 2 * N * N * out, kF * (N * N + 2 * N * out));
     else  // the normalisation (edge weights with self loops): per graph, or above with `uncached`
       scatter_operators(o, N, E + N, out, P, true, 2 * E * out);
     o.elementwise("bias", N * out + out, N * out);
     if (!last) o.elementwise("ReLU", N * out, N * out);
   } else if (s.op == "sage") {
-    if (dense) {
+    if (dense && v.grasp) {
+      graph_matrix_product(o, N, E, in, v.uncached());
+    } else if (dense) {
       o.add(OperatorClass::dense, "matmul mask x x", 2 * N * N * in, kF * (N * N + 2 * N * in));
     } else {
       o.elementwise("degree: zeros, ones, clamp", 2 * N + E, 2 * N + E, 0, 3);

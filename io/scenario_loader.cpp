@@ -463,7 +463,7 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
       r.fail(v, vpath, ex.what());
     }
   } else if (v.IsMap()) {
-    r.check_keys(v, {"aggregation", "node_capacity", "normalisation", "masking", "precision", "approximations", "feature_chunks"}, vpath);
+    r.check_keys(v, {"aggregation", "node_capacity", "normalisation", "masking", "sparsity", "precision", "approximations", "feature_chunks"}, vpath);
     auto pick = [&](const std::string& key, const std::vector<std::string>& allowed) -> std::string {
       if (!v[key]) return allowed.front();
       const std::string value = r.get_string(v, key, vpath);
@@ -476,6 +476,7 @@ std::string read_model_with_variant(const YamlReader& r, const YAML::Node& n, co
     if (normalisation == "symmetric") variant.normalisation = ModelVariant::Normalisation::symmetric;
     if (normalisation == "uncached") variant.normalisation = ModelVariant::Normalisation::uncached;
     variant.select_mask = pick("masking", {"multiply", "select"}) == "select";
+    variant.grasp = pick("sparsity", {"none", "bitmap"}) == "bitmap";
     if (pick("precision", {"fp32", "int8"}) == "int8") variant.precision = ModelVariant::Precision::int8;
     variant.node_capacity = r.get_int(v, "node_capacity", vpath, 0, 1, kMaxNodeCapacity, "nodes per sample a variant is padded to");
     variant.feature_chunks =

@@ -500,6 +500,9 @@ torch::Tensor GnnModel::linear(int stage, int j, const torch::Tensor& x) const {
 }
 
 torch::Tensor GnnModel::dense_aggregate(int stage, const torch::Tensor& mask, const torch::Tensor& h, const AbsMax& h_range) const {
+  // GraSp: only the matrix's non-zeros are multiplied (a kept mask is sparse already, dense_mask; a
+  // matrix made in this run is compressed here). Never with int8 (check_variant_supported).
+  if (spec_.variant.grasp) return torch::mm(mask.is_sparse() ? mask : mask.to_sparse(), h);
   if (!spec_.variant.int8()) return torch::matmul(mask, h);
   StageRanges& r = ranges_[stage];
   if (calibrating_) {
@@ -528,6 +531,7 @@ torch::Tensor GnnModel::dense_mask(const std::string& kind, const torch::Tensor&
     auto loops = torch::arange(n, ei.options());
     m.index_put_({torch::cat({ei[1], loops}), torch::cat({ei[0], loops})}, torch::ones({ei.size(1) + n}, float_on(ei)), true);
   }
+  if (spec_.variant.grasp && kind != "gat") m = m.to_sparse().coalesce();  // GraSp: kept as its non-zeros
   return remember("mask:" + kind, ei, n, {m}).front();
 }
 

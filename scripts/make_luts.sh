@@ -34,7 +34,7 @@ done
 # board's processors (GraphSplit places stages on them) and the scenario's server (i7-7700, one processor,
 # "default"): traces/lut_grannite/TYPE.PROCESSOR.MODEL[@VARIANT][.DATASET].h5 (no DATASET: every one of the
 # model's). GCN out of the box (dense_mask+uncached) and with StaGr (dense_mask); GrAd's gcn_grad with
-# NodePad (cap3000: Cora padded to 3,000 nodes, GraNNite Sec. V) and with QuantGr (int8), on Cora; and
+# NodePad (cap3000: Cora padded to 3,000 nodes, GraNNite Sec. V), with GraSp (grasp) and with QuantGr (int8), on Cora; and
 # for Fig. 21 the same on the Series 1 AI PC (core-ultra-165h), and the most optimised step on Citeseer
 # (cap3500: its 3,327 nodes padded to 3,500, ASSUMED: the paper gives NodePad's capacity for Cora only).
 mkdir -p traces/lut_grannite
@@ -43,7 +43,7 @@ for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu core-ultra
   for m in gcn@dense_mask gcn@dense_mask+uncached; do
     ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --out "traces/lut_grannite/$tp.$m.h5"
   done
-  for m in gcn_grad@cap3000 gcn_grad@cap3000+int8; do
+  for m in gcn_grad@cap3000 gcn_grad@cap3000+grasp gcn_grad@cap3000+int8; do
     ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --dataset cora --out "traces/lut_grannite/$tp.$m.cora.h5"
   done
   ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model gcn_grad@cap3500+int8 --dataset citeseer \

@@ -236,4 +236,15 @@ TEST(Variants, ExactVariantsReproduceTheBaseOnTheGeneratedDatasets) {
     }
   const VariantAccuracy sym = measure_variant_accuracy(catalog().spec("gcn", "siot"), catalog().spec("gcn@symmetric", "siot"), 1, 2);
   EXPECT_LT(sym.max_abs_error, 1e-4);
+  // GraSp multiplies a sparse copy of the same matrix: kept per graph (dense_mask), made in every run
+  // (uncached), and GrAd's matrix given by its own stage.
+  for (const std::string model : {"gcn", "sage"})
+    for (const std::string v : {"dense_mask+grasp", "dense_mask+uncached+grasp", "dense_mask+cap64+grasp"}) {
+      const VariantAccuracy acc = measure_variant_accuracy(catalog().spec(model, "mr"), catalog().spec(model + "@" + v, "mr"), 3, 2);
+      EXPECT_LT(acc.max_abs_error, 1e-4) << model << "@" << v;
+      EXPECT_EQ(acc.top1_agreement, 1.0) << model << "@" << v;
+    }
+  const VariantAccuracy grad = measure_variant_accuracy(catalog().spec("gcn_grad", "cora"), catalog().spec("gcn_grad@grasp", "cora"), 1, 2);
+  EXPECT_LT(grad.max_abs_error, 1e-4);
+  EXPECT_EQ(grad.top1_agreement, 1.0);
 }

@@ -209,6 +209,11 @@ TEST(ModelVariant, TheCatalogBuildsSupportedVariantsAndSaysWhyOthersAreNot) {
   EXPECT_NE(why("sage@symmetric", "mr").find("applies to gcn stages"), std::string::npos);
   EXPECT_NE(why("gcn@grax2", "mr").find("needs gat"), std::string::npos);
   EXPECT_NE(why("gat@grax1", "mr").find("dense_mask"), std::string::npos);
+  EXPECT_NE(why("gcn@grasp", "mr").find("needs gcn or sage stages with dense_mask, or a graph_prep stage"), std::string::npos);
+  EXPECT_NE(why("gat@dense_mask+grasp", "mr").find("needs gcn or sage stages with dense_mask"), std::string::npos);
+  EXPECT_NE(why("gcn@dense_mask+grasp+int8", "mr").find("takes no sparse operand"), std::string::npos);
+  EXPECT_EQ(catalog().spec("gcn@grasp+dense_mask", "mr").name, "gcn@dense_mask+grasp");
+  EXPECT_EQ(catalog().spec("gcn_grad@grasp+cap3000", "cora").name, "gcn_grad@cap3000+grasp");
   EXPECT_NE(why("gat@select_mask", "mr").find("needs gat stages and dense_mask"), std::string::npos);
   EXPECT_NE(why("gcn@dense_mask+select_mask", "mr").find("needs gat stages and dense_mask"), std::string::npos);
   EXPECT_NE(why("gat@dense_mask+select_mask+grax1", "mr").find("name one"), std::string::npos);
@@ -253,6 +258,9 @@ TEST(ModelVariant, ScenarioDevicesNameVariantsInEveryForm) {
                 .model,
             "gat@dense_mask+uncached+select_mask");
   EXPECT_EQ(scenario_error("    model: gat\n    variant: {aggregation: dense_mask, masking: where}\n").key(), "devices[0].variant.masking");
+  EXPECT_EQ(load_scenario(scenario_with("    model: gcn\n    variant: {aggregation: dense_mask, sparsity: bitmap}\n")).devices[0].model,
+            "gcn@dense_mask+grasp");
+  EXPECT_EQ(scenario_error("    model: gcn\n    variant: {aggregation: dense_mask, sparsity: zvc}\n").key(), "devices[0].variant.sparsity");
   // Errors name the line and the key.
   InputError e = scenario_error("    model: gcn\n    variant: {precision: int4}\n");
   EXPECT_EQ(e.key(), "devices[0].variant.precision");

@@ -112,9 +112,26 @@ TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVarian
   int checked = 0;
   for (const std::string& model : cat.model_names())
     for (const std::string& dataset : cat.datasets_for(model))
-      for (const std::string& variant : {"", "dense_mask", "fd4", "int8", "symmetric", "grax1", "grax2", "cap64", "dense_mask+int8", "uncached",
-                                         "dense_mask+uncached", "dense_mask+select_mask", "dense_mask+uncached+select_mask", "dense_mask+grax2",
-                                         "dense_mask+grax1+grax2", "dense_mask+select_mask+grax2"}) {
+      for (const std::string& variant : {"",
+                                         "dense_mask",
+                                         "fd4",
+                                         "int8",
+                                         "symmetric",
+                                         "grax1",
+                                         "grax2",
+                                         "cap64",
+                                         "dense_mask+int8",
+                                         "uncached",
+                                         "dense_mask+uncached",
+                                         "dense_mask+select_mask",
+                                         "dense_mask+uncached+select_mask",
+                                         "dense_mask+grax2",
+                                         "dense_mask+grax1+grax2",
+                                         "dense_mask+select_mask+grax2",
+                                         "dense_mask+grasp",
+                                         "dense_mask+uncached+grasp",
+                                         "grasp",
+                                         "cap3000+grasp"}) {
         ModelSpec m;
         try {
           m = cat.instantiate(variant[0] ? model + "@" + variant : model, dataset);
@@ -206,6 +223,43 @@ TEST(OperatorClasses, GatsMaskingOutOfTheBoxWithEffOpAndWithGrAx2ByHand) {
   // The two differ by the masking alone: 198 B / 0.1 GB/s - 180 B / 1 GB/s = 1,980 - 180 ns (the
   // softmax's bytes are equal; its FLOPs are priced by bandwidth on a non-dense class).
   EXPECT_NEAR(gap, 1800e-9, 1e-15);
+}
+
+TEST(OperatorClasses, GraSpMultipliesTheNonZerosOfTheGraphMatrixByHand) {
+  // gcn with dense masks on 3 nodes and 2 edges, 1 feature in, 2 out: the normalised matrix has
+  // E + N = 5 non-zeros (the edges and a self loop per node) of its 9 entries.
+  ModelSpec m;
+  m.name = "g";
+  m.dataset = DatasetSpec{"t", "graph", "node_classification", 3, 2, 1, 2, "test"};
+  StageSpec st;
+  st.name = "conv";
+  st.op = "gcn";
+  st.out_width = 2;
+  m.stages = {st};
+  auto with = [&](const std::string& variant) {
+    ModelSpec v = m;
+    v.variant = ModelVariant::parse(variant);
+    derive_costs(v);
+    return v.stages[0];
+  };
+  const StageSpec dense = with("dense_mask"), grasp = with("dense_mask+grasp"), per_run = with("dense_mask+uncached+grasp");
+  // Without GraSp the product is 2 x 9 x 2 = 36 FLOPs; with it 2 x 5 x 2 = 20: 16 fewer.
+  EXPECT_DOUBLE_EQ(find_op(dense, "matmul mask x h")->flops, 36);
+  const OperatorCost* sp = find_op(grasp, "sparse matmul (GraSp: zeros skipped)");
+  ASSERT_NE(sp, nullptr);
+  EXPECT_EQ(sp->cls, OperatorClass::dense);
+  EXPECT_DOUBLE_EQ(sp->flops, 20);
+  EXPECT_DOUBLE_EQ(dense.flops - grasp.flops, 16);
+  // Its bytes: the 5 non-zeros as COO (two int64 indices and a float: 20 B each, 100 B) and the 3 x 2
+  // features read and written (4 x 12 = 48 B).
+  EXPECT_DOUBLE_EQ(sp->bytes, 148);
+  // A kept mask is compressed once per graph; one made in every run is compressed in every run: read
+  // whole (4 x 9 = 36 B), its non-zeros written (100 B).
+  EXPECT_EQ(find_op(grasp, "compress the matrix (to_sparse)"), nullptr);
+  const OperatorCost* compress = find_op(per_run, "compress the matrix (to_sparse)");
+  ASSERT_NE(compress, nullptr);
+  EXPECT_EQ(compress->cls, OperatorClass::movement);
+  EXPECT_DOUBLE_EQ(compress->bytes, 136);
 }
 
 TEST(OperatorClasses, APlantedWrongClassChangesThePlacement) {
