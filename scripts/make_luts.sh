@@ -51,9 +51,10 @@ for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu core-ultra
 done
 # GAT's steps of Fig. 20 on the Series 2 AI PC: out of the box (the mask made in every run, Greater and
 # Select: dense_mask+uncached+select_mask), EffOp (the mask precomputed and multiplied in: dense_mask) and
-# EffOp + GrAx2 (dense_mask+grax2), on Cora and Citeseer.
+# EffOp + GrAx2 (dense_mask+grax2), on Cora and Citeseer; and SAGE with StaGr's row-mean matrix (dense_mask)
+# for Fig. 22 (bench/grannite_cpu_gpu_calibration.py).
 for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu i7-7700.default; do
-  for m in gat@dense_mask+uncached+select_mask gat@dense_mask gat@dense_mask+grax2; do
+  for m in gat@dense_mask+uncached+select_mask gat@dense_mask gat@dense_mask+grax2 sage@dense_mask; do
     for ds in cora citeseer; do
       ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --dataset "$ds" --out "traces/lut_grannite/$tp.$m.$ds.h5"
     done

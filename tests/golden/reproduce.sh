@@ -89,16 +89,24 @@ assert len(v3) == 4 and all(x["coinfer"] > 0 for x in v3), v3                   
 tf = [x for x in rows["fig5"] + rows["fig9"] if x["config"].get("model") in ("vit_b16", "swin_t")]
 assert len(tf) == 8 and all(x["coinfer"] > 0 for x in tf), tf                              # the transformers run: fig5's 6, fig9's 2
 PY
-# GraNNite's Fig. 20: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5; its
-# four runnable items (full scale, ~15 s) give every published number a value, all predictions, and
-# reproduce/README.md's generated GraNNite block matches them.
+# GraNNite: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5, its CPU's and
+# GPU's efficiencies the solution of Fig. 22's GCN column; its runnable items (full scale, ~25 s) give
+# every published number a value (Figs. 20-21 all predictions; Fig. 22's GCN entries inputs, met by
+# construction), and reproduce/README.md's generated GraNNite block matches them.
 /usr/bin/python3 bench/grannite_npu_calibration.py --coinfer "$coinfer" --check > "$work/cal.out" 2>&1 && ok || { bad "NPU calibration"; cat "$work/cal.out"; }
+/usr/bin/python3 bench/grannite_cpu_gpu_calibration.py --coinfer "$coinfer" --check > "$work/cal2.out" 2>&1 && ok || { bad "CPU and GPU calibration"; cat "$work/cal2.out"; }
 "$coinfer" reproduce grannite --out "$work/g" --docs reproduce/README.md --check-docs > "$work/g.out" 2>&1 && /usr/bin/python3 - "$work/g/reproduce.json" <<'PY' && ok || { bad "reproduce grannite (its block in reproduce/README.md stale? coinfer reproduce grannite --out DIR --docs reproduce/README.md)"; tail -5 "$work/g.out"; }
 import json, sys
 items = {i["item"]: i for i in json.load(open(sys.argv[1]))["papers"][0]["items"]}
-for name, rows in (("fig20", 2), ("fig20_grad", 1), ("fig20_quantgr", 1), ("fig21", 2)):
+for name, rows in (("fig20", 2), ("fig20_grad", 1), ("fig20_grasp", 1), ("fig20_quantgr", 1), ("fig20_gat_effop", 2), ("fig20_gat_grax2", 2),
+                   ("fig21", 2)):
     it = items[name]
     assert len(it["rows"]) == rows and all(r["coinfer"] > 1 and r["role"] == "prediction" for r in it["rows"]), (name, it["rows"])
+for name in ("fig22_cpu", "fig22_gpu"):
+    got = {r["config"]["model"]: r for r in items[name]["rows"]}
+    assert sorted(got) == ["gat", "gcn", "sage"], (name, got)
+    assert got["gcn"]["role"] == "input" and abs(got["gcn"]["coinfer"] / got["gcn"]["published"] - 1) < 0.01, (name, got["gcn"])
+    assert all(got[m]["role"] == "prediction" and got[m]["coinfer"] > 0 for m in ("gat", "sage")), (name, got)
 PY
 grep -q 'id="reproduce-summary"' "$work/q/report.html" && grep -q 'id="ace-gnn-table3-table"' "$work/q/report.html" && ok || bad "report.html"
 # Each item with numbers is redrawn with the published points overlaid (an embedded PNG, also kept in figures/).
