@@ -155,16 +155,17 @@ TEST(OperatorClasses, TheOperatorsFlopsAreTheStagesForEveryShippedModelAndVarian
 }
 
 namespace {
-// One dense gat layer, 2 heads of 1 feature (1 input feature), on 3 nodes and 2 edges.
-ModelSpec tiny_dense_gat(const std::string& variant) {
+// One graph layer (gat: 2 heads of 1 feature; gcn) with 2 output features, on 3 nodes, 2 edges and 1 input
+// feature, run as `variant`.
+ModelSpec tiny_graph_layer(const std::string& op, const std::string& variant) {
   ModelSpec m;
   m.name = "g";
   m.dataset = DatasetSpec{"t", "graph", "node_classification", 3, 2, 1, 2, "test"};
   StageSpec st;
-  st.name = "att";
-  st.op = "gat";
+  st.name = op;
+  st.op = op;
   st.out_width = 2;
-  st.heads = 2;
+  if (op == "gat") st.heads = 2;
   m.stages = {st};
   m.variant = ModelVariant::parse(variant);
   derive_costs(m);
@@ -179,9 +180,9 @@ const OperatorCost* find_op(const StageSpec& s, const std::string& what) {
 
 TEST(OperatorClasses, GatsMaskingOutOfTheBoxWithEffOpAndWithGrAx2ByHand) {
   // H = 2 heads, N = 3 nodes: the logit map has H N^2 = 18 entries, the mask N^2 = 9.
-  const StageSpec effop = tiny_dense_gat("dense_mask").stages[0];
-  const StageSpec select = tiny_dense_gat("dense_mask+select_mask").stages[0];
-  const StageSpec grax2 = tiny_dense_gat("dense_mask+grax2").stages[0];
+  const StageSpec effop = tiny_graph_layer("gat", "dense_mask").stages[0];
+  const StageSpec select = tiny_graph_layer("gat", "dense_mask+select_mask").stages[0];
+  const StageSpec grax2 = tiny_graph_layer("gat", "dense_mask+grax2").stages[0];
   // EffOp (the default): the exponentials times the mask, element-wise: reads 18 + 9 floats, writes
   // 18: 4 x 45 = 180 B, 2 FLOPs a logit (36); the softmax's sums and divisions keep 2 a logit (36).
   const OperatorCost* mul = find_op(effop, "exp, mask");
@@ -228,20 +229,7 @@ TEST(OperatorClasses, GatsMaskingOutOfTheBoxWithEffOpAndWithGrAx2ByHand) {
 TEST(OperatorClasses, GraSpMultipliesTheNonZerosOfTheGraphMatrixByHand) {
   // gcn with dense masks on 3 nodes and 2 edges, 1 feature in, 2 out: the normalised matrix has
   // E + N = 5 non-zeros (the edges and a self loop per node) of its 9 entries.
-  ModelSpec m;
-  m.name = "g";
-  m.dataset = DatasetSpec{"t", "graph", "node_classification", 3, 2, 1, 2, "test"};
-  StageSpec st;
-  st.name = "conv";
-  st.op = "gcn";
-  st.out_width = 2;
-  m.stages = {st};
-  auto with = [&](const std::string& variant) {
-    ModelSpec v = m;
-    v.variant = ModelVariant::parse(variant);
-    derive_costs(v);
-    return v.stages[0];
-  };
+  auto with = [](const std::string& variant) { return tiny_graph_layer("gcn", variant).stages[0]; };
   const StageSpec dense = with("dense_mask"), grasp = with("dense_mask+grasp"), per_run = with("dense_mask+uncached+grasp");
   // Without GraSp the product is 2 x 9 x 2 = 36 FLOPs; with it 2 x 5 x 2 = 20: 16 fewer.
   EXPECT_DOUBLE_EQ(find_op(dense, "matmul mask x h")->flops, 36);
