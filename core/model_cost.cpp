@@ -64,10 +64,10 @@ bool has_prep_input(const ModelSpec& m, const StageSpec& s) {
   return false;
 }
 
-// One sample's graph as the formulas see it, and the variant's byte sizes.
 // One entry of a sparse matrix as LibTorch keeps it (COO): two int64 indices and a float32 value.
 constexpr double kSparseEntry = 2 * kIndex + kFloat;
 
+// One sample's graph as the formulas see it, and the variant's byte sizes.
 struct Shape {
   const ModelVariant& v;
   double N, E;       // nodes (the node capacity where set) and directed edges

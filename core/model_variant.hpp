@@ -14,16 +14,16 @@
 //                 uncached (the graph preprocessing of GraNNite's Fig. 3, self loops, degrees,
 //                 normalisation and with dense_mask the N x N matrix, redone by every stage in every
 //                 run: PyG's GCNConv(cached=False), GraNNite's out-of-the-box mapping of Fig. 4)
+//   masking       GAT with dense masks: multiply (EffOp, the default: exp of the logits multiplied by the
+//                 connectivity mask on the DPU, GraNNite Fig. 12 right) | select (the out-of-the-box
+//                 mapping of GraNNite Figs. 5 and 12 left: Greater and Select put -inf on non-edges, then
+//                 a plain softmax; the part "select_mask")
 //   sparsity      none | bitmap (GraSp, the part "grasp": the products with a graph's N x N matrix, gcn's and
 //                 sage's with dense_mask or a graph_prep stage's, skip its zeros; LibTorch multiplies a
 //                 sparse copy of the matrix, made once per graph where the matrix is kept, in every run
 //                 where it is made in every run)
 //   precision     fp32 | int8 (QuantGr: symmetric static quantisation; per-output-channel weight
 //                 scales, per-tensor activation scales calibrated on a sample of the dataset)
-//   masking       GAT with dense masks: multiply (EffOp, the default: exp of the logits multiplied by the
-//                 connectivity mask on the DPU, GraNNite Fig. 12 right) | select (the out-of-the-box
-//                 mapping of GraNNite Figs. 5 and 12 left: Greater and Select put -inf on non-edges, then
-//                 a plain softmax; the part "select_mask")
 //   grax1         GAT with dense masks: non-edges get a large negative logit added instead of the
 //                 attention map being multiplied by the mask (GrAx1)
 //   grax2         GAT: the pairwise LeakyReLU(s_dst_i + s_src_j) becomes LeakyReLU(s_src_j) + s_dst_i,
@@ -50,14 +50,14 @@ struct ModelVariant {
   long long node_capacity = 0;  // nodes per sample the shapes are fixed to; 0 = none
   Normalisation normalisation = Normalisation::cached;
   Precision precision = Precision::fp32;
-  bool grasp = false;        // GraSp: the graph matrix's zeros skipped in its products
   bool select_mask = false;  // GAT's out-of-the-box masking by Greater and Select (not EffOp's product)
+  bool grasp = false;        // GraSp: the graph matrix's zeros skipped in its products
   bool grax1 = false, grax2 = false;
   int feature_chunks = 1;  // P of feature decomposition; 1 = none
 
   bool is_default() const { return name().empty(); }
-  // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG, the select
-  // masking and GrAx1 (whose -1e4 underflows to 0 in float32; these two count a repeated edge once).
+  // Outputs equal the base model's up to float rounding: dense masks, capacities, SymG, GraSp, the
+  // select masking and GrAx1 (whose -1e4 underflows to 0 in float32; these two count a repeated edge once).
   // INT8 and GrAx2 change the outputs.
   bool exact() const { return precision == Precision::fp32 && !grax2; }
   bool dense() const { return aggregation == Aggregation::dense_mask; }
@@ -83,7 +83,8 @@ std::string variant_model_name(const std::string& base, const ModelVariant& v);
 // Throws std::invalid_argument saying why `v` cannot run `spec` (the base spec, variant not yet
 // applied): dense masks and node capacities need a graph dataset, a capacity must hold the dataset's
 // nodes per sample, symmetric needs a gcn stage, select_mask and grax1 need gat with dense masks (and not
-// each other: both replace the mask's product), grax2 needs gat,
+// each other: both replace the mask's product), grasp needs a graph matrix to multiply (gcn or sage with
+// dense masks, or a graph_prep stage) and not int8, grax2 needs gat,
 // feature chunks need sparse aggregation (gcn, gat or sage stages without dense masks).
 void check_variant_supported(const ModelSpec& spec, const ModelVariant& v);
 
