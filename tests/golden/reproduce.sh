@@ -90,7 +90,7 @@ tf = [x for x in rows["fig5"] + rows["fig9"] if x["config"].get("model") in ("vi
 assert len(tf) == 8 and all(x["coinfer"] > 0 for x in tf), tf                              # the transformers run: fig5's 6, fig9's 2
 PY
 # GraNNite: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5, its CPU's and
-# GPU's efficiencies the solution of Fig. 22's GCN column; its runnable items (full scale, ~25 s) give
+# GPU's efficiencies the solution of Fig. 22's GCN column; its runnable items (full scale, ~20 s) give
 # every published number a value (Figs. 20-21 all predictions; Fig. 22's GCN entries inputs, met by
 # construction), and reproduce/README.md's generated GraNNite block matches them.
 /usr/bin/python3 bench/grannite_npu_calibration.py --coinfer "$coinfer" --check > "$work/cal.out" 2>&1 && ok || { bad "NPU calibration"; cat "$work/cal.out"; }
