@@ -86,30 +86,22 @@ def solve(coinfer, tmp, proc, npu_ms):
 
 
 def write_profile(eff):
+    """Replaces the efficiency lines of TYPE's cpu and gpu in traces/devices.yaml (the rest of the file as it is)."""
     p = os.path.join(ROOT, "traces", "devices.yaml")
     with open(p) as f:
         text = f.read()
-    start = text.index(f"  {TYPE}:\n")
-    end = text.index("\n  gtx1060:", start)
-    block = text[start:end]
+    m = re.search(rf"^  {re.escape(TYPE)}:\n(?:(?:    |\n)[^\n]*\n)*", text, flags=re.M)  # the profile: its indented lines
+    block = m.group(0)
     for proc in ("gpu", "cpu"):
-        i = block.index(f"      {proc}:\n")
-        j = block.find("\n      ", i + 1)
-        j = len(block) if j < 0 else j
-        while True:  # the processor's block: its lines indented deeper than 6 spaces
-            k = block.find("\n", j + 1)
-            line = block[j + 1:k if k >= 0 else len(block)]
-            if not line.startswith("        "):
-                break
-            j = k if k >= 0 else len(block)
-        sub = block[i:j]
-        sub = re.sub(r"\n        efficiency(_from|_note)?: [^\n]*", "", sub)
+        # The processor: its line and the lines indented deeper, without their efficiency lines.
+        pm = re.search(rf"^      {proc}:\n(?:        [^\n]*\n)*", block, flags=re.M)
+        body = re.sub(r"^        efficiency(_from|_note)?: [^\n]*\n", "", pm.group(0), flags=re.M)
         note = (f"CALIBRATED on GraNNite Fig. 22's GCN column (the NPU {PUBLISHED[proc]['gcn']}x this {proc.upper()}) by "
                 "bench/grannite_cpu_gpu_calibration.py; its GAT and SAGE columns are predictions")
-        sub = sub.rstrip("\n") + f"\n        efficiency: {eff[proc]:.4g}\n        efficiency_note: \"{note}\""
-        block = block[:i] + sub + block[j:]
+        body += f"        efficiency: {eff[proc]:.4g}\n        efficiency_note: \"{note}\"\n"
+        block = block[:pm.start()] + body + block[pm.end():]
     with open(p, "w") as f:
-        f.write(text[:start] + block + text[end:])
+        f.write(text[:m.start()] + block + text[m.end():])
     print(f"wrote the efficiencies into {p}")
 
 
