@@ -37,10 +37,10 @@ PUBLISHED = {"cpu": {"gcn": 3.3, "gat": 3.8, "sage": 10.8}, "gpu": {"gcn": 2.9, 
 CALIBRATION_MODEL = "gcn"
 
 
-def model_ms(coinfer, tmp, profiles, processor, model):
-    """The synthesised whole model at batch 1 on TYPE.processor, in ms."""
+def model_ms(coinfer, tmp, profiles, processor, model, dataset=DATASET):
+    """The synthesised whole model at batch 1 on TYPE.processor, in ms (bench/grannite_power_calibration.py uses it too)."""
     out = os.path.join(tmp, "t.h5")
-    r = subprocess.run([coinfer, "-q", "lut", "synth", "--device", TYPE, "--processor", processor, "--model", model, "--dataset", DATASET,
+    r = subprocess.run([coinfer, "-q", "lut", "synth", "--device", TYPE, "--processor", processor, "--model", model, "--dataset", dataset,
                         "--max-batch", "1", "--profiles", profiles, "--out", out], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"coinfer lut synth {model} on {TYPE}.{processor}: {r.stderr.strip()}")

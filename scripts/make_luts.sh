@@ -49,6 +49,14 @@ for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu core-ultra
   ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model gcn_grad@cap3500+int8 --dataset citeseer \
     --out "traces/lut_grannite/$tp.gcn_grad@cap3500+int8.citeseer.h5"
 done
+# Fig. 23's forms of GCN that the GraNNite scenario's other tables lack: QuantGr's INT8 on PyG's sparse layers
+# (int8) and on StaGr's dense form (dense_mask+int8), on every processor of the Series 2 AI PC and on its server
+# (bench/grannite_power_calibration.py FORMS: each processor's most efficient form is the least of them).
+for tp in core-ultra-256v.npu core-ultra-256v.cpu core-ultra-256v.gpu i7-7700.default; do
+  for m in gcn@int8 gcn@dense_mask+int8; do
+    ./build/coinfer lut synth --device "${tp%.*}" --processor "${tp##*.}" --model "$m" --out "traces/lut_grannite/$tp.$m.h5"
+  done
+done
 # GAT's steps of Fig. 20 on the Series 2 AI PC: out of the box (the mask made in every run, Greater and
 # Select: dense_mask+uncached+select_mask), EffOp (the mask precomputed and multiplied in: dense_mask) and
 # EffOp + GrAx2 (dense_mask+grax2), on Cora and Citeseer; and SAGE with StaGr's row-mean matrix (dense_mask)

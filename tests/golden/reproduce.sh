@@ -90,11 +90,13 @@ tf = [x for x in rows["fig5"] + rows["fig9"] if x["config"].get("model") in ("vi
 assert len(tf) == 8 and all(x["coinfer"] > 0 for x in tf), tf                              # the transformers run: fig5's 6, fig9's 2
 PY
 # GraNNite: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5, its CPU's and
-# GPU's efficiencies the solution of Fig. 22's GCN column; its runnable items (full scale, ~20 s) give
-# every published number a value (Figs. 20-21 all predictions; Fig. 22's GCN entries inputs, met by
-# construction), and reproduce/README.md's generated GraNNite block matches them.
+# GPU's efficiencies the solution of Fig. 22's GCN column, their busy powers that of Fig. 23's Cora half; its
+# runnable items (full scale, ~45 s) give
+# every published number a value (Figs. 20-21 all predictions; Fig. 22's GCN entries and Fig. 23's Cora entries
+# inputs, met by construction), and reproduce/README.md's generated GraNNite block matches them.
 /usr/bin/python3 bench/grannite_npu_calibration.py --coinfer "$coinfer" --check > "$work/cal.out" 2>&1 && ok || { bad "NPU calibration"; cat "$work/cal.out"; }
 /usr/bin/python3 bench/grannite_cpu_gpu_calibration.py --coinfer "$coinfer" --check > "$work/cal2.out" 2>&1 && ok || { bad "CPU and GPU calibration"; cat "$work/cal2.out"; }
+/usr/bin/python3 bench/grannite_power_calibration.py --coinfer "$coinfer" --check > "$work/cal3.out" 2>&1 && ok || { bad "CPU and GPU power calibration"; cat "$work/cal3.out"; }
 "$coinfer" reproduce grannite --out "$work/g" --docs reproduce/README.md --check-docs > "$work/g.out" 2>&1 && /usr/bin/python3 - "$work/g/reproduce.json" <<'PY' && ok || { bad "reproduce grannite (its block in reproduce/README.md stale? coinfer reproduce grannite --out DIR --docs reproduce/README.md)"; tail -5 "$work/g.out"; }
 import json, sys
 items = {i["item"]: i for i in json.load(open(sys.argv[1]))["papers"][0]["items"]}
@@ -107,6 +109,14 @@ for name in ("fig22_cpu", "fig22_gpu"):
     assert sorted(got) == ["gat", "gcn", "sage"], (name, got)
     assert got["gcn"]["role"] == "input" and abs(got["gcn"]["coinfer"] / got["gcn"]["published"] - 1) < 0.01, (name, got["gcn"])
     assert all(got[m]["role"] == "prediction" and got[m]["coinfer"] > 0 for m in ("gat", "sage")), (name, got)
+# Fig. 23: energy per inference, each processor's least over its forms (least_of), the one chosen named; Cora's
+# ratios are the power calibration's inputs, met to 1 % by whole simulations; Citeseer's are predictions.
+for name, proc in (("fig23_cpu", "CPU"), ("fig23_gpu", "GPU")):
+    got = {r["config"]["dataset"]: r for r in items[name]["rows"]}
+    assert sorted(got) == ["citeseer", "cora"], (name, got)
+    assert got["cora"]["role"] == "input" and abs(got["cora"]["coinfer"] / got["cora"]["published"] - 1) < 0.01, (name, got["cora"])
+    assert got["citeseer"]["role"] == "prediction" and got["citeseer"]["coinfer"] > 1, (name, got["citeseer"])
+    assert all(f"{proc} " in r["detail"] and "NPU " in r["detail"] and "(devices.0.variant=" in r["detail"] for r in got.values()), (name, got)
 PY
 grep -q 'id="reproduce-summary"' "$work/q/report.html" && grep -q 'id="ace-gnn-table3-table"' "$work/q/report.html" && ok || bad "report.html"
 # Each item with numbers is redrawn with the published points overlaid (an embedded PNG, also kept in figures/).
