@@ -85,33 +85,50 @@ def solve(coinfer, tmp, proc, npu_ms):
     return math.exp((lo + hi) / 2)
 
 
-def write_profile(eff):
-    """Replaces the efficiency lines of TYPE's cpu and gpu in traces/devices.yaml (the rest of the file as it is)."""
+def rewrite_processor_lines(drop, lines, what):
+    """Rewrites TYPE's profile in traces/devices.yaml, the rest of the file as it is: in each processor named in
+    `lines` ({processor: lines to append, each ending in a newline}), the lines whose key matches `drop` (a regular
+    expression) are removed and the given lines appended (bench/grannite_power_calibration.py uses it too)."""
     p = os.path.join(ROOT, "traces", "devices.yaml")
     with open(p) as f:
         text = f.read()
     m = re.search(rf"^  {re.escape(TYPE)}:\n(?:(?:    |\n)[^\n]*\n)*", text, flags=re.M)  # the profile: its indented lines
     block = m.group(0)
-    for proc in ("gpu", "cpu"):
-        # The processor: its line and the lines indented deeper, without their efficiency lines.
+    for proc, add in lines.items():
+        # The processor: its line and the lines indented deeper, without the dropped ones.
         pm = re.search(rf"^      {proc}:\n(?:        [^\n]*\n)*", block, flags=re.M)
-        body = re.sub(r"^        efficiency(_from|_note)?: [^\n]*\n", "", pm.group(0), flags=re.M)
-        note = (f"CALIBRATED on GraNNite Fig. 22's GCN column (the NPU {PUBLISHED[proc]['gcn']}x this {proc.upper()}) by "
-                "bench/grannite_cpu_gpu_calibration.py; its GAT and SAGE columns are predictions")
-        body += f"        efficiency: {eff[proc]:.4g}\n        efficiency_note: \"{note}\"\n"
+        body = re.sub(rf"^        (?:{drop}): [^\n]*\n", "", pm.group(0), flags=re.M) + add
         block = block[:pm.start()] + body + block[pm.end():]
     with open(p, "w") as f:
         f.write(text[:m.start()] + block + text[m.end():])
-    print(f"wrote the efficiencies into {p}")
+    print(f"wrote the {what} into {p}")
+
+
+def write_profile(eff):
+    """Replaces the efficiency lines of TYPE's cpu and gpu in traces/devices.yaml."""
+    lines = {}
+    for proc in ("gpu", "cpu"):
+        note = (f"CALIBRATED on GraNNite Fig. 22's GCN column (the NPU {PUBLISHED[proc]['gcn']}x this {proc.upper()}) by "
+                "bench/grannite_cpu_gpu_calibration.py; its GAT and SAGE columns are predictions")
+        lines[proc] = f"        efficiency: {eff[proc]:.4g}\n        efficiency_note: \"{note}\"\n"
+    rewrite_processor_lines("efficiency|efficiency_from|efficiency_note", lines, "efficiencies")
+
+
+def calibration_args(doc, what):
+    """The command line of this calibration and bench/grannite_power_calibration.py: --coinfer (made absolute),
+    --write and --check of the solved `what`."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--coinfer", default=os.path.join(ROOT, "build", "coinfer"))
+    ap.add_argument("--write", action="store_true", help=f"put the solved {what} into traces/devices.yaml")
+    ap.add_argument("--check", action="store_true", help="exit 1 unless traces/devices.yaml holds them (to 0.5 %%)")
+    a = ap.parse_args()
+    a.coinfer = os.path.abspath(a.coinfer)
+    return a
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--coinfer", default=os.path.join(ROOT, "build", "coinfer"))
-    ap.add_argument("--write", action="store_true", help="put the solved efficiencies into traces/devices.yaml")
-    ap.add_argument("--check", action="store_true", help="exit 1 unless traces/devices.yaml holds them (to 0.5 %%)")
-    a = ap.parse_args()
-    coinfer = os.path.abspath(a.coinfer)
+    a = calibration_args(__doc__, "efficiencies")
+    coinfer = a.coinfer
     with tempfile.TemporaryDirectory() as tmp:
         shipped = os.path.join(ROOT, "traces", "devices.yaml")
         npu_ms = {m: model_ms(coinfer, tmp, shipped, "npu", v) for m, v in NPU_MODEL.items()}

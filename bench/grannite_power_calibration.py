@@ -21,12 +21,12 @@ relative to it:  busy_w(P) = ratio(P, Cora) x busy_w(NPU) x t_NPU(Cora) / t_P(Co
 the test suite runs it). `coinfer reproduce grannite` runs the same comparison as whole simulations (items
 fig23_cpu and fig23_gpu). Results: bench/RESULTS.md "GraNNite's Fig. 23: the AI PC's power calibrated on Cora".
 """
-import argparse, os, re, sys, tempfile
+import os, sys, tempfile
 
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from grannite_cpu_gpu_calibration import ROOT, TYPE, model_ms  # noqa: E402
+from grannite_cpu_gpu_calibration import ROOT, TYPE, calibration_args, model_ms, rewrite_processor_lines  # noqa: E402
 
 FORMS = ["gcn", "gcn@int8", "gcn@dense_mask+uncached", "gcn@dense_mask", "gcn@dense_mask+int8"]
 PUBLISHED = {"cora": {"cpu": 8.5, "gpu": 4.1}, "citeseer": {"cpu": 8.6, "gpu": 4.4}}
@@ -40,29 +40,14 @@ def least_ms(coinfer, tmp, processor, dataset):
 
 
 def write_powers(watts, source):
-    """Replaces the power lines of TYPE's cpu and gpu in traces/devices.yaml (the rest of the file as it is)."""
-    p = os.path.join(ROOT, "traces", "devices.yaml")
-    with open(p) as f:
-        text = f.read()
-    m = re.search(rf"^  {re.escape(TYPE)}:\n(?:(?:    |\n)[^\n]*\n)*", text, flags=re.M)  # the profile: its indented lines
-    block = m.group(0)
-    for proc in ("gpu", "cpu"):
-        pm = re.search(rf"^      {proc}:\n(?:        [^\n]*\n)*", block, flags=re.M)  # the processor's lines
-        body = re.sub(r"^        power: [^\n]*\n", "", pm.group(0), flags=re.M)
-        body += f"        power: {{idle_w: 0, busy_w: {watts[proc]:.4g}, source: \"{source[proc]}\"}}\n"
-        block = block[:pm.start()] + body + block[pm.end():]
-    with open(p, "w") as f:
-        f.write(text[:m.start()] + block + text[m.end():])
-    print(f"wrote the powers into {p}")
+    """Replaces the power lines of TYPE's cpu and gpu in traces/devices.yaml."""
+    rewrite_processor_lines("power", {p: f"        power: {{idle_w: 0, busy_w: {watts[p]:.4g}, source: \"{source[p]}\"}}\n"
+                                      for p in ("gpu", "cpu")}, "powers")
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--coinfer", default=os.path.join(ROOT, "build", "coinfer"))
-    ap.add_argument("--write", action="store_true", help="put the solved powers into traces/devices.yaml")
-    ap.add_argument("--check", action="store_true", help="exit 1 unless traces/devices.yaml holds them (to 0.5 %%)")
-    a = ap.parse_args()
-    coinfer = os.path.abspath(a.coinfer)
+    a = calibration_args(__doc__, "powers")
+    coinfer = a.coinfer
     with open(os.path.join(ROOT, "traces", "devices.yaml")) as f:
         procs = yaml.safe_load(f)["profiles"][TYPE]["processors"]
     npu_w = (procs["npu"].get("power") or {}).get("busy_w")
