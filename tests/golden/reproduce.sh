@@ -37,6 +37,12 @@ at=$(/usr/bin/python3 -c "import sys, yaml; print(next(i for i, p in enumerate(y
 "$coinfer" reproduce sparoa --published "$work/bad3" --out "$work/none" > "$work/bad3.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "sparoa.yaml: items\[0\] (fig5) published\[$at\]: unknown key 'up to'.*quote the name" "$work/bad3.out" && [ ! -e "$work/none" ] \
   && ok || { bad "an unknown key in a published entry (rc $rc)"; cat "$work/bad3.out"; }
+# A least_of naming a scheme the item does not have: refused, naming the file and the item; nothing written.
+cp -r reproduce/published "$work/bad6"
+sed -i '0,/      CPU: \*fig23_forms/s//      DSP: *fig23_forms/' "$work/bad6/grannite.yaml"
+"$coinfer" reproduce grannite --published "$work/bad6" --out "$work/none" > "$work/bad6.out" 2>&1; rc=$?
+[ $rc -eq 2 ] && grep -q "grannite.yaml: items\[[0-9]*\] (fig23_cpu): least_of (ratio runner only) maps schemes of the item" "$work/bad6.out" \
+  && [ ! -e "$work/none" ] && ok || { bad "a least_of naming no scheme of its item (rc $rc)"; cat "$work/bad6.out"; }
 "$coinfer" reproduce ace-gnn/table9 --out "$work/none" > "$work/bad2.out" 2>&1; rc=$?
 [ $rc -eq 2 ] && grep -q "unknown item 'table9'" "$work/bad2.out" && ok || { bad "unknown item (rc $rc)"; cat "$work/bad2.out"; }
 
