@@ -97,7 +97,7 @@ assert len(tf) == 8 and all(x["coinfer"] > 0 for x in tf), tf                   
 PY
 # GraNNite: the Series 2 NPU's shipped figures are the calibration's solution of Figs. 4-5, its CPU's and
 # GPU's efficiencies the solution of Fig. 22's GCN column, their busy powers that of Fig. 23's Cora half; its
-# runnable items (full scale, ~45 s) give
+# runnable items (full scale, ~35 s) give
 # every published number a value (Figs. 20-21 all predictions; Fig. 22's GCN entries and Fig. 23's Cora entries
 # inputs, met by construction), and reproduce/README.md's generated GraNNite block matches them.
 /usr/bin/python3 bench/grannite_npu_calibration.py --coinfer "$coinfer" --check > "$work/cal.out" 2>&1 && ok || { bad "NPU calibration"; cat "$work/cal.out"; }
