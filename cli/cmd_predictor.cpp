@@ -148,7 +148,7 @@ std::string sorted_join(std::vector<std::string> v) {
 PredictorSample sample_of(const std::string& scenario_path, const std::string& summary_path, const ModelCatalog& catalog,
                           std::map<std::string, std::unique_ptr<LutSet>>& lut_cache, std::int64_t system, bool measured, const std::string& source) {
   const Scenario sc = load_scenario(scenario_path);
-  const std::string key = join(sc.luts, "|");
+  const std::string key = scenario_luts_identity(sc);
   if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
   const LutSet& luts = *lut_cache[key];
   check_scenario_against(sc, catalog, luts, scheduler_traits(sc.scheduler.name));

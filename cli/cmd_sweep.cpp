@@ -247,7 +247,7 @@ int sweep(const SweepOptions& o) {
       bool random = true;
       try {
         Scenario sc = load_scenario(o.scenario, sets);
-        const std::string key = join(sc.luts, "|");
+        const std::string key = scenario_luts_identity(sc);
         if (!lut_cache.count(key)) lut_cache[key] = std::make_unique<LutSet>(load_scenario_luts(sc));
         random = scenario_uses_seed(sc, !sim::sampled_service_luts(sc, *lut_cache[key]).empty());
         sim::validate_simulation(sc, models, *lut_cache[key]);

@@ -313,7 +313,7 @@ int fill(const FillOptions& o) {
   cli::check_output_folder(o.out, "--out");
   check_replaceable_output(o.out, "--out");
   ModelCatalog cat = ModelCatalog::load(data_path("models"));
-  LutSet luts = load_scenario_luts(s);
+  LutSet luts = load_all_scenario_luts(s);  // every type: the regressors learn from every measured table
   const std::vector<LutNeed> needs = lut_entries_needed(s, cat, scheduler_traits(s.scheduler.name));
   const auto sets = read_sample_sets(o.samples);
   const Gaps gaps = find_gaps(needs, luts);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <stdexcept>
 
 #include "core/limits.hpp"
@@ -308,8 +309,16 @@ std::vector<std::tuple<int, int, int>> LutTable::latency_gaps() const {
 void LutSet::add(LutTable table, const std::string& origin) {
   LutKey key = table.key();
   if (tables_.count(key)) throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + origins_[key] + " and by " + origin);
+  if (unread_.count(key)) throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + unread_[key] + " and by " + origin);
   origins_[key] = origin;
   tables_.emplace(key, std::move(table));
+}
+
+void LutSet::add_unread(const LutKey& key, const std::string& origin) {
+  const auto read = origins_.find(key);
+  if (read != origins_.end()) throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + read->second + " and by " + origin);
+  const auto [it, added] = unread_.emplace(key, origin);
+  if (!added) throw std::invalid_argument("LUT " + key.to_string() + " is provided twice: by " + it->second + " and by " + origin);
 }
 
 std::map<LutKey, LutTable>::const_iterator LutSet::find(const LutKey& key) const {
@@ -336,10 +345,12 @@ bool LutSet::contains(const LutKey& key) const { return find(key) != tables_.end
 const LutTable& LutSet::table(const LutKey& key) const {
   auto it = find(key);
   if (it == tables_.end()) {
+    std::set<LutKey> named;  // read or not: the message is the same whichever types the run read
+    for (const auto& kv : tables_) named.insert(kv.first);
+    for (const auto& kv : unread_) named.insert(kv.first);
     std::vector<std::string> have;
-    for (const auto& kv : tables_)
-      if (kv.first.model == key.model && kv.first.dataset == key.dataset)
-        have.push_back(kv.first.device_type + (kv.first.processor.empty() ? "" : ":" + kv.first.processor));
+    for (const auto& k : named)
+      if (k.model == key.model && k.dataset == key.dataset) have.push_back(k.device_type + (k.processor.empty() ? "" : ":" + k.processor));
     throw LutMissingError(
         "no LUT for device type '" + key.device_type + "'" + (key.processor.empty() ? "" : ", processor '" + key.processor + "'") + ", model '" +
         key.model + "', dataset '" + key.dataset + "'" +

@@ -181,6 +181,12 @@ class LutSet {
   const LutTable& table(const LutKey& key) const;
   const std::string& origin(const LutKey& key) const;
   std::vector<LutKey> keys() const;
+  // A table a named LUT file holds but that was not read, its device type being none the run uses
+  // (io/lut_repository.hpp): it answers no key, and is named in "no LUT" messages and the run's data
+  // files. A key given twice (read or not) throws as add() does.
+  void add_unread(const LutKey& key, const std::string& origin);
+  // Unread keys and the file of each.
+  const std::map<LutKey, std::string>& unread() const { return unread_; }
 
  private:
   // The table answering `key` (rules above); end() when none; throws LutMissingError when ambiguous.
@@ -188,6 +194,7 @@ class LutSet {
 
   std::map<LutKey, LutTable> tables_;
   std::map<LutKey, std::string> origins_;
+  std::map<LutKey, std::string> unread_;
 };
 
 }  // namespace coinfer

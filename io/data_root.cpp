@@ -110,10 +110,13 @@ std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts
   std::map<std::string, std::vector<std::string>> tables;
   std::map<std::string, std::set<std::string>> kinds;
   std::vector<std::string> order;
-  for (const LutKey& k : luts.keys()) {
-    const std::string& f = luts.origin(k);
+  // Files read and files whose tables are of types the run does not use (LutSet::unread), in key order.
+  std::map<LutKey, std::string> named = luts.unread();
+  for (const LutKey& k : luts.keys()) named.emplace(k, luts.origin(k));
+  for (const auto& [k, f] : named) {
     if (!tables.count(f)) order.push_back(f);
     tables[f].push_back(k.to_string());
+    if (luts.unread().count(k)) continue;
     const std::string kind = luts.table(k).provenance().kind;
     kinds[f].insert(kind.empty() ? "unlabelled" : kind);
   }
@@ -121,7 +124,9 @@ std::vector<DataFileOrigin> run_data_files(const Scenario& s, const LutSet& luts
     std::string t, kd;
     for (const auto& x : tables[f]) t += (t.empty() ? "" : ", ") + x;
     for (const auto& x : kinds[f]) kd += (kd.empty() ? "" : "/") + x;
-    out.push_back({"lut", f, "named by the scenario (luts); " + kd + "; tables " + t});
+    out.push_back({"lut", f,
+                   kinds.count(f) ? "named by the scenario (luts); " + kd + "; tables " + t
+                                  : "named by the scenario (luts); not read (no device or server of the scenario has its type); tables " + t});
   }
   if (!s.hardware_file.empty()) {  // the device profiles the devices' processors and memory came from
     std::set<std::string> types;

@@ -13,6 +13,7 @@ namespace coinfer {
 namespace {
 
 constexpr char kMagic[4] = {'C', 'L', 'U', 'T'};
+constexpr char kKeysMagic[4] = {'C', 'L', 'U', 'K'};
 constexpr std::uint32_t kVersion = 5;  // 4: the key's processor; 5: peak memory per batch, stage sparsity
 constexpr std::uint32_t kMaxTables = 100000;
 constexpr std::uint32_t kMaxStringBytes = 1 << 20;
@@ -235,6 +236,41 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
     }
     t.check_values();
     out.push_back(std::move(t));
+  }
+  if (!r.done()) throw std::invalid_argument("LUT bytes: trailing data");
+  return out;
+}
+
+std::string encode_lut_keys(const std::vector<LutKey>& keys) {
+  Writer w;
+  w.raw(kKeysMagic, 4);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(keys.size()));
+  for (const auto& k : keys) {
+    w.str(k.device_type);
+    w.str(k.model);
+    w.str(k.dataset);
+    w.str(k.processor);
+  }
+  return w.take();
+}
+
+bool is_encoded_lut_keys(const std::string& bytes) { return bytes.size() >= 4 && std::memcmp(bytes.data(), kKeysMagic, 4) == 0; }
+
+std::vector<LutKey> decode_lut_keys(const std::string& bytes) {
+  Reader r(bytes);
+  r.expect(kKeysMagic, 4);
+  const auto count = r.get<std::uint32_t>();
+  // Each key takes at least its four length fields: refuse a count the bytes cannot hold before reserving.
+  if (count > kMaxTables || r.remaining() < 16ULL * count) throw std::invalid_argument("LUT bytes: bad key count");
+  std::vector<LutKey> out;
+  out.reserve(count);
+  for (std::uint32_t k = 0; k < count; ++k) {
+    LutKey key;
+    key.device_type = r.str();
+    key.model = r.str();
+    key.dataset = r.str();
+    key.processor = r.str();
+    out.push_back(std::move(key));
   }
   if (!r.done()) throw std::invalid_argument("LUT bytes: trailing data");
   return out;

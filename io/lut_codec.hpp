@@ -23,4 +23,11 @@ namespace coinfer {
 std::string encode_lut_tables(const std::vector<LutTable>& tables);
 std::vector<LutTable> decode_lut_tables(const std::string& bytes);
 
+// The keys of a file's tables without their data (io/lut_h5.hpp read_lut_file_contents): "CLUK",
+// u32 key count, per key the strings device_type, model, dataset, processor. decode_lut_keys accepts
+// any bytes as decode_lut_tables does; is_encoded_lut_keys tells the two forms apart by their magic.
+std::string encode_lut_keys(const std::vector<LutKey>& keys);
+bool is_encoded_lut_keys(const std::string& bytes);
+std::vector<LutKey> decode_lut_keys(const std::string& bytes);
+
 }  // namespace coinfer

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "core/byte_buffer.hpp"
 #include "core/input_error.hpp"
 #include "core/limits.hpp"
 #include "plumbing/atomic_dir.hpp"
@@ -287,20 +288,48 @@ void GroupReader::read_estimates(LutTable& t) const {
 
 }  // namespace
 
+namespace {
+
+// A LUT file's root attributes, checked: what every table of it shares.
+struct LutFileHeader {
+  std::int64_t version = 0;
+  std::string device_type, processor;
+};
+
+LutFileHeader read_lut_header(const h5::Reader& f) {
+  auto fail = [&](const std::string& key, const std::string& what) { throw InputError(SourceLocation{f.path(), 0, 0}, key, what); };
+  if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != "coinfer-lut")
+    fail("format", "not a coinfer LUT file (root attribute format must be 'coinfer-lut')");
+  LutFileHeader h;
+  h.version = f.read_attr_int("/", "schema_version");
+  if (h.version < kLutOldestReadableSchema || h.version > kLutSchemaVersion)
+    fail("schema_version", "schema version " + std::to_string(h.version) + " is not supported (this build reads " +
+                               std::to_string(kLutOldestReadableSchema) + ".." + std::to_string(kLutSchemaVersion) + ")");
+  h.device_type = f.read_attr_string("/", "device_type");
+  // Schema 4 names the processor the tables describe; before, the type's only processor.
+  h.processor = h.version >= 4 && f.has_attr("/", "processor") ? f.read_attr_string("/", "processor") : "";
+  if (h.version >= 4 && h.processor.empty()) fail("processor", "a schema 4 file names its processor (root attribute processor)");
+  if (h.processor.size() > 64) fail("processor", "longer than 64 bytes");
+  return h;
+}
+
+// The keys of a file's tables, from its root attributes and group names alone (none of its data read).
+std::vector<LutKey> read_lut_keys(const h5::Reader& f, const LutFileHeader& h) {
+  std::vector<LutKey> keys;
+  for (const auto& model : f.children("/"))
+    for (const auto& dataset : f.children("/" + model)) keys.push_back({h.device_type, model, dataset, h.processor});
+  return keys;
+}
+
+}  // namespace
+
 std::vector<LutTable> read_lut_tables(const h5::Reader& f) {
   const std::string& path = f.path();
   auto fail = [&](const std::string& key, const std::string& what) { throw InputError(SourceLocation{path, 0, 0}, key, what); };
-  if (!f.has_attr("/", "format") || f.read_attr_string("/", "format") != "coinfer-lut")
-    fail("format", "not a coinfer LUT file (root attribute format must be 'coinfer-lut')");
-  const std::int64_t version = f.read_attr_int("/", "schema_version");
-  if (version < kLutOldestReadableSchema || version > kLutSchemaVersion)
-    fail("schema_version", "schema version " + std::to_string(version) + " is not supported (this build reads " +
-                               std::to_string(kLutOldestReadableSchema) + ".." + std::to_string(kLutSchemaVersion) + ")");
-  const std::string device_type = f.read_attr_string("/", "device_type");
-  // Schema 4 names the processor the tables describe; before, the type's only processor.
-  const std::string processor = version >= 4 && f.has_attr("/", "processor") ? f.read_attr_string("/", "processor") : "";
-  if (version >= 4 && processor.empty()) fail("processor", "a schema 4 file names its processor (root attribute processor)");
-  if (processor.size() > 64) fail("processor", "longer than 64 bytes");
+  const LutFileHeader header = read_lut_header(f);
+  const std::int64_t version = header.version;
+  const std::string& device_type = header.device_type;
+  const std::string& processor = header.processor;
   std::vector<LutTable> out;
   for (const auto& model : f.children("/")) {
     for (const auto& dataset : f.children("/" + model)) {
@@ -374,6 +403,75 @@ std::vector<LutTable> read_lut_file(const std::string& path) {
   } catch (const std::invalid_argument& e) {
     throw InputError(SourceLocation{path, 0, 0}, "", std::string("corrupt LUT file: ") + e.what());
   }
+}
+
+namespace {
+
+// What the reader child answers for one file: its tables (encode_lut_tables) when `types` is null or
+// holds the file's type, else its keys alone (encode_lut_keys); the two byte forms differ in magic.
+std::string encode_lut_file_for_types(const std::string& path, const std::set<std::string>* types) {
+  const h5::File f = h5::File::open_read(path);
+  const LutFileHeader header = read_lut_header(f);
+  return !types || types->count(header.device_type) ? encode_lut_tables(read_lut_tables(f)) : encode_lut_keys(read_lut_keys(f, header));
+}
+
+LutFileContents decode_lut_file(const std::string& path, const std::string& payload) {
+  LutFileContents out;
+  try {
+    if (is_encoded_lut_keys(payload))
+      out.unread = decode_lut_keys(payload);
+    else
+      out.tables = decode_lut_tables(payload);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(SourceLocation{path, 0, 0}, "", std::string("corrupt LUT file: ") + e.what());
+  }
+  if (out.tables.empty() && out.unread.empty()) throw InputError(SourceLocation{path, 0, 0}, "", "LUT file holds no tables");
+  return out;
+}
+
+}  // namespace
+
+LutFileContents read_lut_file_contents(const std::string& path, const std::set<std::string>* types) {
+  check_input_file(path, "LUT file", kMaxLutFileBytes);
+  return decode_lut_file(path, read_isolated(path, "LUT file", [&] { return encode_lut_file_for_types(path, types); }));
+}
+
+std::vector<LutFileContents> read_lut_files_batch(const std::vector<std::string>& paths, const std::set<std::string>* types) {
+  std::vector<LutFileContents> out;
+  if (paths.empty()) return out;
+  // Per file a u64 length and its answer, in order, up to the first file that fails in any way (the
+  // child then stops). A crash, or the time or memory bound of the whole batch: nothing answered.
+  std::string batch;
+  try {
+    batch = read_isolated(paths.front(), "LUT file", [&] {
+      std::string answers;
+      for (const auto& p : paths) {
+        std::string one;
+        try {
+          check_input_file(p, "LUT file", kMaxLutFileBytes);
+          one = encode_lut_file_for_types(p, types);
+        } catch (const std::exception&) {
+          break;
+        }
+        put_bytes<std::uint64_t>(answers, one.size());
+        answers += one;
+      }
+      return answers;
+    });
+  } catch (const InputError&) {
+    return out;
+  }
+  ByteReader r(batch, "LUT reader answers");
+  for (const auto& p : paths) {
+    if (r.done()) break;
+    try {
+      const auto n = r.get<std::uint64_t>();
+      out.push_back(decode_lut_file(p, std::string(r.take(n), n)));
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace coinfer

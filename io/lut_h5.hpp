@@ -3,6 +3,7 @@
 // tables of one device type, one group per model/dataset. Version 2 adds the latency distributions
 // (latency_quantile_levels, latency_quantiles_s) where a table has them; version 1 files are still
 // read as they are (no distributions) and `coinfer lut upgrade` rewrites them as version 2.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,22 @@ void write_lut_file(const std::string& path, const std::vector<LutTable>& tables
 // limits::kLutReaderMemoryBytes and a limit of kLutReaderTimeoutS seconds) that hands the tables back
 // through a pipe (io/lut_codec.hpp); a child that dies or overruns is reported as a corrupt file.
 std::vector<LutTable> read_lut_file(const std::string& path);
+// What one LUT file gives a run that consults the tables of some device types only.
+struct LutFileContents {
+  std::vector<LutTable> tables;  // the file's tables, when its device type is one of those wanted
+  std::vector<LutKey> unread;    // else the keys of its tables (for messages and provenance), data not read
+};
+// One file for a run that may need some device types only: every table when `types` is null; else a
+// file whose device type (root attribute device_type) is not in `types` has only its root attributes
+// and group names read (for a run that needs two of the ten shipped types, about half its start-up
+// time: bench/RESULTS.md "CI time", stop 93). The same isolation, limits and errors as read_lut_file;
+// a file that is not a readable coinfer LUT is refused whatever its type.
+LutFileContents read_lut_file_contents(const std::string& path, const std::set<std::string>* types);
+// Several files as read_lut_file_contents, all in one isolated child (one fork instead of one per file,
+// ~10 ms each): the answers of the files from the first up to the first that fails in any way (none
+// when the child crashes or overruns its bounds). The caller reads the rest with
+// read_lut_file_contents, in order, so each error is the one that file gives read alone.
+std::vector<LutFileContents> read_lut_files_batch(const std::vector<std::string>& paths, const std::set<std::string>* types);
 // The parse itself, in this process: only for trusted files (tests) and for the isolated child.
 std::vector<LutTable> read_lut_file_in_process(const std::string& path);
 // The same parse over what an HDF5 reader hands back (io/h5_file.hpp h5::Reader: a file, or the

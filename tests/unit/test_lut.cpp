@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "core/execution_time.hpp"
 #include "core/input_error.hpp"
@@ -381,6 +383,96 @@ TEST(LutProcessors, ACsvMayNameOneProcessor) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find(":3:"), std::string::npos) << e.what();  // the line of the second processor
   }
+}
+
+TEST(LutCodec, KeysRoundTripAndEveryTruncationIsRefused) {
+  const std::vector<LutKey> keys = {{"board", "gcn", "mr", "npu"}, {"board", "gat", "cora"}};
+  const std::string bytes = encode_lut_keys(keys);
+  EXPECT_TRUE(is_encoded_lut_keys(bytes));
+  EXPECT_FALSE(is_encoded_lut_keys(encode_lut_tables({})));  // the tables' form is told apart by its magic
+  EXPECT_EQ(decode_lut_keys(bytes), keys);
+  for (size_t n = 0; n < bytes.size(); ++n) EXPECT_THROW(decode_lut_keys(bytes.substr(0, n)), std::invalid_argument) << n;
+  EXPECT_THROW(decode_lut_keys(bytes + "x"), std::invalid_argument);
+  // A count of 2^32 - 1 keys in 8 bytes: refused before anything is reserved.
+  EXPECT_THROW(decode_lut_keys(std::string("CLUK\xff\xff\xff\xff", 8)), std::invalid_argument);
+}
+
+// A run reads the tables of its own device types only (io/lut_repository.hpp): the shipped folder
+// holds ten types; a scenario of rpi4b devices and a gtx1060 server needs two.
+TEST(LutRepository, OnlyTheWantedTypesAreReadAndTheRestAreNamed) {
+  const std::string folder = std::string(COINFER_SOURCE_DIR) + "/traces/lut";
+  const LutSet all = load_luts({folder});
+  const LutSet some = load_luts_for_types({folder}, {"rpi4b", "gtx1060"});
+  std::set<std::string> read_types, unread_types;
+  for (const auto& k : some.keys()) read_types.insert(k.device_type);
+  for (const auto& [k, f] : some.unread()) unread_types.insert(k.device_type);
+  EXPECT_EQ(read_types, (std::set<std::string>{"gtx1060", "rpi4b"}));
+  EXPECT_TRUE(unread_types.count("rpi3b") && unread_types.count("jetson-tx2")) << unread_types.size();
+  // Every key of the folder is either read or named unread, each from the file it came from.
+  std::map<LutKey, std::string> named = some.unread();
+  for (const auto& k : some.keys()) named.emplace(k, some.origin(k));
+  ASSERT_EQ(named.size(), all.keys().size());
+  for (const auto& k : all.keys()) EXPECT_EQ(named.at(k), all.origin(k)) << k.to_string();
+  // The tables read are the same tables (the same bytes once encoded).
+  const LutKey pi{"rpi4b", "dgcnn", "modelnet40"};
+  EXPECT_EQ(encode_lut_tables({some.table(pi)}), encode_lut_tables({all.table(pi)}));
+  // An unread table answers no key, and a missing key's message is the same as with every table read:
+  // it names the types that have the model and dataset, read or not.
+  const LutKey rpi3{"rpi3b", "dgcnn", "modelnet40"};
+  EXPECT_FALSE(some.contains(rpi3));
+  auto message = [](const LutSet& set, const LutKey& k) {
+    try {
+      set.table(k);
+    } catch (const LutMissingError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const LutKey typo{"rpi9", "dgcnn", "modelnet40"};
+  EXPECT_EQ(message(some, typo), message(all, typo));
+  EXPECT_NE(message(some, typo).find("rpi3b"), std::string::npos) << message(some, typo);
+}
+
+TEST(LutRepository, AnUnreadFileIsStillCheckedForTwiceGivenKeysAndForBeingALut) {
+  const std::string dir = temp_dir();
+  const std::string shipped = std::string(COINFER_SOURCE_DIR) + "/traces/lut/rpi3b.h5";
+  fs::copy_file(shipped, dir + "/a.h5");
+  fs::copy_file(shipped, dir + "/b.h5");
+  try {
+    load_luts_for_types({dir}, {"gtx1060"});
+    FAIL() << "a key in two unread files was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("provided twice"), std::string::npos) << e.what();
+  }
+  fs::remove(dir + "/b.h5");
+  std::ofstream(dir + "/b.h5") << "not HDF5 at all";
+  try {
+    load_luts_for_types({dir}, {"gtx1060"});
+    FAIL() << "a file that is no LUT was accepted because its type was not wanted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("b.h5"), std::string::npos) << e.what();
+  }
+  // The one-child batch answers the files before the bad one and stops there; the bad file read alone
+  // gives the error, the same as load_luts gives.
+  fs::copy_file(shipped, dir + "/c.h5");
+  const std::set<std::string> none;
+  const auto batch = read_lut_files_batch({dir + "/a.h5", dir + "/b.h5", dir + "/c.h5"}, &none);
+  ASSERT_EQ(batch.size(), 1u);
+  EXPECT_TRUE(batch[0].tables.empty());
+  EXPECT_FALSE(batch[0].unread.empty());
+  std::string alone, all;
+  try {
+    read_lut_file_contents(dir + "/b.h5", &none);
+  } catch (const InputError& e) {
+    alone = e.what();
+  }
+  try {
+    load_luts({dir});
+  } catch (const InputError& e) {
+    all = e.what();
+  }
+  EXPECT_FALSE(alone.empty());
+  EXPECT_EQ(all, alone);
 }
 
 TEST(LutCodec, EveryTruncationAndAFlippedFlagAreRefused) {
