@@ -48,6 +48,23 @@ class Reader : public ByteReader {
   }
 };
 
+// The four strings of a key, in the order both byte forms give them.
+void write_key(Writer& w, const LutKey& k) {
+  w.str(k.device_type);
+  w.str(k.model);
+  w.str(k.dataset);
+  w.str(k.processor);
+}
+
+LutKey read_key(Reader& r) {
+  LutKey key;
+  key.device_type = r.str();
+  key.model = r.str();
+  key.dataset = r.str();
+  key.processor = r.str();
+  return key;
+}
+
 }  // namespace
 
 std::string encode_lut_tables(const std::vector<LutTable>& tables) {
@@ -56,10 +73,7 @@ std::string encode_lut_tables(const std::vector<LutTable>& tables) {
   w.put<std::uint32_t>(kVersion);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(tables.size()));
   for (const auto& t : tables) {
-    w.str(t.key().device_type);
-    w.str(t.key().model);
-    w.str(t.key().dataset);
-    w.str(t.key().processor);
+    write_key(w, t.key());
     const int n = t.num_stages(), B = t.max_batch();
     w.put<std::int32_t>(n);
     w.put<std::int32_t>(B);
@@ -144,11 +158,7 @@ std::vector<LutTable> decode_lut_tables(const std::string& bytes) {
   if (count > kMaxTables) throw std::invalid_argument("LUT bytes: too many tables");
   std::vector<LutTable> out;
   for (std::uint32_t k = 0; k < count; ++k) {
-    LutKey key;
-    key.device_type = r.str();
-    key.model = r.str();
-    key.dataset = r.str();
-    key.processor = r.str();
+    const LutKey key = read_key(r);
     const int n = r.get<std::int32_t>(), B = r.get<std::int32_t>();
     if (n < 1 || n > 1000 || B < 1 || B > limits::kMaxBatch || static_cast<long long>(n + 1) * (n + 1) * B > limits::kMaxLutCells)
       throw std::invalid_argument("LUT bytes: num_stages/max_batch out of range");
@@ -246,10 +256,7 @@ std::string encode_lut_keys(const std::vector<LutKey>& keys) {
   w.raw(kKeysMagic, 4);
   w.put<std::uint32_t>(static_cast<std::uint32_t>(keys.size()));
   for (const auto& k : keys) {
-    w.str(k.device_type);
-    w.str(k.model);
-    w.str(k.dataset);
-    w.str(k.processor);
+    write_key(w, k);
   }
   return w.take();
 }
@@ -265,12 +272,7 @@ std::vector<LutKey> decode_lut_keys(const std::string& bytes) {
   std::vector<LutKey> out;
   out.reserve(count);
   for (std::uint32_t k = 0; k < count; ++k) {
-    LutKey key;
-    key.device_type = r.str();
-    key.model = r.str();
-    key.dataset = r.str();
-    key.processor = r.str();
-    out.push_back(std::move(key));
+    out.push_back(read_key(r));
   }
   if (!r.done()) throw std::invalid_argument("LUT bytes: trailing data");
   return out;
