@@ -395,16 +395,6 @@ namespace {
 constexpr long long kMaxLutFileBytes = 1LL << 30;
 }  // namespace
 
-std::vector<LutTable> read_lut_file(const std::string& path) {
-  check_input_file(path, "LUT file", kMaxLutFileBytes);
-  const std::string payload = read_isolated(path, "LUT file", [&] { return encode_lut_tables(read_lut_file_in_process(path)); });
-  try {
-    return decode_lut_tables(payload);
-  } catch (const std::invalid_argument& e) {
-    throw InputError(SourceLocation{path, 0, 0}, "", std::string("corrupt LUT file: ") + e.what());
-  }
-}
-
 namespace {
 
 // What the reader child answers for one file: its tables (encode_lut_tables) when `types` is null or
@@ -435,6 +425,8 @@ LutFileContents read_lut_file_contents(const std::string& path, const std::set<s
   check_input_file(path, "LUT file", kMaxLutFileBytes);
   return decode_lut_file(path, read_isolated(path, "LUT file", [&] { return encode_lut_file_for_types(path, types); }));
 }
+
+std::vector<LutTable> read_lut_file(const std::string& path) { return read_lut_file_contents(path, nullptr).tables; }
 
 std::vector<LutFileContents> read_lut_files_batch(const std::vector<std::string>& paths, const std::set<std::string>* types) {
   std::vector<LutFileContents> out;
