@@ -20,7 +20,9 @@
 #   model_spec   the model spec loader, YAML text as a spec file, every declared pair's costs derived and
 #                checked finite (seeds: every shipped spec)
 # usage: run_fuzz.sh SOURCE_DIR BUILD_DIR [TARGET...]   (default: all; FUZZ_SECONDS per target, default 20;
-#        FUZZ_RUNS=N stops after N executions instead)
+#        FUZZ_RUNS=N stops after N executions instead; FUZZ_JOBS objects compiled at once: default the
+#        machine's cores for the whole set, 1 when targets are named, as ctest's fuzz tests, which run beside
+#        each other)
 set -euo pipefail
 src=$(cd "$1" && pwd)
 mkdir -p "$2/fuzz"
@@ -29,6 +31,7 @@ shift 2
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(frame scenario lut_codec lut_file module_samples predictor_samples inventory journal h5_tree model_spec)
 secs=${FUZZ_SECONDS:-20}
+if [ $# -eq 0 ]; then jobs=${FUZZ_JOBS:-$(nproc)}; else jobs=${FUZZ_JOBS:-1}; fi
 command -v clang++ >/dev/null || { echo "clang++ is missing (scripts/setup.sh installs clang)"; exit 77; }
 mkdir -p "$out"
 cxx=(clang++ -std=c++17 -O1 -gline-tables-only -fsanitize=address,undefined -fno-sanitize-recover=undefined -I"$src" -I/usr/include/hdf5/serial
@@ -50,17 +53,24 @@ io_lut=("$src"/io/lut_h5.cpp "$src"/plumbing/isolated_reader.cpp "$src"/io/lut_c
 objdir="$out/obj"
 mkdir -p "$objdir"
 object_of() { local rel=${1#"$src"/}; echo "$objdir/${rel//\//_}.o"; }
-compile_objects() {  # sources...
-  local s o
+compile_objects() {  # sources...   (up to $jobs at once; fails when any fails)
+  local s o rc=0 pids=()
   for s in $(printf '%s\n' "$@" | sort -u | shuf); do
     o=$(object_of "$s")
     (
       flock 9
       if [ ! -f "$o" ] || [ -n "$(find "$s" "$src"/core "$src"/io "$src"/plumbing "$src"/sched "$src"/hw -newer "$o" -name '*.[ch]pp' 2>/dev/null | head -1)$(find "$src"/tests/fuzz -newer "$o" -name '*.hpp' | head -1)" ]; then
-        "${cxx[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o.tmp" && mv "$o.tmp" "$o"
+        "${cxx[@]}" -fsanitize=fuzzer-no-link -c "$s" -o "$o.tmp.$BASHPID" && mv "$o.tmp.$BASHPID" "$o"
       fi
-    ) 9> "$o.lock" || return 1
+    ) 9> "$o.lock" &
+    pids+=($!)
+    if [ ${#pids[@]} -ge "$jobs" ]; then
+      wait "${pids[0]}" || rc=1
+      pids=("${pids[@]:1}")
+    fi
   done
+  for s in "${pids[@]}"; do wait "$s" || rc=1; done
+  return $rc
 }
 link_program() {  # binary link-flag sources... -- libs...   (relinks when an object is newer)
   local bin=$1 flag=$2; shift 2
