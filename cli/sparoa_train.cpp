@@ -111,7 +111,8 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_->add_option("--batch", o.train.hyper.batch_size, "mini-batch (default 64)")->check(CLI::Range(1, 1000000));
   cmd_->add_flag("--json", o.json,
                  "print, as JSON, the trained policy against SparOA's baselines on this board (each placement rule's placement, device ms, "
-                 "share of the work on the accelerator, energy per inference and decision time) instead of the summary line");
+                 "share of the work on the accelerator, ms copying tensors between processors, energy per inference and decision time) instead of "
+                 "the summary line");
   cmd_->add_option("--thresholds", o.thresholds,
                    "a threshold predictor from coinfer train thresholds for this board: its thresholds enter the state (SparOA Sec. 3) and --json "
                    "adds the thresholds-only rule (SparOA w/o RL)")
@@ -228,6 +229,10 @@ int SparoaTrainCommand::run(const std::string& command_line) {
     // for its segments) and the time the rule took to decide (SAC: its training).
     const Strategy base = k >= m.num_stages() ? Strategy::local() : Strategy::pp(k);
     const int accelerator = SparoaEnvironment(board).accelerator();
+    // The same board without copies between its processors: a placement's seconds there less its
+    // seconds here are its copies' (segment_seconds adds each copy to its segment; SparOA Fig. 7).
+    DeviceHardware zero_copy = *dev->hardware;
+    zero_copy.zero_copy = true;
     const auto describe = [&](const Placement& pl, double seconds, double decide_s) {
       Strategy st = base;
       st.placement = pl;
@@ -237,11 +242,13 @@ int SparoaTrainCommand::run(const std::string& command_line) {
       for (const auto& seg : plan.segments)
         on_acc += (seg.end - seg.begin) * (seg.proc == accelerator ? seg.share : seg.with == accelerator ? 1 - seg.share : 0);
       const DeviceEnergy e = device_compute_energy(dev->power, seconds, seconds, busy);
-      return nlohmann::ordered_json{{"placement", pl.to_string()},
-                                    {"device_ms", seconds * 1e3},
-                                    {"accelerator_share", on_acc / k},
-                                    {"energy_mj", e.total_j() * 1e3},
-                                    {"decide_s", decide_s}};
+      return nlohmann::ordered_json{
+          {"placement", pl.to_string()},
+          {"device_ms", seconds * 1e3},
+          {"accelerator_share", on_acc / k},
+          {"transfer_ms", (placement_seconds(pl, m, k, *dev->hardware, tables) - placement_seconds(pl, m, k, zero_copy, tables)) * 1e3},
+          {"energy_mj", e.total_j() * 1e3},
+          {"decide_s", decide_s}};
     };
     nlohmann::ordered_json rules = nlohmann::ordered_json::object();
     for (PlacementRule rule : all_placement_rules()) {

@@ -161,8 +161,10 @@ def load_published(folder):
                             raise InputError(f"{w}: lowest needs by: energy or ms")
                         if not x["config"].get("board") or (SPAROA_MEASURES[kind] != "target" and not x["config"].get("model")):
                             raise InputError(f"{w}: the sparoa runner's config needs board and model (each a name or a list; accuracy: board only)")
-                        if x.get("reduce", "max") not in ("max", "min", "mean"):
-                            raise InputError(f"{w}: reduce must be max, min or mean")
+                        if x.get("reduce", "max") not in ("max", "min", "mean", "total"):
+                            raise InputError(f"{w}: reduce must be max, min, mean or total")
+                        if (x.get("reduce") == "total") != (kind == "transfer_cut"):
+                            raise InputError(f"{w}: transfer_cut is reduced by total (the cut of the copies summed over the config), and only it")
                 if item["runner"] == "predictor":
                     cfg = item.get("predictor")
                     if not isinstance(cfg, dict) or any(not isinstance(cfg.get(k), int) or cfg[k] < 1 for k in ("systems", "schemes", "hidden", "epochs", "patience")):
@@ -836,7 +838,8 @@ def run_medn(item, ctx):
 
 SPAROA_RULES = ("cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac")
 # What a sparoa entry's `measure` reads: one key, its argument's kind.
-SPAROA_MEASURES = {"ms": "rule", "share": "rule", "energy": "rule", "decide_s": "rule", "converged_s": "rule", "ratio": "pair",
+SPAROA_MEASURES = {"ms": "rule", "share": "rule", "energy": "rule", "decide_s": "rule", "converged_s": "rule", "transfer_ms": "rule",
+                   "ratio": "pair", "transfer_cut": "pair",
                    "speedup_over": "rules", "lowest": "rules", "accuracy": "target", "accuracy_lr": "target"}
 
 
@@ -907,6 +910,11 @@ def sparoa_rules_of(ctx, item, board, model):
         out = {"error": f"coinfer train sparoa ({board}, {model}) exit {r.returncode}: " + (r.stderr or r.stdout).strip()[-300:]}
     else:
         out = json.loads(r.stdout)
+        # Kept in OUT/sparoa-runs/: every rule's placement, ms, copies, share and energy (the evidence's numbers).
+        runs = os.path.join(os.path.abspath(ctx.out), "sparoa-runs" + ("-quick" if ctx.quick else ""))
+        os.makedirs(runs, exist_ok=True)
+        with open(os.path.join(runs, f"{board}__{model}.json"), "w") as f:
+            json.dump({"command": cmd, **out}, f, indent=1)
     _RUNS[key] = out
     return out
 
@@ -917,10 +925,14 @@ def sparoa_value(rules, measure):
     inference), {decide_s: RULE} (seconds to decide; SAC's: its whole training), {converged_s: sac} (SAC's
     training until its kept policy), {ratio: [A, B]} (B's ms over A's: A's speed-up over B),
     {speedup_over: [RULES], take: max|min} (SAC's speed-up over the slowest or the fastest of RULES),
-    {lowest: [A, ...], by: energy|ms} (1 when A's is the lowest of them, else 0)."""
+    {lowest: [A, ...], by: energy|ms} (1 when A's is the lowest of them, else 0), {transfer_ms: RULE} (the ms of one
+    inference spent copying tensors between the board's processors). {transfer_cut: [A, B]} (how much less B's
+    placements copy than A's, % of A's, summed over the config: SparOA Fig. 7) is run_sparoa's own (reduce: total)."""
     ms = lambda rule: rules[rule]["device_ms"]
     if "ms" in measure:
         return ms(measure["ms"])
+    if "transfer_ms" in measure:
+        return rules[measure["transfer_ms"]]["transfer_ms"]
     if "share" in measure:
         return 100 * rules[measure["share"]]["accelerator_share"]
     if "energy" in measure:
@@ -941,7 +953,7 @@ def sparoa_value(rules, measure):
 
 
 def run_sparoa(item, ctx):
-    """SparOA's evaluation (Figs. 5, 6, 9-11 and Table 3 as the text states them): for each board and model of
+    """SparOA's evaluation (Figs. 5-7, 9-11 and Table 3 as the text states them): for each board and model of
     a published entry's config (lists: every combination, reduced by its `reduce`: max, min or mean), SAC
     trained and every placement rule priced by `coinfer train sparoa --json` (sparoa_rules_of), and the
     entry's `measure` read from it (sparoa_value); {accuracy: sparsity|intensity} (and accuracy_lr, the
@@ -977,6 +989,9 @@ def run_sparoa(item, ctx):
                 if accuracy:
                     m = p["measure"]
                     got.append((r[m["accuracy"]] if "accuracy" in m else r["lr_" + m["accuracy_lr"]], where))
+                elif p.get("reduce") == "total":  # transfer_cut: each combination's two copy times, summed below
+                    a, b = p["measure"]["transfer_cut"]
+                    got.append(((r["rules"][a]["transfer_ms"], r["rules"][b]["transfer_ms"]), where))
                 else:
                     got.append((sparoa_value(r["rules"], p["measure"]), where))
             except KeyError as e:
@@ -985,6 +1000,13 @@ def run_sparoa(item, ctx):
             out[key] = {"error": why}
             continue
         red = p.get("reduce", "max")
+        if red == "total":
+            a, b = p["measure"]["transfer_cut"]
+            sa, sb = sum(g[0][0] for g in got), sum(g[0][1] for g in got)
+            each = ", ".join(f"{w} {x[0]:.3g} / {x[1]:.3g}" for x, w in got)
+            out[key] = ({"value": 100 * (1 - sb / sa), "detail": f"copies summed, {a} {sa:.4g} ms / {b} {sb:.4g} ms: {each}"} if sa > 0 else
+                        {"error": f"{a}'s placements copy no tensor between the processors ({each} ms)"})
+            continue
         v = max(g[0] for g in got) if red == "max" else min(g[0] for g in got) if red == "min" else sum(g[0] for g in got) / len(got)
         out[key] = {"value": v, "detail": f"{red} of " + ", ".join(f"{w} {x:.4g}" for x, w in got)}
     return out

@@ -38,7 +38,12 @@ import json,sys; j=json.load(open(sys.argv[1])); r=j['rules']
 assert j['device']=='b' and j['k']==4, j
 for rule in ['cpu_only','accelerator_only','greedy','dp','codl','graphsplit','thresholds','sac']: assert r[rule]['device_ms']>0, rule
 assert r['dp']['device_ms'] <= min(r[x]['device_ms'] for x in ['cpu_only','accelerator_only','greedy','graphsplit','thresholds'])+1e-9
-" "$work/p.json" && ok || bad "train sparoa --json: missing rules or the DP above another rule: $(cat "$work/p.json")"
+# The Orin copies tensors between its CPU and GPU (traces/devices.yaml): a placement copies exactly when it
+# moves between processors or splits a stage (its text has a second part or a share), and less than it takes.
+for rule, x in r.items():
+    moved = ',' in x['placement'] or '*' in x['placement']
+    assert (x['transfer_ms'] > 0) == moved and x['transfer_ms'] < x['device_ms'], (rule, x)
+" "$work/p.json" && ok || bad "train sparoa --json: missing rules, the DP above another rule, or copies where none are: $(cat "$work/p.json")"
 "$coinfer" -q run "$work/s.yaml" --set "scheduler={name: placement, rule: sac, policy: $work/p.pt}" --out "$work/run" > "$work/run.txt" 2>&1 \
   && ok || { bad "run with rule sac: exit $?"; cat "$work/run.txt"; }
 /usr/bin/python3 -c "

@@ -57,6 +57,10 @@ TEST(DeviceProfiles, BoardsHaveTheirProcessorsMemoryAndInterconnect) {
   EXPECT_DOUBLE_EQ(tx2.memory.capacity_bytes, 8e9);
   EXPECT_TRUE(tx2.memory.gpu_shared);
   EXPECT_DOUBLE_EQ(tx2.copy_seconds(1e6), 0);  // zero copy between its CPU and GPU
+  // The Orin boards copy (SparOA's engine, Sec. 5.1) at half their memory's bandwidth after 10 us:
+  // AGX 1.024 MB / 102.4 GB/s = 10 us, + 10 us; Nano 1.02 MB / 51 GB/s = 20 us, + 10 us.
+  EXPECT_NEAR(profiles.at("jetson-agx-orin").copy_seconds(1.024e6), 2e-5, 1e-15);
+  EXPECT_NEAR(profiles.at("jetson-orin-nano").copy_seconds(1.02e6), 3e-5, 1e-15);
   EXPECT_EQ(profiles.at("core-ultra-165h").processor()->kind, "npu");
   EXPECT_DOUBLE_EQ(profiles.at("rpi3b").memory.capacity_bytes, 1e9);
   // An old-style profile (the servers) is one processor named "default".
