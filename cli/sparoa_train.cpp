@@ -137,6 +137,10 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 300; SparOA trains 100 at a tenth of the rate)")
       ->check(CLI::Range(1, 100000));
   thresholds_cmd_->add_option("--lr", o.t_train.learning_rate, "Adam learning rate (default 1e-3; SparOA 1e-4)")->check(CLI::Range(1e-8, 1.0));
+  thresholds_cmd_
+      ->add_option("--validation", o.t_train.validation_share,
+                   "share of the sequences held out of training to choose the epoch kept (default 0.1; 0: the last epoch's net)")
+      ->check(CLI::Range(0.0, 0.5));
   thresholds_cmd_->add_option("--seed", o.t_train.seed, "seed of the weights, the sparsity draws, the split and the batches (default 1)");
 }
 
@@ -372,9 +376,15 @@ int SparoaTrainCommand::run_thresholds(const std::string& command_line) {
   save_threshold_predictor(o.t_out, info, net);
   std::printf(
       "threshold predictor for %s: %d train / %d test sequences (%d test operators); within ±10%% on the test split: sparsity %.1f%%, "
-      "intensity %.1f%% (linear regression: %.1f%%, %.1f%%; SparOA Table 3: 92.3%%, 90.6%%); wrote %s and %s\n",
+      "intensity %.1f%% (linear regression: %.1f%%, %.1f%%; SparOA Table 3: 92.3%%, 90.6%%); %s; wrote %s and %s\n",
       dev->type.c_str(), r.train_sequences, r.test_sequences, r.test.operators, 100 * r.test.sparsity, 100 * r.test.intensity,
-      100 * r.linear_test.sparsity, 100 * r.linear_test.intensity, o.t_out.c_str(), csv.c_str());
+      100 * r.linear_test.sparsity, 100 * r.linear_test.intensity,
+      (r.validation_sequences > 0
+           ? strprintf("kept the net of epoch %d of %d, best on %d validation sequences (sparsity %.1f%%, intensity %.1f%%)", r.kept_epoch,
+                       o.t_train.epochs, r.validation_sequences, 100 * r.validation.sparsity, 100 * r.validation.intensity)
+           : strprintf("kept the last epoch's net (no validation)"))
+          .c_str(),
+      o.t_out.c_str(), csv.c_str());
   return 0;
 }
 

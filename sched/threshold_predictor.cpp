@@ -98,12 +98,31 @@ ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequen
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next_u64() % i]);
   const size_t n_test = std::max<size_t>(1, static_cast<size_t>(std::round(o.test_share * data.size())));
-  std::vector<const ThresholdSequence*> train, test;
-  for (size_t i = 0; i < order.size(); ++i) (i < n_test ? test : train).push_back(&data[order[i]]);
+  // The validation sequences come after the test ones in the same order (none when validation_share is 0,
+  // or when they would leave no sequence to train on).
+  size_t n_val = o.validation_share > 0 ? std::max<size_t>(1, static_cast<size_t>(std::round(o.validation_share * data.size()))) : 0;
+  if (n_test + n_val >= data.size()) n_val = 0;
+  std::vector<const ThresholdSequence*> train, test, validation;
+  for (size_t i = 0; i < order.size(); ++i) (i < n_test ? test : i < n_test + n_val ? validation : train).push_back(&data[order[i]]);
   if (train.empty()) throw std::invalid_argument("no sequence left to train on");
   ThresholdTrainResult r;
   r.train_sequences = static_cast<int>(train.size());
   r.test_sequences = static_cast<int>(test.size());
+  r.validation_sequences = static_cast<int>(validation.size());
+  std::vector<torch::Tensor> kept;  // the best validated state's parameters
+  double kept_score = -1;
+  const auto validate = [&](int epoch) {
+    net->eval();
+    const ThresholdAccuracy v = accuracy_over(net, validation);
+    net->train();
+    if (v.sparsity + v.intensity <= kept_score) return;  // ties: the earlier epoch stays
+    kept_score = v.sparsity + v.intensity;
+    r.validation = v;
+    r.kept_epoch = epoch;
+    torch::NoGradGuard g;
+    kept.clear();
+    for (const auto& p : net->parameters()) kept.push_back(p.detach().clone());
+  };
 
   std::map<size_t, std::vector<const ThresholdSequence*>> by_length;
   for (const auto* s : train) by_length[s->inputs.size()].push_back(s);
@@ -128,6 +147,14 @@ ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequen
       sum += loss.item<double>();
     }
     r.final_loss = sum / std::max<size_t>(1, batches.size());
+    if (!validation.empty() && ((epoch + 1) % std::max(1, o.validate_every) == 0 || epoch + 1 == o.epochs)) validate(epoch + 1);
+  }
+  if (!kept.empty()) {
+    torch::NoGradGuard g;
+    const auto params = net->parameters();
+    for (size_t i = 0; i < params.size(); ++i) params[i].copy_(kept[i]);
+  } else {
+    r.kept_epoch = o.epochs;
   }
   net->eval();
   r.train = accuracy_over(net, train);

@@ -48,6 +48,12 @@ struct ThresholdTrainOptions {
   double learning_rate = 1e-3;
   int batch = 16;  // sequences per step (of one length)
   double test_share = 0.2;
+  // A share of the training sequences held out to choose the epoch kept: every `validate_every`
+  // epochs the net is scored on them (sparsity + intensity within ±10 %) and the best state is kept,
+  // as the SAC learners keep their best evaluation. 0: no validation, the last epoch's net (the
+  // split and every draw then as before validation existed).
+  double validation_share = 0.1;
+  int validate_every = 5;
   std::uint64_t seed = 1;
 };
 
@@ -61,8 +67,10 @@ struct ThresholdAccuracy {
 struct ThresholdTrainResult {
   ThresholdAccuracy test, train;
   ThresholdAccuracy linear_test;  // a least-squares linear regression on the same split (Table 3's LR)
-  int train_sequences = 0, test_sequences = 0;
+  int train_sequences = 0, test_sequences = 0, validation_sequences = 0;
   double final_loss = 0;
+  ThresholdAccuracy validation;  // of the kept net (validation_share > 0)
+  int kept_epoch = 0;            // 1-based epoch whose net was kept (the last without validation)
 };
 
 ThresholdTrainResult train_threshold_predictor(const std::vector<ThresholdSequence>& data, const ThresholdTrainOptions& o, ThresholdNet& net);

@@ -63,6 +63,46 @@ TEST(ThresholdPredictor, LearnsAPlantedRuleThatNeedsThePreviousOperator) {
   EXPECT_LT(r.linear_test.intensity, r.test.intensity);
 }
 
+// The epoch kept is the best one on the validation sequences, and it is the net returned: with every
+// sequence the same, the returned net's test accuracy is exactly the validation score it was kept for
+// (the last epoch's net would score otherwise: checked by leaving the restore out). A noisy rate makes
+// the best epoch an early one.
+TEST(ThresholdPredictor, TheNetReturnedIsTheEpochBestOnValidation) {
+  torch::set_num_threads(1);
+  torch::manual_seed(3);
+  const ThresholdSequence one = planted(1, 5)[0];
+  const std::vector<ThresholdSequence> data(20, one);  // 4 test, 2 validation, 14 train
+  ThresholdNet net(static_cast<int>(threshold_input_names().size()));
+  ThresholdTrainOptions o;
+  o.epochs = 30;
+  o.learning_rate = 3e-2;
+  o.validation_share = 0.1;
+  o.validate_every = 1;
+  const ThresholdTrainResult r = train_threshold_predictor(data, o, net);
+  EXPECT_EQ(r.test_sequences, 4);
+  EXPECT_EQ(r.validation_sequences, 2);
+  EXPECT_EQ(r.train_sequences, 14);
+  ASSERT_GE(r.kept_epoch, 1);
+  EXPECT_LT(r.kept_epoch, o.epochs) << "the test needs a best epoch before the last";
+  EXPECT_EQ(r.test.sparsity, r.validation.sparsity);
+  EXPECT_EQ(r.test.intensity, r.validation.intensity);
+  // Without validation the last epoch is kept, and the split is as it was: 4 test, 16 train.
+  ThresholdNet last(static_cast<int>(threshold_input_names().size()));
+  o.validation_share = 0;
+  const ThresholdTrainResult q = train_threshold_predictor(data, o, last);
+  EXPECT_EQ(q.kept_epoch, o.epochs);
+  EXPECT_EQ(q.validation_sequences, 0);
+  EXPECT_EQ(q.train_sequences, 16);
+  // Two sequences: one to test, and a validation one would leave none to train on, so there is none.
+  ThresholdNet two(static_cast<int>(threshold_input_names().size()));
+  o.validation_share = 0.1;
+  o.epochs = 2;
+  const ThresholdTrainResult t = train_threshold_predictor(std::vector<ThresholdSequence>(2, one), o, two);
+  EXPECT_EQ(t.validation_sequences, 0);
+  EXPECT_EQ(t.train_sequences, 1);
+  EXPECT_EQ(t.kept_epoch, 2);
+}
+
 TEST(ThresholdPredictor, AccuracyCountsTheTenPercentToleranceByHand) {
   // Sparsity truths 0.5 and 0.05: 0.54 is within 10 % of 0.5 (0.05), 0.57 is not; 0.059 is within the
   // 0.01 floor of 0.05. Intensity truths are scaled: 0.6 means 10^3 - 1 = 999 FLOPs/byte; 0.605 means
