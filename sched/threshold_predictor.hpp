@@ -48,7 +48,7 @@ struct ThresholdTrainOptions {
   double learning_rate = 1e-3;
   int batch = 16;  // sequences per step (of one length)
   double test_share = 0.2;
-  // A share of the training sequences held out to choose the epoch kept: every `validate_every`
+  // A share of the sequences (of all, as test_share) held out of training to choose the epoch kept: every `validate_every`
   // epochs the net is scored on them (sparsity + intensity within ±10 %) and the best state is kept,
   // as the SAC learners keep their best evaluation. 0: no validation, the last epoch's net (the
   // split and every draw then as before validation existed).
