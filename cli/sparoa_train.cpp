@@ -134,7 +134,7 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   thresholds_cmd_->add_option("--out", o.t_out, "predictor file to write; PREDICTOR.samples.csv (the sample set) is written beside it")->required();
   thresholds_cmd_->add_option("--sequences", o.sequences, "sample sequences per model and dataset, each with its own sparsity per stage (default 40)")
       ->check(CLI::Range(1, 100000));
-  thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 300; SparOA trains 100 at a tenth of the rate)")
+  thresholds_cmd_->add_option("--epochs", o.t_train.epochs, "training epochs (default 600; SparOA trains 100 at a tenth of the rate)")
       ->check(CLI::Range(1, 100000));
   thresholds_cmd_->add_option("--lr", o.t_train.learning_rate, "Adam learning rate (default 1e-3; SparOA 1e-4)")->check(CLI::Range(1e-8, 1.0));
   thresholds_cmd_
