@@ -1,5 +1,6 @@
 #include "cli/sparoa_train.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "core/input_error.hpp"
 #include "core/log.hpp"
 #include "core/model_spec.hpp"
+#include "core/plan_memory.hpp"
 #include "core/text_util.hpp"
 #include "io/data_root.hpp"
 #include "io/lut_repository.hpp"
@@ -109,10 +111,11 @@ SparoaTrainCommand::SparoaTrainCommand(CLI::App& train) : o_(new SparoaTrainCli)
   cmd_->add_option("--hidden", o.train.hyper.hidden, "hidden width of the networks (default 64)")->check(CLI::Range(1, 8192));
   cmd_->add_option("--lr", o.train.hyper.learning_rate, "Adam learning rate (default 1e-3)")->check(CLI::Range(1e-7, 1.0));
   cmd_->add_option("--batch", o.train.hyper.batch_size, "mini-batch (default 64)")->check(CLI::Range(1, 1000000));
-  cmd_->add_flag("--json", o.json,
-                 "print, as JSON, the trained policy against SparOA's baselines on this board (each placement rule's placement, device ms, "
-                 "share of the work on the accelerator, ms copying tensors between processors, energy per inference and decision time) instead of "
-                 "the summary line");
+  cmd_->add_flag(
+      "--json", o.json,
+      "print, as JSON, the trained policy against SparOA's baselines on this board (each placement rule's placement, device ms, "
+      "share of the work on the accelerator, ms copying tensors between processors, energy and memory of one inference and decision time) instead of "
+      "the summary line");
   cmd_->add_option("--thresholds", o.thresholds,
                    "a threshold predictor from coinfer train thresholds for this board: its thresholds enter the state (SparOA Sec. 3) and --json "
                    "adds the thresholds-only rule (SparOA w/o RL)")
@@ -237,10 +240,26 @@ int SparoaTrainCommand::run(const std::string& command_line) {
     // seconds here are its copies' (segment_seconds adds each copy to its segment; SparOA Fig. 7).
     DeviceHardware zero_copy = *dev->hardware;
     zero_copy.zero_copy = true;
-    const auto describe = [&](const Placement& pl, double seconds, double decide_s) {
+    // Memory: one inference alone (core/plan_memory.hpp), all pools summed, a split stage's weights as the
+    // rule's engine stores them: SparOA's own rules shard them by output channels (Sec. 6.8.2), CoDL and
+    // GraNNite hold them whole on both processors (a split along rows; CoDL keeps each processor's tensors in
+    // its own data type).
+    const auto weights = [&m](int b, int e) {
+      double w = 0;
+      for (int s = b; s < e; ++s) w += m.stages[static_cast<size_t>(s)].weight_bytes;
+      return w;
+    };
+    const auto working = [&m](int b, int e) {
+      double w = 0;
+      for (int s = b; s < e; ++s) w = std::max(w, m.peak_memory_bytes(s, s + 1) - m.stages[static_cast<size_t>(s)].weight_bytes);
+      return w;
+    };
+    const auto describe = [&](const Placement& pl, double seconds, double decide_s, SplitStorage storage) {
       Strategy st = base;
       st.placement = pl;
       const DevicePlan plan = make_device_plan(st, m.num_stages(), *dev->hardware, dev->id);
+      double memory = 0;
+      for (double b : one_inference_pool_peak_bytes(plan, *dev->hardware, weights, working, storage)) memory += b;
       const std::vector<double> busy = processor_seconds(plan, k, m, *dev->hardware, tables, lut_mean_time());
       double on_acc = 0;
       for (const auto& seg : plan.segments)
@@ -252,6 +271,7 @@ int SparoaTrainCommand::run(const std::string& command_line) {
           {"accelerator_share", on_acc / k},
           {"transfer_ms", (placement_seconds(pl, m, k, *dev->hardware, tables) - placement_seconds(pl, m, k, zero_copy, tables)) * 1e3},
           {"energy_mj", e.total_j() * 1e3},
+          {"memory_mb", memory / 1e6},
           {"decide_s", decide_s}};
     };
     nlohmann::ordered_json rules = nlohmann::ordered_json::object();
@@ -259,8 +279,9 @@ int SparoaTrainCommand::run(const std::string& command_line) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
         const PlacementChoice c = place_stages(rule, m, k, *dev->hardware, tables);
-        rules[rule_name(rule)] =
-            describe(c.placement, c.device_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        const bool sparoa_engine = rule == PlacementRule::greedy || rule == PlacementRule::dp;  // SparOA-greedy, SparOA-DP
+        rules[rule_name(rule)] = describe(c.placement, c.device_seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                                          sparoa_engine ? SplitStorage::channels : SplitStorage::rows);
       } catch (const std::invalid_argument& e) {
         rules[rule_name(rule)] = {{"unavailable", e.what()}};
       }
@@ -278,9 +299,10 @@ int SparoaTrainCommand::run(const std::string& command_line) {
             return thresholds_say_cpu(stage_intensity(m, st), board.thresholds[static_cast<size_t>(st)]) ? 0.0 : 1.0;
           },
           &seconds);
-      rules["thresholds"] = describe(pl, seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      rules["thresholds"] =
+          describe(pl, seconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), SplitStorage::channels);
     }
-    rules["sac"] = describe(r.placement, r.device_seconds, r.wall_s);
+    rules["sac"] = describe(r.placement, r.device_seconds, r.wall_s, SplitStorage::channels);
     rules["sac"]["converged_s"] = r.converged_s;
     rules["sac"]["converged_episode"] = r.converged_episode;
     nlohmann::ordered_json j{{"device", dev->id},    {"type", dev->type}, {"model", info.model},   {"k", k},        {"episodes", o.train.episodes},

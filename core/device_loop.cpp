@@ -1,6 +1,7 @@
 #include "core/device_loop.hpp"
 
 #include "core/cloud_handoff.hpp"
+#include "core/plan_memory.hpp"
 #include "core/text_util.hpp"
 
 #include <algorithm>
@@ -328,16 +329,14 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
   std::vector<double>& proc_need = proc_need_;
   need.assign(np, 0.0);
   proc_need.assign(procs_.size(), 0.0);
-  for (const DeviceSegment& s : r.plan->segments) {  // the weights its plan keeps on each processor
-    const double w = act_.weight_bytes(r, s.begin, s.end);
-    proc_need[static_cast<size_t>(s.proc)] += w;
-    if (s.with >= 0) proc_need[static_cast<size_t>(s.with)] += w;
-  }
-  const double work = act_.working_bytes(r, seg.begin, seg.end);
-  const double mine = seg.with >= 0 ? work * seg.share : work;
+  // The weights its plan keeps on each processor: this runtime splits a stage's output rows, so both
+  // processors of a split stage hold its weights whole (core/plan_memory.hpp).
+  add_plan_weight_bytes(
+      *r.plan, [this, &r](int b, int e) { return act_.weight_bytes(r, b, e); }, SplitStorage::rows, proc_need);
+  const SegmentWorkingBytes work = segment_working_bytes(seg, act_.working_bytes(r, seg.begin, seg.end), *hw_);
   for (size_t i = 0; i < procs_.size(); ++i) proc_need[i] += procs_[i].working_bytes;
-  proc_need[static_cast<size_t>(seg.proc)] += mine;
-  if (seg.with >= 0) proc_need[static_cast<size_t>(seg.with)] += work - mine;
+  proc_need[static_cast<size_t>(seg.proc)] += work.on_proc;
+  if (seg.with >= 0) proc_need[static_cast<size_t>(seg.with)] += work.on_with;
   for (size_t i = 0; i < procs_.size(); ++i) need[static_cast<size_t>(hw_->pool_of[i])] += proc_need[i];
   need[0] += held_total_;
   for (size_t i = 0; i < procs_.size(); ++i) proc_peak_[i] = std::max(proc_peak_[i], proc_need[i]);
@@ -348,8 +347,8 @@ std::string DeviceLoop::memory_shortfall(DeviceRequest& r) {
     const double cap = hw_->pool_capacity_bytes[pool];
     if (cap > 0 && need[pool] > cap) return out_of_memory_reason(device_.id, hw_->processors[static_cast<size_t>(proc)], need[pool], cap);
   }
-  procs_[static_cast<size_t>(seg.proc)].working_bytes = mine;
-  if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].working_bytes = work - mine;
+  procs_[static_cast<size_t>(seg.proc)].working_bytes = work.on_proc;
+  if (seg.with >= 0) procs_[static_cast<size_t>(seg.with)].working_bytes = work.on_with;
   return "";
 }
 

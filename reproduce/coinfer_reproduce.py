@@ -157,8 +157,8 @@ def load_published(folder):
                                              f" (RULE: one of {', '.join(SPAROA_RULES)}; TARGET: sparsity or intensity)")
                         if kind == "speedup_over" and m.get("take") not in ("max", "min"):
                             raise InputError(f"{w}: speedup_over needs take: max or min")
-                        if kind == "lowest" and m.get("by") not in ("energy", "ms"):
-                            raise InputError(f"{w}: lowest needs by: energy or ms")
+                        if kind == "lowest" and m.get("by") not in ("energy", "ms", "memory"):
+                            raise InputError(f"{w}: lowest needs by: energy, ms or memory")
                         if not x["config"].get("board") or (SPAROA_MEASURES[kind] != "target" and not x["config"].get("model")):
                             raise InputError(f"{w}: the sparoa runner's config needs board and model (each a name or a list; accuracy: board only)")
                         if x.get("reduce", "max") not in ("max", "min", "mean", "total"):
@@ -839,7 +839,7 @@ def run_medn(item, ctx):
 SPAROA_RULES = ("cpu_only", "accelerator_only", "greedy", "codl", "graphsplit", "thresholds", "dp", "sac")
 # What a sparoa entry's `measure` reads: one key, its argument's kind.
 SPAROA_MEASURES = {"ms": "rule", "share": "rule", "energy": "rule", "decide_s": "rule", "converged_s": "rule", "transfer_ms": "rule",
-                   "ratio": "pair", "transfer_cut": "pair",
+                   "memory": "rule", "ratio": "pair", "transfer_cut": "pair", "memory_over": "pair",
                    "speedup_over": "rules", "lowest": "rules", "accuracy": "target", "accuracy_lr": "target"}
 
 
@@ -925,8 +925,10 @@ def sparoa_value(rules, measure):
     inference), {decide_s: RULE} (seconds to decide; SAC's: its whole training), {converged_s: sac} (SAC's
     training until its kept policy), {ratio: [A, B]} (B's ms over A's: A's speed-up over B),
     {speedup_over: [RULES], take: max|min} (SAC's speed-up over the slowest or the fastest of RULES),
-    {lowest: [A, ...], by: energy|ms} (1 when A's is the lowest of them, else 0), {transfer_ms: RULE} (the ms of one
-    inference spent copying tensors between the board's processors). {transfer_cut: [A, B]} (how much less B's
+    {lowest: [A, ...], by: energy|ms|memory} (1 when A's is the lowest of them, else 0), {transfer_ms: RULE} (the ms of one
+    inference spent copying tensors between the board's processors), {memory: RULE} (MB one inference holds at once
+    on the board: weights and working sets, a split stage's weights as the rule's engine stores them),
+    {memory_over: [A, B]} (how much more memory B's placement holds than A's, % of A's: SparOA Fig. 12). {transfer_cut: [A, B]} (how much less B's
     placements copy than A's, % of A's, summed over the config: SparOA Fig. 7) is run_sparoa's own (reduce: total)."""
     ms = lambda rule: rules[rule]["device_ms"]
     if "ms" in measure:
@@ -937,6 +939,11 @@ def sparoa_value(rules, measure):
         return 100 * rules[measure["share"]]["accelerator_share"]
     if "energy" in measure:
         return rules[measure["energy"]]["energy_mj"]
+    if "memory" in measure:
+        return rules[measure["memory"]]["memory_mb"]
+    if "memory_over" in measure:
+        a, b = measure["memory_over"]
+        return 100 * (rules[b]["memory_mb"] / rules[a]["memory_mb"] - 1)
     if "decide_s" in measure:
         return rules[measure["decide_s"]]["decide_s"]
     if "converged_s" in measure:
@@ -945,7 +952,7 @@ def sparoa_value(rules, measure):
         a, b = measure["ratio"]
         return ms(b) / ms(a)
     if "lowest" in measure:
-        field = {"energy": "energy_mj", "ms": "device_ms"}[measure["by"]]
+        field = {"energy": "energy_mj", "ms": "device_ms", "memory": "memory_mb"}[measure["by"]]
         first, *others = measure["lowest"]
         return 1 if all(rules[first][field] < rules[o][field] for o in others) else 0
     ups = [ms(x) / ms("sac") for x in measure["speedup_over"]]

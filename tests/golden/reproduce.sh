@@ -75,10 +75,10 @@ PY
 # one placement over another on the same tables, so each is positive and finite; shares and accuracies are
 # percentages; Fig. 11's are outcomes.
 "$coinfer" reproduce sparoa --quick --out "$work/sp" > "$work/sp.out" 2>&1 || { bad "reproduce sparoa --quick"; cat "$work/sp.out"; }
-/usr/bin/python3 - "$work/sp/reproduce.json" <<'PY' && ok || bad "reproduce sparoa: figs. 5, 6, 10"
+/usr/bin/python3 - "$work/sp/reproduce.json" <<'PY' && ok || bad "reproduce sparoa: figs. 5-7, 9-12, table 3"
 import json, math, sys
 p = json.load(open(sys.argv[1]))["papers"][0]
-assert p["paper"] == "sparoa" and p["items_run"] == 8, p["items_run"]
+assert p["paper"] == "sparoa" and p["items_run"] == 10, p["items_run"]
 rows = {i["item"]: i["rows"] for i in p["items"] if i.get("rows")}
 for item, rs in rows.items():
     for x in rs:
@@ -90,6 +90,21 @@ for item, rs in rows.items():
             assert x["coinfer"] is not None and math.isfinite(x["coinfer"]) and x["coinfer"] >= 0, (item, x)
 assert all(0 <= x["coinfer"] <= 100 for item in ("fig6", "table3") for x in rows[item]), (rows["fig6"], rows["table3"])
 assert all(x["coinfer"] in (0, 1) for x in rows["fig11"]), rows["fig11"]                 # outcomes
+assert len(rows["fig12_order"]) == 15 and all(x["coinfer"] in (0, 1) for x in rows["fig12_order"]), rows["fig12_order"]
+# Fig. 12: SAC shards a split stage's weights, so it holds at least GPU-only's memory (its working sets on both
+# processors of a copying board on top), and CoDL, holding them whole on both, holds more than SAC.
+assert len(rows["fig12"]) == 1 and 0 <= rows["fig12"][0]["coinfer"] < 100, rows["fig12"]
+assert all(x["coinfer"] == 1 for x in rows["fig12_order"] if x["scheme"] == "SAC below CoDL"), rows["fig12_order"]
+# CoDL splits every stage and holds each split stage's weights whole on both processors (and, on the copying
+# Orin, its working set): exactly twice GPU-only's memory; one processor's placements hold the same.
+import glob, os
+runs = glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "sparoa-runs-quick", "jetson-agx-orin__*.json"))
+assert len(runs) == 5, runs
+for f in runs:
+    r = json.load(open(f))["rules"]
+    assert all(s.startswith("gpu*") for s in r["codl"]["placement"].strip("[]").split(",")), (f, r["codl"]["placement"])
+    assert abs(r["codl"]["memory_mb"] / r["accelerator_only"]["memory_mb"] - 2) < 1e-9, (f, r["codl"], r["accelerator_only"])
+    assert abs(r["cpu_only"]["memory_mb"] - r["accelerator_only"]["memory_mb"]) < 1e-9, (f, r["cpu_only"])
 assert all(x["coinfer"] > 0 for item in ("fig5", "fig9", "fig10") for x in rows[item] if x["coinfer"] is not None)
 assert all(x["role"] == "prediction" for rs in rows.values() for x in rs)
 assert sorted(x["config"]["board"] for x in rows["fig7"]) == ["jetson-agx-orin", "jetson-orin-nano"], rows["fig7"]  # the Orins copy

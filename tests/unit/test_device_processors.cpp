@@ -4,6 +4,7 @@
 // counts are worked out by hand from the rules in the headers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/device_loop.hpp"
+#include "core/plan_memory.hpp"
 #include "core/strategy.hpp"
 #include "tests/unit/device_loop_recorder.hpp"
 #include "tests/unit/test_support.hpp"
@@ -248,6 +250,77 @@ TEST(DeviceProcessors, OutOfMemoryWhenTheNeedExceedsTheCapacity) {
     ASSERT_FALSE(log.empty());
     EXPECT_EQ(log[0], "finished 0 failed: out of memory on d0:gpu (needs 0.72 MB, has 0.70 MB)");
     EXPECT_DOUBLE_EQ(e.done[0].t_device_end, 0.2);
+  }
+}
+
+// ---- what a plan keeps in memory (core/plan_memory.hpp) ----------------------------------------------
+
+// Stage k's weights are 100 kB x (k + 1) (100, 200, 300 kB), its working set 1 MB + 10 kB x k.
+double stage_weights(int b, int e) {
+  double w = 0;
+  for (int k = b; k < e; ++k) w += 100e3 * (k + 1);
+  return w;
+}
+double stage_working(int b, int e) {
+  double w = 0;
+  for (int k = b; k < e; ++k) w = std::max(w, 1e6 + 10e3 * k);
+  return w;
+}
+
+TEST(PlanMemory, ASplitStagesWeightsAreWholeOnBothProcessorsByRowsAndByShareByChannels) {
+  // local[cpu:0-1,gpu*0.75+cpu:1-3] on (cpu, gpu): stage 0 on the CPU (100 kB); stages 1-2 split, the
+  // GPU taking 0.75 (500 kB of weights).
+  const DeviceHardware hw = coinfer::test::two_processor_board("cpu", "gpu");
+  const DevicePlan plan = make_device_plan(parse_strategy("local[cpu:0-1,gpu*0.75+cpu:1-3]"), 3, hw, "d0");
+  ASSERT_EQ(plan.segments.size(), 2u);
+  std::vector<double> rows(2, 0.0), channels(2, 0.0);
+  add_plan_weight_bytes(plan, stage_weights, SplitStorage::rows, rows);
+  add_plan_weight_bytes(plan, stage_weights, SplitStorage::channels, channels);
+  // Rows: the CPU 100 + 500, the GPU 500 (each holds the split stages' weights whole): 1.1 MB in all.
+  EXPECT_DOUBLE_EQ(rows[0], 600e3);
+  EXPECT_DOUBLE_EQ(rows[1], 500e3);
+  // Channels: the CPU 100 + 0.25 x 500 = 225, the GPU 0.75 x 500 = 375: the model's 600 kB, once.
+  EXPECT_DOUBLE_EQ(channels[0], 225e3);
+  EXPECT_DOUBLE_EQ(channels[1], 375e3);
+}
+
+TEST(PlanMemory, OneInferenceHoldsASplitStagesWorkingSetOnEachProcessorOnlyWhereTheBoardCopies) {
+  // The same plan, one pool. Segment [0,1) on the CPU: the weights + 1 MB working. Segment [1,3) split:
+  // its working set is stage 2's 1.02 MB; with shared tensors 0.75 / 0.25 of it (1.02 MB in all), on a
+  // board that copies 1.02 MB on each processor (2.04 MB).
+  const DevicePlan plan =
+      make_device_plan(parse_strategy("local[cpu:0-1,gpu*0.75+cpu:1-3]"), 3, coinfer::test::two_processor_board("cpu", "gpu"), "d0");
+  DeviceHardware shared = coinfer::test::two_processor_board("cpu", "gpu");
+  DeviceHardware copying = shared;
+  copying.zero_copy = false;
+  // Shared, rows: max(1.1 MB + 1 MB, 1.1 MB + 1.02 MB) = 2.12 MB; channels: 0.6 MB + 1.02 MB = 1.62 MB.
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(plan, shared, stage_weights, stage_working, SplitStorage::rows).at(0), 2.12e6);
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(plan, shared, stage_weights, stage_working, SplitStorage::channels).at(0), 1.62e6);
+  // Copying: rows 1.1 + 2.04 = 3.14 MB; channels 0.6 + 2.04 = 2.64 MB.
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(plan, copying, stage_weights, stage_working, SplitStorage::rows).at(0), 3.14e6);
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(plan, copying, stage_weights, stage_working, SplitStorage::channels).at(0), 2.64e6);
+  // A plan without a split stage holds the same either way: all on the GPU, 600 kB + 1.02 MB.
+  const DevicePlan whole = make_device_plan(parse_strategy("local[gpu]"), 3, shared, "d0");
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(whole, copying, stage_weights, stage_working, SplitStorage::channels).at(0), 1.62e6);
+  EXPECT_DOUBLE_EQ(one_inference_pool_peak_bytes(whole, shared, stage_weights, stage_working, SplitStorage::rows).at(0), 1.62e6);
+}
+
+TEST(DeviceProcessors, OnABoardThatCopiesASplitSegmentsWorkingSetIsOnBothProcessors) {
+  // local[gpu*0.5+cpu] on 3 stages (one split segment), one input: weights 300 kB on each processor (the
+  // runtime splits rows: whole on both); working set of [0,3) 220 kB. Shared tensors: 110 kB on each,
+  // 820 kB in all; on a board that copies, 220 kB on each, 1,040 kB in all.
+  for (const bool copies : {false, true}) {
+    DeviceSpec d = device("local[gpu*0.5+cpu]", 1);
+    DeviceHardware hw = coinfer::test::two_processor_board("cpu", "gpu", 10e6);
+    hw.zero_copy = !copies;
+    d.hardware = std::make_shared<const DeviceHardware>(hw);
+    SegmentRecorder e;
+    DeviceLoop loop(d, 0, 0, 1, 3, 100, costs(), e);
+    loop.on_join(0);
+    loop.wake(0);
+    EXPECT_EQ(e.take(), (Log{"new 0@0", "compute 0 [0,3) on 1+0"}));
+    EXPECT_DOUBLE_EQ(loop.pool_peak_bytes()[0], copies ? 1040e3 : 820e3) << (copies ? "copies" : "shared");
+    EXPECT_DOUBLE_EQ(loop.processor_peak_bytes()[1], copies ? 520e3 : 410e3);
   }
 }
 
