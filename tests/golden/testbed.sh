@@ -184,10 +184,16 @@ assert any(str(x.get("trigger", "")).startswith("load:d") for x in decisions), [
 r = h5py.File(f"{d}/results.h5")["requests"]
 start, end = r["t_device_start"][:], r["t_device_end"][:]
 ok = np.isfinite(start) & np.isfinite(end)
-before = np.median((end - start)[ok & (end < 3)])
-after = np.median((end - start)[ok & (start > 3.05)])
-print(f"device compute: median {before*1e3:.0f} ms before the load, {after*1e3:.0f} ms after (ratio {after/before:.2f}; 2 expected)")
-assert after / before > 1.4, (before, after)
+t = applied[0]["t_s"]  # the quota's change: computations wholly before it, and wholly after it
+before, after = (end - start)[ok & (end < t)], (end - start)[ok & (start > t)]
+assert len(before) and len(after), (start, end, t)
+# The fastest computation of each side: other processes on the machine can only lengthen a computation (the
+# quota caps it, nothing else speeds it), so the minima compare the two quotas where medians also compare
+# how busy the machine was (a CI run with a build beside it gave medians 646 / 881 ms, ratio 1.36; quiet
+# runs give ~2.0 either way).
+print(f"device compute: median {np.median(before)*1e3:.0f} ms before the load, {np.median(after)*1e3:.0f} ms after; "
+      f"fastest {before.min()*1e3:.0f} / {after.min()*1e3:.0f} ms (ratio {after.min()/before.min():.2f}; 2 expected)")
+assert after.min() / before.min() > 1.4, (before, after)
 PY
 else
   echo "note: no cgroup cpu controller: background load on the testbed not checked"
