@@ -55,14 +55,8 @@ void SimDevice::stop() {
   result_resend_.cancel();
   // Cancelled here, before the engine ends (a transfer left unfinished would keep the engine running to
   // its end); SimGrid reports them cancelled, which no hook acts on. Kept until the device is destroyed.
-  for (sg4::ActivityPtr a : std::vector<sg4::ActivityPtr>{upload_, results_.comm, control_.comm, help_.comm})
-    if (a) {
-      a->cancel();
-      cancelled_.push_back(a);
-    }
+  for (DeviceTransfer* t : {&upload_, &results_.transfer, &control_.transfer, &help_.transfer}) t->cancel(cancelled_);
   if (radio_) radio_->cut_transfers(now);
-  upload_ = nullptr;
-  results_.comm = control_.comm = help_.comm = nullptr;
   results_.waiting.clear();
   control_.waiting.clear();
   help_.waiting.clear();
@@ -108,10 +102,8 @@ bool SimDevice::upload_caught(const DeviceHandover& h) {
   if (!upload_) return false;
   const double now = sg4::Engine::get_clock();
   // The bytes that left before the handover were sent for nothing: the radio spent them.
-  const double sent = std::max(0.0, uploading_->rec.bytes_up - upload_->get_remaining());
-  upload_->cancel();
-  cancelled_.push_back(upload_);
-  upload_ = nullptr;
+  const double sent = std::max(0.0, uploading_->rec.bytes_up - upload_.remaining());
+  upload_.cancel(cancelled_);
   bytes_sent_ += sent;
   count_radio(sent);
   if (radio_) radio_->transfer_ended(upload_started_s_, now, sent, true);
@@ -128,12 +120,10 @@ bool SimDevice::upload_caught(const DeviceHandover& h) {
 }
 
 bool SimDevice::result_caught(const DeviceHandover& h) {
-  if (!results_.comm || results_.payload->finished) return false;  // nothing on the link, or for a request already over
+  if (!results_.transfer || results_.payload->finished) return false;  // nothing on the link, or for a request already over
   const double now = sg4::Engine::get_clock();
-  const double got = std::max(0.0, static_cast<double>(results_.bytes) - results_.comm->get_remaining());
-  results_.comm->cancel();
-  cancelled_.push_back(results_.comm);
-  results_.comm = nullptr;
+  const double got = std::max(0.0, static_cast<double>(results_.bytes) - results_.transfer.remaining());
+  results_.transfer.cancel(cancelled_);
   bytes_received_ += got;
   count_radio(got);
   if (radio_) radio_->transfer_ended(results_.started_s, now, got, false);
@@ -254,7 +244,7 @@ void SimDevice::send(Inbound<Payload>& in, sg4::Host* from, double bytes, Payloa
 
 template <class Payload>
 void SimDevice::start_inbound(Inbound<Payload>& in) {
-  if (stopped_ || in.comm || in.held || in.arrived || in.waiting.empty()) return;
+  if (stopped_ || in.transfer || in.held || in.arrived || in.waiting.empty()) return;
   const typename Inbound<Payload>::Item item = in.waiting.front();
   in.waiting.pop_front();
   in.from = item.from;
@@ -268,15 +258,12 @@ void SimDevice::transfer_inbound(Inbound<Payload>& in) {
   if (stopped_) return;
   in.started_s = sg4::Engine::get_clock();
   if (in.slot == kResultIn && radio_) radio_->transfer_started(in.started_s);
-  in.comm = sg4::Comm::sendto_init(in.from, s_.host);
-  in.comm->set_payload_size(in.bytes);
-  in.comm->set_data(&hooks_[in.slot]);
-  in.comm->start();
+  in.transfer.start(s_.transfers, in.from, s_.host, in.bytes, &hooks_[in.slot]);
 }
 
 template <class Payload>
 void SimDevice::arrived(Inbound<Payload>& in) {
-  finished(in.comm);
+  in.transfer.completed(*s_.retirement);
   if (in.slot == kResultIn && radio_) radio_->transfer_ended(in.started_s, sg4::Engine::get_clock(), static_cast<double>(in.bytes), false);
   in.arrived = true;
   take_arrived();
@@ -310,7 +297,7 @@ void SimDevice::on_activity_done(int slot) {
   if (stopped_) return;
   switch (slot) {
     case kUpload:
-      finished(upload_);
+      upload_.completed(*s_.retirement);
       on_uploaded();
       break;
     case kResultIn:
@@ -468,10 +455,8 @@ void SimDevice::transfer_upload() {
   if (stopped_) return;
   upload_started_s_ = sg4::Engine::get_clock();
   if (radio_) radio_->transfer_started(upload_started_s_);
-  upload_ = sg4::Comm::sendto_init(s_.host, (*s_.server_hosts)[static_cast<size_t>(upload_server_)]);
-  upload_->set_payload_size(static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)));
-  upload_->set_data(&hooks_[kUpload]);
-  upload_->start();
+  upload_.start(s_.transfers, s_.host, (*s_.server_hosts)[static_cast<size_t>(upload_server_)],
+                static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)), &hooks_[kUpload]);
 }
 
 void SimDevice::finished(DeviceRequest& r) { s_.ledger->finish(static_cast<SimRequest&>(r)); }

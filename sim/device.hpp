@@ -37,6 +37,7 @@
 #include "core/radio_energy.hpp"
 #include "core/random_stream.hpp"
 #include "core/scenario.hpp"
+#include "sim/device_transfers.hpp"
 #include "sim/kernel_events.hpp"
 #include "sim/messages.hpp"
 #include "sim/observation.hpp"
@@ -83,6 +84,7 @@ struct DeviceSlice {
   // simulation): a copy per device would cost devices^2 pointers.
   const std::vector<DeviceInbox*>* peers = nullptr;
   ActivityRetirement* retirement = nullptr;  // shared (owned by the simulation)
+  TransferNetwork* transfers = nullptr;      // shared (owned by the simulation); null: SimGrid carries its transfers
   // Its handovers between access points (core/mobility.hpp), in time order, and what happens to a
   // transfer on its link when one starts (mobility.mid_transfer; wait: nothing to do).
   std::vector<DeviceHandover> handovers;
@@ -157,7 +159,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     explicit Inbound(int s) : slot(s) {}
     const int slot;  // its completion hook
     RingQueue<Item> waiting;
-    simgrid::s4u::CommPtr comm;
+    DeviceTransfer transfer;
     simgrid::s4u::Host* from = nullptr;  // of the one on its way or arrived
     Payload payload{};                   // of the one on its way or arrived
     bool held = false;                   // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
@@ -202,11 +204,6 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void start_processor(int proc, int with, double seconds);
   void on_processor_done(int proc);
   void count_busy(double from_s, double to_s, double& into);
-  template <class ActivityRef>
-  void finished(ActivityRef& a) {  // drops the reference once SimGrid is done with it
-    s_.retirement->retire(a);
-    a = nullptr;
-  }
   void on_uploaded();
   void on_result(SimRequest* r);
   void on_help_arrived(HelpTask* t);
@@ -253,7 +250,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   double busy_since_s_ = 0;
   double busy_window_s_ = 0;
   std::vector<double> proc_busy_window_s_;
-  simgrid::s4u::CommPtr upload_;
+  DeviceTransfer upload_;
   KernelTimer handover_timer_;                 // the next handover (only where mid_transfer is not wait)
   std::size_t next_handover_ = 0;              // index into s_.handovers
   KernelTimer upload_resend_, result_resend_;  // a caught transfer starting again when its handover ends

@@ -103,4 +103,32 @@ void build_platform(const Scenario& s, Platform& p) {
   zone->seal();
 }
 
+FlowLinks add_flow_links(const Scenario& s, const Platform& p, FlowShares& shares) {
+  FlowLinks f;
+  if (p.access_point_in_routes) f.access_point = shares.add_link(bytes_per_s(s.access_point.bandwidth_mbps), s.access_point.latency_ms * 1e-3);
+  for (size_t j = 0; j < s.servers.size(); ++j) {
+    const BandwidthSchedule* b = &p.server_bandwidth[j];
+    const double lat = s.servers[j].link.latency_ms * 1e-3;
+    f.server_up.push_back(shares.add_link(bytes_per_s(b->peak_mbps()), lat, b));
+    f.server_down.push_back(shares.add_link(bytes_per_s(b->peak_mbps()), lat, b));
+  }
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const BandwidthSchedule* b = &p.device_bandwidth[i];
+    const double lat = s.devices[i].link.latency_ms * 1e-3;
+    f.device_up.push_back(shares.add_link(bytes_per_s(b->peak_mbps()), lat, b));
+    f.device_down.push_back(shares.add_link(bytes_per_s(b->peak_mbps()), lat, b));
+  }
+  return f;
+}
+
+int flow_route(const FlowLinks& f, Endpoint from, Endpoint to, FlowShares::Link* route) {
+  int n = 0;
+  route[n++] = from.server ? f.server_up[static_cast<size_t>(from.index)] : f.device_up[static_cast<size_t>(from.index)];
+  // SimGrid's star routes: a device's leg to the centre crosses the access point, a server's does not.
+  if (f.access_point >= 0 && !from.server) route[n++] = f.access_point;
+  if (f.access_point >= 0 && !to.server) route[n++] = f.access_point;
+  route[n++] = to.server ? f.server_down[static_cast<size_t>(to.index)] : f.device_down[static_cast<size_t>(to.index)];
+  return n;
+}
+
 }  // namespace coinfer::sim

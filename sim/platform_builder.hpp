@@ -14,6 +14,7 @@
 
 #include "core/scenario.hpp"
 #include "core/bandwidth_schedule.hpp"
+#include "sim/flow_shares.hpp"
 
 namespace coinfer::sim {
 
@@ -35,5 +36,21 @@ bool access_point_can_bind(const AccessPointSpec& ap, const std::vector<Bandwidt
 
 // `platform` must outlive the simulation: NONLINEAR link callbacks point into it.
 void build_platform(const Scenario& s, Platform& platform);
+
+// The same links in coinfer's own transfer model (sim/flow_shares.hpp), built from the same platform:
+// each device's and each server's up and down link (same peak, latency and bandwidth schedule), and the
+// access point where it is in the routes. A transfer from A to B crosses A's up link, the access point
+// (between two devices, or a device and a server), and B's down link: SimGrid's routes above.
+struct FlowLinks {
+  std::vector<FlowShares::Link> device_up, device_down, server_up, server_down;
+  FlowShares::Link access_point = -1;
+};
+struct Endpoint {
+  bool server = false;
+  int index = 0;
+};
+FlowLinks add_flow_links(const Scenario& s, const Platform& platform, FlowShares& shares);
+// Writes the route from `from` to `to` into `route` (FlowShares::kMaxRoute entries); returns its length.
+int flow_route(const FlowLinks& links, Endpoint from, Endpoint to, FlowShares::Link* route);
 
 }  // namespace coinfer::sim

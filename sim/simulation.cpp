@@ -276,6 +276,7 @@ struct RunWiring {
   BatchGroupIds* groups;                                // the run's batch groups (pp(k,m)'s are made as requests need them)
   std::shared_ptr<const ServerLutIndex> server_tables;  // every server's table per device binding
   const std::vector<std::pair<int, int>>* helpers;      // (helper, origin): core/helper_forwarding.hpp
+  TransferNetwork* transfers;                           // null: SimGrid carries the devices' transfers
 };
 
 // The models each device may run, binding order (what ServerTiming and ServerLutIndex take).
@@ -354,6 +355,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.server_status = w.server_status;
     x.peers = w.inboxes;
     x.retirement = w.retirement;
+    x.transfers = w.transfers;
     x.time = w.time;
     x.handovers = handovers_of(s, d.id);
     x.mid_transfer = s.mobility.mid_transfer;
@@ -525,8 +527,15 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<ServerStatus> server_status(ns);
   const auto server_tables = std::make_shared<const ServerLutIndex>(s, luts, run_models_of(bindings));
   const std::vector<std::pair<int, int>> helpers = helper_pairs(s);
+  // The devices' transfers computed by coinfer where that is what SimGrid would compute
+  // (sim/device_transfers.hpp); COINFER_TRANSFERS=simgrid keeps them SimGrid's (a comparison).
+  std::string no_network = why_not_device_transfers_by_coinfer(s, options.engine_config);
+  if (const char* env = std::getenv("COINFER_TRANSFERS"); no_network.empty() && env != nullptr && std::string(env) == "simgrid")
+    no_network = "COINFER_TRANSFERS=simgrid";
+  std::unique_ptr<TransferNetwork> network = no_network.empty() ? std::make_unique<TransferNetwork>(s, platform) : nullptr;
+  log::debug("run", network ? "devices' transfers computed by coinfer (CM02 shares)" : "devices' transfers carried by SimGrid: " + no_network);
   const RunWiring wiring{&s,       &luts,       &time,          &platform, &ledger,       &bindings, &arrived,
-                         &inboxes, &retirement, &server_status, &groups,   server_tables, &helpers};
+                         &inboxes, &retirement, &server_status, &groups,   server_tables, &helpers,  network.get()};
   std::vector<std::unique_ptr<ServerTiming>> timings;
   std::vector<std::unique_ptr<ServerActors>> servers = make_servers(wiring, timings);
   std::vector<std::unique_ptr<SimDevice>> devices = make_devices(wiring);
