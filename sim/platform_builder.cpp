@@ -59,15 +59,16 @@ bool access_point_can_bind(const AccessPointSpec& ap, const std::vector<Bandwidt
   return ap.bandwidth_mbps < sum_mbps;
 }
 
-void build_platform(const Scenario& s, Platform& p) {
+void build_platform(const Scenario& s, Platform& p, bool device_links) {
   p.device_bandwidth.clear();
   for (const auto& d : s.devices) p.device_bandwidth.emplace_back(d, s.events);
   p.server_bandwidth.clear();
   for (const auto& sv : s.servers) p.server_bandwidth.push_back(server_link_schedule(sv));  // built whole before any link points into it
   auto* zone = add_star_zone("coinfer");
   p.access_point_in_routes = access_point_can_bind(s.access_point, p.device_bandwidth);
+  p.device_links = device_links;
   sg4::Link* ap = nullptr;
-  if (p.access_point_in_routes) {
+  if (p.access_point_in_routes && device_links) {
     ap = add_link(zone, "access_point", bytes_per_s(s.access_point.bandwidth_mbps))->set_latency(s.access_point.latency_ms * 1e-3);
     ap->seal();
   }
@@ -86,6 +87,8 @@ void build_platform(const Scenario& s, Platform& p) {
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceSpec& d = s.devices[i];
     sg4::Host* h = add_host(zone, d.id, kFlopsPerSecond);
+    p.device_hosts.push_back(h);
+    if (!device_links) continue;  // coinfer carries its transfers (sim/device_transfers.hpp)
     const double lat = d.link.latency_ms * 1e-3;
     sg4::Link* up = scheduled_link(zone, d.id + "_up", &p.device_bandwidth[i], lat);
     sg4::Link* down = scheduled_link(zone, d.id + "_down", &p.device_bandwidth[i], lat);
@@ -98,7 +101,6 @@ void build_platform(const Scenario& s, Platform& p) {
       add_star_route(zone, h, true, {sg4::LinkInRoute(up)});
       add_star_route(zone, h, false, {sg4::LinkInRoute(down)});
     }
-    p.device_hosts.push_back(h);
   }
   zone->seal();
 }

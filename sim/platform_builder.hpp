@@ -26,6 +26,7 @@ struct Platform {
   std::vector<BandwidthSchedule> device_bandwidth;  // per device (owned here; link callbacks read it)
   std::vector<BandwidthSchedule> server_bandwidth;  // per server: its link's (servers[].link.trace, e.g. a cloud's WAN)
   bool access_point_in_routes = true;               // false: it could never bind and was left out
+  bool device_links = true;                         // false: devices are hosts without links or routes (below)
 };
 
 // Whether the shared access point can ever be a bottleneck: it has a latency of its own (kept, in the
@@ -34,8 +35,10 @@ struct Platform {
 // could load it past its capacity; at or above it no moment can.
 bool access_point_can_bind(const AccessPointSpec& ap, const std::vector<BandwidthSchedule>& device_bandwidth);
 
-// `platform` must outlive the simulation: NONLINEAR link callbacks point into it.
-void build_platform(const Scenario& s, Platform& platform);
+// `platform` must outlive the simulation: NONLINEAR link callbacks point into it. device_links false:
+// the devices are hosts without links or routes, and no access point (coinfer's FlowShares carries every
+// transfer they take part in, sim/device_transfers.hpp; a SimGrid transfer to or from one would fail).
+void build_platform(const Scenario& s, Platform& platform, bool device_links = true);
 
 // The same links in coinfer's own transfer model (sim/flow_shares.hpp), built from the same platform:
 // each device's and each server's up and down link (same peak, latency and bandwidth schedule), and the

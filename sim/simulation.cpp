@@ -507,8 +507,14 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   sg4::Engine engine(&argc, argv);
   configure_engine(s, options);
 
+  // The devices' transfers computed by coinfer where that is what SimGrid would compute
+  // (sim/device_transfers.hpp); their hosts then need no SimGrid links. COINFER_TRANSFERS=simgrid keeps
+  // them SimGrid's (a comparison).
+  std::string no_network = why_not_device_transfers_by_coinfer(s, options.engine_config);
+  if (const char* env = std::getenv("COINFER_TRANSFERS"); no_network.empty() && env != nullptr && std::string(env) == "simgrid")
+    no_network = "COINFER_TRANSFERS=simgrid";
   Platform platform;
-  build_platform(s, platform);
+  build_platform(s, platform, !no_network.empty());
   if (!platform.access_point_in_routes)
     log::debug("run", "the access point (" + format_double(s.access_point.bandwidth_mbps) +
                           " Mbit/s, no latency) carries at most the device links' peaks, up and down; it cannot bind and "
@@ -527,11 +533,6 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   std::vector<ServerStatus> server_status(ns);
   const auto server_tables = std::make_shared<const ServerLutIndex>(s, luts, run_models_of(bindings));
   const std::vector<std::pair<int, int>> helpers = helper_pairs(s);
-  // The devices' transfers computed by coinfer where that is what SimGrid would compute
-  // (sim/device_transfers.hpp); COINFER_TRANSFERS=simgrid keeps them SimGrid's (a comparison).
-  std::string no_network = why_not_device_transfers_by_coinfer(s, options.engine_config);
-  if (const char* env = std::getenv("COINFER_TRANSFERS"); no_network.empty() && env != nullptr && std::string(env) == "simgrid")
-    no_network = "COINFER_TRANSFERS=simgrid";
   std::unique_ptr<TransferNetwork> network = no_network.empty() ? std::make_unique<TransferNetwork>(s, platform) : nullptr;
   log::debug("run", network ? "devices' transfers computed by coinfer (CM02 shares)" : "devices' transfers carried by SimGrid: " + no_network);
   const RunWiring wiring{&s,       &luts,       &time,          &platform, &ledger,       &bindings, &arrived,
