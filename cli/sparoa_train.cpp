@@ -251,7 +251,7 @@ int SparoaTrainCommand::run(const std::string& command_line) {
     };
     const auto working = [&m](int b, int e) {
       double w = 0;
-      for (int s = b; s < e; ++s) w = std::max(w, m.peak_memory_bytes(s, s + 1) - m.stages[static_cast<size_t>(s)].weight_bytes);
+      for (int s = b; s < e; ++s) w = std::max(w, m.stage_working_bytes(s));
       return w;
     };
     const auto describe = [&](const Placement& pl, double seconds, double decide_s, SplitStorage storage) {

@@ -94,6 +94,9 @@ class ModelSpec {
   // Peak memory estimate of running [begin,end): weights of the range + the largest working set of one
   // stage (its live inputs + memory_bytes). Bytes, per sample.
   double peak_memory_bytes(int begin, int end) const;
+  // Stage k's working set alone (its live inputs + memory_bytes): peak_memory_bytes(k, k + 1) less its
+  // weights, computed as exactly that (the device loop's accounting and `train sparoa` share it).
+  double stage_working_bytes(int k) const { return peak_memory_bytes(k, k + 1) - stages[static_cast<size_t>(k)].weight_bytes; }
   // PP_comm: the interior split (1..n-1) with the fewest bytes crossing; ties -> smaller k. n<2 -> -1.
   int pp_comm() const;
   // PP_comp: the split (0..n: every splitting point, offload and local included) minimising

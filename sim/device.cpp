@@ -28,7 +28,7 @@ SimDevice::SimDevice(DeviceSlice slice)
     for (int k = 0; k < num_stages_; ++k) {
       const double w = b.model->stages[static_cast<size_t>(k)].weight_bytes;
       weight_prefix_.back().push_back(weight_prefix_.back().back() + w);
-      stage_working_.back().push_back(b.model->peak_memory_bytes(k, k + 1) - w);
+      stage_working_.back().push_back(b.model->stage_working_bytes(k));
     }
   }
   proc_ = std::vector<ProcessorRun>(static_cast<size_t>(std::max(1, s_.spec->hardware ? s_.spec->hardware->size() : 1)));
