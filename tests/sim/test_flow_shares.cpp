@@ -184,18 +184,20 @@ Scenario random_platform(std::uint64_t seed, bool with_steps) {
   RandomStream r(seed, StreamPurpose::test, 0);
   Scenario s;
   const int servers = 1 + static_cast<int>(r.next_unit() * 3), devices = 3 + static_cast<int>(r.next_unit() * 6);
+  // A link of lowest + [0, span) Mbit/s, one time in five without latency, else [0, max_latency_ms).
+  auto draw = [&r](LinkSpec& l, double lowest, double span, double max_latency_ms) {
+    l.bandwidth_mbps = lowest + r.next_unit() * span;
+    l.latency_ms = r.next_unit() < 0.2 ? 0 : r.next_unit() * max_latency_ms;
+  };
   for (int j = 0; j < servers; ++j) {
-    ServerSpec sv;
-    sv.id = "s" + std::to_string(j);
-    sv.link.bandwidth_mbps = 5 + r.next_unit() * 200;
-    sv.link.latency_ms = r.next_unit() < 0.2 ? 0 : r.next_unit() * 5;
-    s.servers.push_back(sv);
+    s.servers.emplace_back();
+    s.servers.back().id = "s" + std::to_string(j);
+    draw(s.servers.back().link, 5, 200, 5);
   }
   for (int i = 0; i < devices; ++i) {
     DeviceSpec d;
     d.id = "d" + std::to_string(i);
-    d.link.bandwidth_mbps = 2 + r.next_unit() * 100;
-    d.link.latency_ms = r.next_unit() < 0.2 ? 0 : r.next_unit() * 10;
+    draw(d.link, 2, 100, 10);
     s.devices.push_back(d);
     const int steps = with_steps ? static_cast<int>(r.next_unit() * 3) : 0;
     for (int k = 0; k < steps; ++k) {
