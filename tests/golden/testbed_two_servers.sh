@@ -99,9 +99,14 @@ assert [t for t, _ in dec(sim)] == ["start", "fail:edge0", "recover:edge0"], dec
 assert dec(d) == dec(sim), (dec(d), dec(sim))
 with h5py.File(d + "/results.h5") as f:
     failure = [x.decode() if isinstance(x, bytes) else x for x in f["requests/failure"][()]]
-    status = f["requests/status"][()]
+    status, created = f["requests/status"][()], f["requests/t_created"][()]
 assert all(s == 0 or failure[i] for i, s in enumerate(status))
-others = sorted({x for x in failure if x and not x.startswith(("server edge0 failed at 4 s", "server edge0 is down (failed at 4 s)"))})
+# A device the coordinator moves (pi2 and pi3 to edge1 at the failure, 4 s; pi0 and pi1 back at the
+# recovery, 6 s) records an arrival it takes while reconnecting as failed, "not connected to the
+# server" (hw/device_work.cpp): a CI run under load saw 6 such. Allowed within 1.5 s of a move only.
+moving = lambda i: any(t <= created[i] < t + 1.5 for t in (4.0, 6.0))
+others = sorted({x for i, x in enumerate(failure) if x and not x.startswith(("server edge0 failed at 4 s", "server edge0 is down (failed at 4 s)"))
+                 and not (x == "not connected to the server" and moving(i))})
 assert not others and sum(1 for x in failure if x) <= 40, (others, sum(1 for x in failure if x))
 PY
 [ "$(strays)" -eq 0 ] && ok || bad "processes left behind: $(pgrep -af 'coinfer-rt (serve|device)')"
