@@ -1,6 +1,7 @@
 // coinfer version: what this program is and what it runs on (the engine a result was made with).
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -70,6 +71,8 @@ void stamp_provenance(RunResults& r) {
   r.made_by.command_line = invocation();
   std::error_code ec;
   r.made_by.working_directory = std::filesystem::current_path(ec).string();
+  if (const char* t = std::getenv("COINFER_TRANSFERS"); t != nullptr && *t != '\0')
+    r.made_by.environment.push_back(std::string("COINFER_TRANSFERS=") + t);
   if (!r.scenario_file.empty()) r.scenario_file = std::filesystem::absolute(r.scenario_file, ec).lexically_normal().string();
 }
 

@@ -111,8 +111,9 @@ struct RunProvenance {
   std::string commit;        // the build's git commit ("-dirty" when the tree had changes)
   std::string command_line;  // argv, shell-quoted
   std::string working_directory;
-  std::vector<std::string> overrides;  // the --set values, in order
-  std::string scenario_yaml;           // the scenario as run: after the overrides, paths absolute
+  std::vector<std::string> overrides;    // the --set values, in order
+  std::string scenario_yaml;             // the scenario as run: after the overrides, paths absolute
+  std::vector<std::string> environment;  // environment settings that changed how it ran (COINFER_TRANSFERS=simgrid)
 };
 
 // One edge server over the measurement window (warm-up .. duration), from the request records

@@ -111,6 +111,7 @@ nlohmann::ordered_json head_members(const RunResults& r) {
     if (!m.working_directory.empty()) made["working_directory"] = m.working_directory;
     if (!r.scenario_file.empty()) made["scenario_file"] = r.scenario_file;
     made["overrides"] = m.overrides;
+    if (!m.environment.empty()) made["environment"] = m.environment;
     if (!m.scenario_yaml.empty()) made["scenario_as_run"] = m.scenario_yaml;
     j["made_by"] = made;
   }

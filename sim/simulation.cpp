@@ -511,8 +511,13 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   // (sim/device_transfers.hpp); their hosts then need no SimGrid links. COINFER_TRANSFERS=simgrid keeps
   // them SimGrid's (a comparison).
   std::string no_network = why_not_device_transfers_by_coinfer(s, options.engine_config);
-  if (const char* env = std::getenv("COINFER_TRANSFERS"); no_network.empty() && env != nullptr && std::string(env) == "simgrid")
-    no_network = "COINFER_TRANSFERS=simgrid";
+  if (const char* env = std::getenv("COINFER_TRANSFERS"); env != nullptr && *env != '\0') {
+    const std::string v = env;
+    if (v != "simgrid" && v != "coinfer")
+      throw InputError(SourceLocation{"COINFER_TRANSFERS", 0, 0}, v,
+                       "expected simgrid (SimGrid carries the devices' transfers) or coinfer (the default)");
+    if (no_network.empty() && v == "simgrid") no_network = "COINFER_TRANSFERS=simgrid";
+  }
   Platform platform;
   build_platform(s, platform, !no_network.empty());
   if (!platform.access_point_in_routes)

@@ -63,6 +63,15 @@ for l in root.thresh:info root.thresh:critical surf.thresh:debug garbage root.th
   rm -rf "$work/cfg"
   if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -q "^error: --log" "$work/cfg.err"; }; then ok; else bad "--log=$l: exit $rc"; head -3 "$work/cfg.err"; fi
 done
+# COINFER_TRANSFERS (sim/README.md): simgrid and coinfer run, anything else is refused before any output.
+for t in simgrid coinfer SimGrid bogus; do
+  COINFER_TRANSFERS=$t timeout 60 "$coinfer" run "$base" -q --set duration_s=1 --set warmup_s=0 --out "$work/tr" >/dev/null 2>"$work/tr.err"; rc=$?
+  case $t in
+    simgrid|coinfer) [ $rc -eq 0 ] && ok || { bad "COINFER_TRANSFERS=$t: exit $rc"; head -3 "$work/tr.err"; } ;;
+    *) [ $rc -eq 2 ] && grep -q "^error: COINFER_TRANSFERS" "$work/tr.err" && [ ! -e "$work/tr" ] && ok || { bad "COINFER_TRANSFERS=$t: exit $rc"; head -3 "$work/tr.err"; } ;;
+  esac
+  rm -rf "$work/tr"
+done
 # An output file in a folder that does not exist: the user's path and the real cause.
 "$coinfer" lut synth --device rpi4b --out "$work/no/such/dir/x.h5" >/dev/null 2>"$work/synth.err"
 if [ $? -eq 2 ] && grep -q "x.h5: the folder .*no/such/dir does not exist" "$work/synth.err"; then ok
