@@ -208,20 +208,20 @@ void SimDevice::server_status_changed(int server) {
 
 // ---- what others send it (DeviceInbox): from an actor or from kernel context ----
 
-void SimDevice::send_result(SimRequest* r, sg4::Host* from) {
+void SimDevice::send_result(SimRequest* r, Endpoint from) {
   in_kernel([&] { send(results_, from, r->rec.bytes_down, r); });
 }
 
-void SimDevice::send_dropped(SimRequest* r, sg4::Host* from, std::string why) {
+void SimDevice::send_dropped(SimRequest* r, Endpoint from, std::string why) {
   drop_reasons_.emplace_back(r->rec.id, std::move(why));
   send_result(r, from);
 }
 
-void SimDevice::send_control(const ControlMessage* m, sg4::Host* from, double bytes) {
+void SimDevice::send_control(const ControlMessage* m, Endpoint from, double bytes) {
   in_kernel([&] { send(control_, from, bytes, m); });
 }
 
-void SimDevice::send_help(HelpTask* t, sg4::Host* from, double bytes) {
+void SimDevice::send_help(HelpTask* t, Endpoint from, double bytes) {
   in_kernel([&] { send(help_, from, bytes, t); });
 }
 
@@ -236,7 +236,7 @@ void SimDevice::fail_request(SimRequest* r, const std::string& why) {
 }
 
 template <class Payload>
-void SimDevice::send(Inbound<Payload>& in, sg4::Host* from, double bytes, Payload payload) {
+void SimDevice::send(Inbound<Payload>& in, Endpoint from, double bytes, Payload payload) {
   if (stopped_) return;
   in.waiting.push_back(typename Inbound<Payload>::Item{from, static_cast<std::uint64_t>(std::llround(bytes)), payload});
   start_inbound(in);
@@ -258,7 +258,7 @@ void SimDevice::transfer_inbound(Inbound<Payload>& in) {
   if (stopped_) return;
   in.started_s = sg4::Engine::get_clock();
   if (in.slot == kResultIn && radio_) radio_->transfer_started(in.started_s);
-  in.transfer.start(s_.transfers, in.from, s_.host, in.bytes, &hooks_[in.slot]);
+  in.transfer.start(s_.transfers, *s_.platform, in.from, Endpoint{false, s_.index}, in.bytes, &hooks_[in.slot]);
 }
 
 template <class Payload>
@@ -356,7 +356,7 @@ void SimDevice::on_help_done() {
   const double now = sg4::Engine::get_clock();
   for (SimRequest* r : helping_->batch) {  // straight from the helper to the origin device
     r->rec.t_batch_end = now;
-    (*s_.peers)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
+    (*s_.peers)[static_cast<size_t>(r->rec.device)]->send_result(r, Endpoint{false, s_.index});
   }
   HelpTask* done = helping_;
   helping_ = nullptr;
@@ -455,7 +455,7 @@ void SimDevice::transfer_upload() {
   if (stopped_) return;
   upload_started_s_ = sg4::Engine::get_clock();
   if (radio_) radio_->transfer_started(upload_started_s_);
-  upload_.start(s_.transfers, s_.host, (*s_.server_hosts)[static_cast<size_t>(upload_server_)],
+  upload_.start(s_.transfers, *s_.platform, Endpoint{false, s_.index}, Endpoint{true, upload_server_},
                 static_cast<std::uint64_t>(std::llround(uploading_->rec.bytes_up)), &hooks_[kUpload]);
 }
 

@@ -61,7 +61,6 @@ struct DeviceSlice {
   std::uint64_t seed = 0;  // the scenario's: arrivals and service-time draws
   AccessPointSpec access_point;
   double warmup_s = 0, duration_s = 0;  // the measurement window (energy)
-  simgrid::s4u::Host* host = nullptr;
   // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
   // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
   std::vector<ModelBinding> bindings;
@@ -74,10 +73,11 @@ struct DeviceSlice {
   LoadSchedule load;                             // the share of its processors other work takes (events[].load)
   RequestLedger* ledger = nullptr;
   int server_index = -1;  // its server at the start (the scenario's index)
-  // Per server (scenario index), shared by all devices (owned by the simulation): its host, where its
-  // arrived uploads go, and whether it is up with the reasons requests then fail with (the
-  // simulation updates it before telling the devices: set_server_available).
-  const std::vector<simgrid::s4u::Host*>* server_hosts = nullptr;
+  // The platform (owned by the simulation): its hosts when SimGrid carries the transfers.
+  const Platform* platform = nullptr;
+  // Per server (scenario index), shared by all devices (owned by the simulation): where its arrived
+  // uploads go, and whether it is up with the reasons requests then fail with (the simulation updates
+  // it before telling the devices: set_server_available).
   std::vector<ArrivedUploads>* uploads = nullptr;
   const std::vector<ServerStatus>* server_status = nullptr;
   // Per scenario device: a helper sends results straight there. Shared by all devices (owned by the
@@ -114,10 +114,10 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // down, requests that reach their upload fail with its why_down. From an actor.
   void server_status_changed(int server);
 
-  void send_result(SimRequest* r, simgrid::s4u::Host* from) override;
-  void send_dropped(SimRequest* r, simgrid::s4u::Host* from, std::string why) override;
-  void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) override;
-  void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) override;
+  void send_result(SimRequest* r, Endpoint from) override;
+  void send_dropped(SimRequest* r, Endpoint from, std::string why) override;
+  void send_control(const ControlMessage* m, Endpoint from, double bytes) override;
+  void send_help(HelpTask* t, Endpoint from, double bytes) override;
   void fail_request(SimRequest* r, const std::string& why) override;
 
   const Strategy& strategy() const override { return loop_.strategy(); }
@@ -152,7 +152,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   template <class Payload>
   struct Inbound {
     struct Item {
-      simgrid::s4u::Host* from;
+      Endpoint from;
       std::uint64_t bytes;
       Payload payload;
     };
@@ -160,11 +160,11 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
     const int slot;  // its completion hook
     RingQueue<Item> waiting;
     DeviceTransfer transfer;
-    simgrid::s4u::Host* from = nullptr;  // of the one on its way or arrived
-    Payload payload{};                   // of the one on its way or arrived
-    bool held = false;                   // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
-    std::uint64_t bytes = 0;             // of the one on its way or arrived
-    double started_s = 0;                // when its transfer started
+    Endpoint from;            // of the one on its way or arrived
+    Payload payload{};        // of the one on its way or arrived
+    bool held = false;        // on its way, its transfer to start again when a handover ends (mid_transfer: resend)
+    std::uint64_t bytes = 0;  // of the one on its way or arrived
+    double started_s = 0;     // when its transfer started
     bool arrived = false;
   };
 
@@ -186,7 +186,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void step();          // after every event: the loop's wake, then the timer for its next arrival
   void take_arrived();  // hands arrived results, scheduling messages and help to their handlers
   template <class Payload>
-  void send(Inbound<Payload>& in, simgrid::s4u::Host* from, double bytes, Payload payload);
+  void send(Inbound<Payload>& in, Endpoint from, double bytes, Payload payload);
   template <class Payload>
   void start_inbound(Inbound<Payload>& in);
   template <class Payload>

@@ -1,7 +1,5 @@
 #include "sim/device_transfers.hpp"
 
-#include <limits>
-
 namespace sg4 = simgrid::s4u;
 
 namespace coinfer::sim {
@@ -15,14 +13,11 @@ std::string why_not_device_transfers_by_coinfer(const Scenario& s, const std::ve
   return "";
 }
 
-TransferNetwork::TransferNetwork(const Scenario& s, const Platform& platform) : links_(add_flow_links(s, platform, shares_)) {
-  for (size_t j = 0; j < platform.server_hosts.size(); ++j) endpoints_[platform.server_hosts[j]] = Endpoint{true, static_cast<int>(j)};
-  for (size_t i = 0; i < platform.device_hosts.size(); ++i) endpoints_[platform.device_hosts[i]] = Endpoint{false, static_cast<int>(i)};
-}
+TransferNetwork::TransferNetwork(const Scenario& s, const Platform& platform) : links_(add_flow_links(s, platform, shares_)) {}
 
-FlowShares::Flow TransferNetwork::start(const sg4::Host* from, const sg4::Host* to, double bytes, CompletionHook* hook) {
+FlowShares::Flow TransferNetwork::start(Endpoint from, Endpoint to, double bytes, CompletionHook* hook) {
   FlowShares::Link route[FlowShares::kMaxRoute];
-  const int n = flow_route(links_, endpoints_.at(from), endpoints_.at(to), route);
+  const int n = flow_route(links_, from, to, route);
   const FlowShares::Flow f = shares_.start(sg4::Engine::get_clock(), route, n, bytes, reinterpret_cast<std::uintptr_t>(hook));
   solve_soon();
   return f;
@@ -48,7 +43,8 @@ void TransferNetwork::on_timer() {
   in_timer_ = true;
   const double now = sg4::Engine::get_clock();
   // What is due now, then what the completions' listeners started now, until nothing more is due now.
-  for (double t = shares_.next_event_s(); t <= now; t = shares_.next_event_s()) {
+  double next = shares_.next_event_s();
+  for (; next <= now; next = shares_.next_event_s()) {
     completed_.clear();
     shares_.advance(now, completed_);
     for (const std::uint64_t tag : completed_) {
@@ -57,7 +53,6 @@ void TransferNetwork::on_timer() {
     }
   }
   in_timer_ = false;
-  const double next = shares_.next_event_s();
   if (next == FlowShares::kNever) {
     timer_.cancel();  // nothing on its way: the engine may end
     return;
@@ -66,13 +61,14 @@ void TransferNetwork::on_timer() {
   timer_.set(next, [this] { on_timer(); });
 }
 
-void DeviceTransfer::start(TransferNetwork* network, sg4::Host* from, sg4::Host* to, std::uint64_t bytes, CompletionHook* hook) {
+void DeviceTransfer::start(TransferNetwork* network, const Platform& platform, Endpoint from, Endpoint to, std::uint64_t bytes,
+                           CompletionHook* hook) {
   if (network != nullptr) {
     network_ = network;
     flow_ = network->start(from, to, static_cast<double>(bytes), hook);
     return;
   }
-  comm_ = sg4::Comm::sendto_init(from, to);
+  comm_ = sg4::Comm::sendto_init(host_of(platform, from), host_of(platform, to));
   comm_->set_payload_size(bytes);
   comm_->set_data(hook);
   comm_->start();

@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/scenario.hpp"
@@ -37,7 +36,7 @@ class TransferNetwork {
 
   // Starts a transfer of `bytes` from `from` to `to` now; `hook` hears of its completion (not of a
   // cancellation), in kernel context at its time.
-  FlowShares::Flow start(const simgrid::s4u::Host* from, const simgrid::s4u::Host* to, double bytes, CompletionHook* hook);
+  FlowShares::Flow start(Endpoint from, Endpoint to, double bytes, CompletionHook* hook);
   // Its bytes not yet sent; cancel also ends it (its hook hears nothing).
   double remaining(FlowShares::Flow f) const;
   double cancel(FlowShares::Flow f);
@@ -48,7 +47,6 @@ class TransferNetwork {
 
   FlowShares shares_;
   FlowLinks links_;
-  std::unordered_map<const simgrid::s4u::Host*, Endpoint> endpoints_;
   KernelTimer timer_;
   double timer_at_s_ = -1;
   bool in_timer_ = false;
@@ -59,8 +57,8 @@ class TransferNetwork {
 class DeviceTransfer {
  public:
   explicit operator bool() const { return comm_ != nullptr || flow_ >= 0; }
-  // `network` null: SimGrid carries it.
-  void start(TransferNetwork* network, simgrid::s4u::Host* from, simgrid::s4u::Host* to, std::uint64_t bytes, CompletionHook* hook);
+  // `network` null: SimGrid carries it, between the hosts of `platform`.
+  void start(TransferNetwork* network, const Platform& platform, Endpoint from, Endpoint to, std::uint64_t bytes, CompletionHook* hook);
   double remaining() const;
   // Ends it before its completion; a SimGrid communication is kept in `cancelled` (SimGrid still uses
   // it until the device is destroyed).

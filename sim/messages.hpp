@@ -1,7 +1,8 @@
 #pragma once
 // What travels between the simulation's components (sim-internal). Payloads are pointers; the
-// simulated size of each transfer is given separately (bytes on the wire). Every transfer is a
-// host-to-host SimGrid communication on the platform's routes:
+// simulated size of each transfer is given separately (bytes on the wire). Every transfer goes between
+// two Endpoints on the platform's routes (a SimGrid communication between their hosts, or coinfer's
+// FlowShares on the same links: sim/device_transfers.hpp):
 //   upload    device -> server: bytes_up (Comm::sendto), then the request joins the server's ArrivedUploads
 //   result    server/helper -> device: SimRequest* (bytes_down), one at a time in the order sent
 //   control   monitor -> device: ControlMessage* (scheduler.control_bytes), one at a time in the order sent
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/strategy.hpp"
+#include "sim/platform_builder.hpp"
 #include "sim/request_ledger.hpp"
 
 namespace coinfer::sim {
@@ -62,12 +64,12 @@ struct HelpTask {
 class DeviceInbox {
  public:
   virtual ~DeviceInbox() = default;
-  virtual void send_result(SimRequest* r, simgrid::s4u::Host* from) = 0;  // r->rec.bytes_down on the wire
+  virtual void send_result(SimRequest* r, Endpoint from) = 0;  // r->rec.bytes_down on the wire
   // The server gave `r` up past its deadline: its notice travels as a result does, and the device
   // records it dropped with `why` when it arrives (the text waits at the device, not in every request).
-  virtual void send_dropped(SimRequest* r, simgrid::s4u::Host* from, std::string why) = 0;
-  virtual void send_control(const ControlMessage* m, simgrid::s4u::Host* from, double bytes) = 0;
-  virtual void send_help(HelpTask* t, simgrid::s4u::Host* from, double bytes) = 0;
+  virtual void send_dropped(SimRequest* r, Endpoint from, std::string why) = 0;
+  virtual void send_control(const ControlMessage* m, Endpoint from, double bytes) = 0;
+  virtual void send_help(HelpTask* t, Endpoint from, double bytes) = 0;
   // `r` failed where it is now (an edge found its cloud down when passing it on): the device records
   // the failure with `why` now. Nothing when it already finished.
   virtual void fail_request(SimRequest* r, const std::string& why) = 0;

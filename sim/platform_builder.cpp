@@ -3,6 +3,7 @@
 #include <simgrid/kernel/ProfileBuilder.hpp>
 
 #include <charconv>
+#include <stdexcept>
 #include <string>
 
 #include "core/text_util.hpp"
@@ -85,10 +86,10 @@ void build_platform(const Scenario& s, Platform& p, bool device_links) {
     p.server_hosts.push_back(h);
   }
   for (size_t i = 0; i < s.devices.size(); ++i) {
+    if (!device_links) break;  // coinfer carries its transfers (sim/device_transfers.hpp)
     const DeviceSpec& d = s.devices[i];
     sg4::Host* h = add_host(zone, d.id, kFlopsPerSecond);
     p.device_hosts.push_back(h);
-    if (!device_links) continue;  // coinfer carries its transfers (sim/device_transfers.hpp)
     const double lat = d.link.latency_ms * 1e-3;
     sg4::Link* up = scheduled_link(zone, d.id + "_up", &p.device_bandwidth[i], lat);
     sg4::Link* down = scheduled_link(zone, d.id + "_down", &p.device_bandwidth[i], lat);
@@ -103,6 +104,14 @@ void build_platform(const Scenario& s, Platform& p, bool device_links) {
     }
   }
   zone->seal();
+}
+
+sg4::Host* host_of(const Platform& p, Endpoint e) {
+  const std::vector<sg4::Host*>& hosts = e.server ? p.server_hosts : p.device_hosts;
+  if (e.index < 0 || static_cast<size_t>(e.index) >= hosts.size())
+    throw std::logic_error(std::string("host_of: no SimGrid host for ") + (e.server ? "server " : "device ") + std::to_string(e.index) +
+                           (e.server || p.device_links ? "" : " (coinfer carries the devices' transfers: devices have no hosts)"));
+  return hosts[static_cast<size_t>(e.index)];
 }
 
 FlowLinks add_flow_links(const Scenario& s, const Platform& p, FlowShares& shares) {

@@ -72,7 +72,7 @@ void SchedulerMonitor::decide() {
   // its strategy, its helper role or its server changed.
   for (const DeviceChange& c : d.changes) {
     messages_.push_back(ControlMessage{c.strategy, c.server.value});
-    s_.control[c.device.at()]->send_control(&messages_.back(), s_.host, sc.scheduler.control_bytes);
+    s_.control[c.device.at()]->send_control(&messages_.back(), Endpoint{true, 0}, sc.scheduler.control_bytes);
   }
   // Helpers: each serves its own server (Decision::helpers_of, the real server's rule too).
   for (size_t j = 0; j < s_.servers.size(); ++j) s_.servers[j]->set_helpers(d.helpers_of(sc, sc.servers[j].id));

@@ -23,7 +23,7 @@ namespace coinfer::sim {
 
 struct MonitorSlice {
   const Scenario* scenario = nullptr;
-  simgrid::s4u::Host* host = nullptr;                         // the first server's
+  simgrid::s4u::Host* host = nullptr;                         // the first server's (its messages come from there)
   std::vector<const ObservedDevice*> devices;                 // per scenario device
   std::vector<ObservedServer*> servers;                       // per scenario server
   std::vector<DeviceInbox*> control;                          // per scenario device: where its scheduling messages go

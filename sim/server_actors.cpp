@@ -197,7 +197,7 @@ void ServerActors::drop(SimRequest* r, double now_s) {
   if (!r->at_cloud) r->rec.server = s_.index;
   r->dropped_at_server = true;
   r->rec.bytes_down = 0;
-  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_dropped(r, s_.host, rules_.drop_reason(facts(*r), now_s));
+  (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_dropped(r, Endpoint{true, s_.index}, rules_.drop_reason(facts(*r), now_s));
 }
 
 void ServerActors::forward(int helper, std::vector<SimRequest*> batch) {
@@ -219,7 +219,7 @@ void ServerActors::forwarder_loop() {
     double bytes = 0;
     for (const SimRequest* r : task.batch) bytes += r->rec.bytes_up;
     in_help_.push_back(std::move(task));
-    (*s_.devices)[static_cast<size_t>(helper)]->send_help(&in_help_.back(), s_.host, bytes);
+    (*s_.devices)[static_cast<size_t>(helper)]->send_help(&in_help_.back(), Endpoint{true, s_.index}, bytes);
   }
 }
 
@@ -257,7 +257,7 @@ void ServerActors::worker_loop() {
           continue;
         }
       }
-      (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, s_.host);
+      (*s_.devices)[static_cast<size_t>(r->rec.device)]->send_result(r, Endpoint{true, s_.index});
     }
     // Started last (creating an actor may let others run).
     for (SimRequest* r : for_cloud) add_actor(s_.spec->id + ":to-cloud", s_.host, [this, r] { pass_to_cloud(r); })->daemonize();

@@ -336,7 +336,6 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.access_point = s.access_point;
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
-    x.host = w.platform->device_hosts[i];
     x.bindings = (*w.bindings)[i];
     x.server_tables = w.server_tables.get();
     for (const int o : origins[i]) {
@@ -351,7 +350,7 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.ledger = w.ledger;
     x.server_index = j;
     x.uploads = w.arrived;
-    x.server_hosts = &w.platform->server_hosts;
+    x.platform = w.platform;
     x.server_status = w.server_status;
     x.peers = w.inboxes;
     x.retirement = w.retirement;

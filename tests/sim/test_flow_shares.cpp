@@ -271,9 +271,7 @@ TEST_P(FlowSharesAgainstSimGrid, CompletionTimesAndUnsentBytesAgree) {
   sg4::Engine::set_config("network/TCP-gamma:1e12");
   sim::Platform platform;
   sim::build_platform(s, platform);
-  auto host = [&](sim::Endpoint e) {
-    return e.server ? platform.server_hosts[static_cast<size_t>(e.index)] : platform.device_hosts[static_cast<size_t>(e.index)];
-  };
+  auto host = [&](sim::Endpoint e) { return sim::host_of(platform, e); };
 
   std::vector<Outcome> by_simgrid(transfers.size());
   std::vector<sg4::CommPtr> comms(transfers.size());
