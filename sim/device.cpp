@@ -12,25 +12,14 @@ namespace coinfer::sim {
 
 SimDevice::SimDevice(DeviceSlice slice)
     : s_(std::move(slice)),
-      num_stages_(s_.bindings.at(0).model->num_stages()),
+      num_stages_(s_.bindings->at(0).model->num_stages()),
       service_rng_(s_.seed, StreamPurpose::service_time, static_cast<std::uint64_t>(s_.index)),
       wire_rng_(s_.seed, StreamPurpose::wire_bytes, static_cast<std::uint64_t>(s_.index)),
       loop_(*s_.spec, s_.index, s_.server_index, s_.seed, num_stages_, s_.ledger->arrivals_end_s(),
-            data_parallel_costs(*s_.spec, s_.access_point, *s_.bindings[0].model, s_.bindings[0].lut,
+            data_parallel_costs(*s_.spec, s_.access_point, *(*s_.bindings)[0].model, (*s_.bindings)[0].lut,
                                 s_.server_tables->table(s_.server_index, s_.index, 0), *s_.time),
             *this) {
-  if (s_.spec->power.radio.stated()) radio_.emplace(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
-  for (const ModelBinding& b : s_.bindings) {
-    bytes_at_split_.emplace_back();
-    weight_prefix_.emplace_back(1, 0.0);
-    stage_working_.emplace_back();
-    for (int k = 0; k <= num_stages_; ++k) bytes_at_split_.back().push_back(b.model->bytes_at_split(k));
-    for (int k = 0; k < num_stages_; ++k) {
-      const double w = b.model->stages[static_cast<size_t>(k)].weight_bytes;
-      weight_prefix_.back().push_back(weight_prefix_.back().back() + w);
-      stage_working_.back().push_back(b.model->stage_working_bytes(k));
-    }
-  }
+  if (s_.spec->power.radio.stated()) radio_ = std::make_unique<RadioEnergyMeter>(s_.spec->power.radio, s_.warmup_s, s_.duration_s);
   proc_ = std::vector<ProcessorRun>(static_cast<size_t>(std::max(1, s_.spec->hardware ? s_.spec->hardware->size() : 1)));
   proc_busy_window_s_.assign(proc_.size(), 0.0);
   for (int i = 0; i < kSlots; ++i) hooks_[i] = CompletionHook{this, i};
@@ -370,8 +359,8 @@ void SimDevice::routed(DeviceRequest& dr) {
   SimRequest& r = static_cast<SimRequest&>(dr);
   r.binding = binding_;
   if (r.device_split >= num_stages_) return;
-  const ModelBinding& b = s_.bindings[static_cast<size_t>(binding_)];
-  const std::vector<double>& bytes = bytes_at_split_[static_cast<size_t>(binding_)];
+  const ModelBinding& b = bindings()[static_cast<size_t>(binding_)];
+  const std::vector<double>& bytes = b.bytes_at_split;
   // Wire bytes: the device's LUT knows what its middleware sends up; the server's, what it sends back.
   // (A draw only where a LUT has wire bytes: runs without them cost no random numbers.)
   const double u_up = b.lut->has_wire_bytes() ? wire_rng_.next_unit() : 0.5;
@@ -427,16 +416,16 @@ double SimDevice::segment_seconds(const SimRequest& r, std::string& why) {
 }
 
 double SimDevice::tensor_bytes(const DeviceRequest& r, int k) {
-  return bytes_at_split_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)][static_cast<size_t>(k)];
+  return binding_of(&static_cast<const SimRequest&>(r)).bytes_at_split[static_cast<size_t>(k)];
 }
 
 double SimDevice::weight_bytes(const DeviceRequest& r, int b, int e) {
-  const std::vector<double>& w = weight_prefix_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)];
+  const std::vector<double>& w = binding_of(&static_cast<const SimRequest&>(r)).weight_prefix;
   return w[static_cast<size_t>(e)] - w[static_cast<size_t>(b)];
 }
 
 double SimDevice::working_bytes(const DeviceRequest& r, int b, int e) {
-  const std::vector<double>& w = stage_working_[static_cast<size_t>(static_cast<const SimRequest&>(r).binding)];
+  const std::vector<double>& w = binding_of(&static_cast<const SimRequest&>(r)).stage_working;
   double m = 0;
   for (int k = b; k < e; ++k) m = std::max(m, w[static_cast<size_t>(k)]);
   return m;
@@ -500,7 +489,7 @@ void SimDevice::on_result(SimRequest* r) {
 void SimDevice::use_binding(int b) {
   if (b == binding_) return;
   binding_ = b;
-  const ModelBinding& x = s_.bindings[static_cast<size_t>(b)];
+  const ModelBinding& x = bindings()[static_cast<size_t>(b)];
   loop_.set_data_parallel_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, server_lut(b), *s_.time));
 }
 
@@ -511,12 +500,12 @@ void SimDevice::apply_control(const ControlMessage& m) {
   if (m.server >= 0 && m.server != loop_.server()) {
     const ServerStatus& st = (*s_.server_status)[static_cast<size_t>(m.server)];
     loop_.set_server(m.server, st.up, st.why_down);
-    const ModelBinding& x = s_.bindings[static_cast<size_t>(binding_)];
+    const ModelBinding& x = bindings()[static_cast<size_t>(binding_)];
     loop_.set_data_parallel_costs(data_parallel_costs(*s_.spec, s_.access_point, *x.model, x.lut, server_lut(binding_), *s_.time));
   }
   const std::string run_model = model_under(s_.spec->model, m.strategy);
-  for (size_t b = 0; b < s_.bindings.size(); ++b)
-    if (s_.bindings[b].run_model == run_model) use_binding(static_cast<int>(b));
+  for (size_t b = 0; b < bindings().size(); ++b)
+    if (bindings()[b].run_model == run_model) use_binding(static_cast<int>(b));
   loop_.on_strategy(m.strategy);
 }
 

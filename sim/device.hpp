@@ -21,6 +21,7 @@
 #include <simgrid/s4u.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@
 namespace coinfer::sim {
 
 // One model the device may run (its model as named, or an execution variant a scheduler may choose).
+// Shared by every device with the same type, hardware, model, dataset, variant choices and server type
+// (the simulation binds each such group once: a million devices need not hold a million copies).
 struct ModelBinding {
   std::string run_model;  // "gcn" or "gcn@int8": what model_under() gives for a strategy
   const ModelSpec* model = nullptr;
@@ -52,6 +55,9 @@ struct ModelBinding {
   // Per processor of the device (DeviceHardware order; [0] = lut): its table, null where it has none.
   std::vector<const LutTable*> processor_luts;
   std::vector<int> batch_group;  // per split k = 0..n: the batch group id at the server
+  // From the model spec, computed once (bytes): the tensor crossing at split k = 0..n; the weights of
+  // stages [0, k), k = 0..n; each stage's working set.
+  std::vector<double> bytes_at_split, weight_prefix, stage_working;
 };
 
 // What one device sees of the run; built by the simulation, valid for the whole run.
@@ -62,8 +68,9 @@ struct DeviceSlice {
   AccessPointSpec access_point;
   double warmup_s = 0, duration_s = 0;  // the measurement window (energy)
   // [0]: the device's model as the scenario names it; then each variant its scheduler may choose
-  // (DeviceSpec::variant_choices). A strategy names its binding through model_under().
-  std::vector<ModelBinding> bindings;
+  // (DeviceSpec::variant_choices). A strategy names its binding through model_under(). Shared (owned
+  // by the simulation).
+  const std::vector<ModelBinding>* bindings = nullptr;
   // Every server's table for each binding (shared, owned by the simulation): a scheme may move the
   // device to any server whose table exists (Scheme::servers).
   const ServerLutIndex* server_tables = nullptr;
@@ -214,7 +221,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   void count_radio(double bytes);
 
   void use_binding(int b);  // the model new requests run from now on
-  const ModelBinding& binding_of(const SimRequest* r) const { return s_.bindings[static_cast<size_t>(r->binding)]; }
+  const std::vector<ModelBinding>& bindings() const { return *s_.bindings; }
+  const ModelBinding& binding_of(const SimRequest* r) const { return bindings()[static_cast<size_t>(r->binding)]; }
 
   DeviceSlice s_;
   CompletionHook hooks_[kSlots];
@@ -228,11 +236,8 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   // Why the server dropped each request whose notice is on its way (send_dropped), by request id: a
   // few at a time, kept here rather than a string in every request (32 bytes a request).
   std::vector<std::pair<std::int64_t, std::string>> drop_reasons_;
-  int binding_ = 0;                                  // index into s_.bindings
-  int num_stages_;                                   // equal for every binding (variants keep the stages)
-  std::vector<std::vector<double>> bytes_at_split_;  // per binding: the spec's tensor bytes per split k (0..n), computed once
-  // Per binding, for the memory accounting: weights of stages [0, k) (k = 0..n) and each stage's working set.
-  std::vector<std::vector<double>> weight_prefix_, stage_working_;
+  int binding_ = 0;  // index into bindings()
+  int num_stages_;   // equal for every binding (variants keep the stages)
 
   SimRequest* uploading_ = nullptr;  // request on the uplink now
   // Per processor: what it computes (a segment of request `id`, or a forwarded batch on processor 0).
@@ -260,7 +265,7 @@ class SimDevice final : public ObservedDevice, public DeviceInbox, private Compl
   RandomStream service_rng_;                   // purpose service_time, index = device index: its own and helped executions
   RandomStream wire_rng_;                      // purpose wire_bytes, index = device index: its requests' upload and result bytes
   double radio_bytes_window_ = 0, bytes_sent_ = 0, bytes_received_ = 0;
-  std::optional<RadioEnergyMeter> radio_;  // its uploads and results, when its power states radio states
+  std::unique_ptr<RadioEnergyMeter> radio_;  // its uploads and results, when its power states radio states (most devices: none)
   double upload_started_s_ = 0;
   int upload_server_ = -1;             // where the upload on the link goes (scenario index)
   std::uint64_t upload_failures_ = 0;  // that server's failures when the upload started

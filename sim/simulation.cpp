@@ -220,21 +220,36 @@ void configure_engine(const Scenario& s, const SimulationOptions& options) {
 }
 
 // Each device's models — the one it names, then its variant choices — with their LUTs on the device
-// and on its server, and the batch group of every split point (sim/device.hpp ModelBinding).
-using DeviceBindings = std::vector<std::vector<ModelBinding>>;  // per device, binding order
+// and on its server, and the batch group of every split point (sim/device.hpp ModelBinding). Devices
+// alike in everything a binding depends on (type, hardware, processor, model, dataset, variant
+// choices, their server's type) share one list: bound and checked once per group.
+struct DeviceBindings {
+  std::deque<std::vector<ModelBinding>> distinct;    // stable addresses
+  std::vector<const std::vector<ModelBinding>*> of;  // per device, binding order
+};
 
 // Phase: binding every device to its models and LUTs.
 DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const LutSet& luts, BatchGroupIds& groups) {
   const size_t nd = s.devices.size();
-  DeviceBindings out(nd);
+  DeviceBindings out;
+  out.of.resize(nd);
+  std::map<std::string, const std::vector<ModelBinding>*> bound;  // by what a binding depends on
   for (size_t i = 0; i < nd; ++i) {
     const DeviceSpec& d = s.devices[i];
     const int j = s.server_index(d.server);
+    std::string key = d.type + '\n' + d.processor + '\n' + std::to_string(reinterpret_cast<std::uintptr_t>(d.hardware.get())) + '\n' + d.model +
+                      '\n' + d.dataset + '\n' + s.servers[j].type;
+    for (const auto& choice : d.variant_choices) key += '\n' + choice;
+    if (const auto it = bound.find(key); it != bound.end()) {
+      out.of[i] = it->second;
+      continue;
+    }
     std::vector<std::string> run_models = {d.model};
     for (const auto& choice : d.variant_choices) {
       const std::string m = model_under(d.model, Strategy::local().with_variant(choice));
       if (std::find(run_models.begin(), run_models.end(), m) == run_models.end()) run_models.push_back(m);
     }
+    std::vector<ModelBinding>& list = out.distinct.emplace_back();
     for (const auto& m : run_models) {
       ModelBinding b;
       b.run_model = m;
@@ -254,9 +269,18 @@ DeviceBindings bind_models(const Scenario& s, const ModelCatalog& models, const 
         throw InputError(s.servers[j].where, "servers (id " + s.servers[j].id + ").type",
                          "for device " + d.id + ": " + e.what() + " (LUTs: " + join(s.luts) + ")");
       }
-      for (int k = 0; k <= b.model->num_stages(); ++k) b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
-      out[i].push_back(std::move(b));
+      const int n = b.model->num_stages();
+      b.weight_prefix.push_back(0.0);
+      for (int k = 0; k <= n; ++k) {
+        b.batch_group.push_back(groups.id({{m, d.dataset}, k}));
+        b.bytes_at_split.push_back(b.model->bytes_at_split(k));
+        if (k == n) break;
+        b.weight_prefix.push_back(b.weight_prefix.back() + b.model->stages[static_cast<size_t>(k)].weight_bytes);
+        b.stage_working.push_back(b.model->stage_working_bytes(k));
+      }
+      list.push_back(std::move(b));
     }
+    out.of[i] = bound[key] = &list;
   }
   return out;
 }
@@ -282,10 +306,10 @@ struct RunWiring {
 // The models each device may run, binding order (what ServerTiming and ServerLutIndex take).
 std::vector<std::vector<std::string>> run_models_of(const DeviceBindings& bindings) {
   std::vector<std::vector<std::string>> run_models;
-  run_models.reserve(bindings.size());
-  for (const auto& device : bindings) {
+  run_models.reserve(bindings.of.size());
+  for (const auto* device : bindings.of) {
     run_models.emplace_back();
-    for (const ModelBinding& b : device) run_models.back().push_back(b.run_model);
+    for (const ModelBinding& b : *device) run_models.back().push_back(b.run_model);
   }
   return run_models;
 }
@@ -336,10 +360,10 @@ std::vector<std::unique_ptr<SimDevice>> make_devices(const RunWiring& w) {
     x.access_point = s.access_point;
     x.warmup_s = s.warmup_s;
     x.duration_s = s.duration_s;
-    x.bindings = (*w.bindings)[i];
+    x.bindings = w.bindings->of[i];
     x.server_tables = w.server_tables.get();
     for (const int o : origins[i]) {
-      const auto& bindings = (*w.bindings)[o];
+      const auto& bindings = *w.bindings->of[o];
       for (size_t b = 0; b < bindings.size(); ++b) {
         const LutKey key{d.type, bindings[b].run_model, s.devices[o].dataset, d.default_processor()};
         if (b == 0 || w.luts->contains(key)) x.helper_luts[{o, static_cast<int>(b)}] = &w.luts->table(key);
@@ -581,10 +605,11 @@ RunResults run_simulation(const Scenario& scenario, const ModelCatalog& models, 
   ms.move_problem = [&](int i, int j, const Strategy& st) -> std::string {
     // The binding the strategy names (SimDevice::apply_control; another keeps the current: checked as the named model).
     const std::string run_model = model_under(s.devices[static_cast<size_t>(i)].model, st);
-    const ModelBinding* use = &bindings[static_cast<size_t>(i)].front();
-    for (const ModelBinding& b : bindings[static_cast<size_t>(i)])
+    const std::vector<ModelBinding>& list = *bindings.of[static_cast<size_t>(i)];
+    const ModelBinding* use = &list.front();
+    for (const ModelBinding& b : list)
       if (b.run_model == run_model) use = &b;
-    if (server_tables->table(j, i, static_cast<int>(use - bindings[static_cast<size_t>(i)].data())) != nullptr) return "";
+    if (server_tables->table(j, i, static_cast<int>(use - list.data())) != nullptr) return "";
     return "the LUTs have no table for " +
            LutKey{s.servers[static_cast<size_t>(j)].type, use->run_model, s.devices[static_cast<size_t>(i)].dataset}.to_string();
   };
