@@ -849,6 +849,22 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
   for (const ServerSpec& sv : s.servers) server_ids.insert(sv.id);
   YAML::Node devices = root["devices"];
   if (!devices || !devices.IsSequence() || devices.size() == 0) r.fail(devices ? devices : root, "devices", "expected a non-empty list of devices");
+  // Room for every device at once (a million devices grown by doubling copied each DeviceSpec ~twice
+  // and held two lists at the moment of each growth). A count that is not a number in range is left to
+  // the reading below, which names it.
+  long long total = 0;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const YAML::Node& e = devices[i];
+    const YAML::Node c = e.IsMap() ? e["count"] : YAML::Node();  // const: a missing key is not inserted
+    long long k = 1;
+    if (c && c.IsScalar() && YAML::convert<long long>::decode(c, k) && k >= 1 && k <= limits::kMaxDevices)
+      total += k;
+    else
+      total += 1;
+    if (total > limits::kMaxDevices) break;
+  }
+  s.devices.reserve(static_cast<size_t>(std::min<long long>(total, limits::kMaxDevices)));
+  entry_of_device.reserve(s.devices.capacity());
   for (size_t i = 0; i < devices.size(); ++i) {
     const YAML::Node& n = devices[i];
     const std::string path = "devices[" + std::to_string(i) + "]";
@@ -878,7 +894,7 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
         r.fail(n["id"], path + ".id",
                "device id '" + copy.id + "' is also a server's id (servers[" + std::to_string(s.server_index(copy.id)) +
                    "]); devices and servers need distinct ids");
-      s.devices.push_back(copy);
+      s.devices.push_back(std::move(copy));
       entry_of_device.push_back(static_cast<int>(i));
     }
   }
