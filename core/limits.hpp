@@ -36,11 +36,11 @@ constexpr std::size_t kMaxTraceRows = 1000000;
 // Size of any one input file we parse line by line (scenarios, traces, CSV imports): refuses /dev/zero
 // and multi-gigabyte files before reading them.
 constexpr long long kMaxTextFileBytes = 64LL << 20;
-// Requests one simulation may create: each costs ~420 bytes while running and in the results
-// (bench/bounds.py), so ~4.2 GB at the bound (a million devices for 2 simulated seconds of
-// bench/sim_speed.py's workload create ~8 million: bench/RESULTS.md "SimGrid 4.0"); a run that
-// would create more (a closed loop on a near-zero LUT latency, a huge Poisson rate) stops creating
-// requests and is refused afterwards with exit 2.
+// Requests one simulation may create: written out as they finish, each costs ~30 bytes of memory
+// (bench/memory_budget.py) and ~300 bytes of results.h5, so ~3 GB of results at the bound (a million
+// devices for 2 simulated seconds of bench/sim_speed.py's workload create ~8 million: bench/RESULTS.md
+// "Tenth pass"); a run that would create more (a closed loop on a near-zero LUT latency, a huge
+// Poisson rate) stops creating requests and is refused afterwards with exit 2.
 constexpr long long kMaxRequests = 10000000;
 // LUT latencies (seconds): a measured stage never takes less than 100 ns or more than a day.
 constexpr double kMinLutLatencyS = 1e-7;
