@@ -6,9 +6,10 @@
 
 namespace coinfer::limits {
 
-// Devices in one scenario (after `count:` expansion): ~10-15 KB each in the simulator (a device is no actor;
-// its hosts, links and state; bench/memory_budget.py), so 1,000,000 devices set up in ~9.6 GiB (bench/RESULTS.md
-// "Third pass"), plus ~280 bytes per simulated request.
+// Devices in one scenario (after `count:` expansion): ~7-9 KB each in the simulator (a device is no actor,
+// and no SimGrid host where coinfer carries its transfers: its state, links and scenario entry;
+// bench/memory_budget.py), so 1,000,000 devices ran 2 simulated seconds in 6.2 GiB (bench/RESULTS.md
+// "Tenth pass"), plus ~30 bytes per simulated request.
 constexpr long long kMaxDevices = 1000000;
 // Workers of one server: each is a SimGrid actor; no edge server runs more concurrent batches.
 constexpr long long kMaxWorkers = 256;

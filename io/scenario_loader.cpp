@@ -873,7 +873,7 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
                   "join_at_s", "movement"},
                  path);
     const std::string id = r.get_name(n, "id", path);
-    const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~10-15 KB of simulator memory");
+    const long long count = r.get_int(n, "count", path, 0, 1, limits::kMaxDevices, "devices per scenario; each takes ~7-9 KB of simulator memory");
     const int copies = count > 0 ? static_cast<int>(count) : 1;
     // A population: keys with distributions, each device drawn (io/device_population.hpp).
     std::optional<DevicePopulation> population;
@@ -883,7 +883,7 @@ std::vector<int> read_devices(const YamlReader& r, const YAML::Node& root, Scena
     if (static_cast<long long>(s.devices.size()) + copies > limits::kMaxDevices)
       r.fail(n, path + (count > 0 ? ".count" : ""),
              "the scenario would have " + std::to_string(s.devices.size() + copies) + " devices; at most " + std::to_string(limits::kMaxDevices) +
-                 " (each takes ~10-15 KB of simulator memory; split a larger system into several runs)");
+                 " (each takes ~7-9 KB of simulator memory; split a larger system into several runs)");
     for (int c = 0; c < copies; ++c) {
       DeviceSpec copy = population ? population->device(c) : d;
       copy.id = count > 0 ? id + std::to_string(c) : id;

@@ -358,6 +358,36 @@ INSTANTIATE_TEST_SUITE_P(Seeds, FlowSharesAgainstSimGrid, ::testing::Range(1, 13
 // sending on it sum to at most its capacity then; and every sending transfer is either at its bound or
 // crosses a saturated link on which no transfer has a larger rate x latency (its weighted share is the
 // largest there). Those conditions have one solution, the weighted max-min allocation.
+// Where coinfer carries the devices' transfers the platform has no device hosts (bench/RESULTS.md "Tenth
+// pass": a host cost ~1.2 KB a device): SimGrid knows only the servers, a server's Endpoint still finds
+// its host, and asking for a device's host is an internal error that says why, not a null host.
+TEST(FlowShares, WithoutDeviceLinksTheDevicesAreNoSimGridHosts) {
+  const Scenario s = random_platform(3, false);
+  ASSERT_GE(s.devices.size(), 3u);
+  int argc = 1;
+  char name[] = "flow_shares";
+  char* argv[] = {name, nullptr};
+  sg4::Engine engine(&argc, argv);
+  xbt_log_control_set("root.thresh:critical");
+  sim::Platform platform;
+  sim::build_platform(s, platform, false);
+  EXPECT_TRUE(platform.device_hosts.empty());
+  EXPECT_EQ(engine.get_host_count(), s.servers.size());  // the servers' hosts only
+  EXPECT_EQ(sim::host_of(platform, sim::Endpoint{true, 0}), platform.server_hosts[0]);
+  try {
+    sim::host_of(platform, sim::Endpoint{false, 1});
+    FAIL() << "a device's host was found on a platform without device hosts";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("device 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("devices have no hosts"), std::string::npos) << e.what();
+  }
+  // The links FlowShares carries them on are built all the same: an up and a down link per device.
+  FlowShares shares;
+  const sim::FlowLinks links = sim::add_flow_links(s, platform, shares);
+  EXPECT_EQ(links.device_up.size(), s.devices.size());
+  EXPECT_EQ(links.device_down.size(), s.devices.size());
+}
+
 TEST(FlowShares, EveryAllocationIsTheWeightedMaxMinOne) {
   int checked = 0;
   for (std::uint64_t seed = 1; seed <= 40; ++seed) {
